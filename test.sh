@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what it needs, then runs pytest.
+# Extra arguments go to pytest.  pytest's "no tests ran" (exit 5) is a failure here.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/bootstrap.sh test
+set +e
+.venv/bin/python -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "test.sh: pytest collected no tests; that is a failure" >&2
+  exit 1
+fi
+exit "$status"
