@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from protocol.errors import DomainError
+
 ROWS = 3
 COLUMNS = 9
 CELLS = ROWS * COLUMNS
@@ -31,7 +33,7 @@ COLUMN_RANGES: tuple[tuple[int, int], ...] = tuple(
 COLUMN_SIZES: tuple[int, ...] = tuple(hi - lo + 1 for lo, hi in COLUMN_RANGES)
 
 
-class CardError(ValueError):
+class CardError(DomainError):
     """A card or strip that breaks the rules; the message says exactly what."""
 
 
