@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from protocol.errors import DomainError
 
 ROWS = 3
@@ -163,3 +165,61 @@ def check_strip(cards: Sequence[Card]) -> None:
     missing = sorted(set(range(1, BALLS + 1)) - set(seen))
     if missing:
         raise CardError(f"the strip lacks {', '.join(map(str, missing))}")
+
+
+# --- Whole arrays of cards (libraries of a million cards are checked at once) --------
+
+_COLUMN_LO = [lo for lo, _ in COLUMN_RANGES] * ROWS
+_COLUMN_HI = [hi for _, hi in COLUMN_RANGES] * ROWS
+
+
+def invalid_rows(cells: np.ndarray) -> np.ndarray:
+    """Indices of the rows of a (n, 27) integer array that are not valid cards.
+
+    The same rules as :func:`check_cells`, vectorised; call :func:`check_cells` on a
+    reported row for the message.
+    """
+    values = np.asarray(cells).astype(np.int64).reshape(-1, ROWS, COLUMNS)
+    filled = values != 0
+    lo = np.array(_COLUMN_LO).reshape(ROWS, COLUMNS)
+    hi = np.array(_COLUMN_HI).reshape(ROWS, COLUMNS)
+    bad = (filled & ((values < lo) | (values > hi))).any(axis=(1, 2))
+    bad |= filled.sum(axis=2).min(axis=1) != NUMBERS_PER_ROW
+    bad |= filled.sum(axis=2).max(axis=1) != NUMBERS_PER_ROW
+    bad |= ~filled.any(axis=1).all(axis=1)
+    # Ascending down each column: compare every filled pair of rows (r1 above r2).
+    for upper in range(ROWS):
+        for lower in range(upper + 1, ROWS):
+            both = filled[:, upper] & filled[:, lower]
+            bad |= (both & (values[:, lower] <= values[:, upper])).any(axis=1)
+    return np.flatnonzero(bad)
+
+
+def fingerprints(cells: np.ndarray) -> np.ndarray:
+    """The 90-bit number sets of a (n, 27) array of cards as an (n, 2) uint64 array."""
+    values = np.asarray(cells).astype(np.uint64)
+    one = np.uint64(1)
+    low = np.where((values >= 1) & (values <= 64), one << (values - one) % np.uint64(64), 0)
+    high = np.where(values > 64, one << (values - np.uint64(65)) % np.uint64(64), 0)
+    out = np.empty((len(values), 2), dtype=np.uint64)
+    out[:, 0] = np.bitwise_or.reduce(low.astype(np.uint64), axis=1)
+    out[:, 1] = np.bitwise_or.reduce(high.astype(np.uint64), axis=1)
+    return out
+
+
+def duplicate_pairs(prints: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs (first, later) of row indices whose fingerprints are equal, in row order."""
+    if len(prints) < 2:
+        return []
+    order = np.lexsort((np.arange(len(prints)), prints[:, 1], prints[:, 0]))
+    ordered = prints[order]
+    same = (ordered[1:] == ordered[:-1]).all(axis=1)
+    pairs: list[tuple[int, int]] = []
+    for i in np.flatnonzero(same):
+        # Walk back to the first of a run so every later copy pairs with the original.
+        j = i
+        while j > 0 and same[j - 1]:
+            j -= 1
+        pairs.append((int(order[j]), int(order[i + 1])))
+    pairs.sort(key=lambda pair: pair[1])
+    return pairs
