@@ -1,15 +1,42 @@
-"""The ``bingo`` command: one entry point, a subcommand per area of the system."""
+"""The ``bingo`` command: one entry point, a subcommand per area of the system.
+
+Errors of the domain (a refused sale, a malformed card file, an unknown set) reach
+the user as one line on stderr and a non-zero exit, never as a traceback.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from hall_server.cli.cards import cards
+from hall_server.cli.context import Hall
+from protocol.errors import DomainError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
+class BingoGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except DomainError as error:
+            raise click.ClickException(str(error)) from None
+        except OSError as error:
+            raise click.ClickException(f"{error.strerror or error}: {error.filename}") from None
+
+
+@click.group(cls=BingoGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    envvar="BINGO_DB",
+    default=None,
+    metavar="URL",
+    help="Database URL (default: SQLite under var/, or $BINGO_DB).",
+)
+@click.pass_context
+def main(ctx: click.Context, db: str | None) -> None:
     """Run and inspect a licensed bingo hall."""
+    ctx.obj = Hall(db)
 
 
 main.add_command(cards)

@@ -1,0 +1,50 @@
+"""Secret keys kept as files outside the database.
+
+The card security code key (R92.9) lives in ``var/keys/card-code.key`` by default
+(``$BINGO_HOME/keys``, or the file named by ``$BINGO_CARD_KEY_FILE``).  A copy of the
+database alone cannot forge or check codes; back the key up with the operator's other
+secrets, not with the database.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from protocol.errors import DomainError
+
+KEY_BYTES = 32
+
+
+class KeyFileError(DomainError):
+    """A key file that is missing, unreadable or malformed."""
+
+
+def card_key_path() -> Path:
+    explicit = os.environ.get("BINGO_CARD_KEY_FILE")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("BINGO_HOME", "var")) / "keys" / "card-code.key"
+
+
+def load_card_key(path: Path | None = None, *, create: bool = False) -> bytes:
+    """The card code key; with ``create`` a new random key is written if none exists."""
+    path = path or card_key_path()
+    if not path.exists():
+        if not create:
+            raise KeyFileError(
+                f"no card code key at {path}; pass --key-file with the key the codes were made with"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as stream:
+            stream.write(secrets.token_hex(KEY_BYTES) + "\n")
+    text = path.read_text().strip()
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise KeyFileError(f"{path} does not hold a hexadecimal key") from None
+    if len(key) < 16:
+        raise KeyFileError(f"{path} holds a key of {len(key)} bytes; at least 16 are needed")
+    return key

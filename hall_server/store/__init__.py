@@ -1,0 +1,1 @@
+"""Persistence of the hall server: SQLAlchemy 2 models, migrations and repositories."""

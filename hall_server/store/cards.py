@@ -1,0 +1,294 @@
+"""Repository of card sets, series and virtual libraries.
+
+Each function runs one transaction and returns plain dataclasses or numpy arrays,
+never live rows, so servers can call them from a database thread pool.  Registering
+a set or a library checks, inside the same transaction, that none of its cards repeats
+a registered card: the virtual cards are disjoint from every physical set and from each
+other (R82.9-12).  A failed registration leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+from sqlalchemy import Connection, Engine, func, insert, select
+
+from hall_server.store.models import CardSet, Library, LibraryCard, Series, SetCard
+from protocol.cards import CELLS, duplicate_pairs, fingerprints
+from protocol.errors import DomainError
+
+
+class CardStoreError(DomainError):
+    """A card set, series or library command that cannot be carried out."""
+
+
+@dataclass(frozen=True)
+class SeriesInfo:
+    number: int
+    card_set: str
+    face_value_cents: int
+    card_count: int
+    last_sold: int
+
+
+@dataclass(frozen=True)
+class SetInfo:
+    name: str
+    size: int
+    source: str
+    series: tuple[SeriesInfo, ...]
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    name: str
+    series: str
+    size: int
+
+
+@dataclass(frozen=True)
+class LibraryCards:
+    library: LibraryInfo
+    ids: list[str]
+    strips: list[str]
+    cells: np.ndarray
+    codes: list[str]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _cells(blobs: list[bytes]) -> np.ndarray:
+    if not blobs:
+        return np.empty((0, CELLS), dtype=np.uint8)
+    return np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(-1, CELLS)
+
+
+def library_card_id(series: str, number: int) -> str:
+    """The identifier a virtual card shows and its code covers: ``SERIES-NUMBER``."""
+    return f"{series}-{number}"
+
+
+def library_strip_label(series: str, card_number: int) -> str:
+    """The ``strip`` value of a library card in a card file: ``SERIES-S<strip>``."""
+    return f"{series}-S{(card_number - 1) // 6 + 1}"
+
+
+def _registered_cells(connection: Connection) -> tuple[np.ndarray, list[str]]:
+    """Every registered card (sets and libraries) and a label for each, for messages."""
+    blobs: list[bytes] = []
+    labels: list[str] = []
+    for name, number, cells in connection.execute(
+        select(CardSet.name, SetCard.number, SetCard.cells).join(CardSet, CardSet.id == SetCard.set_id)
+    ):
+        blobs.append(cells)
+        labels.append(f"card {number} of set {name!r}")
+    for series, number, cells in connection.execute(
+        select(Library.series, LibraryCard.number, LibraryCard.cells).join(
+            Library, Library.id == LibraryCard.library_id
+        )
+    ):
+        blobs.append(cells)
+        labels.append(f"virtual card {library_card_id(series, number)}")
+    return _cells(blobs), labels
+
+
+def _check_new_cards(connection: Connection, cells: np.ndarray, new_labels: list[str]) -> None:
+    known, labels = _registered_cells(connection)
+    both = np.concatenate([known, cells]) if len(known) else cells
+    pairs = duplicate_pairs(fingerprints(both))
+    if pairs:
+        first, later = pairs[0]
+        everything = labels + new_labels
+        raise CardStoreError(
+            f"{everything[later]} has the same numbers as {everything[first]}; "
+            "no card may repeat a registered card"
+        )
+
+
+def registered_prints(engine: Engine) -> np.ndarray:
+    """Fingerprints of every registered card, physical and virtual."""
+    with engine.connect() as connection:
+        return fingerprints(_registered_cells(connection)[0])
+
+
+def add_card_set(
+    engine: Engine, name: str, cells: np.ndarray, strips: list[str], source: str
+) -> SetInfo:
+    """Register a physical card set whose card k is ``cells[k-1]``."""
+    with engine.begin() as connection:
+        if connection.scalar(select(CardSet.id).where(CardSet.name == name)) is not None:
+            raise CardStoreError(f"a card set named {name!r} already exists")
+        _check_new_cards(connection, cells, [f"card {k} of the new set" for k in range(1, len(cells) + 1)])
+        set_id = connection.scalar(
+            insert(CardSet)
+            .values(name=name, size=len(cells), source=source, created_at=_now())
+            .returning(CardSet.id)
+        )
+        connection.execute(
+            insert(SetCard),
+            [
+                {"set_id": set_id, "number": k, "strip": strip, "cells": row.tobytes()}
+                for k, (strip, row) in enumerate(zip(strips, cells), start=1)
+            ],
+        )
+    return SetInfo(name, len(cells), source, ())
+
+
+def add_library(
+    engine: Engine, name: str, series: str, cells: np.ndarray, codes: list[str]
+) -> LibraryInfo:
+    """Register a virtual library of whole strips; card k is ``cells[k-1]``."""
+    with engine.begin() as connection:
+        if connection.scalar(select(Library.id).where(Library.name == name)) is not None:
+            raise CardStoreError(f"a library named {name!r} already exists")
+        if connection.scalar(select(Library.id).where(Library.series == series)) is not None:
+            raise CardStoreError(f"virtual series {series!r} is already used by another library")
+        _check_new_cards(
+            connection, cells, [library_card_id(series, k) for k in range(1, len(cells) + 1)]
+        )
+        library_id = connection.scalar(
+            insert(Library)
+            .values(name=name, series=series, size=len(cells), created_at=_now())
+            .returning(Library.id)
+        )
+        connection.execute(
+            insert(LibraryCard),
+            [
+                {
+                    "library_id": library_id,
+                    "number": k,
+                    "strip": (k - 1) // 6 + 1,
+                    "cells": row.tobytes(),
+                    "code": code,
+                }
+                for k, (row, code) in enumerate(zip(cells, codes), start=1)
+            ],
+        )
+    return LibraryInfo(name, series, len(cells))
+
+
+def add_series(
+    engine: Engine, set_name: str, number: int, face_value_cents: int, card_count: int | None
+) -> SeriesInfo:
+    """Register series ``number`` of a card set, printing cards 1..card_count."""
+    if number < 1:
+        raise CardStoreError(f"a series number is a positive whole number, not {number}")
+    if face_value_cents < 1:
+        raise CardStoreError(f"a face value is at least 1 cent, not {face_value_cents}")
+    with engine.begin() as connection:
+        row = connection.execute(
+            select(CardSet.id, CardSet.size).where(CardSet.name == set_name)
+        ).first()
+        if row is None:
+            raise CardStoreError(f"there is no card set named {set_name!r}")
+        count = row.size if card_count is None else card_count
+        if not 1 <= count <= row.size:
+            raise CardStoreError(
+                f"series {number} can print 1 to {row.size} cards of set {set_name!r}, not {count}"
+            )
+        if connection.scalar(select(Series.id).where(Series.number == number)) is not None:
+            raise CardStoreError(f"series {number} already exists")
+        connection.execute(
+            insert(Series).values(
+                number=number,
+                set_id=row.id,
+                face_value_cents=face_value_cents,
+                card_count=count,
+                last_sold=0,
+                created_at=_now(),
+            )
+        )
+    return SeriesInfo(number, set_name, face_value_cents, count, 0)
+
+
+def list_sets(engine: Engine) -> list[SetInfo]:
+    with engine.connect() as connection:
+        series: dict[int, list[SeriesInfo]] = {}
+        for row in connection.execute(
+            select(
+                Series.number,
+                Series.set_id,
+                CardSet.name,
+                Series.face_value_cents,
+                Series.card_count,
+                Series.last_sold,
+            )
+            .join(CardSet, CardSet.id == Series.set_id)
+            .order_by(Series.number)
+        ):
+            series.setdefault(row.set_id, []).append(
+                SeriesInfo(row.number, row.name, row.face_value_cents, row.card_count, row.last_sold)
+            )
+        return [
+            SetInfo(c.name, c.size, c.source, tuple(series.get(c.id, ())))
+            for c in connection.execute(
+                select(CardSet.id, CardSet.name, CardSet.size, CardSet.source).order_by(CardSet.name)
+            )
+        ]
+
+
+def list_libraries(engine: Engine) -> list[LibraryInfo]:
+    with engine.connect() as connection:
+        return [
+            LibraryInfo(lib.name, lib.series, lib.size)
+            for lib in connection.execute(
+                select(Library.name, Library.series, Library.size).order_by(Library.name)
+            )
+        ]
+
+
+def find_series(engine: Engine, number: int) -> SeriesInfo:
+    for card_set in list_sets(engine):
+        for series in card_set.series:
+            if series.number == number:
+                return series
+    raise CardStoreError(f"there is no series {number}")
+
+
+def set_cards(engine: Engine, name: str) -> tuple[list[str], np.ndarray]:
+    """The strips and cells of a card set, card 1 first."""
+    with engine.connect() as connection:
+        set_id = connection.scalar(select(CardSet.id).where(CardSet.name == name))
+        if set_id is None:
+            raise CardStoreError(f"there is no card set named {name!r}")
+        rows = connection.execute(
+            select(SetCard.strip, SetCard.cells).where(SetCard.set_id == set_id).order_by(SetCard.number)
+        ).all()
+    return [r.strip for r in rows], _cells([r.cells for r in rows])
+
+
+def library_cards(engine: Engine, name: str) -> LibraryCards:
+    with engine.connect() as connection:
+        library = connection.execute(
+            select(Library.id, Library.name, Library.series, Library.size).where(Library.name == name)
+        ).first()
+        if library is None:
+            raise CardStoreError(f"there is no library named {name!r}")
+        info = LibraryInfo(library.name, library.series, library.size)
+        rows = connection.execute(
+            select(LibraryCard.number, LibraryCard.strip, LibraryCard.cells, LibraryCard.code)
+            .where(LibraryCard.library_id == library.id)
+            .order_by(LibraryCard.number)
+        ).all()
+    return LibraryCards(
+        info,
+        [library_card_id(info.series, r.number) for r in rows],
+        [library_strip_label(info.series, r.number) for r in rows],
+        _cells([r.cells for r in rows]),
+        [r.code for r in rows],
+    )
+
+
+def count_cards(engine: Engine) -> dict[str, int]:
+    with engine.connect() as connection:
+        return {
+            "sets": connection.scalar(select(func.count()).select_from(CardSet)) or 0,
+            "set_cards": connection.scalar(select(func.count()).select_from(SetCard)) or 0,
+            "series": connection.scalar(select(func.count()).select_from(Series)) or 0,
+            "libraries": connection.scalar(select(func.count()).select_from(Library)) or 0,
+            "library_cards": connection.scalar(select(func.count()).select_from(LibraryCard)) or 0,
+        }
