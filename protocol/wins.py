@@ -30,6 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from protocol.cards import BALLS, CELLS, COLUMNS, NUMBERS_PER_CARD, NUMBERS_PER_ROW, ROWS
+from protocol.errors import DomainError
 
 #: The ball count reported for a row or card that the draw never completes.
 NEVER = 255
@@ -39,7 +40,7 @@ NEVER = 255
 _CHUNK = 65536
 
 
-class DrawError(ValueError):
+class DrawError(DomainError):
     """A draw that breaks the rules (a number outside 1-90, a ball drawn twice...)."""
 
 

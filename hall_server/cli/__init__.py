@@ -12,6 +12,7 @@ import click
 
 from hall_server.cli.cards import cards
 from hall_server.cli.context import Hall
+from hall_server.cli.replay import replay
 from protocol.errors import DomainError
 
 
@@ -40,3 +41,4 @@ def main(ctx: click.Context, db: str | None) -> None:
 
 
 main.add_command(cards)
+main.add_command(replay)

@@ -1,0 +1,627 @@
+"""The audit replay (FORMATS.md section 2): recompute every prize and pot from raw facts.
+
+:func:`replay_json` takes the scenario's bytes and returns the result's text, or raises
+:class:`ReplayError` whose message names the session date, the game and the field at
+fault (``rules.line_bp``-style outside ``sessions``).  It works in two stages:
+
+1. :func:`parse_scenario` checks the input's shape, types and ranges, card by card and
+   ball by ball, and finds each game's line and bingo winners (a draw that never
+   reaches a bingo is invalid input).
+2. :func:`replay` runs the per-game computation of the format in its order (steps
+   1-12), refusing any limit that would be exceeded.
+
+Where the format is silent this module decides as ``docs/replay.md`` records: unknown
+or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,
+the total of the prize shares may not exceed 100%, ``sessions`` and each session's
+``games`` may not be empty, and the operator's monthly jackpot allowance starts unused
+at the file's first session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, NoReturn, TypeVar
+
+import numpy as np
+
+from protocol.cards import CardError, Card
+from protocol.errors import DomainError
+from protocol.prizes import (
+    GRAND_SUPERBINGO_CAP,
+    JACKPOT_CAP,
+    PrizeError,
+    PrizeRules,
+    Pots,
+    Split,
+    check_grand_superbingo_fund,
+    check_operator_jackpot,
+    check_operator_superbingo,
+    check_reserve_boost,
+    jackpot_fed,
+    jackpot_sales_share,
+    megabingo_contribution,
+    reserve_boost_allowance,
+    reserve_transfer,
+    share_of_sales,
+    split_prize,
+    stake_cents,
+    superbingo_contribution,
+    tax_cents,
+)
+from protocol.wins import game_winners
+
+INPUT_FORMAT = "bingo-replay/1"
+OUTPUT_FORMAT = "bingo-replay-result/1"
+
+SUPERBINGO_LIMITS = range(42, 91)
+JACKPOT_THRESHOLDS = (40, 41, 42)
+MEGABINGO_NOTICE_DAYS = 10  # R90: the megabingo is announced at least 10 days ahead
+
+#: Prize names in the order they appear in a game's ``prizes``.
+POT_PRIZES = ("superbingo", "grand_superbingo", "megabingo", "jackpot", "superbingo_last_game")
+
+
+T = TypeVar("T")
+
+
+class ReplayError(DomainError):
+    """Invalid replay input; the message names where (session date, game, field)."""
+
+
+# --- Where a fault is -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _At:
+    """A field's place in the scenario, for error messages."""
+
+    context: str  # "" outside sessions, else "session 2026-12-01, game 3"
+    path: str  # "rules.line_bp", "cards[2].stake_pct"
+
+    def __getitem__(self, key: str | int) -> "_At":
+        if isinstance(key, int):
+            return _At(self.context, f"{self.path}[{key}]")
+        return _At(self.context, f"{self.path}.{key}" if self.path else key)
+
+    def fail(self, message: str) -> NoReturn:
+        where = f"{self.context}, field {self.path}" if self.context else self.path
+        # One line on stderr whatever the input holds: newlines are shown escaped.
+        raise ReplayError(f"{where}: {message}".replace("\n", "\\n").replace("\r", "\\r"))
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"the non-integer number {value!r}"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value)}"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return repr(value)
+
+
+def _integer(value: Any, at: _At, lo: int | None = None, hi: int | None = None) -> int:
+    # bool is a subclass of int in Python; JSON true/false are not integers.
+    if isinstance(value, bool) or not isinstance(value, int):
+        at.fail(f"must be a JSON integer, got {_describe(value)}")
+    if lo is not None and value < lo:
+        at.fail(f"must be at least {lo}, got {value}")
+    if hi is not None and value > hi:
+        at.fail(f"must be at most {hi}, got {value}")
+    return value
+
+
+def _boolean(value: Any, at: _At) -> bool:
+    if not isinstance(value, bool):
+        at.fail(f"must be true or false, got {_describe(value)}")
+    return value
+
+
+def _object(value: Any, at: _At, required: tuple[str, ...], optional: tuple[str, ...]) -> dict:
+    if not isinstance(value, dict):
+        at.fail(f"must be an object, got {_describe(value)}")
+    for key in required:
+        if key not in value:
+            at[key].fail("is missing")
+    for key in value:
+        if key not in required and key not in optional:
+            at[key].fail("is not a key of this format (misspelt?)")
+    return value
+
+
+def _array(value: Any, at: _At) -> list:
+    if not isinstance(value, list):
+        at.fail(f"must be an array, got {_describe(value)}")
+    return value
+
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _date(value: Any, at: _At) -> datetime.date:
+    if not isinstance(value, str) or not _DATE.fullmatch(value):
+        at.fail(f"must be a YYYY-MM-DD date, got {_describe(value)}")
+    try:
+        return datetime.date.fromisoformat(value)
+    except ValueError:
+        at.fail(f"{value} is not a calendar date")
+
+
+# --- The scenario -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardPlay:
+    """A card in a game: its id, the percentage of the price staked and its cells."""
+
+    id: str
+    stake_pct: int
+    cells: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Winners:
+    """A pattern's winners: the 1-based ball count and the winning cards' positions."""
+
+    ball: int
+    cards: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GamePlay:
+    """One game of the scenario, validated, with its line and bingo winners found."""
+
+    game: int
+    price_cents: int
+    cards: tuple[CardPlay, ...]
+    draw: tuple[int, ...]
+    line: Winners
+    bingo: Winners
+    superbingo_limit: int | None = None
+    grand_superbingo_limit: int | None = None
+    jackpot_threshold: int | None = None
+    megabingo_cents: int | None = None
+    operator_superbingo: int = 0
+    operator_grand_superbingo: int = 0
+    operator_jackpot: int = 0
+    boost_line: int = 0
+    boost_bingo: int = 0
+
+
+@dataclass(frozen=True)
+class Session:
+    date: datetime.date
+    games: tuple[GamePlay, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    rules: PrizeRules
+    opening: Pots
+    sessions: tuple[Session, ...]
+
+
+_GAME_REQUIRED = ("game", "price_cents", "cards", "draw")
+_GAME_OPTIONAL = (
+    "superbingo_limit",
+    "grand_superbingo_limit",
+    "jackpot_threshold",
+    "megabingo_cents",
+    "megabingo_announced",
+    "operator",
+    "reserve_boost",
+)
+
+
+def _parse_rules(value: Any) -> PrizeRules:
+    at = _At("", "rules")
+    data = _object(value, at, ("line_bp", "bingo_bp"), ("superbingo_bp", "megabingo", "jackpot"))
+    superbingo_bp = _integer(data.get("superbingo_bp", 0), at["superbingo_bp"], 0)
+    if superbingo_bp and not 200 <= superbingo_bp <= 500:
+        at["superbingo_bp"].fail(f"must be 0 (no superbingo) or 200..500, got {superbingo_bp}")
+    rules = PrizeRules(
+        line_bp=_integer(data["line_bp"], at["line_bp"], 0),
+        bingo_bp=_integer(data["bingo_bp"], at["bingo_bp"], 0),
+        superbingo_bp=superbingo_bp,
+        megabingo=_boolean(data.get("megabingo", False), at["megabingo"]),
+        jackpot=_boolean(data.get("jackpot", False), at["jackpot"]),
+    )
+    try:
+        rules.check()
+    except PrizeError as error:
+        at.fail(f"line_bp + bingo_bp + superbingo_bp + megabingo + jackpot: {error}")
+    return rules
+
+
+def _parse_opening(value: Any) -> Pots:
+    at = _At("", "opening")
+    names = tuple(field.name for field in dataclasses.fields(Pots))
+    data = _object(value, at, (), names)
+    caps = {"jackpot_accumulated": JACKPOT_CAP, "grand_superbingo": GRAND_SUPERBINGO_CAP}
+    return Pots(**{name: _integer(data.get(name, 0), at[name], 0, caps.get(name)) for name in names})
+
+
+def _parse_cards(value: Any, at: _At) -> tuple[CardPlay, ...]:
+    entries = _array(value, at)
+    if not entries:
+        at.fail("a game needs at least one card")
+    cards: list[CardPlay] = []
+    ids: dict[str, int] = {}
+    fingerprints: dict[int, int] = {}
+    for i, entry in enumerate(entries):
+        card_at = at[i]
+        data = _object(entry, card_at, ("id", "stake_pct", "rows"), ())
+        card_id = data["id"]
+        if not isinstance(card_id, str) or not card_id:
+            card_at["id"].fail(f"must be a non-empty string, got {_describe(card_id)}")
+        if card_id in ids:
+            card_at["id"].fail(f"{json.dumps(card_id)} is already the id of cards[{ids[card_id]}]")
+        ids[card_id] = i
+        stake_pct = _integer(data["stake_pct"], card_at["stake_pct"], 1, 100)
+        rows_at = card_at["rows"]
+        rows = _array(data["rows"], rows_at)
+        for r, row in enumerate(rows):
+            for c, number in enumerate(_array(row, rows_at[r])):
+                _integer(number, rows_at[r][c])
+        try:
+            card = Card.from_rows(rows)
+        except CardError as error:
+            rows_at.fail(f"not a valid card: {error}")
+        if card.fingerprint in fingerprints:
+            first = fingerprints[card.fingerprint]
+            rows_at.fail(f"the same numbers as cards[{first}] ({json.dumps(entries[first]['id'])})")
+        fingerprints[card.fingerprint] = i
+        cards.append(CardPlay(card_id, stake_pct, card.cells))
+    return tuple(cards)
+
+
+def _parse_draw(value: Any, at: _At) -> tuple[int, ...]:
+    balls = _array(value, at)
+    seen: dict[int, int] = {}
+    for i, ball in enumerate(balls):
+        number = _integer(ball, at[i], 1, 90)
+        if number in seen:
+            at[i].fail(f"{number} was already drawn as draw[{seen[number]}]")
+        seen[number] = i
+    return tuple(balls)
+
+
+def _parse_game(
+    data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date
+) -> GamePlay:
+    def optional(key: str) -> Any:
+        return data.get(key)  # absent or null: not in play / zero
+
+    price_cents = _integer(data["price_cents"], at["price_cents"], 1)
+
+    superbingo_limit = optional("superbingo_limit")
+    if superbingo_limit is not None:
+        _integer(superbingo_limit, at["superbingo_limit"], 42, 90)
+        if not rules.superbingo_bp:
+            at["superbingo_limit"].fail("a superbingo game needs rules.superbingo_bp above 0")
+    grand_limit = optional("grand_superbingo_limit")
+    if grand_limit is not None:
+        _integer(grand_limit, at["grand_superbingo_limit"], 42, 90)
+        if superbingo_limit is not None:
+            at["grand_superbingo_limit"].fail(
+                "superbingo and grand superbingo are never in play in the same game (R89)"
+            )
+    threshold = optional("jackpot_threshold")
+    if threshold is not None:
+        _integer(threshold, at["jackpot_threshold"])
+        if threshold not in JACKPOT_THRESHOLDS:
+            at["jackpot_threshold"].fail(f"must be 40, 41 or 42, got {threshold}")
+        if not rules.jackpot:
+            at["jackpot_threshold"].fail("a jackpot game needs rules.jackpot")
+    megabingo_cents = optional("megabingo_cents")
+    announced = optional("megabingo_announced")
+    if (megabingo_cents is None) != (announced is None):
+        missing = "megabingo_announced" if announced is None else "megabingo_cents"
+        at[missing].fail("megabingo_cents and megabingo_announced go together")
+    if megabingo_cents is not None:
+        _integer(megabingo_cents, at["megabingo_cents"], 0)
+        announced_on = _date(announced, at["megabingo_announced"])
+        if (date - announced_on).days < MEGABINGO_NOTICE_DAYS:
+            at["megabingo_announced"].fail(
+                f"{announced_on} is less than {MEGABINGO_NOTICE_DAYS} days before the "
+                f"session ({date}) (R90)"
+            )
+        if not rules.megabingo:
+            at["megabingo_cents"].fail("a megabingo game needs rules.megabingo")
+
+    contributions: dict[str, int] = {}
+    for group, keys in (
+        ("operator", ("superbingo", "grand_superbingo", "jackpot")),
+        ("reserve_boost", ("line", "bingo")),
+    ):
+        raw = optional(group)
+        fields = {} if raw is None else _object(raw, at[group], (), keys)
+        for key in keys:
+            contributions[f"{group}.{key}"] = _integer(fields.get(key, 0), at[group][key], 0)
+
+    cards = _parse_cards(data["cards"], at["cards"])
+    draw = _parse_draw(data["draw"], at["draw"])
+    cells = np.array([card.cells for card in cards], dtype=np.uint8)
+    winners = game_winners(cells, draw)
+    if not winners.bingo.won:
+        at["draw"].fail(f"no card is complete after all {len(draw)} balls; a draw must reach a bingo")
+    assert winners.line.ball is not None and winners.bingo.ball is not None  # a bingo implies a line
+    return GamePlay(
+        game=number,
+        price_cents=price_cents,
+        cards=cards,
+        draw=draw,
+        line=Winners(winners.line.ball, tuple(winners.line.cards.tolist())),
+        bingo=Winners(winners.bingo.ball, tuple(winners.bingo.cards.tolist())),
+        superbingo_limit=superbingo_limit,
+        grand_superbingo_limit=grand_limit,
+        jackpot_threshold=threshold,
+        megabingo_cents=megabingo_cents,
+        operator_superbingo=contributions["operator.superbingo"],
+        operator_grand_superbingo=contributions["operator.grand_superbingo"],
+        operator_jackpot=contributions["operator.jackpot"],
+        boost_line=contributions["reserve_boost.line"],
+        boost_bingo=contributions["reserve_boost.bingo"],
+    )
+
+
+def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None) -> Session:
+    at = _At("", f"sessions[{index}]")
+    data = _object(value, at, ("date", "games"), ())
+    date = _date(data["date"], at["date"])
+    if after is not None and date <= after:
+        at["date"].fail(f"{date} is not after the previous session's date {after}")
+    session_at = _At(f"session {date}", "")
+    games = _array(data["games"], session_at["games"])
+    if not games:
+        session_at["games"].fail("a session needs at least one game")
+    parsed: list[GamePlay] = []
+    for g, game in enumerate(games):
+        game_at = _At(f"session {date}, games[{g}]", "")
+        fields = _object(game, game_at, _GAME_REQUIRED, _GAME_OPTIONAL)
+        number = _integer(fields["game"], game_at["game"], 1)
+        if parsed and number <= parsed[-1].game:
+            game_at["game"].fail(f"{number} is not after the previous game {parsed[-1].game}")
+        at = _At(f"session {date}, game {number}", "")
+        parsed.append(_parse_game(fields, number, at, rules, date))
+    return Session(date, tuple(parsed))
+
+
+def parse_scenario(data: Any) -> Scenario:
+    """Validate a decoded scenario; raise :class:`ReplayError` at the first fault."""
+    if not isinstance(data, dict):
+        _At("", "(top level)").fail(f"must be an object, got {_describe(data)}")
+    top = _At("", "")
+    _object(data, top, ("format", "rules", "sessions"), ("opening",))
+    if data["format"] != INPUT_FORMAT:
+        top["format"].fail(f"must be {json.dumps(INPUT_FORMAT)}, got {_describe(data['format'])}")
+    rules = _parse_rules(data["rules"])
+    opening = _parse_opening(data.get("opening", {}))
+    entries = _array(data["sessions"], top["sessions"])
+    if not entries:
+        top["sessions"].fail("a scenario needs at least one session")
+    sessions: list[Session] = []
+    for index, entry in enumerate(entries):
+        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None))
+    return Scenario(rules, opening, tuple(sessions))
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise ReplayError(f"(file): {name} is not a JSON number")
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ReplayError(f"(file): the key {json.dumps(key)} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def load_scenario(raw: bytes | str) -> Scenario:
+    """Decode and validate a scenario's JSON text."""
+    try:
+        data = json.loads(
+            raw, parse_constant=_refuse_constant, object_pairs_hook=_no_repeated_keys
+        )
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ReplayError(f"(file): not valid JSON: {error}") from None
+    except (RecursionError, ValueError) as error:
+        # Nesting too deep, or an integer too long to convert: not a scenario either way.
+        raise ReplayError(f"(file): not a usable JSON document: {error}") from None
+    return parse_scenario(data)
+
+
+# --- The computation (FORMATS.md section 2, steps 1-12) ---------------------------
+
+
+def _prize(ball: int, split: Split, cards: tuple[CardPlay, ...], winners: tuple[int, ...]) -> dict:
+    paid = sorted(
+        ({"card": cards[w].id, "cents": cents} for w, cents in zip(winners, split.payments)),
+        key=lambda entry: entry["card"],  # str order is code-point order
+    )
+    return {"ball": ball, "amount_cents": split.amount, "carry_cents": split.carry, "paid": paid}
+
+
+def replay(scenario: Scenario) -> dict[str, Any]:
+    """Recompute every game; return the result as JSON-ready data."""
+    rules = scenario.rules
+    pots = scenario.opening
+    operator_jackpot_by_month: dict[tuple[int, int], int] = {}
+    games_out: list[dict[str, Any]] = []
+    total_sales = total_paid = total_tax = 0
+
+    for session in scenario.sessions:
+        boost_allowance = reserve_boost_allowance(pots.jackpot_reserve)
+        boosted = 0
+        operator_superbingo_today = 0
+        last_superbingo_won: bool | None = None  # None: no superbingo game yet today
+        month = (session.date.year, session.date.month)
+
+        for position, game in enumerate(session.games):
+            at = _At(f"session {session.date}, game {game.game}", "")
+
+            def checked(field: str, check: Callable[[], T]) -> T:
+                try:
+                    return check()
+                except PrizeError as error:
+                    at[field].fail(str(error))
+
+            # 1. Operator contributions.
+            operator_superbingo_today = checked(
+                "operator.superbingo",
+                lambda: check_operator_superbingo(operator_superbingo_today, game.operator_superbingo),
+            )
+            operator_superbingo_today = checked(
+                "operator.grand_superbingo",
+                lambda: check_operator_superbingo(
+                    operator_superbingo_today, game.operator_grand_superbingo
+                ),
+            )
+            grand_superbingo = checked(
+                "operator.grand_superbingo",
+                lambda: check_grand_superbingo_fund(pots.grand_superbingo, game.operator_grand_superbingo),
+            )
+            operator_jackpot_by_month[month] = checked(
+                "operator.jackpot",
+                lambda: check_operator_jackpot(
+                    operator_jackpot_by_month.get(month, 0), game.operator_jackpot
+                ),
+            )
+            operator_jackpot = jackpot_fed(game.operator_jackpot, pots.jackpot_accumulated)
+            pots = pots.replace(
+                superbingo=pots.superbingo + game.operator_superbingo,
+                grand_superbingo=grand_superbingo,
+                jackpot_accumulated=pots.jackpot_accumulated + operator_jackpot.to_accumulated,
+                jackpot_reserve=pots.jackpot_reserve + operator_jackpot.to_reserve,
+            )
+
+            # 2. Sales.
+            sales = sum(stake_cents(game.price_cents, card.stake_pct) for card in game.cards)
+
+            # 3. Pot contributions, whether or not the pot is in play.
+            pots = pots.replace(
+                superbingo=pots.superbingo + superbingo_contribution(sales, rules.superbingo_bp),
+                megabingo=pots.megabingo + (megabingo_contribution(sales) if rules.megabingo else 0),
+            )
+            if rules.jackpot:
+                share = jackpot_sales_share(sales, pots.jackpot_accumulated)
+                pots = pots.replace(
+                    jackpot_accumulated=pots.jackpot_accumulated + share.to_accumulated,
+                    jackpot_reserve=pots.jackpot_reserve + share.to_reserve,
+                )
+
+            # 4. Reserve boost (R91.7).
+            for field, boost in (("line", game.boost_line), ("bingo", game.boost_bingo)):
+                checked(
+                    f"reserve_boost.{field}",
+                    lambda: check_reserve_boost(boost, boosted, boost_allowance, pots.jackpot_reserve),
+                )
+                boosted += boost
+                pots = pots.replace(jackpot_reserve=pots.jackpot_reserve - boost)
+
+            # 5. Prize amounts; the carries are spent.
+            line_amount = share_of_sales(sales, rules.line_bp) + pots.carry_line + game.boost_line
+            bingo_amount = share_of_sales(sales, rules.bingo_bp) + pots.carry_bingo + game.boost_bingo
+
+            # 6-7. The draw's winners (found while parsing) and the splits (R88.5).
+            def split(amount: int, winners: Winners) -> Split:
+                return split_prize(amount, [game.cards[w].stake_pct for w in winners.cards])
+
+            line = split(line_amount, game.line)
+            bingo = split(bingo_amount, game.bingo)
+            pots = pots.replace(carry_line=line.carry, carry_bingo=bingo.carry)
+            prizes: dict[str, tuple[int, Split, Winners]] = {
+                "line": (game.line.ball, line, game.line),
+                "bingo": (game.bingo.ball, bingo, game.bingo),
+            }
+            bingo_ball = game.bingo.ball
+
+            # 8. Superbingo / grand superbingo.
+            if game.superbingo_limit is not None:
+                last_superbingo_won = bingo_ball <= game.superbingo_limit
+                if last_superbingo_won:
+                    won = split(pots.superbingo, game.bingo)
+                    pots = pots.replace(superbingo=won.carry)
+                    prizes["superbingo"] = (bingo_ball, won, game.bingo)
+            if game.grand_superbingo_limit is not None and bingo_ball <= game.grand_superbingo_limit:
+                won = split(pots.grand_superbingo, game.bingo)
+                pots = pots.replace(grand_superbingo=won.carry)
+                prizes["grand_superbingo"] = (bingo_ball, won, game.bingo)
+
+            # 9. Megabingo: the announced amount, out of the fund.
+            if game.megabingo_cents is not None:
+                if game.megabingo_cents > pots.megabingo:
+                    at["megabingo_cents"].fail(
+                        f"the announced {game.megabingo_cents} cents exceed the megabingo "
+                        f"fund's {pots.megabingo} cents (R90)"
+                    )
+                won = split(game.megabingo_cents, game.bingo)
+                pots = pots.replace(megabingo=pots.megabingo - won.paid)
+                prizes["megabingo"] = (bingo_ball, won, game.bingo)
+
+            # 10. Jackpot, then the reserve refills the accumulated part.
+            if game.jackpot_threshold is not None and bingo_ball <= game.jackpot_threshold:
+                won = split(pots.jackpot_accumulated, game.bingo)
+                moved = reserve_transfer(pots.jackpot_reserve, won.carry)
+                pots = pots.replace(
+                    jackpot_accumulated=won.carry + moved,
+                    jackpot_reserve=pots.jackpot_reserve - moved,
+                )
+                prizes["jackpot"] = (bingo_ball, won, game.bingo)
+
+            # 11. The session's last game takes an unwon superbingo (R89).
+            if position == len(session.games) - 1 and last_superbingo_won is False:
+                won = split(pots.superbingo, game.bingo)
+                pots = pots.replace(superbingo=won.carry)
+                prizes["superbingo_last_game"] = (bingo_ball, won, game.bingo)
+
+            # 12. Tax (R98).
+            tax = tax_cents(sales)
+
+            paid = sum(won.paid for _, won, _ in prizes.values())
+            total_sales += sales
+            total_paid += paid
+            total_tax += tax
+            ordered = ("line", "bingo", *POT_PRIZES)
+            games_out.append(
+                {
+                    "date": session.date.isoformat(),
+                    "game": game.game,
+                    "sales_cents": sales,
+                    "tax_cents": tax,
+                    "balls_drawn": bingo_ball,
+                    "prizes": {
+                        name: _prize(prizes[name][0], prizes[name][1], game.cards, prizes[name][2].cards)
+                        for name in ordered
+                        if name in prizes
+                    },
+                    "pots": dataclasses.asdict(pots),
+                }
+            )
+
+    return {
+        "format": OUTPUT_FORMAT,
+        "games": games_out,
+        "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax},
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    """The result as the command prints it: indented JSON, ASCII only, one final newline."""
+    return json.dumps(result, indent=2, ensure_ascii=True) + "\n"
+
+
+def replay_json(raw: bytes | str) -> str:
+    """Scenario text in, result text out; :class:`ReplayError` on any invalid input."""
+    return render(replay(load_scenario(raw)))
