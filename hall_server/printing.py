@@ -32,7 +32,7 @@ def card_sheet_pdf(
     cells: np.ndarray,
 ) -> int:
     """Write cards ``numbers`` (with their ``cells``) to a PDF; returns the page count."""
-    canvas = Canvas(str(path), pagesize=A4)
+    canvas = Canvas(str(path), pagesize=A4, pageCompression=0)
     canvas.setTitle(f"Card set {set_name}, series {series}")
     width, height = A4
     margin = 15 * mm
