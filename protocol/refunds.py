@@ -1,0 +1,115 @@
+"""Refunds of stakes as ledger postings (R86.2, R92.5e, R95.1, R96.3).
+
+Two cases, both worked out from the ``CardSold`` events recorded for the game:
+
+* :func:`refund_game` - a game suspended for good before any prize was won (R86.2), or
+  stopped by a server failure (R92.5e, R95.1): every stake of the game not yet refunded
+  goes back.
+* :func:`refund_terminal` - a failed terminal (R96.3): the cards bought on it for this
+  game go back to their players; the game goes on elsewhere.
+
+Each card's stake is paid back from the game's collection (``stakes:<game>``) to the
+account it came from (``player:<id>`` or the seller's ``cash:<desk>``), in one posting
+per card whose reference names the game, the card and the journal record of the
+refund.  All of a refund's postings are recorded together or not at all.
+
+The ledger is the memory of what was refunded: a card with a refund posting is never
+refunded again, and a game refunded as a whole refuses a second game refund.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from protocol.claims import CardRef
+from protocol.errors import DomainError
+from protocol.events import CardSold
+from protocol.ledger import Ledger, Overdraft, Posting, Reference
+
+#: Posting reasons: the refund of a whole game, and of one failed terminal's cards.
+GAME_REFUND = "refund:game"
+TERMINAL_REFUND = "refund:terminal"
+
+
+class RefundError(DomainError):
+    """A refund that cannot be made; the message says why."""
+
+
+def stakes_account(game_id: str) -> str:
+    """The ledger account holding a game's collection."""
+    return f"stakes:{game_id}"
+
+
+def refunded_cards(ledger: Ledger, game_id: str) -> frozenset[str]:
+    """Labels (``series-number``) of the cards of ``game_id`` refunded so far."""
+    return frozenset(
+        p.reference.card
+        for p in ledger.postings_for(game_id)
+        if p.reason in (GAME_REFUND, TERMINAL_REFUND) and p.reference.card is not None
+    )
+
+
+def _postings(
+    sales: Iterable[CardSold], game_id: str, reason: str, event_seq: int
+) -> list[Posting]:
+    return [
+        Posting.transfer(
+            sale.stake_cents,
+            debit=stakes_account(game_id),
+            credit=sale.account,
+            reason=reason,
+            reference=Reference(game_id, CardRef(sale.series, sale.card_number).label, event_seq),
+        )
+        for sale in sales
+        if sale.stake_cents > 0
+    ]
+
+
+def _record(ledger: Ledger, postings: list[Posting], what: str) -> tuple[Posting, ...]:
+    try:
+        return ledger.post_all(postings)
+    except Overdraft as error:
+        raise RefundError(f"{what} cannot be refunded: {error}") from error
+
+
+def refund_game(
+    ledger: Ledger, sales: Iterable[CardSold], game_id: str, event_seq: int
+) -> tuple[Posting, ...]:
+    """Pay back every stake of ``game_id`` not refunded yet; record and return the postings.
+
+    ``sales`` may hold other games' sales too; only ``game_id``'s count.  ``event_seq``
+    is the journal sequence number of the ``GameRefunded`` event.
+    """
+    if ledger.postings_for(game_id, GAME_REFUND):
+        raise RefundError(f"game {game_id} has already been refunded")
+    done = refunded_cards(ledger, game_id)
+    due = [
+        s
+        for s in sales
+        if s.game_id == game_id and CardRef(s.series, s.card_number).label not in done
+    ]
+    return _record(ledger, _postings(due, game_id, GAME_REFUND, event_seq), f"game {game_id}")
+
+
+def refund_terminal(
+    ledger: Ledger,
+    sales: Iterable[CardSold],
+    game_id: str,
+    terminal_id: str,
+    event_seq: int,
+) -> tuple[Posting, ...]:
+    """Pay back the cards of ``game_id`` bought on the failed ``terminal_id`` (R96.3).
+
+    ``event_seq`` is the journal sequence number of the ``TerminalFailed`` event.
+    """
+    done = refunded_cards(ledger, game_id)
+    bought = [s for s in sales if s.game_id == game_id and s.terminal_id == terminal_id]
+    if any(CardRef(s.series, s.card_number).label in done for s in bought):
+        raise RefundError(
+            f"the cards of terminal {terminal_id} in game {game_id} have already been refunded"
+        )
+    return _record(
+        ledger,
+        _postings(bought, game_id, TERMINAL_REFUND, event_seq),
+        f"terminal {terminal_id}'s cards in game {game_id}",
+    )
