@@ -1,0 +1,574 @@
+"""The audit replay (FORMATS.md section 2): hand-computed scenarios, run in-process.
+
+The cards below are chosen so the winners are easy to follow by hand:
+
+* ``A``: the card of the format's example.
+* ``B``: ``A`` with 4 in place of 3, so ``A`` and ``B`` complete their middle row and
+  their whole card on the same balls when 3 and 4 are both drawn.
+* ``C``: no number in common with ``A`` or ``B``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from protocol.replay import ReplayError, replay_json
+
+A = [[3, 15, 32, 61, 80], [7, 28, 44, 76, 85], [9, 29, 57, 68, 90]]
+B = [[4, 15, 32, 61, 80], [7, 28, 44, 76, 85], [9, 29, 57, 68, 90]]
+C = [[1, 10, 20, 30, 40], [5, 51, 62, 71, 81], [8, 23, 55, 66, 88]]
+ON_CARDS = {n for card in (A, B, C) for row in card for n in row}
+FILLER = [n for n in range(1, 91) if n not in ON_CARDS]  # 44 numbers on none of them
+
+# A and B: the middle row on ball 5 (line), the whole card on ball 16 (bingo).
+DRAW_AB = [7, 28, 44, 76, 85, 3, 4, 15, 32, 61, 80, 9, 29, 57, 68, 90]
+# C alone: its top row on ball 5, the whole card on ball 15.
+DRAW_C = [1, 10, 20, 30, 40, 5, 51, 62, 71, 81, 8, 23, 55, 66, 88]
+
+
+def late(draw: list[int], balls_before: int) -> list[int]:
+    """``draw`` after ``balls_before`` balls that are on no card: the bingo comes later."""
+    return FILLER[:balls_before] + draw
+
+
+def card(card_id: str, rows: list[list[int]], stake_pct: int = 100) -> dict[str, Any]:
+    return {"id": card_id, "stake_pct": stake_pct, "rows": rows}
+
+
+def game(number: int, cards: list[dict], draw: list[int], price: int = 100, **extra: Any) -> dict:
+    return {"game": number, "price_cents": price, "cards": cards, "draw": draw, **extra}
+
+
+def scenario(sessions: list[tuple[str, list[dict]]], rules: dict | None = None, **opening: int) -> dict:
+    return {
+        "format": "bingo-replay/1",
+        "rules": rules or {"line_bp": 2000, "bingo_bp": 5000},
+        "opening": opening,
+        "sessions": [{"date": date, "games": games} for date, games in sessions],
+    }
+
+
+def run(data: dict) -> dict:
+    return json.loads(replay_json(json.dumps(data)))
+
+
+def test_helpers_do_not_share_lists() -> None:
+    """Scenarios are built from module constants; a test mutating one must not leak."""
+    assert len(DRAW_AB) == 16 and DRAW_AB[3] == 76
+
+
+def fault(data: dict | str) -> str:
+    with pytest.raises(ReplayError) as caught:
+        replay_json(data if isinstance(data, str) else json.dumps(data))
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def prize(ball: int, amount: int, paid: dict[str, int]) -> dict:
+    return {
+        "ball": ball,
+        "amount_cents": amount,
+        "carry_cents": amount - sum(paid.values()),
+        "paid": [{"card": k, "cents": v} for k, v in paid.items()],
+    }
+
+
+def pots(**levels: int) -> dict[str, int]:
+    names = ("carry_line", "carry_bingo", "superbingo", "grand_superbingo", "megabingo",
+             "jackpot_accumulated", "jackpot_reserve")
+    return {name: levels.get(name, 0) for name in names}
+
+
+# --- Line and bingo, shared, staked below 100%, carried ---------------------------
+
+
+@pytest.mark.req("R87.a", "R87.b", "R88.2", "R88.4", "R88.5", "R98")
+def test_shared_prizes_with_a_half_stake_carry_into_the_next_game() -> None:
+    """Game 1: A (100%) and B (50%) share line 50 and bingo 125; 13 and 32 carry.
+
+    Game 2: C wins alone; line 80 + 13 = 93, bingo 200 + 32 = 232, nothing carries.
+    """
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A), card("B", B, 50), card("C", C)], DRAW_AB),
+        game(2, [card("A", A), card("C", C)], DRAW_C, price=200),
+    ])]))
+    first, second = result["games"]
+    assert first == {
+        "date": "2026-12-01", "game": 1, "sales_cents": 250, "tax_cents": 25, "balls_drawn": 16,
+        "prizes": {"line": prize(5, 50, {"A": 25, "B": 12}),
+                   "bingo": prize(16, 125, {"A": 62, "B": 31})},
+        "pots": pots(carry_line=13, carry_bingo=32),
+    }
+    assert second["prizes"] == {"line": prize(5, 93, {"C": 93}), "bingo": prize(15, 232, {"C": 232})}
+    assert second["pots"] == pots()
+    assert (second["sales_cents"], second["tax_cents"], second["balls_drawn"]) == (400, 40, 15)
+    assert result["totals"] == {"sales_cents": 650, "paid_cents": 455, "tax_cents": 65}
+    assert result["format"] == "bingo-replay-result/1"
+
+
+@pytest.mark.req("R88.5")
+def test_carries_cross_sessions() -> None:
+    """The remainder of the last game of a day goes to the first game of the next day."""
+    result = run(scenario([
+        ("2026-12-01", [game(1, [card("A", A, 1)], DRAW_AB)]),
+        ("2026-12-02", [game(1, [card("A", A)], DRAW_AB)]),
+    ], carry_line=7))
+    first, second = result["games"]
+    # Day 1: stake 1 cent; line 0 + 7 carried in, A paid 7 // 100 = 0; bingo 0.
+    assert first["prizes"]["line"] == prize(5, 7, {"A": 0})
+    assert first["pots"]["carry_line"] == 7
+    assert second["prizes"]["line"] == prize(5, 27, {"A": 27})
+
+
+@pytest.mark.req("R88.2")
+def test_paid_lists_cards_in_code_point_order() -> None:
+    """Ids sort by code point: "B" < "a" < "é", whatever the order of the cards."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("é", A), card("a", B), card("C", C)], DRAW_AB),
+    ])]))
+    assert [p["card"] for p in result["games"][0]["prizes"]["bingo"]["paid"]] == ["a", "é"]
+    swapped = run(scenario([("2026-12-01", [game(1, [card("a", A), card("B", B)], DRAW_AB)])]))
+    assert [p["card"] for p in swapped["games"][0]["prizes"]["line"]["paid"]] == ["B", "a"]
+
+
+def test_balls_after_the_bingo_are_checked_but_not_drawn() -> None:
+    result = run(scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB + [1, 2])])]))
+    assert result["games"][0]["balls_drawn"] == 16
+    assert "draw[17]" in fault(scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB + [1, 1])])]))
+
+
+# --- Superbingo and grand superbingo ------------------------------------------------
+
+SUPER_RULES = {"line_bp": 2000, "bingo_bp": 5000, "superbingo_bp": 300}
+
+
+@pytest.mark.req("R89")
+def test_superbingo_won_within_the_limit_pays_the_whole_fund() -> None:
+    """Fund 1000 + 3% of 100 = 1003, bingo on ball 16 <= 42: A takes all of it."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, superbingo_limit=42),
+        game(2, [card("A", A)], DRAW_AB),
+    ])], rules=SUPER_RULES, superbingo=1000))
+    first, second = result["games"]
+    assert first["prizes"]["superbingo"] == prize(16, 1003, {"A": 1003})
+    assert first["pots"]["superbingo"] == 0
+    assert "superbingo_last_game" not in second["prizes"]
+    assert second["pots"]["superbingo"] == 3
+
+
+@pytest.mark.req("R89")
+def test_unwon_superbingo_goes_to_the_bingo_winners_of_the_sessions_last_game() -> None:
+    """Game 1's bingo falls on ball 46 > 42: not won; game 2 (the last) takes 1007."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], late(DRAW_AB, 30), superbingo_limit=42),
+        game(2, [card("A", A), card("C", C, 50)], DRAW_C),
+    ])], rules=SUPER_RULES, superbingo=1000))
+    first, second = result["games"]
+    assert first["balls_drawn"] == 46
+    assert "superbingo" not in first["prizes"]
+    assert first["pots"]["superbingo"] == 1003
+    # Sales 150 add 4; C staked 50% alone: paid 1007 * 50 // 100 = 503; 504 stay.
+    assert second["prizes"]["superbingo_last_game"] == prize(15, 1007, {"C": 503})
+    assert second["pots"]["superbingo"] == 504
+    assert list(second["prizes"]) == ["line", "bingo", "superbingo_last_game"]
+
+
+@pytest.mark.req("R89")
+def test_only_the_last_superbingo_game_of_the_session_counts() -> None:
+    """An early unwon superbingo game is followed by a won one: no last-game prize."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], late(DRAW_AB, 30), superbingo_limit=42),
+        game(2, [card("A", A)], DRAW_AB, superbingo_limit=42),
+        game(3, [card("A", A)], DRAW_AB),
+    ])], rules=SUPER_RULES))
+    assert result["games"][1]["prizes"]["superbingo"]["amount_cents"] == 6
+    assert "superbingo_last_game" not in result["games"][2]["prizes"]
+
+
+@pytest.mark.req("R89")
+def test_unwon_superbingo_in_the_last_game_itself_goes_to_its_bingo_winners() -> None:
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], late(DRAW_AB, 30), superbingo_limit=45),
+    ])], rules=SUPER_RULES, superbingo=500))
+    prizes = result["games"][0]["prizes"]
+    assert "superbingo" not in prizes
+    assert prizes["superbingo_last_game"] == prize(46, 503, {"A": 503})
+
+
+@pytest.mark.req("R89")
+def test_no_superbingo_game_in_a_session_means_no_last_game_prize() -> None:
+    result = run(scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB)])],
+                          rules=SUPER_RULES, superbingo=500))
+    assert list(result["games"][0]["prizes"]) == ["line", "bingo"]
+    assert result["games"][0]["pots"]["superbingo"] == 503
+
+
+@pytest.mark.req("R89", "R89.5")
+def test_grand_superbingo_is_funded_by_the_operator_and_stays_when_unwon() -> None:
+    """Unwon on day 1 (ball 46 > 45) it stays; won on day 2 it pays 1000 + 500."""
+    result = run(scenario([
+        ("2026-12-01", [game(1, [card("A", A)], late(DRAW_AB, 30), grand_superbingo_limit=45,
+                             operator={"grand_superbingo": 1000})]),
+        ("2026-12-02", [game(1, [card("A", A), card("B", B)], DRAW_AB, grand_superbingo_limit=45,
+                             operator={"grand_superbingo": 500})]),
+    ]))
+    first, second = result["games"]
+    assert "grand_superbingo" not in first["prizes"]
+    assert "superbingo_last_game" not in first["prizes"]
+    assert first["pots"]["grand_superbingo"] == 1000
+    assert second["prizes"]["grand_superbingo"] == prize(16, 1500, {"A": 750, "B": 750})
+    assert second["pots"]["grand_superbingo"] == 0
+
+
+# --- Megabingo ----------------------------------------------------------------------
+
+MEGA_RULES = {"line_bp": 2000, "bingo_bp": 4900, "megabingo": True}
+
+
+@pytest.mark.req("R90")
+def test_megabingo_pays_the_announced_amount_and_the_rest_of_the_fund_stays() -> None:
+    """Fund 10000 + 1% of 200 = 10002; 5001 announced, shared by A and B at 100% and 50%."""
+    result = run(scenario([("2026-12-11", [
+        game(1, [card("A", A), card("B", B, 50), card("C", C, 50)], DRAW_AB, price=100,
+             megabingo_cents=5001, megabingo_announced="2026-12-01"),
+    ])], rules=MEGA_RULES, megabingo=10_000))
+    only = result["games"][0]
+    # A: 5001 * 100 // 200 = 2500; B: 5001 * 50 // 200 = 1250.
+    assert only["prizes"]["megabingo"] == prize(16, 5001, {"A": 2500, "B": 1250})
+    assert only["pots"]["megabingo"] == 10_002 - 3750
+
+
+@pytest.mark.req("R90")
+def test_megabingo_of_zero_is_still_reported() -> None:
+    result = run(scenario([("2026-12-11", [
+        game(1, [card("A", A)], DRAW_AB, megabingo_cents=0, megabingo_announced="2026-11-01"),
+    ])], rules=MEGA_RULES))
+    assert result["games"][0]["prizes"]["megabingo"] == prize(16, 0, {"A": 0})
+    assert result["games"][0]["pots"]["megabingo"] == 1
+
+
+# --- Jackpot ------------------------------------------------------------------------
+
+JACKPOT_RULES = {"line_bp": 2000, "bingo_bp": 4000, "jackpot": True}
+
+
+@pytest.mark.req("R91")
+def test_jackpot_won_pays_the_accumulated_part_then_the_reserve_refills_it() -> None:
+    """Sales 1000: J = 100, 70 to 100000 accumulated, 30 to 50000 reserve.
+
+    Won on ball 16 <= 40: A takes 100070; then 50030 * 70 // 100 = 35021 moves up.
+    """
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, price=1000, jackpot_threshold=40),
+    ])], rules=JACKPOT_RULES, jackpot_accumulated=100_000, jackpot_reserve=50_000))
+    only = result["games"][0]
+    assert only["prizes"]["jackpot"] == prize(16, 100_070, {"A": 100_070})
+    assert only["pots"] == pots(jackpot_accumulated=35_021, jackpot_reserve=15_009)
+    assert result["totals"]["paid_cents"] == 200 + 400 + 100_070
+
+
+@pytest.mark.req("R91")
+def test_jackpot_not_won_past_the_threshold_keeps_growing_without_a_transfer() -> None:
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], late(DRAW_AB, 30), price=1000, jackpot_threshold=42),
+    ])], rules=JACKPOT_RULES, jackpot_accumulated=100_000, jackpot_reserve=50_000))
+    only = result["games"][0]
+    assert "jackpot" not in only["prizes"]
+    assert only["pots"] == pots(jackpot_accumulated=100_070, jackpot_reserve=50_030)
+
+
+@pytest.mark.req("R91")
+def test_jackpot_unpaid_share_stays_and_the_transfer_respects_the_cap() -> None:
+    """B staked 50% alone: half the 1,499,970 stays; the reserve only tops it up to the cap."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("B", B, 50)], DRAW_AB, price=100, jackpot_threshold=41),
+    ])], rules=JACKPOT_RULES, jackpot_accumulated=1_499_970, jackpot_reserve=2_000_000))
+    only = result["games"][0]
+    # Sales 50: J = 5, a = 3 -> accumulated 1,499,973, reserve 2,000,002.
+    assert only["prizes"]["jackpot"] == prize(16, 1_499_973, {"B": 749_986})
+    assert only["pots"]["jackpot_accumulated"] == 1_500_000
+    assert only["pots"]["jackpot_reserve"] == 2_000_002 - (1_500_000 - 749_987)
+
+
+@pytest.mark.req("R91")
+def test_jackpot_share_over_the_cap_goes_to_the_reserve() -> None:
+    result = run(scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB, price=10_000)])],
+                          rules=JACKPOT_RULES, jackpot_accumulated=1_499_900))
+    assert result["games"][0]["pots"] == pots(jackpot_accumulated=1_500_000, jackpot_reserve=900)
+
+
+@pytest.mark.req("R91.7")
+def test_reserve_boost_adds_to_the_prizes_within_30_percent_of_the_session_start() -> None:
+    """Reserve 10000 at the session's start: 3000 may be added; 1000 + 1000 then 1000."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, reserve_boost={"line": 1000, "bingo": 1000}),
+        game(2, [card("A", A)], DRAW_AB, reserve_boost={"line": 1000}),
+    ])], rules=JACKPOT_RULES, jackpot_reserve=10_000))
+    first, second = result["games"]
+    # Sales 100: J = 10 -> 7 accumulated, 3 reserve; line 20 + 1000, bingo 40 + 1000.
+    assert first["prizes"]["line"]["amount_cents"] == 1020
+    assert first["prizes"]["bingo"]["amount_cents"] == 1040
+    assert first["pots"]["jackpot_reserve"] == 10_003 - 2000
+    assert second["pots"]["jackpot_reserve"] == 8006 - 1000
+    message = fault(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, reserve_boost={"line": 1000, "bingo": 1000}),
+        game(2, [card("A", A)], DRAW_AB, reserve_boost={"line": 1000, "bingo": 1}),
+    ])], rules=JACKPOT_RULES, jackpot_reserve=10_000))
+    assert message.startswith("session 2026-12-01, game 2, field reserve_boost.bingo:")
+    assert "3001" in message and "R91.7" in message
+
+
+@pytest.mark.req("R91.7")
+def test_a_new_session_recomputes_the_boost_allowance() -> None:
+    result = run(scenario([
+        ("2026-12-01", [game(1, [card("A", A)], DRAW_AB, reserve_boost={"line": 3000})]),
+        ("2026-12-02", [game(1, [card("A", A)], DRAW_AB, reserve_boost={"bingo": 2100})]),
+    ], rules=JACKPOT_RULES, jackpot_reserve=10_000))
+    # Day 2 starts with 10000 + 3 - 3000 = 7003: 30% is 2100.
+    assert result["games"][1]["prizes"]["bingo"]["amount_cents"] == 40 + 2100
+
+
+@pytest.mark.req("R91.7")
+def test_a_boost_never_exceeds_what_the_reserve_holds() -> None:
+    """Two jackpot wins drain the reserve to 900: a boost of 1000 is refused."""
+    message = fault(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, price=1, jackpot_threshold=40),
+        game(2, [card("A", A)], DRAW_AB, price=1, jackpot_threshold=40),
+        game(3, [card("A", A)], DRAW_AB, price=1, reserve_boost={"line": 1000}),
+    ])], rules=JACKPOT_RULES, jackpot_reserve=10_000))
+    assert message == (
+        "session 2026-12-01, game 3, field reserve_boost.line: "
+        "a boost of 1000 cents exceeds the reserve's 900 cents"
+    )
+
+
+# --- Operator contributions -----------------------------------------------------------
+
+
+@pytest.mark.req("R89.5", "R91")
+def test_operator_contributions_feed_the_funds() -> None:
+    """The jackpot contribution fills the accumulated part to the cap; the rest is reserve."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB,
+             operator={"superbingo": 200_000, "grand_superbingo": 100_000, "jackpot": 200_000}),
+    ])], rules={**SUPER_RULES, "jackpot": True}, jackpot_accumulated=1_400_000))
+    assert result["games"][0]["pots"] == pots(
+        superbingo=200_003, grand_superbingo=100_000,
+        jackpot_accumulated=1_500_000, jackpot_reserve=100_010,
+    )
+
+
+@pytest.mark.req("R89.5")
+def test_operator_superbingo_contributions_are_limited_per_day() -> None:
+    over = scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, operator={"superbingo": 200_000}),
+        game(2, [card("A", A)], DRAW_AB, operator={"grand_superbingo": 100_000}),
+        game(3, [card("A", A)], DRAW_AB, operator={"superbingo": 1}),
+    ])], rules=SUPER_RULES)
+    assert fault(over).startswith("session 2026-12-01, game 3, field operator.superbingo: ")
+    next_day = copy.deepcopy(over)
+    third = next_day["sessions"][0]["games"].pop()
+    next_day["sessions"].append({"date": "2026-12-02", "games": [third]})
+    # 200000 + 1 from the operator, 3 from the sales of each game.
+    assert run(next_day)["games"][2]["pots"]["superbingo"] == 200_010
+
+
+@pytest.mark.req("R89")
+def test_grand_superbingo_fund_is_capped_at_400000() -> None:
+    message = fault(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, operator={"grand_superbingo": 50_001}),
+    ])], grand_superbingo=350_000))
+    assert message.startswith("session 2026-12-01, game 1, field operator.grand_superbingo: ")
+    assert "400001" in message
+
+
+@pytest.mark.req("R91")
+def test_operator_jackpot_contributions_are_limited_per_calendar_month() -> None:
+    def month(second_date: str) -> dict:
+        return scenario([
+            ("2026-12-01", [game(1, [card("A", A)], DRAW_AB, operator={"jackpot": 1_000_000})]),
+            (second_date, [game(1, [card("A", A)], DRAW_AB, operator={"jackpot": 500_001})]),
+        ], rules=JACKPOT_RULES)
+
+    assert fault(month("2026-12-31")).startswith(
+        "session 2026-12-31, game 1, field operator.jackpot: ")
+    # January: 499,993 of the 500,001 fit under the cap (1,000,007 accumulated), 8 go to
+    # the reserve, and the whole 10 of the sales too: 3 + 8 + 10.
+    assert run(month("2027-01-01"))["games"][1]["pots"] == pots(
+        jackpot_accumulated=1_500_000, jackpot_reserve=21)
+
+
+# --- Invalid inputs -----------------------------------------------------------------
+
+
+def valid() -> dict:
+    return copy.deepcopy(scenario([("2026-12-11", [
+        game(1, [card("A", A), card("C", C)], DRAW_AB, superbingo_limit=50,
+             jackpot_threshold=40, megabingo_cents=0, megabingo_announced="2026-12-01",
+             operator={"superbingo": 0, "grand_superbingo": 0, "jackpot": 0},
+             reserve_boost={"line": 0, "bingo": 0}),
+        game(2, [card("A", A)], DRAW_AB),
+    ])], rules={"line_bp": 1500, "bingo_bp": 4500, "superbingo_bp": 300, "megabingo": True,
+                "jackpot": True}))
+
+
+def test_the_base_of_the_invalid_cases_is_valid() -> None:
+    assert len(run(valid())["games"]) == 2
+
+
+def _set(path: str, value: Any) -> dict:
+    """A copy of :func:`valid` with ``value`` at ``path`` (dots and [i]); ``...`` deletes."""
+    data = valid()
+    keys: list[str | int] = []
+    for part in path.replace("[", ".[").split("."):
+        keys.append(int(part[1:-1]) if part.startswith("[") else part)
+    target: Any = data
+    for key in keys[:-1]:
+        target = target[key]
+    if value is ...:
+        del target[keys[-1]]
+    else:
+        target[keys[-1]] = value
+    return data
+
+
+G = "sessions[0].games[0]."
+WHERE = "session 2026-12-11, game 1, field "
+
+INVALID = [
+    # (path, value, start of the message)
+    ("format", "bingo-replay/2", "format: must be \"bingo-replay/1\""),
+    ("format", ..., "format: is missing"),
+    ("rules.line_bp", ..., "rules.line_bp: is missing"),
+    ("rules.line_bp", 1500.0, "rules.line_bp: must be a JSON integer, got the non-integer number"),
+    ("rules.line_bp", "1500", "rules.line_bp: must be a JSON integer, got the string"),
+    ("rules.line_bp", True, "rules.line_bp: must be a JSON integer, got true"),
+    ("rules.line_bp", -1, "rules.line_bp: must be at least 0"),
+    ("rules.line_bp", 1000, "rules: "),
+    ("rules.bingo_bp", 9000, "rules: "),
+    ("rules.superbingo_bp", 100, "rules.superbingo_bp: must be 0 (no superbingo) or 200..500"),
+    ("rules.megabingo", 1, "rules.megabingo: must be true or false"),
+    ("rules.jackpot", None, "rules.jackpot: must be true or false, got null"),
+    ("rules.linebp", 1, "rules.linebp: is not a key of this format"),
+    ("opening", {"jackpot_accumulated": 1_500_001}, "opening.jackpot_accumulated: must be at most"),
+    ("opening", {"grand_superbingo": 400_001}, "opening.grand_superbingo: must be at most"),
+    ("opening", {"superbingo": -1}, "opening.superbingo: must be at least 0"),
+    ("opening", {"reserve": 1}, "opening.reserve: is not a key"),
+    ("opening", [], "opening: must be an object"),
+    ("sessions", [], "sessions: a scenario needs at least one session"),
+    ("sessions", {}, "sessions: must be an array"),
+    ("sessions[0].date", "2026-12-1", "sessions[0].date: must be a YYYY-MM-DD date"),
+    ("sessions[0].date", "2026-02-30", "sessions[0].date: 2026-02-30 is not a calendar date"),
+    ("sessions[0].date", 20261211, "sessions[0].date: must be a YYYY-MM-DD date"),
+    ("sessions[0].games", [], "session 2026-12-11, field games: a session needs at least one game"),
+    (G + "game", 0, "session 2026-12-11, games[0], field game: must be at least 1"),
+    (G + "game", 2, "session 2026-12-11, games[1], field game: 2 is not after the previous game 2"),
+    (G + "game", 1.0, "session 2026-12-11, games[0], field game: must be a JSON integer"),
+    (G + "price_cents", 0, WHERE + "price_cents: must be at least 1"),
+    (G + "price_cents", ..., "session 2026-12-11, games[0], field price_cents: is missing"),
+    (G + "draw", ..., "session 2026-12-11, games[0], field draw: is missing"),
+    (G + "colour", "red", "session 2026-12-11, games[0], field colour: is not a key"),
+    (G + "superbingo_limit", 41, WHERE + "superbingo_limit: must be at least 42"),
+    (G + "superbingo_limit", 91, WHERE + "superbingo_limit: must be at most 90"),
+    (G + "grand_superbingo_limit", 60, WHERE + "grand_superbingo_limit: superbingo and grand"),
+    (G + "jackpot_threshold", 43, WHERE + "jackpot_threshold: must be 40, 41 or 42"),
+    (G + "jackpot_threshold", "40", WHERE + "jackpot_threshold: must be a JSON integer"),
+    (G + "megabingo_announced", ..., WHERE + "megabingo_announced: megabingo_cents and"),
+    (G + "megabingo_announced", "2026-12-02", WHERE + "megabingo_announced: 2026-12-02 is less than 10 days"),
+    (G + "megabingo_cents", -1, WHERE + "megabingo_cents: must be at least 0"),
+    (G + "megabingo_cents", 3, WHERE + "megabingo_cents: the announced 3 cents exceed the megabingo fund's 2"),
+    (G + "operator.superbingo", -5, WHERE + "operator.superbingo: must be at least 0"),
+    (G + "operator.bonus", 5, WHERE + "operator.bonus: is not a key"),
+    (G + "operator", 5, WHERE + "operator: must be an object"),
+    (G + "reserve_boost.line", False, WHERE + "reserve_boost.line: must be a JSON integer, got false"),
+    (G + "reserve_boost.line", 1, WHERE + "reserve_boost.line: the session's reserve boosts"),
+    (G + "cards", [], WHERE + "cards: a game needs at least one card"),
+    (G + "cards[1].id", "A", WHERE + "cards[1].id: \"A\" is already the id of cards[0]"),
+    (G + "cards[1].id", "", WHERE + "cards[1].id: must be a non-empty string"),
+    (G + "cards[1].id", 7, WHERE + "cards[1].id: must be a non-empty string"),
+    (G + "cards[1].stake_pct", 0, WHERE + "cards[1].stake_pct: must be at least 1"),
+    (G + "cards[1].stake_pct", 101, WHERE + "cards[1].stake_pct: must be at most 100"),
+    (G + "cards[1].stake_pct", 50.0, WHERE + "cards[1].stake_pct: must be a JSON integer"),
+    (G + "cards[1].stake_pct", ..., WHERE + "cards[1].stake_pct: is missing"),
+    (G + "cards[1].rows", C[:2], WHERE + "cards[1].rows: not a valid card: a card has 3 rows"),
+    (G + "cards[1].rows[0][0]", 11, WHERE + "cards[1].rows: not a valid card: row 1 holds 11 and 10"),
+    (G + "cards[1].rows[0][0]", "1", WHERE + "cards[1].rows[0][0]: must be a JSON integer"),
+    (G + "cards[1].rows[0][0]", 91, WHERE + "cards[1].rows: not a valid card: row 1 holds 91"),
+    (G + "cards[1].rows", [A[2], A[1], A[0]], WHERE + "cards[1].rows: not a valid card: column 1 is not ascending"),
+    (G + "cards[1].rows", [A[0], A[1], [9, 29, 57, 68, 90]], WHERE + "cards[1].rows: the same numbers as cards[0] (\"A\")"),
+    (G + "draw[3]", 0, WHERE + "draw[3]: must be at least 1"),
+    (G + "draw[3]", 91, WHERE + "draw[3]: must be at most 90"),
+    (G + "draw[3]", 7, WHERE + "draw[3]: 7 was already drawn as draw[0]"),
+    (G + "draw[3]", 76.0, WHERE + "draw[3]: must be a JSON integer"),
+    (G + "draw", DRAW_AB[:-1], WHERE + "draw: no card is complete after all 15 balls"),
+    (G + "draw", [], WHERE + "draw: no card is complete after all 0 balls"),
+]
+
+
+@pytest.mark.req("R88.1", "R94.1", "R89", "R90", "R91", "R91.7", "R89.5")
+@pytest.mark.parametrize(("path", "value", "message"), INVALID, ids=[f"{p}={v!r}" for p, v, _ in INVALID])
+def test_invalid_input_names_the_session_game_and_field(path: str, value: Any, message: str) -> None:
+    data = _set(path, value)
+    if "field game: 2 is not after" in message:
+        data["sessions"][0]["games"].insert(0, copy.deepcopy(data["sessions"][0]["games"][1]))
+        data["sessions"][0]["games"][1]["game"] = 2
+    assert fault(data).startswith(message)
+
+
+def test_rules_limits_outside_sessions_and_game_rules_needing_the_rules() -> None:
+    data = valid()
+    data["rules"]["superbingo_bp"] = 0
+    assert fault(data).startswith(WHERE + "superbingo_limit: a superbingo game needs rules.superbingo_bp")
+    data = valid()
+    data["rules"]["jackpot"] = False
+    data["rules"]["line_bp"] = 2500
+    assert fault(data).startswith(WHERE + "jackpot_threshold: a jackpot game needs rules.jackpot")
+    data = valid()
+    data["rules"]["megabingo"] = False
+    data["rules"]["line_bp"] = 1600
+    assert fault(data).startswith(WHERE + "megabingo_cents: a megabingo game needs rules.megabingo")
+
+
+def test_session_dates_must_strictly_ascend() -> None:
+    data = valid()
+    data["sessions"].append(copy.deepcopy(data["sessions"][0]))
+    assert fault(data) == (
+        "sessions[1].date: 2026-12-11 is not after the previous session's date 2026-12-11"
+    )
+
+
+def test_null_means_absent_for_optional_game_keys_only() -> None:
+    data = valid()
+    for key in ("superbingo_limit", "jackpot_threshold", "megabingo_cents", "megabingo_announced",
+                "operator", "reserve_boost", "grand_superbingo_limit"):
+        data["sessions"][0]["games"][0][key] = None
+    assert list(run(data)["games"][0]["prizes"]) == ["line", "bingo"]
+    data["opening"] = {"megabingo": None}
+    assert fault(data).startswith("opening.megabingo: must be a JSON integer, got null")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "(file): not valid JSON"),
+        ("[]", "(top level): must be an object, got an array"),
+        ('{"format": "bingo-replay/1", "format": "bingo-replay/1"}', "(file): the key \"format\" appears twice"),
+        ('{"format": NaN}', "(file): NaN is not a JSON number"),
+        ('{"format": 1e999, "rules": {}, "sessions": []}', "format: must be \"bingo-replay/1\", got the non-integer number inf"),
+        ("\ufeff{}", "(file): not valid JSON"),
+        ("1" * 5000, "(file): not a usable JSON document"),
+        ("[" * 100_000 + "]" * 100_000, "(file): not a usable JSON document"),
+    ],
+)
+def test_malformed_json_is_invalid_input(text: str, message: str) -> None:
+    assert fault(text).startswith(message)
+
+
+def test_invalid_utf8_is_invalid_input() -> None:
+    with pytest.raises(ReplayError, match="not valid JSON"):
+        replay_json(b'{"format": "\xff"}')
