@@ -197,13 +197,18 @@ def invalid_rows(cells: np.ndarray) -> np.ndarray:
 
 def fingerprints(cells: np.ndarray) -> np.ndarray:
     """The 90-bit number sets of a (n, 27) array of cards as an (n, 2) uint64 array."""
-    values = np.asarray(cells).astype(np.uint64)
+    values = np.asarray(cells)
+    out = np.zeros((len(values), 2), dtype=np.uint64)
     one = np.uint64(1)
-    low = np.where((values >= 1) & (values <= 64), one << (values - one) % np.uint64(64), 0)
-    high = np.where(values > 64, one << (values - np.uint64(65)) % np.uint64(64), 0)
-    out = np.empty((len(values), 2), dtype=np.uint64)
-    out[:, 0] = np.bitwise_or.reduce(low.astype(np.uint64), axis=1)
-    out[:, 1] = np.bitwise_or.reduce(high.astype(np.uint64), axis=1)
+    # Column by column, so a million cards need a few MB, not a (n, 27) uint64 copy.
+    for index in range(values.shape[1]):
+        column = values[:, index].astype(np.uint64)
+        filled = column != 0
+        bit = np.where(filled, column - one, 0).astype(np.uint64)
+        word = (bit >> np.uint64(6)).astype(np.intp)  # 0 for 1..64, 1 for 65..90
+        flags = np.where(filled, one << (bit & np.uint64(63)), np.uint64(0))
+        for half in (0, 1):
+            out[:, half] |= np.where(word == half, flags, np.uint64(0))
     return out
 
 

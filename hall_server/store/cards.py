@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 import numpy as np
 from sqlalchemy import Connection, Engine, func, insert, select
 
+from hall_server.store.bulk import bulk_insert
 from hall_server.store.models import CardSet, Library, LibraryCard, Series, SetCard
 from protocol.cards import CELLS, duplicate_pairs, fingerprints
 from protocol.errors import DomainError
@@ -128,12 +129,14 @@ def add_card_set(
             .values(name=name, size=len(cells), source=source, created_at=_now())
             .returning(CardSet.id)
         )
-        connection.execute(
-            insert(SetCard),
-            [
-                {"set_id": set_id, "number": k, "strip": strip, "cells": row.tobytes()}
+        bulk_insert(
+            connection,
+            SetCard.__table__,
+            ("set_id", "number", "strip", "cells"),
+            (
+                (set_id, k, strip, row.tobytes())
                 for k, (strip, row) in enumerate(zip(strips, cells), start=1)
-            ],
+            ),
         )
     return SetInfo(name, len(cells), source, ())
 
@@ -155,18 +158,14 @@ def add_library(
             .values(name=name, series=series, size=len(cells), created_at=_now())
             .returning(Library.id)
         )
-        connection.execute(
-            insert(LibraryCard),
-            [
-                {
-                    "library_id": library_id,
-                    "number": k,
-                    "strip": (k - 1) // 6 + 1,
-                    "cells": row.tobytes(),
-                    "code": code,
-                }
+        bulk_insert(
+            connection,
+            LibraryCard.__table__,
+            ("library_id", "number", "strip", "cells", "code"),
+            (
+                (library_id, k, (k - 1) // 6 + 1, row.tobytes(), code)
                 for k, (row, code) in enumerate(zip(cells, codes), start=1)
-            ],
+            ),
         )
     return LibraryInfo(name, series, len(cells))
 
