@@ -12,6 +12,7 @@ import click
 
 from hall_server.cli.cards import cards
 from hall_server.cli.context import Hall
+from hall_server.cli.demo import demo
 from hall_server.cli.reqs import reqs
 from hall_server.cli.replay import replay
 from protocol.errors import DomainError
@@ -42,5 +43,6 @@ def main(ctx: click.Context, db: str | None) -> None:
 
 
 main.add_command(cards)
+main.add_command(demo)
 main.add_command(reqs)
 main.add_command(replay)
