@@ -19,6 +19,7 @@ import numpy as np
 from protocol.balls import BallSource
 from protocol.cards import Card
 from protocol.claims import CardRef, check_claim
+from protocol.events import SaleClosed
 from protocol.game import TraditionalGame
 from protocol.money import format_cents
 from protocol.prizes import PrizeRules, share_of_sales, split_prize, tax_cents
@@ -88,6 +89,7 @@ def play_demo_game(
         remaining -= count
     (series_after,) = sale.close()
     (closed,) = game.close_sale()
+    assert isinstance(closed, SaleClosed)
     sales = closed.collection_cents
     line_amount = share_of_sales(sales, DEMO_RULES.line_bp)
     bingo_amount = share_of_sales(sales, DEMO_RULES.bingo_bp)

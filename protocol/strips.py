@@ -170,10 +170,16 @@ def count_table() -> CountTable:
         m = CARDS_PER_STRIP - card
         states = sorted(completions[m], key=lambda s: int(_count_key(np.array(s), 16)))
         state_keys = _count_key(np.array(states), 16)
-        totals, shifts, total_hi, segments = [], [], [], []
-        flat_keys, flat_hi, flat_vector = [], [], []
+        totals: list[int] = []
+        shifts: list[int] = []
+        total_hi: list[int] = []
+        segments: list[tuple[int, list[int]]] = []
+        flat_keys: list[int] = []
+        flat_hi: list[int] = []
+        flat_vector: list[tuple[int, ...]] = []
         for index, state in enumerate(states):
-            cumulative, entries = [], []
+            cumulative: list[int] = []
+            entries: list[tuple[int, ...]] = []
             running = 0
             for v, rest in _candidates(state, m, weights):
                 w = weights[v] * completions[m - 1].get(tuple(sorted(rest)), 0)

@@ -11,13 +11,13 @@ from __future__ import annotations
 from itertools import islice
 from typing import Iterable, Sequence
 
-from sqlalchemy import Connection, Table, insert
+from sqlalchemy import Connection, TableClause, insert
 
 CHUNK = 50_000
 
 
 def bulk_insert(
-    connection: Connection, table: Table, columns: Sequence[str], rows: Iterable[tuple]
+    connection: Connection, table: TableClause, columns: Sequence[str], rows: Iterable[tuple]
 ) -> None:
     statement = insert(table)
     positional = connection.dialect.paramstyle in ("qmark", "format", "numeric")

@@ -131,7 +131,7 @@ def add_card_set(
         )
         bulk_insert(
             connection,
-            SetCard.__table__,
+            SetCard.__table__,  # type: ignore[arg-type]
             ("set_id", "number", "strip", "cells"),
             (
                 (set_id, k, strip, row.tobytes())
@@ -160,7 +160,7 @@ def add_library(
         )
         bulk_insert(
             connection,
-            LibraryCard.__table__,
+            LibraryCard.__table__,  # type: ignore[arg-type]
             ("library_id", "number", "strip", "cells", "code"),
             (
                 (library_id, k, (k - 1) // 6 + 1, row.tobytes(), code)
