@@ -88,7 +88,10 @@ class _At:
         return _At(self.context, f"{self.path}.{key}" if self.path else key)
 
     def fail(self, message: str) -> NoReturn:
-        where = f"{self.context}, field {self.path}" if self.context else self.path
+        if self.context:
+            where = f"{self.context}, field {self.path}" if self.path else self.context
+        else:
+            where = self.path
         # One line on stderr whatever the input holds: newlines are shown escaped.
         raise ReplayError(f"{where}: {message}".replace("\n", "\\n").replace("\r", "\\r"))
 
@@ -238,7 +241,7 @@ def _parse_rules(value: Any) -> PrizeRules:
     try:
         rules.check()
     except PrizeError as error:
-        at.fail(f"line_bp + bingo_bp + superbingo_bp + megabingo + jackpot: {error}")
+        at.fail(str(error))
     return rules
 
 
@@ -386,12 +389,18 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         session_at["games"].fail("a session needs at least one game")
     parsed: list[GamePlay] = []
     for g, game in enumerate(games):
+        # The game number names the game in messages, so it is read first; until it
+        # is known the game is named by its position.
         game_at = _At(f"session {date}, games[{g}]", "")
-        fields = _object(game, game_at, _GAME_REQUIRED, _GAME_OPTIONAL)
-        number = _integer(fields["game"], game_at["game"], 1)
+        if not isinstance(game, dict):
+            game_at.fail(f"must be an object, got {_describe(game)}")
+        if "game" not in game:
+            game_at["game"].fail("is missing")
+        number = _integer(game["game"], game_at["game"], 1)
         if parsed and number <= parsed[-1].game:
             game_at["game"].fail(f"{number} is not after the previous game {parsed[-1].game}")
         at = _At(f"session {date}, game {number}", "")
+        fields = _object(game, at, _GAME_REQUIRED, _GAME_OPTIONAL)
         parsed.append(_parse_game(fields, number, at, rules, date))
     return Session(date, tuple(parsed))
 
