@@ -91,10 +91,14 @@ def brute_first_balls(cards: np.ndarray, draw: np.ndarray) -> tuple[list[int], l
     return line, bingo
 
 
-def play(detector: WinDetector, draw: np.ndarray) -> tuple[list[float], tuple, tuple]:
+Completion = tuple[int, np.ndarray] | None  # (ball count, card indices), None: not seen
+
+
+def play(detector: WinDetector, draw: np.ndarray) -> tuple[list[float], Completion, Completion]:
     """Draw until the first bingo; per-ball seconds, and the first line and bingo seen."""
     times: list[float] = []
-    line = bingo = None
+    line: Completion = None
+    bingo: Completion = None
     for k, number in enumerate(draw.tolist(), start=1):
         t0 = time.perf_counter()
         result = detector.ball_drawn(number)
@@ -125,9 +129,9 @@ def bench(count: int, base: np.ndarray, rng: np.random.Generator, games: int) ->
         t0 = time.perf_counter()
         winners = game_winners(cards, draw)
         pass_times.append(time.perf_counter() - t0)
-        agree &= line is not None and bingo is not None
-        agree &= (winners.line.ball, winners.line.cards.tolist()) == (line[0], line[1].tolist())
-        agree &= (winners.bingo.ball, winners.bingo.cards.tolist()) == (bingo[0], bingo[1].tolist())
+        for seen, prize in ((line, winners.line), (bingo, winners.bingo)):
+            agree &= seen is not None and (seen[0], seen[1].tolist()) == (
+                prize.ball, prize.cards.tolist())
         sample = cards[:BRUTE_CARDS]
         balls = completion_balls(sample, draw)
         brute_line, brute_bingo = brute_first_balls(sample, draw)

@@ -455,11 +455,14 @@ def load_scenario(raw: bytes | str) -> Scenario:
 
 
 def _prize(ball: int, split: Split, cards: tuple[CardPlay, ...], winners: tuple[int, ...]) -> dict:
-    paid = sorted(
-        ({"card": cards[w].id, "cents": cents} for w, cents in zip(winners, split.payments)),
-        key=lambda entry: entry["card"],  # str order is code-point order
-    )
-    return {"ball": ball, "amount_cents": split.amount, "carry_cents": split.carry, "paid": paid}
+    # Python orders str by code point, the order the format asks for.
+    paid = sorted((cards[w].id, cents) for w, cents in zip(winners, split.payments))
+    return {
+        "ball": ball,
+        "amount_cents": split.amount,
+        "carry_cents": split.carry,
+        "paid": [{"card": card_id, "cents": cents} for card_id, cents in paid],
+    }
 
 
 def replay(scenario: Scenario) -> dict[str, Any]:
