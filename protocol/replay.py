@@ -28,11 +28,13 @@ from typing import Any, Callable, NoReturn, TypeVar
 
 import numpy as np
 
-from protocol.cards import CardError, Card
+from protocol.cards import Card, CardError
 from protocol.errors import DomainError
 from protocol.prizes import (
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
+    SUPERBINGO_BP_MAX,
+    SUPERBINGO_BP_MIN,
     PrizeError,
     PrizeRules,
     Pots,
@@ -57,7 +59,7 @@ from protocol.wins import game_winners
 INPUT_FORMAT = "bingo-replay/1"
 OUTPUT_FORMAT = "bingo-replay-result/1"
 
-SUPERBINGO_LIMITS = range(42, 91)
+SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = 42, 90  # R89: the ball limit L, 42 <= L <= 90
 JACKPOT_THRESHOLDS = (40, 41, 42)
 MEGABINGO_NOTICE_DAYS = 10  # R90: the megabingo is announced at least 10 days ahead
 
@@ -229,8 +231,12 @@ def _parse_rules(value: Any) -> PrizeRules:
     at = _At("", "rules")
     data = _object(value, at, ("line_bp", "bingo_bp"), ("superbingo_bp", "megabingo", "jackpot"))
     superbingo_bp = _integer(data.get("superbingo_bp", 0), at["superbingo_bp"], 0)
-    if superbingo_bp and not 200 <= superbingo_bp <= 500:
-        at["superbingo_bp"].fail(f"must be 0 (no superbingo) or 200..500, got {superbingo_bp}")
+    # Checked here as well as by PrizeRules.check so that the message names the field.
+    if superbingo_bp and not SUPERBINGO_BP_MIN <= superbingo_bp <= SUPERBINGO_BP_MAX:
+        at["superbingo_bp"].fail(
+            f"must be 0 (no superbingo) or {SUPERBINGO_BP_MIN}..{SUPERBINGO_BP_MAX}, "
+            f"got {superbingo_bp}"
+        )
     rules = PrizeRules(
         line_bp=_integer(data["line_bp"], at["line_bp"], 0),
         bingo_bp=_integer(data["bingo_bp"], at["bingo_bp"], 0),
@@ -308,12 +314,12 @@ def _parse_game(
 
     superbingo_limit = optional("superbingo_limit")
     if superbingo_limit is not None:
-        _integer(superbingo_limit, at["superbingo_limit"], 42, 90)
+        _integer(superbingo_limit, at["superbingo_limit"], SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX)
         if not rules.superbingo_bp:
             at["superbingo_limit"].fail("a superbingo game needs rules.superbingo_bp above 0")
     grand_limit = optional("grand_superbingo_limit")
     if grand_limit is not None:
-        _integer(grand_limit, at["grand_superbingo_limit"], 42, 90)
+        _integer(grand_limit, at["grand_superbingo_limit"], SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX)
         if superbingo_limit is not None:
             at["grand_superbingo_limit"].fail(
                 "superbingo and grand superbingo are never in play in the same game (R89)"
