@@ -1,6 +1,7 @@
 """Secret keys kept as files outside the database.
 
-The card security code key (R92.9) lives in ``var/keys/card-code.key`` by default
+The journal signing key (Ed25519) is ``var/keys/journal-signing.pem``.  The card
+security code key (R92.9) lives in ``var/keys/card-code.key`` by default
 (``$BINGO_HOME/keys``, or the file named by ``$BINGO_CARD_KEY_FILE``).  A copy of the
 database alone cannot forge or check codes; back the key up with the operator's other
 secrets, not with the database.
@@ -11,6 +12,9 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from protocol.errors import DomainError
 
@@ -48,3 +52,35 @@ def load_card_key(path: Path | None = None, *, create: bool = False) -> bytes:
     if len(key) < 16:
         raise KeyFileError(f"{path} holds a key of {len(key)} bytes; at least 16 are needed")
     return key
+
+
+def journal_key_path() -> Path:
+    return Path(os.environ.get("BINGO_HOME", "var")) / "keys" / "journal-signing.pem"
+
+
+def load_journal_key(path: Path | None = None, *, create: bool = False) -> Ed25519PrivateKey:
+    """The hall server's Ed25519 journal signing key (PEM, PKCS#8, mode 0600)."""
+    path = path or journal_key_path()
+    if not path.exists():
+        if not create:
+            raise KeyFileError(f"no journal signing key at {path}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pem = Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(pem)
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except ValueError:
+        raise KeyFileError(f"{path} is not a PEM private key") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise KeyFileError(f"{path} is not an Ed25519 key")
+    return key
+
+
+def public_pem(key: Ed25519PrivateKey) -> bytes:
+    return key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )

@@ -6,7 +6,7 @@ about 40 MB and load back into numpy in one call.
 
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Integer, LargeBinary, MetaData, String
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, MetaData, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -72,3 +72,16 @@ class LibraryCard(Base):
     strip: Mapped[int] = mapped_column(Integer)
     cells: Mapped[bytes] = mapped_column(LargeBinary(27))
     code: Mapped[str] = mapped_column(String(32))
+
+
+class JournalRecord(Base):
+    """One record of the append-only journal (see ``protocol.chain``); never updated."""
+
+    __tablename__ = "journal"
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+    type: Mapped[str] = mapped_column(String(64), index=True)
+    payload: Mapped[str] = mapped_column(Text)  # canonical JSON
+    prev: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    signature: Mapped[str] = mapped_column(String(128))

@@ -1,0 +1,59 @@
+"""``bingo journal``: verify the hall's journal and export what stock tools need."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from hall_server.cli.context import Hall
+from hall_server.journal import Journal
+from hall_server.keys import journal_key_path, load_journal_key, public_pem
+from hall_server.store import journal as table
+
+pass_hall = click.make_pass_decorator(Hall)
+
+
+@click.group()
+def journal() -> None:
+    """The append-only, signed journal of every fact."""
+
+
+@journal.command()
+@pass_hall
+def verify(hall: Hall) -> None:
+    """Check every record's hash, link and signature, and the head file."""
+    count = Journal(hall.engine, load_journal_key()).verify()
+    last = table.last_record(hall.engine)
+    click.echo(
+        f"{count} record(s) verified" + (f"; last {last.seq}, hash {last.hash}" if last else "")
+    )
+
+
+@journal.command("public-key")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def public_key(out: Path) -> None:
+    """Write the journal's public key (PEM) for auditors and openssl."""
+    out.write_bytes(public_pem(load_journal_key()))
+    click.echo(f"public key of {journal_key_path()} written to {out}")
+
+
+@journal.command("export-record")
+@click.argument("seq", type=click.IntRange(min=1))
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@pass_hall
+def export_record(hall: Hall, seq: int, folder: Path) -> None:
+    """Write record SEQ's signed body and raw signature, for openssl pkeyutl -verify."""
+    record = next(table.read(hall.engine, after=seq - 1, batch=1), None)
+    if record is None or record.seq != seq:
+        raise click.ClickException(f"there is no record {seq} in the journal")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"record-{seq}.body").write_bytes(record.body)
+    (folder / f"record-{seq}.sig").write_bytes(bytes.fromhex(record.signature))
+    click.echo(f"{folder / f'record-{seq}.body'} and {folder / f'record-{seq}.sig'} written")
+    click.echo(
+        f"verify: openssl pkeyutl -verify -pubin -inkey hall-journal.pub.pem -rawin "
+        f"-in {folder / f'record-{seq}.body'} -sigfile {folder / f'record-{seq}.sig'}"
+    )
+
+

@@ -1,0 +1,90 @@
+"""The journal table: append and read, nothing else.
+
+Records are appended in one transaction with whatever projection rows the caller
+writes alongside (``extra``), so a fact and its projections commit together or not at
+all.  Nothing here updates or deletes a record.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable, Iterator
+
+from sqlalchemy import Connection, Engine, func, insert, select
+
+from hall_server.store.models import JournalRecord
+from protocol.chain import Record, canonical_json
+
+_COLUMNS = (
+    JournalRecord.seq,
+    JournalRecord.time_ms,
+    JournalRecord.type,
+    JournalRecord.payload,
+    JournalRecord.prev,
+    JournalRecord.hash,
+    JournalRecord.signature,
+)
+
+
+def append(
+    engine: Engine, records: list[Record], extra: Callable[[Connection], None] | None = None
+) -> None:
+    """Durably append ``records`` (and run ``extra`` in the same transaction)."""
+    with engine.begin() as connection:
+        connection.execute(
+            insert(JournalRecord),
+            [
+                {
+                    "seq": r.seq,
+                    "time_ms": r.time_ms,
+                    "type": r.type,
+                    "payload": canonical_json(r.payload).decode(),
+                    "prev": r.prev,
+                    "hash": r.hash,
+                    "signature": r.signature,
+                }
+                for r in records
+            ],
+        )
+        if extra is not None:
+            extra(connection)
+
+
+def _record(row) -> Record:  # type: ignore[no-untyped-def]
+    return Record(
+        seq=row.seq,
+        time_ms=row.time_ms,
+        type=row.type,
+        payload=json.loads(row.payload),
+        prev=row.prev,
+        hash=row.hash,
+        signature=row.signature,
+    )
+
+
+def read(engine: Engine, after: int = 0, batch: int = 10_000) -> Iterator[Record]:
+    """Every record with ``seq > after`` in sequence order, read in batches."""
+    last = after
+    while True:
+        with engine.connect() as connection:
+            rows = connection.execute(
+                select(*_COLUMNS).where(JournalRecord.seq > last).order_by(JournalRecord.seq).limit(batch)
+            ).all()
+        if not rows:
+            return
+        for row in rows:
+            yield _record(row)
+        last = rows[-1].seq
+
+
+def last_record(engine: Engine) -> Record | None:
+    with engine.connect() as connection:
+        row = connection.execute(
+            select(*_COLUMNS).order_by(JournalRecord.seq.desc()).limit(1)
+        ).first()
+    return _record(row) if row else None
+
+
+def count(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return connection.scalar(select(func.count()).select_from(JournalRecord)) or 0

@@ -1,0 +1,119 @@
+"""The journal: every alteration, removal, insertion or reordering is found and named."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import text
+
+from hall_server.cli import main
+from hall_server.journal import Journal
+from hall_server.keys import load_journal_key, public_pem
+from hall_server.store.database import open_database
+from protocol.chain import ChainError
+
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+
+
+@pytest.fixture
+def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Journal:
+    monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
+    engine = open_database(f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}")
+    j = Journal(engine, load_journal_key(create=True))
+    for n in range(1, 11):
+        j.append(1_700_000_000_000 + n, [("ball_drawn", {"game_id": "g1", "ball": n, "count": n})])
+    return j
+
+
+def sql(journal: Journal, statement: str) -> None:
+    with journal.engine.begin() as connection:
+        connection.exec_driver_sql(statement)
+
+
+def test_an_untouched_journal_verifies(journal: Journal) -> None:
+    assert journal.verify() == 10
+    records = list(journal.records())
+    assert [r.seq for r in records] == list(range(1, 11))
+    assert all(b.prev == a.hash for a, b in zip(records, records[1:]))
+
+
+def test_records_appended_together_commit_together(journal: Journal) -> None:
+    with pytest.raises(Exception):
+        journal.append(5, [("a", {"x": 1})], extra=lambda connection: connection.execute(text("SELECT * FROM nowhere")))
+    assert journal.verify() == 10 and journal.last.seq == 10
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        ("UPDATE journal SET payload = replace(payload, '\"ball\":4', '\"ball\":44') WHERE seq = 4", "record 4: its content does not match its hash"),
+        ("DELETE FROM journal WHERE seq = 6", "record 6: is missing: the journal jumps from 5 to 7"),
+        ("UPDATE journal SET seq = 100 WHERE seq = 3", "record 3: is missing"),
+        ("UPDATE journal SET seq = -seq WHERE seq IN (7, 8); UPDATE journal SET seq = 8 WHERE seq = -7; UPDATE journal SET seq = 7 WHERE seq = -8", "record 7: its content does not match its hash"),
+        ("DELETE FROM journal WHERE seq = 10", "record 10: is missing: the journal ends at 9 but its head says 10"),
+    ],
+)
+def test_tampering_is_found_and_named(journal: Journal, tamper: str, message: str) -> None:
+    for statement in tamper.split("; "):
+        sql(journal, statement)
+    with pytest.raises(ChainError) as error:
+        journal.verify()
+    assert str(error.value).startswith(message)
+
+
+def test_a_resealed_record_fails_its_signature(journal: Journal) -> None:
+    """An attacker who recomputes the hash still cannot sign without the key."""
+    import hashlib
+
+    record = next(r for r in journal.records() if r.seq == 5)
+    forged_body = record.body.replace(b'"ball":5', b'"ball":55')
+    forged_hash = hashlib.sha256(forged_body).hexdigest()
+    sql(journal, f"UPDATE journal SET payload = replace(payload, '\"ball\":5', '\"ball\":55'), hash = '{forged_hash}' WHERE seq = 5")
+    with pytest.raises(ChainError, match="record 5: its signature does not verify"):
+        journal.verify()
+
+
+def test_an_inserted_record_breaks_the_chain(journal: Journal) -> None:
+    """Make room at 5 and insert a validly signed record sealed after record 4."""
+    from protocol.chain import seal
+
+    for seq in range(10, 4, -1):
+        sql(journal, f"UPDATE journal SET seq = {seq + 1} WHERE seq = {seq}")
+    four = next(r for r in journal.records() if r.seq == 4)
+    forged = seal(journal.key, four, four.time_ms, "ball_drawn", {"game_id": "g1", "ball": 77, "count": 5})
+    sql(
+        journal,
+        "INSERT INTO journal (seq, time_ms, type, payload, prev, hash, signature) VALUES "
+        f"(5, {forged.time_ms}, 'ball_drawn', '{{\"ball\":77,\"count\":5,\"game_id\":\"g1\"}}', "
+        f"'{forged.prev}', '{forged.hash}', '{forged.signature}')",
+    )
+    with pytest.raises(ChainError, match="record 6: its content does not match its hash"):
+        journal.verify()
+
+
+def test_a_record_verifies_with_stock_openssl(journal: Journal, tmp_path: Path) -> None:
+    runner = CliRunner()
+    url = f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}"
+    result = runner.invoke(main, ["--db", url, "journal", "verify"])
+    assert result.exit_code == 0 and "10 record(s) verified" in result.output
+    result = runner.invoke(main, ["--db", url, "journal", "export-record", "7", "--dir", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    (tmp_path / "pub.pem").write_bytes(public_pem(journal.key))
+    check = subprocess.run(
+        ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(tmp_path / "pub.pem"), "-rawin",
+         "-in", str(tmp_path / "out" / "record-7.body"), "-sigfile", str(tmp_path / "out" / "record-7.sig")],
+        capture_output=True, text=True,
+    )
+    assert check.returncode == 0 and "Signature Verified Successfully" in check.stdout
+    body = (tmp_path / "out" / "record-7.body").read_bytes()
+    (tmp_path / "out" / "record-7.body").write_bytes(body.replace(b'"ball":7', b'"ball":8'))
+    forged = subprocess.run(
+        ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(tmp_path / "pub.pem"), "-rawin",
+         "-in", str(tmp_path / "out" / "record-7.body"), "-sigfile", str(tmp_path / "out" / "record-7.sig")],
+        capture_output=True, text=True,
+    )
+    assert forged.returncode != 0
+    sql(journal, "DELETE FROM journal WHERE seq = 2")
+    result = runner.invoke(main, ["--db", url, "journal", "verify"])
+    assert result.exit_code == 1 and "record 2: is missing" in result.output
