@@ -254,6 +254,9 @@ class Blower:
     def _set_fault(self, code: int) -> None:
         self.hw.pump(False)
         self.fault = code
+        # A draw asked during the fault's predecessor is cancelled: the host asks again
+        # once staff have cleared the fault.
+        self.pending_draw = False
         if self.mode == COUNT:
             # A fault ends the count; the balls read so far stay uncounted.
             self.mode = GAME

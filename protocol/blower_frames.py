@@ -211,8 +211,7 @@ def decode_frame(encoded: bytes, key: bytes = b"") -> Frame:
     if len(encoded) > MAX_ENCODED:
         raise FrameTooLong("%d encoded bytes" % len(encoded))
     body = cobs_decode(encoded)
-    tag_len = TAG_LEN if key else 0
-    if len(body) < HEADER_LEN + tag_len + CRC_LEN or len(body) > MAX_FRAME:
+    if len(body) < HEADER_LEN + CRC_LEN or len(body) > MAX_FRAME:
         raise BadLength("%d bytes" % len(body))
     crc = int.from_bytes(body[-CRC_LEN:], "little")
     if crc32(body[:-CRC_LEN]) != crc:
@@ -222,6 +221,8 @@ def decode_frame(encoded: bytes, key: bytes = b"") -> Frame:
         raise BadVersion("version %d" % (first & 0x7F))
     if bool(first & FLAG_KEYED) != bool(key):
         raise KeyMismatch()
+    if key and len(body) < HEADER_LEN + TAG_LEN + CRC_LEN:
+        raise BadLength("%d bytes for a keyed frame" % len(body))
     end = len(body) - CRC_LEN
     if key:
         signed = body[:end - TAG_LEN]
