@@ -61,7 +61,7 @@ class Board(Hardware):
     def _pulse(self, pin: Pin, ms: int) -> None:
         # A one-shot timer ends the pulse so the event loop never sleeps on a solenoid.
         pin.value(1)
-        Timer(mode=Timer.ONE_SHOT, period=ms, callback=lambda t: pin.value(0))
+        Timer(-1, mode=Timer.ONE_SHOT, period=ms, callback=lambda t: pin.value(0))
 
     def pump(self, on: bool) -> None:
         self.pump_pin.value(1 if on else 0)

@@ -9,7 +9,6 @@ returns what has arrived, ``write()`` sends.
 import os
 import select
 import sys
-import time
 
 from ball_blower_fw.chamber import SimulatedChamber
 
@@ -74,7 +73,3 @@ def parse_faults(text: str) -> dict:
 
 def make_chamber(faults: str, state_path: str) -> SimulatedChamber:
     return SimulatedChamber(os.urandom, parse_faults(faults), state_path)
-
-
-def ticks_ms() -> int:
-    return time.ticks_ms() if hasattr(time, "ticks_ms") else int(time.monotonic() * 1000)
