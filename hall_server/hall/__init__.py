@@ -1,0 +1,1 @@
+"""The hall's application core: the command loop and the modules that hold its state."""

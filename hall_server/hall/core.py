@@ -1,0 +1,171 @@
+"""The hall's command loop: decide, commit, apply, announce.
+
+Every change to the hall goes through :meth:`HallCore.execute`:
+
+1. **permission** - the actor's role must be allowed the command (R80; staff act only
+   within their role);
+2. **decide** - a pure function of the current state and the time returns the facts
+   (journal entries) the command produces, or raises a :class:`DomainError` whose
+   message goes back to the caller; nothing has changed;
+3. **commit** - the entries are sealed and appended to the journal on the database's
+   single writer thread, in one transaction;
+4. **apply** - every module folds the committed records into its in-memory state
+   (the same code rebuilds the state from the journal at start: crash recovery);
+5. **announce** - observers (consoles, boards, terminals) hear of the records.
+
+Commands run one at a time (a ``DeferredLock``), so each decision sees the state the
+previous one left.  A crash between 3 and 5 loses nothing committed, and nothing
+uncommitted was ever shown (announce after commit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+
+from twisted.internet import defer
+from twisted.internet.interfaces import IReactorThreads, IReactorTime
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+
+from hall_server.journal import Entry, Journal
+from protocol.chain import Record
+from protocol.errors import DomainError
+
+
+class Role(StrEnum):
+    """Staff roles of R80, plus the administrator who signs sessions (R77.1)."""
+
+    ADMISSION = "admission"
+    SELLER_CALLER = "seller_caller"
+    CASHIER = "cashier"
+    TABLE_CHIEF = "table_chief"
+    ROOM_CHIEF = "room_chief"
+    ADMINISTRATOR = "administrator"
+    SYSTEM = "system"  # the server itself: ball source faults, timers
+
+
+@dataclass(frozen=True)
+class Actor:
+    name: str
+    role: Role
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "role": str(self.role)}
+
+
+SYSTEM = Actor("hall-server", Role.SYSTEM)
+
+
+class NotAllowed(DomainError):
+    """The actor's role may not give this command."""
+
+
+class Module(Protocol):
+    """A part of the hall's state: folds committed records into itself."""
+
+    def apply(self, record: Record) -> None: ...
+
+
+Decide = Callable[[int], Sequence[Entry]]
+#: Runs a blocking function off the reactor thread: ``deferToThreadPool`` on the
+#: database's single writer pool in the server, a synchronous call in unit tests.
+RunBlocking = Callable[..., "defer.Deferred[Any]"]
+
+
+def thread_pool_runner(reactor: IReactorThreads, pool: ThreadPool) -> RunBlocking:
+    def run(function: Callable[..., Any], *args: Any) -> "defer.Deferred[Any]":
+        return deferToThreadPool(reactor, pool, function, *args)
+
+    return run
+
+
+def run_inline(function: Callable[..., Any], *args: Any) -> "defer.Deferred[Any]":
+    """The unit-test runner: call at once, on this thread."""
+    return defer.maybeDeferred(function, *args)
+
+
+class HallCore:
+    log = Logger()
+
+    def __init__(
+        self,
+        journal: Journal,
+        clock: IReactorTime,
+        run_blocking: RunBlocking,
+        permissions: Mapping[str, frozenset[Role]] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.clock = clock
+        self.run_blocking = run_blocking
+        self.permissions = dict(permissions or {})
+        self.modules: list[Module] = []
+        self.observers: list[Callable[[Record], None]] = []
+        self.lock = defer.DeferredLock()
+        self.seq = journal.last.seq if journal.last else 0
+
+    def add_module(self, module: Module) -> None:
+        self.modules.append(module)
+
+    def allow(self, permissions: Mapping[str, Iterable[Role]]) -> None:
+        for command, roles in permissions.items():
+            self.permissions[command] = frozenset(roles) | self.permissions.get(command, frozenset())
+
+    def recover(self) -> int:
+        """Rebuild every module's state from the journal (at start, before serving)."""
+        count = 0
+        for record in self.journal.records():
+            self._apply(record)
+            count += 1
+        return count
+
+    def now_ms(self) -> int:
+        return int(self.clock.seconds() * 1000)
+
+    def check_permission(self, actor: Actor, command: str) -> None:
+        roles = self.permissions.get(command)
+        if roles is None:
+            raise NotAllowed(f"unknown command {command!r}")
+        if actor.role not in roles:
+            allowed = ", ".join(sorted(str(r).replace("_", " ") for r in roles))
+            raise NotAllowed(
+                f"{actor.name} ({str(actor.role).replace('_', ' ')}) may not {command.replace('_', ' ')}; "
+                f"that is for: {allowed}"
+            )
+
+    def execute(self, actor: Actor, command: str, decide: Decide) -> defer.Deferred[list[Record]]:
+        """Run one command; fires with the committed records, or fails with the reason."""
+        return self.lock.run(self._execute, actor, command, decide)
+
+    @defer.inlineCallbacks
+    def _execute(self, actor: Actor, command: str, decide: Decide):  # type: ignore[no-untyped-def]
+        self.check_permission(actor, command)
+        now = self.now_ms()
+        entries = [(type, _stamped(payload, actor)) for type, payload in decide(now)]
+        if not entries:
+            return []
+        records = yield self.run_blocking(self.journal.append, now, entries)
+        for record in records:
+            self._apply(record)
+        for record in records:
+            self._announce(record)
+        return records
+
+    def _apply(self, record: Record) -> None:
+        for module in self.modules:
+            module.apply(record)
+        self.seq = record.seq
+
+    def _announce(self, record: Record) -> None:
+        for observer in list(self.observers):
+            try:
+                observer(record)
+            except Exception:
+                self.log.failure("an observer failed on record {seq}", seq=record.seq)
+
+
+def _stamped(payload: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
+    """Every record says who caused it."""
+    return {**payload, "actor": actor.to_dict()}

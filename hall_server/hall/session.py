@@ -1,0 +1,346 @@
+"""The hall session: verification, ball counts, signed opening and closing (R84, R77.1).
+
+A session is one day's opening of the hall.  Its rules, as this module enforces them:
+
+* Before a session the whole system is verified (R84.1, R92.5e): the journal chain,
+  the database, the draw device's self-test, the clock, and the installed software's
+  hash against the release manifest.  The result is recorded whatever it is; a session
+  opens only after a verification that passed.
+* The 90 balls are counted at opening and at closing in the presence of at least one
+  member of the public and the room chief (R84.2); the witnesses are named in the
+  record.  A count that misses or repeats a ball is recorded as such and blocks the
+  opening until a count comes out whole (after the set is repaired or replaced).
+* Opening and closing are signed by the administrator and by the room chief (R77.1):
+  each signs in person; the session is open (or closed) once both have signed.
+* The ball set in use counts its games: a warning from 1,900 games, and no game starts
+  at 2,000 until the set is replaced; the replacement is recorded (R83.1-2).
+* Ten or more players may ask for an extra check of the balls with a reasoned, signed
+  complaint (R84.3): the request names them and their complaint, and is followed by a
+  count of the balls.
+* The reserve machine's balls are counted before and after it is used (R84.4).
+
+The module holds the state (rebuilt from the journal by :meth:`apply`) and turns staff
+commands into journal entries through :class:`HallCore`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from twisted.internet.defer import Deferred
+
+from hall_server.hall.core import Actor, HallCore, Role
+from protocol.chain import Record
+from protocol.errors import DomainError
+
+BALL_SET_LIMIT = 2_000
+BALL_SET_WARNING = 1_900
+EXTRA_CHECK_PLAYERS = 10
+COUNT_STAGES = ("opening", "closing", "extra", "reserve_before", "reserve_after")
+CHECKS = ("journal", "database", "draw_device", "clock", "software")
+
+PERMISSIONS = {
+    "record_verification": {Role.ADMINISTRATOR, Role.SYSTEM},
+    "count_balls": {Role.ROOM_CHIEF},
+    "sign_session_opening": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
+    "sign_session_closing": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
+    "replace_ball_set": {Role.ROOM_CHIEF, Role.ADMINISTRATOR},
+    "request_extra_check": {Role.ROOM_CHIEF, Role.TABLE_CHIEF},
+}
+
+
+class SessionError(DomainError):
+    """A session command refused; the message says why."""
+
+
+@dataclass
+class BallCount:
+    stage: str
+    missing: tuple[int, ...]
+    repeated: tuple[int, ...]
+    witnesses: tuple[str, ...]
+    seq: int
+
+    @property
+    def whole(self) -> bool:
+        return not self.missing and not self.repeated
+
+
+@dataclass
+class Session:
+    number: int
+    date: str
+    verification_seq: int
+    opening_signatures: dict[str, str] = field(default_factory=dict)  # role -> name
+    closing_signatures: dict[str, str] = field(default_factory=dict)
+    counts: list[BallCount] = field(default_factory=list)
+    open: bool = False
+    closed: bool = False
+    games: int = 0
+
+
+@dataclass
+class SessionState:
+    sessions: list[Session] = field(default_factory=list)
+    last_verification: dict[str, Any] | None = None
+    ball_set: str = "set-1"
+    ball_set_games: int = 0
+    ball_set_history: list[dict[str, Any]] = field(default_factory=list)
+    extra_checks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def current(self) -> Session | None:
+        if self.sessions and not self.sessions[-1].closed:
+            return self.sessions[-1]
+        return None
+
+
+def count_faults(balls_present: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The numbers missing from and repeated in a count of the 90 balls."""
+    seen: dict[int, int] = {}
+    for ball in balls_present:
+        if isinstance(ball, bool) or not isinstance(ball, int) or not 1 <= ball <= 90:
+            raise SessionError(f"a ball is numbered 1-90, not {ball!r}")
+        seen[ball] = seen.get(ball, 0) + 1
+    missing = tuple(n for n in range(1, 91) if n not in seen)
+    repeated = tuple(sorted(n for n, times in seen.items() if times > 1))
+    return missing, repeated
+
+
+def _names(values: Sequence[str], what: str) -> tuple[str, ...]:
+    names = tuple(v.strip() for v in values if isinstance(v, str) and v.strip())
+    if len(names) != len(values):
+        raise SessionError(f"every {what} is named")
+    return names
+
+
+class SessionModule:
+    def __init__(self, core: HallCore) -> None:
+        self.core = core
+        self.state = SessionState()
+        core.add_module(self)
+        core.allow(PERMISSIONS)
+
+    # --- Queries ------------------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        session = self.state.current
+        return bool(session and session.open)
+
+    def require_open(self) -> Session:
+        session = self.state.current
+        if session is None or not session.open:
+            raise SessionError("the session is not open: verify, count the balls and sign the opening first")
+        return session
+
+    def require_ball_set_usable(self) -> None:
+        if self.state.ball_set_games >= BALL_SET_LIMIT:
+            raise SessionError(
+                f"ball set {self.state.ball_set} has played {self.state.ball_set_games} games; "
+                f"it must be replaced after {BALL_SET_LIMIT} (R83.2) before another game"
+            )
+
+    # --- Commands -----------------------------------------------------------------
+
+    def record_verification(
+        self, actor: Actor, date: str, results: Mapping[str, str | None]
+    ) -> Deferred[list[Record]]:
+        """Record the pre-session verification: each check's fault, or None when it passed."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            if self.state.current is not None:
+                raise SessionError("a session is already under way; close it before verifying for the next")
+            unknown = sorted(set(results) - set(CHECKS))
+            missing = sorted(set(CHECKS) - set(results))
+            if unknown or missing:
+                raise SessionError(
+                    f"a verification reports exactly {', '.join(CHECKS)}"
+                    + (f"; missing {', '.join(missing)}" if missing else "")
+                    + (f"; unknown {', '.join(unknown)}" if unknown else "")
+                )
+            faults = {name: fault for name, fault in results.items() if fault}
+            return [("system_verified", {"date": date, "results": dict(results), "passed": not faults})]
+
+        return self.core.execute(actor, "record_verification", decide)
+
+    def count_balls(
+        self, actor: Actor, stage: str, balls_present: Sequence[int], witnesses: Sequence[str]
+    ) -> Deferred[list[Record]]:
+        """Record a count of the balls with its witnesses (R84.2-4)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            if stage not in COUNT_STAGES:
+                raise SessionError(f"a count is made at {', '.join(COUNT_STAGES)}, not {stage!r}")
+            names = _names(list(witnesses), "witness")
+            if not names:
+                raise SessionError("a ball count needs at least one member of the public as witness (R84.2)")
+            session = self.state.current
+            if stage == "opening":
+                verification = self.state.last_verification
+                if session is None and (verification is None or not verification["passed"]):
+                    raise SessionError("the system has not passed its verification for this session (R84.1)")
+                if session is not None and session.open:
+                    raise SessionError("the session is already open")
+            elif session is None or not session.open:
+                raise SessionError(f"a {stage.replace('_', ' ')} count is made during an open session")
+            missing, repeated = count_faults(list(balls_present))
+            return [
+                (
+                    "balls_counted",
+                    {
+                        "stage": stage,
+                        "ball_set": self.state.ball_set,
+                        "counted": len(balls_present),
+                        "missing": list(missing),
+                        "repeated": list(repeated),
+                        "witnesses": list(names),
+                        "room_chief": actor.name,
+                    },
+                )
+            ]
+
+        return self.core.execute(actor, "count_balls", decide)
+
+    def sign_opening(self, actor: Actor) -> Deferred[list[Record]]:
+        """The administrator and the room chief each sign the session's opening (R77.1)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            session = self.state.current
+            if session is None:
+                raise SessionError("count the balls at opening before signing (R84.2)")
+            if session.open:
+                raise SessionError("the session is already open")
+            opening = [c for c in session.counts if c.stage == "opening"]
+            if not opening or not opening[-1].whole:
+                raise SessionError("the last opening count did not find the 90 balls once each; count again")
+            if str(actor.role) in session.opening_signatures:
+                raise SessionError(f"the {str(actor.role).replace('_', ' ')} has already signed the opening")
+            entries: list[tuple[str, dict[str, Any]]] = [
+                ("session_opening_signed", {"session": session.number, "signer": actor.name, "role": str(actor.role)})
+            ]
+            if len(session.opening_signatures) == 1:
+                entries.append(("session_opened", {"session": session.number, "date": session.date}))
+            return entries
+
+        return self.core.execute(actor, "sign_session_opening", decide)
+
+    def sign_closing(self, actor: Actor) -> Deferred[list[Record]]:
+        """Both sign the closing, after the closing count (R77.1, R84.2)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            session = self.require_open()
+            closing = [c for c in session.counts if c.stage == "closing"]
+            if not closing:
+                raise SessionError("count the balls at closing before signing (R84.2)")
+            if str(actor.role) in session.closing_signatures:
+                raise SessionError(f"the {str(actor.role).replace('_', ' ')} has already signed the closing")
+            entries: list[tuple[str, dict[str, Any]]] = [
+                ("session_closing_signed", {"session": session.number, "signer": actor.name, "role": str(actor.role)})
+            ]
+            if len(session.closing_signatures) == 1:
+                entries.append(("session_closed", {"session": session.number, "games": session.games}))
+            return entries
+
+        return self.core.execute(actor, "sign_session_closing", decide)
+
+    def replace_ball_set(self, actor: Actor, new_set: str, reason: str) -> Deferred[list[Record]]:
+        """Put a new ball set in use; recorded with the reason (R83.1-2)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            if not new_set.strip() or new_set == self.state.ball_set:
+                raise SessionError("name the new ball set; it must differ from the one in use")
+            if not reason.strip():
+                raise SessionError("say why the ball set is replaced")
+            return [
+                (
+                    "ball_set_replaced",
+                    {
+                        "old": self.state.ball_set,
+                        "new": new_set.strip(),
+                        "games_played": self.state.ball_set_games,
+                        "reason": reason.strip(),
+                    },
+                )
+            ]
+
+        return self.core.execute(actor, "replace_ball_set", decide)
+
+    def request_extra_check(
+        self, actor: Actor, players: Sequence[str], complaint: str
+    ) -> Deferred[list[Record]]:
+        """Ten or more players ask for an extra check of the balls (R84.3)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            self.require_open()
+            names = _names(list(players), "player")
+            if len(set(names)) < EXTRA_CHECK_PLAYERS:
+                raise SessionError(
+                    f"an extra check needs at least {EXTRA_CHECK_PLAYERS} different players; "
+                    f"{len(set(names))} signed"
+                )
+            if not complaint.strip():
+                raise SessionError("the players' complaint must give its reasons (R84.3)")
+            return [("extra_check_requested", {"players": list(names), "complaint": complaint.strip()})]
+
+        return self.core.execute(actor, "request_extra_check", decide)
+
+    # --- Projection -----------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        p = record.payload
+        state = self.state
+        if record.type == "system_verified":
+            state.last_verification = {**p, "seq": record.seq}
+        elif record.type == "balls_counted":
+            count = BallCount(
+                p["stage"], tuple(p["missing"]), tuple(p["repeated"]), tuple(p["witnesses"]), record.seq
+            )
+            if p["stage"] == "opening" and state.current is None:
+                assert state.last_verification is not None
+                state.sessions.append(
+                    Session(
+                        number=len(state.sessions) + 1,
+                        date=state.last_verification["date"],
+                        verification_seq=state.last_verification["seq"],
+                    )
+                )
+            session = state.current
+            assert session is not None
+            session.counts.append(count)
+        elif record.type == "session_opening_signed":
+            assert state.current is not None
+            state.current.opening_signatures[p["role"]] = p["signer"]
+        elif record.type == "session_opened":
+            assert state.current is not None
+            state.current.open = True
+            state.last_verification = None  # the next session needs its own
+        elif record.type == "session_closing_signed":
+            assert state.current is not None
+            state.current.closing_signatures[p["role"]] = p["signer"]
+        elif record.type == "session_closed":
+            assert state.current is not None
+            state.current.closed = True
+        elif record.type == "ball_set_replaced":
+            state.ball_set_history.append({**p, "seq": record.seq})
+            state.ball_set = p["new"]
+            state.ball_set_games = 0
+        elif record.type == "extra_check_requested":
+            state.extra_checks.append({**p, "seq": record.seq})
+        elif record.type in ("game_closed", "game_finished", "game_refunded"):
+            # Every game played wears the balls, whatever its end.
+            state.ball_set_games += 1
+            if state.current is not None:
+                state.current.games += 1
+
+    def ball_set_warning(self) -> str | None:
+        games = self.state.ball_set_games
+        if games >= BALL_SET_LIMIT:
+            return f"ball set {self.state.ball_set} has reached {BALL_SET_LIMIT} games: replace it (R83.2)"
+        if games >= BALL_SET_WARNING:
+            return (
+                f"ball set {self.state.ball_set} has played {games} games; it must be replaced at "
+                f"{BALL_SET_LIMIT} (R83.2)"
+            )
+        return None

@@ -1,0 +1,117 @@
+"""The hall session: verification, counts with witnesses, signatures, ball set (R84, R77.1, R83)."""
+
+import pytest
+
+from hall_server.hall.core import Actor, HallCore, NotAllowed, Role
+from hall_server.hall.session import CHECKS, SessionError, SessionModule
+from hall_server.journal import Journal
+from tests.hall.conftest import result
+
+ADMIN = Actor("ines", Role.ADMINISTRATOR)
+CHIEF = Actor("rui", Role.ROOM_CHIEF)
+SELLER = Actor("ana", Role.SELLER_CALLER)
+ALL_BALLS = list(range(1, 91))
+PASSED = dict.fromkeys(CHECKS)
+
+
+def open_session(session: SessionModule) -> None:
+    result(session.record_verification(ADMIN, "2026-12-01", PASSED))
+    result(session.count_balls(CHIEF, "opening", ALL_BALLS, ["Marta Soler (public)"]))
+    result(session.sign_opening(ADMIN))
+    result(session.sign_opening(CHIEF))
+
+
+@pytest.mark.req("R84.1", "R84.2", "R77.1", "R92.5e")
+def test_a_session_opens_after_verification_a_whole_count_and_both_signatures(core: HallCore) -> None:
+    session = SessionModule(core)
+    open_session(session)
+    assert session.is_open
+    opened = session.state.current
+    assert opened.opening_signatures == {"administrator": "ines", "room_chief": "rui"}
+    assert opened.counts[0].witnesses == ("Marta Soler (public)",)
+
+
+@pytest.mark.req("R84.1", "R92.5e")
+def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: HallCore, journal: Journal) -> None:
+    session = SessionModule(core)
+    result(session.record_verification(ADMIN, "2026-12-01", {**PASSED, "clock": "off by 9 minutes"}))
+    with pytest.raises(SessionError, match="has not passed its verification"):
+        result(session.count_balls(CHIEF, "opening", ALL_BALLS, ["a player"]))
+    (record,) = list(journal.records())
+    assert record.type == "system_verified" and record.payload["passed"] is False
+    assert record.payload["results"]["clock"] == "off by 9 minutes"
+
+
+@pytest.mark.req("R84.2")
+def test_a_count_missing_a_ball_blocks_the_signatures(core: HallCore) -> None:
+    session = SessionModule(core)
+    result(session.record_verification(ADMIN, "2026-12-01", PASSED))
+    result(session.count_balls(CHIEF, "opening", ALL_BALLS[:-1] + [3], ["a player"]))
+    assert session.state.current.counts[0].missing == (90,)
+    assert session.state.current.counts[0].repeated == (3,)
+    with pytest.raises(SessionError, match="did not find the 90 balls once each"):
+        result(session.sign_opening(ADMIN))
+    with pytest.raises(SessionError, match="at least one member of the public"):
+        result(session.count_balls(CHIEF, "opening", ALL_BALLS, []))
+    result(session.count_balls(CHIEF, "opening", ALL_BALLS, ["a player"]))
+    result(session.sign_opening(ADMIN))
+    with pytest.raises(SessionError, match="already signed"):
+        result(session.sign_opening(ADMIN))
+
+
+@pytest.mark.req("R80")
+def test_staff_act_only_within_their_role(core: HallCore, journal: Journal) -> None:
+    session = SessionModule(core)
+    with pytest.raises(NotAllowed, match=r"ana \(seller caller\) may not count balls"):
+        result(session.count_balls(SELLER, "opening", ALL_BALLS, ["x"]))
+    with pytest.raises(NotAllowed):
+        result(session.sign_opening(SELLER))
+    assert list(journal.records()) == []
+
+
+@pytest.mark.req("R84.3")
+def test_ten_players_may_ask_for_an_extra_check(core: HallCore) -> None:
+    session = SessionModule(core)
+    open_session(session)
+    nine = [f"player {n}" for n in range(9)]
+    with pytest.raises(SessionError, match="at least 10 different players; 9 signed"):
+        result(session.request_extra_check(CHIEF, nine, "ball 7 looks chipped"))
+    with pytest.raises(SessionError, match="give its reasons"):
+        result(session.request_extra_check(CHIEF, nine + ["player 9"], " "))
+    result(session.request_extra_check(CHIEF, nine + ["player 9"], "ball 7 looks chipped"))
+    result(session.count_balls(CHIEF, "extra", ALL_BALLS, ["player 0"]))
+    assert session.state.extra_checks[0]["complaint"] == "ball 7 looks chipped"
+
+
+@pytest.mark.req("R83.1", "R83.2")
+def test_the_ball_set_warns_then_blocks_at_2000_games_until_replaced(core: HallCore) -> None:
+    session = SessionModule(core)
+    session.state.ball_set_games = 1_899
+    assert session.ball_set_warning() is None
+    session.state.ball_set_games = 1_900
+    assert "must be replaced at 2000" in session.ball_set_warning()
+    session.state.ball_set_games = 2_000
+    with pytest.raises(SessionError, match="must be replaced after 2000"):
+        session.require_ball_set_usable()
+    result(session.replace_ball_set(CHIEF, "set-2", "2,000 games played"))
+    assert session.state.ball_set == "set-2" and session.state.ball_set_games == 0
+    session.require_ball_set_usable()
+    assert session.state.ball_set_history[0]["games_played"] == 2_000
+
+
+@pytest.mark.req("R77.1", "R84.2", "R96.4")
+def test_closing_needs_a_count_and_both_signatures_and_the_state_rebuilds(core: HallCore, journal: Journal, clock) -> None:
+    session = SessionModule(core)
+    open_session(session)
+    with pytest.raises(SessionError, match="count the balls at closing"):
+        result(session.sign_closing(ADMIN))
+    result(session.count_balls(CHIEF, "closing", ALL_BALLS, ["a player"]))
+    result(session.sign_closing(CHIEF))
+    assert session.is_open
+    result(session.sign_closing(ADMIN))
+    assert not session.is_open and session.state.current is None
+    # A new core over the same journal rebuilds exactly the same state.
+    again = SessionModule(HallCore(journal, clock, core.run_blocking))
+    again.core.recover()
+    assert again.state == session.state
+    assert journal.verify() == 9
