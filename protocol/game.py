@@ -533,19 +533,19 @@ class TraditionalGame(GameMachine):
         first when both fall on one ball), a losing one ``claim_rejected``.  All or
         nothing: if one of the inputs is refused, none is taken.
         """
+        inputs = {LINE.name: I.LINE_VERIFIED, BINGO.name: I.BINGO_VERIFIED}
+        wins = sorted(verdict.wins, key=lambda w: self.patterns.names.index(w.pattern))
+        self._check(inputs[wins[0].pattern] if wins else I.CLAIM_REJECTED)
         if verdict.checked_at != len(self._drawn):
             raise GameError(
                 f"card {verdict.card} was checked after ball {verdict.checked_at}, but "
                 f"{len(self._drawn)} balls are drawn now; check it again"
             )
-        if not verdict.valid:
-            self._check(I.CLAIM_REJECTED)
+        if not wins:
             event = ClaimRejected(
                 self.game_id, verdict.card.series, verdict.card.number, verdict.reason or ""
             )
             return [self._fire(I.CLAIM_REJECTED, event)]
-        inputs = {LINE.name: I.LINE_VERIFIED, BINGO.name: I.BINGO_VERIFIED}
-        wins = sorted(verdict.wins, key=lambda w: self.patterns.names.index(w.pattern))
         # Walk the table first so a refusal leaves the game untouched.
         state = self.state
         for win in wins:
@@ -569,6 +569,8 @@ class InterconnectedGame(GameMachine):
         exactly that ball.  Whether the prize ends the game is decided by
         :meth:`GamePatterns.game_over`: it is then a ``final_prize_won``.
         """
+        if not (self.accepts(I.PRIZE_WON) or self.accepts(I.FINAL_PRIZE_WON)):
+            self._check(I.PRIZE_WON)
         self._check_win(ref, pattern, len(self._drawn))
         completed = completion_ball(self.patterns[pattern], card, self._drawn)
         if completed != len(self._drawn):
