@@ -87,6 +87,22 @@ def run_inline(function: Callable[..., Any], *args: Any) -> "defer.Deferred[Any]
     return defer.maybeDeferred(function, *args)
 
 
+@dataclass(frozen=True)
+class CommandSpec:
+    """A command the edges (console, terminals, CLI) may call by name.
+
+    ``params`` maps each argument to its JSON type: ``int``, ``str``, ``bool``,
+    ``list[int]``, ``list[str]`` or ``dict``; the edge validates a request against it
+    and calls ``handler(actor, **arguments)``.  Who may call it is the core's
+    permission table, under the same name.
+    """
+
+    name: str
+    handler: Callable[..., "defer.Deferred[Any]"]
+    params: Mapping[str, Any]
+    summary: str
+
+
 class HallCore:
     log = Logger()
 
@@ -102,12 +118,20 @@ class HallCore:
         self.run_blocking = run_blocking
         self.permissions = dict(permissions or {})
         self.modules: list[Module] = []
+        self.commands: dict[str, CommandSpec] = {}
         self.observers: list[Callable[[Record], None]] = []
         self.lock = defer.DeferredLock()
         self.seq = journal.last.seq if journal.last else 0
 
     def add_module(self, module: Module) -> None:
         self.modules.append(module)
+
+    def register(self, spec: CommandSpec) -> None:
+        if spec.name in self.commands:
+            raise ValueError(f"command {spec.name!r} is registered twice")
+        if spec.name not in self.permissions:
+            raise ValueError(f"command {spec.name!r} has no permission entry")
+        self.commands[spec.name] = spec
 
     def allow(self, permissions: Mapping[str, Iterable[Role]]) -> None:
         for command, roles in permissions.items():

@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor, HallCore, Role
+from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
 from protocol.chain import Record
 from protocol.errors import DomainError
 
@@ -121,6 +121,19 @@ class SessionModule:
         self.state = SessionState()
         core.add_module(self)
         core.allow(PERMISSIONS)
+        for name, handler, params, summary in (
+            ("record_verification", self.record_verification, {"date": str, "results": dict},
+             "record the pre-session verification"),
+            ("count_balls", self.count_balls, {"stage": str, "balls_present": list[int], "witnesses": list[str]},
+             "record a count of the 90 balls with its witnesses"),
+            ("sign_session_opening", self.sign_opening, {}, "sign the session's opening"),
+            ("sign_session_closing", self.sign_closing, {}, "sign the session's closing"),
+            ("replace_ball_set", self.replace_ball_set, {"new_set": str, "reason": str},
+             "put a new ball set in use"),
+            ("request_extra_check", self.request_extra_check, {"players": list[str], "complaint": str},
+             "record ten or more players' request for an extra ball check"),
+        ):
+            core.register(CommandSpec(name, handler, params, summary))
 
     # --- Queries ------------------------------------------------------------------
 
