@@ -35,6 +35,7 @@ JsonValue = int | str | None | list[int] | list[str]
 class Event:
     """Base of all domain events: field checks and the dict form the journal stores."""
 
+    __slots__ = ()
     type: ClassVar[str]
 
     def __post_init__(self) -> None:

@@ -534,6 +534,9 @@ class TraditionalGame(GameMachine):
         nothing: if one of the inputs is refused, none is taken.
         """
         inputs = {LINE.name: I.LINE_VERIFIED, BINGO.name: I.BINGO_VERIFIED}
+        for win in verdict.wins:
+            if win.pattern not in inputs:
+                raise GameError(f"the hall game plays the line and the bingo, not {win.pattern!r}")
         wins = sorted(verdict.wins, key=lambda w: self.patterns.names.index(w.pattern))
         self._check(inputs[wins[0].pattern] if wins else I.CLAIM_REJECTED)
         if verdict.checked_at != len(self._drawn):

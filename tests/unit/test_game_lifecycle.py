@@ -29,7 +29,6 @@ from protocol.game import (
     SUSPENDED_FROM,
     TRADITIONAL_TABLE,
     GameError,
-    GameMachine,
     Input,
     InterconnectedGame,
     InvalidTransition,
@@ -427,6 +426,22 @@ def test_the_interconnected_game_checks_what_it_is_told() -> None:
         game.prize_found("full_house", ref, cards[ref])
 
 
+@pytest.mark.req("R93.12")
+def test_no_prize_is_awarded_outside_the_draw() -> None:
+    game = network_game()
+    ref = CardRef(40, 1)
+    with pytest.raises(InvalidTransition, match="^cannot award a prize while the sale is open$"):
+        game.prize_found("line", ref, CARDS[CardRef(1, 1)])
+
+
+def test_the_hall_game_awards_only_its_own_patterns() -> None:
+    game = selling_game()
+    game.close_sale()
+    game.draw_ball(1)
+    with pytest.raises(GameError, match="not 'two_lines'"):
+        game.claim_checked(ClaimVerdict(CardRef(1, 1), 1, (Win("two_lines", 1),)))
+
+
 # --- The traditional game and the ledger, driven together -----------------------------
 
 PLAYERS = ("player:ana", "player:bo")
@@ -631,7 +646,7 @@ class HallGame(RuleBasedStateMachine):
 
     @invariant()
     def states_change_only_through_the_table(self) -> None:
-        for step in getattr(self, "game", GameMachine("x", GamePatterns((LINE, BINGO)))).steps:
+        for step in self.game.steps:
             target, _ = TRADITIONAL_TABLE[(step.before, step.input)]
             if target == SUSPENDED_FROM:
                 assert step.before == State.SUSPENDED
@@ -640,7 +655,7 @@ class HallGame(RuleBasedStateMachine):
 
     @invariant()
     def a_refunded_game_pays_no_prize(self) -> None:
-        if getattr(self, "game", None) is not None and self.game.state == State.REFUNDED:
+        if self.game.state == State.REFUNDED:
             assert not any(isinstance(e, PrizeWon) for e in self.journal)
             assert not any(p.reason.startswith("prize:") for p in self.ledger.postings)
             assert self.ledger.balance(stakes_account("g1")) == 0
@@ -648,8 +663,6 @@ class HallGame(RuleBasedStateMachine):
 
     @invariant()
     def balls_never_repeat(self) -> None:
-        if getattr(self, "game", None) is None:
-            return
         assert len(set(self.game.drawn)) == len(self.game.drawn)
         replayed: list[int] = []
         for event in self.journal:
