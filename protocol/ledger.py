@@ -244,6 +244,20 @@ class Ledger:
 
     def post_all(self, postings: Sequence[Posting]) -> tuple[Posting, ...]:
         """Record ``postings`` together: all of them, or none if one would overdraw."""
+        self._signed = self._after(postings)
+        self._postings.extend(postings)
+        return tuple(postings)
+
+    def check(self, postings: Sequence[Posting]) -> None:
+        """Raise as :meth:`post_all` would, recording nothing.
+
+        A server checks the postings a command would make before it journals them; the
+        ledger, a projection of the journal, records them once they are committed.
+        """
+        self._after(postings)
+
+    def _after(self, postings: Sequence[Posting]) -> dict[str, int]:
+        """The signed balances once ``postings`` are made, or :class:`Overdraft`."""
         signed = dict(self._signed)
         for posting in postings:
             if not isinstance(posting, Posting):
@@ -258,9 +272,7 @@ class Ledger:
                         f"{posting.reason}: {account} holds {format_cents(before)} and cannot "
                         f"pay {format_cents(abs(change))}; nothing was recorded"
                     )
-        self._postings.extend(postings)
-        self._signed = signed
-        return tuple(postings)
+        return signed
 
     def postings_for(self, game_id: str, reason: str | None = None) -> tuple[Posting, ...]:
         """The postings referring to ``game_id``, optionally only those made for ``reason``."""

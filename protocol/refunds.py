@@ -11,7 +11,9 @@ Two cases, both worked out from the ``CardSold`` events recorded for the game:
 Each card's stake is paid back from the game's collection (``stakes:<game>``) to the
 account it came from (``player:<id>`` or the seller's ``cash:<desk>``), in one posting
 per card whose reference names the game, the card and the journal record of the
-refund.  All of a refund's postings are recorded together or not at all.
+refund.  All of a refund's postings are recorded together or not at all.  The
+``plan_*`` functions only work out and check the postings, for a server that journals
+them before its ledger projection records them; ``refund_*`` also record them.
 
 The ledger is the memory of what was refunded: a card with a refund posting is never
 refunded again, and a game refunded as a whole refuses a second game refund.
@@ -65,17 +67,18 @@ def _postings(
     ]
 
 
-def _record(ledger: Ledger, postings: list[Posting], what: str) -> tuple[Posting, ...]:
+def _checked(ledger: Ledger, postings: list[Posting], what: str) -> tuple[Posting, ...]:
     try:
-        return ledger.post_all(postings)
+        ledger.check(postings)
     except Overdraft as error:
         raise RefundError(f"{what} cannot be refunded: {error}") from error
+    return tuple(postings)
 
 
-def refund_game(
+def plan_game_refund(
     ledger: Ledger, sales: Iterable[CardSold], game_id: str, event_seq: int
 ) -> tuple[Posting, ...]:
-    """Pay back every stake of ``game_id`` not refunded yet; record and return the postings.
+    """The postings that pay back every stake of ``game_id`` not refunded yet, checked, not recorded.
 
     ``sales`` may hold other games' sales too; only ``game_id``'s count.  ``event_seq``
     is the journal sequence number of the ``GameRefunded`` event.
@@ -88,7 +91,39 @@ def refund_game(
         for s in sales
         if s.game_id == game_id and CardRef(s.series, s.card_number).label not in done
     ]
-    return _record(ledger, _postings(due, game_id, GAME_REFUND, event_seq), f"game {game_id}")
+    return _checked(ledger, _postings(due, game_id, GAME_REFUND, event_seq), f"game {game_id}")
+
+
+def plan_terminal_refund(
+    ledger: Ledger,
+    sales: Iterable[CardSold],
+    game_id: str,
+    terminal_id: str,
+    event_seq: int,
+) -> tuple[Posting, ...]:
+    """The postings that pay back the cards bought on ``terminal_id`` for ``game_id`` (R96.3).
+
+    Checked against the ledger, not recorded.  ``event_seq`` is the journal sequence
+    number of the ``TerminalFailed`` event.
+    """
+    done = refunded_cards(ledger, game_id)
+    bought = [s for s in sales if s.game_id == game_id and s.terminal_id == terminal_id]
+    if any(CardRef(s.series, s.card_number).label in done for s in bought):
+        raise RefundError(
+            f"the cards of terminal {terminal_id} in game {game_id} have already been refunded"
+        )
+    return _checked(
+        ledger,
+        _postings(bought, game_id, TERMINAL_REFUND, event_seq),
+        f"terminal {terminal_id}'s cards in game {game_id}",
+    )
+
+
+def refund_game(
+    ledger: Ledger, sales: Iterable[CardSold], game_id: str, event_seq: int
+) -> tuple[Posting, ...]:
+    """:func:`plan_game_refund`, recorded in ``ledger``."""
+    return ledger.post_all(plan_game_refund(ledger, sales, game_id, event_seq))
 
 
 def refund_terminal(
@@ -98,18 +133,5 @@ def refund_terminal(
     terminal_id: str,
     event_seq: int,
 ) -> tuple[Posting, ...]:
-    """Pay back the cards of ``game_id`` bought on the failed ``terminal_id`` (R96.3).
-
-    ``event_seq`` is the journal sequence number of the ``TerminalFailed`` event.
-    """
-    done = refunded_cards(ledger, game_id)
-    bought = [s for s in sales if s.game_id == game_id and s.terminal_id == terminal_id]
-    if any(CardRef(s.series, s.card_number).label in done for s in bought):
-        raise RefundError(
-            f"the cards of terminal {terminal_id} in game {game_id} have already been refunded"
-        )
-    return _record(
-        ledger,
-        _postings(bought, game_id, TERMINAL_REFUND, event_seq),
-        f"terminal {terminal_id}'s cards in game {game_id}",
-    )
+    """:func:`plan_terminal_refund`, recorded in ``ledger``."""
+    return ledger.post_all(plan_terminal_refund(ledger, sales, game_id, terminal_id, event_seq))

@@ -157,6 +157,16 @@ def test_overdraft_counts_every_posting_of_a_batch() -> None:
     assert ledger.balance("player:a") == 100
 
 
+def test_check_refuses_as_posting_would_and_records_nothing() -> None:
+    ledger = funded(a=100)
+    fine = Posting.transfer(100, debit="player:a", credit="stakes:g", reason="sale")
+    ledger.check([fine])
+    assert ledger.balance("player:a") == 100 and len(ledger.postings) == 1
+    with pytest.raises(Overdraft, match="player:a holds 0.00 EUR and cannot pay 1.00 EUR"):
+        ledger.check([fine, fine])
+    assert ledger.balance("player:a") == 100 and len(ledger.postings) == 1
+
+
 def test_postings_are_immutable_and_the_list_is_a_copy() -> None:
     ledger = funded(a=100)
     posting = ledger.postings[0]

@@ -12,6 +12,8 @@ from protocol.refunds import (
     GAME_REFUND,
     TERMINAL_REFUND,
     RefundError,
+    plan_game_refund,
+    plan_terminal_refund,
     refund_game,
     refund_terminal,
     refunded_cards,
@@ -101,6 +103,21 @@ def test_a_game_refund_after_a_terminal_refund_pays_the_others_only() -> None:
     assert {p.reference.card for p in postings} == {"1-3", "7-1"}
     assert ledger.balance("player:ana") == 10_000
     assert ledger.balance("stakes:g1") == 0
+
+
+@pytest.mark.req("R86.2", "R96.3")
+def test_a_planned_refund_is_checked_but_not_recorded() -> None:
+    """For a server that journals the postings before its ledger records them."""
+    ledger = hall()
+    sell(ledger, SALES)
+    before = ledger.postings
+    planned = plan_terminal_refund(ledger, SALES, "g1", "t1", event_seq=50)
+    assert [p.reference.card for p in planned] == ["1-1", "1-2"]
+    assert len(plan_game_refund(ledger, SALES, "g1", event_seq=90)) == 4
+    assert ledger.postings == before
+    ledger.post_all(planned)
+    with pytest.raises(RefundError, match="already been refunded"):
+        plan_terminal_refund(ledger, SALES, "g1", "t1", event_seq=51)
 
 
 @pytest.mark.req("R96.3")
