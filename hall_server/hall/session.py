@@ -115,6 +115,23 @@ def _names(values: Sequence[str], what: str) -> tuple[str, ...]:
     return names
 
 
+def _signature_entries(
+    actor: Actor,
+    session: Session,
+    what: str,
+    signatures: Mapping[str, str],
+    completed: tuple[str, dict[str, Any]],
+) -> list[tuple[str, dict[str, Any]]]:
+    """One signature of the opening or closing; the second of the two completes it."""
+    role = str(actor.role)
+    if role in signatures:
+        raise SessionError(f"the {role.replace('_', ' ')} has already signed the {what}")
+    entries = [(f"session_{what}_signed", {"session": session.number, "signer": actor.name, "role": role})]
+    if len(signatures) == 1:
+        entries.append(completed)
+    return entries
+
+
 class SessionModule:
     def __init__(self, core: HallCore) -> None:
         self.core = core
@@ -228,14 +245,10 @@ class SessionModule:
             opening = [c for c in session.counts if c.stage == "opening"]
             if not opening or not opening[-1].whole:
                 raise SessionError("the last opening count did not find the 90 balls once each; count again")
-            if str(actor.role) in session.opening_signatures:
-                raise SessionError(f"the {str(actor.role).replace('_', ' ')} has already signed the opening")
-            entries: list[tuple[str, dict[str, Any]]] = [
-                ("session_opening_signed", {"session": session.number, "signer": actor.name, "role": str(actor.role)})
-            ]
-            if len(session.opening_signatures) == 1:
-                entries.append(("session_opened", {"session": session.number, "date": session.date}))
-            return entries
+            return _signature_entries(
+                actor, session, "opening", session.opening_signatures,
+                ("session_opened", {"session": session.number, "date": session.date}),
+            )
 
         return self.core.execute(actor, "sign_session_opening", decide)
 
@@ -247,14 +260,10 @@ class SessionModule:
             closing = [c for c in session.counts if c.stage == "closing"]
             if not closing:
                 raise SessionError("count the balls at closing before signing (R84.2)")
-            if str(actor.role) in session.closing_signatures:
-                raise SessionError(f"the {str(actor.role).replace('_', ' ')} has already signed the closing")
-            entries: list[tuple[str, dict[str, Any]]] = [
-                ("session_closing_signed", {"session": session.number, "signer": actor.name, "role": str(actor.role)})
-            ]
-            if len(session.closing_signatures) == 1:
-                entries.append(("session_closed", {"session": session.number, "games": session.games}))
-            return entries
+            return _signature_entries(
+                actor, session, "closing", session.closing_signatures,
+                ("session_closed", {"session": session.number, "games": session.games}),
+            )
 
         return self.core.execute(actor, "sign_session_closing", decide)
 
