@@ -21,6 +21,9 @@ carry:<prize>  credit  no           remainders carried to the same prize of the 
 pot:<name>     credit  no           superbingo, grand_superbingo, megabingo,
                                     jackpot_accumulated, jackpot_reserve (R89-R91)
 tax            credit  no           tax owed on the stakes (R98)
+over_short:<d> debit   yes          the cash desk's counting differences: a shortage
+                                    found at reconciliation is debited, an excess
+                                    credited (positive = net short)
 house          credit  yes          the operator's share; negative when the operator
                                     has put in more than it took (R89.5, R91)
 ============== ======= ============ =====================================================
@@ -71,6 +74,7 @@ ACCOUNT_KINDS: dict[str, AccountKind] = {
     ),
     "tax": AccountKind("credit", False, None),
     "house": AccountKind("credit", True, None),
+    "over_short": AccountKind("debit", True, ()),
 }
 
 
