@@ -14,6 +14,7 @@ from hall_server.cli.cards import cards
 from hall_server.cli.context import Hall
 from hall_server.cli.demo import demo
 from hall_server.cli.journal import journal
+from hall_server.cli.pki import pki
 from hall_server.cli.reqs import reqs
 from hall_server.cli.replay import replay
 from protocol.errors import DomainError
@@ -46,5 +47,6 @@ def main(ctx: click.Context, db: str | None) -> None:
 main.add_command(cards)
 main.add_command(demo)
 main.add_command(journal)
+main.add_command(pki)
 main.add_command(reqs)
 main.add_command(replay)

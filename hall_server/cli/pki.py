@@ -1,0 +1,105 @@
+"""``bingo pki``: the operator's certificate authority and the certificates it issues.
+
+The commands only read and write files of the PKI folder (``var/pki`` by default); the
+servers load what they need from a copy of it (see ``docs/pki.md``).
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import click
+
+from hall_server import pki as library
+
+dir_option = click.option(
+    "--dir",
+    "pki_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="PKI folder (default: var/pki, or $BINGO_HOME/pki).",
+)
+
+
+@click.group()
+def pki() -> None:
+    """The operator's certificate authority and the certificates of servers, staff and terminals."""
+
+
+@pki.command()
+@click.option("--operator", required=True, help="The operator's name, written into every certificate.")
+@click.option("--days", type=int, default=library.CA_DAYS, show_default=True, help="Validity of the authority.")
+@dir_option
+def init(operator: str, days: int, pki_dir: Path | None) -> None:
+    """Create the operator's certificate authority and an empty revocation list."""
+    pki_dir = pki_dir or library.default_pki_dir()
+    cert = library.init_authority(pki_dir, operator, days=days)
+    folder = library.PkiFolder(pki_dir)
+    click.echo(f"certificate authority {cert.subject.rfc4514_string()} valid until {cert.not_valid_after_utc:%Y-%m-%d}")
+    click.echo(f"certificate: {folder.ca_cert}")
+    click.echo(f"private key: {folder.ca_key} (keep it off the hall servers and back it up offline)")
+
+
+@pki.command()
+@click.argument("kind", metavar="KIND")
+@click.argument("name")
+@click.option(
+    "--host",
+    "hosts",
+    multiple=True,
+    help="Host name or IP address the server is reached at (repeatable; default: localhost and 127.0.0.1).",
+)
+@click.option("--days", type=int, default=library.LEAF_DAYS, show_default=True, help="Validity of the certificate.")
+@dir_option
+def issue(kind: str, name: str, hosts: tuple[str, ...], days: int, pki_dir: Path | None) -> None:
+    """Issue a key and certificate for NAME; KIND is server, staff, terminal, central or regulator."""
+    pki_dir = pki_dir or library.default_pki_dir()
+    issued = library.issue_certificate(pki_dir, kind, name, hosts=hosts, days=days)
+    folder = library.PkiFolder(pki_dir)
+    hosts_note = f" for {', '.join(issued.hosts)}" if issued.hosts else ""
+    click.echo(f"{issued.role} certificate {name}{hosts_note}, valid until {issued.not_after:%Y-%m-%d}")
+    click.echo(f"certificate: {folder.cert(name)}")
+    click.echo(f"private key: {folder.key(name)}")
+
+
+@pki.command("list")
+@dir_option
+def list_issued(pki_dir: Path | None) -> None:
+    """Show the authority and every certificate issued, with its expiry and status."""
+    pki_dir = pki_dir or library.default_pki_dir()
+    authority = library.authority_certificate(pki_dir)
+    issued = library.list_certificates(pki_dir)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    click.echo(f"authority {authority.subject.rfc4514_string()}, expires {authority.not_valid_after_utc:%Y-%m-%d}")
+    if not issued:
+        click.echo("no certificates issued yet")
+        return
+    width = max(len(entry.name) for entry in issued)
+    click.echo(f"{'name':<{width}}  {'role':<9}  {'expires':<10}  {'status':<7}  hosts")
+    for entry in issued:
+        status = entry.status(now)
+        if entry.revoked_at is not None:
+            status = f"revoked {entry.revoked_at:%Y-%m-%d}"
+        click.echo(
+            f"{entry.name:<{width}}  {entry.role:<9}  {entry.not_after:%Y-%m-%d}  {status:<7}  {' '.join(entry.hosts)}".rstrip()
+        )
+
+
+@pki.command()
+@click.argument("name")
+@click.option(
+    "--reason",
+    type=click.Choice(library.REVOCATION_REASONS),
+    default="unspecified",
+    show_default=True,
+    help="Why, as recorded in the revocation list.",
+)
+@dir_option
+def revoke(name: str, reason: str, pki_dir: Path | None) -> None:
+    """Put NAME's certificate on the revocation list; servers refuse it from their next connection."""
+    pki_dir = pki_dir or library.default_pki_dir()
+    revoked = library.revoke_certificate(pki_dir, name, reason=reason)
+    folder = library.PkiFolder(pki_dir)
+    click.echo(f"{revoked.role} certificate {name} (serial {revoked.serial:x}) revoked: {reason}")
+    click.echo(f"revocation list: {folder.crl} (copy it to every server and client)")
