@@ -1,0 +1,443 @@
+"""Admission: the door, the regulator's banned list, the complaints book, incidents.
+
+The admission service (R75.1-5) controls who enters the hall.  Its rules, as this
+module enforces them:
+
+* Every visitor gets a **numbered visitor record** (R75.3) holding only what the rules
+  need: the name and the number of the identity document shown.  The document number
+  is what the banned list (R75.2) and the staff rule (R81.b) are checked against; the
+  name is what staff and inspectors read.  Nothing else (address, birth date, photo)
+  is kept, because no rule needs it (data protection, R75.3).
+* The **regulator's register of banned persons** is imported from a CSV file
+  (:func:`parse_banned_list`; format in ``docs/cashier-admission.md``).  An import
+  replaces the whole list at once, in one journal record that holds the rows, the
+  file's SHA-256 and its row count; a file with one bad row imports nothing and the
+  error names the line.  Until a list has been imported nobody is admitted: the door
+  cannot enforce a register it does not have.
+* A person on the list is refused at the door, and the cashier refuses to open a
+  playing account for them (:meth:`AdmissionModule.is_banned` is the pure query both
+  use).  A ban runs to the end of its ``until`` day, or for ever when none is given.
+* Staff, owners and managers may not play (R81.b): the staff list with their identity
+  documents is given at construction, and :meth:`AdmissionModule.is_staff` lets the
+  cashier refuse them an account.
+* The **complaints book** (R75.5) and the **incidents** of admission and of the room
+  (R75.4, R77.2) are numbered entries for the minutes book.
+
+Document numbers are compared in a normal form (:func:`normalize_document`): upper
+case, without spaces, dots, hyphens or slashes, so ``12.345-678 a`` at the door
+matches ``12345678A`` on the regulator's list.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
+from typing import Any, Iterable, Sequence
+from zoneinfo import ZoneInfo
+
+from twisted.internet.defer import Deferred
+
+from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
+from protocol.chain import Record
+from protocol.errors import DomainError
+
+#: The hall's civil time zone: "today" for bans, visitor records and cash desks.
+HALL_TIMEZONE: tzinfo = ZoneInfo("Europe/Andorra")
+BANNED_LIST_HEADER = ("document", "name", "until")
+MAX_NAME = 200
+MAX_DOCUMENT = 32
+MAX_TEXT = 4_000
+
+PERMISSIONS = {
+    "admit_visitor": {Role.ADMISSION},
+    # The register is the regulator's; loading it is the operator's administrator's
+    # responsibility, so a door clerk cannot swap the list the door enforces.
+    "import_banned_list": {Role.ADMINISTRATOR},
+    "record_complaint": {Role.ADMISSION, Role.ROOM_CHIEF},
+    "record_incident": {Role.ADMISSION, Role.ROOM_CHIEF},
+}
+
+_DOCUMENT_NOISE = re.compile(r"[\s.\-/]")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class AdmissionError(DomainError):
+    """An admission command refused; the message says why and what to do."""
+
+
+class BannedListError(AdmissionError):
+    """A banned-list file that cannot be imported; the message names the line."""
+
+    def __init__(self, line: int | None, reason: str) -> None:
+        self.line = line
+        super().__init__(
+            f"banned list, line {line}: {reason}; nothing was imported"
+            if line is not None
+            else f"banned list: {reason}; nothing was imported"
+        )
+
+
+def normalize_document(text: object) -> str:
+    """An identity document number in the form it is compared in, or :class:`AdmissionError`."""
+    if not isinstance(text, str):
+        raise AdmissionError(f"an identity document number is text, not {text!r}")
+    document = _DOCUMENT_NOISE.sub("", text).upper()
+    if not document:
+        raise AdmissionError("give the number of the identity document shown")
+    if not document.isalnum() or not document.isascii():
+        raise AdmissionError(f"an identity document number has letters and digits only, not {text!r}")
+    if len(document) > MAX_DOCUMENT:
+        raise AdmissionError(f"an identity document number has at most {MAX_DOCUMENT} characters")
+    return document
+
+
+def local_date(now_ms: int, timezone: tzinfo = HALL_TIMEZONE) -> date:
+    """The hall's calendar day at ``now_ms``."""
+    return datetime.fromtimestamp(now_ms / 1000, timezone).date()
+
+
+def clean_text(value: object, what: str, limit: int) -> str:
+    """Non-empty, trimmed text of at most ``limit`` characters, or :class:`AdmissionError`."""
+    if not isinstance(value, str) or not value.strip():
+        raise AdmissionError(f"give the {what}")
+    text = value.strip()
+    if len(text) > limit:
+        raise AdmissionError(f"the {what} is longer than {limit} characters")
+    return text
+
+
+@dataclass(frozen=True)
+class StaffIdentity:
+    """A member of staff (owners and managers included) and their identity document (R81.b)."""
+
+    name: str
+    document: str
+
+
+@dataclass(frozen=True)
+class BannedPerson:
+    """One row of the regulator's register: banned through ``until`` (ISO date) or for ever."""
+
+    document: str
+    name: str
+    until: str | None
+
+    def banned_on(self, day: date) -> bool:
+        return self.until is None or day <= date.fromisoformat(self.until)
+
+
+@dataclass(frozen=True)
+class BannedListImport:
+    """Which file the list in force came from."""
+
+    sha256: str
+    rows: int
+    source: str
+    imported_by: str
+    time_ms: int
+    seq: int
+
+
+@dataclass
+class Visitor:
+    number: int
+    name: str
+    document: str
+    admitted_by: str
+    time_ms: int
+    seq: int
+
+
+@dataclass
+class Complaint:
+    number: int
+    complainant: str
+    text: str
+    recorded_by: str
+    time_ms: int
+    seq: int
+
+
+@dataclass
+class Incident:
+    number: int
+    description: str
+    visitors: tuple[int, ...]
+    recorded_by: str
+    role: str
+    time_ms: int
+    seq: int
+
+
+@dataclass
+class AdmissionState:
+    visitors: list[Visitor] = field(default_factory=list)
+    banned: dict[str, BannedPerson] = field(default_factory=dict)
+    banned_list: BannedListImport | None = None
+    complaints: list[Complaint] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
+
+
+def parse_banned_list(text: str) -> list[BannedPerson]:
+    """The rows of a banned-list file, or :class:`BannedListError` naming the first bad line.
+
+    The file is UTF-8 CSV (RFC 4180 quoting, so a name may hold a comma) with the
+    header ``document,name,until``; ``until`` is a date ``YYYY-MM-DD`` or empty for a
+    ban without end.  Blank lines are skipped; a document listed twice is an error, as
+    the regulator's register names each person once.
+    """
+    if not isinstance(text, str):
+        raise BannedListError(None, "the file's content is text")
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
+    people: list[BannedPerson] = []
+    first_line: dict[str, int] = {}
+    header_seen = False
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not row or all(not cell.strip() for cell in row):
+                continue
+            cells = [cell.strip() for cell in row]
+            if not header_seen:
+                if tuple(cell.lower() for cell in cells) != BANNED_LIST_HEADER:
+                    raise BannedListError(
+                        line, f"the header must be {','.join(BANNED_LIST_HEADER)}, found {','.join(cells)!r}"
+                    )
+                header_seen = True
+                continue
+            if len(cells) != len(BANNED_LIST_HEADER):
+                raise BannedListError(
+                    line, f"expected 3 fields (document,name,until), found {len(cells)}"
+                )
+            raw_document, name, until = cells
+            try:
+                document = normalize_document(raw_document)
+            except AdmissionError as error:
+                raise BannedListError(line, str(error)) from None
+            if not name:
+                raise BannedListError(line, f"document {document} has no name")
+            if until:
+                if not _ISO_DATE.fullmatch(until):
+                    raise BannedListError(line, f"until {until!r} is not a date YYYY-MM-DD")
+                try:
+                    date.fromisoformat(until)
+                except ValueError:
+                    raise BannedListError(line, f"until {until!r} is not a real date") from None
+            if document in first_line:
+                raise BannedListError(
+                    line, f"document {document} is already listed on line {first_line[document]}"
+                )
+            first_line[document] = line
+            people.append(BannedPerson(document, name, until or None))
+    except csv.Error as error:
+        raise BannedListError(reader.line_num, f"not valid CSV ({error})") from None
+    if not header_seen:
+        raise BannedListError(None, f"the file is empty; it starts with the header {','.join(BANNED_LIST_HEADER)}")
+    if not people:
+        # An empty register would lift every ban at once; far likelier a truncated
+        # export than the regulator's intent, so it is refused.
+        raise BannedListError(None, "the file lists nobody; a truncated file would lift every ban")
+    return people
+
+
+def read_banned_list_file(path: str) -> str:
+    """A banned-list file's text, decoded so that its UTF-8 encoding is the file's bytes.
+
+    Newlines are kept as they are, so the SHA-256 recorded at import is the SHA-256 of
+    the file on disk (``sha256sum`` gives the same).
+    """
+    with open(path, "rb") as stream:
+        data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BannedListError(None, f"the file is not UTF-8 (byte {error.start})") from None
+
+
+class AdmissionModule:
+    """The admission desk's state (rebuilt from the journal) and commands."""
+
+    def __init__(
+        self,
+        core: HallCore,
+        staff: Iterable[StaffIdentity],
+        timezone: tzinfo = HALL_TIMEZONE,
+    ) -> None:
+        self.core = core
+        self.timezone = timezone
+        self.state = AdmissionState()
+        self.staff: dict[str, str] = {}
+        for member in staff:
+            self.staff[normalize_document(member.document)] = member.name
+        core.add_module(self)
+        core.allow(PERMISSIONS)
+        for name, handler, params, summary in (
+            ("admit_visitor", self.admit_visitor, {"name": str, "document": str},
+             "check a visitor against the banned list and open a numbered visitor record"),
+            ("import_banned_list", self.import_banned_list, {"content": str, "source": str},
+             "replace the regulator's banned list with a CSV file's rows"),
+            ("record_complaint", self.record_complaint, {"complainant": str, "text": str},
+             "write a complaint in the complaints book"),
+            ("record_incident", self.record_incident, {"description": str, "visitors": list[int]},
+             "record an incident for the minutes book"),
+        ):
+            core.register(CommandSpec(name, handler, params, summary))
+
+    # --- Queries ------------------------------------------------------------------
+
+    def today(self, now_ms: int) -> date:
+        return local_date(now_ms, self.timezone)
+
+    def is_banned(self, document: str, on: date) -> bool:
+        """Whether the person with ``document`` is on the regulator's list on day ``on``."""
+        person = self.state.banned.get(normalize_document(document))
+        return person is not None and person.banned_on(on)
+
+    def is_staff(self, document: str) -> bool:
+        """Whether ``document`` belongs to a member of staff, who may not play (R81.b)."""
+        return normalize_document(document) in self.staff
+
+    def ban_of(self, document: str) -> BannedPerson | None:
+        return self.state.banned.get(normalize_document(document))
+
+    def visitor(self, number: int) -> Visitor:
+        """The visitor record ``number``, or :class:`AdmissionError`."""
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise AdmissionError(f"a visitor number is a whole number, not {number!r}")
+        if not 1 <= number <= len(self.state.visitors):
+            raise AdmissionError(f"there is no visitor record {number}")
+        return self.state.visitors[number - 1]
+
+    def refuse_if_banned(self, document: str, on: date, where: str) -> None:
+        """Raise :class:`AdmissionError` when the register bans ``document`` on ``on``."""
+        person = self.ban_of(document)
+        if person is not None and person.banned_on(on):
+            until = f"until {person.until}" if person.until else "without end date"
+            raise AdmissionError(
+                f"{where} refused: document {person.document} is on the regulator's banned list "
+                f"{until} (R75.2); record an incident if the person insists"
+            )
+
+    # --- Commands -----------------------------------------------------------------
+
+    def admit_visitor(self, actor: Actor, name: str, document: str) -> Deferred[list[Record]]:
+        """Check a visitor against the banned list and give them the next visitor number."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            visitor_name = clean_text(name, "visitor's name", MAX_NAME)
+            normal = normalize_document(document)
+            if self.state.banned_list is None:
+                raise AdmissionError(
+                    "the regulator's banned list has not been imported; nobody can be admitted "
+                    "until an administrator imports it (R75.2)"
+                )
+            self.refuse_if_banned(normal, self.today(now), "entry")
+            return [
+                (
+                    "visitor_admitted",
+                    {"number": len(self.state.visitors) + 1, "name": visitor_name, "document": normal},
+                )
+            ]
+
+        return self.core.execute(actor, "admit_visitor", decide)
+
+    def import_banned_list(self, actor: Actor, content: str, source: str) -> Deferred[list[Record]]:
+        """Replace the banned list with the rows of a CSV file (whole file or nothing)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            source_name = clean_text(source, "file's name", MAX_NAME)
+            people = parse_banned_list(content)
+            digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
+            current = self.state.banned_list
+            if current is not None and current.sha256 == digest:
+                raise AdmissionError(
+                    f"this file (SHA-256 {digest[:16]}...) is already the list in force, imported "
+                    f"by {current.imported_by} in record {current.seq}; nothing to do"
+                )
+            return [
+                (
+                    "banned_list_imported",
+                    {
+                        "source": source_name,
+                        "sha256": digest,
+                        "rows": len(people),
+                        "replaces": current.sha256 if current else None,
+                        "people": [[p.document, p.name, p.until] for p in people],
+                    },
+                )
+            ]
+
+        return self.core.execute(actor, "import_banned_list", decide)
+
+    def record_complaint(self, actor: Actor, complainant: str, text: str) -> Deferred[list[Record]]:
+        """Write a complaint in the complaints book (R75.5), as the complainant gives it."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            return [
+                (
+                    "complaint_recorded",
+                    {
+                        "number": len(self.state.complaints) + 1,
+                        "complainant": clean_text(complainant, "complainant's name", MAX_NAME),
+                        "text": clean_text(text, "complaint's text", MAX_TEXT),
+                    },
+                )
+            ]
+
+        return self.core.execute(actor, "record_complaint", decide)
+
+    def record_incident(
+        self, actor: Actor, description: str, visitors: Sequence[int]
+    ) -> Deferred[list[Record]]:
+        """Record an incident for the minutes (R75.4, R77.2), naming the visitor records involved."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            text = clean_text(description, "incident's description", MAX_TEXT)
+            if not isinstance(visitors, (list, tuple)):
+                raise AdmissionError("list the visitor numbers involved (an empty list if none)")
+            numbers = [self.visitor(number).number for number in visitors]
+            if len(set(numbers)) != len(numbers):
+                raise AdmissionError("a visitor is named twice in the incident")
+            return [
+                (
+                    "incident_recorded",
+                    {"number": len(self.state.incidents) + 1, "description": text, "visitors": numbers},
+                )
+            ]
+
+        return self.core.execute(actor, "record_incident", decide)
+
+    # --- Projection -----------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        p = record.payload
+        state = self.state
+        if record.type == "visitor_admitted":
+            state.visitors.append(
+                Visitor(p["number"], p["name"], p["document"], p["actor"]["name"], record.time_ms, record.seq)
+            )
+        elif record.type == "banned_list_imported":
+            state.banned = {doc: BannedPerson(doc, name, until) for doc, name, until in p["people"]}
+            state.banned_list = BannedListImport(
+                p["sha256"], p["rows"], p["source"], p["actor"]["name"], record.time_ms, record.seq
+            )
+        elif record.type == "complaint_recorded":
+            state.complaints.append(
+                Complaint(p["number"], p["complainant"], p["text"], p["actor"]["name"], record.time_ms, record.seq)
+            )
+        elif record.type == "incident_recorded":
+            state.incidents.append(
+                Incident(
+                    p["number"],
+                    p["description"],
+                    tuple(p["visitors"]),
+                    p["actor"]["name"],
+                    p["actor"]["role"],
+                    record.time_ms,
+                    record.seq,
+                )
+            )
