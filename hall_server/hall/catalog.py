@@ -1,0 +1,104 @@
+"""The card catalog the hall game reads: series and the layouts of their card sets.
+
+The game module needs two facts about paper cards it does not own: what a series is
+(its card set, face value and number of cards) and which 15 numbers card ``k`` of a
+card set holds.  Both are configuration registered with ``bingo cards``, not game
+state, so they are read through this small port:
+
+* :class:`StoreCardCatalog` - the database's card sets and series
+  (:mod:`hall_server.store.cards`), read once into memory when the server starts (and
+  again after a registration, with :meth:`StoreCardCatalog.reload`), so that a game
+  command never waits on the database while it decides;
+* :class:`FakeCardCatalog` - the same port over data a test passes in.
+
+How many cards of a series were sold before is *not* taken from here as the last
+word: the journal knows what the hall sold, and the game module keeps that count
+itself (the catalog's ``last_sold`` is only the starting point, for cards sold before
+the hall server kept the series).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Protocol
+
+import numpy as np
+from sqlalchemy import Engine
+
+from hall_server.store.cards import list_sets, set_cards
+from protocol.cards import CELLS
+from protocol.errors import DomainError
+from protocol.sale import Series
+
+
+class CatalogError(DomainError):
+    """A series or card set the catalog does not know."""
+
+
+class CardCatalog(Protocol):
+    """Series by number and card-set layouts by name."""
+
+    def series(self, number: int) -> Series:
+        """Series ``number`` as registered; :class:`CatalogError` if there is none."""
+        ...
+
+    def layouts(self, card_set: str) -> np.ndarray:
+        """The cells of every card of ``card_set``: an ``(n, 27)`` ``uint8`` array, card k at k-1."""
+        ...
+
+
+class FakeCardCatalog:
+    """A catalog over data held in memory; implements :class:`CardCatalog`."""
+
+    def __init__(self, series: Iterable[Series], sets: Mapping[str, np.ndarray]) -> None:
+        self._sets = {name: _checked_cells(name, cells) for name, cells in sets.items()}
+        self._series: dict[int, Series] = {}
+        for one in series:
+            if one.card_set not in self._sets:
+                raise CatalogError(f"series {one.number} names an unknown card set {one.card_set!r}")
+            if one.card_count > len(self._sets[one.card_set]):
+                raise CatalogError(
+                    f"series {one.number} prints {one.card_count} cards, but card set "
+                    f"{one.card_set!r} holds {len(self._sets[one.card_set])}"
+                )
+            self._series[one.number] = one
+
+    def series(self, number: int) -> Series:
+        try:
+            return self._series[number]
+        except KeyError:
+            raise CatalogError(f"there is no series {number}; register it before selling it") from None
+
+    def layouts(self, card_set: str) -> np.ndarray:
+        try:
+            return self._sets[card_set]
+        except KeyError:
+            raise CatalogError(f"there is no card set named {card_set!r}") from None
+
+
+class StoreCardCatalog(FakeCardCatalog):
+    """The database's card sets and series, held in memory; implements :class:`CardCatalog`.
+
+    A hall has a few card sets of some thousands of cards (27 bytes each), so holding
+    them costs little and keeps database reads out of the game's decisions.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the card sets and series again (after one was registered)."""
+        sets = list_sets(self.engine)
+        series = [
+            Series(s.number, s.card_set, s.face_value_cents, s.card_count, s.last_sold)
+            for card_set in sets
+            for s in card_set.series
+        ]
+        super().__init__(series, {card_set.name: set_cards(self.engine, card_set.name)[1] for card_set in sets})
+
+
+def _checked_cells(name: str, cells: np.ndarray) -> np.ndarray:
+    cells = np.asarray(cells)
+    if cells.ndim != 2 or cells.shape[1] != CELLS:
+        raise CatalogError(f"card set {name!r}: cells must be an (n, {CELLS}) array, not {cells.shape}")
+    return cells.astype(np.uint8, copy=False)
