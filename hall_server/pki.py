@@ -620,13 +620,14 @@ class _RevocationCheckingOptions(CertificateOptions):
 
     def __init__(self, folder: PkiFolder, crl: x509.CertificateRevocationList, **options: object) -> None:
         super().__init__(**options)  # type: ignore[arg-type]
+        # Not ``_options``: CertificateOptions keeps its OpenSSL option bits under that name.
+        self._arguments = options
         self._folder = folder
-        self._options = options
         self._crl_stamp = _stamp(folder.crl)
         self._current = self._context_with(crl)
 
     def _context_with(self, crl: x509.CertificateRevocationList) -> SSL.Context:
-        context = CertificateOptions(**self._options).getContext()  # type: ignore[arg-type]
+        context = CertificateOptions(**self._arguments).getContext()  # type: ignore[arg-type]
         _check_revocations(context, crl)
         return context
 
@@ -665,10 +666,8 @@ def server_tls_options(pki_dir: Path, name: str, *, require_client_certificate: 
     credentials = _credentials(pki_dir, name)
     if credentials.role not in _SERVING:
         raise PkiError(f"certificate {name} is for a {credentials.role}; a server needs a server or central certificate")
-    options: dict[str, object] = {
-        "privateKey": PKey.from_cryptography_key(credentials.key),
-        "certificate": X509.from_cryptography(credentials.cert),
-    }
+    # pyOpenSSL takes cryptography's objects directly and deprecates its own wrappers.
+    options: dict[str, object] = {"privateKey": credentials.key, "certificate": credentials.cert}
     if not require_client_certificate:
         return CertificateOptions(**options)  # type: ignore[arg-type]
     options["trustRoot"] = _twisted_certificate(credentials.authority)
@@ -685,7 +684,8 @@ class _RevocationCheckingClient:
         self._prepared: SSL.Context | None = None
 
     def clientConnectionForTLS(self, tlsProtocol: object) -> SSL.Connection:
-        connection: SSL.Connection = self._creator.clientConnectionForTLS(tlsProtocol)
+        # mypy reads zope interface methods as if they had no ``self``.
+        connection: SSL.Connection = self._creator.clientConnectionForTLS(tlsProtocol)  # type: ignore[call-arg]
         context = connection.get_context()
         # The creator reuses one context for all its connections; the list goes in once.
         if context is not self._prepared:
@@ -707,7 +707,7 @@ def client_tls_options(pki_dir: Path, name: str, server_hostname: str) -> IOpenS
     creator = optionsForClientTLS(
         server_hostname, trustRoot=_twisted_certificate(credentials.authority), clientCertificate=client
     )
-    return _RevocationCheckingClient(creator, credentials.crl)
+    return _RevocationCheckingClient(creator, credentials.crl)  # type: ignore[return-value]
 
 
 def peer_identity(transport: ISSLTransport) -> PeerIdentity:
