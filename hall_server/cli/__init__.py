@@ -13,6 +13,7 @@ import click
 from hall_server.cli.cards import cards
 from hall_server.cli.context import Hall
 from hall_server.cli.demo import demo
+from hall_server.cli.hall import hall
 from hall_server.cli.journal import journal
 from hall_server.cli.pki import pki
 from hall_server.cli.reqs import reqs
@@ -46,6 +47,7 @@ def main(ctx: click.Context, db: str | None) -> None:
 
 main.add_command(cards)
 main.add_command(demo)
+main.add_command(hall)
 main.add_command(journal)
 main.add_command(pki)
 main.add_command(reqs)

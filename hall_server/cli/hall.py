@@ -1,0 +1,121 @@
+"""``bingo hall``: run the hall server and manage its configuration.
+
+``bingo hall serve`` starts the server built by :func:`hall_server.tap.makeService`
+(the same as ``twist bingo-hall``) and runs the reactor; with no configuration it
+writes the embedded default under ``var/`` first and shows the staff logins once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from hall_server.config import (
+    STAFF_ROLES,
+    ConfigError,
+    toml_string,
+    ensure_config,
+    hash_password,
+    load_config,
+)
+from hall_server.hall.core import Role
+
+ROLE_NAMES = [str(role) for role in STAFF_ROLES]
+
+
+def default_config_path() -> Path:
+    return Path(os.environ.get("BINGO_HOME", "var")) / "hall.toml"
+
+
+def _show_logins(logins: list[tuple[str, Role, str]], path: Path) -> None:
+    click.echo(f"Wrote {path} with these staff logins (shown only now; only their hashes are kept):")
+    for name, role, password in logins:
+        click.echo(f"  {name:<8} {str(role).replace('_', ' '):<15} password: {password}")
+
+
+@click.group()
+def hall() -> None:
+    """The hall server: serve, configuration, staff passwords."""
+
+
+@hall.command()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Configuration file (default: var/hall.toml, written on first start).")
+@click.option("--demo", is_flag=True, help="Fill the hall with a scripted session to watch.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Listen on this port instead.")
+@click.pass_obj
+def serve(context: object, config_path: Path | None, demo: bool, port: int | None) -> None:
+    """Run the hall server until interrupted (Ctrl-C)."""
+    from twisted.internet import reactor
+    from twisted.logger import globalLogBeginner, textFileLogObserver
+
+    from hall_server.tap import makeService
+
+    path = config_path or default_config_path()
+    if config_path is not None and not path.exists():
+        raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
+    _, logins = ensure_config(path)
+    if logins:
+        _show_logins(logins, path)
+    globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stdout)], redirectStandardIO=False)
+    options: dict[str, object] = {"config": str(path), "demo": demo, "port": port}
+    database = getattr(context, "url", None)
+    if database:
+        options["database_url"] = database
+    service = makeService(options)
+
+    def failed_to_listen(failure):  # type: ignore[no-untyped-def]
+        click.echo(f"bingo hall serve: cannot listen: {failure.getErrorMessage()}", err=True)
+        reactor.stop()  # type: ignore[attr-defined]
+
+    service.hall.web.listening.addErrback(failed_to_listen)
+    reactor.callWhenRunning(service.startService)  # type: ignore[attr-defined]
+    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)  # type: ignore[attr-defined]
+    reactor.run()  # type: ignore[attr-defined]
+
+
+@hall.command("init-config")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write it (default: var/hall.toml).")
+@click.option("--name", "hall_name", default="Demo hall", show_default=True, help="The hall's name.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8443, show_default=True)
+def init_config(config_path: Path | None, hall_name: str, port: int) -> None:
+    """Write a configuration with one login per staff role (never overwrites)."""
+    path = config_path or default_config_path()
+    if path.exists():
+        raise click.ClickException(f"{path} exists; it is left as it is")
+    _, logins = ensure_config(path, hall_name=hall_name, port=port)
+    _show_logins(logins, path)
+
+
+@hall.command("hash-password")
+@click.password_option("--password", prompt="Password", help="The password (prompted, hidden, when omitted).")
+def hash_password_command(password: str) -> None:
+    """Print the scrypt hash of a password, for a [[staff]] entry's password_hash."""
+    click.echo(hash_password(password))
+
+
+@hall.command("add-staff")
+@click.argument("name")
+@click.argument("role", type=click.Choice(ROLE_NAMES))
+@click.option("--document", default=None, help="Identity document number (staff may not play, R81.b).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Configuration file (default: var/hall.toml).")
+@click.password_option("--password", prompt="Password", help="The password (prompted, hidden, when omitted).")
+def add_staff(name: str, role: str, document: str | None, config_path: Path | None, password: str) -> None:
+    """Add a staff member with a role (R80) to the configuration; the password is stored hashed."""
+    path = config_path or default_config_path()
+    config = load_config(path)
+    if config.staff_member(name) is not None:
+        raise ConfigError(f"{path}: a staff member named {name!r} exists already")
+    block = ["", "[[staff]]", f"name = {toml_string(name)}", f'role = "{role}"',
+             f"password_hash = {toml_string(hash_password(password))}"]
+    if document:
+        block.append(f"document = {toml_string(document)}")
+    with open(path, "a") as stream:
+        stream.write("\n".join(block) + "\n")
+    load_config(path)  # the file still reads
+    click.echo(f"Added {name} ({role.replace('_', ' ')}) to {path}; restart the server to use it.")

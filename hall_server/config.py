@@ -1,0 +1,364 @@
+"""The hall server's configuration: one TOML file, read once by the composition root.
+
+A hall is configured by a file like ``docs/examples/hall.toml``::
+
+    [hall]      name, home (the folder of keys, PKI, journal head; default var/)
+    [database]  url (default: SQLite under the home folder)
+    [listen]    interface, port
+    [tls]       enabled, pki_dir, server_name, require_client_certificate
+    [prizes]    line_bp, bingo_bp, superbingo_bp, megabingo, jackpot (R88.3, R89-R91)
+    [cards]     card_set (its name), generate_strips (make it on first start if missing)
+    [[series]]  number, face_value_cents, card_count: the series in use (R82.1)
+    [[staff]]   name, role (R80), password_hash (``bingo hall hash-password``),
+                document (identity document, so staff cannot hold a playing account, R81.b)
+
+Every value is checked here, so a mistake is one clear line at start, never a
+failure in the middle of a session.  Passwords are stored only as scrypt hashes with
+a random salt (``scrypt$<n>$<r>$<p>$<salt>$<hash>``, base64), checked in constant time.
+
+With no file at all, :func:`ensure_config` writes the embedded default under the home
+folder with one login per role and random passwords, and hands them back once so the
+command can show them; only their hashes are kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from hall_server.hall.core import Role
+from protocol.errors import DomainError
+from protocol.prizes import PrizeError, PrizeRules
+
+#: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
+#: password typed at a console, cheap enough that signing in stays instant.
+SCRYPT_N = 2**14
+SCRYPT_R = 8
+SCRYPT_P = 1
+SALT_BYTES = 16
+HASH_BYTES = 32
+STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
+DEFAULT_PORT = 8443
+
+
+class ConfigError(DomainError):
+    """A configuration file that cannot be used; the message names the key."""
+
+
+# --- Passwords ----------------------------------------------------------------------
+
+
+def hash_password(password: str, *, salt: bytes | None = None) -> str:
+    """The scrypt hash of ``password`` with a fresh random salt, as one string."""
+    if not password:
+        raise ConfigError("a password cannot be empty")
+    salt = salt if salt is not None else secrets.token_bytes(SALT_BYTES)
+    digest = hashlib.scrypt(
+        password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=HASH_BYTES
+    )
+    return "$".join(
+        ["scrypt", str(SCRYPT_N), str(SCRYPT_R), str(SCRYPT_P), _b64(salt), _b64(digest)]
+    )
+
+
+def check_password(password: str, password_hash: str) -> bool:
+    """Whether ``password`` matches ``password_hash`` (constant-time comparison)."""
+    n, r, p, salt, expected = _parse_hash(password_hash)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(expected))
+    return hmac.compare_digest(digest, expected)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _parse_hash(text: str) -> tuple[int, int, int, bytes, bytes]:
+    parts = text.split("$")
+    if len(parts) != 6 or parts[0] != "scrypt":
+        raise ConfigError("a password hash reads scrypt$n$r$p$salt$hash (bingo hall hash-password)")
+    try:
+        n, r, p = int(parts[1]), int(parts[2]), int(parts[3])
+        salt, digest = base64.b64decode(parts[4], validate=True), base64.b64decode(parts[5], validate=True)
+    except ValueError:
+        raise ConfigError("a password hash holds numbers and base64 text only") from None
+    if n < 2**10 or n & (n - 1) or not 1 <= r <= 64 or not 1 <= p <= 16 or len(digest) < 16:
+        raise ConfigError("a password hash has scrypt parameters out of range")
+    return n, r, p, salt, digest
+
+
+# --- The configuration --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StaffMember:
+    name: str
+    role: Role
+    password_hash: str
+    document: str | None = None  # identity document: staff may not play (R81.b)
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    enabled: bool
+    pki_dir: Path
+    server_name: str
+    require_client_certificate: bool = False
+
+
+@dataclass(frozen=True)
+class SeriesConfig:
+    number: int
+    face_value_cents: int
+    card_count: int
+
+
+@dataclass(frozen=True)
+class HallConfig:
+    name: str
+    home: Path
+    database_url: str
+    interface: str
+    port: int
+    tls: TlsConfig
+    prize_rules: PrizeRules
+    card_set: str
+    generate_strips: int
+    series: tuple[SeriesConfig, ...]
+    staff: tuple[StaffMember, ...] = field(default=())
+    source: Path | None = None
+
+    def staff_member(self, name: str) -> StaffMember | None:
+        for member in self.staff:
+            if member.name == name:
+                return member
+        return None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls.enabled else "http"
+
+    @property
+    def console_url(self) -> str:
+        host = "localhost" if self.interface in ("", "0.0.0.0", "127.0.0.1", "::") else self.interface
+        return f"{self.scheme}://{host}:{self.port}/console"
+
+
+def load_config(path: Path) -> HallConfig:
+    """Read and check the configuration file at ``path``."""
+    try:
+        with open(path, "rb") as stream:
+            data = tomllib.load(stream)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    return parse_config(data, base=path.parent, source=path)
+
+
+def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Path | None = None) -> HallConfig:
+    """The configuration a parsed TOML document describes; relative paths are under ``base``."""
+    reader = _Reader(data, source)
+    hall = reader.table("hall")
+    home = base / reader.get(hall, "hall.home", str, "var")
+    database = reader.table("database")
+    listen = reader.table("listen")
+    tls = reader.table("tls")
+    prizes = reader.table("prizes")
+    cards = reader.table("cards")
+    name = reader.get(hall, "hall.name", str, None)
+    reader.get(tls, "tls.pki_dir", str, "pki")
+    if not name.strip():
+        raise reader.error("hall.name", "name the hall")
+    port = reader.get(listen, "listen.port", int, DEFAULT_PORT)
+    if not 0 <= port <= 65535:
+        raise reader.error("listen.port", f"a port is 0-65535, not {port}")
+    rules = PrizeRules(
+        line_bp=reader.get(prizes, "prizes.line_bp", int, 1500),
+        bingo_bp=reader.get(prizes, "prizes.bingo_bp", int, 5500),
+        superbingo_bp=reader.get(prizes, "prizes.superbingo_bp", int, 0),
+        megabingo=reader.get(prizes, "prizes.megabingo", bool, False),
+        jackpot=reader.get(prizes, "prizes.jackpot", bool, False),
+    )
+    try:
+        rules.check()
+    except PrizeError as error:
+        raise reader.error("prizes", str(error)) from None
+    series = tuple(_series(reader, i, entry) for i, entry in enumerate(reader.array("series")))
+    numbers = [s.number for s in series]
+    if len(set(numbers)) != len(numbers):
+        raise reader.error("series", "a series number appears twice")
+    staff = tuple(_staff(reader, i, entry) for i, entry in enumerate(reader.array("staff")))
+    names = [s.name for s in staff]
+    if len(set(names)) != len(names):
+        raise reader.error("staff", "two staff members have the same name")
+    strips = reader.get(cards, "cards.generate_strips", int, 100)
+    if not 0 <= strips <= 10_000:
+        raise reader.error("cards.generate_strips", "between 0 (never generate) and 10000 strips")
+    return HallConfig(
+        name=name.strip(),
+        home=home,
+        database_url=reader.get(database, "database.url", str, f"sqlite:///{home / 'hall.sqlite3'}"),
+        interface=reader.get(listen, "listen.interface", str, "127.0.0.1"),
+        port=port,
+        tls=TlsConfig(
+            enabled=reader.get(tls, "tls.enabled", bool, True),
+            pki_dir=base / tls["pki_dir"] if "pki_dir" in tls else home / "pki",
+            server_name=reader.get(tls, "tls.server_name", str, "hall-server"),
+            require_client_certificate=reader.get(tls, "tls.require_client_certificate", bool, False),
+        ),
+        prize_rules=rules,
+        card_set=reader.get(cards, "cards.card_set", str, "hall"),
+        generate_strips=strips,
+        series=series,
+        staff=staff,
+        source=source,
+    )
+
+
+def _series(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> SeriesConfig:
+    where = f"series[{index}]"
+    number = reader.get(entry, f"{where}.number", int, None)
+    value = reader.get(entry, f"{where}.face_value_cents", int, None)
+    count = reader.get(entry, f"{where}.card_count", int, None)
+    if number <= 0 or value <= 0 or count <= 0:
+        raise reader.error(where, "number, face_value_cents and card_count are positive")
+    return SeriesConfig(number, value, count)
+
+
+def _staff(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> StaffMember:
+    where = f"staff[{index}]"
+    name = reader.get(entry, f"{where}.name", str, None).strip()
+    role_name = reader.get(entry, f"{where}.role", str, None)
+    if not name:
+        raise reader.error(f"{where}.name", "name the staff member")
+    try:
+        role = Role(role_name)
+    except ValueError:
+        role = Role.SYSTEM  # refused just below, with the list of roles
+    if role is Role.SYSTEM:
+        raise reader.error(
+            f"{where}.role", f"{role_name!r} is not a staff role; one of {', '.join(STAFF_ROLES)} (R80)"
+        )
+    password_hash = reader.get(entry, f"{where}.password_hash", str, None)
+    try:
+        _parse_hash(password_hash)
+    except ConfigError as error:
+        raise reader.error(f"{where}.password_hash", str(error)) from None
+    document = entry.get("document")
+    if document is not None and (not isinstance(document, str) or not document.strip()):
+        raise reader.error(f"{where}.document", "is the identity document's number, as text")
+    return StaffMember(name, role, password_hash, document)
+
+
+class _Reader:
+    """Typed access to the TOML tables, with errors that name the file and the key."""
+
+    def __init__(self, data: Mapping[str, Any], source: Path | None) -> None:
+        self.data = data
+        self.source = source
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.source or 'configuration'}: {key}: {message}")
+
+    def table(self, name: str) -> Mapping[str, Any]:
+        value = self.data.get(name, {})
+        if not isinstance(value, dict):
+            raise self.error(name, "is a table ([" + name + "])")
+        return value
+
+    def array(self, name: str) -> list[Mapping[str, Any]]:
+        value = self.data.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.error(name, "is an array of tables ([[" + name + "]])")
+        return value
+
+    def get(self, table: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+        value = table.get(key.rsplit(".", 1)[-1], default)
+        if value is None:
+            raise self.error(key, "is required")
+        # bool is an int in Python; a port of ``true`` is still a mistake.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.error(key, f"is {kind.__name__}, not {value!r}")
+        return value
+
+
+# --- The embedded default -------------------------------------------------------------
+
+DEFAULT_STAFF = (
+    ("admin", Role.ADMINISTRATOR),
+    ("rosa", Role.ROOM_CHIEF),
+    ("tomas", Role.TABLE_CHIEF),
+    ("sam", Role.SELLER_CALLER),
+    ("carla", Role.CASHIER),
+    ("adam", Role.ADMISSION),
+)
+
+
+def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port: int = DEFAULT_PORT) -> str:
+    """A complete configuration file: the embedded default with the given staff hashes."""
+    lines = [
+        "# Hall server configuration (bingo hall serve --config FILE).",
+        "# Paths are relative to this file's folder.",
+        "",
+        "[hall]",
+        f"name = {toml_string(hall_name)}",
+        'home = "."',
+        "",
+        "[listen]",
+        'interface = "127.0.0.1"',
+        f"port = {port}",
+        "",
+        "[tls]",
+        "enabled = true",
+        'pki_dir = "pki"',
+        'server_name = "hall-server"  # certificate name in the PKI folder',
+        "require_client_certificate = false",
+        "",
+        "[prizes]  # basis points of each game's sales (R88.1: line + bingo + pots >= 7000)",
+        "line_bp = 1500",
+        "bingo_bp = 5500",
+        "",
+        "[cards]  # generated on first start when the set is missing",
+        'card_set = "hall"',
+        "generate_strips = 100",
+        "",
+        "[[series]]",
+        "number = 1001",
+        "face_value_cents = 100",
+        "card_count = 600",
+        "",
+        "[[series]]",
+        "number = 1002",
+        "face_value_cents = 100",
+        "card_count = 600",
+    ]
+    for name, role, password_hash in staff:
+        lines += ["", "[[staff]]", f"name = {toml_string(name)}", f'role = "{role}"',
+                  f"password_hash = {toml_string(password_hash)}"]
+    return "\n".join(lines) + "\n"
+
+
+def toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def ensure_config(path: Path, *, hall_name: str = "Demo hall", port: int = DEFAULT_PORT) -> tuple[HallConfig, list[tuple[str, Role, str]]]:
+    """The configuration at ``path``; written with fresh staff logins if missing.
+
+    Returns the configuration and, only when the file was just written, the logins
+    ``(name, role, password)`` in clear: the one time anybody sees them.
+    """
+    created: list[tuple[str, Role, str]] = []
+    if not path.exists():
+        created = [(name, role, secrets.token_urlsafe(9)) for name, role in DEFAULT_STAFF]
+        text = default_config_text(
+            hall_name, [(name, role, hash_password(password)) for name, role, password in created], port
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "x") as stream:  # never overwrite a hall's configuration
+            stream.write(text)
+    return load_config(path), created

@@ -1,0 +1,228 @@
+"""The hall server's composition root: the one place that builds the process.
+
+:func:`makeService` reads the configuration and returns a :class:`MultiService`:
+
+1. the database (migrations applied) and its single writer thread pool, run as a
+   service so it starts with the process and drains before it stops;
+2. the journal with its Ed25519 signing key, and the hall core over both;
+3. the modules (session, ledger, admission, and each module that registers
+   commands), the console's read model, then **recovery**: every module's state is
+   rebuilt from the journal before anything listens;
+4. the web site (caller console, information board, command channel, WebSockets)
+   on TCP or TLS from the hall's PKI.
+
+First start on the embedded default makes what is missing: the configuration with
+staff logins (:func:`hall_server.config.ensure_config`), the journal key, a local
+PKI with the server's certificate, and a generated card set with the configured
+series.  Nothing is ever overwritten.  Nothing outside this module reads the
+configuration or chooses the reactor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from twisted.application.service import MultiService, Service
+from twisted.internet import defer
+from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
+from twisted.internet.interfaces import IListeningPort
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+from twisted.web.server import Site
+
+from hall_server import pki
+from hall_server.config import HallConfig, ensure_config
+from hall_server.hall.admission import AdmissionModule, StaffIdentity
+from hall_server.hall.core import Actor, HallCore, thread_pool_runner
+from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.session import SessionModule
+from hall_server.journal import Journal
+from hall_server.keys import load_journal_key
+from hall_server.store import cards as card_store
+from hall_server.store.database import open_database
+from hall_server.web.auth import SignIns, StaffDirectory
+from hall_server.web.channel import CommandChannel
+from hall_server.web.live import LiveHub
+from hall_server.web.site import build_site
+from hall_server.web.view import HallView
+from protocol.cards import CARDS_PER_STRIP
+from protocol.library import build_distinct_strips
+
+log = Logger()
+DEFAULT_CONFIG = Path("var") / "hall.toml"
+
+
+class ThreadPoolService(Service):
+    """A thread pool that starts and stops with the process."""
+
+    def __init__(self, pool: ThreadPool) -> None:
+        self.pool = pool
+
+    def startService(self) -> None:
+        super().startService()
+        self.pool.start()
+
+    def stopService(self) -> None:
+        super().stopService()
+        self.pool.stop()  # waits for the running write to finish: nothing half-written
+
+
+class WebService(Service):
+    """The console's site on an endpoint; ``listening`` fires with the port (or why not)."""
+
+    def __init__(self, endpoint: Any, site: Site) -> None:
+        self.endpoint = endpoint
+        self.site = site
+        self.port: IListeningPort | None = None
+        self.listening: defer.Deferred[IListeningPort] = defer.Deferred()
+
+    def startService(self) -> None:
+        super().startService()
+        started = self.endpoint.listen(self.site)
+
+        def listening(port: IListeningPort) -> IListeningPort:
+            self.port = port
+            return port
+
+        started.addCallback(listening).chainDeferred(self.listening)
+
+    def stopService(self) -> defer.Deferred[None] | None:
+        super().stopService()
+        if self.port is not None:
+            return defer.maybeDeferred(self.port.stopListening)
+        return None
+
+
+class HallService(MultiService):
+    """The hall's services; ``hall`` holds the parts, for the CLI and the tests."""
+
+    hall: "HallServer"
+
+
+@dataclass
+class HallServer:
+    """Every part of one running hall, as the composition root wired them."""
+
+    config: HallConfig
+    core: HallCore
+    view: HallView
+    hub: LiveHub
+    channel: CommandChannel
+    sign_ins: SignIns
+    site: Site
+    service: HallService
+    web: WebService
+    session: SessionModule
+    ledger: LedgerModule
+    admission: AdmissionModule
+
+
+def provision(config: HallConfig) -> None:
+    """Make what a first start needs and lacks: PKI, card set, series (never overwriting)."""
+    if config.tls.enabled:
+        folder = pki.PkiFolder(config.tls.pki_dir)
+        if not folder.ca_cert.exists():
+            log.info("Creating a local certificate authority in {dir}", dir=str(config.tls.pki_dir))
+            pki.init_authority(config.tls.pki_dir, config.name)
+        if not folder.cert(config.tls.server_name).exists():
+            log.info("Issuing the server certificate {name}", name=config.tls.server_name)
+            pki.issue_certificate(config.tls.pki_dir, "server", config.tls.server_name)
+
+
+def provision_cards(config: HallConfig, engine: Any) -> None:
+    """The configured card set (generated if missing and allowed) and its series."""
+    sets = {s.name: s for s in card_store.list_sets(engine)}
+    if config.card_set not in sets and config.generate_strips and config.series:
+        log.info(
+            "Generating card set {name}: {n} strips of {k} cards",
+            name=config.card_set, n=config.generate_strips, k=CARDS_PER_STRIP,
+        )
+        cells = build_distinct_strips(config.generate_strips, card_store.registered_prints(engine))
+        labels = [str(k // CARDS_PER_STRIP + 1) for k in range(len(cells))]
+        card_store.add_card_set(engine, config.card_set, cells, labels, "generated")
+    known = {s.number for card_set in card_store.list_sets(engine) for s in card_set.series}
+    for series in config.series:
+        if series.number not in known:
+            card_store.add_series(engine, config.card_set, series.number, series.face_value_cents, series.card_count)
+
+
+def build_hall(config: HallConfig, reactor: Any) -> HallServer:
+    """Build (but do not start) the hall described by ``config`` on ``reactor``."""
+    provision(config)
+    engine = open_database(config.database_url)
+    provision_cards(config, engine)
+    service = HallService()
+
+    writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
+    ThreadPoolService(writer).setServiceParent(service)
+    key = load_journal_key(config.home / "keys" / "journal-signing.pem", create=True)
+    journal = Journal(engine, key, head=config.home / "journal.head")
+    core = HallCore(journal, reactor, thread_pool_runner(reactor, writer))
+
+    session = SessionModule(core)
+    ledger = LedgerModule(core)
+    admission = AdmissionModule(
+        core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document]
+    )
+    view = HallView(config.name)
+    core.add_module(view)
+    recovered = core.recover()
+    log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
+
+    sign_ins = SignIns(StaffDirectory(config.staff), reactor)
+    channel = CommandChannel(core)
+    hub = LiveHub(view, channel, sign_ins)
+    core.observers.append(hub.record_committed)
+
+    # Password checks (scrypt) run on the reactor's own pool, not on the DB writer.
+    def authenticate(name: str, password: str) -> defer.Deferred[Actor]:
+        return deferToThreadPool(reactor, reactor.getThreadPool(), sign_ins.directory.authenticate, name, password)
+
+    site = build_site(
+        hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled
+    )
+    web = WebService(_endpoint(config, reactor), site)
+    web.setServiceParent(service)
+    web.listening.addCallback(_announce_url, config)
+    hall = HallServer(config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission)
+    service.hall = hall
+    return hall
+
+
+def _announce_url(port: IListeningPort, config: HallConfig) -> IListeningPort:
+    address = port.getHost()
+    host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface
+    log.info(
+        "Caller console at {scheme}://{host}:{port}/console, information board at /board",
+        scheme=config.scheme, host=host, port=address.port,
+    )
+    return port
+
+
+def _endpoint(config: HallConfig, reactor: Any) -> Any:
+    if config.tls.enabled:
+        options = pki.server_tls_options(
+            config.tls.pki_dir, config.tls.server_name,
+            require_client_certificate=config.tls.require_client_certificate,
+        )
+        return SSL4ServerEndpoint(reactor, config.port, options, interface=config.interface)
+    return TCP4ServerEndpoint(reactor, config.port, interface=config.interface)
+
+
+def makeService(options: Mapping[str, Any]) -> HallService:
+    """The hall server for ``options`` (``config``: a path; ``demo``: play a scripted session)."""
+    from twisted.internet import reactor  # the composition root is the one place that picks it
+
+    config_path = Path(options.get("config") or DEFAULT_CONFIG)
+    config, logins = ensure_config(config_path)
+    if options.get("port") is not None:
+        config = replace(config, port=int(options["port"]))
+    if options.get("database_url"):
+        config = replace(config, database_url=str(options["database_url"]))
+    for name, role, password in logins:
+        log.info("New staff login: {name} ({role}) password {password}", name=name, role=str(role), password=password)
+    hall = build_hall(config, reactor)
+    return hall.service

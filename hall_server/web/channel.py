@@ -1,0 +1,212 @@
+"""The one command channel of the console: a JSON request names a core command.
+
+A request, over HTTP (``POST /api/command``) or over the console's WebSocket, is::
+
+    {"id": "<request id>", "command": "<name>", "args": {<argument>: <value>, ...}}
+
+and the answer is ``{"id", "ok": true, "records": [{"seq", "type"}, ...]}`` or
+``{"id", "ok": false, "error": {"code", "message"}}``.  The channel knows no command:
+it looks the name up in :attr:`HallCore.commands`, checks the sender's role with
+:meth:`HallCore.check_permission`, checks the arguments against the command's
+declared JSON types, and calls its handler.  A module that registers a command is
+reachable from the console without a change here.
+
+Everything refused before the handler runs changes nothing; a handler that refuses
+changes nothing either (the core decides before it commits).  A request id is
+carried out at most once per sign-in: a replayed request (a double click, a resent
+frame) gets an error instead of a second sale.
+
+Error codes: ``malformed`` (not JSON, not an object, bad id), ``unknown_command``,
+``not_allowed`` (the role may not, R80), ``bad_arguments`` (missing, unknown, wrong
+type or out of range), ``replayed``, ``refused`` (the hall's rules said no; the message
+says why), ``internal`` (a fault, logged).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from twisted.internet import defer
+from twisted.logger import Logger
+
+from hall_server.hall.core import Actor, HallCore, NotAllowed
+from protocol.chain import Record
+from protocol.errors import DomainError
+
+#: A whole banned-list file fits in one request; nothing larger is read.
+MAX_REQUEST_BYTES = 1024 * 1024
+MAX_TEXT = MAX_REQUEST_BYTES
+MAX_ITEMS = 1_000
+#: Integers a browser's JSON can carry exactly (2**53 - 1).
+MAX_INT = 2**53 - 1
+REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+REMEMBERED_IDS = 10_000
+
+log = Logger()
+
+
+class ChannelError(DomainError):
+    """A request refused by the channel or by the hall; ``code`` says which kind."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class CommandRequest:
+    request_id: str
+    command: str
+    args: Mapping[str, Any]
+
+
+class SeenRequests:
+    """The request ids one sign-in has used, the latest :data:`REMEMBERED_IDS` of them."""
+
+    def __init__(self, limit: int = REMEMBERED_IDS) -> None:
+        self.limit = limit
+        self.ids: OrderedDict[str, None] = OrderedDict()
+
+    def claim(self, request_id: str) -> None:
+        if request_id in self.ids:
+            raise ChannelError("replayed", f"request {request_id} was already carried out; nothing was done again")
+        self.ids[request_id] = None
+        if len(self.ids) > self.limit:
+            self.ids.popitem(last=False)
+
+
+def parse_request(text: str | bytes) -> CommandRequest:
+    """The request in ``text``, or :class:`ChannelError` ``malformed`` saying what is wrong."""
+    if len(text) > MAX_REQUEST_BYTES:
+        raise ChannelError("malformed", f"a request is at most {MAX_REQUEST_BYTES} bytes")
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ChannelError("malformed", f"the request is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise ChannelError("malformed", "a request is a JSON object with id, command and args")
+    request_id = data.get("id")
+    if not isinstance(request_id, str) or not REQUEST_ID.fullmatch(request_id):
+        raise ChannelError("malformed", "a request carries an id of 1-64 letters, digits or _.:-")
+    command = data.get("command")
+    if not isinstance(command, str) or not command:
+        raise ChannelError("malformed", "a request names its command")
+    args = data.get("args", {})
+    if not isinstance(args, dict):
+        raise ChannelError("malformed", "args is a JSON object")
+    if extra := sorted(set(data) - {"id", "command", "args"}):
+        raise ChannelError("malformed", f"unknown request field(s): {', '.join(extra)}")
+    return CommandRequest(request_id, command, args)
+
+
+def type_name(kind: Any) -> str:
+    return {int: "int", str: "str", bool: "bool", dict: "dict"}.get(kind, str(kind))
+
+
+def check_value(name: str, kind: Any, value: Any) -> None:
+    """Raise ``bad_arguments`` unless ``value`` is a JSON value of the declared type."""
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and not -MAX_INT <= value <= MAX_INT:
+            raise ChannelError("bad_arguments", f"{name} is out of range: {value}")
+    elif kind is str:
+        ok = isinstance(value, str)
+        if ok and len(value) > MAX_TEXT:
+            raise ChannelError("bad_arguments", f"{name} is longer than {MAX_TEXT} characters")
+    elif kind is dict:
+        ok = isinstance(value, dict)
+    elif kind == list[int] or kind == list[str]:
+        ok = isinstance(value, list)
+        if ok:
+            if len(value) > MAX_ITEMS:
+                raise ChannelError("bad_arguments", f"{name} holds more than {MAX_ITEMS} items")
+            item = kind.__args__[0]
+            for index, element in enumerate(value):
+                check_value(f"{name}[{index}]", item, element)
+    else:
+        raise TypeError(f"argument {name}: no JSON type for {kind!r}")  # a module's mistake
+    if not ok:
+        raise ChannelError("bad_arguments", f"{name} is {type_name(kind)}, not {json.dumps(value)}")
+
+
+def check_arguments(params: Mapping[str, Any], args: Mapping[str, Any]) -> None:
+    if missing := sorted(set(params) - set(args)):
+        raise ChannelError("bad_arguments", f"missing argument(s): {', '.join(missing)}")
+    if unknown := sorted(set(args) - set(params)):
+        raise ChannelError("bad_arguments", f"unknown argument(s): {', '.join(unknown)}")
+    for name, kind in params.items():
+        check_value(name, kind, args[name])
+
+
+class CommandChannel:
+    """Turns command requests into calls of the core's registered commands."""
+
+    def __init__(self, core: HallCore) -> None:
+        self.core = core
+
+    def describe(self, actor: Actor) -> list[dict[str, Any]]:
+        """The commands ``actor`` may give, with their arguments: what the console shows."""
+        described = []
+        for name, spec in sorted(self.core.commands.items()):
+            try:
+                self.core.check_permission(actor, name)
+            except NotAllowed:
+                continue
+            described.append(
+                {
+                    "name": name,
+                    "summary": spec.summary,
+                    "params": {param: type_name(kind) for param, kind in spec.params.items()},
+                }
+            )
+        return described
+
+    def submit(self, actor: Actor, request: CommandRequest, seen: SeenRequests) -> defer.Deferred[dict[str, Any]]:
+        """Carry out ``request``; fires with the answer (never fails)."""
+        try:
+            spec = self.core.commands.get(request.command)
+            if spec is None:
+                raise ChannelError("unknown_command", f"there is no command {request.command!r}")
+            try:
+                self.core.check_permission(actor, request.command)
+            except NotAllowed as error:
+                raise ChannelError("not_allowed", str(error)) from None
+            check_arguments(spec.params, request.args)
+            seen.claim(request.request_id)
+            running = defer.maybeDeferred(spec.handler, actor, **request.args)
+        except ChannelError as error:
+            return defer.succeed(error_answer(request.request_id, error))
+        running.addCallbacks(
+            lambda result: {"id": request.request_id, "ok": True, **_result(result)},
+            lambda failure: error_answer(request.request_id, _as_channel_error(failure.value, request, failure)),
+        )
+        return running
+
+
+def error_answer(request_id: str | None, error: ChannelError) -> dict[str, Any]:
+    return {"id": request_id, "ok": False, "error": {"code": error.code, "message": str(error)}}
+
+
+def _as_channel_error(error: BaseException, request: CommandRequest, failure: Any) -> ChannelError:
+    if isinstance(error, NotAllowed):
+        return ChannelError("not_allowed", str(error))
+    if isinstance(error, DomainError):
+        return ChannelError("refused", str(error))
+    log.failure("command {command} failed", failure, command=request.command)
+    return ChannelError("internal", f"the server failed on {request.command}; the fault is logged")
+
+
+def _result(result: Any) -> dict[str, Any]:
+    if isinstance(result, list) and all(isinstance(r, Record) for r in result):
+        return {"records": [{"seq": r.seq, "type": r.type} for r in result]}
+    try:
+        json.dumps(result)
+    except (TypeError, ValueError):
+        return {"result": None}
+    return {"result": result}

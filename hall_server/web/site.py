@@ -1,0 +1,310 @@
+"""The console's web site: pages, the JSON API and the WebSocket endpoints.
+
+=====================  ===========  ===========================================
+path                   who          what
+=====================  ===========  ===========================================
+``/``                  anyone       redirects to the console
+``/login``             anyone       GET the page; POST ``{"name", "password"}``
+``/logout``            staff        POST: ends the sign-in
+``/console``           staff        the caller console (else to ``/login``)
+``/board``             anyone       the information board for hall screens
+``/static/...``        anyone       the pages' CSS and JavaScript
+``/api/state``         staff        GET: the console snapshot
+``/api/command``       staff        POST: one command request (``channel``)
+``/api/board``         anyone       GET: the board picture
+``/ws``                staff        WebSocket: snapshot, records, commands
+``/board/ws``          anyone       WebSocket: the board picture, read-only
+=====================  ===========  ===========================================
+
+Every resource parses, calls one method of the channel, the sign-ins or the view,
+and writes JSON; the rules are the core's.  Staff are identified by a server-side
+session id in an HttpOnly, SameSite=Strict cookie; state-changing requests must be
+JSON (a cross-site form cannot send that), and WebSocket handshakes from another
+origin are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+from twisted.internet import defer
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+from twisted.web.resource import Resource
+from twisted.web.server import NOT_DONE_YET, Request, Site
+from twisted.web.static import File
+from twisted.web.util import Redirect
+from twisted.web.websocket import WebSocketResource
+
+from hall_server.hall.core import Actor
+from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
+from hall_server.web.channel import MAX_REQUEST_BYTES, ChannelError, CommandChannel, error_answer, parse_request
+from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
+
+log = Logger()
+
+#: Runs the password check (scrypt, tens of ms) off the reactor thread in the server.
+Authenticate = Callable[[str, str], "defer.Deferred[Actor]"]
+
+STATUS = {
+    "malformed": 400, "unknown_command": 400, "bad_arguments": 400, "not_allowed": 403,
+    "replayed": 409, "refused": 409, "internal": 500, "signed_out": 401, "sign_in_refused": 401,
+}
+SECURITY_HEADERS = {
+    b"content-security-policy": b"default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    b"x-content-type-options": b"nosniff",
+    b"x-frame-options": b"DENY",
+    b"referrer-policy": b"no-referrer",
+}
+
+
+def static_dir() -> Path:
+    return Path(str(resources.files("hall_server.web") / "static"))
+
+
+def _secure(request: Request) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        request.setHeader(name, value)
+
+
+def json_response(request: Request, status: int, body: dict[str, Any]) -> bytes:
+    request.setResponseCode(status)
+    request.setHeader(b"content-type", b"application/json; charset=utf-8")
+    request.setHeader(b"cache-control", b"no-store")
+    _secure(request)
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def error_response(request: Request, error: ChannelError, request_id: str | None = None) -> bytes:
+    return json_response(request, STATUS.get(error.code, 400), error_answer(request_id, error))
+
+
+def read_json_body(request: Request) -> bytes:
+    """The request body, refused unless it is JSON and small (no cross-site forms)."""
+    content_type = (request.getHeader(b"content-type") or "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise ChannelError("malformed", "send the request as application/json")
+    assert request.content is not None
+    body = request.content.read(MAX_REQUEST_BYTES + 1)
+    if len(body) > MAX_REQUEST_BYTES:
+        raise ChannelError("malformed", f"a request is at most {MAX_REQUEST_BYTES} bytes")
+    return body
+
+
+def same_origin(request: Request) -> bool:
+    """Whether a browser request comes from a page of this site (or from no page at all)."""
+    origin = request.getHeader(b"origin")
+    if origin is None:
+        return True
+    host = request.getHeader(b"host") or ""
+    return origin.split("://", 1)[-1] == host
+
+
+class _Staff(Resource):
+    """A resource for signed-in staff only."""
+
+    isLeaf = True
+
+    def __init__(self, sign_ins: SignIns) -> None:
+        super().__init__()
+        self.sign_ins = sign_ins
+
+    def signed_in(self, request: Request) -> SignIn | None:
+        cookie = request.getCookie(SESSION_COOKIE)
+        return self.sign_ins.find(cookie.decode("ascii", "replace") if cookie else None)
+
+
+class LoginResource(Resource):
+    isLeaf = True
+
+    def __init__(self, sign_ins: SignIns, authenticate: Authenticate, secure_cookie: bool) -> None:
+        super().__init__()
+        self.sign_ins = sign_ins
+        self.authenticate = authenticate
+        self.secure_cookie = secure_cookie
+
+    def render_GET(self, request: Request) -> bytes:
+        _secure(request)
+        request.setHeader(b"content-type", b"text/html; charset=utf-8")
+        return (static_dir() / "login.html").read_bytes()
+
+    def render_POST(self, request: Request) -> bytes | int:
+        try:
+            data = json.loads(read_json_body(request))
+        except ChannelError as error:
+            return error_response(request, error)
+        except ValueError:
+            return error_response(request, ChannelError("malformed", "the request is not JSON"))
+        name, password = (data.get("name"), data.get("password")) if isinstance(data, dict) else (None, None)
+        if not isinstance(name, str) or not isinstance(password, str) or len(name) > 200 or len(password) > 1000:
+            return error_response(request, ChannelError("malformed", "send {\"name\": ..., \"password\": ...}"))
+        checking = self.authenticate(name, password)
+
+        def signed_in(actor: Actor) -> None:
+            session = self.sign_ins.open(actor)
+            request.addCookie(
+                SESSION_COOKIE, session.session_id.encode(), path=b"/", httpOnly=True,
+                secure=self.secure_cookie, sameSite="strict",
+            )
+            request.write(json_response(request, 200, {"ok": True, "me": actor.to_dict()}))
+
+        def refused(failure: Any) -> None:
+            failure.trap(SignInRefused)
+            request.write(error_response(request, ChannelError("sign_in_refused", str(failure.value))))
+
+        checking.addCallbacks(signed_in, refused)
+        checking.addErrback(lambda failure: log.failure("signing in", failure))
+        checking.addBoth(lambda _: request.finish() if not request.finished else None)
+        return NOT_DONE_YET
+
+
+class LogoutResource(_Staff):
+    def render_POST(self, request: Request) -> bytes:
+        session = self.signed_in(request)
+        if session is not None:
+            self.sign_ins.sign_out(session.session_id)
+        request.addCookie(SESSION_COOKIE, b"", path=b"/", max_age=0, httpOnly=True, sameSite="strict")
+        return json_response(request, 200, {"ok": True})
+
+
+class PageResource(_Staff):
+    """A static page; for staff only unless ``public``."""
+
+    def __init__(self, sign_ins: SignIns, page: str, public: bool = False) -> None:
+        super().__init__(sign_ins)
+        self.page = page
+        self.public = public
+
+    def render_GET(self, request: Request) -> bytes:
+        if not self.public and self.signed_in(request) is None:
+            request.redirect(b"/login")
+            return b""
+        _secure(request)
+        request.setHeader(b"content-type", b"text/html; charset=utf-8")
+        request.setHeader(b"cache-control", b"no-store")
+        return (static_dir() / self.page).read_bytes()
+
+
+class StateResource(_Staff):
+    def __init__(self, sign_ins: SignIns, hub: LiveHub) -> None:
+        super().__init__(sign_ins)
+        self.hub = hub
+
+    def render_GET(self, request: Request) -> bytes:
+        session = self.signed_in(request)
+        if session is None:
+            return error_response(request, ChannelError("signed_out", "sign in first"))
+        return json_response(request, 200, self.hub.console_snapshot(session))
+
+
+class BoardStateResource(Resource):
+    isLeaf = True
+
+    def __init__(self, hub: LiveHub) -> None:
+        super().__init__()
+        self.hub = hub
+
+    def render_GET(self, request: Request) -> bytes:
+        return json_response(request, 200, {"type": "board", "view": self.hub.view.board()})
+
+
+class CommandResource(_Staff):
+    def __init__(self, sign_ins: SignIns, channel: CommandChannel) -> None:
+        super().__init__(sign_ins)
+        self.channel = channel
+
+    def render_POST(self, request: Request) -> bytes | int:
+        session = self.signed_in(request)
+        if session is None:
+            return error_response(request, ChannelError("signed_out", "sign in first"))
+        try:
+            command = parse_request(read_json_body(request))
+        except ChannelError as error:
+            return error_response(request, error)
+
+        def answer(body: dict[str, Any]) -> None:
+            status = 200 if body["ok"] else STATUS.get(body["error"]["code"], 400)
+            request.write(json_response(request, status, body))
+            request.finish()
+
+        self.channel.submit(session.actor, command, session.seen).addCallback(answer).addErrback(
+            lambda failure: log.failure("answering a command", failure)
+        )
+        return NOT_DONE_YET
+
+
+class SocketResource(_Staff):
+    """A WebSocket endpoint; staff only unless ``public``, same origin only."""
+
+    def __init__(self, sign_ins: SignIns, hub: LiveHub, public: bool) -> None:
+        super().__init__(sign_ins)
+        self.hub = hub
+        self.public = public
+
+    def render_GET(self, request: Request) -> bytes | int:
+        if not same_origin(request):
+            return error_response(request, ChannelError("not_allowed", "this socket is for pages of this hall only"))
+        if self.public:
+            factory = SocketFactory(lambda: BoardSocket(self.hub))
+        else:
+            session = self.signed_in(request)
+            if session is None:
+                return error_response(request, ChannelError("signed_out", "sign in first"))
+            factory = SocketFactory(lambda: ConsoleSocket(self.hub, session))
+        result: bytes | int = WebSocketResource(factory).render_GET(request)  # type: ignore[arg-type]
+        return result
+
+
+class _Folder(Resource):
+    """A path segment with children and, for its own path, a redirect or a page."""
+
+    def __init__(self, own: Resource | None = None) -> None:
+        super().__init__()
+        self.own = own
+
+    def getChild(self, path: bytes, request: Request) -> Resource:
+        if path == b"" and self.own is not None:
+            return self.own
+        return super().getChild(path, request)
+
+    def render(self, request: Request) -> bytes | int:
+        if self.own is not None:
+            result: bytes | int = self.own.render(request)
+            return result
+        return super().render(request)
+
+
+def build_site(
+    *,
+    hub: LiveHub,
+    sign_ins: SignIns,
+    channel: CommandChannel,
+    authenticate: Authenticate,
+    secure_cookie: bool,
+) -> Site:
+    """The console's :class:`Site` over the given hub, sign-ins and channel."""
+    root = _Folder(Redirect(b"/console"))
+    root.putChild(b"login", LoginResource(sign_ins, authenticate, secure_cookie))
+    root.putChild(b"logout", LogoutResource(sign_ins))
+    root.putChild(b"console", PageResource(sign_ins, "console.html"))
+    board = _Folder(PageResource(sign_ins, "board.html", public=True))
+    board.putChild(b"ws", SocketResource(sign_ins, hub, public=True))
+    root.putChild(b"board", board)
+    root.putChild(b"static", File(str(static_dir()), defaultType="text/plain"))
+    api = Resource()
+    api.putChild(b"state", StateResource(sign_ins, hub))
+    api.putChild(b"command", CommandResource(sign_ins, channel))
+    api.putChild(b"board", BoardStateResource(hub))
+    root.putChild(b"api", api)
+    root.putChild(b"ws", SocketResource(sign_ins, hub, public=False))
+    site = Site(root)
+    site.displayTracebacks = False
+    return site
+
+
+def inline_authenticate(sign_ins: SignIns) -> Authenticate:
+    """Check passwords on the calling thread (tests); the server uses a thread pool."""
+    return lambda name, password: defer.maybeDeferred(sign_ins.directory.authenticate, name, password)

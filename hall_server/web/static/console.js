@@ -1,0 +1,262 @@
+// The caller console.  It shows the picture the server pushes after each commit and
+// sends commands by name over the WebSocket; the server checks roles and rules, the
+// page only leaves out the commands the signed-in role may not give.
+"use strict";
+const Console = {
+  socket: null,
+  commands: new Map(),
+  current: null,
+  counter: 0,
+  // The commands some controls stand for, by the names the hall's modules register.
+  DRAW: ["draw_ball"],
+  VERIFY: ["verify_claim"],
+};
+
+Hall.buildGrid(document.getElementById("ball-grid"));
+
+function requestId() {
+  Console.counter += 1;
+  const random = crypto.getRandomValues(new Uint32Array(2));
+  return `${Date.now().toString(36)}-${random[0].toString(36)}${random[1].toString(36)}-${Console.counter}`;
+}
+
+function say(text, ok) {
+  const answer = document.getElementById("answer");
+  answer.textContent = text;
+  answer.className = ok ? "answer ok" : "answer error";
+}
+
+function send(command, args) {
+  if (!Console.socket) {
+    say("Not connected to the hall server; the command was not sent.", false);
+    return;
+  }
+  Console.socket.send(JSON.stringify({id: requestId(), command, args}));
+  say(`${command.replaceAll("_", " ")}: sent`, true);
+}
+
+function firstAllowed(names) {
+  return names.find((name) => Console.commands.has(name)) || null;
+}
+
+// --- Generic command forms, from each command's declared argument types -------------
+
+function parseNumbers(text) {
+  // "1-90" or "3, 17, 20-25": ranges keep ball counts quick to type.
+  const numbers = [];
+  for (const part of text.split(/[\s,]+/).filter(Boolean)) {
+    const range = part.match(/^(\d+)-(\d+)$/);
+    if (range) {
+      for (let n = Number(range[1]); n <= Number(range[2]); n++) numbers.push(n);
+    } else if (/^-?\d+$/.test(part)) {
+      numbers.push(Number(part));
+    } else {
+      throw new Error(`"${part}" is not a whole number`);
+    }
+  }
+  return numbers;
+}
+
+function fieldFor(name, type) {
+  const label = Hall.el("label", name.replaceAll("_", " "));
+  let input;
+  if (type === "bool") {
+    input = document.createElement("input");
+    input.type = "checkbox";
+  } else if (type === "dict") {
+    input = document.createElement("textarea");
+    input.placeholder = "JSON object, e.g. {\"key\": null}";
+    input.rows = 4;
+  } else {
+    input = document.createElement("input");
+    input.type = type === "int" ? "number" : "text";
+    if (type === "list[int]") input.placeholder = "numbers: 1-90 or 3, 17, 20";
+    if (type === "list[str]") input.placeholder = "comma-separated";
+  }
+  input.dataset.param = name;
+  input.dataset.type = type;
+  label.appendChild(input);
+  return label;
+}
+
+function readField(input) {
+  const type = input.dataset.type;
+  const text = input.value;
+  switch (type) {
+    case "bool": return input.checked;
+    case "int":
+      if (!/^-?\d+$/.test(text.trim())) throw new Error(`${input.dataset.param} is a whole number`);
+      return Number(text);
+    case "str": return text;
+    case "list[int]": return parseNumbers(text);
+    case "list[str]": return text.split(",").map((s) => s.trim()).filter(Boolean);
+    case "dict": return JSON.parse(text || "{}");
+    default: throw new Error(`unknown type ${type}`);
+  }
+}
+
+function openForm(name) {
+  const spec = Console.commands.get(name);
+  if (!spec) return;
+  Console.current = name;
+  document.getElementById("command-title").textContent = name.replaceAll("_", " ");
+  document.getElementById("command-summary").textContent = spec.summary;
+  const fields = document.getElementById("command-fields");
+  fields.textContent = "";
+  for (const [param, type] of Object.entries(spec.params)) fields.appendChild(fieldFor(param, type));
+  const form = document.getElementById("command-form");
+  form.hidden = false;
+  const first = fields.querySelector("input, textarea");
+  if (first) first.focus(); else form.querySelector("button[type=submit]").focus();
+}
+
+function closeForm() {
+  document.getElementById("command-form").hidden = true;
+  Console.current = null;
+}
+
+document.getElementById("command-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const args = {};
+  try {
+    for (const input of document.querySelectorAll("#command-fields [data-param]")) {
+      args[input.dataset.param] = readField(input);
+    }
+  } catch (error) {
+    say(error.message, false);
+    return;
+  }
+  send(Console.current, args);
+});
+document.getElementById("command-cancel").addEventListener("click", closeForm);
+
+function showCommands() {
+  const list = document.getElementById("commands");
+  list.textContent = "";
+  for (const name of Console.commands.keys()) {
+    const button = Hall.el("button", name.replaceAll("_", " "));
+    button.type = "button";
+    button.title = Console.commands.get(name).summary;
+    button.dataset.command = name;
+    button.addEventListener("click", () => openForm(name));
+    list.appendChild(button);
+  }
+  if (!Console.commands.size) list.appendChild(Hall.el("p", "Your role gives no commands here.", "hint"));
+  document.getElementById("draw").hidden = !firstAllowed(Console.DRAW);
+  document.getElementById("verify").hidden = !firstAllowed(Console.VERIFY);
+}
+
+// --- The special controls: draw and verify -------------------------------------------
+
+function currentGameId() {
+  return Console.view && Console.view.game ? Console.view.game.game_id : null;
+}
+
+function argsWithGame(name, args) {
+  // Commands that act on the game in play name it; the page fills it in.
+  const spec = Console.commands.get(name);
+  if (spec && "game_id" in spec.params) args.game_id = currentGameId() || "";
+  return args;
+}
+
+function draw() {
+  const name = firstAllowed(Console.DRAW);
+  if (name) send(name, argsWithGame(name, {}));
+}
+
+document.getElementById("draw").addEventListener("click", draw);
+document.getElementById("verify").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const name = firstAllowed(Console.VERIFY);
+  const series = document.getElementById("verify-series").value;
+  const card = document.getElementById("verify-card").value;
+  if (!/^\d+$/.test(series) || !/^\d+$/.test(card)) {
+    say("Give the series and the card number as whole numbers.", false);
+    return;
+  }
+  send(name, argsWithGame(name, {series: Number(series), card_number: Number(card)}));
+});
+
+document.addEventListener("keydown", (event) => {
+  const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName);
+  if (event.key === "Escape") { closeForm(); event.target.blur && event.target.blur(); return; }
+  if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+  const key = event.key.toLowerCase();
+  if (key === "d" && firstAllowed(Console.DRAW)) { event.preventDefault(); draw(); }
+  if (key === "v" && firstAllowed(Console.VERIFY)) { event.preventDefault(); document.getElementById("verify-series").focus(); }
+  if (key === "k") { event.preventDefault(); const b = document.querySelector("#commands button"); if (b) b.focus(); }
+});
+
+// --- The picture --------------------------------------------------------------------
+
+function describeRecord(record) {
+  const p = record.payload || {};
+  const who = p.actor ? ` (${p.actor.name})` : "";
+  const detail = Object.entries(p)
+    .filter(([k]) => k !== "actor" && k !== "type")
+    .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`)
+    .join(" ");
+  return `#${record.seq} ${record.type.replaceAll("_", " ")}${who} ${detail}`;
+}
+
+function showSession(view) {
+  const s = view.session;
+  let text;
+  if (s.open) text = `session ${s.number} open`;
+  else if (s.number && !s.closed) text = `session ${s.number} opening: signed by ${Object.keys(s.opening).join(", ") || "nobody yet"}`;
+  else if (s.verification) text = `verification ${s.verification.passed ? "passed" : "FAILED"}; count the balls`;
+  else text = "no session open";
+  document.getElementById("session-state").textContent = text;
+}
+
+function show(view) {
+  Console.view = view;
+  document.getElementById("hall-name").textContent = view.hall;
+  showSession(view);
+  Hall.showBalls(view.game);
+  Hall.showFacts(view.game);
+  document.getElementById("collected").textContent = view.game ? Hall.money(view.game.collection_cents) : "-";
+  const completed = document.getElementById("completed");
+  completed.textContent = "";
+  (view.game ? view.game.completed : []).forEach((c) => {
+    completed.appendChild(Hall.el("li", `${c.pattern.toUpperCase()}: ${Hall.cardLabel(c)}`, "completed"));
+  });
+  const log = document.getElementById("log");
+  log.textContent = "";
+  view.recent.forEach((record) => log.appendChild(Hall.el("li", describeRecord(record))));
+}
+
+function onMessage(message) {
+  if (message.type === "snapshot") {
+    const me = message.me;
+    document.getElementById("me").textContent = `${me.name} · ${me.role.replaceAll("_", " ")}`;
+    Console.commands = new Map(message.commands.map((c) => [c.name, c]));
+    showCommands();
+    show(message.view);
+  } else if (message.type === "record") {
+    show(message.view);
+  } else if (message.type === "answer" || message.ok === false) {
+    if (message.ok) {
+      const records = message.records || [];
+      say(`Done: ${records.map((r) => r.type.replaceAll("_", " ")).join(", ") || "nothing to record"}`, true);
+    } else {
+      say(message.error.message, false);
+      if (message.error.code === "signed_out") window.location.assign("/login");
+    }
+  }
+}
+
+Hall.connect("/ws", onMessage, async (up, socket) => {
+  Console.socket = socket;
+  Hall.linkState(up);
+  if (!up) {
+    // A refused handshake looks like a dropped link; ask whether the sign-in ended.
+    const state = await fetch("/api/state").catch(() => null);
+    if (state && state.status === 401) window.location.assign("/login");
+  }
+});
+
+document.getElementById("logout").addEventListener("click", async () => {
+  await fetch("/logout", {method: "POST"});
+  window.location.assign("/login");
+});

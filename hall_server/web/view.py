@@ -1,0 +1,209 @@
+"""What the consoles and the information boards show: a read model of the journal.
+
+:class:`HallView` is a module of the hall core like any other: it folds every
+committed record into a small, JSON-able picture of the hall (the session, the game
+in play, its balls, cards sold, prizes and winning cards, the latest records), and the
+core rebuilds it from the journal at start like every other projection.  It decides
+nothing: it only copies what the records say, so what a screen shows is exactly what
+was committed (announce after commit, R85.5).
+
+:meth:`HallView.console` is the staff picture; :meth:`HallView.board` is the public
+one for the hall's screens (R92.11-12): balls, cards sold, prizes and winning cards,
+no staff names, no accounts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from protocol.chain import Record
+
+RECENT_RECORDS = 40
+#: Payload keys that never reach the public board.
+_PRIVATE_KEYS = ("actor", "account", "seller", "witnesses", "players", "complaint")
+
+
+@dataclass
+class GamePicture:
+    game_id: str
+    state: str = "selling"
+    series: list[dict[str, int]] = field(default_factory=list)
+    price_cents: int | None = None
+    cards_sold: int = 0
+    collection_cents: int = 0
+    sale_closed: bool = False
+    balls: list[int] = field(default_factory=list)
+    prizes: dict[str, int] = field(default_factory=dict)
+    winners: list[dict[str, Any]] = field(default_factory=list)
+    completed: list[dict[str, Any]] = field(default_factory=list)
+    completed_on_ball: int = 0
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    last_game: bool = False
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id,
+            "state": self.state,
+            "series": self.series,
+            "price_cents": self.price_cents,
+            "cards_sold": self.cards_sold,
+            "collection_cents": self.collection_cents,
+            "sale_closed": self.sale_closed,
+            "balls": list(self.balls),
+            "last_ball": self.balls[-1] if self.balls else None,
+            "prizes": dict(self.prizes),
+            "winners": list(self.winners),
+            "completed": list(self.completed),
+            "last_game": self.last_game,
+        }
+
+
+def _card(payload: Mapping[str, Any]) -> dict[str, Any]:
+    return {"series": payload.get("series"), "card_number": payload.get("card_number")}
+
+
+class HallView:
+    """The consoles' and boards' picture of the hall, folded from committed records."""
+
+    def __init__(self, hall_name: str) -> None:
+        self.hall_name = hall_name
+        self.seq = 0
+        self.session: dict[str, Any] = {"number": 0, "open": False, "closed": False, "opening": {}, "closing": {}}
+        self.verification: dict[str, Any] | None = None
+        self.ball_set = {"name": "set-1", "games": 0}
+        self.game: GamePicture | None = None
+        self.games_played = 0
+        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_RECORDS)
+
+    # --- Pictures -----------------------------------------------------------------
+
+    def board(self) -> dict[str, Any]:
+        """The public picture for information boards (R85.5, R92.11-12)."""
+        return {
+            "hall": self.hall_name,
+            "seq": self.seq,
+            "session_open": bool(self.session["open"] and not self.session["closed"]),
+            "game": self.game.public() if self.game else None,
+            "games_played": self.games_played,
+        }
+
+    def console(self) -> dict[str, Any]:
+        """The staff picture: the board's, plus the session, rejected claims and the log."""
+        picture = self.board()
+        picture["session"] = {**self.session, "verification": self.verification}
+        picture["ball_set"] = dict(self.ball_set)
+        if self.game is not None:
+            picture["game"]["rejected"] = list(self.game.rejected)
+        picture["recent"] = list(self.recent)
+        return picture
+
+    # --- Projection -----------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        self.seq = record.seq
+        self.recent.appendleft(
+            {"seq": record.seq, "time_ms": record.time_ms, "type": record.type, "payload": dict(record.payload)}
+        )
+        handler = getattr(self, "_on_" + record.type, None)
+        if handler is not None:
+            handler(record.payload)
+
+    def _on_system_verified(self, p: Mapping[str, Any]) -> None:
+        self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": p.get("results")}
+
+    def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
+        if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):
+            self.session = {"number": self.session["number"] + 1, "open": False, "closed": False,
+                            "opening": {}, "closing": {}}
+        self.session["last_count"] = {
+            "stage": p.get("stage"), "missing": p.get("missing"), "repeated": p.get("repeated"),
+        }
+
+    def _on_session_opening_signed(self, p: Mapping[str, Any]) -> None:
+        self.session["opening"][str(p.get("role"))] = p.get("signer")
+
+    def _on_session_opened(self, p: Mapping[str, Any]) -> None:
+        self.session["open"] = True
+        self.session["date"] = p.get("date")
+        self.verification = None
+
+    def _on_session_closing_signed(self, p: Mapping[str, Any]) -> None:
+        self.session["closing"][str(p.get("role"))] = p.get("signer")
+
+    def _on_session_closed(self, p: Mapping[str, Any]) -> None:
+        self.session["closed"] = True
+        self.session["open"] = False
+
+    def _on_ball_set_replaced(self, p: Mapping[str, Any]) -> None:
+        self.ball_set = {"name": p.get("new"), "games": 0}
+
+    # The game: the record types of protocol.events, journaled by the games module.
+
+    def _on_sale_opened(self, p: Mapping[str, Any]) -> None:
+        self.game = GamePicture(
+            game_id=str(p.get("game_id")),
+            series=[{"series": p.get("series"), "first_card": p.get("first_card")}],
+            price_cents=p.get("price_cents"),
+        )
+
+    def _current(self, p: Mapping[str, Any]) -> GamePicture | None:
+        if self.game is not None and self.game.game_id == str(p.get("game_id")):
+            return self.game
+        return None
+
+    def _on_card_sold(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.cards_sold += 1
+            game.collection_cents += int(p.get("stake_cents") or 0)
+
+    def _on_sale_closed(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.sale_closed = True
+            game.state = "drawing"
+            game.cards_sold = int(p.get("cards_sold", game.cards_sold))
+            game.collection_cents = int(p.get("collection_cents", game.collection_cents))
+
+    def _on_ball_drawn(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.balls.append(int(p["ball"]))
+
+    def _on_ball_voided(self, p: Mapping[str, Any]) -> None:
+        if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("ball"):
+            game.balls.pop()
+
+    def _on_prize_won(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.winners.append({**_card(p), "pattern": p.get("pattern"), "ball_count": p.get("ball_count")})
+
+    def _on_claim_rejected(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.rejected.append({**_card(p), "reason": p.get("reason")})
+
+    def _on_game_suspended(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.state = "suspended"
+
+    def _on_game_resumed(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.state = "drawing" if game.sale_closed else "selling"
+
+    def _on_game_suspended_for_good(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.state = "suspended for good"
+
+    def _end(self, p: Mapping[str, Any], state: str) -> None:
+        if game := self._current(p):
+            game.state = state
+        self.games_played += 1
+        self.ball_set["games"] += 1
+
+    def _on_game_closed(self, p: Mapping[str, Any]) -> None:
+        self._end(p, "closed")
+
+    def _on_game_finished(self, p: Mapping[str, Any]) -> None:
+        self._end(p, "finished by hand")
+
+    def _on_game_refunded(self, p: Mapping[str, Any]) -> None:
+        self._end(p, "refunded")

@@ -1,0 +1,38 @@
+"""The ``bingo-hall`` plugin: ``twist bingo-hall [--config FILE] [--demo]`` runs a hall server.
+
+The service itself is built by :func:`hall_server.tap.makeService`, the process's one
+composition root; this file only declares the plugin and its options.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.application.service import IServiceMaker
+from twisted.plugin import IPlugin
+from twisted.python import usage
+from zope.interface import implementer
+
+
+class Options(usage.Options):
+    optParameters = [
+        ["config", "c", None, "The hall's configuration file (default: var/hall.toml, created if missing)."],
+    ]
+    optFlags = [
+        ["demo", None, "Play a scripted session with simulated sellers and players."],
+    ]
+
+
+@implementer(IServiceMaker, IPlugin)
+class HallServiceMaker:
+    tapname = "bingo-hall"
+    description = "A licensed bingo hall's server: caller console, information board, hall core."
+    options = Options
+
+    def makeService(self, options: Options) -> Any:
+        from hall_server.tap import makeService  # imported late: plugin discovery stays cheap
+
+        return makeService(options)
+
+
+serviceMaker = HallServiceMaker()
