@@ -43,7 +43,9 @@ class LedgerModule:
                 if account_kind(account).normal == "debit"
                 else Posting.transfer(self.balance(account), debit="house", credit=account, reason="opening balance")
                 for account in touched
-                if self.balance(account) > 0
+                # An account that may go negative cannot be overdrawn, so its balance does
+                # not matter; and ``house`` cannot open against itself.
+                if self.balance(account) > 0 and not account_kind(account).may_go_negative
             ]
         )
         probe.post_all(postings)

@@ -1,0 +1,631 @@
+"""The cashier: player accounts, credit loads, cash-outs, statements, cash desks.
+
+The cashier system (R92.5d) controls every money transaction between a player and
+the hall.  Its rules, as this module enforces them:
+
+* A **player account** is opened on a generated card or ticket number (11 random
+  digits and a Luhn check digit, so a mistyped number is caught as such and a valid
+  one cannot be guessed from its neighbours).  The player is identified by that number
+  alone; a printable ticket carries it as text and as a QR code.  The player chooses a
+  PIN for the terminals; only its salted scrypt hash is kept.
+* An account is opened only for a visitor admitted at the door today, and never for a
+  person on the regulator's banned list (R75.2) nor for a member of staff (R81.b): the
+  cashier asks the admission module (:meth:`AdmissionModule.is_banned`,
+  :meth:`AdmissionModule.is_staff`).
+* **Loading credit** moves cash into the desk's drawer and onto the player's account
+  (R93.2): ``cash:<desk>`` -> ``player:<number>``.  **Cashing out** (R93.14) moves it
+  back; an account never goes below zero, and the payment method is recorded: cash,
+  transfer or cheque, never in kind (R78).  A cash payment leaves the drawer; a
+  transfer or cheque is paid from the operator's bank, outside the hall's ledger, so
+  it is posted against ``house`` (the operator's share grows by what it paid from
+  outside) and the drawer is untouched.
+* A **closed account** cannot be loaded, cashed out or closed again; it closes only
+  at zero.
+* A **statement** lists every movement of an account from the journal (R93.7): every
+  posting on ``player:<number>``, whichever module made it (loads, cash-outs, card
+  purchases, prizes), with its record number, time and running balance.
+* A **cash desk** is opened with its float (from the operator's safe: ``house`` ->
+  ``cash:<desk>``) and closed by the end-of-day **reconciliation**: the cashier enters
+  the counted cash, the ledger gives the expected cash, and the difference is
+  recorded and posted to ``over_short:<desk>`` (a shortage is debited there, an excess
+  credited), so the ledger stays balanced, the drawer's account equals what was
+  counted, and every difference stays visible on an account of its own.
+
+The module holds the state (rebuilt from the journal by :meth:`apply`); rendering
+tickets and statements happens outside the decisions, from that state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Any, Callable, Iterable
+
+from twisted.internet import defer
+from twisted.internet.defer import Deferred
+
+from hall_server.hall.admission import HALL_TIMEZONE, AdmissionModule, local_date
+from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
+from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
+from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
+from protocol.chain import Record
+from protocol.errors import DomainError
+from protocol.ledger import Posting, account_kind
+from protocol.money import format_cents
+
+MEDIA = ("card", "ticket")
+PAYMENT_METHODS = ("cash", "transfer", "cheque")  # R78: never in kind
+PIN_LENGTHS = range(4, 9)
+#: scrypt cost: 2**14 x 8 x 1 needs 16 MiB and some tens of milliseconds per try.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+ACCOUNT_DIGITS = 12
+MAX_REFERENCE = 64
+
+PERMISSIONS = {
+    "open_player_account": {Role.CASHIER},
+    "load_credit": {Role.CASHIER},
+    "cash_out": {Role.CASHIER},
+    "close_player_account": {Role.CASHIER},
+    "open_cash_desk": {Role.CASHIER},
+    "reconcile_cash_desk": {Role.CASHIER},
+    "print_player_ticket": {Role.CASHIER},
+    # A statement is printed for the player at the desk, or for an inspector (R93.7).
+    "print_account_statement": {Role.CASHIER, Role.ADMINISTRATOR},
+}
+
+
+class CashierError(DomainError):
+    """A cashier command refused; the message says why and what to do."""
+
+
+# --- Account numbers and PINs ---------------------------------------------------------
+
+
+def luhn_check_digit(digits: str) -> str:
+    """The Luhn digit that makes ``digits`` + it a valid number."""
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2 == 0:  # doubled: these sit at odd places once the check digit follows
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return str((10 - total % 10) % 10)
+
+
+def random_account_number() -> str:
+    """A fresh account number: 11 random digits and their Luhn check digit."""
+    body = "".join(secrets.choice("0123456789") for _ in range(ACCOUNT_DIGITS - 1))
+    return body + luhn_check_digit(body)
+
+
+def normalize_account_number(text: object) -> str:
+    """The account number typed or scanned (spaces and hyphens allowed), or :class:`CashierError`."""
+    if not isinstance(text, str):
+        raise CashierError(f"an account number is text, not {text!r}")
+    number = text.replace(" ", "").replace("-", "")
+    if len(number) != ACCOUNT_DIGITS or not number.isdigit() or not number.isascii():
+        raise CashierError(f"an account number has {ACCOUNT_DIGITS} digits, not {text!r}")
+    if luhn_check_digit(number[:-1]) != number[-1]:
+        raise CashierError(f"account number {format_account_number(number)} is mistyped: its check digit is wrong")
+    return number
+
+
+def hash_pin(pin: str, salt: bytes) -> str:
+    """The stored form of a PIN: ``scrypt$n$r$p$salt$hash`` (hex)."""
+    digest = hashlib.scrypt(pin.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32)
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${salt.hex()}${digest.hex()}"
+
+
+def pin_matches(pin: str, stored: str) -> bool:
+    """Whether ``pin`` is the one ``stored`` was made from (constant-time comparison)."""
+    scheme, n, r, p, salt, digest = stored.split("$")
+    if scheme != "scrypt" or not isinstance(pin, str):
+        return False
+    candidate = hashlib.scrypt(
+        pin.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), dklen=len(digest) // 2
+    )
+    return hmac.compare_digest(candidate.hex(), digest)
+
+
+def check_pin(pin: object) -> str:
+    if not isinstance(pin, str) or not pin.isdigit() or not pin.isascii() or len(pin) not in PIN_LENGTHS:
+        raise CashierError(
+            f"a PIN is {PIN_LENGTHS.start} to {PIN_LENGTHS.stop - 1} digits, chosen by the player"
+        )
+    return pin
+
+
+def check_cents(amount: object, what: str, *, zero_allowed: bool = False) -> int:
+    """A whole, positive (or zero) number of cents, or :class:`CashierError`."""
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        raise CashierError(f"the {what} is a whole number of cents, not {amount!r}")
+    if amount < 0 or (amount == 0 and not zero_allowed):
+        raise CashierError(f"the {what} must be {'zero or more' if zero_allowed else 'more than zero'}, not {amount}")
+    return amount
+
+
+def player_account(number: str) -> str:
+    return f"player:{number}"
+
+
+def cash_account(desk: str) -> str:
+    return f"cash:{desk}"
+
+
+def over_short_account(desk: str) -> str:
+    return f"over_short:{desk}"
+
+
+# --- State ------------------------------------------------------------------------------
+
+
+@dataclass
+class PlayerAccount:
+    number: str
+    medium: str
+    visitor: int
+    pin_hash: str
+    opened_by: str
+    opened_ms: int
+    seq: int
+    closed_seq: int | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_seq is not None
+
+
+@dataclass(frozen=True)
+class Movement:
+    """One posting on a player's account, as a statement prints it."""
+
+    seq: int
+    time_ms: int
+    reason: str
+    amount: int  # positive: credited to the player; negative: taken from the account
+    balance: int  # the account's balance after it
+    actor: str
+
+
+@dataclass
+class CashDesk:
+    name: str
+    open: bool = False
+    opened_ms: int | None = None
+    opened_by: str | None = None
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    desk: str
+    date: str
+    expected: int
+    counted: int
+    cashier: str
+    time_ms: int
+    seq: int
+
+    @property
+    def difference(self) -> int:
+        """Counted minus expected: positive is cash over, negative cash short."""
+        return self.counted - self.expected
+
+
+@dataclass(frozen=True)
+class CashOut:
+    account: str
+    amount: int
+    method: str
+    reference: str
+    desk: str
+    cashier: str
+    time_ms: int
+    seq: int
+
+
+@dataclass
+class CashierState:
+    accounts: dict[str, PlayerAccount] = field(default_factory=dict)
+    movements: dict[str, list[Movement]] = field(default_factory=dict)
+    desks: dict[str, CashDesk] = field(default_factory=dict)
+    reconciliations: list[Reconciliation] = field(default_factory=list)
+    cash_outs: list[CashOut] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What a player's ticket shows."""
+
+    number: str
+    medium: str
+    opened_ms: int
+
+
+@dataclass(frozen=True)
+class Statement:
+    """Every movement of one account, for printing (R93.7)."""
+
+    number: str
+    medium: str
+    opened_ms: int
+    closed: bool
+    movements: tuple[Movement, ...]
+    balance: int
+
+
+# --- Module -----------------------------------------------------------------------------
+
+
+class CashierModule:
+    """The cashier desks' state (rebuilt from the journal) and commands."""
+
+    def __init__(
+        self,
+        core: HallCore,
+        ledger: LedgerModule,
+        admission: AdmissionModule,
+        desks: Iterable[str],
+        *,
+        hall_name: str = "Bingo hall",
+        timezone: tzinfo = HALL_TIMEZONE,
+        new_account_number: Callable[[], str] = random_account_number,
+        new_salt: Callable[[], bytes] = lambda: secrets.token_bytes(16),
+    ) -> None:
+        self.core = core
+        self.ledger = ledger
+        self.admission = admission
+        self.hall_name = hall_name
+        self.timezone = timezone
+        self.new_account_number = new_account_number
+        self.new_salt = new_salt
+        self.state = CashierState()
+        for desk in desks:
+            account_kind(cash_account(desk))  # a desk name must make a valid account name
+            self.state.desks[desk] = CashDesk(desk)
+        if not self.state.desks:
+            raise ValueError("a cashier needs at least one cash desk")
+        core.add_module(self)
+        core.allow(PERMISSIONS)
+        for name, handler, params, summary in (
+            ("open_player_account", self.open_account, {"visitor": int, "medium": str, "pin": str},
+             "open a player account for a visitor admitted today, on a new card or ticket number"),
+            ("load_credit", self.load_credit, {"account": str, "amount_cents": int, "desk": str},
+             "take cash from the player and credit the account"),
+            ("cash_out", self.cash_out,
+             {"account": str, "amount_cents": int, "desk": str, "method": str, "reference": str},
+             "pay the player from the account in cash, by transfer or by cheque"),
+            ("close_player_account", self.close_account, {"account": str},
+             "close an account whose balance is zero"),
+            ("open_cash_desk", self.open_desk, {"desk": str, "float_cents": int},
+             "open a cash desk with its float"),
+            ("reconcile_cash_desk", self.reconcile_desk, {"desk": str, "counted_cents": int},
+             "close a cash desk: record the counted cash and the over or short"),
+            ("print_player_ticket", self.print_ticket, {"account": str},
+             "the PDF ticket with the account number and its QR code"),
+            ("print_account_statement", self.print_statement, {"account": str},
+             "the PDF statement of every movement of an account"),
+        ):
+            core.register(CommandSpec(name, handler, params, summary))
+
+    # --- Queries ------------------------------------------------------------------
+
+    def account(self, number: str) -> PlayerAccount:
+        """The account ``number`` (typed or scanned), or :class:`CashierError`."""
+        normal = normalize_account_number(number)
+        account = self.state.accounts.get(normal)
+        if account is None:
+            raise CashierError(f"there is no account {format_account_number(normal)}")
+        return account
+
+    def usable_account(self, number: str) -> PlayerAccount:
+        account = self.account(number)
+        if account.closed:
+            raise CashierError(
+                f"account {format_account_number(account.number)} is closed and cannot be used; "
+                "open a new one"
+            )
+        return account
+
+    def balance(self, number: str) -> int:
+        """The credit on an account, in cents."""
+        return self.ledger.balance(player_account(self.account(number).number))
+
+    def verify_pin(self, number: str, pin: str) -> bool:
+        """Whether ``pin`` opens account ``number`` on a terminal (closed accounts open nothing)."""
+        account = self.usable_account(number)
+        return pin_matches(pin, account.pin_hash)
+
+    def desk(self, name: object) -> CashDesk:
+        if not isinstance(name, str) or name not in self.state.desks:
+            raise CashierError(
+                f"there is no cash desk {name!r}; the desks are {', '.join(sorted(self.state.desks))}"
+            )
+        return self.state.desks[name]
+
+    def open_desk_named(self, name: object) -> CashDesk:
+        desk = self.desk(name)
+        if not desk.open:
+            raise CashierError(f"cash desk {desk.name} is not open; open it with its float first")
+        return desk
+
+    def ticket(self, number: str) -> Ticket:
+        account = self.usable_account(number)
+        return Ticket(account.number, account.medium, account.opened_ms)
+
+    def statement(self, number: str) -> Statement:
+        """Every movement of the account, closed or not."""
+        account = self.account(number)
+        return Statement(
+            number=account.number,
+            medium=account.medium,
+            opened_ms=account.opened_ms,
+            closed=account.closed,
+            movements=tuple(self.state.movements.get(account.number, ())),
+            balance=self.ledger.balance(player_account(account.number)),
+        )
+
+    def over_short(self, desk: str) -> int:
+        """The desk's accumulated counting difference: positive short, negative over."""
+        return self.ledger.balance(over_short_account(self.desk(desk).name))
+
+    # --- Commands -----------------------------------------------------------------
+
+    def open_account(self, actor: Actor, visitor: int, medium: str, pin: str) -> Deferred[list[Record]]:
+        """Open an account for visitor ``visitor`` on a new card or ticket number."""
+        # Drawn outside the decision, which must be a function of the state alone;
+        # the decision checks that the number is still free.
+        number = self.new_account_number()
+        while number in self.state.accounts:
+            number = self.new_account_number()
+        salt = self.new_salt()
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            if medium not in MEDIA:
+                raise CashierError(f"an account is opened on a {' or a '.join(MEDIA)}, not {medium!r}")
+            person = self.admission.visitor(visitor)
+            today = local_date(now, self.timezone)
+            if local_date(person.time_ms, self.timezone) != today:
+                raise CashierError(
+                    f"visitor {person.number} was admitted on {local_date(person.time_ms, self.timezone)}, "
+                    "not today; they must pass the admission desk again"
+                )
+            self.admission.refuse_if_banned(person.document, today, "opening an account")
+            if self.admission.is_staff(person.document):
+                raise CashierError(
+                    f"document {person.document} belongs to a member of staff; staff may not play (R81.b)"
+                )
+            secret = check_pin(pin)
+            if number in self.state.accounts:
+                raise CashierError("the new account number was taken meanwhile; try again")
+            return [
+                (
+                    "player_account_opened",
+                    {"account": number, "medium": medium, "visitor": person.number,
+                     "pin_hash": hash_pin(secret, salt)},
+                )
+            ]
+
+        return self.core.execute(actor, "open_player_account", decide)
+
+    def load_credit(self, actor: Actor, account: str, amount_cents: int, desk: str) -> Deferred[list[Record]]:
+        """The player hands over cash; the account is credited (R92.5d, R93.2)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "amount to load")
+            player = self.usable_account(account)
+            drawer = self.open_desk_named(desk)
+            posting = Posting.transfer(
+                amount,
+                debit=cash_account(drawer.name),
+                credit=player_account(player.number),
+                reason=f"credit loaded in cash at desk {drawer.name}",
+            )
+            self.ledger.check([posting])
+            return [
+                ("credit_loaded", {"account": player.number, "amount": amount, "desk": drawer.name}),
+                *posting_entries([posting]),
+            ]
+
+        return self.core.execute(actor, "load_credit", decide)
+
+    def cash_out(
+        self, actor: Actor, account: str, amount_cents: int, desk: str, method: str, reference: str
+    ) -> Deferred[list[Record]]:
+        """Pay the player from the account (R93.14) in cash, by transfer or by cheque (R78).
+
+        ``reference`` is the cheque number or the transfer's reference, and empty for cash.
+        """
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "amount to cash out")
+            player = self.usable_account(account)
+            drawer = self.open_desk_named(desk)
+            if method not in PAYMENT_METHODS:
+                raise CashierError(
+                    f"prizes and credit are paid in cash, by transfer or by cheque, never in kind (R78); "
+                    f"not {method!r}"
+                )
+            if not isinstance(reference, str):
+                raise CashierError("the payment reference is text")
+            ref = reference.strip()
+            if method == "cash" and ref:
+                raise CashierError("a cash payment has no reference; leave it empty")
+            if method != "cash" and not ref:
+                raise CashierError(f"give the {'cheque number' if method == 'cheque' else 'transfer reference'}")
+            if len(ref) > MAX_REFERENCE:
+                raise CashierError(f"the payment reference has at most {MAX_REFERENCE} characters")
+            held = self.ledger.balance(player_account(player.number))
+            if amount > held:
+                raise CashierError(
+                    f"account {format_account_number(player.number)} holds {format_cents(held)}; "
+                    f"it cannot pay out {format_cents(amount)}"
+                )
+            if method == "cash":
+                posting = Posting.transfer(
+                    amount,
+                    debit=player_account(player.number),
+                    credit=cash_account(drawer.name),
+                    reason=f"cashed out in cash at desk {drawer.name}",
+                )
+            else:
+                # Paid from the operator's bank, outside the hall's ledger: the operator's
+                # share grows by what it paid for the hall, and the drawer is untouched.
+                posting = Posting.transfer(
+                    amount,
+                    debit=player_account(player.number),
+                    credit="house",
+                    reason=f"cashed out by {method} {ref} at desk {drawer.name}",
+                )
+            self.ledger.check([posting])
+            return [
+                (
+                    "credit_cashed_out",
+                    {"account": player.number, "amount": amount, "desk": drawer.name,
+                     "method": method, "reference": ref},
+                ),
+                *posting_entries([posting]),
+            ]
+
+        return self.core.execute(actor, "cash_out", decide)
+
+    def close_account(self, actor: Actor, account: str) -> Deferred[list[Record]]:
+        """Close an account; only at zero, so no credit is left behind."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            player = self.usable_account(account)
+            held = self.ledger.balance(player_account(player.number))
+            if held:
+                raise CashierError(
+                    f"account {format_account_number(player.number)} still holds {format_cents(held)}; "
+                    "cash it out before closing"
+                )
+            return [("player_account_closed", {"account": player.number})]
+
+        return self.core.execute(actor, "close_player_account", decide)
+
+    def open_desk(self, actor: Actor, desk: str, float_cents: int) -> Deferred[list[Record]]:
+        """Open a cash desk, putting its float from the operator's safe into the drawer."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(float_cents, "float", zero_allowed=True)
+            drawer = self.desk(desk)
+            if drawer.open:
+                raise CashierError(f"cash desk {drawer.name} is already open")
+            entries: list[tuple[str, dict[str, Any]]] = [
+                ("cash_desk_opened", {"desk": drawer.name, "float": amount})
+            ]
+            if amount:
+                entries += posting_entries(
+                    [Posting.transfer(amount, debit=cash_account(drawer.name), credit="house",
+                                      reason=f"float put in desk {drawer.name}")]
+                )
+            return entries
+
+        return self.core.execute(actor, "open_cash_desk", decide)
+
+    def reconcile_desk(self, actor: Actor, desk: str, counted_cents: int) -> Deferred[list[Record]]:
+        """Close a desk at the end of the day against the cash counted in its drawer."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            counted = check_cents(counted_cents, "counted cash", zero_allowed=True)
+            drawer = self.desk(desk)
+            if not drawer.open:
+                last = [r for r in self.state.reconciliations if r.desk == drawer.name]
+                done = f" (reconciled by {last[-1].cashier} in record {last[-1].seq})" if last else ""
+                raise CashierError(f"cash desk {drawer.name} is not open{done}; there is nothing to reconcile")
+            expected = self.ledger.balance(cash_account(drawer.name))
+            difference = counted - expected
+            entries: list[tuple[str, dict[str, Any]]] = [
+                (
+                    "cash_desk_reconciled",
+                    {"desk": drawer.name, "date": local_date(now, self.timezone).isoformat(),
+                     "expected": expected, "counted": counted, "difference": difference},
+                )
+            ]
+            if difference < 0:
+                entries += posting_entries(
+                    [Posting.transfer(-difference, debit=over_short_account(drawer.name),
+                                      credit=cash_account(drawer.name),
+                                      reason=f"cash short at desk {drawer.name} reconciliation")]
+                )
+            elif difference > 0:
+                entries += posting_entries(
+                    [Posting.transfer(difference, debit=cash_account(drawer.name),
+                                      credit=over_short_account(drawer.name),
+                                      reason=f"cash over at desk {drawer.name} reconciliation")]
+                )
+            return entries
+
+        return self.core.execute(actor, "reconcile_cash_desk", decide)
+
+    def print_ticket(self, actor: Actor, account: str) -> Deferred[bytes]:
+        """The player's ticket as PDF bytes; nothing is written."""
+        return self._render(actor, "print_player_ticket", lambda: ticket_pdf(
+            self.ticket(account), hall_name=self.hall_name, timezone=self.timezone))
+
+    def print_statement(self, actor: Actor, account: str) -> Deferred[bytes]:
+        """The account's statement as PDF bytes (R93.7); nothing is written."""
+        return self._render(actor, "print_account_statement", lambda: statement_pdf(
+            self.statement(account), hall_name=self.hall_name, printed_ms=self.core.now_ms(),
+            timezone=self.timezone))
+
+    def _render(self, actor: Actor, command: str, render: Callable[[], bytes]) -> Deferred[bytes]:
+        def run() -> bytes:
+            self.core.check_permission(actor, command)
+            return render()
+
+        return defer.maybeDeferred(run)
+
+    # --- Projection -----------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        p = record.payload
+        state = self.state
+        if record.type == POSTING:
+            self._apply_posting(record)
+        elif record.type == "player_account_opened":
+            state.accounts[p["account"]] = PlayerAccount(
+                p["account"], p["medium"], p["visitor"], p["pin_hash"], p["actor"]["name"],
+                record.time_ms, record.seq,
+            )
+            state.movements[p["account"]] = []
+        elif record.type == "player_account_closed":
+            state.accounts[p["account"]].closed_seq = record.seq
+        elif record.type == "credit_cashed_out":
+            state.cash_outs.append(
+                CashOut(p["account"], p["amount"], p["method"], p["reference"], p["desk"],
+                        p["actor"]["name"], record.time_ms, record.seq)
+            )
+        elif record.type == "cash_desk_opened":
+            desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
+            desk.open, desk.opened_ms, desk.opened_by = True, record.time_ms, p["actor"]["name"]
+        elif record.type == "cash_desk_reconciled":
+            desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
+            desk.open = False
+            state.reconciliations.append(
+                Reconciliation(p["desk"], p["date"], p["expected"], p["counted"], p["actor"]["name"],
+                               record.time_ms, record.seq)
+            )
+
+    def _apply_posting(self, record: Record) -> None:
+        """Note every leg on a player's account, whichever module posted it."""
+        p = record.payload
+        signed: dict[str, int] = {}
+        for account, amount in p["debits"]:
+            signed[account] = signed.get(account, 0) - amount
+        for account, amount in p["credits"]:
+            signed[account] = signed.get(account, 0) + amount
+        for account, change in signed.items():
+            kind, _, number = account.partition(":")
+            if kind != "player":
+                continue
+            movements = self.state.movements.setdefault(number, [])
+            before = movements[-1].balance if movements else 0
+            movements.append(
+                Movement(record.seq, record.time_ms, p["reason"], change, before + change, p["actor"]["name"])
+            )

@@ -1,0 +1,144 @@
+"""Printable player tickets and account statements (R93.7) with reportlab.
+
+Both are rendered from the cashier's state (a projection of the journal), never
+inside a decision, and returned as PDF bytes for the edge to send to a printer or a
+browser.  Pages are written uncompressed, so their text can be searched as is.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
+
+from reportlab.graphics import renderPDF
+from reportlab.graphics.barcode.qr import QrCodeWidget
+from reportlab.graphics.shapes import Drawing
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import mm
+from reportlab.pdfgen.canvas import Canvas
+
+from protocol.money import format_cents
+
+if TYPE_CHECKING:  # the cashier renders through this module, so only types come back
+    from hall_server.hall.cashier import Statement, Ticket
+
+#: A ticket printer's roll: 80 mm wide.
+TICKET_SIZE = (80 * mm, 110 * mm)
+QR_SIZE = 45 * mm
+ROW_HEIGHT = 5.5 * mm
+
+
+def format_account_number(number: str) -> str:
+    """``123456789012`` -> ``1234 5678 9012``, as printed and read aloud."""
+    return " ".join(number[i : i + 4] for i in range(0, len(number), 4))
+
+
+def local_time(time_ms: int, timezone: tzinfo) -> str:
+    return datetime.fromtimestamp(time_ms / 1000, timezone).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def ticket_qr(number: str) -> QrCodeWidget:
+    """The QR code a terminal or the cashier scans: the bare account number."""
+    return QrCodeWidget(number, barLevel="M")
+
+
+def ticket_pdf(ticket: "Ticket", *, hall_name: str, timezone: tzinfo) -> bytes:
+    """One ticket: the hall, the account number as text and as a QR code, the opening time."""
+    out = io.BytesIO()
+    width, height = TICKET_SIZE
+    canvas = Canvas(out, pagesize=TICKET_SIZE, pageCompression=0, invariant=True)
+    canvas.setTitle(f"Player {ticket.medium} {ticket.number}")
+    canvas.setFont("Helvetica-Bold", 11)
+    canvas.drawCentredString(width / 2, height - 10 * mm, hall_name)
+    canvas.setFont("Helvetica", 9)
+    canvas.drawCentredString(width / 2, height - 16 * mm, f"Player {ticket.medium}")
+    widget = ticket_qr(ticket.number)
+    x0, y0, x1, y1 = widget.getBounds()
+    drawing = Drawing(QR_SIZE, QR_SIZE, transform=[QR_SIZE / (x1 - x0), 0, 0, QR_SIZE / (y1 - y0), 0, 0])
+    drawing.add(widget)
+    renderPDF.draw(drawing, canvas, (width - QR_SIZE) / 2, height - 20 * mm - QR_SIZE)
+    canvas.setFont("Courier-Bold", 14)
+    canvas.drawCentredString(width / 2, height - 28 * mm - QR_SIZE, format_account_number(ticket.number))
+    canvas.setFont("Helvetica", 7)
+    lines = (
+        f"Opened {local_time(ticket.opened_ms, timezone)}",
+        "Keep this ticket: it is your account.",
+        "Your PIN opens it on the terminals; never write it here.",
+        "Cash out your credit at the cashier before you leave.",
+    )
+    for i, line in enumerate(lines):
+        canvas.drawCentredString(width / 2, height - 36 * mm - QR_SIZE - i * 4 * mm, line)
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, timezone: tzinfo) -> bytes:
+    """Every movement of an account with its journal record, time and running balance."""
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=A4, pageCompression=0, invariant=True)
+    number = format_account_number(statement.number)
+    canvas.setTitle(f"Statement of account {number}")
+    width, height = A4
+    margin = 15 * mm
+    columns = (  # (x, header, right-aligned)
+        (margin, "Record", False),
+        (margin + 18 * mm, "Time", False),
+        (margin + 52 * mm, "Movement", False),
+        (width - margin - 30 * mm, "Amount", True),
+        (width - margin, "Balance", True),
+    )
+
+    def header(page: int) -> float:
+        canvas.setFont("Helvetica-Bold", 13)
+        canvas.drawString(margin, height - margin, f"{hall_name} - statement of account {number}")
+        canvas.setFont("Helvetica", 9)
+        state = "closed" if statement.closed else "open"
+        canvas.drawString(
+            margin, height - margin - 6 * mm,
+            f"Player {statement.medium}, opened {local_time(statement.opened_ms, timezone)}, {state}. "
+            f"Printed {local_time(printed_ms, timezone)}. Page {page}.",
+        )
+        y = height - margin - 15 * mm
+        canvas.setFont("Helvetica-Bold", 9)
+        for x, title, right in columns:
+            (canvas.drawRightString if right else canvas.drawString)(x, y, title)
+        canvas.line(margin, y - 1.5 * mm, width - margin, y - 1.5 * mm)
+        canvas.setFont("Helvetica", 9)
+        return y - ROW_HEIGHT
+
+    page = 1
+    y = header(page)
+    credited = debited = 0
+    for movement in statement.movements:
+        if y < margin + 3 * ROW_HEIGHT:
+            canvas.showPage()
+            page += 1
+            y = header(page)
+        if movement.amount > 0:
+            credited += movement.amount
+        else:
+            debited -= movement.amount
+        cells = (
+            str(movement.seq),
+            local_time(movement.time_ms, timezone),
+            movement.reason[:60],
+            format_cents(movement.amount),
+            format_cents(movement.balance),
+        )
+        for (x, _, right), text in zip(columns, cells):
+            (canvas.drawRightString if right else canvas.drawString)(x, y, text)
+        y -= ROW_HEIGHT
+    if not statement.movements:
+        canvas.drawString(margin, y, "No movements.")
+        y -= ROW_HEIGHT
+    canvas.line(margin, y + 3 * mm, width - margin, y + 3 * mm)
+    canvas.setFont("Helvetica-Bold", 9)
+    canvas.drawString(margin, y - 2 * mm, f"Movements: {len(statement.movements)}")
+    canvas.drawString(margin + 40 * mm, y - 2 * mm, f"Credited: {format_cents(credited)}")
+    canvas.drawString(margin + 90 * mm, y - 2 * mm, f"Debited: {format_cents(debited)}")
+    canvas.drawRightString(width - margin, y - 2 * mm, f"Balance: {format_cents(statement.balance)}")
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
