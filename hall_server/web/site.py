@@ -35,7 +35,6 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
-from twisted.web.static import File
 from twisted.web.util import Redirect
 from twisted.web.websocket import WebSocketResource
 
@@ -84,7 +83,7 @@ def error_response(request: Request, error: ChannelError, request_id: str | None
 
 def read_json_body(request: Request) -> bytes:
     """The request body, refused unless it is JSON and small (no cross-site forms)."""
-    content_type = (request.getHeader(b"content-type") or "").split(";")[0].strip().lower()
+    content_type = (request.getHeader("content-type") or "").split(";")[0].strip().lower()
     if content_type != "application/json":
         raise ChannelError("malformed", "send the request as application/json")
     assert request.content is not None
@@ -96,10 +95,10 @@ def read_json_body(request: Request) -> bytes:
 
 def same_origin(request: Request) -> bool:
     """Whether a browser request comes from a page of this site (or from no page at all)."""
-    origin = request.getHeader(b"origin")
+    origin = request.getHeader("origin")
     if origin is None:
         return True
-    host = request.getHeader(b"host") or ""
+    host = request.getHeader("host") or ""
     return origin.split("://", 1)[-1] == host
 
 
@@ -166,7 +165,7 @@ class LogoutResource(_Staff):
         session = self.signed_in(request)
         if session is not None:
             self.sign_ins.sign_out(session.session_id)
-        request.addCookie(SESSION_COOKIE, b"", path=b"/", max_age=0, httpOnly=True, sameSite="strict")
+        request.addCookie(SESSION_COOKIE, b"", path=b"/", max_age=b"0", httpOnly=True, sameSite="strict")
         return json_response(request, 200, {"ok": True})
 
 
@@ -186,6 +185,49 @@ class PageResource(_Staff):
         request.setHeader(b"content-type", b"text/html; charset=utf-8")
         request.setHeader(b"cache-control", b"no-store")
         return (static_dir() / self.page).read_bytes()
+
+
+class StaticFiles(Resource):
+    """The pages' CSS and JavaScript: the files of the package's static folder, by name.
+
+    The files are small and few, so they are read whole; there is no directory
+    listing and no path below the folder.
+    """
+
+    TYPES = {".css": b"text/css; charset=utf-8", ".js": b"text/javascript; charset=utf-8",
+             ".html": b"text/html; charset=utf-8"}
+
+    def getChild(self, path: bytes, request: Request) -> Resource:
+        name = path.decode("ascii", "replace")
+        file = static_dir() / name
+        if "/" in name or name.startswith(".") or file.suffix not in self.TYPES or not file.is_file():
+            return _NotFound()
+        return _StaticFile(file, self.TYPES[file.suffix])
+
+
+class _StaticFile(Resource):
+    isLeaf = True
+
+    def __init__(self, path: Path, content_type: bytes) -> None:
+        super().__init__()
+        self.path = path
+        self.content_type = content_type
+
+    def render_GET(self, request: Request) -> bytes:
+        _secure(request)
+        request.setHeader(b"content-type", self.content_type)
+        request.setHeader(b"cache-control", b"no-cache")
+        return self.path.read_bytes()
+
+
+class _NotFound(Resource):
+    isLeaf = True
+
+    def render(self, request: Request) -> bytes:
+        request.setResponseCode(404)
+        _secure(request)
+        request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+        return b"not found"
 
 
 class StateResource(_Staff):
@@ -293,7 +335,7 @@ def build_site(
     board = _Folder(PageResource(sign_ins, "board.html", public=True))
     board.putChild(b"ws", SocketResource(sign_ins, hub, public=True))
     root.putChild(b"board", board)
-    root.putChild(b"static", File(str(static_dir()), defaultType="text/plain"))
+    root.putChild(b"static", StaticFiles())
     api = Resource()
     api.putChild(b"state", StateResource(sign_ins, hub))
     api.putChild(b"command", CommandResource(sign_ins, channel))

@@ -1,0 +1,198 @@
+"""A hall with its web edge on fakes: a real SQLite journal, commands run inline on a
+task.Clock, and a fake browser that speaks HTTP and WebSocket bytes to the Site over
+a StringTransport (no reactor, no sockets)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import h11
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from twisted.internet.address import IPv4Address
+from twisted.internet.task import Clock
+from twisted.internet.testing import MemoryReactorClock, StringTransport
+from twisted.web.server import Site
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, RejectConnection, Request, TextMessage, RejectData
+
+from hall_server.config import StaffMember, hash_password
+from hall_server.hall.core import HallCore, Role, run_inline
+from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.session import SessionModule
+from hall_server.journal import Journal
+from hall_server.store.database import open_database
+from hall_server.web.auth import SignIns, StaffDirectory
+from hall_server.web.channel import CommandChannel
+from hall_server.web.live import LiveHub
+from hall_server.web.site import build_site, inline_authenticate
+from hall_server.web.view import HallView
+
+PASSWORD = "correct horse"
+STAFF = {
+    "admin": Role.ADMINISTRATOR,
+    "rosa": Role.ROOM_CHIEF,
+    "tomas": Role.TABLE_CHIEF,
+    "sam": Role.SELLER_CALLER,
+    "carla": Role.CASHIER,
+    "adam": Role.ADMISSION,
+}
+_HASH = hash_password(PASSWORD)
+
+
+@dataclass
+class WebHall:
+    core: HallCore
+    journal: Journal
+    view: HallView
+    hub: LiveHub
+    sign_ins: SignIns
+    site: Site
+    clock: Clock
+
+
+@pytest.fixture
+def web_hall(tmp_path: Path) -> WebHall:
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    engine = open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}")
+    journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
+    core = HallCore(journal, clock, run_inline)
+    SessionModule(core)
+    LedgerModule(core)
+    view = HallView("Test hall")
+    core.add_module(view)
+    sign_ins = SignIns(StaffDirectory(StaffMember(n, r, _HASH) for n, r in STAFF.items()), clock)
+    channel = CommandChannel(core)
+    hub = LiveHub(view, channel, sign_ins)
+    core.observers.append(hub.record_committed)
+    site = build_site(
+        hub=hub, sign_ins=sign_ins, channel=channel, authenticate=inline_authenticate(sign_ins), secure_cookie=False
+    )
+    return WebHall(core, journal, view, hub, sign_ins, site, clock)
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class FakeBrowser:
+    """Speaks HTTP/1.1 and WebSocket bytes to a Site; keeps its cookie like a browser."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        site.reactor = MemoryReactorClock()  # the channel's idle timers, never run
+        self.cookie: str | None = None
+
+    def _connect(self) -> tuple[Any, StringTransport]:
+        protocol = self.site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
+        transport = StringTransport()
+        protocol.makeConnection(transport)
+        return protocol, transport
+
+    def request(self, method: str, path: str, body: bytes | str | None = None, *,
+                content_type: str | None = "application/json", headers: dict[str, str] | None = None) -> Response:
+        data = body.encode() if isinstance(body, str) else (body or b"")
+        head = [("Host", "localhost"), ("Content-Length", str(len(data)))]
+        if body is not None and content_type:
+            head.append(("Content-Type", content_type))
+        if self.cookie:
+            head.append(("Cookie", f"bingo_session={self.cookie}"))
+        head += list((headers or {}).items())
+        client = h11.Connection(h11.CLIENT)
+        raw = client.send(h11.Request(method=method, target=path, headers=head)) + client.send(h11.Data(data)) + client.send(h11.EndOfMessage())
+        protocol, transport = self._connect()
+        protocol.dataReceived(raw)
+        while transport.producer is not None and not transport.streaming:
+            transport.producer.resumeProducing()  # static files are pulled by the transport
+        client.receive_data(transport.value())
+        response = client.next_event()
+        assert isinstance(response, h11.Response), f"no complete response: {transport.value()!r}"
+        parts = []
+        while isinstance(event := client.next_event(), h11.Data):
+            parts.append(event.data)
+        headers_out = {k.decode().lower(): v.decode() for k, v in response.headers}
+        for k, v in response.headers:
+            if k.lower() == b"set-cookie" and v.startswith(b"bingo_session="):
+                value = v.split(b";")[0].split(b"=", 1)[1].decode()
+                self.cookie = value or None
+        return Response(response.status_code, headers_out, b"".join(parts))
+
+    def post_json(self, path: str, value: Any) -> Response:
+        return self.request("POST", path, json.dumps(value))
+
+    def sign_in(self, name: str, password: str = PASSWORD) -> Response:
+        return self.post_json("/login", {"name": name, "password": password})
+
+    def command(self, command: str, args: dict[str, Any], request_id: str = "r1") -> Response:
+        return self.post_json("/api/command", {"id": request_id, "command": command, "args": args})
+
+    def socket(self, path: str = "/ws", origin: str | None = None) -> "FakeSocket":
+        return FakeSocket(self, path, origin)
+
+
+class FakeSocket:
+    """A WebSocket client (wsproto) over the fake browser's transport."""
+
+    def __init__(self, browser: FakeBrowser, path: str, origin: str | None) -> None:
+        self.ws = WSConnection(ConnectionType.CLIENT)
+        self.protocol, self.transport = browser._connect()
+        extra = []
+        if browser.cookie:
+            extra.append((b"cookie", f"bingo_session={browser.cookie}".encode()))
+        if origin:
+            extra.append((b"origin", origin.encode()))
+        self.protocol.dataReceived(self.ws.send(Request(host="localhost", target=path, extra_headers=extra)))
+        self.accepted = False
+        self.rejected_status: int | None = None
+        self.inbox: list[Any] = []
+        self._pump()
+
+    def _pump(self) -> None:
+        data = self.transport.value()
+        self.transport.clear()
+        if data:
+            self.ws.receive_data(data)
+        for event in self.ws.events():
+            if isinstance(event, AcceptConnection):
+                self.accepted = True
+            elif isinstance(event, RejectConnection):
+                self.rejected_status = event.status_code
+            elif isinstance(event, TextMessage):
+                self.inbox.append(json.loads(event.data))
+            elif isinstance(event, RejectData):
+                pass
+
+    def send_text(self, text: str) -> None:
+        self.protocol.dataReceived(self.ws.send(TextMessage(data=text)))
+        self._pump()
+
+    def send(self, value: Any) -> None:
+        self.send_text(json.dumps(value))
+
+    def received(self) -> list[Any]:
+        self._pump()
+        messages, self.inbox = self.inbox, []
+        return messages
+
+
+@pytest.fixture
+def browser(web_hall: WebHall) -> FakeBrowser:
+    return FakeBrowser(web_hall.site)
+
+
+def journal_length(hall: WebHall) -> int:
+    return sum(1 for _ in hall.journal.records())
+
+
+ALL_BALLS = list(range(1, 91))
+VERIFICATION_OK = {"journal": None, "database": None, "draw_device": None, "clock": None, "software": None}
