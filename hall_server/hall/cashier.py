@@ -8,7 +8,8 @@ the hall.  Its rules, as this module enforces them:
   one cannot be guessed from its neighbours).  The player is identified by that number
   alone; a printable ticket carries it as text and as a QR code.  The player chooses a
   PIN for the terminals; only its salted scrypt hash is kept.
-* An account is opened only for a visitor admitted at the door today, and never for a
+* An account is opened only for a visitor admitted at the door today who holds no
+  other open account, and never for a
   person on the regulator's banned list (R75.2) nor for a member of staff (R81.b): the
   cashier asks the admission module (:meth:`AdmissionModule.is_banned`,
   :meth:`AdmissionModule.is_staff`).
@@ -347,7 +348,7 @@ class CashierModule:
             )
         return self.state.desks[name]
 
-    def open_desk_named(self, name: object) -> CashDesk:
+    def require_open_desk(self, name: object) -> CashDesk:
         desk = self.desk(name)
         if not desk.open:
             raise CashierError(f"cash desk {desk.name} is not open; open it with its float first")
@@ -399,6 +400,14 @@ class CashierModule:
                 raise CashierError(
                     f"document {person.document} belongs to a member of staff; staff may not play (R81.b)"
                 )
+            held = [a for a in self.state.accounts.values() if a.visitor == person.number and not a.closed]
+            if held:
+                # Most often the same request given twice; a second account would split
+                # the player's credit for nothing.
+                raise CashierError(
+                    f"visitor {person.number} already holds account {format_account_number(held[0].number)}; "
+                    "use it, or close it first"
+                )
             secret = check_pin(pin)
             if number in self.state.accounts:
                 raise CashierError("the new account number was taken meanwhile; try again")
@@ -418,7 +427,7 @@ class CashierModule:
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "amount to load")
             player = self.usable_account(account)
-            drawer = self.open_desk_named(desk)
+            drawer = self.require_open_desk(desk)
             posting = Posting.transfer(
                 amount,
                 debit=cash_account(drawer.name),
@@ -444,7 +453,7 @@ class CashierModule:
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "amount to cash out")
             player = self.usable_account(account)
-            drawer = self.open_desk_named(desk)
+            drawer = self.require_open_desk(desk)
             if method not in PAYMENT_METHODS:
                 raise CashierError(
                     f"prizes and credit are paid in cash, by transfer or by cheque, never in kind (R78); "

@@ -157,13 +157,20 @@ def test_no_account_for_a_member_of_staff(hall: Hall, journal: Journal) -> None:
 
 
 @pytest.mark.req("R75.1", "R92.2")
-def test_an_account_needs_a_visitor_admitted_today(hall: Hall, clock: Clock) -> None:
+def test_an_account_needs_a_visitor_admitted_today_without_another_open_account(hall: Hall, clock: Clock) -> None:
     with pytest.raises(AdmissionError, match="there is no visitor record 1"):
         result(hall.cashier.open_account(CASHIER, 1, "ticket", "4821"))
     visitor = admit(hall)
     clock.advance(DAY)
     with pytest.raises(CashierError, match="admitted on 2026-05-28, not today; they must pass the admission desk"):
         result(hall.cashier.open_account(CASHIER, visitor, "ticket", "4821"))
+    today = admit(hall)
+    (opened,) = result(hall.cashier.open_account(CASHIER, today, "ticket", "4821"))
+    with pytest.raises(CashierError, match=f"visitor {today} already holds account"):
+        result(hall.cashier.open_account(CASHIER, today, "ticket", "4821"))
+    number = opened.payload["account"]
+    result(hall.cashier.close_account(CASHIER, number))
+    result(hall.cashier.open_account(CASHIER, today, "card", "4821"))
     with pytest.raises(CashierError, match="on a card or a ticket, not 'wristband'"):
         result(hall.cashier.open_account(CASHIER, admit(hall), "wristband", "4821"))
 
