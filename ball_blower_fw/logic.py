@@ -136,12 +136,12 @@ class Blower:
             if now >= self.deadline:
                 self._fire("test_done")
         elif state == bm.IDLE:
-            if self.mode == COUNT or self.pending_draw:
-                self.pending_draw = False
-                self._fire("draw")
-            elif self.game and hw.ball_in_tube():
+            if self.game and hw.ball_in_tube():
                 # A ball left in the tube across a restart: read it before drawing.
                 self._fire("ball_in_tube")
+            elif self.mode == COUNT or self.pending_draw:
+                self.pending_draw = False
+                self._fire("draw")
         self.link.poll(now)
 
     def output(self) -> bytes:
@@ -191,6 +191,8 @@ class Blower:
             # The confirmed ball of the last draw, left in the tube by a restart.
             self.tube_confirmed = True
             return "already_confirmed"
+        # A ball released before the restart: it is the ball of the draw asked for.
+        self.pending_draw = False
         return self._read_ball()
 
     def _report_ball(self):
@@ -375,7 +377,8 @@ class Blower:
         elif self.draws >= 90:
             self._refuse(bf.DRAW, bm.SET_EXHAUSTED)
         elif self.state == bm.IDLE:
-            self._fire("draw")
+            # Started from the next tick, which first looks for a ball left in the tube.
+            self.pending_draw = True
         else:
             # Mixing, drawing or racking the previous ball: this draw follows.
             self.pending_draw = self.state in (bm.CONFIRMED, bm.RETURNED)

@@ -57,6 +57,8 @@ def _simulate(args: argparse.Namespace) -> None:
     firmware = spawn_firmware(blower_side, faults=args.faults, fast=not args.slow)
     print("simulated blower running; connect the driver to %s" % driver_side, flush=True)
     print("stop with Ctrl-C", flush=True)
+    # A terminal's Ctrl-C and a supervisor's SIGTERM both stop the pair cleanly.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         signal.pause()
     except KeyboardInterrupt:

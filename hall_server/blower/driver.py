@@ -315,6 +315,14 @@ class BlowerDriver:
         self.link.reset(frame.link)
         if fault:
             self.observer.blower_fault(self.name, BlowerFault(fault, game, draws + 1))
+        if (self.game and hello.game == self.game and hello.draws + 1 == len(self.drawn)
+                and hello.presented == self.drawn[-1]):
+            # Our CONFIRM of the last ball was lost with the old link: send it again
+            # before anything else, so the blower racks that ball.
+            self._send(bf.CONFIRM, bm.pack_confirm(self.game, len(self.drawn),
+                                                   self.drawn[-1]))
+            self._become_ready()
+            return
         if self.game and (hello.game != self.game or hello.draws < len(self.drawn)):
             # The blower lost the game (it restarted): tell it draw n, last ball k.
             self._syncing = True

@@ -1,0 +1,382 @@
+"""The real firmware on the MicroPython unix port, joined to the real driver by ptys
+through a relay process: whole games, line noise, restarts of either side, the cable
+pulled, and a hostile host."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor, task
+
+from hall_server.blower import (
+    BlowerDriver, BlowerFault, BlowerPair, RecordingObserver, approved_from_tree,
+    blower_service,
+)
+from hall_server.blower.approval import ApprovedFirmware
+from hall_server.blower.simulator import REPO_ROOT, open_raw, spawn_firmware
+from protocol import blower_frames as bf
+from protocol import blower_messages as bm
+from protocol.blower_link import MESSAGE, Link
+
+pytestmark = pytest.mark.integration
+APPROVED = approved_from_tree(REPO_ROOT)
+
+
+class Line:
+    """A relay process between the firmware's pty and the driver's pty."""
+
+    def __init__(self, tmp: Path, noise: float = 0.0, seed: int = 1, baud: int = 0) -> None:
+        self.report = tmp / "relay.json"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "hall_server.blower", "relay", "--noise", str(noise),
+             "--seed", str(seed), "--baud", str(baud), "--report", str(self.report)],
+            stdout=subprocess.PIPE, cwd=REPO_ROOT)
+        assert self.process.stdout is not None
+        self.blower_side, self.driver_side = self.process.stdout.readline().decode().split()
+        self.firmware: subprocess.Popen[bytes] | None = None
+        self.state = str(tmp / "chamber.json")
+
+    def start_firmware(self, faults: str = "") -> None:
+        self.firmware = spawn_firmware(self.blower_side, faults=faults, state=self.state)
+
+    def kill_firmware(self) -> None:
+        assert self.firmware is not None
+        self.firmware.kill()
+        self.firmware.wait()
+
+    def unplug(self) -> None:
+        self.process.send_signal(signal.SIGUSR1)
+
+    def plug(self) -> None:
+        self.process.send_signal(signal.SIGUSR2)
+
+    def close(self) -> dict[str, Any]:
+        if self.firmware is not None and self.firmware.poll() is None:
+            self.kill_firmware()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        return json.loads(self.report.read_text())
+
+    def chamber(self) -> dict[str, Any]:
+        return json.loads(Path(self.state).read_text())
+
+
+@pytest.fixture
+def line(tmp_path: Path) -> Iterator[Line]:
+    made = Line(tmp_path)
+    made.start_firmware()
+    yield made
+    made.close()
+
+
+def connect(device: str, **kwargs: Any) -> tuple[BlowerDriver, Any]:
+    driver = BlowerDriver(reactor, kwargs.pop("approved", APPROVED), **kwargs)
+    service = blower_service(reactor, driver, device)
+    service.startService()
+    return driver, service
+
+
+@pytest_twisted.inlineCallbacks
+def draw_game(driver: BlowerDriver, game: int, upto: int = 90, start: int = 0):
+    balls = []
+    for _ in range(start, upto):
+        ball = yield driver.draw()
+        balls.append(ball)
+    return balls
+
+
+def sleep(seconds: float):
+    return task.deferLater(reactor, seconds, lambda: None)
+
+
+@pytest.mark.req("R83.6", "R85.5")
+@pytest_twisted.inlineCallbacks
+def test_whole_games_are_drawn_through_the_pty(line: Line):
+    """Two games of 90 balls: each game is a permutation of 1..90, and each ball drawn is
+    the one the chamber racked."""
+    driver, service = connect(line.driver_side)
+    try:
+        yield driver.when_ready()
+        for game in (1, 2):
+            yield driver.start_game(game)
+            balls = yield draw_game(driver, game)
+            assert sorted(balls) == list(range(1, 91))
+            yield sleep(0.3)
+            assert line.chamber()["rack"] == balls
+    finally:
+        yield service.stopService()
+
+
+@pytest.mark.req("R83.6")
+@pytest_twisted.inlineCallbacks
+def test_line_noise_loses_no_ball_doubles_none_and_every_bad_frame_is_caught(tmp_path):
+    """At a 2% byte error rate (flips, drops, duplicates, insertions) a game still draws
+    each ball once, both ends detect bad frames, and every frame the driver acted on is
+    one the blower really sent."""
+    noisy = Line(tmp_path, noise=0.02, seed=7)
+    noisy.start_firmware()
+    observer = RecordingObserver()
+    driver, service = connect(noisy.driver_side, observer=observer)
+    accepted: list[bytes] = []
+    feed = driver.link.feed
+
+    def recording_feed(data: bytes, now: int) -> list:
+        events = feed(data, now)
+        accepted.extend(_raw(f) for e, f in events if e == MESSAGE)
+        return events
+    driver.link.feed = recording_feed  # type: ignore[method-assign]
+    try:
+        yield driver.when_ready()
+        yield driver.start_game(3)
+        balls = yield draw_game(driver, 3)
+        assert sorted(balls) == list(range(1, 91))
+        yield sleep(0.3)
+        assert noisy.chamber()["rack"] == balls
+    finally:
+        yield service.stopService()
+        report = noisy.close()
+    damage = report["damage"]
+    assert min(damage.values()) > 0
+    sent = {bytes.fromhex(f) for f in report["blower_frames"]}
+    assert accepted and all(frame in sent for frame in accepted)
+    assert driver.link.stats["bad"] > 0
+    assert any(reason == bm.BAD_FRAME for reason, _ in observer.notices)
+
+
+def _raw(frame: bf.Frame) -> bytes:
+    return bf.encode_frame(frame)[:-1]
+
+
+@pytest_twisted.inlineCallbacks
+def test_firmware_restarted_mid_draw_loses_and_doubles_nothing(line: Line):
+    """The controller is killed while draws are in flight and started again: the driver
+    resynchronises ("draw n, last ball k") and the game completes."""
+    observer = RecordingObserver()
+    driver, service = connect(line.driver_side, observer=observer)
+    try:
+        yield driver.when_ready()
+        yield driver.start_game(4)
+        balls = yield draw_game(driver, 4, upto=30)
+        pending = driver.draw()
+        line.kill_firmware()
+        line.start_firmware()
+        balls.append((yield pending))
+        balls += yield draw_game(driver, 4, start=31)
+        assert sorted(balls) == list(range(1, 91))
+        yield sleep(0.3)
+        assert line.chamber()["rack"] == balls
+        assert [up for up, _ in observer.links].count(True) >= 2
+    finally:
+        yield service.stopService()
+
+
+@pytest_twisted.inlineCallbacks
+def test_driver_restarted_mid_draw_resumes_from_the_journal(line: Line):
+    """A new driver (the hall server restarted) resumes with the balls it had committed;
+    a ball the blower drew but the old driver never delivered is the next draw's ball."""
+    driver, service = connect(line.driver_side)
+    yield driver.when_ready()
+    yield driver.start_game(5)
+    balls = yield draw_game(driver, 5, upto=40)
+    driver.draw()  # in flight when the server dies
+    yield sleep(0.05)
+    yield service.stopService()
+    second, service = connect(line.driver_side)
+    second.resume_game(5, balls)
+    try:
+        yield second.when_ready()
+        balls += yield draw_game(second, 5, start=40)
+        assert sorted(balls) == list(range(1, 91))
+        yield sleep(0.3)
+        assert line.chamber()["rack"] == balls
+    finally:
+        yield service.stopService()
+
+
+@pytest_twisted.inlineCallbacks
+def test_cable_unplugged_and_back(line: Line):
+    """With the line dead for a second mid-game, the driver reports the link down, and
+    after it is back the game goes on with no ball lost or doubled."""
+    observer = RecordingObserver()
+    driver, service = connect(line.driver_side, observer=observer)
+    try:
+        yield driver.when_ready()
+        yield driver.start_game(6)
+        balls = yield draw_game(driver, 6, upto=20)
+        line.unplug()
+        pending = driver.draw()
+        yield sleep(3.0)
+        assert (False, "the blower stopped answering") in observer.links
+        line.plug()
+        balls.append((yield pending))
+        balls += yield draw_game(driver, 6, start=21)
+        assert sorted(balls) == list(range(1, 91))
+    finally:
+        yield service.stopService()
+
+
+@pytest.mark.req("R86.1")
+@pytest_twisted.inlineCallbacks
+def test_a_fault_reaches_the_observer_and_the_game_continues_after_clearing(tmp_path):
+    faulty = Line(tmp_path)
+    faulty.start_firmware(faults="no_ball:5,unreadable:9")
+    observer = RecordingObserver()
+    driver, service = connect(faulty.driver_side, observer=observer)
+    try:
+        yield driver.when_ready()
+        yield driver.start_game(7)
+        balls = []
+        while len(balls) < 90:
+            try:
+                balls.append((yield driver.draw()))
+            except BlowerFault:
+                yield driver.clear_fault()
+        assert sorted(balls) == list(range(1, 91))
+        assert [f.code for f in observer.faults] == [bm.NO_BALL, bm.UNREADABLE]
+    finally:
+        yield service.stopService()
+        faulty.close()
+
+
+@pytest.mark.req("R84.2", "R84.4", "R84.1")
+@pytest_twisted.inlineCallbacks
+def test_switch_to_the_reserve_counts_its_balls_before_and_after(tmp_path):
+    for name in ("main", "reserve"):
+        (tmp_path / name).mkdir()
+    main_line = Line(tmp_path / "main")
+    main_line.start_firmware()
+    reserve_line = Line(tmp_path / "reserve")
+    reserve_line.start_firmware()
+    main, main_service = connect(main_line.driver_side, name="main")
+    reserve, reserve_service = connect(reserve_line.driver_side, name="reserve")
+    counts: list[tuple[str, str, bool]] = []
+    pair = BlowerPair(main, reserve, lambda name, when, report: counts.append(
+        (name, when, report.complete)))
+    try:
+        yield main.when_ready()
+        yield reserve.when_ready()
+        test = yield reserve.self_test()
+        assert test.passed
+        yield main.start_game(8)
+        balls = []
+        for _ in range(10):
+            balls.append((yield pair.draw()))
+        yield pair.switch_to_reserve(8, balls)
+        assert pair.active is reserve
+        for _ in range(5):
+            balls.append((yield pair.draw()))
+        yield pair.retire_reserve()
+        assert counts == [("reserve", "before use", True), ("reserve", "after use", True)]
+        assert len(set(balls)) == 15
+    finally:
+        yield main_service.stopService()
+        yield reserve_service.stopService()
+        main_line.close()
+        reserve_line.close()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_blower_with_unapproved_firmware_is_not_used(line: Line):
+    observer = RecordingObserver()
+    driver, service = connect(line.driver_side, observer=observer,
+                              approved=ApprovedFirmware().with_release((1, 0, 0), bytes(32)))
+    try:
+        yield sleep(1.0)
+        assert not driver.ready
+        assert observer.links and "not approved" in observer.links[-1][1]
+    finally:
+        yield service.stopService()
+
+
+class HostileHost:
+    """A host written by hand on the raw pty: it sends what a real driver never would."""
+
+    def __init__(self, device: str) -> None:
+        self.fd = open_raw(device)
+        self.link = Link()
+        self.inbox: list[bf.Frame] = []
+
+    def now(self) -> int:
+        return int(time.monotonic() * 1000)
+
+    def pump(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if select.select([self.fd], [], [], 0.01)[0]:
+                for event, frame in self.link.feed(os.read(self.fd, 4096), self.now()):
+                    if event == MESSAGE:
+                        self.inbox.append(frame)
+            self.link.poll(self.now())
+            self.write(self.link.take_output())
+
+    def write(self, data: bytes) -> None:
+        if data:
+            os.write(self.fd, data)
+
+    def open(self) -> None:
+        self.link.send_unsequenced(bf.HELLO_REQ, bm.pack_hello_req(4242), 0)
+        self.pump(0.5)
+        hello = [f for f in self.inbox if f.kind == bf.HELLO
+                 and bm.unpack_hello(f.payload)[3] == 4242][-1]
+        self.link.reset(hello.link)
+        self.inbox.clear()
+
+    def take(self, kind: int) -> list[bf.Frame]:
+        found = [f for f in self.inbox if f.kind == kind]
+        self.inbox = [f for f in self.inbox if f.kind != kind]
+        return found
+
+    def notices(self) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for frame in self.take(bf.NOTICE):
+            reason, count = bm.unpack_notice(frame.payload)
+            counts[reason] = counts.get(reason, 0) + count
+        return counts
+
+
+def test_a_hostile_host_is_refused_or_ignored_and_told_so(line: Line) -> None:
+    """Asking for a ball, garbage, a flood and replayed frames: the firmware refuses or
+    ignores each, says so (REFUSED or NOTICE), and keeps drawing correctly."""
+    host = HostileHost(line.driver_side)
+    host.open()
+    host.link.send(bf.NEW_GAME, bm.pack_new_game(9), host.now())
+    host.pump(0.3)
+    assert host.take(bf.STATUS)
+    # Asking for ball 42.
+    host.link.send(bf.DRAW, bm.pack_draw(9, 1) + bytes([42]), host.now())
+    host.pump(0.3)
+    refused = [bm.unpack_refused(f.payload) for f in host.take(bf.REFUSED)]
+    assert refused == [(bf.DRAW, bm.BALL_CHOICE, 0, 0)]
+    # Garbage.
+    host.write(os.urandom(2000) + b"\x00")
+    host.pump(0.5)
+    assert host.notices().get(bm.BAD_FRAME, 0) > 0
+    # Replaying the recorded NEW_GAME frame (seq 1) and a frame of the previous link.
+    replay = bf.encode_frame(bf.Frame(bf.NEW_GAME, host.link.link_id, 1, bm.pack_new_game(9)))
+    stale = bf.encode_frame(bf.Frame(bf.DRAW, host.link.link_id ^ 1, 3, bm.pack_draw(9, 1)))
+    host.write(replay + stale)
+    host.pump(0.5)
+    notices = host.notices()
+    assert notices.get(bm.REPLAYED) == 1 and notices.get(bm.STALE_LINK) == 1
+    # A flood of well-formed frames.
+    notice = bf.encode_frame(bf.Frame(bf.NOTICE, host.link.link_id, 0, bm.pack_notice(1, 1)))
+    host.write(notice * 1500)
+    host.pump(1.2)
+    assert host.notices().get(bm.FLOODED, 0) > 0
+    # The blower still draws, once per draw number.
+    host.inbox.clear()
+    host.link.send(bf.DRAW, bm.pack_draw(9, 1), host.now())
+    host.pump(0.5)
+    balls = {bm.unpack_ball(f.payload) for f in host.take(bf.BALL)}
+    assert len(balls) == 1
+    os.close(host.fd)
