@@ -11,7 +11,6 @@ from hall_server.hall.admission import (
     BannedListError,
     StaffIdentity,
     normalize_document,
-    parse_banned_list,
     read_banned_list_file,
 )
 from hall_server.hall.core import Actor, HallCore, NotAllowed, Role

@@ -415,7 +415,8 @@ def test_reconciliation_records_cash_short_and_posts_it_to_the_desks_over_short_
 @pytest.mark.req("R92.5d")
 def test_reconciliation_records_cash_over_and_an_exact_count_posts_nothing(hall: Hall, clock) -> None:
     result(hall.cashier.open_desk(CASHIER, "desk2", 5_000))
-    result(hall.cashier.reconcile_desk(CASHIER, "desk1", 20_000))
+    exact = result(hall.cashier.reconcile_desk(CASHIER, "desk1", 20_000))
+    assert [r.type for r in exact] == ["cash_desk_reconciled"]
     over = result(hall.cashier.reconcile_desk(CASHIER, "desk2", 5_120))
     assert hall.cashier.state.reconciliations[0].difference == 0
     assert over[0].payload["difference"] == 120
