@@ -9,6 +9,7 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
     [prizes]    line_bp, bingo_bp, superbingo_bp, megabingo, jackpot (R88.3, R89-R91)
     [cards]     card_set (its name), generate_strips (make it on first start if missing)
     [[series]]  number, face_value_cents, card_count: the series in use (R82.1)
+    [cashier]   desks: the cash desks (drawers) by name
     [[staff]]   name, role (R80), password_hash (``bingo hall hash-password``),
                 document (identity document, so staff cannot hold a playing account, R81.b)
 
@@ -131,6 +132,7 @@ class HallConfig:
     generate_strips: int
     series: tuple[SeriesConfig, ...]
     staff: tuple[StaffMember, ...] = field(default=())
+    desks: tuple[str, ...] = ("desk-1",)
     source: Path | None = None
 
     def staff_member(self, name: str) -> StaffMember | None:
@@ -195,6 +197,9 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     names = [s.name for s in staff]
     if len(set(names)) != len(names):
         raise reader.error("staff", "two staff members have the same name")
+    desks = reader.get(reader.table("cashier"), "cashier.desks", list, ["desk-1"])
+    if not desks or not all(isinstance(d, str) and d.strip() for d in desks) or len(set(desks)) != len(desks):
+        raise reader.error("cashier.desks", "lists the cash desks by distinct names")
     strips = reader.get(cards, "cards.generate_strips", int, 100)
     if not 0 <= strips <= 10_000:
         raise reader.error("cards.generate_strips", "between 0 (never generate) and 10000 strips")
@@ -215,6 +220,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         generate_strips=strips,
         series=series,
         staff=staff,
+        desks=tuple(desks),
         source=source,
     )
 
@@ -325,6 +331,9 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "[cards]  # generated on first start when the set is missing",
         'card_set = "hall"',
         "generate_strips = 100",
+        "",
+        "[cashier]",
+        'desks = ["desk-1"]',
         "",
         "[[series]]",
         "number = 1001",

@@ -5,8 +5,8 @@
 1. the database (migrations applied) and its single writer thread pool, run as a
    service so it starts with the process and drains before it stops;
 2. the journal with its Ed25519 signing key, and the hall core over both;
-3. the modules (session, ledger, admission, and each module that registers
-   commands), the console's read model, then **recovery**: every module's state is
+3. the modules (session, ledger, admission, cashier, the traditional game), the
+   console's read model, then **recovery**: every module's state is
    rebuilt from the journal before anything listens;
 4. the web site (caller console, information board, command channel, WebSockets)
    on TCP or TLS from the hall's PKI.
@@ -36,7 +36,10 @@ from twisted.web.server import Site
 from hall_server import pki
 from hall_server.config import HallConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
+from hall_server.hall.cashier import CashierModule
+from hall_server.hall.catalog import StoreCardCatalog
 from hall_server.hall.core import Actor, HallCore, thread_pool_runner
+from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import SessionModule
 from hall_server.journal import Journal
@@ -45,9 +48,11 @@ from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.web.auth import SignIns, StaffDirectory
 from hall_server.web.channel import CommandChannel
+from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
 from hall_server.web.site import build_site
 from hall_server.web.view import HallView
+from protocol.balls import RandomBallGenerator
 from protocol.cards import CARDS_PER_STRIP
 from protocol.library import build_distinct_strips
 
@@ -118,6 +123,8 @@ class HallServer:
     session: SessionModule
     ledger: LedgerModule
     admission: AdmissionModule
+    cashier: CashierModule
+    games: GamesModule
 
 
 def provision(config: HallConfig) -> None:
@@ -167,6 +174,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     admission = AdmissionModule(
         core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document]
     )
+    cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name)
+    # The software ball generator draws until the blower driver is configured (R92.10).
+    games = GamesModule(core, session, ledger, StoreCardCatalog(engine), RandomBallGenerator, config.prize_rules)
     view = HallView(config.name)
     core.add_module(view)
     recovered = core.recover()
@@ -187,7 +197,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
-    hall = HallServer(config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission)
+    hall = HallServer(
+        config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games
+    )
     service.hall = hall
     return hall
 
@@ -213,7 +225,12 @@ def _endpoint(config: HallConfig, reactor: Any) -> Any:
 
 
 def makeService(options: Mapping[str, Any]) -> HallService:
-    """The hall server for ``options`` (``config``: a path; ``demo``: play a scripted session)."""
+    """The hall server for ``options``.
+
+    ``config``: the configuration file (written with fresh logins if missing);
+    ``port``, ``database_url``: override the file's; ``demo``: play a scripted session
+    (a step every ``demo_pace`` seconds).
+    """
     from twisted.internet import reactor  # the composition root is the one place that picks it
 
     config_path = Path(options.get("config") or DEFAULT_CONFIG)
@@ -225,4 +242,9 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     for name, role, password in logins:
         log.info("New staff login: {name} ({role}) password {password}", name=name, role=str(role), password=password)
     hall = build_hall(config, reactor)
+    if options.get("demo"):
+        DemoSession(
+            hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
+            pace=float(options.get("demo_pace") or 2.5),
+        ).setServiceParent(hall.service)
     return hall.service

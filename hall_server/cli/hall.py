@@ -45,9 +45,11 @@ def hall() -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Configuration file (default: var/hall.toml, written on first start).")
 @click.option("--demo", is_flag=True, help="Fill the hall with a scripted session to watch.")
+@click.option("--pace", type=click.FloatRange(0.05, 60), default=2.5, show_default=True,
+              help="With --demo: seconds between the scripted steps (balls, claims).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, help="Listen on this port instead.")
 @click.pass_obj
-def serve(context: object, config_path: Path | None, demo: bool, port: int | None) -> None:
+def serve(context: object, config_path: Path | None, demo: bool, pace: float, port: int | None) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
     from twisted.internet import reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
@@ -61,7 +63,7 @@ def serve(context: object, config_path: Path | None, demo: bool, port: int | Non
     if logins:
         _show_logins(logins, path)
     globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stdout)], redirectStandardIO=False)
-    options: dict[str, object] = {"config": str(path), "demo": demo, "port": port}
+    options: dict[str, object] = {"config": str(path), "demo": demo, "demo_pace": pace, "port": port}
     database = getattr(context, "url", None)
     if database:
         options["database_url"] = database

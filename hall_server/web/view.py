@@ -21,8 +21,6 @@ from typing import Any, Mapping
 from protocol.chain import Record
 
 RECENT_RECORDS = 40
-#: Payload keys that never reach the public board.
-_PRIVATE_KEYS = ("actor", "account", "seller", "witnesses", "players", "complaint")
 
 
 @dataclass
@@ -38,8 +36,9 @@ class GamePicture:
     prizes: dict[str, int] = field(default_factory=dict)
     winners: list[dict[str, Any]] = field(default_factory=list)
     completed: list[dict[str, Any]] = field(default_factory=list)
-    completed_on_ball: int = 0
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    pots: dict[str, Any] = field(default_factory=dict)
+    paid: list[dict[str, Any]] = field(default_factory=list)
     last_game: bool = False
 
     def public(self) -> dict[str, Any]:
@@ -56,12 +55,21 @@ class GamePicture:
             "prizes": dict(self.prizes),
             "winners": list(self.winners),
             "completed": list(self.completed),
+            "pots": dict(self.pots),
+            "paid": list(self.paid),
             "last_game": self.last_game,
         }
 
 
 def _card(payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"series": payload.get("series"), "card_number": payload.get("card_number")}
+
+
+def _labelled(label: str) -> dict[str, Any]:
+    """A card named ``series-number`` (as the game's records name cards)."""
+    series, _, number = str(label).partition("-")
+    return {"series": int(series), "card_number": int(number)} if series.isdigit() and number.isdigit() else {
+        "series": None, "card_number": None, "label": label}
 
 
 class HallView:
@@ -158,20 +166,55 @@ class HallView:
             game.cards_sold += 1
             game.collection_cents += int(p.get("stake_cents") or 0)
 
+    def _on_second_series_opened(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.series.append({"series": p.get("series"), "first_card": p.get("first")})
+
+    def _on_pots_announced(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.pots = {k: v for k, v in p.items() if k not in ("actor", "game_id")}
+
+    def _on_last_game_announced(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.last_game = True
+
     def _on_sale_closed(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
             game.sale_closed = True
             game.state = "drawing"
             game.cards_sold = int(p.get("cards_sold", game.cards_sold))
             game.collection_cents = int(p.get("collection_cents", game.collection_cents))
+            game.prizes = {name: p[f"{name}_cents"] for name in ("line", "bingo") if f"{name}_cents" in p}
 
     def _on_ball_drawn(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
             game.balls.append(int(p["ball"]))
+            # The record names the cards this ball completed a row or the whole card of:
+            # what the caller watches for before a claim (R85.6, R92.11).
+            game.completed = [
+                {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
+                for pattern, key in (("bingo", "completed_bingo"), ("line", "completed_line"))
+                for label in p.get(key) or ()
+            ]
 
     def _on_ball_voided(self, p: Mapping[str, Any]) -> None:
         if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("ball"):
             game.balls.pop()
+            game.completed = []
+
+    def _on_prize_paid(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.paid.append(
+                {
+                    "prize": p.get("prize"),
+                    "amount_cents": p.get("amount_cents"),
+                    "payments": [{**_labelled(label), "cents": cents} for label, cents in p.get("payments") or ()],
+                }
+            )
+
+    def _on_cards_collected(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.state = "cards collected"
 
     def _on_prize_won(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):

@@ -17,6 +17,7 @@ from zope.interface import implementer
 class Options(usage.Options):
     optParameters = [
         ["config", "c", None, "The hall's configuration file (default: var/hall.toml, created if missing)."],
+        ["demo_pace", None, "2.5", "With --demo: seconds between the scripted steps."],
     ]
     optFlags = [
         ["demo", None, "Play a scripted session with simulated sellers and players."],

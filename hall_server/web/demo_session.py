@@ -1,0 +1,195 @@
+"""A scripted hall session for newcomers: ``bingo hall serve --demo``.
+
+Simulated staff and players play whole traditional games through the same commands
+the console sends, at a pace a person can follow on the console and the information
+board: the pre-session verification and the opening ball count, the signatures, then
+game after game - sale announced, paper cards sold in ranges by three sellers, sale
+closed, balls drawn, every card a ball completes claimed and verified by the table
+chief (now and then a player claims too early and the claim is rejected), prizes paid
+from the cash desk, game closed and cards collected.
+
+It decides no rule: each step is a command the hall's core may refuse, and a refusal
+is logged and the script carries on with the next sensible step.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+from typing import Any
+
+from twisted.application.service import Service
+from twisted.internet import defer, task
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+
+from hall_server.hall.core import Actor, HallCore, Role
+from hall_server.web.view import HallView
+from protocol.chain import Record
+from protocol.errors import DomainError
+
+log = Logger()
+
+ADMIN = Actor("demo-admin", Role.ADMINISTRATOR)
+ROOM_CHIEF = Actor("demo-room-chief", Role.ROOM_CHIEF)
+TABLE_CHIEF = Actor("demo-table-chief", Role.TABLE_CHIEF)
+CALLER = Actor("demo-caller", Role.SELLER_CALLER)
+SELLERS = tuple(Actor(name, Role.SELLER_CALLER) for name in ("demo-seller-ana", "demo-seller-ben", "demo-caller"))
+CASHIER = Actor("demo-cashier", Role.CASHIER)
+WITNESSES = ["A member of the public", "Another player"]
+FLOAT_CENTS = 100_000
+
+
+class DemoSession(Service):
+    """Plays games on ``core`` until stopped, one step every ``pace`` seconds."""
+
+    def __init__(
+        self,
+        core: HallCore,
+        view: HallView,
+        clock: IReactorTime,
+        series: list[int],
+        desk: str,
+        *,
+        pace: float = 2.5,
+        cards_per_game: int = 120,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.core = core
+        self.view = view
+        self.clock = clock
+        self.series = series
+        self.desk = desk
+        self.pace = pace
+        self.cards_per_game = cards_per_game
+        self.rng = rng or random.Random()
+        self.running_game: defer.Deferred[None] | None = None
+
+    def startService(self) -> None:
+        super().startService()
+        self.running_game = self.play()
+        self.running_game.addErrback(lambda failure: None if failure.check(defer.CancelledError)
+                                     else log.failure("the demo session stopped", failure))
+
+    def stopService(self) -> None:
+        super().stopService()
+        if self.running_game is not None:
+            self.running_game.cancel()
+
+    def wait(self, factor: float = 1.0) -> defer.Deferred[None]:
+        return task.deferLater(self.clock, self.pace * factor, lambda: None)
+
+    @defer.inlineCallbacks
+    def command(self, actor: Actor, name: str, **args: Any):  # type: ignore[no-untyped-def]
+        """Give one command; the committed records, or ``None`` if the hall refused it."""
+        try:
+            records = yield self.core.commands[name].handler(actor, **args)
+        except DomainError as error:
+            log.info("Demo: {name} refused: {reason}", name=name, reason=str(error))
+            return None
+        return records
+
+    @defer.inlineCallbacks
+    def play(self):  # type: ignore[no-untyped-def]
+        yield self.open_session()
+        while True:
+            played = yield self.play_game()
+            yield self.wait(4 if played else 10)
+
+    @defer.inlineCallbacks
+    def open_session(self):  # type: ignore[no-untyped-def]
+        if self.view.session["open"]:
+            return
+        today = datetime.datetime.fromtimestamp(self.clock.seconds(), datetime.timezone.utc).date().isoformat()
+        checks = {name: None for name in ("journal", "database", "draw_device", "clock", "software")}
+        if self.view.session["number"] == 0 or self.view.session["closed"]:
+            yield self.command(ADMIN, "record_verification", date=today, results=checks)
+            yield self.wait()
+            yield self.command(ROOM_CHIEF, "count_balls", stage="opening", balls_present=list(range(1, 91)),
+                               witnesses=WITNESSES)
+            yield self.wait()
+        yield self.command(ROOM_CHIEF, "sign_session_opening")
+        yield self.command(ADMIN, "sign_session_opening")
+        # Prizes are paid in cash from the desk's drawer (R78): it opens with a float.
+        yield self.command(CASHIER, "open_cash_desk", desk=self.desk, float_cents=FLOAT_CENTS)
+        yield self.wait()
+
+    @defer.inlineCallbacks
+    def play_game(self):  # type: ignore[no-untyped-def]
+        """One whole game; False if no series could be put on sale."""
+        game = self.view.game
+        if game is not None and game.state not in ("closed", "finished by hand", "refunded", "cards collected"):
+            # A game left half-played by a restart: finish it first.
+            yield self.draw_to_the_end()
+            return True
+        if game is not None and game.state != "cards collected":
+            yield self.command(ROOM_CHIEF, "collect_cards")
+        for series in self.series:
+            if (yield self.command(CALLER, "announce_sale", series=series)) is not None:
+                break
+        else:
+            return False
+        yield self.wait()
+        yield self.sell()
+        yield self.command(ROOM_CHIEF, "close_sale")
+        yield self.wait(2)
+        yield self.draw_to_the_end()
+        return True
+
+    @defer.inlineCallbacks
+    def sell(self):  # type: ignore[no-untyped-def]
+        game = self.view.game
+        assert game is not None
+        series = game.series[0]["series"]
+        next_card = game.series[0]["first_card"]
+        wanted = self.cards_per_game
+        turn = 0
+        while wanted > 0:
+            count = min(wanted, self.rng.randint(1, 12))
+            seller = SELLERS[turn % len(SELLERS)]
+            turn += 1
+            sold = yield self.command(seller, "sell_cards", series=series, first=next_card, last=next_card + count - 1)
+            if sold is None:
+                return  # the series ran out: sell what there is
+            next_card += count
+            wanted -= count
+            yield self.wait(0.2)
+
+    @defer.inlineCallbacks
+    def draw_to_the_end(self):  # type: ignore[no-untyped-def]
+        line_paid = False
+        while True:
+            game = self.view.game
+            assert game is not None
+            if any(w["pattern"] == "bingo" for w in game.winners):
+                break
+            records = yield self.command(CALLER, "draw_ball")
+            if records is None:
+                break
+            yield self.wait()
+            if any(w["pattern"] == "line" for w in game.winners) and not line_paid:
+                line_paid = (yield self.command(CASHIER, "pay_prizes", desk=self.desk)) is not None
+            yield self.claims(records)
+        yield self.command(ROOM_CHIEF, "close_game")
+        yield self.wait()
+        yield self.command(CASHIER, "pay_prizes", desk=self.desk)
+        yield self.wait()
+        yield self.command(ROOM_CHIEF, "collect_cards")
+
+    @defer.inlineCallbacks
+    def claims(self, records: list[Record]):  # type: ignore[no-untyped-def]
+        """Players shout for every card the ball completed; the table chief verifies each."""
+        for record in records:
+            claimed = [*record.payload.get("completed_bingo", ()), *record.payload.get("completed_line", ())]
+            game = self.view.game
+            line_won = game is not None and any(w["pattern"] == "line" for w in game.winners)
+            if line_won and not record.payload.get("completed_bingo"):
+                claimed = []  # a row after the line was won wins nothing: nobody claims
+            if not claimed and self.rng.random() < 0.03 and game is not None and game.cards_sold:
+                # An eager player claims a card that has not won: the check refuses it (R85.11).
+                first = game.series[0]
+                claimed = [f"{first['series']}-{first['first_card'] + self.rng.randrange(game.cards_sold)}"]
+            for label in dict.fromkeys(claimed):
+                series, number = (int(x) for x in label.split("-"))
+                yield self.command(TABLE_CHIEF, "verify_claim", series=series, card_number=number)
+                yield self.wait(0.5)
