@@ -253,11 +253,11 @@ def test_the_next_sale_waits_for_the_collection_and_starts_after_the_last_card(j
     (opened,) = result(hall.games.announce_sale(SELLER, 7))
     assert opened.payload["first_card"] == 21 and opened.payload["game_id"].endswith("-g2")
     sell(hall, 7, 21, 30)
-    result(hall.games.close_sale(CHIEF))
-    # The second game spends the first game's carries (R88.5).
-    closed = hall.records()[-1] if hall.records()[-1].type == "sale_closed" else None
-    assert closed is not None
-    assert closed.payload["carry_line_cents"] + 150 == closed.payload["line_cents"]
+    carry_line = hall.balance("carry:line")
+    (closed,) = result(hall.games.close_sale(CHIEF))
+    # The second game spends the first game's carries (R88.5): 10 cards, a line of 150 plus the carry.
+    assert closed.payload["carry_line_cents"] == carry_line
+    assert closed.payload["line_cents"] == 150 + carry_line
     hall.draw_until("line")
     unchanged(hall, lambda: hall.games.announce_sale(SELLER, 8), GameModuleError, "still under way")
     hall.draw()
@@ -299,7 +299,6 @@ def test_a_second_series_runs_from_card_1_to_the_card_before_the_first_series_st
     hall = opened_hall(journal, clock)
     result(hall.games.announce_sale(SELLER, 7))
     sell(hall, 7, 1, 40)
-    hall.game.machine  # the first game, with cards 1-40 of series 7
     result(hall.games.close_sale(CHIEF))
     hall.draw_until("line")
     hall.draw()
