@@ -79,7 +79,6 @@ from protocol.events import (
 from protocol.game import FINAL_STATES, Input, InvalidTransition, State, TraditionalGame, describe
 from protocol.ledger import Leg, Ledger, Posting, Reference, account_kind
 from protocol.prizes import (
-    JACKPOT_CAP,
     PrizeRules,
     check_grand_superbingo_fund,
     check_operator_jackpot,

@@ -9,7 +9,6 @@ the journal has exactly the live state, and a refused command wrote nothing.
 
 from __future__ import annotations
 
-import random
 import shutil
 import tempfile
 from pathlib import Path
