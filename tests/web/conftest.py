@@ -196,3 +196,92 @@ def journal_length(hall: WebHall) -> int:
 
 ALL_BALLS = list(range(1, 91))
 VERIFICATION_OK = {"journal": None, "database": None, "draw_device": None, "clock": None, "software": None}
+
+
+# --- A real hall server process on loopback (integration and end-to-end tests) --------
+
+import os
+import re
+import signal
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+from http.cookiejar import CookieJar
+
+from hall_server.config import DEFAULT_STAFF, default_config_text
+
+REPO = Path(__file__).resolve().parents[2]
+URL_LINE = re.compile(rb"Caller console at (https?://[^/\s]+)/console")
+
+
+class HallProcess:
+    """``bingo hall serve`` in a child process, on a free loopback port, with TLS."""
+
+    def __init__(self, folder: Path, *, demo: bool = False) -> None:
+        self.folder = folder
+        self.config = folder / "hall.toml"
+        if not self.config.exists():
+            text = default_config_text("Loopback hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
+            # A small card set keeps the first start quick: 10 strips, 60 cards a series.
+            text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
+            self.config.write_text(text)
+        self.demo = demo
+        self.process: subprocess.Popen[bytes] | None = None
+        self.base = ""
+        self.output = b""
+
+    def start(self, timeout: float = 60) -> "HallProcess":
+        command = [sys.executable, "-c", "from hall_server.cli import main; main()", "hall", "serve", "--config", str(self.config)]
+        if self.demo:
+            command += ["--demo", "--pace", "0.2"]
+        env = {**os.environ, "BINGO_HOME": str(self.folder)}
+        self.process = subprocess.Popen(command, cwd=self.folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            self.output += line
+            if match := URL_LINE.search(line):
+                self.base = match.group(1).decode()
+                return self
+        self.stop()
+        raise AssertionError(f"the hall server did not start:\n{self.output.decode(errors='replace')}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def tls_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.folder / "pki" / "ca.pem"))
+
+
+class HttpClient:
+    """A urllib client that trusts the hall's own certificate authority, with cookies."""
+
+    def __init__(self, hall: HallProcess) -> None:
+        self.hall = hall
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPSHandler(context=hall.tls_context()),
+            urllib.request.HTTPCookieProcessor(CookieJar()),
+        )
+
+    def call(self, method: str, path: str, value: Any = None) -> tuple[int, Any]:
+        data = None if value is None else json.dumps(value).encode()
+        request = urllib.request.Request(self.hall.base + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with self.opener.open(request, timeout=20) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())

@@ -193,7 +193,7 @@ function describeRecord(record) {
   const p = record.payload || {};
   const who = p.actor ? ` (${p.actor.name})` : "";
   const detail = Object.entries(p)
-    .filter(([k]) => k !== "actor" && k !== "type")
+    .filter(([k, v]) => !["actor", "type", "game_id"].includes(k) && v !== null)
     .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`)
     .join(" ");
   return `#${record.seq} ${record.type.replaceAll("_", " ")}${who} ${detail}`;
@@ -218,8 +218,10 @@ function show(view) {
   document.getElementById("collected").textContent = view.game ? Hall.money(view.game.collection_cents) : "-";
   const completed = document.getElementById("completed");
   completed.textContent = "";
+  // The ball's record names every card it completed: the whole card (a bingo) or a row.
   (view.game ? view.game.completed : []).forEach((c) => {
-    completed.appendChild(Hall.el("li", `${c.pattern.toUpperCase()}: ${Hall.cardLabel(c)}`, "completed"));
+    const what = c.pattern === "bingo" ? "BINGO" : "ROW";
+    completed.appendChild(Hall.el("li", `${what}: ${Hall.cardLabel(c)}`, c.pattern === "bingo" ? "completed bingo" : "completed"));
   });
   const log = document.getElementById("log");
   log.textContent = "";

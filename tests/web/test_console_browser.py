@@ -1,0 +1,128 @@
+"""End to end in a real headless browser (Debian's chromium driven by Playwright): staff
+sign in on their own consoles, open the session with the ball count, sell paper cards,
+draw with the keyboard, verify a claim, and the hall screen shows the same ball."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.web.conftest import PASSWORD, HallProcess
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--no-first-run", "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+@pytest.fixture
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (never `playwright install`)")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def hall(tmp_path: Path):
+    process = HallProcess(tmp_path).start()
+    yield process
+    process.stop()
+
+
+def console_for(browser, hall: HallProcess, name: str):
+    page = browser.new_context(ignore_https_errors=True, viewport=VIEWPORT).new_page()
+    page.set_default_timeout(10_000)
+    page.goto(hall.base + "/console")
+    assert page.url.endswith("/login")  # not signed in: sent to the sign-in page
+    page.fill("#name", name)
+    page.fill("#password", PASSWORD)
+    page.press("#password", "Enter")
+    page.wait_for_url("**/console")
+    page.wait_for_selector("#link:not(.offline)")
+    return page
+
+
+def give(page, command: str, **fields: str) -> None:
+    """Open a command's form from the list, fill its fields, send it with Enter."""
+    page.click(f'#commands button[data-command="{command}"]')
+    for param, value in fields.items():
+        page.fill(f'#command-fields [data-param="{param}"]', value)
+    page.locator("#command-form button[type=submit]").press("Enter")
+    page.wait_for_selector("#answer.ok:has-text('Done')")
+    page.click("#command-cancel")
+
+
+def shot(page, name: str) -> None:
+    folder = os.environ.get("BINGO_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"))
+
+
+@pytest.mark.req("R80", "R84.2", "R77.1", "R85.5", "R85.6", "R85.11", "R92.11")
+def test_staff_open_the_session_sell_draw_and_verify_while_the_board_follows(browser, hall: HallProcess) -> None:
+    admin = console_for(browser, hall, "admin")
+    rosa = console_for(browser, hall, "rosa")
+    # Each role is offered only its own commands (R80): the room chief counts, the admin does not.
+    assert rosa.locator('#commands button[data-command="count_balls"]').count() == 1
+    assert admin.locator('#commands button[data-command="count_balls"]').count() == 0
+    assert rosa.locator("#draw").is_hidden()
+
+    give(admin, "record_verification", date="2026-11-29",
+         results='{"journal": null, "database": null, "draw_device": null, "clock": null, "software": null}')
+    give(rosa, "count_balls", stage="opening", balls_present="1-90", witnesses="Maria Public")
+    give(rosa, "sign_session_opening")
+    give(admin, "sign_session_opening")
+    rosa.wait_for_selector("#session-state:has-text('session 1 open')")
+
+    sam = console_for(browser, hall, "sam")
+    give(sam, "announce_sale", series="1001")
+    give(sam, "sell_cards", series="1001", first="1", last="60")
+    # A refused command shows the hall's reason and changes nothing.
+    sam.click('#commands button[data-command="sell_cards"]')
+    for param, value in (("series", "1001"), ("first", "1"), ("last", "5")):
+        sam.fill(f'#command-fields [data-param="{param}"]', value)
+    sam.press('#command-fields [data-param="last"]', "Enter")
+    sam.wait_for_selector("#answer.error")
+    sam.click("#command-cancel")
+    give(rosa, "close_sale")
+    sam.wait_for_selector("#cards-sold:has-text('60')")
+
+    board = browser.new_context(ignore_https_errors=True, viewport=VIEWPORT).new_page()
+    board.goto(hall.base + "/board")
+    board.wait_for_selector("#link:not(.offline)")
+
+    tomas = console_for(browser, hall, "tomas")
+    bingo = None
+    for count in range(1, 91):
+        sam.keyboard.press("d")  # the caller's shortcut
+        sam.wait_for_selector(f"#ball-count:has-text('ball {count} of 90')")
+        completed = sam.locator("#completed li").all_inner_texts()
+        bingo = next((text for text in completed if text.startswith("BINGO")), None)
+        if bingo:
+            break
+    assert bingo, "no card completed in 90 balls"
+    last_ball = sam.inner_text("#last-ball")
+    board.wait_for_selector(f"#ball-count:has-text('ball {count} of 90')")
+    assert board.inner_text("#last-ball") == last_ball
+    assert board.locator(f"#ball-{last_ball}.last").count() == 1
+    shot(sam, "console-caller")
+
+    series, card = bingo.split("series ")[1].split(" card ")
+    tomas.keyboard.press("v")
+    tomas.keyboard.type(series)
+    tomas.keyboard.press("Tab")
+    tomas.keyboard.type(card)
+    tomas.keyboard.press("Enter")
+    tomas.wait_for_selector("#answer.ok:has-text('prize won')")
+    board.wait_for_selector(f"#winners li:has-text('BINGO on ball {count}: series {series} card {card}')")
+    shot(tomas, "console-table-chief")
+    shot(board, "board")
