@@ -906,8 +906,9 @@ class GamesModule:
         return self.core.execute(actor, "verify_claim", decide)
 
     def _cells(self, game: Game) -> np.ndarray:
-        layouts = self.catalog.layouts(game.card_set)
-        return np.asarray([layouts[ref.number - 1] for ref in game.refs], dtype=np.uint8).reshape(-1, 27)
+        """The cells of the cards in play, in the detector's order (every series of a set prints the same cards)."""
+        rows = np.fromiter((ref.number - 1 for ref in game.refs), dtype=np.int64, count=len(game.refs))
+        return self.catalog.layouts(game.card_set)[rows]
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
         """Pay the settled prizes in cash from drawer ``desk`` (R78, R87, R88.5, R89-R91)."""
@@ -1152,6 +1153,9 @@ class GamesModule:
             machine = TraditionalGame(opened.game_id)
             feed(machine, opened)
             series = Series(opened.series, p["card_set"], opened.price_cents, p["card_count"], opened.first_card - 1)
+            # Only this session's games matter from now on (numbering, the last superbingo
+            # game, the last game): earlier sessions' games, all collected, are let go.
+            state.games = [g for g in state.games if g.session == p["session"]]
             state.games.append(
                 Game(
                     game_id=opened.game_id,

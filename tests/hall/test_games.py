@@ -783,3 +783,36 @@ def test_a_ball_whose_record_was_not_committed_was_never_drawn(journal: Journal,
     record = hall.draw()
     assert record.payload["ball_count"] == 2
     assert hall.balls.made[-1] == tuple(hall.game.machine.drawn[:1])
+
+
+@pytest.mark.req("R82.5", "R88.5", "R93.15")
+def test_the_next_session_numbers_its_games_afresh_and_keeps_the_series_and_the_carries(journal: Journal, clock) -> None:
+    hall = opened_hall(journal, clock)
+    result(hall.games.announce_sale(SELLER, 7))
+    sell(hall, 7, 1, 15)
+    sell(hall, 7, 16, 20, SELLER_2)
+    result(hall.games.announce_last_game(CHIEF))
+    result(hall.games.close_sale(CHIEF))
+    hall.draw_until("line")
+    hall.draw()
+    result(hall.games.pay_prizes(CASHIER, "ana"))
+    hall.draw_until("bingo")
+    result(hall.games.close_game(CHIEF))
+    result(hall.games.pay_prizes(CASHIER, "ana"))
+    result(hall.games.collect_cards(CHIEF))
+    carries = hall.balance("carry:line"), hall.balance("carry:bingo")
+    result(hall.session.count_balls(CHIEF, "closing", list(range(1, 91)), ["a player"]))
+    result(hall.session.sign_closing(ADMIN))
+    result(hall.session.sign_closing(CHIEF))
+    unchanged(hall, lambda: hall.games.announce_sale(SELLER, 7), DomainError, "the session is not open")
+    result(hall.session.record_verification(ADMIN, "2026-12-02", dict.fromkeys(("journal", "database", "draw_device", "clock", "software"))))
+    result(hall.session.count_balls(CHIEF, "opening", list(range(1, 91)), ["a player"]))
+    result(hall.session.sign_opening(ADMIN))
+    result(hall.session.sign_opening(CHIEF))
+    (opened,) = result(hall.games.announce_sale(SELLER, 7))
+    assert opened.payload["game_id"] == "2026-12-02-s2-g1" and opened.payload["first_card"] == 21
+    sell(hall, 7, 21, 30)
+    (closed,) = result(hall.games.close_sale(CHIEF))
+    assert (closed.payload["carry_line_cents"], closed.payload["carry_bingo_cents"]) == carries
+    assert [g.game_id for g in hall.games.state.games] == ["2026-12-02-s2-g1"]
+    assert hall.reopened().games.snapshot() == hall.games.snapshot()
