@@ -433,6 +433,12 @@ class GamesModule:
             due.append("bingo")
         return due
 
+    def unpaid(self, game: Game) -> list[str]:
+        """Prizes won in an ended game and not paid yet."""
+        if not game.over:
+            return []
+        return [p for p in ("line", "bingo") if p in game.machine.won and p not in game.paid]
+
     def snapshot(self) -> dict[str, Any]:
         """The whole state as plain data: for consoles, audits and recovery checks."""
         games = []
@@ -521,12 +527,6 @@ class GamesModule:
             ]
 
         return self.core.execute(actor, "announce_sale", decide)
-
-    def unpaid(self, game: Game) -> list[str]:
-        """Prizes won in an ended game and not paid yet."""
-        if not game.over:
-            return []
-        return [p for p in ("line", "bingo") if p in game.machine.won and p not in game.paid]
 
     def sell_cards(self, actor: Actor, series: int, first: int, last: int) -> Deferred[list[Record]]:
         """Record paper cards ``first``..``last`` of ``series`` sold by this seller (R82.5, R82.6)."""
@@ -625,7 +625,8 @@ class GamesModule:
             for name, limit in (("superbingo", superbingo), ("grand superbingo", grand)):
                 if limit is not None and limit not in SUPERBINGO_LIMITS:
                     raise GameModuleError(
-                        f"the {name}'s ball limit is {SUPERBINGO_LIMITS.start} to {SUPERBINGO_LIMITS.stop - 1} (R89), not {limit}"
+                        f"the {name}'s ball limit is {SUPERBINGO_LIMITS.start} to "
+                        f"{SUPERBINGO_LIMITS.stop - 1} (R89), not {limit}"
                     )
             if superbingo is not None and not self.rules.superbingo_bp:
                 raise GameModuleError("the hall's prize rules fund no superbingo (superbingo_bp is 0)")
