@@ -81,7 +81,7 @@ class WebService(Service):
     def __init__(self, endpoint: Any, site: Site) -> None:
         self.endpoint = endpoint
         self.site = site
-        self.port: IListeningPort | None = None
+        self.port: Any = None  # the IListeningPort, once listening
         self.listening: defer.Deferred[IListeningPort] = defer.Deferred()
 
     def startService(self) -> None:
@@ -204,7 +204,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     return hall
 
 
-def _announce_url(port: IListeningPort, config: HallConfig) -> IListeningPort:
+def _announce_url(port: Any, config: HallConfig) -> Any:
     address = port.getHost()
     host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface
     log.info(

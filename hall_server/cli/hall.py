@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 import click
 
@@ -51,8 +52,10 @@ def hall() -> None:
 @click.pass_obj
 def serve(context: object, config_path: Path | None, demo: bool, pace: float, port: int | None) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
-    from twisted.internet import reactor
+    from twisted.internet import reactor as global_reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
+
+    from twisted.python.failure import Failure
 
     from hall_server.tap import makeService
 
@@ -62,21 +65,22 @@ def serve(context: object, config_path: Path | None, demo: bool, pace: float, po
     _, logins = ensure_config(path)
     if logins:
         _show_logins(logins, path)
-    globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stdout)], redirectStandardIO=False)
+    reactor: Any = global_reactor  # the CLI runs the process's one reactor
+    globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
     options: dict[str, object] = {"config": str(path), "demo": demo, "demo_pace": pace, "port": port}
     database = getattr(context, "url", None)
     if database:
         options["database_url"] = database
     service = makeService(options)
 
-    def failed_to_listen(failure):  # type: ignore[no-untyped-def]
+    def failed_to_listen(failure: Failure) -> None:
         click.echo(f"bingo hall serve: cannot listen: {failure.getErrorMessage()}", err=True)
-        reactor.stop()  # type: ignore[attr-defined]
+        reactor.stop()
 
     service.hall.web.listening.addErrback(failed_to_listen)
-    reactor.callWhenRunning(service.startService)  # type: ignore[attr-defined]
-    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)  # type: ignore[attr-defined]
-    reactor.run()  # type: ignore[attr-defined]
+    reactor.callWhenRunning(service.startService)
+    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)
+    reactor.run()
 
 
 @hall.command("init-config")

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Iterable
-
-from twisted.internet.interfaces import IReactorTime
+from typing import Iterable, Protocol
 
 from hall_server.config import StaffMember, check_password, hash_password
 from hall_server.hall.core import Actor
@@ -27,6 +25,12 @@ from protocol.errors import DomainError
 IDLE_LIMIT_S = 12 * 3600  # one working day without a request
 SESSION_COOKIE = b"bingo_session"
 _DUMMY_HASH = hash_password("no such staff member", salt=b"\0" * 16)
+
+
+class Clock(Protocol):
+    """What sign-ins need of the reactor (``IReactorTime.seconds``): the time now."""
+
+    def seconds(self) -> float: ...
 
 
 class SignInRefused(DomainError):
@@ -58,7 +62,7 @@ class StaffDirectory:
 class SignIns:
     """The open sign-in sessions, by session id."""
 
-    def __init__(self, directory: StaffDirectory, clock: IReactorTime, idle_limit_s: float = IDLE_LIMIT_S) -> None:
+    def __init__(self, directory: StaffDirectory, clock: Clock, idle_limit_s: float = IDLE_LIMIT_S) -> None:
         self.directory = directory
         self.clock = clock
         self.idle_limit_s = idle_limit_s

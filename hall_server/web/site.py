@@ -319,6 +319,11 @@ class _Folder(Resource):
         return super().render(request)
 
 
+def _put(parent: Resource, name: bytes, child: Any) -> None:
+    # Resources provide IResource through zope.interface, which mypy cannot see.
+    parent.putChild(name, child)
+
+
 def build_site(
     *,
     hub: LiveHub,
@@ -329,19 +334,19 @@ def build_site(
 ) -> Site:
     """The console's :class:`Site` over the given hub, sign-ins and channel."""
     root = _Folder(Redirect(b"/console"))
-    root.putChild(b"login", LoginResource(sign_ins, authenticate, secure_cookie))
-    root.putChild(b"logout", LogoutResource(sign_ins))
-    root.putChild(b"console", PageResource(sign_ins, "console.html"))
+    _put(root, b"login", LoginResource(sign_ins, authenticate, secure_cookie))
+    _put(root, b"logout", LogoutResource(sign_ins))
+    _put(root, b"console", PageResource(sign_ins, "console.html"))
     board = _Folder(PageResource(sign_ins, "board.html", public=True))
-    board.putChild(b"ws", SocketResource(sign_ins, hub, public=True))
-    root.putChild(b"board", board)
-    root.putChild(b"static", StaticFiles())
+    _put(board, b"ws", SocketResource(sign_ins, hub, public=True))
+    _put(root, b"board", board)
+    _put(root, b"static", StaticFiles())
     api = Resource()
-    api.putChild(b"state", StateResource(sign_ins, hub))
-    api.putChild(b"command", CommandResource(sign_ins, channel))
-    api.putChild(b"board", BoardStateResource(hub))
-    root.putChild(b"api", api)
-    root.putChild(b"ws", SocketResource(sign_ins, hub, public=False))
+    _put(api, b"state", StateResource(sign_ins, hub))
+    _put(api, b"command", CommandResource(sign_ins, channel))
+    _put(api, b"board", BoardStateResource(hub))
+    _put(root, b"api", api)
+    _put(root, b"ws", SocketResource(sign_ins, hub, public=False))
     site = Site(root)
     site.displayTracebacks = False
     return site

@@ -27,7 +27,7 @@ RECENT_RECORDS = 40
 class GamePicture:
     game_id: str
     state: str = "selling"
-    series: list[dict[str, int]] = field(default_factory=list)
+    series: list[dict[str, Any]] = field(default_factory=list)
     price_cents: int | None = None
     cards_sold: int = 0
     collection_cents: int = 0
@@ -80,7 +80,7 @@ class HallView:
         self.seq = 0
         self.session: dict[str, Any] = {"number": 0, "open": False, "closed": False, "opening": {}, "closing": {}}
         self.verification: dict[str, Any] | None = None
-        self.ball_set = {"name": "set-1", "games": 0}
+        self.ball_set: dict[str, Any] = {"name": "set-1", "games": 0}
         self.game: GamePicture | None = None
         self.games_played = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_RECORDS)

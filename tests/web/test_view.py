@@ -1,0 +1,56 @@
+"""The consoles' and boards' picture copies the records, and the board shows no staff data."""
+
+import pytest
+
+from hall_server.web.view import HallView
+from protocol.chain import Record
+
+GAME = "2026-11-29-s1-g1"
+
+
+def records(*entries: tuple[str, dict]) -> list[Record]:
+    return [Record(seq, 1_000 * seq, type, payload, "0" * 64, "h", "s") for seq, (type, payload) in enumerate(entries, 1)]
+
+
+@pytest.mark.req("R85.5", "R92.11")
+def test_the_picture_follows_sale_draw_void_claims_and_payments() -> None:
+    view = HallView("Sala")
+    actor = {"actor": {"name": "sam", "role": "seller_caller"}}
+    for record in records(
+        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100, **actor}),
+        ("card_sold", {"game_id": GAME, "series": 7, "card_number": 1, "stake_cents": 100, "account": "cash:sam"}),
+        ("card_sold", {"game_id": GAME, "series": 7, "card_number": 2, "stake_cents": 100, "account": "cash:sam"}),
+        ("sale_closed", {"game_id": GAME, "cards_sold": 2, "collection_cents": 200, "line_cents": 30, "bingo_cents": 110}),
+        ("ball_drawn", {"game_id": GAME, "ball": 5, "ball_count": 1, "completed_line": [], "completed_bingo": []}),
+        ("ball_drawn", {"game_id": GAME, "ball": 17, "ball_count": 2, "completed_line": ["7-2"], "completed_bingo": []}),
+        ("ball_voided", {"game_id": GAME, "ball": 17, "ball_count": 2}),
+        ("ball_drawn", {"game_id": GAME, "ball": 18, "ball_count": 2, "completed_line": ["7-1"], "completed_bingo": ["7-2"]}),
+        ("claim_rejected", {"game_id": GAME, "series": 7, "card_number": 9, "reason": "not sold"}),
+        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 7, "card_number": 1, "ball_count": 2}),
+        ("prize_paid", {"game_id": GAME, "prize": "line", "amount_cents": 30, "payments": [["7-1", 30]]}),
+    ):
+        view.apply(record)
+    game = view.board()["game"]
+    assert game["balls"] == [5, 18] and game["last_ball"] == 18
+    assert game["cards_sold"] == 2 and game["prizes"] == {"line": 30, "bingo": 110}
+    assert game["completed"] == [
+        {"series": 7, "card_number": 2, "pattern": "bingo", "ball_count": 2},
+        {"series": 7, "card_number": 1, "pattern": "line", "ball_count": 2},
+    ]
+    assert game["winners"] == [{"series": 7, "card_number": 1, "pattern": "line", "ball_count": 2}]
+    assert game["paid"] == [{"prize": "line", "amount_cents": 30, "payments": [{"series": 7, "card_number": 1, "cents": 30}]}]
+    assert "rejected" not in game and "sam" not in str(view.board())
+    console = view.console()
+    assert console["game"]["rejected"] == [{"series": 7, "card_number": 9, "reason": "not sold"}]
+    assert console["recent"][0]["type"] == "prize_paid" and view.seq == 11
+
+
+def test_records_of_another_game_or_module_leave_the_game_alone() -> None:
+    view = HallView("Sala")
+    for record in records(
+        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
+        ("ball_drawn", {"game_id": "another", "ball": 5, "ball_count": 1}),
+        ("posting", {"amount": 100}),
+    ):
+        view.apply(record)
+    assert view.board()["game"]["balls"] == [] and view.seq == 3
