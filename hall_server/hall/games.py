@@ -1148,7 +1148,7 @@ class GamesModule:
         p = record.payload
         state = self.state
         kind = record.type
-        if kind == "sale_opened":
+        if kind == "sale_opened" and "card_set" in p:  # a paper game of this hall, not a relayed one
             opened = _event_of(record)
             assert isinstance(opened, SaleOpened)
             machine = TraditionalGame(opened.game_id)
