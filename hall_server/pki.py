@@ -45,6 +45,7 @@ from OpenSSL import SSL
 from OpenSSL.crypto import PKey, X509, X509StoreFlags
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator, ISSLTransport
 from twisted.internet.ssl import Certificate, CertificateOptions, KeyPair, PrivateCertificate, optionsForClientTLS
+from twisted.logger import Logger
 from zope.interface import implementer
 
 from protocol.errors import DomainError
@@ -60,6 +61,9 @@ DEFAULT_HOSTS = ("localhost", "127.0.0.1")
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _HOST = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+_log = Logger()
 
 
 class PkiError(DomainError):
@@ -257,7 +261,7 @@ def init_authority(
     subject = x509.Name(
         [
             x509.NameAttribute(NameOID.ORGANIZATION_NAME, operator),
-            x509.NameAttribute(NameOID.COMMON_NAME, f"{operator} bingo CA"),
+            x509.NameAttribute(NameOID.COMMON_NAME, f"{operator} certificate authority"),
         ]
     )
     public = key.public_key()
@@ -601,11 +605,12 @@ def _credentials(pki_dir: Path, name: str) -> _Credentials:
     return _Credentials(authority, crl, cert, key, _role_of(cert, f"certificate {name}"))
 
 
-def _check_revocations(context: SSL.Context, crl: x509.CertificateRevocationList) -> None:
-    """Make OpenSSL refuse a peer whose certificate is on ``crl``."""
+def _check_revocations(context: SSL.Context, crl: x509.CertificateRevocationList | None) -> None:
+    """Make OpenSSL refuse a peer whose certificate is on ``crl``, or every peer without one."""
     store = context.get_cert_store()
     assert store is not None
-    store.add_crl(crl)
+    if crl is not None:
+        store.add_crl(crl)
     # CRL_CHECK covers the peer's own certificate; the authority is the root and is trusted.
     store.set_flags(X509StoreFlags.CRL_CHECK)
 
@@ -626,7 +631,7 @@ class _RevocationCheckingOptions(CertificateOptions):
         self._crl_stamp = _stamp(folder.crl)
         self._current = self._context_with(crl)
 
-    def _context_with(self, crl: x509.CertificateRevocationList) -> SSL.Context:
+    def _context_with(self, crl: x509.CertificateRevocationList | None) -> SSL.Context:
         context = CertificateOptions(**self._arguments).getContext()  # type: ignore[arg-type]
         _check_revocations(context, crl)
         return context
@@ -634,10 +639,15 @@ class _RevocationCheckingOptions(CertificateOptions):
     def getContext(self) -> SSL.Context:
         stamp = _stamp(self._folder.crl)
         if stamp != self._crl_stamp:
-            # A list that cannot be read or is not the authority's raises here, which
-            # refuses the connection: failing closed is the point of a revocation list.
-            authority = _load_cert(self._folder.ca_cert, "CA certificate")
-            self._current = self._context_with(_load_crl(self._folder, authority))
+            crl: x509.CertificateRevocationList | None
+            try:
+                crl = _load_crl(self._folder, _load_cert(self._folder.ca_cert, "CA certificate"))
+            except PkiError as error:
+                # Failing closed is the point of a revocation list: with none, OpenSSL
+                # refuses every client certificate until the file is repaired.
+                _log.error("Refusing every client: {error}", error=str(error))
+                crl = None
+            self._current = self._context_with(crl)
             self._crl_stamp = stamp
         return self._current
 
@@ -685,7 +695,7 @@ class _RevocationCheckingClient:
 
     def clientConnectionForTLS(self, tlsProtocol: object) -> SSL.Connection:
         # mypy reads zope interface methods as if they had no ``self``.
-        connection: SSL.Connection = self._creator.clientConnectionForTLS(tlsProtocol)  # type: ignore[call-arg]
+        connection: SSL.Connection = self._creator.clientConnectionForTLS(tlsProtocol)  # type: ignore[call-arg, misc]
         context = connection.get_context()
         # The creator reuses one context for all its connections; the list goes in once.
         if context is not self._prepared:

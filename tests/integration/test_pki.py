@@ -110,7 +110,7 @@ async def handshake(server_options: CertificateOptions, client_options: IOpenSSL
         client: Peer = await endpoint.connect(PeerFactory(serving=False))
         # A refused handshake closes the connection; the timeout only guards a hung test.
         await client.closed.addTimeout(5, reactor)
-        await DeferredList([peer.closed for peer in servers.peers])
+        await DeferredList([peer.closed for peer in servers.peers]).addTimeout(5, reactor)
     finally:
         await port.stopListening()
     return Outcome(
@@ -398,3 +398,19 @@ def test_a_missing_or_unreadable_authority_gives_one_line_error(pki_dir: Path, s
     result = bingo("pki", "issue", "terminal", "t-1", "--dir", str(pki_dir))
     assert result.exit_code == 1
     assert result.output.count("\n") == 1 and message in result.output, result.output
+
+
+@secure_link
+@pytest_twisted.ensureDeferred
+async def test_a_running_server_refuses_everyone_while_its_revocation_list_is_damaged(pki_dir: Path) -> None:
+    issue_certificate(pki_dir, "terminal", "t-1")
+    server = mutual(pki_dir)
+    client = client_tls_options(pki_dir, "t-1", "localhost")
+    crl = PkiFolder(pki_dir).crl
+    good = crl.read_bytes()
+    crl.write_text("damaged")
+    damaged = await handshake(server, client)
+    crl.write_bytes(good)
+    repaired = await handshake(server, client)
+    assert not damaged.admitted and damaged.server_saw == []
+    assert repaired.admitted
