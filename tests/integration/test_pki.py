@@ -124,7 +124,7 @@ def mutual(pki_dir: Path) -> CertificateOptions:
     return server_tls_options(pki_dir, "hall", require_client_certificate=True)
 
 
-def foreign_client(trusted: Path, certificate_dir: Path, name: str) -> IOpenSSLClientConnectionCreator:
+def client_presenting(trusted: Path, certificate_dir: Path, name: str) -> IOpenSSLClientConnectionCreator:
     """A client that trusts ``trusted``'s authority but presents a certificate from ``certificate_dir``."""
     folder = PkiFolder(certificate_dir)
     own = PrivateCertificate.loadPEM(folder.cert(name).read_bytes() + folder.key(name).read_bytes())
@@ -170,7 +170,7 @@ async def test_a_client_certified_by_another_authority_is_refused(pki_dir: Path,
     other = tmp_path / "other"
     init_authority(other, "Acme Bingo")
     issue_certificate(other, "terminal", "t-1")
-    outcome = await handshake(mutual(pki_dir), foreign_client(pki_dir, other, "t-1"))
+    outcome = await handshake(mutual(pki_dir), client_presenting(pki_dir, other, "t-1"))
     assert not outcome.admitted and outcome.server_saw == []
 
 
@@ -179,7 +179,7 @@ async def test_a_client_certified_by_another_authority_is_refused(pki_dir: Path,
 async def test_a_client_with_an_expired_certificate_is_refused(pki_dir: Path) -> None:
     long_ago = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=60)
     issue_certificate(pki_dir, "terminal", "t-old", days=30, now=long_ago)
-    outcome = await handshake(mutual(pki_dir), foreign_client(pki_dir, pki_dir, "t-old"))
+    outcome = await handshake(mutual(pki_dir), client_presenting(pki_dir, pki_dir, "t-old"))
     assert not outcome.admitted and outcome.server_saw == []
 
 
@@ -189,7 +189,7 @@ async def test_a_revoked_client_is_refused_by_a_running_server_from_its_next_con
     issue_certificate(pki_dir, "terminal", "t-lost")
     server = mutual(pki_dir)
     # The client's credentials are taken before the revocation, as a stolen terminal's would be.
-    stolen = foreign_client(pki_dir, pki_dir, "t-lost")
+    stolen = client_presenting(pki_dir, pki_dir, "t-lost")
     before = await handshake(server, stolen)
     revoke_certificate(pki_dir, "t-lost", reason="key-compromise")
     after = await handshake(server, stolen)
