@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: installs what it needs, then runs pytest.
+# The whole test suite on a fresh machine: installs what it needs (Debian packages
+# through scripts/system-deps.sh, Python packages into .venv), then runs pytest.
 # Extra arguments go to pytest.  pytest's "no tests ran" (exit 5) is a failure here.
 set -euo pipefail
 cd "$(dirname "$0")"
+scripts/system-deps.sh
 scripts/bootstrap.sh test
 set +e
 .venv/bin/python -m pytest "$@"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Debian packages the test suite needs: Chromium for the browser tests (driven by
+# Playwright at /usr/bin/chromium; no browser download) and openssl for checking
+# signatures and certificates with stock tools.  Installs only what is missing.
+set -euo pipefail
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v node >/dev/null || missing+=(nodejs)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "system-deps.sh: please install: ${missing[*]} (as root: apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
