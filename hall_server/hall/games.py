@@ -47,13 +47,13 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.catalog import CardCatalog
+from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.session import Session, SessionModule
 from hall_server.journal import Entry
 from protocol.balls import BallSource
-from protocol.cards import Card
+from protocol.cards import CELLS, Card
 from protocol.chain import Record
 from protocol.claims import CardRef, ClaimVerdict, Win, check_claim
 from protocol.errors import DomainError
@@ -74,6 +74,7 @@ from protocol.events import (
     PrizeWon,
     SaleClosed,
     SaleOpened,
+    TerminalFailed,
     event_from_dict,
 )
 from protocol.game import FINAL_STATES, Input, InvalidTransition, State, TraditionalGame, describe
@@ -168,7 +169,7 @@ class PrizePaid:
     amount_cents: int
     carry_cents: int
     payments: tuple[tuple[str, int], ...]  # (card label, cents)
-    desk: str
+    desk: str | None  # the cash drawer; None when only players' accounts were credited
 
 
 @dataclass
@@ -191,6 +192,9 @@ class Game:
     detector: WinDetector | None = None
     paid: dict[str, PrizePaid] = field(default_factory=dict)
     collected: bool = False
+    #: Virtual cards sold at a stake below their price: their stake in percent (R88.4-5).
+    #: A card not listed stakes its whole price, as every paper card does.
+    stake_pcts: dict[CardRef, int] = field(default_factory=dict)
 
     @property
     def over(self) -> bool:
@@ -302,6 +306,8 @@ def feed(machine: TraditionalGame, event: Event) -> None:
         )
     elif isinstance(event, SaleClosed):
         machine.close_sale()
+    elif isinstance(event, TerminalFailed):
+        machine.terminal_failed(event.terminal_id)
     elif isinstance(event, BallDrawn):
         if event.entered_by is None:
             machine.draw_ball(event.ball)
@@ -368,6 +374,8 @@ class GamesModule:
         self.rules = rules
         self.state = GamesState()
         self._source: BallSource | None = None
+        #: Virtual series in play by their number in the game (R82.9): card k is row k-1.
+        self.virtual_series: dict[int, np.ndarray] = {}
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
@@ -419,19 +427,47 @@ class GamesModule:
 
     def due_prizes(self, game: Game) -> list[str]:
         """The won prizes that may be paid now (line, bingo), not yet paid."""
-        won = game.machine.won
+        return self._due(game, game.machine)
+
+    def _due(self, game: Game, machine: TraditionalGame) -> list[str]:
+        """:meth:`due_prizes` as ``machine`` (the game's, or a decision's fork) stands."""
+        won = machine.won
+        over = machine.state in FINAL_STATES
         due = []
         line = won.get("line")
         # The line is settled once the caller has moved on (R85: the staff ask for other
         # cards before the draw goes on) or the draw is over.
         if line and "line" not in game.paid and (
-            len(game.machine.drawn) > line.ball_count or "bingo" in won or game.over
+            len(machine.drawn) > line.ball_count or "bingo" in won or over
         ):
             due.append("line")
         # The bingo is settled when the game is closed: every claim has been verified (R85.11).
-        if "bingo" in won and "bingo" not in game.paid and game.over:
+        if "bingo" in won and "bingo" not in game.paid and over:
             due.append("bingo")
         return due
+
+    def add_virtual_series(self, number: int, layouts: np.ndarray) -> None:
+        """Put a virtual library in the game as series ``number`` (R82.9).
+
+        The hall game names every card by an integer series and a number
+        (:class:`CardRef`); a virtual library's series is a label (``V1``), so the hall
+        gives it a number of its own, which no paper series may have: virtual cards
+        then take part in detection, claims and prizes like paper ones, and their
+        layouts come from ``layouts`` (card k at row k-1) instead of a card set.
+        """
+        number = _whole(number, "a virtual series number")
+        try:
+            self.catalog.series(number)
+        except CatalogError:
+            pass
+        else:
+            raise GameModuleError(
+                f"series {number} is a paper series; a virtual series needs a number of its own (R82.9)"
+            )
+        self.virtual_series[number] = np.asarray(layouts, dtype=np.uint8)
+
+    def is_virtual(self, ref: CardRef) -> bool:
+        return ref.series in self.virtual_series
 
     def unpaid(self, game: Game) -> list[str]:
         """Prizes won in an ended game and not paid yet."""
@@ -469,6 +505,7 @@ class GamesModule:
                     ),
                     "paid": {k: dataclasses.asdict(v) for k, v in game.paid.items()},
                     "collected": game.collected,
+                    "stake_pcts": sorted((ref.label, pct) for ref, pct in game.stake_pcts.items()),
                 }
             )
         return {
@@ -830,12 +867,58 @@ class GamesModule:
         # committed record, applied, advances it.
         completed = detector.ball_drawn(ball)
         try:
-            return {
-                "completed_line": [game.refs[i].label for i in completed.rows],
-                "completed_bingo": [game.refs[i].label for i in completed.cards],
-            }
+            refs = [game.refs[i] for i in completed.rows], [game.refs[i] for i in completed.cards]
         finally:
             detector.last_ball_voided()
+        if game.machine.failed_terminals:
+            # Cards refunded with a failed terminal left the game (R96.3).
+            in_play = game.machine.in_play
+            refs = [r for r in refs[0] if r in in_play], [r for r in refs[1] if r in in_play]
+        return {
+            "completed_line": [ref.label for ref in refs[0]],
+            "completed_bingo": [ref.label for ref in refs[1]],
+        }
+
+    def _virtual_wins(self, game: Game, machine: TraditionalGame, completions: Mapping[str, list[str]]) -> list[Entry]:
+        """Virtual cards completing a pattern on this ball win it without a claim (R93.10, R85.9).
+
+        The system marks virtual cards itself, so it is their claimant: each one
+        ``check_claim`` finds winning is fed to ``machine`` (a decision's fork), and
+        its ``prize_won`` is recorded with the ball.  Paper cards still need their
+        player's call and the table chief's verification (R85.6).
+        """
+        if not self.virtual_series:
+            return []
+        labels = dict.fromkeys([*completions["completed_line"], *completions["completed_bingo"]])
+        refs = sorted(
+            ref for ref in (CardRef(*(int(part) for part in label.split("-"))) for label in labels)
+            if self.is_virtual(ref)
+        )
+        layouts = {
+            ref: Card.from_cells(int(n) for n in self.virtual_series[ref.series][ref.number - 1]) for ref in refs
+        }
+        entries: list[Entry] = []
+        for ref in refs:
+            verdict = check_claim(ref, layouts, machine.drawn, machine.won)
+            if verdict.wins:
+                entries += [_entry(e) for e in machine.claim_checked(verdict)]
+        return entries
+
+    def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[Entry]:
+        """The prizes due that only virtual cards won, credited now (R85.9).
+
+        ``before`` is how many entries of the same decision precede these.  A prize
+        shared with a paper card waits for the cashier's ``pay_prizes``, which pays the
+        paper cards in cash and credits the virtual ones.
+        """
+        due = self._due(game, machine)
+        if not due or not all(
+            game.machine.sales[ref].account.startswith("player:") if ref in game.machine.sales else False
+            for pattern in due
+            for ref in machine.won[pattern].cards
+        ):
+            return []
+        return self._payments(game, machine, due, None, self.core.seq + before + 1)
 
     def draw_ball(self, actor: Actor) -> Deferred[list[Record]]:
         """Draw the next ball from the ball source (R85.5, R92.10)."""
@@ -845,8 +928,11 @@ class GamesModule:
             if not game.machine.accepts(Input.BALL_DRAWN):
                 raise InvalidTransition(f"cannot draw a ball {describe(game.machine.state)}")
             ball = self._source_for(game.machine.drawn).draw()
-            (drawn,) = _fork(game.machine).draw_ball(ball)
-            return [_entry(drawn, **self._completions(game, ball))]
+            machine = _fork(game.machine)
+            (drawn,) = machine.draw_ball(ball)
+            completions = self._completions(game, ball)
+            entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
+            return [*entries, *self._auto_payments(game, machine, len(entries))]
 
         return self.core.execute(actor, "draw_ball", decide)
 
@@ -855,9 +941,12 @@ class GamesModule:
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
-            (drawn,) = _fork(game.machine).enter_ball(_whole(ball, "a ball"), entered_by=actor.name)
+            machine = _fork(game.machine)
+            (drawn,) = machine.enter_ball(_whole(ball, "a ball"), entered_by=actor.name)
             assert isinstance(drawn, BallDrawn)
-            return [_entry(drawn, **self._completions(game, drawn.ball))]
+            completions = self._completions(game, drawn.ball)
+            entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
+            return [*entries, *self._auto_payments(game, machine, len(entries))]
 
         return self.core.execute(actor, "enter_ball", decide)
 
@@ -912,7 +1001,8 @@ class GamesModule:
         return self.catalog.layouts(game.card_set)[rows]
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
-        """Pay the settled prizes in cash from drawer ``desk`` (R78, R87, R88.5, R89-R91)."""
+        """Pay the settled prizes: paper cards in cash from drawer ``desk``, virtual ones to
+        their players' accounts (R78, R85.9, R87, R88.5, R89-R91)."""
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
@@ -921,69 +1011,89 @@ class GamesModule:
                 raise GameModuleError(self._nothing_due(game))
             account = f"cash:{_text(desk, 'which cash drawer pays')}"
             account_kind(account)
-            moved: dict[str, int] = {}  # what this payment has moved so far, debit minus credit
-            entries: list[Entry] = []
-            postings: list[Posting] = []
-
-            def post(posting: Posting) -> None:
-                postings.append(posting)
-                for name, change in posting.signed().items():
-                    moved[name] = moved.get(name, 0) + change
-
-            def balance(pot: str) -> int:
-                # Pots are credit accounts: what they hold falls as they are debited.
-                return self.ledger.balance(pot) - moved.get(pot, 0)
-
-            def pay(prize: str, amount: int, source: str, ball_count: int, winners: list[CardRef]) -> int:
-                split = split_prize(amount, [100] * len(winners))  # paper cards stake their whole price
-                seq = self.core.seq + len(entries) + 1  # the prize_paid record; postings follow all records
-                moves = [
-                    Posting.transfer(cents, debit=source, credit=account, reason=f"prize:{prize}",
-                                     reference=Reference(game.game_id, ref.label, seq))
-                    for ref, cents in zip(winners, split.payments)
-                    if cents
-                ]
-                entries.append(
-                    (
-                        "prize_paid",
-                        {
-                            "game_id": game.game_id,
-                            "prize": prize,
-                            "ball_count": ball_count,
-                            "amount_cents": amount,
-                            "carry_cents": split.carry,
-                            "payments": [[ref.label, cents] for ref, cents in zip(winners, split.payments)],
-                            "desk": account,
-                        },
-                    )
-                )
-                for posting in moves:
-                    post(posting)
-                return split.carry
-
-            def move(amount: int, debit: str, credit: str, reason: str) -> None:
-                if amount:
-                    post(Posting.transfer(amount, debit=debit, credit=credit, reason=reason,
-                                          reference=Reference(game.game_id, None, self.core.seq + 1)))
-
-            settlement = game.settlement
-            assert settlement is not None, "a prize is won only after the sale closed"
-            stakes = stakes_account(game.game_id)
-            for pattern in due:
-                won = game.machine.won[pattern]
-                winners = sorted(won.cards)
-                carry_in = settlement.carry_line_cents if pattern == "line" else settlement.carry_bingo_cents
-                amount = settlement.line_cents if pattern == "line" else settlement.bingo_cents
-                # The carry joins this game's collection, and what the split leaves goes back (R88.5).
-                move(carry_in, CARRY[pattern], stakes, f"carry:{pattern}:in")
-                left = pay(pattern, amount, stakes, won.ball_count, winners)
-                move(left, stakes, CARRY[pattern], f"carry:{pattern}:out")
-                if pattern == "bingo":
-                    self._pay_pots(game, won.ball_count, winners, pay, move, balance)
-            self.ledger.check(postings)
-            return [*entries, *posting_entries(postings)]
+            return self._payments(game, game.machine, due, account, self.core.seq + 1)
 
         return self.core.execute(actor, "pay_prizes", decide)
+
+    def _payments(
+        self, game: Game, machine: TraditionalGame, due: Sequence[str], desk: str | None, first_seq: int
+    ) -> list[Entry]:
+        """The records and postings paying the prizes ``due`` as ``machine`` has them won.
+
+        A card sold from a player's account (a virtual card) is credited to that account
+        at its stake's fraction of its share (R85.9, R88.4-5); any other card is paid in
+        cash from ``desk``.  ``first_seq`` is the sequence number the first of these
+        records will get: the postings' references name their ``prize_paid`` record.
+        """
+        moved: dict[str, int] = {}  # what this payment has moved so far, debit minus credit
+        entries: list[Entry] = []
+        postings: list[Posting] = []
+
+        def post(posting: Posting) -> None:
+            postings.append(posting)
+            for name, change in posting.signed().items():
+                moved[name] = moved.get(name, 0) + change
+
+        def balance(pot: str) -> int:
+            # Pots are credit accounts: what they hold falls as they are debited.
+            return self.ledger.balance(pot) - moved.get(pot, 0)
+
+        def payee(ref: CardRef) -> str:
+            sale = machine.sales.get(ref)
+            if sale is not None and sale.account.startswith("player:"):
+                return sale.account
+            assert desk is not None, "prizes on paper cards are paid only through pay_prizes"
+            return desk
+
+        def pay(prize: str, amount: int, source: str, ball_count: int, winners: list[CardRef]) -> int:
+            # Paper cards stake their whole price; a virtual card its chosen percentage.
+            split = split_prize(amount, [game.stake_pcts.get(ref, 100) for ref in winners])
+            seq = first_seq + len(entries)  # the prize_paid record; postings follow all records
+            moves = [
+                Posting.transfer(cents, debit=source, credit=payee(ref), reason=f"prize:{prize}",
+                                 reference=Reference(game.game_id, ref.label, seq))
+                for ref, cents in zip(winners, split.payments)
+                if cents
+            ]
+            entries.append(
+                (
+                    "prize_paid",
+                    {
+                        "game_id": game.game_id,
+                        "prize": prize,
+                        "ball_count": ball_count,
+                        "amount_cents": amount,
+                        "carry_cents": split.carry,
+                        "payments": [[ref.label, cents] for ref, cents in zip(winners, split.payments)],
+                        "desk": desk,
+                    },
+                )
+            )
+            for posting in moves:
+                post(posting)
+            return split.carry
+
+        def move(amount: int, debit: str, credit: str, reason: str) -> None:
+            if amount:
+                post(Posting.transfer(amount, debit=debit, credit=credit, reason=reason,
+                                      reference=Reference(game.game_id, None, first_seq)))
+
+        settlement = game.settlement
+        assert settlement is not None, "a prize is won only after the sale closed"
+        stakes = stakes_account(game.game_id)
+        for pattern in due:
+            won = machine.won[pattern]
+            winners = sorted(won.cards)
+            carry_in = settlement.carry_line_cents if pattern == "line" else settlement.carry_bingo_cents
+            amount = settlement.line_cents if pattern == "line" else settlement.bingo_cents
+            # The carry joins this game's collection, and what the split leaves goes back (R88.5).
+            move(carry_in, CARRY[pattern], stakes, f"carry:{pattern}:in")
+            left = pay(pattern, amount, stakes, won.ball_count, winners)
+            move(left, stakes, CARRY[pattern], f"carry:{pattern}:out")
+            if pattern == "bingo":
+                self._pay_pots(game, won.ball_count, winners, pay, move, balance)
+        self.ledger.check(postings)
+        return [*entries, *posting_entries(postings)]
 
     def _pay_pots(
         self,
@@ -1058,8 +1168,10 @@ class GamesModule:
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
-            (closed,) = _fork(game.machine).close()
-            return self._settle(game, closed)
+            machine = _fork(game.machine)
+            (closed,) = machine.close()
+            entries = self._settle(game, closed)
+            return [*entries, *self._auto_payments(game, machine, len(entries))]
 
         return self.core.execute(actor, "close_game", decide)
 
@@ -1068,8 +1180,10 @@ class GamesModule:
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
-            (finished,) = _fork(game.machine).finish(finished_by=actor.name)
-            return self._settle(game, finished)
+            machine = _fork(game.machine)
+            (finished,) = machine.finish(finished_by=actor.name)
+            entries = self._settle(game, finished)
+            return [*entries, *self._auto_payments(game, machine, len(entries))]
 
         return self.core.execute(actor, "finish_game", decide)
 
@@ -1205,7 +1319,9 @@ class GamesModule:
         elif kind in EVENT_TYPES:
             event = _event_of(record)
             feed(game.machine, event)
-            if isinstance(event, SaleClosed):
+            if isinstance(event, CardSold) and "stake_pct" in p:
+                game.stake_pcts[CardRef(event.series, event.card_number)] = p["stake_pct"]
+            elif isinstance(event, SaleClosed):
                 self._sale_closed(game, p)
             elif isinstance(event, BallDrawn):
                 assert game.detector is not None
