@@ -15,6 +15,7 @@ from hall_server.cli.context import Hall
 from hall_server.cli.demo import demo
 from hall_server.cli.hall import hall
 from hall_server.cli.journal import journal
+from hall_server.cli.minutes import minutes
 from hall_server.cli.pki import pki
 from hall_server.cli.reqs import reqs
 from hall_server.cli.replay import replay
@@ -49,6 +50,7 @@ main.add_command(cards)
 main.add_command(demo)
 main.add_command(hall)
 main.add_command(journal)
+main.add_command(minutes)
 main.add_command(pki)
 main.add_command(reqs)
 main.add_command(replay)

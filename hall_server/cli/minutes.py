@@ -1,0 +1,147 @@
+"""``bingo minutes``: the minutes book and the reports, made from the journal on request.
+
+Each report is made from the whole journal at the moment it is asked for, so it is
+always up to date (R77.3), and only from a journal that verifies: a report signed over
+an altered journal would vouch for forged facts.  It is written as PDF and CSV, each
+with a detached Ed25519 signature (``.sig``) made with the journal key, beside the
+journal's public key (``hall-journal.pub.pem``) for ``openssl pkeyutl -verify``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import click
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from hall_server.cli.context import Hall
+from hall_server.cli.hall import default_config_path
+from hall_server.config import load_config
+from hall_server.hall.admission import HALL_TIMEZONE
+from hall_server.journal import head_path, read_head
+from hall_server.keys import load_journal_key, public_pem
+from hall_server.reports.layout import Report, game_report, month_report, session_report
+from hall_server.reports.minutes import MinutesBook, ReportError, build
+from hall_server.reports.render import to_csv, to_pdf
+from hall_server.reports.signing import SIGNATURE_SUFFIX, journal_range_of, sign, verify
+from hall_server.store import journal as table
+from protocol.chain import verify_chain
+
+PUBLIC_KEY_FILE = "hall-journal.pub.pem"
+
+pass_hall = click.make_pass_decorator(Hall)
+out_option = click.option(
+    "--out", "folder", type=click.Path(file_okay=False, path_type=Path), required=True,
+    help="Folder to write the PDF, the CSV, their signatures and the public key into.",
+)
+
+
+def _hall_name() -> str:
+    """The hall's name from its configuration, when there is one."""
+    path = default_config_path()
+    return load_config(path).name if path.exists() else "Bingo hall"
+
+
+def _book(hall: Hall, key: Ed25519PrivateKey) -> MinutesBook:
+    records = list(table.read(hall.engine))
+    verify_chain(records, key.public_key(), head=read_head(head_path()))
+    return build(records)
+
+
+def _publish(hall: Hall, folder: Path, make: Callable[[MinutesBook, str], Report]) -> None:
+    key = load_journal_key()
+    report = make(_book(hall, key), _hall_name())
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suffix, data in ((".pdf", to_pdf(report)), (".csv", to_csv(report))):
+        path = folder / f"{report.file_stem}{suffix}"
+        path.write_bytes(data)
+        path.with_name(path.name + SIGNATURE_SUFFIX).write_bytes(sign(key, data))
+        written.append(path)
+    (folder / PUBLIC_KEY_FILE).write_bytes(public_pem(key))
+    span = report.journal_range
+    click.echo(f"{report.title}: journal records {span.first_seq} to {span.last_seq}, last hash {span.last_hash}")
+    for path in written:
+        click.echo(f"  {path} (signature {path.name}{SIGNATURE_SUFFIX})")
+    click.echo(
+        f"verify: openssl pkeyutl -verify -pubin -inkey {folder / PUBLIC_KEY_FILE} -rawin "
+        f"-in {written[0]} -sigfile {written[0]}{SIGNATURE_SUFFIX}"
+    )
+
+
+@click.group()
+def minutes() -> None:
+    """The minutes book (R77, R83.3-5): signed PDF and CSV reports from the journal."""
+
+
+@minutes.command("game")
+@click.argument("game_id")
+@out_option
+@pass_hall
+def game_command(hall: Hall, game_id: str, folder: Path) -> None:
+    """The minutes of game GAME_ID (e.g. 2026-12-01-s1-g2): sales, balls, prizes, pots."""
+    _publish(hall, folder, lambda book, name: game_report(book.game(game_id), hall_name=name, timezone=HALL_TIMEZONE))
+
+
+@minutes.command("session")
+@click.argument("number", type=int)
+@out_option
+@pass_hall
+def session_command(hall: Hall, number: int, folder: Path) -> None:
+    """The minutes of session NUMBER: opening, every game, incidents, closing, daily summary."""
+    _publish(hall, folder, lambda book, name: session_report(book.session(number), hall_name=name,
+                                                             timezone=HALL_TIMEZONE))
+
+
+@minutes.command("month")
+@click.argument("month", metavar="YYYY-MM")
+@out_option
+@pass_hall
+def month_command(hall: Hall, month: str, folder: Path) -> None:
+    """The physical and virtual cards sold in a month, for the regulator (R77.4)."""
+    _publish(hall, folder, lambda book, name: month_report(book.month(month), hall_name=name, timezone=HALL_TIMEZONE))
+
+
+def _public_key(path: Path | None) -> Ed25519PublicKey:
+    if path is None:
+        return load_journal_key().public_key()
+    try:
+        key = serialization.load_pem_public_key(path.read_bytes())
+    except ValueError:
+        raise ReportError(f"{path} is not a PEM public key") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise ReportError(f"{path} is not an Ed25519 public key")
+    return key
+
+
+@minutes.command("verify")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--public-key", "public_key", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Check with this PEM public key only (an inspector's copy); "
+                   "by default the hall's journal key, and the report's range against the journal.")
+@pass_hall
+def verify_command(hall: Hall, file: Path, public_key: Path | None) -> None:
+    """Check FILE against FILE.sig, and the journal records it names."""
+    data = file.read_bytes()
+    signature_path = file.with_name(file.name + SIGNATURE_SUFFIX)
+    if not signature_path.exists():
+        raise ReportError(f"{file} has no signature: {signature_path} is missing")
+    verify(_public_key(public_key), data, signature_path.read_bytes(), str(file))
+    span = journal_range_of(data)
+    if public_key is not None or span is None:
+        click.echo(f"{file}: signature verified")
+        return
+    record = next(table.read(hall.engine, after=span.last_seq - 1, batch=1), None)
+    if record is None or record.seq != span.last_seq:
+        raise ReportError(f"{file} names journal record {span.last_seq}, which this journal does not hold")
+    if record.hash != span.last_hash:
+        raise ReportError(
+            f"{file} names journal record {span.last_seq} with another hash than this journal's: "
+            "it was made from a different journal"
+        )
+    click.echo(
+        f"{file}: signature verified; made from journal records {span.first_seq} to {span.last_seq}, "
+        f"and this journal's record {span.last_seq} has the hash it names"
+    )

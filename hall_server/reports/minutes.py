@@ -1,0 +1,809 @@
+"""The minutes book as a projection of the journal (R77, R83.3-5, R89.6, R90.4, R91.10).
+
+:func:`build` folds journal records, in order, into a :class:`MinutesBook`:
+
+* per game (:class:`GameMinutes`, R77.1, R83.3-4): its number, face value, the series
+  in play with the first and last card sold of each, the paper sales per seller, the
+  virtual cards with their stake percentages, the collection, the line and bingo
+  prizes, the pots in play with their levels, collections and payouts, the balls in
+  the order drawn with every prize, claim, payment and pot movement at its ball (the
+  *draw record*), and the winning cards of each prize with the ball they won on;
+* per session (:class:`SessionMinutes`, R77.1-2, R83.5): the verification before it,
+  the ball counts with their witnesses, the opening and closing signatures of the
+  administrator and the room chief, every game, the incidents, complaints and extra
+  checks, and the daily summary with running totals;
+* per month (:class:`MonthCount`, R77.4): the physical and virtual cards sold.
+
+Every part names the journal records it covers (:class:`JournalRange`): the first and
+last sequence numbers and the last record's hash.  The journal is a hash chain, so
+that hash also vouches for every record before it.
+
+The fold reads records only; it writes nothing and asks no clock, so the minutes are
+the same whenever they are made from the same records (R77.3).  Records it does not
+know are skipped: the minutes hold what the articles ask, not every fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from protocol.chain import Record
+from protocol.errors import DomainError
+from protocol.ledger import Posting
+
+#: The pots' ledger accounts, in the order the minutes list them.
+POTS = (
+    "pot:superbingo",
+    "pot:grand_superbingo",
+    "pot:megabingo",
+    "pot:jackpot_accumulated",
+    "pot:jackpot_reserve",
+)
+#: The prizes paid out of a pot (``prize_paid.prize``) and the pot each comes from.
+POT_PRIZES = {
+    "superbingo": "pot:superbingo",
+    "superbingo_last_game": "pot:superbingo",
+    "grand_superbingo": "pot:grand_superbingo",
+    "megabingo": "pot:megabingo",
+    "jackpot": "pot:jackpot_accumulated",
+}
+GAME_REFUND = "refund:game"
+TERMINAL_REFUND = "refund:terminal"
+
+#: What each lifecycle record says of the game's state afterwards.
+_OUTCOMES = {
+    "sale_opened": "selling",
+    "sale_closed": "sale closed",
+    "ball_drawn": "drawing",
+    "game_suspended": "suspended",
+    "game_suspended_for_good": "suspended for good",
+    "game_refunded": "refunded",
+    "manual_finish_started": "being finished by hand",
+    "game_closed": "closed",
+    "game_finished": "finished by hand",
+}
+
+
+class ReportError(DomainError):
+    """A report that cannot be made: an unknown game, session or month, or a bad request."""
+
+
+# --- The parts of the minutes ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JournalRange:
+    """The journal records a report covers; ``last_hash`` ties it to the chain."""
+
+    first_seq: int
+    last_seq: int
+    last_hash: str
+
+
+class _Span:
+    """A growing :class:`JournalRange`."""
+
+    def __init__(self) -> None:
+        self.first_seq: int | None = None
+        self.last_seq = 0
+        self.last_hash = ""
+
+    def cover(self, record: Record) -> None:
+        if self.first_seq is None:
+            self.first_seq = record.seq
+        self.last_seq, self.last_hash = record.seq, record.hash
+
+    def frozen(self) -> JournalRange:
+        assert self.first_seq is not None, "a span is read only once it covers a record"
+        return JournalRange(self.first_seq, self.last_seq, self.last_hash)
+
+
+@dataclass
+class SeriesInPlay:
+    """One series of the game (R83.3): the paper cards sold from it, first to last."""
+
+    series: int
+    card_set: str
+    face_value_cents: int
+    second: bool  # opened when the first ran short (R82.6)
+    first: int | None = None
+    last: int | None = None
+    count: int = 0
+    amount_cents: int = 0
+
+
+@dataclass(frozen=True)
+class PaperSale:
+    """A range of paper cards recorded by one seller."""
+
+    seq: int
+    time_ms: int
+    seller: str
+    series: int
+    first: int
+    last: int
+    count: int
+    amount_cents: int
+
+
+@dataclass(frozen=True)
+class VirtualCard:
+    """A virtual card bought on a terminal, with the share of its price staked (R82.15)."""
+
+    seq: int
+    series: int
+    card_number: int
+    price_cents: int
+    stake_cents: int
+    terminal_id: str
+    account: str
+
+
+@dataclass(frozen=True)
+class DrawEvent:
+    """One line of the record of balls drawn: a ball, or what happened at a ball.
+
+    ``order`` is the count of balls drawn the event belongs to: 0 before the first
+    ball (the pots' collection at the close of the sale), the ball count of the win for
+    a prize, its payment and the pot payouts (R89.6, R90.4, R91.10).
+    """
+
+    seq: int
+    time_ms: int
+    order: int
+    ball: int | None
+    event: str
+    cards: tuple[str, ...] = ()
+    amount_cents: int | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Winner:
+    """A card verified as winning ``pattern`` on the ``order``-th ball, ``ball``."""
+
+    seq: int
+    pattern: str
+    card: str
+    order: int
+    ball: int | None
+
+
+@dataclass(frozen=True)
+class RejectedClaim:
+    seq: int
+    card: str
+    order: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class PrizePayment:
+    """A prize paid: its amount, what each winning card got, what stayed behind."""
+
+    seq: int
+    prize: str
+    order: int
+    ball: int | None
+    amount_cents: int
+    carry_cents: int
+    payments: tuple[tuple[str, int], ...]
+    desk: str
+
+    @property
+    def paid_cents(self) -> int:
+        return sum(cents for _, cents in self.payments)
+
+
+@dataclass
+class PotInGame:
+    """A pot's life during one game: in play or not, fed, paid, and its levels (R77.1)."""
+
+    pot: str
+    in_play: str = ""  # the condition announced, empty when not in play
+    collected_cents: int = 0  # set aside from this game's sales at the close
+    paid_cents: int = 0
+    moved_cents: int = 0  # into (+) or out of (-) the pot by the jackpot's reserve transfer
+    level_at_draw_cents: int | None = None  # after the collection, before the first ball
+    level_after_cents: int | None = None  # once the game's cards are collected
+
+
+@dataclass
+class GameMinutes:
+    """Everything R77.1 and R83.3-4 ask of one game, as the journal tells it."""
+
+    game_id: str
+    session: int
+    number: int
+    card_set: str
+    price_cents: int
+    first_card: int
+    opened_seq: int
+    opened_ms: int
+    span: _Span = field(default_factory=_Span, repr=False)
+    state: str = "selling"
+    last_game: bool = False
+    collected: bool = False
+    series: list[SeriesInPlay] = field(default_factory=list)
+    paper_sales: list[PaperSale] = field(default_factory=list)
+    virtual_cards: list[VirtualCard] = field(default_factory=list)
+    cards_sold: int | None = None  # announced at the close of the sale
+    collection_cents: int | None = None
+    line_cents: int | None = None
+    bingo_cents: int | None = None
+    carry_line_cents: int = 0
+    carry_bingo_cents: int = 0
+    house_cents: int | None = None
+    tax_cents: int | None = None  # posted when the game is closed or finished
+    tax_base_cents: int | None = None
+    refunded_cents: int = 0
+    pots: dict[str, PotInGame] = field(default_factory=lambda: {pot: PotInGame(pot) for pot in POTS})
+    drawn: list[int] = field(default_factory=list)  # the balls in play, voided ones taken out
+    draw: list[DrawEvent] = field(default_factory=list)
+    winners: list[Winner] = field(default_factory=list)
+    rejected: list[RejectedClaim] = field(default_factory=list)
+    prizes: list[PrizePayment] = field(default_factory=list)
+
+    @property
+    def journal_range(self) -> JournalRange:
+        return self.span.frozen()
+
+    @property
+    def physical_cards(self) -> int:
+        return sum(s.count for s in self.series)
+
+    @property
+    def stakes_cents(self) -> int:
+        """The collection: as announced at the close, or the stakes recorded so far."""
+        if self.collection_cents is not None:
+            return self.collection_cents
+        return sum(s.amount_cents for s in self.paper_sales) + sum(c.stake_cents for c in self.virtual_cards)
+
+    @property
+    def prizes_paid_cents(self) -> int:
+        return sum(p.paid_cents for p in self.prizes)
+
+    @property
+    def refunded(self) -> bool:
+        return self.state == "refunded"
+
+    def ball_at(self, order: int) -> int | None:
+        return self.drawn[order - 1] if 0 < order <= len(self.drawn) else None
+
+
+@dataclass(frozen=True)
+class Verification:
+    seq: int
+    time_ms: int
+    by: str
+    date: str
+    passed: bool
+    results: tuple[tuple[str, str | None], ...]  # (check, fault or None)
+
+
+@dataclass(frozen=True)
+class BallCount:
+    seq: int
+    time_ms: int
+    stage: str
+    ball_set: str
+    counted: int
+    missing: tuple[int, ...]
+    repeated: tuple[int, ...]
+    witnesses: tuple[str, ...]
+    room_chief: str
+
+
+@dataclass(frozen=True)
+class Signature:
+    seq: int
+    time_ms: int
+    act: str  # opening, closing
+    role: str
+    signer: str
+
+
+@dataclass(frozen=True)
+class BookEntry:
+    """An incident (R75.4, R77.2), a complaint (R75.5) or an extra-check request (R84.3)."""
+
+    seq: int
+    time_ms: int
+    kind: str
+    number: int | None
+    recorded_by: str
+    role: str
+    text: str
+    people: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PotMovement:
+    """A pot movement outside any game: an operator contribution (R89.5, R91.9)."""
+
+    seq: int
+    time_ms: int
+    pot: str
+    amount_cents: int
+    by: str
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One game of the daily summary with the running totals after it (R83.5)."""
+
+    game: GameMinutes
+    total_games: int
+    total_cards: int
+    total_prizes_paid_cents: int
+    total_collection_cents: int
+
+
+@dataclass
+class SessionMinutes:
+    """One session of the hall: opening to closing, with every game (R77.1-2, R83.5)."""
+
+    number: int
+    date: str
+    ball_set: str
+    span: _Span = field(default_factory=_Span, repr=False)
+    verifications: list[Verification] = field(default_factory=list)
+    counts: list[BallCount] = field(default_factory=list)
+    signatures: list[Signature] = field(default_factory=list)
+    opened_seq: int | None = None
+    closed_seq: int | None = None
+    games: list[GameMinutes] = field(default_factory=list)
+    book: list[BookEntry] = field(default_factory=list)
+    ball_sets: list[BookEntry] = field(default_factory=list)
+    pot_movements: list[PotMovement] = field(default_factory=list)
+
+    @property
+    def journal_range(self) -> JournalRange:
+        return self.span.frozen()
+
+    @property
+    def month(self) -> str:
+        return self.date[:7]
+
+    def summary(self) -> list[SummaryRow]:
+        """The games with running totals of games, cards sold, prizes paid and collection.
+
+        A refunded game counts as a game played but adds nothing to the money totals:
+        its stakes went back (R86.2, R96.2).
+        """
+        rows, games, cards, prizes, collection = [], 0, 0, 0, 0
+        for game in self.games:
+            games += 1
+            if not game.refunded:
+                cards += game.physical_cards + len(game.virtual_cards)
+                collection += game.stakes_cents
+            prizes += game.prizes_paid_cents
+            rows.append(SummaryRow(game, games, cards, prizes, collection))
+        return rows
+
+
+@dataclass(frozen=True)
+class SeriesCount:
+    """Cards of one series sold in a month (R77.4), and in how many games."""
+
+    series: int
+    kind: str  # physical, virtual
+    cards: int
+    refunded: int
+    games: int
+
+
+@dataclass(frozen=True)
+class SessionCount:
+    number: int
+    date: str
+    games: int
+    physical: int
+    virtual: int
+    refunded: int
+
+
+@dataclass(frozen=True)
+class MonthCount:
+    """The physical and virtual cards sold in a calendar month, to the regulator (R77.4).
+
+    Cards of a refunded game were handed out and paid back; they are counted as sold
+    and shown again under ``refunded``.
+    """
+
+    month: str
+    sessions: tuple[SessionCount, ...]
+    series: tuple[SeriesCount, ...]
+    journal_range: JournalRange
+
+    @property
+    def physical(self) -> int:
+        return sum(s.physical for s in self.sessions)
+
+    @property
+    def virtual(self) -> int:
+        return sum(s.virtual for s in self.sessions)
+
+    @property
+    def refunded(self) -> int:
+        return sum(s.refunded for s in self.sessions)
+
+    @property
+    def games(self) -> int:
+        return sum(s.games for s in self.sessions)
+
+
+# --- The fold ------------------------------------------------------------------------------
+
+
+def _actor(payload: Mapping[str, Any]) -> tuple[str, str]:
+    actor = payload.get("actor") or {}
+    return str(actor.get("name", "")), str(actor.get("role", ""))
+
+
+def _in_play(pot: str, payload: Mapping[str, Any]) -> str:
+    """The announced condition of ``pot`` in a ``pots_announced`` payload, or ''."""
+    superbingo, grand = payload.get("superbingo_limit"), payload.get("grand_superbingo_limit")
+    jackpot, megabingo = payload.get("jackpot_threshold"), payload.get("megabingo_cents")
+    if pot == "pot:superbingo" and superbingo is not None:
+        return f"bingo within {superbingo} balls"
+    if pot == "pot:grand_superbingo" and grand is not None:
+        return f"bingo within {grand} balls"
+    if pot == "pot:jackpot_accumulated" and jackpot is not None:
+        return f"bingo within {jackpot} balls"
+    if pot == "pot:megabingo" and megabingo is not None:
+        return f"megabingo of {megabingo} cents to the bingo"
+    return ""
+
+
+class MinutesBook:
+    """The fold: feed it records in journal order with :meth:`apply`, then ask it."""
+
+    def __init__(self) -> None:
+        self.sessions: list[SessionMinutes] = []
+        self.games: dict[str, GameMinutes] = {}
+        self._current_session: SessionMinutes | None = None
+        self._current_game: GameMinutes | None = None
+        # Records between one session's close and the next one's opening count (the
+        # verification, a complaint at the door) belong to the next session.
+        self._pending_span = _Span()
+        self._pending_verifications: list[Verification] = []
+        self._pending_book: list[BookEntry] = []
+        self._pending_moves: list[PotMovement] = []
+        self._pending_sets: list[BookEntry] = []
+        self._ball_set = "set-1"
+        self._balances: dict[str, int] = {}  # account -> debit minus credit
+        self.last: Record | None = None
+
+    # --- Queries ---------------------------------------------------------------------
+
+    def pot_level(self, pot: str) -> int:
+        """What ``pot`` holds now (pots are credit accounts)."""
+        return -self._balances.get(pot, 0)
+
+    def game(self, game_id: str) -> GameMinutes:
+        try:
+            return self.games[game_id]
+        except KeyError:
+            known = f"; the last is {next(reversed(self.games))}" if self.games else "; it holds none yet"
+            raise ReportError(f"there is no game {game_id!r} in the journal{known}") from None
+
+    def session(self, number: int) -> SessionMinutes:
+        if not 1 <= number <= len(self.sessions):
+            held = f"sessions 1 to {len(self.sessions)}" if self.sessions else "no session yet"
+            raise ReportError(f"there is no session {number} in the journal; it holds {held}")
+        return self.sessions[number - 1]
+
+    def month(self, month: str) -> MonthCount:
+        """The cards sold in the sessions dated in ``month`` (``YYYY-MM``)."""
+        if len(month) != 7 or month[4] != "-" or not (month[:4] + month[5:]).isdigit() or not 1 <= int(month[5:]) <= 12:
+            raise ReportError(f"a month is written YYYY-MM, not {month!r}")
+        sessions = [s for s in self.sessions if s.month == month]
+        if not sessions:
+            months = sorted({s.month for s in self.sessions})
+            held = f"sessions in {', '.join(months)}" if months else "no session yet"
+            raise ReportError(f"no session was held in {month}; the journal holds {held}")
+        per_session, per_series = [], {}
+        for session in sessions:
+            physical = virtual = refunded = 0
+            for game in session.games:
+                counted: set[tuple[int, str]] = set()
+                gone = game.refunded
+                for s in game.series:
+                    if s.count:
+                        _count(per_series, (s.series, "physical"), s.count, s.count if gone else 0, counted)
+                        physical += s.count
+                for card in game.virtual_cards:
+                    _count(per_series, (card.series, "virtual"), 1, 1 if gone else 0, counted)
+                    virtual += 1
+                if gone:
+                    refunded += game.physical_cards + len(game.virtual_cards)
+            per_session.append(SessionCount(session.number, session.date, len(session.games), physical, virtual, refunded))
+        first, last = sessions[0].journal_range, sessions[-1].journal_range
+        return MonthCount(
+            month,
+            tuple(per_session),
+            tuple(
+                SeriesCount(series, kind, *per_series[(series, kind)])
+                for series, kind in sorted(per_series, key=lambda key: (key[1], key[0]))
+            ),
+            JournalRange(first.first_seq, last.last_seq, last.last_hash),
+        )
+
+    # --- The fold ----------------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        """Fold one record in; records must come in journal order."""
+        expected = self.last.seq + 1 if self.last is not None else 1
+        if record.seq != expected:
+            raise ReportError(
+                f"the minutes are made from the whole journal in order; record {record.seq} came "
+                f"where record {expected} was expected"
+            )
+        self.last = record
+        p = record.payload
+        kind = record.type
+        session = self._current_session
+        if session is not None:
+            session.span.cover(record)
+        else:
+            self._pending_span.cover(record)
+        name, role = _actor(p)
+
+        if kind == "posting":
+            self._posting(record)
+        elif kind == "system_verified":
+            self._pending_verifications.append(
+                Verification(
+                    record.seq, record.time_ms, name, str(p["date"]), bool(p["passed"]),
+                    tuple(sorted((check, fault) for check, fault in p["results"].items())),
+                )
+            )
+        elif kind == "balls_counted":
+            if p["stage"] == "opening" and session is None:
+                session = self._open_session(record)
+            if session is not None:
+                session.counts.append(
+                    BallCount(
+                        record.seq, record.time_ms, p["stage"], p["ball_set"], p["counted"],
+                        tuple(p["missing"]), tuple(p["repeated"]), tuple(p["witnesses"]), p["room_chief"],
+                    )
+                )
+        elif kind in ("session_opening_signed", "session_closing_signed") and session is not None:
+            act = "opening" if kind == "session_opening_signed" else "closing"
+            session.signatures.append(Signature(record.seq, record.time_ms, act, p["role"], p["signer"]))
+        elif kind == "session_opened" and session is not None:
+            session.opened_seq = record.seq
+        elif kind == "session_closed" and session is not None:
+            session.closed_seq = record.seq
+            self._current_session = None
+            self._pending_span = _Span()
+        elif kind in ("incident_recorded", "complaint_recorded", "extra_check_requested"):
+            entry = self._book_entry(record, name, role)
+            (session.book if session is not None else self._pending_book).append(entry)
+        elif kind == "ball_set_replaced":
+            self._ball_set = p["new"]
+            entry = BookEntry(
+                record.seq, record.time_ms, "ball set replaced", None, name, role,
+                f"{p['old']} replaced by {p['new']} after {p['games_played']} games: {p['reason']}", (),
+            )
+            (session.ball_sets if session is not None else self._pending_sets).append(entry)
+        elif kind == "operator_contribution":
+            move = PotMovement(record.seq, record.time_ms, p["pot"], p["amount_cents"], name)
+            (session.pot_movements if session is not None else self._pending_moves).append(move)
+        elif kind == "sale_opened" and "card_set" in p:  # a paper game of this hall, not a relayed one
+            self._game_opened(record)
+        else:
+            game = self._current_game
+            if game is not None and p.get("game_id") == game.game_id:
+                game.span.cover(record)
+                self._game_record(game, record)
+
+    def _open_session(self, record: Record) -> SessionMinutes:
+        verification = self._pending_verifications[-1] if self._pending_verifications else None
+        session = SessionMinutes(
+            number=len(self.sessions) + 1,
+            date=verification.date if verification else "",
+            ball_set=record.payload["ball_set"],
+            span=self._pending_span,
+            verifications=self._pending_verifications,
+            book=self._pending_book,
+            ball_sets=self._pending_sets,
+            pot_movements=self._pending_moves,
+        )
+        self._pending_verifications, self._pending_book, self._pending_sets, self._pending_moves = [], [], [], []
+        self.sessions.append(session)
+        self._current_session = session
+        return session
+
+    @staticmethod
+    def _book_entry(record: Record, name: str, role: str) -> BookEntry:
+        p = record.payload
+        if record.type == "incident_recorded":
+            visitors = tuple(f"visitor {n}" for n in p["visitors"])
+            return BookEntry(record.seq, record.time_ms, "incident", p["number"], name, role, p["description"], visitors)
+        if record.type == "complaint_recorded":
+            return BookEntry(record.seq, record.time_ms, "complaint", p["number"], name, role, p["text"],
+                             (p["complainant"],))
+        return BookEntry(record.seq, record.time_ms, "extra ball check requested", None, name, role,
+                         p["complaint"], tuple(p["players"]))
+
+    def _posting(self, record: Record) -> None:
+        payload = {k: v for k, v in record.payload.items() if k != "actor"}
+        posting = Posting.from_dict(payload)
+        for account, change in posting.signed().items():
+            self._balances[account] = self._balances.get(account, 0) + change
+        game = self.games.get(posting.reference.game_id or "")
+        if game is None:
+            return
+        game.span.cover(record)
+        if posting.reason in (GAME_REFUND, TERMINAL_REFUND):
+            game.refunded_cents += posting.amount
+        elif posting.reason == "jackpot:reserve transfer":
+            game.pots["pot:jackpot_reserve"].moved_cents -= posting.amount
+            game.pots["pot:jackpot_accumulated"].moved_cents += posting.amount
+            game.draw.append(
+                DrawEvent(record.seq, record.time_ms, len(game.drawn), game.drawn[-1] if game.drawn else None,
+                          "pot moved", (), posting.amount, "jackpot reserve to accumulated jackpot (R91)")
+            )
+        elif posting.reason == "pots:contribution returned":
+            for account, change in posting.signed().items():
+                if account in game.pots:
+                    game.pots[account].collected_cents -= change
+            game.draw.append(
+                DrawEvent(record.seq, record.time_ms, len(game.drawn), None, "pot collection returned", (),
+                          posting.amount, "the game was refunded")
+            )
+
+    def _game_opened(self, record: Record) -> None:
+        p = record.payload
+        game = GameMinutes(
+            game_id=p["game_id"],
+            session=p["session"],
+            number=p["game_number"],
+            card_set=p["card_set"],
+            price_cents=p["price_cents"],
+            first_card=p["first_card"],
+            opened_seq=record.seq,
+            opened_ms=record.time_ms,
+            series=[SeriesInPlay(p["series"], p["card_set"], p["price_cents"], second=False)],
+        )
+        game.span.cover(record)
+        self.games[game.game_id] = game
+        self._current_game = game
+        session = self._current_session
+        if session is not None and session.number == game.session:
+            session.games.append(game)
+
+    def _game_record(self, game: GameMinutes, record: Record) -> None:
+        p = record.payload
+        kind = record.type
+        order = len(game.drawn)
+        if kind in _OUTCOMES:
+            game.state = _OUTCOMES[kind]
+        if kind == "paper_cards_sold":
+            series = next((s for s in game.series if s.series == p["series"]), None)
+            if series is None:  # a series neither announced nor opened as second: keep it anyway
+                series = SeriesInPlay(p["series"], game.card_set, game.price_cents, second=True)
+                game.series.append(series)
+            series.first = p["first"] if series.first is None else min(series.first, p["first"])
+            series.last = p["last"] if series.last is None else max(series.last, p["last"])
+            series.count += p["count"]
+            series.amount_cents += p["amount_cents"]
+            game.paper_sales.append(
+                PaperSale(record.seq, record.time_ms, p["seller"], p["series"], p["first"], p["last"], p["count"],
+                          p["amount_cents"])
+            )
+        elif kind == "card_sold" and p.get("terminal_id") is not None:
+            game.virtual_cards.append(
+                VirtualCard(record.seq, p["series"], p["card_number"], p["price_cents"], p["stake_cents"],
+                            p["terminal_id"], p["account"])
+            )
+        elif kind == "second_series_opened":
+            game.series.append(SeriesInPlay(p["series"], p["card_set"], p["face_value_cents"], second=True))
+        elif kind == "pots_announced":
+            for pot, line in game.pots.items():
+                line.in_play = _in_play(pot, p)
+        elif kind == "last_game_announced":
+            game.last_game = True
+        elif kind == "sale_closed":
+            game.cards_sold = p["cards_sold"]
+            game.collection_cents = p["collection_cents"]
+            game.line_cents, game.bingo_cents = p["line_cents"], p["bingo_cents"]
+            game.carry_line_cents, game.carry_bingo_cents = p["carry_line_cents"], p["carry_bingo_cents"]
+            game.house_cents = p["house_cents"]
+            for pot, cents in sorted(p["contributions"].items(), key=lambda item: POTS.index(item[0])):
+                game.pots[pot].collected_cents += cents
+                game.draw.append(
+                    DrawEvent(record.seq, record.time_ms, 0, None, "pot collected", (), cents,
+                              f"{pot} from the sales")
+                )
+        elif kind == "ball_drawn":
+            if not game.drawn:
+                for pot, line in game.pots.items():
+                    line.level_at_draw_cents = self.pot_level(pot)
+            game.drawn.append(p["ball"])
+            entered = f"entered by {p['entered_by']}" if p.get("entered_by") else ""
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"],
+                                       "ball entered" if entered else "ball drawn", (), None, entered))
+            for pattern in ("line", "bingo"):
+                cards = tuple(p.get(f"completed_{pattern}", ()))
+                if cards:
+                    game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"],
+                                               f"{pattern} completed", cards))
+        elif kind == "ball_voided":
+            if game.drawn and game.drawn[-1] == p["ball"]:
+                game.drawn.pop()
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"], "ball voided", (),
+                                       None, f"by {p['voided_by']}: {p['reason']}"))
+        elif kind == "prize_won":
+            card = f"{p['series']}-{p['card_number']}"
+            ball = game.ball_at(p["ball_count"])
+            game.winners.append(Winner(record.seq, p["pattern"], card, p["ball_count"], ball))
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], ball, "prize won", (card,),
+                                       None, p["pattern"]))
+        elif kind == "claim_rejected":
+            card = f"{p['series']}-{p['card_number']}"
+            checked = p.get("ball_count", order)
+            game.rejected.append(RejectedClaim(record.seq, card, checked, p["reason"]))
+            game.draw.append(DrawEvent(record.seq, record.time_ms, checked, game.ball_at(checked),
+                                       "claim rejected", (card,), None, p["reason"]))
+        elif kind == "prize_paid":
+            self._prize_paid(game, record)
+        elif kind in ("game_suspended", "game_resumed", "game_suspended_for_good", "game_refunded",
+                      "manual_finish_started", "game_closed", "game_finished"):
+            if kind in ("game_closed", "game_finished"):
+                game.tax_cents, game.tax_base_cents = p.get("tax_cents"), p.get("tax_base_cents")
+            if kind == "game_resumed":
+                game.state = "drawing" if game.drawn else str(p.get("state", "")).replace("_", " ")
+            detail = p.get("reason") or p.get("authorised_by") or p.get("finished_by") or ""
+            game.draw.append(DrawEvent(record.seq, record.time_ms, order, game.ball_at(order),
+                                       kind.replace("_", " "), (), None, str(detail)))
+        elif kind == "cards_collected":
+            game.collected = True
+            for pot, line in game.pots.items():
+                line.level_after_cents = self.pot_level(pot)
+
+    def _prize_paid(self, game: GameMinutes, record: Record) -> None:
+        p = record.payload
+        ball = game.ball_at(p["ball_count"])
+        payments = tuple((str(card), int(cents)) for card, cents in p["payments"])
+        payment = PrizePayment(record.seq, p["prize"], p["ball_count"], ball, p["amount_cents"], p["carry_cents"],
+                               payments, p["desk"])
+        game.prizes.append(payment)
+        pot = POT_PRIZES.get(payment.prize)
+        if pot is not None:
+            game.pots[pot].paid_cents += payment.paid_cents
+        event = "pot paid" if pot else "prize paid"
+        for card, cents in payments:
+            game.draw.append(DrawEvent(record.seq, record.time_ms, payment.order, ball, event, (card,), cents,
+                                       f"{payment.prize} from desk {payment.desk}"))
+        if payment.carry_cents:
+            to = pot or f"carry:{payment.prize}"
+            game.draw.append(DrawEvent(record.seq, record.time_ms, payment.order, ball, "carried", (),
+                                       payment.carry_cents, f"{payment.prize}: left in {to} (R88.5)"))
+
+
+def _count(
+    table: dict[tuple[int, str], list[int]],
+    key: tuple[int, str],
+    cards: int,
+    refunded: int,
+    counted: set[tuple[int, str]],
+) -> None:
+    """Add cards to a series' monthly line; a game counts once per series."""
+    line = table.setdefault(key, [0, 0, 0])
+    line[0] += cards
+    line[1] += refunded
+    if key not in counted:
+        counted.add(key)
+        line[2] += 1
+
+
+def build(records: Iterable[Record]) -> MinutesBook:
+    """The minutes book of ``records`` (the journal from its first record, in order)."""
+    book = MinutesBook()
+    for record in records:
+        book.apply(record)
+    return book

@@ -1,0 +1,164 @@
+"""A :class:`~hall_server.reports.layout.Report` written as CSV and as PDF, in bytes.
+
+**CSV** (UTF-8, one header line): ``table,row,field,value``.  Every cell of every
+table is one line, so the file has one shape whatever the report; amounts are integer
+cents in fields ending with ``_cents``; a missing value is empty.  A spreadsheet
+pivots it back into tables.
+
+**PDF** (reportlab, A4 landscape): the same tables with their titles, amounts
+formatted for reading.  Pages are uncompressed and the document *invariant* (no
+creation time, fixed identifier), so the same report gives the same bytes: a report
+made again later from the same journal records can be compared byte for byte.  The
+journal range is also in the document's subject (``journal-range FIRST LAST HASH``)
+for ``bingo minutes verify``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+from xml.sax.saxutils import escape
+
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4, landscape
+from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+from reportlab.lib.units import mm
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Spacer
+from reportlab.platypus import Table as PdfTable
+from reportlab.platypus import TableStyle
+
+from hall_server.reports.layout import Cell, Cents, Report, Table
+from protocol.money import format_cents
+
+CSV_HEADER = ("table", "row", "field", "value")
+PAGE = landscape(A4)
+MARGIN = 12 * mm
+FONT, BOLD, SIZE = "Helvetica", "Helvetica-Bold", 7.5
+PADDING = 3
+
+
+def csv_text(cell: Cell) -> str:
+    if cell is None:
+        return ""
+    if isinstance(cell, Cents):
+        return str(cell.value)
+    return str(cell)
+
+
+def to_csv(report: Report) -> bytes:
+    """The report as CSV: one ``table,row,field,value`` line per cell."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_HEADER)
+    for table in report.tables:
+        for number, row in enumerate(table.rows, start=1):
+            for column, cell in zip(table.columns, row):
+                writer.writerow((table.key, number, column.key, csv_text(cell)))
+    return out.getvalue().encode("utf-8")
+
+
+def pdf_text(cell: Cell) -> str:
+    if cell is None:
+        return "-"
+    if isinstance(cell, Cents):
+        return format_cents(cell.value)
+    return str(cell)
+
+
+_STYLES = getSampleStyleSheet()
+_CELL = ParagraphStyle("cell", fontName=FONT, fontSize=SIZE, leading=SIZE * 1.2)
+_HEAD = ParagraphStyle("head", parent=_CELL, fontName=BOLD)
+_TITLE = ParagraphStyle("title", parent=_STYLES["Title"], fontSize=14, alignment=0)
+_HEADING = ParagraphStyle("heading", parent=_STYLES["Heading3"], fontSize=10, spaceBefore=8, spaceAfter=3)
+_NOTE = ParagraphStyle("note", parent=_CELL, textColor=colors.grey)
+
+
+def _widths(texts: list[list[str]], available: float) -> list[float]:
+    """Column widths: each its natural width, the widest shrunk to fit the page."""
+    columns = list(zip(*texts))
+    natural = [max(stringWidth(t, BOLD, SIZE) for t in column) + 2 * PADDING for column in columns]
+    if sum(natural) <= available:
+        return natural
+    fair = available / len(natural)
+    narrow = sum(w for w in natural if w <= fair)
+    wide = sum(w for w in natural if w > fair)
+    scale = (available - narrow) / wide
+    return [w if w <= fair else w * scale for w in natural]
+
+
+def _cell(text: str, width: float, style: ParagraphStyle) -> Any:
+    """Plain text when it fits (one string in the page), else a wrapping paragraph."""
+    if style is _CELL and stringWidth(text, FONT, SIZE) + 2 * PADDING <= width:
+        return text
+    return Paragraph(escape(text), style)
+
+
+def _flowables(table: Table, available: float) -> list[Any]:
+    heading = Paragraph(escape(table.title), _HEADING)
+    if table.vertical:
+        (row,) = table.rows
+        texts = [[c.title, pdf_text(v)] for c, v in zip(table.columns, row)]
+    elif not table.rows:
+        return [KeepTogether([heading, Paragraph("None.", _NOTE)])]
+    else:
+        texts = [[c.title for c in table.columns], *([pdf_text(v) for v in row] for row in table.rows)]
+    widths = _widths(texts, available)
+    cells = [
+        [_cell(text, width, _HEAD if (i == 0 and not table.vertical) or (j == 0 and table.vertical) else _CELL)
+         for j, (text, width) in enumerate(zip(line, widths))]
+        for i, line in enumerate(texts)
+    ]
+    grid = PdfTable(cells, colWidths=widths, repeatRows=0 if table.vertical else 1, hAlign="LEFT")
+    grid.setStyle(
+        TableStyle(
+            [
+                ("FONT", (0, 0), (-1, -1), FONT, SIZE),
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("GRID", (0, 0), (-1, -1), 0.25, colors.grey),
+                ("LEFTPADDING", (0, 0), (-1, -1), PADDING),
+                ("RIGHTPADDING", (0, 0), (-1, -1), PADDING),
+                ("TOPPADDING", (0, 0), (-1, -1), 1),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 1.5),
+                ("BACKGROUND", (0, 0), (-1, 0) if not table.vertical else (0, -1), colors.whitesmoke),
+            ]
+        )
+    )
+    return [heading, grid]
+
+
+def to_pdf(report: Report) -> bytes:
+    """The report as a PDF: its title, then each table with its title."""
+    out = io.BytesIO()
+    span = report.journal_range
+    footer = f"{report.title} - journal records {span.first_seq} to {span.last_seq}"
+    document = SimpleDocTemplate(
+        out,
+        pagesize=PAGE,
+        leftMargin=MARGIN,
+        rightMargin=MARGIN,
+        topMargin=MARGIN,
+        bottomMargin=MARGIN,
+        title=report.title,
+        subject=f"journal-range {span.first_seq} {span.last_seq} {span.last_hash}",
+        author="",
+        creator="bingo minutes",
+        pageCompression=0,
+        invariant=1,
+    )
+
+    def on_page(canvas: Canvas, doc: SimpleDocTemplate) -> None:
+        canvas.saveState()
+        canvas.setFont(FONT, 7)
+        canvas.drawString(MARGIN, MARGIN / 2, footer)
+        canvas.drawRightString(PAGE[0] - MARGIN, MARGIN / 2, f"page {doc.page}")
+        canvas.restoreState()
+
+    available = PAGE[0] - 2 * MARGIN
+    story: list[Any] = [Paragraph(escape(report.title), _TITLE), Spacer(1, 2 * mm)]
+    for table in report.tables:
+        story += _flowables(table, available)
+    document.build(story, onFirstPage=on_page, onLaterPages=on_page)
+    return out.getvalue()
