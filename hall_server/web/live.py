@@ -125,6 +125,7 @@ class ConsoleSocket(_Socket):
 
     def connectionLost(self, reason: Failure) -> None:
         self.hub.consoles.discard(self)
+        self.transport = None  # an answer that comes after this goes nowhere
 
 
 class BoardSocket(_Socket):
@@ -139,6 +140,7 @@ class BoardSocket(_Socket):
 
     def connectionLost(self, reason: Failure) -> None:
         self.hub.boards.discard(self)
+        self.transport = None
 
 
 class SocketFactory:

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from twisted.internet import defer
-from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
@@ -102,6 +101,23 @@ def same_origin(request: Request) -> bool:
     return origin.split("://", 1)[-1] == host
 
 
+class Reply:
+    """A JSON answer written later, unless the browser has gone meanwhile."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.gone = False
+        request.notifyFinish().addErrback(self._lost)
+
+    def _lost(self, failure: Any) -> None:
+        self.gone = True  # the command still ran; its record reaches the consoles
+
+    def send(self, status: int, body: dict[str, Any]) -> None:
+        if not self.gone:
+            self.request.write(json_response(self.request, status, body))
+            self.request.finish()
+
+
 class _Staff(Resource):
     """A resource for signed-in staff only."""
 
@@ -140,7 +156,7 @@ class LoginResource(Resource):
         name, password = (data.get("name"), data.get("password")) if isinstance(data, dict) else (None, None)
         if not isinstance(name, str) or not isinstance(password, str) or len(name) > 200 or len(password) > 1000:
             return error_response(request, ChannelError("malformed", "send {\"name\": ..., \"password\": ...}"))
-        checking = self.authenticate(name, password)
+        reply = Reply(request)
 
         def signed_in(actor: Actor) -> None:
             session = self.sign_ins.open(actor)
@@ -148,15 +164,17 @@ class LoginResource(Resource):
                 SESSION_COOKIE, session.session_id.encode(), path=b"/", httpOnly=True,
                 secure=self.secure_cookie, sameSite="strict",
             )
-            request.write(json_response(request, 200, {"ok": True, "me": actor.to_dict()}))
+            reply.send(200, {"ok": True, "me": actor.to_dict()})
 
         def refused(failure: Any) -> None:
-            failure.trap(SignInRefused)
-            request.write(error_response(request, ChannelError("sign_in_refused", str(failure.value))))
+            if failure.check(SignInRefused):
+                error = ChannelError("sign_in_refused", str(failure.value))
+            else:
+                log.failure("signing in", failure)
+                error = ChannelError("internal", "the server failed to check the password; the fault is logged")
+            reply.send(STATUS[error.code], error_answer(None, error))
 
-        checking.addCallbacks(signed_in, refused)
-        checking.addErrback(lambda failure: log.failure("signing in", failure))
-        checking.addBoth(lambda _: request.finish() if not request.finished else None)
+        self.authenticate(name, password).addCallbacks(signed_in, refused)
         return NOT_DONE_YET
 
 
@@ -267,14 +285,13 @@ class CommandResource(_Staff):
         except ChannelError as error:
             return error_response(request, error)
 
-        def answer(body: dict[str, Any]) -> None:
-            status = 200 if body["ok"] else STATUS.get(body["error"]["code"], 400)
-            request.write(json_response(request, status, body))
-            request.finish()
+        reply = Reply(request)
 
-        self.channel.submit(session.actor, command, session.seen).addCallback(answer).addErrback(
-            lambda failure: log.failure("answering a command", failure)
-        )
+        def answer(body: dict[str, Any]) -> None:
+            reply.send(200 if body["ok"] else STATUS.get(body["error"]["code"], 400), body)
+
+        # The channel's answer never fails: every fault is an error answer.
+        self.channel.submit(session.actor, command, session.seen).addCallback(answer)
         return NOT_DONE_YET
 
 
