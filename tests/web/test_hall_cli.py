@@ -1,0 +1,54 @@
+"""``bingo hall init-config``, ``hash-password`` and ``add-staff``."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hall_server.cli import main
+from hall_server.config import check_password, load_config
+
+
+@pytest.mark.req("R80")
+def test_init_config_shows_the_logins_once_and_never_overwrites(tmp_path: Path) -> None:
+    path = tmp_path / "hall.toml"
+    first = CliRunner().invoke(main, ["hall", "init-config", "--config", str(path), "--name", "Sala Nord"])
+    assert first.exit_code == 0, first.output
+    config = load_config(path)
+    assert config.name == "Sala Nord"
+    rosa_line = next(line for line in first.output.splitlines() if line.strip().startswith("rosa"))
+    password = rosa_line.split("password: ")[1]
+    member = config.staff_member("rosa")
+    assert member is not None and check_password(password, member.password_hash)
+    again = CliRunner().invoke(main, ["hall", "init-config", "--config", str(path)])
+    assert again.exit_code != 0 and "left as it is" in again.output
+    assert load_config(path).staff == config.staff
+
+
+def test_add_staff_appends_a_hashed_login_and_refuses_a_second_of_the_same_name(tmp_path: Path) -> None:
+    path = tmp_path / "hall.toml"
+    CliRunner().invoke(main, ["hall", "init-config", "--config", str(path)])
+    added = CliRunner().invoke(
+        main, ["hall", "add-staff", "lucia", "table_chief", "--document", "X123", "--config", str(path)],
+        input="s3cret pass\ns3cret pass\n",
+    )
+    assert added.exit_code == 0, added.output
+    member = load_config(path).staff_member("lucia")
+    assert member is not None and member.role == "table_chief" and member.document == "X123"
+    assert check_password("s3cret pass", member.password_hash) and "s3cret" not in path.read_text()
+    twice = CliRunner().invoke(main, ["hall", "add-staff", "lucia", "cashier", "--config", str(path)],
+                               input="x\nx\n")
+    assert twice.exit_code != 0 and "exists already" in twice.output
+    wrong_role = CliRunner().invoke(main, ["hall", "add-staff", "max", "system", "--config", str(path)], input="x\nx\n")
+    assert wrong_role.exit_code != 0
+
+
+def test_hash_password_prints_a_hash_that_checks() -> None:
+    result = CliRunner().invoke(main, ["hall", "hash-password"], input="abc\nabc\n")
+    assert result.exit_code == 0
+    assert check_password("abc", result.output.strip().splitlines()[-1])
+
+
+def test_serve_with_a_missing_config_file_says_how_to_make_one(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["hall", "serve", "--config", str(tmp_path / "none.toml")])
+    assert result.exit_code != 0 and "init-config" in result.output
