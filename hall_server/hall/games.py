@@ -998,7 +998,18 @@ class GamesModule:
     def _cells(self, game: Game) -> np.ndarray:
         """The cells of the cards in play, in the detector's order (every series of a set prints the same cards)."""
         rows = np.fromiter((ref.number - 1 for ref in game.refs), dtype=np.int64, count=len(game.refs))
-        return self.catalog.layouts(game.card_set)[rows]
+        if not self.virtual_series:
+            return self.catalog.layouts(game.card_set)[rows]
+        # Virtual cards take their layouts from their library (R82.9), paper ones from the set.
+        series = np.fromiter((ref.series for ref in game.refs), dtype=np.int64, count=len(game.refs))
+        cells = np.empty((len(rows), CELLS), dtype=np.uint8)
+        paper = ~np.isin(series, list(self.virtual_series))
+        if paper.any():
+            cells[paper] = self.catalog.layouts(game.card_set)[rows[paper]]
+        for number, layouts in self.virtual_series.items():
+            mine = series == number
+            cells[mine] = layouts[rows[mine]]
+        return cells
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
         """Pay the settled prizes: paper cards in cash from drawer ``desk``, virtual ones to

@@ -1,0 +1,568 @@
+"""Virtual cards in the hall game: terminals, the sale window, purchases, failures.
+
+Players buy virtual cards on the hall's terminals during the sale of the traditional
+game, and play them in that game next to the paper cards (R82.9-16, R83.7, R93):
+
+* **terminals** are enrolled by staff (``enrol_terminal``): the server makes a random
+  token, keeps only its hash in the journal and hands the token out once, to be put
+  on that device; a terminal proves who it is with its id and token
+  (:meth:`VirtualModule.authenticate`).  Staff may revoke a terminal.  A terminal lost
+  during a game is declared failed (R96.3): the cards bought on it for that game are
+  refunded and leave the game, and it stays out of service until staff have checked
+  it and put it back (``return_terminal_to_service``).
+* **the sale window** (R93.1): the seller-caller or room chief opens the terminals'
+  sale for a number of seconds while the game's sale is open; terminals show the
+  closing time and the time left; outside it no card is assigned (R93.8).  The room
+  chief's ``close_sale`` ends it in any case (R82.16).
+* **purchases** (R82.13-16, R93.2-8): a signed-in player asks for a quantity of cards
+  at a stake of 1-100% of the face value.  Requests are decided strictly in the order
+  received, each against the credit the earlier ones left (R93.6); the cards are the
+  next numbers of the virtual series, so the order of cards is the order of requests
+  and no card is assigned twice (R93.8); at most 96 cards per player per terminal per
+  game (R83.7).  The stake moves ``player:<account>`` -> ``stakes:<game>``.
+* **group commit**: requests that arrive while a commit is on its way are decided
+  together, in their order, and committed in one transaction, so a burst at the close
+  of the window costs a few commits, not one per request.  A refused request is
+  journaled too (``terminal_request_refused``, with the reason), in the same commit.
+
+The virtual cards are ``card_sold`` records of the hall game (with ``stake_pct`` and
+the terminal), so :class:`~hall_server.hall.games.GamesModule` detects, verifies and
+pays them like paper cards; it credits their winnings to the account at once (R85.9).
+
+A purchase is asked for by the terminal gateway on behalf of an authenticated
+terminal, as the server itself (:data:`~hall_server.hall.core.SYSTEM` role): staff
+roles may not buy (R81.b), and terminals are not staff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from twisted.internet import defer
+
+from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
+from hall_server.hall.core import SYSTEM, Actor, CommandSpec, HallCore, Role
+from hall_server.hall.games import Game, GamesModule, _entry, _fork
+from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.journal import Entry
+from protocol.chain import Record
+from protocol.claims import CardRef
+from protocol.errors import DomainError
+from protocol.game import Input, State
+from protocol.ledger import Posting, Reference
+from protocol.refunds import TERMINAL_REFUND, stakes_account
+
+MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
+MAX_SALE_SECONDS = 3600
+TERMINAL_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+R = Role
+PERMISSIONS = {
+    "enrol_terminal": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "revoke_terminal": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "return_terminal_to_service": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "declare_terminal_failed": {R.ROOM_CHIEF, R.SYSTEM},
+    "open_terminal_sale": {R.SELLER_CALLER, R.ROOM_CHIEF},
+    "buy_virtual_cards": {R.SYSTEM},
+    "record_terminal_refusal": {R.SYSTEM},
+}
+
+
+class VirtualError(DomainError):
+    """A virtual-card or terminal command refused; the message says why."""
+
+
+class TerminalRefused(VirtualError):
+    """A terminal that may not connect: unknown, wrong token, revoked or out of service."""
+
+
+class PurchaseRefused(VirtualError):
+    """A purchase refused; the refusal is journaled with this message."""
+
+
+# --- The library and the state --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VirtualLibrary:
+    """A virtual library in play: its series label, its number in the game, its cards.
+
+    ``number`` is the integer series the hall game's :class:`CardRef` carries
+    (:meth:`GamesModule.add_virtual_series`); ``label`` is what the card shows
+    (R82.9-12, R92.9); ``codes`` are the cards' security codes, card k at k-1.
+    """
+
+    label: str
+    number: int
+    cells: np.ndarray
+    codes: Sequence[str]
+
+    @property
+    def size(self) -> int:
+        return len(self.cells)
+
+
+@dataclass
+class Terminal:
+    terminal_id: str
+    token_hash: str
+    place: str
+    revoked: bool = False
+    out_of_service: str | None = None  # why, until staff return it to service
+
+
+@dataclass(frozen=True)
+class SaleWindow:
+    """The terminals' sale of one game (R93.1)."""
+
+    game_id: str
+    opens_at_ms: int
+    closes_at_ms: int
+
+
+@dataclass(frozen=True)
+class VirtualCard:
+    """A card a player holds in a game, as the terminal shows it (R82.9-12, R92.9)."""
+
+    ref: CardRef
+    label: str  # series label and number, what the card shows: ``V1-17``
+    cells: tuple[int, ...]
+    code: str
+    price_cents: int
+    stake_cents: int
+    stake_pct: int
+    terminal_id: str
+
+
+@dataclass
+class VirtualState:
+    terminals: dict[str, Terminal] = field(default_factory=dict)
+    window: SaleWindow | None = None
+    assigned: dict[str, int] = field(default_factory=dict)  # game -> virtual cards assigned so far
+    # game -> account -> the cards it holds, in order; refunded ones removed
+    holdings: dict[str, dict[str, list[VirtualCard]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PurchaseRequest:
+    """A terminal's request, as the gateway passes it on.
+
+    ``signed_in`` is the account the player opened on this terminal with the PIN;
+    ``account`` the one the request names: they must be the same.
+    """
+
+    terminal_id: str
+    signed_in: str | None
+    account: str
+    quantity: object
+    stake_pct: object
+    request: str = ""
+
+
+def token_hash(token: str) -> str:
+    """What the journal keeps of a terminal's token (a random 256-bit secret: a plain hash suffices)."""
+    return hashlib.sha256(b"bingo-terminal-token/1\0" + token.encode("utf-8")).hexdigest()
+
+
+def _whole(value: object, what: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PurchaseRefused(f"{what} is a whole number, not {value!r}")
+    if not low <= value <= high:
+        raise PurchaseRefused(f"{what} is {low} to {high}, not {value}")
+    return value
+
+
+def check_terminal_id(terminal_id: object) -> str:
+    if not isinstance(terminal_id, str) or not 1 <= len(terminal_id) <= 40 or not set(terminal_id) <= TERMINAL_ID_CHARS:
+        raise VirtualError(f"a terminal id is 1-40 letters, digits, '-' or '_', not {terminal_id!r}")
+    return terminal_id
+
+
+# --- The module -----------------------------------------------------------------------
+
+
+class VirtualModule:
+    """Terminals and virtual cards of the hall game: commands in, records out, state from the journal."""
+
+    def __init__(
+        self,
+        core: HallCore,
+        games: GamesModule,
+        ledger: LedgerModule,
+        cashier: CashierModule,
+        library: VirtualLibrary,
+        *,
+        new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
+    ) -> None:
+        self.core = core
+        self.games = games
+        self.ledger = ledger
+        self.cashier = cashier
+        self.library = library
+        self.new_token = new_token
+        self.state = VirtualState()
+        self._queue: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
+        self._batch_running = False
+        games.add_virtual_series(library.number, library.cells)
+        core.add_module(self)
+        core.allow(PERMISSIONS)
+        for name, handler, params, summary in (
+            ("enrol_terminal", self.enrol_terminal, {"terminal": str, "place": str},
+             "enrol a player terminal; its token is shown once, to be put on the device"),
+            ("revoke_terminal", self.revoke_terminal, {"terminal": str, "reason": str},
+             "revoke a terminal: it may not connect any more"),
+            ("return_terminal_to_service", self.return_to_service, {"terminal": str},
+             "a failed terminal was repaired and checked: it may connect again (R96.3)"),
+            ("declare_terminal_failed", self.declare_failed, {"terminal": str, "reason": str},
+             "a terminal failed: refund its cards of this game and take it out of service (R96.3)"),
+            ("open_terminal_sale", self.open_sale, {"seconds": int},
+             "open the sale of virtual cards on the terminals for this many seconds (R93.1)"),
+        ):
+            core.register(CommandSpec(name, handler, params, summary))
+
+    # --- Queries ------------------------------------------------------------------
+
+    def authenticate(self, terminal_id: object, token: object) -> Terminal:
+        """The enrolled terminal ``terminal_id`` if ``token`` is its token; else :class:`TerminalRefused`."""
+        terminal = self.state.terminals.get(terminal_id) if isinstance(terminal_id, str) else None
+        if terminal is None or not isinstance(token, str) or not hmac.compare_digest(
+            terminal.token_hash, token_hash(token)
+        ):
+            raise TerminalRefused("this terminal is not enrolled, or its token is wrong; ask the staff to enrol it")
+        if terminal.revoked:
+            raise TerminalRefused(f"terminal {terminal.terminal_id} has been revoked; ask the staff")
+        if terminal.out_of_service is not None:
+            raise TerminalRefused(
+                f"terminal {terminal.terminal_id} is out of service ({terminal.out_of_service}) until the "
+                "staff have checked it (R96.3)"
+            )
+        return terminal
+
+    def window(self, game: Game | None) -> SaleWindow | None:
+        """The terminals' sale window of ``game``, if one was opened for it."""
+        window = self.state.window
+        return window if game is not None and window is not None and window.game_id == game.game_id else None
+
+    def cards(self, game_id: str, account: str) -> list[VirtualCard]:
+        """The cards ``account`` holds in ``game_id``, in the order they were bought."""
+        return list(self.state.holdings.get(game_id, {}).get(account, ()))
+
+    def count_on_terminal(self, game_id: str, account: str, terminal_id: str) -> int:
+        return sum(1 for card in self.cards(game_id, account) if card.terminal_id == terminal_id)
+
+    def has_cards(self, game_id: str, terminal_id: str) -> bool:
+        return any(
+            card.terminal_id == terminal_id
+            for cards in self.state.holdings.get(game_id, {}).values()
+            for card in cards
+        )
+
+    # --- Staff commands ---------------------------------------------------------------
+
+    def enrol_terminal(self, actor: Actor, terminal: str, place: str) -> defer.Deferred[dict[str, str]]:
+        """Enrol ``terminal``; fires with its token, which only this answer ever shows."""
+        token = self.new_token()
+
+        def decide(now: int) -> list[Entry]:
+            terminal_id = check_terminal_id(terminal)
+            known = self.state.terminals.get(terminal_id)
+            if known is not None and not known.revoked:
+                raise VirtualError(f"terminal {terminal_id} is already enrolled; revoke it first to replace it")
+            return [("terminal_enrolled", {"terminal": terminal_id, "token_hash": token_hash(token),
+                                           "place": str(place).strip()})]
+
+        done = self.core.execute(actor, "enrol_terminal", decide)
+        return done.addCallback(lambda records: {"terminal": records[0].payload["terminal"], "token": token})
+
+    def revoke_terminal(self, actor: Actor, terminal: str, reason: str) -> defer.Deferred[list[Record]]:
+        def decide(now: int) -> list[Entry]:
+            known = self._terminal(terminal)
+            if known.revoked:
+                raise VirtualError(f"terminal {known.terminal_id} is already revoked")
+            return [("terminal_revoked", {"terminal": known.terminal_id, "reason": _reason(reason)})]
+
+        return self.core.execute(actor, "revoke_terminal", decide)
+
+    def return_to_service(self, actor: Actor, terminal: str) -> defer.Deferred[list[Record]]:
+        def decide(now: int) -> list[Entry]:
+            known = self._terminal(terminal)
+            if known.out_of_service is None:
+                raise VirtualError(f"terminal {known.terminal_id} is in service")
+            return [("terminal_returned_to_service", {"terminal": known.terminal_id})]
+
+        return self.core.execute(actor, "return_terminal_to_service", decide)
+
+    def open_sale(self, actor: Actor, seconds: int) -> defer.Deferred[list[Record]]:
+        """Open (or extend) the terminals' sale of the game on sale for ``seconds`` (R93.1)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.games.require_game()
+            if game.machine.state is not State.SELLING:
+                raise VirtualError("the terminals' sale opens while the game's sale is open")
+            if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= MAX_SALE_SECONDS:
+                raise VirtualError(f"the sale lasts 1 to {MAX_SALE_SECONDS} seconds, not {seconds!r}")
+            window = self.window(game)
+            return [("terminal_sale_opened", {
+                "game_id": game.game_id,
+                "opens_at_ms": window.opens_at_ms if window else now,
+                "closes_at_ms": now + seconds * 1000,
+                "series": self.library.label,
+                "price_cents": game.machine.price_cents,
+            })]
+
+        return self.core.execute(actor, "open_terminal_sale", decide)
+
+    def declare_failed(self, actor: Actor, terminal: str, reason: str) -> defer.Deferred[list[Record]]:
+        """A terminal failed (R96.3): its cards of the game under way are refunded and leave
+        the game; the terminal stays out of service until staff return it to service."""
+
+        def decide(now: int) -> list[Entry]:
+            known = self._terminal(terminal)
+            if known.out_of_service is not None:
+                raise VirtualError(f"terminal {known.terminal_id} is already out of service")
+            why = _reason(reason)
+            entries: list[Entry] = [("terminal_out_of_service", {"terminal": known.terminal_id, "reason": why})]
+            game = self.games.current
+            if game is None or game.over or not self.has_cards(game.game_id, known.terminal_id):
+                return entries
+            machine = _fork(game.machine)
+            if not machine.accepts(Input.TERMINAL_FAILED):
+                return entries  # the game is suspended or being settled: nothing to take out now
+            entries += [_entry(e) for e in machine.terminal_failed(known.terminal_id)]
+            seq = self.core.seq + len(entries)  # the terminal_failed record
+            sales = [s for s in game.machine.sales.values() if s.terminal_id == known.terminal_id]
+            # Before the close the stakes are still in the game's collection.  After it the
+            # prizes were announced on the whole collection and stand, so the house pays
+            # the refund (its share was counted on these stakes too).
+            source = stakes_account(game.game_id) if game.settlement is None else "house"
+            refunds = [
+                Posting.transfer(s.stake_cents, debit=source, credit=s.account, reason=TERMINAL_REFUND,
+                                 reference=Reference(game.game_id, CardRef(s.series, s.card_number).label, seq))
+                for s in sales
+            ]
+            self.ledger.check(refunds)
+            return [*entries, *posting_entries(refunds)]
+
+        return self.core.execute(actor, "declare_terminal_failed", decide)
+
+    def _terminal(self, terminal: object) -> Terminal:
+        known = self.state.terminals.get(terminal) if isinstance(terminal, str) else None
+        if known is None:
+            raise VirtualError(f"there is no enrolled terminal {terminal!r}")
+        return known
+
+    # --- Purchases ----------------------------------------------------------------
+
+    def request_purchase(self, request: PurchaseRequest) -> defer.Deferred[list[VirtualCard]]:
+        """Queue ``request``; fires with the cards bought, or fails with :class:`PurchaseRefused`.
+
+        Requests are decided in the order this method is called (R93.6).
+        """
+        answer: defer.Deferred[list[VirtualCard]] = defer.Deferred()
+        self._queue.append((request, answer))
+        if not self._batch_running:
+            self._batch_running = True
+            self._run_batch()
+        return answer
+
+    def _run_batch(self) -> None:
+        taken: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
+        outcomes: list[PurchaseRefused | int] = []
+
+        def decide(now: int) -> list[Entry]:
+            # Everything queued until the core's turn came is decided together, in order.
+            taken.extend(self._queue)
+            self._queue.clear()
+            entries, decided = self._decide_batch([r for r, _ in taken], now)
+            outcomes.extend(decided)
+            return entries
+
+        def committed(records: list[Record]) -> None:
+            by_seq = {record.seq: record for record in records}
+            for (request, answer), outcome in zip(taken, outcomes):
+                if isinstance(outcome, PurchaseRefused):
+                    answer.errback(outcome)
+                else:
+                    bought = by_seq[outcome].payload
+                    cards = self.cards(bought["game_id"], bought["account"])
+                    answer.callback(cards[-bought["quantity"]:])
+
+        def failed(failure: Any) -> None:
+            for _, answer in taken:
+                answer.errback(failure)
+
+        def next_batch(_: object) -> None:
+            if self._queue:
+                self._run_batch()
+            else:
+                self._batch_running = False
+
+        done = self.core.execute(SYSTEM, "buy_virtual_cards", decide)
+        done.addCallbacks(committed, failed).addBoth(next_batch)
+
+    def _decide_batch(self, requests: Sequence[PurchaseRequest], now: int) -> tuple[list[Entry], list[PurchaseRefused | int]]:
+        """The entries of ``requests`` taken in order, each against what the earlier ones left.
+
+        Returns the entries and, per request, the sequence number its
+        ``virtual_cards_bought`` record will get or the refusal.
+        """
+        entries: list[Entry] = []
+        outcomes: list[PurchaseRefused | int] = []
+        postings: list[Posting] = []
+        game = self.games.current
+        machine = _fork(game.machine) if game is not None else None
+        spent: dict[str, int] = {}
+        on_terminal: dict[tuple[str, str], int] = {}
+        assigned = self.state.assigned.get(game.game_id, 0) if game is not None else 0
+        for request in requests:
+            try:
+                account, quantity, stake_pct, stake = self._check_request(request, game, now)
+                assert game is not None and machine is not None
+                key = (account, request.terminal_id)
+                held = on_terminal.get(key, self.count_on_terminal(game.game_id, account, request.terminal_id))
+                if held + quantity > MAX_CARDS_PER_PLAYER:
+                    raise PurchaseRefused(
+                        f"at most {MAX_CARDS_PER_PLAYER} cards per player on one terminal in a game (R83.7); "
+                        f"you hold {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more"
+                    )
+                if request.terminal_id in machine.failed_terminals:
+                    raise PurchaseRefused(f"terminal {request.terminal_id} failed in this game; it sells no more cards in it")
+                if assigned + quantity > self.library.size:
+                    raise PurchaseRefused(
+                        f"only {self.library.size - assigned} virtual cards are left in series {self.library.label}"
+                    )
+                amount = stake * quantity
+                credit = self.ledger.balance(account) - spent.get(account, 0)
+                if amount > credit:
+                    raise PurchaseRefused(
+                        f"{quantity} card(s) at {stake} cents cost {amount} cents; your credit is {credit} cents"
+                    )
+            except PurchaseRefused as refusal:
+                outcomes.append(refusal)
+                entries.append(("terminal_request_refused", {
+                    "terminal": request.terminal_id, "request": request.request, "what": "buy",
+                    "account": request.account, "reason": str(refusal),
+                }))
+                continue
+            first = assigned + 1
+            seq = self.core.seq + len(entries) + 1
+            outcomes.append(seq)
+            entries.append(("virtual_cards_bought", {
+                "game_id": game.game_id, "terminal": request.terminal_id, "account": account,
+                "request": request.request, "series": self.library.number, "series_label": self.library.label,
+                "first": first, "last": first + quantity - 1, "quantity": quantity, "stake_pct": stake_pct,
+                "stake_cents": stake, "amount_cents": amount,
+            }))
+            for number in range(first, first + quantity):
+                (sold,) = machine.sell_card(series=self.library.number, card_number=number, stake_cents=stake,
+                                            account=account, terminal_id=request.terminal_id)
+                entries.append(_entry(sold, stake_pct=stake_pct))
+            postings.append(Posting.transfer(amount, debit=account, credit=stakes_account(game.game_id),
+                                             reason="sale:virtual", reference=Reference(game.game_id, None, seq)))
+            assigned += quantity
+            spent[account] = spent.get(account, 0) + amount
+            on_terminal[key] = held + quantity
+        self.ledger.check(postings)
+        return [*entries, *posting_entries(postings)], outcomes
+
+    def _check_request(self, request: PurchaseRequest, game: Game | None, now: int) -> tuple[str, int, int, int]:
+        """The account, quantity, stake percentage and stake of a request that may go on (R82.13-16, R93.8)."""
+        terminal = self.state.terminals.get(request.terminal_id)
+        if terminal is None or terminal.revoked or terminal.out_of_service is not None:
+            raise PurchaseRefused(f"terminal {request.terminal_id} is not authorised to sell cards (R82.13)")
+        if request.signed_in is None:
+            raise PurchaseRefused("sign in with your account and PIN first")
+        try:
+            named = normalize_account_number(request.account)
+        except DomainError:
+            raise PurchaseRefused(f"{request.account!r} is not an account number") from None
+        if named != request.signed_in:
+            raise PurchaseRefused("cards are bought only for the account signed in on this terminal")
+        try:
+            self.cashier.usable_account(named)
+        except DomainError as error:
+            raise PurchaseRefused(str(error)) from None
+        if game is None or game.machine.state is not State.SELLING:
+            raise PurchaseRefused("no sale is open; cards are bought only during the sale time (R93.8)")
+        window = self.window(game)
+        if window is None or not window.opens_at_ms <= now < window.closes_at_ms:
+            raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)")
+        quantity = _whole(request.quantity, "the number of cards", 1, MAX_CARDS_PER_PLAYER)
+        stake_pct = _whole(request.stake_pct, "the stake (percent of the card's value)", 1, 100)
+        stake = game.machine.price_cents * stake_pct // 100
+        if stake <= 0:
+            raise PurchaseRefused(f"a stake of {stake_pct}% of {game.machine.price_cents} cents is nothing; stake more")
+        return player_account(named), quantity, stake_pct, stake
+
+    def record_refusal(self, terminal_id: str, what: str, reason: str, request: str = "") -> defer.Deferred[list[Record]]:
+        """Journal a request a terminal made and the gateway refused (bad message, order, credentials)."""
+
+        def decide(now: int) -> list[Entry]:
+            return [("terminal_request_refused", {
+                "terminal": terminal_id[:40], "request": request[:64], "what": what[:40], "reason": reason[:300],
+            })]
+
+        return self.core.execute(SYSTEM, "record_terminal_refusal", decide)
+
+    # --- Projection -----------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        p = record.payload
+        kind = record.type
+        state = self.state
+        if kind == "terminal_enrolled":
+            state.terminals[p["terminal"]] = Terminal(p["terminal"], p["token_hash"], p["place"])
+        elif kind == "terminal_revoked":
+            state.terminals[p["terminal"]].revoked = True
+        elif kind == "terminal_out_of_service":
+            state.terminals[p["terminal"]].out_of_service = p["reason"]
+        elif kind == "terminal_returned_to_service":
+            state.terminals[p["terminal"]].out_of_service = None
+        elif kind == "terminal_sale_opened":
+            state.window = SaleWindow(p["game_id"], p["opens_at_ms"], p["closes_at_ms"])
+        elif kind == "virtual_cards_bought":
+            game = self.games.current
+            price = game.machine.price_cents if game is not None and game.game_id == p["game_id"] else 0
+            held = state.holdings.setdefault(p["game_id"], {}).setdefault(p["account"], [])
+            for number in range(p["first"], p["last"] + 1):
+                row = self.library.cells[number - 1]
+                held.append(VirtualCard(
+                    CardRef(p["series"], number), f"{p['series_label']}-{number}", tuple(int(n) for n in row),
+                    self.library.codes[number - 1], price, p["stake_cents"], p["stake_pct"], p["terminal"],
+                ))
+            state.assigned[p["game_id"]] = max(state.assigned.get(p["game_id"], 0), p["last"])
+        elif kind == "terminal_failed":
+            for cards in state.holdings.get(p["game_id"], {}).values():
+                cards[:] = [c for c in cards if c.terminal_id != p["terminal_id"]]
+        elif kind == "sale_opened" and "card_set" in p:
+            # A new game: the earlier games' holdings are over and let go.
+            state.holdings = {}
+            state.assigned = {}
+            state.window = None
+
+
+def _reason(reason: object) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise VirtualError("say why; it goes into the record")
+    return reason.strip()[:300]
+
+
+__all__ = [
+    "MAX_CARDS_PER_PLAYER",
+    "PERMISSIONS",
+    "PurchaseRefused",
+    "PurchaseRequest",
+    "SaleWindow",
+    "Terminal",
+    "TerminalRefused",
+    "VirtualCard",
+    "VirtualError",
+    "VirtualLibrary",
+    "VirtualModule",
+    "token_hash",
+]

@@ -1,0 +1,234 @@
+"""Virtual cards in the hall game: terminals, the sale window, purchases in request order,
+automatic wins credited at once, terminal failures (R82.9-16, R83.7, R85.9, R88.4-5, R93, R96.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hall_server.hall.cashier import player_account
+from hall_server.hall.games import GameModuleError
+from hall_server.hall.virtual import PurchaseRefused, PurchaseRequest, TerminalRefused, VirtualError
+from protocol.claims import CardRef
+from protocol.prizes import share_of_sales
+from tests.hall.conftest import result
+from tests.hall.test_games import RULES, sell
+from tests.terminals.conftest import CHIEF, SELLER, VIRTUAL_NUMBER, VirtualHall, layout
+
+
+def buy(hall: VirtualHall, terminal: str, number: str, quantity: object, stake_pct: object = 100,
+        account: str | None = None) -> list:
+    request = PurchaseRequest(terminal, number, account or number, quantity, stake_pct, "r1")
+    return result(hall.virtual.request_purchase(request))
+
+
+def on_sale(hall: VirtualHall, seconds: int = 60) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, seconds))
+
+
+def refused(hall: VirtualHall, match: str, *args: object, **kwargs: object) -> None:
+    """The purchase is refused with ``match``, only a refusal is journaled, nothing else changes."""
+    before = hall.records()
+    balances = {a: hall.ledger.balance(a) for a in hall.ledger.ledger.accounts()} if hasattr(hall.ledger.ledger, "accounts") else None
+    sold = dict(hall.games.current.machine.sales) if hall.games.current else {}
+    with pytest.raises(PurchaseRefused, match=match):
+        buy(hall, *args, **kwargs)  # type: ignore[arg-type]
+    after = hall.records()
+    assert [r.type for r in after[len(before):]] == ["terminal_request_refused"]
+    assert match.split("(")[0].strip() in after[-1].payload["reason"] or after[-1].payload["reason"]
+    assert (dict(hall.games.current.machine.sales) if hall.games.current else {}) == sold
+    if balances is not None:
+        assert {a: hall.ledger.balance(a) for a in balances} == balances
+
+
+@pytest.mark.req("R82.13", "R82.14", "R93.2", "R93.6", "R93.8")
+def test_cards_are_assigned_in_request_order_from_the_virtual_series_and_paid_from_credit(hall: VirtualHall) -> None:
+    anna, bea = hall.player("11111111A", 1_000), hall.player("22222222B", 1_000)
+    hall.terminal("T1"), hall.terminal("T2")
+    on_sale(hall)
+    first = buy(hall, "T1", anna, 3)
+    second = buy(hall, "T2", bea, 2, 50)
+    assert [c.ref for c in first] == [CardRef(VIRTUAL_NUMBER, n) for n in (1, 2, 3)]
+    assert [c.ref for c in second] == [CardRef(VIRTUAL_NUMBER, n) for n in (4, 5)]
+    assert [c.label for c in second] == ["V1-4", "V1-5"]
+    assert second[0].cells == tuple(int(n) for n in layout(4)) and len(second[0].code) == 16
+    assert (hall.balance(anna), hall.balance(bea)) == (700, 900)
+    assert hall.ledger.balance(f"stakes:{hall.games.current.game_id}") == 400
+    sold = hall.games.current.machine.sales
+    assert sold[CardRef(VIRTUAL_NUMBER, 4)].stake_cents == 50
+    assert sold[CardRef(VIRTUAL_NUMBER, 1)].account == player_account(anna)
+    assert sold[CardRef(VIRTUAL_NUMBER, 1)].terminal_id == "T1"
+
+
+@pytest.mark.req("R93.1", "R93.8", "R82.16")
+def test_no_card_is_sold_before_the_window_after_it_or_after_the_sale_closed(hall: VirtualHall) -> None:
+    anna = hall.player("11111111A", 1_000)
+    hall.terminal("T1")
+    result(hall.games.announce_sale(SELLER, 7))
+    refused(hall, "sale time for terminals is over or has not begun", "T1", anna, 1)
+    result(hall.virtual.open_sale(SELLER, 30))
+    hall.clock.advance(29.9)
+    assert len(buy(hall, "T1", anna, 1)) == 1
+    hall.clock.advance(0.1)
+    refused(hall, "sale time for terminals is over", "T1", anna, 1)
+    result(hall.virtual.open_sale(SELLER, 30))  # extended
+    assert len(buy(hall, "T1", anna, 1)) == 1
+    result(hall.games.close_sale(CHIEF))
+    refused(hall, "no sale is open", "T1", anna, 1)
+    assert hall.balance(anna) == 800
+
+
+@pytest.mark.req("R93.6", "R93.3", "R82.14")
+def test_a_purchase_beyond_the_credit_is_refused_and_later_requests_still_served(hall: VirtualHall) -> None:
+    anna = hall.player("11111111A", 250)
+    hall.terminal("T1")
+    on_sale(hall)
+    refused(hall, "your credit is 250 cents", "T1", anna, 3)
+    assert len(buy(hall, "T1", anna, 2)) == 2
+    refused(hall, "your credit is 50 cents", "T1", anna, 1)
+    assert len(buy(hall, "T1", anna, 1, 50)) == 1
+    assert hall.balance(anna) == 0
+
+
+@pytest.mark.req("R83.7")
+def test_at_most_96_cards_per_player_per_terminal_per_game(hall: VirtualHall) -> None:
+    anna = hall.player("11111111A", 100_000)
+    hall.terminal("T1"), hall.terminal("T2")
+    on_sale(hall)
+    assert len(buy(hall, "T1", anna, 90)) == 90
+    refused(hall, "at most 96 cards per player on one terminal", "T1", anna, 7)
+    assert len(buy(hall, "T1", anna, 6)) == 6
+    refused(hall, "you may buy 0 more", "T1", anna, 1)
+    assert len(buy(hall, "T2", anna, 1)) == 1  # another terminal is another auxiliary computer
+    refused(hall, "the number of cards is 1 to 96", "T2", anna, 97)
+
+
+@pytest.mark.req("R82.13", "R82.15")
+def test_bad_requests_are_refused_with_a_reason_and_journaled(hall: VirtualHall) -> None:
+    anna, bea = hall.player("11111111A", 1_000), hall.player("22222222B", 1_000)
+    hall.terminal("T1")
+    on_sale(hall)
+    refused(hall, "only for the account signed in", "T1", anna, 1, account=bea)
+    refused(hall, "not authorised", "T9", anna, 1)
+    refused(hall, "whole number", "T1", anna, 1.0)
+    refused(hall, "whole number", "T1", anna, True)
+    refused(hall, "stake .* is 1 to 100", "T1", anna, 1, 101)
+    refused(hall, "sign in", "T1", None, 1, account=anna)
+    result(hall.virtual.revoke_terminal(CHIEF, "T1", "stolen"))
+    refused(hall, "not authorised", "T1", anna, 1)
+
+
+@pytest.mark.req("R82.13")
+def test_terminals_authenticate_with_their_own_token_until_revoked(hall: VirtualHall) -> None:
+    token = hall.terminal("T1")
+    other = hall.terminal("T2")
+    assert hall.virtual.authenticate("T1", token).terminal_id == "T1"
+    assert token not in str([r.payload for r in hall.records()])  # only its hash is kept
+    for terminal, presented in (("T1", other), ("T3", token), ("T1", None)):
+        with pytest.raises(TerminalRefused, match="not enrolled, or its token is wrong"):
+            hall.virtual.authenticate(terminal, presented)
+    with pytest.raises(VirtualError, match="already enrolled"):
+        hall.terminal("T1")
+    result(hall.virtual.revoke_terminal(CHIEF, "T1", "lost"))
+    with pytest.raises(TerminalRefused, match="revoked"):
+        hall.virtual.authenticate("T1", token)
+
+
+def test_a_virtual_series_may_not_take_a_paper_series_number(hall: VirtualHall) -> None:
+    with pytest.raises(GameModuleError, match="series 7 is a paper series"):
+        hall.games.add_virtual_series(7, layout(1)[None, :])
+
+
+@pytest.mark.req("R93.10", "R85.9", "R88.4", "R88.5", "R87")
+def test_virtual_cards_win_without_a_claim_and_the_line_is_credited_at_the_next_ball(hall: VirtualHall) -> None:
+    anna, bea = hall.player("11111111A", 10_000), hall.player("22222222B", 10_000)
+    hall.terminal("T1"), hall.terminal("T2")
+    row = [int(n) for n in layout(1).reshape(3, 9)[0] if n]
+    hall.balls.put_first(row)  # card V1-1 completes its first row on ball 5
+    on_sale(hall)
+    buy(hall, "T1", anna, 1, 50)  # V1-1 staked at 50%
+    buy(hall, "T2", bea, 9)
+    sell(hall, 7, 1, 10)  # paper cards in the same game
+    result(hall.games.close_sale(CHIEF))
+    game = hall.games.current
+    line_cents = game.settlement.line_cents
+    assert line_cents == share_of_sales(50 + 900 + 1000, RULES.line_bp)
+    for _ in range(4):
+        result(hall.games.draw_ball(SELLER))
+    records = result(hall.games.draw_ball(SELLER))
+    winners = sorted(r.payload["card_number"] for r in records if r.type == "prize_won" and r.payload["series"] == VIRTUAL_NUMBER)
+    assert 1 in winners and all(r.payload["pattern"] == "line" for r in records if r.type == "prize_won")
+    before = hall.balance(anna)
+    paper_won = [label for label in records[0].payload["completed_line"] if not label.startswith(f"{VIRTUAL_NUMBER}-")]
+    following = result(hall.games.draw_ball(SELLER))
+    if paper_won:  # a paper card shares the line: the cashier pays, and credits the virtual cards
+        assert not [r for r in following if r.type == "prize_paid"]
+        result(hall.games.pay_prizes(CASHIER_ACTOR, "desk1"))
+    share = line_cents * 50 // (100 * (len(winners) + 0))
+    paid = [r for r in hall.records() if r.type == "prize_paid"][-1].payload
+    assert paid["prize"] == "line"
+    expected = dict(paid["payments"])[f"{VIRTUAL_NUMBER}-1"]
+    assert expected == line_cents * 50 // (100 * len(paid["payments"]))
+    if not paper_won:
+        assert share == expected and paid["desk"] is None
+    assert hall.balance(anna) == before + expected
+    assert paid["carry_cents"] == line_cents - sum(c for _, c in paid["payments"]) > 0  # the unstaked half carries
+
+
+@pytest.mark.req("R96.3")
+def test_a_failed_terminal_refunds_its_cards_leaves_the_game_and_stays_out_until_checked(hall: VirtualHall) -> None:
+    anna, bea = hall.player("11111111A", 1_000), hall.player("22222222B", 1_000)
+    token = hall.terminal("T1")
+    hall.terminal("T2")
+    on_sale(hall)
+    buy(hall, "T1", anna, 4)
+    buy(hall, "T2", bea, 2)
+    records = result(hall.virtual.declare_failed(CHIEF, "T1", "screen dead"))
+    assert [r.type for r in records][:2] == ["terminal_out_of_service", "terminal_failed"]
+    assert hall.balance(anna) == 1_000 and hall.balance(bea) == 800
+    game = hall.games.current
+    assert {r.number for r in game.machine.in_play} == {5, 6}
+    assert hall.virtual.cards(game.game_id, player_account(anna)) == []
+    with pytest.raises(TerminalRefused, match="out of service"):
+        hall.virtual.authenticate("T1", token)
+    result(hall.games.close_sale(CHIEF))
+    assert game.settlement.sales_cents == 200
+    result(hall.virtual.return_to_service(CHIEF, "T1"))
+    assert hall.virtual.authenticate("T1", token).terminal_id == "T1"
+
+
+@pytest.mark.req("R96.3")
+def test_a_terminal_failing_during_the_draw_is_refunded_by_the_house_and_its_cards_stop_winning(hall: VirtualHall) -> None:
+    anna, bea = hall.player("11111111A", 5_000), hall.player("22222222B", 1_000)
+    hall.terminal("T1"), hall.terminal("T2")
+    on_sale(hall)
+    buy(hall, "T1", anna, 30)
+    buy(hall, "T2", bea, 1)
+    result(hall.games.close_sale(CHIEF))
+    result(hall.games.draw_ball(SELLER))
+    house = hall.ledger.balance("house")
+    result(hall.virtual.declare_failed(CHIEF, "T1", "network cable cut"))
+    assert hall.balance(anna) == 5_000 and hall.ledger.balance("house") == house - 3_000
+    for _ in range(30):
+        records = result(hall.games.draw_ball(SELLER))
+        completed = records[0].payload["completed_line"] + records[0].payload["completed_bingo"]
+        assert all(label == f"{VIRTUAL_NUMBER}-31" for label in completed)
+        if hall.games.current.machine.won:
+            break
+
+
+@pytest.mark.req("R92.3", "R96.4")
+def test_the_virtual_state_is_rebuilt_from_the_journal(hall: VirtualHall) -> None:
+    anna = hall.player("11111111A", 1_000)
+    token = hall.terminal("T1")
+    on_sale(hall)
+    buy(hall, "T1", anna, 5, 40)
+    again = hall.reopened()
+    game_id = hall.games.current.game_id
+    assert again.virtual.cards(game_id, player_account(anna)) == hall.virtual.cards(game_id, player_account(anna))
+    assert again.games.snapshot() == hall.games.snapshot()
+    assert again.virtual.authenticate("T1", token).terminal_id == "T1"
+    assert again.virtual.window(again.games.current) == hall.virtual.window(hall.games.current)
+
+
+from tests.terminals.conftest import CASHIER as CASHIER_ACTOR  # noqa: E402
