@@ -133,14 +133,15 @@ def _journal(kind: str, subject: str, span: JournalRange, hall_name: str, timezo
 
 def _virtual_groups(cards: Sequence[VirtualCard]) -> list[list[Cell]]:
     """Virtual cards by series and stake percentage (R83.4): count, card numbers, stakes."""
-    groups: dict[tuple[int, int, int], list[VirtualCard]] = {}
+    groups: dict[tuple[int, int, int, str], list[VirtualCard]] = {}
     for card in cards:
-        groups.setdefault((card.series, card.price_cents, card.stake_cents), []).append(card)
+        percent = (f"{card.stake_percent}%" if card.stake_percent is not None
+                   else stake_percent(card.stake_cents, card.price_cents))
+        groups.setdefault((card.series, card.price_cents, card.stake_cents, percent), []).append(card)
     return [
-        [series, stake_percent(stake, price), Cents(price), Cents(stake), len(group),
-         card_ranges(c.card_number for c in group), _words(sorted({c.terminal_id for c in group})),
-         Cents(stake * len(group))]
-        for (series, price, stake), group in sorted(groups.items())
+        [series, percent, Cents(price), Cents(stake), len(group), card_ranges(c.card_number for c in group),
+         _words(sorted({c.terminal_id or "-" for c in group})), Cents(stake * len(group))]
+        for (series, price, stake, percent), group in sorted(groups.items())
     ]
 
 
@@ -149,6 +150,7 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
     key = prefix
     lead = f"Game {game.number}: " if prefix else ""
     virtual_stakes = sum(c.stake_cents for c in game.virtual_cards)
+    virtual = {f"{c.series}-{c.card_number}" for c in game.virtual_cards}
     tables = [
         _fields(
             f"{key}game", f"{lead}Game {game.game_id}",
@@ -224,9 +226,10 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
             f"{key}prizes", f"{lead}Prizes paid",
             [("seq", "Record"), ("prize", "Prize"), ("ball_order", "Won on ball no."), ("ball", "Ball"),
              ("amount_cents", "Prize amount"), ("card", "Winning card"), ("paid_cents", "Paid to the card"),
-             ("carried_cents", "Carried"), ("desk", "Paid from")],
+             ("carried_cents", "Carried"), ("paid_from", "Paid from")],
             [[p.seq, p.prize, p.order, p.ball, Cents(p.amount_cents), card, Cents(cents),
-              Cents(p.carry_cents), p.desk] for p in game.prizes for card, cents in p.payments],
+              Cents(p.carry_cents), "player's account" if card in virtual else p.paid_from]
+             for p in game.prizes for card, cents in p.payments],
         ),
         _table(
             f"{key}claims_rejected", f"{lead}Claims rejected",

@@ -136,8 +136,9 @@ class VirtualCard:
     card_number: int
     price_cents: int
     stake_cents: int
-    terminal_id: str
+    terminal_id: str | None
     account: str
+    stake_percent: int | None  # as chosen on the purchase screen, when the record names it
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,11 @@ class PrizePayment:
     amount_cents: int
     carry_cents: int
     payments: tuple[tuple[str, int], ...]
-    desk: str
+    desk: str | None  # None when every winning card was virtual, credited to its account
+
+    @property
+    def paid_from(self) -> str:
+        return f"desk {self.desk.removeprefix('cash:')}" if self.desk else "to the players' accounts"
 
     @property
     def paid_cents(self) -> int:
@@ -695,10 +700,11 @@ class MinutesBook:
                 PaperSale(record.seq, record.time_ms, p["seller"], p["series"], p["first"], p["last"], p["count"],
                           p["amount_cents"])
             )
-        elif kind == "card_sold" and p.get("terminal_id") is not None:
+        elif kind == "card_sold" and (p.get("terminal_id") is not None or str(p["account"]).startswith("player:")):
+            # A card bought from a player's account on a terminal; paper cards are in paper_cards_sold.
             game.virtual_cards.append(
                 VirtualCard(record.seq, p["series"], p["card_number"], p["price_cents"], p["stake_cents"],
-                            p["terminal_id"], p["account"])
+                            p.get("terminal_id"), p["account"], p.get("stake_pct"))
             )
         elif kind == "second_series_opened":
             game.series.append(SeriesInPlay(p["series"], p["card_set"], p["face_value_cents"], second=True))
@@ -770,7 +776,7 @@ class MinutesBook:
         ball = game.ball_at(p["ball_count"])
         payments = tuple((str(card), int(cents)) for card, cents in p["payments"])
         payment = PrizePayment(record.seq, p["prize"], p["ball_count"], ball, p["amount_cents"], p["carry_cents"],
-                               payments, p["desk"])
+                               payments, p.get("desk"))
         game.prizes.append(payment)
         pot = POT_PRIZES.get(payment.prize)
         if pot is not None:
@@ -778,7 +784,7 @@ class MinutesBook:
         event = "pot paid" if pot else "prize paid"
         for card, cents in payments:
             game.draw.append(DrawEvent(record.seq, record.time_ms, payment.order, ball, event, (card,), cents,
-                                       f"{payment.prize} from desk {payment.desk}"))
+                                       f"{payment.prize}, {payment.paid_from}"))
         if payment.carry_cents:
             to = pot or f"carry:{payment.prize}"
             game.draw.append(DrawEvent(record.seq, record.time_ms, payment.order, ball, "carried", (),

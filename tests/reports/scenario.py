@@ -1,0 +1,133 @@
+"""Sessions played through the real hall modules, for the minutes to be made from.
+
+Session 1 (2026-12-01), with the pots of ``POT_RULES`` and an operator's jackpot:
+
+* game 1: series 7 cards 1-40 by two sellers; line and bingo won, paid and collected;
+* game 2: series 7 cards 41-60, then the second series 8 cards 1-10 (R82.6); the
+  jackpot in play within 40 balls and won by card 7-41 on ball 15 (R91);
+* game 3: series 8 cards 11-20, suspended for good before any prize: refunded (R86.2);
+
+with a visitor, an incident, a complaint and an extra ball check, and the closing.
+Session 2 (2027-01-04) plays one game of series 9 (2.00 EUR) cards 1-20 and stays open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hall_server.hall.admission import AdmissionModule, StaffIdentity
+from hall_server.hall.core import Actor, Role
+from hall_server.journal import Journal
+from protocol.chain import Record
+from tests.hall.conftest import result
+from tests.hall.test_games import (
+    CASHIER,
+    POT_RULES,
+    SELLER,
+    SELLER_2,
+    Hall,
+    ScriptedBalls,
+    card_first,
+    fund_drawer,
+    sell,
+)
+from tests.hall.test_session import ADMIN, ALL_BALLS, CHIEF, PASSED, open_session
+
+DOOR = Actor("lluis", Role.ADMISSION)
+WITNESS = "Marta Soler (public)"
+INCIDENT = "Visitor 1 argued with a seller at table 4"
+COMPLAINT = "The caller read ball 33 too fast"
+EXTRA_CHECK = "Ball 7 looks chipped"
+OPERATOR_JACKPOT = 50_000
+
+
+@dataclass
+class Played:
+    """The hall after the scenario, and what the minutes must show of it."""
+
+    hall: Hall
+    admission: AdmissionModule
+    game_ids: list[str] = field(default_factory=list)
+    after_first_game: int = 0  # the journal's last seq once game 1 was collected
+
+    def records(self) -> list[Record]:
+        return self.hall.records()
+
+    def of_game(self, game_id: str, type: str) -> list[Record]:
+        return [r for r in self.records() if r.type == type and r.payload.get("game_id") == game_id]
+
+
+def _draw_to_the_end(hall: Hall, desk: str = "ana") -> None:
+    hall.draw_until("line")
+    hall.draw()
+    result(hall.games.pay_prizes(CASHIER, desk))
+    hall.draw_until("bingo")
+    result(hall.games.close_game(CHIEF))
+    result(hall.games.pay_prizes(CASHIER, desk))
+    result(hall.games.collect_cards(CHIEF))
+
+
+def play(journal: Journal, clock: Any) -> Played:
+    balls = ScriptedBalls()
+    card_first(balls, "7-41")  # card 7-41 completes its card on ball 15 of every game it plays
+    hall = Hall(journal, clock, rules=POT_RULES, balls=balls)
+    admission = AdmissionModule(hall.core, [StaffIdentity("Rui Costa", "P 2222222")])
+    played = Played(hall, admission)
+    open_session(hall.session)
+    result(admission.import_banned_list(ADMIN, "document,name,until\nB1000001,Joan Banned,\n", "craj.csv"))
+    result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
+    result(hall.games.contribute_to_pot(ADMIN, "jackpot", OPERATOR_JACKPOT))
+
+    # Game 1: one series, two sellers.
+    clock.advance(60)
+    (opened,) = result(hall.games.announce_sale(SELLER, 7))
+    played.game_ids.append(opened.payload["game_id"])
+    sell(hall, 7, 1, 25)
+    sell(hall, 7, 26, 40, SELLER_2)
+    result(hall.games.close_sale(CHIEF))
+    _draw_to_the_end(hall)
+    played.after_first_game = hall.core.seq
+    result(admission.record_incident(CHIEF, INCIDENT, [1]))
+
+    # Game 2: the second series, and the jackpot in play.
+    clock.advance(600)
+    (opened,) = result(hall.games.announce_sale(SELLER, 7))
+    played.game_ids.append(opened.payload["game_id"])
+    sell(hall, 7, 41, 60)
+    result(hall.games.open_second_series(SELLER, 8))
+    sell(hall, 8, 1, 10, SELLER_2)
+    result(hall.games.announce_pots(CHIEF, jackpot_threshold=40))
+    result(hall.games.close_sale(CHIEF))
+    fund_drawer(hall, "safe", 100_000)
+    _draw_to_the_end(hall, desk="safe")
+    result(admission.record_complaint(DOOR, "Pere Mas", COMPLAINT))
+    result(hall.session.request_extra_check(CHIEF, [f"player {n}" for n in range(10)], EXTRA_CHECK))
+    result(hall.session.count_balls(CHIEF, "extra", ALL_BALLS, [WITNESS]))
+
+    # Game 3: refunded after a failure before any prize.
+    clock.advance(600)
+    (opened,) = result(hall.games.announce_sale(SELLER, 8))
+    played.game_ids.append(opened.payload["game_id"])
+    sell(hall, 8, 11, 20)
+    result(hall.games.close_sale(CHIEF))
+    hall.draw()
+    result(hall.games.suspend_game(CHIEF, "blower pump stopped"))
+    result(hall.games.suspend_game_for_good(CHIEF, "no spare pump"))
+    result(hall.games.collect_cards(CHIEF))
+
+    result(hall.session.count_balls(CHIEF, "closing", ALL_BALLS, [WITNESS]))
+    result(hall.session.sign_closing(ADMIN))
+    result(hall.session.sign_closing(CHIEF))
+
+    # Session 2, next month, one game under way.
+    clock.advance(3 * 24 * 3600)
+    result(hall.session.record_verification(ADMIN, "2027-01-04", PASSED))
+    result(hall.session.count_balls(CHIEF, "opening", ALL_BALLS, ["Jordi Pons (public)"]))
+    result(hall.session.sign_opening(ADMIN))
+    result(hall.session.sign_opening(CHIEF))
+    (opened,) = result(hall.games.announce_sale(SELLER, 9))
+    played.game_ids.append(opened.payload["game_id"])
+    sell(hall, 9, 1, 20)
+    result(hall.games.close_sale(CHIEF))
+    return played
