@@ -180,11 +180,12 @@ class DemoSession(Service):
     def claims(self, records: list[Record]):  # type: ignore[no-untyped-def]
         """Players shout for every card the ball completed; the table chief verifies each."""
         for record in records:
-            claimed = [*record.payload.get("completed_bingo", ()), *record.payload.get("completed_line", ())]
             game = self.view.game
             line_won = game is not None and any(w["pattern"] == "line" for w in game.winners)
-            if line_won and not record.payload.get("completed_bingo"):
-                claimed = []  # a row after the line was won wins nothing: nobody claims
+            claimed = list(record.payload.get("completed_bingo", ()))
+            if not line_won:
+                claimed += record.payload.get("completed_line", ())
+            # (a row completed once the line is won wins nothing: nobody claims it)
             if not claimed and self.rng.random() < 0.03 and game is not None and game.cards_sold:
                 # An eager player claims a card that has not won: the check refuses it (R85.11).
                 first = game.series[0]

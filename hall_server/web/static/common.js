@@ -36,7 +36,9 @@ const Hall = {
     const lastCell = last && document.getElementById(`ball-${last}`);
     document.querySelectorAll(".cell.last").forEach((c) => c.classList.remove("last"));
     if (lastCell) lastCell.classList.add("last");
-    document.getElementById("last-ball").textContent = last === null ? "-" : String(last);
+    const lastBall = document.getElementById("last-ball");
+    lastBall.textContent = last === null ? "" : String(last);
+    lastBall.classList.toggle("empty", last === null);
     document.getElementById("ball-count").textContent = balls.length ? `ball ${balls.length} of 90` : "no ball drawn yet";
     const recent = document.getElementById("recent-balls");
     recent.textContent = "";
