@@ -25,6 +25,7 @@ know are skipped: the minutes hold what the articles ask, not every fact.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -48,6 +49,7 @@ POT_PRIZES = {
     "megabingo": "pot:megabingo",
     "jackpot": "pot:jackpot_accumulated",
 }
+_MONTH = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])")
 GAME_REFUND = "refund:game"
 TERMINAL_REFUND = "refund:terminal"
 
@@ -502,14 +504,15 @@ class MinutesBook:
 
     def month(self, month: str) -> MonthCount:
         """The cards sold in the sessions dated in ``month`` (``YYYY-MM``)."""
-        if len(month) != 7 or month[4] != "-" or not (month[:4] + month[5:]).isdigit() or not 1 <= int(month[5:]) <= 12:
+        if not _MONTH.fullmatch(month):
             raise ReportError(f"a month is written YYYY-MM, not {month!r}")
         sessions = [s for s in self.sessions if s.month == month]
         if not sessions:
             months = sorted({s.month for s in self.sessions})
             held = f"sessions in {', '.join(months)}" if months else "no session yet"
             raise ReportError(f"no session was held in {month}; the journal holds {held}")
-        per_session, per_series = [], {}
+        per_session: list[SessionCount] = []
+        per_series: dict[tuple[int, str], list[int]] = {}  # (series, kind) -> [cards, refunded, games]
         for session in sessions:
             physical = virtual = refunded = 0
             for game in session.games:
