@@ -147,13 +147,12 @@ def _virtual_groups(cards: Sequence[VirtualCard]) -> list[list[Cell]]:
 
 def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[Table]:
     """The minutes of one game (R77.1, R83.3-4, R89.6, R90.4, R91.10) as tables."""
-    key = prefix
     lead = f"Game {game.number}: " if prefix else ""
     virtual_stakes = sum(c.stake_cents for c in game.virtual_cards)
     virtual = {f"{c.series}-{c.card_number}" for c in game.virtual_cards}
-    tables = [
+    return [
         _fields(
-            f"{key}game", f"{lead}Game {game.game_id}",
+            f"{prefix}game", f"{lead}Game {game.game_id}",
             [
                 ("game_id", "Game", game.game_id),
                 ("session", "Session", game.session),
@@ -185,7 +184,7 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
             ],
         ),
         _table(
-            f"{key}series", f"{lead}Series in play and physical cards sold",
+            f"{prefix}series", f"{lead}Series in play and physical cards sold",
             [("series", "Series"), ("card_set", "Card set"), ("face_value_cents", "Face value"),
              ("opened_as", "Opened as"), ("first_card", "First card"), ("last_card", "Last card"),
              ("cards", "Cards"), ("amount_cents", "Collected")],
@@ -193,7 +192,7 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
               s.first, s.last, s.count, Cents(s.amount_cents)] for s in game.series],
         ),
         _table(
-            f"{key}paper_sales", f"{lead}Paper sales by seller",
+            f"{prefix}paper_sales", f"{lead}Paper sales by seller",
             [("seq", "Record"), ("time", "Time"), ("seller", "Seller"), ("series", "Series"),
              ("first_card", "First card"), ("last_card", "Last card"), ("cards", "Cards"),
              ("amount_cents", "Amount")],
@@ -201,14 +200,14 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
              for s in game.paper_sales],
         ),
         _table(
-            f"{key}virtual_cards", f"{lead}Virtual cards sold, by stake percentage",
+            f"{prefix}virtual_cards", f"{lead}Virtual cards sold, by stake percentage",
             [("series", "Series"), ("stake_percent", "Stake"), ("price_cents", "Card price"),
              ("stake_cents", "Stake per card"), ("cards", "Cards"), ("card_numbers", "Card numbers"),
              ("terminals", "Terminals"), ("amount_cents", "Collected")],
             _virtual_groups(game.virtual_cards),
         ),
         _table(
-            f"{key}pots", f"{lead}Pots: accumulated values, collection and payout",
+            f"{prefix}pots", f"{lead}Pots: accumulated values, collection and payout",
             [("pot", "Pot"), ("in_play", "In play"), ("level_at_draw_cents", "Accumulated at the draw"),
              ("collected_cents", "Collected from this game"), ("paid_cents", "Paid in this game"),
              ("moved_cents", "Moved by the reserve"), ("level_after_cents", "Accumulated after the game")],
@@ -217,13 +216,13 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
               _cents(line.level_after_cents)] for pot, line in game.pots.items()],
         ),
         _table(
-            f"{key}winners", f"{lead}Winning cards at each prize",
+            f"{prefix}winners", f"{lead}Winning cards at each prize",
             [("seq", "Record"), ("prize", "Prize"), ("ball_order", "On ball no."), ("ball", "Ball"),
              ("card", "Winning card")],
             [[w.seq, w.pattern, w.order, w.ball, w.card] for w in game.winners],
         ),
         _table(
-            f"{key}prizes", f"{lead}Prizes paid",
+            f"{prefix}prizes", f"{lead}Prizes paid",
             [("seq", "Record"), ("prize", "Prize"), ("ball_order", "Won on ball no."), ("ball", "Ball"),
              ("amount_cents", "Prize amount"), ("card", "Winning card"), ("paid_cents", "Paid to the card"),
              ("carried_cents", "Carried"), ("paid_from", "Paid from")],
@@ -232,19 +231,18 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
              for p in game.prizes for card, cents in p.payments],
         ),
         _table(
-            f"{key}claims_rejected", f"{lead}Claims rejected",
+            f"{prefix}claims_rejected", f"{lead}Claims rejected",
             [("seq", "Record"), ("card", "Card"), ("ball_order", "After ball no."), ("reason", "Reason")],
             [[c.seq, c.card, c.order, c.reason] for c in game.rejected],
         ),
         _table(
-            f"{key}draw", f"{lead}Balls drawn in order, with prizes and pots",
+            f"{prefix}draw", f"{lead}Balls drawn in order, with prizes and pots",
             [("seq", "Record"), ("time", "Time"), ("ball_order", "Ball no."), ("ball", "Ball"),
              ("event", "Event"), ("cards", "Cards"), ("amount_cents", "Amount"), ("detail", "Detail")],
             [[e.seq, _time(e.time_ms, timezone), e.order, e.ball, e.event, _words(e.cards),
               _cents(e.amount_cents), e.detail] for e in game.draw],
         ),
     ]
-    return tables
 
 
 def game_report(game: GameMinutes, *, hall_name: str, timezone: tzinfo) -> Report:
