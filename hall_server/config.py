@@ -145,11 +145,6 @@ class HallConfig:
     def scheme(self) -> str:
         return "https" if self.tls.enabled else "http"
 
-    @property
-    def console_url(self) -> str:
-        host = "localhost" if self.interface in ("", "0.0.0.0", "127.0.0.1", "::") else self.interface
-        return f"{self.scheme}://{host}:{self.port}/console"
-
 
 def load_config(path: Path) -> HallConfig:
     """Read and check the configuration file at ``path``."""

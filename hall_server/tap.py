@@ -228,7 +228,7 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     """The hall server for ``options``.
 
     ``config``: the configuration file (written with fresh logins if missing);
-    ``port``, ``database_url``: override the file's; ``demo``: play a scripted session
+    ``port``, ``interface``, ``database_url``: override the file's; ``demo``: play a scripted session
     (a step every ``demo_pace`` seconds).
     """
     from twisted.internet import reactor  # the composition root is the one place that picks it
@@ -237,6 +237,8 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     config, logins = ensure_config(config_path)
     if options.get("port") is not None:
         config = replace(config, port=int(options["port"]))
+    if options.get("interface"):
+        config = replace(config, interface=str(options["interface"]))
     if options.get("database_url"):
         config = replace(config, database_url=str(options["database_url"]))
     for name, role, password in logins:

@@ -49,8 +49,11 @@ def hall() -> None:
 @click.option("--pace", type=click.FloatRange(0.05, 60), default=2.5, show_default=True,
               help="With --demo: seconds between the scripted steps (balls, claims).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, help="Listen on this port instead.")
+@click.option("--interface", default=None, help="Listen on this address instead (0.0.0.0: every interface).")
 @click.pass_obj
-def serve(context: object, config_path: Path | None, demo: bool, pace: float, port: int | None) -> None:
+def serve(
+    context: object, config_path: Path | None, demo: bool, pace: float, port: int | None, interface: str | None
+) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
     from twisted.internet import reactor as global_reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
@@ -67,7 +70,8 @@ def serve(context: object, config_path: Path | None, demo: bool, pace: float, po
         _show_logins(logins, path)
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
     globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
-    options: dict[str, object] = {"config": str(path), "demo": demo, "demo_pace": pace, "port": port}
+    options: dict[str, object] = {"config": str(path), "demo": demo, "demo_pace": pace, "port": port,
+                                   "interface": interface}
     database = getattr(context, "url", None)
     if database:
         options["database_url"] = database
