@@ -1,0 +1,1 @@
+"""The player terminals' edge of the hall server: WebSocket sessions, fan-out, the kiosk app."""

@@ -1,0 +1,205 @@
+"""The player terminals' protocol: JSON messages over a WebSocket, versioned and validated.
+
+Every message is one JSON object in one text frame::
+
+    {"v": 1, "seq": 7, "type": "buy", "account": "1234 5678 9012", "quantity": 6, "stake_pct": 100}
+
+* ``v`` is the protocol version (:data:`VERSION`); another version is refused.
+* ``seq`` numbers the messages of one side on one connection: 1, 2, 3...  The server
+  refuses a number it has seen (``replayed``) or one that skips (``gap``), and answers
+  nothing else to it; the terminal checks the server's numbers the same way.  A new
+  connection starts again at 1 and begins with ``hello``: the server answers with the
+  whole picture (``state``), so a terminal that reconnects loses nothing.
+* ``type`` names the message; its fields are exactly those of :data:`TERMINAL_MESSAGES`
+  (sent by terminals) or :data:`SERVER_MESSAGES` (sent by the server): a missing field,
+  an unknown one, a wrong type, a ``true`` where a number belongs, a number out of range
+  or a string too long is refused with :class:`MessageError`, whose ``code`` the
+  ``error`` message carries.
+
+Money is integer cents everywhere.  The schema is written here, in plain Python, so the
+server, the headless client and the tests share one definition; ``docs/terminal-protocol.md``
+describes it with examples.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from protocol.errors import DomainError
+
+VERSION = 1
+MAX_MESSAGE_BYTES = 4096  # what a terminal may send; a request is far smaller
+
+
+class MessageError(DomainError):
+    """A message that breaks the protocol; ``code`` is one of :data:`ERROR_CODES`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+#: What an ``error`` message's ``code`` may say.
+ERROR_CODES = (
+    "malformed",  # not a JSON object, or too long
+    "version",  # another protocol version
+    "schema",  # unknown type, missing or unknown field, wrong type or range
+    "replayed",  # a sequence number already used on this connection
+    "gap",  # a sequence number that skips
+    "not_enrolled",  # hello from a terminal that is unknown, revoked or out of service
+    "hello_first",  # anything before hello, or hello twice
+    "sign_in_refused",  # wrong account or PIN
+    "signed_out",  # a player request without a signed-in player
+    "refused",  # the hall refused the request: the message says why
+    "internal",  # the server failed; the fault is logged
+)
+
+
+# --- Field types ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    max_length: int
+    min_length: int = 1
+
+    def check(self, name: str, value: object) -> None:
+        if not isinstance(value, str):
+            raise MessageError("schema", f"{name} is text, not {type(value).__name__}")
+        if not self.min_length <= len(value) <= self.max_length:
+            raise MessageError("schema", f"{name} is {self.min_length} to {self.max_length} characters long")
+
+
+@dataclass(frozen=True)
+class Whole:
+    low: int
+    high: int
+
+    def check(self, name: str, value: object) -> None:
+        # JSON's true/false must not pass for 1/0, nor 2.0 for 2: money and counts are whole.
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise MessageError("schema", f"{name} is a whole number, not {json.dumps(value)}")
+        if not self.low <= value <= self.high:
+            raise MessageError("schema", f"{name} is {self.low} to {self.high}, not {value}")
+
+
+@dataclass(frozen=True)
+class Anything:
+    """A server field whose inner shape :data:`SERVER_MESSAGES` documents but does not police."""
+
+    kind: type
+
+    def check(self, name: str, value: object) -> None:
+        if not isinstance(value, self.kind) and not (value is None and self.kind is dict):
+            raise MessageError("schema", f"{name} is {self.kind.__name__}")
+
+
+Field = Text | Whole | Anything
+CENTS = Whole(0, 2**53)  # JSON numbers are exact up to 2**53
+TIME_MS = Whole(0, 2**53)
+
+#: Messages a terminal sends, with their fields.
+TERMINAL_MESSAGES: Mapping[str, Mapping[str, Field]] = {
+    "hello": {"terminal": Text(40), "token": Text(200)},
+    "sign_in": {"account": Text(40), "pin": Text(12)},
+    "sign_out": {},
+    "buy": {"account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100)},
+    "sync": {},
+}
+
+#: Messages the server sends, with their fields.
+SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
+    "welcome": {"terminal": Text(40), "hall": Text(200), "time_ms": TIME_MS},
+    "state": {"time_ms": TIME_MS, "game": Anything(dict), "player": Anything(dict), "cards": Anything(list)},
+    "signed_in": {"account": Text(40), "credit_cents": CENTS},
+    "signed_out": {},
+    "bought": {"in_reply_to": Whole(1, 2**53), "cards": Anything(list), "credit_cents": CENTS},
+    "credit": {"credit_cents": CENTS, "reason": Text(200, 0)},
+    "ball": {"game_id": Text(80), "ball": Whole(1, 90), "ball_count": Whole(1, 90), "time_ms": TIME_MS},
+    "ball_voided": {"game_id": Text(80), "ball": Whole(1, 90)},
+    "game": {"game": Anything(dict)},
+    "won": {"game_id": Text(80), "card": Text(40), "prize": Text(40), "cents": CENTS},
+    "error": {"code": Text(40), "message": Text(500), "in_reply_to": Anything(int)},
+}
+
+
+def _check(kind: str, message: Mapping[str, Any], table: Mapping[str, Mapping[str, Field]]) -> None:
+    fields = table.get(kind)
+    if fields is None:
+        raise MessageError("schema", f"there is no message type {kind!r}")
+    present = set(message) - {"v", "seq", "type"}
+    if missing := sorted(set(fields) - present):
+        raise MessageError("schema", f"{kind} needs {', '.join(missing)}")
+    if unknown := sorted(present - set(fields)):
+        raise MessageError("schema", f"{kind} has no field {', '.join(unknown)}")
+    for name, field in fields.items():
+        if isinstance(field, Anything) and field.kind is int and message[name] is None:
+            continue  # an error that answers no particular message
+        field.check(name, message[name])
+
+
+def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINAL_MESSAGES) -> dict[str, Any]:
+    """One message read and validated against ``table``; :class:`MessageError` says what is wrong."""
+    if len(text) > MAX_MESSAGE_BYTES and table is TERMINAL_MESSAGES:
+        raise MessageError("malformed", f"a message is at most {MAX_MESSAGE_BYTES} bytes")
+    try:
+        message = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        raise MessageError("malformed", "a message is one JSON object") from None
+    if not isinstance(message, dict):
+        raise MessageError("malformed", "a message is one JSON object")
+    if message.get("v") != VERSION or isinstance(message.get("v"), bool):
+        raise MessageError("version", f"this hall speaks version {VERSION} of the terminal protocol")
+    Whole(1, 2**53).check("seq", message.get("seq"))
+    kind = message.get("type")
+    if not isinstance(kind, str):
+        raise MessageError("schema", "a message names its type")
+    _check(kind, message, table)
+    return message
+
+
+def encode(seq: int, kind: str, table: Mapping[str, Mapping[str, Field]] = SERVER_MESSAGES, **fields: Any) -> str:
+    """Message ``kind`` numbered ``seq``, checked against ``table`` before it leaves."""
+    message = {"v": VERSION, "seq": seq, "type": kind, **fields}
+    _check(kind, message, table)
+    return json.dumps(message, separators=(",", ":"))
+
+
+def numbered(seq: int, body: str) -> str:
+    """A message encoded once for many connections (a ball), given each one's ``seq``.
+
+    ``body`` is the JSON object without ``v`` and ``seq`` (``{"type":"ball",...}``);
+    this is the fan-out's fast path, so it does not validate again.
+    """
+    return f'{{"v":{VERSION},"seq":{seq},{body[1:]}'
+
+
+class SequenceCheck:
+    """The numbers one side expects of the other on one connection: 1, 2, 3..."""
+
+    def __init__(self) -> None:
+        self.last = 0
+
+    def accept(self, seq: int) -> None:
+        """Take ``seq`` or refuse it (``replayed``, ``gap``) leaving the count as it was."""
+        if seq <= self.last:
+            raise MessageError("replayed", f"message {seq} was already received (last was {self.last}); it is ignored")
+        if seq != self.last + 1:
+            raise MessageError("gap", f"message {self.last + 1} is expected, not {seq}; messages were lost")
+        self.last = seq
+
+
+__all__ = [
+    "ERROR_CODES",
+    "MAX_MESSAGE_BYTES",
+    "SERVER_MESSAGES",
+    "TERMINAL_MESSAGES",
+    "VERSION",
+    "MessageError",
+    "SequenceCheck",
+    "decode",
+    "encode",
+    "numbered",
+]

@@ -1,0 +1,225 @@
+"""A headless player terminal: the kiosk app's protocol without a screen.
+
+:class:`TerminalClient` is sans-I/O: it numbers what it sends, checks the numbers of what
+it receives, keeps the picture a kiosk would show (game, balls, credit, cards with
+their marks and "n to go"), and resolves each request when its answer comes.
+:func:`connect` puts it on a WebSocket with Twisted's client endpoint.  The tests and
+the load benchmark (``bench/bench_terminals.py``) drive hundreds of them at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from twisted.internet import defer
+from twisted.python.failure import Failure
+from twisted.web.websocket import WebSocketClientEndpoint, WebSocketTransport
+
+from protocol.errors import DomainError
+from protocol.terminal_messages import SERVER_MESSAGES, TERMINAL_MESSAGES, SequenceCheck, decode, encode
+
+
+class TerminalError(DomainError):
+    """The hall answered a request with an ``error``; ``code`` says which kind."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def to_go(cells: list[int], drawn: set[int]) -> tuple[int, int]:
+    """Numbers missing for the best row (the line) and for the whole card (the bingo)."""
+    rows = [[n for n in cells[r * 9:(r + 1) * 9] if n] for r in range(3)]
+    missing = [sum(1 for n in row if n not in drawn) for row in rows]
+    return min(missing), sum(missing)
+
+
+@dataclass
+class TerminalClient:
+    """One terminal's side of the protocol; ``send`` writes a text frame."""
+
+    terminal_id: str
+    token: str
+    send: Callable[[str], None] = lambda text: None
+    clock: Callable[[], float] = lambda: 0.0
+    outbound: int = 0
+    inbound: SequenceCheck = field(default_factory=SequenceCheck)
+    game: dict[str, Any] | None = None
+    player: dict[str, Any] | None = None
+    cards: list[dict[str, Any]] = field(default_factory=list)
+    drawn: list[int] = field(default_factory=list)
+    credit_cents: int | None = None
+    won: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    #: (ball, the hall's commit time in ms, when it arrived by ``clock`` in s): for latency figures
+    ball_arrivals: list[tuple[int, int, float]] = field(default_factory=list)
+    _waiting: dict[int, defer.Deferred[dict[str, Any]]] = field(default_factory=dict)
+    _hello: defer.Deferred[dict[str, Any]] | None = None
+
+    # --- Requests ---------------------------------------------------------------------
+
+    def _request(self, kind: str, **fields: Any) -> tuple[int, defer.Deferred[dict[str, Any]]]:
+        self.outbound += 1
+        answer: defer.Deferred[dict[str, Any]] = defer.Deferred()
+        self._waiting[self.outbound] = answer
+        if kind == "hello":
+            self._hello = answer  # before sending: the answer may come back at once
+        self.send(encode(self.outbound, kind, TERMINAL_MESSAGES, **fields))
+        return self.outbound, answer
+
+    def hello(self) -> defer.Deferred[dict[str, Any]]:
+        """Identify the terminal; fires with the first ``state``."""
+        return self._request("hello", terminal=self.terminal_id, token=self.token)[1]
+
+    def sign_in(self, account: str, pin: str) -> defer.Deferred[dict[str, Any]]:
+        return self._request("sign_in", account=account, pin=pin)[1]
+
+    def buy(self, quantity: int, stake_pct: int = 100, account: str | None = None) -> defer.Deferred[dict[str, Any]]:
+        """Buy cards for the signed-in account (or, to test a refusal, another)."""
+        named = account if account is not None else (self.player or {}).get("account", "")
+        return self._request("buy", account=named, quantity=quantity, stake_pct=stake_pct)[1]
+
+    def sync(self) -> defer.Deferred[dict[str, Any]]:
+        return self._request("sync")[1]
+
+    def send_raw(self, text: str) -> None:
+        """A frame as given, for tests of refusals."""
+        self.send(text)
+
+    # --- What comes in ------------------------------------------------------------------
+
+    def message_received(self, text: str) -> None:
+        message = decode(text, SERVER_MESSAGES)
+        self.inbound.accept(message["seq"])
+        kind = message["type"]
+        handler = getattr(self, f"_on_{kind}")
+        handler(message)
+
+    def _answer(self, seq: int | None, value: dict[str, Any] | Exception) -> None:
+        waiting = self._waiting.pop(seq, None) if seq is not None else None
+        if waiting is None:
+            return
+        if isinstance(value, Exception):
+            waiting.errback(Failure(value))
+        else:
+            waiting.callback(value)
+
+    def _oldest(self, kinds: tuple[str, ...]) -> int | None:
+        """The oldest request still waiting (answers without ``in_reply_to`` go to it)."""
+        return min(self._waiting) if self._waiting else None
+
+    def _on_welcome(self, message: dict[str, Any]) -> None:
+        pass  # the state follows
+
+    def _on_state(self, message: dict[str, Any]) -> None:
+        self.game = message["game"]
+        self.player = message["player"]
+        self.cards = message["cards"]
+        self.drawn = list(self.game["drawn"]) if self.game else []
+        if self.player is not None:
+            self.credit_cents = self.player["credit_cents"]
+        if self._hello is not None:
+            hello, self._hello = self._hello, None
+            self._waiting = {k: v for k, v in self._waiting.items() if v is not hello}
+            hello.callback(message)
+        else:
+            self._answer(self._oldest(("sync", "sign_in")), message)
+
+    def _on_signed_in(self, message: dict[str, Any]) -> None:
+        self.credit_cents = message["credit_cents"]
+        self.player = {"account": message["account"], "credit_cents": message["credit_cents"]}
+
+    def _on_signed_out(self, message: dict[str, Any]) -> None:
+        self.player = None
+
+    def _on_bought(self, message: dict[str, Any]) -> None:
+        self.cards.extend(message["cards"])
+        self.credit_cents = message["credit_cents"]
+        self._answer(message["in_reply_to"], message)
+
+    def _on_credit(self, message: dict[str, Any]) -> None:
+        self.credit_cents = message["credit_cents"]
+
+    def _on_ball(self, message: dict[str, Any]) -> None:
+        self.drawn.append(message["ball"])
+        self.ball_arrivals.append((message["ball"], message["time_ms"], self.clock()))
+
+    def _on_ball_voided(self, message: dict[str, Any]) -> None:
+        if self.drawn and self.drawn[-1] == message["ball"]:
+            self.drawn.pop()
+
+    def _on_game(self, message: dict[str, Any]) -> None:
+        game = message["game"]
+        if game is None or self.game is None or game["game_id"] != self.game.get("game_id"):
+            self.cards = []  # a new game: last game's cards are over
+        self.game = game
+        self.drawn = list(game["drawn"]) if game else []
+
+    def _on_won(self, message: dict[str, Any]) -> None:
+        self.won.append(message)
+
+    def _on_error(self, message: dict[str, Any]) -> None:
+        self.errors.append(message)
+        error = TerminalError(message["code"], message["message"])
+        seq = message["in_reply_to"]
+        if seq is None and self._hello is not None:
+            hello, self._hello = self._hello, None
+            hello.errback(Failure(error))
+            return
+        self._answer(seq, error)
+
+    # --- The picture ----------------------------------------------------------------------
+
+    def progress(self) -> list[tuple[str, int, int]]:
+        """Each card's (label, to go for the line, to go for the bingo), best first (R93.10)."""
+        drawn = set(self.drawn)
+        rows = [(card["card"], *to_go(card["cells"], drawn)) for card in self.cards]
+        return sorted(rows, key=lambda row: (row[2], row[1]))
+
+
+class ClientSocket:
+    """The WebSocket protocol under a :class:`TerminalClient`."""
+
+    def __init__(self, client: TerminalClient) -> None:
+        self.client = client
+        self.transport: WebSocketTransport | None = None
+        self.closed: defer.Deferred[None] = defer.Deferred()
+
+    def negotiationStarted(self, transport: WebSocketTransport) -> None:
+        self.transport = transport
+        self.client.send = transport.sendTextMessage
+
+    def negotiationFinished(self) -> None:
+        pass
+
+    def textMessageReceived(self, message: str) -> None:
+        self.client.message_received(message)
+
+    def bytesMessageReceived(self, data: bytes) -> None:
+        pass
+
+    def pongReceived(self, payload: bytes) -> None:
+        pass
+
+    def connectionLost(self, reason: Failure) -> None:
+        self.transport = None
+        self.closed.callback(None)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.loseConnection()
+
+
+class _ClientFactory:
+    def __init__(self, client: TerminalClient) -> None:
+        self.client = client
+
+    def buildProtocol(self, url: str) -> ClientSocket:
+        return ClientSocket(self.client)
+
+
+def connect(reactor: Any, url: str, client: TerminalClient) -> defer.Deferred[ClientSocket]:
+    """Open the WebSocket at ``url`` (``ws://host:port/kiosk/ws``) for ``client``."""
+    endpoint = WebSocketClientEndpoint.new(reactor, url)
+    return defer.ensureDeferred(endpoint.connect(_ClientFactory(client)))  # type: ignore[arg-type]

@@ -1,0 +1,278 @@
+"""The terminal gateway on fakes (no sockets, no reactor): a headless client wired to a
+session; every bad message answered with an error, journaled, and nothing else changed
+(R82.13-16, R83.7, R85.9, R92.8, R93.1, R93.8, R93.10, R96.3)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from twisted.internet import defer
+
+from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
+from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, SequenceCheck, decode, encode
+from terminals.client import TerminalClient, TerminalError, to_go
+from tests.hall.conftest import result
+from tests.terminals.conftest import CHIEF, SELLER, VirtualHall, layout
+
+PIN = "4821"
+
+
+class Wire:
+    """A client and a session joined back to back, as a socket would join them."""
+
+    def __init__(self, gateway: TerminalGateway, terminal: str, token: str) -> None:
+        self.client = TerminalClient(terminal, token)
+        self.closed = False
+        self.session = TerminalSession(gateway, self.client.message_received, self._close)
+        self.client.send = self.session.message_received
+
+    def _close(self) -> None:
+        self.closed = True
+
+    def drop(self) -> None:
+        self.session.connection_lost()
+
+
+@pytest.fixture
+def gateway(hall: VirtualHall) -> TerminalGateway:
+    def check_pin(number: str, pin: str) -> defer.Deferred[bool]:
+        return defer.succeed(hall.cashier.verify_pin(number, pin))
+
+    return TerminalGateway(hall.core, hall.games, hall.virtual, hall.cashier, hall.clock, check_pin, "Sala Test",
+                           grace_s=30)
+
+
+def signed_in(hall: VirtualHall, gateway: TerminalGateway, terminal: str = "T1", credit: int = 1_000,
+              document: str = "11111111A") -> tuple[Wire, str]:
+    number = hall.player(document, credit, PIN)
+    wire = Wire(gateway, terminal, hall.terminal(terminal))
+    result(wire.client.hello())
+    result(wire.client.sign_in(number, PIN))
+    return wire, number
+
+
+def journaled_refusal(hall: VirtualHall, before: int, match: str) -> None:
+    """Exactly one record was written since ``before``: the refusal, naming the reason."""
+    records = hall.records()[before:]
+    assert [r.type for r in records] == ["terminal_request_refused"], [r.type for r in records]
+    assert match in records[0].payload["reason"]
+
+
+# --- The wire format ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, code", [
+    ("not json", "malformed"),
+    ("[1, 2]", "malformed"),
+    ('{"v": 2, "seq": 1, "type": "sync"}', "version"),
+    ('{"v": true, "seq": 1, "type": "sync"}', "version"),
+    ('{"v": 1, "seq": 0, "type": "sync"}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "dance"}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 1}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 1, "stake_pct": 100, "price": 1}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": true, "stake_pct": 100}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 2.0, "stake_pct": 100}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 97, "stake_pct": 100}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "hello", "terminal": "", "token": "t"}', "schema"),
+])
+def test_the_schema_refuses_what_it_does_not_describe(text: str, code: str) -> None:
+    with pytest.raises(MessageError) as refused:
+        decode(text)
+    assert refused.value.code == code
+
+
+def test_messages_round_trip_and_sequences_refuse_replays_and_gaps() -> None:
+    text = encode(3, "buy", TERMINAL_MESSAGES, account="1234", quantity=6, stake_pct=50)
+    assert json.loads(text) == {"v": 1, "seq": 3, "type": "buy", "account": "1234", "quantity": 6, "stake_pct": 50}
+    assert decode(text)["quantity"] == 6
+    check = SequenceCheck()
+    check.accept(1)
+    for seq, code in ((1, "replayed"), (3, "gap")):
+        with pytest.raises(MessageError) as refused:
+            check.accept(seq)
+        assert refused.value.code == code
+    check.accept(2)
+    with pytest.raises(MessageError, match="credit_cents is a whole number"):
+        encode(1, "credit", credit_cents=1.5, reason="")
+
+
+# --- Sessions -------------------------------------------------------------------------------------
+
+
+@pytest.mark.req("R92.8", "R93.1")
+def test_a_terminal_says_hello_signs_in_and_sees_its_credit_and_the_sale_time(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 120))
+    wire, number = signed_in(hall, gateway)
+    client = wire.client
+    assert client.credit_cents == 1_000 and client.player["credit_cents"] == 1_000
+    assert client.game["sale"]["closes_at_ms"] == hall.core.now_ms() + 120_000
+    assert client.game["price_cents"] == 100 and client.game["series"] == "V1"
+
+
+@pytest.mark.req("R82.13", "R82.14", "R93.6", "R93.10", "R85.9", "R92.8")
+def test_a_player_buys_watches_the_cards_mark_themselves_wins_the_line_and_sees_the_credit_rise(
+    hall: VirtualHall, gateway: TerminalGateway
+) -> None:
+    row = [int(n) for n in layout(1).reshape(3, 9)[0] if n]
+    hall.balls.put_first(row)
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    wire, number = signed_in(hall, gateway)
+    watcher = Wire(gateway, "T2", hall.terminal("T2"))
+    result(watcher.client.hello())
+    bought = result(wire.client.buy(2))
+    assert [c["card"] for c in bought["cards"]] == ["V1-1", "V1-2"] and bought["credit_cents"] == 800
+    assert wire.client.cards[0]["code"] and wire.client.cards[0]["price_cents"] == 100
+    result(hall.games.close_sale(CHIEF))
+    assert wire.client.game["prizes"]["line"] > 0 and wire.client.game["cards_sold"] == 2
+    for _ in range(5):
+        result(hall.games.draw_ball(SELLER))
+    assert wire.client.drawn == row == watcher.client.drawn
+    assert to_go(wire.client.cards[0]["cells"], set(row)) == (0, 10)
+    assert wire.client.progress()[0][0] == "V1-1"
+    assert wire.client.game["won"] == {"line": 5}
+    result(hall.games.draw_ball(SELLER))  # the draw moves on: the line is settled and credited
+    (won,) = wire.client.won
+    assert won["card"] == "V1-1" and won["prize"] == "line" and won["cents"] > 0
+    assert wire.client.credit_cents == 800 + won["cents"] == hall.balance(number)
+    assert watcher.client.won == []
+
+
+@pytest.mark.req("R82.13")
+def test_unenrolled_and_revoked_terminals_are_refused_journaled_and_hung_up_on(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    before = len(hall.records())
+    stranger = Wire(gateway, "T9", "guessed")
+    with pytest.raises(TerminalError, match="not enrolled"):
+        result(stranger.client.hello())
+    assert stranger.closed and "T9" not in gateway.sessions
+    journaled_refusal(hall, before, "not enrolled")
+    token = hall.terminal("T1")
+    result(hall.virtual.revoke_terminal(CHIEF, "T1", "stolen"))
+    before = len(hall.records())
+    revoked = Wire(gateway, "T1", token)
+    with pytest.raises(TerminalError, match="revoked"):
+        result(revoked.client.hello())
+    journaled_refusal(hall, before, "revoked")
+
+
+def test_revoking_a_connected_terminal_ends_its_connection(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    wire, _ = signed_in(hall, gateway)
+    result(hall.virtual.revoke_terminal(CHIEF, "T1", "stolen"))
+    assert wire.closed and wire.client.errors[-1]["code"] == "not_enrolled"
+
+
+@pytest.mark.parametrize("frame, code", [
+    ('{"v": 1, "seq": 3, "type": "buy", "account": "x", "quantity": "six", "stake_pct": 100}', "schema"),
+    ('{"v": 1, "seq": 2, "type": "sync"}', "replayed"),
+    ('{"v": 1, "seq": 9, "type": "sync"}', "gap"),
+    ("{", "malformed"),
+])
+def test_bad_frames_get_an_error_a_journal_entry_and_change_nothing(
+    hall: VirtualHall, gateway: TerminalGateway, frame: str, code: str
+) -> None:
+    wire, number = signed_in(hall, gateway)
+    before = len(hall.records())
+    wire.client.send_raw(frame)
+    assert wire.client.errors[-1]["code"] == code
+    journaled_refusal(hall, before, code)
+    assert hall.balance(number) == 1_000
+    assert wire.session.inbound.last == 2  # the refused frame did not move the count
+
+
+def test_nothing_but_hello_is_heard_before_hello(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    wire = Wire(gateway, "T1", hall.terminal("T1"))
+    before = len(hall.records())
+    with pytest.raises(TerminalError, match="hello"):
+        result(wire.client.sync())
+    journaled_refusal(hall, before, "hello_first")
+
+
+def test_a_wrong_pin_is_refused_and_journaled_and_five_end_the_connection(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    number = hall.player("11111111A", 500, PIN)
+    wire = Wire(gateway, "T1", hall.terminal("T1"))
+    result(wire.client.hello())
+    for attempt in range(5):
+        before = len(hall.records())
+        with pytest.raises(TerminalError, match="account number or the PIN is wrong"):
+            result(wire.client.sign_in(number, "0000"))
+        journaled_refusal(hall, before, "sign_in_refused")
+    assert wire.closed and wire.client.player is None
+
+
+@pytest.mark.req("R93.8", "R93.3", "R83.7", "R82.13")
+@pytest.mark.parametrize("case", ["after the window", "beyond credit", "beyond 96", "another account", "signed out"])
+def test_refused_purchases_say_why_on_the_terminal_are_journaled_and_change_nothing(
+    hall: VirtualHall, gateway: TerminalGateway, case: str
+) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    wire, number = signed_in(hall, gateway, credit=50_000)
+    other = hall.player("22222222B", 1_000, PIN)
+    result(wire.client.buy(90))
+    kwargs: dict[str, Any] = {"quantity": 1}
+    expected = ""
+    if case == "after the window":
+        hall.clock.advance(61)
+        expected = "sale time for terminals is over"
+    elif case == "beyond credit":
+        kwargs = {"quantity": 6}
+        result(hall.cashier.cash_out(CASHIER_ACTOR, number, hall.balance(number) - 300, "desk1", "cash", ""))
+        expected = "your credit is 300 cents"
+    elif case == "beyond 96":
+        kwargs = {"quantity": 7}
+        expected = "at most 96 cards"
+    elif case == "another account":
+        kwargs = {"quantity": 1, "account": other}
+        expected = "only for the account signed in"
+    else:
+        wire.client.send_raw(encode(wire.client.outbound + 1, "sign_out", TERMINAL_MESSAGES))
+        wire.client.outbound += 1
+        wire.client.player = {"account": number}
+        expected = "sign in"
+    credit, sold = hall.balance(number), dict(hall.games.current.machine.sales)
+    before = len(hall.records())
+    with pytest.raises(TerminalError, match=expected):
+        result(wire.client.buy(**kwargs))
+    journaled_refusal(hall, before, expected)
+    assert hall.balance(number) == credit and dict(hall.games.current.machine.sales) == sold
+
+
+@pytest.mark.req("R96.3")
+def test_a_terminal_lost_during_a_game_is_refunded_after_the_grace_and_stays_out(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    wire, number = signed_in(hall, gateway)
+    result(wire.client.buy(3))
+    wire.drop()
+    hall.clock.advance(29)
+    assert hall.balance(number) == 700  # not yet: it may come back
+    hall.clock.advance(1)
+    assert hall.balance(number) == 1_000
+    again = Wire(gateway, "T1", "token-0")
+    with pytest.raises(TerminalError, match="out of service"):
+        result(again.client.hello())
+
+
+@pytest.mark.req("R92.8")
+def test_a_terminal_back_within_the_grace_resyncs_its_whole_picture(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    wire, number = signed_in(hall, gateway)
+    result(wire.client.buy(3))
+    result(hall.games.close_sale(CHIEF))
+    wire.drop()
+    result(hall.games.draw_ball(SELLER))
+    hall.clock.advance(10)
+    back = Wire(gateway, "T1", "token-0")
+    result(back.client.hello())
+    result(back.client.sign_in(number, PIN))
+    hall.clock.advance(60)
+    assert [c["card"] for c in back.client.cards] == ["V1-1", "V1-2", "V1-3"]
+    assert back.client.drawn == list(hall.games.current.machine.drawn) and len(back.client.drawn) == 1
+    assert hall.balance(number) == 700  # no refund: it came back in time
+
+
+from tests.terminals.conftest import CASHIER as CASHIER_ACTOR  # noqa: E402
