@@ -111,7 +111,8 @@ def _flowables(table: Table, available: float) -> list[Any]:
          for j, (text, width) in enumerate(zip(line, widths))]
         for i, line in enumerate(texts)
     ]
-    grid = PdfTable(cells, colWidths=widths, repeatRows=0 if table.vertical else 1, hAlign="LEFT")
+    # A row may split across pages: a complaint may be longer than a page is tall.
+    grid = PdfTable(cells, colWidths=widths, repeatRows=0 if table.vertical else 1, hAlign="LEFT", splitInRow=1)
     grid.setStyle(
         TableStyle(
             [
