@@ -11,8 +11,8 @@ from twisted.internet.task import Clock
 
 from hall_server.hall.admission import HALL_TIMEZONE
 from hall_server.journal import Journal
-from hall_server.reports.layout import Report, card_ranges, game_report, month_report, session_report, stake_percent
-from hall_server.reports.minutes import POTS, ReportError, build
+from hall_server.reports.layout import Column, Report, Table, card_ranges, game_report, month_report, session_report, stake_percent
+from hall_server.reports.minutes import POTS, JournalRange, ReportError, build
 from hall_server.reports.render import to_csv, to_pdf
 from hall_server.store.database import open_database
 from protocol.chain import Record, seal
@@ -318,3 +318,12 @@ def test_the_minutes_are_a_pure_projection_apart_from_their_rendering(name: str)
     frameworks = {"twisted", "sqlalchemy", "reportlab", "click", "os", "pathlib", "time"}
     assert not {m for m in imported if m.split(".")[0] in frameworks}
     assert not {m for m in imported if m.startswith("hall_server.") and not m.startswith("hall_server.reports")}
+
+
+def test_a_complaint_longer_than_a_page_is_printed_whole_across_pages() -> None:
+    text = " ".join(f"word{n}" for n in range(3000))
+    table = Table("incidents", "Incidents", (Column("seq", "Record"), Column("text", "Text")), ((1, text),))
+    pdf = to_pdf(Report("session", "1", "Long", JournalRange(1, 2, "a" * 64), (table,)))
+    shown = " ".join(pdf_strings(pdf))
+    assert pdf.count(b"/Type /Page\n") > 1
+    assert "word0 " in shown and "word2999" in shown
