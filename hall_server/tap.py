@@ -36,16 +36,20 @@ from twisted.web.server import Site
 from hall_server import pki
 from hall_server.config import HallConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
-from hall_server.hall.cashier import CashierModule
+from hall_server.hall.cashier import CashierModule, pin_matches
 from hall_server.hall.catalog import StoreCardCatalog
 from hall_server.hall.core import Actor, HallCore, thread_pool_runner
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import SessionModule
+from hall_server.hall.virtual import VirtualModule
 from hall_server.journal import Journal
 from hall_server.keys import load_journal_key
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
+from hall_server.terminal_gateway.gateway import TerminalGateway
+from hall_server.terminal_gateway.library import load_virtual_library
+from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.web.auth import SignIns, StaffDirectory
 from hall_server.web.channel import CommandChannel
 from hall_server.web.demo_session import DemoSession
@@ -125,6 +129,8 @@ class HallServer:
     admission: AdmissionModule
     cashier: CashierModule
     games: GamesModule
+    virtual: VirtualModule | None = None
+    gateway: TerminalGateway | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -177,6 +183,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name)
     # The software ball generator draws until the blower driver is configured (R92.10).
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), RandomBallGenerator, config.prize_rules)
+    # Virtual cards on the player terminals (docs/terminals.md).
+    library = load_virtual_library(engine, config.home / "keys" / "card-code.key")
+    virtual = VirtualModule(core, games, ledger, cashier, library)
     view = HallView(config.name)
     core.add_module(view)
     recovered = core.recover()
@@ -194,11 +203,19 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled
     )
+    # The PIN check (scrypt) runs off the reactor thread, on the hash read on it.
+    def check_pin(number: str, pin: str) -> defer.Deferred[bool]:
+        stored = cashier.usable_account(number).pin_hash
+        return deferToThreadPool(reactor, reactor.getThreadPool(), pin_matches, pin, stored)
+
+    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name)
+    site.resource.putChild(b"kiosk", KioskResource(gateway))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
-        config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games
+        config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
+        virtual, gateway,
     )
     service.hall = hall
     return hall
