@@ -43,6 +43,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from OpenSSL import SSL
 from OpenSSL.crypto import PKey, X509, X509StoreFlags
+from twisted.protocols.tls import TLSMemoryBIOProtocol
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator, ISSLTransport
 from twisted.internet.ssl import Certificate, CertificateOptions, KeyPair, PrivateCertificate, optionsForClientTLS
 from twisted.logger import Logger
@@ -693,9 +694,8 @@ class _RevocationCheckingClient:
         self._crl = crl
         self._prepared: SSL.Context | None = None
 
-    def clientConnectionForTLS(self, tlsProtocol: object) -> SSL.Connection:
-        # mypy reads zope interface methods as if they had no ``self``.
-        connection: SSL.Connection = self._creator.clientConnectionForTLS(tlsProtocol)  # type: ignore[call-arg, misc]
+    def clientConnectionForTLS(self, tlsProtocol: TLSMemoryBIOProtocol) -> SSL.Connection:
+        connection: SSL.Connection = self._creator.clientConnectionForTLS(tlsProtocol)
         context = connection.get_context()
         # The creator reuses one context for all its connections; the list goes in once.
         if context is not self._prepared:

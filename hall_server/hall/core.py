@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from twisted.internet import defer
-from twisted.internet.interfaces import IReactorThreads, IReactorTime
+from twisted.internet.interfaces import IReactorThreads
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -61,6 +61,12 @@ SYSTEM = Actor("hall-server", Role.SYSTEM)
 
 class NotAllowed(DomainError):
     """The actor's role may not give this command."""
+
+
+class Clock(Protocol):
+    """What the core needs of a reactor's clock (``IReactorTime.seconds``; ``task.Clock`` in tests)."""
+
+    def seconds(self) -> float: ...
 
 
 class Module(Protocol):
@@ -109,7 +115,7 @@ class HallCore:
     def __init__(
         self,
         journal: Journal,
-        clock: IReactorTime,
+        clock: Clock,
         run_blocking: RunBlocking,
         permissions: Mapping[str, frozenset[Role]] | None = None,
     ) -> None:
