@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from hall_server.reports.minutes import (
     GameMinutes,
@@ -131,7 +131,7 @@ def _journal(kind: str, subject: str, span: JournalRange, hall_name: str, timezo
 # --- Games ------------------------------------------------------------------------------------
 
 
-def _virtual_groups(cards: Sequence[VirtualCard]) -> list[list[Cell]]:
+def _virtual_groups(cards: Sequence[VirtualCard], labels: Mapping[int, str]) -> list[list[Cell]]:
     """Virtual cards by series and stake percentage (R83.4): count, card numbers, stakes."""
     groups: dict[tuple[int, int, int, str], list[VirtualCard]] = {}
     for card in cards:
@@ -139,7 +139,7 @@ def _virtual_groups(cards: Sequence[VirtualCard]) -> list[list[Cell]]:
                    else stake_percent(card.stake_cents, card.price_cents))
         groups.setdefault((card.series, card.price_cents, card.stake_cents, percent), []).append(card)
     return [
-        [series, percent, Cents(price), Cents(stake), len(group), card_ranges(c.card_number for c in group),
+        [series, labels.get(series, ""), percent, Cents(price), Cents(stake), len(group), card_ranges(c.card_number for c in group),
          _words(sorted({c.terminal_id or "-" for c in group})), Cents(stake * len(group))]
         for (series, price, stake, percent), group in sorted(groups.items())
     ]
@@ -176,6 +176,7 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
                 ("carry_line_cents", "of which carried into the line", Cents(game.carry_line_cents)),
                 ("carry_bingo_cents", "of which carried into the bingo", Cents(game.carry_bingo_cents)),
                 ("prizes_paid_cents", "Prizes paid", Cents(game.prizes_paid_cents)),
+                ("refunded_cards", "Cards refunded", game.refunded_cards),
                 ("refunded_cents", "Refunded", Cents(game.refunded_cents)),
                 ("house_cents", "House share", _cents(game.house_cents)),
                 ("tax_base_cents", "Tax base (R98)", _cents(game.tax_base_cents)),
@@ -201,10 +202,11 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
         ),
         _table(
             f"{prefix}virtual_cards", f"{lead}Virtual cards sold, by stake percentage",
-            [("series", "Series"), ("stake_percent", "Stake"), ("price_cents", "Card price"),
+            [("series", "Series"), ("series_label", "Shown as"), ("stake_percent", "Stake"),
+             ("price_cents", "Card price"),
              ("stake_cents", "Stake per card"), ("cards", "Cards"), ("card_numbers", "Card numbers"),
              ("terminals", "Terminals"), ("amount_cents", "Collected")],
-            _virtual_groups(game.virtual_cards),
+            _virtual_groups(game.virtual_cards, game.virtual_labels),
         ),
         _table(
             f"{prefix}pots", f"{lead}Pots: accumulated values, collection and payout",
@@ -304,12 +306,13 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo)
         _table(
             "summary", "Daily summary with running totals (R83.5)",
             [("game_number", "Game"), ("game_id", "Game id"), ("state", "State"),
-             ("face_value_cents", "Face value"), ("cards", "Cards sold"), ("collection_cents", "Collected"),
+             ("face_value_cents", "Face value"), ("cards", "Cards sold"), ("refunded_cards", "Refunded"),
+             ("collection_cents", "Collected"),
              ("prizes_paid_cents", "Prizes paid"), ("total_games", "Games so far"),
              ("total_cards", "Cards so far"), ("total_prizes_paid_cents", "Prizes paid so far"),
              ("total_collection_cents", "Collected so far")],
             [[r.game.number, r.game.game_id, r.game.state, Cents(r.game.price_cents),
-              r.game.physical_cards + len(r.game.virtual_cards), Cents(r.game.stakes_cents),
+              r.game.physical_cards + len(r.game.virtual_cards), r.game.refunded_cards, Cents(r.game.stakes_cents),
               Cents(r.game.prizes_paid_cents), r.total_games, r.total_cards, Cents(r.total_prizes_paid_cents),
               Cents(r.total_collection_cents)] for r in summary],
         ),

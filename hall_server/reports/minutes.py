@@ -142,6 +142,10 @@ class VirtualCard:
     account: str
     stake_percent: int | None  # as chosen on the purchase screen, when the record names it
 
+    @property
+    def label(self) -> str:
+        return f"{self.series}-{self.card_number}"
+
 
 @dataclass(frozen=True)
 class DrawEvent:
@@ -235,6 +239,8 @@ class GameMinutes:
     series: list[SeriesInPlay] = field(default_factory=list)
     paper_sales: list[PaperSale] = field(default_factory=list)
     virtual_cards: list[VirtualCard] = field(default_factory=list)
+    virtual_labels: dict[int, str] = field(default_factory=dict)  # series number -> the label cards show
+    refunded_virtual: set[str] = field(default_factory=set)  # cards refunded with a failed terminal (R96.3)
     cards_sold: int | None = None  # announced at the close of the sale
     collection_cents: int | None = None
     line_cents: int | None = None
@@ -265,7 +271,16 @@ class GameMinutes:
         """The collection: as announced at the close, or the stakes recorded so far."""
         if self.collection_cents is not None:
             return self.collection_cents
-        return sum(s.amount_cents for s in self.paper_sales) + sum(c.stake_cents for c in self.virtual_cards)
+        return sum(s.amount_cents for s in self.paper_sales) + sum(
+            c.stake_cents for c in self.virtual_cards if c.label not in self.refunded_virtual
+        )
+
+    @property
+    def refunded_cards(self) -> int:
+        """Cards sold and paid back: all of a refunded game's, else those of failed terminals."""
+        if self.refunded:
+            return self.physical_cards + len(self.virtual_cards)
+        return len(self.refunded_virtual)
 
     @property
     def prizes_paid_cents(self) -> int:
@@ -383,7 +398,7 @@ class SessionMinutes:
         for game in self.games:
             games += 1
             if not game.refunded:
-                cards += game.physical_cards + len(game.virtual_cards)
+                cards += game.physical_cards + len(game.virtual_cards) - game.refunded_cards
                 collection += game.stakes_cents
             prizes += game.prizes_paid_cents
             rows.append(SummaryRow(game, games, cards, prizes, collection))
@@ -415,8 +430,8 @@ class SessionCount:
 class MonthCount:
     """The physical and virtual cards sold in a calendar month, to the regulator (R77.4).
 
-    Cards of a refunded game were handed out and paid back; they are counted as sold
-    and shown again under ``refunded``.
+    Cards of a refunded game, or bought on a terminal that failed, were handed out and
+    paid back; they are counted as sold and shown again under ``refunded``.
     """
 
     month: str
@@ -523,10 +538,10 @@ class MinutesBook:
                         _count(per_series, (s.series, "physical"), s.count, s.count if gone else 0, counted)
                         physical += s.count
                 for card in game.virtual_cards:
-                    _count(per_series, (card.series, "virtual"), 1, 1 if gone else 0, counted)
+                    back = gone or card.label in game.refunded_virtual
+                    _count(per_series, (card.series, "virtual"), 1, 1 if back else 0, counted)
                     virtual += 1
-                if gone:
-                    refunded += game.physical_cards + len(game.virtual_cards)
+                refunded += game.refunded_cards
             per_session.append(SessionCount(session.number, session.date, len(session.games), physical, virtual, refunded))
         first, last = sessions[0].journal_range, sessions[-1].journal_range
         return MonthCount(
@@ -648,6 +663,8 @@ class MinutesBook:
         game.span.cover(record)
         if posting.reason in (GAME_REFUND, TERMINAL_REFUND):
             game.refunded_cents += posting.amount
+            if posting.reason == TERMINAL_REFUND and posting.reference.card:
+                game.refunded_virtual.add(posting.reference.card)
         elif posting.reason == "jackpot:reserve transfer":
             game.pots["pot:jackpot_reserve"].moved_cents -= posting.amount
             game.pots["pot:jackpot_accumulated"].moved_cents += posting.amount
@@ -709,6 +726,8 @@ class MinutesBook:
                 VirtualCard(record.seq, p["series"], p["card_number"], p["price_cents"], p["stake_cents"],
                             p.get("terminal_id"), p["account"], p.get("stake_pct"))
             )
+        elif kind == "virtual_cards_bought" and "series_label" in p:
+            game.virtual_labels[p["series"]] = p["series_label"]
         elif kind == "second_series_opened":
             game.series.append(SeriesInPlay(p["series"], p["card_set"], p["face_value_cents"], second=True))
         elif kind == "pots_announced":
@@ -761,12 +780,12 @@ class MinutesBook:
         elif kind == "prize_paid":
             self._prize_paid(game, record)
         elif kind in ("game_suspended", "game_resumed", "game_suspended_for_good", "game_refunded",
-                      "manual_finish_started", "game_closed", "game_finished"):
+                      "manual_finish_started", "game_closed", "game_finished", "terminal_failed"):
             if kind in ("game_closed", "game_finished"):
                 game.tax_cents, game.tax_base_cents = p.get("tax_cents"), p.get("tax_base_cents")
             if kind == "game_resumed":
                 game.state = "drawing" if game.drawn else str(p.get("state", "")).replace("_", " ")
-            detail = p.get("reason") or p.get("authorised_by") or p.get("finished_by") or ""
+            detail = p.get("reason") or p.get("authorised_by") or p.get("finished_by") or p.get("terminal_id") or ""
             game.draw.append(DrawEvent(record.seq, record.time_ms, order, game.ball_at(order),
                                        kind.replace("_", " "), (), None, str(detail)))
         elif kind == "cards_collected":

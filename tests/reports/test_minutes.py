@@ -19,7 +19,10 @@ from protocol.chain import Record, seal
 from protocol.errors import DomainError
 from protocol.money import format_cents
 from tests.hall.conftest import result
+from tests.hall.test_games import sell
 from tests.hall.test_session import CHIEF
+from tests.terminals.conftest import SELLER, VIRTUAL_NUMBER, build_hall, prepare
+from tests.terminals.test_virtual import buy
 from tests.reports.conftest import PlayedHall, csv_tables, pdf_strings
 from tests.reports.scenario import COMPLAINT, EXTRA_CHECK, INCIDENT, OPERATOR_JACKPOT, WITNESS, play
 
@@ -224,36 +227,47 @@ def test_the_monthly_count_lists_the_physical_and_virtual_cards_sold(hall_home: 
 
 
 @pytest.mark.req("R77.4", "R83.4", "R82.15")
-def test_virtual_cards_are_counted_with_their_stake_percentages() -> None:
-    key = Ed25519PrivateKey.generate()
-    seller, system = {"name": "ana", "role": "seller_caller"}, {"name": "rui", "role": "room_chief"}
-    game = "2026-12-01-s1-g1"
-    entries = [
-        ("system_verified", {"date": "2026-12-01", "results": {}, "passed": True, "actor": system}),
-        ("balls_counted", {"stage": "opening", "ball_set": "set-1", "counted": 90, "missing": [], "repeated": [],
-                           "witnesses": ["a player"], "room_chief": "rui", "actor": system}),
-        ("sale_opened", {"game_id": game, "series": 7, "first_card": 1, "price_cents": 100,
-                         "patterns": ["line", "bingo"], "closes_at_ms": None, "session": 1, "game_number": 1,
-                         "card_set": "classic", "card_count": 60, "actor": seller}),
-        ("paper_cards_sold", {"game_id": game, "series": 7, "first": 1, "last": 2, "count": 2, "seller": "ana",
-                              "account": "cash:ana", "amount_cents": 200, "actor": seller}),
-        *[("card_sold", {"game_id": game, "series": 101, "card_number": n, "price_cents": 100,
-                         "stake_cents": 50 if n < 4 else 100, "stake_pct": 50 if n < 4 else 100,
-                         "account": "player:1", "terminal_id": "T1" if n < 3 else "T2", "actor": seller})
-          for n in (1, 2, 3, 5)],
+def test_virtual_cards_bought_on_terminals_are_listed_with_their_stake_percentages(tmp_path: Path) -> None:
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    journal = Journal(open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}"), Ed25519PrivateKey.generate(),
+                      head=tmp_path / "journal.head")
+    hall = build_hall(journal, clock)
+    prepare(hall)
+    anna, bea = hall.player("11111111A", 10_000), hall.player("22222222B", 10_000)
+    hall.terminal("T1"), hall.terminal("T2"), hall.terminal("T3")
+    (opened,) = result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    buy(hall, "T1", anna, 3, 50)
+    buy(hall, "T2", bea, 2)
+    buy(hall, "T3", bea, 1, 25)
+    result(hall.virtual.declare_failed(CHIEF, "T3", "screen dead"))  # its card is refunded (R96.3)
+    sell(hall, 7, 1, 10)
+    result(hall.games.close_sale(CHIEF))
+    game_id = opened.payload["game_id"]
+    book = build(hall.records())
+    tables, shown = rendered(game_report(book.game(game_id), hall_name=HALL, timezone=HALL_TIMEZONE))
+    virtual = str(VIRTUAL_NUMBER)
+    assert [(v["series"], v["series_label"], v["stake_percent"], v["stake_cents"], v["cards"], v["card_numbers"],
+             v["terminals"], v["amount_cents"]) for v in tables["virtual_cards"]] == [
+        (virtual, "V1", "25%", "25", "1", "6", "T3", "25"),
+        (virtual, "V1", "50%", "50", "3", "1-3", "T1", "150"),
+        (virtual, "V1", "100%", "100", "2", "4-5", "T2", "200"),
     ]
-    records: list[Record] = []
-    for type, payload in entries:
-        records.append(seal(key, records[-1] if records else None, 1_780_000_000_000, type, payload))
-    book = build(records)
-    tables, shown = rendered(game_report(book.game(game), hall_name=HALL, timezone=HALL_TIMEZONE))
-    assert [(v["series"], v["stake_percent"], v["cards"], v["card_numbers"], v["terminals"], v["amount_cents"])
-            for v in tables["virtual_cards"]] == [("101", "50%", "3", "1-3", "T1 T2", "150"), ("101", "100%", "1", "5", "T2", "100")]
     (row,) = tables["game"]
-    assert (row["physical_cards"], row["virtual_cards"], row["collection_cents"]) == ("2", "4", "450")
-    in_pdf(shown, "50%", "100%", "1-3", "1.50 EUR")
-    (month,) = csv_tables(to_csv(month_report(book.month("2026-12"), hall_name=HALL, timezone=HALL_TIMEZONE)))["month"]
-    assert (month["physical_cards"], month["virtual_cards"]) == ("2", "4")
+    assert (row["physical_cards"], row["virtual_cards"], row["refunded_cards"], row["refunded_cents"],
+            row["collection_cents"]) == ("10", "6", "1", "25", "1350")
+    assert [r["detail"] for r in tables["draw"] if r["event"] == "terminal failed"] == ["T3"]
+    ledger = hall.ledger.ledger
+    stakes = sum(p.amount for reason in ("sale:paper", "sale:virtual") for p in ledger.postings_for(game_id, reason))
+    refunds = sum(p.amount for p in ledger.postings_for(game_id, "refund:terminal"))
+    assert int(row["collection_cents"]) == stakes - refunds
+    in_pdf(shown, "50%", "100%", "1-3", "4-5", "1.50 EUR", "13.50 EUR")
+    month = csv_tables(to_csv(month_report(book.month("2026-12"), hall_name=HALL, timezone=HALL_TIMEZONE)))
+    assert [(s["kind"], s["series"], s["cards"], s["refunded_cards"]) for s in month["series"]] == [
+        ("physical", "7", "10", "0"), ("virtual", virtual, "6", "1")]
+    (summary,) = csv_tables(to_csv(session_report(book.session(1), hall_name=HALL, timezone=HALL_TIMEZONE)))["summary"]
+    assert (summary["cards"], summary["refunded_cards"], summary["total_cards"]) == ("16", "1", "15")
 
 
 def test_stake_percentages_and_card_ranges_read_as_printed() -> None:
