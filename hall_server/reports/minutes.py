@@ -475,7 +475,7 @@ def _in_play(pot: str, payload: Mapping[str, Any]) -> str:
     if pot == "pot:jackpot_accumulated" and jackpot is not None:
         return f"bingo within {jackpot} balls"
     if pot == "pot:megabingo" and megabingo is not None:
-        return f"megabingo of {megabingo} cents to the bingo"
+        return "the announced megabingo to the bingo"
     return ""
 
 
@@ -494,7 +494,6 @@ class MinutesBook:
         self._pending_book: list[BookEntry] = []
         self._pending_moves: list[PotMovement] = []
         self._pending_sets: list[BookEntry] = []
-        self._ball_set = "set-1"
         self._balances: dict[str, int] = {}  # account -> debit minus credit
         self.last: Record | None = None
 
@@ -606,7 +605,6 @@ class MinutesBook:
             entry = self._book_entry(record, name, role)
             (session.book if session is not None else self._pending_book).append(entry)
         elif kind == "ball_set_replaced":
-            self._ball_set = p["new"]
             entry = BookEntry(
                 record.seq, record.time_ms, "ball set replaced", None, name, role,
                 f"{p['old']} replaced by {p['new']} after {p['games_played']} games: {p['reason']}", (),
