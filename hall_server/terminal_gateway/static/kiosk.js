@@ -1,0 +1,276 @@
+// The player terminal: the protocol of docs/terminal-protocol.md over /kiosk/ws.
+// The hall decides everything; this page shows it: credit (R92.8), the sale time
+// (R93.1), the purchase screen, the cards marked as balls fall with "n to go" (R93.10),
+// the draw, the prizes, winnings (R85.9) and the session's last game (R93.15).
+"use strict";
+
+const VERSION = 1;
+const MAX_CARDS = 96; // R83.7: per player, per terminal, per game
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  socket: null, outbound: 0, inbound: 0, terminal: null, token: null,
+  game: null, player: null, cards: [], drawn: [], won: [], clockOffset: 0,
+  pending: {}, retry: 1000, announced: new Set(),
+};
+
+// --- Terminal credentials: given once by staff (URL fragment), kept on this device ----------
+function credentials() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("terminal") && fragment.get("token")) {
+    localStorage.setItem("terminal", fragment.get("terminal"));
+    localStorage.setItem("token", fragment.get("token"));
+    history.replaceState(null, "", location.pathname); // the token leaves the address bar
+  }
+  state.terminal = localStorage.getItem("terminal");
+  state.token = localStorage.getItem("token");
+  return Boolean(state.terminal && state.token);
+}
+
+// --- The connection -------------------------------------------------------------------
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const socket = new WebSocket(`${scheme}//${location.host}/kiosk/ws`);
+  state.socket = socket;
+  state.outbound = 0; // every connection numbers its messages from 1
+  state.inbound = 0;
+  socket.onopen = () => { state.retry = 1000; send("hello", { terminal: state.terminal, token: state.token }); };
+  socket.onmessage = (event) => receive(JSON.parse(event.data));
+  socket.onclose = () => {
+    $("link").textContent = "offline"; $("link").className = "offline";
+    if (state.socket === socket && !state.refused) {
+      setTimeout(connect, state.retry); // reconnect; hello brings the whole picture back
+      state.retry = Math.min(state.retry * 2, 10000);
+    }
+  };
+}
+
+function send(type, fields = {}) {
+  state.outbound += 1;
+  state.pending[state.outbound] = type;
+  state.socket.send(JSON.stringify({ v: VERSION, seq: state.outbound, type, ...fields }));
+  return state.outbound;
+}
+
+function receive(message) {
+  if (message.v !== VERSION || message.seq !== state.inbound + 1) {
+    state.socket.close(); // out of order: start again with a full picture
+    return;
+  }
+  state.inbound = message.seq;
+  const handler = handlers[message.type];
+  if (handler) handler(message);
+}
+
+const handlers = {
+  welcome(m) {
+    $("hall").textContent = m.hall; $("who").textContent = `Terminal ${m.terminal}`;
+    $("link").textContent = "online"; $("link").className = "online";
+    state.clockOffset = m.time_ms - Date.now();
+  },
+  state(m) {
+    state.clockOffset = m.time_ms - Date.now();
+    state.game = m.game; state.player = m.player; state.cards = m.cards;
+    state.drawn = m.game ? m.game.drawn.slice() : [];
+    render();
+  },
+  signed_in(m) { state.player = { account: m.account, credit_cents: m.credit_cents }; note(""); },
+  signed_out() { state.player = null; state.cards = []; render(); },
+  bought(m) {
+    state.cards = state.cards.concat(m.cards);
+    state.player.credit_cents = m.credit_cents;
+    note(`${m.cards.length} card(s) bought: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
+    render();
+  },
+  credit(m) { if (state.player) { state.player.credit_cents = m.credit_cents; renderCredit(); } },
+  ball(m) {
+    if (!state.game || state.game.game_id !== m.game_id) return;
+    state.drawn.push(m.ball); state.game.drawn = state.drawn.slice();
+    render();
+  },
+  ball_voided(m) {
+    if (state.drawn[state.drawn.length - 1] === m.ball) state.drawn.pop();
+    if (state.game) state.game.drawn = state.drawn.slice();
+    render();
+  },
+  game(m) {
+    if (!m.game || !state.game || m.game.game_id !== state.game.game_id) { state.cards = []; state.won = []; state.announced.clear(); }
+    state.game = m.game; state.drawn = m.game ? m.game.drawn.slice() : [];
+    render();
+  },
+  won(m) {
+    state.won.push(m);
+    note(`You won the ${m.prize} with card ${m.card}: ${money(m.cents)}, credited to your account`, true);
+    signal("win");
+    render();
+  },
+  error(m) {
+    if (m.code === "not_enrolled") { state.refused = true; localStorage.removeItem("token"); }
+    note(m.message);
+    if (m.code === "not_enrolled") show("enrol");
+  },
+};
+
+// --- Showing --------------------------------------------------------------------------
+function money(cents) { return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")} EUR`; }
+
+function note(text, ok = false) {
+  const box = $("message");
+  box.hidden = !text; box.textContent = text; box.className = ok ? "ok" : "";
+}
+
+function show(panel) {
+  for (const id of ["enrol", "sign-in-panel", "play"]) $(id).hidden = id !== panel;
+  $("sign-out").hidden = panel !== "play";
+}
+
+function renderCredit() { $("credit").textContent = state.player ? money(state.player.credit_cents) : "-"; }
+
+function toGo(cells, drawn) {
+  const missing = [0, 1, 2].map((r) => cells.slice(r * 9, r * 9 + 9).filter((n) => n && !drawn.has(n)).length);
+  return { line: Math.min(...missing), bingo: missing.reduce((a, b) => a + b, 0) };
+}
+
+function render() {
+  renderCredit();
+  if (!state.player) { show(state.token ? "sign-in-panel" : "enrol"); return; }
+  show("play");
+  const game = state.game;
+  $("last-game").hidden = !(game && game.last_game);
+  $("game-title").textContent = game ? `Game ${game.number} - ${game.state.replace(/_/g, " ")}` : "No game yet";
+  const prizes = game && game.prizes;
+  $("prizes").textContent = prizes
+    ? `Line ${money(prizes.line)} · Bingo ${money(prizes.bingo)} · ${game.cards_sold} cards in play`
+    : (game ? `Card ${money(game.price_cents)} · series ${game.series}` : "");
+  const last = state.drawn.slice(-5).reverse();
+  $("last-balls").replaceChildren(...last.map((b, i) => ball(b, i === 0)));
+  $("drawn").replaceChildren(...state.drawn.map((b) => { const li = document.createElement("li"); li.textContent = b; return li; }));
+  $("won").replaceChildren(...state.won.map((w) => { const li = document.createElement("li"); li.textContent = `${w.prize}: ${w.card} +${money(w.cents)}`; return li; }));
+  $("held").textContent = `${state.cards.length} of ${MAX_CARDS} cards on this terminal`;
+  renderSale();
+  renderCards();
+}
+
+function ball(number, latest) {
+  const el = document.createElement("span");
+  el.className = latest ? "ball latest" : "ball"; el.textContent = number;
+  return el;
+}
+
+function saleOpen() {
+  const game = state.game;
+  if (!game || game.state !== "selling" || !game.sale) return false;
+  const now = Date.now() + state.clockOffset;
+  return now >= game.sale.opens_at_ms && now < game.sale.closes_at_ms;
+}
+
+function renderSale() {
+  const game = state.game;
+  const open = saleOpen();
+  $("sale").className = open ? "" : "closed";
+  $("buy").disabled = !open || state.cards.length >= MAX_CARDS;
+  $("quantity").max = String(Math.max(1, MAX_CARDS - state.cards.length));
+  if (!game || !game.sale || game.state !== "selling") { $("countdown").textContent = "closed"; return; }
+  const left = Math.max(0, game.sale.closes_at_ms - (Date.now() + state.clockOffset));
+  const s = Math.ceil(left / 1000);
+  $("countdown").textContent = left ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}` : "closed";
+}
+
+function renderCards() {
+  const drawn = new Set(state.drawn);
+  const winners = new Set(state.won.map((w) => w.card));
+  const rows = state.cards.map((card) => ({ card, ...toGo(card.cells, drawn) }));
+  rows.sort((a, b) => a.bingo - b.bingo || a.line - b.line); // best first
+  const lineWon = state.game && state.game.won && state.game.won.line !== undefined;
+  const views = rows.map(({ card, line, bingo }) => {
+    const el = document.createElement("div");
+    const near = (!lineWon && line === 1) || bingo === 1;
+    el.className = "card" + (winners.has(card.card) ? " winner" : near ? " near" : "");
+    el.dataset.card = card.card;
+    const head = document.createElement("div");
+    head.className = "card-head";
+    head.innerHTML = `<span>${card.card}</span><span>${money(card.price_cents)}${card.stake_pct < 100 ? ` · stake ${card.stake_pct}%` : ""}</span>`;
+    const grid = document.createElement("div");
+    grid.className = "grid";
+    for (let r = 0; r < 3; r++) for (let c = 0; c < 9; c++) {
+      const n = card.cells[r * 9 + c];
+      const cell = document.createElement("span");
+      cell.className = "cell" + (n ? (drawn.has(n) ? " marked" : "") : " blank");
+      cell.textContent = n || "";
+      grid.appendChild(cell);
+    }
+    const togo = document.createElement("div");
+    togo.className = "togo";
+    togo.textContent = `${lineWon ? "" : `line: ${line} to go · `}bingo: ${bingo} to go`;
+    const code = document.createElement("div");
+    code.className = "code"; code.textContent = `code ${card.code}`;
+    el.append(head, grid, togo, code);
+    if (near && !state.announced.has(card.card + line + bingo)) { state.announced.add(card.card + line + bingo); signal("near"); }
+    return el;
+  });
+  $("cards").replaceChildren(...views);
+}
+
+// Light is the card's border; sound a short tone (R92.8: may light and sound on a win).
+let audio = null;
+function signal(kind) {
+  try {
+    audio = audio || new AudioContext();
+    const tone = audio.createOscillator();
+    const gain = audio.createGain();
+    tone.frequency.value = kind === "win" ? 880 : 520;
+    gain.gain.value = 0.1;
+    tone.connect(gain).connect(audio.destination);
+    tone.start(); tone.stop(audio.currentTime + (kind === "win" ? 0.6 : 0.15));
+  } catch (error) {
+    // No sound device (a silent kiosk): the light is enough.
+  }
+}
+
+// --- Input -----------------------------------------------------------------------------
+function wire() {
+  $("enrol-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    localStorage.setItem("terminal", $("enrol-terminal").value.trim());
+    localStorage.setItem("token", $("enrol-token").value.trim());
+    location.reload();
+  });
+  $("sign-in-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    send("sign_in", { account: $("account").value.trim(), pin: $("pin").value });
+    $("pin").value = "";
+  });
+  $("buy-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const quantity = Number.parseInt($("quantity").value, 10);
+    send("buy", { account: state.player.account, quantity, stake_pct: Number.parseInt($("stake").value, 10) });
+  });
+  $("sign-out").addEventListener("click", () => send("sign_out"));
+  if ("BarcodeDetector" in window && navigator.mediaDevices) {
+    $("scan").hidden = false;
+    $("scan").addEventListener("click", scanQr);
+  }
+  setInterval(renderSale, 250); // the countdown
+}
+
+// The account ticket's QR code holds the account number; read it with the camera.
+async function scanQr() {
+  const video = $("camera");
+  const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment" } });
+  video.srcObject = stream; video.hidden = false; await video.play();
+  const detector = new BarcodeDetector({ formats: ["qr_code"] });
+  const look = async () => {
+    const codes = await detector.detect(video);
+    const digits = codes.length ? codes[0].rawValue.replace(/\D/g, "") : "";
+    if (digits.length >= 12) {
+      $("account").value = digits.slice(-12);
+      stream.getTracks().forEach((t) => t.stop()); video.hidden = true; $("pin").focus();
+    } else {
+      requestAnimationFrame(look);
+    }
+  };
+  look();
+}
+
+wire();
+if (credentials()) { show("sign-in-panel"); connect(); } else { show("enrol"); }

@@ -1,0 +1,161 @@
+"""The kiosk app end to end in a real headless browser (Debian's chromium driven by
+Playwright) against the hall server process over TLS: staff enrol two terminals and open
+the sale; on a 1280x800 kiosk and a 390x844 handheld a player signs in with the account
+number and PIN, sees the credit, buys cards during the sale time, is refused after it,
+watches the cards mark themselves as balls fall, and the line's winner sees the credit rise
+(R82.13-16, R85.9, R92.8, R93.1, R93.8, R93.10)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ALL_BALLS, VERIFICATION_OK, HallProcess, HttpClient
+from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.test_server_process import signed_in
+
+pytestmark = pytest.mark.integration
+
+KIOSK = {"width": 1280, "height": 800}
+HANDHELD = {"width": 390, "height": 844}
+SALE_SECONDS = 8
+
+
+class Staff:
+    """Staff members signed in on the command channel."""
+
+    def __init__(self, hall: HallProcess) -> None:
+        self.clients: dict[str, HttpClient] = {}
+        self.hall = hall
+        self.counter = 0
+
+    def __call__(self, who: str, command: str, **args: Any) -> dict[str, Any]:
+        if who not in self.clients:
+            self.clients[who] = signed_in(self.hall, who)
+        self.counter += 1
+        status, answer = self.clients[who].call(
+            "POST", "/api/command", {"id": f"k{self.counter}", "command": command, "args": args}
+        )
+        assert status == 200 and answer["ok"], answer
+        return answer
+
+
+@pytest.fixture
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (never `playwright install`)")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def hall(tmp_path: Path):
+    process = HallProcess(tmp_path).start()
+    yield process
+    process.stop()
+
+
+def payload(hall: HallProcess, seq: int) -> dict[str, Any]:
+    """A record's payload, read from the hall's journal (the command answer names only its seq)."""
+    with sqlite3.connect(hall.folder / "hall.sqlite3") as database:
+        (text,) = database.execute("SELECT payload FROM journal WHERE seq = ?", (seq,)).fetchone()
+    return json.loads(text)
+
+
+def player(staff: Staff, document: str, credit: int) -> str:
+    """A visitor admitted, an account opened with PIN 4821 and loaded: its number."""
+    (admitted,) = staff("adam", "admit_visitor", name=f"Player {document}", document=document)["records"]
+    visitor = payload(staff.hall, admitted["seq"])["number"]
+    (opened,) = staff("carla", "open_player_account", visitor=visitor, medium="ticket", pin="4821")["records"]
+    account = payload(staff.hall, opened["seq"])["account"]
+    staff("carla", "load_credit", account=account, amount_cents=credit, desk="desk-1")
+    return account
+
+
+def kiosk_page(browser: Any, hall: HallProcess, viewport: dict[str, int], terminal: str, token: str) -> Any:
+    page = browser.new_context(ignore_https_errors=True, viewport=viewport).new_page()
+    page.set_default_timeout(10_000)
+    page.goto(f"{hall.base}/kiosk#terminal={terminal}&token={token}")
+    page.wait_for_selector("#link.online")
+    return page
+
+
+def sign_in_and_buy(page: Any, account: str, quantity: int) -> None:
+    page.fill("#account", account)
+    page.fill("#pin", "4821")
+    page.press("#pin", "Enter")
+    page.wait_for_selector("#play:not([hidden])")
+    assert page.inner_text("#credit") == "20.00 EUR"
+    assert re.fullmatch(r"\d:\d\d", page.inner_text("#countdown"))  # the time left (R93.1)
+    page.fill("#quantity", str(quantity))
+    page.click("#buy")
+    page.wait_for_selector("#message.ok")
+    assert f"{quantity} card(s) bought" in page.inner_text("#message")
+    assert page.locator("#cards .card").count() == quantity
+    assert page.inner_text("#credit") == f"{20 - quantity}.00 EUR"
+
+
+def marked_as_drawn(page: Any) -> None:
+    """Every number drawn is marked on every card showing it, and nothing else is."""
+    drawn = {int(x) for x in page.locator("#drawn li").all_inner_texts()}
+    cells = page.locator("#cards .cell:not(.blank)")
+    marked = {int(x) for x in page.locator("#cards .cell.marked").all_inner_texts()}
+    shown = {int(x) for x in cells.all_inner_texts()}
+    assert drawn and marked == shown & drawn
+
+
+@pytest.mark.req("R82.13", "R82.14", "R82.15", "R85.9", "R92.8", "R93.1", "R93.8", "R93.10")
+def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_credited(hall: HallProcess, browser: Any) -> None:
+    staff = Staff(hall)
+    staff("admin", "record_verification", date="2026-11-29", results=VERIFICATION_OK)
+    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
+    staff("rosa", "sign_session_opening")
+    staff("admin", "sign_session_opening")
+    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
+    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+    anna, bea = player(staff, "11111111A", 2_000), player(staff, "22222222B", 2_000)
+    kiosk_token = staff("rosa", "enrol_terminal", terminal="K1", place="hall row A")["result"]["token"]
+    handheld_token = staff("rosa", "enrol_terminal", terminal="H1", place="handheld 1")["result"]["token"]
+    staff("sam", "announce_sale", series=1001)
+    kiosk = kiosk_page(browser, hall, KIOSK, "K1", kiosk_token)
+    handheld = kiosk_page(browser, hall, HANDHELD, "H1", handheld_token)
+    staff("sam", "open_terminal_sale", seconds=SALE_SECONDS)
+    sign_in_and_buy(kiosk, anna, 6)
+    sign_in_and_buy(handheld, bea, 4)
+    assert handheld.evaluate("document.documentElement.scrollWidth") <= HANDHELD["width"]  # no sideways scrolling
+
+    # After the sale time the button is off, and a purchase sent anyway is refused by the hall.
+    kiosk.wait_for_selector("#countdown:text('closed')", timeout=(SALE_SECONDS + 2) * 1000)
+    assert kiosk.is_disabled("#buy")
+    kiosk.evaluate("send('buy', {account: state.player.account, quantity: 1, stake_pct: 100})")
+    kiosk.wait_for_selector("#message:not(.ok)")
+    assert "sale time for terminals is over" in kiosk.inner_text("#message")
+    assert kiosk.locator("#cards .card").count() == 6 and kiosk.inner_text("#credit") == "14.00 EUR"
+
+    staff("rosa", "close_sale")
+    assert "10 cards in play" in kiosk.inner_text("#prizes")
+    while True:
+        records = staff("sam", "draw_ball")["records"]
+        if any(r["type"] == "prize_won" for r in records):
+            break
+    staff("sam", "draw_ball")  # the draw moves on: the line is settled and credited at once (R85.9)
+    for page in (kiosk, handheld):
+        page.wait_for_function("document.querySelectorAll('#drawn li').length >= 2")
+        marked_as_drawn(page)
+        lasts = page.locator("#last-balls .ball").all_inner_texts()
+        assert lasts[0] == page.locator("#drawn li").all_inner_texts()[-1]  # the latest ball first
+    winners = [page for page in (kiosk, handheld) if page.locator("#won li").count()]
+    assert winners, "one of the two players holds the line's winning card"
+    for page in winners:
+        assert "You won the line" in page.inner_text("#message")
+        assert page.locator("#cards .card.winner").count() >= 1
+        credit = float(page.inner_text("#credit").split()[0])
+        assert credit > (14.0 if page is kiosk else 16.0)
