@@ -51,7 +51,11 @@ def requirement_ids(spec: str) -> list[str]:
 
 
 def find_spec(explicit: Path | None) -> Path:
-    candidates = [explicit] if explicit else []
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ReqsError(f"{explicit} is not a file; --spec names REGULATION.md")
+        return explicit
+    candidates: list[Path] = []
     if os.environ.get("BINGO_SPEC"):
         candidates.append(Path(os.environ["BINGO_SPEC"]))
     candidates += [
@@ -59,7 +63,7 @@ def find_spec(explicit: Path | None) -> Path:
         REPOSITORY / "spec" / "REGULATION.md",
     ]
     for path in candidates:
-        if path and path.is_file():
+        if path.is_file():
             return path
     raise ReqsError(
         "REGULATION.md not found; pass --spec PATH (it is looked for in ../shared/spec/ "
@@ -94,7 +98,11 @@ def collect(tests: Path) -> _Collector:
     output = io.StringIO()
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
         status = pytest.main(
-            ["--collect-only", "-q", "-p", "no:cacheprovider", "--rootdir", str(tests.parent), str(tests)],
+            # Collection only: no reactor plugin, which cannot nest inside a running pytest.
+            [
+                "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:twisted",
+                "--rootdir", str(tests.parent), str(tests),
+            ],
             plugins=[collector],
         )
     if status not in (0, 5):
