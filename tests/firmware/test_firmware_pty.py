@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor, task
+from twisted.internet import defer, reactor, task
 
 from hall_server.blower import (
     BlowerDriver, BlowerFault, BlowerPair, RecordingObserver, approved_from_tree,
@@ -86,7 +86,7 @@ def connect(device: str, **kwargs: Any) -> tuple[BlowerDriver, Any]:
     return driver, service
 
 
-@pytest_twisted.inlineCallbacks
+@defer.inlineCallbacks
 def draw_game(driver: BlowerDriver, game: int, upto: int = 90, start: int = 0):
     balls = []
     for _ in range(start, upto):
@@ -97,6 +97,43 @@ def draw_game(driver: BlowerDriver, game: int, upto: int = 90, start: int = 0):
 
 def sleep(seconds: float):
     return task.deferLater(reactor, seconds, lambda: None)
+
+
+@pytest.mark.req("R84.2", "R84.4", "R84.1")
+@pytest_twisted.ensureDeferred
+async def test_switch_to_the_reserve_counts_its_balls_before_and_after(tmp_path):
+    for name in ("main", "reserve"):
+        (tmp_path / name).mkdir()
+    main_line = Line(tmp_path / "main")
+    main_line.start_firmware()
+    reserve_line = Line(tmp_path / "reserve")
+    reserve_line.start_firmware()
+    main, main_service = connect(main_line.driver_side, name="main")
+    reserve, reserve_service = connect(reserve_line.driver_side, name="reserve")
+    counts: list[tuple[str, str, bool]] = []
+    pair = BlowerPair(main, reserve, lambda name, when, report: counts.append(
+        (name, when, report.complete)))
+    try:
+        await main.when_ready()
+        await reserve.when_ready()
+        test = await reserve.self_test()
+        assert test.passed
+        await main.start_game(8)
+        balls = []
+        for _ in range(10):
+            balls.append(await pair.draw())
+        await pair.switch_to_reserve(8, balls)
+        assert pair.active is reserve
+        for _ in range(5):
+            balls.append(await pair.draw())
+        await pair.retire_reserve()
+        assert counts == [("reserve", "before use", True), ("reserve", "after use", True)]
+        assert len(set(balls)) == 15
+    finally:
+        await main_service.stopService()
+        await reserve_service.stopService()
+        main_line.close()
+        reserve_line.close()
 
 
 @pytest.mark.req("R83.6", "R85.5")
@@ -225,66 +262,6 @@ def test_cable_unplugged_and_back(line: Line):
         yield service.stopService()
 
 
-@pytest.mark.req("R86.1")
-@pytest_twisted.inlineCallbacks
-def test_a_fault_reaches_the_observer_and_the_game_continues_after_clearing(tmp_path):
-    faulty = Line(tmp_path)
-    faulty.start_firmware(faults="no_ball:5,unreadable:9")
-    observer = RecordingObserver()
-    driver, service = connect(faulty.driver_side, observer=observer)
-    try:
-        yield driver.when_ready()
-        yield driver.start_game(7)
-        balls = []
-        while len(balls) < 90:
-            try:
-                balls.append((yield driver.draw()))
-            except BlowerFault:
-                yield driver.clear_fault()
-        assert sorted(balls) == list(range(1, 91))
-        assert [f.code for f in observer.faults] == [bm.NO_BALL, bm.UNREADABLE]
-    finally:
-        yield service.stopService()
-        faulty.close()
-
-
-@pytest.mark.req("R84.2", "R84.4", "R84.1")
-@pytest_twisted.inlineCallbacks
-def test_switch_to_the_reserve_counts_its_balls_before_and_after(tmp_path):
-    for name in ("main", "reserve"):
-        (tmp_path / name).mkdir()
-    main_line = Line(tmp_path / "main")
-    main_line.start_firmware()
-    reserve_line = Line(tmp_path / "reserve")
-    reserve_line.start_firmware()
-    main, main_service = connect(main_line.driver_side, name="main")
-    reserve, reserve_service = connect(reserve_line.driver_side, name="reserve")
-    counts: list[tuple[str, str, bool]] = []
-    pair = BlowerPair(main, reserve, lambda name, when, report: counts.append(
-        (name, when, report.complete)))
-    try:
-        yield main.when_ready()
-        yield reserve.when_ready()
-        test = yield reserve.self_test()
-        assert test.passed
-        yield main.start_game(8)
-        balls = []
-        for _ in range(10):
-            balls.append((yield pair.draw()))
-        yield pair.switch_to_reserve(8, balls)
-        assert pair.active is reserve
-        for _ in range(5):
-            balls.append((yield pair.draw()))
-        yield pair.retire_reserve()
-        assert counts == [("reserve", "before use", True), ("reserve", "after use", True)]
-        assert len(set(balls)) == 15
-    finally:
-        yield main_service.stopService()
-        yield reserve_service.stopService()
-        main_line.close()
-        reserve_line.close()
-
-
 @pytest_twisted.inlineCallbacks
 def test_a_blower_with_unapproved_firmware_is_not_used(line: Line):
     observer = RecordingObserver()
@@ -380,3 +357,26 @@ def test_a_hostile_host_is_refused_or_ignored_and_told_so(line: Line) -> None:
     balls = {bm.unpack_ball(f.payload) for f in host.take(bf.BALL)}
     assert len(balls) == 1
     os.close(host.fd)
+
+
+@pytest.mark.req("R86.1")
+@pytest_twisted.inlineCallbacks
+def test_a_fault_reaches_the_observer_and_the_game_continues_after_clearing(tmp_path):
+    faulty = Line(tmp_path)
+    faulty.start_firmware(faults="no_ball:5,unreadable:9")
+    observer = RecordingObserver()
+    driver, service = connect(faulty.driver_side, observer=observer)
+    try:
+        yield driver.when_ready()
+        yield driver.start_game(7)
+        balls = []
+        while len(balls) < 90:
+            try:
+                balls.append((yield driver.draw()))
+            except BlowerFault:
+                yield driver.clear_fault()
+        assert sorted(balls) == list(range(1, 91))
+        assert [f.code for f in observer.faults] == [bm.NO_BALL, bm.UNREADABLE]
+    finally:
+        yield service.stopService()
+        faulty.close()
