@@ -206,6 +206,7 @@ import signal
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from http.cookiejar import CookieJar
@@ -247,9 +248,27 @@ class HallProcess:
             self.output += line
             if match := URL_LINE.search(line):
                 self.base = match.group(1).decode()
+                # The server logs every HTTP request: a pipe nobody reads would fill up
+                # and block the server in the middle of a long test.
+                threading.Thread(target=self._drain, args=(self.process.stdout,), daemon=True).start()
                 return self
         self.stop()
         raise AssertionError(f"the hall server did not start:\n{self.output.decode(errors='replace')}")
+
+    def _drain(self, stream: Any) -> None:
+        for line in iter(stream.readline, b""):
+            self.output += line
+
+    @property
+    def port(self) -> int:
+        return int(self.base.rsplit(":", 1)[1])
+
+    def kill(self) -> None:
+        """``kill -9``: the process gets no chance to finish anything."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+        self.process = None
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
