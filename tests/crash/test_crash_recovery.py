@@ -64,7 +64,7 @@ from tests.web.conftest import HallProcess
 
 pytestmark = pytest.mark.integration
 
-RUNS = 22
+RUNS = 20
 #: Runs whose seed is a multiple of this kill the restarted server a second time.
 TWICE_EVERY = 4
 
@@ -128,8 +128,13 @@ def model_of(records: list[dict[str, Any]]) -> HallModel:
 # --- What a kill may and may not leave ------------------------------------------------------------
 
 
-def check_after_kill(folder: Path, sent: list[Sent], shown: list[dict[str, Any]], life: int) -> list[dict[str, Any]]:
-    """The journal the dead server left holds exactly what was answered and shown."""
+def check_after_kill(
+    folder: Path, sent: list[Sent], shown: list[dict[str, Any]], life: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The journal the dead server left holds exactly what was answered and shown.
+
+    Returns the journal and its records committed without an answer.
+    """
     records = journal_records(folder)
     by_seq = {r["seq"]: r for r in records}
     assert list(by_seq) == list(range(1, len(records) + 1))
@@ -163,7 +168,7 @@ def check_after_kill(folder: Path, sent: list[Sent], shown: list[dict[str, Any]]
         assert unanswered, f"records nobody asked for: {extra}"
         assert min(r["seq"] for r in extra) > max(life_claims, default=0)
         assert {r["payload"]["actor"]["name"] for r in extra} <= {item.staff for item in unanswered}
-    return records
+    return records, extra
 
 
 def _fact(record: dict[str, Any]) -> dict[str, Any]:
@@ -285,13 +290,17 @@ def uninterrupted(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -
     return session_totals(records), len(sent)
 
 
-def kills_for(seed: int, commands: int) -> Iterator[Kill]:
-    """Where run ``seed`` kills: a command in the first nine tenths, a few ms after it is sent."""
+def kills_for(seed: int, commands: int) -> list[Kill]:
+    """Where run ``seed`` kills: at a command of the session, a few ms after it is handed over.
+
+    The first kill falls in the first nine tenths of an uninterrupted session's commands,
+    a second one (every :data:`TWICE_EVERY`-th run) in the first half of what is left.
+    Indices count the commands given since the last restart.
+    """
     rng = random.Random(f"kill-{seed}")
-    times = 2 if seed % TWICE_EVERY == 0 else 1
-    for _ in range(times):
-        yield Kill(rng.randrange(1, int(commands * 0.9)), rng.choice((0.0, rng.uniform(0, 0.004),
-                                                                     rng.uniform(0, 0.03))))
+    first = rng.randrange(1, int(commands * 0.9))
+    indices = [first] + ([rng.randrange(1, max(2, (commands - first) // 2))] if seed % TWICE_EVERY == 0 else [])
+    return [Kill(index, rng.choice((0.0, rng.uniform(0, 0.004), rng.uniform(0, 0.03)))) for index in indices]
 
 
 @pytest.mark.req("R96.4", "R92.3", "R86.1")
@@ -324,7 +333,11 @@ def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
             staff.close()
             # The inspector's check runs while the server starts again: two cores, two jobs.
             verifying = bingo_journal_verify(folder)
-            records = check_after_kill(folder, sent, shown, life)
+            records, unanswered = check_after_kill(folder, sent, shown, life)
+            in_flight = [item.command for item in sent if item.life == life and item.answer is None]
+            print(f"run {seed}: killed {kill.delay * 1000:.1f} ms after command {kill.index} was sent; "
+                  f"{len(in_flight)} unanswered ({', '.join(sorted(set(in_flight)))}), "
+                  f"{len(unanswered)} record(s) of theirs committed, {len(shown)} shown, {len(records)} in the journal")
             rebuilt = rebuilt_in_process(folder, tmp_path)
             model = model_of(records)
             hall.start()
@@ -336,7 +349,7 @@ def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
         staff.close()
     finally:
         hall.stop()
-    records = check_after_kill(folder, sent, shown, life + 1)
+    records, _ = check_after_kill(folder, sent, shown, life + 1)
     assert journal_verifies(folder) == len(records)
     check_whole_session(records)
     assert session_totals(records) == totals

@@ -131,7 +131,8 @@ class LiveSocket:
             elif isinstance(event, TextMessage):
                 text.append(event.data)
                 if event.message_finished:
-                    received = Received(time.monotonic(), time.time(), json.loads("".join(text)))
+                    at, wall = time.monotonic(), time.time()  # arrival, before the parsing
+                    received = Received(at, wall, json.loads("".join(text)))
                     text.clear()
                     with self.changed:
                         self.messages.append(received)
