@@ -20,6 +20,8 @@ configuration or chooses the reactor.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -44,6 +46,7 @@ from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
 from hall_server.journal import Journal
+from hall_server.verification import verify_system, write_manifest
 from hall_server.keys import load_journal_key
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
@@ -135,6 +138,7 @@ class HallServer:
 
 def provision(config: HallConfig) -> None:
     """Make what a first start needs and lacks: PKI, card set, series (never overwriting)."""
+    provision_release(config)
     if config.tls.enabled:
         folder = pki.PkiFolder(config.tls.pki_dir)
         if not folder.ca_cert.exists():
@@ -143,6 +147,18 @@ def provision(config: HallConfig) -> None:
         if not folder.cert(config.tls.server_name).exists():
             log.info("Issuing the server certificate {name}", name=config.tls.server_name)
             pki.issue_certificate(config.tls.pki_dir, "server", config.tls.server_name)
+
+
+def release_manifest(config: HallConfig) -> Path:
+    return config.home / "release-manifest.json"
+
+
+def provision_release(config: HallConfig) -> None:
+    """On a first start the installed files become the release the verification checks."""
+    manifest = release_manifest(config)
+    if not manifest.exists():
+        count = write_manifest(manifest)
+        log.info("Recorded the release manifest of {n} installed files in {path}", n=count, path=str(manifest))
 
 
 def provision_cards(config: HallConfig, engine: Any) -> None:
@@ -175,7 +191,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     journal = Journal(engine, key, head=config.home / "journal.head")
     core = HallCore(journal, reactor, thread_pool_runner(reactor, writer))
 
-    session = SessionModule(core)
+    session = SessionModule(
+        core, functools.partial(verify_system, journal, engine, manifest=release_manifest(config))
+    )
     ledger = LedgerModule(core)
     admission = AdmissionModule(
         core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document]

@@ -17,6 +17,7 @@ from hall_server.cli.hall import hall
 from hall_server.cli.journal import journal
 from hall_server.cli.minutes import minutes
 from hall_server.cli.pki import pki
+from hall_server.cli.release import release
 from hall_server.cli.reqs import reqs
 from hall_server.cli.replay import replay
 from protocol.errors import DomainError
@@ -53,4 +54,5 @@ main.add_command(journal)
 main.add_command(minutes)
 main.add_command(pki)
 main.add_command(reqs)
+main.add_command(release)
 main.add_command(replay)

@@ -26,9 +26,9 @@ commands into journal entries through :class:`HallCore`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, fail
 
 from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
 from protocol.chain import Record
@@ -41,6 +41,7 @@ COUNT_STAGES = ("opening", "closing", "extra", "reserve_before", "reserve_after"
 CHECKS = ("journal", "database", "draw_device", "clock", "software")
 
 PERMISSIONS = {
+    "run_verification": {Role.ADMINISTRATOR},
     "record_verification": {Role.ADMINISTRATOR, Role.SYSTEM},
     "count_balls": {Role.ROOM_CHIEF},
     "sign_session_opening": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
@@ -132,13 +133,20 @@ def _signature_entries(
     return entries
 
 
+#: Runs the pre-session checks at ``now_ms`` (blocking); see :mod:`hall_server.verification`.
+Verifier = Callable[[int], Mapping[str, str | None]]
+
+
 class SessionModule:
-    def __init__(self, core: HallCore) -> None:
+    def __init__(self, core: HallCore, verifier: Verifier | None = None) -> None:
         self.core = core
+        self.verifier = verifier
         self.state = SessionState()
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
+            ("run_verification", self.run_verification, {"date": str},
+             "verify the whole system before the session (journal, database, draw device, clock, software)"),
             ("record_verification", self.record_verification, {"date": str, "results": dict},
              "record the pre-session verification"),
             ("count_balls", self.count_balls, {"stage": str, "balls_present": list[int], "witnesses": list[str]},
@@ -173,6 +181,23 @@ class SessionModule:
             )
 
     # --- Commands -----------------------------------------------------------------
+
+    def run_verification(self, actor: Actor, date: str) -> Deferred[list[Record]]:
+        """Run every pre-session check now and record the outcome (R84.1, R92.5e).
+
+        The checks run off the reactor thread; whatever they find is recorded, and only
+        a verification that passed lets the session open.
+        """
+        try:
+            self.core.check_permission(actor, "run_verification")
+            if self.verifier is None:
+                raise SessionError("this hall has no verification configured")
+            if self.state.current is not None:
+                raise SessionError("a session is already under way; close it before verifying for the next")
+        except DomainError:
+            return fail()
+        running = self.core.run_blocking(self.verifier, self.core.now_ms())
+        return running.addCallback(lambda results: self.record_verification(actor, date, results))
 
     def record_verification(
         self, actor: Actor, date: str, results: Mapping[str, str | None]

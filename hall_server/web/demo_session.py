@@ -101,9 +101,8 @@ class DemoSession(Service):
         if self.view.session["open"]:
             return
         today = datetime.datetime.fromtimestamp(self.clock.seconds(), datetime.timezone.utc).date().isoformat()
-        checks = {name: None for name in ("journal", "database", "draw_device", "clock", "software")}
         if self.view.session["number"] == 0 or self.view.session["closed"]:
-            yield self.command(ADMIN, "record_verification", date=today, results=checks)
+            yield self.command(ADMIN, "run_verification", date=today)
             yield self.wait()
             yield self.command(ROOM_CHIEF, "count_balls", stage="opening", balls_present=list(range(1, 91)),
                                witnesses=WITNESSES)

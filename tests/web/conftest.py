@@ -22,7 +22,7 @@ from wsproto.events import AcceptConnection, RejectConnection, Request, TextMess
 from hall_server.config import StaffMember, hash_password
 from hall_server.hall.core import HallCore, Role, run_inline
 from hall_server.hall.ledger import LedgerModule
-from hall_server.hall.session import SessionModule
+from hall_server.hall.session import CHECKS, SessionModule
 from hall_server.journal import Journal
 from hall_server.store.database import open_database
 from hall_server.web.auth import SignIns, StaffDirectory
@@ -61,7 +61,7 @@ def web_hall(tmp_path: Path) -> WebHall:
     engine = open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}")
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
     core = HallCore(journal, clock, run_inline)
-    SessionModule(core)
+    SessionModule(core, lambda now: dict.fromkeys(CHECKS))
     LedgerModule(core)
     view = HallView("Test hall")
     core.add_module(view)

@@ -16,7 +16,7 @@ from hall_server.hall.catalog import FakeCardCatalog
 from hall_server.hall.core import HallCore, run_inline
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
-from hall_server.hall.session import SessionModule
+from hall_server.hall.session import CHECKS, SessionModule
 from hall_server.journal import Journal
 from hall_server.store.database import open_database
 from hall_server.web.demo_session import DemoSession
@@ -33,7 +33,7 @@ def build(tmp_path: Path, clock: Clock) -> tuple[HallCore, HallView, Journal, Le
     engine = open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}")
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
     core = HallCore(journal, clock, run_inline)
-    session = SessionModule(core)
+    session = SessionModule(core, lambda now: dict.fromkeys(CHECKS))
     ledger = LedgerModule(core)
     admission = AdmissionModule(core, [])
     CashierModule(core, ledger, admission, ["desk-1"])

@@ -1,0 +1,93 @@
+"""The pre-session verification checks the real system (R84.1, R92.5e)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hall_server.hall.core import Actor, HallCore, NotAllowed, Role
+from hall_server.hall.session import SessionError, SessionModule
+from hall_server.journal import Journal
+from hall_server.verification import (
+    check_clock,
+    check_database,
+    check_software,
+    installed_files,
+    source_root,
+    verify_system,
+    write_manifest,
+)
+from tests.hall.conftest import result
+
+pytestmark = pytest.mark.req("R84.1", "R92.5e")
+ADMIN = Actor("ines", Role.ADMINISTRATOR)
+CHIEF = Actor("rui", Role.ROOM_CHIEF)
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Path:
+    """A copy of the installed packages, so a test may alter files."""
+    root = tmp_path / "release"
+    for package in ("protocol", "hall_server"):
+        shutil.copytree(source_root() / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_the_software_check_names_changed_added_and_missing_files(release: Path, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.json"
+    count = write_manifest(manifest, release)
+    assert count == len(installed_files(release)) > 50
+    assert check_software(manifest, release) is None
+    (release / "protocol" / "prizes.py").write_text("# altered\n")
+    (release / "hall_server" / "extra.py").write_text("x = 1\n")
+    (release / "protocol" / "money.py").unlink()
+    fault = check_software(manifest, release)
+    assert fault == (
+        "installed software differs from the release manifest (changed: protocol/prizes.py; "
+        "added: hall_server/extra.py; missing: protocol/money.py)"
+    )
+    assert "no release manifest" in check_software(tmp_path / "none.json", release)
+
+
+def test_the_clock_may_not_stand_before_the_journal(journal: Journal) -> None:
+    journal.append(1_790_000_000_000, [("x", {})])
+    assert check_clock(1_790_000_005_000, journal) is None
+    assert check_clock(1_789_999_990_000, journal) == (
+        "the server clock is 10 s behind the last journal record; it was set back"
+    )
+    assert "before this software's release" in check_clock(1_000, journal)
+
+
+def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_journal(
+    journal: Journal, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "manifest.json"
+    write_manifest(manifest)
+    assert check_database(journal.engine) is None
+    results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
+    assert results == dict.fromkeys(("journal", "database", "draw_device", "clock", "software"))
+    journal.append(1_790_000_000_000, [("x", {"n": 1})])
+    with journal.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE journal SET payload = '{\"n\":2}' WHERE seq = 1")
+    results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
+    assert results["journal"] == "record 1: its content does not match its hash (altered)"
+
+
+def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
+    core: HallCore, journal: Journal, tmp_path: Path
+) -> None:
+    findings = {"journal": None, "database": None, "draw_device": None, "clock": None, "software": None}
+    session = SessionModule(core, lambda now: dict(findings))
+    with pytest.raises(NotAllowed):
+        result(session.run_verification(CHIEF, "2026-12-01"))
+    findings["software"] = "installed software differs from the release manifest (changed: protocol/prizes.py)"
+    result(session.run_verification(ADMIN, "2026-12-01"))
+    with pytest.raises(SessionError, match="has not passed its verification"):
+        result(session.count_balls(CHIEF, "opening", list(range(1, 91)), ["a player"]))
+    findings["software"] = None
+    result(session.run_verification(ADMIN, "2026-12-01"))
+    result(session.count_balls(CHIEF, "opening", list(range(1, 91)), ["a player"]))
+    kinds = [(r.type, r.payload.get("passed")) for r in journal.records()]
+    assert kinds == [("system_verified", False), ("system_verified", True), ("balls_counted", None)]
+    with pytest.raises(SessionError, match="no verification configured"):
+        result(SessionModule(HallCore(journal, core.clock, core.run_blocking)).run_verification(ADMIN, "2026-12-01"))
