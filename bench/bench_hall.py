@@ -36,6 +36,7 @@ import time
 from multiprocessing import Pipe, Process
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -87,7 +88,7 @@ def raw_appends(folder: Path, count: int) -> list[float]:
     times = []
     for n in range(1, count + 1):
         game = "2026-11-29-s1-g1"
-        entries = [
+        entries: list[tuple[str, dict[str, Any]]] = [
             ("paper_cards_sold", {"game_id": game, "series": 1001, "first": n, "last": n, "count": 1,
                                   "seller": "sam", "account": "cash:sam", "amount_cents": 100, "actor": actor}),
             ("card_sold", {"game_id": game, "series": 1001, "card_number": n, "price_cents": 100,
@@ -153,8 +154,8 @@ def screen_worker(folder: Path, base: str, screens: int, first: int, link: Conne
 
 def bench_balls(hall: HallProcess, sam: Caller, screens: int, processes: int = 5) -> tuple[list[float], list[float]]:
     """Draw request to each screen, and first screen to last, for every ball of a game."""
-    links = []
-    workers = []
+    links: list[Connection] = []
+    workers: list[Process] = []
     for k in range(processes):
         ours, theirs = Pipe()
         share = screens // processes + (1 if k < screens % processes else 0)

@@ -269,10 +269,14 @@ class Sent:
 
 @dataclass
 class Kill:
-    """Where a run kills its server: as command ``index`` is handed over, after ``delay`` s."""
+    """Where a run kills its server: once command ``index`` is handed over, ``delay`` s later,
+    or, ``on_shown``, the instant the watching console shows a record after that: the
+    moment a screen has a ball, a sale or a payment whose commit must already be durable.
+    """
 
     index: int
-    delay: float
+    delay: float = 0.0
+    on_shown: bool = False
 
 
 class Staff:
@@ -306,10 +310,7 @@ class Staff:
             except SocketClosed:
                 raise ServerKilled() from None
             if self.kill is not None and item.index == self.kill.index:
-                pid = self.hall.process.pid if self.hall.process else None
-                assert pid is not None
-                self.killer = threading.Timer(self.kill.delay, os.kill, (pid, signal.SIGKILL))
-                self.killer.start()
+                self.arm(self.kill)
         try:
             for item in batch:
                 item.answer = self.consoles[item.staff].answer(item.request_id)
@@ -325,6 +326,22 @@ class Staff:
         # A refusal is expected only from a draw given after the bingo ball in a burst.
         assert all(item.command == "draw_ball" for item in refused), [i.answer for i in refused]
         return batch
+
+    def arm(self, kill: Kill) -> None:
+        assert self.hall.process is not None
+        pid = self.hall.process.pid
+        if not kill.on_shown:
+            self.killer = threading.Timer(kill.delay, os.kill, (pid, signal.SIGKILL))
+            self.killer.start()
+            return
+        fired = threading.Event()
+
+        def on_message(message: dict[str, Any]) -> None:
+            if message.get("type") == "record" and not fired.is_set():
+                fired.set()
+                os.kill(pid, signal.SIGKILL)
+
+        self.watcher.on_message = on_message
 
     def play(self, rng: random.Random) -> None:
         """Carry the session on to its end; :class:`ServerKilled` if the server dies first."""

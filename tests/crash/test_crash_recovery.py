@@ -4,10 +4,10 @@ screens and the money to account.
 
 Each run copies a provisioned hall folder (configuration, PKI, keys, card set), starts
 ``bingo hall serve`` on loopback over TLS, and lets the staff (``tests/crash/session.py``)
-run a whole session on their console WebSockets.  As command number ``k`` (drawn from
-the run's seed) is handed over, a timer sends SIGKILL a random few milliseconds later:
-before the command is read, while it commits, or in the middle of a burst of sales,
-draws or loads.  Then:
+run a whole session on their console WebSockets.  Once command number ``k`` (drawn from
+the run's seed) is handed over, SIGKILL follows a random few milliseconds later (before
+the command is read, while it commits, in the middle of a burst of sales, draws or
+loads) or the instant a console shows a record after it.  Then:
 
 * ``bingo journal verify`` passes on the folder the dead process left;
 * every command answered before the kill is in the journal, once, where its answer
@@ -47,6 +47,7 @@ from hall_server.journal import Journal
 from hall_server.keys import load_journal_key
 from hall_server.store import journal as table
 from hall_server.store.database import create
+from hall_server.web.view import HallView
 from protocol.ledger import account_kind
 from tests.crash.session import (
     CASH_OUTS,
@@ -60,6 +61,7 @@ from tests.crash.session import (
     ServerKilled,
     Staff,
 )
+from tests.crash.wire import LiveSocket
 from tests.web.conftest import HallProcess
 
 pytestmark = pytest.mark.integration
@@ -149,9 +151,9 @@ def check_after_kill(
         if item.answer is None or not item.answer["ok"]:
             continue
         for answered in item.answer["records"]:
-            record = by_seq.get(answered["seq"])
-            assert record is not None and record["type"] == answered["type"], (item, answered)
-            assert record["payload"]["actor"]["name"] == item.staff, (item, record)
+            found = by_seq.get(answered["seq"])
+            assert found is not None and found["type"] == answered["type"], (item, answered)
+            assert found["payload"]["actor"]["name"] == item.staff, (item, found)
             claimed.add(answered["seq"])
         first = by_seq[item.answer["records"][0]["seq"]]
         twins = [r["seq"] for r in records if r["type"] == first["type"] and _fact(r) == _fact(first)]
@@ -185,11 +187,36 @@ def rebuilt_in_process(folder: Path, scratch: Path) -> Any:
     return build_hall(load_config(copy / "hall.toml"), MemoryReactorClock())
 
 
-def check_recovered(staff: Staff, rebuilt: Any, records: list[dict[str, Any]]) -> None:
-    """The restarted server shows what the journal rebuilds to, and its money balances."""
+def last_view(socket: LiveSocket) -> dict[str, Any]:
+    """The last picture a console showed: with its last record, or its snapshot."""
+    return [m.message["view"] for m in socket.messages if m.message.get("type") in ("snapshot", "record")][-1]
+
+
+def view_at(folder: Path, seq: int) -> dict[str, Any]:
+    """The console picture replayed in this process from the journal's first ``seq`` records."""
+    view = HallView(load_config(folder / "hall.toml").name)
+    engine = create(f"sqlite:///{folder / 'hall.sqlite3'}")
+    try:
+        for record in table.read(engine):
+            if record.seq > seq:
+                break
+            view.apply(record)
+    finally:
+        engine.dispose()
+    return json.loads(json.dumps(view.console()))
+
+
+def check_recovered(staff: Staff, rebuilt: Any, records: list[dict[str, Any]], before: dict[str, Any]) -> None:
+    """The restarted server shows what the journal rebuilds to, and its money balances.
+
+    ``before`` is the last picture shown before the kill: when nothing was committed
+    unseen after it, the restarted hall shows exactly that picture again.
+    """
     snapshot = staff.watcher.snapshot()
     assert snapshot["view"]["seq"] == len(records)
     assert snapshot["view"] == json.loads(json.dumps(rebuilt.view.console()))
+    if before["seq"] == len(records):
+        assert snapshot["view"] == before
     balances = signed_balances(records)
     assert sum(balances.values()) == 0
     for account, signed in balances.items():
@@ -273,8 +300,8 @@ def provisioned(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], int]:
-    """An uninterrupted session's ball-independent totals, and how many commands it took."""
+def uninterrupted(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+    """An uninterrupted session's ball-independent totals, and the commands it took."""
     folder = tmp_path_factory.mktemp("uninterrupted") / "hall"
     shutil.copytree(provisioned, folder)
     hall = HallProcess(folder).start()
@@ -287,26 +314,33 @@ def uninterrupted(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -
         hall.stop()
     records = journal_records(folder)
     check_whole_session(records)
-    return session_totals(records), len(sent)
+    return session_totals(records), [item.command for item in sent]
 
 
-def kills_for(seed: int, commands: int) -> list[Kill]:
+def kills_for(seed: int, commands: list[str]) -> list[Kill]:
     """Where run ``seed`` kills: at a command of the session, a few ms after it is handed over.
 
-    The first kill falls in the first nine tenths of an uninterrupted session's commands,
-    a second one (every :data:`TWICE_EVERY`-th run) in the first half of what is left.
-    Indices count the commands given since the last restart.
+    ``commands`` are the uninterrupted session's commands in order.  Draws are most of
+    them, so one run in five aims at a burst of sales and one in five at a movement of
+    money (loads, prizes, cash-outs); the rest pick any command in the first nine
+    tenths.  Every :data:`TWICE_EVERY`-th run kills again, in the first half of what is
+    left.  Indices count the commands given since the last restart.
     """
     rng = random.Random(f"kill-{seed}")
-    first = rng.randrange(1, int(commands * 0.9))
-    indices = [first] + ([rng.randrange(1, max(2, (commands - first) // 2))] if seed % TWICE_EVERY == 0 else [])
-    return [Kill(index, rng.choice((0.0, rng.uniform(0, 0.004), rng.uniform(0, 0.03)))) for index in indices]
+    aims = {0: ("sell_cards",), 1: ("load_credit", "pay_prizes", "cash_out")}.get(seed % 5)
+    targets = [i for i, name in enumerate(commands) if aims is None or name in aims]
+    first = rng.choice([i for i in targets if 0 < i < len(commands) * 0.9])
+    indices = [first]
+    if seed % TWICE_EVERY == 0:
+        indices.append(rng.randrange(1, max(2, (len(commands) - first) // 2)))
+    return [Kill(index, rng.choice((0.0, rng.uniform(0, 0.004), rng.uniform(0, 0.03))), rng.random() < 0.4)
+            for index in indices]
 
 
 @pytest.mark.req("R96.4", "R92.3", "R86.1")
 @pytest.mark.parametrize("seed", range(1, RUNS + 1))
 def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
-    seed: int, provisioned: Path, uninterrupted: tuple[dict[str, Any], int], tmp_path: Path
+    seed: int, provisioned: Path, uninterrupted: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
     totals, commands = uninterrupted
     folder = tmp_path / "hall"
@@ -315,13 +349,17 @@ def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
     rng = random.Random(seed)
     sent: list[Sent] = []
     model = HallModel()
+    # What each life leaves for the next: the journal, the hall rebuilt from it, the last picture.
+    records: list[dict[str, Any]] = []
+    rebuilt: Any = None
+    before: dict[str, Any] = {}
     try:
         for life, kill in enumerate(kills_for(seed, commands)):
             # After a restart the kill point counts from the commands already given.
-            kill = Kill(kill.index + len(sent), kill.delay) if life else kill
+            kill = Kill(kill.index + len(sent), kill.delay, kill.on_shown) if life else kill
             staff = Staff(hall, model, sent, life, kill)
             if life:
-                check_recovered(staff, rebuilt, records)  # noqa: F821 - set by the previous life
+                check_recovered(staff, rebuilt, records, before)
             try:
                 staff.play(rng)
             except ServerKilled:
@@ -330,20 +368,24 @@ def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
                 staff.killer.join()  # a session that ended first is killed idle, after its end
             hall.kill()
             shown = [record for socket in staff.all_sockets() for record in socket.records()]
+            before = last_view(staff.watcher)
             staff.close()
             # The inspector's check runs while the server starts again: two cores, two jobs.
             verifying = bingo_journal_verify(folder)
             records, unanswered = check_after_kill(folder, sent, shown, life)
             in_flight = [item.command for item in sent if item.life == life and item.answer is None]
-            print(f"run {seed}: killed {kill.delay * 1000:.1f} ms after command {kill.index} was sent; "
+            when = "as a record was shown" if kill.on_shown else f"{kill.delay * 1000:.1f} ms"
+            print(f"run {seed}: killed {when} after command {kill.index} was sent; "
                   f"{len(in_flight)} unanswered ({', '.join(sorted(set(in_flight)))}), "
                   f"{len(unanswered)} record(s) of theirs committed, {len(shown)} shown, {len(records)} in the journal")
+            # The picture the live server built record by record is the journal's, replayed.
+            assert before == view_at(folder, before["seq"])
             rebuilt = rebuilt_in_process(folder, tmp_path)
             model = model_of(records)
             hall.start()
             verified(verifying, len(records))
         staff = Staff(hall, model, sent, life + 1)
-        check_recovered(staff, rebuilt, records)
+        check_recovered(staff, rebuilt, records, before)
         staff.play(rng)
         shown = [record for socket in staff.all_sockets() for record in socket.records()]
         staff.close()

@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar
-from typing import Any
+from typing import Any, Callable, cast
 from urllib.request import HTTPCookieProcessor
 
 from wsproto import ConnectionType, WSConnection
@@ -46,7 +46,8 @@ def sign_in_cookie(hall: HallProcess, name: str, password: str = PASSWORD) -> st
     status, answer = client.call("POST", "/login", {"name": name, "password": password})
     if status != 200:
         raise AssertionError(f"{name} could not sign in: {status} {answer}")
-    jar: CookieJar = next(h for h in client.opener.handlers if isinstance(h, HTTPCookieProcessor)).cookiejar
+    handlers = cast(Any, client.opener).handlers  # the client's own cookie jar holds the sign-in
+    jar: CookieJar = next(h for h in handlers if isinstance(h, HTTPCookieProcessor)).cookiejar
     return next(c.value for c in jar if c.name == "bingo_session" and c.value is not None)
 
 
@@ -68,6 +69,9 @@ class LiveSocket:
     cookie: str | None = None
     messages: list[Received] = field(default_factory=list)
     answers: dict[str, Received] = field(default_factory=dict)
+    #: Called on the socket's thread with each message as it arrives (the crash tests
+    #: kill the server the instant a screen shows a record).
+    on_message: Callable[[dict[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
         self.closed = threading.Event()
@@ -139,6 +143,8 @@ class LiveSocket:
                         if received.message.get("type") == "answer":
                             self.answers[str(received.message.get("id"))] = received
                         self.changed.notify_all()
+                    if self.on_message is not None:
+                        self.on_message(received.message)
 
     # --- For the test's thread ------------------------------------------------------------
 
