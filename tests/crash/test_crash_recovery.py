@@ -37,7 +37,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from twisted.internet.testing import MemoryReactorClock
@@ -52,7 +52,6 @@ from protocol.ledger import account_kind
 from tests.crash.session import (
     CASH_OUTS,
     DESK,
-    FLOAT_CENTS,
     GAMES,
     LOADS,
     HallModel,
