@@ -178,8 +178,7 @@ def next_commands(model: HallModel, rng: random.Random) -> list[Command]:
         if "opening" not in model.counts:
             return [("rosa", "count_balls", {"stage": "opening", "balls_present": ALL_BALLS,
                                              "witnesses": ["Maria Public", "Joan Public"]})]
-        return [(name, "sign_session_opening", {})
-                for name, role in (("rosa", "room_chief"), ("admin", "administrator")) if role not in model.opening]
+        return signature("sign_session_opening", model.opening)
     if not model.banned_list:
         return [("admin", "import_banned_list", {"content": BANNED_LIST, "source": "regulator.csv"})]
     if not model.desk_open and not model.reconciled:
@@ -207,8 +206,15 @@ def next_commands(model: HallModel, rng: random.Random) -> list[Command]:
     if "closing" not in model.counts:
         return [("rosa", "count_balls", {"stage": "closing", "balls_present": ALL_BALLS,
                                          "witnesses": ["Maria Public"]})]
-    return [(name, "sign_session_closing", {})
-            for name, role in (("rosa", "room_chief"), ("admin", "administrator")) if role not in model.closing]
+    return signature("sign_session_closing", model.closing)
+
+
+def signature(command: str, signed: set[str]) -> list[Command]:
+    """The next of the two signatures (R77.1): one at a time, so that every burst is one
+    staff member's and the journal keeps the order the commands were given in."""
+    name, _ = next((name, role) for name, role in (("rosa", "room_chief"), ("admin", "administrator"))
+                   if role not in signed)
+    return [(name, command, {})]
 
 
 def missing(done: list[tuple[str, int]], model: HallModel, plan: tuple[tuple[int, int], ...]) -> list[tuple[str, int]]:
