@@ -334,6 +334,7 @@ class Staff:
         return batch
 
     def arm(self, kill: Kill) -> None:
+        """Send SIGKILL after ``kill.delay``, or on the watcher's next record (its own thread)."""
         assert self.hall.process is not None
         pid = self.hall.process.pid
         if not kill.on_shown:
