@@ -10,10 +10,10 @@ from hall_server.blower.errors import (
     FirmwareNotApproved, ReserveSetIncomplete,
 )
 from hall_server.blower.pair import BlowerPair
-from hall_server.blower.serial import SerialPortEndpoint, blower_service
+from hall_server.blower.serial import BlowerService, SerialPortEndpoint, blower_service
 
 __all__ = [
-    "ApprovedFirmware", "BlowerBusy", "BlowerDriver", "BlowerError", "BlowerFault",
+    "ApprovedFirmware", "BlowerBusy", "BlowerService", "BlowerDriver", "BlowerError", "BlowerFault",
     "BlowerPair", "BlowerRefused", "BlowerTimeout", "CountReport", "DrawConflict",
     "FirmwareNotApproved", "IBlowerObserver", "RecordingObserver",
     "ReserveSetIncomplete", "SelfTestReport", "SerialPortEndpoint", "approved_from_tree",

@@ -118,6 +118,10 @@ class RecordingObserver:
         self.links.append((up, detail))
 
 
+#: Commands the blower refuses while it finishes a move and takes a moment later.
+_ASK_AGAIN_WHEN_BUSY = (bf.NEW_GAME, bf.COUNT_SET, bf.SELF_TEST)
+
+
 @dataclass
 class _Command:
     kind: int
@@ -174,6 +178,8 @@ class BlowerDriver:
         self._ticker = LoopingCall(self._tick)
         self._ticker.clock = clock
         self._waiting_ready: list[Deferred[None]] = []
+        self._force_sync = False
+        self._retry: Any = None  # the delayed reopening after a SYNC the blower was busy for
 
     # -- connection ------------------------------------------------------------------
 
@@ -193,7 +199,25 @@ class BlowerDriver:
         self.transport = None
         if self._ticker.running:
             self._ticker.stop()
+        self._cancel_retry()
         self._link_down("the serial port closed")
+
+    def stop(self) -> None:
+        """The hall server is stopping: fail what is still asked and leave no timer behind.
+
+        Unlike a closed port (the cable: a reconnect follows), nothing will answer these
+        commands any more.  A draw failed here was never delivered, and the blower gives
+        the same ball to the next driver's draw (``resume_game``).
+        """
+        if self._ticker.running:
+            self._ticker.stop()
+        self._cancel_retry()
+        self._fail_all(BlowerBusy("the hall server is stopping"))
+
+    def _cancel_retry(self) -> None:
+        if self._retry is not None and self._retry.active():
+            self._retry.cancel()
+        self._retry = None
 
     def when_ready(self) -> Deferred[None]:
         """Fires once the blower is connected, approved and in step with the game."""
@@ -281,6 +305,16 @@ class BlowerDriver:
             self._fail_current(fault, (bf.DRAW, bf.COUNT_SET))
         elif kind == bf.REFUSED:
             refused_kind, reason, draws, last = bm.unpack_refused(frame.payload)
+            current = self._current()
+            if (reason == bm.BUSY and refused_kind in _ASK_AGAIN_WHEN_BUSY
+                    and current is not None and current.kind == refused_kind):
+                # The blower is finishing a move (the last ball being racked): ask
+                # again shortly; the command's own timeout bounds the waiting.
+                current.sent = False
+                self._cancel_retry()
+                self._retry = self.clock.callLater(self.link.retransmit_ms * 2 / 1000,
+                                                   self._send_again)
+                return
             self._fail_current(BlowerRefused(refused_kind, reason, draws, last), (refused_kind,))
         elif kind == bf.STATUS:
             self._on_status(bm.unpack_status(frame.payload))
@@ -323,7 +357,8 @@ class BlowerDriver:
                                                    self.drawn[-1]))
             self._become_ready()
             return
-        if self.game and (hello.game != self.game or hello.draws < len(self.drawn)):
+        if self.game and (self._force_sync or hello.game != self.game
+                          or hello.draws < len(self.drawn)):
             # The blower lost the game (it restarted): tell it draw n, last ball k.
             self._syncing = True
             last_ball = self.drawn[-1] if self.drawn else 0
@@ -341,9 +376,26 @@ class BlowerDriver:
     def _sync_failed(self, failure: Failure) -> None:
         self._syncing = False
         error = failure.value
+        if isinstance(error, BlowerRefused) and error.reason == bm.BUSY:
+            # The blower is still finishing a move (a count's last ball going back, a
+            # ball being racked): open a fresh link shortly and send SYNC again.  The
+            # same link cannot carry it: the blower has taken that seq already.
+            if self.transport is not None:
+                self._retry = self.clock.callLater(
+                    self.link.retransmit_ms * 2 / 1000, self._reopen_after_busy)
+            return
         self.observer.blower_link(self.name, False, str(error))
         if isinstance(error, BlowerError):
             self._fail_all(error)
+
+    def _send_again(self) -> None:
+        self._retry = None
+        self._send_next()
+
+    def _reopen_after_busy(self) -> None:
+        self._retry = None
+        if self.transport is not None:
+            self._open_link()
 
     def _become_ready(self) -> None:
         self._syncing = False
@@ -378,6 +430,7 @@ class BlowerDriver:
         if current is not None and current.kind == bf.SYNC:
             self._queue.pop(0)
             self._cancel_timeout(current)
+            self._force_sync = False
             current.deferred.callback(status)
             self._become_ready()
             return
@@ -406,9 +459,15 @@ class BlowerDriver:
         self.game = game
         self.drawn = list(drawn)
 
-    def resynchronise(self) -> Deferred[None]:
+    def resynchronise(self, force: bool = False) -> Deferred[None]:
         """Open a new link so the blower learns the game set by ``resume_game``
-        ("draw n, last ball k"); fires when it is in step."""
+        ("draw n, last ball k"); fires when it is in step.
+
+        Without ``force`` a blower one draw ahead keeps that draw (its ball is the next
+        one: the hall had not committed it).  ``force`` makes the blower forget it too:
+        after a ball recall, the voided ball is not the next ball.
+        """
+        self._force_sync = self._force_sync or force
         if self.transport is None:
             return self.when_ready()
         self._link_down("resynchronising")
@@ -513,3 +572,7 @@ class BlowerDriver:
         for command in queue:
             self._cancel_timeout(command)
             command.deferred.errback(error)
+        # Whoever waits for the link to be ready would otherwise wait for ever.
+        waiting, self._waiting_ready = self._waiting_ready, []
+        for d in waiting:
+            d.errback(error)

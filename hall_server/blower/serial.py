@@ -42,9 +42,26 @@ class SerialPortEndpoint:
         return succeed(protocol)
 
 
-def blower_service(reactor: Any, driver: BlowerDriver, device: str,
-                   baudrate: int = BAUD_RATE) -> ClientService:
-    """A service that keeps ``driver`` connected to the blower on ``device``."""
-    return ClientService(SerialPortEndpoint(reactor, device, baudrate), driver.factory(),
+class BlowerService(ClientService):
+    """Keeps the driver connected; on stop, also stops the driver so that no command
+    waits and no timer is left behind once the port is closed."""
+
+    def __init__(self, reactor: Any, driver: BlowerDriver, device: str, baudrate: int) -> None:
+        super().__init__(SerialPortEndpoint(reactor, device, baudrate), driver.factory(),
                          retryPolicy=lambda attempt: min(0.2 * 2 ** attempt, 5.0),
                          clock=reactor)
+        self.driver = driver
+
+    def stopService(self) -> Deferred[None]:
+        stopped = super().stopService()
+
+        def port_closed(result: object) -> object:
+            self.driver.stop()
+            return result
+        return stopped.addBoth(port_closed)
+
+
+def blower_service(reactor: Any, driver: BlowerDriver, device: str,
+                   baudrate: int = BAUD_RATE) -> BlowerService:
+    """A service that keeps ``driver`` connected to the blower on ``device``."""
+    return BlowerService(reactor, driver, device, baudrate)
