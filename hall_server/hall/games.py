@@ -42,10 +42,10 @@ import copy
 import dataclasses
 import datetime
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, ensureDeferred, maybeDeferred
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
@@ -135,8 +135,20 @@ PERMISSIONS = {
     "collect_cards": {R.ROOM_CHIEF, R.SELLER_CALLER},
 }
 
+class DeferredBallSource(Protocol):
+    """A :class:`BallSource` whose ``draw()`` answers later: the ball blower, whose ball
+    is known once its reader has read it (``hall_server/blower/source.py``)."""
+
+    @property
+    def drawn(self) -> tuple[int, ...]: ...
+
+    def draw(self) -> Deferred[int]: ...
+
+    def put_back(self, ball: int) -> None: ...
+
+
 #: Given the balls already drawn in the current game, the source of the next ones.
-BallSourceFactory = Callable[[Sequence[int]], BallSource]
+BallSourceFactory = Callable[[Sequence[int]], "BallSource | DeferredBallSource"]
 
 
 class GameModuleError(DomainError):
@@ -373,7 +385,8 @@ class GamesModule:
         self.ball_sources = ball_sources
         self.rules = rules
         self.state = GamesState()
-        self._source: BallSource | None = None
+        self._source: BallSource | DeferredBallSource | None = None
+        self._drawing = False  # a ball is being taken from the source: one draw at a time
         #: Virtual series in play by their number in the game (R82.9): card k is row k-1.
         self.virtual_series: dict[int, np.ndarray] = {}
         core.add_module(self)
@@ -848,7 +861,7 @@ class GamesModule:
 
     # --- The draw ----------------------------------------------------------------------
 
-    def _source_for(self, drawn: Sequence[int]) -> BallSource:
+    def _source_for(self, drawn: Sequence[int]) -> BallSource | DeferredBallSource:
         """The ball source, rebuilt from the journal's draw when it does not match it.
 
         A source that drew a ball whose record was never committed (a refused decision,
@@ -921,20 +934,51 @@ class GamesModule:
         return self._payments(game, machine, due, None, self.core.seq + before + 1)
 
     def draw_ball(self, actor: Actor) -> Deferred[list[Record]]:
-        """Draw the next ball from the ball source (R85.5, R92.10)."""
+        """Draw the next ball (R85.5, R92.10): take it from the ball source, then commit it.
 
-        def decide(now: int) -> list[Entry]:
-            game = self.require_game()
-            if not game.machine.accepts(Input.BALL_DRAWN):
-                raise InvalidTransition(f"cannot draw a ball {describe(game.machine.state)}")
-            ball = self._source_for(game.machine.drawn).draw()
-            machine = _fork(game.machine)
-            (drawn,) = machine.draw_ball(ball)
-            completions = self._completions(game, ball)
-            entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
-            return [*entries, *self._auto_payments(game, machine, len(entries))]
+        The ball comes first - the software generator's at once, the blower's once its
+        reader has read it - and only then is its ``ball_drawn`` decided and committed,
+        and shown after the commit.  The source is asked only after a check, in turn
+        with the other commands, that the actor may draw and the game takes a ball, so
+        a refused draw moves no ball.  A ball the source gave whose record was not
+        committed was seen by nobody: the software generator forgets it, the blower
+        gives it again to the next draw.
+        """
+        return ensureDeferred(self._draw_ball(actor))
 
-        return self.core.execute(actor, "draw_ball", decide)
+    async def _draw_ball(self, actor: Actor) -> list[Record]:
+        if self._drawing:
+            raise GameModuleError("a ball is being drawn; wait for it before drawing the next")
+        self._drawing = True
+        try:
+            before: list[tuple[int, ...]] = []
+
+            def check(now: int) -> list[Entry]:
+                before.append(tuple(self._game_taking_a_ball().machine.drawn))
+                return []  # nothing to record yet: the ball is not known
+
+            await self.core.execute(actor, "draw_ball", check)
+            ball = await maybeDeferred(self._source_for(before[0]).draw)
+
+            def decide(now: int) -> list[Entry]:
+                game = self._game_taking_a_ball()
+                if tuple(game.machine.drawn) != before[0]:
+                    raise GameModuleError("the game's balls changed while the ball was drawn; draw again")
+                machine = _fork(game.machine)
+                (drawn,) = machine.draw_ball(ball)
+                completions = self._completions(game, ball)
+                entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
+                return [*entries, *self._auto_payments(game, machine, len(entries))]
+
+            return await self.core.execute(actor, "draw_ball", decide)
+        finally:
+            self._drawing = False
+
+    def _game_taking_a_ball(self) -> Game:
+        game = self.require_game()
+        if not game.machine.accepts(Input.BALL_DRAWN):
+            raise InvalidTransition(f"cannot draw a ball {describe(game.machine.state)}")
+        return game
 
     def enter_ball(self, actor: Actor, ball: int) -> Deferred[list[Record]]:
         """The room chief enters a ball while finishing the game by hand (R86.2)."""
