@@ -10,6 +10,9 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
     [cards]     card_set (its name), generate_strips (make it on first start if missing)
     [[series]]  number, face_value_cents, card_count: the series in use (R82.1)
     [cashier]   desks: the cash desks (drawers) by name
+    [draw]      source ("rng", the software generator, or "blower"); with the blower:
+                main and reserve (serial devices), baud, approved_firmware
+                ("major.minor.patch:sha256"), key_file (the link's HMAC key, hex)
     [[staff]]   name, role (R80), password_hash (``bingo hall hash-password``),
                 document (identity document, so staff cannot hold a playing account, R81.b)
 
@@ -120,6 +123,27 @@ class SeriesConfig:
 
 
 @dataclass(frozen=True)
+class DrawConfig:
+    """Where the balls come from (R83.6, R92.10): the software generator, or the
+    blower on a serial device with its reserve."""
+
+    source: str = "rng"
+    main: str = ""
+    reserve: str = ""
+    baud: int = 115200
+    #: Accepted firmware releases: ``((major, minor, patch), sha256 hex)``.
+    approved_firmware: tuple[tuple[tuple[int, int, int], str], ...] = ()
+    key_file: Path | None = None
+
+    @property
+    def blower(self) -> bool:
+        return self.source == "blower"
+
+
+DRAW_SOURCES = ("rng", "blower")
+
+
+@dataclass(frozen=True)
 class HallConfig:
     name: str
     home: Path
@@ -134,6 +158,7 @@ class HallConfig:
     staff: tuple[StaffMember, ...] = field(default=())
     desks: tuple[str, ...] = ("desk-1",)
     source: Path | None = None
+    draw: DrawConfig = DrawConfig()
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -217,7 +242,42 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         staff=staff,
         desks=tuple(desks),
         source=source,
+        draw=_draw(reader, base),
     )
+
+
+def _draw(reader: "_Reader", base: Path) -> DrawConfig:
+    table = reader.table("draw")
+    source = reader.get(table, "draw.source", str, "rng")
+    if source not in DRAW_SOURCES:
+        raise reader.error("draw.source", f"is one of {', '.join(DRAW_SOURCES)}, not {source!r}")
+    if source == "rng":
+        return DrawConfig()
+    main = reader.get(table, "draw.main", str, None).strip()
+    if not main:
+        raise reader.error("draw.main", "names the main blower's serial device, e.g. /dev/ttyUSB0")
+    reserve = reader.get(table, "draw.reserve", str, "").strip()
+    if reserve == main:
+        raise reader.error("draw.reserve", "is another device than the main blower's")
+    baud = reader.get(table, "draw.baud", int, 115200)
+    if baud not in (9600, 19200, 38400, 57600, 115200, 230400):
+        raise reader.error("draw.baud", f"is a standard serial speed (115200), not {baud}")
+    approved = []
+    for text in reader.get(table, "draw.approved_firmware", list, []):
+        version, _, digest = str(text).partition(":")
+        parts = version.split(".")
+        if (len(parts) != 3 or not all(p.isdigit() for p in parts) or len(digest) != 64
+                or any(c not in "0123456789abcdef" for c in digest)):
+            raise reader.error("draw.approved_firmware",
+                               f"lists \"major.minor.patch:sha256 in hex\", not {text!r}")
+        approved.append(((int(parts[0]), int(parts[1]), int(parts[2])), digest))
+    if not approved:
+        raise reader.error("draw.approved_firmware",
+                           "lists the blower firmware releases the hall accepts "
+                           "(python -m hall_server.blower approve prints this one's)")
+    key_file = reader.get(table, "draw.key_file", str, "")
+    return DrawConfig("blower", main, reserve, baud, tuple(approved),
+                      base / key_file if key_file else None)
 
 
 def _series(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> SeriesConfig:
