@@ -8,7 +8,10 @@
 3. the modules (session, ledger, admission, cashier, the traditional game), the
    console's read model, then **recovery**: every module's state is
    rebuilt from the journal before anything listens;
-4. the web site (caller console, information board, command channel, WebSockets)
+4. with ``[draw] source = "blower"``, the blower drivers on their serial ports
+   (``hall_server/blower/hall.py``: ball source, faults, reserve switch), told the
+   journal's balls of the game in progress before the ports open;
+5. the web site (caller console, information board, command channel, WebSockets)
    on TCP or TLS from the hall's PKI.
 
 First start on the embedded default makes what is missing: the configuration with
@@ -36,7 +39,9 @@ from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Site
 
 from hall_server import pki
-from hall_server.config import HallConfig, ensure_config
+from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
+from hall_server.blower.hall import HallBlowers
+from hall_server.config import ConfigError, HallConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
 from hall_server.hall.cashier import CashierModule, pin_matches
 from hall_server.hall.catalog import StoreCardCatalog
@@ -134,6 +139,7 @@ class HallServer:
     games: GamesModule
     virtual: VirtualModule | None = None
     gateway: TerminalGateway | None = None
+    blowers: HallBlowers | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -191,16 +197,22 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     journal = Journal(engine, key, head=config.home / "journal.head")
     core = HallCore(journal, reactor, thread_pool_runner(reactor, writer))
 
-    session = SessionModule(
-        core, functools.partial(verify_system, journal, engine, manifest=release_manifest(config))
-    )
+    blowers = build_blowers(config, reactor, core) if config.draw.blower else None
+    checks: dict[str, Any] = {"manifest": release_manifest(config)}
+    if blowers is not None:
+        # With the blower as the draw device, its self-test is the draw-device check (R84.1).
+        checks["draw_device"] = blowers.draw_device_check(reactor)
+    session = SessionModule(core, functools.partial(verify_system, journal, engine, **checks))
     ledger = LedgerModule(core)
     admission = AdmissionModule(
         core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document]
     )
     cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name)
-    # The software ball generator draws until the blower driver is configured (R92.10).
-    games = GamesModule(core, session, ledger, StoreCardCatalog(engine), RandomBallGenerator, config.prize_rules)
+    # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
+    ball_sources = blowers if blowers is not None else RandomBallGenerator
+    games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules)
+    if blowers is not None:
+        blowers.install(games, session)
     # Virtual cards on the player terminals (docs/terminals.md).
     library = load_virtual_library(engine, config.home / "keys" / "card-code.key")
     virtual = VirtualModule(core, games, ledger, cashier, library)
@@ -208,6 +220,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     core.add_module(view)
     recovered = core.recover()
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
+    if blowers is not None:
+        blowers.resume()  # before the serial ports open: the blower learns the journal's balls
+        for driver, device in zip(blowers.drivers, (config.draw.main, config.draw.reserve)):
+            blower_service(reactor, driver, device, config.draw.baud).setServiceParent(service)
 
     sign_ins = SignIns(StaffDirectory(config.staff), reactor)
     channel = CommandChannel(core)
@@ -233,10 +249,29 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway,
+        virtual, gateway, blowers,
     )
     service.hall = hall
     return hall
+
+
+def build_blowers(config: HallConfig, reactor: Any, core: HallCore) -> HallBlowers:
+    """The main blower's driver and the reserve's (when configured), joined to the core."""
+    draw = config.draw
+    approved = ApprovedFirmware()
+    for version, digest in draw.approved_firmware:
+        approved = approved.with_release(version, bytes.fromhex(digest))
+    key = b""
+    if draw.key_file is not None:
+        try:
+            key = bytes.fromhex(draw.key_file.read_text().strip())
+        except (OSError, ValueError) as error:
+            raise ConfigError(f"{draw.key_file}: the blower link key is one line of hex ({error})") from None
+    main = BlowerDriver(reactor, approved, name="main", key=key)
+    reserve = BlowerDriver(reactor, approved, name="reserve", key=key) if draw.reserve else None
+    log.info("Drawing with the ball blower on {main}{reserve}", main=draw.main,
+             reserve=f", reserve on {draw.reserve}" if draw.reserve else " (no reserve configured)")
+    return HallBlowers(core, main, reserve)
 
 
 def _announce_url(port: Any, config: HallConfig) -> Any:

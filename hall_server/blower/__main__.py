@@ -5,9 +5,12 @@
     python -m hall_server.blower count --port /dev/pts/N
     python -m hall_server.blower self-test --port /dev/pts/N
     python -m hall_server.blower relay --noise 0.01 --report relay.json
+    python -m hall_server.blower approve
 
-Until the hall server's caller console exists, ``draw`` prints each ball as it is
-confirmed, and faults and notices as they arrive.
+``draw``, ``count`` and ``self-test`` drive a blower without the hall server and print
+what it reports; ``approve`` prints this tree's firmware release as the hall's
+``[draw] approved_firmware`` takes it.  To draw with the hall server, see
+``docs/blower.md``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from twisted.internet.defer import inlineCallbacks
 from twisted.internet.task import react
 from zope.interface import implementer
 
-from hall_server.blower.approval import approved_from_tree
+from ball_blower_fw.version import FIRMWARE_VERSION
+from hall_server.blower.approval import approved_from_tree, image_hash_of_tree
 from hall_server.blower.driver import BlowerDriver, IBlowerObserver
 from hall_server.blower.errors import BlowerError, BlowerFault
 from hall_server.blower.serial import blower_service
@@ -116,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         if name == "draw":
             command.add_argument("--game", type=int, default=1)
             command.add_argument("--balls", type=int, default=90)
+    commands.add_parser("approve", help="print this firmware release for approved_firmware")
     relay = commands.add_parser("relay", help="the line between firmware and driver")
     relay.add_argument("--noise", type=float, default=0.0)
     relay.add_argument("--seed", type=int, default=1)
@@ -124,6 +129,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "sim":
         _simulate(args)
+    elif args.command == "approve":
+        print("%d.%d.%d:%s" % (FIRMWARE_VERSION + (image_hash_of_tree(REPO_ROOT).hex(),)))
     elif args.command == "relay":
         run_relay(args.noise, args.seed, args.baud, args.report)
     else:

@@ -189,8 +189,26 @@ document.addEventListener("keydown", (event) => {
 
 // --- The picture --------------------------------------------------------------------
 
+// The blower's reports stand out: a fault has suspended the game (R86.1) until the
+// room chief clears it and resumes.
+const BLOWER_RECORDS = {
+  blower_fault: (p) => `BLOWER FAULT on the ${p.blower} blower: ${p.fault} (draw ${p.draw_no}); the game is suspended`,
+  blower_link: (p) => `${p.blower} blower link ${p.up ? "up" : "DOWN"}: ${p.detail}`,
+  blower_fault_cleared: (p) => `${p.blower} blower fault cleared`,
+  blower_switched: (p) => `drawing from the ${p.to} blower`,
+};
+
+function recordClass(record) {
+  if (record.type === "blower_fault" || (record.type === "blower_link" && !record.payload.up)) return "fault";
+  return undefined;
+}
+
 function describeRecord(record) {
   const p = record.payload || {};
+  if (record.type in BLOWER_RECORDS) {
+    const who = p.actor ? ` (${p.actor.name})` : "";
+    return `#${record.seq} ${BLOWER_RECORDS[record.type](p)}${who}`;
+  }
   const who = p.actor ? ` (${p.actor.name})` : "";
   const detail = Object.entries(p)
     .filter(([k, v]) => !["actor", "type", "game_id"].includes(k) && v !== null)
@@ -225,7 +243,7 @@ function show(view) {
   });
   const log = document.getElementById("log");
   log.textContent = "";
-  view.recent.forEach((record) => log.appendChild(Hall.el("li", describeRecord(record))));
+  view.recent.forEach((record) => log.appendChild(Hall.el("li", describeRecord(record), recordClass(record))));
 }
 
 function onMessage(message) {
