@@ -1,0 +1,106 @@
+"""The real firmware on the MicroPython unix port as the hall's ball source: a real
+``bingo hall serve`` process configured with ``[draw] source = "blower"`` on a pty, the
+staff on console WebSockets over TLS.  A whole game is drawn through it; a fault
+injected into the simulated chamber suspends the game and is in the journal."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from ball_blower_fw.version import FIRMWARE_VERSION
+from hall_server.blower.approval import image_hash_of_tree
+from hall_server.blower.simulator import REPO_ROOT
+from tests.crash.wire import LiveSocket, console
+from tests.firmware.test_firmware_pty import Line
+from tests.web.conftest import ALL_BALLS, HallProcess
+
+pytestmark = pytest.mark.integration
+FAULT_AT = 20  # the 20th release lets no ball out
+_ids = itertools.count(1)
+
+
+def draw_section(device: str) -> str:
+    release = "%d.%d.%d:%s" % (FIRMWARE_VERSION + (image_hash_of_tree(REPO_ROOT).hex(),))
+    return f'\n[draw]\nsource = "blower"\nmain = "{device}"\napproved_firmware = ["{release}"]\n'
+
+
+@pytest.fixture
+def blower_hall(tmp_path: Path) -> Iterator[tuple[HallProcess, Line]]:
+    line = Line(tmp_path)
+    line.start_firmware(faults=f"no_ball:{FAULT_AT}")
+    (tmp_path / "hall").mkdir()
+    hall = HallProcess(tmp_path / "hall")
+    hall.config.write_text(hall.config.read_text() + draw_section(line.driver_side))
+    try:
+        yield hall.start(), line
+    finally:
+        hall.stop()
+        line.close()
+
+
+def command(socket: LiveSocket, name: str, **args: Any) -> dict[str, Any]:
+    request = f"t-{next(_ids)}"
+    socket.send({"id": request, "command": name, "args": args})
+    return socket.answer(request, timeout=30)
+
+
+def ok(socket: LiveSocket, name: str, **args: Any) -> dict[str, Any]:
+    answer = command(socket, name, **args)
+    assert answer["ok"], (name, answer)
+    return answer
+
+
+@pytest.mark.req("R83.6", "R85.5", "R86.1", "R84.1")
+def test_a_whole_game_is_drawn_by_the_real_firmware_and_a_fault_suspends_it(blower_hall) -> None:
+    hall, line = blower_hall
+    admin, chief, caller = console(hall, "admin"), console(hall, "rosa"), console(hall, "sam")
+    watcher = console(hall, "tomas")
+    try:
+        # The verification's draw-device check is the blower's self-test (R84.1); the
+        # blower may still be connecting, so ask until it answers.
+        for _ in range(20):
+            ok(admin, "run_verification", date="2026-12-01")
+            verified = [r for r in admin.records() if r["type"] == "system_verified"][-1]
+            if verified["payload"]["results"]["draw_device"] is None:
+                break
+        assert verified["payload"]["passed"], verified["payload"]["results"]
+        ok(chief, "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Marta Soler (public)"])
+        ok(admin, "sign_session_opening")
+        ok(chief, "sign_session_opening")
+        ok(caller, "announce_sale", series=1001)
+        ok(caller, "sell_cards", series=1001, first=1, last=10)
+        ok(chief, "close_sale")
+
+        balls: list[int] = []
+        faulted = False
+        while len(balls) < 90:
+            answer = command(caller, "draw_ball")
+            if answer["ok"]:
+                balls.append(next(r for r in caller.records() if r["seq"] == answer["records"][0]["seq"])["payload"]["ball"])
+                continue
+            # The chamber let no ball out: the game is suspended by the server (R86.1).
+            assert not faulted and "main blower" in answer["error"]["message"], answer
+            faulted = True
+            watcher.wait_for(lambda: any(r["type"] == "game_suspended" for r in watcher.records()))
+            ok(chief, "clear_blower_fault")
+            ok(chief, "resume_game")
+
+        assert faulted and sorted(balls) == list(range(1, 91))
+        watcher.wait_for(lambda: sum(r["type"] == "ball_drawn" for r in watcher.records()) == 90)
+        shown = [r for r in watcher.records() if r["type"] == "ball_drawn"]
+        assert [r["payload"]["ball"] for r in shown] == balls
+        assert [r["payload"]["ball_count"] for r in shown] == list(range(1, 91))
+        (fault,) = [r for r in watcher.records() if r["type"] == "blower_fault"]
+        assert (fault["payload"]["blower"], fault["payload"]["fault"]) == ("main", "no ball reached the tube in time")
+        (suspended,) = [r for r in watcher.records() if r["type"] == "game_suspended"]
+        assert suspended["payload"]["actor"]["role"] == "system" and suspended["seq"] > fault["seq"]
+        time.sleep(0.5)  # the chamber writes its state as the last ball is racked
+        assert line.chamber()["rack"] == balls
+    finally:
+        for socket in (admin, chief, caller, watcher):
+            socket.close()
