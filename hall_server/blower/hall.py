@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from twisted.internet.defer import Deferred, inlineCallbacks
+from twisted.internet.defer import Deferred, ensureDeferred, inlineCallbacks
 from twisted.internet.threads import blockingCallFromThread
 from twisted.logger import Logger
 from zope.interface import implementer
@@ -250,16 +250,18 @@ class HallBlowers:
 
     # --- The pre-session verification (R84.1) ---------------------------------------------------
 
-    @inlineCallbacks
-    def self_test(self) -> Any:
+    def self_test(self) -> Deferred[str | None]:
         """``None`` when every blower passed its self-test, else what failed, in words."""
+        return ensureDeferred(self._self_test())
+
+    async def _self_test(self) -> str | None:
         faults = []
         for driver in self.drivers:
             if not driver.ready:
                 faults.append(f"the {driver.name} blower is not connected")
                 continue
             try:
-                report = yield driver.self_test()
+                report = await driver.self_test()
             except BlowerError as error:
                 faults.append(f"{driver.name} blower: {error}")
                 continue
@@ -270,7 +272,13 @@ class HallBlowers:
     def draw_device_check(self, reactor: Any) -> Callable[[], str | None]:
         """The verification's ``draw_device`` check: it runs on a worker thread and waits
         there for the self-test, which runs on the reactor."""
-        return lambda: blockingCallFromThread(reactor, self.self_test)
+
+        def check() -> str | None:
+            # Twisted's annotation cannot bind the result type through Deferred[str | None].
+            result: str | None = blockingCallFromThread(reactor, self.self_test)  # type: ignore[arg-type]
+            return result
+
+        return check
 
     # --- Projection ----------------------------------------------------------------------------
 

@@ -959,6 +959,7 @@ class GamesModule:
 
             await self.core.execute(actor, "draw_ball", check)
             ball = await maybeDeferred(self._source_for(before[0]).draw)
+            assert isinstance(ball, int), "a ball source gives ball numbers"
 
             def decide(now: int) -> list[Entry]:
                 game = self._game_taking_a_ball()
