@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
-from twisted.internet.defer import Deferred, ensureDeferred, maybeDeferred
+from twisted.internet.defer import Deferred, DeferredLock, ensureDeferred, maybeDeferred
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
@@ -386,7 +386,8 @@ class GamesModule:
         self.rules = rules
         self.state = GamesState()
         self._source: BallSource | DeferredBallSource | None = None
-        self._drawing = False  # a ball is being taken from the source: one draw at a time
+        # One draw at a time: a draw asked while a ball is being taken waits its turn.
+        self._draw_turn = DeferredLock()
         #: Virtual series in play by their number in the game (R82.9): card k is row k-1.
         self.virtual_series: dict[int, np.ndarray] = {}
         core.add_module(self)
@@ -944,36 +945,30 @@ class GamesModule:
         committed was seen by nobody: the software generator forgets it, the blower
         gives it again to the next draw.
         """
-        return ensureDeferred(self._draw_ball(actor))
+        return self._draw_turn.run(lambda: ensureDeferred(self._draw_ball(actor)))
 
     async def _draw_ball(self, actor: Actor) -> list[Record]:
-        if self._drawing:
-            raise GameModuleError("a ball is being drawn; wait for it before drawing the next")
-        self._drawing = True
-        try:
-            before: list[tuple[int, ...]] = []
+        before: list[tuple[int, ...]] = []
 
-            def check(now: int) -> list[Entry]:
-                before.append(tuple(self._game_taking_a_ball().machine.drawn))
-                return []  # nothing to record yet: the ball is not known
+        def check(now: int) -> list[Entry]:
+            before.append(tuple(self._game_taking_a_ball().machine.drawn))
+            return []  # nothing to record yet: the ball is not known
 
-            await self.core.execute(actor, "draw_ball", check)
-            ball = await maybeDeferred(self._source_for(before[0]).draw)
-            assert isinstance(ball, int), "a ball source gives ball numbers"
+        await self.core.execute(actor, "draw_ball", check)
+        ball = await maybeDeferred(self._source_for(before[0]).draw)
+        assert isinstance(ball, int), "a ball source gives ball numbers"
 
-            def decide(now: int) -> list[Entry]:
-                game = self._game_taking_a_ball()
-                if tuple(game.machine.drawn) != before[0]:
-                    raise GameModuleError("the game's balls changed while the ball was drawn; draw again")
-                machine = _fork(game.machine)
-                (drawn,) = machine.draw_ball(ball)
-                completions = self._completions(game, ball)
-                entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
-                return [*entries, *self._auto_payments(game, machine, len(entries))]
+        def decide(now: int) -> list[Entry]:
+            game = self._game_taking_a_ball()
+            if tuple(game.machine.drawn) != before[0]:
+                raise GameModuleError("the game's balls changed while the ball was drawn; draw again")
+            machine = _fork(game.machine)
+            (drawn,) = machine.draw_ball(ball)
+            completions = self._completions(game, ball)
+            entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
+            return [*entries, *self._auto_payments(game, machine, len(entries))]
 
-            return await self.core.execute(actor, "draw_ball", decide)
-        finally:
-            self._drawing = False
+        return await self.core.execute(actor, "draw_ball", decide)
 
     def _game_taking_a_ball(self) -> Game:
         game = self.require_game()
