@@ -6,7 +6,8 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
     [database]  url (default: SQLite under the home folder)
     [listen]    interface, port
     [tls]       enabled, pki_dir, server_name, require_client_certificate
-    [prizes]    line_bp, bingo_bp, superbingo_bp, megabingo, jackpot (R88.3, R89-R91)
+    [prizes]    line_bp, bingo_bp, superbingo_bp, megabingo, jackpot, line_minimum_cents,
+                bingo_minimum_cents (R88.3, R89-R91)
     [cards]     card_set (its name), generate_strips (make it on first start if missing)
     [[series]]  number, face_value_cents, card_count: the series in use (R82.1)
     [cashier]   desks: the cash desks (drawers) by name
@@ -202,6 +203,8 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         line_bp=reader.get(prizes, "prizes.line_bp", int, 1500),
         bingo_bp=reader.get(prizes, "prizes.bingo_bp", int, 5500),
         superbingo_bp=reader.get(prizes, "prizes.superbingo_bp", int, 0),
+        line_minimum_cents=reader.get(prizes, "prizes.line_minimum_cents", int, 0),
+        bingo_minimum_cents=reader.get(prizes, "prizes.bingo_minimum_cents", int, 0),
         megabingo=reader.get(prizes, "prizes.megabingo", bool, False),
         jackpot=reader.get(prizes, "prizes.jackpot", bool, False),
     )
@@ -382,6 +385,9 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "[prizes]  # basis points of each game's sales (R88.1: line + bingo + pots >= 7000)",
         "line_bp = 1500",
         "bingo_bp = 5500",
+        "# A fixed sum a prize never falls below (R88.3); the house makes up the difference.",
+        "line_minimum_cents = 0",
+        "bingo_minimum_cents = 0",
         "",
         "[cards]  # generated on first start when the set is missing",
         'card_set = "hall"',

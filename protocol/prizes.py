@@ -58,13 +58,38 @@ def _check_cents(name: str, value: int) -> None:
 
 @dataclass(frozen=True)
 class PrizeRules:
-    """What share of each game's sales goes to which prize or pot, in basis points."""
+    """What share of each game's sales goes to which prize or pot, in basis points.
+
+    R88.3 lets the operator set each prize as a fixed sum or as a percentage of the
+    stakes.  Here every prize has its percentage, and may also have a fixed sum it never
+    falls below (``line_minimum_cents``, ``bingo_minimum_cents``): the 70% floor is
+    checked on the percentages alone, so it holds whatever a game sells, and when the
+    fixed sum is the larger the house puts in the difference.  A prize given as a
+    fixed sum only is refused: with enough sales it would pay less than 70%.
+    """
 
     line_bp: int
     bingo_bp: int
     superbingo_bp: int = 0
     megabingo: bool = False
     jackpot: bool = False
+    line_minimum_cents: int = 0
+    bingo_minimum_cents: int = 0
+
+    def line_amount(self, sales_cents: int) -> int:
+        """The line prize of a game that sold ``sales_cents`` (before any carry)."""
+        return max(share_of_sales(sales_cents, self.line_bp), self.line_minimum_cents)
+
+    def bingo_amount(self, sales_cents: int) -> int:
+        """The bingo prize of a game that sold ``sales_cents`` (before any carry)."""
+        return max(share_of_sales(sales_cents, self.bingo_bp), self.bingo_minimum_cents)
+
+    def house_top_up(self, sales_cents: int) -> int:
+        """What the house adds so the line and bingo reach their fixed sums."""
+        return (
+            self.line_amount(sales_cents) - share_of_sales(sales_cents, self.line_bp)
+            + self.bingo_amount(sales_cents) - share_of_sales(sales_cents, self.bingo_bp)
+        )
 
     @property
     def payout_bp(self) -> int:
@@ -82,6 +107,8 @@ class PrizeRules:
 
         The total may not exceed 100%: a game cannot hand out more than it collects.
         """
+        for name in ("line_minimum_cents", "bingo_minimum_cents"):
+            _check_cents(name.replace("_", " "), getattr(self, name))
         if self.superbingo_bp and not SUPERBINGO_BP_MIN <= self.superbingo_bp <= SUPERBINGO_BP_MAX:
             raise PrizeError(
                 f"the superbingo takes 0 (none) or {SUPERBINGO_BP_MIN}-{SUPERBINGO_BP_MAX} "

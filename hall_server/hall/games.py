@@ -89,7 +89,6 @@ from protocol.prizes import (
     jackpot_sales_share,
     megabingo_contribution,
     reserve_transfer,
-    share_of_sales,
     split_prize,
     superbingo_contribution,
     tax_cents,
@@ -832,6 +831,15 @@ class GamesModule:
                 contributions[RESERVE] = share.to_reserve
             contributions = {pot: cents for pot, cents in contributions.items() if cents}
             postings = []
+            top_up = self.rules.house_top_up(sales)
+            if top_up:
+                # The prizes' fixed sums exceed their percentages: the house makes up the difference (R88.3).
+                postings.append(
+                    Posting.transfer(
+                        top_up, debit="house", credit=stakes_account(game.game_id),
+                        reason="prizes:fixed sum top-up", reference=Reference(game.game_id, None, self.core.seq + 1),
+                    )
+                )
             if contributions:
                 postings.append(
                     Posting(
@@ -846,8 +854,8 @@ class GamesModule:
             return [
                 _entry(
                     closed,
-                    line_cents=share_of_sales(sales, self.rules.line_bp) + carry_line,
-                    bingo_cents=share_of_sales(sales, self.rules.bingo_bp) + carry_bingo,
+                    line_cents=self.rules.line_amount(sales) + carry_line,
+                    bingo_cents=self.rules.bingo_amount(sales) + carry_bingo,
                     carry_line_cents=carry_line,
                     carry_bingo_cents=carry_bingo,
                     contributions=contributions,
