@@ -62,6 +62,7 @@ from hall_server.web.auth import SignIns, StaffDirectory
 from hall_server.web.channel import CommandChannel
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
+from hall_server.web.minutes import MinutesDesk
 from hall_server.web.site import build_site
 from hall_server.web.view import HallView
 from protocol.balls import RandomBallGenerator
@@ -234,8 +235,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     def authenticate(name: str, password: str) -> defer.Deferred[Actor]:
         return deferToThreadPool(reactor, reactor.getThreadPool(), sign_ins.directory.authenticate, name, password)
 
+    # The minutes are made from the whole journal on the reactor's pool, not on the DB writer.
+    minutes = MinutesDesk(journal, config.name, thread_pool_runner(reactor, reactor.getThreadPool()))
     site = build_site(
-        hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled
+        hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
+        minutes=minutes,
     )
     # The PIN check (scrypt) runs off the reactor thread, on the hash read on it.
     def check_pin(number: str, pin: str) -> defer.Deferred[bool]:

@@ -10,24 +10,20 @@ journal's public key (``hall-journal.pub.pem``) for ``openssl pkeyutl -verify``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 import click
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from hall_server.cli.context import Hall
 from hall_server.cli.hall import default_config_path
 from hall_server.config import load_config
-from hall_server.hall.admission import HALL_TIMEZONE
-from hall_server.journal import head_path, read_head
+from hall_server.journal import head_path
 from hall_server.keys import load_journal_key, public_pem
-from hall_server.reports.layout import Report, game_report, month_report, session_report
-from hall_server.reports.minutes import MinutesBook, ReportError, build
-from hall_server.reports.render import to_csv, to_pdf
-from hall_server.reports.signing import SIGNATURE_SUFFIX, journal_range_of, sign, verify
+from hall_server.reports.minutes import ReportError
+from hall_server.reports.publish import make_report, read_book, render_signed
+from hall_server.reports.signing import SIGNATURE_SUFFIX, journal_range_of, verify
 from hall_server.store import journal as table
-from protocol.chain import verify_chain
 
 PUBLIC_KEY_FILE = "hall-journal.pub.pem"
 
@@ -44,21 +40,17 @@ def _hall_name() -> str:
     return load_config(path).name if path.exists() else "Bingo hall"
 
 
-def _book(hall: Hall, key: Ed25519PrivateKey) -> MinutesBook:
-    records = list(table.read(hall.engine))
-    verify_chain(records, key.public_key(), head=read_head(head_path()))
-    return build(records)
-
-
-def _publish(hall: Hall, folder: Path, make: Callable[[MinutesBook, str], Report]) -> None:
+def _publish(hall: Hall, folder: Path, kind: str, subject: str) -> None:
     key = load_journal_key()
-    report = make(_book(hall, key), _hall_name())
+    book = read_book(hall.engine, key.public_key(), head_path())
+    report = make_report(book, kind, subject, _hall_name())
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for suffix, data in ((".pdf", to_pdf(report)), (".csv", to_csv(report))):
-        path = folder / f"{report.file_stem}{suffix}"
-        path.write_bytes(data)
-        path.with_name(path.name + SIGNATURE_SUFFIX).write_bytes(sign(key, data))
+    for file_format in ("pdf", "csv"):
+        signed = render_signed(report, file_format, key)
+        path = folder / signed.file_name
+        path.write_bytes(signed.data)
+        (folder / signed.signature_name).write_bytes(signed.signature)
         written.append(path)
     (folder / PUBLIC_KEY_FILE).write_bytes(public_pem(key))
     span = report.journal_range
@@ -82,7 +74,7 @@ def minutes() -> None:
 @pass_hall
 def game_command(hall: Hall, game_id: str, folder: Path) -> None:
     """The minutes of game GAME_ID (e.g. 2026-12-01-s1-g2): sales, balls, prizes, pots."""
-    _publish(hall, folder, lambda book, name: game_report(book.game(game_id), hall_name=name, timezone=HALL_TIMEZONE))
+    _publish(hall, folder, "game", game_id)
 
 
 @minutes.command("session")
@@ -91,8 +83,7 @@ def game_command(hall: Hall, game_id: str, folder: Path) -> None:
 @pass_hall
 def session_command(hall: Hall, number: int, folder: Path) -> None:
     """The minutes of session NUMBER: opening, every game, incidents, closing, daily summary."""
-    _publish(hall, folder, lambda book, name: session_report(book.session(number), hall_name=name,
-                                                             timezone=HALL_TIMEZONE))
+    _publish(hall, folder, "session", str(number))
 
 
 @minutes.command("month")
@@ -101,7 +92,7 @@ def session_command(hall: Hall, number: int, folder: Path) -> None:
 @pass_hall
 def month_command(hall: Hall, month: str, folder: Path) -> None:
     """The physical and virtual cards sold in a month, for the regulator (R77.4)."""
-    _publish(hall, folder, lambda book, name: month_report(book.month(month), hall_name=name, timezone=HALL_TIMEZONE))
+    _publish(hall, folder, "month", month)
 
 
 def _public_key(path: Path | None) -> Ed25519PublicKey:

@@ -26,6 +26,7 @@ from twisted.web.websocket import WebSocketTransport
 
 from hall_server.web.auth import SignIn, SignIns
 from hall_server.web.channel import ChannelError, CommandChannel, error_answer, parse_request
+from hall_server.web.minutes import may_read_minutes
 from hall_server.web.view import HallView
 from protocol.chain import Record
 
@@ -66,6 +67,8 @@ class LiveHub:
             "type": "snapshot",
             "me": sign_in.actor.to_dict(),
             "commands": self.channel.describe(sign_in.actor),
+            # Whether the console offers the minutes book; the server checks it again.
+            "minutes": may_read_minutes(sign_in.actor),
             "view": self.view.console(),
         }
 

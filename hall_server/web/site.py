@@ -12,6 +12,8 @@ path                   who          what
 ``/api/state``         staff        GET: the console snapshot
 ``/api/command``       staff        POST: one command request (``channel``)
 ``/api/board``         anyone       GET: the board picture
+``/api/minutes/...``   admin, room  GET: a game's or session's signed minutes
+                       chief        (``game/<id>.pdf``, ``session/<n>.csv``, ``...pdf.sig``)
 ``/ws``                staff        WebSocket: snapshot, records, commands
 ``/board/ws``          anyone       WebSocket: the board picture, read-only
 =====================  ===========  ===========================================
@@ -25,6 +27,7 @@ origin are refused.
 
 from __future__ import annotations
 
+import base64
 import json
 from importlib import resources
 from pathlib import Path
@@ -38,9 +41,14 @@ from twisted.web.util import Redirect
 from twisted.web.websocket import WebSocketResource
 
 from hall_server.hall.core import Actor
+from hall_server.reports.minutes import ReportError
+from hall_server.reports.publish import FORMATS, SignedFile
+from hall_server.reports.signing import SIGNATURE_SUFFIX
 from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
 from hall_server.web.channel import MAX_REQUEST_BYTES, ChannelError, CommandChannel, error_answer, parse_request
 from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
+from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
+from protocol.chain import ChainError
 
 log = Logger()
 
@@ -50,6 +58,7 @@ Authenticate = Callable[[str, str], "defer.Deferred[Actor]"]
 STATUS = {
     "malformed": 400, "unknown_command": 400, "bad_arguments": 400, "not_allowed": 403,
     "replayed": 409, "refused": 409, "internal": 500, "signed_out": 401, "sign_in_refused": 401,
+    "not_found": 404, "journal_invalid": 500,
 }
 SECURITY_HEADERS = {
     b"content-security-policy": b"default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
@@ -66,6 +75,14 @@ def static_dir() -> Path:
 def _secure(request: Request) -> None:
     for name, value in SECURITY_HEADERS.items():
         request.setHeader(name, value)
+
+
+def _secure_file(request: Request) -> None:
+    """The headers of a file to open or save, not a page: no script runs in it, and a
+    content security policy would keep the browser's own PDF viewer from showing it."""
+    for name in (b"x-content-type-options", b"referrer-policy"):
+        request.setHeader(name, SECURITY_HEADERS[name])
+    request.setHeader(b"cache-control", b"no-store")
 
 
 def json_response(request: Request, status: int, body: dict[str, Any]) -> bytes:
@@ -295,6 +312,82 @@ class CommandResource(_Staff):
         return NOT_DONE_YET
 
 
+class MinutesResource(_Staff):
+    """``GET /api/minutes/<game|session>/<subject>.<pdf|csv>[.sig]``: signed minutes.
+
+    The report is made from the journal when asked for (``MinutesDesk``); the PDF is
+    served inline so that the browser opens it in its viewer.  The file and its
+    ``.sig`` are two requests: for a game or a session still under way the journal
+    may grow between them, so the file's answer also carries its signature
+    (``x-signature``, base64) and the journal range it was made from.
+    """
+
+    def __init__(self, sign_ins: SignIns, desk: MinutesDesk) -> None:
+        super().__init__(sign_ins)
+        self.desk = desk
+
+    @staticmethod
+    def parse(path: list[bytes]) -> tuple[str, str, str, bool]:
+        """(kind, subject, format, signature wanted) from the path below ``/api/minutes``."""
+        names = [part.decode("ascii", "replace") for part in path]
+        if len(names) == 2 and names[0] in CONSOLE_KINDS:
+            kind, name = names
+            signature = name.endswith(SIGNATURE_SUFFIX)
+            stem, _, file_format = name.removesuffix(SIGNATURE_SUFFIX).rpartition(".")
+            if file_format in FORMATS and well_formed(kind, stem):
+                return kind, stem, file_format, signature
+        raise ChannelError(
+            "not_found", "the minutes are at /api/minutes/game/<game id>.pdf or /api/minutes/session/<number>.pdf "
+            "(.csv for the CSV, .sig after either for its signature)"
+        )
+
+    def render_GET(self, request: Request) -> bytes | int:
+        session = self.signed_in(request)
+        if session is None:
+            return error_response(request, ChannelError("signed_out", "sign in first"))
+        if not may_read_minutes(session.actor):
+            return error_response(request, ChannelError(
+                "not_allowed", "the minutes book is read by the administrator and the room chief"))
+        try:
+            kind, subject, file_format, signature = self.parse(list(request.postpath or []))
+        except ChannelError as error:
+            return error_response(request, error)
+        reply = Reply(request)
+
+        def made(signed: SignedFile) -> None:
+            if reply.gone:
+                return
+            span = signed.report.journal_range
+            _secure_file(request)
+            request.setHeader(b"x-journal-range", f"{span.first_seq} {span.last_seq} {span.last_hash}".encode())
+            request.setHeader(b"x-signature", base64.b64encode(signed.signature))
+            if signature:
+                request.setHeader(b"content-type", b"application/octet-stream")
+                request.setHeader(b"content-disposition", f'attachment; filename="{signed.signature_name}"'.encode())
+                request.write(signed.signature)
+            else:
+                request.setHeader(b"content-type", signed.media_type.encode())
+                disposition = "inline" if file_format == "pdf" else "attachment"
+                request.setHeader(b"content-disposition", f'{disposition}; filename="{signed.file_name}"'.encode())
+                request.write(signed.data)
+            request.finish()
+
+        def failed(failure: Any) -> None:
+            if failure.check(ChainError):
+                log.failure("the journal does not verify; no minutes made", failure)
+                error = ChannelError("journal_invalid", f"the journal does not verify, so no minutes are signed: "
+                                                        f"{failure.value}")
+            elif failure.check(ReportError):
+                error = ChannelError("not_found", str(failure.value))
+            else:
+                log.failure("making the minutes", failure)
+                error = ChannelError("internal", "the server failed to make the minutes; the fault is logged")
+            reply.send(STATUS[error.code], error_answer(None, error))
+
+        self.desk.make(kind, subject, file_format).addCallbacks(made, failed)
+        return NOT_DONE_YET
+
+
 class SocketResource(_Staff):
     """A WebSocket endpoint; staff only unless ``public``, same origin only."""
 
@@ -348,8 +441,13 @@ def build_site(
     channel: CommandChannel,
     authenticate: Authenticate,
     secure_cookie: bool,
+    minutes: MinutesDesk | None = None,
 ) -> Site:
-    """The console's :class:`Site` over the given hub, sign-ins and channel."""
+    """The console's :class:`Site` over the given hub, sign-ins and channel.
+
+    ``minutes``: the desk that makes the signed minutes; without it ``/api/minutes``
+    is not served.
+    """
     root = _Folder(Redirect(b"/console"))
     _put(root, b"login", LoginResource(sign_ins, authenticate, secure_cookie))
     _put(root, b"logout", LogoutResource(sign_ins))
@@ -362,6 +460,8 @@ def build_site(
     _put(api, b"state", StateResource(sign_ins, hub))
     _put(api, b"command", CommandResource(sign_ins, channel))
     _put(api, b"board", BoardStateResource(hub))
+    if minutes is not None:
+        _put(api, b"minutes", MinutesResource(sign_ins, minutes))
     _put(root, b"api", api)
     _put(root, b"ws", SocketResource(sign_ins, hub, public=False))
     site = Site(root)

@@ -78,7 +78,8 @@ class HallView:
     def __init__(self, hall_name: str) -> None:
         self.hall_name = hall_name
         self.seq = 0
-        self.session: dict[str, Any] = {"number": 0, "open": False, "closed": False, "opening": {}, "closing": {}}
+        self.session: dict[str, Any] = {"number": 0, "open": False, "closed": False, "opening": {}, "closing": {},
+                                        "games": []}
         self.verification: dict[str, Any] | None = None
         self.ball_set: dict[str, Any] = {"name": "set-1", "games": 0}
         self.game: GamePicture | None = None
@@ -124,7 +125,7 @@ class HallView:
     def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
         if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):
             self.session = {"number": self.session["number"] + 1, "open": False, "closed": False,
-                            "opening": {}, "closing": {}}
+                            "opening": {}, "closing": {}, "games": []}
         self.session["last_count"] = {
             "stage": p.get("stage"), "missing": p.get("missing"), "repeated": p.get("repeated"),
         }
@@ -155,6 +156,8 @@ class HallView:
             series=[{"series": p.get("series"), "first_card": p.get("first_card")}],
             price_cents=p.get("price_cents"),
         )
+        # The session's games, for the console's minutes links.
+        self.session.setdefault("games", []).append({"game_id": str(p.get("game_id")), "number": p.get("game_number")})
 
     def _current(self, p: Mapping[str, Any]) -> GamePicture | None:
         if self.game is not None and self.game.game_id == str(p.get("game_id")):

@@ -241,9 +241,43 @@ function show(view) {
     const what = c.pattern === "bingo" ? "BINGO" : "ROW";
     completed.appendChild(Hall.el("li", `${what}: ${Hall.cardLabel(c)}`, c.pattern === "bingo" ? "completed bingo" : "completed"));
   });
+  showMinutes(view);
   const log = document.getElementById("log");
   log.textContent = "";
   view.recent.forEach((record) => log.appendChild(Hall.el("li", describeRecord(record), recordClass(record))));
+}
+
+// --- The minutes book: links to the signed reports, made from the journal on request --
+
+function minutesLink(kind, subject, format, text) {
+  const link = Hall.el("a", text);
+  link.href = `/api/minutes/${kind}/${encodeURIComponent(subject)}.${format}`;
+  link.dataset.minutes = `${kind}-${format}`;
+  if (format === "pdf") { link.target = "_blank"; link.rel = "noopener"; }  // the browser's PDF viewer
+  return link;
+}
+
+function minutesItem(kind, subject, title) {
+  const item = Hall.el("li");
+  item.dataset.subject = subject;
+  item.appendChild(Hall.el("span", title, "minutes-title"));
+  item.appendChild(minutesLink(kind, subject, "pdf", "Print (PDF)"));
+  item.appendChild(minutesLink(kind, subject, "csv", "CSV"));
+  item.appendChild(minutesLink(kind, subject, "pdf.sig", "signature"));
+  return item;
+}
+
+function showMinutes(view) {
+  if (!Console.minutes) return;
+  const session = view.session;
+  const list = document.getElementById("minutes-list");
+  list.textContent = "";
+  document.getElementById("minutes-none").hidden = session.number > 0;
+  if (!session.number) return;
+  list.appendChild(minutesItem("session", String(session.number), `Session ${session.number}`));
+  (session.games || []).forEach((game) => {
+    list.appendChild(minutesItem("game", game.game_id, `Game ${game.number}`));
+  });
 }
 
 function onMessage(message) {
@@ -251,6 +285,8 @@ function onMessage(message) {
     const me = message.me;
     document.getElementById("me").textContent = `${me.name} · ${me.role.replaceAll("_", " ")}`;
     Console.commands = new Map(message.commands.map((c) => [c.name, c]));
+    Console.minutes = message.minutes === true;
+    document.getElementById("minutes").hidden = !Console.minutes;
     showCommands();
     show(message.view);
   } else if (message.type === "record") {
