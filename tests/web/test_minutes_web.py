@@ -161,7 +161,9 @@ def test_no_minutes_are_signed_over_a_journal_that_does_not_verify(minutes_hall:
     head = minutes_hall.journal.head
     kept = head.read_bytes()
     # The head names a record the table does not hold: the journal was cut short.
-    head.write_text(f'{{"seq": {minutes_hall.journal.last.seq + 3}, "hash": "{"0" * 64}"}}')
+    last = minutes_hall.journal.last
+    assert last is not None
+    head.write_text(f'{{"seq": {last.seq + 3}, "hash": "{"0" * 64}"}}')
     try:
         answer = minutes_hall.browser("admin").request("GET", "/api/minutes/session/1.pdf")
     finally:

@@ -44,12 +44,24 @@ const Hall = {
     recent.textContent = "";
     balls.slice(-6, -1).reverse().forEach((b) => recent.appendChild(Hall.el("li", b)));
   },
+  // The pots the room chief put in play for the game, as its pots_announced record names them.
+  potsText(pots) {
+    const shown = [];
+    if (pots.jackpot_threshold) shown.push(`jackpot within ${pots.jackpot_threshold} balls: ${Hall.money(pots.jackpot_cents)}`);
+    if (pots.superbingo_limit) shown.push(`superbingo within ${pots.superbingo_limit} balls: ${Hall.money(pots.superbingo_cents)}`);
+    if (pots.grand_superbingo_limit) {
+      shown.push(`grand superbingo within ${pots.grand_superbingo_limit} balls: ${Hall.money(pots.grand_superbingo_cents)}`);
+    }
+    if (pots.megabingo_cents !== null && pots.megabingo_cents !== undefined) shown.push(`megabingo ${Hall.money(pots.megabingo_cents)}`);
+    return shown.length ? shown.join("; ") : "none";
+  },
   showFacts(game) {
     const set = (id, text) => { document.getElementById(id).textContent = text; };
     set("cards-sold", game ? game.cards_sold : "-");
     set("price", game ? Hall.money(game.price_cents) : "-");
     set("line-prize", game && "line" in game.prizes ? Hall.money(game.prizes.line) : "-");
     set("bingo-prize", game && "bingo" in game.prizes ? Hall.money(game.prizes.bingo) : "-");
+    set("pots", game ? Hall.potsText(game.pots) : "-");
     set("game-state", game ? `game ${game.game_id}: ${game.state}${game.last_game ? " (last game of the session)" : ""}` : "no game");
     const winners = document.getElementById("winners");
     winners.textContent = "";

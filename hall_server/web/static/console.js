@@ -183,7 +183,13 @@ document.addEventListener("keydown", (event) => {
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
   const key = event.key.toLowerCase();
   if (key === "d" && firstAllowed(Console.DRAW)) { event.preventDefault(); draw(); }
-  if (key === "v" && firstAllowed(Console.VERIFY)) { event.preventDefault(); document.getElementById("verify-series").focus(); }
+  if (key === "v" && firstAllowed(Console.VERIFY)) {
+    // The last claim's numbers are still in the form: typed over, not appended to.
+    event.preventDefault();
+    const series = document.getElementById("verify-series");
+    series.focus();
+    series.select();
+  }
   if (key === "k") { event.preventDefault(); const b = document.querySelector("#commands button"); if (b) b.focus(); }
 });
 
@@ -223,6 +229,7 @@ function showSession(view) {
   if (s.open) text = `session ${s.number} open`;
   else if (s.number && !s.closed) text = `session ${s.number} opening: signed by ${Object.keys(s.opening).join(", ") || "nobody yet"}`;
   else if (s.verification) text = `verification ${s.verification.passed ? "passed" : "FAILED"}; count the balls`;
+  else if (s.closed) text = `session ${s.number} closed`;
   else text = "no session open";
   document.getElementById("session-state").textContent = text;
 }
