@@ -235,8 +235,12 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     def authenticate(name: str, password: str) -> defer.Deferred[Actor]:
         return deferToThreadPool(reactor, reactor.getThreadPool(), sign_ins.directory.authenticate, name, password)
 
-    # The minutes are made from the whole journal on the reactor's pool, not on the DB writer.
-    minutes = MinutesDesk(journal, config.name, thread_pool_runner(reactor, reactor.getThreadPool()))
+    # The minutes are made from the whole journal on the reactor's pool, not on the DB writer;
+    # the pool is looked up when a report is asked for, as the other off-thread work does.
+    def on_general_pool(function: Any, *args: Any) -> defer.Deferred[Any]:
+        return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
+
+    minutes = MinutesDesk(journal, config.name, on_general_pool)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
         minutes=minutes,
