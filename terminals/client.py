@@ -222,4 +222,4 @@ class _ClientFactory:
 def connect(reactor: Any, url: str, client: TerminalClient) -> defer.Deferred[ClientSocket]:
     """Open the WebSocket at ``url`` (``ws://host:port/kiosk/ws``) for ``client``."""
     endpoint = WebSocketClientEndpoint.new(reactor, url)
-    return defer.ensureDeferred(endpoint.connect(_ClientFactory(client)))  # type: ignore[arg-type]
+    return defer.ensureDeferred(endpoint.connect(_ClientFactory(client)))  # type: ignore[arg-type,type-var]

@@ -21,7 +21,7 @@ cards of the game are refunded and it stays out of service until staff check it.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from twisted.internet import defer
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
@@ -161,7 +161,7 @@ class TerminalGateway:
         if account is not None:
             self.by_account.setdefault(player_account(account), set()).add(session)
 
-    def _credit_changed(self, p: dict[str, Any]) -> None:
+    def _credit_changed(self, p: Mapping[str, Any]) -> None:
         for account, _ in [*p["debits"], *p["credits"]]:
             if account.startswith("player:"):
                 for session in self._signed_in(account):
@@ -170,7 +170,7 @@ class TerminalGateway:
     def ledger_balance(self, account: str) -> int:
         return self.cashier.ledger.balance(account)
 
-    def _prizes_paid(self, p: dict[str, Any]) -> None:
+    def _prizes_paid(self, p: Mapping[str, Any]) -> None:
         game = self.games.current
         if game is None or game.game_id != p["game_id"]:
             return

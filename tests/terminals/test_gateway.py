@@ -14,6 +14,7 @@ from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSessio
 from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, SequenceCheck, decode, encode
 from terminals.client import TerminalClient, TerminalError, to_go
 from tests.hall.conftest import result
+from tests.terminals.conftest import CASHIER as CASHIER_ACTOR
 from tests.terminals.conftest import CHIEF, SELLER, VirtualHall, layout
 
 PIN = "4821"
@@ -274,5 +275,3 @@ def test_a_terminal_back_within_the_grace_resyncs_its_whole_picture(hall: Virtua
     assert back.client.drawn == list(hall.games.current.machine.drawn) and len(back.client.drawn) == 1
     assert hall.balance(number) == 700  # no refund: it came back in time
 
-
-from tests.terminals.conftest import CASHIER as CASHIER_ACTOR  # noqa: E402

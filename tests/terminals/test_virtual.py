@@ -3,6 +3,8 @@ automatic wins credited at once, terminal failures (R82.9-16, R83.7, R85.9, R88.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hall_server.hall.cashier import player_account
@@ -12,6 +14,7 @@ from protocol.claims import CardRef
 from protocol.prizes import share_of_sales
 from tests.hall.conftest import result
 from tests.hall.test_games import RULES, sell
+from tests.terminals.conftest import CASHIER as CASHIER_ACTOR
 from tests.terminals.conftest import CHIEF, SELLER, VIRTUAL_NUMBER, VirtualHall, layout
 
 
@@ -27,18 +30,17 @@ def on_sale(hall: VirtualHall, seconds: int = 60) -> None:
 
 
 def refused(hall: VirtualHall, match: str, *args: object, **kwargs: object) -> None:
-    """The purchase is refused with ``match``, only a refusal is journaled, nothing else changes."""
+    """The purchase is refused with ``match``; only the refusal is journaled, nothing else changes."""
     before = hall.records()
-    balances = {a: hall.ledger.balance(a) for a in hall.ledger.ledger.accounts()} if hasattr(hall.ledger.ledger, "accounts") else None
+    balances = hall.ledger.ledger.balances()
     sold = dict(hall.games.current.machine.sales) if hall.games.current else {}
     with pytest.raises(PurchaseRefused, match=match):
         buy(hall, *args, **kwargs)  # type: ignore[arg-type]
     after = hall.records()
     assert [r.type for r in after[len(before):]] == ["terminal_request_refused"]
-    assert match.split("(")[0].strip() in after[-1].payload["reason"] or after[-1].payload["reason"]
+    assert re.search(match, after[-1].payload["reason"])
     assert (dict(hall.games.current.machine.sales) if hall.games.current else {}) == sold
-    if balances is not None:
-        assert {a: hall.ledger.balance(a) for a in balances} == balances
+    assert hall.ledger.ledger.balances() == balances
 
 
 @pytest.mark.req("R82.13", "R82.14", "R93.2", "R93.6", "R93.8")
@@ -164,7 +166,7 @@ def test_virtual_cards_win_without_a_claim_and_the_line_is_credited_at_the_next_
     if paper_won:  # a paper card shares the line: the cashier pays, and credits the virtual cards
         assert not [r for r in following if r.type == "prize_paid"]
         result(hall.games.pay_prizes(CASHIER_ACTOR, "desk1"))
-    share = line_cents * 50 // (100 * (len(winners) + 0))
+    share = line_cents * 50 // (100 * len(winners))
     paid = [r for r in hall.records() if r.type == "prize_paid"][-1].payload
     assert paid["prize"] == "line"
     expected = dict(paid["payments"])[f"{VIRTUAL_NUMBER}-1"]
@@ -230,5 +232,3 @@ def test_the_virtual_state_is_rebuilt_from_the_journal(hall: VirtualHall) -> Non
     assert again.virtual.authenticate("T1", token).terminal_id == "T1"
     assert again.virtual.window(again.games.current) == hall.virtual.window(hall.games.current)
 
-
-from tests.terminals.conftest import CASHIER as CASHIER_ACTOR  # noqa: E402
