@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import ALL_BALLS, VERIFICATION_OK, HallProcess, HttpClient
-from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.test_console_browser import browser, hall  # noqa: F401 (fixtures)
 from tests.web.test_server_process import signed_in
 
 pytestmark = pytest.mark.integration
@@ -43,24 +43,6 @@ class Staff:
         )
         assert status == 200 and answer["ok"], answer
         return answer
-
-
-@pytest.fixture
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (never `playwright install`)")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def hall(tmp_path: Path):
-    process = HallProcess(tmp_path).start()
-    yield process
-    process.stop()
 
 
 def payload(hall: HallProcess, seq: int) -> dict[str, Any]:

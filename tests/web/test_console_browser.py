@@ -21,7 +21,8 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 @pytest.fixture
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (never `playwright install`)")
+    from playwright import sync_api  # a missing Playwright fails the test: ./test.sh installs it
+
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
     with sync_api.sync_playwright() as playwright:
