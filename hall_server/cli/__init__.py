@@ -6,6 +6,9 @@ the user as one line on stderr and a non-zero exit, never as a traceback.
 
 from __future__ import annotations
 
+import sys
+import tempfile
+import traceback
 from typing import Any
 
 import click
@@ -31,6 +34,21 @@ class BingoGroup(click.Group):
             raise click.ClickException(str(error)) from None
         except OSError as error:
             raise click.ClickException(f"{error.strerror or error}: {error.filename}") from None
+        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as error:  # the last resort: a fault of ours still gets one line, not a traceback
+            raise click.ClickException(_internal_error(error)) from None
+
+
+def _internal_error(error: Exception) -> str:
+    """One line for an unexpected fault; its traceback goes to a file for the report."""
+    with tempfile.NamedTemporaryFile("w", prefix="bingo-fault-", suffix=".txt", delete=False) as report:
+        report.write(f"bingo {' '.join(sys.argv[1:])}\n\n")
+        traceback.print_exception(error, file=report)
+    return (
+        f"internal fault ({type(error).__name__}: {error}); nothing was changed by it. "
+        f"Please send {report.name} to support"
+    )
 
 
 @click.group(cls=BingoGroup, context_settings={"help_option_names": ["-h", "--help"]})

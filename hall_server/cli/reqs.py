@@ -3,17 +3,18 @@
 A test proves a requirement by carrying ``@pytest.mark.req("R82.5")`` (on the test,
 its class or its module) or by naming it (``test_R82_5_...``).  A range such as
 ``R82.9-12`` stands for R82.9, R82.10, R82.11 and R82.12, in the regulation and in
-markers alike.  The tests are collected by pytest itself, so parametrised tests and
-class or module markers count exactly as pytest sees them.
+markers alike.  The tests are read from their source (marks on the test, its class or
+its module), not run or imported, so the command works where the test tools are not
+installed (after ``./run.sh``); a parametrised test counts once.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
+import ast
 import os
 import re
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -71,43 +72,84 @@ def find_spec(explicit: Path | None) -> Path:
     )
 
 
-class _Collector:
-    """pytest plugin that records the requirement IDs of every collected test."""
+@dataclass
+class Proofs:
+    """The requirement IDs each test names, read from the test files' source."""
 
-    def __init__(self) -> None:
-        self.proofs: dict[str, list[str]] = defaultdict(list)
-        self.tests = 0
+    proofs: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    tests: int = 0
 
-    def pytest_collection_modifyitems(self, items: Iterable) -> None:  # noqa: N802 (pytest hook)
-        for item in items:
-            self.tests += 1
-            ids: list[str] = []
-            for marker in item.iter_markers("req"):
-                for arg in marker.args:
-                    ids.extend(expand(str(arg)))
-            for article, paragraph in NAMED.findall(item.name):
-                ids.append(f"R{article}.{paragraph}" if paragraph else f"R{article}")
-            for identifier in dict.fromkeys(ids):
-                self.proofs[identifier].append(item.nodeid)
+    def add(self, nodeid: str, name: str, marks: list[str]) -> None:
+        self.tests += 1
+        ids = [identifier for text in marks for identifier in expand(text)]
+        for article, paragraph in NAMED.findall(name):
+            ids.append(f"R{article}.{paragraph}" if paragraph else f"R{article}")
+        for identifier in dict.fromkeys(ids):
+            self.proofs[identifier].append(nodeid)
 
 
-def collect(tests: Path) -> _Collector:
-    import pytest
+def _req_marks(node: ast.expr, named: dict[str, list[str]]) -> list[str]:
+    """The ID strings of the ``pytest.mark.req(...)`` marks an expression stands for.
 
-    collector = _Collector()
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-        status = pytest.main(
-            # Collection only: no reactor plugin, which cannot nest inside a running pytest.
-            [
-                "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:twisted",
-                "--rootdir", str(tests.parent), str(tests),
-            ],
-            plugins=[collector],
-        )
-    if status not in (0, 5):
-        raise ReqsError(f"pytest could not collect the tests:\n{output.getvalue()[-2000:]}")
-    return collector
+    ``node`` is a decorator, a ``pytestmark`` value (one mark or a list) or a name
+    bound earlier in the module to such a mark.
+    """
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [text for element in node.elts for text in _req_marks(element, named)]
+    if isinstance(node, ast.Name):
+        return named.get(node.id, [])
+    if isinstance(node, ast.Call):
+        if ast.unparse(node.func).endswith("mark.req"):
+            return [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        return _req_marks(node.func, named)  # ``pytest.mark.req(...)(StateMachine.TestCase)``
+    return []
+
+
+def _is_test(name: str) -> bool:
+    return name.startswith("test")
+
+
+def read_proofs(tests: Path) -> Proofs:
+    """Every test under ``tests`` with the IDs it proves, without importing or running it.
+
+    A test is a ``test*`` function (at module level or in a ``Test*`` class), or a
+    module-level ``Test*``/``test*`` name bound to a marked state machine's test case.
+    Marks count on the test, its class and its module (``pytestmark``); a parametrised
+    test counts once.  Reading the source keeps the command working where the test
+    tools are not installed.
+    """
+    found = Proofs()
+    for path in sorted(tests.rglob("test_*.py")):
+        try:
+            module = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except (SyntaxError, UnicodeDecodeError) as error:
+            raise ReqsError(f"{path}: cannot be read as Python ({error})") from None
+        where = path.relative_to(tests.parent).as_posix()
+        named: dict[str, list[str]] = {}
+        module_marks: list[str] = []
+        for node in module.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                target = node.targets[0].id
+                marks = _req_marks(node.value, named)
+                if target == "pytestmark":
+                    module_marks = marks
+                elif _is_test(target) or target.startswith("Test"):
+                    found.add(f"{where}::{target}", target, module_marks + marks)
+                else:
+                    named[target] = marks
+        for node in module.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_test(node.name):
+                marks = [m for d in node.decorator_list for m in _req_marks(d, named)]
+                found.add(f"{where}::{node.name}", node.name, module_marks + marks)
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                class_marks = [m for d in node.decorator_list for m in _req_marks(d, named)]
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_test(item.name):
+                        marks = [m for d in item.decorator_list for m in _req_marks(d, named)]
+                        found.add(
+                            f"{where}::{node.name}::{item.name}", item.name, module_marks + class_marks + marks
+                        )
+    return found
 
 
 @click.command()
@@ -118,7 +160,9 @@ def collect(tests: Path) -> _Collector:
 def reqs(spec: Path | None, tests: Path, missing: bool, verbose: bool) -> None:
     """List every requirement ID of REGULATION.md with the tests that prove it."""
     ids = requirement_ids(find_spec(spec).read_text(encoding="utf-8"))
-    collector = collect(tests)
+    if not tests.is_dir():
+        raise ReqsError(f"{tests} is not a folder; --tests names the test suite")
+    collector = read_proofs(tests)
     untested = 0
     for identifier in ids:
         proofs = collector.proofs.get(identifier, [])
@@ -140,5 +184,5 @@ def reqs(spec: Path | None, tests: Path, missing: bool, verbose: bool) -> None:
         click.echo(f"marked but not in the regulation: {', '.join(unknown)}")
     click.echo(
         f"{len(ids)} requirement IDs, {len(ids) - untested} with tests, {untested} with no test "
-        f"({collector.tests} tests collected)"
+        f"({collector.tests} tests read)"
     )

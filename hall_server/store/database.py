@@ -15,8 +15,16 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+from protocol.errors import DomainError
 
 DEFAULT_HOME = Path("var")
+
+
+class DatabaseError(DomainError):
+    """The database URL cannot be opened; the message says why and what to type."""
 MIGRATIONS = "hall_server:migrations"
 
 
@@ -36,12 +44,42 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
     cursor.close()
 
 
-def create(url: str) -> Engine:
-    """An engine for ``url``; for SQLite the folder is created and WAL switched on."""
+def _shown(url: str) -> str:
+    """``url`` as it may be shown to a person: never with its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)
+
+
+def create(url: str, create_folder: bool = True) -> Engine:
+    """An engine for ``url``; for SQLite WAL is switched on.
+
+    ``create_folder``: make a SQLite file's folder when it is missing (the embedded
+    default under ``var/``); a URL the user typed names a folder that must exist, so a
+    typo cannot scatter databases over the file system.
+    """
     if url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url)
+        if create_folder:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not path.parent.is_dir():
+            raise DatabaseError(f"cannot open {_shown(url)}: the folder {path.parent} does not exist")
+    try:
+        engine = create_engine(url)
+    except NoSuchModuleError:
+        scheme = url.split(":", 1)[0]
+        raise DatabaseError(
+            f"cannot open {_shown(url)}: {scheme!r} is not a database this system knows; "
+            "use sqlite:///PATH or postgresql+psycopg://USER@HOST/NAME"
+        ) from None
+    except ArgumentError:
+        raise DatabaseError(
+            f"cannot open {_shown(url)}: not a database URL; "
+            "use sqlite:///PATH or postgresql+psycopg://USER@HOST/NAME"
+        ) from None
+    except ImportError as error:
+        raise DatabaseError(f"cannot open {_shown(url)}: its driver is not installed ({error.name})") from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     return engine
@@ -67,8 +105,14 @@ def is_current(engine: Engine) -> bool:
         return MigrationContext.configure(connection).get_current_revision() == head
 
 
-def open_database(url: str | None = None) -> Engine:
+def open_database(url: str | None = None, create_folder: bool = True) -> Engine:
     """The hall database at ``url`` (default: SQLite under var/), migrated to the head."""
-    engine = create(url or default_url())
-    upgrade(engine)
+    url = url or default_url()
+    engine = create(url, create_folder)
+    try:
+        upgrade(engine)
+    except OperationalError as error:
+        engine.dispose()
+        reason = str(error.orig).strip().splitlines()[0] if error.orig is not None else "it did not answer"
+        raise DatabaseError(f"cannot open {_shown(url)}: {reason}") from None
     return engine

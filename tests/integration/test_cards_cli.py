@@ -21,6 +21,7 @@ def hall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
     monkeypatch.delenv("BINGO_CARD_KEY_FILE", raising=False)
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "var").mkdir()  # a typed --db names a folder that exists
     url = f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}"
     runner = CliRunner()
 

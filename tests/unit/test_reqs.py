@@ -48,7 +48,7 @@ def test_the_command_lists_proofs_and_gaps(tmp_path: Path) -> None:
     assert any(line.startswith("R82.11    1 test(s): test_library") for line in lines)
     assert "R88.1     no test" in lines
     assert "marked but not in the regulation: R87, R99.9" in lines
-    assert lines[-1] == "13 requirement IDs, 5 with tests, 8 with no test (3 tests collected)"
+    assert lines[-1] == "13 requirement IDs, 5 with tests, 8 with no test (3 tests read)"
     missing = CliRunner().invoke(
         main, ["reqs", "--missing", "--spec", str(tmp_path / "spec.md"), "--tests", str(tests)]
     )
