@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import click
+from sqlalchemy import Engine
 
 from hall_server.cli.context import Hall
 from hall_server.keys import card_key_path, load_card_key
 from hall_server.printing import card_sheet_pdf
 from hall_server.store import cards as store
+from hall_server.store import journal as journal_table
 from protocol import strips
 from protocol.cardfile import (
     CardFile,
@@ -241,6 +243,16 @@ def export_pdf(hall: Hall, number: int, first: int, last: int | None, out: Path)
     click.echo(f"cards {first}-{last} of series {number}: {pages} page(s) written to {out}")
 
 
+def last_sold(engine: Engine) -> dict[int, int]:
+    """The last card sold of each series, from the journal's sales (the hall records sales there, not in the series table)."""
+    sold: dict[int, int] = {}
+    for record in journal_table.read(engine):
+        if record.type == "paper_cards_sold":
+            series, last = int(record.payload["series"]), int(record.payload["last"])
+            sold[series] = max(sold.get(series, 0), last)
+    return sold
+
+
 @cards.command("list")
 @pass_hall
 def list_cards(hall: Hall) -> None:
@@ -248,13 +260,14 @@ def list_cards(hall: Hall) -> None:
     engine = hall.engine
     sets = store.list_sets(engine)
     libraries = store.list_libraries(engine)
+    sold = last_sold(engine)
     click.echo(f"{len(sets)} card set(s)")
     for card_set in sets:
         click.echo(f"  {card_set.name}: {card_set.size} cards ({card_set.source})")
         for s in card_set.series:
             click.echo(
                 f"    series {s.number}: {s.card_count} cards at {format_cents(s.face_value_cents)}, "
-                f"last sold {s.last_sold or '-'}"
+                f"last sold {max(s.last_sold, sold.get(s.number, 0)) or '-'}"
             )
     click.echo(f"{len(libraries)} virtual librar{'y' if len(libraries) == 1 else 'ies'}")
     for lib in libraries:

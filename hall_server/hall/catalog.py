@@ -41,6 +41,10 @@ class CardCatalog(Protocol):
         """Series ``number`` as registered; :class:`CatalogError` if there is none."""
         ...
 
+    def all_series(self) -> list[Series]:
+        """Every registered series, by number."""
+        ...
+
     def layouts(self, card_set: str) -> np.ndarray:
         """The cells of every card of ``card_set``: an ``(n, 27)`` ``uint8`` array, card k at k-1."""
         ...
@@ -61,6 +65,9 @@ class FakeCardCatalog:
                     f"{one.card_set!r} holds {len(self._sets[one.card_set])}"
                 )
             self._series[one.number] = one
+
+    def all_series(self) -> list[Series]:
+        return sorted(self._series.values(), key=lambda one: one.number)
 
     def series(self, number: int) -> Series:
         try:

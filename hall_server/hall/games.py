@@ -434,6 +434,17 @@ class GamesModule:
             raise GameModuleError("no game is under way; announce a sale first")
         return game
 
+    def _series_left(self, exhausted: int) -> str:
+        """What the seller can open instead of a sold-out series."""
+        left = [
+            f"{info.number} ({info.card_count - self.last_sold(info)} cards left)"
+            for info in self.catalog.all_series()
+            if info.number != exhausted and self.last_sold(info) < info.card_count
+        ]
+        if not left:
+            return "no registered series has cards left: register a new series (bingo cards add-series)"
+        return "open the sale on another series: " + ", ".join(left)
+
     def last_sold(self, series: Series) -> int:
         """The last card of ``series`` sold: by the journal, or before it by the catalog."""
         return max(series.last_sold, self.state.last_sold.get(series.number, 0))
@@ -556,10 +567,18 @@ class GamesModule:
                 )
             info = self.catalog.series(_whole(series, "a series"))
             on_sale = dataclasses.replace(info, last_sold=self.last_sold(info))
+            if previous is not None:
+                raise GameModuleError(
+                    f"the previous game's cards have not been collected (R82.4; game {previous.game_id}); "
+                    "record the collection first"
+                )
+            if on_sale.exhausted:
+                raise GameModuleError(f"series {on_sale.number} is sold out ({on_sale.card_count} cards); "
+                                      + self._series_left(on_sale.number))
             try:
-                sale = GameSale.open(on_sale, previous_game_collected=previous is None)
+                sale = GameSale.open(on_sale, previous_game_collected=True)
             except SaleRefused as error:
-                raise GameModuleError(f"{error} (R82.4); record the collection first") from None
+                raise GameModuleError(str(error)) from None
             first = sale.next_card(on_sale.number)
             number = 1 + sum(1 for g in self.state.games if g.session == session.number)
             game_id = f"{_session_date(session).isoformat()}-s{session.number}-g{number}"

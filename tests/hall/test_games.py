@@ -275,6 +275,26 @@ def test_the_next_sale_waits_for_the_collection_and_starts_after_the_last_card(j
     assert third.payload["first_card"] == 31
 
 
+@pytest.mark.req("R82.4", "R82.5")
+def test_a_sold_out_series_says_so_and_names_the_series_left_not_the_collection(journal: Journal, clock) -> None:
+    hall = opened_hall(journal, clock)
+    result(hall.games.announce_sale(SELLER, 11))
+    sell(hall, 11, 1, 12)  # every card of series 11
+    result(hall.games.close_sale(CHIEF))
+    hall.draw_until("line")
+    hall.draw()
+    result(hall.games.pay_prizes(CASHIER, "ana"))
+    hall.draw_until("bingo")
+    result(hall.games.close_game(CHIEF))
+    result(hall.games.pay_prizes(CASHIER, "ana"))
+    result(hall.games.collect_cards(SELLER))
+    unchanged(
+        hall, lambda: hall.games.announce_sale(SELLER, 11), GameModuleError,
+        r"^series 11 is sold out \(12 cards\); open the sale on another series: "
+        r"7 \(60 cards left\), 8 \(60 cards left\), 9 \(60 cards left\)$",
+    )
+
+
 @pytest.mark.req("R82.5")
 def test_paper_sales_follow_the_numbering_and_refusals_write_nothing(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock)
