@@ -21,6 +21,10 @@ from protocol.cards import CELLS, duplicate_pairs, fingerprints
 from protocol.errors import DomainError
 
 
+#: The series number the hall's virtual library is played under: no paper series may take it.
+VIRTUAL_SERIES_NUMBER = 9001
+
+
 class CardStoreError(DomainError):
     """A card set, series or library command that cannot be carried out."""
 
@@ -176,6 +180,11 @@ def add_series(
     """Register series ``number`` of a card set, printing cards 1..card_count."""
     if number < 1:
         raise CardStoreError(f"a series number is a positive whole number, not {number}")
+    if number == VIRTUAL_SERIES_NUMBER:
+        raise CardStoreError(
+            f"series {number} is the number the terminals' virtual cards are played under; "
+            "give the paper series another number"
+        )
     if face_value_cents < 1:
         raise CardStoreError(f"a face value is at least 1 cent, not {face_value_cents}")
     with engine.begin() as connection:

@@ -3,8 +3,9 @@
 A hall's virtual cards come from one library (``bingo cards`` registers libraries;
 ``hall_server/store/cards.py``).  The hall game names its cards by an integer series,
 so the library is put in play under :data:`VIRTUAL_SERIES_NUMBER`, a number no paper
-series of the hall may take (:meth:`GamesModule.add_virtual_series` refuses a clash at
-start).  The number never changes: the journal's records name cards by it.
+series of the hall may take (``bingo cards add-series`` refuses it, and
+:meth:`GamesModule.add_virtual_series` refuses a clash at start).  The number never
+changes: the journal's records name cards by it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from protocol.cardfile import card_codes
 from protocol.library import build_distinct_strips
 
 log = Logger()
-VIRTUAL_SERIES_NUMBER = 9001
+VIRTUAL_SERIES_NUMBER = card_store.VIRTUAL_SERIES_NUMBER
 DEFAULT_LIBRARY = "terminals"
 DEFAULT_SERIES_LABEL = "V1"
 DEFAULT_STRIPS = 500  # 3,000 cards: 96 cards for each of ~30 players, or 3 each for a thousand

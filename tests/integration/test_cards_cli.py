@@ -85,13 +85,16 @@ def test_a_library_is_disjoint_from_the_physical_sets(hall, tmp_path: Path) -> N
     assert store.count_cards(hall.engine()) == before
 
 
-@pytest.mark.req("R82.1", "R82.6")
+@pytest.mark.req("R82.1", "R82.6", "R82.9-12")
 def test_a_set_with_series_prints_a_pdf_sheet(hall, tmp_path: Path) -> None:
     hall("cards", "new-set", "--name", "blue", "--count", "60")
     hall("cards", "add-series", "--set", "blue", "--series", "101", "--price", "150")
     hall("cards", "add-series", "--set", "blue", "--series", "102", "--price", "150", "--cards", "30")
     listing = hall("cards", "list").output
     assert "series 101: 60 cards at 1.50 EUR" in listing and "series 102: 30 cards" in listing
+    clash = hall("cards", "add-series", "--set", "blue", "--series", "9001", "--price", "150", ok=False).output
+    assert "series 9001 is the number the terminals' virtual cards are played under" in clash
+    assert "series 9001" not in hall("cards", "list").output
     hall("cards", "export-pdf", "--series", "102", "--first", "1", "--last", "7", "--out", "s.pdf")
     pdf = (tmp_path / "s.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page ") >= 2
