@@ -9,7 +9,7 @@ the run's seed) is handed over, SIGKILL follows a random few milliseconds later 
 the command is read, while it commits, in the middle of a burst of sales, draws or
 loads) or the instant a console shows a record after it.  Then:
 
-* ``bingo journal verify`` passes on the folder the dead process left;
+* ``bingo journal verify`` passes on the folder (and database) the dead process left;
 * every command answered before the kill is in the journal, once, where its answer
   said; whatever was not answered is in it at most as the unanswered commands' records,
   after every answered one; every record any console was shown (every ball on screen)
@@ -25,6 +25,10 @@ loads) or the instant a console shows a record after it.  Then:
 
 The balls come from the server's generator; nothing can script them (see
 ``docs/crash-recovery.md``).
+
+The campaign runs on the embedded SQLite database and on a real PostgreSQL cluster
+the tests start (``tests/support/postgres.py``): each run's hall gets a copy of the
+provisioned folder and, on PostgreSQL, a copy of the provisioned database.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -61,11 +66,13 @@ from tests.crash.session import (
     Staff,
 )
 from tests.crash.wire import LiveSocket
+from tests.support.postgres import PostgresCluster
 from tests.web.conftest import HallProcess
 
 pytestmark = pytest.mark.integration
 
-RUNS = 20
+#: Runs per database: the embedded default takes most, PostgreSQL the rest.
+RUNS = {"sqlite": 20, "postgresql": 8}
 #: Runs whose seed is a multiple of this kill the restarted server a second time.
 TWICE_EVERY = 4
 
@@ -73,9 +80,14 @@ TWICE_EVERY = 4
 # --- The journal, read from the folder ------------------------------------------------------
 
 
+def database_url(folder: Path) -> str:
+    """The database of the hall in ``folder``, as its configuration names it."""
+    return load_config(folder / "hall.toml").database_url
+
+
 def journal_records(folder: Path) -> list[dict[str, Any]]:
     """The journal as the consoles are shown records: seq, time, type, payload."""
-    engine = create(f"sqlite:///{folder / 'hall.sqlite3'}")
+    engine = create(database_url(folder))
     try:
         return [{"seq": r.seq, "time_ms": r.time_ms, "type": r.type, "payload": dict(r.payload)}
                 for r in table.read(engine)]
@@ -86,7 +98,8 @@ def journal_records(folder: Path) -> list[dict[str, Any]]:
 def bingo_journal_verify(folder: Path) -> subprocess.Popen[str]:
     """``bingo journal verify`` on the hall's folder, as an inspector runs it (started, not awaited)."""
     return subprocess.Popen(
-        [sys.executable, "-c", "from hall_server.cli import main; main()", "journal", "verify"],
+        [sys.executable, "-c", "from hall_server.cli import main; main()", "--db", database_url(folder),
+         "journal", "verify"],
         cwd=folder, env={**os.environ, "BINGO_HOME": str(folder)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True,
     )
@@ -99,7 +112,7 @@ def verified(command: subprocess.Popen[str], records: int) -> None:
 
 def journal_verifies(folder: Path) -> int:
     """The same verification in this process: chain, signatures and the head file."""
-    engine = create(f"sqlite:///{folder / 'hall.sqlite3'}")
+    engine = create(database_url(folder))
     try:
         key = load_journal_key(folder / "keys" / "journal-signing.pem")
         return Journal(engine, key, head=folder / "journal.head").verify()
@@ -194,7 +207,7 @@ def last_view(socket: LiveSocket) -> dict[str, Any]:
 def view_at(folder: Path, seq: int) -> dict[str, Any]:
     """The console picture replayed in this process from the journal's first ``seq`` records."""
     view = HallView(load_config(folder / "hall.toml").name)
-    engine = create(f"sqlite:///{folder / 'hall.sqlite3'}")
+    engine = create(database_url(folder))
     try:
         for record in table.read(engine):
             if record.seq > seq:
@@ -288,21 +301,59 @@ def check_whole_session(records: list[dict[str, Any]]) -> None:
 # --- Fixtures and runs ----------------------------------------------------------------------------
 
 
+class Backend:
+    """Where a run's hall keeps its database: SQLite in its folder, or a PostgreSQL database."""
+
+    def __init__(self, name: str, cluster: PostgresCluster | None) -> None:
+        self.name = name
+        self.cluster = cluster
+
+    def provision(self, folder: Path) -> None:
+        """Name the database in a new hall folder's configuration (SQLite: the default)."""
+        HallProcess(folder)  # writes the configuration
+        if self.cluster is not None:
+            self._point(folder, self.cluster.create_database())
+
+    def copy(self, template: Path, folder: Path) -> None:
+        """``folder`` becomes a copy of the hall in ``template``, its database included."""
+        shutil.copytree(template, folder)
+        if self.cluster is not None:
+            source = database_url(template).rsplit("/", 1)[1]
+            self._point(folder, self.cluster.create_database(template=source))
+
+    @staticmethod
+    def _point(folder: Path, url: str) -> None:
+        config = folder / "hall.toml"
+        text = re.sub(r'\n\[database\]\nurl = "[^"]*"\n', "\n", config.read_text())
+        config.write_text(text + f'\n[database]\nurl = "{url}"\n')
+
+
 @pytest.fixture(scope="module")
-def provisioned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The database of the runs (parametrised indirectly, with the seeds)."""
+    if request.param == "sqlite":
+        return Backend("sqlite", None)
+    return Backend("postgresql", request.getfixturevalue("postgres_cluster"))
+
+
+@pytest.fixture(scope="module")
+def provisioned(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A hall folder after its first start (PKI, keys, card set), with an empty journal."""
     folder = tmp_path_factory.mktemp("template") / "hall"
     folder.mkdir()
+    backend.provision(folder)
     HallProcess(folder).start().stop()
     assert journal_records(folder) == []
     return folder
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(provisioned: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+def uninterrupted(
+    backend: Backend, provisioned: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, Any], list[str]]:
     """An uninterrupted session's ball-independent totals, and the commands it took."""
     folder = tmp_path_factory.mktemp("uninterrupted") / "hall"
-    shutil.copytree(provisioned, folder)
+    backend.copy(provisioned, folder)
     hall = HallProcess(folder).start()
     sent: list[Sent] = []
     staff = Staff(hall, HallModel(), sent, life=0)
@@ -337,13 +388,30 @@ def kills_for(seed: int, commands: list[str]) -> list[Kill]:
 
 
 @pytest.mark.req("R96.4", "R92.3", "R86.1")
-@pytest.mark.parametrize("seed", range(1, RUNS + 1))
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("seed", range(1, RUNS["sqlite"] + 1))
 def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
-    seed: int, provisioned: Path, uninterrupted: tuple[dict[str, Any], list[str]], tmp_path: Path
+    seed: int, backend: Backend, provisioned: Path, uninterrupted: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
+    killed_at_random(seed, backend, provisioned, uninterrupted, tmp_path)
+
+
+@pytest.mark.req("R96.4", "R92.3", "R86.1")
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("seed", range(1, RUNS["postgresql"] + 1))
+def test_a_hall_on_postgresql_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
+    seed: int, backend: Backend, provisioned: Path, uninterrupted: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    killed_at_random(seed, backend, provisioned, uninterrupted, tmp_path)
+
+
+def killed_at_random(
+    seed: int, backend: Backend, provisioned: Path, uninterrupted: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    """One run: kill the hall at the run's moments, restart it, check everything, play to the end."""
     totals, commands = uninterrupted
     folder = tmp_path / "hall"
-    shutil.copytree(provisioned, folder)
+    backend.copy(provisioned, folder)
     hall = HallProcess(folder).start()
     rng = random.Random(seed)
     sent: list[Sent] = []
