@@ -52,6 +52,14 @@ def _shown(url: str) -> str:
         return repr(url)
 
 
+def with_driver(url: str) -> str:
+    """``url`` with the driver the project installs: ``postgresql://`` means psycopg 3."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url.removeprefix(plain)
+    return url
+
+
 def create(url: str, create_folder: bool = True) -> Engine:
     """An engine for ``url``; for SQLite WAL is switched on.
 
@@ -66,7 +74,7 @@ def create(url: str, create_folder: bool = True) -> Engine:
         elif not path.parent.is_dir():
             raise DatabaseError(f"cannot open {_shown(url)}: the folder {path.parent} does not exist")
     try:
-        engine = create_engine(url)
+        engine = create_engine(with_driver(url))
     except NoSuchModuleError:
         scheme = url.split(":", 1)[0]
         raise DatabaseError(

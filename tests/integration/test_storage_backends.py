@@ -38,6 +38,12 @@ def test_the_schema_is_the_models_after_the_migrations(database_url: str) -> Non
     assert engine.dialect.name in ("sqlite", "postgresql")
 
 
+def test_a_plain_postgresql_url_uses_the_installed_driver(postgres_cluster) -> None:  # type: ignore[no-untyped-def]
+    url = postgres_cluster.create_database().replace("postgresql+psycopg://", "postgresql://")
+    engine = open_database(url)
+    assert engine.dialect.name == "postgresql" and engine.dialect.driver == "psycopg"
+
+
 def test_the_journal_appends_reads_and_verifies_and_names_a_tampered_record(database_url: str, tmp_path: Path) -> None:
     engine = open_database(database_url)
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
