@@ -82,6 +82,8 @@ class HallBlowers:
             driver.observer = self
         #: Journal writes started by the drivers' reports, kept so tests can wait for them.
         self.reports: list[Deferred[Any]] = []
+        #: The game whose last ball was voided with no ball drawn since (from the journal).
+        self._recalled_game: str | None = None
         core.add_module(self)
         core.allow(PERMISSIONS)
 
@@ -119,7 +121,14 @@ class HallBlowers:
         commit comes back as the next ball ("draw n, last ball k")."""
         game = self.games.current if self.games is not None else None
         if game is not None and game.machine.state in DRAWING_STATES and game.machine.drawn:
-            self.in_use().resume_game(game_code(game.game_id), list(game.machine.drawn))
+            blower = self.in_use()
+            blower.resume_game(game_code(game.game_id), list(game.machine.drawn))
+            if self._recalled_game == game.game_id:
+                # The last ball was voided and put back: the blower, which still counts
+                # it as drawn, must forget it too, or it would come back as the next ball.
+                blower.resynchronise(force=True).addErrback(
+                    lambda failure: self.log.failure("the blower did not resynchronise after a recall", failure)
+                )
 
     # --- What the drivers report ----------------------------------------------------------
 
@@ -283,6 +292,10 @@ class HallBlowers:
     # --- Projection ----------------------------------------------------------------------------
 
     def apply(self, record: Record) -> None:
+        if record.type == "ball_voided":
+            self._recalled_game = record.payload["game_id"]
+        elif record.type == "ball_drawn":
+            self._recalled_game = None
         if record.type == "blower_switched" and self.pair is not None:
             to = record.payload["to"]
             self.pair.active = self.pair.reserve if to == self.pair.reserve.name else self.pair.main

@@ -341,6 +341,20 @@ def test_a_recalled_ball_is_forgotten_by_the_blower_before_the_next_draw(hall: B
     assert hall.main.syncs == [True] and ball != voided and len(hall.balls()) == 2
 
 
+@pytest.mark.req("R85.5", "R96.4")
+def test_a_recalled_ball_stays_forgotten_when_the_hall_restarts_before_the_next_draw(hall: BlowerHall) -> None:
+    hall.draw()
+    voided = hall.draw()
+    result(hall.games.void_ball(CHIEF, voided, "the reader misread it"))
+    hall.machines[0].script.remove(voided)  # staff keep it out of the chamber
+    again = hall.restarted()  # before the next draw: the blower still counts the voided ball
+    ball = again.draw()
+    assert again.main.syncs == [True] and ball != voided and len(again.balls()) == 2
+    third = again.restarted()  # a ball was drawn since the recall: nothing to forget any more
+    third.draw()
+    assert third.main.syncs == [] and len(third.balls()) == 3
+
+
 @pytest.mark.req("R84.1")
 def test_the_draw_device_check_is_the_blowers_self_test(hall: BlowerHall) -> None:
     assert result(hall.blowers.self_test()) is None
