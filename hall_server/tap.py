@@ -24,6 +24,8 @@ configuration or chooses the reactor.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -302,6 +304,34 @@ def _endpoint(config: HallConfig, reactor: Any) -> Any:
     return TCP4ServerEndpoint(reactor, config.port, interface=config.interface)
 
 
+def _cannot_listen(failure: Any, config: HallConfig, reactor: Any) -> None:
+    """The port cannot be had: say so and end the process with a failure status.
+
+    A hall that serves nothing must not look like a running hall to whoever started it
+    (``twist`` or ``bingo hall serve``, a service manager): the process exits 1 once the
+    other services have stopped.
+    """
+    reason = failure.getErrorMessage()
+    log.critical(
+        "Cannot listen on {interface}:{port}: {reason}. Another process (another hall server?) may hold "
+        "the port; stop it or set another [listen] port in the configuration. The hall server stops.",
+        interface=config.interface or "*", port=config.port, reason=reason,
+    )
+    print(f"hall server: cannot listen on {config.interface or '*'}:{config.port}: {reason}", file=sys.stderr)
+    reactor.addSystemEventTrigger("after", "shutdown", _exit_now, 1)
+    if reactor.running:
+        reactor.stop()
+    else:
+        reactor.callWhenRunning(reactor.stop)
+
+
+def _exit_now(status: int) -> None:
+    """End the process with ``status`` after the reactor's shutdown (the runners would exit 0)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 def makeService(options: Mapping[str, Any]) -> HallService:
     """The hall server for ``options``.
 
@@ -322,6 +352,7 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     for name, role, password in logins:
         log.info("New staff login: {name} ({role}) password {password}", name=name, role=str(role), password=password)
     hall = build_hall(config, reactor)
+    hall.web.listening.addErrback(_cannot_listen, config, reactor)
     if options.get("demo"):
         DemoSession(
             hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],

@@ -58,8 +58,6 @@ def serve(
     from twisted.internet import reactor as global_reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
 
-    from twisted.python.failure import Failure
-
     from hall_server.tap import makeService
 
     path = config_path or default_config_path()
@@ -75,13 +73,7 @@ def serve(
     database = getattr(context, "url", None)
     if database:
         options["database_url"] = database
-    service = makeService(options)
-
-    def failed_to_listen(failure: Failure) -> None:
-        click.echo(f"bingo hall serve: cannot listen: {failure.getErrorMessage()}", err=True)
-        reactor.stop()
-
-    service.hall.web.listening.addErrback(failed_to_listen)
+    service = makeService(options)  # a port that cannot be had ends the process with status 1
     reactor.callWhenRunning(service.startService)
     reactor.addSystemEventTrigger("before", "shutdown", service.stopService)
     reactor.run()
