@@ -304,6 +304,37 @@ def _endpoint(config: HallConfig, reactor: Any) -> Any:
     return TCP4ServerEndpoint(reactor, config.port, interface=config.interface)
 
 
+LOGINS_FILE = "new-staff-logins.txt"
+
+
+def hand_over_logins(logins: list[tuple[str, Any, str]], config_path: Path) -> None:
+    """The passwords of new staff logins, once, to the terminal that started the hall; never to a log.
+
+    Where the hall was started without a terminal (a service manager, whose output is a
+    log), they go to a file beside the configuration that only this user can read, and
+    the log says where it is.
+    """
+    lines = [f"Wrote {config_path} with these staff logins (shown only now; only their hashes are kept):"]
+    lines += [f"  {name:<8} {str(role).replace('_', ' '):<15} password: {password}" for name, role, password in logins]
+    text = "\n".join(lines) + "\n"
+    try:
+        with open("/dev/tty", "w") as terminal:
+            terminal.write(text)
+        return
+    except OSError:
+        pass  # no controlling terminal
+    path = config_path.parent / LOGINS_FILE
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as stream:
+        stream.write(text)
+    os.chmod(path, 0o600)
+    log.warn(
+        "New staff logins were written to {path} (readable by this user only): give each login to its "
+        "person, then delete the file",
+        path=str(path),
+    )
+
+
 def _cannot_listen(failure: Any, config: HallConfig, reactor: Any) -> None:
     """The port cannot be had: say so and end the process with a failure status.
 
@@ -349,8 +380,8 @@ def makeService(options: Mapping[str, Any]) -> HallService:
         config = replace(config, interface=str(options["interface"]))
     if options.get("database_url"):
         config = replace(config, database_url=str(options["database_url"]))
-    for name, role, password in logins:
-        log.info("New staff login: {name} ({role}) password {password}", name=name, role=str(role), password=password)
+    if logins:
+        hand_over_logins(logins, config_path)
     hall = build_hall(config, reactor)
     hall.web.listening.addErrback(_cannot_listen, config, reactor)
     if options.get("demo"):

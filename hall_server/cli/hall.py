@@ -63,9 +63,6 @@ def serve(
     path = config_path or default_config_path()
     if config_path is not None and not path.exists():
         raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
-    _, logins = ensure_config(path)
-    if logins:
-        _show_logins(logins, path)
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
     globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
     options: dict[str, object] = {"config": str(path), "demo": demo, "demo_pace": pace, "port": port,
