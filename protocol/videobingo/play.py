@@ -71,6 +71,16 @@ class PlayOutcome:
         return sum(result.credits for result in self.results)
 
 
+def _whole_numbers(values: Iterable[object], what: str) -> tuple[int, ...]:
+    numbers = []
+    for value in values:
+        # bool is an int in Python, and a float would be truncated silently.
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise PlayError(f"{what} holds {value!r}, not a whole number")
+        numbers.append(int(value))
+    return tuple(numbers)
+
+
 def _sample(population: int, count: int, rng: RandomSource) -> tuple[int, ...]:
     """``count`` distinct numbers of ``1..population`` in uniformly random order."""
     numbers = list(range(1, population + 1))
@@ -175,7 +185,7 @@ class VideoBingoGame:
         pool, cells = self.paytable.pool, self.paytable.cells
         checked = []
         for position, card in enumerate(cards, start=1):
-            numbers = tuple(int(n) for n in card)
+            numbers = _whole_numbers(card, f"card {position}")
             if len(numbers) != cells:
                 raise PlayError(f"card {position} holds {len(numbers)} numbers, not {cells}")
             for number in numbers:
@@ -188,7 +198,7 @@ class VideoBingoGame:
 
     def check_balls(self, balls: Iterable[int]) -> tuple[int, ...]:
         """The balls as a tuple, or :class:`PlayError` naming the first bad ball."""
-        drawn = tuple(int(n) for n in balls)
+        drawn = _whole_numbers(balls, "the draw")
         pool = self.paytable.pool
         seen: set[int] = set()
         for position, number in enumerate(drawn, start=1):

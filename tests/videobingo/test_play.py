@@ -146,6 +146,8 @@ def test_a_play_holds_1_to_cards_max_cards(count: int) -> None:
         ((*range(1, 15), 61), "card 2 holds 61, outside 1-60"),
         ((*range(1, 15), 0), "card 2 holds 0, outside 1-60"),
         ((*range(1, 15), 14), "card 2 holds a number twice"),
+        ((*range(1, 15), 15.0), "card 2 holds 15.0, not a whole number"),
+        ((*range(1, 15), True), "card 2 holds True, not a whole number"),
     ],
 )
 def test_a_kept_card_that_breaks_the_paytable_is_refused(card: tuple[int, ...], message: str) -> None:
@@ -160,6 +162,7 @@ def test_a_kept_card_that_breaks_the_paytable_is_refused(card: tuple[int, ...], 
         (range(1, 30), "a play draws 30 balls, not 29"),
         ((*range(1, 30), 61), "ball 30 is 61, outside 1-60"),
         ((*range(1, 30), 29), "ball 30 is 29, already drawn"),
+        ((*range(1, 30), "30"), "the draw holds '30', not a whole number"),
     ],
 )
 def test_a_play_settled_from_wrong_balls_is_refused(balls, message: str) -> None:
