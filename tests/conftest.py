@@ -19,6 +19,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: uses real sockets, processes, databases or devices"
     )
+    config.addinivalue_line("markers", "campaign: a long statistical run (about a minute)")
 
 
 @pytest.fixture(scope="session")
