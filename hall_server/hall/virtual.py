@@ -480,10 +480,10 @@ class VirtualModule:
         remembered = dict(self.state.requests.get(game_id or "", {}))
         for request in requests:
             key = (request.terminal_id, request.request)
-            first = remembered.get(key) if request.request else None
-            if first is not None:
-                if first.signed_in == request.signed_in:
-                    outcomes.append(first)  # sent again: its first outcome, nothing recorded
+            earlier = remembered.get(key) if request.request else None
+            if earlier is not None:
+                if earlier.signed_in == request.signed_in:
+                    outcomes.append(earlier)  # sent again: its first outcome, nothing recorded
                     continue
                 other = PurchaseRefused(
                     f"request {request.request} was made on this terminal for another account; send a new request"
