@@ -140,6 +140,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     from hall_server.hall.core import Actor, HallCore, Role, thread_pool_runner
     from hall_server.hall.games import GamesModule
     from hall_server.hall.ledger import LedgerModule, posting_entries
+    from hall_server.hall.pins import PinGuard
     from hall_server.hall.session import SessionModule
     from hall_server.hall.virtual import VirtualLibrary, VirtualModule
     from hall_server.journal import Journal
@@ -184,7 +185,8 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
         checking.addCallback(lambda good: pin_answers.setdefault((stored, pin), good))
         return checking
 
-    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, "Bench hall")
+    pins = PinGuard(core, cashier)
+    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, "Bench hall", pins=pins)
     commits: dict[int, float] = {}
 
     def committed(record: Any) -> None:

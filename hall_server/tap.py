@@ -45,11 +45,12 @@ from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
 from hall_server.blower.hall import HallBlowers
 from hall_server.config import ConfigError, HallConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
-from hall_server.hall.cashier import CashierModule, pin_matches
+from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
 from hall_server.hall.core import Actor, HallCore, thread_pool_runner
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
 from hall_server.journal import Journal
@@ -219,6 +220,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # Virtual cards on the player terminals (docs/terminals.md).
     library = load_virtual_library(engine, config.home / "keys" / "card-code.key")
     virtual = VirtualModule(core, games, ledger, cashier, library)
+    pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
     view = HallView(config.name)
     core.add_module(view)
     recovered = core.recover()
@@ -247,12 +249,14 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
         minutes=minutes,
     )
-    # The PIN check (scrypt) runs off the reactor thread, on the hash read on it.
+    # The PIN check (scrypt) runs off the reactor thread, on the hash read on it; an
+    # unknown or closed account costs the same check, so the time tells nothing.
     def check_pin(number: str, pin: str) -> defer.Deferred[bool]:
-        stored = cashier.usable_account(number).pin_hash
-        return deferToThreadPool(reactor, reactor.getThreadPool(), pin_matches, pin, stored)
+        known = cashier.state.accounts.get(number)
+        stored = known.pin_hash if known is not None and not known.closed else None
+        return deferToThreadPool(reactor, reactor.getThreadPool(), pin_matches_or_none, pin, stored)
 
-    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name)
+    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins)
     site.resource.putChild(b"kiosk", KioskResource(gateway))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)

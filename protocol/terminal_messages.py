@@ -2,7 +2,8 @@
 
 Every message is one JSON object in one text frame::
 
-    {"v": 1, "seq": 7, "type": "buy", "account": "1234 5678 9012", "quantity": 6, "stake_pct": 100}
+    {"v": 1, "seq": 7, "type": "buy", "account": "1234 5678 9012", "quantity": 6, "stake_pct": 100,
+     "request": "K1-5f0c2a9b"}
 
 * ``v`` is the protocol version (:data:`VERSION`); another version is refused.
 * ``seq`` numbers the messages of one side on one connection: 1, 2, 3...  The server
@@ -15,6 +16,9 @@ Every message is one JSON object in one text frame::
   an unknown one, a wrong type, a ``true`` where a number belongs, a number out of range
   or a string too long is refused with :class:`MessageError`, whose ``code`` the
   ``error`` message carries.
+* a ``buy`` carries the terminal's ``request`` id, which it keeps for the request: the
+  same request sent again (after a reconnect, after a restart of the server) gets the
+  first answer and is never charged twice.
 
 Money is integer cents everywhere.  The schema is written here, in plain Python, so the
 server, the headless client and the tests share one definition; ``docs/terminal-protocol.md``
@@ -50,7 +54,7 @@ ERROR_CODES = (
     "gap",  # a sequence number that skips
     "not_enrolled",  # hello from a terminal that is unknown, revoked or out of service
     "hello_first",  # anything before hello, or hello twice
-    "sign_in_refused",  # wrong account or PIN
+    "sign_in_refused",  # unknown account, wrong PIN or locked account: one answer for all
     "signed_out",  # a player request without a signed-in player
     "refused",  # the hall refused the request: the message says why
     "internal",  # the server failed; the fault is logged
@@ -64,12 +68,22 @@ ERROR_CODES = (
 class Text:
     max_length: int
     min_length: int = 1
+    #: The characters it may hold, if not any (``alphabet`` names them in the refusal).
+    allowed: frozenset[str] | None = None
+    alphabet: str = ""
 
     def check(self, name: str, value: object) -> None:
         if not isinstance(value, str):
             raise MessageError("schema", f"{name} is text, not {type(value).__name__}")
         if not self.min_length <= len(value) <= self.max_length:
             raise MessageError("schema", f"{name} is {self.min_length} to {self.max_length} characters long")
+        if self.allowed is not None and not set(value) <= self.allowed:
+            raise MessageError("schema", f"{name} holds only {self.alphabet}")
+
+
+#: A request id: the terminal's name for one request, kept with its outcome for the game.
+REQUEST_ID = Text(64, allowed=frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-"),
+                  alphabet="letters, digits and _.:-")
 
 
 @dataclass(frozen=True)
@@ -105,7 +119,7 @@ TERMINAL_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "hello": {"terminal": Text(40), "token": Text(200)},
     "sign_in": {"account": Text(40), "pin": Text(12)},
     "sign_out": {},
-    "buy": {"account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100)},
+    "buy": {"account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100), "request": REQUEST_ID},
     "sync": {},
 }
 
@@ -115,7 +129,7 @@ SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "state": {"time_ms": TIME_MS, "game": Anything(dict), "player": Anything(dict), "cards": Anything(list)},
     "signed_in": {"account": Text(40), "credit_cents": CENTS},
     "signed_out": {},
-    "bought": {"in_reply_to": Whole(1, 2**53), "cards": Anything(list), "credit_cents": CENTS},
+    "bought": {"in_reply_to": Whole(1, 2**53), "request": REQUEST_ID, "cards": Anything(list), "credit_cents": CENTS},
     "credit": {"credit_cents": CENTS, "reason": Text(200, 0)},
     "ball": {"game_id": Text(80), "ball": Whole(1, 90), "ball_count": Whole(1, 90), "time_ms": TIME_MS},
     "ball_voided": {"game_id": Text(80), "ball": Whole(1, 90)},
@@ -146,7 +160,7 @@ def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINA
         raise MessageError("malformed", f"a message is at most {MAX_MESSAGE_BYTES} bytes")
     try:
         message = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
         raise MessageError("malformed", "a message is one JSON object") from None
     if not isinstance(message, dict):
         raise MessageError("malformed", "a message is one JSON object")
@@ -194,6 +208,7 @@ class SequenceCheck:
 __all__ = [
     "ERROR_CODES",
     "MAX_MESSAGE_BYTES",
+    "REQUEST_ID",
     "SERVER_MESSAGES",
     "TERMINAL_MESSAGES",
     "VERSION",

@@ -9,6 +9,7 @@ the load benchmark (``bench/bench_terminals.py``) drive hundreds of them at once
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -26,6 +27,11 @@ class TerminalError(DomainError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def new_request_id(terminal_id: str) -> str:
+    """A fresh request id for a purchase on ``terminal_id`` (at most 64 characters)."""
+    return f"{terminal_id[:40]}-{secrets.token_hex(8)}"
 
 
 def to_go(cells: list[int], drawn: set[int]) -> tuple[int, int]:
@@ -75,10 +81,17 @@ class TerminalClient:
     def sign_in(self, account: str, pin: str) -> defer.Deferred[dict[str, Any]]:
         return self._request("sign_in", account=account, pin=pin)[1]
 
-    def buy(self, quantity: int, stake_pct: int = 100, account: str | None = None) -> defer.Deferred[dict[str, Any]]:
-        """Buy cards for the signed-in account (or, to test a refusal, another)."""
+    def buy(self, quantity: int, stake_pct: int = 100, account: str | None = None,
+            request: str | None = None) -> defer.Deferred[dict[str, Any]]:
+        """Buy cards for the signed-in account (or, to test a refusal, another).
+
+        ``request`` names the purchase (a new id if not given); send the same one again
+        to ask for a purchase whose answer was lost: the hall answers it once more and
+        charges it once.
+        """
         named = account if account is not None else (self.player or {}).get("account", "")
-        return self._request("buy", account=named, quantity=quantity, stake_pct=stake_pct)[1]
+        request = request or new_request_id(self.terminal_id)
+        return self._request("buy", account=named, quantity=quantity, stake_pct=stake_pct, request=request)[1]
 
     def sync(self) -> defer.Deferred[dict[str, Any]]:
         return self._request("sync")[1]
@@ -134,7 +147,8 @@ class TerminalClient:
         self.player = None
 
     def _on_bought(self, message: dict[str, Any]) -> None:
-        self.cards.extend(message["cards"])
+        held = {card["card"] for card in self.cards}  # a repeated purchase's cards may be in the state already
+        self.cards.extend(card for card in message["cards"] if card["card"] not in held)
         self.credit_cents = message["credit_cents"]
         self._answer(message["in_reply_to"], message)
 

@@ -16,11 +16,20 @@ Every change to the hall goes through :meth:`HallCore.execute`:
 Commands run one at a time (a ``DeferredLock``), so each decision sees the state the
 previous one left.  A crash between 3 and 5 loses nothing committed, and nothing
 uncommitted was ever shown (announce after commit).
+
+**Request ids.**  A command that comes with the sender's request id (the console's
+command channel) runs through :meth:`HallCore.once`: the id is stamped on every record
+the command commits (``"actor": {"name", "role", "request"}``), and the core remembers
+which records each ``(staff member, request id)`` committed, folded from the journal
+like any projection, so the memory survives a reconnect and a restart.  A request
+whose id is known, or still running, is not carried out again: it is answered with
+the records the first one committed (:class:`Repeated`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
@@ -28,6 +37,7 @@ from twisted.internet import defer
 from twisted.internet.interfaces import IReactorThreads
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from hall_server.journal import Entry, Journal
@@ -49,18 +59,37 @@ class Role(StrEnum):
 
 @dataclass(frozen=True)
 class Actor:
+    """Who gives a command; ``request`` is the id of the request it came with, if any."""
+
     name: str
     role: Role
+    request: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "role": str(self.role)}
+        stamp = {"name": self.name, "role": str(self.role)}
+        if self.request is not None:
+            stamp["request"] = self.request
+        return stamp
 
 
 SYSTEM = Actor("hall-server", Role.SYSTEM)
 
 
+#: How many request ids the core remembers (the latest ones): weeks of a hall's commands.
+REMEMBERED_REQUESTS = 100_000
+RequestKey = tuple[str, str]  # (staff member, request id)
+
+
 class NotAllowed(DomainError):
     """The actor's role may not give this command."""
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """The answer to a request carried out before: the ``(seq, type)`` of the records it committed."""
+
+    request: str
+    records: tuple[tuple[int, str], ...]
 
 
 class Clock(Protocol):
@@ -128,6 +157,9 @@ class HallCore:
         self.observers: list[Callable[[Record], None]] = []
         self.lock = defer.DeferredLock()
         self.seq = journal.last.seq if journal.last else 0
+        # (staff member, request id) -> the records that request committed, oldest first
+        self.requests: OrderedDict[RequestKey, list[tuple[int, str]]] = OrderedDict()
+        self._running: dict[RequestKey, list[defer.Deferred[Any]]] = {}
 
     def add_module(self, module: Module) -> None:
         self.modules.append(module)
@@ -169,6 +201,41 @@ class HallCore:
         """Run one command; fires with the committed records, or fails with the reason."""
         return self.lock.run(self._execute, actor, command, decide)
 
+    def once(
+        self, actor: Actor, request: str, run: Callable[[Actor], "defer.Deferred[Any]"]
+    ) -> defer.Deferred[Any]:
+        """Run ``run(actor with request)`` unless ``actor`` already sent ``request``.
+
+        A request carried out before (its records are in the journal) fires with
+        :class:`Repeated` at once; one still running fires with :class:`Repeated` once it
+        is done (or with its refusal, if it committed nothing and failed).
+        """
+        key = (actor.name, request)
+        if key in self.requests:
+            return defer.succeed(Repeated(request, tuple(self.requests[key])))
+        waiting = self._running.get(key)
+        if waiting is not None:
+            repeat: defer.Deferred[Any] = defer.Deferred()
+            waiting.append(repeat)
+            return repeat
+        self._running[key] = []
+        running = defer.maybeDeferred(run, replace(actor, request=request))
+
+        def finished(outcome: Any) -> Any:
+            for repeat in self._running.pop(key, []):
+                if key in self.requests or not isinstance(outcome, Failure):
+                    repeat.callback(Repeated(request, tuple(self.requests.get(key, ()))))
+                else:
+                    repeat.errback(outcome)
+            return outcome
+
+        return running.addBoth(finished)
+
+    def known_request(self, actor: Actor, request: str) -> bool:
+        """Whether ``actor`` sent ``request`` before and it committed something, or it is running."""
+        key = (actor.name, request)
+        return key in self.requests or key in self._running
+
     @defer.inlineCallbacks
     def _execute(self, actor: Actor, command: str, decide: Decide):  # type: ignore[no-untyped-def]
         self.check_permission(actor, command)
@@ -187,6 +254,12 @@ class HallCore:
         for module in self.modules:
             module.apply(record)
         self.seq = record.seq
+        stamp = record.payload.get("actor")
+        if isinstance(stamp, dict) and isinstance(stamp.get("request"), str):
+            key = (str(stamp.get("name")), stamp["request"])
+            self.requests.setdefault(key, []).append((record.seq, record.type))
+            if len(self.requests) > REMEMBERED_REQUESTS:
+                self.requests.popitem(last=False)
 
     def _announce(self, record: Record) -> None:
         for observer in list(self.observers):

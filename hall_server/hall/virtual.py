@@ -6,10 +6,15 @@ game, and play them in that game next to the paper cards (R82.9-16, R83.7, R93):
 * **terminals** are enrolled by staff (``enrol_terminal``): the server makes a random
   token, keeps only its hash in the journal and hands the token out once, to be put
   on that device; a terminal proves who it is with its id and token
-  (:meth:`VirtualModule.authenticate`).  Staff may revoke a terminal.  A terminal lost
-  during a game is declared failed (R96.3): the cards bought on it for that game are
-  refunded and leave the game, and it stays out of service until staff have checked
-  it and put it back (``return_terminal_to_service``).
+  (:meth:`VirtualModule.authenticate`).  Staff may revoke a terminal.
+* **failures** (R96.3 and its ruling): a dropped connection is not a failure; the
+  server holds the cards, they stay in play and their wins are credited to the
+  account.  Only the room chief declares a terminal failed (``declare_terminal_failed``,
+  with the reason, journaled): its cards of the game under way leave the game, and
+  those that have won nothing are refunded - once, from the game's collection before
+  the sale closes and from the house after it (the prizes announced stand).  The
+  terminal stays out of service until the room chief has checked it and put it back
+  (``return_terminal_to_service``).
 * **the sale window** (R93.1): the seller-caller or room chief opens the terminals'
   sale for a number of seconds while the game's sale is open; terminals show the
   closing time and the time left; outside it no card is assigned (R93.8).  The room
@@ -24,6 +29,11 @@ game, and play them in that game next to the paper cards (R82.9-16, R83.7, R93):
   together, in their order, and committed in one transaction, so a burst at the close
   of the window costs a few commits, not one per request.  A refused request is
   journaled too (``terminal_request_refused``, with the reason), in the same commit.
+* **request ids**: each purchase carries the terminal's id for it, journaled in its
+  ``virtual_cards_bought`` or ``terminal_request_refused`` record.  The module
+  remembers, per game, the outcome of each ``(terminal, request id)``, folded from
+  the journal, so a request sent again - after a reconnect, after a restart - gets
+  the first outcome (the same cards, or the same refusal) and is never charged twice.
 
 The virtual cards are ``card_sold`` records of the hall game (with ``stake_pct`` and
 the terminal), so :class:`~hall_server.hall.games.GamesModule` detects, verifies and
@@ -40,7 +50,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from twisted.internet import defer
@@ -55,7 +65,7 @@ from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
-from protocol.refunds import TERMINAL_REFUND, stakes_account
+from protocol.refunds import TERMINAL_REFUND, refunded_cards, stakes_account
 
 MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
 MAX_SALE_SECONDS = 3600
@@ -66,7 +76,8 @@ PERMISSIONS = {
     "enrol_terminal": {R.ROOM_CHIEF, R.ADMINISTRATOR},
     "revoke_terminal": {R.ROOM_CHIEF, R.ADMINISTRATOR},
     "return_terminal_to_service": {R.ROOM_CHIEF, R.ADMINISTRATOR},
-    "declare_terminal_failed": {R.ROOM_CHIEF, R.SYSTEM},
+    # A person decides a failure (R96.3 ruling): never the server on a dropped connection.
+    "declare_terminal_failed": {R.ROOM_CHIEF},
     "open_terminal_sale": {R.SELLER_CALLER, R.ROOM_CHIEF},
     "buy_virtual_cards": {R.SYSTEM},
     "record_terminal_refusal": {R.SYSTEM},
@@ -139,6 +150,23 @@ class VirtualCard:
     terminal_id: str
 
 
+@dataclass(frozen=True)
+class PurchaseOutcome:
+    """What a terminal's purchase request came to: cards ``first``-``last`` of the game, or a refusal.
+
+    ``signed_in`` is the account number signed in when it was asked (None: nobody).
+    """
+
+    signed_in: str | None
+    game_id: str | None
+    first: int = 0
+    last: int = 0
+    refusal: str | None = None
+
+
+RequestKey = tuple[str, str]  # (terminal, the terminal's request id)
+
+
 @dataclass
 class VirtualState:
     terminals: dict[str, Terminal] = field(default_factory=dict)
@@ -146,6 +174,8 @@ class VirtualState:
     assigned: dict[str, int] = field(default_factory=dict)  # game -> virtual cards assigned so far
     # game -> account -> the cards it holds, in order; refunded ones removed
     holdings: dict[str, dict[str, list[VirtualCard]]] = field(default_factory=dict)
+    # game ("" before any) -> the first outcome of each purchase request
+    requests: dict[str, dict[RequestKey, PurchaseOutcome]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -153,7 +183,8 @@ class PurchaseRequest:
     """A terminal's request, as the gateway passes it on.
 
     ``signed_in`` is the account the player opened on this terminal with the PIN;
-    ``account`` the one the request names: they must be the same.
+    ``account`` the one the request names: they must be the same.  ``request`` is the
+    terminal's id for this request (empty: not to be recognised if sent again).
     """
 
     terminal_id: str
@@ -318,8 +349,12 @@ class VirtualModule:
         return self.core.execute(actor, "open_terminal_sale", decide)
 
     def declare_failed(self, actor: Actor, terminal: str, reason: str) -> defer.Deferred[list[Record]]:
-        """A terminal failed (R96.3): its cards of the game under way are refunded and leave
-        the game; the terminal stays out of service until staff return it to service."""
+        """Staff declare a terminal failed (R96.3 ruling): its cards of the game under way leave
+        the game; those that have won nothing are refunded, once; the prizes announced stand.
+
+        The terminal stays out of service until staff return it to service.  A second
+        declaration in the same game (after a return to service) refunds nothing.
+        """
 
         def decide(now: int) -> list[Entry]:
             known = self._terminal(terminal)
@@ -330,12 +365,22 @@ class VirtualModule:
             game = self.games.current
             if game is None or game.over or not self.has_cards(game.game_id, known.terminal_id):
                 return entries
+            if known.terminal_id in game.machine.failed_terminals:
+                return entries  # its cards left this game at the first declaration: never refunded twice
             machine = _fork(game.machine)
             if not machine.accepts(Input.TERMINAL_FAILED):
                 return entries  # the game is suspended or being settled: nothing to take out now
-            entries += [_entry(e) for e in machine.terminal_failed(known.terminal_id)]
+            won = {ref for pattern in machine.won.values() for ref in pattern.cards}
+            done = refunded_cards(self.ledger.ledger, game.game_id)
+            on_terminal = [(ref, s) for ref, s in game.machine.sales.items() if s.terminal_id == known.terminal_id]
+            # A card that has won anything is never refunded (its prize stands), nor one refunded before.
+            sales = [s for ref, s in on_terminal if ref not in won and ref.label not in done]
+            kept = sorted(ref.label for ref, _ in on_terminal if ref in won)
+            entries += [
+                _entry(e, refunded=[CardRef(s.series, s.card_number).label for s in sales], kept=kept)
+                for e in machine.terminal_failed(known.terminal_id)
+            ]
             seq = self.core.seq + len(entries)  # the terminal_failed record
-            sales = [s for s in game.machine.sales.values() if s.terminal_id == known.terminal_id]
             # Before the close the stakes are still in the game's collection.  After it the
             # prizes were announced on the whole collection and stand, so the house pays
             # the refund (its share was counted on these stakes too).
@@ -372,7 +417,7 @@ class VirtualModule:
 
     def _run_batch(self) -> None:
         taken: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
-        outcomes: list[PurchaseRefused | int] = []
+        outcomes: list[PurchaseRefused | PurchaseOutcome] = []
 
         def decide(now: int) -> list[Entry]:
             # Everything queued until the core's turn came is decided together, in order.
@@ -383,14 +428,13 @@ class VirtualModule:
             return entries
 
         def committed(records: list[Record]) -> None:
-            by_seq = {record.seq: record for record in records}
             for (request, answer), outcome in zip(taken, outcomes):
                 if isinstance(outcome, PurchaseRefused):
                     answer.errback(outcome)
+                elif outcome.refusal is not None:
+                    answer.errback(PurchaseRefused(outcome.refusal))
                 else:
-                    bought = by_seq[outcome].payload
-                    cards = self.cards(bought["game_id"], bought["account"])
-                    answer.callback(cards[-bought["quantity"]:])
+                    answer.callback(self.bought_cards(outcome))
 
         def failed(failure: Any) -> None:
             for _, answer in taken:
@@ -405,21 +449,48 @@ class VirtualModule:
         done = self.core.execute(SYSTEM, "buy_virtual_cards", decide)
         done.addCallbacks(committed, failed).addBoth(next_batch)
 
-    def _decide_batch(self, requests: Sequence[PurchaseRequest], now: int) -> tuple[list[Entry], list[PurchaseRefused | int]]:
+    def bought_cards(self, outcome: PurchaseOutcome) -> list[VirtualCard]:
+        """The cards a purchase assigned that its account still holds (a failed terminal's leave)."""
+        if outcome.game_id is None or outcome.signed_in is None:
+            return []
+        return [
+            card for card in self.cards(outcome.game_id, player_account(outcome.signed_in))
+            if outcome.first <= card.ref.number <= outcome.last
+        ]
+
+    def _decide_batch(
+        self, requests: Sequence[PurchaseRequest], now: int
+    ) -> tuple[list[Entry], list[PurchaseRefused | PurchaseOutcome]]:
         """The entries of ``requests`` taken in order, each against what the earlier ones left.
 
-        Returns the entries and, per request, the sequence number its
-        ``virtual_cards_bought`` record will get or the refusal.
+        Returns the entries and, per request, its outcome: a new refusal, or what it came
+        to (bought, or refused earlier under the same request id).  A request id already
+        decided in this game, here or in an earlier batch, gets its first outcome again
+        and records nothing.
         """
         entries: list[Entry] = []
-        outcomes: list[PurchaseRefused | int] = []
+        outcomes: list[PurchaseRefused | PurchaseOutcome] = []
         postings: list[Posting] = []
         game = self.games.current
         machine = _fork(game.machine) if game is not None else None
         spent: dict[str, int] = {}
         on_terminal: dict[tuple[str, str], int] = {}
         assigned = self.state.assigned.get(game.game_id, 0) if game is not None else 0
+        game_id = game.game_id if game is not None else None
+        remembered = dict(self.state.requests.get(game_id or "", {}))
         for request in requests:
+            key = (request.terminal_id, request.request)
+            earlier = remembered.get(key) if request.request else None
+            if earlier is not None:
+                if earlier.signed_in == request.signed_in:
+                    outcomes.append(earlier)  # sent again: its first outcome, nothing recorded
+                    continue
+                other = PurchaseRefused(
+                    f"request {request.request} was made on this terminal for another account; send a new request"
+                )
+                outcomes.append(other)
+                entries.append(self._refusal(request, game_id, other))
+                continue
             try:
                 account, quantity, stake_pct, stake = self._check_request(request, game, now)
                 assert game is not None and machine is not None
@@ -444,19 +515,21 @@ class VirtualModule:
                     )
             except PurchaseRefused as refusal:
                 outcomes.append(refusal)
-                entries.append(("terminal_request_refused", {
-                    "terminal": request.terminal_id, "request": request.request, "what": "buy",
-                    "account": request.account, "reason": str(refusal),
-                }))
+                if request.request:
+                    remembered[key] = PurchaseOutcome(request.signed_in, game_id, refusal=str(refusal))
+                entries.append(self._refusal(request, game_id, refusal))
                 continue
             first = assigned + 1
             seq = self.core.seq + len(entries) + 1
-            outcomes.append(seq)
+            bought = PurchaseOutcome(request.signed_in, game.game_id, first, first + quantity - 1)
+            outcomes.append(bought)
+            if request.request:
+                remembered[key] = bought
             entries.append(("virtual_cards_bought", {
                 "game_id": game.game_id, "terminal": request.terminal_id, "account": account,
                 "request": request.request, "series": self.library.number, "series_label": self.library.label,
                 "first": first, "last": first + quantity - 1, "quantity": quantity, "stake_pct": stake_pct,
-                "stake_cents": stake, "amount_cents": amount,
+                "stake_cents": stake, "amount_cents": amount, "signed_in": request.signed_in,
             }))
             for number in range(first, first + quantity):
                 (sold,) = machine.sell_card(series=self.library.number, card_number=number, stake_cents=stake,
@@ -469,6 +542,13 @@ class VirtualModule:
             on_terminal[key] = held + quantity
         self.ledger.check(postings)
         return [*entries, *posting_entries(postings)], outcomes
+
+    @staticmethod
+    def _refusal(request: PurchaseRequest, game_id: str | None, refusal: PurchaseRefused) -> Entry:
+        return ("terminal_request_refused", {
+            "terminal": request.terminal_id, "request": request.request, "what": "buy", "account": request.account,
+            "signed_in": request.signed_in, "game_id": game_id, "reason": str(refusal),
+        })
 
     def _check_request(self, request: PurchaseRequest, game: Game | None, now: int) -> tuple[str, int, int, int]:
         """The account, quantity, stake percentage and stake of a request that may go on (R82.13-16, R93.8)."""
@@ -536,14 +616,26 @@ class VirtualModule:
                     self.library.codes[number - 1], price, p["stake_cents"], p["stake_pct"], p["terminal"],
                 ))
             state.assigned[p["game_id"]] = max(state.assigned.get(p["game_id"], 0), p["last"])
+            self._remember(p, PurchaseOutcome(p.get("signed_in"), p["game_id"], p["first"], p["last"]))
+        elif kind == "terminal_request_refused" and p.get("what") == "buy":
+            self._remember(p, PurchaseOutcome(p.get("signed_in"), p.get("game_id"), refusal=p["reason"]))
         elif kind == "terminal_failed":
+            # The cards refunded leave the account's holding; those that won stay in it, paid.
+            refunded = p.get("refunded")
             for cards in state.holdings.get(p["game_id"], {}).values():
-                cards[:] = [c for c in cards if c.terminal_id != p["terminal_id"]]
+                cards[:] = [c for c in cards if c.terminal_id != p["terminal_id"]
+                            or (refunded is not None and c.ref.label not in refunded)]
         elif kind == "sale_opened" and "card_set" in p:
-            # A new game: the earlier games' holdings are over and let go.
+            # A new game: the earlier games' holdings and request ids are over and let go.
             state.holdings = {}
             state.assigned = {}
+            state.requests = {}
             state.window = None
+
+    def _remember(self, p: Mapping[str, Any], outcome: PurchaseOutcome) -> None:
+        """The first outcome of a purchase request id (a refused repeat does not replace it)."""
+        if p.get("request"):
+            self.state.requests.setdefault(p.get("game_id") or "", {}).setdefault((p["terminal"], p["request"]), outcome)
 
 
 def _reason(reason: object) -> str:
@@ -555,6 +647,7 @@ def _reason(reason: object) -> str:
 __all__ = [
     "MAX_CARDS_PER_PLAYER",
     "PERMISSIONS",
+    "PurchaseOutcome",
     "PurchaseRefused",
     "PurchaseRequest",
     "SaleWindow",

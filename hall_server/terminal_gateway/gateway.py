@@ -5,31 +5,47 @@ prize only once its record is committed (announce after commit).  Each connected
 terminal is a :class:`TerminalSession`, which knows nothing of sockets: it is given
 each text message received and a ``send``/``close`` pair, checks the message against
 :mod:`protocol.terminal_messages` (version, schema, sequence number), and calls one
-method of the hall: :meth:`VirtualModule.authenticate`, the cashier's PIN check,
-:meth:`VirtualModule.request_purchase`.  A refused message is answered with an
-``error`` and journaled (``terminal_request_refused``); it changes nothing else.
+method of the hall: :meth:`VirtualModule.authenticate`, the PIN check through
+:class:`~hall_server.hall.pins.PinGuard` (lockout per account, one answer for every
+refusal), :meth:`VirtualModule.request_purchase` (with the terminal's request id).
+
+Refusals:
+
+* **before hello** the connection is nobody: a refusal is answered with an ``error``
+  and the connection closes, and nothing reaches the journal.  Each one is counted
+  against the remote address (:class:`PreHelloLimiter`, a token bucket); an address
+  that keeps erring has its connections refused for a while, with one log line saying
+  so.  A connection that says nothing is closed after :data:`HELLO_TIMEOUT_S` and
+  counted alike.
+* **after hello** the terminal is known: a refusal is answered with an ``error`` and
+  journaled (``terminal_request_refused``); it changes nothing else.
 
 Fan-out: a ball is encoded once and numbered per connection, so a thousand terminals
-cost a thousand small writes, not a thousand encodings.  Credit and prizes go only to
-the terminals where the account is signed in.
+cost a thousand small writes, not a thousand encodings.  Each write is isolated: a
+connection whose transport raises (a peer that sent a Close frame and keeps the TCP
+connection open) is dropped, and the others get the message.  Credit and prizes go
+only to the terminals where the account is signed in.
 
-A terminal whose connection drops while it holds cards in a game under way is given
-``grace_s`` seconds to come back; then it is declared failed (R96.3): its player's
-cards of the game are refunded and it stays out of service until staff check it.
+A dropped connection is not a terminal failure (R96.3 ruling): the session just ends;
+the player's cards stay in play and their wins are credited to the account.  Only
+staff declare a terminal failed (:meth:`VirtualModule.declare_failed`).  A terminal
+revoked or taken out of service is disconnected at once: its session leaves the
+gateway before its socket has finished closing, so its replacement is welcomed at once.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from twisted.internet import defer
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
-from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.core import SYSTEM, HallCore
+from hall_server.hall.cashier import CashierModule, player_account
+from hall_server.hall.core import HallCore
 from hall_server.hall.games import Game, GamesModule
+from hall_server.hall.pins import SIGN_IN_REFUSED, CheckPin, PinGuard, SignInRefused
 from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
 from hall_server.statements import format_account_number
 from protocol.chain import Record
@@ -39,12 +55,19 @@ from protocol.terminal_messages import MessageError, SequenceCheck, decode, enco
 
 log = Logger()
 
-#: Runs the PIN check (scrypt, tens of ms) off the reactor thread in the server.
-CheckPin = Callable[[str, str], "defer.Deferred[bool]"]
-#: Errors a connection may make before the gateway hangs up on it.
+#: Errors an identified terminal's connection may make before the gateway hangs up on it.
 MAX_ERRORS = 20
+#: Wrong PINs on one connection before the gateway hangs up on it (the account's lockout is the PinGuard's).
 MAX_PIN_FAILURES = 5
-DEFAULT_GRACE_S = 30.0
+#: Seconds a new connection has to say hello.
+HELLO_TIMEOUT_S = 10.0
+#: Errors before hello one remote address may make at once, and how many more a second.
+PRE_HELLO_BURST = 20
+PRE_HELLO_PER_S = 0.2
+#: Seconds an address that used them up has its terminal connections refused.
+PRE_HELLO_BLOCK_S = 300.0
+#: Addresses the limiter tracks at most; past it those with a full bucket are let go.
+MAX_TRACKED_ADDRESSES = 10_000
 
 #: Records that change the game picture the terminals show.
 GAME_RECORDS = frozenset({
@@ -52,6 +75,64 @@ GAME_RECORDS = frozenset({
     "prize_won", "prize_paid", "game_closed", "game_finished", "game_refunded", "game_suspended",
     "game_resumed", "game_suspended_for_good", "cards_collected",
 })
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    updated: float
+    blocked_until: float = 0.0
+
+
+class PreHelloLimiter:
+    """Errors of connections that have not said hello, per remote address: a token bucket.
+
+    Each error takes a token; the bucket holds ``burst`` and refills ``per_second``.
+    The error that takes the last whole token blocks the address for ``block_s``: its new connections
+    are refused before the WebSocket opens, and the ones waiting for hello are closed.
+    Only the start of a block is logged, with the count, never what was sent.
+    """
+
+    def __init__(self, clock: IReactorTime, burst: int = PRE_HELLO_BURST, per_second: float = PRE_HELLO_PER_S,
+                 block_s: float = PRE_HELLO_BLOCK_S) -> None:
+        self.clock = clock
+        self.burst = burst
+        self.per_second = per_second
+        self.block_s = block_s
+        self.buckets: dict[str, _Bucket] = {}
+        self.counted = 0  # errors before hello since the start, from every address
+
+    def blocked(self, address: str) -> bool:
+        bucket = self.buckets.get(address)
+        return bucket is not None and self.clock.seconds() < bucket.blocked_until
+
+    def refused(self, address: str) -> bool:
+        """Count one error before hello from ``address``; True if the address is blocked now."""
+        self.counted += 1
+        now = self.clock.seconds()
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            self._prune(now)
+            bucket = self.buckets[address] = _Bucket(float(self.burst), now)
+        if now < bucket.blocked_until:
+            return True
+        bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self.per_second)
+        bucket.updated = now
+        bucket.tokens -= 1
+        if bucket.tokens >= 1:
+            return False  # a token left for the next error
+        bucket.blocked_until = now + self.block_s
+        bucket.tokens = 0.0
+        log.warn("Terminal connections from {address} are refused for {seconds:g} s: too many errors before hello "
+                 "({counted} from every address so far)", address=address, seconds=self.block_s, counted=self.counted)
+        return True
+
+    def _prune(self, now: float) -> None:
+        if len(self.buckets) < MAX_TRACKED_ADDRESSES:
+            return
+        for address in [a for a, b in self.buckets.items()
+                        if now >= b.blocked_until and b.tokens + (now - b.updated) * self.per_second >= self.burst]:
+            del self.buckets[address]
 
 
 def card_json(card: VirtualCard) -> dict[str, Any]:
@@ -74,7 +155,9 @@ class TerminalGateway:
         clock: IReactorTime,
         check_pin: CheckPin,
         hall_name: str,
-        grace_s: float = DEFAULT_GRACE_S,
+        *,
+        pins: PinGuard,
+        limiter: PreHelloLimiter | None = None,
     ) -> None:
         self.core = core
         self.games = games
@@ -83,9 +166,10 @@ class TerminalGateway:
         self.clock = clock
         self.check_pin = check_pin
         self.hall_name = hall_name
-        self.grace_s = grace_s
+        self.pins = pins
+        self.limiter = limiter or PreHelloLimiter(clock)
         self.sessions: dict[str, TerminalSession] = {}  # by terminal id, once hello passed
-        self.lost: dict[str, IDelayedCall] = {}  # terminals whose connection dropped mid-game
+        self.waiting: set[TerminalSession] = set()  # connections that have not said hello yet
         self.by_account: dict[str, set[TerminalSession]] = {}  # ledger account -> sessions signed in
         core.observers.append(self.record_committed)
 
@@ -139,7 +223,7 @@ class TerminalGateway:
         elif kind in ("terminal_revoked", "terminal_out_of_service"):
             session = self.sessions.get(p["terminal"])
             if session is not None:
-                session.refuse_and_close("not_enrolled", f"this terminal is taken out of service: {p['reason']}")
+                session.end("not_enrolled", f"this terminal is taken out of service: {p['reason']}")
         if kind in GAME_RECORDS:
             picture = json.dumps({"type": "game", "game": self.game_picture()}, separators=(",", ":"))
             self._to_all(picture)
@@ -156,7 +240,11 @@ class TerminalGateway:
     def signed_in(self, session: "TerminalSession", account: str | None) -> None:
         """``session`` now has ``account`` signed in (None: signed out)."""
         if session.account is not None:
-            self.by_account.get(player_account(session.account), set()).discard(session)
+            key = player_account(session.account)
+            held = self.by_account.get(key, set())
+            held.discard(session)
+            if not held:
+                self.by_account.pop(key, None)
         session.account = account
         if account is not None:
             self.by_account.setdefault(player_account(account), set()).add(session)
@@ -187,45 +275,46 @@ class TerminalGateway:
 
     # --- Connections ------------------------------------------------------------------
 
+    def opened(self, session: "TerminalSession") -> None:
+        """A new connection, not identified yet."""
+        self.waiting.add(session)
+
     def attach(self, session: "TerminalSession") -> None:
         """``session`` passed hello: it replaces an older connection of the same terminal."""
-        old = self.sessions.get(session.terminal_id or "")
-        if old is not None and old is not session:
-            old.refuse_and_close("hello_first", "this terminal connected again elsewhere; this connection ends")
         assert session.terminal_id is not None
+        self.waiting.discard(session)
+        old = self.sessions.get(session.terminal_id)
+        if old is not None and old is not session:
+            old.end("hello_first", "this terminal connected again elsewhere; this connection ends")
         self.sessions[session.terminal_id] = session
-        pending = self.lost.pop(session.terminal_id, None)
-        if pending is not None and pending.active():
-            pending.cancel()  # back in time: not a failure
 
     def detach(self, session: "TerminalSession") -> None:
+        """``session`` ended: it hears nothing more.  Its cards stay in play (R96.3 ruling)."""
+        self.waiting.discard(session)
         self.signed_in(session, None)
         terminal = session.terminal_id
-        if terminal is None or self.sessions.get(terminal) is not session:
-            return
-        del self.sessions[terminal]
-        game = self.games.current
-        if game is not None and not game.over and self.virtual.has_cards(game.game_id, terminal):
-            self.lost[terminal] = self.clock.callLater(self.grace_s, self._lost_for_good, terminal, game.game_id)
+        if terminal is not None and self.sessions.get(terminal) is session:
+            del self.sessions[terminal]
 
-    def _lost_for_good(self, terminal: str, game_id: str) -> None:
-        self.lost.pop(terminal, None)
-        game = self.games.current
-        if game is None or game.game_id != game_id or game.over:
-            return
-        done = self.virtual.declare_failed(
-            SYSTEM, terminal, f"connection lost for {self.grace_s:g} s during game {game_id}"
-        )
-        done.addErrback(lambda failure: log.failure("declaring terminal {t} failed", failure, t=terminal))
+    def refused_before_hello(self, session: "TerminalSession") -> None:
+        """Count an error of a connection that has not said hello; on a block, close its address's others."""
+        if self.limiter.refused(session.address):
+            for other in [s for s in self.waiting if s.address == session.address and s is not session]:
+                other.end(None, "")
 
 
 class TerminalSession:
-    """One terminal's connection, without the socket: messages in, messages out."""
+    """One terminal's connection, without the socket: messages in, messages out.
 
-    def __init__(self, gateway: TerminalGateway, send_text: Callable[[str], None], close: Callable[[], None]) -> None:
+    ``address`` is the remote address, for counting errors before hello.
+    """
+
+    def __init__(self, gateway: TerminalGateway, send_text: Callable[[str], None], close: Callable[[], None],
+                 address: str = "local") -> None:
         self.gateway = gateway
         self._send_text = send_text
         self._close = close
+        self.address = address
         self.inbound = SequenceCheck()
         self.outbound = 0
         self.terminal_id: str | None = None
@@ -233,6 +322,8 @@ class TerminalSession:
         self.errors = 0
         self.pin_failures = 0
         self.closed = False
+        self._hello_due: IDelayedCall | None = gateway.clock.callLater(HELLO_TIMEOUT_S, self._hello_overdue)
+        gateway.opened(self)
 
     # --- Sending ------------------------------------------------------------------
 
@@ -241,14 +332,24 @@ class TerminalSession:
             return
         text = encode(self.outbound + 1, kind, **fields)  # a message that fails its schema is not counted
         self.outbound += 1
-        self._send_text(text)
+        self._deliver(text)
 
     def send_body(self, body: str) -> None:
         """A message encoded once for every terminal (see :func:`numbered`)."""
         if self.closed:
             return
         self.outbound += 1
-        self._send_text(numbered(self.outbound, body))
+        self._deliver(numbered(self.outbound, body))
+
+    def _deliver(self, text: str) -> None:
+        # One connection's failure never reaches the others (or the core's observer loop):
+        # a transport that raises - a Close frame came and TCP stays open - ends this session.
+        try:
+            self._send_text(text)
+        except Exception:
+            log.failure("writing to terminal {t} at {a} failed; its connection is dropped",
+                        t=self.terminal_id or "(not identified)", a=self.address)
+            self.end(None, "")
 
     def send_state(self) -> None:
         gateway = self.gateway
@@ -259,16 +360,31 @@ class TerminalSession:
         self.send("state", time_ms=gateway.core.now_ms(), game=gateway.game_picture(), player=player,
                   cards=gateway.player_cards(game, self.account))
 
-    def refuse_and_close(self, code: str, message: str) -> None:
-        self.send("error", code=code, message=message, in_reply_to=None)
+    def end(self, code: str | None, message: str) -> None:
+        """End the session at once (with an ``error`` first if ``code``): it leaves the gateway now,
+        whether or not its socket closes quickly."""
+        if self.closed:
+            return
+        if code is not None:
+            self.send("error", code=code, message=message, in_reply_to=None)
+            if self.closed:
+                return  # that write failed and ended the session already
         self.closed = True
-        self._close()
+        self._stop_hello_timer()
+        self.gateway.detach(self)
+        try:
+            self._close()
+        except Exception:
+            log.failure("closing terminal {t}'s connection", t=self.terminal_id or "(not identified)")
 
     # --- Receiving ----------------------------------------------------------------
 
     def message_received(self, text: str | bytes) -> None:
         """One text frame from the terminal."""
         if self.closed:
+            return
+        if self.terminal_id is None and self.gateway.limiter.blocked(self.address):
+            self.end(None, "")  # this address is refused for a while: no answer, no work
             return
         seq: int | None = None
         try:
@@ -280,15 +396,19 @@ class TerminalSession:
             self._refused(error.code, str(error), seq, "message")
 
     def _refused(self, code: str, message: str, seq: int | None, what: str) -> None:
-        """Answer with an error and journal it; hang up on a terminal that keeps erring."""
+        """Answer with an error.  Before hello: count it against the address and close, journal
+        nothing.  After hello: journal it; hang up on a terminal that keeps erring."""
         self.send("error", code=code, message=message, in_reply_to=seq)
-        self.gateway.virtual.record_refusal(
-            self.terminal_id or "(not identified)", what, f"{code}: {message}", str(seq or "")
-        ).addErrback(lambda failure: log.failure("journaling a terminal's refused request", failure))
+        if self.terminal_id is None:
+            self.gateway.refused_before_hello(self)
+            self.end(None, "")
+            return
+        self.gateway.virtual.record_refusal(self.terminal_id, what, f"{code}: {message}", str(seq or "")).addErrback(
+            lambda failure: log.failure("journaling a terminal's refused request", failure)
+        )
         self.errors += 1
-        if self.errors >= MAX_ERRORS or code == "not_enrolled" or self.pin_failures >= MAX_PIN_FAILURES:
-            self.closed = True
-            self._close()
+        if self.errors >= MAX_ERRORS or self.pin_failures >= MAX_PIN_FAILURES:
+            self.end(None, "")
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         kind, seq = message["type"], message["seq"]
@@ -314,51 +434,65 @@ class TerminalSession:
         try:
             terminal = self.gateway.virtual.authenticate(message["terminal"], message["token"])
         except DomainError as error:
-            self._refused("not_enrolled", str(error), message["seq"], f"hello as {message['terminal'][:40]}")
+            self._refused("not_enrolled", str(error), message["seq"], "hello")
             return
+        self._stop_hello_timer()
         self.terminal_id = terminal.terminal_id
         self.gateway.attach(self)
         self.send("welcome", terminal=terminal.terminal_id, hall=self.gateway.hall_name,
                   time_ms=self.gateway.core.now_ms())
         self.send_state()
 
-    def _sign_in(self, message: dict[str, Any], seq: int) -> None:
-        try:
-            number = normalize_account_number(message["account"])
-            self.gateway.cashier.usable_account(number)
-        except DomainError as error:
-            self.pin_failures += 1
-            self._refused("sign_in_refused", str(error), seq, "sign_in")
-            return
-        checking = self.gateway.check_pin(number, message["pin"])
+    def _hello_overdue(self) -> None:
+        self._hello_due = None
+        if not self.closed and self.terminal_id is None:
+            self.gateway.refused_before_hello(self)
+            self.end("hello_first", f"no hello within {HELLO_TIMEOUT_S:g} s; this connection ends")
 
-        def checked(good: bool) -> None:
-            if not good:
-                self.pin_failures += 1
-                self._refused("sign_in_refused", "the account number or the PIN is wrong", seq, "sign_in")
+    def _stop_hello_timer(self) -> None:
+        due, self._hello_due = self._hello_due, None
+        if due is not None and due.active():
+            due.cancel()
+
+    def _sign_in(self, message: dict[str, Any], seq: int) -> None:
+        assert self.terminal_id is not None
+        gateway = self.gateway
+        checking = gateway.pins.sign_in(message["account"], message["pin"], self.terminal_id, gateway.check_pin)
+
+        def checked(number: str) -> None:
+            if self.closed:
                 return
-            self.gateway.signed_in(self, number)
-            self.send("signed_in", account=format_account_number(number), credit_cents=self.gateway.credit(number))
+            gateway.signed_in(self, number)
+            self.send("signed_in", account=format_account_number(number), credit_cents=gateway.credit(number))
             self.send_state()
 
-        checking.addCallback(checked).addErrback(self._internal, seq)
+        def refused(failure: Any) -> None:
+            if not failure.check(SignInRefused):
+                self._internal(failure, seq)
+            elif not self.closed:
+                # One answer for an unknown account, a wrong PIN and a locked account.
+                self.pin_failures += 1
+                self._refused("sign_in_refused", SIGN_IN_REFUSED, seq, "sign_in")
+
+        checking.addCallbacks(checked, refused)
 
     def _buy(self, message: dict[str, Any], seq: int) -> None:
         assert self.terminal_id is not None
         if self.account is None:
             raise MessageError("signed_out", "sign in with your account and PIN before buying")
         request = PurchaseRequest(self.terminal_id, self.account, message["account"], message["quantity"],
-                                  message["stake_pct"], str(seq))
+                                  message["stake_pct"], message["request"])
         buying = self.gateway.virtual.request_purchase(request)
 
         def bought(cards: list[VirtualCard]) -> None:
-            assert self.account is not None
-            self.send("bought", in_reply_to=seq, cards=[card_json(c) for c in cards],
-                      credit_cents=self.gateway.credit(self.account))
+            assert request.signed_in is not None
+            self.send("bought", in_reply_to=seq, request=request.request, cards=[card_json(c) for c in cards],
+                      credit_cents=self.gateway.credit(request.signed_in))
 
         def refused(failure: Any) -> None:
             if isinstance(failure.value, DomainError):
-                # The module journaled the refusal with the request.
+                # The module journaled the refusal with the request (or, for a request sent
+                # again, answers the first refusal).
                 self.send("error", code="refused", message=str(failure.value), in_reply_to=seq)
             else:
                 self._internal(failure, seq)
@@ -371,5 +505,7 @@ class TerminalSession:
                   in_reply_to=seq)
 
     def connection_lost(self) -> None:
+        """The socket closed: the session ends; the player's cards stay in play (R96.3 ruling)."""
         self.closed = True
+        self._stop_hello_timer()
         self.gateway.detach(self)

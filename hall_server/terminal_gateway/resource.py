@@ -10,6 +10,17 @@ path                   what
 
 :class:`TerminalSocket` only forwards frames to a :class:`TerminalSession` and its
 answers back; the session holds the logic.
+
+Before the WebSocket opens, ``/kiosk/ws`` refuses:
+
+* a browser page of another site: a request with an ``Origin`` header must name exactly
+  this hall, scheme, host and port (``https://hall.example:8443``), as the ``Host`` header
+  and the connection's TLS say it (403).  A request without ``Origin`` comes from no
+  browser page (the headless client, a kiosk's own software); it is let in, since a
+  connection is nobody until its ``hello`` presents the terminal's id and token, and
+  what it sends before that is bounded, counted and never journaled;
+* an address that made too many errors before hello, for a while (429; see
+  :class:`~hall_server.terminal_gateway.gateway.PreHelloLimiter`).
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from twisted.internet.interfaces import IDelayedCall
 from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 from twisted.web.server import Request
@@ -38,17 +50,42 @@ SECURITY_HEADERS = {
 }
 
 
+#: Seconds a closed connection has to finish its close handshake before TCP is cut.
+CLOSE_GRACE_S = 5.0
+
+
+def client_address(request: Request) -> str:
+    """The remote host of ``request``, for counting errors per address."""
+    return str(getattr(request.getClientAddress(), "host", "local"))
+
+
+def hall_origin(request: Request) -> str | None:
+    """This hall's origin as the browser addressed it: scheme, host and port."""
+    host = request.getHeader("host")
+    if not host:
+        return None
+    return f"{'https' if request.isSecure() else 'http'}://{host}".lower()
+
+
+def origin_allowed(request: Request) -> bool:
+    """No ``Origin`` (no browser page), or exactly this hall's."""
+    origin = request.getHeader("origin")
+    return origin is None or origin.lower() == hall_origin(request)
+
+
 class TerminalSocket:
     """The WebSocket protocol of one terminal: frames to the session, the session's text to frames."""
 
-    def __init__(self, gateway: TerminalGateway) -> None:
+    def __init__(self, gateway: TerminalGateway, address: str = "local") -> None:
         self.gateway = gateway
+        self.address = address
         self.transport: WebSocketTransport | None = None
         self.session: TerminalSession | None = None
+        self._cut: IDelayedCall | None = None  # cuts TCP if a close does not finish
 
     def negotiationStarted(self, transport: WebSocketTransport) -> None:
         self.transport = transport
-        self.session = TerminalSession(self.gateway, self._send, self._close)
+        self.session = TerminalSession(self.gateway, self._send, self._close, self.address)
 
     def negotiationFinished(self) -> None:
         pass  # the terminal speaks first, with hello
@@ -58,8 +95,20 @@ class TerminalSocket:
             self.transport.sendTextMessage(text)
 
     def _close(self) -> None:
-        if self.transport is not None:
-            self.transport.loseConnection(4003)
+        transport, self.transport = self.transport, None
+        if transport is None:
+            return
+        tcp = getattr(transport, "transport", None)  # under the WebSocket
+        try:
+            transport.loseConnection(4003)
+        except Exception:
+            # The close handshake had begun (the peer sent a Close frame): just cut TCP.
+            if tcp is not None:
+                tcp.abortConnection()
+            return
+        if tcp is not None:
+            # A peer that reads nothing would keep the socket open: cut it after a grace.
+            self._cut = self.gateway.clock.callLater(CLOSE_GRACE_S, tcp.abortConnection)
 
     def textMessageReceived(self, message: str) -> None:
         assert self.session is not None
@@ -76,6 +125,8 @@ class TerminalSocket:
         if self.session is not None:
             self.session.connection_lost()
         self.transport = None
+        if self._cut is not None and self._cut.active():
+            self._cut.cancel()
 
 
 class _Factory:
@@ -83,7 +134,7 @@ class _Factory:
         self.gateway = gateway
 
     def buildProtocol(self, request: Any) -> TerminalSocket:
-        return TerminalSocket(self.gateway)
+        return TerminalSocket(self.gateway, client_address(request))
 
 
 class _File(Resource):
@@ -120,14 +171,39 @@ class _NotFound(Resource):
         return b"not found"
 
 
+class _Refused(Resource):
+    """A WebSocket handshake refused before it opens, with the status and why."""
+
+    isLeaf = True
+
+    def __init__(self, status: int, why: bytes) -> None:
+        super().__init__()
+        self.status = status
+        self.why = why
+
+    def render(self, request: Request) -> bytes:
+        request.setResponseCode(self.status)
+        request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+        return self.why
+
+
 class KioskResource(Resource):
     """``/kiosk``: the app, its files and the terminals' WebSocket."""
 
     def __init__(self, gateway: TerminalGateway) -> None:
         super().__init__()
+        self.gateway = gateway
         self.page = _File(STATIC / "kiosk.html")
         self.putChild(b"static", _Static())
         self.putChild(b"ws", WebSocketResource(_Factory(gateway)))  # type: ignore[arg-type]
+
+    def getChildWithDefault(self, path: bytes, request: Request) -> Resource:
+        if path == b"ws":
+            if not origin_allowed(request):
+                return _Refused(403, b"this socket is for the kiosk pages of this hall only")
+            if self.gateway.limiter.blocked(client_address(request)):
+                return _Refused(429, b"too many errors from this address; try again later")
+        return super().getChildWithDefault(path, request)
 
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path in (b"", b"index.html"):

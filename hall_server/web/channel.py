@@ -13,8 +13,12 @@ reachable from the console without a change here.
 
 Everything refused before the handler runs changes nothing; a handler that refuses
 changes nothing either (the core decides before it commits).  A request id is
-carried out at most once per sign-in: a replayed request (a double click, a resent
-frame) gets an error instead of a second sale.
+carried out at most once: the core stamps it on the records the command commits and
+remembers it from the journal (:meth:`HallCore.once`), so a request sent again - a
+double click, a frame resent after a reconnect, after a restart of the server - is
+answered with the records the first one committed and ``"repeated": true``, and
+nothing is done twice.  A request id this sign-in used for a request that committed
+nothing is refused as ``replayed``.
 
 Error codes: ``malformed`` (not JSON, not an object, bad id), ``unknown_command``,
 ``not_allowed`` (the role may not, R80), ``bad_arguments`` (missing, unknown, wrong
@@ -33,7 +37,7 @@ from typing import Any, Mapping
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from hall_server.hall.core import Actor, HallCore, NotAllowed
+from hall_server.hall.core import Actor, HallCore, NotAllowed, Repeated
 from protocol.chain import Record
 from protocol.errors import DomainError
 
@@ -178,8 +182,9 @@ class CommandChannel:
             except NotAllowed as error:
                 raise ChannelError("not_allowed", str(error)) from None
             check_arguments(spec.params, request.args)
-            seen.claim(request.request_id)
-            running = defer.maybeDeferred(spec.handler, actor, **request.args)
+            if not self.core.known_request(actor, request.request_id):
+                seen.claim(request.request_id)
+            running = self.core.once(actor, request.request_id, lambda who: spec.handler(who, **request.args))
         except ChannelError as error:
             return defer.succeed(error_answer(request.request_id, error))
         running.addCallbacks(
@@ -203,6 +208,8 @@ def _as_channel_error(error: BaseException, request: CommandRequest, failure: An
 
 
 def _result(result: Any) -> dict[str, Any]:
+    if isinstance(result, Repeated):
+        return {"records": [{"seq": seq, "type": kind} for seq, kind in result.records], "repeated": True}
     if isinstance(result, list) and all(isinstance(r, Record) for r in result):
         return {"records": [{"seq": r.seq, "type": r.type} for r in result]}
     try:

@@ -14,6 +14,7 @@ from hall_server.hall.cashier import CashierModule
 from hall_server.hall.core import Actor, HallCore, Role, run_inline
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.pins import PinGuard
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualLibrary, VirtualModule
 from hall_server.journal import Journal
@@ -51,6 +52,7 @@ class VirtualHall:
     cashier: CashierModule
     games: GamesModule
     virtual: VirtualModule
+    pins: PinGuard
 
     def records(self) -> list:
         return list(self.journal.records())
@@ -84,7 +86,8 @@ def build_hall(journal: Journal, clock: Any, balls: ScriptedBalls | None = None)
     balls = balls or ScriptedBalls()
     games = GamesModule(core, session, ledger, CATALOG, balls, RULES)
     virtual = VirtualModule(core, games, ledger, cashier, library(), new_token=iter(f"token-{i}" for i in range(10**6)).__next__)
-    return VirtualHall(journal, clock, balls, core, session, ledger, admission, cashier, games, virtual)
+    pins = PinGuard(core, cashier)
+    return VirtualHall(journal, clock, balls, core, session, ledger, admission, cashier, games, virtual, pins)
 
 
 @pytest.fixture

@@ -116,13 +116,13 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     # After the sale time the button is off, and a purchase sent anyway is refused by the hall.
     kiosk.wait_for_selector("#countdown:text('closed')", timeout=(SALE_SECONDS + 2) * 1000)
     assert kiosk.is_disabled("#buy")
-    kiosk.evaluate("send('buy', {account: state.player.account, quantity: 1, stake_pct: 100})")
+    kiosk.evaluate("buy(1, 100)")
     kiosk.wait_for_selector("#message:not(.ok)")
     assert "sale time for terminals is over" in kiosk.inner_text("#message")
     assert kiosk.locator("#cards .card").count() == 6 and kiosk.inner_text("#credit") == "14.00 EUR"
 
     staff("rosa", "close_sale")
-    assert "10 cards in play" in kiosk.inner_text("#prizes")
+    kiosk.wait_for_function("document.getElementById('prizes').textContent.includes('10 cards in play')")
     while True:
         records = staff("sam", "draw_ball")["records"]
         if any(r["type"] == "prize_won" for r in records):

@@ -3,6 +3,7 @@ automatic wins credited at once, terminal failures (R82.9-16, R83.7, R85.9, R88.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -18,10 +19,15 @@ from tests.terminals.conftest import CASHIER as CASHIER_ACTOR
 from tests.terminals.conftest import CHIEF, SELLER, VIRTUAL_NUMBER, VirtualHall, layout
 
 
+REQUEST_IDS = itertools.count(1)
+
+
 def buy(hall: VirtualHall, terminal: str, number: str, quantity: object, stake_pct: object = 100,
-        account: str | None = None) -> list:
-    request = PurchaseRequest(terminal, number, account or number, quantity, stake_pct, "r1")
-    return result(hall.virtual.request_purchase(request))
+        account: str | None = None, request: str | None = None) -> list:
+    """A purchase on ``terminal`` for ``number`` signed in, under a new request id unless ``request``."""
+    asked = PurchaseRequest(terminal, number, account or number, quantity, stake_pct,
+                            request or f"r{next(REQUEST_IDS)}")
+    return result(hall.virtual.request_purchase(asked))
 
 
 def on_sale(hall: VirtualHall, seconds: int = 60) -> None:

@@ -12,6 +12,7 @@ const state = {
   socket: null, outbound: 0, inbound: 0, terminal: null, token: null,
   game: null, player: null, cards: [], drawn: [], won: [], clockOffset: 0,
   pending: {}, retry: 1000, announced: new Set(),
+  purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
 };
 
 // --- Terminal credentials: given once by staff (URL fragment), kept on this device ----------
@@ -52,6 +53,17 @@ function send(type, fields = {}) {
   return state.outbound;
 }
 
+// A purchase's id, kept with it: the hall answers a purchase sent again once more and charges it once.
+function requestId() {
+  const random = crypto.getRandomValues(new Uint32Array(2));
+  return `${state.terminal}-${Date.now().toString(36)}${random[0].toString(36)}${random[1].toString(36)}`.slice(0, 64);
+}
+
+function buy(quantity, stakePct) {
+  state.purchase = { account: state.player.account, quantity, stake_pct: stakePct, request: requestId() };
+  send("buy", state.purchase);
+}
+
 function receive(message) {
   if (message.v !== VERSION || message.seq !== state.inbound + 1) {
     state.socket.close(); // out of order: start again with a full picture
@@ -74,10 +86,15 @@ const handlers = {
     state.drawn = m.game ? m.game.drawn.slice() : [];
     render();
   },
-  signed_in(m) { state.player = { account: m.account, credit_cents: m.credit_cents }; note(""); },
+  signed_in(m) {
+    state.player = { account: m.account, credit_cents: m.credit_cents }; note("");
+    if (state.purchase && state.purchase.account === m.account) send("buy", state.purchase); // its answer was lost
+  },
   signed_out() { state.player = null; state.cards = []; render(); },
   bought(m) {
-    state.cards = state.cards.concat(m.cards);
+    if (state.purchase && state.purchase.request === m.request) state.purchase = null;
+    const held = new Set(state.cards.map((c) => c.card)); // a purchase sent again may be in the state already
+    state.cards = state.cards.concat(m.cards.filter((c) => !held.has(c.card)));
     state.player.credit_cents = m.credit_cents;
     note(`${m.cards.length} card(s) bought: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
     render();
@@ -105,6 +122,7 @@ const handlers = {
     render();
   },
   error(m) {
+    if (state.pending[m.in_reply_to] === "buy") state.purchase = null; // answered: refused
     if (m.code === "not_enrolled") { state.refused = true; localStorage.removeItem("token"); }
     note(m.message);
     if (m.code === "not_enrolled") show("enrol");
@@ -243,7 +261,7 @@ function wire() {
   $("buy-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const quantity = Number.parseInt($("quantity").value, 10);
-    send("buy", { account: state.player.account, quantity, stake_pct: Number.parseInt($("stake").value, 10) });
+    buy(quantity, Number.parseInt($("stake").value, 10));
   });
   $("sign-out").addEventListener("click", () => send("sign_out"));
   if ("BarcodeDetector" in window && navigator.mediaDevices) {
