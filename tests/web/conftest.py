@@ -13,11 +13,13 @@ import h11
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.address import IPv4Address
+from twisted.internet.interfaces import ISSLTransport
 from twisted.internet.task import Clock
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.web.server import Site
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, RejectConnection, Request, TextMessage, RejectData
+from wsproto.events import AcceptConnection, CloseConnection, RejectConnection, Request, TextMessage, RejectData
+from zope.interface import implementer
 
 from hall_server.config import StaffMember, hash_password
 from hall_server.hall.core import HallCore, Role, run_inline
@@ -85,17 +87,29 @@ class Response:
         return json.loads(self.body)
 
 
-class FakeBrowser:
-    """Speaks HTTP/1.1 and WebSocket bytes to a Site; keeps its cookie like a browser."""
+@implementer(ISSLTransport)
+class TlsStringTransport(StringTransport):
+    """A :class:`StringTransport` that says it is TLS, as the hall's HTTPS endpoint is."""
 
-    def __init__(self, site: Site) -> None:
+
+class FakeBrowser:
+    """Speaks HTTP/1.1 and WebSocket bytes to a Site; keeps its cookie like a browser.
+
+    ``address``: the client's address as the server sees it; ``tls``: whether the
+    connection says it is TLS (``https``).
+    """
+
+    def __init__(self, site: Site, *, address: str = "127.0.0.1", tls: bool = False) -> None:
         self.site = site
         site.reactor = MemoryReactorClock()  # the channel's idle timers, never run
         self.cookie: str | None = None
+        self.address = address
+        self.tls = tls
 
     def _connect(self) -> tuple[Any, StringTransport]:
-        protocol = self.site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
-        transport = StringTransport()
+        peer = IPv4Address("TCP", self.address, 40000)
+        protocol = self.site.buildProtocol(peer)
+        transport = TlsStringTransport(peerAddress=peer) if self.tls else StringTransport(peerAddress=peer)
         protocol.makeConnection(transport)
         return protocol, transport
 
@@ -154,13 +168,14 @@ class FakeSocket:
         self.protocol.dataReceived(self.ws.send(Request(host="localhost", target=path, extra_headers=extra)))
         self.accepted = False
         self.rejected_status: int | None = None
+        self.close_code: int | None = None
         self.inbox: list[Any] = []
         self._pump()
 
     def _pump(self) -> None:
         data = self.transport.value()
         self.transport.clear()
-        if data:
+        if data and self.close_code is None:
             self.ws.receive_data(data)
         for event in self.ws.events():
             if isinstance(event, AcceptConnection):
@@ -169,8 +184,21 @@ class FakeSocket:
                 self.rejected_status = event.status_code
             elif isinstance(event, TextMessage):
                 self.inbox.append(json.loads(event.data))
+            elif isinstance(event, CloseConnection):
+                self.close_code = event.code
             elif isinstance(event, RejectData):
                 pass
+
+    @property
+    def closed(self) -> bool:
+        """Whether the server closed the connection (its Close frame, or the TCP connection)."""
+        self._pump()
+        return self.close_code is not None or self.transport.disconnecting
+
+    def send_raw(self, data: bytes) -> None:
+        """Bytes as they are, past the WebSocket library: frames it would never make."""
+        self.protocol.dataReceived(data)
+        self._pump()
 
     def send_text(self, text: str) -> None:
         self.protocol.dataReceived(self.ws.send(TextMessage(data=text)))
