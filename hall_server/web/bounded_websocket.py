@@ -10,9 +10,15 @@ parser: :class:`FrameMeter` reads each frame's header as the bytes arrive (RFC 6
 section 5.2: opcode, FIN, the payload length, the mask) and adds the announced
 payload length to the message it belongs to.  A frame whose message would pass the
 limit is refused on its header, before one byte of its payload is buffered: the peer
-gets a Close frame with code 1009 (message too big) and the connection is dropped.
-The meter only counts; framing, unmasking, UTF-8 and the closing handshake stay
-wsproto's.
+gets a Close frame with code 1009 (message too big), the rest of what it sends is
+dropped unread, and the connection is closed (aborted after :data:`CLOSE_GRACE_S` if
+the peer does not let it close).  The meter only counts; framing, unmasking, UTF-8 and
+the closing handshake stay wsproto's.
+
+The upgraded connection also stops having the HTTP channel as its producer: over TLS,
+Twisted shuts a connection down only once no producer is registered, so without this
+no WebSocket close (ours, the console's at sign-out, the gateway's) would end a TLS
+connection.
 
 =================  ==========================  =========================================
 endpoint           limit                       why
@@ -26,7 +32,7 @@ endpoint           limit                       why
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from twisted.internet.interfaces import IProtocol, ITransport
 from twisted.logger import Logger
@@ -46,6 +52,8 @@ BOARD_MESSAGE_BYTES = 4 * 1024
 TERMINAL_MESSAGE_BYTES = 64 * 1024
 #: RFC 6455's close code for "a message too big to process".
 MESSAGE_TOO_BIG = 1009
+#: How long a refused peer has to let the connection close before it is aborted.
+CLOSE_GRACE_S = 5.0
 
 _CONTROL = 0x8  # opcodes 0x8-0xF are control frames: at most 125 bytes, no part of a message
 _CONTINUATION = 0x0
@@ -60,47 +68,51 @@ if not hasattr(HTTPChannel, "_protocolUpgradeForWebsockets"):  # pragma: no cove
 class FrameMeter:
     """Sans-I/O: reads the frame headers of a client's byte stream and counts messages.
 
-    :meth:`feed` says how many of the bytes given may go on to the parser: all of them,
-    or, once a frame would carry its message past ``max_message_bytes``, those before
-    that frame's header (then :attr:`refusal` says why, and every later byte is refused
-    too).  Whatever the input, the meter holds at most one frame header (14 bytes).
+    :meth:`feed` takes the bytes as they arrive, in any split, and gives back those the
+    parser may have: every frame of a message within ``max_message_bytes``; a frame
+    header only once it is whole.  From the first frame that would carry its message
+    past the limit on, nothing is given back (not even that frame's header) and
+    :attr:`refusal` says why.  Whatever the input, the meter holds at most one frame
+    header (14 bytes).
     """
 
     def __init__(self, max_message_bytes: int) -> None:
         self.max_message_bytes = max_message_bytes
         self.refusal: str | None = None
-        #: Bytes passed on to the parser so far: what the connection may have buffered.
+        #: Bytes given to the parser so far: all the connection may ever have buffered.
         self.passed = 0
         self._header = bytearray()
         self._payload_left = 0
         self._message_bytes = 0
 
-    def feed(self, data: bytes) -> int:
-        """How many leading bytes of ``data`` may be parsed (``len(data)`` unless refused)."""
+    def feed(self, data: bytes) -> bytes:
+        """The part of what came so far that the parser may read now."""
         if self.refusal is not None:
-            return 0
+            return b""
+        view = memoryview(data)
+        parts: list[bytes | memoryview] = []
         index, size = 0, len(data)
-        header_start = 0 if self._header else None
         while index < size:
             if self._payload_left:
                 step = min(self._payload_left, size - index)
+                parts.append(view[index:index + step])
                 self._payload_left -= step
                 index += step
                 continue
-            if not self._header:
-                header_start = index
-            self._header.append(data[index])
-            index += 1
+            needed = self._header_length()
+            take = min((needed or 2) - len(self._header), size - index)
+            self._header += view[index:index + take]
+            index += take
             needed = self._header_length()
             if needed is None or len(self._header) < needed:
-                continue
+                continue  # a header still incomplete: held back until it is whole
             if not self._frame_fits():
-                allowed = header_start or 0
-                self.passed += allowed
-                return allowed
+                break
+            parts.append(bytes(self._header))
             self._header.clear()
-        self.passed += size
-        return size
+        out = b"".join(parts)
+        self.passed += len(out)
+        return out
 
     def _header_length(self) -> int | None:
         """The whole header's length once its first two bytes are in, else ``None``."""
@@ -112,7 +124,7 @@ class FrameMeter:
         return 2 + extended + masked
 
     def _frame_fits(self) -> bool:
-        """Account for the frame whose header is complete; ``False`` if it is refused."""
+        """Account for the frame whose header is whole; ``False`` if it is refused."""
         first, second = self._header[0], self._header[1]
         fin, opcode, length7 = bool(first & 0x80), first & 0x0F, second & 0x7F
         if length7 == 126:
@@ -126,8 +138,8 @@ class FrameMeter:
                 self._message_bytes = 0  # a new message (wsproto refuses one inside another)
             self._message_bytes += length
             if self._message_bytes > self.max_message_bytes:
-                announced = "a frame of" if fin and opcode != _CONTINUATION else "a message growing to"
-                self.refusal = f"{announced} {self._message_bytes} bytes; at most {self.max_message_bytes} are read"
+                self.refusal = (f"a message of {self._message_bytes} bytes or more; "
+                                f"at most {self.max_message_bytes} are read")
                 return False
             if fin:
                 self._message_bytes = 0
@@ -139,13 +151,18 @@ class FrameMeter:
 class MeteredWire:
     """The upgraded connection's protocol: the meter, then Twisted's WebSocket parser."""
 
-    def __init__(self, wire: Any, max_message_bytes: int) -> None:
+    def __init__(self, wire: Any, max_message_bytes: int, call_later: Callable[..., Any]) -> None:
         self.wire = wire  # Twisted's wire protocol, which is also the WebSocketTransport
         self.meter = FrameMeter(max_message_bytes)
-        self.transport: ITransport | None = None
+        self.call_later = call_later
+        self.transport: Any = None
+        self._abort_call: Any = None
 
     def makeConnection(self, transport: ITransport) -> None:
         self.transport = transport
+        # The HTTP channel produced the answers of the request that was upgraded; nothing
+        # is left for it to produce, and while it is registered a TLS connection never closes.
+        transport.unregisterProducer()  # type: ignore[attr-defined]
         self.wire.makeConnection(transport)
 
     def connectionMade(self) -> None:
@@ -156,7 +173,7 @@ class MeteredWire:
             return  # refused: the rest is dropped unread while the connection closes
         allowed = self.meter.feed(data)
         if allowed:
-            self.wire.dataReceived(data[:allowed] if allowed < len(data) else data)
+            self.wire.dataReceived(allowed)
         if self.meter.refusal is not None:
             self._refuse()
 
@@ -166,28 +183,39 @@ class MeteredWire:
         try:
             self.wire.loseConnection(MESSAGE_TOO_BIG, "message too big")
         except LocalProtocolError:  # already closing: no Close frame to send any more
-            if self.transport is not None:
-                self.transport.abortConnection()  # type: ignore[attr-defined]
+            self._abort()
+            return
+        self._abort_call = self.call_later(CLOSE_GRACE_S, self._abort)
+
+    def _abort(self) -> None:
+        self._abort_call = None
+        if self.transport is not None:
+            self.transport.abortConnection()
 
     def connectionLost(self, reason: Failure) -> None:
+        if self._abort_call is not None and self._abort_call.active():
+            self._abort_call.cancel()
+        self._abort_call = None
+        self.transport = None
         self.wire.connectionLost(reason)
 
 
 class BoundedWebSocketResource(WebSocketResource):
     """A :class:`WebSocketResource` whose connections refuse messages over ``max_message_bytes``."""
 
-    def __init__(self, factory: WebSocketServerFactory[Any], max_message_bytes: int) -> None:
+    def __init__(self, factory: WebSocketServerFactory[Any], max_message_bytes: int,
+                 connections: weakref.WeakSet[MeteredWire] | None = None) -> None:
         super().__init__(factory)
         self.max_message_bytes = max_message_bytes
-        #: The open connections' meters, for monitoring and tests.
-        self.connections: weakref.WeakSet[MeteredWire] = weakref.WeakSet()
+        #: The open connections (each with its meter), for monitoring; may be shared by endpoints.
+        self.connections: weakref.WeakSet[MeteredWire] = connections if connections is not None else weakref.WeakSet()
 
     def render_GET(self, request: Request) -> bytes | int:
         channel: Any = request.channel
         upgrade = channel._protocolUpgradeForWebsockets
 
         def metered_upgrade(wire: Any) -> None:
-            metered = MeteredWire(wire, self.max_message_bytes)
+            metered = MeteredWire(wire, self.max_message_bytes, channel.callLater)
             self.connections.add(metered)
             upgrade(metered)
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import weakref
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -53,7 +54,9 @@ from hall_server.reports.minutes import ReportError
 from hall_server.reports.publish import FORMATS, SignedFile
 from hall_server.reports.signing import SIGNATURE_SUFFIX
 from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
-from hall_server.web.bounded_websocket import BOARD_MESSAGE_BYTES, CONSOLE_MESSAGE_BYTES, BoundedWebSocketResource
+from hall_server.web.bounded_websocket import (
+    BOARD_MESSAGE_BYTES, CONSOLE_MESSAGE_BYTES, BoundedWebSocketResource, MeteredWire,
+)
 from hall_server.web.channel import (
     MAX_REQUEST_BYTES, ChannelError, CommandChannel, error_answer, load_json, parse_request,
 )
@@ -501,6 +504,8 @@ class SocketResource(_Staff):
         self.hub = hub
         self.public = public
         self.max_message_bytes = BOARD_MESSAGE_BYTES if public else CONSOLE_MESSAGE_BYTES
+        #: The endpoint's open connections, each with the meter that bounds its messages.
+        self.connections: weakref.WeakSet[MeteredWire] = weakref.WeakSet()
 
     def render_GET(self, request: Request) -> bytes | int:
         if not same_origin(request):
@@ -512,7 +517,8 @@ class SocketResource(_Staff):
             if session is None:
                 return error_response(request, ChannelError("signed_out", "sign in first"))
             factory = SocketFactory(lambda: ConsoleSocket(self.hub, session))
-        result: bytes | int = BoundedWebSocketResource(factory, self.max_message_bytes).render_GET(request)
+        bounded = BoundedWebSocketResource(factory, self.max_message_bytes, self.connections)
+        result: bytes | int = bounded.render_GET(request)
         return result
 
 
@@ -526,7 +532,7 @@ class _Folder(Resource):
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path == b"" and self.own is not None:
             return self.own
-        return super().getChild(path, request)
+        return _NotFound()  # the children put here are found before this is asked
 
     def render(self, request: Request) -> bytes | int:
         if self.own is not None:
@@ -565,7 +571,7 @@ def build_site(
     _put(board, b"ws", SocketResource(sign_ins, hub, public=True))
     _put(root, b"board", board)
     _put(root, b"static", StaticFiles())
-    api = Resource()
+    api = _Folder()
     _put(api, b"state", StateResource(sign_ins, hub))
     _put(api, b"command", CommandResource(sign_ins, channel))
     _put(api, b"board", BoardStateResource(hub))
