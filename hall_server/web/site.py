@@ -250,8 +250,8 @@ class LoginResource(Resource):
         return (static_dir() / "login.html").read_bytes()
 
     def render_POST(self, request: Request) -> bytes | int:
-        if (refused := foreign_origin(request)) is not None:
-            return refused
+        if (foreign := foreign_origin(request)) is not None:
+            return foreign
         try:
             data = load_json(read_json_body(request))
         except ChannelError as error:
@@ -301,8 +301,8 @@ class LoginResource(Resource):
 
 class LogoutResource(_Staff):
     def render_POST(self, request: Request) -> bytes:
-        if (refused := foreign_origin(request)) is not None:
-            return refused
+        if (foreign := foreign_origin(request)) is not None:
+            return foreign
         session = self.signed_in(request)
         if session is not None:
             self.sign_ins.sign_out(session.session_id)
@@ -400,8 +400,8 @@ class CommandResource(_Staff):
         self.channel = channel
 
     def render_POST(self, request: Request) -> bytes | int:
-        if (refused := foreign_origin(request)) is not None:
-            return refused
+        if (foreign := foreign_origin(request)) is not None:
+            return foreign
         session = self.signed_in(request)
         if session is None:
             return error_response(request, ChannelError("signed_out", "sign in first"))
