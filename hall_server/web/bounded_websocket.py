@@ -11,8 +11,8 @@ section 5.2: opcode, FIN, the payload length, the mask) and adds the announced
 payload length to the message it belongs to.  A frame whose message would pass the
 limit is refused on its header, before one byte of its payload is buffered: the peer
 gets a Close frame with code 1009 (message too big), the rest of what it sends is
-dropped unread, and the connection is closed (aborted after :data:`CLOSE_GRACE_S` if
-the peer does not let it close).  The meter only counts; framing, unmasking, UTF-8 and
+left unread, and the connection is closed (aborted after :data:`CLOSE_GRACE_S` if the
+peer does not let it close).  The meter only counts; framing, unmasking, UTF-8 and
 the closing handshake stay wsproto's.
 
 The upgraded connection also stops having the HTTP channel as its producer: over TLS,
@@ -180,6 +180,8 @@ class MeteredWire:
     def _refuse(self) -> None:
         peer = self.transport.getPeer() if self.transport is not None else None
         log.info("Closed a WebSocket from {peer}: {why}", peer=str(peer), why=self.meter.refusal)
+        if self.transport is not None:
+            self.transport.pauseProducing()  # leave the rest unread: the peer's sends back up, not our CPU
         try:
             self.wire.loseConnection(MESSAGE_TOO_BIG, "message too big")
         except LocalProtocolError:  # already closing: no Close frame to send any more

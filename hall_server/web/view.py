@@ -9,7 +9,9 @@ was committed (announce after commit, R85.5).
 
 :meth:`HallView.console` is the staff picture; :meth:`HallView.board` is the public
 one for the hall's screens (R92.11-12): balls, cards sold, prizes and winning cards,
-no staff names, no accounts.
+no staff names, no accounts.  The records it keeps for the journal list are redacted
+copies (:mod:`hall_server.web.redaction`): no PIN, password or token hash is held for
+a screen.
 """
 
 from __future__ import annotations
