@@ -16,10 +16,11 @@ changes nothing either (the core decides before it commits).  A request id is
 carried out at most once per sign-in: a replayed request (a double click, a resent
 frame) gets an error instead of a second sale.
 
-Error codes: ``malformed`` (not JSON, nested too deep, not Unicode, not an object, bad id), ``unknown_command``,
-``not_allowed`` (the role may not, R80), ``bad_arguments`` (missing, unknown, wrong
-type or out of range), ``replayed``, ``refused`` (the hall's rules said no; the message
-says why), ``internal`` (a fault, logged).
+Error codes: ``malformed`` (not JSON, nested too deep, not Unicode, not an object,
+bad id), ``unknown_command``, ``not_allowed`` (the role may not, R80),
+``bad_arguments`` (missing, unknown, wrong type or out of range), ``replayed``,
+``refused`` (the hall's rules said no; the message says why), ``internal`` (a fault,
+logged).
 """
 
 from __future__ import annotations
