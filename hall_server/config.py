@@ -20,6 +20,9 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
 Every value is checked here, so a mistake is one clear line at start, never a
 failure in the middle of a session.  Passwords are stored only as scrypt hashes with
 a random salt (``scrypt$<n>$<r>$<p>$<salt>$<hash>``, base64), checked in constant time.
+A new password follows the policy (:func:`check_password_policy`: at least
+:data:`MIN_PASSWORD_LENGTH` characters, not all digits); a configuration whose hashes
+are cheaper than today's cost still loads, and :func:`weak_hash` says why it is weak.
 
 With no file at all, :func:`ensure_config` writes the embedded default under the home
 folder with one login per role and random passwords, and hands them back once so the
@@ -48,6 +51,9 @@ SCRYPT_R = 8
 SCRYPT_P = 1
 SALT_BYTES = 16
 HASH_BYTES = 32
+#: The password policy for every new staff password.
+MIN_PASSWORD_LENGTH = 12
+MAX_PASSWORD_LENGTH = 1000
 STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 DEFAULT_PORT = 8443
 
@@ -59,10 +65,35 @@ class ConfigError(DomainError):
 # --- Passwords ----------------------------------------------------------------------
 
 
+def check_password_policy(password: str) -> None:
+    """Raise :class:`ConfigError` unless ``password`` may be a staff member's new password."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise ConfigError(f"a staff password has at least {MIN_PASSWORD_LENGTH} characters "
+                          "(a few words make one easy to remember)")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise ConfigError(f"a staff password has at most {MAX_PASSWORD_LENGTH} characters")
+    if password.isdigit():
+        raise ConfigError("a staff password is not all digits; use letters or words as well")
+    try:
+        password.encode()
+    except UnicodeEncodeError:
+        raise ConfigError("a staff password is text (it holds a character that is not)") from None
+
+
+def generate_password() -> str:
+    """A random password that follows the policy (16 characters, about 96 bits)."""
+    while True:
+        password = secrets.token_urlsafe(12)
+        if not password.isdigit():  # all digits happens about once in 10^14; the policy still holds
+            return password
+
+
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
-    """The scrypt hash of ``password`` with a fresh random salt, as one string."""
-    if not password:
-        raise ConfigError("a password cannot be empty")
+    """The scrypt hash of the new ``password`` with a fresh random salt, as one string.
+
+    The password must follow the policy (:func:`check_password_policy`).
+    """
+    check_password_policy(password)
     salt = salt if salt is not None else secrets.token_bytes(SALT_BYTES)
     digest = hashlib.scrypt(
         password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=HASH_BYTES
@@ -75,8 +106,24 @@ def hash_password(password: str, *, salt: bytes | None = None) -> str:
 def check_password(password: str, password_hash: str) -> bool:
     """Whether ``password`` matches ``password_hash`` (constant-time comparison)."""
     n, r, p, salt, expected = _parse_hash(password_hash)
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(expected))
+    try:
+        secret = password.encode()
+    except UnicodeEncodeError:  # a lone surrogate is no password anybody can type
+        secret = b""
+    digest = hashlib.scrypt(secret, salt=salt, n=n, r=r, p=p, dklen=len(expected))
     return hmac.compare_digest(digest, expected)
+
+
+def weak_hash(password_hash: str) -> str | None:
+    """Why a well-formed ``password_hash`` is cheaper than today's (``None`` if it is not)."""
+    n, r, p, salt, digest = _parse_hash(password_hash)
+    if n < SCRYPT_N or r < SCRYPT_R:
+        return f"scrypt cost n={n}, r={r} is below n={SCRYPT_N}, r={SCRYPT_R}"
+    if len(salt) < SALT_BYTES:
+        return f"its salt is {len(salt)} bytes, not {SALT_BYTES}"
+    if len(digest) < HASH_BYTES:
+        return f"its hash is {len(digest)} bytes, not {HASH_BYTES}"
+    return None
 
 
 def _b64(data: bytes) -> str:
@@ -424,7 +471,7 @@ def ensure_config(path: Path, *, hall_name: str = "Demo hall", port: int = DEFAU
     """
     created: list[tuple[str, Role, str]] = []
     if not path.exists():
-        created = [(name, role, secrets.token_urlsafe(9)) for name, role in DEFAULT_STAFF]
+        created = [(name, role, generate_password()) for name, role in DEFAULT_STAFF]
         text = default_config_text(
             hall_name, [(name, role, hash_password(password)) for name, role, password in created], port
         )

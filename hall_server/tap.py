@@ -144,6 +144,7 @@ class HallServer:
     virtual: VirtualModule | None = None
     gateway: TerminalGateway | None = None
     blowers: HallBlowers | None = None
+    sign_in_pool: ThreadPool | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -235,9 +236,14 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     hub = LiveHub(view, channel, sign_ins)
     core.observers.append(hub.record_committed)
 
-    # Password checks (scrypt) run on the reactor's own pool, not on the DB writer.
+    # Staff password checks (scrypt) run on a pool of their own, not on the DB writer and not
+    # on the reactor's pool where players' PIN checks run: a burst of bad staff sign-ins
+    # waits for its one thread (and the sign-in throttle bounds how many may wait).
+    sign_in_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-staff-sign-in")
+    ThreadPoolService(sign_in_pool).setServiceParent(service)
+
     def authenticate(name: str, password: str) -> defer.Deferred[Actor]:
-        return deferToThreadPool(reactor, reactor.getThreadPool(), sign_ins.directory.authenticate, name, password)
+        return deferToThreadPool(reactor, sign_in_pool, sign_ins.directory.authenticate, name, password)
 
     # The minutes are made from the whole journal on the reactor's pool, not on the DB writer;
     # the pool is looked up when a report is asked for, as the other off-thread work does.
@@ -263,7 +269,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers,
+        virtual, gateway, blowers, sign_in_pool,
     )
     service.hall = hall
     return hall

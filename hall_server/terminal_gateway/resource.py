@@ -32,9 +32,10 @@ from twisted.internet.interfaces import IDelayedCall
 from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 from twisted.web.server import Request
-from twisted.web.websocket import WebSocketResource, WebSocketTransport
+from twisted.web.websocket import WebSocketTransport
 
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
+from hall_server.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
 
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {
@@ -195,7 +196,7 @@ class KioskResource(Resource):
         self.gateway = gateway
         self.page = _File(STATIC / "kiosk.html")
         self.putChild(b"static", _Static())
-        self.putChild(b"ws", WebSocketResource(_Factory(gateway)))  # type: ignore[arg-type]
+        self.putChild(b"ws", BoundedWebSocketResource(_Factory(gateway), TERMINAL_MESSAGE_BYTES))  # type: ignore[arg-type]
 
     def getChildWithDefault(self, path: bytes, request: Request) -> Resource:
         if path == b"ws":

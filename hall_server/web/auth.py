@@ -5,19 +5,27 @@ A sign-in hands the browser a random session id (a cookie); the server keeps the
 actor behind it.  Nothing about the actor travels in the cookie, so there is nothing
 to forge, and signing out or restarting the server ends every session.  A session
 lapses after :data:`IDLE_LIMIT_S` without a request, measured on the injected clock.
+Whoever needs to know when a session ends (the live hub closes its WebSockets)
+subscribes to :attr:`SignIns.ended`; a lapse is noticed on the clock, not only at the
+next request.
 
 A refused sign-in says only that the name or the password is not recognised, whether
 the name exists or not, and the password of an unknown name is still hashed, so the
-answer's timing does not tell either.
+answer's timing does not tell either.  Failed sign-ins back off per name and per
+address (:mod:`hall_server.web.throttle`).
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
-from hall_server.config import StaffMember, check_password, hash_password
+from twisted.logger import Logger
+
+from hall_server.config import (
+    ConfigError, StaffMember, check_password, check_password_policy, hash_password, weak_hash,
+)
 from hall_server.hall.core import Actor
 from hall_server.web.channel import SeenRequests
 from protocol.errors import DomainError
@@ -26,11 +34,15 @@ IDLE_LIMIT_S = 12 * 3600  # one working day without a request
 SESSION_COOKIE = b"bingo_session"
 _DUMMY_HASH = hash_password("no such staff member", salt=b"\0" * 16)
 
+log = Logger()
+
 
 class Clock(Protocol):
-    """What sign-ins need of the reactor (``IReactorTime.seconds``): the time now."""
+    """What sign-ins need of the reactor (``IReactorTime``): the time now, and a timer."""
 
     def seconds(self) -> float: ...
+
+    def callLater(self, delay: float, callable: Callable[..., Any], *args: Any, **kw: Any) -> Any: ...
 
 
 class SignInRefused(DomainError):
@@ -43,20 +55,45 @@ class SignIn:
     actor: Actor
     last_seen: float
     seen: SeenRequests = field(default_factory=SeenRequests)
+    expiry: Any = field(default=None, repr=False)  # the IDelayedCall that ends it when idle
 
 
 class StaffDirectory:
-    """The configured staff: who may sign in, with which role (R80)."""
+    """The configured staff: who may sign in, with which role (R80).
+
+    A configuration written before today's hashing cost still loads; the members whose
+    hashes are weaker are named in the log once, when the directory is made, and a
+    member who signs in with a password the policy would refuse today is named once.
+    """
 
     def __init__(self, staff: Iterable[StaffMember]) -> None:
         self.staff = {member.name: member for member in staff}
+        self._weak_password_told: set[str] = set()
+        weak = {name: reason for name, member in self.staff.items() if (reason := weak_hash(member.password_hash))}
+        if weak:
+            log.warn(
+                "Staff password hashes weaker than today's: {members}; give them new passwords "
+                "(bingo hall hash-password)",
+                members="; ".join(f"{name} ({reason})" for name, reason in sorted(weak.items())),
+            )
 
     def authenticate(self, name: str, password: str) -> Actor:
         member = self.staff.get(name)
         matches = check_password(password, member.password_hash if member else _DUMMY_HASH)
         if member is None or not matches:
             raise SignInRefused("name or password not recognised")
+        self._tell_weak_password(member.name, password)
         return Actor(member.name, member.role)
+
+    def _tell_weak_password(self, name: str, password: str) -> None:
+        if name in self._weak_password_told:
+            return
+        try:
+            check_password_policy(password)
+        except ConfigError as error:
+            self._weak_password_told.add(name)
+            log.warn("The password of {name} does not follow the password policy ({why}); give them a new one",
+                     name=name, why=str(error))
 
 
 class SignIns:
@@ -67,6 +104,8 @@ class SignIns:
         self.clock = clock
         self.idle_limit_s = idle_limit_s
         self.sessions: dict[str, SignIn] = {}
+        #: Called with each session that ends (signed out or lapsed), once.
+        self.ended: list[Callable[[SignIn], None]] = []
 
     def sign_in(self, name: str, password: str) -> SignIn:
         return self.open(self.directory.authenticate(name, password))
@@ -76,6 +115,7 @@ class SignIns:
         self._forget_lapsed()
         session = SignIn(secrets.token_urlsafe(32), actor, self.clock.seconds())
         self.sessions[session.session_id] = session
+        session.expiry = self.clock.callLater(self.idle_limit_s + 1, self._check_lapse, session)
         return session
 
     def find(self, session_id: str | None) -> SignIn | None:
@@ -87,16 +127,40 @@ class SignIns:
             return None
         now = self.clock.seconds()
         if now - session.last_seen > self.idle_limit_s:
-            del self.sessions[session_id]
+            self._end(session)
             return None
         session.last_seen = now
         return session
 
     def sign_out(self, session_id: str | None) -> None:
-        if session_id:
-            self.sessions.pop(session_id, None)
+        session = self.sessions.get(session_id) if session_id else None
+        if session is not None:
+            self._end(session)
+
+    def _check_lapse(self, session: SignIn) -> None:
+        session.expiry = None
+        if self.sessions.get(session.session_id) is not session:
+            return
+        left = session.last_seen + self.idle_limit_s - self.clock.seconds()
+        if left < 0:
+            self._end(session)
+        else:
+            # Touched meanwhile: look again once it could have lapsed.
+            session.expiry = self.clock.callLater(left + 1, self._check_lapse, session)
+
+    def _end(self, session: SignIn) -> None:
+        if self.sessions.pop(session.session_id, None) is None:
+            return
+        if session.expiry is not None and session.expiry.active():
+            session.expiry.cancel()
+        session.expiry = None
+        for ended in list(self.ended):
+            try:
+                ended(session)
+            except Exception:
+                log.failure("telling that the sign-in of {name} ended", name=session.actor.name)
 
     def _forget_lapsed(self) -> None:
         now = self.clock.seconds()
-        for session_id in [k for k, s in self.sessions.items() if now - s.last_seen > self.idle_limit_s]:
-            del self.sessions[session_id]
+        for session in [s for s in self.sessions.values() if now - s.last_seen > self.idle_limit_s]:
+            self._end(session)

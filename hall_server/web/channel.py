@@ -20,10 +20,11 @@ answered with the records the first one committed and ``"repeated": true``, and
 nothing is done twice.  A request id this sign-in used for a request that committed
 nothing is refused as ``replayed``.
 
-Error codes: ``malformed`` (not JSON, not an object, bad id), ``unknown_command``,
-``not_allowed`` (the role may not, R80), ``bad_arguments`` (missing, unknown, wrong
-type or out of range), ``replayed``, ``refused`` (the hall's rules said no; the message
-says why), ``internal`` (a fault, logged).
+Error codes: ``malformed`` (not JSON, nested too deep, not Unicode, not an object,
+bad id), ``unknown_command``, ``not_allowed`` (the role may not, R80),
+``bad_arguments`` (missing, unknown, wrong type or out of range), ``replayed``,
+``refused`` (the hall's rules said no; the message says why), ``internal`` (a fault,
+logged).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ MAX_TEXT = MAX_REQUEST_BYTES
 MAX_ITEMS = 1_000
 #: Integers a browser's JSON can carry exactly (2**53 - 1).
 MAX_INT = 2**53 - 1
+#: How deep a request's JSON may nest (a command's arguments need three or four levels).
+MAX_DEPTH = 32
 REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 REMEMBERED_IDS = 10_000
 
@@ -83,14 +86,47 @@ class SeenRequests:
             self.ids.popitem(last=False)
 
 
-def parse_request(text: str | bytes) -> CommandRequest:
-    """The request in ``text``, or :class:`ChannelError` ``malformed`` saying what is wrong."""
-    if len(text) > MAX_REQUEST_BYTES:
-        raise ChannelError("malformed", f"a request is at most {MAX_REQUEST_BYTES} bytes")
+def load_json(text: str | bytes) -> Any:
+    """The JSON value in ``text``, or :class:`ChannelError` ``malformed``.
+
+    Beyond :func:`json.loads`: a value nested deeper than :data:`MAX_DEPTH` (which
+    would otherwise end in a ``RecursionError``) and text that is not Unicode (a lone
+    surrogate, such as ``"\\ud800"``, which no journal or screen could encode) are
+    malformed too.
+    """
     try:
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as error:
         raise ChannelError("malformed", f"the request is not JSON: {error}") from None
+    except RecursionError:
+        raise ChannelError("malformed", f"the request nests deeper than {MAX_DEPTH} levels") from None
+    _check_plain(data)
+    return data
+
+
+def _check_plain(data: Any) -> None:
+    # Iterative, so that checking a deep value cannot itself run out of stack.
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ChannelError("malformed", f"the request nests deeper than {MAX_DEPTH} levels")
+            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+            pending.extend((item, depth + 1) for item in items)
+        elif isinstance(value, str):
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                raise ChannelError("malformed", "the request holds text that is not Unicode (a lone surrogate)") \
+                    from None
+
+
+def parse_request(text: str | bytes) -> CommandRequest:
+    """The request in ``text``, or :class:`ChannelError` ``malformed`` saying what is wrong."""
+    if len(text) > MAX_REQUEST_BYTES:
+        raise ChannelError("malformed", f"a request is at most {MAX_REQUEST_BYTES} bytes")
+    data = load_json(text)
     if not isinstance(data, dict):
         raise ChannelError("malformed", "a request is a JSON object with id, command and args")
     request_id = data.get("id")

@@ -6,6 +6,13 @@ every signed-in console, and the public picture to every information board.  A
 console or board that (re)connects first receives a full snapshot, so a dropped
 connection loses nothing: the snapshot is the truth as of its ``seq``.
 
+The hub is the one place where pictures and pushes are made, and each passes through
+:func:`~hall_server.web.redaction.redacted`: no PIN, password or token hash reaches a
+screen.  One receiver never affects another: each send is isolated, and a socket
+whose send fails (a peer that sent a Close frame and keeps its TCP connection open, a
+broken transport) is dropped and its connection aborted.  A console socket lives no
+longer than its sign-in: signing out or lapsing closes it (code 4001).
+
 The console socket also carries command requests, answered through the same
 :class:`~hall_server.web.channel.CommandChannel` as ``POST /api/command``.  The board
 socket is read-only: anything sent to it is answered with an error and ignored.
@@ -27,14 +34,13 @@ from twisted.web.websocket import WebSocketTransport
 from hall_server.web.auth import SignIn, SignIns
 from hall_server.web.channel import ChannelError, CommandChannel, error_answer, parse_request
 from hall_server.web.minutes import may_read_minutes
+from hall_server.web.redaction import record_json, redacted
 from hall_server.web.view import HallView
 from protocol.chain import Record
 
 log = Logger()
-
-
-def record_json(record: Record) -> dict[str, Any]:
-    return {"seq": record.seq, "time_ms": record.time_ms, "type": record.type, "payload": dict(record.payload)}
+#: The close code of a console whose sign-in ended.
+SIGNED_OUT_CLOSE = 4001
 
 
 def _dumps(message: dict[str, Any]) -> str:
@@ -50,31 +56,57 @@ class LiveHub:
         self.sign_ins = sign_ins
         self.consoles: set[ConsoleSocket] = set()
         self.boards: set[BoardSocket] = set()
+        sign_ins.ended.append(self.sign_in_ended)
 
     def record_committed(self, record: Record) -> None:
         """The core observer: push ``record`` and the pictures it changed."""
         if self.consoles:
-            text = _dumps({"type": "record", "record": record_json(record), "view": self.view.console()})
-            for console in list(self.consoles):
-                console.send_text(text)
+            self._fan_out(self.consoles, _dumps(self.record_message(record)))
         if self.boards:
-            text = _dumps({"type": "board", "view": self.view.board()})
-            for board in list(self.boards):
-                board.send_text(text)
+            self._fan_out(self.boards, _dumps(self.board_message()))
+
+    def _fan_out(self, sockets: set[Any], text: str) -> None:
+        for socket in list(sockets):
+            try:
+                socket.send_text(text)
+            except Exception as error:  # whatever went wrong with this one, the others get theirs
+                log.info("Dropped a {kind} whose connection failed: {error!r}", kind=socket.kind, error=error)
+                sockets.discard(socket)
+                socket.abort()
+
+    # --- The pictures: every one of them is made here, and redacted here -------------
+
+    def record_message(self, record: Record) -> dict[str, Any]:
+        message: dict[str, Any] = redacted(
+            {"type": "record", "record": record_json(record), "view": self.view.console()})
+        return message
+
+    def board_message(self) -> dict[str, Any]:
+        message: dict[str, Any] = redacted({"type": "board", "view": self.view.board()})
+        return message
 
     def console_snapshot(self, sign_in: SignIn) -> dict[str, Any]:
-        return {
+        snapshot: dict[str, Any] = redacted({
             "type": "snapshot",
             "me": sign_in.actor.to_dict(),
             "commands": self.channel.describe(sign_in.actor),
             # Whether the console offers the minutes book; the server checks it again.
             "minutes": may_read_minutes(sign_in.actor),
             "view": self.view.console(),
-        }
+        })
+        return snapshot
+
+    def sign_in_ended(self, sign_in: SignIn) -> None:
+        """The sign-ins' observer: close every console socket of ``sign_in``."""
+        for console in [c for c in self.consoles if c.sign_in is sign_in]:
+            self.consoles.discard(console)
+            console.signed_out()
 
 
 class _Socket:
     """What both sockets share: the transport, and sending once negotiated."""
+
+    kind = "socket"
 
     def __init__(self, hub: LiveHub) -> None:
         self.hub = hub
@@ -86,6 +118,13 @@ class _Socket:
     def send_text(self, text: str) -> None:
         if self.transport is not None:
             self.transport.sendTextMessage(text)
+
+    def abort(self) -> None:
+        """Drop the connection at once, without a closing handshake (its peer is not reading)."""
+        transport, self.transport = self.transport, None
+        wire = getattr(transport, "transport", None)  # the TCP or TLS connection under the WebSocket
+        if wire is not None:
+            wire.abortConnection()
 
     def send(self, message: dict[str, Any]) -> None:
         self.send_text(_dumps(message))
@@ -100,20 +139,35 @@ class _Socket:
 class ConsoleSocket(_Socket):
     """A signed-in console: snapshot, live records, and command requests."""
 
+    kind = "console"
+
     def __init__(self, hub: LiveHub, sign_in: SignIn) -> None:
         super().__init__(hub)
         self.sign_in = sign_in
 
     def negotiationFinished(self) -> None:
+        if self.hub.sign_ins.find(self.sign_in.session_id) is not self.sign_in:
+            self.signed_out()  # ended between the handshake and now
+            return
         self.hub.consoles.add(self)
         self.send(self.hub.console_snapshot(self.sign_in))
+
+    def signed_out(self) -> None:
+        """Tell the console its sign-in ended, and close the socket."""
+        if self.transport is None:
+            return
+        try:
+            self.send(error_answer(None, ChannelError("signed_out", "your sign-in has ended; sign in again")))
+            self.transport.loseConnection(SIGNED_OUT_CLOSE)
+        except Exception as error:  # the peer went away meanwhile: nothing left to tell it
+            log.info("Aborted a console whose sign-in ended: {error!r}", error=error)
+            self.abort()
 
     def textMessageReceived(self, message: str) -> None:
         # The sign-in may have ended (sign-out, idle) while the socket stayed open.
         if self.hub.sign_ins.find(self.sign_in.session_id) is not self.sign_in:
-            self.send(error_answer(None, ChannelError("signed_out", "your sign-in has ended; sign in again")))
-            if self.transport is not None:
-                self.transport.loseConnection(4001)
+            self.hub.consoles.discard(self)
+            self.signed_out()
             return
         try:
             request = parse_request(message)
@@ -134,9 +188,11 @@ class ConsoleSocket(_Socket):
 class BoardSocket(_Socket):
     """A public information board: the public picture, nothing else (R92.11-12)."""
 
+    kind = "board"
+
     def negotiationFinished(self) -> None:
         self.hub.boards.add(self)
-        self.send({"type": "board", "view": self.hub.view.board()})
+        self.send(self.hub.board_message())
 
     def textMessageReceived(self, message: str) -> None:
         self.send(error_answer(None, ChannelError("read_only", "the information board takes no commands")))

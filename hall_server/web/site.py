@@ -21,33 +21,48 @@ path                   who          what
 Every resource parses, calls one method of the channel, the sign-ins or the view,
 and writes JSON; the rules are the core's.  Staff are identified by a server-side
 session id in an HttpOnly, SameSite=Strict cookie; state-changing requests must be
-JSON (a cross-site form cannot send that), and WebSocket handshakes from another
-origin are refused.
+JSON (a cross-site form cannot send that), and POSTs and WebSocket handshakes whose
+``Origin`` is not exactly this site (scheme, host and port) are refused.
+
+Every answer (:class:`HallRequest`) carries no ``Server`` banner, carries
+``Strict-Transport-Security`` when it goes over TLS, and is JSON even when a resource
+fails unexpectedly: never an HTML error page.  Sign-ins back off after failures and
+their password checks are bounded (:mod:`hall_server.web.throttle`); WebSocket
+messages are bounded while they are read (:mod:`hall_server.web.bounded_websocket`).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
+import weakref
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from twisted.internet import defer
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 from twisted.web.util import Redirect
-from twisted.web.websocket import WebSocketResource
 
 from hall_server.hall.core import Actor
 from hall_server.reports.minutes import ReportError
 from hall_server.reports.publish import FORMATS, SignedFile
 from hall_server.reports.signing import SIGNATURE_SUFFIX
 from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
-from hall_server.web.channel import MAX_REQUEST_BYTES, ChannelError, CommandChannel, error_answer, parse_request
+from hall_server.web.bounded_websocket import (
+    BOARD_MESSAGE_BYTES, CONSOLE_MESSAGE_BYTES, BoundedWebSocketResource, MeteredWire,
+)
+from hall_server.web.channel import (
+    MAX_REQUEST_BYTES, ChannelError, CommandChannel, error_answer, load_json, parse_request,
+)
 from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
 from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
+from hall_server.web.throttle import SignInThrottle, SignInThrottled
 from protocol.chain import ChainError
 
 log = Logger()
@@ -58,8 +73,10 @@ Authenticate = Callable[[str, str], "defer.Deferred[Actor]"]
 STATUS = {
     "malformed": 400, "unknown_command": 400, "bad_arguments": 400, "not_allowed": 403,
     "replayed": 409, "refused": 409, "internal": 500, "signed_out": 401, "sign_in_refused": 401,
-    "not_found": 404, "journal_invalid": 500,
+    "not_found": 404, "journal_invalid": 500, "locked": 429, "busy": 429,
 }
+#: A year; sent over TLS only, so a browser that once reached the hall never falls back to HTTP.
+HSTS = b"max-age=31536000"
 SECURITY_HEADERS = {
     b"content-security-policy": b"default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
     b"x-content-type-options": b"nosniff",
@@ -109,13 +126,74 @@ def read_json_body(request: Request) -> bytes:
     return body
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin_parts(scheme: str, netloc: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of ``scheme://netloc``, the port filled in; ``None`` if unreadable."""
+    try:
+        parts = urlsplit(f"{scheme}://{netloc}")
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname or parts.username is not None or parts.password is not None:
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else _DEFAULT_PORTS[scheme]
+
+
 def same_origin(request: Request) -> bool:
-    """Whether a browser request comes from a page of this site (or from no page at all)."""
+    """Whether a browser request comes from a page of this very site, or from no page at all.
+
+    The ``Origin`` must be exactly this site: the scheme the request came by (``https``
+    over TLS), the host and the port it was sent to (RFC 6454).  ``Origin: null`` (a
+    sandboxed or local page) is another site.  A request without ``Origin`` comes from
+    no page (a terminal, a script): cross-site requests from browsers always carry one.
+    """
     origin = request.getHeader("origin")
     if origin is None:
         return True
-    host = request.getHeader("host") or ""
-    return origin.split("://", 1)[-1] == host
+    scheme, separator, rest = origin.partition("://")
+    if not separator or scheme.lower() not in _DEFAULT_PORTS or "/" in rest:
+        return False
+    ours = _origin_parts("https" if request.isSecure() else "http", request.getHeader("host") or "")
+    return ours is not None and _origin_parts(scheme.lower(), rest) == ours
+
+
+def foreign_origin(request: Request) -> bytes | None:
+    """The error answer for a request from another site's page, or ``None`` if it is ours."""
+    if same_origin(request):
+        return None
+    return error_response(request, ChannelError("not_allowed", "this hall answers its own pages only"))
+
+
+class HallRequest(Request):
+    """Every answer of the hall's site: no ``Server`` banner, HSTS over TLS, JSON on a fault."""
+
+    def process(self) -> None:
+        if self.isSecure():
+            self.setHeader(b"strict-transport-security", HSTS)
+        super().process()
+
+    def setHeader(self, name: bytes | str, value: bytes | str) -> None:
+        # Twisted names itself and its version in every answer; a banner helps only an attacker.
+        if (name.lower() if isinstance(name, bytes) else name.lower().encode()) == b"server":
+            return
+        super().setHeader(name, value)
+
+    def processingFailed(self, reason: Failure) -> None:  # type: ignore[override]
+        """An unexpected fault: logged, and answered with the JSON ``internal`` error."""
+        log.failure("answering {method} {path}", reason, method=self.method, path=self.path)
+        if self.finished or self._disconnected:
+            return
+        if self.startedWriting:
+            self.finish()  # part of an answer is out: all that is left is to end it
+            return
+        self.responseHeaders.removeHeader(b"content-length")
+        body = json_response(self, 500, error_answer(None, ChannelError(
+            "internal", "the server failed on this request; the fault is logged")))
+        self.setHeader(b"content-length", str(len(body)).encode())
+        self.write(body)
+        self.finish()
 
 
 class Reply:
@@ -149,14 +227,22 @@ class _Staff(Resource):
         return self.sign_ins.find(cookie.decode("ascii", "replace") if cookie else None)
 
 
+def client_address(request: Request) -> str:
+    """The address a request came from, as the sign-in back-off counts it."""
+    address = request.getClientAddress()
+    return str(getattr(address, "host", address))
+
+
 class LoginResource(Resource):
     isLeaf = True
 
-    def __init__(self, sign_ins: SignIns, authenticate: Authenticate, secure_cookie: bool) -> None:
+    def __init__(self, sign_ins: SignIns, authenticate: Authenticate, secure_cookie: bool,
+                 throttle: SignInThrottle) -> None:
         super().__init__()
         self.sign_ins = sign_ins
         self.authenticate = authenticate
         self.secure_cookie = secure_cookie
+        self.throttle = throttle
 
     def render_GET(self, request: Request) -> bytes:
         _secure(request)
@@ -164,16 +250,34 @@ class LoginResource(Resource):
         return (static_dir() / "login.html").read_bytes()
 
     def render_POST(self, request: Request) -> bytes | int:
+        if (foreign := foreign_origin(request)) is not None:
+            return foreign
         try:
-            data = json.loads(read_json_body(request))
+            data = load_json(read_json_body(request))
         except ChannelError as error:
             return error_response(request, error)
-        except ValueError:
-            return error_response(request, ChannelError("malformed", "the request is not JSON"))
         name, password = (data.get("name"), data.get("password")) if isinstance(data, dict) else (None, None)
         if not isinstance(name, str) or not isinstance(password, str) or len(name) > 200 or len(password) > 1000:
             return error_response(request, ChannelError("malformed", "send {\"name\": ..., \"password\": ...}"))
+        address = client_address(request)
+        try:
+            self.throttle.admit(name, address)
+        except SignInThrottled as throttled:
+            request.setHeader(b"retry-after", str(math.ceil(throttled.retry_after_s)).encode())
+            return error_response(request, ChannelError(throttled.code, str(throttled)))
         reply = Reply(request)
+
+        def checked(outcome: Any) -> Any:
+            accepted = not isinstance(outcome, Failure)
+            lock = self.throttle.finished(name, address, accepted)
+            if lock and name in self.sign_ins.directory.staff:
+                # Only a staff name is logged: a password typed into the name field is never written down.
+                log.warn("Sign-ins of {name} are locked for {lock:.0f} s after failed attempts (the last from "
+                         "{address})", name=name, lock=lock, address=address)
+            elif lock:
+                log.warn("Sign-ins are locked for {lock:.0f} s after failed attempts from {address}",
+                         lock=lock, address=address)
+            return outcome
 
         def signed_in(actor: Actor) -> None:
             session = self.sign_ins.open(actor)
@@ -191,12 +295,14 @@ class LoginResource(Resource):
                 error = ChannelError("internal", "the server failed to check the password; the fault is logged")
             reply.send(STATUS[error.code], error_answer(None, error))
 
-        self.authenticate(name, password).addCallbacks(signed_in, refused)
+        self.authenticate(name, password).addBoth(checked).addCallbacks(signed_in, refused)
         return NOT_DONE_YET
 
 
 class LogoutResource(_Staff):
     def render_POST(self, request: Request) -> bytes:
+        if (foreign := foreign_origin(request)) is not None:
+            return foreign
         session = self.signed_in(request)
         if session is not None:
             self.sign_ins.sign_out(session.session_id)
@@ -285,7 +391,7 @@ class BoardStateResource(Resource):
         self.hub = hub
 
     def render_GET(self, request: Request) -> bytes:
-        return json_response(request, 200, {"type": "board", "view": self.hub.view.board()})
+        return json_response(request, 200, self.hub.board_message())
 
 
 class CommandResource(_Staff):
@@ -294,6 +400,8 @@ class CommandResource(_Staff):
         self.channel = channel
 
     def render_POST(self, request: Request) -> bytes | int:
+        if (foreign := foreign_origin(request)) is not None:
+            return foreign
         session = self.signed_in(request)
         if session is None:
             return error_response(request, ChannelError("signed_out", "sign in first"))
@@ -389,12 +497,15 @@ class MinutesResource(_Staff):
 
 
 class SocketResource(_Staff):
-    """A WebSocket endpoint; staff only unless ``public``, same origin only."""
+    """A WebSocket endpoint; staff only unless ``public``, same origin only, messages bounded."""
 
     def __init__(self, sign_ins: SignIns, hub: LiveHub, public: bool) -> None:
         super().__init__(sign_ins)
         self.hub = hub
         self.public = public
+        self.max_message_bytes = BOARD_MESSAGE_BYTES if public else CONSOLE_MESSAGE_BYTES
+        #: The endpoint's open connections, each with the meter that bounds its messages.
+        self.connections: weakref.WeakSet[MeteredWire] = weakref.WeakSet()
 
     def render_GET(self, request: Request) -> bytes | int:
         if not same_origin(request):
@@ -406,7 +517,8 @@ class SocketResource(_Staff):
             if session is None:
                 return error_response(request, ChannelError("signed_out", "sign in first"))
             factory = SocketFactory(lambda: ConsoleSocket(self.hub, session))
-        result: bytes | int = WebSocketResource(factory).render_GET(request)  # type: ignore[arg-type]
+        bounded = BoundedWebSocketResource(factory, self.max_message_bytes, self.connections)
+        result: bytes | int = bounded.render_GET(request)
         return result
 
 
@@ -420,7 +532,7 @@ class _Folder(Resource):
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path == b"" and self.own is not None:
             return self.own
-        return super().getChild(path, request)
+        return _NotFound()  # the children put here are found before this is asked
 
     def render(self, request: Request) -> bytes | int:
         if self.own is not None:
@@ -442,21 +554,24 @@ def build_site(
     authenticate: Authenticate,
     secure_cookie: bool,
     minutes: MinutesDesk | None = None,
+    throttle: SignInThrottle | None = None,
 ) -> Site:
     """The console's :class:`Site` over the given hub, sign-ins and channel.
 
     ``minutes``: the desk that makes the signed minutes; without it ``/api/minutes``
-    is not served.
+    is not served.  ``throttle``: the sign-in back-off (one on the sign-ins' clock by
+    default).
     """
     root = _Folder(Redirect(b"/console"))
-    _put(root, b"login", LoginResource(sign_ins, authenticate, secure_cookie))
+    throttle = throttle if throttle is not None else SignInThrottle(sign_ins.clock)
+    _put(root, b"login", LoginResource(sign_ins, authenticate, secure_cookie, throttle))
     _put(root, b"logout", LogoutResource(sign_ins))
     _put(root, b"console", PageResource(sign_ins, "console.html"))
     board = _Folder(PageResource(sign_ins, "board.html", public=True))
     _put(board, b"ws", SocketResource(sign_ins, hub, public=True))
     _put(root, b"board", board)
     _put(root, b"static", StaticFiles())
-    api = Resource()
+    api = _Folder()
     _put(api, b"state", StateResource(sign_ins, hub))
     _put(api, b"command", CommandResource(sign_ins, channel))
     _put(api, b"board", BoardStateResource(hub))
@@ -464,7 +579,7 @@ def build_site(
         _put(api, b"minutes", MinutesResource(sign_ins, minutes))
     _put(root, b"api", api)
     _put(root, b"ws", SocketResource(sign_ins, hub, public=False))
-    site = Site(root)
+    site = Site(root, requestFactory=HallRequest)
     site.displayTracebacks = False
     return site
 

@@ -9,7 +9,9 @@ was committed (announce after commit, R85.5).
 
 :meth:`HallView.console` is the staff picture; :meth:`HallView.board` is the public
 one for the hall's screens (R92.11-12): balls, cards sold, prizes and winning cards,
-no staff names, no accounts.
+no staff names, no accounts.  The records it keeps for the journal list are redacted
+copies (:mod:`hall_server.web.redaction`): no PIN, password or token hash is held for
+a screen.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from hall_server.web.redaction import record_json, redacted
 from protocol.chain import Record
 
 RECENT_RECORDS = 40
@@ -112,15 +115,13 @@ class HallView:
 
     def apply(self, record: Record) -> None:
         self.seq = record.seq
-        self.recent.appendleft(
-            {"seq": record.seq, "time_ms": record.time_ms, "type": record.type, "payload": dict(record.payload)}
-        )
+        self.recent.appendleft(record_json(record))  # a redacted copy: no secret is kept for a screen
         handler = getattr(self, "_on_" + record.type, None)
         if handler is not None:
             handler(record.payload)
 
     def _on_system_verified(self, p: Mapping[str, Any]) -> None:
-        self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": p.get("results")}
+        self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results"))}
 
     def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
         if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):
@@ -175,7 +176,7 @@ class HallView:
 
     def _on_pots_announced(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
-            game.pots = {k: v for k, v in p.items() if k not in ("actor", "game_id")}
+            game.pots = redacted({k: v for k, v in p.items() if k not in ("actor", "game_id")})
 
     def _on_last_game_announced(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):

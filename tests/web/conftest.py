@@ -13,11 +13,13 @@ import h11
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.address import IPv4Address
+from twisted.internet.interfaces import ISSLTransport
 from twisted.internet.task import Clock
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.web.server import Site
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, RejectConnection, Request, TextMessage, RejectData
+from wsproto.events import AcceptConnection, CloseConnection, RejectConnection, Request, TextMessage, RejectData
+from zope.interface import implementer
 
 from hall_server.config import StaffMember, hash_password
 from hall_server.hall.core import HallCore, Role, run_inline
@@ -85,22 +87,45 @@ class Response:
         return json.loads(self.body)
 
 
-class FakeBrowser:
-    """Speaks HTTP/1.1 and WebSocket bytes to a Site; keeps its cookie like a browser."""
+@implementer(ISSLTransport)
+class TlsStringTransport(StringTransport):
+    """A :class:`StringTransport` that says it is TLS, as the hall's HTTPS endpoint is."""
 
-    def __init__(self, site: Site) -> None:
+    def setTcpNoDelay(self, enabled: bool) -> None:
+        pass  # an ISSLTransport is an ITCPTransport; there is no socket to tune
+
+
+class FakeBrowser:
+    """Speaks HTTP/1.1 and WebSocket bytes to a Site; keeps its cookie like a browser.
+
+    ``address``: the client's address as the server sees it; ``tls``: whether the
+    connection says it is TLS (``https``).
+    """
+
+    def __init__(self, site: Site, *, address: str = "127.0.0.1", tls: bool = False) -> None:
         self.site = site
         site.reactor = MemoryReactorClock()  # the channel's idle timers, never run
         self.cookie: str | None = None
+        self.address = address
+        self.tls = tls
 
     def _connect(self) -> tuple[Any, StringTransport]:
-        protocol = self.site.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40000))
-        transport = StringTransport()
+        peer = IPv4Address("TCP", self.address, 40000)
+        protocol = self.site.buildProtocol(peer)
+        transport = TlsStringTransport(peerAddress=peer) if self.tls else StringTransport(peerAddress=peer)
         protocol.makeConnection(transport)
         return protocol, transport
 
     def request(self, method: str, path: str, body: bytes | str | None = None, *,
                 content_type: str | None = "application/json", headers: dict[str, str] | None = None) -> Response:
+        response = self.try_request(method, path, body, content_type=content_type, headers=headers)
+        assert response is not None, f"no answer to {method} {path}"
+        return response
+
+    def try_request(self, method: str, path: str, body: bytes | str | None = None, *,
+                    content_type: str | None = "application/json",
+                    headers: dict[str, str] | None = None) -> Response | None:
+        """The answer, or ``None`` while the server has not answered yet."""
         data = body.encode() if isinstance(body, str) else (body or b"")
         head = [("Host", "localhost"), ("Content-Length", str(len(data)))]
         if body is not None and content_type:
@@ -114,8 +139,13 @@ class FakeBrowser:
         protocol.dataReceived(raw)
         while transport.producer is not None and not transport.streaming:
             transport.producer.resumeProducing()  # static files are pulled by the transport
-        client.receive_data(transport.value())
+        answer = transport.value()
+        if not answer:
+            return None  # nothing yet (an empty read would tell h11 the connection closed)
+        client.receive_data(answer)
         response = client.next_event()
+        if response is h11.NEED_DATA:
+            return None
         assert isinstance(response, h11.Response), f"no complete response: {transport.value()!r}"
         parts = []
         while isinstance(event := client.next_event(), h11.Data):
@@ -154,13 +184,14 @@ class FakeSocket:
         self.protocol.dataReceived(self.ws.send(Request(host="localhost", target=path, extra_headers=extra)))
         self.accepted = False
         self.rejected_status: int | None = None
+        self.close_code: int | None = None
         self.inbox: list[Any] = []
         self._pump()
 
     def _pump(self) -> None:
         data = self.transport.value()
         self.transport.clear()
-        if data:
+        if data and self.close_code is None:
             self.ws.receive_data(data)
         for event in self.ws.events():
             if isinstance(event, AcceptConnection):
@@ -169,8 +200,21 @@ class FakeSocket:
                 self.rejected_status = event.status_code
             elif isinstance(event, TextMessage):
                 self.inbox.append(json.loads(event.data))
+            elif isinstance(event, CloseConnection):
+                self.close_code = event.code
             elif isinstance(event, RejectData):
                 pass
+
+    @property
+    def closed(self) -> bool:
+        """Whether the server closed the connection (its Close frame, or the TCP connection)."""
+        self._pump()
+        return self.close_code is not None or self.transport.disconnecting
+
+    def send_raw(self, data: bytes) -> None:
+        """Bytes as they are, past the WebSocket library: frames it would never make."""
+        self.protocol.dataReceived(data)
+        self._pump()
 
     def send_text(self, text: str) -> None:
         self.protocol.dataReceived(self.ws.send(TextMessage(data=text)))
@@ -289,10 +333,16 @@ class HttpClient:
 
     def __init__(self, hall: HallProcess) -> None:
         self.hall = hall
+        self.jar = CookieJar()
         self.opener = urllib.request.build_opener(
             urllib.request.HTTPSHandler(context=hall.tls_context()),
-            urllib.request.HTTPCookieProcessor(CookieJar()),
+            urllib.request.HTTPCookieProcessor(self.jar),
         )
+
+    @property
+    def cookie(self) -> str | None:
+        """The sign-in's session id, as the browser would send it."""
+        return next((c.value for c in self.jar if c.name == "bingo_session"), None)
 
     def call(self, method: str, path: str, value: Any = None) -> tuple[int, Any]:
         data = None if value is None else json.dumps(value).encode()
@@ -304,3 +354,66 @@ class HttpClient:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
+
+
+class WireSocket:
+    """A WebSocket client (wsproto) over a real TLS connection to a :class:`HallProcess`."""
+
+    def __init__(self, hall: HallProcess, path: str, *, cookie: str | None = None, origin: str | None = None,
+                 timeout: float = 20) -> None:
+        import socket as sockets
+
+        raw = sockets.create_connection(("127.0.0.1", hall.port), timeout=timeout)
+        self.sock = hall.tls_context().wrap_socket(raw, server_hostname="localhost")
+        self.ws = WSConnection(ConnectionType.CLIENT)
+        extra = [(b"cookie", f"bingo_session={cookie}".encode())] if cookie else []
+        if origin:
+            extra.append((b"origin", origin.encode()))
+        self.sock.sendall(self.ws.send(Request(host=f"localhost:{hall.port}", target=path, extra_headers=extra)))
+        self.accepted = False
+        self.rejected_status: int | None = None
+        self.close_code: int | None = None
+        self.texts: list[str] = []  # every text message received, kept
+        self._cursor = 0
+        while not self.accepted and self.rejected_status is None and self._read():
+            pass
+
+    def _read(self) -> bool:
+        """Read once and handle what came; ``False`` once the connection is closed."""
+        try:
+            data = self.sock.recv(65536)
+        except (ConnectionError, ssl.SSLError):
+            data = b""
+        if not data:
+            self.ws.receive_data(None)
+        else:
+            self.ws.receive_data(data)
+        for event in self.ws.events():
+            if isinstance(event, AcceptConnection):
+                self.accepted = True
+            elif isinstance(event, RejectConnection):
+                self.rejected_status = event.status_code
+            elif isinstance(event, TextMessage):
+                self.texts.append(event.data)
+            elif isinstance(event, CloseConnection):
+                self.close_code = event.code if self.close_code is None else self.close_code
+        return bool(data)
+
+    def send(self, value: Any) -> None:
+        self.sock.sendall(self.ws.send(TextMessage(data=json.dumps(value))))
+
+    def until(self, wanted: Any, timeout: float = 20) -> Any:
+        """Read until the next message for which ``wanted(message)`` is true; that message."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            while self._cursor < len(self.texts):
+                message = json.loads(self.texts[self._cursor])
+                self._cursor += 1
+                if wanted(message):
+                    return message
+            if not self._read():
+                break
+        raise AssertionError(f"no such message within {timeout} s; got {self.texts[-3:]}")
+
+    def close(self) -> None:
+        self.sock.close()

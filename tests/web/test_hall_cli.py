@@ -30,12 +30,12 @@ def test_add_staff_appends_a_hashed_login_and_refuses_a_second_of_the_same_name(
     CliRunner().invoke(main, ["hall", "init-config", "--config", str(path)])
     added = CliRunner().invoke(
         main, ["hall", "add-staff", "lucia", "table_chief", "--document", "X123", "--config", str(path)],
-        input="s3cret pass\ns3cret pass\n",
+        input="s3cret passphrase\ns3cret passphrase\n",
     )
     assert added.exit_code == 0, added.output
     member = load_config(path).staff_member("lucia")
     assert member is not None and member.role == "table_chief" and member.document == "X123"
-    assert check_password("s3cret pass", member.password_hash) and "s3cret" not in path.read_text()
+    assert check_password("s3cret passphrase", member.password_hash) and "s3cret" not in path.read_text()
     twice = CliRunner().invoke(main, ["hall", "add-staff", "lucia", "cashier", "--config", str(path)],
                                input="x\nx\n")
     assert twice.exit_code != 0 and "exists already" in twice.output
@@ -44,9 +44,21 @@ def test_add_staff_appends_a_hashed_login_and_refuses_a_second_of_the_same_name(
 
 
 def test_hash_password_prints_a_hash_that_checks() -> None:
-    result = CliRunner().invoke(main, ["hall", "hash-password"], input="abc\nabc\n")
+    result = CliRunner().invoke(main, ["hall", "hash-password"], input="three words here\nthree words here\n")
     assert result.exit_code == 0
-    assert check_password("abc", result.output.strip().splitlines()[-1])
+    assert check_password("three words here", result.output.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("command", [["hash-password"], ["add-staff", "lucia", "cashier"]])
+def test_pentest_9_the_commands_refuse_a_password_below_the_policy(tmp_path: Path, command: list[str]) -> None:
+    path = tmp_path / "hall.toml"
+    CliRunner().invoke(main, ["hall", "init-config", "--config", str(path)])
+    before = path.read_text()
+    extra = ["--config", str(path)] if command[0] == "add-staff" else []
+    result = CliRunner().invoke(main, ["hall", *command, *extra], input="1\n1\n")
+    assert result.exit_code != 0 and "at least 12 characters" in result.output
+    assert "scrypt$" not in result.output.split("Repeat for confirmation:")[-1]
+    assert path.read_text() == before
 
 
 def test_serve_with_a_missing_config_file_says_how_to_make_one(tmp_path: Path) -> None:
