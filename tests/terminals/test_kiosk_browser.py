@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import ALL_BALLS, VERIFICATION_OK, HallProcess, HttpClient
+from tests.web.conftest import ALL_BALLS, HallProcess, HttpClient
 from tests.web.test_console_browser import browser, hall  # noqa: F401 (fixtures)
 from tests.web.test_server_process import signed_in
 
@@ -96,7 +96,7 @@ def marked_as_drawn(page: Any) -> None:
 @pytest.mark.req("R82.13", "R82.14", "R82.15", "R85.9", "R92.8", "R93.1", "R93.8", "R93.10")
 def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_credited(hall: HallProcess, browser: Any) -> None:
     staff = Staff(hall)
-    staff("admin", "record_verification", date="2026-11-29", results=VERIFICATION_OK)
+    staff("admin", "run_verification", date="2026-11-29")
     staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
     staff("rosa", "sign_session_opening")
     staff("admin", "sign_session_opening")

@@ -195,7 +195,6 @@ def journal_length(hall: WebHall) -> int:
 
 
 ALL_BALLS = list(range(1, 91))
-VERIFICATION_OK = {"journal": None, "database": None, "draw_device": None, "clock": None, "software": None}
 
 
 # --- A real hall server process on loopback (integration and end-to-end tests) --------
