@@ -3,6 +3,8 @@
 ``bingo hall serve`` starts the server built by :func:`hall_server.tap.makeService`
 (the same as ``twist bingo-hall``) and runs the reactor; with no configuration it
 writes the embedded default under ``var/`` first and shows the staff logins once.
+A hall that cannot serve (a journal that does not verify, say) stops with one line
+on stderr and exit status 1, before it listens.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ def serve(
     path = config_path or default_config_path()
     if config_path is not None and not path.exists():
         raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
+    # Whatever the server writes (configuration, database, head, keys) is its user's alone.
+    os.umask(0o077)
     _, logins = ensure_config(path)
     if logins:
         _show_logins(logins, path)
@@ -98,6 +102,7 @@ def init_config(config_path: Path | None, hall_name: str, port: int) -> None:
     if path.exists():
         raise click.ClickException(f"{path} exists; it is left as it is")
     _, logins = ensure_config(path, hall_name=hall_name, port=port)
+    path.chmod(0o600)  # the staff password hashes
     _show_logins(logins, path)
 
 

@@ -10,6 +10,10 @@ path                   what
 
 :class:`TerminalSocket` only forwards frames to a :class:`TerminalSession` and its
 answers back; the session holds the logic.
+
+Over TLS the WebSocket handshake is refused (403) unless the connection presented a
+terminal certificate of the hall's authority, and the terminal may then say hello only
+as the terminal its certificate names (``docs/pki.md``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request
 from twisted.web.websocket import WebSocketResource, WebSocketTransport
 
+from hall_server import pki
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
+from protocol.terminal_messages import MessageError, decode
 
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {
@@ -41,8 +47,9 @@ SECURITY_HEADERS = {
 class TerminalSocket:
     """The WebSocket protocol of one terminal: frames to the session, the session's text to frames."""
 
-    def __init__(self, gateway: TerminalGateway) -> None:
+    def __init__(self, gateway: TerminalGateway, certified_as: str | None = None) -> None:
         self.gateway = gateway
+        self.certified_as = certified_as  # the terminal the connection's certificate names
         self.transport: WebSocketTransport | None = None
         self.session: TerminalSession | None = None
 
@@ -63,6 +70,13 @@ class TerminalSocket:
 
     def textMessageReceived(self, message: str) -> None:
         assert self.session is not None
+        if self.certified_as is not None and self.session.terminal_id is None:
+            claimed = _hello_as(message)
+            if claimed is not None and claimed != self.certified_as:
+                self.session.refuse_and_close(
+                    "not_enrolled", f"this connection's certificate is for terminal {self.certified_as}, not {claimed}"
+                )
+                return
         self.session.message_received(message)
 
     def bytesMessageReceived(self, data: bytes | bytearray) -> None:
@@ -78,12 +92,50 @@ class TerminalSocket:
         self.transport = None
 
 
+def _hello_as(message: str) -> str | None:
+    """The terminal a well-formed ``hello`` names; None for any other message."""
+    try:
+        decoded = decode(message)
+    except MessageError:
+        return None  # the session answers it
+    return str(decoded["terminal"]) if decoded["type"] == "hello" else None
+
+
 class _Factory:
-    def __init__(self, gateway: TerminalGateway) -> None:
+    def __init__(self, gateway: TerminalGateway, certified_as: str | None) -> None:
         self.gateway = gateway
+        self.certified_as = certified_as
 
     def buildProtocol(self, request: Any) -> TerminalSocket:
-        return TerminalSocket(self.gateway)
+        return TerminalSocket(self.gateway, self.certified_as)
+
+
+class TerminalSocketResource(Resource):
+    """``/kiosk/ws``: with ``require_certificate``, for connections presenting a terminal
+    certificate only; the WebSocket is bound to the terminal the certificate names."""
+
+    isLeaf = True
+
+    def __init__(self, gateway: TerminalGateway, require_certificate: bool) -> None:
+        super().__init__()
+        self.gateway = gateway
+        self.require_certificate = require_certificate
+
+    def render_GET(self, request: Request) -> bytes | int:
+        certified_as = None
+        if self.require_certificate:
+            try:
+                identity = pki.presented_identity(request.transport)
+            except pki.PkiError:
+                identity = None
+            if identity is None or identity.role is not pki.Role.terminal:
+                request.setResponseCode(403)
+                request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+                shown = "no certificate" if identity is None else f"a {identity.role} certificate"
+                return f"a terminal connects with its terminal certificate; this connection presented {shown}".encode()
+            certified_as = identity.common_name
+        result: bytes | int = WebSocketResource(_Factory(self.gateway, certified_as)).render_GET(request)  # type: ignore[arg-type]
+        return result
 
 
 class _File(Resource):
@@ -121,13 +173,13 @@ class _NotFound(Resource):
 
 
 class KioskResource(Resource):
-    """``/kiosk``: the app, its files and the terminals' WebSocket."""
+    """``/kiosk``: the app, its files and the terminals' WebSocket (see :class:`TerminalSocketResource`)."""
 
-    def __init__(self, gateway: TerminalGateway) -> None:
+    def __init__(self, gateway: TerminalGateway, require_certificate: bool = True) -> None:
         super().__init__()
         self.page = _File(STATIC / "kiosk.html")
         self.putChild(b"static", _Static())
-        self.putChild(b"ws", WebSocketResource(_Factory(gateway)))  # type: ignore[arg-type]
+        self.putChild(b"ws", TerminalSocketResource(gateway, require_certificate))
 
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path in (b"", b"index.html"):
