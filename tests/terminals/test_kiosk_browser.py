@@ -62,7 +62,10 @@ def player(staff: Staff, document: str, credit: int) -> str:
 
 
 def kiosk_page(browser: Any, hall: HallProcess, viewport: dict[str, int], terminal: str, token: str) -> Any:
-    page = browser.new_context(ignore_https_errors=True, viewport=viewport).new_page()
+    """The kiosk app on a device holding ``terminal``'s certificate, as the hall requires."""
+    cert, key = hall.certificate("terminal", terminal)
+    certificates = [{"origin": hall.base, "certPath": str(cert), "keyPath": str(key)}]
+    page = browser.new_context(ignore_https_errors=True, viewport=viewport, client_certificates=certificates).new_page()
     page.set_default_timeout(10_000)
     page.goto(f"{hall.base}/kiosk#terminal={terminal}&token={token}")
     page.wait_for_selector("#link.online")

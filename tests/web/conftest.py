@@ -279,17 +279,30 @@ class HallProcess:
                 self.process.wait()
         self.process = None
 
-    def tls_context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.folder / "pki" / "ca.pem"))
+    def certificate(self, kind: str, name: str) -> tuple[Path, Path]:
+        """The (certificate, key) files of ``name``, issued by the hall's local authority on first use."""
+        from hall_server.pki import PkiFolder, issue_certificate
+
+        authority = PkiFolder(self.folder / "operator-ca")
+        if not authority.cert(name).exists():
+            issue_certificate(authority.root, kind, name)
+        return authority.cert(name), authority.key(name)
+
+    def tls_context(self, certificate: tuple[str, str] | None = None) -> ssl.SSLContext:
+        """A client trusting the hall's authority, presenting ``(kind, name)``'s certificate if given."""
+        context = ssl.create_default_context(cafile=str(self.folder / "pki" / "ca.pem"))
+        if certificate is not None:
+            context.load_cert_chain(*map(str, self.certificate(*certificate)))
+        return context
 
 
 class HttpClient:
     """A urllib client that trusts the hall's own certificate authority, with cookies."""
 
-    def __init__(self, hall: HallProcess) -> None:
+    def __init__(self, hall: HallProcess, certificate: tuple[str, str] | None = None) -> None:
         self.hall = hall
         self.opener = urllib.request.build_opener(
-            urllib.request.HTTPSHandler(context=hall.tls_context()),
+            urllib.request.HTTPSHandler(context=hall.tls_context(certificate)),
             urllib.request.HTTPCookieProcessor(CookieJar()),
         )
 
