@@ -492,3 +492,20 @@ async def test_pentest_15_only_tls_1_2_aead_suites_and_tls_1_3_are_accepted(
         assert spoken.startswith("refused"), spoken
     else:
         assert spoken == agreed
+
+
+def test_a_bundle_holds_one_machines_part_private_and_never_a_revoked_certificate(pki_dir: Path, tmp_path: Path) -> None:
+    issue_certificate(pki_dir, "terminal", "t-07")
+    out = tmp_path / "t-07-bundle"
+    made = bingo("pki", "bundle", "t-07", "--out", str(out), "--dir", str(pki_dir))
+    assert made.exit_code == 0, made.output
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == ["ca.pem", "certs/t-07.pem", "crl.pem", "keys/t-07.key"]
+    assert all(p.stat().st_mode & 0o077 == 0 for p in out.rglob("*"))
+    assert client_tls_options(out, "t-07", "localhost") is not None  # a usable folder for the client
+    again = bingo("pki", "bundle", "t-07", "--out", str(out), "--dir", str(pki_dir))
+    assert again.exit_code == 1 and "already exists; it is left as it is" in again.output
+    issue_certificate(pki_dir, "terminal", "t-08")
+    revoke_certificate(pki_dir, "t-08")
+    refused = bingo("pki", "bundle", "t-08", "--out", str(tmp_path / "t-08"), "--dir", str(pki_dir))
+    assert refused.exit_code == 1 and "no certificate at" in refused.output
