@@ -35,6 +35,7 @@ this module reads the configuration or chooses the reactor.
 from __future__ import annotations
 
 import functools
+import os
 
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -444,6 +445,8 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     """
     from twisted.internet import reactor  # the composition root is the one place that picks it
 
+    # Whatever the process writes (configuration, database, head, keys) is its user's alone.
+    os.umask(0o077)
     config_path = Path(options.get("config") or DEFAULT_CONFIG)
     config, logins = ensure_config(config_path)
     if options.get("port") is not None:

@@ -67,8 +67,6 @@ def serve(
     path = config_path or default_config_path()
     if config_path is not None and not path.exists():
         raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
-    # Whatever the server writes (configuration, database, head, keys) is its user's alone.
-    os.umask(0o077)
     _, logins = ensure_config(path)
     if logins:
         _show_logins(logins, path)
