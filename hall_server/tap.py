@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from sqlalchemy.engine import make_url
 from twisted.application.service import MultiService, Service
 from twisted.internet import defer
 from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
@@ -49,7 +50,6 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Site
-from sqlalchemy.engine import make_url
 
 from hall_server import pki
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
@@ -64,8 +64,6 @@ from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
 from hall_server.journal import Journal
-from protocol.chain import ChainError
-from protocol.errors import DomainError
 from hall_server.verification import verify_system, write_manifest
 from hall_server.keys import load_journal_key
 from hall_server.store import cards as card_store
@@ -82,6 +80,8 @@ from hall_server.web.site import build_site
 from hall_server.web.view import HallView
 from protocol.balls import RandomBallGenerator
 from protocol.cards import CARDS_PER_STRIP
+from protocol.chain import ChainError
+from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
 
 log = Logger()
@@ -270,7 +270,6 @@ def open_journal(journal: Journal, now_ms: int, hall_name: str) -> int:
     if journal.is_new:
         opening = journal.initialise(now_ms, {"hall": hall_name, "actor": SYSTEM.to_dict()})
         log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
-        return 1
     try:
         return journal.verify()
     except ChainError as error:
