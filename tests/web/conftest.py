@@ -299,10 +299,10 @@ class HallProcess:
 class HttpClient:
     """A urllib client that trusts the hall's own certificate authority, with cookies."""
 
-    def __init__(self, hall: HallProcess, certificate: tuple[str, str] | None = None) -> None:
+    def __init__(self, hall: HallProcess) -> None:
         self.hall = hall
         self.opener = urllib.request.build_opener(
-            urllib.request.HTTPSHandler(context=hall.tls_context(certificate)),
+            urllib.request.HTTPSHandler(context=hall.tls_context()),
             urllib.request.HTTPCookieProcessor(CookieJar()),
         )
 
