@@ -46,7 +46,7 @@ from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password
 from hall_server.journal import Journal  # noqa: E402
 from hall_server.store.database import open_database  # noqa: E402
 from tests.crash.wire import LiveSocket, board, console  # noqa: E402
-from tests.web.conftest import ALL_BALLS, PASSWORD, VERIFICATION_OK, HallProcess  # noqa: E402
+from tests.web.conftest import ALL_BALLS, PASSWORD, HallProcess  # noqa: E402
 
 IN_FLIGHT = 16
 
@@ -106,7 +106,7 @@ def raw_appends(folder: Path, count: int) -> list[float]:
 
 def open_session(hall: HallProcess) -> dict[str, Caller]:
     staff = {name: Caller(console(hall, name)) for name in ("admin", "rosa", "sam")}
-    staff["admin"]("record_verification", date="2026-11-29", results=VERIFICATION_OK)
+    staff["admin"]("run_verification", date="2026-11-29")
     staff["rosa"]("count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
     staff["rosa"]("sign_session_opening")
     staff["admin"]("sign_session_opening")

@@ -141,7 +141,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     from hall_server.hall.games import GamesModule
     from hall_server.hall.ledger import LedgerModule, posting_entries
     from hall_server.hall.pins import PinGuard
-    from hall_server.hall.session import SessionModule
+    from hall_server.hall.session import CHECKS, SessionModule
     from hall_server.hall.virtual import VirtualLibrary, VirtualModule
     from hall_server.journal import Journal
     from hall_server.store.database import open_database
@@ -164,7 +164,8 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
     writer.start()
     core = HallCore(journal, reactor, thread_pool_runner(reactor, writer))
-    session, ledger = SessionModule(core), LedgerModule(core)
+    # Checks that pass: this bench measures terminals, not the pre-session verification.
+    session, ledger = SessionModule(core, lambda now: dict.fromkeys(CHECKS)), LedgerModule(core)
     admission = AdmissionModule(core, [])
     cashier = CashierModule(core, ledger, admission, ["desk1"])
     paper = build_distinct_strips(10)
@@ -194,7 +195,9 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
             commits[record.payload["ball"]] = time.time()
 
     core.observers.insert(0, committed)  # before the gateway: the moment of the commit
-    port = reactor.listenTCP(0, Site(KioskResource(gateway)), interface="127.0.0.1")  # type: ignore[attr-defined]
+    # Plain WebSocket on loopback, terminals known by token: this measures the gateway, not TLS.
+    kiosk = KioskResource(gateway, require_certificate=False)
+    port = reactor.listenTCP(0, Site(kiosk), interface="127.0.0.1")  # type: ignore[attr-defined]
     url = f"ws://127.0.0.1:{port.getHost().port}/ws"
 
     class Worker(protocol.ProcessProtocol):
@@ -240,8 +243,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
 
     @defer.inlineCallbacks
     def run(_: Any):  # type: ignore[no-untyped-def]
-        yield session.record_verification(admin, "2026-12-01", {"journal": None, "database": None,
-                                                                "draw_device": None, "clock": None, "software": None})
+        yield session.run_verification(admin, "2026-12-01")
         yield session.count_balls(chief, "opening", list(range(1, 91)), ["a player"])
         yield session.sign_opening(admin)
         yield session.sign_opening(chief)

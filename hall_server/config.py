@@ -427,6 +427,8 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "enabled = true",
         'pki_dir = "pki"',
         'server_name = "hall-server"  # certificate name in the PKI folder',
+        "# Client certificates are always asked for and checked; terminals must present one.",
+        "# true: every client must (staff PCs and board screens too), or the handshake fails.",
         "require_client_certificate = false",
         "",
         "[prizes]  # basis points of each game's sales (R88.1: line + bingo + pots >= 7000)",

@@ -1,4 +1,4 @@
-"""The hall's journal: every fact, sealed, appended, and its head kept outside the DB.
+"""The hall's journal: every fact, sealed, appended, and its signed head kept outside the DB.
 
 ``Journal.append`` is synchronous and meant to run on the database's single writer
 thread (the server wraps it with ``deferToThreadPool``): it seals the entries after the
@@ -7,9 +7,14 @@ rows, and only then moves its idea of the last record and rewrites the head file
 Whoever announces a fact does so after ``append`` returned: a crash can lose only
 what nobody has seen.
 
-The head file (``var/journal.head``) holds the last record's sequence number and hash,
-written atomically after each commit.  ``bingo journal verify`` compares it with the
-table, so a journal cut short at its end is caught as well as one altered inside.
+The head file (``var/journal.head``, mode 0600) holds the last record's sequence number
+and hash, signed with the journal key (:func:`protocol.chain.sign_head`), written
+atomically after each commit.  :meth:`Journal.verify` checks the table against it, so a
+journal cut short at its end is caught as well as one altered inside; a head that is
+missing while the table holds records, unsigned or signed by another key is a fault
+too.  A journal starts only by :meth:`Journal.initialise`, which writes its first
+record (:data:`protocol.chain.OPENING`) and its first head, and only when the table is
+empty and no head exists.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
 
 from hall_server.store import journal as table
-from protocol.chain import ChainError, Record, seal, verify_chain
+from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
 
 Entry = tuple[str, Mapping[str, Any]]
 
@@ -32,23 +37,33 @@ def head_path() -> Path:
     return Path(os.environ.get("BINGO_HOME", "var")) / "journal.head"
 
 
-def read_head(path: Path) -> tuple[int, str] | None:
-    if not path.exists():
-        return None
+def read_head(path: Path) -> Head | None:
+    """The signed head stored at ``path``, or ``None`` when there is no file."""
     try:
-        data = json.loads(path.read_text())
-        return int(data["seq"]), str(data["hash"])
-    except (ValueError, KeyError, TypeError):
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ChainError(None, f"the journal head file {path} cannot be read: {error.strerror or error}") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
         raise ChainError(None, f"the journal head file {path} is unreadable") from None
+    return head_from_dict(data, f"the journal head file {path}")
 
 
-def _write_head(path: Path, record: Record) -> None:
+def _write_head(path: Path, head: Head) -> None:
     partial = path.with_name(path.name + ".partial")
-    with open(partial, "w") as stream:
-        json.dump({"seq": record.seq, "hash": record.hash}, stream)
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as stream:
+        json.dump(head.to_dict(), stream)
         stream.flush()
         os.fsync(stream.fileno())
     os.replace(partial, path)
+
+
+class JournalStateError(ChainError):
+    """A journal that cannot be started or initialised in the state it is in."""
 
 
 class Journal:
@@ -59,8 +74,28 @@ class Journal:
         self.last: Record | None = table.last_record(engine)
 
     def verify(self) -> int:
-        """Verify the whole journal against the key and the head file; the record count."""
-        return verify_chain(table.read(self.engine), self.key.public_key(), head=read_head(self.head))
+        """Verify the whole journal against the key and the signed head; the record count."""
+        where = f"the journal head file {self.head}"
+        return verify_chain(table.read(self.engine), self.key.public_key(), head=read_head(self.head), where=where)
+
+    @property
+    def is_new(self) -> bool:
+        """No record and no head: the one state in which a journal may be started."""
+        return self.last is None and not os.path.lexists(self.head)
+
+    def initialise(self, time_ms: int, payload: Mapping[str, Any]) -> Record:
+        """Start a new journal with its opening record; refused unless :attr:`is_new`."""
+        self.last = table.last_record(self.engine)
+        if self.last is not None:
+            raise JournalStateError(None, f"the journal already holds records (up to {self.last.seq}); it is not new")
+        if os.path.lexists(self.head):
+            raise JournalStateError(
+                None,
+                f"the journal is empty but its head file {self.head} exists: records were removed; "
+                "the journal is not started afresh",
+            )
+        (record,) = self.append(time_ms, [(OPENING, payload)])
+        return record
 
     def records(self, after: int = 0) -> Iterator[Record]:
         return table.read(self.engine, after)
@@ -81,6 +116,6 @@ class Journal:
             return []
         table.append(self.engine, sealed, extra)
         self.last = sealed[-1]
-        self.head.parent.mkdir(parents=True, exist_ok=True)
-        _write_head(self.head, self.last)
+        self.head.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _write_head(self.head, sign_head(self.key, self.last))
         return sealed

@@ -40,7 +40,7 @@ def load_card_key(path: Path | None = None, *, create: bool = False) -> bytes:
             raise KeyFileError(
                 f"no card code key at {path}; pass --key-file with the key the codes were made with"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w") as stream:
             stream.write(secrets.token_hex(KEY_BYTES) + "\n")
@@ -64,7 +64,7 @@ def load_journal_key(path: Path | None = None, *, create: bool = False) -> Ed255
     if not path.exists():
         if not create:
             raise KeyFileError(f"no journal signing key at {path}")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         pem = Ed25519PrivateKey.generate().private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )

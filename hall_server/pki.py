@@ -20,9 +20,14 @@ certificates for TLS, but the browsers that show the caller console and the kios
 terminals do not, and one authority must serve both.
 
 The role travels in the certificate's organizational unit, so a server reads who is
-calling (``peer_identity``) without a lookup.  Revocation is a standard X.509 CRL: stock
+calling (``peer_identity``) without a lookup, and each endpoint admits only the roles it
+serves (``docs/pki.md`` has the table).  Revocation is a standard X.509 CRL: stock
 ``openssl verify -crl_check`` reads it, and servers re-read it when the file changes, so a
 revoked terminal is refused at its next connection without a restart.
+
+TLS is 1.2 or 1.3 only, and TLS 1.2 offers only forward-secret AEAD suites (ECDHE with
+AES-GCM or ChaCha20-Poly1305): no CBC, no SHA-1, no RSA key exchange.  TLS 1.3's suites
+are AEAD by construction.
 """
 
 from __future__ import annotations
@@ -45,7 +50,15 @@ from OpenSSL import SSL
 from OpenSSL.crypto import PKey, X509, X509StoreFlags
 from twisted.protocols.tls import TLSMemoryBIOProtocol
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator, ISSLTransport
-from twisted.internet.ssl import Certificate, CertificateOptions, KeyPair, PrivateCertificate, optionsForClientTLS
+from twisted.internet.ssl import (
+    AcceptableCiphers,
+    Certificate,
+    CertificateOptions,
+    KeyPair,
+    PrivateCertificate,
+    TLSVersion,
+    optionsForClientTLS,
+)
 from twisted.logger import Logger
 from zope.interface import implementer
 
@@ -77,8 +90,31 @@ class Role(StrEnum):
     server = "server"
     staff = "staff"
     terminal = "terminal"
+    machine = "machine"  # a video bingo machine
     central = "central"
     regulator = "regulator"
+
+
+class ClientCertificates(StrEnum):
+    """What a server asks of its clients at the TLS handshake."""
+
+    #: No handshake without a certificate of the authority (hall-central, the regulator).
+    required = "required"
+    #: Asked for and checked when presented (a certificate of another authority, expired
+    #: or revoked fails the handshake); each endpoint then decides on the role it sees.
+    requested = "requested"
+
+
+#: TLS 1.2's suites: forward secrecy (ECDHE) and AEAD (AES-GCM, ChaCha20-Poly1305) only.
+AEAD_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
+
+
+def _tls_policy() -> dict[str, object]:
+    """The protocol versions and suites of every TLS context of the system."""
+    return {
+        "acceptableCiphers": AcceptableCiphers.fromOpenSSLCipherString(AEAD_CIPHERS),
+        "raiseMinimumTo": TLSVersion.TLSv1_2,
+    }
 
 
 # Hall and central servers accept connections and also connect out (hall to central,
@@ -572,6 +608,30 @@ def list_certificates(pki_dir: Path) -> list[IssuedCertificate]:
     return sorted(found, key=lambda issued: (issued.name, issued.revoked_at is None, issued.not_after))
 
 
+def export_bundle(pki_dir: Path, name: str, out_dir: Path) -> PkiFolder:
+    """Copy what the machine ``name`` needs into ``out_dir``, in the same layout.
+
+    ``ca.pem`` and ``crl.pem`` (replaced: a newer list is the point of a copy), then
+    ``certs/NAME.pem`` and ``keys/NAME.key`` (never overwritten), every file 0600 and
+    every folder 0700.  The certificate is checked first, so a revoked or expired one
+    is never handed out.
+    """
+    _credentials(pki_dir, name)
+    source, target = PkiFolder(pki_dir), PkiFolder(out_dir)
+    for folder in (target.root, target.certs, target.keys):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for path, copy in ((source.ca_cert, target.ca_cert), (source.crl, target.crl)):
+        _replace(copy, path.read_bytes())
+        copy.chmod(0o600)
+    _write_new(target.key(name), source.key(name).read_bytes(), 0o600)
+    try:
+        _write_new(target.cert(name), source.cert(name).read_bytes(), 0o600)
+    except BaseException:
+        target.key(name).unlink(missing_ok=True)
+        raise
+    return target
+
+
 # --- TLS for the servers and their clients ---------------------------------------------
 
 
@@ -617,24 +677,29 @@ def _check_revocations(context: SSL.Context, crl: x509.CertificateRevocationList
 
 
 class _RevocationCheckingOptions(CertificateOptions):
-    """Server options that require a client certificate from the authority and refuse the
+    """Server options that check client certificates against the authority and refuse the
     revoked ones, re-reading the revocation list whenever its file changes.
 
     Twisted asks ``getContext`` for every new connection; a changed list yields a fresh
     context, so revocations take effect without restarting the server.
     """
 
-    def __init__(self, folder: PkiFolder, crl: x509.CertificateRevocationList, **options: object) -> None:
+    def __init__(
+        self, folder: PkiFolder, authority: x509.Certificate, crl: x509.CertificateRevocationList, **options: object
+    ) -> None:
         super().__init__(**options)  # type: ignore[arg-type]
         # Not ``_options``: CertificateOptions keeps its OpenSSL option bits under that name.
         self._arguments = options
         self._folder = folder
+        self._authority = authority
         self._crl_stamp = _stamp(folder.crl)
         self._current = self._context_with(crl)
 
     def _context_with(self, crl: x509.CertificateRevocationList | None) -> SSL.Context:
         context = CertificateOptions(**self._arguments).getContext()  # type: ignore[arg-type]
         _check_revocations(context, crl)
+        # Name the authority in the certificate request, so a browser offers the right one.
+        context.add_client_ca(self._authority)
         return context
 
     def getContext(self) -> SSL.Context:
@@ -646,7 +711,7 @@ class _RevocationCheckingOptions(CertificateOptions):
             except PkiError as error:
                 # Failing closed is the point of a revocation list: with none, OpenSSL
                 # refuses every client certificate until the file is repaired.
-                _log.error("Refusing every client: {error}", error=str(error))
+                _log.error("Refusing every client certificate: {error}", error=str(error))
                 crl = None
             self._current = self._context_with(crl)
             self._crl_stamp = stamp
@@ -665,24 +730,29 @@ def _twisted_certificate(cert: x509.Certificate) -> Certificate:
     return Certificate(X509.from_cryptography(cert))
 
 
-def server_tls_options(pki_dir: Path, name: str, *, require_client_certificate: bool) -> CertificateOptions:
+def server_tls_options(
+    pki_dir: Path, name: str, *, client_certificates: ClientCertificates | str = ClientCertificates.required
+) -> CertificateOptions:
     """TLS options for a server presenting certificate ``name`` of ``pki_dir``.
 
-    With ``require_client_certificate`` the handshake succeeds only for a client whose
-    certificate the authority issued, that has not expired and is not on the revocation
-    list (re-read when it changes); ``peer_identity`` then names the client.  Without it,
-    any client may connect (a browser showing the information board, say).
+    With ``required`` the handshake succeeds only for a client whose certificate the
+    authority issued, that has not expired and is not on the revocation list (re-read
+    when it changes).  With ``requested`` a client may present none, but one it
+    presents is checked the same way.  :func:`presented_identity` then names the
+    client, and the endpoint decides what its role may do.
     """
+    mode = ClientCertificates(client_certificates)
     folder = PkiFolder(pki_dir)
     credentials = _credentials(pki_dir, name)
     if credentials.role not in _SERVING:
         raise PkiError(f"certificate {name} is for a {credentials.role}; a server needs a server or central certificate")
     # pyOpenSSL takes cryptography's objects directly and deprecates its own wrappers.
-    options: dict[str, object] = {"privateKey": credentials.key, "certificate": credentials.cert}
-    if not require_client_certificate:
-        return CertificateOptions(**options)  # type: ignore[arg-type]
-    options["trustRoot"] = _twisted_certificate(credentials.authority)
-    return _RevocationCheckingOptions(folder, credentials.crl, **options)
+    options: dict[str, object] = {"privateKey": credentials.key, "certificate": credentials.cert, **_tls_policy()}
+    if mode is ClientCertificates.required:
+        options["trustRoot"] = _twisted_certificate(credentials.authority)
+    else:
+        options.update(verify=True, caCerts=[X509.from_cryptography(credentials.authority)], requireCertificate=False)
+    return _RevocationCheckingOptions(folder, credentials.authority, credentials.crl, **options)
 
 
 @implementer(IOpenSSLClientConnectionCreator)
@@ -715,9 +785,23 @@ def client_tls_options(pki_dir: Path, name: str, server_hostname: str) -> IOpenS
         _twisted_certificate(credentials.cert), KeyPair(PKey.from_cryptography_key(credentials.key))
     )
     creator = optionsForClientTLS(
-        server_hostname, trustRoot=_twisted_certificate(credentials.authority), clientCertificate=client
+        server_hostname, trustRoot=_twisted_certificate(credentials.authority), clientCertificate=client,
+        extraCertificateOptions=_tls_policy(),
     )
     return _RevocationCheckingClient(creator, credentials.crl)  # type: ignore[return-value]
+
+
+def presented_identity(transport: object) -> PeerIdentity | None:
+    """Who the certificate presented on ``transport`` names, or ``None`` if it presented
+    none (or the connection is not TLS); :class:`PkiError` if it names no usable role.
+
+    For an endpoint on a server with :attr:`ClientCertificates.requested`: the
+    certificate, when there is one, was checked at the handshake.
+    """
+    get_peer_certificate = getattr(transport, "getPeerCertificate", None)
+    if get_peer_certificate is None or get_peer_certificate() is None:
+        return None
+    return peer_identity(transport)  # type: ignore[arg-type]
 
 
 def peer_identity(transport: ISSLTransport) -> PeerIdentity:

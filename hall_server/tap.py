@@ -4,7 +4,10 @@
 
 1. the database (migrations applied) and its single writer thread pool, run as a
    service so it starts with the process and drains before it stops;
-2. the journal with its Ed25519 signing key, and the hall core over both;
+2. the journal with its Ed25519 signing key, **verified** (every record and the signed
+   head) before anything else reads it: a journal that fails its check stops the
+   start with one line naming the record (:class:`StartRefused`); then the hall core
+   over both;
 3. the modules (session, ledger, admission, cashier, the traditional game), the
    console's read model, then **recovery**: every module's state is
    rebuilt from the journal before anything listens;
@@ -12,13 +15,21 @@
    (``hall_server/blower/hall.py``: ball source, faults, reserve switch), told the
    journal's balls of the game in progress before the ports open;
 5. the web site (caller console, information board, command channel, WebSockets)
-   on TCP or TLS from the hall's PKI.
+   on TLS from the hall's PKI (TLS 1.2 AEAD or 1.3; client certificates requested and
+   checked, required at the handshake with ``[tls] require_client_certificate``; the
+   terminals' endpoint admits terminal certificates only), or plain TCP when
+   ``[tls] enabled = false``.
 
 First start on the embedded default makes what is missing: the configuration with
-staff logins (:func:`hall_server.config.ensure_config`), the journal key, a local
-PKI with the server's certificate, and a generated card set with the configured
-series.  Nothing is ever overwritten.  Nothing outside this module reads the
-configuration or chooses the reactor.
+staff logins (:func:`hall_server.config.ensure_config`), the journal key and the
+journal itself (its opening record, written only when the database holds no record
+and no head exists), a local certificate authority *beside* the server's PKI folder
+(``operator-ca/``: its key belongs to the operator, and every start says so until it
+is moved), the server's certificate, one terminal's certificate bundle
+(``terminal-certs/terminal-1/``), and a generated card set with the configured series.
+Nothing is ever overwritten.  Every start makes the hall's folder and what the server
+keeps in it private to the server's user (folders 0700, files 0600).  Nothing outside
+this module reads the configuration or chooses the reactor.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from sqlalchemy.engine import make_url
 from twisted.application.service import MultiService, Service
 from twisted.internet import defer
 from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
@@ -47,7 +59,7 @@ from hall_server.config import ConfigError, HallConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
-from hall_server.hall.core import Actor, HallCore, thread_pool_runner
+from hall_server.hall.core import SYSTEM, Actor, HallCore, thread_pool_runner
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
@@ -70,10 +82,20 @@ from hall_server.web.site import build_site
 from hall_server.web.view import HallView
 from protocol.balls import RandomBallGenerator
 from protocol.cards import CARDS_PER_STRIP
+from protocol.chain import ChainError
+from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
 
 log = Logger()
 DEFAULT_CONFIG = Path("var") / "hall.toml"
+#: The local certificate authority a first start creates, beside the server's PKI folder.
+OPERATOR_CA = "operator-ca"
+#: The terminal whose certificate bundle a first start writes, under ``terminal-certs/``.
+FIRST_TERMINAL = "terminal-1"
+
+
+class StartRefused(DomainError):
+    """The hall server will not serve in the state it found; the message says why."""
 
 
 class ThreadPoolService(Service):
@@ -148,16 +170,116 @@ class HallServer:
 
 
 def provision(config: HallConfig) -> None:
-    """Make what a first start needs and lacks: PKI, card set, series (never overwriting)."""
+    """Make what a first start needs and lacks: PKI, release manifest (never overwriting)."""
     provision_release(config)
     if config.tls.enabled:
-        folder = pki.PkiFolder(config.tls.pki_dir)
-        if not folder.ca_cert.exists():
-            log.info("Creating a local certificate authority in {dir}", dir=str(config.tls.pki_dir))
-            pki.init_authority(config.tls.pki_dir, config.name)
-        if not folder.cert(config.tls.server_name).exists():
-            log.info("Issuing the server certificate {name}", name=config.tls.server_name)
-            pki.issue_certificate(config.tls.pki_dir, "server", config.tls.server_name)
+        provision_pki(config)
+    else:
+        log.warn("TLS is off ([tls] enabled = false): nothing is encrypted and terminals are known by their "
+                 "token alone; use this on a test bench only")
+
+
+def operator_ca_dir(config: HallConfig) -> Path:
+    return config.home / OPERATOR_CA
+
+
+def terminal_bundle_dir(config: HallConfig, name: str = FIRST_TERMINAL) -> Path:
+    return config.home / "terminal-certs" / name
+
+
+def provision_pki(config: HallConfig) -> None:
+    """The server's certificate in its PKI folder; on a first start, from a local authority.
+
+    The authority's key never enters the server's folder: a first start creates it in
+    ``operator-ca/`` beside it, copies out what the server needs (``ca.pem``,
+    ``crl.pem``, the server's certificate and key) and one terminal's bundle, and every
+    start warns while a CA key is on this machine.
+    """
+    tls = config.tls
+    served = pki.PkiFolder(tls.pki_dir)
+    operator = pki.PkiFolder(operator_ca_dir(config))
+    if not served.cert(tls.server_name).exists():
+        created = False
+        if not operator.ca_key.exists():
+            if served.ca_cert.exists() or operator.ca_cert.exists():
+                raise StartRefused(
+                    f"there is no server certificate {tls.server_name} in {tls.pki_dir}: issue it on the operator's "
+                    f"machine (`bingo pki issue server {tls.server_name} --host ...`) and copy it here (docs/pki.md)"
+                )
+            log.info("Creating a local certificate authority in {dir}", dir=str(operator.root))
+            pki.init_authority(operator.root, config.name)
+            created = True
+        log.info("Issuing the server certificate {name}", name=tls.server_name)
+        pki.issue_certificate(operator.root, "server", tls.server_name)
+        pki.export_bundle(operator.root, tls.server_name, served.root)
+        if created:
+            pki.issue_certificate(operator.root, "terminal", FIRST_TERMINAL)
+            bundle = pki.export_bundle(operator.root, FIRST_TERMINAL, terminal_bundle_dir(config))
+            log.info(
+                "Terminal certificate {name} written to {dir}: copy it to the kiosk, and enrol that terminal "
+                "as {name}; issue more with `bingo pki issue terminal NAME --dir {ca}` (docs/pki.md)",
+                name=FIRST_TERMINAL, dir=str(bundle.root), ca=str(operator.root),
+            )
+    for key in (operator.ca_key, served.ca_key):
+        if key.exists():
+            log.warn(
+                "THE CERTIFICATE AUTHORITY'S PRIVATE KEY IS ON THIS SERVER: {key}. Whoever holds it can issue "
+                "certificates every hall server accepts. Move the folder {dir} to the operator's offline machine "
+                "(docs/pki.md) and keep only ca.pem, crl.pem and the server's own certificate here.",
+                key=str(key), dir=str(key.parent),
+            )
+
+
+def _private(path: Path) -> None:
+    """Make ``path`` (and, for a folder, all below it) the server user's alone."""
+    try:
+        if path.is_symlink() or not path.exists():
+            return
+        if path.is_dir():
+            path.chmod(0o700)
+            for child in path.iterdir():
+                _private(child)
+        else:
+            path.chmod(0o600)
+    except PermissionError as error:
+        log.warn("Cannot make {path} private to the server's user: {error}", path=str(path), error=str(error))
+
+
+def make_private(config: HallConfig) -> None:
+    """Folders 0700 and files 0600: the configuration (staff hashes), the database (PIN
+    hashes, identity documents), the journal head, the keys, the PKI and its bundles."""
+    owned = [config.home, config.home / "keys", config.home / "journal.head", operator_ca_dir(config),
+             config.home / "terminal-certs", release_manifest(config)]
+    if config.source is not None:
+        owned.append(config.source)
+    if config.tls.enabled:
+        owned.append(config.tls.pki_dir)
+    url = make_url(config.database_url)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        database = Path(url.database)
+        owned += [database.with_name(database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    if config.home.exists():
+        config.home.chmod(0o700)
+    for path in owned:
+        _private(path)
+
+
+def open_journal(journal: Journal, now_ms: int, hall_name: str) -> int:
+    """Verify the journal before anything reads it, or start it if it is new; the record count.
+
+    A new journal is one with no record and no head: only then is it started, with an
+    opening record.  Anything else must verify whole, against its signed head.
+    """
+    if journal.is_new:
+        opening = journal.initialise(now_ms, {"hall": hall_name, "actor": SYSTEM.to_dict()})
+        log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
+    try:
+        return journal.verify()
+    except ChainError as error:
+        raise StartRefused(
+            f"the journal does not verify: {error}; the hall server does not serve on a broken journal "
+            "(bingo journal verify; docs/journal.md)"
+        ) from None
 
 
 def release_manifest(config: HallConfig) -> Path:
@@ -190,16 +312,23 @@ def provision_cards(config: HallConfig, engine: Any) -> None:
 
 
 def build_hall(config: HallConfig, reactor: Any) -> HallServer:
-    """Build (but do not start) the hall described by ``config`` on ``reactor``."""
+    """Build (but do not start) the hall described by ``config`` on ``reactor``.
+
+    Raises :class:`StartRefused` (or another :class:`DomainError`) with one line saying
+    why when the hall cannot serve: a journal that does not verify, unusable credentials.
+    """
     provision(config)
     engine = open_database(config.database_url)
+    key = load_journal_key(config.home / "keys" / "journal-signing.pem", create=True)
+    journal = Journal(engine, key, head=config.home / "journal.head")
+    verified = open_journal(journal, int(reactor.seconds() * 1000), config.name)
+    log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
     provision_cards(config, engine)
+    make_private(config)
     service = HallService()
 
     writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
-    key = load_journal_key(config.home / "keys" / "journal-signing.pem", create=True)
-    journal = Journal(engine, key, head=config.home / "journal.head")
     core = HallCore(journal, reactor, thread_pool_runner(reactor, writer))
 
     blowers = build_blowers(config, reactor, core) if config.draw.blower else None
@@ -263,7 +392,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         return deferToThreadPool(reactor, reactor.getThreadPool(), pin_matches_or_none, pin, stored)
 
     gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins)
-    site.resource.putChild(b"kiosk", KioskResource(gateway))
+    site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
@@ -306,9 +435,12 @@ def _announce_url(port: Any, config: HallConfig) -> Any:
 
 def _endpoint(config: HallConfig, reactor: Any) -> Any:
     if config.tls.enabled:
+        # One port for staff browsers, boards and terminals: certificates are requested and
+        # checked at the handshake, and each endpoint admits the roles it serves.
+        required = config.tls.require_client_certificate
         options = pki.server_tls_options(
             config.tls.pki_dir, config.tls.server_name,
-            require_client_certificate=config.tls.require_client_certificate,
+            client_certificates=pki.ClientCertificates.required if required else pki.ClientCertificates.requested,
         )
         return SSL4ServerEndpoint(reactor, config.port, options, interface=config.interface)
     return TCP4ServerEndpoint(reactor, config.port, interface=config.interface)
@@ -382,6 +514,8 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     """
     from twisted.internet import reactor  # the composition root is the one place that picks it
 
+    # Whatever the process writes (configuration, database, head, keys) is its user's alone.
+    os.umask(0o077)
     config_path = Path(options.get("config") or DEFAULT_CONFIG)
     config, logins = ensure_config(config_path)
     if options.get("port") is not None:

@@ -11,6 +11,16 @@ the body, so a record checks with stock tools::
 
 :func:`verify_chain` names the first record that was altered (hash or signature),
 removed or inserted (sequence gap or repeat) or moved (``prev`` link broken).
+
+The *head* is the last record's ``seq`` and ``hash`` kept outside the database and
+signed with the same key (:func:`sign_head`): its body is the canonical JSON of
+``format``, ``seq`` and ``hash``.  Records cut from the end of the journal are found
+against it; a head that is missing while records exist, unsigned, or signed by
+another key is itself a fault, so deleting or rewriting it hides nothing.
+
+The first record of a journal opened by the hall server is :data:`OPENING`, written
+by an explicit initialisation: an empty journal with no head is the only journal that
+may be started afresh.
 """
 
 from __future__ import annotations
@@ -26,6 +36,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from protocol.errors import DomainError
 
 GENESIS = "0" * 64
+HEAD_FORMAT = "bingo-journal-head/1"
+#: The type of the first record of a journal: its explicit, journaled initialisation.
+OPENING = "journal_opened"
 
 
 class ChainError(DomainError):
@@ -62,6 +75,56 @@ class Record:
         return body(self.seq, self.time_ms, self.type, self.payload, self.prev)
 
 
+@dataclass(frozen=True)
+class Head:
+    """The signed (seq, hash) of the journal's last record, as kept outside the database."""
+
+    seq: int
+    hash: str
+    signature: str
+
+    @property
+    def body(self) -> bytes:
+        return head_body(self.seq, self.hash)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": HEAD_FORMAT, "seq": self.seq, "hash": self.hash, "signature": self.signature}
+
+
+def head_body(seq: int, hash: str) -> bytes:
+    """The byte string a head's signature covers."""
+    return canonical_json({"format": HEAD_FORMAT, "seq": seq, "hash": hash})
+
+
+def sign_head(key: Ed25519PrivateKey, record: Record) -> Head:
+    """The head naming ``record`` as the journal's last, signed with the journal key."""
+    return Head(record.seq, record.hash, key.sign(head_body(record.seq, record.hash)).hex())
+
+
+def head_from_dict(data: Any, where: str = "the journal head") -> Head:
+    """A head as stored; :class:`ChainError` unless it has the head's fields and format."""
+    unsigned = ChainError(None, f"{where} is not a signed head (unsigned, or rewritten by hand)")
+    if not isinstance(data, dict) or data.get("format") != HEAD_FORMAT:
+        raise unsigned
+    seq, hash, signature = data.get("seq"), data.get("hash"), data.get("signature")
+    if (
+        isinstance(seq, bool) or not isinstance(seq, int) or seq < 1
+        or not isinstance(hash, str) or not isinstance(signature, str)
+    ):
+        raise unsigned
+    return Head(seq, hash, signature)
+
+
+def check_head(head: Head, public_key: Ed25519PublicKey, where: str = "the journal head") -> None:
+    """Raise :class:`ChainError` unless ``head`` is signed by ``public_key``."""
+    try:
+        public_key.verify(bytes.fromhex(head.signature), head.body)
+    except (InvalidSignature, ValueError):
+        raise ChainError(
+            None, f"{where} (record {head.seq}) is not signed by the journal's key (rewritten or forged)"
+        ) from None
+
+
 def seal(
     key: Ed25519PrivateKey,
     previous: Record | None,
@@ -85,14 +148,20 @@ def seal(
 
 
 def verify_chain(
-    records: Iterable[Record], public_key: Ed25519PublicKey, *, head: tuple[int, str] | None = None
+    records: Iterable[Record], public_key: Ed25519PublicKey, *, head: Head | None, where: str = "the journal head"
 ) -> int:
-    """Check every record in order; returns how many.  Raises :class:`ChainError`.
+    """Check every record in order and the journal's end against ``head``; returns how many.
 
-    ``head`` is the (seq, hash) of the last record as kept outside the database: a
-    journal cut short at its end is otherwise indistinguishable from a shorter one.
-    The journal may run past the head (a crash between commit and head update).
+    ``head`` is the signed head kept outside the database, or ``None`` when there is
+    none: then the journal must be empty (never started), since a journal cut short at
+    its end is otherwise indistinguishable from a shorter one.  The journal may run
+    past the head (a crash between a commit and the head's update, or a server
+    committing while this runs): records past it still verify, and nobody without the
+    key can add them.  Raises :class:`ChainError` naming the first fault; ``where``
+    names the head in the messages (its file, say).
     """
+    if head is not None:
+        check_head(head, public_key, where)
     expected_seq, prev = 1, GENESIS
     at_head: str | None = None
     for record in records:
@@ -115,16 +184,19 @@ def verify_chain(
             raise ChainError(record.seq, "its signature does not verify (altered or forged)") from None
         prev = record.hash
         expected_seq += 1
-        if head is not None and record.seq == head[0]:
+        if head is not None and record.seq == head.seq:
             at_head = record.hash
     count = expected_seq - 1
-    if head is not None:
-        head_seq, head_hash = head
-        if count < head_seq:
+    if head is None:
+        if count:
             raise ChainError(
-                count + 1, f"is missing: the journal ends at {count} but its head says {head_seq}"
+                None,
+                f"{where} is missing but the journal holds {count} records: a deleted head "
+                "could hide records cut from the end, so the journal cannot be trusted",
             )
-        # The head is written just after each commit, so it may lag by one commit.
-        if head_seq and at_head != head_hash:
-            raise ChainError(head_seq, "differs from the head kept outside the database")
+        return count
+    if count < head.seq:
+        raise ChainError(count + 1, f"is missing: the journal ends at {count} but its head says {head.seq}")
+    if at_head != head.hash:
+        raise ChainError(head.seq, "differs from the head kept outside the database")
     return count

@@ -3,19 +3,26 @@
 :class:`TerminalClient` is sans-I/O: it numbers what it sends, checks the numbers of what
 it receives, keeps the picture a kiosk would show (game, balls, credit, cards with
 their marks and "n to go"), and resolves each request when its answer comes.
-:func:`connect` puts it on a WebSocket with Twisted's client endpoint.  The tests and
-the load benchmark (``bench/bench_terminals.py``) drive hundreds of them at once.
+:func:`connect` puts it on a WebSocket with Twisted's client endpoint; over TLS
+(``wss://``) a terminal presents its own certificate (:class:`TerminalCertificate`),
+since the hall admits terminals only with one.  The tests and the load benchmark
+(``bench/bench_terminals.py``) drive hundreds of them at once.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from twisted.internet import defer
+from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
+from twisted.internet.ssl import Certificate, PrivateCertificate, optionsForClientTLS
 from twisted.python.failure import Failure
+from twisted.web.iweb import IPolicyForHTTPS
 from twisted.web.websocket import WebSocketClientEndpoint, WebSocketTransport
+from zope.interface import implementer
 
 from protocol.errors import DomainError
 from protocol.terminal_messages import SERVER_MESSAGES, TERMINAL_MESSAGES, SequenceCheck, decode, encode
@@ -233,7 +240,31 @@ class _ClientFactory:
         return ClientSocket(self.client)
 
 
-def connect(reactor: Any, url: str, client: TerminalClient) -> defer.Deferred[ClientSocket]:
-    """Open the WebSocket at ``url`` (``ws://host:port/kiosk/ws``) for ``client``."""
-    endpoint = WebSocketClientEndpoint.new(reactor, url)
+@implementer(IPolicyForHTTPS)
+class TerminalCertificate:
+    """TLS as the terminal ``name``: trust the operator's authority, present the terminal's certificate.
+
+    ``bundle`` is the terminal's folder as ``bingo pki bundle`` (or the hall's first
+    start, ``var/terminal-certs/terminal-1``) writes it: ``ca.pem``,
+    ``certs/NAME.pem`` and ``keys/NAME.key``.
+    """
+
+    def __init__(self, bundle: Path, name: str) -> None:
+        self.authority = Certificate.loadPEM((bundle / "ca.pem").read_bytes())
+        self.own = PrivateCertificate.loadPEM(
+            (bundle / "certs" / f"{name}.pem").read_bytes() + (bundle / "keys" / f"{name}.key").read_bytes()
+        )
+
+    def creatorForNetloc(self, hostname: bytes, port: int) -> IOpenSSLClientConnectionCreator:
+        return optionsForClientTLS(hostname.decode("ascii"), trustRoot=self.authority, clientCertificate=self.own)
+
+
+def connect(
+    reactor: Any, url: str, client: TerminalClient, tls: TerminalCertificate | None = None
+) -> defer.Deferred[ClientSocket]:
+    """Open the WebSocket at ``url`` (``wss://host:port/kiosk/ws``, with ``tls``) for ``client``."""
+    if tls is not None:
+        endpoint = WebSocketClientEndpoint.new(reactor, url, tlsPolicy=tls)
+    else:
+        endpoint = WebSocketClientEndpoint.new(reactor, url)
     return defer.ensureDeferred(endpoint.connect(_ClientFactory(client)))  # type: ignore[arg-type,type-var]

@@ -3,6 +3,8 @@
 ``bingo hall serve`` starts the server built by :func:`hall_server.tap.makeService`
 (the same as ``twist bingo-hall``) and runs the reactor; with no configuration it
 writes the embedded default under ``var/`` first and shows the staff logins once.
+A hall that cannot serve (a journal that does not verify, say) stops with one line
+on stderr and exit status 1, before it listens.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ def init_config(config_path: Path | None, hall_name: str, port: int) -> None:
     if path.exists():
         raise click.ClickException(f"{path} exists; it is left as it is")
     _, logins = ensure_config(path, hall_name=hall_name, port=port)
+    path.chmod(0o600)  # the staff password hashes
     _show_logins(logins, path)
 
 

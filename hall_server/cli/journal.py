@@ -1,13 +1,14 @@
-"""``bingo journal``: verify the hall's journal and export what stock tools need."""
+"""``bingo journal``: start, verify the hall's journal and export what stock tools need."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 
 from hall_server.cli.context import Hall
-from hall_server.journal import Journal
+from hall_server.journal import Journal, head_path, read_head
 from hall_server.keys import journal_key_path, load_journal_key, public_pem
 from hall_server.store import journal as table
 
@@ -20,11 +21,24 @@ def journal() -> None:
 
 
 @journal.command()
+@click.option("--hall-name", default="", help="The hall's name, written into the opening record.")
+@pass_hall
+def init(hall: Hall, hall_name: str) -> None:
+    """Start a new journal: its opening record and signed head (an empty journal only)."""
+    key = load_journal_key(create=True)
+    record = Journal(hall.engine, key).initialise(int(time.time() * 1000), {"hall": hall_name})
+    click.echo(f"journal started: record {record.seq} ({record.type}), head written to {head_path()}")
+
+
+@journal.command()
 @pass_hall
 def verify(hall: Hall) -> None:
-    """Check every record's hash, link and signature, and the head file."""
+    """Check every record's hash, link and signature, and the signed head file."""
     count = Journal(hall.engine, load_journal_key()).verify()
     last = table.last_record(hall.engine)
+    if not count:
+        click.echo("the journal is empty and has no head: it was never started (`bingo journal init`)")
+        return
     click.echo(
         f"{count} record(s) verified" + (f"; last {last.seq}, hash {last.hash}" if last else "")
     )
@@ -57,3 +71,18 @@ def export_record(hall: Hall, seq: int, folder: Path) -> None:
     )
 
 
+@journal.command("export-head")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+def export_head(folder: Path) -> None:
+    """Write the head's signed body and raw signature, for openssl pkeyutl -verify."""
+    head = read_head(head_path())
+    if head is None:
+        raise click.ClickException(f"there is no journal head at {head_path()}")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "head.body").write_bytes(head.body)
+    (folder / "head.sig").write_bytes(bytes.fromhex(head.signature))
+    click.echo(f"{folder / 'head.body'} and {folder / 'head.sig'} written (record {head.seq}, hash {head.hash})")
+    click.echo(
+        f"verify: openssl pkeyutl -verify -pubin -inkey hall-journal.pub.pem -rawin "
+        f"-in {folder / 'head.body'} -sigfile {folder / 'head.sig'}"
+    )

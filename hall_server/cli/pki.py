@@ -53,7 +53,7 @@ def init(operator: str, days: int, pki_dir: Path | None) -> None:
 @click.option("--days", type=int, default=library.LEAF_DAYS, show_default=True, help="Validity of the certificate.")
 @dir_option
 def issue(kind: str, name: str, hosts: tuple[str, ...], days: int, pki_dir: Path | None) -> None:
-    """Issue a key and certificate for NAME; KIND is server, staff, terminal, central or regulator."""
+    """Issue a key and certificate for NAME; KIND is server, staff, terminal, machine, central or regulator."""
     pki_dir = pki_dir or library.default_pki_dir()
     issued = library.issue_certificate(pki_dir, kind, name, hosts=hosts, days=days)
     folder = library.PkiFolder(pki_dir)
@@ -61,6 +61,18 @@ def issue(kind: str, name: str, hosts: tuple[str, ...], days: int, pki_dir: Path
     click.echo(f"{issued.role} certificate {name}{hosts_note}, valid until {issued.not_after:%Y-%m-%d}")
     click.echo(f"certificate: {folder.cert(name)}")
     click.echo(f"private key: {folder.key(name)}")
+
+
+@pki.command()
+@click.argument("name")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write NAME's bundle into (the same layout, only NAME's part).")
+@dir_option
+def bundle(name: str, out_dir: Path, pki_dir: Path | None) -> None:
+    """Copy what the machine NAME needs (ca.pem, crl.pem, its certificate and key) to a folder."""
+    pki_dir = pki_dir or library.default_pki_dir()
+    target = library.export_bundle(pki_dir, name, out_dir)
+    click.echo(f"bundle for {name} written to {target.root} (its key is in {target.key(name)}: keep it private)")
 
 
 @pki.command("list")

@@ -5,7 +5,9 @@ A session is one day's opening of the hall.  Its rules, as this module enforces 
 * Before a session the whole system is verified (R84.1, R92.5e): the journal chain,
   the database, the draw device's self-test, the clock, and the installed software's
   hash against the release manifest.  The result is recorded whatever it is; a session
-  opens only after a verification that passed.
+  opens only after a verification that passed.  Only the server's own checks record
+  a verification (``run_verification``): no command takes a verification's results
+  from outside, so nobody can record a pass the checks did not find.
 * The 90 balls are counted at opening and at closing in the presence of at least one
   member of the public and the room chief (R84.2); the witnesses are named in the
   record.  A count that misses or repeats a ball is recorded as such and blocks the
@@ -42,7 +44,6 @@ CHECKS = ("journal", "database", "draw_device", "clock", "software")
 
 PERMISSIONS = {
     "run_verification": {Role.ADMINISTRATOR},
-    "record_verification": {Role.ADMINISTRATOR, Role.SYSTEM},
     "count_balls": {Role.ROOM_CHIEF},
     "sign_session_opening": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
     "sign_session_closing": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
@@ -147,8 +148,6 @@ class SessionModule:
         for name, handler, params, summary in (
             ("run_verification", self.run_verification, {"date": str},
              "verify the whole system before the session (journal, database, draw device, clock, software)"),
-            ("record_verification", self.record_verification, {"date": str, "results": dict},
-             "record the pre-session verification"),
             ("count_balls", self.count_balls, {"stage": str, "balls_present": list[int], "witnesses": list[str]},
              "record a count of the 90 balls with its witnesses"),
             ("sign_session_opening", self.sign_opening, {}, "sign the session's opening"),
@@ -197,12 +196,12 @@ class SessionModule:
         except DomainError:
             return fail()
         running = self.core.run_blocking(self.verifier, self.core.now_ms())
-        return running.addCallback(lambda results: self.record_verification(actor, date, results))
+        return running.addCallback(lambda results: self._record_verification(actor, date, results))
 
-    def record_verification(
+    def _record_verification(
         self, actor: Actor, date: str, results: Mapping[str, str | None]
     ) -> Deferred[list[Record]]:
-        """Record the pre-session verification: each check's fault, or None when it passed."""
+        """Record what the checks found: each check's fault, or None when it passed."""
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             if self.state.current is not None:
@@ -218,7 +217,7 @@ class SessionModule:
             faults = {name: fault for name, fault in results.items() if fault}
             return [("system_verified", {"date": date, "results": dict(results), "passed": not faults})]
 
-        return self.core.execute(actor, "record_verification", decide)
+        return self.core.execute(actor, "run_verification", decide)
 
     def count_balls(
         self, actor: Actor, stage: str, balls_present: Sequence[int], witnesses: Sequence[str]

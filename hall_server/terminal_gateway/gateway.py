@@ -306,15 +306,18 @@ class TerminalGateway:
 class TerminalSession:
     """One terminal's connection, without the socket: messages in, messages out.
 
-    ``address`` is the remote address, for counting errors before hello.
+    ``address`` is the remote address, for counting errors before hello;
+    ``certified_as`` the terminal the connection's client certificate names, the only
+    one it may say hello as (None where no certificate is asked for).
     """
 
     def __init__(self, gateway: TerminalGateway, send_text: Callable[[str], None], close: Callable[[], None],
-                 address: str = "local") -> None:
+                 address: str = "local", *, certified_as: str | None = None) -> None:
         self.gateway = gateway
         self._send_text = send_text
         self._close = close
         self.address = address
+        self.certified_as = certified_as
         self.inbound = SequenceCheck()
         self.outbound = 0
         self.terminal_id: str | None = None
@@ -431,6 +434,12 @@ class TerminalSession:
     def _hello(self, message: dict[str, Any]) -> None:
         if self.terminal_id is not None:
             raise MessageError("hello_first", "this connection has already said hello")
+        if self.certified_as is not None and message["terminal"] != self.certified_as:
+            self._refused(
+                "not_enrolled", f"this connection's certificate is for terminal {self.certified_as}, "
+                f"not {message['terminal']}", message["seq"], "hello",
+            )
+            return
         try:
             terminal = self.gateway.virtual.authenticate(message["terminal"], message["token"])
         except DomainError as error:

@@ -20,7 +20,10 @@ Before the WebSocket opens, ``/kiosk/ws`` refuses:
   connection is nobody until its ``hello`` presents the terminal's id and token, and
   what it sends before that is bounded, counted and never journaled;
 * an address that made too many errors before hello, for a while (429; see
-  :class:`~hall_server.terminal_gateway.gateway.PreHelloLimiter`).
+  :class:`~hall_server.terminal_gateway.gateway.PreHelloLimiter`);
+* over TLS, a connection that presented no terminal certificate of the hall's authority
+  (403); the terminal may then say hello only as the terminal its certificate names
+  (``docs/pki.md``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request
 from twisted.web.websocket import WebSocketTransport
 
+from hall_server import pki
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
 from hall_server.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
 
@@ -77,16 +81,19 @@ def origin_allowed(request: Request) -> bool:
 class TerminalSocket:
     """The WebSocket protocol of one terminal: frames to the session, the session's text to frames."""
 
-    def __init__(self, gateway: TerminalGateway, address: str = "local") -> None:
+    def __init__(self, gateway: TerminalGateway, address: str = "local", certified_as: str | None = None) -> None:
         self.gateway = gateway
         self.address = address
+        self.certified_as = certified_as  # the terminal the connection's certificate names
         self.transport: WebSocketTransport | None = None
         self.session: TerminalSession | None = None
         self._cut: IDelayedCall | None = None  # cuts TCP if a close does not finish
 
     def negotiationStarted(self, transport: WebSocketTransport) -> None:
         self.transport = transport
-        self.session = TerminalSession(self.gateway, self._send, self._close, self.address)
+        self.session = TerminalSession(
+            self.gateway, self._send, self._close, self.address, certified_as=self.certified_as
+        )
 
     def negotiationFinished(self) -> None:
         pass  # the terminal speaks first, with hello
@@ -131,11 +138,47 @@ class TerminalSocket:
 
 
 class _Factory:
-    def __init__(self, gateway: TerminalGateway) -> None:
+    def __init__(self, gateway: TerminalGateway, certified_as: str | None) -> None:
         self.gateway = gateway
+        self.certified_as = certified_as
 
     def buildProtocol(self, request: Any) -> TerminalSocket:
-        return TerminalSocket(self.gateway, client_address(request))
+        return TerminalSocket(self.gateway, client_address(request), self.certified_as)
+
+
+class TerminalSocketResource(Resource):
+    """``/kiosk/ws``: with ``require_certificate``, for connections presenting a terminal
+    certificate only; the WebSocket is bound to the terminal the certificate names."""
+
+    isLeaf = True
+
+    def __init__(self, gateway: TerminalGateway, require_certificate: bool) -> None:
+        super().__init__()
+        self.gateway = gateway
+        self.require_certificate = require_certificate
+
+    def factory_for(self, request: Request) -> "_Factory | str":
+        """The protocol factory for this connection, or why it is refused."""
+        if not self.require_certificate:
+            return _Factory(self.gateway, None)
+        try:
+            identity = pki.presented_identity(request.transport)
+        except pki.PkiError:
+            identity = None
+        if identity is None or identity.role is not pki.Role.terminal:
+            shown = "no certificate" if identity is None else f"a {identity.role} certificate"
+            return f"a terminal connects with its terminal certificate; this connection presented {shown}"
+        return _Factory(self.gateway, identity.common_name)
+
+    def render_GET(self, request: Request) -> bytes | int:
+        factory = self.factory_for(request)
+        if isinstance(factory, str):
+            request.setResponseCode(403)
+            request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+            return factory.encode()
+        socket = BoundedWebSocketResource(factory, TERMINAL_MESSAGE_BYTES)  # type: ignore[arg-type]
+        result: bytes | int = socket.render_GET(request)
+        return result
 
 
 class _File(Resource):
@@ -189,14 +232,14 @@ class _Refused(Resource):
 
 
 class KioskResource(Resource):
-    """``/kiosk``: the app, its files and the terminals' WebSocket."""
+    """``/kiosk``: the app, its files and the terminals' WebSocket (see :class:`TerminalSocketResource`)."""
 
-    def __init__(self, gateway: TerminalGateway) -> None:
+    def __init__(self, gateway: TerminalGateway, require_certificate: bool = True) -> None:
         super().__init__()
         self.gateway = gateway
         self.page = _File(STATIC / "kiosk.html")
         self.putChild(b"static", _Static())
-        self.putChild(b"ws", BoundedWebSocketResource(_Factory(gateway), TERMINAL_MESSAGE_BYTES))  # type: ignore[arg-type]
+        self.putChild(b"ws", TerminalSocketResource(gateway, require_certificate))
 
     def getChildWithDefault(self, path: bytes, request: Request) -> Resource:
         if path == b"ws":

@@ -22,7 +22,10 @@ Every resource parses, calls one method of the channel, the sign-ins or the view
 and writes JSON; the rules are the core's.  Staff are identified by a server-side
 session id in an HttpOnly, SameSite=Strict cookie; state-changing requests must be
 JSON (a cross-site form cannot send that), and POSTs and WebSocket handshakes whose
-``Origin`` is not exactly this site (scheme, host and port) are refused.
+``Origin`` is not exactly this site (scheme, host and port) are refused.  A connection
+that presented a client certificate of another role than ``staff`` (a terminal's, say)
+is no staff member's: it cannot sign in, and no staff resource serves it; a staff
+certificate signs in only its own name (``docs/pki.md``).
 
 Every answer (:class:`HallRequest`) carries no ``Server`` banner, carries
 ``Strict-Transport-Security`` when it goes over TLS, and is JSON even when a resource
@@ -49,6 +52,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 from twisted.web.util import Redirect
 
+from hall_server import pki
 from hall_server.hall.core import Actor
 from hall_server.reports.minutes import ReportError
 from hall_server.reports.publish import FORMATS, SignedFile
@@ -213,6 +217,21 @@ class Reply:
             self.request.finish()
 
 
+def not_staff(request: Request, name: str | None = None) -> str | None:
+    """Why the connection's client certificate rules out staff (signing in as ``name``), or None."""
+    try:
+        identity = pki.presented_identity(request.transport)
+    except pki.PkiError as error:
+        return str(error)
+    if identity is None:
+        return None
+    if identity.role is not pki.Role.staff:
+        return f"this device presents a {identity.role} certificate; staff sign in from a staff console"
+    if name is not None and identity.common_name != name:
+        return f"this console's staff certificate is {identity.common_name}'s; sign in as {identity.common_name}"
+    return None
+
+
 class _Staff(Resource):
     """A resource for signed-in staff only."""
 
@@ -224,7 +243,10 @@ class _Staff(Resource):
 
     def signed_in(self, request: Request) -> SignIn | None:
         cookie = request.getCookie(SESSION_COOKIE)
-        return self.sign_ins.find(cookie.decode("ascii", "replace") if cookie else None)
+        session = self.sign_ins.find(cookie.decode("ascii", "replace") if cookie else None)
+        if session is not None and not_staff(request, session.actor.name) is not None:
+            return None  # a sign-in's cookie, carried by a device that is not that staff member's
+        return session
 
 
 def client_address(request: Request) -> str:
@@ -259,6 +281,8 @@ class LoginResource(Resource):
         name, password = (data.get("name"), data.get("password")) if isinstance(data, dict) else (None, None)
         if not isinstance(name, str) or not isinstance(password, str) or len(name) > 200 or len(password) > 1000:
             return error_response(request, ChannelError("malformed", "send {\"name\": ..., \"password\": ...}"))
+        if (refusal := not_staff(request, name)) is not None:
+            return error_response(request, ChannelError("sign_in_refused", refusal))
         address = client_address(request)
         try:
             self.throttle.admit(name, address)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.crash.wire import LiveSocket, SocketClosed, console
-from tests.web.conftest import ALL_BALLS, VERIFICATION_OK, HallProcess
+from tests.web.conftest import ALL_BALLS, HallProcess
 
 STAFF = ("admin", "rosa", "tomas", "sam", "carla", "adam")
 DATE = "2026-11-29"
@@ -174,7 +174,7 @@ def next_commands(model: HallModel, rng: random.Random) -> list[Command]:
         return []
     if not model.open:
         if not model.verified:
-            return [("admin", "record_verification", {"date": DATE, "results": VERIFICATION_OK})]
+            return [("admin", "run_verification", {"date": DATE})]
         if "opening" not in model.counts:
             return [("rosa", "count_balls", {"stage": "opening", "balls_present": ALL_BALLS,
                                              "witnesses": ["Maria Public", "Joan Public"]})]

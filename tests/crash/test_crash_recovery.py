@@ -303,6 +303,10 @@ def check_whole_session(records: list[dict[str, Any]]) -> None:
 # --- Fixtures and runs ----------------------------------------------------------------------------
 
 
+#: The journal's opening record, written at the first start: the staff's model starts after it.
+OPENED = 1
+
+
 class Backend:
     """Where a run's hall keeps its database: SQLite in its folder, or a PostgreSQL database."""
 
@@ -340,12 +344,12 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 @pytest.fixture(scope="module")
 def provisioned(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A hall folder after its first start (PKI, keys, card set), with an empty journal."""
+    """A hall folder after its first start (PKI, keys, card set), its journal just opened."""
     folder = tmp_path_factory.mktemp("template") / "hall"
     folder.mkdir()
     backend.provision(folder)
     HallProcess(folder).start().stop()
-    assert journal_records(folder) == []
+    assert [r["type"] for r in journal_records(folder)] == ["journal_opened"]
     return folder
 
 
@@ -358,7 +362,7 @@ def uninterrupted(
     backend.copy(provisioned, folder)
     hall = HallProcess(folder).start()
     sent: list[Sent] = []
-    staff = Staff(hall, HallModel(), sent, life=0)
+    staff = Staff(hall, HallModel(seq=OPENED), sent, life=0)
     try:
         staff.play(random.Random(0))
     finally:
@@ -417,9 +421,9 @@ def killed_at_random(
     hall = HallProcess(folder).start()
     rng = random.Random(seed)
     sent: list[Sent] = []
-    model = HallModel()
+    model = HallModel(seq=OPENED)
     # What each life leaves for the next: the journal, the hall rebuilt from it, the last picture.
-    records: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = journal_records(folder)
     rebuilt: Any = None
     before: dict[str, Any] = {}
     try:

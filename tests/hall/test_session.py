@@ -14,8 +14,19 @@ ALL_BALLS = list(range(1, 91))
 PASSED = dict.fromkeys(CHECKS)
 
 
+def verify_passed(session: SessionModule, date: str = "2026-12-01") -> None:
+    """The pre-session verification through the server's own path, with checks that pass.
+
+    A hall built for a test has no verification of its own; it is given checks that
+    find nothing wrong (``PASSED``).
+    """
+    if session.verifier is None:
+        session.verifier = lambda now: dict(PASSED)
+    result(session.run_verification(ADMIN, date))
+
+
 def open_session(session: SessionModule) -> None:
-    result(session.record_verification(ADMIN, "2026-12-01", PASSED))
+    verify_passed(session)
     result(session.count_balls(CHIEF, "opening", ALL_BALLS, ["Marta Soler (public)"]))
     result(session.sign_opening(ADMIN))
     result(session.sign_opening(CHIEF))
@@ -33,8 +44,8 @@ def test_a_session_opens_after_verification_a_whole_count_and_both_signatures(co
 
 @pytest.mark.req("R84.1", "R92.5e")
 def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: HallCore, journal: Journal) -> None:
-    session = SessionModule(core)
-    result(session.record_verification(ADMIN, "2026-12-01", {**PASSED, "clock": "off by 9 minutes"}))
+    session = SessionModule(core, lambda now: {**PASSED, "clock": "off by 9 minutes"})
+    result(session.run_verification(ADMIN, "2026-12-01"))
     with pytest.raises(SessionError, match="has not passed its verification"):
         result(session.count_balls(CHIEF, "opening", ALL_BALLS, ["a player"]))
     (record,) = list(journal.records())
@@ -45,7 +56,7 @@ def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: HallCore
 @pytest.mark.req("R84.2")
 def test_a_count_missing_a_ball_blocks_the_signatures(core: HallCore) -> None:
     session = SessionModule(core)
-    result(session.record_verification(ADMIN, "2026-12-01", PASSED))
+    verify_passed(session)
     result(session.count_balls(CHIEF, "opening", ALL_BALLS[:-1] + [3], ["a player"]))
     assert session.state.current.counts[0].missing == (90,)
     assert session.state.current.counts[0].repeated == (3,)

@@ -1,12 +1,14 @@
 """The pre-session verification checks the real system (R84.1, R92.5e)."""
 
+import functools
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from hall_server.hall.core import Actor, HallCore, NotAllowed, Role
-from hall_server.hall.session import SessionError, SessionModule
+from hall_server.hall.session import CHECKS, SessionError, SessionModule
 from hall_server.journal import Journal
 from hall_server.verification import (
     check_clock,
@@ -91,3 +93,35 @@ def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
     assert kinds == [("system_verified", False), ("system_verified", True), ("balls_counted", None)]
     with pytest.raises(SessionError, match="no verification configured"):
         result(SessionModule(HallCore(journal, core.clock, core.run_blocking)).run_verification(ADMIN, "2026-12-01"))
+
+
+def test_pentest_4_the_administrator_cannot_record_a_verification_by_hand(core: HallCore, journal: Journal) -> None:
+    """The attack: ``record_verification`` with every check null opened the session."""
+    from hall_server.web.channel import CommandChannel, SeenRequests, parse_request
+
+    SessionModule(core, lambda now: dict.fromkeys(CHECKS))
+    channel = CommandChannel(core)
+    request = parse_request(json.dumps({"id": "v1", "command": "record_verification",
+                                        "args": {"date": "2026-12-01", "results": dict.fromkeys(CHECKS)}}))
+    outcome: list = []
+    channel.submit(ADMIN, request, SeenRequests()).addBoth(outcome.append)
+    assert outcome == [{"id": "v1", "ok": False, "error": {
+        "code": "unknown_command", "message": "there is no command 'record_verification'"}}]
+    assert "record_verification" not in core.commands and "record_verification" not in core.permissions
+    assert list(journal.records()) == []
+
+
+def test_pentest_4_the_verification_runs_the_real_checks_and_an_altered_posting_blocks_the_opening(
+    core: HallCore, journal: Journal, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "manifest.json"
+    write_manifest(manifest)
+    session = SessionModule(core, functools.partial(verify_system, journal, journal.engine, manifest=manifest))
+    journal.append(core.now_ms(), [("posting", {"debits": [["cash:desk1", 8000]], "credits": [["player:1", 8000]]})])
+    with journal.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE journal SET payload = replace(payload, '8000', '80000') WHERE seq = 1")
+    (record,) = result(session.run_verification(ADMIN, "2026-12-01"))
+    assert record.payload["passed"] is False
+    assert record.payload["results"]["journal"] == "record 1: its content does not match its hash (altered)"
+    with pytest.raises(SessionError, match="has not passed its verification"):
+        result(session.count_balls(CHIEF, "opening", list(range(1, 91)), ["a player"]))

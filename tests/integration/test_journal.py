@@ -1,17 +1,21 @@
 """The journal: every alteration, removal, insertion or reordering is found and named."""
 
+import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import text
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from hall_server.cli import main
-from hall_server.journal import Journal
+from hall_server.journal import Journal, JournalStateError
 from hall_server.keys import load_journal_key, public_pem
 from hall_server.store.database import open_database
-from protocol.chain import ChainError
+from protocol.chain import ChainError, head_body
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
 
@@ -117,3 +121,110 @@ def test_a_record_verifies_with_stock_openssl(journal: Journal, tmp_path: Path) 
     sql(journal, "DELETE FROM journal WHERE seq = 2")
     result = runner.invoke(main, ["--db", url, "journal", "verify"])
     assert result.exit_code == 1 and "record 2: is missing" in result.output
+
+
+# --- The signed head (pentest finding 5) ---------------------------------------------------
+
+
+def cut_from_end(journal: Journal, first: int) -> None:
+    """Records ``first``.. removed, as the attacker removed a payment and a cash-out."""
+    sql(journal, f"DELETE FROM journal WHERE seq >= {first}")
+
+
+def verify_cli(tmp_path: Path) -> Any:
+    return CliRunner().invoke(main, ["--db", f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}", "journal", "verify"])
+
+
+def test_pentest_5_records_cut_from_the_end_are_found_against_the_head(journal: Journal, tmp_path: Path) -> None:
+    cut_from_end(journal, 8)
+    with pytest.raises(ChainError, match="record 8: is missing: the journal ends at 7 but its head says 10"):
+        journal.verify()
+    outcome = verify_cli(tmp_path)
+    assert outcome.exit_code == 1 and "record 8: is missing: the journal ends at 7 but its head says 10" in outcome.output
+
+
+def test_pentest_5_a_deleted_head_is_an_error_not_a_fresh_start(journal: Journal, tmp_path: Path) -> None:
+    cut_from_end(journal, 8)
+    journal.head.unlink()
+    message = f"the journal head file {journal.head} is missing but the journal holds 7 records"
+    with pytest.raises(ChainError, match=message):
+        journal.verify()
+    outcome = verify_cli(tmp_path)
+    assert outcome.exit_code == 1 and message in outcome.output and outcome.output.count("\n") == 1
+
+
+def _old_head_unsigned(journal: Journal, seven: Any) -> str:
+    return json.dumps({"seq": seven.seq, "hash": seven.hash})
+
+
+def _old_head_signed_by_another_key(journal: Journal, seven: Any) -> str:
+    signature = Ed25519PrivateKey.generate().sign(head_body(seven.seq, seven.hash)).hex()
+    return json.dumps({"format": "bingo-journal-head/1", "seq": seven.seq, "hash": seven.hash, "signature": signature})
+
+
+def _old_head_with_the_current_signature(journal: Journal, seven: Any) -> str:
+    current = json.loads(journal.head.read_text())
+    return json.dumps({**current, "seq": seven.seq, "hash": seven.hash})
+
+
+@pytest.mark.parametrize(
+    "rewrite, message",
+    [
+        (_old_head_unsigned, "is not a signed head (unsigned, or rewritten by hand)"),
+        (_old_head_signed_by_another_key, "(record 7) is not signed by the journal's key (rewritten or forged)"),
+        (_old_head_with_the_current_signature, "(record 7) is not signed by the journal's key (rewritten or forged)"),
+        (lambda journal, seven: "{not json", "is unreadable"),
+    ],
+)
+def test_pentest_5_a_rewritten_head_does_not_hide_records_cut_from_the_end(
+    journal: Journal, tmp_path: Path, rewrite: Any, message: str
+) -> None:
+    seven = next(r for r in journal.records() if r.seq == 7)
+    cut_from_end(journal, 8)
+    journal.head.write_text(rewrite(journal, seven))
+    with pytest.raises(ChainError) as error:
+        journal.verify()
+    assert f"the journal head file {journal.head} " in str(error.value) and message in str(error.value)
+    outcome = verify_cli(tmp_path)
+    assert outcome.exit_code == 1 and message in outcome.output
+
+
+def test_the_head_is_signed_verifiable_with_stock_openssl_and_private(journal: Journal, tmp_path: Path) -> None:
+    assert journal.head.stat().st_mode & 0o777 == 0o600
+    head = json.loads(journal.head.read_text())
+    assert head["seq"] == 10 and head["format"] == "bingo-journal-head/1"
+    runner = CliRunner()
+    assert runner.invoke(main, ["journal", "public-key", "--out", str(tmp_path / "pub.pem")]).exit_code == 0
+    exported = runner.invoke(main, ["journal", "export-head", "--dir", str(tmp_path / "out")])
+    assert exported.exit_code == 0, exported.output
+    check = subprocess.run(
+        ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(tmp_path / "pub.pem"), "-rawin",
+         "-in", str(tmp_path / "out" / "head.body"), "-sigfile", str(tmp_path / "out" / "head.sig")],
+        capture_output=True, text=True,
+    )
+    assert check.returncode == 0 and "Signature Verified Successfully" in check.stdout
+
+
+def test_pentest_5_only_an_explicit_initialisation_starts_a_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
+    url = f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}"
+    runner = CliRunner()
+    load_journal_key(create=True)
+    empty = runner.invoke(main, ["--db", url, "journal", "verify"])
+    assert empty.exit_code == 0 and "never started" in empty.output
+    started = runner.invoke(main, ["--db", url, "journal", "init", "--hall-name", "Sala Sol"])
+    assert started.exit_code == 0 and "record 1 (journal_opened)" in started.output, started.output
+    again = runner.invoke(main, ["--db", url, "journal", "init"])
+    assert again.exit_code == 1 and "already holds records (up to 1)" in again.output
+    journal = Journal(open_database(url), load_journal_key())
+    (opening,) = journal.records()
+    assert opening.type == "journal_opened" and opening.payload == {"hall": "Sala Sol"}
+    assert journal.verify() == 1
+    # Every record removed but the head kept: not a new journal, and verify says so.
+    sql(journal, "DELETE FROM journal")
+    with pytest.raises(JournalStateError, match="the journal is empty but its head file .* exists: records were removed"):
+        Journal(journal.engine, journal.key).initialise(1, {})
+    refused = runner.invoke(main, ["--db", url, "journal", "init"])
+    assert refused.exit_code == 1 and "records were removed" in refused.output
+    assert "record 1: is missing: the journal ends at 0 but its head says 1" in runner.invoke(
+        main, ["--db", url, "journal", "verify"]).output

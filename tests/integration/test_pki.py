@@ -121,7 +121,7 @@ async def handshake(server_options: CertificateOptions, client_options: IOpenSSL
 
 
 def mutual(pki_dir: Path) -> CertificateOptions:
-    return server_tls_options(pki_dir, "hall", require_client_certificate=True)
+    return server_tls_options(pki_dir, "hall")
 
 
 def client_presenting(trusted: Path, certificate_dir: Path, name: str) -> IOpenSSLClientConnectionCreator:
@@ -212,7 +212,7 @@ async def test_a_client_refuses_a_server_whose_certificate_is_revoked(pki_dir: P
 async def test_a_client_refuses_a_server_certificate_for_another_host(pki_dir: Path) -> None:
     issue_certificate(pki_dir, "server", "elsewhere", hosts=["hall-2.example.org", "10.9.8.7"])
     issue_certificate(pki_dir, "terminal", "t-1")
-    server = server_tls_options(pki_dir, "elsewhere", require_client_certificate=True)
+    server = server_tls_options(pki_dir, "elsewhere")
     outcome = await handshake(server, client_tls_options(pki_dir, "t-1", "localhost"))
     assert not outcome.admitted and outcome.client_saw is None and outcome.server_saw == []
 
@@ -231,11 +231,30 @@ async def test_a_client_refuses_a_server_presenting_a_terminal_certificate(pki_d
 
 @secure_link
 @pytest_twisted.ensureDeferred
-async def test_without_required_client_certificates_anyone_may_connect_but_has_no_identity(pki_dir: Path) -> None:
+async def test_with_certificates_requested_anyone_may_connect_but_has_no_identity(pki_dir: Path) -> None:
     ca = Certificate.loadPEM(PkiFolder(pki_dir).ca_cert.read_bytes())
-    server = server_tls_options(pki_dir, "hall", require_client_certificate=False)
+    server = server_tls_options(pki_dir, "hall", client_certificates="requested")
     outcome = await handshake(server, optionsForClientTLS("localhost", trustRoot=ca))
     assert outcome.admitted and outcome.client_saw == ("hall", "server") and outcome.server_saw == []
+
+
+@secure_link
+@pytest_twisted.ensureDeferred
+async def test_with_certificates_requested_a_presented_one_is_checked_and_names_the_client(
+    pki_dir: Path, tmp_path: Path
+) -> None:
+    server = server_tls_options(pki_dir, "hall", client_certificates="requested")
+    issue_certificate(pki_dir, "terminal", "t-1")
+    named = await handshake(server, client_tls_options(pki_dir, "t-1", "localhost"))
+    assert named.admitted and named.server_saw == [PeerIdentity("t-1", Role.terminal)]
+    other = tmp_path / "other"
+    init_authority(other, "Acme Bingo")
+    issue_certificate(other, "terminal", "t-1")
+    assert not (await handshake(server, client_presenting(pki_dir, other, "t-1"))).admitted
+    issue_certificate(pki_dir, "terminal", "t-lost")
+    stolen = client_presenting(pki_dir, pki_dir, "t-lost")
+    revoke_certificate(pki_dir, "t-lost")
+    assert not (await handshake(server, stolen)).admitted
 
 
 # --- loaders refuse what cannot work, with one clear message ----------------------------
@@ -254,7 +273,7 @@ async def test_without_required_client_certificates_anyone_may_connect_but_has_n
 def test_a_server_refuses_to_start_with_unusable_credentials(pki_dir: Path, spoil: Any, name: str, message: str) -> None:
     spoil(pki_dir)
     with pytest.raises(PkiError) as error:
-        server_tls_options(pki_dir, name, require_client_certificate=True)
+        server_tls_options(pki_dir, name)
     assert message in str(error.value)
 
 
@@ -265,7 +284,7 @@ def test_a_revoked_certificate_left_in_place_is_refused_when_loaded(pki_dir: Pat
     PkiFolder(pki_dir).cert("hall").write_bytes(saved[0])
     PkiFolder(pki_dir).key("hall").write_bytes(saved[1])
     with pytest.raises(PkiError, match="certificate hall is revoked"):
-        server_tls_options(pki_dir, "hall", require_client_certificate=True)
+        server_tls_options(pki_dir, "hall")
 
 
 def test_a_client_refuses_to_start_with_an_expired_certificate(pki_dir: Path) -> None:
@@ -280,7 +299,7 @@ def test_a_revocation_list_signed_by_another_authority_is_refused(pki_dir: Path,
     init_authority(other, "Someone Else")
     shutil.copy(PkiFolder(other).crl, PkiFolder(pki_dir).crl)
     with pytest.raises(PkiError, match="is not signed by the certificate authority"):
-        server_tls_options(pki_dir, "hall", require_client_certificate=True)
+        server_tls_options(pki_dir, "hall")
 
 
 def test_a_certificate_from_another_authority_is_refused_when_loaded(pki_dir: Path, tmp_path: Path) -> None:
@@ -290,7 +309,7 @@ def test_a_certificate_from_another_authority_is_refused_when_loaded(pki_dir: Pa
     for source, target in ((PkiFolder(other).cert("hall"), PkiFolder(pki_dir).cert("hall")), (PkiFolder(other).key("hall"), PkiFolder(pki_dir).key("hall"))):
         shutil.copy(source, target)
     with pytest.raises(PkiError, match="was not issued by the certificate authority"):
-        server_tls_options(pki_dir, "hall", require_client_certificate=True)
+        server_tls_options(pki_dir, "hall")
 
 
 # --- stock openssl ------------------------------------------------------------------------
@@ -366,7 +385,7 @@ def test_private_keys_are_readable_by_their_owner_only(pki_dir: Path) -> None:
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["issue", "printer", "p1"], "unknown kind 'printer': use one of server, staff, terminal, central, regulator"),
+        (["issue", "printer", "p1"], "unknown kind 'printer': use one of server, staff, terminal, machine, central, regulator"),
         (["issue", "server", "hall"], "a certificate named hall already exists"),
         (["issue", "terminal", "t-1", "--host", "t1.local"], "--host is for server and central certificates"),
         (["issue", "server", "hall-2", "--host", "not a host"], "--host 'not a host' is neither a host name nor an IP address"),
@@ -414,3 +433,79 @@ async def test_a_running_server_refuses_everyone_while_its_revocation_list_is_da
     repaired = await handshake(server, client)
     assert not damaged.admitted and damaged.server_saw == []
     assert repaired.admitted
+
+
+# --- protocol versions and suites (pentest finding 15) -----------------------------------
+
+
+def _python_client(port: int, pki_dir: Path, *, ciphers: str | None = None, version: Any = None) -> str:
+    """A stock Python (OpenSSL) client presenting t-1: the suite agreed, or the error."""
+    import ssl
+    import socket
+
+    folder = PkiFolder(pki_dir)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(str(folder.ca_cert))
+    context.load_cert_chain(str(folder.cert("t-1")), str(folder.key("t-1")))
+    if version is not None:
+        context.minimum_version = context.maximum_version = version
+    if ciphers is not None:
+        context.set_ciphers(ciphers)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                return f"{tls.version()} {tls.cipher()[0]}"
+    except (ssl.SSLError, OSError) as error:
+        return f"refused: {error}"
+
+
+@secure_link
+@pytest.mark.parametrize(
+    "ciphers, version, agreed",
+    [
+        ("ECDHE-ECDSA-AES128-SHA256", "TLSv1_2", None),  # CBC
+        ("ECDHE-ECDSA-AES256-SHA", "TLSv1_2", None),  # CBC with SHA-1
+        ("ECDHE-ECDSA-AES128-SHA", "TLSv1_2", None),
+        ("ECDHE-ECDSA-AES128-GCM-SHA256", "TLSv1_2", "TLSv1.2 ECDHE-ECDSA-AES128-GCM-SHA256"),
+        ("ECDHE-ECDSA-CHACHA20-POLY1305", "TLSv1_2", "TLSv1.2 ECDHE-ECDSA-CHACHA20-POLY1305"),
+        (None, "TLSv1_3", "TLSv1.3 TLS_AES_256_GCM_SHA384"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_pentest_15_only_tls_1_2_aead_suites_and_tls_1_3_are_accepted(
+    pki_dir: Path, ciphers: str | None, version: str, agreed: str | None
+) -> None:
+    import ssl
+
+    from twisted.internet.threads import deferToThread
+
+    issue_certificate(pki_dir, "terminal", "t-1")
+    port = await SSL4ServerEndpoint(reactor, 0, mutual(pki_dir), interface="127.0.0.1").listen(PeerFactory(serving=True))
+    try:
+        spoken = await deferToThread(
+            _python_client, port.getHost().port, pki_dir, ciphers=ciphers,
+            version=getattr(ssl.TLSVersion, version),
+        )
+    finally:
+        await port.stopListening()
+    if agreed is None:
+        assert spoken.startswith("refused"), spoken
+    else:
+        assert spoken == agreed
+
+
+def test_a_bundle_holds_one_machines_part_private_and_never_a_revoked_certificate(pki_dir: Path, tmp_path: Path) -> None:
+    issue_certificate(pki_dir, "terminal", "t-07")
+    out = tmp_path / "t-07-bundle"
+    made = bingo("pki", "bundle", "t-07", "--out", str(out), "--dir", str(pki_dir))
+    assert made.exit_code == 0, made.output
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == ["ca.pem", "certs/t-07.pem", "crl.pem", "keys/t-07.key"]
+    assert all(p.stat().st_mode & 0o077 == 0 for p in out.rglob("*"))
+    assert client_tls_options(out, "t-07", "localhost") is not None  # a usable folder for the client
+    again = bingo("pki", "bundle", "t-07", "--out", str(out), "--dir", str(pki_dir))
+    assert again.exit_code == 1 and "already exists; it is left as it is" in again.output
+    issue_certificate(pki_dir, "terminal", "t-08")
+    revoke_certificate(pki_dir, "t-08")
+    refused = bingo("pki", "bundle", "t-08", "--out", str(tmp_path / "t-08"), "--dir", str(pki_dir))
+    assert refused.exit_code == 1 and "no certificate at" in refused.output

@@ -32,7 +32,7 @@ from tests.hall.test_games import (
     fund_drawer,
     sell,
 )
-from tests.hall.test_session import ADMIN, ALL_BALLS, CHIEF, PASSED, open_session
+from tests.hall.test_session import ADMIN, ALL_BALLS, CHIEF, open_session, verify_passed
 
 DOOR = Actor("lluis", Role.ADMISSION)
 WITNESS = "Marta Soler (public)"
@@ -122,7 +122,7 @@ def play(journal: Journal, clock: Any) -> Played:
 
     # Session 2, next month, one game under way.
     clock.advance(3 * 24 * 3600)
-    result(hall.session.record_verification(ADMIN, "2027-01-04", PASSED))
+    verify_passed(hall.session, "2027-01-04")
     result(hall.session.count_balls(CHIEF, "opening", ALL_BALLS, ["Jordi Pons (public)"]))
     result(hall.session.sign_opening(ADMIN))
     result(hall.session.sign_opening(CHIEF))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import ALL_BALLS, VERIFICATION_OK, HallProcess, HttpClient
+from tests.web.conftest import ALL_BALLS, HallProcess, HttpClient
 from tests.web.test_console_browser import browser, hall  # noqa: F401 (fixtures)
 from tests.web.test_server_process import signed_in
 
@@ -62,7 +62,10 @@ def player(staff: Staff, document: str, credit: int) -> str:
 
 
 def kiosk_page(browser: Any, hall: HallProcess, viewport: dict[str, int], terminal: str, token: str) -> Any:
-    page = browser.new_context(ignore_https_errors=True, viewport=viewport).new_page()
+    """The kiosk app on a device holding ``terminal``'s certificate, as the hall requires."""
+    cert, key = hall.certificate("terminal", terminal)
+    certificates = [{"origin": hall.base, "certPath": str(cert), "keyPath": str(key)}]
+    page = browser.new_context(ignore_https_errors=True, viewport=viewport, client_certificates=certificates).new_page()
     page.set_default_timeout(10_000)
     page.goto(f"{hall.base}/kiosk#terminal={terminal}&token={token}")
     page.wait_for_selector("#link.online")
@@ -96,7 +99,7 @@ def marked_as_drawn(page: Any) -> None:
 @pytest.mark.req("R82.13", "R82.14", "R82.15", "R85.9", "R92.8", "R93.1", "R93.8", "R93.10")
 def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_credited(hall: HallProcess, browser: Any) -> None:
     staff = Staff(hall)
-    staff("admin", "record_verification", date="2026-11-29", results=VERIFICATION_OK)
+    staff("admin", "run_verification", date="2026-11-29")
     staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
     staff("rosa", "sign_session_opening")
     staff("admin", "sign_session_opening")

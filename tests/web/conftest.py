@@ -239,7 +239,6 @@ def journal_length(hall: WebHall) -> int:
 
 
 ALL_BALLS = list(range(1, 91))
-VERIFICATION_OK = {"journal": None, "database": None, "draw_device": None, "clock": None, "software": None}
 
 
 # --- A real hall server process on loopback (integration and end-to-end tests) --------
@@ -324,8 +323,21 @@ class HallProcess:
                 self.process.wait()
         self.process = None
 
-    def tls_context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.folder / "pki" / "ca.pem"))
+    def certificate(self, kind: str, name: str) -> tuple[Path, Path]:
+        """The (certificate, key) files of ``name``, issued by the hall's local authority on first use."""
+        from hall_server.pki import PkiFolder, issue_certificate
+
+        authority = PkiFolder(self.folder / "operator-ca")
+        if not authority.cert(name).exists():
+            issue_certificate(authority.root, kind, name)
+        return authority.cert(name), authority.key(name)
+
+    def tls_context(self, certificate: tuple[str, str] | None = None) -> ssl.SSLContext:
+        """A client trusting the hall's authority, presenting ``(kind, name)``'s certificate if given."""
+        context = ssl.create_default_context(cafile=str(self.folder / "pki" / "ca.pem"))
+        if certificate is not None:
+            context.load_cert_chain(*map(str, self.certificate(*certificate)))
+        return context
 
 
 class HttpClient:
@@ -360,11 +372,11 @@ class WireSocket:
     """A WebSocket client (wsproto) over a real TLS connection to a :class:`HallProcess`."""
 
     def __init__(self, hall: HallProcess, path: str, *, cookie: str | None = None, origin: str | None = None,
-                 timeout: float = 20) -> None:
+                 timeout: float = 20, certificate: tuple[str, str] | None = None) -> None:
         import socket as sockets
 
         raw = sockets.create_connection(("127.0.0.1", hall.port), timeout=timeout)
-        self.sock = hall.tls_context().wrap_socket(raw, server_hostname="localhost")
+        self.sock = hall.tls_context(certificate).wrap_socket(raw, server_hostname="localhost")
         self.ws = WSConnection(ConnectionType.CLIENT)
         extra = [(b"cookie", f"bingo_session={cookie}".encode())] if cookie else []
         if origin:

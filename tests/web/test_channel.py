@@ -5,7 +5,7 @@ import pytest
 
 from hall_server.hall.core import Actor, Role
 from hall_server.web.channel import ChannelError, SeenRequests, parse_request
-from tests.web.conftest import VERIFICATION_OK, WebHall, journal_length
+from tests.web.conftest import WebHall, journal_length
 from twisted.internet import defer
 
 ADMIN = Actor("admin", Role.ADMINISTRATOR)
@@ -49,26 +49,26 @@ def test_an_unknown_command_is_named(web_hall: WebHall) -> None:
 
 @pytest.mark.req("R80")
 def test_a_role_outside_its_remit_is_refused_and_nothing_is_journaled(web_hall: WebHall) -> None:
-    text = '{"id": "r1", "command": "record_verification", "args": {"date": "2026-11-29", "results": {}}}'
+    text = '{"id": "r1", "command": "run_verification", "args": {"date": "2026-11-29"}}'
     answer = submit(web_hall, CASHIER, text)
     assert answer["ok"] is False and answer["error"]["code"] == "not_allowed"
-    assert "carla (cashier) may not record verification" in answer["error"]["message"]
+    assert "carla (cashier) may not run verification" in answer["error"]["message"]
     assert journal_length(web_hall) == 0
 
 
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        ({"date": "2026-11-29"}, "missing argument(s): results"),
-        ({"date": "2026-11-29", "results": {}, "extra": 1}, "unknown argument(s): extra"),
-        ({"date": 20261129, "results": {}}, "date is str, not 20261129"),
-        ({"date": "2026-11-29", "results": []}, "results is dict, not []"),
+        ({}, "missing argument(s): date"),
+        ({"date": "2026-11-29", "extra": 1}, "unknown argument(s): extra"),
+        ({"date": 20261129}, "date is str, not 20261129"),
+        ({"date": ["2026-11-29"]}, 'date is str, not ["2026-11-29"]'),
     ],
 )
 def test_wrong_arguments_are_refused_with_the_argument_named(web_hall: WebHall, args: dict, fragment: str) -> None:
     import json
 
-    answer = submit(web_hall, ADMIN, json.dumps({"id": "r1", "command": "record_verification", "args": args}))
+    answer = submit(web_hall, ADMIN, json.dumps({"id": "r1", "command": "run_verification", "args": args}))
     assert answer["error"]["code"] == "bad_arguments" and fragment in answer["error"]["message"]
     assert journal_length(web_hall) == 0
 
@@ -111,8 +111,7 @@ def test_a_request_is_carried_out_once_and_its_replay_gets_the_first_answer(web_
     import json
 
     seen = SeenRequests()
-    text = json.dumps({"id": "r7", "command": "record_verification",
-                       "args": {"date": "2026-11-29", "results": VERIFICATION_OK}})
+    text = json.dumps({"id": "r7", "command": "run_verification", "args": {"date": "2026-11-29"}})
     first = submit(web_hall, ADMIN, text, seen)
     assert first["ok"] and [r["type"] for r in first["records"]] == ["system_verified"]
     again = submit(web_hall, ADMIN, text, seen)
@@ -146,7 +145,7 @@ def test_each_role_is_offered_only_its_own_commands(web_hall: WebHall) -> None:
     describe = web_hall.hub.channel.describe
     room_chief = {c["name"] for c in describe(Actor("rosa", Role.ROOM_CHIEF))}
     cashier = {c["name"] for c in describe(CASHIER)}
-    assert "count_balls" in room_chief and "record_verification" not in room_chief
+    assert "count_balls" in room_chief and "run_verification" not in room_chief
     assert "count_balls" not in cashier
     (count,) = [c for c in describe(Actor("rosa", Role.ROOM_CHIEF)) if c["name"] == "count_balls"]
     assert count["params"] == {"stage": "str", "balls_present": "list[int]", "witnesses": "list[str]"}

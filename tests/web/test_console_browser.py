@@ -77,8 +77,7 @@ def test_staff_open_the_session_sell_draw_and_verify_while_the_board_follows(bro
     assert admin.locator('#commands button[data-command="count_balls"]').count() == 0
     assert rosa.locator("#draw").is_hidden()
 
-    give(admin, "record_verification", date="2026-11-29",
-         results='{"journal": null, "database": null, "draw_device": null, "clock": null, "software": null}')
+    give(admin, "run_verification", date="2026-11-29")
     give(rosa, "count_balls", stage="opening", balls_present="1-90", witnesses="Maria Public")
     give(rosa, "sign_session_opening")
     give(admin, "sign_session_opening")

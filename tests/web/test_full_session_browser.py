@@ -158,8 +158,7 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
 
     # --- Opening: verification, the count of the 90 balls, both signatures (R84, R77.1).
     today = local_date(int(time.time() * 1000)).isoformat()
-    give(admin, "record_verification", date=today,
-         results='{"journal": null, "database": null, "draw_device": null, "clock": null, "software": null}')
+    give(admin, "run_verification", date=today)
     give(rosa, "count_balls", stage="opening", balls_present="1-90", witnesses=WITNESSES)
     give(rosa, "sign_session_opening")
     give(admin, "sign_session_opening")

@@ -28,7 +28,7 @@ from hall_server.web.site import build_site, same_origin
 from hall_server.web.throttle import (
     FREE_FAILURES_PER_ADDRESS, FREE_FAILURES_PER_NAME, MAX_CHECKS, MAX_CHECKS_PER_ADDRESS, MAX_LOCK_S,
 )
-from tests.web.conftest import PASSWORD, STAFF, VERIFICATION_OK, FakeBrowser, FakeSocket, WebHall, journal_length
+from tests.web.conftest import PASSWORD, STAFF, FakeBrowser, FakeSocket, WebHall, journal_length
 
 ADMIN = Actor("admin", Role.ADMINISTRATOR)
 PIN_HASH = "scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA==$UElOIGhhc2ggb2YgNDgyMSwgc2VhcmNoYWJsZSBpbiA0MXM="
@@ -50,7 +50,7 @@ def commit(hall: WebHall, *entries: tuple[str, dict[str, Any]]) -> None:
 
 
 def a_verification(browser: FakeBrowser, request_id: str = "v1") -> None:
-    answer = browser.command("record_verification", {"date": "2026-11-29", "results": VERIFICATION_OK}, request_id)
+    answer = browser.command("run_verification", {"date": "2026-11-29"}, request_id)
     assert answer.status == 200, answer.body
 
 
@@ -494,8 +494,7 @@ def test_pentest_15_the_origin_must_be_exactly_this_site(origin: str | None, hos
 def test_pentest_15_posts_from_another_origin_are_refused_and_change_nothing(web_hall: WebHall, origin: str) -> None:
     browser = signed_in(web_hall, "admin")
     foreign = {"origin": origin}
-    body = json.dumps({"id": "v1", "command": "record_verification",
-                       "args": {"date": "2026-11-29", "results": VERIFICATION_OK}})
+    body = json.dumps({"id": "v1", "command": "run_verification", "args": {"date": "2026-11-29"}})
     assert browser.request("POST", "/api/command", body, headers=foreign).status == 403
     assert browser.request("POST", "/logout", "", headers=foreign).status == 403
     login = browser.request("POST", "/login", json.dumps({"name": "rosa", "password": PASSWORD}), headers=foreign)

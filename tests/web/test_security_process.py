@@ -95,7 +95,8 @@ def test_pentest_2_no_secret_in_any_view_push_or_log_line_of_a_real_hall(hall: H
     staff("carla", "load_credit", account=account, amount_cents=2_000, desk="desk-1")
     token = staff("rosa", "enrol_terminal", terminal="K1", place="row A")["result"]["token"]
 
-    terminal = WireSocket(hall, "/kiosk/ws")
+    terminal = WireSocket(hall, "/kiosk/ws", certificate=("terminal", "K1"))
+    assert terminal.accepted, terminal.rejected_status
     terminal.send({"v": 1, "seq": 1, "type": "hello", "terminal": "K1", "token": token})
     terminal.until(lambda m: m["type"] == "welcome")
     terminal.send({"v": 1, "seq": 2, "type": "sign_in", "account": account, "pin": PIN})
@@ -127,7 +128,8 @@ def test_pentest_2_no_secret_in_any_view_push_or_log_line_of_a_real_hall(hall: H
 def _raw_socket(hall: HallProcess, path: str) -> ssl.SSLSocket:
     """A TLS connection on which a WebSocket handshake to ``path`` was accepted."""
     raw = socket.create_connection(("127.0.0.1", hall.port), timeout=20)
-    tls = hall.tls_context().wrap_socket(raw, server_hostname="localhost")
+    certificate = ("terminal", "K9") if path.startswith("/kiosk") else None  # the kiosk socket takes terminals only
+    tls = hall.tls_context(certificate).wrap_socket(raw, server_hostname="localhost")
     tls.sendall(
         f"GET {path} HTTP/1.1\r\nHost: localhost:{hall.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import ALL_BALLS, PASSWORD, VERIFICATION_OK, HallProcess, HttpClient
+from tests.web.conftest import ALL_BALLS, PASSWORD, HallProcess, HttpClient
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +42,7 @@ class Staff:
 def test_a_whole_game_over_tls_then_the_same_picture_after_a_restart(hall: HallProcess, tmp_path: Path) -> None:
     assert hall.base.startswith("https://")
     staff = Staff(hall)
-    staff("admin", "record_verification", date="2026-11-29", results=VERIFICATION_OK)
+    staff("admin", "run_verification", date="2026-11-29")
     staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
     staff("rosa", "sign_session_opening")
     staff("admin", "sign_session_opening")

@@ -3,13 +3,13 @@
 import pytest
 
 from hall_server.web.auth import IDLE_LIMIT_S
-from tests.web.conftest import ALL_BALLS, VERIFICATION_OK, FakeBrowser, WebHall, journal_length
+from tests.web.conftest import ALL_BALLS, FakeBrowser, WebHall, journal_length
 
 
 def open_session(browser_for: dict[str, FakeBrowser]) -> None:
     """Verification, the opening count and both signatures, through the HTTP channel."""
     admin, rosa = browser_for["admin"], browser_for["rosa"]
-    assert admin.command("record_verification", {"date": "2026-11-29", "results": VERIFICATION_OK}, "v1").status == 200
+    assert admin.command("run_verification", {"date": "2026-11-29"}, "v1").status == 200
     count = {"stage": "opening", "balls_present": ALL_BALLS, "witnesses": ["Maria Public"]}
     assert rosa.command("count_balls", count, "c1").status == 200
     assert rosa.command("sign_session_opening", {}, "s1").status == 200
@@ -73,7 +73,7 @@ def test_a_forged_cookie_is_no_sign_in(browser: FakeBrowser) -> None:
         ("{oops", "application/json", 400, "malformed"),
         ('{"id": "r1", "command": "count_balls", "args": {}}', "text/plain", 400, "malformed"),
         ('{"id": "r1", "command": "nope", "args": {}}', "application/json", 400, "unknown_command"),
-        ('{"id": "r1", "command": "record_verification", "args": {"date": "x", "results": {}}}',
+        ('{"id": "r1", "command": "run_verification", "args": {"date": "x"}}',
          "application/json", 403, "not_allowed"),
         ('{"id": "r1", "command": "count_balls", "args": {"stage": "opening"}}', "application/json", 400,
          "bad_arguments"),
@@ -142,11 +142,11 @@ def test_commands_over_the_socket_are_answered_and_bad_ones_change_nothing(
     ]
     admin = staff["admin"].socket()
     admin.received()
-    admin.send({"id": "v1", "command": "record_verification", "args": {"date": "2026-11-29", "results": VERIFICATION_OK}})
+    admin.send({"id": "v1", "command": "run_verification", "args": {"date": "2026-11-29"}})
     messages = admin.received()
     assert [m["type"] for m in messages] == ["record", "answer"]  # announced after commit, then answered
     assert messages[1]["ok"] and messages[1]["records"][0]["type"] == "system_verified"
-    admin.send({"id": "v1", "command": "record_verification", "args": {"date": "2026-11-29", "results": VERIFICATION_OK}})
+    admin.send({"id": "v1", "command": "run_verification", "args": {"date": "2026-11-29"}})
     repeated = admin.received()[0]
     assert repeated["repeated"] and repeated["records"] == messages[1]["records"]  # the first answer again
     assert journal_length(web_hall) == 1
@@ -167,7 +167,7 @@ def test_a_socket_left_open_after_sign_out_takes_no_more_commands(
     socket = staff["admin"].socket()
     socket.received()
     staff["admin"].request("POST", "/logout", "")
-    socket.send({"id": "v1", "command": "record_verification", "args": {"date": "2026-11-29", "results": VERIFICATION_OK}})
+    socket.send({"id": "v1", "command": "run_verification", "args": {"date": "2026-11-29"}})
     (answer,) = socket.received()
     assert answer["error"]["code"] == "signed_out"
     assert journal_length(web_hall) == 0

@@ -1,0 +1,56 @@
+"""What the journal check before every start costs: the whole journal verified.
+
+    .venv/bin/python bench/bench_journal.py [--records 100000]
+
+Appends ``--records`` postings (in commits of 1,000) to a SQLite journal in a scratch
+folder, then times :meth:`Journal.verify` - every record's hash, link and Ed25519
+signature, and the signed head, as the hall server does before it serves - against a
+plain read of the same records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+BATCH = 1_000
+
+
+def main() -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from hall_server.journal import Journal
+    from hall_server.store.database import open_database
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        journal = Journal(open_database(f"sqlite:///{folder / 'hall.sqlite3'}"), Ed25519PrivateKey.generate(),
+                          head=folder / "journal.head")
+        actor = {"name": "carla", "role": "cashier"}
+        for commit in range(max(1, args.records // BATCH)):
+            journal.append(1_790_000_000_000 + commit, [
+                ("posting", {"debits": [["cash:desk-1", 100 + n]], "credits": [["player:10000000001", 100 + n]],
+                             "reason": "credit loaded", "actor": actor})
+                for n in range(BATCH)
+            ])
+        start = time.perf_counter()
+        count = journal.verify()
+        verified = time.perf_counter() - start
+        start = time.perf_counter()
+        read = sum(1 for _ in journal.records())
+        plain = time.perf_counter() - start
+        journal.engine.dispose()
+    print(f"journal verified whole: {count:,} records in {verified:.2f} s = {count / verified:,.0f} records/s "
+          f"(a plain read of the {read:,} records: {plain:.2f} s)")
+
+
+if __name__ == "__main__":
+    main()
