@@ -1,0 +1,1 @@
+"""Helpers shared by the test layers (no tests here)."""
