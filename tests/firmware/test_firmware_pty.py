@@ -76,24 +76,28 @@ class Line:
         except (OSError, ValueError):
             return None
 
+    def rack_holds(self, balls: list[int]) -> bool:
+        """Whether the chamber's rack holds exactly ``balls``, in order."""
+        return (self.chamber() or {}).get("rack") == balls
+
+    def rack_seen(self, balls: list[int]) -> str:
+        """What the rack holds, beside ``balls``: for a wait that timed out."""
+        chamber = self.chamber()
+        if chamber is None:
+            return "the chamber's state file being rewritten"
+        rack = chamber["rack"]
+        return (f"{len(rack)} balls racked, the last {rack[-3:]} (expected the last {balls[-3:]}), "
+                f"tube {chamber['tube']}")
+
     def racked(self, balls: list[int]) -> Any:
-        """Fires once the chamber's rack holds exactly ``balls``, in order.
+        """Fires once the chamber's rack holds ``balls`` (for tests in the reactor).
 
         The firmware racks a ball when the driver's CONFIRM reaches it, which is after
         the driver has the ball: on a noisy line the CONFIRM may need retransmitting.
         """
-        return wait_until_in_reactor(
-            reactor, lambda: (self.chamber() or {}).get("rack") == balls, WAIT,
-            f"the chamber's rack to hold the {len(balls)} balls drawn",
-            seen=lambda: _rack_seen(self.chamber(), balls))
-
-
-def _rack_seen(chamber: dict[str, Any] | None, balls: list[int]) -> str:
-    if chamber is None:
-        return "the chamber's state file being rewritten"
-    rack = chamber["rack"]
-    return (f"{len(rack)} balls racked, the last {rack[-3:]} (expected the last {balls[-3:]}), "
-            f"tube {chamber['tube']}")
+        return wait_until_in_reactor(reactor, lambda: self.rack_holds(balls), WAIT,
+                                     f"the chamber's rack to hold the {len(balls)} balls drawn",
+                                     seen=lambda: self.rack_seen(balls))
 
 
 @pytest.fixture
