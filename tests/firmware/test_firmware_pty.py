@@ -284,8 +284,8 @@ def test_driver_restarted_mid_draw_resumes_from_the_journal(line: Line):
 
 @pytest_twisted.inlineCallbacks
 def test_cable_unplugged_and_back(line: Line):
-    """With the line dead for a second mid-game, the driver reports the link down, and
-    after it is back the game goes on with no ball lost or doubled."""
+    """With the line dead mid-game, the driver reports the link down, and after it is
+    back the game goes on with no ball lost or doubled."""
     observer = RecordingObserver()
     driver, service = connect(line.driver_side, observer=observer)
     try:
