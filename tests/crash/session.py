@@ -323,7 +323,7 @@ class Staff:
             last = max((r["seq"] for item in batch if item.answer and item.answer["ok"]
                         for r in item.answer["records"]), default=0)
             self.watcher.wait_for(lambda: self.watcher.records() and self.watcher.records()[-1]["seq"] >= last
-                                  if last else True)
+                                  if last else True, what=f"record {last} on the watching console")
         except SocketClosed:
             raise ServerKilled() from None
         for record in self.watcher.records():

@@ -33,6 +33,7 @@ from wsproto.events import (
     TextMessage,
 )
 
+from tests.support.waiting import WAIT, timed_out
 from tests.web.conftest import PASSWORD, HallProcess, HttpClient
 
 
@@ -88,8 +89,10 @@ class LiveSocket:
                                                 extra_headers=headers)))
         self._thread = threading.Thread(target=self._run, name=f"socket {self.path}", daemon=True)
         self._thread.start()
-        if not self.accepted.wait(10) or self.closed.is_set():
-            raise AssertionError(f"the hall did not accept the WebSocket {self.path}")
+        if not self.accepted.wait(WAIT):
+            raise timed_out(f"the hall to accept the WebSocket {self.path}", WAIT)
+        if self.closed.is_set():
+            raise AssertionError(f"the hall refused the WebSocket {self.path}")
 
     # --- The socket's own thread -------------------------------------------------------
 
@@ -157,8 +160,10 @@ class LiveSocket:
         self._wake_w.send(b"x")
         return sent
 
-    def wait_for(self, predicate: Any, timeout: float = 20) -> None:
-        """Block until ``predicate()`` holds; :class:`SocketClosed` if the socket closes first."""
+    def wait_for(self, predicate: Any, timeout: float = WAIT, what: str = "the awaited message") -> None:
+        """Block until ``predicate()`` holds, woken by each message; :class:`SocketClosed`
+        if the socket closes first, :class:`~tests.support.waiting.WaitTimeout` naming
+        ``what`` after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while not predicate():
@@ -166,11 +171,13 @@ class LiveSocket:
                     raise SocketClosed(self.path)
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise TimeoutError(f"nothing came on {self.path} for {timeout} s")
+                    raise timed_out(f"{what} on {self.path}", timeout,
+                                    lambda: f"{len(self.messages)} message(s), the last "
+                                            f"{self.messages[-1].message.get('type') if self.messages else None}")
                 self.changed.wait(left)
 
-    def answer(self, request_id: str, timeout: float = 20) -> dict[str, Any]:
-        self.wait_for(lambda: request_id in self.answers, timeout)
+    def answer(self, request_id: str, timeout: float = WAIT) -> dict[str, Any]:
+        self.wait_for(lambda: request_id in self.answers, timeout, f"the answer to command {request_id}")
         return self.answers[request_id].message
 
     def records(self) -> list[dict[str, Any]]:
@@ -178,9 +185,9 @@ class LiveSocket:
         with self.changed:
             return [m.message["record"] for m in self.messages if m.message.get("type") == "record"]
 
-    def snapshot(self, timeout: float = 20) -> dict[str, Any]:
+    def snapshot(self, timeout: float = WAIT) -> dict[str, Any]:
         """The first message of a console socket: the whole picture as of the connection."""
-        self.wait_for(lambda: bool(self.messages), timeout)
+        self.wait_for(lambda: bool(self.messages), timeout, "the first picture")
         first = self.messages[0].message
         assert first["type"] in ("snapshot", "board"), first
         return first

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer, reactor, task
+from twisted.internet import defer, reactor
 
 from hall_server.blower import (
     BlowerBusy, BlowerDriver, BlowerFault, BlowerPair, RecordingObserver, approved_from_tree,
@@ -27,6 +27,7 @@ from hall_server.blower.simulator import REPO_ROOT, open_raw, spawn_firmware
 from protocol import blower_frames as bf
 from protocol import blower_messages as bm
 from protocol.blower_link import MESSAGE, Link
+from tests.support.waiting import WAIT, wait_until, wait_until_in_reactor
 
 pytestmark = pytest.mark.integration
 APPROVED = approved_from_tree(REPO_ROOT)
@@ -67,8 +68,36 @@ class Line:
         self.process.wait(timeout=10)
         return json.loads(self.report.read_text())
 
-    def chamber(self) -> dict[str, Any]:
-        return json.loads(Path(self.state).read_text())
+    def chamber(self) -> dict[str, Any] | None:
+        """The chamber's physical state as the firmware last wrote it; None while the
+        firmware is writing it (it rewrites the file in place)."""
+        try:
+            return json.loads(Path(self.state).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def rack_holds(self, balls: list[int]) -> bool:
+        """Whether the chamber's rack holds exactly ``balls``, in order."""
+        return (self.chamber() or {}).get("rack") == balls
+
+    def rack_seen(self, balls: list[int]) -> str:
+        """What the rack holds, beside ``balls``: for a wait that timed out."""
+        chamber = self.chamber()
+        if chamber is None:
+            return "the chamber's state file being rewritten"
+        rack = chamber["rack"]
+        return (f"{len(rack)} balls racked, the last {rack[-3:]} (expected the last {balls[-3:]}), "
+                f"tube {chamber['tube']}")
+
+    def racked(self, balls: list[int]) -> Any:
+        """Fires once the chamber's rack holds ``balls`` (for tests in the reactor).
+
+        The firmware racks a ball when the driver's CONFIRM reaches it, which is after
+        the driver has the ball: on a noisy line the CONFIRM may need retransmitting.
+        """
+        return wait_until_in_reactor(reactor, lambda: self.rack_holds(balls), WAIT,
+                                     f"the chamber's rack to hold the {len(balls)} balls drawn",
+                                     seen=lambda: self.rack_seen(balls))
 
 
 @pytest.fixture
@@ -93,10 +122,6 @@ def draw_game(driver: BlowerDriver, game: int, upto: int = 90, start: int = 0):
         ball = yield driver.draw()
         balls.append(ball)
     return balls
-
-
-def sleep(seconds: float):
-    return task.deferLater(reactor, seconds, lambda: None)
 
 
 @pytest.mark.req("R84.2", "R84.4", "R84.1")
@@ -155,8 +180,7 @@ def test_whole_games_are_drawn_through_the_pty(line: Line):
             yield driver.start_game(game)
             balls = yield draw_game(driver, game)
             assert sorted(balls) == list(range(1, 91))
-            yield sleep(0.3)
-            assert line.chamber()["rack"] == balls
+            yield line.racked(balls)
     finally:
         yield service.stopService()
 
@@ -184,8 +208,7 @@ def test_line_noise_loses_no_ball_doubles_none_and_every_bad_frame_is_caught(tmp
         yield driver.start_game(3)
         balls = yield draw_game(driver, 3)
         assert sorted(balls) == list(range(1, 91))
-        yield sleep(0.3)
-        assert noisy.chamber()["rack"] == balls
+        yield noisy.racked(balls)
     finally:
         yield service.stopService()
         report = noisy.close()
@@ -217,8 +240,7 @@ def test_firmware_restarted_mid_draw_loses_and_doubles_nothing(line: Line):
         balls.append((yield pending))
         balls += yield draw_game(driver, 4, start=31)
         assert sorted(balls) == list(range(1, 91))
-        yield sleep(0.3)
-        assert line.chamber()["rack"] == balls
+        yield line.racked(balls)
         assert [up for up, _ in observer.links].count(True) >= 2
     finally:
         yield service.stopService()
@@ -232,8 +254,19 @@ def test_driver_restarted_mid_draw_resumes_from_the_journal(line: Line):
     yield driver.when_ready()
     yield driver.start_game(5)
     balls = yield draw_game(driver, 5, upto=40)
-    in_flight = driver.draw()  # in flight when the server dies
-    yield sleep(0.05)
+    # The server dies with the 41st ball on the wire: its link takes the BALL frame, and
+    # the hall never sees the ball.
+    undelivered: list[int] = []
+    feed = driver.link.feed
+
+    def dying_feed(data: bytes, now: int) -> list:
+        events = feed(data, now)
+        undelivered.extend(bm.unpack_ball(f.payload)[2] for e, f in events
+                           if e == MESSAGE and f.kind == bf.BALL)
+        return [(e, f) for e, f in events if not (e == MESSAGE and f.kind == bf.BALL)]
+    driver.link.feed = dying_feed  # type: ignore[method-assign]
+    in_flight = driver.draw()
+    yield wait_until_in_reactor(reactor, lambda: undelivered, WAIT, "the blower to report the ball of draw 41")
     yield service.stopService()
     # Stopping fails a draw still asked: its ball was never delivered to the hall.
     in_flight.addErrback(lambda failure: failure.trap(BlowerBusy))
@@ -242,17 +275,17 @@ def test_driver_restarted_mid_draw_resumes_from_the_journal(line: Line):
     try:
         yield second.when_ready()
         balls += yield draw_game(second, 5, start=40)
+        assert balls[40] == undelivered[0]
         assert sorted(balls) == list(range(1, 91))
-        yield sleep(0.3)
-        assert line.chamber()["rack"] == balls
+        yield line.racked(balls)
     finally:
         yield service.stopService()
 
 
 @pytest_twisted.inlineCallbacks
 def test_cable_unplugged_and_back(line: Line):
-    """With the line dead for a second mid-game, the driver reports the link down, and
-    after it is back the game goes on with no ball lost or doubled."""
+    """With the line dead mid-game, the driver reports the link down, and after it is
+    back the game goes on with no ball lost or doubled."""
     observer = RecordingObserver()
     driver, service = connect(line.driver_side, observer=observer)
     try:
@@ -261,8 +294,9 @@ def test_cable_unplugged_and_back(line: Line):
         balls = yield draw_game(driver, 6, upto=20)
         line.unplug()
         pending = driver.draw()
-        yield sleep(3.0)
-        assert (False, "the blower stopped answering") in observer.links
+        yield wait_until_in_reactor(
+            reactor, lambda: (False, "the blower stopped answering") in observer.links, WAIT,
+            "the driver to report the link down", seen=lambda: observer.links[-3:])
         line.plug()
         balls.append((yield pending))
         balls += yield draw_game(driver, 6, start=21)
@@ -277,9 +311,10 @@ def test_a_blower_with_unapproved_firmware_is_not_used(line: Line):
     driver, service = connect(line.driver_side, observer=observer,
                               approved=ApprovedFirmware().with_release((1, 0, 0), bytes(32)))
     try:
-        yield sleep(1.0)
+        yield wait_until_in_reactor(
+            reactor, lambda: observer.links and "not approved" in observer.links[-1][1], WAIT,
+            "the driver to refuse the firmware as not approved", seen=lambda: observer.links[-3:])
         assert not driver.ready
-        assert observer.links and "not approved" in observer.links[-1][1]
     finally:
         yield service.stopService()
 
@@ -295,15 +330,19 @@ class HostileHost:
     def now(self) -> int:
         return int(time.monotonic() * 1000)
 
-    def pump(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            if select.select([self.fd], [], [], 0.01)[0]:
-                for event, frame in self.link.feed(os.read(self.fd, 4096), self.now()):
-                    if event == MESSAGE:
-                        self.inbox.append(frame)
-            self.link.poll(self.now())
-            self.write(self.link.take_output())
+    def pump(self) -> None:
+        """Read what the blower sent (waiting up to 10 ms for it) and keep the link going."""
+        if select.select([self.fd], [], [], 0.01)[0]:
+            for event, frame in self.link.feed(os.read(self.fd, 4096), self.now()):
+                if event == MESSAGE:
+                    self.inbox.append(frame)
+        self.link.poll(self.now())
+        self.write(self.link.take_output())
+
+    def pump_until(self, done: Any, what: str) -> Any:
+        """Pump until ``done()`` holds (the blower's answer came); its value."""
+        return wait_until(lambda: self.pump() or done(), WAIT, what, interval=0,
+                          seen=lambda: sorted({f.kind for f in self.inbox}))
 
     def write(self, data: bytes) -> None:
         if data:
@@ -311,23 +350,46 @@ class HostileHost:
 
     def open(self) -> None:
         self.link.send_unsequenced(bf.HELLO_REQ, bm.pack_hello_req(4242), 0)
-        self.pump(0.5)
-        hello = [f for f in self.inbox if f.kind == bf.HELLO
-                 and bm.unpack_hello(f.payload)[3] == 4242][-1]
+        hello = self.pump_until(lambda: [f for f in self.inbox if f.kind == bf.HELLO
+                                         and bm.unpack_hello(f.payload)[3] == 4242],
+                                "the blower's HELLO to our HELLO_REQ")[-1]
         self.link.reset(hello.link)
         self.inbox.clear()
+
+    def has(self, kind: int) -> bool:
+        return any(f.kind == kind for f in self.inbox)
 
     def take(self, kind: int) -> list[bf.Frame]:
         found = [f for f in self.inbox if f.kind == kind]
         self.inbox = [f for f in self.inbox if f.kind != kind]
         return found
 
-    def notices(self) -> dict[int, int]:
+    def noticed(self) -> dict[int, int]:
+        """The NOTICE counts received so far, by reason (the frames stay in the inbox)."""
         counts: dict[int, int] = {}
-        for frame in self.take(bf.NOTICE):
-            reason, count = bm.unpack_notice(frame.payload)
-            counts[reason] = counts.get(reason, 0) + count
+        for frame in self.inbox:
+            if frame.kind == bf.NOTICE:
+                reason, count = bm.unpack_notice(frame.payload)
+                counts[reason] = counts.get(reason, 0) + count
         return counts
+
+    def notices(self, *reasons: int) -> dict[int, int]:
+        """Pump until a NOTICE for each of ``reasons`` came; the counts, taken from the inbox."""
+        self.pump_until(lambda: set(reasons) <= set(self.noticed()),
+                        "the blower's NOTICE of " + ", ".join(map(str, reasons)))
+        counts = self.noticed()
+        self.take(bf.NOTICE)
+        return counts
+
+    def ball(self, game: int, draw_no: int) -> int:
+        """Ask for draw ``draw_no`` of ``game``; the ball the blower reports for it."""
+        self.link.send(bf.DRAW, bm.pack_draw(game, draw_no), self.now())
+        self.pump_until(lambda: self.has(bf.BALL), f"the ball of draw {draw_no}")
+        balls = {bm.unpack_ball(f.payload) for f in self.take(bf.BALL)}
+        assert len(balls) == 1, balls
+        (ball,) = balls
+        assert ball[:2] == (game, draw_no), ball
+        return ball[2]
 
 
 def test_a_hostile_host_is_refused_or_ignored_and_told_so(line: Line) -> None:
@@ -336,35 +398,30 @@ def test_a_hostile_host_is_refused_or_ignored_and_told_so(line: Line) -> None:
     host = HostileHost(line.driver_side)
     host.open()
     host.link.send(bf.NEW_GAME, bm.pack_new_game(9), host.now())
-    host.pump(0.3)
-    assert host.take(bf.STATUS)
+    host.pump_until(lambda: host.has(bf.STATUS), "the blower's STATUS after NEW_GAME")
+    host.take(bf.STATUS)
     # Asking for ball 42.
     host.link.send(bf.DRAW, bm.pack_draw(9, 1) + bytes([42]), host.now())
-    host.pump(0.3)
+    host.pump_until(lambda: host.has(bf.REFUSED), "the blower to refuse a DRAW naming its ball")
     refused = [bm.unpack_refused(f.payload) for f in host.take(bf.REFUSED)]
     assert refused == [(bf.DRAW, bm.BALL_CHOICE, 0, 0)]
     # Garbage.
     host.write(os.urandom(2000) + b"\x00")
-    host.pump(0.5)
-    assert host.notices().get(bm.BAD_FRAME, 0) > 0
+    assert host.notices(bm.BAD_FRAME)[bm.BAD_FRAME] > 0
     # Replaying the recorded NEW_GAME frame (seq 1) and a frame of the previous link.
     replay = bf.encode_frame(bf.Frame(bf.NEW_GAME, host.link.link_id, 1, bm.pack_new_game(9)))
     stale = bf.encode_frame(bf.Frame(bf.DRAW, host.link.link_id ^ 1, 3, bm.pack_draw(9, 1)))
     host.write(replay + stale)
-    host.pump(0.5)
-    notices = host.notices()
-    assert notices.get(bm.REPLAYED) == 1 and notices.get(bm.STALE_LINK) == 1
+    notices = host.notices(bm.REPLAYED, bm.STALE_LINK)
+    assert notices[bm.REPLAYED] == 1 and notices[bm.STALE_LINK] == 1
     # A flood of well-formed frames.
     notice = bf.encode_frame(bf.Frame(bf.NOTICE, host.link.link_id, 0, bm.pack_notice(1, 1)))
     host.write(notice * 1500)
-    host.pump(1.2)
-    assert host.notices().get(bm.FLOODED, 0) > 0
-    # The blower still draws, once per draw number.
+    assert host.notices(bm.FLOODED)[bm.FLOODED] > 0
+    # The blower still draws, once per draw number: asked again, it names the same ball.
     host.inbox.clear()
-    host.link.send(bf.DRAW, bm.pack_draw(9, 1), host.now())
-    host.pump(0.5)
-    balls = {bm.unpack_ball(f.payload) for f in host.take(bf.BALL)}
-    assert len(balls) == 1
+    ball = host.ball(9, 1)
+    assert host.ball(9, 1) == ball
     os.close(host.fd)
 
 

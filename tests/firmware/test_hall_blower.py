@@ -6,7 +6,6 @@ injected into the simulated chamber suspends the game and is in the journal."""
 from __future__ import annotations
 
 import itertools
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,6 +16,7 @@ from hall_server.blower.approval import image_hash_of_tree
 from hall_server.blower.simulator import REPO_ROOT
 from tests.crash.wire import LiveSocket, console
 from tests.firmware.test_firmware_pty import Line
+from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import ALL_BALLS, HallProcess
 
 pytestmark = pytest.mark.integration
@@ -46,7 +46,7 @@ def blower_hall(tmp_path: Path) -> Iterator[tuple[HallProcess, Line]]:
 def command(socket: LiveSocket, name: str, **args: Any) -> dict[str, Any]:
     request = f"t-{next(_ids)}"
     socket.send({"id": request, "command": name, "args": args})
-    return socket.answer(request, timeout=30)
+    return socket.answer(request)
 
 
 def ok(socket: LiveSocket, name: str, **args: Any) -> dict[str, Any]:
@@ -63,12 +63,16 @@ def test_a_whole_game_is_drawn_by_the_real_firmware_and_a_fault_suspends_it(blow
     try:
         # The verification's draw-device check is the blower's self-test (R84.1); the
         # blower may still be connecting, so ask until it answers.
-        for _ in range(20):
+        verified: dict[str, Any] = {}
+
+        def blower_checked() -> bool:
             ok(admin, "run_verification", date="2026-12-01")
-            verified = [r for r in admin.records() if r["type"] == "system_verified"][-1]
-            if verified["payload"]["results"]["draw_device"] is None:
-                break
-        assert verified["payload"]["passed"], verified["payload"]["results"]
+            verified.update([r for r in admin.records() if r["type"] == "system_verified"][-1]["payload"])
+            return verified["results"]["draw_device"] is None
+
+        wait_until(blower_checked, WAIT, "the verification to find the blower ready", interval=0.5,
+                   seen=lambda: verified["results"])
+        assert verified["passed"], verified["results"]
         ok(chief, "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Marta Soler (public)"])
         ok(admin, "sign_session_opening")
         ok(chief, "sign_session_opening")
@@ -86,12 +90,14 @@ def test_a_whole_game_is_drawn_by_the_real_firmware_and_a_fault_suspends_it(blow
             # The chamber let no ball out: the game is suspended by the server (R86.1).
             assert not faulted and "main blower" in answer["error"]["message"], answer
             faulted = True
-            watcher.wait_for(lambda: any(r["type"] == "game_suspended" for r in watcher.records()))
+            watcher.wait_for(lambda: any(r["type"] == "game_suspended" for r in watcher.records()),
+                             what="the game to be suspended")
             ok(chief, "clear_blower_fault")
             ok(chief, "resume_game")
 
         assert faulted and sorted(balls) == list(range(1, 91))
-        watcher.wait_for(lambda: sum(r["type"] == "ball_drawn" for r in watcher.records()) == 90)
+        watcher.wait_for(lambda: sum(r["type"] == "ball_drawn" for r in watcher.records()) == 90,
+                         what="the 90th ball")
         shown = [r for r in watcher.records() if r["type"] == "ball_drawn"]
         assert [r["payload"]["ball"] for r in shown] == balls
         assert [r["payload"]["ball_count"] for r in shown] == list(range(1, 91))
@@ -99,8 +105,9 @@ def test_a_whole_game_is_drawn_by_the_real_firmware_and_a_fault_suspends_it(blow
         assert (fault["payload"]["blower"], fault["payload"]["fault"]) == ("main", "no ball reached the tube in time")
         (suspended,) = [r for r in watcher.records() if r["type"] == "game_suspended"]
         assert suspended["payload"]["actor"]["role"] == "system" and suspended["seq"] > fault["seq"]
-        time.sleep(0.5)  # the chamber writes its state as the last ball is racked
-        assert line.chamber()["rack"] == balls
+        # The chamber racks the last ball once the server's CONFIRM reaches it.
+        wait_until(lambda: line.rack_holds(balls), WAIT, "the chamber's rack to hold the 90 balls drawn",
+                   seen=lambda: line.rack_seen(balls))
     finally:
         for socket in (admin, chief, caller, watcher):
             socket.close()

@@ -11,12 +11,13 @@ import re
 import stat
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
 
 from hall_server.config import check_password, load_config
+from tests.support.waiting import START, WAIT, wait_until
 
 pytestmark = pytest.mark.integration
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -28,18 +29,18 @@ def test_a_first_start_without_a_terminal_keeps_the_passwords_out_of_the_log(tmp
     # A new session has no controlling terminal: /dev/tty cannot be opened, as under a service manager.
     server = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               start_new_session=True)
-    output = b""
+    lines: list[bytes] = []
+    assert server.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(iter(server.stdout.readline, b"")), daemon=True)
+    reader.start()
     try:
-        assert server.stdout is not None
-        deadline = time.monotonic() + 120
-        while b"Caller console at" not in output:
-            line = server.stdout.readline()
-            assert line and time.monotonic() < deadline, f"the hall did not start:\n{output.decode()}"
-            output += line
+        wait_until(lambda: b"Caller console at" in b"".join(lines), START, "the hall to start",
+                   seen=lambda: b"".join(lines).decode(errors="replace")[-2000:])
     finally:
         server.terminate()
-        rest, _ = server.communicate(timeout=60)
-        output += rest
+        server.wait(timeout=WAIT)
+        reader.join(timeout=WAIT)
+    output = b"".join(lines)
     logins = tmp_path / "new-staff-logins.txt"
     assert stat.S_IMODE(logins.stat().st_mode) == 0o600
     passwords = dict(re.findall(r"^\s+(\w+)\s+.*password: (\S+)$", logins.read_text(), re.MULTILINE))

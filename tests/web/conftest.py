@@ -250,11 +250,11 @@ import ssl
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from http.cookiejar import CookieJar
 
 from hall_server.config import DEFAULT_STAFF, default_config_text
+from tests.support.waiting import START, WAIT, WaitTimeout, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 URL_LINE = re.compile(rb"Caller console at (https?://[^/\s]+)/console")
@@ -276,31 +276,36 @@ class HallProcess:
         self.base = ""
         self.output = b""
 
-    def start(self, timeout: float = 60) -> "HallProcess":
+    def start(self, timeout: float = START) -> "HallProcess":
         command = [sys.executable, "-c", "from hall_server.cli import main; main()", "hall", "serve", "--config", str(self.config)]
         if self.demo:
             command += ["--demo", "--pace", "0.2"]
         env = {**os.environ, "BINGO_HOME": str(self.folder)}
+        self.base = ""
         self.process = subprocess.Popen(command, cwd=self.folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.output += line
-            if match := URL_LINE.search(line):
-                self.base = match.group(1).decode()
-                # The server logs every HTTP request: a pipe nobody reads would fill up
-                # and block the server in the middle of a long test.
-                threading.Thread(target=self._drain, args=(self.process.stdout,), daemon=True).start()
-                return self
-        self.stop()
-        raise AssertionError(f"the hall server did not start:\n{self.output.decode(errors='replace')}")
+        # The output is read on a thread from the start, so that the bound holds even if
+        # the server hangs silently; and the server logs every HTTP request: a pipe nobody
+        # reads would fill up and block the server in the middle of a long test.
+        drain = threading.Thread(target=self._drain, args=(self.process.stdout,), daemon=True)
+        drain.start()
+        process = self.process
+        try:
+            wait_until(lambda: self.base or process.poll() is not None, timeout,
+                       "the hall server to print its console address", interval=0.05)
+        except WaitTimeout as timed_out:
+            self.stop()
+            raise WaitTimeout(f"{timed_out}:\n{self.output.decode(errors='replace')}") from None
+        if not self.base:
+            drain.join(5)  # the rest of what the dead server said
+            self.stop()
+            raise AssertionError(f"the hall server did not start:\n{self.output.decode(errors='replace')}")
+        return self
 
     def _drain(self, stream: Any) -> None:
         for line in iter(stream.readline, b""):
             self.output += line
+            if not self.base and (match := URL_LINE.search(line)):
+                self.base = match.group(1).decode()
 
     @property
     def port(self) -> int:
@@ -362,7 +367,7 @@ class HttpClient:
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with self.opener.open(request, timeout=20) as response:
+            with self.opener.open(request, timeout=WAIT) as response:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())

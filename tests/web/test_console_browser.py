@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import WAIT
 from tests.web.conftest import PASSWORD, HallProcess
 
 pytestmark = pytest.mark.integration
@@ -40,7 +41,7 @@ def hall(tmp_path: Path):
 
 def console_for(browser, hall: HallProcess, name: str):
     page = browser.new_context(ignore_https_errors=True, viewport=VIEWPORT).new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(WAIT * 1000)
     page.goto(hall.base + "/console")
     assert page.url.endswith("/login")  # not signed in: sent to the sign-in page
     page.fill("#name", name)

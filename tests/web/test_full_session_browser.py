@@ -146,7 +146,6 @@ def fetch(page: Any, url: str) -> tuple[int, dict[str, str], bytes]:
 @pytest.mark.req("R85", "R82.6", "R85.6", "R85.11", "R91", "R77.1", "R83.3")
 def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(browser, hall: HallProcess,  # noqa: F811
                                                                             tmp_path: Path) -> None:
-    started = time.monotonic()
     admin = console_for(browser, hall, "admin")
     rosa = console_for(browser, hall, "rosa")
     sam = console_for(browser, hall, "sam")
@@ -240,7 +239,6 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
     (folder / "altered.pdf").write_bytes(pdf.replace(b"1.00 EUR", b"9.00 EUR", 1))
     (folder / "altered.pdf.sig").write_bytes(signature)
     assert not openssl_verifies(folder, "altered.pdf")
-    assert time.monotonic() - started < 90
 
 
 def contains(strings: list[str], run: list[str]) -> bool:
