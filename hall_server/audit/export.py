@@ -285,7 +285,7 @@ class DayFold:
         if kind == "sale_opened":
             # A paper game of this hall (a relayed network game has no card set) in the day's session.
             if "card_set" in p and p["session"] in self._day_sessions:
-                game = _Game(
+                opened = _Game(
                     game_id=p["game_id"],
                     number=p["game_number"],
                     price_cents=p["price_cents"],
@@ -294,9 +294,9 @@ class DayFold:
                 )
                 self._operator_pending = dict.fromkeys(OPERATOR_POTS, 0)
                 if tuple(p["patterns"]) != PATTERNS:
-                    game.cannot_express(f"it plays the patterns {', '.join(p['patterns'])}; {FORMAT_LIMIT}")
-                self._games.append(game)
-                self._by_id[game.game_id] = game
+                    opened.cannot_express(f"it plays the patterns {', '.join(p['patterns'])}; {FORMAT_LIMIT}")
+                self._games.append(opened)
+                self._by_id[opened.game_id] = opened
             return
         game = self._by_id.get(p.get("game_id") or "")
         if game is None:
