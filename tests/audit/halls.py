@@ -232,7 +232,7 @@ def _fail_terminal(hall: AuditHall, game_id: str) -> None:
 
 
 def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
-    """Play one game of ``plan``; its id, or None if no card could be sold."""
+    """Play one game of ``plan``; its id, or None if no series had a card left to sell."""
     rng = random.Random(plan.seed)
     hall.contribute(plan, "before")
     if not _announce(hall):
