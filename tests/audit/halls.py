@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password
 from hall_server.hall.admission import AdmissionModule
