@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from hall_server.cli.audit import audit
 from hall_server.cli.cards import cards
 from hall_server.cli.context import Hall
 from hall_server.cli.demo import demo
@@ -66,6 +67,7 @@ def main(ctx: click.Context, db: str | None) -> None:
     ctx.obj = Hall(db)
 
 
+main.add_command(audit)
 main.add_command(cards)
 main.add_command(demo)
 main.add_command(hall)

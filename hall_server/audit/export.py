@@ -1,0 +1,526 @@
+"""A hall day as the audit replay's scenario and result, from journal records only.
+
+:class:`DayFold` reads the journal in order - every record, so that the pot levels
+before the day are known - and keeps the facts of one day's games; :meth:`DayFold.export`
+writes them as the two documents of FORMATS.md section 2:
+
+* the **scenario** (``bingo-replay/1``): the prize rules in force, the carry and pot
+  levels before the day's first game, and per game its price, the pots in play, the
+  operator's contributions, every card in play with its stake percentage and the
+  balls in the order drawn.  These are raw facts: nothing in it is computed from them.
+* the **result** (``bingo-replay-result/1``): what the hall itself recorded - the
+  collection of the ``sale_closed`` record, the tax posted, the balls drawn, each
+  ``prize_paid`` record (the ball, the amount shared, the carry) with the cents each
+  winning card was actually paid by its ``prize:*`` postings, and the carry and pot
+  accounts as the ledger's postings left them after the game's last posting.  The
+  replay's computation is never run here, so ``bingo replay scenario.json`` agreeing
+  with this result is a real check of the money the hall moved.
+
+**The day** is a session date: the date the pre-session verification was recorded
+for (``system_verified.date``), which the session carries (``session_opened.date``) and
+every game id starts with (``2026-12-01-s1-g2``), whatever the clock said when the
+records were written.  The day's journal segment runs from the verification its
+session was opened on to the session's ``session_closed`` record, or to the
+journal's end while the session is still open.
+
+The hall and the replay format do not say everything alike; this module decides as
+``docs/audit.md`` records:
+
+* a game refunded as a whole (R86.2) moved no prize and no pot: it is left out of both
+  documents, and the operator money paid in during it counts for the next game;
+* a game whose bingo is not yet paid (a game under way) is left out;
+* an operator contribution counts for the game under way until that game's bingo
+  is paid, then for the next game (the replay adds it at the game's step 1);
+* a day the format cannot express is refused with :class:`AuditError`, one line
+  naming the game and why: a prize raised to its fixed sum (R88.3), a pattern other
+  than the line and the bingo, cards refunded with a failed terminal after the sale
+  closed (R96.3: the prizes stand on the whole collection), two sessions on one date,
+  or prize rules that are not the ones the games were recorded under.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from protocol.cards import Card, CardError
+from protocol.chain import Record
+from protocol.errors import DomainError
+from protocol.prizes import (
+    Pots,
+    PrizeRules,
+    house_share,
+    jackpot_sales_share,
+    megabingo_contribution,
+    share_of_sales,
+    superbingo_contribution,
+)
+from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, POT_PRIZES, ReplayError, parse_scenario
+
+#: The ledger accounts of the carries and pots, and the replay's name for each.
+POT_ACCOUNTS = {
+    "carry:line": "carry_line",
+    "carry:bingo": "carry_bingo",
+    "pot:superbingo": "superbingo",
+    "pot:grand_superbingo": "grand_superbingo",
+    "pot:megabingo": "megabingo",
+    "pot:jackpot_accumulated": "jackpot_accumulated",
+    "pot:jackpot_reserve": "jackpot_reserve",
+}
+POT_NAMES = tuple(f.name for f in dataclasses.fields(Pots))
+PATTERNS = ("line", "bingo")
+PRIZES = (*PATTERNS, *POT_PRIZES)
+OPERATOR_POTS = ("superbingo", "grand_superbingo", "jackpot")
+#: Posting reasons the export reads (hall_server/hall/games.py writes them).
+TAX_REASON = "tax:bingo"
+PRIZE_REASON = "prize:"
+FIXED_SUM_REASON = "prizes:fixed sum top-up"
+FORMAT_LIMIT = "the replay format (bingo-replay/1) cannot express it"
+
+
+class AuditError(DomainError):
+    """An export refused; the one-line message names the day or the game and why."""
+
+
+class CardLayouts(Protocol):
+    """The cells of the cards the journal names by number (the journal holds no layouts)."""
+
+    def paper(self, card_set: str, number: int) -> Sequence[int]:
+        """The 27 cells of card ``number`` of the physical ``card_set`` (every series prints them alike)."""
+        ...
+
+    def virtual(self, series: str, number: int) -> Sequence[int]:
+        """The 27 cells of card ``number`` of the virtual library of series ``series`` (``V1``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DayExport:
+    """One day's export: the two documents and the journal records they come from."""
+
+    day: str
+    scenario: dict[str, Any]
+    result: dict[str, Any]
+    records: tuple[Record, ...]
+    games: tuple[str, ...]  # the game ids in the documents
+    left_out: tuple[str, ...]  # refunded games and games still under way
+    session_closed: bool
+
+
+# --- What the journal says of one game ----------------------------------------------------
+
+
+@dataclass
+class _Card:
+    series: int
+    number: int
+    stake_pct: int
+    terminal: str | None
+
+
+@dataclass
+class _Game:
+    game_id: str
+    number: int
+    price_cents: int
+    card_sets: dict[int, str]  # series -> card set
+    operator: dict[str, int]
+    cards: dict[tuple[int, int], _Card] = field(default_factory=dict)
+    virtual_labels: dict[int, str] = field(default_factory=dict)  # series number -> label (V1)
+    closed: Mapping[str, Any] | None = None  # the sale_closed payload
+    jackpot_at_close: int = 0
+    superbingo_limit: int | None = None
+    grand_superbingo_limit: int | None = None
+    jackpot_threshold: int | None = None
+    megabingo_cents: int | None = None
+    megabingo_announced: str | None = None
+    draw: list[int] = field(default_factory=list)
+    prizes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # prize -> prize_paid payload
+    paid: dict[tuple[str, str], int] = field(default_factory=dict)  # (prize, card label) -> cents posted
+    tax_cents: int = 0
+    top_up_cents: int = 0
+    pots_after: dict[str, int] | None = None
+    refunded: bool = False
+    unexpressible: str | None = None
+
+    @property
+    def settled(self) -> bool:
+        """The bingo and the pots it won are paid: nothing of the game moves any more."""
+        return not self.refunded and "bingo" in self.prizes
+
+    def cannot_express(self, reason: str) -> None:
+        if self.unexpressible is None:
+            self.unexpressible = reason
+
+    def card_id(self, series: int, number: int) -> str:
+        """``1001-17`` for a paper card, ``V1-13`` for a virtual one (FORMATS.md section 3)."""
+        return f"{self.virtual_labels.get(series, series)}-{number}"
+
+    def card_id_of_label(self, label: str) -> str:
+        series, _, number = label.partition("-")
+        return self.card_id(int(series), int(number))
+
+
+# --- The fold ----------------------------------------------------------------------------
+
+
+class DayFold:
+    """Folds journal records, in order, into the facts of the games of ``day``."""
+
+    def __init__(self, day: str) -> None:
+        self.day = day
+        self._balances = dict.fromkeys(POT_ACCOUNTS, 0)
+        self._sessions = 0  # sessions opened so far, numbered as the session module does
+        self._in_session = False
+        self._verified: tuple[str, dict[str, int]] | None = None  # the last verification's date, pots then
+        self._pending: list[Record] | None = None  # records since a verification for the day
+        self._recording = False
+        self._day_sessions: list[int] = []
+        self._session_closed = False
+        self._opening: dict[str, int] | None = None
+        self._segment: list[Record] = []
+        self._games: list[_Game] = []
+        self._by_id: dict[str, _Game] = {}
+        self._operator_pending = dict.fromkeys(OPERATOR_POTS, 0)
+        self._megabingo: Mapping[str, Any] | None = None  # the announced megabingo not yet played
+
+    def _pots(self) -> dict[str, int]:
+        # Carries and pots are credit accounts: what they hold is credits minus debits.
+        return {POT_ACCOUNTS[account]: cents for account, cents in self._balances.items()}
+
+    def feed(self, record: Record) -> None:
+        """Take the next journal record."""
+        try:
+            self._feed(record)
+        except (KeyError, TypeError, ValueError) as error:
+            raise AuditError(f"record {record.seq} ({record.type}) does not hold what the hall writes: {error!r}") from None
+
+    def _feed(self, record: Record) -> None:
+        self._session(record)
+        if self._recording:
+            self._segment.append(record)
+        elif self._pending is not None:
+            self._pending.append(record)
+        if record.type == "session_closed":
+            self._recording = False
+        self._money(record)
+        self._game(record)
+
+    def feed_all(self, records: Iterable[Record]) -> "DayFold":
+        for record in records:
+            self.feed(record)
+        return self
+
+    # --- Sessions and the segment ------------------------------------------------------
+
+    def _session(self, record: Record) -> None:
+        p = record.payload
+        if record.type == "system_verified" and not self._in_session:
+            self._verified = (str(p["date"]), self._pots())
+            self._pending = [] if p["date"] == self.day else None
+        elif record.type == "balls_counted" and p.get("stage") == "opening" and not self._in_session:
+            if self._verified is None:
+                raise AuditError(f"record {record.seq}: a session opens without a verification before it")
+            self._sessions += 1
+            self._in_session = True
+            date, pots = self._verified
+            if date == self.day:
+                self._day_sessions.append(self._sessions)
+                if self._opening is None:
+                    self._opening = pots
+                self._segment.extend(self._pending or ())
+                self._recording = True
+                self._session_closed = False
+            self._pending = None
+        elif record.type == "session_closed" and self._in_session:
+            self._in_session = False
+            if self._recording:
+                self._session_closed = True
+
+    @property
+    def _in_day_session(self) -> bool:
+        return self._in_session and bool(self._day_sessions) and self._day_sessions[-1] == self._sessions
+
+    # --- Money --------------------------------------------------------------------------
+
+    def _money(self, record: Record) -> None:
+        p = record.payload
+        if record.type == "posting":
+            for account, cents in p["debits"]:
+                if account in self._balances:
+                    self._balances[account] -= cents
+            for account, cents in p["credits"]:
+                if account in self._balances:
+                    self._balances[account] += cents
+            game = self._by_id.get(p["reference"]["game_id"] or "")
+            if game is not None:
+                self._game_posting(game, p)
+        elif record.type == "operator_contribution" and self._in_day_session:
+            under_way = self._games[-1] if self._games and not (self._games[-1].settled or self._games[-1].refunded) else None
+            target = under_way.operator if under_way is not None else self._operator_pending
+            target[p["pot"]] = target.get(p["pot"], 0) + p["amount_cents"]
+        elif record.type == "megabingo_announced":
+            self._megabingo = p
+        elif record.type == "prize_paid" and p["prize"] == "megabingo":
+            self._megabingo = None  # played, on whatever day
+
+    def _game_posting(self, game: _Game, p: Mapping[str, Any]) -> None:
+        reason = p["reason"]
+        amount = sum(cents for _, cents in p["credits"])
+        if reason == TAX_REASON:
+            game.tax_cents += amount
+        elif reason == FIXED_SUM_REASON:
+            game.top_up_cents += amount
+        elif reason.startswith(PRIZE_REASON):
+            key = (reason.removeprefix(PRIZE_REASON), p["reference"]["card"])
+            game.paid[key] = game.paid.get(key, 0) + amount
+        game.pots_after = self._pots()
+
+    # --- Games --------------------------------------------------------------------------
+
+    def _game(self, record: Record) -> None:
+        p = record.payload
+        kind = record.type
+        if kind == "sale_opened":
+            # A paper game of this hall (a relayed network game has no card set) in the day's session.
+            if "card_set" in p and p["session"] in self._day_sessions:
+                opened = _Game(
+                    game_id=p["game_id"],
+                    number=p["game_number"],
+                    price_cents=p["price_cents"],
+                    card_sets={p["series"]: p["card_set"]},
+                    operator=self._operator_pending,
+                )
+                self._operator_pending = dict.fromkeys(OPERATOR_POTS, 0)
+                if tuple(p["patterns"]) != PATTERNS:
+                    opened.cannot_express(f"it plays the patterns {', '.join(p['patterns'])}; {FORMAT_LIMIT}")
+                self._games.append(opened)
+                self._by_id[opened.game_id] = opened
+            return
+        game = self._by_id.get(p.get("game_id") or "")
+        if game is None:
+            return
+        if kind == "card_sold":
+            if p["price_cents"] != game.price_cents:
+                game.cannot_express(
+                    f"card {p['series']}-{p['card_number']} was sold at {p['price_cents']} cents, the game at "
+                    f"{game.price_cents}; {FORMAT_LIMIT}"
+                )
+            card = _Card(p["series"], p["card_number"], p.get("stake_pct", 100), p.get("terminal_id"))
+            game.cards[(card.series, card.number)] = card
+        elif kind == "virtual_cards_bought":
+            game.virtual_labels[p["series"]] = p["series_label"]
+        elif kind == "second_series_opened":
+            game.card_sets[p["series"]] = p["card_set"]
+        elif kind == "terminal_failed":
+            if game.closed is not None:
+                game.cannot_express(
+                    f"the cards of terminal {p['terminal_id']} were refunded after the sale closed, while the "
+                    f"prizes stand on the whole collection (R96.3); {FORMAT_LIMIT}"
+                )
+            game.cards = {key: c for key, c in game.cards.items() if c.terminal != p["terminal_id"]}
+        elif kind == "pots_announced":
+            game.superbingo_limit = p["superbingo_limit"]
+            game.grand_superbingo_limit = p["grand_superbingo_limit"]
+            game.jackpot_threshold = p["jackpot_threshold"]
+            game.megabingo_cents = p["megabingo_cents"]
+            game.megabingo_announced = None
+            if game.megabingo_cents is not None:
+                if self._megabingo is None:
+                    game.cannot_express("its megabingo has no announcement in the journal (R90)")
+                else:
+                    game.megabingo_announced = self._megabingo["announced_on"]
+        elif kind == "sale_closed":
+            game.closed = p
+            game.jackpot_at_close = self._balances["pot:jackpot_accumulated"]
+        elif kind == "ball_drawn":
+            game.draw.append(p["ball"])
+        elif kind == "ball_voided":
+            if game.draw and game.draw[-1] == p["ball"]:
+                game.draw.pop()
+            else:
+                game.cannot_express(f"record {record.seq} voids ball {p['ball']}, which is not the last drawn")
+        elif kind == "prize_won":
+            if p["pattern"] not in PATTERNS:
+                game.cannot_express(f"it awards the pattern {p['pattern']}; {FORMAT_LIMIT}")
+        elif kind == "prize_paid":
+            if p["prize"] not in PRIZES:
+                game.cannot_express(f"it pays the prize {p['prize']}; {FORMAT_LIMIT}")
+            elif p["prize"] in game.prizes:
+                game.cannot_express(f"record {record.seq} pays its {p['prize']} a second time")
+            game.prizes[p["prize"]] = p
+            game.pots_after = self._pots()  # a prize of 0 cents has no posting to take them after
+        elif kind == "game_refunded":
+            game.refunded = True
+            # The operator's money stayed in the pots: it counts for the next game.
+            for pot, cents in game.operator.items():
+                self._operator_pending[pot] = self._operator_pending.get(pot, 0) + cents
+            game.operator = dict.fromkeys(OPERATOR_POTS, 0)
+
+    # --- The documents ------------------------------------------------------------------
+
+    def export(self, rules: PrizeRules, layouts: CardLayouts) -> DayExport:
+        """The day's scenario and result; :class:`AuditError` if there is none to make."""
+        day = self.day
+        if not self._day_sessions:
+            raise AuditError(f"no session of this hall is dated {day}")
+        if len(self._day_sessions) > 1:
+            numbers = " and ".join(str(n) for n in self._day_sessions)
+            raise AuditError(
+                f"{day} holds sessions {numbers}; the replay format (bingo-replay/1) plays one session a date"
+            )
+        played = [g for g in self._games if g.settled]
+        if not played:
+            raise AuditError(f"the session of {day} has no game played to its end")
+        for game in played:
+            fault = game.unexpressible or _rules_fault(game, rules)
+            if fault:
+                raise AuditError(f"game {game.game_id}: {fault}")
+        assert self._opening is not None, "a day session has its opening levels"
+        scenario = {
+            "format": INPUT_FORMAT,
+            "rules": {
+                "line_bp": rules.line_bp,
+                "bingo_bp": rules.bingo_bp,
+                "superbingo_bp": rules.superbingo_bp,
+                "megabingo": rules.megabingo,
+                "jackpot": rules.jackpot,
+            },
+            "opening": _levels(self._opening),
+            "sessions": [{"date": day, "games": [_scenario_game(g, layouts) for g in played]}],
+        }
+        try:
+            parse_scenario(scenario)
+        except ReplayError as error:
+            raise AuditError(f"the day {day} does not read as {INPUT_FORMAT}: {error}") from None
+        games = [_result_game(day, g) for g in played]
+        result = {
+            "format": OUTPUT_FORMAT,
+            "games": games,
+            "totals": {
+                "sales_cents": sum(g["sales_cents"] for g in games),
+                "paid_cents": sum(
+                    paid["cents"] for g in games for prize in g["prizes"].values() for paid in prize["paid"]
+                ),
+                "tax_cents": sum(g["tax_cents"] for g in games),
+            },
+        }
+        return DayExport(
+            day=day,
+            scenario=scenario,
+            result=result,
+            records=tuple(self._segment),
+            games=tuple(g.game_id for g in played),
+            left_out=tuple(g.game_id for g in self._games if not g.settled),
+            session_closed=self._session_closed,
+        )
+
+
+def build_day(records: Iterable[Record], day: str, rules: PrizeRules, layouts: CardLayouts) -> DayExport:
+    """The export of ``day`` from the whole journal, ``records`` in sequence order."""
+    return DayFold(day).feed_all(records).export(rules, layouts)
+
+
+# --- Helpers ---------------------------------------------------------------------------
+
+
+def _levels(pots: Mapping[str, int]) -> dict[str, int]:
+    return {name: pots[name] for name in POT_NAMES}
+
+
+def _rules_fault(game: _Game, rules: PrizeRules) -> str | None:
+    """Why ``rules`` are not the rules the game's sale was closed under, if they are not.
+
+    The journal does not record the prize rules, so they come from the configuration;
+    this check ties them to what each ``sale_closed`` record set aside.
+    """
+    if game.top_up_cents:
+        return (
+            f"its line or bingo was raised to a fixed sum, the house adding {game.top_up_cents} cents (R88.3); "
+            f"{FORMAT_LIMIT}"
+        )
+    closed = game.closed
+    assert closed is not None, "a settled game had its sale closed"
+    sales = closed["collection_cents"]
+    expected = {
+        "pot:superbingo": superbingo_contribution(sales, rules.superbingo_bp),
+        "pot:megabingo": megabingo_contribution(sales) if rules.megabingo else 0,
+    }
+    if rules.jackpot:
+        share = jackpot_sales_share(sales, game.jackpot_at_close)
+        expected["pot:jackpot_accumulated"] = share.to_accumulated
+        expected["pot:jackpot_reserve"] = share.to_reserve
+    checks = (
+        ("line prize", closed["line_cents"] - closed["carry_line_cents"], share_of_sales(sales, rules.line_bp)),
+        ("bingo prize", closed["bingo_cents"] - closed["carry_bingo_cents"], share_of_sales(sales, rules.bingo_bp)),
+        ("pot contributions", dict(closed["contributions"]), {k: v for k, v in expected.items() if v}),
+        ("house share", closed["house_cents"], house_share(rules, sales)),
+    )
+    for what, recorded, computed in checks:
+        if recorded != computed:
+            return (
+                f"its sale closed with a {what} of {recorded} where the configuration's [prizes] give {computed}: "
+                "it was played under other prize rules; export with the configuration of that day"
+            )
+    return None
+
+
+def _rows(cells: Sequence[int], where: str) -> list[list[int]]:
+    try:
+        return [list(row) for row in Card.from_cells(int(n) for n in cells).rows]
+    except CardError as error:
+        raise AuditError(f"{where} is not a valid card in the card store: {error}") from None
+
+
+def _scenario_game(game: _Game, layouts: CardLayouts) -> dict[str, Any]:
+    cards = []
+    for card in game.cards.values():
+        card_id = game.card_id(card.series, card.number)
+        label = game.virtual_labels.get(card.series)
+        if label is not None:
+            cells = layouts.virtual(label, card.number)
+        else:
+            cells = layouts.paper(game.card_sets[card.series], card.number)
+        cards.append({"id": card_id, "stake_pct": card.stake_pct, "rows": _rows(cells, f"card {card_id}")})
+    return {
+        "game": game.number,
+        "price_cents": game.price_cents,
+        "superbingo_limit": game.superbingo_limit,
+        "grand_superbingo_limit": game.grand_superbingo_limit,
+        "jackpot_threshold": game.jackpot_threshold,
+        "megabingo_cents": game.megabingo_cents,
+        "megabingo_announced": game.megabingo_announced,
+        "operator": {pot: game.operator.get(pot, 0) for pot in OPERATOR_POTS},
+        "reserve_boost": {"line": 0, "bingo": 0},  # the hall never boosts a prize from the reserve
+        "cards": cards,
+        "draw": list(game.draw),
+    }
+
+
+def _result_game(day: str, game: _Game) -> dict[str, Any]:
+    assert game.closed is not None and game.pots_after is not None
+    prizes = {}
+    for name in PRIZES:
+        paid = game.prizes.get(name)
+        if paid is None:
+            continue
+        # Every winning card the prize record names, with what its postings paid it.
+        payments = sorted(
+            (game.card_id_of_label(label), game.paid.get((name, label), 0)) for label, _ in paid["payments"]
+        )
+        prizes[name] = {
+            "ball": paid["ball_count"],
+            "amount_cents": paid["amount_cents"],
+            "carry_cents": paid["carry_cents"],
+            "paid": [{"card": card, "cents": cents} for card, cents in payments],
+        }
+    return {
+        "date": day,
+        "game": game.number,
+        "sales_cents": game.closed["collection_cents"],
+        "tax_cents": game.tax_cents,
+        "balls_drawn": len(game.draw),
+        "prizes": prizes,
+        "pots": _levels(game.pots_after),
+    }

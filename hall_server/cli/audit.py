@@ -1,0 +1,91 @@
+"""``bingo audit export``: what an inspector needs to recompute a day (FORMATS.md section 3).
+
+``bingo audit export --day YYYY-MM-DD --out DIR`` writes ``DIR/scenario.json``,
+``DIR/result.json``, ``DIR/journal.jsonl`` and ``DIR/public-key.pem`` and exits 0.  A
+refusal - an unknown day, a ``DIR`` that holds anything, a game the replay format
+cannot express, a journal that does not verify - prints one line on stderr, writes
+nothing and exits 2.  ``docs/audit.md`` says what each file holds.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from hall_server.audit.export import AuditError
+from hall_server.audit.folder import check_out_folder, write_export
+from hall_server.audit.source import read_day
+from hall_server.cli.context import Hall
+from hall_server.cli.hall import default_config_path
+from hall_server.config import load_config
+from hall_server.journal import head_path
+from hall_server.keys import load_journal_key, public_pem
+from protocol.errors import DomainError
+
+REFUSED = 2
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+pass_hall = click.make_pass_decorator(Hall)
+
+
+def _checked_day(day: str) -> str:
+    try:
+        if _DAY.fullmatch(day):
+            datetime.date.fromisoformat(day)
+            return day
+    except ValueError:
+        pass
+    raise AuditError(f"--day is a session date, YYYY-MM-DD, not {day!r}")
+
+
+def _one_line(error: Exception) -> str:
+    if isinstance(error, OSError) and not isinstance(error, DomainError):
+        text = f"{error.strerror or error}: {error.filename}"
+    else:
+        text = str(error)
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+@click.group()
+def audit() -> None:
+    """Audit exports: a day's raw facts and recorded money, for `bingo replay`."""
+
+
+@audit.command("export")
+@click.option("--day", required=True, metavar="YYYY-MM-DD", help="The session date to export.")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="A new or empty folder for the four files.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The hall's configuration, whose [prizes] are the rules in force (default: var/hall.toml).")
+@pass_hall
+def export(hall: Hall, day: str, out: Path, config_path: Path | None) -> None:
+    """Write the day's scenario, the hall's own result, the journal segment and its key into OUT."""
+    try:
+        check_out_folder(out)
+        day = _checked_day(day)
+        path = config_path or default_config_path()
+        if not path.exists():
+            raise AuditError(f"no configuration at {path}; its [prizes] are the rules in force (--config FILE)")
+        rules = load_config(path).prize_rules
+        key = load_journal_key()
+        made = read_day(hall.engine, key.public_key(), head_path(), day, rules)
+        write_export(made, public_pem(key), out)
+    except (DomainError, OSError) as error:
+        click.echo(_one_line(error), err=True)
+        sys.exit(REFUSED)
+    first, last = made.records[0], made.records[-1]
+    click.echo(
+        f"{out}: {day}, {len(made.games)} game(s), journal records {first.seq} to {last.seq} "
+        f"(last hash {last.hash})"
+    )
+    if made.left_out:
+        click.echo(f"left out (refunded, or not yet paid in full): {', '.join(made.left_out)}")
+    if not made.session_closed:
+        click.echo(
+            f"the session of {day} is still open: the replay takes game {made.games[-1]} as the "
+            "session's last (R89); export again once the session is closed"
+        )
