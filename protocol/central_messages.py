@@ -248,17 +248,18 @@ def _show(value: object) -> str:
 
 
 def _check_fields(where: str, fields: Sequence[Field], values: object) -> dict[str, Any]:
+    what = where or "the message"
     if not isinstance(values, Mapping):
-        raise CentralMessageError("bad_argument", f"{where} is a record of fields, not {_show(values)}")
+        raise CentralMessageError("bad_argument", f"{what} is a record of fields, not {_show(values)}")
     known = {f.name for f in fields}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise CentralMessageError("bad_argument", f"{where} has no field {unknown[0]!r}")
+        raise CentralMessageError("bad_argument", f"{what} has no field {unknown[0]!r}")
     checked: dict[str, Any] = {}
     for f in fields:
         if f.name not in values or values[f.name] is None:
             if not f.optional:
-                raise CentralMessageError("bad_argument", f"{where} needs {f.name}")
+                raise CentralMessageError("bad_argument", f"{what} needs {f.name}")
             continue
         checked[f.name] = f.type.check(f"{where}.{f.name}" if where else f.name, values[f.name])
     return checked

@@ -433,6 +433,11 @@ class CentralGame:
             return int(self._in_play.sum())
         return self.cards_assigned - sum(len(c) for c in self._refunded.values())
 
+    @property
+    def refunded_cards(self) -> frozenset[int]:
+        """Numbers of the cards whose stakes were returned (R96.2, R96.3)."""
+        return frozenset(n for cards in self._refunded.values() for n in cards)
+
     def remaining_ms(self, now_ms: int) -> int | None:
         """Time left in the sale at ``now_ms``; ``None`` outside the sale."""
         if self.phase is not P.SELLING or self.closes_at_ms is None:
@@ -454,11 +459,11 @@ class CentralGame:
 
     def credits(self, hall_id: str, after: int = 0, limit: int = wire.PAGE_ITEMS) -> Page:
         """The hall's credits (prizes, stakes returned) numbered after ``after``."""
-        items = self._credits[self._member(hall_id)]
+        items = self._credits[self.check_member(hall_id)]
         return Page(tuple(items[after : after + limit]), len(items) > after + limit)
 
     def credit_count(self, hall_id: str) -> int:
-        return len(self._credits[self._member(hall_id)])
+        return len(self._credits[self.check_member(hall_id)])
 
     def winners_page(self, after: int = 0, limit: int = wire.PAGE_ITEMS, pattern: str | None = None) -> Page:
         """The game's winning cards after winner ``after`` (of ``pattern`` only, if given)."""
@@ -514,14 +519,15 @@ class CentralGame:
         if (self.phase, input) not in TABLE:
             raise NotNow(f"cannot {_DOING[input]} {_WHILE[self.phase]}")
 
-    def _member(self, hall_id: object) -> str:
+    def check_member(self, hall_id: object) -> str:
+        """``hall_id`` if the hall takes part in this game, else :class:`UnknownHall`."""
         if not isinstance(hall_id, str) or hall_id not in self._credits:
             raise UnknownHall(f"hall {hall_id!r} does not take part in network game {self.game_id}")
         return hall_id
 
-    def _speaker(self, from_hall: str, hall_id: str) -> None:
+    def check_speaker(self, from_hall: str, hall_id: str) -> None:
         """``from_hall`` (the authenticated peer) may speak for ``hall_id`` only if they are one."""
-        self._member(from_hall)
+        self.check_member(from_hall)
         if hall_id != from_hall:
             raise HallMismatch(
                 f"hall {from_hall} may only speak for itself and its own terminals, not for hall {hall_id}"
@@ -586,7 +592,7 @@ class CentralGame:
         itself.  A request id already decided gets its first decision back (and no new
         event); the same id with other arguments is refused with :class:`RequestIdReused`.
         """
-        self._speaker(from_hall, request.hall_id)
+        self.check_speaker(from_hall, request.hall_id)
         now = _time("now_ms", now_ms)
         earlier = self._decisions.get((request.hall_id, request.request_id))
         if earlier is not None:
@@ -654,7 +660,7 @@ class CentralGame:
         prizes announced stand.  A dropped connection is not a failure: only this
         declaration moves money.
         """
-        self._speaker(from_hall, failure.hall_id)
+        self.check_speaker(from_hall, failure.hall_id)
         _time("now_ms", now_ms)
         earlier = self._decisions.get((failure.hall_id, failure.request_id))
         if earlier is not None:
