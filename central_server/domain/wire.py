@@ -284,7 +284,7 @@ def announcements(game: CentralGame, events: Iterable[CentralEvent], *, now_ms: 
                     "last_credit_seq": game.credit_count(hall),
                 }  # fmt: skip
                 out.append(Announcement(hall, m.GAME_NOT_PLAYED, _checked(m.GAME_NOT_PLAYED, arguments)))
-    for hall in credited:
+    for hall in (h for h in halls if h in credited):
         arguments = {"game_id": game.game_id, "last_seq": game.credit_count(hall)}
         out.append(Announcement(hall, m.CREDITS_AVAILABLE, _checked(m.CREDITS_AVAILABLE, arguments)))
     return out
