@@ -80,6 +80,16 @@ ID_CHARS = frozenset(_LOWER + _UPPER + _DIGITS + "-_")
 KEY_CHARS = frozenset(ID_CHARS | {"."})
 #: Printable ASCII, for names of people and software.
 PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
+#: Series labels (``V1``) and pattern names (``two_lines``).
+SERIES_CHARS = frozenset(_UPPER + _DIGITS)
+PATTERN_CHARS = frozenset(_LOWER + _DIGITS + "_")
+_CHARSET_NAMES = {
+    ID_CHARS: "[A-Za-z0-9-_]",
+    KEY_CHARS: "[A-Za-z0-9-_.]",
+    PRINTABLE: "printable ASCII",
+    SERIES_CHARS: "[A-Z0-9]",
+    PATTERN_CHARS: "[a-z0-9_]",
+}
 
 
 class CentralMessageError(DomainError):
@@ -272,8 +282,8 @@ HALL_ID = Text(32, charset=ID_CHARS)
 TERMINAL_ID = Text(40, charset=ID_CHARS)
 PLAYER_REF = Text(64, charset=KEY_CHARS)
 REQUEST_ID = Text(64, charset=KEY_CHARS)
-SERIES_LABEL = Text(8, charset=frozenset(_UPPER + _DIGITS))
-PATTERN_NAME = Text(32, charset=frozenset(_LOWER + _DIGITS + "_"))
+SERIES_LABEL = Text(8, charset=SERIES_CHARS)
+PATTERN_NAME = Text(32, charset=PATTERN_CHARS)
 PERSON = Text(64, charset=PRINTABLE)
 REASON = Text(200)
 CENTS = Whole(0, MAX_EXACT)
@@ -391,7 +401,7 @@ _HALL_COMMON = (*_COMMON, "unknown_hall", "hall_mismatch", "unknown_game")
 #: The prize of a pattern as announced at the opening of the sale.
 PRIZE_SHARE = Items(
     (
-        Field("pattern", PATTERN_NAME),
+        Field("pattern", PATTERN_NAME, doc="the pattern, in the order of announcement"),
         Field("basis_points", BASIS_POINTS, doc="share of the game's sales, 1/100 of a percent"),
         Field("carry_in_cents", CENTS, doc="what the previous game carried to this prize (R88.5)"),
     ),
@@ -399,20 +409,20 @@ PRIZE_SHARE = Items(
 )
 #: The amount of each prize once the sale has closed.
 PRIZE_AMOUNT = Items(
-    (Field("pattern", PATTERN_NAME), Field("amount_cents", CENTS)),
+    (Field("pattern", PATTERN_NAME, doc="the pattern"), Field("amount_cents", CENTS, doc="the prize to be shared")),
     max_items=16,
 )
 #: A winning card, as boards and terminals show it (R92.11).
 WINNER = Items(
     (
         Field("seq", SEQ, doc="the winner's number in the game, 1, 2, 3..."),
-        Field("pattern", PATTERN_NAME),
-        Field("ball_count", BALL),
-        Field("series", SERIES_LABEL),
-        Field("card_number", CARD_NUMBER),
+        Field("pattern", PATTERN_NAME, doc="the pattern won"),
+        Field("ball_count", BALL, doc="the ball it was won on"),
+        Field("series", SERIES_LABEL, doc="the card's series"),
+        Field("card_number", CARD_NUMBER, doc="the card's number: the card shows V1-13"),
         Field("hall_id", HALL_ID, doc="the hall where the card was bought"),
         Field("terminal_id", TERMINAL_ID, doc="the terminal where the card was bought"),
-        Field("payment_cents", CENTS),
+        Field("payment_cents", CENTS, doc="the card's share of the prize (R93.13)"),
     ),
     max_items=PAGE_ITEMS,
 )
@@ -420,10 +430,10 @@ WINNER = Items(
 CREDIT = Items(
     (
         Field("seq", SEQ, doc="the credit's number among this hall's credits in the game"),
-        Field("kind", Choice(("prize", "refund"))),
-        Field("player_ref", PLAYER_REF),
-        Field("terminal_id", TERMINAL_ID),
-        Field("amount_cents", CENTS),
+        Field("kind", Choice(("prize", "refund")), doc="a prize won or stakes returned"),
+        Field("player_ref", PLAYER_REF, doc="the player to credit"),
+        Field("terminal_id", TERMINAL_ID, doc="where the cards were bought"),
+        Field("amount_cents", CENTS, doc="what to credit to the player's account"),
         Field("pattern", PATTERN_NAME, optional=True, doc="prize: the pattern won"),
         Field("card_number", CARD_NUMBER, optional=True, doc="prize: the winning card"),
         Field("card_count", CARD_COUNT, optional=True, doc="refund: the cards refunded"),
@@ -433,7 +443,10 @@ CREDIT = Items(
     max_items=PAGE_ITEMS,
 )
 #: What a pattern carries to the next game when this one closes (R88.5).
-CARRY = Items((Field("pattern", PATTERN_NAME), Field("carry_cents", CENTS)), max_items=16)
+CARRY = Items(
+    (Field("pattern", PATTERN_NAME, doc="the pattern"), Field("carry_cents", CENTS, doc="what it carries")),
+    max_items=16,
+)
 
 HELLO = Message(
     "hello",
@@ -463,12 +476,12 @@ BUY_CARDS = Message(
         _hall(),
         Field("terminal_id", TERMINAL_ID, doc="the terminal where the player buys"),
         Field("player_ref", PLAYER_REF, doc="the hall's reference of the player's account"),
-        Field("card_count", CARDS_PER_REQUEST),
+        Field("card_count", CARDS_PER_REQUEST, doc="cards asked for (R83.7: at most 96 per player per terminal)"),
         Field("stake_pct", STAKE_PCT, doc="percentage of the card's price staked (R82.15)"),
     ),
     answer=(
         _request(),
-        Field("status", Choice(("confirmed", "refused"))),
+        Field("status", Choice(("confirmed", "refused")), doc="the decision"),
         Field("decision", SEQ, doc="the decision's number in the game: the order of requests"),
         Field("series", SERIES_LABEL, optional=True, doc="confirmed: the series of the cards"),
         Field("first_card", CARD_NUMBER, optional=True, doc="confirmed: the first card assigned"),
@@ -492,15 +505,15 @@ TERMINAL_FAILED = Message(
         _request(),
         _game(),
         _hall(),
-        Field("terminal_id", TERMINAL_ID),
+        Field("terminal_id", TERMINAL_ID, doc="the hall's terminal declared failed"),
         Field("reason", REASON, doc="what staff saw, for the record"),
         Field("declared_by", PERSON, doc="the member of staff who declared it"),
     ),
     answer=(
         _request(),
-        Field("refunded_cards", CARD_COUNT),
-        Field("refunded_cents", CENTS),
-        Field("paid_by", Choice(PAID_BY)),
+        Field("refunded_cards", CARD_COUNT, doc="the terminal's cards of this game that had won nothing"),
+        Field("refunded_cents", CENTS, doc="their stakes, returned to the players"),
+        Field("paid_by", Choice(PAID_BY), doc="stakes before the close, house after it, nobody if nothing to refund"),
         Field("last_credit_seq", SEQ, doc="fetch this hall's credits up to here"),
     ),
     errors=(*_HALL_COMMON, "request_id_reused", "terminal_already_failed", "not_now"),
@@ -513,15 +526,15 @@ GET_GAME = Message(
     "Where a network game stands: after a reconnect the hall catches up from here.",
     arguments=(_game(), _hall()),
     answer=(
-        Field("phase", Choice(PHASES)),
-        Field("series", SERIES_LABEL),
-        Field("price_cents", CENTS),
+        Field("phase", Choice(PHASES), doc="where the game stands"),
+        Field("series", SERIES_LABEL, doc="the series its cards come from"),
+        Field("price_cents", CENTS, doc="the card's price"),
         Field("closes_at_ms", TIME_MS, optional=True, doc="the end of the sale, central clock"),
         Field("remaining_ms", TIME_MS, optional=True, doc="time left in the sale when answered"),
-        Field("ball_count", BALL_COUNT),
+        Field("ball_count", BALL_COUNT, doc="balls drawn so far"),
         Field("cards_sold", CARD_COUNT, doc="network-wide, once the sale has closed"),
         Field("sales_cents", CENTS, doc="network-wide, once the sale has closed"),
-        Field("winner_count", SEQ),
+        Field("winner_count", SEQ, doc="winning cards so far"),
         Field("last_credit_seq", SEQ, doc="this hall's credits so far"),
     ),
     errors=_HALL_COMMON,
@@ -531,7 +544,7 @@ GET_BALLS = Message(
     "get_balls",
     "hall",
     "The balls drawn after ball number after_count, in order: a hall that missed some asks.",
-    arguments=(_game(), _hall(), Field("after_count", BALL_COUNT)),
+    arguments=(_game(), _hall(), Field("after_count", BALL_COUNT, doc="balls the hall already holds")),
     answer=(
         Field("balls", WholeList(BALL, 90), doc="balls after_count+1, after_count+2, ..."),
         Field("ball_count", BALL_COUNT, doc="how many balls are drawn in all"),
@@ -544,8 +557,12 @@ GET_CREDITS = Message(
     "hall",
     "The hall's credits after seq after: prizes to credit to its players (R85.9) and "
     "stakes returned.  The hall credits each seq once.",
-    arguments=(_game(), _hall(), Field("after", SEQ)),
-    answer=(Field("credits", CREDIT), Field("more", Flag()), Field("last_seq", SEQ)),
+    arguments=(_game(), _hall(), Field("after", SEQ, doc="the last credit seq the hall holds")),
+    answer=(
+        Field("credits", CREDIT, doc="the next credits, in order"),
+        Field("more", Flag(), doc="later credits exist: ask again after the last seq"),
+        Field("last_seq", SEQ, doc="the hall's credits in all"),
+    ),
     errors=_HALL_COMMON,
     paging=Paging("after", "credits"),
 )
@@ -555,8 +572,12 @@ GET_WINNERS = Message(
     "hall",
     "Every winning card of the game after winner seq after, in order, with the hall and "
     "terminal where it was bought (R92.11): what boards show.",
-    arguments=(_game(), _hall(), Field("after", SEQ)),
-    answer=(Field("winners", WINNER), Field("more", Flag()), Field("winner_count", SEQ)),
+    arguments=(_game(), _hall(), Field("after", SEQ, doc="the last winner seq the hall holds")),
+    answer=(
+        Field("winners", WINNER, doc="the next winners, in order"),
+        Field("more", Flag(), doc="later winners exist: ask again after the last seq"),
+        Field("winner_count", SEQ, doc="the game's winning cards in all"),
+    ),
     errors=_HALL_COMMON,
     paging=Paging("after", "winners"),
 )
@@ -569,12 +590,12 @@ SALE_OPENED = Message(
     "The sale is open until closes_at_ms (R93.1): terminals count down remaining_ms.",
     arguments=(
         _game(),
-        Field("series", SERIES_LABEL),
-        Field("first_card", CARD_NUMBER),
-        Field("price_cents", CENTS),
+        Field("series", SERIES_LABEL, doc="the series on sale"),
+        Field("first_card", CARD_NUMBER, doc="the first card on sale"),
+        Field("price_cents", CENTS, doc="the card's price, at most the approved maximum (R93.5)"),
         Field("closes_at_ms", TIME_MS, doc="the deadline, central clock"),
         Field("remaining_ms", TIME_MS, doc="time left when sent; the hall counts down from it"),
-        Field("ball_interval_ms", TIME_MS),
+        Field("ball_interval_ms", TIME_MS, doc="the time between balls"),
         Field("prizes", PRIZE_SHARE, doc="the winning patterns, in order, with their shares"),
     ),
     errors=_PUSH_ERRORS,
@@ -587,11 +608,11 @@ SALE_CLOSED = Message(
     "share so it can reconcile its captured holds.",
     arguments=(
         _game(),
-        Field("cards_sold", CARD_COUNT),
-        Field("sales_cents", CENTS),
-        Field("prizes", PRIZE_AMOUNT),
-        Field("hall_cards_sold", CARD_COUNT),
-        Field("hall_sales_cents", CENTS),
+        Field("cards_sold", CARD_COUNT, doc="cards in play, network-wide"),
+        Field("sales_cents", CENTS, doc="their stakes, network-wide"),
+        Field("prizes", PRIZE_AMOUNT, doc="each prize's amount: its share of the sales plus its carry"),
+        Field("hall_cards_sold", CARD_COUNT, doc="this hall's cards in play"),
+        Field("hall_sales_cents", CENTS, doc="their stakes: what the hall has captured, net of refunds"),
     ),
     errors=_PUSH_ERRORS,
 )
@@ -600,7 +621,7 @@ BALL_DRAWN = Message(
     "ball_drawn",
     "central",
     "Ball number ball_count is ball (R92.10); it is committed before it is sent.",
-    arguments=(_game(), Field("ball", BALL), Field("ball_count", BALL)),
+    arguments=(_game(), Field("ball", BALL, doc="the number drawn"), Field("ball_count", BALL, doc="its place in the draw")),
     errors=_PUSH_ERRORS,
 )
 
@@ -611,11 +632,11 @@ PRIZE_WON = Message(
     "winners; the rest with get_winners.  final: the game ends with this prize.",
     arguments=(
         _game(),
-        Field("pattern", PATTERN_NAME),
-        Field("ball_count", BALL),
-        Field("amount_cents", CENTS),
-        Field("winner_count", CARD_COUNT),
-        Field("final", Flag()),
+        Field("pattern", PATTERN_NAME, doc="the pattern won"),
+        Field("ball_count", BALL, doc="the ball it was won on"),
+        Field("amount_cents", CENTS, doc="the prize shared"),
+        Field("winner_count", CARD_COUNT, doc="the cards sharing it"),
+        Field("final", Flag(), doc="the game ends with this prize"),
         Field("winners", WINNER, doc="the first winners of this prize"),
         Field("more", Flag(), doc="more winners of this prize than this page holds"),
     ),
@@ -626,7 +647,7 @@ CREDITS_AVAILABLE = Message(
     "credits_available",
     "central",
     "The hall has credits up to last_seq to fetch with get_credits and pay into accounts.",
-    arguments=(_game(), Field("last_seq", SEQ)),
+    arguments=(_game(), Field("last_seq", SEQ, doc="the hall's credits in all")),
     errors=_PUSH_ERRORS,
 )
 
@@ -634,7 +655,11 @@ GAME_CLOSED = Message(
     "game_closed",
     "central",
     "The game is over; what each prize carries to the next game (R88.5).",
-    arguments=(_game(), Field("ball_count", BALL_COUNT), Field("carries", CARRY)),
+    arguments=(
+        _game(),
+        Field("ball_count", BALL_COUNT, doc="balls drawn"),
+        Field("carries", CARRY, doc="per pattern, what goes to the next game"),
+    ),
     errors=_PUSH_ERRORS,
 )
 
@@ -643,7 +668,11 @@ GAME_NOT_PLAYED = Message(
     "central",
     "Force majeure (R96.2): the game is deemed not played; every stake comes back as "
     "refund credits up to last_credit_seq.",
-    arguments=(_game(), Field("reason", REASON), Field("last_credit_seq", SEQ)),
+    arguments=(
+        _game(),
+        Field("reason", REASON, doc="why the game could not run"),
+        Field("last_credit_seq", SEQ, doc="the hall's credits, refunds included, in all"),
+    ),
     errors=_PUSH_ERRORS,
 )
 
@@ -680,6 +709,32 @@ def negotiate(offered: Sequence[int], supported: Sequence[int] = SUPPORTED_VERSI
     return max(common)
 
 
+def describe_type(kind: FieldType) -> str:
+    """How ``docs/central-protocol.md`` names a field type."""
+    if isinstance(kind, Text):
+        chars = "" if kind.charset is None else " " + _CHARSET_NAMES.get(kind.charset, "limited characters")
+        return f"text {kind.min_length}-{kind.max_length}{chars}"
+    if isinstance(kind, Choice):
+        return " / ".join(kind.values)
+    if isinstance(kind, Whole):
+        return f"integer {kind.low}-{'2^53' if kind.high == MAX_EXACT else kind.high}"
+    if isinstance(kind, Flag):
+        return "boolean"
+    if isinstance(kind, WholeList):
+        return f"list of <= {kind.max_items} x ({describe_type(kind.item)})"
+    return f"list of <= {kind.max_items} records: " + ", ".join(
+        f.name + ("?" if f.optional else "") for f in kind.fields
+    )
+
+
+def render_fields(fields: Sequence[Field]) -> str:
+    """A Markdown table of ``fields`` (``?``: may be left out)."""
+    lines = ["| field | type | meaning |", "|---|---|---|"]
+    for f in fields:
+        lines.append(f"| `{f.name}`{'?' if f.optional else ''} | {describe_type(f.type)} | {f.doc} |")
+    return "\n".join(lines)
+
+
 def error_message(code: str) -> str:
     """What a person is told for error ``code``."""
     return ERRORS[code].message
@@ -709,7 +764,9 @@ __all__ = [
     "box_bytes",
     "check_answer",
     "check_arguments",
+    "describe_type",
     "error_message",
     "negotiate",
+    "render_fields",
     "worst_case_bytes",
 ]
