@@ -36,6 +36,12 @@ class ConfigError(CentralError):
         self.field = field
 
 
+class VersionUnsupported(CentralError):
+    """A hall that speaks no protocol version the central server speaks."""
+
+    code = "version_unsupported"
+
+
 class UnknownHall(CentralError):
     """A hall that is not a member of the network game."""
 
@@ -82,4 +88,5 @@ __all__ = [
     "RequestIdReused",
     "TerminalAlreadyFailed",
     "UnknownHall",
+    "VersionUnsupported",
 ]

@@ -36,6 +36,7 @@ from central_server.domain.events import (
     SaleClosed,
     StakeReturned,
 )
+from protocol.prizes import share_of_sales
 
 
 class MoneyError(CentralError):
@@ -71,6 +72,7 @@ class GameMoney:
     halls: dict[str, Totals] = field(default_factory=dict)
     players: dict[tuple[str, str], Totals] = field(default_factory=dict)
     carry_in_cents: dict[str, int] = field(default_factory=dict)
+    basis_points: dict[str, int] = field(default_factory=dict)
     carry_out_cents: dict[str, int] | None = None
     sale: SaleClosed | None = None
     refunds_paid_by: dict[str, int] = field(default_factory=lambda: {"stakes": 0, "house": 0})
@@ -117,6 +119,7 @@ def money_of(events: Iterable[CentralEvent]) -> GameMoney:
             money.carry_in_cents = {
                 p["pattern"]["name"]: p.get("carry_in_cents", 0) for p in event.config["prizes"]
             }
+            money.basis_points = {p["pattern"]["name"]: p["basis_points"] for p in event.config["prizes"]}
         elif isinstance(event, PurchaseConfirmed):
             for totals in _charge(money, event.hall_id, event.player_ref):
                 totals.sales_cents += event.amount_cents
@@ -179,6 +182,13 @@ def check_conservation(money: GameMoney) -> None:
                 f"game {game}: the sale closed on {sale.sales_cents} cents, but the purchases less "
                 f"the refunds before the close make {money.sales_at_close_cents}"
             )
+        for name, bp in money.basis_points.items():
+            due = share_of_sales(sale.sales_cents, bp) + money.carry_in_cents[name]
+            if sale.prize_amounts.get(name) != due:
+                raise MoneyError(
+                    f"game {game}: the {name} is {sale.prize_amounts.get(name)} cents; {bp} basis points of "
+                    f"{sale.sales_cents} plus its carry make {due}"
+                )
         shares = sum(amount - money.carry_in_cents[name] for name, amount in sale.prize_amounts.items())
         if sale.house_share_cents != sale.sales_cents - shares:
             raise MoneyError(f"game {game}: the prizes' shares and the house's do not make the sales")

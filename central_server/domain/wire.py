@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from central_server.domain.errors import BadArgument, CentralError, HallMismatch, UnknownHall
+from central_server.domain.errors import BadArgument, CentralError, HallMismatch, UnknownHall, VersionUnsupported
 from central_server.domain.events import (
     BallDrawn,
     CardWon,
@@ -112,12 +112,19 @@ def credit_item(credit: CardWon | StakeReturned) -> dict[str, Any]:
 
 def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Iterable[str], central_id: str) -> dict[str, Any]:
     """The answer to ``hello``: the version agreed, or the error that closes the connection."""
-    args = m.check_arguments(m.HELLO, arguments)
+    try:
+        args = m.check_arguments(m.HELLO, arguments)
+    except CentralMessageError as error:
+        raise BadArgument(str(error)) from None
     if from_hall not in set(members):
         raise UnknownHall(f"hall {from_hall} is not a member of the network")
     if args["hall_id"] != from_hall:
         raise HallMismatch(f"this connection is hall {from_hall}'s; it cannot say hello as {args['hall_id']}")
-    return _answer(m.HELLO, {"version": m.negotiate(args["versions"]), "central_id": central_id})
+    try:
+        version = m.negotiate(args["versions"])
+    except CentralMessageError as error:
+        raise VersionUnsupported(str(error)) from None
+    return _answer(m.HELLO, {"version": version, "central_id": central_id})
 
 
 def buy_cards_answer(outcome: Outcome, series_label: str) -> dict[str, Any]:
