@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from central_server.domain.config import (
     NetworkGameConfig,
-    PrizeShare,
     card_label,
     export_card_id,
     library_digest,

@@ -25,8 +25,8 @@ from central_server.domain.events import (
 from central_server.domain.game import TABLE, CentralGame, Input, Phase, TerminalFailure
 from central_server.domain.money import check_conservation, money_of
 from protocol.balls import FakeBallSource, RandomBallGenerator
-from protocol.patterns import BINGO, LINE, completion_ball
 from protocol.cards import Card
+from protocol.patterns import completion_ball
 from tests.central.conftest import LIBRARY, SALE_MS, Played, config
 
 
