@@ -1,0 +1,165 @@
+"""A day of network games as audit replay facts and results (FORMATS.md sections 2 and 3).
+
+:func:`scenario` writes the raw facts (``bingo-replay/1``): the rules, the carries
+before the day's first game, and per game every card in play with its stake and the
+draw.  Card ids say where each card was bought: ``HALL/V1-13``.  :func:`result` writes
+what the games' own events recorded (``bingo-replay-result/1``), built from the
+``central_prize_won`` and ``central_card_won`` events and the carries of each game's
+close, never by running the replay, so ``bingo replay`` agreeing with it is a real check.
+
+A game the replay format cannot express is refused with :class:`ExportRefused`,
+naming the game and the reason: a pattern other than the line and the bingo, a game
+not played (R96.2), cards refunded after the close (the prizes were announced on
+their stakes, which the format cannot say), rules or carries that change between
+games.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from central_server.domain.config import export_card_id
+from central_server.domain.errors import CentralError
+from central_server.domain.game import CentralGame, Phase
+from protocol.cards import COLUMNS, ROWS
+from protocol.prizes import tax_cents
+from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
+
+
+class ExportRefused(CentralError):
+    """A day the audit replay format cannot express; the message names the game and why."""
+
+    code = "not_now"
+
+
+def _rows(cells: np.ndarray) -> list[list[int]]:
+    grid = cells.reshape(ROWS, COLUMNS)
+    return [[int(n) for n in row if n] for row in grid]
+
+
+def _check(game: CentralGame) -> None:
+    why = None
+    if game.phase is Phase.NOT_PLAYED:
+        why = "it was declared not played (R96.2) and has no draw to a bingo"
+    elif game.phase is not Phase.CLOSED or "bingo" not in game.prizes:
+        why = "it has not been played to its bingo"
+    elif set(game.config.patterns.names) != {"line", "bingo"}:
+        extra = sorted(set(game.config.patterns.names) - {"line", "bingo"})
+        why = f"it plays the pattern(s) {', '.join(extra)}, which the replay format cannot express"
+    elif any(e.paid_by == "house" for e in game.failed_terminals.values()):
+        why = "cards were refunded after the sale closed; its prizes stand on their stakes"
+    if why is not None:
+        raise ExportRefused(f"network game {game.game_id} cannot be exported: {why}")
+
+
+def _rules_and_opening(games: Sequence[CentralGame]) -> tuple[dict[str, int], dict[str, int]]:
+    if not games:
+        raise ExportRefused("there is no network game to export that day")
+    first = games[0].config
+    rules = {"line_bp": first.share("line").basis_points, "bingo_bp": first.share("bingo").basis_points}
+    carries = {"carry_line": first.share("line").carry_in_cents, "carry_bingo": first.share("bingo").carry_in_cents}
+    opening = dict(carries)
+    for game in games:
+        _check(game)
+        config = game.config
+        if {"line_bp": config.share("line").basis_points, "bingo_bp": config.share("bingo").basis_points} != rules:
+            raise ExportRefused(f"network game {game.game_id} cannot be exported: its shares differ from the day's first game")
+        given = {"carry_line": config.share("line").carry_in_cents, "carry_bingo": config.share("bingo").carry_in_cents}
+        if given != carries:
+            raise ExportRefused(
+                f"network game {game.game_id} cannot be exported: it started with the carries {given}, "
+                f"but the game before it left {carries}"
+            )
+        assert game.carries is not None
+        carries = {"carry_line": game.carries["line"], "carry_bingo": game.carries["bingo"]}
+    return rules, opening
+
+
+def _cards(game: CentralGame, layouts: np.ndarray) -> list[dict[str, Any]]:
+    label = game.config.series_label
+    refunded = game.refunded_cards
+    out = []
+    for p in game.purchases:
+        stake_pct = p.stake_pct
+        for number in range(p.first_card, p.first_card + p.card_count):
+            if number in refunded:
+                continue
+            out.append({
+                "id": export_card_id(p.hall_id, label, number),
+                "stake_pct": stake_pct,
+                "rows": _rows(layouts[number - 1]),
+            })  # fmt: skip
+    return out
+
+
+def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> dict[str, Any]:
+    """The day's network games as ``bingo-replay/1`` raw facts, in the order given."""
+    rules, opening = _rules_and_opening(games)
+    return {
+        "format": INPUT_FORMAT,
+        "rules": rules,
+        "opening": opening,
+        "sessions": [
+            {
+                "date": date,
+                "games": [
+                    {
+                        "game": number,
+                        "price_cents": game.config.price_cents,
+                        "cards": _cards(game, layouts),
+                        "draw": list(game.balls),
+                    }
+                    for number, game in enumerate(games, start=1)
+                ],
+            }
+        ],
+    }
+
+
+def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
+    """What the games' events recorded, as ``bingo-replay-result/1``."""
+    _rules_and_opening(games)
+    out = []
+    total_sales = total_paid = total_tax = 0
+    for number, game in enumerate(games, start=1):
+        assert game.sale is not None and game.carries is not None
+        label = game.config.series_label
+        sales = game.sale.sales_cents
+        prizes = {}
+        for name in ("line", "bingo"):
+            won = game.prizes[name]
+            paid = sorted(
+                (export_card_id(w.hall_id, label, w.card_number), w.payment_cents)
+                for w in game.winners
+                if w.pattern == name
+            )
+            prizes[name] = {
+                "ball": won.ball_count,
+                "amount_cents": won.amount_cents,
+                "carry_cents": won.carry_cents,
+                "paid": [{"card": card, "cents": cents} for card, cents in paid],
+            }
+            total_paid += won.paid_cents
+        tax = tax_cents(sales)
+        total_sales += sales
+        total_tax += tax
+        out.append({
+            "date": date, "game": number, "sales_cents": sales, "tax_cents": tax,
+            "balls_drawn": game.prizes["bingo"].ball_count,
+            "prizes": prizes,
+            "pots": {
+                "carry_line": game.carries["line"], "carry_bingo": game.carries["bingo"],
+                "superbingo": 0, "grand_superbingo": 0, "megabingo": 0,
+                "jackpot_accumulated": 0, "jackpot_reserve": 0,
+            },
+        })  # fmt: skip
+    return {
+        "format": OUTPUT_FORMAT,
+        "games": out,
+        "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax},
+    }
+
+
+__all__ = ["ExportRefused", "result", "scenario"]

@@ -1,0 +1,772 @@
+"""The hall <-> central server protocol (R92.5c): AMP commands, declared as plain data.
+
+Every hall server keeps one AMP connection over mutual TLS to the central server.  This
+module says what may cross it, and nothing else: each :class:`Message` names an AMP
+command, who sends it, its arguments and answer fields with their types and bounds,
+and the error codes it may fail with; :data:`ERRORS` maps every code to the message a
+person reads, :data:`REFUSALS` every reason a purchase can be refused for.  It imports
+no framework, so the central server's domain, the hall and the tests share one schema;
+``docs/central-protocol.md`` describes every message with an example.
+
+Turning a declaration into a ``twisted.protocols.amp`` command (the server kit does
+this once, for every message of :data:`MESSAGES`):
+
+* a field's type becomes an AMP argument: :class:`Text` and :class:`Choice` ->
+  ``amp.Unicode()``, :class:`Whole` -> ``amp.Integer()``, :class:`Flag` ->
+  ``amp.Boolean()``, :class:`WholeList` -> ``amp.ListOf(amp.Integer())``,
+  :class:`Items` -> ``amp.AmpList([(name, type), ...])`` of its fields; a field with
+  ``optional=True`` gets ``optional=True``;
+* a :class:`Message` becomes ``type(name, (amp.Command,), {"commandName":
+  name.encode(), "arguments": [(arg.name.encode(), type), ...], "response": [...],
+  "errors": {error_class(code): code.encode() for code in errors}})`` where
+  ``error_class`` is one exception class per :data:`ERRORS` code, whose description
+  is the user-facing message;
+* a responder validates what it received with :func:`check_arguments` (AMP checks
+  only the wire types) and its answer with :func:`check_answer` before it is sent.
+
+Bounds and chunking.  AMP caps every value at :data:`MAX_VALUE_BYTES` (65,535 bytes)
+and every key at 255.  Every field here has a worst-case encoded size
+(:func:`worst_case_bytes`), and every list is declared with its most items, so no
+legal value can exceed the cap: a list that can grow without limit (winners, credits
+to a hall's players) is never sent whole but in *pages* of at most :data:`PAGE_ITEMS`
+items (:class:`Paging`): the asker gives the last sequence number it holds
+(``after``), the answer carries the next items and ``more``; a push carries the first
+page and the receiver asks for the rest.  A card assignment is one range (first card
+and count, R93.6), so a purchase answer is always small.
+
+Versions.  A connection starts with ``hello``: the hall lists the versions it speaks,
+the central server answers with the highest one both speak (:func:`negotiate`), or
+fails with ``version_unsupported`` and closes the connection.  Any other command before
+``hello`` fails with ``not_negotiated``.  Version 1 is :data:`PROTOCOL_VERSION`.
+
+Request ids.  Every command a hall sends that changes anything carries a
+``request_id`` (:attr:`Message.request_id`): the central server keeps it durably with
+the first outcome, so a command resent after any failure has its effect once and gets
+the first answer again; the same id with other arguments fails with
+``request_id_reused`` and changes nothing.  Ids are chosen by the hall and unique
+within that hall for ever (a UUID is a good choice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence, Union
+
+from protocol.errors import DomainError
+
+#: The protocol version this code speaks, and every version it accepts in ``hello``.
+PROTOCOL_VERSION = 1
+SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
+
+#: AMP's limits on one value and one key (``twisted.protocols.amp.MAX_VALUE_LENGTH``).
+MAX_VALUE_BYTES = 0xFFFF
+MAX_KEY_BYTES = 0xFF
+#: Items in one page of a paged list (winners, credits).
+PAGE_ITEMS = 100
+
+#: R83.7: at most 96 cards per player per terminal per game; so also per request.
+MAX_CARDS_PER_PLAYER = 96
+#: The largest card number a series may have (8 digits).
+MAX_CARD_NUMBER = 99_999_999
+#: Amounts and times: JSON (the journal) holds integers exactly up to 2**53.
+MAX_EXACT = 2**53
+
+_DIGITS = "0123456789"
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_UPPER = _LOWER.upper()
+#: Characters of identifiers that travel in card ids (``HALL/V1-13``): no ``/``, no ``:``.
+ID_CHARS = frozenset(_LOWER + _UPPER + _DIGITS + "-_")
+#: Characters of request ids and game ids: identifiers plus ``.``.
+KEY_CHARS = frozenset(ID_CHARS | {"."})
+#: Printable ASCII, for names of people and software.
+PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
+#: Series labels (``V1``) and pattern names (``two_lines``).
+SERIES_CHARS = frozenset(_UPPER + _DIGITS)
+PATTERN_CHARS = frozenset(_LOWER + _DIGITS + "_")
+_CHARSET_NAMES = {
+    ID_CHARS: "[A-Za-z0-9-_]",
+    KEY_CHARS: "[A-Za-z0-9-_.]",
+    PRINTABLE: "printable ASCII",
+    SERIES_CHARS: "[A-Z0-9]",
+    PATTERN_CHARS: "[a-z0-9_]",
+}
+
+
+class CentralMessageError(DomainError):
+    """A message that breaks this schema; ``code`` is one of :data:`ERRORS`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# --- Field types -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    """A string (``amp.Unicode``) of ``min_length``-``max_length`` characters.
+
+    ``charset`` limits the characters; ``None`` allows any character but control
+    characters.  Worst case: 1 byte a character for an ASCII charset, 4 otherwise.
+    """
+
+    max_length: int
+    min_length: int = 1
+    charset: frozenset[str] | None = None
+
+    def check(self, name: str, value: object) -> str:
+        if not isinstance(value, str):
+            raise CentralMessageError("bad_argument", f"{name} is text, not {_show(value)}")
+        if not self.min_length <= len(value) <= self.max_length:
+            raise CentralMessageError(
+                "bad_argument",
+                f"{name} is {self.min_length} to {self.max_length} characters long, not {len(value)}",
+            )
+        if self.charset is not None:
+            bad = sorted(set(value) - self.charset)
+            if bad:
+                raise CentralMessageError("bad_argument", f"{name} may not hold {bad[0]!r}")
+        elif any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            raise CentralMessageError("bad_argument", f"{name} may not hold control characters")
+        return value
+
+    def worst_case_bytes(self) -> int:
+        ascii_only = self.charset is not None and all(ord(c) < 0x80 for c in self.charset)
+        return self.max_length * (1 if ascii_only else 4)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a few words (``amp.Unicode``)."""
+
+    values: tuple[str, ...]
+
+    def check(self, name: str, value: object) -> str:
+        if not isinstance(value, str) or value not in self.values:
+            raise CentralMessageError(
+                "bad_argument", f"{name} is one of {', '.join(self.values)}, not {_show(value)}"
+            )
+        return value
+
+    def worst_case_bytes(self) -> int:
+        return max(len(v.encode()) for v in self.values)
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A whole number ``low``-``high`` (``amp.Integer``); ``True`` is not a number here."""
+
+    low: int
+    high: int
+
+    def check(self, name: str, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CentralMessageError("bad_argument", f"{name} is a whole number, not {_show(value)}")
+        if not self.low <= value <= self.high:
+            raise CentralMessageError(
+                "bad_argument", f"{name} is {self.low} to {self.high}, not {value}"
+            )
+        return value
+
+    def worst_case_bytes(self) -> int:
+        return max(len(str(self.low)), len(str(self.high)))
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Yes or no (``amp.Boolean``: ``True`` / ``False`` on the wire)."""
+
+    def check(self, name: str, value: object) -> bool:
+        if not isinstance(value, bool):
+            raise CentralMessageError("bad_argument", f"{name} is true or false, not {_show(value)}")
+        return value
+
+    def worst_case_bytes(self) -> int:
+        return len(b"False")
+
+
+@dataclass(frozen=True)
+class WholeList:
+    """At most ``max_items`` whole numbers (``amp.ListOf(amp.Integer())``)."""
+
+    item: Whole
+    max_items: int
+
+    def check(self, name: str, value: object) -> list[int]:
+        if not isinstance(value, (list, tuple)):
+            raise CentralMessageError("bad_argument", f"{name} is a list, not {_show(value)}")
+        if len(value) > self.max_items:
+            raise CentralMessageError(
+                "bad_argument", f"{name} holds at most {self.max_items} items, not {len(value)}"
+            )
+        return [self.item.check(f"{name}[{i}]", v) for i, v in enumerate(value)]
+
+    def worst_case_bytes(self) -> int:
+        # ListOf: each element is a 2-byte length and the element's bytes.
+        return self.max_items * (2 + self.item.worst_case_bytes())
+
+
+@dataclass(frozen=True)
+class Items:
+    """At most ``max_items`` records of ``fields`` (``amp.AmpList``)."""
+
+    fields: tuple["Field", ...]
+    max_items: int
+
+    def check(self, name: str, value: object) -> list[dict[str, Any]]:
+        if not isinstance(value, (list, tuple)):
+            raise CentralMessageError("bad_argument", f"{name} is a list, not {_show(value)}")
+        if len(value) > self.max_items:
+            raise CentralMessageError(
+                "bad_argument", f"{name} holds at most {self.max_items} items, not {len(value)}"
+            )
+        return [_check_fields(f"{name}[{i}]", self.fields, item) for i, item in enumerate(value)]
+
+    def worst_case_bytes(self) -> int:
+        # AmpList: each item is an AMP box (2-byte key length, key, 2-byte value length,
+        # value, per field; then a 2-byte zero), the boxes back to back.
+        return self.max_items * (box_bytes(self.fields) + 2)
+
+
+FieldType = Union[Text, Choice, Whole, Flag, WholeList, Items]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One argument or answer field: its name, its type, whether it may be left out."""
+
+    name: str
+    type: FieldType
+    optional: bool = False
+    doc: str = ""
+
+
+def box_bytes(fields: Sequence[Field]) -> int:
+    """The worst-case bytes of the key/value pairs of ``fields`` in one AMP box."""
+    return sum(2 + len(f.name.encode()) + 2 + f.type.worst_case_bytes() for f in fields)
+
+
+def worst_case_bytes(field: Field) -> int:
+    """The most bytes ``field``'s value can take on the wire."""
+    return field.type.worst_case_bytes()
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_fields(where: str, fields: Sequence[Field], values: object) -> dict[str, Any]:
+    what = where or "the message"
+    if not isinstance(values, Mapping):
+        raise CentralMessageError("bad_argument", f"{what} is a record of fields, not {_show(values)}")
+    known = {f.name for f in fields}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise CentralMessageError("bad_argument", f"{what} has no field {unknown[0]!r}")
+    checked: dict[str, Any] = {}
+    for f in fields:
+        if f.name not in values or values[f.name] is None:
+            if not f.optional:
+                raise CentralMessageError("bad_argument", f"{what} needs {f.name}")
+            continue
+        checked[f.name] = f.type.check(f"{where}.{f.name}" if where else f.name, values[f.name])
+    return checked
+
+
+# --- The fields that recur ---------------------------------------------------------
+
+GAME_ID = Text(64, charset=KEY_CHARS)
+HALL_ID = Text(32, charset=ID_CHARS)
+TERMINAL_ID = Text(40, charset=ID_CHARS)
+PLAYER_REF = Text(64, charset=KEY_CHARS)
+REQUEST_ID = Text(64, charset=KEY_CHARS)
+SERIES_LABEL = Text(8, charset=SERIES_CHARS)
+PATTERN_NAME = Text(32, charset=PATTERN_CHARS)
+PERSON = Text(64, charset=PRINTABLE)
+REASON = Text(200)
+CENTS = Whole(0, MAX_EXACT)
+TIME_MS = Whole(0, MAX_EXACT)
+CARD_NUMBER = Whole(1, MAX_CARD_NUMBER)
+CARD_COUNT = Whole(0, MAX_CARD_NUMBER)
+CARDS_PER_REQUEST = Whole(1, MAX_CARDS_PER_PLAYER)
+STAKE_PCT = Whole(1, 100)
+BASIS_POINTS = Whole(0, 10_000)
+BALL = Whole(1, 90)
+BALL_COUNT = Whole(0, 90)
+SEQ = Whole(0, MAX_EXACT)
+VERSION = Whole(1, 999)
+PHASES = (
+    "scheduled", "selling", "sale_closed", "drawing", "last_prize_won", "closed", "not_played",
+)  # fmt: skip
+
+
+def _game(doc: str = "the network game") -> Field:
+    return Field("game_id", GAME_ID, doc=doc)
+
+
+def _hall(doc: str = "the hall speaking; it must be the hall of the TLS certificate") -> Field:
+    return Field("hall_id", HALL_ID, doc=doc)
+
+
+def _request(doc: str = "the hall's id for this command, kept durably by the central server") -> Field:
+    return Field("request_id", REQUEST_ID, doc=doc)
+
+
+# --- Error codes and refusal reasons -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """A code an AMP command may fail with, and what a person is told.
+
+    ``fatal``: the central server closes the connection after answering it.
+    """
+
+    code: str
+    message: str
+    fatal: bool = False
+
+
+#: Every error code of the protocol.  An error changes nothing on the receiver.
+ERRORS: Mapping[str, ErrorCode] = {
+    e.code: e
+    for e in (
+        ErrorCode("version_unsupported", "The two servers share no protocol version; update the older one.", True),
+        ErrorCode("not_negotiated", "Say hello first: no command is taken before the version is agreed.", True),
+        ErrorCode("unknown_hall", "This hall is not a member of the network; ask the central operator to add it.", True),
+        ErrorCode("hall_mismatch", "A hall may only speak for itself and its own terminals.", True),
+        ErrorCode("bad_argument", "A value is missing, of the wrong type or out of range; the message names it."),
+        ErrorCode("unknown_game", "There is no such network game."),
+        ErrorCode("request_id_reused", "This request id was already used for another request; the first one stands."),
+        ErrorCode("terminal_already_failed", "This terminal has already been declared failed in this game; its refund was made once."),
+        ErrorCode("not_now", "The game is not at a stage where this can be done; the message says why."),
+        ErrorCode("bad_config", "The network game's configuration breaks a rule; the message names the field."),
+        ErrorCode("internal_error", "The central server failed to answer; the fault is logged. Send the same request again."),
+    )
+}
+
+#: Every reason a purchase request can be refused for.  A refusal is a decision: it is
+#: journaled, answered, and answered the same again for the same request id.
+REFUSALS: Mapping[str, str] = {
+    "sale_not_open": "The sale of this game has not opened yet.",
+    "sale_over": "The sale time is over; no card can be bought any more.",
+    "not_played": "This game was declared not played; no card can be bought.",
+    "series_exhausted": "Not enough cards are left in the series for this request.",
+    "terminal_failed": "This terminal was declared failed in this game; it stays out of play until repaired.",
+    "card_limit": "A player may hold at most 96 cards per terminal in one game (R83.7).",
+    "stake_too_small": "At this stake percentage a card would cost less than one cent.",
+}
+
+#: Who pays a refund: the game's collection before the sale closed, the house after it.
+PAID_BY = ("stakes", "house", "nobody")
+
+
+# --- Messages ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Paging:
+    """A paged list: ``items`` holds at most :data:`PAGE_ITEMS` records after ``cursor``."""
+
+    cursor: str  # the argument naming the last sequence number the asker holds
+    items: str  # the answer field holding the page
+    more: str = "more"  # the answer field saying that later items exist
+
+
+@dataclass(frozen=True)
+class Message:
+    """One AMP command: who sends it, its arguments, its answer, its errors."""
+
+    name: str
+    sender: str  # "hall" or "central"
+    doc: str
+    arguments: tuple[Field, ...]
+    answer: tuple[Field, ...] = ()
+    errors: tuple[str, ...] = ()
+    request_id: bool = False  # kept durably: a resend has its effect once
+    paging: Paging | None = None
+
+    def field(self, name: str, *, answer: bool = False) -> Field:
+        for f in self.answer if answer else self.arguments:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.name} has no {'answer' if answer else 'argument'} {name!r}")
+
+
+_COMMON = ("not_negotiated", "bad_argument", "internal_error")
+_HALL_COMMON = (*_COMMON, "unknown_hall", "hall_mismatch", "unknown_game")
+
+#: The prize of a pattern as announced at the opening of the sale.
+PRIZE_SHARE = Items(
+    (
+        Field("pattern", PATTERN_NAME, doc="the pattern, in the order of announcement"),
+        Field("basis_points", BASIS_POINTS, doc="share of the game's sales, 1/100 of a percent"),
+        Field("carry_in_cents", CENTS, doc="what the previous game carried to this prize (R88.5)"),
+    ),
+    max_items=16,
+)
+#: The amount of each prize once the sale has closed.
+PRIZE_AMOUNT = Items(
+    (Field("pattern", PATTERN_NAME, doc="the pattern"), Field("amount_cents", CENTS, doc="the prize to be shared")),
+    max_items=16,
+)
+#: A winning card, as boards and terminals show it (R92.11).
+WINNER = Items(
+    (
+        Field("seq", SEQ, doc="the winner's number in the game, 1, 2, 3..."),
+        Field("pattern", PATTERN_NAME, doc="the pattern won"),
+        Field("ball_count", BALL, doc="the ball it was won on"),
+        Field("series", SERIES_LABEL, doc="the card's series"),
+        Field("card_number", CARD_NUMBER, doc="the card's number: the card shows V1-13"),
+        Field("hall_id", HALL_ID, doc="the hall where the card was bought"),
+        Field("terminal_id", TERMINAL_ID, doc="the terminal where the card was bought"),
+        Field("payment_cents", CENTS, doc="the card's share of the prize (R93.13)"),
+    ),
+    max_items=PAGE_ITEMS,
+)
+#: Money for one of the hall's players: a prize to credit (R85.9) or a stake returned.
+CREDIT = Items(
+    (
+        Field("seq", SEQ, doc="the credit's number among this hall's credits in the game"),
+        Field("kind", Choice(("prize", "refund")), doc="a prize won or stakes returned"),
+        Field("player_ref", PLAYER_REF, doc="the player to credit"),
+        Field("terminal_id", TERMINAL_ID, doc="where the cards were bought"),
+        Field("amount_cents", CENTS, doc="what to credit to the player's account"),
+        Field("pattern", PATTERN_NAME, optional=True, doc="prize: the pattern won"),
+        Field("card_number", CARD_NUMBER, optional=True, doc="prize: the winning card"),
+        Field("card_count", CARD_COUNT, optional=True, doc="refund: the cards refunded"),
+        Field("purchase_request_id", REQUEST_ID, optional=True, doc="refund: the purchase refunded"),
+        Field("paid_by", Choice(PAID_BY), optional=True, doc="refund: whose money"),
+    ),
+    max_items=PAGE_ITEMS,
+)
+#: What a pattern carries to the next game when this one closes (R88.5).
+CARRY = Items(
+    (Field("pattern", PATTERN_NAME, doc="the pattern"), Field("carry_cents", CENTS, doc="what it carries")),
+    max_items=16,
+)
+
+HELLO = Message(
+    "hello",
+    "hall",
+    "Open the conversation: agree on the protocol version; the hall names itself.",
+    arguments=(
+        _hall(),
+        Field("versions", WholeList(VERSION, 16), doc="every version the hall speaks"),
+        Field("software", PERSON, doc="the hall server's name and release, for the log"),
+    ),
+    answer=(
+        Field("version", VERSION, doc="the version both speak, used from now on"),
+        Field("central_id", HALL_ID, doc="the central server's name"),
+    ),
+    errors=("version_unsupported", "bad_argument", "internal_error", "unknown_hall", "hall_mismatch"),
+)
+
+BUY_CARDS = Message(
+    "buy_cards",
+    "hall",
+    "A terminal's purchase (R93.6): decided in the order received; cards assigned in that "
+    "order within the series, or the request refused with a reason.  The hall holds the "
+    "player's credit before it sends this, and captures or releases the hold on the answer.",
+    arguments=(
+        _request(),
+        _game(),
+        _hall(),
+        Field("terminal_id", TERMINAL_ID, doc="the terminal where the player buys"),
+        Field("player_ref", PLAYER_REF, doc="the hall's reference of the player's account"),
+        Field("card_count", CARDS_PER_REQUEST, doc="cards asked for (R83.7: at most 96 per player per terminal)"),
+        Field("stake_pct", STAKE_PCT, doc="percentage of the card's price staked (R82.15)"),
+    ),
+    answer=(
+        _request(),
+        Field("status", Choice(("confirmed", "refused")), doc="the decision"),
+        Field("decision", SEQ, doc="the decision's number in the game: the order of requests"),
+        Field("series", SERIES_LABEL, optional=True, doc="confirmed: the series of the cards"),
+        Field("first_card", CARD_NUMBER, optional=True, doc="confirmed: the first card assigned"),
+        Field("card_count", CARDS_PER_REQUEST, optional=True, doc="confirmed: the cards assigned"),
+        Field("stake_cents", CENTS, optional=True, doc="confirmed: the stake of each card"),
+        Field("amount_cents", CENTS, optional=True, doc="confirmed: what the hall captures"),
+        Field("refusal_code", Choice(tuple(REFUSALS)), optional=True, doc="refused: why"),
+        Field("refusal", Text(300), optional=True, doc="refused: what the player is told"),
+    ),
+    errors=(*_HALL_COMMON, "request_id_reused"),
+    request_id=True,
+)
+
+TERMINAL_FAILED = Message(
+    "terminal_failed",
+    "hall",
+    "The hall's staff declared one of its terminals failed (R96.3): that game's cards "
+    "bought on it that have won nothing are refunded, once, and leave the game.  The "
+    "refunds reach the hall as credits (get_credits).",
+    arguments=(
+        _request(),
+        _game(),
+        _hall(),
+        Field("terminal_id", TERMINAL_ID, doc="the hall's terminal declared failed"),
+        Field("reason", REASON, doc="what staff saw, for the record"),
+        Field("declared_by", PERSON, doc="the member of staff who declared it"),
+    ),
+    answer=(
+        _request(),
+        Field("refunded_cards", CARD_COUNT, doc="the terminal's cards of this game that had won nothing"),
+        Field("refunded_cents", CENTS, doc="their stakes, returned to the players"),
+        Field("paid_by", Choice(PAID_BY), doc="stakes before the close, house after it, nobody if nothing to refund"),
+        Field("last_credit_seq", SEQ, doc="fetch this hall's credits up to here"),
+    ),
+    errors=(*_HALL_COMMON, "request_id_reused", "terminal_already_failed", "not_now"),
+    request_id=True,
+)
+
+GET_GAME = Message(
+    "get_game",
+    "hall",
+    "Where a network game stands: after a reconnect the hall catches up from here.",
+    arguments=(_game(), _hall()),
+    answer=(
+        Field("phase", Choice(PHASES), doc="where the game stands"),
+        Field("series", SERIES_LABEL, doc="the series its cards come from"),
+        Field("price_cents", CENTS, doc="the card's price"),
+        Field("closes_at_ms", TIME_MS, optional=True, doc="the end of the sale, central clock"),
+        Field("remaining_ms", TIME_MS, optional=True, doc="time left in the sale when answered"),
+        Field("ball_count", BALL_COUNT, doc="balls drawn so far"),
+        Field("cards_sold", CARD_COUNT, doc="network-wide, once the sale has closed"),
+        Field("sales_cents", CENTS, doc="network-wide, once the sale has closed"),
+        Field("winner_count", SEQ, doc="winning cards so far"),
+        Field("last_credit_seq", SEQ, doc="this hall's credits so far"),
+    ),
+    errors=_HALL_COMMON,
+)
+
+GET_BALLS = Message(
+    "get_balls",
+    "hall",
+    "The balls drawn after ball number after_count, in order: a hall that missed some asks.",
+    arguments=(_game(), _hall(), Field("after_count", BALL_COUNT, doc="balls the hall already holds")),
+    answer=(
+        Field("balls", WholeList(BALL, 90), doc="balls after_count+1, after_count+2, ..."),
+        Field("ball_count", BALL_COUNT, doc="how many balls are drawn in all"),
+    ),
+    errors=_HALL_COMMON,
+)
+
+GET_CREDITS = Message(
+    "get_credits",
+    "hall",
+    "The hall's credits after seq after: prizes to credit to its players (R85.9) and "
+    "stakes returned.  The hall credits each seq once.",
+    arguments=(_game(), _hall(), Field("after", SEQ, doc="the last credit seq the hall holds")),
+    answer=(
+        Field("credits", CREDIT, doc="the next credits, in order"),
+        Field("more", Flag(), doc="later credits exist: ask again after the last seq"),
+        Field("last_seq", SEQ, doc="the hall's credits in all"),
+    ),
+    errors=_HALL_COMMON,
+    paging=Paging("after", "credits"),
+)
+
+GET_WINNERS = Message(
+    "get_winners",
+    "hall",
+    "Every winning card of the game after winner seq after, in order, with the hall and "
+    "terminal where it was bought (R92.11): what boards show.",
+    arguments=(_game(), _hall(), Field("after", SEQ, doc="the last winner seq the hall holds")),
+    answer=(
+        Field("winners", WINNER, doc="the next winners, in order"),
+        Field("more", Flag(), doc="later winners exist: ask again after the last seq"),
+        Field("winner_count", SEQ, doc="the game's winning cards in all"),
+    ),
+    errors=_HALL_COMMON,
+    paging=Paging("after", "winners"),
+)
+
+_PUSH_ERRORS = ("not_negotiated", "bad_argument", "unknown_game", "internal_error")
+
+SALE_OPENED = Message(
+    "sale_opened",
+    "central",
+    "The sale is open until closes_at_ms (R93.1): terminals count down remaining_ms.",
+    arguments=(
+        _game(),
+        Field("series", SERIES_LABEL, doc="the series on sale"),
+        Field("first_card", CARD_NUMBER, doc="the first card on sale"),
+        Field("price_cents", CENTS, doc="the card's price, at most the approved maximum (R93.5)"),
+        Field("closes_at_ms", TIME_MS, doc="the deadline, central clock"),
+        Field("remaining_ms", TIME_MS, doc="time left when sent; the hall counts down from it"),
+        Field("ball_interval_ms", TIME_MS, doc="the time between balls"),
+        Field("prizes", PRIZE_SHARE, doc="the winning patterns, in order, with their shares"),
+    ),
+    errors=_PUSH_ERRORS,
+)
+
+SALE_CLOSED = Message(
+    "sale_closed",
+    "central",
+    "The sale is closed: cards sold and prizes network-wide (R93.9), and the hall's own "
+    "share so it can reconcile its captured holds.",
+    arguments=(
+        _game(),
+        Field("cards_sold", CARD_COUNT, doc="cards in play, network-wide"),
+        Field("sales_cents", CENTS, doc="their stakes, network-wide"),
+        Field("prizes", PRIZE_AMOUNT, doc="each prize's amount: its share of the sales plus its carry"),
+        Field("hall_cards_sold", CARD_COUNT, doc="this hall's cards in play"),
+        Field("hall_sales_cents", CENTS, doc="their stakes: what the hall has captured, net of refunds"),
+    ),
+    errors=_PUSH_ERRORS,
+)
+
+BALL_DRAWN = Message(
+    "ball_drawn",
+    "central",
+    "Ball number ball_count is ball (R92.10); it is committed before it is sent.",
+    arguments=(_game(), Field("ball", BALL, doc="the number drawn"), Field("ball_count", BALL, doc="its place in the draw")),
+    errors=_PUSH_ERRORS,
+)
+
+PRIZE_WON = Message(
+    "prize_won",
+    "central",
+    "A pattern was won on ball ball_count (R93.12): the prize and its first page of "
+    "winners; the rest with get_winners.  final: the game ends with this prize.",
+    arguments=(
+        _game(),
+        Field("pattern", PATTERN_NAME, doc="the pattern won"),
+        Field("ball_count", BALL, doc="the ball it was won on"),
+        Field("amount_cents", CENTS, doc="the prize shared"),
+        Field("winner_count", CARD_COUNT, doc="the cards sharing it"),
+        Field("final", Flag(), doc="the game ends with this prize"),
+        Field("winners", WINNER, doc="the first winners of this prize"),
+        Field("more", Flag(), doc="more winners of this prize than this page holds"),
+    ),
+    errors=_PUSH_ERRORS,
+)
+
+CREDITS_AVAILABLE = Message(
+    "credits_available",
+    "central",
+    "The hall has credits up to last_seq to fetch with get_credits and pay into accounts.",
+    arguments=(_game(), Field("last_seq", SEQ, doc="the hall's credits in all")),
+    errors=_PUSH_ERRORS,
+)
+
+GAME_CLOSED = Message(
+    "game_closed",
+    "central",
+    "The game is over; what each prize carries to the next game (R88.5).",
+    arguments=(
+        _game(),
+        Field("ball_count", BALL_COUNT, doc="balls drawn"),
+        Field("carries", CARRY, doc="per pattern, what goes to the next game"),
+    ),
+    errors=_PUSH_ERRORS,
+)
+
+GAME_NOT_PLAYED = Message(
+    "game_not_played",
+    "central",
+    "Force majeure (R96.2): the game is deemed not played; every stake comes back as "
+    "refund credits up to last_credit_seq.",
+    arguments=(
+        _game(),
+        Field("reason", REASON, doc="why the game could not run"),
+        Field("last_credit_seq", SEQ, doc="the hall's credits, refunds included, in all"),
+    ),
+    errors=_PUSH_ERRORS,
+)
+
+#: Every message, by name.
+MESSAGES: Mapping[str, Message] = {
+    m.name: m
+    for m in (
+        HELLO, BUY_CARDS, TERMINAL_FAILED, GET_GAME, GET_BALLS, GET_CREDITS, GET_WINNERS,
+        SALE_OPENED, SALE_CLOSED, BALL_DRAWN, PRIZE_WON, CREDITS_AVAILABLE, GAME_CLOSED,
+        GAME_NOT_PLAYED,
+    )  # fmt: skip
+}
+
+
+def check_arguments(message: Message, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` checked against ``message``'s arguments; :class:`CentralMessageError` if not."""
+    return _check_fields("", message.arguments, values)
+
+
+def check_answer(message: Message, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` checked against ``message``'s answer fields."""
+    return _check_fields("", message.answer, values)
+
+
+def negotiate(offered: Sequence[int], supported: Sequence[int] = SUPPORTED_VERSIONS) -> int:
+    """The highest version both sides speak, or ``version_unsupported``."""
+    common = set(offered) & set(supported)
+    if not common:
+        raise CentralMessageError(
+            "version_unsupported",
+            f"the hall speaks version(s) {', '.join(map(str, sorted(set(offered)))) or 'none'}; "
+            f"the central server speaks {', '.join(map(str, supported))}",
+        )
+    return max(common)
+
+
+def describe_type(kind: FieldType) -> str:
+    """How ``docs/central-protocol.md`` names a field type."""
+    if isinstance(kind, Text):
+        chars = "" if kind.charset is None else " " + _CHARSET_NAMES.get(kind.charset, "limited characters")
+        return f"text {kind.min_length}-{kind.max_length}{chars}"
+    if isinstance(kind, Choice):
+        return " / ".join(kind.values)
+    if isinstance(kind, Whole):
+        return f"integer {kind.low}-{'2^53' if kind.high == MAX_EXACT else kind.high}"
+    if isinstance(kind, Flag):
+        return "boolean"
+    if isinstance(kind, WholeList):
+        return f"list of <= {kind.max_items} x ({describe_type(kind.item)})"
+    return f"list of <= {kind.max_items} records: " + ", ".join(
+        f.name + ("?" if f.optional else "") for f in kind.fields
+    )
+
+
+def render_fields(fields: Sequence[Field]) -> str:
+    """A Markdown table of ``fields`` (``?``: may be left out)."""
+    lines = ["| field | type | meaning |", "|---|---|---|"]
+    for f in fields:
+        lines.append(f"| `{f.name}`{'?' if f.optional else ''} | {describe_type(f.type)} | {f.doc} |")
+    return "\n".join(lines)
+
+
+def error_message(code: str) -> str:
+    """What a person is told for error ``code``."""
+    return ERRORS[code].message
+
+
+__all__ = [
+    "CENTS",
+    "ERRORS",
+    "MAX_CARDS_PER_PLAYER",
+    "MAX_VALUE_BYTES",
+    "MESSAGES",
+    "PAGE_ITEMS",
+    "PROTOCOL_VERSION",
+    "REFUSALS",
+    "SUPPORTED_VERSIONS",
+    "CentralMessageError",
+    "Choice",
+    "ErrorCode",
+    "Field",
+    "Flag",
+    "Items",
+    "Message",
+    "Paging",
+    "Text",
+    "Whole",
+    "WholeList",
+    "box_bytes",
+    "check_answer",
+    "check_arguments",
+    "describe_type",
+    "error_message",
+    "negotiate",
+    "render_fields",
+    "worst_case_bytes",
+]
