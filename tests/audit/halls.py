@@ -46,7 +46,7 @@ from protocol.prizes import PrizeRules
 from protocol.sale import Series
 from tests.hall.conftest import result
 from tests.hall.test_games import ScriptedBalls
-from tests.hall.test_session import ALL_BALLS, PASSED
+from tests.hall.test_session import ALL_BALLS, verify_passed
 
 ADMIN = Actor("ines", Role.ADMINISTRATOR)
 CHIEF = Actor("rui", Role.ROOM_CHIEF)
@@ -160,7 +160,7 @@ class AuditHall:
         result(self.core.execute(CASHIER, "fund_drawer", lambda now: posting_entries([posting])))
 
     def open_day(self, date: str) -> None:
-        result(self.session.record_verification(ADMIN, date, PASSED))
+        verify_passed(self.session, date)
         result(self.session.count_balls(CHIEF, "opening", ALL_BALLS, ["Marta Soler (public)"]))
         result(self.session.sign_opening(ADMIN))
         result(self.session.sign_opening(CHIEF))
