@@ -79,6 +79,7 @@ from protocol.events import (
 )
 from protocol.game import FINAL_STATES, Input, InvalidTransition, State, TraditionalGame, describe
 from protocol.ledger import Leg, Ledger, Posting, Reference, account_kind
+from protocol.money import format_cents
 from protocol.prizes import (
     PrizeRules,
     check_grand_superbingo_fund,
@@ -389,6 +390,7 @@ class GamesModule:
         self._draw_turn = DeferredLock()
         #: Virtual series in play by their number in the game (R82.9): card k is row k-1.
         self.virtual_series: dict[int, np.ndarray] = {}
+        session.closing_checks.append(self.closing_refusal)
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
@@ -1206,6 +1208,35 @@ class GamesModule:
             if unwon:
                 pay("superbingo_last_game", balance(SUPERBINGO), SUPERBINGO, ball, winners)
 
+    def closing_refusal(self) -> str | None:
+        """Why the session may not close yet, or None (R89, R93.15).
+
+        A game under way is finished first.  A superbingo fund left unwon by the
+        session's last superbingo game belongs to the bingo of the session's last game:
+        the session closes only once that game, announced as the last, was played.
+        """
+        current = self.state.current
+        if current is not None and not current.over:
+            return (
+                f"game {current.game_id} is under way ({describe(current.machine.state)}); "
+                "finish it before the session closes"
+            )
+        session = self.session.state.current
+        if session is None:
+            return None
+        games = [g for g in self.state.games if g.session == session.number and g.machine.state is not State.REFUNDED]
+        if any(g.last_game and g.over for g in games):
+            return None
+        superbingo_games = [g for g in games if g.superbingo_limit is not None]
+        fund = self.ledger.balance(SUPERBINGO)
+        if superbingo_games and superbingo_games[-1].superbingo_won is False and fund > 0:
+            return (
+                f"the superbingo of game {superbingo_games[-1].game_id} was not won, and its fund of "
+                f"{format_cents(fund)} goes to the bingo of the session's last game (R89): announce a game as "
+                "the last (R93.15) and play it before the session closes"
+            )
+        return None
+
     def _nothing_due(self, game: Game) -> str:
         won = game.machine.won
         if game.machine.state is State.REFUNDED:
@@ -1326,7 +1357,10 @@ class GamesModule:
                         Reference(game.game_id, None, refund_seq),
                     )
                 )
-            scratch = Ledger(self.ledger.ledger.postings_for(game.game_id))
+            # The whole ledger, not the game's postings alone: a virtual card's stake came
+            # from a player's account funded outside the game, which a ledger of the
+            # game's postings would see overdrawn (every refund of a game with one failed).
+            scratch = Ledger(self.ledger.ledger.postings)
             scratch.post_all(back)
             refunds = refund_game(scratch, machine.sales.values(), game.game_id, refund_seq)
             self.ledger.check([*back, *refunds])

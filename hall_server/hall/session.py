@@ -143,6 +143,9 @@ class SessionModule:
         self.core = core
         self.verifier = verifier
         self.state = SessionState()
+        #: What must hold before the closing is signed, told by the modules that know
+        #: (the games): each returns why the session cannot close yet, or None.
+        self.closing_checks: list[Callable[[], str | None]] = []
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
@@ -284,6 +287,9 @@ class SessionModule:
             closing = [c for c in session.counts if c.stage == "closing"]
             if not closing:
                 raise SessionError("count the balls at closing before signing (R84.2)")
+            for check in self.closing_checks:
+                if (why := check()) is not None:
+                    raise SessionError(why)
             return _signature_entries(
                 actor, session, "closing", session.closing_signatures,
                 ("session_closed", {"session": session.number, "games": session.games}),

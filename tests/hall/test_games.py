@@ -25,7 +25,7 @@ from protocol.prizes import PayoutFloorError, PrizeRules
 from protocol.sale import Series
 from protocol.strips import sample_strips
 from tests.hall.conftest import result
-from tests.hall.test_session import ADMIN, CHIEF, open_session, verify_passed
+from tests.hall.test_session import ADMIN, ALL_BALLS, CHIEF, open_session, verify_passed
 
 SELLER = Actor("ana", Role.SELLER_CALLER)
 SELLER_2 = Actor("ben", Role.SELLER_CALLER)
@@ -836,3 +836,15 @@ def test_the_next_session_numbers_its_games_afresh_and_keeps_the_series_and_the_
     assert (closed.payload["carry_line_cents"], closed.payload["carry_bingo_cents"]) == carries
     assert [g.game_id for g in hall.games.state.games] == ["2026-12-02-s2-g1"]
     assert hall.reopened().games.snapshot() == hall.games.snapshot()
+
+
+@pytest.mark.req("R77.1", "R86.1")
+def test_the_session_does_not_close_while_a_game_is_under_way(journal: Journal, clock) -> None:
+    hall = opened_hall(journal, clock)
+    result(hall.games.announce_sale(SELLER, 7))
+    sell(hall, 7, 1, 10)
+    result(hall.games.close_sale(CHIEF))
+    hall.draw()
+    result(hall.session.count_balls(CHIEF, "closing", ALL_BALLS, ["Marta Soler (public)"]))
+    unchanged(hall, lambda: hall.session.sign_closing(ADMIN), DomainError,
+              r"game .* is under way \(.*\); finish it before the session closes")
