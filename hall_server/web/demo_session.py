@@ -117,19 +117,30 @@ class DemoSession(Service):
     def play_game(self):  # type: ignore[no-untyped-def]
         """One whole game; False if no series could be put on sale."""
         game = self.view.game
-        if game is not None and game.state not in ("closed", "finished by hand", "refunded", "cards collected"):
+        if game is not None and game.state == "selling":
+            pass  # a sale left open by a restart: sell on, then play it
+        elif game is not None and game.state not in (
+            "closed", "finished by hand", "refunded", "cards collected", "suspended for good",
+        ):
             # A game left half-played by a restart: finish it first.
             yield self.draw_to_the_end()
             return True
-        if game is not None and game.state != "cards collected":
-            yield self.command(ROOM_CHIEF, "collect_cards")
-        for series in self.series:
-            if (yield self.command(CALLER, "announce_sale", series=series)) is not None:
-                break
         else:
-            return False
-        yield self.wait()
+            if game is not None and game.state != "cards collected":
+                yield self.command(ROOM_CHIEF, "collect_cards")
+            for series in self.series:
+                if (yield self.command(CALLER, "announce_sale", series=series)) is not None:
+                    break
+            else:
+                return False
+            yield self.wait()
         yield self.sell()
+        if not self.view.game.cards_sold:
+            # Nothing could be sold (the series had no card left): the game is called off.
+            yield self.command(ROOM_CHIEF, "suspend_game", reason="no card could be sold")
+            yield self.command(ROOM_CHIEF, "suspend_game_for_good", reason="no card could be sold")
+            yield self.command(ROOM_CHIEF, "collect_cards")
+            return True
         yield self.command(ROOM_CHIEF, "close_sale")
         yield self.wait(2)
         yield self.draw_to_the_end()
@@ -142,14 +153,18 @@ class DemoSession(Service):
         series = game.series[0]["series"]
         next_card = game.series[0]["first_card"]
         wanted = self.cards_per_game
+        most = 12
         turn = 0
         while wanted > 0:
-            count = min(wanted, self.rng.randint(1, 12))
+            count = min(wanted, self.rng.randint(1, most))
             seller = SELLERS[turn % len(SELLERS)]
             turn += 1
             sold = yield self.command(seller, "sell_cards", series=series, first=next_card, last=next_card + count - 1)
             if sold is None:
-                return  # the series ran out: sell what there is
+                if count == 1:
+                    return  # the series ran out: sell what there is
+                most = 1  # near the series' end: card by card, to its last card
+                continue
             next_card += count
             wanted -= count
             yield self.wait(0.2)

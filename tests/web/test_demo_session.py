@@ -99,3 +99,26 @@ def test_stopping_the_demo_stops_its_commands(tmp_path: Path) -> None:
     count = sum(1 for _ in journal.records())
     clock.advance(1_000)
     assert sum(1 for _ in journal.records()) == count and not clock.getDelayedCalls()
+
+
+def test_the_demo_sells_a_series_to_its_last_card_and_moves_on_to_the_next(tmp_path: Path) -> None:
+    """The demo stalled when a game opened on a series with fewer cards left than it
+    tried to sell: every sale was refused, the empty sale could not close, and nothing
+    happened again.  Now it sells card by card to the series' last card, calls off a
+    game with nothing sold, and opens the next series."""
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    core, view, journal, ledger = build(tmp_path, clock)
+    # 25 cards a game on 60-card series: game 3 finds 10 cards of series 7 left.
+    demo = DemoSession(core, view, clock, [7, 8], "desk-1", pace=1.0, cards_per_game=25, rng=random.Random(3))
+    demo.startService()
+    for _ in range(20_000):
+        clock.advance(0.5)
+        sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+        if any(p["series"] == 8 for p in sold) and view.game is not None and view.game.state == "cards collected":
+            break
+    demo.stopService()
+    sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+    assert max(p["last"] for p in sold if p["series"] == 7) == 60  # series 7 sold to its last card
+    assert any(p["series"] == 8 for p in sold)  # then the demo went on with series 8
+    assert ledger.ledger.total() == 0
