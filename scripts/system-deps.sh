@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Debian packages the test suite needs: Chromium for the browser tests (driven by
-# Playwright at /usr/bin/chromium; no browser download) and openssl for checking
-# signatures and certificates with stock tools.  Installs only what is missing.
+# Playwright at /usr/bin/chromium; no browser download), openssl for checking
+# signatures and certificates with stock tools, and dieharder for the random ball
+# generator's certification (bingo rng certify).  Installs only what is missing.
 set -euo pipefail
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v node >/dev/null || missing+=(nodejs)
+command -v dieharder >/dev/null || missing+=(dieharder)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "system-deps.sh: please install: ${missing[*]} (as root: apt-get install ${missing[*]})" >&2

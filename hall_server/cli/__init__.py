@@ -20,6 +20,7 @@ from hall_server.cli.pki import pki
 from hall_server.cli.release import release
 from hall_server.cli.reqs import reqs
 from hall_server.cli.replay import replay
+from hall_server.cli.rng import rng
 from protocol.errors import DomainError
 
 
@@ -56,3 +57,4 @@ main.add_command(pki)
 main.add_command(reqs)
 main.add_command(release)
 main.add_command(replay)
+main.add_command(rng)
