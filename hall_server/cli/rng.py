@@ -13,16 +13,16 @@ import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable, Sequence
 
 import click
 
 from hall_server.keys import journal_key_path, load_journal_key
-from hall_server.rng_certify import DEFAULT_ALPHA, BallSourceFactory, certify, write_report
-from protocol.balls import RandomBallGenerator
+from protocol.balls import BallSource, RandomBallGenerator
 from protocol.errors import DomainError
 
 #: The ball source certified: the one the hall draws with (the tests put a biased one here).
-GENERATOR: BallSourceFactory = RandomBallGenerator
+GENERATOR: Callable[[Sequence[int]], BallSource] = RandomBallGenerator
 
 
 class BadRequest(click.ClickException):
@@ -41,7 +41,7 @@ def rng() -> None:
               help="Balls to draw, as whole games of 90 (at least 40,500).")
 @click.option("--out", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for the report, its signatures, the draws and the bits (default var/rng/<time>).")
-@click.option("--alpha", type=float, default=DEFAULT_ALPHA, show_default=True,
+@click.option("--alpha", type=float, default=0.01, show_default=True,
               help="Family-wise significance level (Bonferroni over the tests).")
 @click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The Ed25519 key that signs the report (default: the hall's journal key).")
@@ -50,6 +50,12 @@ def certify_command(draws: int, folder: Path | None, alpha: float, key_file: Pat
     now = datetime.now(timezone.utc)
     if folder is None:
         folder = Path(os.environ.get("BINGO_HOME", "var")) / "rng" / now.strftime("%Y%m%dT%H%M%SZ")
+    try:
+        # Imported here: the statistics need scipy and nistrng (the rng extra), which the
+        # other commands do without.
+        from hall_server.rng_certify import certify, write_report
+    except ImportError as error:
+        raise BadRequest(f"{error}; install the rng extra: pip install 'bingo-hall[rng]'") from None
     try:
         key = load_journal_key(key_file or journal_key_path())
         certification = certify(draws, folder, factory=GENERATOR, alpha=alpha,
