@@ -14,3 +14,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: uses real sockets, processes, databases or devices"
     )
+    config.addinivalue_line(
+        "markers", "campaign: a fuzzing or certification campaign of 10^5 inputs or draws"
+    )
