@@ -106,7 +106,6 @@ DIEHARDER_TESTS = (
     DieharderTest(100, "sts_monobit", 10_000, 90_000),
     DieharderTest(101, "sts_runs", 10_000, 90_000),
     DieharderTest(102, "sts_serial", 10_000, 90_000),
-    DieharderTest(8, "diehard_count_1s_str", 10_000, 60_000),
     DieharderTest(15, "diehard_runs", 10_000, 90_000),
     DieharderTest(1, "diehard_operm5", 10_000, 90_000),
     DieharderTest(11, "diehard_2dsphere", 8_000, 110_000),
@@ -116,6 +115,9 @@ DIEHARDER_TESTS = (
     DieharderTest(203, "rgb_lagged_sum", 10_000, 90_000),
     DieharderTest(204, "rgb_kstest_test", 10_000, 90_000),
 )
+#: Left out: diehard_count_1s_str and _byt (-d 8, 9) are calibrated for their default
+#: 256,000 samples and gave p = 0 on kernel CSPRNG bytes at 10,000; -d 4, 13 and the dab_*
+#: tests need several megabytes to gigabytes for one p-sample.
 #: The fewest p-samples a dieharder test's final Kolmogorov-Smirnov p-value is taken over.
 MIN_PSAMPLES = 10
 MAX_PSAMPLES = 100
@@ -349,8 +351,10 @@ def certify(
             "rule": f"family-wise significance {alpha} ({(1 - alpha):.0%} confidence), Bonferroni over the "
                     "tests run: a test passes when its p-value is at least alpha / tests; a test giving several "
                     "p-values takes the smallest times their number",
-            "tail": "upper tail for the chi-square tests, two-sided for the serial correlation; the bit tests "
-                    "as their battery defines them",
+            "tail": "upper tail for the chi-square tests, two-sided for the serial correlation, NIST's p-values as "
+                    "the standard defines them; dieharder's final p-values fail when small only (over few "
+                    "p-samples its Kolmogorov-Smirnov approximation leans towards 1; its own assessment is "
+                    "kept in the JSON)",
         },
         results=results,
         not_run=not_run,
