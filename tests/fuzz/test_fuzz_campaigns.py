@@ -18,7 +18,12 @@ from tests.fuzz.campaign import JSON_VALUES, campaign
 from tests.fuzz.generators import CLEAN
 from tests.fuzz.targets import TARGETS, Harness, scratch_folder
 
-pytestmark = [pytest.mark.campaign, pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.campaign,
+    pytest.mark.timeout(900),
+    # Twisted's own 404 and 405 pages warn of their deprecation once a request: 10^5 times here.
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:twisted.web.server"),
+]
 
 SPLICES = {
     "cardfile": st.text(max_size=30),

@@ -71,6 +71,7 @@ def test_the_sample_is_whole_games_drawn_by_the_halls_own_generator() -> None:
 
 
 @pytest.mark.req("R92.10")
+@pytest.mark.campaign
 @needs_dieharder
 def test_a_run_of_100000_draws_passes_and_writes_a_signed_report(home: Path) -> None:
     out = home / "report"
@@ -105,6 +106,7 @@ def test_a_run_of_100000_draws_passes_and_writes_a_signed_report(home: Path) -> 
 
 
 @pytest.mark.req("R92.10")
+@pytest.mark.campaign
 @needs_dieharder
 @pytest.mark.parametrize("generator, caught_by", [
     (ModuloBiasedGenerator, "first ball frequencies"),
