@@ -15,6 +15,7 @@ The same harnesses serve the hypothesis tests in this folder and ``bench/fuzz.py
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import random
@@ -443,7 +444,10 @@ def build_hall_under_test(folder: Path) -> HallUnderTest:
         # The gateway's port for the PIN check; scrypt itself is not what is fuzzed here.
         return defer.succeed(pin == "4821" and number in accounts)
 
-    gateway = TerminalGateway(hall.core, hall.games, hall.virtual, hall.cashier, clock, check_pin, "Fuzz hall")
+    # The gateway takes the hall's PIN guard where the hall has one.
+    guard = {"pins": hall.pins} if hasattr(hall, "pins") else {}
+    gateway = TerminalGateway(hall.core, hall.games, hall.virtual, hall.cashier, clock, check_pin, "Fuzz hall",
+                              **guard)
     sign_ins = SignIns(StaffDirectory(()), clock)
     by_name = {actor.name: actor for actor in actors}
 
@@ -637,8 +641,9 @@ class HttpHarness(Harness):
 
 # --- The kiosk WebSocket message path ---------------------------------------------------------------
 
-#: What a terminal's refused message may add to the journal: its refusal record, by design.
-REFUSAL_RECORDS = frozenset({"terminal_request_refused"})
+#: What a terminal's refused message may add to the journal, by design: its refusal record,
+#: and for a wrong PIN the lockout alert to the cashier.
+REFUSAL_RECORDS = frozenset({"terminal_request_refused", "pin_lockout"})
 
 
 class KioskHarness(Harness):
@@ -649,9 +654,13 @@ class KioskHarness(Harness):
 
     def __init__(self, folder: Path, profile: Profile = FULL) -> None:
         super().__init__(profile)
+        from hall_server.terminal_gateway.gateway import TerminalSession
+
         self.hut = build_hall_under_test(folder)
         self.session: Any = None
         self.sent: list[str] = []
+        self.connections = 0
+        self._addressed = "address" in inspect.signature(TerminalSession).parameters
 
     def _connect(self, rng: random.Random) -> None:
         from hall_server.terminal_gateway.gateway import TerminalSession
@@ -659,7 +668,11 @@ class KioskHarness(Harness):
         if self.session is not None:
             self.session.connection_lost()
         self.sent = []
-        self.session = TerminalSession(self.hut.gateway, self.sent.append, lambda: None)
+        self.connections += 1
+        # Each connection from its own address, where sessions know theirs: the errors of one
+        # before hello must not shut the others out.
+        where = {"address": f"fuzz-{self.connections}"} if self._addressed else {}
+        self.session = TerminalSession(self.hut.gateway, self.sent.append, lambda: None, **where)
         if rng.random() < 0.9:  # most conversations begin with a good hello and a sign-in
             terminal = rng.choice(sorted(self.hut.tokens))
             self._say({"v": 1, "seq": 1, "type": "hello", "terminal": terminal, "token": self.hut.tokens[terminal]})
