@@ -42,6 +42,7 @@ import sys
 import warnings
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable, Sequence
 from xml.sax.saxutils import escape
@@ -102,6 +103,10 @@ class DieharderTest:
     bytes_per_psample: int
 
 
+#: The dieharder tests run: each gave p-values of a fair source on kernel CSPRNG bytes at its
+#: ``tsamples``.  Left out: diehard_count_1s_str and _byt (-d 8, 9), calibrated for their
+#: default 256,000 samples, gave p = 0 there at 10,000; diehard_bitstream, diehard_squeeze
+#: and the dab_* tests need megabytes to gigabytes for one p-sample.
 DIEHARDER_TESTS = (
     DieharderTest(100, "sts_monobit", 10_000, 90_000),
     DieharderTest(101, "sts_runs", 10_000, 90_000),
@@ -115,9 +120,6 @@ DIEHARDER_TESTS = (
     DieharderTest(203, "rgb_lagged_sum", 10_000, 90_000),
     DieharderTest(204, "rgb_kstest_test", 10_000, 90_000),
 )
-#: Left out: diehard_count_1s_str and _byt (-d 8, 9) are calibrated for their default
-#: 256,000 samples and gave p = 0 on kernel CSPRNG bytes at 10,000; -d 4, 13 and the dab_*
-#: tests need several megabytes to gigabytes for one p-sample.
 #: The fewest p-samples a dieharder test's final Kolmogorov-Smirnov p-value is taken over.
 MIN_PSAMPLES = 10
 MAX_PSAMPLES = 100
@@ -203,21 +205,22 @@ def identify(factory: BallSourceFactory) -> dict[str, str]:
     source = Path(getattr(module, "__file__", "") or balls_module.__file__ or "")
     digest = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else "unknown"
     try:
-        from importlib.metadata import version
-
         software = version("bingo-hall")
-    except Exception:  # not installed as a distribution: the source tree is named by its hash
+    except PackageNotFoundError:  # run from a source tree: the generator is named by its file's hash
         software = "source tree"
-    return {
-        "name": f"{factory.__module__}.{getattr(factory, '__qualname__', repr(factory))}",
-        "source_file": source.name,
-        "source_sha256": digest,
-        "software": f"bingo-hall {software}",
+    described = {
         "algorithm": "draw without replacement: each ball uniform among those left, "
                      "index = secrets.randbelow(balls left)",
         "entropy": "Python secrets (SystemRandom, rejection sampling) over os.urandom: the kernel CSPRNG "
                    "(getrandom(2))",
         "seeded": "no: the generator keeps no seed or random state",
+    } if factory is RandomBallGenerator else {"algorithm": "not the production generator: see its source"}
+    return {
+        "name": f"{factory.__module__}.{getattr(factory, '__qualname__', repr(factory))}",
+        "source_file": source.name,
+        "source_sha256": digest,
+        "software": f"bingo-hall {software}",
+        **described,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "platform": platform.platform(),
     }

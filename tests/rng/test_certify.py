@@ -80,6 +80,7 @@ def test_a_run_of_100000_draws_passes_and_writes_a_signed_report(home: Path) -> 
     assert "verdict: PASS" in output
     report = json.loads((out / "rng-certification.json").read_bytes())
     assert report["generator"]["name"] == "protocol.balls.RandomBallGenerator"
+    assert "secrets.randbelow" in report["generator"]["algorithm"]
     assert len(report["generator"]["source_sha256"]) == 64
     assert report["sample"]["games"] == 1112 and report["sample"]["balls"] == 100_080
     assert report["sample"]["bits"] == 1112 * 86
@@ -123,6 +124,7 @@ def test_a_biased_generator_put_in_its_place_fails(
     report = json.loads((out / "rng-certification.json").read_bytes())
     assert not report["verdict"]["passed"] and caught_by in report["verdict"]["failed"]
     assert report["generator"]["name"].endswith(generator.__name__)
+    assert report["generator"]["algorithm"] == "not the production generator: see its source"
     assert "verdict: FAIL" in output
     assert (out / "rng-certification.pdf.sig").stat().st_size == 64  # a failed run is reported and signed too
 
