@@ -84,7 +84,7 @@ def _watch_log(event: dict[str, Any]) -> None:
         _logged_failures.append(event["log_failure"])
 
 
-globalLogPublisher.addObserver(_watch_log)
+globalLogPublisher.addObserver(_watch_log)  # type: ignore[arg-type]  # any callable observes
 
 
 def _failure_where(failure: Any) -> str:
@@ -702,9 +702,9 @@ class KioskHarness(Harness):
             raise unexpected(self.name, data, error) from error
         replies = [json.loads(text) for text in self.sent[start:]]
         errors = [r for r in replies if r.get("type") == "error"]
-        for error in errors:
-            if error["code"] == "internal":
-                raise internal(self.name, data, error["message"], "")
+        for reply in errors:
+            if reply["code"] == "internal":
+                raise internal(self.name, data, reply["message"], "")
         if not errors:
             return "accepted"
         seq, balances = self.hut.state()

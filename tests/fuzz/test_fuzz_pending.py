@@ -12,13 +12,16 @@ import json
 import os
 import random
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
 from tests.fuzz.campaign import JSON_VALUES, campaign
 from tests.fuzz.generators import FULL
-from tests.fuzz.targets import TARGETS, CardFileHarness, Harness, scratch_folder
+from tests.fuzz.targets import (
+    TARGETS, CardFileHarness, ChannelHarness, HttpHarness, KioskHarness, TerminalMessagesHarness,
+    scratch_folder,
+)
 
 pytestmark = [
     pytest.mark.campaign,
@@ -38,13 +41,9 @@ def folder() -> Iterator[Path]:
         yield Path(name)
 
 
-def harness(name: str, folder: Path) -> Harness:
-    return TARGETS[name](folder, FULL)
-
-
-def kiosk_signed_in(folder: Path) -> Any:
+def kiosk_signed_in(folder: Path) -> KioskHarness:
     """The kiosk harness with a connection that said hello and signed in."""
-    kiosk = harness("kiosk", folder)
+    kiosk = KioskHarness(folder, FULL)
     seed = 0
     while kiosk.session is None or kiosk.session.account is None:
         seed += 1
@@ -63,7 +62,7 @@ def test_a_card_file_the_parser_cannot_read_is_refused_with_its_error(data: byte
 
 
 def test_a_deeply_nested_terminal_message_is_malformed() -> None:
-    assert harness("terminal_messages", Path()).feed("[" * 2000 + "]" * 2000) == "rejected"
+    assert TerminalMessagesHarness(FULL).feed("[" * 2000 + "]" * 2000) == "rejected"
 
 
 @pytest.mark.parametrize("message", [
@@ -83,7 +82,7 @@ def test_the_kiosk_answers_every_bad_message_with_an_error_and_journals_it(folde
     json.dumps({"id": "r1", "command": "admit_visitor", "args": {"name": "\ud800", "document": "X1"}}).encode(),
 ], ids=["deep", "surrogate-name"])
 def test_the_command_channel_answers_malformed_not_internal(folder: Path, body: bytes) -> None:
-    channel = harness("channel", folder)
+    channel = ChannelHarness(folder, FULL)
     admission = next(i for i, a in enumerate(channel.hut.actors) if a.role.value == "admission")
     assert channel.feed((admission, body)) == "rejected"
 
@@ -95,7 +94,7 @@ def test_the_command_channel_answers_malformed_not_internal(folder: Path, body: 
     ("HEAD", "/logout", b""),
 ], ids=["login-deep", "command-deep", "head-command", "head-logout"])
 def test_the_console_answers_4xx_not_500(folder: Path, method: str, path: str, body: bytes) -> None:
-    http = harness("http", folder)
+    http = HttpHarness(folder, FULL)
     head = (f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
             f"Cookie: bingo_session={http.cookies[0]}\r\nContent-Length: {len(body)}\r\n\r\n")
     assert http.feed(head.encode() + body) == "rejected"
@@ -105,4 +104,4 @@ def test_the_console_answers_4xx_not_500(folder: Path, method: str, path: str, b
 
 @pytest.mark.parametrize("name", ["cardfile", "terminal_messages", "channel", "http", "kiosk"])
 def test_the_full_campaign_finds_nothing(folder: Path, name: str) -> None:
-    campaign(harness(name, folder), JSON_VALUES)
+    campaign(TARGETS[name](folder, FULL), JSON_VALUES)
