@@ -2,7 +2,7 @@
 
     python bench/fuzz.py                       # every target, 10^6 inputs each
     python bench/fuzz.py kiosk http -n 200000  # some targets, another count
-    python bench/fuzz.py --clean --seed 7       # without the input classes still crashing
+    python bench/fuzz.py --clean --seed 7      # without the input classes still crashing
 
 The inputs and properties are those of the test suite's fuzz campaigns
 (``tests/fuzz/targets.py``): structure-aware inputs (valid requests, frames, files
