@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -176,11 +177,19 @@ def dumps(rng: random.Random, value: Any) -> str:
                       allow_nan=True)
 
 
+_LONE_SURROGATE_ESCAPE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
 def mutate_bytes(rng: random.Random, data: bytes, profile: Profile = FULL) -> bytes:
     """``data`` cut, with a byte flipped, inserted or removed, or a slice repeated (and, unless the
     profile makes surrogates, made valid UTF-8 again)."""
     mutated = _mutate_bytes(rng, data, profile)
-    return mutated if profile.surrogates else mutated.decode("utf-8", "replace").encode("utf-8")
+    if profile.surrogates:
+        return mutated
+    # Cutting or repeating JSON text can split an escaped surrogate pair into a lone one.
+    return data if _LONE_SURROGATE_ESCAPE.search(mutated) else mutated.decode("utf-8", "replace").encode("utf-8")
 
 
 _INSERTS = (b"\x00", b"\xff", b"\xc3", b'"', b"{", b"]", b"\\", b",")
