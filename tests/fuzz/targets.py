@@ -38,7 +38,7 @@ from protocol.blower_link import BAD, MESSAGE, Link
 from protocol.cardfile import CardFileError, card_codes, read_card_file, write_card_file
 from protocol.replay import ReplayError, replay_json
 from protocol.strips import sample_strips
-from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, decode
+from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, Text, Whole, decode
 from tests.fuzz.generators import (
     FULL, Profile, awkward_integer, awkward_scalar, awkward_text, json_text, mutate_bytes, replacement,
 )
@@ -358,7 +358,18 @@ def terminal_message(rng: random.Random, seq: int = 1, values: dict[str, Any] | 
         "account": own.get("account", "1234 5678 9012"), "pin": own.get("pin", "4821"),
         "quantity": rng.randint(1, 6), "stake_pct": rng.choice((100, 50, 1)),
     }
-    return {"v": 1, "seq": seq, "type": kind, **{name: fields[name] for name in TERMINAL_MESSAGES[kind]}}
+    schema = TERMINAL_MESSAGES[kind]
+    return {"v": 1, "seq": seq, "type": kind,
+            **{name: fields[name] if name in fields else _schema_value(rng, field) for name, field in schema.items()}}
+
+
+def _schema_value(rng: random.Random, field: Any) -> Any:
+    """A valid value of a field the protocol declares and this module does not know by name."""
+    if isinstance(field, Whole):
+        return rng.randint(field.low, min(field.high, field.low + 1000))
+    if isinstance(field, Text):
+        return f"f{rng.getrandbits(32)}"[: field.max_length].ljust(field.min_length, "x")
+    return None
 
 
 def as_frame(rng: random.Random, data: bytes, profile: Profile) -> str | bytes:
