@@ -87,17 +87,21 @@ def test_the_command_channel_answers_malformed_not_internal(folder: Path, body: 
     assert channel.feed((admission, body)) == "rejected"
 
 
-@pytest.mark.parametrize("method, path, body", [
-    ("POST", "/login", b"[" * DEEP + b"]" * DEEP),
-    ("POST", "/api/command", b"[" * DEEP + b"]" * DEEP),
-    ("HEAD", "/api/command", b""),
-    ("HEAD", "/logout", b""),
-], ids=["login-deep", "command-deep", "head-command", "head-logout"])
-def test_the_console_answers_4xx_not_500(folder: Path, method: str, path: str, body: bytes) -> None:
+@pytest.mark.parametrize("method, path, content_type, body", [
+    ("POST", "/login", b"application/json", b"[" * DEEP + b"]" * DEEP),
+    ("POST", "/api/command", b"application/json", b"[" * DEEP + b"]" * DEEP),
+    ("HEAD", "/api/command", b"application/json", b""),
+    ("HEAD", "/logout", b"application/json", b""),
+    ("POST", "/login", b"tex\xb7t/plain", b"{}"),  # a header that is not UTF-8
+    ("POST", "/api/command", b"application/\xffjson", b"{}"),
+], ids=["login-deep", "command-deep", "head-command", "head-logout", "login-latin1-header",
+        "command-latin1-header"])
+def test_the_console_answers_4xx_not_500(folder: Path, method: str, path: str, content_type: bytes,
+                                         body: bytes) -> None:
     http = HttpHarness(folder, FULL)
-    head = (f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-            f"Cookie: bingo_session={http.cookies[0]}\r\nContent-Length: {len(body)}\r\n\r\n")
-    assert http.feed(head.encode() + body) == "rejected"
+    head = (f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nCookie: bingo_session={http.cookies[0]}\r\n"
+            f"Content-Length: {len(body)}\r\n").encode()
+    assert http.feed(head + b"Content-Type: " + content_type + b"\r\n\r\n" + body) == "rejected"
 
 
 # --- The FULL profile campaigns --------------------------------------------------------------------
