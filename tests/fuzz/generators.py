@@ -168,6 +168,11 @@ def mutate_document(rng: random.Random, document: Any, *, profile: Profile = FUL
                                                    replacement(rng, profile)})
             elif isinstance(node, list):
                 result = _replace(result, target, [*node, replacement(rng, profile)])
+    if not profile.long_values and isinstance(result, dict) and isinstance(document, dict):
+        # Changes add up: keep every field that was not a container short as a whole.
+        for key, value in list(result.items()):
+            if not isinstance(document.get(key), (dict, list)) and len(json.dumps(value)) > 300:
+                result[key] = rng.choice(_CLEAN_INTEGERS)
     return result
 
 
