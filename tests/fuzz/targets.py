@@ -675,6 +675,12 @@ class KioskHarness(Harness):
         self._addressed = "address" in inspect.signature(TerminalSession).parameters
 
     def _connect(self, rng: random.Random) -> None:
+        """A new connection: most say hello and sign in, some do not."""
+        terminal = rng.choice(sorted(self.hut.tokens)) if rng.random() < 0.9 else None
+        self.connect(terminal, rng.choice(self.hut.accounts) if terminal and rng.random() < 0.8 else None)
+
+    def connect(self, terminal: str | None, account: str | None) -> None:
+        """A new connection (the last one ends); hello as ``terminal``, sign in as ``account`` where given."""
         from hall_server.terminal_gateway.gateway import TerminalSession
 
         if self.session is not None:
@@ -685,12 +691,10 @@ class KioskHarness(Harness):
         # before hello must not shut the others out.
         where = {"address": f"fuzz-{self.connections}"} if self._addressed else {}
         self.session = TerminalSession(self.hut.gateway, self.sent.append, lambda: None, **where)
-        if rng.random() < 0.9:  # most conversations begin with a good hello and a sign-in
-            terminal = rng.choice(sorted(self.hut.tokens))
+        if terminal is not None:
             self._say({"v": 1, "seq": 1, "type": "hello", "terminal": terminal, "token": self.hut.tokens[terminal]})
-            if rng.random() < 0.8:
-                self._say({"v": 1, "seq": 2, "type": "sign_in", "account": rng.choice(self.hut.accounts),
-                           "pin": "4821"})
+            if account is not None:
+                self._say({"v": 1, "seq": 2, "type": "sign_in", "account": account, "pin": "4821"})
 
     def _say(self, message: dict[str, Any]) -> None:
         self.session.message_received(json.dumps(message))

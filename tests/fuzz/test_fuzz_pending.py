@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from pathlib import Path
 from typing import Iterator
 
@@ -44,10 +43,7 @@ def folder() -> Iterator[Path]:
 def kiosk_signed_in(folder: Path) -> KioskHarness:
     """The kiosk harness with a connection that said hello and signed in."""
     kiosk = KioskHarness(folder, FULL)
-    seed = 0
-    while kiosk.session is None or kiosk.session.account is None:
-        seed += 1
-        kiosk._connect(random.Random(seed))
+    kiosk.connect("T1", kiosk.hut.accounts[0])
     return kiosk
 
 
@@ -75,6 +71,12 @@ def test_the_kiosk_answers_every_bad_message_with_an_error_and_journals_it(folde
     kiosk = kiosk_signed_in(folder)
     message = message.replace('"seq": 4', f'"seq": {kiosk.session.inbound.last + 1}')
     assert kiosk.feed(message) == "rejected"
+
+
+def test_a_hello_whose_token_is_not_unicode_is_refused(folder: Path) -> None:
+    kiosk = KioskHarness(folder, FULL)
+    kiosk.connect(None, None)
+    assert kiosk.feed('{"v": 1, "seq": 1, "type": "hello", "terminal": "T1", "token": "a\\udced z"}') == "rejected"
 
 
 @pytest.mark.parametrize("body", [
