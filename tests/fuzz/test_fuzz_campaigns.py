@@ -23,6 +23,7 @@ pytestmark = [
     pytest.mark.timeout(900),
     # Twisted's own 404 and 405 pages warn of their deprecation once a request: 10^5 times here.
     pytest.mark.filterwarnings("ignore::DeprecationWarning:twisted.web.server"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:twisted.web.resource"),
 ]
 
 SPLICES = {

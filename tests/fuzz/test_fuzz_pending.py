@@ -26,6 +26,7 @@ pytestmark = [
     pytest.mark.campaign,
     pytest.mark.timeout(900),
     pytest.mark.filterwarnings("ignore::DeprecationWarning:twisted.web.server"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:twisted.web.resource"),
     pytest.mark.skipif(not os.environ.get("BINGO_FUZZ_PENDING"),
                        reason="crashes found by fuzzing, waiting for their fix; run with BINGO_FUZZ_PENDING=1"),
 ]
