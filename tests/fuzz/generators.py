@@ -235,7 +235,11 @@ def json_text(rng: random.Random, valid: Callable[[random.Random], Any], *, prof
     document = valid(rng)
     if pick < 0.1:
         return dumps(rng, document).encode("utf-8", "surrogatepass")  # the valid input itself
-    text = dumps(rng, mutate_document(rng, document, profile=profile, splice=splice))
+    mutated = mutate_document(rng, document, profile=profile, splice=splice)
+    text = dumps(rng, mutated)
+    if isinstance(mutated, dict) and mutated and rng.random() < 0.05:
+        key = rng.choice(list(mutated))  # the same key twice in one object: the text says it, a dict cannot
+        text = "{" + json.dumps(key) + ":" + dumps(rng, replacement(rng, profile)) + "," + text[1:]
     data = text.encode("utf-8", "surrogatepass")
     if rng.random() < 0.2:
         data = mutate_bytes(rng, data, profile)
