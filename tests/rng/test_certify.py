@@ -98,6 +98,9 @@ def test_a_run_of_100000_draws_passes_and_writes_a_signed_report(home: Path) -> 
         data = (out / name).read_bytes()
         verify(public, data, (out / f"{name}.sig").read_bytes(), name)  # type: ignore[arg-type]
     assert (out / "rng-certification.pdf").read_bytes().startswith(b"%PDF")
+    checked_by_bingo = CliRunner().invoke(main, ["minutes", "verify", str(out / "rng-certification.pdf"),
+                                                 "--public-key", str(out / "hall-journal.pub.pem")])
+    assert checked_by_bingo.exit_code == 0 and "signature verified" in checked_by_bingo.output
     if shutil.which("openssl"):
         checked = subprocess.run(
             ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(out / "hall-journal.pub.pem"), "-rawin",
