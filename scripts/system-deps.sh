@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Debian packages the test suite needs: Chromium for the browser tests (driven by
 # Playwright at /usr/bin/chromium; no browser download), openssl for checking
-# signatures and certificates with stock tools, and PostgreSQL's server binaries for
-# the tests that start a cluster of their own (tests/support/postgres.py).  Installs
-# only what is missing.
+# signatures and certificates with stock tools, PostgreSQL's server binaries for the
+# tests that start a cluster of their own (tests/support/postgres.py), and dieharder
+# for the random ball generator's certification (bingo rng certify).  Installs only
+# what is missing.
 set -euo pipefail
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v node >/dev/null || missing+=(nodejs)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+command -v dieharder >/dev/null || missing+=(dieharder)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "system-deps.sh: please install: ${missing[*]} (as root: apt-get install ${missing[*]})" >&2

@@ -19,7 +19,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "integration: uses real sockets, processes, databases or devices"
     )
-    config.addinivalue_line("markers", "campaign: a long statistical run (about a minute)")
+    config.addinivalue_line("markers", "campaign: a long run: fuzzing, certification or statistics over 10^5 inputs or more")
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ from hall_server.cli.pki import pki
 from hall_server.cli.release import release
 from hall_server.cli.reqs import reqs
 from hall_server.cli.replay import replay
+from hall_server.cli.rng import rng
 from hall_server.cli.vb import vb
 from protocol.errors import DomainError
 
@@ -78,3 +79,4 @@ main.add_command(reqs)
 main.add_command(release)
 main.add_command(replay)
 main.add_command(vb)
+main.add_command(rng)
