@@ -96,6 +96,8 @@ def _parse_lines(stream: TextIO, progress: Callable[[int], None] | None) -> Card
         raise CardFileError(1, "the file is empty; expected the header card_id,strip,r1c1,...")
     except csv.Error as error:
         raise CardFileError(1, f"not valid CSV: {error}") from None
+    except UnicodeDecodeError:
+        raise CardFileError(1, "not UTF-8 text: a card file is CSV text (FORMATS.md section 1)") from None
     if header not in (HEADER, HEADER_WITH_CODE):
         raise CardFileError(
             1, "the header must be card_id,strip,r1c1,...,r3c9 with an optional code column"
@@ -124,7 +126,7 @@ def _parse_lines(stream: TextIO, progress: Callable[[int], None] | None) -> Card
             seen[card_id] = line
             cells = fields[2 : 2 + CELLS]
             for index, text in enumerate(cells):
-                if not text.isdigit() or not text.isascii():
+                if not text.isdigit() or not text.isascii() or len(text) > 2:
                     raise CardFileError(
                         line, f"{CELL_COLUMNS[index]} is {text!r}, not a number 0-90"
                     )
@@ -144,6 +146,10 @@ def _parse_lines(stream: TextIO, progress: Callable[[int], None] | None) -> Card
             rows.append(values)
     except csv.Error as error:
         raise CardFileError(line + 1, f"not valid CSV: {error}") from None
+    except UnicodeDecodeError:
+        raise CardFileError(
+            line + 1, "not UTF-8 text: a card file is CSV text (FORMATS.md section 1)"
+        ) from None
     if not ids:
         raise CardFileError(None, "the file holds no cards")
     cells_array = np.array(rows, dtype=np.uint8).reshape(-1, CELLS)

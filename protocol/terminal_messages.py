@@ -164,6 +164,10 @@ def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINA
         raise MessageError("malformed", "a message is one JSON object") from None
     if not isinstance(message, dict):
         raise MessageError("malformed", "a message is one JSON object")
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (\ud800): no text a journal or a hash can take
+        raise MessageError("malformed", "a message is Unicode text; it holds a lone surrogate") from None
     if message.get("v") != VERSION or isinstance(message.get("v"), bool):
         raise MessageError("version", f"this hall speaks version {VERSION} of the terminal protocol")
     Whole(1, 2**53).check("seq", message.get("seq"))

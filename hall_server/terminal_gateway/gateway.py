@@ -59,6 +59,8 @@ log = Logger()
 MAX_ERRORS = 20
 #: Wrong PINs on one connection before the gateway hangs up on it (the account's lockout is the PinGuard's).
 MAX_PIN_FAILURES = 5
+#: The longest error text the terminal protocol carries (``protocol.terminal_messages``).
+ERROR_TEXT = 500
 #: Seconds a new connection has to say hello.
 HELLO_TIMEOUT_S = 10.0
 #: Errors before hello one remote address may make at once, and how many more a second.
@@ -401,6 +403,8 @@ class TerminalSession:
     def _refused(self, code: str, message: str, seq: int | None, what: str) -> None:
         """Answer with an error.  Before hello: count it against the address and close, journal
         nothing.  After hello: journal it; hang up on a terminal that keeps erring."""
+        if len(message) > ERROR_TEXT:  # an error quoting a long value still fits its message
+            message = message[: ERROR_TEXT - 3] + "..."
         self.send("error", code=code, message=message, in_reply_to=seq)
         if self.terminal_id is None:
             self.gateway.refused_before_hello(self)

@@ -40,6 +40,7 @@ from twisted.web.websocket import WebSocketTransport
 from hall_server import pki
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
 from hall_server.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
+from hall_server.web.site import header_text
 
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {
@@ -66,7 +67,7 @@ def client_address(request: Request) -> str:
 
 def hall_origin(request: Request) -> str | None:
     """This hall's origin as the browser addressed it: scheme, host and port."""
-    host = request.getHeader("host")
+    host = header_text(request, b"host")
     if not host:
         return None
     return f"{'https' if request.isSecure() else 'http'}://{host}".lower()
@@ -74,7 +75,7 @@ def hall_origin(request: Request) -> str | None:
 
 def origin_allowed(request: Request) -> bool:
     """No ``Origin`` (no browser page), or exactly this hall's."""
-    origin = request.getHeader("origin")
+    origin = header_text(request, b"origin")
     return origin is None or origin.lower() == hall_origin(request)
 
 

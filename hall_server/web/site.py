@@ -106,6 +106,12 @@ def _secure_file(request: Request) -> None:
     request.setHeader(b"cache-control", b"no-store")
 
 
+def header_text(request: Request, name: bytes) -> str | None:
+    """A request header as text, whatever bytes it holds (read as Latin-1: a header is not trusted)."""
+    value = request.getHeader(name)
+    return value.decode("latin-1") if value is not None else None
+
+
 def json_response(request: Request, status: int, body: dict[str, Any]) -> bytes:
     request.setResponseCode(status)
     request.setHeader(b"content-type", b"application/json; charset=utf-8")
@@ -120,7 +126,8 @@ def error_response(request: Request, error: ChannelError, request_id: str | None
 
 def read_json_body(request: Request) -> bytes:
     """The request body, refused unless it is JSON and small (no cross-site forms)."""
-    content_type = (request.getHeader("content-type") or "").split(";")[0].strip().lower()
+    raw = request.getHeader(b"content-type") or b""
+    content_type = raw.decode("latin-1").split(";")[0].strip().lower()  # any bytes: a header is not trusted
     if content_type != "application/json":
         raise ChannelError("malformed", "send the request as application/json")
     assert request.content is not None
@@ -153,13 +160,13 @@ def same_origin(request: Request) -> bool:
     sandboxed or local page) is another site.  A request without ``Origin`` comes from
     no page (a terminal, a script): cross-site requests from browsers always carry one.
     """
-    origin = request.getHeader("origin")
+    origin = header_text(request, b"origin")
     if origin is None:
         return True
     scheme, separator, rest = origin.partition("://")
     if not separator or scheme.lower() not in _DEFAULT_PORTS or "/" in rest:
         return False
-    ours = _origin_parts("https" if request.isSecure() else "http", request.getHeader("host") or "")
+    ours = _origin_parts("https" if request.isSecure() else "http", header_text(request, b"host") or "")
     return ours is not None and _origin_parts(scheme.lower(), rest) == ours
 
 
@@ -236,6 +243,16 @@ class _Staff(Resource):
     """A resource for signed-in staff only."""
 
     isLeaf = True
+
+    def render_HEAD(self, request: Request) -> bytes:
+        """HEAD answers as GET does; a resource with no GET refuses it (405), never a fault."""
+        render_get = getattr(self, "render_GET", None)
+        if render_get is not None:
+            result: bytes = render_get(request)
+            return result
+        request.setHeader(b"allow", b"POST")
+        return json_response(request, 405, {"id": None, "ok": False, "error": {
+            "code": "method", "message": "this address takes POST requests only"}})
 
     def __init__(self, sign_ins: SignIns) -> None:
         super().__init__()

@@ -21,8 +21,7 @@ from typing import Any, Callable
 @dataclass(frozen=True)
 class Profile:
     """Which awkward inputs a run makes.  :data:`FULL` makes all of them; :data:`CLEAN` leaves
-    out the classes that still crash code under test, so that a campaign can run on every
-    other input while those crashes wait for their fix (``test_fuzz_pending.py`` runs FULL)."""
+    out the classes that once crashed code under test (``test_fuzz_findings.py`` runs FULL)."""
 
     deep: int  # the deepest nesting made
     surrogates: bool  # lone surrogates in text, and bytes that are not UTF-8

@@ -2,8 +2,9 @@
 answers 500 or ``internal``, and no rejected input changes the journal or a balance
 (findings 6, 13 and the campaigns of the security review).
 
-These run the CLEAN profile: every input class except those that still crash code under
-test, which ``test_fuzz_pending.py`` runs (the FULL profile) once they are fixed.
+These run the CLEAN profile: every input class but those that once crashed code under
+test; ``test_fuzz_findings.py`` holds those crashes as fixed inputs and runs the FULL
+profile campaign of every target.
 """
 
 from __future__ import annotations

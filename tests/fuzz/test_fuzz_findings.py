@@ -1,15 +1,12 @@
-"""Fuzz findings that still crash code under test: each as a fixed input, and the FULL profile
-campaign of its target, which makes every input class (deep nesting, lone surrogates,
-values too long for an error message, non-UTF-8 files, HEAD requests).
-
-They run with ``BINGO_FUZZ_PENDING=1``; once every fault here is fixed, the skip goes and
-they run with the rest of the suite (finding 13 and the fuzz campaigns).
+"""What fuzzing found, each as a fixed input that once crashed code under test and is now
+refused with its error, and the FULL profile campaign of each target, which makes every
+input class (deep nesting, lone surrogates, values too long for an error message,
+non-UTF-8 files and headers, HEAD requests).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Iterator
 
@@ -27,8 +24,6 @@ pytestmark = [
     pytest.mark.timeout(900),
     pytest.mark.filterwarnings("ignore::DeprecationWarning:twisted.web.server"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning:twisted.web.resource"),
-    pytest.mark.skipif(not os.environ.get("BINGO_FUZZ_PENDING"),
-                       reason="crashes found by fuzzing, waiting for their fix; run with BINGO_FUZZ_PENDING=1"),
 ]
 
 DEEP = 5_000
