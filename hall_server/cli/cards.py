@@ -61,16 +61,10 @@ def replacing(path: Path) -> Iterator[Path]:
 
 
 def read_checked(path: Path, key: bytes | None = None) -> CardFile:
-    try:
-        with progress(f"Checking {path.name}", _line_count(path)) as update, path.open(
-            newline="", encoding="utf-8"
-        ) as stream:
-            return read_card_file(stream, code_key=key, progress=update)
-    except UnicodeDecodeError as error:
-        raise CardFileError(
-            None, f"{path} is not a card file: it holds bytes that are not UTF-8 text ({error.reason}); "
-            "a card file is CSV text (FORMATS.md section 1)",
-        ) from None
+    with progress(f"Checking {path.name}", _line_count(path)) as update, path.open(
+        newline="", encoding="utf-8"
+    ) as stream:
+        return read_card_file(stream, code_key=key, progress=update)
 
 
 def _line_count(path: Path) -> int:

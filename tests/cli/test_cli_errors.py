@@ -57,7 +57,7 @@ def test_a_binary_card_file_is_refused_with_the_reason(tmp_path: Path) -> None:
     binary.write_bytes(bytes(range(256)) * 4)
     result = run("--db", f"sqlite:///{tmp_path / 'hall.sqlite3'}", "cards", "verify", str(binary))
     assert result.exit_code == 1
-    assert "is not a card file" in result.output and "not UTF-8 text" in result.output
+    assert "not UTF-8 text: a card file is CSV text" in result.output
 
 
 def test_release_check_reads_the_manifest_of_the_hall_folder(tmp_path: Path) -> None:

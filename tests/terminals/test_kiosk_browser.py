@@ -128,7 +128,7 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     assert kiosk.locator("#cards .card").count() == 6 and kiosk.inner_text("#credit") == "14.00 EUR"
 
     staff("rosa", "close_sale")
-    kiosk.wait_for_function("document.getElementById('prizes').textContent.includes('10 cards in play')")
+    kiosk.wait_for_selector("#prizes:has-text('10 cards in play')")
     draws = 0
     while True:
         records = staff("sam", "draw_ball")["records"]

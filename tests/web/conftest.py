@@ -250,6 +250,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from http.cookiejar import CookieJar
 

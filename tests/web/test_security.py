@@ -481,8 +481,9 @@ def test_pentest_15_every_https_answer_has_hsts_and_none_has_a_server_banner(web
 )
 def test_pentest_15_the_origin_must_be_exactly_this_site(origin: str | None, host: str, tls: bool, same: bool) -> None:
     class _Request:
-        def getHeader(self, name: str) -> str | None:
-            return {"origin": origin, "host": host}[name]
+        def getHeader(self, name: bytes) -> bytes | None:
+            value = {b"origin": origin, b"host": host}[name]
+            return value.encode() if value is not None else None
 
         def isSecure(self) -> bool:
             return tls
