@@ -138,7 +138,9 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     staff("sam", "draw_ball")  # the draw moves on: the line is settled and credited at once (R85.9)
     draws += 1
     for page in (kiosk, handheld):
-        page.wait_for_function(f"document.querySelectorAll('#drawn li').length >= {draws}")
+        # Waited for here, not in the page: its CSP forbids the eval a polled page function needs.
+        wait_until(lambda: page.locator("#drawn li").count() >= draws, WAIT, f"{draws} balls on the page",
+                   seen=lambda: page.locator("#drawn li").count())
         marked_as_drawn(page)
         lasts = page.locator("#last-balls .ball").all_inner_texts()
         assert lasts[0] == page.locator("#drawn li").all_inner_texts()[-1]  # the latest ball first
@@ -150,5 +152,6 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     for page in winners:
         assert "You won the line" in page.inner_text("#message")
         assert page.locator("#cards .card.winner").count() >= 1
-        page.wait_for_function("(before) => parseFloat(document.getElementById('credit').textContent) > before",
-                               arg=14.0 if page is kiosk else 16.0)
+        before = 14.0 if page is kiosk else 16.0
+        wait_until(lambda: float(page.inner_text("#credit").split()[0]) > before, WAIT, "the line's prize credited",
+                   seen=lambda: page.inner_text("#credit"))
