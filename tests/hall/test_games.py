@@ -150,18 +150,23 @@ def unchanged(hall: Hall, command: Any, error: type[Exception], match: str) -> N
     assert len(hall.records()) == before
 
 
-def play_whole_game(hall: Hall) -> None:
-    """Sale of series 7 cards 1-20 by two sellers, draw to the bingo, pay, close, collect."""
-    result(hall.games.announce_sale(SELLER, 7))
-    sell(hall, 7, 1, 15)
-    sell(hall, 7, 16, 20, SELLER_2)
-    result(hall.games.close_sale(CHIEF))
+def draw_and_pay(hall: Hall) -> None:
+    """After the sale's close: draw to the line and pay it, draw to the bingo, close, pay."""
     hall.draw_until("line")
     hall.draw()
     result(hall.games.pay_prizes(CASHIER, "ana"))
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
     result(hall.games.pay_prizes(CASHIER, "ana"))
+
+
+def play_whole_game(hall: Hall) -> None:
+    """Sale of series 7 cards 1-20 by two sellers, draw to the bingo, pay, close, collect."""
+    result(hall.games.announce_sale(SELLER, 7))
+    sell(hall, 7, 1, 15)
+    sell(hall, 7, 16, 20, SELLER_2)
+    result(hall.games.close_sale(CHIEF))
+    draw_and_pay(hall)
     result(hall.games.collect_cards(CHIEF))
 
 
@@ -281,12 +286,7 @@ def test_a_sold_out_series_says_so_and_names_the_series_left_not_the_collection(
     result(hall.games.announce_sale(SELLER, 11))
     sell(hall, 11, 1, 12)  # every card of series 11
     result(hall.games.close_sale(CHIEF))
-    hall.draw_until("line")
-    hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
-    hall.draw_until("bingo")
-    result(hall.games.close_game(CHIEF))
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    draw_and_pay(hall)
     result(hall.games.collect_cards(SELLER))
     unchanged(
         hall, lambda: hall.games.announce_sale(SELLER, 11), GameModuleError,

@@ -25,7 +25,7 @@ from hall_server.store.models import Base
 from protocol.chain import ChainError
 from protocol.strips import sample_strips
 from tests.hall.conftest import clock, result  # noqa: F401 (clock is a fixture)
-from tests.hall.test_games import CASHIER, CHIEF, SELLER, Hall, opened_hall, sell
+from tests.hall.test_games import CHIEF, SELLER, Hall, draw_and_pay, opened_hall, sell
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
 
@@ -102,12 +102,7 @@ def test_a_hall_rebuilt_from_its_journal_is_the_hall_that_wrote_it(database_url:
     result(hall.games.announce_sale(SELLER, 7))
     sell(hall, 7, 1, 20)
     result(hall.games.close_sale(CHIEF))
-    hall.draw_until("line")
-    hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
-    hall.draw_until("bingo")
-    result(hall.games.close_game(CHIEF))
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    draw_and_pay(hall)
     restarted = Hall(Journal(engine, journal.key, head=tmp_path / "journal.head"), clock).reopened()
     assert restarted.core.seq == hall.core.seq == len(hall.records())
     accounts = {a for r in hall.records() if r.type == "posting" for a, _ in r.payload["debits"] + r.payload["credits"]}

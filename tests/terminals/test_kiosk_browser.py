@@ -64,6 +64,12 @@ def player(staff: Staff, document: str, credit: int) -> str:
     return account
 
 
+def shown_cents(text: str) -> int:
+    """An amount as the kiosk shows it (``14.00 EUR``), in integer cents."""
+    euros, cents = text.split()[0].split(".")
+    return int(euros) * 100 + int(cents)
+
+
 def kiosk_page(browser: Any, hall: HallProcess, viewport: dict[str, int], terminal: str, token: str) -> Any:
     """The kiosk app on a device holding ``terminal``'s certificate, as the hall requires."""
     cert, key = hall.certificate("terminal", terminal)
@@ -152,6 +158,6 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     for page in winners:
         assert "You won the line" in page.inner_text("#message")
         assert page.locator("#cards .card.winner").count() >= 1
-        before = 14.0 if page is kiosk else 16.0
-        wait_until(lambda: float(page.inner_text("#credit").split()[0]) > before, WAIT, "the line's prize credited",
+        before = 1400 if page is kiosk else 1600  # cents, as the page showed them before the draw
+        wait_until(lambda: shown_cents(page.inner_text("#credit")) > before, WAIT, "the line's prize credited",
                    seen=lambda: page.inner_text("#credit"))
