@@ -30,6 +30,7 @@ import numpy as np
 
 from protocol.cards import Card, CardError
 from protocol.errors import DomainError
+from protocol.json_values import describe
 from protocol.prizes import (
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
@@ -98,26 +99,10 @@ class _At:
         raise ReplayError(f"{where}: {message}".replace("\n", "\\n").replace("\r", "\\r"))
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"the non-integer number {value!r}"
-    if isinstance(value, str):
-        return f"the string {json.dumps(value)}"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return repr(value)
-
-
 def _integer(value: Any, at: _At, lo: int | None = None, hi: int | None = None) -> int:
     # bool is a subclass of int in Python; JSON true/false are not integers.
     if isinstance(value, bool) or not isinstance(value, int):
-        at.fail(f"must be a JSON integer, got {_describe(value)}")
+        at.fail(f"must be a JSON integer, got {describe(value)}")
     if lo is not None and value < lo:
         at.fail(f"must be at least {lo}, got {value}")
     if hi is not None and value > hi:
@@ -127,13 +112,13 @@ def _integer(value: Any, at: _At, lo: int | None = None, hi: int | None = None) 
 
 def _boolean(value: Any, at: _At) -> bool:
     if not isinstance(value, bool):
-        at.fail(f"must be true or false, got {_describe(value)}")
+        at.fail(f"must be true or false, got {describe(value)}")
     return value
 
 
 def _object(value: Any, at: _At, required: tuple[str, ...], optional: tuple[str, ...]) -> dict:
     if not isinstance(value, dict):
-        at.fail(f"must be an object, got {_describe(value)}")
+        at.fail(f"must be an object, got {describe(value)}")
     for key in required:
         if key not in value:
             at[key].fail("is missing")
@@ -145,7 +130,7 @@ def _object(value: Any, at: _At, required: tuple[str, ...], optional: tuple[str,
 
 def _array(value: Any, at: _At) -> list:
     if not isinstance(value, list):
-        at.fail(f"must be an array, got {_describe(value)}")
+        at.fail(f"must be an array, got {describe(value)}")
     return value
 
 
@@ -154,7 +139,7 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 def _date(value: Any, at: _At) -> datetime.date:
     if not isinstance(value, str) or not _DATE.fullmatch(value):
-        at.fail(f"must be a YYYY-MM-DD date, got {_describe(value)}")
+        at.fail(f"must be a YYYY-MM-DD date, got {describe(value)}")
     try:
         return datetime.date.fromisoformat(value)
     except ValueError:
@@ -271,7 +256,7 @@ def _parse_cards(value: Any, at: _At) -> tuple[CardPlay, ...]:
         data = _object(entry, card_at, ("id", "stake_pct", "rows"), ())
         card_id = data["id"]
         if not isinstance(card_id, str) or not card_id:
-            card_at["id"].fail(f"must be a non-empty string, got {_describe(card_id)}")
+            card_at["id"].fail(f"must be a non-empty string, got {describe(card_id)}")
         if card_id in ids:
             card_at["id"].fail(f"{json.dumps(card_id)} is already the id of cards[{ids[card_id]}]")
         ids[card_id] = i
@@ -399,7 +384,7 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         # is known the game is named by its position.
         game_at = _At(f"session {date}, games[{g}]", "")
         if not isinstance(game, dict):
-            game_at.fail(f"must be an object, got {_describe(game)}")
+            game_at.fail(f"must be an object, got {describe(game)}")
         if "game" not in game:
             game_at["game"].fail("is missing")
         number = _integer(game["game"], game_at["game"], 1)
@@ -414,11 +399,11 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
 def parse_scenario(data: Any) -> Scenario:
     """Validate a decoded scenario; raise :class:`ReplayError` at the first fault."""
     if not isinstance(data, dict):
-        _At("", "(top level)").fail(f"must be an object, got {_describe(data)}")
+        _At("", "(top level)").fail(f"must be an object, got {describe(data)}")
     top = _At("", "")
     _object(data, top, ("format", "rules", "sessions"), ("opening",))
     if data["format"] != INPUT_FORMAT:
-        top["format"].fail(f"must be {json.dumps(INPUT_FORMAT)}, got {_describe(data['format'])}")
+        top["format"].fail(f"must be {json.dumps(INPUT_FORMAT)}, got {describe(data['format'])}")
     rules = _parse_rules(data["rules"])
     opening = _parse_opening(data.get("opening", {}))
     entries = _array(data["sessions"], top["sessions"])

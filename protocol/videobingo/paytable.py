@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from protocol.json_values import describe, quoted
 from protocol.videobingo.errors import PaytableError
 
 FORMAT = "bingo-vb-paytable/1"
@@ -87,25 +88,16 @@ def _fail(path: str, message: str) -> NoReturn:
     raise PaytableError(text.replace("\n", "\\n").replace("\r", "\\r"))
 
 
+#: How much of a string a refusal quotes.
+QUOTED = 40
+
+
 def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"the non-integer number {value!r}"
-    if isinstance(value, str):
-        return f"the string {_quoted(value)}"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return repr(value)
+    return describe(value, QUOTED)
 
 
 def _quoted(text: str) -> str:
-    shown = text if len(text) <= 40 else text[:40] + "..."
-    return json.dumps(shown)
+    return quoted(text, QUOTED)
 
 
 def _integer(value: Any, path: str, lo: int, hi: int | None = None) -> int:
