@@ -85,6 +85,7 @@ from protocol.cards import CARDS_PER_STRIP
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
+from protocol.records import RecordError
 
 log = Logger()
 DEFAULT_CONFIG = Path("var") / "hall.toml"
@@ -353,7 +354,13 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
     view = HallView(config.name)
     core.add_module(view)
-    recovered = core.recover()
+    try:
+        recovered = core.recover()
+    except RecordError as error:
+        raise StartRefused(
+            f"the journal does not parse: {error}; the hall server does not serve on a journal it cannot read "
+            "(docs/journal.md)"
+        ) from None
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
     if blowers is not None:
         blowers.resume()  # before the serial ports open: the blower learns the journal's balls

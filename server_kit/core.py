@@ -42,6 +42,7 @@ from twisted.python.threadpool import ThreadPool
 
 from hall_server.journal import Entry, Journal
 from protocol.chain import Record
+from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, parse
 from protocol.errors import DomainError
 
 
@@ -104,7 +105,9 @@ class Module(Protocol):
     def apply(self, record: Record) -> None: ...
 
 
-Decide = Callable[[int], Sequence[Entry]]
+#: A decision: the time in, the facts out - declared records (protocol.records) or
+#: ``(type, payload)`` pairs, which the journal builds through the same declarations.
+Decide = Callable[[int], Sequence["Entry | JournalRecord"]]
 #: Runs a blocking function off the reactor thread: ``deferToThreadPool`` on the
 #: database's single writer pool in the server, a synchronous call in unit tests.
 RunBlocking = Callable[..., "defer.Deferred[Any]"]
@@ -176,9 +179,15 @@ class HallCore:
             self.permissions[command] = frozenset(roles) | self.permissions.get(command, frozenset())
 
     def recover(self) -> int:
-        """Rebuild every module's state from the journal (at start, before serving)."""
+        """Rebuild every module's state from the journal (at start, before serving).
+
+        Every record is read through its declaration (:func:`protocol.records.parse`)
+        before any module sees it: one that does not parse stops recovery with a
+        :class:`~protocol.records.RecordError` naming its ``seq`` and the reason.
+        """
         count = 0
         for record in self.journal.records():
+            parse(record)
             self._apply(record)
             count += 1
         return count
@@ -240,7 +249,7 @@ class HallCore:
     def _execute(self, actor: Actor, command: str, decide: Decide):  # type: ignore[no-untyped-def]
         self.check_permission(actor, command)
         now = self.now_ms()
-        entries = [(type, _stamped(payload, actor)) for type, payload in decide(now)]
+        entries = [_stamped(entry, actor) for entry in decide(now)]
         if not entries:
             return []
         records = yield self.run_blocking(self.journal.append, now, entries)
@@ -269,6 +278,9 @@ class HallCore:
                 self.log.failure("an observer failed on record {seq}", seq=record.seq)
 
 
-def _stamped(payload: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
+def _stamped(entry: Entry | JournalRecord, actor: Actor) -> Entry | JournalRecord:
     """Every record says who caused it."""
-    return {**payload, "actor": actor.to_dict()}
+    if isinstance(entry, JournalRecord):
+        return replace(entry, actor=ActorStamp(**actor.to_dict()))
+    type, payload = entry
+    return type, {**payload, ACTOR_KEY: actor.to_dict()}

@@ -36,6 +36,7 @@ from protocol.records.base import (
     payload_keys,
 )
 from protocol.records.events import EventRecord
+from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
 GROUPS = (journal, session, sale, game, prizes, cashier, admission, terminals, blower)
@@ -55,4 +56,5 @@ __all__ = [
     "entry_record",
     "parse",
     "payload_keys",
+    "seal_entries",
 ]

@@ -135,9 +135,10 @@ class JournalRecord:
         self.check()
 
     def check(self) -> None:
-        """Rules across fields a type adds; raise :class:`RecordError` (via :meth:`fault`)."""
+        """Rules across fields a type adds; raise :class:`RecordError` (via :meth:`refusal`)."""
 
-    def fault(self, reason: str, field: str | None = None) -> RecordError:
+    def refusal(self, reason: str, field: str | None = None) -> RecordError:
+        """The error refusing this record for ``reason``."""
         return RecordError(self.type, reason, field)
 
     def to_payload(self) -> dict[str, Any]:
@@ -171,6 +172,9 @@ def record(cls: R) -> R:
         raise TypeError(f"two record classes are named {name!r}: {REGISTRY[name].__name__} and {cls.__name__}")
     if {VERSION_KEY, "type"} & set(payload_keys(cls)):
         raise TypeError(f"{cls.__name__}: 'v' and 'type' are reserved payload keys")
+    for f in fields(cls):
+        if callable(f.default):  # a field named like a method of the base took it as its default
+            raise TypeError(f"{cls.__name__}.{f.name}: the name is taken by a method; use keyed({f.name!r})")
     _hints(cls)  # an annotation the checker cannot read fails here, at import
     REGISTRY[name] = cls
     return cls

@@ -37,7 +37,7 @@ class EventRecord(JournalRecord):
         try:
             self.event()
         except EventError as error:
-            raise self.fault(str(error)) from None
+            raise self.refusal(str(error)) from None
 
 
 def event_fields(cls: type[EventRecord]) -> set[str]:

@@ -28,7 +28,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
 
 from hall_server.store import journal as table
-from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
+from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, sign_head, verify_chain
+from protocol.records import seal_entries
 
 Entry = tuple[str, Mapping[str, Any]]
 
@@ -106,12 +107,13 @@ class Journal:
         entries: Sequence[Entry],
         extra: Callable[[Connection], None] | None = None,
     ) -> list[Record]:
-        """Seal and durably append ``entries``; returns the records once committed."""
-        sealed: list[Record] = []
-        previous = self.last
-        for type, payload in entries:
-            previous = seal(self.key, previous, time_ms, type, payload)
-            sealed.append(previous)
+        """Seal and durably append ``entries``; returns the records once committed.
+
+        Each entry is built through its declaration (:mod:`protocol.records`) before
+        anything is sealed: an undeclared type or a bad field raises
+        :class:`~protocol.records.RecordError` and nothing is written.
+        """
+        sealed = seal_entries(self.key, self.last, time_ms, entries)
         if not sealed:
             return []
         table.append(self.engine, sealed, extra)
