@@ -40,7 +40,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import NoneType, UnionType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from protocol.errors import DomainError
 from protocol.json_values import describe
@@ -175,7 +175,7 @@ def record(cls: R) -> R:
     for f in fields(cls):
         if callable(f.default):  # a field named like a method of the base took it as its default
             raise TypeError(f"{cls.__name__}.{f.name}: the name is taken by a method; use keyed({f.name!r})")
-    _hints(cls)  # an annotation the checker cannot read fails here, at import
+    _plan(cls)  # an annotation with no JSON form fails here, at import
     REGISTRY[name] = cls
     return cls
 
@@ -227,21 +227,58 @@ def entry_record(entry: "JournalRecord | tuple[str, Mapping[str, Any]]") -> Jour
 
 
 # --- checking ---------------------------------------------------------------------------------
+#
+# Each annotation is turned once into a checker, ``check(rtype, name, value) -> value``
+# (recovery reads every record of the journal through these, so they are kept cheap).
+
+Checker = Callable[[str, str, Any], Any]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a record type or shape is read: its fields by payload key, and their checkers."""
+
+    by_key: dict[str, dataclasses.Field[Any]]
+    required: tuple[str, ...]
+    checks: tuple[tuple[str, str, Checker], ...]  # (attribute, payload key, checker)
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(cls: type) -> _Plan:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        declared = fields(cls)
+        plan = _Plan(
+            by_key={payload_key(f): f for f in declared},
+            required=tuple(
+                payload_key(f) for f in declared
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            ),
+            checks=tuple((f.name, payload_key(f), _checker(cls, f.name, hints[f.name])) for f in declared),
+        )
+        _PLANS[cls] = plan
+    return plan
+
+
+def annotations_of(cls: type) -> dict[str, Any]:
+    """The annotations of a record type or shape; fails at import on one with no JSON form."""
+    _plan(cls)
+    return typing.get_type_hints(cls)
 
 
 def _construct(cls: type[Any], rtype: str, data: Mapping[str, Any]) -> Any:
-    declared = {payload_key(f): f for f in fields(cls)}
-    if extra := sorted(set(data) - set(declared)):
-        raise RecordError(rtype, f"is not a field of this record type (declared: {', '.join(declared) or 'none'})",
-                          ", ".join(map(str, extra)))
-    missing = [
-        key for key, f in declared.items()
-        if key not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-    if missing:
+    plan = _plan(cls)
+    by_key = plan.by_key
+    if extra := sorted(str(key) for key in data if key not in by_key):
+        raise RecordError(rtype, f"is not a field of this record type (declared: {', '.join(by_key) or 'none'})",
+                          ", ".join(extra))
+    if missing := [key for key in plan.required if key not in data]:
         raise RecordError(rtype, "is missing", ", ".join(missing))
     try:
-        return cls(**{declared[key].name: value for key, value in data.items()})
+        return cls(**{by_key[key].name: value for key, value in data.items()})
     except RecordError:
         raise
     except DomainError as error:  # a domain rule the type checks (protocol.events, say)
@@ -249,106 +286,105 @@ def _construct(cls: type[Any], rtype: str, data: Mapping[str, Any]) -> Any:
 
 
 def _check_fields(instance: Any, rtype: str) -> None:
-    hints = _hints(type(instance))
-    for f in fields(instance):
-        value = getattr(instance, f.name)
-        checked = _check(rtype, payload_key(f), hints[f.name], value)
+    for attribute, key, check in _plan(type(instance)).checks:
+        value = getattr(instance, attribute)
+        checked = check(rtype, key, value)
         if checked is not value:
             # JSON arrays become tuples and objects frozen, so a record cannot change.
-            object.__setattr__(instance, f.name, checked)
+            object.__setattr__(instance, attribute, checked)
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        hints = typing.get_type_hints(cls)
-        for f in fields(cls):
-            _readable(cls, f.name, hints[f.name])
-        _HINTS[cls] = hints
-    return _HINTS[cls]
-
-
-def _readable(cls: type, name: str, hint: Any) -> None:
-    """Fail at import on an annotation :func:`_check` has no JSON form for (a programming error)."""
-    if hint in (int, str, bool, Json) or (isinstance(hint, type) and issubclass(hint, Shape)):
-        return
+def _checker(cls: type, name: str, hint: Any) -> Checker:
+    """The checker of annotation ``hint``; ``TypeError`` (at import) for one with no JSON form."""
+    if hint is Json:
+        return lambda rtype, key, value: value
+    if hint is int:
+        def whole(rtype: str, key: str, value: Any) -> Any:
+            if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RecordError(rtype, f"is a whole number, not {describe(value)}", key)
+            return value
+        return whole
+    if hint is str:
+        def text(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, str):
+                raise RecordError(rtype, f"is text, not {describe(value)}", key)
+            return value
+        return text
+    if hint is bool:
+        def truth(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, bool):
+                raise RecordError(rtype, f"is true or false, not {describe(value)}", key)
+            return value
+        return truth
+    if isinstance(hint, type) and issubclass(hint, Shape):
+        _plan(hint)
+        return _shape_checker(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if isinstance(hint, UnionType) or origin is typing.Union:
-        for arg in args:
-            if arg is not NoneType:
-                _readable(cls, name, arg)
-        return
-    if origin is tuple or origin is Mapping or origin is dict:
-        for arg in args:
-            if arg is not Ellipsis and not (origin is not tuple and arg is str and arg is args[0]):
-                _readable(cls, name, arg)
-        return
+        kinds = [_checker(cls, name, a) for a in args if a is not NoneType]
+        nullable = NoneType in args
+
+        def either(rtype: str, key: str, value: Any) -> Any:
+            if value is None and nullable:
+                return value
+            if len(kinds) == 1:
+                return kinds[0](rtype, key, value)
+            for kind in kinds:
+                try:
+                    return kind(rtype, key, value)
+                except RecordError:
+                    continue
+            raise RecordError(rtype, f"is not any of {hint}, it is {describe(value)}", key)
+        return either
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _checker(cls, name, args[0])
+
+        def array(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, (list, tuple)):
+                raise RecordError(rtype, f"is an array, not {describe(value)}", key)
+            items = tuple([item(rtype, f"{key}[{i}]", v) for i, v in enumerate(value)])
+            return value if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)) else items
+        return array
+    if origin is tuple:
+        parts = [_checker(cls, name, a) for a in args]
+
+        def fixed(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, (list, tuple)):
+                raise RecordError(rtype, f"is an array, not {describe(value)}", key)
+            if len(value) != len(parts):
+                raise RecordError(rtype, f"is an array of {len(parts)} values, not {len(value)}", key)
+            items = tuple([part(rtype, f"{key}[{i}]", v) for i, (part, v) in enumerate(zip(parts, value))])
+            return value if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)) else items
+        return fixed
+    if (origin is Mapping or origin is dict) and args and args[0] is str:
+        entry = _checker(cls, name, args[1])
+
+        def mapping(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, Mapping):
+                raise RecordError(rtype, f"is an object, not {describe(value)}", key)
+            if isinstance(value, _FrozenMapping):
+                return value
+            checked = {}
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise RecordError(rtype, f"has a key that is not text: {k!r}", key)
+                checked[k] = entry(rtype, f"{key}.{k}", v)
+            return _FrozenMapping(checked)
+        return mapping
     raise TypeError(f"{cls.__name__}.{name}: no JSON form for {hint!r}")
 
 
-def _check(rtype: str, name: str, hint: Any, value: Any) -> Any:
-    """``value`` checked against the annotation ``hint``; JSON arrays become tuples, objects shapes."""
-    if hint is Json:
-        return value
-    if isinstance(hint, UnionType) or typing.get_origin(hint) is typing.Union:
-        options = typing.get_args(hint)
-        if value is None and NoneType in options:
-            return value
-        kinds = [a for a in options if a is not NoneType]
-        if len(kinds) == 1:
-            return _check(rtype, name, kinds[0], value)
-        for kind in kinds:
-            try:
-                return _check(rtype, name, kind, value)
-            except RecordError:
-                continue
-        raise RecordError(rtype, f"is not any of {hint}, it is {describe(value)}", name)
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise RecordError(rtype, f"is a whole number, not {describe(value)}", name)
-        return value
-    if hint is str:
-        if not isinstance(value, str):
-            raise RecordError(rtype, f"is text, not {describe(value)}", name)
-        return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise RecordError(rtype, f"is true or false, not {describe(value)}", name)
-        return value
-    if isinstance(hint, type) and issubclass(hint, Shape):
-        if isinstance(value, hint):
-            return value
+def _shape_checker(shape: type[Shape]) -> Checker:
+    def nested(rtype: str, key: str, value: Any) -> Any:
+        if isinstance(value, shape):
+            return value  # checked when it was made
         if not isinstance(value, Mapping):
-            raise RecordError(rtype, f"is an object, not {describe(value)}", name)
+            raise RecordError(rtype, f"is an object, not {describe(value)}", key)
         try:
-            return _construct(hint, rtype, {str(k): v for k, v in value.items()})
+            return _construct(shape, rtype, value)
         except RecordError as error:
-            raise RecordError(rtype, error.reason, f"{name}.{error.field}" if error.field else name) from None
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise RecordError(rtype, f"is an array, not {describe(value)}", name)
-        if len(args) == 2 and args[1] is Ellipsis:
-            items = [_check(rtype, f"{name}[{i}]", args[0], v) for i, v in enumerate(value)]
-        else:
-            if len(value) != len(args):
-                raise RecordError(rtype, f"is an array of {len(args)} values, not {len(value)}", name)
-            items = [_check(rtype, f"{name}[{i}]", a, v) for i, (a, v) in enumerate(zip(args, value))]
-        same = isinstance(value, tuple) and all(a is b for a, b in zip(items, value))
-        return value if same else tuple(items)
-    if origin is Mapping or origin is dict:
-        if not isinstance(value, Mapping):
-            raise RecordError(rtype, f"is an object, not {describe(value)}", name)
-        checked = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise RecordError(rtype, f"has a key that is not text: {key!r}", name)
-            checked[key] = _check(rtype, f"{name}.{key}", args[1], item)
-        return _FrozenMapping(checked)
-    raise TypeError(f"{rtype}.{name}: no JSON form for {hint!r}")  # caught at import by _readable
-
+            raise RecordError(rtype, error.reason, f"{key}.{error.field}" if error.field else key) from None
+    return nested
 
 
 class _FrozenMapping(dict):  # type: ignore[type-arg]

@@ -19,7 +19,7 @@ from types import ModuleType, NoneType, UnionType
 from typing import Any
 
 from protocol.records import GROUPS, REGISTRY
-from protocol.records.base import _OMIT, Json, JournalRecord, Shape, _hints, payload_key
+from protocol.records.base import _OMIT, Json, JournalRecord, Shape, annotations_of, payload_key
 
 BEGIN = "<!-- record types: generated from protocol/records by python -m protocol.records.catalogue -->"
 END = "<!-- end of record types -->"
@@ -36,7 +36,7 @@ def json_type(hint: Any) -> str:
     if hint is Json:
         return "any JSON"
     if isinstance(hint, type) and issubclass(hint, Shape):
-        hints = _hints(hint)
+        hints = annotations_of(hint)
         inner = ", ".join(f"`{payload_key(f)}`: {json_type(hints[f.name])}" for f in dataclasses.fields(hint))
         return f"object {{{inner}}}"
     if isinstance(hint, UnionType) or typing.get_origin(hint) is typing.Union:
@@ -49,7 +49,7 @@ def json_type(hint: Any) -> str:
         return "[" + ", ".join(json_type(a) for a in args) + "]"
     if origin in (Mapping, dict):
         return f"object of {json_type(args[1])}"
-    raise TypeError(f"no words for {hint!r}")  # a programming error: base._readable lets nothing else in
+    raise TypeError(f"no words for {hint!r}")  # a programming error: base._checker lets nothing else in
 
 
 def _presence(f: dataclasses.Field[Any]) -> str:
@@ -66,7 +66,7 @@ def _text(doc: str | None) -> str:
 
 
 def type_section(cls: type[JournalRecord]) -> str:
-    hints = _hints(cls)
+    hints = annotations_of(cls)
     lines = [f"#### `{cls.type}` (version {cls.version})", "", _text(cls.__doc__), "",
              "| key | JSON type | present |", "|---|---|---|"]
     if cls.carries_type:
