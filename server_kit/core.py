@@ -7,8 +7,10 @@ Every change to the hall goes through :meth:`HallCore.execute`:
 2. **decide** - a pure function of the current state and the time returns the facts
    (journal entries) the command produces, or raises a :class:`DomainError` whose
    message goes back to the caller; nothing has changed;
-3. **commit** - the entries are sealed and appended to the journal on the database's
-   single writer thread, in one transaction;
+3. **commit** - the entries are built through their declarations
+   (:mod:`protocol.records`: an undeclared type or a bad field refuses the whole
+   command), sealed and appended to the journal on the database's single writer
+   thread, in one transaction;
 4. **apply** - every module folds the committed records into its in-memory state
    (the same code rebuilds the state from the journal at start: crash recovery);
 5. **announce** - observers (consoles, boards, terminals) hear of the records.

@@ -29,7 +29,7 @@ from sqlalchemy import Connection, Engine
 
 from hall_server.store import journal as table
 from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, sign_head, verify_chain
-from protocol.records import seal_entries
+from protocol.records import JournalRecord, seal_entries
 
 Entry = tuple[str, Mapping[str, Any]]
 
@@ -104,7 +104,7 @@ class Journal:
     def append(
         self,
         time_ms: int,
-        entries: Sequence[Entry],
+        entries: Sequence[Entry | JournalRecord],
         extra: Callable[[Connection], None] | None = None,
     ) -> list[Record]:
         """Seal and durably append ``entries``; returns the records once committed.
