@@ -1,22 +1,20 @@
-"""The verification of the whole system before every session (R84.1, R92.5e).
+"""The checks a server runs on itself before it trusts its state (R84.1, R92.5e).
 
-Five checks, each giving ``None`` (passed) or the fault in words:
+Each check gives ``None`` (passed) or the fault in words:
 
 * ``journal`` - every record's hash, link and signature, and the head kept outside the
   database (:meth:`Journal.verify`);
 * ``database`` - the database's own integrity check (SQLite ``PRAGMA
   integrity_check``; a round trip elsewhere) and its schema at the newest migration;
-* ``draw_device`` - the draw device's self-test: the software generator must draw a
-  permutation of 1..90 from the operating system's CSPRNG (the blower, when it is the
-  hall's draw device, answers with its own self-test);
 * ``clock`` - the server clock may not stand before the last journal record (a clock
   set back would stamp facts out of order) nor before this software's release;
 * ``software`` - every installed file of the system hashed and compared with the
   release manifest written when the release was installed (``bingo release
   manifest``); a file added, removed or changed since is named.
 
-The checks read and hash files and the database, so they run on a worker thread; the
-result is then recorded by the session module as one ``system_verified`` record.
+The checks read and hash files and the database, so they run on a worker thread; a
+server composes them with checks of its own (the hall adds its draw device's) and
+journals the outcome.
 """
 
 from __future__ import annotations
@@ -29,13 +27,12 @@ from typing import Callable, Mapping
 
 from sqlalchemy import Engine, text
 
-from hall_server.journal import Journal
-from hall_server.store.database import is_current
-from protocol.balls import RandomBallGenerator
 from protocol.errors import DomainError
+from server_kit.db.database import is_current
+from server_kit.journal.port import JournalPort
 
-#: The packages whose files make up the installed system.
-PACKAGES = ("protocol", "hall_server", "central_server", "terminals", "ball_blower_fw")
+#: The packages whose files make up the installed system (one release for every server).
+PACKAGES = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "ball_blower_fw")
 #: No clock reading before this is plausible for this release.
 EARLIEST_PLAUSIBLE_MS = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
 MANIFEST_FORMAT = "bingo-release-manifest/1"
@@ -96,7 +93,7 @@ def check_software(manifest: Path, root: Path | None = None) -> str | None:
     return "installed software differs from the release manifest (" + "; ".join(faults) + ")" if faults else None
 
 
-def check_journal(journal: Journal) -> str | None:
+def check_journal(journal: JournalPort) -> str | None:
     try:
         journal.verify()
     except DomainError as error:
@@ -104,7 +101,7 @@ def check_journal(journal: Journal) -> str | None:
     return None
 
 
-def check_database(engine: Engine) -> str | None:
+def check_database(engine: Engine, migrations: str) -> str | None:
     with engine.connect() as connection:
         if engine.dialect.name == "sqlite":
             outcome = connection.execute(text("PRAGMA integrity_check")).scalar()
@@ -112,20 +109,12 @@ def check_database(engine: Engine) -> str | None:
                 return f"the database's integrity check failed: {outcome}"
         else:
             connection.execute(text("SELECT 1"))
-    if not is_current(engine):
+    if not is_current(engine, migrations):
         return "the database schema is not at the newest migration"
     return None
 
 
-def check_random_generator() -> str | None:
-    source = RandomBallGenerator()
-    balls = [source.draw() for _ in range(90)]
-    if sorted(balls) != list(range(1, 91)):
-        return "the random ball generator did not draw each of the 90 balls once"
-    return None
-
-
-def check_clock(now_ms: int, journal: Journal) -> str | None:
+def check_clock(now_ms: int, journal: JournalPort) -> str | None:
     if now_ms < EARLIEST_PLAUSIBLE_MS:
         return "the server clock stands before this software's release; set the clock"
     last = journal.last
@@ -133,20 +122,3 @@ def check_clock(now_ms: int, journal: Journal) -> str | None:
         behind = (last.time_ms - now_ms) // 1000
         return f"the server clock is {behind} s behind the last journal record; it was set back"
     return None
-
-
-def verify_system(
-    journal: Journal,
-    engine: Engine,
-    now_ms: int,
-    manifest: Path,
-    draw_device: Callable[[], str | None] = check_random_generator,
-) -> Mapping[str, str | None]:
-    """Run every check (blocking: call it off the reactor thread)."""
-    return {
-        "journal": check_journal(journal),
-        "database": check_database(engine),
-        "draw_device": draw_device(),
-        "clock": check_clock(now_ms, journal),
-        "software": check_software(manifest),
-    }

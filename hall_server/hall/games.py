@@ -48,10 +48,11 @@ import numpy as np
 from twisted.internet.defer import Deferred, DeferredLock, ensureDeferred, maybeDeferred
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
-from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
+from server_kit.core import Actor, CommandSpec, CommandCore
+from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.session import Session, SessionModule
-from hall_server.journal import Entry
+from server_kit.journal.port import Entry
 from protocol.balls import BallSource
 from protocol.cards import CELLS, Card
 from protocol.chain import Record
@@ -369,7 +370,7 @@ class GamesModule:
 
     def __init__(
         self,
-        core: HallCore,
+        core: CommandCore,
         session: SessionModule,
         ledger: LedgerModule,
         catalog: CardCatalog,

@@ -1,13 +1,13 @@
-"""Opening the hall database and bringing its schema up to date with Alembic.
+"""Opening a server's database and bringing its schema up to date with Alembic.
 
-The embedded default is SQLite in WAL mode under ``var/``; any SQLAlchemy URL
-(PostgreSQL included) can be given instead.  Migrations are applied on every open,
-so a fresh machine needs nothing but the command.
+SQLite is opened in WAL mode with full fsync; any SQLAlchemy URL (PostgreSQL
+included: ``postgresql://`` means psycopg 3) can be given instead.  Each server keeps
+its own migrations (an Alembic script location such as ``"hall_server:migrations"``)
+and they are applied on every open, so a fresh machine needs nothing but the command.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from alembic import command
@@ -20,18 +20,8 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from protocol.errors import DomainError
 
-DEFAULT_HOME = Path("var")
-
-
 class DatabaseError(DomainError):
     """The database URL cannot be opened; the message says why and what to type."""
-MIGRATIONS = "hall_server:migrations"
-
-
-def default_url(home: Path | None = None) -> str:
-    """``sqlite:///var/hall.sqlite3`` (or under ``$BINGO_HOME``)."""
-    home = home or Path(os.environ.get("BINGO_HOME", DEFAULT_HOME))
-    return f"sqlite:///{home / 'hall.sqlite3'}"
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -93,32 +83,33 @@ def create(url: str, create_folder: bool = True) -> Engine:
     return engine
 
 
-def alembic_config() -> Config:
+def alembic_config(migrations: str) -> Config:
+    """The Alembic configuration of the migrations at ``migrations`` (a script location)."""
     config = Config()
-    config.set_main_option("script_location", MIGRATIONS)
+    config.set_main_option("script_location", migrations)
     return config
 
 
-def upgrade(engine: Engine) -> None:
-    """Apply every migration not yet applied."""
-    config = alembic_config()
+def upgrade(engine: Engine, migrations: str) -> None:
+    """Apply every migration of ``migrations`` not yet applied."""
+    config = alembic_config(migrations)
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
 
 
-def is_current(engine: Engine) -> bool:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+def is_current(engine: Engine, migrations: str) -> bool:
+    """Whether the database's schema is at the head of ``migrations``."""
+    head = ScriptDirectory.from_config(alembic_config(migrations)).get_current_head()
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision() == head
 
 
-def open_database(url: str | None = None, create_folder: bool = True) -> Engine:
-    """The hall database at ``url`` (default: SQLite under var/), migrated to the head."""
-    url = url or default_url()
+def open_database(url: str, migrations: str, create_folder: bool = True) -> Engine:
+    """The database at ``url``, migrated to the head of ``migrations``."""
     engine = create(url, create_folder)
     try:
-        upgrade(engine)
+        upgrade(engine, migrations)
     except OperationalError as error:
         engine.dispose()
         reason = str(error.orig).strip().splitlines()[0] if error.orig is not None else "it did not answer"

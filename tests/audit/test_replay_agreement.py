@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from twisted.internet.task import Clock
 
 from hall_server.audit import build_day
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from protocol.prizes import PrizeRules
 from protocol.replay import parse_scenario, replay

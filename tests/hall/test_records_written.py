@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from hall_server.hall.core import HallCore
-from hall_server.journal import Journal
+from server_kit.core import CommandCore
+from server_kit.journal.sql import Journal
 from protocol.records import REGISTRY, RecordError, parse
 from protocol.records.game import BallDrawn
 from protocol.records.session import SessionOpened
@@ -67,7 +67,7 @@ def test_the_walk_writes_most_of_the_declared_types(walked: list[Any]) -> None:
     assert len(written) >= 40, sorted(set(REGISTRY) - written)
 
 
-def test_a_decision_with_an_undeclared_fact_commits_nothing(core: HallCore, journal: Journal) -> None:
+def test_a_decision_with_an_undeclared_fact_commits_nothing(core: CommandCore, journal: Journal) -> None:
     applied: list[int] = []
     core.add_module(type("Probe", (), {"apply": lambda self, record: applied.append(record.seq)})())
     core.allow({"probe": {ADMIN.role}})
@@ -79,7 +79,7 @@ def test_a_decision_with_an_undeclared_fact_commits_nothing(core: HallCore, jour
     assert [r.seq for r in journal.records()] == [1] and applied == [1] and core.seq == 1
 
 
-def test_a_declared_record_from_a_decision_is_stamped_with_its_actor(core: HallCore) -> None:
+def test_a_declared_record_from_a_decision_is_stamped_with_its_actor(core: CommandCore) -> None:
     core.allow({"probe": {ADMIN.role}})
     (record,) = result(core.execute(ADMIN, "probe", lambda now: [SessionOpened(session=1, date="2026-12-01")]))
     assert record.payload == {"session": 1, "date": "2026-12-01", "actor": {"name": "ines", "role": "administrator"}}
