@@ -89,6 +89,11 @@ def payload_key(f: dataclasses.Field[Any]) -> str:
     return f.metadata.get(_KEY) or f.name
 
 
+def left_out_at_default(f: dataclasses.Field[Any]) -> bool:
+    """Whether a declared field is left out of the payload while it holds its default."""
+    return bool(f.metadata.get(_OMIT))
+
+
 def payload_keys(cls: type) -> list[str]:
     """The payload keys a record type or shape declares, in declaration order."""
     return [payload_key(f) for f in fields(cls)]
@@ -413,7 +418,7 @@ def _object_json(instance: Any) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for f in fields(instance):
         value = getattr(instance, f.name)
-        if f.metadata.get(_OMIT) and value == f.default:
+        if left_out_at_default(f) and value == f.default:
             continue
         data[payload_key(f)] = _json(value)
     return data

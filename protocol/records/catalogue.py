@@ -3,8 +3,8 @@
 :func:`catalogue_markdown` renders every registered type - grouped as the modules
 are, with its version, its fields and their JSON types, and its docstring as the
 meaning - so the documentation is written from the declarations and a test can
-check it has not fallen behind (``python -m protocol.records.catalogue docs/journal.md``
-rewrites the section between the markers).
+check it has not fallen behind (``scripts/journal_record_types.py`` rewrites the
+section between the markers).
 """
 
 from __future__ import annotations
@@ -12,16 +12,15 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-import sys
 import typing
 from collections.abc import Mapping
 from types import ModuleType, NoneType, UnionType
 from typing import Any
 
 from protocol.records import GROUPS, REGISTRY
-from protocol.records.base import _OMIT, Json, JournalRecord, Shape, annotations_of, payload_key
+from protocol.records.base import Json, JournalRecord, Shape, annotations_of, left_out_at_default, payload_key
 
-BEGIN = "<!-- record types: generated from protocol/records by python -m protocol.records.catalogue -->"
+BEGIN = "<!-- record types: generated from protocol/records by scripts/journal_record_types.py -->"
 END = "<!-- end of record types -->"
 
 
@@ -56,7 +55,7 @@ def _presence(f: dataclasses.Field[Any]) -> str:
     if f.default is dataclasses.MISSING:
         return "always"
     default = "null" if f.default is None else "[]" if f.default == () else repr(f.default)
-    return f"left out when {default}" if f.metadata.get(_OMIT) else f"may be absent ({default})"
+    return f"left out when {default}" if left_out_at_default(f) else f"may be absent ({default})"
 
 
 def _text(doc: str | None) -> str:
@@ -102,10 +101,3 @@ def rewrite(text: str) -> str:
         raise ValueError(f"the document has no section between {BEGIN!r} and {END!r}")
     return head + catalogue_markdown().rstrip("\n") + tail
 
-
-if __name__ == "__main__":  # a maintainer's tool: python -m protocol.records.catalogue docs/journal.md
-    (path,) = sys.argv[1:]
-    with open(path, encoding="utf-8") as stream:
-        current = stream.read()
-    with open(path, "w", encoding="utf-8") as stream:
-        stream.write(rewrite(current))

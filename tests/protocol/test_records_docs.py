@@ -17,13 +17,13 @@ pytestmark = pytest.mark.req("R92.3", "R96.4")
 
 def test_the_journal_doc_lists_exactly_the_registered_types() -> None:
     listed = re.findall(r"^#### `([a-z_]+)` \(version \d+\)$", DOC.read_text(), flags=re.MULTILINE)
-    assert sorted(listed) == sorted(REGISTRY), "run: python -m protocol.records.catalogue docs/journal.md"
+    assert sorted(listed) == sorted(REGISTRY), "run: python scripts/journal_record_types.py"
     assert len(listed) == len(set(listed))
 
 
 def test_the_journal_doc_shows_the_declarations_of_today() -> None:
     assert catalogue_markdown() in DOC.read_text(), (
-        "docs/journal.md has fallen behind protocol/records: run python -m protocol.records.catalogue docs/journal.md"
+        "docs/journal.md has fallen behind protocol/records: run python scripts/journal_record_types.py"
     )
 
 
