@@ -403,6 +403,9 @@ class _FrozenMapping(dict):  # type: ignore[type-arg]
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
 
+    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles are built whole, not item by item
+        return (_FrozenMapping, (dict(self),))
+
 
 def _json(value: Any) -> Any:
     if isinstance(value, Shape):
