@@ -367,8 +367,6 @@ def _checker(cls: type, name: str, hint: Any) -> Checker:
         def mapping(rtype: str, key: str, value: Any) -> Any:
             if not isinstance(value, Mapping):
                 raise RecordError(rtype, f"is an object, not {describe(value)}", key)
-            if isinstance(value, _FrozenMapping):
-                return value
             checked = {}
             for k, v in value.items():
                 if not isinstance(k, str):
