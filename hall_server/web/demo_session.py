@@ -23,11 +23,11 @@ from twisted.internet import defer, task
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from server_kit.core import Actor, CommandCore
 from hall_server.hall.roles import Role
 from hall_server.web.view import HallView
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore
 
 log = Logger()
 
