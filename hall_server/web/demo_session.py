@@ -136,7 +136,7 @@ class DemoSession(Service):
                 return False
             yield self.wait()
         yield self.sell()
-        if not self.view.game.cards_sold:
+        if self.view.game is None or not self.view.game.cards_sold:
             # Nothing could be sold (the series had no card left): the game is called off.
             yield self.command(ROOM_CHIEF, "suspend_game", reason="no card could be sold")
             yield self.command(ROOM_CHIEF, "suspend_game_for_good", reason="no card could be sold")
