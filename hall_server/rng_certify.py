@@ -51,13 +51,13 @@ import numpy as np
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from server_kit.keys import public_pem
-from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
 from protocol import balls as balls_module
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol.cards import BALLS
 from protocol.errors import DomainError
 from protocol.rng_stats import BITS_PER_GAME, MIN_GAMES, Outcome, Verdict, ball_tests, choice_bits, decide
+from server_kit.keys import public_pem
+from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
 
 DEFAULT_ALPHA = 0.01
 MIN_DRAWS = MIN_GAMES * BALLS

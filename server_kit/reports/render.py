@@ -30,8 +30,8 @@ from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Space
 from reportlab.platypus import Table as PdfTable
 from reportlab.platypus import TableStyle
 
-from server_kit.reports.document import Cell, Cents, Report, Table
 from protocol.money import format_cents
+from server_kit.reports.document import Cell, Cents, Report, Table
 
 CSV_HEADER = ("table", "row", "field", "value")
 PAGE = landscape(A4)

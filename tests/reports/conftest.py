@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from twisted.internet.task import Clock
 
-from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
 from hall_server.reports.minutes import MinutesBook, build
 from hall_server.store.database import open_database
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from tests.reports.scenario import Played, play
 
 
