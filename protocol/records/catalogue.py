@@ -78,8 +78,8 @@ def type_section(cls: type[JournalRecord]) -> str:
 
 def group_types(group: ModuleType) -> list[type[JournalRecord]]:
     """The record types a group module declares, in their order in the module."""
-    return [cls for cls in vars(group).values()
-            if isinstance(cls, type) and cls.__module__ == group.__name__ and REGISTRY.get(getattr(cls, "type", "")) is cls]
+    declared = {id(cls) for cls in REGISTRY.values()}
+    return [cls for cls in vars(group).values() if id(cls) in declared and cls.__module__ == group.__name__]
 
 
 def catalogue_markdown() -> str:
