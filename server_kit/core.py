@@ -42,8 +42,8 @@ from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
-from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, parse
 from protocol.errors import DomainError
+from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, parse
 from server_kit.journal.port import Entry, JournalPort
 
 
@@ -93,7 +93,7 @@ class Module(Protocol):
 
 #: A decision: the time in, the facts out - declared records (protocol.records) or
 #: ``(type, payload)`` pairs, which the journal builds through the same declarations.
-Decide = Callable[[int], Sequence["Entry | JournalRecord"]]
+Decide = Callable[[int], Sequence[Entry | JournalRecord]]
 #: Runs a blocking function off the reactor thread: ``deferToThreadPool`` on the
 #: database's single writer pool in the server, a synchronous call in unit tests.
 RunBlocking = Callable[..., "defer.Deferred[Any]"]
