@@ -43,7 +43,8 @@ def gateway(hall: VirtualHall) -> TerminalGateway:
         return defer.succeed(hall.cashier.verify_pin(number, pin))
 
     return TerminalGateway(hall.core, hall.games, hall.virtual, hall.cashier, hall.clock, check_pin, "Sala Test",
-                           pins=hall.pins)
+                           pins=hall.pins, responsible=hall.responsible,
+                           notices=(("Play for fun.", "Set a limit."), "Ask staff for help."))
 
 
 def signed_in(hall: VirtualHall, gateway: TerminalGateway, terminal: str = "T1", credit: int = 1_000,
