@@ -60,6 +60,7 @@ from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.roles import SYSTEM
+from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
 from hall_server.store import cards as card_store
@@ -312,7 +313,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     library = load_virtual_library(engine, config.home / "keys" / "card-code.key")
     virtual = VirtualModule(core, games, ledger, cashier, library)
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
-    view = HallView(config.name)
+    responsible = ResponsiblePlayModule(core, cashier, admission, virtual)  # limits and exclusions (R97.2)
+    view = HallView(config.name, warnings=config.responsible.warnings)
     core.add_module(view)
     try:
         recovered = core.recover()
@@ -358,7 +360,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         stored = known.pin_hash if known is not None and not known.closed else None
         return deferToThreadPool(reactor, reactor.getThreadPool(), pin_matches_or_none, pin, stored)
 
-    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins)
+    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins,
+                              responsible=responsible,
+                              notices=(config.responsible.warnings, config.responsible.help))
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)

@@ -396,7 +396,7 @@ class CashierModule:
                     f"visitor {person.number} was admitted on {local_date(person.time_ms, self.timezone)}, "
                     "not today; they must pass the admission desk again"
                 )
-            self.admission.refuse_if_banned(person.document, today, "opening an account")
+            self.admission.refuse_at_the_door(person.document, today, "opening an account")
             if self.admission.is_staff(person.document):
                 raise CashierError(
                     f"document {person.document} belongs to a member of staff; staff may not play (R81.b)"

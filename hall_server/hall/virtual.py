@@ -240,6 +240,10 @@ class VirtualModule:
         self.state = VirtualState()
         self._queue: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
         self._batch_running = False
+        #: Other reasons a purchase is refused: ``check(ledger account, cents this purchase
+        #: brings the day's spending to beyond the journal's, now)`` gives the refusal or
+        #: None (the player's daily limit and self-exclusion, R97.2).
+        self.purchase_checks: list[Callable[[str, int, int], str | None]] = []
         games.add_virtual_series(library.number, library.cells)
         core.add_module(self)
         core.allow(PERMISSIONS)
@@ -514,6 +518,10 @@ class VirtualModule:
                     raise PurchaseRefused(
                         f"{quantity} card(s) at {stake} cents cost {amount} cents; your credit is {credit} cents"
                     )
+                for check in self.purchase_checks:
+                    refusal = check(account, spent.get(account, 0) + amount, now)
+                    if refusal is not None:
+                        raise PurchaseRefused(refusal)
             except PurchaseRefused as refusal:
                 outcomes.append(refusal)
                 if request.request:
