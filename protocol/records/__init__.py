@@ -9,7 +9,8 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.game` - the draw, suspensions and the game's end;
 - :mod:`~protocol.records.prizes` - claims, prizes, payments and the pots;
 - :mod:`~protocol.records.cashier` - the ledger's postings, player accounts, cash desks, PINs;
-- :mod:`~protocol.records.admission` - visitors, the banned list, complaints, incidents;
+- :mod:`~protocol.records.admission` - visitors, refused entries, the banned list, complaints, incidents;
+- :mod:`~protocol.records.responsible` - spending limits and self-exclusion (R97.2);
 - :mod:`~protocol.records.terminals` - player terminals and their purchases;
 - :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over.
 
@@ -20,7 +21,7 @@ journal refuses to seal an entry that does not build, and the server refuses to 
 on a stored record that does not parse.  ``docs/journal.md`` lists every type.
 """
 
-from protocol.records import admission, blower, cashier, game, journal, prizes, sale, session, terminals
+from protocol.records import admission, blower, cashier, game, journal, prizes, responsible, sale, session, terminals
 from protocol.records.base import (
     ACTOR_KEY,
     REGISTRY,
@@ -39,7 +40,7 @@ from protocol.records.events import EventRecord
 from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
-GROUPS = (journal, session, sale, game, prizes, cashier, admission, terminals, blower)
+GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower)
 
 __all__ = [
     "ACTOR_KEY",

@@ -57,3 +57,14 @@ class IncidentRecorded(JournalRecord):
     number: int
     description: str
     visitors: tuple[int, ...]
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class EntryRefused(JournalRecord):
+    """``name`` with identity ``document`` is refused entry, with the ``reason`` (banned, self-excluded)."""
+
+    type: ClassVar[str] = "entry_refused"
+    document: str
+    name: str
+    reason: str
