@@ -161,3 +161,55 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
         before = 1400 if page is kiosk else 1600  # cents, as the page showed them before the draw
         wait_until(lambda: shown_cents(page.inner_text("#credit")) > before, WAIT, "the line's prize credited",
                    seen=lambda: page.inner_text("#credit"))
+
+
+@pytest.mark.req("R97.2")
+def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_excludes_themselves(
+    hall: HallProcess, browser: Any
+) -> None:
+    from tests.web.test_console_browser import shot
+
+    staff = Staff(hall)
+    staff("admin", "run_verification", date="2026-11-29")
+    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
+    staff("rosa", "sign_session_opening")
+    staff("admin", "sign_session_opening")
+    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
+    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+    anna = player(staff, "11111111A", 2_000)
+    token = staff("rosa", "enrol_terminal", terminal="K1", place="hall row A")["result"]["token"]
+    staff("sam", "announce_sale", series=1001)
+    staff("sam", "open_terminal_sale", seconds=600)
+    kiosk = kiosk_page(browser, hall, KIOSK, "K1", token)
+    # Before anyone signs in: the operator's warning, and the help page behind its button.
+    assert "limit" in kiosk.inner_text("#warning").lower() or "gambling" in kiosk.inner_text("#warning").lower()
+    kiosk.click("#care-open")
+    assert "exclude yourself" in kiosk.inner_text("#care-help")
+    assert kiosk.is_hidden("#care-account")
+    kiosk.click("#care-close")
+    sign_in_and_buy(kiosk, anna, 2)
+
+    kiosk.click("#care-open")
+    kiosk.fill("#limit", "5")
+    kiosk.press("#limit", "Enter")
+    kiosk.wait_for_selector("#care-limit:has-text('Your limit today is 5.00 EUR; you have spent 2.00 EUR')")
+    shot(kiosk, "kiosk-limits")
+    kiosk.click("#care-close")
+    kiosk.fill("#quantity", "4")
+    kiosk.click("#buy")
+    kiosk.wait_for_selector("#message:not(.ok)")
+    assert "you may spend 3.00 EUR more" in kiosk.inner_text("#message")
+    assert kiosk.inner_text("#credit") == "18.00 EUR"
+
+    kiosk.click("#care-open")
+    kiosk.fill("#exclude-days", "30")
+    kiosk.check("#exclude-sure")
+    kiosk.click("#exclude-form button")
+    kiosk.wait_for_selector("#sign-in-panel:not([hidden])")
+    assert kiosk.is_hidden("#play"), "nothing but the sign-in while nobody is signed in"
+    kiosk.fill("#account", anna)
+    kiosk.fill("#pin", "4821")
+    kiosk.press("#pin", "Enter")
+    kiosk.wait_for_selector("#message:has-text('You excluded yourself from play until')")
+    assert kiosk.is_visible("#sign-in-panel")
+    shot(kiosk, "kiosk-self-excluded")

@@ -136,7 +136,7 @@ function money(cents) { return `${Math.floor(cents / 100)}.${String(cents % 100)
 
 function note(text, ok = false) {
   const box = $("message");
-  box.hidden = !text; box.textContent = text; box.className = ok ? "ok" : "";
+  box.hidden = !text; box.textContent = text ? text[0].toUpperCase() + text.slice(1) : ""; box.className = ok ? "ok" : "";
 }
 
 function show(panel) {
