@@ -98,7 +98,7 @@ def sign_in_and_buy(page: Any, account: str, quantity: int) -> None:
 
 def marked_as_drawn(page: Any) -> None:
     """Every number drawn is marked on every card showing it, and nothing else is."""
-    drawn = {int(x) for x in page.locator("#drawn li").all_inner_texts()}
+    drawn = {int(x) for x in page.locator("#drawn li.called").all_inner_texts()}
     cells = page.locator("#cards .cell:not(.blank)")
     marked = {int(x) for x in page.locator("#cards .cell.marked").all_inner_texts()}
     shown = {int(x) for x in cells.all_inner_texts()}
@@ -126,7 +126,7 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     assert handheld.evaluate("document.documentElement.scrollWidth") <= HANDHELD["width"]  # no sideways scrolling
 
     # After the sale time the button is off, and a purchase sent anyway is refused by the hall.
-    kiosk.wait_for_selector("#countdown:text('closed')", timeout=(SALE_SECONDS + WAIT) * 1000)
+    kiosk.wait_for_selector("#sale-state:text('Sale closed for terminals')", timeout=(SALE_SECONDS + WAIT) * 1000)
     assert kiosk.is_disabled("#buy")
     kiosk.evaluate("buy(1, 100)")
     kiosk.wait_for_selector("#message:not(.ok)")
@@ -145,11 +145,16 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     draws += 1
     for page in (kiosk, handheld):
         # Waited for here, not in the page: its CSP forbids the eval a polled page function needs.
-        wait_until(lambda: page.locator("#drawn li").count() >= draws, WAIT, f"{draws} balls on the page",
-                   seen=lambda: page.locator("#drawn li").count())
+        wait_until(lambda: page.locator("#drawn li.called").count() >= draws, WAIT, f"{draws} balls on the page",
+                   seen=lambda: page.locator("#drawn li.called").count())
         marked_as_drawn(page)
         lasts = page.locator("#last-balls .ball").all_inner_texts()
-        assert lasts[0] == page.locator("#drawn li").all_inner_texts()[-1]  # the latest ball first
+        assert lasts[0] == page.inner_text("#drawn li.latest")  # the latest ball first, ringed on the board
+        assert page.locator("#drawn li").count() == 90
+    from tests.web.test_console_browser import shot
+
+    shot(kiosk, "kiosk-drawing")
+    shot(handheld, "handheld-drawing")
     # Every card that won the line is on one of the two terminals: each is shown there.
     wait_until(lambda: sum(page.locator("#won li").count() for page in (kiosk, handheld)) == line_cards, WAIT,
                f"the terminals to show the {line_cards} card(s) that won the line",
