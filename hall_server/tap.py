@@ -66,10 +66,10 @@ from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
-from server_kit.journal.sql import Journal
+from server_kit.journal.sql import Journal, head_path
 from hall_server.verification import verify_system
 from server_kit.verification import write_manifest
-from server_kit.keys import load_journal_key
+from server_kit.keys import card_key_path, journal_key_path, load_journal_key
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
@@ -250,7 +250,7 @@ def _private(path: Path) -> None:
 def make_private(config: HallConfig) -> None:
     """Folders 0700 and files 0600: the configuration (staff hashes), the database (PIN
     hashes, identity documents), the journal head, the keys, the PKI and its bundles."""
-    owned = [config.home, config.home / "keys", config.home / "journal.head", operator_ca_dir(config),
+    owned = [config.home, config.home / "keys", head_path(config.home), operator_ca_dir(config),
              config.home / "terminal-certs", release_manifest(config)]
     if config.source is not None:
         owned.append(config.source)
@@ -321,8 +321,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     """
     provision(config)
     engine = open_database(config.database_url)
-    key = load_journal_key(config.home / "keys" / "journal-signing.pem", create=True)
-    journal = Journal(engine, key, head=config.home / "journal.head")
+    key = load_journal_key(journal_key_path(config.home), create=True)
+    journal = Journal(engine, key, head=head_path(config.home))
     verified = open_journal(journal, int(reactor.seconds() * 1000), config.name)
     log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
     provision_cards(config, engine)
@@ -338,19 +338,21 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if blowers is not None:
         # With the blower as the draw device, its self-test is the draw-device check (R84.1).
         checks["draw_device"] = blowers.draw_device_check(reactor)
-    session = SessionModule(core, functools.partial(verify_system, journal, engine, **checks))
+    # The hall's time zone says what "today" is to every module that dates something.
+    zone = config.timezone
+    session = SessionModule(core, functools.partial(verify_system, journal, engine, **checks), timezone=zone)
     ledger = LedgerModule(core)
     admission = AdmissionModule(
-        core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document]
+        core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone
     )
-    cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name)
+    cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name, timezone=zone)
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules)
     if blowers is not None:
         blowers.install(games, session)
     # Virtual cards on the player terminals (docs/terminals.md).
-    library = load_virtual_library(engine, config.home / "keys" / "card-code.key")
+    library = load_virtual_library(engine, card_key_path(config.home))
     virtual = VirtualModule(core, games, ledger, cashier, library)
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
     view = HallView(config.name)
@@ -381,7 +383,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     def on_general_pool(function: Any, *args: Any) -> defer.Deferred[Any]:
         return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
 
-    minutes = MinutesDesk(journal, config.name, on_general_pool)
+    minutes = MinutesDesk(journal, config.name, zone, on_general_pool)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
         minutes=minutes,
@@ -533,6 +535,6 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     if options.get("demo"):
         DemoSession(
             hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
-            pace=float(options.get("demo_pace") or 2.5),
+            pace=float(options.get("demo_pace") or 2.5), timezone=config.timezone,
         ).setServiceParent(hall.service)
     return hall.service

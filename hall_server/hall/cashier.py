@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.admission import HALL_TIMEZONE, AdmissionModule, local_date
+from hall_server.hall.admission import DEFAULT_TIMEZONE, AdmissionModule, local_date
 from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.hall.roles import Role
 from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
@@ -274,7 +274,7 @@ class CashierModule:
         desks: Iterable[str],
         *,
         hall_name: str = "Bingo hall",
-        timezone: tzinfo = HALL_TIMEZONE,
+        timezone: tzinfo = DEFAULT_TIMEZONE,
         new_account_number: Callable[[], str] = random_account_number,
         new_salt: Callable[[], bytes] = lambda: secrets.token_bytes(16),
     ) -> None:
