@@ -345,7 +345,13 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     admission = AdmissionModule(
         core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone
     )
-    cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name, timezone=zone)
+    # scrypt and PDF rendering run on the reactor's thread pool, never on the reactor thread;
+    # the pool is looked up when the work is asked for, as the other off-thread work does.
+    def on_general_pool(function: Any, *args: Any) -> defer.Deferred[Any]:
+        return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
+
+    cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name, timezone=zone,
+                            work=on_general_pool)
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules)
@@ -378,11 +384,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     def authenticate(name: str, password: str) -> defer.Deferred[Actor]:
         return deferToThreadPool(reactor, sign_in_pool, sign_ins.directory.authenticate, name, password)
 
-    # The minutes are made from the whole journal on the reactor's pool, not on the DB writer;
-    # the pool is looked up when a report is asked for, as the other off-thread work does.
-    def on_general_pool(function: Any, *args: Any) -> defer.Deferred[Any]:
-        return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
-
+    # The minutes are made from the whole journal on the reactor's pool, not on the DB writer.
     minutes = MinutesDesk(journal, config.name, zone, on_general_pool)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
@@ -393,7 +395,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     def check_pin(number: str, pin: str) -> defer.Deferred[bool]:
         known = cashier.state.accounts.get(number)
         stored = known.pin_hash if known is not None and not known.closed else None
-        return deferToThreadPool(reactor, reactor.getThreadPool(), pin_matches_or_none, pin, stored)
+        return on_general_pool(pin_matches_or_none, pin, stored)
 
     gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
