@@ -20,8 +20,8 @@ from hall_server.audit.export import AuditError
 from hall_server.audit.folder import check_out_folder, write_export
 from hall_server.audit.source import read_day
 from hall_server.cli.context import Hall
-from server_kit.keys import public_pem
 from protocol.errors import DomainError
+from server_kit.keys import public_pem
 
 REFUSED = 2
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

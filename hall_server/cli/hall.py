@@ -16,7 +16,7 @@ from typing import Any, cast
 import click
 
 from hall_server.cli.context import Hall
-from hall_server.config import STAFF_ROLES, ConfigError, toml_string, hash_password
+from hall_server.config import STAFF_ROLES, ConfigError, hash_password, toml_string
 from hall_server.hall.roles import Role
 
 ROLE_NAMES = [str(role) for role in STAFF_ROLES]

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from hall_server.cli.context import Hall
+from server_kit.journal import table as table
 from server_kit.journal.sql import read_head
 from server_kit.keys import public_pem
-from server_kit.journal import table as table
 
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
 

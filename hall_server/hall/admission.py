@@ -41,10 +41,10 @@ from zoneinfo import ZoneInfo
 
 from twisted.internet.defer import Deferred
 
-from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore, CommandSpec
 
 #: The civil time zone of a hall whose configuration names none (``[hall] timezone``):
 #: the composition root hands each module the configured zone, which says what "today"

@@ -22,8 +22,9 @@ from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password
 from hall_server.hall import cashier as cashier_module
 from hall_server.hall import pins as pins_module
 from hall_server.hall.roles import Role
-from hall_server.tap import HallServer, ThreadPoolService, build_hall
+from hall_server.tap import HallServer, build_hall
 from server_kit.core import Actor
+from server_kit.services import ThreadPoolService
 from tests.support.waiting import WAIT, wait_until_in_reactor
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5d")]
