@@ -267,6 +267,11 @@ class CentralModule:
                 call.cancel()
         self._timers.clear()
 
+    def armed(self, game_id: str) -> bool:
+        """Whether the game's timer is set for its next step (nothing of it is in flight)."""
+        call = self._timers.get(game_id)
+        return call is not None and call.active()
+
     def next_step(self, game_id: str) -> tuple[int, str] | None:
         """When the game's next timed step is due (central clock, ms) and which, or ``None``."""
         game = self.games[game_id]

@@ -55,8 +55,20 @@ class Running:
         if until_seen is not None:
             await until(until_seen, what)
 
+    def settled(self, phase: str) -> bool:
+        """The game is in ``phase`` with that step committed and its next timer armed."""
+        return self.game.phase == phase and (self.server.module.armed("net-1") or phase in ("closed", "not_played"))
+
     async def open_sale(self) -> None:
-        await self.advance(1.01, lambda: self.game.phase == "selling", "the sale to open")
+        await self.advance(1.01, lambda: self.settled("selling"), "the sale to open")
+
+    async def close_sale(self) -> None:
+        await self.advance(10.01, lambda: self.settled("sale_closed") or self.settled("closed"), "the sale to close")
+
+    async def next_ball(self) -> None:
+        balls = len(self.game.balls)
+        await self.advance(1.01, lambda: len(self.game.balls) > balls and (self.settled("drawing") or self.settled("closed")),
+                           "the next ball")
 
 
 async def start_central(tmp_path: Path, database_url: str, **config: Any) -> Running:
