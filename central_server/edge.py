@@ -118,6 +118,8 @@ class CentralEndpoint:
 
 
 class _LinkFactory(Factory):
+    noisy = False  # every connection is logged by the link itself when it matters
+
     def __init__(self, endpoint: CentralEndpoint) -> None:
         self.endpoint = endpoint
 

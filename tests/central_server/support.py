@@ -148,18 +148,19 @@ async def until(predicate: Callable[[], Any], what: str, timeout: float = 60.0) 
 class CentralProcess:
     """``bingo central serve`` in a child process: started, read, killed with SIGKILL."""
 
-    def __init__(self, config: Path) -> None:
+    def __init__(self, config: Path, command: list[str] | None = None) -> None:
         self.config = config
+        #: What runs it: ``bingo central serve`` by default (``twist bingo-central`` is the same service).
+        self.command = command or [sys.executable, "-c", "from central_server.cli import central; central()",
+                                   "serve", "--config", str(config)]
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
         self.port = 0
 
     def start(self, timeout: float = START) -> "CentralProcess":
-        command = [sys.executable, "-c", "from central_server.cli import central; central()", "serve",
-                   "--config", str(self.config)]
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         self.output, self.port = b"", 0
-        self.process = subprocess.Popen(command, cwd=self.config.parent, env=env, stdout=subprocess.PIPE,
+        self.process = subprocess.Popen(self.command, cwd=self.config.parent, env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT)
         threading.Thread(target=self._drain, args=(self.process.stdout,), daemon=True).start()
         process = self.process
