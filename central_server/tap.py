@@ -118,7 +118,7 @@ class HallListener(Service):
     def __init__(self, endpoint: Any, central: "CentralServer | None" = None) -> None:
         self.endpoint = endpoint
         self.central = central
-        self.port: IListeningPort | None = None
+        self.port: Any = None  # the IListeningPort, once listening
         self.failure: Any = None  # why it could not start serving, if it could not
         self.listening: defer.Deferred[IListeningPort] = defer.Deferred()
 
@@ -127,7 +127,7 @@ class HallListener(Service):
         assert self.central is not None
         central = self.central
         self.port = yield self.endpoint.listen(central.endpoint.factory())
-        address = self.port.getHost()  # type: ignore[union-attr]
+        address: Any = self.port.getHost()
         log.info("Central server {id} listening for halls on {host}:{port} (mutual TLS, AMP)",
                  id=central.config.central_id, host=address.host, port=address.port)
         for plan in central.config.games:
