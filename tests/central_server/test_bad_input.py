@@ -84,6 +84,18 @@ async def test_a_certificate_of_another_authority_fails_the_handshake(selling: R
 
 
 @pytest_twisted.ensureDeferred
+async def test_hello_agrees_the_version_and_a_hall_sharing_none_is_refused_and_closed(selling: Running) -> None:
+    client = await selling.hall("hall-1", hello=False)
+    assert await client.hello("hall-1") == {"version": 1, "central_id": "central-a"}
+    before = snapshot(selling)
+    newer = await selling.hall("hall-2", hello=False)
+    with pytest.raises(error_class("version_unsupported")):
+        await newer.call("hello", hall_id="hall-2", versions=[2, 3], software="bingo-hall 0.3.0")
+    await newer.lost
+    unchanged_but_one_refusal(selling, before, "hall-2", "hello", "version_unsupported")
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_command_before_hello_is_refused_not_negotiated_and_closes(selling: Running) -> None:
     before = snapshot(selling)
     client = await selling.hall("hall-1", hello=False)
