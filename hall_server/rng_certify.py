@@ -383,11 +383,11 @@ def report_pdf(certification: Certification, signer: str) -> bytes:
     """The report as a PDF (reportlab, A4): identification, sample, method, results, verdict."""
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
-    from reportlab.lib.styles import getSampleStyleSheet
+    from server_kit.reports import fonts
     from reportlab.lib.units import mm
     from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-    styles = getSampleStyleSheet()
+    styles = fonts.style_sheet()
     small = styles["BodyText"].clone("small", fontSize=7.5, leading=9)
     body = styles["BodyText"].clone("body", fontSize=8.5, leading=11)
 
