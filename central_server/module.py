@@ -57,6 +57,21 @@ RETRY_S = 1.0
 
 SYSTEM = Actor("central", "system")
 
+
+def journaled(event: CentralEvent) -> dict[str, Any]:
+    """An event's payload as the journal's declaration takes it (protocol/records/central.py):
+    its dict form, whose version key is left out at version 1 as on every record."""
+    payload = event.to_dict()
+    if payload.get("v") == 1:
+        del payload["v"]
+    return payload
+
+
+def event_of(record: Record) -> CentralEvent:
+    """The domain event a journaled record holds (the inverse of :func:`journaled`)."""
+    payload = {key: value for key, value in record.payload.items() if key != "actor"}
+    return event_from_dict({"v": 1, **payload})
+
 #: Who may run which command: the clock (system), the operator, the halls.
 PERMISSIONS: Mapping[str, frozenset[str]] = {
     "schedule": frozenset({"system", "operator"}),
@@ -112,7 +127,7 @@ class CentralModule:
             self._ahead -= 1  # decided on the live game, now committed
             self._committed[game_id] += 1
             return
-        event = event_from_dict({k: v for k, v in record.payload.items() if k != "actor"})
+        event = event_of(record)
         if isinstance(event, GameScheduled):
             if event.game_id in self.games:
                 raise EventError(f"record {record.seq}: game {event.game_id} is scheduled twice")
@@ -150,7 +165,7 @@ class CentralModule:
                 announcements = wire.announcements(self.games[touched], events, now_ms=now_ms)
                 self._ahead = len(events)
             made.append((result, announcements))
-            return [(event.type, event.to_dict()) for event in events]
+            return [(event.type, journaled(event)) for event in events]
 
         def committed(records: list[Record]) -> Any:
             result, announcements = made[0]

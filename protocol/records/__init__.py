@@ -12,7 +12,8 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.admission` - visitors, refused entries, the banned list, complaints, incidents;
 - :mod:`~protocol.records.responsible` - spending limits and self-exclusion (R97.2);
 - :mod:`~protocol.records.terminals` - player terminals and their purchases;
-- :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over.
+- :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over;
+- :mod:`~protocol.records.central` - the central server's network games and refused hall commands.
 
 :func:`build` turns a ``(type, payload)`` into its record or raises :class:`RecordError`
 naming the type and the field; :func:`parse` does the same for a stored record and
@@ -21,7 +22,19 @@ journal refuses to seal an entry that does not build, and the server refuses to 
 on a stored record that does not parse.  ``docs/journal.md`` lists every type.
 """
 
-from protocol.records import admission, blower, cashier, game, journal, prizes, responsible, sale, session, terminals
+from protocol.records import (  # noqa: F401 (each module registers its types)
+    admission,
+    blower,
+    cashier,
+    central,
+    game,
+    journal,
+    prizes,
+    responsible,
+    sale,
+    session,
+    terminals,
+)
 from protocol.records.base import (
     ACTOR_KEY,
     REGISTRY,
@@ -40,7 +53,7 @@ from protocol.records.events import EventRecord
 from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
-GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower)
+GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower, central)
 
 __all__ = [
     "ACTOR_KEY",

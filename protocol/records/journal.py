@@ -6,13 +6,21 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from protocol.chain import OPENING
-from protocol.records.base import JournalRecord, record
+from protocol.records.base import JournalRecord, optional, record
 
 
 @record
 @dataclass(frozen=True, kw_only=True)
 class JournalOpened(JournalRecord):
-    """The journal's first record, written by its explicit initialisation: the hall it belongs to."""
+    """The journal's first record, written by its explicit initialisation: the server it belongs to.
+
+    A hall's journal names its hall; the central server's names the central server.
+    """
 
     type: ClassVar[str] = OPENING
-    hall: str
+    hall: str | None = optional()
+    central: str | None = optional()
+
+    def check(self) -> None:
+        if (self.hall is None) == (self.central is None):
+            raise self.refusal("names the hall or the central server the journal belongs to, one of them")

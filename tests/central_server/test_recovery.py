@@ -29,7 +29,8 @@ import pytest_twisted
 from twisted.internet import defer, reactor, task
 
 from central_server.config import load_config
-from central_server.domain.events import SaleClosed, event_from_dict
+from central_server.domain.events import SaleClosed
+from central_server.module import event_of
 from central_server.domain.game import CentralGame
 from central_server.store import load_series
 from server_kit.db.database import create
@@ -50,7 +51,7 @@ def journaled_game(config_path: Path) -> tuple[CentralGame | None, int]:
     try:
         count = Journal(engine, load_journal_key(config.journal_key), head=config.journal_head).verify()
         events = [
-            event_from_dict({k: v for k, v in r.payload.items() if k != "actor"})
+            event_of(r)
             for r in table.read(engine) if r.type.startswith("central_") and r.type != "central_command_refused"
         ]
         library = load_series(engine)
