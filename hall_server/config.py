@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 from hall_server.hall.core import Role
 from protocol.errors import DomainError
-from protocol.prizes import PrizeError, PrizeRules
+from protocol.settlement import PrizeError, PrizeRules
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.

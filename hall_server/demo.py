@@ -22,7 +22,7 @@ from protocol.claims import CardRef, check_claim
 from protocol.events import SaleClosed
 from protocol.game import TraditionalGame
 from protocol.money import format_cents
-from protocol.prizes import PrizeRules, share_of_sales, split_prize, tax_cents
+from protocol.settlement import PrizeRules, share_of_sales, split_prize, tax_cents
 from protocol.sale import GameSale, Series
 from protocol.wins import WinDetector
 

@@ -47,7 +47,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from protocol.cards import Card, CardError
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.prizes import (
+from protocol.settlement import (
     Pots,
     PrizeRules,
     house_share,

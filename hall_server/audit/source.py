@@ -19,7 +19,7 @@ from hall_server.journal import read_head
 from hall_server.store import cards as card_store
 from hall_server.store import journal as table
 from protocol.chain import Record, verify_chain
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 
 
 class StoreCardLayouts:

@@ -32,7 +32,7 @@ works on a fork of that state, so a refused command (or a commit that fails) lea
 nothing changed.  The game's lifecycle is :class:`protocol.game.TraditionalGame`; the
 paper numbering :class:`protocol.sale.GameSale`; claims :func:`protocol.claims.check_claim`;
 the per-ball detection :class:`protocol.wins.WinDetector`; the arithmetic
-:mod:`protocol.prizes` in the order of the audit replay (``docs/replay.md``).  The
+:mod:`protocol.settlement` in the order of the audit replay (``docs/replay.md``).  The
 commands, roles and records are listed in ``docs/hall-game.md``.
 """
 
@@ -80,7 +80,7 @@ from protocol.events import (
 from protocol.game import FINAL_STATES, Input, InvalidTransition, State, TraditionalGame, describe
 from protocol.ledger import Leg, Ledger, Posting, Reference, account_kind
 from protocol.money import format_cents
-from protocol.prizes import (
+from protocol.settlement import (
     PrizeRules,
     check_grand_superbingo_fund,
     check_operator_jackpot,
@@ -94,7 +94,7 @@ from protocol.prizes import (
     superbingo_contribution,
     tax_cents,
 )
-from protocol.refunds import refund_game, stakes_account
+from protocol.settlement.refunds import refund_game, stakes_account
 from protocol.sale import GameSale, SaleRefused, Series
 from protocol.wins import WinDetector
 

@@ -65,7 +65,7 @@ from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
-from protocol.refunds import TERMINAL_REFUND, refunded_cards, stakes_account
+from protocol.settlement.refunds import TERMINAL_REFUND, refunded_cards, stakes_account
 
 MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
 MAX_SALE_SECONDS = 3600

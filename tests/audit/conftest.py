@@ -17,7 +17,7 @@ from twisted.internet.task import Clock
 
 from hall_server.journal import Journal
 from hall_server.store.database import open_database
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from tests.audit.halls import AuditHall
 
 POT_RULES = PrizeRules(line_bp=1500, bingo_bp=4100, superbingo_bp=300, megabingo=True, jackpot=True)

@@ -42,7 +42,7 @@ from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.ledger import Posting
 from protocol.library import build_distinct_strips
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from protocol.sale import Series
 from tests.hall.conftest import result
 from tests.hall.test_games import ScriptedBalls

@@ -20,7 +20,7 @@ from hall_server.cli import main
 from hall_server.store import journal as table
 from hall_server.store.database import open_database
 from protocol.chain import ChainError
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from tests.audit.conftest import POT_RULES, fast_folder, new_clock
 from tests.audit.halls import GamePlan, Purchase, play_game, stored_hall
 

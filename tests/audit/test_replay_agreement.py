@@ -24,7 +24,7 @@ from twisted.internet.task import Clock
 from hall_server.audit import build_day
 from hall_server.journal import Journal
 from hall_server.store.database import open_database
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from protocol.replay import parse_scenario, replay
 from tests.audit.halls import (
     CHIEF,
