@@ -34,9 +34,12 @@ from protocol.json_values import describe
 from protocol.settlement import (
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
+    JACKPOT_THRESHOLDS,
+    MEGABINGO_NOTICE_DAYS,
     POT_PRIZES,
     SUPERBINGO_BP_MAX,
     SUPERBINGO_BP_MIN,
+    SUPERBINGO_LIMITS,
     Pots,
     PotsInPlay,
     PrizeError,
@@ -56,9 +59,7 @@ from protocol.wins import game_winners
 INPUT_FORMAT = "bingo-replay/1"
 OUTPUT_FORMAT = "bingo-replay-result/1"
 
-SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = 42, 90  # R89: the ball limit L, 42 <= L <= 90
-JACKPOT_THRESHOLDS = (40, 41, 42)
-MEGABINGO_NOTICE_DAYS = 10  # R90: the megabingo is announced at least 10 days ahead
+SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = SUPERBINGO_LIMITS[0], SUPERBINGO_LIMITS[-1]
 
 
 

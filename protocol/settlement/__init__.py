@@ -63,10 +63,13 @@ from protocol.settlement.prizes import (
 from protocol.settlement.rules import (
     BASIS_POINTS,
     JACKPOT_BP,
+    JACKPOT_THRESHOLDS,
     MEGABINGO_BP,
+    MEGABINGO_NOTICE_DAYS,
     PAYOUT_FLOOR_BP,
     SUPERBINGO_BP_MAX,
     SUPERBINGO_BP_MIN,
+    SUPERBINGO_LIMITS,
     LimitExceeded,
     PayoutFloorError,
     PrizeError,
@@ -79,7 +82,7 @@ from protocol.settlement.split import Split, split_prize
 from protocol.settlement.tax import TAX_PCT, house_share, tax_cents
 
 __all__ = [
-    "BASIS_POINTS", "GRAND_SUPERBINGO_CAP", "JACKPOT_ACCUMULATED_PCT", "JACKPOT_BP", "JACKPOT_CAP",
+    "BASIS_POINTS", "GRAND_SUPERBINGO_CAP", "JACKPOT_ACCUMULATED_PCT", "JACKPOT_BP", "JACKPOT_CAP", "JACKPOT_THRESHOLDS", "MEGABINGO_NOTICE_DAYS", "SUPERBINGO_LIMITS",
     "MEGABINGO_BP", "OPERATOR_JACKPOT_MONTHLY_LIMIT", "OPERATOR_POTS", "OPERATOR_SUPERBINGO_DAILY_LIMIT",
     "PAYOUT_FLOOR_BP", "POT_ACCOUNTS", "POT_PRIZES", "PRIZE_FUNDS", "RESERVE_BOOST_PCT", "RESERVE_TRANSFER_PCT",
     "SUPERBINGO_BP_MAX", "SUPERBINGO_BP_MIN", "TAX_PCT",

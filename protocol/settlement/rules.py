@@ -18,6 +18,9 @@ PAYOUT_FLOOR_BP = 7_000  # R88.1, R94.1: at least 70% of each game's collection
 SUPERBINGO_BP_MIN, SUPERBINGO_BP_MAX = 200, 500  # R89: 2%-5% of sales
 MEGABINGO_BP = 100  # R90: 1% of sales
 JACKPOT_BP = 1_000  # R91: 10% of sales
+SUPERBINGO_LIMITS = range(42, 91)  # R89: the ball limit L of a (grand) superbingo, 42 <= L <= 90
+JACKPOT_THRESHOLDS = (40, 41, 42)  # R91: the jackpot is won within 40, 41 or 42 balls
+MEGABINGO_NOTICE_DAYS = 10  # R90: a megabingo is announced at least 10 days ahead
 
 
 class PrizeError(DomainError):

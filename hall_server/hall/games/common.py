@@ -24,26 +24,19 @@ from protocol.errors import DomainError
 from protocol.events import EVENT_TYPES, Event, event_from_dict
 from protocol.game import TraditionalGame
 from protocol.sale import Series
-from protocol.settlement import PrizeRules
+from protocol.settlement import POT_ACCOUNTS, Pots, PrizeRules
 
 if TYPE_CHECKING:
     from hall_server.hall.games.state import Game, GamesState
 
 
 
-SUPERBINGO_LIMITS = range(42, 91)  # R89: the ball limit L, 42 <= L <= 90
-JACKPOT_THRESHOLDS = (40, 41, 42)  # R91
-MEGABINGO_NOTICE_DAYS = 10  # R90
-#: Pots an operator may pay into (R89.5, R91.9); the megabingo is funded by sales only.
-OPERATOR_POTS = ("superbingo", "grand_superbingo", "jackpot")
-
 #: Ledger accounts of the carries and pots (protocol/ledger.py's scheme).
-CARRY = {"line": "carry:line", "bingo": "carry:bingo"}
-SUPERBINGO = "pot:superbingo"
-GRAND_SUPERBINGO = "pot:grand_superbingo"
-MEGABINGO = "pot:megabingo"
-JACKPOT = "pot:jackpot_accumulated"
-RESERVE = "pot:jackpot_reserve"
+CARRY = {"line": POT_ACCOUNTS["carry_line"], "bingo": POT_ACCOUNTS["carry_bingo"]}
+SUPERBINGO = POT_ACCOUNTS["superbingo"]
+GRAND_SUPERBINGO = POT_ACCOUNTS["grand_superbingo"]
+MEGABINGO = POT_ACCOUNTS["megabingo"]
+JACKPOT = POT_ACCOUNTS["jackpot_accumulated"]
 
 
 class DeferredBallSource(Protocol):
@@ -181,6 +174,10 @@ class GamesBase:
         if not game.over:
             return []
         return [p for p in ("line", "bingo") if p in game.machine.won and p not in game.paid]
+
+    def pots(self) -> Pots:
+        """The carries and pots as the ledger holds them now."""
+        return Pots.from_accounts({account: self.ledger.balance(account) for account in POT_ACCOUNTS.values()})
 
     def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[Entry]:
         """The prizes due that only virtual cards won, credited in the same decision (payments.py)."""

@@ -11,8 +11,8 @@ from hall_server.journal import Entry
 from hall_server.hall.games.common import GamesBase, _entry, _text
 from hall_server.hall.games.state import _fork
 from protocol.chain import Record
-from protocol.ledger import Leg, Ledger, Posting, Reference
-from protocol.settlement.refunds import refund_game, stakes_account
+from protocol.ledger import Ledger
+from protocol.settlement.refunds import contributions_returned, refund_game
 
 
 class FailureCommands(GamesBase):
@@ -51,17 +51,8 @@ class FailureCommands(GamesBase):
             entries += [_entry(e) for e in machine.refund()]
             refund_seq = self.core.seq + len(entries)
             # The pots give back what the close set aside, then every stake goes home.
-            back = []
-            if game.settlement is not None and game.settlement.contributions:
-                contributions = game.settlement.contributions
-                back.append(
-                    Posting(
-                        tuple(Leg(pot, cents) for pot, cents in contributions.items()),
-                        (Leg(stakes_account(game.game_id), sum(contributions.values())),),
-                        "pots:contribution returned",
-                        Reference(game.game_id, None, refund_seq),
-                    )
-                )
+            settled = game.settlement
+            back = contributions_returned(game.game_id, settled.contributions if settled else {}, refund_seq)
             # The whole ledger, not the game's postings alone: a virtual card's stake came
             # from a player's account funded outside the game, which a ledger of the
             # game's postings would see overdrawn (every refund of a game with one failed).

@@ -7,30 +7,20 @@ close, their splits and carries (R88.5), and the pots the bingo wins
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.core import Actor
 from hall_server.hall.ledger import posting_entries
 from hall_server.journal import Entry
-from hall_server.hall.games.common import (
-    CARRY,
-    GRAND_SUPERBINGO,
-    JACKPOT,
-    MEGABINGO,
-    RESERVE,
-    SUPERBINGO,
-    GameModuleError,
-    GamesBase,
-    _text,
-)
+from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _text
 from hall_server.hall.games.state import Game
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.game import FINAL_STATES, State, TraditionalGame
 from protocol.ledger import Posting, Reference, account_kind
-from protocol.settlement import reserve_transfer, split_prize
+from protocol.settlement import POT_ACCOUNTS, Pots, PotsInPlay, Split, bingo_pot_prizes, split_prize
 from protocol.settlement.refunds import stakes_account
 
 
@@ -121,9 +111,7 @@ class PaymentCommands(GamesBase):
             assert desk is not None, "prizes on paper cards are paid only through pay_prizes"
             return desk
 
-        def pay(prize: str, amount: int, source: str, ball_count: int, winners: list[CardRef]) -> int:
-            # Paper cards stake their whole price; a virtual card its chosen percentage.
-            split = split_prize(amount, [game.stake_pcts.get(ref, 100) for ref in winners])
+        def pay(prize: str, split: Split, source: str, ball_count: int, winners: list[CardRef]) -> None:
             seq = first_seq + len(entries)  # the prize_paid record; postings follow all records
             moves = [
                 Posting.transfer(cents, debit=source, credit=payee(ref), reason=f"prize:{prize}",
@@ -138,7 +126,7 @@ class PaymentCommands(GamesBase):
                         "game_id": game.game_id,
                         "prize": prize,
                         "ball_count": ball_count,
-                        "amount_cents": amount,
+                        "amount_cents": split.amount,
                         "carry_cents": split.carry,
                         "payments": [[ref.label, cents] for ref, cents in zip(winners, split.payments)],
                         "desk": desk,
@@ -147,7 +135,6 @@ class PaymentCommands(GamesBase):
             )
             for posting in moves:
                 post(posting)
-            return split.carry
 
         def move(amount: int, debit: str, credit: str, reason: str) -> None:
             if amount:
@@ -160,50 +147,43 @@ class PaymentCommands(GamesBase):
         for pattern in due:
             won = machine.won[pattern]
             winners = sorted(won.cards)
+            # Paper cards stake their whole price; a virtual card its chosen percentage.
+            stake_pcts = [game.stake_pcts.get(ref, 100) for ref in winners]
             carry_in = settlement.carry_line_cents if pattern == "line" else settlement.carry_bingo_cents
-            amount = settlement.line_cents if pattern == "line" else settlement.bingo_cents
+            split = split_prize(settlement.line_cents if pattern == "line" else settlement.bingo_cents, stake_pcts)
             # The carry joins this game's collection, and what the split leaves goes back (R88.5).
             move(carry_in, CARRY[pattern], stakes, f"carry:{pattern}:in")
-            left = pay(pattern, amount, stakes, won.ball_count, winners)
-            move(left, stakes, CARRY[pattern], f"carry:{pattern}:out")
-            if pattern == "bingo":
-                self._pay_pots(game, won.ball_count, winners, pay, move, balance)
+            pay(pattern, split, stakes, won.ball_count, winners)
+            move(split.carry, stakes, CARRY[pattern], f"carry:{pattern}:out")
+            if pattern != "bingo":
+                continue
+            # The pots the bingo wins, in the audit replay's order (steps 8-11); unpaid cents stay.
+            pots = bingo_pot_prizes(
+                PotsInPlay(game.superbingo_limit, game.grand_superbingo_limit, game.jackpot_threshold,
+                           game.megabingo_cents),
+                won.ball_count,
+                stake_pcts,
+                Pots.from_accounts({account: balance(account) for account in POT_ACCOUNTS.values()}),
+                last_game=game.last_game,
+                earlier_superbingo_won=self._earlier_superbingo_won(game),
+            )
+            for won_pot in pots.prizes:
+                pay(won_pot.prize, won_pot.split, POT_ACCOUNTS[won_pot.fund], won.ball_count, winners)
+                if won_pot.prize == "jackpot":
+                    # Then the reserve tops up the accumulated jackpot (R91).
+                    move(pots.reserve_transfer_cents, POT_ACCOUNTS["jackpot_reserve"], JACKPOT,
+                         "jackpot:reserve transfer")
         self.ledger.check(postings)
         return [*entries, *posting_entries(postings)]
 
-    def _pay_pots(
-        self,
-        game: Game,
-        ball: int,
-        winners: list[CardRef],
-        pay: Callable[[str, int, str, int, list[CardRef]], int],
-        move: Callable[[int, str, str, str], None],
-        balance: Callable[[str], int],
-    ) -> None:
-        """The pots the bingo wins, in the audit replay's order (steps 8-11); unpaid cents stay."""
-        if game.superbingo_limit is not None and ball <= game.superbingo_limit:
-            pay("superbingo", balance(SUPERBINGO), SUPERBINGO, ball, winners)
-        if game.grand_superbingo_limit is not None and ball <= game.grand_superbingo_limit:
-            pay("grand_superbingo", balance(GRAND_SUPERBINGO), GRAND_SUPERBINGO, ball, winners)
-        if game.megabingo_cents is not None:
-            pay("megabingo", game.megabingo_cents, MEGABINGO, ball, winners)
-        if game.jackpot_threshold is not None and ball <= game.jackpot_threshold:
-            stayed = pay("jackpot", balance(JACKPOT), JACKPOT, ball, winners)
-            # Then the reserve tops up the accumulated jackpot (R91).
-            move(reserve_transfer(balance(RESERVE), stayed), RESERVE, JACKPOT, "jackpot:reserve transfer")
-        if game.last_game:
-            # The day's last superbingo game unwon: its fund goes to this bingo (R89).
-            superbingo_games = [
-                g for g in self.state.games
-                if g.session == game.session and g.superbingo_limit is not None and g.machine.state is not State.REFUNDED
-            ]
-            if superbingo_games and superbingo_games[-1] is not game:
-                unwon = superbingo_games[-1].superbingo_won is False
-            else:
-                unwon = game.superbingo_limit is not None and ball > game.superbingo_limit
-            if unwon:
-                pay("superbingo_last_game", balance(SUPERBINGO), SUPERBINGO, ball, winners)
-
+    def _earlier_superbingo_won(self, game: Game) -> bool | None:
+        """Whether the session's latest superbingo game before ``game`` won it; None: none so far (R89)."""
+        earlier = [
+            g for g in self.state.games
+            if g.session == game.session and g is not game and g.superbingo_limit is not None
+            and g.machine.state is not State.REFUNDED
+        ]
+        return earlier[-1].superbingo_won if earlier else None
 
     def _nothing_due(self, game: Game) -> str:
         won = game.machine.won

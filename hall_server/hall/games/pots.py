@@ -15,13 +15,8 @@ from hall_server.journal import Entry
 from hall_server.hall.games.common import (
     GRAND_SUPERBINGO,
     JACKPOT,
-    JACKPOT_THRESHOLDS,
     MEGABINGO,
-    MEGABINGO_NOTICE_DAYS,
-    OPERATOR_POTS,
-    RESERVE,
     SUPERBINGO,
-    SUPERBINGO_LIMITS,
     GameModuleError,
     GamesBase,
     _text,
@@ -31,10 +26,12 @@ from protocol.chain import Record
 from protocol.game import State, describe
 from protocol.ledger import Leg, Posting, Reference
 from protocol.settlement import (
-    check_grand_superbingo_fund,
-    check_operator_jackpot,
-    check_operator_superbingo,
-    jackpot_fed,
+    JACKPOT_THRESHOLDS,
+    MEGABINGO_NOTICE_DAYS,
+    OPERATOR_POTS,
+    POT_ACCOUNTS,
+    SUPERBINGO_LIMITS,
+    operator_contribution,
 )
 
 
@@ -175,19 +172,11 @@ class PotCommands(GamesBase):
             if amount <= 0:
                 raise GameModuleError(f"a contribution is a positive number of cents, not {amount}")
             day, month = session.date, session.date[:7]
-            if pot == "jackpot":
-                check_operator_jackpot(self.state.operator_jackpot.get(month, 0), amount)
-                split = jackpot_fed(amount, self.ledger.balance(JACKPOT))
-                credits = tuple(
-                    Leg(account, cents)
-                    for account, cents in ((JACKPOT, split.to_accumulated), (RESERVE, split.to_reserve))
-                    if cents
-                )
-            else:
-                check_operator_superbingo(self.state.operator_superbingo.get(day, 0), amount)
-                if pot == "grand_superbingo":
-                    check_grand_superbingo_fund(self.ledger.balance(GRAND_SUPERBINGO), amount)
-                credits = (Leg(f"pot:{pot}", amount),)
+            contribution = operator_contribution(
+                pot, amount, self.pots(),
+                self.state.operator_superbingo.get(day, 0), self.state.operator_jackpot.get(month, 0),
+            )
+            credits = tuple(Leg(POT_ACCOUNTS[level], cents) for level, cents in contribution.credits.items())
             posting = Posting((Leg("house", amount),), credits, f"operator:{pot}", Reference(event_seq=self.core.seq + 1))
             self.ledger.check([posting])
             return [

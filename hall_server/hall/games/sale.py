@@ -12,30 +12,13 @@ from twisted.internet.defer import Deferred
 from hall_server.hall.core import Actor
 from hall_server.hall.ledger import posting_entries
 from hall_server.journal import Entry
-from hall_server.hall.games.common import (
-    CARRY,
-    JACKPOT,
-    MEGABINGO,
-    RESERVE,
-    SUPERBINGO,
-    GameModuleError,
-    GamesBase,
-    _entry,
-    _session_date,
-    _whole,
-)
+from hall_server.hall.games.common import GameModuleError, GamesBase, _entry, _session_date, _whole
 from hall_server.hall.games.state import _fork, _fork_sale
 from protocol.chain import Record
 from protocol.events import SaleClosed
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
 from protocol.ledger import Leg, Posting, Reference, account_kind
-from protocol.settlement import (
-    house_share,
-    jackpot_sales_share,
-    megabingo_contribution,
-    superbingo_contribution,
-    tax_cents,
-)
+from protocol.settlement import POT_ACCOUNTS, close_sale
 from protocol.settlement.refunds import stakes_account
 from protocol.sale import GameSale, SaleRefused
 
@@ -193,26 +176,16 @@ class SaleCommands(GamesBase):
                 raise GameModuleError(
                     "no card has been sold; sell cards first, or suspend the game for good to cancel it"
                 )
-            sales = closed.collection_cents
-            carry_line = self.ledger.balance(CARRY["line"])
-            carry_bingo = self.ledger.balance(CARRY["bingo"])
-            contributions = {
-                SUPERBINGO: superbingo_contribution(sales, self.rules.superbingo_bp),
-                MEGABINGO: megabingo_contribution(sales) if self.rules.megabingo else 0,
-            }
-            if self.rules.jackpot:
-                share = jackpot_sales_share(sales, self.ledger.balance(JACKPOT))
-                contributions[JACKPOT] = share.to_accumulated
-                contributions[RESERVE] = share.to_reserve
-            contributions = {pot: cents for pot, cents in contributions.items() if cents}
+            figures = close_sale(self.rules, closed.collection_cents, self.pots())
+            contributions = {POT_ACCOUNTS[pot]: cents for pot, cents in figures.contributions.items() if cents}
+            reference = Reference(game.game_id, None, self.core.seq + 1)
             postings = []
-            top_up = self.rules.house_top_up(sales)
-            if top_up:
+            if figures.top_up_cents:
                 # The prizes' fixed sums exceed their percentages: the house makes up the difference (R88.3).
                 postings.append(
                     Posting.transfer(
-                        top_up, debit="house", credit=stakes_account(game.game_id),
-                        reason="prizes:fixed sum top-up", reference=Reference(game.game_id, None, self.core.seq + 1),
+                        figures.top_up_cents, debit="house", credit=stakes_account(game.game_id),
+                        reason="prizes:fixed sum top-up", reference=reference,
                     )
                 )
             if contributions:
@@ -221,7 +194,7 @@ class SaleCommands(GamesBase):
                         (Leg(stakes_account(game.game_id), sum(contributions.values())),),
                         tuple(Leg(pot, cents) for pot, cents in contributions.items()),
                         "pots:contribution",
-                        Reference(game.game_id, None, self.core.seq + 1),
+                        reference,
                     )
                 )
             self.ledger.check(postings)
@@ -229,13 +202,13 @@ class SaleCommands(GamesBase):
             return [
                 _entry(
                     closed,
-                    line_cents=self.rules.line_amount(sales) + carry_line,
-                    bingo_cents=self.rules.bingo_amount(sales) + carry_bingo,
-                    carry_line_cents=carry_line,
-                    carry_bingo_cents=carry_bingo,
+                    line_cents=figures.line_cents,
+                    bingo_cents=figures.bingo_cents,
+                    carry_line_cents=figures.carry_line_cents,
+                    carry_bingo_cents=figures.carry_bingo_cents,
                     contributions=contributions,
-                    house_cents=house_share(self.rules, sales),
-                    tax_cents=tax_cents(sales),
+                    house_cents=figures.house_cents,
+                    tax_cents=figures.tax_cents,
                     series=[[s.number, s.last_sold] for s in series_after],
                 ),
                 *posting_entries(postings),

@@ -36,9 +36,9 @@ from protocol.events import (
     TerminalFailed,
 )
 from protocol.game import FINAL_STATES, TraditionalGame
-from protocol.settlement import tax_cents
-from protocol.wins import WinDetector
 from protocol.sale import GameSale
+from protocol.settlement import superbingo_won
+from protocol.wins import WinDetector
 
 
 # --- State ----------------------------------------------------------------------------
@@ -101,9 +101,9 @@ class Game:
     @property
     def superbingo_won(self) -> bool | None:
         """Whether the superbingo in play was won; None when none was in play or not yet known."""
-        if self.superbingo_limit is None or "bingo" not in self.paid:
+        if "bingo" not in self.paid:
             return None
-        return self.paid["bingo"].ball_count <= self.superbingo_limit
+        return superbingo_won(self.superbingo_limit, self.paid["bingo"].ball_count)
 
 
 @dataclass
