@@ -65,7 +65,7 @@ from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
-from protocol.settlement import stake_cents
+from protocol.settlement import game_sales, stake_cents
 from protocol.settlement.refunds import refunded_cards, stakes_account, terminal_refund_postings
 
 MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
@@ -500,7 +500,7 @@ class VirtualModule:
                     raise PurchaseRefused(
                         f"only {self.library.size - assigned} virtual cards are left in series {self.library.label}"
                     )
-                amount = stake * quantity
+                amount = game_sales(game.machine.price_cents, [stake_pct for _ in range(quantity)])
                 credit = self.ledger.balance(account) - spent.get(account, 0)
                 if amount > credit:
                     raise PurchaseRefused(

@@ -21,6 +21,7 @@ JACKPOT_BP = 1_000  # R91: 10% of sales
 SUPERBINGO_LIMITS = range(42, 91)  # R89: the ball limit L of a (grand) superbingo, 42 <= L <= 90
 JACKPOT_THRESHOLDS = (40, 41, 42)  # R91: the jackpot is won within 40, 41 or 42 balls
 MEGABINGO_NOTICE_DAYS = 10  # R90: a megabingo is announced at least 10 days ahead
+PAPER_STAKE_PCT = 100  # a paper card stakes its whole price
 
 
 class PrizeError(DomainError):

@@ -20,7 +20,7 @@ from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.game import FINAL_STATES, State, TraditionalGame
 from protocol.ledger import Posting, Reference, account_kind
-from protocol.settlement import POT_ACCOUNTS, Pots, PotsInPlay, Split, bingo_pot_prizes, split_prize
+from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, Pots, PotsInPlay, Split, bingo_pot_prizes, split_prize
 from protocol.settlement.refunds import stakes_account
 
 
@@ -148,7 +148,7 @@ class PaymentCommands(GamesBase):
             won = machine.won[pattern]
             winners = sorted(won.cards)
             # Paper cards stake their whole price; a virtual card its chosen percentage.
-            stake_pcts = [game.stake_pcts.get(ref, 100) for ref in winners]
+            stake_pcts = [game.stake_pcts.get(ref, PAPER_STAKE_PCT) for ref in winners]
             carry_in = settlement.carry_line_cents if pattern == "line" else settlement.carry_bingo_cents
             split = split_prize(settlement.line_cents if pattern == "line" else settlement.bingo_cents, stake_pcts)
             # The carry joins this game's collection, and what the split leaves goes back (R88.5).

@@ -18,7 +18,7 @@ from protocol.chain import Record
 from protocol.events import SaleClosed
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
 from protocol.ledger import Leg, Posting, Reference, account_kind
-from protocol.settlement import POT_ACCOUNTS, close_sale
+from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, close_sale, stake_cents
 from protocol.settlement.refunds import stakes_account
 from protocol.sale import GameSale, SaleRefused
 
@@ -108,13 +108,14 @@ class SaleCommands(GamesBase):
             )
             account = f"cash:{actor.name}"
             account_kind(account)
-            price = machine.price_cents
+            # A paper card stakes its whole price (R82.15).
+            stakes = [stake_cents(machine.price_cents, PAPER_STAKE_PCT) for _ in range(sold.count)]
             events = [
-                machine.sell_card(series=sold.series, card_number=n, stake_cents=price, account=account)[0]
-                for n in range(sold.first, sold.last + 1)
+                machine.sell_card(series=sold.series, card_number=n, stake_cents=stake, account=account)[0]
+                for n, stake in zip(range(sold.first, sold.last + 1), stakes)
             ]
             posting = Posting.transfer(
-                price * sold.count,
+                sum(stakes),
                 debit=account,
                 credit=stakes_account(game.game_id),
                 reason="sale:paper",
