@@ -6,10 +6,10 @@ from __future__ import annotations
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.core import Actor
-from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, _entry
 from hall_server.hall.games.state import Game, _fork
+from hall_server.hall.ledger import posting_entries
+from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.events import Event
 from protocol.game import State, describe
@@ -49,7 +49,6 @@ class ClosingCommands(GamesBase):
                 "the last (R93.15) and play it before the session closes"
             )
         return None
-
 
     def _settle(self, game: Game, ended: Event) -> list[Entry]:
         """The game's end with its house share and tax (R98), both posted."""
@@ -108,4 +107,3 @@ class ClosingCommands(GamesBase):
             return [("cards_collected", {"game_id": game.game_id, "cards": len(game.machine.sales)})]
 
         return self.core.execute(actor, "collect_cards", decide)
-

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from hall_server.hall.games.state import Game, GamesState
 
 
-
 #: Ledger accounts of the carries and pots (protocol/ledger.py's scheme).
 CARRY = {"line": POT_ACCOUNTS["carry_line"], "bingo": POT_ACCOUNTS["carry_bingo"]}
 SUPERBINGO = POT_ACCOUNTS["superbingo"]
@@ -57,7 +56,6 @@ BallSourceFactory = Callable[[Sequence[int]], "BallSource | DeferredBallSource"]
 
 class GameModuleError(DomainError):
     """A game command refused; the message says why and what to do."""
-
 
 
 # --- Helpers ----------------------------------------------------------------------------
@@ -87,7 +85,6 @@ def _event_of(record: Record) -> Event:
     return event_from_dict({"type": record.type, **{k: v for k, v in record.payload.items() if k in names}})
 
 
-
 def _session_date(session: Session) -> datetime.date:
     try:
         return datetime.date.fromisoformat(session.date)
@@ -95,7 +92,6 @@ def _session_date(session: Session) -> datetime.date:
         raise GameModuleError(
             f"the session's date {session.date!r} is not a YYYY-MM-DD date; pot rules count days by it"
         ) from None
-
 
 
 class GamesBase:
@@ -128,7 +124,6 @@ class GamesBase:
         """The last card of ``series`` sold: by the journal, or before it by the catalog."""
         return max(series.last_sold, self.state.last_sold.get(series.number, 0))
 
-
     def add_virtual_series(self, number: int, layouts: np.ndarray) -> None:
         """Put a virtual library in the game as series ``number`` (R82.9).
 
@@ -151,7 +146,6 @@ class GamesBase:
 
     def is_virtual(self, ref: CardRef) -> bool:
         return ref.series in self.virtual_series
-
 
     def _cells(self, game: Game) -> np.ndarray:
         """The cells of the cards in play, in the detector's order (every series of a set prints the same cards)."""

@@ -10,9 +10,9 @@ from typing import Mapping, Sequence
 from twisted.internet.defer import Deferred, ensureDeferred, maybeDeferred
 
 from hall_server.hall.core import Actor
-from hall_server.journal import Entry
 from hall_server.hall.games.common import DeferredBallSource, GameModuleError, GamesBase, _entry, _whole
 from hall_server.hall.games.state import Game, _fork
+from hall_server.journal import Entry
 from protocol.balls import BallSource
 from protocol.cards import Card
 from protocol.chain import Record
@@ -79,7 +79,6 @@ class DrawCommands(GamesBase):
             if verdict.wins:
                 entries += [_entry(e) for e in machine.claim_checked(verdict)]
         return entries
-
 
     def draw_ball(self, actor: Actor) -> Deferred[list[Record]]:
         """Draw the next ball (R85.5, R92.10): take it from the ball source, then commit it.
@@ -148,4 +147,3 @@ class DrawCommands(GamesBase):
             return [_entry(voided)]
 
         return self.core.execute(actor, "void_ball", decide)
-

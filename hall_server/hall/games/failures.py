@@ -6,10 +6,10 @@ from __future__ import annotations
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.core import Actor
-from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from hall_server.hall.games.common import GamesBase, _entry, _text
 from hall_server.hall.games.state import _fork
+from hall_server.hall.ledger import posting_entries
+from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.ledger import Ledger
 from protocol.settlement.refunds import contributions_returned, refund_game
@@ -63,4 +63,3 @@ class FailureCommands(GamesBase):
             return [*entries, *posting_entries([*back, *refunds])]
 
         return self.core.execute(actor, "suspend_game_for_good", decide)
-

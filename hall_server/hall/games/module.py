@@ -7,8 +7,6 @@ from twisted.internet.defer import DeferredLock
 
 from hall_server.hall.catalog import CardCatalog
 from hall_server.hall.core import CommandSpec, HallCore, Role
-from hall_server.hall.ledger import LedgerModule
-from hall_server.hall.session import SessionModule
 from hall_server.hall.games.claims import ClaimCommands
 from hall_server.hall.games.closing import ClosingCommands
 from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource
@@ -19,6 +17,8 @@ from hall_server.hall.games.pots import PotCommands
 from hall_server.hall.games.projection import Projection
 from hall_server.hall.games.sale import SaleCommands
 from hall_server.hall.games.state import GamesState
+from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.session import SessionModule
 from protocol.balls import BallSource
 from protocol.settlement import PrizeRules
 
@@ -106,4 +106,3 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
             ("collect_cards", self.collect_cards, {}, "record that the game's cards are collected"),
         ):
             core.register(CommandSpec(name, handler, params, summary))
-

@@ -12,10 +12,10 @@ from typing import Sequence
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.core import Actor
-from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _text
 from hall_server.hall.games.state import Game
+from hall_server.hall.ledger import posting_entries
+from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.game import FINAL_STATES, State, TraditionalGame
@@ -48,7 +48,6 @@ class PaymentCommands(GamesBase):
             due.append("bingo")
         return due
 
-
     def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[Entry]:
         """The prizes due that only virtual cards won, credited now (R85.9).
 
@@ -64,7 +63,6 @@ class PaymentCommands(GamesBase):
         ):
             return []
         return self._payments(game, machine, due, None, self.core.seq + before + 1)
-
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
         """Pay the settled prizes: paper cards in cash from drawer ``desk``, virtual ones to
@@ -198,4 +196,3 @@ class PaymentCommands(GamesBase):
         if "line" in game.paid:
             return "the line is paid; the bingo is paid once it is won and the game is closed"
         return f"no prize has been won in game {game.game_id} yet"
-

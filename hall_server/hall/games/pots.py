@@ -10,8 +10,6 @@ import datetime
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.core import Actor
-from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from hall_server.hall.games.common import (
     GRAND_SUPERBINGO,
     JACKPOT,
@@ -22,6 +20,8 @@ from hall_server.hall.games.common import (
     _text,
     _whole,
 )
+from hall_server.hall.ledger import posting_entries
+from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.game import State, describe
 from protocol.ledger import Leg, Posting, Reference
@@ -185,4 +185,3 @@ class PotCommands(GamesBase):
             ]
 
         return self.core.execute(actor, "contribute_to_pot", decide)
-

@@ -12,9 +12,9 @@ from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened
 from protocol.game import TraditionalGame
+from protocol.sale import GameSale, Series
 from protocol.settlement import tax_cents
 from protocol.wins import WinDetector
-from protocol.sale import GameSale, Series
 
 
 class Projection(GamesBase):
@@ -60,7 +60,6 @@ class Projection(GamesBase):
             "operator_superbingo": dict(self.state.operator_superbingo),
             "operator_jackpot": dict(self.state.operator_jackpot),
         }
-
 
     def apply(self, record: Record) -> None:
         p = record.payload

@@ -10,17 +10,17 @@ import dataclasses
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.core import Actor
-from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from hall_server.hall.games.common import GameModuleError, GamesBase, _entry, _session_date, _whole
 from hall_server.hall.games.state import _fork, _fork_sale
+from hall_server.hall.ledger import posting_entries
+from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.events import SaleClosed
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
 from protocol.ledger import Leg, Posting, Reference, account_kind
+from protocol.sale import GameSale, SaleRefused
 from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, close_sale, stake_cents
 from protocol.settlement.refunds import stakes_account
-from protocol.sale import GameSale, SaleRefused
 
 
 class SaleCommands(GamesBase):
@@ -36,7 +36,6 @@ class SaleCommands(GamesBase):
         if not left:
             return "no registered series has cards left: register a new series (bingo cards add-series)"
         return "open the sale on another series: " + ", ".join(left)
-
 
     def announce_sale(self, actor: Actor, series: int) -> Deferred[list[Record]]:
         """Open a game's sale on ``series``: price = face value, first card = the next one (R85, R82.4-5)."""
@@ -164,7 +163,6 @@ class SaleCommands(GamesBase):
 
         return self.core.execute(actor, "open_second_series", decide)
 
-
     def close_sale(self, actor: Actor) -> Deferred[list[Record]]:
         """Close the sale: cards sold, collection, line and bingo prizes; pot shares set aside."""
 
@@ -216,4 +214,3 @@ class SaleCommands(GamesBase):
             ]
 
         return self.core.execute(actor, "close_sale", decide)
-

@@ -41,12 +41,10 @@ from protocol.settlement import superbingo_won
 from protocol.wins import WinDetector
 
 
-# --- State ----------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Settlement:
-    """What the sale's close announced and set aside (R85, R88, R89-R91, R98)."""
+    """What the sale's close announced and set aside (R85, R88, R89-R91, R98), as its ``sale_closed``
+    record holds it: the figures :func:`protocol.settlement.close_sale` fixed."""
 
     sales_cents: int
     line_cents: int  # line prize, its carry included
@@ -139,7 +137,6 @@ class _Layouts(Mapping[CardRef, Card]):
         return len(self._index)
 
 
-
 def _fork(machine: TraditionalGame) -> TraditionalGame:
     """A copy of the machine a decision may advance without touching the live one.
 
@@ -210,5 +207,3 @@ def feed(machine: TraditionalGame, event: Event) -> None:
         machine.finish(finished_by=event.finished_by)
     else:  # a programming error: every event of the hall game is handled above
         raise TypeError(f"the hall game does not record {event.type} events")
-
-
