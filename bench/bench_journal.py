@@ -24,7 +24,7 @@ BATCH = 1_000
 def main() -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from hall_server.journal import Journal
+    from server_kit.journal.sql import Journal
     from hall_server.store.database import open_database
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

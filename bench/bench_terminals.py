@@ -137,13 +137,14 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     from hall_server.hall.admission import AdmissionModule
     from hall_server.hall.cashier import CashierModule, hash_pin, luhn_check_digit, pin_matches
     from hall_server.hall.catalog import FakeCardCatalog
-    from hall_server.hall.core import Actor, HallCore, Role, thread_pool_runner
+    from server_kit.core import Actor, CommandCore, thread_pool_runner
+    from hall_server.hall.roles import Role
     from hall_server.hall.games import GamesModule
     from hall_server.hall.ledger import LedgerModule, posting_entries
     from hall_server.hall.pins import PinGuard
     from hall_server.hall.session import CHECKS, SessionModule
     from hall_server.hall.virtual import VirtualLibrary, VirtualModule
-    from hall_server.journal import Journal
+    from server_kit.journal.sql import Journal
     from hall_server.store.database import open_database
     from hall_server.terminal_gateway.gateway import TerminalGateway
     from hall_server.terminal_gateway.resource import KioskResource
@@ -163,7 +164,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=folder / "journal.head")
     writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
     writer.start()
-    core = HallCore(journal, reactor, thread_pool_runner(reactor, writer))
+    core = CommandCore(journal, reactor, thread_pool_runner(reactor, writer))
     # Checks that pass: this bench measures terminals, not the pre-session verification.
     session, ledger = SessionModule(core, lambda now: dict.fromkeys(CHECKS)), LedgerModule(core)
     admission = AdmissionModule(core, [])

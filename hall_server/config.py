@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from hall_server.hall.core import Role
+from hall_server.hall.roles import Role
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 

@@ -51,8 +51,8 @@ import numpy as np
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from hall_server.keys import public_pem
-from hall_server.reports.signing import SIGNATURE_SUFFIX, sign
+from server_kit.keys import public_pem
+from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
 from protocol import balls as balls_module
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol.cards import BALLS

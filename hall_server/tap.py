@@ -52,29 +52,31 @@ from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Site
 
-from hall_server import pki
+from server_kit import pki
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
 from hall_server.blower.hall import HallBlowers
 from hall_server.config import ConfigError, HallConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
-from hall_server.hall.core import SYSTEM, Actor, HallCore, thread_pool_runner
+from hall_server.hall.roles import SYSTEM
+from server_kit.core import Actor, CommandCore, thread_pool_runner
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
-from hall_server.journal import Journal
-from hall_server.verification import verify_system, write_manifest
-from hall_server.keys import load_journal_key
+from server_kit.journal.sql import Journal
+from hall_server.verification import verify_system
+from server_kit.verification import write_manifest
+from server_kit.keys import load_journal_key
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
 from hall_server.terminal_gateway.library import load_virtual_library
 from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.web.auth import SignIns, StaffDirectory
-from hall_server.web.channel import CommandChannel
+from server_kit.web.channel import CommandChannel
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
 from hall_server.web.minutes import MinutesDesk
@@ -150,7 +152,7 @@ class HallServer:
     """Every part of one running hall, as the composition root wired them."""
 
     config: HallConfig
-    core: HallCore
+    core: CommandCore
     view: HallView
     hub: LiveHub
     channel: CommandChannel
@@ -329,7 +331,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
-    core = HallCore(journal, reactor, thread_pool_runner(reactor, writer))
+    core = CommandCore(journal, reactor, thread_pool_runner(reactor, writer))
 
     blowers = build_blowers(config, reactor, core) if config.draw.blower else None
     checks: dict[str, Any] = {"manifest": release_manifest(config)}
@@ -404,7 +406,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     return hall
 
 
-def build_blowers(config: HallConfig, reactor: Any, core: HallCore) -> HallBlowers:
+def build_blowers(config: HallConfig, reactor: Any, core: CommandCore) -> HallBlowers:
     """The main blower's driver and the reserve's (when configured), joined to the core."""
     draw = config.draw
     approved = ApprovedFirmware()

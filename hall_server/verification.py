@@ -1,120 +1,24 @@
-"""The verification of the whole system before every session (R84.1, R92.5e).
+"""The hall's verification of the whole system before every session (R84.1, R92.5e).
 
-Five checks, each giving ``None`` (passed) or the fault in words:
-
-* ``journal`` - every record's hash, link and signature, and the head kept outside the
-  database (:meth:`Journal.verify`);
-* ``database`` - the database's own integrity check (SQLite ``PRAGMA
-  integrity_check``; a round trip elsewhere) and its schema at the newest migration;
-* ``draw_device`` - the draw device's self-test: the software generator must draw a
-  permutation of 1..90 from the operating system's CSPRNG (the blower, when it is the
-  hall's draw device, answers with its own self-test);
-* ``clock`` - the server clock may not stand before the last journal record (a clock
-  set back would stamp facts out of order) nor before this software's release;
-* ``software`` - every installed file of the system hashed and compared with the
-  release manifest written when the release was installed (``bingo release
-  manifest``); a file added, removed or changed since is named.
-
-The checks read and hash files and the database, so they run on a worker thread; the
-result is then recorded by the session module as one ``system_verified`` record.
+Five checks, each giving ``None`` (passed) or the fault in words: the server kit's
+``journal``, ``database``, ``clock`` and ``software`` (:mod:`server_kit.verification`),
+and the hall's ``draw_device`` - the draw device's self-test: the software generator
+must draw a permutation of 1..90 from the operating system's CSPRNG (the blower, when
+it is the hall's draw device, answers with its own self-test).  The result is recorded
+by the session module as one ``system_verified`` record.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
-from hall_server.journal import Journal
-from hall_server.store.database import is_current
+from hall_server.store.database import MIGRATIONS
 from protocol.balls import RandomBallGenerator
-from protocol.errors import DomainError
-
-#: The packages whose files make up the installed system.
-PACKAGES = ("protocol", "hall_server", "central_server", "terminals", "ball_blower_fw")
-#: No clock reading before this is plausible for this release.
-EARLIEST_PLAUSIBLE_MS = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
-MANIFEST_FORMAT = "bingo-release-manifest/1"
-
-
-class ManifestError(DomainError):
-    pass
-
-
-def installed_files(root: Path) -> dict[str, str]:
-    """SHA-256 of every source and data file of the system's packages under ``root``."""
-    hashes: dict[str, str] = {}
-    for package in PACKAGES:
-        folder = root / package
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.rglob("*")):
-            if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
-                continue
-            hashes[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return hashes
-
-
-def source_root() -> Path:
-    """The folder that holds the installed packages (the repository with an editable install)."""
-    return Path(__file__).resolve().parents[1]
-
-
-def write_manifest(path: Path, root: Path | None = None) -> int:
-    """Write the release manifest of the files installed under ``root``; their count."""
-    files = installed_files(root or source_root())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=1, sort_keys=True))
-    partial.replace(path)
-    return len(files)
-
-
-def check_software(manifest: Path, root: Path | None = None) -> str | None:
-    if not manifest.exists():
-        return f"no release manifest at {manifest}; install the release with `bingo release manifest`"
-    try:
-        data = json.loads(manifest.read_text())
-        expected = data["files"]
-        if data.get("format") != MANIFEST_FORMAT or not isinstance(expected, dict):
-            raise ValueError
-    except (ValueError, KeyError, TypeError):
-        return f"the release manifest {manifest} is unreadable"
-    actual = installed_files(root or source_root())
-    changed = sorted(name for name in expected.keys() & actual.keys() if expected[name] != actual[name])
-    added = sorted(actual.keys() - expected.keys())
-    removed = sorted(expected.keys() - actual.keys())
-    faults = []
-    for label, names in (("changed", changed), ("added", added), ("missing", removed)):
-        if names:
-            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            faults.append(f"{label}: {shown}")
-    return "installed software differs from the release manifest (" + "; ".join(faults) + ")" if faults else None
-
-
-def check_journal(journal: Journal) -> str | None:
-    try:
-        journal.verify()
-    except DomainError as error:
-        return str(error)
-    return None
-
-
-def check_database(engine: Engine) -> str | None:
-    with engine.connect() as connection:
-        if engine.dialect.name == "sqlite":
-            outcome = connection.execute(text("PRAGMA integrity_check")).scalar()
-            if outcome != "ok":
-                return f"the database's integrity check failed: {outcome}"
-        else:
-            connection.execute(text("SELECT 1"))
-    if not is_current(engine):
-        return "the database schema is not at the newest migration"
-    return None
+from server_kit.journal.port import JournalPort
+from server_kit.verification import check_clock, check_database, check_journal, check_software
 
 
 def check_random_generator() -> str | None:
@@ -125,18 +29,8 @@ def check_random_generator() -> str | None:
     return None
 
 
-def check_clock(now_ms: int, journal: Journal) -> str | None:
-    if now_ms < EARLIEST_PLAUSIBLE_MS:
-        return "the server clock stands before this software's release; set the clock"
-    last = journal.last
-    if last is not None and now_ms < last.time_ms:
-        behind = (last.time_ms - now_ms) // 1000
-        return f"the server clock is {behind} s behind the last journal record; it was set back"
-    return None
-
-
 def verify_system(
-    journal: Journal,
+    journal: JournalPort,
     engine: Engine,
     now_ms: int,
     manifest: Path,
@@ -145,7 +39,7 @@ def verify_system(
     """Run every check (blocking: call it off the reactor thread)."""
     return {
         "journal": check_journal(journal),
-        "database": check_database(engine),
+        "database": check_database(engine, MIGRATIONS),
         "draw_device": draw_device(),
         "clock": check_clock(now_ms, journal),
         "software": check_software(manifest),

@@ -15,9 +15,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import Engine
 
 from hall_server.audit.export import AuditError, DayExport, DayFold
-from hall_server.journal import read_head
+from server_kit.journal.sql import read_head
 from hall_server.store import cards as card_store
-from hall_server.store import journal as table
+from server_kit.journal import table as table
 from protocol.chain import Record, verify_chain
 from protocol.settlement import PrizeRules
 

@@ -34,7 +34,8 @@ from hall_server.blower.driver import BlowerDriver, CountReport, IBlowerObserver
 from hall_server.blower.errors import BlowerError, BlowerFault
 from hall_server.blower.pair import BlowerPair
 from hall_server.blower.source import BlowerBallSource, game_code
-from hall_server.hall.core import SYSTEM, Actor, CommandSpec, HallCore, Role
+from hall_server.hall.roles import SYSTEM, Role
+from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.hall.games import GamesModule
 from hall_server.hall.session import SessionModule
 from protocol import blower_messages as bm
@@ -70,7 +71,7 @@ class HallBlowers:
 
     log = Logger()
 
-    def __init__(self, core: HallCore, main: BlowerDriver, reserve: BlowerDriver | None = None) -> None:
+    def __init__(self, core: CommandCore, main: BlowerDriver, reserve: BlowerDriver | None = None) -> None:
         self.core = core
         self.main = main
         self.reserve = reserve

@@ -22,8 +22,8 @@ from hall_server.audit.source import read_day
 from hall_server.cli.context import Hall
 from hall_server.cli.hall import default_config_path
 from hall_server.config import load_config
-from hall_server.journal import head_path
-from hall_server.keys import load_journal_key, public_pem
+from server_kit.journal.sql import head_path
+from server_kit.keys import load_journal_key, public_pem
 from protocol.errors import DomainError
 
 REFUSED = 2

@@ -17,10 +17,10 @@ import click
 from sqlalchemy import Engine
 
 from hall_server.cli.context import Hall
-from hall_server.keys import card_key_path, load_card_key
+from server_kit.keys import card_key_path, load_card_key
 from hall_server.printing import card_sheet_pdf
 from hall_server.store import cards as store
-from hall_server.store import journal as journal_table
+from server_kit.journal import table as journal_table
 from protocol import strips
 from protocol.cardfile import (
     CardFile,

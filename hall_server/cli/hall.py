@@ -24,7 +24,7 @@ from hall_server.config import (
     hash_password,
     load_config,
 )
-from hall_server.hall.core import Role
+from hall_server.hall.roles import Role
 
 ROLE_NAMES = [str(role) for role in STAFF_ROLES]
 

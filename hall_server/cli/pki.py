@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from hall_server import pki as library
+from server_kit import pki as library
 
 dir_option = click.option(
     "--dir",

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from hall_server.cli.context import hall_home
-from hall_server.verification import check_software, write_manifest
+from server_kit.verification import check_software, write_manifest
 
 MANIFEST = "release-manifest.json"
 

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import click
 
-from hall_server.keys import journal_key_path, load_journal_key
+from server_kit.keys import journal_key_path, load_journal_key
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol.errors import DomainError
 

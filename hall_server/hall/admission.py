@@ -41,7 +41,8 @@ from zoneinfo import ZoneInfo
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
+from server_kit.core import Actor, CommandSpec, CommandCore
+from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
 
@@ -263,7 +264,7 @@ class AdmissionModule:
 
     def __init__(
         self,
-        core: HallCore,
+        core: CommandCore,
         staff: Iterable[StaffIdentity],
         timezone: tzinfo = HALL_TIMEZONE,
     ) -> None:

@@ -49,7 +49,8 @@ from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import HALL_TIMEZONE, AdmissionModule, local_date
-from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
+from server_kit.core import Actor, CommandSpec, CommandCore
+from hall_server.hall.roles import Role
 from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
 from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
 from protocol.chain import Record
@@ -267,7 +268,7 @@ class CashierModule:
 
     def __init__(
         self,
-        core: HallCore,
+        core: CommandCore,
         ledger: LedgerModule,
         admission: AdmissionModule,
         desks: Iterable[str],

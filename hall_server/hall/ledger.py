@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from hall_server.hall.core import HallCore
+from server_kit.core import CommandCore
 from protocol.chain import Record
 from protocol.ledger import Ledger, Posting, account_kind
 
@@ -23,7 +23,7 @@ def posting_entries(postings: Sequence[Posting]) -> list[tuple[str, dict[str, An
 
 
 class LedgerModule:
-    def __init__(self, core: HallCore) -> None:
+    def __init__(self, core: CommandCore) -> None:
         self.ledger = Ledger()
         core.add_module(self)
 

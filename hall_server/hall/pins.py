@@ -36,7 +36,8 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from hall_server.hall.cashier import CashierModule, hash_pin, normalize_account_number, pin_matches
-from hall_server.hall.core import SYSTEM, Actor, CommandSpec, HallCore, Role
+from hall_server.hall.roles import SYSTEM, Role
+from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.statements import format_account_number
 from protocol.chain import Record
 from protocol.errors import DomainError
@@ -110,7 +111,7 @@ MAX_TRACKED = 50_000
 class PinGuard:
     """The PIN lockouts of the players' accounts: a module of the hall core."""
 
-    def __init__(self, core: HallCore, cashier: CashierModule) -> None:
+    def __init__(self, core: CommandCore, cashier: CashierModule) -> None:
         self.core = core
         self.cashier = cashier
         self.state = PinState()

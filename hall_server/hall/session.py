@@ -22,7 +22,7 @@ A session is one day's opening of the hall.  Its rules, as this module enforces 
 * The reserve machine's balls are counted before and after it is used (R84.4).
 
 The module holds the state (rebuilt from the journal by :meth:`apply`) and turns staff
-commands into journal entries through :class:`HallCore`.
+commands into journal entries through :class:`CommandCore`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from twisted.internet.defer import Deferred, fail
 
-from hall_server.hall.core import Actor, CommandSpec, HallCore, Role
+from server_kit.core import Actor, CommandSpec, CommandCore
+from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
 
@@ -139,7 +140,7 @@ Verifier = Callable[[int], Mapping[str, str | None]]
 
 
 class SessionModule:
-    def __init__(self, core: HallCore, verifier: Verifier | None = None) -> None:
+    def __init__(self, core: CommandCore, verifier: Verifier | None = None) -> None:
         self.core = core
         self.verifier = verifier
         self.state = SessionState()

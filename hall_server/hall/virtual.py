@@ -40,7 +40,7 @@ the terminal), so :class:`~hall_server.hall.games.GamesModule` detects, verifies
 pays them like paper cards; it credits their winnings to the account at once (R85.9).
 
 A purchase is asked for by the terminal gateway on behalf of an authenticated
-terminal, as the server itself (:data:`~hall_server.hall.core.SYSTEM` role): staff
+terminal, as the server itself (:data:`~hall_server.hall.roles.SYSTEM` role): staff
 roles may not buy (R81.b), and terminals are not staff.
 """
 
@@ -56,10 +56,11 @@ import numpy as np
 from twisted.internet import defer
 
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.core import SYSTEM, Actor, CommandSpec, HallCore, Role
+from hall_server.hall.roles import SYSTEM, Role
+from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.hall.games import Game, GamesModule, _entry, _fork
 from hall_server.hall.ledger import LedgerModule, posting_entries
-from hall_server.journal import Entry
+from server_kit.journal.port import Entry
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import DomainError
@@ -223,7 +224,7 @@ class VirtualModule:
 
     def __init__(
         self,
-        core: HallCore,
+        core: CommandCore,
         games: GamesModule,
         ledger: LedgerModule,
         cashier: CashierModule,

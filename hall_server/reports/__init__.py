@@ -6,8 +6,8 @@
 * :mod:`hall_server.reports.layout` turns those minutes into a :class:`Report`: titled
   tables of typed cells, the one shape both renderings read, so the PDF and the CSV
   hold the same fields.
-* :mod:`hall_server.reports.render` writes a report as PDF (reportlab) and as CSV.
-* :mod:`hall_server.reports.signing` signs and verifies a report file's bytes with the
-  hall's Ed25519 journal key (a detached, raw 64-byte signature that stock openssl
-  checks).
+* the server kit's :mod:`server_kit.reports.render` writes a report as PDF (reportlab)
+  and as CSV, and :mod:`server_kit.reports.signing` signs and verifies a report file's
+  bytes with the hall's Ed25519 journal key (a detached, raw 64-byte signature that
+  stock openssl checks).
 """

@@ -16,56 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Iterable, Mapping, Sequence
 
-from hall_server.reports.minutes import (
-    GameMinutes,
-    JournalRange,
-    MonthCount,
-    SessionMinutes,
-    VirtualCard,
-)
-
-
-@dataclass(frozen=True)
-class Cents:
-    """An amount of money in a cell: integer cents, formatted only when displayed."""
-
-    value: int
-
-
-Cell = str | int | Cents | None
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str  # the CSV field name
-    title: str  # the PDF column heading
-
-
-@dataclass(frozen=True)
-class Table:
-    """One table of a report; ``vertical`` tables have one row, shown as field: value."""
-
-    key: str
-    title: str
-    columns: tuple[Column, ...]
-    rows: tuple[tuple[Cell, ...], ...]
-    vertical: bool = False
-
-
-@dataclass(frozen=True)
-class Report:
-    kind: str  # game, session, month
-    subject: str  # the game id, the session number, the month
-    title: str
-    journal_range: JournalRange
-    tables: tuple[Table, ...]
-
-    @property
-    def file_stem(self) -> str:
-        """The report's file name without extension, e.g. ``minutes-session-3``."""
-        if self.kind == "month":
-            return f"cards-sold-{self.subject}"
-        return f"minutes-{self.kind}-{self.subject}"
+from hall_server.reports.minutes import GameMinutes, MonthCount, SessionMinutes, VirtualCard
+from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, Table
 
 
 def _table(key: str, title: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Cell]],
@@ -252,6 +204,7 @@ def game_report(game: GameMinutes, *, hall_name: str, timezone: tzinfo) -> Repor
         "game", game.game_id, f"{hall_name} - minutes of game {game.game_id}", game.journal_range,
         (_journal("game minutes", game.game_id, game.journal_range, hall_name, timezone),
          *game_tables(game, timezone)),
+        stem=f"minutes-game-{game.game_id}",
     )
 
 
@@ -350,7 +303,7 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo)
         ),
     ]
     return Report("session", subject, f"{hall_name} - minutes of session {session.number} ({session.date})",
-                  session.journal_range, tuple(tables))
+                  session.journal_range, tuple(tables), stem=f"minutes-session-{session.number}")
 
 
 # --- Months ---------------------------------------------------------------------------------
@@ -385,5 +338,6 @@ def month_report(count: MonthCount, *, hall_name: str, timezone: tzinfo) -> Repo
             [[s.kind, s.series, s.games, s.cards, s.refunded] for s in count.series],
         ),
     )
-    return Report("month", count.month, f"{hall_name} - cards sold in {count.month}", count.journal_range, tables)
+    return Report("month", count.month, f"{hall_name} - cards sold in {count.month}", count.journal_range, tables,
+                  stem=f"cards-sold-{count.month}")
 

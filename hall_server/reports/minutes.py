@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from protocol.chain import Record
-from protocol.errors import DomainError
 from protocol.ledger import Posting
+from server_kit.reports.document import JournalRange, ReportError
 
 #: The pots' ledger accounts, in the order the minutes list them.
 POTS = (
@@ -67,20 +67,7 @@ _OUTCOMES = {
 }
 
 
-class ReportError(DomainError):
-    """A report that cannot be made: an unknown game, session or month, or a bad request."""
-
-
 # --- The parts of the minutes ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JournalRange:
-    """The journal records a report covers; ``last_hash`` ties it to the chain."""
-
-    first_seq: int
-    last_seq: int
-    last_hash: str
 
 
 class _Span:

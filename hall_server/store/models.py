@@ -6,17 +6,10 @@ about 40 MB and load back into numpy in one call.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, MetaData, String, Text
+from sqlalchemy import ForeignKey, Integer, LargeBinary, MetaData, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-NAMING = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
+from server_kit.journal.table import NAMING, JournalBase
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
@@ -74,14 +67,5 @@ class LibraryCard(Base):
     code: Mapped[str] = mapped_column(String(32))
 
 
-class JournalRecord(Base):
-    """One record of the append-only journal (see ``protocol.chain``); never updated."""
-
-    __tablename__ = "journal"
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    time_ms: Mapped[int] = mapped_column(BigInteger)
-    type: Mapped[str] = mapped_column(String(64), index=True)
-    payload: Mapped[str] = mapped_column(Text)  # canonical JSON
-    prev: Mapped[str] = mapped_column(String(64))
-    hash: Mapped[str] = mapped_column(String(64), unique=True)
-    signature: Mapped[str] = mapped_column(String(128))
+#: Every table the hall's migrations create: the hall's own and the kit's journal.
+METADATA = [Base.metadata, JournalBase.metadata]

@@ -43,7 +43,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from hall_server.hall.cashier import CashierModule, player_account
-from hall_server.hall.core import HallCore
+from server_kit.core import CommandCore
 from hall_server.hall.games import Game, GamesModule
 from hall_server.hall.pins import SIGN_IN_REFUSED, CheckPin, PinGuard, SignInRefused
 from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
@@ -150,7 +150,7 @@ class TerminalGateway:
 
     def __init__(
         self,
-        core: HallCore,
+        core: CommandCore,
         games: GamesModule,
         virtual: VirtualModule,
         cashier: CashierModule,

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from twisted.logger import Logger
 
 from hall_server.hall.virtual import VirtualLibrary
-from hall_server.keys import load_card_key
+from server_kit.keys import load_card_key
 from hall_server.store import cards as card_store
 from protocol.cardfile import card_codes
 from protocol.library import build_distinct_strips

@@ -37,9 +37,9 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request
 from twisted.web.websocket import WebSocketTransport
 
-from hall_server import pki
+from server_kit import pki
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
-from hall_server.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
+from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
 from hall_server.web.site import header_text
 
 STATIC = Path(__file__).parent / "static"

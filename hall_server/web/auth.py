@@ -12,7 +12,7 @@ next request.
 A refused sign-in says only that the name or the password is not recognised, whether
 the name exists or not, and the password of an unknown name is still hashed, so the
 answer's timing does not tell either.  Failed sign-ins back off per name and per
-address (:mod:`hall_server.web.throttle`).
+address (:mod:`server_kit.web.throttle`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from twisted.logger import Logger
 from hall_server.config import (
     ConfigError, StaffMember, check_password, check_password_policy, hash_password, weak_hash,
 )
-from hall_server.hall.core import Actor
-from hall_server.web.channel import SeenRequests
+from server_kit.core import Actor
+from server_kit.web.channel import SeenRequests
 from protocol.errors import DomainError
 
 IDLE_LIMIT_S = 12 * 3600  # one working day without a request

@@ -23,7 +23,8 @@ from twisted.internet import defer, task
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from hall_server.hall.core import Actor, HallCore, Role
+from server_kit.core import Actor, CommandCore
+from hall_server.hall.roles import Role
 from hall_server.web.view import HallView
 from protocol.chain import Record
 from protocol.errors import DomainError
@@ -45,7 +46,7 @@ class DemoSession(Service):
 
     def __init__(
         self,
-        core: HallCore,
+        core: CommandCore,
         view: HallView,
         clock: IReactorTime,
         series: list[int],

@@ -14,7 +14,7 @@ broken transport) is dropped and its connection aborted.  A console socket lives
 longer than its sign-in: signing out or lapsing closes it (code 4001).
 
 The console socket also carries command requests, answered through the same
-:class:`~hall_server.web.channel.CommandChannel` as ``POST /api/command``.  The board
+:class:`~server_kit.web.channel.CommandChannel` as ``POST /api/command``.  The board
 socket is read-only: anything sent to it is answered with an error and ignored.
 
 Messages sent: ``snapshot`` (``me``, ``commands``, ``view``), ``record`` (``record``,
@@ -32,7 +32,7 @@ from twisted.python.failure import Failure
 from twisted.web.websocket import WebSocketTransport
 
 from hall_server.web.auth import SignIn, SignIns
-from hall_server.web.channel import ChannelError, CommandChannel, error_answer, parse_request
+from server_kit.web.channel import ChannelError, CommandChannel, error_answer, parse_request
 from hall_server.web.minutes import may_read_minutes
 from hall_server.web.redaction import record_json, redacted
 from hall_server.web.view import HallView

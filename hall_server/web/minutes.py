@@ -18,8 +18,9 @@ import re
 
 from twisted.internet import defer
 
-from hall_server.hall.core import Actor, Role, RunBlocking
-from hall_server.journal import Journal
+from server_kit.core import Actor, RunBlocking
+from hall_server.hall.roles import Role
+from server_kit.journal.sql import Journal
 from hall_server.reports.publish import SignedFile, publish
 
 #: The roles that may read and print the minutes book from the console.

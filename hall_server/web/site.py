@@ -30,8 +30,8 @@ certificate signs in only its own name (``docs/pki.md``).
 Every answer (:class:`HallRequest`) carries no ``Server`` banner, carries
 ``Strict-Transport-Security`` when it goes over TLS, and is JSON even when a resource
 fails unexpectedly: never an HTML error page.  Sign-ins back off after failures and
-their password checks are bounded (:mod:`hall_server.web.throttle`); WebSocket
-messages are bounded while they are read (:mod:`hall_server.web.bounded_websocket`).
+their password checks are bounded (:mod:`server_kit.web.throttle`); WebSocket
+messages are bounded while they are read (:mod:`server_kit.web.bounded_websocket`).
 """
 
 from __future__ import annotations
@@ -52,21 +52,29 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 from twisted.web.util import Redirect
 
-from hall_server import pki
-from hall_server.hall.core import Actor
-from hall_server.reports.minutes import ReportError
+from server_kit import pki
+from server_kit.core import Actor
+from server_kit.reports.document import ReportError
 from hall_server.reports.publish import FORMATS, SignedFile
-from hall_server.reports.signing import SIGNATURE_SUFFIX
+from server_kit.reports.signing import SIGNATURE_SUFFIX
 from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
-from hall_server.web.bounded_websocket import (
-    BOARD_MESSAGE_BYTES, CONSOLE_MESSAGE_BYTES, BoundedWebSocketResource, MeteredWire,
+from server_kit.web.bounded_websocket import (
+    BOARD_MESSAGE_BYTES,
+    CONSOLE_MESSAGE_BYTES,
+    BoundedWebSocketResource,
+    MeteredWire,
 )
-from hall_server.web.channel import (
-    MAX_REQUEST_BYTES, ChannelError, CommandChannel, error_answer, load_json, parse_request,
+from server_kit.web.channel import (
+    MAX_REQUEST_BYTES,
+    ChannelError,
+    CommandChannel,
+    error_answer,
+    load_json,
+    parse_request,
 )
 from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
 from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
-from hall_server.web.throttle import SignInThrottle, SignInThrottled
+from server_kit.web.throttle import SignInThrottle, SignInThrottled
 from protocol.chain import ChainError
 
 log = Logger()

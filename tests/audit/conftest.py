@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from protocol.settlement import PrizeRules
 from tests.audit.halls import AuditHall

@@ -26,13 +26,14 @@ from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password
 from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import FakeCardCatalog, StoreCardCatalog
-from hall_server.hall.core import Actor, HallCore, Role, run_inline
+from server_kit.core import Actor, CommandCore, run_inline
+from hall_server.hall.roles import Role
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import PurchaseRequest, VirtualLibrary, VirtualModule
-from hall_server.journal import Journal
-from hall_server.keys import load_journal_key
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from protocol.cardfile import card_codes
@@ -130,7 +131,7 @@ class AuditHall:
         self.clock = clock
         self.rules = rules
         self.balls = ScriptedBalls()
-        self.core = HallCore(journal, clock, run_inline)
+        self.core = CommandCore(journal, clock, run_inline)
         self.session = SessionModule(self.core)
         self.ledger = LedgerModule(self.core)
         self.admission = AdmissionModule(self.core, [])

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from hall_server.audit.folder import FILES, read_journal, verify_segment
 from hall_server.cli import main
-from hall_server.store import journal as table
+from server_kit.journal import table as table
 from hall_server.store.database import open_database
 from protocol.chain import ChainError
 from protocol.settlement import PrizeRules

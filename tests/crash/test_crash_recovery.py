@@ -48,10 +48,10 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from hall_server.config import load_config
-from hall_server.journal import Journal
-from hall_server.keys import load_journal_key
-from hall_server.store import journal as table
-from hall_server.store.database import create
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
+from server_kit.journal import table as table
+from server_kit.db.database import create
 from hall_server.web.redaction import redacted
 from hall_server.web.view import HallView
 from protocol.ledger import account_kind

@@ -426,12 +426,13 @@ class HallUnderTest:
 
 
 def build_hall_under_test(folder: Path) -> HallUnderTest:
-    from hall_server.hall.core import Actor, Role
-    from hall_server.journal import Journal
+    from server_kit.core import Actor
+    from hall_server.hall.roles import Role
+    from server_kit.journal.sql import Journal
     from hall_server.store.database import open_database
     from hall_server.terminal_gateway.gateway import TerminalGateway
     from hall_server.web.auth import SignInRefused, SignIns, StaffDirectory
-    from hall_server.web.channel import CommandChannel
+    from server_kit.web.channel import CommandChannel
     from hall_server.web.live import LiveHub
     from hall_server.web.site import build_site
     from hall_server.web.view import HallView
@@ -519,7 +520,7 @@ class ChannelHarness(Harness):
                         "close_sale", "suspend_game", "suspend_game_for_good"})
 
     def __init__(self, folder: Path, profile: Profile = FULL) -> None:
-        from hall_server.web.channel import ChannelError, SeenRequests, parse_request
+        from server_kit.web.channel import ChannelError, SeenRequests, parse_request
 
         super().__init__(profile)
         self.hut = build_hall_under_test(folder)

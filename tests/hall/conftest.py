@@ -6,8 +6,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
-from hall_server.hall.core import HallCore, run_inline
-from hall_server.journal import Journal
+from server_kit.core import CommandCore, run_inline
+from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 
 
@@ -25,8 +25,8 @@ def journal(tmp_path: Path) -> Journal:
 
 
 @pytest.fixture
-def core(journal: Journal, clock: Clock) -> HallCore:
-    return HallCore(journal, clock, run_inline)
+def core(journal: Journal, clock: Clock) -> CommandCore:
+    return CommandCore(journal, clock, run_inline)
 
 
 def result(deferred):

@@ -13,8 +13,9 @@ from hall_server.hall.admission import (
     normalize_document,
     read_banned_list_file,
 )
-from hall_server.hall.core import Actor, HallCore, NotAllowed, Role
-from hall_server.journal import Journal
+from server_kit.core import Actor, CommandCore, NotAllowed
+from hall_server.hall.roles import Role
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 
 DOOR = Actor("lluis", Role.ADMISSION)
@@ -34,7 +35,7 @@ BANNED = (
 
 
 @pytest.fixture
-def admission(core: HallCore) -> AdmissionModule:
+def admission(core: CommandCore) -> AdmissionModule:
     return AdmissionModule(core, STAFF)
 
 
@@ -245,6 +246,6 @@ def test_the_admission_state_rebuilds_from_the_journal(admission: AdmissionModul
     result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
     result(admission.record_complaint(DOOR, "Anna Vidal", "Cold room."))
     result(admission.record_incident(CHIEF, "Spilled drink at table 4.", [1]))
-    again = AdmissionModule(HallCore(journal, clock, admission.core.run_blocking), STAFF)
+    again = AdmissionModule(CommandCore(journal, clock, admission.core.run_blocking), STAFF)
     assert again.core.recover() == 4
     assert again.state == admission.state

@@ -15,11 +15,11 @@ from hall_server.blower.driver import CountReport, SelfTestReport
 from hall_server.blower.errors import BlowerFault
 from hall_server.blower.hall import HallBlowers, balls_present
 from hall_server.blower.source import game_code
-from hall_server.hall.core import HallCore, NotAllowed, run_inline
+from server_kit.core import CommandCore, NotAllowed, run_inline
 from hall_server.hall.games import GameModuleError, GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import SessionModule
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from protocol import blower_messages as bm
 from protocol.balls import BallError
 from protocol.chain import Record
@@ -131,7 +131,7 @@ class BlowerHall:
         self.journal = journal
         self.clock = clock
         self.machines = (main, reserve)
-        self.core = HallCore(journal, clock, run_inline)
+        self.core = CommandCore(journal, clock, run_inline)
         self.main, self.reserve = FakeBlower("main", main), FakeBlower("reserve", reserve)
         self.blowers = HallBlowers(self.core, self.main, self.reserve)  # type: ignore[arg-type]
         self.session = SessionModule(self.core)

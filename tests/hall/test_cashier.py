@@ -19,9 +19,10 @@ from hall_server.hall.cashier import (
     normalize_account_number,
     random_account_number,
 )
-from hall_server.hall.core import Actor, HallCore, NotAllowed, Role, run_inline
+from server_kit.core import Actor, CommandCore, NotAllowed, run_inline
+from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from hall_server.statements import format_account_number, ticket_qr
 from hall_server.store.database import open_database
 from protocol.errors import DomainError
@@ -39,14 +40,14 @@ DAY = 24 * 3600
 
 @dataclass
 class Hall:
-    core: HallCore
+    core: CommandCore
     ledger: LedgerModule
     admission: AdmissionModule
     cashier: CashierModule
 
 
 def build(journal: Journal, clock: Clock) -> Hall:
-    core = HallCore(journal, clock, run_inline)
+    core = CommandCore(journal, clock, run_inline)
     ledger = LedgerModule(core)
     admission = AdmissionModule(core, STAFF)
     cashier = CashierModule(core, ledger, admission, ["desk1", "desk2"], hall_name="Sala Andorra")

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from hall_server.hall.catalog import CatalogError, FakeCardCatalog, StoreCardCatalog
-from hall_server.hall.core import Actor, HallCore, NotAllowed, Role, run_inline
+from server_kit.core import Actor, CommandCore, NotAllowed, run_inline
+from hall_server.hall.roles import Role
 from hall_server.hall.games import GameModuleError, GamesModule
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.session import SessionModule
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from hall_server.store.cards import add_card_set, add_series
 from hall_server.store.database import open_database
 from protocol.balls import FakeBallSource
@@ -72,7 +73,7 @@ class Hall:
         self.journal = journal
         self.clock = clock
         self.rules = rules
-        self.core = HallCore(journal, clock, run_inline)
+        self.core = CommandCore(journal, clock, run_inline)
         self.session = SessionModule(self.core)
         self.ledger = LedgerModule(self.core)
         self.balls = balls or ScriptedBalls()
@@ -174,7 +175,7 @@ def play_whole_game(hall: Hall) -> None:
 
 
 @pytest.mark.req("R88.1")
-def test_a_configuration_below_the_70_percent_floor_is_refused_at_construction(core: HallCore) -> None:
+def test_a_configuration_below_the_70_percent_floor_is_refused_at_construction(core: CommandCore) -> None:
     session, ledger = SessionModule(core), LedgerModule(core)
     with pytest.raises(PayoutFloorError, match="at least 7000"):
         GamesModule(core, session, ledger, CATALOG, ScriptedBalls(), PrizeRules(line_bp=1500, bingo_bp=5499))

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from twisted.internet.task import Clock
 
-from hall_server.hall.core import Actor, Role
-from hall_server.journal import Journal
+from server_kit.core import Actor
+from hall_server.hall.roles import Role
+from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from protocol.chain import Record
 from protocol.errors import DomainError

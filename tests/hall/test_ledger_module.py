@@ -2,7 +2,8 @@
 
 import pytest
 
-from hall_server.hall.core import Actor, HallCore, Role
+from server_kit.core import Actor, CommandCore
+from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from protocol.ledger import Overdraft, Posting
 from tests.hall.conftest import result
@@ -11,7 +12,7 @@ CASHIER = Actor("eva", Role.CASHIER)
 
 
 @pytest.mark.req("R93.2", "R93.7")
-def test_postings_commit_then_count_and_overdrafts_are_refused_before_writing(core: HallCore, journal) -> None:
+def test_postings_commit_then_count_and_overdrafts_are_refused_before_writing(core: CommandCore, journal) -> None:
     ledger = LedgerModule(core)
     core.allow({"load": {Role.CASHIER}})
     load = Posting.transfer(5000, debit="cash:desk1", credit="player:P1", reason="credit loaded")
@@ -23,7 +24,7 @@ def test_postings_commit_then_count_and_overdrafts_are_refused_before_writing(co
     fine = Posting.transfer(5000, debit="player:P1", credit="cash:desk1", reason="cash out")
     ledger.check([fine])
     assert ledger.balance("player:P1") == 5000, "a check changes nothing"
-    again = HallCore(journal, core.clock, core.run_blocking)
+    again = CommandCore(journal, core.clock, core.run_blocking)
     rebuilt = LedgerModule(again)
     again.recover()
     assert rebuilt.ledger.balances() == ledger.ledger.balances()

@@ -2,9 +2,10 @@
 
 import pytest
 
-from hall_server.hall.core import Actor, HallCore, NotAllowed, Role
+from server_kit.core import Actor, CommandCore, NotAllowed
+from hall_server.hall.roles import Role
 from hall_server.hall.session import CHECKS, SessionError, SessionModule
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 
 ADMIN = Actor("ines", Role.ADMINISTRATOR)
@@ -33,7 +34,7 @@ def open_session(session: SessionModule) -> None:
 
 
 @pytest.mark.req("R84.1", "R84.2", "R77.1", "R92.5e")
-def test_a_session_opens_after_verification_a_whole_count_and_both_signatures(core: HallCore) -> None:
+def test_a_session_opens_after_verification_a_whole_count_and_both_signatures(core: CommandCore) -> None:
     session = SessionModule(core)
     open_session(session)
     assert session.is_open
@@ -43,7 +44,7 @@ def test_a_session_opens_after_verification_a_whole_count_and_both_signatures(co
 
 
 @pytest.mark.req("R84.1", "R92.5e")
-def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: HallCore, journal: Journal) -> None:
+def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: CommandCore, journal: Journal) -> None:
     session = SessionModule(core, lambda now: {**PASSED, "clock": "off by 9 minutes"})
     result(session.run_verification(ADMIN, "2026-12-01"))
     with pytest.raises(SessionError, match="has not passed its verification"):
@@ -54,7 +55,7 @@ def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: HallCore
 
 
 @pytest.mark.req("R84.2")
-def test_a_count_missing_a_ball_blocks_the_signatures(core: HallCore) -> None:
+def test_a_count_missing_a_ball_blocks_the_signatures(core: CommandCore) -> None:
     session = SessionModule(core)
     verify_passed(session)
     result(session.count_balls(CHIEF, "opening", ALL_BALLS[:-1] + [3], ["a player"]))
@@ -71,7 +72,7 @@ def test_a_count_missing_a_ball_blocks_the_signatures(core: HallCore) -> None:
 
 
 @pytest.mark.req("R80")
-def test_staff_act_only_within_their_role(core: HallCore, journal: Journal) -> None:
+def test_staff_act_only_within_their_role(core: CommandCore, journal: Journal) -> None:
     session = SessionModule(core)
     with pytest.raises(NotAllowed, match=r"ana \(seller caller\) may not count balls"):
         result(session.count_balls(SELLER, "opening", ALL_BALLS, ["x"]))
@@ -81,7 +82,7 @@ def test_staff_act_only_within_their_role(core: HallCore, journal: Journal) -> N
 
 
 @pytest.mark.req("R84.3")
-def test_ten_players_may_ask_for_an_extra_check(core: HallCore) -> None:
+def test_ten_players_may_ask_for_an_extra_check(core: CommandCore) -> None:
     session = SessionModule(core)
     open_session(session)
     nine = [f"player {n}" for n in range(9)]
@@ -95,7 +96,7 @@ def test_ten_players_may_ask_for_an_extra_check(core: HallCore) -> None:
 
 
 @pytest.mark.req("R83.1", "R83.2")
-def test_the_ball_set_warns_then_blocks_at_2000_games_until_replaced(core: HallCore) -> None:
+def test_the_ball_set_warns_then_blocks_at_2000_games_until_replaced(core: CommandCore) -> None:
     session = SessionModule(core)
     session.state.ball_set_games = 1_899
     assert session.ball_set_warning() is None
@@ -111,7 +112,7 @@ def test_the_ball_set_warns_then_blocks_at_2000_games_until_replaced(core: HallC
 
 
 @pytest.mark.req("R77.1", "R84.2", "R96.4")
-def test_closing_needs_a_count_and_both_signatures_and_the_state_rebuilds(core: HallCore, journal: Journal, clock) -> None:
+def test_closing_needs_a_count_and_both_signatures_and_the_state_rebuilds(core: CommandCore, journal: Journal, clock) -> None:
     session = SessionModule(core)
     open_session(session)
     with pytest.raises(SessionError, match="count the balls at closing"):
@@ -122,7 +123,7 @@ def test_closing_needs_a_count_and_both_signatures_and_the_state_rebuilds(core: 
     result(session.sign_closing(ADMIN))
     assert not session.is_open and session.state.current is None
     # A new core over the same journal rebuilds exactly the same state.
-    again = SessionModule(HallCore(journal, clock, core.run_blocking))
+    again = SessionModule(CommandCore(journal, clock, core.run_blocking))
     again.core.recover()
     assert again.state == session.state
     assert journal.verify() == 9

@@ -7,18 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from hall_server.hall.core import Actor, HallCore, NotAllowed, Role
+from server_kit.core import Actor, CommandCore, NotAllowed
+from hall_server.hall.roles import Role
 from hall_server.hall.session import CHECKS, SessionError, SessionModule
-from hall_server.journal import Journal
-from hall_server.verification import (
+from server_kit.journal.sql import Journal
+from hall_server.store.database import MIGRATIONS
+from server_kit.verification import (
     check_clock,
     check_database,
     check_software,
     installed_files,
     source_root,
-    verify_system,
     write_manifest,
 )
+from hall_server.verification import verify_system
 from tests.hall.conftest import result
 
 pytestmark = pytest.mark.req("R84.1", "R92.5e")
@@ -65,7 +67,7 @@ def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_jour
 ) -> None:
     manifest = tmp_path / "manifest.json"
     write_manifest(manifest)
-    assert check_database(journal.engine) is None
+    assert check_database(journal.engine, MIGRATIONS) is None
     results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
     assert results == dict.fromkeys(("journal", "database", "draw_device", "clock", "software"))
     journal.append(1_790_000_000_000, [("x", {"n": 1})])
@@ -76,7 +78,7 @@ def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_jour
 
 
 def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
-    core: HallCore, journal: Journal, tmp_path: Path
+    core: CommandCore, journal: Journal, tmp_path: Path
 ) -> None:
     findings = {"journal": None, "database": None, "draw_device": None, "clock": None, "software": None}
     session = SessionModule(core, lambda now: dict(findings))
@@ -92,12 +94,12 @@ def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
     kinds = [(r.type, r.payload.get("passed")) for r in journal.records()]
     assert kinds == [("system_verified", False), ("system_verified", True), ("balls_counted", None)]
     with pytest.raises(SessionError, match="no verification configured"):
-        result(SessionModule(HallCore(journal, core.clock, core.run_blocking)).run_verification(ADMIN, "2026-12-01"))
+        result(SessionModule(CommandCore(journal, core.clock, core.run_blocking)).run_verification(ADMIN, "2026-12-01"))
 
 
-def test_pentest_4_the_administrator_cannot_record_a_verification_by_hand(core: HallCore, journal: Journal) -> None:
+def test_pentest_4_the_administrator_cannot_record_a_verification_by_hand(core: CommandCore, journal: Journal) -> None:
     """The attack: ``record_verification`` with every check null opened the session."""
-    from hall_server.web.channel import CommandChannel, SeenRequests, parse_request
+    from server_kit.web.channel import CommandChannel, SeenRequests, parse_request
 
     SessionModule(core, lambda now: dict.fromkeys(CHECKS))
     channel = CommandChannel(core)
@@ -112,7 +114,7 @@ def test_pentest_4_the_administrator_cannot_record_a_verification_by_hand(core: 
 
 
 def test_pentest_4_the_verification_runs_the_real_checks_and_an_altered_posting_blocks_the_opening(
-    core: HallCore, journal: Journal, tmp_path: Path
+    core: CommandCore, journal: Journal, tmp_path: Path
 ) -> None:
     manifest = tmp_path / "manifest.json"
     write_manifest(manifest)

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from hall_server.cli import main
 from hall_server.store import cards as store
-from hall_server.store.database import alembic_config, create, is_current, open_database
+from hall_server.store.database import MIGRATIONS, is_current, open_database
+from server_kit.db.database import alembic_config, create
 
 pytestmark = pytest.mark.integration
 BINGO = Path(sys.executable).parent / "bingo"
@@ -42,7 +43,7 @@ def hall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 def test_migrations_match_the_models(tmp_path: Path) -> None:
     engine = open_database(f"sqlite:///{tmp_path / 'm.sqlite3'}")
     assert is_current(engine)
-    config = alembic_config()
+    config = alembic_config(MIGRATIONS)
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.check(config)  # raises if the models drifted from the migrations

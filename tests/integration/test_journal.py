@@ -12,8 +12,8 @@ from sqlalchemy import text
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from hall_server.cli import main
-from hall_server.journal import Journal, JournalStateError
-from hall_server.keys import load_journal_key, public_pem
+from server_kit.journal.sql import Journal, JournalStateError
+from server_kit.keys import load_journal_key, public_pem
 from hall_server.store.database import open_database
 from protocol.chain import ChainError, head_body
 

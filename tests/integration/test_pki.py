@@ -23,7 +23,7 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from hall_server.cli import main
-from hall_server.pki import (
+from server_kit.pki import (
     PeerIdentity,
     PkiError,
     PkiFolder,

@@ -18,10 +18,10 @@ from alembic.migration import MigrationContext
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from hall_server.store import cards as store
 from hall_server.store.database import open_database
-from hall_server.store.models import Base
+from hall_server.store.models import METADATA
 from protocol.chain import ChainError
 from protocol.strips import sample_strips
 from tests.hall.conftest import clock, result  # noqa: F401 (clock is a fixture)
@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
 def test_the_schema_is_the_models_after_the_migrations(database_url: str) -> None:
     engine = open_database(database_url)
     with engine.connect() as connection:
-        differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        differences = compare_metadata(MigrationContext.configure(connection), METADATA)
     assert differences == []
     assert engine.dialect.name in ("sqlite", "postgresql")
 

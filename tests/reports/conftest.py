@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from twisted.internet.task import Clock
 
-from hall_server.journal import Journal
-from hall_server.keys import load_journal_key
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from hall_server.reports.minutes import MinutesBook, build
 from hall_server.store.database import open_database
 from tests.reports.scenario import Played, play

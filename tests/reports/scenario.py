@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
-from hall_server.hall.core import Actor, Role
-from hall_server.journal import Journal
+from server_kit.core import Actor
+from hall_server.hall.roles import Role
+from server_kit.journal.sql import Journal
 from protocol.chain import Record
 from tests.hall.conftest import result
 from tests.hall.test_games import (

@@ -10,10 +10,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
 from hall_server.hall.admission import HALL_TIMEZONE
-from hall_server.journal import Journal
-from hall_server.reports.layout import Column, Report, Table, card_ranges, game_report, month_report, session_report, stake_percent
-from hall_server.reports.minutes import POTS, JournalRange, ReportError, build
-from hall_server.reports.render import to_csv, to_pdf
+from server_kit.journal.sql import Journal
+from server_kit.reports.document import Column, Report, Table
+from hall_server.reports.layout import card_ranges, game_report, month_report, session_report, stake_percent
+from hall_server.reports.minutes import POTS, build
+from server_kit.reports.document import JournalRange, ReportError
+from server_kit.reports.render import to_csv, to_pdf
 from hall_server.store.database import open_database
 from protocol.chain import Record, seal
 from protocol.errors import DomainError

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hall_server.cli import main
-from hall_server.keys import load_journal_key
+from server_kit.keys import load_journal_key
 from tests.reports.conftest import PlayedHall, csv_tables, pdf_strings
 
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="the openssl command is not installed")

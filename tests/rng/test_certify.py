@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
 
 from hall_server.cli import main
-from hall_server.keys import load_journal_key
-from hall_server.reports.signing import verify
+from server_kit.keys import load_journal_key
+from server_kit.reports.signing import verify
 from hall_server.rng_certify import (
     DIEHARDER_TESTS, DieharderTest, certify, dieharder_tests, draw_sample, run_dieharder,
 )

@@ -31,11 +31,11 @@ from twisted.internet import defer
 from hall_server.blower import ApprovedFirmware, BlowerDriver
 from hall_server.blower.hall import HallBlowers
 from hall_server.config import StaffMember, hash_password
-from hall_server.hall.core import Role
-from hall_server.pki import Role as CertificateRole
+from hall_server.hall.roles import Role
+from server_kit.pki import Role as CertificateRole
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
 from hall_server.web.auth import SignIns, StaffDirectory
-from hall_server.web.channel import CommandChannel
+from server_kit.web.channel import CommandChannel
 from hall_server.web.live import LiveHub
 from hall_server.web.site import build_site, inline_authenticate
 from hall_server.web.view import HallView
@@ -382,7 +382,7 @@ def test_pentest_11_the_terminals_socket_admits_terminal_certificates_only(tls_h
 def test_pentest_11_a_certificate_from_another_authority_fails_the_handshake(tls_hall: HallProcess, tmp_path: Path) -> None:
     import ssl
 
-    from hall_server.pki import PkiFolder, init_authority, issue_certificate
+    from server_kit.pki import PkiFolder, init_authority, issue_certificate
 
     init_authority(tmp_path / "other", "Someone Else")
     issue_certificate(tmp_path / "other", "terminal", "k1")

@@ -11,13 +11,14 @@ import pytest
 
 from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
-from hall_server.hall.core import Actor, HallCore, Role, run_inline
+from server_kit.core import Actor, CommandCore, run_inline
+from hall_server.hall.roles import Role
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualLibrary, VirtualModule
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from protocol.cardfile import card_codes
 from protocol.strips import sample_strips
 from tests.hall.conftest import clock, journal, result  # noqa: F401  (fixtures shared with the hall tests)
@@ -45,7 +46,7 @@ class VirtualHall:
     journal: Journal
     clock: Any
     balls: ScriptedBalls
-    core: HallCore
+    core: CommandCore
     session: SessionModule
     ledger: LedgerModule
     admission: AdmissionModule
@@ -78,7 +79,7 @@ class VirtualHall:
 
 
 def build_hall(journal: Journal, clock: Any, balls: ScriptedBalls | None = None) -> VirtualHall:
-    core = HallCore(journal, clock, run_inline)
+    core = CommandCore(journal, clock, run_inline)
     session = SessionModule(core)
     ledger = LedgerModule(core)
     admission = AdmissionModule(core, [])

@@ -22,13 +22,14 @@ from wsproto.events import AcceptConnection, CloseConnection, RejectConnection, 
 from zope.interface import implementer
 
 from hall_server.config import StaffMember, hash_password
-from hall_server.hall.core import HallCore, Role, run_inline
+from server_kit.core import CommandCore, run_inline
+from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import CHECKS, SessionModule
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from hall_server.web.auth import SignIns, StaffDirectory
-from hall_server.web.channel import CommandChannel
+from server_kit.web.channel import CommandChannel
 from hall_server.web.live import LiveHub
 from hall_server.web.site import build_site, inline_authenticate
 from hall_server.web.view import HallView
@@ -47,7 +48,7 @@ _HASH = hash_password(PASSWORD)
 
 @dataclass
 class WebHall:
-    core: HallCore
+    core: CommandCore
     journal: Journal
     view: HallView
     hub: LiveHub
@@ -62,7 +63,7 @@ def web_hall(tmp_path: Path) -> WebHall:
     clock.advance(1_780_000_000)
     engine = open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}")
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
-    core = HallCore(journal, clock, run_inline)
+    core = CommandCore(journal, clock, run_inline)
     SessionModule(core, lambda now: dict.fromkeys(CHECKS))
     LedgerModule(core)
     view = HallView("Test hall")
@@ -331,7 +332,7 @@ class HallProcess:
 
     def certificate(self, kind: str, name: str) -> tuple[Path, Path]:
         """The (certificate, key) files of ``name``, issued by the hall's local authority on first use."""
-        from hall_server.pki import PkiFolder, issue_certificate
+        from server_kit.pki import PkiFolder, issue_certificate
 
         authority = PkiFolder(self.folder / "operator-ca")
         if not authority.cert(name).exists():

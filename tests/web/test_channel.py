@@ -3,8 +3,9 @@ request changes nothing (bad input on every endpoint, R80 roles)."""
 
 import pytest
 
-from hall_server.hall.core import Actor, Role
-from hall_server.web.channel import ChannelError, SeenRequests, parse_request
+from server_kit.core import Actor
+from hall_server.hall.roles import Role
+from server_kit.web.channel import ChannelError, SeenRequests, parse_request
 from tests.web.conftest import WebHall, journal_length
 from twisted.internet import defer
 

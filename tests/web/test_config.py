@@ -16,7 +16,7 @@ from hall_server.config import (
     parse_config,
     weak_hash,
 )
-from hall_server.hall.core import Role
+from hall_server.hall.roles import Role
 
 
 def test_a_password_checks_against_its_hash_and_nothing_else() -> None:

@@ -13,11 +13,11 @@ from twisted.internet.task import Clock
 from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import FakeCardCatalog
-from hall_server.hall.core import HallCore, run_inline
+from server_kit.core import CommandCore, run_inline
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import CHECKS, SessionModule
-from hall_server.journal import Journal
+from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.view import HallView
@@ -29,10 +29,10 @@ from protocol.strips import sample_strips
 LAYOUTS = sample_strips(10, random.Random(2026).randbytes).reshape(-1, 27)  # 60 cards
 
 
-def build(tmp_path: Path, clock: Clock) -> tuple[HallCore, HallView, Journal, LedgerModule]:
+def build(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal, LedgerModule]:
     engine = open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}")
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
-    core = HallCore(journal, clock, run_inline)
+    core = CommandCore(journal, clock, run_inline)
     session = SessionModule(core, lambda now: dict.fromkeys(CHECKS))
     ledger = LedgerModule(core)
     admission = AdmissionModule(core, [])
@@ -81,7 +81,7 @@ def test_the_demo_plays_whole_games_with_claims_and_payments(tmp_path: Path) -> 
 
 
 def build_again(tmp_path: Path, clock: Clock, journal: Journal):
-    core = HallCore(journal, clock, run_inline)
+    core = CommandCore(journal, clock, run_inline)
     view = HallView("Demo")
     core.add_module(view)
     core.recover()

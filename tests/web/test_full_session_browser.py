@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from hall_server.hall.admission import local_date
-from hall_server.keys import load_journal_key, public_pem
+from server_kit.keys import load_journal_key, public_pem
 from tests.reports.conftest import pdf_strings
 from tests.web.conftest import HallProcess
 from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (browser: a fixture)

@@ -17,16 +17,24 @@ from twisted.web.resource import Resource
 from wsproto.events import CloseConnection
 
 from hall_server.config import StaffMember, hash_password
-from hall_server.hall.core import Actor, Role
+from server_kit.core import Actor
+from hall_server.hall.roles import Role
 from hall_server.web.auth import IDLE_LIMIT_S, SignIns, StaffDirectory
-from hall_server.web.bounded_websocket import (
-    BOARD_MESSAGE_BYTES, CLOSE_GRACE_S, CONSOLE_MESSAGE_BYTES, FrameMeter,
+from server_kit.web.bounded_websocket import (
+    BOARD_MESSAGE_BYTES,
+    CLOSE_GRACE_S,
+    CONSOLE_MESSAGE_BYTES,
+    FrameMeter,
 )
-from hall_server.web.channel import MAX_DEPTH
+from server_kit.web.channel import MAX_DEPTH
 from hall_server.web.redaction import SECRET_FIELDS, redacted
 from hall_server.web.site import build_site, same_origin
-from hall_server.web.throttle import (
-    FREE_FAILURES_PER_ADDRESS, FREE_FAILURES_PER_NAME, MAX_CHECKS, MAX_CHECKS_PER_ADDRESS, MAX_LOCK_S,
+from server_kit.web.throttle import (
+    FREE_FAILURES_PER_ADDRESS,
+    FREE_FAILURES_PER_NAME,
+    MAX_CHECKS,
+    MAX_CHECKS_PER_ADDRESS,
+    MAX_LOCK_S,
 )
 from tests.web.conftest import PASSWORD, STAFF, FakeBrowser, FakeSocket, WebHall, journal_length
 

@@ -17,7 +17,7 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from hall_server.config import DEFAULT_STAFF, default_config_text
-from hall_server.web.bounded_websocket import CONSOLE_MESSAGE_BYTES, TERMINAL_MESSAGE_BYTES
+from server_kit.web.bounded_websocket import CONSOLE_MESSAGE_BYTES, TERMINAL_MESSAGE_BYTES
 from hall_server.web.redaction import SECRET_FIELDS
 from tests.web.conftest import _HASH, ALL_BALLS, PASSWORD, FakeBrowser, HallProcess, HttpClient, WireSocket
 
@@ -231,7 +231,7 @@ def test_pentest_9_staff_password_checks_never_queue_ahead_of_players_pin_checks
 
     from hall_server.config import load_config
     from hall_server.tap import build_hall
-    from hall_server.web.throttle import MAX_CHECKS
+    from server_kit.web.throttle import MAX_CHECKS
 
     text = default_config_text("Pool hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
     text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")

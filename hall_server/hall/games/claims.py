@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor
 from hall_server.hall.games.common import GamesBase, _entry, _whole
 from hall_server.hall.games.state import _fork, _Layouts
-from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.claims import CardRef, ClaimVerdict, check_claim
 from protocol.events import ClaimRejected
 from protocol.game import Input, InvalidTransition, describe
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
 
 
 class ClaimCommands(GamesBase):

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor
 from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, _entry
 from hall_server.hall.games.state import Game, _fork
 from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.events import Event
 from protocol.game import State, describe
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
 from protocol.settlement.refunds import stakes_account
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
 
 
 class ClosingCommands(GamesBase):

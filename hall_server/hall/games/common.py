@@ -12,10 +12,8 @@ import numpy as np
 from twisted.internet.defer import Deferred, DeferredLock
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
-from hall_server.hall.core import HallCore
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import Session, SessionModule
-from hall_server.journal import Entry
 from protocol.balls import BallSource
 from protocol.cards import CELLS
 from protocol.chain import Record
@@ -25,6 +23,8 @@ from protocol.events import EVENT_TYPES, Event, event_from_dict
 from protocol.game import TraditionalGame
 from protocol.sale import Series
 from protocol.settlement import POT_ACCOUNTS, Pots, PrizeRules
+from server_kit.core import CommandCore
+from server_kit.journal.port import Entry
 
 if TYPE_CHECKING:
     from hall_server.hall.games.state import Game, GamesState
@@ -97,7 +97,7 @@ def _session_date(session: Session) -> datetime.date:
 class GamesBase:
     """The attributes and queries every part of :class:`~hall_server.hall.games.module.GamesModule` uses."""
 
-    core: HallCore
+    core: CommandCore
     session: SessionModule
     ledger: LedgerModule
     catalog: CardCatalog

@@ -9,16 +9,16 @@ from typing import Mapping, Sequence
 
 from twisted.internet.defer import Deferred, ensureDeferred, maybeDeferred
 
-from hall_server.hall.core import Actor
 from hall_server.hall.games.common import DeferredBallSource, GameModuleError, GamesBase, _entry, _whole
 from hall_server.hall.games.state import Game, _fork
-from hall_server.journal import Entry
 from protocol.balls import BallSource
 from protocol.cards import Card
 from protocol.chain import Record
 from protocol.claims import CardRef, check_claim
 from protocol.events import BallDrawn
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
 
 
 class DrawCommands(GamesBase):

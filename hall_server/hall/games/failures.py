@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor
 from hall_server.hall.games.common import GamesBase, _entry, _text
 from hall_server.hall.games.state import _fork
 from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.ledger import Ledger
 from protocol.settlement.refunds import contributions_returned, refund_game
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
 
 
 class FailureCommands(GamesBase):

@@ -6,7 +6,6 @@ import numpy as np
 from twisted.internet.defer import DeferredLock
 
 from hall_server.hall.catalog import CardCatalog
-from hall_server.hall.core import CommandSpec, HallCore, Role
 from hall_server.hall.games.claims import ClaimCommands
 from hall_server.hall.games.closing import ClosingCommands
 from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource
@@ -18,9 +17,11 @@ from hall_server.hall.games.projection import Projection
 from hall_server.hall.games.sale import SaleCommands
 from hall_server.hall.games.state import GamesState
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
 from protocol.balls import BallSource
 from protocol.settlement import PrizeRules
+from server_kit.core import CommandCore, CommandSpec
 
 R = Role
 PERMISSIONS = {
@@ -52,7 +53,7 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
 
     def __init__(
         self,
-        core: HallCore,
+        core: CommandCore,
         session: SessionModule,
         ledger: LedgerModule,
         catalog: CardCatalog,

@@ -11,17 +11,17 @@ from typing import Sequence
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor
 from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _text
 from hall_server.hall.games.state import Game
 from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.game import FINAL_STATES, State, TraditionalGame
 from protocol.ledger import Posting, Reference, account_kind
 from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, Pots, PotsInPlay, Split, bingo_pot_prizes, split_prize
 from protocol.settlement.refunds import stakes_account
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
 
 
 class PaymentCommands(GamesBase):

@@ -9,7 +9,6 @@ import datetime
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor
 from hall_server.hall.games.common import (
     GRAND_SUPERBINGO,
     JACKPOT,
@@ -21,7 +20,6 @@ from hall_server.hall.games.common import (
     _whole,
 )
 from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.game import State, describe
 from protocol.ledger import Leg, Posting, Reference
@@ -33,6 +31,8 @@ from protocol.settlement import (
     SUPERBINGO_LIMITS,
     operator_contribution,
 )
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
 
 
 class PotCommands(GamesBase):

@@ -9,11 +9,9 @@ import dataclasses
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.core import Actor
 from hall_server.hall.games.common import GameModuleError, GamesBase, _entry, _session_date, _whole
 from hall_server.hall.games.state import _fork, _fork_sale
 from hall_server.hall.ledger import posting_entries
-from hall_server.journal import Entry
 from protocol.chain import Record
 from protocol.events import SaleClosed
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
@@ -21,6 +19,8 @@ from protocol.ledger import Leg, Posting, Reference, account_kind
 from protocol.sale import GameSale, SaleRefused
 from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, close_sale, stake_cents
 from protocol.settlement.refunds import stakes_account
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
 
 
 class SaleCommands(GamesBase):

@@ -1,4 +1,4 @@
-"""A :class:`~hall_server.reports.layout.Report` written as CSV and as PDF, in bytes.
+"""A :class:`~server_kit.reports.document.Report` written as CSV and as PDF, in bytes.
 
 **CSV** (UTF-8, one header line): ``table,row,field,value``.  Every cell of every
 table is one line, so the file has one shape whatever the report; amounts are integer
@@ -30,7 +30,7 @@ from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Space
 from reportlab.platypus import Table as PdfTable
 from reportlab.platypus import TableStyle
 
-from hall_server.reports.layout import Cell, Cents, Report, Table
+from server_kit.reports.document import Cell, Cents, Report, Table
 from protocol.money import format_cents
 
 CSV_HEADER = ("table", "row", "field", "value")

@@ -20,8 +20,8 @@ import re
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from hall_server.reports.minutes import JournalRange, ReportError
-from hall_server.reports.render import CSV_HEADER
+from server_kit.reports.document import JournalRange, ReportError
+from server_kit.reports.render import CSV_HEADER
 
 SIGNATURE_BYTES = 64
 SIGNATURE_SUFFIX = ".sig"

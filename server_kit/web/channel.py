@@ -6,15 +6,15 @@ A request, over HTTP (``POST /api/command``) or over the console's WebSocket, is
 
 and the answer is ``{"id", "ok": true, "records": [{"seq", "type"}, ...]}`` or
 ``{"id", "ok": false, "error": {"code", "message"}}``.  The channel knows no command:
-it looks the name up in :attr:`HallCore.commands`, checks the sender's role with
-:meth:`HallCore.check_permission`, checks the arguments against the command's
+it looks the name up in :attr:`CommandCore.commands`, checks the sender's role with
+:meth:`CommandCore.check_permission`, checks the arguments against the command's
 declared JSON types, and calls its handler.  A module that registers a command is
 reachable from the console without a change here.
 
 Everything refused before the handler runs changes nothing; a handler that refuses
 changes nothing either (the core decides before it commits).  A request id is
 carried out at most once: the core stamps it on the records the command commits and
-remembers it from the journal (:meth:`HallCore.once`), so a request sent again - a
+remembers it from the journal (:meth:`CommandCore.once`), so a request sent again - a
 double click, a frame resent after a reconnect, after a restart of the server - is
 answered with the records the first one committed and ``"repeated": true``, and
 nothing is done twice.  A request id this sign-in used for a request that committed
@@ -38,7 +38,7 @@ from typing import Any, Mapping
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from hall_server.hall.core import Actor, HallCore, NotAllowed, Repeated
+from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
 from protocol.chain import Record
 from protocol.errors import DomainError
 
@@ -187,7 +187,7 @@ def check_arguments(params: Mapping[str, Any], args: Mapping[str, Any]) -> None:
 class CommandChannel:
     """Turns command requests into calls of the core's registered commands."""
 
-    def __init__(self, core: HallCore) -> None:
+    def __init__(self, core: CommandCore) -> None:
         self.core = core
 
     def describe(self, actor: Actor) -> list[dict[str, Any]]:

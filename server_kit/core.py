@@ -1,9 +1,9 @@
-"""The hall's command loop: decide, commit, apply, announce.
+"""The command loop of every server: decide, commit, apply, announce.
 
-Every change to the hall goes through :meth:`HallCore.execute`:
+Every change to a server's state goes through :meth:`CommandCore.execute`:
 
-1. **permission** - the actor's role must be allowed the command (R80; staff act only
-   within their role);
+1. **permission** - the actor's role must be allowed the command; each server gives
+   its own roles (strings, usually a ``StrEnum``) and its permission table;
 2. **decide** - a pure function of the current state and the time returns the facts
    (journal entries) the command produces, or raises a :class:`DomainError` whose
    message goes back to the caller; nothing has changed;
@@ -11,14 +11,14 @@ Every change to the hall goes through :meth:`HallCore.execute`:
    single writer thread, in one transaction;
 4. **apply** - every module folds the committed records into its in-memory state
    (the same code rebuilds the state from the journal at start: crash recovery);
-5. **announce** - observers (consoles, boards, terminals) hear of the records.
+5. **announce** - observers (consoles, boards, terminals, peers) hear of the records.
 
 Commands run one at a time (a ``DeferredLock``), so each decision sees the state the
 previous one left.  A crash between 3 and 5 loses nothing committed, and nothing
 uncommitted was ever shown (announce after commit).
 
 **Request ids.**  A command that comes with the sender's request id (the console's
-command channel) runs through :meth:`HallCore.once`: the id is stamped on every record
+command channel) runs through :meth:`CommandCore.once`: the id is stamped on every record
 the command commits (``"actor": {"name", "role", "request"}``), and the core remembers
 which records each ``(staff member, request id)`` committed, folded from the journal
 like any projection, so the memory survives a reconnect and a restart.  A request
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from twisted.internet import defer
@@ -40,21 +39,9 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from hall_server.journal import Entry, Journal
+from server_kit.journal.port import Entry, JournalPort
 from protocol.chain import Record
 from protocol.errors import DomainError
-
-
-class Role(StrEnum):
-    """Staff roles of R80, plus the administrator who signs sessions (R77.1)."""
-
-    ADMISSION = "admission"
-    SELLER_CALLER = "seller_caller"
-    CASHIER = "cashier"
-    TABLE_CHIEF = "table_chief"
-    ROOM_CHIEF = "room_chief"
-    ADMINISTRATOR = "administrator"
-    SYSTEM = "system"  # the server itself: ball source faults, timers
 
 
 @dataclass(frozen=True)
@@ -62,7 +49,7 @@ class Actor:
     """Who gives a command; ``request`` is the id of the request it came with, if any."""
 
     name: str
-    role: Role
+    role: str
     request: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, str]:
@@ -72,10 +59,7 @@ class Actor:
         return stamp
 
 
-SYSTEM = Actor("hall-server", Role.SYSTEM)
-
-
-#: How many request ids the core remembers (the latest ones): weeks of a hall's commands.
+#: How many request ids the core remembers (the latest ones): weeks of a server's commands.
 REMEMBERED_REQUESTS = 100_000
 RequestKey = tuple[str, str]  # (staff member, request id)
 
@@ -99,7 +83,7 @@ class Clock(Protocol):
 
 
 class Module(Protocol):
-    """A part of the hall's state: folds committed records into itself."""
+    """A part of a server's state: folds committed records into itself."""
 
     def apply(self, record: Record) -> None: ...
 
@@ -138,15 +122,15 @@ class CommandSpec:
     summary: str
 
 
-class HallCore:
+class CommandCore:
     log = Logger()
 
     def __init__(
         self,
-        journal: Journal,
+        journal: JournalPort,
         clock: Clock,
         run_blocking: RunBlocking,
-        permissions: Mapping[str, frozenset[Role]] | None = None,
+        permissions: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
         self.journal = journal
         self.clock = clock
@@ -171,7 +155,7 @@ class HallCore:
             raise ValueError(f"command {spec.name!r} has no permission entry")
         self.commands[spec.name] = spec
 
-    def allow(self, permissions: Mapping[str, Iterable[Role]]) -> None:
+    def allow(self, permissions: Mapping[str, Iterable[str]]) -> None:
         for command, roles in permissions.items():
             self.permissions[command] = frozenset(roles) | self.permissions.get(command, frozenset())
 

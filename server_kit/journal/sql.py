@@ -1,4 +1,4 @@
-"""The hall's journal: every fact, sealed, appended, and its signed head kept outside the DB.
+"""The SQL journal: every fact, sealed, appended, and its signed head kept outside the DB.
 
 ``Journal.append`` is synchronous and meant to run on the database's single writer
 thread (the server wraps it with ``deferToThreadPool``): it seals the entries after the
@@ -27,10 +27,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
 
-from hall_server.store import journal as table
+from server_kit.journal import table
+from server_kit.journal.port import Entry
 from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
-
-Entry = tuple[str, Mapping[str, Any]]
 
 
 def head_path() -> Path:

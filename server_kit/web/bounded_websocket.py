@@ -43,7 +43,7 @@ from twisted.web.websocket import WebSocketResource, WebSocketServerFactory
 from wsproto.utilities import LocalProtocolError
 from zope.interface import implementer
 
-from hall_server.web.channel import MAX_REQUEST_BYTES
+from server_kit.web.channel import MAX_REQUEST_BYTES
 
 log = Logger()
 
@@ -62,7 +62,7 @@ _CONTINUATION = 0x0
 # upgrade hook; if a Twisted release renames it, fail at import rather than serve unbounded.
 if not hasattr(HTTPChannel, "_protocolUpgradeForWebsockets"):  # pragma: no cover
     raise ImportError("this Twisted has no HTTPChannel._protocolUpgradeForWebsockets; "
-                      "hall_server.web.bounded_websocket needs updating")
+                      "server_kit.web.bounded_websocket needs updating")
 
 
 class FrameMeter:

@@ -10,10 +10,38 @@ from __future__ import annotations
 import json
 from typing import Callable, Iterator
 
-from sqlalchemy import Connection, Engine, func, insert, select
+from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Text, func, insert, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from hall_server.store.models import JournalRecord
 from protocol.chain import Record, canonical_json
+
+#: The constraint names every server's migrations give the journal table.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class JournalBase(DeclarativeBase):
+    """The journal table's metadata: each server's migrations create it as declared here."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class JournalRecord(JournalBase):
+    """One record of the append-only journal (see ``protocol.chain``); never updated."""
+
+    __tablename__ = "journal"
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+    type: Mapped[str] = mapped_column(String(64), index=True)
+    payload: Mapped[str] = mapped_column(Text)  # canonical JSON
+    prev: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    signature: Mapped[str] = mapped_column(String(128))
 
 _COLUMNS = (
     JournalRecord.seq,

@@ -1,0 +1,26 @@
+"""The hall's staff roles (R80) and the hall server's own actor.
+
+The command loop (:mod:`server_kit.core`) knows roles only as strings; these are the
+hall's, with the permission table each module gives the core.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from server_kit.core import Actor
+
+
+class Role(StrEnum):
+    """Staff roles of R80, plus the administrator who signs sessions (R77.1)."""
+
+    ADMISSION = "admission"
+    SELLER_CALLER = "seller_caller"
+    CASHIER = "cashier"
+    TABLE_CHIEF = "table_chief"
+    ROOM_CHIEF = "room_chief"
+    ADMINISTRATOR = "administrator"
+    SYSTEM = "system"  # the server itself: ball source faults, timers
+
+
+SYSTEM = Actor("hall-server", Role.SYSTEM)

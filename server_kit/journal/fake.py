@@ -1,0 +1,47 @@
+"""An in-memory journal for the unit tests of the layers above the journal.
+
+It seals records exactly as the SQL journal does (hash, link, Ed25519 signature), so
+what a module folds from it is what it would fold from the real one; it keeps them in
+a list and forgets them with the process.  ``fail_next`` makes the next append fail
+before anything is kept, as a failed commit would.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Sequence
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from protocol.chain import Record, seal, sign_head, verify_chain
+from server_kit.journal.port import Entry
+
+
+class FakeJournal:
+    def __init__(self, key: Ed25519PrivateKey | None = None) -> None:
+        self.key = key or Ed25519PrivateKey.generate()
+        self.kept: list[Record] = []
+        self.last: Record | None = None
+        self.fail_next: Exception | None = None
+
+    def append(
+        self, time_ms: int, entries: Sequence[Entry], extra: Callable[[Any], None] | None = None
+    ) -> list[Record]:
+        if self.fail_next is not None:
+            failure, self.fail_next = self.fail_next, None
+            raise failure
+        sealed: list[Record] = []
+        previous = self.last
+        for type, payload in entries:
+            previous = seal(self.key, previous, time_ms, type, payload)
+            sealed.append(previous)
+        self.kept.extend(sealed)
+        if sealed:
+            self.last = sealed[-1]
+        return sealed
+
+    def records(self, after: int = 0) -> Iterator[Record]:
+        return iter([r for r in self.kept if r.seq > after])
+
+    def verify(self) -> int:
+        head = sign_head(self.key, self.last) if self.last is not None else None
+        return verify_chain(iter(self.kept), self.key.public_key(), head=head, where="the fake journal's head")

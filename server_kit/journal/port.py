@@ -1,0 +1,40 @@
+"""What a server's modules and command loop need of a journal, whatever stores it.
+
+:class:`server_kit.journal.sql.Journal` is the durable one (a SQL table and a signed
+head file); :class:`server_kit.journal.fake.FakeJournal` keeps records in memory for
+the unit tests of the layers above.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+
+from sqlalchemy import Connection
+
+from protocol.chain import Record
+
+#: One fact to journal: its record type and payload.
+Entry = tuple[str, Mapping[str, Any]]
+
+
+class JournalPort(Protocol):
+    """Append sealed records, read them back from a sequence number, verify the chain."""
+
+    last: Record | None
+
+    def append(
+        self,
+        time_ms: int,
+        entries: Sequence[Entry],
+        extra: Callable[[Connection], None] | None = None,
+    ) -> list[Record]:
+        """Seal ``entries`` after :attr:`last` and append them durably, in one transaction."""
+        ...
+
+    def records(self, after: int = 0) -> Iterator[Record]:
+        """Every record with ``seq > after``, in order."""
+        ...
+
+    def verify(self) -> int:
+        """Check every record's hash, link and signature (and the head); the record count."""
+        ...
