@@ -56,6 +56,18 @@ MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 1000
 STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 DEFAULT_PORT = 8443
+#: What terminals and boards say between games until the operator words it (R97.2).
+DEFAULT_WARNINGS = (
+    "Play for fun, not to win money back: set yourself a limit and keep to it.",
+    "Gambling can be addictive. Take a break, and never play with money you need.",
+    "Under 18s may not play.",
+)
+DEFAULT_HELP = (
+    "Set a daily spending limit on your account here or at the cashier's desk: a lower limit "
+    "applies at once, a higher one from tomorrow. You can also exclude yourself from play for "
+    "as many days as you choose; it cannot be lifted early. If gambling is a problem for you or "
+    "someone close to you, ask any member of staff for the helpline's number."
+)
 
 
 class ConfigError(DomainError):
@@ -192,6 +204,14 @@ DRAW_SOURCES = ("rng", "blower")
 
 
 @dataclass(frozen=True)
+class ResponsiblePlayConfig:
+    """The operator's responsible-play messages (R97.2): shown on the terminals and the board."""
+
+    warnings: tuple[str, ...] = DEFAULT_WARNINGS
+    help: str = DEFAULT_HELP
+
+
+@dataclass(frozen=True)
 class HallConfig:
     name: str
     home: Path
@@ -207,6 +227,7 @@ class HallConfig:
     desks: tuple[str, ...] = ("desk-1",)
     source: Path | None = None
     draw: DrawConfig = DrawConfig()
+    responsible: ResponsiblePlayConfig = ResponsiblePlayConfig()
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -293,7 +314,19 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         desks=tuple(desks),
         source=source,
         draw=_draw(reader, base),
+        responsible=_responsible(reader),
     )
+
+
+def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:
+    table = reader.table("responsible_play")
+    warnings = reader.get(table, "responsible_play.warnings", list, list(DEFAULT_WARNINGS))
+    if not warnings or not all(isinstance(w, str) and 0 < len(w.strip()) <= 200 for w in warnings):
+        raise reader.error("responsible_play.warnings", "lists the warnings shown to players, each 1-200 characters")
+    text = reader.get(table, "responsible_play.help", str, DEFAULT_HELP)
+    if not 0 < len(text.strip()) <= 4000:
+        raise reader.error("responsible_play.help", "is the help page's text, 1-4000 characters")
+    return ResponsiblePlayConfig(tuple(w.strip() for w in warnings), text.strip())
 
 
 def _draw(reader: "_Reader", base: Path) -> DrawConfig:

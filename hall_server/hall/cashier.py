@@ -49,14 +49,14 @@ from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import HALL_TIMEZONE, AdmissionModule, local_date
-from server_kit.core import Actor, CommandSpec, CommandCore
-from hall_server.hall.roles import Role
 from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
+from hall_server.hall.roles import Role
 from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
+from server_kit.core import Actor, CommandCore, CommandSpec
 
 MEDIA = ("card", "ticket")
 PAYMENT_METHODS = ("cash", "transfer", "cheque")  # R78: never in kind
@@ -396,7 +396,7 @@ class CashierModule:
                     f"visitor {person.number} was admitted on {local_date(person.time_ms, self.timezone)}, "
                     "not today; they must pass the admission desk again"
                 )
-            self.admission.refuse_if_banned(person.document, today, "opening an account")
+            self.admission.refuse_at_the_door(person.document, today, "opening an account")
             if self.admission.is_staff(person.document):
                 raise CashierError(
                     f"document {person.document} belongs to a member of staff; staff may not play (R81.b)"

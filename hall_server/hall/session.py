@@ -27,15 +27,19 @@ commands into journal entries through :class:`CommandCore`.
 
 from __future__ import annotations
 
+import datetime
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from twisted.internet.defer import Deferred, fail
 
-from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore, CommandSpec
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 BALL_SET_LIMIT = 2_000
 BALL_SET_WARNING = 1_900
@@ -197,10 +201,29 @@ class SessionModule:
                 raise SessionError("this hall has no verification configured")
             if self.state.current is not None:
                 raise SessionError("a session is already under way; close it before verifying for the next")
+            date = self.checked_date(date)
         except DomainError:
             return fail()
         running = self.core.run_blocking(self.verifier, self.core.now_ms())
         return running.addCallback(lambda results: self._record_verification(actor, date, results))
+
+    def checked_date(self, text: object) -> str:
+        """The session date ``text`` as ``YYYY-MM-DD``, or :class:`SessionError` saying what to type.
+
+        A session's date names it in the minutes and the audit export: it must be a real
+        calendar day and not before the previous session's.
+        """
+        if not isinstance(text, str) or not _ISO_DATE.fullmatch(text.strip()):
+            raise SessionError(f"the session date is written YYYY-MM-DD, e.g. 2026-12-01, not {text!r}")
+        try:
+            day = datetime.date.fromisoformat(text.strip())
+        except ValueError:
+            raise SessionError(f"{text.strip()} is not a day of the calendar") from None
+        if self.state.sessions and day.isoformat() < self.state.sessions[-1].date:
+            raise SessionError(
+                f"the session date {day.isoformat()} is before the last session's ({self.state.sessions[-1].date})"
+            )
+        return day.isoformat()
 
     def _record_verification(
         self, actor: Actor, date: str, results: Mapping[str, str | None]

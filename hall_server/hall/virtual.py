@@ -56,11 +56,9 @@ import numpy as np
 from twisted.internet import defer
 
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.roles import SYSTEM, Role
-from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.hall.games import Game, GamesModule, _entry, _fork
 from hall_server.hall.ledger import LedgerModule, posting_entries
-from server_kit.journal.port import Entry
+from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import DomainError
@@ -68,6 +66,8 @@ from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
 from protocol.settlement import game_sales, stake_cents
 from protocol.settlement.refunds import refunded_cards, stakes_account, terminal_refund_postings
+from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.journal.port import Entry
 
 MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
 MAX_SALE_SECONDS = 3600
@@ -241,6 +241,10 @@ class VirtualModule:
         self.state = VirtualState()
         self._queue: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
         self._batch_running = False
+        #: Other reasons a purchase is refused: ``check(ledger account, cents this purchase
+        #: brings the day's spending to beyond the journal's, now)`` gives the refusal or
+        #: None (the player's daily limit and self-exclusion, R97.2).
+        self.purchase_checks: list[Callable[[str, int, int], str | None]] = []
         games.add_virtual_series(library.number, library.cells)
         core.add_module(self)
         core.allow(PERMISSIONS)
@@ -507,6 +511,10 @@ class VirtualModule:
                     raise PurchaseRefused(
                         f"{quantity} card(s) at {stake} cents cost {amount} cents; your credit is {credit} cents"
                     )
+                for check in self.purchase_checks:
+                    refusal = check(account, spent.get(account, 0) + amount, now)
+                    if refusal is not None:
+                        raise PurchaseRefused(refusal)
             except PurchaseRefused as refusal:
                 outcomes.append(refusal)
                 if request.request:

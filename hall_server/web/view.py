@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from hall_server.web.redaction import record_json, redacted
 from protocol.chain import Record
@@ -78,8 +78,9 @@ def _labelled(label: str) -> dict[str, Any]:
 class HallView:
     """The consoles' and boards' picture of the hall, folded from committed records."""
 
-    def __init__(self, hall_name: str) -> None:
+    def __init__(self, hall_name: str, warnings: Sequence[str] = ()) -> None:
         self.hall_name = hall_name
+        self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
         self.seq = 0
         self.session: dict[str, Any] = {"number": 0, "open": False, "closed": False, "opening": {}, "closing": {},
                                         "games": []}
@@ -88,6 +89,7 @@ class HallView:
         self.game: GamePicture | None = None
         self.games_played = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_RECORDS)
+        self.banned_list: dict[str, Any] | None = None
 
     # --- Pictures -----------------------------------------------------------------
 
@@ -99,6 +101,7 @@ class HallView:
             "session_open": bool(self.session["open"] and not self.session["closed"]),
             "game": self.game.public() if self.game else None,
             "games_played": self.games_played,
+            "warnings": list(self.warnings),
         }
 
     def console(self) -> dict[str, Any]:
@@ -109,6 +112,7 @@ class HallView:
         if self.game is not None:
             picture["game"]["rejected"] = list(self.game.rejected)
         picture["recent"] = list(self.recent)
+        picture["banned_list"] = dict(self.banned_list) if self.banned_list is not None else None
         return picture
 
     # --- Projection -----------------------------------------------------------------
@@ -122,6 +126,11 @@ class HallView:
 
     def _on_system_verified(self, p: Mapping[str, Any]) -> None:
         self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results"))}
+
+    def _on_banned_list_imported(self, p: Mapping[str, Any]) -> None:
+        actor = p.get("actor")
+        self.banned_list = {"rows": p.get("rows"), "source": p.get("source"),
+                            "imported_by": actor.get("name") if isinstance(actor, Mapping) else None}
 
     def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
         if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):

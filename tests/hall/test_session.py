@@ -2,9 +2,9 @@
 
 import pytest
 
-from server_kit.core import Actor, CommandCore, NotAllowed
 from hall_server.hall.roles import Role
 from hall_server.hall.session import CHECKS, SessionError, SessionModule
+from server_kit.core import Actor, CommandCore, NotAllowed
 from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 
@@ -52,6 +52,34 @@ def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: CommandC
     (record,) = list(journal.records())
     assert record.type == "system_verified" and record.payload["passed"] is False
     assert record.payload["results"]["clock"] == "off by 9 minutes"
+
+
+@pytest.mark.req("R84.1", "R77.1")
+@pytest.mark.parametrize("date, reason", [
+    ("", "written YYYY-MM-DD"), ("hello", "written YYYY-MM-DD"), ("2026-13-01", "not a day of the calendar"),
+    ("2026-02-30", "not a day of the calendar"), ("01/12/2026", "written YYYY-MM-DD"), (None, "written YYYY-MM-DD"),
+])
+def test_a_verification_for_a_date_that_is_not_one_is_refused_and_records_nothing(
+    core: CommandCore, journal: Journal, date: object, reason: str
+) -> None:
+    session = SessionModule(core, lambda now: dict(PASSED))
+    with pytest.raises(SessionError, match=reason):
+        result(session.run_verification(ADMIN, date))  # type: ignore[arg-type]
+    assert list(journal.records()) == []
+    verify_passed(session)  # and the right date is still taken
+    assert [r.type for r in journal.records()] == ["system_verified"]
+
+
+@pytest.mark.req("R84.1", "R77.1")
+def test_a_session_may_not_be_dated_before_the_last_one(core: CommandCore) -> None:
+    session = SessionModule(core)
+    open_session(session)
+    for stage in ("closing",):
+        result(session.count_balls(CHIEF, stage, ALL_BALLS, ["Marta Soler (public)"]))
+    result(session.sign_closing(CHIEF))
+    result(session.sign_closing(ADMIN))
+    with pytest.raises(SessionError, match="before the last session's \\(2026-12-01\\)"):
+        result(session.run_verification(ADMIN, "2026-11-30"))
 
 
 @pytest.mark.req("R84.2")
