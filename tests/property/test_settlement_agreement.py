@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

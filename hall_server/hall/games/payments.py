@@ -18,7 +18,15 @@ from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.game import FINAL_STATES, State, TraditionalGame
 from protocol.ledger import Posting, Reference, account_kind
-from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, Pots, PotsInPlay, Split, bingo_pot_prizes, split_prize
+from protocol.settlement import (
+    PAPER_STAKE_PCT,
+    POT_ACCOUNTS,
+    Pots,
+    PotsInPlay,
+    Split,
+    bingo_pot_prizes,
+    split_prize,
+)
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
