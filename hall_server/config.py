@@ -2,7 +2,10 @@
 
 A hall is configured by a file like ``docs/examples/hall.toml``::
 
-    [hall]      name, home (the folder of keys, PKI, journal head; default var/)
+    [hall]      name, home (the folder of keys, PKI, journal head; default var/),
+                timezone (IANA name, e.g. "Europe/Madrid"; default Europe/Andorra): the
+                hall's civil time, which says what "today" is (R81 bans, visitor
+                records, cash desks, session dates, the minutes, the audit day)
     [database]  url (default: SQLite under the home folder)
     [listen]    interface, port
     [tls]       enabled, pki_dir, server_name, require_client_certificate
@@ -37,9 +40,12 @@ import hmac
 import secrets
 import tomllib
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Mapping
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.roles import Role
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
@@ -228,6 +234,9 @@ class HallConfig:
     source: Path | None = None
     draw: DrawConfig = DrawConfig()
     responsible: ResponsiblePlayConfig = ResponsiblePlayConfig()
+    #: The hall's civil time zone (``[hall] timezone``), handed to every module that
+    #: turns a time into a local date or time.
+    timezone: tzinfo = DEFAULT_TIMEZONE
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -261,6 +270,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     prizes = reader.table("prizes")
     cards = reader.table("cards")
     name = reader.get(hall, "hall.name", str, None)
+    timezone = _timezone(reader, hall)
     reader.get(tls, "tls.pki_dir", str, "pki")
     if not name.strip():
         raise reader.error("hall.name", "name the hall")
@@ -315,6 +325,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         source=source,
         draw=_draw(reader, base),
         responsible=_responsible(reader),
+        timezone=timezone,
     )
 
 
@@ -327,6 +338,17 @@ def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:
     if not 0 < len(text.strip()) <= 4000:
         raise reader.error("responsible_play.help", "is the help page's text, 1-4000 characters")
     return ResponsiblePlayConfig(tuple(w.strip() for w in warnings), text.strip())
+
+
+def _timezone(reader: "_Reader", hall: Mapping[str, Any]) -> tzinfo:
+    name = reader.get(hall, "hall.timezone", str, str(DEFAULT_TIMEZONE))
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        # ValueError: not even a zone's name (a path, an empty string).
+        raise reader.error(
+            "hall.timezone", f"{name!r} is not a time zone; give its IANA name, such as \"Europe/Madrid\""
+        ) from None
 
 
 def _draw(reader: "_Reader", base: Path) -> DrawConfig:
@@ -451,6 +473,8 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "[hall]",
         f"name = {toml_string(hall_name)}",
         'home = "."',
+        "# The hall's civil time (IANA name): what \"today\" is for bans, cash desks, sessions, minutes.",
+        f"timezone = {toml_string(str(DEFAULT_TIMEZONE))}",
         "",
         "[listen]",
         'interface = "127.0.0.1"',

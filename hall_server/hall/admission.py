@@ -46,8 +46,10 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec
 
-#: The hall's civil time zone: "today" for bans, visitor records and cash desks.
-HALL_TIMEZONE: tzinfo = ZoneInfo("Europe/Andorra")
+#: The civil time zone of a hall whose configuration names none (``[hall] timezone``):
+#: the composition root hands each module the configured zone, which says what "today"
+#: is for bans, visitor records, cash desks, session dates and the minutes.
+DEFAULT_TIMEZONE: tzinfo = ZoneInfo("Europe/Andorra")
 BANNED_LIST_HEADER = ("document", "name", "until")
 MAX_NAME = 200
 MAX_DOCUMENT = 32
@@ -96,8 +98,8 @@ def normalize_document(text: object) -> str:
     return document
 
 
-def local_date(now_ms: int, timezone: tzinfo = HALL_TIMEZONE) -> date:
-    """The hall's calendar day at ``now_ms``."""
+def local_date(now_ms: int, timezone: tzinfo) -> date:
+    """The hall's calendar day at ``now_ms`` in its time zone ``timezone``."""
     return datetime.fromtimestamp(now_ms / 1000, timezone).date()
 
 
@@ -266,7 +268,7 @@ class AdmissionModule:
         self,
         core: CommandCore,
         staff: Iterable[StaffIdentity],
-        timezone: tzinfo = HALL_TIMEZONE,
+        timezone: tzinfo = DEFAULT_TIMEZONE,
     ) -> None:
         self.core = core
         self.timezone = timezone

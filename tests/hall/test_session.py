@@ -55,15 +55,12 @@ def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: CommandC
 
 
 @pytest.mark.req("R84.1", "R77.1")
-@pytest.mark.parametrize("date, reason", [
-    ("", "written YYYY-MM-DD"), ("hello", "written YYYY-MM-DD"), ("2026-13-01", "not a day of the calendar"),
-    ("2026-02-30", "not a day of the calendar"), ("01/12/2026", "written YYYY-MM-DD"), (None, "written YYYY-MM-DD"),
-])
+@pytest.mark.parametrize("date", ["hello", "2026-13-01", "2026-02-30", "01/12/2026", " 2026-12-01", None, 20261201])
 def test_a_verification_for_a_date_that_is_not_one_is_refused_and_records_nothing(
-    core: CommandCore, journal: Journal, date: object, reason: str
+    core: CommandCore, journal: Journal, date: object
 ) -> None:
     session = SessionModule(core, lambda now: dict(PASSED))
-    with pytest.raises(SessionError, match=reason):
+    with pytest.raises(SessionError, match="a session's date is YYYY-MM-DD"):
         result(session.run_verification(ADMIN, date))  # type: ignore[arg-type]
     assert list(journal.records()) == []
     verify_passed(session)  # and the right date is still taken

@@ -249,7 +249,7 @@ def test_refused_purchases_say_why_on_the_terminal_are_journaled_and_change_noth
     elif case == "beyond credit":
         kwargs = {"quantity": 6}
         result(hall.cashier.cash_out(CASHIER_ACTOR, number, hall.balance(number) - 300, "desk1", "cash", ""))
-        expected = "your credit is 300 cents"
+        expected = "your credit is 3.00 EUR"
     elif case == "beyond 96":
         kwargs = {"quantity": 7}
         expected = "at most 96 cards"

@@ -136,7 +136,7 @@ function money(cents) { return `${Math.floor(cents / 100)}.${String(cents % 100)
 
 function note(text, ok = false) {
   const box = $("message");
-  box.hidden = !text; box.textContent = text; box.className = ok ? "ok" : "";
+  box.hidden = !text; box.textContent = text ? text[0].toUpperCase() + text.slice(1) : ""; box.className = ok ? "ok" : "";
 }
 
 function show(panel) {
@@ -191,7 +191,14 @@ function render() {
     : (game ? `Card ${money(game.price_cents)} · series ${game.series}` : "");
   const last = state.drawn.slice(-5).reverse();
   $("last-balls").replaceChildren(...last.map((b, i) => ball(b, i === 0)));
-  $("drawn").replaceChildren(...state.drawn.map((b) => { const li = document.createElement("li"); li.textContent = b; return li; }));
+  // The 1-90 board of called numbers, the latest ringed.
+  const called = new Set(state.drawn);
+  const latest = state.drawn[state.drawn.length - 1];
+  $("drawn").replaceChildren(...Array.from({ length: 90 }, (_, i) => {
+    const li = document.createElement("li"); li.textContent = i + 1;
+    li.className = (called.has(i + 1) ? "called" : "") + (i + 1 === latest ? " latest" : "");
+    return li;
+  }));
   $("won").replaceChildren(...state.won.map((w) => { const li = document.createElement("li"); li.textContent = `${w.prize}: ${w.card} +${money(w.cents)}`; return li; }));
   $("held").textContent = `${state.cards.length} of ${MAX_CARDS} cards on this terminal`;
   renderSale();
@@ -217,10 +224,22 @@ function renderSale() {
   $("sale").className = open ? "" : "closed";
   $("buy").disabled = !open || state.cards.length >= MAX_CARDS;
   $("quantity").max = String(Math.max(1, MAX_CARDS - state.cards.length));
-  if (!game || !game.sale || game.state !== "selling") { $("countdown").textContent = "closed"; return; }
-  const left = Math.max(0, game.sale.closes_at_ms - (Date.now() + state.clockOffset));
+  // "sale open, closes in 0:42", "sale not open yet", "sale closed", "drawing": never "closes in closed".
+  const label = $("sale-state");
+  if (!game) { label.replaceChildren("No game on sale"); return; }
+  if (game.state !== "selling") {
+    label.replaceChildren(game.state === "drawing" ? "Sale closed - drawing" : `Sale closed - ${game.state.replace(/_/g, " ")}`);
+    return;
+  }
+  if (!game.sale) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  const now = Date.now() + state.clockOffset;
+  if (now < game.sale.opens_at_ms) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  const left = Math.max(0, game.sale.closes_at_ms - now);
+  if (!left) { label.replaceChildren("Sale closed for terminals"); return; }
   const s = Math.ceil(left / 1000);
-  $("countdown").textContent = left ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}` : "closed";
+  const countdown = document.createElement("strong"); countdown.id = "countdown";
+  countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  label.replaceChildren("Sale open, closes in ", countdown);
 }
 
 function renderCards() {
