@@ -152,7 +152,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     from protocol.game import Input
     from protocol.ledger import Posting
     from protocol.library import build_distinct_strips
-    from protocol.prizes import PrizeRules
+    from protocol.settlement import PrizeRules
     from protocol.sale import Series
     from server_kit.core import Actor, CommandCore, thread_pool_runner
     from server_kit.journal.sql import Journal

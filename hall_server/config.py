@@ -48,7 +48,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.roles import Role
 from protocol.errors import DomainError
-from protocol.prizes import PrizeError, PrizeRules
+from protocol.settlement import PrizeError, PrizeRules
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.

@@ -22,8 +22,8 @@ from protocol.claims import CardRef, check_claim
 from protocol.events import SaleClosed
 from protocol.game import TraditionalGame
 from protocol.money import format_cents
-from protocol.prizes import PrizeRules, share_of_sales, split_prize, tax_cents
 from protocol.sale import GameSale, Series
+from protocol.settlement import Pots, PrizeRules, close_sale, split_prize
 from protocol.wins import WinDetector
 
 DEMO_RULES = PrizeRules(line_bp=1500, bingo_bp=5500)
@@ -91,8 +91,8 @@ def play_demo_game(
     (closed,) = game.close_sale()
     assert isinstance(closed, SaleClosed)
     sales = closed.collection_cents
-    line_amount = share_of_sales(sales, DEMO_RULES.line_bp)
-    bingo_amount = share_of_sales(sales, DEMO_RULES.bingo_bp)
+    figures = close_sale(DEMO_RULES, sales, Pots())  # a demo game starts with nothing carried
+    line_amount, bingo_amount = figures.line_cents, figures.bingo_cents
     say(
         f"Sale closed: {sale.cards_sold} cards sold, {format_cents(sales)} collected; "
         f"line {format_cents(line_amount)}, bingo {format_cents(bingo_amount)}"
@@ -131,12 +131,12 @@ def play_demo_game(
             if split.carry:
                 say(f"  {format_cents(split.carry)} carried to the next game's {pattern} (R88.5)")
     game.close()
-    say(f"Game closed after {len(game.drawn)} balls; tax base {format_cents(sales)}, tax {format_cents(tax_cents(sales))}")
+    say(f"Game closed after {len(game.drawn)} balls; tax base {format_cents(sales)}, tax {format_cents(figures.tax_cents)}")
     return DemoResult(
         cards_sold=sale.cards_sold,
         sales_cents=sales,
         balls=game.drawn,
         prizes=tuple(prizes),
-        tax_cents=tax_cents(sales),
+        tax_cents=figures.tax_cents,
         series_after=series_after,
     )

@@ -489,7 +489,7 @@ class GameMachine:
         return [self._fire(I.FAILURE_UNRESOLVED, GameSuspendedForGood(self.game_id, reason))]
 
     def refund(self) -> list[Event]:
-        """No prize was won: every stake is returned (R86.2); see :mod:`protocol.refunds`."""
+        """No prize was won: every stake is returned (R86.2); see :mod:`protocol.settlement.refunds`."""
         self._check(I.REFUND_DUE)
         if settlement_after_failure(self.won) is not I.REFUND_DUE:
             raise GameError("a prize has been won, so the game is finished by hand, not refunded")

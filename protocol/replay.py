@@ -31,41 +31,35 @@ import numpy as np
 from protocol.cards import Card, CardError
 from protocol.errors import DomainError
 from protocol.json_values import describe
-from protocol.prizes import (
+from protocol.settlement import (
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
+    JACKPOT_THRESHOLDS,
+    MEGABINGO_NOTICE_DAYS,
+    POT_PRIZES,
     SUPERBINGO_BP_MAX,
     SUPERBINGO_BP_MIN,
+    SUPERBINGO_LIMITS,
+    Pots,
+    PotsInPlay,
     PrizeError,
     PrizeRules,
-    Pots,
     Split,
-    check_grand_superbingo_fund,
-    check_operator_jackpot,
-    check_operator_superbingo,
+    bingo_pot_prizes,
+    carry_forward,
     check_reserve_boost,
-    jackpot_fed,
-    jackpot_sales_share,
-    megabingo_contribution,
+    close_sale,
+    game_sales,
+    operator_contribution,
     reserve_boost_allowance,
-    reserve_transfer,
-    share_of_sales,
     split_prize,
-    stake_cents,
-    superbingo_contribution,
-    tax_cents,
 )
 from protocol.wins import game_winners
 
 INPUT_FORMAT = "bingo-replay/1"
 OUTPUT_FORMAT = "bingo-replay-result/1"
 
-SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = 42, 90  # R89: the ball limit L, 42 <= L <= 90
-JACKPOT_THRESHOLDS = (40, 41, 42)
-MEGABINGO_NOTICE_DAYS = 10  # R90: the megabingo is announced at least 10 days ahead
-
-#: Prize names in the order they appear in a game's ``prizes``.
-POT_PRIZES = ("superbingo", "grand_superbingo", "megabingo", "jackpot", "superbingo_last_game")
+SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = SUPERBINGO_LIMITS[0], SUPERBINGO_LIMITS[-1]
 
 
 T = TypeVar("T")
@@ -457,7 +451,10 @@ def _prize(ball: int, split: Split, cards: tuple[CardPlay, ...], winners: tuple[
 
 
 def replay(scenario: Scenario) -> dict[str, Any]:
-    """Recompute every game; return the result as JSON-ready data."""
+    """Recompute every game; return the result as JSON-ready data.
+
+    Every figure comes from :mod:`protocol.settlement`, the computation the hall itself runs.
+    """
     rules = scenario.rules
     pots = scenario.opening
     operator_jackpot_by_month: dict[tuple[int, int], int] = {}
@@ -481,48 +478,27 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                     at[field].fail(str(error))
 
             # 1. Operator contributions.
-            operator_superbingo_today = checked(
-                "operator.superbingo",
-                lambda: check_operator_superbingo(operator_superbingo_today, game.operator_superbingo),
-            )
-            operator_superbingo_today = checked(
-                "operator.grand_superbingo",
-                lambda: check_operator_superbingo(
-                    operator_superbingo_today, game.operator_grand_superbingo
-                ),
-            )
-            grand_superbingo = checked(
-                "operator.grand_superbingo",
-                lambda: check_grand_superbingo_fund(pots.grand_superbingo, game.operator_grand_superbingo),
-            )
-            operator_jackpot_by_month[month] = checked(
-                "operator.jackpot",
-                lambda: check_operator_jackpot(
-                    operator_jackpot_by_month.get(month, 0), game.operator_jackpot
-                ),
-            )
-            operator_jackpot = jackpot_fed(game.operator_jackpot, pots.jackpot_accumulated)
-            pots = pots.replace(
-                superbingo=pots.superbingo + game.operator_superbingo,
-                grand_superbingo=grand_superbingo,
-                jackpot_accumulated=pots.jackpot_accumulated + operator_jackpot.to_accumulated,
-                jackpot_reserve=pots.jackpot_reserve + operator_jackpot.to_reserve,
-            )
-
-            # 2. Sales.
-            sales = sum(stake_cents(game.price_cents, card.stake_pct) for card in game.cards)
-
-            # 3. Pot contributions, whether or not the pot is in play.
-            pots = pots.replace(
-                superbingo=pots.superbingo + superbingo_contribution(sales, rules.superbingo_bp),
-                megabingo=pots.megabingo + (megabingo_contribution(sales) if rules.megabingo else 0),
-            )
-            if rules.jackpot:
-                share = jackpot_sales_share(sales, pots.jackpot_accumulated)
-                pots = pots.replace(
-                    jackpot_accumulated=pots.jackpot_accumulated + share.to_accumulated,
-                    jackpot_reserve=pots.jackpot_reserve + share.to_reserve,
+            for pot, amount in (
+                ("superbingo", game.operator_superbingo),
+                ("grand_superbingo", game.operator_grand_superbingo),
+                ("jackpot", game.operator_jackpot),
+            ):
+                contribution = checked(
+                    f"operator.{pot}",
+                    lambda: operator_contribution(
+                        pot, amount, pots, operator_superbingo_today, operator_jackpot_by_month.get(month, 0)
+                    ),
                 )
+                operator_superbingo_today = contribution.superbingo_today
+                operator_jackpot_by_month[month] = contribution.jackpot_this_month
+                pots = pots.plus(contribution.credits)
+
+            # 2-3. Sales, and the pot contributions whether or not the pot is in play; 5. the
+            # prize amounts with the carries and the boosts (checked in 4 on the reserve as
+            # the contributions leave it).
+            sales = game_sales(game.price_cents, (card.stake_pct for card in game.cards))
+            figures = close_sale(rules, sales, pots, game.boost_line, game.boost_bingo)
+            pots = figures.pots_after(pots)
 
             # 4. Reserve boost (R91.7).
             for field, boost in (("line", game.boost_line), ("bingo", game.boost_bingo)):
@@ -533,66 +509,40 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 boosted += boost
                 pots = pots.replace(jackpot_reserve=pots.jackpot_reserve - boost)
 
-            # 5. Prize amounts; the carries are spent.
-            line_amount = share_of_sales(sales, rules.line_bp) + pots.carry_line + game.boost_line
-            bingo_amount = share_of_sales(sales, rules.bingo_bp) + pots.carry_bingo + game.boost_bingo
-
             # 6-7. The draw's winners (found while parsing) and the splits (R88.5).
-            def split(amount: int, winners: Winners) -> Split:
-                return split_prize(amount, [game.cards[w].stake_pct for w in winners.cards])
+            def stakes(winners: Winners) -> list[int]:
+                return [game.cards[w].stake_pct for w in winners.cards]
 
-            line = split(line_amount, game.line)
-            bingo = split(bingo_amount, game.bingo)
-            pots = pots.replace(carry_line=line.carry, carry_bingo=bingo.carry)
+            line = split_prize(figures.line_cents, stakes(game.line))
+            bingo = split_prize(figures.bingo_cents, stakes(game.bingo))
+            pots = carry_forward(pots, line, bingo)
             prizes: dict[str, tuple[int, Split, Winners]] = {
                 "line": (game.line.ball, line, game.line),
                 "bingo": (game.bingo.ball, bingo, game.bingo),
             }
             bingo_ball = game.bingo.ball
 
-            # 8. Superbingo / grand superbingo.
-            if game.superbingo_limit is not None:
-                last_superbingo_won = bingo_ball <= game.superbingo_limit
-                if last_superbingo_won:
-                    won = split(pots.superbingo, game.bingo)
-                    pots = pots.replace(superbingo=won.carry)
-                    prizes["superbingo"] = (bingo_ball, won, game.bingo)
-            if game.grand_superbingo_limit is not None and bingo_ball <= game.grand_superbingo_limit:
-                won = split(pots.grand_superbingo, game.bingo)
-                pots = pots.replace(grand_superbingo=won.carry)
-                prizes["grand_superbingo"] = (bingo_ball, won, game.bingo)
-
-            # 9. Megabingo: the announced amount, out of the fund.
-            if game.megabingo_cents is not None:
-                if game.megabingo_cents > pots.megabingo:
-                    at["megabingo_cents"].fail(
-                        f"the announced {game.megabingo_cents} cents exceed the megabingo "
-                        f"fund's {pots.megabingo} cents (R90)"
-                    )
-                won = split(game.megabingo_cents, game.bingo)
-                pots = pots.replace(megabingo=pots.megabingo - won.paid)
-                prizes["megabingo"] = (bingo_ball, won, game.bingo)
-
-            # 10. Jackpot, then the reserve refills the accumulated part.
-            if game.jackpot_threshold is not None and bingo_ball <= game.jackpot_threshold:
-                won = split(pots.jackpot_accumulated, game.bingo)
-                moved = reserve_transfer(pots.jackpot_reserve, won.carry)
-                pots = pots.replace(
-                    jackpot_accumulated=won.carry + moved,
-                    jackpot_reserve=pots.jackpot_reserve - moved,
-                )
-                prizes["jackpot"] = (bingo_ball, won, game.bingo)
-
-            # 11. The session's last game takes an unwon superbingo (R89).
-            if position == len(session.games) - 1 and last_superbingo_won is False:
-                won = split(pots.superbingo, game.bingo)
-                pots = pots.replace(superbingo=won.carry)
-                prizes["superbingo_last_game"] = (bingo_ball, won, game.bingo)
+            # 8-11. The pots the bingo wins; the session's last game takes an unwon superbingo.
+            in_play = PotsInPlay(
+                game.superbingo_limit, game.grand_superbingo_limit, game.jackpot_threshold, game.megabingo_cents
+            )
+            won = checked(
+                "megabingo_cents",
+                lambda: bingo_pot_prizes(
+                    in_play, bingo_ball, stakes(game.bingo), pots,
+                    last_game=position == len(session.games) - 1, earlier_superbingo_won=last_superbingo_won,
+                ),
+            )
+            pots = won.pots
+            if won.superbingo_won is not None:
+                last_superbingo_won = won.superbingo_won
+            for pot_prize in won.prizes:
+                prizes[pot_prize.prize] = (bingo_ball, pot_prize.split, game.bingo)
 
             # 12. Tax (R98).
-            tax = tax_cents(sales)
+            tax = figures.tax_cents
 
-            paid = sum(won.paid for _, won, _ in prizes.values())
+            paid = sum(split.paid for _, split, _ in prizes.values())
             total_sales += sales
             total_paid += paid
             total_tax += tax

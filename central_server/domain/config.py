@@ -33,7 +33,7 @@ from protocol import central_messages as wire
 from protocol.cards import CELLS
 from protocol.central_messages import CentralMessageError
 from protocol.patterns import GamePatterns, Pattern, PatternError, pattern_from_dict, pattern_to_dict
-from protocol.prizes import BASIS_POINTS, PAYOUT_FLOOR_BP
+from protocol.settlement import BASIS_POINTS, PAYOUT_FLOOR_BP
 
 #: The sale window may last from 10 seconds to an hour.
 SALE_WINDOW_MS = (10_000, 3_600_000)

@@ -24,7 +24,7 @@ from central_server.domain.config import export_card_id
 from central_server.domain.errors import CentralError
 from central_server.domain.game import CentralGame, Phase
 from protocol.cards import COLUMNS, ROWS
-from protocol.prizes import tax_cents
+from protocol.settlement import tax_cents
 from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
 
 

@@ -62,7 +62,7 @@ from protocol import central_messages as wire
 from protocol.balls import BallSource
 from protocol.cards import BALLS
 from protocol.central_messages import REFUSALS, CentralMessageError
-from protocol.prizes import share_of_sales, split_prize, stake_cents
+from protocol.settlement import share_of_sales, split_prize, stake_cents
 
 
 class Phase(StrEnum):

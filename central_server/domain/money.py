@@ -36,7 +36,7 @@ from central_server.domain.events import (
     SaleClosed,
     StakeReturned,
 )
-from protocol.prizes import share_of_sales
+from protocol.settlement import share_of_sales
 
 
 class MoneyError(CentralError):

@@ -47,32 +47,15 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from protocol.cards import Card, CardError
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.prizes import (
-    Pots,
-    PrizeRules,
-    house_share,
-    jackpot_sales_share,
-    megabingo_contribution,
-    share_of_sales,
-    superbingo_contribution,
-)
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, POT_PRIZES, ReplayError, parse_scenario
+from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, ReplayError, parse_scenario
+from protocol.settlement import OPERATOR_POTS, POT_ACCOUNTS, POT_PRIZES, Pots, PrizeRules, close_sale
 
 #: The ledger accounts of the carries and pots, and the replay's name for each.
-POT_ACCOUNTS = {
-    "carry:line": "carry_line",
-    "carry:bingo": "carry_bingo",
-    "pot:superbingo": "superbingo",
-    "pot:grand_superbingo": "grand_superbingo",
-    "pot:megabingo": "megabingo",
-    "pot:jackpot_accumulated": "jackpot_accumulated",
-    "pot:jackpot_reserve": "jackpot_reserve",
-}
+LEVEL_OF_ACCOUNT = {account: name for name, account in POT_ACCOUNTS.items()}
 POT_NAMES = tuple(f.name for f in dataclasses.fields(Pots))
 PATTERNS = ("line", "bingo")
 PRIZES = (*PATTERNS, *POT_PRIZES)
-OPERATOR_POTS = ("superbingo", "grand_superbingo", "jackpot")
-#: Posting reasons the export reads (hall_server/hall/games.py writes them).
+#: Posting reasons the export reads (hall_server/hall/games/ writes them).
 TAX_REASON = "tax:bingo"
 PRIZE_REASON = "prize:"
 FIXED_SUM_REASON = "prizes:fixed sum top-up"
@@ -170,7 +153,7 @@ class DayFold:
 
     def __init__(self, day: str) -> None:
         self.day = day
-        self._balances = dict.fromkeys(POT_ACCOUNTS, 0)
+        self._balances = dict.fromkeys(LEVEL_OF_ACCOUNT, 0)
         self._sessions = 0  # sessions opened so far, numbered as the session module does
         self._in_session = False
         self._verified: tuple[str, dict[str, int]] | None = None  # the last verification's date, pots then
@@ -187,7 +170,7 @@ class DayFold:
 
     def _pots(self) -> dict[str, int]:
         # Carries and pots are credit accounts: what they hold is credits minus debits.
-        return {POT_ACCOUNTS[account]: cents for account, cents in self._balances.items()}
+        return {LEVEL_OF_ACCOUNT[account]: cents for account, cents in self._balances.items()}
 
     def feed(self, record: Record) -> None:
         """Take the next journal record."""
@@ -443,19 +426,15 @@ def _rules_fault(game: _Game, rules: PrizeRules) -> str | None:
     closed = game.closed
     assert closed is not None, "a settled game had its sale closed"
     sales = closed["collection_cents"]
-    expected = {
-        "pot:superbingo": superbingo_contribution(sales, rules.superbingo_bp),
-        "pot:megabingo": megabingo_contribution(sales) if rules.megabingo else 0,
-    }
-    if rules.jackpot:
-        share = jackpot_sales_share(sales, game.jackpot_at_close)
-        expected["pot:jackpot_accumulated"] = share.to_accumulated
-        expected["pot:jackpot_reserve"] = share.to_reserve
+    carried = Pots(carry_line=closed["carry_line_cents"], carry_bingo=closed["carry_bingo_cents"],
+                   jackpot_accumulated=game.jackpot_at_close)
+    figures = close_sale(rules, sales, carried)
     checks = (
-        ("line prize", closed["line_cents"] - closed["carry_line_cents"], share_of_sales(sales, rules.line_bp)),
-        ("bingo prize", closed["bingo_cents"] - closed["carry_bingo_cents"], share_of_sales(sales, rules.bingo_bp)),
-        ("pot contributions", dict(closed["contributions"]), {k: v for k, v in expected.items() if v}),
-        ("house share", closed["house_cents"], house_share(rules, sales)),
+        ("line prize", closed["line_cents"], figures.line_cents),
+        ("bingo prize", closed["bingo_cents"], figures.bingo_cents),
+        ("pot contributions", dict(closed["contributions"]),
+         {POT_ACCOUNTS[pot]: cents for pot, cents in figures.contributions.items() if cents}),
+        ("house share", closed["house_cents"], figures.house_cents),
     )
     for what, recorded, computed in checks:
         if recorded != computed:

@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 from hall_server.audit.export import AuditError, DayExport, DayFold
 from hall_server.store import cards as card_store
 from protocol.chain import Record, verify_chain
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from server_kit.journal import table as table
 from server_kit.journal.sql import read_head
 

@@ -65,7 +65,8 @@ from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
-from protocol.refunds import TERMINAL_REFUND, refunded_cards, stakes_account
+from protocol.settlement import game_sales, stake_cents
+from protocol.settlement.refunds import refunded_cards, stakes_account, terminal_refund_postings
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
 
@@ -387,15 +388,7 @@ class VirtualModule:
                 for e in machine.terminal_failed(known.terminal_id)
             ]
             seq = self.core.seq + len(entries)  # the terminal_failed record
-            # Before the close the stakes are still in the game's collection.  After it the
-            # prizes were announced on the whole collection and stand, so the house pays
-            # the refund (its share was counted on these stakes too).
-            source = stakes_account(game.game_id) if game.settlement is None else "house"
-            refunds = [
-                Posting.transfer(s.stake_cents, debit=source, credit=s.account, reason=TERMINAL_REFUND,
-                                 reference=Reference(game.game_id, CardRef(s.series, s.card_number).label, seq))
-                for s in sales
-            ]
+            refunds = terminal_refund_postings(sales, game.game_id, seq, sale_closed=game.settlement is not None)
             self.ledger.check(refunds)
             return [*entries, *posting_entries(refunds)]
 
@@ -513,7 +506,7 @@ class VirtualModule:
                     raise PurchaseRefused(
                         f"only {self.library.size - assigned} virtual cards are left in series {self.library.label}"
                     )
-                amount = stake * quantity
+                amount = game_sales(game.machine.price_cents, [stake_pct for _ in range(quantity)])
                 credit = self.ledger.balance(account) - spent.get(account, 0)
                 if amount > credit:
                     raise PurchaseRefused(
@@ -585,7 +578,7 @@ class VirtualModule:
             raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)")
         quantity = _whole(request.quantity, "the number of cards", 1, MAX_CARDS_PER_PLAYER)
         stake_pct = _whole(request.stake_pct, "the stake (percent of the card's value)", 1, 100)
-        stake = game.machine.price_cents * stake_pct // 100
+        stake = stake_cents(game.machine.price_cents, stake_pct)
         if stake <= 0:
             raise PurchaseRefused(f"a stake of {stake_pct}% of {format_cents(game.machine.price_cents)} is nothing; stake more")
         return player_account(named), quantity, stake_pct, stake

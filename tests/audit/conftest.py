@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
 from hall_server.store.database import open_database
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from server_kit.journal.sql import Journal
 from tests.audit.halls import AuditHall
 

@@ -40,7 +40,7 @@ from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.ledger import Posting
 from protocol.library import build_distinct_strips
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from protocol.sale import Series
 from server_kit.core import Actor, CommandCore, run_inline
 from server_kit.journal.sql import Journal

@@ -19,7 +19,7 @@ from hall_server.audit.folder import FILES, read_journal, verify_segment
 from hall_server.cli import main
 from hall_server.store.database import open_database
 from protocol.chain import ChainError
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from server_kit.journal import table as table
 from tests.audit.conftest import POT_RULES, fast_folder, new_clock
 from tests.audit.halls import GamePlan, Purchase, play_game, stored_hall

@@ -12,7 +12,7 @@ import pytest
 from hall_server.audit import AuditError, DayExport, build_day
 from protocol.cards import Card
 from protocol.chain import Record
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from protocol.replay import parse_scenario, replay
 from tests.audit.conftest import POT_RULES, first, new_hall
 from tests.audit.halls import (

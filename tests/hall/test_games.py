@@ -20,7 +20,7 @@ from protocol.balls import FakeBallSource
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Overdraft, Posting
-from protocol.prizes import PayoutFloorError, PrizeRules
+from protocol.settlement import PayoutFloorError, PrizeRules
 from protocol.sale import Series
 from protocol.strips import sample_strips
 from server_kit.core import Actor, CommandCore, NotAllowed, run_inline

@@ -2,7 +2,7 @@
 
 import pytest
 
-from protocol.prizes import PayoutFloorError, PrizeError, PrizeRules
+from protocol.settlement import PayoutFloorError, PrizeError, PrizeRules
 from tests.hall.conftest import result
 from tests.hall.test_games import CASHIER, CHIEF, SELLER, Hall, fund_drawer, opened_hall, sell
 

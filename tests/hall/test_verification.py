@@ -44,12 +44,12 @@ def test_the_software_check_names_changed_added_and_missing_files(release: Path,
     count = write_manifest(manifest, release)
     assert count == len(installed_files(release)) > 50
     assert check_software(manifest, release) is None
-    (release / "protocol" / "prizes.py").write_text("# altered\n")
+    (release / "protocol" / "replay.py").write_text("# altered\n")
     (release / "hall_server" / "extra.py").write_text("x = 1\n")
     (release / "protocol" / "money.py").unlink()
     fault = check_software(manifest, release)
     assert fault == (
-        "installed software differs from the release manifest (changed: protocol/prizes.py; "
+        "installed software differs from the release manifest (changed: protocol/replay.py; "
         "added: hall_server/extra.py; missing: protocol/money.py)"
     )
     assert "no release manifest" in check_software(tmp_path / "none.json", release)
@@ -86,7 +86,7 @@ def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
     session = SessionModule(core, lambda now: dict(findings))
     with pytest.raises(NotAllowed):
         result(session.run_verification(CHIEF, "2026-12-01"))
-    findings["software"] = "installed software differs from the release manifest (changed: protocol/prizes.py)"
+    findings["software"] = "installed software differs from the release manifest (changed: protocol/replay.py)"
     result(session.run_verification(ADMIN, "2026-12-01"))
     with pytest.raises(SessionError, match="has not passed its verification"):
         result(session.count_balls(CHIEF, "opening", list(range(1, 91)), ["a player"]))

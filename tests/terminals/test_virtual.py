@@ -12,7 +12,7 @@ from hall_server.hall.cashier import player_account
 from hall_server.hall.games import GameModuleError
 from hall_server.hall.virtual import PurchaseRefused, PurchaseRequest, TerminalRefused, VirtualError
 from protocol.claims import CardRef
-from protocol.prizes import share_of_sales
+from protocol.settlement import share_of_sales
 from tests.hall.conftest import result
 from tests.hall.test_games import RULES, sell
 from tests.terminals.conftest import CASHIER as CASHIER_ACTOR

@@ -40,7 +40,7 @@ from protocol.game import (
 )
 from protocol.ledger import Ledger, Overdraft, Posting, Reference, account_kind
 from protocol.patterns import BINGO, FOUR_CORNERS, LINE, TWO_LINES, GamePatterns, completion_ball
-from protocol.refunds import (
+from protocol.settlement.refunds import (
     GAME_REFUND,
     RefundError,
     refund_game,

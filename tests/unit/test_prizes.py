@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.prizes import (
+from protocol.settlement import (
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
     LimitExceeded,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from protocol.events import CardSold
 from protocol.ledger import Ledger, Posting
-from protocol.refunds import (
+from protocol.settlement.refunds import (
     GAME_REFUND,
     TERMINAL_REFUND,
     RefundError,

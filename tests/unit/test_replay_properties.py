@@ -29,7 +29,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from protocol.cards import fingerprint
-from protocol.prizes import GRAND_SUPERBINGO_CAP, JACKPOT_CAP, PrizeRules, house_share
+from protocol.settlement import GRAND_SUPERBINGO_CAP, JACKPOT_CAP, PrizeRules, house_share
 from protocol.replay import ReplayError, replay_json
 from protocol.strips import sample_strips
 

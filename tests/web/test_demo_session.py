@@ -20,7 +20,7 @@ from hall_server.store.database import open_database
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.view import HallView
 from protocol.balls import FakeBallSource
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from protocol.sale import Series
 from protocol.strips import sample_strips
 from server_kit.core import CommandCore, run_inline

@@ -17,16 +17,21 @@ them before its ledger projection records them; ``refund_*`` also record them.
 
 The ledger is the memory of what was refunded: a card with a refund posting is never
 refunded again, and a game refunded as a whole refuses a second game refund.
+
+Two more postings belong to refunds: a game refunded after its sale closed first
+takes back what the close put into the pots (:func:`contributions_returned`), and a
+failed terminal's cards refunded after the close are paid back by the house, since the
+prizes announced on the whole collection stand (:func:`terminal_refund_postings`).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.events import CardSold
-from protocol.ledger import Ledger, Overdraft, Posting, Reference
+from protocol.ledger import Ledger, Leg, Overdraft, Posting, Reference
 
 #: Posting reasons: the refund of a whole game, and of one failed terminal's cards.
 GAME_REFUND = "refund:game"
@@ -52,12 +57,12 @@ def refunded_cards(ledger: Ledger, game_id: str) -> frozenset[str]:
 
 
 def _postings(
-    sales: Iterable[CardSold], game_id: str, reason: str, event_seq: int
+    sales: Iterable[CardSold], game_id: str, reason: str, event_seq: int, source: str | None = None
 ) -> list[Posting]:
     return [
         Posting.transfer(
             sale.stake_cents,
-            debit=stakes_account(game_id),
+            debit=source or stakes_account(game_id),
             credit=sale.account,
             reason=reason,
             reference=Reference(game_id, CardRef(sale.series, sale.card_number).label, event_seq),
@@ -135,3 +140,35 @@ def refund_terminal(
 ) -> tuple[Posting, ...]:
     """:func:`plan_terminal_refund`, recorded in ``ledger``."""
     return ledger.post_all(plan_terminal_refund(ledger, sales, game_id, terminal_id, event_seq))
+
+
+def contributions_returned(game_id: str, contributions: Mapping[str, int], event_seq: int) -> tuple[Posting, ...]:
+    """The posting that gives back to ``game_id``'s collection what its close put into the pots.
+
+    ``contributions`` maps each pot's ledger account to the cents the close credited it
+    (the ``sale_closed`` record's ``contributions``); nothing to give back, no posting.
+    """
+    amounts = {pot: cents for pot, cents in contributions.items() if cents}
+    if not amounts:
+        return ()
+    return (
+        Posting(
+            tuple(Leg(pot, cents) for pot, cents in amounts.items()),
+            (Leg(stakes_account(game_id), sum(amounts.values())),),
+            "pots:contribution returned",
+            Reference(game_id, None, event_seq),
+        ),
+    )
+
+
+def terminal_refund_postings(
+    sales: Iterable[CardSold], game_id: str, event_seq: int, sale_closed: bool
+) -> tuple[Posting, ...]:
+    """The postings refunding ``sales`` (cards of a failed terminal, R96.3), one per card.
+
+    Before the sale's close the stakes are still in the game's collection.  After it the
+    prizes were announced on the whole collection and stand, so the house pays the
+    refund (its share was counted on these stakes too).
+    """
+    source = "house" if sale_closed else stakes_account(game_id)
+    return tuple(_postings(sales, game_id, TERMINAL_REFUND, event_seq, source))

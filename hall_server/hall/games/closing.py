@@ -1,0 +1,109 @@
+"""The game's end - closed, or finished by hand - with its house share and tax (R98), the cards'
+collection (R82.4), and what keeps the session from closing (R89, R93.15)."""
+
+from __future__ import annotations
+
+from twisted.internet.defer import Deferred
+
+from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, _entry
+from hall_server.hall.games.state import Game, _fork
+from hall_server.hall.ledger import posting_entries
+from protocol.chain import Record
+from protocol.events import Event
+from protocol.game import State, describe
+from protocol.ledger import Posting, Reference
+from protocol.money import format_cents
+from protocol.settlement.refunds import stakes_account
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
+
+
+class ClosingCommands(GamesBase):
+    """Closing and finishing a game, collecting its cards, the session's closing check."""
+
+    def closing_refusal(self) -> str | None:
+        """Why the session may not close yet, or None (R89, R93.15).
+
+        A game under way is finished first.  A superbingo fund left unwon by the
+        session's last superbingo game belongs to the bingo of the session's last game:
+        the session closes only once that game, announced as the last, was played.
+        """
+        current = self.state.current
+        if current is not None and not current.over:
+            return (
+                f"game {current.game_id} is under way ({describe(current.machine.state)}); "
+                "finish it before the session closes"
+            )
+        session = self.session.state.current
+        if session is None:
+            return None
+        games = [g for g in self.state.games if g.session == session.number and g.machine.state is not State.REFUNDED]
+        if any(g.last_game and g.over for g in games):
+            return None
+        superbingo_games = [g for g in games if g.superbingo_limit is not None]
+        fund = self.ledger.balance(SUPERBINGO)
+        if superbingo_games and superbingo_games[-1].superbingo_won is False and fund > 0:
+            return (
+                f"the superbingo of game {superbingo_games[-1].game_id} was not won, and its fund of "
+                f"{format_cents(fund)} goes to the bingo of the session's last game (R89): announce a game as "
+                "the last (R93.15) and play it before the session closes"
+            )
+        return None
+
+    def _settle(self, game: Game, ended: Event) -> list[Entry]:
+        """The game's end with its house share and tax (R98), both posted."""
+        settlement = game.settlement
+        assert settlement is not None
+        reference = Reference(game.game_id, None, self.core.seq + 1)
+        postings = []
+        if settlement.house_cents:
+            postings.append(Posting.transfer(settlement.house_cents, debit=stakes_account(game.game_id),
+                                             credit="house", reason="house:share", reference=reference))
+        if settlement.tax_cents:
+            postings.append(Posting.transfer(settlement.tax_cents, debit="house", credit="tax",
+                                             reason="tax:bingo", reference=reference))
+        self.ledger.check(postings)
+        return [
+            _entry(ended, house_cents=settlement.house_cents, tax_cents=settlement.tax_cents,
+                   tax_base_cents=settlement.sales_cents),
+            *posting_entries(postings),
+        ]
+
+    def close_game(self, actor: Actor) -> Deferred[list[Record]]:
+        """Close the game once the bingo and the claims are verified (R85)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            machine = _fork(game.machine)
+            (closed,) = machine.close()
+            entries = self._settle(game, closed)
+            return [*entries, *self._auto_payments(game, machine, len(entries))]
+
+        return self.core.execute(actor, "close_game", decide)
+
+    def finish_game(self, actor: Actor) -> Deferred[list[Record]]:
+        """End a game finished by hand once its bingo is verified (R86.2)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            machine = _fork(game.machine)
+            (finished,) = machine.finish(finished_by=actor.name)
+            entries = self._settle(game, finished)
+            return [*entries, *self._auto_payments(game, machine, len(entries))]
+
+        return self.core.execute(actor, "finish_game", decide)
+
+    def collect_cards(self, actor: Actor) -> Deferred[list[Record]]:
+        """The game's cards are collected: the next sale may open (R82.4)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            if not game.over:
+                raise GameModuleError(
+                    f"game {game.game_id}'s cards are collected once it has ended, not {describe(game.machine.state)}"
+                )
+            if due := self.unpaid(game):
+                raise GameModuleError(f"pay the {' and '.join(due)} of game {game.game_id} before collecting its cards")
+            return [("cards_collected", {"game_id": game.game_id, "cards": len(game.machine.sales)})]
+
+        return self.core.execute(actor, "collect_cards", decide)

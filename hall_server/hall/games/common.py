@@ -1,0 +1,178 @@
+"""What every part of the hall game shares: its errors, the ledger accounts of its pots, the
+helpers that turn domain events into journal entries, and :class:`GamesBase`, the state and
+queries the command mixins of :class:`~hall_server.hall.games.module.GamesModule` work on."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+import numpy as np
+from twisted.internet.defer import Deferred, DeferredLock
+
+from hall_server.hall.catalog import CardCatalog, CatalogError
+from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.session import Session, SessionModule
+from protocol.balls import BallSource
+from protocol.cards import CELLS
+from protocol.chain import Record
+from protocol.claims import CardRef
+from protocol.errors import DomainError
+from protocol.events import EVENT_TYPES, Event, event_from_dict
+from protocol.game import TraditionalGame
+from protocol.sale import Series
+from protocol.settlement import POT_ACCOUNTS, Pots, PrizeRules
+from server_kit.core import CommandCore
+from server_kit.journal.port import Entry
+
+if TYPE_CHECKING:
+    from hall_server.hall.games.state import Game, GamesState
+
+
+#: Ledger accounts of the carries and pots (protocol/ledger.py's scheme).
+CARRY = {"line": POT_ACCOUNTS["carry_line"], "bingo": POT_ACCOUNTS["carry_bingo"]}
+SUPERBINGO = POT_ACCOUNTS["superbingo"]
+GRAND_SUPERBINGO = POT_ACCOUNTS["grand_superbingo"]
+MEGABINGO = POT_ACCOUNTS["megabingo"]
+JACKPOT = POT_ACCOUNTS["jackpot_accumulated"]
+
+
+class DeferredBallSource(Protocol):
+    """A :class:`BallSource` whose ``draw()`` answers later: the ball blower, whose ball
+    is known once its reader has read it (``hall_server/blower/source.py``)."""
+
+    @property
+    def drawn(self) -> tuple[int, ...]: ...
+
+    def draw(self) -> Deferred[int]: ...
+
+    def put_back(self, ball: int) -> None: ...
+
+
+#: Given the balls already drawn in the current game, the source of the next ones.
+BallSourceFactory = Callable[[Sequence[int]], "BallSource | DeferredBallSource"]
+
+
+class GameModuleError(DomainError):
+    """A game command refused; the message says why and what to do."""
+
+
+# --- Helpers ----------------------------------------------------------------------------
+
+
+def _whole(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GameModuleError(f"{what} is a whole number, not {value!r}")
+    return value
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise GameModuleError(f"say {what}; it goes into the record")
+    return value.strip()
+
+
+def _entry(event: Event, **extra: Any) -> Entry:
+    """A journal entry for a domain event: its dict form, plus what consoles need besides."""
+    return (event.type, {**event.to_dict(), **extra})
+
+
+def _event_of(record: Record) -> Event:
+    """The domain event inside a record written by :func:`_entry` (extras and actor dropped)."""
+    cls = EVENT_TYPES[record.type]
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return event_from_dict({"type": record.type, **{k: v for k, v in record.payload.items() if k in names}})
+
+
+def _session_date(session: Session) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(session.date)
+    except ValueError:
+        raise GameModuleError(
+            f"the session's date {session.date!r} is not a YYYY-MM-DD date; pot rules count days by it"
+        ) from None
+
+
+class GamesBase:
+    """The attributes and queries every part of :class:`~hall_server.hall.games.module.GamesModule` uses."""
+
+    core: CommandCore
+    session: SessionModule
+    ledger: LedgerModule
+    catalog: CardCatalog
+    ball_sources: BallSourceFactory
+    rules: PrizeRules
+    state: "GamesState"
+    virtual_series: dict[int, np.ndarray]
+    _source: BallSource | DeferredBallSource | None
+    _draw_turn: DeferredLock
+
+    # --- Queries ------------------------------------------------------------------------
+
+    @property
+    def current(self) -> Game | None:
+        return self.state.current
+
+    def require_game(self) -> Game:
+        game = self.state.current
+        if game is None:
+            raise GameModuleError("no game is under way; announce a sale first")
+        return game
+
+    def last_sold(self, series: Series) -> int:
+        """The last card of ``series`` sold: by the journal, or before it by the catalog."""
+        return max(series.last_sold, self.state.last_sold.get(series.number, 0))
+
+    def add_virtual_series(self, number: int, layouts: np.ndarray) -> None:
+        """Put a virtual library in the game as series ``number`` (R82.9).
+
+        The hall game names every card by an integer series and a number
+        (:class:`CardRef`); a virtual library's series is a label (``V1``), so the hall
+        gives it a number of its own, which no paper series may have: virtual cards
+        then take part in detection, claims and prizes like paper ones, and their
+        layouts come from ``layouts`` (card k at row k-1) instead of a card set.
+        """
+        number = _whole(number, "a virtual series number")
+        try:
+            self.catalog.series(number)
+        except CatalogError:
+            pass
+        else:
+            raise GameModuleError(
+                f"series {number} is a paper series; a virtual series needs a number of its own (R82.9)"
+            )
+        self.virtual_series[number] = np.asarray(layouts, dtype=np.uint8)
+
+    def is_virtual(self, ref: CardRef) -> bool:
+        return ref.series in self.virtual_series
+
+    def _cells(self, game: Game) -> np.ndarray:
+        """The cells of the cards in play, in the detector's order (every series of a set prints the same cards)."""
+        rows = np.fromiter((ref.number - 1 for ref in game.refs), dtype=np.int64, count=len(game.refs))
+        if not self.virtual_series:
+            return self.catalog.layouts(game.card_set)[rows]
+        # Virtual cards take their layouts from their library (R82.9), paper ones from the set.
+        series = np.fromiter((ref.series for ref in game.refs), dtype=np.int64, count=len(game.refs))
+        cells = np.empty((len(rows), CELLS), dtype=np.uint8)
+        paper = ~np.isin(series, list(self.virtual_series))
+        if paper.any():
+            cells[paper] = self.catalog.layouts(game.card_set)[rows[paper]]
+        for number, layouts in self.virtual_series.items():
+            mine = series == number
+            cells[mine] = layouts[rows[mine]]
+        return cells
+
+    def unpaid(self, game: Game) -> list[str]:
+        """Prizes won in an ended game and not paid yet."""
+        if not game.over:
+            return []
+        return [p for p in ("line", "bingo") if p in game.machine.won and p not in game.paid]
+
+    def pots(self) -> Pots:
+        """The carries and pots as the ledger holds them now."""
+        return Pots.from_accounts({account: self.ledger.balance(account) for account in POT_ACCOUNTS.values()})
+
+    def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[Entry]:
+        """The prizes due that only virtual cards won, credited in the same decision (payments.py)."""
+        raise NotImplementedError

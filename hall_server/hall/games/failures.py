@@ -1,0 +1,65 @@
+"""Failures (R86): a game suspended and resumed, or suspended for good - refunded when no
+prize was won (the refund's postings are :mod:`protocol.settlement.refunds`), else finished by hand."""
+
+from __future__ import annotations
+
+from twisted.internet.defer import Deferred
+
+from hall_server.hall.games.common import GamesBase, _entry, _text
+from hall_server.hall.games.state import _fork
+from hall_server.hall.ledger import posting_entries
+from protocol.chain import Record
+from protocol.ledger import Ledger
+from protocol.settlement.refunds import contributions_returned, refund_game
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
+
+
+class FailureCommands(GamesBase):
+    """Suspending, resuming and giving up a game."""
+
+    def suspend_game(self, actor: Actor, reason: str) -> Deferred[list[Record]]:
+        """Suspend the game on a failure of the installation, machines or software (R86.1)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            (suspended,) = _fork(game.machine).report_failure(_text(reason, "what failed"))
+            return [_entry(suspended)]
+
+        return self.core.execute(actor, "suspend_game", decide)
+
+    def resume_game(self, actor: Actor) -> Deferred[list[Record]]:
+        """The failure is resolved: the game goes on where it stopped."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            (resumed,) = _fork(game.machine).resolve_failure()
+            return [_entry(resumed)]
+
+        return self.core.execute(actor, "resume_game", decide)
+
+    def suspend_game_for_good(self, actor: Actor, reason: str) -> Deferred[list[Record]]:
+        """Unresolved after a reasonable time (R86.2): refund when no prize was won, else finish by hand."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            machine = _fork(game.machine)
+            entries = [_entry(e) for e in machine.give_up(_text(reason, "why the game cannot go on"))]
+            if machine.won:
+                entries += [_entry(e) for e in machine.finish_by_hand(authorised_by=actor.name)]
+                return entries
+            entries += [_entry(e) for e in machine.refund()]
+            refund_seq = self.core.seq + len(entries)
+            # The pots give back what the close set aside, then every stake goes home.
+            settled = game.settlement
+            back = contributions_returned(game.game_id, settled.contributions if settled else {}, refund_seq)
+            # The whole ledger, not the game's postings alone: a virtual card's stake came
+            # from a player's account funded outside the game, which a ledger of the
+            # game's postings would see overdrawn (every refund of a game with one failed).
+            scratch = Ledger(self.ledger.ledger.postings)
+            scratch.post_all(back)
+            refunds = refund_game(scratch, machine.sales.values(), game.game_id, refund_seq)
+            self.ledger.check([*back, *refunds])
+            return [*entries, *posting_entries([*back, *refunds])]
+
+        return self.core.execute(actor, "suspend_game_for_good", decide)

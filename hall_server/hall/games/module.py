@@ -1,0 +1,109 @@
+"""The hall's traditional game as one module of the command loop: its roles, its commands."""
+
+from __future__ import annotations
+
+import numpy as np
+from twisted.internet.defer import DeferredLock
+
+from hall_server.hall.catalog import CardCatalog
+from hall_server.hall.games.claims import ClaimCommands
+from hall_server.hall.games.closing import ClosingCommands
+from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource
+from hall_server.hall.games.draw import DrawCommands
+from hall_server.hall.games.failures import FailureCommands
+from hall_server.hall.games.payments import PaymentCommands
+from hall_server.hall.games.pots import PotCommands
+from hall_server.hall.games.projection import Projection
+from hall_server.hall.games.sale import SaleCommands
+from hall_server.hall.games.state import GamesState
+from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.roles import Role
+from hall_server.hall.session import SessionModule
+from protocol.balls import BallSource
+from protocol.settlement import PrizeRules
+from server_kit.core import CommandCore, CommandSpec
+
+R = Role
+PERMISSIONS = {
+    "announce_sale": {R.SELLER_CALLER, R.ROOM_CHIEF},
+    "sell_cards": {R.SELLER_CALLER},
+    "open_second_series": {R.SELLER_CALLER, R.ROOM_CHIEF},
+    "announce_pots": {R.ROOM_CHIEF},
+    "announce_last_game": {R.ROOM_CHIEF},
+    "announce_megabingo": {R.ROOM_CHIEF},
+    "contribute_to_pot": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "close_sale": {R.ROOM_CHIEF},
+    "draw_ball": {R.SELLER_CALLER},
+    "void_ball": {R.ROOM_CHIEF},
+    "verify_claim": {R.TABLE_CHIEF},
+    "pay_prizes": {R.CASHIER, R.ROOM_CHIEF},
+    "close_game": {R.ROOM_CHIEF},
+    "suspend_game": {R.ROOM_CHIEF, R.SYSTEM},
+    "resume_game": {R.ROOM_CHIEF},
+    "suspend_game_for_good": {R.ROOM_CHIEF},
+    "enter_ball": {R.ROOM_CHIEF},
+    "finish_game": {R.ROOM_CHIEF},
+    "collect_cards": {R.ROOM_CHIEF, R.SELLER_CALLER},
+}
+
+
+class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, PaymentCommands, ClosingCommands,
+                  FailureCommands, Projection):
+    """The hall's traditional game: commands in, journal records out, state from the journal."""
+
+    def __init__(
+        self,
+        core: CommandCore,
+        session: SessionModule,
+        ledger: LedgerModule,
+        catalog: CardCatalog,
+        ball_sources: BallSourceFactory,
+        rules: PrizeRules,
+    ) -> None:
+        # A configuration that could pay out less than 70% never starts a game (R88.1).
+        rules.check()
+        self.core = core
+        self.session = session
+        self.ledger = ledger
+        self.catalog = catalog
+        self.ball_sources = ball_sources
+        self.rules = rules
+        self.state = GamesState()
+        self._source: BallSource | DeferredBallSource | None = None
+        # One draw at a time: a draw asked while a ball is being taken waits its turn.
+        self._draw_turn = DeferredLock()
+        #: Virtual series in play by their number in the game (R82.9): card k is row k-1.
+        self.virtual_series: dict[int, np.ndarray] = {}
+        session.closing_checks.append(self.closing_refusal)
+        core.add_module(self)
+        core.allow(PERMISSIONS)
+        for name, handler, params, summary in (
+            ("announce_sale", self.announce_sale, {"series": int},
+             "open a game's sale on a series: its price and first card"),
+            ("sell_cards", self.sell_cards, {"series": int, "first": int, "last": int},
+             "record paper cards first..last of a series sold by this seller"),
+            ("open_second_series", self.open_second_series, {"series": int},
+             "sell a second series of the same set once the first runs out"),
+            ("announce_pots", self.announce_pots,
+             {"superbingo_limit": int, "grand_superbingo_limit": int, "jackpot_threshold": int, "megabingo": bool},
+             "put pots in play for this game (0: not in play)"),
+            ("announce_last_game", self.announce_last_game, {}, "announce this game as the session's last"),
+            ("announce_megabingo", self.announce_megabingo, {"date": str, "time": str, "amount_cents": int},
+             "announce a megabingo at least 10 days ahead"),
+            ("contribute_to_pot", self.contribute_to_pot, {"pot": str, "amount_cents": int},
+             "pay an operator contribution into a pot"),
+            ("close_sale", self.close_sale, {}, "close the sale and announce the prizes"),
+            ("draw_ball", self.draw_ball, {}, "draw the next ball"),
+            ("void_ball", self.void_ball, {"ball": int, "reason": str}, "void the last ball drawn"),
+            ("verify_claim", self.verify_claim, {"series": int, "card_number": int}, "verify a claimed card"),
+            ("pay_prizes", self.pay_prizes, {"desk": str}, "pay the settled prizes from a cash drawer"),
+            ("close_game", self.close_game, {}, "close the game once the bingo is verified"),
+            ("suspend_game", self.suspend_game, {"reason": str}, "suspend the game on a failure"),
+            ("resume_game", self.resume_game, {}, "resume the suspended game"),
+            ("suspend_game_for_good", self.suspend_game_for_good, {"reason": str},
+             "suspend the game for good: refund, or finish by hand"),
+            ("enter_ball", self.enter_ball, {"ball": int}, "enter a ball by hand while finishing the game"),
+            ("finish_game", self.finish_game, {}, "end the game finished by hand"),
+            ("collect_cards", self.collect_cards, {}, "record that the game's cards are collected"),
+        ):
+            core.register(CommandSpec(name, handler, params, summary))

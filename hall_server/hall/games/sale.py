@@ -1,0 +1,216 @@
+"""The sale of a game's paper cards, and its close (R82.4-6, R85, R88).
+
+The close's figures - the collection, the pots' shares, the line and bingo with their
+carries, the house's share and the tax - come from :func:`protocol.settlement.close_sale`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from twisted.internet.defer import Deferred
+
+from hall_server.hall.games.common import GameModuleError, GamesBase, _entry, _session_date, _whole
+from hall_server.hall.games.state import _fork, _fork_sale
+from hall_server.hall.ledger import posting_entries
+from protocol.chain import Record
+from protocol.events import SaleClosed
+from protocol.game import Input, InvalidTransition, TraditionalGame, describe
+from protocol.ledger import Leg, Posting, Reference, account_kind
+from protocol.sale import GameSale, SaleRefused
+from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, close_sale, stake_cents
+from protocol.settlement.refunds import stakes_account
+from server_kit.core import Actor
+from server_kit.journal.port import Entry
+
+
+class SaleCommands(GamesBase):
+    """Announcing a sale, selling paper cards by range, a second series, closing the sale."""
+
+    def _series_left(self, exhausted: int) -> str:
+        """What the seller can open instead of a sold-out series."""
+        left = [
+            f"{info.number} ({info.card_count - self.last_sold(info)} cards left)"
+            for info in self.catalog.all_series()
+            if info.number != exhausted and self.last_sold(info) < info.card_count
+        ]
+        if not left:
+            return "no registered series has cards left: register a new series (bingo cards add-series)"
+        return "open the sale on another series: " + ", ".join(left)
+
+    def announce_sale(self, actor: Actor, series: int) -> Deferred[list[Record]]:
+        """Open a game's sale on ``series``: price = face value, first card = the next one (R85, R82.4-5)."""
+
+        def decide(now: int) -> list[Entry]:
+            session = self.session.require_open()
+            self.session.require_ball_set_usable()
+            previous = self.state.current
+            if previous is not None and not previous.over:
+                raise GameModuleError(
+                    f"game {previous.game_id} is still under way ({describe(previous.machine.state)}); "
+                    "it must end before another sale opens"
+                )
+            if previous is not None and (due := self.unpaid(previous)):
+                raise GameModuleError(
+                    f"game {previous.game_id}'s {' and '.join(due)} not yet paid; pay them and "
+                    "collect the cards before the next sale"
+                )
+            last = [g for g in self.state.games if g.session == session.number and g.last_game]
+            if last:
+                raise GameModuleError(
+                    f"game {last[0].game_id} was announced as the session's last game (R93.15); "
+                    "no other game is played in this session"
+                )
+            info = self.catalog.series(_whole(series, "a series"))
+            on_sale = dataclasses.replace(info, last_sold=self.last_sold(info))
+            if previous is not None:
+                raise GameModuleError(
+                    f"the previous game's cards have not been collected (R82.4; game {previous.game_id}); "
+                    "record the collection first"
+                )
+            if on_sale.exhausted:
+                raise GameModuleError(f"series {on_sale.number} is sold out ({on_sale.card_count} cards); "
+                                      + self._series_left(on_sale.number))
+            try:
+                sale = GameSale.open(on_sale, previous_game_collected=True)
+            except SaleRefused as error:
+                raise GameModuleError(str(error)) from None
+            first = sale.next_card(on_sale.number)
+            number = 1 + sum(1 for g in self.state.games if g.session == session.number)
+            game_id = f"{_session_date(session).isoformat()}-s{session.number}-g{number}"
+            (opened,) = TraditionalGame(game_id).open_sale(
+                series=on_sale.number, first_card=first, price_cents=on_sale.face_value_cents
+            )
+            return [
+                _entry(
+                    opened,
+                    session=session.number,
+                    game_number=number,
+                    card_set=on_sale.card_set,
+                    card_count=on_sale.card_count,
+                )
+            ]
+
+        return self.core.execute(actor, "announce_sale", decide)
+
+    def sell_cards(self, actor: Actor, series: int, first: int, last: int) -> Deferred[list[Record]]:
+        """Record paper cards ``first``..``last`` of ``series`` sold by this seller (R82.5, R82.6)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            machine = _fork(game.machine)
+            if not machine.accepts(Input.CARD_SOLD):
+                raise InvalidTransition(f"cannot sell a card {describe(machine.state)}")
+            sale = _fork_sale(game.sale)
+            sold = sale.sell(
+                _whole(series, "a series"), _whole(first, "a card number"), _whole(last, "a card number"),
+                actor.name,
+            )
+            account = f"cash:{actor.name}"
+            account_kind(account)
+            # A paper card stakes its whole price (R82.15).
+            stakes = [stake_cents(machine.price_cents, PAPER_STAKE_PCT) for _ in range(sold.count)]
+            events = [
+                machine.sell_card(series=sold.series, card_number=n, stake_cents=stake, account=account)[0]
+                for n, stake in zip(range(sold.first, sold.last + 1), stakes)
+            ]
+            posting = Posting.transfer(
+                sum(stakes),
+                debit=account,
+                credit=stakes_account(game.game_id),
+                reason="sale:paper",
+                reference=Reference(game.game_id, None, self.core.seq + 1),
+            )
+            self.ledger.check([posting])
+            summary = {
+                "game_id": game.game_id,
+                "series": sold.series,
+                "first": sold.first,
+                "last": sold.last,
+                "count": sold.count,
+                "seller": actor.name,
+                "account": account,
+                "amount_cents": posting.amount,
+            }
+            return [("paper_cards_sold", summary), *(_entry(e) for e in events), *posting_entries([posting])]
+
+        return self.core.execute(actor, "sell_cards", decide)
+
+    def open_second_series(self, actor: Actor, series: int) -> Deferred[list[Record]]:
+        """Open the complementary second series once the first has run out (R82.6)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            if not game.machine.accepts(Input.CARD_SOLD):
+                raise InvalidTransition(f"cannot open a second series {describe(game.machine.state)}")
+            info = self.catalog.series(_whole(series, "a series"))
+            window = _fork_sale(game.sale).add_second_series(
+                dataclasses.replace(info, last_sold=self.last_sold(info))
+            )
+            return [
+                (
+                    "second_series_opened",
+                    {
+                        "game_id": game.game_id,
+                        "series": info.number,
+                        "card_set": info.card_set,
+                        "face_value_cents": info.face_value_cents,
+                        "card_count": info.card_count,
+                        "first": window.first,
+                        "last": window.last,
+                    },
+                )
+            ]
+
+        return self.core.execute(actor, "open_second_series", decide)
+
+    def close_sale(self, actor: Actor) -> Deferred[list[Record]]:
+        """Close the sale: cards sold, collection, line and bingo prizes; pot shares set aside."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            machine = _fork(game.machine)
+            (closed,) = machine.close_sale()
+            assert isinstance(closed, SaleClosed)
+            if closed.cards_sold == 0:
+                raise GameModuleError(
+                    "no card has been sold; sell cards first, or suspend the game for good to cancel it"
+                )
+            figures = close_sale(self.rules, closed.collection_cents, self.pots())
+            contributions = {POT_ACCOUNTS[pot]: cents for pot, cents in figures.contributions.items() if cents}
+            reference = Reference(game.game_id, None, self.core.seq + 1)
+            postings = []
+            if figures.top_up_cents:
+                # The prizes' fixed sums exceed their percentages: the house makes up the difference (R88.3).
+                postings.append(
+                    Posting.transfer(
+                        figures.top_up_cents, debit="house", credit=stakes_account(game.game_id),
+                        reason="prizes:fixed sum top-up", reference=reference,
+                    )
+                )
+            if contributions:
+                postings.append(
+                    Posting(
+                        (Leg(stakes_account(game.game_id), sum(contributions.values())),),
+                        tuple(Leg(pot, cents) for pot, cents in contributions.items()),
+                        "pots:contribution",
+                        reference,
+                    )
+                )
+            self.ledger.check(postings)
+            series_after = _fork_sale(game.sale).close()
+            return [
+                _entry(
+                    closed,
+                    line_cents=figures.line_cents,
+                    bingo_cents=figures.bingo_cents,
+                    carry_line_cents=figures.carry_line_cents,
+                    carry_bingo_cents=figures.carry_bingo_cents,
+                    contributions=contributions,
+                    house_cents=figures.house_cents,
+                    tax_cents=figures.tax_cents,
+                    series=[[s.number, s.last_sold] for s in series_after],
+                ),
+                *posting_entries(postings),
+            ]
+
+        return self.core.execute(actor, "close_sale", decide)

@@ -1,0 +1,209 @@
+"""The hall game's state as the journal tells it, and how records rebuild it.
+
+:class:`GamesState` holds the session's games; each :class:`Game` its lifecycle machine
+(:class:`protocol.game.TraditionalGame`), its paper sale, what its sale's close fixed
+(:class:`Settlement`) and the prizes paid.  :func:`feed` takes a domain event into a
+machine; the ``_fork`` helpers copy what a decision may change, so a refused command
+leaves the live state untouched."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from protocol.cards import Card
+from protocol.claims import CardRef, ClaimVerdict, Win
+from protocol.events import (
+    BallDrawn,
+    BallVoided,
+    CardSold,
+    ClaimRejected,
+    Event,
+    GameClosed,
+    GameFinished,
+    GameRefunded,
+    GameResumed,
+    GameSuspended,
+    GameSuspendedForGood,
+    ManualFinishStarted,
+    PrizeWon,
+    SaleClosed,
+    SaleOpened,
+    TerminalFailed,
+)
+from protocol.game import FINAL_STATES, TraditionalGame
+from protocol.sale import GameSale
+from protocol.settlement import superbingo_won
+from protocol.wins import WinDetector
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """What the sale's close announced and set aside (R85, R88, R89-R91, R98), as its ``sale_closed``
+    record holds it: the figures :func:`protocol.settlement.close_sale` fixed."""
+
+    sales_cents: int
+    line_cents: int  # line prize, its carry included
+    bingo_cents: int
+    carry_line_cents: int  # the carries taken from earlier games
+    carry_bingo_cents: int
+    contributions: Mapping[str, int]  # pot account -> cents set aside at the close
+    house_cents: int
+    tax_cents: int
+
+
+@dataclass(frozen=True)
+class PrizePaid:
+    """A prize paid: to which cards, how much, and what stayed behind."""
+
+    prize: str
+    ball_count: int
+    amount_cents: int
+    carry_cents: int
+    payments: tuple[tuple[str, int], ...]  # (card label, cents)
+    desk: str | None  # the cash drawer; None when only players' accounts were credited
+
+
+@dataclass
+class Game:
+    """One game of the hall as the journal tells it."""
+
+    game_id: str
+    session: int
+    number: int  # within the session
+    machine: TraditionalGame
+    sale: GameSale
+    card_set: str
+    superbingo_limit: int | None = None
+    grand_superbingo_limit: int | None = None
+    jackpot_threshold: int | None = None
+    megabingo_cents: int | None = None
+    last_game: bool = False
+    settlement: Settlement | None = None
+    refs: tuple[CardRef, ...] = ()  # the cards in play, in the detector's order
+    detector: WinDetector | None = None
+    paid: dict[str, PrizePaid] = field(default_factory=dict)
+    collected: bool = False
+    #: Virtual cards sold at a stake below their price: their stake in percent (R88.4-5).
+    #: A card not listed stakes its whole price, as every paper card does.
+    stake_pcts: dict[CardRef, int] = field(default_factory=dict)
+
+    @property
+    def over(self) -> bool:
+        return self.machine.state in FINAL_STATES
+
+    @property
+    def superbingo_won(self) -> bool | None:
+        """Whether the superbingo in play was won; None when none was in play or not yet known."""
+        if "bingo" not in self.paid:
+            return None
+        return superbingo_won(self.superbingo_limit, self.paid["bingo"].ball_count)
+
+
+@dataclass
+class GamesState:
+    games: list[Game] = field(default_factory=list)
+    last_sold: dict[int, int] = field(default_factory=dict)  # series -> last card sold
+    megabingo: dict[str, Any] | None = None  # the announced megabingo not yet played
+    operator_superbingo: dict[str, int] = field(default_factory=dict)  # session date -> cents
+    operator_jackpot: dict[str, int] = field(default_factory=dict)  # "YYYY-MM" -> cents
+
+    @property
+    def current(self) -> Game | None:
+        """The game under way or waiting for its cards to be collected."""
+        if self.games and not self.games[-1].collected:
+            return self.games[-1]
+        return None
+
+
+class _Layouts(Mapping[CardRef, Card]):
+    """The cards in play, looked up by reference; a card is built only when asked for."""
+
+    def __init__(self, refs: Sequence[CardRef], cells: np.ndarray) -> None:
+        self._index = {ref: i for i, ref in enumerate(refs)}
+        self._cells = cells
+
+    def __getitem__(self, ref: CardRef) -> Card:
+        return Card.from_cells(int(n) for n in self._cells[self._index[ref]])
+
+    def __iter__(self) -> Iterator[CardRef]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+def _fork(machine: TraditionalGame) -> TraditionalGame:
+    """A copy of the machine a decision may advance without touching the live one.
+
+    Events are frozen, so only the containers are copied: cheap even with thousands of
+    cards sold, which a deep copy would not be.
+    """
+    clone = copy.copy(machine)
+    clone.steps = list(machine.steps)
+    clone.sales = dict(machine.sales)
+    clone.failed_terminals = set(machine.failed_terminals)
+    clone.won = dict(machine.won)
+    clone._drawn = list(machine._drawn)
+    return clone
+
+
+def _fork_sale(sale: GameSale) -> GameSale:
+    return dataclasses.replace(sale, windows=list(sale.windows), sold=list(sale.sold))
+
+
+def feed(machine: TraditionalGame, event: Event) -> None:
+    """Take the transition ``event`` records: how the journal rebuilds a game."""
+    if isinstance(event, SaleOpened):
+        machine.open_sale(
+            series=event.series,
+            first_card=event.first_card,
+            price_cents=event.price_cents,
+            closes_at_ms=event.closes_at_ms,
+        )
+    elif isinstance(event, CardSold):
+        machine.sell_card(
+            series=event.series,
+            card_number=event.card_number,
+            stake_cents=event.stake_cents,
+            account=event.account,
+            terminal_id=event.terminal_id,
+        )
+    elif isinstance(event, SaleClosed):
+        machine.close_sale()
+    elif isinstance(event, TerminalFailed):
+        machine.terminal_failed(event.terminal_id)
+    elif isinstance(event, BallDrawn):
+        if event.entered_by is None:
+            machine.draw_ball(event.ball)
+        else:
+            machine.enter_ball(event.ball, entered_by=event.entered_by)
+    elif isinstance(event, BallVoided):
+        machine.void_ball(event.ball, voided_by=event.voided_by, role=event.role, reason=event.reason)
+    elif isinstance(event, ClaimRejected):
+        ref = CardRef(event.series, event.card_number)
+        machine.claim_checked(ClaimVerdict(ref, len(machine.drawn), (), event.reason))
+    elif isinstance(event, PrizeWon):
+        ref = CardRef(event.series, event.card_number)
+        win = Win(event.pattern, event.ball_count)
+        machine.claim_checked(ClaimVerdict(ref, len(machine.drawn), (win,)))
+    elif isinstance(event, GameSuspended):
+        machine.report_failure(event.reason)
+    elif isinstance(event, GameResumed):
+        machine.resolve_failure()
+    elif isinstance(event, GameSuspendedForGood):
+        machine.give_up(event.reason)
+    elif isinstance(event, GameRefunded):
+        machine.refund()
+    elif isinstance(event, ManualFinishStarted):
+        machine.finish_by_hand(authorised_by=event.authorised_by)
+    elif isinstance(event, GameClosed):
+        machine.close()
+    elif isinstance(event, GameFinished):
+        machine.finish(finished_by=event.finished_by)
+    else:  # a programming error: every event of the hall game is handled above
+        raise TypeError(f"the hall game does not record {event.type} events")

@@ -1,0 +1,250 @@
+"""The pots and carries between games, and how sales and the operator fund them (R89-R91).
+
+:class:`Pots` holds every amount carried from one game to the next.  A game's sales
+feed the superbingo (2%-5%), the megabingo (1%) and the jackpot (10%, of which 70% to
+the accumulated part up to its cap and the rest to the reserve), whether or not the
+pot is in play (:func:`sales_contributions`).  The operator may pay into the
+superbingo, the grand superbingo and the jackpot within a daily and a monthly limit
+(:func:`operator_contribution`).  After a jackpot win the reserve refills the
+accumulated part (:func:`reserve_transfer`); a session may boost its prizes from the
+reserve within 30% of it (:func:`check_reserve_boost`).
+
+A limit that would be exceeded raises :class:`LimitExceeded`; nothing is silently
+capped.  Only the jackpot's 1,500,000-cent cap on the accumulated part *diverts*
+money (the excess goes to the reserve), because the regulation says so (R91).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Mapping
+
+from protocol.settlement.rules import (
+    JACKPOT_BP,
+    MEGABINGO_BP,
+    LimitExceeded,
+    PrizeError,
+    PrizeRules,
+    check_cents,
+    share_of_sales,
+)
+
+JACKPOT_ACCUMULATED_PCT = 70  # R91: of the 10%, 70% to the accumulated jackpot
+JACKPOT_CAP = 1_500_000  # R91: the accumulated jackpot never exceeds 15,000 EUR
+RESERVE_TRANSFER_PCT = 70  # R91: after a win, up to 70% of the reserve moves up
+RESERVE_BOOST_PCT = 30  # R91.7: a session may add 30% of the reserve to prizes
+GRAND_SUPERBINGO_CAP = 400_000  # R89: at most 4,000 EUR
+OPERATOR_SUPERBINGO_DAILY_LIMIT = 300_000  # R89.5: superbingo + grand superbingo, per day
+OPERATOR_JACKPOT_MONTHLY_LIMIT = 1_500_000  # R91.9: per calendar month
+#: Pots an operator may pay into (R89.5, R91.9); the megabingo is funded by sales only.
+OPERATOR_POTS = ("superbingo", "grand_superbingo", "jackpot")
+
+#: The ledger account of each level of :class:`Pots` (protocol/ledger.py's scheme).
+POT_ACCOUNTS = {
+    "carry_line": "carry:line",
+    "carry_bingo": "carry:bingo",
+    "superbingo": "pot:superbingo",
+    "grand_superbingo": "pot:grand_superbingo",
+    "megabingo": "pot:megabingo",
+    "jackpot_accumulated": "pot:jackpot_accumulated",
+    "jackpot_reserve": "pot:jackpot_reserve",
+}
+
+
+@dataclass(frozen=True)
+class Pots:
+    """Every amount carried from one game to the next, in cents."""
+
+    carry_line: int = 0
+    carry_bingo: int = 0
+    superbingo: int = 0
+    grand_superbingo: int = 0
+    megabingo: int = 0
+    jackpot_accumulated: int = 0
+    jackpot_reserve: int = 0
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            check_cents(field.name.replace("_", " "), getattr(self, field.name))
+        if self.jackpot_accumulated > JACKPOT_CAP:
+            raise LimitExceeded(
+                f"the accumulated jackpot is at most {JACKPOT_CAP} cents (R91), "
+                f"not {self.jackpot_accumulated}"
+            )
+        if self.grand_superbingo > GRAND_SUPERBINGO_CAP:
+            raise LimitExceeded(
+                f"the grand superbingo fund is at most {GRAND_SUPERBINGO_CAP} cents (R89), "
+                f"not {self.grand_superbingo}"
+            )
+
+    @classmethod
+    def from_accounts(cls, balances: Mapping[str, int]) -> "Pots":
+        """The levels as the ledger's carry and pot accounts (:data:`POT_ACCOUNTS`) hold them."""
+        return cls(**{name: balances.get(account, 0) for name, account in POT_ACCOUNTS.items()})
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, field.name) for field in dataclasses.fields(self))
+
+    def replace(self, **changes: int) -> "Pots":
+        return dataclasses.replace(self, **changes)
+
+    def plus(self, amounts: Mapping[str, int]) -> "Pots":
+        """These levels with ``amounts`` (level name -> cents) added."""
+        return self.replace(**{name: getattr(self, name) + cents for name, cents in amounts.items()})
+
+
+# --- Funding from sales ------------------------------------------------------------
+
+
+def superbingo_contribution(sales_cents: int, superbingo_bp: int) -> int:
+    """The superbingo fund's share of a game's sales (R89: 2%-5%)."""
+    return share_of_sales(sales_cents, superbingo_bp)
+
+
+def megabingo_contribution(sales_cents: int) -> int:
+    """The megabingo fund's share of a game's sales (R90: 1%)."""
+    return share_of_sales(sales_cents, MEGABINGO_BP)
+
+
+def jackpot_contribution(sales_cents: int) -> int:
+    """The jackpot's share of a game's sales (R91: 10%), split by :func:`jackpot_fed`."""
+    return share_of_sales(sales_cents, JACKPOT_BP)
+
+
+@dataclass(frozen=True)
+class JackpotSplit:
+    """How an amount entering the jackpot divides between accumulated and reserve."""
+
+    to_accumulated: int
+    to_reserve: int
+
+
+def jackpot_fed(amount: int, accumulated: int, accumulated_pct: int = 100) -> JackpotSplit:
+    """Feed ``amount`` into the jackpot whose accumulated part stands at ``accumulated``.
+
+    ``accumulated_pct`` of the amount is meant for the accumulated part (70 for the
+    10% of sales, 100 for an operator contribution); it takes what fits under
+    :data:`JACKPOT_CAP` and the reserve takes everything else (R91).
+    """
+    check_cents("a jackpot amount", amount)
+    meant = amount * accumulated_pct // 100
+    taken = min(meant, JACKPOT_CAP - accumulated)
+    return JackpotSplit(to_accumulated=taken, to_reserve=amount - taken)
+
+
+def jackpot_sales_share(sales_cents: int, accumulated: int) -> JackpotSplit:
+    """The 10% of sales: 70% to the accumulated part (up to the cap), the rest to reserve."""
+    return jackpot_fed(jackpot_contribution(sales_cents), accumulated, JACKPOT_ACCUMULATED_PCT)
+
+
+def sales_contributions(rules: PrizeRules, sales_cents: int, accumulated: int) -> dict[str, int]:
+    """What a game's sales put into each pot (level name -> cents), in play or not (R89-R91).
+
+    ``accumulated`` is the accumulated jackpot before the game's share enters it.
+    Every pot the rules fund is named, at 0 cents too.
+    """
+    contributions = {"superbingo": superbingo_contribution(sales_cents, rules.superbingo_bp)}
+    if rules.megabingo:
+        contributions["megabingo"] = megabingo_contribution(sales_cents)
+    if rules.jackpot:
+        share = jackpot_sales_share(sales_cents, accumulated)
+        contributions["jackpot_accumulated"] = share.to_accumulated
+        contributions["jackpot_reserve"] = share.to_reserve
+    return contributions
+
+
+# --- The operator's contributions ----------------------------------------------------
+
+
+def check_operator_superbingo(contributed_today: int, amount: int) -> int:
+    """Today's operator superbingo + grand superbingo total after ``amount`` (R89.5)."""
+    check_cents("an operator contribution", amount)
+    total = contributed_today + amount
+    if total > OPERATOR_SUPERBINGO_DAILY_LIMIT:
+        raise LimitExceeded(
+            f"operator contributions to the superbingo and grand superbingo would total "
+            f"{total} cents today, above the {OPERATOR_SUPERBINGO_DAILY_LIMIT} a day (R89.5)"
+        )
+    return total
+
+
+def check_grand_superbingo_fund(fund: int, amount: int) -> int:
+    """The grand superbingo fund after an operator contribution of ``amount`` (R89)."""
+    check_cents("an operator contribution", amount)
+    if fund + amount > GRAND_SUPERBINGO_CAP:
+        raise LimitExceeded(
+            f"the grand superbingo fund would reach {fund + amount} cents, above its "
+            f"{GRAND_SUPERBINGO_CAP} cap (R89)"
+        )
+    return fund + amount
+
+
+def check_operator_jackpot(contributed_this_month: int, amount: int) -> int:
+    """This calendar month's operator jackpot contributions after ``amount`` (R91.9)."""
+    check_cents("an operator contribution", amount)
+    total = contributed_this_month + amount
+    if total > OPERATOR_JACKPOT_MONTHLY_LIMIT:
+        raise LimitExceeded(
+            f"operator jackpot contributions would total {total} cents this month, above "
+            f"the {OPERATOR_JACKPOT_MONTHLY_LIMIT} a calendar month (R91.9)"
+        )
+    return total
+
+
+@dataclass(frozen=True)
+class OperatorContribution:
+    """An operator contribution checked: where it goes and the limits' new totals."""
+
+    credits: Mapping[str, int]  # level name -> cents
+    superbingo_today: int  # superbingo + grand superbingo contributed this day (R89.5)
+    jackpot_this_month: int  # jackpot contributed this calendar month (R91.9)
+
+
+def operator_contribution(
+    pot: str, amount: int, pots: Pots, superbingo_today: int, jackpot_this_month: int
+) -> OperatorContribution:
+    """The operator pays ``amount`` into ``pot`` (one of :data:`OPERATOR_POTS`), within the limits.
+
+    Into the superbingo or the grand superbingo: within the day's 300,000 for the two
+    together (R89.5), and the grand superbingo fund within its cap (R89).  Into the
+    jackpot: within the calendar month's 1,500,000 (R91.9); the accumulated part takes
+    what fits under its cap, the reserve the rest (R91).
+    """
+    if pot not in OPERATOR_POTS:
+        raise PrizeError(f"the operator pays into {', '.join(OPERATOR_POTS)}, not {pot!r}")
+    if pot == "jackpot":
+        month = check_operator_jackpot(jackpot_this_month, amount)
+        split = jackpot_fed(amount, pots.jackpot_accumulated)
+        credits = {"jackpot_accumulated": split.to_accumulated, "jackpot_reserve": split.to_reserve}
+        return OperatorContribution({k: v for k, v in credits.items() if v}, superbingo_today, month)
+    today = check_operator_superbingo(superbingo_today, amount)
+    if pot == "grand_superbingo":
+        check_grand_superbingo_fund(pots.grand_superbingo, amount)
+    return OperatorContribution({pot: amount} if amount else {}, today, jackpot_this_month)
+
+
+# --- The jackpot's reserve -----------------------------------------------------------
+
+
+def reserve_transfer(reserve: int, accumulated: int) -> int:
+    """What moves from the reserve to the accumulated jackpot after a jackpot win (R91)."""
+    return min(reserve * RESERVE_TRANSFER_PCT // 100, JACKPOT_CAP - accumulated)
+
+
+def reserve_boost_allowance(reserve_at_session_start: int) -> int:
+    """The most a session may add from the reserve to its prizes (R91.7: 30%)."""
+    return reserve_at_session_start * RESERVE_BOOST_PCT // 100
+
+
+def check_reserve_boost(boost: int, boosted_before: int, allowance: int, reserve: int) -> None:
+    """Refuse a boost above the session's allowance or above what the reserve holds."""
+    check_cents("a reserve boost", boost)
+    if boosted_before + boost > allowance:
+        raise LimitExceeded(
+            f"the session's reserve boosts would total {boosted_before + boost} cents, above "
+            f"{RESERVE_BOOST_PCT}% of the reserve at the session's start ({allowance} cents, R91.7)"
+        )
+    if boost > reserve:
+        raise LimitExceeded(f"a boost of {boost} cents exceeds the reserve's {reserve} cents")

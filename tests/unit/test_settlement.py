@@ -1,0 +1,154 @@
+"""The settlement's own rules, and that the hall's game and the replay leave every money figure to it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from protocol.events import CardSold
+from protocol.settlement import (
+    JACKPOT_CAP,
+    LimitExceeded,
+    Pots,
+    PotsInPlay,
+    PrizeError,
+    PrizeRules,
+    bingo_pot_prizes,
+    close_sale,
+    game_sales,
+    house_share,
+    operator_contribution,
+    split_prize,
+)
+from protocol.settlement.refunds import contributions_returned, terminal_refund_postings
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = PrizeRules(line_bp=1500, bingo_bp=4100, superbingo_bp=300, megabingo=True, jackpot=True)
+
+
+def imported(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "protocol" / "settlement").glob("*.py")), ids=lambda p: p.name)
+def test_the_settlement_is_pure(path: Path) -> None:
+    """No framework, no clock, no randomness, no operating system: the same inputs give the same cents."""
+    bad = imported(path) & {"twisted", "sqlalchemy", "os", "time", "random", "datetime", "hall_server"}
+    assert not bad, f"{path.name} imports {', '.join(sorted(bad))}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted((ROOT / "hall_server" / "hall" / "games").glob("*.py")), ROOT / "protocol" / "replay.py",
+     ROOT / "hall_server" / "audit" / "export.py"],
+    ids=lambda p: p.name,
+)
+def test_the_hall_game_and_the_replay_compute_no_money_themselves(path: Path) -> None:
+    """Every share, split and rounding is the settlement's: these modules neither multiply nor divide."""
+    ops = [
+        node.lineno for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv, ast.Mod))
+        and not isinstance(node.left, ast.Constant | ast.JoinedStr)  # text formatting
+    ]
+    assert not ops, f"{path.name} computes at lines {ops}; call protocol.settlement instead"
+
+
+@pytest.mark.req("R88.5", "R89", "R90", "R91", "R98")
+def test_the_close_of_a_sale_fixes_every_figure_from_the_sales_and_the_pots() -> None:
+    pots = Pots(carry_line=7, carry_bingo=3, jackpot_accumulated=JACKPOT_CAP - 10)
+    figures = close_sale(RULES, 10_001, pots)
+    assert figures.line_cents == 1500 + 7 and figures.bingo_cents == 4100 + 3
+    assert dict(figures.contributions) == {
+        "superbingo": 300, "megabingo": 100, "jackpot_accumulated": 10, "jackpot_reserve": 990,  # the cap diverts
+    }
+    assert figures.tax_cents == 1000 and figures.house_cents == house_share(RULES, 10_001) == 10_001 - 1500 - 4100 - 1400
+    after = figures.pots_after(pots)
+    assert (after.carry_line, after.carry_bingo, after.jackpot_accumulated) == (0, 0, JACKPOT_CAP)
+
+
+@given(st.integers(1, 10**7), st.lists(st.integers(1, 100), min_size=1, max_size=8))
+def test_a_close_never_hands_out_more_than_it_collects(price: int, stakes: list[int]) -> None:
+    sales = game_sales(price, stakes)
+    figures = close_sale(RULES, sales, Pots())
+    assert figures.line_cents + figures.bingo_cents + sum(figures.contributions.values()) + figures.house_cents == sales
+
+
+@pytest.mark.req("R89.5", "R91.9", "R89")
+def test_operator_contributions_go_to_their_pot_within_the_limits() -> None:
+    pots = Pots(jackpot_accumulated=JACKPOT_CAP - 100, grand_superbingo=399_000)
+    jackpot = operator_contribution("jackpot", 500, pots, 0, 1_499_000)
+    assert dict(jackpot.credits) == {"jackpot_accumulated": 100, "jackpot_reserve": 400}
+    assert jackpot.jackpot_this_month == 1_499_500
+    with pytest.raises(LimitExceeded, match="R91.9"):
+        operator_contribution("jackpot", 501, pots, 0, 1_499_500)
+    with pytest.raises(LimitExceeded, match="R89.5"):
+        operator_contribution("superbingo", 2, pots, 299_999, 0)
+    with pytest.raises(LimitExceeded, match="cap"):
+        operator_contribution("grand_superbingo", 1_001, pots, 0, 0)
+    with pytest.raises(PrizeError, match="not 'megabingo'"):
+        operator_contribution("megabingo", 1, pots, 0, 0)
+
+
+@pytest.mark.req("R89", "R90", "R91", "R88.4-5")
+def test_a_bingo_wins_its_pots_in_the_replay_order_and_unpaid_cents_stay() -> None:
+    pots = Pots(superbingo=1001, megabingo=50, jackpot_accumulated=3001, jackpot_reserve=1000)
+    won = bingo_pot_prizes(
+        PotsInPlay(superbingo_limit=50, jackpot_threshold=41, megabingo_cents=40), 41, [100, 50], pots,
+        last_game=True, earlier_superbingo_won=False,
+    )
+    assert [(p.prize, p.split.payments) for p in won.prizes] == [
+        ("superbingo", (500, 250)), ("megabingo", (20, 10)), ("jackpot", (1500, 750)),
+    ]
+    # This game's superbingo was won: the earlier unwon one no longer goes to the last game (R89).
+    assert won.superbingo_won is True
+    assert won.reserve_transfer_cents == 700
+    assert won.pots == Pots(superbingo=251, megabingo=20, jackpot_accumulated=751 + 700, jackpot_reserve=300)
+
+
+@pytest.mark.req("R89")
+def test_the_last_game_takes_a_superbingo_the_last_superbingo_game_did_not_win() -> None:
+    pots = Pots(superbingo=900)
+    taken = bingo_pot_prizes(PotsInPlay(), 60, [100, 100], pots, last_game=True, earlier_superbingo_won=False)
+    assert [(p.prize, p.split.payments) for p in taken.prizes] == [("superbingo_last_game", (450, 450))]
+    assert taken.pots.superbingo == 0
+    for last_game, earlier in ((False, False), (True, True), (True, None)):
+        assert not bingo_pot_prizes(PotsInPlay(), 60, [100], pots, last_game=last_game,
+                                    earlier_superbingo_won=earlier).prizes
+    unwon_here = bingo_pot_prizes(PotsInPlay(superbingo_limit=45), 60, [100], pots, last_game=True,
+                                  earlier_superbingo_won=True)
+    assert [p.prize for p in unwon_here.prizes] == ["superbingo_last_game"]
+
+
+@pytest.mark.req("R90")
+def test_an_announced_megabingo_above_its_fund_is_refused() -> None:
+    with pytest.raises(LimitExceeded, match="exceed the megabingo fund's 39 cents"):
+        bingo_pot_prizes(PotsInPlay(megabingo_cents=40), 30, [100], Pots(megabingo=39), last_game=False,
+                         earlier_superbingo_won=None)
+
+
+@pytest.mark.req("R88.2", "R88.4-5")
+def test_a_split_pays_each_card_its_stake_of_an_equal_share() -> None:
+    split = split_prize(1001, [100, 100, 33])
+    assert split.payments == (333, 333, 110) and split.carry == 225
+
+
+@pytest.mark.req("R86.2", "R96.3")
+def test_refund_postings_give_back_the_pots_share_and_a_failed_terminal_s_stakes() -> None:
+    (back,) = contributions_returned("g1", {"pot:superbingo": 30, "pot:megabingo": 0}, 9)
+    assert back.amount == 30 and back.reason == "pots:contribution returned"
+    assert contributions_returned("g1", {}, 9) == ()
+    sale = CardSold("g1", 9001, 4, 100, 60, "player:p1", "T1")
+    (before,) = terminal_refund_postings([sale], "g1", 12, sale_closed=False)
+    (after,) = terminal_refund_postings([sale], "g1", 12, sale_closed=True)
+    assert before.signed() == {"stakes:g1": 60, "player:p1": -60}
+    assert after.signed() == {"house": 60, "player:p1": -60}  # the prizes announced on the stakes stand
