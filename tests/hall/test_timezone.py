@@ -35,7 +35,7 @@ from hall_server.store.database import open_database
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.view import HallView
 from protocol.balls import FakeBallSource
-from protocol.prizes import PrizeRules
+from protocol.settlement import PrizeRules
 from protocol.strips import sample_strips
 from server_kit.core import Actor, CommandCore, run_inline
 from server_kit.journal.sql import Journal

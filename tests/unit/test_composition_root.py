@@ -16,14 +16,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "twisted/plugins")
-ROOTS = {"hall_server/tap.py", "hall_server/cli/context.py"}
+ROOTS = {"hall_server/tap.py", "hall_server/cli/context.py", "central_server/tap.py"}
 #: Modules that touch the environment without reading a setting from it, and why.
 PASSES_ENVIRONMENT_ON = {
     # The blower simulator's own process hands its environment to the firmware it starts.
     "hall_server/blower/simulator.py",
 }
-#: The configuration module defines the readers; only the roots may call them.
-CONFIG_MODULE = "hall_server/config.py"
+#: The configuration modules define the readers; only the roots may call them.
+CONFIG_MODULES = {"hall_server/config.py", "central_server/config.py"}
 CONFIG_READERS = {"load_config", "ensure_config", "parse_config"}
 ENVIRONMENT_NAMES = {"environ", "environb", "getenv", "getenvb", "putenv"}
 SETTING_NAME = re.compile(r"BINGO_[A-Z_]+")
@@ -81,7 +81,7 @@ def test_no_module_outside_the_composition_roots_reads_the_environment(path: Pat
 def test_no_module_outside_the_composition_roots_reads_the_configuration(path: Path) -> None:
     """The configuration file is read by the roots and handed down as values."""
     name = _name(path)
-    if name in ROOTS or name == CONFIG_MODULE:
+    if name in ROOTS or name in CONFIG_MODULES:
         return
     reads = configuration_reads(ast.parse(path.read_text(encoding="utf-8"), filename=name))
     assert not reads, f"{name} reads the configuration ({'; '.join(reads)}): the root hands it down"
