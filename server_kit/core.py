@@ -1,4 +1,4 @@
-"""The command loop of every server: decide, commit, apply, announce.
+"""The command loop of every server: decide, apply, commit, announce.
 
 Every change to a server's state goes through :meth:`CommandCore.execute`:
 
@@ -7,15 +7,25 @@ Every change to a server's state goes through :meth:`CommandCore.execute`:
 2. **decide** - a pure function of the current state and the time returns the facts
    (journal entries) the command produces, or raises a :class:`DomainError` whose
    message goes back to the caller; nothing has changed;
-3. **commit** - the entries are sealed and appended to the journal on the database's
-   single writer thread, in one transaction;
-4. **apply** - every module folds the committed records into its in-memory state
-   (the same code rebuilds the state from the journal at start: crash recovery);
-5. **announce** - observers (consoles, boards, terminals, peers) hear of the records.
+3. **apply** - the entries are sealed (after the last record) and every module folds
+   them into its in-memory state (the same code rebuilds the state from the journal
+   at start: crash recovery);
+4. **commit** - the records are appended to the journal on the database's single
+   writer thread, in one transaction;
+5. **announce** - the views (what consoles and boards show) fold the committed
+   records, observers (consoles, boards, terminals, peers) hear of them, and the
+   caller is answered.
 
-Commands run one at a time (a ``DeferredLock``), so each decision sees the state the
-previous one left.  A crash between 3 and 5 loses nothing committed, and nothing
-uncommitted was ever shown (announce after commit).
+**Group commit.**  One transaction is in flight at a time; the commands that arrive
+meanwhile wait, and when it ends they are decided together, in the order they came:
+each is decided on the state the ones before it left (the modules fold a command's
+records as soon as it is decided), and all their records are committed in the next
+transaction.  Only after that commit are the views and observers told and each caller
+answered with its own records.  A refusal (permission, :class:`DomainError`) affects
+only its own command.  If the transaction fails, the modules are rebuilt from the
+journal - the state before the batch - and every command decided on the batch fails
+with the reason.  A crash before 4 ends loses only what nobody was told; a crash after
+it loses nothing (the journal is the state).
 
 **Request ids.**  A command that comes with the sender's request id (the console's
 command channel) runs through :meth:`CommandCore.once`: the id is stamped on every record
@@ -83,7 +93,23 @@ class Clock(Protocol):
 
 
 class Module(Protocol):
-    """A part of a server's state: folds committed records into itself."""
+    """A part of a server's state: folds records into itself.
+
+    A module folds a command's records as soon as the command is decided, before they
+    are committed, so that the next command of the batch is decided on the state they
+    leave; when the batch's commit fails the core calls :meth:`reset` and folds the
+    journal again.  So ``apply`` changes nothing but the module's own state.
+    """
+
+    def apply(self, record: Record) -> None: ...
+
+    def reset(self) -> None:
+        """Forget everything folded so far (the core then folds the journal again)."""
+        ...
+
+
+class View(Protocol):
+    """A projection shown to people (consoles, boards): folds records once committed."""
 
     def apply(self, record: Record) -> None: ...
 
@@ -122,6 +148,18 @@ class CommandSpec:
     summary: str
 
 
+@dataclass(eq=False)
+class _Command:
+    """A command waiting for its batch, then what it decided and how it ends."""
+
+    actor: Actor
+    name: str
+    decide: Decide
+    done: "defer.Deferred[list[Record]]"
+    records: list[Record] = field(default_factory=list)
+    refused: Failure | None = None
+
+
 class CommandCore:
     log = Logger()
 
@@ -137,16 +175,27 @@ class CommandCore:
         self.run_blocking = run_blocking
         self.permissions = dict(permissions or {})
         self.modules: list[Module] = []
+        self.views: list[View] = []
         self.commands: dict[str, CommandSpec] = {}
         self.observers: list[Callable[[Record], None]] = []
-        self.lock = defer.DeferredLock()
+        #: The seq of the last record decided: committed, or in the batch being committed.
         self.seq = journal.last.seq if journal.last else 0
+        #: How many transactions the core has committed (each holds one batch of commands).
+        self.commits = 0
         # (staff member, request id) -> the records that request committed, oldest first
         self.requests: OrderedDict[RequestKey, list[tuple[int, str]]] = OrderedDict()
         self._running: dict[RequestKey, list[defer.Deferred[Any]]] = {}
+        self._waiting: list[_Command] = []
+        self._tail: Record | None = journal.last  # the last record decided, sealed
+        self._busy = False  # a batch is being decided, committed or answered
+        self._pumping = False
 
     def add_module(self, module: Module) -> None:
         self.modules.append(module)
+
+    def add_view(self, view: View) -> None:
+        """A projection shown to people: folds records only once they are committed."""
+        self.views.append(view)
 
     def register(self, spec: CommandSpec) -> None:
         if spec.name in self.commands:
@@ -164,7 +213,10 @@ class CommandCore:
         count = 0
         for record in self.journal.records():
             self._apply(record)
+            for view in self.views:
+                view.apply(record)
             count += 1
+        self._tail = self.journal.last
         return count
 
     def now_ms(self) -> int:
@@ -182,8 +234,15 @@ class CommandCore:
             )
 
     def execute(self, actor: Actor, command: str, decide: Decide) -> defer.Deferred[list[Record]]:
-        """Run one command; fires with the committed records, or fails with the reason."""
-        return self.lock.run(self._execute, actor, command, decide)
+        """Run one command; fires with the committed records, or fails with the reason.
+
+        The command waits while a commit is in flight; then it is decided, in the order
+        it came, on the state the commands before it left, and committed with them.
+        """
+        done: defer.Deferred[list[Record]] = defer.Deferred()
+        self._waiting.append(_Command(actor, command, decide, done))
+        self._pump()
+        return done
 
     def once(
         self, actor: Actor, request: str, run: Callable[[Actor], "defer.Deferred[Any]"]
@@ -195,13 +254,15 @@ class CommandCore:
         is done (or with its refusal, if it committed nothing and failed).
         """
         key = (actor.name, request)
-        if key in self.requests:
-            return defer.succeed(Repeated(request, tuple(self.requests[key])))
+        # Running first: a request decided but not yet committed is in ``requests``
+        # already, and its repeat must wait for the commit (which may still fail).
         waiting = self._running.get(key)
         if waiting is not None:
             repeat: defer.Deferred[Any] = defer.Deferred()
             waiting.append(repeat)
             return repeat
+        if key in self.requests:
+            return defer.succeed(Repeated(request, tuple(self.requests[key])))
         self._running[key] = []
         running = defer.maybeDeferred(run, replace(actor, request=request))
 
@@ -220,19 +281,111 @@ class CommandCore:
         key = (actor.name, request)
         return key in self.requests or key in self._running
 
-    @defer.inlineCallbacks
-    def _execute(self, actor: Actor, command: str, decide: Decide):  # type: ignore[no-untyped-def]
-        self.check_permission(actor, command)
+    # --- Group commit ---------------------------------------------------------------------
+    #
+    # One batch at a time: the commands that came while the last commit was in flight are
+    # decided in order, each folded at once into the modules (so the next one is decided
+    # on the state it leaves), and their records are committed in one transaction.  Only
+    # then are the views and observers told and each caller answered.  When the commit
+    # fails, the modules are rebuilt from the journal (the state before the batch) and
+    # every command of the batch fails with the reason.
+
+    def _pump(self) -> None:
+        if self._pumping:
+            return  # the loop below, further up this stack, takes the next batch
+        self._pumping = True
+        try:
+            while self._waiting and not self._busy:
+                self._start_batch()
+        finally:
+            self._pumping = False
+
+    def _start_batch(self) -> None:
+        batch, self._waiting = self._waiting, []
+        self._busy = True
+        self._tail = self.journal.last  # nothing is in flight: the batch follows the journal
         now = self.now_ms()
-        entries = [(type, _stamped(payload, actor)) for type, payload in decide(now)]
-        if not entries:
-            return []
-        records = yield self.run_blocking(self.journal.append, now, entries)
-        for record in records:
+        for command in batch:
+            self._decide(command, now, batch)
+        records = [record for command in batch for record in command.records]
+        if not records:
+            self._answer(batch)
+            return
+        committed = defer.maybeDeferred(self.run_blocking, self.journal.commit, records)
+        committed.addCallbacks(lambda _: self._answer(batch), lambda failure: self._fail(batch, failure))
+        committed.addErrback(lambda failure: self.log.failure("answering a batch of commands failed", failure))
+
+    def _decide(self, command: _Command, now: int, batch: Sequence[_Command]) -> None:
+        try:
+            self.check_permission(command.actor, command.name)
+            entries = [(type, _stamped(payload, command.actor)) for type, payload in command.decide(now)]
+            records = self.journal.seal(now, entries, self._tail)
+        except Exception:
+            command.refused = Failure()
+            return
+        try:
+            for record in records:
+                self._apply(record)
+        except Exception:
+            # A module could not fold its own command's records (a fault in the module):
+            # the command fails, and the state is put back to what the others left.
+            command.refused = Failure()
+            self.log.failure("a module could not fold the records of {command}", command.refused, command=command.name)
+            self._rebuild([r for c in batch if c is not command for r in c.records])
+            return
+        command.records = records
+        if records:
+            self._tail = records[-1]
+
+    def _answer(self, batch: Sequence[_Command]) -> None:
+        if any(command.records for command in batch):
+            self.commits += 1
+        for command in batch:
+            for record in command.records:
+                for view in self.views:
+                    try:
+                        view.apply(record)
+                    except Exception:
+                        self.log.failure("a view failed on record {seq}", seq=record.seq)
+                self._announce(record)
+        for command in batch:
+            if command.refused is not None:
+                command.done.errback(command.refused)
+            else:
+                command.done.callback(command.records)
+        # Commands given by the callers' callbacks above waited; they are the next batch.
+        self._busy = False
+        self._pump()
+
+    def _fail(self, batch: Sequence[_Command], failure: Failure) -> None:
+        self.log.failure("a commit of {n} commands failed; none of them is carried out", failure, n=len(batch))
+        self._rebuild([])
+        # Up to the first command with records, each was decided on the committed state and
+        # its answer stands; from it on, each was decided on the batch, which did not happen.
+        decided_on_it = False
+        for command in batch:
+            decided_on_it = decided_on_it or bool(command.records)
+            if decided_on_it:
+                command.done.errback(failure)
+            elif command.refused is not None:
+                command.done.errback(command.refused)
+            else:
+                command.done.callback([])
+        self._busy = False
+        self._pump()
+
+    def _rebuild(self, pending: Sequence[Record]) -> None:
+        """Fold the journal (and ``pending``, decided but not committed) into fresh modules."""
+        for module in self.modules:
+            module.reset()
+        self.requests.clear()
+        self.seq = 0
+        for record in self.journal.records():
             self._apply(record)
-        for record in records:
-            self._announce(record)
-        return records
+        self._tail = self.journal.last
+        for record in pending:
+            self._apply(record)
+            self._tail = record
 
     def _apply(self, record: Record) -> None:
         for module in self.modules:

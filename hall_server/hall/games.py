@@ -1371,6 +1371,10 @@ class GamesModule:
 
     # --- Projection ----------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state, self._source = GamesState(), None
+
     def apply(self, record: Record) -> None:
         p = record.payload
         state = self.state

@@ -592,6 +592,10 @@ class VirtualModule:
 
     # --- Projection -----------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state = VirtualState()
+
     def apply(self, record: Record) -> None:
         p = record.payload
         kind = record.type

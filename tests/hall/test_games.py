@@ -791,15 +791,15 @@ def test_a_ball_whose_record_was_not_committed_was_never_drawn(journal: Journal,
     sell(hall, 7, 1, 20)
     result(hall.games.close_sale(CHIEF))
     hall.draw()
-    append = hall.journal.append
+    commit = hall.journal.commit
 
     def failing(*args: Any) -> Any:
         raise OSError("disk full")
 
-    hall.journal.append = failing  # type: ignore[method-assign]
+    hall.journal.commit = failing  # type: ignore[method-assign]
     with pytest.raises(OSError):
         result(hall.games.draw_ball(SELLER))
-    hall.journal.append = append  # type: ignore[method-assign]
+    hall.journal.commit = commit  # type: ignore[method-assign]
     assert len(hall.game.machine.drawn) == 1
     record = hall.draw()
     assert record.payload["ball_count"] == 2
