@@ -16,16 +16,15 @@ Every change to a server's state goes through :meth:`CommandCore.execute`:
    records, observers (consoles, boards, terminals, peers) hear of them, and the
    caller is answered.
 
-**Group commit.**  One transaction is in flight at a time; the commands that arrive
-meanwhile wait, and when it ends they are decided together, in the order they came:
-each is decided on the state the ones before it left (the modules fold a command's
-records as soon as it is decided), and all their records are committed in the next
-transaction.  Only after that commit are the views and observers told and each caller
-answered with its own records.  A refusal (permission, :class:`DomainError`) affects
-only its own command.  If the transaction fails, the modules are rebuilt from the
-journal - the state before the batch - and every command decided on the batch fails
-with the reason.  A crash before 4 ends loses only what nobody was told; a crash after
-it loses nothing (the journal is the state).
+**Group commit.**  A command is decided as soon as it comes, on the state the commands
+before it left, committed or not yet: the modules fold a command's records as soon as
+it is decided.  One transaction is in flight at a time; the records of the commands
+decided meanwhile are committed together in the next one.  Only after that commit are
+the views and observers told and each caller answered with its own records.  A refusal
+(permission, :class:`DomainError`) affects only its own command.  If a transaction
+fails, the modules are rebuilt from the journal - the state before the batch - and
+every command decided on the batch fails with the reason.  A crash before 4 ends loses
+only what nobody was told; a crash after it loses nothing (the journal is the state).
 
 **Request ids.**  A command that comes with the sender's request id (the console's
 command channel) runs through :meth:`CommandCore.once`: the id is stamped on every record
@@ -150,7 +149,7 @@ class CommandSpec:
 
 @dataclass(eq=False)
 class _Command:
-    """A command waiting for its batch, then what it decided and how it ends."""
+    """A command decided and waiting for its commit: its records, or why it was refused."""
 
     actor: Actor
     name: str
@@ -185,9 +184,9 @@ class CommandCore:
         # (staff member, request id) -> the records that request committed, oldest first
         self.requests: OrderedDict[RequestKey, list[tuple[int, str]]] = OrderedDict()
         self._running: dict[RequestKey, list[defer.Deferred[Any]]] = {}
-        self._waiting: list[_Command] = []
+        self._pending: list[_Command] = []  # decided, for the next transaction
+        self._in_flight: list[_Command] | None = None  # being committed, or answered
         self._tail: Record | None = journal.last  # the last record decided, sealed
-        self._busy = False  # a batch is being decided, committed or answered
         self._pumping = False
 
     def add_module(self, module: Module) -> None:
@@ -236,13 +235,15 @@ class CommandCore:
     def execute(self, actor: Actor, command: str, decide: Decide) -> defer.Deferred[list[Record]]:
         """Run one command; fires with the committed records, or fails with the reason.
 
-        The command waits while a commit is in flight; then it is decided, in the order
-        it came, on the state the commands before it left, and committed with them.
+        The command is decided at once, on the state the commands before it left
+        (committed or not yet); its records go in the next transaction, with those of
+        every command decided while the last one was in flight.
         """
-        done: defer.Deferred[list[Record]] = defer.Deferred()
-        self._waiting.append(_Command(actor, command, decide, done))
+        pending = _Command(actor, command, decide, defer.Deferred())
+        self._decide(pending)
+        self._pending.append(pending)
         self._pump()
-        return done
+        return pending.done
 
     def once(
         self, actor: Actor, request: str, run: Callable[[Actor], "defer.Deferred[Any]"]
@@ -283,41 +284,40 @@ class CommandCore:
 
     # --- Group commit ---------------------------------------------------------------------
     #
-    # One batch at a time: the commands that came while the last commit was in flight are
-    # decided in order, each folded at once into the modules (so the next one is decided
-    # on the state it leaves), and their records are committed in one transaction.  Only
-    # then are the views and observers told and each caller answered.  When the commit
-    # fails, the modules are rebuilt from the journal (the state before the batch) and
-    # every command of the batch fails with the reason.
+    # A command is decided as soon as it comes, and its records are folded into the modules
+    # at once, so the next command is decided on the state it leaves.  One transaction is
+    # in flight at a time; the commands decided meanwhile wait in ``_pending`` and are
+    # committed together in the next one.  Only after a commit are the views and observers
+    # told and each caller answered.  When a commit fails, the modules are rebuilt from the
+    # journal (the state before the batch) and every command decided on the batch fails.
 
     def _pump(self) -> None:
         if self._pumping:
             return  # the loop below, further up this stack, takes the next batch
         self._pumping = True
         try:
-            while self._waiting and not self._busy:
-                self._start_batch()
+            while self._in_flight is None and self._pending:
+                batch, self._pending = self._pending, []
+                self._in_flight = batch
+                records = [record for command in batch for record in command.records]
+                if not records:
+                    self._answer(batch)
+                    continue
+                committed = defer.maybeDeferred(self.run_blocking, self.journal.commit, records)
+                committed.addCallbacks(lambda _, b=batch: self._answer(b), lambda f, b=batch: self._fail(b, f))
+                committed.addErrback(lambda f: self.log.failure("answering a batch of commands failed", f))
         finally:
             self._pumping = False
 
-    def _start_batch(self) -> None:
-        batch, self._waiting = self._waiting, []
-        self._busy = True
-        self._tail = self.journal.last  # nothing is in flight: the batch follows the journal
-        now = self.now_ms()
-        for command in batch:
-            self._decide(command, now, batch)
-        records = [record for command in batch for record in command.records]
-        if not records:
-            self._answer(batch)
-            return
-        committed = defer.maybeDeferred(self.run_blocking, self.journal.commit, records)
-        committed.addCallbacks(lambda _: self._answer(batch), lambda failure: self._fail(batch, failure))
-        committed.addErrback(lambda failure: self.log.failure("answering a batch of commands failed", failure))
+    def _uncommitted(self) -> list[Record]:
+        return [record for command in (self._in_flight or []) + self._pending for record in command.records]
 
-    def _decide(self, command: _Command, now: int, batch: Sequence[_Command]) -> None:
+    def _decide(self, command: _Command) -> None:
+        if self._in_flight is None and not self._pending:
+            self._tail = self.journal.last  # nothing is waiting: the command follows the journal
         try:
             self.check_permission(command.actor, command.name)
+            now = self.now_ms()
             entries = [(type, _stamped(payload, command.actor)) for type, payload in command.decide(now)]
             records = self.journal.seal(now, entries, self._tail)
         except Exception:
@@ -331,7 +331,7 @@ class CommandCore:
             # the command fails, and the state is put back to what the others left.
             command.refused = Failure()
             self.log.failure("a module could not fold the records of {command}", command.refused, command=command.name)
-            self._rebuild([r for c in batch if c is not command for r in c.records])
+            self._rebuild(self._uncommitted())
             return
         command.records = records
         if records:
@@ -353,17 +353,19 @@ class CommandCore:
                 command.done.errback(command.refused)
             else:
                 command.done.callback(command.records)
-        # Commands given by the callers' callbacks above waited; they are the next batch.
-        self._busy = False
+        self._in_flight = None
         self._pump()
 
     def _fail(self, batch: Sequence[_Command], failure: Failure) -> None:
         self.log.failure("a commit of {n} commands failed; none of them is carried out", failure, n=len(batch))
+        # The commands decided while it was in flight were decided on it: they fail with it.
+        failed, self._pending = [*batch, *self._pending], []
+        self._in_flight = None
         self._rebuild([])
         # Up to the first command with records, each was decided on the committed state and
         # its answer stands; from it on, each was decided on the batch, which did not happen.
         decided_on_it = False
-        for command in batch:
+        for command in failed:
             decided_on_it = decided_on_it or bool(command.records)
             if decided_on_it:
                 command.done.errback(failure)
@@ -371,19 +373,23 @@ class CommandCore:
                 command.done.errback(command.refused)
             else:
                 command.done.callback([])
-        self._busy = False
         self._pump()
 
-    def _rebuild(self, pending: Sequence[Record]) -> None:
-        """Fold the journal (and ``pending``, decided but not committed) into fresh modules."""
+    def _rebuild(self, uncommitted: Sequence[Record]) -> None:
+        """Fold the journal (and ``uncommitted``, decided but not committed) into fresh modules."""
         for module in self.modules:
             module.reset()
         self.requests.clear()
         self.seq = 0
+        first_uncommitted = uncommitted[0].seq if uncommitted else None
         for record in self.journal.records():
+            if first_uncommitted is not None and record.seq >= first_uncommitted:
+                break  # committed meanwhile: folded below with the rest
             self._apply(record)
-        self._tail = self.journal.last
-        for record in pending:
+            self._tail = record
+        if first_uncommitted is None:
+            self._tail = self.journal.last
+        for record in uncommitted:
             self._apply(record)
             self._tail = record
 

@@ -274,6 +274,12 @@ def _entry(event: Event, **extra: Any) -> Entry:
     return (event.type, {**event.to_dict(), **extra})
 
 
+def _sell_range(machine: TraditionalGame, p: Mapping[str, Any]) -> None:
+    """Fold the paper cards ``first``..``last`` of a ``paper_cards_sold`` record into the game."""
+    for n in range(p["first"], p["last"] + 1):
+        machine.sell_card(series=p["series"], card_number=n, stake_cents=p["price_cents"], account=p["account"])
+
+
 def _event_of(record: Record) -> Event:
     """The domain event inside a record written by :func:`_entry` (extras and actor dropped)."""
     cls = EVENT_TYPES[record.type]
@@ -616,10 +622,8 @@ class GamesModule:
             account = f"cash:{actor.name}"
             account_kind(account)
             price = machine.price_cents
-            events = [
-                machine.sell_card(series=sold.series, card_number=n, stake_cents=price, account=account)[0]
-                for n in range(sold.first, sold.last + 1)
-            ]
+            for n in range(sold.first, sold.last + 1):  # every card checked; the range is one record (R83.4)
+                machine.sell_card(series=sold.series, card_number=n, stake_cents=price, account=account)
             posting = Posting.transfer(
                 price * sold.count,
                 debit=account,
@@ -637,8 +641,9 @@ class GamesModule:
                 "seller": actor.name,
                 "account": account,
                 "amount_cents": posting.amount,
+                "price_cents": price,
             }
-            return [("paper_cards_sold", summary), *(_entry(e) for e in events), *posting_entries([posting])]
+            return [("paper_cards_sold", summary), *posting_entries([posting])]
 
         return self.core.execute(actor, "sell_cards", decide)
 
@@ -1413,6 +1418,8 @@ class GamesModule:
             return  # not a record of the game under way: another module's
         if kind == "paper_cards_sold":
             game.sale.sell(p["series"], p["first"], p["last"], p["seller"])
+            if "price_cents" in p:  # the range is the cards; older journals follow it with a card_sold each
+                _sell_range(game.machine, p)
             state.last_sold[p["series"]] = max(state.last_sold.get(p["series"], 0), p["last"])
         elif kind == "second_series_opened":
             game.sale.add_second_series(Series(p["series"], p["card_set"], p["face_value_cents"], p["card_count"]))

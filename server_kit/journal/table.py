@@ -60,7 +60,7 @@ def append(
     """Durably append ``records`` (and run ``extra`` in the same transaction)."""
     with engine.begin() as connection:
         connection.execute(
-            insert(JournalRecord),
+            insert(JournalRecord.__table__),  # the table, not the mapped class: no ORM work per row
             [
                 {
                     "seq": r.seq,

@@ -186,6 +186,7 @@ def test_a_failed_batch_commit_fails_every_command_and_leaves_state_and_journal_
     batch = [hall.tickets.take(CLERK, f"b{n}") for n in range(10)]
     runner.run_one()
     assert hall.tickets.issued == [(1, "a")] + [(n + 2, f"b{n}") for n in range(10)]  # decided, in flight
+    late = hall.tickets.take(CLERK, "late")  # decided on the batch in flight, for the next transaction
     real = sql_journal.table.append
 
     def full_disk(*args: Any) -> None:
@@ -194,9 +195,9 @@ def test_a_failed_batch_commit_fails_every_command_and_leaves_state_and_journal_
     monkeypatch.setattr(sql_journal.table, "append", full_disk)
     runner.run_one()
     monkeypatch.setattr(sql_journal.table, "append", real)
-    answers = outcomes(batch)
+    answers = outcomes(batch + [late])
     assert all(isinstance(a, Failure) and a.check(OSError) for a in answers)
-    assert hall.tickets.issued == [(1, "a")]
+    assert hall.tickets.issued == [(1, "a")] and not runner.held
     assert hall.core.seq == 1 and hall.announced == [1]
     assert [r.seq for r in hall.journal.records()] == [1]
     again = hall.tickets.take(CLERK, "c")
@@ -247,7 +248,6 @@ def test_a_module_that_cannot_fold_a_command_fails_only_that_command(tmp_path: P
     runner = HeldRunner()
     hall = Hall(tmp_path, runner)
     hall.tickets.take(CLERK, "a")
-    batch = [hall.tickets.take(CLERK, holder) for holder in ("b", "crash", "c")]
     apply = hall.tickets.apply
 
     def faulty(record: Record) -> None:
@@ -256,8 +256,9 @@ def test_a_module_that_cannot_fold_a_command_fails_only_that_command(tmp_path: P
             raise KeyError("a fault in the module")
 
     hall.tickets.apply = faulty  # type: ignore[method-assign]
-    runner.run_all()
+    batch = [hall.tickets.take(CLERK, holder) for holder in ("b", "crash", "c")]
     hall.tickets.apply = apply  # type: ignore[method-assign]
+    runner.run_all()
     answers = outcomes(batch)
     assert answers[1].check(KeyError)
     assert [a[0].payload for a in (answers[0], answers[2])] == [
