@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from server_kit.core import CommandCore
 from protocol.chain import Record
 from protocol.ledger import Ledger, Posting, account_kind
+from server_kit.core import CommandCore
 
 POSTING = "posting"
 

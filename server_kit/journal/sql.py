@@ -29,9 +29,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
 from twisted.logger import Logger
 
+from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
 from server_kit.journal import table
 from server_kit.journal.port import Entry
-from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
 
 
 def head_path() -> Path:

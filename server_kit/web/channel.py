@@ -38,9 +38,9 @@ from typing import Any, Mapping
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
 
 #: A whole banned-list file fits in one request; nothing larger is read.
 MAX_REQUEST_BYTES = 1024 * 1024
@@ -202,7 +202,9 @@ class CommandChannel:
                 {
                     "name": name,
                     "summary": spec.summary,
-                    "params": {param: type_name(kind) for param, kind in spec.params.items()},
+                    # A list, not an object keyed by name: an argument called "pin" names a
+                    # secret the person types, it holds none, and redaction drops secret keys.
+                    "params": [{"name": param, "type": type_name(kind)} for param, kind in spec.params.items()],
                 }
             )
         return described
