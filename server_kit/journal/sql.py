@@ -5,7 +5,7 @@ to run on the database's single writer thread (the server wraps it with
 ``deferToThreadPool``): it appends records sealed after the last one (``seal``) in one
 transaction together with the caller's projection rows, and only then moves its idea
 of the last record and rewrites the head file.
-Whoever announces a fact does so after ``append`` returned: a crash can lose only
+Whoever announces a fact does so after the commit returned: a crash can lose only
 what nobody has seen.
 
 The head file (``var/journal.head``, mode 0600) holds the last record's sequence number
