@@ -57,7 +57,6 @@ def _internal_error(error: Exception) -> str:
 @click.group(cls=BingoGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    envvar="BINGO_DB",
     default=None,
     metavar="URL",
     help="Database URL (default: SQLite under var/, or $BINGO_DB).",

@@ -8,7 +8,8 @@ of the last record and rewrites the head file.
 Whoever announces a fact does so after the commit returned: a crash can lose only
 what nobody has seen.
 
-The head file (``var/journal.head``, mode 0600) holds the last record's sequence number
+The head file (``journal.head`` in the server's folder, mode 0600, at the path the
+composition root hands over) holds the last record's sequence number
 and hash, signed with the journal key (:func:`protocol.chain.sign_head`), written
 atomically after each commit.  :meth:`Journal.verify` checks the table against it, so a
 journal cut short at its end is caught as well as one altered inside; a head that is
@@ -34,8 +35,9 @@ from server_kit.journal import table
 from server_kit.journal.port import Entry
 
 
-def head_path() -> Path:
-    return Path(os.environ.get("BINGO_HOME", "var")) / "journal.head"
+def head_path(home: Path) -> Path:
+    """Where the signed head of the journal of the server whose folder is ``home`` is kept."""
+    return home / "journal.head"
 
 
 def read_head(path: Path) -> Head | None:
@@ -70,10 +72,10 @@ class JournalStateError(ChainError):
 class Journal:
     log = Logger()
 
-    def __init__(self, engine: Engine, key: Ed25519PrivateKey, head: Path | None = None) -> None:
+    def __init__(self, engine: Engine, key: Ed25519PrivateKey, head: Path) -> None:
         self.engine = engine
         self.key = key
-        self.head = head or head_path()
+        self.head = head
         self.last: Record | None = table.last_record(engine)
 
     def verify(self) -> int:

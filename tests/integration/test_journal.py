@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
 def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Journal:
     monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
     engine = open_database(f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}")
-    j = Journal(engine, load_journal_key(create=True))
+    home = tmp_path / "var"
+    j = Journal(engine, load_journal_key(home / "keys" / "journal-signing.pem", create=True), head=home / "journal.head")
     for n in range(1, 11):
         j.append(1_700_000_000_000 + n, [("ball_drawn", {"game_id": "g1", "ball": n, "count": n})])
     return j
@@ -208,21 +209,22 @@ def test_pentest_5_only_an_explicit_initialisation_starts_a_journal(tmp_path: Pa
     monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
     url = f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}"
     runner = CliRunner()
-    load_journal_key(create=True)
+    key_path = tmp_path / "var" / "keys" / "journal-signing.pem"
+    load_journal_key(key_path, create=True)
     empty = runner.invoke(main, ["--db", url, "journal", "verify"])
     assert empty.exit_code == 0 and "never started" in empty.output
     started = runner.invoke(main, ["--db", url, "journal", "init", "--hall-name", "Sala Sol"])
     assert started.exit_code == 0 and "record 1 (journal_opened)" in started.output, started.output
     again = runner.invoke(main, ["--db", url, "journal", "init"])
     assert again.exit_code == 1 and "already holds records (up to 1)" in again.output
-    journal = Journal(open_database(url), load_journal_key())
+    journal = Journal(open_database(url), load_journal_key(key_path), head=tmp_path / "var" / "journal.head")
     (opening,) = journal.records()
     assert opening.type == "journal_opened" and opening.payload == {"hall": "Sala Sol"}
     assert journal.verify() == 1
     # Every record removed but the head kept: not a new journal, and verify says so.
     sql(journal, "DELETE FROM journal")
     with pytest.raises(JournalStateError, match="the journal is empty but its head file .* exists: records were removed"):
-        Journal(journal.engine, journal.key).initialise(1, {})
+        Journal(journal.engine, journal.key, journal.head).initialise(1, {})
     refused = runner.invoke(main, ["--db", url, "journal", "init"])
     assert refused.exit_code == 1 and "records were removed" in refused.output
     assert "record 1: is missing: the journal ends at 0 but its head says 1" in runner.invoke(
