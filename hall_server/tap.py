@@ -80,6 +80,7 @@ from protocol.cards import CARDS_PER_STRIP
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
+from protocol.records import RecordError
 from server_kit import pki
 from server_kit.core import Actor, CommandCore, thread_pool_runner
 from server_kit.journal.sql import Journal, head_path
@@ -326,7 +327,13 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     responsible = ResponsiblePlayModule(core, cashier, admission, virtual)  # limits and exclusions (R97.2)
     view = HallView(config.name, warnings=config.responsible.warnings)
     core.add_view(view)
-    recovered = core.recover()
+    try:
+        recovered = core.recover()
+    except RecordError as error:
+        raise StartRefused(
+            f"the journal does not parse: {error}; the hall server does not serve on a journal it cannot read "
+            "(docs/journal.md)"
+        ) from None
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
     if blowers is not None:
         blowers.resume()  # before the serial ports open: the blower learns the journal's balls

@@ -7,7 +7,9 @@ Every change to a server's state goes through :meth:`CommandCore.execute`:
 2. **decide** - a pure function of the current state and the time returns the facts
    (journal entries) the command produces, or raises a :class:`DomainError` whose
    message goes back to the caller; nothing has changed;
-3. **apply** - the entries are sealed (after the last record) and every module folds
+3. **apply** - the entries are built through their declarations (:mod:`protocol.records`:
+   an undeclared type or a bad field refuses the whole command), sealed (after the
+   last record), and every module folds
    them into its in-memory state (the same code rebuilds the state from the journal
    at start: crash recovery);
 4. **commit** - the records are appended to the journal on the database's single
@@ -50,6 +52,7 @@ from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, parse
 from server_kit.journal.port import Entry, JournalPort
 
 
@@ -113,7 +116,9 @@ class View(Protocol):
     def apply(self, record: Record) -> None: ...
 
 
-Decide = Callable[[int], Sequence[Entry]]
+#: A decision: the time in, the facts out - declared records (protocol.records) or
+#: ``(type, payload)`` pairs, which the journal builds through the same declarations.
+Decide = Callable[[int], Sequence[Entry | JournalRecord]]
 #: Runs a blocking function off the reactor thread: ``deferToThreadPool`` on the
 #: database's single writer pool in the server, a synchronous call in unit tests.
 RunBlocking = Callable[..., "defer.Deferred[Any]"]
@@ -208,9 +213,15 @@ class CommandCore:
             self.permissions[command] = frozenset(roles) | self.permissions.get(command, frozenset())
 
     def recover(self) -> int:
-        """Rebuild every module's state from the journal (at start, before serving)."""
+        """Rebuild every module's state from the journal (at start, before serving).
+
+        Every record is read through its declaration (:func:`protocol.records.parse`)
+        before any module sees it: one that does not parse stops recovery with a
+        :class:`~protocol.records.RecordError` naming its ``seq`` and the reason.
+        """
         count = 0
         for record in self.journal.records():
+            parse(record)
             self._apply(record)
             for view in self.views:
                 view.apply(record)
@@ -318,7 +329,7 @@ class CommandCore:
         try:
             self.check_permission(command.actor, command.name)
             now = self.now_ms()
-            entries = [(type, _stamped(payload, command.actor)) for type, payload in command.decide(now)]
+            entries = [_stamped(entry, command.actor) for entry in command.decide(now)]
             records = self.journal.seal(now, entries, self._tail)
         except Exception:
             command.refused = Failure()
@@ -412,6 +423,9 @@ class CommandCore:
                 self.log.failure("an observer failed on record {seq}", seq=record.seq)
 
 
-def _stamped(payload: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
+def _stamped(entry: Entry | JournalRecord, actor: Actor) -> Entry | JournalRecord:
     """Every record says who caused it."""
-    return {**payload, "actor": actor.to_dict()}
+    if isinstance(entry, JournalRecord):
+        return replace(entry, actor=ActorStamp(**actor.to_dict()))
+    type, payload = entry
+    return type, {**payload, ACTOR_KEY: actor.to_dict()}

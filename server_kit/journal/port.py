@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 from sqlalchemy import Connection
 
 from protocol.chain import Record
+from protocol.records import JournalRecord
 
 #: One fact to journal: its record type and payload.
 Entry = tuple[str, Mapping[str, Any]]
@@ -25,13 +26,17 @@ class JournalPort(Protocol):
     def append(
         self,
         time_ms: int,
-        entries: Sequence[Entry],
+        entries: Sequence[Entry | JournalRecord],
         extra: Callable[[Connection], None] | None = None,
     ) -> list[Record]:
-        """Seal ``entries`` after :attr:`last` and append them durably, in one transaction."""
+        """Seal ``entries`` after :attr:`last` and append them durably, in one transaction.
+
+        Every entry is built through its declaration (:mod:`protocol.records`) before any
+        is sealed: :class:`~protocol.records.RecordError` and nothing written otherwise.
+        """
         ...
 
-    def seal(self, time_ms: int, entries: Sequence[Entry], after: Record | None) -> list[Record]:
+    def seal(self, time_ms: int, entries: Sequence[Entry | JournalRecord], after: Record | None) -> list[Record]:
         """``entries`` sealed as the records that follow ``after`` (nothing is stored)."""
         ...
 

@@ -30,7 +30,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
 from twisted.logger import Logger
 
-from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
+from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, verify_chain
+from protocol.records import JournalRecord, seal_entries
 from server_kit.journal import table
 from server_kit.journal.port import Entry
 
@@ -105,14 +106,9 @@ class Journal:
     def records(self, after: int = 0) -> Iterator[Record]:
         return table.read(self.engine, after)
 
-    def seal(self, time_ms: int, entries: Sequence[Entry], after: Record | None) -> list[Record]:
-        """``entries`` sealed as the records that follow ``after``; nothing is stored."""
-        sealed: list[Record] = []
-        previous = after
-        for type, payload in entries:
-            previous = seal(self.key, previous, time_ms, type, payload)
-            sealed.append(previous)
-        return sealed
+    def seal(self, time_ms: int, entries: Sequence[Entry | JournalRecord], after: Record | None) -> list[Record]:
+        """``entries`` built through their declarations and sealed after ``after``; nothing is stored."""
+        return seal_entries(self.key, after, time_ms, entries)
 
     def commit(self, records: Sequence[Record], extra: Callable[[Connection], None] | None = None) -> None:
         """Durably append ``records`` (sealed after :attr:`last`) in one transaction, then the head.
@@ -163,10 +159,15 @@ class Journal:
     def append(
         self,
         time_ms: int,
-        entries: Sequence[Entry],
+        entries: Sequence[Entry | JournalRecord],
         extra: Callable[[Connection], None] | None = None,
     ) -> list[Record]:
-        """Seal and durably append ``entries`` after :attr:`last`; returns the records once committed."""
+        """Seal and durably append ``entries`` after :attr:`last`; returns the records once committed.
+
+        Each entry is built through its declaration (:mod:`protocol.records`) before
+        anything is sealed: an undeclared type or a bad field raises
+        :class:`~protocol.records.RecordError` and nothing is written.
+        """
         sealed = self.seal(time_ms, entries, self.last)
         self.commit(sealed, extra)
         return sealed

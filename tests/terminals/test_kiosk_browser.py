@@ -87,7 +87,7 @@ def sign_in_and_buy(page: Any, account: str, quantity: int) -> None:
     page.press("#pin", "Enter")
     page.wait_for_selector("#play:not([hidden])")
     assert page.inner_text("#credit") == "20.00 EUR"
-    assert re.fullmatch(r"\d:\d\d", page.inner_text("#countdown"))  # the time left (R93.1)
+    assert re.fullmatch(r"\d+:\d\d", page.inner_text("#countdown"))  # the time left (R93.1)
     page.fill("#quantity", str(quantity))
     page.click("#buy")
     page.wait_for_selector("#message.ok")
