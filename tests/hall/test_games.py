@@ -265,7 +265,7 @@ def as_written_before_range_records(records: Sequence[Record]) -> list[tuple[int
         price = p.pop("price_cents")
         old.append((record.time_ms, record.type, p))
         for number in range(p["first"], p["last"] + 1):
-            card = {"game_id": p["game_id"], "series": p["series"], "card_number": number, "price_cents": price,
+            card = {"type": "card_sold", "game_id": p["game_id"], "series": p["series"], "card_number": number, "price_cents": price,
                     "stake_cents": price, "account": p["account"], "terminal_id": None, "actor": p["actor"]}
             old.append((record.time_ms, "card_sold", card))
     return old

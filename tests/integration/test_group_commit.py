@@ -7,8 +7,9 @@ transactions are counted at the database itself.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, Iterator
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -20,11 +21,30 @@ from twisted.python.failure import Failure
 from hall_server.store.database import open_database
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.records import JournalRecord
 from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
 from server_kit.journal import sql as sql_journal
 from server_kit.journal.sql import Journal, read_head
+from tests.support.records import declared
 
 pytestmark = pytest.mark.integration
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ticket(JournalRecord):
+    """The toy server's one record type: a numbered ticket and its holder."""
+
+    type: ClassVar[str] = "ticket"
+    number: int
+    holder: str
+
+
+@pytest.fixture(autouse=True)
+def ticket_is_declared() -> Iterator[None]:
+    with declared(Ticket):
+        yield
+
 
 CLERK = Actor("ana", "clerk")
 VISITOR = Actor("val", "visitor")
