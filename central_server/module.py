@@ -119,6 +119,10 @@ class CentralModule:
 
     # --- The fold -------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.games, self.scheduled_at_ms, self._committed, self._ahead = {}, {}, {}, 0
+
     def apply(self, record: Record) -> None:
         if record.type not in EVENT_TYPES:
             return

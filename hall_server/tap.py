@@ -236,12 +236,15 @@ def open_journal(journal: Journal, now_ms: int, hall_name: str) -> int:
         opening = journal.initialise(now_ms, {"hall": hall_name, "actor": SYSTEM.to_dict()})
         log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
     try:
-        return journal.verify()
+        count = journal.verify()
     except ChainError as error:
         raise StartRefused(
             f"the journal does not verify: {error}; the hall server does not serve on a broken journal "
             "(bingo journal verify; docs/journal.md)"
         ) from None
+    if journal.repair_head():
+        log.warn("The journal head file lagged the journal; it now names record {seq}", seq=count)
+    return count
 
 
 def release_manifest(config: HallConfig) -> Path:
@@ -323,7 +326,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
     responsible = ResponsiblePlayModule(core, cashier, admission, virtual)  # limits and exclusions (R97.2)
     view = HallView(config.name, warnings=config.responsible.warnings)
-    core.add_module(view)
+    core.add_view(view)
     try:
         recovered = core.recover()
     except RecordError as error:

@@ -1,4 +1,4 @@
-"""The command loop of every server: decide, commit, apply, announce.
+"""The command loop of every server: decide, apply, commit, announce.
 
 Every change to a server's state goes through :meth:`CommandCore.execute`:
 
@@ -7,17 +7,26 @@ Every change to a server's state goes through :meth:`CommandCore.execute`:
 2. **decide** - a pure function of the current state and the time returns the facts
    (journal entries) the command produces, or raises a :class:`DomainError` whose
    message goes back to the caller; nothing has changed;
-3. **commit** - the entries are built through their declarations
-   (:mod:`protocol.records`: an undeclared type or a bad field refuses the whole
-   command), sealed and appended to the journal on the database's single writer
-   thread, in one transaction;
-4. **apply** - every module folds the committed records into its in-memory state
-   (the same code rebuilds the state from the journal at start: crash recovery);
-5. **announce** - observers (consoles, boards, terminals, peers) hear of the records.
+3. **apply** - the entries are built through their declarations (:mod:`protocol.records`:
+   an undeclared type or a bad field refuses the whole command), sealed (after the
+   last record), and every module folds
+   them into its in-memory state (the same code rebuilds the state from the journal
+   at start: crash recovery);
+4. **commit** - the records are appended to the journal on the database's single
+   writer thread, in one transaction;
+5. **announce** - the views (what consoles and boards show) fold the committed
+   records, observers (consoles, boards, terminals, peers) hear of them, and the
+   caller is answered.
 
-Commands run one at a time (a ``DeferredLock``), so each decision sees the state the
-previous one left.  A crash between 3 and 5 loses nothing committed, and nothing
-uncommitted was ever shown (announce after commit).
+**Group commit.**  A command is decided as soon as it comes, on the state the commands
+before it left, committed or not yet: the modules fold a command's records as soon as
+it is decided.  One transaction is in flight at a time; the records of the commands
+decided meanwhile are committed together in the next one.  Only after that commit are
+the views and observers told and each caller answered with its own records.  A refusal
+(permission, :class:`DomainError`) affects only its own command.  If a transaction
+fails, the modules are rebuilt from the journal - the state before the batch - and
+every command decided on the batch fails with the reason.  A crash before 4 ends loses
+only what nobody was told; a crash after it loses nothing (the journal is the state).
 
 **Request ids.**  A command that comes with the sender's request id (the console's
 command channel) runs through :meth:`CommandCore.once`: the id is stamped on every record
@@ -86,7 +95,23 @@ class Clock(Protocol):
 
 
 class Module(Protocol):
-    """A part of a server's state: folds committed records into itself."""
+    """A part of a server's state: folds records into itself.
+
+    A module folds a command's records as soon as the command is decided, before they
+    are committed, so that the next command of the batch is decided on the state they
+    leave; when the batch's commit fails the core calls :meth:`reset` and folds the
+    journal again.  So ``apply`` changes nothing but the module's own state.
+    """
+
+    def apply(self, record: Record) -> None: ...
+
+    def reset(self) -> None:
+        """Forget everything folded so far (the core then folds the journal again)."""
+        ...
+
+
+class View(Protocol):
+    """A projection shown to people (consoles, boards): folds records once committed."""
 
     def apply(self, record: Record) -> None: ...
 
@@ -127,6 +152,18 @@ class CommandSpec:
     summary: str
 
 
+@dataclass(eq=False)
+class _Command:
+    """A command decided and waiting for its commit: its records, or why it was refused."""
+
+    actor: Actor
+    name: str
+    decide: Decide
+    done: "defer.Deferred[list[Record]]"
+    records: list[Record] = field(default_factory=list)
+    refused: Failure | None = None
+
+
 class CommandCore:
     log = Logger()
 
@@ -142,16 +179,27 @@ class CommandCore:
         self.run_blocking = run_blocking
         self.permissions = dict(permissions or {})
         self.modules: list[Module] = []
+        self.views: list[View] = []
         self.commands: dict[str, CommandSpec] = {}
         self.observers: list[Callable[[Record], None]] = []
-        self.lock = defer.DeferredLock()
+        #: The seq of the last record decided: committed, or in the batch being committed.
         self.seq = journal.last.seq if journal.last else 0
+        #: How many transactions the core has committed (each holds one batch of commands).
+        self.commits = 0
         # (staff member, request id) -> the records that request committed, oldest first
         self.requests: OrderedDict[RequestKey, list[tuple[int, str]]] = OrderedDict()
         self._running: dict[RequestKey, list[defer.Deferred[Any]]] = {}
+        self._pending: list[_Command] = []  # decided, for the next transaction
+        self._in_flight: list[_Command] | None = None  # being committed, or answered
+        self._tail: Record | None = journal.last  # the last record decided, sealed
+        self._pumping = False
 
     def add_module(self, module: Module) -> None:
         self.modules.append(module)
+
+    def add_view(self, view: View) -> None:
+        """A projection shown to people: folds records only once they are committed."""
+        self.views.append(view)
 
     def register(self, spec: CommandSpec) -> None:
         if spec.name in self.commands:
@@ -175,7 +223,10 @@ class CommandCore:
         for record in self.journal.records():
             parse(record)
             self._apply(record)
+            for view in self.views:
+                view.apply(record)
             count += 1
+        self._tail = self.journal.last
         return count
 
     def now_ms(self) -> int:
@@ -193,8 +244,17 @@ class CommandCore:
             )
 
     def execute(self, actor: Actor, command: str, decide: Decide) -> defer.Deferred[list[Record]]:
-        """Run one command; fires with the committed records, or fails with the reason."""
-        return self.lock.run(self._execute, actor, command, decide)
+        """Run one command; fires with the committed records, or fails with the reason.
+
+        The command is decided at once, on the state the commands before it left
+        (committed or not yet); its records go in the next transaction, with those of
+        every command decided while the last one was in flight.
+        """
+        pending = _Command(actor, command, decide, defer.Deferred())
+        self._decide(pending)
+        self._pending.append(pending)
+        self._pump()
+        return pending.done
 
     def once(
         self, actor: Actor, request: str, run: Callable[[Actor], "defer.Deferred[Any]"]
@@ -206,13 +266,15 @@ class CommandCore:
         is done (or with its refusal, if it committed nothing and failed).
         """
         key = (actor.name, request)
-        if key in self.requests:
-            return defer.succeed(Repeated(request, tuple(self.requests[key])))
+        # Running first: a request decided but not yet committed is in ``requests``
+        # already, and its repeat must wait for the commit (which may still fail).
         waiting = self._running.get(key)
         if waiting is not None:
             repeat: defer.Deferred[Any] = defer.Deferred()
             waiting.append(repeat)
             return repeat
+        if key in self.requests:
+            return defer.succeed(Repeated(request, tuple(self.requests[key])))
         self._running[key] = []
         running = defer.maybeDeferred(run, replace(actor, request=request))
 
@@ -231,19 +293,116 @@ class CommandCore:
         key = (actor.name, request)
         return key in self.requests or key in self._running
 
-    @defer.inlineCallbacks
-    def _execute(self, actor: Actor, command: str, decide: Decide):  # type: ignore[no-untyped-def]
-        self.check_permission(actor, command)
-        now = self.now_ms()
-        entries = [_stamped(entry, actor) for entry in decide(now)]
-        if not entries:
-            return []
-        records = yield self.run_blocking(self.journal.append, now, entries)
-        for record in records:
+    # --- Group commit ---------------------------------------------------------------------
+    #
+    # A command is decided as soon as it comes, and its records are folded into the modules
+    # at once, so the next command is decided on the state it leaves.  One transaction is
+    # in flight at a time; the commands decided meanwhile wait in ``_pending`` and are
+    # committed together in the next one.  Only after a commit are the views and observers
+    # told and each caller answered.  When a commit fails, the modules are rebuilt from the
+    # journal (the state before the batch) and every command decided on the batch fails.
+
+    def _pump(self) -> None:
+        if self._pumping:
+            return  # the loop below, further up this stack, takes the next batch
+        self._pumping = True
+        try:
+            while self._in_flight is None and self._pending:
+                batch, self._pending = self._pending, []
+                self._in_flight = batch
+                records = [record for command in batch for record in command.records]
+                if not records:
+                    self._answer(batch)
+                    continue
+                committed = defer.maybeDeferred(self.run_blocking, self.journal.commit, records)
+                committed.addCallbacks(lambda _, b=batch: self._answer(b), lambda f, b=batch: self._fail(b, f))
+                committed.addErrback(lambda f: self.log.failure("answering a batch of commands failed", f))
+        finally:
+            self._pumping = False
+
+    def _uncommitted(self) -> list[Record]:
+        return [record for command in (self._in_flight or []) + self._pending for record in command.records]
+
+    def _decide(self, command: _Command) -> None:
+        if self._in_flight is None and not self._pending:
+            self._tail = self.journal.last  # nothing is waiting: the command follows the journal
+        try:
+            self.check_permission(command.actor, command.name)
+            now = self.now_ms()
+            entries = [_stamped(entry, command.actor) for entry in command.decide(now)]
+            records = self.journal.seal(now, entries, self._tail)
+        except Exception:
+            command.refused = Failure()
+            return
+        try:
+            for record in records:
+                self._apply(record)
+        except Exception:
+            # A module could not fold its own command's records (a fault in the module):
+            # the command fails, and the state is put back to what the others left.
+            command.refused = Failure()
+            self.log.failure("a module could not fold the records of {command}", command.refused, command=command.name)
+            self._rebuild(self._uncommitted())
+            return
+        command.records = records
+        if records:
+            self._tail = records[-1]
+
+    def _answer(self, batch: Sequence[_Command]) -> None:
+        if any(command.records for command in batch):
+            self.commits += 1
+        for command in batch:
+            for record in command.records:
+                for view in self.views:
+                    try:
+                        view.apply(record)
+                    except Exception:
+                        self.log.failure("a view failed on record {seq}", seq=record.seq)
+                self._announce(record)
+        for command in batch:
+            if command.refused is not None:
+                command.done.errback(command.refused)
+            else:
+                command.done.callback(command.records)
+        self._in_flight = None
+        self._pump()
+
+    def _fail(self, batch: Sequence[_Command], failure: Failure) -> None:
+        self.log.failure("a commit of {n} commands failed; none of them is carried out", failure, n=len(batch))
+        # The commands decided while it was in flight were decided on it: they fail with it.
+        failed, self._pending = [*batch, *self._pending], []
+        self._in_flight = None
+        self._rebuild([])
+        # Up to the first command with records, each was decided on the committed state and
+        # its answer stands; from it on, each was decided on the batch, which did not happen.
+        decided_on_it = False
+        for command in failed:
+            decided_on_it = decided_on_it or bool(command.records)
+            if decided_on_it:
+                command.done.errback(failure)
+            elif command.refused is not None:
+                command.done.errback(command.refused)
+            else:
+                command.done.callback([])
+        self._pump()
+
+    def _rebuild(self, uncommitted: Sequence[Record]) -> None:
+        """Fold the journal (and ``uncommitted``, decided but not committed) into fresh modules."""
+        for module in self.modules:
+            module.reset()
+        self.requests.clear()
+        self.seq = 0
+        first_uncommitted = uncommitted[0].seq if uncommitted else None
+        for record in self.journal.records():
+            if first_uncommitted is not None and record.seq >= first_uncommitted:
+                break  # committed meanwhile: folded below with the rest
             self._apply(record)
-        for record in records:
-            self._announce(record)
-        return records
+            self._tail = record
+        if first_uncommitted is None:
+            self._tail = self.journal.last
+        for record in uncommitted:
+            self._apply(record)
+            self._tail = record
 
     def _apply(self, record: Record) -> None:
         for module in self.modules:

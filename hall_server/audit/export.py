@@ -284,7 +284,16 @@ class DayFold:
         game = self._by_id.get(p.get("game_id") or "")
         if game is None:
             return
-        if kind == "card_sold":
+        if kind == "paper_cards_sold" and "price_cents" in p:
+            # One record for a range of paper cards (older journals wrote a card_sold per card).
+            if p["price_cents"] != game.price_cents:
+                game.cannot_express(
+                    f"cards {p['series']}-{p['first']}..{p['last']} were sold at {p['price_cents']} cents, the game "
+                    f"at {game.price_cents}; {FORMAT_LIMIT}"
+                )
+            for number in range(p["first"], p["last"] + 1):
+                game.cards[(p["series"], number)] = _Card(p["series"], number, 100, None)
+        elif kind == "card_sold":
             if p["price_cents"] != game.price_cents:
                 game.cannot_express(
                     f"card {p['series']}-{p['card_number']} was sold at {p['price_cents']} cents, the game at "

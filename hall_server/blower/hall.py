@@ -292,6 +292,12 @@ class HallBlowers:
 
     # --- Projection ----------------------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self._recalled_game = None
+        if self.pair is not None:
+            self.pair.active = self.pair.main
+
     def apply(self, record: Record) -> None:
         if record.type == "ball_voided":
             self._recalled_game = record.payload["game_id"]

@@ -438,6 +438,10 @@ class AdmissionModule:
 
     # --- Projection -----------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state = AdmissionState()
+
     def apply(self, record: Record) -> None:
         p = record.payload
         state = self.state

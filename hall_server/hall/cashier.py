@@ -619,6 +619,10 @@ class CashierModule:
 
     # --- Projection -----------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state = CashierState()
+
     def apply(self, record: Record) -> None:
         p = record.payload
         state = self.state

@@ -53,6 +53,10 @@ class LedgerModule:
     def balance(self, account: str) -> int:
         return self.ledger.balance(account)
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.ledger = Ledger()
+
     def apply(self, record: Record) -> None:
         if record.type == POSTING:
             payload = {k: v for k, v in record.payload.items() if k != "actor"}

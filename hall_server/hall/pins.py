@@ -211,6 +211,10 @@ class PinGuard:
 
     # --- Projection -----------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state = PinState()
+
     def apply(self, record: Record) -> None:
         p = record.payload
         if record.type == "pin_lockout":

@@ -230,6 +230,10 @@ class ResponsiblePlayModule:
 
     # --- The projection -----------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state, self._pruned = ResponsibleState(), None
+
     def apply(self, record: Record) -> None:
         p: Mapping[str, Any] = record.payload
         if record.type == "spending_limit_set":

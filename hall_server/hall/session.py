@@ -377,6 +377,10 @@ class SessionModule:
 
     # --- Projection -----------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state = SessionState()
+
     def apply(self, record: Record) -> None:
         p = record.payload
         state = self.state

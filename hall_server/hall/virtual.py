@@ -25,9 +25,10 @@ game, and play them in that game next to the paper cards (R82.9-16, R83.7, R93):
   next numbers of the virtual series, so the order of cards is the order of requests
   and no card is assigned twice (R93.8); at most 96 cards per player per terminal per
   game (R83.7).  The stake moves ``player:<account>`` -> ``stakes:<game>``.
-* **group commit**: requests that arrive while a commit is on its way are decided
-  together, in their order, and committed in one transaction, so a burst at the close
-  of the window costs a few commits, not one per request.  A refused request is
+* **group commit** (the core's): each request is decided as it arrives, on what the
+  earlier ones left; those that arrive while a commit is on its way are committed
+  together in the next transaction, so a burst at the close of the window costs a few
+  commits, not one per request.  A refused request is
   journaled too (``terminal_request_refused``, with the reason), in the same commit.
 * **request ids**: each purchase carries the terminal's id for it, journaled in its
   ``virtual_cards_bought`` or ``terminal_request_refused`` record.  The module
@@ -240,8 +241,6 @@ class VirtualModule:
         self.library = library
         self.new_token = new_token
         self.state = VirtualState()
-        self._queue: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
-        self._batch_running = False
         #: Other reasons a purchase is refused: ``check(ledger account, cents this purchase
         #: brings the day's spending to beyond the journal's, now)`` gives the refusal or
         #: None (the player's daily limit and self-exclusion, R97.2).
@@ -403,50 +402,27 @@ class VirtualModule:
     # --- Purchases ----------------------------------------------------------------
 
     def request_purchase(self, request: PurchaseRequest) -> defer.Deferred[list[VirtualCard]]:
-        """Queue ``request``; fires with the cards bought, or fails with :class:`PurchaseRefused`.
+        """Decide ``request`` now; fires with the cards bought, or fails with :class:`PurchaseRefused`.
 
-        Requests are decided in the order this method is called (R93.6).
+        Requests are decided in the order this method is called (R93.6), each on what the
+        ones before left; the core commits those that come during a commit together.
         """
-        answer: defer.Deferred[list[VirtualCard]] = defer.Deferred()
-        self._queue.append((request, answer))
-        if not self._batch_running:
-            self._batch_running = True
-            self._run_batch()
-        return answer
-
-    def _run_batch(self) -> None:
-        taken: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
         outcomes: list[PurchaseRefused | PurchaseOutcome] = []
 
         def decide(now: int) -> list[Entry]:
-            # Everything queued until the core's turn came is decided together, in order.
-            taken.extend(self._queue)
-            self._queue.clear()
-            entries, decided = self._decide_batch([r for r, _ in taken], now)
-            outcomes.extend(decided)
+            entries, decided = self._decide_batch([request], now)
+            outcomes[:] = decided
             return entries
 
-        def committed(records: list[Record]) -> None:
-            for (request, answer), outcome in zip(taken, outcomes):
-                if isinstance(outcome, PurchaseRefused):
-                    answer.errback(outcome)
-                elif outcome.refusal is not None:
-                    answer.errback(PurchaseRefused(outcome.refusal))
-                else:
-                    answer.callback(self.bought_cards(outcome))
+        def committed(records: list[Record]) -> list[VirtualCard]:
+            (outcome,) = outcomes
+            if isinstance(outcome, PurchaseRefused):
+                raise outcome
+            if outcome.refusal is not None:
+                raise PurchaseRefused(outcome.refusal)
+            return self.bought_cards(outcome)
 
-        def failed(failure: Any) -> None:
-            for _, answer in taken:
-                answer.errback(failure)
-
-        def next_batch(_: object) -> None:
-            if self._queue:
-                self._run_batch()
-            else:
-                self._batch_running = False
-
-        done = self.core.execute(SYSTEM, "buy_virtual_cards", decide)
-        done.addCallbacks(committed, failed).addBoth(next_batch)
+        return self.core.execute(SYSTEM, "buy_virtual_cards", decide).addCallback(committed)
 
     def bought_cards(self, outcome: PurchaseOutcome) -> list[VirtualCard]:
         """The cards a purchase assigned that its account still holds (a failed terminal's leave)."""
@@ -594,6 +570,10 @@ class VirtualModule:
         return self.core.execute(SYSTEM, "record_terminal_refusal", decide)
 
     # --- Projection -----------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state = VirtualState()
 
     def apply(self, record: Record) -> None:
         p = record.payload

@@ -38,7 +38,9 @@ class PaperCardsSold(JournalRecord):
     """Paper cards ``first``..``last`` of ``series`` sold by ``seller`` (R82.5, R83.4 first and last number).
 
     ``count`` cards for ``amount_cents``, paid into ``account`` (the seller's cash,
-    ``cash:<seller>``); one ``card_sold`` per card and the posting follow it.
+    ``cash:<seller>``), each at ``price_cents``; the record is the cards, and the
+    posting follows it.  A record without ``price_cents`` was written before: one
+    ``card_sold`` per card followed it, and it is read as written.
     """
 
     type: ClassVar[str] = "paper_cards_sold"
@@ -50,6 +52,7 @@ class PaperCardsSold(JournalRecord):
     seller: str
     account: str
     amount_cents: int
+    price_cents: int | None = optional()
 
 
 @record

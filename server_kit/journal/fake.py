@@ -25,16 +25,24 @@ class FakeJournal:
         self.last: Record | None = None
         self.fail_next: Exception | None = None
 
-    def append(
-        self, time_ms: int, entries: Sequence[Entry | JournalRecord], extra: Callable[[Any], None] | None = None
-    ) -> list[Record]:
+    def seal(self, time_ms: int, entries: Sequence[Entry | JournalRecord], after: Record | None) -> list[Record]:
+        return seal_entries(self.key, after, time_ms, entries)
+
+    def commit(self, records: Sequence[Record], extra: Callable[[Any], None] | None = None) -> None:
         if self.fail_next is not None:
             failure, self.fail_next = self.fail_next, None
             raise failure
-        sealed = seal_entries(self.key, self.last, time_ms, entries)
-        self.kept.extend(sealed)
-        if sealed:
-            self.last = sealed[-1]
+        if records and records[0].seq != (self.last.seq + 1 if self.last else 1):
+            raise ValueError(f"record {records[0].seq} does not follow the fake journal's last record")
+        self.kept.extend(records)
+        if records:
+            self.last = records[-1]
+
+    def append(
+        self, time_ms: int, entries: Sequence[Entry | JournalRecord], extra: Callable[[Any], None] | None = None
+    ) -> list[Record]:
+        sealed = self.seal(time_ms, entries, self.last)
+        self.commit(sealed, extra)
         return sealed
 
     def records(self, after: int = 0) -> Iterator[Record]:

@@ -36,6 +36,14 @@ class JournalPort(Protocol):
         """
         ...
 
+    def seal(self, time_ms: int, entries: Sequence[Entry | JournalRecord], after: Record | None) -> list[Record]:
+        """``entries`` sealed as the records that follow ``after`` (nothing is stored)."""
+        ...
+
+    def commit(self, records: Sequence[Record], extra: Callable[[Connection], None] | None = None) -> None:
+        """Durably append records sealed by :meth:`seal` after :attr:`last`, in one transaction."""
+        ...
+
     def records(self, after: int = 0) -> Iterator[Record]:
         """Every record with ``seq > after``, in order."""
         ...

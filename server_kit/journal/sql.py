@@ -1,10 +1,11 @@
 """The SQL journal: every fact, sealed, appended, and its signed head kept outside the DB.
 
-``Journal.append`` is synchronous and meant to run on the database's single writer
-thread (the server wraps it with ``deferToThreadPool``): it seals the entries after the
-last record, appends them in one transaction together with the caller's projection
-rows, and only then moves its idea of the last record and rewrites the head file.
-Whoever announces a fact does so after ``append`` returned: a crash can lose only
+``Journal.commit`` (and ``append``, which seals and commits) is synchronous and meant
+to run on the database's single writer thread (the server wraps it with
+``deferToThreadPool``): it appends records sealed after the last one (``seal``) in one
+transaction together with the caller's projection rows, and only then moves its idea
+of the last record and rewrites the head file.
+Whoever announces a fact does so after the commit returned: a crash can lose only
 what nobody has seen.
 
 The head file (``journal.head`` in the server's folder, mode 0600, at the path the
@@ -27,8 +28,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
+from twisted.logger import Logger
 
-from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, sign_head, verify_chain
+from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, verify_chain
 from protocol.records import JournalRecord, seal_entries
 from server_kit.journal import table
 from server_kit.journal.port import Entry
@@ -69,6 +71,8 @@ class JournalStateError(ChainError):
 
 
 class Journal:
+    log = Logger()
+
     def __init__(self, engine: Engine, key: Ed25519PrivateKey, head: Path) -> None:
         self.engine = engine
         self.key = key
@@ -102,23 +106,68 @@ class Journal:
     def records(self, after: int = 0) -> Iterator[Record]:
         return table.read(self.engine, after)
 
+    def seal(self, time_ms: int, entries: Sequence[Entry | JournalRecord], after: Record | None) -> list[Record]:
+        """``entries`` built through their declarations and sealed after ``after``; nothing is stored."""
+        return seal_entries(self.key, after, time_ms, entries)
+
+    def commit(self, records: Sequence[Record], extra: Callable[[Connection], None] | None = None) -> None:
+        """Durably append ``records`` (sealed after :attr:`last`) in one transaction, then the head.
+
+        Once the transaction has committed the records are facts: a head file that cannot
+        be written then (disk full, permissions) does not make the commit fail - the
+        caller folds and announces the records - it is logged and written again after
+        the next commit and at the next start (:meth:`write_head`); meanwhile the head
+        lags the table, which :meth:`verify` accepts (records past the head still verify).
+        """
+        if not records:
+            return
+        expected_seq, expected_prev = (self.last.seq + 1, self.last.hash) if self.last else (1, GENESIS)
+        if records[0].seq != expected_seq or records[0].prev != expected_prev:
+            raise JournalStateError(
+                records[0].seq, f"does not follow the journal's last record ({expected_seq - 1}); nothing was appended"
+            )
+        table.append(self.engine, list(records), extra)
+        self.last = records[-1]
+        try:
+            self.write_head()
+        except Exception as error:
+            self.log.critical(
+                "The journal head file {path} could not be written after record {seq} was committed ({error}); "
+                "the records stand, the head is written again after the next commit and at the next start",
+                path=str(self.head), seq=self.last.seq, error=error,
+            )
+
+    def write_head(self) -> None:
+        """Write the signed head of the last record (atomically, mode 0600)."""
+        if self.last is None:
+            return
+        self.head.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _write_head(self.head, sign_head(self.key, self.last))
+
+    def repair_head(self) -> bool:
+        """Write the head again if it lags the table (run after :meth:`verify`); whether it did.
+
+        A head lags when its write failed after a commit, or a crash came between the two;
+        the records past it verified by their signatures, so the head may follow them.
+        """
+        head = read_head(self.head)
+        if self.last is None or (head is not None and head.seq == self.last.seq):
+            return False
+        self.write_head()
+        return True
+
     def append(
         self,
         time_ms: int,
         entries: Sequence[Entry | JournalRecord],
         extra: Callable[[Connection], None] | None = None,
     ) -> list[Record]:
-        """Seal and durably append ``entries``; returns the records once committed.
+        """Seal and durably append ``entries`` after :attr:`last`; returns the records once committed.
 
         Each entry is built through its declaration (:mod:`protocol.records`) before
         anything is sealed: an undeclared type or a bad field raises
         :class:`~protocol.records.RecordError` and nothing is written.
         """
-        sealed = seal_entries(self.key, self.last, time_ms, entries)
-        if not sealed:
-            return []
-        table.append(self.engine, sealed, extra)
-        self.last = sealed[-1]
-        self.head.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _write_head(self.head, sign_head(self.key, self.last))
+        sealed = self.seal(time_ms, entries, self.last)
+        self.commit(sealed, extra)
         return sealed

@@ -8,9 +8,9 @@ all.  Nothing here updates or deletes a record.
 from __future__ import annotations
 
 import json
-from typing import Callable, Iterator
+from typing import Callable, Iterator, cast
 
-from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Text, func, insert, select
+from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Table, Text, func, insert, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from protocol.chain import Record, canonical_json
@@ -43,6 +43,8 @@ class JournalRecord(JournalBase):
     hash: Mapped[str] = mapped_column(String(64), unique=True)
     signature: Mapped[str] = mapped_column(String(128))
 
+_TABLE = cast(Table, JournalRecord.__table__)
+
 _COLUMNS = (
     JournalRecord.seq,
     JournalRecord.time_ms,
@@ -60,7 +62,7 @@ def append(
     """Durably append ``records`` (and run ``extra`` in the same transaction)."""
     with engine.begin() as connection:
         connection.execute(
-            insert(JournalRecord),
+            insert(_TABLE),  # the table, not the mapped class: no ORM work per row
             [
                 {
                     "seq": r.seq,

@@ -105,7 +105,10 @@ def test_refunded_games_and_a_game_under_way_are_left_out(two_days: TwoDays) -> 
 def test_every_card_in_play_is_named_by_where_it_came_from_with_its_stake(two_days: TwoDays) -> None:
     game_1 = games_of(two_days.day_1)[0]
     cards = {card["id"]: card for card in game_1["cards"]}
-    sold = [r for r in two_days.records if r.type == "card_sold" and r.payload["game_id"] == f"{DAY_1}-s1-g1"]
+    of_game = [r for r in two_days.records if r.payload.get("game_id") == f"{DAY_1}-s1-g1"]
+    sold = [r for r in of_game if r.type == "card_sold"] + [
+        n for r in of_game if r.type == "paper_cards_sold" for n in range(r.payload["first"], r.payload["last"] + 1)
+    ]
     assert len(cards) == len(sold) == 13
     assert [c for c in cards if c.startswith("V1-")] == ["V1-1", "V1-2", "V1-3", "V1-4", "V1-5"]
     assert [cards[f"V1-{n}"]["stake_pct"] for n in range(1, 6)] == [50, 50, 50, 100, 100]

@@ -278,7 +278,9 @@ def check_whole_session(records: list[dict[str, Any]]) -> None:
     model = model_of(records)
     assert model.closed and model.reconciled and len(model.games) == len(GAMES)
     sold: Counter[tuple[int, int]] = Counter(
-        (r["payload"]["series"], r["payload"]["card_number"]) for r in records if r["type"] == "card_sold")
+        (r["payload"]["series"], n)
+        for r in records if r["type"] == "paper_cards_sold"
+        for n in range(r["payload"]["first"], r["payload"]["last"] + 1))
     planned = sum(count for game in GAMES for _, count in game)
     every_card = {(1001, n) for n in range(1, 61)} | {(1002, n) for n in range(1, 37)}
     assert set(sold) == every_card and len(every_card) == planned

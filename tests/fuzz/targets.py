@@ -453,7 +453,7 @@ def build_hall_under_test(folder: Path) -> HallUnderTest:
     hall = build_hall(journal, clock)
     prepare(hall)
     view = HallView("Fuzz hall")
-    hall.core.add_module(view)
+    hall.core.add_view(view)
     result(hall.games.announce_sale(SELLER, 7))
     result(hall.virtual.open_sale(SELLER, 3600))
     accounts = [hall.player(f"1000000{k}A", 1_000_000, "4821") for k in range(3)]

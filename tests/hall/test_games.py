@@ -208,8 +208,9 @@ def test_a_whole_game_sells_draws_verifies_pays_and_closes(journal: Journal, clo
     assert game_id == "2026-12-01-s1-g1"
 
     records = sell(hall, 7, 1, 15)
-    assert [r.type for r in records] == ["paper_cards_sold"] + ["card_sold"] * 15 + ["posting"]
+    assert [r.type for r in records] == ["paper_cards_sold", "posting"]  # one record for the range (R83.4)
     assert records[0].payload["seller"] == "ana" and records[0].payload["amount_cents"] == 1500
+    assert (records[0].payload["first"], records[0].payload["last"], records[0].payload["price_cents"]) == (1, 15, 100)
     sell(hall, 7, 16, 20, SELLER_2)
     assert hall.balance("cash:ana") == 1500 and hall.balance("cash:ben") == 500
     assert hall.balance(f"stakes:{game_id}") == 2000
@@ -250,6 +251,58 @@ def test_a_whole_game_sells_draws_verifies_pays_and_closes(journal: Journal, clo
     assert hall.ledger.ledger.total() == 0
     result(hall.games.collect_cards(CHIEF))
     assert hall.session.state.ball_set_games == 1
+
+
+def as_written_before_range_records(records: Sequence[Record]) -> list[tuple[int, str, dict[str, Any]]]:
+    """``records`` as journals were written before a range sale was one record: a
+    ``paper_cards_sold`` without ``price_cents``, then one ``card_sold`` per card."""
+    old: list[tuple[int, str, dict[str, Any]]] = []
+    for record in records:
+        p = dict(record.payload)
+        if record.type != "paper_cards_sold":
+            old.append((record.time_ms, record.type, p))
+            continue
+        price = p.pop("price_cents")
+        old.append((record.time_ms, record.type, p))
+        for number in range(p["first"], p["last"] + 1):
+            card = {"type": "card_sold", "game_id": p["game_id"], "series": p["series"], "card_number": number, "price_cents": price,
+                    "stake_cents": price, "account": p["account"], "terminal_id": None, "actor": p["actor"]}
+            old.append((record.time_ms, "card_sold", card))
+    return old
+
+
+@pytest.mark.req("R83.4", "R82.5")
+def test_a_range_of_paper_cards_is_one_record_and_journals_of_one_record_per_card_still_load(
+    journal: Journal, clock, tmp_path: Path
+) -> None:
+    from hall_server.web.view import HallView
+
+    hall = opened_hall(journal, clock)
+    result(hall.games.announce_sale(SELLER, 7))
+    sale = sell(hall, 7, 1, 15)
+    assert [r.type for r in sale] == ["paper_cards_sold", "posting"]
+    sell(hall, 7, 16, 20, SELLER_2)
+    result(hall.games.close_sale(CHIEF))
+    hall.draw_until("line")
+    assert sum(r.type == "card_sold" for r in hall.records()) == 0
+
+    older = Journal(open_database(f"sqlite:///{tmp_path / 'older.sqlite3'}"), journal.key, head=tmp_path / "older.head")
+    for time_ms, type, payload in as_written_before_range_records(hall.records()):
+        older.append(time_ms, [(type, payload)])
+    assert sum(r.type == "card_sold" for r in older.records()) == 20
+    pictures = []
+    for source in (journal, older):
+        again = Hall(source, clock, hall.rules, ScriptedBalls(hall.balls.script))
+        view = HallView("Sala")
+        again.core.add_view(view)
+        again.core.recover()
+        game = again.game
+        assert sorted(game.machine.in_play) == sorted(hall.game.machine.in_play)
+        assert game.machine.sales == hall.game.machine.sales  # each card, its stake and account
+        assert game.machine.won.keys() == hall.game.machine.won.keys()
+        assert again.balance("cash:ana") == 1500 and again.balance("cash:ben") == 500
+        pictures.append(view.console()["game"])
+    assert pictures[0] == pictures[1] and pictures[0]["cards_sold"] == 20 and pictures[0]["collection_cents"] == 2000
 
 
 @pytest.mark.req("R82.4", "R82.5")
@@ -791,15 +844,15 @@ def test_a_ball_whose_record_was_not_committed_was_never_drawn(journal: Journal,
     sell(hall, 7, 1, 20)
     result(hall.games.close_sale(CHIEF))
     hall.draw()
-    append = hall.journal.append
+    commit = hall.journal.commit
 
     def failing(*args: Any) -> Any:
         raise OSError("disk full")
 
-    hall.journal.append = failing  # type: ignore[method-assign]
+    hall.journal.commit = failing  # type: ignore[method-assign]
     with pytest.raises(OSError):
         result(hall.games.draw_ball(SELLER))
-    hall.journal.append = append  # type: ignore[method-assign]
+    hall.journal.commit = commit  # type: ignore[method-assign]
     assert len(hall.game.machine.drawn) == 1
     record = hall.draw()
     assert record.payload["ball_count"] == 2

@@ -230,6 +230,10 @@ class HallGameCommands(RuleBasedStateMachine):
                 sold[p["game_id"]].add(card)
             elif record.type == "paper_cards_sold":
                 ranges.setdefault((p["game_id"], p["series"]), []).append((p["first"], p["last"]))
+                for number in range(p["first"], p["last"] + 1):  # the range is its cards
+                    card = (p["series"], number)
+                    assert card not in sold.setdefault(p["game_id"], set()), f"{card} sold twice in {p['game_id']}"
+                    sold[p["game_id"]].add(card)
             elif record.type in ("sale_opened", "second_series_opened"):
                 first_of_game.setdefault(p["game_id"], {})[p["series"]] = p.get("first_card", p.get("first"))
         for (game_id, series), sold_ranges in ranges.items():

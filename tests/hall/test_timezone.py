@@ -88,7 +88,7 @@ def _hall(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal]
     card_store.add_series(engine, "classic", 7, 100, 60)
     GamesModule(core, session, ledger, StoreCardCatalog(engine), balls, RULES)
     view = HallView("Kiritimati hall")
-    core.add_module(view)
+    core.add_view(view)
     return core, view, journal
 
 

@@ -41,6 +41,9 @@ class Counter:
     def __init__(self) -> None:
         self.total = 0
 
+    def reset(self) -> None:
+        self.total = 0
+
     def apply(self, record: Record) -> None:
         if record.type == "added":
             self.total += record.payload["amount"]

@@ -132,7 +132,7 @@ class MatrixHall:
                               BlowerDriver(hall.clock, ApprovedFirmware(), name="reserve"))
         blowers.install(hall.games, hall.session)
         self.view = HallView("Matrix hall")
-        hall.core.add_module(self.view)
+        hall.core.add_view(self.view)
         digest = hash_password(PASSWORD)
         self.sign_ins = SignIns(StaffDirectory(StaffMember(n, r, digest) for n, r in STAFF.items()), hall.clock)
         channel = CommandChannel(hall.core)

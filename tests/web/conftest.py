@@ -67,7 +67,7 @@ def web_hall(tmp_path: Path) -> WebHall:
     SessionModule(core, lambda now: dict.fromkeys(CHECKS))
     LedgerModule(core)
     view = HallView("Test hall")
-    core.add_module(view)
+    core.add_view(view)
     sign_ins = SignIns(StaffDirectory(StaffMember(n, r, _HASH) for n, r in STAFF.items()), clock)
     channel = CommandChannel(core)
     hub = LiveHub(view, channel, sign_ins)

@@ -47,7 +47,7 @@ def build(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal,
     catalog = FakeCardCatalog([Series(7, "classic", 100, 60), Series(8, "classic", 100, 60)], {"classic": LAYOUTS})
     GamesModule(core, session, ledger, catalog, balls, PrizeRules(line_bp=1500, bingo_bp=5500))
     view = HallView("Demo")
-    core.add_module(view)
+    core.add_view(view)
     return core, view, journal, ledger
 
 
@@ -83,7 +83,7 @@ def test_the_demo_plays_whole_games_with_claims_and_payments(tmp_path: Path) -> 
 def build_again(tmp_path: Path, clock: Clock, journal: Journal):
     core = CommandCore(journal, clock, run_inline)
     view = HallView("Demo")
-    core.add_module(view)
+    core.add_view(view)
     core.recover()
     return core, view, journal, None
 

@@ -61,7 +61,7 @@ def minutes_hall(tmp_path_factory: pytest.TempPathFactory) -> MinutesHall:
     view = HallView(HALL)
     for record in journal.records():
         view.apply(record)
-    core.add_module(view)
+    core.add_view(view)
     sign_ins = SignIns(StaffDirectory(StaffMember(n, r, _HASH) for n, r in STAFF.items()), clock)
     channel = CommandChannel(core)
     hub = LiveHub(view, channel, sign_ins)

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 
 from hall_server.hall.games.common import GamesBase, _event_of
-from hall_server.hall.games.state import Game, PrizePaid, Settlement, feed
+from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened
@@ -16,6 +16,12 @@ from protocol.sale import GameSale, Series
 from protocol.settlement import tax_cents
 from protocol.wins import WinDetector
 
+
+
+def _sell_range(machine: TraditionalGame, p: Mapping[str, Any]) -> None:
+    """Fold the paper cards ``first``..``last`` of a ``paper_cards_sold`` record into the game."""
+    for n in range(p["first"], p["last"] + 1):
+        machine.sell_card(series=p["series"], card_number=n, stake_cents=p["price_cents"], account=p["account"])
 
 class Projection(GamesBase):
     """Records in, state out."""
@@ -61,6 +67,10 @@ class Projection(GamesBase):
             "operator_jackpot": dict(self.state.operator_jackpot),
         }
 
+    def reset(self) -> None:
+        """Forget what was folded from the journal (the core folds it again)."""
+        self.state, self._source = GamesState(), None
+
     def apply(self, record: Record) -> None:
         p = record.payload
         state = self.state
@@ -99,6 +109,8 @@ class Projection(GamesBase):
             return  # not a record of the game under way: another module's
         if kind == "paper_cards_sold":
             game.sale.sell(p["series"], p["first"], p["last"], p["seller"])
+            if "price_cents" in p:  # the range is the cards; older journals follow it with a card_sold each
+                _sell_range(game.machine, p)
             state.last_sold[p["series"]] = max(state.last_sold.get(p["series"], 0), p["last"])
         elif kind == "second_series_opened":
             game.sale.add_second_series(Series(p["series"], p["card_set"], p["face_value_cents"], p["card_count"]))

@@ -108,11 +108,10 @@ class SaleCommands(GamesBase):
             account = f"cash:{actor.name}"
             account_kind(account)
             # A paper card stakes its whole price (R82.15).
-            stakes = [stake_cents(machine.price_cents, PAPER_STAKE_PCT) for _ in range(sold.count)]
-            events = [
-                machine.sell_card(series=sold.series, card_number=n, stake_cents=stake, account=account)[0]
-                for n, stake in zip(range(sold.first, sold.last + 1), stakes)
-            ]
+            stake = stake_cents(machine.price_cents, PAPER_STAKE_PCT)
+            stakes = [stake for _ in range(sold.count)]
+            for n in range(sold.first, sold.last + 1):  # every card checked; the range is one record (R83.4)
+                machine.sell_card(series=sold.series, card_number=n, stake_cents=stake, account=account)
             posting = Posting.transfer(
                 sum(stakes),
                 debit=account,
@@ -130,8 +129,9 @@ class SaleCommands(GamesBase):
                 "seller": actor.name,
                 "account": account,
                 "amount_cents": posting.amount,
+                "price_cents": stake,
             }
-            return [("paper_cards_sold", summary), *(_entry(e) for e in events), *posting_entries([posting])]
+            return [("paper_cards_sold", summary), *posting_entries([posting])]
 
         return self.core.execute(actor, "sell_cards", decide)
 
