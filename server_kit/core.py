@@ -83,9 +83,18 @@ class Clock(Protocol):
 
 
 class Module(Protocol):
-    """A part of a server's state: folds committed records into itself."""
+    """A part of a server's state: folds committed records into itself.
+
+    A module that can be checkpointed also has ``checkpoint() -> JSON-able`` (its
+    projection) and ``restore(data)`` (take it back, raising before it changes anything
+    when it cannot); see :meth:`CommandCore.checkpoint`.
+    """
 
     def apply(self, record: Record) -> None: ...
+
+
+class CheckpointRefused(DomainError):
+    """A checkpoint's state that does not fit this server's modules; the message says why."""
 
 
 Decide = Callable[[int], Sequence[Entry]]
@@ -141,6 +150,8 @@ class CommandCore:
         self.observers: list[Callable[[Record], None]] = []
         self.lock = defer.DeferredLock()
         self.seq = journal.last.seq if journal.last else 0
+        #: The hash of the last record folded into the modules (what a checkpoint is bound to).
+        self.last_hash: str | None = journal.last.hash if journal.last else None
         # (staff member, request id) -> the records that request committed, oldest first
         self.requests: OrderedDict[RequestKey, list[tuple[int, str]]] = OrderedDict()
         self._running: dict[RequestKey, list[defer.Deferred[Any]]] = {}
@@ -159,13 +170,63 @@ class CommandCore:
         for command, roles in permissions.items():
             self.permissions[command] = frozenset(roles) | self.permissions.get(command, frozenset())
 
-    def recover(self) -> int:
-        """Rebuild every module's state from the journal (at start, before serving)."""
+    def recover(self, after: int = 0) -> int:
+        """Rebuild every module's state from the journal's records after ``after`` (at start,
+        before serving: from the first record, or from a checkpoint's); how many were folded."""
         count = 0
-        for record in self.journal.records():
+        for record in self.journal.records(after):
             self._apply(record)
             count += 1
         return count
+
+    def module_names(self) -> list[str]:
+        """Each module's name in a checkpoint: its class's, numbered when a class is there twice."""
+        names: list[str] = []
+        for module in self.modules:
+            name = type(module).__qualname__
+            names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
+        return names
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Every module's projection and the remembered request ids, as JSON-able data.
+
+        Raises :class:`CheckpointRefused` when a module cannot be checkpointed (it has no
+        ``checkpoint``): such a server always replays its whole journal.
+        """
+        modules: dict[str, Any] = {}
+        for name, module in zip(self.module_names(), self.modules):
+            snapshot = getattr(module, "checkpoint", None)
+            if snapshot is None or not hasattr(module, "restore"):
+                raise CheckpointRefused(f"the module {name} cannot be checkpointed")
+            modules[name] = snapshot()
+        requests = [[name, request, [list(r) for r in records]] for (name, request), records in self.requests.items()]
+        return {"seq": self.seq, "modules": modules, "requests": requests}
+
+    def restore(self, state: Mapping[str, Any], seq: int, hash: str) -> None:
+        """Take every module's projection from a checkpoint's ``state`` at record ``seq``.
+
+        Raises :class:`CheckpointRefused` (or the module's own error) when the state does
+        not fit: then every module is put back as it was, and the caller replays the
+        whole journal instead.
+        """
+        names = self.module_names()
+        modules = state.get("modules")
+        if state.get("seq") != seq or not isinstance(modules, dict) or sorted(modules) != sorted(names):
+            raise CheckpointRefused("the checkpoint holds other modules than this server's")
+        before = self.checkpoint()
+        try:
+            for name, module in zip(names, self.modules):
+                module.restore(modules[name])  # type: ignore[attr-defined]
+            self.requests = OrderedDict(
+                ((str(name), str(request)), [(int(s), str(t)) for s, t in records])
+                for name, request, records in state["requests"]
+            )
+        except Exception:
+            for name, module in zip(names, self.modules):
+                module.restore(before["modules"][name])  # type: ignore[attr-defined]
+            self.requests = OrderedDict(((n, r), [tuple(x) for x in records]) for n, r, records in before["requests"])
+            raise
+        self.seq, self.last_hash = seq, hash
 
     def now_ms(self) -> int:
         return int(self.clock.seconds() * 1000)
@@ -237,7 +298,7 @@ class CommandCore:
     def _apply(self, record: Record) -> None:
         for module in self.modules:
             module.apply(record)
-        self.seq = record.seq
+        self.seq, self.last_hash = record.seq, record.hash
         stamp = record.payload.get("actor")
         if isinstance(stamp, dict) and isinstance(stamp.get("request"), str):
             key = (str(stamp.get("name")), stamp["request"])

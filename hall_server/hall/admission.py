@@ -42,6 +42,7 @@ from zoneinfo import ZoneInfo
 from twisted.internet.defer import Deferred
 
 from server_kit.core import Actor, CommandSpec, CommandCore
+from server_kit.journal.projection import ProjectedState
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
@@ -259,7 +260,7 @@ def read_banned_list_file(path: str) -> str:
         raise BannedListError(None, f"the file is not UTF-8 (byte {error.start})") from None
 
 
-class AdmissionModule:
+class AdmissionModule(ProjectedState):
     """The admission desk's state (rebuilt from the journal) and commands."""
 
     def __init__(

@@ -50,6 +50,7 @@ from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import HALL_TIMEZONE, AdmissionModule, local_date
 from server_kit.core import Actor, CommandSpec, CommandCore
+from server_kit.journal.projection import ProjectedState
 from hall_server.hall.roles import Role
 from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
 from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
@@ -263,7 +264,7 @@ class Statement:
 # --- Module -----------------------------------------------------------------------------
 
 
-class CashierModule:
+class CashierModule(ProjectedState):
     """The cashier desks' state (rebuilt from the journal) and commands."""
 
     def __init__(

@@ -49,6 +49,7 @@ from twisted.internet.defer import Deferred, DeferredLock, ensureDeferred, maybe
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
 from server_kit.core import Actor, CommandSpec, CommandCore
+from server_kit.journal.projection import ProjectedState
 from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.session import Session, SessionModule
@@ -365,7 +366,7 @@ def _session_date(session: Session) -> datetime.date:
 # --- The module ---------------------------------------------------------------------------
 
 
-class GamesModule:
+class GamesModule(ProjectedState):
     """The hall's traditional game: commands in, journal records out, state from the journal."""
 
     def __init__(

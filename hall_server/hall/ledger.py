@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from server_kit.core import CommandCore
+from server_kit.journal.projection import decode, encode
 from protocol.chain import Record
 from protocol.ledger import Ledger, Posting, account_kind
 
@@ -52,6 +53,15 @@ class LedgerModule:
 
     def balance(self, account: str) -> int:
         return self.ledger.balance(account)
+
+    def checkpoint(self) -> Any:
+        return encode(self.ledger)
+
+    def restore(self, data: Any) -> None:
+        ledger = decode(data)
+        if not isinstance(ledger, Ledger):
+            raise TypeError("a ledger's checkpoint holds a ledger")
+        self.ledger = ledger
 
     def apply(self, record: Record) -> None:
         if record.type == POSTING:

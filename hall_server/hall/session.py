@@ -32,7 +32,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from twisted.internet.defer import Deferred, fail
 
-from server_kit.core import Actor, CommandSpec, CommandCore
+from server_kit.core import Actor, CommandSpec, CommandCore, RunBlocking
+from server_kit.journal.projection import ProjectedState
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
@@ -139,10 +140,21 @@ def _signature_entries(
 Verifier = Callable[[int], Mapping[str, str | None]]
 
 
-class SessionModule:
-    def __init__(self, core: CommandCore, verifier: Verifier | None = None) -> None:
+class SessionModule(ProjectedState):
+    """The session's state and commands.
+
+    ``run_checks`` runs the verifier off the reactor thread: in the server a pool of its
+    own, never the database's single writer, which the checks would hold for as long as
+    they hash the whole journal (every commit would wait).  Unit tests run it inline
+    (the core's runner, the default).
+    """
+
+    def __init__(
+        self, core: CommandCore, verifier: Verifier | None = None, run_checks: RunBlocking | None = None
+    ) -> None:
         self.core = core
         self.verifier = verifier
+        self.run_checks = run_checks or core.run_blocking
         self.state = SessionState()
         #: What must hold before the closing is signed, told by the modules that know
         #: (the games): each returns why the session cannot close yet, or None.
@@ -199,7 +211,7 @@ class SessionModule:
                 raise SessionError("a session is already under way; close it before verifying for the next")
         except DomainError:
             return fail()
-        running = self.core.run_blocking(self.verifier, self.core.now_ms())
+        running = self.run_checks(self.verifier, self.core.now_ms())
         return running.addCallback(lambda results: self._record_verification(actor, date, results))
 
     def _record_verification(

@@ -58,6 +58,7 @@ from twisted.internet import defer
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
 from hall_server.hall.roles import SYSTEM, Role
 from server_kit.core import Actor, CommandSpec, CommandCore
+from server_kit.journal.projection import ProjectedState
 from hall_server.hall.games import Game, GamesModule, _entry, _fork
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from server_kit.journal.port import Entry
@@ -218,7 +219,7 @@ def check_terminal_id(terminal_id: object) -> str:
 # --- The module -----------------------------------------------------------------------
 
 
-class VirtualModule:
+class VirtualModule(ProjectedState):
     """Terminals and virtual cards of the hall game: commands in, records out, state from the journal."""
 
     def __init__(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from hall_server.web.redaction import record_json, redacted
+from server_kit.journal.projection import decode, encode
 from protocol.chain import Record
 
 RECENT_RECORDS = 40
@@ -112,6 +113,19 @@ class HallView:
         return picture
 
     # --- Projection -----------------------------------------------------------------
+
+    #: What the view folds from the journal (the rest is configuration).
+    PROJECTED = ("seq", "session", "verification", "ball_set", "game", "games_played", "recent")
+
+    def checkpoint(self) -> Any:
+        return encode({name: getattr(self, name) for name in self.PROJECTED})
+
+    def restore(self, data: Any) -> None:
+        values = decode(data)
+        if not isinstance(values, dict) or sorted(values) != sorted(self.PROJECTED):
+            raise TypeError("the view's checkpoint holds other fields than the view's")
+        for name, value in values.items():
+            setattr(self, name, value)
 
     def apply(self, record: Record) -> None:
         self.seq = record.seq
