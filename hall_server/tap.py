@@ -183,6 +183,8 @@ class HallServer:
     blowers: HallBlowers | None = None
     sign_in_pool: ThreadPool | None = None
     checkpoints: CheckpointService | None = None
+    #: The record of the checkpoint the start restored (0: the whole journal was replayed).
+    recovered_from: int = 0
 
 
 def provision(config: HallConfig) -> None:
@@ -319,8 +321,9 @@ def open_journal(
     return checkpoint
 
 
-def recover(core: CommandCore, journal: Journal, checkpoint: Checkpoint | None) -> int:
-    """Every module's state from ``checkpoint`` and the records after it, or from the whole journal.
+def recover(core: CommandCore, journal: Journal, checkpoint: Checkpoint | None) -> tuple[int, int]:
+    """Every module's state from ``checkpoint`` and the records after it, or from the whole
+    journal; the checkpoint's record (0 for none) and how many records were folded.
 
     A checkpoint whose state does not fit the modules is passed over (and logged): the
     whole journal is then verified, as it was not at the start, and replayed.
@@ -336,7 +339,8 @@ def recover(core: CommandCore, journal: Journal, checkpoint: Checkpoint | None) 
             except ChainError as failed:
                 raise _refused(failed) from None
             checkpoint = None
-    return core.recover(checkpoint.seq if checkpoint is not None else 0)
+    start = checkpoint.seq if checkpoint is not None else 0
+    return start, core.recover(start)
 
 
 def release_fingerprint(config: HallConfig) -> str:
@@ -425,14 +429,14 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
     view = HallView(config.name)
     core.add_module(view)
-    recovered = recover(core, journal, checkpoint)
+    recovered_from, recovered = recover(core, journal, checkpoint)
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
-    # Added after the writer's pool: stopped before it, so the last checkpoint is written
-    # once the commits under way are folded in.
+    # The last checkpoint is of the state the stop finds; a commit still under way then is
+    # after it, and replayed at the next start.
     checkpoint_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-checkpoint")
     checkpointing = CheckpointService(
         core, checkpoints, reactor, thread_pool_runner(reactor, checkpoint_pool), pool=checkpoint_pool,
-        written_seq=checkpoint.seq if checkpoint is not None else 0,
+        written_seq=recovered_from,
         every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=CHECKPOINT_EVERY_SECONDS,
     )
     checkpointing.setServiceParent(service)
@@ -479,7 +483,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers, sign_in_pool, checkpointing,
+        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from,
     )
     service.hall = hall
     return hall

@@ -42,6 +42,12 @@ def _class_name(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def _kept_class(cls: type) -> str:
+    if cls.__module__.split(".")[0] not in PACKAGES:
+        raise ProjectionError(f"a {_class_name(cls)} cannot be kept in a checkpoint")
+    return _class_name(cls)
+
+
 def _fields(value: Any) -> list[tuple[str, Any]]:
     """An object's attributes: its ``__dict__`` and its slots, in a stable order."""
     names: list[str] = []
@@ -70,7 +76,7 @@ class _Encoder:
         if value is None or kind is bool or kind is str or kind is int:
             return value
         if isinstance(value, enum.Enum):  # before str and int: a StrEnum stays a member
-            return {"e": [_class_name(kind), self(value.value)]}
+            return {"e": [_kept_class(kind), self(value.value)]}
         if type(value) is float:
             return {"f": repr(value)}  # NaN and the infinities are not JSON
         if isinstance(value, np.generic):
@@ -95,10 +101,7 @@ class _Encoder:
         if isinstance(value, np.ndarray):
             array = np.ascontiguousarray(value)
             return {"a": [array.dtype.str, list(array.shape), base64.b64encode(array.tobytes()).decode()]}
-        cls = type(value)
-        if cls.__module__.split(".")[0] not in PACKAGES:
-            raise ProjectionError(f"a {_class_name(cls)} cannot be kept in a checkpoint")
-        return {"o": [_class_name(cls), [[name, self(item)] for name, item in _fields(value)]]}
+        return {"o": [_kept_class(kind), [[name, self(item)] for name, item in _fields(value)]]}
 
 
 def encode(value: Any) -> Any:
