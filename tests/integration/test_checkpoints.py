@@ -16,10 +16,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bench.bench_restart import generate, prepare, start, write_checkpoint
 from hall_server.tap import StartRefused
+from hall_server.hall.roles import Role
+from server_kit.core import Actor, run_inline
 from server_kit.journal.checkpoints import CheckpointStore
 from tests.support.waiting import WAIT, wait_until_in_reactor
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+ADMIN = Actor("admin", Role.ADMINISTRATOR)
+CHIEF = Actor("rosa", Role.ROOM_CHIEF)
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +98,30 @@ def test_a_record_altered_after_the_checkpoint_stops_the_start(hall_folder: Path
         start(config)
 
 
+@pytest.mark.req("R84.1")
+def test_pentest_4_a_record_altered_before_the_checkpoint_fails_the_pre_session_verification(hall_folder: Path) -> None:
+    """The start trusts the signed checkpoint for the records before it (their state is
+    the checkpoint's, not the altered rows'); the whole chain is verified before every
+    session, which names the record, and no session opens on it."""
+    config = hall_folder / "hall.toml"
+    write_checkpoint(start(config))
+    with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
+        (posting,) = database.execute("SELECT min(seq) FROM journal WHERE type = 'posting'").fetchone()
+        database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
+    hall = start(config)
+    assert hall.recovered_from == hall.core.seq
+    hall.core.run_blocking = run_inline
+    hall.session.run_checks = run_inline
+    outcome: list = []
+    hall.session.run_verification(ADMIN, "2027-03-01").addBoth(outcome.append)
+    ((verified,),) = outcome
+    assert verified.payload["passed"] is False
+    assert verified.payload["results"]["journal"] == f"record {posting}: its content does not match its hash (altered)"
+    refused: list = []
+    hall.session.count_balls(CHIEF, "opening", list(range(1, 91)), ["A witness"]).addBoth(refused.append)
+    assert "has not passed its verification" in refused[0].getErrorMessage()
+
+
 @pytest.mark.parametrize("where", ["state", "header"])
 def test_a_tampered_checkpoint_is_passed_over_for_the_whole_replay(hall_folder: Path, where: str) -> None:
     config = hall_folder / "hall.toml"
@@ -165,9 +193,7 @@ def test_a_commit_completes_while_the_pre_session_verification_is_running(hall_f
     from twisted.internet import reactor
 
     from hall_server.config import load_config
-    from hall_server.hall.roles import Role
     from hall_server.tap import build_hall
-    from server_kit.core import Actor
 
     hall = build_hall(load_config(hall_folder / "hall.toml"), reactor)
     hall.service.startService()
@@ -181,10 +207,9 @@ def test_a_commit_completes_while_the_pre_session_verification_is_running(hall_f
 
     hall.session.verifier = slowed
     try:
-        verified = hall.session.run_verification(Actor("admin", Role.ADMINISTRATOR), "2027-02-01")
+        verified = hall.session.run_verification(ADMIN, "2027-02-01")
         yield wait_until_in_reactor(reactor, running.is_set, what="the verification to start")
-        chief = Actor("rosa", Role.ROOM_CHIEF)
-        replaced = hall.session.replace_ball_set(chief, "set-new", "a chipped ball")
+        replaced = hall.session.replace_ball_set(CHIEF, "set-new", "a chipped ball")
         replaced.addTimeout(WAIT, reactor)
         (record,) = yield replaced
         assert record.type == "ball_set_replaced" and not verified.called
