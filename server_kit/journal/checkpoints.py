@@ -241,10 +241,14 @@ class CheckpointService(Service):
             self._timer.stop()
         waiting = self._writing if self._writing is not None else defer.succeed(None)
         last = waiting.addCallback(lambda _: self.write())
-        if self.pool is not None:
-            pool = self.pool
-            # The pool goes once the last checkpoint is written (stop() joins its thread).
-            last.addBoth(lambda outcome: (pool.stop(), outcome)[1])
+        pool = self.pool
+        if pool is not None:
+
+            def stop_pool(outcome: Any) -> Any:
+                pool.stop()  # once the last checkpoint is written (stop() joins its thread)
+                return outcome
+
+            last.addBoth(stop_pool)
         return last
 
     def _record_committed(self, record: Any) -> None:

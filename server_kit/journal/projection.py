@@ -196,7 +196,7 @@ class _Decoder:
             return self.keep(array)
         if tag == "o":
             name, fields = body
-            cls = self.cls(name)
+            cls: Any = self.cls(name)
             value = self.keep(cls.__new__(cls))
             for field, item in fields:
                 object.__setattr__(value, field, self(item))
