@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
 
 from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password  # noqa: E402
-from server_kit.journal.sql import Journal  # noqa: E402
 from hall_server.store.database import open_database  # noqa: E402
+from server_kit.journal.sql import Journal  # noqa: E402
 from tests.crash.wire import LiveSocket, board, console  # noqa: E402
 from tests.web.conftest import ALL_BALLS, PASSWORD, HallProcess  # noqa: E402
 

@@ -24,8 +24,8 @@ BATCH = 1_000
 def main() -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from server_kit.journal.sql import Journal
     from hall_server.store.database import open_database
+    from server_kit.journal.sql import Journal
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=100_000)

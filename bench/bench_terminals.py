@@ -131,20 +131,19 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from twisted.internet import defer, protocol, reactor, task
     from twisted.internet.threads import deferToThread
+    from twisted.logger import globalLogBeginner, textFileLogObserver
     from twisted.python.threadpool import ThreadPool
     from twisted.web.server import Site
 
     from hall_server.hall.admission import AdmissionModule
     from hall_server.hall.cashier import CashierModule, hash_pin, luhn_check_digit, pin_matches
     from hall_server.hall.catalog import FakeCardCatalog
-    from server_kit.core import Actor, CommandCore, thread_pool_runner
-    from hall_server.hall.roles import Role
     from hall_server.hall.games import GamesModule
     from hall_server.hall.ledger import LedgerModule, posting_entries
     from hall_server.hall.pins import PinGuard
+    from hall_server.hall.roles import Role
     from hall_server.hall.session import CHECKS, SessionModule
     from hall_server.hall.virtual import VirtualLibrary, VirtualModule
-    from server_kit.journal.sql import Journal
     from hall_server.store.database import open_database
     from hall_server.terminal_gateway.gateway import TerminalGateway
     from hall_server.terminal_gateway.resource import KioskResource
@@ -155,8 +154,8 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     from protocol.library import build_distinct_strips
     from protocol.prizes import PrizeRules
     from protocol.sale import Series
-
-    from twisted.logger import globalLogBeginner, textFileLogObserver
+    from server_kit.core import Actor, CommandCore, thread_pool_runner
+    from server_kit.journal.sql import Journal
 
     globalLogBeginner.beginLoggingTo([textFileLogObserver(sys.stderr)], redirectStandardIO=False)  # failures are shown, not lost
     folder = Path(tempfile.mkdtemp(prefix="bench-terminals-"))

@@ -17,6 +17,9 @@ from reportlab.pdfgen.canvas import Canvas
 
 from protocol.cards import COLUMNS, ROWS
 from protocol.money import format_cents
+from server_kit.reports import fonts
+
+fonts.register()
 
 CARDS_PER_PAGE = 6
 
@@ -49,7 +52,7 @@ def card_sheet_pdf(
             zip(numbers[start : start + CARDS_PER_PAGE], cells[start : start + CARDS_PER_PAGE])
         ):
             top = height - margin - slot * (card_height + gap)
-            canvas.setFont("Helvetica-Bold", 8)
+            canvas.setFont(fonts.SANS_BOLD, 8)
             canvas.drawString(
                 left,
                 top - 5 * mm,
@@ -59,7 +62,7 @@ def card_sheet_pdf(
                 left + COLUMNS * cell, top - 5 * mm, f"Value {format_cents(face_value_cents)}"
             )
             grid_top = top - 8 * mm
-            canvas.setFont("Helvetica-Bold", 15)
+            canvas.setFont(fonts.SANS_BOLD, 15)
             for r in range(ROWS):
                 for c in range(COLUMNS):
                     x, y = left + c * cell, grid_top - (r + 1) * cell

@@ -51,13 +51,13 @@ import numpy as np
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from server_kit.keys import public_pem
-from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
 from protocol import balls as balls_module
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol.cards import BALLS
 from protocol.errors import DomainError
 from protocol.rng_stats import BITS_PER_GAME, MIN_GAMES, Outcome, Verdict, ball_tests, choice_bits, decide
+from server_kit.keys import public_pem
+from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
 
 DEFAULT_ALPHA = 0.01
 MIN_DRAWS = MIN_GAMES * BALLS
@@ -383,11 +383,11 @@ def report_pdf(certification: Certification, signer: str) -> bytes:
     """The report as a PDF (reportlab, A4): identification, sample, method, results, verdict."""
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
-    from reportlab.lib.styles import getSampleStyleSheet
+    from server_kit.reports import fonts
     from reportlab.lib.units import mm
     from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-    styles = getSampleStyleSheet()
+    styles = fonts.style_sheet()
     small = styles["BodyText"].clone("small", fontSize=7.5, leading=9)
     body = styles["BodyText"].clone("body", fontSize=8.5, leading=11)
 

@@ -19,6 +19,9 @@ from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
 
 from protocol.money import format_cents
+from server_kit.reports import fonts
+
+fonts.register()
 
 if TYPE_CHECKING:  # the cashier renders through this module, so only types come back
     from hall_server.hall.cashier import Statement, Ticket
@@ -49,18 +52,18 @@ def ticket_pdf(ticket: "Ticket", *, hall_name: str, timezone: tzinfo) -> bytes:
     width, height = TICKET_SIZE
     canvas = Canvas(out, pagesize=TICKET_SIZE, pageCompression=0, invariant=True)
     canvas.setTitle(f"Player {ticket.medium} {ticket.number}")
-    canvas.setFont("Helvetica-Bold", 11)
+    canvas.setFont(fonts.SANS_BOLD, 11)
     canvas.drawCentredString(width / 2, height - 10 * mm, hall_name)
-    canvas.setFont("Helvetica", 9)
+    canvas.setFont(fonts.SANS, 9)
     canvas.drawCentredString(width / 2, height - 16 * mm, f"Player {ticket.medium}")
     widget = ticket_qr(ticket.number)
     x0, y0, x1, y1 = widget.getBounds()
     drawing = Drawing(QR_SIZE, QR_SIZE, transform=[QR_SIZE / (x1 - x0), 0, 0, QR_SIZE / (y1 - y0), 0, 0])
     drawing.add(widget)
     renderPDF.draw(drawing, canvas, (width - QR_SIZE) / 2, height - 20 * mm - QR_SIZE)
-    canvas.setFont("Courier-Bold", 14)
+    canvas.setFont(fonts.SANS_BOLD, 14)
     canvas.drawCentredString(width / 2, height - 28 * mm - QR_SIZE, format_account_number(ticket.number))
-    canvas.setFont("Helvetica", 7)
+    canvas.setFont(fonts.SANS, 7)
     lines = (
         f"Opened {local_time(ticket.opened_ms, timezone)}",
         "Keep this ticket: it is your account.",
@@ -91,9 +94,9 @@ def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, ti
     )
 
     def header(page: int) -> float:
-        canvas.setFont("Helvetica-Bold", 13)
+        canvas.setFont(fonts.SANS_BOLD, 13)
         canvas.drawString(margin, height - margin, f"{hall_name} - statement of account {number}")
-        canvas.setFont("Helvetica", 9)
+        canvas.setFont(fonts.SANS, 9)
         state = "closed" if statement.closed else "open"
         canvas.drawString(
             margin, height - margin - 6 * mm,
@@ -101,11 +104,11 @@ def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, ti
             f"Printed {local_time(printed_ms, timezone)}. Page {page}.",
         )
         y = height - margin - 15 * mm
-        canvas.setFont("Helvetica-Bold", 9)
+        canvas.setFont(fonts.SANS_BOLD, 9)
         for x, title, right in columns:
             (canvas.drawRightString if right else canvas.drawString)(x, y, title)
         canvas.line(margin, y - 1.5 * mm, width - margin, y - 1.5 * mm)
-        canvas.setFont("Helvetica", 9)
+        canvas.setFont(fonts.SANS, 9)
         return y - ROW_HEIGHT
 
     page = 1
@@ -134,7 +137,7 @@ def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, ti
         canvas.drawString(margin, y, "No movements.")
         y -= ROW_HEIGHT
     canvas.line(margin, y + 3 * mm, width - margin, y + 3 * mm)
-    canvas.setFont("Helvetica-Bold", 9)
+    canvas.setFont(fonts.SANS_BOLD, 9)
     canvas.drawString(margin, y - 2 * mm, f"Movements: {len(statement.movements)}")
     canvas.drawString(margin + 40 * mm, y - 2 * mm, f"Credited: {format_cents(credited)}")
     canvas.drawString(margin + 90 * mm, y - 2 * mm, f"Debited: {format_cents(debited)}")

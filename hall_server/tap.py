@@ -41,48 +41,38 @@ import functools
 import hashlib
 import os
 import sys
-
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from sqlalchemy.engine import make_url
-from twisted.application.service import MultiService, Service
+from twisted.application.service import MultiService
 from twisted.internet import defer
 from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
-from twisted.internet.interfaces import IListeningPort
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Site
 
-from server_kit import pki
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
 from hall_server.blower.hall import HallBlowers
 from hall_server.config import ConfigError, HallConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
-from hall_server.hall.roles import SYSTEM
-from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
+from hall_server.hall.roles import SYSTEM
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
-from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
-from server_kit.journal.projection import ProjectionError
-from server_kit.journal.sql import Journal
-from hall_server.verification import verify_system
-from server_kit.verification import write_manifest
-from server_kit.keys import load_journal_key
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
 from hall_server.terminal_gateway.library import load_virtual_library
 from hall_server.terminal_gateway.resource import KioskResource
+from hall_server.verification import verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
-from server_kit.web.channel import CommandChannel
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
 from hall_server.web.minutes import MinutesDesk
@@ -93,6 +83,15 @@ from protocol.cards import CARDS_PER_STRIP
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
+from server_kit import pki
+from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
+from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
+from server_kit.journal.projection import ProjectionError
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
+from server_kit.services import ThreadPoolService, WebService
+from server_kit.verification import write_manifest
+from server_kit.web.channel import CommandChannel
 
 log = Logger()
 DEFAULT_CONFIG = Path("var") / "hall.toml"
@@ -111,47 +110,6 @@ UNFIT_CHECKPOINT = (CheckpointRefused, ProjectionError, TypeError, ValueError, K
 
 class StartRefused(DomainError):
     """The hall server will not serve in the state it found; the message says why."""
-
-
-class ThreadPoolService(Service):
-    """A thread pool that starts and stops with the process."""
-
-    def __init__(self, pool: ThreadPool) -> None:
-        self.pool = pool
-
-    def startService(self) -> None:
-        super().startService()
-        self.pool.start()
-
-    def stopService(self) -> None:
-        super().stopService()
-        self.pool.stop()  # waits for the running write to finish: nothing half-written
-
-
-class WebService(Service):
-    """The console's site on an endpoint; ``listening`` fires with the port (or why not)."""
-
-    def __init__(self, endpoint: Any, site: Site) -> None:
-        self.endpoint = endpoint
-        self.site = site
-        self.port: Any = None  # the IListeningPort, once listening
-        self.listening: defer.Deferred[IListeningPort] = defer.Deferred()
-
-    def startService(self) -> None:
-        super().startService()
-        started = self.endpoint.listen(self.site)
-
-        def listening(port: IListeningPort) -> IListeningPort:
-            self.port = port
-            return port
-
-        started.addCallback(listening).chainDeferred(self.listening)
-
-    def stopService(self) -> defer.Deferred[None] | None:
-        super().stopService()
-        if self.port is not None:
-            return defer.maybeDeferred(self.port.stopListening)
-        return None
 
 
 class HallService(MultiService):

@@ -252,7 +252,7 @@ class FrameDecoder:
     def feed(self, data: bytes) -> list:
         """Frames (``Frame``) and errors (``FrameError``) found in ``data``."""
         data = bytes(data)
-        results = []
+        results = []  # type: list[Frame | FrameError]
         start = 0
         n = len(data)
         while start < n:

@@ -59,7 +59,7 @@ class Link:
         self._out = bytearray()
         self._tokens = rate_per_s
         self._tokens_at = 0
-        self._unreported = {}
+        self._unreported = {}  # type: dict[int, int]
         self._noticed_at = 0
         self.reset(0)
 
@@ -69,8 +69,8 @@ class Link:
         self.link_id = link_id
         self._tx_seq = 0
         self._rx_last = 0
-        self._queue = []
-        self._outstanding = None
+        self._queue = []  # type: list[tuple[int, bytes]]
+        self._outstanding = None  # type: bytes | None
         self._sent_at = 0
         self.tries = 0
 

@@ -39,9 +39,9 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from server_kit.journal.port import Entry, JournalPort
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.journal.port import Entry, JournalPort
 
 
 @dataclass(frozen=True)

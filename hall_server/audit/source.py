@@ -15,11 +15,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import Engine
 
 from hall_server.audit.export import AuditError, DayExport, DayFold
-from server_kit.journal.sql import read_head
 from hall_server.store import cards as card_store
-from server_kit.journal import table as table
 from protocol.chain import Record, verify_chain
 from protocol.prizes import PrizeRules
+from server_kit.journal import table as table
+from server_kit.journal.sql import read_head
 
 
 class StoreCardLayouts:

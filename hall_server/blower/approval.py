@@ -18,7 +18,8 @@ class ApprovedFirmware:
     releases: dict[tuple[int, int, int], frozenset[str]] = field(default_factory=dict)
 
     def approves(self, version: tuple[int, int, int], digest: bytes) -> bool:
-        return digest.hex() in self.releases.get(tuple(version), frozenset())
+        release = (version[0], version[1], version[2])  # a list read from JSON names the same release
+        return digest.hex() in self.releases.get(release, frozenset())
 
     def with_release(self, version: tuple[int, int, int], digest: bytes) -> "ApprovedFirmware":
         releases = dict(self.releases)

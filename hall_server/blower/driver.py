@@ -140,13 +140,15 @@ class BlowerProtocol(Protocol):
         self.driver = driver
 
     def connectionMade(self) -> None:
-        self.driver.attach(self.transport)
+        if self.transport is not None:  # always, once connected; the type allows None
+            self.driver.attach(self.transport)
 
     def dataReceived(self, data: bytes) -> None:
         self.driver.bytes_received(data)
 
     def connectionLost(self, reason: Failure = Failure(ConnectionError())) -> None:
-        self.driver.detach(self.transport)
+        if self.transport is not None:
+            self.driver.detach(self.transport)
 
 
 class BlowerDriver:

@@ -34,14 +34,14 @@ from hall_server.blower.driver import BlowerDriver, CountReport, IBlowerObserver
 from hall_server.blower.errors import BlowerError, BlowerFault
 from hall_server.blower.pair import BlowerPair
 from hall_server.blower.source import BlowerBallSource, game_code
-from hall_server.hall.roles import SYSTEM, Role
-from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.hall.games import GamesModule
+from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.session import SessionModule
 from protocol import blower_messages as bm
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.game import Input, State
+from server_kit.core import Actor, CommandCore, CommandSpec
 
 PERMISSIONS = {
     "report_blower_fault": {Role.SYSTEM},

@@ -22,9 +22,9 @@ from hall_server.audit.source import read_day
 from hall_server.cli.context import Hall
 from hall_server.cli.hall import default_config_path
 from hall_server.config import load_config
+from protocol.errors import DomainError
 from server_kit.journal.sql import head_path
 from server_kit.keys import load_journal_key, public_pem
-from protocol.errors import DomainError
 
 REFUSED = 2
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

@@ -17,10 +17,8 @@ import click
 from sqlalchemy import Engine
 
 from hall_server.cli.context import Hall
-from server_kit.keys import card_key_path, load_card_key
 from hall_server.printing import card_sheet_pdf
 from hall_server.store import cards as store
-from server_kit.journal import table as journal_table
 from protocol import strips
 from protocol.cardfile import (
     CardFile,
@@ -33,6 +31,8 @@ from protocol.cardfile import (
 from protocol.cards import CARDS_PER_STRIP
 from protocol.library import build_distinct_strips
 from protocol.money import format_cents
+from server_kit.journal import table as journal_table
+from server_kit.keys import card_key_path, load_card_key
 
 pass_hall = click.make_pass_decorator(Hall)
 key_file_option = click.option(

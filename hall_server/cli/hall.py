@@ -19,10 +19,10 @@ import click
 from hall_server.config import (
     STAFF_ROLES,
     ConfigError,
-    toml_string,
     ensure_config,
     hash_password,
     load_config,
+    toml_string,
 )
 from hall_server.hall.roles import Role
 

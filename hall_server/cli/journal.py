@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from hall_server.cli.context import Hall
+from server_kit.journal import table as table
 from server_kit.journal.sql import Journal, head_path, read_head
 from server_kit.keys import journal_key_path, load_journal_key, public_pem
-from server_kit.journal import table as table
 
 pass_hall = click.make_pass_decorator(Hall)
 

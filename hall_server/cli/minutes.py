@@ -18,12 +18,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from hall_server.cli.context import Hall
 from hall_server.cli.hall import default_config_path
 from hall_server.config import load_config
+from hall_server.reports.publish import make_report, read_book, render_signed
+from server_kit.journal import table as table
 from server_kit.journal.sql import head_path
 from server_kit.keys import load_journal_key, public_pem
 from server_kit.reports.document import ReportError
-from hall_server.reports.publish import make_report, read_book, render_signed
 from server_kit.reports.signing import SIGNATURE_SUFFIX, journal_range_of, verify
-from server_kit.journal import table as table
 
 PUBLIC_KEY_FILE = "hall-journal.pub.pem"
 

@@ -17,9 +17,9 @@ from typing import Callable, Sequence
 
 import click
 
-from server_kit.keys import journal_key_path, load_journal_key
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol.errors import DomainError
+from server_kit.keys import journal_key_path, load_journal_key
 
 #: The ball source certified: the one the hall draws with (the tests put a biased one here).
 GENERATOR: Callable[[Sequence[int]], BallSource] = RandomBallGenerator

@@ -41,11 +41,11 @@ from zoneinfo import ZoneInfo
 
 from twisted.internet.defer import Deferred
 
-from server_kit.core import Actor, CommandSpec, CommandCore
-from server_kit.journal.projection import ProjectedState
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.journal.projection import ProjectedState
 
 #: The hall's civil time zone: "today" for bans, visitor records and cash desks.
 HALL_TIMEZONE: tzinfo = ZoneInfo("Europe/Andorra")

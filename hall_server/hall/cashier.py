@@ -49,15 +49,15 @@ from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import HALL_TIMEZONE, AdmissionModule, local_date
-from server_kit.core import Actor, CommandSpec, CommandCore
-from server_kit.journal.projection import ProjectedState
-from hall_server.hall.roles import Role
 from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
+from hall_server.hall.roles import Role
 from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
+from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.journal.projection import ProjectedState
 
 MEDIA = ("card", "ticket")
 PAYMENT_METHODS = ("cash", "transfer", "cheque")  # R78: never in kind

@@ -48,12 +48,9 @@ import numpy as np
 from twisted.internet.defer import Deferred, DeferredLock, ensureDeferred, maybeDeferred
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
-from server_kit.core import Actor, CommandSpec, CommandCore
-from server_kit.journal.projection import ProjectedState
-from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.roles import Role
 from hall_server.hall.session import Session, SessionModule
-from server_kit.journal.port import Entry
 from protocol.balls import BallSource
 from protocol.cards import CELLS, Card
 from protocol.chain import Record
@@ -80,7 +77,7 @@ from protocol.events import (
     event_from_dict,
 )
 from protocol.game import FINAL_STATES, Input, InvalidTransition, State, TraditionalGame, describe
-from protocol.ledger import Leg, Ledger, Posting, Reference, account_kind
+from protocol.ledger import Ledger, Leg, Posting, Reference, account_kind
 from protocol.money import format_cents
 from protocol.prizes import (
     PrizeRules,
@@ -99,6 +96,9 @@ from protocol.prizes import (
 from protocol.refunds import refund_game, stakes_account
 from protocol.sale import GameSale, SaleRefused, Series
 from protocol.wins import WinDetector
+from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.journal.port import Entry
+from server_kit.journal.projection import ProjectedState
 
 SUPERBINGO_LIMITS = range(42, 91)  # R89: the ball limit L, 42 <= L <= 90
 JACKPOT_THRESHOLDS = (40, 41, 42)  # R91

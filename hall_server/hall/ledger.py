@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from server_kit.core import CommandCore
-from server_kit.journal.projection import decode, encode
 from protocol.chain import Record
 from protocol.ledger import Ledger, Posting, account_kind
+from server_kit.core import CommandCore
+from server_kit.journal.projection import decode, encode
 
 POSTING = "posting"
 

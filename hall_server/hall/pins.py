@@ -37,10 +37,10 @@ from twisted.python.failure import Failure
 
 from hall_server.hall.cashier import CashierModule, hash_pin, normalize_account_number, pin_matches
 from hall_server.hall.roles import SYSTEM, Role
-from server_kit.core import Actor, CommandSpec, CommandCore
 from hall_server.statements import format_account_number
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore, CommandSpec
 
 log = Logger()
 PIN_TRIES = 5

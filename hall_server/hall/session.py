@@ -32,11 +32,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 from twisted.internet.defer import Deferred, fail
 
-from server_kit.core import Actor, CommandSpec, CommandCore, RunBlocking
-from server_kit.journal.projection import ProjectedState
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking
+from server_kit.journal.projection import ProjectedState
 
 BALL_SET_LIMIT = 2_000
 BALL_SET_WARNING = 1_900

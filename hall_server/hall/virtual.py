@@ -56,18 +56,18 @@ import numpy as np
 from twisted.internet import defer
 
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.roles import SYSTEM, Role
-from server_kit.core import Actor, CommandSpec, CommandCore
-from server_kit.journal.projection import ProjectedState
 from hall_server.hall.games import Game, GamesModule, _entry, _fork
 from hall_server.hall.ledger import LedgerModule, posting_entries
-from server_kit.journal.port import Entry
+from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
 from protocol.refunds import TERMINAL_REFUND, refunded_cards, stakes_account
+from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.journal.port import Entry
+from server_kit.journal.projection import ProjectedState
 
 MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
 MAX_SALE_SECONDS = 3600

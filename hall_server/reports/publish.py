@@ -16,15 +16,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from sqlalchemy import Engine
 
 from hall_server.hall.admission import HALL_TIMEZONE
-from server_kit.journal.sql import read_head
-from server_kit.reports.document import Report
 from hall_server.reports.layout import game_report, month_report, session_report
 from hall_server.reports.minutes import MinutesBook, build
-from server_kit.reports.document import ReportError
+from protocol.chain import verify_chain
+from server_kit.journal import table as table
+from server_kit.journal.sql import read_head
+from server_kit.reports.document import Report, ReportError
 from server_kit.reports.render import to_csv, to_pdf
 from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
-from server_kit.journal import table as table
-from protocol.chain import verify_chain
 
 KINDS = ("game", "session", "month")
 FORMATS = {"pdf": "application/pdf", "csv": "text/csv; charset=utf-8"}

@@ -11,6 +11,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from server_kit.journal.table import NAMING, JournalBase
 
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 

@@ -43,7 +43,6 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from hall_server.hall.cashier import CashierModule, player_account
-from server_kit.core import CommandCore
 from hall_server.hall.games import Game, GamesModule
 from hall_server.hall.pins import SIGN_IN_REFUSED, CheckPin, PinGuard, SignInRefused
 from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
@@ -52,6 +51,7 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.game import FINAL_STATES
 from protocol.terminal_messages import MessageError, SequenceCheck, decode, encode, numbered
+from server_kit.core import CommandCore
 
 log = Logger()
 

@@ -16,10 +16,10 @@ from sqlalchemy import Engine
 from twisted.logger import Logger
 
 from hall_server.hall.virtual import VirtualLibrary
-from server_kit.keys import load_card_key
 from hall_server.store import cards as card_store
 from protocol.cardfile import card_codes
 from protocol.library import build_distinct_strips
+from server_kit.keys import load_card_key
 
 log = Logger()
 VIRTUAL_SERIES_NUMBER = card_store.VIRTUAL_SERIES_NUMBER

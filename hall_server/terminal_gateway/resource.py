@@ -37,10 +37,10 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request
 from twisted.web.websocket import WebSocketTransport
 
-from server_kit import pki
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
-from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
 from hall_server.web.site import header_text
+from server_kit import pki
+from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
 
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {

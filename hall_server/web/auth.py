@@ -24,11 +24,16 @@ from typing import Any, Callable, Iterable, Protocol
 from twisted.logger import Logger
 
 from hall_server.config import (
-    ConfigError, StaffMember, check_password, check_password_policy, hash_password, weak_hash,
+    ConfigError,
+    StaffMember,
+    check_password,
+    check_password_policy,
+    hash_password,
+    weak_hash,
 )
+from protocol.errors import DomainError
 from server_kit.core import Actor
 from server_kit.web.channel import SeenRequests
-from protocol.errors import DomainError
 
 IDLE_LIMIT_S = 12 * 3600  # one working day without a request
 SESSION_COOKIE = b"bingo_session"

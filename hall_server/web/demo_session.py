@@ -23,11 +23,11 @@ from twisted.internet import defer, task
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from server_kit.core import Actor, CommandCore
 from hall_server.hall.roles import Role
 from hall_server.web.view import HallView
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore
 
 log = Logger()
 
@@ -136,7 +136,7 @@ class DemoSession(Service):
                 return False
             yield self.wait()
         yield self.sell()
-        if not self.view.game.cards_sold:
+        if self.view.game is None or not self.view.game.cards_sold:
             # Nothing could be sold (the series had no card left): the game is called off.
             yield self.command(ROOM_CHIEF, "suspend_game", reason="no card could be sold")
             yield self.command(ROOM_CHIEF, "suspend_game_for_good", reason="no card could be sold")

@@ -23,28 +23,23 @@ Messages sent: ``snapshot`` (``me``, ``commands``, ``view``), ``record`` (``reco
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.python.failure import Failure
-from twisted.web.websocket import WebSocketTransport
 
 from hall_server.web.auth import SignIn, SignIns
-from server_kit.web.channel import ChannelError, CommandChannel, error_answer, parse_request
 from hall_server.web.minutes import may_read_minutes
 from hall_server.web.redaction import record_json, redacted
 from hall_server.web.view import HallView
 from protocol.chain import Record
+from server_kit.web.channel import ChannelError, CommandChannel, error_answer, parse_request
+from server_kit.web.hub import LiveSocket, dumps, fan_out
 
 log = Logger()
 #: The close code of a console whose sign-in ended.
 SIGNED_OUT_CLOSE = 4001
-
-
-def _dumps(message: dict[str, Any]) -> str:
-    return json.dumps(message, separators=(",", ":"))
 
 
 class LiveHub:
@@ -61,18 +56,9 @@ class LiveHub:
     def record_committed(self, record: Record) -> None:
         """The core observer: push ``record`` and the pictures it changed."""
         if self.consoles:
-            self._fan_out(self.consoles, _dumps(self.record_message(record)))
+            fan_out(self.consoles, dumps(self.record_message(record)))
         if self.boards:
-            self._fan_out(self.boards, _dumps(self.board_message()))
-
-    def _fan_out(self, sockets: set[Any], text: str) -> None:
-        for socket in list(sockets):
-            try:
-                socket.send_text(text)
-            except Exception as error:  # whatever went wrong with this one, the others get theirs
-                log.info("Dropped a {kind} whose connection failed: {error!r}", kind=socket.kind, error=error)
-                sockets.discard(socket)
-                socket.abort()
+            fan_out(self.boards, dumps(self.board_message()))
 
     # --- The pictures: every one of them is made here, and redacted here -------------
 
@@ -103,37 +89,12 @@ class LiveHub:
             console.signed_out()
 
 
-class _Socket:
-    """What both sockets share: the transport, and sending once negotiated."""
-
-    kind = "socket"
+class _Socket(LiveSocket):
+    """A socket of this hub."""
 
     def __init__(self, hub: LiveHub) -> None:
+        super().__init__()
         self.hub = hub
-        self.transport: WebSocketTransport | None = None
-
-    def negotiationStarted(self, transport: WebSocketTransport) -> None:
-        self.transport = transport
-
-    def send_text(self, text: str) -> None:
-        if self.transport is not None:
-            self.transport.sendTextMessage(text)
-
-    def abort(self) -> None:
-        """Drop the connection at once, without a closing handshake (its peer is not reading)."""
-        transport, self.transport = self.transport, None
-        wire = getattr(transport, "transport", None)  # the TCP or TLS connection under the WebSocket
-        if wire is not None:
-            wire.abortConnection()
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.send_text(_dumps(message))
-
-    def pongReceived(self, payload: bytes) -> None:
-        pass  # the browser answers pings; nothing to do with the answer
-
-    def bytesMessageReceived(self, data: bytes | bytearray) -> None:
-        self.send(error_answer(None, ChannelError("malformed", "send JSON text, not binary frames")))
 
 
 class ConsoleSocket(_Socket):

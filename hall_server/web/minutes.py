@@ -18,10 +18,10 @@ import re
 
 from twisted.internet import defer
 
-from server_kit.core import Actor, RunBlocking
 from hall_server.hall.roles import Role
-from server_kit.journal.sql import Journal
 from hall_server.reports.publish import SignedFile, publish
+from server_kit.core import Actor, RunBlocking
+from server_kit.journal.sql import Journal
 
 #: The roles that may read and print the minutes book from the console.
 MINUTES_READERS = frozenset({Role.ADMINISTRATOR, Role.ROOM_CHIEF})

@@ -52,12 +52,15 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 from twisted.web.util import Redirect
 
+from hall_server.reports.publish import FORMATS, SignedFile
+from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
+from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
+from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
+from protocol.chain import ChainError
 from server_kit import pki
 from server_kit.core import Actor
 from server_kit.reports.document import ReportError
-from hall_server.reports.publish import FORMATS, SignedFile
 from server_kit.reports.signing import SIGNATURE_SUFFIX
-from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
 from server_kit.web.bounded_websocket import (
     BOARD_MESSAGE_BYTES,
     CONSOLE_MESSAGE_BYTES,
@@ -72,10 +75,7 @@ from server_kit.web.channel import (
     load_json,
     parse_request,
 )
-from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
-from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
 from server_kit.web.throttle import SignInThrottle, SignInThrottled
-from protocol.chain import ChainError
 
 log = Logger()
 

@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from protocol.errors import DomainError
 
+
 class DatabaseError(DomainError):
     """The database URL cannot be opened; the message says why and what to type."""
 

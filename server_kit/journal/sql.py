@@ -27,9 +27,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
 
+from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
 from server_kit.journal import table
 from server_kit.journal.port import Entry
-from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
 
 
 def head_path() -> Path:

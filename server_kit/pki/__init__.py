@@ -23,7 +23,15 @@ from server_kit.pki.authority import (
     list_certificates,
     revoke_certificate,
 )
-from server_kit.pki.folder import IssuedCertificate, PeerIdentity, PkiError, PkiFolder, Role, default_pki_dir, parse_role
+from server_kit.pki.folder import (
+    IssuedCertificate,
+    PeerIdentity,
+    PkiError,
+    PkiFolder,
+    Role,
+    default_pki_dir,
+    parse_role,
+)
 from server_kit.pki.tls import (
     AEAD_CIPHERS,
     ClientCertificates,

@@ -23,25 +23,25 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from server_kit.pki.folder import (
-    load_credentials,
+    _SERVING,
+    IssuedCertificate,
+    PkiError,
+    PkiFolder,
     _Authority,
     _cert_pem,
     _check_name,
     _common_name,
     _hosts_of,
-    IssuedCertificate,
     _key_pem,
     _load_authority,
     _load_cert,
     _load_crl,
     _now,
-    parse_role,
-    PkiError,
-    PkiFolder,
     _replace,
     _role_of,
-    _SERVING,
     _write_new,
+    load_credentials,
+    parse_role,
 )
 
 CA_DAYS = 3650

@@ -38,8 +38,7 @@ from pathlib import Path
 
 from cryptography import x509
 from OpenSSL import SSL
-from OpenSSL.crypto import PKey, X509, X509StoreFlags
-from twisted.protocols.tls import TLSMemoryBIOProtocol
+from OpenSSL.crypto import X509, PKey, X509StoreFlags
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator, ISSLTransport
 from twisted.internet.ssl import (
     AcceptableCiphers,
@@ -51,19 +50,21 @@ from twisted.internet.ssl import (
     optionsForClientTLS,
 )
 from twisted.logger import Logger
+from twisted.protocols.tls import TLSMemoryBIOProtocol
 from zope.interface import implementer
 
 from server_kit.pki.folder import (
-    load_credentials,
-    _common_name,
-    _load_cert,
-    _load_crl,
+    _SERVING,
     PeerIdentity,
     PkiError,
     PkiFolder,
+    _common_name,
+    _load_cert,
+    _load_crl,
     _role_of,
-    _SERVING,
+    load_credentials,
 )
+
 
 class ClientCertificates(StrEnum):
     """What a server asks of its clients at the TLS handshake."""

@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape
 
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4, landscape
-from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
@@ -30,13 +30,15 @@ from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Space
 from reportlab.platypus import Table as PdfTable
 from reportlab.platypus import TableStyle
 
-from server_kit.reports.document import Cell, Cents, Report, Table
 from protocol.money import format_cents
+from server_kit.reports import fonts
+from server_kit.reports.document import Cell, Cents, Report, Table
 
 CSV_HEADER = ("table", "row", "field", "value")
 PAGE = landscape(A4)
 MARGIN = 12 * mm
-FONT, BOLD, SIZE = "Helvetica", "Helvetica-Bold", 7.5
+fonts.register()
+FONT, BOLD, SIZE = fonts.SANS, fonts.SANS_BOLD, 7.5
 PADDING = 3
 
 
@@ -68,7 +70,7 @@ def pdf_text(cell: Cell) -> str:
     return str(cell)
 
 
-_STYLES = getSampleStyleSheet()
+_STYLES = fonts.style_sheet()
 _CELL = ParagraphStyle("cell", fontName=FONT, fontSize=SIZE, leading=SIZE * 1.2)
 _HEAD = ParagraphStyle("head", parent=_CELL, fontName=BOLD)
 _TITLE = ParagraphStyle("title", parent=_STYLES["Title"], fontSize=14, alignment=0)

@@ -38,9 +38,9 @@ from typing import Any, Mapping
 from twisted.internet import defer
 from twisted.logger import Logger
 
-from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
 
 #: A whole banned-list file fits in one request; nothing larger is read.
 MAX_REQUEST_BYTES = 1024 * 1024

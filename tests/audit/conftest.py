@@ -15,9 +15,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
-from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from protocol.prizes import PrizeRules
+from server_kit.journal.sql import Journal
 from tests.audit.halls import AuditHall
 
 POT_RULES = PrizeRules(line_bp=1500, bingo_bp=4100, superbingo_bp=300, megabingo=True, jackpot=True)

@@ -26,14 +26,11 @@ from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password
 from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import FakeCardCatalog, StoreCardCatalog
-from server_kit.core import Actor, CommandCore, run_inline
-from hall_server.hall.roles import Role
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import PurchaseRequest, VirtualLibrary, VirtualModule
-from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from protocol.cardfile import card_codes
@@ -45,6 +42,9 @@ from protocol.ledger import Posting
 from protocol.library import build_distinct_strips
 from protocol.prizes import PrizeRules
 from protocol.sale import Series
+from server_kit.core import Actor, CommandCore, run_inline
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from tests.hall.conftest import result
 from tests.hall.test_games import ScriptedBalls
 from tests.hall.test_session import ALL_BALLS, verify_passed

@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from hall_server.audit.folder import FILES, read_journal, verify_segment
 from hall_server.cli import main
-from server_kit.journal import table as table
 from hall_server.store.database import open_database
 from protocol.chain import ChainError
 from protocol.prizes import PrizeRules
+from server_kit.journal import table as table
 from tests.audit.conftest import POT_RULES, fast_folder, new_clock
 from tests.audit.halls import GamePlan, Purchase, play_game, stored_hall
 

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from twisted.internet.task import Clock
 
 from hall_server.audit import build_day
-from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from protocol.prizes import PrizeRules
 from protocol.replay import parse_scenario, replay
+from server_kit.journal.sql import Journal
 from tests.audit.halls import (
     CHIEF,
     AuditHall,

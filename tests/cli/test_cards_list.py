@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from hall_server.cli import main
-from server_kit.journal.sql import Journal
 from hall_server.store.cards import add_card_set, add_series
 from hall_server.store.database import open_database
 from protocol.strips import sample_strips
+from server_kit.journal.sql import Journal
 
 
 @pytest.mark.req("R82.5")

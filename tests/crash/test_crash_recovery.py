@@ -48,13 +48,13 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from hall_server.config import load_config
-from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
-from server_kit.journal import table as table
-from server_kit.db.database import create
 from hall_server.web.redaction import redacted
 from hall_server.web.view import HallView
 from protocol.ledger import account_kind
+from server_kit.db.database import create
+from server_kit.journal import table as table
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from tests.crash.session import (
     CASH_OUTS,
     DESK,

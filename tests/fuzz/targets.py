@@ -40,7 +40,14 @@ from protocol.replay import ReplayError, replay_json
 from protocol.strips import sample_strips
 from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, Text, Whole, decode
 from tests.fuzz.generators import (
-    FULL, Profile, awkward_integer, awkward_scalar, awkward_text, json_text, mutate_bytes, replacement,
+    FULL,
+    Profile,
+    awkward_integer,
+    awkward_scalar,
+    awkward_text,
+    json_text,
+    mutate_bytes,
+    replacement,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -426,16 +433,16 @@ class HallUnderTest:
 
 
 def build_hall_under_test(folder: Path) -> HallUnderTest:
-    from server_kit.core import Actor
     from hall_server.hall.roles import Role
-    from server_kit.journal.sql import Journal
     from hall_server.store.database import open_database
     from hall_server.terminal_gateway.gateway import TerminalGateway
     from hall_server.web.auth import SignInRefused, SignIns, StaffDirectory
-    from server_kit.web.channel import CommandChannel
     from hall_server.web.live import LiveHub
     from hall_server.web.site import build_site
     from hall_server.web.view import HallView
+    from server_kit.core import Actor
+    from server_kit.journal.sql import Journal
+    from server_kit.web.channel import CommandChannel
     from tests.hall.conftest import result
     from tests.terminals.conftest import SELLER, build_hall, prepare
 

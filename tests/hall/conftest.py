@@ -6,9 +6,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
+from hall_server.store.database import open_database
 from server_kit.core import CommandCore, run_inline
 from server_kit.journal.sql import Journal
-from hall_server.store.database import open_database
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from hall_server.hall.admission import (
     normalize_document,
     read_banned_list_file,
 )
-from server_kit.core import Actor, CommandCore, NotAllowed
 from hall_server.hall.roles import Role
+from server_kit.core import Actor, CommandCore, NotAllowed
 from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 

@@ -15,14 +15,14 @@ from hall_server.blower.driver import CountReport, SelfTestReport
 from hall_server.blower.errors import BlowerFault
 from hall_server.blower.hall import HallBlowers, balls_present
 from hall_server.blower.source import game_code
-from server_kit.core import CommandCore, NotAllowed, run_inline
 from hall_server.hall.games import GameModuleError, GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import SessionModule
-from server_kit.journal.sql import Journal
 from protocol import blower_messages as bm
 from protocol.balls import BallError
 from protocol.chain import Record
+from server_kit.core import CommandCore, NotAllowed, run_inline
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 from tests.hall.test_games import CASHIER, CATALOG, RULES, SELLER
 from tests.hall.test_session import CHIEF, open_session

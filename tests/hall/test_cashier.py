@@ -19,14 +19,14 @@ from hall_server.hall.cashier import (
     normalize_account_number,
     random_account_number,
 )
-from server_kit.core import Actor, CommandCore, NotAllowed, run_inline
-from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
-from server_kit.journal.sql import Journal
+from hall_server.hall.roles import Role
 from hall_server.statements import format_account_number, ticket_qr
 from hall_server.store.database import open_database
 from protocol.errors import DomainError
 from protocol.ledger import Overdraft, Posting, Reference
+from server_kit.core import Actor, CommandCore, NotAllowed, run_inline
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 
 CASHIER = Actor("eva", Role.CASHIER)

@@ -10,12 +10,10 @@ import numpy as np
 import pytest
 
 from hall_server.hall.catalog import CatalogError, FakeCardCatalog, StoreCardCatalog
-from server_kit.core import Actor, CommandCore, NotAllowed, run_inline
-from hall_server.hall.roles import Role
 from hall_server.hall.games import GameModuleError, GamesModule
 from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
-from server_kit.journal.sql import Journal
 from hall_server.store.cards import add_card_set, add_series
 from hall_server.store.database import open_database
 from protocol.balls import FakeBallSource
@@ -25,6 +23,8 @@ from protocol.ledger import Overdraft, Posting
 from protocol.prizes import PayoutFloorError, PrizeRules
 from protocol.sale import Series
 from protocol.strips import sample_strips
+from server_kit.core import Actor, CommandCore, NotAllowed, run_inline
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 from tests.hall.test_session import ADMIN, ALL_BALLS, CHIEF, open_session, verify_passed
 

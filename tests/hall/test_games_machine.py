@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from twisted.internet.task import Clock
 
-from server_kit.core import Actor
 from hall_server.hall.roles import Role
-from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.core import Actor
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 from tests.hall.test_games import CASHIER, POT_RULES, SELLER, SELLER_2, TABLE, Hall, ScriptedBalls, fund_drawer
 from tests.hall.test_session import ADMIN, CHIEF, open_session

@@ -2,10 +2,10 @@
 
 import pytest
 
-from server_kit.core import Actor, CommandCore
-from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.roles import Role
 from protocol.ledger import Overdraft, Posting
+from server_kit.core import Actor, CommandCore
 from tests.hall.conftest import result
 
 CASHIER = Actor("eva", Role.CASHIER)

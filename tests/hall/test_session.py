@@ -2,9 +2,9 @@
 
 import pytest
 
-from server_kit.core import Actor, CommandCore, NotAllowed
 from hall_server.hall.roles import Role
 from hall_server.hall.session import CHECKS, SessionError, SessionModule
+from server_kit.core import Actor, CommandCore, NotAllowed
 from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 

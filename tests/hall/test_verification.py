@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from server_kit.core import Actor, CommandCore, NotAllowed
 from hall_server.hall.roles import Role
 from hall_server.hall.session import CHECKS, SessionError, SessionModule
-from server_kit.journal.sql import Journal
 from hall_server.store.database import MIGRATIONS
+from hall_server.verification import verify_system
+from server_kit.core import Actor, CommandCore, NotAllowed
+from server_kit.journal.sql import Journal
 from server_kit.verification import (
     check_clock,
     check_database,
@@ -20,7 +21,6 @@ from server_kit.verification import (
     source_root,
     write_manifest,
 )
-from hall_server.verification import verify_system
 from tests.hall.conftest import result
 
 pytestmark = pytest.mark.req("R84.1", "R92.5e")

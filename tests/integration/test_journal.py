@@ -7,15 +7,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import text
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from hall_server.cli import main
-from server_kit.journal.sql import Journal, JournalStateError
-from server_kit.keys import load_journal_key, public_pem
 from hall_server.store.database import open_database
 from protocol.chain import ChainError, head_body
+from server_kit.journal.sql import Journal, JournalStateError
+from server_kit.keys import load_journal_key, public_pem
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
 

@@ -440,8 +440,8 @@ async def test_a_running_server_refuses_everyone_while_its_revocation_list_is_da
 
 def _python_client(port: int, pki_dir: Path, *, ciphers: str | None = None, version: Any = None) -> str:
     """A stock Python (OpenSSL) client presenting t-1: the suite agreed, or the error."""
-    import ssl
     import socket
+    import ssl
 
     folder = PkiFolder(pki_dir)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

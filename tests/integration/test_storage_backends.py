@@ -18,12 +18,12 @@ from alembic.migration import MigrationContext
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
-from server_kit.journal.sql import Journal
 from hall_server.store import cards as store
 from hall_server.store.database import open_database
 from hall_server.store.models import METADATA
 from protocol.chain import ChainError
 from protocol.strips import sample_strips
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import clock, result  # noqa: F401 (clock is a fixture)
 from tests.hall.test_games import CHIEF, SELLER, Hall, draw_and_pay, opened_hall, sell
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import csv
 import io
-import re
+
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader
 from twisted.internet.task import Clock
 
-from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
 from hall_server.reports.minutes import MinutesBook, build
 from hall_server.store.database import open_database
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from tests.reports.scenario import Played, play
 
 
@@ -55,17 +56,39 @@ def csv_tables(data: bytes) -> dict[str, list[dict[str, str]]]:
     return tables
 
 
-_SHOWN = re.compile(rb"\(((?:\\.|[^\\)])*)\) Tj")
-_ESCAPE = re.compile(rb"\\([0-7]{1,3}|.)")
 
 
 def pdf_strings(data: bytes) -> list[str]:
-    """The strings a PDF made with uncompressed pages shows, in drawing order."""
+    """The strings a PDF shows, one per text-showing operation, in drawing order.
 
-    def unescape(match: re.Match[bytes]) -> bytes:
-        code = match[1]
-        if code[:1].isdigit():
-            return bytes([int(code, 8)])
-        return {b"n": b"\n", b"r": b"\r", b"t": b"\t"}.get(code, code)
+    The fonts are embedded subsets, so the text is read back through the fonts' own
+    character maps (pypdf), as any viewer does, not from the raw page bytes.
+    """
+    shown: list[str] = []
 
-    return [_ESCAPE.sub(unescape, raw).decode("latin-1") for raw in _SHOWN.findall(data)]
+    def visit(text: str, *_: object) -> None:
+        if text.strip():
+            shown.append(text.strip())
+
+    for page in PdfReader(io.BytesIO(data)).pages:
+        page.extract_text(visitor_text=visit)
+    return shown
+
+
+def pdf_fonts(data: bytes) -> dict[str, bool]:
+    """Every font a PDF uses, and whether its glyphs are embedded in the file."""
+    reader = PdfReader(io.BytesIO(data))
+    found: dict[str, bool] = {}
+    for page in reader.pages:
+        resources = page.get("/Resources")
+        fonts = resources.get_object().get("/Font") if resources is not None else None
+        for ref in (fonts.get_object().values() if fonts is not None else ()):
+            font = ref.get_object()
+            descendants = font.get("/DescendantFonts")
+            described = descendants.get_object()[0].get_object() if descendants is not None else font
+            descriptor = described.get("/FontDescriptor")
+            embedded = descriptor is not None and any(
+                key in descriptor.get_object() for key in ("/FontFile", "/FontFile2", "/FontFile3")
+            )
+            found[str(font.get("/BaseFont"))] = embedded
+    return found

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
-from server_kit.core import Actor
 from hall_server.hall.roles import Role
-from server_kit.journal.sql import Journal
 from protocol.chain import Record
+from server_kit.core import Actor
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
 from tests.hall.test_games import (
     CASHIER,

@@ -15,12 +15,17 @@ from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
 
 from hall_server.cli import main
-from server_kit.keys import load_journal_key
-from server_kit.reports.signing import verify
 from hall_server.rng_certify import (
-    DIEHARDER_TESTS, DieharderTest, certify, dieharder_tests, draw_sample, run_dieharder,
+    DIEHARDER_TESTS,
+    DieharderTest,
+    certify,
+    dieharder_tests,
+    draw_sample,
+    run_dieharder,
 )
 from protocol.balls import RandomBallGenerator
+from server_kit.keys import load_journal_key
+from server_kit.reports.signing import verify
 
 #: The suite's family-wise level: a fair generator fails a run with probability at most
 #: this, so the suite fails once in ten thousand runs rather than once in a hundred (0.01).

@@ -32,13 +32,13 @@ from hall_server.blower import ApprovedFirmware, BlowerDriver
 from hall_server.blower.hall import HallBlowers
 from hall_server.config import StaffMember, hash_password
 from hall_server.hall.roles import Role
-from server_kit.pki import Role as CertificateRole
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
 from hall_server.web.auth import SignIns, StaffDirectory
-from server_kit.web.channel import CommandChannel
 from hall_server.web.live import LiveHub
 from hall_server.web.site import build_site, inline_authenticate
 from hall_server.web.view import HallView
+from server_kit.pki import Role as CertificateRole
+from server_kit.web.channel import CommandChannel
 from terminals.client import TerminalClient
 from tests.hall.conftest import clock, journal, result  # noqa: F401 (fixtures)
 from tests.terminals.conftest import VirtualHall, hall  # noqa: F401 (fixture)

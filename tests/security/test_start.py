@@ -17,11 +17,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.testing import MemoryReactorClock
 
 from hall_server.config import load_config
-from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
 from hall_server.store.database import open_database
 from hall_server.tap import StartRefused, build_hall
 from protocol.chain import head_body
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from tests.web.conftest import ALL_BALLS, REPO, HallProcess
 from tests.web.test_server_process import Staff
 

@@ -11,16 +11,16 @@ import pytest
 
 from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
-from server_kit.core import Actor, CommandCore, run_inline
-from hall_server.hall.roles import Role
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard
+from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualLibrary, VirtualModule
-from server_kit.journal.sql import Journal
 from protocol.cardfile import card_codes
 from protocol.strips import sample_strips
+from server_kit.core import Actor, CommandCore, run_inline
+from server_kit.journal.sql import Journal
 from tests.hall.conftest import clock, journal, result  # noqa: F401  (fixtures shared with the hall tests)
 from tests.hall.test_games import CATALOG, RULES, ScriptedBalls
 from tests.hall.test_session import open_session

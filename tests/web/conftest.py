@@ -18,21 +18,21 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.web.server import Site
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, CloseConnection, RejectConnection, Request, TextMessage, RejectData
+from wsproto.events import AcceptConnection, CloseConnection, RejectConnection, RejectData, Request, TextMessage
 from zope.interface import implementer
 
 from hall_server.config import StaffMember, hash_password
-from server_kit.core import CommandCore, run_inline
-from hall_server.hall.roles import Role
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.roles import Role
 from hall_server.hall.session import CHECKS, SessionModule
-from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from hall_server.web.auth import SignIns, StaffDirectory
-from server_kit.web.channel import CommandChannel
 from hall_server.web.live import LiveHub
 from hall_server.web.site import build_site, inline_authenticate
 from hall_server.web.view import HallView
+from server_kit.core import CommandCore, run_inline
+from server_kit.journal.sql import Journal
+from server_kit.web.channel import CommandChannel
 
 PASSWORD = "correct horse"
 STAFF = {

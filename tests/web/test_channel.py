@@ -2,12 +2,12 @@
 request changes nothing (bad input on every endpoint, R80 roles)."""
 
 import pytest
+from twisted.internet import defer
 
-from server_kit.core import Actor
 from hall_server.hall.roles import Role
+from server_kit.core import Actor
 from server_kit.web.channel import ChannelError, SeenRequests, parse_request
 from tests.web.conftest import WebHall, journal_length
-from twisted.internet import defer
 
 ADMIN = Actor("admin", Role.ADMINISTRATOR)
 CASHIER = Actor("carla", Role.CASHIER)

@@ -13,11 +13,9 @@ from twisted.internet.task import Clock
 from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import FakeCardCatalog
-from server_kit.core import CommandCore, run_inline
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import CHECKS, SessionModule
-from server_kit.journal.sql import Journal
 from hall_server.store.database import open_database
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.view import HallView
@@ -25,6 +23,8 @@ from protocol.balls import FakeBallSource
 from protocol.prizes import PrizeRules
 from protocol.sale import Series
 from protocol.strips import sample_strips
+from server_kit.core import CommandCore, run_inline
+from server_kit.journal.sql import Journal
 
 LAYOUTS = sample_strips(10, random.Random(2026).randbytes).reshape(-1, 27)  # 60 cards
 

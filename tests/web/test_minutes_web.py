@@ -14,18 +14,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
 from hall_server.config import StaffMember
-from server_kit.core import run_inline
-from server_kit.journal.sql import Journal
 from hall_server.reports.minutes import build
 from hall_server.reports.publish import make_report, render_signed
-from server_kit.reports.signing import verify
 from hall_server.store.database import open_database
 from hall_server.web.auth import SignIns, StaffDirectory
-from server_kit.web.channel import CommandChannel
 from hall_server.web.live import LiveHub
 from hall_server.web.minutes import MinutesDesk
 from hall_server.web.site import build_site, inline_authenticate
 from hall_server.web.view import HallView
+from server_kit.core import run_inline
+from server_kit.journal.sql import Journal
+from server_kit.reports.signing import verify
+from server_kit.web.channel import CommandChannel
 from tests.reports.conftest import csv_tables, pdf_strings
 from tests.reports.scenario import Played, play
 from tests.web.conftest import _HASH, STAFF, FakeBrowser

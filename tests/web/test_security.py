@@ -17,9 +17,11 @@ from twisted.web.resource import Resource
 from wsproto.events import CloseConnection
 
 from hall_server.config import StaffMember, hash_password
-from server_kit.core import Actor
 from hall_server.hall.roles import Role
 from hall_server.web.auth import IDLE_LIMIT_S, SignIns, StaffDirectory
+from hall_server.web.redaction import SECRET_FIELDS, redacted
+from hall_server.web.site import build_site, same_origin
+from server_kit.core import Actor
 from server_kit.web.bounded_websocket import (
     BOARD_MESSAGE_BYTES,
     CLOSE_GRACE_S,
@@ -27,8 +29,6 @@ from server_kit.web.bounded_websocket import (
     FrameMeter,
 )
 from server_kit.web.channel import MAX_DEPTH
-from hall_server.web.redaction import SECRET_FIELDS, redacted
-from hall_server.web.site import build_site, same_origin
 from server_kit.web.throttle import (
     FREE_FAILURES_PER_ADDRESS,
     FREE_FAILURES_PER_NAME,

@@ -17,8 +17,8 @@ import pytest
 from twisted.internet.testing import MemoryReactorClock
 
 from hall_server.config import DEFAULT_STAFF, default_config_text
-from server_kit.web.bounded_websocket import CONSOLE_MESSAGE_BYTES, TERMINAL_MESSAGE_BYTES
 from hall_server.web.redaction import SECRET_FIELDS
+from server_kit.web.bounded_websocket import CONSOLE_MESSAGE_BYTES, TERMINAL_MESSAGE_BYTES
 from tests.web.conftest import _HASH, ALL_BALLS, PASSWORD, FakeBrowser, HallProcess, HttpClient, WireSocket
 
 pytestmark = pytest.mark.integration
