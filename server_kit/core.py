@@ -42,6 +42,7 @@ from twisted.python.threadpool import ThreadPool
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.journal.port import Entry, JournalPort
+from server_kit.journal.projection import gc_paused
 
 
 @dataclass(frozen=True)
@@ -194,12 +195,13 @@ class CommandCore:
         ``checkpoint``): such a server always replays its whole journal.
         """
         modules: dict[str, Any] = {}
-        for name, module in zip(self.module_names(), self.modules):
-            snapshot = getattr(module, "checkpoint", None)
-            if snapshot is None or not hasattr(module, "restore"):
-                raise CheckpointRefused(f"the module {name} cannot be checkpointed")
-            modules[name] = snapshot()
-        requests = [[name, request, [list(r) for r in records]] for (name, request), records in self.requests.items()]
+        with gc_paused():
+            for name, module in zip(self.module_names(), self.modules):
+                snapshot = getattr(module, "checkpoint", None)
+                if snapshot is None or not hasattr(module, "restore"):
+                    raise CheckpointRefused(f"the module {name} cannot be checkpointed")
+                modules[name] = snapshot()
+            requests = [[name, request, [list(r) for r in records]] for (name, request), records in self.requests.items()]
         return {"seq": self.seq, "modules": modules, "requests": requests}
 
     def restore(self, state: Mapping[str, Any], seq: int, hash: str) -> None:
@@ -215,8 +217,9 @@ class CommandCore:
             raise CheckpointRefused("the checkpoint holds other modules than this server's")
         before = self.checkpoint()
         try:
-            for name, module in zip(names, self.modules):
-                module.restore(modules[name])  # type: ignore[attr-defined]
+            with gc_paused():
+                for name, module in zip(names, self.modules):
+                    module.restore(modules[name])  # type: ignore[attr-defined]
             self.requests = OrderedDict(
                 ((str(name), str(request)), [(int(s), str(t)) for s, t in records])
                 for name, request, records in state["requests"]

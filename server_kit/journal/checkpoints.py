@@ -53,6 +53,7 @@ from twisted.python.threadpool import ThreadPool
 from protocol.chain import ChainError, canonical_json
 from protocol.errors import DomainError
 from server_kit.journal.port import JournalPort
+from server_kit.journal.projection import gc_paused
 
 FORMAT = "bingo-checkpoint/1"
 #: How many checkpoints are kept: the newest, and older ones to fall back on.
@@ -100,7 +101,8 @@ class CheckpointStore:
 
     def write(self, seq: int, hash: str, time_ms: int, state: Mapping[str, Any]) -> Path:
         """Write the checkpoint of ``state`` at record ``seq`` (blocking: off the reactor thread)."""
-        data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
+        with gc_paused():
+            data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
         header: dict[str, Any] = {
             "format": FORMAT, "seq": seq, "hash": hash, "time_ms": time_ms, "release": self.release,
             "state_sha256": hashlib.sha256(data).hexdigest(),
@@ -148,7 +150,8 @@ class CheckpointStore:
         if header.get("release") != self.release:
             raise CheckpointError(f"{path} (record {seq}) was written by another release of the software")
         try:
-            state = json.loads(zlib.decompress(data))
+            with gc_paused():
+                state = json.loads(zlib.decompress(data))
         except (zlib.error, ValueError):
             raise CheckpointError(f"{path} (record {seq}): its state cannot be read") from None
         return Checkpoint(seq, hash, time_ms, header["release"], state, path)

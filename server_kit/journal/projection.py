@@ -21,10 +21,12 @@ anywhere else is refused with :class:`ProjectionError`.
 from __future__ import annotations
 
 import base64
+import contextlib
 import enum
+import gc
 import importlib
 from collections import deque
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -104,9 +106,27 @@ class _Encoder:
         return {"o": [_kept_class(kind), [[name, self(item)] for name, item in _fields(value)]]}
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a state of a million small objects is built.
+
+    Each few hundred new containers would start a collection that walks every object
+    made so far: with it on, reading a year's checkpoint takes ten times as long.
+    Nothing made here is garbage, so there is nothing for it to find meanwhile.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def encode(value: Any) -> Any:
     """``value`` as JSON-able data (see the module docstring); :class:`ProjectionError` if it cannot be."""
-    return _Encoder()(value)
+    with gc_paused():
+        return _Encoder()(value)
 
 
 def _load_class(name: str) -> type:
@@ -206,7 +226,8 @@ class _Decoder:
 
 def decode(data: Any) -> Any:
     """The value :func:`encode` gave ``data`` for; :class:`ProjectionError` if it cannot be read."""
-    return _Decoder()(data)
+    with gc_paused():
+        return _Decoder()(data)
 
 
 class ProjectedState:
