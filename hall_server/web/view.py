@@ -114,15 +114,15 @@ class HallView:
 
     # --- Projection -----------------------------------------------------------------
 
-    #: What the view folds from the journal (the rest is configuration).
-    PROJECTED = ("seq", "session", "verification", "ball_set", "game", "games_played", "recent")
+    #: The view's configuration; every other attribute is folded from the journal.
+    CONFIGURED = ("hall_name",)
 
     def checkpoint(self) -> Any:
-        return encode({name: getattr(self, name) for name in self.PROJECTED})
+        return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})
 
     def restore(self, data: Any) -> None:
         values = decode(data)
-        if not isinstance(values, dict) or sorted(values) != sorted(self.PROJECTED):
+        if not isinstance(values, dict) or sorted(values) != sorted(set(vars(self)) - set(self.CONFIGURED)):
             raise TypeError("the view's checkpoint holds other fields than the view's")
         for name, value in values.items():
             setattr(self, name, value)
