@@ -251,6 +251,22 @@ class TerminalGateway:
         if account is not None:
             self.by_account.setdefault(player_account(account), set()).add(session)
 
+    def sign_out_elsewhere(self, account: str, here: "TerminalSession") -> None:
+        """One account plays at one terminal at a time: signing in at ``here`` (after the PIN
+        check) signs it out wherever else it is signed in, and that terminal is told why.
+
+        The player who walked away from a terminal without signing out is not locked out
+        of the next one, and one account cannot hold two terminals' card limits (R83.7).
+        """
+        for other in self._signed_in(player_account(account)):
+            if other is here:
+                continue
+            self.signed_in(other, None)
+            other.send("error", code="signed_in_elsewhere", in_reply_to=None,
+                       message=f"your account was signed in on terminal {here.terminal_id}; you are signed out here")
+            other.send("signed_out")
+            other.send_state()
+
     def _credit_changed(self, p: Mapping[str, Any]) -> None:
         for account, _ in [*p["debits"], *p["credits"]]:
             if account.startswith("player:"):
@@ -475,6 +491,7 @@ class TerminalSession:
         def checked(number: str) -> None:
             if self.closed:
                 return
+            gateway.sign_out_elsewhere(number, self)
             gateway.signed_in(self, number)
             self.send("signed_in", account=format_account_number(number), credit_cents=gateway.credit(number))
             self.send_state()

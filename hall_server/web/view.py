@@ -89,6 +89,7 @@ class HallView:
         self.game: GamePicture | None = None
         self.games_played = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_RECORDS)
+        self.banned_list: dict[str, Any] | None = None
 
     # --- Pictures -----------------------------------------------------------------
 
@@ -110,6 +111,7 @@ class HallView:
         if self.game is not None:
             picture["game"]["rejected"] = list(self.game.rejected)
         picture["recent"] = list(self.recent)
+        picture["banned_list"] = dict(self.banned_list) if self.banned_list is not None else None
         return picture
 
     # --- Projection -----------------------------------------------------------------
@@ -136,6 +138,11 @@ class HallView:
 
     def _on_system_verified(self, p: Mapping[str, Any]) -> None:
         self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results"))}
+
+    def _on_banned_list_imported(self, p: Mapping[str, Any]) -> None:
+        actor = p.get("actor")
+        self.banned_list = {"rows": p.get("rows"), "source": p.get("source"),
+                            "imported_by": actor.get("name") if isinstance(actor, Mapping) else None}
 
     def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
         if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):

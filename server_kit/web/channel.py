@@ -202,7 +202,9 @@ class CommandChannel:
                 {
                     "name": name,
                     "summary": spec.summary,
-                    "params": {param: type_name(kind) for param, kind in spec.params.items()},
+                    # A list, not an object keyed by name: an argument called "pin" names a
+                    # secret the person types, it holds none, and redaction drops secret keys.
+                    "params": [{"name": param, "type": type_name(kind)} for param, kind in spec.params.items()],
                 }
             )
         return described

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from twisted.internet import defer
 
+from hall_server.hall.cashier import player_account
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
 from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, SequenceCheck, decode, encode
 from terminals.client import TerminalClient, TerminalError, to_go
@@ -115,6 +116,24 @@ def test_a_terminal_says_hello_signs_in_and_sees_its_credit_and_the_sale_time(ha
     assert client.credit_cents == 1_000 and client.player["credit_cents"] == 1_000
     assert client.game["sale"]["closes_at_ms"] == hall.core.now_ms() + 120_000
     assert client.game["price_cents"] == 100 and client.game["series"] == "V1"
+
+
+@pytest.mark.req("R83.7", "R92.8")
+def test_one_account_plays_at_one_terminal_a_new_sign_in_signs_out_the_other(
+    hall: VirtualHall, gateway: TerminalGateway
+) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    first, number = signed_in(hall, gateway, "T1")
+    second = Wire(gateway, "T2", hall.terminal("T2"))
+    result(second.client.hello())
+    result(second.client.sign_in(number, PIN))
+    assert first.client.player is None and first.client.errors[-1]["code"] == "signed_in_elsewhere"
+    assert "signed in on terminal T2" in first.client.errors[-1]["message"]
+    assert [s.terminal_id for s in gateway._signed_in(player_account(number))] == ["T2"]
+    with pytest.raises(Exception, match="sign in"):
+        result(first.client.buy(1, account=number))
+    assert result(second.client.buy(1))["credit_cents"] == 900
 
 
 @pytest.mark.req("R82.13", "R82.14", "R93.6", "R93.10", "R85.9", "R92.8")

@@ -149,4 +149,5 @@ def test_each_role_is_offered_only_its_own_commands(web_hall: WebHall) -> None:
     assert "count_balls" in room_chief and "run_verification" not in room_chief
     assert "count_balls" not in cashier
     (count,) = [c for c in describe(Actor("rosa", Role.ROOM_CHIEF)) if c["name"] == "count_balls"]
-    assert count["params"] == {"stage": "str", "balls_present": "list[int]", "witnesses": "list[str]"}
+    assert count["params"] == [{"name": "stage", "type": "str"}, {"name": "balls_present", "type": "list[int]"},
+                               {"name": "witnesses", "type": "list[str]"}]

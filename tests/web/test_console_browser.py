@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.waiting import WAIT
+from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import PASSWORD, HallProcess
 
 pytestmark = pytest.mark.integration
@@ -127,3 +127,68 @@ def test_staff_open_the_session_sell_draw_and_verify_while_the_board_follows(bro
     board.wait_for_selector(f"#winners li:has-text('BINGO on ball {count}: series {series} card {card}')")
     shot(tomas, "console-table-chief")
     shot(board, "board")
+
+
+@pytest.mark.req("R75.2", "R80", "R85.11", "R93.2")
+def test_each_desk_sees_what_its_command_made_and_a_refused_claim_reads_red_and_whole(
+    browser, hall: HallProcess, tmp_path: Path
+) -> None:
+    admin = console_for(browser, hall, "admin")
+    adam = console_for(browser, hall, "adam")
+    # Until the regulator's list is imported, the desk says nobody can be admitted.
+    adam.wait_for_selector("#banned-state:has-text('No banned list loaded')")
+    banned = tmp_path / "prohibidos.csv"
+    banned.write_text("document,name,until\n12345678Z,Pere Roca,\n87654321X,\"Puig, Anna\",2027-01-31\n")
+    admin.click('#commands button[data-command="import_banned_list"]')
+    admin.set_input_files("#command-fields input[type=file]", str(banned))
+    wait_until(lambda: admin.input_value('#command-fields [data-param="source"]') == "prohibidos.csv",
+               what="the file's name in the source field")
+    assert admin.input_value('#command-fields [data-param="content"]').count("\n") == 3  # line breaks kept
+    admin.locator("#command-form button[type=submit]").press("Enter")
+    admin.wait_for_selector("#answer.ok:has-text('Banned list imported: 2 entries from prohibidos.csv')")
+    adam.wait_for_selector("#banned-state:has-text('Banned list: 2 entries from prohibidos.csv (imported by admin)')")
+
+    give(adam, "admit_visitor", name="Marta Soler", document="11111111H")
+    assert "Visitor number 1 admitted (Marta Soler)" in adam.inner_text("#answer")
+    carla = console_for(browser, hall, "carla")
+    carla.click('#commands button[data-command="open_player_account"]')
+    assert carla.get_attribute('#command-fields [data-param="pin"]', "type") == "password"
+    carla.click("#command-cancel")
+    give(carla, "open_player_account", visitor="1", medium="ticket", pin="4821")
+    assert "opened (ticket) for visitor 1" in carla.inner_text("#answer")
+    shot(carla, "console-cashier")
+
+    admin.click('#commands button[data-command="enrol_terminal"]')
+    admin.fill('#command-fields [data-param="terminal"]', "terminal-7")
+    admin.fill('#command-fields [data-param="place"]', "by the bar")
+    admin.locator("#command-form button[type=submit]").press("Enter")
+    admin.wait_for_selector("#answer.ok:has-text('Terminal terminal-7 enrolled')")
+    token = admin.inner_text("#answer").rsplit(": ", 1)[1].strip()
+    assert len(token) >= 16 and token not in admin.inner_text("#log")  # shown once, never in the journal view
+    admin.click("#command-cancel")
+
+    # A claim for a card that does not win is the hall's "no": red, with the whole reason.
+    give(admin, "run_verification", date="2026-11-29")
+    rosa = console_for(browser, hall, "rosa")
+    give(rosa, "count_balls", stage="opening", balls_present="1-90", witnesses="Maria Public")
+    give(rosa, "sign_session_opening")
+    give(admin, "sign_session_opening")
+    sam = console_for(browser, hall, "sam")
+    give(sam, "announce_sale", series="1001")
+    give(sam, "sell_cards", series="1001", first="1", last="6")
+    give(rosa, "close_sale")
+    sam.keyboard.press("d")
+    sam.wait_for_selector("#ball-count:has-text('ball 1 of 90')")
+    tomas = console_for(browser, hall, "tomas")
+    tomas.keyboard.press("v")
+    tomas.keyboard.type("1001")
+    tomas.keyboard.press("Tab")
+    tomas.keyboard.type("2")
+    tomas.keyboard.press("Enter")
+    tomas.wait_for_selector("#answer.error:has-text('Claim refused: card 2 of series 1001 does not win')")
+    reason = tomas.inner_text("#answer")
+    assert reason.split(" does not win - ", 1)[1].strip(), "the refusal gives its reason"
+    refused = tomas.locator("#log li.fault", has_text="claim rejected")
+    refused.wait_for()
+    assert refused.evaluate("li => li.scrollWidth <= li.clientWidth"), "the refusal is not cut off"
+    shot(tomas, "console-claim-refused")

@@ -120,7 +120,7 @@ def test_pentest_2_no_secret_in_any_view_push_or_log_line_of_a_real_hall(hall: H
     for where, texts in (("a view", views), ("a push", pushes), ("the log", [log])):
         for text in texts:
             for name in SECRET_FIELDS:
-                assert f'"{name}"' not in text and f"{name}=" not in text, f"{name} in {where}"
+                assert f'"{name}":' not in text and f"{name}=" not in text, f"{name} in {where}"
             for value in secrets:
                 assert value not in text, f"a secret value in {where}"
 

@@ -26,6 +26,50 @@ function say(text, ok) {
   answer.className = ok ? "answer ok" : "answer error";
 }
 
+// --- What a command did, in words: the records it committed, as the pushes showed them --
+
+Console.recent = new Map();  // seq -> record, the latest pushed ones
+
+function remember(record) {
+  Console.recent.set(record.seq, record);
+  if (Console.recent.size > 500) Console.recent.delete(Console.recent.keys().next().value);
+}
+
+// A refusal that the hall records as a fact (a claim that does not win, a terminal's
+// request refused) is a "no" for the person at the console, whatever the command did.
+const REFUSALS = new Set(["claim_rejected", "terminal_request_refused"]);
+
+function outcomeOf(record) {
+  const p = record.payload || {};
+  switch (record.type) {
+    case "claim_rejected": return `Claim refused: card ${p.card_number} of series ${p.series} does not win - ${p.reason}`;
+    case "visitor_admitted": return `Visitor number ${p.number} admitted (${p.name})`;
+    case "player_account_opened": return `Account ${p.account} opened (${p.medium}) for visitor ${p.visitor}`;
+    case "credit_loaded": return `Loaded ${Hall.money(p.amount_cents)} on account ${p.account}`;
+    case "banned_list_imported": return `Banned list imported: ${p.rows} entries from ${p.source}`;
+    default: return record.type.replaceAll("_", " ");
+  }
+}
+
+function describeAnswer(message) {
+  const records = message.records || [];
+  const parts = records.map((r) => {
+    const known = Console.recent.get(r.seq);
+    return {text: known ? outcomeOf(known) : r.type.replaceAll("_", " "), refused: REFUSALS.has(r.type)};
+  });
+  const result = message.result;
+  if (result && typeof result === "object") {
+    if (result.token) {
+      parts.push({text: `Terminal ${result.terminal} enrolled. Its token, shown only now - enter it on the terminal: ${result.token}`, refused: false});
+    } else {
+      parts.push({text: Object.entries(result).map(([k, v]) => `${k.replaceAll("_", " ")}: ${v}`).join(", "), refused: false});
+    }
+  }
+  if (!parts.length) return {text: message.repeated ? "Already done (sent twice)" : "Done: nothing to record", ok: true};
+  const refused = parts.some((part) => part.refused);
+  return {text: (refused ? "" : "Done: ") + parts.map((part) => part.text).join("; "), ok: !refused};
+}
+
 function send(command, args) {
   if (!Console.socket) {
     say("Not connected to the hall server; the command was not sent.", false);
@@ -57,12 +101,58 @@ function parseNumbers(text) {
   return numbers;
 }
 
+// Money is typed and shown in euros; the command takes integer cents, converted exactly
+// from the text (never through a floating-point number).
+function eurosToCents(text, name) {
+  const match = text.trim().replace(",", ".").match(/^(\d{1,12})(?:\.(\d{1,2}))?$/);
+  if (!match) throw new Error(`${name} is an amount in euros, e.g. 12.50`);
+  return Number(match[1]) * 100 + Number((match[2] || "").padEnd(2, "0"));
+}
+
+const SECRET_PARAMS = new Set(["pin", "new_pin", "password", "old_pin"]);
+
+function fileField(input) {
+  // A whole file (the regulator's banned list) is read into the text area: a one-line
+  // field would eat its line breaks.
+  const picker = document.createElement("input");
+  picker.type = "file";
+  picker.accept = ".csv,.txt,text/csv,text/plain";
+  picker.addEventListener("change", async () => {
+    const file = picker.files && picker.files[0];
+    if (!file) return;
+    input.value = await file.text();
+    const source = document.querySelector('#command-fields [data-param="source"]');
+    if (source && !source.value) source.value = file.name;
+  });
+  return picker;
+}
+
 function fieldFor(name, type) {
-  const label = Hall.el("label", name.replaceAll("_", " "));
+  const label = Hall.el("label", name.endsWith("_cents") ? `${name.slice(0, -6).replaceAll("_", " ")} (EUR)`
+    : name.replaceAll("_", " "));
   let input;
   if (type === "bool") {
     input = document.createElement("input");
     input.type = "checkbox";
+  } else if (type === "int" && name.endsWith("_cents")) {
+    input = document.createElement("input");
+    input.type = "text";
+    input.inputMode = "decimal";
+    input.placeholder = "euros, e.g. 12.50";
+    input.dataset.money = "euros";
+  } else if (type === "str" && name === "content") {
+    input = document.createElement("textarea");
+    input.rows = 6;
+    input.placeholder = "choose the file below, or paste its lines";
+    label.appendChild(input);
+    label.appendChild(fileField(input));
+    input.dataset.param = name;
+    input.dataset.type = type;
+    return label;
+  } else if (type === "str" && SECRET_PARAMS.has(name)) {
+    input = document.createElement("input");
+    input.type = "password";
+    input.autocomplete = "off";
   } else if (type === "dict") {
     input = document.createElement("textarea");
     input.placeholder = "JSON object, e.g. {\"key\": null}";
@@ -85,6 +175,7 @@ function readField(input) {
   switch (type) {
     case "bool": return input.checked;
     case "int":
+      if (input.dataset.money === "euros") return eurosToCents(text, input.dataset.param.slice(0, -6).replaceAll("_", " "));
       if (!/^-?\d+$/.test(text.trim())) throw new Error(`${input.dataset.param} is a whole number`);
       return Number(text);
     case "str": return text;
@@ -103,7 +194,7 @@ function openForm(name) {
   document.getElementById("command-summary").textContent = spec.summary;
   const fields = document.getElementById("command-fields");
   fields.textContent = "";
-  for (const [param, type] of Object.entries(spec.params)) fields.appendChild(fieldFor(param, type));
+  for (const {name: param, type} of spec.params) fields.appendChild(fieldFor(param, type));
   const form = document.getElementById("command-form");
   form.hidden = false;
   const first = fields.querySelector("input, textarea");
@@ -155,7 +246,7 @@ function currentGameId() {
 function argsWithGame(name, args) {
   // Commands that act on the game in play name it; the page fills it in.
   const spec = Console.commands.get(name);
-  if (spec && "game_id" in spec.params) args.game_id = currentGameId() || "";
+  if (spec && spec.params.some((p) => p.name === "game_id")) args.game_id = currentGameId() || "";
   return args;
 }
 
@@ -206,6 +297,7 @@ const BLOWER_RECORDS = {
 
 function recordClass(record) {
   if (record.type === "blower_fault" || (record.type === "blower_link" && !record.payload.up)) return "fault";
+  if (REFUSALS.has(record.type)) return "fault";
   return undefined;
 }
 
@@ -232,6 +324,14 @@ function showSession(view) {
   else if (s.closed) text = `session ${s.number} closed`;
   else text = "no session open";
   document.getElementById("session-state").textContent = text;
+  // Until the regulator's list is imported the admission desk refuses everyone (R75.2).
+  const banned = document.getElementById("banned-state");
+  if (banned) {
+    const list = view.banned_list;
+    banned.textContent = list ? `Banned list: ${list.rows} entries from ${list.source} (imported by ${list.imported_by})`
+      : "No banned list loaded: nobody can be admitted until an administrator imports it";
+    banned.className = list ? "hint" : "answer error";
+  }
 }
 
 function show(view) {
@@ -297,11 +397,12 @@ function onMessage(message) {
     showCommands();
     show(message.view);
   } else if (message.type === "record") {
+    remember(message.record);
     show(message.view);
   } else if (message.type === "answer" || message.ok === false) {
     if (message.ok) {
-      const records = message.records || [];
-      say(`Done: ${records.map((r) => r.type.replaceAll("_", " ")).join(", ") || "nothing to record"}`, true);
+      const {text, ok} = describeAnswer(message);
+      say(text, ok);
     } else {
       say(message.error.message, false);
       if (message.error.code === "signed_out") window.location.assign("/login");
