@@ -123,7 +123,10 @@ class CheckpointStore:
         return path
 
     def read(self, path: Path) -> Checkpoint:
-        """The checkpoint in ``path`` if it is signed by the key and whole; else :class:`CheckpointError`."""
+        """The checkpoint in ``path`` if it is signed by the key and whole; else :class:`CheckpointError`.
+
+        Whether it is this release's and stands on the journal is :meth:`newest_valid`'s to check.
+        """
         try:
             content = path.read_bytes()
         except OSError as error:
@@ -147,8 +150,8 @@ class CheckpointStore:
             raise CheckpointError(f"{path} (record {seq}) is not signed by the journal's key (altered or forged)") from None
         if hashlib.sha256(data).hexdigest() != header.get("state_sha256"):
             raise CheckpointError(f"{path} (record {seq}): its state does not match its signed hash (altered)")
-        if header.get("release") != self.release:
-            raise CheckpointError(f"{path} (record {seq}) was written by another release of the software")
+        if not isinstance(header.get("release"), str):
+            raise CheckpointError(f"{path} (record {seq}) does not say which release wrote it")
         try:
             with gc_paused():
                 state = json.loads(zlib.decompress(data))
@@ -170,11 +173,15 @@ class CheckpointStore:
                 log.warn("Checkpoint passed over: {reason}", reason=str(error))
                 continue
             end = last.seq if last is not None else 0
-            if checkpoint.seq > end:
+            if checkpoint.seq > end:  # whichever release wrote it: signed, it says records were cut
                 raise ChainError(
                     end + 1, f"is missing: the journal ends at {end} but its checkpoint {path} stands at "
                     f"record {checkpoint.seq}"
                 )
+            if checkpoint.release != self.release:
+                log.warn("Checkpoint passed over: {path} (record {seq}) was written by another release of the "
+                         "software", path=str(path), seq=checkpoint.seq)
+                continue
             record = journal.record(checkpoint.seq)
             if record is None or record.hash != checkpoint.hash:
                 log.warn(
