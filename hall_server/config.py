@@ -2,7 +2,10 @@
 
 A hall is configured by a file like ``docs/examples/hall.toml``::
 
-    [hall]      name, home (the folder of keys, PKI, journal head; default var/)
+    [hall]      name, home (the folder of keys, PKI, journal head; default var/),
+                timezone (IANA name, e.g. "Europe/Madrid"; default Europe/Andorra): the
+                hall's civil time, which says what "today" is (R81 bans, visitor
+                records, cash desks, session dates, the minutes, the audit day)
     [database]  url (default: SQLite under the home folder)
     [listen]    interface, port
     [tls]       enabled, pki_dir, server_name, require_client_certificate
@@ -37,9 +40,12 @@ import hmac
 import secrets
 import tomllib
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Mapping
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.roles import Role
 from protocol.errors import DomainError
 from protocol.prizes import PrizeError, PrizeRules
@@ -56,6 +62,18 @@ MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 1000
 STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 DEFAULT_PORT = 8443
+#: What terminals and boards say between games until the operator words it (R97.2).
+DEFAULT_WARNINGS = (
+    "Play for fun, not to win money back: set yourself a limit and keep to it.",
+    "Gambling can be addictive. Take a break, and never play with money you need.",
+    "Under 18s may not play.",
+)
+DEFAULT_HELP = (
+    "Set a daily spending limit on your account here or at the cashier's desk: a lower limit "
+    "applies at once, a higher one from tomorrow. You can also exclude yourself from play for "
+    "as many days as you choose; it cannot be lifted early. If gambling is a problem for you or "
+    "someone close to you, ask any member of staff for the helpline's number."
+)
 
 
 class ConfigError(DomainError):
@@ -192,6 +210,14 @@ DRAW_SOURCES = ("rng", "blower")
 
 
 @dataclass(frozen=True)
+class ResponsiblePlayConfig:
+    """The operator's responsible-play messages (R97.2): shown on the terminals and the board."""
+
+    warnings: tuple[str, ...] = DEFAULT_WARNINGS
+    help: str = DEFAULT_HELP
+
+
+@dataclass(frozen=True)
 class HallConfig:
     name: str
     home: Path
@@ -207,6 +233,10 @@ class HallConfig:
     desks: tuple[str, ...] = ("desk-1",)
     source: Path | None = None
     draw: DrawConfig = DrawConfig()
+    responsible: ResponsiblePlayConfig = ResponsiblePlayConfig()
+    #: The hall's civil time zone (``[hall] timezone``), handed to every module that
+    #: turns a time into a local date or time.
+    timezone: tzinfo = DEFAULT_TIMEZONE
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -240,6 +270,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     prizes = reader.table("prizes")
     cards = reader.table("cards")
     name = reader.get(hall, "hall.name", str, None)
+    timezone = _timezone(reader, hall)
     reader.get(tls, "tls.pki_dir", str, "pki")
     if not name.strip():
         raise reader.error("hall.name", "name the hall")
@@ -293,7 +324,31 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         desks=tuple(desks),
         source=source,
         draw=_draw(reader, base),
+        responsible=_responsible(reader),
+        timezone=timezone,
     )
+
+
+def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:
+    table = reader.table("responsible_play")
+    warnings = reader.get(table, "responsible_play.warnings", list, list(DEFAULT_WARNINGS))
+    if not warnings or not all(isinstance(w, str) and 0 < len(w.strip()) <= 200 for w in warnings):
+        raise reader.error("responsible_play.warnings", "lists the warnings shown to players, each 1-200 characters")
+    text = reader.get(table, "responsible_play.help", str, DEFAULT_HELP)
+    if not 0 < len(text.strip()) <= 4000:
+        raise reader.error("responsible_play.help", "is the help page's text, 1-4000 characters")
+    return ResponsiblePlayConfig(tuple(w.strip() for w in warnings), text.strip())
+
+
+def _timezone(reader: "_Reader", hall: Mapping[str, Any]) -> tzinfo:
+    name = reader.get(hall, "hall.timezone", str, str(DEFAULT_TIMEZONE))
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        # ValueError: not even a zone's name (a path, an empty string).
+        raise reader.error(
+            "hall.timezone", f"{name!r} is not a time zone; give its IANA name, such as \"Europe/Madrid\""
+        ) from None
 
 
 def _draw(reader: "_Reader", base: Path) -> DrawConfig:
@@ -418,6 +473,8 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "[hall]",
         f"name = {toml_string(hall_name)}",
         'home = "."',
+        "# The hall's civil time (IANA name): what \"today\" is for bans, cash desks, sessions, minutes.",
+        f"timezone = {toml_string(str(DEFAULT_TIMEZONE))}",
         "",
         "[listen]",
         'interface = "127.0.0.1"',

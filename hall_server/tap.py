@@ -64,6 +64,7 @@ from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.roles import SYSTEM
+from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
 from hall_server.store import cards as card_store
@@ -83,12 +84,13 @@ from protocol.cards import CARDS_PER_STRIP
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
+from protocol.records import RecordError
 from server_kit import pki
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
-from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
+from server_kit.journal.sql import Journal, head_path
+from server_kit.keys import card_key_path, journal_key_path, load_journal_key
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
@@ -224,7 +226,7 @@ def _private(path: Path) -> None:
 def make_private(config: HallConfig) -> None:
     """Folders 0700 and files 0600: the configuration (staff hashes), the database (PIN
     hashes, identity documents), the journal head, the keys, the PKI and its bundles."""
-    owned = [config.home, config.home / "keys", config.home / "journal.head", operator_ca_dir(config),
+    owned = [config.home, config.home / "keys", head_path(config.home), operator_ca_dir(config),
              config.home / "terminal-certs", release_manifest(config)]
     if config.source is not None:
         owned.append(config.source)
@@ -346,8 +348,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     """
     provision(config)
     engine = open_database(config.database_url)
-    key = load_journal_key(config.home / "keys" / "journal-signing.pem", create=True)
-    journal = Journal(engine, key, head=config.home / "journal.head")
+    key = load_journal_key(journal_key_path(config.home), create=True)
+    journal = Journal(engine, key, head=head_path(config.home))
     checkpoints = CheckpointStore(config.home / "checkpoints", key, release_fingerprint(config))
     checkpoint = open_journal(journal, int(reactor.seconds() * 1000), config.name, checkpoints)
     provision_cards(config, engine)
@@ -367,27 +369,42 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if blowers is not None:
         # With the blower as the draw device, its self-test is the draw-device check (R84.1).
         checks["draw_device"] = blowers.draw_device_check(reactor)
+    # The hall's time zone says what "today" is to every module that dates something.
+    zone = config.timezone
     session = SessionModule(
         core, functools.partial(verify_system, journal, engine, **checks),
-        run_checks=thread_pool_runner(reactor, verification_pool),
+        run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone,
     )
     ledger = LedgerModule(core)
     admission = AdmissionModule(
-        core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document]
+        core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone
     )
-    cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name)
+    # scrypt and PDF rendering run on the reactor's thread pool, never on the reactor thread;
+    # the pool is looked up when the work is asked for, as the other off-thread work does.
+    def on_general_pool(function: Any, *args: Any) -> defer.Deferred[Any]:
+        return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
+
+    cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name, timezone=zone,
+                            work=on_general_pool)
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules)
     if blowers is not None:
         blowers.install(games, session)
     # Virtual cards on the player terminals (docs/terminals.md).
-    library = load_virtual_library(engine, config.home / "keys" / "card-code.key")
+    library = load_virtual_library(engine, card_key_path(config.home))
     virtual = VirtualModule(core, games, ledger, cashier, library)
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
-    view = HallView(config.name)
+    responsible = ResponsiblePlayModule(core, cashier, admission, virtual)  # limits and exclusions (R97.2)
+    view = HallView(config.name, warnings=config.responsible.warnings)
     core.add_module(view)
-    recovered_from, recovered = recover(core, journal, checkpoint)
+    try:
+        recovered_from, recovered = recover(core, journal, checkpoint)
+    except RecordError as error:
+        raise StartRefused(
+            f"the journal does not parse: {error}; the hall server does not serve on a journal it cannot read "
+            "(docs/journal.md)"
+        ) from None
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
     # The last checkpoint is of the state the stop finds; a commit still under way then is
     # after it, and replayed at the next start.
@@ -417,12 +434,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     def authenticate(name: str, password: str) -> defer.Deferred[Actor]:
         return deferToThreadPool(reactor, sign_in_pool, sign_ins.directory.authenticate, name, password)
 
-    # The minutes are made from the whole journal on the reactor's pool, not on the DB writer;
-    # the pool is looked up when a report is asked for, as the other off-thread work does.
-    def on_general_pool(function: Any, *args: Any) -> defer.Deferred[Any]:
-        return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
-
-    minutes = MinutesDesk(journal, config.name, on_general_pool)
+    # The minutes are made from the whole journal on the reactor's pool, not on the DB writer.
+    minutes = MinutesDesk(journal, config.name, zone, on_general_pool)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
         minutes=minutes,
@@ -432,9 +445,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     def check_pin(number: str, pin: str) -> defer.Deferred[bool]:
         known = cashier.state.accounts.get(number)
         stored = known.pin_hash if known is not None and not known.closed else None
-        return deferToThreadPool(reactor, reactor.getThreadPool(), pin_matches_or_none, pin, stored)
+        return on_general_pool(pin_matches_or_none, pin, stored)
 
-    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins)
+    gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins,
+                              responsible=responsible,
+                              notices=(config.responsible.warnings, config.responsible.help))
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
@@ -574,6 +589,6 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     if options.get("demo"):
         DemoSession(
             hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
-            pace=float(options.get("demo_pace") or 2.5),
+            pace=float(options.get("demo_pace") or 2.5), timezone=config.timezone,
         ).setServiceParent(hall.service)
     return hall.service

@@ -57,6 +57,8 @@ ERROR_CODES = (
     "sign_in_refused",  # unknown account, wrong PIN or locked account: one answer for all
     "signed_out",  # a player request without a signed-in player
     "refused",  # the hall refused the request: the message says why
+    "self_excluded",  # the player excluded themselves from play (R97.2): no sign-in, no purchase
+    "signed_in_elsewhere",  # the account was signed in on another terminal; signed out here
     "internal",  # the server failed; the fault is logged
 )
 
@@ -121,6 +123,9 @@ TERMINAL_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "sign_out": {},
     "buy": {"account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100), "request": REQUEST_ID},
     "sync": {},
+    # Responsible play (R97.2): the signed-in player's own daily limit (0: none) and exclusion.
+    "set_limit": {"limit_cents": Whole(0, 100_000_00)},
+    "exclude": {"days": Whole(1, 3650)},
 }
 
 #: Messages the server sends, with their fields.
@@ -136,6 +141,7 @@ SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "game": {"game": Anything(dict)},
     "won": {"game_id": Text(80), "card": Text(40), "prize": Text(40), "cents": CENTS},
     "error": {"code": Text(40), "message": Text(500), "in_reply_to": Anything(int)},
+    "notices": {"warnings": Anything(list), "help": Text(4000, 0)},
 }
 
 

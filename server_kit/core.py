@@ -7,8 +7,10 @@ Every change to a server's state goes through :meth:`CommandCore.execute`:
 2. **decide** - a pure function of the current state and the time returns the facts
    (journal entries) the command produces, or raises a :class:`DomainError` whose
    message goes back to the caller; nothing has changed;
-3. **commit** - the entries are sealed and appended to the journal on the database's
-   single writer thread, in one transaction;
+3. **commit** - the entries are built through their declarations
+   (:mod:`protocol.records`: an undeclared type or a bad field refuses the whole
+   command), sealed and appended to the journal on the database's single writer
+   thread, in one transaction;
 4. **apply** - every module folds the committed records into its in-memory state
    (the same code rebuilds the state from the journal at start: crash recovery);
 5. **announce** - observers (consoles, boards, terminals, peers) hear of the records.
@@ -41,6 +43,7 @@ from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, parse
 from server_kit.journal.port import Entry, JournalPort
 from server_kit.journal.projection import gc_paused
 
@@ -98,7 +101,9 @@ class CheckpointRefused(DomainError):
     """A checkpoint's state that does not fit this server's modules; the message says why."""
 
 
-Decide = Callable[[int], Sequence[Entry]]
+#: A decision: the time in, the facts out - declared records (protocol.records) or
+#: ``(type, payload)`` pairs, which the journal builds through the same declarations.
+Decide = Callable[[int], Sequence[Entry | JournalRecord]]
 #: Runs a blocking function off the reactor thread: ``deferToThreadPool`` on the
 #: database's single writer pool in the server, a synchronous call in unit tests.
 RunBlocking = Callable[..., "defer.Deferred[Any]"]
@@ -173,9 +178,15 @@ class CommandCore:
 
     def recover(self, after: int = 0) -> int:
         """Rebuild every module's state from the journal's records after ``after`` (at start,
-        before serving: from the first record, or from a checkpoint's); how many were folded."""
+        before serving: from the first record, or from a checkpoint's); how many were folded.
+
+        Every record is read through its declaration (:func:`protocol.records.parse`)
+        before any module sees it: one that does not parse stops recovery with a
+        :class:`~protocol.records.RecordError` naming its ``seq`` and the reason.
+        """
         count = 0
         for record in self.journal.records(after):
+            parse(record)
             self._apply(record)
             count += 1
         return count
@@ -288,7 +299,7 @@ class CommandCore:
     def _execute(self, actor: Actor, command: str, decide: Decide):  # type: ignore[no-untyped-def]
         self.check_permission(actor, command)
         now = self.now_ms()
-        entries = [(type, _stamped(payload, actor)) for type, payload in decide(now)]
+        entries = [_stamped(entry, actor) for entry in decide(now)]
         if not entries:
             return []
         records = yield self.run_blocking(self.journal.append, now, entries)
@@ -317,6 +328,9 @@ class CommandCore:
                 self.log.failure("an observer failed on record {seq}", seq=record.seq)
 
 
-def _stamped(payload: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
+def _stamped(entry: Entry | JournalRecord, actor: Actor) -> Entry | JournalRecord:
     """Every record says who caused it."""
-    return {**payload, "actor": actor.to_dict()}
+    if isinstance(entry, JournalRecord):
+        return replace(entry, actor=ActorStamp(**actor.to_dict()))
+    type, payload = entry
+    return type, {**payload, ACTOR_KEY: actor.to_dict()}

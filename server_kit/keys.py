@@ -1,10 +1,11 @@
 """Secret keys kept as files outside the database.
 
-The journal signing key (Ed25519) is ``var/keys/journal-signing.pem``.  The card
-security code key (R92.9) lives in ``var/keys/card-code.key`` by default
-(``$BINGO_HOME/keys``, or the file named by ``$BINGO_CARD_KEY_FILE``).  A copy of the
-database alone cannot forge or check codes; back the key up with the operator's other
-secrets, not with the database.
+The journal signing key (Ed25519) is ``keys/journal-signing.pem`` in the server's
+folder (:func:`journal_key_path`), the card security code key (R92.9)
+``keys/card-code.key`` (:func:`card_key_path`).  Which folder that is, is the
+composition root's to say: this module is handed paths and reads no configuration.
+A copy of the database alone cannot forge or check codes; back the key up with the
+operator's other secrets, not with the database.
 """
 
 from __future__ import annotations
@@ -25,16 +26,13 @@ class KeyFileError(DomainError):
     """A key file that is missing, unreadable or malformed."""
 
 
-def card_key_path() -> Path:
-    explicit = os.environ.get("BINGO_CARD_KEY_FILE")
-    if explicit:
-        return Path(explicit)
-    return Path(os.environ.get("BINGO_HOME", "var")) / "keys" / "card-code.key"
+def card_key_path(home: Path) -> Path:
+    """Where the card code key of the server whose folder is ``home`` is kept."""
+    return home / "keys" / "card-code.key"
 
 
-def load_card_key(path: Path | None = None, *, create: bool = False) -> bytes:
+def load_card_key(path: Path, *, create: bool = False) -> bytes:
     """The card code key; with ``create`` a new random key is written if none exists."""
-    path = path or card_key_path()
     if not path.exists():
         if not create:
             raise KeyFileError(
@@ -54,13 +52,13 @@ def load_card_key(path: Path | None = None, *, create: bool = False) -> bytes:
     return key
 
 
-def journal_key_path() -> Path:
-    return Path(os.environ.get("BINGO_HOME", "var")) / "keys" / "journal-signing.pem"
+def journal_key_path(home: Path) -> Path:
+    """Where the journal signing key of the server whose folder is ``home`` is kept."""
+    return home / "keys" / "journal-signing.pem"
 
 
-def load_journal_key(path: Path | None = None, *, create: bool = False) -> Ed25519PrivateKey:
-    """The hall server's Ed25519 journal signing key (PEM, PKCS#8, mode 0600)."""
-    path = path or journal_key_path()
+def load_journal_key(path: Path, *, create: bool = False) -> Ed25519PrivateKey:
+    """The server's Ed25519 journal signing key (PEM, PKCS#8, mode 0600) at ``path``."""
     if not path.exists():
         if not create:
             raise KeyFileError(f"no journal signing key at {path}")

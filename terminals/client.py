@@ -65,6 +65,9 @@ class TerminalClient:
     credit_cents: int | None = None
     won: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    #: The operator's responsible-play warnings and help page (R97.2), as the hall sent them.
+    warnings: list[str] = field(default_factory=list)
+    help: str = ""
     #: (ball, the hall's commit time in ms, when it arrived by ``clock`` in s): for latency figures
     ball_arrivals: list[tuple[int, int, float]] = field(default_factory=list)
     _waiting: dict[int, defer.Deferred[dict[str, Any]]] = field(default_factory=dict)
@@ -103,6 +106,14 @@ class TerminalClient:
     def sync(self) -> defer.Deferred[dict[str, Any]]:
         return self._request("sync")[1]
 
+    def set_limit(self, limit_cents: int) -> defer.Deferred[dict[str, Any]]:
+        """Set the signed-in player's daily spending limit (0: none); fires with the new state."""
+        return self._request("set_limit", limit_cents=limit_cents)[1]
+
+    def exclude(self, days: int) -> defer.Deferred[dict[str, Any]]:
+        """Exclude the signed-in player from play for ``days``; fires with the signed-out state."""
+        return self._request("exclude", days=days)[1]
+
     def send_raw(self, text: str) -> None:
         """A frame as given, for tests of refusals."""
         self.send(text)
@@ -131,6 +142,10 @@ class TerminalClient:
 
     def _on_welcome(self, message: dict[str, Any]) -> None:
         pass  # the state follows
+
+    def _on_notices(self, message: dict[str, Any]) -> None:
+        self.warnings = list(message["warnings"])
+        self.help = message["help"]
 
     def _on_state(self, message: dict[str, Any]) -> None:
         self.game = message["game"]

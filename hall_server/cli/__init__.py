@@ -57,7 +57,6 @@ def _internal_error(error: Exception) -> str:
 @click.group(cls=BingoGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    envvar="BINGO_DB",
     default=None,
     metavar="URL",
     help="Database URL (default: SQLite under var/, or $BINGO_DB).",
@@ -80,3 +79,31 @@ main.add_command(release)
 main.add_command(replay)
 main.add_command(vb)
 main.add_command(rng)
+
+#: The entry point group other parts of the system add their commands through
+#: (``bingo central`` is the central server's): found at run time, never imported here.
+COMMAND_GROUP = "bingo.commands"
+
+
+def add_installed_commands(group: click.Group = main) -> list[str]:
+    """Add the commands of every installed ``bingo.commands`` entry point; the names added.
+
+    An entry point that cannot be loaded is reported on stderr and left out: the other
+    commands still work.
+    """
+    from importlib.metadata import entry_points
+
+    added: list[str] = []
+    for entry in entry_points(group=COMMAND_GROUP):
+        if entry.name in added:
+            continue  # the same distribution seen twice on the path
+        try:
+            entry.load()(group)
+        except Exception as error:
+            click.echo(f"bingo: the {entry.name} commands cannot be loaded ({entry.value}: {error})", err=True)
+            continue
+        added.append(entry.name)
+    return added
+
+
+add_installed_commands()

@@ -20,16 +20,13 @@ from hall_server.audit.export import AuditError
 from hall_server.audit.folder import check_out_folder, write_export
 from hall_server.audit.source import read_day
 from hall_server.cli.context import Hall
-from hall_server.cli.hall import default_config_path
-from hall_server.config import load_config
 from protocol.errors import DomainError
-from server_kit.journal.sql import head_path
-from server_kit.keys import load_journal_key, public_pem
+from server_kit.keys import public_pem
 
 REFUSED = 2
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
-pass_hall = click.make_pass_decorator(Hall)
+pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
 
 def _checked_day(day: str) -> str:
@@ -67,12 +64,12 @@ def export(hall: Hall, day: str, out: Path, config_path: Path | None) -> None:
     try:
         check_out_folder(out)
         day = _checked_day(day)
-        path = config_path or default_config_path()
+        path = config_path or hall.config_path
         if not path.exists():
             raise AuditError(f"no configuration at {path}; its [prizes] are the rules in force (--config FILE)")
-        rules = load_config(path).prize_rules
-        key = load_journal_key()
-        made = read_day(hall.engine, key.public_key(), head_path(), day, rules)
+        rules = hall.config(path).prize_rules
+        key = hall.journal_key()
+        made = read_day(hall.engine, key.public_key(), hall.head_path, day, rules)
         write_export(made, public_pem(key), out)
     except (DomainError, OSError) as error:
         click.echo(_one_line(error), err=True)

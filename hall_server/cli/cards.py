@@ -32,9 +32,9 @@ from protocol.cards import CARDS_PER_STRIP
 from protocol.library import build_distinct_strips
 from protocol.money import format_cents
 from server_kit.journal import table as journal_table
-from server_kit.keys import card_key_path, load_card_key
+from server_kit.keys import load_card_key
 
-pass_hall = click.make_pass_decorator(Hall)
+pass_hall = click.make_pass_decorator(Hall, ensure=True)
 key_file_option = click.option(
     "--key-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -103,7 +103,7 @@ def new_library(
     engine = hall.engine
     series = series or f"V{len(store.list_libraries(engine)) + 1}"
     name = name or series
-    key = load_card_key(key_file, create=True)
+    key = load_card_key(key_file or hall.card_key_path, create=True)
     excluded = store.registered_prints(engine)
     with progress("Generating strips", count) as update:
         cells = build_distinct_strips(count // CARDS_PER_STRIP, excluded, progress=update)
@@ -115,19 +115,20 @@ def new_library(
             write_card_file(stream, ids, strip_labels, cells, codes)
         store.add_library(engine, name, series, cells, codes)
     click.echo(f"library {name}: {count} cards in {count // 6} strips, series {series}, written to {out}")
-    click.echo(f"security codes made with the key in {key_file or card_key_path()}")
+    click.echo(f"security codes made with the key in {key_file or hall.card_key_path}")
 
 
 @cards.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path, exists=True))
 @key_file_option
 @click.option("--no-codes", is_flag=True, help="Do not check the security codes.")
-def verify(file: Path, key_file: Path | None, no_codes: bool) -> None:
+@pass_hall
+def verify(hall: Hall, file: Path, key_file: Path | None, no_codes: bool) -> None:
     """Check a card file: format, valid cards, whole strips, duplicates and codes."""
     cardfile = read_checked(file)
     checked = 0
     if cardfile.codes is not None and any(cardfile.codes) and not no_codes:
-        checked = check_codes(cardfile, load_card_key(key_file))
+        checked = check_codes(cardfile, load_card_key(key_file or hall.card_key_path))
     whole = sum(1 for s in cardfile.strips if s) // CARDS_PER_STRIP
     click.echo(
         f"{file}: {len(cardfile)} valid cards, {whole} complete strips, no duplicates"

@@ -1,18 +1,36 @@
-"""What every subcommand shares: the hall's folder and its database, opened (and migrated) on first use.
+"""What every subcommand shares: the hall's folder, its files and its database.
 
-The CLI is a composition root of its own: it is the one place of the command that reads
-``$BINGO_HOME`` (the hall's folder, ``var/`` by default) and hands paths down.
+The CLI is a composition root of its own: this is the one module of the command that
+reads the environment (``$BINGO_HOME``, the hall's folder, ``var/`` by default;
+``$BINGO_DB``; ``$BINGO_CARD_KEY_FILE``; ``$BINGO_SPEC``) and the hall's configuration
+file.  The subcommands ask :class:`Hall` for paths, keys and the configuration and
+hand them down to the modules that use them, which read neither.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Engine
 
-from hall_server.store.database import DEFAULT_HOME, default_url, open_database
+from hall_server.config import HallConfig, ensure_config, load_config
+from hall_server.hall.admission import DEFAULT_TIMEZONE
+from hall_server.hall.roles import Role
+from hall_server.store.database import default_url, open_database
+from server_kit.journal.sql import Journal, head_path
+from server_kit.keys import card_key_path, journal_key_path, load_journal_key
+from server_kit.pki import default_pki_dir
+
+#: The hall's folder when ``$BINGO_HOME`` is not set.
+DEFAULT_HOME = Path("var")
+#: The hall's configuration file in its folder.
+CONFIG_FILE = "hall.toml"
+#: The hall's name in reports when it has no configuration.
+UNNAMED_HALL = "Bingo hall"
 
 
 def hall_home() -> Path:
@@ -20,9 +38,17 @@ def hall_home() -> Path:
     return Path(os.environ.get("BINGO_HOME") or DEFAULT_HOME)
 
 
+def spec_from_environment() -> Path | None:
+    """The regulation text named by ``$BINGO_SPEC``, if it is set."""
+    named = os.environ.get("BINGO_SPEC")
+    return Path(named) if named else None
+
+
 @dataclass
 class Hall:
-    url: str | None
+    """The hall the command works on; ``url`` is ``--db`` (else ``$BINGO_DB``, else the embedded default)."""
+
+    url: str | None = None
     _engine: Engine | None = field(default=None, repr=False)
 
     @property
@@ -30,11 +56,64 @@ class Hall:
         return hall_home()
 
     @property
+    def database_url(self) -> str | None:
+        """The database named by ``--db`` or ``$BINGO_DB``; ``None`` for the embedded default."""
+        return self.url or os.environ.get("BINGO_DB") or None
+
+    @property
     def engine(self) -> Engine:
         if self._engine is None:
-            if self.url:
+            if self.database_url:
                 # A typed URL must name a folder that exists.
-                self._engine = open_database(self.url, create_folder=False)
+                self._engine = open_database(self.database_url, create_folder=False)
             else:
                 self._engine = open_database(default_url(self.home))
         return self._engine
+
+    # --- Files of the hall's folder ----------------------------------------------------
+
+    @property
+    def config_path(self) -> Path:
+        """The hall's configuration file (``hall.toml`` in its folder)."""
+        return self.home / CONFIG_FILE
+
+    def config(self, path: Path | None = None) -> HallConfig:
+        """The configuration at ``path`` (default :attr:`config_path`), read and checked."""
+        return load_config(path or self.config_path)
+
+    def write_config(self, path: Path, *, hall_name: str, port: int) -> tuple[HallConfig, list[tuple[str, Role, str]]]:
+        """Write the embedded default at ``path`` with fresh staff logins (:func:`ensure_config`); the logins."""
+        return ensure_config(path, hall_name=hall_name, port=port)
+
+    def hall_name(self) -> str:
+        """The hall's name from its configuration, when there is one."""
+        return self.config().name if self.config_path.exists() else UNNAMED_HALL
+
+    def timezone(self) -> tzinfo:
+        """The hall's time zone from its configuration (``[hall] timezone``), when there is one."""
+        return self.config().timezone if self.config_path.exists() else DEFAULT_TIMEZONE
+
+    @property
+    def head_path(self) -> Path:
+        return head_path(self.home)
+
+    @property
+    def journal_key_path(self) -> Path:
+        return journal_key_path(self.home)
+
+    @property
+    def card_key_path(self) -> Path:
+        """``$BINGO_CARD_KEY_FILE``, or ``keys/card-code.key`` in the hall's folder."""
+        named = os.environ.get("BINGO_CARD_KEY_FILE")
+        return Path(named) if named else card_key_path(self.home)
+
+    @property
+    def pki_dir(self) -> Path:
+        return default_pki_dir(self.home)
+
+    def journal_key(self, *, create: bool = False) -> Ed25519PrivateKey:
+        return load_journal_key(self.journal_key_path, create=create)
+
+    def journal(self, *, create_key: bool = False) -> Journal:
+        """The hall's journal: its database, its key and its signed head."""
+        return Journal(self.engine, self.journal_key(create=create_key), head=self.head_path)

@@ -9,28 +9,18 @@ on stderr and exit status 1, before it listens.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from hall_server.config import (
-    STAFF_ROLES,
-    ConfigError,
-    ensure_config,
-    hash_password,
-    load_config,
-    toml_string,
-)
+from hall_server.cli.context import Hall
+from hall_server.config import STAFF_ROLES, ConfigError, hash_password, toml_string
 from hall_server.hall.roles import Role
 
 ROLE_NAMES = [str(role) for role in STAFF_ROLES]
-
-
-def default_config_path() -> Path:
-    return Path(os.environ.get("BINGO_HOME", "var")) / "hall.toml"
+pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
 
 def _show_logins(logins: list[tuple[str, Role, str]], path: Path) -> None:
@@ -52,9 +42,9 @@ def hall() -> None:
               help="With --demo: seconds between the scripted steps (balls, claims).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, help="Listen on this port instead.")
 @click.option("--interface", default=None, help="Listen on this address instead (0.0.0.0: every interface).")
-@click.pass_obj
+@pass_hall
 def serve(
-    context: object, config_path: Path | None, demo: bool, pace: float, port: int | None, interface: str | None
+    hall: Hall, config_path: Path | None, demo: bool, pace: float, port: int | None, interface: str | None
 ) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
     from twisted.internet import reactor as global_reactor
@@ -62,14 +52,14 @@ def serve(
 
     from hall_server.tap import makeService
 
-    path = config_path or default_config_path()
+    path = config_path or hall.config_path
     if config_path is not None and not path.exists():
         raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
     globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
     options: dict[str, object] = {"config": str(path), "demo": demo, "demo_pace": pace, "port": port,
                                    "interface": interface}
-    database = getattr(context, "url", None)
+    database = hall.database_url
     if database:
         options["database_url"] = database
     service = makeService(options)  # a port that cannot be had ends the process with status 1
@@ -83,12 +73,13 @@ def serve(
               help="Where to write it (default: var/hall.toml).")
 @click.option("--name", "hall_name", default="Demo hall", show_default=True, help="The hall's name.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8443, show_default=True)
-def init_config(config_path: Path | None, hall_name: str, port: int) -> None:
+@pass_hall
+def init_config(hall: Hall, config_path: Path | None, hall_name: str, port: int) -> None:
     """Write a configuration with one login per staff role (never overwrites)."""
-    path = config_path or default_config_path()
+    path = config_path or hall.config_path
     if path.exists():
         raise click.ClickException(f"{path} exists; it is left as it is")
-    _, logins = ensure_config(path, hall_name=hall_name, port=port)
+    _, logins = hall.write_config(path, hall_name=hall_name, port=port)
     path.chmod(0o600)  # the staff password hashes
     _show_logins(logins, path)
 
@@ -107,10 +98,11 @@ def hash_password_command(password: str) -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Configuration file (default: var/hall.toml).")
 @click.password_option("--password", prompt="Password", help="The password (prompted, hidden, when omitted).")
-def add_staff(name: str, role: str, document: str | None, config_path: Path | None, password: str) -> None:
+@pass_hall
+def add_staff(hall: Hall, name: str, role: str, document: str | None, config_path: Path | None, password: str) -> None:
     """Add a staff member with a role (R80) to the configuration; the password is stored hashed."""
-    path = config_path or default_config_path()
-    config = load_config(path)
+    path = config_path or hall.config_path
+    config = hall.config(path)
     if config.staff_member(name) is not None:
         raise ConfigError(f"{path}: a staff member named {name!r} exists already")
     block = ["", "[[staff]]", f"name = {toml_string(name)}", f'role = "{role}"',
@@ -119,5 +111,5 @@ def add_staff(name: str, role: str, document: str | None, config_path: Path | No
         block.append(f"document = {toml_string(document)}")
     with open(path, "a") as stream:
         stream.write("\n".join(block) + "\n")
-    load_config(path)  # the file still reads
+    hall.config(path)  # the file still reads
     click.echo(f"Added {name} ({role.replace('_', ' ')}) to {path}; restart the server to use it.")

@@ -9,10 +9,10 @@ import click
 
 from hall_server.cli.context import Hall
 from server_kit.journal import table as table
-from server_kit.journal.sql import Journal, head_path, read_head
-from server_kit.keys import journal_key_path, load_journal_key, public_pem
+from server_kit.journal.sql import read_head
+from server_kit.keys import public_pem
 
-pass_hall = click.make_pass_decorator(Hall)
+pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
 
 @click.group()
@@ -25,16 +25,15 @@ def journal() -> None:
 @pass_hall
 def init(hall: Hall, hall_name: str) -> None:
     """Start a new journal: its opening record and signed head (an empty journal only)."""
-    key = load_journal_key(create=True)
-    record = Journal(hall.engine, key).initialise(int(time.time() * 1000), {"hall": hall_name})
-    click.echo(f"journal started: record {record.seq} ({record.type}), head written to {head_path()}")
+    record = hall.journal(create_key=True).initialise(int(time.time() * 1000), {"hall": hall_name})
+    click.echo(f"journal started: record {record.seq} ({record.type}), head written to {hall.head_path}")
 
 
 @journal.command()
 @pass_hall
 def verify(hall: Hall) -> None:
     """Check every record's hash, link and signature, and the signed head file."""
-    count = Journal(hall.engine, load_journal_key()).verify()
+    count = hall.journal().verify()
     last = table.last_record(hall.engine)
     if not count:
         click.echo("the journal is empty and has no head: it was never started (`bingo journal init`)")
@@ -46,10 +45,11 @@ def verify(hall: Hall) -> None:
 
 @journal.command("public-key")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def public_key(out: Path) -> None:
+@pass_hall
+def public_key(hall: Hall, out: Path) -> None:
     """Write the journal's public key (PEM) for auditors and openssl."""
-    out.write_bytes(public_pem(load_journal_key()))
-    click.echo(f"public key of {journal_key_path()} written to {out}")
+    out.write_bytes(public_pem(hall.journal_key()))
+    click.echo(f"public key of {hall.journal_key_path} written to {out}")
 
 
 @journal.command("export-record")
@@ -73,11 +73,12 @@ def export_record(hall: Hall, seq: int, folder: Path) -> None:
 
 @journal.command("export-head")
 @click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
-def export_head(folder: Path) -> None:
+@pass_hall
+def export_head(hall: Hall, folder: Path) -> None:
     """Write the head's signed body and raw signature, for openssl pkeyutl -verify."""
-    head = read_head(head_path())
+    head = read_head(hall.head_path)
     if head is None:
-        raise click.ClickException(f"there is no journal head at {head_path()}")
+        raise click.ClickException(f"there is no journal head at {hall.head_path}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "head.body").write_bytes(head.body)
     (folder / "head.sig").write_bytes(bytes.fromhex(head.signature))

@@ -16,34 +16,25 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from hall_server.cli.context import Hall
-from hall_server.cli.hall import default_config_path
-from hall_server.config import load_config
 from hall_server.reports.publish import make_report, read_book, render_signed
 from server_kit.journal import table as table
-from server_kit.journal.sql import head_path
-from server_kit.keys import load_journal_key, public_pem
+from server_kit.keys import public_pem
 from server_kit.reports.document import ReportError
 from server_kit.reports.signing import SIGNATURE_SUFFIX, journal_range_of, verify
 
 PUBLIC_KEY_FILE = "hall-journal.pub.pem"
 
-pass_hall = click.make_pass_decorator(Hall)
+pass_hall = click.make_pass_decorator(Hall, ensure=True)
 out_option = click.option(
     "--out", "folder", type=click.Path(file_okay=False, path_type=Path), required=True,
     help="Folder to write the PDF, the CSV, their signatures and the public key into.",
 )
 
 
-def _hall_name() -> str:
-    """The hall's name from its configuration, when there is one."""
-    path = default_config_path()
-    return load_config(path).name if path.exists() else "Bingo hall"
-
-
 def _publish(hall: Hall, folder: Path, kind: str, subject: str) -> None:
-    key = load_journal_key()
-    book = read_book(hall.engine, key.public_key(), head_path())
-    report = make_report(book, kind, subject, _hall_name())
+    key = hall.journal_key()
+    book = read_book(hall.engine, key.public_key(), hall.head_path)
+    report = make_report(book, kind, subject, hall.hall_name(), hall.timezone())
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for file_format in ("pdf", "csv"):
@@ -95,9 +86,9 @@ def month_command(hall: Hall, month: str, folder: Path) -> None:
     _publish(hall, folder, "month", month)
 
 
-def _public_key(path: Path | None) -> Ed25519PublicKey:
+def _public_key(hall: Hall, path: Path | None) -> Ed25519PublicKey:
     if path is None:
-        return load_journal_key().public_key()
+        return hall.journal_key().public_key()
     try:
         key = serialization.load_pem_public_key(path.read_bytes())
     except ValueError:
@@ -119,7 +110,7 @@ def verify_command(hall: Hall, file: Path, public_key: Path | None) -> None:
     signature_path = file.with_name(file.name + SIGNATURE_SUFFIX)
     if not signature_path.exists():
         raise ReportError(f"{file} has no signature: {signature_path} is missing")
-    verify(_public_key(public_key), data, signature_path.read_bytes(), str(file))
+    verify(_public_key(hall, public_key), data, signature_path.read_bytes(), str(file))
     span = journal_range_of(data)
     if public_key is not None or span is None:
         click.echo(f"{file}: signature verified")

@@ -1,6 +1,6 @@
 """``bingo pki``: the operator's certificate authority and the certificates it issues.
 
-The commands only read and write files of the PKI folder (``var/pki`` by default); the
+The commands only read and write files of the PKI folder (``pki/`` in the hall's folder by default); the
 servers load what they need from a copy of it (see ``docs/pki.md``).
 """
 
@@ -11,7 +11,10 @@ from pathlib import Path
 
 import click
 
+from hall_server.cli.context import Hall
 from server_kit import pki as library
+
+pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
 dir_option = click.option(
     "--dir",
@@ -31,9 +34,10 @@ def pki() -> None:
 @click.option("--operator", required=True, help="The operator's name, written into every certificate.")
 @click.option("--days", type=int, default=library.CA_DAYS, show_default=True, help="Validity of the authority.")
 @dir_option
-def init(operator: str, days: int, pki_dir: Path | None) -> None:
+@pass_hall
+def init(hall: Hall, operator: str, days: int, pki_dir: Path | None) -> None:
     """Create the operator's certificate authority and an empty revocation list."""
-    pki_dir = pki_dir or library.default_pki_dir()
+    pki_dir = pki_dir or hall.pki_dir
     cert = library.init_authority(pki_dir, operator, days=days)
     folder = library.PkiFolder(pki_dir)
     click.echo(f"certificate authority {cert.subject.rfc4514_string()} valid until {cert.not_valid_after_utc:%Y-%m-%d}")
@@ -52,9 +56,10 @@ def init(operator: str, days: int, pki_dir: Path | None) -> None:
 )
 @click.option("--days", type=int, default=library.LEAF_DAYS, show_default=True, help="Validity of the certificate.")
 @dir_option
-def issue(kind: str, name: str, hosts: tuple[str, ...], days: int, pki_dir: Path | None) -> None:
+@pass_hall
+def issue(hall: Hall, kind: str, name: str, hosts: tuple[str, ...], days: int, pki_dir: Path | None) -> None:
     """Issue a key and certificate for NAME; KIND is server, staff, terminal, machine, central or regulator."""
-    pki_dir = pki_dir or library.default_pki_dir()
+    pki_dir = pki_dir or hall.pki_dir
     issued = library.issue_certificate(pki_dir, kind, name, hosts=hosts, days=days)
     folder = library.PkiFolder(pki_dir)
     hosts_note = f" for {', '.join(issued.hosts)}" if issued.hosts else ""
@@ -68,18 +73,20 @@ def issue(kind: str, name: str, hosts: tuple[str, ...], days: int, pki_dir: Path
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder to write NAME's bundle into (the same layout, only NAME's part).")
 @dir_option
-def bundle(name: str, out_dir: Path, pki_dir: Path | None) -> None:
+@pass_hall
+def bundle(hall: Hall, name: str, out_dir: Path, pki_dir: Path | None) -> None:
     """Copy what the machine NAME needs (ca.pem, crl.pem, its certificate and key) to a folder."""
-    pki_dir = pki_dir or library.default_pki_dir()
+    pki_dir = pki_dir or hall.pki_dir
     target = library.export_bundle(pki_dir, name, out_dir)
     click.echo(f"bundle for {name} written to {target.root} (its key is in {target.key(name)}: keep it private)")
 
 
 @pki.command("list")
 @dir_option
-def list_issued(pki_dir: Path | None) -> None:
+@pass_hall
+def list_issued(hall: Hall, pki_dir: Path | None) -> None:
     """Show the authority and every certificate issued, with its expiry and status."""
-    pki_dir = pki_dir or library.default_pki_dir()
+    pki_dir = pki_dir or hall.pki_dir
     authority = library.authority_certificate(pki_dir)
     issued = library.list_certificates(pki_dir)
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -108,9 +115,10 @@ def list_issued(pki_dir: Path | None) -> None:
     help="Why, as recorded in the revocation list.",
 )
 @dir_option
-def revoke(name: str, reason: str, pki_dir: Path | None) -> None:
+@pass_hall
+def revoke(hall: Hall, name: str, reason: str, pki_dir: Path | None) -> None:
     """Put NAME's certificate on the revocation list; servers refuse it from their next connection."""
-    pki_dir = pki_dir or library.default_pki_dir()
+    pki_dir = pki_dir or hall.pki_dir
     revoked = library.revoke_certificate(pki_dir, name, reason=reason)
     folder = library.PkiFolder(pki_dir)
     click.echo(f"{revoked.role} certificate {name} (serial {revoked.serial:x}) revoked: {reason}")

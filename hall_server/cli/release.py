@@ -6,15 +6,18 @@ from pathlib import Path
 
 import click
 
-from hall_server.cli.context import hall_home
+from hall_server.cli.context import Hall
 from server_kit.verification import check_software, write_manifest
 
 MANIFEST = "release-manifest.json"
 
 
-def _manifest(path: Path | None) -> Path:
+pass_hall = click.make_pass_decorator(Hall, ensure=True)
+
+
+def _manifest(hall: Hall, path: Path | None) -> Path:
     """The manifest named, or the hall's own (``$BINGO_HOME/release-manifest.json``), which the server checks."""
-    return path if path is not None else hall_home() / MANIFEST
+    return path if path is not None else hall.home / MANIFEST
 
 
 @click.group()
@@ -25,9 +28,10 @@ def release() -> None:
 @release.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help=f"Where to write it (default: $BINGO_HOME/{MANIFEST}, or var/{MANIFEST}).")
-def manifest(out: Path | None) -> None:
+@pass_hall
+def manifest(hall: Hall, out: Path | None) -> None:
     """Record the SHA-256 of every installed file as the release to check against."""
-    out = _manifest(out)
+    out = _manifest(hall, out)
     out.parent.mkdir(parents=True, exist_ok=True)
     count = write_manifest(out)
     click.echo(f"release manifest of {count} files written to {out}")
@@ -36,9 +40,10 @@ def manifest(out: Path | None) -> None:
 @release.command()
 @click.option("--manifest", "path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help=f"The manifest to check against (default: $BINGO_HOME/{MANIFEST}, or var/{MANIFEST}).")
-def check(path: Path | None) -> None:
+@pass_hall
+def check(hall: Hall, path: Path | None) -> None:
     """Compare the installed files with the release manifest."""
-    path = _manifest(path)
+    path = _manifest(hall, path)
     fault = check_software(path)
     if fault:
         raise click.ClickException(fault)

@@ -11,7 +11,6 @@ installed (after ``./run.sh``); a parametrised test counts once.
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Iterable
 
 import click
 
+from hall_server.cli.context import spec_from_environment
 from protocol.errors import DomainError
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -51,14 +51,13 @@ def requirement_ids(spec: str) -> list[str]:
     return list(seen)
 
 
-def find_spec(explicit: Path | None) -> Path:
+def find_spec(explicit: Path | None, named: Path | None = None) -> Path:
+    """``--spec``, else ``named`` (``$BINGO_SPEC``, read by the CLI's context), else beside the repository."""
     if explicit is not None:
         if not explicit.is_file():
             raise ReqsError(f"{explicit} is not a file; --spec names REGULATION.md")
         return explicit
-    candidates: list[Path] = []
-    if os.environ.get("BINGO_SPEC"):
-        candidates.append(Path(os.environ["BINGO_SPEC"]))
+    candidates = [named] if named is not None else []
     candidates += [
         REPOSITORY.parent / "shared" / "spec" / "REGULATION.md",
         REPOSITORY / "spec" / "REGULATION.md",
@@ -159,7 +158,7 @@ def read_proofs(tests: Path) -> Proofs:
 @click.option("-v", "--verbose", is_flag=True, help="List every proving test.")
 def reqs(spec: Path | None, tests: Path, missing: bool, verbose: bool) -> None:
     """List every requirement ID of REGULATION.md with the tests that prove it."""
-    ids = requirement_ids(find_spec(spec).read_text(encoding="utf-8"))
+    ids = requirement_ids(find_spec(spec, spec_from_environment()).read_text(encoding="utf-8"))
     if not tests.is_dir():
         raise ReqsError(f"{tests} is not a folder; --tests names the test suite")
     collector = read_proofs(tests)

@@ -9,7 +9,6 @@ missing tool or key).
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,9 +16,10 @@ from typing import Callable, Sequence
 
 import click
 
+from hall_server.cli.context import Hall
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol.errors import DomainError
-from server_kit.keys import journal_key_path, load_journal_key
+from server_kit.keys import load_journal_key
 
 #: The ball source certified: the one the hall draws with (the tests put a biased one here).
 GENERATOR: Callable[[Sequence[int]], BallSource] = RandomBallGenerator
@@ -45,11 +45,12 @@ def rng() -> None:
               help="Family-wise significance level (Bonferroni over the tests).")
 @click.option("--key", "key_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The Ed25519 key that signs the report (default: the hall's journal key).")
-def certify_command(draws: int, folder: Path | None, alpha: float, key_file: Path | None) -> None:
+@click.make_pass_decorator(Hall, ensure=True)
+def certify_command(hall: Hall, draws: int, folder: Path | None, alpha: float, key_file: Path | None) -> None:
     """Draw N balls from the production generator, test them and write a signed report."""
     now = datetime.now(timezone.utc)
     if folder is None:
-        folder = Path(os.environ.get("BINGO_HOME", "var")) / "rng" / now.strftime("%Y%m%dT%H%M%SZ")
+        folder = hall.home / "rng" / now.strftime("%Y%m%dT%H%M%SZ")
     try:
         # Imported here: the statistics need scipy and nistrng (the rng extra), which the
         # other commands do without.
@@ -57,7 +58,7 @@ def certify_command(draws: int, folder: Path | None, alpha: float, key_file: Pat
     except ImportError as error:
         raise BadRequest(f"{error}; install the rng extra: pip install 'bingo-hall[rng]'") from None
     try:
-        key = load_journal_key(key_file or journal_key_path())
+        key = load_journal_key(key_file or hall.journal_key_path)
         certification = certify(draws, folder, factory=GENERATOR, alpha=alpha,
                                 clock=lambda: datetime.now(timezone.utc), timer=time.monotonic)
         written = write_report(certification, folder, key)

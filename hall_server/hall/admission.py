@@ -36,7 +36,7 @@ import io
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from zoneinfo import ZoneInfo
 
 from twisted.internet.defer import Deferred
@@ -47,8 +47,10 @@ from protocol.errors import DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.projection import ProjectedState
 
-#: The hall's civil time zone: "today" for bans, visitor records and cash desks.
-HALL_TIMEZONE: tzinfo = ZoneInfo("Europe/Andorra")
+#: The civil time zone of a hall whose configuration names none (``[hall] timezone``):
+#: the composition root hands each module the configured zone, which says what "today"
+#: is for bans, visitor records, cash desks, session dates and the minutes.
+DEFAULT_TIMEZONE: tzinfo = ZoneInfo("Europe/Andorra")
 BANNED_LIST_HEADER = ("document", "name", "until")
 MAX_NAME = 200
 MAX_DOCUMENT = 32
@@ -97,8 +99,8 @@ def normalize_document(text: object) -> str:
     return document
 
 
-def local_date(now_ms: int, timezone: tzinfo = HALL_TIMEZONE) -> date:
-    """The hall's calendar day at ``now_ms``."""
+def local_date(now_ms: int, timezone: tzinfo) -> date:
+    """The hall's calendar day at ``now_ms`` in its time zone ``timezone``."""
     return datetime.fromtimestamp(now_ms / 1000, timezone).date()
 
 
@@ -267,11 +269,14 @@ class AdmissionModule(ProjectedState):
         self,
         core: CommandCore,
         staff: Iterable[StaffIdentity],
-        timezone: tzinfo = HALL_TIMEZONE,
+        timezone: tzinfo = DEFAULT_TIMEZONE,
     ) -> None:
         self.core = core
         self.timezone = timezone
         self.state = AdmissionState()
+        #: Other reasons a person may not come in or open an account: ``check(document, day,
+        #: where)`` gives the refusal in words or None (a self-exclusion, R97.2).
+        self.door_checks: list[Callable[[str, date, str], str | None]] = []
         self.staff: dict[str, str] = {}
         for member in staff:
             self.staff[normalize_document(member.document)] = member.name
@@ -324,6 +329,21 @@ class AdmissionModule(ProjectedState):
                 f"{until} (R75.2); record an incident if the person insists"
             )
 
+    def refuse_at_the_door(self, document: str, on: date, where: str) -> None:
+        """Raise :class:`AdmissionError` when the banned list or a door check refuses ``document``."""
+        self.refuse_if_banned(document, on, where)
+        refusal = self.door_refusal(document, on, where)
+        if refusal is not None:
+            raise AdmissionError(refusal)
+
+    def door_refusal(self, document: str, on: date, where: str) -> str | None:
+        """The first of :attr:`door_checks` that refuses ``document`` on ``on``, in words."""
+        for check in self.door_checks:
+            refusal = check(document, on, where)
+            if refusal is not None:
+                return refusal
+        return None
+
     # --- Commands -----------------------------------------------------------------
 
     def admit_visitor(self, actor: Actor, name: str, document: str) -> Deferred[list[Record]]:
@@ -338,6 +358,10 @@ class AdmissionModule(ProjectedState):
                     "until an administrator imports it (R75.2)"
                 )
             self.refuse_if_banned(normal, self.today(now), "entry")
+            refusal = self.door_refusal(normal, self.today(now), "entry")
+            if refusal is not None:
+                # A refusal the player chose (R97.2) is a fact of the day: journaled, shown to the desk.
+                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": refusal})]
             return [
                 (
                     "visitor_admitted",

@@ -33,11 +33,15 @@ the hall.  Its rules, as this module enforces them:
   counted, and every difference stays visible on an account of its own.
 
 The module holds the state (rebuilt from the journal by :meth:`apply`); rendering
-tickets and statements happens outside the decisions, from that state.
+tickets and statements happens outside the decisions, from that state.  The slow work
+- a new PIN's scrypt hash, a ticket's or a statement's PDF - runs through ``work``,
+which the server points at a thread pool: the reactor thread only reads the state and
+decides, and the hash is fed back into the decision that journals it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -48,7 +52,7 @@ from typing import Any, Callable, Iterable
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.admission import HALL_TIMEZONE, AdmissionModule, local_date
+from hall_server.hall.admission import DEFAULT_TIMEZONE, AdmissionModule, local_date
 from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
 from hall_server.hall.roles import Role
 from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
@@ -56,7 +60,7 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
-from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_inline
 from server_kit.journal.projection import ProjectedState
 
 MEDIA = ("card", "ticket")
@@ -275,11 +279,14 @@ class CashierModule(ProjectedState):
         desks: Iterable[str],
         *,
         hall_name: str = "Bingo hall",
-        timezone: tzinfo = HALL_TIMEZONE,
+        timezone: tzinfo = DEFAULT_TIMEZONE,
         new_account_number: Callable[[], str] = random_account_number,
         new_salt: Callable[[], bytes] = lambda: secrets.token_bytes(16),
+        work: RunBlocking = run_inline,
     ) -> None:
         self.core = core
+        #: Runs scrypt and PDF rendering: a thread pool in the server, inline in unit tests.
+        self.work = work
         self.ledger = ledger
         self.admission = admission
         self.hall_name = hall_name
@@ -379,14 +386,32 @@ class CashierModule(ProjectedState):
     # --- Commands -----------------------------------------------------------------
 
     def open_account(self, actor: Actor, visitor: int, medium: str, pin: str) -> Deferred[list[Record]]:
-        """Open an account for visitor ``visitor`` on a new card or ticket number."""
+        """Open an account for visitor ``visitor`` on a new card or ticket number.
+
+        The PIN's hash (scrypt, tens of milliseconds) is made by :attr:`work` first, off
+        the reactor thread, and only for a staff member who may open accounts; the
+        decision then checks everything against the state as it is by then.
+        """
         # Drawn outside the decision, which must be a function of the state alone;
         # the decision checks that the number is still free.
         number = self.new_account_number()
         while number in self.state.accounts:
             number = self.new_account_number()
         salt = self.new_salt()
+        try:
+            self.core.check_permission(actor, "open_player_account")
+        except DomainError:
+            return defer.fail()
+        try:
+            hashing: Deferred[str | None] = self.work(hash_pin, check_pin(pin), salt)
+        except DomainError:
+            # A PIN the policy refuses is not hashed: the decision refuses it, in its turn.
+            hashing = defer.succeed(None)
+        return hashing.addCallback(lambda pin_hash: self._open_account(actor, visitor, medium, pin, number, pin_hash))
 
+    def _open_account(
+        self, actor: Actor, visitor: int, medium: str, pin: str, number: str, pin_hash: str | None
+    ) -> Deferred[list[Record]]:
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             if medium not in MEDIA:
                 raise CashierError(f"an account is opened on a {' or a '.join(MEDIA)}, not {medium!r}")
@@ -397,7 +422,7 @@ class CashierModule(ProjectedState):
                     f"visitor {person.number} was admitted on {local_date(person.time_ms, self.timezone)}, "
                     "not today; they must pass the admission desk again"
                 )
-            self.admission.refuse_if_banned(person.document, today, "opening an account")
+            self.admission.refuse_at_the_door(person.document, today, "opening an account")
             if self.admission.is_staff(person.document):
                 raise CashierError(
                     f"document {person.document} belongs to a member of staff; staff may not play (R81.b)"
@@ -410,14 +435,13 @@ class CashierModule(ProjectedState):
                     f"visitor {person.number} already holds account {format_account_number(held[0].number)}; "
                     "use it, or close it first"
                 )
-            secret = check_pin(pin)
+            check_pin(pin)  # refused here, in order, if it was not hashed
             if number in self.state.accounts:
                 raise CashierError("the new account number was taken meanwhile; try again")
             return [
                 (
                     "player_account_opened",
-                    {"account": number, "medium": medium, "visitor": person.number,
-                     "pin_hash": hash_pin(secret, salt)},
+                    {"account": number, "medium": medium, "visitor": person.number, "pin_hash": pin_hash},
                 )
             ]
 
@@ -576,21 +600,23 @@ class CashierModule(ProjectedState):
 
     def print_ticket(self, actor: Actor, account: str) -> Deferred[bytes]:
         """The player's ticket as PDF bytes; nothing is written."""
-        return self._render(actor, "print_player_ticket", lambda: ticket_pdf(
-            self.ticket(account), hall_name=self.hall_name, timezone=self.timezone))
+        return self._render(actor, "print_player_ticket", lambda: functools.partial(
+            ticket_pdf, self.ticket(account), hall_name=self.hall_name, timezone=self.timezone))
 
     def print_statement(self, actor: Actor, account: str) -> Deferred[bytes]:
         """The account's statement as PDF bytes (R93.7); nothing is written."""
-        return self._render(actor, "print_account_statement", lambda: statement_pdf(
-            self.statement(account), hall_name=self.hall_name, printed_ms=self.core.now_ms(),
+        return self._render(actor, "print_account_statement", lambda: functools.partial(
+            statement_pdf, self.statement(account), hall_name=self.hall_name, printed_ms=self.core.now_ms(),
             timezone=self.timezone))
 
-    def _render(self, actor: Actor, command: str, render: Callable[[], bytes]) -> Deferred[bytes]:
-        def run() -> bytes:
-            self.core.check_permission(actor, command)
-            return render()
+    def _render(self, actor: Actor, command: str, prepare: Callable[[], Callable[[], bytes]]) -> Deferred[bytes]:
+        """Check ``actor`` and take what to print from the state here; render it through :attr:`work`."""
 
-        return defer.maybeDeferred(run)
+        def run() -> Callable[[], bytes]:
+            self.core.check_permission(actor, command)
+            return prepare()
+
+        return defer.maybeDeferred(run).addCallback(self.work)
 
     # --- Projection -----------------------------------------------------------------
 

@@ -767,7 +767,7 @@ class GamesModule(ProjectedState):
             except (TypeError, ValueError):
                 raise GameModuleError(f"a megabingo date is YYYY-MM-DD, not {date!r}") from None
             at = _text(time, "the megabingo's time")
-            today = datetime.datetime.fromtimestamp(now / 1000, datetime.timezone.utc).date()
+            today = self.session.local_date(now)  # the hall's day, in its configured time zone
             if (day - today).days < MEGABINGO_NOTICE_DAYS:
                 raise GameModuleError(
                     f"a megabingo is announced at least {MEGABINGO_NOTICE_DAYS} days ahead (R90); "

@@ -27,16 +27,20 @@ commands into journal entries through :class:`CommandCore`.
 
 from __future__ import annotations
 
+import datetime
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from twisted.internet.defer import Deferred, fail
 
+from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking
 from server_kit.journal.projection import ProjectedState
+
 
 BALL_SET_LIMIT = 2_000
 BALL_SET_WARNING = 1_900
@@ -140,6 +144,21 @@ def _signature_entries(
 Verifier = Callable[[int], Mapping[str, str | None]]
 
 
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _session_date(text: object, today: datetime.date) -> str:
+    """The session's date: ``text`` as YYYY-MM-DD, or ``today`` (the hall's) when it is empty."""
+    if text == "":
+        return today.isoformat()
+    try:
+        if isinstance(text, str) and _ISO_DATE.fullmatch(text):
+            return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        pass
+    raise SessionError(f"a session's date is YYYY-MM-DD (or empty for today in the hall), not {text!r}")
+
+
 class SessionModule(ProjectedState):
     """The session's state and commands.
 
@@ -150,11 +169,19 @@ class SessionModule(ProjectedState):
     """
 
     def __init__(
-        self, core: CommandCore, verifier: Verifier | None = None, run_checks: RunBlocking | None = None
+        self,
+        core: CommandCore,
+        verifier: Verifier | None = None,
+        *,
+        run_checks: RunBlocking | None = None,
+        timezone: datetime.tzinfo = DEFAULT_TIMEZONE,
     ) -> None:
         self.core = core
         self.verifier = verifier
         self.run_checks = run_checks or core.run_blocking
+        #: The hall's time zone ([hall] timezone): what "today" is for the session's date
+        #: and for the pot rules that count days (the games ask :meth:`local_date`).
+        self.timezone = timezone
         self.state = SessionState()
         #: What must hold before the closing is signed, told by the modules that know
         #: (the games): each returns why the session cannot close yet, or None.
@@ -163,7 +190,7 @@ class SessionModule(ProjectedState):
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("run_verification", self.run_verification, {"date": str},
-             "verify the whole system before the session (journal, database, draw device, clock, software)"),
+             "verify the whole system before the session dated YYYY-MM-DD (empty: today in the hall)"),
             ("count_balls", self.count_balls, {"stage": str, "balls_present": list[int], "witnesses": list[str]},
              "record a count of the 90 balls with its witnesses"),
             ("sign_session_opening", self.sign_opening, {}, "sign the session's opening"),
@@ -181,6 +208,10 @@ class SessionModule(ProjectedState):
     def is_open(self) -> bool:
         session = self.state.current
         return bool(session and session.open)
+
+    def local_date(self, now_ms: int) -> datetime.date:
+        """The hall's calendar day at ``now_ms``, in its configured time zone."""
+        return local_date(now_ms, self.timezone)
 
     def require_open(self) -> Session:
         session = self.state.current
@@ -200,19 +231,27 @@ class SessionModule(ProjectedState):
     def run_verification(self, actor: Actor, date: str) -> Deferred[list[Record]]:
         """Run every pre-session check now and record the outcome (R84.1, R92.5e).
 
-        The checks run off the reactor thread; whatever they find is recorded, and only
-        a verification that passed lets the session open.
+        ``date`` is the session's (YYYY-MM-DD); empty, it is today in the hall's time
+        zone.  The checks run off the reactor thread; whatever they find is recorded,
+        and only a verification that passed lets the session open.
         """
         try:
             self.core.check_permission(actor, "run_verification")
+            date = _session_date(date, self.local_date(self.core.now_ms()))
             if self.verifier is None:
                 raise SessionError("this hall has no verification configured")
             if self.state.current is not None:
                 raise SessionError("a session is already under way; close it before verifying for the next")
+            self.check_after_the_last(date)
         except DomainError:
             return fail()
         running = self.run_checks(self.verifier, self.core.now_ms())
         return running.addCallback(lambda results: self._record_verification(actor, date, results))
+
+    def check_after_the_last(self, date: str) -> None:
+        """A session's date names it in the minutes and the audit export: not before the last one's."""
+        if self.state.sessions and date < self.state.sessions[-1].date:
+            raise SessionError(f"the session date {date} is before the last session's ({self.state.sessions[-1].date})")
 
     def _record_verification(
         self, actor: Actor, date: str, results: Mapping[str, str | None]

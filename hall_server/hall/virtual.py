@@ -60,6 +60,7 @@ from hall_server.hall.games import Game, GamesModule, _entry, _fork
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
+from protocol.money import format_cents
 from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.game import Input, State
@@ -241,6 +242,10 @@ class VirtualModule(ProjectedState):
         self.state = VirtualState()
         self._queue: list[tuple[PurchaseRequest, defer.Deferred[list[VirtualCard]]]] = []
         self._batch_running = False
+        #: Other reasons a purchase is refused: ``check(ledger account, cents this purchase
+        #: brings the day's spending to beyond the journal's, now)`` gives the refusal or
+        #: None (the player's daily limit and self-exclusion, R97.2).
+        self.purchase_checks: list[Callable[[str, int, int], str | None]] = []
         games.add_virtual_series(library.number, library.cells)
         core.add_module(self)
         core.allow(PERMISSIONS)
@@ -513,8 +518,13 @@ class VirtualModule(ProjectedState):
                 credit = self.ledger.balance(account) - spent.get(account, 0)
                 if amount > credit:
                     raise PurchaseRefused(
-                        f"{quantity} card(s) at {stake} cents cost {amount} cents; your credit is {credit} cents"
+                        f"{quantity} card(s) at {format_cents(stake)} cost {format_cents(amount)}; "
+                        f"your credit is {format_cents(credit)}"
                     )
+                for check in self.purchase_checks:
+                    refusal = check(account, spent.get(account, 0) + amount, now)
+                    if refusal is not None:
+                        raise PurchaseRefused(refusal)
             except PurchaseRefused as refusal:
                 outcomes.append(refusal)
                 if request.request:
@@ -578,7 +588,7 @@ class VirtualModule(ProjectedState):
         stake_pct = _whole(request.stake_pct, "the stake (percent of the card's value)", 1, 100)
         stake = game.machine.price_cents * stake_pct // 100
         if stake <= 0:
-            raise PurchaseRefused(f"a stake of {stake_pct}% of {game.machine.price_cents} cents is nothing; stake more")
+            raise PurchaseRefused(f"a stake of {stake_pct}% of {format_cents(game.machine.price_cents)} is nothing; stake more")
         return player_account(named), quantity, stake_pct, stake
 
     def record_refusal(self, terminal_id: str, what: str, reason: str, request: str = "") -> defer.Deferred[list[Record]]:

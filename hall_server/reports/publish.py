@@ -10,12 +10,12 @@ the command line, HTTP answers for the console.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import tzinfo
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sqlalchemy import Engine
 
-from hall_server.hall.admission import HALL_TIMEZONE
 from hall_server.reports.layout import game_report, month_report, session_report
 from hall_server.reports.minutes import MinutesBook, build
 from protocol.chain import verify_chain
@@ -56,16 +56,19 @@ def read_book(engine: Engine, public_key: Ed25519PublicKey, head: Path) -> Minut
     return build(records)
 
 
-def make_report(book: MinutesBook, kind: str, subject: str, hall_name: str) -> Report:
-    """The report of ``kind`` on ``subject``: a game id, a session number or a month."""
+def make_report(book: MinutesBook, kind: str, subject: str, hall_name: str, timezone: tzinfo) -> Report:
+    """The report of ``kind`` on ``subject``: a game id, a session number or a month.
+
+    Times are shown in the hall's ``timezone`` (``[hall] timezone``), which the report names.
+    """
     if kind == "game":
-        return game_report(book.game(subject), hall_name=hall_name, timezone=HALL_TIMEZONE)
+        return game_report(book.game(subject), hall_name=hall_name, timezone=timezone)
     if kind == "session":
         if not subject.isdigit():
             raise ReportError(f"a session is named by its number, not {subject!r}")
-        return session_report(book.session(int(subject)), hall_name=hall_name, timezone=HALL_TIMEZONE)
+        return session_report(book.session(int(subject)), hall_name=hall_name, timezone=timezone)
     if kind == "month":
-        return month_report(book.month(subject), hall_name=hall_name, timezone=HALL_TIMEZONE)
+        return month_report(book.month(subject), hall_name=hall_name, timezone=timezone)
     raise ReportError(f"the reports are {', '.join(KINDS)}, not {kind!r}")
 
 
@@ -81,8 +84,9 @@ def render_signed(report: Report, file_format: str, key: Ed25519PrivateKey) -> S
 
 
 def publish(
-    engine: Engine, key: Ed25519PrivateKey, head: Path, hall_name: str, kind: str, subject: str, file_format: str
+    engine: Engine, key: Ed25519PrivateKey, head: Path, hall_name: str, timezone: tzinfo,
+    kind: str, subject: str, file_format: str,
 ) -> SignedFile:
     """Read and verify the journal, then make one signed rendering of one report."""
     book = read_book(engine, key.public_key(), head)
-    return render_signed(make_report(book, kind, subject, hall_name), file_format, key)
+    return render_signed(make_report(book, kind, subject, hall_name, timezone), file_format, key)

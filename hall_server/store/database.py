@@ -2,7 +2,8 @@
 
 Opening, driver choice and migration are the server kit's
 (:mod:`server_kit.db.database`); the hall adds where its SQLite file lives by default
-(``hall.sqlite3`` in the hall's folder) and which migrations make its schema.
+(``hall.sqlite3`` in the hall's folder, which the composition root names) and which
+migrations make its schema.
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ from sqlalchemy import Engine
 from server_kit.db import database as kit
 
 MIGRATIONS = "hall_server:migrations"
-DEFAULT_HOME = Path("var")
 
 
-def default_url(home: Path = DEFAULT_HOME) -> str:
-    """``sqlite:///HOME/hall.sqlite3``: the embedded default in the hall's folder."""
+def default_url(home: Path) -> str:
+    """``sqlite:///HOME/hall.sqlite3``: the embedded default in the hall's folder ``home``."""
     return f"sqlite:///{home / 'hall.sqlite3'}"
 
 
-def open_database(url: str | None = None, create_folder: bool = True) -> Engine:
-    """The hall database at ``url`` (default: SQLite under ``var/``), migrated to the head."""
-    return kit.open_database(url or default_url(), MIGRATIONS, create_folder)
+def open_database(url: str, create_folder: bool = True) -> Engine:
+    """The hall database at ``url`` (the composition root names it), migrated to the head."""
+    return kit.open_database(url, MIGRATIONS, create_folder)
 
 
 def is_current(engine: Engine) -> bool:

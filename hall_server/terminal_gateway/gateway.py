@@ -44,6 +44,7 @@ from twisted.logger import Logger
 
 from hall_server.hall.cashier import CashierModule, player_account
 from hall_server.hall.games import Game, GamesModule
+from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.pins import SIGN_IN_REFUSED, CheckPin, PinGuard, SignInRefused
 from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
 from hall_server.statements import format_account_number
@@ -160,6 +161,8 @@ class TerminalGateway:
         *,
         pins: PinGuard,
         limiter: PreHelloLimiter | None = None,
+        responsible: ResponsiblePlayModule | None = None,
+        notices: tuple[tuple[str, ...], str] = ((), ""),
     ) -> None:
         self.core = core
         self.games = games
@@ -170,6 +173,8 @@ class TerminalGateway:
         self.hall_name = hall_name
         self.pins = pins
         self.limiter = limiter or PreHelloLimiter(clock)
+        self.responsible = responsible
+        self.notices = notices  # the operator's warnings and help page (R97.2)
         self.sessions: dict[str, TerminalSession] = {}  # by terminal id, once hello passed
         self.waiting: set[TerminalSession] = set()  # connections that have not said hello yet
         self.by_account: dict[str, set[TerminalSession]] = {}  # ledger account -> sessions signed in
@@ -378,6 +383,8 @@ class TerminalSession:
         player = None
         if self.account is not None:
             player = {"account": format_account_number(self.account), "credit_cents": gateway.credit(self.account)}
+            if gateway.responsible is not None:
+                player["limits"] = gateway.responsible.picture(self.account, gateway.core.now_ms())
         self.send("state", time_ms=gateway.core.now_ms(), game=gateway.game_picture(), player=player,
                   cards=gateway.player_cards(game, self.account))
 
@@ -448,6 +455,8 @@ class TerminalSession:
             self.gateway.signed_in(self, None)
             self.send("signed_out")
             self.send_state()
+        elif kind in ("set_limit", "exclude"):
+            self._responsible(kind, message, seq)
         elif kind == "buy":
             self._buy(message, seq)
 
@@ -470,6 +479,8 @@ class TerminalSession:
         self.gateway.attach(self)
         self.send("welcome", terminal=terminal.terminal_id, hall=self.gateway.hall_name,
                   time_ms=self.gateway.core.now_ms())
+        warnings, help_text = self.gateway.notices
+        self.send("notices", warnings=list(warnings), help=help_text)
         self.send_state()
 
     def _hello_overdue(self) -> None:
@@ -491,6 +502,10 @@ class TerminalSession:
         def checked(number: str) -> None:
             if self.closed:
                 return
+            excluded = gateway.responsible.account_refusal(number, gateway.core.now_ms()) if gateway.responsible else None
+            if excluded is not None:
+                self._refused("self_excluded", excluded, seq, "sign_in")
+                return
             gateway.sign_out_elsewhere(number, self)
             gateway.signed_in(self, number)
             self.send("signed_in", account=format_account_number(number), credit_cents=gateway.credit(number))
@@ -505,6 +520,37 @@ class TerminalSession:
                 self._refused("sign_in_refused", SIGN_IN_REFUSED, seq, "sign_in")
 
         checking.addCallbacks(checked, refused)
+
+    def _responsible(self, kind: str, message: dict[str, Any], seq: int) -> None:
+        """The signed-in player's own limit or self-exclusion (R97.2), journaled by the module."""
+        assert self.terminal_id is not None
+        gateway = self.gateway
+        if self.account is None:
+            raise MessageError("signed_out", "sign in with your account and PIN first")
+        if gateway.responsible is None:
+            raise MessageError("refused", "this hall takes limits and exclusions at the cashier's desk")
+        account = self.account
+        if kind == "set_limit":
+            done = gateway.responsible.set_limit_from_terminal(self.terminal_id, account, message["limit_cents"])
+        else:
+            done = gateway.responsible.exclude_from_terminal(self.terminal_id, account, message["days"])
+
+        def recorded(_: object) -> None:
+            if kind == "exclude":  # excluded from now: signed out wherever the account is
+                for session in gateway._signed_in(player_account(account)):
+                    gateway.signed_in(session, None)
+                    session.send("signed_out")
+                    session.send_state()
+            else:
+                self.send_state()
+
+        def refused(failure: Any) -> None:
+            if failure.check(DomainError):
+                self._refused("refused", failure.getErrorMessage(), seq, kind)
+            else:
+                self._internal(failure, seq)
+
+        done.addCallbacks(recorded, refused)
 
     def _buy(self, message: dict[str, Any], seq: int) -> None:
         assert self.terminal_id is not None

@@ -14,8 +14,8 @@ is logged and the script carries on with the next sensible step.
 
 from __future__ import annotations
 
-import datetime
 import random
+from datetime import tzinfo
 from typing import Any
 
 from twisted.application.service import Service
@@ -23,6 +23,7 @@ from twisted.internet import defer, task
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
+from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from hall_server.hall.roles import Role
 from hall_server.web.view import HallView
 from protocol.chain import Record
@@ -55,8 +56,10 @@ class DemoSession(Service):
         pace: float = 2.5,
         cards_per_game: int = 120,
         rng: random.Random | None = None,
+        timezone: tzinfo = DEFAULT_TIMEZONE,
     ) -> None:
         self.core = core
+        self.timezone = timezone  # the hall's: the session is dated by its local day
         self.view = view
         self.clock = clock
         self.series = series
@@ -101,7 +104,7 @@ class DemoSession(Service):
     def open_session(self):  # type: ignore[no-untyped-def]
         if self.view.session["open"]:
             return
-        today = datetime.datetime.fromtimestamp(self.clock.seconds(), datetime.timezone.utc).date().isoformat()
+        today = local_date(int(self.clock.seconds() * 1000), self.timezone).isoformat()
         if self.view.session["number"] == 0 or self.view.session["closed"]:
             yield self.command(ADMIN, "run_verification", date=today)
             yield self.wait()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from hall_server.web.redaction import record_json, redacted
 from server_kit.journal.projection import decode, encode
@@ -79,8 +79,9 @@ def _labelled(label: str) -> dict[str, Any]:
 class HallView:
     """The consoles' and boards' picture of the hall, folded from committed records."""
 
-    def __init__(self, hall_name: str) -> None:
+    def __init__(self, hall_name: str, warnings: Sequence[str] = ()) -> None:
         self.hall_name = hall_name
+        self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
         self.seq = 0
         self.session: dict[str, Any] = {"number": 0, "open": False, "closed": False, "opening": {}, "closing": {},
                                         "games": []}
@@ -101,6 +102,7 @@ class HallView:
             "session_open": bool(self.session["open"] and not self.session["closed"]),
             "game": self.game.public() if self.game else None,
             "games_played": self.games_played,
+            "warnings": list(self.warnings),
         }
 
     def console(self) -> dict[str, Any]:

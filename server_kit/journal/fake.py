@@ -1,7 +1,8 @@
 """An in-memory journal for the unit tests of the layers above the journal.
 
-It seals records exactly as the SQL journal does (hash, link, Ed25519 signature), so
-what a module folds from it is what it would fold from the real one; it keeps them in
+It seals records exactly as the SQL journal does (each entry built through its
+declaration in :mod:`protocol.records`, then hash, link, Ed25519 signature), so what a
+module folds from it is what it would fold from the real one; it keeps them in
 a list and forgets them with the process.  ``fail_next`` makes the next append fail
 before anything is kept, as a failed commit would.
 """
@@ -12,7 +13,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from protocol.chain import Record, seal, sign_head, verify_chain
+from protocol.chain import Record, sign_head, verify_chain
+from protocol.records import JournalRecord, seal_entries
 from server_kit.journal.port import Entry
 
 
@@ -24,16 +26,12 @@ class FakeJournal:
         self.fail_next: Exception | None = None
 
     def append(
-        self, time_ms: int, entries: Sequence[Entry], extra: Callable[[Any], None] | None = None
+        self, time_ms: int, entries: Sequence[Entry | JournalRecord], extra: Callable[[Any], None] | None = None
     ) -> list[Record]:
         if self.fail_next is not None:
             failure, self.fail_next = self.fail_next, None
             raise failure
-        sealed: list[Record] = []
-        previous = self.last
-        for type, payload in entries:
-            previous = seal(self.key, previous, time_ms, type, payload)
-            sealed.append(previous)
+        sealed = seal_entries(self.key, self.last, time_ms, entries)
         self.kept.extend(sealed)
         if sealed:
             self.last = sealed[-1]

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 from sqlalchemy import Connection
 
 from protocol.chain import Record
+from protocol.records import JournalRecord
 
 #: One fact to journal: its record type and payload.
 Entry = tuple[str, Mapping[str, Any]]
@@ -25,10 +26,14 @@ class JournalPort(Protocol):
     def append(
         self,
         time_ms: int,
-        entries: Sequence[Entry],
+        entries: Sequence[Entry | JournalRecord],
         extra: Callable[[Connection], None] | None = None,
     ) -> list[Record]:
-        """Seal ``entries`` after :attr:`last` and append them durably, in one transaction."""
+        """Seal ``entries`` after :attr:`last` and append them durably, in one transaction.
+
+        Every entry is built through its declaration (:mod:`protocol.records`) before any
+        is sealed: :class:`~protocol.records.RecordError` and nothing written otherwise.
+        """
         ...
 
     def records(self, after: int = 0) -> Iterator[Record]:

@@ -7,7 +7,8 @@ rows, and only then moves its idea of the last record and rewrites the head file
 Whoever announces a fact does so after ``append`` returned: a crash can lose only
 what nobody has seen.
 
-The head file (``var/journal.head``, mode 0600) holds the last record's sequence number
+The head file (``journal.head`` in the server's folder, mode 0600, at the path the
+composition root hands over) holds the last record's sequence number
 and hash, signed with the journal key (:func:`protocol.chain.sign_head`), written
 atomically after each commit.  :meth:`Journal.verify` checks the table against it, so a
 journal cut short at its end is caught as well as one altered inside; a head that is
@@ -27,13 +28,15 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Connection, Engine
 
-from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, seal, sign_head, verify_chain
+from protocol.chain import OPENING, ChainError, Head, Record, head_from_dict, sign_head, verify_chain
+from protocol.records import JournalRecord, seal_entries
 from server_kit.journal import table
 from server_kit.journal.port import Entry
 
 
-def head_path() -> Path:
-    return Path(os.environ.get("BINGO_HOME", "var")) / "journal.head"
+def head_path(home: Path) -> Path:
+    """Where the signed head of the journal of the server whose folder is ``home`` is kept."""
+    return home / "journal.head"
 
 
 def read_head(path: Path) -> Head | None:
@@ -66,10 +69,10 @@ class JournalStateError(ChainError):
 
 
 class Journal:
-    def __init__(self, engine: Engine, key: Ed25519PrivateKey, head: Path | None = None) -> None:
+    def __init__(self, engine: Engine, key: Ed25519PrivateKey, head: Path) -> None:
         self.engine = engine
         self.key = key
-        self.head = head or head_path()
+        self.head = head
         self.last: Record | None = table.last_record(engine)
 
     def verify(self, after: tuple[int, str] | None = None) -> int:
@@ -116,15 +119,16 @@ class Journal:
     def append(
         self,
         time_ms: int,
-        entries: Sequence[Entry],
+        entries: Sequence[Entry | JournalRecord],
         extra: Callable[[Connection], None] | None = None,
     ) -> list[Record]:
-        """Seal and durably append ``entries``; returns the records once committed."""
-        sealed: list[Record] = []
-        previous = self.last
-        for type, payload in entries:
-            previous = seal(self.key, previous, time_ms, type, payload)
-            sealed.append(previous)
+        """Seal and durably append ``entries``; returns the records once committed.
+
+        Each entry is built through its declaration (:mod:`protocol.records`) before
+        anything is sealed: an undeclared type or a bad field raises
+        :class:`~protocol.records.RecordError` and nothing is written.
+        """
+        sealed = seal_entries(self.key, self.last, time_ms, entries)
         if not sealed:
             return []
         table.append(self.engine, sealed, extra)

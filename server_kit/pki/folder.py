@@ -1,6 +1,6 @@
 """The PKI folder: its layout, the roles a certificate names, and reading its files.
 
-The folder (``var/pki`` or ``$BINGO_HOME/pki``) is laid out so that a copy of part of
+The folder (``pki/`` in the server's folder, e.g. ``var/pki``) is laid out so that a copy of part of
 it is what a single machine needs::
 
     ca.pem            the authority's certificate (every machine)
@@ -121,9 +121,9 @@ class PkiFolder:
         return self.keys / f"{name}.key"
 
 
-def default_pki_dir() -> Path:
-    """``$BINGO_HOME/pki``, or ``var/pki`` when ``$BINGO_HOME`` is not set."""
-    return Path(os.environ.get("BINGO_HOME", "var")) / "pki"
+def default_pki_dir(home: Path) -> Path:
+    """The PKI folder of the server (or operator) whose folder is ``home``: ``home/pki``."""
+    return home / "pki"
 
 
 def _now(now: datetime.datetime | None) -> datetime.datetime:

@@ -4,8 +4,8 @@ the PKI folder, the revocation list re-read when it changes, and who the peer is
 Every link of the system is mutual TLS (R92.7, R95.3): a hall server, the central server
 and the regulator's access present certificates for their role, staff and terminals
 present client certificates, and each side checks the other against the operator's
-certificate authority and its revocation list.  The folder (``var/pki`` or
-``$BINGO_HOME/pki``) is laid out so that a copy of part of it is what a single machine
+certificate authority and its revocation list.  The folder (``pki/`` in the server's
+folder, e.g. ``var/pki``) is laid out so that a copy of part of it is what a single machine
 needs::
 
     ca.pem            the authority's certificate (every machine)

@@ -25,9 +25,9 @@ def test_the_listing_shows_the_last_card_sold_from_the_journal(tmp_path: Path) -
     add_series(engine, "classic", 1001, 100, 12)
     add_series(engine, "classic", 1002, 100, 12)
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
-    sale = {"game_id": "g1", "series": 1001, "seller": "ana"}
-    journal.append(1, [("paper_cards_sold", {**sale, "first": 1, "last": 5})])
-    journal.append(2, [("paper_cards_sold", {**sale, "first": 6, "last": 9})])
+    sale = {"game_id": "g1", "series": 1001, "seller": "ana", "account": "cash:ana"}
+    journal.append(1, [("paper_cards_sold", {**sale, "first": 1, "last": 5, "count": 5, "amount_cents": 500})])
+    journal.append(2, [("paper_cards_sold", {**sale, "first": 6, "last": 9, "count": 4, "amount_cents": 400})])
     listing = CliRunner().invoke(main, ["--db", url, "cards", "list"])
     assert listing.exit_code == 0, listing.output
     assert "series 1001: 12 cards at 1.00 EUR, last sold 9" in listing.output

@@ -208,7 +208,8 @@ def last_view(socket: LiveSocket) -> dict[str, Any]:
 
 def view_at(folder: Path, seq: int) -> dict[str, Any]:
     """The console picture replayed in this process from the journal's first ``seq`` records."""
-    view = HallView(load_config(folder / "hall.toml").name)
+    config = load_config(folder / "hall.toml")
+    view = HallView(config.name, warnings=config.responsible.warnings)
     engine = create(database_url(folder))
     try:
         for record in table.read(engine):

@@ -54,6 +54,31 @@ def test_a_failed_verification_is_recorded_and_blocks_the_opening(core: CommandC
     assert record.payload["results"]["clock"] == "off by 9 minutes"
 
 
+@pytest.mark.req("R84.1", "R77.1")
+@pytest.mark.parametrize("date", ["hello", "2026-13-01", "2026-02-30", "01/12/2026", " 2026-12-01", None, 20261201])
+def test_a_verification_for_a_date_that_is_not_one_is_refused_and_records_nothing(
+    core: CommandCore, journal: Journal, date: object
+) -> None:
+    session = SessionModule(core, lambda now: dict(PASSED))
+    with pytest.raises(SessionError, match="a session's date is YYYY-MM-DD"):
+        result(session.run_verification(ADMIN, date))  # type: ignore[arg-type]
+    assert list(journal.records()) == []
+    verify_passed(session)  # and the right date is still taken
+    assert [r.type for r in journal.records()] == ["system_verified"]
+
+
+@pytest.mark.req("R84.1", "R77.1")
+def test_a_session_may_not_be_dated_before_the_last_one(core: CommandCore) -> None:
+    session = SessionModule(core)
+    open_session(session)
+    for stage in ("closing",):
+        result(session.count_balls(CHIEF, stage, ALL_BALLS, ["Marta Soler (public)"]))
+    result(session.sign_closing(CHIEF))
+    result(session.sign_closing(ADMIN))
+    with pytest.raises(SessionError, match="before the last session's \\(2026-12-01\\)"):
+        result(session.run_verification(ADMIN, "2026-11-30"))
+
+
 @pytest.mark.req("R84.2")
 def test_a_count_missing_a_ball_blocks_the_signatures(core: CommandCore) -> None:
     session = SessionModule(core)

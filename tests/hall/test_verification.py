@@ -21,6 +21,8 @@ from server_kit.verification import (
     source_root,
     write_manifest,
 )
+from protocol.ledger import Posting
+from protocol.records.game import BallDrawn
 from tests.hall.conftest import result
 
 pytestmark = pytest.mark.req("R84.1", "R92.5e")
@@ -54,7 +56,7 @@ def test_the_software_check_names_changed_added_and_missing_files(release: Path,
 
 
 def test_the_clock_may_not_stand_before_the_journal(journal: Journal) -> None:
-    journal.append(1_790_000_000_000, [("x", {})])
+    journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
     assert check_clock(1_790_000_005_000, journal) is None
     assert check_clock(1_789_999_990_000, journal) == (
         "the server clock is 10 s behind the last journal record; it was set back"
@@ -70,9 +72,9 @@ def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_jour
     assert check_database(journal.engine, MIGRATIONS) is None
     results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
     assert results == dict.fromkeys(("journal", "database", "draw_device", "clock", "software"))
-    journal.append(1_790_000_000_000, [("x", {"n": 1})])
+    journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
     with journal.engine.begin() as connection:
-        connection.exec_driver_sql("UPDATE journal SET payload = '{\"n\":2}' WHERE seq = 1")
+        connection.exec_driver_sql("UPDATE journal SET payload = replace(payload, '\"ball\":1', '\"ball\":2') WHERE seq = 1")
     results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
     assert results["journal"] == "record 1: its content does not match its hash (altered)"
 
@@ -119,7 +121,8 @@ def test_pentest_4_the_verification_runs_the_real_checks_and_an_altered_posting_
     manifest = tmp_path / "manifest.json"
     write_manifest(manifest)
     session = SessionModule(core, functools.partial(verify_system, journal, journal.engine, manifest=manifest))
-    journal.append(core.now_ms(), [("posting", {"debits": [["cash:desk1", 8000]], "credits": [["player:1", 8000]]})])
+    load = Posting.transfer(8000, debit="cash:desk1", credit="player:1", reason="credit:load")
+    journal.append(core.now_ms(), [("posting", load.to_dict())])
     with journal.engine.begin() as connection:
         connection.exec_driver_sql("UPDATE journal SET payload = replace(payload, '8000', '80000') WHERE seq = 1")
     (record,) = result(session.run_verification(ADMIN, "2026-12-01"))

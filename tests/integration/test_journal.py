@@ -13,6 +13,8 @@ from sqlalchemy import text
 from hall_server.cli import main
 from hall_server.store.database import open_database
 from protocol.chain import ChainError, head_body
+from protocol.records import RecordError
+from protocol.records.game import BallDrawn
 from server_kit.journal.sql import Journal, JournalStateError
 from server_kit.keys import load_journal_key, public_pem
 
@@ -23,9 +25,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
 def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Journal:
     monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
     engine = open_database(f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}")
-    j = Journal(engine, load_journal_key(create=True))
+    home = tmp_path / "var"
+    j = Journal(engine, load_journal_key(home / "keys" / "journal-signing.pem", create=True), head=home / "journal.head")
     for n in range(1, 11):
-        j.append(1_700_000_000_000 + n, [("ball_drawn", {"game_id": "g1", "ball": n, "count": n})])
+        j.append(1_700_000_000_000 + n, [BallDrawn("g1", n, n)])
     return j
 
 
@@ -43,7 +46,7 @@ def test_an_untouched_journal_verifies(journal: Journal) -> None:
 
 def test_records_appended_together_commit_together(journal: Journal) -> None:
     with pytest.raises(Exception):
-        journal.append(5, [("a", {"x": 1})], extra=lambda connection: connection.execute(text("SELECT * FROM nowhere")))
+        journal.append(5, [BallDrawn("g1", 11, 11)], extra=lambda connection: connection.execute(text("SELECT * FROM nowhere")))
     assert journal.verify() == 10 and journal.last.seq == 10
 
 
@@ -208,22 +211,57 @@ def test_pentest_5_only_an_explicit_initialisation_starts_a_journal(tmp_path: Pa
     monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
     url = f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}"
     runner = CliRunner()
-    load_journal_key(create=True)
+    key_path = tmp_path / "var" / "keys" / "journal-signing.pem"
+    load_journal_key(key_path, create=True)
     empty = runner.invoke(main, ["--db", url, "journal", "verify"])
     assert empty.exit_code == 0 and "never started" in empty.output
     started = runner.invoke(main, ["--db", url, "journal", "init", "--hall-name", "Sala Sol"])
     assert started.exit_code == 0 and "record 1 (journal_opened)" in started.output, started.output
     again = runner.invoke(main, ["--db", url, "journal", "init"])
     assert again.exit_code == 1 and "already holds records (up to 1)" in again.output
-    journal = Journal(open_database(url), load_journal_key())
+    journal = Journal(open_database(url), load_journal_key(key_path), head=tmp_path / "var" / "journal.head")
     (opening,) = journal.records()
     assert opening.type == "journal_opened" and opening.payload == {"hall": "Sala Sol"}
     assert journal.verify() == 1
     # Every record removed but the head kept: not a new journal, and verify says so.
     sql(journal, "DELETE FROM journal")
     with pytest.raises(JournalStateError, match="the journal is empty but its head file .* exists: records were removed"):
-        Journal(journal.engine, journal.key).initialise(1, {})
+        Journal(journal.engine, journal.key, journal.head).initialise(1, {})
     refused = runner.invoke(main, ["--db", url, "journal", "init"])
     assert refused.exit_code == 1 and "records were removed" in refused.output
     assert "record 1: is missing: the journal ends at 0 but its head says 1" in runner.invoke(
         main, ["--db", url, "journal", "verify"]).output
+
+
+# --- written through the declarations (protocol/records) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        (("ball_drwan", {"game_id": "g1", "ball": 11, "ball_count": 11}), "a 'ball_drwan' record: no such record type"),
+        (("ball_drawn", {"type": "ball_drawn", "game_id": "g1", "ball": "11", "ball_count": 11}),
+         "a 'ball_drawn' record: ball: is a whole number"),
+        (("ball_drawn", {"type": "ball_drawn", "game_id": "g1", "ball": 11, "ball_count": 11, "count": 11}),
+         "a 'ball_drawn' record: count: is not a field of this record type"),
+        (("session_opened", {"session": 1}), "a 'session_opened' record: date: is missing"),
+    ],
+)
+def test_an_undeclared_type_or_a_bad_field_is_refused_before_anything_is_written(
+    journal: Journal, entry: Any, reason: str
+) -> None:
+    head = journal.head.read_bytes()
+    with pytest.raises(RecordError) as refused:
+        journal.append(1_700_000_000_011, [BallDrawn("g1", 11, 11), entry])
+    assert str(refused.value).startswith(reason)
+    assert journal.last is not None and journal.last.seq == 10
+    assert [r.seq for r in journal.records()][-1] == 10, "not even the good entry before it is written"
+    assert journal.head.read_bytes() == head
+    assert journal.verify() == 10
+
+
+def test_the_payload_sealed_is_the_declared_records(journal: Journal) -> None:
+    (record,) = journal.append(1_700_000_000_011, [("ball_drawn", {"type": "ball_drawn", "game_id": "g1",
+                                                                    "ball": 11, "ball_count": 11})])
+    assert record.payload == BallDrawn("g1", 11, 11).to_payload()
+    assert record.payload["completed_line"] == [] and record.payload["entered_by"] is None

@@ -22,6 +22,7 @@ from hall_server.store import cards as store
 from hall_server.store.database import open_database
 from hall_server.store.models import METADATA
 from protocol.chain import ChainError
+from protocol.records.game import BallDrawn, BallVoided
 from protocol.strips import sample_strips
 from server_kit.journal.sql import Journal
 from tests.hall.conftest import clock, result  # noqa: F401 (clock is a fixture)
@@ -48,11 +49,11 @@ def test_the_journal_appends_reads_and_verifies_and_names_a_tampered_record(data
     engine = open_database(database_url)
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
     for n in range(1, 11):
-        journal.append(1_700_000_000_000 + n, [("ball_drawn", {"game_id": "g1", "ball": n, "count": n, "note": "é€"})])
+        journal.append(1_700_000_000_000 + n, [BallDrawn("g1", n, n, entered_by="é€")])
     assert journal.verify() == 10
     again = Journal(engine, journal.key, head=tmp_path / "journal.head")
     assert again.last is not None and again.last.seq == 10 and again.last.hash == journal.last.hash
-    assert [r.payload["note"] for r in again.records(after=8)] == ["é€", "é€"]
+    assert [r.payload["entered_by"] for r in again.records(after=8)] == ["é€", "é€"]
     with engine.begin() as connection:
         connection.exec_driver_sql(
             "UPDATE journal SET payload = replace(payload, '\"ball\":4', '\"ball\":44') WHERE seq = 4"
@@ -64,14 +65,14 @@ def test_the_journal_appends_reads_and_verifies_and_names_a_tampered_record(data
 def test_a_failed_transaction_appends_nothing(database_url: str, tmp_path: Path) -> None:
     engine = open_database(database_url)
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
-    journal.append(1, [("a", {"x": 1})])
+    journal.append(1, [BallDrawn("g1", 1, 1)])
 
     def fails(connection) -> None:  # type: ignore[no-untyped-def]
         raise RuntimeError("the projection could not be written")
 
     with pytest.raises(RuntimeError):
-        journal.append(2, [("b", {"x": 2}), ("c", {"x": 3})], extra=fails)
-    assert [r.type for r in journal.records()] == ["a"]
+        journal.append(2, [BallDrawn("g1", 2, 2), BallVoided("g1", 2, 2, "rosa", "room_chief", "misread")], extra=fails)
+    assert [r.type for r in journal.records()] == ["ball_drawn"]
     assert journal.last is not None and journal.last.seq == 1
 
 

@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator
 
 import pytest
 from twisted.internet import task
 
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.records import JournalRecord
 from server_kit.core import Actor, CommandCore, NotAllowed, Repeated, run_inline
 from server_kit.journal.fake import FakeJournal
+from tests.support.records import declared
 
 pytestmark = pytest.mark.req("R92.3", "R96.4", "R80")
 
 CLERK = Actor("ana", "clerk")
 GUEST = Actor("bea", "guest")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Added(JournalRecord):
+    """The test server's one record type: an amount added to the counter."""
+
+    type: ClassVar[str] = "added"
+    amount: int
+
+
+@pytest.fixture(autouse=True)
+def added_is_declared() -> Iterator[None]:
+    with declared(Added):
+        yield
 
 
 class Counter:

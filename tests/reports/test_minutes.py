@@ -9,7 +9,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
-from hall_server.hall.admission import HALL_TIMEZONE
+from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.reports.layout import card_ranges, game_report, month_report, session_report, stake_percent
 from hall_server.reports.minutes import POTS, build
 from hall_server.store.database import open_database
@@ -57,7 +57,7 @@ def test_the_minutes_of_a_game_with_a_second_series_hold_every_field_the_article
     (opened,) = played.of_game(game_id, "sale_opened")
     (closed,) = played.of_game(game_id, "sale_closed")
     balls = balls_of(records, game_id)
-    tables, shown = rendered(game_report(book.game(game_id), hall_name=HALL, timezone=HALL_TIMEZONE))
+    tables, shown = rendered(game_report(book.game(game_id), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
 
     (game,) = tables["game"]
     assert game["game_id"] == game_id and game["game_number"] == "2" and game["session"] == "1"
@@ -100,7 +100,7 @@ def test_pot_values_collection_and_payout_appear_with_the_balls_drawn(hall_home:
     game_id = played.game_ids[1]
     (closed,) = played.of_game(game_id, "sale_closed")
     (jackpot,) = [r for r in played.of_game(game_id, "prize_paid") if r.payload["prize"] == "jackpot"]
-    tables, shown = rendered(game_report(book.game(game_id), hall_name=HALL, timezone=HALL_TIMEZONE))
+    tables, shown = rendered(game_report(book.game(game_id), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
 
     collected = {row["detail"].split(" ")[0]: int(row["amount_cents"]) for row in tables["draw"]
                  if row["event"] == "pot collected"}
@@ -126,7 +126,7 @@ def test_pot_values_collection_and_payout_appear_with_the_balls_drawn(hall_home:
 def test_a_refunded_game_shows_its_suspensions_and_the_stakes_returned(hall_home: PlayedHall) -> None:
     played, book = hall_home.played, hall_home.book
     game = book.game(played.game_ids[2])
-    tables, shown = rendered(game_report(game, hall_name=HALL, timezone=HALL_TIMEZONE))
+    tables, shown = rendered(game_report(game, hall_name=HALL, timezone=DEFAULT_TIMEZONE))
     (row,) = tables["game"]
     assert (row["state"], row["refunded_cents"], row["prizes_paid_cents"]) == ("refunded", "1000", "0")
     assert [r["event"] for r in tables["draw"] if r["event"].startswith("game")] == [
@@ -141,7 +141,7 @@ def test_a_refunded_game_shows_its_suspensions_and_the_stakes_returned(hall_home
 @pytest.mark.req("R77.1", "R77.2", "R75.4", "R75.5", "R84.1", "R84.2", "R84.3", "R83.5")
 def test_the_session_minutes_hold_the_opening_every_game_the_incidents_and_the_closing(hall_home: PlayedHall) -> None:
     played, book = hall_home.played, hall_home.book
-    tables, shown = rendered(session_report(book.session(1), hall_name=HALL, timezone=HALL_TIMEZONE))
+    tables, shown = rendered(session_report(book.session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
 
     (session,) = tables["session"]
     assert (session["date"], session["state"]) == ("2026-12-01", "closed")
@@ -174,7 +174,7 @@ def test_the_session_minutes_hold_the_opening_every_game_the_incidents_and_the_c
 @pytest.mark.req("R83.5")
 def test_the_daily_summary_keeps_running_totals_of_games_cards_prizes_and_collection(hall_home: PlayedHall) -> None:
     played, book = hall_home.played, hall_home.book
-    tables, shown = rendered(session_report(book.session(1), hall_name=HALL, timezone=HALL_TIMEZONE))
+    tables, shown = rendered(session_report(book.session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
     prizes = [sum(c for r in played.of_game(g, "prize_paid") for _, c in r.payload["payments"]) for g in played.game_ids[:3]]
     rows = [(int(r["total_games"]), int(r["total_cards"]), int(r["total_prizes_paid_cents"]),
              int(r["total_collection_cents"])) for r in tables["summary"]]
@@ -200,7 +200,7 @@ def test_the_totals_of_the_minutes_match_the_ledger(hall_home: PlayedHall) -> No
         prizes = sum(p.amount for p in ledger.postings_for(game_id) if p.reason.startswith("prize:"))
         refunds = sum(p.amount for p in ledger.postings_for(game_id, "refund:game"))
         assert (game.stakes_cents, game.prizes_paid_cents, game.refunded_cents) == (sales, prizes, refunds)
-    (totals,) = csv_tables(to_csv(session_report(book.session(1), hall_name=HALL, timezone=HALL_TIMEZONE)))["totals"]
+    (totals,) = csv_tables(to_csv(session_report(book.session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE)))["totals"]
     assert int(totals["tax_cents"]) == played.hall.balance("tax")
     for pot in POTS:
         assert book.pot_level(pot) == played.hall.balance(pot)
@@ -212,7 +212,7 @@ def test_the_totals_of_the_minutes_match_the_ledger(hall_home: PlayedHall) -> No
 @pytest.mark.req("R77.4")
 def test_the_monthly_count_lists_the_physical_and_virtual_cards_sold(hall_home: PlayedHall) -> None:
     book = hall_home.book
-    tables, shown = rendered(month_report(book.month("2026-12"), hall_name=HALL, timezone=HALL_TIMEZONE))
+    tables, shown = rendered(month_report(book.month("2026-12"), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
     (month,) = tables["month"]
     assert (month["sessions"], month["games"], month["physical_cards"], month["virtual_cards"],
             month["refunded_cards"]) == ("1", "3", "80", "0", "10")
@@ -221,7 +221,7 @@ def test_the_monthly_count_lists_the_physical_and_virtual_cards_sold(hall_home: 
         ("physical", "8", "2", "20", "10"),
     ]
     in_pdf(shown, "2026-12", "80", "60", "20")
-    (january,) = csv_tables(to_csv(month_report(book.month("2027-01"), hall_name=HALL, timezone=HALL_TIMEZONE)))["month"]
+    (january,) = csv_tables(to_csv(month_report(book.month("2027-01"), hall_name=HALL, timezone=DEFAULT_TIMEZONE)))["month"]
     assert (january["physical_cards"], january["games"]) == ("20", "1")
     with pytest.raises(ReportError, match=r"no session was held in 2026-11; the journal holds sessions in 2026-12, 2027-01"):
         book.month("2026-11")
@@ -249,7 +249,7 @@ def test_virtual_cards_bought_on_terminals_are_listed_with_their_stake_percentag
     result(hall.games.close_sale(CHIEF))
     game_id = opened.payload["game_id"]
     book = build(hall.records())
-    tables, shown = rendered(game_report(book.game(game_id), hall_name=HALL, timezone=HALL_TIMEZONE))
+    tables, shown = rendered(game_report(book.game(game_id), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
     virtual = str(VIRTUAL_NUMBER)
     assert [(v["series"], v["series_label"], v["stake_percent"], v["stake_cents"], v["cards"], v["card_numbers"],
              v["terminals"], v["amount_cents"]) for v in tables["virtual_cards"]] == [
@@ -266,10 +266,10 @@ def test_virtual_cards_bought_on_terminals_are_listed_with_their_stake_percentag
     refunds = sum(p.amount for p in ledger.postings_for(game_id, "refund:terminal"))
     assert int(row["collection_cents"]) == stakes - refunds
     in_pdf(shown, "50%", "100%", "1-3", "4-5", "1.50 EUR", "13.50 EUR")
-    month = csv_tables(to_csv(month_report(book.month("2026-12"), hall_name=HALL, timezone=HALL_TIMEZONE)))
+    month = csv_tables(to_csv(month_report(book.month("2026-12"), hall_name=HALL, timezone=DEFAULT_TIMEZONE)))
     assert [(s["kind"], s["series"], s["cards"], s["refunded_cards"]) for s in month["series"]] == [
         ("physical", "7", "10", "0"), ("virtual", virtual, "6", "1")]
-    (summary,) = csv_tables(to_csv(session_report(book.session(1), hall_name=HALL, timezone=HALL_TIMEZONE)))["summary"]
+    (summary,) = csv_tables(to_csv(session_report(book.session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE)))["summary"]
     assert (summary["cards"], summary["refunded_cards"], summary["total_cards"]) == ("16", "1", "15")
 
 
@@ -293,7 +293,7 @@ def test_the_minutes_are_made_from_the_journal_as_it_stands_and_the_same_records
     game_id = played.game_ids[3]
 
     def report() -> Report:
-        return session_report(build(journal.records()).session(2), hall_name=HALL, timezone=HALL_TIMEZONE)
+        return session_report(build(journal.records()).session(2), hall_name=HALL, timezone=DEFAULT_TIMEZONE)
 
     before = report()
     assert to_pdf(report()) == to_pdf(before) and to_csv(report()) == to_csv(before)
@@ -306,9 +306,9 @@ def test_the_minutes_are_made_from_the_journal_as_it_stands_and_the_same_records
     drawn = [int(r["ball"]) for r in csv_tables(to_csv(after))["game_1.draw"] if r["event"] == "ball drawn"]
     assert drawn == balls_of(played.records(), game_id) and len(drawn) == 3
     # A closed session's minutes do not move as the journal grows.
-    closed = session_report(build(journal.records()).session(1), hall_name=HALL, timezone=HALL_TIMEZONE)
+    closed = session_report(build(journal.records()).session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE)
     result(played.hall.games.void_ball(CHIEF, drawn[-1], "misread"))
-    again = session_report(build(journal.records()).session(1), hall_name=HALL, timezone=HALL_TIMEZONE)
+    again = session_report(build(journal.records()).session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE)
     assert to_pdf(again) == to_pdf(closed)
 
 

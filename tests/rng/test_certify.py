@@ -60,7 +60,7 @@ class StickyGenerator(RandomBallGenerator):
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BINGO_HOME", str(tmp_path / "home"))
-    load_journal_key(create=True)
+    load_journal_key(tmp_path / "home" / "keys" / "journal-signing.pem", create=True)
     return tmp_path
 
 

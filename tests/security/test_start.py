@@ -19,7 +19,8 @@ from twisted.internet.testing import MemoryReactorClock
 from hall_server.config import load_config
 from hall_server.store.database import open_database
 from hall_server.tap import StartRefused, build_hall
-from protocol.chain import head_body
+from protocol.chain import canonical_json, head_body, seal, sign_head
+from protocol.records.game import BallDrawn
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from tests.web.conftest import ALL_BALLS, REPO, HallProcess
@@ -74,7 +75,7 @@ def started(tmp_path: Path) -> Path:
     build_hall(load_config(tmp_path / "hall.toml"), MemoryReactorClock())
     journal = _journal(tmp_path)
     for n in range(2, 11):
-        journal.append(1_790_000_000_000 + n, [("ball_drawn", {"game_id": "g1", "ball": n, "count": n})])
+        journal.append(1_790_000_000_000 + n, [BallDrawn("g1", n, n)])
     return tmp_path
 
 
@@ -157,3 +158,52 @@ def test_pentest_14_the_ca_key_stays_out_of_the_servers_pki_folder_and_the_log_s
     log = hall.output.decode()
     assert f"THE CERTIFICATE AUTHORITY'S PRIVATE KEY IS ON THIS SERVER: {tmp_path / 'operator-ca' / 'ca.key'}" in log
     assert "Move the folder" in log and "offline machine" in log
+
+
+# --- every record read through its declaration (protocol/records) --------------------------------
+
+
+def _write_past_the_declarations(folder: Path, type: str, payload: dict[str, object]) -> int:
+    """A record sealed with the hall's own key and put straight into the table, with its head:
+    the chain verifies, only the declaration can tell it is wrong."""
+    journal = _journal(folder)
+    assert journal.last is not None
+    record = seal(journal.key, journal.last, journal.last.time_ms + 1, type, payload)
+    with sqlite3.connect(folder / "hall.sqlite3") as database:
+        database.execute(
+            "INSERT INTO journal (seq, time_ms, type, payload, prev, hash, signature) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (record.seq, record.time_ms, record.type, canonical_json(record.payload).decode(), record.prev,
+             record.hash, record.signature),
+        )
+    (folder / "journal.head").write_text(json.dumps(sign_head(journal.key, record).to_dict()))
+    assert _journal(folder).verify() == record.seq
+    return record.seq
+
+
+@pytest.mark.parametrize(
+    ("type", "payload", "reason"),
+    [
+        ("ball_drawn", {"type": "ball_drawn", "game_id": "g1", "ball": "11", "ball_count": 11},
+         'ball: is a whole number, not the string "11"'),
+        ("ball_drawn", {"type": "ball_drawn", "game_id": "g1", "ball": 11, "ball_count": 11, "bal": 3},
+         "bal: is not a field of this record type"),
+        ("cash_paid_in", {"amount": 100}, "no such record type is declared"),
+    ],
+)
+def test_a_signed_record_that_does_not_parse_stops_the_start_naming_its_seq(
+    started: Path, type: str, payload: dict[str, object], reason: str
+) -> None:
+    seq = _write_past_the_declarations(started, type, payload)
+    refused = _start(started)
+    assert refused.startswith(f"the journal does not parse: record {seq} ({type}): {reason}")
+    assert refused.endswith("; the hall server does not serve on a journal it cannot read (docs/journal.md)")
+
+
+def test_a_signed_record_with_a_bad_field_makes_the_server_exit_1_with_one_line(started: Path) -> None:
+    seq = _write_past_the_declarations(started, "session_opened", {"session": 1, "date": "2026-12-01", "dtae": "x"})
+    refused = _serve(started)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(
+        f"Error: the journal does not parse: record {seq} (session_opened): dtae: is not a field of this record type"
+    )
+    assert refused.stderr.count("\n") == 1 and "Caller console at" not in refused.stdout

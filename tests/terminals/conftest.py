@@ -13,6 +13,7 @@ from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.pins import PinGuard
 from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
@@ -54,6 +55,7 @@ class VirtualHall:
     games: GamesModule
     virtual: VirtualModule
     pins: PinGuard
+    responsible: ResponsiblePlayModule
 
     def records(self) -> list:
         return list(self.journal.records())
@@ -88,7 +90,9 @@ def build_hall(journal: Journal, clock: Any, balls: ScriptedBalls | None = None)
     games = GamesModule(core, session, ledger, CATALOG, balls, RULES)
     virtual = VirtualModule(core, games, ledger, cashier, library(), new_token=iter(f"token-{i}" for i in range(10**6)).__next__)
     pins = PinGuard(core, cashier)
-    return VirtualHall(journal, clock, balls, core, session, ledger, admission, cashier, games, virtual, pins)
+    responsible = ResponsiblePlayModule(core, cashier, admission, virtual)
+    return VirtualHall(journal, clock, balls, core, session, ledger, admission, cashier, games, virtual, pins,
+                       responsible)
 
 
 @pytest.fixture

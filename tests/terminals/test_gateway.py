@@ -43,7 +43,8 @@ def gateway(hall: VirtualHall) -> TerminalGateway:
         return defer.succeed(hall.cashier.verify_pin(number, pin))
 
     return TerminalGateway(hall.core, hall.games, hall.virtual, hall.cashier, hall.clock, check_pin, "Sala Test",
-                           pins=hall.pins)
+                           pins=hall.pins, responsible=hall.responsible,
+                           notices=(("Play for fun.", "Set a limit."), "Ask staff for help."))
 
 
 def signed_in(hall: VirtualHall, gateway: TerminalGateway, terminal: str = "T1", credit: int = 1_000,
@@ -248,7 +249,7 @@ def test_refused_purchases_say_why_on_the_terminal_are_journaled_and_change_noth
     elif case == "beyond credit":
         kwargs = {"quantity": 6}
         result(hall.cashier.cash_out(CASHIER_ACTOR, number, hall.balance(number) - 300, "desk1", "cash", ""))
-        expected = "your credit is 300 cents"
+        expected = "your credit is 3.00 EUR"
     elif case == "beyond 96":
         kwargs = {"quantity": 7}
         expected = "at most 96 cards"

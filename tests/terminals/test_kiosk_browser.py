@@ -87,7 +87,7 @@ def sign_in_and_buy(page: Any, account: str, quantity: int) -> None:
     page.press("#pin", "Enter")
     page.wait_for_selector("#play:not([hidden])")
     assert page.inner_text("#credit") == "20.00 EUR"
-    assert re.fullmatch(r"\d:\d\d", page.inner_text("#countdown"))  # the time left (R93.1)
+    assert re.fullmatch(r"\d+:\d\d", page.inner_text("#countdown"))  # the time left (R93.1)
     page.fill("#quantity", str(quantity))
     page.click("#buy")
     page.wait_for_selector("#message.ok")
@@ -98,7 +98,7 @@ def sign_in_and_buy(page: Any, account: str, quantity: int) -> None:
 
 def marked_as_drawn(page: Any) -> None:
     """Every number drawn is marked on every card showing it, and nothing else is."""
-    drawn = {int(x) for x in page.locator("#drawn li").all_inner_texts()}
+    drawn = {int(x) for x in page.locator("#drawn li.called").all_inner_texts()}
     cells = page.locator("#cards .cell:not(.blank)")
     marked = {int(x) for x in page.locator("#cards .cell.marked").all_inner_texts()}
     shown = {int(x) for x in cells.all_inner_texts()}
@@ -126,7 +126,7 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     assert handheld.evaluate("document.documentElement.scrollWidth") <= HANDHELD["width"]  # no sideways scrolling
 
     # After the sale time the button is off, and a purchase sent anyway is refused by the hall.
-    kiosk.wait_for_selector("#countdown:text('closed')", timeout=(SALE_SECONDS + WAIT) * 1000)
+    kiosk.wait_for_selector("#sale-state:text('Sale closed for terminals')", timeout=(SALE_SECONDS + WAIT) * 1000)
     assert kiosk.is_disabled("#buy")
     kiosk.evaluate("buy(1, 100)")
     kiosk.wait_for_selector("#message:not(.ok)")
@@ -145,11 +145,16 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     draws += 1
     for page in (kiosk, handheld):
         # Waited for here, not in the page: its CSP forbids the eval a polled page function needs.
-        wait_until(lambda: page.locator("#drawn li").count() >= draws, WAIT, f"{draws} balls on the page",
-                   seen=lambda: page.locator("#drawn li").count())
+        wait_until(lambda: page.locator("#drawn li.called").count() >= draws, WAIT, f"{draws} balls on the page",
+                   seen=lambda: page.locator("#drawn li.called").count())
         marked_as_drawn(page)
         lasts = page.locator("#last-balls .ball").all_inner_texts()
-        assert lasts[0] == page.locator("#drawn li").all_inner_texts()[-1]  # the latest ball first
+        assert lasts[0] == page.inner_text("#drawn li.latest")  # the latest ball first, ringed on the board
+        assert page.locator("#drawn li").count() == 90
+    from tests.web.test_console_browser import shot
+
+    shot(kiosk, "kiosk-drawing")
+    shot(handheld, "handheld-drawing")
     # Every card that won the line is on one of the two terminals: each is shown there.
     wait_until(lambda: sum(page.locator("#won li").count() for page in (kiosk, handheld)) == line_cards, WAIT,
                f"the terminals to show the {line_cards} card(s) that won the line",
@@ -161,3 +166,55 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
         before = 1400 if page is kiosk else 1600  # cents, as the page showed them before the draw
         wait_until(lambda: shown_cents(page.inner_text("#credit")) > before, WAIT, "the line's prize credited",
                    seen=lambda: page.inner_text("#credit"))
+
+
+@pytest.mark.req("R97.2")
+def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_excludes_themselves(
+    hall: HallProcess, browser: Any
+) -> None:
+    from tests.web.test_console_browser import shot
+
+    staff = Staff(hall)
+    staff("admin", "run_verification", date="2026-11-29")
+    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
+    staff("rosa", "sign_session_opening")
+    staff("admin", "sign_session_opening")
+    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
+    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+    anna = player(staff, "11111111A", 2_000)
+    token = staff("rosa", "enrol_terminal", terminal="K1", place="hall row A")["result"]["token"]
+    staff("sam", "announce_sale", series=1001)
+    staff("sam", "open_terminal_sale", seconds=600)
+    kiosk = kiosk_page(browser, hall, KIOSK, "K1", token)
+    # Before anyone signs in: the operator's warning, and the help page behind its button.
+    assert "limit" in kiosk.inner_text("#warning").lower() or "gambling" in kiosk.inner_text("#warning").lower()
+    kiosk.click("#care-open")
+    assert "exclude yourself" in kiosk.inner_text("#care-help")
+    assert kiosk.is_hidden("#care-account")
+    kiosk.click("#care-close")
+    sign_in_and_buy(kiosk, anna, 2)
+
+    kiosk.click("#care-open")
+    kiosk.fill("#limit", "5")
+    kiosk.press("#limit", "Enter")
+    kiosk.wait_for_selector("#care-limit:has-text('Your limit today is 5.00 EUR; you have spent 2.00 EUR')")
+    shot(kiosk, "kiosk-limits")
+    kiosk.click("#care-close")
+    kiosk.fill("#quantity", "4")
+    kiosk.click("#buy")
+    kiosk.wait_for_selector("#message:not(.ok)")
+    assert "you may spend 3.00 EUR more" in kiosk.inner_text("#message")
+    assert kiosk.inner_text("#credit") == "18.00 EUR"
+
+    kiosk.click("#care-open")
+    kiosk.fill("#exclude-days", "30")
+    kiosk.check("#exclude-sure")
+    kiosk.click("#exclude-form button")
+    kiosk.wait_for_selector("#sign-in-panel:not([hidden])")
+    assert kiosk.is_hidden("#play"), "nothing but the sign-in while nobody is signed in"
+    kiosk.fill("#account", anna)
+    kiosk.fill("#pin", "4821")
+    kiosk.press("#pin", "Enter")
+    kiosk.wait_for_selector("#message:has-text('You excluded yourself from play until')")
+    assert kiosk.is_visible("#sign-in-panel")
+    shot(kiosk, "kiosk-self-excluded")

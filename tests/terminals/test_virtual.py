@@ -91,9 +91,9 @@ def test_a_purchase_beyond_the_credit_is_refused_and_later_requests_still_served
     anna = hall.player("11111111A", 250)
     hall.terminal("T1")
     on_sale(hall)
-    refused(hall, "your credit is 250 cents", "T1", anna, 3)
+    refused(hall, "your credit is 2.50 EUR", "T1", anna, 3)
     assert len(buy(hall, "T1", anna, 2)) == 2
-    refused(hall, "your credit is 50 cents", "T1", anna, 1)
+    refused(hall, "your credit is 0.50 EUR", "T1", anna, 1)
     assert len(buy(hall, "T1", anna, 1, 50)) == 1
     assert hall.balance(anna) == 0
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from hall_server.hall.admission import local_date
+from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from server_kit.keys import load_journal_key, public_pem
 from tests.reports.conftest import pdf_strings
 from tests.web.conftest import HallProcess
@@ -156,7 +156,7 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
     assert sam.locator("#minutes").is_hidden() and tomas.locator("#minutes").is_hidden()
 
     # --- Opening: verification, the count of the 90 balls, both signatures (R84, R77.1).
-    today = local_date(int(time.time() * 1000)).isoformat()
+    today = local_date(int(time.time() * 1000), DEFAULT_TIMEZONE).isoformat()
     give(admin, "run_verification", date=today)
     give(rosa, "count_balls", stage="opening", balls_present="1-90", witnesses=WITNESSES)
     give(rosa, "sign_session_opening")

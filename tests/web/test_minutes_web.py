@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
 from hall_server.config import StaffMember
+from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.reports.minutes import build
 from hall_server.reports.publish import make_report, render_signed
 from hall_server.store.database import open_database
@@ -66,7 +67,7 @@ def minutes_hall(tmp_path_factory: pytest.TempPathFactory) -> MinutesHall:
     hub = LiveHub(view, channel, sign_ins)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=inline_authenticate(sign_ins), secure_cookie=False,
-        minutes=MinutesDesk(journal, HALL, run_inline),
+        minutes=MinutesDesk(journal, HALL, DEFAULT_TIMEZONE, run_inline),
     )
     return MinutesHall(played, journal, key, view, site)
 
@@ -85,7 +86,7 @@ def test_the_administrator_prints_the_session_minutes_signed_as_bingo_minutes_ma
 
     # The same bytes as the command line's report from the same journal: one code path.
     book = build(minutes_hall.journal.records())
-    expected = render_signed(make_report(book, "session", "1", HALL), "pdf", minutes_hall.key)
+    expected = render_signed(make_report(book, "session", "1", HALL, DEFAULT_TIMEZONE), "pdf", minutes_hall.key)
     assert pdf.body == expected.data
 
     signature = admin.request("GET", "/api/minutes/session/1.pdf.sig")

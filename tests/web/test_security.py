@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +22,7 @@ from hall_server.hall.roles import Role
 from hall_server.web.auth import IDLE_LIMIT_S, SignIns, StaffDirectory
 from hall_server.web.redaction import SECRET_FIELDS, redacted
 from hall_server.web.site import build_site, same_origin
+from protocol.records import Json, JournalRecord
 from server_kit.core import Actor
 from server_kit.web.bounded_websocket import (
     BOARD_MESSAGE_BYTES,
@@ -36,11 +38,20 @@ from server_kit.web.throttle import (
     MAX_CHECKS_PER_ADDRESS,
     MAX_LOCK_S,
 )
+from tests.support.records import declared
 from tests.web.conftest import PASSWORD, STAFF, FakeBrowser, FakeSocket, WebHall, journal_length
 
 ADMIN = Actor("admin", Role.ADMINISTRATOR)
 PIN_HASH = "scrypt$16384$8$1$c2FsdHNhbHRzYWx0c2FsdA==$UElOIGhhc2ggb2YgNDgyMSwgc2VhcmNoYWJsZSBpbiA0MXM="
 TOKEN_HASH = "5f1d3a9e0c7b8a6d4e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DevicePaired(JournalRecord):
+    """A record a later module might write: free-form detail with secrets nested in it."""
+
+    type: ClassVar[str] = "device_paired"
+    device: Json
 
 
 def signed_in(hall: WebHall, name: str, **browser: Any) -> FakeBrowser:
@@ -74,13 +85,14 @@ def test_pentest_2_no_secret_in_any_view_or_push_of_any_role(web_hall: WebHall) 
     sockets = {name: browser.socket() for name, browser in consoles.items()}
     public = FakeBrowser(web_hall.site)
     board = public.socket("/board/ws")
-    commit(
-        web_hall,
-        ("player_account_opened", {"account": "123456789012", "medium": "ticket", "visitor": 1, "pin_hash": PIN_HASH}),
-        ("terminal_enrolled", {"terminal": "K1", "token_hash": TOKEN_HASH, "place": "row A"}),
-        # A record a later module might write, with secrets nested in it.
-        ("device_paired", {"device": {"name": "D1", "device_token": "tok-1", "keys": [{"private_key": "k"}]}}),
-    )
+    with declared(DevicePaired):
+        commit(
+            web_hall,
+            ("player_account_opened", {"account": "123456789012", "medium": "ticket", "visitor": 1, "pin_hash": PIN_HASH}),
+            ("terminal_enrolled", {"terminal": "K1", "token_hash": TOKEN_HASH, "place": "row A"}),
+            # A record a later module might write, with secrets nested in it.
+            ("device_paired", {"device": {"name": "D1", "device_token": "tok-1", "keys": [{"private_key": "k"}]}}),
+        )
     late = {name: browser.socket() for name, browser in consoles.items()}  # snapshots with the records in them
     texts = [json.dumps(m) for s in [*sockets.values(), *late.values(), board] for m in s.received()]
     texts += [browser.request("GET", "/api/state").body.decode() for browser in consoles.values()]
@@ -142,7 +154,8 @@ def test_pentest_3_one_half_closed_socket_does_not_stop_the_fan_out(
     hub = web_hall.hub
     assert dead.transport.disconnecting
     assert len(hub.boards if path == "/board/ws" else hub.consoles) == 9
-    commit(web_hall, ("note", {"text": "the next record reaches the nine too"}))
+    commit(web_hall, ("complaint_recorded", {"number": 1, "complainant": "Marta Soler",
+                                             "text": "the next record reaches the nine too"}))
     assert all(len(s.received()) == 1 for s in sockets if s is not dead)
 
 

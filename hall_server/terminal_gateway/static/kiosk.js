@@ -13,6 +13,7 @@ const state = {
   game: null, player: null, cards: [], drawn: [], won: [], clockOffset: 0,
   pending: {}, retry: 1000, announced: new Set(),
   purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
+  warnings: [], help: "", warningTurn: 0, care: false,
 };
 
 // --- Terminal credentials: given once by staff (URL fragment), kept on this device ----------
@@ -121,6 +122,7 @@ const handlers = {
     signal("win");
     render();
   },
+  notices(m) { state.warnings = m.warnings; state.help = m.help; renderCare(); },
   error(m) {
     if (state.pending[m.in_reply_to] === "buy") state.purchase = null; // answered: refused
     if (m.code === "not_enrolled") { state.refused = true; localStorage.removeItem("token"); }
@@ -134,12 +136,37 @@ function money(cents) { return `${Math.floor(cents / 100)}.${String(cents % 100)
 
 function note(text, ok = false) {
   const box = $("message");
-  box.hidden = !text; box.textContent = text; box.className = ok ? "ok" : "";
+  box.hidden = !text; box.textContent = text ? text[0].toUpperCase() + text.slice(1) : ""; box.className = ok ? "ok" : "";
 }
 
 function show(panel) {
-  for (const id of ["enrol", "sign-in-panel", "play"]) $(id).hidden = id !== panel;
-  $("sign-out").hidden = panel !== "play";
+  for (const id of ["enrol", "sign-in-panel", "play", "care"]) $(id).hidden = id !== panel;
+  $("sign-out").hidden = panel !== "play" && panel !== "care";
+  $("care-open").hidden = panel === "care" || panel === "enrol";
+}
+
+// --- Responsible play (R97.2): the operator's warnings, the help page, the player's limit ------
+function centsFromEuros(text) {
+  const match = text.trim().replace(",", ".").match(/^(\d{1,6})(?:\.(\d{1,2}))?$/);
+  if (!match) return null;
+  return Number(match[1]) * 100 + Number((match[2] || "").padEnd(2, "0"));
+}
+
+function renderCare() {
+  const warning = state.warnings.length ? state.warnings[state.warningTurn % state.warnings.length] : "";
+  $("warning").textContent = warning; $("warning").hidden = !warning;
+  $("care-help").replaceChildren(...state.help.split(/\n\s*\n/).map((text) => {
+    const p = document.createElement("p"); p.textContent = text; return p;
+  }));
+  const limits = state.player && state.player.limits;
+  $("care-account").hidden = !limits;
+  if (limits) {
+    const now = limits.daily_limit_cents === null ? "You have no daily limit."
+      : `Your limit today is ${money(limits.daily_limit_cents)}; you have spent ${money(limits.spent_today_cents)}.`;
+    const next = limits.next_limit ? ` From ${limits.next_limit.from}: ${limits.next_limit.limit_cents === null
+      ? "no limit" : money(limits.next_limit.limit_cents)}.` : "";
+    $("care-limit").textContent = now + next + " A lower limit applies at once, a higher one from tomorrow.";
+  }
 }
 
 function renderCredit() { $("credit").textContent = state.player ? money(state.player.credit_cents) : "-"; }
@@ -151,6 +178,8 @@ function toGo(cells, drawn) {
 
 function render() {
   renderCredit();
+  renderCare();
+  if (state.care) { show("care"); return; }
   if (!state.player) { show(state.token ? "sign-in-panel" : "enrol"); return; }
   show("play");
   const game = state.game;
@@ -162,7 +191,14 @@ function render() {
     : (game ? `Card ${money(game.price_cents)} · series ${game.series}` : "");
   const last = state.drawn.slice(-5).reverse();
   $("last-balls").replaceChildren(...last.map((b, i) => ball(b, i === 0)));
-  $("drawn").replaceChildren(...state.drawn.map((b) => { const li = document.createElement("li"); li.textContent = b; return li; }));
+  // The 1-90 board of called numbers, the latest ringed.
+  const called = new Set(state.drawn);
+  const latest = state.drawn[state.drawn.length - 1];
+  $("drawn").replaceChildren(...Array.from({ length: 90 }, (_, i) => {
+    const li = document.createElement("li"); li.textContent = i + 1;
+    li.className = (called.has(i + 1) ? "called" : "") + (i + 1 === latest ? " latest" : "");
+    return li;
+  }));
   $("won").replaceChildren(...state.won.map((w) => { const li = document.createElement("li"); li.textContent = `${w.prize}: ${w.card} +${money(w.cents)}`; return li; }));
   $("held").textContent = `${state.cards.length} of ${MAX_CARDS} cards on this terminal`;
   renderSale();
@@ -188,10 +224,22 @@ function renderSale() {
   $("sale").className = open ? "" : "closed";
   $("buy").disabled = !open || state.cards.length >= MAX_CARDS;
   $("quantity").max = String(Math.max(1, MAX_CARDS - state.cards.length));
-  if (!game || !game.sale || game.state !== "selling") { $("countdown").textContent = "closed"; return; }
-  const left = Math.max(0, game.sale.closes_at_ms - (Date.now() + state.clockOffset));
+  // "sale open, closes in 0:42", "sale not open yet", "sale closed", "drawing": never "closes in closed".
+  const label = $("sale-state");
+  if (!game) { label.replaceChildren("No game on sale"); return; }
+  if (game.state !== "selling") {
+    label.replaceChildren(game.state === "drawing" ? "Sale closed - drawing" : `Sale closed - ${game.state.replace(/_/g, " ")}`);
+    return;
+  }
+  if (!game.sale) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  const now = Date.now() + state.clockOffset;
+  if (now < game.sale.opens_at_ms) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  const left = Math.max(0, game.sale.closes_at_ms - now);
+  if (!left) { label.replaceChildren("Sale closed for terminals"); return; }
   const s = Math.ceil(left / 1000);
-  $("countdown").textContent = left ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}` : "closed";
+  const countdown = document.createElement("strong"); countdown.id = "countdown";
+  countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  label.replaceChildren("Sale open, closes in ", countdown);
 }
 
 function renderCards() {
@@ -264,6 +312,21 @@ function wire() {
     buy(quantity, Number.parseInt($("stake").value, 10));
   });
   $("sign-out").addEventListener("click", () => send("sign_out"));
+  $("care-open").addEventListener("click", () => { state.care = true; render(); });
+  $("care-close").addEventListener("click", () => { state.care = false; render(); });
+  $("limit-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const cents = centsFromEuros($("limit").value);
+    if (cents === null) { note("Type the limit in euros, e.g. 20 or 12.50"); return; }
+    send("set_limit", { limit_cents: cents });
+    $("limit").value = "";
+  });
+  $("exclude-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    send("exclude", { days: Number.parseInt($("exclude-days").value, 10) });
+    $("exclude-sure").checked = false; state.care = false;
+  });
+  setInterval(() => { state.warningTurn += 1; renderCare(); }, 20000);
   if ("BarcodeDetector" in window && navigator.mediaDevices) {
     $("scan").hidden = false;
     $("scan").addEventListener("click", scanQr);

@@ -37,13 +37,17 @@ function remember(record) {
 
 // A refusal that the hall records as a fact (a claim that does not win, a terminal's
 // request refused) is a "no" for the person at the console, whatever the command did.
-const REFUSALS = new Set(["claim_rejected", "terminal_request_refused"]);
+const REFUSALS = new Set(["claim_rejected", "terminal_request_refused", "entry_refused"]);
 
 function outcomeOf(record) {
   const p = record.payload || {};
   switch (record.type) {
     case "claim_rejected": return `Claim refused: card ${p.card_number} of series ${p.series} does not win - ${p.reason}`;
     case "visitor_admitted": return `Visitor number ${p.number} admitted (${p.name})`;
+    case "entry_refused": return `Entry refused to ${p.name}: ${p.reason}`;
+    case "self_excluded": return `Self-exclusion recorded: document ${p.document} may not play until ${p.until}`;
+    case "spending_limit_set": return p.limit_cents === null ? `Daily limit removed from ${p.effective}`
+      : `Daily limit of ${Hall.money(p.limit_cents)} from ${p.effective}`;
     case "player_account_opened": return `Account ${p.account} opened (${p.medium}) for visitor ${p.visitor}`;
     case "credit_loaded": return `Loaded ${Hall.money(p.amount_cents)} on account ${p.account}`;
     case "banned_list_imported": return `Banned list imported: ${p.rows} entries from ${p.source}`;

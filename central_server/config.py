@@ -1,0 +1,236 @@
+"""The central server's configuration: one TOML file, read and checked at start.
+
+Every value is checked when the file is read, and a value that breaks a rule stops the
+start with one line naming the file and the key (``central.toml: games[0].price_cents:
+201 cents is above the maximum price the regulator approved, 200 cents (R93.5)``).
+Relative paths are under the file's folder.  ``docs/central-server.md`` lists every key.
+
+The network games are checked with the domain's own rules
+(:class:`~central_server.domain.config.NetworkGameConfig`); the series' size and the
+digest of its layouts come from the central library (``[[series]]``, generated once
+and kept in the database), so the file does not repeat them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from central_server.domain.config import NetworkGameConfig
+from central_server.domain.errors import ConfigError as DomainConfigError
+from protocol import central_messages as wire
+from protocol.central_messages import CentralMessageError
+from protocol.cards import CARDS_PER_STRIP
+from protocol.errors import DomainError
+
+DEFAULT_PORT = 7310
+#: The digest a game is checked with before the library exists (replaced at start).
+_PLACEHOLDER_DIGEST = "0" * 64
+#: The largest series the central library generates (8-digit card numbers, R82.9).
+MAX_SERIES_CARDS = 6_000_000
+
+
+class ConfigError(DomainError):
+    """The configuration file cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class SeriesConfig:
+    """A series of virtual cards of the central library: its label and its size."""
+
+    label: str
+    cards: int
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """A network game to schedule: its settings (without the library's digest) and when its sale opens.
+
+    ``opens_after_ms``: the sale opens that long after the game is scheduled (the
+    scheduling record's time, so a restart keeps the moment); ``None``: only the
+    operator opens it.
+    """
+
+    settings: Mapping[str, Any]
+    opens_after_ms: int | None
+
+    @property
+    def game_id(self) -> str:
+        return str(self.settings["game_id"])
+
+    def config(self, digest: str) -> NetworkGameConfig:
+        """The game's configuration over the series whose layouts have ``digest``."""
+        return NetworkGameConfig.from_dict({**self.settings, "library_digest": digest})
+
+
+@dataclass(frozen=True)
+class CentralConfig:
+    """Everything the composition root needs, checked."""
+
+    central_id: str
+    home: Path
+    interface: str
+    port: int
+    database_url: str
+    pki_dir: Path
+    journal_key: Path
+    halls: tuple[str, ...]
+    series: tuple[SeriesConfig, ...]
+    games: tuple[GamePlan, ...]
+    source: Path | None = None
+
+    @property
+    def journal_head(self) -> Path:
+        return self.home / "journal.head"
+
+    def series_of(self, label: str) -> SeriesConfig:
+        for series in self.series:
+            if series.label == label:
+                return series
+        raise KeyError(label)
+
+
+def load_config(path: Path) -> CentralConfig:
+    """Read and check the configuration file at ``path``."""
+    try:
+        with open(path, "rb") as stream:
+            data = tomllib.load(stream)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file (docs/central-server.md shows one)") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    return parse_config(data, base=path.parent, source=path)
+
+
+def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Path | None = None) -> CentralConfig:
+    """The configuration a parsed TOML document describes; relative paths are under ``base``."""
+    reader = _Reader(data, source)
+    reader.only(data, "", {"central", "listen", "database", "network", "series", "games"})
+    central = reader.table(data, "central")
+    reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key"})
+    central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
+    home = base / reader.get(central, "central.home", str, ".")
+    pki_dir = home / reader.get(central, "central.pki_dir", str, "pki")
+    journal_key = home / reader.get(central, "central.journal_key", str, "keys/journal-signing.pem")
+    listen = reader.table(data, "listen")
+    reader.only(listen, "listen.", {"interface", "port"})
+    interface = reader.get(listen, "listen.interface", str, "127.0.0.1")
+    port = reader.get(listen, "listen.port", int, DEFAULT_PORT)
+    if not 0 <= port <= 65535:
+        raise reader.error("listen.port", f"is a TCP port, 0-65535, not {port}")
+    database = reader.table(data, "database")
+    reader.only(database, "database.", {"url"})
+    url = reader.get(database, "database.url", str, f"sqlite:///{home / 'central.sqlite3'}")
+    network = reader.table(data, "network")
+    reader.only(network, "network.", {"halls"})
+    halls = network.get("halls")
+    if not isinstance(halls, list) or not halls:
+        raise reader.error("network.halls", "is the list of member hall ids, e.g. [\"hall-1\", \"hall-2\"]")
+    for index, hall in enumerate(halls):
+        reader.text(hall, f"network.halls[{index}]", wire.HALL_ID)
+    if len(set(halls)) != len(halls):
+        raise reader.error("network.halls", "names a hall twice")
+    series = tuple(_series(reader, index, entry) for index, entry in enumerate(reader.array(data, "series")))
+    labels = [s.label for s in series]
+    if len(set(labels)) != len(labels):
+        raise reader.error("series", "names a series label twice")
+    games = tuple(
+        _game(reader, index, entry, tuple(halls), series) for index, entry in enumerate(reader.array(data, "games"))
+    )
+    ids = [g.game_id for g in games]
+    if len(set(ids)) != len(ids):
+        raise reader.error("games", "names a game_id twice")
+    return CentralConfig(
+        central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source
+    )
+
+
+def _series(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> SeriesConfig:
+    where = f"series[{index}]"
+    reader.only(entry, where + ".", {"label", "cards"})
+    label = reader.text(entry.get("label"), f"{where}.label", wire.SERIES_LABEL)
+    cards = reader.get(entry, f"{where}.cards", int, None)
+    if not CARDS_PER_STRIP <= cards <= MAX_SERIES_CARDS or cards % CARDS_PER_STRIP:
+        raise reader.error(
+            f"{where}.cards",
+            f"is the series' size in cards, whole strips of {CARDS_PER_STRIP}, up to {MAX_SERIES_CARDS}; not {cards}",
+        )
+    return SeriesConfig(label, cards)
+
+
+def _game(
+    reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...], series: tuple[SeriesConfig, ...]
+) -> GamePlan:
+    where = f"games[{index}]"
+    settings = dict(entry)
+    opens_after = settings.pop("opens_after_ms", None)
+    if opens_after is not None and (not isinstance(opens_after, int) or isinstance(opens_after, bool) or opens_after < 0):
+        raise reader.error(f"{where}.opens_after_ms", f"is a whole number of milliseconds, 0 or more, not {opens_after!r}")
+    for computed in ("series_cards", "library_digest"):
+        if computed in settings:
+            raise reader.error(f"{where}.{computed}", "comes from the central library ([[series]]); leave it out")
+    settings.setdefault("halls", list(halls))
+    label = settings.get("series_label")
+    known = {s.label: s for s in series}
+    if label not in known:
+        raise reader.error(
+            f"{where}.series_label", f"names no series of the central library ([[series]] labels: {sorted(known)})"
+        )
+    strangers = sorted(set(settings["halls"]) - set(halls)) if isinstance(settings["halls"], list) else []
+    if strangers:
+        raise reader.error(f"{where}.halls", f"{', '.join(strangers)} is not a member hall (network.halls)")
+    settings["series_cards"] = known[label].cards
+    plan = GamePlan(settings, opens_after)
+    try:
+        plan.config(_PLACEHOLDER_DIGEST)
+    except DomainConfigError as error:
+        raise reader.error(f"{where}.{error.field}", str(error).removeprefix(f"{error.field}: ")) from None
+    return plan
+
+
+class _Reader:
+    """Typed access to the TOML tables, with errors that name the file and the key."""
+
+    def __init__(self, data: Mapping[str, Any], source: Path | None) -> None:
+        self.data = data
+        self.source = source
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.source or 'configuration'}: {key}: {message}")
+
+    def only(self, table: Mapping[str, Any], prefix: str, keys: set[str]) -> None:
+        unknown = sorted(set(table) - keys)
+        if unknown:
+            raise self.error(prefix + unknown[0], f"is not a setting here (known: {', '.join(sorted(keys))})")
+
+    def table(self, data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+        value = data.get(name, {})
+        if not isinstance(value, dict):
+            raise self.error(name, f"is a table ([{name}])")
+        return value
+
+    def array(self, data: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
+        value = data.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.error(name, f"is an array of tables ([[{name}]])")
+        return value
+
+    def get(self, table: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+        value = table.get(key.rsplit(".", 1)[-1], default)
+        if value is None:
+            raise self.error(key, "is required")
+        # bool is an int in Python; a port of ``true`` is still a mistake.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.error(key, f"is {'a whole number' if kind is int else 'text'}, not {value!r}")
+        return value
+
+    def text(self, value: Any, key: str, kind: wire.Text) -> str:
+        """``value`` (required) checked as the protocol's text ``kind``: what crosses the wire."""
+        if value is None:
+            raise self.error(key, "is required")
+        try:
+            return str(kind.check("it", value))
+        except CentralMessageError as error:
+            raise self.error(key, str(error).removeprefix("it ")) from None

@@ -1,0 +1,244 @@
+"""The communications endpoint (R92.5c): AMP over mutual TLS between the halls and the central server.
+
+Each hall server keeps one connection (``docs/central-protocol.md``).  This edge only
+translates: bytes into the commands of :mod:`protocol.central_messages` and answers or
+error codes back.
+
+* **Who is speaking** is the TLS certificate: the handshake admits only certificates of
+  the operator's authority that are not revoked (the revocation list is re-read when it
+  changes), and the connection is then cut unless the certificate's role is the hall
+  server's (:data:`HALL_ROLE`); its common name is the hall id every message must name.
+  Nothing a refused peer sends reaches the journal.
+* **hello first**: any other command before it fails with ``not_negotiated`` and the
+  connection closes; ``hello`` agrees the version (:func:`~central_server.domain.wire.answer_hello`).
+* **Every other command** goes to :meth:`CentralModule.hall_command
+  <central_server.module.CentralModule.hall_command>`: decided, journaled with the
+  hall's request id, answered after the commit.
+* **Errors** travel as their code with the message a person reads; a fatal one closes
+  the connection (AMP's quit box).  A refused command of an authenticated hall is put on
+  file (``central_command_refused``) before the error is sent; a fault of ours is
+  logged and answered ``internal_error``.  A command AMP does not know is answered
+  ``UNHANDLED`` by AMP itself.
+* **Bounded while read**: a box of more than :data:`MAX_BOX_KEYS` keys or
+  :data:`MAX_BOX_BYTES` bytes cuts the connection before it is put together (AMP itself
+  bounds each key and value).
+* **Pushes** (the sale, balls, prizes, credits, the end) go to every connected hall the
+  announcement names, each send on its own: one hall's failure is logged and touches no
+  other hall's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from twisted.internet import defer
+from twisted.internet.interfaces import IHandshakeListener
+from twisted.internet.protocol import Factory
+from twisted.logger import Logger
+from twisted.protocols import amp
+from twisted.python.failure import Failure
+from zope.interface import implementer
+
+from central_server.domain import wire
+from central_server.domain.errors import BadArgument, CentralError
+from central_server.domain.wire import Announcement
+from central_server.module import CentralModule
+from protocol import central_messages as m
+from protocol.central_messages import CentralMessageError
+from server_kit.amp.commands import CommandFailed, amp_commands, error_class
+from server_kit.pki import PkiError, Role, peer_identity
+
+#: The only role this endpoint admits: a hall server's certificate (``bingo pki issue server HALL``).
+HALL_ROLE = Role.server
+#: Every message of the protocol as an AMP command, both ways.
+COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(m.MESSAGES)
+#: Bounds on one incoming box, checked while it is read: the widest legal hall command
+#: is a few hundred bytes; this leaves room for a value over its declared bound to be
+#: refused with ``bad_argument`` rather than by cutting the connection.
+MAX_BOX_KEYS = 64
+MAX_BOX_BYTES = 4 * amp.MAX_VALUE_LENGTH
+
+
+class NotNegotiated(CommandFailed):
+    """A command before ``hello``."""
+
+    code = "not_negotiated"
+    fatal = True
+
+
+class CentralEndpoint:
+    """The halls' connections to one central server: who is connected, and the pushes to them."""
+
+    log = Logger()
+
+    def __init__(self, module: CentralModule, central_id: str, members: Iterable[str]) -> None:
+        self.module = module
+        self.central_id = central_id
+        self.members = frozenset(members)
+        #: The negotiated connection of each hall (the latest, when a hall reconnects).
+        self.links: dict[str, "HallLink"] = {}
+        module.announce = self.push
+
+    def factory(self) -> Factory:
+        return _LinkFactory(self)
+
+    def joined(self, link: "HallLink") -> None:
+        assert link.hall_id is not None
+        old = self.links.get(link.hall_id)
+        self.links[link.hall_id] = link
+        if old is not None and old is not link:
+            self.log.info("Hall {hall} connected again; its previous connection is closed", hall=link.hall_id)
+            old.transport.loseConnection()  # type: ignore[union-attr]
+
+    def left(self, link: "HallLink") -> None:
+        if link.hall_id is not None and self.links.get(link.hall_id) is link:
+            del self.links[link.hall_id]
+
+    def push(self, announcements: Sequence[Announcement]) -> None:
+        """Send each announcement to its hall, if connected; each send isolated from the others."""
+        for announcement in announcements:
+            link = self.links.get(announcement.hall_id)
+            if link is not None:
+                self._send(link, announcement)
+
+    def _send(self, link: "HallLink", announcement: Announcement) -> None:
+        name = announcement.message.name
+        try:
+            sent = link.callRemote(COMMANDS[name], **announcement.arguments)
+        except Exception:
+            self.log.failure("Could not send {message} to hall {hall}", message=name, hall=announcement.hall_id)
+            return
+
+        def failed(failure: Failure) -> None:
+            # A hall that missed a push catches up with get_game, get_balls, get_credits.
+            self.log.warn("Hall {hall} did not take {message}: {why}", hall=announcement.hall_id, message=name,
+                          why=failure.getErrorMessage())
+
+        sent.addErrback(failed)
+
+
+class _LinkFactory(Factory):
+    noisy = False  # every connection is logged by the link itself when it matters
+
+    def __init__(self, endpoint: CentralEndpoint) -> None:
+        self.endpoint = endpoint
+
+    def buildProtocol(self, addr: Any) -> "HallLink":
+        link = HallLink(self.endpoint)
+        link.factory = self
+        return link
+
+
+@implementer(IHandshakeListener)
+class HallLink(amp.AMP):
+    """One hall server's AMP connection, inside mutual TLS."""
+
+    log = Logger()
+
+    def __init__(self, endpoint: CentralEndpoint) -> None:
+        super().__init__()
+        self.endpoint = endpoint
+        self.hall_id: str | None = None  # from the certificate, once the handshake is done
+        self.version: int | None = None  # once hello agreed it
+        self._box_keys = 0
+        self._box_bytes = 0
+
+    # --- Who is at the other end ---------------------------------------------------
+
+    def handshakeCompleted(self) -> None:
+        try:
+            identity = peer_identity(self.transport)  # type: ignore[arg-type]
+        except PkiError as error:
+            self.log.warn("Refused a connection from {peer}: {error}", peer=self._address(), error=str(error))
+            self.transport.abortConnection()  # type: ignore[union-attr]
+            return
+        if identity.role is not HALL_ROLE:
+            self.log.warn(
+                "Refused {name} from {peer}: its certificate is for a {role}; this endpoint admits hall servers only",
+                name=identity.common_name, peer=self._address(), role=str(identity.role),
+            )
+            self.transport.abortConnection()  # type: ignore[union-attr]
+            return
+        self.hall_id = identity.common_name
+
+    def _address(self) -> str:
+        peer = self.transport.getPeer() if self.transport is not None else None
+        return f"{getattr(peer, 'host', '?')}:{getattr(peer, 'port', '?')}"
+
+    def connectionLost(self, reason: Failure = None) -> None:  # type: ignore[assignment]
+        self.endpoint.left(self)
+        super().connectionLost(reason)
+
+    # --- Bounded reading ------------------------------------------------------------
+
+    def proto_key(self, string: bytes) -> Any:
+        if not string:
+            self._box_keys = self._box_bytes = 0  # the box is complete
+        return super().proto_key(string)
+
+    def proto_value(self, string: bytes) -> Any:
+        self._box_keys += 1
+        self._box_bytes += len(string) + len(self._currentKey or b"")
+        if self._box_keys > MAX_BOX_KEYS or self._box_bytes > MAX_BOX_BYTES:
+            self.log.warn("Hall {hall} sent a box over {keys} keys or {size} bytes; the connection is cut",
+                          hall=self.hall_id or self._address(), keys=MAX_BOX_KEYS, size=MAX_BOX_BYTES)
+            self.transport.abortConnection()  # type: ignore[union-attr]
+            self._currentBox = amp.AmpBox()  # what was read of it is dropped
+            return "key"
+        return super().proto_value(string)
+
+    # --- Commands -------------------------------------------------------------------
+
+    def locateResponder(self, name: bytes) -> Any:
+        message = m.MESSAGES.get(name.decode("utf-8", "replace"))
+        if message is None or message.sender != "hall":
+            self.log.info("Hall {hall} sent a command this endpoint does not know: {name!r}",
+                          hall=self.hall_id or self._address(), name=name[:64])
+            return None  # AMP answers UNHANDLED
+        command = COMMANDS[message.name]
+        return lambda box: self._answer(message, command, box)
+
+    @defer.inlineCallbacks
+    def _answer(self, message: m.Message, command: type[amp.Command], box: amp.AmpBox) -> Any:
+        try:
+            try:
+                parsed = command.parseArguments(box, self)
+            except Exception as error:  # AMP's own parse: a number that is not one, a field missing
+                raise BadArgument(f"{message.name}: the arguments cannot be read ({error})") from None
+            arguments = {key: value for key, value in parsed.items() if value is not None}
+            answer = yield self._decide(message, arguments)
+        except Exception as error:
+            code, text = self._code_of(error, message)
+            if code != "internal_error" and self.hall_id is not None:
+                try:
+                    yield self.endpoint.module.refused(self.hall_id, message.name, code, text)
+                except Exception:
+                    self.log.failure("Could not put the refusal of {hall}'s {name} on file", hall=self.hall_id,
+                                     name=message.name)
+            fatal = m.ERRORS[code].fatal
+            raise amp.RemoteAmpError(code.encode(), text, fatal, local=Failure(error)) from None
+        return command.makeResponse(answer, self)
+
+    def _decide(self, message: m.Message, arguments: dict[str, Any]) -> Any:
+        if self.hall_id is None:
+            raise NotNegotiated("the connection has no hall certificate")
+        if message is m.HELLO:
+            answer = wire.answer_hello(arguments, from_hall=self.hall_id, members=self.endpoint.members,
+                                       central_id=self.endpoint.central_id)
+            if self.version is None:
+                self.log.info("Hall {hall} said hello ({software}), protocol version {version}", hall=self.hall_id,
+                              software=arguments.get("software"), version=answer["version"])
+            self.version = answer["version"]
+            self.endpoint.joined(self)
+            return answer
+        if self.version is None:
+            raise NotNegotiated(m.ERRORS["not_negotiated"].message)
+        return self.endpoint.module.hall_command(message.name, arguments, self.hall_id)
+
+    def _code_of(self, error: Exception, message: m.Message) -> tuple[str, str]:
+        """The wire code and the message of ``error``; a fault of ours is logged and is ``internal_error``."""
+        code = getattr(error, "code", None) if isinstance(error, (CentralError, CommandFailed, CentralMessageError)) else None
+        if code not in m.ERRORS or code == "internal_error" or code not in message.errors:
+            self.log.failure("{name} of hall {hall} failed", Failure(error), name=message.name, hall=self.hall_id)
+            return "internal_error", m.ERRORS["internal_error"].message
+        return str(code), str(error)

@@ -1,0 +1,1 @@
+"""The central server's Alembic migrations (applied on every start)."""

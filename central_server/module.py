@@ -1,0 +1,320 @@
+"""The central server's network games on the command loop: decide, commit, then announce.
+
+:class:`CentralModule` is the one module of the central server's
+:class:`~server_kit.core.CommandCore`.  It folds the central events of the journal
+(:mod:`central_server.domain.events`) into :class:`~central_server.domain.game.CentralGame`
+objects, so a restarted server holds every game exactly as its journal left it, and it
+runs every change as a command of the core:
+
+* the operator's and the clock's: ``schedule``, ``open_sale``, ``close_sale``, ``draw``,
+  ``declare_not_played`` (R93.1, R93.9, R92.10, R96.2);
+* a hall's (``buy_cards``, ``terminal_failed`` and the reads), decided by
+  :func:`central_server.domain.wire.respond` with the hall the TLS certificate names,
+  journaled with the hall's request id in the record's actor stamp;
+* a hall's command that was refused: one ``central_command_refused`` record naming the
+  peer, the command and the code, so the refusal is on file (the game is untouched).
+
+The domain's commands apply their events to the live game as they decide (a million
+cards cannot be copied per purchase), so the module counts the records of the command
+in flight as already folded; if the commit fails, the game is rebuilt from its
+committed events before the next command is decided.  The module's own lock keeps that
+rebuild, and the pushes of a command, in the order of the commits.  What halls are told
+(:func:`central_server.domain.wire.announcements`) is worked out when the events are
+decided and handed to :attr:`CentralModule.announce` only after the commit.
+
+Timers run on the injected reactor clock: the opening of a sale (``opens_after_ms``
+after the scheduling record), its deadline (``closes_at_ms``) and the next ball
+(``next_ball_due_ms``) are all read from the journaled state, so a restart reschedules
+each from the times in the journal.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from twisted.internet import defer
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from central_server.domain import wire
+from central_server.domain.config import NetworkGameConfig
+from central_server.domain.errors import BadArgument, EventError, NotNow
+from central_server.domain.events import EVENT_TYPES, CentralEvent, GameScheduled, event_from_dict
+from central_server.domain.game import FINAL_PHASES, CentralGame, Phase
+from central_server.domain.wire import Announcement, UnknownGame
+from protocol.balls import BallSource, RandomBallGenerator
+from protocol.chain import Record
+from server_kit.core import Actor, CommandCore
+
+#: The record of a hall's command that was refused with an error code.
+REFUSED = "central_command_refused"
+#: The longest refusal message journaled: the code says what, this says the detail.
+REFUSAL_TEXT = 300
+#: After a timer's command failed (the database did not answer), try again this much later.
+RETRY_S = 1.0
+
+SYSTEM = Actor("central", "system")
+
+#: Who may run which command: the clock (system), the operator, the halls.
+PERMISSIONS: Mapping[str, frozenset[str]] = {
+    "schedule": frozenset({"system", "operator"}),
+    "open_sale": frozenset({"system", "operator"}),
+    "close_sale": frozenset({"system"}),
+    "draw": frozenset({"system"}),
+    "declare_not_played": frozenset({"operator"}),
+    "hall_command": frozenset({"hall"}),
+    "refused": frozenset({"hall"}),
+}
+
+Decided = tuple[list[CentralEvent], Any, str | None]
+
+
+class CentralModule:
+    """Every network game of the central server, folded from the journal and run by the core."""
+
+    log = Logger()
+
+    def __init__(
+        self,
+        core: CommandCore,
+        library: Mapping[str, np.ndarray],
+        clock: IReactorTime,
+        *,
+        opens_after: Mapping[str, int | None] | None = None,
+        ball_source: Callable[[Sequence[int]], BallSource] = RandomBallGenerator,
+    ) -> None:
+        self.core = core
+        self.library = dict(library)
+        self.clock = clock
+        self.opens_after = dict(opens_after or {})
+        self.ball_source = ball_source
+        self.games: dict[str, CentralGame] = {}
+        self.scheduled_at_ms: dict[str, int] = {}
+        #: What the edge sends once a command committed; set by the composition root.
+        self.announce: Callable[[Sequence[Announcement]], None] = lambda announcements: None
+        self._committed: dict[str, int] = {}  # game -> events of it in the journal
+        self._ahead = 0  # records of the command in flight already folded by its decision
+        self._lock = defer.DeferredLock()
+        self._timers: dict[str, IDelayedCall] = {}
+        self.timers_running = False
+        core.allow(PERMISSIONS)
+        core.add_module(self)
+
+    # --- The fold -------------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        if record.type not in EVENT_TYPES:
+            return
+        game_id = str(record.payload.get("game_id"))
+        if self._ahead:
+            self._ahead -= 1  # decided on the live game, now committed
+            self._committed[game_id] += 1
+            return
+        event = event_from_dict({k: v for k, v in record.payload.items() if k != "actor"})
+        if isinstance(event, GameScheduled):
+            if event.game_id in self.games:
+                raise EventError(f"record {record.seq}: game {event.game_id} is scheduled twice")
+            self.games[event.game_id] = CentralGame(event, self._layouts(event))
+            self.scheduled_at_ms[event.game_id] = record.time_ms
+        else:
+            game = self.games.get(game_id)
+            if game is None:
+                raise EventError(f"record {record.seq}: {event.type} of game {game_id}, which was never scheduled")
+            game.apply(event)
+        self._committed[game_id] = len(self.games[game_id].events)
+
+    def _layouts(self, event: GameScheduled) -> np.ndarray:
+        label = event.config.get("series_label")
+        layouts = self.library.get(str(label))
+        if layouts is None:
+            raise EventError(f"game {event.game_id} sells series {label}, which the central library does not hold")
+        return layouts
+
+    # --- Running a command ------------------------------------------------------------
+
+    def _run(self, actor: Actor, command: str, decide: Callable[[CentralGame | None, int], Decided],
+             game_id: str | None) -> defer.Deferred[Any]:
+        return self._lock.run(self._attempt, actor, command, decide, game_id)
+
+    def _attempt(self, actor: Actor, command: str, decide: Callable[[CentralGame | None, int], Decided],
+                 game_id: str | None) -> defer.Deferred[Any]:
+        made: list[tuple[Any, list[Announcement]]] = []
+
+        def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
+            game = self.games.get(game_id) if game_id is not None else None
+            events, result, touched = decide(game, now_ms)
+            announcements: list[Announcement] = []
+            if touched is not None and events:
+                announcements = wire.announcements(self.games[touched], events, now_ms=now_ms)
+                self._ahead = len(events)
+            made.append((result, announcements))
+            return [(event.type, event.to_dict()) for event in events]
+
+        def committed(records: list[Record]) -> Any:
+            result, announcements = made[0]
+            if announcements:
+                self.announce(announcements)
+            if records and game_id is not None:
+                self.reschedule(game_id)
+            return result
+
+        def failed(failure: Failure) -> Failure:
+            if self._ahead and game_id is not None:
+                self._rebuild(game_id)
+            self._ahead = 0
+            return failure
+
+        return self.core.execute(actor, command, entries).addCallbacks(committed, failed)
+
+    def _rebuild(self, game_id: str) -> None:
+        """The game as its journal has it: what a failed commit decided is forgotten (nobody saw it)."""
+        kept = self.games[game_id].events[: self._committed[game_id]]
+        assert isinstance(kept[0], GameScheduled)
+        self.games[game_id] = CentralGame.replay(kept, self._layouts(kept[0]))
+        self.log.warn("The commit of game {game} failed; the game is back at its journal's record", game=game_id)
+
+    def _game(self, game: CentralGame | None, game_id: str) -> CentralGame:
+        if game is None:
+            raise UnknownGame(f"there is no network game {game_id}")
+        return game
+
+    # --- The operator's and the clock's commands ---------------------------------------
+
+    def schedule(self, config: NetworkGameConfig, actor: Actor = SYSTEM) -> defer.Deferred[Any]:
+        """Set a network game up (``central_game_scheduled``); refused if its id is taken."""
+
+        def decide(_: CentralGame | None, now_ms: int) -> Decided:
+            if config.game_id in self.games:
+                raise BadArgument(f"game {config.game_id} is already scheduled")
+            layouts = self.library.get(config.series_label)
+            if layouts is None:
+                raise BadArgument(f"the central library holds no series {config.series_label}")
+            _, events = CentralGame.schedule(config, layouts)
+            return events, None, None
+
+        def scheduled(result: Any) -> Any:
+            self.reschedule(config.game_id)
+            return result
+
+        return self._run(actor, "schedule", decide, None).addCallback(scheduled)
+
+    def open_sale(self, game_id: str, actor: Actor = SYSTEM) -> defer.Deferred[Any]:
+        """Open the game's sale for its window (R93.1)."""
+        return self._run(actor, "open_sale", lambda g, now: (self._game(g, game_id).open_sale(now), None, game_id),
+                         game_id)
+
+    def close_sale(self, game_id: str, actor: Actor = SYSTEM) -> defer.Deferred[Any]:
+        """Close the sale at its deadline: the sales and the prizes (R93.9)."""
+        return self._run(actor, "close_sale", lambda g, now: (self._game(g, game_id).close_sale(now), None, game_id),
+                         game_id)
+
+    def draw(self, game_id: str, actor: Actor = SYSTEM) -> defer.Deferred[Any]:
+        """Draw the next ball with the random ball generator (R92.10), its winners and prizes."""
+
+        def decide(game: CentralGame | None, now_ms: int) -> Decided:
+            game = self._game(game, game_id)
+            return game.draw_next(self.ball_source(game.balls), now_ms), None, game_id
+
+        return self._run(actor, "draw", decide, game_id)
+
+    def declare_not_played(self, game_id: str, reason: str, actor: Actor) -> defer.Deferred[Any]:
+        """Force majeure (R96.2): the game is not played and every stake is returned."""
+
+        def decide(game: CentralGame | None, now_ms: int) -> Decided:
+            return self._game(game, game_id).declare_not_played(reason, actor.name, now_ms), None, game_id
+
+        return self._run(actor, "declare_not_played", decide, game_id)
+
+    # --- The halls' commands -------------------------------------------------------------
+
+    def hall_command(self, name: str, arguments: Mapping[str, Any], from_hall: str) -> defer.Deferred[dict[str, Any]]:
+        """Answer hall ``from_hall``'s command ``name`` (after ``hello``); fails with a :class:`CentralError`."""
+        request = arguments.get("request_id")
+        actor = Actor(from_hall, "hall", request if isinstance(request, str) else None)
+        game_id = arguments.get("game_id")
+        key = game_id if isinstance(game_id, str) and game_id in self.games else None
+
+        def decide(_: CentralGame | None, now_ms: int) -> Decided:
+            response = wire.respond(self.games.get, name, arguments, from_hall=from_hall, now_ms=now_ms)
+            return list(response.events), response.answer, key
+
+        return self._run(actor, "hall_command", decide, key)
+
+    def refused(self, peer: str, command: str, code: str, message: str) -> defer.Deferred[Any]:
+        """Put a hall's refused command on file: peer, command, code, the message it was told."""
+        text = message if len(message) <= REFUSAL_TEXT else message[: REFUSAL_TEXT - 3] + "..."
+        payload = {"peer": peer, "command": command[:64], "code": code, "message": text}
+
+        def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
+            return [(REFUSED, payload)]
+
+        return self._lock.run(self.core.execute, Actor(peer, "hall"), "refused", entries)
+
+    # --- Timers -----------------------------------------------------------------------
+
+    def start_timers(self) -> None:
+        """Schedule every game's next step from its journaled times (at start, after recovery)."""
+        self.timers_running = True
+        for game_id in list(self.games):
+            self.reschedule(game_id)
+
+    def stop_timers(self) -> None:
+        self.timers_running = False
+        for call in self._timers.values():
+            if call.active():
+                call.cancel()
+        self._timers.clear()
+
+    def armed(self, game_id: str) -> bool:
+        """Whether the game's timer is set for its next step (nothing of it is in flight)."""
+        call = self._timers.get(game_id)
+        return call is not None and call.active()
+
+    def next_step(self, game_id: str) -> tuple[int, str] | None:
+        """When the game's next timed step is due (central clock, ms) and which, or ``None``."""
+        game = self.games[game_id]
+        if game.phase is Phase.SCHEDULED:
+            after = self.opens_after.get(game_id)
+            if after is None:
+                return None
+            return self.scheduled_at_ms[game_id] + after, "open_sale"
+        if game.phase is Phase.SELLING:
+            assert game.closes_at_ms is not None
+            return game.closes_at_ms, "close_sale"
+        if game.phase in FINAL_PHASES:
+            return None
+        due = game.next_ball_due_ms
+        return (due, "draw") if due is not None else None
+
+    def reschedule(self, game_id: str, delay_s: float | None = None) -> None:
+        """(Re)arm the game's one timer for its next step."""
+        old = self._timers.pop(game_id, None)
+        if old is not None and old.active():
+            old.cancel()
+        if not self.timers_running or game_id not in self.games:
+            return
+        step = self.next_step(game_id)
+        if step is None:
+            return
+        due, action = step
+        if delay_s is None:
+            # One millisecond past the due time: the reactor's float seconds must not read
+            # as the millisecond before it, which the domain would refuse as too early.
+            delay_s = max(0, due - self.core.now_ms() + 1) / 1000
+        self._timers[game_id] = self.clock.callLater(delay_s, self._fire, game_id, action)
+
+    def _fire(self, game_id: str, action: str) -> None:
+        self._timers.pop(game_id, None)
+        done: defer.Deferred[Any] = getattr(self, action)(game_id)
+
+        def failed(failure: Failure) -> None:
+            if failure.check(NotNow):
+                self.reschedule(game_id)  # its time moved (a restart, a clock step): as the state says
+                return
+            self.log.failure("The {action} of game {game} failed; trying again in {s} s", failure,
+                             action=action, game=game_id, s=RETRY_S)
+            self.reschedule(game_id, RETRY_S)
+
+        done.addErrback(failed)

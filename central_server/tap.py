@@ -1,0 +1,204 @@
+"""The central server's composition root: the one place that builds the process.
+
+:func:`makeService` reads the configuration (:mod:`central_server.config`) and returns
+a :class:`MultiService`:
+
+1. the database at its URL with the central migrations applied (PostgreSQL in
+   production; SQLite for a single-node demo, with a warning in the log) and its single
+   writer thread pool, which starts with the process and drains before it stops;
+2. the journal with its Ed25519 key, **verified** (every record and the signed head)
+   before anything reads it, or started if it is new; a journal that fails its check
+   stops the start with one line (:class:`StartRefused`);
+3. the central library: each configured series, generated once and kept in the
+   database, checked against its digest on every start;
+4. the command core and the :class:`~central_server.module.CentralModule`, then
+   **recovery**: every game rebuilt from the journal before anything listens;
+5. the communications endpoint (:mod:`central_server.edge`) on mutual TLS with the
+   central server's certificate from its PKI folder, hall server certificates required;
+6. once listening: the configured games not yet in the journal are scheduled, and every
+   game's timers (sale opening, deadline, next ball) are armed from its journaled times.
+
+Nothing outside this module reads the configuration or chooses the reactor.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+from sqlalchemy import Engine
+from twisted.application.service import MultiService, Service
+from twisted.internet import defer
+from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.internet.interfaces import IListeningPort
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+
+from central_server import store
+from central_server.config import CentralConfig, load_config
+from central_server.domain.config import library_digest
+from central_server.edge import CentralEndpoint
+from central_server.module import SYSTEM, CentralModule
+from protocol.chain import ChainError
+from protocol.errors import DomainError
+from server_kit import pki
+from server_kit.core import CommandCore, thread_pool_runner
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
+from server_kit.services import ThreadPoolService
+
+log = Logger()
+CONFIG_NAME = "central.toml"
+
+
+class StartRefused(DomainError):
+    """The central server will not serve in the state it found; the message says why."""
+
+
+def default_config_path() -> Path:
+    """``$BINGO_HOME/central.toml`` (``var/central.toml`` without ``BINGO_HOME``)."""
+    return Path(os.environ.get("BINGO_HOME", "var")) / CONFIG_NAME
+
+
+class CentralService(MultiService):
+    """The central server's services; ``central`` holds the parts, for the CLI and the tests."""
+
+    central: "CentralServer"
+
+
+@dataclass
+class CentralServer:
+    """Every part of one running central server, as the composition root wired them."""
+
+    config: CentralConfig
+    engine: Engine
+    journal: Journal
+    core: CommandCore
+    module: CentralModule
+    endpoint: CentralEndpoint
+    service: CentralService
+    listener: "HallListener"
+
+
+def open_journal(journal: Journal, now_ms: int, central_id: str) -> int:
+    """Verify the journal before anything reads it, or start it if it is new; the record count."""
+    if journal.is_new:
+        opening = journal.initialise(now_ms, {"central": central_id, "actor": SYSTEM.to_dict()})
+        log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
+    try:
+        return journal.verify()
+    except ChainError as error:
+        raise StartRefused(
+            f"the journal does not verify: {error}; the central server does not serve on a broken journal"
+        ) from None
+
+
+def provision_library(config: CentralConfig, engine: Engine) -> dict[str, np.ndarray]:
+    """The configured series of the central library: those missing are generated once."""
+    library = store.load_series(engine)
+    for series in config.series:
+        known = library.get(series.label)
+        if known is None:
+            log.info("Generating series {label} of the central library: {n} cards", label=series.label, n=series.cards)
+            library[series.label] = store.add_series(engine, series.label, series.cards)
+        elif len(known) != series.cards:
+            raise StartRefused(
+                f"series {series.label} of the central library holds {len(known)} cards, the configuration says "
+                f"{series.cards}; a series is never changed: give the new size a new label"
+            )
+    return library
+
+
+class HallListener(Service):
+    """The endpoint's port; once it listens, the games are scheduled and their timers armed."""
+
+    def __init__(self, endpoint: Any, central: "CentralServer | None" = None) -> None:
+        self.endpoint = endpoint
+        self.central = central
+        self.port: Any = None  # the IListeningPort, once listening
+        self.failure: Any = None  # why it could not start serving, if it could not
+        self.listening: defer.Deferred[IListeningPort] = defer.Deferred()
+
+    @defer.inlineCallbacks
+    def _start(self):  # type: ignore[no-untyped-def]
+        assert self.central is not None
+        central = self.central
+        self.port = yield self.endpoint.listen(central.endpoint.factory())
+        address: Any = self.port.getHost()
+        log.info("Central server {id} listening for halls on {host}:{port} (mutual TLS, AMP)",
+                 id=central.config.central_id, host=address.host, port=address.port)
+        for plan in central.config.games:
+            if plan.game_id in central.module.games:
+                continue
+            layouts = central.module.library[plan.settings["series_label"]]
+            yield central.module.schedule(plan.config(library_digest(layouts)))
+            log.info("Scheduled network game {game}", game=plan.game_id)
+        central.module.start_timers()
+        return self.port
+
+    def startService(self) -> None:
+        super().startService()
+
+        def failed(failure: Any) -> Any:
+            self.failure = failure
+            log.failure("The central server cannot serve", failure)
+            from twisted.internet import reactor
+
+            reactor.stop()  # type: ignore[attr-defined]
+            return failure
+
+        self._start().addErrback(failed).chainDeferred(self.listening)
+
+    def stopService(self) -> defer.Deferred[None] | None:
+        super().stopService()
+        if self.central is not None:
+            self.central.module.stop_timers()
+        if self.port is not None:
+            return defer.maybeDeferred(self.port.stopListening)
+        return None
+
+
+def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> CentralServer:
+    """Build (but do not start) the central server described by ``config`` on ``reactor``.
+
+    ``clock`` (default: the reactor) is what the games' times and timers are read from;
+    tests give a ``task.Clock`` to run sale windows and ball intervals at once.
+    """
+    clock = clock if clock is not None else reactor
+    engine = store.open_database(config.database_url)
+    if engine.dialect.name == "sqlite":
+        log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
+                 "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
+    key = load_journal_key(config.journal_key, create=True)
+    journal = Journal(engine, key, head=config.journal_head)
+    verified = open_journal(journal, int(clock.seconds() * 1000), config.central_id)
+    log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
+    library = provision_library(config, engine)
+    tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
+
+    service = CentralService()
+    writer = ThreadPool(minthreads=1, maxthreads=1, name="central-db-writer")
+    ThreadPoolService(writer).setServiceParent(service)
+    core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
+    module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games})
+    recovered = core.recover()
+    log.info("Recovered {n} journal records: {games} network game(s)", n=recovered, games=len(module.games))
+    endpoint = CentralEndpoint(module, config.central_id, config.halls)
+    listener = HallListener(SSL4ServerEndpoint(reactor, config.port, tls, interface=config.interface))
+    listener.setServiceParent(service)
+    central = CentralServer(config, engine, journal, core, module, endpoint, service, listener)
+    listener.central = central
+    service.central = central
+    return central
+
+
+def makeService(options: Mapping[str, Any]) -> CentralService:
+    """The ``twist bingo-central`` service: the central server of ``options["config"]``."""
+    from twisted.internet import reactor
+
+    path = Path(options.get("config") or default_config_path())
+    central = build_central(load_config(path), reactor)
+    return central.service

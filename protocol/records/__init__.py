@@ -1,0 +1,61 @@
+"""Every journal record type, declared once (DESIGN.md "The journal is the truth").
+
+Each type is a frozen dataclass (:mod:`protocol.records.base` says how one is
+declared) in the module of its concern:
+
+- :mod:`~protocol.records.journal` - the journal's own opening;
+- :mod:`~protocol.records.session` - verification, ball counts, opening and closing;
+- :mod:`~protocol.records.sale` - a game's sale: cards, series, the close;
+- :mod:`~protocol.records.game` - the draw, suspensions and the game's end;
+- :mod:`~protocol.records.prizes` - claims, prizes, payments and the pots;
+- :mod:`~protocol.records.cashier` - the ledger's postings, player accounts, cash desks, PINs;
+- :mod:`~protocol.records.admission` - visitors, refused entries, the banned list, complaints, incidents;
+- :mod:`~protocol.records.responsible` - spending limits and self-exclusion (R97.2);
+- :mod:`~protocol.records.terminals` - player terminals and their purchases;
+- :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over.
+
+:func:`build` turns a ``(type, payload)`` into its record or raises :class:`RecordError`
+naming the type and the field; :func:`parse` does the same for a stored record and
+names its ``seq``; :meth:`JournalRecord.to_payload` is what the journal stores.  The
+journal refuses to seal an entry that does not build, and the server refuses to start
+on a stored record that does not parse.  ``docs/journal.md`` lists every type.
+"""
+
+from protocol.records import admission, blower, cashier, game, journal, prizes, responsible, sale, session, terminals
+from protocol.records.base import (
+    ACTOR_KEY,
+    REGISTRY,
+    VERSION_KEY,
+    ActorStamp,
+    Json,
+    JournalRecord,
+    RecordError,
+    Shape,
+    build,
+    entry_record,
+    parse,
+    payload_keys,
+)
+from protocol.records.events import EventRecord
+from protocol.records.sealing import seal_entries
+
+#: The modules of the record types, in the order docs/journal.md lists them.
+GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower)
+
+__all__ = [
+    "ACTOR_KEY",
+    "GROUPS",
+    "REGISTRY",
+    "VERSION_KEY",
+    "ActorStamp",
+    "EventRecord",
+    "Json",
+    "JournalRecord",
+    "RecordError",
+    "Shape",
+    "build",
+    "entry_record",
+    "parse",
+    "payload_keys",
+    "seal_entries",
+]

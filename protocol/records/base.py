@@ -1,0 +1,425 @@
+"""How a journal record type is declared, built, parsed and written.
+
+A record type is a frozen dataclass deriving from :class:`JournalRecord`, with a
+``type`` name and a ``version`` (class attributes) and one annotated field per key of
+its payload, registered with :func:`record`.  The annotations say what each key holds,
+as JSON:
+
+==========================  ================================================
+annotation                  JSON value
+==========================  ================================================
+``int``                     an integer (``true`` is not one; cents are ints)
+``str`` / ``bool``          a string / ``true`` or ``false``
+``X | None``                ``null`` or an ``X``
+``tuple[X, ...]``           an array of ``X`` (kept as a tuple: records are frozen)
+``tuple[X, Y]``             an array of exactly an ``X`` and a ``Y``
+``Mapping[str, X]``         an object with any keys, each value an ``X``
+a :class:`Shape` subclass   an object with exactly that shape's keys
+``Json``                    any JSON value (free-form detail, kept as given)
+==========================  ================================================
+
+A field with a default may be missing from a payload; a field declared with
+:func:`optional` is in addition left out of the payload while it holds its default,
+which is how journals written before the field existed stay readable and how the
+records of today keep the form they always had.
+
+**Versions.**  A payload of version 1 carries no version key; a type whose payload
+changes in a way older readers cannot take gets ``version = 2`` (and so on), its
+payloads carry ``"v": 2``, and the class reads the older forms with
+:meth:`JournalRecord.upgrade`.  A ``"v"`` key on a version-1 payload, or a version
+this software does not know, is refused.
+
+**The actor.**  Every record the command loop commits says who caused it: the
+``actor`` stamp (:class:`ActorStamp`), declared here once for every type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import NoneType, UnionType
+from typing import Any, Callable, ClassVar, TypeVar
+
+from protocol.errors import DomainError
+from protocol.json_values import describe
+
+#: The payload key that carries a record's version when it is above 1.
+VERSION_KEY = "v"
+#: The payload key of the actor stamp.
+ACTOR_KEY = "actor"
+_OMIT = "records.omit_default"
+_KEY = "records.key"
+
+
+class RecordError(DomainError):
+    """A journal record that does not match its declaration; the message names the field."""
+
+    def __init__(self, type: str, reason: str, field: str | None = None, seq: int | None = None) -> None:
+        self.type = type
+        self.field = field
+        self.reason = reason
+        self.seq = seq
+        where = f"record {seq} ({type})" if seq is not None else f"a {type!r} record"
+        detail = f"{field}: {reason}" if field is not None else reason
+        super().__init__(f"{where}: {detail}")
+
+    def at(self, seq: int) -> "RecordError":
+        """The same fault, naming the stored record it was found in."""
+        return RecordError(self.type, self.reason, self.field, seq)
+
+
+class Json:
+    """Annotation for a free-form JSON value (a detail kept as given, not read by rules)."""
+
+
+def optional(default: Any = None, *, key: str | None = None) -> Any:
+    """A field that may be missing and is left out of the payload while it holds ``default``."""
+    return dataclasses.field(default=default, metadata={_OMIT: True, _KEY: key})
+
+
+def keyed(key: str, default: Any = dataclasses.MISSING) -> Any:
+    """A field stored under ``key``, a name Python cannot use for an attribute (``from``)."""
+    return dataclasses.field(default=default, metadata={_KEY: key})
+
+
+def payload_key(f: dataclasses.Field[Any]) -> str:
+    """The payload key of a declared field: its name, or the key it is stored under."""
+    return f.metadata.get(_KEY) or f.name
+
+
+def left_out_at_default(f: dataclasses.Field[Any]) -> bool:
+    """Whether a declared field is left out of the payload while it holds its default."""
+    return bool(f.metadata.get(_OMIT))
+
+
+def payload_keys(cls: type) -> list[str]:
+    """The payload keys a record type or shape declares, in declaration order."""
+    return [payload_key(f) for f in fields(cls)]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A JSON object nested in a payload, with exactly the keys its fields declare."""
+
+    def __post_init__(self) -> None:
+        _check_fields(self, type(self).__name__)
+
+    def to_json(self) -> dict[str, Any]:
+        return _object_json(self)
+
+
+@dataclass(frozen=True)
+class ActorStamp(Shape):
+    """Who caused a record: a staff member (or the server itself) and their role.
+
+    ``request`` is the id of the request the command came with (the console's command
+    channel): the core answers a repeated request from the records that carry it.
+    """
+
+    name: str
+    role: str
+    request: str | None = optional()
+
+
+@dataclass(frozen=True, kw_only=True)
+class JournalRecord:
+    """Base of every record type: the actor stamp, the version, and the payload form."""
+
+    type: ClassVar[str]
+    version: ClassVar[int] = 1
+    #: The payload repeats the record's type under ``"type"`` (records that hold a
+    #: domain event of :mod:`protocol.events` store the event's own dict form).
+    carries_type: ClassVar[bool] = False
+
+    actor: ActorStamp | None = optional()
+
+    def __post_init__(self) -> None:
+        _check_fields(self, self.type)
+        self.check()
+
+    def check(self) -> None:
+        """Rules across fields a type adds; raise :class:`RecordError` (via :meth:`refusal`)."""
+
+    def refusal(self, reason: str, field: str | None = None) -> RecordError:
+        """The error refusing this record for ``reason``."""
+        return RecordError(self.type, reason, field)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The payload the journal stores for this record (its canonical JSON is signed)."""
+        payload: dict[str, Any] = {}
+        if self.carries_type:
+            payload["type"] = self.type
+        payload.update(_object_json(self))
+        if self.version > 1:
+            payload[VERSION_KEY] = self.version
+        return payload
+
+    @classmethod
+    def upgrade(cls, payload: dict[str, Any], version: int) -> dict[str, Any]:
+        """The payload of an older ``version`` in today's form; a type that changed overrides this."""
+        raise RecordError(cls.type, f"version {version} is not known (this software reads version {cls.version})")
+
+
+R = TypeVar("R", bound=type[JournalRecord])
+
+#: Every record type by its name.
+REGISTRY: dict[str, type[JournalRecord]] = {}
+
+
+def record(cls: R) -> R:
+    """Register a record class under its ``type`` name (a name is declared once)."""
+    name = getattr(cls, "type", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{cls.__name__} declares no record type name")
+    if name in REGISTRY:
+        raise TypeError(f"two record classes are named {name!r}: {REGISTRY[name].__name__} and {cls.__name__}")
+    if {VERSION_KEY, "type"} & set(payload_keys(cls)):
+        raise TypeError(f"{cls.__name__}: 'v' and 'type' are reserved payload keys")
+    for f in fields(cls):
+        if callable(f.default):  # a field named like a method of the base took it as its default
+            raise TypeError(f"{cls.__name__}.{f.name}: the name is taken by a method; use keyed({f.name!r})")
+    _plan(cls)  # an annotation with no JSON form fails here, at import
+    REGISTRY[name] = cls
+    return cls
+
+
+def build(type: str, payload: Mapping[str, Any]) -> JournalRecord:
+    """The record of ``type`` that ``payload`` describes, or :class:`RecordError` saying why not.
+
+    Refused: an undeclared type, a missing field, a key the type does not declare, a
+    value of the wrong JSON type (``true`` for an integer, ``1.0`` for cents), a
+    version this software does not know.
+    """
+    cls = REGISTRY.get(type)
+    if cls is None:
+        raise RecordError(type, "no such record type is declared (protocol/records)")
+    if not isinstance(payload, Mapping):
+        raise RecordError(type, f"a payload is a JSON object, not {describe(payload)}")
+    data = dict(payload)
+    version = data.pop(VERSION_KEY, 1)
+    if VERSION_KEY in payload and (version == 1 or isinstance(version, bool) or not isinstance(version, int)):
+        raise RecordError(type, f"is a version above 1, not {describe(version)} (version 1 has no 'v')", VERSION_KEY)
+    if version > cls.version or version < 1:
+        raise RecordError(type, f"version {version} is not known (this software reads up to {cls.version})")
+    if version < cls.version:
+        data = cls.upgrade(data, version)
+    if cls.carries_type:
+        echoed = data.pop("type", None)
+        if echoed != type:
+            raise RecordError(type, f"must repeat the record type, not {describe(echoed)}", "type")
+    return _construct(cls, type, data)
+
+
+def parse(stored: Any) -> JournalRecord:
+    """The declared record a stored journal record holds (anything with ``seq``, ``type``, ``payload``).
+
+    The :class:`RecordError` names the record's ``seq``.
+    """
+    try:
+        return build(stored.type, stored.payload)
+    except RecordError as error:
+        raise error.at(stored.seq) from None
+
+
+def entry_record(entry: "JournalRecord | tuple[str, Mapping[str, Any]]") -> JournalRecord:
+    """A journal entry as its declared record: a record as is, a ``(type, payload)`` pair built."""
+    if isinstance(entry, JournalRecord):
+        return entry
+    type, payload = entry
+    return build(type, payload)
+
+
+# --- checking ---------------------------------------------------------------------------------
+#
+# Each annotation is turned once into a checker, ``check(rtype, name, value) -> value``
+# (recovery reads every record of the journal through these, so they are kept cheap).
+
+Checker = Callable[[str, str, Any], Any]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a record type or shape is read: its fields by payload key, and their checkers."""
+
+    by_key: dict[str, dataclasses.Field[Any]]
+    required: tuple[str, ...]
+    checks: tuple[tuple[str, str, Checker], ...]  # (attribute, payload key, checker)
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(cls: type) -> _Plan:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        declared = fields(cls)
+        plan = _Plan(
+            by_key={payload_key(f): f for f in declared},
+            required=tuple(
+                payload_key(f) for f in declared
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            ),
+            checks=tuple((f.name, payload_key(f), _checker(cls, f.name, hints[f.name])) for f in declared),
+        )
+        _PLANS[cls] = plan
+    return plan
+
+
+def annotations_of(cls: type) -> dict[str, Any]:
+    """The annotations of a record type or shape; fails at import on one with no JSON form."""
+    _plan(cls)
+    return typing.get_type_hints(cls)
+
+
+def _construct(cls: type[Any], rtype: str, data: Mapping[str, Any]) -> Any:
+    plan = _plan(cls)
+    by_key = plan.by_key
+    if extra := sorted(str(key) for key in data if key not in by_key):
+        raise RecordError(rtype, f"is not a field of this record type (declared: {', '.join(by_key) or 'none'})",
+                          ", ".join(extra))
+    if missing := [key for key in plan.required if key not in data]:
+        raise RecordError(rtype, "is missing", ", ".join(missing))
+    try:
+        return cls(**{by_key[key].name: value for key, value in data.items()})
+    except RecordError:
+        raise
+    except DomainError as error:  # a domain rule the type checks (protocol.events, say)
+        raise RecordError(rtype, str(error)) from None
+
+
+def _check_fields(instance: Any, rtype: str) -> None:
+    for attribute, key, check in _plan(type(instance)).checks:
+        value = getattr(instance, attribute)
+        checked = check(rtype, key, value)
+        if checked is not value:
+            # JSON arrays become tuples and objects frozen, so a record cannot change.
+            object.__setattr__(instance, attribute, checked)
+
+
+def _checker(cls: type, name: str, hint: Any) -> Checker:
+    """The checker of annotation ``hint``; ``TypeError`` (at import) for one with no JSON form."""
+    if hint is Json:
+        return lambda rtype, key, value: value
+    if hint is int:
+        def whole(rtype: str, key: str, value: Any) -> Any:
+            if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RecordError(rtype, f"is a whole number, not {describe(value)}", key)
+            return value
+        return whole
+    if hint is str:
+        def text(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, str):
+                raise RecordError(rtype, f"is text, not {describe(value)}", key)
+            return value
+        return text
+    if hint is bool:
+        def truth(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, bool):
+                raise RecordError(rtype, f"is true or false, not {describe(value)}", key)
+            return value
+        return truth
+    if isinstance(hint, type) and issubclass(hint, Shape):
+        _plan(hint)
+        return _shape_checker(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if isinstance(hint, UnionType) or origin is typing.Union:
+        kinds = [_checker(cls, name, a) for a in args if a is not NoneType]
+        nullable = NoneType in args
+
+        def either(rtype: str, key: str, value: Any) -> Any:
+            if value is None and nullable:
+                return value
+            if len(kinds) == 1:
+                return kinds[0](rtype, key, value)
+            for kind in kinds:
+                try:
+                    return kind(rtype, key, value)
+                except RecordError:
+                    continue
+            raise RecordError(rtype, f"is not any of {hint}, it is {describe(value)}", key)
+        return either
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _checker(cls, name, args[0])
+
+        def array(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, (list, tuple)):
+                raise RecordError(rtype, f"is an array, not {describe(value)}", key)
+            items = tuple([item(rtype, f"{key}[{i}]", v) for i, v in enumerate(value)])
+            return value if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)) else items
+        return array
+    if origin is tuple:
+        parts = [_checker(cls, name, a) for a in args]
+
+        def fixed(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, (list, tuple)):
+                raise RecordError(rtype, f"is an array, not {describe(value)}", key)
+            if len(value) != len(parts):
+                raise RecordError(rtype, f"is an array of {len(parts)} values, not {len(value)}", key)
+            items = tuple([part(rtype, f"{key}[{i}]", v) for i, (part, v) in enumerate(zip(parts, value))])
+            return value if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)) else items
+        return fixed
+    if (origin is Mapping or origin is dict) and args and args[0] is str:
+        entry = _checker(cls, name, args[1])
+
+        def mapping(rtype: str, key: str, value: Any) -> Any:
+            if not isinstance(value, Mapping):
+                raise RecordError(rtype, f"is an object, not {describe(value)}", key)
+            checked = {}
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise RecordError(rtype, f"has a key that is not text: {k!r}", key)
+                checked[k] = entry(rtype, f"{key}.{k}", v)
+            return _FrozenMapping(checked)
+        return mapping
+    raise TypeError(f"{cls.__name__}.{name}: no JSON form for {hint!r}")
+
+
+def _shape_checker(shape: type[Shape]) -> Checker:
+    def nested(rtype: str, key: str, value: Any) -> Any:
+        if isinstance(value, shape):
+            return value  # checked when it was made
+        if not isinstance(value, Mapping):
+            raise RecordError(rtype, f"is an object, not {describe(value)}", key)
+        try:
+            return _construct(shape, rtype, value)
+        except RecordError as error:
+            raise RecordError(rtype, error.reason, f"{key}.{error.field}" if error.field else key) from None
+    return nested
+
+
+class _FrozenMapping(dict):  # type: ignore[type-arg]
+    """A JSON object held by a frozen record: a dict (so it serialises) that refuses changes."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a record's values cannot be changed")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles are built whole, not item by item
+        return (_FrozenMapping, (dict(self),))
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, Shape):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_json(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _json(v) for k, v in value.items()}
+    return value
+
+
+def _object_json(instance: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for f in fields(instance):
+        value = getattr(instance, f.name)
+        if left_out_at_default(f) and value == f.default:
+            continue
+        data[payload_key(f)] = _json(value)
+    return data

@@ -1,0 +1,132 @@
+"""Money and player accounts: the ledger's postings, accounts, cash desks and PIN lockouts (R92.5d)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from protocol.records.base import JournalRecord, Shape, record
+
+
+@dataclass(frozen=True)
+class PostingReference(Shape):
+    """What a posting is about: the game, the card (``series-number``) and the record that caused it."""
+
+    game_id: str | None
+    card: str | None
+    event_seq: int | None
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class Posting(JournalRecord):
+    """One balanced movement of money (:class:`protocol.ledger.Posting`): the only way money moves.
+
+    ``debits`` and ``credits`` are ``[account, cents]`` pairs that add up to the same sum;
+    ``reason`` says why (``sale:paper``, ``prize:line``, ``tax:bingo``, ...).
+    """
+
+    type: ClassVar[str] = "posting"
+    debits: tuple[tuple[str, int], ...]
+    credits: tuple[tuple[str, int], ...]
+    reason: str
+    reference: PostingReference
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class PlayerAccountOpened(JournalRecord):
+    """Player account ``account`` opened for visitor ``visitor`` on ``medium`` (card, ticket).
+
+    ``pin_hash`` is the scrypt hash of the PIN (never shown in a view or export).
+    """
+
+    type: ClassVar[str] = "player_account_opened"
+    account: str
+    medium: str
+    visitor: int
+    pin_hash: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CreditLoaded(JournalRecord):
+    """``amount`` cents loaded onto ``account`` at cash desk ``desk``; the posting follows."""
+
+    type: ClassVar[str] = "credit_loaded"
+    account: str
+    amount: int
+    desk: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CreditCashedOut(JournalRecord):
+    """``amount`` cents paid out of ``account`` at ``desk`` by ``method`` (cash, transfer) with its ``reference``."""
+
+    type: ClassVar[str] = "credit_cashed_out"
+    account: str
+    amount: int
+    desk: str
+    method: str
+    reference: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class PlayerAccountClosed(JournalRecord):
+    """Player account ``account`` is closed."""
+
+    type: ClassVar[str] = "player_account_closed"
+    account: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CashDeskOpened(JournalRecord):
+    """Cash desk ``desk`` opens with a float of ``float`` cents from the house."""
+
+    type: ClassVar[str] = "cash_desk_opened"
+    desk: str
+    float: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CashDeskReconciled(JournalRecord):
+    """Cash desk ``desk`` is counted and closed on ``date``: ``expected`` and ``counted`` cents, their ``difference``."""
+
+    type: ClassVar[str] = "cash_desk_reconciled"
+    desk: str
+    date: str
+    expected: int
+    counted: int
+    difference: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class PinLockout(JournalRecord):
+    """``wrong_pins`` wrong PINs in a row on ``terminal`` lock account ``account``'s PIN.
+
+    ``lockouts`` is the account's count of lockouts so far, ``locked_for_s`` how long this
+    one lasts, ``until_ms`` when it ends.
+    """
+
+    type: ClassVar[str] = "pin_lockout"
+    account: str
+    terminal: str
+    wrong_pins: int
+    lockouts: int
+    locked_for_s: int
+    until_ms: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class PinLockoutCleared(JournalRecord):
+    """The lockout of ``account``'s PIN is lifted; ``why`` says how (at the cashier's desk, ...)."""
+
+    type: ClassVar[str] = "pin_lockout_cleared"
+    account: str
+    why: str

@@ -1,0 +1,103 @@
+"""The draw and the game's course: balls, suspensions, the end (R85, R86, R93.15)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from protocol import events
+from protocol.records.base import JournalRecord, record
+from protocol.records.events import EventRecord
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class LastGameAnnounced(JournalRecord):
+    """Game ``game_id`` is announced as the last of ``session`` (R93.15)."""
+
+    type: ClassVar[str] = "last_game_announced"
+    game_id: str
+    session: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class BallDrawn(EventRecord, events.BallDrawn):
+    """A ball drawn or entered by hand (:class:`protocol.events.BallDrawn`, R85.5).
+
+    ``completed_line`` and ``completed_bingo`` are the cards (``series-number``) this
+    ball completed a row or the whole card of, for the boards and consoles (R92.11).
+    """
+
+    completed_line: tuple[str, ...] = ()
+    completed_bingo: tuple[str, ...] = ()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class BallVoided(EventRecord, events.BallVoided):
+    """The last ball is voided by an authorised person, with the reason (:class:`protocol.events.BallVoided`)."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class GameSuspended(EventRecord, events.GameSuspended):
+    """The game is suspended on a failure (:class:`protocol.events.GameSuspended`, R86.1)."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class GameResumed(EventRecord, events.GameResumed):
+    """The suspended game goes on (:class:`protocol.events.GameResumed`)."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class GameSuspendedForGood(EventRecord, events.GameSuspendedForGood):
+    """The failure was not resolved in time (:class:`protocol.events.GameSuspendedForGood`, R86.2)."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class GameRefunded(EventRecord, events.GameRefunded):
+    """No prize was won before the game was given up: every stake is returned (R86.1)."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class ManualFinishStarted(EventRecord, events.ManualFinishStarted):
+    """A prize was already won: the game is finished by hand (:class:`protocol.events.ManualFinishStarted`, R86.2)."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class GameClosed(EventRecord, events.GameClosed):
+    """The game ended normally (:class:`protocol.events.GameClosed`).
+
+    ``house_cents`` is the house's share and ``tax_cents`` the tax on ``tax_base_cents``
+    of sales (R98), both posted with it.
+    """
+
+    house_cents: int
+    tax_cents: int
+    tax_base_cents: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class GameFinished(EventRecord, events.GameFinished):
+    """A game finished by hand ended (:class:`protocol.events.GameFinished`); the settlement as for ``game_closed``."""
+
+    house_cents: int
+    tax_cents: int
+    tax_base_cents: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CardsCollected(JournalRecord):
+    """The game's ``cards`` paper cards are collected: the next sale may open (R82.4)."""
+
+    type: ClassVar[str] = "cards_collected"
+    game_id: str
+    cards: int

@@ -1,0 +1,236 @@
+"""Bad input on the communications endpoint (R92.5c, R92.7): refused with a code, nothing changed.
+
+Each case runs against a central server with an open sale and one purchase decided.
+"Nothing changed" is checked on the game (its events, decisions, phase) and on the
+journal: a peer refused at the TLS handshake or for its certificate's role adds
+nothing; a refused command of an authenticated hall adds exactly one
+``central_command_refused`` record naming the peer, the command and the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import pytest_twisted
+from OpenSSL.SSL import Error as SSLError
+from twisted.internet import reactor
+from twisted.internet.endpoints import SSL4ClientEndpoint, connectProtocol
+from twisted.internet.error import ConnectionDone, ConnectionLost
+from twisted.internet.ssl import Certificate, PrivateCertificate, optionsForClientTLS
+from twisted.protocols import amp
+
+from central_server.edge import MAX_BOX_BYTES
+from central_server.module import REFUSED
+from server_kit.amp.commands import error_class
+from server_kit.pki import PkiFolder, init_authority, issue_certificate
+from tests.central_server.conftest import Running
+from tests.central_server.support import HallClient, connect, until
+
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5c", "R92.7")]
+CLOSED = (ConnectionDone, ConnectionLost)
+
+
+@pytest_twisted.async_yield_fixture
+async def selling(central: Running) -> Any:
+    """The sale open and one purchase decided: the state every case must leave as it is."""
+    client = await central.hall("hall-1")
+    await central.open_sale()
+    first = await client.buy("r1", count=2)
+    assert first["status"] == "confirmed"
+    yield central
+
+
+def snapshot(central: Running) -> tuple[Any, ...]:
+    game = central.game
+    return (len(game.events), game.decision_count, str(game.phase), game.next_card, central.journal_length())
+
+
+def refusals(central: Running) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.payload.items() if k != "actor"} for r in central.records(REFUSED)]
+
+
+def unchanged_but_one_refusal(central: Running, before: tuple[Any, ...], peer: str, command: str, code: str) -> None:
+    after = snapshot(central)
+    assert after[:-1] == before[:-1], "the game changed"
+    assert after[-1] == before[-1] + 1, "the refusal is the only new record"
+    last = refusals(central)[-1]
+    assert (last["peer"], last["command"], last["code"]) == (peer, command, code)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_terminal_certificate_is_refused_at_connect_and_nothing_is_journaled(selling: Running) -> None:
+    """A certificate of the operator's authority for another role is cut off before any command."""
+    before = snapshot(selling)
+    client = await connect(selling.port, selling.pki_dir, "term-1")
+    with pytest.raises(CLOSED):
+        await client.hello("hall-1")
+    assert snapshot(selling) == before and refusals(selling) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_certificate_of_another_authority_fails_the_handshake(selling: Running, tmp_path: Any) -> None:
+    other = PkiFolder(tmp_path / "other-ca")
+    init_authority(other.root, "Someone Else")
+    issue_certificate(other.root, "server", "hall-1")
+    own = PrivateCertificate.loadPEM(other.cert("hall-1").read_bytes() + other.key("hall-1").read_bytes())
+    ours = Certificate.loadPEM(PkiFolder(selling.pki_dir).ca_cert.read_bytes())  # it trusts our central server
+    options = optionsForClientTLS("localhost", trustRoot=ours, clientCertificate=own)
+    before = snapshot(selling)
+    client = await connectProtocol(SSL4ClientEndpoint(reactor, "127.0.0.1", selling.port, options), HallClient())
+    with pytest.raises((*CLOSED, SSLError)):
+        await client.hello("hall-1")
+    assert snapshot(selling) == before
+
+
+@pytest_twisted.ensureDeferred
+async def test_hello_agrees_the_version_and_a_hall_sharing_none_is_refused_and_closed(selling: Running) -> None:
+    client = await selling.hall("hall-1", hello=False)
+    assert await client.hello("hall-1") == {"version": 1, "central_id": "central-a"}
+    before = snapshot(selling)
+    newer = await selling.hall("hall-2", hello=False)
+    with pytest.raises(error_class("version_unsupported")):
+        await newer.call("hello", hall_id="hall-2", versions=[2, 3], software="bingo-hall 0.3.0")
+    await newer.lost
+    unchanged_but_one_refusal(selling, before, "hall-2", "hello", "version_unsupported")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_command_before_hello_is_refused_not_negotiated_and_closes(selling: Running) -> None:
+    before = snapshot(selling)
+    client = await selling.hall("hall-1", hello=False)
+    with pytest.raises(error_class("not_negotiated")):
+        await client.buy("r2", count=1)
+    await client.lost
+    unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards", "not_negotiated")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hall_that_is_not_a_member_is_refused_at_hello(selling: Running) -> None:
+    before = snapshot(selling)
+    client = await selling.hall("hall-9", hello=False)
+    with pytest.raises(error_class("unknown_hall"), match="not a member"):
+        await client.hello("hall-9")
+    await client.lost
+    unchanged_but_one_refusal(selling, before, "hall-9", "hello", "unknown_hall")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hall_saying_hello_as_another_hall_is_refused(selling: Running) -> None:
+    before = snapshot(selling)
+    client = await selling.hall("hall-1", hello=False)
+    with pytest.raises(error_class("hall_mismatch")):
+        await client.hello("hall-2")
+    unchanged_but_one_refusal(selling, before, "hall-1", "hello", "hall_mismatch")
+
+
+@pytest.mark.req("R93.6")
+@pytest_twisted.ensureDeferred
+async def test_a_hall_speaking_for_another_halls_terminal_is_refused_and_cut_off(selling: Running) -> None:
+    before = snapshot(selling)
+    client = await selling.hall("hall-1")
+    with pytest.raises(error_class("hall_mismatch"), match="hall-1"):
+        await client.buy("r9", hall="hall-2", terminal="K3", count=1)
+    await client.lost
+    unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards", "hall_mismatch")
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unknown_command_is_unhandled_and_changes_nothing(selling: Running) -> None:
+    class StealCards(amp.Command):
+        commandName = b"steal_cards"
+        arguments = [(b"game_id", amp.Unicode())]
+        response: list[Any] = []
+
+    before = snapshot(selling)
+    client = await selling.hall("hall-1")
+    with pytest.raises(amp.UnhandledCommand):
+        await client.callRemote(StealCards, game_id="net-1")
+    # The link stays usable: AMP refused the command itself.
+    assert (await client.get_game())["phase"] == "selling"
+    assert snapshot(selling) == before
+
+
+@pytest.mark.req("R93.6")
+@pytest_twisted.ensureDeferred
+async def test_a_request_id_replayed_with_other_arguments_is_refused_and_the_first_stands(selling: Running) -> None:
+    client = await selling.hall("hall-1")
+    first = await client.buy("r1", count=2)  # the fixture's purchase, resent: its first answer
+    before = snapshot(selling)
+    with pytest.raises(error_class("request_id_reused"), match="the first one stands"):
+        await client.buy("r1", count=5)
+    unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards", "request_id_reused")
+    assert await client.buy("r1", count=2) == first  # not fatal: the link goes on
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"player": "p" * 65}, "player_ref"),
+        ({"player": "x" * 60_000}, "player_ref"),
+        ({"terminal": "T/1"}, "terminal_id"),
+        ({"count": 97}, "card_count"),
+        ({"pct": 0}, "stake_pct"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_value_out_of_its_bounds_is_refused_bad_argument_naming_the_field(
+    selling: Running, changes: dict[str, Any], field: str
+) -> None:
+    client = await selling.hall("hall-1")
+    before = snapshot(selling)
+    with pytest.raises(error_class("bad_argument"), match=field):
+        await client.buy("r3", **changes)
+    unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards", "bad_argument")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_reason_longer_than_its_bound_is_refused_and_the_terminal_is_not_failed(selling: Running) -> None:
+    client = await selling.hall("hall-1")
+    before = snapshot(selling)
+    with pytest.raises(error_class("bad_argument"), match="reason"):
+        await client.call("terminal_failed", request_id="f1", game_id="net-1", hall_id="hall-1", terminal_id="T1",
+                          reason="r" * 201, declared_by="room chief")
+    unchanged_but_one_refusal(selling, before, "hall-1", "terminal_failed", "bad_argument")
+    assert selling.game.failed_terminals == {}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_box_over_its_bound_cuts_the_connection_while_it_is_read(selling: Running) -> None:
+    """Bounded while read: the box is dropped before it is put together, and nothing reaches the journal."""
+
+    class Flood(amp.Command):
+        commandName = b"buy_cards"
+        arguments = [(f"pad{k}".encode(), amp.Unicode()) for k in range(MAX_BOX_BYTES // 60_000 + 2)]
+        response: list[Any] = []
+
+    client = await selling.hall("hall-1")
+    before = snapshot(selling)
+    with pytest.raises(CLOSED):
+        await client.callRemote(Flood, **{f"pad{k}": "z" * 60_000 for k in range(MAX_BOX_BYTES // 60_000 + 2)})
+    assert snapshot(selling) == before
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unknown_game_is_refused_with_its_code(selling: Running) -> None:
+    client = await selling.hall("hall-1")
+    before = snapshot(selling)
+    with pytest.raises(error_class("unknown_game")):
+        await client.buy("r4", game="net-404")
+    unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards", "unknown_game")
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_hall_failing_to_take_a_push_does_not_stop_the_others(selling: Running) -> None:
+    """Each send is isolated: a hall whose link breaks mid-push costs the other halls nothing."""
+    one = await selling.hall("hall-1")
+    two = await selling.hall("hall-2")
+    broken = selling.server.endpoint.links["hall-1"]
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the link broke")
+
+    broken.callRemote = fails  # type: ignore[method-assign]
+    await selling.close_sale()
+    await until(lambda: two.pushed("sale_closed"), "sale_closed at hall-2")
+    assert one.pushed("sale_closed") == []

@@ -1,0 +1,103 @@
+"""The central module on the command core, with the in-memory journal and a test clock.
+
+What the endpoint tests cannot reach easily: a commit that fails after the domain
+decided (the game goes back to its journal's state, so nothing unseen stands), the
+fold of a journal into the same games, and the timers armed from journaled times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from twisted.internet import task
+
+from central_server.domain.config import library_digest
+from central_server.module import CentralModule
+from server_kit.core import CommandCore, run_inline
+from server_kit.journal.fake import FakeJournal
+from tests.central.conftest import LIBRARY, config
+
+pytestmark = pytest.mark.req("R92.3", "R93.6")
+START_S = 1_780_000_000.0
+
+
+def build(journal: FakeJournal | None = None, clock: task.Clock | None = None, **kwargs: Any) -> tuple[CentralModule, task.Clock]:
+    clock = clock or task.Clock()
+    if not clock.seconds():
+        clock.advance(START_S)
+    core = CommandCore(journal or FakeJournal(), clock, run_inline)
+    module = CentralModule(core, {"V1": LIBRARY}, clock, **kwargs)
+    core.recover()
+    return module, clock
+
+
+def result(deferred: Any) -> Any:
+    outcome: list[Any] = []
+    deferred.addBoth(outcome.append)
+    assert outcome, "the command did not finish"
+    if hasattr(outcome[0], "raiseException"):
+        outcome[0].raiseException()
+    return outcome[0]
+
+
+def buy(module: CentralModule, request: str, count: int = 2, terminal: str = "t1") -> dict[str, Any]:
+    return result(module.hall_command("buy_cards", {
+        "request_id": request, "game_id": "net-1", "hall_id": "hall-1", "terminal_id": terminal,
+        "player_ref": "p1", "card_count": count, "stake_pct": 100,
+    }, "hall-1"))
+
+
+def test_a_failed_commit_leaves_the_game_as_its_journal_has_it() -> None:
+    journal = FakeJournal()
+    module, _ = build(journal)
+    assert library_digest(LIBRARY) == config().library_digest
+    result(module.schedule(config()))
+    result(module.open_sale("net-1"))
+    buy(module, "r1")
+    game = module.games["net-1"]
+    before = (len(game.events), game.decision_count, game.next_card)
+    journal.fail_next = OSError("the disk is full")
+    with pytest.raises(OSError):
+        buy(module, "r2")
+    game = module.games["net-1"]
+    assert (len(game.events), game.decision_count, game.next_card) == before
+    again = buy(module, "r2")
+    assert (again["decision"], again["first_card"]) == (2, 3)
+
+
+def test_the_journal_folds_into_the_same_games_and_the_timers_resume_from_its_times() -> None:
+    journal = FakeJournal()
+    module, clock = build(journal, opens_after={"net-1": 5_000})
+    module.start_timers()
+    result(module.schedule(config()))
+    assert module.next_step("net-1") == (int(START_S * 1000) + 5_000, "open_sale")
+    clock.advance(5.01)
+    assert module.games["net-1"].phase == "selling"
+    buy(module, "r1", count=6)
+    clock.advance(30)
+    # A new process on the same journal: the same game, its deadline from the journal.
+    restarted, _ = build(journal, clock=clock, opens_after={"net-1": 5_000})
+    assert restarted.games["net-1"].events == module.games["net-1"].events
+    module.stop_timers()
+    restarted.start_timers()
+    assert restarted.armed("net-1")
+    closes = restarted.games["net-1"].closes_at_ms
+    assert restarted.next_step("net-1") == (closes, "close_sale")
+    clock.advance((closes - int(clock.seconds() * 1000)) / 1000 + 0.002)
+    assert restarted.games["net-1"].phase == "sale_closed"
+    closed = restarted.games["net-1"].sale
+    assert closed is not None and closed.closed_at_ms >= closes
+    assert restarted.next_step("net-1") == (closed.closed_at_ms + 2_000, "draw")
+    clock.advance(2.002)
+    assert len(restarted.games["net-1"].balls) == 1
+
+
+def test_a_game_without_an_opening_time_waits_for_the_operator() -> None:
+    module, clock = build()
+    module.start_timers()
+    result(module.schedule(config()))
+    clock.advance(3600)
+    assert module.games["net-1"].phase == "scheduled" and not module.armed("net-1")
+    result(module.open_sale("net-1"))
+    assert module.armed("net-1")

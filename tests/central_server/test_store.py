@@ -1,0 +1,37 @@
+"""The central server's schema and library on every database it supports (SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import update
+
+from central_server.domain.config import library_digest
+from central_server.store import METADATA, CentralSeries, add_series, load_series, open_database
+from server_kit.db.database import DatabaseError
+
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3")]
+
+
+def test_the_schema_is_the_models_after_the_migrations(database_url: str) -> None:
+    engine = open_database(database_url)
+    try:
+        with engine.connect() as connection:
+            assert compare_metadata(MigrationContext.configure(connection), METADATA) == []
+    finally:
+        engine.dispose()
+
+
+def test_a_series_is_kept_whole_and_an_altered_one_is_refused(database_url: str) -> None:
+    engine = open_database(database_url)
+    try:
+        layouts = add_series(engine, "V1", 12)
+        loaded = load_series(engine)["V1"]
+        assert loaded.shape == (12, 27) and library_digest(loaded) == library_digest(layouts)
+        with engine.begin() as connection:
+            connection.execute(update(CentralSeries).values(cells=bytes(12 * 27)))
+        with pytest.raises(DatabaseError, match="series V1 .* does not match its digest"):
+            load_series(engine)
+    finally:
+        engine.dispose()

@@ -1,0 +1,118 @@
+"""Responsible play (R97.2 and its ruling): a daily spending limit and self-exclusion,
+enforced by the admission desk, the cashier and every terminal, and journaled."""
+
+from __future__ import annotations
+
+import pytest
+
+from hall_server.hall.admission import AdmissionError
+from hall_server.hall.responsible import ResponsiblePlayError
+from hall_server.terminal_gateway.gateway import TerminalGateway
+from terminals.client import TerminalError
+from tests.hall.conftest import result
+from tests.terminals.conftest import CASHIER, DOOR, SELLER, VirtualHall
+from tests.terminals.test_gateway import PIN, Wire, gateway, signed_in  # noqa: F401 (gateway is a fixture)
+
+pytestmark = pytest.mark.req("R97.2")
+DAY_S = 24 * 3600
+
+
+def on_sale(hall: VirtualHall) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 3600))
+
+
+def test_a_lower_limit_applies_at_once_and_a_purchase_past_it_is_refused_whole_and_journaled(
+    hall: VirtualHall, gateway: TerminalGateway
+) -> None:
+    on_sale(hall)
+    wire, number = signed_in(hall, gateway, credit=5_000)
+    state = result(wire.client.set_limit(350))
+    assert state["player"]["limits"] == {"daily_limit_cents": 350, "spent_today_cents": 0, "next_limit": None}
+    assert result(wire.client.buy(3))["credit_cents"] == 4_700
+    before = len(hall.records())
+    with pytest.raises(TerminalError, match=r"daily limit is 3.50 EUR; you have spent 3.00 EUR today, so you may spend 0.50 EUR"):
+        result(wire.client.buy(1))
+    refusal = hall.records()[before:]
+    assert [r.type for r in refusal] == ["terminal_request_refused"] and "R97.2" in refusal[0].payload["reason"]
+    assert hall.balance(number) == 4_700
+    limit = next(r for r in hall.records() if r.type == "spending_limit_set")
+    assert limit.payload["terminal"] == "T1" and limit.payload["limit_cents"] == 350
+
+
+def test_a_higher_limit_or_none_waits_for_the_next_day(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    on_sale(hall)
+    wire, number = signed_in(hall, gateway, credit=5_000)
+    result(wire.client.set_limit(200))
+    raised = result(wire.client.set_limit(0))["player"]["limits"]
+    assert raised["daily_limit_cents"] == 200 and raised["next_limit"]["limit_cents"] is None
+    result(wire.client.buy(2))
+    with pytest.raises(TerminalError, match="daily limit is 2.00 EUR"):
+        result(wire.client.buy(1))
+    hall.clock.advance(DAY_S)
+    assert hall.responsible.purchase_refusal(f"player:{number}", 10_000, hall.core.now_ms()) is None
+
+
+def test_the_cashier_sets_a_limit_for_a_player_and_a_batch_counts_every_purchase_in_it(hall: VirtualHall) -> None:
+    number = hall.player("22222222B", 5_000)
+    result(hall.responsible.set_limit(CASHIER, number, 100))
+    with pytest.raises(ResponsiblePlayError, match="from 0 to"):
+        result(hall.responsible.set_limit(CASHIER, number, -5))
+    assert hall.responsible.purchase_refusal(f"player:{number}", 101, hall.core.now_ms()) is not None
+    assert hall.responsible.purchase_refusal(f"player:{number}", 100, hall.core.now_ms()) is None
+
+
+def test_a_self_excluded_player_is_signed_out_refused_at_every_terminal_the_door_and_the_cashier(
+    hall: VirtualHall, gateway: TerminalGateway
+) -> None:
+    on_sale(hall)
+    wire, number = signed_in(hall, gateway, credit=1_000, document="33333333C")
+    state = result(wire.client.exclude(30))
+    assert state["player"] is None
+    (excluded,) = [r for r in hall.records() if r.type == "self_excluded"]
+    assert excluded.payload["document"] == "33333333C" and excluded.payload["days"] == 30
+    with pytest.raises(TerminalError, match="excluded yourself from play until") as refused:
+        result(wire.client.sign_in(number, PIN))
+    assert refused.value.code == "self_excluded"
+    other = Wire(gateway, "T2", hall.terminal("T2"))
+    result(other.client.hello())
+    with pytest.raises(TerminalError, match="excluded yourself"):
+        result(other.client.sign_in(number, PIN))
+    # The door journals the refusal; the cashier opens no new account for the person.
+    (refusal,) = result(hall.admission.admit_visitor(DOOR, "Same Person", "33333333-c"))
+    assert refusal.type == "entry_refused" and "excluded themselves from play until" in refusal.payload["reason"]
+    visitors = len(hall.admission.state.visitors)
+    assert visitors == 1
+    with pytest.raises(AdmissionError, match="excluded themselves"):
+        result(hall.cashier.open_account(CASHIER, 1, "ticket", "4821"))
+    # It cannot be shortened, only lengthened, and it ends by itself.
+    with pytest.raises(ResponsiblePlayError, match="never shortened"):
+        result(hall.responsible.exclude_document(DOOR, "33333333C", 5))
+    result(hall.responsible.exclude_document(DOOR, "33333333C", 60))
+    hall.clock.advance(61 * DAY_S)
+    assert hall.responsible.account_refusal(number, hall.core.now_ms()) is None
+
+
+def test_limits_and_exclusions_survive_a_restart(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    on_sale(hall)
+    wire, number = signed_in(hall, gateway, credit=5_000, document="44444444D")
+    result(wire.client.set_limit(300))
+    result(wire.client.buy(2))
+    again = hall.reopened()
+    assert again.responsible.purchase_refusal(f"player:{number}", 101, again.core.now_ms()) is not None
+    assert again.responsible.purchase_refusal(f"player:{number}", 100, again.core.now_ms()) is None
+    result(again.responsible.exclude_document(DOOR, "44444444D", 7))
+    assert again.reopened().responsible.account_refusal(number, again.core.now_ms())
+
+
+def test_the_terminal_is_given_the_operators_warnings_and_help(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    wire, _ = signed_in(hall, gateway)
+    assert wire.client.warnings == ["Play for fun.", "Set a limit."] and wire.client.help == "Ask staff for help."
+
+
+def test_a_limit_from_a_signed_out_terminal_is_refused(hall: VirtualHall, gateway: TerminalGateway) -> None:
+    wire = Wire(gateway, "T3", hall.terminal("T3"))
+    result(wire.client.hello())
+    with pytest.raises(TerminalError, match="sign in") as refused:
+        result(wire.client.set_limit(100))
+    assert refused.value.code == "signed_out"

@@ -1,0 +1,35 @@
+"""The ``bingo-central`` plugin: ``twist bingo-central [--config FILE]`` runs the central server.
+
+The service itself is built by :func:`central_server.tap.makeService`, the process's one
+composition root; this file only declares the plugin and its options.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.application.service import IServiceMaker
+from twisted.plugin import IPlugin
+from twisted.python import usage
+from zope.interface import implementer
+
+
+class Options(usage.Options):
+    optParameters = [
+        ["config", "c", None, "The central server's configuration file (default: $BINGO_HOME/central.toml)."],
+    ]
+
+
+@implementer(IServiceMaker, IPlugin)
+class CentralServiceMaker:
+    tapname = "bingo-central"
+    description = "The central server of interconnected bingo: network games across halls (R92-R94)."
+    options = Options
+
+    def makeService(self, options: Options) -> Any:
+        from central_server.tap import makeService  # imported late: plugin discovery stays cheap
+
+        return makeService(options)
+
+
+serviceMaker = CentralServiceMaker()
