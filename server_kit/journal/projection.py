@@ -1,7 +1,7 @@
 """A module's projection as a JSON value, and back: what a checkpoint holds of each module.
 
 A module folds journal records into plain Python state: dataclasses, the game
-machines, enums, dicts keyed by tuples or dataclasses, sets, deques and numpy arrays.
+machines, enums, dates, dicts keyed by tuples or dataclasses, sets, deques and numpy arrays.
 :func:`encode` turns such a value into JSON-able data (dicts, lists, strings, numbers)
 and :func:`decode` rebuilds an equal value, so a module restored from a checkpoint
 holds what the same records replayed would have given it.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import datetime
 import enum
 import gc
 import importlib
@@ -89,6 +90,10 @@ class _Encoder:
             return {"z": [self(item) for item in sorted(value, key=repr)]}
         if type(value) is bytes:
             return {"b": base64.b64encode(value).decode()}
+        if type(value) is datetime.date:
+            return {"day": value.isoformat()}
+        if type(value) is datetime.datetime:
+            return {"dt": value.isoformat()}
         reference = self.shared(value)
         if reference is not None:
             return reference
@@ -189,6 +194,10 @@ class _Decoder:
             return float(body)
         if tag == "b":
             return base64.b64decode(body)
+        if tag == "day":
+            return datetime.date.fromisoformat(body)
+        if tag == "dt":
+            return datetime.datetime.fromisoformat(body)
         if tag == "e":
             name, value = body
             return self.cls(name)(self(value))

@@ -3,11 +3,13 @@ schedule on the injected clock; the verification from a checkpoint's record."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 import pytest
@@ -17,10 +19,25 @@ from protocol.chain import ChainError
 from protocol.claims import CardRef
 from hall_server.hall.session import SessionState
 from protocol.game import State, TraditionalGame
+from protocol.records import JournalRecord
 from server_kit.core import Actor, CheckpointRefused, CommandCore, run_inline
 from server_kit.journal.checkpoints import CheckpointService, CheckpointStore
 from server_kit.journal.fake import FakeJournal
 from server_kit.journal.projection import ProjectedState, ProjectionError, decode, encode
+from tests.support.records import declared
+
+
+@dataclass(frozen=True, kw_only=True)
+class Noted(JournalRecord):
+    """The test module's one record type: something noted."""
+
+    type: ClassVar[str] = "noted"
+
+
+@pytest.fixture(autouse=True)
+def noted_is_declared() -> Iterator[None]:
+    with declared(Noted):
+        yield
 
 
 def _json_round_trip(value: Any) -> Any:
@@ -34,13 +51,14 @@ def test_a_projection_comes_back_equal_through_json() -> None:
         "sets": ({3, 1, 2}, frozenset({"x"})),
         "float": [1.5, math.inf],
         "bytes": b"\x00\xff",
+        "dates": (datetime.date(2027, 1, 4), datetime.datetime(2027, 1, 4, 20, 30, tzinfo=datetime.timezone.utc)),
         "deque": deque([1, 2], maxlen=5),
         "array": np.arange(6, dtype=np.uint8).reshape(2, 3),
         "numpy int": np.int64(9),
     }
     back = _json_round_trip(value)
     assert back["tuple keys"] == value["tuple keys"] and back["sets"] == value["sets"]
-    assert back["float"] == value["float"] and back["bytes"] == value["bytes"]
+    assert back["float"] == value["float"] and back["bytes"] == value["bytes"] and back["dates"] == value["dates"]
     assert back["deque"] == value["deque"] and back["deque"].maxlen == 5
     assert back["array"].dtype == np.uint8 and (back["array"] == value["array"]).all()
     assert type(back["numpy int"]) is np.int64
