@@ -112,6 +112,10 @@ def generate(config: Path, records: int) -> int:
     clock = MemoryReactorClock()
     clock.advance(START_S)
     hall = build_hall(load_config(config), clock)
+    last = hall.core.journal.last
+    if last is not None and last.time_ms // 1000 >= START_S:
+        # More days on a journal already played: the hall's clock goes on from its last day.
+        clock.advance(last.time_ms // 1000 - START_S + 86_400)
     engine = hall.core.journal.engine  # type: ignore[attr-defined]
     buffered = BufferedJournal(hall.core.journal)  # type: ignore[arg-type]
     hall.core.journal = buffered

@@ -266,6 +266,9 @@ class CommandCore:
         """
         if not self.settled():
             raise CheckpointRefused("records decided are still waiting for their commit")
+        return self._snapshot()
+
+    def _snapshot(self) -> dict[str, Any]:
         modules: dict[str, Any] = {}
         with gc_paused():
             for name, module in zip(self.module_names(), self._kept()):
@@ -287,7 +290,7 @@ class CommandCore:
         modules = state.get("modules")
         if state.get("seq") != seq or not isinstance(modules, dict) or sorted(modules) != sorted(names):
             raise CheckpointRefused("the checkpoint holds other modules than this server's")
-        before = self.checkpoint()
+        before = self._snapshot()
         try:
             with gc_paused():
                 for name, module in zip(names, self._kept()):
