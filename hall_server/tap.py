@@ -4,13 +4,16 @@
 
 1. the database (migrations applied) and its single writer thread pool, run as a
    service so it starts with the process and drains before it stops;
-2. the journal with its Ed25519 signing key, **verified** (every record and the signed
-   head) before anything else reads it: a journal that fails its check stops the
-   start with one line naming the record (:class:`StartRefused`); then the hall core
-   over both;
+2. the journal with its Ed25519 signing key, **verified** before anything else reads
+   it: the records after the newest trusted checkpoint (every record when there is
+   none) and the signed head; a journal that fails its check stops the start with one
+   line naming the record (:class:`StartRefused`); then the hall core over both;
 3. the modules (session, ledger, admission, cashier, the traditional game), the
-   console's read model, then **recovery**: every module's state is
-   rebuilt from the journal before anything listens;
+   console's read model, then **recovery**: every module's state is restored from the
+   checkpoint and the records after it folded in (or the whole journal replayed)
+   before anything listens; checkpoints are written every
+   :data:`CHECKPOINT_EVERY_RECORDS` records or :data:`CHECKPOINT_EVERY_SECONDS`
+   seconds and at a clean stop (``server_kit/journal/checkpoints.py``);
 4. with ``[draw] source = "blower"``, the blower drivers on their serial ports
    (``hall_server/blower/hall.py``: ball source, faults, reserve switch), told the
    journal's balls of the game in progress before the ports open;
@@ -35,6 +38,7 @@ this module reads the configuration or chooses the reactor.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -82,7 +86,9 @@ from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
 from protocol.records import RecordError
 from server_kit import pki
-from server_kit.core import Actor, CommandCore, thread_pool_runner
+from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
+from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
+from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key
 from server_kit.services import ThreadPoolService, WebService
@@ -95,6 +101,13 @@ DEFAULT_CONFIG = Path("var") / "hall.toml"
 OPERATOR_CA = "operator-ca"
 #: The terminal whose certificate bundle a first start writes, under ``terminal-certs/``.
 FIRST_TERMINAL = "terminal-1"
+#: A checkpoint of the hall's state is written after this many records ...
+CHECKPOINT_EVERY_RECORDS = 50_000
+#: ... or this many seconds with records since the last one, and at a clean stop.
+CHECKPOINT_EVERY_SECONDS = 600.0
+#: What a checkpoint's state that does not fit raises when it is restored: it is then
+#: passed over for the whole journal.
+UNFIT_CHECKPOINT = (CheckpointRefused, ProjectionError, TypeError, ValueError, KeyError, AttributeError, IndexError)
 
 
 class StartRefused(DomainError):
@@ -129,6 +142,9 @@ class HallServer:
     gateway: TerminalGateway | None = None
     blowers: HallBlowers | None = None
     sign_in_pool: ThreadPool | None = None
+    checkpoints: CheckpointService | None = None
+    #: The record of the checkpoint the start restored (0: the whole journal was replayed).
+    recovered_from: int = 0
 
 
 def provision(config: HallConfig) -> None:
@@ -226,25 +242,75 @@ def make_private(config: HallConfig) -> None:
         _private(path)
 
 
-def open_journal(journal: Journal, now_ms: int, hall_name: str) -> int:
-    """Verify the journal before anything reads it, or start it if it is new; the record count.
+def _refused(error: ChainError) -> StartRefused:
+    return StartRefused(
+        f"the journal does not verify: {error}; the hall server does not serve on a broken journal "
+        "(bingo journal verify; docs/journal.md)"
+    )
+
+
+def open_journal(
+    journal: Journal, now_ms: int, hall_name: str, checkpoints: CheckpointStore | None = None
+) -> Checkpoint | None:
+    """Verify the journal before anything reads it, or start it if it is new; the checkpoint to start from.
 
     A new journal is one with no record and no head: only then is it started, with an
-    opening record.  Anything else must verify whole, against its signed head.
+    opening record.  Anything else must verify against its signed head: the records
+    after the newest trusted checkpoint of ``checkpoints``, or every record.  A signed
+    checkpoint past the journal's end refuses the start, as a head past it does.
     """
-    if journal.is_new:
-        opening = journal.initialise(now_ms, {"hall": hall_name, "actor": SYSTEM.to_dict()})
-        log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
     try:
-        count = journal.verify()
+        # Looked for before a new journal is started: an emptied journal beside its
+        # signed checkpoint is refused, never started afresh.
+        checkpoint = checkpoints.newest_valid(journal) if checkpoints is not None else None
+        if journal.is_new:
+            opening = journal.initialise(now_ms, {"hall": hall_name, "actor": SYSTEM.to_dict()})
+            log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
+        anchor = (checkpoint.seq, checkpoint.hash) if checkpoint is not None else None
+        last = journal.verify(after=anchor)
     except ChainError as error:
-        raise StartRefused(
-            f"the journal does not verify: {error}; the hall server does not serve on a broken journal "
-            "(bingo journal verify; docs/journal.md)"
-        ) from None
+        raise _refused(error) from None
     if journal.repair_head():
-        log.warn("The journal head file lagged the journal; it now names record {seq}", seq=count)
-    return count
+        log.warn("The journal head file lagged the journal; it now names record {seq}", seq=last)
+    if checkpoint is None:
+        log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=last)
+    else:
+        log.info(
+            "Journal verified from its checkpoint at record {seq}: the {n} records after it, each hash, link and "
+            "signature, and the signed head",
+            seq=checkpoint.seq, n=last - checkpoint.seq,
+        )
+    return checkpoint
+
+
+def recover(core: CommandCore, journal: Journal, checkpoint: Checkpoint | None) -> tuple[int, int]:
+    """Every module's state from ``checkpoint`` and the records after it, or from the whole
+    journal; the checkpoint's record (0 for none) and how many records were folded.
+
+    A checkpoint whose state does not fit the modules is passed over (and logged): the
+    whole journal is then verified, as it was not at the start, and replayed.
+    """
+    if checkpoint is not None:
+        try:
+            core.restore(checkpoint.state, checkpoint.seq, checkpoint.hash)
+        except UNFIT_CHECKPOINT as error:
+            log.warn("Checkpoint passed over: {path} does not fit this hall's modules ({reason}); replaying the "
+                     "whole journal", path=str(checkpoint.path), reason=str(error))
+            try:
+                journal.verify()
+            except ChainError as failed:
+                raise _refused(failed) from None
+            checkpoint = None
+    start = checkpoint.seq if checkpoint is not None else 0
+    return start, core.recover(start)
+
+
+def release_fingerprint(config: HallConfig) -> str:
+    """What a checkpoint is bound to besides the chain: the installed release (its manifest's hash)."""
+    try:
+        return hashlib.sha256(release_manifest(config).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return "no release manifest"
 
 
 def release_manifest(config: HallConfig) -> Path:
@@ -286,8 +352,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     engine = open_database(config.database_url)
     key = load_journal_key(journal_key_path(config.home), create=True)
     journal = Journal(engine, key, head=head_path(config.home))
-    verified = open_journal(journal, int(reactor.seconds() * 1000), config.name)
-    log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
+    checkpoints = CheckpointStore(config.home / "checkpoints", key, release_fingerprint(config))
+    checkpoint = open_journal(journal, int(reactor.seconds() * 1000), config.name, checkpoints)
     provision_cards(config, engine)
     make_private(config)
     service = HallService()
@@ -295,6 +361,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
     core = CommandCore(journal, reactor, thread_pool_runner(reactor, writer))
+    # The pre-session verification hashes the whole journal: on a pool of its own, reading
+    # only, so commits go on meanwhile on the writer.
+    verification_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-verification")
+    ThreadPoolService(verification_pool).setServiceParent(service)
 
     blowers = build_blowers(config, reactor, core) if config.draw.blower else None
     checks: dict[str, Any] = {"manifest": release_manifest(config)}
@@ -303,7 +373,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         checks["draw_device"] = blowers.draw_device_check(reactor)
     # The hall's time zone says what "today" is to every module that dates something.
     zone = config.timezone
-    session = SessionModule(core, functools.partial(verify_system, journal, engine, **checks), timezone=zone)
+    session = SessionModule(
+        core, functools.partial(verify_system, journal, engine, **checks),
+        run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone,
+    )
     ledger = LedgerModule(core)
     admission = AdmissionModule(
         core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone
@@ -328,13 +401,22 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     view = HallView(config.name, warnings=config.responsible.warnings)
     core.add_view(view)
     try:
-        recovered = core.recover()
+        recovered_from, recovered = recover(core, journal, checkpoint)
     except RecordError as error:
         raise StartRefused(
             f"the journal does not parse: {error}; the hall server does not serve on a journal it cannot read "
             "(docs/journal.md)"
         ) from None
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
+    # The last checkpoint is of the state the stop finds; a commit still under way then is
+    # after it, and replayed at the next start.
+    checkpoint_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-checkpoint")
+    checkpointing = CheckpointService(
+        core, checkpoints, reactor, thread_pool_runner(reactor, checkpoint_pool), pool=checkpoint_pool,
+        written_seq=recovered_from,
+        every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=CHECKPOINT_EVERY_SECONDS,
+    )
+    checkpointing.setServiceParent(service)
     if blowers is not None:
         blowers.resume()  # before the serial ports open: the blower learns the journal's balls
         for driver, device in zip(blowers.drivers, (config.draw.main, config.draw.reserve)):
@@ -376,7 +458,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers, sign_in_pool,
+        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from,
     )
     service.hall = hall
     return hall

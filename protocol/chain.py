@@ -148,7 +148,12 @@ def seal(
 
 
 def verify_chain(
-    records: Iterable[Record], public_key: Ed25519PublicKey, *, head: Head | None, where: str = "the journal head"
+    records: Iterable[Record],
+    public_key: Ed25519PublicKey,
+    *,
+    head: Head | None,
+    where: str = "the journal head",
+    after: tuple[int, str] | None = None,
 ) -> int:
     """Check every record in order and the journal's end against ``head``; returns how many.
 
@@ -159,11 +164,19 @@ def verify_chain(
     committing while this runs): records past it still verify, and nobody without the
     key can add them.  Raises :class:`ChainError` naming the first fault; ``where``
     names the head in the messages (its file, say).
+
+    ``after`` is a ``(seq, hash)`` already trusted (a verified checkpoint's): ``records``
+    then start at ``seq + 1`` and the first must follow ``hash``; the head may not stand
+    before ``seq`` (the caller anchors at the head then).  Returns the last ``seq``.
     """
     if head is not None:
         check_head(head, public_key, where)
     expected_seq, prev = 1, GENESIS
     at_head: str | None = None
+    if after is not None:
+        expected_seq, prev = after[0] + 1, after[1]
+        if head is not None and head.seq == after[0]:
+            at_head = after[1]
     for record in records:
         if record.seq != expected_seq:
             if record.seq < expected_seq:

@@ -54,6 +54,7 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, parse
 from server_kit.journal.port import Entry, JournalPort
+from server_kit.journal.projection import gc_paused
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,10 @@ class Module(Protocol):
     are committed, so that the next command of the batch is decided on the state they
     leave; when the batch's commit fails the core calls :meth:`reset` and folds the
     journal again.  So ``apply`` changes nothing but the module's own state.
+
+    A module that can be checkpointed also has ``checkpoint() -> JSON-able`` (its
+    projection) and ``restore(data)`` (take it back, raising before it changes anything
+    when it cannot); see :meth:`CommandCore.checkpoint`.  So does a view.
     """
 
     def apply(self, record: Record) -> None: ...
@@ -114,6 +119,10 @@ class View(Protocol):
     """A projection shown to people (consoles, boards): folds records once committed."""
 
     def apply(self, record: Record) -> None: ...
+
+
+class CheckpointRefused(DomainError):
+    """A checkpoint's state that does not fit this server's modules; the message says why."""
 
 
 #: A decision: the time in, the facts out - declared records (protocol.records) or
@@ -186,6 +195,8 @@ class CommandCore:
         self.seq = journal.last.seq if journal.last else 0
         #: How many transactions the core has committed (each holds one batch of commands).
         self.commits = 0
+        #: The hash of the last record folded into the modules (what a checkpoint is bound to).
+        self.last_hash: str | None = journal.last.hash if journal.last else None
         # (staff member, request id) -> the records that request committed, oldest first
         self.requests: OrderedDict[RequestKey, list[tuple[int, str]]] = OrderedDict()
         self._running: dict[RequestKey, list[defer.Deferred[Any]]] = {}
@@ -212,15 +223,16 @@ class CommandCore:
         for command, roles in permissions.items():
             self.permissions[command] = frozenset(roles) | self.permissions.get(command, frozenset())
 
-    def recover(self) -> int:
-        """Rebuild every module's state from the journal (at start, before serving).
+    def recover(self, after: int = 0) -> int:
+        """Rebuild every module's state from the journal's records after ``after`` (at start,
+        before serving: from the first record, or from a checkpoint's); how many were folded.
 
         Every record is read through its declaration (:func:`protocol.records.parse`)
         before any module sees it: one that does not parse stops recovery with a
         :class:`~protocol.records.RecordError` naming its ``seq`` and the reason.
         """
         count = 0
-        for record in self.journal.records():
+        for record in self.journal.records(after):
             parse(record)
             self._apply(record)
             for view in self.views:
@@ -228,6 +240,71 @@ class CommandCore:
             count += 1
         self._tail = self.journal.last
         return count
+
+    def _kept(self) -> list[Any]:
+        """What a checkpoint keeps: every module and every view."""
+        return [*self.modules, *self.views]
+
+    def settled(self) -> bool:
+        """No decided record waits for its commit: the modules hold exactly the journal's state."""
+        last = self.journal.last
+        return self.seq == (last.seq if last is not None else 0)
+
+    def module_names(self) -> list[str]:
+        """Each module's name in a checkpoint: its class's, numbered when a class is there twice."""
+        names: list[str] = []
+        for module in self._kept():
+            name = type(module).__qualname__
+            names.append(name if name not in names else f"{name}#{names.count(name) + 1}")
+        return names
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Every module's projection and the remembered request ids, as JSON-able data.
+
+        Raises :class:`CheckpointRefused` when a module cannot be checkpointed (it has no
+        ``checkpoint``): such a server always replays its whole journal.
+        """
+        if not self.settled():
+            raise CheckpointRefused("records decided are still waiting for their commit")
+        return self._snapshot()
+
+    def _snapshot(self) -> dict[str, Any]:
+        modules: dict[str, Any] = {}
+        with gc_paused():
+            for name, module in zip(self.module_names(), self._kept()):
+                snapshot = getattr(module, "checkpoint", None)
+                if snapshot is None or not hasattr(module, "restore"):
+                    raise CheckpointRefused(f"the module {name} cannot be checkpointed")
+                modules[name] = snapshot()
+            requests = [[name, request, [list(r) for r in records]] for (name, request), records in self.requests.items()]
+        return {"seq": self.seq, "modules": modules, "requests": requests}
+
+    def restore(self, state: Mapping[str, Any], seq: int, hash: str) -> None:
+        """Take every module's projection from a checkpoint's ``state`` at record ``seq``.
+
+        Raises :class:`CheckpointRefused` (or the module's own error) when the state does
+        not fit: then every module is put back as it was, and the caller replays the
+        whole journal instead.
+        """
+        names = self.module_names()
+        modules = state.get("modules")
+        if state.get("seq") != seq or not isinstance(modules, dict) or sorted(modules) != sorted(names):
+            raise CheckpointRefused("the checkpoint holds other modules than this server's")
+        before = self._snapshot()
+        try:
+            with gc_paused():
+                for name, module in zip(names, self._kept()):
+                    module.restore(modules[name])  # type: ignore[attr-defined]
+            self.requests = OrderedDict(
+                ((str(name), str(request)), [(int(s), str(t)) for s, t in records])
+                for name, request, records in state["requests"]
+            )
+        except Exception:
+            for name, module in zip(names, self._kept()):
+                module.restore(before["modules"][name])  # type: ignore[attr-defined]
+            self.requests = OrderedDict(((n, r), [tuple(x) for x in records]) for n, r, records in before["requests"])
+            raise
+        self.seq, self.last_hash = seq, hash
 
     def now_ms(self) -> int:
         return int(self.clock.seconds() * 1000)
@@ -407,7 +484,7 @@ class CommandCore:
     def _apply(self, record: Record) -> None:
         for module in self.modules:
             module.apply(record)
-        self.seq = record.seq
+        self.seq, self.last_hash = record.seq, record.hash
         stamp = record.payload.get("actor")
         if isinstance(stamp, dict) and isinstance(stamp.get("request"), str):
             key = (str(stamp.get("name")), stamp["request"])

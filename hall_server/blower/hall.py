@@ -298,6 +298,17 @@ class HallBlowers:
         if self.pair is not None:
             self.pair.active = self.pair.main
 
+    def checkpoint(self) -> Any:
+        return {"recalled_game": self._recalled_game, "active": self.pair.active.name if self.pair else None}
+
+    def restore(self, data: Any) -> None:
+        active, recalled = data["active"], data["recalled_game"]
+        if self.pair is not None and active == self.pair.reserve.name:
+            self.pair.active = self.pair.reserve
+        elif self.pair is not None:
+            self.pair.active = self.pair.main
+        self._recalled_game = recalled
+
     def apply(self, record: Record) -> None:
         if record.type == "ball_voided":
             self._recalled_game = record.payload["game_id"]

@@ -45,6 +45,7 @@ from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.journal.projection import ProjectedState
 
 #: The civil time zone of a hall whose configuration names none (``[hall] timezone``):
 #: the composition root hands each module the configured zone, which says what "today"
@@ -261,7 +262,7 @@ def read_banned_list_file(path: str) -> str:
         raise BannedListError(None, f"the file is not UTF-8 (byte {error.start})") from None
 
 
-class AdmissionModule:
+class AdmissionModule(ProjectedState):
     """The admission desk's state (rebuilt from the journal) and commands."""
 
     def __init__(

@@ -61,6 +61,7 @@ from protocol.errors import DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_inline
+from server_kit.journal.projection import ProjectedState
 
 MEDIA = ("card", "ticket")
 PAYMENT_METHODS = ("cash", "transfer", "cheque")  # R78: never in kind
@@ -267,7 +268,7 @@ class Statement:
 # --- Module -----------------------------------------------------------------------------
 
 
-class CashierModule:
+class CashierModule(ProjectedState):
     """The cashier desks' state (rebuilt from the journal) and commands."""
 
     def __init__(

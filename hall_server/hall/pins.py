@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from twisted.internet.defer import Deferred, fail, maybeDeferred
 from twisted.logger import Logger
@@ -214,6 +214,19 @@ class PinGuard:
     def reset(self) -> None:
         """Forget what was folded from the journal (the core folds it again)."""
         self.state = PinState()
+
+    def checkpoint(self) -> Any:
+        """The journaled lockouts only: wrong PINs and checks under way live in memory and
+        are forgotten at a restart, checkpoint or not."""
+        return [
+            [number, account.lockouts, account.locked_until_ms]
+            for number, account in self.state.accounts.items()
+            if (account.lockouts or account.locked_until_ms) and number in self.cashier.state.accounts
+        ]
+
+    def restore(self, data: Any) -> None:
+        accounts = {str(n): _Account(lockouts=int(k), locked_until_ms=int(u)) for n, k, u in data}
+        self.state = PinState(accounts)
 
     def apply(self, record: Record) -> None:
         p = record.payload

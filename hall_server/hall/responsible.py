@@ -38,6 +38,7 @@ from protocol.errors import DomainError
 from protocol.money import format_cents
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
+from server_kit.journal.projection import ProjectedState
 
 #: The most a daily limit may be, and the longest a self-exclusion may run.
 MAX_LIMIT_CENTS = 100_000_00
@@ -84,7 +85,7 @@ def _whole(value: object, what: str, low: int, high: int) -> int:
     return value
 
 
-class ResponsiblePlayModule:
+class ResponsiblePlayModule(ProjectedState):
     """Limits and exclusions, folded from the journal, and the checks the desks and terminals run."""
 
     def __init__(

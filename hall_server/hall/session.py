@@ -38,7 +38,8 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import DomainError
-from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking
+from server_kit.journal.projection import ProjectedState
 
 
 BALL_SET_LIMIT = 2_000
@@ -158,12 +159,26 @@ def _session_date(text: object, today: datetime.date) -> str:
     raise SessionError(f"a session's date is YYYY-MM-DD (or empty for today in the hall), not {text!r}")
 
 
-class SessionModule:
+class SessionModule(ProjectedState):
+    """The session's state and commands.
+
+    ``run_checks`` runs the verifier off the reactor thread: in the server a pool of its
+    own, never the database's single writer, which the checks would hold for as long as
+    they hash the whole journal (every commit would wait).  Unit tests run it inline
+    (the core's runner, the default).
+    """
+
     def __init__(
-        self, core: CommandCore, verifier: Verifier | None = None, *, timezone: datetime.tzinfo = DEFAULT_TIMEZONE
+        self,
+        core: CommandCore,
+        verifier: Verifier | None = None,
+        *,
+        run_checks: RunBlocking | None = None,
+        timezone: datetime.tzinfo = DEFAULT_TIMEZONE,
     ) -> None:
         self.core = core
         self.verifier = verifier
+        self.run_checks = run_checks or core.run_blocking
         #: The hall's time zone ([hall] timezone): what "today" is for the session's date
         #: and for the pot rules that count days (the games ask :meth:`local_date`).
         self.timezone = timezone
@@ -230,7 +245,7 @@ class SessionModule:
             self.check_after_the_last(date)
         except DomainError:
             return fail()
-        running = self.core.run_blocking(self.verifier, self.core.now_ms())
+        running = self.run_checks(self.verifier, self.core.now_ms())
         return running.addCallback(lambda results: self._record_verification(actor, date, results))
 
     def check_after_the_last(self, date: str) -> None:

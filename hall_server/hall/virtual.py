@@ -70,6 +70,7 @@ from protocol.settlement import game_sales, stake_cents
 from protocol.settlement.refunds import refunded_cards, stakes_account, terminal_refund_postings
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
+from server_kit.journal.projection import ProjectedState
 
 MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
 MAX_SALE_SECONDS = 3600
@@ -221,7 +222,7 @@ def check_terminal_id(terminal_id: object) -> str:
 # --- The module -----------------------------------------------------------------------
 
 
-class VirtualModule:
+class VirtualModule(ProjectedState):
     """Terminals and virtual cards of the hall game: commands in, records out, state from the journal."""
 
     def __init__(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from hall_server.web.redaction import record_json, redacted
+from server_kit.journal.projection import decode, encode
 from protocol.chain import Record
 
 RECENT_RECORDS = 40
@@ -116,6 +117,19 @@ class HallView:
         return picture
 
     # --- Projection -----------------------------------------------------------------
+
+    #: The view's configuration; every other attribute is folded from the journal.
+    CONFIGURED = ("hall_name",)
+
+    def checkpoint(self) -> Any:
+        return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})
+
+    def restore(self, data: Any) -> None:
+        values = decode(data)
+        if not isinstance(values, dict) or sorted(values) != sorted(set(vars(self)) - set(self.CONFIGURED)):
+            raise TypeError("the view's checkpoint holds other fields than the view's")
+        for name, value in values.items():
+            setattr(self, name, value)
 
     def apply(self, record: Record) -> None:
         self.seq = record.seq

@@ -48,6 +48,10 @@ class FakeJournal:
     def records(self, after: int = 0) -> Iterator[Record]:
         return iter([r for r in self.kept if r.seq > after])
 
-    def verify(self) -> int:
+    def record(self, seq: int) -> Record | None:
+        return self.kept[seq - 1] if 1 <= seq <= len(self.kept) else None
+
+    def verify(self, after: tuple[int, str] | None = None) -> int:
         head = sign_head(self.key, self.last) if self.last is not None else None
-        return verify_chain(iter(self.kept), self.key.public_key(), head=head, where="the fake journal's head")
+        return verify_chain(self.records(after[0] if after else 0), self.key.public_key(), head=head,
+                            where="the fake journal's head", after=after)

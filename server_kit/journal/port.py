@@ -48,6 +48,14 @@ class JournalPort(Protocol):
         """Every record with ``seq > after``, in order."""
         ...
 
-    def verify(self) -> int:
-        """Check every record's hash, link and signature (and the head); the record count."""
+    def record(self, seq: int) -> Record | None:
+        """The record ``seq``, or ``None`` when there is none."""
+        ...
+
+    def verify(self, after: tuple[int, str] | None = None) -> int:
+        """Check every record's hash, link and signature (and the head); the last ``seq``.
+
+        ``after``: a ``(seq, hash)`` already trusted (a verified checkpoint's): only the
+        records after it are checked, from it.
+        """
         ...

@@ -79,10 +79,24 @@ class Journal:
         self.head = head
         self.last: Record | None = table.last_record(engine)
 
-    def verify(self) -> int:
-        """Verify the whole journal against the key and the signed head; the record count."""
+    def verify(self, after: tuple[int, str] | None = None) -> int:
+        """Verify the journal against the key and the signed head; the last record's ``seq``.
+
+        Whole, or with ``after`` (a verified checkpoint's ``(seq, hash)``) the records
+        after it only: a head that lags behind the checkpoint (a crash between a commit
+        and the head's update) anchors the check at the head instead.
+        """
         where = f"the journal head file {self.head}"
-        return verify_chain(table.read(self.engine), self.key.public_key(), head=read_head(self.head), where=where)
+        head = read_head(self.head)
+        if after is not None and head is not None and head.seq < after[0]:
+            after = (head.seq, head.hash)
+        start = after[0] if after is not None else 0
+        return verify_chain(
+            table.read(self.engine, start), self.key.public_key(), head=head, where=where, after=after
+        )
+
+    def record(self, seq: int) -> Record | None:
+        return table.record(self.engine, seq)
 
     @property
     def is_new(self) -> bool:

@@ -107,6 +107,13 @@ def read(engine: Engine, after: int = 0, batch: int = 10_000) -> Iterator[Record
         last = rows[-1].seq
 
 
+def record(engine: Engine, seq: int) -> Record | None:
+    """The record ``seq``, or ``None``."""
+    with engine.connect() as connection:
+        row = connection.execute(select(*_COLUMNS).where(JournalRecord.seq == seq)).first()
+    return _record(row) if row else None
+
+
 def last_record(engine: Engine) -> Record | None:
     with engine.connect() as connection:
         row = connection.execute(

@@ -28,3 +28,21 @@ def test_postings_commit_then_count_and_overdrafts_are_refused_before_writing(co
     rebuilt = LedgerModule(again)
     again.recover()
     assert rebuilt.ledger.balances() == ledger.ledger.balances()
+
+
+def test_a_ledger_restored_from_its_checkpoint_makes_its_postings_only_when_read(core: CommandCore, journal) -> None:
+    """The balances come back at once; the postings in their journal form, built into
+    postings the first time the list is read, with those made since behind them."""
+    ledger = LedgerModule(core)
+    core.allow({"load": {Role.CASHIER}})
+    first = Posting.transfer(5000, debit="cash:desk1", credit="player:P1", reason="credit loaded")
+    result(core.execute(CASHIER, "load", lambda now: posting_entries([first])))
+    restored = LedgerModule(CommandCore(journal, core.clock, core.run_blocking))
+    restored.restore(ledger.checkpoint())
+    assert restored.balance("player:P1") == 5000
+    later = Posting.transfer(1000, debit="player:P1", credit="cash:desk1", reason="cash out")
+    restored.ledger.post(later)
+    ledger.ledger.post(later)
+    assert restored.checkpoint() == ledger.checkpoint()
+    assert restored.ledger.postings == (first, later) == ledger.ledger.postings
+    assert restored.checkpoint() == ledger.checkpoint()

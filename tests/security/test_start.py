@@ -39,7 +39,10 @@ def _serve(folder: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_pentest_4_an_altered_posting_stops_the_start_with_one_line_naming_the_record(tmp_path: Path) -> None:
-    """The attack: a posting's amount raised in the database, then the server served on it."""
+    """The attack: a posting's amount raised in the database, then the server served on it.
+
+    The server is killed, so no checkpoint stands after the posting: the start verifies
+    it (a posting before a checkpoint is the pre-session verification's to find, below)."""
     hall = HallProcess(tmp_path).start()
     try:
         staff = Staff(hall)
@@ -49,7 +52,7 @@ def test_pentest_4_an_altered_posting_stops_the_start_with_one_line_naming_the_r
         staff("admin", "sign_session_opening")
         records = staff("carla", "open_cash_desk", desk="desk-1", float_cents=8_000)["records"]
     finally:
-        hall.stop()
+        hall.kill()
     (posting,) = [r["seq"] for r in records if r["type"] == "posting"]
     with sqlite3.connect(tmp_path / "hall.sqlite3") as database:
         database.execute("UPDATE journal SET payload = replace(payload, '8000', '80000') WHERE seq = ?", (posting,))

@@ -21,6 +21,7 @@ from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
 from protocol.balls import BallSource
 from protocol.settlement import PrizeRules
+from server_kit.journal.projection import ProjectedState
 from server_kit.core import CommandCore, CommandSpec
 
 R = Role
@@ -48,7 +49,7 @@ PERMISSIONS = {
 
 
 class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, PaymentCommands, ClosingCommands,
-                  FailureCommands, Projection):
+                  FailureCommands, Projection, ProjectedState):
     """The hall's traditional game: commands in, journal records out, state from the journal."""
 
     def __init__(

@@ -1,0 +1,299 @@
+"""Checkpoints: a signed snapshot of every module's projection at a journal record.
+
+A start that replays the whole journal costs every record's signature and every
+record folded into every module; with a checkpoint it costs the records after it.  A
+checkpoint holds the command core's state (:meth:`server_kit.core.CommandCore.checkpoint`)
+as of record ``seq``, and is bound to the chain by that record's ``hash``.
+
+**Stored** as files in a folder of the server's (``<home>/checkpoints/``, mode 0700,
+files 0600), one per checkpoint, named by its sequence number, written atomically
+(a partial file, fsync, rename); the newest :data:`KEPT` are kept.  A file is one line
+of JSON, the *header*, then the state as zlib-compressed JSON::
+
+    {"format": "bingo-checkpoint/1", "seq": 1042, "hash": "9f2c...", "time_ms": ...,
+     "release": "<the release's fingerprint>", "state_sha256": "...", "signature": "..."}
+
+The signature is the journal key's Ed25519 signature of the canonical JSON of the
+header without ``signature`` (keys sorted, no spaces): it covers the state through its
+SHA-256, the record it stands at, and the release that wrote it.
+
+**Trusted** only when all of this holds (:meth:`CheckpointStore.newest_valid`): the
+header is a checkpoint's, signed by the journal key; the state's hash matches; it was
+written by this release (another release's state may not mean the same); and the
+journal's record at ``seq`` has ``hash``.  A checkpoint that fails is logged and
+passed over for the one before it, or for a full replay: it is never trusted.  One
+whose ``seq`` lies past the journal's end refuses the start (:class:`ChainError`), as
+a head past the end does: records were cut.
+
+**Written** by :class:`CheckpointService` every ``every_records`` records or
+``every_seconds`` seconds on the server's clock, whichever comes first, and at a clean
+stop: the projection is copied into JSON-able data on the reactor thread between two
+commands (the state must be that of one record), then compressed, signed and written
+on a thread pool of its own, so a commit never waits for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from twisted.application.service import Service
+from twisted.internet import defer, task
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+
+from protocol.chain import ChainError, canonical_json
+from protocol.errors import DomainError
+from server_kit.journal.port import JournalPort
+from server_kit.journal.projection import gc_paused
+
+FORMAT = "bingo-checkpoint/1"
+#: How many checkpoints are kept: the newest, and older ones to fall back on.
+KEPT = 3
+_NAME = re.compile(r"^checkpoint-(\d{12})\.ckpt$")
+
+log = Logger()
+
+
+class CheckpointError(DomainError):
+    """A checkpoint that is not trusted; the message says why (it is passed over, not fatal)."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A verified checkpoint: the state as of record ``seq``, whose hash is ``hash``."""
+
+    seq: int
+    hash: str
+    time_ms: int
+    release: str
+    state: Mapping[str, Any]
+    path: Path | None = None
+
+
+def _signed_part(header: Mapping[str, Any]) -> bytes:
+    return canonical_json({k: v for k, v in header.items() if k != "signature"})
+
+
+class CheckpointStore:
+    """The checkpoint files in ``folder``, signed and checked with the journal key."""
+
+    def __init__(self, folder: Path, key: Ed25519PrivateKey, release: str) -> None:
+        self.folder = folder
+        self.key = key
+        self.release = release
+
+    def paths(self) -> list[Path]:
+        """The checkpoint files, newest first."""
+        try:
+            names = [p for p in self.folder.iterdir() if _NAME.match(p.name)]
+        except FileNotFoundError:
+            return []
+        return sorted(names, key=lambda p: p.name, reverse=True)
+
+    def write(self, seq: int, hash: str, time_ms: int, state: Mapping[str, Any]) -> Path:
+        """Write the checkpoint of ``state`` at record ``seq`` (blocking: off the reactor thread)."""
+        with gc_paused():
+            data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
+        header: dict[str, Any] = {
+            "format": FORMAT, "seq": seq, "hash": hash, "time_ms": time_ms, "release": self.release,
+            "state_sha256": hashlib.sha256(data).hexdigest(),
+        }
+        header["signature"] = self.key.sign(_signed_part(header)).hex()
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.folder / f"checkpoint-{seq:012d}.ckpt"
+        partial = path.with_name(path.name + ".partial")
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(json.dumps(header, sort_keys=True).encode() + b"\n")
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(partial, path)
+        for old in self.paths()[KEPT:]:
+            old.unlink(missing_ok=True)
+        return path
+
+    def read(self, path: Path) -> Checkpoint:
+        """The checkpoint in ``path`` if it is signed by the key and whole; else :class:`CheckpointError`.
+
+        Whether it is this release's and stands on the journal is :meth:`newest_valid`'s to check.
+        """
+        try:
+            content = path.read_bytes()
+        except OSError as error:
+            raise CheckpointError(f"{path} cannot be read: {error.strerror or error}") from None
+        first, _, data = content.partition(b"\n")
+        try:
+            header = json.loads(first)
+        except ValueError:
+            raise CheckpointError(f"{path} is not a checkpoint (its header is unreadable)") from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise CheckpointError(f"{path} is not a {FORMAT} checkpoint")
+        seq, hash, time_ms = header.get("seq"), header.get("hash"), header.get("time_ms")
+        if (
+            type(seq) is not int or seq < 1 or type(time_ms) is not int
+            or not isinstance(hash, str) or not isinstance(header.get("signature"), str)
+        ):
+            raise CheckpointError(f"{path} is not a signed checkpoint (its header is incomplete)")
+        try:
+            self.key.public_key().verify(bytes.fromhex(header["signature"]), _signed_part(header))
+        except (InvalidSignature, ValueError):
+            raise CheckpointError(f"{path} (record {seq}) is not signed by the journal's key (altered or forged)") from None
+        if hashlib.sha256(data).hexdigest() != header.get("state_sha256"):
+            raise CheckpointError(f"{path} (record {seq}): its state does not match its signed hash (altered)")
+        if not isinstance(header.get("release"), str):
+            raise CheckpointError(f"{path} (record {seq}) does not say which release wrote it")
+        try:
+            with gc_paused():
+                state = json.loads(zlib.decompress(data))
+        except (zlib.error, ValueError):
+            raise CheckpointError(f"{path} (record {seq}): its state cannot be read") from None
+        return Checkpoint(seq, hash, time_ms, header["release"], state, path)
+
+    def newest_valid(self, journal: JournalPort) -> Checkpoint | None:
+        """The newest checkpoint that is trusted against ``journal``, or ``None`` (full replay).
+
+        Raises :class:`ChainError` when a checkpoint signed by the key stands past the
+        journal's last record: the journal was cut after it.
+        """
+        last = journal.last
+        for path in self.paths():
+            try:
+                checkpoint = self.read(path)
+            except CheckpointError as error:
+                log.warn("Checkpoint passed over: {reason}", reason=str(error))
+                continue
+            end = last.seq if last is not None else 0
+            if checkpoint.seq > end:  # whichever release wrote it: signed, it says records were cut
+                raise ChainError(
+                    end + 1, f"is missing: the journal ends at {end} but its checkpoint {path} stands at "
+                    f"record {checkpoint.seq}"
+                )
+            if checkpoint.release != self.release:
+                log.warn("Checkpoint passed over: {path} (record {seq}) was written by another release of the "
+                         "software", path=str(path), seq=checkpoint.seq)
+                continue
+            record = journal.record(checkpoint.seq)
+            if record is None or record.hash != checkpoint.hash:
+                log.warn(
+                    "Checkpoint passed over: {path} (record {seq}) does not match the journal's record {seq}",
+                    path=str(path), seq=checkpoint.seq,
+                )
+                continue
+            return checkpoint
+        return None
+
+
+class Checkpointed(Protocol):
+    """What :class:`CheckpointService` needs of the command core."""
+
+    seq: int
+    last_hash: str | None
+    observers: list[Callable[[Any], None]]
+
+    def checkpoint(self) -> Mapping[str, Any]: ...
+
+    def settled(self) -> bool:
+        """No decided record waits for its commit (a checkpoint holds committed state only)."""
+        ...
+
+
+class CheckpointService(Service):
+    """Writes the core's checkpoints now and then and at a clean stop (see the module docstring).
+
+    ``run_blocking(function, *args)`` runs the compression, signing and writing off the
+    reactor thread (``deferToThreadPool`` on a pool of the service's own in the server).
+    """
+
+    def __init__(
+        self,
+        core: Checkpointed,
+        store: CheckpointStore,
+        clock: Any,
+        run_blocking: Callable[..., "defer.Deferred[Any]"],
+        *,
+        pool: ThreadPool | None = None,
+        written_seq: int = 0,
+        every_records: int = 50_000,
+        every_seconds: float = 600.0,
+    ) -> None:
+        self.core = core
+        self.store = store
+        self.clock = clock
+        self.run_blocking = run_blocking
+        self.pool = pool
+        self.every_records = every_records
+        self.every_seconds = every_seconds
+        #: The record of the newest checkpoint (the one the start came from, or 0).
+        self.written_seq = written_seq
+        self._writing: defer.Deferred[Any] | None = None
+        self._timer: task.LoopingCall | None = None
+
+    def startService(self) -> None:
+        super().startService()
+        if self.pool is not None:
+            self.pool.start()
+        self.core.observers.append(self._record_committed)
+        self._timer = task.LoopingCall(self.write)
+        self._timer.clock = self.clock
+        self._timer.start(self.every_seconds, now=False)
+
+    def stopService(self) -> defer.Deferred[Any]:
+        super().stopService()
+        if self._record_committed in self.core.observers:
+            self.core.observers.remove(self._record_committed)
+        if self._timer is not None and self._timer.running:
+            self._timer.stop()
+        waiting = self._writing if self._writing is not None else defer.succeed(None)
+        last = waiting.addCallback(lambda _: self.write())
+        pool = self.pool
+        if pool is not None:
+
+            def stop_pool(outcome: Any) -> Any:
+                pool.stop()  # once the last checkpoint is written (stop() joins its thread)
+                return outcome
+
+            last.addBoth(stop_pool)
+        return last
+
+    def _record_committed(self, record: Any) -> None:
+        if self.core.seq - self.written_seq >= self.every_records:
+            self.write()
+
+    def write(self) -> defer.Deferred[Any]:
+        """Write a checkpoint at the core's last record, unless one is being written or nothing is new."""
+        if self._writing is not None or self.core.seq <= self.written_seq or self.core.last_hash is None:
+            return defer.succeed(None)
+        if not self.core.settled():  # a batch decided but not committed: the next commit tries again
+            return defer.succeed(None)
+        seq, hash = self.core.seq, self.core.last_hash
+        try:
+            state = self.core.checkpoint()
+        except DomainError as error:  # a module that cannot be kept: the next start replays it
+            log.warn("No checkpoint at record {seq}: {reason}", seq=seq, reason=str(error))
+            self.written_seq = seq
+            return defer.succeed(None)
+        time_ms = int(self.clock.seconds() * 1000)
+        writing = self.run_blocking(self.store.write, seq, hash, time_ms, state)
+        self._writing = writing
+
+        def written(path: Path) -> None:
+            self.written_seq = max(self.written_seq, seq)
+            log.info("Checkpoint written at record {seq}: {path}", seq=seq, path=str(path))
+
+        def failed(failure: Any) -> None:
+            log.failure("The checkpoint at record {seq} could not be written", failure, seq=seq)
+
+        def done(_: Any) -> None:
+            self._writing = None
+
+        return writing.addCallbacks(written, failed).addBoth(done)
