@@ -15,6 +15,7 @@ The same harnesses serve the hypothesis tests in this folder and ``bench/fuzz.py
 
 from __future__ import annotations
 
+import abc
 import inspect
 import io
 import json
@@ -112,7 +113,7 @@ def internal(target: str, data: Any, message: str, context: str) -> Finding:
     return Finding(target, data, f"internal error: {message}", context, "internal")
 
 
-class Harness:
+class Harness(abc.ABC):
     """One target: inputs in, a property checked on each."""
 
     name = ""
@@ -123,11 +124,13 @@ class Harness:
     def __init__(self, profile: Profile = FULL) -> None:
         self.profile = profile
 
+    @abc.abstractmethod
     def generate(self, rng: random.Random, splice: Any = None) -> Any:
-        raise NotImplementedError
+        """A batch of inputs for this target."""
 
+    @abc.abstractmethod
     def check(self, data: Any) -> str:
-        raise NotImplementedError
+        """The property checked on each input: an empty string, or what went wrong."""
 
     def feed(self, data: Any) -> str:
         """:meth:`check`, and a fault the server logged while handling ``data`` is a finding too."""

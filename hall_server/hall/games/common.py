@@ -4,6 +4,7 @@ queries the command mixins of :class:`~hall_server.hall.games.module.GamesModule
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import datetime
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
@@ -94,7 +95,7 @@ def _session_date(session: Session) -> datetime.date:
         ) from None
 
 
-class GamesBase:
+class GamesBase(abc.ABC):
     """The attributes and queries every part of :class:`~hall_server.hall.games.module.GamesModule` uses."""
 
     core: CommandCore
@@ -173,6 +174,6 @@ class GamesBase:
         """The carries and pots as the ledger holds them now."""
         return Pots.from_accounts({account: self.ledger.balance(account) for account in POT_ACCOUNTS.values()})
 
+    @abc.abstractmethod
     def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[Entry]:
         """The prizes due that only virtual cards won, credited in the same decision (payments.py)."""
-        raise NotImplementedError
