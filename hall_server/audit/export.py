@@ -303,6 +303,14 @@ class DayFold:
             game.cards[(card.series, card.number)] = card
         elif kind == "virtual_cards_bought":
             game.virtual_labels[p["series"]] = p["series_label"]
+            if p.get("price_cents") is not None:  # the range is the cards (older journals: a card_sold each)
+                if p["price_cents"] != game.price_cents:
+                    game.cannot_express(
+                        f"cards {p['series_label']}-{p['first']}..{p['last']} were sold at {p['price_cents']} cents, "
+                        f"the game at {game.price_cents}; {FORMAT_LIMIT}"
+                    )
+                for number in range(p["first"], p["last"] + 1):
+                    game.cards[(p["series"], number)] = _Card(p["series"], number, p["stake_pct"], p["terminal"])
         elif kind == "second_series_opened":
             game.card_sets[p["series"]] = p["card_set"]
         elif kind == "terminal_failed":

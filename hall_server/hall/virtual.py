@@ -36,8 +36,9 @@ game, and play them in that game next to the paper cards (R82.9-16, R83.7, R93):
   the journal, so a request sent again - after a reconnect, after a restart - gets
   the first outcome (the same cards, or the same refusal) and is never charged twice.
 
-The virtual cards are ``card_sold`` records of the hall game (with ``stake_pct`` and
-the terminal), so :class:`~hall_server.hall.games.GamesModule` detects, verifies and
+A purchase's cards are one ``virtual_cards_bought`` record holding the range (R83.4
+first and last number; the price, the stake and the terminal), which the hall game folds
+as its cards sold, so :class:`~hall_server.hall.games.GamesModule` detects, verifies and
 pays them like paper cards; it credits their winnings to the account at once (R85.9).
 
 A purchase is asked for by the terminal gateway on behalf of an authenticated
@@ -511,11 +512,11 @@ class VirtualModule(ProjectedState):
                 "request": request.request, "series": self.library.number, "series_label": self.library.label,
                 "first": first, "last": first + quantity - 1, "quantity": quantity, "stake_pct": stake_pct,
                 "stake_cents": stake, "amount_cents": amount, "signed_in": request.signed_in,
+                "price_cents": machine.price_cents,
             }))
-            for number in range(first, first + quantity):
-                (sold,) = machine.sell_card(series=self.library.number, card_number=number, stake_cents=stake,
-                                            account=account, terminal_id=request.terminal_id)
-                entries.append(_entry(sold, stake_pct=stake_pct))
+            for number in range(first, first + quantity):  # every card checked; the range is one record (R83.4)
+                machine.sell_card(series=self.library.number, card_number=number, stake_cents=stake,
+                                  account=account, terminal_id=request.terminal_id)
             postings.append(Posting.transfer(amount, debit=account, credit=stakes_account(game.game_id),
                                              reason="sale:virtual", reference=Reference(game.game_id, None, seq)))
             assigned += quantity

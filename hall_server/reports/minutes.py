@@ -713,6 +713,12 @@ class MinutesBook:
             )
         elif kind == "virtual_cards_bought" and "series_label" in p:
             game.virtual_labels[p["series"]] = p["series_label"]
+            if p.get("price_cents") is not None:  # the range is the cards (older journals: a card_sold each)
+                game.virtual_cards.extend(
+                    VirtualCard(record.seq, p["series"], number, p["price_cents"], p["stake_cents"], p["terminal"],
+                                p["account"], p["stake_pct"])
+                    for number in range(p["first"], p["last"] + 1)
+                )
         elif kind == "second_series_opened":
             game.series.append(SeriesInPlay(p["series"], p["card_set"], p["face_value_cents"], second=True))
         elif kind == "pots_announced":

@@ -193,6 +193,12 @@ class HallView:
             game.cards_sold += 1
             game.collection_cents += int(p.get("stake_cents") or 0)
 
+    def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
+        # One record for a terminal's purchase; in older journals a card_sold per card followed it.
+        if p.get("price_cents") is not None and (game := self._current(p)):
+            game.cards_sold += int(p.get("quantity") or 0)
+            game.collection_cents += int(p.get("amount_cents") or 0)
+
     def _on_paper_cards_sold(self, p: Mapping[str, Any]) -> None:
         # One record for a range of paper cards; in older journals a card_sold per card followed it.
         if "price_cents" in p and (game := self._current(p)):

@@ -87,7 +87,9 @@ class VirtualCardsBought(JournalRecord):
     ``quantity`` cards at ``stake_pct`` percent of their value (``stake_cents`` each,
     ``amount_cents`` in all), bought on ``terminal`` by the player signed in as
     ``signed_in`` with the terminal's ``request`` id; ``series_label`` is how the series
-    is shown.  One ``card_sold`` per card and the posting follow.
+    is shown; each card is priced ``price_cents``.  The record is the cards and the
+    posting follows it.  A record without ``price_cents`` was written before: one
+    ``card_sold`` per card followed it, and it is read as written.
     """
 
     type: ClassVar[str] = "virtual_cards_bought"
@@ -104,6 +106,7 @@ class VirtualCardsBought(JournalRecord):
     stake_cents: int
     amount_cents: int
     signed_in: str | None
+    price_cents: int | None = optional()
 
 
 @record

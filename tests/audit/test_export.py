@@ -106,8 +106,9 @@ def test_every_card_in_play_is_named_by_where_it_came_from_with_its_stake(two_da
     game_1 = games_of(two_days.day_1)[0]
     cards = {card["id"]: card for card in game_1["cards"]}
     of_game = [r for r in two_days.records if r.payload.get("game_id") == f"{DAY_1}-s1-g1"]
-    sold = [r for r in of_game if r.type == "card_sold"] + [
-        n for r in of_game if r.type == "paper_cards_sold" for n in range(r.payload["first"], r.payload["last"] + 1)
+    sold = [
+        n for r in of_game if r.type in ("paper_cards_sold", "virtual_cards_bought")
+        for n in range(r.payload["first"], r.payload["last"] + 1)
     ]
     assert len(cards) == len(sold) == 13
     assert [c for c in cards if c.startswith("V1-")] == ["V1-1", "V1-2", "V1-3", "V1-4", "V1-5"]

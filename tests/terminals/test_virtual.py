@@ -238,3 +238,64 @@ def test_the_virtual_state_is_rebuilt_from_the_journal(hall: VirtualHall) -> Non
     assert again.virtual.authenticate("T1", token).terminal_id == "T1"
     assert again.virtual.window(again.games.current) == hall.virtual.window(hall.games.current)
 
+
+
+def as_written_before_virtual_range_records(records: list) -> list[tuple[int, str, dict]]:
+    """``records`` as journals were written before a purchase was one record: a
+    ``virtual_cards_bought`` without ``price_cents``, then one ``card_sold`` per card."""
+    old = []
+    for record in records:
+        p = dict(record.payload)
+        if record.type != "virtual_cards_bought":
+            old.append((record.time_ms, record.type, p))
+            continue
+        price = p.pop("price_cents")
+        old.append((record.time_ms, record.type, p))
+        for number in range(p["first"], p["last"] + 1):
+            old.append((record.time_ms, "card_sold", {
+                "type": "card_sold", "game_id": p["game_id"], "series": p["series"], "card_number": number, "price_cents": price,
+                "stake_cents": p["stake_cents"], "account": p["account"], "terminal_id": p["terminal"],
+                "stake_pct": p["stake_pct"], "actor": p["actor"],
+            }))
+    return old
+
+
+@pytest.mark.req("R83.4", "R93.8")
+def test_a_purchase_is_one_record_holding_its_range_and_journals_of_one_record_per_card_still_load(
+    hall: VirtualHall, tmp_path
+) -> None:
+    from hall_server.store.database import open_database
+    from hall_server.web.view import HallView
+    from server_kit.journal.sql import Journal
+    from tests.terminals.conftest import build_hall
+
+    anna, bea = hall.player("11111111A", 10_000), hall.player("22222222B", 10_000)
+    hall.terminal("T1"), hall.terminal("T2")
+    on_sale(hall)
+    before = len(hall.records())
+    buy(hall, "T1", anna, 4, 50)
+    assert [r.type for r in hall.records()[before:]] == ["virtual_cards_bought", "posting"]
+    buy(hall, "T2", bea, 6)
+    sell(hall, 7, 1, 10)
+    result(hall.games.close_sale(CHIEF))
+    for _ in range(30):
+        result(hall.games.draw_ball(SELLER))
+    assert not [r for r in hall.records() if r.type == "card_sold"]
+
+    older = Journal(open_database(f"sqlite:///{tmp_path / 'older.sqlite3'}"), hall.journal.key, head=tmp_path / "older.head")
+    for time_ms, kind, payload in as_written_before_virtual_range_records(hall.records()):
+        older.append(time_ms, [(kind, payload)])
+    assert sum(r.type == "card_sold" for r in older.records()) == 10
+    pictures = []
+    for source in (hall.journal, older):
+        again = build_hall(source, hall.clock, hall.balls)
+        view = HallView("Sala")
+        again.core.add_view(view)
+        again.core.recover()
+        game_id = again.games.current.game_id
+        assert again.games.snapshot() == hall.games.snapshot()  # each card, its stake, terminal and account
+        assert again.virtual.cards(game_id, player_account(anna)) == hall.virtual.cards(game_id, player_account(anna))
+        assert (again.balance(anna), again.balance(bea)) == (hall.balance(anna), hall.balance(bea))
+        pictures.append(view.console()["game"])
+    assert pictures[0] == pictures[1] and pictures[0]["cards_sold"] == 20
+    assert pictures[0]["collection_cents"] == 200 + 600 + 1000

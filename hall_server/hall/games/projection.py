@@ -23,6 +23,14 @@ def _sell_range(machine: TraditionalGame, p: Mapping[str, Any]) -> None:
     for n in range(p["first"], p["last"] + 1):
         machine.sell_card(series=p["series"], card_number=n, stake_cents=p["price_cents"], account=p["account"])
 
+
+def _sell_virtual_range(game: Game, p: Mapping[str, Any]) -> None:
+    """Fold the virtual cards of a ``virtual_cards_bought`` record into the game, with their stake."""
+    for n in range(p["first"], p["last"] + 1):
+        game.machine.sell_card(series=p["series"], card_number=n, stake_cents=p["stake_cents"],
+                               account=p["account"], terminal_id=p["terminal"])
+        game.stake_pcts[CardRef(p["series"], n)] = p["stake_pct"]
+
 class Projection(GamesBase):
     """Records in, state out."""
 
@@ -112,6 +120,9 @@ class Projection(GamesBase):
             if "price_cents" in p:  # the range is the cards; older journals follow it with a card_sold each
                 _sell_range(game.machine, p)
             state.last_sold[p["series"]] = max(state.last_sold.get(p["series"], 0), p["last"])
+        elif kind == "virtual_cards_bought":
+            if p.get("price_cents") is not None:  # the range is the cards; older journals follow it with a card_sold each
+                _sell_virtual_range(game, p)
         elif kind == "second_series_opened":
             game.sale.add_second_series(Series(p["series"], p["card_set"], p["face_value_cents"], p["card_count"]))
         elif kind == "pots_announced":
