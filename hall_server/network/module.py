@@ -46,7 +46,7 @@ from protocol.errors import DomainError
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
 from protocol.settlement import stake_cents
-from server_kit.core import Actor, CommandCore
+from server_kit.core import CommandCore
 from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
