@@ -161,7 +161,8 @@ class FakeCentral:
         for announcement in announcements(game, events, now_ms=self.now):
             if announcement.hall_id != self.hall_id or self.muted or self.connection is None:
                 continue
-            self.push(announcement.message.name, announcement.arguments)
+            # What the hall made of it is in push_results; a refusal is the hall's answer, not a fault here.
+            self.push(announcement.message.name, announcement.arguments).addErrback(lambda failure: None)
 
     def push(self, name: str, arguments: dict[str, Any]) -> defer.Deferred[None]:
         """Send one push to the connected hall, as the AMP edge delivers it."""
