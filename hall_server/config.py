@@ -19,6 +19,10 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 ("major.minor.patch:sha256"), key_file (the link's HMAC key, hex)
     [[staff]]   name, role (R80), password_hash (``bingo hall hash-password``),
                 document (identity document, so staff cannot hold a playing account, R81.b)
+    [central]   host, port, hall_id (the name of the hall's ``server`` certificate, its
+                id in the network), server_name (the central server's certificate name;
+                default: host), pki_dir (default: the TLS one): the network games
+                (absent: the hall plays none)
 
 Every value is checked here, so a mistake is one clear line at start, never a
 failure in the middle of a session.  Passwords are stored only as scrypt hashes with
@@ -210,6 +214,21 @@ DRAW_SOURCES = ("rng", "blower")
 
 
 @dataclass(frozen=True)
+class CentralConfig:
+    """The central server of the network games (``[central]``): where, and who this hall is to it."""
+
+    host: str
+    port: int
+    hall_id: str  # the hall's server certificate's name, and its id in the network
+    server_name: str  # the name the central server's certificate must carry
+    pki_dir: Path
+
+
+#: Characters of a hall id (it appears in card ids, ``HALL/V1-13``).
+HALL_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+@dataclass(frozen=True)
 class ResponsiblePlayConfig:
     """The operator's responsible-play messages (R97.2): shown on the terminals and the board."""
 
@@ -237,6 +256,8 @@ class HallConfig:
     #: The hall's civil time zone (``[hall] timezone``), handed to every module that
     #: turns a time into a local date or time.
     timezone: tzinfo = DEFAULT_TIMEZONE
+    #: The central server of the network games; None: this hall plays none.
+    central: CentralConfig | None = None
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -302,6 +323,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     if not desks or not all(isinstance(d, str) and d.strip() for d in desks) or len(set(desks)) != len(desks):
         raise reader.error("cashier.desks", "lists the cash desks by distinct names")
     strips = reader.get(cards, "cards.generate_strips", int, 100)
+    pki_dir = base / tls["pki_dir"] if "pki_dir" in tls else home / "pki"
     if not 0 <= strips <= 10_000:
         raise reader.error("cards.generate_strips", "between 0 (never generate) and 10000 strips")
     return HallConfig(
@@ -312,7 +334,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         port=port,
         tls=TlsConfig(
             enabled=reader.get(tls, "tls.enabled", bool, True),
-            pki_dir=base / tls["pki_dir"] if "pki_dir" in tls else home / "pki",
+            pki_dir=pki_dir,
             server_name=reader.get(tls, "tls.server_name", str, "hall-server"),
             require_client_certificate=reader.get(tls, "tls.require_client_certificate", bool, False),
         ),
@@ -326,7 +348,30 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         draw=_draw(reader, base),
         responsible=_responsible(reader),
         timezone=timezone,
+        central=_central(reader, base, pki_dir),
     )
+
+
+def _central(reader: "_Reader", base: Path, pki_dir: Path) -> CentralConfig | None:
+    if "central" not in reader.data:
+        return None
+    table = reader.table("central")
+    unknown = sorted(set(table) - {"host", "port", "hall_id", "server_name", "pki_dir"})
+    if unknown:
+        raise reader.error(f"central.{unknown[0]}", "is not a setting (host, port, hall_id, server_name, pki_dir)")
+    host = reader.get(table, "central.host", str, None).strip()
+    if not host:
+        raise reader.error("central.host", "names the central server's host")
+    port = reader.get(table, "central.port", int, None)
+    if not 1 <= port <= 65535:
+        raise reader.error("central.port", f"a port is 1-65535, not {port}")
+    hall_id = reader.get(table, "central.hall_id", str, None)
+    if not 1 <= len(hall_id) <= 32 or not set(hall_id) <= HALL_ID_CHARS:
+        raise reader.error("central.hall_id", f"is 1-32 letters, digits, '-' or '_' (the name of the hall's server "
+                                              f"certificate), not {hall_id!r}")
+    server_name = reader.get(table, "central.server_name", str, host).strip()
+    folder = reader.get(table, "central.pki_dir", str, "")
+    return CentralConfig(host, port, hall_id, server_name or host, base / folder if folder else pki_dir)
 
 
 def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:

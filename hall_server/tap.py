@@ -67,6 +67,9 @@ from hall_server.hall.roles import SYSTEM
 from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import VirtualModule
+from hall_server.network.link import CentralAddress, central_link
+from hall_server.network.module import NetworkModule
+from hall_server.network.relay import NetworkRelay
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
@@ -96,6 +99,8 @@ from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
 
 log = Logger()
+#: How the hall names itself to the central server (``hello``).
+SOFTWARE = "bingo-hall 0.1.0"
 DEFAULT_CONFIG = Path("var") / "hall.toml"
 #: The local certificate authority a first start creates, beside the server's PKI folder.
 OPERATOR_CA = "operator-ca"
@@ -145,6 +150,9 @@ class HallServer:
     checkpoints: CheckpointService | None = None
     #: The record of the checkpoint the start restored (0: the whole journal was replayed).
     recovered_from: int = 0
+    #: The network games and the link to the central server, with ``[central]``.
+    network: NetworkModule | None = None
+    relay: NetworkRelay | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -398,6 +406,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     virtual = VirtualModule(core, games, ledger, cashier, library)
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
     responsible = ResponsiblePlayModule(core, cashier, admission, virtual)  # limits and exclusions (R97.2)
+    # The network games (docs/network-game.md), with their own checks of the player's limits.
+    network = None
+    if config.central is not None:
+        network = NetworkModule(core, ledger, cashier, config.central.hall_id, purchase_checks=virtual.purchase_checks)
     view = HallView(config.name, warnings=config.responsible.warnings)
     core.add_view(view)
     try:
@@ -451,14 +463,23 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins,
                               responsible=responsible,
-                              notices=(config.responsible.warnings, config.responsible.help))
+                              notices=(config.responsible.warnings, config.responsible.help), network=network)
+    relay = None
+    if network is not None and config.central is not None:
+        central = config.central
+        relay = NetworkRelay(network, central.hall_id, reactor, software=SOFTWARE)
+        relay.listeners.append(gateway.network_link)
+        address = CentralAddress(central.host, central.port, central.hall_id, central.pki_dir, central.server_name)
+        central_link(reactor, relay, address).setServiceParent(service)
+        log.info("Network games: linking to the central server at {host}:{port} as hall {hall}", host=central.host,
+                 port=central.port, hall=central.hall_id)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from,
+        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay,
     )
     service.hall = hall
     return hall

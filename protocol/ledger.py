@@ -26,6 +26,11 @@ over_short:<d> debit   yes          the cash desk's counting differences: a shor
                                     credited (positive = net short)
 house          credit  yes          the operator's share; negative when the operator
                                     has put in more than it took (R89.5, R91)
+held:<game>    credit  no           players' credit held for network purchases the
+                                    central server has not answered yet (R93.6)
+network:<game> credit  yes          a network game's stakes captured in this hall, less
+                                    the prizes and refunds it paid its players: what the
+                                    hall owes the network (negative: what it is owed)
 ============== ======= ============ =====================================================
 
 An account's :meth:`Ledger.balance` is shown on its normal side: what the drawer
@@ -75,6 +80,8 @@ ACCOUNT_KINDS: dict[str, AccountKind] = {
     "tax": AccountKind("credit", False, None),
     "house": AccountKind("credit", True, None),
     "over_short": AccountKind("debit", True, ()),
+    "held": AccountKind("credit", False, ()),
+    "network": AccountKind("credit", True, ()),
 }
 
 

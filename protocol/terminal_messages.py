@@ -126,6 +126,9 @@ TERMINAL_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     # Responsible play (R97.2): the signed-in player's own daily limit (0: none) and exclusion.
     "set_limit": {"limit_cents": Whole(0, 100_000_00)},
     "exclude": {"days": Whole(1, 3650)},
+    # The network game (R92-R93): cards bought through the hall from the central server.
+    "net_buy": {"game_id": Text(64), "account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100),
+                "request": REQUEST_ID},
 }
 
 #: Messages the server sends, with their fields.
@@ -142,6 +145,14 @@ SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "won": {"game_id": Text(80), "card": Text(40), "prize": Text(40), "cents": CENTS},
     "error": {"code": Text(40), "message": Text(500), "in_reply_to": Anything(int)},
     "notices": {"warnings": Anything(list), "help": Text(4000, 0)},
+    # The network game, beside the hall's own: its picture and the link's state, its balls,
+    # the player's cards in it, a purchase's answer, a prize credited.
+    "net_game": {"game": Anything(dict), "link_up": Anything(bool)},
+    "net_ball": {"game_id": Text(64), "ball": Whole(1, 90), "ball_count": Whole(1, 90), "time_ms": TIME_MS},
+    "net_cards": {"game_id": Text(64), "cards": Anything(list)},
+    "net_bought": {"in_reply_to": Whole(1, 2**53), "request": REQUEST_ID, "game_id": Text(64), "cards": Anything(list),
+                   "credit_cents": CENTS},
+    "net_won": {"game_id": Text(64), "card": Text(40), "prize": Text(40), "cents": CENTS},
 }
 
 

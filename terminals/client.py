@@ -70,6 +70,12 @@ class TerminalClient:
     help: str = ""
     #: (ball, the hall's commit time in ms, when it arrived by ``clock`` in s): for latency figures
     ball_arrivals: list[tuple[int, int, float]] = field(default_factory=list)
+    #: The network game beside the hall's own: its picture, the link's state, its balls, the player's cards, prizes.
+    net_game: dict[str, Any] | None = None
+    link_up: bool | None = None
+    net_drawn: list[int] = field(default_factory=list)
+    net_cards: list[dict[str, Any]] = field(default_factory=list)
+    net_won: list[dict[str, Any]] = field(default_factory=list)
     _waiting: dict[int, defer.Deferred[dict[str, Any]]] = field(default_factory=dict)
     _hello: defer.Deferred[dict[str, Any]] | None = None
 
@@ -102,6 +108,15 @@ class TerminalClient:
         named = account if account is not None else (self.player or {}).get("account", "")
         request = request or new_request_id(self.terminal_id)
         return self._request("buy", account=named, quantity=quantity, stake_pct=stake_pct, request=request)[1]
+
+    def net_buy(self, game_id: str, quantity: int, stake_pct: int = 100, account: str | None = None,
+                request: str | None = None) -> defer.Deferred[dict[str, Any]]:
+        """Buy cards of network game ``game_id``; fires with ``net_bought`` once the central
+        server decided, or fails with the refusal.  The same ``request`` again is charged once."""
+        named = account if account is not None else (self.player or {}).get("account", "")
+        request = request or new_request_id(self.terminal_id)
+        return self._request("net_buy", game_id=game_id, account=named, quantity=quantity, stake_pct=stake_pct,
+                             request=request)[1]
 
     def sync(self) -> defer.Deferred[dict[str, Any]]:
         return self._request("sync")[1]
@@ -194,6 +209,30 @@ class TerminalClient:
 
     def _on_won(self, message: dict[str, Any]) -> None:
         self.won.append(message)
+
+    def _on_net_game(self, message: dict[str, Any]) -> None:
+        game = message["game"]
+        if game is None or self.net_game is None or game["game_id"] != self.net_game.get("game_id"):
+            self.net_cards = []
+        self.net_game = game
+        self.link_up = message["link_up"]
+        self.net_drawn = list(game["drawn"]) if game else []
+
+    def _on_net_ball(self, message: dict[str, Any]) -> None:
+        if message["ball_count"] == len(self.net_drawn) + 1:
+            self.net_drawn.append(message["ball"])
+
+    def _on_net_cards(self, message: dict[str, Any]) -> None:
+        self.net_cards = list(message["cards"])
+
+    def _on_net_bought(self, message: dict[str, Any]) -> None:
+        held = {card["card"] for card in self.net_cards}
+        self.net_cards.extend(card for card in message["cards"] if card["card"] not in held)
+        self.credit_cents = message["credit_cents"]
+        self._answer(message["in_reply_to"], message)
+
+    def _on_net_won(self, message: dict[str, Any]) -> None:
+        self.net_won.append(message)
 
     def _on_error(self, message: dict[str, Any]) -> None:
         self.errors.append(message)

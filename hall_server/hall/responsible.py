@@ -242,7 +242,8 @@ class ResponsiblePlayModule(ProjectedState):
             changes.append((date.fromisoformat(p["effective"]), p["limit_cents"]))
         elif record.type == "self_excluded":
             self.state.excluded[str(p["document"])] = date.fromisoformat(p["until"])
-        elif record.type == "virtual_cards_bought":
+        elif record.type in ("virtual_cards_bought", "network_cards_bought"):
+            # A network purchase counts once captured (its hold, while pending, is counted by the network module).
             account = str(p["account"]).removeprefix("player:")
             day = self.today(record.time_ms)
             self.state.spent[(account, day)] = self.state.spent.get((account, day), 0) + int(p["amount_cents"])

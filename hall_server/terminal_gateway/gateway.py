@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.python.failure import Failure
 from twisted.logger import Logger
 
 from hall_server.hall.cashier import CashierModule, player_account
@@ -47,6 +48,7 @@ from hall_server.hall.games import Game, GamesModule
 from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.pins import SIGN_IN_REFUSED, CheckPin, PinGuard, SignInRefused
 from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
+from hall_server.network.module import Hold, NetworkGame, NetworkModule, NetworkPurchase
 from hall_server.statements import format_account_number
 from protocol.chain import Record
 from protocol.errors import DomainError
@@ -138,6 +140,56 @@ class PreHelloLimiter:
             del self.buckets[address]
 
 
+#: Records that change the network game's picture.
+NETWORK_GAME_RECORDS = frozenset({
+    "network_sale_opened", "network_sale_closed", "network_prize_won", "network_winners", "network_game_closed",
+    "network_game_not_played",
+})
+#: The latest winners a network game's picture lists (the count says how many there are in all).
+PICTURE_WINNERS = 50
+
+
+def network_cards_json(game: NetworkGame, hold: Hold) -> list[dict[str, Any]]:
+    """A network purchase's cards as a terminal shows them: series and number, value, stake (R92.9).
+
+    The layouts are the central server's: the terminal shows each card's number, and the
+    winners the central server finds on it.
+    """
+    return [
+        {"card": label, "series": hold.series, "number": (hold.first_card or 0) + index,
+         "price_cents": game.price_cents, "stake_cents": hold.stake_cents, "stake_pct": hold.stake_pct}
+        for index, label in enumerate(hold.labels)
+    ]
+
+
+def network_picture(game: NetworkGame | None) -> dict[str, Any] | None:
+    """The network game as terminals and boards show it: sale time, balls, sales, prizes,
+    winners with the hall and terminal where each card was bought (R93.1, R93.9, R92.11)."""
+    if game is None:
+        return None
+    return {
+        "game_id": game.game_id,
+        "state": game.phase,
+        "over": game.over,
+        "price_cents": game.price_cents,
+        "series": game.series,
+        "sale": {"closes_at_ms": game.closes_here_ms},
+        "drawn": list(game.balls),
+        "cards_sold": game.cards_sold,
+        "sales_cents": game.sales_cents,
+        "patterns": [pattern for pattern, _ in game.prizes],
+        "prizes": dict(game.prize_amounts) if game.cards_sold is not None else None,
+        "won": dict(game.won),
+        "winner_count": len(game.winners),
+        "winners": [
+            {"pattern": w.pattern, "ball_count": w.ball_count, "card": f"{w.series}-{w.card_number}",
+             "hall": w.hall_id, "terminal": w.terminal_id, "cents": w.payment_cents}
+            for w in game.winners[-PICTURE_WINNERS:]
+        ],
+        "not_played": game.not_played_reason,
+    }
+
+
 def card_json(card: VirtualCard) -> dict[str, Any]:
     """A virtual card as a terminal shows it: number, series, value, stake, code (R82.9-12, R92.9)."""
     return {
@@ -163,6 +215,7 @@ class TerminalGateway:
         limiter: PreHelloLimiter | None = None,
         responsible: ResponsiblePlayModule | None = None,
         notices: tuple[tuple[str, ...], str] = ((), ""),
+        network: NetworkModule | None = None,
     ) -> None:
         self.core = core
         self.games = games
@@ -175,6 +228,7 @@ class TerminalGateway:
         self.limiter = limiter or PreHelloLimiter(clock)
         self.responsible = responsible
         self.notices = notices  # the operator's warnings and help page (R97.2)
+        self.network = network  # the network games, when the hall takes part in them
         self.sessions: dict[str, TerminalSession] = {}  # by terminal id, once hello passed
         self.waiting: set[TerminalSession] = set()  # connections that have not said hello yet
         self.by_account: dict[str, set[TerminalSession]] = {}  # ledger account -> sessions signed in
@@ -236,6 +290,52 @@ class TerminalGateway:
             self._to_all(picture)
         if kind == "prize_paid":
             self._prizes_paid(p)
+        if self.network is not None and kind.startswith("network_"):
+            self._network_record(record)
+
+    # --- The network game ------------------------------------------------------------
+
+    def network_message(self) -> dict[str, Any]:
+        assert self.network is not None
+        return {"game": network_picture(self.network.current()), "link_up": self.network.link_up()}
+
+    def network_link(self, up: bool) -> None:
+        """The relay's listener: every terminal is told the link went down or came back."""
+        if self.network is not None:
+            self._to_all(json.dumps({"type": "net_game", **self.network_message()}, separators=(",", ":")))
+
+    def network_cards(self, account: str | None) -> tuple[str, list[dict[str, Any]]] | None:
+        """The player's cards in the current network game, or None when there is no game."""
+        network = self.network
+        game = network.current() if network is not None else None
+        if network is None or game is None:
+            return None
+        cards: list[dict[str, Any]] = []
+        if account is not None:
+            for hold in network.holds_of(game.game_id, player_account(account)):
+                if hold.status == "bought":
+                    cards += network_cards_json(game, hold)
+        return game.game_id, cards
+
+    def _network_record(self, record: Record) -> None:
+        kind, p = record.type, record.payload
+        if kind == "network_ball_drawn":
+            self._to_all(json.dumps({"type": "net_ball", "game_id": p["game_id"], "ball": p["ball"],
+                                     "ball_count": p["ball_count"], "time_ms": record.time_ms},
+                                    separators=(",", ":")))
+        elif kind in NETWORK_GAME_RECORDS:
+            self._to_all(json.dumps({"type": "net_game", **self.network_message()}, separators=(",", ":")))
+            if kind == "network_sale_opened":
+                for session in list(self.sessions.values()):
+                    session.send_network_cards()
+        elif kind == "network_credit_paid" and p["kind"] == "prize":
+            for session in self._signed_in(str(p["account"])):
+                session.send("net_won", game_id=p["game_id"], card=f"{self._series_of(p['game_id'])}-{p['card_number']}",
+                             prize=str(p["pattern"])[:40], cents=p["amount_cents"])
+
+    def _series_of(self, game_id: str) -> str:
+        game = self.network.game(game_id) if self.network is not None else None
+        return game.series if game is not None else "?"
 
     def _to_all(self, body: str) -> None:
         for session in list(self.sessions.values()):
@@ -387,6 +487,14 @@ class TerminalSession:
                 player["limits"] = gateway.responsible.picture(self.account, gateway.core.now_ms())
         self.send("state", time_ms=gateway.core.now_ms(), game=gateway.game_picture(), player=player,
                   cards=gateway.player_cards(game, self.account))
+        if gateway.network is not None:
+            self.send("net_game", **gateway.network_message())
+            self.send_network_cards()
+
+    def send_network_cards(self) -> None:
+        held = self.gateway.network_cards(self.account)
+        if held is not None:
+            self.send("net_cards", game_id=held[0], cards=held[1])
 
     def end(self, code: str | None, message: str) -> None:
         """End the session at once (with an ``error`` first if ``code``): it leaves the gateway now,
@@ -459,6 +567,8 @@ class TerminalSession:
             self._responsible(kind, message, seq)
         elif kind == "buy":
             self._buy(message, seq)
+        elif kind == "net_buy":
+            self._net_buy(message, seq)
 
     def _hello(self, message: dict[str, Any]) -> None:
         if self.terminal_id is not None:
@@ -574,6 +684,43 @@ class TerminalSession:
                 self._internal(failure, seq)
 
         buying.addCallbacks(bought, refused)
+
+    def _net_buy(self, message: dict[str, Any], seq: int) -> None:
+        """A purchase in the network game: the hall holds the credit, relays it and answers once
+        the central server has decided (R93.6); the same ``request`` again gets the first outcome."""
+        assert self.terminal_id is not None
+        network = self.gateway.network
+        if network is None:
+            raise MessageError("refused", "this hall takes part in no network game")
+        if self.account is None:
+            raise MessageError("signed_out", "sign in with your account and PIN before buying")
+        purchase = NetworkPurchase(self.terminal_id, self.account, message["account"], message["game_id"],
+                                   message["quantity"], message["stake_pct"], message["request"])
+        terminal = self.terminal_id
+
+        def held(hold: Hold) -> Any:
+            return network.settled(hold.request_id)
+
+        def decided(hold: Hold) -> None:
+            game = network.game(hold.game_id)
+            if hold.status == "bought" and game is not None:
+                assert purchase.signed_in is not None
+                self.send("net_bought", in_reply_to=seq, request=purchase.request, game_id=hold.game_id,
+                          cards=network_cards_json(game, hold), credit_cents=self.gateway.credit(purchase.signed_in))
+            else:
+                self.send("error", code="refused", message=(hold.refusal or "the purchase was refused")[:ERROR_TEXT],
+                          in_reply_to=seq)
+
+        def refused(failure: Failure) -> None:
+            if isinstance(failure.value, DomainError):
+                reason = str(failure.value)
+                self.send("error", code="refused", message=reason[:ERROR_TEXT], in_reply_to=seq)
+                self.gateway.virtual.record_refusal(terminal, "net_buy", reason, purchase.request).addErrback(
+                    lambda f: log.failure("journaling a terminal's refused request", f))
+            else:
+                self._internal(failure, seq)
+
+        network.hold(purchase).addCallback(held).addCallbacks(decided, refused)
 
     def _internal(self, failure: Any, seq: int) -> None:
         log.failure("a terminal request failed", failure)

@@ -25,6 +25,15 @@ from server_kit.journal.projection import decode, encode
 from protocol.chain import Record
 
 RECENT_RECORDS = 40
+#: The latest winners of the network game a board lists (R92.11).
+NETWORK_WINNERS = 50
+
+
+def _network_public(game: dict[str, Any] | None) -> dict[str, Any] | None:
+    if game is None:
+        return None
+    return {**game, "balls": list(game["balls"]), "last_ball": game["balls"][-1] if game["balls"] else None,
+            "prizes": dict(game["prizes"]), "winners": list(game["winners"])}
 
 
 @dataclass
@@ -91,6 +100,8 @@ class HallView:
         self.games_played = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_RECORDS)
         self.banned_list: dict[str, Any] | None = None
+        #: The latest network game (R92.11-12): balls, sales, prizes, winners with hall and terminal.
+        self.network: dict[str, Any] | None = None
 
     # --- Pictures -----------------------------------------------------------------
 
@@ -103,6 +114,7 @@ class HallView:
             "game": self.game.public() if self.game else None,
             "games_played": self.games_played,
             "warnings": list(self.warnings),
+            "network": _network_public(self.network),
         }
 
     def console(self) -> dict[str, Any]:
@@ -137,6 +149,44 @@ class HallView:
         handler = getattr(self, "_on_" + record.type, None)
         if handler is not None:
             handler(record.payload)
+
+    # --- The network game (what the central server told this hall) ----------------------
+
+    def _network_of(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
+        game = self.network
+        return game if game is not None and game["game_id"] == p["game_id"] else None
+
+    def _on_network_sale_opened(self, p: Mapping[str, Any]) -> None:
+        self.network = {"game_id": p["game_id"], "state": "selling", "series": p["series"],
+                        "price_cents": p["price_cents"], "closes_at_ms": p["closes_here_ms"], "balls": [],
+                        "cards_sold": None, "sales_cents": None, "prizes": {}, "winners": [], "winner_count": 0}
+
+    def _on_network_sale_closed(self, p: Mapping[str, Any]) -> None:
+        if (game := self._network_of(p)) is not None:
+            game.update(state="sale_closed", cards_sold=p["cards_sold"], sales_cents=p["sales_cents"],
+                        prizes={x["pattern"]: x["amount_cents"] for x in p["prizes"]})
+
+    def _on_network_ball_drawn(self, p: Mapping[str, Any]) -> None:
+        if (game := self._network_of(p)) is not None:
+            game["balls"].append(p["ball"])
+            game["state"] = "drawing"
+
+    def _on_network_winners(self, p: Mapping[str, Any]) -> None:
+        if (game := self._network_of(p)) is not None:
+            game["winner_count"] += len(p["winners"])
+            game["winners"] = (game["winners"] + [
+                {"pattern": w["pattern"], "ball_count": w["ball_count"], "card": f"{w['series']}-{w['card_number']}",
+                 "hall": w["hall_id"], "terminal": w["terminal_id"], "cents": w["payment_cents"]}
+                for w in p["winners"]
+            ])[-NETWORK_WINNERS:]
+
+    def _on_network_game_closed(self, p: Mapping[str, Any]) -> None:
+        if (game := self._network_of(p)) is not None:
+            game["state"] = "closed"
+
+    def _on_network_game_not_played(self, p: Mapping[str, Any]) -> None:
+        if (game := self._network_of(p)) is not None:
+            game["state"] = "not_played"
 
     def _on_system_verified(self, p: Mapping[str, Any]) -> None:
         self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results"))}

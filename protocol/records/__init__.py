@@ -13,7 +13,8 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.responsible` - spending limits and self-exclusion (R97.2);
 - :mod:`~protocol.records.terminals` - player terminals and their purchases;
 - :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over;
-- :mod:`~protocol.records.central` - the central server's network games and refused hall commands.
+- :mod:`~protocol.records.central` - the central server's network games and refused hall commands;
+- :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits.
 
 :func:`build` turns a ``(type, payload)`` into its record or raises :class:`RecordError`
 naming the type and the field; :func:`parse` does the same for a stored record and
@@ -29,6 +30,7 @@ from protocol.records import (  # noqa: F401 (each module registers its types)
     central,
     game,
     journal,
+    network,
     prizes,
     responsible,
     sale,
@@ -53,7 +55,7 @@ from protocol.records.events import EventRecord
 from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
-GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower, central)
+GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower, central, network)
 
 __all__ = [
     "ACTOR_KEY",

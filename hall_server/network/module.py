@@ -1,0 +1,705 @@
+"""The hall's side of the network games, on the command core: holds, captures, balls, prizes, credits.
+
+:class:`NetworkModule` folds the ``network_*`` records (:mod:`protocol.records.network`)
+into :class:`NetworkState` and decides every change as a command of the hall's core, so
+a restarted hall holds each network game, each hold and each credit exactly as its
+journal left them.  It does no I/O: the relay (:mod:`hall_server.network.relay`) hands
+it what the central server said and sends what it journaled.
+
+* **Purchases, exactly once** (R93.1-8).  :meth:`NetworkModule.hold` checks a
+  terminal's request (the player signed in, the account usable, the game's sale open as
+  far as the hall knows, the credit, the player's limits), then journals
+  ``network_credit_held`` with a new request id (``<hall>.<seq of that record>``: unique
+  for ever within the hall) and moves the credit ``player:<account>`` ->
+  ``held:<game>``.  The relay sends ``buy_cards`` with that id once the hold is
+  committed, and again after any failure, until :meth:`NetworkModule.settle` takes the
+  central server's answer: confirmed -> ``network_cards_bought`` and ``held:<game>`` ->
+  ``network:<game>``; refused -> ``network_credit_released`` and the credit goes back.
+  A hold is settled once: a second answer for it changes nothing.  The terminal's own
+  request id maps to the hold, so a terminal that sends its purchase again is told the
+  first outcome and charged once.
+* **What the central server pushes** (the sale, balls, prizes, winners, credits, the
+  end) is journaled once, in order: a ball is taken only as the next one
+  (``ball_count`` = balls held + 1); one the hall holds already is nothing new; a gap or
+  a different ball at a known place is refused (:class:`NetworkRefused`) and changes
+  nothing.  Winners and credits are kept by their sequence numbers.
+* **Credits** (R85.9): each credit ``seq`` of a game is paid once into the account of
+  the player the hall named in the purchase (``network:<game>`` -> ``player:<account>``).
+* **A terminal declared failed** (R96.3) while it holds cards of a network game that is
+  not over: ``network_terminal_failure_reported`` with its own request id, sent until
+  the central server answers; its refunds come back as credits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from twisted.internet import defer
+from twisted.logger import Logger
+
+from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
+from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.roles import SYSTEM, Role
+from protocol.chain import Record
+from protocol.errors import DomainError
+from protocol.ledger import Posting, Reference
+from protocol.money import format_cents
+from protocol.settlement import stake_cents
+from server_kit.core import CommandCore
+from server_kit.journal.port import Entry
+from server_kit.journal.projection import ProjectedState
+
+#: R83.7: at most 96 cards per player per terminal per game (the central server checks it too).
+MAX_CARDS_PER_PLAYER = 96
+#: Phases of a network game as the hall knows it.
+SELLING, SALE_CLOSED, DRAWING, CLOSED, NOT_PLAYED = "selling", "sale_closed", "drawing", "closed", "not_played"
+FINAL = frozenset({CLOSED, NOT_PLAYED})
+
+PERMISSIONS = {
+    name: {Role.SYSTEM}
+    for name in (
+        "network_sale_opened", "network_hold", "network_settle", "network_sale_closed", "network_ball",
+        "network_prize_won", "network_winners", "network_credit", "network_game_closed",
+        "network_game_not_played", "network_terminal_failure", "network_terminal_failure_answered",
+    )  # fmt: skip
+}
+
+
+class NetworkError(DomainError):
+    """A network-game request the hall refused; the message says why."""
+
+
+class NetworkRefused(NetworkError):
+    """What the central server sent that the hall does not take; ``code`` is the protocol's error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def held_account(game_id: str) -> str:
+    return f"held:{game_id}"
+
+
+def network_account(game_id: str) -> str:
+    return f"network:{game_id}"
+
+
+# --- State ------------------------------------------------------------------------------
+
+
+@dataclass
+class Winner:
+    seq: int
+    pattern: str
+    ball_count: int
+    series: str
+    card_number: int
+    hall_id: str
+    terminal_id: str
+    payment_cents: int
+
+
+@dataclass
+class NetworkGame:
+    """One network game as the hall knows it."""
+
+    game_id: str
+    series: str
+    first_card: int
+    price_cents: int
+    closes_at_ms: int  # central clock
+    closes_here_ms: int  # hall clock: what terminals count down to
+    ball_interval_ms: int
+    prizes: list[tuple[str, int]]  # (pattern, basis points), in the order of announcement
+    phase: str = SELLING
+    balls: list[int] = field(default_factory=list)
+    cards_sold: int | None = None
+    sales_cents: int | None = None
+    prize_amounts: dict[str, int] = field(default_factory=dict)
+    hall_cards_sold: int | None = None
+    hall_sales_cents: int | None = None
+    won: dict[str, int] = field(default_factory=dict)  # pattern -> ball count
+    winners: list[Winner] = field(default_factory=list)
+    credits_paid: set[int] = field(default_factory=set)
+    not_played_reason: str | None = None
+
+    @property
+    def over(self) -> bool:
+        return self.phase in FINAL
+
+    @property
+    def last_credit_paid(self) -> int:
+        """The highest credit seq paid with every one below it paid too (where get_credits resumes)."""
+        seq = 0
+        while seq + 1 in self.credits_paid:
+            seq += 1
+        return seq
+
+
+@dataclass
+class Hold:
+    """A network purchase: the credit held, then captured or released."""
+
+    request_id: str
+    game_id: str
+    terminal: str
+    terminal_request: str
+    account: str  # the ledger account, player:<number>
+    player_ref: str
+    card_count: int
+    stake_pct: int
+    stake_cents: int
+    amount_cents: int
+    seq: int  # the hold's record
+    status: str = "held"  # held, bought, released
+    first_card: int | None = None
+    series: str | None = None
+    refusal_code: str | None = None
+    refusal: str | None = None
+
+    @property
+    def decided(self) -> bool:
+        return self.status != "held"
+
+    @property
+    def labels(self) -> list[str]:
+        if self.first_card is None or self.series is None:
+            return []
+        return [f"{self.series}-{n}" for n in range(self.first_card, self.first_card + self.card_count)]
+
+
+@dataclass
+class FailureReport:
+    request_id: str
+    game_id: str
+    terminal: str
+    reason: str
+    declared_by: str
+    answered: bool = False
+
+
+@dataclass
+class NetworkState:
+    games: dict[str, NetworkGame] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # game ids in the order their sales opened
+    holds: dict[str, Hold] = field(default_factory=dict)  # by request id
+    by_terminal_request: dict[tuple[str, str], str] = field(default_factory=dict)
+    players: dict[str, str] = field(default_factory=dict)  # player_ref -> ledger account
+    failures: dict[str, FailureReport] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NetworkPurchase:
+    """A terminal's purchase in a network game, as the gateway passes it on."""
+
+    terminal: str
+    signed_in: str | None
+    account: str
+    game_id: str
+    quantity: int
+    stake_pct: int
+    request: str
+
+
+# --- The module -------------------------------------------------------------------------
+
+
+class NetworkModule(ProjectedState):
+    """The network games at this hall: commands in, records out, state from the journal."""
+
+    log = Logger()
+
+    def __init__(
+        self,
+        core: CommandCore,
+        ledger: LedgerModule,
+        cashier: CashierModule,
+        hall_id: str,
+        *,
+        purchase_checks: Sequence[Callable[[str, int, int], str | None]] = (),
+    ) -> None:
+        self.core = core
+        self.ledger = ledger
+        self.cashier = cashier
+        self.hall_id = hall_id
+        #: Other reasons a purchase is refused (the player's limits, R97.2): as VirtualModule's.
+        self.purchase_checks = purchase_checks
+        self.state = NetworkState()
+        #: Called with each hold once committed, to relay it (set by the relay).
+        self.relay_hold: Callable[[Hold], None] = lambda hold: None
+        #: Called with each failure report once committed.
+        self.relay_failure: Callable[[FailureReport], None] = lambda report: None
+        #: Whether the link to the central server is up (set by the relay); purchases need it.
+        self.link_up: Callable[[], bool] = lambda: False
+        self._waiting: dict[str, list[defer.Deferred[Hold]]] = {}
+        self._deciding: set[str] = set()  # holds whose settlement is decided but not committed yet
+        core.add_module(self)
+        core.allow(PERMISSIONS)
+        core.observers.append(self._committed)
+
+    # --- Queries ------------------------------------------------------------------
+
+    def game(self, game_id: str) -> NetworkGame | None:
+        return self.state.games.get(game_id)
+
+    def current(self) -> NetworkGame | None:
+        """The network game terminals show: the latest whose sale opened."""
+        return self.state.games[self.state.order[-1]] if self.state.order else None
+
+    def live_games(self) -> list[NetworkGame]:
+        return [self.state.games[g] for g in self.state.order if not self.state.games[g].over]
+
+    def pending_holds(self) -> list[Hold]:
+        """Holds the central server has not answered yet, oldest first."""
+        return sorted((h for h in self.state.holds.values() if not h.decided), key=lambda h: h.seq)
+
+    def pending_failures(self) -> list[FailureReport]:
+        return [f for f in self.state.failures.values() if not f.answered]
+
+    def holds_of(self, game_id: str, account: str) -> list[Hold]:
+        """The purchases of ``account`` (ledger form) in ``game_id``, in order."""
+        return sorted((h for h in self.state.holds.values() if h.game_id == game_id and h.account == account),
+                      key=lambda h: h.seq)
+
+    def hold_for(self, terminal: str, terminal_request: str) -> Hold | None:
+        request_id = self.state.by_terminal_request.get((terminal, terminal_request))
+        return self.state.holds.get(request_id) if request_id is not None else None
+
+    def account_of(self, player_ref: str) -> str | None:
+        return self.state.players.get(player_ref)
+
+    def settled(self, request_id: str) -> defer.Deferred[Hold]:
+        """Fires with the hold once the central server's answer is committed (at once if it is)."""
+        hold = self.state.holds.get(request_id)
+        if hold is not None and hold.decided and request_id not in self._deciding:
+            return defer.succeed(hold)
+        waiting: defer.Deferred[Hold] = defer.Deferred()
+        self._waiting.setdefault(request_id, []).append(waiting)
+        return waiting
+
+    # --- Running commands ------------------------------------------------------------
+
+    def _run(self, command: str, decide: Callable[[int], list[Entry]]) -> defer.Deferred[list[Record]]:
+        return self.core.execute(SYSTEM, command, decide)
+
+    def _known(self, game_id: str) -> NetworkGame:
+        game = self.state.games.get(game_id)
+        if game is None:
+            raise NetworkRefused("unknown_game", f"this hall knows no network game {game_id}")
+        return game
+
+    # --- Purchases ----------------------------------------------------------------------
+
+    def hold(self, purchase: NetworkPurchase) -> defer.Deferred[Hold]:
+        """Hold the credit of a terminal's purchase and give it a request id; fires with the hold.
+
+        The same terminal request sent again fires with the hold it made the first time.
+        Refused with :class:`NetworkError` (nothing journaled here; the gateway journals
+        the refusal as it does every terminal refusal).
+        """
+        found: list[Hold] = []
+
+        def decide(now: int) -> list[Entry]:
+            earlier = self.hold_for(purchase.terminal, purchase.request)
+            if earlier is not None:
+                if earlier.account != player_account(purchase.signed_in or ""):
+                    raise NetworkError(f"request {purchase.request} was made on this terminal for another account; "
+                                       "send a new request")
+                found.append(earlier)
+                return []
+            account, game, stake = self._check(purchase, now)
+            amount = stake * purchase.quantity
+            seq = self.core.seq + 1
+            request_id = f"{self.hall_id}.{seq}"
+            player_ref = self._player_ref(account)
+            posting = Posting.transfer(amount, debit=account, credit=held_account(game.game_id),
+                                       reason="network:hold", reference=Reference(game.game_id, None, seq))
+            self.ledger.check([posting])
+            return [("network_credit_held", {
+                "game_id": game.game_id, "request_id": request_id, "terminal": purchase.terminal,
+                "terminal_request": purchase.request, "account": account, "player_ref": player_ref,
+                "card_count": purchase.quantity, "stake_pct": purchase.stake_pct, "stake_cents": stake,
+                "amount_cents": amount,
+            }), *posting_entries([posting])]  # fmt: skip
+
+        def committed(records: list[Record]) -> Hold:
+            if found:
+                return found[0]
+            hold = self.state.holds[records[0].payload["request_id"]]
+            self.relay_hold(hold)
+            return hold
+
+        return self._run("network_hold", decide).addCallback(committed)
+
+    def _player_ref(self, account: str) -> str:
+        """How the central server knows the player: ``p.`` and the seq of the account's opening record."""
+        number = account.removeprefix("player:")
+        known = self.cashier.state.accounts.get(number)
+        return f"p.{known.seq}" if known is not None else f"p.{number}"
+
+    def _check(self, purchase: NetworkPurchase, now: int) -> tuple[str, NetworkGame, int]:
+        if purchase.signed_in is None:
+            raise NetworkError("sign in with your account and PIN first")
+        try:
+            named = normalize_account_number(purchase.account)
+        except DomainError:
+            raise NetworkError(f"{purchase.account!r} is not an account number") from None
+        if named != purchase.signed_in:
+            raise NetworkError("cards are bought only for the account signed in on this terminal")
+        try:
+            self.cashier.usable_account(named)
+        except DomainError as error:
+            raise NetworkError(str(error)) from None
+        game = self.state.games.get(purchase.game_id)
+        if game is None:
+            raise NetworkError(f"there is no network game {purchase.game_id} on sale")
+        if game.phase != SELLING:
+            raise NetworkError("the sale time of this network game is over; no card can be bought any more (R93.8)")
+        if not self.link_up():
+            raise NetworkError("the link to the central server is down; the purchase cannot be sent now. "
+                               "Try again when the terminal shows the link back")
+        if not 1 <= purchase.quantity <= MAX_CARDS_PER_PLAYER:
+            raise NetworkError(f"the number of cards is 1 to {MAX_CARDS_PER_PLAYER}, not {purchase.quantity}")
+        if not 1 <= purchase.stake_pct <= 100:
+            raise NetworkError(f"the stake is 1 to 100 percent of the card's value, not {purchase.stake_pct}")
+        account = player_account(named)
+        held = sum(h.card_count for h in self.holds_of(game.game_id, account)
+                   if h.terminal == purchase.terminal and h.status != "released")
+        if held + purchase.quantity > MAX_CARDS_PER_PLAYER:
+            raise NetworkError(f"at most {MAX_CARDS_PER_PLAYER} cards per player on one terminal in a game (R83.7); "
+                               f"you hold or await {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more")
+        stake = stake_cents(game.price_cents, purchase.stake_pct)
+        if stake < 1:
+            raise NetworkError(f"a stake of {purchase.stake_pct}% of {format_cents(game.price_cents)} is nothing; "
+                               "stake more")
+        amount = stake * purchase.quantity
+        credit = self.ledger.balance(account)
+        if amount > credit:
+            raise NetworkError(f"{purchase.quantity} card(s) at {format_cents(stake)} cost {format_cents(amount)}; "
+                               f"your credit is {format_cents(credit)}")
+        # What the central server has not answered yet counts against the player's limits too.
+        awaiting = sum(h.amount_cents for h in self.state.holds.values() if h.account == account and not h.decided)
+        for check in self.purchase_checks:
+            refusal = check(account, amount + awaiting, now)
+            if refusal is not None:
+                raise NetworkError(refusal)
+        return account, game, stake
+
+    def settle(self, request_id: str, answer: Mapping[str, Any]) -> defer.Deferred[Hold]:
+        """Take the central server's answer to ``buy_cards`` (checked against the protocol
+        by the relay): capture or release the hold, once; fires with the hold."""
+
+        def decide(now: int) -> list[Entry]:
+            hold = self.state.holds.get(request_id)
+            if hold is None:
+                raise NetworkRefused("bad_argument", f"this hall holds no purchase {request_id}")
+            if hold.decided:
+                return []  # answered before: the first answer stands
+            reference = Reference(hold.game_id, None, self.core.seq + 1)
+            if answer.get("status") == "confirmed":
+                amount = int(answer["amount_cents"])
+                if amount != hold.amount_cents or int(answer["card_count"]) != hold.card_count:
+                    self.log.error("The central server confirmed {request} for {amount} cents and {n} card(s); "
+                                   "the hall held {held} cents for {k}", request=request_id, amount=amount,
+                                   n=answer["card_count"], held=hold.amount_cents, k=hold.card_count)
+                captured = min(amount, hold.amount_cents)
+                postings = [] if captured == 0 else [
+                    Posting.transfer(captured, debit=held_account(hold.game_id),
+                                     credit=network_account(hold.game_id), reason="network:stake",
+                                     reference=reference)]
+                if captured < hold.amount_cents:
+                    postings.append(Posting.transfer(hold.amount_cents - captured, debit=held_account(hold.game_id),
+                                                     credit=hold.account, reason="network:release",
+                                                     reference=reference))
+                return [("network_cards_bought", {
+                    "game_id": hold.game_id, "request_id": request_id, "account": hold.account,
+                    "decision": int(answer["decision"]),
+                    "series": str(answer["series"]), "first_card": int(answer["first_card"]),
+                    "card_count": int(answer["card_count"]), "stake_cents": int(answer["stake_cents"]),
+                    "amount_cents": captured,
+                }), *posting_entries(postings)]  # fmt: skip
+            posting = Posting.transfer(hold.amount_cents, debit=held_account(hold.game_id), credit=hold.account,
+                                       reason="network:release", reference=reference)
+            decision = answer.get("decision")
+            return [("network_credit_released", {
+                "game_id": hold.game_id, "request_id": request_id,
+                "decision": int(decision) if decision is not None else None,
+                "refusal_code": str(answer.get("refusal_code") or "refused"),
+                "refusal": str(answer.get("refusal") or "The central server refused the purchase.")[:300],
+            }), *posting_entries([posting])]  # fmt: skip
+
+        self._deciding.add(request_id)
+
+        def done(outcome: Any) -> Any:
+            self._deciding.discard(request_id)
+            self._wake(request_id)
+            return outcome
+
+        return self._run("network_settle", decide).addBoth(done).addCallback(lambda _: self.state.holds[request_id])
+
+    def _wake(self, request_id: str) -> None:
+        hold = self.state.holds.get(request_id)
+        if hold is None or not hold.decided:
+            return
+        for waiting in self._waiting.pop(request_id, []):
+            waiting.callback(hold)
+
+    def _committed(self, record: Record) -> None:
+        if record.type in ("network_cards_bought", "network_credit_released"):
+            self._wake(record.payload["request_id"])
+
+    # --- What the central server says ----------------------------------------------------
+
+    def sale_opened(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
+        """The sale of a network game opened (R93.1): journaled once per game."""
+
+        def decide(now: int) -> list[Entry]:
+            if args["game_id"] in self.state.games:
+                return []  # heard before (a push sent again, a catch-up)
+            return [("network_sale_opened", {
+                "game_id": args["game_id"], "series": args["series"], "first_card": args["first_card"],
+                "price_cents": args["price_cents"], "closes_at_ms": args["closes_at_ms"],
+                "remaining_ms": args["remaining_ms"], "closes_here_ms": now + args["remaining_ms"],
+                "ball_interval_ms": args["ball_interval_ms"],
+                "prizes": [{"pattern": p["pattern"], "basis_points": p["basis_points"],
+                            "carry_in_cents": p["carry_in_cents"]} for p in args["prizes"]],
+            })]  # fmt: skip
+
+        return self._run("network_sale_opened", decide)
+
+    def sale_closed(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
+        """The sale closed: cards and prizes network-wide and the hall's share (R93.9)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self._known(args["game_id"])
+            if game.phase != SELLING:
+                return []
+            return [("network_sale_closed", {
+                "game_id": game.game_id, "cards_sold": args["cards_sold"], "sales_cents": args["sales_cents"],
+                "prizes": [{"pattern": p["pattern"], "amount_cents": p["amount_cents"]} for p in args["prizes"]],
+                "hall_cards_sold": args["hall_cards_sold"], "hall_sales_cents": args["hall_sales_cents"],
+            })]  # fmt: skip
+
+        return self._run("network_sale_closed", decide)
+
+    def ball(self, game_id: str, ball: int, ball_count: int) -> defer.Deferred[list[Record]]:
+        """Ball number ``ball_count`` is ``ball``: journaled if it is the next one; nothing if held already."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self._known(game_id)
+            have = len(game.balls)
+            if ball_count <= have:
+                if game.balls[ball_count - 1] != ball:
+                    raise NetworkRefused("bad_argument", f"ball {ball_count} of game {game_id} is "
+                                         f"{game.balls[ball_count - 1]} here, not {ball}")
+                return []
+            if ball_count != have + 1:
+                raise NetworkRefused("bad_argument", f"game {game_id}: ball {ball_count} came after ball {have}; "
+                                     "the balls between are missing")
+            if game.over:
+                raise NetworkRefused("bad_argument", f"game {game_id} is over; no ball follows")
+            if ball in game.balls:
+                raise NetworkRefused("bad_argument", f"game {game_id}: ball {ball} was drawn already")
+            return [("network_ball_drawn", {"game_id": game_id, "ball": ball, "ball_count": ball_count})]
+
+        return self._run("network_ball", decide)
+
+    def prize_won(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
+        """A pattern won (R93.12): journaled once per pattern, its winners after it."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self._known(args["game_id"])
+            entries: list[Entry] = []
+            if args["pattern"] not in game.won:
+                entries.append(("network_prize_won", {
+                    "game_id": game.game_id, "pattern": args["pattern"], "ball_count": args["ball_count"],
+                    "amount_cents": args["amount_cents"], "winner_count": args["winner_count"],
+                    "final": args["final"],
+                }))  # fmt: skip
+            entries += self._winner_entries(game, args["winners"])
+            return entries
+
+        return self._run("network_prize_won", decide)
+
+    def winners(self, game_id: str, page: Sequence[Mapping[str, Any]]) -> defer.Deferred[list[Record]]:
+        """Winners the hall does not hold yet (a page of ``get_winners``)."""
+        return self._run("network_winners", lambda now: self._winner_entries(self._known(game_id), page))
+
+    def _winner_entries(self, game: NetworkGame, page: Sequence[Mapping[str, Any]]) -> list[Entry]:
+        known = {w.seq for w in game.winners}
+        new = [dict(w) for w in page if w["seq"] not in known]
+        return [("network_winners", {"game_id": game.game_id, "winners": new})] if new else []
+
+    def credit(self, game_id: str, item: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
+        """Pay credit ``item["seq"]`` of the game into its player's account, once (R85.9)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self._known(game_id)
+            if item["seq"] in game.credits_paid:
+                return []
+            account = self.state.players.get(item["player_ref"])
+            if account is None:
+                raise NetworkRefused("bad_argument", f"credit {item['seq']} of game {game_id} is for player "
+                                     f"{item['player_ref']}, who bought nothing here")
+            seq = self.core.seq + 1
+            entries: list[Entry] = [("network_credit_paid", {
+                "game_id": game_id, "seq": item["seq"], "kind": item["kind"], "account": account,
+                "player_ref": item["player_ref"], "terminal": item["terminal_id"], "amount_cents": item["amount_cents"],
+                **{k: item[k] for k in ("pattern", "card_number", "card_count", "purchase_request_id", "paid_by")
+                   if item.get(k) is not None},
+            })]  # fmt: skip
+            if item["amount_cents"] > 0:
+                reason = f"network:prize:{item['pattern']}" if item["kind"] == "prize" else "network:refund"
+                posting = Posting.transfer(item["amount_cents"], debit=network_account(game_id), credit=account,
+                                           reason=reason, reference=Reference(game_id, None, seq))
+                entries += posting_entries([posting])
+            return entries
+
+        return self._run("network_credit", decide)
+
+    def game_closed(self, game_id: str, ball_count: int, carries: Iterable[Mapping[str, Any]]) -> defer.Deferred[list[Record]]:
+        def decide(now: int) -> list[Entry]:
+            game = self._known(game_id)
+            if game.over:
+                return []
+            return [("network_game_closed", {
+                "game_id": game_id, "ball_count": ball_count,
+                "carries": [{"pattern": c["pattern"], "amount_cents": c["carry_cents"]} for c in carries],
+            })]
+
+        return self._run("network_game_closed", decide)
+
+    def game_not_played(self, game_id: str, reason: str, last_credit_seq: int) -> defer.Deferred[list[Record]]:
+        """Force majeure (R96.2): the refunds follow as credits."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self._known(game_id)
+            if game.over:
+                return []
+            return [("network_game_not_played", {"game_id": game_id, "reason": reason,
+                                                  "last_credit_seq": last_credit_seq})]
+
+        return self._run("network_game_not_played", decide)
+
+    # --- Terminal failures -------------------------------------------------------------------
+
+    def report_terminal_failure(self, terminal: str, reason: str, declared_by: str) -> defer.Deferred[list[Record]]:
+        """Staff declared ``terminal`` failed (R96.3): report it in every network game not over
+        in which it bought cards (or holds credit for them)."""
+
+        def decide(now: int) -> list[Entry]:
+            reported = {(f.game_id, f.terminal) for f in self.state.failures.values()}
+            entries: list[Entry] = []
+            for game in self.live_games():
+                if (game.game_id, terminal) in reported:
+                    continue
+                if not any(h.terminal == terminal and h.game_id == game.game_id and h.status != "released"
+                           for h in self.state.holds.values()):
+                    continue
+                seq = self.core.seq + len(entries) + 1
+                entries.append(("network_terminal_failure_reported", {
+                    "game_id": game.game_id, "request_id": f"{self.hall_id}.{seq}", "terminal": terminal,
+                    "reason": reason[:200], "declared_by": declared_by[:64],
+                }))  # fmt: skip
+            return entries
+
+        def committed(records: list[Record]) -> list[Record]:
+            for record in records:
+                self.relay_failure(self.state.failures[record.payload["request_id"]])
+            return records
+
+        return self._run("network_terminal_failure", decide).addCallback(committed)
+
+    def failure_answered(self, request_id: str, answer: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
+        def decide(now: int) -> list[Entry]:
+            report = self.state.failures.get(request_id)
+            if report is None or report.answered:
+                return []
+            return [("network_terminal_failure_answered", {
+                "game_id": report.game_id, "request_id": request_id, "refunded_cards": answer["refunded_cards"],
+                "refunded_cents": answer["refunded_cents"], "paid_by": answer["paid_by"],
+            })]  # fmt: skip
+
+        return self._run("network_terminal_failure_answered", decide)
+
+    # --- Projection ---------------------------------------------------------------------
+
+    def reset(self) -> None:
+        self.state = NetworkState()
+
+    def apply(self, record: Record) -> None:
+        kind = record.type
+        if not kind.startswith("network_"):
+            return
+        p = record.payload
+        state = self.state
+        if kind == "network_sale_opened":
+            state.games[p["game_id"]] = NetworkGame(
+                p["game_id"], p["series"], p["first_card"], p["price_cents"], p["closes_at_ms"], p["closes_here_ms"],
+                p["ball_interval_ms"], [(x["pattern"], x["basis_points"]) for x in p["prizes"]],
+            )
+            state.order.append(p["game_id"])
+            return
+        if kind == "network_credit_held":
+            hold = Hold(p["request_id"], p["game_id"], p["terminal"], p["terminal_request"], p["account"],
+                        p["player_ref"], p["card_count"], p["stake_pct"], p["stake_cents"], p["amount_cents"],
+                        record.seq)
+            state.holds[hold.request_id] = hold
+            state.by_terminal_request[(hold.terminal, hold.terminal_request)] = hold.request_id
+            state.players[hold.player_ref] = hold.account
+            return
+        if kind == "network_cards_bought":
+            hold = state.holds[p["request_id"]]
+            hold.status, hold.first_card, hold.series = "bought", p["first_card"], p["series"]
+            return
+        if kind == "network_credit_released":
+            hold = state.holds[p["request_id"]]
+            hold.status, hold.refusal_code, hold.refusal = "released", p["refusal_code"], p["refusal"]
+            return
+        if kind == "network_terminal_failure_reported":
+            state.failures[p["request_id"]] = FailureReport(p["request_id"], p["game_id"], p["terminal"], p["reason"],
+                                                            p["declared_by"])
+            return
+        if kind == "network_terminal_failure_answered":
+            state.failures[p["request_id"]].answered = True
+            return
+        game = state.games[p["game_id"]]
+        if kind == "network_sale_closed":
+            game.phase = SALE_CLOSED
+            game.cards_sold, game.sales_cents = p["cards_sold"], p["sales_cents"]
+            game.prize_amounts = {x["pattern"]: x["amount_cents"] for x in p["prizes"]}
+            game.hall_cards_sold, game.hall_sales_cents = p["hall_cards_sold"], p["hall_sales_cents"]
+        elif kind == "network_ball_drawn":
+            game.balls.append(p["ball"])
+            if game.phase in (SELLING, SALE_CLOSED):
+                game.phase = DRAWING
+        elif kind == "network_prize_won":
+            game.won.setdefault(p["pattern"], p["ball_count"])
+        elif kind == "network_winners":
+            for w in p["winners"]:
+                game.winners.append(Winner(**w))
+                game.won.setdefault(w["pattern"], w["ball_count"])
+        elif kind == "network_credit_paid":
+            game.credits_paid.add(p["seq"])
+        elif kind == "network_game_closed":
+            game.phase = CLOSED
+        elif kind == "network_game_not_played":
+            game.phase, game.not_played_reason = NOT_PLAYED, p["reason"]
+
+
+__all__ = [
+    "FINAL",
+    "FailureReport",
+    "Hold",
+    "NetworkError",
+    "NetworkGame",
+    "NetworkModule",
+    "NetworkPurchase",
+    "NetworkRefused",
+    "NetworkState",
+    "Winner",
+    "held_account",
+    "network_account",
+]

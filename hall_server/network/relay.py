@@ -1,0 +1,426 @@
+"""What the hall's link to the central server does, without the socket.
+
+:class:`NetworkRelay` is told when a connection to the central server is made and lost
+(:meth:`~NetworkRelay.connected`, :meth:`~NetworkRelay.disconnected`), is handed every
+push the central server sends (:meth:`~NetworkRelay.push`), and talks back through a
+:class:`CentralPort`: the AMP connection in the server (:mod:`hall_server.network.link`),
+a ``FakeCentral`` in the unit tests.  Everything it learns goes to
+:class:`~hall_server.network.module.NetworkModule` as a command, so it is journaled
+before anything is shown or answered.
+
+* **hello** first, with the versions this hall speaks; the link counts as up only once
+  the central server agreed one.
+* **Catching up** after every hello: for each network game the hall knows that is not
+  over, ``get_game``, then the balls after the last one held (``get_balls``), the
+  winners (``get_winners``) and the credits (``get_credits``) after the last ones held,
+  page by page, and the close or the force majeure the hall missed.  Then every hold and
+  every failure report the central server has not answered is sent again with its own
+  request id: the central server decides a request it never received, and answers one
+  it decided with its first answer.  While connected, what is still unanswered is sent
+  again every :data:`RESEND_S` seconds (an ``internal_error`` is answered by trying again).
+* **Pushes** are checked against :mod:`protocol.central_messages` and taken in order: a
+  push the hall refuses (a game it does not know, a ball out of order) is answered with
+  the error code, logged, and changes nothing; a ball out of order makes the hall ask
+  for the balls it lacks.
+* **Terminals are told** when the link goes down and comes back (:attr:`NetworkRelay.listeners`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Protocol
+
+from twisted.internet import defer
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from hall_server.network.module import (
+    SELLING,
+    FailureReport,
+    Hold,
+    NetworkModule,
+    NetworkRefused,
+)
+from protocol import central_messages as m
+from protocol.chain import Record
+from protocol.central_messages import CentralMessageError
+
+#: Seconds between two resends of what the central server has not answered, while connected.
+RESEND_S = 2.0
+#: Codes with which the central server says a purchase can never be decided: its hold goes back.
+UNDECIDABLE = frozenset({"unknown_game"})
+
+
+class CentralPort(Protocol):
+    """One connection to the central server: call a hall command, close the connection.
+
+    ``call`` fires with the answer's fields, or fails with the error the central server
+    answered (an exception with the protocol's ``code``) or with the connection's loss.
+    """
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> defer.Deferred[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+def _code(failure: Failure) -> str | None:
+    return getattr(failure.value, "code", None) if isinstance(failure.value, Exception) else None
+
+
+class NetworkRelay:
+    """The hall's end of the network: one central server, at most one connection at a time."""
+
+    log = Logger()
+
+    def __init__(self, module: NetworkModule, hall_id: str, clock: IReactorTime, software: str = "bingo-hall") -> None:
+        self.module = module
+        self.hall_id = hall_id
+        self.clock = clock
+        self.software = software[:64]
+        self.port: CentralPort | None = None
+        self.version: int | None = None
+        self.central_id: str | None = None
+        #: Told ``True`` when the link is up (after hello), ``False`` when it is lost.
+        self.listeners: list[Callable[[bool], None]] = []
+        self._in_flight: set[str] = set()
+        self._resend: IDelayedCall | None = None
+        self._catching_up: dict[str, defer.Deferred[None]] = {}
+        module.relay_hold = self._hold_committed
+        module.relay_failure = self._failure_committed
+        module.link_up = lambda: self.port is not None
+        module.core.observers.append(self.record_committed)
+
+    @property
+    def up(self) -> bool:
+        return self.port is not None
+
+    # --- The connection ---------------------------------------------------------------
+
+    @defer.inlineCallbacks
+    def connected(self, port: CentralPort) -> Any:
+        """Say hello on a new connection; once a version is agreed the link is up and the hall catches up.
+
+        Fails (and the connection should be dropped) if the central server refuses the hello.
+        """
+        try:
+            answer = yield port.call("hello", {"hall_id": self.hall_id, "versions": list(m.SUPPORTED_VERSIONS),
+                                               "software": self.software})
+            m.check_answer(m.HELLO, answer)
+        except CentralMessageError as error:
+            self.log.error("The central server's answer to hello breaks the protocol: {error}", error=str(error))
+            port.close()
+            raise
+        except Exception as error:
+            self.log.error("The central server refused this hall's hello ({code}): {error}",
+                           code=getattr(error, "code", type(error).__name__), error=str(error))
+            raise
+        self.port, self.version, self.central_id = port, answer["version"], answer["central_id"]
+        self.log.info("Linked to central server {central} (protocol version {version})", central=self.central_id,
+                      version=self.version)
+        self._tell(True)
+        self._arm()
+        self.catch_up()
+        return answer
+
+    def disconnected(self, port: CentralPort) -> None:
+        """The connection ``port`` is gone: nothing in flight on it will be answered."""
+        if self.port is not port:
+            return
+        self.port = None
+        self._in_flight.clear()
+        self._catching_up.clear()
+        if self._resend is not None and self._resend.active():
+            self._resend.cancel()
+        self._resend = None
+        self.log.warn("The link to the central server is lost; it is tried again, and every unanswered purchase "
+                      "is sent again once it is back")
+        self._tell(False)
+
+    def _tell(self, up: bool) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(up)
+            except Exception:
+                self.log.failure("a listener of the link's state failed")
+
+    def _arm(self) -> None:
+        self._resend = self.clock.callLater(RESEND_S, self._resend_due)
+
+    def _resend_due(self) -> None:
+        self._resend = None
+        if self.port is None:
+            return
+        self.resend()
+        self._arm()
+
+    def stop(self) -> None:
+        if self._resend is not None and self._resend.active():
+            self._resend.cancel()
+        self._resend = None
+
+    # --- Calling the central server ------------------------------------------------------
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> defer.Deferred[dict[str, Any]]:
+        port = self.port
+        if port is None:
+            return defer.fail(ConnectionError("the link to the central server is down"))
+        message = m.MESSAGES[name]
+
+        def checked(answer: dict[str, Any]) -> dict[str, Any]:
+            values = {k: v for k, v in answer.items() if v is not None}
+            m.check_answer(message, values)
+            return values
+
+        return port.call(name, arguments).addCallback(checked)
+
+    # --- Purchases and failures, sent until answered ---------------------------------------
+
+    def _hold_committed(self, hold: Hold) -> None:
+        self.send_hold(hold)
+
+    def _failure_committed(self, report: FailureReport) -> None:
+        self.send_failure(report)
+
+    def resend(self) -> None:
+        """Send again every hold and failure report not answered and not in flight."""
+        for hold in self.module.pending_holds():
+            self.send_hold(hold)
+        for report in self.module.pending_failures():
+            self.send_failure(report)
+
+    def send_hold(self, hold: Hold) -> None:
+        """Relay ``buy_cards`` for ``hold`` (if the link is up and it is not in flight)."""
+        if self.port is None or hold.request_id in self._in_flight or hold.decided:
+            return
+        self._in_flight.add(hold.request_id)
+        arguments = {
+            "request_id": hold.request_id, "game_id": hold.game_id, "hall_id": self.hall_id,
+            "terminal_id": hold.terminal, "player_ref": hold.player_ref, "card_count": hold.card_count,
+            "stake_pct": hold.stake_pct,
+        }  # fmt: skip
+        port = self.port
+
+        def answered(answer: dict[str, Any]) -> Any:
+            return self.module.settle(hold.request_id, answer)
+
+        def failed(failure: Failure) -> None:
+            code = _code(failure)
+            if code in UNDECIDABLE:
+                self.log.warn("The central server cannot decide purchase {request} ({code}); its hold goes back",
+                              request=hold.request_id, code=code)
+                self.module.settle(hold.request_id, {
+                    "status": "refused", "refusal_code": code, "refusal": failure.getErrorMessage()[:300],
+                }).addErrback(self._logged, "releasing hold {request}", hold.request_id)
+                return
+            if code is not None:
+                self.log.warn("Purchase {request} not answered ({code}: {why}); it is sent again",
+                              request=hold.request_id, code=code, why=failure.getErrorMessage())
+            elif self.port is port:
+                self.log.warn("Purchase {request} not answered ({why}); it is sent again",
+                              request=hold.request_id, why=failure.getErrorMessage())
+
+        def done(outcome: Any) -> Any:
+            self._in_flight.discard(hold.request_id)
+            return outcome
+
+        sent = self._call("buy_cards", arguments).addBoth(done)
+        sent.addCallbacks(answered, failed).addErrback(self._logged, "settling purchase {request}", hold.request_id)
+
+    def send_failure(self, report: FailureReport) -> None:
+        """Relay ``terminal_failed`` for ``report`` (if the link is up and it is not in flight)."""
+        if self.port is None or report.request_id in self._in_flight or report.answered:
+            return
+        self._in_flight.add(report.request_id)
+        arguments = {
+            "request_id": report.request_id, "game_id": report.game_id, "hall_id": self.hall_id,
+            "terminal_id": report.terminal, "reason": report.reason, "declared_by": report.declared_by or "staff",
+        }  # fmt: skip
+
+        @defer.inlineCallbacks
+        def answered(answer: dict[str, Any]) -> Any:
+            yield self.module.failure_answered(report.request_id, answer)
+            yield self.fetch_credits(report.game_id)
+
+        def failed(failure: Failure) -> None:
+            code = _code(failure)
+            if code in ("terminal_already_failed", "not_now", "unknown_game"):
+                self.log.warn("The central server did not take failure {request} ({code}): {why}",
+                              request=report.request_id, code=code, why=failure.getErrorMessage())
+                self.module.failure_answered(report.request_id, {
+                    "refunded_cards": 0, "refunded_cents": 0, "paid_by": "nobody",
+                }).addErrback(self._logged, "closing failure {request}", report.request_id)
+                return
+            self.log.warn("Failure report {request} not answered ({why}); it is sent again",
+                          request=report.request_id, why=failure.getErrorMessage())
+
+        def done(outcome: Any) -> Any:
+            self._in_flight.discard(report.request_id)
+            return outcome
+
+        sent = self._call("terminal_failed", arguments).addBoth(done)
+        sent.addCallbacks(answered, failed).addErrback(self._logged, "taking failure {request}", report.request_id)
+
+    def _logged(self, failure: Failure, what: str, request: str) -> None:
+        self.log.failure(what, failure, request=request)
+
+    def record_committed(self, record: Record) -> None:
+        """The core observer: a terminal staff declared failed is reported in its network games (R96.3)."""
+        if record.type != "terminal_out_of_service":
+            return
+        actor = record.payload.get("actor") or {}
+        self.module.report_terminal_failure(
+            str(record.payload["terminal"]), str(record.payload["reason"]), str(actor.get("name") or "staff"),
+        ).addErrback(lambda failure: self.log.failure("reporting terminal {t}'s failure", failure,
+                                                      t=record.payload["terminal"]))
+
+    # --- Catching up ---------------------------------------------------------------------
+
+    def catch_up(self) -> defer.Deferred[None]:
+        """Catch up on every network game the hall knows that is not over, then resend what waits."""
+
+        @defer.inlineCallbacks
+        def run() -> Any:
+            for game in self.module.live_games():
+                try:
+                    yield self.catch_up_game(game.game_id)
+                except Exception:
+                    self.log.failure("Catching up on network game {game} failed; it is tried again at the next "
+                                     "connection", game=game.game_id)
+            self.resend()
+
+        return run()
+
+    def catch_up_game(self, game_id: str) -> defer.Deferred[None]:
+        """Where ``game_id`` stands, and what the hall missed of it; one catch-up per game at a time."""
+        running = self._catching_up.get(game_id)
+        if running is not None:
+            return running
+        done = self._catch_up_game(game_id)
+
+        def finished(outcome: Any) -> Any:
+            if self._catching_up.get(game_id) is done:
+                del self._catching_up[game_id]
+            return outcome
+
+        self._catching_up[game_id] = done
+        done.addBoth(finished)
+        return done
+
+    @defer.inlineCallbacks
+    def _catch_up_game(self, game_id: str) -> Any:
+        module = self.module
+        stands = yield self._call("get_game", {"game_id": game_id, "hall_id": self.hall_id})
+        phase = stands["phase"]
+        game = module.game(game_id)
+        assert game is not None
+        if phase in ("sale_closed", "drawing", "last_prize_won", "closed") and game.phase == SELLING:
+            bought = [h for h in module.state.holds.values() if h.game_id == game_id and h.status == "bought"]
+            yield module.sale_closed({
+                "game_id": game_id, "cards_sold": stands["cards_sold"], "sales_cents": stands["sales_cents"],
+                "prizes": [], "hall_cards_sold": sum(h.card_count for h in bought),
+                "hall_sales_cents": sum(h.stake_cents * h.card_count for h in bought),
+            })  # fmt: skip
+        yield self.fetch_balls(game_id)
+        yield self.fetch_winners(game_id)
+        yield self.fetch_credits(game_id)
+        if phase == "closed":
+            yield module.game_closed(game_id, stands["ball_count"], [])
+        elif phase == "not_played":
+            yield module.game_not_played(game_id, "declared not played while this hall was away (R96.2)",
+                                         stands["last_credit_seq"])
+            yield self.fetch_credits(game_id)
+
+    @defer.inlineCallbacks
+    def fetch_balls(self, game_id: str) -> Any:
+        game = self.module.game(game_id)
+        assert game is not None
+        have = len(game.balls)
+        answer = yield self._call("get_balls", {"game_id": game_id, "hall_id": self.hall_id, "after_count": have})
+        for index, ball in enumerate(answer["balls"]):
+            yield self.module.ball(game_id, ball, have + index + 1)
+
+    @defer.inlineCallbacks
+    def fetch_winners(self, game_id: str) -> Any:
+        while True:
+            game = self.module.game(game_id)
+            assert game is not None
+            after = max((w.seq for w in game.winners), default=0)
+            answer = yield self._call("get_winners", {"game_id": game_id, "hall_id": self.hall_id, "after": after})
+            if answer["winners"]:
+                yield self.module.winners(game_id, answer["winners"])
+            if not answer["more"] or not answer["winners"]:
+                return
+
+    @defer.inlineCallbacks
+    def fetch_credits(self, game_id: str) -> Any:
+        """Pay every credit of the game after the last one paid, page by page (R85.9)."""
+        while True:
+            game = self.module.game(game_id)
+            assert game is not None
+            after = game.last_credit_paid
+            answer = yield self._call("get_credits", {"game_id": game_id, "hall_id": self.hall_id, "after": after})
+            for item in answer["credits"]:
+                try:
+                    yield self.module.credit(game_id, item)
+                except NetworkRefused as refused:
+                    self.log.error("Credit {seq} of network game {game} cannot be paid: {why}", seq=item["seq"],
+                                   game=game_id, why=str(refused))
+                    return
+            if not answer["more"] or not answer["credits"]:
+                return
+
+    # --- Pushes ---------------------------------------------------------------------------
+
+    def push(self, name: str, arguments: Mapping[str, Any]) -> defer.Deferred[None]:
+        """Take push ``name``; fires once what it says is journaled, or fails with a
+        :class:`NetworkRefused` whose code is the answer (nothing changed then)."""
+        return defer.ensureDeferred(self._push(name, dict(arguments)))
+
+    async def _push(self, name: str, arguments: dict[str, Any]) -> None:
+        message = m.MESSAGES.get(name)
+        try:
+            if message is None or message.sender != "central":
+                raise NetworkRefused("bad_argument", f"{name!r} is not a message of the central server")
+            args = m.check_arguments(message, arguments)
+            await self._take(message, args)
+        except NetworkRefused as refused:
+            self.log.warn("Refused the central server's {name} ({code}): {why}; nothing changed", name=name,
+                          code=refused.code, why=str(refused))
+            raise
+        except CentralMessageError as error:
+            self.log.warn("Refused the central server's {name} (bad_argument): {why}; nothing changed", name=name,
+                          why=str(error))
+            raise NetworkRefused("bad_argument", str(error)) from None
+
+    async def _take(self, message: m.Message, args: dict[str, Any]) -> None:
+        module = self.module
+        game_id = args["game_id"]
+        if message is m.SALE_OPENED:
+            await module.sale_opened(args)
+            return
+        if module.game(game_id) is None:
+            raise NetworkRefused("unknown_game", f"this hall knows no network game {game_id}")
+        if message is m.SALE_CLOSED:
+            await module.sale_closed(args)
+        elif message is m.BALL_DRAWN:
+            try:
+                await module.ball(game_id, args["ball"], args["ball_count"])
+            except NetworkRefused:
+                if self.port is not None:
+                    self.catch_up_game(game_id).addErrback(self._logged, "catching up on {request}", game_id)
+                raise
+        elif message is m.PRIZE_WON:
+            await module.prize_won(args)
+            if args["more"]:
+                await self.fetch_winners(game_id)
+        elif message is m.CREDITS_AVAILABLE:
+            await self.fetch_credits(game_id)
+        elif message is m.GAME_CLOSED:
+            await module.game_closed(game_id, args["ball_count"], args["carries"])
+        elif message is m.GAME_NOT_PLAYED:
+            await module.game_not_played(game_id, args["reason"], args["last_credit_seq"])
+            if self.port is not None:
+                self.fetch_credits(game_id).addErrback(self._logged, "fetching the refunds of {request}", game_id)
+
+
+__all__ = ["RESEND_S", "CentralPort", "NetworkRelay"]
