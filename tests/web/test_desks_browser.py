@@ -134,7 +134,7 @@ def test_the_administrator_opens_the_session_step_by_step_and_sees_the_token(sta
     step(admin, "1. Verify the system", ".done").wait_for()
     step(rosa, "2. Count the balls", ".next").wait_for()
     assert form(rosa, "count_balls").locator('[data-param="stage"]').count() == 0  # the step is the stage
-    submit(rosa, "count_balls", "Balls counted (opening): 90 present", witnesses=WITNESSES)
+    submit(rosa, "count_balls", "Balls counted (opening): 90 of 90", witnesses=WITNESSES)
     step(admin, "3. Sign the opening", ".next").wait_for()
     submit(admin, "sign_session_opening")
     submit(rosa, "sign_session_opening")
@@ -301,8 +301,8 @@ def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: St
     drawn = sam.inner_text("#last-ball")
     rosa.wait_for_function(
         f"() => document.querySelector('form[data-command=void_ball] [data-param=ball]').value === '{drawn}'")
-    submit(rosa, "void_ball", "ball voided", reason="two balls came out")
-    rosa.locator("#screen ul.faults li", has_text="ball voided").wait_for()
+    submit(rosa, "void_ball", f"Ball {drawn} voided by rosa", reason="two balls came out")
+    rosa.locator("#screen ul.faults li", has_text=f"Ball {drawn} voided by rosa").wait_for()
     staff.shoot(rosa, "room-chief-1-overview")
 
     # Draw to the bingo; the table chief verifies it, the room chief closes, the cashier pays.

@@ -74,8 +74,15 @@ function outcomeOf(record) {
     case "cash_desk_reconciled": return `Cash desk ${p.desk} closed: counted ${Hall.money(p.counted)}, expected ${Hall.money(p.expected)}, difference ${Hall.money(p.difference)}`;
     case "complaint_recorded": return `Complaint number ${p.number} written in the book (${p.complainant})`;
     case "incident_recorded": return `Incident number ${p.number} recorded`;
-    case "balls_counted": return `Balls counted (${p.stage}): ${p.counted} present${p.missing.length ? ", MISSING " + p.missing.join(", ") : ""}`;
+    case "balls_counted": return `Balls counted (${p.stage}): ${p.counted} of 90${p.missing.length ? ", MISSING " + p.missing.join(", ") : ""}`;
     case "system_verified": return `Verification for ${p.date}: ${p.passed ? "passed" : "FAILED"}`;
+    case "ball_voided": return `Ball ${p.ball} voided by ${p.voided_by} (ball ${p.ball_count}): ${p.reason}`;
+    case "game_suspended": return `Game suspended: ${p.reason}`;
+    case "game_suspended_for_good": return `Game suspended for good: ${p.reason}`;
+    case "game_resumed": return "Game resumed";
+    case "terminal_failed": return `Terminal ${p.terminal_id} failed: its cards left the game${(p.refunded || []).length ? ", " + p.refunded.length + " refunded" : ""}`;
+    case "terminal_out_of_service": return `Terminal ${p.terminal} out of service: ${p.reason}`;
+    case "blower_fault": case "blower_link": case "blower_switched": return BLOWER_RECORDS[record.type](p);
     case "posting": return null;
     default: return words(record.type);
   }
@@ -176,7 +183,7 @@ function eurosToCents(text, name) {
   return Number(match[1]) * 100 + Number((match[2] || "").padEnd(2, "0"));
 }
 
-const centsToEuros = (cents) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+const clock = (ms) => new Date(ms).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
 
 const SECRET_PARAMS = new Set(["pin", "new_pin", "password", "old_pin"]);
 
@@ -273,6 +280,9 @@ function fieldFor(name, type, options = {}) {
     input.dataset.param = name;
     input.dataset.type = type;
     return label;
+  } else if (type === "str" && ["text", "description", "complaint"].includes(name)) {
+    input = document.createElement("textarea");
+    input.rows = 2;
   } else if (type === "str" && SECRET_PARAMS.has(name)) {
     input = document.createElement("input");
     input.type = "password";
@@ -489,6 +499,7 @@ function commandForm(name, options = {}) {
       say(error.message, false, outcome);
       return;
     }
+    if (options.before) options.before();
     if (spec.document) { download(name, args, outcome); return; }
     send(name, args, (message) => {
       if (!message.ok) return;
@@ -714,10 +725,18 @@ function roomChiefScreen(screen) {
     node.textContent = "";
     const shown = view.faults || [];
     if (!shown.length) node.appendChild(Hall.el("li", "No fault recorded.", "hint"));
-    shown.forEach((record) => node.appendChild(Hall.el("li", describeRecord(record), "warn")));
+    shown.forEach((record) => node.appendChild(Hall.el("li", `${clock(record.time_ms)} ${outcomeOf(record)}`, "warn")));
   }));
+  append(faults,
+    commandForm("suspend_game", {label: "Suspend the game", when: (view) => Boolean(view.game && ["selling", "drawing"].includes(view.game.state))}),
+    commandForm("resume_game", {label: "Resume the game", when: (view) => Boolean(view.game && view.game.state === "suspended")}));
   const terminals = section("Terminals");
-  append(terminals, live("ul", "rows", terminalRows));
+  const inService = (value, view) => (view.terminals || []).some((t) => t.terminal === value && t.state === "in service");
+  append(terminals, live("ul", "rows", terminalRows),
+    commandForm("declare_terminal_failed", {label: "Declare failed", fields: {terminal: {filter: inService}}, quiet: true,
+      when: (view) => (view.terminals || []).some((t) => t.state === "in service")}),
+    commandForm("return_terminal_to_service", {label: "Back in service", fields: {terminal: {filter: (v, view) => !inService(v, view)}}, quiet: true,
+      when: (view) => (view.terminals || []).some((t) => t.state === "out of service")}));
   screen.appendChild(append(Hall.el("div", null, "row-of-tasks"), overview, append(Hall.el("div"), faults, terminals)));
   const game = section("The game", {
     state: (view) => {
@@ -741,6 +760,7 @@ function roomChiefScreen(screen) {
     next: (view) => Boolean(view.game && view.game.winners.some((w) => w.pattern === "bingo"))}),
   commandForm("close_game", {label: "Close the game"}), commandForm("collect_cards", {label: "Cards collected"}));
   const voiding = append(section("Void the last ball", {when: drawing}), commandForm("void_ball", {
+    label: "Void the ball", quiet: true,
     fields: {ball: {auto: (view) => (view.game && view.game.balls.length ? view.game.balls[view.game.balls.length - 1] : "")}},
   }));
   const last = append(section("Last game of the session", {when: (view) => Boolean(view.game && !view.game.last_game && !gameOver(view.game))}),
@@ -886,6 +906,7 @@ function showClaimCard(node, view) {
       : `${pattern.toUpperCase()} not completed`);
   }
   node.appendChild(Hall.el("p", `${lines.join("; ")}. ${shown.drawn.length} balls drawn when checked.`, "hint card-facts"));
+  node.appendChild(Hall.el("p", "Blue: called. Yellow: the ball that completed it. White: not called.", "hint legend"));
 }
 
 // --- The cashier's desk: the account found by its ticket, the drawer -----------------
@@ -1028,7 +1049,7 @@ function admissionScreen(screen) {
     state: (view) => (view.banned_list ? ["name and identity document as on the document", false] : ["nobody can be admitted before the banned list is loaded", false]),
     next: (view) => Boolean(view.banned_list),
   });
-  append(admit, commandForm("admit_visitor", {label: "Admit", done: (message) => {
+  append(admit, commandForm("admit_visitor", {label: "Admit", before: () => { Console.admitted = null; refresh(); }, done: (message) => {
     const admitted = (message.records || []).map((r) => Console.recent.get(r.seq)).find((r) => r && r.type === "visitor_admitted");
     Console.admitted = admitted ? admitted.payload : null;
     refresh();
