@@ -219,7 +219,7 @@ def test_the_cashier_finds_the_account_loads_cashes_out_and_downloads_its_pdfs(s
         form(carla, "print_account_statement").locator("button[type=submit]").click()
     text = pdf_text(statement.value)
     assert number in text and "20.00" in text and "14.50" in text
-    form(carla, "print_account_statement").locator(".outcome", has_text="downloaded").wait_for()
+    carla.locator("#answer", has_text=f"account-statement-{number.replace(' ', '')}.pdf downloaded").wait_for()
     staff.shoot(carla, "cashier")
 
 

@@ -7,6 +7,10 @@
 const Console = {
   socket: null,
   commands: new Map(),
+  token: null,
+  card: null,
+  account: null,
+  admitted: null,
   choices: {},
   me: null,
   view: null,
@@ -83,6 +87,7 @@ function outcomeOf(record) {
     case "terminal_failed": return `Terminal ${p.terminal_id} failed: its cards left the game${(p.refunded || []).length ? ", " + p.refunded.length + " refunded" : ""}`;
     case "terminal_out_of_service": return `Terminal ${p.terminal} out of service: ${p.reason}`;
     case "blower_fault": case "blower_link": case "blower_switched": return BLOWER_RECORDS[record.type](p);
+    case "prize_paid": return `prize paid: ${p.prize} ${Hall.money(p.amount_cents)}${p.desk ? " at " + String(p.desk).replace(/^cash:/, "") : ""}`;
     case "posting": return null;
     default: return words(record.type);
   }
@@ -210,6 +215,10 @@ const STATE_CHOICES = {
   series: (view) => (view.series || []).map((s) => [String(s.series),
     `${s.series} · ${s.card_set} · ${Hall.money(s.price_cents)} · ${s.card_count - s.last_sold} of ${s.card_count} left`]),
   terminal: (view) => (view.terminals || []).map((t) => [t.terminal, `${t.terminal} (${t.place}, ${t.state})`]),
+  // A seller's drawer holds the cash of their paper sales until it is handed in at a desk.
+  seller: (view) => Object.entries(view.drawers || {})
+    .filter(([name]) => !(view.desks || []).some((d) => d.desk === name))
+    .map(([name, cents]) => [name, `${name} (${Hall.money(cents)} in the drawer)`]),
   visitor: (view) => (view.visitors || []).map((v) => [String(v.number),
     `${v.number} · ${v.name}${v.account ? " (holds an account)" : ""}`]),
 };
@@ -387,7 +396,12 @@ function commandButton(name) {
 function showCommands() {
   const list = document.getElementById("commands");
   list.textContent = "";
-  for (const name of Console.commands.keys()) list.appendChild(commandButton(name));
+  for (const name of Console.commands.keys()) {
+    const row = Hall.el("div", null, "command-row");
+    row.appendChild(commandButton(name));
+    row.appendChild(Hall.el("span", Console.commands.get(name).summary, "hint"));
+    list.appendChild(row);
+  }
   if (!Console.commands.size) list.appendChild(Hall.el("p", "Your role gives no commands here.", "hint"));
   document.getElementById("draw").hidden = !firstAllowed(Console.DRAW);
 }
@@ -931,6 +945,20 @@ function cashierScreen(screen) {
   const openDesk = commandForm("open_cash_desk", {label: "Open the desk", fields: {desk: {filter: deskIsOpen(false)}}, when: anyDesk(false)});
   const reconcile = commandForm("reconcile_cash_desk", {label: "Count and close the desk", fields: {desk: {filter: deskIsOpen(true)}, counted_cents: {label: "counted cash (EUR)"}}, when: anyDesk(true), quiet: true});
   append(drawer, openDesk, reconcile);
+  // Cash between drawers: the sellers' takings, a desk's float topped up, one desk to another.
+  const sellerCents = (form) => (view) => {
+    const chosen = form && form.querySelector('[data-param="seller"]');
+    const cents = chosen ? (view.drawers || {})[chosen.value] : null;
+    return cents ? `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}` : "";
+  };
+  let takings = null;
+  takings = commandForm("hand_in_takings", {label: "Take in the seller's cash", fields: {desk: {filter: deskIsOpen(true)},
+    amount_cents: {label: "amount (EUR)", auto: (view) => sellerCents(takings)(view)}}});
+  if (takings) takings.querySelector('[data-param="seller"]').addEventListener("change", refresh);
+  append(drawer, takings,
+    commandForm("top_up_float", {label: "Top up the float", fields: {desk: {filter: deskIsOpen(true)}, amount_cents: {label: "amount (EUR)"}}}),
+    commandForm("move_cash", {label: "Move the cash", fields: {from_desk: {filter: deskIsOpen(true)}, to_desk: {filter: deskIsOpen(true)}, amount_cents: {label: "amount (EUR)"}}}));
+  Console.placed.add("cash_drawers");  // the drawers are on screen, live
   screen.appendChild(drawer);
 
   const find = section("Player account", {state: () => (Console.account ? [`found: ${accountText(Console.account.account)}`, true]
