@@ -551,7 +551,7 @@ function sessionSteps(view) {
   const verified = s.open || counted || Boolean(s.verification && s.verification.passed);
   return {
     verified, counted, open: Boolean(s.open), fresh,
-    signedOpening: Object.keys(s.opening || {}), signedClosing: Object.keys(s.closing || {}),
+    signedOpening: fresh ? [] : Object.keys(s.opening || {}), signedClosing: Object.keys(s.closing || {}),
     countedClosing: Boolean(s.open && s.last_count && s.last_count.stage === "closing"),
   };
 }
@@ -1199,6 +1199,14 @@ function showSession(view) {
 function refresh() {
   const view = Console.view;
   if (!view) return;
+  // A new stage of the session (opened, closed, the next one counted): the answers of the
+  // last stage, and a token shown then, are gone from the desk.
+  const stage = `${view.session.number}-${view.session.open}-${view.session.closed}`;
+  if (Console.stage !== undefined && Console.stage !== stage) {
+    document.querySelectorAll("#screen .outcome").forEach((line) => { line.textContent = ""; line.className = "outcome"; });
+    Console.token = null;
+  }
+  Console.stage = stage;
   for (const select of Console.forms) fillSelect(select, view);
   for (const update of Console.updaters) update(view);
   const generic = document.querySelectorAll("#command-fields select");
