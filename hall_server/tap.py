@@ -62,6 +62,7 @@ from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.lookups import LookupModule, series_on_sale
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.roles import SYSTEM
 from hall_server.hall.responsible import ResponsiblePlayModule
@@ -410,7 +411,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     network = None
     if config.central is not None:
         network = NetworkModule(core, ledger, cashier, config.central.hall_id, purchase_checks=virtual.purchase_checks)
-    view = HallView(config.name, warnings=config.responsible.warnings)
+    LookupModule(core, games, cashier)  # the desks' look-ups: a claimed card, a player's account
+    view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
+                    series=functools.partial(series_on_sale, games))
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)

@@ -17,7 +17,7 @@ The console socket also carries command requests, answered through the same
 :class:`~server_kit.web.channel.CommandChannel` as ``POST /api/command``.  The board
 socket is read-only: anything sent to it is answered with an error and ignored.
 
-Messages sent: ``snapshot`` (``me``, ``commands``, ``view``), ``record`` (``record``,
+Messages sent: ``snapshot`` (``me``, ``commands``, ``choices``, ``view``), ``record`` (``record``,
 ``view``), ``answer`` (a command's answer), ``board`` (``view``), ``error``.
 """
 
@@ -30,6 +30,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from hall_server.web.auth import SignIn, SignIns
+from hall_server.web.forms import CHOICES, is_document
 from hall_server.web.minutes import may_read_minutes
 from hall_server.web.redaction import record_json, redacted
 from hall_server.web.view import HallView
@@ -75,7 +76,10 @@ class LiveHub:
         snapshot: dict[str, Any] = redacted({
             "type": "snapshot",
             "me": sign_in.actor.to_dict(),
-            "commands": self.channel.describe(sign_in.actor),
+            # A command that makes a file is offered as a download (POST /api/document).
+            "commands": [{**command, "document": is_document(command["name"])}
+                         for command in self.channel.describe(sign_in.actor)],
+            "choices": CHOICES,
             # Whether the console offers the minutes book; the server checks it again.
             "minutes": may_read_minutes(sign_in.actor),
             "view": self.view.console(),

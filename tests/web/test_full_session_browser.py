@@ -28,7 +28,7 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from server_kit.keys import load_journal_key, public_pem
 from tests.reports.conftest import pdf_strings
 from tests.web.conftest import HallProcess
-from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (browser: a fixture)
+from tests.web.test_console_browser import browser, console_for, fill, open_command, shot  # noqa: F401 (browser: a fixture)
 
 pytestmark = pytest.mark.integration
 
@@ -52,13 +52,12 @@ def hall(tmp_path: Path):
 
 def give(page: Any, command: str, **fields: str | bool) -> str:
     """Open a command's form from the list, fill it, send it with Enter; the hall's answer."""
-    page.click(f'#commands button[data-command="{command}"]')
+    open_command(page, command)
     for param, value in fields.items():
-        field = page.locator(f'#command-fields [data-param="{param}"]')
         if isinstance(value, bool):
-            field.set_checked(value)
+            page.locator(f'#command-fields [data-param="{param}"]').set_checked(value)
         else:
-            field.fill(value)
+            fill(page, param, value)
     page.locator("#command-form button[type=submit]").press("Enter")
     answer = answer_to(page)
     page.keyboard.press("Escape")
@@ -197,7 +196,8 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
     give(admin, "sign_session_closing")
     admin.wait_for_selector("#session-state:has-text('session 1 closed')")
 
-    # --- The minutes, printed from the console.
+    # --- The minutes, printed from the console: the administrator's desk offers them.
+    admin.click("#tab-desk")
     session_link = admin.locator('#minutes-list li[data-subject="1"] a[data-minutes="session-pdf"]')
     assert admin.locator("#minutes-list li").count() == 3  # the session and its two games
     shot(admin, "full-07-minutes")

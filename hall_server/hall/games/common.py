@@ -16,7 +16,7 @@ from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import Session, SessionModule
 from protocol.balls import BallSource
-from protocol.cards import CELLS
+from protocol.cards import CELLS, Card
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import DomainError
@@ -163,6 +163,17 @@ class GamesBase(abc.ABC):
             mine = series == number
             cells[mine] = layouts[rows[mine]]
         return cells
+
+    def card_in_play(self, game: Game, ref: CardRef) -> Card | None:
+        """The layout of card ``ref`` if it is in play in ``game``, else ``None``."""
+        if ref not in game.refs:
+            return None
+        row = np.array([ref.number - 1], dtype=np.int64)
+        if ref.series in self.virtual_series:
+            cells = self.virtual_series[ref.series][row]
+        else:
+            cells = self.catalog.layouts(game.card_set)[row]
+        return Card.from_cells(int(n) for n in cells[0])
 
     def unpaid(self, game: Game) -> list[str]:
         """Prizes won in an ended game and not paid yet."""
