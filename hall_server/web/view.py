@@ -30,6 +30,7 @@ RECENT_RECORDS = 40
 @dataclass
 class GamePicture:
     game_id: str
+    number: int | None = None
     state: str = "selling"
     series: list[dict[str, Any]] = field(default_factory=list)
     price_cents: int | None = None
@@ -44,10 +45,15 @@ class GamePicture:
     pots: dict[str, Any] = field(default_factory=dict)
     paid: list[dict[str, Any]] = field(default_factory=list)
     last_game: bool = False
+    #: The terminals' sale time (R93.1), as its record gives it: ``opens_at_ms``, ``closes_at_ms``.
+    terminal_sale: dict[str, int] | None = None
+    #: The label of each virtual series sold in the game, by series number (``{"9001": "V1"}``).
+    virtual_series: dict[str, str] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
         return {
             "game_id": self.game_id,
+            "number": self.number,
             "state": self.state,
             "series": self.series,
             "price_cents": self.price_cents,
@@ -62,6 +68,8 @@ class GamePicture:
             "pots": dict(self.pots),
             "paid": list(self.paid),
             "last_game": self.last_game,
+            "terminal_sale": dict(self.terminal_sale) if self.terminal_sale is not None else None,
+            "virtual_series": dict(self.virtual_series),
         }
 
 
@@ -179,6 +187,7 @@ class HallView:
             game_id=str(p.get("game_id")),
             series=[{"series": p.get("series"), "first_card": p.get("first_card")}],
             price_cents=p.get("price_cents"),
+            number=p.get("game_number"),
         )
         # The session's games, for the console's minutes links.
         self.session.setdefault("games", []).append({"game_id": str(p.get("game_id")), "number": p.get("game_number")})
@@ -198,6 +207,14 @@ class HallView:
         if "price_cents" in p and (game := self._current(p)):
             game.cards_sold += int(p.get("count") or 0)
             game.collection_cents += int(p.get("amount_cents") or 0)
+
+    def _on_terminal_sale_opened(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.terminal_sale = {"opens_at_ms": int(p["opens_at_ms"]), "closes_at_ms": int(p["closes_at_ms"])}
+
+    def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.virtual_series[str(p.get("series"))] = str(p.get("series_label"))
 
     def _on_second_series_opened(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
