@@ -119,8 +119,9 @@ function showDraw(game) {
   fill("winners", game.winners.map((w) => {
     const paid = paidFor(game, w.pattern);
     const cents = paid ? paid.cards.get(cardName(game, w)) : undefined;
-    const text = `${w.pattern.toUpperCase()} on ball ${w.ball_count}: ${Hall.cardLabel(w)}` +
-      (isVirtual(game, w) ? ` (${cardName(game, w)})` : "") + (cents === undefined ? "" : ` · ${Hall.money(cents)}`);
+    const card = isVirtual(game, w) ? `${cardName(game, w)} (terminal)` : Hall.cardLabel(w);
+    const text = `${w.pattern.toUpperCase()} on ball ${w.ball_count}: ${card}` +
+      (cents === undefined ? "" : ` · ${Hall.money(cents)}`);
     return Hall.el("li", text, w.pattern);
   }));
   showBanner(game);
