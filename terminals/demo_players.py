@@ -144,7 +144,9 @@ def read_players(line: str) -> tuple[str, list[PlayerSpec]]:
 
 
 def main() -> None:
-    from twisted.internet import reactor
+    from twisted.internet import reactor as installed
+
+    reactor: Any = installed  # the process's one reactor: threads, processes, TLS
 
     line = sys.stdin.readline()
     if not line.strip():
