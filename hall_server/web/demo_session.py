@@ -127,6 +127,8 @@ class DemoSession(Service):
     @defer.inlineCallbacks
     def play(self):  # type: ignore[no-untyped-def]
         yield self.open_session()
+        if self.terminals:  # after a restart too: the earlier run's tokens are gone
+            yield self.enrol_players()
         while True:
             played = yield self.play_game()
             yield self.wait(4 if played else 10)
@@ -147,8 +149,6 @@ class DemoSession(Service):
         # Prizes are paid in cash from the desk's drawer (R78): it opens with a float.
         yield self.command(CASHIER, "open_cash_desk", desk=self.desk, float_cents=FLOAT_CENTS)
         yield self.wait()
-        if self.terminals:
-            yield self.enrol_players()
 
     @defer.inlineCallbacks
     def enrol_players(self):  # type: ignore[no-untyped-def]
