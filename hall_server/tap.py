@@ -78,6 +78,7 @@ from hall_server.terminal_gateway.library import load_virtual_library
 from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.verification import verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
+from hall_server.web import demo_terminals
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
 from hall_server.web.minutes import MinutesDesk
@@ -613,8 +614,23 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     hall = build_hall(config, reactor)
     hall.web.listening.addErrback(_cannot_listen, config, reactor)
     if options.get("demo"):
-        DemoSession(
-            hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
-            pace=float(options.get("demo_pace") or 2.5), timezone=config.timezone,
-        ).setServiceParent(hall.service)
+        add_demo(hall, reactor, float(options.get("demo_pace") or 2.5))
     return hall.service
+
+
+def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
+    """The scripted session, with virtual cards on the demo's terminals and the newcomer's kiosk."""
+    config = hall.config
+    bundles = config.home / "terminal-certs"
+    names = [*demo_terminals.HEADLESS, FIRST_TERMINAL]
+    terminals = demo_terminals.provision(operator_ca_dir(config), bundles, names) if config.tls.enabled else names
+    demo = DemoSession(
+        hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
+        pace=pace, timezone=config.timezone, terminals=terminals,
+    )
+    demo.setServiceParent(hall.service)
+    host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface
+    demo_terminals.DemoTerminals(
+        reactor, demo, hall.web.listening, host=host, tls=config.tls.enabled, bundles=bundles,
+        kiosk=FIRST_TERMINAL if FIRST_TERMINAL in terminals else None, note=config.home / demo_terminals.KIOSK_NOTE,
+    ).setServiceParent(hall.service)

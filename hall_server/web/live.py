@@ -18,7 +18,7 @@ The console socket also carries command requests, answered through the same
 socket is read-only: anything sent to it is answered with an error and ignored.
 
 Messages sent: ``snapshot`` (``me``, ``commands``, ``choices``, ``view``), ``record`` (``record``,
-``view``), ``answer`` (a command's answer), ``board`` (``view``), ``error``.
+``view``), ``answer`` (a command's answer), ``board`` (``view``, ``time_ms``), ``error``.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class LiveHub:
         if self.consoles:
             fan_out(self.consoles, dumps(self.record_message(record)))
         if self.boards:
-            fan_out(self.boards, dumps(self.board_message()))
+            fan_out(self.boards, dumps(self.board_push()))
 
     # --- The pictures: every one of them is made here, and redacted here -------------
 
@@ -71,6 +71,11 @@ class LiveHub:
     def board_message(self) -> dict[str, Any]:
         message: dict[str, Any] = redacted({"type": "board", "view": self.view.board()})
         return message
+
+    def board_push(self) -> dict[str, Any]:
+        """The board picture as a socket gets it, with the server's time (``time_ms``): a
+        screen counts the terminals' sale time down on the hall's clock, not its own."""
+        return {**self.board_message(), "time_ms": int(self.sign_ins.clock.seconds() * 1000)}
 
     def console_snapshot(self, sign_in: SignIn) -> dict[str, Any]:
         snapshot: dict[str, Any] = redacted({
@@ -157,7 +162,7 @@ class BoardSocket(_Socket):
 
     def negotiationFinished(self) -> None:
         self.hub.boards.add(self)
-        self.send(self.hub.board_message())
+        self.send(self.hub.board_push())
 
     def textMessageReceived(self, message: str) -> None:
         self.send(error_answer(None, ChannelError("read_only", "the information board takes no commands")))

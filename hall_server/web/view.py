@@ -57,6 +57,7 @@ def _network_public(game: dict[str, Any] | None) -> dict[str, Any] | None:
 @dataclass
 class GamePicture:
     game_id: str
+    number: int | None = None
     state: str = "selling"
     series: list[dict[str, Any]] = field(default_factory=list)
     price_cents: int | None = None
@@ -73,10 +74,15 @@ class GamePicture:
     last_game: bool = False
     #: The paper ranges sold, each with its seller: the sale desk's next card and receipt (staff only).
     sales: list[dict[str, Any]] = field(default_factory=list)
+    #: The terminals' sale time (R93.1), as its record gives it: ``opens_at_ms``, ``closes_at_ms``.
+    terminal_sale: dict[str, int] | None = None
+    #: The label of each virtual series sold in the game, by series number (``{"9001": "V1"}``).
+    virtual_series: dict[str, str] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
         return {
             "game_id": self.game_id,
+            "number": self.number,
             "state": self.state,
             "series": self.series,
             "price_cents": self.price_cents,
@@ -91,6 +97,8 @@ class GamePicture:
             "pots": dict(self.pots),
             "paid": list(self.paid),
             "last_game": self.last_game,
+            "terminal_sale": dict(self.terminal_sale) if self.terminal_sale is not None else None,
+            "virtual_series": dict(self.virtual_series),
         }
 
 
@@ -319,6 +327,7 @@ class HallView:
             game_id=str(p.get("game_id")),
             series=[{"series": p.get("series"), "first_card": p.get("first_card")}],
             price_cents=p.get("price_cents"),
+            number=p.get("game_number"),
         )
         # The session's games, for the console's minutes links.
         self.session.setdefault("games", []).append({"game_id": str(p.get("game_id")), "number": p.get("game_number")})
@@ -333,12 +342,6 @@ class HallView:
             game.cards_sold += 1
             game.collection_cents += int(p.get("stake_cents") or 0)
 
-    def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
-        # One record for a terminal's purchase; in older journals a card_sold per card followed it.
-        if p.get("price_cents") is not None and (game := self._current(p)):
-            game.cards_sold += int(p.get("quantity") or 0)
-            game.collection_cents += int(p.get("amount_cents") or 0)
-
     def _on_paper_cards_sold(self, p: Mapping[str, Any]) -> None:
         # One record for a range of paper cards; in older journals a card_sold per card followed it.
         if "price_cents" in p and (game := self._current(p)):
@@ -347,6 +350,18 @@ class HallView:
         if game := self._current(p):
             game.sales.append({key: p.get(key) for key in ("series", "first", "last", "count", "seller",
                                                            "amount_cents")})
+
+    def _on_terminal_sale_opened(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.terminal_sale = {"opens_at_ms": int(p["opens_at_ms"]), "closes_at_ms": int(p["closes_at_ms"])}
+
+    def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.virtual_series[str(p.get("series"))] = str(p.get("series_label"))
+            # One record for a terminal's purchase; in older journals a card_sold per card followed it.
+            if p.get("price_cents") is not None:
+                game.cards_sold += int(p.get("quantity") or 0)
+                game.collection_cents += int(p.get("amount_cents") or 0)
 
     def _on_second_series_opened(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
