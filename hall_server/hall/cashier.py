@@ -31,6 +31,15 @@ the hall.  Its rules, as this module enforces them:
   recorded and posted to ``over_short:<desk>`` (a shortage is debited there, an excess
   credited), so the ledger stays balanced, the drawer's account equals what was
   counted, and every difference stays visible on an account of its own.
+* **Cash between drawers** moves only by a journaled transfer (a ``cash_moved``
+  record and its posting): a seller's takings handed in to a cash desk
+  (``cash:<seller>`` -> ``cash:<desk>``), a desk's float topped up from the operator's
+  safe (``house`` -> ``cash:<desk>``), or cash moved from one desk to another.  The desk
+  receiving (and the one giving) must be open, and the source must hold the amount; a
+  seller's stakes of a game that could still be refunded (under way, no prize won yet)
+  stay in the drawer, which would pay them back (:attr:`CashierModule.drawer_holds`).
+* **Every cash payment** - a cash-out, a prize on a paper card - comes from a cash
+  desk that is open (:meth:`CashierModule.paying_drawer`), never from a seller's drawer.
 
 The module holds the state (rebuilt from the journal by :meth:`apply`); rendering
 tickets and statements happens outside the decisions, from that state.  The slow work
@@ -70,6 +79,8 @@ PIN_LENGTHS = range(4, 9)
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 ACCOUNT_DIGITS = 12
 MAX_REFERENCE = 64
+#: The kinds of ``cash_moved`` record: what a transfer between drawers is.
+HAND_IN, FLOAT_TOP_UP, DESK_TO_DESK = "hand_in", "float_top_up", "desk_to_desk"
 
 PERMISSIONS = {
     "open_player_account": {Role.CASHIER},
@@ -78,6 +89,10 @@ PERMISSIONS = {
     "close_player_account": {Role.CASHIER},
     "open_cash_desk": {Role.CASHIER},
     "reconcile_cash_desk": {Role.CASHIER},
+    "hand_in_takings": {Role.CASHIER},
+    "top_up_float": {Role.CASHIER},
+    "move_cash": {Role.CASHIER},
+    "cash_drawers": {Role.CASHIER, Role.ROOM_CHIEF, Role.ADMINISTRATOR},
     "print_player_ticket": {Role.CASHIER},
     # A statement is printed for the player at the desk, or for an inspector (R93.7).
     "print_account_statement": {Role.CASHIER, Role.ADMINISTRATOR},
@@ -294,6 +309,9 @@ class CashierModule(ProjectedState):
         self.new_account_number = new_account_number
         self.new_salt = new_salt
         self.state = CashierState()
+        #: What of a drawer's cash must stay in it, told by the modules that know (the
+        #: games: a seller's stakes of a game under way): each returns cents and why.
+        self.drawer_holds: list[Callable[[str], tuple[int, str]]] = []
         for desk in desks:
             account_kind(cash_account(desk))  # a desk name must make a valid account name
             self.state.desks[desk] = CashDesk(desk)
@@ -315,6 +333,13 @@ class CashierModule(ProjectedState):
              "open a cash desk with its float"),
             ("reconcile_cash_desk", self.reconcile_desk, {"desk": str, "counted_cents": int},
              "close a cash desk: record the counted cash and the over or short"),
+            ("hand_in_takings", self.hand_in_takings, {"seller": str, "desk": str, "amount_cents": int},
+             "take a seller's takings from the seller's drawer into an open cash desk"),
+            ("top_up_float", self.top_up_float, {"desk": str, "amount_cents": int},
+             "put more cash from the operator's safe into an open cash desk"),
+            ("move_cash", self.move_cash, {"from_desk": str, "to_desk": str, "amount_cents": int},
+             "move cash from one open cash desk to another"),
+            ("cash_drawers", self.cash_drawers, {}, "what each cash desk and seller's drawer holds"),
             ("print_player_ticket", self.print_ticket, {"account": str},
              "the PDF ticket with the account number and its QR code"),
             ("print_account_statement", self.print_statement, {"account": str},
@@ -362,6 +387,42 @@ class CashierModule(ProjectedState):
         if not desk.open:
             raise CashierError(f"cash desk {desk.name} is not open; open it with its float first")
         return desk
+
+    def paying_drawer(self, desk: object) -> str:
+        """The ledger account of ``desk`` if it is a cash desk that is open, or :class:`CashierError`.
+
+        Every cash payment comes from here: a seller's drawer, or a desk closed by its
+        reconciliation, pays nothing.
+        """
+        if not isinstance(desk, str) or desk not in self.state.desks:
+            raise CashierError(
+                f"{desk!r} is not a cash desk (the desks are {', '.join(sorted(self.state.desks))}); "
+                "payments are made at an open cash desk, never from a seller's drawer: hand the takings "
+                "in to a desk first (hand_in_takings)"
+            )
+        return cash_account(self.require_open_desk(desk).name)
+
+    def drawer_hold(self, account: str) -> tuple[int, str]:
+        """What of drawer ``account`` must stay in it (cents), and why; (0, "") when nothing."""
+        held, why = 0, []
+        for hold in self.drawer_holds:
+            cents, reason = hold(account)
+            if cents:
+                held += cents
+                why.append(reason)
+        return held, "; ".join(why)
+
+    def drawers(self) -> dict[str, dict[str, Any]]:
+        """Every cash desk (open or not) and every other drawer holding cash: balance and state."""
+        shown: dict[str, dict[str, Any]] = {
+            name: {"desk": True, "open": desk.open, "cents": self.ledger.balance(cash_account(name))}
+            for name, desk in sorted(self.state.desks.items())
+        }
+        for account, cents in self.ledger.ledger.balances().items():
+            kind, _, name = account.partition(":")
+            if kind == "cash" and name not in shown and cents:
+                shown[name] = {"desk": False, "open": None, "cents": cents}
+        return shown
 
     def ticket(self, number: str) -> Ticket:
         account = self.usable_account(number)
@@ -597,6 +658,83 @@ class CashierModule(ProjectedState):
             return entries
 
         return self.core.execute(actor, "reconcile_cash_desk", decide)
+
+    def hand_in_takings(self, actor: Actor, seller: str, desk: str, amount_cents: int) -> Deferred[list[Record]]:
+        """A seller hands in ``amount_cents`` of the drawer's takings to an open cash desk."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "amount handed in")
+            if not isinstance(seller, str) or not seller.strip():
+                raise CashierError("name the seller whose takings are handed in")
+            name = seller.strip()
+            if name in self.state.desks:
+                raise CashierError(f"{name} is a cash desk, not a seller's drawer; move cash between desks with move_cash")
+            source = cash_account(name)
+            account_kind(source)
+            drawer = self.require_open_desk(desk)
+            self._check_source(source, f"seller {name}'s drawer", amount)
+            return self._moved(HAND_IN, source, cash_account(drawer.name), amount,
+                               f"takings of seller {name} handed in to desk {drawer.name}")
+
+        return self.core.execute(actor, "hand_in_takings", decide)
+
+    def top_up_float(self, actor: Actor, desk: str, amount_cents: int) -> Deferred[list[Record]]:
+        """More cash from the operator's safe into an open desk's drawer (its float grows)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "top-up")
+            drawer = self.require_open_desk(desk)
+            return self._moved(FLOAT_TOP_UP, "house", cash_account(drawer.name), amount,
+                               f"float of desk {drawer.name} topped up from the safe")
+
+        return self.core.execute(actor, "top_up_float", decide)
+
+    def move_cash(self, actor: Actor, from_desk: str, to_desk: str, amount_cents: int) -> Deferred[list[Record]]:
+        """Move cash from one open desk's drawer to another's."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "amount moved")
+            giving = self.require_open_desk(from_desk)
+            taking = self.require_open_desk(to_desk)
+            if giving.name == taking.name:
+                raise CashierError(f"cash moves between two different desks, not from {giving.name} to itself")
+            source = cash_account(giving.name)
+            self._check_source(source, f"desk {giving.name}", amount)
+            return self._moved(DESK_TO_DESK, source, cash_account(taking.name), amount,
+                               f"cash moved from desk {giving.name} to desk {taking.name}")
+
+        return self.core.execute(actor, "move_cash", decide)
+
+    def cash_drawers(self, actor: Actor) -> Deferred[dict[str, str]]:
+        """What each drawer holds, in euros, for the person at the desk; nothing is written."""
+
+        def run() -> dict[str, str]:
+            self.core.check_permission(actor, "cash_drawers")
+            return {
+                (f"desk {name}" if d["desk"] else f"seller {name}"):
+                    format_cents(d["cents"]) + ("" if not d["desk"] else " (open)" if d["open"] else " (closed)")
+                for name, d in self.drawers().items()
+            }
+
+        return defer.maybeDeferred(run)
+
+    def _check_source(self, account: str, what: str, amount: int) -> None:
+        """Refuse to take ``amount`` from drawer ``account`` if it does not hold it, or must keep it."""
+        holds = self.ledger.balance(account)
+        kept, why = self.drawer_hold(account)
+        if amount > holds - kept:
+            free = f"; {format_cents(kept)} of it must stay there ({why})" if kept else ""
+            raise CashierError(
+                f"{what} holds {format_cents(holds)}{free}: it cannot give {format_cents(amount)}"
+            )
+
+    def _moved(self, kind: str, source: str, destination: str, amount: int, reason: str) -> list[tuple[str, dict[str, Any]]]:
+        posting = Posting.transfer(amount, debit=destination, credit=source, reason=reason)
+        self.ledger.check([posting])
+        return [
+            ("cash_moved", {"kind": kind, "source": source, "destination": destination, "amount": amount}),
+            *posting_entries([posting]),
+        ]
 
     def print_ticket(self, actor: Actor, account: str) -> Deferred[bytes]:
         """The player's ticket as PDF bytes; nothing is written."""

@@ -106,6 +106,23 @@ class CashDeskReconciled(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
+class CashMoved(JournalRecord):
+    """``amount`` cents of cash moved from drawer ``source`` to drawer ``destination``; the posting follows.
+
+    ``kind`` is ``hand_in`` (a seller's takings, ``cash:<seller>``, into a cash desk),
+    ``float_top_up`` (from the operator's safe, ``house``, into a desk) or
+    ``desk_to_desk``; ``source`` and ``destination`` are ledger accounts.
+    """
+
+    type: ClassVar[str] = "cash_moved"
+    kind: str
+    source: str
+    destination: str
+    amount: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
 class PinLockout(JournalRecord):
     """``wrong_pins`` wrong PINs in a row on ``terminal`` lock account ``account``'s PIN.
 

@@ -51,6 +51,17 @@ class DeferredBallSource(Protocol):
     def put_back(self, ball: int) -> None: ...
 
 
+class CashDesks(Protocol):
+    """Where the hall's cash payments come from: the cashier's open desks (``hall_server/hall/cashier.py``)."""
+
+    #: What of a drawer's cash must stay in it: the games add the stakes of the game under way.
+    drawer_holds: list[Callable[[str], tuple[int, str]]]
+
+    def paying_drawer(self, desk: object) -> str:
+        """The ledger account of ``desk`` if it is an open cash desk; a domain error otherwise."""
+        ...
+
+
 #: Given the balls already drawn in the current game, the source of the next ones.
 BallSourceFactory = Callable[[Sequence[int]], "BallSource | DeferredBallSource"]
 
@@ -104,6 +115,7 @@ class GamesBase(abc.ABC):
     catalog: CardCatalog
     ball_sources: BallSourceFactory
     rules: PrizeRules
+    desks: CashDesks | None
     state: "GamesState"
     virtual_series: dict[int, np.ndarray]
     _source: BallSource | DeferredBallSource | None
