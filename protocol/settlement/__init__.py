@@ -17,7 +17,7 @@ module                    concern
                           house, tax) and the pots a bingo wins
 :mod:`.split`             a prize shared among its winners, and the cents left over
 :mod:`.carry`             where unpaid cents and an unwon superbingo go
-:mod:`.tax`               the tax (R98) and the house's share
+:mod:`.tax`               the tax (R98), its base after late refunds, the house's share
 :mod:`.refunds`           stakes given back, as ledger postings (R86.2, R96.3)
 ========================= ============================================================
 """
@@ -80,7 +80,7 @@ from protocol.settlement.rules import (
     stake_cents,
 )
 from protocol.settlement.split import Split, split_prize
-from protocol.settlement.tax import TAX_PCT, house_share, tax_cents
+from protocol.settlement.tax import TAX_PCT, house_share, tax_base_after_refunds, tax_cents
 
 __all__ = [
     "BASIS_POINTS", "GRAND_SUPERBINGO_CAP", "JACKPOT_ACCUMULATED_PCT", "JACKPOT_BP", "JACKPOT_CAP", "JACKPOT_THRESHOLDS", "MEGABINGO_NOTICE_DAYS", "SUPERBINGO_LIMITS",
@@ -94,5 +94,5 @@ __all__ = [
     "jackpot_contribution", "jackpot_fed", "jackpot_sales_share", "megabingo_contribution",
     "operator_contribution", "reserve_boost_allowance", "reserve_transfer", "sales_contributions",
     "share_of_sales", "split_prize", "stake_cents", "superbingo_contribution", "superbingo_goes_to_last_game",
-    "superbingo_won", "tax_cents",
+    "superbingo_won", "tax_base_after_refunds", "tax_cents",
 ]

@@ -13,6 +13,7 @@ from protocol.events import Event
 from protocol.game import State, describe
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.settlement import tax_base_after_refunds, tax_cents
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
@@ -51,21 +52,26 @@ class ClosingCommands(GamesBase):
         return None
 
     def _settle(self, game: Game, ended: Event) -> list[Entry]:
-        """The game's end with its house share and tax (R98), both posted."""
+        """The game's end with its house share and tax (R98), both posted.
+
+        The tax is on the amounts staked: the collection at the sale's close less the
+        stakes of failed terminals' cards the house refunded after it (R96.3).
+        """
         settlement = game.settlement
         assert settlement is not None
+        base = tax_base_after_refunds(settlement.sales_cents, game.refunded_after_close_cents)
+        tax = tax_cents(base)
         reference = Reference(game.game_id, None, self.core.seq + 1)
         postings = []
         if settlement.house_cents:
             postings.append(Posting.transfer(settlement.house_cents, debit=stakes_account(game.game_id),
                                              credit="house", reason="house:share", reference=reference))
-        if settlement.tax_cents:
-            postings.append(Posting.transfer(settlement.tax_cents, debit="house", credit="tax",
-                                             reason="tax:bingo", reference=reference))
+        if tax:
+            postings.append(Posting.transfer(tax, debit="house", credit="tax", reason="tax:bingo",
+                                             reference=reference))
         self.ledger.check(postings)
         return [
-            _entry(ended, house_cents=settlement.house_cents, tax_cents=settlement.tax_cents,
-                   tax_base_cents=settlement.sales_cents),
+            _entry(ended, house_cents=settlement.house_cents, tax_cents=tax, tax_base_cents=base),
             *posting_entries(postings),
         ]
 

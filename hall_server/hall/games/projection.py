@@ -10,7 +10,7 @@ from hall_server.hall.games.common import GamesBase, _event_of
 from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed
 from protocol.chain import Record
 from protocol.claims import CardRef
-from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened
+from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened, TerminalFailed
 from protocol.game import TraditionalGame
 from protocol.sale import GameSale, Series
 from protocol.settlement import tax_cents
@@ -57,6 +57,7 @@ class Projection(GamesBase):
                     "paid": {k: dataclasses.asdict(v) for k, v in game.paid.items()},
                     "collected": game.collected,
                     "stake_pcts": sorted((ref.label, pct) for ref, pct in game.stake_pcts.items()),
+                    "refunded_after_close_cents": game.refunded_after_close_cents,
                 }
             )
         return {
@@ -138,6 +139,11 @@ class Projection(GamesBase):
                 game.stake_pcts[CardRef(event.series, event.card_number)] = p["stake_pct"]
             elif isinstance(event, SaleClosed):
                 self._sale_closed(game, p)
+            elif isinstance(event, TerminalFailed) and game.settlement is not None:
+                refunded = set(p.get("refunded", ()))
+                game.refunded_after_close_cents += sum(
+                    sale.stake_cents for ref, sale in game.machine.sales.items() if ref.label in refunded
+                )
             elif isinstance(event, BallDrawn):
                 assert game.detector is not None
                 game.detector.ball_drawn(event.ball)

@@ -88,6 +88,9 @@ class Game:
     detector: WinDetector | None = None
     paid: dict[str, PrizePaid] = field(default_factory=dict)
     collected: bool = False
+    #: The stakes of failed terminals' cards the house refunded after the sale's close (R96.3):
+    #: they were not played, so they leave the tax base (R98).
+    refunded_after_close_cents: int = 0
     #: Virtual cards sold at a stake below their price: their stake in percent (R88.4-5).
     #: A card not listed stakes its whole price, as every paper card does.
     stake_pcts: dict[CardRef, int] = field(default_factory=dict)
