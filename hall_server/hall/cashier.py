@@ -40,6 +40,13 @@ the hall.  Its rules, as this module enforces them:
   stay in the drawer, which would pay them back (:attr:`CashierModule.drawer_holds`).
 * **Every cash payment** - a cash-out, a prize on a paper card - comes from a cash
   desk that is open (:meth:`CashierModule.paying_drawer`), never from a seller's drawer.
+* **The jackpot's bank account** (R91.11): the jackpot's funds (accumulated and
+  reserve) are deposited every day into a dedicated account, ``bank:jackpot``.  The
+  cashier records what the account lacks going into the bank, from a desk's drawer or
+  by the operator's transfer (``deposit_jackpot``, with the bank slip's reference);
+  after a jackpot paid in cash the account holds more than the funds, and that surplus
+  comes back to a desk or the operator (``withdraw_jackpot_surplus``): the jackpot's
+  prizes are paid from the account.
 
 The module holds the state (rebuilt from the journal by :meth:`apply`); rendering
 tickets and statements happens outside the decisions, from that state.  The slow work
@@ -69,6 +76,14 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
+from protocol.settlement import (
+    JACKPOT_BANK_ACCOUNT,
+    POT_ACCOUNTS,
+    Pots,
+    jackpot_bank_surplus,
+    jackpot_deposit_due,
+    jackpot_funds,
+)
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_inline
 from server_kit.journal.projection import ProjectedState
 
@@ -81,6 +96,8 @@ ACCOUNT_DIGITS = 12
 MAX_REFERENCE = 64
 #: The kinds of ``cash_moved`` record: what a transfer between drawers is.
 HAND_IN, FLOAT_TOP_UP, DESK_TO_DESK = "hand_in", "float_top_up", "desk_to_desk"
+#: The other side of a jackpot bank movement that is not a desk: the operator's own account.
+OPERATOR = "operator"
 
 PERMISSIONS = {
     "open_player_account": {Role.CASHIER},
@@ -93,6 +110,8 @@ PERMISSIONS = {
     "top_up_float": {Role.CASHIER},
     "move_cash": {Role.CASHIER},
     "cash_drawers": {Role.CASHIER, Role.ROOM_CHIEF, Role.ADMINISTRATOR},
+    "deposit_jackpot": {Role.CASHIER},
+    "withdraw_jackpot_surplus": {Role.CASHIER},
     "print_player_ticket": {Role.CASHIER},
     # A statement is printed for the player at the desk, or for an inspector (R93.7).
     "print_account_statement": {Role.CASHIER, Role.ADMINISTRATOR},
@@ -181,6 +200,19 @@ def cash_account(desk: str) -> str:
 
 def over_short_account(desk: str) -> str:
     return f"over_short:{desk}"
+
+
+def _named(counterpart: str) -> str:
+    return "the operator's account" if counterpart == OPERATOR else f"desk {counterpart}"
+
+
+def _bank_reference(reference: object) -> str:
+    """The bank slip's or transfer's reference of a jackpot deposit or withdrawal, or :class:`CashierError`."""
+    if not isinstance(reference, str) or not reference.strip():
+        raise CashierError("give the bank slip's reference: it ties the record to the bank's statement")
+    if len(reference.strip()) > MAX_REFERENCE:
+        raise CashierError(f"the bank reference has at most {MAX_REFERENCE} characters")
+    return reference.strip()
 
 
 # --- State ------------------------------------------------------------------------------
@@ -340,6 +372,12 @@ class CashierModule(ProjectedState):
             ("move_cash", self.move_cash, {"from_desk": str, "to_desk": str, "amount_cents": int},
              "move cash from one open cash desk to another"),
             ("cash_drawers", self.cash_drawers, {}, "what each cash desk and seller's drawer holds"),
+            ("deposit_jackpot", self.deposit_jackpot, {"source": str, "amount_cents": int, "reference": str},
+             "record the day's deposit of the jackpot's money into its bank account, from a desk or the "
+             "operator (R91.11)"),
+            ("withdraw_jackpot_surplus", self.withdraw_jackpot_surplus,
+             {"destination": str, "amount_cents": int, "reference": str},
+             "take what the jackpot's bank account holds beyond its funds back to a desk or the operator (R91.11)"),
             ("print_player_ticket", self.print_ticket, {"account": str},
              "the PDF ticket with the account number and its QR code"),
             ("print_account_statement", self.print_statement, {"account": str},
@@ -401,6 +439,17 @@ class CashierModule(ProjectedState):
                 "in to a desk first (hand_in_takings)"
             )
         return cash_account(self.require_open_desk(desk).name)
+
+    def jackpot_deposit_due(self) -> int:
+        """What the jackpot's bank account lacks of the jackpot's funds now, in cents (R91.11)."""
+        return jackpot_deposit_due(self._pots(), self.ledger.balance(JACKPOT_BANK_ACCOUNT))
+
+    def jackpot_bank_surplus(self) -> int:
+        """What the jackpot's bank account holds beyond the jackpot's funds, in cents."""
+        return jackpot_bank_surplus(self._pots(), self.ledger.balance(JACKPOT_BANK_ACCOUNT))
+
+    def _pots(self) -> Pots:
+        return Pots.from_accounts({account: self.ledger.balance(account) for account in POT_ACCOUNTS.values()})
 
     def drawer_hold(self, account: str) -> tuple[int, str]:
         """What of drawer ``account`` must stay in it (cents), and why; (0, "") when nothing."""
@@ -717,6 +766,78 @@ class CashierModule(ProjectedState):
             }
 
         return defer.maybeDeferred(run)
+
+    def deposit_jackpot(self, actor: Actor, source: str, amount_cents: int, reference: str) -> Deferred[list[Record]]:
+        """Put ``amount_cents`` of the jackpot's money into its bank account (R91.11).
+
+        ``source`` is an open cash desk (its drawer's cash goes to the bank) or
+        ``operator`` (a transfer from the operator's own account, posted against
+        ``house`` as the operator's contributions are).
+        """
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "deposit")
+            account, name = self._bank_counterpart(source)
+            slip = _bank_reference(reference)
+            due = self.jackpot_deposit_due()
+            if amount > due:
+                raise CashierError(
+                    f"the jackpot's bank account lacks {format_cents(due)} of the jackpot's funds; "
+                    f"a deposit of {format_cents(amount)} is more than is due (R91.11)"
+                )
+            if account != "house":
+                self._check_source(account, f"desk {name}", amount)
+            return self._jackpot_moved(
+                "jackpot_deposited", now, name, amount, slip, due,
+                Posting.transfer(amount, debit=JACKPOT_BANK_ACCOUNT, credit=account,
+                                 reason=f"jackpot:bank deposit {slip} from {_named(name)}"),
+            )
+
+        return self.core.execute(actor, "deposit_jackpot", decide)
+
+    def withdraw_jackpot_surplus(
+        self, actor: Actor, destination: str, amount_cents: int, reference: str
+    ) -> Deferred[list[Record]]:
+        """Take what the jackpot's bank account holds beyond the funds back to an open desk or the operator."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "withdrawal")
+            account, name = self._bank_counterpart(destination)
+            slip = _bank_reference(reference)
+            surplus = self.jackpot_bank_surplus()
+            if amount > surplus:
+                raise CashierError(
+                    f"the jackpot's bank account holds {format_cents(surplus)} beyond the jackpot's funds; "
+                    f"only that may be taken back, not {format_cents(amount)} (R91.11)"
+                )
+            return self._jackpot_moved(
+                "jackpot_withdrawn", now, name, amount, slip, self.jackpot_deposit_due(),
+                Posting.transfer(amount, debit=account, credit=JACKPOT_BANK_ACCOUNT,
+                                 reason=f"jackpot:bank withdrawal {slip} to {_named(name)}"),
+            )
+
+        return self.core.execute(actor, "withdraw_jackpot_surplus", decide)
+
+    def _bank_counterpart(self, name: object) -> tuple[str, str]:
+        """The ledger account and name of the other side of a jackpot bank movement."""
+        if name == OPERATOR:
+            return "house", OPERATOR
+        return cash_account(self.require_open_desk(name).name), str(name)
+
+    def _jackpot_moved(
+        self, kind: str, now: int, counterpart: str, amount: int, reference: str, due: int, posting: Posting
+    ) -> list[tuple[str, dict[str, Any]]]:
+        self.ledger.check([posting])
+        bank_after = self.ledger.balance(JACKPOT_BANK_ACCOUNT) + (amount if kind == "jackpot_deposited" else -amount)
+        return [
+            (
+                kind,
+                {"counterpart": counterpart, "amount": amount, "reference": reference,
+                 "date": local_date(now, self.timezone).isoformat(), "due_before": due,
+                 "funds": jackpot_funds(self._pots()), "bank_after": bank_after},
+            ),
+            *posting_entries([posting]),
+        ]
 
     def _check_source(self, account: str, what: str, amount: int) -> None:
         """Refuse to take ``amount`` from drawer ``account`` if it does not hold it, or must keep it."""

@@ -120,6 +120,7 @@ class GamePlan:
     fail_terminal_after_close: bool = False  # ... or after it
     refund: bool = False  # suspended for good after the close, before any prize (R86.2)
     last: bool = False  # announced as the session's last game (R93.15)
+    boost: tuple[int, int] = (0, 0)  # the line's and the bingo's boost from the jackpot's reserve (R91.7)
 
 
 class AuditHall:
@@ -164,7 +165,14 @@ class AuditHall:
         result(self.session.sign_opening(ADMIN))
         result(self.session.sign_opening(CHIEF))
 
+    def deposit_jackpot(self) -> None:
+        """The day's jackpot money goes to its bank account before the closing (R91.11)."""
+        due = self.cashier.jackpot_deposit_due()
+        if due:
+            result(self.cashier.deposit_jackpot(CASHIER, SAFE, due, f"slip-{self.core.seq}"))
+
     def close_day(self) -> None:
+        self.deposit_jackpot()
         result(self.session.count_balls(CHIEF, "closing", ALL_BALLS, ["Marta Soler (public)"]))
         result(self.session.sign_closing(ADMIN))
         result(self.session.sign_closing(CHIEF))
@@ -250,6 +258,8 @@ def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
     hall.attempt(hall.games.announce_pots(
         CHIEF, plan.superbingo_limit, plan.grand_superbingo_limit, plan.jackpot_threshold, plan.megabingo,
     ))
+    if any(plan.boost):
+        hall.attempt(hall.games.announce_reserve_boost(CHIEF, *plan.boost))
     if plan.last:
         result(hall.games.announce_last_game(CHIEF))
     hall.contribute(plan, "selling")

@@ -7,7 +7,8 @@ Session 1 (2026-12-01), with the pots of ``POT_RULES`` and an operator's jackpot
   jackpot in play within 40 balls and won by card 7-41 on ball 15 (R91);
 * game 3: series 8 cards 11-20, suspended for good before any prize: refunded (R86.2);
 
-with a visitor, an incident, a complaint and an extra ball check, and the closing.
+with a visitor, an incident, a complaint and an extra ball check, the day's jackpot
+deposit from desk 1 (R91.11), and the closing.
 Session 2 (2027-01-04) plays one game of series 9 (2.00 EUR) cards 1-20 and stays open.
 """
 
@@ -119,6 +120,8 @@ def play(journal: Journal, clock: Any) -> Played:
     result(hall.games.suspend_game_for_good(CHIEF, "no spare pump"))
     result(hall.games.collect_cards(CHIEF))
 
+    # The day's jackpot money goes to its bank account (R91.11).
+    result(hall.cashier.deposit_jackpot(CASHIER, "desk1", hall.cashier.jackpot_deposit_due(), "slip-0001"))
     result(hall.session.count_balls(CHIEF, "closing", ALL_BALLS, [WITNESS]))
     result(hall.session.sign_closing(ADMIN))
     result(hall.session.sign_closing(CHIEF))

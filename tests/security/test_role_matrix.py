@@ -58,6 +58,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "announce_sale": {RC, SC},
     "cash_out": {C},
     "clear_pin_lockout": {C, SYS},
+    "announce_reserve_boost": {RC},
     "cash_drawers": {A, C, RC},
     "clear_blower_fault": {RC},
     "close_game": {RC},
@@ -67,6 +68,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "contribute_to_pot": {A, RC},
     "count_balls": {RC},
     "declare_terminal_failed": {RC},
+    "deposit_jackpot": {C},
     "draw_ball": {SC},
     "enrol_terminal": {A, RC},
     "enter_ball": {RC},
@@ -103,6 +105,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "top_up_float": {C},
     "verify_claim": {TC},
     "void_ball": {RC},
+    "withdraw_jackpot_surplus": {C},
 }
 #: What only the server itself does, with no command an edge can call (a terminal's
 #: purchase is decided on the terminal protocol, then committed by the server).

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any, Mapping
 
 
-from hall_server.hall.games.common import GamesBase, _event_of
+from hall_server.hall.games.common import RESERVE, GamesBase, _event_of
 from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed
 from protocol.chain import Record
 from protocol.claims import CardRef
@@ -48,6 +48,7 @@ class Projection(GamesBase):
                     "sale": dataclasses.asdict(game.sale),
                     "pots": (game.superbingo_limit, game.grand_superbingo_limit, game.jackpot_threshold,
                              game.megabingo_cents),
+                    "reserve_boost": (game.boost_line_cents, game.boost_bingo_cents),
                     "last_game": game.last_game,
                     "settlement": dataclasses.asdict(game.settlement) if game.settlement else None,
                     "refs": [r.label for r in game.refs],
@@ -66,6 +67,7 @@ class Projection(GamesBase):
             "megabingo": self.state.megabingo,
             "operator_superbingo": dict(self.state.operator_superbingo),
             "operator_jackpot": dict(self.state.operator_jackpot),
+            "reserve_at_session_start": dict(self.state.reserve_at_session_start),
         }
 
     def reset(self) -> None:
@@ -96,6 +98,10 @@ class Projection(GamesBase):
                 )
             )
             return
+        if kind == "session_opened":
+            # Nothing moves money on the opening: the ledger holds the reserve as it opened.
+            state.reserve_at_session_start[p["session"]] = self.ledger.balance(RESERVE)
+            return
         if kind == "megabingo_announced":
             state.megabingo = {k: p[k] for k in ("date", "time", "amount_cents", "announced_on")}
             return
@@ -120,6 +126,8 @@ class Projection(GamesBase):
             game.grand_superbingo_limit = p["grand_superbingo_limit"]
             game.jackpot_threshold = p["jackpot_threshold"]
             game.megabingo_cents = p["megabingo_cents"]
+        elif kind == "reserve_boost_announced":
+            game.boost_line_cents, game.boost_bingo_cents = p["line_cents"], p["bingo_cents"]
         elif kind == "last_game_announced":
             game.last_game = True
         elif kind == "prize_paid":
@@ -165,6 +173,7 @@ class Projection(GamesBase):
             contributions=dict(p["contributions"]),
             house_cents=p["house_cents"],
             tax_cents=p["tax_cents"],
+            boost_cents=p.get("boost_line_cents", 0) + p.get("boost_bingo_cents", 0),
         )
         game.refs = tuple(sorted(game.machine.in_play))
         game.detector = WinDetector(self._cells(game))
