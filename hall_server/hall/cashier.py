@@ -371,7 +371,7 @@ class CashierModule(ProjectedState):
              "put more cash from the operator's safe into an open cash desk"),
             ("move_cash", self.move_cash, {"from_desk": str, "to_desk": str, "amount_cents": int},
              "move cash from one open cash desk to another"),
-            ("cash_drawers", self.cash_drawers, {}, "what each cash desk and seller's drawer holds"),
+            ("cash_drawers", self.cash_drawers, {}, "what each cash desk and seller's drawer holds, and the jackpot deposit due"),
             ("deposit_jackpot", self.deposit_jackpot, {"source": str, "amount_cents": int, "reference": str},
              "record the day's deposit of the jackpot's money into its bank account, from a desk or the "
              "operator (R91.11)"),
@@ -755,15 +755,19 @@ class CashierModule(ProjectedState):
         return self.core.execute(actor, "move_cash", decide)
 
     def cash_drawers(self, actor: Actor) -> Deferred[dict[str, str]]:
-        """What each drawer holds, in euros, for the person at the desk; nothing is written."""
+        """What each drawer holds, the jackpot's bank account and the deposit due (R91.11), in euros,
+        for the person at the desk; nothing is written."""
 
         def run() -> dict[str, str]:
             self.core.check_permission(actor, "cash_drawers")
-            return {
+            shown = {
                 (f"desk {name}" if d["desk"] else f"seller {name}"):
                     format_cents(d["cents"]) + ("" if not d["desk"] else " (open)" if d["open"] else " (closed)")
                 for name, d in self.drawers().items()
             }
+            shown["jackpot bank account"] = format_cents(self.ledger.balance(JACKPOT_BANK_ACCOUNT))
+            shown["jackpot deposit due"] = format_cents(self.jackpot_deposit_due())
+            return shown
 
         return defer.maybeDeferred(run)
 

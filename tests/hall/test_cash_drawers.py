@@ -97,6 +97,7 @@ def test_a_seller_hands_the_takings_in_to_an_open_desk_once_the_game_can_no_long
     }
     assert result(hall.cashier.cash_drawers(CASHIER)) == {
         "desk desk1": "15.00 EUR (open)", "desk safe": "0.00 EUR (closed)", "seller ben": "5.00 EUR",
+        "jackpot bank account": "0.00 EUR", "jackpot deposit due": "0.00 EUR",
     }
     again = hall.reopened()
     assert again.ledger.ledger.balances() == hall.ledger.ledger.balances()
