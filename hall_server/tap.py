@@ -400,7 +400,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                             work=on_general_pool)
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
-    games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules)
+    games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
+                        desks=cashier)
     if blowers is not None:
         blowers.install(games, session)
     # Virtual cards on the player terminals (docs/terminals.md).

@@ -6,7 +6,8 @@ board: the pre-session verification and the opening ball count, the signatures, 
 game after game - sale announced, paper cards sold in ranges by three sellers, sale
 closed, balls drawn, every card a ball completes claimed and verified by the table
 chief (now and then a player claims too early and the claim is rejected), prizes paid
-from the cash desk, game closed and cards collected.
+from the cash desk (the sellers hand their takings in to it once the game is over), game
+closed and cards collected.
 
 With ``terminals`` the games have virtual cards too: at the opening the staff enrol
 those player terminals, admit a visitor for each and open a player account with a PIN
@@ -99,6 +100,8 @@ class DemoSession(Service):
         self.players: defer.Deferred[list[DemoPlayer]] = defer.Deferred()
         #: Seconds the terminals' sale of a game stays open: long enough to sign in and buy.
         self.terminal_sale_s = max(5, round(12 * pace))
+        #: What each seller's drawer took and has not handed in to the desk yet, in cents.
+        self.takings: dict[str, int] = {}
 
     def startService(self) -> None:
         super().startService()
@@ -241,6 +244,7 @@ class DemoSession(Service):
                     return  # the series ran out: sell what there is
                 most = 1  # near the series' end: card by card, to its last card
                 continue
+            self.takings[seller.name] = self.takings.get(seller.name, 0) + sold[0].payload["amount_cents"]
             next_card += count
             wanted -= count
             yield self.wait(0.2)
@@ -263,11 +267,20 @@ class DemoSession(Service):
             yield self.claims(records)
         yield self.command(ROOM_CHIEF, "close_game")
         yield self.wait()
+        yield self.hand_in_takings()
         game = self.view.game
         if game is not None and not paid(game, "bingo"):
             yield self.command(CASHIER, "pay_prizes", desk=self.desk)
         yield self.wait()
         yield self.command(ROOM_CHIEF, "collect_cards")
+
+    @defer.inlineCallbacks
+    def hand_in_takings(self):  # type: ignore[no-untyped-def]
+        """The game is over: each seller hands the game's takings in to the cash desk."""
+        for seller, cents in sorted(self.takings.items()):
+            if cents and (yield self.command(CASHIER, "hand_in_takings", seller=seller, desk=self.desk,
+                                             amount_cents=cents)) is not None:
+                self.takings[seller] = 0
 
     @defer.inlineCallbacks
     def claims(self, records: list[Record]):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ Screenshots of the key steps go to ``$BINGO_SCREENSHOTS`` when it is set."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -142,7 +143,7 @@ def fetch(page: Any, url: str) -> tuple[int, dict[str, str], bytes]:
     return response.status, response.headers, response.body()
 
 
-@pytest.mark.req("R85", "R82.6", "R85.6", "R85.11", "R91", "R77.1", "R83.3")
+@pytest.mark.req("R85", "R82.6", "R85.6", "R85.11", "R91", "R91.11", "R77.1", "R83.3")
 def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(browser, hall: HallProcess,  # noqa: F811
                                                                             tmp_path: Path) -> None:
     admin = console_for(browser, hall, "admin")
@@ -190,7 +191,14 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
     shot(rosa, "full-05-game-2-two-series-jackpot")
     game_2 = play_to_the_end(sam, tomas, carla, rosa, "full-06-game-2")
 
-    # --- Closing: the count and both signatures.
+    # --- Closing: the day's jackpot deposit (R91.11), the count and both signatures.
+    drawers = give(carla, "cash_drawers")
+    due = re.search(r"jackpot deposit due: (\d+\.\d\d) EUR", drawers)
+    assert due, drawers
+    if due.group(1) != "0.00":
+        assert "jackpot deposited" in give(carla, "deposit_jackpot", source="desk-1", amount_cents=due.group(1),
+                                           reference="bank slip 0001")
+    assert "jackpot deposit due: 0.00 EUR" in give(carla, "cash_drawers")
     give(rosa, "count_balls", stage="closing", balls_present="1-90", witnesses=WITNESSES)
     give(rosa, "sign_session_closing")
     give(admin, "sign_session_closing")
