@@ -72,6 +72,8 @@ class GamePicture:
     pots: dict[str, Any] = field(default_factory=dict)
     paid: list[dict[str, Any]] = field(default_factory=list)
     last_game: bool = False
+    #: What the jackpot's reserve adds to the line and the bingo, as announced (R91.7).
+    reserve_boost: dict[str, int] | None = None
     #: The paper ranges sold, each with its seller: the sale desk's next card and receipt (staff only).
     sales: list[dict[str, Any]] = field(default_factory=list)
     #: The terminals' sale time (R93.1), as its record gives it: ``opens_at_ms``, ``closes_at_ms``.
@@ -95,6 +97,7 @@ class GamePicture:
             "winners": list(self.winners),
             "completed": list(self.completed),
             "pots": dict(self.pots),
+            "reserve_boost": self.reserve_boost,
             "paid": list(self.paid),
             "last_game": self.last_game,
             "terminal_sale": dict(self.terminal_sale) if self.terminal_sale is not None else None,
@@ -370,6 +373,10 @@ class HallView:
     def _on_pots_announced(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
             game.pots = redacted({k: v for k, v in p.items() if k not in ("actor", "game_id")})
+
+    def _on_reserve_boost_announced(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):  # a later announcement replaces the earlier one
+            game.reserve_boost = {"line_cents": int(p["line_cents"]), "bingo_cents": int(p["bingo_cents"])}
 
     def _on_last_game_announced(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):

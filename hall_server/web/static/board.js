@@ -54,8 +54,17 @@ function potsShown(pots) {
   return shown;
 }
 
+// The jackpot's reserve added to this game's prizes, told to the players before the draw (R91.7).
+function boostShown(boost) {
+  if (!boost || !(boost.line_cents || boost.bingo_cents)) return [];
+  const parts = [];
+  if (boost.line_cents) parts.push(`${Hall.money(boost.line_cents)} more for the line`);
+  if (boost.bingo_cents) parts.push(`${Hall.money(boost.bingo_cents)} more for the bingo`);
+  return [`From the jackpot reserve: ${parts.join(", ")}`];
+}
+
 function potItems(game) {
-  const shown = potsShown(game.pots || {});
+  const shown = [...boostShown(game.reserve_boost), ...potsShown(game.pots || {})];
   return (shown.length ? shown : ["No pot in this game"]).map((text) => Hall.el("li", text));
 }
 

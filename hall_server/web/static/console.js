@@ -56,6 +56,16 @@ function remember(record) {
 // request refused) is a "no" for the person at the console, whatever the command did.
 const REFUSALS = new Set(["claim_rejected", "terminal_request_refused", "entry_refused"]);
 
+// What a cash movement is, in the cashier's words.
+const CASH_MOVES = {hand_in: "Takings handed in", float_top_up: "Float topped up", desk_to_desk: "Cash moved between desks"};
+// A drawer as people name it: "desk1", "the seller ana's drawer", "the safe".
+const drawerText = (account) => {
+  const [kind, name] = String(account).split(":");
+  if (account === "house") return "the safe";
+  if (account === "operator") return "the operator's account";
+  return kind === "cash" && name ? name : String(account);
+};
+
 // An account number as it is printed and read aloud: 6072 0102 0601.
 const accountText = (number) => String(number).replace(/(\d{4})(?=\d)/g, "$1 ");
 
@@ -88,6 +98,10 @@ function outcomeOf(record) {
     case "terminal_out_of_service": return `Terminal ${p.terminal} out of service: ${p.reason}`;
     case "blower_fault": case "blower_link": case "blower_switched": return BLOWER_RECORDS[record.type](p);
     case "prize_paid": return `prize paid: ${p.prize} ${Hall.money(p.amount_cents)}${p.desk ? " at " + String(p.desk).replace(/^cash:/, "") : ""}`;
+    case "cash_moved": return `${CASH_MOVES[p.kind] || "Cash moved"}: ${Hall.money(p.amount)} from ${drawerText(p.source)} to ${drawerText(p.destination)}`;
+    case "jackpot_deposited": return `Jackpot money deposited: ${Hall.money(p.amount)} from ${drawerText(p.counterpart)} (slip ${p.reference}); the bank account holds ${Hall.money(p.bank_after)} of ${Hall.money(p.funds)}`;
+    case "jackpot_withdrawn": return `Jackpot surplus withdrawn: ${Hall.money(p.amount)} to ${drawerText(p.counterpart)} (slip ${p.reference}); the bank account holds ${Hall.money(p.bank_after)}`;
+    case "reserve_boost_announced": return `Reserve boost announced: ${Hall.money(p.line_cents)} more for the line, ${Hall.money(p.bingo_cents)} more for the bingo (${Hall.money(p.allowance_cents - p.boosted_before_cents)} of the session's allowance was left)`;
     case "posting": return null;
     default: return words(record.type);
   }
