@@ -1,8 +1,8 @@
 """The central server's network games on the command loop: decide, commit, then announce.
 
 :class:`CentralModule` is the one module of the central server's
-:class:`~server_kit.core.CommandCore`.  It folds the central events of the journal
-(:mod:`central_server.domain.events`) into :class:`~central_server.domain.game.CentralGame`
+:class:`~server_kit.core.CommandCore`.  It folds the network games' records of the journal
+(:mod:`protocol.records.central`) into :class:`~central_server.domain.game.CentralGame`
 objects, so a restarted server holds every game exactly as its journal left it, and it
 runs every change as a command of the core:
 
@@ -41,15 +41,16 @@ from twisted.python.failure import Failure
 from central_server.domain import wire
 from central_server.domain.config import NetworkGameConfig
 from central_server.domain.errors import BadArgument, EventError, NotNow
-from central_server.domain.events import EVENT_TYPES, CentralEvent, GameScheduled, event_from_dict
 from central_server.domain.game import FINAL_PHASES, CentralGame, Phase
 from central_server.domain.wire import Announcement, UnknownGame
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol.chain import Record
+from protocol.records import ACTOR_KEY, JournalRecord, build
+from protocol.records.central import GAME_RECORDS, CentralCommandRefused, CentralGameScheduled, CentralRecord
 from server_kit.core import Actor, CommandCore
 
 #: The record of a hall's command that was refused with an error code.
-REFUSED = "central_command_refused"
+REFUSED = CentralCommandRefused.type
 #: The longest refusal message journaled: the code says what, this says the detail.
 REFUSAL_TEXT = 300
 #: After a timer's command failed (the database did not answer), try again this much later.
@@ -58,19 +59,13 @@ RETRY_S = 1.0
 SYSTEM = Actor("central", "system")
 
 
-def journaled(event: CentralEvent) -> dict[str, Any]:
-    """An event's payload as the journal's declaration takes it (protocol/records/central.py):
-    its dict form, whose version key is left out at version 1 as on every record."""
-    payload = event.to_dict()
-    if payload.get("v") == 1:
-        del payload["v"]
-    return payload
+def game_record(record: Record) -> CentralRecord:
+    """The network game's record a journaled one holds, without its actor stamp (the game's fold needs none)."""
+    payload = {key: value for key, value in record.payload.items() if key != ACTOR_KEY}
+    built = build(record.type, payload)
+    assert isinstance(built, CentralRecord)
+    return built
 
-
-def event_of(record: Record) -> CentralEvent:
-    """The domain event a journaled record holds (the inverse of :func:`journaled`)."""
-    payload = {key: value for key, value in record.payload.items() if key != "actor"}
-    return event_from_dict({"v": 1, **payload})
 
 #: Who may run which command: the clock (system), the operator, the halls.
 PERMISSIONS: Mapping[str, frozenset[str]] = {
@@ -83,7 +78,7 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
     "refused": frozenset({"hall"}),
 }
 
-Decided = tuple[list[CentralEvent], Any, str | None]
+Decided = tuple[list[CentralRecord], Any, str | None]
 
 
 class CentralModule:
@@ -124,15 +119,15 @@ class CentralModule:
         self.games, self.scheduled_at_ms, self._committed, self._ahead = {}, {}, {}, 0
 
     def apply(self, record: Record) -> None:
-        if record.type not in EVENT_TYPES:
+        if record.type not in GAME_RECORDS:
             return
         game_id = str(record.payload.get("game_id"))
         if self._ahead:
             self._ahead -= 1  # decided on the live game, now committed
             self._committed[game_id] += 1
             return
-        event = event_of(record)
-        if isinstance(event, GameScheduled):
+        event = game_record(record)
+        if isinstance(event, CentralGameScheduled):
             if event.game_id in self.games:
                 raise EventError(f"record {record.seq}: game {event.game_id} is scheduled twice")
             self.games[event.game_id] = CentralGame(event, self._layouts(event))
@@ -144,7 +139,7 @@ class CentralModule:
             game.apply(event)
         self._committed[game_id] = len(self.games[game_id].events)
 
-    def _layouts(self, event: GameScheduled) -> np.ndarray:
+    def _layouts(self, event: CentralGameScheduled) -> np.ndarray:
         label = event.config.get("series_label")
         layouts = self.library.get(str(label))
         if layouts is None:
@@ -161,7 +156,7 @@ class CentralModule:
                  game_id: str | None) -> defer.Deferred[Any]:
         made: list[tuple[Any, list[Announcement]]] = []
 
-        def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
+        def entries(now_ms: int) -> list[JournalRecord]:
             game = self.games.get(game_id) if game_id is not None else None
             events, result, touched = decide(game, now_ms)
             announcements: list[Announcement] = []
@@ -169,7 +164,7 @@ class CentralModule:
                 announcements = wire.announcements(self.games[touched], events, now_ms=now_ms)
                 self._ahead = len(events)
             made.append((result, announcements))
-            return [(event.type, journaled(event)) for event in events]
+            return list(events)
 
         def committed(records: list[Record]) -> Any:
             result, announcements = made[0]
@@ -190,7 +185,7 @@ class CentralModule:
     def _rebuild(self, game_id: str) -> None:
         """The game as its journal has it: what a failed commit decided is forgotten (nobody saw it)."""
         kept = self.games[game_id].events[: self._committed[game_id]]
-        assert isinstance(kept[0], GameScheduled)
+        assert isinstance(kept[0], CentralGameScheduled)
         self.games[game_id] = CentralGame.replay(kept, self._layouts(kept[0]))
         self.log.warn("The commit of game {game} failed; the game is back at its journal's record", game=game_id)
 
@@ -264,10 +259,10 @@ class CentralModule:
     def refused(self, peer: str, command: str, code: str, message: str) -> defer.Deferred[Any]:
         """Put a hall's refused command on file: peer, command, code, the message it was told."""
         text = message if len(message) <= REFUSAL_TEXT else message[: REFUSAL_TEXT - 3] + "..."
-        payload = {"peer": peer, "command": command[:64], "code": code, "message": text}
+        refusal = CentralCommandRefused(peer=peer, command=command[:64], code=code, message=text)
 
-        def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
-            return [(REFUSED, payload)]
+        def entries(now_ms: int) -> list[JournalRecord]:
+            return [refusal]
 
         return self._lock.run(self.core.execute, Actor(peer, "hall"), "refused", entries)
 
