@@ -44,9 +44,17 @@ from central_server.domain.errors import BadArgument, EventError, NotNow
 from central_server.domain.game import FINAL_PHASES, CentralGame, Phase
 from central_server.domain.wire import Announcement, UnknownGame
 from protocol.balls import BallSource, RandomBallGenerator
+from protocol.central_messages import CentralMessageError, Message, check_answer, check_arguments
+from protocol.central_operator import GAMES_PAGE, OPERATOR_GAMES, OPERATOR_MESSAGES, OPERATOR_OPEN_SALE
 from protocol.chain import Record
 from protocol.records import ACTOR_KEY, JournalRecord, build
-from protocol.records.central import GAME_RECORDS, CentralCommandRefused, CentralGameScheduled, CentralRecord
+from protocol.records.central import (
+    GAME_RECORDS,
+    CentralCommandRefused,
+    CentralGameScheduled,
+    CentralRecord,
+    CentralStakeReturned,
+)
 from server_kit.core import Actor, CommandCore
 
 #: The record of a hall's command that was refused with an error code.
@@ -67,6 +75,15 @@ def game_record(record: Record) -> CentralRecord:
     return built
 
 
+def _operator_answer(message: Message, answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer to the operator, checked against its declaration, without its empty fields."""
+    shown = {k: v for k, v in answer.items() if v is not None}
+    if "games" in shown:
+        shown["games"] = [{k: v for k, v in row.items() if v is not None} for row in shown["games"]]
+    check_answer(message, shown)
+    return shown
+
+
 #: Who may run which command: the clock (system), the operator, the halls.
 PERMISSIONS: Mapping[str, frozenset[str]] = {
     "schedule": frozenset({"system", "operator"}),
@@ -75,7 +92,7 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
     "draw": frozenset({"system"}),
     "declare_not_played": frozenset({"operator"}),
     "hall_command": frozenset({"hall"}),
-    "refused": frozenset({"hall"}),
+    "refused": frozenset({"hall", "operator"}),
 }
 
 Decided = tuple[list[CentralRecord], Any, str | None]
@@ -234,12 +251,79 @@ class CentralModule:
         return self._run(actor, "draw", decide, game_id)
 
     def declare_not_played(self, game_id: str, reason: str, actor: Actor) -> defer.Deferred[Any]:
-        """Force majeure (R96.2): the game is not played and every stake is returned."""
+        """Force majeure (R96.2): the game is not played and every stake is returned.
+
+        Fires with the refunds made: ``(cards, cents, halls)``.
+        """
 
         def decide(game: CentralGame | None, now_ms: int) -> Decided:
-            return self._game(game, game_id).declare_not_played(reason, actor.name, now_ms), None, game_id
+            events = self._game(game, game_id).declare_not_played(reason, actor.name, now_ms)
+            returned = [e for e in events if isinstance(e, CentralStakeReturned)]
+            refunds = (sum(len(e.card_numbers) for e in returned), sum(e.amount_cents for e in returned),
+                       len({e.hall_id for e in returned}))
+            return events, refunds, game_id
 
         return self._run(actor, "declare_not_played", decide, game_id)
+
+    # --- The operator's commands (protocol/central_operator.py) --------------------------
+
+    def operator_command(self, name: str, arguments: Mapping[str, Any], operator: str) -> defer.Deferred[dict[str, Any]]:
+        """Answer operator ``operator``'s command ``name``; fails with a :class:`CentralError`."""
+        message = OPERATOR_MESSAGES.get(name)
+        try:
+            if message is None:
+                raise BadArgument(f"there is no operator command {name!r}")
+            args = check_arguments(message, arguments)
+        except CentralMessageError as error:
+            return defer.fail(BadArgument(str(error)))
+        except BadArgument as error:
+            return defer.fail(error)
+        actor = Actor(operator, "operator")
+        if message is OPERATOR_GAMES:
+            return defer.succeed(self._games_page(args["after"]))
+        game_id = args["game_id"]
+        if game_id not in self.games:
+            return defer.fail(UnknownGame(f"there is no network game {game_id}"))
+        if message is OPERATOR_OPEN_SALE:
+
+            def opened(_: Any) -> dict[str, Any]:
+                game = self.games[game_id]
+                assert game.closes_at_ms is not None
+                return _operator_answer(message, {
+                    "game_id": game_id, "closes_at_ms": game.closes_at_ms,
+                    "remaining_ms": game.remaining_ms(self.core.now_ms()) or 0,
+                })  # fmt: skip
+
+            return self.open_sale(game_id, actor).addCallback(opened)
+
+        def declared(refunds: tuple[int, int, int]) -> dict[str, Any]:
+            cards, cents, halls = refunds
+            return _operator_answer(message, {
+                "game_id": game_id, "refunded_cards": cards, "refunded_cents": cents, "hall_count": halls,
+            })  # fmt: skip
+
+        return self.declare_not_played(game_id, args["reason"], actor).addCallback(declared)
+
+    def _games_page(self, after: int) -> dict[str, Any]:
+        games = list(self.games.values())
+        rows = [self.game_row(game) for game in games[after : after + GAMES_PAGE]]
+        return _operator_answer(OPERATOR_GAMES, {
+            "games": rows, "more": len(games) > after + GAMES_PAGE, "game_count": len(games),
+        })  # fmt: skip
+
+    def game_row(self, game: CentralGame) -> dict[str, Any]:
+        """Where ``game`` stands, as the operator's list shows it."""
+        opens_after = self.opens_after.get(game.game_id)
+        sold = game.sales_by_hall().values()
+        return {
+            "game_id": game.game_id, "phase": str(game.phase), "series": game.config.series_label,
+            "price_cents": game.config.price_cents, "hall_count": len(game.config.halls),
+            "opens_at_ms": (self.scheduled_at_ms[game.game_id] + opens_after
+                            if game.phase is Phase.SCHEDULED and opens_after is not None else None),
+            "closes_at_ms": game.closes_at_ms,
+            "cards_in_play": sum(cards for cards, _ in sold), "sales_cents": sum(cents for _, cents in sold),
+            "ball_count": len(game.balls), "winner_count": len(game.winners),
+        }  # fmt: skip
 
     # --- The halls' commands -------------------------------------------------------------
 
@@ -256,15 +340,15 @@ class CentralModule:
 
         return self._run(actor, "hall_command", decide, key)
 
-    def refused(self, peer: str, command: str, code: str, message: str) -> defer.Deferred[Any]:
-        """Put a hall's refused command on file: peer, command, code, the message it was told."""
+    def refused(self, peer: str, command: str, code: str, message: str, *, role: str = "hall") -> defer.Deferred[Any]:
+        """Put a refused command of a hall (or an operator) on file: peer, command, code, the message it was told."""
         text = message if len(message) <= REFUSAL_TEXT else message[: REFUSAL_TEXT - 3] + "..."
         refusal = CentralCommandRefused(peer=peer, command=command[:64], code=code, message=text)
 
         def entries(now_ms: int) -> list[JournalRecord]:
             return [refusal]
 
-        return self._lock.run(self.core.execute, Actor(peer, "hall"), "refused", entries)
+        return self._lock.run(self.core.execute, Actor(peer, role), "refused", entries)
 
     # --- Timers -----------------------------------------------------------------------
 

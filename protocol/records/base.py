@@ -40,7 +40,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import NoneType, UnionType
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 from protocol.errors import DomainError
 from protocol.json_values import describe
@@ -70,8 +70,12 @@ class RecordError(DomainError):
         return RecordError(self.type, self.reason, self.field, seq)
 
 
-class Json:
-    """Annotation for a free-form JSON value (a detail kept as given, not read by rules)."""
+if TYPE_CHECKING:
+    Json = Any  # to the type checker, what a JSON value holds is known only where it is read
+else:
+
+    class Json:
+        """Annotation for a free-form JSON value (kept as given; whoever reads it checks its shape)."""
 
 
 def optional(default: Any = None, *, key: str | None = None) -> Any:
