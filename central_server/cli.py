@@ -49,7 +49,10 @@ def serve(config_path: Path | None) -> None:
         raise click.ClickException(f"no configuration at {path}; docs/central-server.md shows one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
     globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
-    service = makeService({"config": str(path)})
+    try:
+        service = makeService({"config": str(path)})
+    except DomainError as error:
+        raise click.ClickException(f"the central server cannot start: {error}") from None
     reactor.callWhenRunning(service.startService)
     reactor.addSystemEventTrigger("before", "shutdown", service.stopService)
     reactor.run()
@@ -199,6 +202,41 @@ def open_sale(game_id: str, **common: Any) -> None:
 def not_played(game_id: str, reason: str, **common: Any) -> None:
     """Force majeure (R96.2): declare GAME not played; every stake goes back to its player."""
     _send("operator_not_played", {"game_id": game_id, "reason": reason}, _show_not_played, **common)
+
+
+# --- The audit export ------------------------------------------------------------------
+
+
+@central.command("audit-export")
+@click.option("--day", required=True, metavar="YYYY-MM-DD", help="The day whose network games to export.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="A new or empty folder for the four files.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The central server's configuration (default: $BINGO_HOME/central.toml).")
+def audit_export(day: str, out: Path, config_path: Path | None) -> None:
+    """Write the network games that ended on DAY for the inspector (FORMATS.md 3): scenario.json,
+    result.json, journal.jsonl and public-key.pem; `bingo replay OUT/scenario.json` recomputes result.json."""
+    from central_server.audit import export_day
+    from central_server.config import load_config
+    from central_server.tap import default_config_path
+
+    try:
+        made = export_day(load_config(config_path or default_config_path()), day, out)
+    except (DomainError, OSError) as error:
+        click.echo(_one_line(error), err=True)
+        sys.exit(REFUSED)
+    first, last = made.records[0], made.records[-1]
+    click.echo(f"{out}: {made.day}, {len(made.games)} network game(s), journal records {first.seq} to {last.seq} "
+               f"(last hash {last.hash})")
+    if made.left_out:
+        click.echo("left out: " + "; ".join(f"{game} ({why})" for game, why in made.left_out))
+
+
+def _one_line(error: Exception) -> str:
+    if isinstance(error, OSError) and not isinstance(error, DomainError):
+        text = f"{error.strerror or error}: {error.filename}"
+    else:
+        text = str(error)
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def register(main: click.Group) -> None:
