@@ -16,11 +16,15 @@ runs every change as a command of the core:
 
 The domain's commands apply their events to the live game as they decide (a million
 cards cannot be copied per purchase), so the module counts the records of the command
-in flight as already folded; if the commit fails, the game is rebuilt from its
-committed events before the next command is decided.  The module's own lock keeps that
-rebuild, and the pushes of a command, in the order of the commits.  What halls are told
-(:func:`central_server.domain.wire.announcements`) is worked out when the events are
-decided and handed to :attr:`CentralModule.announce` only after the commit.
+being decided as already folded.  Commands are decided as they arrive, each on the
+state the ones before it left, and the core commits those decided while a commit is in
+flight together in the next transaction (the group commit): a purchase burst is a few
+transactions, not one per purchase.  If a commit fails, the core rebuilds every module
+from the journal, so the games drop what the failed batch decided; if a command's
+records cannot even be sealed, its game is rebuilt at once from the records the core
+holds.  What halls are told (:func:`central_server.domain.wire.announcements`) is
+worked out when the events are decided and handed to :attr:`CentralModule.announce`
+only after the commit, in the order of the commits.
 
 Timers run on the injected reactor clock: the opening of a sale (``opens_after_ms``
 after the scheduling record), its deadline (``closes_at_ms``) and the next ball
@@ -121,9 +125,8 @@ class CentralModule:
         self.scheduled_at_ms: dict[str, int] = {}
         #: What the edge sends once a command committed; set by the composition root.
         self.announce: Callable[[Sequence[Announcement]], None] = lambda announcements: None
-        self._committed: dict[str, int] = {}  # game -> events of it in the journal
-        self._ahead = 0  # records of the command in flight already folded by its decision
-        self._lock = defer.DeferredLock()
+        self._committed: dict[str, int] = {}  # game -> events of it the core has folded
+        self._ahead = 0  # records of the command being decided already applied by its decision
         self._timers: dict[str, IDelayedCall] = {}
         self.timers_running = False
         core.allow(PERMISSIONS)
@@ -167,10 +170,7 @@ class CentralModule:
 
     def _run(self, actor: Actor, command: str, decide: Callable[[CentralGame | None, int], Decided],
              game_id: str | None) -> defer.Deferred[Any]:
-        return self._lock.run(self._attempt, actor, command, decide, game_id)
-
-    def _attempt(self, actor: Actor, command: str, decide: Callable[[CentralGame | None, int], Decided],
-                 game_id: str | None) -> defer.Deferred[Any]:
+        """Run one command on the core: decided now, on the state the commands before it left."""
         made: list[tuple[Any, list[Announcement]]] = []
 
         def entries(now_ms: int) -> list[JournalRecord]:
@@ -178,8 +178,8 @@ class CentralModule:
             events, result, touched = decide(game, now_ms)
             announcements: list[Announcement] = []
             if touched is not None and events:
+                self._ahead = len(events)  # applied to the live game by the decision: apply() counts them
                 announcements = wire.announcements(self.games[touched], events, now_ms=now_ms)
-                self._ahead = len(events)
             made.append((result, announcements))
             return list(events)
 
@@ -191,20 +191,22 @@ class CentralModule:
                 self.reschedule(game_id)
             return result
 
-        def failed(failure: Failure) -> Failure:
-            if self._ahead and game_id is not None:
-                self._rebuild(game_id)
+        done = self.core.execute(actor, command, entries)
+        if self._ahead:
+            # The decision applied events whose records the core did not take (they could not
+            # be sealed): the game goes back to the records it holds before the next command.
             self._ahead = 0
-            return failure
-
-        return self.core.execute(actor, command, entries).addCallbacks(committed, failed)
+            if game_id is not None:
+                self._rebuild(game_id)
+        return done.addCallback(committed)
 
     def _rebuild(self, game_id: str) -> None:
-        """The game as its journal has it: what a failed commit decided is forgotten (nobody saw it)."""
+        """The game as its records have it: what a decision applied without a record is forgotten (nobody saw it)."""
         kept = self.games[game_id].events[: self._committed[game_id]]
         assert isinstance(kept[0], CentralGameScheduled)
         self.games[game_id] = CentralGame.replay(kept, self._layouts(kept[0]))
-        self.log.warn("The commit of game {game} failed; the game is back at its journal's record", game=game_id)
+        self.log.warn("A command's records of game {game} could not be sealed; the game is back at its records",
+                      game=game_id)
 
     def _game(self, game: CentralGame | None, game_id: str) -> CentralGame:
         if game is None:
@@ -348,7 +350,7 @@ class CentralModule:
         def entries(now_ms: int) -> list[JournalRecord]:
             return [refusal]
 
-        return self._lock.run(self.core.execute, Actor(peer, role), "refused", entries)
+        return self.core.execute(Actor(peer, role), "refused", entries)
 
     # --- Timers -----------------------------------------------------------------------
 
