@@ -65,16 +65,15 @@ def serve(config_path: Path | None) -> None:
 
 def _address(server: str | None, config_path: Path | None) -> Any:
     """Where to send the command: ``--server``, else the ``[listen]`` of the central server's configuration."""
-    from central_server.config import load_config
     from central_server.operator import CentralAddress
-    from central_server.tap import default_config_path
+    from central_server.tap import configuration, default_config_path
 
     if server:
         return CentralAddress.parse(server)
     path = config_path or default_config_path()
     if not path.exists():
         raise click.ClickException(f"say where the central server listens: --server HOST:PORT (no configuration at {path})")
-    config = load_config(path)
+    config = configuration(path)
     if config.port == 0:
         raise click.ClickException(f"{path} listens on any free port (port 0); say which with --server HOST:PORT")
     host = "127.0.0.1" if config.interface in ("0.0.0.0", "") else ("::1" if config.interface == "::" else config.interface)
@@ -163,15 +162,14 @@ def _show_not_played(answer: dict[str, Any]) -> str:
 
 def _operator_options(command: Callable[..., None]) -> Callable[..., None]:
     options = [
-        click.option("--server", metavar="HOST:PORT", envvar="BINGO_CENTRAL_SERVER",
-                     help="The central server's endpoint (default: the [listen] of --config; $BINGO_CENTRAL_SERVER)."),
+        click.option("--server", metavar="HOST:PORT",
+                     help="The central server's endpoint (default: the [listen] of --config)."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="The central server's configuration, for its address (default: $BINGO_HOME/central.toml)."),
         click.option("--pki-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-                     envvar="BINGO_OPERATOR_PKI",
-                     help="The operator's bundle: ca.pem, crl.pem, certs/NAME.pem, keys/NAME.key ($BINGO_OPERATOR_PKI)."),
-        click.option("--name", default=None, envvar="BINGO_OPERATOR",
-                     help="The operator's certificate name (default: the bundle's one certificate; $BINGO_OPERATOR)."),
+                     help="The operator's bundle: ca.pem, crl.pem, certs/NAME.pem, keys/NAME.key."),
+        click.option("--name", default=None,
+                     help="The operator's certificate name (default: the bundle's one certificate)."),
         click.option("--json", "as_json", is_flag=True, help="Print the server's answer as JSON."),
     ]
     for option in reversed(options):
@@ -216,11 +214,10 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     """Write the network games that ended on DAY for the inspector (FORMATS.md 3): scenario.json,
     result.json, journal.jsonl and public-key.pem; `bingo replay OUT/scenario.json` recomputes result.json."""
     from central_server.audit import export_day
-    from central_server.config import load_config
-    from central_server.tap import default_config_path
+    from central_server.tap import configuration
 
     try:
-        made = export_day(load_config(config_path or default_config_path()), day, out)
+        made = export_day(configuration(config_path), day, out)
     except (DomainError, OSError) as error:
         click.echo(_one_line(error), err=True)
         sys.exit(REFUSED)

@@ -409,7 +409,12 @@ class _FrozenMapping(dict):  # type: ignore[type-arg]
         return (_FrozenMapping, (dict(self),))
 
 
+_PLAIN = (int, str, bool, float, type(None))
+
+
 def _json(value: Any) -> Any:
+    if value.__class__ in _PLAIN:
+        return value
     if isinstance(value, Shape):
         return value.to_json()
     if isinstance(value, tuple):
@@ -419,11 +424,20 @@ def _json(value: Any) -> Any:
     return value
 
 
+#: Per record type or shape: (attribute, payload key, left out at its default, the default).
+_WRITES: dict[type, tuple[tuple[str, str, bool, Any], ...]] = {}
+
+
 def _object_json(instance: Any) -> dict[str, Any]:
+    writes = _WRITES.get(instance.__class__)
+    if writes is None:
+        writes = _WRITES[instance.__class__] = tuple(
+            (f.name, payload_key(f), left_out_at_default(f), f.default) for f in fields(instance)
+        )
     data: dict[str, Any] = {}
-    for f in fields(instance):
-        value = getattr(instance, f.name)
-        if left_out_at_default(f) and value == f.default:
+    for attribute, key, omit, default in writes:
+        value = getattr(instance, attribute)
+        if omit and value == default:
             continue
-        data[payload_key(f)] = _json(value)
+        data[key] = value if value.__class__ in _PLAIN else _json(value)
     return data
