@@ -131,7 +131,8 @@ class Simulation:
     def __init__(self, plan: Plan, progress: Callable[[str], None] = lambda line: None) -> None:
         plan.check()
         self.plan = plan
-        self.progress = progress
+        self.started_s = time.monotonic()
+        self.progress = lambda line: progress(f"[{time.monotonic() - self.started_s:6.1f} s] {line}")
         self.home = plan.home
         self.pki = self.home / "pki"
         self.central_home = self.home / "central"
@@ -144,7 +145,6 @@ class Simulation:
         self.halls: list[HallPlace] = []
         self.workers: list[Child] = []
         self.central_kills = 0
-        self.started_s = time.monotonic()
         self.games_started = False
 
     # --- Setting up -----------------------------------------------------------------
@@ -305,18 +305,19 @@ basis_points = 5000
         count = self.plan.worker_count
         self.progress(f"starting {count} terminal worker(s) for {len(entries)} terminal(s)")
         for w in range(count):
+            terminals = entries[w::count]
             spec = {
                 "seed": self.plan.seed * 1000 + w, "mode": self.plan.mode, "burst_ms": self.plan.burst_ms,
                 "buys": list(self.plan.buys), "quantities": list(self.plan.quantities),
                 "stakes": list(self.plan.stakes), "games": [self.plan.game_id(k) for k in range(self.plan.games)],
-                "terminals": entries[w::count], "bundle": str(self.pki), "out": str(self.work / f"worker-{w + 1}.json"),
+                "terminals": terminals, "bundle": str(self.pki), "out": str(self.work / f"worker-{w + 1}.json"),
             }  # fmt: skip
             path = self.work / f"worker-{w + 1}.spec.json"
             path.write_text(json.dumps(spec))
             child = Child(f"worker-{w + 1}", [sys.executable, "-m", "simulation.terminal_worker", str(path)],
                           self.work, up=re.compile(rb"^ready$"))
             self.workers.append(child)
-            child.start(timeout=60 + len(spec["terminals"]) * 0.5)
+            child.start(timeout=60 + len(terminals) * 0.5)
 
     def open_games(self) -> None:
         """The central server started again with the games in its configuration; the halls link again."""

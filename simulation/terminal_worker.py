@@ -202,8 +202,8 @@ class Terminal:
         def refused(failure: Failure) -> None:
             if purchase.outcome != "sent":
                 return
-            if failure.check(TerminalError):
-                error = failure.value
+            error = failure.value
+            if isinstance(error, TerminalError):
                 purchase.outcome = "refused"
                 purchase.answer = {"code": error.code, "message": str(error)[:200],
                                    "answered_at_ms": round(self.reactor.seconds() * 1000, 1)}
@@ -240,7 +240,11 @@ async def run(reactor: Any, spec: dict[str, Any]) -> None:
                           random.Random(rng.random())) for entry in spec["terminals"]]
     for terminal in terminals:
         defer.ensureDeferred(terminal.keep_connected())
-    watcher = task.LoopingCall(lambda: [t.watch() for t in terminals])
+    def watch_all() -> None:
+        for terminal in terminals:
+            terminal.watch()
+
+    watcher = task.LoopingCall(watch_all)
     watcher.clock = reactor
     watcher.start(0.05, now=False)
     defer.gatherResults([t.ready for t in terminals]).addCallback(lambda _: _say("ready"))
