@@ -16,9 +16,12 @@ runs every change as a command of the core:
 
 The domain's commands apply their events to the live game as they decide (a million
 cards cannot be copied per purchase), so the module counts the records of the command
-in flight as already folded; if the commit fails, the game is rebuilt from its
-committed events before the next command is decided.  The module's own lock keeps that
-rebuild, and the pushes of a command, in the order of the commits.  What halls are told
+just decided as already folded.  Commands are decided as they come and committed by
+the core's group commit: the commands decided while a commit is in flight go together
+in the next transaction, and each is answered, and its pushes sent, after its commit,
+in the order decided.  If a commit fails the core folds the journal into fresh games
+(the state before the batch); a decision whose records could not be made is taken
+back from its game at once.  What halls are told
 (:func:`central_server.domain.wire.announcements`) is worked out when the events are
 decided and handed to :attr:`CentralModule.announce` only after the commit.
 
@@ -111,7 +114,6 @@ class CentralModule:
         self.announce: Callable[[Sequence[Announcement]], None] = lambda announcements: None
         self._committed: dict[str, int] = {}  # game -> events of it in the journal
         self._ahead = 0  # records of the command in flight already folded by its decision
-        self._lock = defer.DeferredLock()
         self._timers: dict[str, IDelayedCall] = {}
         self.timers_running = False
         core.allow(PERMISSIONS)
@@ -155,10 +157,12 @@ class CentralModule:
 
     def _run(self, actor: Actor, command: str, decide: Callable[[CentralGame | None, int], Decided],
              game_id: str | None) -> defer.Deferred[Any]:
-        return self._lock.run(self._attempt, actor, command, decide, game_id)
+        """Decide now, on the game as the commands before left it; answer after the commit.
 
-    def _attempt(self, actor: Actor, command: str, decide: Callable[[CentralGame | None, int], Decided],
-                 game_id: str | None) -> defer.Deferred[Any]:
+        The core commits the commands decided while a commit is in flight together (group
+        commit), so a burst of purchases is decided as it arrives, not after the previous
+        purchase's commit, and each is answered only once its records are durable.
+        """
         made: list[tuple[Any, list[Announcement]]] = []
 
         def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
@@ -179,16 +183,17 @@ class CentralModule:
                 self.reschedule(game_id)
             return result
 
-        def failed(failure: Failure) -> Failure:
-            if self._ahead and game_id is not None:
-                self._rebuild(game_id)
-            self._ahead = 0
-            return failure
-
-        return self.core.execute(actor, command, entries).addCallbacks(committed, failed)
+        done = self.core.execute(actor, command, entries)
+        if self._ahead and game_id is not None:
+            # Decided on the live game but not folded (its records could not be made): the
+            # game goes back at once, before another command is decided on it.
+            self._rebuild(game_id)
+        self._ahead = 0
+        # A failed commit: the core folds the journal into fresh games (the state before the batch).
+        return done.addCallback(committed)
 
     def _rebuild(self, game_id: str) -> None:
-        """The game as its journal has it: what a failed commit decided is forgotten (nobody saw it)."""
+        """The game as its folded records have it: a decision whose records were not made is forgotten."""
         kept = self.games[game_id].events[: self._committed[game_id]]
         assert isinstance(kept[0], GameScheduled)
         self.games[game_id] = CentralGame.replay(kept, self._layouts(kept[0]))
@@ -269,7 +274,7 @@ class CentralModule:
         def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
             return [(REFUSED, payload)]
 
-        return self._lock.run(self.core.execute, Actor(peer, "hall"), "refused", entries)
+        return self.core.execute(Actor(peer, "hall"), "refused", entries)
 
     # --- Timers -----------------------------------------------------------------------
 

@@ -66,7 +66,8 @@ class Child:
 
     @property
     def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+        """Whether the process is alive (an ended one is left to :meth:`reap`, which keeps its CPU time)."""
+        return self.process is not None and self.process.returncode is None and not _ended(self.process.pid)
 
     def start(self, timeout: float = 120.0) -> "Child":
         with self._lock:
