@@ -63,6 +63,7 @@ class Child:
         self.cpu_s = 0.0
         self.starts = 0
         self._lock = threading.Lock()
+        self._terminated: set[int] = set()
 
     @property
     def running(self) -> bool:
@@ -133,13 +134,20 @@ class Child:
                     pass
             self.reap()
 
+    def terminate(self) -> None:
+        """SIGTERM, once: the process finishes what it does and ends."""
+        process = self.process
+        if process is not None and process.returncode is None and process.pid not in self._terminated:
+            self._terminated.add(process.pid)
+            process.send_signal(signal.SIGTERM)
+
     def stop(self, timeout: float = 60.0) -> int | None:
         """SIGTERM, then SIGKILL if it has not ended within ``timeout``; its exit status."""
         process = self.process
         if process is None:
             return None
         if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
+            self.terminate()
             try:
                 wait_for(lambda: _ended(process.pid), timeout, f"{self.name} to stop", interval=0.05)
             except SimulationError:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from twisted.internet import defer, task
+from twisted.internet.error import ConnectionLost
 from twisted.python.failure import Failure
 
 from terminals.client import ClientSocket, TerminalCertificate, TerminalClient, TerminalError, connect
@@ -36,6 +37,8 @@ from terminals.client import ClientSocket, TerminalCertificate, TerminalClient, 
 RECONNECT_S = 0.5
 #: How long a stopping worker waits for the answers still owed.
 SETTLE_S = 20.0
+#: How long a terminal waits for the answer to its hello and its sign-in before it connects again.
+ANSWER_S = 30.0
 #: A purchase is planned at least this long before the sale's close (hall clock).
 MARGIN_MS = 150
 
@@ -56,6 +59,12 @@ class SimulatedTerminal(TerminalClient):
     def _on_net_ball(self, message: dict[str, Any]) -> None:
         super()._on_net_ball(message)
         self.ball_times.append((message["game_id"], message["ball_count"], self.clock()))
+
+    def connection_lost(self) -> None:
+        """The socket closed: every request still waiting fails (its answer will not come on it)."""
+        waiting, self._waiting, self._hello = list(self._waiting.values()), {}, None
+        for answer in waiting:
+            answer.errback(Failure(ConnectionLost("the connection to the hall closed")))
 
 
 @dataclass
@@ -112,7 +121,9 @@ class Terminal:
             try:
                 await self._session()
             except Exception:
-                pass  # the hall is away or refused the session: try again after the pause
+                # The hall is away, refused the session or did not answer: close it, try again after the pause.
+                if self.socket is not None:
+                    self.socket.close()
             self.signed_in = False
             if self.client is not None:
                 self.ball_times += self.client.ball_times
@@ -125,9 +136,10 @@ class Terminal:
         self.client = client
         self.socket = await connect(self.reactor, self.url, client, self.tls)
         closed = self.socket.closed
+        closed.addCallback(lambda _: client.connection_lost())
         self.connections += 1
-        await client.hello()
-        await client.sign_in(self.account, self.pin)
+        await client.hello().addTimeout(ANSWER_S, self.reactor)
+        await client.sign_in(self.account, self.pin).addTimeout(ANSWER_S, self.reactor)
         self.signed_in = True
         if not self.ready.called:
             self.ready.callback(None)
