@@ -55,8 +55,8 @@ def caught_up(sim: Simulation, hall_index: int, drawn: dict[str, int]) -> bool:
     facts = sim.halls[hall_index].facts.refresh()
     for game_id, count in drawn.items():
         mine = facts.games.get(game_id)
-        if mine is None and missed(central.games[game_id], facts.hall_id):
-            continue  # away from the sale's opening to its close: the hall takes no part in that game
+        if mine is None and (count == 0 or missed(central.games[game_id], facts.hall_id)):
+            continue  # not on sale yet, or the hall was away from its sale's opening to its close
         balls = central.games[game_id].balls
         if mine is None or len(mine.balls) < count or mine.balls != balls[: len(mine.balls)]:
             return False
