@@ -191,8 +191,13 @@ basis_points = 2000
 pattern = {{ name = "bingo", rows = 3 }}
 basis_points = 5000
 """)
-    central = Child("central", [sys.executable, "-c", "from central_server.cli import central; central()", "serve",
-                                "--config", str(central_home / "central.toml")], central_home, up=CENTRAL_UP)
+    serve = ["serve", "--config", str(central_home / "central.toml")]
+    code = "from central_server.cli import central; central()"
+    if args.profile:  # the central server under cProfile: where its CPU goes, for the next optimisation
+        code = (f"import cProfile, sys; sys.argv = ['central', *{serve!r}]; "
+                f"cProfile.run({code!r}, {str(args.profile)!r})")
+        serve = []
+    central = Child("central", [sys.executable, "-c", code, *serve], central_home, up=CENTRAL_UP)
     print(f"central server: generating {series:,} cards and starting", flush=True)
     started = time.monotonic()
     central.start(timeout=900)
@@ -283,6 +288,7 @@ def main() -> None:
     central.add_argument("--processes", type=int, default=4)
     central.add_argument("--balls", type=int, default=30, help="stop after this many balls")
     central.add_argument("--opens-after-s", type=int, default=30)
+    central.add_argument("--profile", type=Path, default=None, help="write the central server's cProfile stats here")
     halls = sub.add_parser("halls", help="real hall servers and terminals (bingo central simulate --burst)")
     halls.add_argument("--halls", type=int, default=6)
     halls.add_argument("--terminals", type=int, default=50)
