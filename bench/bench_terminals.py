@@ -171,7 +171,8 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     paper = build_distinct_strips(10)
     virtual_cells = build_distinct_strips(count * CARDS_EACH // 6 + 10, None)
     catalog = FakeCardCatalog([Series(1, "paper", 100, 60)], {"paper": paper})
-    games = GamesModule(core, session, ledger, catalog, RandomBallGenerator, PrizeRules(line_bp=1500, bingo_bp=5500))
+    games = GamesModule(core, session, ledger, catalog, RandomBallGenerator, PrizeRules(line_bp=1500, bingo_bp=5500),
+                        desks=cashier)
     ids = [f"V1-{k}" for k in range(1, len(virtual_cells) + 1)]
     library = VirtualLibrary("V1", 9001, virtual_cells, card_codes(b"k" * 32, ids, virtual_cells))
     virtual = VirtualModule(core, games, ledger, cashier, library)

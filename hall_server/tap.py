@@ -62,6 +62,7 @@ from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.lookups import LookupModule, series_on_sale
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.roles import SYSTEM
 from hall_server.hall.responsible import ResponsiblePlayModule
@@ -77,6 +78,7 @@ from hall_server.terminal_gateway.library import load_virtual_library
 from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.verification import verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
+from hall_server.web import demo_terminals
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
 from hall_server.web.minutes import MinutesDesk
@@ -398,7 +400,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                             work=on_general_pool)
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
-    games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules)
+    games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
+                        desks=cashier)
     if blowers is not None:
         blowers.install(games, session)
     # Virtual cards on the player terminals (docs/terminals.md).
@@ -410,7 +413,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     network = None
     if config.central is not None:
         network = NetworkModule(core, ledger, cashier, config.central.hall_id, purchase_checks=virtual.purchase_checks)
-    view = HallView(config.name, warnings=config.responsible.warnings)
+    LookupModule(core, games, cashier)  # the desks' look-ups: a claimed card, a player's account
+    view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
+                    series=functools.partial(series_on_sale, games))
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)
@@ -610,8 +615,23 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     hall = build_hall(config, reactor)
     hall.web.listening.addErrback(_cannot_listen, config, reactor)
     if options.get("demo"):
-        DemoSession(
-            hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
-            pace=float(options.get("demo_pace") or 2.5), timezone=config.timezone,
-        ).setServiceParent(hall.service)
+        add_demo(hall, reactor, float(options.get("demo_pace") or 2.5))
     return hall.service
+
+
+def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
+    """The scripted session, with virtual cards on the demo's terminals and the newcomer's kiosk."""
+    config = hall.config
+    bundles = config.home / "terminal-certs"
+    names = [*demo_terminals.HEADLESS, FIRST_TERMINAL]
+    terminals = demo_terminals.provision(operator_ca_dir(config), bundles, names) if config.tls.enabled else names
+    demo = DemoSession(
+        hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
+        pace=pace, timezone=config.timezone, terminals=terminals,
+    )
+    demo.setServiceParent(hall.service)
+    host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface
+    demo_terminals.DemoTerminals(
+        reactor, demo, hall.web.listening, host=host, tls=config.tls.enabled, bundles=bundles,
+        kiosk=FIRST_TERMINAL if FIRST_TERMINAL in terminals else None, note=config.home / demo_terminals.KIOSK_NOTE,
+    ).setServiceParent(hall.service)

@@ -445,7 +445,7 @@ def _rules_fault(game: _Game, rules: PrizeRules) -> str | None:
     sales = closed["collection_cents"]
     carried = Pots(carry_line=closed["carry_line_cents"], carry_bingo=closed["carry_bingo_cents"],
                    jackpot_accumulated=game.jackpot_at_close)
-    figures = close_sale(rules, sales, carried)
+    figures = close_sale(rules, sales, carried, closed.get("boost_line_cents", 0), closed.get("boost_bingo_cents", 0))
     checks = (
         ("line prize", closed["line_cents"], figures.line_cents),
         ("bingo prize", closed["bingo_cents"], figures.bingo_cents),
@@ -488,10 +488,16 @@ def _scenario_game(game: _Game, layouts: CardLayouts) -> dict[str, Any]:
         "megabingo_cents": game.megabingo_cents,
         "megabingo_announced": game.megabingo_announced,
         "operator": {pot: game.operator.get(pot, 0) for pot in OPERATOR_POTS},
-        "reserve_boost": {"line": 0, "bingo": 0},  # the hall never boosts a prize from the reserve
+        "reserve_boost": _reserve_boost(game),
         "cards": cards,
         "draw": list(game.draw),
     }
+
+
+def _reserve_boost(game: _Game) -> dict[str, int]:
+    """What the jackpot's reserve added to the game's line and bingo at its sale's close (R91.7)."""
+    closed = game.closed or {}
+    return {"line": closed.get("boost_line_cents", 0), "bingo": closed.get("boost_bingo_cents", 0)}
 
 
 def _result_game(day: str, game: _Game) -> dict[str, Any]:

@@ -31,6 +31,22 @@ the hall.  Its rules, as this module enforces them:
   recorded and posted to ``over_short:<desk>`` (a shortage is debited there, an excess
   credited), so the ledger stays balanced, the drawer's account equals what was
   counted, and every difference stays visible on an account of its own.
+* **Cash between drawers** moves only by a journaled transfer (a ``cash_moved``
+  record and its posting): a seller's takings handed in to a cash desk
+  (``cash:<seller>`` -> ``cash:<desk>``), a desk's float topped up from the operator's
+  safe (``house`` -> ``cash:<desk>``), or cash moved from one desk to another.  The desk
+  receiving (and the one giving) must be open, and the source must hold the amount; a
+  seller's stakes of a game that could still be refunded (under way, no prize won yet)
+  stay in the drawer, which would pay them back (:attr:`CashierModule.drawer_holds`).
+* **Every cash payment** - a cash-out, a prize on a paper card - comes from a cash
+  desk that is open (:meth:`CashierModule.paying_drawer`), never from a seller's drawer.
+* **The jackpot's bank account** (R91.11): the jackpot's funds (accumulated and
+  reserve) are deposited every day into a dedicated account, ``bank:jackpot``.  The
+  cashier records what the account lacks going into the bank, from a desk's drawer or
+  by the operator's transfer (``deposit_jackpot``, with the bank slip's reference);
+  after a jackpot paid in cash the account holds more than the funds, and that surplus
+  comes back to a desk or the operator (``withdraw_jackpot_surplus``): the jackpot's
+  prizes are paid from the account.
 
 The module holds the state (rebuilt from the journal by :meth:`apply`); rendering
 tickets and statements happens outside the decisions, from that state.  The slow work
@@ -60,6 +76,14 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
+from protocol.settlement import (
+    JACKPOT_BANK_ACCOUNT,
+    POT_ACCOUNTS,
+    Pots,
+    jackpot_bank_surplus,
+    jackpot_deposit_due,
+    jackpot_funds,
+)
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_inline
 from server_kit.journal.projection import ProjectedState
 
@@ -70,6 +94,10 @@ PIN_LENGTHS = range(4, 9)
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 ACCOUNT_DIGITS = 12
 MAX_REFERENCE = 64
+#: The kinds of ``cash_moved`` record: what a transfer between drawers is.
+HAND_IN, FLOAT_TOP_UP, DESK_TO_DESK = "hand_in", "float_top_up", "desk_to_desk"
+#: The other side of a jackpot bank movement that is not a desk: the operator's own account.
+OPERATOR = "operator"
 
 PERMISSIONS = {
     "open_player_account": {Role.CASHIER},
@@ -78,6 +106,12 @@ PERMISSIONS = {
     "close_player_account": {Role.CASHIER},
     "open_cash_desk": {Role.CASHIER},
     "reconcile_cash_desk": {Role.CASHIER},
+    "hand_in_takings": {Role.CASHIER},
+    "top_up_float": {Role.CASHIER},
+    "move_cash": {Role.CASHIER},
+    "cash_drawers": {Role.CASHIER, Role.ROOM_CHIEF, Role.ADMINISTRATOR},
+    "deposit_jackpot": {Role.CASHIER},
+    "withdraw_jackpot_surplus": {Role.CASHIER},
     "print_player_ticket": {Role.CASHIER},
     # A statement is printed for the player at the desk, or for an inspector (R93.7).
     "print_account_statement": {Role.CASHIER, Role.ADMINISTRATOR},
@@ -166,6 +200,19 @@ def cash_account(desk: str) -> str:
 
 def over_short_account(desk: str) -> str:
     return f"over_short:{desk}"
+
+
+def _named(counterpart: str) -> str:
+    return "the operator's account" if counterpart == OPERATOR else f"desk {counterpart}"
+
+
+def _bank_reference(reference: object) -> str:
+    """The bank slip's or transfer's reference of a jackpot deposit or withdrawal, or :class:`CashierError`."""
+    if not isinstance(reference, str) or not reference.strip():
+        raise CashierError("give the bank slip's reference: it ties the record to the bank's statement")
+    if len(reference.strip()) > MAX_REFERENCE:
+        raise CashierError(f"the bank reference has at most {MAX_REFERENCE} characters")
+    return reference.strip()
 
 
 # --- State ------------------------------------------------------------------------------
@@ -294,6 +341,9 @@ class CashierModule(ProjectedState):
         self.new_account_number = new_account_number
         self.new_salt = new_salt
         self.state = CashierState()
+        #: What of a drawer's cash must stay in it, told by the modules that know (the
+        #: games: a seller's stakes of a game under way): each returns cents and why.
+        self.drawer_holds: list[Callable[[str], tuple[int, str]]] = []
         for desk in desks:
             account_kind(cash_account(desk))  # a desk name must make a valid account name
             self.state.desks[desk] = CashDesk(desk)
@@ -315,6 +365,19 @@ class CashierModule(ProjectedState):
              "open a cash desk with its float"),
             ("reconcile_cash_desk", self.reconcile_desk, {"desk": str, "counted_cents": int},
              "close a cash desk: record the counted cash and the over or short"),
+            ("hand_in_takings", self.hand_in_takings, {"seller": str, "desk": str, "amount_cents": int},
+             "take a seller's takings from the seller's drawer into an open cash desk"),
+            ("top_up_float", self.top_up_float, {"desk": str, "amount_cents": int},
+             "put more cash from the operator's safe into an open cash desk"),
+            ("move_cash", self.move_cash, {"from_desk": str, "to_desk": str, "amount_cents": int},
+             "move cash from one open cash desk to another"),
+            ("cash_drawers", self.cash_drawers, {}, "what each cash desk and seller's drawer holds, and the jackpot deposit due"),
+            ("deposit_jackpot", self.deposit_jackpot, {"source": str, "amount_cents": int, "reference": str},
+             "record the day's deposit of the jackpot's money into its bank account, from a desk or the "
+             "operator (R91.11)"),
+            ("withdraw_jackpot_surplus", self.withdraw_jackpot_surplus,
+             {"destination": str, "amount_cents": int, "reference": str},
+             "take what the jackpot's bank account holds beyond its funds back to a desk or the operator (R91.11)"),
             ("print_player_ticket", self.print_ticket, {"account": str},
              "the PDF ticket with the account number and its QR code"),
             ("print_account_statement", self.print_statement, {"account": str},
@@ -362,6 +425,53 @@ class CashierModule(ProjectedState):
         if not desk.open:
             raise CashierError(f"cash desk {desk.name} is not open; open it with its float first")
         return desk
+
+    def paying_drawer(self, desk: object) -> str:
+        """The ledger account of ``desk`` if it is a cash desk that is open, or :class:`CashierError`.
+
+        Every cash payment comes from here: a seller's drawer, or a desk closed by its
+        reconciliation, pays nothing.
+        """
+        if not isinstance(desk, str) or desk not in self.state.desks:
+            raise CashierError(
+                f"{desk!r} is not a cash desk (the desks are {', '.join(sorted(self.state.desks))}); "
+                "payments are made at an open cash desk, never from a seller's drawer: hand the takings "
+                "in to a desk first (hand_in_takings)"
+            )
+        return cash_account(self.require_open_desk(desk).name)
+
+    def jackpot_deposit_due(self) -> int:
+        """What the jackpot's bank account lacks of the jackpot's funds now, in cents (R91.11)."""
+        return jackpot_deposit_due(self._pots(), self.ledger.balance(JACKPOT_BANK_ACCOUNT))
+
+    def jackpot_bank_surplus(self) -> int:
+        """What the jackpot's bank account holds beyond the jackpot's funds, in cents."""
+        return jackpot_bank_surplus(self._pots(), self.ledger.balance(JACKPOT_BANK_ACCOUNT))
+
+    def _pots(self) -> Pots:
+        return Pots.from_accounts({account: self.ledger.balance(account) for account in POT_ACCOUNTS.values()})
+
+    def drawer_hold(self, account: str) -> tuple[int, str]:
+        """What of drawer ``account`` must stay in it (cents), and why; (0, "") when nothing."""
+        held, why = 0, []
+        for hold in self.drawer_holds:
+            cents, reason = hold(account)
+            if cents:
+                held += cents
+                why.append(reason)
+        return held, "; ".join(why)
+
+    def drawers(self) -> dict[str, dict[str, Any]]:
+        """Every cash desk (open or not) and every other drawer holding cash: balance and state."""
+        shown: dict[str, dict[str, Any]] = {
+            name: {"desk": True, "open": desk.open, "cents": self.ledger.balance(cash_account(name))}
+            for name, desk in sorted(self.state.desks.items())
+        }
+        for account, cents in self.ledger.ledger.balances().items():
+            kind, _, name = account.partition(":")
+            if kind == "cash" and name not in shown and cents:
+                shown[name] = {"desk": False, "open": None, "cents": cents}
+        return shown
 
     def ticket(self, number: str) -> Ticket:
         account = self.usable_account(number)
@@ -597,6 +707,159 @@ class CashierModule(ProjectedState):
             return entries
 
         return self.core.execute(actor, "reconcile_cash_desk", decide)
+
+    def hand_in_takings(self, actor: Actor, seller: str, desk: str, amount_cents: int) -> Deferred[list[Record]]:
+        """A seller hands in ``amount_cents`` of the drawer's takings to an open cash desk."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "amount handed in")
+            if not isinstance(seller, str) or not seller.strip():
+                raise CashierError("name the seller whose takings are handed in")
+            name = seller.strip()
+            if name in self.state.desks:
+                raise CashierError(f"{name} is a cash desk, not a seller's drawer; move cash between desks with move_cash")
+            source = cash_account(name)
+            account_kind(source)
+            drawer = self.require_open_desk(desk)
+            self._check_source(source, f"seller {name}'s drawer", amount)
+            return self._moved(HAND_IN, source, cash_account(drawer.name), amount,
+                               f"takings of seller {name} handed in to desk {drawer.name}")
+
+        return self.core.execute(actor, "hand_in_takings", decide)
+
+    def top_up_float(self, actor: Actor, desk: str, amount_cents: int) -> Deferred[list[Record]]:
+        """More cash from the operator's safe into an open desk's drawer (its float grows)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "top-up")
+            drawer = self.require_open_desk(desk)
+            return self._moved(FLOAT_TOP_UP, "house", cash_account(drawer.name), amount,
+                               f"float of desk {drawer.name} topped up from the safe")
+
+        return self.core.execute(actor, "top_up_float", decide)
+
+    def move_cash(self, actor: Actor, from_desk: str, to_desk: str, amount_cents: int) -> Deferred[list[Record]]:
+        """Move cash from one open desk's drawer to another's."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "amount moved")
+            giving = self.require_open_desk(from_desk)
+            taking = self.require_open_desk(to_desk)
+            if giving.name == taking.name:
+                raise CashierError(f"cash moves between two different desks, not from {giving.name} to itself")
+            source = cash_account(giving.name)
+            self._check_source(source, f"desk {giving.name}", amount)
+            return self._moved(DESK_TO_DESK, source, cash_account(taking.name), amount,
+                               f"cash moved from desk {giving.name} to desk {taking.name}")
+
+        return self.core.execute(actor, "move_cash", decide)
+
+    def cash_drawers(self, actor: Actor) -> Deferred[dict[str, str]]:
+        """What each drawer holds, the jackpot's bank account and the deposit due (R91.11), in euros,
+        for the person at the desk; nothing is written."""
+
+        def run() -> dict[str, str]:
+            self.core.check_permission(actor, "cash_drawers")
+            shown = {
+                (f"desk {name}" if d["desk"] else f"seller {name}"):
+                    format_cents(d["cents"]) + ("" if not d["desk"] else " (open)" if d["open"] else " (closed)")
+                for name, d in self.drawers().items()
+            }
+            shown["jackpot bank account"] = format_cents(self.ledger.balance(JACKPOT_BANK_ACCOUNT))
+            shown["jackpot deposit due"] = format_cents(self.jackpot_deposit_due())
+            return shown
+
+        return defer.maybeDeferred(run)
+
+    def deposit_jackpot(self, actor: Actor, source: str, amount_cents: int, reference: str) -> Deferred[list[Record]]:
+        """Put ``amount_cents`` of the jackpot's money into its bank account (R91.11).
+
+        ``source`` is an open cash desk (its drawer's cash goes to the bank) or
+        ``operator`` (a transfer from the operator's own account, posted against
+        ``house`` as the operator's contributions are).
+        """
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "deposit")
+            account, name = self._bank_counterpart(source)
+            slip = _bank_reference(reference)
+            due = self.jackpot_deposit_due()
+            if amount > due:
+                raise CashierError(
+                    f"the jackpot's bank account lacks {format_cents(due)} of the jackpot's funds; "
+                    f"a deposit of {format_cents(amount)} is more than is due (R91.11)"
+                )
+            if account != "house":
+                self._check_source(account, f"desk {name}", amount)
+            return self._jackpot_moved(
+                "jackpot_deposited", now, name, amount, slip, due,
+                Posting.transfer(amount, debit=JACKPOT_BANK_ACCOUNT, credit=account,
+                                 reason=f"jackpot:bank deposit {slip} from {_named(name)}"),
+            )
+
+        return self.core.execute(actor, "deposit_jackpot", decide)
+
+    def withdraw_jackpot_surplus(
+        self, actor: Actor, destination: str, amount_cents: int, reference: str
+    ) -> Deferred[list[Record]]:
+        """Take what the jackpot's bank account holds beyond the funds back to an open desk or the operator."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            amount = check_cents(amount_cents, "withdrawal")
+            account, name = self._bank_counterpart(destination)
+            slip = _bank_reference(reference)
+            surplus = self.jackpot_bank_surplus()
+            if amount > surplus:
+                raise CashierError(
+                    f"the jackpot's bank account holds {format_cents(surplus)} beyond the jackpot's funds; "
+                    f"only that may be taken back, not {format_cents(amount)} (R91.11)"
+                )
+            return self._jackpot_moved(
+                "jackpot_withdrawn", now, name, amount, slip, self.jackpot_deposit_due(),
+                Posting.transfer(amount, debit=account, credit=JACKPOT_BANK_ACCOUNT,
+                                 reason=f"jackpot:bank withdrawal {slip} to {_named(name)}"),
+            )
+
+        return self.core.execute(actor, "withdraw_jackpot_surplus", decide)
+
+    def _bank_counterpart(self, name: object) -> tuple[str, str]:
+        """The ledger account and name of the other side of a jackpot bank movement."""
+        if name == OPERATOR:
+            return "house", OPERATOR
+        return cash_account(self.require_open_desk(name).name), str(name)
+
+    def _jackpot_moved(
+        self, kind: str, now: int, counterpart: str, amount: int, reference: str, due: int, posting: Posting
+    ) -> list[tuple[str, dict[str, Any]]]:
+        self.ledger.check([posting])
+        bank_after = self.ledger.balance(JACKPOT_BANK_ACCOUNT) + (amount if kind == "jackpot_deposited" else -amount)
+        return [
+            (
+                kind,
+                {"counterpart": counterpart, "amount": amount, "reference": reference,
+                 "date": local_date(now, self.timezone).isoformat(), "due_before": due,
+                 "funds": jackpot_funds(self._pots()), "bank_after": bank_after},
+            ),
+            *posting_entries([posting]),
+        ]
+
+    def _check_source(self, account: str, what: str, amount: int) -> None:
+        """Refuse to take ``amount`` from drawer ``account`` if it does not hold it, or must keep it."""
+        holds = self.ledger.balance(account)
+        kept, why = self.drawer_hold(account)
+        if amount > holds - kept:
+            free = f"; {format_cents(kept)} of it must stay there ({why})" if kept else ""
+            raise CashierError(
+                f"{what} holds {format_cents(holds)}{free}: it cannot give {format_cents(amount)}"
+            )
+
+    def _moved(self, kind: str, source: str, destination: str, amount: int, reason: str) -> list[tuple[str, dict[str, Any]]]:
+        posting = Posting.transfer(amount, debit=destination, credit=source, reason=reason)
+        self.ledger.check([posting])
+        return [
+            ("cash_moved", {"kind": kind, "source": source, "destination": destination, "amount": amount}),
+            *posting_entries([posting]),
+        ]
 
     def print_ticket(self, actor: Actor, account: str) -> Deferred[bytes]:
         """The player's ticket as PDF bytes; nothing is written."""

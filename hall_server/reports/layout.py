@@ -127,6 +127,9 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
                 ("bingo_prize_cents", "Bingo prize", _cents(game.bingo_cents)),
                 ("carry_line_cents", "of which carried into the line", Cents(game.carry_line_cents)),
                 ("carry_bingo_cents", "of which carried into the bingo", Cents(game.carry_bingo_cents)),
+                ("boost_line_cents", "of which from the jackpot reserve, line (R91.7)", Cents(game.boost_line_cents)),
+                ("boost_bingo_cents", "of which from the jackpot reserve, bingo (R91.7)",
+                 Cents(game.boost_bingo_cents)),
                 ("prizes_paid_cents", "Prizes paid", Cents(game.prizes_paid_cents)),
                 ("refunded_cards", "Cards refunded", game.refunded_cards),
                 ("refunded_cents", "Refunded", Cents(game.refunded_cents)),
@@ -300,6 +303,22 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo)
             "operator_contributions", "Operator contributions to pots (R89.5, R91.9)",
             [("seq", "Record"), ("time", "Time"), ("pot", "Pot"), ("amount_cents", "Amount"), ("by", "By")],
             [[m.seq, _time(m.time_ms, timezone), m.pot, Cents(m.amount_cents), m.by] for m in session.pot_movements],
+        ),
+        _table(
+            "jackpot_bank", "The jackpot's bank account: deposits and withdrawals (R91.11)",
+            [("seq", "Record"), ("time", "Time"), ("kind", "Kind"), ("counterpart", "From / to"),
+             ("amount_cents", "Amount"), ("reference", "Bank reference"), ("due_before_cents", "Due before"),
+             ("funds_cents", "Jackpot funds"), ("bank_after_cents", "Account after"), ("by", "By")],
+            [[m.seq, _time(m.time_ms, timezone), m.kind, m.counterpart, Cents(m.amount_cents), m.reference,
+              Cents(m.due_before_cents), Cents(m.funds_cents), Cents(m.bank_after_cents), m.by]
+             for m in session.jackpot_bank],
+        ),
+        _fields(
+            "jackpot_at_close", "The jackpot at the closing (R91.11)",
+            [
+                ("funds_cents", "Jackpot funds (accumulated and reserve)", _cents(session.jackpot_funds_at_close_cents)),
+                ("bank_cents", "In its bank account", _cents(session.jackpot_bank_at_close_cents)),
+            ],
         ),
     ]
     return Report("session", subject, f"{hall_name} - minutes of session {session.number} ({session.date})",

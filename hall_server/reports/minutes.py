@@ -11,7 +11,8 @@
 * per session (:class:`SessionMinutes`, R77.1-2, R83.5): the verification before it,
   the ball counts with their witnesses, the opening and closing signatures of the
   administrator and the room chief, every game, the incidents, complaints and extra
-  checks, and the daily summary with running totals;
+  checks, the jackpot's bank deposits with its funds and account at the close (R91.11),
+  and the daily summary with running totals;
 * per month (:class:`MonthCount`, R77.4): the physical and virtual cards sold.
 
 Every part names the journal records it covers (:class:`JournalRange`): the first and
@@ -49,6 +50,8 @@ POT_PRIZES = {
     "megabingo": "pot:megabingo",
     "jackpot": "pot:jackpot_accumulated",
 }
+JACKPOT_ACCUMULATED, JACKPOT_RESERVE = "pot:jackpot_accumulated", "pot:jackpot_reserve"
+JACKPOT_BANK = "bank:jackpot"  # the jackpot's own bank account (R91.11)
 _MONTH = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])")
 GAME_REFUND = "refund:game"
 TERMINAL_REFUND = "refund:terminal"
@@ -234,6 +237,8 @@ class GameMinutes:
     bingo_cents: int | None = None
     carry_line_cents: int = 0
     carry_bingo_cents: int = 0
+    boost_line_cents: int = 0  # from the jackpot's reserve (R91.7), inside line_cents
+    boost_bingo_cents: int = 0
     house_cents: int | None = None
     tax_cents: int | None = None  # posted when the game is closed or finished
     tax_base_cents: int | None = None
@@ -339,6 +344,22 @@ class PotMovement:
 
 
 @dataclass(frozen=True)
+class JackpotBankMovement:
+    """Jackpot money into (``deposit``) or back out of (``withdrawal``) its bank account (R91.11)."""
+
+    seq: int
+    time_ms: int
+    kind: str
+    counterpart: str  # the cash desk, or "operator"
+    amount_cents: int
+    reference: str
+    due_before_cents: int  # what the account lacked of the jackpot's funds before it
+    funds_cents: int
+    bank_after_cents: int
+    by: str
+
+
+@dataclass(frozen=True)
 class SummaryRow:
     """One game of the daily summary with the running totals after it (R83.5)."""
 
@@ -366,6 +387,10 @@ class SessionMinutes:
     book: list[BookEntry] = field(default_factory=list)
     ball_sets: list[BookEntry] = field(default_factory=list)
     pot_movements: list[PotMovement] = field(default_factory=list)
+    jackpot_bank: list[JackpotBankMovement] = field(default_factory=list)
+    #: At the closing: the jackpot's funds (accumulated and reserve) and its bank account (R91.11).
+    jackpot_funds_at_close_cents: int | None = None
+    jackpot_bank_at_close_cents: int | None = None
 
     @property
     def journal_range(self) -> JournalRange:
@@ -480,6 +505,7 @@ class MinutesBook:
         self._pending_verifications: list[Verification] = []
         self._pending_book: list[BookEntry] = []
         self._pending_moves: list[PotMovement] = []
+        self._pending_bank: list[JackpotBankMovement] = []
         self._pending_sets: list[BookEntry] = []
         self._balances: dict[str, int] = {}  # account -> debit minus credit
         self.last: Record | None = None
@@ -586,6 +612,8 @@ class MinutesBook:
             session.opened_seq = record.seq
         elif kind == "session_closed" and session is not None:
             session.closed_seq = record.seq
+            session.jackpot_funds_at_close_cents = self.pot_level(JACKPOT_ACCUMULATED) + self.pot_level(JACKPOT_RESERVE)
+            session.jackpot_bank_at_close_cents = self._balances.get(JACKPOT_BANK, 0)
             self._current_session = None
             self._pending_span = _Span()
         elif kind in ("incident_recorded", "complaint_recorded", "extra_check_requested"):
@@ -600,6 +628,12 @@ class MinutesBook:
         elif kind == "operator_contribution":
             move = PotMovement(record.seq, record.time_ms, p["pot"], p["amount_cents"], name)
             (session.pot_movements if session is not None else self._pending_moves).append(move)
+        elif kind in ("jackpot_deposited", "jackpot_withdrawn"):
+            movement = JackpotBankMovement(
+                record.seq, record.time_ms, "deposit" if kind == "jackpot_deposited" else "withdrawal",
+                p["counterpart"], p["amount"], p["reference"], p["due_before"], p["funds"], p["bank_after"], name,
+            )
+            (session.jackpot_bank if session is not None else self._pending_bank).append(movement)
         elif kind == "sale_opened" and "card_set" in p:  # a paper game of this hall, not a relayed one
             self._game_opened(record)
         else:
@@ -619,8 +653,10 @@ class MinutesBook:
             book=self._pending_book,
             ball_sets=self._pending_sets,
             pot_movements=self._pending_moves,
+            jackpot_bank=self._pending_bank,
         )
         self._pending_verifications, self._pending_book, self._pending_sets, self._pending_moves = [], [], [], []
+        self._pending_bank = []
         self.sessions.append(session)
         self._current_session = session
         return session
@@ -656,6 +692,14 @@ class MinutesBook:
             game.draw.append(
                 DrawEvent(record.seq, record.time_ms, len(game.drawn), game.drawn[-1] if game.drawn else None,
                           "pot moved", (), posting.amount, "jackpot reserve to accumulated jackpot (R91)")
+            )
+        elif posting.reason in ("jackpot:reserve boost", "jackpot:reserve boost returned"):
+            out = posting.reason == "jackpot:reserve boost"
+            game.pots[JACKPOT_RESERVE].moved_cents += -posting.amount if out else posting.amount
+            game.draw.append(
+                DrawEvent(record.seq, record.time_ms, len(game.drawn), None, "pot moved", (), posting.amount,
+                          "jackpot reserve to the line and bingo (R91.7)" if out
+                          else "reserve boost back to the jackpot reserve: the game was refunded")
             )
         elif posting.reason == "pots:contribution returned":
             for account, change in posting.signed().items():
@@ -731,6 +775,7 @@ class MinutesBook:
             game.collection_cents = p["collection_cents"]
             game.line_cents, game.bingo_cents = p["line_cents"], p["bingo_cents"]
             game.carry_line_cents, game.carry_bingo_cents = p["carry_line_cents"], p["carry_bingo_cents"]
+            game.boost_line_cents, game.boost_bingo_cents = p.get("boost_line_cents", 0), p.get("boost_bingo_cents", 0)
             game.house_cents = p["house_cents"]
             for pot, cents in sorted(p["contributions"].items(), key=lambda item: POTS.index(item[0])):
                 game.pots[pot].collected_cents += cents

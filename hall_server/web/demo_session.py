@@ -6,7 +6,15 @@ board: the pre-session verification and the opening ball count, the signatures, 
 game after game - sale announced, paper cards sold in ranges by three sellers, sale
 closed, balls drawn, every card a ball completes claimed and verified by the table
 chief (now and then a player claims too early and the claim is rejected), prizes paid
-from the cash desk, game closed and cards collected.
+from the cash desk (the sellers hand their takings in to it once the game is over), game
+closed and cards collected.
+
+With ``terminals`` the games have virtual cards too: at the opening the staff enrol
+those player terminals, admit a visitor for each and open a player account with a PIN
+and credit, and every game opens the terminals' sale for a while before the paper sale
+closes.  Who plays on them is not this script's business: :attr:`DemoSession.players`
+fires with each terminal's token, account and PIN, for headless terminal clients or a
+person at a kiosk to sign in and buy cards as any player would (R82.13-16, R93).
 
 It decides no rule: each step is a command the hall's core may refuse, and a refusal
 is logged and the script carries on with the next sensible step.
@@ -15,8 +23,9 @@ is logged and the script carries on with the next sensible step.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Any
+from typing import Any, Sequence
 
 from twisted.application.service import Service
 from twisted.internet import defer, task
@@ -25,7 +34,7 @@ from twisted.logger import Logger
 
 from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from hall_server.hall.roles import Role
-from hall_server.web.view import HallView
+from hall_server.web.view import GamePicture, HallView
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.core import Actor, CommandCore
@@ -38,8 +47,25 @@ TABLE_CHIEF = Actor("demo-table-chief", Role.TABLE_CHIEF)
 CALLER = Actor("demo-caller", Role.SELLER_CALLER)
 SELLERS = tuple(Actor(name, Role.SELLER_CALLER) for name in ("demo-seller-ana", "demo-seller-ben", "demo-caller"))
 CASHIER = Actor("demo-cashier", Role.CASHIER)
+DOOR = Actor("demo-door", Role.ADMISSION)
 WITNESSES = ["A member of the public", "Another player"]
 FLOAT_CENTS = 100_000
+#: What each demo player's account is loaded with at the opening.
+PLAYER_CREDIT_CENTS = 20_000
+#: The demo players' PIN: a demo hides nothing from the newcomer who watches it.
+PLAYER_PIN = "2468"
+#: The banned list a demo hall imports, so that its door admits the demo's players (R75.2).
+DEMO_BANNED_LIST = "document,name,until\nX0000000,Demo Banned Person,\n"
+
+
+@dataclass(frozen=True)
+class DemoPlayer:
+    """A player terminal the demo enrolled and the account waiting to play on it."""
+
+    terminal: str
+    token: str
+    account: str
+    pin: str
 
 
 class DemoSession(Service):
@@ -57,6 +83,7 @@ class DemoSession(Service):
         cards_per_game: int = 120,
         rng: random.Random | None = None,
         timezone: tzinfo = DEFAULT_TIMEZONE,
+        terminals: Sequence[str] = (),
     ) -> None:
         self.core = core
         self.timezone = timezone  # the hall's: the session is dated by its local day
@@ -68,6 +95,13 @@ class DemoSession(Service):
         self.cards_per_game = cards_per_game
         self.rng = rng or random.Random()
         self.running_game: defer.Deferred[None] | None = None
+        self.terminals = tuple(terminals)
+        #: Fires once with the :class:`DemoPlayer` of every terminal enrolled.
+        self.players: defer.Deferred[list[DemoPlayer]] = defer.Deferred()
+        #: Seconds the terminals' sale of a game stays open: long enough to sign in and buy.
+        self.terminal_sale_s = max(5, round(12 * pace))
+        #: What each seller's drawer took and has not handed in to the desk yet, in cents.
+        self.takings: dict[str, int] = {}
 
     def startService(self) -> None:
         super().startService()
@@ -84,7 +118,7 @@ class DemoSession(Service):
         return task.deferLater(self.clock, self.pace * factor, lambda: None)
 
     @defer.inlineCallbacks
-    def command(self, actor: Actor, name: str, **args: Any):  # type: ignore[no-untyped-def]
+    def command(self, actor: Actor, name: str, /, **args: Any):  # type: ignore[no-untyped-def]
         """Give one command; the committed records, or ``None`` if the hall refused it."""
         try:
             records = yield self.core.commands[name].handler(actor, **args)
@@ -96,6 +130,8 @@ class DemoSession(Service):
     @defer.inlineCallbacks
     def play(self):  # type: ignore[no-untyped-def]
         yield self.open_session()
+        if self.terminals:  # after a restart too: the earlier run's tokens are gone
+            yield self.enrol_players()
         while True:
             played = yield self.play_game()
             yield self.wait(4 if played else 10)
@@ -118,6 +154,37 @@ class DemoSession(Service):
         yield self.wait()
 
     @defer.inlineCallbacks
+    def enrol_players(self):  # type: ignore[no-untyped-def]
+        """Each terminal enrolled afresh (its token is known only at enrolment), with a player
+        admitted at the door and an account with credit."""
+        if self.view.banned_list is None:
+            yield self.command(ADMIN, "import_banned_list", content=DEMO_BANNED_LIST, source="demo-banned-list.csv")
+        players = []
+        for number, terminal in enumerate(self.terminals, 1):
+            enrolled = yield self.command(ROOM_CHIEF, "enrol_terminal", terminal=terminal, place="demo")
+            if enrolled is None:  # enrolled by an earlier run, whose token is gone
+                yield self.command(ROOM_CHIEF, "revoke_terminal", terminal=terminal,
+                                   reason="the demo starts again and enrols it with a new token")
+                enrolled = yield self.command(ROOM_CHIEF, "enrol_terminal", terminal=terminal, place="demo")
+            if enrolled is None:
+                continue
+            document = f"DEMO{self.rng.randrange(10**8):08d}"
+            admitted = yield self.command(DOOR, "admit_visitor", name=f"Demo player {number}", document=document)
+            if not admitted:
+                continue
+            visitor = admitted[0].payload["number"]
+            opened = yield self.command(CASHIER, "open_player_account", visitor=visitor, medium="ticket",
+                                        pin=PLAYER_PIN)
+            if not opened:
+                continue
+            account = opened[0].payload["account"]
+            yield self.command(CASHIER, "load_credit", account=account, amount_cents=PLAYER_CREDIT_CENTS,
+                               desk=self.desk)
+            players.append(DemoPlayer(terminal, enrolled["token"], account, PLAYER_PIN))
+        if not self.players.called:
+            self.players.callback(players)
+
+    @defer.inlineCallbacks
     def play_game(self):  # type: ignore[no-untyped-def]
         """One whole game; False if no series could be put on sale."""
         game = self.view.game
@@ -137,8 +204,16 @@ class DemoSession(Service):
                     break
             else:
                 return False
+            if self.terminals:
+                yield self.command(CALLER, "open_terminal_sale", seconds=self.terminal_sale_s)
             yield self.wait()
+        sale_began = self.clock.seconds()
         yield self.sell()
+        if self.terminals:
+            # The players at the terminals buy until their sale time is over.
+            left = self.terminal_sale_s - (self.clock.seconds() - sale_began)
+            if left > 0:
+                yield task.deferLater(self.clock, left, lambda: None)
         if self.view.game is None or not self.view.game.cards_sold:
             # Nothing could be sold (the series had no card left): the game is called off.
             yield self.command(ROOM_CHIEF, "suspend_game", reason="no card could be sold")
@@ -169,6 +244,7 @@ class DemoSession(Service):
                     return  # the series ran out: sell what there is
                 most = 1  # near the series' end: card by card, to its last card
                 continue
+            self.takings[seller.name] = self.takings.get(seller.name, 0) + sold[0].payload["amount_cents"]
             next_card += count
             wanted -= count
             yield self.wait(0.2)
@@ -186,13 +262,25 @@ class DemoSession(Service):
                 break
             yield self.wait()
             if any(w["pattern"] == "line" for w in game.winners) and not line_paid:
-                line_paid = (yield self.command(CASHIER, "pay_prizes", desk=self.desk)) is not None
+                # A line won by virtual cards alone is credited to their accounts with this ball (R85.9).
+                line_paid = paid(game, "line") or (yield self.command(CASHIER, "pay_prizes", desk=self.desk)) is not None
             yield self.claims(records)
         yield self.command(ROOM_CHIEF, "close_game")
         yield self.wait()
-        yield self.command(CASHIER, "pay_prizes", desk=self.desk)
+        yield self.hand_in_takings()
+        game = self.view.game
+        if game is not None and not paid(game, "bingo"):
+            yield self.command(CASHIER, "pay_prizes", desk=self.desk)
         yield self.wait()
         yield self.command(ROOM_CHIEF, "collect_cards")
+
+    @defer.inlineCallbacks
+    def hand_in_takings(self):  # type: ignore[no-untyped-def]
+        """The game is over: each seller hands the game's takings in to the cash desk."""
+        for seller, cents in sorted(self.takings.items()):
+            if cents and (yield self.command(CASHIER, "hand_in_takings", seller=seller, desk=self.desk,
+                                             amount_cents=cents)) is not None:
+                self.takings[seller] = 0
 
     @defer.inlineCallbacks
     def claims(self, records: list[Record]):  # type: ignore[no-untyped-def]
@@ -203,7 +291,9 @@ class DemoSession(Service):
             claimed = list(record.payload.get("completed_bingo", ()))
             if not line_won:
                 claimed += record.payload.get("completed_line", ())
-            # (a row completed once the line is won wins nothing: nobody claims it)
+            # (a row completed once the line is won wins nothing: nobody claims it; and the
+            # hall claims for virtual cards itself, R93.10: only paper cards are called)
+            claimed = [label for label in claimed if int(label.split("-")[0]) in self.series]
             if not claimed and self.rng.random() < 0.03 and game is not None and game.cards_sold:
                 # An eager player claims a card that has not won: the check refuses it (R85.11).
                 first = game.series[0]
@@ -212,3 +302,8 @@ class DemoSession(Service):
                 series, number = (int(x) for x in label.split("-"))
                 yield self.command(TABLE_CHIEF, "verify_claim", series=series, card_number=number)
                 yield self.wait(0.5)
+
+
+def paid(game: GamePicture, prize: str) -> bool:
+    """Whether ``game``'s picture holds a payment of ``prize``."""
+    return any(payment["prize"] == prize for payment in game.paid)

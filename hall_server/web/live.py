@@ -17,8 +17,8 @@ The console socket also carries command requests, answered through the same
 :class:`~server_kit.web.channel.CommandChannel` as ``POST /api/command``.  The board
 socket is read-only: anything sent to it is answered with an error and ignored.
 
-Messages sent: ``snapshot`` (``me``, ``commands``, ``view``), ``record`` (``record``,
-``view``), ``answer`` (a command's answer), ``board`` (``view``), ``error``.
+Messages sent: ``snapshot`` (``me``, ``commands``, ``choices``, ``view``), ``record`` (``record``,
+``view``), ``answer`` (a command's answer), ``board`` (``view``, ``time_ms``), ``error``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from hall_server.web.auth import SignIn, SignIns
+from hall_server.web.forms import CHOICES, is_document
 from hall_server.web.minutes import may_read_minutes
 from hall_server.web.redaction import record_json, redacted
 from hall_server.web.view import HallView
@@ -58,7 +59,7 @@ class LiveHub:
         if self.consoles:
             fan_out(self.consoles, dumps(self.record_message(record)))
         if self.boards:
-            fan_out(self.boards, dumps(self.board_message()))
+            fan_out(self.boards, dumps(self.board_push()))
 
     # --- The pictures: every one of them is made here, and redacted here -------------
 
@@ -71,11 +72,19 @@ class LiveHub:
         message: dict[str, Any] = redacted({"type": "board", "view": self.view.board()})
         return message
 
+    def board_push(self) -> dict[str, Any]:
+        """The board picture as a socket gets it, with the server's time (``time_ms``): a
+        screen counts the terminals' sale time down on the hall's clock, not its own."""
+        return {**self.board_message(), "time_ms": int(self.sign_ins.clock.seconds() * 1000)}
+
     def console_snapshot(self, sign_in: SignIn) -> dict[str, Any]:
         snapshot: dict[str, Any] = redacted({
             "type": "snapshot",
             "me": sign_in.actor.to_dict(),
-            "commands": self.channel.describe(sign_in.actor),
+            # A command that makes a file is offered as a download (POST /api/document).
+            "commands": [{**command, "document": is_document(command["name"])}
+                         for command in self.channel.describe(sign_in.actor)],
+            "choices": CHOICES,
             # Whether the console offers the minutes book; the server checks it again.
             "minutes": may_read_minutes(sign_in.actor),
             "view": self.view.console(),
@@ -153,7 +162,7 @@ class BoardSocket(_Socket):
 
     def negotiationFinished(self) -> None:
         self.hub.boards.add(self)
-        self.send(self.hub.board_message())
+        self.send(self.hub.board_push())
 
     def textMessageReceived(self, message: str) -> None:
         self.send(error_answer(None, ChannelError("read_only", "the information board takes no commands")))

@@ -11,6 +11,7 @@ path                   who          what
 ``/static/...``        anyone       the pages' CSS and JavaScript
 ``/api/state``         staff        GET: the console snapshot
 ``/api/command``       staff        POST: one command request (``channel``)
+``/api/document``      staff        POST: a ``print_...`` command's PDF, as a download
 ``/api/board``         anyone       GET: the board picture
 ``/api/minutes/...``   admin, room  GET: a game's or session's signed minutes
                        chief        (``game/<id>.pdf``, ``session/<n>.csv``, ``...pdf.sig``)
@@ -54,6 +55,7 @@ from twisted.web.util import Redirect
 
 from hall_server.reports.publish import FORMATS, SignedFile
 from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
+from hall_server.web.forms import document_name, is_document
 from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
 from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
 from protocol.chain import ChainError
@@ -469,6 +471,52 @@ class CommandResource(_Staff):
         return NOT_DONE_YET
 
 
+class DocumentResource(_Staff):
+    """``POST /api/document``: a command that makes a file (``print_...``), answered with the PDF.
+
+    The request is a command request as ``/api/command`` takes it; the command is
+    checked by the channel as any other (role, arguments) and its handler checks the
+    role again.  The file comes as an attachment named after the command and its
+    arguments; a refusal is the channel's JSON error answer.  Nothing is journaled, as
+    when the command is given on ``/api/command``.
+    """
+
+    def __init__(self, sign_ins: SignIns, channel: CommandChannel) -> None:
+        super().__init__(sign_ins)
+        self.channel = channel
+
+    def render_POST(self, request: Request) -> bytes | int:
+        if (foreign := foreign_origin(request)) is not None:
+            return foreign
+        session = self.signed_in(request)
+        if session is None:
+            return error_response(request, ChannelError("signed_out", "sign in first"))
+        try:
+            command = parse_request(read_json_body(request))
+        except ChannelError as error:
+            return error_response(request, error)
+        if not is_document(command.command):
+            return error_response(request, ChannelError(
+                "unknown_command", f"{command.command!r} makes no file; give it on /api/command"), command.request_id)
+        reply = Reply(request)
+
+        def answer(made: bytes | dict[str, Any]) -> None:
+            if reply.gone:
+                return
+            if isinstance(made, dict):
+                reply.send(STATUS.get(made["error"]["code"], 400), made)
+                return
+            _secure_file(request)
+            request.setHeader(b"content-type", b"application/pdf")
+            name = document_name(command.command, command.args)
+            request.setHeader(b"content-disposition", f'attachment; filename="{name}"'.encode())
+            request.write(made)
+            request.finish()
+
+        self.channel.produce(session.actor, command).addCallback(answer)
+        return NOT_DONE_YET
+
+
 class MinutesResource(_Staff):
     """``GET /api/minutes/<game|session>/<subject>.<pdf|csv>[.sig]``: signed minutes.
 
@@ -623,6 +671,7 @@ def build_site(
     api = _Folder()
     _put(api, b"state", StateResource(sign_ins, hub))
     _put(api, b"command", CommandResource(sign_ins, channel))
+    _put(api, b"document", DocumentResource(sign_ins, channel))
     _put(api, b"board", BoardStateResource(hub))
     if minutes is not None:
         _put(api, b"minutes", MinutesResource(sign_ins, minutes))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from hall_server.web.redaction import record_json, redacted
 from server_kit.journal.projection import decode, encode
@@ -27,6 +27,24 @@ from protocol.chain import Record
 RECENT_RECORDS = 40
 #: The latest winners of the network game a board lists (R92.11).
 NETWORK_WINNERS = 50
+#: How many of the latest faults, visitors and complaints the staff picture keeps.
+RECENT_FAULTS = 12
+RECENT_VISITORS = 60
+RECENT_COMPLAINTS = 12
+#: The records the room chief's overview lists as faults: the game stopped or a device failed.
+FAULT_RECORDS = frozenset({
+    "blower_fault", "blower_link", "blower_switched", "game_suspended", "game_suspended_for_good",
+    "terminal_failed", "terminal_out_of_service", "ball_voided", "system_verified",
+})
+
+
+def _is_fault(record: Record) -> bool:
+    """Whether ``record`` is one the room chief's overview lists (a failed check, a link down...)."""
+    if record.type == "system_verified":
+        return not record.payload.get("passed")
+    if record.type == "blower_link":
+        return not record.payload.get("up")
+    return record.type in FAULT_RECORDS
 
 
 def _network_public(game: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -39,6 +57,7 @@ def _network_public(game: dict[str, Any] | None) -> dict[str, Any] | None:
 @dataclass
 class GamePicture:
     game_id: str
+    number: int | None = None
     state: str = "selling"
     series: list[dict[str, Any]] = field(default_factory=list)
     price_cents: int | None = None
@@ -53,10 +72,19 @@ class GamePicture:
     pots: dict[str, Any] = field(default_factory=dict)
     paid: list[dict[str, Any]] = field(default_factory=list)
     last_game: bool = False
+    #: What the jackpot's reserve adds to the line and the bingo, as announced (R91.7).
+    reserve_boost: dict[str, int] | None = None
+    #: The paper ranges sold, each with its seller: the sale desk's next card and receipt (staff only).
+    sales: list[dict[str, Any]] = field(default_factory=list)
+    #: The terminals' sale time (R93.1), as its record gives it: ``opens_at_ms``, ``closes_at_ms``.
+    terminal_sale: dict[str, int] | None = None
+    #: The label of each virtual series sold in the game, by series number (``{"9001": "V1"}``).
+    virtual_series: dict[str, str] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
         return {
             "game_id": self.game_id,
+            "number": self.number,
             "state": self.state,
             "series": self.series,
             "price_cents": self.price_cents,
@@ -69,8 +97,11 @@ class GamePicture:
             "winners": list(self.winners),
             "completed": list(self.completed),
             "pots": dict(self.pots),
+            "reserve_boost": self.reserve_boost,
             "paid": list(self.paid),
             "last_game": self.last_game,
+            "terminal_sale": dict(self.terminal_sale) if self.terminal_sale is not None else None,
+            "virtual_series": dict(self.virtual_series),
         }
 
 
@@ -88,9 +119,20 @@ def _labelled(label: str) -> dict[str, Any]:
 class HallView:
     """The consoles' and boards' picture of the hall, folded from committed records."""
 
-    def __init__(self, hall_name: str, warnings: Sequence[str] = ()) -> None:
+    def __init__(self, hall_name: str, warnings: Sequence[str] = (), *, desks: Sequence[str] = (),
+                 series: Callable[[], list[dict[str, Any]]] = list) -> None:
         self.hall_name = hall_name
         self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
+        #: The configured cash desks, and the registered series (not journal facts: configuration).
+        self.desk_names = tuple(desks)
+        self.series_source = series
+        self.desks: dict[str, dict[str, Any]] = {}
+        #: Every cash drawer's cents (``cash:<name>``: a desk's or a seller's), from the postings.
+        self.drawers: dict[str, int] = {}
+        self.terminals: dict[str, dict[str, Any]] = {}
+        self.visitors: deque[dict[str, Any]] = deque(maxlen=RECENT_VISITORS)
+        self.complaints: deque[dict[str, Any]] = deque(maxlen=RECENT_COMPLAINTS)
+        self.faults: deque[dict[str, Any]] = deque(maxlen=RECENT_FAULTS)
         self.seq = 0
         self.session: dict[str, Any] = {"number": 0, "open": False, "closed": False, "opening": {}, "closing": {},
                                         "games": []}
@@ -126,12 +168,24 @@ class HallView:
             picture["game"]["rejected"] = list(self.game.rejected)
         picture["recent"] = list(self.recent)
         picture["banned_list"] = dict(self.banned_list) if self.banned_list is not None else None
+        if self.game is not None:
+            picture["game"]["sales"] = list(self.game.sales)
+        picture["desks"] = [
+            {"desk": name, **self.desks.get(name, {"open": False}), "cents": self.drawers.get(name, 0)}
+            for name in (*self.desk_names, *sorted(set(self.desks) - set(self.desk_names)))
+        ]
+        picture["drawers"] = dict(self.drawers)
+        picture["series"] = self.series_source()
+        picture["terminals"] = [{"terminal": name, **facts} for name, facts in sorted(self.terminals.items())]
+        picture["visitors"] = list(self.visitors)
+        picture["complaints"] = list(self.complaints)
+        picture["faults"] = list(self.faults)
         return picture
 
     # --- Projection -----------------------------------------------------------------
 
     #: The view's configuration; every other attribute is folded from the journal.
-    CONFIGURED = ("hall_name",)
+    CONFIGURED = ("hall_name", "desk_names", "series_source")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})
@@ -146,6 +200,8 @@ class HallView:
     def apply(self, record: Record) -> None:
         self.seq = record.seq
         self.recent.appendleft(record_json(record))  # a redacted copy: no secret is kept for a screen
+        if _is_fault(record):
+            self.faults.appendleft(record_json(record))
         handler = getattr(self, "_on_" + record.type, None)
         if handler is not None:
             handler(record.payload)
@@ -196,6 +252,51 @@ class HallView:
         self.banned_list = {"rows": p.get("rows"), "source": p.get("source"),
                             "imported_by": actor.get("name") if isinstance(actor, Mapping) else None}
 
+    def _on_posting(self, p: Mapping[str, Any]) -> None:
+        for sign, legs in ((1, p.get("debits") or ()), (-1, p.get("credits") or ())):
+            for account, cents in legs:
+                kind, _, name = str(account).partition(":")
+                if kind == "cash":
+                    self.drawers[name] = self.drawers.get(name, 0) + sign * int(cents)
+
+    def _on_cash_desk_opened(self, p: Mapping[str, Any]) -> None:
+        actor = p.get("actor")
+        self.desks[str(p.get("desk"))] = {"open": True, "float_cents": p.get("float"),
+                                          "opened_by": actor.get("name") if isinstance(actor, Mapping) else None}
+
+    def _on_cash_desk_reconciled(self, p: Mapping[str, Any]) -> None:
+        self.desks[str(p.get("desk"))] = {"open": False, "counted_cents": p.get("counted"),
+                                          "difference_cents": p.get("difference")}
+
+    def _on_terminal_enrolled(self, p: Mapping[str, Any]) -> None:
+        self.terminals[str(p.get("terminal"))] = {"place": p.get("place"), "state": "in service"}
+
+    def _terminal_state(self, p: Mapping[str, Any], state: str) -> None:
+        if (terminal := self.terminals.get(str(p.get("terminal")))) is not None:
+            terminal["state"] = state
+            terminal["reason"] = p.get("reason")
+
+    def _on_terminal_revoked(self, p: Mapping[str, Any]) -> None:
+        self._terminal_state(p, "revoked")
+
+    def _on_terminal_out_of_service(self, p: Mapping[str, Any]) -> None:
+        self._terminal_state(p, "out of service")
+
+    def _on_terminal_returned_to_service(self, p: Mapping[str, Any]) -> None:
+        self._terminal_state(p, "in service")
+
+    def _on_visitor_admitted(self, p: Mapping[str, Any]) -> None:
+        self.visitors.appendleft({"number": p.get("number"), "name": p.get("name"), "account": False})
+
+    def _on_player_account_opened(self, p: Mapping[str, Any]) -> None:
+        for visitor in self.visitors:
+            if visitor["number"] == p.get("visitor"):
+                visitor["account"] = True
+
+    def _on_complaint_recorded(self, p: Mapping[str, Any]) -> None:
+        self.complaints.appendleft({"number": p.get("number"), "complainant": p.get("complainant"),
+                                    "text": p.get("text")})
+
     def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
         if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):
             self.session = {"number": self.session["number"] + 1, "open": False, "closed": False,
@@ -229,6 +330,7 @@ class HallView:
             game_id=str(p.get("game_id")),
             series=[{"series": p.get("series"), "first_card": p.get("first_card")}],
             price_cents=p.get("price_cents"),
+            number=p.get("game_number"),
         )
         # The session's games, for the console's minutes links.
         self.session.setdefault("games", []).append({"game_id": str(p.get("game_id")), "number": p.get("game_number")})
@@ -243,17 +345,26 @@ class HallView:
             game.cards_sold += 1
             game.collection_cents += int(p.get("stake_cents") or 0)
 
-    def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
-        # One record for a terminal's purchase; in older journals a card_sold per card followed it.
-        if p.get("price_cents") is not None and (game := self._current(p)):
-            game.cards_sold += int(p.get("quantity") or 0)
-            game.collection_cents += int(p.get("amount_cents") or 0)
-
     def _on_paper_cards_sold(self, p: Mapping[str, Any]) -> None:
         # One record for a range of paper cards; in older journals a card_sold per card followed it.
         if "price_cents" in p and (game := self._current(p)):
             game.cards_sold += int(p.get("count") or 0)
             game.collection_cents += int(p.get("amount_cents") or 0)
+        if game := self._current(p):
+            game.sales.append({key: p.get(key) for key in ("series", "first", "last", "count", "seller",
+                                                           "amount_cents")})
+
+    def _on_terminal_sale_opened(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.terminal_sale = {"opens_at_ms": int(p["opens_at_ms"]), "closes_at_ms": int(p["closes_at_ms"])}
+
+    def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.virtual_series[str(p.get("series"))] = str(p.get("series_label"))
+            # One record for a terminal's purchase; in older journals a card_sold per card followed it.
+            if p.get("price_cents") is not None:
+                game.cards_sold += int(p.get("quantity") or 0)
+                game.collection_cents += int(p.get("amount_cents") or 0)
 
     def _on_second_series_opened(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
@@ -262,6 +373,10 @@ class HallView:
     def _on_pots_announced(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
             game.pots = redacted({k: v for k, v in p.items() if k not in ("actor", "game_id")})
+
+    def _on_reserve_boost_announced(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):  # a later announcement replaces the earlier one
+            game.reserve_boost = {"line_cents": int(p["line_cents"]), "bingo_cents": int(p["bingo_cents"])}
 
     def _on_last_game_announced(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):

@@ -106,6 +106,61 @@ class CashDeskReconciled(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
+class CashMoved(JournalRecord):
+    """``amount`` cents of cash moved from drawer ``source`` to drawer ``destination``; the posting follows.
+
+    ``kind`` is ``hand_in`` (a seller's takings, ``cash:<seller>``, into a cash desk),
+    ``float_top_up`` (from the operator's safe, ``house``, into a desk) or
+    ``desk_to_desk``; ``source`` and ``destination`` are ledger accounts.
+    """
+
+    type: ClassVar[str] = "cash_moved"
+    kind: str
+    source: str
+    destination: str
+    amount: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class JackpotDeposited(JournalRecord):
+    """``amount`` cents of the jackpot's money put into the jackpot's bank account (R91.11) on the
+    hall's ``date``, with the bank slip's ``reference``; the posting follows.
+
+    ``counterpart`` is the cash desk whose drawer gave the cash, or ``operator`` (a transfer
+    from the operator's own account); ``due_before`` is what the account lacked of the
+    jackpot's ``funds`` (accumulated and reserve) before it, ``bank_after`` what it holds after.
+    """
+
+    type: ClassVar[str] = "jackpot_deposited"
+    counterpart: str
+    amount: int
+    reference: str
+    date: str
+    due_before: int
+    funds: int
+    bank_after: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class JackpotWithdrawn(JournalRecord):
+    """``amount`` cents the jackpot's bank account held beyond the jackpot's ``funds`` (a jackpot
+    paid in cash) taken back to ``counterpart`` (a desk, or ``operator``); fields as
+    :class:`JackpotDeposited`."""
+
+    type: ClassVar[str] = "jackpot_withdrawn"
+    counterpart: str
+    amount: int
+    reference: str
+    date: str
+    due_before: int
+    funds: int
+    bank_after: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
 class PinLockout(JournalRecord):
     """``wrong_pins`` wrong PINs in a row on ``terminal`` lock account ``account``'s PIN.
 

@@ -68,6 +68,25 @@ class PotsAnnounced(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
+class ReserveBoostAnnounced(JournalRecord):
+    """The players are told that game ``game_id``'s line and bingo get ``line_cents`` and
+    ``bingo_cents`` from the jackpot's reserve (R91.7); a later announcement replaces it.
+
+    ``allowance_cents`` is 30% of the reserve at the session's start, ``boosted_before_cents``
+    what the session's earlier games took of it, ``reserve_cents`` the reserve now.
+    """
+
+    type: ClassVar[str] = "reserve_boost_announced"
+    game_id: str
+    line_cents: int
+    bingo_cents: int
+    allowance_cents: int
+    boosted_before_cents: int
+    reserve_cents: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
 class MegabingoAnnounced(JournalRecord):
     """A megabingo of ``amount_cents`` on ``date`` at ``time``, announced on ``announced_on``
     with ``fund_cents`` in its fund (R90: at least 10 days ahead)."""

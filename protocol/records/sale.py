@@ -83,7 +83,9 @@ class SaleClosed(EventRecord, events.SaleClosed):
     them (``carry_line_cents``, ``carry_bingo_cents``); ``contributions`` what the
     collection pays into each pot (account -> cents); ``house_cents`` and ``tax_cents``
     the house's share and the tax due (R98); ``series`` each series in play with its
-    last card sold, as ``[series, last_sold]``.
+    last card sold, as ``[series, last_sold]``.  ``boost_line_cents`` and
+    ``boost_bingo_cents`` are what the jackpot's reserve adds to the line and the bingo
+    (R91.7), included in ``line_cents`` and ``bingo_cents``; left out when 0.
     """
 
     line_cents: int
@@ -94,3 +96,5 @@ class SaleClosed(EventRecord, events.SaleClosed):
     house_cents: int
     tax_cents: int
     series: tuple[tuple[int, int], ...]
+    boost_line_cents: int = optional(0)
+    boost_bingo_cents: int = optional(0)

@@ -40,6 +40,9 @@ OPERATOR_JACKPOT_MONTHLY_LIMIT = 1_500_000  # R91.9: per calendar month
 #: Pots an operator may pay into (R89.5, R91.9); the megabingo is funded by sales only.
 OPERATOR_POTS = ("superbingo", "grand_superbingo", "jackpot")
 
+#: The dedicated bank account the jackpot's money is deposited into every day (R91.11).
+JACKPOT_BANK_ACCOUNT = "bank:jackpot"
+
 #: The ledger account of each level of :class:`Pots` (protocol/ledger.py's scheme).
 POT_ACCOUNTS = {
     "carry_line": "carry:line",
@@ -231,6 +234,23 @@ def operator_contribution(
 def reserve_transfer(reserve: int, accumulated: int) -> int:
     """What moves from the reserve to the accumulated jackpot after a jackpot win (R91)."""
     return min(reserve * RESERVE_TRANSFER_PCT // 100, JACKPOT_CAP - accumulated)
+
+
+def jackpot_funds(pots: Pots) -> int:
+    """Everything the jackpot holds: its accumulated part and its reserve (R91)."""
+    return pots.jackpot_accumulated + pots.jackpot_reserve
+
+
+def jackpot_deposit_due(pots: Pots, bank_cents: int) -> int:
+    """What must still be deposited into the jackpot's bank account (R91.11): the funds it does not cover."""
+    check_cents("the jackpot's bank balance", bank_cents)
+    return max(0, jackpot_funds(pots) - bank_cents)
+
+
+def jackpot_bank_surplus(pots: Pots, bank_cents: int) -> int:
+    """What the jackpot's bank account holds beyond the funds: a jackpot paid in cash, to take back."""
+    check_cents("the jackpot's bank balance", bank_cents)
+    return max(0, bank_cents - jackpot_funds(pots))
 
 
 def reserve_boost_allowance(reserve_at_session_start: int) -> int:

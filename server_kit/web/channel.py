@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from twisted.internet import defer
@@ -229,6 +229,40 @@ class CommandChannel:
             lambda result: {"id": request.request_id, "ok": True, **_result(result)},
             lambda failure: error_answer(request.request_id, _as_channel_error(failure.value, request, failure)),
         )
+        return running
+
+
+    def produce(self, actor: Actor, request: CommandRequest) -> defer.Deferred[bytes | dict[str, Any]]:
+        """Carry out a command that makes a file (a ticket's or a statement's PDF) and commits nothing.
+
+        Checked as :meth:`submit` checks a command (its name, the role, the arguments),
+        then run every time it is asked: a file printed twice is two copies, not a
+        repeat, so the request id is not remembered.  Fires with the file's bytes, or
+        with an error answer (never fails); a command that answers with anything but
+        bytes is ``internal`` (it is no document).
+        """
+        try:
+            spec = self.core.commands.get(request.command)
+            if spec is None:
+                raise ChannelError("unknown_command", f"there is no command {request.command!r}")
+            try:
+                self.core.check_permission(actor, request.command)
+            except NotAllowed as error:
+                raise ChannelError("not_allowed", str(error)) from None
+            check_arguments(spec.params, request.args)
+            running = defer.maybeDeferred(spec.handler, replace(actor, request=request.request_id), **request.args)
+        except ChannelError as error:
+            return defer.succeed(error_answer(request.request_id, error))
+
+        def made(result: Any) -> bytes | dict[str, Any]:
+            if isinstance(result, bytes):
+                return result
+            log.error("command {command} made no file", command=request.command)
+            return error_answer(request.request_id, ChannelError(
+                "internal", f"{request.command.replace('_', ' ')} makes no file to download"))
+
+        running.addCallbacks(
+            made, lambda failure: error_answer(request.request_id, _as_channel_error(failure.value, request, failure)))
         return running
 
 

@@ -27,7 +27,7 @@ from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import FakeCardCatalog, StoreCardCatalog
 from hall_server.hall.games import GamesModule
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
 from hall_server.hall.virtual import PurchaseRequest, VirtualLibrary, VirtualModule
@@ -38,7 +38,6 @@ from protocol.cards import fingerprints
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import DomainError
-from protocol.ledger import Posting
 from protocol.library import build_distinct_strips
 from protocol.settlement import PrizeRules
 from protocol.sale import Series
@@ -55,7 +54,7 @@ SELLERS = (Actor("ana", Role.SELLER_CALLER), Actor("ben", Role.SELLER_CALLER))
 TABLE = Actor("teo", Role.TABLE_CHIEF)
 CASHIER = Actor("eva", Role.CASHIER)
 DOOR = Actor("lluis", Role.ADMISSION)
-SAFE = "safe"  # the drawer the paper prizes are paid from, funded by the operator
+SAFE = "safe"  # the cash desk the paper prizes are paid from, opened with the operator's float
 
 CARD_SET = "hall"
 SERIES = (1001, 1002, 1003)
@@ -121,6 +120,7 @@ class GamePlan:
     fail_terminal_after_close: bool = False  # ... or after it
     refund: bool = False  # suspended for good after the close, before any prize (R86.2)
     last: bool = False  # announced as the session's last game (R93.15)
+    boost: tuple[int, int] = (0, 0)  # the line's and the bingo's boost from the jackpot's reserve (R91.7)
 
 
 class AuditHall:
@@ -135,8 +135,9 @@ class AuditHall:
         self.session = SessionModule(self.core)
         self.ledger = LedgerModule(self.core)
         self.admission = AdmissionModule(self.core, [])
-        self.cashier = CashierModule(self.core, self.ledger, self.admission, ["desk1"])
-        self.games = GamesModule(self.core, self.session, self.ledger, catalog, self.balls, rules)
+        self.cashier = CashierModule(self.core, self.ledger, self.admission, ["desk1", SAFE])
+        self.games = GamesModule(self.core, self.session, self.ledger, catalog, self.balls, rules,
+                                 desks=self.cashier)
         library = VirtualLibrary(VIRTUAL_SERIES, VIRTUAL_NUMBER, LIBRARY_CELLS, CODES)
         tokens = iter(f"token-{i}" for i in range(10**6))
         self.virtual = VirtualModule(self.core, self.games, self.ledger, self.cashier, library, new_token=tokens.__next__)
@@ -156,9 +157,7 @@ class AuditHall:
             result(self.cashier.load_credit(CASHIER, opened.payload["account"], 1_000_000, "desk1"))
         for terminal in TERMINALS:
             result(self.virtual.enrol_terminal(CHIEF, terminal, "row A"))
-        self.core.allow({"fund_drawer": {Role.CASHIER}})
-        posting = Posting.transfer(20_000_000, debit=f"cash:{SAFE}", credit="house", reason="drawer float")
-        result(self.core.execute(CASHIER, "fund_drawer", lambda now: posting_entries([posting])))
+        result(self.cashier.open_desk(CASHIER, SAFE, 20_000_000))
 
     def open_day(self, date: str) -> None:
         verify_passed(self.session, date)
@@ -166,7 +165,14 @@ class AuditHall:
         result(self.session.sign_opening(ADMIN))
         result(self.session.sign_opening(CHIEF))
 
+    def deposit_jackpot(self) -> None:
+        """The day's jackpot money goes to its bank account before the closing (R91.11)."""
+        due = self.cashier.jackpot_deposit_due()
+        if due:
+            result(self.cashier.deposit_jackpot(CASHIER, SAFE, due, f"slip-{self.core.seq}"))
+
     def close_day(self) -> None:
+        self.deposit_jackpot()
         result(self.session.count_balls(CHIEF, "closing", ALL_BALLS, ["Marta Soler (public)"]))
         result(self.session.sign_closing(ADMIN))
         result(self.session.sign_closing(CHIEF))
@@ -252,6 +258,8 @@ def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
     hall.attempt(hall.games.announce_pots(
         CHIEF, plan.superbingo_limit, plan.grand_superbingo_limit, plan.jackpot_threshold, plan.megabingo,
     ))
+    if any(plan.boost):
+        hall.attempt(hall.games.announce_reserve_boost(CHIEF, *plan.boost))
     if plan.last:
         result(hall.games.announce_last_game(CHIEF))
     hall.contribute(plan, "selling")

@@ -9,6 +9,8 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
+from hall_server.hall.admission import AdmissionModule, StaffIdentity
+from hall_server.hall.cashier import CashierError, CashierModule
 from hall_server.hall.catalog import CatalogError, FakeCardCatalog, StoreCardCatalog
 from hall_server.hall.games import GameModuleError, GamesModule
 from hall_server.hall.ledger import LedgerModule, posting_entries
@@ -67,9 +69,15 @@ class ScriptedBalls:
 
 
 class Hall:
-    """A core on the journal with the session, ledger and game modules."""
+    """A core on the journal with the session, ledger, cashier and game modules.
 
-    def __init__(self, journal: Journal, clock: Any, rules: PrizeRules = RULES, balls: ScriptedBalls | None = None) -> None:
+    The cashier's desks are ``desk1`` and ``safe`` (a desk funded by the operator for big prizes).
+    """
+
+    def __init__(
+        self, journal: Journal, clock: Any, rules: PrizeRules = RULES, balls: ScriptedBalls | None = None,
+        staff: Sequence[StaffIdentity] = (),
+    ) -> None:
         self.journal = journal
         self.clock = clock
         self.rules = rules
@@ -77,11 +85,14 @@ class Hall:
         self.session = SessionModule(self.core)
         self.ledger = LedgerModule(self.core)
         self.balls = balls or ScriptedBalls()
-        self.games = GamesModule(self.core, self.session, self.ledger, CATALOG, self.balls, rules)
+        self.staff = tuple(staff)
+        self.admission = AdmissionModule(self.core, list(staff))
+        self.cashier = CashierModule(self.core, self.ledger, self.admission, ["desk1", "safe"])
+        self.games = GamesModule(self.core, self.session, self.ledger, CATALOG, self.balls, rules, desks=self.cashier)
 
     def reopened(self) -> "Hall":
         """A fresh core and modules over the same journal, as after a restart."""
-        again = Hall(self.journal, self.clock, self.rules, ScriptedBalls(self.balls.script))
+        again = Hall(self.journal, self.clock, self.rules, ScriptedBalls(self.balls.script), self.staff)
         again.core.recover()
         return again
 
@@ -114,9 +125,26 @@ class Hall:
 
 
 def opened_hall(journal: Journal, clock: Any, **kwargs: Any) -> Hall:
+    """A hall with its session open and cash desk ``desk1`` open without a float."""
     hall = Hall(journal, clock, **kwargs)
     open_session(hall.session)
+    result(hall.cashier.open_desk(CASHIER, "desk1", 0))
     return hall
+
+
+def hand_in(hall: Hall, desk: str = "desk1") -> None:
+    """Every seller hands in the takings the drawer may give to ``desk``."""
+    for seller in ("ana", "ben"):
+        drawer = f"cash:{seller}"
+        free = hall.balance(drawer) - hall.cashier.drawer_hold(drawer)[0]
+        if free > 0:
+            result(hall.cashier.hand_in_takings(CASHIER, seller, desk, free))
+
+
+def pay(hall: Hall, desk: str = "desk1") -> list[Record]:
+    """The sellers hand in their takings, then ``desk`` pays the settled prizes."""
+    hand_in(hall, desk)
+    return result(hall.games.pay_prizes(CASHIER, desk))
 
 
 def sell(hall: Hall, series: int, first: int, last: int, seller: Actor = SELLER) -> list[Record]:
@@ -155,10 +183,10 @@ def draw_and_pay(hall: Hall) -> None:
     """After the sale's close: draw to the line and pay it, draw to the bingo, close, pay."""
     hall.draw_until("line")
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
 
 
 def play_whole_game(hall: Hall) -> None:
@@ -226,9 +254,9 @@ def test_a_whole_game_sells_draws_verifies_pays_and_closes(journal: Journal, clo
     assert (line.payload["completed_line"], line.payload["completed_bingo"]) == brute_completions(sold, drawn)
     winners = sorted(line.payload["completed_line"])
     assert sorted(r.label for r in hall.game.machine.won["line"].cards) == winners
-    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "ana"), GameModuleError, "once the next ball is drawn")
+    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "desk1"), GameModuleError, "once the next ball is drawn")
     hall.draw()
-    paid = result(hall.games.pay_prizes(CASHIER, "ana"))
+    paid = pay(hall)
     assert paid[0].type == "prize_paid" and paid[0].payload["prize"] == "line"
     share = 300 // len(winners)
     assert paid[0].payload["payments"] == [[w, share] for w in sorted(winners, key=lambda l: int(l.split("-")[1]))]
@@ -237,17 +265,18 @@ def test_a_whole_game_sells_draws_verifies_pays_and_closes(journal: Journal, clo
     hall.draw_until("bingo")
     bingo_winners = sorted(r.label for r in hall.game.machine.won["bingo"].cards)
     unchanged(hall, lambda: hall.games.draw_ball(SELLER), DomainError, "cannot draw a ball once the bingo is won")
-    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "ana"), GameModuleError, "once the game is closed")
+    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "desk1"), GameModuleError, "once the game is closed")
     ended = result(hall.games.close_game(CHIEF))
     assert ended[0].type == "game_closed" and ended[0].payload["tax_cents"] == 200
     assert hall.balance("tax") == 200, "R98: 10% of the stakes, posted per game"
-    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "ben"), Overdraft, "cash:ben holds 5.00 EUR")
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "ben"), CashierError, "'ben' is not a cash desk")
+    pay(hall)
     bingo_share = 1100 // len(bingo_winners)
     assert hall.balance("carry:bingo") == 1100 - bingo_share * len(bingo_winners)
     assert hall.balance(f"stakes:{game_id}") == 0, "every cent of the collection has left"
     assert hall.balance("house") == 600 - 200
-    assert hall.balance("cash:ana") == 1500 - share * len(winners) - bingo_share * len(bingo_winners)
+    assert hall.balance("cash:ana") == hall.balance("cash:ben") == 0, "the sellers handed their takings in"
+    assert hall.balance("cash:desk1") == 2000 - share * len(winners) - bingo_share * len(bingo_winners)
     assert hall.ledger.ledger.total() == 0
     result(hall.games.collect_cards(CHIEF))
     assert hall.session.state.ball_set_games == 1
@@ -320,12 +349,12 @@ def test_the_next_sale_waits_for_the_collection_and_starts_after_the_last_card(j
     hall.draw_until("line")
     unchanged(hall, lambda: hall.games.announce_sale(SELLER, 8), GameModuleError, "still under way")
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
     unchanged(hall, lambda: hall.games.announce_sale(SELLER, 8), GameModuleError, "not yet paid")
     unchanged(hall, lambda: hall.games.collect_cards(CHIEF), GameModuleError, "pay the bingo")
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     unchanged(hall, lambda: hall.games.announce_sale(SELLER, 8), GameModuleError,
               r"previous game's cards have not been collected.*R82\.4")
     result(hall.games.collect_cards(SELLER))
@@ -376,10 +405,10 @@ def test_a_second_series_runs_from_card_1_to_the_card_before_the_first_series_st
     result(hall.games.close_sale(CHIEF))
     hall.draw_until("line")
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     result(hall.games.collect_cards(CHIEF))
 
     (opened,) = result(hall.games.announce_sale(SELLER, 7))
@@ -413,7 +442,7 @@ def test_staff_give_only_the_game_commands_of_their_role(journal: Journal, clock
     record = hall.draw()
     unchanged(hall, lambda: hall.games.void_ball(SELLER, record.payload["ball"], "misread"), NotAllowed, "void ball")
     unchanged(hall, lambda: hall.games.verify_claim(CASHIER, 7, 1), NotAllowed, "may not verify claim")
-    unchanged(hall, lambda: hall.games.pay_prizes(SELLER, "ana"), NotAllowed, "may not pay prizes")
+    unchanged(hall, lambda: hall.games.pay_prizes(SELLER, "desk1"), NotAllowed, "may not pay prizes")
     unchanged(hall, lambda: hall.games.suspend_game(TABLE, "blower"), NotAllowed, "may not suspend game")
     unchanged(hall, lambda: hall.games.enter_ball(TABLE, 5), NotAllowed, "may not enter ball")
 
@@ -464,7 +493,7 @@ def test_a_claim_is_verified_by_series_and_number_and_a_rejection_is_journaled_w
     assert {(r.payload["pattern"], r.payload["ball_count"]) for r in won} == {("line", line.payload["ball_count"])}
     # After the line is paid, a late claim for it is journaled as rejected.
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     late = [label for label in (f"7-{n}" for n in range(1, 21)) if label not in line.payload["completed_line"]]
     (refused,) = hall.claim(late[0])
     assert refused.type == "claim_rejected"
@@ -503,7 +532,7 @@ def test_cards_completing_the_line_on_the_same_ball_share_it_and_the_cent_left_c
     assert record.payload["ball_count"] == len(script)
     assert set(pair) <= set(record.payload["completed_line"])
     hall.draw()
-    (paid, *postings) = result(hall.games.pay_prizes(CASHIER, "ana"))
+    (paid, *postings) = pay(hall)
     winners = record.payload["completed_line"]
     share = 105 // len(winners)
     assert paid.payload["amount_cents"] == 105 and paid.payload["carry_cents"] == 105 - share * len(winners)
@@ -559,7 +588,7 @@ def test_a_game_suspended_for_good_before_any_prize_refunds_every_stake_and_pot_
     assert hall.balance(f"stakes:{game_id}") == 0
     assert hall.balance("pot:jackpot_accumulated") == hall.balance("pot:superbingo") == 0
     assert hall.balance("tax") == 0, "a game deemed not played owes no tax"
-    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "ana"), GameModuleError, "refunded")
+    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "desk1"), GameModuleError, "refunded")
     result(hall.games.collect_cards(CHIEF))
     assert hall.session.state.ball_set_games == 1
     (opened,) = result(hall.games.announce_sale(SELLER, 7))
@@ -590,7 +619,7 @@ def test_a_game_suspended_for_good_after_the_line_is_finished_by_hand(journal: J
     unchanged(hall, lambda: hall.games.close_game(CHIEF), DomainError, "cannot close the game")
     (finished, *postings) = result(hall.games.finish_game(CHIEF))
     assert finished.type == "game_finished" and finished.payload["finished_by"] == "rui"
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     assert hall.balance(f"stakes:{opened.payload['game_id']}") == 0 and hall.balance("tax") == 200
     result(hall.games.collect_cards(CHIEF))
 
@@ -607,13 +636,13 @@ def pot_game(hall: Hall, series: int = 7, cards: tuple[int, int] = (1, 20), **po
     return closed
 
 
-def finish(hall: Hall, desk: str = "ana") -> list[Record]:
+def finish(hall: Hall, desk: str = "desk1") -> list[Record]:
     hall.draw_until("line")
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, desk))
+    pay(hall, desk)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
-    paid = result(hall.games.pay_prizes(CASHIER, desk))
+    paid = pay(hall, desk)
     result(hall.games.collect_cards(CHIEF))
     return [r for r in paid if r.type == "prize_paid"]
 
@@ -667,10 +696,11 @@ def test_pot_announcements_refuse_what_the_rules_forbid(journal: Journal, clock)
 
 
 def fund_drawer(hall: Hall, desk: str, cents: int) -> None:
-    """Put the operator's cash in a drawer, as the cashier does before paying big prizes."""
-    hall.core.allow({"fund_drawer": {Role.CASHIER}})
-    posting = Posting.transfer(cents, debit=f"cash:{desk}", credit="house", reason="drawer float")
-    result(hall.core.execute(CASHIER, "fund_drawer", lambda now: posting_entries([posting])))
+    """Put the operator's cash in a desk's drawer, as the cashier does before paying big prizes."""
+    if hall.cashier.desk(desk).open:
+        result(hall.cashier.top_up_float(CASHIER, desk, cents))
+    else:
+        result(hall.cashier.open_desk(CASHIER, desk, cents))
 
 
 def card_first(balls: ScriptedBalls, label: str) -> None:
@@ -806,7 +836,7 @@ def test_a_restarted_hall_rebuilds_the_same_game_state_after_every_command(journ
     result(hall.games.void_ball(CHIEF, voided.payload["ball"], "misread"))
     same()
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     same()
     result(hall.games.suspend_game(CHIEF, "reader fault"))
     same()
@@ -816,7 +846,7 @@ def test_a_restarted_hall_rebuilds_the_same_game_state_after_every_command(journ
     same()
     for step in (
         lambda: hall.games.close_game(CHIEF),
-        lambda: hall.games.pay_prizes(CASHIER, "ana"),
+        lambda: hall.games.pay_prizes(CASHIER, "desk1"),
         lambda: hall.games.collect_cards(CHIEF),
     ):
         result(step())
@@ -869,10 +899,10 @@ def test_the_next_session_numbers_its_games_afresh_and_keeps_the_series_and_the_
     result(hall.games.close_sale(CHIEF))
     hall.draw_until("line")
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     result(hall.games.collect_cards(CHIEF))
     carries = hall.balance("carry:line"), hall.balance("carry:bingo")
     result(hall.session.count_balls(CHIEF, "closing", list(range(1, 91)), ["a player"]))

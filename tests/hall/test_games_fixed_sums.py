@@ -4,7 +4,7 @@ import pytest
 
 from protocol.settlement import PayoutFloorError, PrizeError, PrizeRules
 from tests.hall.conftest import result
-from tests.hall.test_games import CASHIER, CHIEF, SELLER, Hall, fund_drawer, opened_hall, sell
+from tests.hall.test_games import CHIEF, SELLER, Hall, fund_drawer, opened_hall, pay, sell
 
 FIXED = PrizeRules(line_bp=1500, bingo_bp=5500, line_minimum_cents=1000, bingo_minimum_cents=2500)
 
@@ -31,16 +31,16 @@ def test_a_small_game_pays_the_fixed_sums_and_the_house_makes_up_the_difference(
     assert (closed.payload["line_cents"], closed.payload["bingo_cents"]) == (1000, 2500)
     assert top_up.type == "posting" and top_up.payload["reason"] == "prizes:fixed sum top-up"
     assert hall.balance(f"stakes:{game_id}") == 2000 + 2100
-    fund_drawer(hall, "ana", 5000)
+    fund_drawer(hall, "desk1", 5000)
     hall.draw_until("line")
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
-    result(hall.games.pay_prizes(CASHIER, "ana"))
+    pay(hall)
     assert hall.balance(f"stakes:{game_id}") == 0, "every cent of the collection and the top-up has left"
     paid = 1000 - hall.balance("carry:line") + 2500 - hall.balance("carry:bingo")
-    assert hall.balance("cash:ana") == 2000 + 5000 - paid
+    assert hall.balance("cash:desk1") == 2000 + 5000 - paid and hall.balance("cash:ana") == 0
     # The drawer float (5000), the top-up out (2100), the house share (600) in, the tax (200) out.
     assert hall.balance("house") == 5000 - 2100 + (2000 - 300 - 1100) - 200
     assert hall.balance("tax") == 200

@@ -132,6 +132,20 @@ class HallGameCommands(RuleBasedStateMachine):
     def pay_prizes(self, actor: Actor, desk: str) -> None:
         self.run(lambda: self.games.pay_prizes(actor, desk))
 
+    @rule(cents=st.integers(1, 3_000))
+    def hand_in_takings(self, cents: int) -> None:
+        """A seller's takings into the paying desk: never those a refund would pay back."""
+        self.run(lambda: self.hall.cashier.hand_in_takings(CASHIER, "ana", "safe", cents))
+
+    @invariant()
+    def a_refundable_game_keeps_its_paper_stakes_in_the_sellers_drawers(self) -> None:
+        game = self.games.current
+        if game is not None and not game.over and not game.machine.won:
+            for seller in ("ana", "ben"):
+                drawer = f"cash:{seller}"
+                stakes = sum(s.stake_cents for s in game.machine.sales.values() if s.account == drawer)
+                assert self.hall.ledger.balance(drawer) >= stakes
+
     @rule(actor=st.sampled_from([CHIEF, SELLER]))
     def close_game(self, actor: Actor) -> None:
         self.run(lambda: self.games.close_game(actor))

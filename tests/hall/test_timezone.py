@@ -75,7 +75,7 @@ def _hall(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal]
     session = SessionModule(core, lambda now: dict.fromkeys(CHECKS), timezone=ZONE)
     ledger = LedgerModule(core)
     admission = AdmissionModule(core, [], timezone=ZONE)
-    CashierModule(core, ledger, admission, ["desk-1"], timezone=ZONE)
+    cashier = CashierModule(core, ledger, admission, ["desk-1"], timezone=ZONE)
     order = random.Random(5)
 
     def balls(drawn):  # type: ignore[no-untyped-def]
@@ -86,7 +86,7 @@ def _hall(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal]
     # In the store, which the audit export reads the paper cards' layouts from.
     card_store.add_card_set(engine, "classic", LAYOUTS, [str(k // 6 + 1) for k in range(len(LAYOUTS))], "generated")
     card_store.add_series(engine, "classic", 7, 100, 60)
-    GamesModule(core, session, ledger, StoreCardCatalog(engine), balls, RULES)
+    GamesModule(core, session, ledger, StoreCardCatalog(engine), balls, RULES, desks=cashier)
     view = HallView("Kiritimati hall")
     core.add_view(view)
     return core, view, journal

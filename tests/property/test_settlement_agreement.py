@@ -5,7 +5,7 @@ Each example draws the prize rules and one to three session days of one to four 
 paper cards of the hall's series (a second series once the first runs out), virtual
 cards bought on terminals at stakes of 1-100%, superbingo, grand superbingo, jackpot
 and megabingo games, operator contributions before, during the sale and during the
-draw, refunded games, failed terminals, and the carries of the line, the bingo and the
+draw, boosts of the line and bingo from the jackpot's reserve, refunded games, failed terminals, and the carries of the line, the bingo and the
 pots between games and between sessions.  The hall is the composition the server runs
 (session, ledger, admission, cashier, games, virtual cards) on a real journal on SQLite
 with its key, card store and configuration in a folder of its own; each day is exported
@@ -41,10 +41,10 @@ from tests.hall.conftest import result
 DATES = ("2026-12-01", "2026-12-02", "2026-12-03")
 #: The rules the property proves: the 70% floor, the split and its remainders carried across
 #: games and sessions, the superbingo and its last-game rule, the grand superbingo, the operator's
-#: limits, the megabingo, the jackpot with its cap and reserve, refunds, failed terminals, the tax,
-#: and the reconstruction of a day from the journal.
+#: limits, the megabingo, the jackpot with its cap, reserve and boosts, refunds, failed terminals,
+#: the tax, and the reconstruction of a day from the journal.
 REQUIREMENTS = (
-    "R88.1", "R88.2", "R88.4-5", "R89", "R89.5", "R90", "R91", "R86.2", "R96.3", "R98", "R92.3", "R96.4",
+    "R88.1", "R88.2", "R88.4-5", "R89", "R89.5", "R90", "R91", "R91.7", "R86.2", "R96.3", "R98", "R92.3", "R96.4",
 )
 
 
@@ -94,6 +94,8 @@ def game_plans(draw: st.DrawFn, rules: PrizeRules, last: bool) -> GamePlan:
         # The announced last game is played to its end (R93.15), so a day has a game to export.
         refund=not last and draw(st.integers(0, 5)) == 0,
         last=last,
+        boost=draw(st.sampled_from([(0, 0), (0, 0), (1, 0), (0, 40), (25, 25), (1_000_000, 0)])) if rules.jackpot
+        else (0, 0),
     )
 
 

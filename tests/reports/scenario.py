@@ -7,7 +7,8 @@ Session 1 (2026-12-01), with the pots of ``POT_RULES`` and an operator's jackpot
   jackpot in play within 40 balls and won by card 7-41 on ball 15 (R91);
 * game 3: series 8 cards 11-20, suspended for good before any prize: refunded (R86.2);
 
-with a visitor, an incident, a complaint and an extra ball check, and the closing.
+with a visitor, an incident, a complaint and an extra ball check, the day's jackpot
+deposit from desk 1 (R91.11), and the closing.
 Session 2 (2027-01-04) plays one game of series 9 (2.00 EUR) cards 1-20 and stays open.
 """
 
@@ -31,6 +32,7 @@ from tests.hall.test_games import (
     ScriptedBalls,
     card_first,
     fund_drawer,
+    pay,
     sell,
 )
 from tests.hall.test_session import ADMIN, ALL_BALLS, CHIEF, open_session, verify_passed
@@ -59,23 +61,24 @@ class Played:
         return [r for r in self.records() if r.type == type and r.payload.get("game_id") == game_id]
 
 
-def _draw_to_the_end(hall: Hall, desk: str = "ana") -> None:
+def _draw_to_the_end(hall: Hall, desk: str = "desk1") -> None:
     hall.draw_until("line")
     hall.draw()
-    result(hall.games.pay_prizes(CASHIER, desk))
+    pay(hall, desk)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
-    result(hall.games.pay_prizes(CASHIER, desk))
+    pay(hall, desk)
     result(hall.games.collect_cards(CHIEF))
 
 
 def play(journal: Journal, clock: Any) -> Played:
     balls = ScriptedBalls()
     card_first(balls, "7-41")  # card 7-41 completes its card on ball 15 of every game it plays
-    hall = Hall(journal, clock, rules=POT_RULES, balls=balls)
-    admission = AdmissionModule(hall.core, [StaffIdentity("Rui Costa", "P 2222222")])
+    hall = Hall(journal, clock, rules=POT_RULES, balls=balls, staff=[StaffIdentity("Rui Costa", "P 2222222")])
+    admission = hall.admission
     played = Played(hall, admission)
     open_session(hall.session)
+    result(hall.cashier.open_desk(CASHIER, "desk1", 0))
     result(admission.import_banned_list(ADMIN, "document,name,until\nB1000001,Joan Banned,\n", "craj.csv"))
     result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
     result(hall.games.contribute_to_pot(ADMIN, "jackpot", OPERATOR_JACKPOT))
@@ -117,6 +120,8 @@ def play(journal: Journal, clock: Any) -> Played:
     result(hall.games.suspend_game_for_good(CHIEF, "no spare pump"))
     result(hall.games.collect_cards(CHIEF))
 
+    # The day's jackpot money goes to its bank account (R91.11).
+    result(hall.cashier.deposit_jackpot(CASHIER, "desk1", hall.cashier.jackpot_deposit_due(), "slip-0001"))
     result(hall.session.count_balls(CHIEF, "closing", ALL_BALLS, [WITNESS]))
     result(hall.session.sign_closing(ADMIN))
     result(hall.session.sign_closing(CHIEF))

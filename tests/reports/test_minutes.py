@@ -171,6 +171,29 @@ def test_the_session_minutes_hold_the_opening_every_game_the_incidents_and_the_c
            INCIDENT, COMPLAINT, EXTRA_CHECK, *played.game_ids[:3])
 
 
+@pytest.mark.req("R91.11", "R77.1")
+def test_the_session_minutes_show_the_jackpots_bank_deposit_and_its_funds_at_the_closing(
+    hall_home: PlayedHall,
+) -> None:
+    """R91.11: the day's deposit into the jackpot's bank account, with what was due, and the
+    jackpot's funds and account at the closing (equal: the closing waits for the deposit)."""
+    played, book = hall_home.played, hall_home.book
+    (record,) = [r for r in played.records() if r.type == "jackpot_deposited"]
+    tables, shown = rendered(session_report(book.session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
+    (row,) = tables["jackpot_bank"]
+    assert (row["kind"], row["counterpart"], row["reference"], row["by"]) == ("deposit", "desk1", "slip-0001", "eva")
+    assert int(row["amount_cents"]) == int(row["due_before_cents"]) == record.payload["amount"] > 0
+    assert int(row["bank_after_cents"]) == int(row["funds_cents"])
+    (at_close,) = tables["jackpot_at_close"]
+    funds = played.hall.balance("pot:jackpot_accumulated") + played.hall.balance("pot:jackpot_reserve")
+    assert int(at_close["funds_cents"]) == int(at_close["bank_cents"]) == record.payload["bank_after"]
+    assert funds >= record.payload["bank_after"]  # session 2's sale has added to the funds since
+    in_pdf(shown, "slip-0001", format_cents(record.payload["amount"]))
+    (second,) = csv_tables(to_csv(session_report(book.session(2), hall_name=HALL, timezone=DEFAULT_TIMEZONE)))[
+        "jackpot_at_close"]
+    assert second["funds_cents"] == second["bank_cents"] == "", "session 2 is still open"
+
+
 @pytest.mark.req("R83.5")
 def test_the_daily_summary_keeps_running_totals_of_games_cards_prizes_and_collection(hall_home: PlayedHall) -> None:
     played, book = hall_home.played, hall_home.book

@@ -13,6 +13,7 @@ from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.lookups import LookupModule
 from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.pins import PinGuard
 from hall_server.hall.roles import Role
@@ -87,10 +88,11 @@ def build_hall(journal: Journal, clock: Any, balls: ScriptedBalls | None = None)
     admission = AdmissionModule(core, [])
     cashier = CashierModule(core, ledger, admission, ["desk1"])
     balls = balls or ScriptedBalls()
-    games = GamesModule(core, session, ledger, CATALOG, balls, RULES)
+    games = GamesModule(core, session, ledger, CATALOG, balls, RULES, desks=cashier)
     virtual = VirtualModule(core, games, ledger, cashier, library(), new_token=iter(f"token-{i}" for i in range(10**6)).__next__)
     pins = PinGuard(core, cashier)
     responsible = ResponsiblePlayModule(core, cashier, admission, virtual)
+    LookupModule(core, games, cashier)  # the desks' look-ups, as the server has them
     return VirtualHall(journal, clock, balls, core, session, ledger, admission, cashier, games, virtual, pins,
                        responsible)
 

@@ -218,3 +218,77 @@ def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_exc
     kiosk.wait_for_selector("#message:has-text('You excluded yourself from play until')")
     assert kiosk.is_visible("#sign-in-panel")
     shot(kiosk, "kiosk-self-excluded")
+
+
+@pytest.mark.req("R82.16", "R93.1", "R93.2", "R93.15")
+def test_the_kiosk_shows_only_the_sign_in_then_the_sale_in_words_a_refusal_in_euros_that_goes_away_and_the_last_game(
+    hall: HallProcess, browser: Any
+) -> None:
+    from tests.web.test_console_browser import shot
+
+    staff = Staff(hall)
+    staff("admin", "run_verification", date="2026-11-29")
+    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
+    staff("rosa", "sign_session_opening")
+    staff("admin", "sign_session_opening")
+    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
+    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+    anna, bea = player(staff, "11111111A", 2_000), player(staff, "22222222B", 2_000)
+    pages = {
+        "kiosk": kiosk_page(browser, hall, KIOSK, "K1", staff("rosa", "enrol_terminal", terminal="K1", place="row A")
+                            ["result"]["token"]),
+        "handheld": kiosk_page(browser, hall, HANDHELD, "H1", staff("rosa", "enrol_terminal", terminal="H1",
+                                                                      place="handheld 1")["result"]["token"]),
+    }
+    staff("sam", "announce_sale", series=1001)
+    staff("rosa", "announce_last_game")
+    for name, page in pages.items():
+        # Nobody signed in: the sign-in and the operator's message, nothing of an account or a game.
+        page.wait_for_selector("#sign-in-panel:not([hidden])")
+        for hidden in ("#play", "#credit-box", "#last-game", "#sign-out"):
+            assert page.is_hidden(hidden), hidden
+        shot(page, f"{name}-sign-in")
+    for page, account in ((pages["kiosk"], anna), (pages["handheld"], bea)):
+        page.fill("#account", account)
+        page.fill("#pin", "4821")
+        page.press("#pin", "Enter")
+        page.wait_for_selector("#play:not([hidden])")
+        assert page.is_visible("#credit-box") and page.inner_text("#credit") == "20.00 EUR"
+        # The session's last game is announced to the player (R93.15).
+        page.wait_for_selector("#last-game:not([hidden])")
+        assert page.inner_text("#sale-state") == "Sale on terminals not open yet"
+
+    staff("sam", "open_terminal_sale", seconds=600)
+    for name, page in pages.items():
+        page.wait_for_selector("#sale-state:has-text('Sale open, closes in')")
+        assert re.fullmatch(r"Sale open, closes in (9|10):\d\d", page.inner_text("#sale-state")), page.inner_text("#sale-state")
+        assert page.inner_text("#game-title") == "Game 1 · on sale"
+        shot(page, f"{name}-sale")
+
+    # A purchase beyond the credit: refused in euros, and the refusal goes away by itself.
+    kiosk = pages["kiosk"]
+    kiosk.fill("#quantity", "30")
+    kiosk.click("#buy")
+    kiosk.wait_for_selector("#message:not(.ok):not([hidden])")
+    refusal = kiosk.inner_text("#message")
+    assert "30.00 EUR" in refusal and "20.00 EUR" in refusal and "cents" not in refusal, refusal
+    shot(kiosk, "kiosk-refused")
+    kiosk.wait_for_selector("#message", state="hidden")
+    assert kiosk.inner_text("#credit") == "20.00 EUR" and kiosk.locator("#cards .card").count() == 0
+    for page in pages.values():
+        page.fill("#quantity", "4")
+        page.click("#buy")
+        page.wait_for_selector("#message.ok:has-text('4 card(s) bought')")
+
+    staff("rosa", "close_sale")
+    for page in pages.values():
+        page.wait_for_selector("#sale-state:text('Sale closed · the draw begins soon')")
+    staff("sam", "draw_ball")
+    for name, page in pages.items():
+        page.wait_for_selector("#sale-state:text('Sale closed · drawing')")
+        assert page.inner_text("#game-title") == "Game 1 · drawing"
+        assert page.locator("#drawn li").count() == 90 and page.locator("#drawn li.called").count() == 1
+        assert page.is_visible("#last-game")
+        shot(page, f"{name}-drawing-started")
+    handheld = pages["handheld"]
+    assert handheld.evaluate("document.documentElement.scrollWidth") <= HANDHELD["width"]  # no sideways scrolling

@@ -225,6 +225,30 @@ def test_a_terminal_failing_during_the_draw_is_refunded_by_the_house_and_its_car
             break
 
 
+@pytest.mark.req("R98", "R96.3")
+def test_the_tax_leaves_out_the_stakes_a_failed_terminal_was_refunded_after_the_close(hall: VirtualHall) -> None:
+    """R98: the tax is 10% of the amounts staked; a failed terminal's cards refunded by the
+    house after the sale's close were not staked, so the game's tax base is the collection less them."""
+    anna, bea = hall.player("11111111A", 5_000), hall.player("22222222B", 1_000)
+    hall.terminal("T1"), hall.terminal("T2")
+    on_sale(hall)
+    buy(hall, "T1", anna, 30)
+    buy(hall, "T2", bea, 1)
+    (closed, *_) = result(hall.games.close_sale(CHIEF))
+    assert closed.payload["collection_cents"] == 3_100 and closed.payload["tax_cents"] == 310
+    result(hall.games.draw_ball(SELLER))
+    result(hall.virtual.declare_failed(CHIEF, "T1", "network cable cut"))
+    again = hall.reopened()
+    assert again.games.current.refunded_after_close_cents == hall.games.current.refunded_after_close_cents == 3_000
+    while "bingo" not in hall.games.current.machine.won:
+        result(hall.games.draw_ball(SELLER))
+    (ended, *postings) = result(hall.games.close_game(CHIEF))
+    assert ended.type == "game_closed"
+    assert (ended.payload["tax_base_cents"], ended.payload["tax_cents"]) == (100, 10)
+    assert [p.payload["credits"] for p in postings if p.payload.get("reason") == "tax:bingo"] == [[["tax", 10]]]
+    assert hall.ledger.balance("tax") == 10 and hall.ledger.ledger.total() == 0
+
+
 @pytest.mark.req("R92.3", "R96.4")
 def test_the_virtual_state_is_rebuilt_from_the_journal(hall: VirtualHall) -> None:
     anna = hall.player("11111111A", 1_000)

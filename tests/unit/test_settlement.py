@@ -23,6 +23,8 @@ from protocol.settlement import (
     house_share,
     operator_contribution,
     split_prize,
+    tax_base_after_refunds,
+    tax_cents,
 )
 from protocol.settlement.refunds import contributions_returned, terminal_refund_postings
 
@@ -152,3 +154,15 @@ def test_refund_postings_give_back_the_pots_share_and_a_failed_terminal_s_stakes
     (after,) = terminal_refund_postings([sale], "g1", 12, sale_closed=True)
     assert before.signed() == {"stakes:g1": 60, "player:p1": -60}
     assert after.signed() == {"house": 60, "player:p1": -60}  # the prizes announced on the stakes stand
+
+
+@pytest.mark.req("R98")
+@given(sales=st.integers(0, 10**9), share=st.integers(0, 100))
+def test_the_tax_base_is_the_collection_less_the_stakes_refunded_after_the_close(sales: int, share: int) -> None:
+    """R98: what was refunded after the close was not staked; nothing else leaves the base."""
+    refunded = sales * share // 100
+    base = tax_base_after_refunds(sales, refunded)
+    assert base == sales - refunded and tax_cents(base) <= tax_cents(sales)
+    assert tax_base_after_refunds(sales, 0) == sales
+    with pytest.raises(ValueError, match="cannot have refunded"):
+        tax_base_after_refunds(sales, sales + 1)

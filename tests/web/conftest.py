@@ -265,7 +265,7 @@ URL_LINE = re.compile(rb"Caller console at (https?://[^/\s]+)/console")
 class HallProcess:
     """``bingo hall serve`` in a child process, on a free loopback port, with TLS."""
 
-    def __init__(self, folder: Path, *, demo: bool = False) -> None:
+    def __init__(self, folder: Path, *, demo: bool = False, demo_pace: float = 0.2) -> None:
         self.folder = folder
         self.config = folder / "hall.toml"
         if not self.config.exists():
@@ -274,6 +274,7 @@ class HallProcess:
             text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
             self.config.write_text(text)
         self.demo = demo
+        self.demo_pace = demo_pace
         self.process: subprocess.Popen[bytes] | None = None
         self.base = ""
         self.output = b""
@@ -281,7 +282,7 @@ class HallProcess:
     def start(self, timeout: float = START) -> "HallProcess":
         command = [sys.executable, "-c", "from hall_server.cli import main; main()", "hall", "serve", "--config", str(self.config)]
         if self.demo:
-            command += ["--demo", "--pace", "0.2"]
+            command += ["--demo", "--pace", str(self.demo_pace)]
         env = {**os.environ, "BINGO_HOME": str(self.folder)}
         self.base = ""
         self.process = subprocess.Popen(command, cwd=self.folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

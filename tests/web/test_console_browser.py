@@ -52,11 +52,26 @@ def console_for(browser, hall: HallProcess, name: str):
     return page
 
 
+def fill(page, param: str, value: str) -> None:
+    """Type into a field of the open command form, or pick the choice ``value``."""
+    field = page.locator(f'#command-fields [data-param="{param}"]')
+    if field.evaluate("e => e.tagName") == "SELECT":
+        field.select_option(value)
+    else:
+        field.fill(value)
+
+
+def open_command(page, command: str) -> None:
+    """Open a command's form from the page of all commands."""
+    page.click("#tab-commands")
+    page.click(f'#commands button[data-command="{command}"]')
+
+
 def give(page, command: str, **fields: str) -> None:
     """Open a command's form from the list, fill its fields, send it with Enter."""
-    page.click(f'#commands button[data-command="{command}"]')
+    open_command(page, command)
     for param, value in fields.items():
-        page.fill(f'#command-fields [data-param="{param}"]', value)
+        fill(page, param, value)
     page.locator("#command-form button[type=submit]").press("Enter")
     page.wait_for_selector("#answer.ok:has-text('Done')")
     page.click("#command-cancel")
@@ -88,9 +103,9 @@ def test_staff_open_the_session_sell_draw_and_verify_while_the_board_follows(bro
     give(sam, "announce_sale", series="1001")
     give(sam, "sell_cards", series="1001", first="1", last="60")
     # A refused command shows the hall's reason and changes nothing.
-    sam.click('#commands button[data-command="sell_cards"]')
+    open_command(sam, "sell_cards")
     for param, value in (("series", "1001"), ("first", "1"), ("last", "5")):
-        sam.fill(f'#command-fields [data-param="{param}"]', value)
+        fill(sam, param, value)
     sam.press('#command-fields [data-param="last"]', "Enter")
     sam.wait_for_selector("#answer.error")
     sam.click("#command-cancel")
@@ -139,7 +154,7 @@ def test_each_desk_sees_what_its_command_made_and_a_refused_claim_reads_red_and_
     adam.wait_for_selector("#banned-state:has-text('No banned list loaded')")
     banned = tmp_path / "prohibidos.csv"
     banned.write_text("document,name,until\n12345678Z,Pere Roca,\n87654321X,\"Puig, Anna\",2027-01-31\n")
-    admin.click('#commands button[data-command="import_banned_list"]')
+    open_command(admin, "import_banned_list")
     admin.set_input_files("#command-fields input[type=file]", str(banned))
     wait_until(lambda: admin.input_value('#command-fields [data-param="source"]') == "prohibidos.csv",
                what="the file's name in the source field")
@@ -151,14 +166,14 @@ def test_each_desk_sees_what_its_command_made_and_a_refused_claim_reads_red_and_
     give(adam, "admit_visitor", name="Marta Soler", document="11111111H")
     assert "Visitor number 1 admitted (Marta Soler)" in adam.inner_text("#answer")
     carla = console_for(browser, hall, "carla")
-    carla.click('#commands button[data-command="open_player_account"]')
+    open_command(carla, "open_player_account")
     assert carla.get_attribute('#command-fields [data-param="pin"]', "type") == "password"
     carla.click("#command-cancel")
     give(carla, "open_player_account", visitor="1", medium="ticket", pin="4821")
     assert "opened (ticket) for visitor 1" in carla.inner_text("#answer")
     shot(carla, "console-cashier")
 
-    admin.click('#commands button[data-command="enrol_terminal"]')
+    open_command(admin, "enrol_terminal")
     admin.fill('#command-fields [data-param="terminal"]', "terminal-7")
     admin.fill('#command-fields [data-param="place"]', "by the bar")
     admin.locator("#command-form button[type=submit]").press("Enter")

@@ -36,7 +36,7 @@ def build(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal,
     session = SessionModule(core, lambda now: dict.fromkeys(CHECKS))
     ledger = LedgerModule(core)
     admission = AdmissionModule(core, [])
-    CashierModule(core, ledger, admission, ["desk-1"])
+    cashier = CashierModule(core, ledger, admission, ["desk-1"])
     order = random.Random(5)
 
     def balls(drawn):  # a shuffled chamber without the balls already drawn
@@ -45,7 +45,7 @@ def build(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal,
         return FakeBallSource(rest)
 
     catalog = FakeCardCatalog([Series(7, "classic", 100, 60), Series(8, "classic", 100, 60)], {"classic": LAYOUTS})
-    GamesModule(core, session, ledger, catalog, balls, PrizeRules(line_bp=1500, bingo_bp=5500))
+    GamesModule(core, session, ledger, catalog, balls, PrizeRules(line_bp=1500, bingo_bp=5500), desks=cashier)
     view = HallView("Demo")
     core.add_view(view)
     return core, view, journal, ledger

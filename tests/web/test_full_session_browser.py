@@ -16,6 +16,7 @@ Screenshots of the key steps go to ``$BINGO_SCREENSHOTS`` when it is set."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import time
@@ -28,7 +29,7 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from server_kit.keys import load_journal_key, public_pem
 from tests.reports.conftest import pdf_strings
 from tests.web.conftest import HallProcess
-from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (browser: a fixture)
+from tests.web.test_console_browser import browser, console_for, fill, open_command, shot  # noqa: F401 (browser: a fixture)
 
 pytestmark = pytest.mark.integration
 
@@ -52,13 +53,12 @@ def hall(tmp_path: Path):
 
 def give(page: Any, command: str, **fields: str | bool) -> str:
     """Open a command's form from the list, fill it, send it with Enter; the hall's answer."""
-    page.click(f'#commands button[data-command="{command}"]')
+    open_command(page, command)
     for param, value in fields.items():
-        field = page.locator(f'#command-fields [data-param="{param}"]')
         if isinstance(value, bool):
-            field.set_checked(value)
+            page.locator(f'#command-fields [data-param="{param}"]').set_checked(value)
         else:
-            field.fill(value)
+            fill(page, param, value)
     page.locator("#command-form button[type=submit]").press("Enter")
     answer = answer_to(page)
     page.keyboard.press("Escape")
@@ -143,7 +143,7 @@ def fetch(page: Any, url: str) -> tuple[int, dict[str, str], bytes]:
     return response.status, response.headers, response.body()
 
 
-@pytest.mark.req("R85", "R82.6", "R85.6", "R85.11", "R91", "R77.1", "R83.3")
+@pytest.mark.req("R85", "R82.6", "R85.6", "R85.11", "R91", "R91.11", "R77.1", "R83.3")
 def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(browser, hall: HallProcess,  # noqa: F811
                                                                             tmp_path: Path) -> None:
     admin = console_for(browser, hall, "admin")
@@ -191,13 +191,21 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
     shot(rosa, "full-05-game-2-two-series-jackpot")
     game_2 = play_to_the_end(sam, tomas, carla, rosa, "full-06-game-2")
 
-    # --- Closing: the count and both signatures.
+    # --- Closing: the day's jackpot deposit (R91.11), the count and both signatures.
+    drawers = give(carla, "cash_drawers")
+    due = re.search(r"jackpot deposit due: (\d+\.\d\d) EUR", drawers)
+    assert due, drawers
+    if due.group(1) != "0.00":
+        assert "jackpot deposited" in give(carla, "deposit_jackpot", source="desk-1", amount_cents=due.group(1),
+                                           reference="bank slip 0001")
+    assert "jackpot deposit due: 0.00 EUR" in give(carla, "cash_drawers")
     give(rosa, "count_balls", stage="closing", balls_present="1-90", witnesses=WITNESSES)
     give(rosa, "sign_session_closing")
     give(admin, "sign_session_closing")
     admin.wait_for_selector("#session-state:has-text('session 1 closed')")
 
-    # --- The minutes, printed from the console.
+    # --- The minutes, printed from the console: the administrator's desk offers them.
+    admin.click("#tab-desk")
     session_link = admin.locator('#minutes-list li[data-subject="1"] a[data-minutes="session-pdf"]')
     assert admin.locator("#minutes-list li").count() == 3  # the session and its two games
     shot(admin, "full-07-minutes")

@@ -54,3 +54,17 @@ def test_records_of_another_game_or_module_leave_the_game_alone() -> None:
     ):
         view.apply(record)
     assert view.board()["game"]["balls"] == [] and view.seq == 3
+
+
+@pytest.mark.req("R91.7")
+def test_the_board_tells_the_players_of_a_reserve_boost_and_a_later_announcement_replaces_it() -> None:
+    view = HallView("Sala")
+    boost = {"allowance_cents": 300, "boosted_before_cents": 0, "reserve_cents": 1_000}
+    for record in records(
+        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
+        ("reserve_boost_announced", {"game_id": GAME, "line_cents": 200, "bingo_cents": 100, **boost}),
+        ("reserve_boost_announced", {"game_id": "another", "line_cents": 5, "bingo_cents": 5, **boost}),
+        ("reserve_boost_announced", {"game_id": GAME, "line_cents": 100, "bingo_cents": 150, **boost}),
+    ):
+        view.apply(record)
+    assert view.board()["game"]["reserve_boost"] == {"line_cents": 100, "bingo_cents": 150}

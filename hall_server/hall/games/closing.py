@@ -1,5 +1,5 @@
 """The game's end - closed, or finished by hand - with its house share and tax (R98), the cards'
-collection (R82.4), and what keeps the session from closing (R89, R93.15)."""
+collection (R82.4), and what keeps the session from closing (R89, R91.11, R93.15)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,13 @@ from protocol.events import Event
 from protocol.game import State, describe
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.settlement import (
+    JACKPOT_BANK_ACCOUNT,
+    jackpot_deposit_due,
+    jackpot_funds,
+    tax_base_after_refunds,
+    tax_cents,
+)
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
@@ -22,11 +29,13 @@ class ClosingCommands(GamesBase):
     """Closing and finishing a game, collecting its cards, the session's closing check."""
 
     def closing_refusal(self) -> str | None:
-        """Why the session may not close yet, or None (R89, R93.15).
+        """Why the session may not close yet, or None (R89, R91.11, R93.15).
 
         A game under way is finished first.  A superbingo fund left unwon by the
         session's last superbingo game belongs to the bingo of the session's last game:
-        the session closes only once that game, announced as the last, was played.
+        the session closes only once that game, announced as the last, was played.  And
+        the day's jackpot money is in the jackpot's bank account: the deposit is recorded
+        before the closing is signed.
         """
         current = self.state.current
         if current is not None and not current.over:
@@ -38,34 +47,45 @@ class ClosingCommands(GamesBase):
         if session is None:
             return None
         games = [g for g in self.state.games if g.session == session.number and g.machine.state is not State.REFUNDED]
-        if any(g.last_game and g.over for g in games):
-            return None
         superbingo_games = [g for g in games if g.superbingo_limit is not None]
         fund = self.ledger.balance(SUPERBINGO)
-        if superbingo_games and superbingo_games[-1].superbingo_won is False and fund > 0:
+        last_played = any(g.last_game and g.over for g in games)
+        if not last_played and superbingo_games and superbingo_games[-1].superbingo_won is False and fund > 0:
             return (
                 f"the superbingo of game {superbingo_games[-1].game_id} was not won, and its fund of "
                 f"{format_cents(fund)} goes to the bingo of the session's last game (R89): announce a game as "
                 "the last (R93.15) and play it before the session closes"
             )
+        due = jackpot_deposit_due(self.pots(), self.ledger.balance(JACKPOT_BANK_ACCOUNT))
+        if due:
+            return (
+                f"the jackpot's money is deposited every day into its bank account (R91.11): "
+                f"{format_cents(due)} of its {format_cents(jackpot_funds(self.pots()))} is not there yet; "
+                "the cashier records today's deposit from a desk (deposit_jackpot) before the session closes"
+            )
         return None
 
     def _settle(self, game: Game, ended: Event) -> list[Entry]:
-        """The game's end with its house share and tax (R98), both posted."""
+        """The game's end with its house share and tax (R98), both posted.
+
+        The tax is on the amounts staked: the collection at the sale's close less the
+        stakes of failed terminals' cards the house refunded after it (R96.3).
+        """
         settlement = game.settlement
         assert settlement is not None
+        base = tax_base_after_refunds(settlement.sales_cents, game.refunded_after_close_cents)
+        tax = tax_cents(base)
         reference = Reference(game.game_id, None, self.core.seq + 1)
         postings = []
         if settlement.house_cents:
             postings.append(Posting.transfer(settlement.house_cents, debit=stakes_account(game.game_id),
                                              credit="house", reason="house:share", reference=reference))
-        if settlement.tax_cents:
-            postings.append(Posting.transfer(settlement.tax_cents, debit="house", credit="tax",
-                                             reason="tax:bingo", reference=reference))
+        if tax:
+            postings.append(Posting.transfer(tax, debit="house", credit="tax", reason="tax:bingo",
+                                             reference=reference))
         self.ledger.check(postings)
         return [
-            _entry(ended, house_cents=settlement.house_cents, tax_cents=settlement.tax_cents,
-                   tax_base_cents=settlement.sales_cents),
+            _entry(ended, house_cents=settlement.house_cents, tax_cents=tax, tax_base_cents=base),
             *posting_entries(postings),
         ]
 

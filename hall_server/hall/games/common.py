@@ -16,12 +16,12 @@ from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import Session, SessionModule
 from protocol.balls import BallSource
-from protocol.cards import CELLS
+from protocol.cards import CELLS, Card
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.events import EVENT_TYPES, Event, event_from_dict
-from protocol.game import TraditionalGame
+from protocol.game import State, TraditionalGame
 from protocol.sale import Series
 from protocol.settlement import POT_ACCOUNTS, Pots, PrizeRules
 from server_kit.core import CommandCore
@@ -37,6 +37,7 @@ SUPERBINGO = POT_ACCOUNTS["superbingo"]
 GRAND_SUPERBINGO = POT_ACCOUNTS["grand_superbingo"]
 MEGABINGO = POT_ACCOUNTS["megabingo"]
 JACKPOT = POT_ACCOUNTS["jackpot_accumulated"]
+RESERVE = POT_ACCOUNTS["jackpot_reserve"]
 
 
 class DeferredBallSource(Protocol):
@@ -49,6 +50,17 @@ class DeferredBallSource(Protocol):
     def draw(self) -> Deferred[int]: ...
 
     def put_back(self, ball: int) -> None: ...
+
+
+class CashDesks(Protocol):
+    """Where the hall's cash payments come from: the cashier's open desks (``hall_server/hall/cashier.py``)."""
+
+    #: What of a drawer's cash must stay in it: the games add the stakes of the game under way.
+    drawer_holds: list[Callable[[str], tuple[int, str]]]
+
+    def paying_drawer(self, desk: object) -> str:
+        """The ledger account of ``desk`` if it is an open cash desk; a domain error otherwise."""
+        ...
 
 
 #: Given the balls already drawn in the current game, the source of the next ones.
@@ -104,6 +116,7 @@ class GamesBase(abc.ABC):
     catalog: CardCatalog
     ball_sources: BallSourceFactory
     rules: PrizeRules
+    desks: CashDesks | None
     state: "GamesState"
     virtual_series: dict[int, np.ndarray]
     _source: BallSource | DeferredBallSource | None
@@ -164,11 +177,33 @@ class GamesBase(abc.ABC):
             cells[mine] = layouts[rows[mine]]
         return cells
 
+    def card_in_play(self, game: Game, ref: CardRef) -> Card | None:
+        """The layout of card ``ref`` if it is in play in ``game``, else ``None``."""
+        if ref not in game.refs:
+            return None
+        row = np.array([ref.number - 1], dtype=np.int64)
+        if ref.series in self.virtual_series:
+            cells = self.virtual_series[ref.series][row]
+        else:
+            cells = self.catalog.layouts(game.card_set)[row]
+        return Card.from_cells(int(n) for n in cells[0])
+
     def unpaid(self, game: Game) -> list[str]:
         """Prizes won in an ended game and not paid yet."""
         if not game.over:
             return []
         return [p for p in ("line", "bingo") if p in game.machine.won and p not in game.paid]
+
+    def boosted_in_session(self, session: int, *, besides: Game) -> int:
+        """What the session's games other than ``besides`` took from the jackpot's reserve (R91.7).
+
+        A game counts once its sale closed with the boost; a refunded game gave it back.
+        """
+        return sum(
+            g.settlement.boost_cents for g in self.state.games
+            if g.session == session and g is not besides and g.settlement is not None
+            and g.machine.state is not State.REFUNDED
+        )
 
     def pots(self) -> Pots:
         """The carries and pots as the ledger holds them now."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import GamesBase, _entry, _text
+from hall_server.hall.games.common import RESERVE, GamesBase, _entry, _text
 from hall_server.hall.games.state import _fork
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
-from protocol.ledger import Ledger
-from protocol.settlement.refunds import contributions_returned, refund_game
+from protocol.ledger import Ledger, Posting, Reference
+from protocol.settlement.refunds import contributions_returned, refund_game, stakes_account
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
 
@@ -53,6 +53,11 @@ class FailureCommands(GamesBase):
             # The pots give back what the close set aside, then every stake goes home.
             settled = game.settlement
             back = contributions_returned(game.game_id, settled.contributions if settled else {}, refund_seq)
+            if settled is not None and settled.boost_cents:
+                # The reserve's boost (R91.7) goes back too: the game is deemed not played.
+                back += (Posting.transfer(settled.boost_cents, debit=stakes_account(game.game_id), credit=RESERVE,
+                                          reason="jackpot:reserve boost returned",
+                                          reference=Reference(game.game_id, None, refund_seq)),)
             # The whole ledger, not the game's postings alone: a virtual card's stake came
             # from a player's account funded outside the game, which a ledger of the
             # game's postings would see overdrawn (every refund of a game with one failed).

@@ -8,7 +8,7 @@ from twisted.internet.defer import DeferredLock
 from hall_server.hall.catalog import CardCatalog
 from hall_server.hall.games.claims import ClaimCommands
 from hall_server.hall.games.closing import ClosingCommands
-from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource
+from hall_server.hall.games.common import BallSourceFactory, CashDesks, DeferredBallSource
 from hall_server.hall.games.draw import DrawCommands
 from hall_server.hall.games.failures import FailureCommands
 from hall_server.hall.games.payments import PaymentCommands
@@ -31,6 +31,7 @@ PERMISSIONS = {
     "open_second_series": {R.SELLER_CALLER, R.ROOM_CHIEF},
     "announce_pots": {R.ROOM_CHIEF},
     "announce_last_game": {R.ROOM_CHIEF},
+    "announce_reserve_boost": {R.ROOM_CHIEF},
     "announce_megabingo": {R.ROOM_CHIEF},
     "contribute_to_pot": {R.ROOM_CHIEF, R.ADMINISTRATOR},
     "close_sale": {R.ROOM_CHIEF},
@@ -60,6 +61,7 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
         catalog: CardCatalog,
         ball_sources: BallSourceFactory,
         rules: PrizeRules,
+        desks: CashDesks | None = None,
     ) -> None:
         # A configuration that could pay out less than 70% never starts a game (R88.1).
         rules.check()
@@ -69,6 +71,8 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
         self.catalog = catalog
         self.ball_sources = ball_sources
         self.rules = rules
+        #: The cashier's desks: prizes on paper cards are paid in cash at an open one (R78).
+        self.desks = desks
         self.state = GamesState()
         self._source: BallSource | DeferredBallSource | None = None
         # One draw at a time: a draw asked while a ball is being taken waits its turn.
@@ -76,6 +80,8 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
         #: Virtual series in play by their number in the game (R82.9): card k is row k-1.
         self.virtual_series: dict[int, np.ndarray] = {}
         session.closing_checks.append(self.closing_refusal)
+        if desks is not None:
+            desks.drawer_holds.append(self.stakes_in_drawer)
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
@@ -89,6 +95,8 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
              {"superbingo_limit": int, "grand_superbingo_limit": int, "jackpot_threshold": int, "megabingo": bool},
              "put pots in play for this game (0: not in play)"),
             ("announce_last_game", self.announce_last_game, {}, "announce this game as the session's last"),
+            ("announce_reserve_boost", self.announce_reserve_boost, {"line_cents": int, "bingo_cents": int},
+             "tell the players the jackpot's reserve adds to this game's line and bingo (R91.7)"),
             ("announce_megabingo", self.announce_megabingo, {"date": str, "time": str, "amount_cents": int},
              "announce a megabingo at least 10 days ahead"),
             ("contribute_to_pot", self.contribute_to_pot, {"pot": str, "amount_cents": int},
@@ -97,7 +105,7 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
             ("draw_ball", self.draw_ball, {}, "draw the next ball"),
             ("void_ball", self.void_ball, {"ball": int, "reason": str}, "void the last ball drawn"),
             ("verify_claim", self.verify_claim, {"series": int, "card_number": int}, "verify a claimed card"),
-            ("pay_prizes", self.pay_prizes, {"desk": str}, "pay the settled prizes from a cash drawer"),
+            ("pay_prizes", self.pay_prizes, {"desk": str}, "pay the settled prizes in cash at an open cash desk"),
             ("close_game", self.close_game, {}, "close the game once the bingo is verified"),
             ("suspend_game", self.suspend_game, {"reason": str}, "suspend the game on a failure"),
             ("resume_game", self.resume_game, {}, "resume the suspended game"),

@@ -17,7 +17,7 @@ from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.game import FINAL_STATES, State, TraditionalGame
-from protocol.ledger import Posting, Reference, account_kind
+from protocol.ledger import Posting, Reference
 from protocol.settlement import (
     PAPER_STAKE_PCT,
     POT_ACCOUNTS,
@@ -73,16 +73,20 @@ class PaymentCommands(GamesBase):
         return self._payments(game, machine, due, None, self.core.seq + before + 1)
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
-        """Pay the settled prizes: paper cards in cash from drawer ``desk``, virtual ones to
-        their players' accounts (R78, R85.9, R87, R88.5, R89-R91)."""
+        """Pay the settled prizes: paper cards in cash at the open cash desk ``desk``, virtual
+        ones to their players' accounts (R78, R85.9, R87, R88.5, R89-R91).
+
+        A seller's drawer pays nothing: its takings are handed in to a desk first.
+        """
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             due = self.due_prizes(game)
             if not due:
                 raise GameModuleError(self._nothing_due(game))
-            account = f"cash:{_text(desk, 'which cash drawer pays')}"
-            account_kind(account)
+            if self.desks is None:
+                raise GameModuleError("this hall has no cash desk; prizes on paper cards are paid at an open one")
+            account = self.desks.paying_drawer(_text(desk, "which cash desk pays"))
             return self._payments(game, game.machine, due, account, self.core.seq + 1)
 
         return self.core.execute(actor, "pay_prizes", decide)
@@ -181,6 +185,20 @@ class PaymentCommands(GamesBase):
                          "jackpot:reserve transfer")
         self.ledger.check(postings)
         return [*entries, *posting_entries(postings)]
+
+    def stakes_in_drawer(self, account: str) -> tuple[int, str]:
+        """The stakes drawer ``account`` took for the game under way, while the game could still be
+        refunded: a refund (R86.2) pays each card back to the drawer it was sold from.
+
+        Once a prize is won the game can no longer be refunded (it is finished by hand), and
+        once it has ended nothing is paid back: the takings may then be handed in.
+        """
+        game = self.state.current
+        if game is None or game.over or game.machine.won:
+            return 0, ""
+        cents = sum(sale.stake_cents for sale in game.machine.sales.values() if sale.account == account)
+        return cents, (f"the stakes of game {game.game_id}, which a refund would pay back from this drawer"
+                       if cents else "")
 
     def _earlier_superbingo_won(self, game: Game) -> bool | None:
         """Whether the session's latest superbingo game before ``game`` won it; None: none so far (R89)."""

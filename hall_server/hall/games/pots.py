@@ -13,6 +13,7 @@ from hall_server.hall.games.common import (
     GRAND_SUPERBINGO,
     JACKPOT,
     MEGABINGO,
+    RESERVE,
     SUPERBINGO,
     GameModuleError,
     GamesBase,
@@ -23,13 +24,18 @@ from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.game import State, describe
 from protocol.ledger import Leg, Posting, Reference
+from protocol.money import format_cents
 from protocol.settlement import (
     JACKPOT_THRESHOLDS,
     MEGABINGO_NOTICE_DAYS,
     OPERATOR_POTS,
     POT_ACCOUNTS,
+    RESERVE_BOOST_PCT,
     SUPERBINGO_LIMITS,
+    LimitExceeded,
+    check_reserve_boost,
     operator_contribution,
+    reserve_boost_allowance,
 )
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
@@ -105,6 +111,52 @@ class PotCommands(GamesBase):
             ]
 
         return self.core.execute(actor, "announce_pots", decide)
+
+    def announce_reserve_boost(self, actor: Actor, line_cents: int, bingo_cents: int) -> Deferred[list[Record]]:
+        """Tell the players that the jackpot's reserve adds to this game's line and bingo (R91.7).
+
+        The game is on sale; the session's boosts together stay within 30% of the reserve
+        at the session's start, and within what the reserve holds.  The amounts move at
+        the sale's close; announced again, the later announcement replaces the earlier
+        (0 and 0 withdraws it).
+        """
+
+        def decide(now: int) -> list[Entry]:
+            session = self.session.require_open()
+            game = self.require_game()
+            if game.machine.state is not State.SELLING:
+                raise GameModuleError(
+                    "a reserve boost is announced to the players before the game, while its sale is open, "
+                    f"not {describe(game.machine.state)} (R91.7)"
+                )
+            if not self.rules.jackpot:
+                raise GameModuleError("the hall's prize rules fund no jackpot, so there is no reserve to boost from")
+            line, bingo = (_whole(v, what) for v, what in ((line_cents, "the line's boost in cents"),
+                                                            (bingo_cents, "the bingo's boost in cents")))
+            if line < 0 or bingo < 0:
+                raise GameModuleError("a reserve boost adds to a prize: zero or more, never less")
+            start = self.state.reserve_at_session_start.get(session.number, 0)
+            allowance = reserve_boost_allowance(start)
+            before = self.boosted_in_session(session.number, besides=game)
+            reserve = self.ledger.balance(RESERVE)
+            try:
+                check_reserve_boost(line + bingo, before, allowance, reserve)
+            except LimitExceeded:
+                raise GameModuleError(
+                    f"a boost of {format_cents(line + bingo)} is refused: the session may add at most "
+                    f"{format_cents(allowance)} from the reserve ({RESERVE_BOOST_PCT}% of the "
+                    f"{format_cents(start)} it held at the session's start), its earlier games took "
+                    f"{format_cents(before)}, and the reserve holds {format_cents(reserve)} (R91.7)"
+                ) from None
+            return [
+                (
+                    "reserve_boost_announced",
+                    {"game_id": game.game_id, "line_cents": line, "bingo_cents": bingo,
+                     "allowance_cents": allowance, "boosted_before_cents": before, "reserve_cents": reserve},
+                )
+            ]
+
+        return self.core.execute(actor, "announce_reserve_boost", decide)
 
     def announce_last_game(self, actor: Actor) -> Deferred[list[Record]]:
         """Announce the game on sale as the session's last (R93.15), before its draw."""

@@ -6,11 +6,11 @@ import dataclasses
 from typing import Any, Mapping
 
 
-from hall_server.hall.games.common import GamesBase, _event_of
+from hall_server.hall.games.common import RESERVE, GamesBase, _event_of
 from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed
 from protocol.chain import Record
 from protocol.claims import CardRef
-from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened
+from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened, TerminalFailed
 from protocol.game import TraditionalGame
 from protocol.sale import GameSale, Series
 from protocol.settlement import tax_cents
@@ -56,6 +56,7 @@ class Projection(GamesBase):
                     "sale": dataclasses.asdict(game.sale),
                     "pots": (game.superbingo_limit, game.grand_superbingo_limit, game.jackpot_threshold,
                              game.megabingo_cents),
+                    "reserve_boost": (game.boost_line_cents, game.boost_bingo_cents),
                     "last_game": game.last_game,
                     "settlement": dataclasses.asdict(game.settlement) if game.settlement else None,
                     "refs": [r.label for r in game.refs],
@@ -65,6 +66,7 @@ class Projection(GamesBase):
                     "paid": {k: dataclasses.asdict(v) for k, v in game.paid.items()},
                     "collected": game.collected,
                     "stake_pcts": sorted((ref.label, pct) for ref, pct in game.stake_pcts.items()),
+                    "refunded_after_close_cents": game.refunded_after_close_cents,
                 }
             )
         return {
@@ -73,6 +75,7 @@ class Projection(GamesBase):
             "megabingo": self.state.megabingo,
             "operator_superbingo": dict(self.state.operator_superbingo),
             "operator_jackpot": dict(self.state.operator_jackpot),
+            "reserve_at_session_start": dict(self.state.reserve_at_session_start),
         }
 
     def reset(self) -> None:
@@ -103,6 +106,10 @@ class Projection(GamesBase):
                 )
             )
             return
+        if kind == "session_opened":
+            # Nothing moves money on the opening: the ledger holds the reserve as it opened.
+            state.reserve_at_session_start[p["session"]] = self.ledger.balance(RESERVE)
+            return
         if kind == "megabingo_announced":
             state.megabingo = {k: p[k] for k in ("date", "time", "amount_cents", "announced_on")}
             return
@@ -130,6 +137,8 @@ class Projection(GamesBase):
             game.grand_superbingo_limit = p["grand_superbingo_limit"]
             game.jackpot_threshold = p["jackpot_threshold"]
             game.megabingo_cents = p["megabingo_cents"]
+        elif kind == "reserve_boost_announced":
+            game.boost_line_cents, game.boost_bingo_cents = p["line_cents"], p["bingo_cents"]
         elif kind == "last_game_announced":
             game.last_game = True
         elif kind == "prize_paid":
@@ -149,6 +158,11 @@ class Projection(GamesBase):
                 game.stake_pcts[CardRef(event.series, event.card_number)] = p["stake_pct"]
             elif isinstance(event, SaleClosed):
                 self._sale_closed(game, p)
+            elif isinstance(event, TerminalFailed) and game.settlement is not None:
+                refunded = set(p.get("refunded", ()))
+                game.refunded_after_close_cents += sum(
+                    sale.stake_cents for ref, sale in game.machine.sales.items() if ref.label in refunded
+                )
             elif isinstance(event, BallDrawn):
                 assert game.detector is not None
                 game.detector.ball_drawn(event.ball)
@@ -170,6 +184,7 @@ class Projection(GamesBase):
             contributions=dict(p["contributions"]),
             house_cents=p["house_cents"],
             tax_cents=p["tax_cents"],
+            boost_cents=p.get("boost_line_cents", 0) + p.get("boost_bingo_cents", 0),
         )
         game.refs = tuple(sorted(game.machine.in_play))
         game.detector = WinDetector(self._cells(game))

@@ -9,7 +9,8 @@ import dataclasses
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import GameModuleError, GamesBase, _entry, _session_date, _whole
+from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _entry, _session_date, _whole
+from hall_server.hall.games.state import Game
 from hall_server.hall.games.state import _fork, _fork_sale
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
@@ -17,7 +18,15 @@ from protocol.events import SaleClosed
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
 from protocol.ledger import Leg, Posting, Reference, account_kind
 from protocol.sale import GameSale, SaleRefused
-from protocol.settlement import PAPER_STAKE_PCT, POT_ACCOUNTS, close_sale, stake_cents
+from protocol.settlement import (
+    PAPER_STAKE_PCT,
+    POT_ACCOUNTS,
+    LimitExceeded,
+    check_reserve_boost,
+    close_sale,
+    reserve_boost_allowance,
+    stake_cents,
+)
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
@@ -175,7 +184,8 @@ class SaleCommands(GamesBase):
                 raise GameModuleError(
                     "no card has been sold; sell cards first, or suspend the game for good to cancel it"
                 )
-            figures = close_sale(self.rules, closed.collection_cents, self.pots())
+            boost_line, boost_bingo = game.boost_line_cents, game.boost_bingo_cents
+            figures = close_sale(self.rules, closed.collection_cents, self.pots(), boost_line, boost_bingo)
             contributions = {POT_ACCOUNTS[pot]: cents for pot, cents in figures.contributions.items() if cents}
             reference = Reference(game.game_id, None, self.core.seq + 1)
             postings = []
@@ -196,8 +206,18 @@ class SaleCommands(GamesBase):
                         reference,
                     )
                 )
+            if boost_line + boost_bingo:
+                # The announced boost leaves the reserve as the contributions enter it (R91.7).
+                self._check_boost(game, boost_line + boost_bingo, figures.contributions.get("jackpot_reserve", 0))
+                postings.append(
+                    Posting.transfer(
+                        boost_line + boost_bingo, debit=RESERVE, credit=stakes_account(game.game_id),
+                        reason="jackpot:reserve boost", reference=reference,
+                    )
+                )
             self.ledger.check(postings)
             series_after = _fork_sale(game.sale).close()
+            boosts = {"boost_line_cents": boost_line, "boost_bingo_cents": boost_bingo} if boost_line + boost_bingo else {}
             return [
                 _entry(
                     closed,
@@ -209,8 +229,21 @@ class SaleCommands(GamesBase):
                     house_cents=figures.house_cents,
                     tax_cents=figures.tax_cents,
                     series=[[s.number, s.last_sold] for s in series_after],
+                    **boosts,
                 ),
                 *posting_entries(postings),
             ]
 
         return self.core.execute(actor, "close_sale", decide)
+
+    def _check_boost(self, game: Game, boost: int, to_reserve: int) -> None:
+        """Refuse a sale's close whose announced boost the reserve or the session can no longer give."""
+        allowance = reserve_boost_allowance(self.state.reserve_at_session_start.get(game.session, 0))
+        reserve = self.ledger.balance(RESERVE) + to_reserve
+        try:
+            check_reserve_boost(boost, self.boosted_in_session(game.session, besides=game), allowance, reserve)
+        except LimitExceeded as error:
+            raise GameModuleError(
+                f"the reserve boost announced for game {game.game_id} can no longer be given ({error}); "
+                "announce it again (0 and 0 withdraws it)"
+            ) from None

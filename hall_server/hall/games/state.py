@@ -54,6 +54,7 @@ class Settlement:
     contributions: Mapping[str, int]  # pot account -> cents set aside at the close
     house_cents: int
     tax_cents: int
+    boost_cents: int = 0  # what the jackpot's reserve added to the line and bingo (R91.7)
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,18 @@ class Game:
     grand_superbingo_limit: int | None = None
     jackpot_threshold: int | None = None
     megabingo_cents: int | None = None
+    #: What the jackpot's reserve adds to the line and the bingo, as announced (R91.7).
+    boost_line_cents: int = 0
+    boost_bingo_cents: int = 0
     last_game: bool = False
     settlement: Settlement | None = None
     refs: tuple[CardRef, ...] = ()  # the cards in play, in the detector's order
     detector: WinDetector | None = None
     paid: dict[str, PrizePaid] = field(default_factory=dict)
     collected: bool = False
+    #: The stakes of failed terminals' cards the house refunded after the sale's close (R96.3):
+    #: they were not played, so they leave the tax base (R98).
+    refunded_after_close_cents: int = 0
     #: Virtual cards sold at a stake below their price: their stake in percent (R88.4-5).
     #: A card not listed stakes its whole price, as every paper card does.
     stake_pcts: dict[CardRef, int] = field(default_factory=dict)
@@ -111,6 +118,9 @@ class GamesState:
     megabingo: dict[str, Any] | None = None  # the announced megabingo not yet played
     operator_superbingo: dict[str, int] = field(default_factory=dict)  # session date -> cents
     operator_jackpot: dict[str, int] = field(default_factory=dict)  # "YYYY-MM" -> cents
+    #: The jackpot's reserve when each session opened (session number -> cents): 30% of it
+    #: is what the session may add to its prizes (R91.7).
+    reserve_at_session_start: dict[int, int] = field(default_factory=dict)
 
     @property
     def current(self) -> Game | None:

@@ -104,6 +104,8 @@ const handlers = {
   ball(m) {
     if (!state.game || state.game.game_id !== m.game_id) return;
     state.drawn.push(m.ball); state.game.drawn = state.drawn.slice();
+    // The first ball starts the draw; the hall sends no new game picture for it.
+    if (state.game.state === "sale_closed") state.game.state = "drawing";
     render();
   },
   ball_voided(m) {
@@ -118,7 +120,7 @@ const handlers = {
   },
   won(m) {
     state.won.push(m);
-    note(`You won the ${m.prize} with card ${m.card}: ${money(m.cents)}, credited to your account`, true);
+    note(`You won the ${m.prize} with card ${m.card}: ${money(m.cents)}, credited to your account`, true, WIN_MS);
     signal("win");
     render();
   },
@@ -134,9 +136,15 @@ const handlers = {
 // --- Showing --------------------------------------------------------------------------
 function money(cents) { return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")} EUR`; }
 
-function note(text, ok = false) {
+// A message goes away by itself (a refusal after NOTE_MS, a win after WIN_MS) or with the next one.
+const NOTE_MS = 8000;
+const WIN_MS = 15000;
+let noteTimer = null;
+function note(text, ok = false, lasts = NOTE_MS) {
   const box = $("message");
   box.hidden = !text; box.textContent = text ? text[0].toUpperCase() + text.slice(1) : ""; box.className = ok ? "ok" : "";
+  clearTimeout(noteTimer);
+  if (text) noteTimer = setTimeout(() => note(""), lasts);
 }
 
 function show(panel) {
@@ -169,7 +177,19 @@ function renderCare() {
   }
 }
 
-function renderCredit() { $("credit").textContent = state.player ? money(state.player.credit_cents) : "-"; }
+// The game's state in words: never the machine's own names ("sale_closed").
+const STATE_WORDS = {
+  scheduled: "not on sale yet", selling: "on sale", sale_closed: "the draw begins soon",
+  drawing: "drawing", line_won: "drawing", bingo_won: "bingo won", last_prize_won: "bingo won",
+  closed: "game over", suspended: "suspended", suspended_for_good: "called off", refunded: "refunded",
+  finishing_by_hand: "drawing", won_by_hand: "bingo won", finished: "game over",
+};
+function stateWords(state) { return STATE_WORDS[state] || state.replace(/_/g, " "); }
+
+function renderCredit() {
+  $("credit").textContent = state.player ? money(state.player.credit_cents) : "-";
+  $("credit-box").hidden = !state.player; // nothing of an account until one is signed in
+}
 
 function toGo(cells, drawn) {
   const missing = [0, 1, 2].map((r) => cells.slice(r * 9, r * 9 + 9).filter((n) => n && !drawn.has(n)).length);
@@ -180,11 +200,11 @@ function render() {
   renderCredit();
   renderCare();
   if (state.care) { show("care"); return; }
+  const game = state.game;
+  $("last-game").hidden = !(state.player && game && game.last_game);
   if (!state.player) { show(state.token ? "sign-in-panel" : "enrol"); return; }
   show("play");
-  const game = state.game;
-  $("last-game").hidden = !(game && game.last_game);
-  $("game-title").textContent = game ? `Game ${game.number} - ${game.state.replace(/_/g, " ")}` : "No game yet";
+  $("game-title").textContent = game ? `Game ${game.number} · ${stateWords(game.state)}` : "No game yet";
   const prizes = game && game.prizes;
   $("prizes").textContent = prizes
     ? `Line ${money(prizes.line)} · Bingo ${money(prizes.bingo)} · ${game.cards_sold} cards in play`
@@ -228,7 +248,8 @@ function renderSale() {
   const label = $("sale-state");
   if (!game) { label.replaceChildren("No game on sale"); return; }
   if (game.state !== "selling") {
-    label.replaceChildren(game.state === "drawing" ? "Sale closed - drawing" : `Sale closed - ${game.state.replace(/_/g, " ")}`);
+    const words = stateWords(game.state);
+    label.replaceChildren(!game.over ? `Sale closed · ${words}` : words === "game over" ? "Game over" : `Game over · ${words}`);
     return;
   }
   if (!game.sale) { label.replaceChildren("Sale on terminals not open yet"); return; }
@@ -308,6 +329,7 @@ function wire() {
   });
   $("buy-form").addEventListener("submit", (event) => {
     event.preventDefault();
+    note("");
     const quantity = Number.parseInt($("quantity").value, 10);
     buy(quantity, Number.parseInt($("stake").value, 10));
   });

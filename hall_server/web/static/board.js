@@ -1,25 +1,232 @@
-// The information board for hall screens (R85.5, R92.11): public and read-only.
+// The information board for hall screens (R85.5, R92.11): public and read-only.  It shows
+// what the hall committed: the sale of the next game with the terminals' countdown, the
+// draw, a LINE / BINGO banner with the winning cards and what each is paid, and between
+// games the next game's screen with the last game's result and the operator's
+// responsible-play messages (R97.2).
 "use strict";
-Hall.buildGrid(document.getElementById("ball-grid"));
 
-// Between games the board shows the operator's responsible-play messages in turn (R97.2).
-const Board = { warnings: [], turn: 0, between: true };
-const BETWEEN_GAMES = new Set(["cards collected", "suspended for good", "refunded", "closed", "finished by hand"]);
+const $ = (id) => document.getElementById(id);
+const Board = { view: null, offsetMs: 0, warnings: [], turn: 0 };
+// States in which the game is over and its cards are put away: the board waits for the next one.
+const OVER = new Set(["cards collected", "suspended for good", "refunded", "finished by hand"]);
+const PRIZE_NAMES = {
+  line: "Line", bingo: "Bingo", jackpot: "Jackpot", superbingo: "Superbingo",
+  grand_superbingo: "Grand superbingo", megabingo: "Megabingo", superbingo_last_game: "Superbingo fund",
+};
 
-function showWarning() {
-  const footer = document.getElementById("warning");
-  footer.hidden = !Board.between || !Board.warnings.length;
+for (let n = 1; n <= 90; n++) {
+  const cell = Hall.el("span", n, "cell");
+  cell.id = `ball-${n}`;
+  $("ball-grid").appendChild(cell);
+}
+
+function put(id, text) { $(id).textContent = text; }
+
+function fill(id, items) {
+  $(id).replaceChildren(...items);
+}
+
+// A card as players read it: "1001-17" for paper, "V1-17" for a terminal's virtual card.
+function cardName(game, card) {
+  if (card.series === null) return card.label;
+  return `${game.virtual_series[String(card.series)] || card.series}-${card.card_number}`;
+}
+
+function isVirtual(game, card) {
+  return card.series !== null && String(card.series) in game.virtual_series;
+}
+
+// What each winning card of ``prize`` was paid, from the prize_paid records, by card name.
+function paidFor(game, prize) {
+  const paid = game.paid.find((p) => p.prize === prize);
+  if (!paid) return null;
+  return { amount: paid.amount_cents, cards: new Map(paid.payments.map((c) => [cardName(game, c), c.cents])) };
+}
+
+function potsShown(pots) {
+  const shown = [];
+  if (pots.jackpot_threshold) shown.push(`Jackpot within ${pots.jackpot_threshold} balls: ${Hall.money(pots.jackpot_cents)}`);
+  if (pots.superbingo_limit) shown.push(`Superbingo within ${pots.superbingo_limit} balls: ${Hall.money(pots.superbingo_cents)}`);
+  if (pots.grand_superbingo_limit) {
+    shown.push(`Grand superbingo within ${pots.grand_superbingo_limit} balls: ${Hall.money(pots.grand_superbingo_cents)}`);
+  }
+  if (pots.megabingo_cents !== null && pots.megabingo_cents !== undefined) shown.push(`Megabingo: ${Hall.money(pots.megabingo_cents)}`);
+  return shown;
+}
+
+// The jackpot's reserve added to this game's prizes, told to the players before the draw (R91.7).
+function boostShown(boost) {
+  if (!boost || !(boost.line_cents || boost.bingo_cents)) return [];
+  const parts = [];
+  if (boost.line_cents) parts.push(`${Hall.money(boost.line_cents)} more for the line`);
+  if (boost.bingo_cents) parts.push(`${Hall.money(boost.bingo_cents)} more for the bingo`);
+  return [`From the jackpot reserve: ${parts.join(", ")}`];
+}
+
+function potItems(game) {
+  const shown = [...boostShown(game.reserve_boost), ...potsShown(game.pots || {})];
+  return (shown.length ? shown : ["No pot in this game"]).map((text) => Hall.el("li", text));
+}
+
+// One prize as won: the cards, the ball, and the amounts once it is paid.
+function prizeLines(game, pattern) {
+  const cards = game.winners.filter((w) => w.pattern === pattern);
+  if (!cards.length) return null;
+  const paid = paidFor(game, pattern);
+  const total = paid ? paid.amount : game.prizes[pattern];
+  const items = cards.map((card) => {
+    const name = cardName(game, card);
+    const li = Hall.el("li", "", isVirtual(game, card) ? "virtual" : "paper");
+    li.append(Hall.el("span", name, "card-name"), Hall.el("span", isVirtual(game, card) ? "terminal" : "paper", "card-kind"));
+    const cents = paid ? paid.cards.get(name) : undefined;
+    li.append(Hall.el("span", cents === undefined ? "" : Hall.money(cents), "card-amount"));
+    return li;
+  });
+  const each = cards.length > 1 ? ` shared by ${cards.length} cards` : "";
+  return { ball: cards[0].ball_count, total, each, items, paid: Boolean(paid) };
+}
+
+function potsWon(game) {
+  return game.paid.filter((p) => !(p.prize in { line: 1, bingo: 1 }) && p.amount_cents > 0)
+    .map((p) => Hall.el("li", `${PRIZE_NAMES[p.prize] || p.prize} won: ${Hall.money(p.amount_cents)}`, "pot-won"));
+}
+
+function showBanner(game) {
+  const balls = game.balls.length;
+  const bingo = prizeLines(game, "bingo");
+  const line = prizeLines(game, "line");
+  // The bingo stays up until the cards are collected; the line until the next ball.
+  const pattern = bingo ? "bingo" : line && line.ball === balls ? "line" : null;
+  const banner = $("banner");
+  banner.hidden = !pattern;
+  if (!pattern) return;
+  const won = pattern === "bingo" ? bingo : line;
+  banner.className = `banner ${pattern}`;
+  put("banner-title", pattern.toUpperCase());
+  put("banner-detail", `on ball ${won.ball} · ${won.paid ? "paid" : "prize"} ${Hall.money(won.total)}${won.each}`);
+  fill("banner-cards", [...won.items, ...(pattern === "bingo" ? potsWon(game) : [])]);
+}
+
+function showDraw(game) {
+  const balls = game.balls;
+  const drawn = new Set(balls);
+  const last = balls.length ? balls[balls.length - 1] : null;
+  for (let n = 1; n <= 90; n++) {
+    const cell = $(`ball-${n}`);
+    cell.classList.toggle("drawn", drawn.has(n));
+    cell.classList.toggle("last", n === last);
+  }
+  put("last-ball", last === null ? "" : String(last));
+  $("last-ball").classList.toggle("empty", last === null);
+  put("ball-count", balls.length ? `Ball ${balls.length} of 90` : "No ball drawn yet");
+  fill("recent-balls", balls.slice(-6, -1).reverse().map((b) => Hall.el("li", b)));
+  put("cards-sold", game.cards_sold);
+  put("price", Hall.money(game.price_cents));
+  put("line-prize", "line" in game.prizes ? Hall.money(game.prizes.line) : "-");
+  put("bingo-prize", "bingo" in game.prizes ? Hall.money(game.prizes.bingo) : "-");
+  fill("pots", potItems(game));
+  fill("winners", game.winners.map((w) => {
+    const paid = paidFor(game, w.pattern);
+    const cents = paid ? paid.cards.get(cardName(game, w)) : undefined;
+    const card = isVirtual(game, w) ? `${cardName(game, w)} (terminal)` : Hall.cardLabel(w);
+    const text = `${w.pattern.toUpperCase()} on ball ${w.ball_count}: ${card}` +
+      (cents === undefined ? "" : ` · ${Hall.money(cents)}`);
+    return Hall.el("li", text, w.pattern);
+  }));
+  showBanner(game);
+}
+
+function countdownText(game) {
+  const sale = game.terminal_sale;
+  if (!sale) return "Paper cards at the tables; terminals' sale not open yet";
+  const now = Date.now() + Board.offsetMs;
+  if (now < sale.opens_at_ms) return "Terminals' sale opens soon";
+  const left = sale.closes_at_ms - now;
+  if (left <= 0) return "Terminals' sale closed · paper cards at the tables";
+  const s = Math.ceil(left / 1000);
+  return `Terminals' sale closes in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function showSale(game) {
+  put("sale-game", game.number ? `Game ${game.number}` : "Next game");
+  const series = game.series.map((s) => `series ${s.series} from card ${s.first_card}`).join(", ");
+  put("sale-price", `${Hall.money(game.price_cents)} a card · ${series}`);
+  put("sale-countdown", countdownText(game));
+  put("sale-sold", `${game.cards_sold} card${game.cards_sold === 1 ? "" : "s"} sold`);
+  fill("sale-pots", potItems(game));
+  $("sale-last-game").hidden = !game.last_game;
+}
+
+function showNext(view) {
+  const game = view.game;
+  if (!view.session_open) {
+    put("next-heading", view.games_played ? "The session is over" : "Welcome");
+    put("next-when", view.games_played ? "Thank you for playing" : "The session opens soon");
+  } else if (game && game.last_game) {
+    put("next-heading", "The last game is over");
+    put("next-when", "That was the last game of the session");
+  } else {
+    put("next-heading", "Next game");
+    put("next-when", "The sale opens in a moment");
+  }
+  $("previous").hidden = !game;
+  if (!game) return;
+  put("previous-title", `${game.number ? `Game ${game.number}` : "The last game"}: ${game.state}`);
+  const rows = [];
+  for (const pattern of ["line", "bingo"]) {
+    const won = prizeLines(game, pattern);
+    if (!won) continue;
+    const head = Hall.el("li", "", `result ${pattern}`);
+    head.append(Hall.el("span", pattern.toUpperCase(), "result-name"),
+      Hall.el("span", `ball ${won.ball} · ${Hall.money(won.total)}${won.each}`, "result-detail"));
+    const cards = Hall.el("ul", "", "result-cards");
+    cards.append(...won.items);
+    head.append(cards);
+    rows.push(head);
+  }
+  rows.push(...potsWon(game));
+  fill("previous-prizes", rows.length ? rows : [Hall.el("li", "No prize was won", "result")]);
+}
+
+function modeOf(view) {
+  const game = view.game;
+  if (!game || OVER.has(game.state)) return "between";
+  return game.state === "selling" ? "sale" : "draw";
+}
+
+function render() {
+  const view = Board.view;
+  if (!view) return;
+  put("hall-name", view.hall);
+  const mode = modeOf(view);
+  document.body.dataset.mode = mode;
+  $("draw-screen").hidden = mode !== "draw";
+  $("sale-screen").hidden = mode !== "sale";
+  $("next-screen").hidden = mode !== "between";
+  const game = view.game;
+  put("game-title", game && mode !== "between" ? `Game ${game.number || ""}`.trim() : "");
+  put("game-state", game && mode !== "between"
+    ? `${game.state}${game.last_game ? " · last game of the session" : ""}` : (view.session_open ? "between games" : ""));
+  if (mode === "draw") showDraw(game);
+  else if (mode === "sale") showSale(game);
+  else showNext(view);
+  showWarning(mode);
+}
+
+// The operator's responsible-play messages, in turn, whenever no ball is being drawn (R97.2).
+function showWarning(mode) {
+  const footer = $("warning");
+  footer.hidden = mode === "draw" || !Board.warnings.length;
   if (!footer.hidden) footer.textContent = Board.warnings[Board.turn % Board.warnings.length];
 }
-setInterval(() => { Board.turn += 1; showWarning(); }, 15000);
+
+setInterval(() => { Board.turn += 1; if (Board.view) showWarning(modeOf(Board.view)); }, 15000);
+setInterval(() => { if (Board.view && modeOf(Board.view) === "sale") put("sale-countdown", countdownText(Board.view.game)); }, 250);
 
 Hall.connect("/board/ws", (message) => {
   if (message.type !== "board") return;
-  const view = message.view;
-  document.getElementById("hall-name").textContent = view.hall;
-  Hall.showBalls(view.game);
-  Hall.showFacts(view.game);
-  Board.warnings = view.warnings || [];
-  Board.between = !view.game || BETWEEN_GAMES.has(view.game.state);
-  showWarning();
+  if (typeof message.time_ms === "number") Board.offsetMs = message.time_ms - Date.now();
+  Board.view = message.view;
+  Board.warnings = message.view.warnings || [];
+  render();
 }, (up) => Hall.linkState(up));

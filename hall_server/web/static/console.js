@@ -1,18 +1,32 @@
-// The caller console.  It shows the picture the server pushes after each commit and
-// sends commands by name over the WebSocket; the server checks roles and rules, the
-// page only leaves out the commands the signed-in role may not give.
+// The hall console.  Each role opens on the screen of its work ("My desk"), its steps in
+// the order they are done; "All commands" lists every command the role may give, as a
+// form built from the command's declared arguments.  The page holds no rules: it shows
+// the picture the server pushes after each commit, sends commands by name over the
+// WebSocket, and the server checks the role and the rules of every one.
 "use strict";
 const Console = {
   socket: null,
   commands: new Map(),
+  token: null,
+  card: null,
+  account: null,
+  admitted: null,
+  choices: {},
+  me: null,
+  view: null,
   current: null,
   counter: 0,
+  pending: new Map(),   // request id -> what to do with its answer
+  forms: [],            // the desk's command forms, refreshed from each picture
+  updaters: [],         // the desk's status lines, refreshed from each picture
+  placed: new Set(),    // the commands the desk's screen offers
   // The commands some controls stand for, by the names the hall's modules register.
   DRAW: ["draw_ball"],
   VERIFY: ["verify_claim"],
 };
 
 Hall.buildGrid(document.getElementById("ball-grid"));
+document.body.dataset.screen = "desk";
 
 function requestId() {
   Console.counter += 1;
@@ -20,10 +34,13 @@ function requestId() {
   return `${Date.now().toString(36)}-${random[0].toString(36)}${random[1].toString(36)}-${Console.counter}`;
 }
 
-function say(text, ok) {
-  const answer = document.getElementById("answer");
-  answer.textContent = text;
-  answer.className = ok ? "answer ok" : "answer error";
+const words = (name) => name.replaceAll("_", " ");
+
+function say(text, ok, where) {
+  for (const line of [document.getElementById("answer"), where].filter(Boolean)) {
+    line.textContent = text;
+    line.className = `${line.id === "answer" ? "answer" : "outcome"} ${ok ? "ok" : "error"}`;
+  }
 }
 
 // --- What a command did, in words: the records it committed, as the pushes showed them --
@@ -39,19 +56,54 @@ function remember(record) {
 // request refused) is a "no" for the person at the console, whatever the command did.
 const REFUSALS = new Set(["claim_rejected", "terminal_request_refused", "entry_refused"]);
 
+// What a cash movement is, in the cashier's words.
+const CASH_MOVES = {hand_in: "Takings handed in", float_top_up: "Float topped up", desk_to_desk: "Cash moved between desks"};
+// A drawer as people name it: "desk1", "the seller ana's drawer", "the safe".
+const drawerText = (account) => {
+  const [kind, name] = String(account).split(":");
+  if (account === "house") return "the safe";
+  if (account === "operator") return "the operator's account";
+  return kind === "cash" && name ? name : String(account);
+};
+
+// An account number as it is printed and read aloud: 6072 0102 0601.
+const accountText = (number) => String(number).replace(/(\d{4})(?=\d)/g, "$1 ");
+
 function outcomeOf(record) {
   const p = record.payload || {};
   switch (record.type) {
     case "claim_rejected": return `Claim refused: card ${p.card_number} of series ${p.series} does not win - ${p.reason}`;
+    case "prize_won": return `prize won: ${p.pattern.toUpperCase()} on card ${p.card_number} of series ${p.series} (ball ${p.ball_count})`;
     case "visitor_admitted": return `Visitor number ${p.number} admitted (${p.name})`;
     case "entry_refused": return `Entry refused to ${p.name}: ${p.reason}`;
     case "self_excluded": return `Self-exclusion recorded: document ${p.document} may not play until ${p.until}`;
     case "spending_limit_set": return p.limit_cents === null ? `Daily limit removed from ${p.effective}`
       : `Daily limit of ${Hall.money(p.limit_cents)} from ${p.effective}`;
-    case "player_account_opened": return `Account ${p.account} opened (${p.medium}) for visitor ${p.visitor}`;
-    case "credit_loaded": return `Loaded ${Hall.money(p.amount_cents)} on account ${p.account}`;
+    case "player_account_opened": return `Account ${accountText(p.account)} opened (${p.medium}) for visitor ${p.visitor}`;
+    case "credit_loaded": return `Loaded ${Hall.money(p.amount)} on account ${accountText(p.account)} at ${p.desk}`;
+    case "credit_cashed_out": return `Paid out ${Hall.money(p.amount)} from account ${accountText(p.account)} by ${p.method}${p.reference ? " " + p.reference : ""}`;
     case "banned_list_imported": return `Banned list imported: ${p.rows} entries from ${p.source}`;
-    default: return record.type.replaceAll("_", " ");
+    case "paper_cards_sold": return `Sold series ${p.series} cards ${p.first}-${p.last}: ${p.count} cards, ${Hall.money(p.amount_cents)}`;
+    case "cash_desk_opened": return `Cash desk ${p.desk} opened with a float of ${Hall.money(p.float)}`;
+    case "cash_desk_reconciled": return `Cash desk ${p.desk} closed: counted ${Hall.money(p.counted)}, expected ${Hall.money(p.expected)}, difference ${Hall.money(p.difference)}`;
+    case "complaint_recorded": return `Complaint number ${p.number} written in the book (${p.complainant})`;
+    case "incident_recorded": return `Incident number ${p.number} recorded`;
+    case "balls_counted": return `Balls counted (${p.stage}): ${p.counted} of 90${p.missing.length ? ", MISSING " + p.missing.join(", ") : ""}`;
+    case "system_verified": return `Verification for ${p.date}: ${p.passed ? "passed" : "FAILED"}`;
+    case "ball_voided": return `Ball ${p.ball} voided by ${p.voided_by} (ball ${p.ball_count}): ${p.reason}`;
+    case "game_suspended": return `Game suspended: ${p.reason}`;
+    case "game_suspended_for_good": return `Game suspended for good: ${p.reason}`;
+    case "game_resumed": return "Game resumed";
+    case "terminal_failed": return `Terminal ${p.terminal_id} failed: its cards left the game${(p.refunded || []).length ? ", " + p.refunded.length + " refunded" : ""}`;
+    case "terminal_out_of_service": return `Terminal ${p.terminal} out of service: ${p.reason}`;
+    case "blower_fault": case "blower_link": case "blower_switched": return BLOWER_RECORDS[record.type](p);
+    case "prize_paid": return `prize paid: ${p.prize} ${Hall.money(p.amount_cents)}${p.desk ? " at " + String(p.desk).replace(/^cash:/, "") : ""}`;
+    case "cash_moved": return `${CASH_MOVES[p.kind] || "Cash moved"}: ${Hall.money(p.amount)} from ${drawerText(p.source)} to ${drawerText(p.destination)}`;
+    case "jackpot_deposited": return `Jackpot money deposited: ${Hall.money(p.amount)} from ${drawerText(p.counterpart)} (slip ${p.reference}); the bank account holds ${Hall.money(p.bank_after)} of ${Hall.money(p.funds)}`;
+    case "jackpot_withdrawn": return `Jackpot surplus withdrawn: ${Hall.money(p.amount)} to ${drawerText(p.counterpart)} (slip ${p.reference}); the bank account holds ${Hall.money(p.bank_after)}`;
+    case "reserve_boost_announced": return `Reserve boost announced: ${Hall.money(p.line_cents)} more for the line, ${Hall.money(p.bingo_cents)} more for the bingo (${Hall.money(p.allowance_cents - p.boosted_before_cents)} of the session's allowance was left)`;
+    case "posting": return null;
+    default: return words(record.type);
   }
 }
 
@@ -59,14 +111,14 @@ function describeAnswer(message) {
   const records = message.records || [];
   const parts = records.map((r) => {
     const known = Console.recent.get(r.seq);
-    return {text: known ? outcomeOf(known) : r.type.replaceAll("_", " "), refused: REFUSALS.has(r.type)};
-  });
+    return {text: known ? outcomeOf(known) : words(r.type), refused: REFUSALS.has(r.type)};
+  }).filter((part) => part.text);
   const result = message.result;
   if (result && typeof result === "object") {
     if (result.token) {
       parts.push({text: `Terminal ${result.terminal} enrolled. Its token, shown only now - enter it on the terminal: ${result.token}`, refused: false});
-    } else {
-      parts.push({text: Object.entries(result).map(([k, v]) => `${k.replaceAll("_", " ")}: ${v}`).join(", "), refused: false});
+    } else if (!("cells" in result) && !("balance_cents" in result)) {
+      parts.push({text: Object.entries(result).map(([k, v]) => `${words(k)}: ${v}`).join(", "), refused: false});
     }
   }
   if (!parts.length) return {text: message.repeated ? "Already done (sent twice)" : "Done: nothing to record", ok: true};
@@ -74,20 +126,57 @@ function describeAnswer(message) {
   return {text: (refused ? "" : "Done: ") + parts.map((part) => part.text).join("; "), ok: !refused};
 }
 
-function send(command, args) {
+// Send a command; ``then(message)`` hears its answer, ``where`` shows it too (a form's own
+// line).  A look-up (``quiet``) changes nothing, so only ``then`` hears its answer.
+function send(command, args, then, where, quiet) {
   if (!Console.socket) {
-    say("Not connected to the hall server; the command was not sent.", false);
+    say("Not connected to the hall server; the command was not sent.", false, where);
     return;
   }
-  Console.socket.send(JSON.stringify({id: requestId(), command, args}));
-  say(`${command.replaceAll("_", " ")}: sent`, true);
+  const id = requestId();
+  Console.pending.set(id, {then, where, quiet});
+  Console.socket.send(JSON.stringify({id, command, args}));
+  if (!quiet) say(`${words(command)}: sent`, true, where);
 }
 
 function firstAllowed(names) {
   return names.find((name) => Console.commands.has(name)) || null;
 }
 
-// --- Generic command forms, from each command's declared argument types -------------
+// --- A command's PDF (the ticket, the statement): a download, made by the server -----
+
+async function download(command, args, where) {
+  say(`${words(command)}: making the PDF`, true, where);
+  let response;
+  try {
+    response = await fetch("/api/document", {
+      method: "POST", headers: {"content-type": "application/json"},
+      body: JSON.stringify({id: requestId(), command, args}),
+    });
+  } catch (error) {
+    say("Not connected to the hall server; nothing was printed.", false, where);
+    return;
+  }
+  if (!response.ok) {
+    const answer = await response.json().catch(() => null);
+    say(answer && answer.error ? answer.error.message : `the server answered ${response.status}`, false, where);
+    if (response.status === 401) window.location.assign("/login");
+    return;
+  }
+  const disposition = response.headers.get("content-disposition") || "";
+  const name = (disposition.match(/filename="([^"]+)"/) || [])[1] || `${command}.pdf`;
+  const url = URL.createObjectURL(await response.blob());
+  const link = Hall.el("a");
+  link.href = url;
+  link.download = name;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  say(`Done: ${name} downloaded - open it to print`, true, where);
+}
+
+// --- Fields, from each argument's name and declared type ------------------------------
 
 function parseNumbers(text) {
   // "1-90" or "3, 17, 20-25": ranges keep ball counts quick to type.
@@ -113,6 +202,8 @@ function eurosToCents(text, name) {
   return Number(match[1]) * 100 + Number((match[2] || "").padEnd(2, "0"));
 }
 
+const clock = (ms) => new Date(ms).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"});
+
 const SECRET_PARAMS = new Set(["pin", "new_pin", "password", "old_pin"]);
 
 function fileField(input) {
@@ -125,19 +216,78 @@ function fileField(input) {
     const file = picker.files && picker.files[0];
     if (!file) return;
     input.value = await file.text();
-    const source = document.querySelector('#command-fields [data-param="source"]');
+    const source = input.form && input.form.querySelector('[data-param="source"]');
     if (source && !source.value) source.value = file.name;
   });
   return picker;
 }
 
-function fieldFor(name, type) {
-  const label = Hall.el("label", name.endsWith("_cents") ? `${name.slice(0, -6).replaceAll("_", " ")} (EUR)`
-    : name.replaceAll("_", " "));
+// The choices an argument takes from the hall's state, by the argument's name.
+const STATE_CHOICES = {
+  desk: (view) => (view.desks || []).map((d) => [d.desk,
+    `${d.desk} (${d.open ? "open, " + Hall.money(d.cents) + " in the drawer" : "closed"})`]),
+  series: (view) => (view.series || []).map((s) => [String(s.series),
+    `${s.series} · ${s.card_set} · ${Hall.money(s.price_cents)} · ${s.card_count - s.last_sold} of ${s.card_count} left`]),
+  terminal: (view) => (view.terminals || []).map((t) => [t.terminal, `${t.terminal} (${t.place}, ${t.state})`]),
+  // A seller's drawer holds the cash of their paper sales until it is handed in at a desk.
+  seller: (view) => Object.entries(view.drawers || {})
+    .filter(([name]) => !(view.desks || []).some((d) => d.desk === name))
+    .map(([name, cents]) => [name, `${name} (${Hall.money(cents)} in the drawer)`]),
+  visitor: (view) => (view.visitors || []).map((v) => [String(v.number),
+    `${v.number} · ${v.name}${v.account ? " (holds an account)" : ""}`]),
+};
+
+// The commands that name a new thing: that argument is typed, not chosen among the known ones.
+const NAMES_NEW = {enrol_terminal: ["terminal"], replace_ball_set: ["new_set"]};
+
+function choiceKind(name, command) {
+  if ((NAMES_NEW[command] || []).includes(name)) return null;
+  if (name in Console.choices) return name;
+  if (name === "desk" || name.endsWith("_desk")) return "desk";  // from_desk, to_desk...
+  if (name in STATE_CHOICES) return name;
+  return null;
+}
+
+function choicesFor(kind, view) {
+  if (kind in Console.choices) return Console.choices[kind].map((w) => [w, words(w)]);
+  return STATE_CHOICES[kind](view || {series: [], desks: [], terminals: [], visitors: []});
+}
+
+function fillSelect(select, view) {
+  const kept = select.value;
+  const options = choicesFor(select.dataset.choices, view)
+    .filter(([value]) => !select.filterChoice || select.filterChoice(value, view));
+  const key = JSON.stringify(options);
+  if (select.dataset.options === key) return;
+  select.dataset.options = key;
+  select.textContent = "";
+  if (!options.length) select.appendChild(Hall.el("option", "(none yet)")).value = "";
+  for (const [value, text] of options) select.appendChild(Hall.el("option", text)).value = value;
+  const preferred = select.preferChoice ? select.preferChoice(view) : null;
+  if (options.some(([v]) => v === kept) && select.dataset.touched) select.value = kept;
+  else if (preferred !== null && preferred !== undefined && options.some(([v]) => v === String(preferred))) select.value = String(preferred);
+  else if (options.some(([v]) => v === kept)) select.value = kept;
+}
+
+const LABELS = {pin: "PIN (4 to 8 digits, typed by the player)", new_pin: "new PIN", float_cents: "float (EUR)"};
+
+function labelText(name) {
+  if (name in LABELS) return LABELS[name];
+  return name.endsWith("_cents") ? `${words(name.slice(0, -6))} (EUR)` : words(name);
+}
+
+function fieldFor(name, type, options = {}) {
+  const label = Hall.el("label", options.label || labelText(name));
   let input;
+  const kind = choiceKind(name, options.command);
   if (type === "bool") {
     input = document.createElement("input");
     input.type = "checkbox";
+  } else if (kind && (type === "str" || type === "int")) {
+    input = document.createElement("select");
+    input.dataset.choices = kind;
+    input.addEventListener("change", () => { input.dataset.touched = "1"; });
+    fillSelect(input, Console.view);
   } else if (type === "int" && name.endsWith("_cents")) {
     input = document.createElement("input");
     input.type = "text";
@@ -146,17 +296,24 @@ function fieldFor(name, type) {
     input.dataset.money = "euros";
   } else if (type === "str" && name === "content") {
     input = document.createElement("textarea");
-    input.rows = 6;
+    input.rows = 5;
     input.placeholder = "choose the file below, or paste its lines";
     label.appendChild(input);
     label.appendChild(fileField(input));
     input.dataset.param = name;
     input.dataset.type = type;
     return label;
+  } else if (type === "str" && ["text", "description", "complaint"].includes(name)) {
+    input = document.createElement("textarea");
+    input.rows = 2;
   } else if (type === "str" && SECRET_PARAMS.has(name)) {
     input = document.createElement("input");
     input.type = "password";
     input.autocomplete = "off";
+    input.inputMode = "numeric";
+  } else if (type === "str" && name === "date") {
+    input = document.createElement("input");
+    input.type = "date";
   } else if (type === "dict") {
     input = document.createElement("textarea");
     input.placeholder = "JSON object, e.g. {\"key\": null}";
@@ -164,11 +321,14 @@ function fieldFor(name, type) {
   } else {
     input = document.createElement("input");
     input.type = type === "int" ? "number" : "text";
+    if (type === "int") input.inputMode = "numeric";
     if (type === "list[int]") input.placeholder = "numbers: 1-90 or 3, 17, 20";
-    if (type === "list[str]") input.placeholder = "comma-separated";
+    if (type === "list[str]") input.placeholder = "names, separated by commas";
+    if (name === "account") { input.placeholder = "type or scan the number"; input.inputMode = "numeric"; }
   }
   input.dataset.param = name;
   input.dataset.type = type;
+  if (options.value !== undefined) input.value = options.value;
   label.appendChild(input);
   return label;
 }
@@ -176,11 +336,12 @@ function fieldFor(name, type) {
 function readField(input) {
   const type = input.dataset.type;
   const text = input.value;
+  const name = input.dataset.param;
   switch (type) {
     case "bool": return input.checked;
     case "int":
-      if (input.dataset.money === "euros") return eurosToCents(text, input.dataset.param.slice(0, -6).replaceAll("_", " "));
-      if (!/^-?\d+$/.test(text.trim())) throw new Error(`${input.dataset.param} is a whole number`);
+      if (input.dataset.money === "euros") return eurosToCents(text, words(name.slice(0, -6)));
+      if (!/^-?\d+$/.test(text.trim())) throw new Error(`${words(name)} is a whole number`);
       return Number(text);
     case "str": return text;
     case "list[int]": return parseNumbers(text);
@@ -190,18 +351,31 @@ function readField(input) {
   }
 }
 
+function readFields(container) {
+  const args = {};
+  for (const input of container.querySelectorAll("[data-param]")) args[input.dataset.param] = readField(input);
+  return args;
+}
+
+// --- The generic forms of "All commands" ----------------------------------------------
+
 function openForm(name) {
   const spec = Console.commands.get(name);
   if (!spec) return;
+  showScreen("all-commands");
   Console.current = name;
-  document.getElementById("command-title").textContent = name.replaceAll("_", " ");
+  document.getElementById("command-title").textContent = words(name);
   document.getElementById("command-summary").textContent = spec.summary;
   const fields = document.getElementById("command-fields");
   fields.textContent = "";
-  for (const {name: param, type} of spec.params) fields.appendChild(fieldFor(param, type));
+  for (const {name: param, type} of spec.params) {
+    if (param === "game_id") continue;  // the page fills in the game in play
+    fields.appendChild(fieldFor(param, type, {command: name}));
+  }
   const form = document.getElementById("command-form");
+  form.querySelector("button[type=submit]").firstChild.textContent = spec.document ? "Download PDF " : "Send ";
   form.hidden = false;
-  const first = fields.querySelector("input, textarea");
+  const first = fields.querySelector("input, textarea, select");
   if (first) first.focus(); else form.querySelector("button[type=submit]").focus();
 }
 
@@ -212,36 +386,63 @@ function closeForm() {
 
 document.getElementById("command-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  const args = {};
+  let args;
   try {
-    for (const input of document.querySelectorAll("#command-fields [data-param]")) {
-      args[input.dataset.param] = readField(input);
-    }
+    args = argsWithGame(Console.current, readFields(document.getElementById("command-fields")));
   } catch (error) {
     say(error.message, false);
     return;
   }
-  send(Console.current, args);
+  if (Console.commands.get(Console.current).document) download(Console.current, args);
+  else send(Console.current, args);
 });
 document.getElementById("command-cancel").addEventListener("click", closeForm);
+
+function commandButton(name) {
+  const button = Hall.el("button", words(name));
+  button.type = "button";
+  button.title = Console.commands.get(name).summary;
+  button.dataset.command = name;
+  button.addEventListener("click", () => openForm(name));
+  return button;
+}
 
 function showCommands() {
   const list = document.getElementById("commands");
   list.textContent = "";
   for (const name of Console.commands.keys()) {
-    const button = Hall.el("button", name.replaceAll("_", " "));
-    button.type = "button";
-    button.title = Console.commands.get(name).summary;
-    button.dataset.command = name;
-    button.addEventListener("click", () => openForm(name));
-    list.appendChild(button);
+    const row = Hall.el("div", null, "command-row");
+    row.appendChild(commandButton(name));
+    row.appendChild(Hall.el("span", Console.commands.get(name).summary, "hint"));
+    list.appendChild(row);
   }
   if (!Console.commands.size) list.appendChild(Hall.el("p", "Your role gives no commands here.", "hint"));
   document.getElementById("draw").hidden = !firstAllowed(Console.DRAW);
-  document.getElementById("verify").hidden = !firstAllowed(Console.VERIFY);
 }
 
-// --- The special controls: draw and verify -------------------------------------------
+function showMore() {
+  // Whatever the role may do that its desk does not offer: a new command shows up here.
+  const more = document.getElementById("more-commands");
+  more.textContent = "";
+  const left = [...Console.commands.keys()].filter((name) => !Console.placed.has(name));
+  left.forEach((name) => more.appendChild(commandButton(name)));
+  document.getElementById("more").hidden = !left.length;
+}
+
+// --- The screens: My desk, All commands, and the game (its own tab on a handheld) ----
+
+function showScreen(id) {
+  for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("current", tab.dataset.screen === id);
+  document.body.dataset.screen = id;
+  document.getElementById("desk").hidden = id === "all-commands";
+  document.getElementById("all-commands").hidden = id !== "all-commands";
+}
+
+for (const tab of document.querySelectorAll(".tab")) {
+  tab.addEventListener("click", () => showScreen(tab.dataset.screen));
+}
+
+// --- The desk's building blocks -------------------------------------------------------
 
 function currentGameId() {
   return Console.view && Console.view.game ? Console.view.game.game_id : null;
@@ -254,38 +455,717 @@ function argsWithGame(name, args) {
   return args;
 }
 
-function draw() {
+// A section of the desk: a numbered step with its state line, shown when ``when(view)``.
+function section(title, options = {}) {
+  const box = Hall.el("section", null, "task");
+  if (options.id) box.id = options.id;
+  const head = Hall.el("h2", title);
+  box.appendChild(head);
+  if (options.state) {
+    const line = Hall.el("p", "", "state-line");
+    box.appendChild(line);
+    Console.updaters.push((view) => {
+      const [text, done] = options.state(view);
+      line.textContent = text;
+      box.classList.toggle("done", done === true);
+    });
+  }
+  if (options.when) Console.updaters.push((view) => { box.hidden = !options.when(view); });
+  if (options.next) Console.updaters.push((view) => { box.classList.toggle("next", options.next(view)); });
+  return box;
+}
+
+// One command as a form of its own on the desk.  ``options``:
+//   label       the button's text;          fixed      arguments the page gives (name -> value or fn(view));
+//   fields      per argument: {label, value, auto(view), filter(value, view), prefer(view)};
+//   done(msg)   after a committed answer;   keep       argument names whose typed values stay after sending.
+function commandForm(name, options = {}) {
+  const spec = Console.commands.get(name);
+  if (!spec) return null;
+  Console.placed.add(name);
+  const form = Hall.el("form", null, "desk-form");
+  form.dataset.command = name;
+  const fields = Hall.el("div", null, "fields");
+  const fixed = options.fixed || {};
+  for (const {name: param, type} of spec.params) {
+    if (param === "game_id" || param in fixed) continue;
+    const opts = {command: name, ...((options.fields || {})[param] || {})};
+    const label = fieldFor(param, type, opts);
+    const input = label.querySelector("[data-param]");
+    if (opts.filter) input.filterChoice = opts.filter;
+    if (opts.prefer) input.preferChoice = opts.prefer;
+    if (opts.auto) {
+      // Filled in from the state until the person types over it.
+      input.addEventListener("input", () => { input.dataset.typed = "1"; });
+      Console.updaters.push((view) => {
+        if (input.dataset.typed || document.activeElement === input) return;
+        const value = opts.auto(view);
+        input.value = value === null || value === undefined ? "" : String(value);
+      });
+    }
+    if (input.tagName === "SELECT") Console.forms.push(input);
+    fields.appendChild(label);
+  }
+  form.appendChild(fields);
+  if (!fields.children.length) form.classList.add("bare");  // a button alone: it sits in a row with others
+  if (options.when) Console.updaters.push((view) => { form.hidden = !options.when(view); });
+  const button = Hall.el("button", options.label || (spec.document ? `${words(name)} (PDF)` : words(name)),
+    options.quiet ? "" : "primary");
+  button.type = "submit";
+  form.appendChild(button);
+  const outcome = Hall.el("p", "", "outcome");
+  form.appendChild(outcome);
+  form.title = spec.summary;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    let args;
+    try {
+      args = readFields(fields);
+      for (const [param, value] of Object.entries(fixed)) args[param] = typeof value === "function" ? value(Console.view) : value;
+      args = argsWithGame(name, args);
+    } catch (error) {
+      say(error.message, false, outcome);
+      return;
+    }
+    if (options.before) options.before();
+    if (spec.document) { download(name, args, outcome); return; }
+    send(name, args, (message) => {
+      if (!message.ok) return;
+      for (const input of fields.querySelectorAll("[data-param]")) {
+        delete input.dataset.typed;
+        const keep = (options.keep || []).includes(input.dataset.param) || input.tagName === "SELECT";
+        if (!keep && input.type !== "checkbox") input.value = "";
+        if (input.type === "password") input.value = "";
+      }
+      refresh();
+      if (options.done) options.done(message);
+    }, outcome);
+  });
+  return form;
+}
+
+function append(parent, ...children) {
+  for (const child of children) if (child) parent.appendChild(child);
+  return parent;
+}
+
+function live(tag, cls, render) {
+  // An element redrawn from every picture.
+  const node = Hall.el(tag, null, cls);
+  Console.updaters.push((view) => render(node, view));
+  return node;
+}
+
+// --- The session's opening and closing (administrator, room chief) -------------------
+
+function sessionSteps(view) {
+  const s = view.session;
+  const fresh = !s.number || s.closed;  // no session, or the last one is closed: a new one opens
+  const counted = !fresh && (s.open || (s.last_count && s.last_count.stage === "opening"));
+  const verified = s.open || counted || Boolean(s.verification && s.verification.passed);
+  return {
+    verified, counted, open: Boolean(s.open), fresh,
+    signedOpening: fresh ? [] : Object.keys(s.opening || {}), signedClosing: Object.keys(s.closing || {}),
+    countedClosing: Boolean(s.open && s.last_count && s.last_count.stage === "closing"),
+  };
+}
+
+const ROLE_WORDS = {administrator: "administrator", room_chief: "room chief"};
+const signedBy = (signatures, session) => signatures.length
+  ? signatures.map((role) => `${ROLE_WORDS[role] || words(role)} ${session[role] || ""}`.trim()).join(" and ")
+  : "nobody yet";
+
+function todayInput() {
+  const now = new Date();
+  return `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
+}
+
+function openingSection() {
+  const box = section("Session opening", {
+    state: (view) => {
+      const st = sessionSteps(view);
+      return st.open ? [`Session ${view.session.number} is open (${view.session.date})`, true]
+        : ["Verify the system, count the 90 balls before witnesses, then both sign", false];
+    },
+    when: (view) => !view.session.open,
+  });
+  const verification = section("1. Verify the system", {
+    state: (view) => {
+      const st = sessionSteps(view);
+      const v = view.session.verification;
+      if (st.open) return ["done: the session is open", true];
+      if (v) {
+        const failed = Object.entries(v.results || {}).filter(([, fault]) => fault !== null).map(([check, fault]) => `${words(check)}: ${typeof fault === "string" ? fault : JSON.stringify(fault)}`);
+        return v.passed ? [`passed for ${v.date}`, true] : [`FAILED for ${v.date}: ${failed.join("; ")}`, false];
+      }
+      return ["not yet run today", false];
+    },
+    next: (view) => !sessionSteps(view).verified,
+  });
+  append(verification, commandForm("run_verification", {label: "Run the verification", fields: {date: {label: "session date", value: todayInput()}}, keep: ["date"]}));
+  const count = section("2. Count the balls (room chief, with witnesses)", {
+    state: (view) => {
+      const st = sessionSteps(view);
+      const c = view.session.last_count;
+      if (st.counted) return [`counted at the opening${c && c.missing && c.missing.length ? "; missing " + c.missing.join(", ") : ": all 90 present"}`, true];
+      return [st.verified ? "to do now: the room chief counts the balls" : "after the verification", false];
+    },
+    next: (view) => { const st = sessionSteps(view); return st.verified && !st.counted; },
+  });
+  append(count, commandForm("count_balls", {
+    label: "Record the count", fixed: {stage: "opening"},
+    fields: {balls_present: {label: "balls present", value: "1-90"}, witnesses: {label: "witnesses (names, commas between)"}},
+    keep: ["balls_present"],
+  }));
+  const sign = section("3. Sign the opening (administrator and room chief)", {
+    state: (view) => {
+      const st = sessionSteps(view);
+      return [`signed by ${signedBy(st.signedOpening, view.session.opening)}`, st.open];
+    },
+    next: (view) => { const st = sessionSteps(view); return st.counted && !st.open && !st.signedOpening.includes(Console.me.role); },
+  });
+  append(sign, commandForm("sign_session_opening", {label: "Sign the opening"}));
+  return append(box, verification, count, sign);
+}
+
+function closingSection() {
+  const box = section("Session closing", {
+    state: (view) => [view.session.closed ? `Session ${view.session.number} is closed` : "After the last game: count the balls again, then both sign", Boolean(view.session.closed)],
+    when: (view) => Boolean(view.session.open),
+  });
+  const count = section("1. Count the balls", {
+    state: (view) => [sessionSteps(view).countedClosing ? "counted at the closing" : "to do after the last game", sessionSteps(view).countedClosing],
+    next: (view) => !sessionSteps(view).countedClosing,
+  });
+  append(count, commandForm("count_balls", {
+    label: "Record the closing count", fixed: {stage: "closing"},
+    fields: {balls_present: {label: "balls present", value: "1-90"}, witnesses: {label: "witnesses (names, commas between)"}},
+    keep: ["balls_present"],
+  }));
+  const sign = section("2. Sign the closing", {
+    state: (view) => [`signed by ${signedBy(sessionSteps(view).signedClosing, view.session.closing)}`, false],
+    next: (view) => sessionSteps(view).countedClosing && !sessionSteps(view).signedClosing.includes(Console.me.role),
+  });
+  append(sign, commandForm("sign_session_closing", {label: "Sign the closing"}));
+  return append(box, count, sign);
+}
+
+// --- The game: what is on sale and in play -------------------------------------------
+
+const gameOver = (game) => !game || ["closed", "finished by hand", "refunded", "cards collected"].includes(game.state);
+const gameSeries = (view) => (view.game ? view.game.series.map((s) => String(s.series)) : []);
+
+function nextCard(view, series) {
+  // The card after the last one sold of ``series`` in this game, or the sale's first.
+  const game = view.game;
+  if (!game) return null;
+  const sold = (game.sales || []).filter((s) => String(s.series) === String(series)).map((s) => s.last);
+  if (sold.length) return Math.max(...sold) + 1;
+  const opened = game.series.find((s) => String(s.series) === String(series));
+  return opened ? opened.first_card : null;
+}
+
+function receipt(node, view) {
+  const game = view.game;
+  node.textContent = "";
+  const mine = game && !gameOver(game) ? (game.sales || []).filter((s) => s.seller === Console.me.name) : [];
+  if (!mine.length) {
+    node.appendChild(Hall.el("p", game ? "No cards sold by you in this game yet." : "No game on sale.", "hint"));
+    return;
+  }
+  const table = Hall.el("table", null, "receipt-table");
+  const head = table.createTHead().insertRow();
+  ["Series", "Cards", "Count", "Amount"].forEach((h) => head.appendChild(Hall.el("th", h)));
+  const body = table.createTBody();
+  for (const s of mine) {
+    const row = body.insertRow();
+    [s.series, `${s.first}-${s.last}`, s.count, Hall.money(s.amount_cents)].forEach((v) => row.insertCell().textContent = String(v));
+  }
+  const foot = table.createTFoot().insertRow();
+  const cards = mine.reduce((n, s) => n + s.count, 0);
+  const total = mine.reduce((n, s) => n + s.amount_cents, 0);
+  ["Total", "", String(cards), Hall.money(total)].forEach((v) => foot.appendChild(Hall.el("th", v)));
+  node.appendChild(Hall.el("h3", `Game ${game.game_id} · sold by ${Console.me.name}`));
+  node.appendChild(table);
+}
+
+function gameSummary(node, view) {
+  const game = view.game;
+  node.textContent = "";
+  if (!game) { node.appendChild(Hall.el("p", "No game yet.", "hint")); return; }
+  const facts = [
+    ["Game", `${game.game_id}: ${game.state}${game.last_game ? " (last game of the session)" : ""}`],
+    ["Series", game.series.map((s) => `${s.series} from card ${s.first_card}`).join(", ")],
+    ["Cards sold", `${game.cards_sold} (${Hall.money(game.collection_cents)})`],
+    ["Prizes", game.prizes && "line" in game.prizes ? `line ${Hall.money(game.prizes.line)}, bingo ${Hall.money(game.prizes.bingo)}` : "announced at the close of the sale"],
+    ["Pots", Hall.potsText(game.pots || {})],
+    ["Balls", game.balls.length ? `${game.balls.length} drawn, last ${game.balls[game.balls.length - 1]}` : "none drawn"],
+    ["Winners", game.winners.length ? game.winners.map((w) => `${w.pattern.toUpperCase()} ${w.series}-${w.card_number} (ball ${w.ball_count})`).join(", ") : "none yet"],
+    ["Paid", (game.paid || []).length ? game.paid.map((p) => `${p.prize} ${Hall.money(p.amount_cents)}`).join(", ") : "nothing yet"],
+  ];
+  const list = Hall.el("dl", null, "overview");
+  for (const [k, v] of facts) { list.appendChild(Hall.el("dt", k)); list.appendChild(Hall.el("dd", v)); }
+  node.appendChild(list);
+}
+
+// --- The screens of the roles ----------------------------------------------------------
+
+function administratorScreen(screen) {
+  append(screen, openingSection(), closingSection());
+  const terminals = section("Player terminals", {state: (view) => [`${(view.terminals || []).length} enrolled`, false]});
+  append(terminals, commandForm("enrol_terminal", {label: "Enrol the terminal", done: showToken}),
+    live("div", "token-box", (node) => { node.hidden = !Console.token; node.textContent = Console.token || ""; }),
+    live("ul", "rows", terminalRows));
+  screen.appendChild(terminals);
+  const banned = section("The regulator's banned list", {state: bannedState});
+  append(banned, commandForm("import_banned_list", {label: "Import the list"}));
+  screen.appendChild(banned);
+}
+
+function showToken(message) {
+  const result = message.result;
+  if (result && result.token) {
+    Console.token = `Token of ${result.terminal}, shown only now - enter it on the terminal: ${result.token}`;
+    refresh();
+  }
+}
+
+function terminalRows(node, view) {
+  node.textContent = "";
+  for (const t of view.terminals || []) {
+    node.appendChild(Hall.el("li", `${t.terminal} · ${t.place} · ${t.state}${t.reason ? " (" + t.reason + ")" : ""}`,
+      t.state === "in service" ? "" : "warn"));
+  }
+  if (!(view.terminals || []).length) node.appendChild(Hall.el("li", "No terminal enrolled.", "hint"));
+}
+
+function bannedState(view) {
+  const list = view.banned_list;
+  return list ? [`Banned list: ${list.rows} entries from ${list.source} (imported by ${list.imported_by})`, true]
+    : ["No banned list loaded: nobody can be admitted until an administrator imports it", false];
+}
+
+function roomChiefScreen(screen) {
+  const overview = section("The hall now", {id: "overview"});
+  append(overview, live("div", "", gameSummary));
+  const faults = section("Faults");
+  append(faults, live("ul", "rows faults", (node, view) => {
+    node.textContent = "";
+    const shown = view.faults || [];
+    if (!shown.length) node.appendChild(Hall.el("li", "No fault recorded.", "hint"));
+    shown.forEach((record) => node.appendChild(Hall.el("li", `${clock(record.time_ms)} ${outcomeOf(record)}`, "warn")));
+  }));
+  append(faults,
+    commandForm("suspend_game", {label: "Suspend the game", when: (view) => Boolean(view.game && ["selling", "drawing"].includes(view.game.state))}),
+    commandForm("resume_game", {label: "Resume the game", when: (view) => Boolean(view.game && view.game.state === "suspended")}));
+  const terminals = section("Terminals");
+  const inService = (value, view) => (view.terminals || []).some((t) => t.terminal === value && t.state === "in service");
+  append(terminals, live("ul", "rows", terminalRows),
+    commandForm("declare_terminal_failed", {label: "Declare failed", fields: {terminal: {filter: inService}}, quiet: true,
+      when: (view) => (view.terminals || []).some((t) => t.state === "in service")}),
+    commandForm("return_terminal_to_service", {label: "Back in service", fields: {terminal: {filter: (v, view) => !inService(v, view)}}, quiet: true,
+      when: (view) => (view.terminals || []).some((t) => t.state === "out of service")}));
+  screen.appendChild(append(Hall.el("div", null, "row-of-tasks"), overview, append(Hall.el("div"), faults, terminals)));
+  const game = section("The game", {
+    state: (view) => {
+      const g = view.game;
+      if (!g || gameOver(g)) return ["The seller-caller opens the next sale", false];
+      if (g.state === "selling") return ["Selling: put the pots in play, then close the sale", false];
+      if (g.state === "drawing") return [g.winners.some((w) => w.pattern === "bingo") ? "Bingo verified: close the game, then collect the cards" : "Drawing", false];
+      return [g.state, false];
+    },
+    when: (view) => Boolean(view.session.open),
+  });
+  const selling = (view) => Boolean(view.game && view.game.state === "selling");
+  const pots = append(section("Pots for this game", {when: selling}), commandForm("announce_pots", {
+    label: "Put the pots in play",
+    fields: {superbingo_limit: {value: "0"}, grand_superbingo_limit: {value: "0"}, jackpot_threshold: {value: "0"}},
+    keep: ["superbingo_limit", "grand_superbingo_limit", "jackpot_threshold"],
+  }));
+  const close = append(section("Close the sale", {when: selling, next: selling}), commandForm("close_sale", {label: "Close the sale"}));
+  const drawing = (view) => Boolean(view.game && view.game.state === "drawing");
+  const end = append(section("End of the game", {when: (view) => Boolean(view.game) && !["selling", "cards collected"].includes(view.game.state),
+    next: (view) => Boolean(view.game && view.game.winners.some((w) => w.pattern === "bingo"))}),
+  commandForm("close_game", {label: "Close the game"}), commandForm("collect_cards", {label: "Cards collected"}));
+  const voiding = append(section("Void the last ball", {when: drawing}), commandForm("void_ball", {
+    label: "Void the ball", quiet: true,
+    fields: {ball: {auto: (view) => (view.game && view.game.balls.length ? view.game.balls[view.game.balls.length - 1] : "")}},
+  }));
+  const last = append(section("Last game of the session", {when: (view) => Boolean(view.game && !view.game.last_game && !gameOver(view.game))}),
+    commandForm("announce_last_game", {label: "Announce this game as the last"}));
+  append(game, pots, close, end, voiding, last);
+  append(screen, game, openingSection(), closingSection());
+}
+
+function sellerScreen(screen) {
+  const sale = section("1. Open the sale", {
+    state: (view) => (view.game && !gameOver(view.game) ? [`game ${view.game.game_id} on sale from series ${gameSeries(view).join(", ")}`, true]
+      : [view.session.open ? "choose the series to sell" : "waiting for the session to open", false]),
+    next: (view) => Boolean(view.session.open && gameOver(view.game)),
+  });
+  append(sale, commandForm("announce_sale", {
+    label: "Open the sale", when: (view) => gameOver(view.game),
+    fields: {series: {filter: (value, view) => view.series.some((s) => String(s.series) === value && s.last_sold < s.card_count)}},
+  }));
+  const selling = (view) => Boolean(view.game && view.game.state === "selling");
+  const sell = section("2. Sell paper cards", {
+    state: (view) => (selling(view) ? ["the first card is filled in; type the last card of the range you hand over", false]
+      : ["when a sale is open", false]),
+    next: selling,
+  });
+  const form = commandForm("sell_cards", {
+    label: "Record the sale", when: selling,
+    fields: {
+      series: {filter: (value, view) => gameSeries(view).includes(value), prefer: (view) => gameSeries(view).slice(-1)[0]},
+      first: {label: "first card", auto: (view) => nextCard(view, form ? form.querySelector('[data-param="series"]').value : null)},
+      last: {label: "last card"},
+    },
+  });
+  append(sell, form, commandForm("open_second_series", {
+    label: "Open the second series", when: selling, quiet: true,
+    fields: {series: {filter: (value, view) => !gameSeries(view).includes(value)}},
+  }));
+  if (form) form.querySelector('[data-param="series"]').addEventListener("change", refresh);
+  const bill = section("Receipt");
+  bill.id = "receipt";
+  append(bill, live("div", "receipt", receipt));
+  const draw = section("3. Draw", {
+    state: (view) => {
+      const g = view.game;
+      if (g && g.state === "drawing") return ["the sale is closed: draw with the button or the D key", false];
+      if (g && g.state === "selling") return ["once the room chief closes the sale", false];
+      return ["-", false];
+    },
+    next: (view) => Boolean(view.game && view.game.state === "drawing"),
+  });
+  const button = Hall.el("button", "Draw ball (D)", "primary big");
+  button.type = "button";
+  button.id = "desk-draw";
+  button.addEventListener("click", draw_);
+  Console.updaters.push((view) => { button.disabled = !(view.game && view.game.state === "drawing"); });
+  if (firstAllowed(Console.DRAW)) { append(draw, button); Console.placed.add("draw_ball"); }
+  const collect = section("4. Collect the cards", {when: (view) => Boolean(view.game && ["closed", "finished by hand"].includes(view.game.state))});
+  append(collect, commandForm("collect_cards", {label: "Cards collected"}));
+  append(screen, sale, sell, bill, draw, collect);
+}
+
+// --- The table chief's claim check: the card, its marks and the completing ball ------
+
+function tableChiefScreen(screen) {
+  const check = section("Claim check", {
+    state: (view) => (view.game && view.game.state === "drawing" ? ["type or scan the card's number; Enter checks it", false]
+      : ["when the game is drawing", false]),
+  });
+  const form = Hall.el("form", null, "desk-form verify");
+  form.id = "verify";
+  form.appendChild(Hall.el("h3", "Verify a claim (V)"));
+  const series = fieldFor("verify-series", "int", {label: "series"});
+  const seriesInput = series.querySelector("input");
+  seriesInput.id = "verify-series";
+  delete seriesInput.dataset.param;
+  const card = fieldFor("verify-card", "str", {label: "card (number, or series-number as scanned)"});
+  const cardInput = card.querySelector("input");
+  cardInput.id = "verify-card";
+  cardInput.inputMode = "numeric";
+  delete cardInput.dataset.param;
+  Console.updaters.push((view) => {
+    if (!seriesInput.value && view.game && document.activeElement !== seriesInput) seriesInput.value = view.game.series[0].series;
+  });
+  const button = Hall.el("button", "Verify", "primary");
+  button.type = "submit";
+  const outcome = Hall.el("p", "", "outcome");
+  append(form, append(Hall.el("div", null, "fields"), series, card), button, outcome);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const scanned = cardInput.value.trim().match(/^(\d+)\s*[-/ ]\s*(\d+)$/);
+    if (scanned) { seriesInput.value = scanned[1]; cardInput.value = scanned[2]; }
+    if (!/^\d+$/.test(seriesInput.value.trim()) || !/^\d+$/.test(cardInput.value.trim())) {
+      say("Give the series and the card number as whole numbers.", false, outcome);
+      return;
+    }
+    const args = {series: Number(seriesInput.value), card_number: Number(cardInput.value)};
+    const name = firstAllowed(Console.VERIFY);
+    send(name, argsWithGame(name, args), () => {
+      if (Console.commands.has("show_card")) send("show_card", args, (message) => {
+        if (message.ok) Console.card = message.result;
+        else Console.card = {error: message.error.message, ...args};
+        refresh();
+      }, null, true);
+    }, outcome);
+  });
+  Console.placed.add("verify_claim");
+  Console.placed.add("show_card");
+  append(check, form, live("div", "claim-card", showClaimCard));
+  const completedNow = section("Cards the last ball completed", {state: (view) => [view.game && view.game.completed.length ? "click one to check it" : "none", false]});
+  append(completedNow, live("ul", "cards chips", (node, view) => {
+    node.textContent = "";
+    (view.game ? view.game.completed : []).forEach((c) => {
+      const chip = Hall.el("li", `${c.pattern === "bingo" ? "BINGO" : "ROW"}: ${c.series}-${c.card_number}`, c.pattern === "bingo" ? "completed bingo" : "completed");
+      chip.tabIndex = 0;
+      chip.addEventListener("click", () => { seriesInput.value = c.series; cardInput.value = c.card_number; cardInput.focus(); });
+      node.appendChild(chip);
+    });
+  }));
+  append(screen, check, completedNow);
+}
+
+function showClaimCard(node, view) {
+  node.textContent = "";
+  const shown = Console.card;
+  if (!shown) return;
+  if (shown.error) {
+    node.appendChild(Hall.el("p", `Card ${shown.series}-${shown.card_number}: ${shown.error}`, "outcome error"));
+    return;
+  }
+  const drawn = new Set(shown.drawn);
+  const completing = new Set(Object.values(shown.completed).filter(Boolean).map((c) => c.ball));
+  node.appendChild(Hall.el("h3", `Series ${shown.series} card ${shown.card_number}`));
+  const grid = Hall.el("div", null, "card-grid");
+  grid.setAttribute("role", "table");
+  shown.cells.forEach((n) => {
+    const cell = Hall.el("span", n || "", n ? (drawn.has(n) ? "marked" : "unmarked") : "blank");
+    if (completing.has(n)) cell.classList.add("completing");
+    grid.appendChild(cell);
+  });
+  node.appendChild(grid);
+  const lines = [];
+  for (const [pattern, done] of Object.entries(shown.completed)) {
+    lines.push(done ? `${pattern.toUpperCase()} completed on ball ${done.ball_count} (number ${done.ball})${done.won ? " - won" : ""}`
+      : `${pattern.toUpperCase()} not completed`);
+  }
+  node.appendChild(Hall.el("p", `${lines.join("; ")}. ${shown.drawn.length} balls drawn when checked.`, "hint card-facts"));
+  node.appendChild(Hall.el("p", "Blue: called. Yellow: the ball that completed it. White: not called.", "hint legend"));
+}
+
+// --- The cashier's desk: the account found by its ticket, the drawer -----------------
+
+function cashierScreen(screen) {
+  const drawer = section("Cash drawers", {
+    state: (view) => {
+      const open = (view.desks || []).filter((d) => d.open);
+      return open.length ? [open.map((d) => `${d.desk}: ${Hall.money(d.cents)} in the drawer`).join("; "), true]
+        : ["no desk open: open yours with its float", false];
+    },
+    next: (view) => !(view.desks || []).some((d) => d.open),
+  });
+  const deskIsOpen = (open) => (value, view) => (view.desks || []).some((d) => d.desk === value && d.open === open);
+  append(drawer, live("ul", "rows drawers", (node, view) => {
+    node.textContent = "";
+    for (const d of view.desks || []) {
+      node.appendChild(Hall.el("li", `${d.desk}: ${d.open ? "open" : "closed"} · ${Hall.money(d.cents)}${d.open && d.opened_by ? " · opened by " + d.opened_by : ""}`, d.open ? "open-desk" : ""));
+    }
+  }));
+  const anyDesk = (open) => (view) => (view.desks || []).some((d) => d.open === open);
+  const openDesk = commandForm("open_cash_desk", {label: "Open the desk", fields: {desk: {filter: deskIsOpen(false)}}, when: anyDesk(false)});
+  const reconcile = commandForm("reconcile_cash_desk", {label: "Count and close the desk", fields: {desk: {filter: deskIsOpen(true)}, counted_cents: {label: "counted cash (EUR)"}}, when: anyDesk(true), quiet: true});
+  append(drawer, openDesk, reconcile);
+  // Cash between drawers: the sellers' takings, a desk's float topped up, one desk to another.
+  const sellerCents = (form) => (view) => {
+    const chosen = form && form.querySelector('[data-param="seller"]');
+    const cents = chosen ? (view.drawers || {})[chosen.value] : null;
+    return cents ? `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}` : "";
+  };
+  let takings = null;
+  takings = commandForm("hand_in_takings", {label: "Take in the seller's cash", fields: {desk: {filter: deskIsOpen(true)},
+    amount_cents: {label: "amount (EUR)", auto: (view) => sellerCents(takings)(view)}}});
+  if (takings) takings.querySelector('[data-param="seller"]').addEventListener("change", refresh);
+  append(drawer, takings,
+    commandForm("top_up_float", {label: "Top up the float", fields: {desk: {filter: deskIsOpen(true)}, amount_cents: {label: "amount (EUR)"}}}),
+    commandForm("move_cash", {label: "Move the cash", fields: {from_desk: {filter: deskIsOpen(true)}, to_desk: {filter: deskIsOpen(true)}, amount_cents: {label: "amount (EUR)"}}}));
+  Console.placed.add("cash_drawers");  // the drawers are on screen, live
+  screen.appendChild(drawer);
+
+  const find = section("Player account", {state: () => (Console.account ? [`found: ${accountText(Console.account.account)}`, true]
+    : ["type or scan the number on the player's ticket or card", false])});
+  const lookup = Hall.el("form", null, "desk-form");
+  lookup.id = "find-account";
+  const numberField = fieldFor("account", "str", {label: "account number"});
+  const numberInput = numberField.querySelector("input");
+  delete numberInput.dataset.param;
+  numberInput.id = "account-number";
+  const findButton = Hall.el("button", "Find", "primary");
+  findButton.type = "submit";
+  const outcome = Hall.el("p", "", "outcome");
+  append(lookup, numberField, findButton, outcome);
+  lookup.addEventListener("submit", (event) => {
+    event.preventDefault();
+    findAccount(numberInput.value, outcome);
+  });
+  Console.placed.add("find_player_account");
+  const accountBox = live("div", "account-box", showAccount);
+  accountBox.id = "account";
+  const accountNumber = () => (Console.account ? Console.account.account : "");
+  const again = () => { if (Console.account) findAccount(Console.account.account); };
+  const actions = Hall.el("div", null, "account-actions");
+  const openOnly = {filter: deskIsOpen(true)};
+  append(actions,
+    commandForm("load_credit", {label: "Load", fixed: {account: accountNumber}, fields: {amount_cents: {label: "amount (EUR)"}, desk: openOnly}, done: again}),
+    commandForm("cash_out", {label: "Cash out", fixed: {account: accountNumber}, fields: {amount_cents: {label: "amount (EUR)"}, desk: openOnly, reference: {label: "cheque number or transfer reference (empty for cash)"}}, done: again}),
+    commandForm("set_spending_limit", {label: "Set the daily limit", fixed: {account: accountNumber}, fields: {limit_cents: {label: "daily limit (EUR, 0: none)"}}, done: again}),
+    append(Hall.el("div", null, "bare-row"),
+      commandForm("print_player_ticket", {label: "Ticket (PDF)", fixed: {account: accountNumber}}),
+      commandForm("print_account_statement", {label: "Statement (PDF)", fixed: {account: accountNumber}}),
+      commandForm("clear_pin_lockout", {label: "Clear the PIN lockout", fixed: {account: accountNumber}, quiet: true}),
+      commandForm("close_player_account", {label: "Close the account", fixed: {account: accountNumber}, done: again, quiet: true})));
+  const method = actions.querySelector('form[data-command="cash_out"] [data-param="method"]');
+  const reference = actions.querySelector('form[data-command="cash_out"] [data-param="reference"]');
+  if (method && reference) {
+    // A cash payment has no reference; a cheque or a transfer needs one (R78).
+    const toggle = () => { reference.closest("label").hidden = method.value === "cash"; if (method.value === "cash") reference.value = ""; };
+    method.addEventListener("change", toggle);
+    Console.updaters.push(toggle);
+  }
+  Console.updaters.push(() => { actions.hidden = !Console.account || Console.account.closed; });
+  append(find, lookup, accountBox, actions);
+  screen.appendChild(find);
+
+  const open = section("Open an account", {state: () => ["for a visitor admitted today: choose them, the medium, and let them type a PIN of 4 to 8 digits", false]});
+  append(open, commandForm("open_player_account", {
+    label: "Open the account",
+    fields: {visitor: {filter: (value, view) => (view.visitors || []).some((v) => String(v.number) === value && !v.account)}},
+    done: (message) => {
+      const opened = (message.records || []).map((r) => Console.recent.get(r.seq)).find((r) => r && r.type === "player_account_opened");
+      if (opened) findAccount(opened.payload.account);
+    },
+  }));
+  screen.appendChild(open);
+
+  const prizes = section("Prizes", {
+    state: (view) => {
+      const g = view.game;
+      if (!g || !g.winners.length) return ["no prize won in this game yet", false];
+      const paid = (g.paid || []).map((p) => p.prize);
+      const due = [...new Set(g.winners.map((w) => w.pattern))].filter((p) => !paid.includes(p));
+      return [due.length ? `won and to pay once settled: ${due.join(", ")}` : `paid: ${paid.join(", ")}`, !due.length];
+    },
+  });
+  append(prizes, commandForm("pay_prizes", {label: "Pay the prizes", fields: {desk: openOnly}}), live("ul", "rows", (node, view) => {
+    node.textContent = "";
+    for (const paid of (view.game && view.game.paid) || []) {
+      node.appendChild(Hall.el("li", `${paid.prize}: ${Hall.money(paid.amount_cents)} - ${paid.payments.map((p) => `${p.series}-${p.card_number} ${Hall.money(p.cents)}`).join(", ")}`));
+    }
+  }));
+  screen.appendChild(prizes);
+}
+
+function findAccount(number, where) {
+  send("find_player_account", {account: String(number)}, (message) => {
+    if (message.ok) {
+      Console.account = message.result;
+      if (where) say(`Account ${accountText(message.result.account)}: ${Hall.money(message.result.balance_cents)}`, true, where);
+    } else {
+      Console.account = null;
+      say(message.error.message, false, where);
+    }
+    refresh();
+  }, null, true);
+}
+
+function showAccount(node) {
+  node.textContent = "";
+  const a = Console.account;
+  if (!a) return;
+  node.appendChild(Hall.el("div", accountText(a.account), "account-number"));
+  node.appendChild(Hall.el("div", Hall.money(a.balance_cents), "account-balance"));
+  node.appendChild(Hall.el("p", `${a.medium} of visitor ${a.visitor}${a.closed ? " - CLOSED" : ""}`, "hint"));
+  if (a.movements.length) {
+    const table = Hall.el("table", null, "receipt-table");
+    const head = table.createTHead().insertRow();
+    ["#", "Movement", "Amount", "Balance"].forEach((h) => head.appendChild(Hall.el("th", h)));
+    const body = table.createTBody();
+    for (const m of [...a.movements].reverse()) {
+      const row = body.insertRow();
+      [m.seq, m.reason, Hall.money(m.amount_cents), Hall.money(m.balance_cents)].forEach((v) => row.insertCell().textContent = String(v));
+    }
+    node.appendChild(table);
+  }
+}
+
+// --- The admission desk ---------------------------------------------------------------
+
+function admissionScreen(screen) {
+  const banned = section("Banned list", {state: bannedState});
+  banned.querySelector(".state-line").id = "banned-state";
+  screen.appendChild(banned);
+  const admit = section("Admit a visitor", {
+    state: (view) => (view.banned_list ? ["name and identity document as on the document", false] : ["nobody can be admitted before the banned list is loaded", false]),
+    next: (view) => Boolean(view.banned_list),
+  });
+  append(admit, commandForm("admit_visitor", {label: "Admit", before: () => { Console.admitted = null; refresh(); }, done: (message) => {
+    const admitted = (message.records || []).map((r) => Console.recent.get(r.seq)).find((r) => r && r.type === "visitor_admitted");
+    Console.admitted = admitted ? admitted.payload : null;
+    refresh();
+  }}), live("div", "visitor-number", (node) => {
+    node.hidden = !Console.admitted;
+    node.textContent = Console.admitted ? `Visitor number ${Console.admitted.number} - ${Console.admitted.name}` : "";
+  }));
+  const today = section("Visitors admitted");
+  append(today, live("ul", "rows", (node, view) => {
+    node.textContent = "";
+    (view.visitors || []).slice(0, 12).forEach((v) => node.appendChild(Hall.el("li", `${v.number} · ${v.name}`)));
+    if (!(view.visitors || []).length) node.appendChild(Hall.el("li", "Nobody admitted yet.", "hint"));
+  }));
+  const complaints = section("Complaints book");
+  append(complaints, commandForm("record_complaint", {label: "Write the complaint"}), live("ul", "rows", (node, view) => {
+    node.textContent = "";
+    (view.complaints || []).forEach((c) => node.appendChild(Hall.el("li", `No. ${c.number} · ${c.complainant}: ${c.text}`)));
+  }));
+  const incidents = section("Incidents and self-exclusion");
+  append(incidents, commandForm("record_incident", {label: "Record the incident", fields: {visitors: {label: "visitor numbers concerned"}}}),
+    commandForm("record_self_exclusion", {label: "Record the self-exclusion"}));
+  append(screen, admit, today, complaints, incidents);
+}
+
+const SCREENS = {
+  administrator: administratorScreen,
+  room_chief: roomChiefScreen,
+  seller_caller: sellerScreen,
+  table_chief: tableChiefScreen,
+  cashier: cashierScreen,
+  admission: admissionScreen,
+};
+
+function buildDesk() {
+  const screen = document.getElementById("screen");
+  screen.textContent = "";
+  Console.forms = [];
+  Console.updaters = [];
+  Console.placed = new Set();
+  const build = SCREENS[Console.me.role];
+  if (build) build(screen);
+  else screen.appendChild(Hall.el("p", "Your role has no desk screen; its commands are under All commands.", "hint"));
+  showMore();
+}
+
+// --- The special controls: draw and verify -------------------------------------------
+
+function draw_() {
   const name = firstAllowed(Console.DRAW);
   if (name) send(name, argsWithGame(name, {}));
 }
 
-document.getElementById("draw").addEventListener("click", draw);
-document.getElementById("verify").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const name = firstAllowed(Console.VERIFY);
-  const series = document.getElementById("verify-series").value;
-  const card = document.getElementById("verify-card").value;
-  if (!/^\d+$/.test(series) || !/^\d+$/.test(card)) {
-    say("Give the series and the card number as whole numbers.", false);
-    return;
-  }
-  send(name, argsWithGame(name, {series: Number(series), card_number: Number(card)}));
-});
+document.getElementById("draw").addEventListener("click", draw_);
 
 document.addEventListener("keydown", (event) => {
   const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName);
   if (event.key === "Escape") { closeForm(); event.target.blur && event.target.blur(); return; }
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
   const key = event.key.toLowerCase();
-  if (key === "d" && firstAllowed(Console.DRAW)) { event.preventDefault(); draw(); }
-  if (key === "v" && firstAllowed(Console.VERIFY)) {
+  if (key === "d" && firstAllowed(Console.DRAW)) { event.preventDefault(); draw_(); }
+  const series = document.getElementById("verify-series");
+  if (key === "v" && series) {
     // The last claim's numbers are still in the form: typed over, not appended to.
     event.preventDefault();
-    const series = document.getElementById("verify-series");
+    showScreen("desk");
     series.focus();
     series.select();
   }
-  if (key === "k") { event.preventDefault(); const b = document.querySelector("#commands button"); if (b) b.focus(); }
+  if (key === "k") {
+    event.preventDefault();
+    showScreen("all-commands");
+    const b = document.querySelector("#commands button");
+    if (b) b.focus();
+  }
 });
 
 // --- The picture --------------------------------------------------------------------
@@ -307,16 +1187,13 @@ function recordClass(record) {
 
 function describeRecord(record) {
   const p = record.payload || {};
-  if (record.type in BLOWER_RECORDS) {
-    const who = p.actor ? ` (${p.actor.name})` : "";
-    return `#${record.seq} ${BLOWER_RECORDS[record.type](p)}${who}`;
-  }
   const who = p.actor ? ` (${p.actor.name})` : "";
+  if (record.type in BLOWER_RECORDS) return `#${record.seq} ${BLOWER_RECORDS[record.type](p)}${who}`;
   const detail = Object.entries(p)
     .filter(([k, v]) => !["actor", "type", "game_id"].includes(k) && v !== null)
     .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`)
     .join(" ");
-  return `#${record.seq} ${record.type.replaceAll("_", " ")}${who} ${detail}`;
+  return `#${record.seq} ${words(record.type)}${who} ${detail}`;
 }
 
 function showSession(view) {
@@ -330,12 +1207,24 @@ function showSession(view) {
   document.getElementById("session-state").textContent = text;
   // Until the regulator's list is imported the admission desk refuses everyone (R75.2).
   const banned = document.getElementById("banned-state");
-  if (banned) {
-    const list = view.banned_list;
-    banned.textContent = list ? `Banned list: ${list.rows} entries from ${list.source} (imported by ${list.imported_by})`
-      : "No banned list loaded: nobody can be admitted until an administrator imports it";
-    banned.className = list ? "hint" : "answer error";
+  if (banned) banned.classList.toggle("error", !view.banned_list);
+}
+
+function refresh() {
+  const view = Console.view;
+  if (!view) return;
+  // A new stage of the session (opened, closed, the next one counted): the answers of the
+  // last stage, and a token shown then, are gone from the desk.
+  const stage = `${view.session.number}-${view.session.open}-${view.session.closed}`;
+  if (Console.stage !== undefined && Console.stage !== stage) {
+    document.querySelectorAll("#screen .outcome").forEach((line) => { line.textContent = ""; line.className = "outcome"; });
+    Console.token = null;
   }
+  Console.stage = stage;
+  for (const select of Console.forms) fillSelect(select, view);
+  for (const update of Console.updaters) update(view);
+  const generic = document.querySelectorAll("#command-fields select");
+  generic.forEach((select) => fillSelect(select, view));
 }
 
 function show(view) {
@@ -356,6 +1245,7 @@ function show(view) {
   const log = document.getElementById("log");
   log.textContent = "";
   view.recent.forEach((record) => log.appendChild(Hall.el("li", describeRecord(record), recordClass(record))));
+  refresh();
 }
 
 // --- The minutes book: links to the signed reports, made from the journal on request --
@@ -382,6 +1272,9 @@ function showMinutes(view) {
   if (!Console.minutes) return;
   const session = view.session;
   const list = document.getElementById("minutes-list");
+  const key = JSON.stringify([session.number, session.games]);
+  if (list.dataset.key === key) return;  // unchanged: the links keep their focus
+  list.dataset.key = key;
   list.textContent = "";
   document.getElementById("minutes-none").hidden = session.number > 0;
   if (!session.number) return;
@@ -394,23 +1287,36 @@ function showMinutes(view) {
 function onMessage(message) {
   if (message.type === "snapshot") {
     const me = message.me;
-    document.getElementById("me").textContent = `${me.name} · ${me.role.replaceAll("_", " ")}`;
+    Console.me = me;
+    document.getElementById("me").textContent = `${me.name} · ${words(me.role)}`;
+    document.body.dataset.role = me.role;
     Console.commands = new Map(message.commands.map((c) => [c.name, c]));
+    Console.choices = message.choices || {};
     Console.minutes = message.minutes === true;
     document.getElementById("minutes").hidden = !Console.minutes;
+    Console.view = message.view;
     showCommands();
+    buildDesk();
     show(message.view);
   } else if (message.type === "record") {
     remember(message.record);
     show(message.view);
   } else if (message.type === "answer" || message.ok === false) {
+    const waiting = message.id ? Console.pending.get(message.id) : null;
+    if (waiting) Console.pending.delete(message.id);
+    const where = waiting ? waiting.where : null;
+    if (waiting && waiting.quiet) {
+      waiting.then(message);
+      return;
+    }
     if (message.ok) {
       const {text, ok} = describeAnswer(message);
-      say(text, ok);
+      say(text, ok, where);
     } else {
-      say(message.error.message, false);
+      say(message.error.message, false, where);
       if (message.error.code === "signed_out") window.location.assign("/login");
     }
+    if (waiting && waiting.then) waiting.then(message);
   }
 }
 

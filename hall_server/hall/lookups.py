@@ -1,0 +1,106 @@
+"""What the desks look up without changing anything: a claimed card, a player's account.
+
+Two commands of the core, given and permission-checked like every other, that journal
+nothing (as printing a ticket journals nothing) and answer with a picture:
+
+* ``show_card`` (table chief, room chief): a card of the game in play as the claim
+  check shows it - its 27 cells, the balls drawn so far, and for the line and the
+  bingo the ball on which the card completed it (R85.6, R85.11, R87);
+* ``find_player_account`` (cashier, administrator): an account found by the number on
+  its ticket or card (typed or scanned) - its medium, visitor, balance and latest
+  movements (R92.5d, R93.7).
+
+The series the hall may sell (:func:`series_on_sale`) are read here too, for the sale
+desk's choices.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet import defer
+from twisted.internet.defer import Deferred
+
+from hall_server.hall.cashier import CashierModule, player_account
+from hall_server.hall.games.common import GameModuleError, _whole
+from hall_server.hall.games.module import GamesModule
+from hall_server.hall.roles import Role
+from protocol.claims import CardRef
+from protocol.patterns import TRADITIONAL_PATTERNS, completion_ball
+from server_kit.core import Actor, CommandCore, CommandSpec
+
+PERMISSIONS = {
+    "show_card": {Role.TABLE_CHIEF, Role.ROOM_CHIEF},
+    "find_player_account": {Role.CASHIER, Role.ADMINISTRATOR},
+}
+#: How many of an account's latest movements the desk shows (the statement has them all).
+LATEST_MOVEMENTS = 8
+
+
+def series_on_sale(games: GamesModule) -> list[dict[str, Any]]:
+    """Every registered series with its price and the cards left, by number."""
+    return [
+        {"series": info.number, "card_set": info.card_set, "price_cents": info.face_value_cents,
+         "card_count": info.card_count, "last_sold": games.last_sold(info)}
+        for info in games.catalog.all_series()
+    ]
+
+
+class LookupModule:
+    """The read-only commands of the desks; holds no state of its own."""
+
+    def __init__(self, core: CommandCore, games: GamesModule, cashier: CashierModule) -> None:
+        self.core = core
+        self.games = games
+        self.cashier = cashier
+        core.allow(PERMISSIONS)
+        for name, handler, params, summary in (
+            ("show_card", self.show_card, {"series": int, "card_number": int},
+             "show a card of the game with the balls drawn marked and the ball that completed it"),
+            ("find_player_account", self.find_account, {"account": str},
+             "find a player's account by the number on its ticket or card: its balance and movements"),
+        ):
+            core.register(CommandSpec(name, handler, params, summary))
+
+    def _checked(self, actor: Actor, command: str) -> None:
+        self.core.check_permission(actor, command)
+
+    def show_card(self, actor: Actor, series: int, card_number: int) -> Deferred[dict[str, Any]]:
+        def look() -> dict[str, Any]:
+            self._checked(actor, "show_card")
+            game = self.games.require_game()
+            ref = CardRef(_whole(series, "a series"), _whole(card_number, "a card number"))
+            card = self.games.card_in_play(game, ref)
+            if card is None:
+                raise GameModuleError(f"card {ref} was not sold in game {game.game_id}")
+            drawn = list(game.machine.drawn)
+            completed: dict[str, Any] = {}
+            for pattern in TRADITIONAL_PATTERNS.patterns:
+                count = completion_ball(pattern, card, drawn)
+                won = game.machine.won.get(pattern.name)
+                completed[pattern.name] = None if count is None else {
+                    "ball_count": count, "ball": drawn[count - 1],
+                    "won": won is not None and ref in won.cards,
+                }
+            return {"game_id": game.game_id, "series": ref.series, "card_number": ref.number,
+                    "cells": list(card.cells), "drawn": drawn, "completed": completed}
+
+        return defer.maybeDeferred(look)
+
+    def find_account(self, actor: Actor, account: str) -> Deferred[dict[str, Any]]:
+        def look() -> dict[str, Any]:
+            self._checked(actor, "find_player_account")
+            found = self.cashier.account(account)
+            movements = self.cashier.state.movements.get(found.number, [])
+            return {
+                "account": found.number, "medium": found.medium, "visitor": found.visitor,
+                "closed": found.closed, "opened_ms": found.opened_ms,
+                "balance_cents": self.cashier.ledger.balance(player_account(found.number)),
+                "movements": [
+                    {"seq": m.seq, "time_ms": m.time_ms, "reason": m.reason, "amount_cents": m.amount,
+                     "balance_cents": m.balance}
+                    for m in movements[-LATEST_MOVEMENTS:]
+                ],
+            }
+
+        return defer.maybeDeferred(look)
