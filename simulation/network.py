@@ -651,7 +651,7 @@ def simulate(plan: Plan, progress: Callable[[str], None] = lambda line: None) ->
         sim.start()
         sim.open_games()
         sim.wait_played()
-        progress("stopping every process")
+        sim.progress("stopping every process")
         sim.stop()
     except BaseException:
         sim.kill_all()
