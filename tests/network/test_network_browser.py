@@ -45,7 +45,7 @@ HANDHELD = {"width": 390, "height": 844}
 SCREEN = {"width": 1920, "height": 1080}
 PIN = "4821"
 LOAD_CENTS = 5_000
-NET_CARDS = {"hall-1": 18, "hall-2": 12}
+NET_CARDS = {"hall-1": 36, "hall-2": 30}
 #: The sale opens this long after the central server's first start: time for both halls to start and link.
 OPENS_AFTER_MS = 35_000
 SALE_MS = 25_000
@@ -268,14 +268,15 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
 
         # The first prize: the same winners on both boards, with hall and terminal (R92.11).
         for page in boards.values():
-            page.wait_for_selector("#net-winners li:not(.none)", timeout=120_000)
-        winners = [page.locator("#net-winners li:not(.none)").all_inner_texts() for page in boards.values()]
-        wait_until(lambda: len({tuple(page.locator("#net-winners li:not(.none)").all_inner_texts())
+            page.wait_for_selector("#net-winners li:not(.none):not(.more)", timeout=120_000)
+        winners = [page.locator("#net-winners li:not(.none):not(.more)").all_inner_texts() for page in boards.values()]
+        wait_until(lambda: len({tuple(page.locator("#net-winners li:not(.none):not(.more)").all_inner_texts())
                                 for page in boards.values()}) == 1, WAIT, "both boards to list the same winners",
                    seen=lambda: winners)
-        listed = boards["hall-1"].locator("#net-winners li:not(.none)").all_inner_texts()
-        assert all(re.search(r"V1-\d+ · hall-[12], terminal hall-[12]-K1 · \d+\.\d\d €", w) for w in listed), listed
-        winning_hall = re.search(r"· (hall-[12]),", listed[-1])[1]  # type: ignore[index]
+        listed = boards["hall-1"].locator("#net-winners li:not(.none):not(.more)").all_inner_texts()
+        assert all(re.fullmatch(r"V1-\d+ ?LINE · ball \d+ · \d+\.\d\d €\nhall-[12] · terminal hall-[12]-K1", w)
+                   for w in listed), listed
+        winning_hall = re.search(r"(hall-[12]) · terminal", listed[-1])[1]  # type: ignore[index]
         winner_kiosk = kiosks[winning_hall]
         winner_kiosk.wait_for_selector("#net-cards .card.winner")
         winner_kiosk.wait_for_selector("#net-winners li.mine")

@@ -380,7 +380,8 @@ function netSaleOpen() {
 function renderNet() {
   const net = state.net;
   const game = net.game;
-  $("net-panel").hidden = !net.known;
+  $("net-panel").hidden = $("cards-title").hidden = !net.known;
+  $("play").classList.toggle("net-first", Boolean(game) && !state.game);
   $("net-cards").hidden = $("net-cards-title").hidden = !net.known || !game;
   if (!net.known) return;
   $("net-title").textContent = game ? `Network game · ${NET_STATE_WORDS[game.state] || game.state.replace(/_/g, " ")}`

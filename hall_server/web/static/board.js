@@ -219,8 +219,8 @@ function showNetwork(view) {
   document.body.classList.toggle("with-net", Boolean(net));
   $("net-strip").hidden = !net;
   if (!net) return;
-  put("net-heading", `Network game · series ${net.series}`);
-  put("net-state", NET_STATES[net.state] || net.state.replace(/_/g, " "));
+  put("net-heading", "Network game");
+  put("net-state", `series ${net.series} · ${NET_STATES[net.state] || net.state.replace(/_/g, " ")}`);
   put("net-countdown", netCountdown(net));
   const balls = net.balls;
   put("net-last-ball", net.last_ball === null ? "" : String(net.last_ball));
@@ -234,10 +234,17 @@ function showNetwork(view) {
     facts.push([`${patternName(pattern)} prize`, pattern in net.prizes ? Hall.money(net.prizes[pattern]) : "at the close"]);
   }
   fill("net-facts", facts.flatMap(([name, value]) => [Hall.el("dt", name), Hall.el("dd", value)]));
-  const latest = net.winners.slice(-4).reverse();
-  fill("net-winners", latest.length ? latest.map((w) => Hall.el("li",
-    `${patternName(w.pattern).toUpperCase()} ball ${w.ball_count}: ${w.card} · ${w.hall}, terminal ${w.terminal} · ${Hall.money(w.cents)}`,
-    w.pattern)) : [Hall.el("li", "No winner yet", "none")]);
+  const latest = net.winners.slice(-2).reverse();
+  const more = net.winner_count - latest.length;
+  fill("net-winners", latest.length ? latest.map((w) => {
+    const li = Hall.el("li", "", w.pattern);
+    li.append(Hall.el("span", w.card, "net-winner-card"),
+      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ball ${w.ball_count} · ${Hall.money(w.cents)}`,
+        "net-winner-prize"),
+      Hall.el("span", `${w.hall} · terminal ${w.terminal}`, "net-winner-where"));
+    return li;
+  }).concat(more > 0 ? [Hall.el("li", `and ${more} more winning card${more === 1 ? "" : "s"}`, "more")] : [])
+    : [Hall.el("li", "No winner yet", "none")]);
 }
 
 function render() {
