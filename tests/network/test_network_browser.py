@@ -30,11 +30,12 @@ from typing import Any
 
 import pytest
 
+from hall_server.config import DEFAULT_STAFF, default_config_text
 from server_kit.pki import PkiFolder, export_bundle, init_authority, issue_certificate
 from tests.central_server.support import CentralProcess
-from tests.network.test_network_end_to_end import Staff, _payload, hall_toml
 from tests.support.waiting import START, WAIT, wait_until
-from tests.web.conftest import ALL_BALLS, HallProcess
+from tests.terminals.test_kiosk_browser import Staff, payload
+from tests.web.conftest import _HASH, ALL_BALLS, HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.1", "R92.11", "R93.1", "R93.10")]
@@ -94,6 +95,20 @@ basis_points = 2000
 [[games.prizes]]
 pattern = {{ name = "bingo", rows = 3 }}
 basis_points = 5000
+"""
+
+
+def hall_toml(hall_id: str, central_port: int) -> str:
+    """A small hall (10 strips) serving its terminals with its ``server`` certificate, linked to the central server."""
+    text = default_config_text(f"Hall {hall_id}", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
+    text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
+    text = text.replace('server_name = "hall-server"', f'server_name = "{hall_id}"')
+    return text + f"""
+[central]
+host = "127.0.0.1"
+port = {central_port}
+hall_id = "{hall_id}"
+server_name = "localhost"
 """
 
 
@@ -200,9 +215,9 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
             desk("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
             tokens[hall_id] = desk("rosa", "enrol_terminal", terminal=f"{hall_id}-K1", place="row A")["result"]["token"]
             (admitted,) = desk("adam", "admit_visitor", name=f"Player {number}", document=f"{number}1000000X")["records"]
-            visitor = _payload(halls[hall_id], admitted["seq"])["number"]
+            visitor = payload(halls[hall_id], admitted["seq"])["number"]
             (opened,) = desk("carla", "open_player_account", visitor=visitor, medium="ticket", pin=PIN)["records"]
-            accounts[hall_id] = _payload(halls[hall_id], opened["seq"])["account"]
+            accounts[hall_id] = payload(halls[hall_id], opened["seq"])["account"]
             desk("carla", "load_credit", account=accounts[hall_id], amount_cents=LOAD_CENTS, desk="desk-1")
         one("sam", "announce_sale", series=1001)
         one("sam", "open_terminal_sale", seconds=HALL_SALE_S)
