@@ -14,8 +14,9 @@ from the run's seed: during the sale, or after a few balls.  Then:
 * its timers run from the journaled times: the sale closes at its journaled deadline,
   the next ball comes one interval after the last journaled one.
 
-A few runs are in the default suite; the campaign makes 20 and runs when asked for
-(``pytest -m campaign tests/central_server``).
+Two runs are in every run of the suite; the campaign adds 8 (``-m campaign``). The
+20-kill campaign of the central server, with real halls and terminals around it, is
+``tests/simulation/test_kill_campaign.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from tests.central_server.support import CentralProcess, HallClient, config_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4", "R93.8")]
 
-CAMPAIGN_RUNS = 20
+CAMPAIGN_RUNS = 8
 
 
 def journaled_game(config_path: Path) -> tuple[CentralGame | None, int]:
