@@ -101,7 +101,7 @@ def play(
         again = time.perf_counter() - start
         print(f"  the same requests resent: {min(50_000, len(asks)) / again:,.0f} answers/s (first decision, no event)")
         start = time.perf_counter()
-        journal = [e.to_dict() for e in events]
+        journal = [e.to_payload() for e in events]
         print(f"  events to their journal form: {len(journal) / (time.perf_counter() - start):,.0f} events/s")
     start = time.perf_counter()
     events += game.close_sale(60_000)

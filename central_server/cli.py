@@ -4,16 +4,29 @@ The ``bingo`` command (``hall_server/cli``) does not import the central server: 
 finds this module through the ``bingo.commands`` entry point group, which
 ``setup.cfg`` declares (``central = central_server.cli:register``), and calls
 :func:`register` with its group.
+
+* ``serve`` runs the server;
+* ``games``, ``open-sale`` and ``not-played`` are the operator's commands to a running
+  server (:mod:`central_server.operator`), sent with the operator's certificate;
+  a refusal is one line on stderr with its code, and exit status 2;
+* ``audit-export`` writes a day's network games for the inspector (FORMATS.md 3).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Callable, Mapping, cast
 
 import click
+
+from protocol.errors import DomainError
+from protocol.money import format_cents
+
+#: The exit status of a command the central server (or the export) refused.
+REFUSED = 2
 
 
 @click.group()
@@ -36,12 +49,191 @@ def serve(config_path: Path | None) -> None:
         raise click.ClickException(f"no configuration at {path}; docs/central-server.md shows one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
     globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
-    service = makeService({"config": str(path)})
+    try:
+        service = makeService({"config": str(path)})
+    except DomainError as error:
+        raise click.ClickException(f"the central server cannot start: {error}") from None
     reactor.callWhenRunning(service.startService)
     reactor.addSystemEventTrigger("before", "shutdown", service.stopService)
     reactor.run()
     if service.central.listener.failure is not None:
         raise click.ClickException(f"the central server could not serve: {service.central.listener.failure.getErrorMessage()}")
+
+
+# --- The operator's commands -----------------------------------------------------------
+
+
+def _address(server: str | None, config_path: Path | None) -> Any:
+    """Where to send the command: ``--server``, else the ``[listen]`` of the central server's configuration."""
+    from central_server.operator import CentralAddress
+    from central_server.tap import configuration, default_config_path
+
+    if server:
+        return CentralAddress.parse(server)
+    path = config_path or default_config_path()
+    if not path.exists():
+        raise click.ClickException(f"say where the central server listens: --server HOST:PORT (no configuration at {path})")
+    config = configuration(path)
+    if config.port == 0:
+        raise click.ClickException(f"{path} listens on any free port (port 0); say which with --server HOST:PORT")
+    host = "127.0.0.1" if config.interface in ("0.0.0.0", "") else ("::1" if config.interface == "::" else config.interface)
+    return CentralAddress(host, config.port)
+
+
+def _send(command: str, arguments: Mapping[str, Any], show: Callable[[dict[str, Any]], str], *,
+          server: str | None, config_path: Path | None, pki_dir: Path, name: str | None, as_json: bool) -> None:
+    """Send one operator command to the running central server and print its answer, or its refusal."""
+    from twisted.internet import reactor as global_reactor
+
+    from central_server.operator import OperatorRefused, operator_name, send
+
+    try:
+        address = _address(server, config_path)
+        who = name or operator_name(pki_dir)
+    except DomainError as error:
+        raise click.ClickException(str(error)) from None
+    outcome: dict[str, Any] = {}
+
+    async def ask(reactor: Any) -> None:
+        try:
+            outcome["answer"] = await send(reactor, address, pki_dir, who, command, arguments)
+        except Exception as failure:
+            outcome["failure"] = failure
+
+    _run_once(global_reactor, ask)
+    failure = outcome.get("failure")
+    if isinstance(failure, OperatorRefused):
+        click.echo(f"refused ({failure.code}): {failure}", err=True)
+        sys.exit(REFUSED)
+    if isinstance(failure, DomainError):
+        raise click.ClickException(str(failure))
+    if failure is not None:
+        raise failure
+    answer = outcome["answer"]
+    click.echo(json.dumps(answer, indent=2, sort_keys=True) if as_json else show(answer))
+
+
+def _run_once(reactor: Any, ask: Callable[[Any], Any]) -> None:
+    """Run the reactor until ``ask(reactor)`` is done."""
+    from twisted.internet import defer
+
+    def start() -> None:
+        defer.ensureDeferred(ask(reactor)).addBoth(lambda _: reactor.stop())
+
+    reactor.callWhenRunning(start)
+    reactor.run(installSignalHandlers=False)
+
+
+def _when(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _show_games(answer: dict[str, Any]) -> str:
+    if not answer["games"]:
+        return "no network game is scheduled"
+    lines = []
+    for g in answer["games"]:
+        when = ""
+        if "closes_at_ms" in g and g["phase"] == "selling":
+            when = f", the sale closes {_when(g['closes_at_ms'])}"
+        elif "opens_at_ms" in g:
+            when = f", the sale opens {_when(g['opens_at_ms'])}"
+        elif g["phase"] == "scheduled":
+            when = ", the sale opens when the operator opens it"
+        lines.append(
+            f"{g['game_id']}: {g['phase'].replace('_', ' ')}{when}; series {g['series']} at "
+            f"{format_cents(g['price_cents'])}, {g['hall_count']} hall(s); {g['cards_in_play']} card(s) in play, "
+            f"{format_cents(g['sales_cents'])}; {g['ball_count']} ball(s), {g['winner_count']} winner(s)"
+        )
+    if answer["more"]:
+        lines.append(f"... {answer['game_count'] - len(answer['games'])} more: --after {len(answer['games'])}")
+    return "\n".join(lines)
+
+
+def _show_opened(answer: dict[str, Any]) -> str:
+    return (f"{answer['game_id']}: the sale is open until {_when(answer['closes_at_ms'])} "
+            f"({round(answer['remaining_ms'] / 1000)} s); the halls are told")
+
+
+def _show_not_played(answer: dict[str, Any]) -> str:
+    return (f"{answer['game_id']} is declared not played (R96.2): {answer['refunded_cards']} card(s), "
+            f"{format_cents(answer['refunded_cents'])} returned to the players of {answer['hall_count']} hall(s)")
+
+
+def _operator_options(command: Callable[..., None]) -> Callable[..., None]:
+    options = [
+        click.option("--server", metavar="HOST:PORT",
+                     help="The central server's endpoint (default: the [listen] of --config)."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="The central server's configuration, for its address (default: $BINGO_HOME/central.toml)."),
+        click.option("--pki-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+                     help="The operator's bundle: ca.pem, crl.pem, certs/NAME.pem, keys/NAME.key."),
+        click.option("--name", default=None,
+                     help="The operator's certificate name (default: the bundle's one certificate)."),
+        click.option("--json", "as_json", is_flag=True, help="Print the server's answer as JSON."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@central.command("games")
+@click.option("--after", type=click.IntRange(min=0), default=0, help="Skip this many games (the next page).")
+@_operator_options
+def games(after: int, **common: Any) -> None:
+    """List the running central server's network games and where each stands."""
+    _send("operator_games", {"after": after}, _show_games, **common)
+
+
+@central.command("open-sale")
+@click.argument("game_id", metavar="GAME")
+@_operator_options
+def open_sale(game_id: str, **common: Any) -> None:
+    """Open GAME's sale now, for its configured window (R93.1)."""
+    _send("operator_open_sale", {"game_id": game_id}, _show_opened, **common)
+
+
+@central.command("not-played")
+@click.argument("game_id", metavar="GAME")
+@click.option("--reason", required=True, help="Why the game cannot run; it goes into the record.")
+@_operator_options
+def not_played(game_id: str, reason: str, **common: Any) -> None:
+    """Force majeure (R96.2): declare GAME not played; every stake goes back to its player."""
+    _send("operator_not_played", {"game_id": game_id, "reason": reason}, _show_not_played, **common)
+
+
+# --- The audit export ------------------------------------------------------------------
+
+
+@central.command("audit-export")
+@click.option("--day", required=True, metavar="YYYY-MM-DD", help="The day whose network games to export.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="A new or empty folder for the four files.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The central server's configuration (default: $BINGO_HOME/central.toml).")
+def audit_export(day: str, out: Path, config_path: Path | None) -> None:
+    """Write the network games that ended on DAY for the inspector (FORMATS.md 3): scenario.json,
+    result.json, journal.jsonl and public-key.pem; `bingo replay OUT/scenario.json` recomputes result.json."""
+    from central_server.audit import export_day
+    from central_server.tap import configuration
+
+    try:
+        made = export_day(configuration(config_path), day, out)
+    except (DomainError, OSError) as error:
+        click.echo(_one_line(error), err=True)
+        sys.exit(REFUSED)
+    first, last = made.records[0], made.records[-1]
+    click.echo(f"{out}: {made.day}, {len(made.games)} network game(s), journal records {first.seq} to {last.seq} "
+               f"(last hash {last.hash})")
+    if made.left_out:
+        click.echo("left out: " + "; ".join(f"{game} ({why})" for game, why in made.left_out))
+
+
+def _one_line(error: Exception) -> str:
+    if isinstance(error, OSError) and not isinstance(error, DomainError):
+        text = f"{error.strerror or error}: {error.filename}"
+    else:
+        text = str(error)
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 @central.command()

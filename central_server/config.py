@@ -14,6 +14,7 @@ and kept in the database), so the file does not repeat them.
 from __future__ import annotations
 
 import tomllib
+import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -26,6 +27,7 @@ from protocol.cards import CARDS_PER_STRIP
 from protocol.errors import DomainError
 
 DEFAULT_PORT = 7310
+DEFAULT_TIMEZONE = "UTC"
 #: The digest a game is checked with before the library exists (replaced at start).
 _PLACEHOLDER_DIGEST = "0" * 64
 #: The largest series the central library generates (8-digit card numbers, R82.9).
@@ -80,6 +82,8 @@ class CentralConfig:
     series: tuple[SeriesConfig, ...]
     games: tuple[GamePlan, ...]
     source: Path | None = None
+    #: The central server's time zone: the day a network game belongs to (the audit export).
+    timezone: str = DEFAULT_TIMEZONE
 
     @property
     def journal_head(self) -> Path:
@@ -109,11 +113,16 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     reader = _Reader(data, source)
     reader.only(data, "", {"central", "listen", "database", "network", "series", "games"})
     central = reader.table(data, "central")
-    reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key"})
+    reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
     home = base / reader.get(central, "central.home", str, ".")
     pki_dir = home / reader.get(central, "central.pki_dir", str, "pki")
     journal_key = home / reader.get(central, "central.journal_key", str, "keys/journal-signing.pem")
+    timezone = reader.get(central, "central.timezone", str, DEFAULT_TIMEZONE)
+    try:
+        zoneinfo.ZoneInfo(timezone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise reader.error("central.timezone", f"is a time zone name such as Europe/Madrid or UTC, not {timezone!r}") from None
     listen = reader.table(data, "listen")
     reader.only(listen, "listen.", {"interface", "port"})
     interface = reader.get(listen, "listen.interface", str, "127.0.0.1")
@@ -143,7 +152,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     if len(set(ids)) != len(ids):
         raise reader.error("games", "names a game_id twice")
     return CentralConfig(
-        central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source
+        central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone
     )
 
 

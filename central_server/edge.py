@@ -7,8 +7,12 @@ error codes back.
 * **Who is speaking** is the TLS certificate: the handshake admits only certificates of
   the operator's authority that are not revoked (the revocation list is re-read when it
   changes), and the connection is then cut unless the certificate's role is the hall
-  server's (:data:`HALL_ROLE`); its common name is the hall id every message must name.
-  Nothing a refused peer sends reaches the journal.
+  server's (:data:`HALL_ROLE`), whose common name is the hall id every message must
+  name, or the operator's (:data:`OPERATOR_ROLE`), whose common name is the person the
+  journal names.  Nothing a refused peer sends reaches the journal.
+* **The operator's connection** takes the commands of :mod:`protocol.central_operator`
+  only (no ``hello``), and a hall's connection none of them: to the other, each is a
+  command this endpoint does not know.
 * **hello first**: any other command before it fails with ``not_negotiated`` and the
   connection closes; ``hello`` agrees the version (:func:`~central_server.domain.wire.answer_hello`).
 * **Every other command** goes to :meth:`CentralModule.hall_command
@@ -48,13 +52,18 @@ from central_server.domain.wire import Announcement
 from central_server.module import CentralModule
 from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError
+from protocol.central_operator import OPERATOR_MESSAGES
 from server_kit.amp.commands import CommandFailed, amp_commands, error_class
 from server_kit.pki import PkiError, Role, peer_identity
 
-#: The only role this endpoint admits: a hall server's certificate (``bingo pki issue server HALL``).
+#: A hall server's certificate (``bingo pki issue server HALL``): the halls' commands.
 HALL_ROLE = Role.server
+#: A person of the operator (``bingo pki issue operator NAME``): the operator's commands.
+OPERATOR_ROLE = Role.operator
 #: Every message of the protocol as an AMP command, both ways.
 COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(m.MESSAGES)
+#: The operator's commands as AMP commands.
+OPERATOR_COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(OPERATOR_MESSAGES)
 #: Bounds on one incoming box, checked while it is read: the widest legal hall command
 #: is a few hundred bytes; this leaves room for a value over its declared bound to be
 #: refused with ``bad_argument`` rather than by cutting the connection.
@@ -145,14 +154,15 @@ class _LinkFactory(Factory):
 
 @implementer(IHandshakeListener)
 class HallLink(amp.AMP):
-    """One hall server's AMP connection, inside mutual TLS."""
+    """One hall server's AMP connection, or an operator's, inside mutual TLS."""
 
     log = Logger()
 
     def __init__(self, endpoint: CentralEndpoint) -> None:
         super().__init__()
         self.endpoint = endpoint
-        self.hall_id: str | None = None  # from the certificate, once the handshake is done
+        self.hall_id: str | None = None  # from a hall's certificate, once the handshake is done
+        self.operator: str | None = None  # from an operator's certificate, once the handshake is done
         self.version: int | None = None  # once hello agreed it
         self._box_keys = 0
         self._box_bytes = 0
@@ -166,9 +176,14 @@ class HallLink(amp.AMP):
             self.log.warn("Refused a connection from {peer}: {error}", peer=self._address(), error=str(error))
             self.transport.abortConnection()  # type: ignore[union-attr]
             return
+        if identity.role is OPERATOR_ROLE:
+            self.operator = identity.common_name
+            self.log.info("Operator {name} connected from {peer}", name=self.operator, peer=self._address())
+            return
         if identity.role is not HALL_ROLE:
             self.log.warn(
-                "Refused {name} from {peer}: its certificate is for a {role}; this endpoint admits hall servers only",
+                "Refused {name} from {peer}: its certificate is for a {role}; this endpoint admits hall servers "
+                "and the operator only",
                 name=identity.common_name, peer=self._address(), role=str(identity.role),
             )
             self.transport.abortConnection()  # type: ignore[union-attr]
@@ -203,13 +218,24 @@ class HallLink(amp.AMP):
 
     # --- Commands -------------------------------------------------------------------
 
+    @property
+    def peer(self) -> str:
+        """Who is at the other end, for the log: the certificate's name, else the address."""
+        return self.hall_id or self.operator or self._address()
+
     def locateResponder(self, name: bytes) -> Any:
-        message = m.MESSAGES.get(name.decode("utf-8", "replace"))
-        if message is None or message.sender != "hall":
-            self.log.info("Hall {hall} sent a command this endpoint does not know: {name!r}",
-                          hall=self.hall_id or self._address(), name=name[:64])
+        text = name.decode("utf-8", "replace")
+        if self.operator is not None:
+            message, commands = OPERATOR_MESSAGES.get(text), OPERATOR_COMMANDS
+        else:
+            message, commands = m.MESSAGES.get(text), COMMANDS
+            if message is not None and message.sender != "hall":
+                message = None
+        if message is None:
+            self.log.info("{peer} sent a command this endpoint does not know from it: {name!r}",
+                          peer=self.peer, name=name[:64])
             return None  # AMP answers UNHANDLED
-        command = COMMANDS[message.name]
+        command = commands[message.name]
         return lambda box: self._answer(message, command, box)
 
     @defer.inlineCallbacks
@@ -223,17 +249,20 @@ class HallLink(amp.AMP):
             answer = yield self._decide(message, arguments)
         except Exception as error:
             code, text = self._code_of(error, message)
-            if code != "internal_error" and self.hall_id is not None:
+            speaker = (self.operator, "operator") if self.operator is not None else (self.hall_id, "hall")
+            if code != "internal_error" and speaker[0] is not None:
                 try:
-                    yield self.endpoint.module.refused(self.hall_id, message.name, code, text)
+                    yield self.endpoint.module.refused(speaker[0], message.name, code, text, role=speaker[1])
                 except Exception:
-                    self.log.failure("Could not put the refusal of {hall}'s {name} on file", hall=self.hall_id,
+                    self.log.failure("Could not put the refusal of {peer}'s {name} on file", peer=speaker[0],
                                      name=message.name)
             fatal = m.ERRORS[code].fatal
             raise amp.RemoteAmpError(code.encode(), text, fatal, local=Failure(error)) from None
         return command.makeResponse(answer, self)
 
     def _decide(self, message: m.Message, arguments: dict[str, Any]) -> Any:
+        if self.operator is not None:
+            return self.endpoint.module.operator_command(message.name, arguments, self.operator)
         if self.hall_id is None:
             raise NotNegotiated("the connection has no hall certificate")
         if message is m.HELLO:
@@ -256,6 +285,6 @@ class HallLink(amp.AMP):
         """The wire code and the message of ``error``; a fault of ours is logged and is ``internal_error``."""
         code = getattr(error, "code", None) if isinstance(error, (CentralError, CommandFailed, CentralMessageError)) else None
         if code not in m.ERRORS or code == "internal_error" or code not in message.errors:
-            self.log.failure("{name} of hall {hall} failed", Failure(error), name=message.name, hall=self.hall_id)
+            self.log.failure("{name} of {peer} failed", Failure(error), name=message.name, peer=self.peer)
             return "internal_error", m.ERRORS["internal_error"].message
         return str(code), str(error)

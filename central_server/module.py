@@ -1,8 +1,8 @@
 """The central server's network games on the command loop: decide, commit, then announce.
 
 :class:`CentralModule` is the one module of the central server's
-:class:`~server_kit.core.CommandCore`.  It folds the central events of the journal
-(:mod:`central_server.domain.events`) into :class:`~central_server.domain.game.CentralGame`
+:class:`~server_kit.core.CommandCore`.  It folds the network games' records of the journal
+(:mod:`protocol.records.central`) into :class:`~central_server.domain.game.CentralGame`
 objects, so a restarted server holds every game exactly as its journal left it, and it
 runs every change as a command of the core:
 
@@ -16,14 +16,15 @@ runs every change as a command of the core:
 
 The domain's commands apply their events to the live game as they decide (a million
 cards cannot be copied per purchase), so the module counts the records of the command
-just decided as already folded.  Commands are decided as they come and committed by
-the core's group commit: the commands decided while a commit is in flight go together
-in the next transaction, and each is answered, and its pushes sent, after its commit,
-in the order decided.  If a commit fails the core folds the journal into fresh games
-(the state before the batch); a decision whose records could not be made is taken
-back from its game at once.  What halls are told
-(:func:`central_server.domain.wire.announcements`) is worked out when the events are
-decided and handed to :attr:`CentralModule.announce` only after the commit.
+being decided as already folded.  Commands are decided as they arrive, each on the
+state the ones before it left, and the core commits those decided while a commit is in
+flight together in the next transaction (the group commit): a purchase burst is a few
+transactions, not one per purchase.  If a commit fails, the core rebuilds every module
+from the journal, so the games drop what the failed batch decided; if a command's
+records cannot even be sealed, its game is rebuilt at once from the records the core
+holds.  What halls are told (:func:`central_server.domain.wire.announcements`) is
+worked out when the events are decided and handed to :attr:`CentralModule.announce`
+only after the commit, in the order of the commits.
 
 Timers run on the injected reactor clock: the opening of a sale (``opens_after_ms``
 after the scheduling record), its deadline (``closes_at_ms``) and the next ball
@@ -44,15 +45,24 @@ from twisted.python.failure import Failure
 from central_server.domain import wire
 from central_server.domain.config import NetworkGameConfig
 from central_server.domain.errors import BadArgument, EventError, NotNow
-from central_server.domain.events import EVENT_TYPES, CentralEvent, GameScheduled, event_from_dict
 from central_server.domain.game import FINAL_PHASES, CentralGame, Phase
 from central_server.domain.wire import Announcement, UnknownGame
 from protocol.balls import BallSource, RandomBallGenerator
+from protocol.central_messages import CentralMessageError, Message, check_answer, check_arguments
+from protocol.central_operator import GAMES_PAGE, OPERATOR_GAMES, OPERATOR_MESSAGES, OPERATOR_OPEN_SALE
 from protocol.chain import Record
+from protocol.records import ACTOR_KEY, JournalRecord, build
+from protocol.records.central import (
+    GAME_RECORDS,
+    CentralCommandRefused,
+    CentralGameScheduled,
+    CentralRecord,
+    CentralStakeReturned,
+)
 from server_kit.core import Actor, CommandCore
 
 #: The record of a hall's command that was refused with an error code.
-REFUSED = "central_command_refused"
+REFUSED = CentralCommandRefused.type
 #: The longest refusal message journaled: the code says what, this says the detail.
 REFUSAL_TEXT = 300
 #: After a timer's command failed (the database did not answer), try again this much later.
@@ -61,19 +71,22 @@ RETRY_S = 1.0
 SYSTEM = Actor("central", "system")
 
 
-def journaled(event: CentralEvent) -> dict[str, Any]:
-    """An event's payload as the journal's declaration takes it (protocol/records/central.py):
-    its dict form, whose version key is left out at version 1 as on every record."""
-    payload = event.to_dict()
-    if payload.get("v") == 1:
-        del payload["v"]
-    return payload
+def game_record(record: Record) -> CentralRecord:
+    """The network game's record a journaled one holds, without its actor stamp (the game's fold needs none)."""
+    payload = {key: value for key, value in record.payload.items() if key != ACTOR_KEY}
+    built = build(record.type, payload)
+    assert isinstance(built, CentralRecord)
+    return built
 
 
-def event_of(record: Record) -> CentralEvent:
-    """The domain event a journaled record holds (the inverse of :func:`journaled`)."""
-    payload = {key: value for key, value in record.payload.items() if key != "actor"}
-    return event_from_dict({"v": 1, **payload})
+def _operator_answer(message: Message, answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer to the operator, checked against its declaration, without its empty fields."""
+    shown = {k: v for k, v in answer.items() if v is not None}
+    if "games" in shown:
+        shown["games"] = [{k: v for k, v in row.items() if v is not None} for row in shown["games"]]
+    check_answer(message, shown)
+    return shown
+
 
 #: Who may run which command: the clock (system), the operator, the halls.
 PERMISSIONS: Mapping[str, frozenset[str]] = {
@@ -83,10 +96,10 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
     "draw": frozenset({"system"}),
     "declare_not_played": frozenset({"operator"}),
     "hall_command": frozenset({"hall"}),
-    "refused": frozenset({"hall"}),
+    "refused": frozenset({"hall", "operator"}),
 }
 
-Decided = tuple[list[CentralEvent], Any, str | None]
+Decided = tuple[list[CentralRecord], Any, str | None]
 
 
 class CentralModule:
@@ -112,8 +125,8 @@ class CentralModule:
         self.scheduled_at_ms: dict[str, int] = {}
         #: What the edge sends once a command committed; set by the composition root.
         self.announce: Callable[[Sequence[Announcement]], None] = lambda announcements: None
-        self._committed: dict[str, int] = {}  # game -> events of it in the journal
-        self._ahead = 0  # records of the command in flight already folded by its decision
+        self._committed: dict[str, int] = {}  # game -> events of it the core has folded
+        self._ahead = 0  # records of the command being decided already applied by its decision
         self._timers: dict[str, IDelayedCall] = {}
         self.timers_running = False
         core.allow(PERMISSIONS)
@@ -126,15 +139,15 @@ class CentralModule:
         self.games, self.scheduled_at_ms, self._committed, self._ahead = {}, {}, {}, 0
 
     def apply(self, record: Record) -> None:
-        if record.type not in EVENT_TYPES:
+        if record.type not in GAME_RECORDS:
             return
         game_id = str(record.payload.get("game_id"))
         if self._ahead:
             self._ahead -= 1  # decided on the live game, now committed
             self._committed[game_id] += 1
             return
-        event = event_of(record)
-        if isinstance(event, GameScheduled):
+        event = game_record(record)
+        if isinstance(event, CentralGameScheduled):
             if event.game_id in self.games:
                 raise EventError(f"record {record.seq}: game {event.game_id} is scheduled twice")
             self.games[event.game_id] = CentralGame(event, self._layouts(event))
@@ -146,7 +159,7 @@ class CentralModule:
             game.apply(event)
         self._committed[game_id] = len(self.games[game_id].events)
 
-    def _layouts(self, event: GameScheduled) -> np.ndarray:
+    def _layouts(self, event: CentralGameScheduled) -> np.ndarray:
         label = event.config.get("series_label")
         layouts = self.library.get(str(label))
         if layouts is None:
@@ -157,23 +170,18 @@ class CentralModule:
 
     def _run(self, actor: Actor, command: str, decide: Callable[[CentralGame | None, int], Decided],
              game_id: str | None) -> defer.Deferred[Any]:
-        """Decide now, on the game as the commands before left it; answer after the commit.
-
-        The core commits the commands decided while a commit is in flight together (group
-        commit), so a burst of purchases is decided as it arrives, not after the previous
-        purchase's commit, and each is answered only once its records are durable.
-        """
+        """Run one command on the core: decided now, on the state the commands before it left."""
         made: list[tuple[Any, list[Announcement]]] = []
 
-        def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
+        def entries(now_ms: int) -> list[JournalRecord]:
             game = self.games.get(game_id) if game_id is not None else None
             events, result, touched = decide(game, now_ms)
             announcements: list[Announcement] = []
             if touched is not None and events:
+                self._ahead = len(events)  # applied to the live game by the decision: apply() counts them
                 announcements = wire.announcements(self.games[touched], events, now_ms=now_ms)
-                self._ahead = len(events)
             made.append((result, announcements))
-            return [(event.type, journaled(event)) for event in events]
+            return list(events)
 
         def committed(records: list[Record]) -> Any:
             result, announcements = made[0]
@@ -184,20 +192,21 @@ class CentralModule:
             return result
 
         done = self.core.execute(actor, command, entries)
-        if self._ahead and game_id is not None:
-            # Decided on the live game but not folded (its records could not be made): the
-            # game goes back at once, before another command is decided on it.
-            self._rebuild(game_id)
-        self._ahead = 0
-        # A failed commit: the core folds the journal into fresh games (the state before the batch).
+        if self._ahead:
+            # The decision applied events whose records the core did not take (they could not
+            # be sealed): the game goes back to the records it holds before the next command.
+            self._ahead = 0
+            if game_id is not None:
+                self._rebuild(game_id)
         return done.addCallback(committed)
 
     def _rebuild(self, game_id: str) -> None:
-        """The game as its folded records have it: a decision whose records were not made is forgotten."""
+        """The game as its records have it: what a decision applied without a record is forgotten (nobody saw it)."""
         kept = self.games[game_id].events[: self._committed[game_id]]
-        assert isinstance(kept[0], GameScheduled)
+        assert isinstance(kept[0], CentralGameScheduled)
         self.games[game_id] = CentralGame.replay(kept, self._layouts(kept[0]))
-        self.log.warn("The commit of game {game} failed; the game is back at its journal's record", game=game_id)
+        self.log.warn("A command's records of game {game} could not be sealed; the game is back at its records",
+                      game=game_id)
 
     def _game(self, game: CentralGame | None, game_id: str) -> CentralGame:
         if game is None:
@@ -244,12 +253,79 @@ class CentralModule:
         return self._run(actor, "draw", decide, game_id)
 
     def declare_not_played(self, game_id: str, reason: str, actor: Actor) -> defer.Deferred[Any]:
-        """Force majeure (R96.2): the game is not played and every stake is returned."""
+        """Force majeure (R96.2): the game is not played and every stake is returned.
+
+        Fires with the refunds made: ``(cards, cents, halls)``.
+        """
 
         def decide(game: CentralGame | None, now_ms: int) -> Decided:
-            return self._game(game, game_id).declare_not_played(reason, actor.name, now_ms), None, game_id
+            events = self._game(game, game_id).declare_not_played(reason, actor.name, now_ms)
+            returned = [e for e in events if isinstance(e, CentralStakeReturned)]
+            refunds = (sum(len(e.card_numbers) for e in returned), sum(e.amount_cents for e in returned),
+                       len({e.hall_id for e in returned}))
+            return events, refunds, game_id
 
         return self._run(actor, "declare_not_played", decide, game_id)
+
+    # --- The operator's commands (protocol/central_operator.py) --------------------------
+
+    def operator_command(self, name: str, arguments: Mapping[str, Any], operator: str) -> defer.Deferred[dict[str, Any]]:
+        """Answer operator ``operator``'s command ``name``; fails with a :class:`CentralError`."""
+        message = OPERATOR_MESSAGES.get(name)
+        try:
+            if message is None:
+                raise BadArgument(f"there is no operator command {name!r}")
+            args = check_arguments(message, arguments)
+        except CentralMessageError as error:
+            return defer.fail(BadArgument(str(error)))
+        except BadArgument as error:
+            return defer.fail(error)
+        actor = Actor(operator, "operator")
+        if message is OPERATOR_GAMES:
+            return defer.succeed(self._games_page(args["after"]))
+        game_id = args["game_id"]
+        if game_id not in self.games:
+            return defer.fail(UnknownGame(f"there is no network game {game_id}"))
+        if message is OPERATOR_OPEN_SALE:
+
+            def opened(_: Any) -> dict[str, Any]:
+                game = self.games[game_id]
+                assert game.closes_at_ms is not None
+                return _operator_answer(message, {
+                    "game_id": game_id, "closes_at_ms": game.closes_at_ms,
+                    "remaining_ms": game.remaining_ms(self.core.now_ms()) or 0,
+                })  # fmt: skip
+
+            return self.open_sale(game_id, actor).addCallback(opened)
+
+        def declared(refunds: tuple[int, int, int]) -> dict[str, Any]:
+            cards, cents, halls = refunds
+            return _operator_answer(message, {
+                "game_id": game_id, "refunded_cards": cards, "refunded_cents": cents, "hall_count": halls,
+            })  # fmt: skip
+
+        return self.declare_not_played(game_id, args["reason"], actor).addCallback(declared)
+
+    def _games_page(self, after: int) -> dict[str, Any]:
+        games = list(self.games.values())
+        rows = [self.game_row(game) for game in games[after : after + GAMES_PAGE]]
+        return _operator_answer(OPERATOR_GAMES, {
+            "games": rows, "more": len(games) > after + GAMES_PAGE, "game_count": len(games),
+        })  # fmt: skip
+
+    def game_row(self, game: CentralGame) -> dict[str, Any]:
+        """Where ``game`` stands, as the operator's list shows it."""
+        opens_after = self.opens_after.get(game.game_id)
+        sold = game.sales_by_hall().values()
+        return {
+            "game_id": game.game_id, "phase": str(game.phase), "series": game.config.series_label,
+            "price_cents": game.config.price_cents, "hall_count": len(game.config.halls),
+            "opens_at_ms": (self.scheduled_at_ms[game.game_id] + opens_after
+                            if game.phase is Phase.SCHEDULED and opens_after is not None else None),
+            "closes_at_ms": game.closes_at_ms,
+            "cards_in_play": sum(cards for cards, _ in sold), "sales_cents": sum(cents for _, cents in sold),
+            "ball_count": len(game.balls), "winner_count": len(game.winners),
+        }  # fmt: skip
 
     # --- The halls' commands -------------------------------------------------------------
 
@@ -266,15 +342,15 @@ class CentralModule:
 
         return self._run(actor, "hall_command", decide, key)
 
-    def refused(self, peer: str, command: str, code: str, message: str) -> defer.Deferred[Any]:
-        """Put a hall's refused command on file: peer, command, code, the message it was told."""
+    def refused(self, peer: str, command: str, code: str, message: str, *, role: str = "hall") -> defer.Deferred[Any]:
+        """Put a refused command of a hall (or an operator) on file: peer, command, code, the message it was told."""
         text = message if len(message) <= REFUSAL_TEXT else message[: REFUSAL_TEXT - 3] + "..."
-        payload = {"peer": peer, "command": command[:64], "code": code, "message": text}
+        refusal = CentralCommandRefused(peer=peer, command=command[:64], code=code, message=text)
 
-        def entries(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
-            return [(REFUSED, payload)]
+        def entries(now_ms: int) -> list[JournalRecord]:
+            return [refusal]
 
-        return self.core.execute(Actor(peer, "hall"), "refused", entries)
+        return self.core.execute(Actor(peer, role), "refused", entries)
 
     # --- Timers -----------------------------------------------------------------------
 

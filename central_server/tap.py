@@ -63,6 +63,15 @@ def default_config_path() -> Path:
     return Path(os.environ.get("BINGO_HOME", "var")) / CONFIG_NAME
 
 
+def configuration(path: Path | None = None) -> CentralConfig:
+    """The central server's configuration at ``path`` (default: :func:`default_config_path`), checked.
+
+    The ``bingo central`` commands that work on a configured server (the operator's
+    address, the audit export) read it through here, as the service does.
+    """
+    return load_config(path or default_config_path())
+
+
 class CentralService(MultiService):
     """The central server's services; ``central`` holds the parts, for the CLI and the tests."""
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence, Union
 
 from protocol.errors import DomainError
+from protocol.sale import MAX_CARDS_PER_PLAYER  # R83.7: so also per request
 
 #: The protocol version this code speaks, and every version it accepts in ``hello``.
 PROTOCOL_VERSION = 1
@@ -64,8 +65,6 @@ MAX_KEY_BYTES = 0xFF
 #: Items in one page of a paged list (winners, credits).
 PAGE_ITEMS = 100
 
-#: R83.7: at most 96 cards per player per terminal per game; so also per request.
-MAX_CARDS_PER_PLAYER = 96
 #: The largest card number a series may have (8 digits).
 MAX_CARD_NUMBER = 99_999_999
 #: Amounts and times: JSON (the journal) holds integers exactly up to 2**53.

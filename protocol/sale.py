@@ -19,6 +19,9 @@ from dataclasses import dataclass, field, replace
 
 from protocol.errors import DomainError
 
+#: R83.7: at most 96 cards per player per terminal per game, paper hall or network game.
+MAX_CARDS_PER_PLAYER = 96
+
 
 class SaleRefused(DomainError):
     """A sale that would break the numbering rules; the message says which and why."""

@@ -7,7 +7,8 @@ in as integer milliseconds, balls as numbers or from an injected ball source.
   against the regulation (R93.5, R93.11, R94.1, R94.2);
 * :mod:`~central_server.domain.game` - the game as a state machine with a transition
   table; commands return events, and the state is the fold of its events;
-* :mod:`~central_server.domain.events` - those events, versioned, with their dict form;
+* its events are the journal records of :mod:`protocol.records.central`, declared there
+  once, versioned, with their payload form;
 * :mod:`~central_server.domain.detection` - vectorised per-ball winners for every
   pattern over all the game's cards;
 * :mod:`~central_server.domain.money` - per hall and per player totals and the

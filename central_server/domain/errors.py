@@ -4,7 +4,7 @@ Each error has a ``code`` from the protocol's :data:`protocol.central_messages.E
 so the AMP edge maps it to a wire code without a table of its own, and a message for
 the person who caused it (``str(error)``).  An error changes nothing: it is raised
 before any event is applied.  A refused purchase is not an error but a decision
-(:class:`~central_server.domain.events.PurchaseRefused`), journaled and answered.
+(:class:`~protocol.records.central.CentralPurchaseRefused`), journaled and answered.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class NotNow(CentralError):
 
 
 class EventError(CentralError):
-    """An event or journal record that is not a well-formed central event."""
+    """A journal record that does not fit the network game it names (its order, its game, its series)."""
 
     code = "internal_error"
 

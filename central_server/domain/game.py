@@ -43,25 +43,25 @@ from central_server.domain.errors import (
     TerminalAlreadyFailed,
     UnknownHall,
 )
-from central_server.domain.events import (
-    BallDrawn,
-    CardWon,
-    CentralEvent,
-    GameClosed,
-    GameNotPlayed,
-    GameScheduled,
-    PrizeWon,
-    PurchaseConfirmed,
-    PurchaseRefused,
-    SaleClosed,
-    SaleOpened,
-    StakeReturned,
-    TerminalFailed,
-)
 from protocol import central_messages as wire
 from protocol.balls import BallSource
 from protocol.cards import BALLS
 from protocol.central_messages import REFUSALS, CentralMessageError
+from protocol.records.central import (
+    CentralBallDrawn,
+    CentralCardWon,
+    CentralGameClosed,
+    CentralGameNotPlayed,
+    CentralGameScheduled,
+    CentralPrizeWon,
+    CentralPurchaseConfirmed,
+    CentralPurchaseRefused,
+    CentralRecord,
+    CentralSaleClosed,
+    CentralSaleOpened,
+    CentralStakeReturned,
+    CentralTerminalFailed,
+)
 from protocol.settlement import share_of_sales, split_prize, stake_cents
 
 
@@ -92,40 +92,40 @@ class Input(StrEnum):
     NOT_PLAYED = "not_played"
 
 
-Table = Mapping[tuple[Phase, Input], tuple[Phase, tuple[type[CentralEvent], ...]]]
+Table = Mapping[tuple[Phase, Input], tuple[Phase, tuple[type[CentralRecord], ...]]]
 P, I = Phase, Input
 
-_REFUND = (TerminalFailed, StakeReturned)
-_PRIZE = (PrizeWon, CardWon)
-_FORCE_MAJEURE = (GameNotPlayed, StakeReturned)
+_REFUND = (CentralTerminalFailed, CentralStakeReturned)
+_PRIZE = (CentralPrizeWon, CentralCardWon)
+_FORCE_MAJEURE = (CentralGameNotPlayed, CentralStakeReturned)
 
 #: The network game (R93.1, R93.6, R93.8-13, R94.2, R96.2, R96.3).  A purchase is
 #: decided in every phase: outside the sale it is refused, and the refusal is kept.
 TABLE: Table = {
-    (P.SCHEDULED, I.SALE_OPENED): (P.SELLING, (SaleOpened,)),
-    (P.SCHEDULED, I.PURCHASE_REFUSED): (P.SCHEDULED, (PurchaseRefused,)),
-    (P.SCHEDULED, I.NOT_PLAYED): (P.NOT_PLAYED, (GameNotPlayed,)),
-    (P.SELLING, I.PURCHASE_CONFIRMED): (P.SELLING, (PurchaseConfirmed,)),
-    (P.SELLING, I.PURCHASE_REFUSED): (P.SELLING, (PurchaseRefused,)),
+    (P.SCHEDULED, I.SALE_OPENED): (P.SELLING, (CentralSaleOpened,)),
+    (P.SCHEDULED, I.PURCHASE_REFUSED): (P.SCHEDULED, (CentralPurchaseRefused,)),
+    (P.SCHEDULED, I.NOT_PLAYED): (P.NOT_PLAYED, (CentralGameNotPlayed,)),
+    (P.SELLING, I.PURCHASE_CONFIRMED): (P.SELLING, (CentralPurchaseConfirmed,)),
+    (P.SELLING, I.PURCHASE_REFUSED): (P.SELLING, (CentralPurchaseRefused,)),
     (P.SELLING, I.TERMINAL_FAILED): (P.SELLING, _REFUND),
-    (P.SELLING, I.SALE_CLOSED): (P.SALE_CLOSED, (SaleClosed,)),
+    (P.SELLING, I.SALE_CLOSED): (P.SALE_CLOSED, (CentralSaleClosed,)),
     (P.SELLING, I.NOT_PLAYED): (P.NOT_PLAYED, _FORCE_MAJEURE),
-    (P.SALE_CLOSED, I.PURCHASE_REFUSED): (P.SALE_CLOSED, (PurchaseRefused,)),
+    (P.SALE_CLOSED, I.PURCHASE_REFUSED): (P.SALE_CLOSED, (CentralPurchaseRefused,)),
     (P.SALE_CLOSED, I.TERMINAL_FAILED): (P.SALE_CLOSED, _REFUND),
-    (P.SALE_CLOSED, I.BALL_DRAWN): (P.DRAWING, (BallDrawn,)),
-    (P.SALE_CLOSED, I.GAME_CLOSED): (P.CLOSED, (GameClosed,)),
+    (P.SALE_CLOSED, I.BALL_DRAWN): (P.DRAWING, (CentralBallDrawn,)),
+    (P.SALE_CLOSED, I.GAME_CLOSED): (P.CLOSED, (CentralGameClosed,)),
     (P.SALE_CLOSED, I.NOT_PLAYED): (P.NOT_PLAYED, _FORCE_MAJEURE),
-    (P.DRAWING, I.PURCHASE_REFUSED): (P.DRAWING, (PurchaseRefused,)),
+    (P.DRAWING, I.PURCHASE_REFUSED): (P.DRAWING, (CentralPurchaseRefused,)),
     (P.DRAWING, I.TERMINAL_FAILED): (P.DRAWING, _REFUND),
-    (P.DRAWING, I.BALL_DRAWN): (P.DRAWING, (BallDrawn,)),
+    (P.DRAWING, I.BALL_DRAWN): (P.DRAWING, (CentralBallDrawn,)),
     (P.DRAWING, I.PRIZE_WON): (P.DRAWING, _PRIZE),
     (P.DRAWING, I.FINAL_PRIZE_WON): (P.LAST_PRIZE_WON, _PRIZE),
-    (P.DRAWING, I.GAME_CLOSED): (P.CLOSED, (GameClosed,)),
+    (P.DRAWING, I.GAME_CLOSED): (P.CLOSED, (CentralGameClosed,)),
     (P.DRAWING, I.NOT_PLAYED): (P.NOT_PLAYED, _FORCE_MAJEURE),
-    (P.LAST_PRIZE_WON, I.PURCHASE_REFUSED): (P.LAST_PRIZE_WON, (PurchaseRefused,)),
-    (P.LAST_PRIZE_WON, I.GAME_CLOSED): (P.CLOSED, (GameClosed,)),
-    (P.CLOSED, I.PURCHASE_REFUSED): (P.CLOSED, (PurchaseRefused,)),
-    (P.NOT_PLAYED, I.PURCHASE_REFUSED): (P.NOT_PLAYED, (PurchaseRefused,)),
+    (P.LAST_PRIZE_WON, I.PURCHASE_REFUSED): (P.LAST_PRIZE_WON, (CentralPurchaseRefused,)),
+    (P.LAST_PRIZE_WON, I.GAME_CLOSED): (P.CLOSED, (CentralGameClosed,)),
+    (P.CLOSED, I.PURCHASE_REFUSED): (P.CLOSED, (CentralPurchaseRefused,)),
+    (P.NOT_PLAYED, I.PURCHASE_REFUSED): (P.NOT_PLAYED, (CentralPurchaseRefused,)),
 }
 
 #: Phases a game never leaves.
@@ -133,7 +133,7 @@ FINAL_PHASES: Final = frozenset({P.CLOSED, P.NOT_PLAYED})
 
 #: Events that are part of the transition of the event before them (a refund's
 #: stakes, a prize's cards), not transitions of their own.
-DETAIL_EVENTS: Final = frozenset({StakeReturned, CardWon})
+DETAIL_EVENTS: Final = frozenset({CentralStakeReturned, CentralCardWon})
 
 _DOING = {
     I.SALE_OPENED: "open the sale",
@@ -167,25 +167,25 @@ def render_table(table: Table = TABLE) -> str:
     return "\n".join(lines)
 
 
-_EACH = {StakeReturned: " (one per purchase refunded)", CardWon: " (one per winning card)"}
+_EACH = {CentralStakeReturned: " (one per purchase refunded)", CentralCardWon: " (one per winning card)"}
 
 
-def _input_of(event: CentralEvent) -> Input | None:
+def _input_of(event: CentralRecord) -> Input | None:
     """The table input an event realises; ``None`` for a detail event."""
-    if isinstance(event, PrizeWon):
+    if isinstance(event, CentralPrizeWon):
         return I.FINAL_PRIZE_WON if event.final else I.PRIZE_WON
     return _INPUTS.get(type(event))
 
 
-_INPUTS: dict[type[CentralEvent], Input] = {
-    SaleOpened: I.SALE_OPENED,
-    PurchaseConfirmed: I.PURCHASE_CONFIRMED,
-    PurchaseRefused: I.PURCHASE_REFUSED,
-    TerminalFailed: I.TERMINAL_FAILED,
-    SaleClosed: I.SALE_CLOSED,
-    BallDrawn: I.BALL_DRAWN,
-    GameClosed: I.GAME_CLOSED,
-    GameNotPlayed: I.NOT_PLAYED,
+_INPUTS: dict[type[CentralRecord], Input] = {
+    CentralSaleOpened: I.SALE_OPENED,
+    CentralPurchaseConfirmed: I.PURCHASE_CONFIRMED,
+    CentralPurchaseRefused: I.PURCHASE_REFUSED,
+    CentralTerminalFailed: I.TERMINAL_FAILED,
+    CentralSaleClosed: I.SALE_CLOSED,
+    CentralBallDrawn: I.BALL_DRAWN,
+    CentralGameClosed: I.GAME_CLOSED,
+    CentralGameNotPlayed: I.NOT_PLAYED,
 }
 
 
@@ -218,7 +218,7 @@ class PurchaseRequest:
         for f in ("request_id", "hall_id", "terminal_id", "player_ref", "card_count", "stake_pct"):
             _checked(wire.BUY_CARDS.field(f).type, f, getattr(self, f))
 
-    def same_as(self, decision: PurchaseConfirmed | PurchaseRefused) -> bool:
+    def same_as(self, decision: CentralPurchaseConfirmed | CentralPurchaseRefused) -> bool:
         """Whether ``decision`` answered this very request (a resend), not another one."""
         return (self.terminal_id, self.player_ref, self.card_count, self.stake_pct) == (
             decision.terminal_id, decision.player_ref, decision.card_count, decision.stake_pct,
@@ -241,13 +241,13 @@ class TerminalFailure:
         if not self.reason.strip():
             raise BadArgument("say why the terminal is declared failed; the reason goes into the record")
 
-    def same_as(self, decision: TerminalFailed) -> bool:
+    def same_as(self, decision: CentralTerminalFailed) -> bool:
         return (self.terminal_id, self.reason, self.declared_by) == (
             decision.terminal_id, decision.reason, decision.declared_by,
         )  # fmt: skip
 
 
-Decision = PurchaseConfirmed | PurchaseRefused | TerminalFailed
+Decision = CentralPurchaseConfirmed | CentralPurchaseRefused | CentralTerminalFailed
 
 
 @dataclass(frozen=True)
@@ -258,7 +258,7 @@ class Outcome:
     ``decision`` is the first decision, answered again.
     """
 
-    events: tuple[CentralEvent, ...]
+    events: tuple[CentralRecord, ...]
     decision: Decision
     repeated: bool = False
 
@@ -267,7 +267,7 @@ class Outcome:
 class Page:
     """A page of a paged list: at most ``limit`` items after the cursor, and whether more follow."""
 
-    items: tuple[CentralEvent, ...]
+    items: tuple[CentralRecord, ...]
     more: bool
 
 
@@ -277,7 +277,7 @@ class Page:
 class CentralGame:
     """One network game; build it with :meth:`schedule` or :meth:`replay`."""
 
-    def __init__(self, scheduled: GameScheduled, layouts: np.ndarray) -> None:
+    def __init__(self, scheduled: CentralGameScheduled, layouts: np.ndarray) -> None:
         config = NetworkGameConfig.from_dict(scheduled.config)
         if config.game_id != scheduled.game_id:
             raise EventError(f"game {scheduled.game_id} was scheduled with the configuration of {config.game_id}")
@@ -287,49 +287,49 @@ class CentralGame:
         self._layouts = np.asarray(layouts, dtype=np.uint8)
         self._patterns = config.patterns
         self.phase = P.SCHEDULED
-        self.events: list[CentralEvent] = [scheduled]
-        self._detail_of: tuple[type[CentralEvent], ...] = ()  # details the last head allows
+        self.events: list[CentralRecord] = [scheduled]
+        self._detail_of: tuple[type[CentralRecord], ...] = ()  # details the last head allows
         # The sale.
         self.opened_at_ms: int | None = None
         self.closes_at_ms: int | None = None
         self._decisions: dict[tuple[str, str], Decision] = {}
         self.decision_count = 0
-        self.purchases: list[PurchaseConfirmed] = []
+        self.purchases: list[CentralPurchaseConfirmed] = []
         self.next_card = config.first_card
         self._held: dict[tuple[str, str, str], int] = {}  # (hall, terminal, player) -> cards (R83.7)
         self._by_terminal: dict[tuple[str, str], list[int]] = {}  # -> purchase indices
         self._purchase_of: dict[tuple[str, str], int] = {}  # (hall, request id) -> purchase index
-        self.failed_terminals: dict[tuple[str, str], TerminalFailed] = {}
+        self.failed_terminals: dict[tuple[str, str], CentralTerminalFailed] = {}
         self._refunded: dict[int, set[int]] = {}  # purchase index -> card numbers refunded
         # The close and the draw.
-        self.sale: SaleClosed | None = None
+        self.sale: CentralSaleClosed | None = None
         self._detector: PatternDetector | None = None
         self._in_play: np.ndarray = np.empty(0, dtype=bool)  # per card index, after the close
         self._starts: np.ndarray = np.empty(0, dtype=np.int64)  # first card of each purchase
         self.balls: list[int] = []
         self.last_ball_at_ms: int | None = None
         self._found: dict[str, np.ndarray] = {}  # what the last ball completed
-        self.prizes: dict[str, PrizeWon] = {}
-        self.winners: list[CardWon] = []
+        self.prizes: dict[str, CentralPrizeWon] = {}
+        self.winners: list[CentralCardWon] = []
         self._won_cards: set[int] = set()
-        self._credits: dict[str, list[StakeReturned | CardWon]] = {hall: [] for hall in config.halls}
+        self._credits: dict[str, list[CentralStakeReturned | CentralCardWon]] = {hall: [] for hall in config.halls}
         self.carries: dict[str, int] | None = None
 
     # --- Building ---------------------------------------------------------------
 
     @classmethod
-    def schedule(cls, config: NetworkGameConfig, layouts: np.ndarray) -> tuple["CentralGame", list[CentralEvent]]:
+    def schedule(cls, config: NetworkGameConfig, layouts: np.ndarray) -> tuple["CentralGame", list[CentralRecord]]:
         """A new game set up with ``config`` over the series ``layouts``, and its first event."""
         config.check_library(layouts)
-        event = GameScheduled(config.game_id, config.to_dict())
+        event = CentralGameScheduled(game_id=config.game_id, config=config.to_dict())
         return cls(event, layouts), [event]
 
     @classmethod
-    def replay(cls, events: Iterable[CentralEvent], layouts: np.ndarray) -> "CentralGame":
-        """The game its journaled ``events`` describe (the first is ``GameScheduled``)."""
+    def replay(cls, events: Iterable[CentralRecord], layouts: np.ndarray) -> "CentralGame":
+        """The game its journaled ``events`` describe (the first is ``CentralGameScheduled``)."""
         stream = iter(events)
         first = next(stream, None)
-        if not isinstance(first, GameScheduled):
+        if not isinstance(first, CentralGameScheduled):
             raise EventError("a network game's journal starts with central_game_scheduled")
         game = cls(first, layouts)
         for event in stream:
@@ -338,7 +338,7 @@ class CentralGame:
 
     # --- The fold ---------------------------------------------------------------
 
-    def apply(self, event: CentralEvent) -> None:
+    def apply(self, event: CentralRecord) -> None:
         """Take one journaled event: the only way the game's state changes."""
         if getattr(event, "game_id", None) != self.game_id:
             raise EventError(f"{event.type} belongs to game {getattr(event, 'game_id', None)}, not {self.game_id}")
@@ -358,15 +358,15 @@ class CentralGame:
         _APPLY[type(event)](self, event)
         self.events.append(event)
 
-    def _apply_sale_opened(self, event: SaleOpened) -> None:
+    def _apply_sale_opened(self, event: CentralSaleOpened) -> None:
         self.opened_at_ms = event.opened_at_ms
         self.closes_at_ms = event.closes_at_ms
 
-    def _apply_decision(self, event: PurchaseConfirmed | PurchaseRefused) -> None:
+    def _apply_decision(self, event: CentralPurchaseConfirmed | CentralPurchaseRefused) -> None:
         self._decisions[(event.hall_id, event.request_id)] = event
         self.decision_count = event.decision
 
-    def _apply_confirmed(self, event: PurchaseConfirmed) -> None:
+    def _apply_confirmed(self, event: CentralPurchaseConfirmed) -> None:
         self._apply_decision(event)
         index = len(self.purchases)
         self.purchases.append(event)
@@ -376,11 +376,11 @@ class CentralGame:
         self._by_terminal.setdefault((event.hall_id, event.terminal_id), []).append(index)
         self._purchase_of[(event.hall_id, event.request_id)] = index
 
-    def _apply_terminal_failed(self, event: TerminalFailed) -> None:
+    def _apply_terminal_failed(self, event: CentralTerminalFailed) -> None:
         self._decisions[(event.hall_id, event.request_id)] = event
         self.failed_terminals[(event.hall_id, event.terminal_id)] = event
 
-    def _apply_stake_returned(self, event: StakeReturned) -> None:
+    def _apply_stake_returned(self, event: CentralStakeReturned) -> None:
         index = self._purchase_index(event.hall_id, event.purchase_request_id)
         self._refunded.setdefault(index, set()).update(event.card_numbers)
         if self._detector is not None:
@@ -388,7 +388,7 @@ class CentralGame:
             self._in_play[[n - first for n in event.card_numbers]] = False
         self._credits[event.hall_id].append(event)
 
-    def _apply_sale_closed(self, event: SaleClosed) -> None:
+    def _apply_sale_closed(self, event: CentralSaleClosed) -> None:
         self.sale = event
         first, assigned = self.config.first_card, self.next_card - self.config.first_card
         self._detector = PatternDetector(self._layouts[first - 1 : first - 1 + assigned], self._patterns)
@@ -397,22 +397,22 @@ class CentralGame:
             self._in_play[[n - first for n in cards]] = False
         self._starts = np.array([p.first_card for p in self.purchases], dtype=np.int64)
 
-    def _apply_ball(self, event: BallDrawn) -> None:
+    def _apply_ball(self, event: CentralBallDrawn) -> None:
         assert self._detector is not None
         wanted = [name for name in self._patterns.names if name not in self.prizes]
         self._found = self._detector.ball_drawn(event.ball, wanted)
         self.balls.append(event.ball)
         self.last_ball_at_ms = event.drawn_at_ms
 
-    def _apply_prize(self, event: PrizeWon) -> None:
+    def _apply_prize(self, event: CentralPrizeWon) -> None:
         self.prizes[event.pattern] = event
 
-    def _apply_card_won(self, event: CardWon) -> None:
+    def _apply_card_won(self, event: CentralCardWon) -> None:
         self.winners.append(event)
         self._won_cards.add(event.card_number)
         self._credits[event.hall_id].append(event)
 
-    def _apply_end(self, event: GameClosed | GameNotPlayed) -> None:
+    def _apply_end(self, event: CentralGameClosed | CentralGameNotPlayed) -> None:
         self.carries = dict(event.carries)
 
     # --- What the game knows ----------------------------------------------------
@@ -495,21 +495,21 @@ class CentralGame:
             "config": self.config.to_dict(),
             "opened_at_ms": self.opened_at_ms,
             "closes_at_ms": self.closes_at_ms,
-            "decisions": sorted((k, d.to_dict()) for k, d in self._decisions.items()),
+            "decisions": sorted((k, d.to_payload()) for k, d in self._decisions.items()),
             "decision_count": self.decision_count,
-            "purchases": [p.to_dict() for p in self.purchases],
+            "purchases": [p.to_payload() for p in self.purchases],
             "next_card": self.next_card,
             "held": sorted(self._held.items()),
             "failed_terminals": sorted(self.failed_terminals),
             "refunded": sorted((i, sorted(c)) for i, c in self._refunded.items()),
-            "sale": self.sale.to_dict() if self.sale else None,
+            "sale": self.sale.to_payload() if self.sale else None,
             "in_play": np.flatnonzero(self._in_play).tolist(),
             "balls": list(self.balls),
             "last_ball_at_ms": self.last_ball_at_ms,
-            "prizes": {k: v.to_dict() for k, v in self.prizes.items()},
-            "winners": [w.to_dict() for w in self.winners],
+            "prizes": {k: v.to_payload() for k, v in self.prizes.items()},
+            "winners": [w.to_payload() for w in self.winners],
             "won_cards": sorted(self._won_cards),
-            "credits": {h: [c.to_dict() for c in cs] for h, cs in self._credits.items()},
+            "credits": {h: [c.to_payload() for c in cs] for h, cs in self._credits.items()},
             "carries": self.carries,
         }
 
@@ -539,18 +539,18 @@ class CentralGame:
             raise EventError(f"no confirmed purchase {request_id} of hall {hall_id}")
         return index
 
-    def _emit(self, events: list[CentralEvent]) -> list[CentralEvent]:
+    def _emit(self, events: list[CentralRecord]) -> list[CentralRecord]:
         for event in events:
             self.apply(event)
         return events
 
     # --- The sale ---------------------------------------------------------------
 
-    def open_sale(self, now_ms: int) -> list[CentralEvent]:
+    def open_sale(self, now_ms: int) -> list[CentralRecord]:
         """Open the sale for the configured window: terminals count down to its deadline (R93.1)."""
         self._check(I.SALE_OPENED)
         now = _time("now_ms", now_ms)
-        return self._emit([SaleOpened(self.game_id, now, now + self.config.sale_window_ms)])
+        return self._emit([CentralSaleOpened(game_id=self.game_id, opened_at_ms=now, closes_at_ms=now + self.config.sale_window_ms)])
 
     def _refusal(self, request: PurchaseRequest, now_ms: int) -> str | None:
         """Why ``request`` is refused at ``now_ms``, or ``None`` if it is confirmed."""
@@ -596,7 +596,7 @@ class CentralGame:
         now = _time("now_ms", now_ms)
         earlier = self._decisions.get((request.hall_id, request.request_id))
         if earlier is not None:
-            if isinstance(earlier, TerminalFailed) or not request.same_as(earlier):
+            if isinstance(earlier, CentralTerminalFailed) or not request.same_as(earlier):
                 raise RequestIdReused(
                     f"request {request.request_id} of hall {request.hall_id} was already used for "
                     "another request; the first one stands"
@@ -604,19 +604,20 @@ class CentralGame:
             return Outcome((), earlier, repeated=True)
         decision = self.decision_count + 1
         code = self._refusal(request, now)
-        event: PurchaseConfirmed | PurchaseRefused
+        event: CentralPurchaseConfirmed | CentralPurchaseRefused
         if code is None:
             stake = stake_cents(self.config.price_cents, request.stake_pct)
-            event = PurchaseConfirmed(
-                self.game_id, decision, request.hall_id, request.request_id, request.terminal_id,
-                request.player_ref, request.card_count, request.stake_pct, self.next_card, stake,
-                stake * request.card_count,
+            event = CentralPurchaseConfirmed(
+                game_id=self.game_id, decision=decision, hall_id=request.hall_id, request_id=request.request_id,
+                terminal_id=request.terminal_id, player_ref=request.player_ref, card_count=request.card_count,
+                stake_pct=request.stake_pct, first_card=self.next_card, stake_cents=stake,
+                amount_cents=stake * request.card_count,
             )  # fmt: skip
         else:
-            event = PurchaseRefused(
-                self.game_id, decision, request.hall_id, request.request_id, request.terminal_id,
-                request.player_ref, request.card_count, request.stake_pct, code,
-                self._refusal_text(code, request),
+            event = CentralPurchaseRefused(
+                game_id=self.game_id, decision=decision, hall_id=request.hall_id, request_id=request.request_id,
+                terminal_id=request.terminal_id, player_ref=request.player_ref, card_count=request.card_count,
+                stake_pct=request.stake_pct, refusal_code=code, refusal_text=self._refusal_text(code, request),
             )  # fmt: skip
         self.apply(event)
         return Outcome((event,), event)
@@ -632,9 +633,9 @@ class CentralGame:
 
     def _returns(
         self, indices: Sequence[int], cause: str, paid_by: str, *, unwon_only: bool
-    ) -> list[StakeReturned]:
-        """One :class:`StakeReturned` per purchase of ``indices`` with a card left to refund."""
-        returns: list[StakeReturned] = []
+    ) -> list[CentralStakeReturned]:
+        """One :class:`CentralStakeReturned` per purchase of ``indices`` with a card left to refund."""
+        returns: list[CentralStakeReturned] = []
         numbered: dict[str, int] = {}
         for index in indices:
             cards = self._unrefunded(index, unwon_only=unwon_only)
@@ -644,9 +645,10 @@ class CentralGame:
             seq = numbered.get(p.hall_id, len(self._credits[p.hall_id])) + 1
             numbered[p.hall_id] = seq
             returns.append(
-                StakeReturned(
-                    self.game_id, p.hall_id, seq, p.request_id, p.terminal_id, p.player_ref,
-                    tuple(cards), len(cards) * p.stake_cents, paid_by, cause,
+                CentralStakeReturned(
+                    game_id=self.game_id, hall_id=p.hall_id, credit_seq=seq, purchase_request_id=p.request_id,
+                    terminal_id=p.terminal_id, player_ref=p.player_ref, card_numbers=tuple(cards),
+                    amount_cents=len(cards) * p.stake_cents, paid_by=paid_by, cause=cause,
                 )  # fmt: skip
             )
         return returns
@@ -664,7 +666,7 @@ class CentralGame:
         _time("now_ms", now_ms)
         earlier = self._decisions.get((failure.hall_id, failure.request_id))
         if earlier is not None:
-            if not isinstance(earlier, TerminalFailed) or not failure.same_as(earlier):
+            if not isinstance(earlier, CentralTerminalFailed) or not failure.same_as(earlier):
                 raise RequestIdReused(
                     f"request {failure.request_id} of hall {failure.hall_id} was already used for "
                     "another request; the first one stands"
@@ -679,17 +681,18 @@ class CentralGame:
             )
         paid_by = "stakes" if self.phase is P.SELLING else "house"
         returns = self._returns(self._by_terminal.get(key, []), "terminal_failed", paid_by, unwon_only=True)
-        head = TerminalFailed(
-            self.game_id, failure.hall_id, failure.request_id, failure.terminal_id, failure.reason,
-            failure.declared_by, sum(len(r.card_numbers) for r in returns),
-            sum(r.amount_cents for r in returns), paid_by if returns else "nobody",
+        head = CentralTerminalFailed(
+            game_id=self.game_id, hall_id=failure.hall_id, request_id=failure.request_id,
+            terminal_id=failure.terminal_id, reason=failure.reason, declared_by=failure.declared_by,
+            refunded_cards=sum(len(r.card_numbers) for r in returns),
+            refunded_cents=sum(r.amount_cents for r in returns), paid_by=paid_by if returns else "nobody",
         )  # fmt: skip
-        events: list[CentralEvent] = self._emit([head, *returns])
+        events: list[CentralRecord] = self._emit([head, *returns])
         if self.phase in (P.SALE_CLOSED, P.DRAWING) and self.cards_in_play == 0:
             events += self._emit([self._closing(now_ms)])  # nothing left that could win
         return Outcome(tuple(events), head)
 
-    def close_sale(self, now_ms: int) -> list[CentralEvent]:
+    def close_sale(self, now_ms: int) -> list[CentralRecord]:
         """Close the sale at its deadline: the sales and each prize's amount (R93.9).
 
         A sale that left no card in play ends the game: there is nothing to draw for.
@@ -709,7 +712,10 @@ class CentralGame:
             p.name: share_of_sales(sales, p.basis_points) + p.carry_in_cents for p in self.config.prizes
         }
         house = sales - sum(share_of_sales(sales, p.basis_points) for p in self.config.prizes)
-        closed = SaleClosed(self.game_id, now, self.cards_in_play, sales, amounts, house)
+        closed = CentralSaleClosed(
+            game_id=self.game_id, closed_at_ms=now, cards_in_play=self.cards_in_play, sales_cents=sales,
+            prize_amounts=amounts, house_share_cents=house,
+        )  # fmt: skip
         events = self._emit([closed])
         if self.cards_in_play == 0:
             events += self._emit([self._closing(now)])
@@ -728,7 +734,7 @@ class CentralGame:
         if len(self.balls) == BALLS:
             raise NotNow(f"all {BALLS} balls have been drawn")
 
-    def draw_next(self, source: BallSource, now_ms: int) -> list[CentralEvent]:
+    def draw_next(self, source: BallSource, now_ms: int) -> list[CentralRecord]:
         """Draw the next ball from ``source`` (the random ball generator, R92.10), then as :meth:`ball_drawn`.
 
         ``source`` must know the balls already drawn (build it from :attr:`balls`).
@@ -736,7 +742,7 @@ class CentralGame:
         self.check_draw(now_ms)
         return self.ball_drawn(source.draw(), now_ms)
 
-    def ball_drawn(self, ball: int, now_ms: int) -> list[CentralEvent]:
+    def ball_drawn(self, ball: int, now_ms: int) -> list[CentralRecord]:
         """The next ball is ``ball``: mark it on every card and award what it wins (R93.10-13).
 
         Every card in play that completes a pattern not won yet on this ball shares
@@ -748,7 +754,7 @@ class CentralGame:
         ball = int(_checked(wire.BALL, "ball", ball))
         if ball in self.balls:
             raise BadArgument(f"ball {ball} was already drawn, as ball {self.balls.index(ball) + 1}")
-        events: list[CentralEvent] = self._emit([BallDrawn(self.game_id, ball, len(self.balls) + 1, now)])
+        events: list[CentralRecord] = self._emit([CentralBallDrawn(game_id=self.game_id, ball=ball, ball_count=len(self.balls) + 1, drawn_at_ms=now)])
         awards = self._awards()
         if awards:
             won = {*self.prizes, *(pattern for pattern, _ in awards)}
@@ -771,7 +777,7 @@ class CentralGame:
                 awards.append((name, cards))
         return awards
 
-    def _prize(self, pattern: str, cards: np.ndarray, final: bool) -> list[CentralEvent]:
+    def _prize(self, pattern: str, cards: np.ndarray, final: bool) -> list[CentralRecord]:
         assert self.sale is not None
         amount = self.sale.prize_amounts[pattern]
         numbers = (cards + self.config.first_card).tolist()
@@ -779,32 +785,37 @@ class CentralGame:
         purchases = [self.purchases[int(i)] for i in owners]
         split = split_prize(amount, [p.stake_pct for p in purchases])
         count = len(self.balls)
-        head = PrizeWon(self.game_id, pattern, count, amount, len(numbers), split.paid, split.carry, final)
-        details: list[CentralEvent] = []
+        head = CentralPrizeWon(
+            game_id=self.game_id, pattern=pattern, ball_count=count, amount_cents=amount, winner_count=len(numbers),
+            paid_cents=split.paid, carry_cents=split.carry, final=final,
+        )  # fmt: skip
+        details: list[CentralRecord] = []
         credit_seq = {hall: len(items) for hall, items in self._credits.items()}
         for offset, (number, purchase, payment) in enumerate(zip(numbers, purchases, split.payments)):
             credit_seq[purchase.hall_id] += 1
             details.append(
-                CardWon(
-                    self.game_id, pattern, count, len(self.winners) + offset + 1,
-                    credit_seq[purchase.hall_id], number, purchase.hall_id, purchase.terminal_id,
-                    purchase.player_ref, purchase.request_id, purchase.stake_pct, payment,
+                CentralCardWon(
+                    game_id=self.game_id, pattern=pattern, ball_count=count,
+                    winner_seq=len(self.winners) + offset + 1, credit_seq=credit_seq[purchase.hall_id],
+                    card_number=number, hall_id=purchase.hall_id, terminal_id=purchase.terminal_id,
+                    player_ref=purchase.player_ref, purchase_request_id=purchase.request_id,
+                    stake_pct=purchase.stake_pct, payment_cents=payment,
                 )  # fmt: skip
             )
         return [head, *details]
 
     # --- The end ----------------------------------------------------------------
 
-    def _closing(self, now_ms: int) -> GameClosed:
+    def _closing(self, now_ms: int) -> CentralGameClosed:
         """The game's close: each won prize carries its split's rest, an unwon one its whole amount."""
         assert self.sale is not None
         carries = {
             name: self.prizes[name].carry_cents if name in self.prizes else self.sale.prize_amounts[name]
             for name in self._patterns.names
         }
-        return GameClosed(self.game_id, now_ms, carries)
+        return CentralGameClosed(game_id=self.game_id, closed_at_ms=now_ms, carries=carries)
 
-    def declare_not_played(self, reason: str, declared_by: str, now_ms: int) -> list[CentralEvent]:
+    def declare_not_played(self, reason: str, declared_by: str, now_ms: int) -> list[CentralRecord]:
         """Force majeure (R96.2): the game is deemed not played and every stake is returned.
 
         Prizes already won and credited stand (money moves only on a decision; a credit
@@ -821,23 +832,25 @@ class CentralGame:
             p.name: self.prizes[p.name].carry_cents if p.name in self.prizes else p.carry_in_cents
             for p in self.config.prizes
         }
-        head = GameNotPlayed(self.game_id, now, reason, declared_by, carries)
+        head = CentralGameNotPlayed(
+            game_id=self.game_id, declared_at_ms=now, reason=reason, declared_by=declared_by, carries=carries,
+        )
         returns = self._returns(range(len(self.purchases)), "not_played", "stakes", unwon_only=False)
         return self._emit([head, *returns])
 
 
-_APPLY: dict[type[CentralEvent], Any] = {
-    SaleOpened: CentralGame._apply_sale_opened,
-    PurchaseConfirmed: CentralGame._apply_confirmed,
-    PurchaseRefused: CentralGame._apply_decision,
-    TerminalFailed: CentralGame._apply_terminal_failed,
-    StakeReturned: CentralGame._apply_stake_returned,
-    SaleClosed: CentralGame._apply_sale_closed,
-    BallDrawn: CentralGame._apply_ball,
-    PrizeWon: CentralGame._apply_prize,
-    CardWon: CentralGame._apply_card_won,
-    GameClosed: CentralGame._apply_end,
-    GameNotPlayed: CentralGame._apply_end,
+_APPLY: dict[type[CentralRecord], Any] = {
+    CentralSaleOpened: CentralGame._apply_sale_opened,
+    CentralPurchaseConfirmed: CentralGame._apply_confirmed,
+    CentralPurchaseRefused: CentralGame._apply_decision,
+    CentralTerminalFailed: CentralGame._apply_terminal_failed,
+    CentralStakeReturned: CentralGame._apply_stake_returned,
+    CentralSaleClosed: CentralGame._apply_sale_closed,
+    CentralBallDrawn: CentralGame._apply_ball,
+    CentralPrizeWon: CentralGame._apply_prize,
+    CentralCardWon: CentralGame._apply_card_won,
+    CentralGameClosed: CentralGame._apply_end,
+    CentralGameNotPlayed: CentralGame._apply_end,
 }
 
 

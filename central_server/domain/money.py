@@ -25,16 +25,16 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from central_server.domain.errors import CentralError
-from central_server.domain.events import (
-    CardWon,
-    CentralEvent,
-    GameClosed,
-    GameNotPlayed,
-    GameScheduled,
-    PrizeWon,
-    PurchaseConfirmed,
-    SaleClosed,
-    StakeReturned,
+from protocol.records.central import (
+    CentralCardWon,
+    CentralGameClosed,
+    CentralGameNotPlayed,
+    CentralGameScheduled,
+    CentralPrizeWon,
+    CentralPurchaseConfirmed,
+    CentralRecord,
+    CentralSaleClosed,
+    CentralStakeReturned,
 )
 from protocol.settlement import share_of_sales
 
@@ -74,9 +74,9 @@ class GameMoney:
     carry_in_cents: dict[str, int] = field(default_factory=dict)
     basis_points: dict[str, int] = field(default_factory=dict)
     carry_out_cents: dict[str, int] | None = None
-    sale: SaleClosed | None = None
+    sale: CentralSaleClosed | None = None
     refunds_paid_by: dict[str, int] = field(default_factory=lambda: {"stakes": 0, "house": 0})
-    prizes: dict[str, PrizeWon] = field(default_factory=dict)
+    prizes: dict[str, CentralPrizeWon] = field(default_factory=dict)
     paid_per_prize: dict[str, int] = field(default_factory=dict)
     not_played: bool = False
     sales_at_close_cents: int | None = None  # purchases less the refunds made before the close
@@ -109,37 +109,37 @@ def _charge(money: GameMoney, hall: str, player: str) -> tuple[Totals, Totals]:
     return money.halls.setdefault(hall, Totals()), money.players.setdefault((hall, player), Totals())
 
 
-def money_of(events: Iterable[CentralEvent]) -> GameMoney:
+def money_of(events: Iterable[CentralRecord]) -> GameMoney:
     """The money of the game whose journal is ``events``."""
     money = GameMoney()
     for event in events:
-        if isinstance(event, GameScheduled):
+        if isinstance(event, CentralGameScheduled):
             money.game_id = event.game_id
             money.halls = {hall: Totals() for hall in event.config["halls"]}
             money.carry_in_cents = {
                 p["pattern"]["name"]: p.get("carry_in_cents", 0) for p in event.config["prizes"]
             }
             money.basis_points = {p["pattern"]["name"]: p["basis_points"] for p in event.config["prizes"]}
-        elif isinstance(event, PurchaseConfirmed):
+        elif isinstance(event, CentralPurchaseConfirmed):
             for totals in _charge(money, event.hall_id, event.player_ref):
                 totals.sales_cents += event.amount_cents
-        elif isinstance(event, StakeReturned):
+        elif isinstance(event, CentralStakeReturned):
             for totals in _charge(money, event.hall_id, event.player_ref):
                 totals.refunds_cents += event.amount_cents
             money.refunds_paid_by[event.paid_by] += event.amount_cents
-        elif isinstance(event, SaleClosed):
+        elif isinstance(event, CentralSaleClosed):
             money.sale = event
             t = money.totals
             money.sales_at_close_cents = t.sales_cents - t.refunds_cents
-        elif isinstance(event, PrizeWon):
+        elif isinstance(event, CentralPrizeWon):
             money.prizes[event.pattern] = event
-        elif isinstance(event, CardWon):
+        elif isinstance(event, CentralCardWon):
             for totals in _charge(money, event.hall_id, event.player_ref):
                 totals.prizes_cents += event.payment_cents
             money.paid_per_prize[event.pattern] = money.paid_per_prize.get(event.pattern, 0) + event.payment_cents
-        elif isinstance(event, (GameClosed, GameNotPlayed)):
+        elif isinstance(event, (CentralGameClosed, CentralGameNotPlayed)):
             money.carry_out_cents = dict(event.carries)
-            money.not_played = isinstance(event, GameNotPlayed)
+            money.not_played = isinstance(event, CentralGameNotPlayed)
     return money
 
 

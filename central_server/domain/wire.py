@@ -14,23 +14,23 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from central_server.domain.errors import BadArgument, CentralError, HallMismatch, UnknownHall, VersionUnsupported
-from central_server.domain.events import (
-    BallDrawn,
-    CardWon,
-    CentralEvent,
-    GameClosed,
-    GameNotPlayed,
-    PrizeWon,
-    PurchaseConfirmed,
-    PurchaseRefused,
-    SaleClosed,
-    SaleOpened,
-    StakeReturned,
-    TerminalFailed,
-)
 from central_server.domain.game import CentralGame, Outcome, PurchaseRequest, TerminalFailure
 from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError, Message
+from protocol.records.central import (
+    CentralBallDrawn,
+    CentralCardWon,
+    CentralGameClosed,
+    CentralGameNotPlayed,
+    CentralPrizeWon,
+    CentralPurchaseConfirmed,
+    CentralPurchaseRefused,
+    CentralRecord,
+    CentralSaleClosed,
+    CentralSaleOpened,
+    CentralStakeReturned,
+    CentralTerminalFailed,
+)
 
 
 class UnknownGame(CentralError):
@@ -52,7 +52,7 @@ class Announcement:
 class Response:
     """A hall command's answer and the events to journal before it is sent."""
 
-    events: tuple[CentralEvent, ...]
+    events: tuple[CentralRecord, ...]
     answer: dict[str, Any]
 
 
@@ -69,7 +69,7 @@ def _answer(message: Message, answer: dict[str, Any]) -> dict[str, Any]:
 # --- Items of the paged lists -----------------------------------------------------
 
 
-def winner_item(game: CentralGame, won: CardWon) -> dict[str, Any]:
+def winner_item(game: CentralGame, won: CentralCardWon) -> dict[str, Any]:
     """A winning card as boards show it: card, hall and terminal where it was bought (R92.11)."""
     return {
         "seq": won.winner_seq,
@@ -83,9 +83,9 @@ def winner_item(game: CentralGame, won: CardWon) -> dict[str, Any]:
     }
 
 
-def credit_item(credit: CardWon | StakeReturned) -> dict[str, Any]:
+def credit_item(credit: CentralCardWon | CentralStakeReturned) -> dict[str, Any]:
     """Money the hall passes to one of its players: a prize (R85.9) or a stake returned."""
-    if isinstance(credit, CardWon):
+    if isinstance(credit, CentralCardWon):
         return {
             "seq": credit.credit_seq,
             "kind": "prize",
@@ -130,17 +130,17 @@ def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Itera
 def buy_cards_answer(outcome: Outcome, series_label: str) -> dict[str, Any]:
     """The answer to ``buy_cards``, first or repeated."""
     d = outcome.decision
-    if isinstance(d, PurchaseConfirmed):
+    if isinstance(d, CentralPurchaseConfirmed):
         answer = {
             "request_id": d.request_id, "status": "confirmed", "decision": d.decision,
             "series": series_label,
             "first_card": d.first_card, "card_count": d.card_count, "stake_cents": d.stake_cents,
             "amount_cents": d.amount_cents,
         }  # fmt: skip
-    elif isinstance(d, PurchaseRefused):
+    elif isinstance(d, CentralPurchaseRefused):
         answer = {
             "request_id": d.request_id, "status": "refused", "decision": d.decision,
-            "refusal_code": d.refusal_code, "refusal": d.refusal,
+            "refusal_code": d.refusal_code, "refusal": d.refusal_text,
         }  # fmt: skip
     else:
         raise TypeError(f"a purchase is not answered with {d.type}")
@@ -189,7 +189,7 @@ def respond(
         raise UnknownGame(f"there is no network game {args['game_id']}")
     hall = args["hall_id"]
     game.check_speaker(from_hall, hall)
-    events: tuple[CentralEvent, ...] = ()
+    events: tuple[CentralRecord, ...] = ()
     if message is m.BUY_CARDS:
         request = PurchaseRequest(
             args["request_id"], hall, args["terminal_id"], args["player_ref"], args["card_count"], args["stake_pct"]
@@ -199,7 +199,7 @@ def respond(
     elif message is m.TERMINAL_FAILED:
         failure = TerminalFailure(args["request_id"], hall, args["terminal_id"], args["reason"], args["declared_by"])
         outcome = game.declare_terminal_failed(failure, from_hall=from_hall, now_ms=now_ms)
-        assert isinstance(outcome.decision, TerminalFailed)
+        assert isinstance(outcome.decision, CentralTerminalFailed)
         d = outcome.decision
         events = outcome.events
         answer = {
@@ -229,7 +229,7 @@ def respond(
 # --- Announcements ------------------------------------------------------------------
 
 
-def announcements(game: CentralGame, events: Iterable[CentralEvent], *, now_ms: int) -> list[Announcement]:
+def announcements(game: CentralGame, events: Iterable[CentralRecord], *, now_ms: int) -> list[Announcement]:
     """What to send which hall once ``events`` (just applied to ``game``) are committed.
 
     Every hall of the game hears the sale, the balls, the prizes and the end; a hall
@@ -244,7 +244,7 @@ def announcements(game: CentralGame, events: Iterable[CentralEvent], *, now_ms: 
         out.extend(Announcement(hall, message, arguments) for hall in halls)
 
     for event in events:
-        if isinstance(event, SaleOpened):
+        if isinstance(event, CentralSaleOpened):
             to_all(m.SALE_OPENED, {
                 "game_id": game.game_id, "series": game.config.series_label,
                 "first_card": game.config.first_card, "price_cents": game.config.price_cents,
@@ -256,7 +256,7 @@ def announcements(game: CentralGame, events: Iterable[CentralEvent], *, now_ms: 
                     for p in game.config.prizes
                 ],
             })  # fmt: skip
-        elif isinstance(event, SaleClosed):
+        elif isinstance(event, CentralSaleClosed):
             by_hall = game.sales_by_hall()
             prizes = [{"pattern": k, "amount_cents": v} for k, v in event.prize_amounts.items()]
             for hall in halls:
@@ -267,9 +267,9 @@ def announcements(game: CentralGame, events: Iterable[CentralEvent], *, now_ms: 
                     "hall_cards_sold": cards, "hall_sales_cents": cents,
                 }  # fmt: skip
                 out.append(Announcement(hall, m.SALE_CLOSED, _checked(m.SALE_CLOSED, arguments)))
-        elif isinstance(event, BallDrawn):
+        elif isinstance(event, CentralBallDrawn):
             to_all(m.BALL_DRAWN, {"game_id": game.game_id, "ball": event.ball, "ball_count": event.ball_count})
-        elif isinstance(event, PrizeWon):
+        elif isinstance(event, CentralPrizeWon):
             page = game.winners_page(pattern=event.pattern)
             to_all(m.PRIZE_WON, {
                 "game_id": game.game_id, "pattern": event.pattern, "ball_count": event.ball_count,
@@ -277,14 +277,14 @@ def announcements(game: CentralGame, events: Iterable[CentralEvent], *, now_ms: 
                 "final": event.final, "winners": [winner_item(game, w) for w in page.items],  # type: ignore[arg-type]
                 "more": page.more,
             })  # fmt: skip
-        elif isinstance(event, (CardWon, StakeReturned)):
+        elif isinstance(event, (CentralCardWon, CentralStakeReturned)):
             credited[event.hall_id] = None
-        elif isinstance(event, GameClosed):
+        elif isinstance(event, CentralGameClosed):
             to_all(m.GAME_CLOSED, {
                 "game_id": game.game_id, "ball_count": len(game.balls),
                 "carries": [{"pattern": k, "carry_cents": v} for k, v in event.carries.items()],
             })  # fmt: skip
-        elif isinstance(event, GameNotPlayed):
+        elif isinstance(event, CentralGameNotPlayed):
             for hall in halls:
                 arguments = {
                     "game_id": game.game_id, "reason": event.reason,

@@ -5,6 +5,11 @@
 refusal - an unknown day, a ``DIR`` that holds anything, a game the replay format
 cannot express, a journal that does not verify - prints one line on stderr, writes
 nothing and exits 2.  ``docs/audit.md`` says what each file holds.
+
+A ``$BINGO_HOME`` that is a central server's folder (its ``central.toml``, and no
+``hall.toml``) is exported by the central server's own command, ``bingo central
+audit-export``: found on the ``bingo`` command, where the ``bingo.commands`` entry
+point put it, never imported.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from protocol.errors import DomainError
 from server_kit.keys import public_pem
 
 REFUSED = 2
+#: The configuration file that makes a folder a central server's (docs/central-server.md).
+CENTRAL_CONFIG = "central.toml"
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
@@ -47,6 +54,22 @@ def _one_line(error: Exception) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
+def _central_export(ctx: click.Context, hall: Hall) -> tuple[click.Command, Path] | None:
+    """``bingo central audit-export`` and the central configuration, when the home is a central server's."""
+    central_config = hall.home / CENTRAL_CONFIG
+    if hall.config_path.exists() or not central_config.exists():
+        return None
+    root = ctx.find_root().command
+    group = root.get_command(ctx, "central") if isinstance(root, click.Group) else None
+    command = group.get_command(ctx, "audit-export") if isinstance(group, click.Group) else None
+    if command is None:
+        raise AuditError(
+            f"{hall.home} is a central server's folder ({CENTRAL_CONFIG}), but the central server's commands "
+            "are not installed (the bingo.commands entry point central)"
+        )
+    return command, central_config
+
+
 @click.group()
 def audit() -> None:
     """Audit exports: a day's raw facts and recorded money, for `bingo replay`."""
@@ -59,9 +82,15 @@ def audit() -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The hall's configuration, whose [prizes] are the rules in force (default: var/hall.toml).")
 @pass_hall
-def export(hall: Hall, day: str, out: Path, config_path: Path | None) -> None:
+@click.pass_context
+def export(ctx: click.Context, hall: Hall, day: str, out: Path, config_path: Path | None) -> None:
     """Write the day's scenario, the hall's own result, the journal segment and its key into OUT."""
     try:
+        central = None if config_path is not None else _central_export(ctx, hall)
+        if central is not None:
+            command, central_config = central
+            ctx.invoke(command, day=day, out=out, config_path=central_config)
+            return
         check_out_folder(out)
         day = _checked_day(day)
         path = config_path or hall.config_path

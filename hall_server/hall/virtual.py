@@ -67,13 +67,13 @@ from protocol.claims import CardRef
 from protocol.errors import DomainError
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
+from protocol.sale import MAX_CARDS_PER_PLAYER
 from protocol.settlement import game_sales, stake_cents
 from protocol.settlement.refunds import refunded_cards, stakes_account, terminal_refund_postings
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
-MAX_CARDS_PER_PLAYER = 96  # R83.7: per player, per terminal, per game
 MAX_SALE_SECONDS = 3600
 TERMINAL_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 

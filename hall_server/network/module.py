@@ -45,13 +45,12 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.sale import MAX_CARDS_PER_PLAYER  # the central server checks it too
 from protocol.settlement import stake_cents
 from server_kit.core import CommandCore
 from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
-#: R83.7: at most 96 cards per player per terminal per game (the central server checks it too).
-MAX_CARDS_PER_PLAYER = 96
 #: Phases of a network game as the hall knows it.
 SELLING, SALE_CLOSED, DRAWING, CLOSED, NOT_PLAYED = "selling", "sale_closed", "drawing", "closed", "not_played"
 FINAL = frozenset({CLOSED, NOT_PLAYED})

@@ -40,7 +40,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import NoneType, UnionType
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 from protocol.errors import DomainError
 from protocol.json_values import describe
@@ -70,8 +70,12 @@ class RecordError(DomainError):
         return RecordError(self.type, self.reason, self.field, seq)
 
 
-class Json:
-    """Annotation for a free-form JSON value (a detail kept as given, not read by rules)."""
+if TYPE_CHECKING:
+    Json = Any  # to the type checker, what a JSON value holds is known only where it is read
+else:
+
+    class Json:
+        """Annotation for a free-form JSON value (kept as given; whoever reads it checks its shape)."""
 
 
 def optional(default: Any = None, *, key: str | None = None) -> Any:
@@ -405,7 +409,12 @@ class _FrozenMapping(dict):  # type: ignore[type-arg]
         return (_FrozenMapping, (dict(self),))
 
 
+_PLAIN = (int, str, bool, float, type(None))
+
+
 def _json(value: Any) -> Any:
+    if value.__class__ in _PLAIN:
+        return value
     if isinstance(value, Shape):
         return value.to_json()
     if isinstance(value, tuple):
@@ -415,11 +424,20 @@ def _json(value: Any) -> Any:
     return value
 
 
+#: Per record type or shape: (attribute, payload key, left out at its default, the default).
+_WRITES: dict[type, tuple[tuple[str, str, bool, Any], ...]] = {}
+
+
 def _object_json(instance: Any) -> dict[str, Any]:
+    writes = _WRITES.get(instance.__class__)
+    if writes is None:
+        writes = _WRITES[instance.__class__] = tuple(
+            (f.name, payload_key(f), left_out_at_default(f), f.default) for f in fields(instance)
+        )
     data: dict[str, Any] = {}
-    for f in fields(instance):
-        value = getattr(instance, f.name)
-        if left_out_at_default(f) and value == f.default:
+    for attribute, key, omit, default in writes:
+        value = getattr(instance, attribute)
+        if omit and value == default:
             continue
-        data[payload_key(f)] = _json(value)
+        data[key] = value if value.__class__ in _PLAIN else _json(value)
     return data

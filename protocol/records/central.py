@@ -1,36 +1,88 @@
 """Records of the central server: its network games' events (R92-R96) and refused hall commands.
 
-The central server's domain (``central_server/domain/events.py``) folds these payloads
-into its games; each one is declared here, once, like every record of the system.  The
-payload repeats the record's type under ``"type"`` (the event's own dict form).
+Every fact a network game decides is one of the frozen dataclasses below, declared
+once: the central domain (``central_server/domain/``) emits these very records, folds
+them into its games and journals them as they are, so a server that restarts rebuilds
+every game from its journal.  The payload repeats the record's type under ``"type"``.
+
+Every number of a game's record (cents, times, counts, card numbers) is a whole
+number that cannot be negative (:class:`CentralRecord` checks it), on top of the
+checks every record has: ``true`` is not a number and ``1.0`` is not a cent.
+
+Unlike the hall games' events (:mod:`protocol.events`, which carry no time), records
+whose rules depend on time carry it, in milliseconds on the central server's clock:
+the sale's deadline and each ball's time, which paces the next ball.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar, Mapping
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
-from protocol.records.base import Json, JournalRecord, keyed, record
+from protocol.records.base import Json, JournalRecord, annotations_of, keyed, payload_key, record
+
+
+@dataclass(frozen=True, kw_only=True)
+class CentralRecord(JournalRecord):
+    """Base of a network game's records: the type repeated in the payload, no negative number."""
+
+    carries_type: ClassVar[bool] = True
+
+    def check(self) -> None:
+        for attribute, key in _numeric_fields(type(self)):
+            _not_negative(self, key, getattr(self, attribute))
+
+
+_NUMERIC: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _numeric_fields(cls: type[CentralRecord]) -> tuple[tuple[str, str], ...]:
+    """The fields of ``cls`` that hold numbers (whole numbers, lists or objects of them)."""
+    known = _NUMERIC.get(cls)
+    if known is None:
+        hints = annotations_of(cls)
+        known = _NUMERIC[cls] = tuple(
+            (f.name, payload_key(f)) for f in fields(cls)
+            if hints[f.name] is int or typing.get_origin(hints[f.name]) in (tuple, Mapping)
+        )
+    return known
+
+
+def _not_negative(record: CentralRecord, key: str, value: Any) -> None:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if value < 0:
+            raise record.refusal(f"cannot be negative: {value}", key)
+    elif isinstance(value, tuple):
+        for i, item in enumerate(value):
+            _not_negative(record, f"{key}[{i}]", item)
+    elif isinstance(value, Mapping):
+        for name, item in value.items():
+            _not_negative(record, f"{key}.{name}", item)
+
+
+# --- Scheduling and the sale -------------------------------------------------------
 
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralGameScheduled(JournalRecord):
-    """A network game is set up; ``config`` is its :class:`NetworkGameConfig` as a dict."""
+class CentralGameScheduled(CentralRecord):
+    """A network game is set up; ``config`` is its ``NetworkGameConfig`` as a dict."""
 
     type: ClassVar[str] = "central_game_scheduled"
-    carries_type: ClassVar[bool] = True
     game_id: str
     config: Json
 
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralSaleOpened(JournalRecord):
+class CentralSaleOpened(CentralRecord):
     """The sale is open until ``closes_at_ms`` (R93.1); nothing is assigned after it (R93.8)."""
 
     type: ClassVar[str] = "central_sale_opened"
-    carries_type: ClassVar[bool] = True
     game_id: str
     opened_at_ms: int
     closes_at_ms: int
@@ -38,11 +90,14 @@ class CentralSaleOpened(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralPurchaseConfirmed(JournalRecord):
-    """Request ``request_id`` of ``hall_id`` is decided: cards ``first_card``.. assigned (R93.6)."""
+class CentralPurchaseConfirmed(CentralRecord):
+    """Request ``request_id`` of ``hall_id`` is decided: cards ``first_card``.. assigned (R93.6).
+
+    ``decision`` numbers the game's decisions in the order the requests were received;
+    cards are assigned in that order within the series, so ``first_card`` grows with it.
+    """
 
     type: ClassVar[str] = "central_purchase_confirmed"
-    carries_type: ClassVar[bool] = True
     game_id: str
     decision: int
     hall_id: str
@@ -58,11 +113,13 @@ class CentralPurchaseConfirmed(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralPurchaseRefused(JournalRecord):
-    """Request ``request_id`` of ``hall_id`` is refused; ``refusal_code`` is one of the protocol's."""
+class CentralPurchaseRefused(CentralRecord):
+    """Request ``request_id`` of ``hall_id`` is refused; ``refusal_code`` is one of the protocol's.
+
+    ``refusal`` (the attribute ``refusal_text``) is the sentence the terminal shows.
+    """
 
     type: ClassVar[str] = "central_purchase_refused"
-    carries_type: ClassVar[bool] = True
     game_id: str
     decision: int
     hall_id: str
@@ -77,11 +134,15 @@ class CentralPurchaseRefused(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralTerminalFailed(JournalRecord):
-    """The hall's staff declared ``terminal_id`` failed (R96.3), with the refund it makes."""
+class CentralTerminalFailed(CentralRecord):
+    """The hall's staff declared ``terminal_id`` failed (R96.3), with the refund it makes.
+
+    The refund itself follows as one ``central_stake_returned`` per purchase concerned.
+    ``paid_by`` is ``stakes`` before the sale closed, ``house`` after it (the prizes
+    announced stand), ``nobody`` when no unwon card was left to refund.
+    """
 
     type: ClassVar[str] = "central_terminal_failed"
-    carries_type: ClassVar[bool] = True
     game_id: str
     hall_id: str
     request_id: str
@@ -95,11 +156,15 @@ class CentralTerminalFailed(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralStakeReturned(JournalRecord):
-    """The stakes of ``card_numbers`` of one purchase go back to the player."""
+class CentralStakeReturned(CentralRecord):
+    """The stakes of ``card_numbers`` of one purchase go back to the player.
+
+    ``credit_seq`` numbers the money the hall passes to its players in this game
+    (prizes and refunds), so the hall pays each one once; ``cause`` is
+    ``terminal_failed`` or ``not_played``.
+    """
 
     type: ClassVar[str] = "central_stake_returned"
-    carries_type: ClassVar[bool] = True
     game_id: str
     hall_id: str
     credit_seq: int
@@ -114,11 +179,14 @@ class CentralStakeReturned(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralSaleClosed(JournalRecord):
-    """The sale is closed: the cards in play, the sales and each prize's amount (R93.9)."""
+class CentralSaleClosed(CentralRecord):
+    """The sale is closed: the cards in play, the sales and each prize's amount (R93.9).
+
+    ``prize_amounts`` is each pattern's share of ``sales_cents`` plus what the previous
+    game carried to it; ``house_share_cents`` is what of the sales goes to no prize.
+    """
 
     type: ClassVar[str] = "central_sale_closed"
-    carries_type: ClassVar[bool] = True
     game_id: str
     closed_at_ms: int
     cards_in_play: int
@@ -127,13 +195,15 @@ class CentralSaleClosed(JournalRecord):
     house_share_cents: int
 
 
+# --- The draw ----------------------------------------------------------------------
+
+
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralBallDrawn(JournalRecord):
+class CentralBallDrawn(CentralRecord):
     """Ball number ``ball_count`` of the game is ``ball`` (R92.10), drawn at ``drawn_at_ms``."""
 
     type: ClassVar[str] = "central_ball_drawn"
-    carries_type: ClassVar[bool] = True
     game_id: str
     ball: int
     ball_count: int
@@ -142,11 +212,15 @@ class CentralBallDrawn(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralPrizeWon(JournalRecord):
-    """``pattern`` is won on ball ``ball_count`` by ``winner_count`` cards (R93.12-13)."""
+class CentralPrizeWon(CentralRecord):
+    """``pattern`` is won on ball ``ball_count`` by ``winner_count`` cards (R93.12-13).
+
+    One ``central_card_won`` per winning card follows.  ``carry_cents`` is what the
+    split leaves (remainders of partial stakes and rounding), carried to the next game
+    (R88.5).  ``final``: this prize ends the game.
+    """
 
     type: ClassVar[str] = "central_prize_won"
-    carries_type: ClassVar[bool] = True
     game_id: str
     pattern: str
     ball_count: int
@@ -159,11 +233,14 @@ class CentralPrizeWon(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralCardWon(JournalRecord):
-    """Card ``card_number`` won ``payment_cents`` of ``pattern``; its hall credits the player (R85.9)."""
+class CentralCardWon(CentralRecord):
+    """Card ``card_number`` won ``payment_cents`` of ``pattern``; its hall credits the player (R85.9).
+
+    ``hall_id`` and ``terminal_id`` say where the card was bought (R92.11);
+    ``winner_seq`` numbers the game's winners, ``credit_seq`` the hall's credits.
+    """
 
     type: ClassVar[str] = "central_card_won"
-    carries_type: ClassVar[bool] = True
     game_id: str
     pattern: str
     ball_count: int
@@ -178,13 +255,15 @@ class CentralCardWon(JournalRecord):
     payment_cents: int
 
 
+# --- The end -----------------------------------------------------------------------
+
+
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralGameClosed(JournalRecord):
+class CentralGameClosed(CentralRecord):
     """The game is over; ``carries`` is what each pattern carries to the next game (R88.5)."""
 
     type: ClassVar[str] = "central_game_closed"
-    carries_type: ClassVar[bool] = True
     game_id: str
     closed_at_ms: int
     carries: Mapping[str, int]
@@ -192,16 +271,30 @@ class CentralGameClosed(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
-class CentralGameNotPlayed(JournalRecord):
-    """Force majeure (R96.2): the game is deemed not played; every stake returns."""
+class CentralGameNotPlayed(CentralRecord):
+    """Force majeure (R96.2): the game is deemed not played; every stake returns.
+
+    The refunds follow as ``central_stake_returned`` records; ``carries`` is what
+    passes to the next game; ``declared_by`` is the operator who declared it.
+    """
 
     type: ClassVar[str] = "central_game_not_played"
-    carries_type: ClassVar[bool] = True
     game_id: str
     declared_at_ms: int
     reason: str
     declared_by: str
     carries: Mapping[str, int]
+
+
+#: The records of a network game, by type: what the central server folds into its games.
+GAME_RECORDS: dict[str, type[CentralRecord]] = {
+    cls.type: cls
+    for cls in (
+        CentralGameScheduled, CentralSaleOpened, CentralPurchaseConfirmed, CentralPurchaseRefused,
+        CentralTerminalFailed, CentralStakeReturned, CentralSaleClosed, CentralBallDrawn, CentralPrizeWon,
+        CentralCardWon, CentralGameClosed, CentralGameNotPlayed,
+    )
+}  # fmt: skip
 
 
 @record

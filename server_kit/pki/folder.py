@@ -48,6 +48,7 @@ class Role(StrEnum):
     machine = "machine"  # a video bingo machine
     central = "central"
     regulator = "regulator"
+    operator = "operator"  # the network's operator, commanding the central server
 
 
 def parse_role(kind: str) -> Role:

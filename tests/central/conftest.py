@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from central_server.domain.config import NetworkGameConfig, PrizeShare, library_digest
-from central_server.domain.events import CentralEvent
 from central_server.domain.game import CentralGame, Outcome, PurchaseRequest
 from protocol.balls import BallSource, FakeBallSource
 from protocol.patterns import BINGO, LINE, Pattern
+from protocol.records.central import CentralRecord
 from protocol.strips import sample_strips
 
 #: 300 cards in 50 strips: a central library small enough to brute-force.
@@ -52,7 +52,7 @@ class Played:
     def __init__(self, game_config: NetworkGameConfig | None = None, library: np.ndarray = LIBRARY) -> None:
         self.library = library
         self.game, first = CentralGame.schedule(game_config or config(library), library)
-        self.events: list[CentralEvent] = list(first)
+        self.events: list[CentralRecord] = list(first)
         self.now = 0
 
     def record(self, events: Any) -> Any:
@@ -86,7 +86,7 @@ class Played:
         self.record(self.game.close_sale(self.now))
         return self
 
-    def ball(self, number: int) -> list[CentralEvent]:
+    def ball(self, number: int) -> list[CentralRecord]:
         due = self.game.next_ball_due_ms
         assert due is not None
         self.now = max(self.now, due)

@@ -1,4 +1,5 @@
-"""The central game's events: versioned, typed, to and from the journal's dicts."""
+"""The central game's events are its journal records, declared once in protocol/records/central.py:
+typed, versioned, to and from the journal's payloads (R96.4)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,28 @@ import json
 
 import pytest
 
-from central_server.domain.errors import EventError
-from central_server.domain.events import EVENT_TYPES, BallDrawn, GameClosed, PrizeWon, StakeReturned, event_from_dict
 from central_server.domain.game import TerminalFailure
+from protocol.records import REGISTRY, RecordError, build
+from protocol.records.central import (
+    GAME_RECORDS,
+    CentralBallDrawn,
+    CentralGameClosed,
+    CentralPrizeWon,
+    CentralRecord,
+    CentralStakeReturned,
+)
 from tests.central.conftest import Played
 
 
+def prize(**changes: object) -> CentralPrizeWon:
+    fields: dict[str, object] = dict(game_id="g", pattern="line", ball_count=5, amount_cents=1, winner_count=1,
+                                     paid_cents=1, carry_cents=0, final=False)
+    fields.update(changes)
+    return CentralPrizeWon(**fields)  # type: ignore[arg-type]
+
+
 @pytest.mark.req("R96.4")
-def test_every_event_of_a_whole_game_survives_json_and_back() -> None:
+def test_every_event_of_a_whole_game_survives_its_journal_payload_and_back() -> None:
     played = Played().open()
     for i in range(12):
         played.buy(f"r{i}", hall=("hall-1", "hall-2")[i % 2], terminal=f"t{i % 3}", count=4, pct=(100, 50, 25)[i % 3])
@@ -23,37 +38,52 @@ def test_every_event_of_a_whole_game_survives_json_and_back() -> None:
     kinds = {type(e) for e in played.events}
     assert len(kinds) >= 10
     for event in played.events:
-        data = json.loads(json.dumps(event.to_dict()))
-        assert data["v"] == 1 and data["type"] == event.type
-        assert event_from_dict(data) == event
+        assert isinstance(event, CentralRecord) and REGISTRY[event.type] is type(event)
+        payload = json.loads(json.dumps(event.to_payload()))
+        assert "v" not in payload and payload["type"] == event.type
+        assert build(event.type, payload) == event
 
 
-def test_events_refuse_what_json_would_blur() -> None:
-    with pytest.raises(EventError, match="central_ball_drawn.ball is a whole number, not True"):
-        BallDrawn("g", True, 1, 0)  # type: ignore[arg-type]
-    with pytest.raises(EventError, match="central_ball_drawn.drawn_at_ms is a whole number, not 1.0"):
-        BallDrawn("g", 1, 1, 1.0)  # type: ignore[arg-type]
-    with pytest.raises(EventError, match="cannot be negative"):
-        PrizeWon("g", "line", 5, -1, 1, 0, 0, False)
-    with pytest.raises(EventError, match="final is true or false, not 1"):
-        PrizeWon("g", "line", 5, 1, 1, 1, 0, 1)  # type: ignore[arg-type]
-    with pytest.raises(EventError, match=r"carries.line cannot be negative"):
-        GameClosed("g", 0, {"line": -1})
-    assert StakeReturned("g", "h", 1, "r", "t", "p", [1, 2], 2, "stakes", "not_played").card_numbers == (1, 2)  # type: ignore[arg-type]
+def test_the_game_records_are_the_declared_central_types() -> None:
+    assert set(GAME_RECORDS) == {name for name in REGISTRY if name.startswith("central_")} - {"central_command_refused"}
+    assert all(REGISTRY[name] is cls and issubclass(cls, CentralRecord) for name, cls in GAME_RECORDS.items())
+
+
+def test_events_refuse_what_json_would_blur_and_negative_numbers() -> None:
+    with pytest.raises(RecordError, match="ball: is a whole number, not true"):
+        CentralBallDrawn(game_id="g", ball=True, ball_count=1, drawn_at_ms=0)
+    with pytest.raises(RecordError, match="drawn_at_ms: is a whole number, not the non-integer number 1.0"):
+        CentralBallDrawn(game_id="g", ball=1, ball_count=1, drawn_at_ms=1.0)  # type: ignore[arg-type]
+    with pytest.raises(RecordError, match="amount_cents: cannot be negative: -1"):
+        prize(amount_cents=-1)
+    with pytest.raises(RecordError, match="final: is true or false, not 1"):
+        prize(final=1)
+    with pytest.raises(RecordError, match=r"carries.line: cannot be negative"):
+        CentralGameClosed(game_id="g", closed_at_ms=0, carries={"line": -1})
+    with pytest.raises(RecordError, match=r"card_numbers\[1\]: cannot be negative"):
+        build("central_stake_returned", {
+            "type": "central_stake_returned", "game_id": "g", "hall_id": "h", "credit_seq": 1,
+            "purchase_request_id": "r", "terminal_id": "t", "player_ref": "p", "card_numbers": [1, -2],
+            "amount_cents": 2, "paid_by": "stakes", "cause": "not_played",
+        })  # fmt: skip
+    returned = CentralStakeReturned(
+        game_id="g", hall_id="h", credit_seq=1, purchase_request_id="r", terminal_id="t", player_ref="p",
+        card_numbers=[1, 2], amount_cents=2, paid_by="stakes", cause="not_played",  # type: ignore[arg-type]
+    )
+    assert returned.card_numbers == (1, 2)
 
 
 def test_an_unknown_type_version_or_field_is_refused_with_the_reason() -> None:
-    good = BallDrawn("g", 7, 1, 0).to_dict()
+    good = CentralBallDrawn(game_id="g", ball=7, ball_count=1, drawn_at_ms=0).to_payload()
     cases = [
-        ({**good, "type": "central_ball_dropped"}, "unknown central event type 'central_ball_dropped'"),
-        ({**good, "v": 2}, "central_ball_drawn: version 2; this server reads version 1"),
-        ({k: v for k, v in good.items() if k != "v"}, "version None"),
-        ({k: v for k, v in good.items() if k != "ball"}, "missing field(s) ball"),
-        ({**good, "colour": 1}, "unknown field(s) colour"),
-        ([1], "an event is a JSON object, not list"),
+        ("central_ball_dropped", good, "no such record type is declared"),
+        ("central_ball_drawn", {**good, "v": 2}, "version 2 is not known"),
+        ("central_ball_drawn", {k: v for k, v in good.items() if k != "type"}, "must repeat the record type"),
+        ("central_ball_drawn", {k: v for k, v in good.items() if k != "ball"}, "ball: is missing"),
+        ("central_ball_drawn", {**good, "colour": 1}, "colour: is not a field of this record type"),
+        ("central_ball_drawn", [1], "a payload is a JSON object"),
     ]
-    for data, message in cases:
-        with pytest.raises(EventError) as error:
-            event_from_dict(data)  # type: ignore[arg-type]
+    for type, data, message in cases:
+        with pytest.raises(RecordError) as error:
+            build(type, data)  # type: ignore[arg-type]
         assert message in str(error.value)
-    assert all(name.startswith("central_") for name in EVENT_TYPES)

@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from central_server.domain.errors import CentralError
-from central_server.domain.events import PurchaseConfirmed, StakeReturned, event_from_dict
 from central_server.domain.game import CentralGame, Phase, PurchaseRequest, TerminalFailure
 from central_server.domain.money import check_conservation, money_of
 from protocol.balls import FakeBallSource
 from protocol.patterns import BINGO, FOUR_CORNERS, LINE, TWO_LINES
+from protocol.records import build
+from protocol.records.central import CentralPurchaseConfirmed, CentralStakeReturned
 from tests.central.conftest import HALLS, LIBRARY, config
 
 PATTERN_SETS = [
@@ -87,7 +88,7 @@ class NetworkGameMachine(RuleBasedStateMachine):
             return
         self.take(outcome.events)
         decision = outcome.decision
-        if isinstance(decision, PurchaseConfirmed) and not outcome.repeated:
+        if isinstance(decision, CentralPurchaseConfirmed) and not outcome.repeated:
             assert self.game.phase is Phase.SELLING and self.now < self.game.closes_at_ms
             self.sales[hall] += decision.amount_cents
 
@@ -137,14 +138,14 @@ class NetworkGameMachine(RuleBasedStateMachine):
         if events is not None:
             self.take(events)
             for e in events:
-                if isinstance(e, StakeReturned):
+                if isinstance(e, CentralStakeReturned):
                     self.refunds[e.hall_id] += e.amount_cents
             assert self.refunds == self.sales  # every stake has come back
 
     @rule()
     def restart(self) -> None:
         """The server restarts: the game is rebuilt from its journal, read back from JSON."""
-        journal = [event_from_dict(json.loads(json.dumps(e.to_dict()))) for e in self.events]
+        journal = [build(e.type, json.loads(json.dumps(e.to_payload()))) for e in self.events]
         self.game = CentralGame.replay(journal, LIBRARY)
         self.source = FakeBallSource([b for b in self.draw_order if b not in self.game.balls])
 

@@ -13,20 +13,20 @@ from central_server.domain.errors import (
     TerminalAlreadyFailed,
     UnknownHall,
 )
-from central_server.domain.events import (
-    BallDrawn,
-    CardWon,
-    GameClosed,
-    PrizeWon,
-    PurchaseConfirmed,
-    PurchaseRefused,
-    StakeReturned,
-)
 from central_server.domain.game import TABLE, CentralGame, Input, Phase, TerminalFailure
 from central_server.domain.money import check_conservation, money_of
 from protocol.balls import FakeBallSource, RandomBallGenerator
 from protocol.cards import Card
 from protocol.patterns import completion_ball
+from protocol.records.central import (
+    CentralBallDrawn,
+    CentralCardWon,
+    CentralGameClosed,
+    CentralPrizeWon,
+    CentralPurchaseConfirmed,
+    CentralPurchaseRefused,
+    CentralStakeReturned,
+)
 from tests.central.conftest import LIBRARY, SALE_MS, Played, config
 
 
@@ -66,7 +66,7 @@ def test_requests_are_decided_in_arrival_order_and_cards_assigned_in_that_order(
     c = played.buy("c", hall="hall-3", count=1)
     decisions = [o.decision for o in (a, b, c)]
     assert [d.decision for d in decisions] == [1, 2, 3]
-    assert all(isinstance(d, PurchaseConfirmed) for d in decisions)
+    assert all(isinstance(d, CentralPurchaseConfirmed) for d in decisions)
     assert [(d.first_card, d.card_count) for d in decisions] == [(1, 3), (4, 2), (6, 1)]  # type: ignore[union-attr]
     assert (b.decision.stake_cents, b.decision.amount_cents) == (50, 100)  # type: ignore[union-attr]
     assert played.game.next_card == 7
@@ -94,21 +94,21 @@ def test_a_request_id_used_for_another_request_is_refused_and_changes_nothing() 
     assert error.value.code == "request_id_reused"
     assert unchanged(played.game, before)
     # Request ids belong to their hall: another hall may use the same one.
-    assert isinstance(played.buy("a", hall="hall-2").decision, PurchaseConfirmed)
+    assert isinstance(played.buy("a", hall="hall-2").decision, CentralPurchaseConfirmed)
 
 
 @pytest.mark.req("R93.1", "R93.8")
 def test_nothing_is_assigned_outside_the_sale_time() -> None:
     played = Played()
     early = played.buy("early")
-    assert isinstance(early.decision, PurchaseRefused) and early.decision.refusal_code == "sale_not_open"
+    assert isinstance(early.decision, CentralPurchaseRefused) and early.decision.refusal_code == "sale_not_open"
     played.open()
     played.now = played.game.closes_at_ms - 1  # type: ignore[operator]
-    assert isinstance(played.buy("last").decision, PurchaseConfirmed)
+    assert isinstance(played.buy("last").decision, CentralPurchaseConfirmed)
     played.now += 1
     late = played.buy("late")
-    assert isinstance(late.decision, PurchaseRefused) and late.decision.refusal_code == "sale_over"
-    assert late.decision.refusal == "The sale time is over; no card can be bought any more."
+    assert isinstance(late.decision, CentralPurchaseRefused) and late.decision.refusal_code == "sale_over"
+    assert late.decision.refusal_text == "The sale time is over; no card can be bought any more."
     played.close()
     after = played.buy("after")
     assert after.decision.refusal_code == "sale_over"  # type: ignore[union-attr]
@@ -121,10 +121,10 @@ def test_nothing_is_assigned_outside_the_sale_time() -> None:
 @pytest.mark.req("R93.6")
 def test_a_request_the_series_cannot_fill_is_refused_whole() -> None:
     played = Played(config(first_card=295)).open()  # cards 295..300 left
-    assert isinstance(played.buy("a", count=4).decision, PurchaseConfirmed)
+    assert isinstance(played.buy("a", count=4).decision, CentralPurchaseConfirmed)
     refused = played.buy("b", player="p2", count=3).decision
-    assert isinstance(refused, PurchaseRefused) and refused.refusal_code == "series_exhausted"
-    assert refused.refusal == "Only 2 card(s) are left in series V1."
+    assert isinstance(refused, CentralPurchaseRefused) and refused.refusal_code == "series_exhausted"
+    assert refused.refusal_text == "Only 2 card(s) are left in series V1."
     assert played.buy("c", player="p2", count=2).decision.first_card == 299  # type: ignore[union-attr]
 
 
@@ -134,14 +134,14 @@ def test_a_player_holds_at_most_96_cards_per_terminal_per_game() -> None:
     played.buy("a", count=96)
     refused = played.buy("b", count=1).decision
     assert refused.refusal_code == "card_limit"  # type: ignore[union-attr]
-    assert "holds 96 on this terminal, so may buy 0 more" in refused.refusal  # type: ignore[union-attr]
-    assert isinstance(played.buy("c", terminal="t2", count=1).decision, PurchaseConfirmed)
+    assert "holds 96 on this terminal, so may buy 0 more" in refused.refusal_text  # type: ignore[union-attr]
+    assert isinstance(played.buy("c", terminal="t2", count=1).decision, CentralPurchaseConfirmed)
 
 
 def test_a_stake_below_one_cent_is_refused() -> None:
     played = Played(config(price_cents=1)).open()
     assert played.buy("a", pct=99).decision.refusal_code == "stake_too_small"  # type: ignore[union-attr]
-    assert isinstance(played.buy("b", pct=100).decision, PurchaseConfirmed)
+    assert isinstance(played.buy("b", pct=100).decision, CentralPurchaseConfirmed)
 
 
 def test_a_hall_may_only_speak_for_itself_and_its_own_terminals() -> None:
@@ -183,7 +183,7 @@ def test_the_sale_closes_at_its_deadline_with_the_prizes_worked_out_from_the_sal
 def test_a_sale_that_sold_nothing_ends_the_game_and_carries_everything() -> None:
     played = Played(config(carries={"bingo": 11})).open().close()
     assert played.game.phase is Phase.CLOSED
-    assert played.events[-1] == GameClosed("net-1", played.now, {"line": 0, "bingo": 11})
+    assert played.events[-1] == CentralGameClosed(game_id="net-1", closed_at_ms=played.now, carries={"line": 0, "bingo": 11})
 
 
 # --- The draw -----------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_balls_are_numbered_paced_and_drawn_once_from_the_injected_generator() -
     source = RandomBallGenerator()
     played.now += 2_000
     (ball,) = played.record(played.game.draw_next(source, played.now))
-    assert isinstance(ball, BallDrawn) and ball.ball_count == 1 and ball.ball == source.drawn[0]
+    assert isinstance(ball, CentralBallDrawn) and ball.ball_count == 1 and ball.ball == source.drawn[0]
     with pytest.raises(BadArgument, match=f"ball {ball.ball} was already drawn, as ball 1"):
         played.game.ball_drawn(ball.ball, played.now + 2_000)
     with pytest.raises(NotNow, match="cannot draw a ball while the sale is open"):
@@ -266,7 +266,7 @@ def test_each_hall_learns_which_of_its_players_to_credit_and_where_the_card_was_
         credits = played.game.credits(hall, 0, limit=10_000).items
         assert [c.credit_seq for c in credits] == list(range(1, len(credits) + 1))
         for credit in credits:
-            assert isinstance(credit, CardWon) and credit.hall_id == hall
+            assert isinstance(credit, CentralCardWon) and credit.hall_id == hall
             purchase = next(p for p in played.game.purchases if p.request_id == credit.purchase_request_id and p.hall_id == hall)
             assert (credit.terminal_id, credit.player_ref) == (purchase.terminal_id, purchase.player_ref)
             assert purchase.first_card <= credit.card_number < purchase.first_card + purchase.card_count
@@ -321,7 +321,7 @@ def test_a_failed_terminal_after_the_close_refunds_only_its_unwon_cards_once_fro
     sales = played.game.sale.sales_cents  # type: ignore[union-attr]
     failure = TerminalFailure("f1", "hall-1", "t1", "no power", "room chief")
     outcome = played.record(played.game.declare_terminal_failed(failure, from_hall="hall-1", now_ms=played.now))
-    refunded = {n for e in outcome.events if isinstance(e, StakeReturned) for n in e.card_numbers}
+    refunded = {n for e in outcome.events if isinstance(e, CentralStakeReturned) for n in e.card_numbers}
     assert refunded == set(range(1, 21)) - won and outcome.decision.paid_by == "house"
     assert played.game.sale.sales_cents == sales  # the prizes announced stand
     # Once: the same request is answered again; another declaration is refused.
@@ -359,7 +359,7 @@ def test_force_majeure_declares_the_game_not_played_and_returns_every_stake() ->
     line = played.game.prizes["line"]
     events = played.record(played.game.declare_not_played("the generator failed its self-test", "operator", played.now))
     assert played.game.phase is Phase.NOT_PLAYED
-    returned = sum(e.amount_cents for e in events if isinstance(e, StakeReturned))
+    returned = sum(e.amount_cents for e in events if isinstance(e, CentralStakeReturned))
     assert returned == 10 * 100 + 5 * 40
     # The line already won stands; the bingo's carry-in passes to the next game untouched.
     assert played.game.carries == {"line": line.carry_cents, "bingo": 9}
@@ -379,14 +379,20 @@ def test_every_event_is_applied_through_the_table_and_a_corrupt_journal_is_refus
     played.buy("a")
     assert played.replayed().snapshot() == played.game.snapshot()
     with pytest.raises(EventError, match="central_ball_drawn cannot happen while the sale is open"):
-        CentralGame.replay([*played.events, BallDrawn("net-1", 5, 1, 0)], LIBRARY)
+        CentralGame.replay([*played.events, CentralBallDrawn(game_id="net-1", ball=5, ball_count=1, drawn_at_ms=0)], LIBRARY)
     with pytest.raises(EventError, match="does not follow the event it belongs to"):
-        stray = StakeReturned("net-1", "hall-1", 1, "a", "t1", "p1", (1,), 100, "stakes", "terminal_failed")
+        stray = CentralStakeReturned(
+            game_id="net-1", hall_id="hall-1", credit_seq=1, purchase_request_id="a", terminal_id="t1",
+            player_ref="p1", card_numbers=(1,), amount_cents=100, paid_by="stakes", cause="terminal_failed",
+        )
         CentralGame.replay([*played.events, stray], LIBRARY)
     with pytest.raises(EventError, match="starts with central_game_scheduled"):
         CentralGame.replay(played.events[1:], LIBRARY)
     with pytest.raises(EventError, match="belongs to game other"):
-        played.game.apply(PrizeWon("other", "line", 5, 1, 1, 1, 0, False))
+        played.game.apply(CentralPrizeWon(
+            game_id="other", pattern="line", ball_count=5, amount_cents=1, winner_count=1, paid_cents=1,
+            carry_cents=0, final=False,
+        ))
 
 
 def test_the_table_has_a_refusal_for_purchases_in_every_phase_and_nothing_leaves_a_final_phase() -> None:

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from central_server.domain.errors import CentralError
-from central_server.domain.events import CardWon, PurchaseConfirmed
 from central_server.domain.game import Phase, TerminalFailure
 from central_server.domain.money import MoneyError, check_conservation, money_of
 from protocol.patterns import BINGO, FOUR_CORNERS, LINE, TWO_LINES
+from protocol.records.central import CentralCardWon, CentralPurchaseConfirmed
 from tests.central.conftest import HALLS, Played, config
 
 
@@ -81,8 +81,8 @@ def test_money_is_conserved_in_every_game_and_across_the_games_it_carries_to(see
         check_conservation(money)
         t = money.totals
         for hall, totals in money.halls.items():
-            staked = sum(e.amount_cents for e in played.events if isinstance(e, PurchaseConfirmed) and e.hall_id == hall)
-            won = sum(e.payment_cents for e in played.events if isinstance(e, CardWon) and e.hall_id == hall)
+            staked = sum(e.amount_cents for e in played.events if isinstance(e, CentralPurchaseConfirmed) and e.hall_id == hall)
+            won = sum(e.payment_cents for e in played.events if isinstance(e, CentralCardWon) and e.hall_id == hall)
             assert (totals.sales_cents, totals.prizes_cents) == (staked, won)
             assert 0 <= totals.refunds_cents <= totals.sales_cents
         assert sum(h.net_cents for h in money.halls.values()) == t.net_cents
@@ -101,7 +101,7 @@ def test_a_journal_whose_money_was_tampered_with_is_refused() -> None:
         played.buy(f"r{i}", hall=HALLS[i % 3], count=5, pct=50)
     played.close().draw_all(seed=4)
     check_conservation(money_of(played.events))
-    index = next(i for i, e in enumerate(played.events) if isinstance(e, CardWon))
+    index = next(i for i, e in enumerate(played.events) if isinstance(e, CentralCardWon))
     tampered = list(played.events)
     tampered[index] = dataclasses.replace(tampered[index], payment_cents=tampered[index].payment_cents + 1)  # type: ignore[type-var]
     with pytest.raises(MoneyError, match="do not add up"):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from central_server.domain.events import PurchaseRefused
 from central_server.domain.money import check_conservation, money_of
 from protocol.balls import FakeBallSource
+from protocol.records.central import CentralPurchaseRefused
 from protocol.strips import sample_strips
 from protocol.wins import game_winners
 from tests.central.conftest import Played, config
@@ -31,7 +31,7 @@ def test_sixty_thousand_cards_across_twenty_halls() -> None:
         outcome = played.buy(f"r{i}", hall=hall, terminal=f"T{i % 350}", player=f"p{i % 997}", count=int(count))
         assert outcome.decision.decision == i + 1
     sold = played.game.cards_assigned
-    refused = [e for e in played.events if isinstance(e, PurchaseRefused)]
+    refused = [e for e in played.events if isinstance(e, CentralPurchaseRefused)]
     # More cards were asked for than the series holds: the last requests that did not fit were refused whole.
     assert refused and all(r.refusal_code == "series_exhausted" for r in refused)
     assert sold + played.game.cards_left == 60_000 and played.game.cards_left < min(r.card_count for r in refused)

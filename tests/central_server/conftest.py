@@ -17,6 +17,7 @@ from twisted.internet import reactor, task
 from central_server.config import load_config
 from central_server.domain.game import CentralGame
 from central_server.tap import CentralServer, build_central
+from protocol.records.central import GAME_RECORDS
 from server_kit.journal import table
 from tests.central_server.support import HallClient, config_text, connect, make_pki, until
 
@@ -41,6 +42,10 @@ class Running:
 
     def records(self, type: str) -> list[Any]:
         return [r for r in table.read(self.server.engine) if r.type == type]
+
+    def game_records(self) -> list[Any]:
+        """The journal's records of the network games, in order."""
+        return [r for r in table.read(self.server.engine) if r.type in GAME_RECORDS]
 
     async def hall(self, name: str = "hall-1", *, hello: bool = True) -> HallClient:
         client = await connect(self.port, self.pki_dir, name)

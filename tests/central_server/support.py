@@ -30,6 +30,9 @@ from tests.support.waiting import START, WaitTimeout, wait_until, wait_until_in_
 COMMANDS = amp_commands(m.MESSAGES)
 CENTRAL = "central-a"
 HALLS = ("hall-1", "hall-2")
+#: The operator's person who commands the central server in the tests.
+OPERATOR = "olga"
+OPERATOR_ROLE = "operator"
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(rb"listening for halls on [0-9.]+:(\d+)")
 
@@ -41,6 +44,7 @@ def make_pki(folder: Path) -> Path:
     for hall in (*HALLS, "hall-9"):
         issue_certificate(folder, "server", hall)
     issue_certificate(folder, "terminal", "term-1")
+    issue_certificate(folder, OPERATOR_ROLE, OPERATOR)
     return folder
 
 
@@ -52,8 +56,7 @@ max_price_cents = 200
 sale_window_ms = {sale_ms}
 ball_interval_ms = {ball_ms}
 series_label = "V1"
-opens_after_ms = {opens_after_ms}
-[[games.prizes]]
+{opens_after}[[games.prizes]]
 pattern = {{ name = "line", rows = 1 }}
 basis_points = 2000
 [[games.prizes]]
@@ -63,7 +66,8 @@ basis_points = 5000
 
 
 def config_text(home: Path, pki_dir: Path, database_url: str, *, sale_ms: int = 10_000, ball_ms: int = 1_000,
-                opens_after_ms: int = 1_000, games: tuple[str, ...] = ("net-1",)) -> str:
+                opens_after_ms: int | None = 1_000, games: tuple[str, ...] = ("net-1",)) -> str:
+    """A central server's configuration; ``opens_after_ms=None``: only the operator opens the sales."""
     text = f"""
 [central]
 id = "{CENTRAL}"
@@ -85,7 +89,8 @@ label = "V1"
 cards = 60
 """
     for game_id in games:
-        text += GAME.format(game_id=game_id, sale_ms=sale_ms, ball_ms=ball_ms, opens_after_ms=opens_after_ms)
+        opens_after = "" if opens_after_ms is None else f"opens_after_ms = {opens_after_ms}\n"
+        text += GAME.format(game_id=game_id, sale_ms=sale_ms, ball_ms=ball_ms, opens_after=opens_after)
     return text
 
 
@@ -196,3 +201,36 @@ class CentralProcess:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+
+# --- The ``bingo`` command, as installed -----------------------------------------------
+
+#: The line of setup.cfg that adds ``bingo central`` to the ``bingo`` command.
+SETUP_CFG_LINE = "central = central_server.cli:register"
+
+
+def bingo(*args: str, extra_path: Path | None = None, cwd: Path = REPO,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``bingo ARGS`` in a child process (``env`` added to this one's), its output captured."""
+    path = [str(REPO)] + ([str(extra_path)] if extra_path else [])
+    env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(path)}
+    return subprocess.run([sys.executable, "-c", "from hall_server.cli import main; main()", *args],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+
+
+def installed(tmp_path: Path, entry_points: str) -> Path:
+    """A folder holding a distribution's metadata that declares ``entry_points``."""
+    site = tmp_path / "site"
+    info = site / "bingo_entry_probe-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bingo-entry-probe\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    return site
+
+
+def bingo_central(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``bingo ARGS`` with the ``bingo central`` commands installed (setup.cfg's entry point)."""
+    site = tmp_path / "site"
+    if not site.exists():
+        installed(tmp_path, f"[bingo.commands]\n{SETUP_CFG_LINE}\n")
+    return bingo(*args, extra_path=site, env=env)

@@ -9,36 +9,14 @@ reinstalling the package.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.central_server.support import REPO, CentralProcess, config_text, make_pki
+from tests.central_server.support import REPO, SETUP_CFG_LINE, CentralProcess, bingo, config_text, installed, make_pki
 
 pytestmark = pytest.mark.integration
-
-
-def bingo(*args: str, extra_path: Path | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    path = [str(REPO)] + ([str(extra_path)] if extra_path else [])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    return subprocess.run([sys.executable, "-c", "from hall_server.cli import main; main()", *args],
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
-
-
-def installed(tmp_path: Path, entry_points: str) -> Path:
-    """A folder holding a distribution's metadata that declares ``entry_points``."""
-    site = tmp_path / "site"
-    info = site / "bingo_entry_probe-0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bingo-entry-probe\nVersion: 0\n")
-    (info / "entry_points.txt").write_text(entry_points)
-    return site
-
-
-SETUP_CFG_LINE = "central = central_server.cli:register"
 
 
 def test_setup_cfg_declares_the_central_commands() -> None:

@@ -32,6 +32,9 @@ def test_a_valid_file_gives_every_setting(tmp_path: Path) -> None:
     game = plan.config("a" * 64)
     assert (game.price_cents, game.halls, game.series_cards) == (100, ("hall-1", "hall-2"), 60)
     assert config.journal_key == tmp_path / "keys" / "journal-signing.pem"
+    assert config.timezone == "UTC"
+    zoned = load_config(write(tmp_path, valid(tmp_path).replace('id = "central-a"', 'id = "central-a"\ntimezone = "Europe/Madrid"')))
+    assert zoned.timezone == "Europe/Madrid"
 
 
 @pytest.mark.parametrize(
@@ -52,6 +55,8 @@ def test_a_valid_file_gives_every_setting(tmp_path: Path) -> None:
          "comes from the central library"),
         (("[listen]", "[listen]\nhost = \"x\""), "listen.host", "is not a setting here"),
         (("opens_after_ms = 1000", "opens_after_ms = -5"), "games[0].opens_after_ms", "0 or more"),
+        (('id = "central-a"', 'id = "central-a"\ntimezone = "Mars/Olympus"'), "central.timezone",
+         "is a time zone name such as Europe/Madrid or UTC, not 'Mars/Olympus'"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_file_and_the_key(

@@ -16,7 +16,7 @@ import pytest_twisted
 
 
 from central_server.domain.game import CentralGame
-from central_server.module import REFUSED, event_of
+from central_server.module import REFUSED, game_record
 from server_kit.journal import table
 from tests.central_server.conftest import Running
 from tests.central_server.support import until
@@ -109,7 +109,7 @@ async def test_two_halls_play_a_whole_network_game_over_mutual_tls(central_on: R
     # The journal is the game: it verifies, and the game rebuilt from it is the one served.
     assert central.server.journal.verify() == central.journal_length()
     records = [r for r in table.read(central.server.engine) if r.type.startswith("central_") and r.type != REFUSED]
-    events = [event_of(r) for r in records]
+    events = [game_record(r) for r in records]
     rebuilt = CentralGame.replay(events, central.server.module.library["V1"])
     assert rebuilt.events == central.game.events
     # Each hall decision is journaled with the hall and its request id (the actor stamp).

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from twisted.internet import defer, task
+from twisted.internet import task
 
 from central_server.domain.config import library_digest
 from central_server.module import CentralModule
@@ -103,42 +103,70 @@ def test_a_game_without_an_opening_time_waits_for_the_operator() -> None:
     assert module.armed("net-1")
 
 
-def test_a_burst_of_purchases_is_decided_as_it_arrives_and_committed_together_answered_after_the_commit() -> None:
-    """R93.6, R93.8: requests are decided in the order received, when received (not after the
-    previous request's commit): those that arrive while a commit is in flight share the next one."""
-    held: list[tuple[defer.Deferred[Any], Any, tuple[Any, ...]]] = []
+class HeldCommits:
+    """A database writer whose commits wait until the test lets them through, one at a time."""
 
-    def slow_disk(function: Any, *args: Any) -> defer.Deferred[Any]:
-        waiting: defer.Deferred[Any] = defer.Deferred()
-        held.append((waiting, function, args))
-        return waiting
+    def __init__(self) -> None:
+        self.held: list[tuple[Any, tuple[Any, ...], Any]] = []
 
-    def flush() -> None:
-        while held:
-            waiting, function, args = held.pop(0)
-            waiting.callback(function(*args))
+    def __call__(self, function: Any, *args: Any) -> Any:
+        from twisted.internet import defer
 
+        done: Any = defer.Deferred()
+        self.held.append((function, args, done))
+        return done
+
+    def release(self, fail: Exception | None = None) -> None:
+        function, args, done = self.held.pop(0)
+        if fail is not None:
+            done.errback(fail)
+            return
+        try:
+            outcome = function(*args)
+        except Exception as error:
+            done.errback(error)
+        else:
+            done.callback(outcome)
+
+
+def test_purchases_that_arrive_while_a_commit_is_in_flight_are_decided_in_order_and_committed_together() -> None:
+    """R93.6 and the group commit: a burst is decided in the order received, in two transactions, not one a purchase."""
+    journal = FakeJournal()
+    writer = HeldCommits()
     clock = task.Clock()
     clock.advance(START_S)
-    journal = FakeJournal()
-    core = CommandCore(journal, clock, slow_disk)
+    core = CommandCore(journal, clock, writer)
     module = CentralModule(core, {"V1": LIBRARY}, clock)
     core.recover()
-    for step in (module.schedule(config()), module.open_sale("net-1")):
-        flush()
-        result(step)
+    module.schedule(config())
+    writer.release()
+    module.open_sale("net-1")
+    writer.release()
+
+    def ask(n: int) -> Any:
+        return module.hall_command("buy_cards", {
+            "request_id": f"r{n}", "game_id": "net-1", "hall_id": "hall-1", "terminal_id": f"t{n}",
+            "player_ref": "p1", "card_count": 2, "stake_pct": 100,
+        }, "hall-1")
+
+    answers: list[Any] = []
+    burst = [ask(n).addCallback(answers.append) for n in range(10)]
+    assert len(writer.held) == 1 and answers == [], "the first purchase's commit is in flight; nothing is answered"
     commits = core.commits
-    answers = [module.hall_command("buy_cards", {
-        "request_id": f"r{k}", "game_id": "net-1", "hall_id": "hall-1", "terminal_id": f"t{k}",
-        "player_ref": f"p{k}", "card_count": 1, "stake_pct": 100}, "hall-1") for k in range(10)]  # fmt: skip
-    assert module.games["net-1"].decision_count == 10, "every request is decided on arrival"
-    clock.advance(20)  # the deadline passes while the burst is committed: decided in time, they stand
-    outcomes: list[Any] = []
-    for answer in answers:
-        answer.addBoth(outcomes.append)
-    assert outcomes == [], "nothing is answered before its commit"
-    flush()
-    assert [o["status"] for o in outcomes] == ["confirmed"] * 10
-    assert [o["first_card"] for o in outcomes] == list(range(1, 11))
-    assert core.commits - commits == 2, "the first request alone, the nine decided during its commit together"
-    assert len([r for r in journal.records() if r.type == "central_purchase_confirmed"]) == 10
+    writer.release()  # the first purchase
+    writer.release()  # the nine decided meanwhile, in one transaction
+    assert not writer.held and core.commits == commits + 2
+    assert [a["decision"] for a in answers] == list(range(1, 11))
+    assert [a["first_card"] for a in answers] == list(range(1, 21, 2)), "cards assigned in the order received"
+    assert all(b.called for b in burst)
+
+    # A commit that fails takes every purchase decided on it along: the game is its journal's again.
+    failed: list[Any] = []
+    second = [ask(n).addErrback(failed.append) for n in range(10, 13)]
+    writer.release(OSError("the disk is full"))  # the first of them; the two decided on it fail with it
+    assert len(failed) == 3 and all(d.called for d in second) and not writer.held
+    game = module.games["net-1"]
+    assert (game.decision_count, game.next_card) == (10, 21)
+    ask(13).addCallback(answers.append)
+    writer.release()
+    assert (answers[-1]["decision"], answers[-1]["first_card"]) == (11, 21)

@@ -29,10 +29,10 @@ import pytest_twisted
 from twisted.internet import defer, reactor, task
 
 from central_server.config import load_config
-from central_server.domain.events import SaleClosed
-from central_server.module import event_of
+from central_server.module import game_record
 from central_server.domain.game import CentralGame
 from central_server.store import load_series
+from protocol.records.central import CentralSaleClosed
 from server_kit.db.database import create
 from server_kit.journal import table
 from server_kit.journal.sql import Journal
@@ -51,7 +51,7 @@ def journaled_game(config_path: Path) -> tuple[CentralGame | None, int]:
     try:
         count = Journal(engine, load_journal_key(config.journal_key), head=config.journal_head).verify()
         events = [
-            event_of(r)
+            game_record(r)
             for r in table.read(engine) if r.type.startswith("central_") and r.type != "central_command_refused"
         ]
         library = load_series(engine)
@@ -144,7 +144,7 @@ async def one_run(tmp_path: Path, seed: int) -> None:
 
     after, _ = journaled_game(config)
     assert after is not None and after.events[: len(before.events)] == before.events
-    closes = [e for e in after.events if isinstance(e, SaleClosed)]
+    closes = [e for e in after.events if isinstance(e, CentralSaleClosed)]
     if closes:
         assert closes[0].closed_at_ms >= after.closes_at_ms, "nothing closes the sale before its deadline"
     assert after.balls[: len(before.balls)] == before.balls

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.lookups import LookupModule, series_on_sale
 from hall_server.hall.roles import Role
@@ -24,8 +23,7 @@ ADMIN = Actor("ines", Role.ADMINISTRATOR)
 
 def desks(journal: Journal, clock: Any) -> tuple[Any, CashierModule, LookupModule]:
     hall = opened_hall(journal, clock)
-    admission = AdmissionModule(hall.core, [])
-    cashier = CashierModule(hall.core, hall.ledger, admission, ["desk1"])
+    admission, cashier = hall.admission, hall.cashier
     lookups = LookupModule(hall.core, hall.games, cashier)
     result(admission.import_banned_list(ADMIN, "document,name,until\nB1000001,Joan Banned,\n", "craj.csv"))
     return hall, cashier, lookups
@@ -63,7 +61,6 @@ def test_an_account_is_found_by_the_number_as_printed_with_its_balance_and_lates
     journal: Journal, clock: Any
 ) -> None:
     hall, cashier, lookups = desks(journal, clock)
-    result(cashier.open_desk(CASHIER, "desk1", 10_000))
     (admitted,) = result(cashier.admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
     (opened,) = result(cashier.open_account(CASHIER, admitted.payload["number"], "ticket", "4821"))
     number = opened.payload["account"]

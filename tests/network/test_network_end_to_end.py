@@ -33,8 +33,10 @@ import pytest_twisted
 from twisted.internet import defer, reactor, task
 
 from central_server.config import load_config as load_central_config
-from central_server.domain.events import CardWon, PurchaseConfirmed, PurchaseRefused
 from central_server.domain.game import CentralGame
+from protocol.records.central import CentralCardWon as CardWon
+from protocol.records.central import CentralPurchaseConfirmed as PurchaseConfirmed
+from protocol.records.central import CentralPurchaseRefused as PurchaseRefused
 from central_server.module import event_of
 from central_server.store import load_series
 from hall_server.config import DEFAULT_STAFF, default_config_text

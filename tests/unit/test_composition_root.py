@@ -21,6 +21,8 @@ ROOTS = {"hall_server/tap.py", "hall_server/cli/context.py", "central_server/tap
 PASSES_ENVIRONMENT_ON = {
     # The blower simulator's own process hands its environment to the firmware it starts.
     "hall_server/blower/simulator.py",
+    # The demo's headless players run in a child process that gets the hall's environment.
+    "hall_server/web/demo_terminals.py",
 }
 #: The configuration modules define the readers; only the roots may call them.
 CONFIG_MODULES = {"hall_server/config.py", "central_server/config.py"}

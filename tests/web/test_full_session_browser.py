@@ -196,7 +196,7 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
     due = re.search(r"jackpot deposit due: (\d+\.\d\d) EUR", drawers)
     assert due, drawers
     if due.group(1) != "0.00":
-        assert "jackpot deposited" in give(carla, "deposit_jackpot", source="desk-1", amount_cents=due.group(1),
+        assert "Jackpot money deposited" in give(carla, "deposit_jackpot", source="desk-1", amount_cents=due.group(1),
                                            reference="bank slip 0001")
     assert "jackpot deposit due: 0.00 EUR" in give(carla, "cash_drawers")
     give(rosa, "count_balls", stage="closing", balls_present="1-90", witnesses=WITNESSES)

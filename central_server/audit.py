@@ -1,0 +1,165 @@
+"""``bingo central audit-export``: the central server's network games of a day, for the inspector.
+
+FORMATS.md section 3 on the central server: from a journal that verifies (every hash,
+link and signature, and the signed head), every network game that ended on the day
+is rebuilt from its records, and :mod:`central_server.domain.export` writes its raw
+facts (``scenario.json``, card ids ``HALL/V1-13``) and what its own prize and payment
+records say (``result.json``); :mod:`server_kit.audit_folder` writes them with the
+day's journal segment and the journal's public key.
+
+The day of a game is the date, in the central server's time zone (``central.timezone``),
+of the record that ended it (``central_game_closed`` or ``central_game_not_played``).
+A game declared not played (R96.2: every stake returned) or that ended with no card in
+play has nothing for the replay to recompute: it is left out, and named.  A game the
+replay format cannot express is refused, naming it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import zoneinfo
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from central_server import store
+from central_server.config import CentralConfig
+from central_server.domain.export import result, scenario
+from central_server.domain.game import CentralGame, Phase
+from central_server.module import game_record
+from protocol.chain import ChainError, Record
+from protocol.errors import DomainError
+from protocol.records import RecordError
+from protocol.records.central import GAME_RECORDS, CentralGameScheduled
+from server_kit import audit_folder
+from server_kit.db.database import create
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key, public_pem
+
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_ENDS = frozenset({"central_game_closed", "central_game_not_played"})
+
+
+class CentralAuditError(DomainError):
+    """An export refused; the one-line message names the day or the game and why."""
+
+
+@dataclass(frozen=True)
+class CentralDay:
+    """What was exported: the games, those left out and why, the journal segment."""
+
+    day: str
+    games: tuple[str, ...]
+    left_out: tuple[tuple[str, str], ...]
+    records: tuple[Record, ...]
+
+
+def checked_day(day: str) -> str:
+    """``day`` if it is a date ``YYYY-MM-DD``."""
+    try:
+        if _DAY.fullmatch(day):
+            datetime.date.fromisoformat(day)
+            return day
+    except ValueError:
+        pass
+    raise CentralAuditError(f"--day is a date, YYYY-MM-DD, not {day!r}")
+
+
+def export_day(config: CentralConfig, day: str, out: Path) -> CentralDay:
+    """Write the network games of ``day`` into ``out`` (new or empty): all four files, or nothing."""
+    audit_folder.check_out_folder(out)
+    day = checked_day(day)
+    url = config.database_url
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        raise CentralAuditError(f"no central database at {url.removeprefix('sqlite:///')}: this central server has never run")
+    engine = create(url, create_folder=False)
+    try:
+        key = load_journal_key(config.journal_key)
+        journal = Journal(engine, key, head=config.journal_head)
+        if journal.is_new:
+            raise CentralAuditError("the central server's journal is empty: it has never run")
+        try:
+            journal.verify()
+        except ChainError as error:
+            raise CentralAuditError(f"the journal does not verify: {error}") from None
+        library = store.load_series(engine)
+        records = list(journal.records())
+    finally:
+        engine.dispose()
+    zone = zoneinfo.ZoneInfo(config.timezone)
+    games, spans = _games(records, library)
+    ended = [game_id for game_id in games if game_id in spans and _date(spans[game_id][1], zone) == day]
+    if not ended:
+        raise CentralAuditError(f"no network game of this central server ended on {day} ({config.timezone})")
+    played, left_out = [], []
+    for game_id in ended:
+        game = games[game_id]
+        if game.phase is Phase.NOT_PLAYED:
+            left_out.append((game_id, "declared not played (R96.2), every stake returned"))
+        elif "bingo" not in game.prizes and game.cards_in_play == 0:
+            left_out.append((game_id, "no card was in play"))
+        else:
+            played.append(game)
+    if not played:
+        named = ", ".join(f"{g} ({why})" for g, why in left_out)
+        raise CentralAuditError(f"no network game was played to its end on {day}; left out: {named}")
+    layouts = _one_series(played, library)
+    first = min(spans[g][0].seq for g in ended)
+    last = max(spans[g][1].seq for g in ended)
+    segment = tuple(r for r in records if first <= r.seq <= last)
+    audit_folder.write_export(scenario(day, played, layouts), result(day, played), segment, public_pem(key), out)
+    return CentralDay(day, tuple(g.game_id for g in played), tuple(left_out), segment)
+
+
+def _games(
+    records: Sequence[Record], library: Mapping[str, np.ndarray]
+) -> tuple[dict[str, CentralGame], dict[str, tuple[Record, Record]]]:
+    """Every network game rebuilt from the journal, and the first and the ending record of each ended game."""
+    games: dict[str, CentralGame] = {}
+    first: dict[str, Record] = {}
+    spans: dict[str, tuple[Record, Record]] = {}
+    for stored in records:
+        if stored.type not in GAME_RECORDS:
+            continue
+        try:
+            event = game_record(stored)
+            if isinstance(event, CentralGameScheduled):
+                label = event.config.get("series_label")
+                if label not in library:
+                    raise CentralAuditError(f"record {stored.seq}: game {event.game_id} sells series {label}, "
+                                            "which the central library does not hold")
+                games[event.game_id] = CentralGame(event, library[label])
+                first[event.game_id] = stored
+            else:
+                game_id = str(stored.payload.get("game_id"))
+                if game_id not in games:
+                    raise CentralAuditError(f"record {stored.seq}: {stored.type} of game {game_id}, never scheduled")
+                games[game_id].apply(event)
+                if stored.type in _ENDS:
+                    spans[game_id] = (first[game_id], stored)
+        except RecordError as error:
+            raise CentralAuditError(str(error.at(stored.seq))) from None
+        except CentralAuditError:
+            raise
+        except DomainError as error:
+            raise CentralAuditError(f"record {stored.seq}: {error}") from None
+    return games, spans
+
+
+def _date(record: Record, zone: zoneinfo.ZoneInfo) -> str:
+    return datetime.datetime.fromtimestamp(record.time_ms / 1000, zone).date().isoformat()
+
+
+def _one_series(games: Sequence[CentralGame], library: Mapping[str, np.ndarray]) -> np.ndarray:
+    labels = sorted({g.config.series_label for g in games})
+    if len(labels) > 1:
+        raise CentralAuditError(
+            f"the games of the day sell series {', '.join(labels)}; the export holds one series a day"
+        )
+    return library[labels[0]]
+
+
+__all__ = ["CentralAuditError", "CentralDay", "checked_day", "export_day"]

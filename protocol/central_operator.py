@@ -1,0 +1,119 @@
+"""The operator's commands to a running central server (R96.2), declared as plain data.
+
+The operator of the network speaks to the central server over the same communications
+endpoint as the halls (AMP inside mutual TLS), presenting an ``operator`` certificate
+of the operator's authority.  The certificate's name is the operator's name in the
+journal; a connection with an ``operator`` certificate may send the commands below
+and nothing else, and a hall's connection may not send them.  There is no ``hello``:
+the operator's tool ships with the server it speaks to.
+
+The messages use the field types, error codes and AMP mapping of
+:mod:`protocol.central_messages` (``server_kit.amp.commands.amp_commands`` turns
+:data:`OPERATOR_MESSAGES` into AMP commands).  ``docs/central-server.md`` describes
+them with an example each.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from protocol.central_messages import (
+    BALL_COUNT,
+    CARD_COUNT,
+    CENTS,
+    GAME_ID,
+    PHASES,
+    REASON,
+    SEQ,
+    SERIES_LABEL,
+    TIME_MS,
+    Choice,
+    Field,
+    Flag,
+    Items,
+    Message,
+    Paging,
+    Whole,
+)
+
+#: Games in one page of ``operator_games``.
+GAMES_PAGE = 50
+
+_GAME = Field("game_id", GAME_ID, doc="the network game")
+_ERRORS = ("bad_argument", "internal_error")
+
+#: One network game as the operator's list shows it.
+GAME_ROW = Items(
+    (
+        _GAME,
+        Field("phase", Choice(PHASES), doc="where the game stands"),
+        Field("series", SERIES_LABEL, doc="the series its cards come from"),
+        Field("price_cents", CENTS, doc="the card's price"),
+        Field("hall_count", Whole(1, 1000), doc="the halls taking part"),
+        Field("opens_at_ms", TIME_MS, optional=True, doc="scheduled: when the sale opens by itself (central clock)"),
+        Field("closes_at_ms", TIME_MS, optional=True, doc="once open: the end of the sale (central clock)"),
+        Field("cards_in_play", CARD_COUNT, doc="cards assigned and not refunded"),
+        Field("sales_cents", CENTS, doc="their stakes"),
+        Field("ball_count", BALL_COUNT, doc="balls drawn"),
+        Field("winner_count", SEQ, doc="winning cards"),
+    ),
+    max_items=GAMES_PAGE,
+)
+
+OPERATOR_GAMES = Message(
+    "operator_games",
+    "operator",
+    "The central server's network games in the order they were scheduled, a page after "
+    "the first after games, with where each stands.",
+    arguments=(Field("after", SEQ, doc="games to skip: those of the pages already read"),),
+    answer=(
+        Field("games", GAME_ROW, doc="the next games, in the order they were scheduled"),
+        Field("more", Flag(), doc="later games exist: ask again after the ones read"),
+        Field("game_count", SEQ, doc="the network games in all"),
+    ),
+    errors=_ERRORS,
+    paging=Paging("after", "games"),
+)
+
+OPERATOR_OPEN_SALE = Message(
+    "operator_open_sale",
+    "operator",
+    "Open the game's sale now, for its configured window (R93.1); the halls are told at "
+    "once and their terminals count down to the deadline.",
+    arguments=(_GAME,),
+    answer=(
+        _GAME,
+        Field("closes_at_ms", TIME_MS, doc="the deadline of the sale, central clock"),
+        Field("remaining_ms", TIME_MS, doc="the sale's window, from now"),
+    ),
+    errors=(*_ERRORS, "unknown_game", "not_now"),
+)
+
+OPERATOR_NOT_PLAYED = Message(
+    "operator_not_played",
+    "operator",
+    "Force majeure (R96.2): declare the game not played.  Every stake comes back to its "
+    "player through the player's hall; prizes already won and credited stand.",
+    arguments=(_GAME, Field("reason", REASON, doc="why the game cannot run, for the record")),
+    answer=(
+        _GAME,
+        Field("refunded_cards", CARD_COUNT, doc="the cards whose stakes are returned"),
+        Field("refunded_cents", CENTS, doc="the stakes returned"),
+        Field("hall_count", Whole(0, 1000), doc="the halls with players to refund"),
+    ),
+    errors=(*_ERRORS, "unknown_game", "not_now"),
+)
+
+#: Every command of the operator, by name.
+OPERATOR_MESSAGES: Mapping[str, Message] = {
+    m.name: m for m in (OPERATOR_GAMES, OPERATOR_OPEN_SALE, OPERATOR_NOT_PLAYED)
+}
+
+__all__ = [
+    "GAMES_PAGE",
+    "GAME_ROW",
+    "OPERATOR_GAMES",
+    "OPERATOR_MESSAGES",
+    "OPERATOR_NOT_PLAYED",
+    "OPERATOR_OPEN_SALE",
+]
