@@ -67,6 +67,8 @@ PAGE_ITEMS = 100
 
 #: The largest card number a series may have (8 digits).
 MAX_CARD_NUMBER = 99_999_999
+#: Cells of a card: 3 rows of 9, row by row, 0 for a blank (protocol/cards.py).
+CARD_CELLS = 27
 #: Amounts and times: JSON (the journal) holds integers exactly up to 2**53.
 MAX_EXACT = 2**53
 
@@ -487,6 +489,9 @@ BUY_CARDS = Message(
         Field("card_count", CARDS_PER_REQUEST, optional=True, doc="confirmed: the cards assigned"),
         Field("stake_cents", CENTS, optional=True, doc="confirmed: the stake of each card"),
         Field("amount_cents", CENTS, optional=True, doc="confirmed: what the hall captures"),
+        Field("cells", WholeList(Whole(0, 90), MAX_CARDS_PER_PLAYER * CARD_CELLS), optional=True,
+              doc="confirmed: the cards' numbers, 27 cells a card row by row (0: a blank), card after card, "
+                  "so terminals mark them and count what is to go (R93.10)"),
         Field("refusal_code", Choice(tuple(REFUSALS)), optional=True, doc="refused: why"),
         Field("refusal", Text(300), optional=True, doc="refused: what the player is told"),
     ),
@@ -740,6 +745,7 @@ def error_message(code: str) -> str:
 
 
 __all__ = [
+    "CARD_CELLS",
     "CENTS",
     "ERRORS",
     "MAX_CARDS_PER_PLAYER",

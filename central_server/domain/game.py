@@ -421,6 +421,12 @@ class CentralGame:
     def cards_assigned(self) -> int:
         return self.next_card - self.config.first_card
 
+    def card_cells(self, first_card: int, count: int) -> list[int]:
+        """The 27 cells (row by row, 0 a blank) of cards ``first_card``.. of the series, card after card."""
+        if first_card < 1 or count < 0 or first_card - 1 + count > len(self._layouts):
+            raise ValueError(f"the series has no cards {first_card} to {first_card + count - 1}")
+        return [int(n) for n in self._layouts[first_card - 1 : first_card - 1 + count].reshape(-1)]
+
     @property
     def cards_left(self) -> int:
         """Cards of the series still free to assign in this game."""

@@ -127,15 +127,15 @@ def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Itera
     return _answer(m.HELLO, {"version": version, "central_id": central_id})
 
 
-def buy_cards_answer(outcome: Outcome, series_label: str) -> dict[str, Any]:
-    """The answer to ``buy_cards``, first or repeated."""
+def buy_cards_answer(outcome: Outcome, game: CentralGame) -> dict[str, Any]:
+    """The answer to ``buy_cards``, first or repeated: a confirmation carries the cards' numbers."""
     d = outcome.decision
     if isinstance(d, CentralPurchaseConfirmed):
         answer = {
             "request_id": d.request_id, "status": "confirmed", "decision": d.decision,
-            "series": series_label,
+            "series": game.config.series_label,
             "first_card": d.first_card, "card_count": d.card_count, "stake_cents": d.stake_cents,
-            "amount_cents": d.amount_cents,
+            "amount_cents": d.amount_cents, "cells": game.card_cells(d.first_card, d.card_count),
         }  # fmt: skip
     elif isinstance(d, CentralPurchaseRefused):
         answer = {
@@ -195,7 +195,7 @@ def respond(
             args["request_id"], hall, args["terminal_id"], args["player_ref"], args["card_count"], args["stake_pct"]
         )
         outcome = game.request_purchase(request, from_hall=from_hall, now_ms=now_ms)
-        events, answer = outcome.events, buy_cards_answer(outcome, game.config.series_label)
+        events, answer = outcome.events, buy_cards_answer(outcome, game)
     elif message is m.TERMINAL_FAILED:
         failure = TerminalFailure(args["request_id"], hall, args["terminal_id"], args["reason"], args["declared_by"])
         outcome = game.declare_terminal_failed(failure, from_hall=from_hall, now_ms=now_ms)

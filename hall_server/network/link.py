@@ -62,6 +62,11 @@ class CentralConnection(amp.AMP):
     def call(self, name: str, arguments: Mapping[str, Any]) -> defer.Deferred[dict[str, Any]]:
         return self.callRemote(COMMANDS[name], **arguments)
 
+    def itself(self) -> "CentralConnection":
+        """This connection, not the proxy of it that ``ClientService`` hands ``prepareConnection``:
+        the relay must know it as the one :meth:`connectionLost` names."""
+        return self
+
     def close(self) -> None:
         if self.transport is not None:
             self.transport.loseConnection()
@@ -112,9 +117,10 @@ def central_link(reactor: Any, relay: NetworkRelay, address: CentralAddress) -> 
     options = client_tls_options(address.pki_dir, address.hall_id, address.server_name)
     endpoint = SSL4ClientEndpoint(reactor, address.host, address.port, options)
 
-    def prepare(connection: Any) -> defer.Deferred[Any]:
+    def prepare(proxy: Any) -> defer.Deferred[Any]:
         # The link is up once hello agreed a version; a refused hello drops the connection
         # and the service tries again later.
+        connection: CentralConnection = proxy.itself()
         hello: defer.Deferred[Any] = relay.connected(connection)
 
         def refused(failure: Failure) -> Failure:

@@ -51,6 +51,8 @@ from server_kit.core import CommandCore
 from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
+#: A card's cells: 3 rows of 9, row by row, 0 for a blank.
+CARD_CELLS = 27
 #: Phases of a network game as the hall knows it.
 SELLING, SALE_CLOSED, DRAWING, CLOSED, NOT_PLAYED = "selling", "sale_closed", "drawing", "closed", "not_played"
 FINAL = frozenset({CLOSED, NOT_PLAYED})
@@ -157,6 +159,7 @@ class Hold:
     series: str | None = None
     refusal_code: str | None = None
     refusal: str | None = None
+    cells: tuple[int, ...] = ()  # 27 a card, card after card, as the central server gave them
 
     @property
     def decided(self) -> bool:
@@ -167,6 +170,12 @@ class Hold:
         if self.first_card is None or self.series is None:
             return []
         return [f"{self.series}-{n}" for n in range(self.first_card, self.first_card + self.card_count)]
+
+    def card_cells(self, index: int) -> list[int]:
+        """The 27 cells of the purchase's card ``index`` (0, 1...), or none if the central server sent none."""
+        if len(self.cells) != self.card_count * CARD_CELLS:
+            return []
+        return list(self.cells[index * CARD_CELLS : (index + 1) * CARD_CELLS])
 
 
 @dataclass
@@ -412,13 +421,17 @@ class NetworkModule(ProjectedState):
                     postings.append(Posting.transfer(hold.amount_cents - captured, debit=held_account(hold.game_id),
                                                      credit=hold.account, reason="network:release",
                                                      reference=reference))
-                return [("network_cards_bought", {
+                bought: dict[str, Any] = {
                     "game_id": hold.game_id, "request_id": request_id, "account": hold.account,
                     "decision": int(answer["decision"]),
                     "series": str(answer["series"]), "first_card": int(answer["first_card"]),
                     "card_count": int(answer["card_count"]), "stake_cents": int(answer["stake_cents"]),
                     "amount_cents": captured,
-                }), *posting_entries(postings)]  # fmt: skip
+                }  # fmt: skip
+                cells = self._cells_of(request_id, answer)
+                if cells:
+                    bought["cells"] = cells
+                return [("network_cards_bought", bought), *posting_entries(postings)]
             posting = Posting.transfer(hold.amount_cents, debit=held_account(hold.game_id), credit=hold.account,
                                        reason="network:release", reference=reference)
             decision = answer.get("decision")
@@ -437,6 +450,19 @@ class NetworkModule(ProjectedState):
             return outcome
 
         return self._run("network_settle", decide).addBoth(done).addCallback(lambda _: self.state.holds[request_id])
+
+    def _cells_of(self, request_id: str, answer: Mapping[str, Any]) -> list[int]:
+        """The confirmed cards' numbers, if the answer carries all of them and each card is a card."""
+        cells = [int(n) for n in answer.get("cells") or ()]
+        if not cells:
+            return []
+        count = int(answer["card_count"])
+        cards = [cells[i : i + CARD_CELLS] for i in range(0, len(cells), CARD_CELLS)]
+        if len(cells) != count * CARD_CELLS or any(sum(1 for n in card if n) != 15 for card in cards):
+            self.log.error("The central server's answer to {request} carries {n} cells for {k} card(s); the cards "
+                           "are shown without their numbers", request=request_id, n=len(cells), k=count)
+            return []
+        return cells
 
     def _wake(self, request_id: str) -> None:
         hold = self.state.holds.get(request_id)
@@ -652,6 +678,7 @@ class NetworkModule(ProjectedState):
         if kind == "network_cards_bought":
             hold = state.holds[p["request_id"]]
             hold.status, hold.first_card, hold.series = "bought", p["first_card"], p["series"]
+            hold.cells = tuple(p.get("cells") or ())
             return
         if kind == "network_credit_released":
             hold = state.holds[p["request_id"]]

@@ -150,13 +150,13 @@ PICTURE_WINNERS = 50
 
 
 def network_cards_json(game: NetworkGame, hold: Hold) -> list[dict[str, Any]]:
-    """A network purchase's cards as a terminal shows them: series and number, value, stake (R92.9).
-
-    The layouts are the central server's: the terminal shows each card's number, and the
-    winners the central server finds on it.
-    """
+    """A network purchase's cards as a terminal shows them: series and number, the 27 cells
+    the central server gave with its confirmation (row by row, 0 a blank; empty if it gave
+    none), value, stake (R92.9, R93.10).  The central server finds the winners; the
+    terminal marks the balls on the cells and counts what is to go."""
     return [
         {"card": label, "series": hold.series, "number": (hold.first_card or 0) + index,
+         "cells": hold.card_cells(index),
          "price_cents": game.price_cents, "stake_cents": hold.stake_cents, "stake_pct": hold.stake_pct}
         for index, label in enumerate(hold.labels)
     ]

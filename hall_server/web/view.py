@@ -215,6 +215,7 @@ class HallView:
     def _on_network_sale_opened(self, p: Mapping[str, Any]) -> None:
         self.network = {"game_id": p["game_id"], "state": "selling", "series": p["series"],
                         "price_cents": p["price_cents"], "closes_at_ms": p["closes_here_ms"], "balls": [],
+                        "patterns": [x["pattern"] for x in p["prizes"]],
                         "cards_sold": None, "sales_cents": None, "prizes": {}, "winners": [], "winner_count": 0}
 
     def _on_network_sale_closed(self, p: Mapping[str, Any]) -> None:

@@ -103,6 +103,9 @@ class NetworkCardsBought(JournalRecord):
 
     ``account`` is the player's ledger account; ``decision`` is the central server's
     number of the decision; ``amount_cents`` is captured (``held:<game>`` -> ``network:<game>``) and what the hold kept beyond it goes back.
+    ``cells`` are the cards' numbers as the central server gave them, 27 a card row by
+    row (0 a blank), card after card, so the terminal shows them and counts what is to
+    go (R93.10); left out when the central server sent none.
     """
 
     type: ClassVar[str] = "network_cards_bought"
@@ -115,6 +118,7 @@ class NetworkCardsBought(JournalRecord):
     card_count: int
     stake_cents: int
     amount_cents: int
+    cells: tuple[int, ...] = optional(())
 
 
 @record

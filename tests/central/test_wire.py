@@ -47,13 +47,17 @@ def test_hello_agrees_on_a_version_for_a_member_speaking_for_itself() -> None:
     assert refused.value.code == "unknown_hall"
 
 
-@pytest.mark.req("R93.6")
-def test_buy_cards_answers_the_decision_and_the_same_answer_when_resent() -> None:
+@pytest.mark.req("R93.6", "R93.10")
+def test_buy_cards_answers_the_decision_with_the_cards_numbers_and_the_same_answer_when_resent() -> None:
     played = Played().open()
     buy = {"request_id": "r1", "terminal_id": "T1", "player_ref": "p1", "card_count": 3, "stake_pct": 50}
     first = ask(played, "buy_cards", **buy)
+    cells = [int(n) for n in played.library[0:3].reshape(-1)]  # the series' cards 1-3, row by row
     assert first == {"request_id": "r1", "status": "confirmed", "decision": 1, "series": "V1", "first_card": 1,
-                     "card_count": 3, "stake_cents": 50, "amount_cents": 150}  # fmt: skip
+                     "card_count": 3, "stake_cents": 50, "amount_cents": 150, "cells": cells}  # fmt: skip
+    assert len(cells) == 3 * 27 and all(sum(1 for n in cells[i : i + 27] if n) == 15 for i in (0, 27, 54))
+    second = ask(played, "buy_cards", **{**buy, "request_id": "r1b", "card_count": 2})
+    assert second["first_card"] == 4 and second["cells"] == [int(n) for n in played.library[3:5].reshape(-1)]
     events = len(played.events)
     assert ask(played, "buy_cards", **buy) == first and len(played.events) == events
     played.now = played.game.closes_at_ms  # type: ignore[assignment]

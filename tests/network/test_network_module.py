@@ -47,6 +47,32 @@ def test_a_purchase_holds_the_credit_relays_it_and_captures_it_on_the_confirmati
     assert len(net.hall.records()) == records and net.balance(number) == 850
 
 
+@pytest.mark.req("R93.6", "R93.10")
+def test_the_cards_numbers_come_with_the_confirmation_are_journaled_with_it_and_survive_a_restart(net: NetworkHall) -> None:
+    number = net.hall.player("11111111A", 1_000)
+    result(buy(net, number, 2, request="a"))
+    hold = result(buy(net, number, 3, request="b"))
+    assert hold.first_card == 3
+    layouts = net.central.library[2:5]  # the series' cards 3, 4 and 5
+    (_, bought) = net.records("network_cards_bought")
+    assert bought.payload["cells"] == [int(n) for n in layouts.reshape(-1)]
+    assert [hold.card_cells(i) for i in range(3)] == [[int(n) for n in card] for card in layouts]
+    again = net.reopened()  # kill -9: the numbers are in the journal
+    assert again.network.state.holds[hold.request_id].card_cells(2) == [int(n) for n in layouts[2]]
+
+
+def test_an_answer_whose_cells_are_not_the_cards_is_captured_and_shown_without_numbers(net: NetworkHall) -> None:
+    number = net.hall.player("11111111A", 1_000)
+    net.central.lose_answers = 1
+    hold = result(buy(net, number, 2))
+    answer = {"request_id": hold.request_id, "status": "confirmed", "decision": 1, "series": "V1", "first_card": 1,
+              "card_count": 2, "stake_cents": 100, "amount_cents": 200, "cells": [1] * 54}  # fmt: skip
+    settled = result(net.network.settle(hold.request_id, answer))
+    assert settled.status == "bought" and settled.card_cells(0) == [] and net.owed() == 200
+    (bought,) = net.records("network_cards_bought")
+    assert "cells" not in bought.payload
+
+
 @pytest.mark.req("R93.8")
 def test_a_purchase_the_central_server_refuses_gives_the_credit_back(net: NetworkHall) -> None:
     number = net.hall.player("11111111A", 10_000)

@@ -1,7 +1,9 @@
 // The player terminal: the protocol of docs/terminal-protocol.md over /kiosk/ws.
 // The hall decides everything; this page shows it: credit (R92.8), the sale time
 // (R93.1), the purchase screen, the cards marked as balls fall with "n to go" (R93.10),
-// the draw, the prizes, winnings (R85.9) and the session's last game (R93.15).
+// the draw, the prizes, winnings (R85.9) and the session's last game (R93.15); and beside
+// it the network game played across the halls (R92.1): its sale time, its cards with their
+// numbers and "n to go", its balls, its prizes and its winners with hall and terminal (R92.11).
 "use strict";
 
 const VERSION = 1;
@@ -14,6 +16,8 @@ const state = {
   pending: {}, retry: 1000, announced: new Set(),
   purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
   warnings: [], help: "", warningTurn: 0, care: false,
+  // The network game, as the hall's net_* messages give it; "known" once the hall says it takes part.
+  net: { known: false, game: null, linkUp: false, cards: [], drawn: [], won: [], purchase: null, announced: new Set() },
 };
 
 // --- Terminal credentials: given once by staff (URL fragment), kept on this device ----------
@@ -65,6 +69,13 @@ function buy(quantity, stakePct) {
   send("buy", state.purchase);
 }
 
+function netBuy(quantity, stakePct) {
+  const game = state.net.game;
+  state.net.purchase = { game_id: game.game_id, account: state.player.account, quantity, stake_pct: stakePct,
+    request: requestId() };
+  send("net_buy", state.net.purchase);
+}
+
 function receive(message) {
   if (message.v !== VERSION || message.seq !== state.inbound + 1) {
     state.socket.close(); // out of order: start again with a full picture
@@ -90,8 +101,9 @@ const handlers = {
   signed_in(m) {
     state.player = { account: m.account, credit_cents: m.credit_cents }; note("");
     if (state.purchase && state.purchase.account === m.account) send("buy", state.purchase); // its answer was lost
+    if (state.net.purchase && state.net.purchase.account === m.account) send("net_buy", state.net.purchase);
   },
-  signed_out() { state.player = null; state.cards = []; render(); },
+  signed_out() { state.player = null; state.cards = []; state.net.cards = []; state.net.won = []; render(); },
   bought(m) {
     if (state.purchase && state.purchase.request === m.request) state.purchase = null;
     const held = new Set(state.cards.map((c) => c.card)); // a purchase sent again may be in the state already
@@ -125,8 +137,45 @@ const handlers = {
     render();
   },
   notices(m) { state.warnings = m.warnings; state.help = m.help; renderCare(); },
+  net_game(m) {
+    const net = state.net;
+    if (!m.game || !net.game || m.game.game_id !== net.game.game_id) { net.cards = []; net.won = []; net.announced.clear(); }
+    net.known = true; net.game = m.game; net.linkUp = m.link_up;
+    net.drawn = m.game ? m.game.drawn.slice() : [];
+    render();
+  },
+  net_ball(m) {
+    const net = state.net;
+    if (!net.game || net.game.game_id !== m.game_id || m.ball_count !== net.drawn.length + 1) return;
+    net.drawn.push(m.ball); net.game.drawn = net.drawn.slice();
+    if (net.game.state === "selling" || net.game.state === "sale_closed") net.game.state = "drawing";
+    render();
+  },
+  net_cards(m) {
+    if (!state.net.game || state.net.game.game_id !== m.game_id) return;
+    state.net.cards = m.cards; render();
+  },
+  net_bought(m) {
+    const net = state.net;
+    if (net.purchase && net.purchase.request === m.request) net.purchase = null;
+    if (net.game && net.game.game_id === m.game_id) {
+      const held = new Set(net.cards.map((c) => c.card));
+      net.cards = net.cards.concat(m.cards.filter((c) => !held.has(c.card)));
+    }
+    if (state.player) state.player.credit_cents = m.credit_cents;
+    note(`${m.cards.length} network card(s) bought: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
+    render();
+  },
+  net_won(m) {
+    state.net.won.push(m);
+    note(`Network game: you won the ${patternName(m.prize).toLowerCase()} with card ${m.card}: ${money(m.cents)}, credited to your account`,
+      true, WIN_MS);
+    signal("win");
+    render();
+  },
   error(m) {
     if (state.pending[m.in_reply_to] === "buy") state.purchase = null; // answered: refused
+    if (state.pending[m.in_reply_to] === "net_buy") state.net.purchase = null;
     if (m.code === "not_enrolled") { state.refused = true; localStorage.removeItem("token"); }
     note(m.message);
     if (m.code === "not_enrolled") show("enrol");
@@ -223,6 +272,7 @@ function render() {
   $("held").textContent = `${state.cards.length} of ${MAX_CARDS} cards on this terminal`;
   renderSale();
   renderCards();
+  renderNet();
 }
 
 function ball(number, latest) {
@@ -264,19 +314,30 @@ function renderSale() {
 }
 
 function renderCards() {
-  const drawn = new Set(state.drawn);
-  const winners = new Set(state.won.map((w) => w.card));
-  const rows = state.cards.map((card) => ({ card, ...toGo(card.cells, drawn) }));
-  rows.sort((a, b) => a.bingo - b.bingo || a.line - b.line); // best first
   const lineWon = state.game && state.game.won && state.game.won.line !== undefined;
-  const views = rows.map(({ card, line, bingo }) => {
+  $("cards").replaceChildren(...cardViews(state.cards, state.drawn, state.won, lineWon, state.announced));
+}
+
+// Cards as players read them, best first: the numbers marked as balls fall, "n to go", a
+// card one number from a prize lit (and sounded once), a winning card green.
+function cardViews(cards, drawnList, won, lineWon, announced) {
+  const drawn = new Set(drawnList);
+  const winners = new Set(won.map((w) => w.card));
+  const rows = cards.map((card) => ({ card, known: card.cells.length === 27, ...toGo(card.cells, drawn) }));
+  rows.sort((a, b) => b.known - a.known || a.bingo - b.bingo || a.line - b.line);
+  return rows.map(({ card, known, line, bingo }) => {
     const el = document.createElement("div");
-    const near = (!lineWon && line === 1) || bingo === 1;
+    const near = known && ((!lineWon && line === 1) || bingo === 1);
     el.className = "card" + (winners.has(card.card) ? " winner" : near ? " near" : "");
     el.dataset.card = card.card;
     const head = document.createElement("div");
     head.className = "card-head";
     head.innerHTML = `<span>${card.card}</span><span>${money(card.price_cents)}${card.stake_pct < 100 ? ` · stake ${card.stake_pct}%` : ""}</span>`;
+    if (!known) { // the central server sent no numbers: the card plays there all the same
+      el.append(head, Object.assign(document.createElement("div"), { className: "unknown",
+        textContent: "In play: the central server marks this card; its numbers are not shown here" }));
+      return el;
+    }
     const grid = document.createElement("div");
     grid.className = "grid";
     for (let r = 0; r < 3; r++) for (let c = 0; c < 9; c++) {
@@ -289,13 +350,101 @@ function renderCards() {
     const togo = document.createElement("div");
     togo.className = "togo";
     togo.textContent = `${lineWon ? "" : `line: ${line} to go · `}bingo: ${bingo} to go`;
-    const code = document.createElement("div");
-    code.className = "code"; code.textContent = `code ${card.code}`;
-    el.append(head, grid, togo, code);
-    if (near && !state.announced.has(card.card + line + bingo)) { state.announced.add(card.card + line + bingo); signal("near"); }
+    el.append(head, grid, togo);
+    if (card.code) {
+      const code = document.createElement("div");
+      code.className = "code"; code.textContent = `code ${card.code}`;
+      el.append(code);
+    }
+    if (near && !announced.has(card.card + line + bingo)) { announced.add(card.card + line + bingo); signal("near"); }
     return el;
   });
-  $("cards").replaceChildren(...views);
+}
+
+// --- The network game ------------------------------------------------------------------
+const NET_STATE_WORDS = {
+  selling: "on sale", sale_closed: "the draw begins soon", drawing: "drawing", closed: "game over",
+  not_played: "not played",
+};
+function patternName(pattern) {
+  const words = String(pattern).replace(/_/g, " ");
+  return words[0].toUpperCase() + words.slice(1);
+}
+
+function netSaleOpen() {
+  const game = state.net.game;
+  if (!game || game.state !== "selling" || !game.sale) return false;
+  return Date.now() + state.clockOffset < game.sale.closes_at_ms;
+}
+
+function renderNet() {
+  const net = state.net;
+  const game = net.game;
+  $("net-panel").hidden = $("cards-title").hidden = !net.known;
+  $("play").classList.toggle("net-first", Boolean(game) && !state.game);
+  $("net-cards").hidden = $("net-cards-title").hidden = !net.known || !game;
+  if (!net.known) return;
+  $("net-title").textContent = game ? `Network game · ${NET_STATE_WORDS[game.state] || game.state.replace(/_/g, " ")}`
+    : "Network game";
+  $("net-link").textContent = net.linkUp ? "linked to the network" : "network link lost";
+  $("net-link").className = net.linkUp ? "net-link" : "net-link lost";
+  $("net-link-lost").hidden = net.linkUp;
+  $("net-link-lost").textContent = "The hall has lost its link to the network: your network cards stay in play, "
+    + "and the balls and prizes you miss come back with the link. No network card can be bought until then.";
+  if (!game) {
+    $("net-prizes").textContent = ""; $("net-ball-count").textContent = "";
+    $("net-last-balls").replaceChildren(); $("net-winners").replaceChildren();
+    renderNetSale();
+    return;
+  }
+  const patterns = (game.patterns || []).map(patternName).join(", ");
+  if (game.state === "not_played") {
+    $("net-prizes").textContent = `Declared not played${game.not_played ? `: ${game.not_played}` : ""}; every stake is returned`;
+  } else if (game.prizes) {
+    const prizes = (game.patterns || Object.keys(game.prizes))
+      .filter((p) => p in game.prizes).map((p) => `${patternName(p)} ${money(game.prizes[p])}`);
+    $("net-prizes").textContent = `${prizes.join(" · ")} · ${game.cards_sold} cards in play across the halls`;
+  } else {
+    $("net-prizes").textContent = `Card ${money(game.price_cents)} · series ${game.series} · prizes: ${patterns}`;
+  }
+  $("net-ball-count").textContent = net.drawn.length ? `Ball ${net.drawn.length}` : "";
+  $("net-last-balls").replaceChildren(...net.drawn.slice(-5).reverse().map((b, i) => ball(b, i === 0)));
+  const mine = new Set(net.cards.map((c) => c.card));
+  $("net-winners").replaceChildren(...(game.winners || []).slice().reverse().map((w) => {
+    const li = document.createElement("li");
+    li.className = mine.has(w.card) ? "mine" : "";
+    li.textContent = `${patternName(w.pattern)} on ball ${w.ball_count}: ${w.card} · ${w.hall}, terminal ${w.terminal}`
+      + ` · ${money(w.cents)}${mine.has(w.card) ? " · yours" : ""}`;
+    return li;
+  }));
+  $("net-held").textContent = `${net.cards.length} of ${MAX_CARDS} network cards on this terminal`;
+  renderNetSale();
+  const lineWon = game.won && game.won.line !== undefined;
+  const won = [...net.won, ...(game.winners || []).filter((w) => mine.has(w.card))];
+  $("net-cards").replaceChildren(...cardViews(net.cards, net.drawn, won, lineWon, net.announced));
+}
+
+function renderNetSale() {
+  const net = state.net;
+  if (!net.known) return;
+  const game = net.game;
+  const open = netSaleOpen();
+  $("net-sale").className = open && net.linkUp ? "" : "closed";
+  $("net-buy").disabled = !open || !net.linkUp || Boolean(net.purchase) || net.cards.length >= MAX_CARDS;
+  $("net-quantity").max = String(Math.max(1, MAX_CARDS - net.cards.length));
+  const label = $("net-sale-state");
+  if (!game) { label.replaceChildren("No network game on sale"); return; }
+  if (net.purchase) { label.replaceChildren("Purchase sent: waiting for the network's answer"); return; }
+  if (game.state !== "selling") {
+    label.replaceChildren(game.over ? "Game over" : `Sale closed · ${NET_STATE_WORDS[game.state] || game.state}`);
+    return;
+  }
+  const left = Math.max(0, game.sale.closes_at_ms - (Date.now() + state.clockOffset));
+  if (!left) { label.replaceChildren("Sale closed"); return; }
+  const s = Math.ceil(left / 1000);
+  const countdown = document.createElement("strong"); countdown.id = "net-countdown";
+  countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  label.replaceChildren("Sale open in every hall, closes in ", countdown);
 }
 
 // Light is the card's border; sound a short tone (R92.8: may light and sound on a win).
@@ -333,6 +482,13 @@ function wire() {
     const quantity = Number.parseInt($("quantity").value, 10);
     buy(quantity, Number.parseInt($("stake").value, 10));
   });
+  $("net-buy-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    note("");
+    if (!state.net.game) return;
+    netBuy(Number.parseInt($("net-quantity").value, 10), Number.parseInt($("net-stake").value, 10));
+    renderNetSale();
+  });
   $("sign-out").addEventListener("click", () => send("sign_out"));
   $("care-open").addEventListener("click", () => { state.care = true; render(); });
   $("care-close").addEventListener("click", () => { state.care = false; render(); });
@@ -353,7 +509,7 @@ function wire() {
     $("scan").hidden = false;
     $("scan").addEventListener("click", scanQr);
   }
-  setInterval(renderSale, 250); // the countdown
+  setInterval(() => { renderSale(); renderNetSale(); }, 250); // the countdowns
 }
 
 // The account ticket's QR code holds the account number; read it with the camera.

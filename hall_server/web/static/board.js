@@ -2,7 +2,9 @@
 // what the hall committed: the sale of the next game with the terminals' countdown, the
 // draw, a LINE / BINGO banner with the winning cards and what each is paid, and between
 // games the next game's screen with the last game's result and the operator's
-// responsible-play messages (R97.2).
+// responsible-play messages (R97.2).  Below it, when the hall takes part in one, the
+// network game played across the halls: its sale time, balls, prizes and its winners
+// with the hall and the terminal where each card was bought (R92.1, R92.11).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -194,9 +196,61 @@ function modeOf(view) {
   return game.state === "selling" ? "sale" : "draw";
 }
 
+// --- The network game ------------------------------------------------------------------
+const NET_STATES = {
+  selling: "cards on sale at the terminals of every hall", sale_closed: "sale closed · the draw begins soon",
+  drawing: "drawing", closed: "game over", not_played: "declared not played · every stake returned",
+};
+function patternName(pattern) {
+  const words = String(pattern).replace(/_/g, " ");
+  return PRIZE_NAMES[pattern] || words[0].toUpperCase() + words.slice(1);
+}
+
+function netCountdown(net) {
+  if (net.state !== "selling") return "";
+  const left = net.closes_at_ms - (Date.now() + Board.offsetMs);
+  if (left <= 0) return "Sale closed";
+  const s = Math.ceil(left / 1000);
+  return `Sale closes in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function showNetwork(view) {
+  const net = view.network;
+  document.body.classList.toggle("with-net", Boolean(net));
+  $("net-strip").hidden = !net;
+  if (!net) return;
+  put("net-heading", "Network game");
+  put("net-state", `series ${net.series} · ${NET_STATES[net.state] || net.state.replace(/_/g, " ")}`);
+  put("net-countdown", netCountdown(net));
+  const balls = net.balls;
+  put("net-last-ball", net.last_ball === null ? "" : String(net.last_ball));
+  $("net-last-ball").classList.toggle("empty", net.last_ball === null);
+  put("net-ball-count", balls.length ? `Ball ${balls.length} of 90` : "No ball drawn yet");
+  fill("net-recent", balls.slice(-13, -1).reverse().map((b) => Hall.el("li", b)));
+  const facts = [["Card price", Hall.money(net.price_cents)]];
+  if (net.cards_sold !== null) facts.push(["Cards in play", String(net.cards_sold)]);
+  const patterns = net.patterns || Object.keys(net.prizes);
+  for (const pattern of patterns) {
+    facts.push([`${patternName(pattern)} prize`, pattern in net.prizes ? Hall.money(net.prizes[pattern]) : "at the close"]);
+  }
+  fill("net-facts", facts.flatMap(([name, value]) => [Hall.el("dt", name), Hall.el("dd", value)]));
+  const latest = net.winners.slice(-2).reverse();
+  const more = net.winner_count - latest.length;
+  fill("net-winners", latest.length ? latest.map((w) => {
+    const li = Hall.el("li", "", w.pattern);
+    li.append(Hall.el("span", w.card, "net-winner-card"),
+      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ball ${w.ball_count} · ${Hall.money(w.cents)}`,
+        "net-winner-prize"),
+      Hall.el("span", `${w.hall} · terminal ${w.terminal}`, "net-winner-where"));
+    return li;
+  }).concat(more > 0 ? [Hall.el("li", `and ${more} more winning card${more === 1 ? "" : "s"}`, "more")] : [])
+    : [Hall.el("li", "No winner yet", "none")]);
+}
+
 function render() {
   const view = Board.view;
   if (!view) return;
+  showNetwork(view);
   put("hall-name", view.hall);
   const mode = modeOf(view);
   document.body.dataset.mode = mode;
@@ -221,7 +275,10 @@ function showWarning(mode) {
 }
 
 setInterval(() => { Board.turn += 1; if (Board.view) showWarning(modeOf(Board.view)); }, 15000);
-setInterval(() => { if (Board.view && modeOf(Board.view) === "sale") put("sale-countdown", countdownText(Board.view.game)); }, 250);
+setInterval(() => {
+  if (Board.view && modeOf(Board.view) === "sale") put("sale-countdown", countdownText(Board.view.game));
+  if (Board.view && Board.view.network) put("net-countdown", netCountdown(Board.view.network));
+}, 250);
 
 Hall.connect("/board/ws", (message) => {
   if (message.type !== "board") return;
