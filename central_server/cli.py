@@ -234,6 +234,8 @@ def _one_line(error: Exception) -> str:
     else:
         text = str(error)
     return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 @central.command()
 @click.option("--halls", type=click.IntRange(2, 200), default=2, show_default=True, help="Hall server processes.")
 @click.option("--terminals", type=click.IntRange(1, 1000), default=5, show_default=True, help="Terminals per hall.")

@@ -56,6 +56,7 @@ class CentralGameFacts:
     refused: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     won: list[dict[str, Any]] = field(default_factory=list)  # every card won
     returned: list[dict[str, Any]] = field(default_factory=list)  # every stake returned
+    carries: dict[str, int] = field(default_factory=dict)  # what the game carried to the next (pattern -> cents)
 
     @property
     def over(self) -> bool:
@@ -106,9 +107,9 @@ class CentralFacts:
         elif kind == "central_stake_returned":
             game.returned.append(dict(p))
         elif kind == "central_game_closed":
-            game.phase = "closed"
+            game.phase, game.carries = "closed", dict(p["carries"])
         elif kind == "central_game_not_played":
-            game.phase = "not_played"
+            game.phase, game.carries = "not_played", dict(p["carries"])
 
 
 @dataclass

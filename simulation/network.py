@@ -72,6 +72,11 @@ class Plan:
     ball_ms: int = 1_000
     #: The first sale opens this long after the central server starts with the games.
     opens_after_ms: int = 5_000
+    #: ``True``: one game after another, each added (with what the previous one carried to
+    #: its prizes, R88.5) once the previous is over, so the day's games chain as the audit
+    #: export requires; ``False``: every game configured at once, each sale opening while
+    #: the game before draws (the kill campaigns, to have sales and draws all the time).
+    one_after_another: bool = True
     price_cents: int = 100
     #: Purchases per terminal per game, cards per purchase (both ranges inclusive), stakes in percent.
     buys: tuple[int, int] = (1, 3)
@@ -145,6 +150,7 @@ class Simulation:
         self.halls: list[HallPlace] = []
         self.workers: list[Child] = []
         self.central_kills = 0
+        self.carries: list[dict[str, int]] = []  # what each game played carried to the next (pattern -> cents)
         self.games_started = False
 
     # --- Setting up -----------------------------------------------------------------
@@ -159,7 +165,7 @@ class Simulation:
         init_authority(self.pki, "Simulated Bingo Network")
         issue_certificate(self.pki, "central", CENTRAL_ID)
         export_bundle(self.pki, CENTRAL_ID, self.central_home / "pki")
-        self._write_central(games=False)
+        self._write_central(0)
         template, logins = self._hall_template()
         self.logins = logins
         for index in range(self.plan.halls):
@@ -204,7 +210,8 @@ hall_id = "{hall_id}"
 server_name = "localhost"
 """
 
-    def _write_central(self, *, games: bool) -> None:
+    def _write_central(self, games: int) -> None:
+        """The central configuration with the first ``games`` games, each carrying in what the one before left."""
         plan = self.plan
         halls = [f"hall-{i + 1}" for i in range(plan.halls)]
         text = f"""[central]
@@ -226,7 +233,9 @@ halls = {json.dumps(halls)}
 label = "{SERIES}"
 cards = {plan.series_cards}
 """
-        for k in range(plan.games if games else 0):
+        for k in range(games):
+            opens = plan.opens_after_ms if plan.one_after_another else plan.opens_after_ms + k * (plan.sale_ms + 2_000)
+            carries = self.carries[k - 1] if k and plan.one_after_another else {}
             text += f"""
 [[games]]
 game_id = "{plan.game_id(k)}"
@@ -235,13 +244,15 @@ max_price_cents = {plan.price_cents}
 sale_window_ms = {plan.sale_ms}
 ball_interval_ms = {plan.ball_ms}
 series_label = "{SERIES}"
-opens_after_ms = {plan.opens_after_ms + k * (plan.sale_ms + 2_000)}
+opens_after_ms = {opens}
 [[games.prizes]]
 pattern = {{ name = "line", rows = 1 }}
 basis_points = 2000
+carry_in_cents = {carries.get("line", 0)}
 [[games.prizes]]
 pattern = {{ name = "bingo", rows = 3 }}
 basis_points = 5000
+carry_in_cents = {carries.get("bingo", 0)}
 """
         (self.central_home / "central.toml").write_text(text)
 
@@ -320,13 +331,18 @@ basis_points = 5000
             child.start(timeout=60 + len(terminals) * 0.5)
 
     def open_games(self) -> None:
-        """The central server started again with the games in its configuration; the halls link again."""
-        self.progress(f"scheduling {self.plan.games} network game(s): the central server starts with them")
+        """The central server started again with the games in its configuration (all of them, or the
+        first when they are played one after another); the halls link again."""
+        first = 1 if self.plan.one_after_another else self.plan.games
+        self.progress(f"scheduling {first} network game(s): the central server starts with them")
+        self._restart_central_with(first)
+        self.games_started = True
+
+    def _restart_central_with(self, games: int) -> None:
         links = [h.child.count(LINKED) for h in self.halls]
         self.central.stop()
-        self._write_central(games=True)
+        self._write_central(games)
         self.central.start()
-        self.games_started = True
         wait_for(lambda: all(h.linked(n + 1) for h, n in zip(self.halls, links)), 60,
                  "every hall to link to the central server again")
 
@@ -349,10 +365,24 @@ basis_points = 5000
 
     def wait_played(self) -> None:
         plan = self.plan
-        bound = plan.opens_after_ms / 1000 + plan.games * (plan.sale_ms + 2_000) / 1000 + 91 * plan.ball_ms / 1000 + 120
-        self.progress(f"playing {plan.games} network game(s) (at most {bound:.0f} s)")
+        game_s = plan.opens_after_ms / 1000 + plan.sale_ms / 1000 + 91 * plan.ball_ms / 1000 + 60
+        if plan.one_after_another:
+            for k in range(plan.games):
+                self.progress(f"playing {plan.game_id(k)} (at most {game_s:.0f} s)")
+                wait_for(lambda: self._over(plan.game_id(k)), game_s, f"{plan.game_id(k)} to be played", interval=0.5)
+                self.carries.append(self.central_facts.games[plan.game_id(k)].carries)
+                if k + 1 < plan.games:
+                    self.progress(f"adding {plan.game_id(k + 1)}, with the carries of {plan.game_id(k)}: "
+                                  "the central server starts again")
+                    self._restart_central_with(k + 2)
+        bound = game_s + plan.games * (plan.sale_ms + 2_000) / 1000 + 60
+        self.progress(f"waiting for every game to be over at every hall (at most {bound:.0f} s)")
         wait_for(self.played, bound, "every network game to be played at the central server and every hall",
                  interval=0.5)
+
+    def _over(self, game_id: str) -> bool:
+        game = self.central_facts.refresh().games.get(game_id)
+        return game is not None and game.over
 
     # --- Failures -------------------------------------------------------------------------
 

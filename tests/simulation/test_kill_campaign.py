@@ -82,7 +82,7 @@ def nothing_held_after_the_sale(sim: Simulation, hall_index: int) -> bool:
 def run_campaign(home: Path, victim: str, seed: int) -> tuple[dict[str, Any], list[set[str]]]:
     rng = random.Random(seed)
     plan = Plan(home=home, halls=2, terminals=3, games=10, seed=seed, opens_after_ms=3_000, buys=(2, 4),
-                quantities=(1, 4))
+                quantities=(1, 4), one_after_another=False)
     sim = Simulation(plan)
     sim.prepare()
     moments: list[set[str]] = []

@@ -5,11 +5,13 @@ the ``bingo.commands`` entry point) in a child process, and prints its summary. 
 test checks the summary against what the processes left on file, read here on their
 own: the central server's journal (every confirmation, every card won), each hall's
 journal (every capture, every credit paid) and the terminal workers' reports (every
-answer a terminal got).
+answer a terminal got); and the central server's audit export of the day, replayed by
+``bingo replay``, equals the result the games recorded.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
@@ -35,9 +37,9 @@ def records(database: Path) -> list[Any]:
         engine.dispose()
 
 
-def bingo(*arguments: str, timeout: float) -> subprocess.CompletedProcess[str]:
+def bingo(*arguments: str, timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", "from hall_server.cli import main; main()", *arguments],
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -91,3 +93,17 @@ def test_simulate_two_halls_of_five_terminals_two_games_and_the_money_of_each_ha
             here = [r.payload["ball"] for r in hall_records
                     if r.type == "network_ball_drawn" and r.payload["game_id"] == game_id]
             assert here == drawn == summary["games"][game_id]["drawn"], f"{hall_id} shows the central server's balls"
+
+    # The audit export of the central server's day, replayed, equals what the games recorded (FORMATS.md 3).
+    day = datetime.datetime.fromtimestamp(max(r.time_ms for r in central if r.type == "central_game_closed") / 1000,
+                                          datetime.timezone.utc).date().isoformat()
+    export = tmp_path / "audit"
+    exported = bingo("audit", "export", "--day", day, "--out", str(export), timeout=300,
+                     env={"BINGO_HOME": str(home / "central")})
+    assert exported.returncode == 0, exported.stderr
+    scenario = json.loads((export / "scenario.json").read_text())
+    cards = [c for session in scenario["sessions"] for g in session["games"] for c in g["cards"]]
+    assert len(cards) == summary["cards_in_play"] and {c["id"].split("/")[0] for c in cards} <= set(summary["halls"])
+    replayed = bingo("replay", str(export / "scenario.json"), timeout=300)
+    assert replayed.returncode == 0, replayed.stderr
+    assert json.loads(replayed.stdout) == json.loads((export / "result.json").read_text())
