@@ -234,6 +234,31 @@ def _one_line(error: Exception) -> str:
     else:
         text = str(error)
     return text.replace("\r", "\\r").replace("\n", "\\n")
+@central.command()
+@click.option("--halls", type=click.IntRange(2, 200), default=2, show_default=True, help="Hall server processes.")
+@click.option("--terminals", type=click.IntRange(1, 1000), default=5, show_default=True, help="Terminals per hall.")
+@click.option("--games", type=click.IntRange(1, 50), default=1, show_default=True, help="Network games to play.")
+@click.option("--home", "home", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="A new folder for every server's home (DIR/central, DIR/hall-1, ...).")
+@click.option("--seed", type=int, default=1, show_default=True, help="The terminals' random choices.")
+@click.option("--burst", is_flag=True, help="Every terminal buys in the last 5 s of each sale.")
+def simulate(halls: int, terminals: int, games: int, home: Path, seed: int, burst: bool) -> None:
+    """Play network games on loopback: this central server, hall servers and headless terminals.
+
+    Prints a JSON summary (purchases, cards, balls, winners and money per hall, CPU
+    seconds); exit status 1 if the terminals, the halls and the central server disagree.
+    """
+    from simulation.network import Plan, SimulationError, simulate as run  # starts halls by their command line
+
+    plan = Plan(home=home, halls=halls, terminals=terminals, games=games, seed=seed,
+                mode="burst" if burst else "random")
+    try:
+        summary = run(plan, progress=lambda line: click.echo(f"simulate: {line}", err=True))
+    except SimulationError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(json.dumps(summary, indent=2))
+    if not summary["ok"]:
+        raise click.ClickException("the simulation's checks failed: " + "; ".join(summary["problems"][:3]))
 
 
 def register(main: click.Group) -> None:

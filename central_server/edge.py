@@ -28,7 +28,10 @@ error codes back.
   bounds each key and value).
 * **Pushes** (the sale, balls, prizes, credits, the end) go to every connected hall the
   announcement names, each send on its own: one hall's failure is logged and touches no
-  other hall's.
+  other hall's.  A hall that says ``hello`` is sent ``sale_opened`` again for each of its
+  games on sale: the protocol lists no games, so a hall away when a sale opened (killed,
+  or the central server restarted and opened it before the hall was back) learns of
+  the game while it can still sell.
 """
 
 from __future__ import annotations
@@ -98,6 +101,17 @@ class CentralEndpoint:
         if old is not None and old is not link:
             self.log.info("Hall {hall} connected again; its previous connection is closed", hall=link.hall_id)
             old.transport.loseConnection()  # type: ignore[union-attr]
+
+    def tell_open_sales(self, link: "HallLink") -> None:
+        """``sale_opened`` to ``link``'s hall for each of its games whose sale is open now."""
+        if self.links.get(link.hall_id or "") is not link:
+            return  # gone, or replaced by a newer connection that is told itself
+        now_ms = int(self.module.clock.seconds() * 1000)
+        for game in list(self.module.games.values()):
+            if game.phase != "selling" or link.hall_id not in game.config.halls:
+                continue
+            opened = [e for e in game.events if e.type == "central_sale_opened"][-1:]
+            self.push([a for a in wire.announcements(game, opened, now_ms=now_ms) if a.hall_id == link.hall_id])
 
     def left(self, link: "HallLink") -> None:
         if link.hall_id is not None and self.links.get(link.hall_id) is link:
@@ -257,8 +271,11 @@ class HallLink(amp.AMP):
             if self.version is None:
                 self.log.info("Hall {hall} said hello ({software}), protocol version {version}", hall=self.hall_id,
                               software=arguments.get("software"), version=answer["version"])
+            first = self.version is None
             self.version = answer["version"]
             self.endpoint.joined(self)
+            if first:  # after the answer has gone out: the hall's link is up when the pushes come
+                self.endpoint.module.clock.callLater(0, self.endpoint.tell_open_sales, self)
             return answer
         if self.version is None:
             raise NotNegotiated(m.ERRORS["not_negotiated"].message)

@@ -147,3 +147,27 @@ def _operator() -> Any:
     from server_kit.core import Actor
 
     return Actor("operator J. Vidal", "operator")
+
+
+@pytest.mark.req("R93.1", "R92.5c")
+@pytest_twisted.ensureDeferred
+async def test_a_hall_saying_hello_while_a_sale_is_open_is_told_of_the_sale_with_the_time_left(central: Running) -> None:
+    """A hall away when the sale opened (killed, or the central server restarted and opened it
+    before the hall was back) hears ``sale_opened`` at its hello, while the sale lasts (R93.1)."""
+    one = await central.hall("hall-1")
+    await central.open_sale()
+    await until(lambda: one.pushed("sale_opened"), "sale_opened at hall-1")
+    central.clock.advance(4)
+    late = await central.hall("hall-2")
+    central.clock.advance(0)  # the push follows the hello's answer
+    await late.get_game("hall-2")  # anything sent before this answer has arrived
+    (told,) = late.pushed("sale_opened")
+    assert told["closes_at_ms"] == central.game.closes_at_ms
+    assert told["remaining_ms"] == central.game.closes_at_ms - int(central.clock.seconds() * 1000)
+    assert len(one.pushed("sale_opened")) == 1, "a hall that was there is not told again"
+
+    await central.close_sale()
+    again = await central.hall("hall-2")
+    central.clock.advance(0)
+    await again.get_game("hall-2")
+    assert again.pushed("sale_opened") == [], "a sale that is over is not announced"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from twisted.internet import task
+from twisted.internet import defer, task
 
 from central_server.domain.config import library_digest
 from central_server.module import CentralModule
@@ -170,3 +170,44 @@ def test_purchases_that_arrive_while_a_commit_is_in_flight_are_decided_in_order_
     ask(13).addCallback(answers.append)
     writer.release()
     assert (answers[-1]["decision"], answers[-1]["first_card"]) == (11, 21)
+
+
+def test_a_burst_of_purchases_is_decided_as_it_arrives_and_committed_together_answered_after_the_commit() -> None:
+    """R93.6, R93.8: requests are decided in the order received, when received (not after the
+    previous request's commit): those that arrive while a commit is in flight share the next one."""
+    held: list[tuple[defer.Deferred[Any], Any, tuple[Any, ...]]] = []
+
+    def slow_disk(function: Any, *args: Any) -> defer.Deferred[Any]:
+        waiting: defer.Deferred[Any] = defer.Deferred()
+        held.append((waiting, function, args))
+        return waiting
+
+    def flush() -> None:
+        while held:
+            waiting, function, args = held.pop(0)
+            waiting.callback(function(*args))
+
+    clock = task.Clock()
+    clock.advance(START_S)
+    journal = FakeJournal()
+    core = CommandCore(journal, clock, slow_disk)
+    module = CentralModule(core, {"V1": LIBRARY}, clock)
+    core.recover()
+    for step in (module.schedule(config()), module.open_sale("net-1")):
+        flush()
+        result(step)
+    commits = core.commits
+    answers = [module.hall_command("buy_cards", {
+        "request_id": f"r{k}", "game_id": "net-1", "hall_id": "hall-1", "terminal_id": f"t{k}",
+        "player_ref": f"p{k}", "card_count": 1, "stake_pct": 100}, "hall-1") for k in range(10)]  # fmt: skip
+    assert module.games["net-1"].decision_count == 10, "every request is decided on arrival"
+    clock.advance(20)  # the deadline passes while the burst is committed: decided in time, they stand
+    outcomes: list[Any] = []
+    for answer in answers:
+        answer.addBoth(outcomes.append)
+    assert outcomes == [], "nothing is answered before its commit"
+    flush()
+    assert [o["status"] for o in outcomes] == ["confirmed"] * 10
+    assert [o["first_card"] for o in outcomes] == list(range(1, 11))
+    assert core.commits - commits == 2, "the first request alone, the nine decided during its commit together"
+    assert len([r for r in journal.records() if r.type == "central_purchase_confirmed"]) == 10

@@ -34,14 +34,14 @@ from twisted.internet import defer, reactor, task
 
 from central_server.config import load_config as load_central_config
 from central_server.domain.game import CentralGame
-from protocol.records.central import CentralCardWon as CardWon
-from protocol.records.central import CentralPurchaseConfirmed as PurchaseConfirmed
-from protocol.records.central import CentralPurchaseRefused as PurchaseRefused
-from central_server.module import event_of
+from central_server.module import game_record
 from central_server.store import load_series
 from hall_server.config import DEFAULT_STAFF, default_config_text
 from hall_server.hall.cashier import player_account
 from protocol.chain import Record
+from protocol.records.central import CentralCardWon as CardWon
+from protocol.records.central import CentralPurchaseConfirmed as PurchaseConfirmed
+from protocol.records.central import CentralPurchaseRefused as PurchaseRefused
 from server_kit.db.database import create
 from server_kit.journal import table
 from server_kit.pki import export_bundle, init_authority, issue_certificate
@@ -365,7 +365,7 @@ def _central_game(config_path: Path) -> CentralGame:
     config = load_central_config(config_path)
     engine = create(config.database_url)
     try:
-        events = [event_of(r) for r in table.read(engine)
+        events = [game_record(r) for r in table.read(engine)
                   if r.type.startswith("central_") and r.type != "central_command_refused"]
         library = load_series(engine)
     finally:

@@ -7,7 +7,9 @@ The import rules of the layers (DESIGN.md):
 * ``server_kit/`` is what every server is built from: of the project's packages it
   imports only ``protocol/``;
 * ``hall_server/``, ``central_server/`` and ``terminals/`` import ``server_kit/`` and
-  ``protocol/`` but never each other.
+  ``protocol/`` but never each other;
+* ``simulation/`` (``bingo central simulate``) starts hall servers as processes and
+  never imports ``hall_server/``.
 """
 
 import ast
@@ -75,7 +77,14 @@ def test_a_server_imports_no_other_server(path: Path) -> None:
     assert not bad, f"{shown(path)} imports {', '.join(bad)}"
 
 
+@pytest.mark.parametrize("path", sources("simulation"), ids=shown)
+def test_the_simulation_starts_hall_servers_by_their_command_line_and_never_imports_them(path: Path) -> None:
+    """``bingo central simulate`` runs halls as processes: it reads what they journal, it imports no hall code."""
+    bad = sorted(roots(path) & {"hall_server"})
+    assert not bad, f"{shown(path)} imports {', '.join(bad)}"
+
+
 def test_the_rules_see_every_package() -> None:
     """A rule over an empty folder would pass for nothing."""
-    for package in ("protocol", "server_kit", *SERVERS):
+    for package in ("protocol", "server_kit", *SERVERS, "simulation"):
         assert len(sources(package)) >= 2, package
