@@ -66,7 +66,7 @@ url = "sqlite:///{home / 'central.sqlite3'}"
 halls = {json.dumps(list(HALLS))}
 
 [[series]]
-label = "V1"
+label = "N1"
 cards = 600
 
 [[games]]
@@ -75,7 +75,7 @@ price_cents = 100
 max_price_cents = 200
 sale_window_ms = {sale_s * 1000}
 ball_interval_ms = 3000
-series_label = "V1"
+series_label = "N1"
 opens_after_ms = {opens_after_s * 1000}
 [[games.prizes]]
 pattern = {{ name = "line", rows = 1 }}

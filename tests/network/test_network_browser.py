@@ -8,7 +8,7 @@ certificate, and the hall's information board is open at 1920x1080.  Hall-1 play
 game at the same time: its player buys hall cards too, and its board shows its draw.
 
 * The sale's countdown runs on both kiosks; each player buys network cards, which show
-  their 27 numbers (the central server's layouts) and are charged once.
+  their 27 numbers (the central server's layouts, series N1: the halls' own virtual cards are V1) and are charged once.
 * The boards show the network game's sale, then its balls; the kiosks mark the balls on
   the network cards and count what is to go, and hall-1's own cards keep their own balls.
 * The first prize: both boards list the same winning cards with the hall and the terminal
@@ -78,7 +78,7 @@ url = "sqlite:///{home / 'central.sqlite3'}"
 halls = {json.dumps(list(HALLS))}
 
 [[series]]
-label = "V1"
+label = "N1"
 cards = 600
 
 [[games]]
@@ -87,7 +87,7 @@ price_cents = 100
 max_price_cents = 200
 sale_window_ms = {SALE_MS}
 ball_interval_ms = 1000
-series_label = "V1"
+series_label = "N1"
 opens_after_ms = {OPENS_AFTER_MS}
 [[games.prizes]]
 pattern = {{ name = "line", rows = 1 }}
@@ -289,7 +289,7 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
                                 for page in boards.values()}) == 1, WAIT, "both boards to list the same winners",
                    seen=lambda: winners)
         listed = boards["hall-1"].locator("#net-winners li:not(.none):not(.more)").all_inner_texts()
-        assert all(re.fullmatch(r"V1-\d+ ?LINE · ball \d+ · \d+\.\d\d €\nhall-[12] · terminal hall-[12]-K1", w)
+        assert all(re.fullmatch(r"N1-\d+ ?LINE · ball \d+ · \d+\.\d\d €\nhall-[12] · terminal hall-[12]-K1", w)
                    for w in listed), listed
         winning_hall = re.search(r"(hall-[12]) · terminal", listed[-1])[1]  # type: ignore[index]
         winner_kiosk = kiosks[winning_hall]
