@@ -17,7 +17,6 @@ replay format cannot express is refused, naming it.
 from __future__ import annotations
 
 import datetime
-import re
 import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,6 @@ from server_kit.db.database import create
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key, public_pem
 
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _ENDS = frozenset({"central_game_closed", "central_game_not_played"})
 
 
@@ -59,12 +57,8 @@ class CentralDay:
 
 def checked_day(day: str) -> str:
     """``day`` if it is a date ``YYYY-MM-DD``."""
-    try:
-        if _DAY.fullmatch(day):
-            datetime.date.fromisoformat(day)
-            return day
-    except ValueError:
-        pass
+    if audit_folder.is_day(day):
+        return day
     raise CentralAuditError(f"--day is a date, YYYY-MM-DD, not {day!r}")
 
 

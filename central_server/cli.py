@@ -24,6 +24,7 @@ import click
 
 from protocol.errors import DomainError
 from protocol.money import format_cents
+from server_kit.audit_folder import one_line
 
 #: The exit status of a command the central server (or the export) refused.
 REFUSED = 2
@@ -219,7 +220,7 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     try:
         made = export_day(configuration(config_path), day, out)
     except (DomainError, OSError) as error:
-        click.echo(_one_line(error), err=True)
+        click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     first, last = made.records[0], made.records[-1]
     click.echo(f"{out}: {made.day}, {len(made.games)} network game(s), journal records {first.seq} to {last.seq} "
@@ -227,13 +228,6 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     if made.left_out:
         click.echo("left out: " + "; ".join(f"{game} ({why})" for game, why in made.left_out))
 
-
-def _one_line(error: Exception) -> str:
-    if isinstance(error, OSError) and not isinstance(error, DomainError):
-        text = f"{error.strerror or error}: {error.filename}"
-    else:
-        text = str(error)
-    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 @central.command()

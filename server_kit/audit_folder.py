@@ -16,9 +16,11 @@ signature and link to the record before it, as an inspector's own script would.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 from pathlib import Path
@@ -36,6 +38,29 @@ RESULT = "result.json"
 JOURNAL = "journal.jsonl"
 PUBLIC_KEY = "public-key.pem"
 FILES = (SCENARIO, RESULT, JOURNAL, PUBLIC_KEY)
+
+
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def is_day(text: str) -> bool:
+    """Whether ``text`` is a calendar date written ``YYYY-MM-DD`` (the ``--day`` of an export)."""
+    if not _DAY.fullmatch(text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def one_line(error: Exception) -> str:
+    """``error`` as the one line an export command prints (a file error with its file name)."""
+    if isinstance(error, OSError) and not isinstance(error, DomainError):
+        text = f"{error.strerror or error}: {error.filename}"
+    else:
+        text = str(error)
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 class ExportFolderError(DomainError):

@@ -14,8 +14,6 @@ point put it, never imported.
 
 from __future__ import annotations
 
-import datetime
-import re
 import sys
 from pathlib import Path
 
@@ -26,32 +24,21 @@ from hall_server.audit.folder import check_out_folder, write_export
 from hall_server.audit.source import read_day
 from hall_server.cli.context import Hall
 from protocol.errors import DomainError
+from server_kit.audit_folder import is_day, one_line
 from server_kit.keys import public_pem
 
 REFUSED = 2
 #: The configuration file that makes a folder a central server's (docs/central-server.md).
 CENTRAL_CONFIG = "central.toml"
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
 
 def _checked_day(day: str) -> str:
-    try:
-        if _DAY.fullmatch(day):
-            datetime.date.fromisoformat(day)
-            return day
-    except ValueError:
-        pass
+    if is_day(day):
+        return day
     raise AuditError(f"--day is a session date, YYYY-MM-DD, not {day!r}")
 
-
-def _one_line(error: Exception) -> str:
-    if isinstance(error, OSError) and not isinstance(error, DomainError):
-        text = f"{error.strerror or error}: {error.filename}"
-    else:
-        text = str(error)
-    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _central_export(ctx: click.Context, hall: Hall) -> tuple[click.Command, Path] | None:
@@ -101,7 +88,7 @@ def export(ctx: click.Context, hall: Hall, day: str, out: Path, config_path: Pat
         made = read_day(hall.engine, key.public_key(), hall.head_path, day, rules)
         write_export(made, public_pem(key), out)
     except (DomainError, OSError) as error:
-        click.echo(_one_line(error), err=True)
+        click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     first, last = made.records[0], made.records[-1]
     click.echo(

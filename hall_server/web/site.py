@@ -73,6 +73,7 @@ from server_kit.web.channel import (
     MAX_REQUEST_BYTES,
     ChannelError,
     CommandChannel,
+    CommandRequest,
     error_answer,
     load_json,
     parse_request,
@@ -445,21 +446,33 @@ class BoardStateResource(Resource):
         return json_response(request, 200, self.hub.board_message())
 
 
-class CommandResource(_Staff):
+class _CommandTaker(_Staff):
+    """A staff resource that takes a command request (``/api/command``, ``/api/document``)."""
+
     def __init__(self, sign_ins: SignIns, channel: CommandChannel) -> None:
         super().__init__(sign_ins)
         self.channel = channel
 
-    def render_POST(self, request: Request) -> bytes | int:
+    def command_of(self, request: Request) -> tuple[SignIn, CommandRequest] | bytes:
+        """The sign-in and the command a request carries, or the error answer to send."""
         if (foreign := foreign_origin(request)) is not None:
             return foreign
         session = self.signed_in(request)
         if session is None:
             return error_response(request, ChannelError("signed_out", "sign in first"))
         try:
-            command = parse_request(read_json_body(request))
+            return session, parse_request(read_json_body(request))
         except ChannelError as error:
             return error_response(request, error)
+
+
+class CommandResource(_CommandTaker):
+
+    def render_POST(self, request: Request) -> bytes | int:
+        taken = self.command_of(request)
+        if isinstance(taken, bytes):
+            return taken
+        session, command = taken
 
         reply = Reply(request)
 
@@ -471,7 +484,7 @@ class CommandResource(_Staff):
         return NOT_DONE_YET
 
 
-class DocumentResource(_Staff):
+class DocumentResource(_CommandTaker):
     """``POST /api/document``: a command that makes a file (``print_...``), answered with the PDF.
 
     The request is a command request as ``/api/command`` takes it; the command is
@@ -481,20 +494,11 @@ class DocumentResource(_Staff):
     when the command is given on ``/api/command``.
     """
 
-    def __init__(self, sign_ins: SignIns, channel: CommandChannel) -> None:
-        super().__init__(sign_ins)
-        self.channel = channel
-
     def render_POST(self, request: Request) -> bytes | int:
-        if (foreign := foreign_origin(request)) is not None:
-            return foreign
-        session = self.signed_in(request)
-        if session is None:
-            return error_response(request, ChannelError("signed_out", "sign in first"))
-        try:
-            command = parse_request(read_json_body(request))
-        except ChannelError as error:
-            return error_response(request, error)
+        taken = self.command_of(request)
+        if isinstance(taken, bytes):
+            return taken
+        session, command = taken
         if not is_document(command.command):
             return error_response(request, ChannelError(
                 "unknown_command", f"{command.command!r} makes no file; give it on /api/command"), command.request_id)

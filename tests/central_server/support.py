@@ -9,6 +9,7 @@ client speaks the protocol as a hall server does, over the same AMP commands
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -55,7 +56,7 @@ price_cents = 100
 max_price_cents = 200
 sale_window_ms = {sale_ms}
 ball_interval_ms = {ball_ms}
-series_label = "V1"
+series_label = "{series}"
 {opens_after}[[games.prizes]]
 pattern = {{ name = "line", rows = 1 }}
 basis_points = 2000
@@ -66,7 +67,8 @@ basis_points = 5000
 
 
 def config_text(home: Path, pki_dir: Path, database_url: str, *, sale_ms: int = 10_000, ball_ms: int = 1_000,
-                opens_after_ms: int | None = 1_000, games: tuple[str, ...] = ("net-1",)) -> str:
+                opens_after_ms: int | None = 1_000, games: tuple[str, ...] = ("net-1",),
+                halls: tuple[str, ...] = HALLS, series: str = "V1", cards: int = 60, port: int = 0) -> str:
     """A central server's configuration; ``opens_after_ms=None``: only the operator opens the sales."""
     text = f"""
 [central]
@@ -76,21 +78,21 @@ pki_dir = "{pki_dir}"
 
 [listen]
 interface = "127.0.0.1"
-port = 0
+port = {port}
 
 [database]
 url = "{database_url}"
 
 [network]
-halls = ["hall-1", "hall-2"]
+halls = {json.dumps(list(halls))}
 
 [[series]]
-label = "V1"
-cards = 60
+label = "{series}"
+cards = {cards}
 """
     for game_id in games:
         opens_after = "" if opens_after_ms is None else f"opens_after_ms = {opens_after_ms}\n"
-        text += GAME.format(game_id=game_id, sale_ms=sale_ms, ball_ms=ball_ms, opens_after=opens_after)
+        text += GAME.format(game_id=game_id, sale_ms=sale_ms, ball_ms=ball_ms, opens_after=opens_after, series=series)
     return text
 
 

@@ -78,7 +78,7 @@ async def test_a_central_servers_day_exports_and_its_scenario_replays_to_its_res
     text = config_text(home, pki_dir, f"sqlite:///{home / 'central.sqlite3'}", sale_ms=10_000, ball_ms=1_000,
                        opens_after_ms=300)
     # A second game the operator opens, here declared not played: the export leaves it out.
-    text += GAME.format(game_id="net-2", sale_ms=10_000, ball_ms=1_000, opens_after="")
+    text += GAME.format(game_id="net-2", sale_ms=10_000, ball_ms=1_000, opens_after="", series="V1")
     config.write_text(text)
     process = CentralProcess(config).start()
     clients: list[HallClient] = []

@@ -21,7 +21,6 @@ Screenshots of each step go to ``$BINGO_SCREENSHOTS`` (docs/testing.md).
 
 from __future__ import annotations
 
-import json
 import re
 import socket
 import threading
@@ -30,12 +29,12 @@ from typing import Any
 
 import pytest
 
-from hall_server.config import DEFAULT_STAFF, default_config_text
 from server_kit.pki import PkiFolder, export_bundle, init_authority, issue_certificate
-from tests.central_server.support import CentralProcess
+from tests.central_server.support import CentralProcess, config_text
+from tests.network.processes import hall_toml
 from tests.support.waiting import START, WAIT, wait_until
 from tests.terminals.test_kiosk_browser import Staff, payload
-from tests.web.conftest import _HASH, ALL_BALLS, HallProcess
+from tests.web.conftest import ALL_BALLS, HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.1", "R92.11", "R93.1", "R93.10")]
@@ -60,56 +59,6 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def central_toml(home: Path, port: int) -> str:
-    return f"""
-[central]
-id = "central-a"
-home = "{home}"
-pki_dir = "{home / 'pki'}"
-
-[listen]
-interface = "127.0.0.1"
-port = {port}
-
-[database]
-url = "sqlite:///{home / 'central.sqlite3'}"
-
-[network]
-halls = {json.dumps(list(HALLS))}
-
-[[series]]
-label = "N1"
-cards = 600
-
-[[games]]
-game_id = "net-1"
-price_cents = 100
-max_price_cents = 200
-sale_window_ms = {SALE_MS}
-ball_interval_ms = 1000
-series_label = "N1"
-opens_after_ms = {OPENS_AFTER_MS}
-[[games.prizes]]
-pattern = {{ name = "line", rows = 1 }}
-basis_points = 2000
-[[games.prizes]]
-pattern = {{ name = "bingo", rows = 3 }}
-basis_points = 5000
-"""
-
-
-def hall_toml(hall_id: str, central_port: int) -> str:
-    """A small hall (10 strips) serving its terminals with its ``server`` certificate, linked to the central server."""
-    text = default_config_text(f"Hall {hall_id}", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
-    text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
-    text = text.replace('server_name = "hall-server"', f'server_name = "{hall_id}"')
-    return text + f"""
-[central]
-host = "127.0.0.1"
-port = {central_port}
-hall_id = "{hall_id}"
-server_name = "localhost"
-"""
 
 
 def start_all(halls: list[HallProcess]) -> None:
@@ -187,7 +136,9 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
     central_home = tmp_path / "central"
     export_bundle(operator, "central-a", central_home / "pki")
     port = free_port()
-    (central_home / "central.toml").write_text(central_toml(central_home, port))
+    database = f"sqlite:///{central_home / 'central.sqlite3'}"
+    (central_home / "central.toml").write_text(config_text(central_home, central_home / "pki", database, sale_ms=SALE_MS,
+                                                           opens_after_ms=OPENS_AFTER_MS, halls=HALLS, series="N1", cards=600, port=port))
     central = CentralProcess(central_home / "central.toml").start()
     halls: dict[str, HallProcess] = {}
     try:

@@ -22,7 +22,6 @@ started again.  Then, from the journals the processes left:
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +35,6 @@ from central_server.config import load_config as load_central_config
 from central_server.domain.game import CentralGame
 from central_server.module import game_record
 from central_server.store import load_series
-from hall_server.config import DEFAULT_STAFF, default_config_text
 from hall_server.hall.cashier import player_account
 from protocol.chain import Record
 from protocol.records.central import CentralCardWon as CardWon
@@ -46,8 +44,9 @@ from server_kit.db.database import create
 from server_kit.journal import table
 from server_kit.pki import export_bundle, init_authority, issue_certificate
 from terminals.client import TerminalCertificate, TerminalClient, TerminalError, connect
-from tests.central_server.support import CentralProcess, until
-from tests.web.conftest import _HASH, PASSWORD, HallProcess, HttpClient
+from tests.central_server.support import CentralProcess, config_text, until
+from tests.network.processes import hall_toml
+from tests.web.conftest import PASSWORD, HallProcess, HttpClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R93.6", "R93.8", "R85.9", "R92.10", "R92.11", "R96.4")]
 
@@ -60,55 +59,6 @@ OPENS_AFTER_MS = 50_000
 SALE_MS = 30_000
 
 
-def central_toml(home: Path, pki_dir: Path) -> str:
-    return f"""
-[central]
-id = "central-a"
-home = "{home}"
-pki_dir = "{pki_dir}"
-
-[listen]
-interface = "127.0.0.1"
-port = 0
-
-[database]
-url = "sqlite:///{home / 'central.sqlite3'}"
-
-[network]
-halls = {json.dumps(list(HALLS))}
-
-[[series]]
-label = "V1"
-cards = 600
-
-[[games]]
-game_id = "net-1"
-price_cents = 100
-max_price_cents = 200
-sale_window_ms = {SALE_MS}
-ball_interval_ms = 1000
-series_label = "V1"
-opens_after_ms = {OPENS_AFTER_MS}
-[[games.prizes]]
-pattern = {{ name = "line", rows = 1 }}
-basis_points = 2000
-[[games.prizes]]
-pattern = {{ name = "bingo", rows = 3 }}
-basis_points = 5000
-"""
-
-
-def hall_toml(hall_id: str, central_port: int) -> str:
-    text = default_config_text(f"Hall {hall_id}", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
-    text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
-    text = text.replace('server_name = "hall-server"', f'server_name = "{hall_id}"')
-    return text + f"""
-[central]
-host = "127.0.0.1"
-port = {central_port}
-hall_id = "{hall_id}"
-server_name = "localhost"
-"""
 
 
 class Staff:
@@ -222,7 +172,9 @@ async def test_a_network_game_across_three_halls_with_halls_killed_during_the_sa
     issue_certificate(operator, "central", "central-a")
     central_home = tmp_path / "central"
     export_bundle(operator, "central-a", central_home / "pki")
-    (central_home / "central.toml").write_text(central_toml(central_home, central_home / "pki"))
+    database = f"sqlite:///{central_home / 'central.sqlite3'}"
+    (central_home / "central.toml").write_text(config_text(central_home, central_home / "pki", database, sale_ms=SALE_MS,
+                                                           opens_after_ms=OPENS_AFTER_MS, halls=HALLS, cards=600))
     central = CentralProcess(central_home / "central.toml").start()
     halls: list[Hall] = []
     try:

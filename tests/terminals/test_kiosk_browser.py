@@ -46,6 +46,15 @@ class Staff:
         assert status == 200 and answer["ok"], answer
         return answer
 
+    def open_the_session(self) -> None:
+        """Verified, counted and signed, the banned list loaded and desk-1 open with 500.00 EUR."""
+        self("admin", "run_verification", date="2026-11-29")
+        self("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
+        self("rosa", "sign_session_opening")
+        self("admin", "sign_session_opening")
+        self("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
+        self("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+
 
 def payload(hall: HallProcess, seq: int) -> dict[str, Any]:
     """A record's payload, read from the hall's journal (the command answer names only its seq)."""
@@ -108,12 +117,7 @@ def marked_as_drawn(page: Any) -> None:
 @pytest.mark.req("R82.13", "R82.14", "R82.15", "R85.9", "R92.8", "R93.1", "R93.8", "R93.10")
 def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_credited(hall: HallProcess, browser: Any) -> None:
     staff = Staff(hall)
-    staff("admin", "run_verification", date="2026-11-29")
-    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
-    staff("rosa", "sign_session_opening")
-    staff("admin", "sign_session_opening")
-    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
-    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+    staff.open_the_session()
     anna, bea = player(staff, "11111111A", 2_000), player(staff, "22222222B", 2_000)
     kiosk_token = staff("rosa", "enrol_terminal", terminal="K1", place="hall row A")["result"]["token"]
     handheld_token = staff("rosa", "enrol_terminal", terminal="H1", place="handheld 1")["result"]["token"]
@@ -175,12 +179,7 @@ def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_exc
     from tests.web.test_console_browser import shot
 
     staff = Staff(hall)
-    staff("admin", "run_verification", date="2026-11-29")
-    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
-    staff("rosa", "sign_session_opening")
-    staff("admin", "sign_session_opening")
-    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
-    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+    staff.open_the_session()
     anna = player(staff, "11111111A", 2_000)
     token = staff("rosa", "enrol_terminal", terminal="K1", place="hall row A")["result"]["token"]
     staff("sam", "announce_sale", series=1001)
@@ -227,12 +226,7 @@ def test_the_kiosk_shows_only_the_sign_in_then_the_sale_in_words_a_refusal_in_eu
     from tests.web.test_console_browser import shot
 
     staff = Staff(hall)
-    staff("admin", "run_verification", date="2026-11-29")
-    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
-    staff("rosa", "sign_session_opening")
-    staff("admin", "sign_session_opening")
-    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
-    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+    staff.open_the_session()
     anna, bea = player(staff, "11111111A", 2_000), player(staff, "22222222B", 2_000)
     pages = {
         "kiosk": kiosk_page(browser, hall, KIOSK, "K1", staff("rosa", "enrol_terminal", terminal="K1", place="row A")
