@@ -60,6 +60,7 @@ TAX_REASON = "tax:bingo"
 PRIZE_REASON = "prize:"
 FIXED_SUM_REASON = "prizes:fixed sum top-up"
 FORMAT_LIMIT = "the replay format (bingo-replay/1) cannot express it"
+CONFIGURED_RULES = "the configuration's [prizes]"
 
 
 class AuditError(DomainError):
@@ -151,9 +152,19 @@ class _Game:
 class DayFold:
     """Folds journal records, in order, into the facts of the games of ``day``."""
 
-    def __init__(self, day: str) -> None:
+    def __init__(
+        self, day: str, opening: Mapping[str, int] | None = None, megabingo_announced: str | None = None
+    ) -> None:
+        """``opening`` and ``megabingo_announced`` stand for the records before the first one fed.
+
+        A fold over the whole journal needs neither.  A fold over a day's segment alone
+        (``bingo audit verify``) starts from the levels the scenario says the day opened
+        with and the date of the megabingo announcement made before the day, if any.
+        """
         self.day = day
         self._balances = dict.fromkeys(LEVEL_OF_ACCOUNT, 0)
+        for name, cents in (opening or {}).items():
+            self._balances[POT_ACCOUNTS[name]] = cents
         self._sessions = 0  # sessions opened so far, numbered as the session module does
         self._in_session = False
         self._verified: tuple[str, dict[str, int]] | None = None  # the last verification's date, pots then
@@ -166,7 +177,10 @@ class DayFold:
         self._games: list[_Game] = []
         self._by_id: dict[str, _Game] = {}
         self._operator_pending = dict.fromkeys(OPERATOR_POTS, 0)
-        self._megabingo: Mapping[str, Any] | None = None  # the announced megabingo not yet played
+        # The announced megabingo not yet played.
+        self._megabingo: Mapping[str, Any] | None = (
+            None if megabingo_announced is None else {"announced_on": megabingo_announced}
+        )
 
     def _pots(self) -> dict[str, int]:
         # Carries and pots are credit accounts: what they hold is credits minus debits.
@@ -216,6 +230,9 @@ class DayFold:
                 self._recording = True
                 self._session_closed = False
             self._pending = None
+        elif record.type == "session_opened" and self._in_day_session:
+            # The session module's own number (a fold over a segment has not counted those before it).
+            self._sessions = self._day_sessions[-1] = int(p["session"])
         elif record.type == "session_closed" and self._in_session:
             self._in_session = False
             if self._recording:
@@ -360,8 +377,16 @@ class DayFold:
 
     # --- The documents ------------------------------------------------------------------
 
-    def export(self, rules: PrizeRules, layouts: CardLayouts) -> DayExport:
-        """The day's scenario and result; :class:`AuditError` if there is none to make."""
+    @property
+    def card_sets(self) -> dict[int, str]:
+        """The card set of every paper series the day's games sold."""
+        return {series: name for game in self._games for series, name in game.card_sets.items()}
+
+    def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES) -> DayExport:
+        """The day's scenario and result; :class:`AuditError` if there is none to make.
+
+        ``rules_from`` names where ``rules`` come from in a refusal that finds them wrong.
+        """
         day = self.day
         if not self._day_sessions:
             raise AuditError(f"no session of this hall is dated {day}")
@@ -374,7 +399,7 @@ class DayFold:
         if not played:
             raise AuditError(f"the session of {day} has no game played to its end")
         for game in played:
-            fault = game.unexpressible or _rules_fault(game, rules)
+            fault = game.unexpressible or _rules_fault(game, rules, rules_from)
             if fault:
                 raise AuditError(f"game {game.game_id}: {fault}")
         assert self._opening is not None, "a day session has its opening levels"
@@ -429,7 +454,7 @@ def _levels(pots: Mapping[str, int]) -> dict[str, int]:
     return {name: pots[name] for name in POT_NAMES}
 
 
-def _rules_fault(game: _Game, rules: PrizeRules) -> str | None:
+def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str) -> str | None:
     """Why ``rules`` are not the rules the game's sale was closed under, if they are not.
 
     The journal does not record the prize rules, so they come from the configuration;
@@ -456,8 +481,9 @@ def _rules_fault(game: _Game, rules: PrizeRules) -> str | None:
     for what, recorded, computed in checks:
         if recorded != computed:
             return (
-                f"its sale closed with a {what} of {recorded} where the configuration's [prizes] give {computed}: "
-                "it was played under other prize rules; export with the configuration of that day"
+                f"its sale closed with a {what} of {recorded} where {rules_from} give {computed}: "
+                "it was played under other prize rules"
+                + ("; export with the configuration of that day" if rules_from == CONFIGURED_RULES else "")
             )
     return None
 

@@ -6,6 +6,9 @@ refusal - an unknown day, a ``DIR`` that holds anything, a game the replay forma
 cannot express, a journal that does not verify - prints one line on stderr, writes
 nothing and exits 2.  ``docs/audit.md`` says what each file holds.
 
+``bingo audit verify DIR`` checks such a folder, a hall's or a central server's, with
+nothing but its four files (:mod:`server_kit.audit_verify`).
+
 A ``$BINGO_HOME`` that is a central server's folder (its ``central.toml``, and no
 ``hall.toml``) is exported by the central server's own command, ``bingo central
 audit-export``: found on the ``bingo`` command, where the ``bingo.commands`` entry
@@ -22,12 +25,17 @@ import click
 from hall_server.audit.export import AuditError
 from hall_server.audit.folder import check_out_folder, write_export
 from hall_server.audit.source import read_day
+from hall_server.audit.verify import rebuild as rebuild_hall_day
 from hall_server.cli.context import Hall
 from protocol.errors import DomainError
+from server_kit import audit_network
 from server_kit.audit_folder import is_day, one_line
+from server_kit.audit_verify import CENTRAL, HALL, ExportFault, ExportUnreadable, verify_export
 from server_kit.keys import public_pem
 
 REFUSED = 2
+#: ``bingo audit verify``: the files read, and they do not hold together.
+FAULT = 1
 #: The configuration file that makes a folder a central server's (docs/central-server.md).
 CENTRAL_CONFIG = "central.toml"
 
@@ -102,3 +110,22 @@ def export(ctx: click.Context, hall: Hall, day: str, out: Path, config_path: Pat
             f"the session of {day} is still open: the replay takes game {made.games[-1]} as the "
             "session's last (R89); export again once the session is closed"
         )
+
+
+@audit.command("verify")
+@click.argument("folder", type=click.Path(path_type=Path), metavar="DIR")
+def verify(folder: Path) -> None:
+    """Check an audit export with nothing but its files: signatures, chain, scenario, result, replay.
+
+    Exit 0 with a summary when everything holds, 1 naming the first fault, 2 when a
+    file is missing or cannot be read (docs/audit.md, "Verifying an export").
+    """
+    try:
+        verified = verify_export(folder, {HALL: rebuild_hall_day, CENTRAL: audit_network.rebuild})
+    except ExportUnreadable as error:
+        click.echo(one_line(error), err=True)
+        sys.exit(REFUSED)
+    except ExportFault as error:
+        click.echo(one_line(error), err=True)
+        sys.exit(FAULT)
+    click.echo(verified.summary(folder))

@@ -1,0 +1,249 @@
+"""A central server's export of network games rebuilt from its records alone (``bingo audit verify``).
+
+An independent reading of the ``central_*`` game records (``protocol/records/central.py``),
+written to FORMATS.md section 3 and ``docs/audit.md`` ("On the central server"), not
+the central server's own game model (which needs the whole card library to replay
+its detections):
+
+* the games are those scheduled and ended inside the segment, in the order scheduled;
+  one declared not played (R96.2) or ended with no card in play is left out, as the
+  export leaves it out; the segment runs from the first record of the first of them
+  to the record that ended the last;
+* ``scenario.json``: the first game's shares and carries as the rules and the opening
+  (every later game plays the same shares and starts with the carries the one before
+  it left), per game the price, every card assigned and not refunded in the order
+  assigned (``HALL/V1-13``, at its purchase's stake) and the balls in the order drawn;
+* ``result.json``: per game the ``central_sale_closed`` sales, the tax on them (R98), the
+  bingo's ball count as the balls drawn, per pattern its ``central_prize_won`` (ball,
+  amount, carry) and every ``central_card_won`` payment, the carries of the game's
+  close.
+
+The numbers on each card are the scenario's (the journal names cards by number): a
+card number of the series holds the same numbers wherever it appears.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from protocol.chain import Record
+from protocol.errors import DomainError
+from protocol.records import parse
+from protocol.records.central import (
+    GAME_RECORDS,
+    CentralBallDrawn,
+    CentralCardWon,
+    CentralGameClosed,
+    CentralGameNotPlayed,
+    CentralGameScheduled,
+    CentralPrizeWon,
+    CentralPurchaseConfirmed,
+    CentralSaleClosed,
+    CentralStakeReturned,
+    CentralTerminalFailed,
+)
+from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
+from protocol.settlement import tax_cents
+from server_kit.audit_folder import JOURNAL, SCENARIO
+from server_kit.audit_verify import ExportFault, ExportFiles, Rebuilt
+
+PATTERNS = ("line", "bingo")
+#: The pot levels a network game does not play: always 0 in its result.
+NO_POTS = ("superbingo", "grand_superbingo", "megabingo", "jackpot_accumulated", "jackpot_reserve")
+
+
+@dataclass
+class _Game:
+    game_id: str
+    scheduled_seq: int
+    price_cents: int
+    series_label: str
+    shares: dict[str, tuple[int, int]]  # pattern -> (basis points, carry in)
+    purchases: list[CentralPurchaseConfirmed] = field(default_factory=list)
+    refunded: set[int] = field(default_factory=set)
+    refunded_after_close: bool = False
+    sale: CentralSaleClosed | None = None
+    balls: list[int] = field(default_factory=list)
+    prizes: dict[str, CentralPrizeWon] = field(default_factory=dict)
+    winners: list[CentralCardWon] = field(default_factory=list)
+    end: CentralGameClosed | CentralGameNotPlayed | None = None
+    end_seq: int = 0
+
+    @property
+    def cards_in_play(self) -> int:
+        return sum(p.card_count for p in self.purchases) - len(self.refunded)
+
+    def card_id(self, hall: str, number: int) -> str:
+        return f"{hall}/{self.series_label}-{number}"
+
+
+def _scheduled(event: CentralGameScheduled, seq: int) -> _Game:
+    config = event.config
+    shares = {}
+    for prize in config["prizes"]:
+        shares[str(prize["pattern"]["name"])] = (int(prize["basis_points"]), int(prize.get("carry_in_cents", 0)))
+    return _Game(event.game_id, seq, int(config["price_cents"]), str(config["series_label"]), shares)
+
+
+def _games(records: tuple[Record, ...]) -> dict[str, _Game]:
+    games: dict[str, _Game] = {}
+    for stored in records:
+        if stored.type not in GAME_RECORDS:
+            continue
+        try:
+            event = parse(stored)
+        except DomainError as error:
+            raise ExportFault(f"{JOURNAL} record {stored.seq}: {error}") from None
+        if isinstance(event, CentralGameScheduled):
+            try:
+                games[event.game_id] = _scheduled(event, stored.seq)
+            except (KeyError, TypeError, ValueError) as error:
+                raise ExportFault(f"{JOURNAL} record {stored.seq}: the game's configuration lacks {error}") from None
+            continue
+        game = games.get(str(stored.payload.get("game_id")))
+        if game is None:
+            continue  # a game scheduled before the segment, not one of the export's
+        if isinstance(event, CentralPurchaseConfirmed):
+            game.purchases.append(event)
+        elif isinstance(event, CentralStakeReturned):
+            game.refunded.update(event.card_numbers)
+        elif isinstance(event, CentralTerminalFailed):
+            game.refunded_after_close = game.refunded_after_close or event.paid_by == "house"
+        elif isinstance(event, CentralSaleClosed):
+            game.sale = event
+        elif isinstance(event, CentralBallDrawn):
+            game.balls.append(event.ball)
+        elif isinstance(event, CentralPrizeWon):
+            game.prizes[event.pattern] = event
+        elif isinstance(event, CentralCardWon):
+            game.winners.append(event)
+        elif isinstance(event, (CentralGameClosed, CentralGameNotPlayed)):
+            game.end, game.end_seq = event, stored.seq
+    return games
+
+
+def _played(files: ExportFiles) -> list[_Game]:
+    records = files.records
+    games = _games(records)
+    ended = [g for g in games.values() if g.end is not None]
+    if not ended:
+        raise ExportFault(f"{JOURNAL}: no network game is both scheduled and ended in the segment")
+    first = min(g.scheduled_seq for g in ended)
+    last = max(g.end_seq for g in ended)
+    for record in records:
+        if not first <= record.seq <= last:
+            raise ExportFault(
+                f"{JOURNAL} record {record.seq}: is outside the day's segment (from record {first}, the first "
+                f"record of game {next(g.game_id for g in ended if g.scheduled_seq == first)}, to record {last}, "
+                "the end of the last game)"
+            )
+    played = []
+    for game in ended:
+        if isinstance(game.end, CentralGameNotPlayed):
+            continue
+        if "bingo" not in game.prizes and game.cards_in_play == 0:
+            continue
+        why = None
+        if set(game.shares) != set(PATTERNS):
+            why = f"it plays the patterns {', '.join(sorted(game.shares))}, which the replay format cannot express"
+        elif "bingo" not in game.prizes or game.sale is None:
+            why = "it was not played to its bingo"
+        elif game.refunded_after_close:
+            why = "cards were refunded after the sale closed; its prizes stand on their stakes"
+        if why is not None:
+            raise ExportFault(f"{JOURNAL}: network game {game.game_id} is in the segment, but the export refuses it: {why}")
+        played.append(game)
+    if not played:
+        raise ExportFault(f"{JOURNAL}: no network game of the segment was played to its end")
+    return played
+
+
+def _rules_and_opening(games: list[_Game]) -> tuple[dict[str, int], dict[str, int]]:
+    first = games[0]
+    rules = {"line_bp": first.shares["line"][0], "bingo_bp": first.shares["bingo"][0]}
+    carries = {"carry_line": first.shares["line"][1], "carry_bingo": first.shares["bingo"][1]}
+    opening = dict(carries)
+    for game in games:
+        if {"line_bp": game.shares["line"][0], "bingo_bp": game.shares["bingo"][0]} != rules:
+            raise ExportFault(f"{JOURNAL}: network game {game.game_id} plays other shares than the day's first game")
+        given = {"carry_line": game.shares["line"][1], "carry_bingo": game.shares["bingo"][1]}
+        if given != carries:
+            raise ExportFault(
+                f"{JOURNAL}: network game {game.game_id} started with the carries {given}, but the game before it "
+                f"left {carries}"
+            )
+        assert game.end is not None
+        carries = {"carry_line": int(game.end.carries["line"]), "carry_bingo": int(game.end.carries["bingo"])}
+    return rules, opening
+
+
+class _Layouts:
+    """The numbers of each card of the series, from the scenario's cards (``HALL/V1-13``)."""
+
+    def __init__(self, scenario: Mapping[str, Any]) -> None:
+        self.rows: dict[str, tuple[str, Any]] = {}  # V1-13 -> first id, rows
+        for session in scenario["sessions"]:
+            for game in session["games"]:
+                for card in game["cards"]:
+                    card_id = str(card["id"])
+                    label = card_id.partition("/")[2] or card_id
+                    known = self.rows.setdefault(label, (card_id, card["rows"]))
+                    if known[1] != card["rows"]:
+                        raise ExportFault(
+                            f"{SCENARIO}: cards {known[0]} and {card_id} hold different numbers, though both are "
+                            f"card {label} of the central library"
+                        )
+
+    def of(self, label: str) -> Any:
+        found = self.rows.get(label)
+        return None if found is None else found[1]
+
+
+def rebuild(files: ExportFiles) -> Rebuilt:
+    """The network games' scenario and result as the segment's records say them."""
+    games = _played(files)
+    rules, opening = _rules_and_opening(games)
+    sessions = files.scenario["sessions"]
+    date = sessions[0]["date"] if len(sessions) == 1 else ""
+    layouts = _Layouts(files.scenario)
+    scenario_games = []
+    result_games = []
+    total_sales = total_paid = total_tax = 0
+    for number, game in enumerate(games, start=1):
+        assert game.sale is not None and isinstance(game.end, CentralGameClosed)
+        cards = []
+        for p in game.purchases:
+            for card in range(p.first_card, p.first_card + p.card_count):
+                if card not in game.refunded:
+                    label = f"{game.series_label}-{card}"
+                    cards.append({"id": game.card_id(p.hall_id, card), "stake_pct": p.stake_pct,
+                                  "rows": layouts.of(label)})
+        scenario_games.append({"game": number, "price_cents": game.price_cents, "cards": cards,
+                               "draw": list(game.balls)})
+        prizes = {}
+        for name in PATTERNS:
+            won = game.prizes[name]
+            paid = sorted((game.card_id(w.hall_id, w.card_number), w.payment_cents)
+                          for w in game.winners if w.pattern == name)
+            prizes[name] = {"ball": won.ball_count, "amount_cents": won.amount_cents, "carry_cents": won.carry_cents,
+                            "paid": [{"card": card, "cents": cents} for card, cents in paid]}
+            total_paid += won.paid_cents
+        sales = game.sale.sales_cents
+        tax = tax_cents(sales)
+        total_sales += sales
+        total_tax += tax
+        pots = {"carry_line": int(game.end.carries["line"]), "carry_bingo": int(game.end.carries["bingo"])}
+        result_games.append({
+            "date": date, "game": number, "sales_cents": sales, "tax_cents": tax,
+            "balls_drawn": game.prizes["bingo"].ball_count, "prizes": prizes,
+            "pots": {**pots, **dict.fromkeys(NO_POTS, 0)},
+        })  # fmt: skip
+    scenario = {"format": INPUT_FORMAT, "rules": rules, "opening": opening,
+                "sessions": [{"date": date, "games": scenario_games}]}
+    result = {"format": OUTPUT_FORMAT, "games": result_games,
+              "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}}
+    return Rebuilt(scenario, result)
+
+
+__all__ = ["rebuild"]
