@@ -284,6 +284,9 @@ def first_difference(expected: Any, actual: Any, path: tuple[str, ...] = ()) -> 
         return None
     if isinstance(expected, list) and isinstance(actual, list):
         for index, (want, have) in enumerate(zip(expected, actual)):
+            moved = _moved(want, have)
+            if moved:
+                return _path((*path, f"[{index}]")), moved
             found = first_difference(want, have, (*path, _step(index, [want, have])))
             if found:
                 return found
@@ -301,6 +304,15 @@ def first_difference(expected: Any, actual: Any, path: tuple[str, ...] = ()) -> 
     return None
 
 
+def _moved(want: Any, have: Any) -> str | None:
+    """How a card stands where the other should (removed, added or moved), if it does."""
+    if isinstance(want, dict) and isinstance(have, dict):
+        for name in ("id", "card"):
+            if name in want and name in have and want[name] != have[name]:
+                return (f"is card {have[name]}; {{says}} card {want[name]} (a card removed, added or moved)")
+    return None
+
+
 def _path(path: tuple[str, ...]) -> str:
     games = [step for step in path if step.startswith("game ")]
     sessions = [step.removeprefix("session ") for step in path if step.startswith("session ")]
@@ -308,7 +320,7 @@ def _path(path: tuple[str, ...]) -> str:
     named = games[-1] if games else (f"session {sessions[-1]}" if sessions else "")
     if games and sessions and " of " not in named:
         named = f"{named} of {sessions[-1]}"
-    field = ".".join(rest)
+    field = "".join(step if step.startswith("[") or not index else f".{step}" for index, step in enumerate(rest))
     if named and field:
         return f"{named}: {field}"
     return named or field or "the document"

@@ -19,10 +19,14 @@ export holds the configuration's to them.
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from hall_server.audit.export import AuditError, DayFold
-from protocol.cards import Card
+from protocol.cards import CELLS, Card, fingerprints
+from protocol.library import build_distinct_strips
 from protocol.replay import parse_scenario
 from server_kit.audit_folder import JOURNAL, SCENARIO
 from server_kit.audit_verify import ExportFault, ExportFiles, Rebuilt
@@ -35,6 +39,8 @@ class ScenarioLayouts:
 
     def __init__(self, scenario: Mapping[str, Any], card_sets: Mapping[int, str]) -> None:
         self._cards: dict[tuple[str, int], tuple[str, tuple[int, ...]]] = {}  # (set or label, number) -> id, cells
+        self._stand_ins: list[tuple[int, ...]] = []
+        self._issued: list[tuple[int, ...]] = []
         for session in scenario["sessions"]:
             for game in session["games"]:
                 for card in game["cards"]:
@@ -56,17 +62,25 @@ class ScenarioLayouts:
                 f"of the {kind} (every series of a set prints the same cards)"
             )
 
-    def _cells(self, where: str, number: int, what: str) -> Sequence[int]:
+    def _cells(self, where: str, number: int) -> Sequence[int]:
         found = self._cards.get((where, number))
-        if found is None:
-            raise ExportFault(f"{SCENARIO}: card {number} of {what} is in play in the records, but in no game of the file")
-        return found[1]
+        if found is not None:
+            return found[1]
+        # A card the records put in play and the file does not hold: numbers held by no card of
+        # the file stand in for it, so that the comparison names the game and the card.
+        if not self._stand_ins:
+            used = [cells for _, cells in self._cards.values()] + self._issued
+            self._stand_ins = [tuple(int(n) for n in row) for row in build_distinct_strips(
+                1, fingerprints(np.array(used, dtype=np.uint8).reshape(-1, CELLS)),
+                random_bytes=random.Random(len(self._issued)).randbytes)]
+        self._issued.append(self._stand_ins.pop())
+        return self._issued[-1]
 
     def paper(self, card_set: str, number: int) -> Sequence[int]:
-        return self._cells(card_set, number, f"card set {card_set}")
+        return self._cells(card_set, number)
 
     def virtual(self, series: str, number: int) -> Sequence[int]:
-        return self._cells(series, number, f"the library of series {series}")
+        return self._cells(series, number)
 
 
 def _megabingo_announced(scenario: Mapping[str, Any]) -> str | None:
@@ -75,6 +89,20 @@ def _megabingo_announced(scenario: Mapping[str, Any]) -> str | None:
             if game.get("megabingo_announced") is not None:
                 return str(game["megabingo_announced"])
     return None
+
+
+def _check_opening_carries(files: ExportFiles, opening: Mapping[str, int]) -> None:
+    """The carries the day opened with are those its first sale closed with (R88.5)."""
+    closed = next((r for r in files.records if r.type == "sale_closed"), None)
+    if closed is None:
+        return
+    for name, key in (("carry_line", "carry_line_cents"), ("carry_bingo", "carry_bingo_cents")):
+        recorded = closed.payload.get(key)
+        if recorded != opening[name]:
+            raise ExportFault(
+                f"{SCENARIO}: opening.{name} is {opening[name]}; the records say {recorded} "
+                f"(record {closed.seq}, the day's first sale_closed)"
+            )
 
 
 def rebuild(files: ExportFiles) -> Rebuilt:
@@ -91,6 +119,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
         made = fold.export(facts.rules, ScenarioLayouts(files.scenario, fold.card_sets), rules_from=SCENARIO_RULES)
     except AuditError as error:
         raise ExportFault(f"{JOURNAL}: the records do not make the day of {SCENARIO} ({day}): {error}") from None
+    _check_opening_carries(files, dataclasses.asdict(facts.opening))
     segment = {r.seq for r in made.records}
     for record in files.records:
         if record.seq not in segment:
