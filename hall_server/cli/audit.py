@@ -67,7 +67,7 @@ def _central_export(ctx: click.Context, hall: Hall) -> tuple[click.Command, Path
 
 @click.group()
 def audit() -> None:
-    """Audit exports: a day's raw facts and recorded money, for `bingo replay`."""
+    """Audit exports: a day's raw facts and recorded money, for `bingo replay`, and their check."""
 
 
 @audit.command("export")

@@ -65,3 +65,8 @@ def test_a_demo_day_exported_replays_to_what_the_hall_recorded(tmp_path: Path) -
     records = list(read_journal(out / "journal.jsonl"))
     assert verify_segment(records, key) == len(records)
     assert records[0].type == "system_verified" and records[0].payload["date"] == day
+
+    # The export holds together with nothing but its files, checked from another folder.
+    verified = bingo(tmp_path / "audit", "audit", "verify", day)
+    assert verified.returncode == 0, verified.stderr.decode()
+    assert verified.stdout.decode().startswith(f"{day}: verified (hall export of {day}): {len(records)} journal records")

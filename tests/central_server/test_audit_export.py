@@ -139,6 +139,11 @@ async def test_a_central_servers_day_exports_and_its_scenario_replays_to_its_res
     assert {"central_game_scheduled", "central_purchase_confirmed", "central_card_won", "central_game_closed",
             "central_game_not_played"} <= types
 
+    # The export holds together with nothing but its files (bingo audit verify).
+    verified = bingo_central("audit", "verify", str(out), tmp_path=tmp_path)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stdout.startswith(f"{out}: verified (central export of {day}): {len(records)} journal records")
+
     # Refusals: one line, exit status 2, nothing written.
     again = bingo_central("audit", "export", "--day", day, "--out", str(out), tmp_path=tmp_path,
                           env={"BINGO_HOME": str(home)})

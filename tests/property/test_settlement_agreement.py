@@ -147,6 +147,9 @@ def exported_and_replayed(rules: PrizeRules, days: list[DayPlan]) -> None:
             assert done.exit_code == 0, (day.date, done.output)
             replayed = replay_json((out / "scenario.json").read_bytes())
             assert replayed == (out / "result.json").read_text(), day.date
+            # The export holds together with nothing but its files (bingo audit verify, R92.3).
+            verified = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+            assert verified.exit_code == 0, (day.date, verified.output)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
