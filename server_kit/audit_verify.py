@@ -351,7 +351,10 @@ def verify_export(folder: Path, rebuilds: Mapping[str, Rebuild]) -> Verified:
     files = read_export(folder)
     check_segment(files)
     kind = export_kind(files.records)
-    rebuilt = rebuilds[kind](files)
+    try:
+        rebuilt = rebuilds[kind](files)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ExportFault(f"{JOURNAL}: the records do not hold what a {kind} server writes: {error!r}") from None
     compare(SCENARIO, files.scenario, rebuilt.scenario, "the records", "the records say")
     compare(RESULT, files.result, rebuilt.result, "the records", "the records say")
     try:

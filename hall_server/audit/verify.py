@@ -118,7 +118,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
             fold.feed(record)
         made = fold.export(facts.rules, ScenarioLayouts(files.scenario, fold.card_sets), rules_from=SCENARIO_RULES)
     except AuditError as error:
-        raise ExportFault(f"{JOURNAL}: the records do not make the day of {SCENARIO} ({day}): {error}") from None
+        raise ExportFault(f"the records of {JOURNAL} do not make the day of {SCENARIO} ({day}): {error}") from None
     _check_opening_carries(files, dataclasses.asdict(facts.opening))
     segment = {r.seq for r in made.records}
     for record in files.records:

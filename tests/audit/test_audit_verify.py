@@ -265,6 +265,14 @@ def test_a_changed_scenario_is_named_by_game_and_field(exports: Exports) -> None
     carry = scenario["opening"]["carry_line"]
     faulted(folder, f"scenario.json: opening.carry_line is {carry}; the records say {carry - 10} (record ")
 
+    folder = copy(exports.day_2, "scenario-rules")
+    scenario = load(folder, "scenario.json")
+    scenario["rules"]["line_bp"] += 100
+    save(folder, "scenario.json", scenario)
+    faulted(folder, f"the records of journal.jsonl do not make the day of scenario.json ({DAY_2}): game {DAY_2}-s2-g1: "
+                    "its sale closed with a line prize of ")
+    assert "where scenario.json's rules give " in verify(folder).stderr
+
     folder = copy(exports.day_2, "scenario-card")
     scenario = load(folder, "scenario.json")
     cards = scenario["sessions"][0]["games"][1]["cards"]
