@@ -6,7 +6,9 @@
 * :mod:`hall_server.audit.folder` - the four files written all at once into a folder,
   and the check of a ``journal.jsonl`` against the journal's public key;
 * :mod:`hall_server.audit.source` - the journal and the card store of a hall's
-  database, read for one day.
+  database, read for one day;
+* :mod:`hall_server.audit.verify` - the day rebuilt from an export's own files, for
+  ``bingo audit verify`` (:mod:`server_kit.audit_verify`).
 
 ``docs/audit.md`` says what "the day" is and how an inspector checks the files.
 """
