@@ -15,10 +15,15 @@ format (``docs/reports.md`` lists every field):
 
 from __future__ import annotations
 
+import datetime
+from datetime import tzinfo
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from protocol.daily import DailyReport
-from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, Table
+from server_kit.audit_folder import is_day
+from server_kit.reports.cms import CMS_SUFFIX
+from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, ReportError, Table
 
 KIND = "daily"
 #: The file names of a daily report: ``report.json``, ``report.csv``, ``report.pdf``.
@@ -106,3 +111,28 @@ def daily_report(day: DailyReport) -> Report:
         tables=(journal, report, summary, games, cards, terminals, prizes, winners),
         stem=STEM,
     )
+
+
+def checked_day(day: str, today: datetime.date) -> str:
+    """``day`` if it is a date ``YYYY-MM-DD`` no later than ``today`` (the server's date), else one clear error."""
+    if not is_day(day):
+        raise ReportError(f"--day is a date, YYYY-MM-DD, not {day!r}")
+    if datetime.date.fromisoformat(day) > today:
+        raise ReportError(f"--day {day} is in the future: today is {today.isoformat()}")
+    return day
+
+
+def day_end_ms(day: str, timezone: tzinfo) -> int:
+    """The first millisecond after ``day`` in ``timezone``: a record before it was written by the day's end."""
+    following = datetime.date.fromisoformat(day) + datetime.timedelta(days=1)
+    return int(datetime.datetime.combine(following, datetime.time(), timezone).timestamp() * 1000)
+
+
+def written_lines(day: DailyReport, written: Sequence[Path]) -> list[str]:
+    """What a daily report command prints: the day, the journal's last record, the files, the check."""
+    lines = [f"daily report of {day.day}: {len(day.games)} game(s), up to journal record {day.last_seq} "
+             f"(hash {day.last_hash or 'none: the journal is empty'})"]
+    lines += [f"  {path} (signature {path.name}{CMS_SUFFIX})" for path in written]
+    lines.append(f"verify: openssl cms -verify -binary -inform DER -in {written[0]}{CMS_SUFFIX} -content {written[0]} "
+                 "-CAfile ca.pem -purpose any")
+    return lines
