@@ -230,3 +230,122 @@ def test_a_report_signing_certificate_signs_documents_only(tmp_path: Path) -> No
     assert "TLS Web" not in text and ("1.3.6.1.5.5.7.3.36" in text or "Document Signing" in text)
     refused = CliRunner().invoke(main, ["pki", "issue", "server", "hall", "--dir", str(ca), "--home", str(server)])
     assert refused.exit_code != 0 and "--home is for report-signing certificates" in refused.output
+
+
+# --- The central server's day: interconnected games ---------------------------------------
+
+CENTRAL_DAY = "2026-11-03"
+#: Every purchase of net-1: (hall, terminal, player, cards, stake percentage).
+NETWORK_PURCHASES = [("hall-1", "T1", "p1", 6, 100), ("hall-1", "T2", "p2", 4, 50), ("hall-2", "T7", "q1", 5, 100)]
+
+
+def played_central(tmp_path: Path) -> Path:
+    """A central server's folder whose journal holds net-1 played to its end on CENTRAL_DAY, with a terminal
+    of hall-2 declared failed during the sale, and net-2 declared not played (R96.2): the real central
+    module on its real database, its timers on a test clock."""
+    import datetime
+
+    from twisted.internet import task
+
+    from central_server import store
+    from central_server.config import load_config
+    from central_server.domain.config import library_digest
+    from central_server.module import CentralModule
+    from server_kit.core import Actor, CommandCore, run_inline
+    from server_kit.journal.sql import Journal
+    from server_kit.keys import load_journal_key
+    from tests.central_server.support import config_text
+    from tests.hall.conftest import result
+
+    home = tmp_path / "central"
+    home.mkdir()
+    (home / "central.toml").write_text(config_text(home, tmp_path / "pki", f"sqlite:///{home / 'central.sqlite3'}",
+                                                   opens_after_ms=None, games=("net-1", "net-2")))
+    config = load_config(home / "central.toml")
+    engine = store.open_database(config.database_url)
+    library = store.add_series(engine, "V1", config.series_of("V1").cards)
+    journal = Journal(engine, load_journal_key(config.journal_key, create=True), head=config.journal_head)
+    clock = task.Clock()
+    clock.advance(datetime.datetime(2026, 11, 3, 10, tzinfo=datetime.timezone.utc).timestamp())
+    core = CommandCore(journal, clock, run_inline)
+    module = CentralModule(core, {"V1": library}, clock)
+    core.recover()
+    module.start_timers()
+    for plan in config.games:
+        result(module.schedule(plan.config(library_digest(library))))
+        result(module.open_sale(plan.game_id))
+    for n, (hall, terminal, player, count, pct) in enumerate(NETWORK_PURCHASES):
+        bought = result(module.hall_command("buy_cards", {
+            "request_id": f"r{n}", "game_id": "net-1", "hall_id": hall, "terminal_id": terminal,
+            "player_ref": player, "card_count": count, "stake_pct": pct}, hall))
+        assert bought["status"] == "confirmed", bought
+    result(module.hall_command("buy_cards", {
+        "request_id": "r9", "game_id": "net-2", "hall_id": "hall-1", "terminal_id": "T1", "player_ref": "p1",
+        "card_count": 3, "stake_pct": 100}, "hall-1"))
+    result(module.hall_command("terminal_failed", {
+        "request_id": "f1", "game_id": "net-1", "hall_id": "hall-2", "terminal_id": "T7", "reason": "screen dead",
+        "declared_by": "rui"}, "hall-2"))
+    result(module.declare_not_played("net-2", "the studio is flooded", Actor("olga.weber", "operator")))
+    for _ in range(400):
+        if module.games["net-1"].phase == "closed":
+            break
+        clock.advance(1.0)
+    assert module.games["net-1"].phase == "closed"
+    module.stop_timers()
+    engine.dispose()
+    return home
+
+
+@pytest.mark.req("R95.4", "R83.5")
+def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_path: Path) -> None:
+    """R95.4 a-f: `bingo report daily` on a central server's folder reports its network games: the cards
+    by hall and terminal, the halls and terminals where prizes were won; openssl verifies every file."""
+    from tests.central_server.support import bingo_central
+
+    home = played_central(tmp_path)
+    ca = tmp_path / "operator-ca"
+    issue_signer(ca, "central-reports", home)
+    out = tmp_path / "daily"
+    done = bingo_central("report", "daily", "--day", CENTRAL_DAY, "--out", str(out), tmp_path=tmp_path,
+                         env={"BINGO_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    for name in FILES:
+        checked = openssl_verify(out / name, ca / "ca.pem")
+        assert checked.returncode == 0, checked.stderr
+
+    from server_kit.db.database import create
+
+    records = list(table.read(create(f"sqlite:///{home / 'central.sqlite3'}", create_folder=False)))
+    report = json.loads((out / "report.json").read_text())
+    tables = {key: t["rows"] for key, t in report["tables"].items()}
+    assert tables["report"][0]["origin"] == "central server"
+    assert [g["game_id"] for g in tables["games"]] == ["net-1", "net-2"]
+    net_1, net_2 = tables["games"]
+    assert net_2["state"] == "not played" and net_2["cards_sold"] == 0 and net_2["collection_cents"] == 0
+
+    (closed,) = [r.payload for r in records if r.type == "central_sale_closed" and r.payload["game_id"] == "net-1"]
+    returned = [r.payload for r in records if r.type == "central_stake_returned"]
+    bought = [r.payload for r in records if r.type == "central_purchase_confirmed"]
+    won = [r.payload for r in records if r.type == "central_card_won"]
+    assert closed["sales_cents"] == 6 * 100 + 4 * 50 and net_1["collection_cents"] == closed["sales_cents"]
+    assert net_1["cards_sold"] == 10 and net_1["refunded_cards"] == 5
+    assert net_1["balls"] == " ".join(str(r.payload["ball"]) for r in records
+                                      if r.type == "central_ball_drawn" and r.payload["game_id"] == "net-1")
+    (totals,) = tables["totals"]
+    assert totals == {"games": 2, "cards_sold": 10, "collection_cents": closed["sales_cents"],
+                      "prizes_paid_cents": sum(w["payment_cents"] for w in won)}
+    assert sum(g["refunded_cents"] for g in tables["games"]) == sum(r["amount_cents"] for r in returned)
+
+    # Every card by series and number, with the hall and terminal it was bought on (R95.4 a, d).
+    cards = {(c["game_id"], c["series"], n, c["hall"], c["where"]) for c in tables["cards"]
+             for n in range(c["first"], c["last"] + 1)}
+    assert cards == {(b["game_id"], "V1", n, b["hall_id"], b["terminal_id"]) for b in bought
+                     for n in range(b["first_card"], b["first_card"] + b["card_count"])}
+    assert {(t["hall"], t["where"]) for t in tables["terminals"]} == {("hall-1", "T1"), ("hall-1", "T2")}
+    # The winners with the halls and terminals where the prizes were won (R95.4 f).
+    assert won and sorted((w["game_id"], w["prize"], w["card"], w["paid_cents"], w["hall"], w["where"])
+                          for w in tables["winners"]) == sorted(
+        (p["game_id"], p["pattern"], f"V1-{p['card_number']}", p["payment_cents"], p["hall_id"], p["terminal_id"])
+        for p in won)
+    last = max((r for r in records if r.payload.get("game_id") in ("net-1", "net-2")), key=lambda r: r.seq)
+    assert (report["journal"]["last_seq"], report["journal"]["last_hash"]) == (last.seq, last.hash)
