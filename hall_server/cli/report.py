@@ -23,7 +23,7 @@ import click
 
 from hall_server.cli.audit import central_command
 from hall_server.cli.context import Hall
-from hall_server.reports.daily import read_day
+from hall_server.reports.daily_files import read_day
 from protocol.errors import DomainError
 from server_kit.audit_folder import one_line
 from server_kit.reports.cms import ReportSigner, write_signed

@@ -13,27 +13,17 @@ zone) as both its first and its last record: what the journal held then.
 from __future__ import annotations
 
 from datetime import tzinfo
-from pathlib import Path
 from typing import Sequence
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from sqlalchemy import Engine
-
 from hall_server.reports.minutes import GameMinutes, VirtualCard, build
-from protocol.chain import Record, verify_chain
+from protocol.chain import Record
 from protocol.daily import PAPER, VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, PrizeLine
-from server_kit.journal import table as table
-from server_kit.journal.sql import read_head
 from server_kit.reports.daily import day_end_ms
 
 
-def read_day(engine: Engine, public_key: Ed25519PublicKey, head: Path, day: str, hall_name: str,
-             timezone: tzinfo) -> DailyReport:
-    """The daily report of ``day`` from the whole journal, once the journal verifies (chain, signatures, head)."""
-    expected_head = read_head(head)
-    records = list(table.read(engine))
-    verify_chain(records, public_key, head=expected_head)
-    return hall_day(records, day, hall_name, timezone)
+def session_date(records: Sequence[Record], closed_seq: int) -> str | None:
+    """The date of the session whose ``session_closed`` record is ``closed_seq``, if there is one."""
+    return next((s.date for s in build(records).sessions if s.closed_seq == closed_seq), None)
 
 
 def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzinfo) -> DailyReport:

@@ -13,8 +13,11 @@ from typing import Any, Iterator
 
 import pytest
 from click.testing import CliRunner, Result
+from twisted.internet import defer
 
 from hall_server.cli import main
+from hall_server.hall.admission import DEFAULT_TIMEZONE
+from hall_server.reports.daily_files import DailyReporter, day_folder
 from hall_server.store.database import open_database
 from protocol.chain import Record
 from protocol.money import format_cents
@@ -56,7 +59,11 @@ def issue_signer(ca: Path, name: str, home: Path) -> None:
 @pytest.fixture(scope="module")
 def home() -> Iterator[Home]:
     path = fast_folder()
+    made = Home(path, path / "operator-ca")
+    issue_signer(made.ca, SIGNER, path)
     hall = stored_hall(path, new_clock(), POT_RULES)
+    reporter = DailyReporter(hall.journal, path, "Audit hall", DEFAULT_TIMEZONE, defer.maybeDeferred)
+    hall.core.observers.append(reporter.record_committed)
     hall.prepare()
     hall.open_day(DAY)
     play_game(hall, GamePlan(paper=7, purchases=[Purchase(0, 0, 3, 100), Purchase(1, 1, 2, 50)], superbingo_limit=60,
@@ -65,8 +72,7 @@ def home() -> Iterator[Home]:
     play_game(hall, GamePlan(paper=5, purchases=[Purchase(1, 0, 4, 100)], jackpot_threshold=41, quick=True, seed=5,
                              last=True))
     hall.close_day()
-    made = Home(path, path / "operator-ca")
-    issue_signer(made.ca, SIGNER, path)
+    assert reporter.written == [day_folder(path, DAY)]
     yield made
     shutil.rmtree(path, ignore_errors=True)
 
@@ -182,6 +188,19 @@ def test_the_daily_reports_figures_are_the_journals(home: Home, tmp_path: Path) 
     assert csv["totals"] == [{k: str(v) for k, v in totals.items()}]
     shown = pdf_strings((out / "report.pdf").read_bytes())
     assert format_cents(facts["sales"]) in shown and format_cents(totals["prizes_paid_cents"]) in shown
+
+
+@pytest.mark.req("R83.5", "R95.4")
+def test_the_session_close_writes_the_days_report_that_the_command_writes_again(home: Home, tmp_path: Path) -> None:
+    """R83.5: at the session's close the hall writes the day's signed report into reports/daily-DAY;
+    made again later by the command from the same journal, it is the same bytes."""
+    at_close = day_folder(home.path, DAY)
+    for name in FILES:
+        assert openssl_verify(at_close / name, home.ca / "ca.pem").returncode == 0
+    out = tmp_path / "again"
+    assert home.daily(DAY, out).exit_code == 0
+    for name in FILES:
+        assert (out / name).read_bytes() == (at_close / name).read_bytes(), name
 
 
 @pytest.mark.req("R95.4")
