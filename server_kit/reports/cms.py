@@ -59,10 +59,10 @@ class ReportSigner:
 def write_signed(report: Report, folder: Path, signer: ReportSigner) -> list[Path]:
     """Write ``report`` as JSON, CSV and PDF into ``folder``, each with its ``.p7s``; the files written.
 
-    Each file is written beside itself and renamed into place, its signature after it,
-    so a reader never finds half a file.
+    Each file (mode 0600) is written beside itself and renamed into place, its signature
+    after it, so a reader never finds half a file.
     """
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     written: list[Path] = []
     for suffix, render in RENDERINGS.items():
         data = render(report)
@@ -75,7 +75,8 @@ def write_signed(report: Report, folder: Path, signer: ReportSigner) -> list[Pat
 
 def _replace(path: Path, data: bytes) -> None:
     partial = path.with_name(f".{path.name}.partial")
-    with open(partial, "wb") as stream:
+    # The server's own (0600) like every file of its folder; whoever sends the report copies it.
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as stream:
         stream.write(data)
         stream.flush()
         os.fsync(stream.fileno())
