@@ -15,20 +15,21 @@ from __future__ import annotations
 from datetime import tzinfo
 from typing import Sequence
 
-from hall_server.reports.minutes import GameMinutes, VirtualCard, build
+from hall_server.reports.minutes import GameMinutes, MinutesBook, VirtualCard, build
 from protocol.chain import Record
 from protocol.daily import PAPER, VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, PrizeLine
 from server_kit.reports.daily import day_end_ms
 
 
-def session_date(records: Sequence[Record], closed_seq: int) -> str | None:
+def session_date(book: MinutesBook, closed_seq: int) -> str | None:
     """The date of the session whose ``session_closed`` record is ``closed_seq``, if there is one."""
-    return next((s.date for s in build(records).sessions if s.closed_seq == closed_seq), None)
+    return next((s.date for s in book.sessions if s.closed_seq == closed_seq), None)
 
 
-def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzinfo) -> DailyReport:
-    """The daily report of ``day`` from ``records``, the whole journal in order."""
-    book = build(records)
+def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzinfo,
+             book: MinutesBook | None = None) -> DailyReport:
+    """The daily report of ``day`` from ``records``, the whole journal in order (``book``: their minutes, if made)."""
+    book = book if book is not None else build(records)
     sessions = [s for s in book.sessions if s.date == day]
     games = [game for session in sessions for game in session.games]
     if sessions:
@@ -119,5 +120,3 @@ def _wins(game: GameMinutes, hall: str) -> list[CardWin]:
             wins.append(CardWin(game.game_id, winner.pattern, series, int(number), winner.order, winner.ball, 0,
                                 hall, terminal.get(winner.card, PAPER)))
     return wins
-
-

@@ -24,6 +24,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from hall_server.reports.daily import hall_day, session_date
+from hall_server.reports.minutes import build
 from protocol.chain import Record, verify_chain
 from protocol.daily import DailyReport
 from server_kit.journal import table as table
@@ -84,11 +85,12 @@ class DailyReporter:
             return None
         journal = self.journal
         records = verified_records(journal.engine, journal.key.public_key(), journal.head)
-        day = session_date(records, closed_seq)
+        book = build(records)
+        day = session_date(book, closed_seq)
         if day is None:
             return None
         folder = day_folder(self.home, day)
-        write_signed(daily_report(hall_day(records, day, self.hall_name, self.timezone)), folder, signer)
+        write_signed(daily_report(hall_day(records, day, self.hall_name, self.timezone, book)), folder, signer)
         return folder
 
     def _written(self, folder: Path | None) -> None:

@@ -27,6 +27,7 @@ from server_kit.pki.folder import (
     IssuedCertificate,
     PkiError,
     PkiFolder,
+    Role,
     _Authority,
     _cert_pem,
     _check_name,
@@ -43,7 +44,6 @@ from server_kit.pki.folder import (
     load_credentials,
     load_report_signing,
     parse_role,
-    Role,
 )
 from server_kit.keys import report_cert_path, report_key_path
 

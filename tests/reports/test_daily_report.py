@@ -23,6 +23,8 @@ from protocol.chain import Record
 from protocol.money import format_cents
 from server_kit import pki
 from server_kit.journal import table
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from tests.audit.conftest import POT_RULES, fast_folder, new_clock
 from tests.audit.halls import GamePlan, Purchase, play_game, stored_hall
 from tests.reports.conftest import csv_tables, pdf_strings
@@ -201,6 +203,19 @@ def test_the_session_close_writes_the_days_report_that_the_command_writes_again(
     assert home.daily(DAY, out).exit_code == 0
     for name in FILES:
         assert (out / name).read_bytes() == (at_close / name).read_bytes(), name
+
+
+def test_a_hall_without_a_report_signing_certificate_closes_its_session_and_writes_no_report(
+    home: Home, tmp_path: Path
+) -> None:
+    journal = Journal(open_database(f"sqlite:///{home.path / 'hall.sqlite3'}"),
+                      load_journal_key(home.path / "keys" / "journal-signing.pem"), head=home.path / "journal.head")
+    closed = next(r for r in home.records() if r.type == "session_closed")
+    reporter = DailyReporter(journal, tmp_path, "Audit hall", DEFAULT_TIMEZONE, defer.maybeDeferred)
+    assert reporter.write(closed.seq) is None
+    assert list(tmp_path.iterdir()) == []
+    assert DailyReporter(journal, home.path, "Audit hall", DEFAULT_TIMEZONE,
+                         defer.maybeDeferred).write(closed.seq) == day_folder(home.path, DAY)
 
 
 @pytest.mark.req("R95.4")
