@@ -55,7 +55,8 @@ def issue_signer(ca: Path, name: str, home: Path) -> None:
         pki.init_authority(ca, "Audit operator")
     done = CliRunner().invoke(main, ["pki", "issue", "report-signing", name, "--dir", str(ca), "--home", str(home)])
     assert done.exit_code == 0, done.output
-    assert (home / "keys" / "report-signing.pem").exists() and (home / "keys" / "report-signing.key").stat().st_mode & 0o077 == 0
+    keys = home / "keys"
+    assert (keys / "report-signing.pem").exists() and (keys / "report-signing.key").stat().st_mode & 0o077 == 0
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,8 @@ def journal_figures(records: list[Record]) -> dict[str, Any]:
     cards = sum(r.payload["count"] for r in records if r.type == "paper_cards_sold" and r.payload["game_id"] in kept)
     cards += sum(r.payload["quantity"] for r in records
                  if r.type == "virtual_cards_bought" and r.payload["game_id"] in kept)
-    sales = sum(r.payload["collection_cents"] for r in records if r.type == "sale_closed" and r.payload["game_id"] in kept)
+    sales = sum(r.payload["collection_cents"] for r in records
+                if r.type == "sale_closed" and r.payload["game_id"] in kept)
     paid = [(r.payload["game_id"], r.payload["prize"], card, cents)
             for r in records if r.type == "prize_paid" for card, cents in r.payload["payments"]]
     balls = {g: [r.payload["ball"] for r in records if r.type == "ball_drawn" and r.payload["game_id"] == g]
