@@ -152,7 +152,6 @@ def _daily_game(game: _Game) -> DailyGame:
     sold = sum(p.card_count for p in game.purchases)
     return DailyGame(
         game_id=game.game_id,
-        label=game.game_id,
         state="not played" if game.not_played else "closed",
         price_cents=game.price_cents,
         balls=tuple(game.balls),

@@ -28,7 +28,6 @@ class DailyGame:
     """
 
     game_id: str
-    label: str  # the game's number as the hall or the network names it
     state: str  # closed, refunded, not played...
     price_cents: int  # the face value of one card
     balls: tuple[int, ...]  # in the order drawn

@@ -62,7 +62,6 @@ def _game(game: GameMinutes) -> DailyGame:
     sold = 0 if game.refunded else game.physical_cards + len(game.virtual_cards) - game.refunded_cards
     return DailyGame(
         game_id=game.game_id,
-        label=f"session {game.session}, game {game.number}",
         state=game.state,
         price_cents=game.price_cents,
         balls=tuple(game.drawn),

@@ -6,7 +6,8 @@ format (``docs/reports.md`` lists every field):
 * ``journal`` - the records the report was made from, and the day's last record's hash;
 * ``report`` - who made it, for which day, in which time zone;
 * ``totals`` - the day's games, cards sold, prizes paid and collection (R83.5);
-* ``games`` - every game with its balls and the running totals after it (R83.5, R95.4 b, c);
+* ``games`` - every game with the running totals after it (R83.5, R95.4 c);
+* ``balls`` - every game's balls in the order drawn (R95.4 b);
 * ``cards`` - every purchase: series, first and last card, value, where (R95.4 a, c, d);
 * ``terminals`` - what each terminal and seller sold (R95.4 d);
 * ``prizes`` - every prize with its amount, payment and carry (R95.4 e);
@@ -61,20 +62,22 @@ def daily_report(day: DailyReport) -> Report:
         ("prizes_paid_cents", "Prizes paid", Cents(totals.prizes_paid_cents if totals else 0)),
         ("collection_cents", "Collection", Cents(totals.collection_cents if totals else 0)),
     ])
-    games = _table("games", "Games, balls and running totals (R83.5, R95.4 b, c)", [
-        ("game_id", "Game"), ("label", "Number"), ("state", "State"), ("price_cents", "Card price"),
+    games = _table("games", "Games and running totals (R83.5, R95.4 c)", [
+        ("game_id", "Game"), ("state", "State"), ("price_cents", "Card price"),
         ("cards_sold", "Cards sold"), ("collection_cents", "Collection"), ("prizes_paid_cents", "Prizes paid"),
-        ("refunded_cards", "Cards refunded"), ("refunded_cents", "Refunded"), ("ball_count", "Balls"),
-        ("balls", "Balls in the order drawn"), ("total_games", "Games so far"),
+        ("refunded_cards", "Cards refunded"), ("refunded_cents", "Refunded"), ("total_games", "Games so far"),
         ("total_cards_sold", "Cards so far"), ("total_prizes_paid_cents", "Prizes so far"),
         ("total_collection_cents", "Collection so far"),
     ], [
-        (row.game.game_id, row.game.label, row.game.state, Cents(row.game.price_cents), row.game.cards_sold,
+        (row.game.game_id, row.game.state, Cents(row.game.price_cents), row.game.cards_sold,
          Cents(row.game.collection_cents), Cents(row.game.prizes_paid_cents), row.game.refunded_cards,
-         Cents(row.game.refunded_cents), len(row.game.balls), " ".join(map(str, row.game.balls)), row.games,
-         row.cards_sold, Cents(row.prizes_paid_cents), Cents(row.collection_cents))
+         Cents(row.game.refunded_cents), row.games, row.cards_sold, Cents(row.prizes_paid_cents),
+         Cents(row.collection_cents))
         for row in day.running_totals()
     ])
+    balls = _table("balls", "Balls of each game in the order drawn (R95.4 b)", [
+        ("game_id", "Game"), ("ball_count", "Balls"), ("balls", "In the order drawn"),
+    ], [(game.game_id, len(game.balls), " ".join(map(str, game.balls))) for game in day.games])
     cards = _table("cards", "Cards bought (R95.4 a, c, d)", [
         ("game_id", "Game"), ("kind", "Kind"), ("series", "Series"), ("first", "First card"), ("last", "Last card"),
         ("count", "Cards"), ("value_cents", "Value of a card"), ("stake_pct", "Stake %"),
@@ -108,7 +111,7 @@ def daily_report(day: DailyReport) -> Report:
         subject=day.day,
         title=title,
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
-        tables=(journal, report, summary, games, cards, terminals, prizes, winners),
+        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners),
         stem=STEM,
     )
 

@@ -151,10 +151,12 @@ def test_the_daily_reports_figures_are_the_journals(home: Home, tmp_path: Path) 
                       "collection_cents": facts["sales"]}
     assert facts["cards"] > 0 and facts["sales"] > 0 and facts["paid"]
 
-    # The games with their balls in order and the running totals after each (R83.5, R95.4 b, c).
+    # The games with the running totals after each, and their balls in order (R83.5, R95.4 b, c).
     assert [g["game_id"] for g in tables["games"]] == facts["games"]
-    for game in tables["games"]:
+    assert [g["game_id"] for g in tables["balls"]] == facts["games"]
+    for game in tables["balls"]:
         assert game["balls"] == " ".join(map(str, facts["balls"][game["game_id"]]))
+        assert game["ball_count"] == len(facts["balls"][game["game_id"]])
     last = tables["games"][-1]
     assert (last["total_games"], last["total_cards_sold"], last["total_collection_cents"],
             last["total_prizes_paid_cents"]) == (3, facts["cards"], facts["sales"], totals["prizes_paid_cents"])
@@ -365,7 +367,7 @@ def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_pat
     won = [r.payload for r in records if r.type == "central_card_won"]
     assert closed["sales_cents"] == 6 * 100 + 4 * 50 and net_1["collection_cents"] == closed["sales_cents"]
     assert net_1["cards_sold"] == 10 and net_1["refunded_cards"] == 5
-    assert net_1["balls"] == " ".join(str(r.payload["ball"]) for r in records
+    assert tables["balls"][0]["balls"] == " ".join(str(r.payload["ball"]) for r in records
                                       if r.type == "central_ball_drawn" and r.payload["game_id"] == "net-1")
     (totals,) = tables["totals"]
     assert totals == {"games": 2, "cards_sold": 10, "collection_cents": closed["sales_cents"],
