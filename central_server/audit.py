@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from central_server import store
 from central_server.config import CentralConfig
@@ -66,26 +67,10 @@ def export_day(config: CentralConfig, day: str, out: Path) -> CentralDay:
     """Write the network games of ``day`` into ``out`` (new or empty): all four files, or nothing."""
     audit_folder.check_out_folder(out)
     day = checked_day(day)
-    url = config.database_url
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
-        raise CentralAuditError(f"no central database at {url.removeprefix('sqlite:///')}: this central server has never run")
-    engine = create(url, create_folder=False)
-    try:
-        key = load_journal_key(config.journal_key)
-        journal = Journal(engine, key, head=config.journal_head)
-        if journal.is_new:
-            raise CentralAuditError("the central server's journal is empty: it has never run")
-        try:
-            journal.verify()
-        except ChainError as error:
-            raise CentralAuditError(f"the journal does not verify: {error}") from None
-        library = store.load_series(engine)
-        records = list(journal.records())
-    finally:
-        engine.dispose()
+    records, key, library = verified_journal(config)
     zone = zoneinfo.ZoneInfo(config.timezone)
     games, spans = _games(records, library)
-    ended = [game_id for game_id in games if game_id in spans and _date(spans[game_id][1], zone) == day]
+    ended = [game_id for game_id in games if game_id in spans and day_of(spans[game_id][1], zone) == day]
     if not ended:
         raise CentralAuditError(f"no network game of this central server ended on {day} ({config.timezone})")
     played, left_out = [], []
@@ -106,6 +91,27 @@ def export_day(config: CentralConfig, day: str, out: Path) -> CentralDay:
     segment = tuple(r for r in records if first <= r.seq <= last)
     audit_folder.write_export(scenario(day, played, layouts), result(day, played), segment, public_pem(key), out)
     return CentralDay(day, tuple(g.game_id for g in played), tuple(left_out), segment)
+
+
+def verified_journal(config: CentralConfig) -> tuple[list[Record], Ed25519PrivateKey, dict[str, np.ndarray]]:
+    """The central server's whole journal once it verifies (every hash, link and signature, the signed head),
+    its key, and the series of its library."""
+    url = config.database_url
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        raise CentralAuditError(f"no central database at {url.removeprefix('sqlite:///')}: this central server has never run")
+    engine = create(url, create_folder=False)
+    try:
+        key = load_journal_key(config.journal_key)
+        journal = Journal(engine, key, head=config.journal_head)
+        if journal.is_new:
+            raise CentralAuditError("the central server's journal is empty: it has never run")
+        try:
+            journal.verify()
+        except ChainError as error:
+            raise CentralAuditError(f"the journal does not verify: {error}") from None
+        return list(journal.records()), key, store.load_series(engine)
+    finally:
+        engine.dispose()
 
 
 def _games(
@@ -143,7 +149,8 @@ def _games(
     return games, spans
 
 
-def _date(record: Record, zone: zoneinfo.ZoneInfo) -> str:
+def day_of(record: Record, zone: zoneinfo.ZoneInfo) -> str:
+    """The date (``YYYY-MM-DD``) in ``zone`` on which ``record`` was written."""
     return datetime.datetime.fromtimestamp(record.time_ms / 1000, zone).date().isoformat()
 
 
@@ -156,4 +163,4 @@ def _one_series(games: Sequence[CentralGame], library: Mapping[str, np.ndarray])
     return library[labels[0]]
 
 
-__all__ = ["CentralAuditError", "CentralDay", "checked_day", "export_day"]
+__all__ = ["CentralAuditError", "CentralDay", "checked_day", "export_day", "verified_journal"]

@@ -9,7 +9,8 @@ finds this module through the ``bingo.commands`` entry point group, which
 * ``games``, ``open-sale`` and ``not-played`` are the operator's commands to a running
   server (:mod:`central_server.operator`), sent with the operator's certificate;
   a refusal is one line on stderr with its code, and exit status 2;
-* ``audit-export`` writes a day's network games for the inspector (FORMATS.md 3).
+* ``audit-export`` writes a day's network games for the inspector (FORMATS.md 3);
+* ``daily-report`` writes the day's signed report to the regulator (R95.4, docs/reports.md).
 """
 
 from __future__ import annotations
@@ -228,6 +229,36 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     if made.left_out:
         click.echo("left out: " + "; ".join(f"{game} ({why})" for game, why in made.left_out))
 
+
+
+@central.command("daily-report")
+@click.option("--day", required=True, metavar="YYYY-MM-DD", help="The day to report (today or before).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write report.json, report.csv, report.pdf and their .p7s signatures into.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The central server's configuration (default: $BINGO_HOME/central.toml).")
+def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
+    """Write the day's report of the interconnected games (R95.4 a-f, R83.5) as JSON, CSV and PDF,
+    each with a detached CMS signature (.p7s) by keys/report-signing.pem; `bingo report daily` on this folder."""
+    import zoneinfo
+
+    from central_server.daily import read_day
+    from central_server.tap import configuration
+    from server_kit.reports.cms import ReportSigner, write_signed
+    from server_kit.reports.daily import checked_day, daily_report, written_lines
+
+    try:
+        config = configuration(config_path)
+        today = datetime.datetime.now(zoneinfo.ZoneInfo(config.timezone)).date()
+        day = checked_day(day, today)
+        signer = ReportSigner.of_server(config.home)
+        made = read_day(config, day)
+        written = write_signed(daily_report(made), out, signer)
+    except (DomainError, OSError) as error:
+        click.echo(one_line(error), err=True)
+        sys.exit(REFUSED)
+    for line in written_lines(made, written):
+        click.echo(line)
 
 
 @central.command()

@@ -71,6 +71,7 @@ from hall_server.hall.virtual import VirtualModule
 from hall_server.network.link import CentralAddress, central_link
 from hall_server.network.module import NetworkModule
 from hall_server.network.relay import NetworkRelay
+from hall_server.reports.daily_files import DailyReporter
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
@@ -95,7 +96,7 @@ from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_r
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path
-from server_kit.keys import card_key_path, journal_key_path, load_journal_key
+from server_kit.keys import card_key_path, journal_key_path, load_journal_key, report_cert_path
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
@@ -208,6 +209,8 @@ def provision_pki(config: HallConfig) -> None:
                 "as {name}; issue more with `bingo pki issue terminal NAME --dir {ca}` (docs/pki.md)",
                 name=FIRST_TERMINAL, dir=str(bundle.root), ca=str(operator.root),
             )
+    if operator.ca_key.exists():
+        provision_report_signing(config, operator)
     for key in (operator.ca_key, served.ca_key):
         if key.exists():
             log.warn(
@@ -216,6 +219,18 @@ def provision_pki(config: HallConfig) -> None:
                 "(docs/pki.md) and keep only ca.pem, crl.pem and the server's own certificate here.",
                 key=str(key), dir=str(key.parent),
             )
+
+
+def provision_report_signing(config: HallConfig, operator: pki.PkiFolder) -> None:
+    """With the local authority of a first start, the hall's report-signing certificate in ``keys/``
+    (docs/reports.md): its daily reports are signed from the first session's close."""
+    if report_cert_path(config.home).exists():
+        return
+    name = f"{config.tls.server_name}-reports"
+    if not operator.cert(name).exists():
+        log.info("Issuing the report-signing certificate {name}", name=name)
+        pki.issue_certificate(operator.root, "report-signing", name)
+    pki.install_report_signing(operator.root, name, config.home)
 
 
 def _private(path: Path) -> None:
@@ -443,6 +458,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     channel = CommandChannel(core)
     hub = LiveHub(view, channel, sign_ins)
     core.observers.append(hub.record_committed)
+    # The day's signed report at each session's close (R83.5, R95.4), on the reactor's pool.
+    core.observers.append(DailyReporter(journal, config.home, config.name, zone, on_general_pool).record_committed)
 
     # Staff password checks (scrypt) run on a pool of their own, not on the DB writer and not
     # on the reactor's pool where players' PIN checks run: a burst of bad staff sign-ins

@@ -2,7 +2,9 @@
 
 The journal signing key (Ed25519) is ``keys/journal-signing.pem`` in the server's
 folder (:func:`journal_key_path`), the card security code key (R92.9)
-``keys/card-code.key`` (:func:`card_key_path`).  Which folder that is, is the
+``keys/card-code.key`` (:func:`card_key_path`), the report-signing certificate and its
+EC key ``keys/report-signing.pem`` and ``keys/report-signing.key``
+(:func:`report_cert_path`, :func:`report_key_path`, issued by ``bingo pki``).  Which folder that is, is the
 composition root's to say: this module is handed paths and reads no configuration.
 A copy of the database alone cannot forge or check codes; back the key up with the
 operator's other secrets, not with the database.
@@ -50,6 +52,16 @@ def load_card_key(path: Path, *, create: bool = False) -> bytes:
     if len(key) < 16:
         raise KeyFileError(f"{path} holds a key of {len(key)} bytes; at least 16 are needed")
     return key
+
+
+def report_cert_path(home: Path) -> Path:
+    """The report-signing certificate of the server whose folder is ``home``."""
+    return home / "keys" / "report-signing.pem"
+
+
+def report_key_path(home: Path) -> Path:
+    """The report-signing key (EC P-256) of the server whose folder is ``home``."""
+    return home / "keys" / "report-signing.key"
 
 
 def journal_key_path(home: Path) -> Path:

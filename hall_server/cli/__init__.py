@@ -22,6 +22,7 @@ from hall_server.cli.journal import journal
 from hall_server.cli.minutes import minutes
 from hall_server.cli.pki import pki
 from hall_server.cli.release import release
+from hall_server.cli.report import report
 from hall_server.cli.reqs import reqs
 from hall_server.cli.replay import replay
 from hall_server.cli.rng import rng
@@ -76,6 +77,7 @@ main.add_command(minutes)
 main.add_command(pki)
 main.add_command(reqs)
 main.add_command(release)
+main.add_command(report)
 main.add_command(replay)
 main.add_command(vb)
 main.add_command(rng)

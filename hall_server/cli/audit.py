@@ -49,14 +49,14 @@ def _checked_day(day: str) -> str:
 
 
 
-def _central_export(ctx: click.Context, hall: Hall) -> tuple[click.Command, Path] | None:
-    """``bingo central audit-export`` and the central configuration, when the home is a central server's."""
+def central_command(ctx: click.Context, hall: Hall, name: str = "audit-export") -> tuple[click.Command, Path] | None:
+    """``bingo central NAME`` and the central configuration, when the home is a central server's."""
     central_config = hall.home / CENTRAL_CONFIG
     if hall.config_path.exists() or not central_config.exists():
         return None
     root = ctx.find_root().command
     group = root.get_command(ctx, "central") if isinstance(root, click.Group) else None
-    command = group.get_command(ctx, "audit-export") if isinstance(group, click.Group) else None
+    command = group.get_command(ctx, name) if isinstance(group, click.Group) else None
     if command is None:
         raise AuditError(
             f"{hall.home} is a central server's folder ({CENTRAL_CONFIG}), but the central server's commands "
@@ -81,7 +81,7 @@ def audit() -> None:
 def export(ctx: click.Context, hall: Hall, day: str, out: Path, config_path: Path | None) -> None:
     """Write the day's scenario, the hall's own result, the journal segment and its key into OUT."""
     try:
-        central = None if config_path is not None else _central_export(ctx, hall)
+        central = None if config_path is not None else central_command(ctx, hall)
         if central is not None:
             command, central_config = central
             ctx.invoke(command, day=day, out=out, config_path=central_config)

@@ -55,17 +55,26 @@ def init(hall: Hall, operator: str, days: int, pki_dir: Path | None) -> None:
     help="Host name or IP address the server is reached at (repeatable; default: localhost and 127.0.0.1).",
 )
 @click.option("--days", type=int, default=library.LEAF_DAYS, show_default=True, help="Validity of the certificate.")
+@click.option("--home", "server_home", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="report-signing only: also install it in this server folder's keys/ (report-signing.pem, .key).")
 @dir_option
 @pass_hall
-def issue(hall: Hall, kind: str, name: str, hosts: tuple[str, ...], days: int, pki_dir: Path | None) -> None:
-    """Issue a key and certificate for NAME; KIND is server, staff, terminal, machine, central or regulator."""
+def issue(hall: Hall, kind: str, name: str, hosts: tuple[str, ...], days: int, server_home: Path | None,
+          pki_dir: Path | None) -> None:
+    """Issue a key and certificate for NAME; KIND is server, staff, terminal, machine, central, regulator,
+    operator or report-signing (a server's key for its signed daily reports)."""
     pki_dir = pki_dir or hall.pki_dir
+    if server_home is not None and library.parse_role(kind) is not library.Role.report_signing:
+        raise library.PkiError("--home is for report-signing certificates; copy other certificates with `bingo pki bundle`")
     issued = library.issue_certificate(pki_dir, kind, name, hosts=hosts, days=days)
     folder = library.PkiFolder(pki_dir)
     hosts_note = f" for {', '.join(issued.hosts)}" if issued.hosts else ""
     click.echo(f"{issued.role} certificate {name}{hosts_note}, valid until {issued.not_after:%Y-%m-%d}")
     click.echo(f"certificate: {folder.cert(name)}")
     click.echo(f"private key: {folder.key(name)}")
+    if server_home is not None:
+        cert_path, key_path = library.install_report_signing(pki_dir, name, server_home)
+        click.echo(f"installed for the server in {server_home}: {cert_path} and {key_path}")
 
 
 @pki.command()

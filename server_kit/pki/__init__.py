@@ -19,6 +19,7 @@ from server_kit.pki.authority import (
     authority_certificate,
     export_bundle,
     init_authority,
+    install_report_signing,
     issue_certificate,
     list_certificates,
     revoke_certificate,
@@ -30,6 +31,7 @@ from server_kit.pki.folder import (
     PkiFolder,
     Role,
     default_pki_dir,
+    load_report_signing,
     parse_role,
 )
 from server_kit.pki.tls import (
@@ -58,8 +60,10 @@ __all__ = [
     "default_pki_dir",
     "export_bundle",
     "init_authority",
+    "install_report_signing",
     "issue_certificate",
     "list_certificates",
+    "load_report_signing",
     "parse_role",
     "peer_identity",
     "presented_identity",

@@ -20,13 +20,14 @@ from typing import Iterable, Sequence
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
 from server_kit.pki.folder import (
     _SERVING,
     IssuedCertificate,
     PkiError,
     PkiFolder,
+    Role,
     _Authority,
     _cert_pem,
     _check_name,
@@ -41,8 +42,10 @@ from server_kit.pki.folder import (
     _role_of,
     _write_new,
     load_credentials,
+    load_report_signing,
     parse_role,
 )
+from server_kit.keys import report_cert_path, report_key_path
 
 CA_DAYS = 3650
 
@@ -58,6 +61,9 @@ CLOCK_SKEW = datetime.timedelta(minutes=5)
 
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1")
+
+#: id-kp-documentSigning (RFC 9336): the key signs documents, here the daily reports.
+DOCUMENT_SIGNING = ObjectIdentifier("1.3.6.1.5.5.7.3.36")
 
 
 _HOST = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
@@ -223,7 +229,9 @@ def issue_certificate(
 
     Servers (``server``, ``central``) get serverAuth and clientAuth and a subject
     alternative name for each of ``hosts`` (default: localhost and 127.0.0.1); staff,
-    terminals and the regulator get clientAuth only.
+    terminals and the regulator get clientAuth only; a ``report-signing`` certificate
+    signs documents only (digitalSignature and nonRepudiation, documentSigning), so no
+    TLS peer accepts it.
     """
     role = parse_role(kind)
     _check_name(name)
@@ -246,6 +254,7 @@ def issue_certificate(
             f"{authority.cert.not_valid_after_utc:%Y-%m-%d}"
         )
     serving = role in _SERVING
+    signing = role is Role.report_signing
     key = ec.generate_private_key(ec.SECP256R1())
     organization = authority.cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
     builder = (
@@ -268,7 +277,7 @@ def issue_certificate(
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
-                content_commitment=False,
+                content_commitment=signing,
                 key_encipherment=False,
                 data_encipherment=False,
                 key_agreement=False,
@@ -283,6 +292,8 @@ def issue_certificate(
             x509.ExtendedKeyUsage(
                 [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
                 if serving
+                else [DOCUMENT_SIGNING]
+                if signing
                 else [ExtendedKeyUsageOID.CLIENT_AUTH]
             ),
             critical=False,
@@ -307,6 +318,29 @@ def issue_certificate(
         folder.key(name).unlink(missing_ok=True)
         raise
     return _describe(name, cert, None)
+
+
+def install_report_signing(pki_dir: Path, name: str, home: Path) -> tuple[Path, Path]:
+    """Copy the report-signing certificate ``name`` and its key into the server folder ``home``.
+
+    They go to ``keys/report-signing.pem`` and ``keys/report-signing.key`` (0600, the
+    folder 0700), beside the server's journal key; an existing pair is never replaced.
+    Returns the certificate's and the key's paths.
+    """
+    folder = PkiFolder(pki_dir)
+    cert_path, key_path = report_cert_path(home), report_key_path(home)
+    load_report_signing(folder.cert(name), folder.key(name))
+    for existing in (cert_path, key_path):
+        if existing.exists():
+            raise PkiError(f"{existing} already exists; it is left as it is (remove the old pair to install a new one)")
+    key_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _write_new(key_path, folder.key(name).read_bytes(), 0o600)
+    try:
+        _write_new(cert_path, folder.cert(name).read_bytes(), 0o600)
+    except BaseException:
+        key_path.unlink(missing_ok=True)
+        raise
+    return cert_path, key_path
 
 
 def _describe(name: str, cert: x509.Certificate, crl: x509.CertificateRevocationList | None) -> IssuedCertificate:

@@ -10,6 +10,10 @@ it is what a single machine needs::
     keys/NAME.key     its private key (only on the machine that is NAME, 0600)
     revoked/NAME.SERIAL.pem   certificates taken out of service, kept for the record
 
+A server's report-signing certificate and key also live in the server's own key
+folder (``keys/report-signing.pem`` and ``keys/report-signing.key``, beside its journal
+key): they sign files, not connections (:func:`load_report_signing`).
+
 The role travels in the certificate's organizational unit, so a server reads who is
 calling without a lookup (``docs/pki.md`` has the table of roles and endpoints).
 """
@@ -49,6 +53,7 @@ class Role(StrEnum):
     central = "central"
     regulator = "regulator"
     operator = "operator"  # the network's operator, commanding the central server
+    report_signing = "report-signing"  # a server's key for its signed daily reports, never a TLS peer
 
 
 def parse_role(kind: str) -> Role:
@@ -281,3 +286,20 @@ def load_credentials(pki_dir: Path, name: str) -> Credentials:
     if cert.not_valid_after_utc <= datetime.datetime.now(datetime.timezone.utc):
         raise PkiError(f"certificate {name} expired on {cert.not_valid_after_utc:%Y-%m-%d}; issue a new one")
     return Credentials(authority, crl, cert, key, _role_of(cert, f"certificate {name}"))
+
+
+def load_report_signing(cert_path: Path, key_path: Path) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A server's report-signing certificate and its key, checked: the role, the key, the dates."""
+    cert = _load_cert(cert_path, "report-signing certificate",
+                      "; issue one with `bingo pki issue report-signing NAME --home SERVER_FOLDER` (docs/pki.md)")
+    key = _load_key(key_path, "report-signing key")
+    role = _role_of(cert, str(cert_path))
+    if role is not Role.report_signing:
+        raise PkiError(f"{cert_path} is a {role} certificate, not a report-signing one")
+    if key.public_key() != cert.public_key():
+        raise PkiError(f"{key_path} is not the key of the certificate {cert_path}")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    if cert.not_valid_after_utc <= now:
+        raise PkiError(f"the report-signing certificate {cert_path} expired on {cert.not_valid_after_utc:%Y-%m-%d}; "
+                       "issue a new one")
+    return cert, key

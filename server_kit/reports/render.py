@@ -1,4 +1,4 @@
-"""A :class:`~server_kit.reports.document.Report` written as CSV and as PDF, in bytes.
+"""A :class:`~server_kit.reports.document.Report` written as CSV, PDF and JSON, in bytes.
 
 **CSV** (UTF-8, one header line): ``table,row,field,value``.  Every cell of every
 table is one line, so the file has one shape whatever the report; amounts are integer
@@ -11,12 +11,17 @@ creation time, fixed identifier), so the same report gives the same bytes: a rep
 made again later from the same journal records can be compared byte for byte.  The
 journal range is also in the document's subject (``journal-range FIRST LAST HASH``)
 for ``bingo minutes verify``.
+
+**JSON** (UTF-8, ``"format": "bingo-report/1"``): the report's kind, subject, title
+and journal range, then each table by its key with its title and its rows, a row an
+object of field to value; amounts are integer cents in fields ending with ``_cents``.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -60,6 +65,35 @@ def to_csv(report: Report) -> bytes:
             for column, cell in zip(table.columns, row):
                 writer.writerow((table.key, number, column.key, csv_text(cell)))
     return out.getvalue().encode("utf-8")
+
+
+JSON_FORMAT = "bingo-report/1"
+
+
+def _json_value(cell: Cell) -> str | int | None:
+    return cell.value if isinstance(cell, Cents) else cell
+
+
+def to_json(report: Report) -> bytes:
+    """The report as JSON: its journal range, then every table's rows as objects."""
+    span = report.journal_range
+    document = {
+        "format": JSON_FORMAT,
+        "kind": report.kind,
+        "subject": report.subject,
+        "title": report.title,
+        "journal": {"first_seq": span.first_seq, "last_seq": span.last_seq, "last_hash": span.last_hash},
+        "tables": {
+            table.key: {
+                "title": table.title,
+                "rows": [
+                    {column.key: _json_value(cell) for column, cell in zip(table.columns, row)} for row in table.rows
+                ],
+            }
+            for table in report.tables
+        },
+    }
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def pdf_text(cell: Cell) -> str:

@@ -1,0 +1,121 @@
+"""The hall's daily report (R95.4 a-f, R83.5): its own games of one day, from the minutes book.
+
+The day is a session date, as in the audit export (``docs/audit.md``): the games of
+the sessions whose verification was recorded for that date.  Network games the hall
+relays are the central server's, and in the central server's report.
+
+The report's journal range runs from the first record of the day's first session to
+the last record of its last session.  A day without a session is a valid report with
+no games; it names the last record written by the end of that day (in the hall's time
+zone) as both its first and its last record: what the journal held then.
+"""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from typing import Sequence
+
+from hall_server.reports.minutes import GameMinutes, MinutesBook, VirtualCard, build
+from protocol.chain import Record
+from protocol.daily import PAPER, VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, PrizeLine
+from server_kit.reports.daily import day_end_ms
+
+
+def session_date(book: MinutesBook, closed_seq: int) -> str | None:
+    """The date of the session whose ``session_closed`` record is ``closed_seq``, if there is one."""
+    return next((s.date for s in book.sessions if s.closed_seq == closed_seq), None)
+
+
+def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzinfo,
+             book: MinutesBook | None = None) -> DailyReport:
+    """The daily report of ``day`` from ``records``, the whole journal in order (``book``: their minutes, if made)."""
+    book = book if book is not None else build(records)
+    sessions = [s for s in book.sessions if s.date == day]
+    games = [game for session in sessions for game in session.games]
+    if sessions:
+        first, last = sessions[0].journal_range, sessions[-1].journal_range
+        span = (first.first_seq, last.last_seq, last.last_hash)
+    else:
+        end = day_end_ms(day, timezone)
+        written = [r for r in records if r.time_ms < end]
+        span = (written[-1].seq, written[-1].seq, written[-1].hash) if written else (0, 0, "")
+    return DailyReport(
+        origin="hall",
+        server=hall_name,
+        day=day,
+        timezone=str(timezone),
+        games=tuple(_game(g) for g in games),
+        cards=tuple(run for g in games for run in _cards(g, hall_name)),
+        wins=tuple(win for g in games for win in _wins(g, hall_name)),
+        prizes=tuple(
+            PrizeLine(g.game_id, p.prize, p.order, p.amount_cents, p.paid_cents, p.carry_cents, len(p.payments))
+            for g in games for p in g.prizes
+        ),
+        first_seq=span[0],
+        last_seq=span[1],
+        last_hash=span[2],
+    )
+
+
+def _game(game: GameMinutes) -> DailyGame:
+    # As the session's daily summary counts (R83.5): a refunded game sold nothing that stayed sold.
+    sold = 0 if game.refunded else game.physical_cards + len(game.virtual_cards) - game.refunded_cards
+    return DailyGame(
+        game_id=game.game_id,
+        state=game.state,
+        price_cents=game.price_cents,
+        balls=tuple(game.drawn),
+        cards_sold=sold,
+        collection_cents=0 if game.refunded else game.stakes_cents,
+        prizes_paid_cents=game.prizes_paid_cents,
+        refunded_cards=game.refunded_cards,
+        refunded_cents=game.refunded_cents,
+    )
+
+
+def _cards(game: GameMinutes, hall: str) -> list[CardsBought]:
+    face_value = {s.series: s.face_value_cents for s in game.series}
+    runs = [
+        CardsBought(game.game_id, PAPER, str(sale.series), sale.first, sale.last,
+                    face_value.get(sale.series, game.price_cents), sale.amount_cents, hall, sale.seller,
+                    refunded=game.refunded)
+        for sale in game.paper_sales
+    ]
+    open_run: tuple[VirtualCard, CardsBought] | None = None
+    for card in game.virtual_cards:
+        refunded = game.refunded or card.label in game.refunded_virtual
+        where = card.terminal_id or card.account
+        if open_run is not None:
+            previous, run = open_run
+            if (card.series, card.card_number, where, card.price_cents, card.stake_cents, refunded) == (
+                previous.series, previous.card_number + 1, run.where, previous.price_cents, previous.stake_cents,
+                run.refunded,
+            ):
+                run = CardsBought(run.game_id, VIRTUAL, run.series, run.first, card.card_number, run.value_cents,
+                                  run.amount_cents + card.stake_cents, hall, where, run.stake_pct, refunded)
+                runs[-1] = run
+                open_run = (card, run)
+                continue
+        run = CardsBought(game.game_id, VIRTUAL, str(card.series), card.card_number, card.card_number,
+                          card.price_cents, card.stake_cents, hall, where, card.stake_percent, refunded)
+        runs.append(run)
+        open_run = (card, run)
+    return runs
+
+
+def _wins(game: GameMinutes, hall: str) -> list[CardWin]:
+    terminal = {card.label: card.terminal_id or card.account for card in game.virtual_cards}
+    wins: list[CardWin] = []
+    paid: set[tuple[str, str]] = set()
+    for payment in game.prizes:
+        for label, cents in payment.payments:
+            series, _, number = label.partition("-")
+            wins.append(CardWin(game.game_id, payment.prize, series, int(number), payment.order, payment.ball, cents,
+                                hall, terminal.get(label, PAPER)))
+            paid.add((payment.prize, label))
+    for winner in game.winners:  # verified, not yet paid
+        if (winner.pattern, winner.card) not in paid:
+            series, _, number = winner.card.partition("-")
+            wins.append(CardWin(game.game_id, winner.pattern, series, int(number), winner.order, winner.ball, 0,
+                                hall, terminal.get(winner.card, PAPER)))
+    return wins

@@ -1,0 +1,102 @@
+"""The hall's daily report written as signed files: on request (``bingo report daily``) and at each session's close.
+
+Both read the whole journal, refuse it unless it verifies (a report signed over an
+altered journal would vouch for forged facts), fold the day into a
+:class:`~protocol.daily.DailyReport` (:mod:`hall_server.reports.daily`) and write it
+as ``report.json``, ``report.csv`` and ``report.pdf`` with their ``.p7s`` signatures
+by the hall's report-signing certificate (:mod:`server_kit.reports.cms`).
+
+At a session's close (R83.5: daily, at the session's end) :class:`DailyReporter`
+writes the session date's report into ``reports/daily-YYYY-MM-DD/`` in the hall's
+folder, off the reactor thread; a later session of the same date writes it again,
+whole.  A hall without a report-signing certificate logs how to get one and goes on.
+"""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any, Callable
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from sqlalchemy import Engine
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from hall_server.reports.daily import hall_day, session_date
+from hall_server.reports.minutes import build
+from protocol.chain import Record, verify_chain
+from protocol.daily import DailyReport
+from server_kit.journal import table as table
+from server_kit.journal.sql import Journal, read_head
+from server_kit.pki import PkiError
+from server_kit.reports.cms import ReportSigner, write_signed
+from server_kit.reports.daily import daily_report
+
+#: Where the reports written at the close go, in the hall's folder.
+REPORTS_FOLDER = "reports"
+
+log = Logger()
+
+
+def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path) -> list[Record]:
+    """The whole journal, once it verifies; the head is read first, so records committed meanwhile only lengthen it."""
+    expected_head = read_head(head)
+    records = list(table.read(engine))
+    verify_chain(records, public_key, head=expected_head)
+    return records
+
+
+def read_day(engine: Engine, public_key: Ed25519PublicKey, head: Path, day: str, hall_name: str,
+             timezone: tzinfo) -> DailyReport:
+    """The daily report of ``day`` from the whole journal, once the journal verifies (chain, signatures, head)."""
+    return hall_day(verified_records(engine, public_key, head), day, hall_name, timezone)
+
+
+def day_folder(home: Path, day: str) -> Path:
+    """The folder of ``day``'s report written at the close: ``reports/daily-YYYY-MM-DD``."""
+    return home / REPORTS_FOLDER / f"daily-{day}"
+
+
+class DailyReporter:
+    """Writes the session date's signed daily report when a session closes (a core observer)."""
+
+    def __init__(self, journal: Journal, home: Path, hall_name: str, timezone: tzinfo,
+                 run: Callable[..., Any]) -> None:
+        self.journal = journal
+        self.home = home
+        self.hall_name = hall_name
+        self.timezone = timezone
+        self.run = run  # a thread pool in the server; inline in the tests
+        self.written: list[Path] = []  # the folders written, for the log and the tests
+
+    def record_committed(self, record: Record) -> None:
+        if record.type != "session_closed":
+            return
+        done = self.run(self.write, record.seq)
+        done.addCallbacks(self._written, self._failed, errbackArgs=(record.seq,))
+
+    def write(self, closed_seq: int) -> Path | None:
+        """Write the report of the session closed by record ``closed_seq``; its folder, or None if none was written."""
+        try:
+            signer = ReportSigner.of_server(self.home)
+        except PkiError as error:
+            log.warn("The daily report is not written at the session's close: {error}", error=str(error))
+            return None
+        journal = self.journal
+        records = verified_records(journal.engine, journal.key.public_key(), journal.head)
+        book = build(records)
+        day = session_date(book, closed_seq)
+        if day is None:
+            return None
+        folder = day_folder(self.home, day)
+        write_signed(daily_report(hall_day(records, day, self.hall_name, self.timezone, book)), folder, signer)
+        return folder
+
+    def _written(self, folder: Path | None) -> None:
+        if folder is not None:
+            self.written.append(folder)
+            log.info("Daily report written to {folder}", folder=str(folder))
+
+    def _failed(self, failure: Failure, seq: int) -> None:
+        log.failure("The daily report of the session closed at record {seq} could not be written", failure, seq=seq)

@@ -1,0 +1,161 @@
+"""The daily report to the regulator (R95.4 a-f, R83.5) as plain facts, before any layout.
+
+A hall server (its own games) and the central server (the interconnected games) each
+fold their journal into a :class:`DailyReport`: the games of the day, every purchase of
+cards with its identifier (series and numbers) and value, the balls of each game in
+the order drawn, every winning card with the hall and the terminal where it was
+bought, and the prizes.  The running totals of R83.5 and the terminals where cards
+were played (R95.4 d) are derived here, once, for both servers.
+
+Money is integer cents.  The report names the journal records it was made from
+(``first_seq`` to ``last_seq`` and ``last_hash``), so an inspector ties it to the chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: A card bought on paper at the hall's desk, or on a terminal.
+PAPER, VIRTUAL = "paper", "virtual"
+
+
+@dataclass(frozen=True)
+class DailyGame:
+    """One game of the day and what it sold and paid.
+
+    ``cards_sold`` and ``collection_cents`` leave out what was paid back (a refunded
+    game, a failed terminal's cards): they count what stayed sold.
+    """
+
+    game_id: str
+    state: str  # closed, refunded, not played...
+    price_cents: int  # the face value of one card
+    balls: tuple[int, ...]  # in the order drawn
+    cards_sold: int
+    collection_cents: int
+    prizes_paid_cents: int
+    refunded_cards: int = 0
+    refunded_cents: int = 0
+
+
+@dataclass(frozen=True)
+class CardsBought:
+    """A run of cards ``first`` to ``last`` of ``series`` bought in one purchase (R95.4 a, c, d)."""
+
+    game_id: str
+    kind: str  # PAPER or VIRTUAL
+    series: str
+    first: int
+    last: int
+    value_cents: int  # the face value of one card
+    amount_cents: int  # what was paid for the run (a partial stake pays part of the value)
+    hall: str
+    where: str  # the terminal (virtual) or the seller (paper)
+    stake_pct: int | None = None
+    refunded: bool = False
+
+    @property
+    def count(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True)
+class CardWin:
+    """A winning card (R95.4 b), the hall and terminal where it was bought (R95.4 f), and its payment."""
+
+    game_id: str
+    prize: str
+    series: str
+    card: int
+    ball_count: int  # the win came on this ball of the game
+    ball: int | None
+    paid_cents: int
+    hall: str
+    where: str  # the terminal, or "paper" for a card sold at the desk
+
+    @property
+    def card_id(self) -> str:
+        return f"{self.series}-{self.card}"
+
+
+@dataclass(frozen=True)
+class PrizeLine:
+    """A prize of a game (R95.4 e): its amount, what was paid, what was carried on."""
+
+    game_id: str
+    prize: str
+    ball_count: int
+    amount_cents: int
+    paid_cents: int
+    carry_cents: int
+    winners: int
+
+
+@dataclass(frozen=True)
+class RunningTotal:
+    """One game of the day with the running totals after it (R83.5)."""
+
+    game: DailyGame
+    games: int
+    cards_sold: int
+    prizes_paid_cents: int
+    collection_cents: int
+
+
+@dataclass(frozen=True)
+class TerminalDay:
+    """What one terminal (or seller) sold on the day (R95.4 d)."""
+
+    hall: str
+    where: str
+    kind: str
+    games: int
+    cards: int
+    amount_cents: int
+
+
+@dataclass(frozen=True)
+class DailyReport:
+    """The day of one server: ``origin`` is ``hall`` or ``central``, ``server`` its name."""
+
+    origin: str
+    server: str
+    day: str
+    timezone: str
+    games: tuple[DailyGame, ...]
+    cards: tuple[CardsBought, ...]
+    wins: tuple[CardWin, ...]
+    prizes: tuple[PrizeLine, ...]
+    first_seq: int
+    last_seq: int
+    last_hash: str
+
+    def running_totals(self) -> tuple[RunningTotal, ...]:
+        """Every game with the totals of games, cards sold, prizes paid and collection so far."""
+        rows: list[RunningTotal] = []
+        cards = prizes = collection = 0
+        for number, game in enumerate(self.games, start=1):
+            cards += game.cards_sold
+            prizes += game.prizes_paid_cents
+            collection += game.collection_cents
+            rows.append(RunningTotal(game, number, cards, prizes, collection))
+        return tuple(rows)
+
+    def totals(self) -> RunningTotal | None:
+        """The day's totals (the last running total), or None on a day without games."""
+        rows = self.running_totals()
+        return rows[-1] if rows else None
+
+    def terminals(self) -> tuple[TerminalDay, ...]:
+        """Where the cards were bought, with the cards and the money of each (refunds left out)."""
+        found: dict[tuple[str, str, str], tuple[set[str], int, int]] = {}
+        for run in self.cards:
+            if run.refunded:
+                continue
+            games, cards, cents = found.get((run.hall, run.kind, run.where), (set(), 0, 0))
+            games.add(run.game_id)
+            found[(run.hall, run.kind, run.where)] = (games, cards + run.count, cents + run.amount_cents)
+        return tuple(
+            TerminalDay(hall, where, kind, len(games), cards, cents)
+            for (hall, kind, where), (games, cards, cents) in sorted(found.items())
+        )

@@ -1,0 +1,141 @@
+"""The daily report (:class:`protocol.daily.DailyReport`) laid out as the tables of a :class:`Report`.
+
+The same tables for a hall and for the central server, so the regulator reads one
+format (``docs/reports.md`` lists every field):
+
+* ``journal`` - the records the report was made from, and the day's last record's hash;
+* ``report`` - who made it, for which day, in which time zone;
+* ``totals`` - the day's games, cards sold, prizes paid and collection (R83.5);
+* ``games`` - every game with the running totals after it (R83.5, R95.4 c);
+* ``balls`` - every game's balls in the order drawn (R95.4 b);
+* ``cards`` - every purchase: series, first and last card, value, where (R95.4 a, c, d);
+* ``terminals`` - what each terminal and seller sold (R95.4 d);
+* ``prizes`` - every prize with its amount, payment and carry (R95.4 e);
+* ``winners`` - every winning card, its hall and terminal, its payment (R95.4 b, f).
+"""
+
+from __future__ import annotations
+
+import datetime
+from datetime import tzinfo
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from protocol.daily import DailyReport
+from server_kit.audit_folder import is_day
+from server_kit.reports.cms import CMS_SUFFIX
+from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, ReportError, Table
+
+KIND = "daily"
+#: The file names of a daily report: ``report.json``, ``report.csv``, ``report.pdf``.
+STEM = "report"
+
+
+def _table(key: str, title: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Cell]]) -> Table:
+    return Table(key, title, tuple(Column(k, t) for k, t in columns), tuple(tuple(row) for row in rows))
+
+
+def _fields(key: str, title: str, fields: Sequence[tuple[str, str, Cell]]) -> Table:
+    return Table(key, title, tuple(Column(k, t) for k, t, _ in fields), (tuple(v for _, _, v in fields),),
+                 vertical=True)
+
+
+def daily_report(day: DailyReport) -> Report:
+    """The tables of ``day``'s report, in the order the PDF prints them."""
+    who = "hall" if day.origin == "hall" else "central server"
+    title = f"Daily report of {day.day} - {who} {day.server}"
+    totals = day.totals()
+    journal = _fields("journal", "Journal records", [
+        ("journal_first_seq", "First record", day.first_seq),
+        ("journal_last_seq", "Last record of the day", day.last_seq),
+        ("journal_last_hash", "Its hash", day.last_hash),
+    ])
+    report = _fields("report", "Report", [
+        ("day", "Day", day.day),
+        ("origin", "Made by", who),
+        ("server", "Server", day.server),
+        ("timezone", "Time zone", day.timezone),
+    ])
+    summary = _fields("totals", "Totals of the day (R83.5)", [
+        ("games", "Games", totals.games if totals else 0),
+        ("cards_sold", "Cards sold", totals.cards_sold if totals else 0),
+        ("prizes_paid_cents", "Prizes paid", Cents(totals.prizes_paid_cents if totals else 0)),
+        ("collection_cents", "Collection", Cents(totals.collection_cents if totals else 0)),
+    ])
+    games = _table("games", "Games and running totals (R83.5, R95.4 c)", [
+        ("game_id", "Game"), ("state", "State"), ("price_cents", "Card price"),
+        ("cards_sold", "Cards sold"), ("collection_cents", "Collection"), ("prizes_paid_cents", "Prizes paid"),
+        ("refunded_cards", "Cards refunded"), ("refunded_cents", "Refunded"), ("total_games", "Games so far"),
+        ("total_cards_sold", "Cards so far"), ("total_prizes_paid_cents", "Prizes so far"),
+        ("total_collection_cents", "Collection so far"),
+    ], [
+        (row.game.game_id, row.game.state, Cents(row.game.price_cents), row.game.cards_sold,
+         Cents(row.game.collection_cents), Cents(row.game.prizes_paid_cents), row.game.refunded_cards,
+         Cents(row.game.refunded_cents), row.games, row.cards_sold, Cents(row.prizes_paid_cents),
+         Cents(row.collection_cents))
+        for row in day.running_totals()
+    ])
+    balls = _table("balls", "Balls of each game in the order drawn (R95.4 b)", [
+        ("game_id", "Game"), ("ball_count", "Balls"), ("balls", "In the order drawn"),
+    ], [(game.game_id, len(game.balls), " ".join(map(str, game.balls))) for game in day.games])
+    cards = _table("cards", "Cards bought (R95.4 a, c, d)", [
+        ("game_id", "Game"), ("kind", "Kind"), ("series", "Series"), ("first", "First card"), ("last", "Last card"),
+        ("count", "Cards"), ("value_cents", "Value of a card"), ("stake_pct", "Stake %"),
+        ("amount_cents", "Paid"), ("hall", "Hall"), ("where", "Terminal or seller"), ("refunded", "Refunded"),
+    ], [
+        (c.game_id, c.kind, c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
+         Cents(c.amount_cents), c.hall, c.where, "yes" if c.refunded else "no")
+        for c in day.cards
+    ])
+    terminals = _table("terminals", "Where the cards were played (R95.4 d)", [
+        ("hall", "Hall"), ("kind", "Kind"), ("where", "Terminal or seller"), ("games", "Games"),
+        ("cards", "Cards"), ("amount_cents", "Paid"),
+    ], [(t.hall, t.kind, t.where, t.games, t.cards, Cents(t.amount_cents)) for t in day.terminals()])
+    prizes = _table("prizes", "Prizes of the day (R95.4 e)", [
+        ("game_id", "Game"), ("prize", "Prize"), ("ball_count", "Won on ball"), ("amount_cents", "Amount"),
+        ("paid_cents", "Paid"), ("carry_cents", "Carried on"), ("winners", "Winning cards"),
+    ], [
+        (p.game_id, p.prize, p.ball_count, Cents(p.amount_cents), Cents(p.paid_cents), Cents(p.carry_cents),
+         p.winners)
+        for p in day.prizes
+    ])
+    winners = _table("winners", "Winning cards, and the halls and terminals where prizes were won (R95.4 b, f)", [
+        ("game_id", "Game"), ("prize", "Prize"), ("card", "Card"), ("ball_count", "Won on ball"),
+        ("ball", "Ball"), ("paid_cents", "Paid"), ("hall", "Hall"), ("where", "Terminal"),
+    ], [
+        (w.game_id, w.prize, w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, w.where)
+        for w in day.wins
+    ])
+    return Report(
+        kind=KIND,
+        subject=day.day,
+        title=title,
+        journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
+        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners),
+        stem=STEM,
+    )
+
+
+def checked_day(day: str, today: datetime.date) -> str:
+    """``day`` if it is a date ``YYYY-MM-DD`` no later than ``today`` (the server's date), else one clear error."""
+    if not is_day(day):
+        raise ReportError(f"--day is a date, YYYY-MM-DD, not {day!r}")
+    if datetime.date.fromisoformat(day) > today:
+        raise ReportError(f"--day {day} is in the future: today is {today.isoformat()}")
+    return day
+
+
+def day_end_ms(day: str, timezone: tzinfo) -> int:
+    """The first millisecond after ``day`` in ``timezone``: a record before it was written by the day's end."""
+    following = datetime.date.fromisoformat(day) + datetime.timedelta(days=1)
+    return int(datetime.datetime.combine(following, datetime.time(), timezone).timestamp() * 1000)
+
+
+def written_lines(day: DailyReport, written: Sequence[Path]) -> list[str]:
+    """What a daily report command prints: the day, the journal's last record, the files, the check."""
+    lines = [f"daily report of {day.day}: {len(day.games)} game(s), up to journal record {day.last_seq} "
+             f"(hash {day.last_hash or 'none: the journal is empty'})"]
+    lines += [f"  {path} (signature {path.name}{CMS_SUFFIX})" for path in written]
+    lines.append(f"verify: openssl cms -verify -binary -inform DER -in {written[0]}{CMS_SUFFIX} -content {written[0]} "
+                 "-CAfile ca.pem -purpose any")
+    return lines

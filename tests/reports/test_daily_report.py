@@ -1,0 +1,389 @@
+"""``bingo report daily`` (R95.4 a-f, R83.5): a hall's day played through the real modules, its
+report written by the command, every file checked by stock ``openssl cms -verify`` against the
+operator's certificate authority, and its figures against the journal's own records."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from click.testing import CliRunner, Result
+from twisted.internet import defer
+
+from hall_server.cli import main
+from hall_server.hall.admission import DEFAULT_TIMEZONE
+from hall_server.reports.daily_files import DailyReporter, day_folder
+from hall_server.store.database import open_database
+from protocol.chain import Record
+from protocol.money import format_cents
+from server_kit import pki
+from server_kit.journal import table
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
+from tests.audit.conftest import POT_RULES, fast_folder, new_clock
+from tests.audit.halls import GamePlan, Purchase, play_game, stored_hall
+from tests.reports.conftest import csv_tables, pdf_strings
+
+DAY, EMPTY_DAY = "2026-11-02", "2026-11-01"
+FILES = ("report.json", "report.csv", "report.pdf")
+SIGNER = "audit-hall-reports"
+
+
+@dataclass
+class Home:
+    path: Path
+    ca: Path  # the operator's authority: ca.pem is what the regulator trusts
+
+    def bingo(self, *args: str, home: Path | None = None) -> Result:
+        return CliRunner().invoke(main, list(args), env={"BINGO_HOME": str(home or self.path)})
+
+    def daily(self, day: str, out: Path, home: Path | None = None) -> Result:
+        return self.bingo("report", "daily", "--day", day, "--out", str(out), home=home)
+
+    def records(self) -> list[Record]:
+        return list(table.read(open_database(f"sqlite:///{self.path / 'hall.sqlite3'}")))
+
+
+def issue_signer(ca: Path, name: str, home: Path) -> None:
+    """The operator's authority issues the server a report-signing certificate, kept in its key folder."""
+    if not (ca / "ca.pem").exists():
+        pki.init_authority(ca, "Audit operator")
+    done = CliRunner().invoke(main, ["pki", "issue", "report-signing", name, "--dir", str(ca), "--home", str(home)])
+    assert done.exit_code == 0, done.output
+    keys = home / "keys"
+    assert (keys / "report-signing.pem").exists() and (keys / "report-signing.key").stat().st_mode & 0o077 == 0
+
+
+@pytest.fixture(scope="module")
+def home() -> Iterator[Home]:
+    path = fast_folder()
+    made = Home(path, path / "operator-ca")
+    issue_signer(made.ca, SIGNER, path)
+    hall = stored_hall(path, new_clock(), POT_RULES)
+    reporter = DailyReporter(hall.journal, path, "Audit hall", DEFAULT_TIMEZONE, defer.maybeDeferred)
+    hall.core.observers.append(reporter.record_committed)
+    hall.prepare()
+    hall.open_day(DAY)
+    play_game(hall, GamePlan(paper=7, purchases=[Purchase(0, 0, 3, 100), Purchase(1, 1, 2, 50)], superbingo_limit=60,
+                             seed=3))
+    play_game(hall, GamePlan(paper=4, purchases=[Purchase(2, 1, 2, 100)], seed=4, refund=True))
+    play_game(hall, GamePlan(paper=5, purchases=[Purchase(1, 0, 4, 100)], jackpot_threshold=41, quick=True, seed=5,
+                             last=True))
+    hall.close_day()
+    assert reporter.written == [day_folder(path, DAY)]
+    yield made
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def openssl_verify(file: Path, ca_pem: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["openssl", "cms", "-verify", "-binary", "-inform", "DER", "-in", f"{file}.p7s", "-content", str(file),
+         "-CAfile", str(ca_pem), "-purpose", "any", "-out", "/dev/null"],
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def journal_figures(records: list[Record]) -> dict[str, Any]:
+    """What the journal itself says of the day, read from the raw records, not through the report's fold."""
+    refunded = {r.payload["game_id"] for r in records if r.type == "game_refunded"}
+    games = [r.payload["game_id"] for r in records if r.type == "sale_opened" and "card_set" in r.payload]
+    kept = [g for g in games if g not in refunded]
+    cards = sum(r.payload["count"] for r in records if r.type == "paper_cards_sold" and r.payload["game_id"] in kept)
+    cards += sum(r.payload["quantity"] for r in records
+                 if r.type == "virtual_cards_bought" and r.payload["game_id"] in kept)
+    sales = sum(r.payload["collection_cents"] for r in records
+                if r.type == "sale_closed" and r.payload["game_id"] in kept)
+    paid = [(r.payload["game_id"], r.payload["prize"], card, cents)
+            for r in records if r.type == "prize_paid" for card, cents in r.payload["payments"]]
+    balls = {g: [r.payload["ball"] for r in records if r.type == "ball_drawn" and r.payload["game_id"] == g]
+             for g in games}
+    terminal_of = {(r.payload["game_id"], f"{r.payload['series']}-{n}"): r.payload["terminal"]
+                   for r in records if r.type == "virtual_cards_bought"
+                   for n in range(r.payload["first"], r.payload["last"] + 1)}
+    return {"games": games, "refunded": refunded, "cards": cards, "sales": sales, "paid": paid, "balls": balls,
+            "terminal_of": terminal_of}
+
+
+@pytest.mark.req("R95.4", "R83.5")
+def test_the_daily_report_verifies_with_stock_openssl_and_a_changed_byte_fails(home: Home, tmp_path: Path) -> None:
+    """R95.4: report.json, report.csv and report.pdf each verify with openssl cms -verify against the
+    operator's ca.pem; one changed byte, or another authority, fails."""
+    out = tmp_path / "daily"
+    done = home.daily(DAY, out)
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, *(f"{f}.p7s" for f in FILES)])
+    assert "verify: openssl cms -verify -binary -inform DER" in done.stdout
+    for name in FILES:
+        checked = openssl_verify(out / name, home.ca / "ca.pem")
+        assert checked.returncode == 0, checked.stderr
+        assert "Verification successful" in checked.stderr
+        data = bytearray((out / name).read_bytes())
+        data[len(data) // 2] ^= 0x01
+        changed = tmp_path / f"changed-{name}"
+        changed.write_bytes(bytes(data))
+        shutil.copy(out / f"{name}.p7s", f"{changed}.p7s")
+        refused = openssl_verify(changed, home.ca / "ca.pem")
+        assert refused.returncode != 0 and "Verification failure" in refused.stderr, refused.stderr
+    other = tmp_path / "other-ca"
+    pki.init_authority(other, "Someone else")
+    assert openssl_verify(out / "report.json", other / "ca.pem").returncode != 0
+
+
+@pytest.mark.req("R95.4", "R83.5")
+def test_the_daily_reports_figures_are_the_journals(home: Home, tmp_path: Path) -> None:
+    """R95.4 a-f, R83.5: cards with series and numbers, sales, balls, winners with their terminals, prizes
+    and running totals in the JSON are what the journal's own records say; CSV and PDF agree."""
+    out = tmp_path / "daily"
+    assert home.daily(DAY, out).exit_code == 0
+    report = json.loads((out / "report.json").read_text())
+    tables = {key: table["rows"] for key, table in report["tables"].items()}
+    records = home.records()
+    facts = journal_figures(records)
+    assert len(facts["games"]) == 3 and len(facts["refunded"]) == 1
+
+    (totals,) = tables["totals"]
+    assert totals == {"games": 3, "cards_sold": facts["cards"], "prizes_paid_cents": sum(p[3] for p in facts["paid"]),
+                      "collection_cents": facts["sales"]}
+    assert facts["cards"] > 0 and facts["sales"] > 0 and facts["paid"]
+
+    # The games with the running totals after each, and their balls in order (R83.5, R95.4 b, c).
+    assert [g["game_id"] for g in tables["games"]] == facts["games"]
+    assert [g["game_id"] for g in tables["balls"]] == facts["games"]
+    for game in tables["balls"]:
+        assert game["balls"] == " ".join(map(str, facts["balls"][game["game_id"]]))
+        assert game["ball_count"] == len(facts["balls"][game["game_id"]])
+    last = tables["games"][-1]
+    assert (last["total_games"], last["total_cards_sold"], last["total_collection_cents"],
+            last["total_prizes_paid_cents"]) == (3, facts["cards"], facts["sales"], totals["prizes_paid_cents"])
+    refunded = next(g for g in tables["games"] if g["game_id"] in facts["refunded"])
+    assert refunded["state"] == "refunded" and refunded["cards_sold"] == 0 and refunded["collection_cents"] == 0
+
+    # Every card bought, by series and number, with its value and where (R95.4 a, c, d).
+    bought = {(r.payload["game_id"], str(r.payload["series"]), n)
+              for r in records if r.type == "paper_cards_sold"
+              for n in range(r.payload["first"], r.payload["last"] + 1)}
+    bought |= {(game, label.split("-")[0], int(label.split("-")[1])) for game, label in facts["terminal_of"]}
+    listed = {(c["game_id"], c["series"], n) for c in tables["cards"] for n in range(c["first"], c["last"] + 1)}
+    assert listed == bought
+    assert all(c["value_cents"] == 150 for c in tables["cards"])
+    assert {c["where"] for c in tables["cards"] if c["kind"] == "virtual"} == {"T1", "T2"}
+    paid_virtual = sum(r.payload["amount_cents"] for r in records if r.type == "virtual_cards_bought")
+    assert sum(c["amount_cents"] for c in tables["cards"] if c["kind"] == "virtual") == paid_virtual
+    assert sum(t["cards"] for t in tables["terminals"]) == facts["cards"]
+
+    # Each winning card, the prize it was paid and where it was bought (R95.4 b, e, f).
+    winners = sorted((w["game_id"], w["prize"], w["card"], w["paid_cents"]) for w in tables["winners"])
+    assert winners == sorted(facts["paid"])
+    for win in tables["winners"]:
+        assert win["where"] == facts["terminal_of"].get((win["game_id"], win["card"]), "paper")
+    assert sum(p["paid_cents"] for p in tables["prizes"]) == totals["prizes_paid_cents"]
+
+    # The report names the day's last journal record: the session's closing.
+    closed = next(r for r in records if r.type == "session_closed")
+    assert report["journal"]["last_seq"] == closed.seq and report["journal"]["last_hash"] == closed.hash
+    assert tables["journal"] == [{"journal_first_seq": report["journal"]["first_seq"], "journal_last_seq": closed.seq,
+                                  "journal_last_hash": closed.hash}]
+
+    # The CSV holds the same cents; the PDF shows them in euros.
+    csv = csv_tables((out / "report.csv").read_bytes())
+    assert csv["totals"] == [{k: str(v) for k, v in totals.items()}]
+    shown = pdf_strings((out / "report.pdf").read_bytes())
+    assert format_cents(facts["sales"]) in shown and format_cents(totals["prizes_paid_cents"]) in shown
+
+
+@pytest.mark.req("R83.5", "R95.4")
+def test_the_session_close_writes_the_days_report_that_the_command_writes_again(home: Home, tmp_path: Path) -> None:
+    """R83.5: at the session's close the hall writes the day's signed report into reports/daily-DAY;
+    made again later by the command from the same journal, it is the same bytes."""
+    at_close = day_folder(home.path, DAY)
+    for name in FILES:
+        assert openssl_verify(at_close / name, home.ca / "ca.pem").returncode == 0
+    out = tmp_path / "again"
+    assert home.daily(DAY, out).exit_code == 0
+    for name in FILES:
+        assert (out / name).read_bytes() == (at_close / name).read_bytes(), name
+
+
+def test_a_hall_without_a_report_signing_certificate_closes_its_session_and_writes_no_report(
+    home: Home, tmp_path: Path
+) -> None:
+    journal = Journal(open_database(f"sqlite:///{home.path / 'hall.sqlite3'}"),
+                      load_journal_key(home.path / "keys" / "journal-signing.pem"), head=home.path / "journal.head")
+    closed = next(r for r in home.records() if r.type == "session_closed")
+    reporter = DailyReporter(journal, tmp_path, "Audit hall", DEFAULT_TIMEZONE, defer.maybeDeferred)
+    assert reporter.write(closed.seq) is None
+    assert list(tmp_path.iterdir()) == []
+    assert DailyReporter(journal, home.path, "Audit hall", DEFAULT_TIMEZONE,
+                         defer.maybeDeferred).write(closed.seq) == day_folder(home.path, DAY)
+
+
+@pytest.mark.req("R95.4")
+def test_a_day_without_games_is_a_valid_empty_report(home: Home, tmp_path: Path) -> None:
+    out = tmp_path / "empty"
+    done = home.daily(EMPTY_DAY, out)
+    assert done.exit_code == 0, done.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["tables"]["totals"]["rows"] == [
+        {"games": 0, "cards_sold": 0, "prizes_paid_cents": 0, "collection_cents": 0}]
+    assert report["tables"]["games"]["rows"] == [] and report["tables"]["cards"]["rows"] == []
+    assert report["journal"]["last_seq"] == home.records()[-1].seq  # what the journal held by that day's end
+    for name in FILES:
+        assert openssl_verify(out / name, home.ca / "ca.pem").returncode == 0
+
+
+@pytest.mark.req("R95.4")
+@pytest.mark.parametrize("day, message", [
+    ("2026-02-30", "--day is a date, YYYY-MM-DD, not '2026-02-30'"),
+    ("1 Nov 2026", "--day is a date, YYYY-MM-DD"),
+    ("2999-01-01", "--day 2999-01-01 is in the future: today is "),
+])
+def test_a_malformed_or_future_day_is_one_clear_error(home: Home, tmp_path: Path, day: str, message: str) -> None:
+    out = tmp_path / "refused"
+    done = home.daily(day, out)
+    assert done.exit_code == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1 and message in done.stderr, done.stderr
+    assert not out.exists()
+
+
+def test_a_server_without_a_report_signing_certificate_is_told_how_to_get_one(home: Home, tmp_path: Path) -> None:
+    out = tmp_path / "refused"
+    done = home.daily(DAY, out, home=tmp_path)
+    assert done.exit_code == 2 and not out.exists()
+    assert "no report-signing certificate at" in done.stderr
+    assert "bingo pki issue report-signing NAME --home" in done.stderr
+
+
+def test_a_report_signing_certificate_signs_documents_only(tmp_path: Path) -> None:
+    """Its role and usages keep it out of every TLS link; a TLS certificate cannot sign reports."""
+    ca, server = tmp_path / "ca", tmp_path / "server"
+    issue_signer(ca, "central-reports", server)
+    text = subprocess.run(["openssl", "x509", "-in", str(server / "keys" / "report-signing.pem"), "-noout", "-text"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "OU = report-signing" in text and "Digital Signature, Non Repudiation" in text
+    assert "TLS Web" not in text and ("1.3.6.1.5.5.7.3.36" in text or "Document Signing" in text)
+    refused = CliRunner().invoke(main, ["pki", "issue", "server", "hall", "--dir", str(ca), "--home", str(server)])
+    assert refused.exit_code != 0 and "--home is for report-signing certificates" in refused.output
+
+
+# --- The central server's day: interconnected games ---------------------------------------
+
+CENTRAL_DAY = "2026-11-03"
+#: Every purchase of net-1: (hall, terminal, player, cards, stake percentage).
+NETWORK_PURCHASES = [("hall-1", "T1", "p1", 6, 100), ("hall-1", "T2", "p2", 4, 50), ("hall-2", "T7", "q1", 5, 100)]
+
+
+def played_central(tmp_path: Path) -> Path:
+    """A central server's folder whose journal holds net-1 played to its end on CENTRAL_DAY, with a terminal
+    of hall-2 declared failed during the sale, and net-2 declared not played (R96.2): the real central
+    module on its real database, its timers on a test clock."""
+    import datetime
+
+    from twisted.internet import task
+
+    from central_server import store
+    from central_server.config import load_config
+    from central_server.domain.config import library_digest
+    from central_server.module import CentralModule
+    from server_kit.core import Actor, CommandCore, run_inline
+    from server_kit.journal.sql import Journal
+    from server_kit.keys import load_journal_key
+    from tests.central_server.support import config_text
+    from tests.hall.conftest import result
+
+    home = tmp_path / "central"
+    home.mkdir()
+    (home / "central.toml").write_text(config_text(home, tmp_path / "pki", f"sqlite:///{home / 'central.sqlite3'}",
+                                                   opens_after_ms=None, games=("net-1", "net-2")))
+    config = load_config(home / "central.toml")
+    engine = store.open_database(config.database_url)
+    library = store.add_series(engine, "V1", config.series_of("V1").cards)
+    journal = Journal(engine, load_journal_key(config.journal_key, create=True), head=config.journal_head)
+    clock = task.Clock()
+    clock.advance(datetime.datetime(2026, 11, 3, 10, tzinfo=datetime.timezone.utc).timestamp())
+    core = CommandCore(journal, clock, run_inline)
+    module = CentralModule(core, {"V1": library}, clock)
+    core.recover()
+    module.start_timers()
+    for plan in config.games:
+        result(module.schedule(plan.config(library_digest(library))))
+        result(module.open_sale(plan.game_id))
+    for n, (hall, terminal, player, count, pct) in enumerate(NETWORK_PURCHASES):
+        bought = result(module.hall_command("buy_cards", {
+            "request_id": f"r{n}", "game_id": "net-1", "hall_id": hall, "terminal_id": terminal,
+            "player_ref": player, "card_count": count, "stake_pct": pct}, hall))
+        assert bought["status"] == "confirmed", bought
+    result(module.hall_command("buy_cards", {
+        "request_id": "r9", "game_id": "net-2", "hall_id": "hall-1", "terminal_id": "T1", "player_ref": "p1",
+        "card_count": 3, "stake_pct": 100}, "hall-1"))
+    result(module.hall_command("terminal_failed", {
+        "request_id": "f1", "game_id": "net-1", "hall_id": "hall-2", "terminal_id": "T7", "reason": "screen dead",
+        "declared_by": "rui"}, "hall-2"))
+    result(module.declare_not_played("net-2", "the studio is flooded", Actor("olga.weber", "operator")))
+    for _ in range(400):
+        if module.games["net-1"].phase == "closed":
+            break
+        clock.advance(1.0)
+    assert module.games["net-1"].phase == "closed"
+    module.stop_timers()
+    engine.dispose()
+    return home
+
+
+@pytest.mark.req("R95.4", "R83.5")
+def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_path: Path) -> None:
+    """R95.4 a-f: `bingo report daily` on a central server's folder reports its network games: the cards
+    by hall and terminal, the halls and terminals where prizes were won; openssl verifies every file."""
+    from tests.central_server.support import bingo_central
+
+    home = played_central(tmp_path)
+    ca = tmp_path / "operator-ca"
+    issue_signer(ca, "central-reports", home)
+    out = tmp_path / "daily"
+    done = bingo_central("report", "daily", "--day", CENTRAL_DAY, "--out", str(out), tmp_path=tmp_path,
+                         env={"BINGO_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    for name in FILES:
+        checked = openssl_verify(out / name, ca / "ca.pem")
+        assert checked.returncode == 0, checked.stderr
+
+    from server_kit.db.database import create
+
+    records = list(table.read(create(f"sqlite:///{home / 'central.sqlite3'}", create_folder=False)))
+    report = json.loads((out / "report.json").read_text())
+    tables = {key: t["rows"] for key, t in report["tables"].items()}
+    assert tables["report"][0]["origin"] == "central server"
+    assert [g["game_id"] for g in tables["games"]] == ["net-1", "net-2"]
+    net_1, net_2 = tables["games"]
+    assert net_2["state"] == "not played" and net_2["cards_sold"] == 0 and net_2["collection_cents"] == 0
+
+    (closed,) = [r.payload for r in records if r.type == "central_sale_closed" and r.payload["game_id"] == "net-1"]
+    returned = [r.payload for r in records if r.type == "central_stake_returned"]
+    bought = [r.payload for r in records if r.type == "central_purchase_confirmed"]
+    won = [r.payload for r in records if r.type == "central_card_won"]
+    assert closed["sales_cents"] == 6 * 100 + 4 * 50 and net_1["collection_cents"] == closed["sales_cents"]
+    assert net_1["cards_sold"] == 10 and net_1["refunded_cards"] == 5
+    assert tables["balls"][0]["balls"] == " ".join(str(r.payload["ball"]) for r in records
+                                      if r.type == "central_ball_drawn" and r.payload["game_id"] == "net-1")
+    (totals,) = tables["totals"]
+    assert totals == {"games": 2, "cards_sold": 10, "collection_cents": closed["sales_cents"],
+                      "prizes_paid_cents": sum(w["payment_cents"] for w in won)}
+    assert sum(g["refunded_cents"] for g in tables["games"]) == sum(r["amount_cents"] for r in returned)
+
+    # Every card by series and number, with the hall and terminal it was bought on (R95.4 a, d).
+    cards = {(c["game_id"], c["series"], n, c["hall"], c["where"]) for c in tables["cards"]
+             for n in range(c["first"], c["last"] + 1)}
+    assert cards == {(b["game_id"], "V1", n, b["hall_id"], b["terminal_id"]) for b in bought
+                     for n in range(b["first_card"], b["first_card"] + b["card_count"])}
+    assert {(t["hall"], t["where"]) for t in tables["terminals"]} == {("hall-1", "T1"), ("hall-1", "T2")}
+    # The winners with the halls and terminals where the prizes were won (R95.4 f).
+    assert won and sorted((w["game_id"], w["prize"], w["card"], w["paid_cents"], w["hall"], w["where"])
+                          for w in tables["winners"]) == sorted(
+        (p["game_id"], p["pattern"], f"V1-{p['card_number']}", p["payment_cents"], p["hall_id"], p["terminal_id"])
+        for p in won)
+    last = max((r for r in records if r.payload.get("game_id") in ("net-1", "net-2")), key=lambda r: r.seq)
+    assert (report["journal"]["last_seq"], report["journal"]["last_hash"]) == (last.seq, last.hash)
