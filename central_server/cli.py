@@ -231,6 +231,16 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
 
 
 
+@central.command("audit-verify")
+@click.argument("folder", type=click.Path(path_type=Path), metavar="DIR")
+def audit_verify(folder: Path) -> None:
+    """Check a central server's audit export with nothing but its files (`bingo audit verify DIR`)."""
+    from central_server.audit_verify import rebuild
+    from server_kit.audit_verify import CENTRAL, verify_and_tell
+
+    sys.exit(verify_and_tell(folder, {CENTRAL: rebuild}, click.echo))
+
+
 @central.command("daily-report")
 @click.option("--day", required=True, metavar="YYYY-MM-DD", help="The day to report (today or before).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,

@@ -38,7 +38,7 @@ from protocol.chain import GENESIS, ChainError, Record
 from protocol.errors import DomainError
 from protocol.money import format_cents
 from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, ReplayError, parse_scenario, replay
-from server_kit.audit_folder import FILES, JOURNAL, PUBLIC_KEY, RESULT, SCENARIO, verify_segment
+from server_kit.audit_folder import FILES, JOURNAL, PUBLIC_KEY, RESULT, SCENARIO, one_line, verify_segment
 
 #: The fields of a ``journal.jsonl`` line and the JSON type each must have.
 RECORD_FIELDS: Mapping[str, type] = {
@@ -79,6 +79,8 @@ class Rebuilt:
 #: A server's rebuild of an export's documents from its records (raises :class:`ExportFault`).
 Rebuild = Callable[[ExportFiles], Rebuilt]
 HALL, CENTRAL = "hall", "central"
+#: The exit status of ``bingo audit verify`` for a fault in what the files say, and for a file it cannot read.
+FAULT, UNREADABLE = 1, 2
 
 
 @dataclass(frozen=True)
@@ -378,9 +380,29 @@ def verify_export(folder: Path, rebuilds: Mapping[str, Rebuild]) -> Verified:
     )
 
 
+def verify_and_tell(folder: Path, rebuilds: Mapping[str, Rebuild], echo: Callable[..., None]) -> int:
+    """``bingo audit verify``: the check, its summary or its one-line fault told, the exit status returned.
+
+    0 when everything holds, :data:`FAULT` naming the first fault, :data:`UNREADABLE` when
+    a file is missing or cannot be read as its format.
+    """
+    try:
+        verified = verify_export(folder, rebuilds)
+    except ExportUnreadable as error:
+        echo(one_line(error), err=True)
+        return UNREADABLE
+    except ExportFault as error:
+        echo(one_line(error), err=True)
+        return FAULT
+    echo(verified.summary(folder))
+    return 0
+
+
 __all__ = [
     "CENTRAL",
+    "FAULT",
     "HALL",
+    "UNREADABLE",
     "ExportFault",
     "ExportFiles",
     "ExportUnreadable",
@@ -392,5 +414,7 @@ __all__ = [
     "export_kind",
     "first_difference",
     "read_export",
+    "verify_and_tell",
     "verify_export",
 ]
+

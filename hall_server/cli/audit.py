@@ -28,14 +28,11 @@ from hall_server.audit.source import read_day
 from hall_server.audit.verify import rebuild as rebuild_hall_day
 from hall_server.cli.context import Hall
 from protocol.errors import DomainError
-from server_kit import audit_network
 from server_kit.audit_folder import is_day, one_line
-from server_kit.audit_verify import CENTRAL, HALL, ExportFault, ExportUnreadable, verify_export
+from server_kit.audit_verify import CENTRAL, HALL, ExportUnreadable, export_kind, read_export, verify_and_tell
 from server_kit.keys import public_pem
 
 REFUSED = 2
-#: ``bingo audit verify``: the files read, and they do not hold together.
-FAULT = 1
 #: The configuration file that makes a folder a central server's (docs/central-server.md).
 CENTRAL_CONFIG = "central.toml"
 
@@ -114,18 +111,27 @@ def export(ctx: click.Context, hall: Hall, day: str, out: Path, config_path: Pat
 
 @audit.command("verify")
 @click.argument("folder", type=click.Path(path_type=Path), metavar="DIR")
-def verify(folder: Path) -> None:
+@click.pass_context
+def verify(ctx: click.Context, folder: Path) -> None:
     """Check an audit export with nothing but its files: signatures, chain, scenario, result, replay.
 
     Exit 0 with a summary when everything holds, 1 naming the first fault, 2 when a
-    file is missing or cannot be read (docs/audit.md, "Verifying an export").
+    file is missing or cannot be read (docs/audit.md, "Verifying an export").  A central
+    server's export is checked by ``bingo central audit-verify``, found like its export.
     """
     try:
-        verified = verify_export(folder, {HALL: rebuild_hall_day, CENTRAL: audit_network.rebuild})
+        kind = export_kind(read_export(folder).records)
     except ExportUnreadable as error:
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
-    except ExportFault as error:
-        click.echo(one_line(error), err=True)
-        sys.exit(FAULT)
-    click.echo(verified.summary(folder))
+    if kind == CENTRAL:
+        root = ctx.find_root().command
+        group = root.get_command(ctx, "central") if isinstance(root, click.Group) else None
+        command = group.get_command(ctx, "audit-verify") if isinstance(group, click.Group) else None
+        if command is None:
+            click.echo(f"{folder} is a central server's export, but the central server's commands are not "
+                       "installed (the bingo.commands entry point central)", err=True)
+            sys.exit(REFUSED)
+        ctx.invoke(command, folder=folder)
+        return
+    sys.exit(verify_and_tell(folder, {HALL: rebuild_hall_day}, click.echo))

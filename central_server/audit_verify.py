@@ -1,4 +1,5 @@
-"""A central server's export of network games rebuilt from its records alone (``bingo audit verify``).
+"""A central server's export of network games rebuilt from its records alone (``bingo audit verify``,
+which hands a central export to ``bingo central audit-verify``).
 
 An independent reading of the ``central_*`` game records (``protocol/records/central.py``),
 written to FORMATS.md section 3 and ``docs/audit.md`` ("On the central server"), not
