@@ -101,7 +101,6 @@ def test_a_request_sent_again_gets_its_first_answer_and_is_never_charged_twice(h
     assert rebuilt.vb.credit("vb-1", 1) == credit and rebuilt.vb.meters("vb-1").plays == 1
 
 
-@pytest.mark.req("GLI-11")
 def test_the_meters_only_increase_survive_a_restart_and_agree_with_the_ledger(hall: Hall, journal: Journal,
                                                                              clock: Clock) -> None:
     number = player(hall, credit=5_000)
@@ -131,7 +130,6 @@ def test_the_meters_only_increase_survive_a_restart_and_agree_with_the_ledger(ha
     assert shown["vb-1"]["plays"] == meters.plays and shown["vb-1"]["state"] == "playing"
 
 
-@pytest.mark.req("GLI-11")
 def test_a_machine_whose_meters_cannot_be_read_does_not_play(hall: Hall, journal: Journal, clock: Clock) -> None:
     """A record whose meters disagree with the journal's fold: the machine refuses to play, the others go on."""
     result(hall.vb.credit_in("vb-1", 1, "cash", 1_000, "c1"))
@@ -146,7 +144,6 @@ def test_a_machine_whose_meters_cannot_be_read_does_not_play(hall: Hall, journal
     assert "meters cannot be read" in result(rebuilt.vb.meters_command(CHIEF, ""))["vb-1"]["state"]
 
 
-@pytest.mark.req("GLI-11")
 def test_the_last_ten_plays_are_recalled_latest_first(hall: Hall) -> None:
     result(hall.vb.credit_in("vb-1", 1, "cash", 5_000, "c1"))
     numbers = [result(hall.vb.play("vb-1", 1, 1, False, f"p{n}"))["number"] for n in range(12)]
