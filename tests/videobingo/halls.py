@@ -46,14 +46,15 @@ class Hall:
 
 
 def build_hall(journal: Journal, clock: Clock, vb_config: VideoBingoConfig, paytables: dict[str, Paytable] | None = None,
-               seed: int = 7) -> Hall:
+               seed: int = 7, recover: bool = True) -> Hall:
     core = CommandCore(journal, clock, run_inline)
     ledger = LedgerModule(core)
     admission = AdmissionModule(core, [])
     cashier = CashierModule(core, ledger, admission, ["desk1"])
     tables = {m.machine_id: (paytables or {}).get(m.machine_id, CLASSIC) for m in vb_config.machines}
     vb = VideoBingoModule(core, ledger, cashier, vb_config, load_machines(vb_config, tables), rng=random.Random(seed))
-    core.recover()
+    if recover:
+        core.recover()
     return Hall(core, ledger, cashier, vb, journal)
 
 

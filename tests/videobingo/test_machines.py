@@ -320,3 +320,15 @@ def test_a_session_does_not_close_while_the_meters_disagree_with_the_ledger(hall
     hall.vb.state.meters["vb-1"].credits_in += 1  # as a meter that lost its memory would
     why = hall.vb.closing_check()
     assert why is not None and "stations' credit is 10.00 EUR in the ledger, 10.01 EUR by the meters" in why
+
+
+def test_a_checkpoint_of_the_machines_restores_what_the_journal_replays(hall: Hall, journal: Journal,
+                                                                       clock: Clock) -> None:
+    result(hall.vb.credit_in("vb-1", 1, "cash", 2_000, "c1"))
+    for n in range(12):
+        result(hall.vb.play("vb-1", 1, 2, n % 3 == 2, f"p{n}"))
+    state = hall.core.checkpoint()
+    restored = build_hall(journal, clock, config(), recover=False)
+    restored.core.restore(state, hall.core.seq, hall.core.last_hash or "")
+    assert restored.vb.state == hall.vb.state
+    assert restored.vb.recall("vb-1") == hall.vb.recall("vb-1")
