@@ -424,6 +424,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     videobingo = build_videobingo(config, core, ledger, cashier) if config.videobingo is not None else None
     if videobingo is not None:
         session.closing_checks.append(videobingo.closing_check)  # the day's close reconciles the meters
+        videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     series=functools.partial(series_on_sale, games))
     core.add_view(view)

@@ -285,8 +285,6 @@ class VideoBingoState:
     retired: dict[str, str] = field(default_factory=dict)
     #: Machines whose meters cannot be read: a record's meters disagree with the fold.
     faults: dict[str, str] = field(default_factory=dict)
-    #: Cents moved into (+) or out of (-) each machine's jackpot by retirements.
-    jackpot_moves: dict[str, int] = field(default_factory=dict)
 
 
 def station_key(machine: str, station: int) -> str:
@@ -354,7 +352,10 @@ class VideoBingoModule(ProjectedState):
         self.rng: RandomSource = rng if rng is not None else secrets.SystemRandom()
         self.new_token = new_token
         self.state = VideoBingoState()
-        #: Told of each play, credit movement and sign-in once committed (the machine gateway).
+        #: Other reasons a player may not sign in or take credit from the account:
+        #: ``check(ledger account, cents taken now, now)`` gives the refusal or None (the
+        #: player's daily limit and self-exclusion, R97.2); sign-in asks with 0 cents.
+        self.credit_checks: list[Callable[[str, int, int], str | None]] = []
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
@@ -576,6 +577,7 @@ class VideoBingoModule(ProjectedState):
                 return []
             if known.account is not None:
                 raise VbRefused("occupied", "another player is signed in on this station; they sign out first")
+            self._responsible(number, 0, now)
             if self.config.one_station_per_player:
                 for other in self.state.stations.values():
                     if other.account == number:
@@ -595,6 +597,12 @@ class VideoBingoModule(ProjectedState):
 
         return self.core.execute(SYSTEM, "vb_sign_in", decide)
 
+    def _responsible(self, account: str, amount_cents: int, now: int) -> None:
+        for check in self.credit_checks:
+            refusal = check(player_account(account), amount_cents, now)
+            if refusal is not None:
+                raise VbRefused("responsible_play", refusal)
+
     def _repeat(self, known: Station, request: object) -> dict[str, Any] | None:
         if not isinstance(request, str) or not 1 <= len(request) <= 64:
             raise VbRefused("request", "every request carries the machine's id for it, 1 to 64 characters")
@@ -606,7 +614,7 @@ class VideoBingoModule(ProjectedState):
         answer: list[dict[str, Any]] = []
 
         def decide(now: int) -> list[Entry]:
-            machine = self.playable(machine_id)
+            self.playable(machine_id)
             known = self._station(machine_id, station)
             earlier = self._repeat(known, request)
             if earlier is not None:
@@ -625,13 +633,13 @@ class VideoBingoModule(ProjectedState):
                 if amount_cents > held:
                     raise VbRefused("no_credit", (
                         f"your account holds {format_cents(held)}; it cannot put {format_cents(amount_cents)} on the machine"))
+                self._responsible(known.account, amount_cents, now)
             else:
                 raise VbRefused("source", f"credit comes in as cash or from the account, not {source!r}")
             meters = self.meters(machine_id).plus(credits_in=amount_cents, cash_in=amount_cents if source == "cash" else 0)
             posting = Posting.transfer(amount_cents, debit=debit, credit=credit, reason=f"vb:credit in ({source})",
                                        reference=Reference(None, None, self.core.seq + 1))
             self.ledger.check([posting])
-            del machine
             return [("vb_credit_in", {"machine": machine_id, "station": station, "source": source, "account": account,
                                       "amount": amount_cents, "request": request, "meters": meters.to_dict()}),
                     *posting_entries([posting])]
@@ -814,10 +822,6 @@ class VideoBingoModule(ProjectedState):
             self._remember(p, {"kind": "play", **shown.to_json()})
         elif kind == "vb_machine_retired":
             state.retired[p["machine"]] = p["reason"]
-            if p["jackpot_to"] is not None:
-                moves = state.jackpot_moves
-                moves[p["machine"]] = moves.get(p["machine"], 0) - p["jackpot_cents"]
-                moves[p["jackpot_to"]] = moves.get(p["jackpot_to"], 0) + p["jackpot_cents"]
 
     def _credit_after(self, record: Record) -> int:
         """The station's credit once the record's postings are folded: the record's own change is

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from twisted.internet.task import Clock
 
+from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.videobingo import JackpotRule, VbConfigError, VbRefused, load_machines, share
 from protocol.videobingo.paytable import load_paytable
 from server_kit.core import NotAllowed
@@ -332,3 +333,21 @@ def test_a_checkpoint_of_the_machines_restores_what_the_journal_replays(hall: Ha
     restored.core.restore(state, hall.core.seq, hall.core.last_hash or "")
     assert restored.vb.state == hall.vb.state
     assert restored.vb.recall("vb-1") == hall.vb.recall("vb-1")
+
+
+@pytest.mark.req("R97.2")
+def test_a_players_daily_limit_and_self_exclusion_hold_on_the_machines(hall: Hall) -> None:
+    """R97.2: credit taken from the account onto a machine is the day's spending; an excluded player cannot sign in."""
+    responsible = ResponsiblePlayModule(hall.core, hall.cashier, hall.cashier.admission, None)
+    hall.vb.credit_checks.append(responsible.purchase_refusal)
+    number = player(hall, credit=5_000)
+    result(responsible.set_limit(CASHIER, number, 1_000))
+    result(hall.vb.sign_in("vb-1", 1, number))
+    result(hall.vb.credit_in("vb-1", 1, "account", 600, "a1"))
+    with pytest.raises(VbRefused, match=r"you have spent 6.00 EUR today, so you may spend 4.00 EUR more \(R97.2\)") as refused:
+        result(hall.vb.credit_in("vb-1", 1, "account", 500, "a2"))
+    assert refused.value.code == "responsible_play"
+    result(hall.vb.sign_out("vb-1", 1))
+    result(responsible.exclude_document(CASHIER, "12345678A", 30))
+    with pytest.raises(VbRefused, match=r"you excluded yourself from play until .* \(R97.2\)"):
+        result(hall.vb.sign_in("vb-1", 1, number))
