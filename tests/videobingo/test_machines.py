@@ -4,17 +4,15 @@ the hall's rules and the jackpots.  A real SQLite journal, run inline on a task.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from twisted.internet.task import Clock
 
 from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.videobingo import JackpotRule, VbConfigError, VbRefused, load_machines, share
+from protocol.records import build
 from protocol.videobingo.paytable import load_paytable
 from server_kit.core import NotAllowed
 from server_kit.journal.sql import Journal
-from protocol.records import build
 from tests.hall.conftest import result
 from tests.videobingo.halls import (
     CASHIER,
