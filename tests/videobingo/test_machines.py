@@ -264,7 +264,7 @@ def test_jackpots_are_fed_held_for_players_won_and_paid_once(journal: Journal, c
         result(hall.vb.credit_in(m, 1, "cash", 100_000, "c1"))
     won = {"machine": 0, "super": 0}
     ids = requests()
-    for _ in range(400):
+    for _ in range(150):
         for m in ("vb-1", "vb-2"):
             before_machine, before_super = hall.vb.jackpot(m), hall.vb.jackpot("super")
             shown = result(hall.vb.play(m, 1, 4, False, next(ids)))
