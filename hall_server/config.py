@@ -23,6 +23,12 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 id in the network), server_name (the central server's certificate name;
                 default: host), pki_dir (default: the TLS one): the network games
                 (absent: the hall plays none)
+    [videobingo] seats (of traditional bingo: one machine per five), room_zone (the bingo
+                room's zone; machines stand apart, R73.7), one_station_per_player,
+                min_rtp_bp (default 8000), [videobingo.superjackpot] share_bp, pattern,
+                balls; [[videobingo.machine]] id, model, paytable (file), credit_cents,
+                stations, zone, linked (feeds the superjackpot), jackpot_share_bp,
+                jackpot_pattern, jackpot_balls (docs/video-bingo.md)
 
 Every value is checked here, so a mistake is one clear line at start, never a
 failure in the middle of a session.  Passwords are stored only as scrypt hashes with
@@ -51,6 +57,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.roles import Role
+from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 
@@ -258,6 +265,8 @@ class HallConfig:
     timezone: tzinfo = DEFAULT_TIMEZONE
     #: The central server of the network games; None: this hall plays none.
     central: CentralConfig | None = None
+    #: The video bingo machines (``[videobingo]``); None: the hall has none.
+    videobingo: VideoBingoConfig | None = None
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -349,7 +358,88 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         responsible=_responsible(reader),
         timezone=timezone,
         central=_central(reader, base, pki_dir),
+        videobingo=_videobingo(reader, base),
     )
+
+
+_VB_KEYS = {"seats", "room_zone", "one_station_per_player", "min_rtp_bp", "superjackpot", "machine"}
+_MACHINE_KEYS = {"id", "model", "paytable", "credit_cents", "stations", "zone", "linked", "jackpot_share_bp",
+                 "jackpot_pattern", "jackpot_balls"}
+
+
+def _videobingo(reader: "_Reader", base: Path) -> VideoBingoConfig | None:
+    if "videobingo" not in reader.data:
+        return None
+    table = reader.table("videobingo")
+    unknown = sorted(set(table) - _VB_KEYS)
+    if unknown:
+        raise reader.error(f"videobingo.{unknown[0]}", f"is not a setting ({', '.join(sorted(_VB_KEYS))})")
+    seats = reader.get(table, "videobingo.seats", int, None)
+    if seats < 0:
+        raise reader.error("videobingo.seats", f"counts the seats of traditional bingo, not {seats}")
+    min_rtp = reader.get(table, "videobingo.min_rtp_bp", int, DEFAULT_MIN_RTP_BP)
+    if not DEFAULT_MIN_RTP_BP <= min_rtp <= 10000:
+        raise reader.error("videobingo.min_rtp_bp", f"is {DEFAULT_MIN_RTP_BP} (80%) to 10000, not {min_rtp}")
+    superjackpot = None
+    if "superjackpot" in table:
+        sub = table["superjackpot"]
+        if not isinstance(sub, dict):
+            raise reader.error("videobingo.superjackpot", "is a table ([videobingo.superjackpot])")
+        superjackpot = _jackpot(reader, "videobingo.superjackpot", sub.get("share_bp"), sub.get("pattern"),
+                                sub.get("balls"))
+    entries = table.get("machine", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise reader.error("videobingo.machine", "is an array of tables ([[videobingo.machine]])")
+    machines = []
+    for index, entry in enumerate(entries):
+        where = f"videobingo.machine[{index}]"
+        unknown = sorted(set(entry) - _MACHINE_KEYS)
+        if unknown:
+            raise reader.error(f"{where}.{unknown[0]}", f"is not a setting ({', '.join(sorted(_MACHINE_KEYS))})")
+        machine_id = reader.get(entry, f"{where}.id", str, None)
+        if not 1 <= len(machine_id) <= 32 or not set(machine_id) <= MACHINE_ID_CHARS:
+            raise reader.error(f"{where}.id", f"is 1-32 letters, digits, '-' or '_', not {machine_id!r}")
+        credit = reader.get(entry, f"{where}.credit_cents", int, None)
+        if not 1 <= credit <= 10_000:
+            raise reader.error(f"{where}.credit_cents", f"a credit is worth 1 to 10000 cents, not {credit}")
+        stations = reader.get(entry, f"{where}.stations", int, 1)
+        if stations < 1:
+            raise reader.error(f"{where}.stations", f"a machine has at least one station, not {stations}")
+        jackpot = None
+        if "jackpot_share_bp" in entry:
+            jackpot = _jackpot(reader, where + ".jackpot", entry.get("jackpot_share_bp"), entry.get("jackpot_pattern"),
+                               entry.get("jackpot_balls"))
+        machines.append(MachineConfig(
+            machine_id=machine_id,
+            model=reader.get(entry, f"{where}.model", str, None),
+            paytable=base / reader.get(entry, f"{where}.paytable", str, None),
+            credit_cents=credit,
+            stations=stations,
+            zone=reader.get(entry, f"{where}.zone", str, ""),
+            jackpot=jackpot,
+            linked=reader.get(entry, f"{where}.linked", bool, False),
+        ))
+    ids = [m.machine_id for m in machines]
+    if len(set(ids)) != len(ids):
+        raise reader.error("videobingo.machine", "two machines have the same id")
+    return VideoBingoConfig(
+        seats=seats,
+        room_zone=reader.get(table, "videobingo.room_zone", str, "bingo room"),
+        machines=tuple(machines),
+        one_station_per_player=reader.get(table, "videobingo.one_station_per_player", bool, True),
+        min_rtp_bp=min_rtp,
+        superjackpot=superjackpot,
+    )
+
+
+def _jackpot(reader: "_Reader", where: str, share_bp: object, pattern: object, balls: object) -> JackpotRule:
+    if isinstance(share_bp, bool) or not isinstance(share_bp, int) or not 1 <= share_bp <= 2000:
+        raise reader.error(f"{where}.share_bp", f"is the share of the stakes in basis points, 1 to 2000, not {share_bp!r}")
+    if not isinstance(pattern, str) or not pattern:
+        raise reader.error(f"{where}.pattern", "names the paytable's pattern that wins it")
+    if isinstance(balls, bool) or not isinstance(balls, int) or balls < 1:
+        raise reader.error(f"{where}.balls", f"is the number of balls it is won within, not {balls!r}")
+    return JackpotRule(share_bp, pattern, balls)
 
 
 def _central(reader: "_Reader", base: Path, pki_dir: Path) -> CentralConfig | None:

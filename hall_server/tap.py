@@ -52,6 +52,7 @@ from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
+from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
@@ -67,6 +68,7 @@ from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.roles import SYSTEM
 from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.session import SessionModule
+from hall_server.hall.videobingo import VbConfigError, VideoBingoModule, load_machines
 from hall_server.hall.virtual import VirtualModule
 from hall_server.network.link import CentralAddress, central_link
 from hall_server.network.module import NetworkModule
@@ -76,6 +78,7 @@ from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
 from hall_server.terminal_gateway.library import load_virtual_library
+from hall_server.terminal_gateway.machines import MachineGateway, MachineSocketResource
 from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.verification import verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
@@ -91,6 +94,8 @@ from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
 from protocol.records import RecordError
+from protocol.videobingo.errors import PaytableError
+from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
 from server_kit import pki
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
@@ -156,6 +161,8 @@ class HallServer:
     #: The network games and the link to the central server, with ``[central]``.
     network: NetworkModule | None = None
     relay: NetworkRelay | None = None
+    #: The video bingo machines, with ``[videobingo]``.
+    videobingo: VideoBingoModule | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -429,6 +436,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if config.central is not None:
         network = NetworkModule(core, ledger, cashier, config.central.hall_id, purchase_checks=virtual.purchase_checks)
     LookupModule(core, games, cashier)  # the desks' look-ups: a claimed card, a player's account
+    videobingo = build_videobingo(config, core, ledger, cashier) if config.videobingo is not None else None
+    if videobingo is not None:
+        session.closing_checks.append(videobingo.closing_check)  # the day's close reconciles the meters
+        videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     series=functools.partial(series_on_sale, games))
     core.add_view(view)
@@ -496,15 +507,48 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         log.info("Network games: linking to the central server at {host}:{port} as hall {hall}", host=central.host,
                  port=central.port, hall=central.hall_id)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
+    if videobingo is not None:
+        machines = Resource()
+        machines.putChild(b"ws", MachineSocketResource(MachineGateway(videobingo, pins, check_pin, reactor),
+                                                       require_certificate=config.tls.enabled))
+        site.resource.putChild(b"vb", machines)
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay,
+        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo,
     )
     service.hall = hall
     return hall
+
+
+def build_videobingo(config: HallConfig, core: CommandCore, ledger: LedgerModule,
+                     cashier: CashierModule) -> VideoBingoModule:
+    """The video bingo machines of ``[videobingo]``, their paytables read and certified."""
+    assert config.videobingo is not None
+    paytables = {}
+    for machine in config.videobingo.machines:
+        try:
+            with open(machine.paytable, "rb") as stream:
+                paytables[machine.machine_id] = load_paytable(stream.read(MAX_PAYTABLE_BYTES + 1))
+        except OSError as error:
+            raise StartRefused(f"video bingo machine {machine.machine_id}: {machine.paytable}: cannot be read: "
+                               f"{error.strerror}") from None
+        except PaytableError as error:
+            raise StartRefused(f"video bingo machine {machine.machine_id}: {machine.paytable}: {error}") from None
+    try:
+        machines = load_machines(config.videobingo, paytables)
+    except VbConfigError as error:
+        raise StartRefused(str(error)) from None
+    for loaded in machines:
+        if loaded.refused is not None:
+            log.warn("Video bingo machine {machine} does not play: {why}", machine=loaded.machine_id,
+                     why=loaded.refused[1])
+        else:
+            log.info("Video bingo machine {machine}: {paytable}, returning {rtp}%", machine=loaded.machine_id,
+                     paytable=loaded.paytable.name, rtp=loaded.rtp.rtp_percent)
+    return VideoBingoModule(core, ledger, cashier, config.videobingo, machines)
 
 
 def build_blowers(config: HallConfig, reactor: Any, core: CommandCore) -> HallBlowers:

@@ -31,6 +31,13 @@ held:<game>    credit  no           players' credit held for network purchases t
 network:<game> credit  yes          a network game's stakes captured in this hall, less
                                     the prizes and refunds it paid its players: what the
                                     hall owes the network (negative: what it is owed)
+vbcredit:<st>  credit  no           a video bingo station's credit (``machine.station``),
+                                    owed to the player at it
+vb:<machine>   credit  yes          a video bingo machine's takings: stakes less prizes
+                                    and jackpot contributions (negative: it paid more)
+vbjackpot:<j>  credit  no           a pending video bingo jackpot, owed to players (in
+                                    trust): a machine's (``vbjackpot:<machine>``) or the
+                                    linked superjackpot (``vbjackpot:super``)
 ============== ======= ============ =====================================================
 
 An account's :meth:`Ledger.balance` is shown on its normal side: what the drawer
@@ -82,6 +89,9 @@ ACCOUNT_KINDS: dict[str, AccountKind] = {
     "over_short": AccountKind("debit", True, ()),
     "held": AccountKind("credit", False, ()),
     "network": AccountKind("credit", True, ()),
+    "vbcredit": AccountKind("credit", False, ()),
+    "vb": AccountKind("credit", True, ()),
+    "vbjackpot": AccountKind("credit", False, ()),
 }
 
 

@@ -242,11 +242,14 @@ class ResponsiblePlayModule(ProjectedState):
             changes.append((date.fromisoformat(p["effective"]), p["limit_cents"]))
         elif record.type == "self_excluded":
             self.state.excluded[str(p["document"])] = date.fromisoformat(p["until"])
-        elif record.type in ("virtual_cards_bought", "network_cards_bought"):
-            # A network purchase counts once captured (its hold, while pending, is counted by the network module).
+        elif record.type in ("virtual_cards_bought", "network_cards_bought") or (
+                record.type == "vb_credit_in" and p["source"] == "account"):
+            # A network purchase counts once captured (its hold, while pending, is counted by the network module);
+            # credit a player takes from the account onto a video bingo machine counts when it is taken.
             account = str(p["account"]).removeprefix("player:")
             day = self.today(record.time_ms)
-            self.state.spent[(account, day)] = self.state.spent.get((account, day), 0) + int(p["amount_cents"])
+            amount = p["amount"] if record.type == "vb_credit_in" else p["amount_cents"]
+            self.state.spent[(account, day)] = self.state.spent.get((account, day), 0) + int(amount)
             if self._pruned != day:  # only today's totals matter to a daily limit: once a day, drop the rest
                 self._pruned = day
                 for stale in [key for key in self.state.spent if key[1] < day]:

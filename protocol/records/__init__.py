@@ -12,6 +12,7 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.admission` - visitors, refused entries, the banned list, complaints, incidents;
 - :mod:`~protocol.records.responsible` - spending limits and self-exclusion (R97.2);
 - :mod:`~protocol.records.terminals` - player terminals and their purchases;
+- :mod:`~protocol.records.videobingo` - video bingo machines: stations, credit, plays, meters, jackpots;
 - :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over;
 - :mod:`~protocol.records.central` - the central server's network games and refused hall commands;
 - :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits.
@@ -36,6 +37,7 @@ from protocol.records import (  # noqa: F401 (each module registers its types)
     sale,
     session,
     terminals,
+    videobingo,
 )
 from protocol.records.base import (
     ACTOR_KEY,
@@ -55,7 +57,8 @@ from protocol.records.events import EventRecord
 from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
-GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower, central, network)
+GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, videobingo, blower, central,
+          network)
 
 __all__ = [
     "ACTOR_KEY",

@@ -1,0 +1,869 @@
+"""Video bingo machines in the hall (R3.5.d, R73.7, R73.9, REGULATION.md section 9).
+
+The hall server is the "main server" of R3.5.d: it deals the cards, draws the balls
+with the operating system's CSPRNG (the same source as the hall's software ball
+generator, :mod:`protocol.balls`), settles the play with the paytable
+(:mod:`protocol.videobingo.play`) and commits it - cards, balls, outcome, jackpots and
+the machine's meters after it - in **one** ``vb_play`` record with its postings before
+the machine shows anything.  The machine only displays.
+
+* **Machines** are configured in ``hall.toml`` (``[[videobingo.machine]]``: id, model,
+  paytable file, credit value in cents, stations, zone, jackpot); each station is a
+  player's place at a machine with its own credit (``vbcredit:<machine>.<station>``).
+  A station is enrolled by staff (``enrol_vb_station``: a token shown once, its hash
+  journaled) and proves who it is with it.
+* **Credit** comes in as cash at the machine (``cash:vb-<machine>``, its cash box) or
+  from the signed-in player's account, and goes out - always the station's whole
+  credit - to the account or in cash from the cash box; all in integer cents through
+  the ledger.
+* **A play** stakes one credit a card on 1..``cards_max`` cards, new (dealt at random)
+  or kept from the station's previous play; the stake moves to the machine's takings
+  (``vb:<machine>``), the prizes come back from them, the jackpot shares go from them
+  to ``vbjackpot:<machine>`` and ``vbjackpot:super``.
+* **Meters** (GLI-11, :class:`MeterCounts`) are folded from the records, so they are
+  atomic with the play and survive restarts; each record carries the meters after it
+  and the fold checks them: a machine whose meters disagree with its records (cannot
+  be read) does not play.  :meth:`VideoBingoModule.reconcile` checks the meters against
+  the ledger (the ``vb_reconcile`` command, and the session's closing).
+* **The hall's rules** (:func:`admission`): at most one machine per five seats of
+  traditional bingo, at most 15 stations a machine (R73.9), machines in a zone apart
+  from the bingo room (R73.7), a paytable returning at least the minimum; a machine
+  that breaks one is not admitted and refuses to play, saying why.  One player account
+  may be signed in on one station only (configurable).
+* **Jackpots**: a machine jackpot and a linked superjackpot, each fed a configured
+  share of the stakes (on top of the paytable's return, which alone meets the
+  minimum) and won by a configured pattern complete within a configured number of
+  balls; the pending amounts are held in the ledger as owed to players.  Retiring a
+  machine moves its pending jackpot to a machine of the same model and credit value.
+
+Every refusal is a :class:`VbRefused` with a ``code`` a machine can act on and a
+message a person can read; nothing changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from twisted.internet import defer
+
+from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
+from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.roles import SYSTEM, Role
+from protocol.chain import Record
+from protocol.errors import DomainError
+from protocol.ledger import Posting, Reference
+from protocol.money import format_cents
+from protocol.videobingo.paytable import Paytable
+from protocol.videobingo.play import Card, RandomSource, VideoBingoGame
+from protocol.videobingo.rtp import ExactReturn, exact_return
+from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.journal.port import Entry
+from server_kit.journal.projection import ProjectedState
+
+#: At most one machine for every this many seats of traditional bingo (R3.5.d).
+SEATS_PER_MACHINE = 5
+#: A multi-station machine has at most this many stations (R73.9).
+MAX_STATIONS = 15
+#: The lowest return a machine's paytable may have, in basis points (the Portuguese rule).
+DEFAULT_MIN_RTP_BP = 8000
+#: Plays each machine can recall (GLI-11 game recall).
+RECALLED_PLAYS = 10
+#: Request ids each station remembers the answer of (a machine resends after a reconnect).
+REMEMBERED_REQUESTS = 20
+MACHINE_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+SUPER = "super"
+#: The largest single credit in, in cents (a bill acceptor's or a transfer's).
+MAX_CREDIT_IN = 1_000_000
+
+R = Role
+PERMISSIONS = {
+    "enrol_vb_station": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "retire_vb_machine": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "vb_meters": {R.ROOM_CHIEF, R.ADMINISTRATOR, R.CASHIER},
+    "vb_reconcile": {R.ROOM_CHIEF, R.ADMINISTRATOR, R.CASHIER},
+    "vb_recall": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "vb_play": {R.SYSTEM},
+    "vb_credit": {R.SYSTEM},
+    "vb_sign_in": {R.SYSTEM},
+}
+
+
+class VbRefused(DomainError):
+    """A machine's request or a staff command refused: ``code`` for the machine, the message for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class VbConfigError(DomainError):
+    """A machine configuration that cannot be run (a jackpot pattern not in its paytable, say)."""
+
+
+# --- Configuration ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JackpotRule:
+    """A jackpot: fed ``share_bp`` of the stakes, won by ``pattern`` complete within ``balls`` balls."""
+
+    share_bp: int
+    pattern: str
+    balls: int
+
+
+@dataclass(frozen=True)
+class MachineConfig:
+    """One ``[[videobingo.machine]]`` of hall.toml."""
+
+    machine_id: str
+    model: str
+    paytable: Path
+    credit_cents: int
+    stations: int
+    zone: str
+    jackpot: JackpotRule | None = None
+    linked: bool = False
+
+
+@dataclass(frozen=True)
+class VideoBingoConfig:
+    """``[videobingo]`` of hall.toml: the hall's seats, the bingo room's zone, the rules, the machines."""
+
+    seats: int
+    room_zone: str
+    machines: tuple[MachineConfig, ...]
+    one_station_per_player: bool = True
+    min_rtp_bp: int = DEFAULT_MIN_RTP_BP
+    superjackpot: JackpotRule | None = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A configured machine with its paytable loaded and its exact return certified."""
+
+    config: MachineConfig
+    paytable: Paytable
+    game: VideoBingoGame
+    rtp: ExactReturn
+    #: Why the machine may not play (code, message), or None: it is admitted.
+    refused: tuple[str, str] | None = None
+
+    @property
+    def machine_id(self) -> str:
+        return self.config.machine_id
+
+
+def admission(config: VideoBingoConfig, returns: Mapping[str, ExactReturn]) -> dict[str, tuple[str, str]]:
+    """The machines the hall's rules do not admit, each with (code, why); ``returns`` by machine id."""
+    refused: dict[str, tuple[str, str]] = {}
+    allowed = config.seats // SEATS_PER_MACHINE
+    for index, machine in enumerate(config.machines):
+        rtp = returns[machine.machine_id]
+        floor = max(config.min_rtp_bp, rtp.min_rtp_bp)
+        if machine.stations > MAX_STATIONS:
+            refused[machine.machine_id] = ("R73.9", (
+                f"machine {machine.machine_id} has {machine.stations} stations; a multi-station machine has at "
+                f"most {MAX_STATIONS} (R73.9)"))
+        elif not machine.zone.strip() or machine.zone.strip() == config.room_zone.strip():
+            refused[machine.machine_id] = ("R73.7", (
+                f"machine {machine.machine_id} stands in {machine.zone.strip() or 'no zone'!r}; machines stand in a "
+                f"space apart from the bingo room {config.room_zone!r} (R73.7)"))
+        elif rtp.rtp < Fraction(floor, 10000):
+            refused[machine.machine_id] = ("paytable", (
+                f"machine {machine.machine_id}'s paytable returns {rtp.rtp_percent}%, under the minimum of "
+                f"{floor // 100}.{floor % 100:02d}%"))
+        elif index >= allowed:
+            refused[machine.machine_id] = ("R3.5.d", (
+                f"machine {machine.machine_id} is beyond the hall's ratio: {config.seats} seats of traditional "
+                f"bingo allow {allowed} machine(s), one per {SEATS_PER_MACHINE} seats (R3.5.d)"))
+    return refused
+
+
+def load_machines(config: VideoBingoConfig, paytables: Mapping[str, Paytable]) -> list[Machine]:
+    """The configured machines with their paytables (by machine id), certified and admitted or not."""
+    returns = {m.machine_id: exact_return(paytables[m.machine_id]) for m in config.machines}
+    refused = admission(config, returns)
+    machines = []
+    for machine in config.machines:
+        paytable = paytables[machine.machine_id]
+        names = {pattern.name for pattern in paytable.patterns}
+        for what, rule in (("jackpot", machine.jackpot), ("superjackpot", config.superjackpot if machine.linked else None)):
+            if rule is not None and rule.pattern not in names:
+                raise VbConfigError(
+                    f"machine {machine.machine_id}: the {what}'s pattern {rule.pattern!r} is not in its paytable "
+                    f"{paytable.name!r} ({', '.join(sorted(names))})")
+            if rule is not None and not 1 <= rule.balls <= paytable.balls:
+                raise VbConfigError(
+                    f"machine {machine.machine_id}: the {what} is won within 1 to {paytable.balls} balls, not {rule.balls}")
+        machines.append(Machine(machine, paytable, VideoBingoGame(paytable), returns[machine.machine_id],
+                                refused.get(machine.machine_id)))
+    return machines
+
+
+# --- State ------------------------------------------------------------------------------
+
+
+METER_NAMES = ("credits_in", "credits_out", "stakes", "prizes", "plays", "jackpot_contributions",
+               "jackpot_payouts", "cash_in", "cash_out")
+
+
+@dataclass
+class MeterCounts:
+    """A machine's meters (see :class:`protocol.records.videobingo.Meters`)."""
+
+    credits_in: int = 0
+    credits_out: int = 0
+    stakes: int = 0
+    prizes: int = 0
+    plays: int = 0
+    jackpot_contributions: int = 0
+    jackpot_payouts: int = 0
+    cash_in: int = 0
+    cash_out: int = 0
+
+    def plus(self, **changes: int) -> "MeterCounts":
+        return MeterCounts(**{name: getattr(self, name) + changes.get(name, 0) for name in METER_NAMES})
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class PlayShown:
+    """A committed play as a machine shows it and the console recalls it."""
+
+    seq: int
+    machine: str
+    station: int
+    number: int
+    at_ms: int
+    credit_cents: int
+    cards: tuple[Card, ...]
+    balls: tuple[int, ...]
+    results: tuple[tuple[str | None, int], ...]
+    stake_cents: int
+    won_cents: int
+    jackpots: tuple[tuple[str, int, int], ...]
+    credit_after: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq, "machine": self.machine, "station": self.station, "number": self.number,
+            "at_ms": self.at_ms, "credit_cents": self.credit_cents, "cards": [list(c) for c in self.cards],
+            "balls": list(self.balls),
+            "results": [{"pattern": p, "credits": c} for p, c in self.results],
+            "stake_cents": self.stake_cents, "won_cents": self.won_cents,
+            "jackpots": [{"which": w, "card": k, "cents": c} for w, k, c in self.jackpots],
+            "credit_after_cents": self.credit_after,
+        }
+
+
+@dataclass
+class Station:
+    machine: str
+    station: int
+    token_hash: str | None = None
+    account: str | None = None  # the player account signed in, if any
+    cards: tuple[Card, ...] = ()  # the previous play's cards, which the player may keep
+    #: request id -> what it came to (a play, a credit movement), the latest ones
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class VideoBingoState:
+    meters: dict[str, MeterCounts] = field(default_factory=dict)
+    stations: dict[str, Station] = field(default_factory=dict)
+    recall: dict[str, deque[PlayShown]] = field(default_factory=dict)
+    retired: dict[str, str] = field(default_factory=dict)
+    #: Machines whose meters cannot be read: a record's meters disagree with the fold.
+    faults: dict[str, str] = field(default_factory=dict)
+
+
+def station_key(machine: str, station: int) -> str:
+    return f"{machine}.{station}"
+
+
+def credit_account(machine: str, station: int) -> str:
+    return f"vbcredit:{station_key(machine, station)}"
+
+
+def takings_account(machine: str) -> str:
+    return f"vb:{machine}"
+
+
+def jackpot_account(jackpot: str) -> str:
+    return f"vbjackpot:{jackpot}"
+
+
+def cash_box(machine: str) -> str:
+    return f"cash:vb-{machine}"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(b"bingo-vb-station-token/1\0" + token.encode("utf-8")).hexdigest()
+
+
+def share(before: int, after: int, share_bp: int) -> int:
+    """What a jackpot takes of the stakes from ``before`` to ``after`` cumulated: the share of the
+    total rounded down, less what was taken before, so no cent is lost or made up over the plays."""
+    return after * share_bp // 10000 - before * share_bp // 10000
+
+
+def complete_within(cards: Sequence[Card], balls: Sequence[int], mask_cells: Sequence[int], within: int) -> int | None:
+    """The first card (1-based) whose cells ``mask_cells`` are all among the first ``within`` balls."""
+    early = set(balls[:within])
+    for position, card in enumerate(cards, start=1):
+        if all(card[cell] in early for cell in mask_cells):
+            return position
+    return None
+
+
+# --- The module -------------------------------------------------------------------------
+
+
+class VideoBingoModule(ProjectedState):
+    """The hall's video bingo machines: commands in, records out, state and meters from the journal."""
+
+    def __init__(
+        self,
+        core: CommandCore,
+        ledger: LedgerModule,
+        cashier: CashierModule,
+        config: VideoBingoConfig,
+        machines: Iterable[Machine],
+        *,
+        rng: RandomSource | None = None,
+        new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
+    ) -> None:
+        self.core = core
+        self.ledger = ledger
+        self.cashier = cashier
+        self.config = config
+        self.machines: dict[str, Machine] = {m.machine_id: m for m in machines}
+        #: The operating system's CSPRNG, as the hall's software ball generator uses (R92.10).
+        self.rng: RandomSource = rng if rng is not None else secrets.SystemRandom()
+        self.new_token = new_token
+        self.state = VideoBingoState()
+        #: Other reasons a player may not sign in or take credit from the account:
+        #: ``check(ledger account, cents taken now, now)`` gives the refusal or None (the
+        #: player's daily limit and self-exclusion, R97.2); sign-in asks with 0 cents.
+        self.credit_checks: list[Callable[[str, int, int], str | None]] = []
+        core.add_module(self)
+        core.allow(PERMISSIONS)
+        for name, handler, params, summary in (
+            ("enrol_vb_station", self.enrol_station, {"machine": str, "station": int},
+             "enrol a video bingo machine's station; its token is shown once, to be put on the machine"),
+            ("retire_vb_machine", self.retire, {"machine": str, "reason": str},
+             "retire a video bingo machine; its pending jackpot moves to a machine of the same model and stake"),
+            ("vb_meters", self.meters_command, {"machine": str},
+             "the meters of a video bingo machine (empty: every machine), GLI-11"),
+            ("vb_reconcile", self.reconcile_command, {},
+             "check the video bingo machines' meters against the ledger, and record the result"),
+            ("vb_recall", self.recall_command, {"machine": str},
+             "the last ten plays of a video bingo machine (game recall)"),
+        ):
+            core.register(CommandSpec(name, handler, params, summary))
+
+    # --- Queries --------------------------------------------------------------------
+
+    def machine(self, machine_id: object) -> Machine:
+        machine = self.machines.get(machine_id) if isinstance(machine_id, str) else None
+        if machine is None:
+            raise VbRefused("unknown_machine", (
+                f"there is no video bingo machine {machine_id!r}; the machines are "
+                f"{', '.join(sorted(self.machines)) or 'none'}"))
+        return machine
+
+    def meters(self, machine_id: str) -> MeterCounts:
+        return self.state.meters.get(machine_id, MeterCounts())
+
+    def credit(self, machine_id: str, station: int) -> int:
+        """A station's credit, in cents."""
+        return self.ledger.balance(credit_account(machine_id, station))
+
+    def jackpot(self, jackpot: str) -> int:
+        return self.ledger.balance(jackpot_account(jackpot))
+
+    def recall(self, machine_id: str) -> list[PlayShown]:
+        """The machine's last ten plays, the latest first."""
+        return list(reversed(self.state.recall.get(machine_id, ())))
+
+    def last_play(self, machine_id: str, station: int) -> PlayShown | None:
+        for play in self.recall(machine_id):
+            if play.station == station:
+                return play
+        return None
+
+    def station(self, machine_id: str, station: int) -> Station | None:
+        return self.state.stations.get(station_key(machine_id, station))
+
+    def authenticate(self, machine_id: object, station: object, token: object) -> Station:
+        """The enrolled station if ``token`` is its token; else :class:`VbRefused` (``not_enrolled``)."""
+        known = None
+        if isinstance(machine_id, str) and isinstance(station, int) and not isinstance(station, bool):
+            known = self.state.stations.get(station_key(machine_id, station))
+        if known is None or known.token_hash is None or not isinstance(token, str) or not hmac.compare_digest(
+            known.token_hash, token_hash(token)
+        ):
+            raise VbRefused("not_enrolled", "this station is not enrolled, or its token is wrong; ask the staff to enrol it")
+        return known
+
+    def playable(self, machine_id: str) -> Machine:
+        """The machine if it may play now; else :class:`VbRefused` saying why."""
+        machine = self.machine(machine_id)
+        if machine.refused is not None:
+            raise VbRefused(*machine.refused)
+        if machine_id in self.state.retired:
+            raise VbRefused("retired", f"machine {machine_id} is retired ({self.state.retired[machine_id]})")
+        fault = self.state.faults.get(machine_id)
+        if fault is not None:
+            raise VbRefused("meters", f"machine {machine_id} does not play: its meters cannot be read ({fault})")
+        return machine
+
+    # --- Reconciliation -------------------------------------------------------------
+
+    def reconcile(self) -> list[str]:
+        """Where the meters and the ledger disagree, one line each (empty: they agree).
+
+        Per machine: its stations' credit is credits in - credits out - stakes + prizes +
+        jackpot payouts; its takings are stakes - prizes - jackpot contributions; its cash
+        box holds cash in - cash out.  Over the hall: the jackpots pending are the
+        contributions less the payouts.
+        """
+        differences = []
+        for machine_id in sorted(set(self.machines) | set(self.state.meters)):
+            m = self.meters(machine_id)
+            stations = self.machines[machine_id].config.stations if machine_id in self.machines else 0
+            keys = {s.station for s in self.state.stations.values() if s.machine == machine_id} | set(range(1, stations + 1))
+            checks = (
+                ("stations' credit", sum(self.credit(machine_id, s) for s in keys),
+                 m.credits_in - m.credits_out - m.stakes + m.prizes + m.jackpot_payouts),
+                ("takings", self.ledger.balance(takings_account(machine_id)), m.stakes - m.prizes - m.jackpot_contributions),
+                ("cash box", self.ledger.balance(cash_box(machine_id)), m.cash_in - m.cash_out),
+            )
+            for what, ledger, meters in checks:
+                if ledger != meters:
+                    differences.append(f"machine {machine_id}: {what} is {format_cents(ledger)} in the ledger, "
+                                       f"{format_cents(meters)} by the meters")
+        jackpots = {m.machine_id for m in self.machines.values()} | set(self.state.meters) | {SUPER}
+        pending = sum(self.jackpot(j) for j in jackpots)
+        fed = sum(m.jackpot_contributions - m.jackpot_payouts for m in self.state.meters.values())
+        if pending != fed:
+            differences.append(f"jackpots: {format_cents(pending)} pending in the ledger, {format_cents(fed)} by the meters")
+        return differences
+
+    def closing_check(self) -> str | None:
+        """The session's closing waits for the machines' meters to agree with the ledger."""
+        differences = self.reconcile()
+        if differences:
+            return "the video bingo meters disagree with the ledger: " + "; ".join(differences)
+        return None
+
+    # --- Staff commands -------------------------------------------------------------
+
+    def enrol_station(self, actor: Actor, machine: str, station: int) -> defer.Deferred[dict[str, Any]]:
+        """Enrol station ``station`` of ``machine``; fires with its token, which only this answer shows."""
+        token = self.new_token()
+
+        def decide(now: int) -> list[Entry]:
+            known = self.machine(machine)
+            if isinstance(station, bool) or not isinstance(station, int) or not 1 <= station <= known.config.stations:
+                raise VbRefused("station", f"machine {known.machine_id} has stations 1 to {known.config.stations}, not {station!r}")
+            return [("vb_station_enrolled", {"machine": known.machine_id, "station": station,
+                                             "token_hash": token_hash(token)})]
+
+        done = self.core.execute(actor, "enrol_vb_station", decide)
+        return done.addCallback(lambda records: {"machine": records[0].payload["machine"],
+                                                 "station": records[0].payload["station"], "token": token})
+
+    def meters_command(self, actor: Actor, machine: str = "") -> defer.Deferred[dict[str, Any]]:
+        def run() -> dict[str, Any]:
+            self.core.check_permission(actor, "vb_meters")
+            chosen = [self.machine(machine).machine_id] if machine else sorted(self.machines)
+            return {m: {**self.meters(m).to_dict(), "jackpot_cents": self.jackpot(m),
+                        "state": self._machine_state(m)} for m in chosen} | (
+                {"superjackpot_cents": self.jackpot(SUPER)} if not machine else {})
+
+        return defer.maybeDeferred(run)
+
+    def _machine_state(self, machine_id: str) -> str:
+        try:
+            self.playable(machine_id)
+        except VbRefused as refusal:
+            return str(refusal)
+        return "playing"
+
+    def reconcile_command(self, actor: Actor) -> defer.Deferred[dict[str, Any]]:
+        """Check the meters against the ledger and journal the result; fires with the differences."""
+
+        def decide(now: int) -> list[Entry]:
+            return [("vb_meters_reconciled", {"machines": sorted(self.machines), "differences": self.reconcile(),
+                                              "at": "command"})]
+
+        done = self.core.execute(actor, "vb_reconcile", decide)
+        return done.addCallback(lambda records: {
+            "agree": not records[0].payload["differences"], "differences": list(records[0].payload["differences"])})
+
+    def recall_command(self, actor: Actor, machine: str) -> defer.Deferred[list[dict[str, Any]]]:
+        def run() -> list[dict[str, Any]]:
+            self.core.check_permission(actor, "vb_recall")
+            return [play.to_json() for play in self.recall(self.machine(machine).machine_id)]
+
+        return defer.maybeDeferred(run)
+
+    def retire(self, actor: Actor, machine: str, reason: str) -> defer.Deferred[list[Record]]:
+        """Retire ``machine``: its stations' credit must be paid out first; its pending jackpot moves
+        to an admitted machine of the same model and credit value, journaled with the posting."""
+
+        def decide(now: int) -> list[Entry]:
+            known = self.machine(machine)
+            why = reason.strip()[:300] if isinstance(reason, str) else ""
+            if not why:
+                raise VbRefused("reason", "say why the machine is retired; it goes into the record")
+            if known.machine_id in self.state.retired:
+                raise VbRefused("retired", f"machine {known.machine_id} is already retired")
+            held = sum(self.credit(known.machine_id, s) for s in range(1, known.config.stations + 1))
+            if held:
+                raise VbRefused("credit", f"machine {known.machine_id}'s stations hold {format_cents(held)}; cash it out first")
+            pending = self.jackpot(known.machine_id)
+            target = None
+            if pending:
+                candidates = [m for m in self.machines.values() if m.machine_id != known.machine_id
+                              and m.config.model == known.config.model
+                              and m.config.credit_cents == known.config.credit_cents
+                              and m.refused is None and m.machine_id not in self.state.retired]
+                if not candidates:
+                    raise VbRefused("jackpot", (
+                        f"machine {known.machine_id}'s jackpot holds {format_cents(pending)} owed to players; no other "
+                        f"machine of model {known.config.model!r} at {format_cents(known.config.credit_cents)} a credit "
+                        "can take it"))
+                target = candidates[0].machine_id
+            entries: list[Entry] = [("vb_machine_retired", {"machine": known.machine_id, "reason": why,
+                                                            "jackpot_to": target, "jackpot_cents": pending})]
+            if target is not None:
+                posting = Posting.transfer(pending, debit=jackpot_account(known.machine_id),
+                                           credit=jackpot_account(target), reason="vb:jackpot moved",
+                                           reference=Reference(None, None, self.core.seq + 1))
+                self.ledger.check([posting])
+                entries += posting_entries([posting])
+            return entries
+
+        return self.core.execute(actor, "retire_vb_machine", decide)
+
+    # --- The station's requests -----------------------------------------------------
+
+    def _station(self, machine_id: str, station: int) -> Station:
+        known = self.state.stations.get(station_key(machine_id, station))
+        if known is None or known.token_hash is None:
+            raise VbRefused("not_enrolled", f"station {station} of machine {machine_id} is not enrolled")
+        return known
+
+    def sign_in(self, machine_id: str, station: int, account: str) -> defer.Deferred[list[Record]]:
+        """The player whose PIN opened ``account`` takes the station (one station only, if so configured)."""
+
+        def decide(now: int) -> list[Entry]:
+            self.playable(machine_id)
+            known = self._station(machine_id, station)
+            number = self.cashier.usable_account(normalize_account_number(account)).number
+            if known.account == number:
+                return []
+            if known.account is not None:
+                raise VbRefused("occupied", "another player is signed in on this station; they sign out first")
+            self._responsible(number, 0, now)
+            if self.config.one_station_per_player:
+                for other in self.state.stations.values():
+                    if other.account == number:
+                        raise VbRefused("one_station", (
+                            f"you are signed in on station {other.station} of machine {other.machine}; a player "
+                            "holds one station at a time while others may wait (sign out there first)"))
+            return [("vb_player_signed_in", {"machine": machine_id, "station": station, "account": number})]
+
+        return self.core.execute(SYSTEM, "vb_sign_in", decide)
+
+    def sign_out(self, machine_id: str, station: int) -> defer.Deferred[list[Record]]:
+        def decide(now: int) -> list[Entry]:
+            known = self._station(machine_id, station)
+            if known.account is None:
+                return []
+            return [("vb_player_signed_out", {"machine": machine_id, "station": station, "account": known.account})]
+
+        return self.core.execute(SYSTEM, "vb_sign_in", decide)
+
+    def _responsible(self, account: str, amount_cents: int, now: int) -> None:
+        for check in self.credit_checks:
+            refusal = check(player_account(account), amount_cents, now)
+            if refusal is not None:
+                raise VbRefused("responsible_play", refusal)
+
+    def _repeat(self, known: Station, request: object) -> dict[str, Any] | None:
+        if not isinstance(request, str) or not 1 <= len(request) <= 64:
+            raise VbRefused("request", "every request carries the machine's id for it, 1 to 64 characters")
+        return known.answers.get(request)
+
+    def credit_in(self, machine_id: str, station: int, source: str, amount_cents: object,
+                  request: str) -> defer.Deferred[dict[str, Any]]:
+        """Put ``amount_cents`` on the station's credit: ``cash`` into the machine, or from the signed-in account."""
+        answer: list[dict[str, Any]] = []
+
+        def decide(now: int) -> list[Entry]:
+            self.playable(machine_id)
+            known = self._station(machine_id, station)
+            earlier = self._repeat(known, request)
+            if earlier is not None:
+                answer.append(earlier)
+                return []
+            if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or not 1 <= amount_cents <= MAX_CREDIT_IN:
+                raise VbRefused("amount", f"a credit in is 1 to {MAX_CREDIT_IN} cents, not {amount_cents!r}")
+            credit = credit_account(machine_id, station)
+            if source == "cash":
+                account, debit = None, cash_box(machine_id)
+            elif source == "account":
+                if known.account is None:
+                    raise VbRefused("not_signed_in", "sign in with your account and PIN to take credit from it")
+                account, debit = known.account, player_account(known.account)
+                held = self.ledger.balance(debit)
+                if amount_cents > held:
+                    raise VbRefused("no_credit", (
+                        f"your account holds {format_cents(held)}; it cannot put {format_cents(amount_cents)} on the machine"))
+                self._responsible(known.account, amount_cents, now)
+            else:
+                raise VbRefused("source", f"credit comes in as cash or from the account, not {source!r}")
+            meters = self.meters(machine_id).plus(credits_in=amount_cents, cash_in=amount_cents if source == "cash" else 0)
+            posting = Posting.transfer(amount_cents, debit=debit, credit=credit, reason=f"vb:credit in ({source})",
+                                       reference=Reference(None, None, self.core.seq + 1))
+            self.ledger.check([posting])
+            return [("vb_credit_in", {"machine": machine_id, "station": station, "source": source, "account": account,
+                                      "amount": amount_cents, "request": request, "meters": meters.to_dict()}),
+                    *posting_entries([posting])]
+
+        return self._answered(machine_id, station, request, "vb_credit", decide, answer)
+
+    def credit_out(self, machine_id: str, station: int, destination: str, request: str) -> defer.Deferred[dict[str, Any]]:
+        """Pay the station's whole credit to the signed-in account or in cash from the machine's cash box."""
+        answer: list[dict[str, Any]] = []
+
+        def decide(now: int) -> list[Entry]:
+            self.machine(machine_id)  # a machine that may not play still pays its credit out
+            known = self._station(machine_id, station)
+            earlier = self._repeat(known, request)
+            if earlier is not None:
+                answer.append(earlier)
+                return []
+            credit = credit_account(machine_id, station)
+            amount = self.ledger.balance(credit)
+            if amount <= 0:
+                raise VbRefused("no_credit", "there is no credit on this station to pay out")
+            if destination == "cash":
+                account, target = None, cash_box(machine_id)
+                held = self.ledger.balance(target)
+                if amount > held:
+                    raise VbRefused("cash_box", (
+                        f"the machine's cash box holds {format_cents(held)}, less than the {format_cents(amount)} "
+                        "to pay; pay it to your account, or call the staff"))
+            elif destination == "account":
+                if known.account is None:
+                    raise VbRefused("not_signed_in", "sign in with your account and PIN to pay the credit to it")
+                account, target = known.account, player_account(known.account)
+            else:
+                raise VbRefused("destination", f"credit is paid out in cash or to the account, not {destination!r}")
+            meters = self.meters(machine_id).plus(credits_out=amount, cash_out=amount if destination == "cash" else 0)
+            posting = Posting.transfer(amount, debit=credit, credit=target, reason=f"vb:credit out ({destination})",
+                                       reference=Reference(None, None, self.core.seq + 1))
+            self.ledger.check([posting])
+            return [("vb_credit_out", {"machine": machine_id, "station": station, "destination": destination,
+                                       "account": account, "amount": amount, "request": request,
+                                       "meters": meters.to_dict()}),
+                    *posting_entries([posting])]
+
+        return self._answered(machine_id, station, request, "vb_credit", decide, answer)
+
+    def play(self, machine_id: str, station: int, cards: object, keep: object, request: str) -> defer.Deferred[dict[str, Any]]:
+        """One play of ``cards`` cards, new or kept (``keep``) from the station's previous play.
+
+        Fires, once committed, with the play as the machine shows it (:meth:`PlayShown.to_json`);
+        a request id sent again gets the first answer and is never charged twice.
+        """
+        answer: list[dict[str, Any]] = []
+
+        def decide(now: int) -> list[Entry]:
+            machine = self.playable(machine_id)
+            known = self._station(machine_id, station)
+            earlier = self._repeat(known, request)
+            if earlier is not None:
+                answer.append(earlier)
+                return []
+            return self._decide_play(machine, known, cards, keep, request, now)
+
+        return self._answered(machine_id, station, request, "vb_play", decide, answer)
+
+    def _decide_play(self, machine: Machine, known: Station, cards: object, keep: object, request: str,
+                     now: int) -> list[Entry]:
+        game, paytable, config = machine.game, machine.paytable, machine.config
+        if isinstance(cards, bool) or not isinstance(cards, int):
+            raise VbRefused("cards", f"the number of cards is a whole number, not {cards!r}")
+        if not 1 <= cards <= paytable.cards_max:
+            raise VbRefused("cards", f"a play holds 1 to {paytable.cards_max} cards on this machine, not {cards}")
+        if not isinstance(keep, bool):
+            raise VbRefused("keep", "say whether to keep the previous play's cards (true or false)")
+        if keep and len(known.cards) != cards:
+            raise VbRefused("keep", (
+                f"the previous play held {len(known.cards)} card(s), not {cards}: keep them all, or take new cards"
+                if known.cards else "there is no previous play on this station; take new cards"))
+        stake = cards * config.credit_cents
+        credit = credit_account(machine.machine_id, known.station)
+        held = self.ledger.balance(credit)
+        if stake > held:
+            raise VbRefused("no_credit", (
+                f"{cards} card(s) stake {cards} credit(s) of {format_cents(config.credit_cents)}, "
+                f"{format_cents(stake)}; the credit is {format_cents(held)}"))
+        dealt = known.cards if keep else game.deal(cards, self.rng)
+        outcome = game.outcome(dealt, game.draw(self.rng))
+        won = outcome.won * config.credit_cents
+        before = self.meters(machine.machine_id)
+        seq = self.core.seq + 1
+        ref = Reference(None, None, seq)
+        takings = takings_account(machine.machine_id)
+        postings = [Posting.transfer(stake, debit=credit, credit=takings, reason="vb:stake", reference=ref)]
+        contributions = [0, 0]
+        rules = [(machine.machine_id, config.jackpot),
+                 (SUPER, self.config.superjackpot if config.linked else None)]
+        wins: list[dict[str, Any]] = []
+        for index, (jackpot, rule) in enumerate(rules):
+            if rule is None:
+                continue
+            contributions[index] = share(before.stakes, before.stakes + stake, rule.share_bp)
+            if contributions[index]:
+                postings.append(Posting.transfer(contributions[index], debit=takings, credit=jackpot_account(jackpot),
+                                                 reason="vb:jackpot contribution", reference=ref))
+            pattern = next(p for p in paytable.patterns if p.name == rule.pattern)
+            cells = [r * paytable.columns + c for r, c in pattern.cells]
+            card = complete_within(outcome.cards, outcome.balls, cells, rule.balls)
+            pending = self.jackpot(jackpot) + contributions[index]
+            if card is not None and pending > 0:
+                wins.append({"which": "machine" if jackpot != SUPER else SUPER, "card": card, "cents": pending})
+                postings.append(Posting.transfer(pending, debit=jackpot_account(jackpot), credit=credit,
+                                                 reason="vb:jackpot won", reference=ref))
+        if won:
+            postings.append(Posting.transfer(won, debit=takings, credit=credit, reason="vb:prize", reference=ref))
+        self.ledger.check(postings)
+        paid_jackpots = sum(w["cents"] for w in wins)
+        meters = before.plus(stakes=stake, prizes=won, plays=1, jackpot_contributions=sum(contributions),
+                             jackpot_payouts=paid_jackpots)
+        return [("vb_play", {
+            "machine": machine.machine_id, "station": known.station, "number": meters.plays, "request": request,
+            "credit_cents": config.credit_cents, "kept": keep, "cards": [list(c) for c in outcome.cards],
+            "balls": list(outcome.balls),
+            "results": [{"pattern": r.pattern, "credits": r.credits} for r in outcome.results],
+            "stake_cents": stake, "won_cents": won, "contributions": contributions, "jackpots": wins,
+            "meters": meters.to_dict(),
+        }), *posting_entries(postings)]
+
+    def _answered(self, machine_id: str, station: int, request: str, command: str,
+                  decide: Callable[[int], list[Entry]], answer: list[dict[str, Any]]) -> defer.Deferred[dict[str, Any]]:
+        def committed(records: list[Record]) -> dict[str, Any]:
+            if answer:
+                return {**answer[0], "repeated": True}
+            known = self.state.stations[station_key(machine_id, station)]
+            return known.answers[request]
+
+        return self.core.execute(SYSTEM, command, decide).addCallback(committed)
+
+    # --- Projection -----------------------------------------------------------------
+
+    def reset(self) -> None:
+        self.state = VideoBingoState()
+
+    def apply(self, record: Record) -> None:
+        kind = record.type
+        if not kind.startswith("vb_"):
+            return
+        p = record.payload
+        state = self.state
+        if kind == "vb_station_enrolled":
+            key = station_key(p["machine"], p["station"])
+            known = state.stations.setdefault(key, Station(p["machine"], p["station"]))
+            known.token_hash = p["token_hash"]
+        elif kind == "vb_player_signed_in":
+            state.stations[station_key(p["machine"], p["station"])].account = p["account"]
+        elif kind == "vb_player_signed_out":
+            state.stations[station_key(p["machine"], p["station"])].account = None
+        elif kind in ("vb_credit_in", "vb_credit_out"):
+            amount, cash = p["amount"], p.get("source", p.get("destination")) == "cash"
+            change = ({"credits_in": amount, "cash_in": amount if cash else 0} if kind == "vb_credit_in"
+                      else {"credits_out": amount, "cash_out": amount if cash else 0})
+            self._meter(record, p["machine"], change)
+            credit_after = self._credit_after(record)
+            self._remember(p, {"kind": kind[3:], "seq": record.seq, "amount_cents": amount,
+                               "credit_after_cents": credit_after})
+        elif kind == "vb_play":
+            jackpots = tuple((j["which"], j["card"], j["cents"]) for j in p["jackpots"])
+            self._meter(record, p["machine"], {
+                "stakes": p["stake_cents"], "prizes": p["won_cents"], "plays": 1,
+                "jackpot_contributions": sum(p["contributions"]), "jackpot_payouts": sum(c for _, _, c in jackpots),
+            })
+            shown = PlayShown(
+                record.seq, p["machine"], p["station"], p["number"], record.time_ms, p["credit_cents"],
+                tuple(tuple(c) for c in p["cards"]), tuple(p["balls"]),
+                tuple((r["pattern"], r["credits"]) for r in p["results"]), p["stake_cents"], p["won_cents"],
+                jackpots, self._credit_after(record),
+            )
+            state.recall.setdefault(p["machine"], deque(maxlen=RECALLED_PLAYS)).append(shown)
+            known = state.stations.get(station_key(p["machine"], p["station"]))
+            if known is not None:
+                known.cards = shown.cards
+            self._remember(p, {"kind": "play", **shown.to_json()})
+        elif kind == "vb_machine_retired":
+            state.retired[p["machine"]] = p["reason"]
+
+    def _credit_after(self, record: Record) -> int:
+        """The station's credit once the record's postings are folded: the record's own change is
+        worked out from its payload, since its postings follow it."""
+        p = record.payload
+        account = credit_account(p["machine"], p["station"])
+        now = self.ledger.balance(account)
+        if record.type == "vb_credit_in":
+            return now + p["amount"]
+        if record.type == "vb_credit_out":
+            return now - p["amount"]
+        return now - p["stake_cents"] + p["won_cents"] + sum(j["cents"] for j in p["jackpots"])
+
+    def _meter(self, record: Record, machine_id: str, change: Mapping[str, int]) -> None:
+        state = self.state
+        after = state.meters.get(machine_id, MeterCounts()).plus(**change)
+        state.meters[machine_id] = after
+        if after.to_dict() != dict(record.payload["meters"]) and machine_id not in state.faults:
+            state.faults[machine_id] = (
+                f"record {record.seq} says its meters are {dict(record.payload['meters'])}, the journal's records "
+                f"before it make them {after.to_dict()}")
+
+    def _remember(self, p: Mapping[str, Any], answer: dict[str, Any]) -> None:
+        known = self.state.stations.get(station_key(p["machine"], p["station"]))
+        if known is None:
+            return
+        known.answers[p["request"]] = answer
+        while len(known.answers) > REMEMBERED_REQUESTS:
+            del known.answers[next(iter(known.answers))]
+
+
+__all__ = [
+    "DEFAULT_MIN_RTP_BP",
+    "JackpotRule",
+    "Machine",
+    "MachineConfig",
+    "MeterCounts",
+    "PlayShown",
+    "VbConfigError",
+    "VbRefused",
+    "VideoBingoConfig",
+    "VideoBingoModule",
+    "admission",
+    "load_machines",
+]

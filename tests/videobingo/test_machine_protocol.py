@@ -1,0 +1,94 @@
+"""The machine's protocol (bingo-vb-machine/1): the headless machine client against the hall's
+machine session, wired message to message (no socket), on a real SQLite journal."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from twisted.internet import defer
+from twisted.internet.task import Clock
+
+from hall_server.hall.pins import PinGuard
+from hall_server.terminal_gateway.machines import MachineGateway, MachineSession
+from server_kit.journal.sql import Journal
+from terminals.vb_machine import MachineClient, MachineRefused
+from tests.hall.conftest import result
+from tests.videobingo.halls import CHIEF, Hall, build_hall, config, player
+
+
+@pytest.fixture
+def hall(journal: Journal, clock: Clock) -> Hall:
+    return build_hall(journal, clock, config())
+
+
+@pytest.fixture
+def gateway(hall: Hall) -> MachineGateway:
+    pins = PinGuard(hall.core, hall.cashier)
+    return MachineGateway(hall.vb, pins, lambda number, pin: defer.maybeDeferred(hall.cashier.verify_pin, number, pin),
+                          Clock())
+
+
+def wired(gateway: MachineGateway, token: str, station: int = 1) -> tuple[MachineClient, MachineSession]:
+    client = MachineClient("vb-1", station, token)
+    closed: list[bool] = []
+    session = MachineSession(gateway, client.message_received, lambda: closed.append(True))
+    client.send = session.message_received
+    return client, session
+
+
+def enrol(hall: Hall, station: int = 1) -> str:
+    return str(result(hall.vb.enrol_station(CHIEF, "vb-1", station))["token"])
+
+
+def test_a_station_says_hello_plays_and_is_shown_its_last_play_when_it_comes_back(hall: Hall, gateway: MachineGateway) -> None:
+    token = enrol(hall)
+    client, _ = wired(gateway, token)
+    welcome = result(client.hello())
+    assert welcome["state"] == "playing" and welcome["credit_cents"] == 0 and welcome["last_play"] is None
+    assert welcome["paytable"]["cards_max"] == 4 and welcome["paytable"]["rtp_percent"] == "83.55"
+    result(client.credit_in(500))
+    shown = result(client.play(4))
+    assert client.credit_cents == shown["credit_after_cents"] == hall.vb.credit("vb-1", 1)
+    again, _ = wired(gateway, token)
+    assert result(again.hello())["last_play"]["seq"] == shown["seq"]
+    repeat = result(again.play(4, request=shown["request"]))
+    assert repeat["repeated"] and repeat["seq"] == shown["seq"] and hall.vb.meters("vb-1").plays == 1
+    assert [p["seq"] for p in result(again.recall())["plays"]] == [shown["seq"]]
+
+
+def test_a_station_with_a_wrong_token_is_refused_and_closed(hall: Hall, gateway: MachineGateway) -> None:
+    enrol(hall)
+    client, session = wired(gateway, "not-the-token")
+    with pytest.raises(MachineRefused, match="this station is not enrolled, or its token is wrong") as refused:
+        result(client.hello())
+    assert refused.value.code == "not_enrolled" and session.station is None
+
+
+def test_refusals_carry_their_code_and_leave_the_connection_open(hall: Hall, gateway: MachineGateway) -> None:
+    client, session = wired(gateway, enrol(hall))
+    result(client.hello())
+    with pytest.raises(MachineRefused) as refused:
+        result(client.play(1))
+    assert refused.value.code == "no_credit"
+    with pytest.raises(MachineRefused, match="a play holds 1 to 4 cards on this machine, not 9"):
+        result(client.credit_in(500).addCallback(lambda _: client.play(9)))
+    answers: list[Any] = []
+    client.send = lambda text: session.message_received(text)
+    session._send = answers.append  # type: ignore[assignment]
+    session.message_received("{not json")
+    assert json.loads(answers[-1])["code"] == "message" and session.station is not None
+
+
+def test_a_player_signs_in_with_the_pin_and_takes_credit_from_the_account(hall: Hall, gateway: MachineGateway) -> None:
+    number = player(hall, credit=2_000)
+    client, _ = wired(gateway, enrol(hall))
+    result(client.hello())
+    with pytest.raises(MachineRefused, match="wrong"):
+        result(client.sign_in(number, "0000"))
+    assert result(client.sign_in(number, "4821"))["account"] == number
+    result(client.credit_in(1_500, source="account"))
+    assert hall.cashier.balance(number) == 500
+    out = result(client.credit_out("account"))
+    assert out["amount_cents"] == 1_500 and hall.cashier.balance(number) == 2_000
