@@ -689,8 +689,11 @@ ANNEX_FIELDS: tuple[Field, ...] = (
     Field("kind", Choice(ANNEX_KINDS), doc="opened, ball, sales, claim or closed"),
     Field("ball", BALL, optional=True, doc="ball: the number the main hall's draw committed"),
     Field("ball_count", BALL, optional=True, doc="ball: its place in the draw; claim: the ball the card completed on"),
-    Field("cards", CARD_COUNT, optional=True, doc="sales: the cards the hall sold in the game"),
+    Field("cards", CARD_COUNT, optional=True,
+          doc="sales: the cards the hall sold in the game; closed: the annex's claims the main hall counted"),
     Field("cents", CENTS, optional=True, doc="sales: what they took; opened: the card's price"),
+    Field("line_bp", BASIS_POINTS, optional=True, doc="opened: the line's share of the sales, 1/100 of a percent"),
+    Field("bingo_bp", BASIS_POINTS, optional=True, doc="opened: the bingo's share of the sales"),
     Field("pattern", Choice(("line", "bingo")), optional=True, doc="claim: the prize the card won"),
     Field("card", Text(32, charset=ID_CHARS), optional=True, doc="claim: the card, series-number (1001-17)"),
 )

@@ -31,6 +31,9 @@ held:<game>    credit  no           players' credit held for network purchases t
 network:<game> credit  yes          a network game's stakes captured in this hall, less
                                     the prizes and refunds it paid its players: what the
                                     hall owes the network (negative: what it is owed)
+interhall:<h>  credit  yes          what this hall owes hall h, its partner in hall-annex
+                                    games (R3.5.b), for prizes paid against its share of
+                                    the joint pool (negative: what h owes it)
 ============== ======= ============ =====================================================
 
 An account's :meth:`Ledger.balance` is shown on its normal side: what the drawer
@@ -82,6 +85,7 @@ ACCOUNT_KINDS: dict[str, AccountKind] = {
     "over_short": AccountKind("debit", True, ()),
     "held": AccountKind("credit", False, ()),
     "network": AccountKind("credit", True, ()),
+    "interhall": AccountKind("credit", True, ()),
 }
 
 

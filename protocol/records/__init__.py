@@ -14,7 +14,8 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.terminals` - player terminals and their purchases;
 - :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over;
 - :mod:`~protocol.records.central` - the central server's network games and refused hall commands;
-- :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits.
+- :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits;
+- :mod:`~protocol.records.annex` - the hall-annex game: the main hall's balls, both halls' sales and claims, the joint pool.
 
 :func:`build` turns a ``(type, payload)`` into its record or raises :class:`RecordError`
 naming the type and the field; :func:`parse` does the same for a stored record and
@@ -25,6 +26,7 @@ on a stored record that does not parse.  ``docs/journal.md`` lists every type.
 
 from protocol.records import (  # noqa: F401 (each module registers its types)
     admission,
+    annex,
     blower,
     cashier,
     central,
@@ -55,7 +57,8 @@ from protocol.records.events import EventRecord
 from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
-GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower, central, network)
+GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, blower, central, network,
+          annex)
 
 __all__ = [
     "ACTOR_KEY",
