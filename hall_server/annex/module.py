@@ -315,12 +315,13 @@ class AnnexModule(ProjectedState):
 
         await self.core.execute(actor, "annex_draw_ball", check)
         ball = await maybeDeferred(self.ball_sources(before[0]).draw)
+        assert isinstance(ball, int), "a ball source gives ball numbers"
 
         def decide(now: int) -> list[Entry]:
             game = self._game_drawing()
             if tuple(game.balls) != before[0]:
                 raise AnnexError("the game's balls changed while the ball was drawn; draw again")
-            return [("annex_ball_drawn", {"game_id": game.game_id, "hall_id": self.hall_id, "ball": int(ball),
+            return [("annex_ball_drawn", {"game_id": game.game_id, "hall_id": self.hall_id, "ball": ball,
                                           "ball_count": len(game.balls) + 1})]
 
         return await self.core.execute(actor, "annex_draw_ball", decide)
