@@ -49,6 +49,7 @@ class AnnexLink:
     def link_changed(self, up: bool) -> None:
         self.up = up
         self._posting = None
+        self.module.link_changed(up).addErrback(self._logged, "journaling the link's state")
         if up:
             self.fetch().addErrback(self._logged, "catching up on the hall-annex game")
             self.pump()

@@ -67,6 +67,7 @@ PERMISSIONS = {
     "annex_pay_prizes": {R.CASHIER, R.ROOM_CHIEF},
     "annex_take": {R.SYSTEM},
     "annex_posted": {R.SYSTEM},
+    "annex_link": {R.SYSTEM},
 }
 #: The records of facts relayed to the partner, and the item kind each is.
 RELAYED = {
@@ -89,6 +90,7 @@ class AnnexState:
     order: list[str] = field(default_factory=list)
     last_relay_seq: int = 0  # the partner's items taken, 1..n
     outbox: dict[int, dict[str, Any]] = field(default_factory=dict)  # own record seq -> item, not yet posted
+    link_up: bool = True  # as last journaled during a joint game
 
 
 def item_of(record_type: str, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -204,6 +206,9 @@ class AnnexModule(ProjectedState):
             return
         if kind == "annex_posted":
             state.outbox.pop(int(p["record_seq"]), None)
+            return
+        if kind == "annex_link":
+            state.link_up = bool(p["up"])
             return
         game = state.games.get(str(p.get("game_id")))
         if game is None:
@@ -478,6 +483,17 @@ class AnnexModule(ProjectedState):
             return ignored("only the main hall closes the game, once")
         return [("annex_game_closed", {"game_id": game_id, "hall_id": sender, "annex_claims": item.get("cards", 0),
                                        "relay_seq": seq})]
+
+    def link_changed(self, up: bool) -> Deferred[list[Record]]:
+        """Journal that the partner is out of reach, or back, while a joint game is under way."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.current()
+            if game is None or game.paid or self.state.link_up == up:
+                return []
+            return [("annex_link", {"game_id": game.game_id, "partner": game.partner(self.hall_id), "up": up})]
+
+        return self.core.execute(SYSTEM, "annex_link", decide)
 
     def posted(self, record_seq: int, request_id: str, relay_seq: int) -> Deferred[list[Record]]:
         """The central server holds this hall's record ``record_seq`` for the partner."""

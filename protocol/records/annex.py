@@ -177,3 +177,14 @@ class AnnexItemIgnored(JournalRecord):
     game_id: str
     kind: str
     reason: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class AnnexLink(JournalRecord):
+    """The link to the central server, through which the partner is reached, went down or came back during a joint game."""
+
+    type: ClassVar[str] = "annex_link"
+    game_id: str
+    partner: str
+    up: bool

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import pytest_twisted
 
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
@@ -37,10 +36,13 @@ from protocol.settlement import Pots, PrizeRules, close_sale, split_prize, tax_c
 from protocol.wins import completion_balls
 from server_kit.db.database import create
 from server_kit.pki import export_bundle, init_authority, issue_certificate
-from tests.central_server.support import CentralProcess, config_text, until
+from tests.central_server.support import CentralProcess, config_text
 from tests.network.processes import hall_toml
+from tests.network.test_network_browser import board_page, free_port
 from tests.network.test_network_end_to_end import Staff, journal_of
+from tests.support.waiting import wait_until
 from tests.web.conftest import HallProcess
+from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R3.5.b", "R87.a", "R87.b", "R88.2", "R91")]
 
@@ -82,9 +84,12 @@ def balances(home: Path) -> dict[str, int]:
     return out
 
 
-@pytest_twisted.ensureDeferred
-async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_money_per_hall_to_the_cent(
-        tmp_path: Path) -> None:
+def until(predicate: Any, what: str, timeout: float = 60.0) -> Any:
+    return wait_until(predicate, timeout, what)
+
+
+def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_money_per_hall_to_the_cent(
+        tmp_path: Path, browser: Any) -> None:
     operator = tmp_path / "operator-pki"
     init_authority(operator, "Acme Bingo Network")
     issue_certificate(operator, "central", "central-a")
@@ -92,7 +97,8 @@ async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_an
     export_bundle(operator, "central-a", central_home / "pki")
     database = f"sqlite:///{central_home / 'central.sqlite3'}"
     (central_home / "central.toml").write_text(config_text(central_home, central_home / "pki", database, games=(),
-                                                           halls=(MAIN, ANNEX), annex=((MAIN, ANNEX),)))
+                                                           halls=(MAIN, ANNEX), annex=((MAIN, ANNEX),),
+                                                           port=free_port()))  # the same port after its restart
     central = CentralProcess(central_home / "central.toml").start()
     homes = {hall: tmp_path / hall for hall in (MAIN, ANNEX)}
     halls: dict[str, HallProcess] = {}
@@ -117,7 +123,7 @@ async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_an
         def linked(hall: str) -> bool:
             return b"Linked to central server" in halls[hall].output
 
-        await until(lambda: linked(MAIN) and linked(ANNEX), "both halls to link to the central server", 120)
+        until(lambda: linked(MAIN) and linked(ANNEX), "both halls to link to the central server", 120)
         staff = {hall: Staff(process) for hall, process in halls.items()}
         for hall in halls:
             staff[hall]("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
@@ -125,7 +131,7 @@ async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_an
         # The main hall opens the game; the annex learns of it through the central server.
         (opened,) = [r for r in staff[MAIN]("rosa", "annex_open_game")["records"]]
         game_id = f"{MAIN}.j{opened['seq']}"
-        await until(lambda: records_of(homes[ANNEX], "annex_game_opened"), "the annex to learn of the game")
+        until(lambda: records_of(homes[ANNEX], "annex_game_opened"), "the annex to learn of the game")
         with pytest.raises(AssertionError, match="only the main hall"):
             staff[ANNEX]("rosa", "annex_open_game")
 
@@ -134,7 +140,7 @@ async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_an
             staff[hall]("sam", "annex_sell_cards", series=SERIES, first=1, last=SOLD // 2)
             staff[hall]("sam", "annex_sell_cards", series=SERIES, first=SOLD // 2 + 1, last=SOLD)
             staff[hall]("rosa", "annex_close_sale")
-        await until(lambda: all(records_of(homes[h], "annex_pool") for h in halls), "both halls to journal the pool")
+        until(lambda: all(records_of(homes[h], "annex_pool") for h in halls), "both halls to journal the pool")
         pools = [{k: v for k, v in records_of(homes[h], "annex_pool")[0].payload.items() if k != "actor"}
                  for h in (MAIN, ANNEX)]
         assert pools[0] == pools[1], "both halls journal the same joint pool"
@@ -145,6 +151,10 @@ async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_an
         assert pool["main_sales_cents"] == pool["annex_sales_cents"] == 6_000
         with pytest.raises(AssertionError, match="only the main hall"):
             staff[ANNEX]("sam", "annex_draw_ball")
+        board = board_page(browser, halls[ANNEX])
+        board.wait_for_selector("#net-heading:has-text('Hall-annex game')")
+        facts = board.inner_text("#net-facts")
+        assert "120" in facts and "18.00" in facts and "66.00" in facts, facts  # both rooms' cards, the joint prizes
 
         # The draw: the main hall's balls, shown in the annex; claims verified in each room.
         drawn: list[int] = []
@@ -165,9 +175,23 @@ async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_an
                 again = Staff(halls[ANNEX])
                 again.counter = staff[ANNEX].counter  # the staff's request ids stay new after the restart
                 staff[ANNEX] = again
-                await until(lambda: linked(ANNEX), "the annex to link again", 120)
-            await until(lambda: len(records_of(homes[ANNEX], "annex_ball_drawn")) == len(drawn),
-                        f"ball {len(drawn)} to be shown in the annex", 60)
+                until(lambda: linked(ANNEX), "the annex to link again", 120)
+            if len(drawn) == 9:
+                # The central server is killed: the annex shows the link as lost, the main hall draws on.
+                links = {h: halls[h].output.count(b"Linked to central server") for h in halls}
+                central.kill()
+                board = board_page(browser, halls[ANNEX])  # the restarted annex's board
+                board.wait_for_selector("#net-state:has-text('link to the partner hall lost')")
+                shot(board, "board-annex-link-lost")
+                (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]]
+                drawn.append(_ball_of(homes[MAIN], ball["seq"]))
+                central.start()
+                until(lambda: all(halls[h].output.count(b"Linked to central server") > links[h] for h in halls),
+                      "both halls to link again", 120)
+            until(lambda: len(records_of(homes[ANNEX], "annex_ball_drawn")) == len(drawn),
+                  f"ball {len(drawn)} to be shown in the annex", 60)
+            if len(drawn) >= 9:
+                board.wait_for_selector(f"#net-last-ball:text-is('{drawn[-1]}')")
             completed = {h: completion_balls(cells[h][:SOLD], drawn) for h in halls}
             for pattern in ("line", "bingo"):
                 if pattern in won:
@@ -180,14 +204,16 @@ async def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_an
                         claimed[pattern].append((hall, f"{SERIES}-{int(index) + 1}"))
                 if claimed[pattern]:
                     won[pattern] = len(drawn)
+        assert "lost" not in board.inner_text("#net-state")
+        shot(board, "board-annex-draw")
         annex_balls = [r.payload["ball"] for r in records_of(homes[ANNEX], "annex_ball_drawn")]
         assert annex_balls == drawn, "the annex shows the main hall's balls, in order, after its restart too"
 
         # The main hall has every claim of the annex before it closes the game.
-        await until(lambda: _verified(homes[MAIN], None, ANNEX) == _verified(homes[ANNEX], None, ANNEX),
+        until(lambda: _verified(homes[MAIN], None, ANNEX) == _verified(homes[ANNEX], None, ANNEX),
                     "the annex's claims to reach the main hall", 60)
         staff[MAIN]("rosa", "annex_close_game")
-        await until(lambda: records_of(homes[ANNEX], "annex_game_closed"), "the annex to learn of the close")
+        until(lambda: records_of(homes[ANNEX], "annex_game_closed"), "the annex to learn of the close")
         for hall in halls:
             staff[hall]("carla", "annex_pay_prizes", desk="desk-1")
     finally:
