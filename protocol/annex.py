@@ -109,13 +109,13 @@ def prize_shares(pool: JointPool, claims: Sequence[JointClaim], *, main: str, he
     for pattern in PATTERNS:
         amount = pool.amount(pattern)
         ball, sharing = winners_of(claims, pattern, main)
-        split = split_prize(amount, [PAPER_STAKE_PCT] * len(sharing))
-        winners = tuple((c.hall_id, c.card, cents) for c, cents in zip(sharing, split.payments))
+        payments = split_prize(amount, [PAPER_STAKE_PCT] * len(sharing)).payments if sharing else ()
+        winners = tuple((c.hall_id, c.card, cents) for c, cents in zip(sharing, payments))
         shares.append(PrizeShare(
             pattern=pattern, amount_cents=amount, ball_count=ball, winners=winners,
             paid_here_cents=sum(cents for hall, _, cents in winners if hall == here),
             part_here_cents=pool.part(pattern, here == main),
-            carry_cents=split.carry if sharing else amount,
+            carry_cents=amount - sum(payments),  # unwon: the whole prize
         ))
     return shares
 
