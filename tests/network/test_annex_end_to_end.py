@@ -42,7 +42,7 @@ from tests.network.test_network_browser import board_page, free_port
 from tests.network.test_network_end_to_end import Staff, journal_of
 from tests.support.waiting import wait_until
 from tests.web.conftest import HallProcess
-from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixture)
+from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R3.5.b", "R87.a", "R87.b", "R88.2", "R91")]
 
@@ -183,6 +183,9 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
                 board = board_page(browser, halls[ANNEX])  # the restarted annex's board
                 board.wait_for_selector("#net-state:has-text('link to the partner hall lost')")
                 shot(board, "board-annex-link-lost")
+                console = console_for(browser, halls[ANNEX], "tomas")  # the annex's table chief
+                console.wait_for_selector("#annex-state:has-text('the link to the partner hall is lost')")
+                shot(console, "console-annex-link-lost")
                 (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]]
                 drawn.append(_ball_of(homes[MAIN], ball["seq"]))
                 central.start()
@@ -213,6 +216,11 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
                     won[pattern] = now
         assert "lost" not in board.inner_text("#net-state")
         shot(board, "board-annex-draw")
+        console.wait_for_selector(f"#annex-last-ball:text-is('{drawn[-1]}')")
+        assert "lost" not in console.inner_text("#annex-state")
+        shown = console.locator("#annex-winners li").all_inner_texts()
+        assert {f"LINE on ball {won['line']}: {card} ({hall})" for hall, card in claimed["line"]} <= set(shown), shown
+        assert console.inner_text("#annex-line") == board.locator("#net-facts dd").nth(2).inner_text()
         annex_balls = [r.payload["ball"] for r in records_of(homes[ANNEX], "annex_ball_drawn")]
         assert annex_balls == drawn, "the annex shows the main hall's balls, in order, after its restart too"
 
