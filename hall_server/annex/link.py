@@ -70,9 +70,11 @@ class AnnexLink:
 
         @defer.inlineCallbacks
         def answered(answer: dict[str, Any]) -> Any:
-            yield self.module.posted(record_seq, request_id, answer["seq"])
-            if self._posting == record_seq:
-                self._posting = None
+            try:
+                yield self.module.posted(record_seq, request_id, answer["seq"])
+            finally:
+                if self._posting == record_seq:
+                    self._posting = None  # a record not journaled is posted again: the answer is the same
             self.pump()
 
         def failed(failure: Failure) -> None:
