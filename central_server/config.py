@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from central_server.domain.annex import AnnexPair
 from central_server.domain.config import NetworkGameConfig
 from central_server.domain.errors import ConfigError as DomainConfigError
 from protocol import central_messages as wire
@@ -84,6 +85,8 @@ class CentralConfig:
     source: Path | None = None
     #: The central server's time zone: the day a network game belongs to (the audit export).
     timezone: str = DEFAULT_TIMEZONE
+    #: The hall-annex pairs whose joint games the central server relays (R3.5.b).
+    annex_pairs: tuple[AnnexPair, ...] = ()
 
     @property
     def journal_head(self) -> Path:
@@ -111,7 +114,7 @@ def load_config(path: Path) -> CentralConfig:
 def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Path | None = None) -> CentralConfig:
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
-    reader.only(data, "", {"central", "listen", "database", "network", "series", "games"})
+    reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex"})
     central = reader.table(data, "central")
     reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
@@ -151,9 +154,27 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     ids = [g.game_id for g in games]
     if len(set(ids)) != len(ids):
         raise reader.error("games", "names a game_id twice")
+    pairs = tuple(_annex_pair(reader, index, entry, tuple(halls)) for index, entry in enumerate(reader.array(data, "annex")))
+    paired = [hall for pair in pairs for hall in (pair.main, pair.annex)]
+    if len(set(paired)) != len(paired):
+        raise reader.error("annex", "names a hall in two pairs; a hall has at most one partner")
     return CentralConfig(
-        central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone
+        central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone,
+        pairs,
     )
+
+
+def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...]) -> AnnexPair:
+    where = f"annex[{index}]"
+    reader.only(entry, where + ".", {"main", "annex"})
+    main = reader.text(entry.get("main"), f"{where}.main", wire.HALL_ID)
+    annex = reader.text(entry.get("annex"), f"{where}.annex", wire.HALL_ID)
+    for key, hall in (("main", main), ("annex", annex)):
+        if hall not in halls:
+            raise reader.error(f"{where}.{key}", f"{hall} is not a member hall (network.halls)")
+    if main == annex:
+        raise reader.error(f"{where}.annex", "is another hall than the main hall")
+    return AnnexPair(main, annex)
 
 
 def _series(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> SeriesConfig:

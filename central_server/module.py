@@ -43,17 +43,20 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from central_server.domain import wire
+from central_server.domain.annex import AnnexPair, AnnexRelay, delivered
 from central_server.domain.config import NetworkGameConfig
 from central_server.domain.errors import BadArgument, EventError, NotNow
 from central_server.domain.game import FINAL_PHASES, CentralGame, Phase
 from central_server.domain.wire import Announcement, UnknownGame
 from protocol.balls import BallSource, RandomBallGenerator
+from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError, Message, check_answer, check_arguments
 from protocol.central_operator import GAMES_PAGE, OPERATOR_GAMES, OPERATOR_MESSAGES, OPERATOR_OPEN_SALE
 from protocol.chain import Record
 from protocol.records import ACTOR_KEY, JournalRecord, build
 from protocol.records.central import (
     GAME_RECORDS,
+    CentralAnnexRelayed,
     CentralCommandRefused,
     CentralGameScheduled,
     CentralRecord,
@@ -115,6 +118,7 @@ class CentralModule:
         *,
         opens_after: Mapping[str, int | None] | None = None,
         ball_source: Callable[[Sequence[int]], BallSource] = RandomBallGenerator,
+        annex_pairs: Sequence[AnnexPair] = (),
     ) -> None:
         self.core = core
         self.library = dict(library)
@@ -123,6 +127,8 @@ class CentralModule:
         self.ball_source = ball_source
         self.games: dict[str, CentralGame] = {}
         self.scheduled_at_ms: dict[str, int] = {}
+        #: What the halls of each hall-annex pair told each other (R3.5.b).
+        self.annex = AnnexRelay(tuple(annex_pairs))
         #: What the edge sends once a command committed; set by the composition root.
         self.announce: Callable[[Sequence[Announcement]], None] = lambda announcements: None
         self._committed: dict[str, int] = {}  # game -> events of it the core has folded
@@ -137,8 +143,14 @@ class CentralModule:
     def reset(self) -> None:
         """Forget what was folded from the journal (the core folds it again)."""
         self.games, self.scheduled_at_ms, self._committed, self._ahead = {}, {}, {}, 0
+        self.annex.reset()
 
     def apply(self, record: Record) -> None:
+        if record.type == CentralAnnexRelayed.type:
+            relayed = build(record.type, {k: v for k, v in record.payload.items() if k != ACTOR_KEY})
+            assert isinstance(relayed, CentralAnnexRelayed)
+            self.annex.apply(relayed)  # a post decided here was folded when decided: not taken twice
+            return
         if record.type not in GAME_RECORDS:
             return
         game_id = str(record.payload.get("game_id"))
@@ -331,6 +343,8 @@ class CentralModule:
 
     def hall_command(self, name: str, arguments: Mapping[str, Any], from_hall: str) -> defer.Deferred[dict[str, Any]]:
         """Answer hall ``from_hall``'s command ``name`` (after ``hello``); fails with a :class:`CentralError`."""
+        if name in (m.ANNEX_POST.name, m.ANNEX_FETCH.name):
+            return self.annex_command(name, arguments, from_hall)
         request = arguments.get("request_id")
         actor = Actor(from_hall, "hall", request if isinstance(request, str) else None)
         game_id = arguments.get("game_id")
@@ -341,6 +355,30 @@ class CentralModule:
             return list(response.events), response.answer, key
 
         return self._run(actor, "hall_command", decide, key)
+
+    def annex_command(self, name: str, arguments: Mapping[str, Any], from_hall: str) -> defer.Deferred[dict[str, Any]]:
+        """A hall-annex pair's post or fetch (R3.5.b): a post is journaled, answered after the commit,
+        then pushed to the partner (``annex_delivered``)."""
+        if name == m.ANNEX_FETCH.name:
+            try:
+                return defer.succeed(self.annex.fetch(from_hall, arguments))
+            except Exception as error:
+                return defer.fail(error)
+        made: list[tuple[CentralAnnexRelayed | None, dict[str, Any]]] = []
+
+        def entries(now_ms: int) -> list[JournalRecord]:
+            relayed, answer = self.annex.post(from_hall, arguments)
+            made.append((relayed, answer))
+            return [relayed] if relayed is not None else []
+
+        def committed(records: list[Record]) -> dict[str, Any]:
+            relayed, answer = made[0]
+            if relayed is not None:
+                self.announce([Announcement(relayed.to_hall, m.ANNEX_DELIVERED, delivered(relayed))])
+            return answer
+
+        done = self.core.execute(Actor(from_hall, "hall"), "hall_command", entries)
+        return done.addCallback(committed)
 
     def refused(self, peer: str, command: str, code: str, message: str, *, role: str = "hall") -> defer.Deferred[Any]:
         """Put a refused command of a hall (or an operator) on file: peer, command, code, the message it was told."""

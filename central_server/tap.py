@@ -192,7 +192,8 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     writer = ThreadPool(minthreads=1, maxthreads=1, name="central-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
     core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
-    module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games})
+    module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games},
+                           annex_pairs=config.annex_pairs)
     recovered = core.recover()
     log.info("Recovered {n} journal records: {games} network game(s)", n=recovered, games=len(module.games))
     endpoint = CentralEndpoint(module, config.central_id, config.halls)

@@ -29,6 +29,8 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 balls; [[videobingo.machine]] id, model, paytable (file), credit_cents,
                 stations, zone, linked (feeds the superjackpot), jackpot_share_bp,
                 jackpot_pattern, jackpot_balls (docs/video-bingo.md)
+    [annex]     role ("main": this hall's draw emits, or "annex"), partner (the other
+                hall's id): the hall-annex game (R3.5.b), over the [central] link
 
 Every value is checked here, so a mistake is one clear line at start, never a
 failure in the middle of a session.  Passwords are stored only as scrypt hashes with
@@ -231,6 +233,14 @@ class CentralConfig:
     pki_dir: Path
 
 
+@dataclass(frozen=True)
+class AnnexConfig:
+    """The hall-annex game (``[annex]``, R3.5.b): this hall's role and its partner hall."""
+
+    role: str  # "main" (its draw emits) or "annex"
+    partner: str
+
+
 #: Characters of a hall id (it appears in card ids, ``HALL/V1-13``).
 HALL_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
@@ -267,6 +277,8 @@ class HallConfig:
     central: CentralConfig | None = None
     #: The video bingo machines (``[videobingo]``); None: the hall has none.
     videobingo: VideoBingoConfig | None = None
+    #: The hall-annex game with a partner hall; None: this hall plays none.
+    annex: AnnexConfig | None = None
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -359,6 +371,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         timezone=timezone,
         central=_central(reader, base, pki_dir),
         videobingo=_videobingo(reader, base),
+        annex=_annex(reader),
     )
 
 
@@ -440,6 +453,27 @@ def _jackpot(reader: "_Reader", where: str, share_bp: object, pattern: object, b
     if isinstance(balls, bool) or not isinstance(balls, int) or balls < 1:
         raise reader.error(f"{where}.balls", f"is the number of balls it is won within, not {balls!r}")
     return JackpotRule(share_bp, pattern, balls)
+
+
+def _annex(reader: "_Reader") -> AnnexConfig | None:
+    if "annex" not in reader.data:
+        return None
+    if "central" not in reader.data:
+        raise reader.error("annex", "needs [central]: the two halls of a hall-annex game are linked through the "
+                                    "central server")
+    table = reader.table("annex")
+    unknown = sorted(set(table) - {"role", "partner"})
+    if unknown:
+        raise reader.error(f"annex.{unknown[0]}", "is not a setting (role, partner)")
+    role = reader.get(table, "annex.role", str, None)
+    if role not in ("main", "annex"):
+        raise reader.error("annex.role", f"is \"main\" (this hall's draw emits) or \"annex\", not {role!r}")
+    partner = reader.get(table, "annex.partner", str, None)
+    if not 1 <= len(partner) <= 32 or not set(partner) <= HALL_ID_CHARS:
+        raise reader.error("annex.partner", f"is the partner hall's id, 1-32 letters, digits, '-' or '_', not {partner!r}")
+    if partner == reader.data["central"].get("hall_id"):
+        raise reader.error("annex.partner", "is another hall than this one (central.hall_id)")
+    return AnnexConfig(role, partner)
 
 
 def _central(reader: "_Reader", base: Path, pki_dir: Path) -> CentralConfig | None:

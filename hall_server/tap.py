@@ -70,6 +70,8 @@ from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.session import SessionModule
 from hall_server.hall.videobingo import VbConfigError, VideoBingoModule, load_machines
 from hall_server.hall.virtual import VirtualModule
+from hall_server.annex.link import AnnexLink
+from hall_server.annex.module import AnnexModule
 from hall_server.network.link import CentralAddress, central_link
 from hall_server.network.module import NetworkModule
 from hall_server.network.relay import NetworkRelay
@@ -435,6 +437,12 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     network = None
     if config.central is not None:
         network = NetworkModule(core, ledger, cashier, config.central.hall_id, purchase_checks=virtual.purchase_checks)
+    # The hall-annex game with a partner hall (R3.5.b), over the link to the central server.
+    annex = None
+    if config.annex is not None and config.central is not None:
+        annex = AnnexModule(core, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
+                            hall_id=config.central.hall_id, role=config.annex.role, partner=config.annex.partner,
+                            desks=cashier)
     LookupModule(core, games, cashier)  # the desks' look-ups: a claimed card, a player's account
     videobingo = build_videobingo(config, core, ledger, cashier) if config.videobingo is not None else None
     if videobingo is not None:
@@ -504,6 +512,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         relay.listeners.append(gateway.network_link)
         address = CentralAddress(central.host, central.port, central.hall_id, central.pki_dir, central.server_name)
         central_link(reactor, relay, address).setServiceParent(service)
+        if annex is not None and config.annex is not None:
+            AnnexLink(annex, relay)
+            log.info("Hall-annex game: this hall is the {role} hall, its partner {partner}", role=config.annex.role,
+                     partner=config.annex.partner)
         log.info("Network games: linking to the central server at {host}:{port} as hall {hall}", host=central.host,
                  port=central.port, hall=central.hall_id)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))

@@ -345,6 +345,7 @@ ERRORS: Mapping[str, ErrorCode] = {
         ErrorCode("not_now", "The game is not at a stage where this can be done; the message says why."),
         ErrorCode("bad_config", "The network game's configuration breaks a rule; the message names the field."),
         ErrorCode("internal_error", "The central server failed to answer; the fault is logged. Send the same request again."),
+        ErrorCode("not_annex_pair", "This hall is not configured on the central server as one of a hall-annex pair; ask the central operator to add the pair."),
     )
 }
 
@@ -680,13 +681,79 @@ GAME_NOT_PLAYED = Message(
     errors=_PUSH_ERRORS,
 )
 
+#: What one hall of a hall-annex pair tells its partner (R3.5.b), relayed by the central server.
+ANNEX_KINDS = ("opened", "ball", "sales", "claim", "closed")
+#: The fields of an item of the hall-annex stream, besides its number and its sender.
+ANNEX_FIELDS: tuple[Field, ...] = (
+    _game("the joint game: the main hall's id for it"),
+    Field("kind", Choice(ANNEX_KINDS), doc="opened, ball, sales, claim or closed"),
+    Field("ball", BALL, optional=True, doc="ball: the number the main hall's draw committed"),
+    Field("ball_count", BALL, optional=True, doc="ball: its place in the draw; claim: the ball the card completed on"),
+    Field("cards", CARD_COUNT, optional=True,
+          doc="sales: the cards the hall sold in the game; closed: the annex's claims the main hall counted"),
+    Field("cents", CENTS, optional=True, doc="sales: what they took; opened: the card's price"),
+    Field("line_bp", BASIS_POINTS, optional=True, doc="opened: the line's share of the sales, 1/100 of a percent"),
+    Field("bingo_bp", BASIS_POINTS, optional=True, doc="opened: the bingo's share of the sales"),
+    Field("pattern", Choice(("line", "bingo")), optional=True, doc="claim: the prize the card won"),
+    Field("card", Text(32, charset=ID_CHARS), optional=True, doc="claim: the card, series-number (1001-17)"),
+)
+#: One item of the hall-annex stream, as a hall fetches it.
+ANNEX_ITEM = Items(
+    (
+        Field("seq", SEQ, doc="the item's number among those sent to this hall, 1, 2, 3..."),
+        Field("from_hall", HALL_ID, doc="the partner that sent it"),
+        *ANNEX_FIELDS,
+    ),
+    max_items=PAGE_ITEMS,
+)
+_ANNEX_ERRORS = (*_COMMON, "unknown_hall", "hall_mismatch", "not_annex_pair")
+
+ANNEX_POST = Message(
+    "annex_post",
+    "hall",
+    "A hall of a hall-annex pair (R3.5.b) tells its partner something of their joint game: "
+    "the opening, a ball of the main hall's draw, its sales, a claim verified in its room, the "
+    "close.  The central server keeps it for the partner and pushes it (annex_delivered).",
+    arguments=(_request(), _hall(), *ANNEX_FIELDS),
+    answer=(_request(), Field("seq", SEQ, doc="the item's number in the partner's stream")),
+    errors=(*_ANNEX_ERRORS, "request_id_reused"),
+    request_id=True,
+)
+
+ANNEX_FETCH = Message(
+    "annex_fetch",
+    "hall",
+    "The items of the hall-annex stream sent to this hall after seq after: a hall that was "
+    "away asks.",
+    arguments=(_hall(), Field("after", SEQ, doc="the last item seq the hall holds")),
+    answer=(
+        Field("items", ANNEX_ITEM, doc="the next items, in order"),
+        Field("more", Flag(), doc="later items exist: ask again after the last seq"),
+        Field("last_seq", SEQ, doc="the items sent to this hall in all"),
+    ),
+    errors=_ANNEX_ERRORS,
+    paging=Paging("after", "items"),
+)
+
+ANNEX_DELIVERED = Message(
+    "annex_delivered",
+    "central",
+    "The partner hall said something of the joint game (annex_post); committed before it is sent.",
+    arguments=(
+        Field("seq", SEQ, doc="the item's number among those sent to this hall"),
+        Field("from_hall", HALL_ID, doc="the partner that sent it"),
+        *ANNEX_FIELDS,
+    ),
+    errors=("not_negotiated", "bad_argument", "internal_error"),
+)
+
 #: Every message, by name.
 MESSAGES: Mapping[str, Message] = {
     m.name: m
     for m in (
         HELLO, BUY_CARDS, TERMINAL_FAILED, GET_GAME, GET_BALLS, GET_CREDITS, GET_WINNERS,
         SALE_OPENED, SALE_CLOSED, BALL_DRAWN, PRIZE_WON, CREDITS_AVAILABLE, GAME_CLOSED,
-        GAME_NOT_PLAYED,
+        GAME_NOT_PLAYED, ANNEX_POST, ANNEX_FETCH, ANNEX_DELIVERED,
     )  # fmt: skip
 }
 

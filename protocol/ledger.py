@@ -38,6 +38,9 @@ vb:<machine>   credit  yes          a video bingo machine's takings: stakes less
 vbjackpot:<j>  credit  no           a pending video bingo jackpot, owed to players (in
                                     trust): a machine's (``vbjackpot:<machine>``) or the
                                     linked superjackpot (``vbjackpot:super``)
+interhall:<h>  credit  yes          what this hall owes hall h, its partner in hall-annex
+                                    games (R3.5.b), for prizes paid against its share of
+                                    the joint pool (negative: what h owes it)
 ============== ======= ============ =====================================================
 
 An account's :meth:`Ledger.balance` is shown on its normal side: what the drawer
@@ -92,6 +95,7 @@ ACCOUNT_KINDS: dict[str, AccountKind] = {
     "vbcredit": AccountKind("credit", False, ()),
     "vb": AccountKind("credit", True, ()),
     "vbjackpot": AccountKind("credit", False, ()),
+    "interhall": AccountKind("credit", True, ()),
 }
 
 

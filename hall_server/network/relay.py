@@ -85,6 +85,10 @@ class NetworkRelay:
         self._in_flight: set[str] = set()
         self._resend: IDelayedCall | None = None
         self._catching_up: dict[str, defer.Deferred[None]] = {}
+        #: Takes the central server's ``annex_delivered`` (the hall-annex game's link sets it).
+        self.annex_delivered: Callable[[dict[str, Any]], Any] | None = None
+        #: Called with the resend of what waits, while the link is up (the hall-annex game's posts).
+        self.resenders: list[Callable[[], None]] = []
         module.relay_hold = self._hold_committed
         module.relay_failure = self._failure_committed
         module.link_up = lambda: self.port is not None
@@ -160,6 +164,10 @@ class NetworkRelay:
 
     # --- Calling the central server ------------------------------------------------------
 
+    def call(self, name: str, arguments: dict[str, Any]) -> defer.Deferred[dict[str, Any]]:
+        """Send hall command ``name`` on the link; fires with its answer, checked, or fails."""
+        return self._call(name, arguments)
+
     def _call(self, name: str, arguments: dict[str, Any]) -> defer.Deferred[dict[str, Any]]:
         port = self.port
         if port is None:
@@ -187,6 +195,8 @@ class NetworkRelay:
             self.send_hold(hold)
         for report in self.module.pending_failures():
             self.send_failure(report)
+        for resend in list(self.resenders):
+            resend()
 
     def send_hold(self, hold: Hold) -> None:
         """Relay ``buy_cards`` for ``hold`` (if the link is up and it is not in flight)."""
@@ -394,6 +404,11 @@ class NetworkRelay:
 
     async def _take(self, message: m.Message, args: dict[str, Any]) -> None:
         module = self.module
+        if message is m.ANNEX_DELIVERED:
+            if self.annex_delivered is None:
+                raise NetworkRefused("bad_argument", "this hall plays no hall-annex game ([annex] in hall.toml)")
+            await self.annex_delivered(args)
+            return
         game_id = args["game_id"]
         if message is m.SALE_OPENED:
             await module.sale_opened(args)

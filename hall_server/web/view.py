@@ -144,6 +144,8 @@ class HallView:
         self.banned_list: dict[str, Any] | None = None
         #: The latest network game (R92.11-12): balls, sales, prizes, winners with hall and terminal.
         self.network: dict[str, Any] | None = None
+        #: The latest hall-annex game (R3.5.b): the main hall's balls, the joint pool, both rooms' winners.
+        self.annex: dict[str, Any] | None = None
 
     # --- Pictures -----------------------------------------------------------------
 
@@ -157,6 +159,7 @@ class HallView:
             "games_played": self.games_played,
             "warnings": list(self.warnings),
             "network": _network_public(self.network),
+            "annex": _network_public(self.annex),
         }
 
     def console(self) -> dict[str, Any]:
@@ -244,6 +247,43 @@ class HallView:
     def _on_network_game_not_played(self, p: Mapping[str, Any]) -> None:
         if (game := self._network_of(p)) is not None:
             game["state"] = "not_played"
+
+    # --- The hall-annex game (the main hall's draw, both rooms' claims) -------------------
+
+    def _annex_of(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
+        game = self.annex
+        return game if game is not None and game["game_id"] == p["game_id"] else None
+
+    def _on_annex_game_opened(self, p: Mapping[str, Any]) -> None:
+        self.annex = {"kind": "annex", "game_id": p["game_id"], "main": p["main"], "annex": p["annex"],
+                      "state": "selling", "series": "paper", "price_cents": p["price_cents"], "closes_at_ms": None,
+                      "balls": [], "patterns": ["line", "bingo"], "cards_sold": None, "sales_cents": None,
+                      "prizes": {}, "winners": [], "winner_count": 0, "link_up": True}
+
+    def _on_annex_pool(self, p: Mapping[str, Any]) -> None:
+        if (game := self._annex_of(p)) is not None:
+            game.update(state="sale_closed", cards_sold=p["cards"], sales_cents=p["sales_cents"],
+                        prizes={"line": p["line_cents"], "bingo": p["bingo_cents"]})
+
+    def _on_annex_ball_drawn(self, p: Mapping[str, Any]) -> None:
+        if (game := self._annex_of(p)) is not None:
+            game["balls"].append(p["ball"])
+            game["state"] = "drawing"
+
+    def _on_annex_claim_verified(self, p: Mapping[str, Any]) -> None:
+        if (game := self._annex_of(p)) is not None:
+            game["winner_count"] += 1
+            game["winners"] = (game["winners"] + [
+                {"pattern": p["pattern"], "ball_count": p["ball_count"], "card": p["card"], "hall": p["hall_id"],
+                 "terminal": None, "cents": None}])[-NETWORK_WINNERS:]
+
+    def _on_annex_game_closed(self, p: Mapping[str, Any]) -> None:
+        if (game := self._annex_of(p)) is not None:
+            game["state"] = "closed"
+
+    def _on_annex_link(self, p: Mapping[str, Any]) -> None:
+        if (game := self._annex_of(p)) is not None:
+            game["link_up"] = bool(p["up"])
 
     def _on_system_verified(self, p: Mapping[str, Any]) -> None:
         self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results"))}

@@ -15,7 +15,8 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.videobingo` - video bingo machines: stations, credit, plays, meters, jackpots;
 - :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over;
 - :mod:`~protocol.records.central` - the central server's network games and refused hall commands;
-- :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits.
+- :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits;
+- :mod:`~protocol.records.annex` - the hall-annex game: the main hall's balls, both halls' sales and claims, the joint pool.
 
 :func:`build` turns a ``(type, payload)`` into its record or raises :class:`RecordError`
 naming the type and the field; :func:`parse` does the same for a stored record and
@@ -26,6 +27,7 @@ on a stored record that does not parse.  ``docs/journal.md`` lists every type.
 
 from protocol.records import (  # noqa: F401 (each module registers its types)
     admission,
+    annex,
     blower,
     cashier,
     central,
@@ -58,7 +60,7 @@ from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
 GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, videobingo, blower, central,
-          network)
+          network, annex)
 
 __all__ = [
     "ACTOR_KEY",

@@ -307,3 +307,21 @@ class CentralCommandRefused(JournalRecord):
     command: str
     code: str
     message: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CentralAnnexRelayed(JournalRecord):
+    """What one hall of a hall-annex pair told its partner (R3.5.b), kept for the partner.
+
+    ``request_id`` is the sending hall's id for its ``annex_post`` (a resend is answered
+    with this record's ``seq``); ``seq`` numbers the items sent to ``to_hall``, 1, 2, 3...;
+    ``item`` holds the post's fields of the joint game (``game_id``, ``kind``, ...).
+    """
+
+    type: ClassVar[str] = "central_annex_relayed"
+    from_hall: str
+    to_hall: str
+    request_id: str
+    seq: int
+    item: Json

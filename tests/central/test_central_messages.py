@@ -118,7 +118,7 @@ def test_names_codes_and_request_ids_are_declared_once_and_consistently() -> Non
             message.field(message.paging.cursor)
             message.field(message.paging.more, answer=True)
     # The commands that change anything carry a request id kept durably.
-    assert {msg.name for msg in MESSAGES.values() if msg.request_id} == {"buy_cards", "terminal_failed"}
+    assert {msg.name for msg in MESSAGES.values() if msg.request_id} == {"buy_cards", "terminal_failed", "annex_post"}
 
 
 def test_the_versions_negotiated_are_the_highest_both_speak() -> None:

@@ -207,20 +207,35 @@ function patternName(pattern) {
 }
 
 function netCountdown(net) {
-  if (net.state !== "selling") return "";
+  if (net.state !== "selling" || net.closes_at_ms === null) return "";
   const left = net.closes_at_ms - (Date.now() + Board.offsetMs);
   if (left <= 0) return "Sale closed";
   const s = Math.ceil(left / 1000);
   return `Sale closes in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+// The hall-annex game (R3.5.b) uses the same strip: the main hall's balls, both rooms' winners.
+const ANNEX_STATES = {
+  selling: "paper cards on sale in both rooms", sale_closed: "sale closed in both rooms · the draw begins soon",
+  drawing: "drawing in the main hall", closed: "game over",
+};
+
+function annexState(net) {
+  if (!net.link_up) return "link to the partner hall lost · the balls follow when it is back";
+  return ANNEX_STATES[net.state] || net.state.replace(/_/g, " ");
+}
+
 function showNetwork(view) {
-  const net = view.network;
+  const net = view.network || view.annex;
   document.body.classList.toggle("with-net", Boolean(net));
   $("net-strip").hidden = !net;
   if (!net) return;
-  put("net-heading", "Network game");
-  put("net-state", `series ${net.series} · ${NET_STATES[net.state] || net.state.replace(/_/g, " ")}`);
+  const annex = net.kind === "annex";
+  $("net-strip").classList.toggle("annex-game", annex);
+  put("net-heading", annex ? `Hall-annex game · ${net.main} and ${net.annex}` : "Network game");
+  put("net-winners-label", annex ? "Winners in both rooms" : "Network winners");
+  put("net-state", annex ? annexState(net)
+    : `series ${net.series} · ${NET_STATES[net.state] || net.state.replace(/_/g, " ")}`);
   put("net-countdown", netCountdown(net));
   const balls = net.balls;
   put("net-last-ball", net.last_ball === null ? "" : String(net.last_ball));
@@ -239,9 +254,9 @@ function showNetwork(view) {
   fill("net-winners", latest.length ? latest.map((w) => {
     const li = Hall.el("li", "", w.pattern);
     li.append(Hall.el("span", w.card, "net-winner-card"),
-      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ball ${w.ball_count} · ${Hall.money(w.cents)}`,
-        "net-winner-prize"),
-      Hall.el("span", `${w.hall} · terminal ${w.terminal}`, "net-winner-where"));
+      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ball ${w.ball_count}`
+        + (w.cents === null ? "" : ` · ${Hall.money(w.cents)}`), "net-winner-prize"),
+      Hall.el("span", w.terminal === null ? w.hall : `${w.hall} · terminal ${w.terminal}`, "net-winner-where"));
     return li;
   }).concat(more > 0 ? [Hall.el("li", `and ${more} more winning card${more === 1 ? "" : "s"}`, "more")] : [])
     : [Hall.el("li", "No winner yet", "none")]);

@@ -1227,8 +1227,30 @@ function refresh() {
   generic.forEach((select) => fillSelect(select, view));
 }
 
+// The hall-annex game (R3.5.b): the main hall's balls, the joint prizes, both rooms' verified claims.
+function showAnnex(view) {
+  const game = view.annex;
+  document.getElementById("annex-panel").hidden = !game;
+  if (!game) return;
+  const set = (id, text) => { document.getElementById(id).textContent = text; };
+  set("annex-title", `Hall-annex game ${game.game_id} · main hall ${game.main}, annex ${game.annex}`);
+  set("annex-state", game.link_up ? game.state.replace(/_/g, " ")
+    : `${game.state.replace(/_/g, " ")} · the link to the partner hall is lost: what is done here is sent when it is back`);
+  document.getElementById("annex-state").classList.toggle("error", !game.link_up);
+  set("annex-last-ball", game.last_ball === null ? "-" : String(game.last_ball));
+  set("annex-ball-count", String(game.balls.length));
+  set("annex-cards", game.cards_sold === null ? "-" : String(game.cards_sold));
+  set("annex-line", "line" in game.prizes ? Hall.money(game.prizes.line) : "-");
+  set("annex-bingo", "bingo" in game.prizes ? Hall.money(game.prizes.bingo) : "-");
+  const winners = document.getElementById("annex-winners");
+  winners.textContent = "";
+  game.winners.forEach((w) => winners.appendChild(
+    Hall.el("li", `${w.pattern.toUpperCase()} on ball ${w.ball_count}: ${w.card} (${w.hall})`)));
+}
+
 function show(view) {
   Console.view = view;
+  showAnnex(view);
   document.getElementById("hall-name").textContent = view.hall;
   showSession(view);
   Hall.showBalls(view.game);
