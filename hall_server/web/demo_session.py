@@ -261,10 +261,12 @@ class DemoSession(Service):
             if records is None:
                 break
             yield self.wait()
+            # Paper cards the ball completed are claimed first: they share a line the ball
+            # also gave virtual cards (R87 ruling), so the line is paid only after the claims.
+            yield self.claims(records)
             if any(w["pattern"] == "line" for w in game.winners) and not line_paid:
                 # A line won by virtual cards alone is credited to their accounts with this ball (R85.9).
                 line_paid = paid(game, "line") or (yield self.command(CASHIER, "pay_prizes", desk=self.desk)) is not None
-            yield self.claims(records)
         yield self.command(ROOM_CHIEF, "close_game")
         yield self.wait()
         yield self.hand_in_takings()
@@ -287,7 +289,12 @@ class DemoSession(Service):
         """Players shout for every card the ball completed; the table chief verifies each."""
         for record in records:
             game = self.view.game
-            line_won = game is not None and any(w["pattern"] == "line" for w in game.winners)
+            ball_count = record.payload.get("ball_count", 0)
+            # Won on an earlier ball: a row this ball completed wins nothing. Won on this ball
+            # (by a virtual card, or a paper card claimed just now): it is shared.
+            line_won = game is not None and any(
+                w["pattern"] == "line" and (w.get("ball_count") or 0) < ball_count for w in game.winners
+            )
             claimed = list(record.payload.get("completed_bingo", ()))
             if not line_won:
                 claimed += record.payload.get("completed_line", ())
