@@ -73,7 +73,7 @@ from tests.web.conftest import HallProcess
 pytestmark = pytest.mark.integration
 
 #: Runs per database: the embedded default takes most, PostgreSQL the rest.
-RUNS = {"sqlite": 20, "postgresql": 8}
+RUNS = {"sqlite": 20, "postgresql": 4}
 #: Runs whose seed is a multiple of this kill the restarted server a second time.
 TWICE_EVERY = 4
 

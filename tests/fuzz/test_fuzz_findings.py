@@ -2,6 +2,10 @@
 refused with its error, and the FULL profile campaign of each target, which makes every
 input class (deep nesting, lone surrogates, values too long for an error message,
 non-UTF-8 files and headers, HEAD requests).
+
+The 10^5 inputs a target the suite feeds are the CLEAN campaigns of
+``test_fuzz_campaigns.py``; the FULL campaigns here add the input classes that once
+crashed, :data:`FULL_INPUTS` each, and ``bench/fuzz.py`` runs them at 10^6.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ pytestmark = [
 ]
 
 DEEP = 5_000
+#: The inputs of each FULL campaign of the suite (the 10^6 run is ``bench/fuzz.py``).
+FULL_INPUTS = 20_000
 CARD_FILE = CardFileHarness().files[0]
 
 
@@ -106,4 +112,4 @@ def test_the_console_answers_4xx_not_500(folder: Path, method: str, path: str, c
 
 @pytest.mark.parametrize("name", ["cardfile", "terminal_messages", "channel", "http", "kiosk"])
 def test_the_full_campaign_finds_nothing(folder: Path, name: str) -> None:
-    campaign(TARGETS[name](folder, FULL), JSON_VALUES)
+    campaign(TARGETS[name](folder, FULL), JSON_VALUES, FULL_INPUTS)
