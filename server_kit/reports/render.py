@@ -181,7 +181,7 @@ def to_pdf(report: Report) -> bytes:
         title=report.title,
         subject=f"journal-range {span.first_seq} {span.last_seq} {span.last_hash}",
         author="",
-        creator="bingo minutes",
+        creator="bingo",  # the command that wrote it: minutes, reports, statements alike
         pageCompression=0,
         invariant=1,
     )
