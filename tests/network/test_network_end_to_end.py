@@ -23,6 +23,7 @@ started again.  Then, from the journals the processes left:
 from __future__ import annotations
 
 import random
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,10 +63,14 @@ SALE_MS = 30_000
 
 
 class Staff:
+    """Staff sending commands to a hall; each helper's request ids are its own (a new helper
+    after a restart never reuses one, which the hall would answer with the first result)."""
+
     def __init__(self, hall: HallProcess) -> None:
         self.hall = hall
         self.clients: dict[str, HttpClient] = {}
         self.counter = 0
+        self.prefix = secrets.token_hex(4)
 
     def __call__(self, who: str, command: str, **args: Any) -> dict[str, Any]:
         if who not in self.clients:
@@ -75,7 +80,7 @@ class Staff:
             self.clients[who] = client
         self.counter += 1
         status, answer = self.clients[who].call(
-            "POST", "/api/command", {"id": f"e{self.counter}", "command": command, "args": args})
+            "POST", "/api/command", {"id": f"e{self.prefix}-{self.counter}", "command": command, "args": args})
         assert status == 200 and answer["ok"], answer
         return answer
 
