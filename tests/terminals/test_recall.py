@@ -9,7 +9,9 @@ import pytest
 from protocol.errors import DomainError
 from server_kit.core import Actor
 from tests.hall.conftest import result
+from hall_server.terminal_gateway.gateway import TerminalGateway
 from tests.terminals.conftest import CASHIER, CHIEF, DOOR, SELLER, TABLE, VirtualHall
+from tests.terminals.test_gateway import Wire, gateway  # noqa: F401 (fixture)
 from tests.terminals.test_virtual import buy, on_sale
 
 
@@ -109,3 +111,26 @@ def test_the_last_games_are_recalled_newest_first_as_the_journal_recorded_them(h
     for bad in (0, 11, "3", True):
         with pytest.raises(DomainError, match="1 to 10 at a time"):
             recall(hall, CHIEF, bad)
+
+
+@pytest.mark.req("R92.3")
+def test_a_terminal_recalls_the_last_games_balls_and_winners_and_nothing_of_who_bought_them(
+    hall: VirtualHall, gateway: TerminalGateway,  # noqa: F811
+) -> None:
+    anna = hall.player("11111111A", 10_000)
+    hall.terminal("T1")
+    play(hall, 1, 20, anna)
+    wire = Wire(gateway, "T2", hall.terminal("T2"))
+    result(wire.client.hello())  # nobody signed in: the last games are no one's secret
+    before = len(hall.records())
+    (shown,) = result(wire.client.recall())["games"]
+    assert len(hall.records()) == before
+    (staff_view,) = recall(hall, DOOR)
+    assert shown["balls"] == staff_view["balls"] and shown["game_id"] == staff_view["game_id"]
+    assert [(p["prize"], p["ball_count"], p["amount_cents"]) for p in shown["prizes"]] == [
+        (p["prize"], p["ball_count"], p["amount_cents"]) for p in staff_view["prizes"]
+    ]
+    for prize, full in zip(shown["prizes"], staff_view["prizes"]):
+        assert prize["cards"] == [w.get("shown_as", w["card"]) for w in full["winners"]]
+    text = str(shown)
+    assert "T1" not in text and "ana" not in text and anna not in text and "seller" not in text
