@@ -33,7 +33,7 @@ from protocol.claims import CardRef
 from protocol.patterns import TRADITIONAL_PATTERNS, completion_ball
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_inline
 
-PERMISSIONS = {
+PERMISSIONS: dict[str, set[Role]] = {
     "show_card": {Role.TABLE_CHIEF, Role.ROOM_CHIEF},
     "find_player_account": {Role.CASHIER, Role.ADMINISTRATOR},
     "recall_games": {role for role in Role if role is not Role.SYSTEM},  # every staff role
