@@ -52,7 +52,7 @@ def series_on_sale(games: GamesModule) -> list[dict[str, Any]]:
 
 
 class LookupModule:
-    """The read-only commands of the desks; holds no state of its own."""
+    """The read-only commands of the desks; holds nothing of the hall's state but the recall's last answer."""
 
     def __init__(self, core: CommandCore, games: GamesModule, cashier: CashierModule,
                  run: RunBlocking = run_inline) -> None:

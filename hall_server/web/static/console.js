@@ -115,7 +115,10 @@ function describeAnswer(message) {
   }).filter((part) => part.text);
   const result = message.result;
   if (result && typeof result === "object") {
-    if (result.token) {
+    if (Array.isArray(result.games)) {
+      showLastGames(result.games);
+      parts.push({text: `${result.games.length} finished game(s), shown under Last games`, refused: false});
+    } else if (result.token) {
       parts.push({text: `Terminal ${result.terminal} enrolled. Its token, shown only now - enter it on the terminal: ${result.token}`, refused: false});
     } else if (!("cells" in result) && !("balance_cents" in result)) {
       parts.push({text: Object.entries(result).map(([k, v]) => `${words(k)}: ${v}`).join(", "), refused: false});
