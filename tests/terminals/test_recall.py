@@ -10,7 +10,7 @@ from protocol.errors import DomainError
 from server_kit.core import Actor
 from tests.hall.conftest import result
 from hall_server.terminal_gateway.gateway import TerminalGateway
-from tests.terminals.conftest import CASHIER, CHIEF, DOOR, SELLER, TABLE, VirtualHall
+from tests.terminals.conftest import CASHIER, CHIEF, DOOR, SELLER, TABLE, VirtualHall, layout
 from tests.terminals.test_gateway import Wire, gateway  # noqa: F401 (fixture)
 from tests.terminals.test_virtual import buy, on_sale
 
@@ -73,6 +73,7 @@ def of_game(hall: VirtualHall, game_id: str, kind: str) -> list[dict[str, Any]]:
 def test_the_last_games_are_recalled_newest_first_as_the_journal_recorded_them(hall: VirtualHall) -> None:
     anna = hall.player("11111111A", 10_000)
     hall.terminal("T1")
+    hall.balls.put_first([int(n) for n in layout(1).reshape(3, 9)[0] if n])  # V1-1 takes the line on ball 5
     play(hall, 1, 20, anna)
     play(hall, 21, 35)
     assert [g["number"] for g in recall(hall, DOOR)] == [2, 1]
@@ -107,6 +108,10 @@ def test_the_last_games_are_recalled_newest_first_as_the_journal_recorded_them(h
                     assert winner["shown_as"].startswith("V1-")
                 else:
                     assert (winner["where"], winner["seller"]) == ("paper", "ana")
+    (line,) = [p for p in games[-1]["prizes"] if p["prize"] == "line"]
+    assert line["ball_count"] == 5 and ("900-1", "terminal", "V1-1") in [
+        (w["card"], w["where"], w.get("shown_as")) for w in line["winners"]
+    ]
     assert recall(hall, TABLE, 1) == games[:1]
     for bad in (0, 11, "3", True):
         with pytest.raises(DomainError, match="1 to 10 at a time"):
