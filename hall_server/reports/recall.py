@@ -10,8 +10,9 @@ Nothing is counted again: every figure is the one the book folded from the recor
 :func:`players_view` is what a terminal shows of it: balls and winners, never who sold
 a card, which terminal bought it or whose account it is.
 
-:class:`GameRecall` keeps the last answer and folds the journal again only once a
-record that can change it (a game's end, a prize paid) has been committed since.
+:class:`GameRecall` keeps the book and the last answer: it folds the records committed
+since only once a record that can change the answer (a game's end, a prize paid) has
+been committed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 from twisted.internet import defer
 
-from hall_server.reports.minutes import GameMinutes, MinutesBook, build
+from hall_server.reports.minutes import GameMinutes, MinutesBook
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.core import RunBlocking
@@ -129,14 +130,18 @@ def players_view(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 class GameRecall:
     """The recall of the journal's last games, folded off the reactor and kept until it changes.
 
-    ``records`` reads the committed journal from its first record; ``run`` runs the fold
-    on a thread (inline in the tests).  :meth:`committed` hears every committed record.
+    The minutes book it reads is kept too: each fold reads only the records committed
+    since the last one.  ``records(after)`` reads the committed journal after a sequence
+    number; ``run`` runs the fold on a thread (inline in the tests), one fold at a time.
+    :meth:`committed` hears every committed record.
     """
 
-    def __init__(self, records: Callable[[], Iterable[Record]], run: RunBlocking) -> None:
+    def __init__(self, records: Callable[[int], Iterable[Record]], run: RunBlocking) -> None:
         self.records = records
         self.run = run
         self.generation = 0  # counts the committed records that may change the answer
+        self._book = MinutesBook()
+        self._folding = defer.DeferredLock()
         self._kept: tuple[int, list[dict[str, Any]]] | None = None
 
     def committed(self, record: Record) -> None:
@@ -145,7 +150,10 @@ class GameRecall:
             self._kept = None
 
     def _fold(self) -> list[dict[str, Any]]:
-        return recalled_games(build(self.records()), RECALLED)
+        book = self._book
+        for record in self.records(book.last.seq if book.last is not None else 0):
+            book.apply(record)
+        return recalled_games(book, RECALLED)
 
     def games(self, count: int = RECALLED) -> "defer.Deferred[list[dict[str, Any]]]":
         """The last ``count`` finished games, newest first; fails with :class:`RecallError` for a bad count."""
@@ -163,5 +171,5 @@ class GameRecall:
                 self._kept = (generation, games)
             return games[:wanted]
 
-        answer: defer.Deferred[list[dict[str, Any]]] = self.run(self._fold)
+        answer: defer.Deferred[list[dict[str, Any]]] = self._folding.run(self.run, self._fold)
         return answer.addCallback(folded)
