@@ -443,7 +443,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         annex = AnnexModule(core, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
                             hall_id=config.central.hall_id, role=config.annex.role, partner=config.annex.partner,
                             desks=cashier)
-    LookupModule(core, games, cashier)  # the desks' look-ups: a claimed card, a player's account
+    # The desks' look-ups: a claimed card, a player's account, the last games (folded off the reactor).
+    lookups = LookupModule(core, games, cashier, run=on_general_pool)
     videobingo = build_videobingo(config, core, ledger, cashier) if config.videobingo is not None else None
     if videobingo is not None:
         session.closing_checks.append(videobingo.closing_check)  # the day's close reconciles the meters
@@ -503,7 +504,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         return on_general_pool(pin_matches_or_none, pin, stored)
 
     gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins,
-                              responsible=responsible,
+                              responsible=responsible, recall=lookups.recall,
                               notices=(config.responsible.warnings, config.responsible.help), network=network)
     relay = None
     if network is not None and config.central is not None:

@@ -129,6 +129,8 @@ TERMINAL_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     # The network game (R92-R93): cards bought through the hall from the central server.
     "net_buy": {"game_id": Text(64), "account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100),
                 "request": REQUEST_ID},
+    # The hall's last finished games: their balls and winners, for any terminal (signed in or not).
+    "recall": {},
 }
 
 #: Messages the server sends, with their fields.
@@ -153,6 +155,8 @@ SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "net_bought": {"in_reply_to": Whole(1, 2**53), "request": REQUEST_ID, "game_id": Text(64), "cards": Anything(list),
                    "credit_cents": CENTS},
     "net_won": {"game_id": Text(64), "card": Text(40), "prize": Text(40), "cents": CENTS},
+    # The answer to ``recall``: the last finished games, newest first, with balls and winning cards.
+    "last_games": {"in_reply_to": Whole(1, 2**53), "games": Anything(list)},
 }
 
 

@@ -129,6 +129,10 @@ class TerminalClient:
         """Exclude the signed-in player from play for ``days``; fires with the signed-out state."""
         return self._request("exclude", days=days)[1]
 
+    def recall(self) -> defer.Deferred[dict[str, Any]]:
+        """The hall's last finished games as a player sees them; fires with ``last_games``."""
+        return self._request("recall")[1]
+
     def send_raw(self, text: str) -> None:
         """A frame as given, for tests of refusals."""
         self.send(text)
@@ -233,6 +237,9 @@ class TerminalClient:
 
     def _on_net_won(self, message: dict[str, Any]) -> None:
         self.net_won.append(message)
+
+    def _on_last_games(self, message: dict[str, Any]) -> None:
+        self._answer(message["in_reply_to"], message)
 
     def _on_error(self, message: dict[str, Any]) -> None:
         self.errors.append(message)

@@ -8,7 +8,10 @@ nothing (as printing a ticket journals nothing) and answer with a picture:
   bingo the ball on which the card completed it (R85.6, R85.11, R87);
 * ``find_player_account`` (cashier, administrator): an account found by the number on
   its ticket or card (typed or scanned) - its medium, visitor, balance and latest
-  movements (R92.5d, R93.7).
+  movements (R92.5d, R93.7);
+* ``recall_games`` (every staff role): the hall's last finished games, newest first, with
+  their cards sold, collection, balls and prizes, as the minutes book folds them from the
+  journal (:mod:`hall_server.reports.recall`, R83.4, R92.3).
 
 The series the hall may sell (:func:`series_on_sale`) are read here too, for the sale
 desk's choices.
@@ -25,13 +28,15 @@ from hall_server.hall.cashier import CashierModule, player_account
 from hall_server.hall.games.common import GameModuleError, _whole
 from hall_server.hall.games.module import GamesModule
 from hall_server.hall.roles import Role
+from hall_server.reports.recall import RECALLED, GameRecall
 from protocol.claims import CardRef
 from protocol.patterns import TRADITIONAL_PATTERNS, completion_ball
-from server_kit.core import Actor, CommandCore, CommandSpec
+from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_inline
 
-PERMISSIONS = {
+PERMISSIONS: dict[str, set[Role]] = {
     "show_card": {Role.TABLE_CHIEF, Role.ROOM_CHIEF},
     "find_player_account": {Role.CASHIER, Role.ADMINISTRATOR},
+    "recall_games": {role for role in Role if role is not Role.SYSTEM},  # every staff role
 }
 #: How many of an account's latest movements the desk shows (the statement has them all).
 LATEST_MOVEMENTS = 8
@@ -47,18 +52,24 @@ def series_on_sale(games: GamesModule) -> list[dict[str, Any]]:
 
 
 class LookupModule:
-    """The read-only commands of the desks; holds no state of its own."""
+    """The read-only commands of the desks; holds nothing of the hall's state but the recall's last answer."""
 
-    def __init__(self, core: CommandCore, games: GamesModule, cashier: CashierModule) -> None:
+    def __init__(self, core: CommandCore, games: GamesModule, cashier: CashierModule,
+                 run: RunBlocking = run_inline) -> None:
         self.core = core
         self.games = games
         self.cashier = cashier
+        # The recall folds the whole journal: on a thread of its own in the server (``run``).
+        self.recall = GameRecall(core.journal.records, run)
+        core.observers.append(self.recall.committed)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("show_card", self.show_card, {"series": int, "card_number": int},
              "show a card of the game with the balls drawn marked and the ball that completed it"),
             ("find_player_account", self.find_account, {"account": str},
              "find a player's account by the number on its ticket or card: its balance and movements"),
+            ("recall_games", self.recall_games, {"count": int},
+             f"the last finished games (1 to {RECALLED}), newest first: cards sold, balls, prizes and winners"),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 
@@ -104,3 +115,10 @@ class LookupModule:
             }
 
         return defer.maybeDeferred(look)
+
+    def recall_games(self, actor: Actor, count: int) -> Deferred[dict[str, Any]]:
+        def checked() -> Deferred[list[dict[str, Any]]]:
+            self._checked(actor, "recall_games")
+            return self.recall.games(count)
+
+        return defer.maybeDeferred(checked).addCallback(lambda games: {"games": games})

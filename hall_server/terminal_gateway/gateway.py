@@ -49,6 +49,7 @@ from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.pins import SIGN_IN_REFUSED, CheckPin, PinGuard, SignInRefused
 from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
 from hall_server.network.module import Hold, NetworkGame, NetworkModule, NetworkPurchase
+from hall_server.reports.recall import GameRecall, players_view
 from hall_server.statements import format_account_number
 from protocol.chain import Record
 from protocol.errors import DomainError
@@ -216,6 +217,7 @@ class TerminalGateway:
         responsible: ResponsiblePlayModule | None = None,
         notices: tuple[tuple[str, ...], str] = ((), ""),
         network: NetworkModule | None = None,
+        recall: GameRecall | None = None,
     ) -> None:
         self.core = core
         self.games = games
@@ -229,6 +231,7 @@ class TerminalGateway:
         self.responsible = responsible
         self.notices = notices  # the operator's warnings and help page (R97.2)
         self.network = network  # the network games, when the hall takes part in them
+        self.recall = recall  # the hall's last games, for the terminals' "Last games" view
         self.sessions: dict[str, TerminalSession] = {}  # by terminal id, once hello passed
         self.waiting: set[TerminalSession] = set()  # connections that have not said hello yet
         self.by_account: dict[str, set[TerminalSession]] = {}  # ledger account -> sessions signed in
@@ -569,6 +572,20 @@ class TerminalSession:
             self._buy(message, seq)
         elif kind == "net_buy":
             self._net_buy(message, seq)
+        elif kind == "recall":
+            self._recall(seq)
+
+    def _recall(self, seq: int) -> None:
+        """The last games' balls and winners, as any player may see them (docs/terminals.md)."""
+        recall = self.gateway.recall
+        if recall is None:
+            self._refused("refused", "this hall keeps no recall of its last games", seq, "recall")
+            return
+
+        def answer(games: list[dict[str, Any]]) -> None:
+            self.send("last_games", in_reply_to=seq, games=players_view(games))
+
+        recall.games().addCallbacks(answer, lambda failure: self._internal(failure, seq))
 
     def _hello(self, message: dict[str, Any]) -> None:
         if self.terminal_id is not None:

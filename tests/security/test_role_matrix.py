@@ -86,6 +86,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "print_account_statement": {A, C},
     "print_player_ticket": {C},
     "reconcile_cash_desk": {C},
+    "recall_games": {A, RC, TC, SC, C, AD},
     "record_complaint": {AD, RC},
     "record_incident": {AD, RC},
     "record_self_exclusion": {AD, C, SYS},

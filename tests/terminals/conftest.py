@@ -57,6 +57,7 @@ class VirtualHall:
     virtual: VirtualModule
     pins: PinGuard
     responsible: ResponsiblePlayModule
+    lookups: LookupModule
 
     def records(self) -> list:
         return list(self.journal.records())
@@ -92,9 +93,9 @@ def build_hall(journal: Journal, clock: Any, balls: ScriptedBalls | None = None)
     virtual = VirtualModule(core, games, ledger, cashier, library(), new_token=iter(f"token-{i}" for i in range(10**6)).__next__)
     pins = PinGuard(core, cashier)
     responsible = ResponsiblePlayModule(core, cashier, admission, virtual)
-    LookupModule(core, games, cashier)  # the desks' look-ups, as the server has them
+    lookups = LookupModule(core, games, cashier)  # the desks' look-ups, as the server has them
     return VirtualHall(journal, clock, balls, core, session, ledger, admission, cashier, games, virtual, pins,
-                       responsible)
+                       responsible, lookups)
 
 
 @pytest.fixture

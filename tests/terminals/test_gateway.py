@@ -43,7 +43,7 @@ def gateway(hall: VirtualHall) -> TerminalGateway:
         return defer.succeed(hall.cashier.verify_pin(number, pin))
 
     return TerminalGateway(hall.core, hall.games, hall.virtual, hall.cashier, hall.clock, check_pin, "Sala Test",
-                           pins=hall.pins, responsible=hall.responsible,
+                           pins=hall.pins, responsible=hall.responsible, recall=hall.lookups.recall,
                            notices=(("Play for fun.", "Set a limit."), "Ask staff for help."))
 
 

@@ -16,6 +16,7 @@ const state = {
   pending: {}, retry: 1000, announced: new Set(),
   purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
   warnings: [], help: "", warningTurn: 0, care: false,
+  recall: false, lastGames: null, // the "Last games" view and the hall's answer to "recall"
   // The network game, as the hall's net_* messages give it; "known" once the hall says it takes part.
   net: { known: false, game: null, linkUp: false, cards: [], drawn: [], won: [], purchase: null, announced: new Set() },
 };
@@ -128,8 +129,10 @@ const handlers = {
   game(m) {
     if (!m.game || !state.game || m.game.game_id !== state.game.game_id) { state.cards = []; state.won = []; state.announced.clear(); }
     state.game = m.game; state.drawn = m.game ? m.game.drawn.slice() : [];
+    if (state.recall && m.game && m.game.over) send("recall"); // a game just ended: the view shows it
     render();
   },
+  last_games(m) { state.lastGames = m.games; render(); },
   won(m) {
     state.won.push(m);
     note(`You won the ${m.prize} with card ${m.card}: ${money(m.cents)}, credited to your account`, true, WIN_MS);
@@ -197,9 +200,10 @@ function note(text, ok = false, lasts = NOTE_MS) {
 }
 
 function show(panel) {
-  for (const id of ["enrol", "sign-in-panel", "play", "care"]) $(id).hidden = id !== panel;
-  $("sign-out").hidden = panel !== "play" && panel !== "care";
+  for (const id of ["enrol", "sign-in-panel", "play", "care", "recall"]) $(id).hidden = id !== panel;
+  $("sign-out").hidden = panel !== "play" && panel !== "care" && panel !== "recall";
   $("care-open").hidden = panel === "care" || panel === "enrol";
+  $("recall-open").hidden = panel === "recall" || panel === "enrol";
 }
 
 // --- Responsible play (R97.2): the operator's warnings, the help page, the player's limit ------
@@ -249,6 +253,7 @@ function render() {
   renderCredit();
   renderCare();
   if (state.care) { show("care"); return; }
+  if (state.recall && state.token) { renderRecall(); show("recall"); return; }
   const game = state.game;
   $("last-game").hidden = !(state.player && game && game.last_game);
   if (!state.player) { show(state.token ? "sign-in-panel" : "enrol"); return; }
@@ -273,6 +278,31 @@ function render() {
   renderSale();
   renderCards();
   renderNet();
+}
+
+// --- The last games: their balls and winning cards, as any player may see them -------------
+function renderRecall() {
+  const games = state.lastGames;
+  if (games === null) { $("recall-games").replaceChildren(); return; }
+  if (!games.length) {
+    const li = document.createElement("li"); li.textContent = "No game has finished yet.";
+    $("recall-games").replaceChildren(li); return;
+  }
+  $("recall-games").replaceChildren(...games.map((g) => {
+    const li = document.createElement("li"); li.className = "recall-game"; li.dataset.game = g.game_id;
+    const title = document.createElement("div"); title.className = "recall-title";
+    title.textContent = `Game ${g.number} · ${stateWords(g.state)} · ${g.balls.length} balls`;
+    const balls = document.createElement("ol"); balls.className = "recall-balls"; balls.setAttribute("aria-label", "balls in order");
+    balls.replaceChildren(...g.balls.map((b) => { const n = document.createElement("li"); n.textContent = b; return n; }));
+    const prizes = document.createElement("ul"); prizes.className = "recall-prizes";
+    prizes.replaceChildren(...g.prizes.map((p) => {
+      const n = document.createElement("li");
+      n.textContent = `${patternName(p.prize)} on ball ${p.ball_count}: ${p.cards.join(", ")} · ${money(p.amount_cents)}`;
+      return n;
+    }));
+    li.replaceChildren(title, balls, prizes);
+    return li;
+  }));
 }
 
 function ball(number, latest) {
@@ -490,8 +520,10 @@ function wire() {
     renderNetSale();
   });
   $("sign-out").addEventListener("click", () => send("sign_out"));
-  $("care-open").addEventListener("click", () => { state.care = true; render(); });
+  $("care-open").addEventListener("click", () => { state.care = true; state.recall = false; render(); });
   $("care-close").addEventListener("click", () => { state.care = false; render(); });
+  $("recall-open").addEventListener("click", () => { state.recall = true; state.care = false; send("recall"); render(); });
+  $("recall-close").addEventListener("click", () => { state.recall = false; render(); });
   $("limit-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const cents = centsFromEuros($("limit").value);

@@ -115,7 +115,10 @@ function describeAnswer(message) {
   }).filter((part) => part.text);
   const result = message.result;
   if (result && typeof result === "object") {
-    if (result.token) {
+    if (Array.isArray(result.games)) {
+      showLastGames(result.games);
+      parts.push({text: `${result.games.length} finished game(s), shown under Last games`, refused: false});
+    } else if (result.token) {
       parts.push({text: `Terminal ${result.terminal} enrolled. Its token, shown only now - enter it on the terminal: ${result.token}`, refused: false});
     } else if (!("cells" in result) && !("balance_cents" in result)) {
       parts.push({text: Object.entries(result).map(([k, v]) => `${words(k)}: ${v}`).join(", "), refused: false});
@@ -1134,6 +1137,7 @@ function buildDesk() {
   const build = SCREENS[Console.me.role];
   if (build) build(screen);
   else screen.appendChild(Hall.el("p", "Your role has no desk screen; its commands are under All commands.", "hint"));
+  if (Console.commands.has("recall_games")) Console.placed.add("recall_games");  // the Last games panel
   showMore();
 }
 
@@ -1306,6 +1310,56 @@ function showMinutes(view) {
   });
 }
 
+// --- The last games (every role): cards sold, balls and prizes, from recall_games ----------
+
+// The records after which the last games read differently: a game's end, a prize paid.
+const RECALL_CHANGES = new Set(["game_closed", "game_finished", "game_refunded", "prize_paid"]);
+
+function loadLastGames() {
+  if (!Console.commands.has("recall_games")) return;
+  send("recall_games", {count: 10}, (message) => {
+    if (message.ok) showLastGames(message.result.games);
+    else document.getElementById("last-games-none").textContent = message.error.message;
+  }, null, true);
+}
+
+function soldText(game) {
+  const series = game.series.map((s) => `series ${s.series} cards ${s.first}-${s.last} (${s.count} paper)`);
+  series.push(`${game.virtual_cards} virtual`);
+  return `${game.cards_sold === null ? game.paper_cards + game.virtual_cards : game.cards_sold} cards sold: ${series.join(", ")}`;
+}
+
+function winnerText(w) {
+  const where = w.where === "paper" ? `paper, sold by ${w.seller}` : w.where === "terminal" ? `terminal ${w.terminal}` : "bought where the journal does not say";
+  return `${w.shown_as || w.card} (${where})${w.cents === null ? "" : ` ${Hall.money(w.cents)}`}`;
+}
+
+function showLastGames(games) {
+  const list = document.getElementById("last-games-list");
+  document.getElementById("last-games-none").hidden = games.length > 0;
+  list.textContent = "";
+  for (const game of games) {
+    const item = Hall.el("li", null, "last-game");
+    item.dataset.game = game.game_id;
+    item.appendChild(Hall.el("div", `Game ${game.number} of session ${game.session} · ${game.state} · collected ${Hall.money(game.collection_cents)}`, "last-game-title"));
+    item.appendChild(Hall.el("div", soldText(game), "hint"));
+    item.appendChild(Hall.el("div", `Balls (${game.balls.length}): ${game.balls.join(" ")}`, "last-game-balls"));
+    if (game.prizes.length) {
+      const table = Hall.el("table", null, "receipt-table");
+      const head = table.createTHead().insertRow();
+      ["Prize", "Ball", "Winning cards", "Amount"].forEach((h) => head.appendChild(Hall.el("th", h)));
+      const body = table.createTBody();
+      for (const p of game.prizes) {
+        const row = body.insertRow();
+        [`${words(p.prize)}${p.paid ? "" : " (to pay)"}`, `${p.ball_count} (${p.ball})`, p.winners.map(winnerText).join("; "),
+         Hall.money(p.amount_cents)].forEach((v) => row.insertCell().textContent = String(v));
+      }
+      item.appendChild(table);
+    }
+    list.appendChild(item);
+  }
+}
+
 function onMessage(message) {
   if (message.type === "snapshot") {
     const me = message.me;
@@ -1317,12 +1371,15 @@ function onMessage(message) {
     Console.minutes = message.minutes === true;
     document.getElementById("minutes").hidden = !Console.minutes;
     Console.view = message.view;
+    document.getElementById("last-games").hidden = !Console.commands.has("recall_games");
     showCommands();
     buildDesk();
     show(message.view);
+    loadLastGames();
   } else if (message.type === "record") {
     remember(message.record);
     show(message.view);
+    if (RECALL_CHANGES.has(message.record.type)) loadLastGames();
   } else if (message.type === "answer" || message.ok === false) {
     const waiting = message.id ? Console.pending.get(message.id) : null;
     if (waiting) Console.pending.delete(message.id);
