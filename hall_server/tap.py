@@ -52,7 +52,6 @@ from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
-from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
@@ -80,7 +79,7 @@ from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
 from hall_server.terminal_gateway.library import load_virtual_library
-from hall_server.terminal_gateway.machines import MachineGateway, MachineSocketResource
+from hall_server.terminal_gateway.machines import MachineGateway, MachineScreenResource
 from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.verification import verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
@@ -520,10 +519,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                  port=central.port, hall=central.hall_id)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     if videobingo is not None:
-        machines = Resource()
-        machines.putChild(b"ws", MachineSocketResource(MachineGateway(videobingo, pins, check_pin, reactor),
-                                                       require_certificate=config.tls.enabled))
-        site.resource.putChild(b"vb", machines)
+        site.resource.putChild(b"vb", MachineScreenResource(MachineGateway(videobingo, pins, check_pin, reactor),
+                                                            require_certificate=config.tls.enabled))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)

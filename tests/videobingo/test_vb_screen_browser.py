@@ -1,0 +1,153 @@
+"""The video bingo machine's screen (R3.5.d) in a real headless browser (Debian's chromium
+driven by Playwright) against a real ``bingo hall serve`` process over TLS, at both screen
+sizes: a 1920x1080 touch screen and a 1080x1920 portrait cabinet, each a station of one
+machine presenting its terminal certificate.
+
+On each, a player signs in with the account number and PIN, takes credit from the account
+onto the station, chooses 2 cards and plays: the screen shows the committed play ball by
+ball, the cards' paid patterns, the win and the credit after, all exactly as the journal's
+``vb_play`` record and its postings have them, and nothing spills past the screen.  Reloaded
+(a reconnect), the screen shows that same play again; the player cashes out to the account."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.waiting import WAIT
+from tests.terminals.test_kiosk_browser import Staff, player, shown_cents
+from tests.videobingo.paytables import EXAMPLES
+from tests.videobingo.test_vb_power_loss import VIDEOBINGO, balances, journal_records
+from tests.web.conftest import HallProcess
+from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.integration
+
+LANDSCAPE = {"width": 1920, "height": 1080}
+PORTRAIT = {"width": 1080, "height": 1920}
+MACHINE = "vb-1"
+CREDIT_VALUE = 20  # cents, as VIDEOBINGO configures the machine
+
+
+@pytest.fixture
+def hall(tmp_path: Path) -> Iterator[HallProcess]:
+    process = HallProcess(tmp_path)
+    with open(process.config, "a") as config:
+        config.write(VIDEOBINGO.format(paytable=EXAMPLES / "vb-classic-3x5.json"))
+    process.start()
+    yield process
+    process.stop()
+
+
+def screen(browser: Any, hall: HallProcess, viewport: dict[str, int], station: int, token: str) -> Any:
+    """The machine's screen on a cabinet holding the station's certificate, as the hall requires over TLS."""
+    cert, key = hall.certificate("terminal", f"{MACHINE}.{station}")
+    certificates = [{"origin": hall.base, "certPath": str(cert), "keyPath": str(key)}]
+    page = browser.new_context(ignore_https_errors=True, viewport=viewport, client_certificates=certificates,
+                               has_touch=True).new_page()
+    page.set_default_timeout(WAIT * 1000)
+    page.goto(f"{hall.base}/vb/#machine={MACHINE}&station={station}&token={token}")
+    page.wait_for_selector("#link.online")
+    return page
+
+
+def fits(page: Any, viewport: dict[str, int]) -> None:
+    """Nothing scrolls, and every part of the screen lies inside it."""
+    size = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+    assert size[0] <= viewport["width"] and size[1] <= viewport["height"], size
+    for part in ("#board", "#side", "#controls", "#cards", "#play", "#cash-out", "#balls"):
+        box = page.locator(part).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["y"] >= 0, part
+        assert box["x"] + box["width"] <= viewport["width"] + 0.5, (part, box)
+        assert box["y"] + box["height"] <= viewport["height"] + 0.5, (part, box)
+    small = page.evaluate(
+        "[...document.querySelectorAll('#controls button:not([hidden])')].filter(b => b.offsetParent)"
+        ".map(b => b.getBoundingClientRect()).filter(r => r.width < 48 || r.height < 48).length")
+    assert small == 0, "every touch target is at least 48 px square"
+
+
+def the_play(hall: HallProcess, station: int) -> tuple[dict[str, Any], int]:
+    """The station's one ``vb_play`` record and the station's credit after it, by the postings."""
+    records = journal_records(hall.folder)
+    (index, play), = [(i, r) for i, r in enumerate(records) if r["type"] == "vb_play" and r["payload"]["station"] == station]
+    after = [r for r in records[index + 1:] if r["type"] != "posting"]
+    upto = records[: records.index(after[0])] if after else records
+    return play, balances(upto).get(f"vbcredit:{MACHINE}.{station}", 0)
+
+
+def check_shown(page: Any, play: dict[str, Any], credit_after: int) -> None:
+    p = play["payload"]
+    assert [int(b) for b in page.locator("#balls li.drawn").all_inner_texts()] == p["balls"]
+    cards = page.locator("#cards .card")
+    assert cards.count() == 2 == len(p["cards"])
+    for i, numbers in enumerate(p["cards"]):
+        card = cards.nth(i)
+        assert [int(n) for n in card.locator(".cell").all_inner_texts()] == numbers
+        assert (card.get_attribute("data-paid") or None) == p["results"][i]["pattern"]
+        # The pattern lit on the card is the one the hall paid.
+        assert (card.get_attribute("data-pattern") or None) == p["results"][i]["pattern"]
+        hit = {int(n) for n in card.locator(".cell.hit").all_inner_texts()}
+        assert hit == set(numbers) & set(p["balls"])
+    assert shown_cents(page.inner_text("#credit")) == credit_after
+    assert page.inner_text("#credits") == f"{credit_after // CREDIT_VALUE} credits"
+    won = sum(r["credits"] for r in p["results"])
+    win = page.inner_text("#win")
+    assert (f"Win {won} credits" in win) if p["won_cents"] else win.startswith("No win"), win
+    lit = set(page.locator("#paytable tr.lit").evaluate_all("rows => rows.map(r => r.dataset.pattern)"))
+    assert lit == {r["pattern"] for r in p["results"] if r["pattern"]}
+
+
+@pytest.mark.req("R3.5.d")
+def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_committed_play(
+    hall: HallProcess, browser: Any
+) -> None:
+    staff = Staff(hall)
+    staff.open_the_session()
+    accounts = {1: player(staff, "11111111A", 2_000), 2: player(staff, "22222222B", 2_000)}
+    tokens = {s: staff("rosa", "enrol_vb_station", machine=MACHINE, station=s)["result"]["token"] for s in (1, 2)}
+    sizes = {1: ("vb-landscape", LANDSCAPE), 2: ("vb-portrait", PORTRAIT)}
+    pages = {s: screen(browser, hall, viewport, s, tokens[s]) for s, (_, viewport) in sizes.items()}
+    for station, page in pages.items():
+        name, viewport = sizes[station]
+        assert page.inner_text("#credit") == "0.00 EUR" and page.inner_text("#credits") == "0 credits"
+        assert page.locator("#paytable tbody tr").count() == 11
+        assert page.locator("#counts .count").count() == 4  # 1..cards_max
+        fits(page, viewport)
+        shot(page, f"{name}-welcome")
+        page.fill("#account", accounts[station])
+        page.fill("#pin", "4821")
+        page.press("#pin", "Enter")
+        page.wait_for_selector("#account-credit:not([hidden])")
+        page.click("#account-credit .take[data-cents='1000']")
+        page.wait_for_selector("#credit:text('10.00 EUR')")
+        assert page.inner_text("#credits") == "50 credits"
+        page.click("#counts .count[data-count='2']")
+        assert page.locator("#cards .card").count() == 2 and page.inner_text("#play") == "Play 2 cards · 0.40 EUR"
+        page.click("#play")
+    for station, page in pages.items():
+        name, viewport = sizes[station]
+        page.wait_for_selector("#win.done", timeout=WAIT * 1000)
+        play, credit_after = the_play(hall, station)
+        assert credit_after == 1_000 - play["payload"]["stake_cents"] + play["payload"]["won_cents"] + sum(
+            j["cents"] for j in play["payload"]["jackpots"])
+        check_shown(page, play, credit_after)
+        fits(page, viewport)
+        shot(page, f"{name}-played")
+
+        # A reconnect shows the last committed play again, without playing anything.
+        page.reload()
+        page.wait_for_selector("#win.done")
+        check_shown(page, play, credit_after)
+        # Keep the cards for the next play: offered since the next play holds as many.
+        assert page.is_enabled("#keep")
+
+        page.click("#cash-out")
+        page.wait_for_selector("#credit:text('0.00 EUR')")
+        assert f"Paid out {credit_after // 100}.{credit_after % 100:02d} EUR to your account" in page.inner_text("#message")
+    records = journal_records(hall.folder)
+    assert sum(r["type"] == "vb_play" for r in records) == 2
+    money = balances(records)
+    assert all(money.get(f"vbcredit:{MACHINE}.{s}", 0) == 0 for s in (1, 2))
