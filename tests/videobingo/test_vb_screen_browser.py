@@ -63,6 +63,11 @@ def fits(page: Any, viewport: dict[str, int]) -> None:
         assert box is not None and box["x"] >= 0 and box["y"] >= 0, part
         assert box["x"] + box["width"] <= viewport["width"] + 0.5, (part, box)
         assert box["y"] + box["height"] <= viewport["height"] + 0.5, (part, box)
+    # The cards end above the win line, the board beside (or above) the paytable, both above the controls.
+    cards = page.locator("#cards .card").evaluate_all("cs => Math.max(...cs.map(c => c.getBoundingClientRect().bottom))")
+    assert cards <= page.locator("#win").bounding_box()["y"] + 0.5, "the cards spill over the win line"
+    board, side, controls = (page.locator(p).bounding_box() for p in ("#board", "#side", "#controls"))
+    assert max(board["y"] + board["height"], side["y"] + side["height"]) <= controls["y"] + 0.5
     small = page.evaluate(
         "[...document.querySelectorAll('#controls button:not([hidden])')].filter(b => b.offsetParent)"
         ".map(b => b.getBoundingClientRect()).filter(r => r.width < 48 || r.height < 48).length")
@@ -117,6 +122,10 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
         assert page.locator("#counts .count").count() == 4  # 1..cards_max
         fits(page, viewport)
         shot(page, f"{name}-welcome")
+        page.click("#counts .count[data-count='4']")  # the most cards a play holds fit too
+        assert page.locator("#cards .card").count() == 4
+        fits(page, viewport)
+        shot(page, f"{name}-four-cards")
         page.fill("#account", accounts[station])
         page.fill("#pin", "4821")
         page.press("#pin", "Enter")

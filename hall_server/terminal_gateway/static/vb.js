@@ -372,6 +372,7 @@ function controls() {
 
 // --- The player's touches ------------------------------------------------------------------
 function play() {
+  $("message").hidden = true;
   request({ type: "play", cards: state.count, keep: state.keep });
 }
 
