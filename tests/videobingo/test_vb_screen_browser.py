@@ -11,17 +11,19 @@ ball, the cards' paid patterns, the win and the credit after, all exactly as the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.waiting import WAIT
+from hall_server.config import DEFAULT_STAFF, default_config_text
+from tests.support.waiting import WAIT, wait_until
 from tests.terminals.test_kiosk_browser import Staff, player, shown_cents
 from tests.videobingo.paytables import EXAMPLES
 from tests.videobingo.test_vb_power_loss import VIDEOBINGO, balances, journal_records
-from tests.web.conftest import HallProcess
+from tests.web.conftest import _HASH, HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.integration
@@ -160,3 +162,52 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
     assert sum(r["type"] == "vb_play" for r in records) == 2
     money = balances(records)
     assert all(money.get(f"vbcredit:{MACHINE}.{s}", 0) == 0 for s in (1, 2))
+
+
+DEMO_NOTE = re.compile(
+    r"account (?P<account>[\d ]+) and PIN (?P<pin>\d+).*"
+    r"Import its certificate (?P<p12>\S+vb-1\.1\.p12) \(password: (?P<password>\S+)\).*"
+    r"Open (?P<url>https://\S+/vb/#machine=vb-1&station=1&token=\S+)",
+    re.S,
+)
+
+
+@pytest.fixture
+def demo_hall(tmp_path: Path) -> Iterator[HallProcess]:
+    (tmp_path / "hall.toml").write_text(
+        default_config_text("Demo hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0))
+    process = HallProcess(tmp_path, demo=True, demo_pace=0.1).start()
+    yield process
+    process.stop()
+
+
+@pytest.mark.req("R3.5.d")
+def test_a_newcomer_opens_the_demo_halls_machine_from_its_note_and_plays(demo_hall: HallProcess, browser: Any) -> None:
+    """``bingo hall serve --demo`` comes with one machine: its note says how to open its screen, and a play works."""
+    note = demo_hall.folder / "demo-kiosk.txt"
+    wait_until(lambda: note.exists() and DEMO_NOTE.search(note.read_text()) is not None, 4 * WAIT,
+               "the demo's note with the machine's screen", seen=lambda: note.exists() and note.read_text())
+    told = DEMO_NOTE.search(note.read_text())
+    assert told is not None
+    url = told["url"]
+    certificates = [{"origin": demo_hall.base, "pfxPath": told["p12"], "passphrase": told["password"]}]
+    page = browser.new_context(ignore_https_errors=True, viewport=LANDSCAPE,
+                               client_certificates=certificates).new_page()
+    page.set_default_timeout(WAIT * 1000)
+    page.goto(demo_hall.base + url[url.index("/vb/"):])
+    page.wait_for_selector("#link.online")
+    page.fill("#account", told["account"].replace(" ", ""))
+    page.fill("#pin", told["pin"])
+    page.press("#pin", "Enter")
+    page.wait_for_selector("#account-credit:not([hidden])")
+    page.click("#account-credit .take[data-cents='500']")
+    page.wait_for_selector("#credit:text('5.00 EUR')")
+    page.click("#counts .count[data-count='1']")
+    page.click("#play")
+    page.wait_for_selector("#win.done")
+    (play,) = [r for r in journal_records(demo_hall.folder) if r["type"] == "vb_play"]
+    assert [int(b) for b in page.locator("#balls li.drawn").all_inner_texts()] == play["payload"]["balls"]
+    expected = 500 - play["payload"]["stake_cents"] + play["payload"]["won_cents"] + sum(
+        j["cents"] for j in play["payload"]["jackpots"])
+    assert shown_cents(page.inner_text("#credit")) == expected
+    shot(page, "vb-demo-played")
