@@ -99,10 +99,11 @@ def check_shown(page: Any, play: dict[str, Any], credit_after: int) -> None:
         hit = {int(n) for n in card.locator(".cell.hit").all_inner_texts()}
         assert hit == set(numbers) & set(p["balls"])
     assert shown_cents(page.inner_text("#credit")) == credit_after
-    assert page.inner_text("#credits") == f"{credit_after // CREDIT_VALUE} credits"
+    whole = credit_after // CREDIT_VALUE
+    assert page.inner_text("#credits") == f"{whole} credit{'' if whole == 1 else 's'}"
     won = sum(r["credits"] for r in p["results"])
     win = page.inner_text("#win")
-    assert (f"Win {won} credits" in win) if p["won_cents"] else win.startswith("No win"), win
+    assert (f"Win {won} credit" in win) if p["won_cents"] else win.startswith("No win"), win
     lit = set(page.locator("#paytable tr.lit").evaluate_all("rows => rows.map(r => r.dataset.pattern)"))
     assert lit == {r["pattern"] for r in p["results"] if r["pattern"]}
 

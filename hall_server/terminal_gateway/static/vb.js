@@ -38,6 +38,10 @@ function euros(cents) {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")} EUR`;
 }
 
+function credits(n) {
+  return `${n} credit${n === 1 ? "" : "s"}`;
+}
+
 function requestId() {
   const random = crypto.getRandomValues(new Uint32Array(2));
   return `${state.machine}.${state.station}-${Date.now().toString(36)}${random[0].toString(36)}${random[1].toString(36)}`.slice(0, 64);
@@ -176,7 +180,7 @@ function say(text, ok = false, stays = false) {
 function showCredit(cents) {
   const value = state.welcome ? state.welcome.credit_value_cents : 0;
   $("credit").textContent = euros(cents);
-  $("credits").textContent = value ? `${Math.floor(cents / value)} credits` : "";
+  $("credits").textContent = value ? credits(Math.floor(cents / value)) : "";
 }
 
 function ranked() {
@@ -336,11 +340,11 @@ function settled(play) {
   const jackpot = jackpotCents(play);
   const win = $("win");
   if (play.won_cents || jackpot) {
-    const credits = play.results.reduce((sum, r) => sum + r.credits, 0);
-    win.textContent = `Win ${credits} credits · ${euros(play.won_cents)}` + (jackpot ? ` · jackpot ${euros(jackpot)}` : "");
+    const won = play.results.reduce((sum, r) => sum + r.credits, 0);
+    win.textContent = `Win ${credits(won)} · ${euros(play.won_cents)}` + (jackpot ? ` · jackpot ${euros(jackpot)}` : "");
     win.className = "done won";
   } else {
-    win.textContent = `No win · stake ${play.stake_cents / value} credits (${euros(play.stake_cents)})`;
+    win.textContent = `No win · stake ${credits(play.stake_cents / value)} (${euros(play.stake_cents)})`;
     win.className = "done";
   }
   state.credit = play.credit_after_cents;
