@@ -24,7 +24,7 @@ from tests.terminals.test_kiosk_browser import Staff, player, shown_cents
 from tests.videobingo.paytables import EXAMPLES
 from tests.videobingo.test_vb_power_loss import VIDEOBINGO, balances, journal_records
 from tests.web.conftest import _HASH, HallProcess
-from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
+from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.integration
 
@@ -160,9 +160,34 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
         page.wait_for_selector("#credit:text('0.00 EUR')")
         assert f"Paid out {credit_after // 100}.{credit_after % 100:02d} EUR to your account" in page.inner_text("#message")
     records = journal_records(hall.folder)
-    assert sum(r["type"] == "vb_play" for r in records) == 2
+    plays = [r for r in records if r["type"] == "vb_play"]
+    assert len(plays) == 2
     money = balances(records)
     assert all(money.get(f"vbcredit:{MACHINE}.{s}", 0) == 0 for s in (1, 2))
+    (*_, latest) = [r["payload"]["meters"] for r in records if r["type"].startswith("vb_") and "meters" in r["payload"]]
+    staff_sees_the_meters_and_the_last_plays(browser, hall, plays, latest)
+
+
+def staff_sees_the_meters_and_the_last_plays(browser: Any, hall: HallProcess, plays: list[dict[str, Any]],
+                                             last: dict[str, int]) -> None:
+    """The room chief's console: the machine's meters and its last plays, latest first (GLI-11)."""
+    console = console_for(browser, hall, "rosa")
+    meters = console.locator('form[data-command="vb_meters"]')
+    meters.locator("button").click()
+    row = console.locator(f'#machines .vb-meters tr[data-machine="{MACHINE}"]')
+    row.wait_for()
+    assert row.locator('td[data-meter="plays"]').inner_text() == "2" == str(last["plays"])
+    assert last["credits_out"] > 0  # both cashed out
+    for meter in ("stakes", "prizes", "credits_in", "credits_out", "jackpot_contributions"):
+        assert shown_cents(row.locator(f'td[data-meter="{meter}"]').inner_text()) == last[meter], meter
+    recall = console.locator('form[data-command="vb_recall"]')
+    recall.locator('[data-param="machine"]').fill(MACHINE)
+    recall.locator("button").click()
+    console.wait_for_selector("#machines .vb-recall li[data-seq]")
+    shown = [int(s) for s in console.locator("#machines .vb-recall li").evaluate_all("items => items.map(i => i.dataset.seq)")]
+    assert shown == [p["seq"] for p in reversed(plays)]
+    console.locator("#machines").scroll_into_view_if_needed()
+    shot(console, "vb-console-machines")
 
 
 DEMO_NOTE = re.compile(
