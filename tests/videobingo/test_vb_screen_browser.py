@@ -77,12 +77,29 @@ def fits(page: Any, viewport: dict[str, int]) -> None:
 
 
 def the_play(hall: HallProcess, station: int) -> tuple[dict[str, Any], int]:
-    """The station's one ``vb_play`` record and the station's credit after it, by the postings."""
+    """The station's first ``vb_play`` record and the station's credit after it, by the postings."""
     records = journal_records(hall.folder)
-    (index, play), = [(i, r) for i, r in enumerate(records) if r["type"] == "vb_play" and r["payload"]["station"] == station]
+    (index, play), *_ = [(i, r) for i, r in enumerate(records) if r["type"] == "vb_play" and r["payload"]["station"] == station]
     after = [r for r in records[index + 1:] if r["type"] != "posting"]
     upto = records[: records.index(after[0])] if after else records
     return play, balances(upto).get(f"vbcredit:{MACHINE}.{station}", 0)
+
+
+def keep_the_cards_and_play_again(page: Any, hall: HallProcess, before: dict[str, Any], credit: int) -> int:
+    """The same two cards again: shown before the play with their numbers, and played as they were."""
+    page.tap("#keep")
+    assert page.get_attribute("#keep", "aria-pressed") == "true"
+    for i, numbers in enumerate(before["payload"]["cards"]):
+        assert [int(n) for n in page.locator("#cards .card").nth(i).locator(".cell").all_inner_texts()] == numbers
+    page.tap("#play")
+    page.wait_for_selector(f"#cards[data-seq]:not([data-seq='{before['seq']}'])")
+    page.wait_for_selector("#win.done")
+    (*_, again) = [r for r in journal_records(hall.folder) if r["type"] == "vb_play" and r["payload"]["station"] == 1]
+    p = again["payload"]
+    assert again["seq"] != before["seq"] and p["kept"] and p["cards"] == before["payload"]["cards"]
+    credit = credit - p["stake_cents"] + p["won_cents"] + sum(j["cents"] for j in p["jackpots"])
+    check_shown(page, again, credit)
+    return credit
 
 
 def check_shown(page: Any, play: dict[str, Any], credit_after: int) -> None:
@@ -143,9 +160,9 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
         page.click("#account-credit .take[data-cents='1000']")
         page.wait_for_selector("#credit:text('10.00 EUR')")
         assert page.inner_text("#credits") == "50 credits"
-        page.click("#counts .count[data-count='2']")
+        page.tap("#counts .count[data-count='2']")
         assert page.locator("#cards .card").count() == 2 and page.inner_text("#play") == "Play 2 cards · 0.40 EUR"
-        page.click("#play")
+        page.tap("#play")
     for station, page in pages.items():
         name, viewport = sizes[station]
         page.wait_for_selector("#win.done", timeout=WAIT * 1000)
@@ -162,13 +179,15 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
         check_shown(page, play, credit_after)
         # Keep the cards for the next play: offered since the next play holds as many.
         assert page.is_enabled("#keep")
+        if station == 1:
+            credit_after = keep_the_cards_and_play_again(page, hall, play, credit_after)
 
         page.click("#cash-out")
         page.wait_for_selector("#credit:text('0.00 EUR')")
         assert f"Paid out {credit_after // 100}.{credit_after % 100:02d} EUR to your account" in page.inner_text("#message")
     records = journal_records(hall.folder)
     plays = [r for r in records if r["type"] == "vb_play"]
-    assert len(plays) == 2
+    assert len(plays) == 3
     money = balances(records)
     assert all(money.get(f"vbcredit:{MACHINE}.{s}", 0) == 0 for s in (1, 2))
     (*_, latest) = [r["payload"]["meters"] for r in records if r["type"].startswith("vb_") and "meters" in r["payload"]]
@@ -183,7 +202,7 @@ def staff_sees_the_meters_and_the_last_plays(browser: Any, hall: HallProcess, pl
     meters.locator("button").click()
     row = console.locator(f'#machines .vb-meters tr[data-machine="{MACHINE}"]')
     row.wait_for()
-    assert row.locator('td[data-meter="plays"]').inner_text() == "2" == str(last["plays"])
+    assert row.locator('td[data-meter="plays"]').inner_text() == "3" == str(last["plays"])
     assert last["credits_out"] > 0  # both cashed out
     for meter in ("stakes", "prizes", "credits_in", "credits_out", "jackpot_contributions"):
         assert shown_cents(row.locator(f'td[data-meter="{meter}"]').inner_text()) == last[meter], meter

@@ -254,6 +254,7 @@ function render() {
   const cards = $("cards");
   cards.textContent = "";
   cards.dataset.count = String(state.count);
+  delete cards.dataset.seq;
   for (let i = 0; i < state.count; i += 1) cards.appendChild(cardElement(keep ? state.last.cards[i] : null, i));
   rack(state.welcome.paytable.balls);
   $("ball-now").textContent = "";
@@ -268,6 +269,7 @@ function showPlay(play, animate) {
   const cards = $("cards");
   cards.textContent = "";
   cards.dataset.count = String(play.cards.length);
+  cards.dataset.seq = String(play.seq);
   play.cards.forEach((numbers, i) => cards.appendChild(cardElement(numbers, i)));
   rack(play.balls.length);
   $("win").textContent = "";
