@@ -102,6 +102,28 @@ def keep_the_cards_and_play_again(page: Any, hall: HallProcess, before: dict[str
     return credit
 
 
+def recall_on_the_screen(page: Any, hall: HallProcess, first: dict[str, Any], credit: int,
+                         viewport: dict[str, int]) -> None:
+    """GLI-11 game recall on the machine's screen: its plays latest first; one touched is shown whole."""
+    page.tap("#recall")
+    page.wait_for_selector("#recall-panel:not([hidden])")
+    seqs = [r["seq"] for r in journal_records(hall.folder) if r["type"] == "vb_play"]
+    listed = page.locator("#recall-list button").evaluate_all("bs => bs.map(b => Number(b.dataset.seq))")
+    assert listed == list(reversed(seqs))
+    shot(page, "vb-landscape-recall")
+    page.tap(f"#recall-list button[data-seq='{first['seq']}']")
+    page.wait_for_selector("#recalled:not([hidden])")
+    assert "credit after it" in page.inner_text("#recalled-text") and page.is_disabled("#play")
+    assert [int(b) for b in page.locator("#balls li.drawn").all_inner_texts()] == first["payload"]["balls"]
+    assert (page.locator("#cards .card").first.get_attribute("data-paid") or None) == first["payload"]["results"][0]["pattern"]
+    assert shown_cents(page.inner_text("#credit")) == credit  # the station's credit now, not the recalled play's
+    fits(page, viewport)
+    shot(page, "vb-landscape-recalled")
+    page.tap("#recall-back")
+    page.wait_for_selector("#recalled", state="hidden")
+    assert page.is_enabled("#play")
+
+
 def check_shown(page: Any, play: dict[str, Any], credit_after: int) -> None:
     p = play["payload"]
     assert [int(b) for b in page.locator("#balls li.drawn").all_inner_texts()] == p["balls"]
@@ -181,6 +203,7 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
         assert page.is_enabled("#keep")
         if station == 1:
             credit_after = keep_the_cards_and_play_again(page, hall, play, credit_after)
+            recall_on_the_screen(page, hall, play, credit_after, viewport)
 
         page.click("#cash-out")
         page.wait_for_selector("#credit:text('0.00 EUR')")

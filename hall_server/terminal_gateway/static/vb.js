@@ -10,6 +10,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   socket: null, retry: 1000, refused: false, machine: null, station: null, token: null,
   welcome: null, credit: 0, account: null, count: 1, keep: false,
+  recalled: null,      // a play of the machine's recall shown instead of the game
   last: null,          // the last committed play shown
   preview: false,      // the cards chosen for the next play are shown instead of the last play
   animating: null,     // the timer of the balls being shown
@@ -100,6 +101,7 @@ function receive(message) {
     case "credit": return credited(message);
     case "signed_in": state.plain.shift(); return signedIn(message.account);
     case "signed_out": state.plain.shift(); return signedIn(null);
+    case "recall": state.plain.shift(); return recalled(message.plays);
     case "error": return refused(message);
     default: return undefined;
   }
@@ -264,7 +266,43 @@ function render() {
   controls();
 }
 
-function showPlay(play, animate) {
+function recalled(plays) {
+  // GLI-11 game recall: the machine's last ten plays, latest first; one touched is shown whole.
+  const list = $("recall-list");
+  list.textContent = "";
+  if (!plays.length) list.appendChild(Object.assign(document.createElement("li"), { textContent: "No play yet." }));
+  for (const play of plays) {
+    const item = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.seq = String(play.seq);
+    const time = new Date(play.at_ms).toLocaleString([], { dateStyle: "short", timeStyle: "medium" });
+    button.textContent = `Play ${play.number} · ${time} · station ${play.station} · ${play.cards.length} card(s) · `
+      + `won ${euros(play.won_cents + jackpotCents(play))} · credit after ${euros(play.credit_after_cents)}`;
+    button.addEventListener("click", () => {
+      $("recall-panel").hidden = true;
+      state.recalled = play;
+      $("recalled-text").textContent = `Recalled: play ${play.number} of station ${play.station}, `
+        + `credit after it ${euros(play.credit_after_cents)}`;
+      $("recalled").hidden = false;
+      $("count-row").hidden = true;
+      showPlay(play, false, true);
+    });
+    item.appendChild(button);
+    list.appendChild(item);
+  }
+  $("recall-panel").hidden = false;
+}
+
+function backToTheGame() {
+  state.recalled = null;
+  $("recalled").hidden = true;
+  $("count-row").hidden = false;
+  if (state.last) showPlay(state.last, false);
+  else render();
+}
+
+function showPlay(play, animate, recall = false) {
   const table = state.welcome.paytable;
   const cards = $("cards");
   cards.textContent = "";
@@ -304,7 +342,7 @@ function showPlay(play, animate) {
     controls();
   } else {
     while (shown < play.balls.length) step();
-    settled(play);
+    settled(play, recall);
   }
 }
 
@@ -331,7 +369,7 @@ function lightPaytable() {
   for (const row of $("paytable").tBodies[0].rows) row.classList.toggle("lit", lit.has(row.dataset.pattern));
 }
 
-function settled(play) {
+function settled(play, recall = false) {
   // The hall's result is what counts: each card shows the pattern it was paid.
   const cards = $("cards").children;
   play.results.forEach((result, i) => {
@@ -349,14 +387,16 @@ function settled(play) {
     win.textContent = `No win · stake ${credits(play.stake_cents / value)} (${euros(play.stake_cents)})`;
     win.className = "done";
   }
-  state.credit = play.credit_after_cents;
-  showCredit(state.credit);
+  if (!recall) {
+    state.credit = play.credit_after_cents;
+    showCredit(state.credit);
+  }
   controls();
 }
 
 function controls() {
   const connected = $("link").className === "online";
-  const busy = Boolean(state.animating || state.pending);
+  const busy = Boolean(state.animating || state.pending || state.recalled);
   const playing = state.welcome && state.welcome.state === "playing";
   for (const button of document.querySelectorAll("#counts .count")) {
     button.classList.toggle("chosen", Number(button.dataset.count) === state.count);
@@ -374,6 +414,7 @@ function controls() {
   $("cash-out").disabled = busy || !connected || state.credit <= 0;
   for (const button of document.querySelectorAll("#account-credit button")) button.disabled = busy || !connected;
   $("sign-in").disabled = !connected;
+  $("recall").disabled = Boolean(state.animating) || !connected;
 }
 
 // --- The player's touches ------------------------------------------------------------------
@@ -403,6 +444,9 @@ function start() {
     plain({ type: "sign_in", account: $("account").value.trim(), pin: $("pin").value }, "sign_in");
   });
   $("sign-out").addEventListener("click", () => plain({ type: "sign_out" }, "sign_out"));
+  $("recall").addEventListener("click", () => { backToTheGame(); plain({ type: "recall" }, "recall"); });
+  $("recall-close").addEventListener("click", () => { $("recall-panel").hidden = true; });
+  $("recall-back").addEventListener("click", backToTheGame);
   if (!credentials()) {
     $("enrol").hidden = false;
     return;
