@@ -182,7 +182,8 @@ class MachineSession:
         machine, station = self._where()
         return self.vb.play(machine, station, message.get("cards"), message.get("keep", False),
                             _text(message.get("request"), "request")).addCallback(
-            lambda shown: {"type": "play", "request": message["request"], **shown})
+            lambda shown: {"type": "play", "request": message["request"], **shown,
+                           "jackpot_cents": self.vb.jackpot(machine)})
 
     def _on_credit_in(self, message: dict[str, Any]) -> Any:
         machine, station = self._where()

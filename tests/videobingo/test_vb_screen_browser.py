@@ -213,6 +213,10 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
     assert len(plays) == 3
     money = balances(records)
     assert all(money.get(f"vbcredit:{MACHINE}.{s}", 0) == 0 for s in (1, 2))
+    # The machine's pending jackpot, as each screen was last told it, is the ledger's.
+    assert money[f"vbjackpot:{MACHINE}"] > 0
+    for page in pages.values():
+        assert shown_cents(page.inner_text("#jackpot").removeprefix("Jackpot ")) == money[f"vbjackpot:{MACHINE}"]
     (*_, latest) = [r["payload"]["meters"] for r in records if r["type"].startswith("vb_") and "meters" in r["payload"]]
     staff_sees_the_meters_and_the_last_plays(browser, hall, plays, latest)
 

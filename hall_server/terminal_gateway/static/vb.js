@@ -135,6 +135,8 @@ function played(message) {
   state.last = message;
   state.preview = false;
   showPlay(message, true);
+  if (typeof message.jackpot_cents === "number") setTimeout(() => showJackpot(message.jackpot_cents),
+    BALL_MS * (message.balls.length + 1)); // with the result, not before it
 }
 
 function credited(message) {
@@ -191,6 +193,11 @@ function ranked() {
   return patterns.sort((a, b) => b.pays - a.pays || a.index - b.index);
 }
 
+function showJackpot(cents) {
+  $("jackpot").textContent = cents ? `Jackpot ${euros(cents)}` : "";
+  $("jackpot").hidden = !cents;
+}
+
 function paytable(welcome) {
   const table = welcome.paytable;
   $("paytable-name").textContent = `Paytable · ${table.name}`;
@@ -205,8 +212,7 @@ function paytable(welcome) {
   }
   $("rtp").textContent = `${table.balls} balls from ${table.pool} · return ${table.rtp_percent}% · `
     + `1 credit = ${euros(welcome.credit_value_cents)} a card`;
-  $("jackpot").textContent = welcome.jackpot_cents ? `Jackpot ${euros(welcome.jackpot_cents)}` : "";
-  $("jackpot").hidden = !welcome.jackpot_cents;
+  showJackpot(welcome.jackpot_cents);
   const counts = $("counts");
   counts.textContent = "";
   for (let n = 1; n <= table.cards_max; n += 1) {
