@@ -52,7 +52,6 @@ from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
-from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
@@ -68,7 +67,7 @@ from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.roles import SYSTEM
 from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.session import SessionModule
-from hall_server.hall.videobingo import VbConfigError, VideoBingoModule, load_machines
+from hall_server.hall.videobingo import MachineConfig, VbConfigError, VideoBingoConfig, VideoBingoModule, load_machines
 from hall_server.hall.virtual import VirtualModule
 from hall_server.annex.link import AnnexLink
 from hall_server.annex.module import AnnexModule
@@ -80,7 +79,7 @@ from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
 from hall_server.terminal_gateway.library import load_virtual_library
-from hall_server.terminal_gateway.machines import MachineGateway, MachineSocketResource
+from hall_server.terminal_gateway.machines import MachineGateway, MachineScreenResource
 from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.verification import verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
@@ -116,6 +115,9 @@ DEFAULT_CONFIG = Path("var") / "hall.toml"
 OPERATOR_CA = "operator-ca"
 #: The terminal whose certificate bundle a first start writes, under ``terminal-certs/``.
 FIRST_TERMINAL = "terminal-1"
+#: The demo's video bingo machine (one station), when hall.toml has no ``[videobingo]``.
+DEMO_MACHINE = "vb-1"
+DEMO_PAYTABLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "vb-classic-3x5.json"
 #: A checkpoint of the hall's state is written after this many records ...
 CHECKPOINT_EVERY_RECORDS = 50_000
 #: ... or this many seconds with records since the last one, and at a clean stop.
@@ -521,10 +523,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                  port=central.port, hall=central.hall_id)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     if videobingo is not None:
-        machines = Resource()
-        machines.putChild(b"ws", MachineSocketResource(MachineGateway(videobingo, pins, check_pin, reactor),
-                                                       require_certificate=config.tls.enabled))
-        site.resource.putChild(b"vb", machines)
+        site.resource.putChild(b"vb", MachineScreenResource(MachineGateway(videobingo, pins, check_pin, reactor),
+                                                            require_certificate=config.tls.enabled))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
@@ -686,6 +686,8 @@ def makeService(options: Mapping[str, Any]) -> HallService:
         config = replace(config, database_url=str(options["database_url"]))
     if logins:
         hand_over_logins(logins, config_path)
+    if options.get("demo") and config.videobingo is None:
+        config = replace(config, videobingo=demo_videobingo())
     hall = build_hall(config, reactor)
     hall.web.listening.addErrback(_cannot_listen, config, reactor)
     if options.get("demo"):
@@ -693,15 +695,33 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     return hall.service
 
 
+def demo_videobingo() -> VideoBingoConfig | None:
+    """The demo's video bingo machine, on the documented classic paytable (of a source checkout)."""
+    paytable = DEMO_PAYTABLE
+    if not paytable.is_file():
+        log.warn("Demo: no video bingo machine: its paytable {path} is missing", path=str(paytable))
+        return None
+    machine = MachineConfig(DEMO_MACHINE, "classic", paytable, credit_cents=20, stations=1, zone="machines")
+    return VideoBingoConfig(seats=40, room_zone="bingo room", machines=(machine,))
+
+
 def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
-    """The scripted session, with virtual cards on the demo's terminals and the newcomer's kiosk."""
+    """The scripted session, with virtual cards on the demo's terminals and the newcomer's kiosk
+    (and the screen of the demo's video bingo machine, when the hall has its own or the demo's)."""
     config = hall.config
     bundles = config.home / "terminal-certs"
     names = [*demo_terminals.HEADLESS, FIRST_TERMINAL]
-    terminals = demo_terminals.provision(operator_ca_dir(config), bundles, names) if config.tls.enabled else names
+    stations = [(DEMO_MACHINE, 1)] if hall.videobingo is not None and DEMO_MACHINE in hall.videobingo.machines else []
+    station_names = [f"{m}.{s}" for m, s in stations]
+    if config.tls.enabled:
+        ready = demo_terminals.provision(operator_ca_dir(config), bundles, [*names, *station_names])
+        terminals = [n for n in ready if n in names]
+        stations = [(m, s) for m, s in stations if f"{m}.{s}" in ready]
+    else:
+        terminals = names
     demo = DemoSession(
         hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
-        pace=pace, timezone=config.timezone, terminals=terminals,
+        pace=pace, timezone=config.timezone, terminals=terminals, stations=stations,
     )
     demo.setServiceParent(hall.service)
     host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface

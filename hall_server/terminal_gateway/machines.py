@@ -34,6 +34,7 @@ from twisted.web.websocket import WebSocketTransport
 
 from hall_server.hall.pins import CheckPin, PinGuard
 from hall_server.hall.videobingo import Station, VbRefused, VideoBingoModule
+from hall_server.terminal_gateway.resource import STATIC, File, NotFound, Refused, origin_allowed
 from protocol.errors import DomainError
 from server_kit import pki
 from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
@@ -181,7 +182,8 @@ class MachineSession:
         machine, station = self._where()
         return self.vb.play(machine, station, message.get("cards"), message.get("keep", False),
                             _text(message.get("request"), "request")).addCallback(
-            lambda shown: {"type": "play", "request": message["request"], **shown})
+            lambda shown: {"type": "play", "request": message["request"], **shown,
+                           "jackpot_cents": self.vb.jackpot(machine)})
 
     def _on_credit_in(self, message: dict[str, Any]) -> Any:
         machine, station = self._where()
@@ -303,4 +305,40 @@ class MachineSocketResource(Resource):
         return result
 
 
-__all__ = ["PROTOCOL", "MachineGateway", "MachineSession", "MachineSocketResource"]
+#: The machine screen's files under ``/vb/static/``: by name only, and only these.
+SCREEN_FILES = ("vb.css", "vb.js")
+
+
+class _ScreenStatic(Resource):
+    def getChild(self, path: bytes, request: Request) -> Resource:
+        name = path.decode("ascii", "replace")
+        return File(STATIC / name) if name in SCREEN_FILES else NotFound()
+
+
+class MachineScreenResource(Resource):
+    """``/vb``: the machine's screen (``vb.html``), its files and the stations' WebSocket.
+
+    The page and its files carry the kiosk's security headers (a content security policy
+    of this hall only); a browser page of another site may not open ``/vb/ws``."""
+
+    def __init__(self, gateway: MachineGateway, require_certificate: bool) -> None:
+        super().__init__()
+        self.page = File(STATIC / "vb.html")
+        self.putChild(b"static", _ScreenStatic())
+        self.putChild(b"ws", MachineSocketResource(gateway, require_certificate))
+
+    def getChildWithDefault(self, path: bytes, request: Request) -> Resource:
+        if path == b"ws" and not origin_allowed(request):
+            return Refused(403, b"this socket is for the machine screens of this hall only")
+        return super().getChildWithDefault(path, request)
+
+    def getChild(self, path: bytes, request: Request) -> Resource:
+        if path in (b"", b"index.html"):
+            return self.page
+        return NotFound()
+
+    def render_GET(self, request: Request) -> bytes:
+        return self.page.render_GET(request)
+
+
+__all__ = ["PROTOCOL", "MachineGateway", "MachineScreenResource", "MachineSession", "MachineSocketResource"]

@@ -182,7 +182,7 @@ class TerminalSocketResource(Resource):
         return result
 
 
-class _File(Resource):
+class File(Resource):
     isLeaf = True
 
     def __init__(self, path: Path) -> None:
@@ -204,11 +204,11 @@ class _Static(Resource):
         name = path.decode("ascii", "replace")
         candidate = STATIC / name
         if "/" in name or name.startswith(".") or candidate.suffix not in CONTENT_TYPES or not candidate.is_file():
-            return _NotFound()
-        return _File(candidate)
+            return NotFound()
+        return File(candidate)
 
 
-class _NotFound(Resource):
+class NotFound(Resource):
     isLeaf = True
 
     def render(self, request: Request) -> bytes:
@@ -216,7 +216,7 @@ class _NotFound(Resource):
         return b"not found"
 
 
-class _Refused(Resource):
+class Refused(Resource):
     """A WebSocket handshake refused before it opens, with the status and why."""
 
     isLeaf = True
@@ -238,22 +238,22 @@ class KioskResource(Resource):
     def __init__(self, gateway: TerminalGateway, require_certificate: bool = True) -> None:
         super().__init__()
         self.gateway = gateway
-        self.page = _File(STATIC / "kiosk.html")
+        self.page = File(STATIC / "kiosk.html")
         self.putChild(b"static", _Static())
         self.putChild(b"ws", TerminalSocketResource(gateway, require_certificate))
 
     def getChildWithDefault(self, path: bytes, request: Request) -> Resource:
         if path == b"ws":
             if not origin_allowed(request):
-                return _Refused(403, b"this socket is for the kiosk pages of this hall only")
+                return Refused(403, b"this socket is for the kiosk pages of this hall only")
             if self.gateway.limiter.blocked(client_address(request)):
-                return _Refused(429, b"too many errors from this address; try again later")
+                return Refused(429, b"too many errors from this address; try again later")
         return super().getChildWithDefault(path, request)
 
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path in (b"", b"index.html"):
             return self.page
-        return _NotFound()
+        return NotFound()
 
     def render_GET(self, request: Request) -> bytes:
         return self.page.render_GET(request)

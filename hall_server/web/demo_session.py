@@ -68,6 +68,15 @@ class DemoPlayer:
     pin: str
 
 
+@dataclass(frozen=True)
+class DemoStation:
+    """A video bingo machine's station the demo enrolled, with its token."""
+
+    machine: str
+    station: int
+    token: str
+
+
 class DemoSession(Service):
     """Plays games on ``core`` until stopped, one step every ``pace`` seconds."""
 
@@ -84,6 +93,7 @@ class DemoSession(Service):
         rng: random.Random | None = None,
         timezone: tzinfo = DEFAULT_TIMEZONE,
         terminals: Sequence[str] = (),
+        stations: Sequence[tuple[str, int]] = (),
     ) -> None:
         self.core = core
         self.timezone = timezone  # the hall's: the session is dated by its local day
@@ -96,6 +106,9 @@ class DemoSession(Service):
         self.rng = rng or random.Random()
         self.running_game: defer.Deferred[None] | None = None
         self.terminals = tuple(terminals)
+        #: The video bingo stations to enrol, ``(machine, station)``, and those enrolled.
+        self.stations = tuple(stations)
+        self.stations_enrolled: list[DemoStation] = []
         #: Fires once with the :class:`DemoPlayer` of every terminal enrolled.
         self.players: defer.Deferred[list[DemoPlayer]] = defer.Deferred()
         #: Seconds the terminals' sale of a game stays open: long enough to sign in and buy.
@@ -130,7 +143,7 @@ class DemoSession(Service):
     @defer.inlineCallbacks
     def play(self):  # type: ignore[no-untyped-def]
         yield self.open_session()
-        if self.terminals:  # after a restart too: the earlier run's tokens are gone
+        if self.terminals or self.stations:  # after a restart too: the earlier run's tokens are gone
             yield self.enrol_players()
         while True:
             played = yield self.play_game()
@@ -181,6 +194,10 @@ class DemoSession(Service):
             yield self.command(CASHIER, "load_credit", account=account, amount_cents=PLAYER_CREDIT_CENTS,
                                desk=self.desk)
             players.append(DemoPlayer(terminal, enrolled["token"], account, PLAYER_PIN))
+        for machine, station in self.stations:  # enrolling again gives a new token
+            enrolled = yield self.command(ROOM_CHIEF, "enrol_vb_station", machine=machine, station=station)
+            if enrolled is not None:
+                self.stations_enrolled.append(DemoStation(machine, station, enrolled["token"]))
         if not self.players.called:
             self.players.callback(players)
 

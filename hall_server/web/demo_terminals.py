@@ -12,7 +12,8 @@ enrols the terminals named here and opens a player account for each.  This modul
   tokens, accounts and PINs on their standard input, never on a command line;
 * writes for the newcomer the kiosk's address with its token, the account and PIN to
   sign in with, and the terminal certificate as a PKCS#12 file to import into the
-  browser (``demo-kiosk.txt`` in the hall's folder, and the log).
+  browser (``demo-kiosk.txt`` in the hall's folder, and the log); the same for the demo's
+  video bingo machine's screen, when the hall has one.
 """
 
 from __future__ import annotations
@@ -180,6 +181,18 @@ class DemoTerminals(Service):
             f"{'3' if self.tls else '2'}. Sign in with account {format_account_number(kiosk.account)} and PIN "
             f"{kiosk.pin}, and buy cards while the terminals' sale of a game is open.",
         ]
+        for station in self.demo.stations_enrolled:
+            name = f"{station.machine}.{station.station}"
+            lines.append(f"The demo's video bingo machine {station.machine} has station {station.station}.")
+            if self.tls:
+                p12 = kiosk_p12(self.bundles / name, name)
+                lines.append(f"4. Import its certificate {p12} (password: {KIOSK_P12_PASSWORD}) into the browser.")
+            lines += [
+                f"{'5' if self.tls else '3'}. Open {scheme}://{self.host}:{port}/vb/#machine={station.machine}"
+                f"&station={station.station}&token={station.token}",
+                f"{'6' if self.tls else '4'}. Sign in with the same account and PIN, take credit from the account, "
+                f"choose the cards and play.",
+            ]
         text = "\n".join(lines) + "\n"
         descriptor = os.open(self.note, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w") as stream:

@@ -114,13 +114,21 @@ function describeAnswer(message) {
     return {text: known ? outcomeOf(known) : words(r.type), refused: REFUSALS.has(r.type)};
   }).filter((part) => part.text);
   const result = message.result;
-  if (result && typeof result === "object") {
+  if (Array.isArray(result)) {
+    parts.push({text: `${result.length} found`, refused: false});
+  } else if (result && typeof result === "object") {
     if (Array.isArray(result.games)) {
       showLastGames(result.games);
       parts.push({text: `${result.games.length} finished game(s), shown under Last games`, refused: false});
+    } else if (result.token && result.machine) {
+      parts.push({text: `Station ${result.station} of machine ${result.machine} enrolled; its token is shown below, only now`, refused: false});
     } else if (result.token) {
       parts.push({text: `Terminal ${result.terminal} enrolled. Its token, shown only now - enter it on the terminal: ${result.token}`, refused: false});
-    } else if (!("cells" in result) && !("balance_cents" in result)) {
+    } else if ("cells" in result || "balance_cents" in result) {
+      // A card or an account looked up: its desk shows it whole.
+    } else if (Object.values(result).some((v) => v && typeof v === "object")) {
+      parts.push({text: Object.entries(result).map(([k, v]) => (v && typeof v === "object" ? k : `${words(k)}: ${v}`)).join(", "), refused: false});
+    } else {
       parts.push({text: Object.entries(result).map(([k, v]) => `${words(k)}: ${v}`).join(", "), refused: false});
     }
   }
@@ -797,7 +805,72 @@ function roomChiefScreen(screen) {
   const last = append(section("Last game of the session", {when: (view) => Boolean(view.game && !view.game.last_game && !gameOver(view.game))}),
     commandForm("announce_last_game", {label: "Announce this game as the last"}));
   append(game, pots, close, end, voiding, last);
-  append(screen, game, openingSection(), closingSection());
+  append(screen, game, openingSection(), closingSection(), machinesSection());
+}
+
+// --- The video bingo machines: meters and game recall (GLI-11), station enrolment --------
+
+const VB_METERS = [["credits_in", "Credits in"], ["credits_out", "Credits out"], ["stakes", "Stakes"],
+  ["prizes", "Prizes"], ["plays", "Plays"], ["jackpot_contributions", "Jackpot in"], ["jackpot_payouts", "Jackpot paid"],
+  ["cash_in", "Cash in"], ["cash_out", "Cash out"], ["jackpot_cents", "Jackpot now"]];
+
+function machinesSection() {
+  if (!Console.commands.has("vb_meters")) return null;  // a hall without [videobingo]
+  const box = section("Video bingo machines", {id: "machines"});
+  append(box,
+    commandForm("vb_meters", {label: "Show the meters", fields: {machine: {label: "machine (empty: every one)"}}, keep: ["machine"], quiet: true,
+      done: (message) => { Console.vbMeters = message.result; refresh(); }}),
+    live("div", "vb-meters", vbMetersTable),
+    commandForm("vb_recall", {label: "Last ten plays", keep: ["machine"], quiet: true,
+      done: (message) => { Console.vbRecall = message.result; refresh(); }}),
+    live("ul", "rows vb-recall", vbRecallRows),
+    commandForm("enrol_vb_station", {label: "Enrol the station", quiet: true, done: (message) => {
+      const r = message.result;
+      Console.vbToken = r && r.token ? `Token of ${r.machine} station ${r.station}, shown only now - open the machine's screen at /vb/#machine=${r.machine}&station=${r.station}&token=${r.token}` : null;
+      refresh();
+    }}),
+    live("div", "token-box", (node) => { node.hidden = !Console.vbToken; node.textContent = Console.vbToken || ""; }));
+  return box;
+}
+
+function vbMetersTable(node) {
+  node.textContent = "";
+  const meters = Console.vbMeters;
+  if (!meters) return;
+  const table = Hall.el("table", null, "receipt-table");
+  const head = table.createTHead().insertRow();
+  for (const text of ["Machine", ...VB_METERS.map(([, label]) => label), "State"]) head.appendChild(Hall.el("th", text));
+  const body = table.createTBody();
+  for (const [machine, m] of Object.entries(meters)) {
+    if (machine === "superjackpot_cents") continue;
+    const row = body.insertRow();
+    row.dataset.machine = machine;
+    row.insertCell().textContent = machine;
+    for (const [key] of VB_METERS) {
+      const cell = row.insertCell();
+      cell.dataset.meter = key;
+      cell.textContent = key === "plays" ? String(m[key]) : Hall.money(m[key]);
+    }
+    row.insertCell().textContent = m.state;
+  }
+  node.appendChild(table);
+  if ("superjackpot_cents" in meters) node.appendChild(Hall.el("p", `Superjackpot now: ${Hall.money(meters.superjackpot_cents)}`, "hint"));
+}
+
+function vbRecallRows(node) {
+  node.textContent = "";
+  const plays = Console.vbRecall;
+  if (!plays) return;
+  if (!plays.length) node.appendChild(Hall.el("li", "No play on this machine yet.", "hint"));
+  for (const p of plays) {
+    const paid = p.results.map((r, i) => r.pattern ? `card ${i + 1} ${r.pattern} (${r.credits})` : null).filter(Boolean);
+    const line = `#${p.number} · ${clock(p.at_ms)} · station ${p.station} · ${p.cards.length} card(s) · stake ${Hall.money(p.stake_cents)}`
+      + ` · won ${Hall.money(p.won_cents)}${paid.length ? " - " + paid.join(", ") : ""} · credit after ${Hall.money(p.credit_after_cents)}`
+      + ` · balls ${p.balls.join(" ")}`;
+    const item = Hall.el("li", line);
+    item.dataset.seq = String(p.seq);
+    node.appendChild(item);
+  }
 }
 
 function sellerScreen(screen) {

@@ -1,0 +1,463 @@
+// The video bingo machine's screen: one station's side of bingo-vb-machine/1 over /vb/ws
+// (docs/video-bingo.md). The hall deals, draws and settles every play and commits it
+// before it answers; this page only shows the committed play, ball by ball.
+"use strict";
+
+const PROTOCOL = "bingo-vb-machine/1";
+const BALL_MS = 90; // the pace of the balls shown: the result is already committed
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  socket: null, retry: 1000, refused: false, machine: null, station: null, token: null,
+  welcome: null, credit: 0, account: null, count: 1, keep: false,
+  recalled: null,      // a play of the machine's recall shown instead of the game
+  last: null,          // the last committed play shown
+  preview: false,      // the cards chosen for the next play are shown instead of the last play
+  animating: null,     // the timer of the balls being shown
+  pending: null,       // the request sent and not answered: sent again, same id, after a reconnect
+  plain: [],           // sign-in / sign-out waiting for their answers, in order
+};
+
+// --- The station's credentials: given once by staff (URL fragment), kept on this device -------
+function credentials() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("machine") && fragment.get("station") && fragment.get("token")) {
+    localStorage.setItem("vb-machine", fragment.get("machine"));
+    localStorage.setItem("vb-station", fragment.get("station"));
+    localStorage.setItem("vb-token", fragment.get("token"));
+    history.replaceState(null, "", location.pathname); // the token leaves the address bar
+  }
+  state.machine = localStorage.getItem("vb-machine");
+  state.station = Number(localStorage.getItem("vb-station"));
+  state.token = localStorage.getItem("vb-token");
+  return Boolean(state.machine && Number.isInteger(state.station) && state.station > 0 && state.token);
+}
+
+function euros(cents) {
+  const sign = cents < 0 ? "-" : "";
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")} EUR`;
+}
+
+function credits(n) {
+  return `${n} credit${n === 1 ? "" : "s"}`;
+}
+
+function requestId() {
+  const random = crypto.getRandomValues(new Uint32Array(2));
+  return `${state.machine}.${state.station}-${Date.now().toString(36)}${random[0].toString(36)}${random[1].toString(36)}`.slice(0, 64);
+}
+
+// --- The connection --------------------------------------------------------------------
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const socket = new WebSocket(`${scheme}//${location.host}/vb/ws`);
+  state.socket = socket;
+  socket.onopen = () => {
+    state.retry = 1000;
+    socket.send(JSON.stringify({ type: "hello", protocol: PROTOCOL, machine: state.machine, station: state.station,
+      token: state.token }));
+  };
+  socket.onmessage = (event) => receive(JSON.parse(event.data));
+  socket.onclose = () => {
+    online(false);
+    state.plain = [];
+    if (state.socket === socket && !state.refused) {
+      setTimeout(connect, state.retry); // reconnect; welcome brings the last committed play back
+      state.retry = Math.min(state.retry * 2, 10000);
+    }
+  };
+}
+
+function online(up) {
+  $("link").textContent = up ? "online" : "offline";
+  $("link").className = up ? "online" : "offline";
+  controls();
+}
+
+function send(message) {
+  if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
+    say("The machine is not connected to the hall; wait a moment and try again.");
+    return false;
+  }
+  state.socket.send(JSON.stringify(message));
+  return true;
+}
+
+function request(message) {
+  state.pending = { ...message, request: requestId() };
+  if (!send(state.pending)) state.pending = null;
+  controls();
+}
+
+function plain(message, kind) {
+  if (send(message)) state.plain.push(kind);
+}
+
+function receive(message) {
+  switch (message.type) {
+    case "welcome": return welcomed(message);
+    case "play": return played(message);
+    case "credit": return credited(message);
+    case "signed_in": state.plain.shift(); return signedIn(message.account);
+    case "signed_out": state.plain.shift(); return signedIn(null);
+    case "recall": state.plain.shift(); return recalled(message.plays);
+    case "error": return refused(message);
+    default: return undefined;
+  }
+}
+
+function welcomed(message) {
+  state.welcome = message;
+  state.credit = message.credit_cents;
+  $("enrol").hidden = true;
+  $("screen").hidden = false;
+  $("machine").textContent = `${message.machine} · station ${message.station}`;
+  online(true);
+  paytable(message);
+  signedIn(message.signed_in);
+  if (message.state !== "playing") say(`This machine does not play: ${message.why}`, false, true);
+  if (message.last_play && !state.animating && (!state.last || state.last.seq !== message.last_play.seq)) {
+    state.last = message.last_play;
+    state.count = message.last_play.cards.length;
+    state.preview = false;
+    showPlay(message.last_play, false);
+  } else if (!state.last) {
+    render();
+  }
+  showCredit(state.credit);
+  if (state.pending) send(state.pending); // answered once: a play already committed comes back as it was
+}
+
+function played(message) {
+  if (state.pending && state.pending.request === message.request) state.pending = null;
+  if (state.last && state.last.seq === message.seq) { controls(); return; }
+  state.last = message;
+  state.preview = false;
+  showPlay(message, true);
+  if (typeof message.jackpot_cents === "number") setTimeout(() => showJackpot(message.jackpot_cents),
+    BALL_MS * (message.balls.length + 1)); // with the result, not before it
+}
+
+function credited(message) {
+  const out = state.pending && state.pending.type === "credit_out" ? state.pending.destination : null;
+  if (state.pending && state.pending.request === message.request) state.pending = null;
+  state.credit = message.credit_after_cents;
+  showCredit(state.credit);
+  if (out) say(`Paid out ${euros(message.amount_cents)} ${out === "account" ? "to your account" : "in cash"}.`, true);
+  else say(`${euros(message.amount_cents)} added to the credit.`, true);
+  controls();
+}
+
+function refused(message) {
+  if (message.request && state.pending && state.pending.request === message.request) state.pending = null;
+  else if (!message.request && state.plain.length) state.plain.shift();
+  if (!state.welcome && ["not_enrolled", "hello", "protocol", "certificate"].includes(message.code)) {
+    state.refused = true;
+    $("screen").hidden = true;
+    $("enrol").hidden = false;
+  }
+  say(message.message);
+  controls();
+}
+
+function signedIn(account) {
+  state.account = account;
+  $("who").textContent = account ? `Account ${account}` : "";
+  $("sign-in-form").hidden = Boolean(account);
+  $("account-credit").hidden = !account;
+  $("pin").value = "";
+  controls();
+}
+
+let messageTimer = null;
+function say(text, ok = false, stays = false) {
+  const box = $("message");
+  box.textContent = text;
+  box.className = ok ? "ok" : "";
+  box.hidden = false;
+  clearTimeout(messageTimer);
+  if (!stays) messageTimer = setTimeout(() => { box.hidden = true; }, 8000);
+}
+
+// --- What the screen shows ----------------------------------------------------------------
+function showCredit(cents) {
+  const value = state.welcome ? state.welcome.credit_value_cents : 0;
+  $("credit").textContent = euros(cents);
+  $("credits").textContent = value ? credits(Math.floor(cents / value)) : "";
+}
+
+function ranked() {
+  // The paytable's patterns in the order a card is paid: the highest first, ties to the first listed.
+  const patterns = state.welcome.paytable.patterns.map((p, i) => ({ ...p, index: i }));
+  return patterns.sort((a, b) => b.pays - a.pays || a.index - b.index);
+}
+
+function showJackpot(cents) {
+  $("jackpot").textContent = cents ? `Jackpot ${euros(cents)}` : "";
+  $("jackpot").hidden = !cents;
+}
+
+function paytable(welcome) {
+  const table = welcome.paytable;
+  $("paytable-name").textContent = `Paytable · ${table.name}`;
+  const body = $("paytable").tBodies[0];
+  body.textContent = "";
+  for (const pattern of ranked()) {
+    const row = body.insertRow();
+    row.dataset.pattern = pattern.name;
+    row.insertCell().textContent = pattern.name;
+    row.insertCell().textContent = `${pattern.pays}`;
+    row.insertCell().textContent = euros(pattern.pays * welcome.credit_value_cents);
+  }
+  $("rtp").textContent = `${table.balls} balls from ${table.pool} · return ${table.rtp_percent}% · `
+    + `1 credit = ${euros(welcome.credit_value_cents)} a card`;
+  showJackpot(welcome.jackpot_cents);
+  const counts = $("counts");
+  counts.textContent = "";
+  for (let n = 1; n <= table.cards_max; n += 1) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "count";
+    button.dataset.count = String(n);
+    button.textContent = String(n);
+    button.addEventListener("click", () => { state.count = n; state.preview = true; render(); });
+    counts.appendChild(button);
+  }
+}
+
+function cardElement(numbers, index) {
+  const table = state.welcome.paytable;
+  const card = document.createElement("div");
+  card.className = "card";
+  card.dataset.card = String(index);
+  const title = document.createElement("div");
+  title.className = "card-title";
+  title.textContent = `Card ${index + 1}`;
+  card.appendChild(title);
+  const grid = document.createElement("div");
+  grid.className = "grid";
+  grid.style.gridTemplateColumns = `repeat(${table.columns}, 1fr)`;
+  for (let i = 0; i < table.rows * table.columns; i += 1) {
+    const cell = document.createElement("div");
+    cell.className = numbers ? "cell" : "cell blank";
+    cell.textContent = numbers ? String(numbers[i]) : "?";
+    grid.appendChild(cell);
+  }
+  card.appendChild(grid);
+  return card;
+}
+
+function rack(count) {
+  const balls = $("balls");
+  balls.textContent = "";
+  for (let i = 0; i < count; i += 1) balls.appendChild(document.createElement("li"));
+}
+
+function render() {
+  // The cards chosen for the next play (kept ones, or new ones to be dealt), or the last play.
+  if (!state.welcome || state.animating) return;
+  if (state.last && !state.preview) return controls();
+  const keep = state.keep && state.last && state.last.cards.length === state.count;
+  const cards = $("cards");
+  cards.textContent = "";
+  cards.dataset.count = String(state.count);
+  delete cards.dataset.seq;
+  for (let i = 0; i < state.count; i += 1) cards.appendChild(cardElement(keep ? state.last.cards[i] : null, i));
+  rack(state.welcome.paytable.balls);
+  $("ball-now").textContent = "";
+  $("win").textContent = "";
+  $("win").className = "";
+  for (const row of $("paytable").tBodies[0].rows) row.classList.remove("lit");
+  controls();
+}
+
+function recalled(plays) {
+  // GLI-11 game recall: the machine's last ten plays, latest first; one touched is shown whole.
+  const list = $("recall-list");
+  list.textContent = "";
+  if (!plays.length) list.appendChild(Object.assign(document.createElement("li"), { textContent: "No play yet." }));
+  for (const play of plays) {
+    const item = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.seq = String(play.seq);
+    const time = new Date(play.at_ms).toLocaleString([], { dateStyle: "short", timeStyle: "medium" });
+    button.textContent = `Play ${play.number} · ${time} · station ${play.station} · ${play.cards.length} card(s) · `
+      + `won ${euros(play.won_cents + jackpotCents(play))} · credit after ${euros(play.credit_after_cents)}`;
+    button.addEventListener("click", () => {
+      $("recall-panel").hidden = true;
+      state.recalled = play;
+      $("recalled-text").textContent = `Recalled: play ${play.number} of station ${play.station}, `
+        + `credit after it ${euros(play.credit_after_cents)}`;
+      $("recalled").hidden = false;
+      $("count-row").hidden = true;
+      showPlay(play, false, true);
+    });
+    item.appendChild(button);
+    list.appendChild(item);
+  }
+  $("recall-panel").hidden = false;
+}
+
+function backToTheGame() {
+  state.recalled = null;
+  $("recalled").hidden = true;
+  $("count-row").hidden = false;
+  if (state.last) showPlay(state.last, false);
+  else render();
+}
+
+function showPlay(play, animate, recall = false) {
+  const table = state.welcome.paytable;
+  const cards = $("cards");
+  cards.textContent = "";
+  cards.dataset.count = String(play.cards.length);
+  cards.dataset.seq = String(play.seq);
+  play.cards.forEach((numbers, i) => cards.appendChild(cardElement(numbers, i)));
+  rack(play.balls.length);
+  $("win").textContent = "";
+  $("win").className = "";
+  const order = ranked();
+  const where = play.cards.map((numbers) => new Map(numbers.map((n, i) => [n, i])));
+  const drawn = new Set();
+  let shown = 0;
+  const step = () => {
+    const ball = play.balls[shown];
+    drawn.add(ball);
+    const slot = $("balls").children[shown];
+    slot.textContent = String(ball);
+    slot.className = "drawn";
+    $("ball-now").textContent = String(ball);
+    play.cards.forEach((numbers, c) => {
+      const position = where[c].get(ball);
+      if (position !== undefined) cards.children[c].querySelectorAll(".cell")[position].classList.add("hit");
+      light(cards.children[c], numbers, drawn, order, table.columns);
+    });
+    lightPaytable();
+    shown += 1;
+  };
+  clearInterval(state.animating);
+  state.animating = null;
+  if (animate) {
+    showCredit(play.credit_after_cents - play.won_cents - jackpotCents(play));
+    state.animating = setInterval(() => {
+      step();
+      if (shown === play.balls.length) { clearInterval(state.animating); state.animating = null; settled(play); }
+    }, BALL_MS);
+    controls();
+  } else {
+    while (shown < play.balls.length) step();
+    settled(play, recall);
+  }
+}
+
+function jackpotCents(play) {
+  return play.jackpots.reduce((sum, won) => sum + won.cents, 0);
+}
+
+function light(card, numbers, drawn, order, columns) {
+  // The best pattern the card has completed so far lights up, as it will be paid.
+  const best = order.find((p) => p.cells.every(([r, c]) => drawn.has(numbers[r * columns + c])));
+  const cells = card.querySelectorAll(".cell");
+  cells.forEach((cell) => cell.classList.remove("lit"));
+  const title = card.querySelector(".card-title");
+  const index = Number(card.dataset.card);
+  if (!best) { card.classList.remove("won"); title.textContent = `Card ${index + 1}`; card.dataset.pattern = ""; return; }
+  best.cells.forEach(([r, c]) => cells[r * columns + c].classList.add("lit"));
+  card.classList.add("won");
+  card.dataset.pattern = best.name;
+  title.textContent = `Card ${index + 1} · ${best.name} · ${best.pays}`;
+}
+
+function lightPaytable() {
+  const lit = new Set([...$("cards").children].map((card) => card.dataset.pattern).filter(Boolean));
+  for (const row of $("paytable").tBodies[0].rows) row.classList.toggle("lit", lit.has(row.dataset.pattern));
+}
+
+function settled(play, recall = false) {
+  // The hall's result is what counts: each card shows the pattern it was paid.
+  const cards = $("cards").children;
+  play.results.forEach((result, i) => {
+    cards[i].dataset.paid = result.pattern || "";
+    cards[i].classList.toggle("won", Boolean(result.pattern));
+  });
+  const value = state.welcome.credit_value_cents;
+  const jackpot = jackpotCents(play);
+  const win = $("win");
+  if (play.won_cents || jackpot) {
+    const won = play.results.reduce((sum, r) => sum + r.credits, 0);
+    win.textContent = `Win ${credits(won)} · ${euros(play.won_cents)}` + (jackpot ? ` · jackpot ${euros(jackpot)}` : "");
+    win.className = "done won";
+  } else {
+    win.textContent = `No win · stake ${credits(play.stake_cents / value)} (${euros(play.stake_cents)})`;
+    win.className = "done";
+  }
+  if (!recall) {
+    state.credit = play.credit_after_cents;
+    showCredit(state.credit);
+  }
+  controls();
+}
+
+function controls() {
+  const connected = $("link").className === "online";
+  const busy = Boolean(state.animating || state.pending || state.recalled);
+  const playing = state.welcome && state.welcome.state === "playing";
+  for (const button of document.querySelectorAll("#counts .count")) {
+    button.classList.toggle("chosen", Number(button.dataset.count) === state.count);
+    button.disabled = busy;
+  }
+  const keepable = Boolean(state.last && state.last.cards.length === state.count);
+  if (!keepable) state.keep = false;
+  $("keep").disabled = busy || !keepable;
+  $("keep").setAttribute("aria-pressed", String(state.keep));
+  $("keep").classList.toggle("chosen", state.keep);
+  $("play").disabled = busy || !connected || !playing;
+  $("play").textContent = state.welcome
+    ? `Play ${state.count} card${state.count > 1 ? "s" : ""} · ${euros(state.count * state.welcome.credit_value_cents)}`
+    : "Play";
+  $("cash-out").disabled = busy || !connected || state.credit <= 0;
+  for (const button of document.querySelectorAll("#account-credit button")) button.disabled = busy || !connected;
+  $("sign-in").disabled = !connected;
+  $("recall").disabled = Boolean(state.animating) || !connected;
+}
+
+// --- The player's touches ------------------------------------------------------------------
+function play() {
+  $("message").hidden = true;
+  request({ type: "play", cards: state.count, keep: state.keep });
+}
+
+function start() {
+  $("enrol-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    localStorage.setItem("vb-machine", $("enrol-machine").value.trim());
+    localStorage.setItem("vb-station", $("enrol-station").value.trim());
+    localStorage.setItem("vb-token", $("enrol-token").value.trim());
+    location.reload();
+  });
+  $("play").addEventListener("click", play);
+  $("keep").addEventListener("click", () => { state.keep = !state.keep; state.preview = true; render(); });
+  $("cash-out").addEventListener("click", () => request({ type: "credit_out",
+    destination: state.account ? "account" : "cash" }));
+  for (const button of document.querySelectorAll("#account-credit .take")) {
+    button.addEventListener("click", () => request({ type: "credit_in", source: "account",
+      amount_cents: Number(button.dataset.cents) }));
+  }
+  $("sign-in-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    plain({ type: "sign_in", account: $("account").value.trim(), pin: $("pin").value }, "sign_in");
+  });
+  $("sign-out").addEventListener("click", () => plain({ type: "sign_out" }, "sign_out"));
+  $("recall").addEventListener("click", () => { backToTheGame(); plain({ type: "recall" }, "recall"); });
+  $("recall-close").addEventListener("click", () => { $("recall-panel").hidden = true; });
+  $("recall-back").addEventListener("click", backToTheGame);
+  if (!credentials()) {
+    $("enrol").hidden = false;
+    return;
+  }
+  connect();
+}
+
+start();
