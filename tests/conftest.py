@@ -22,6 +22,31 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "campaign: a long run: fuzzing, certification or statistics over 10^5 inputs or more")
 
 
+#: The suite's longest files, longest first (``--durations``): ``./test.sh`` hands whole files
+#: to its two workers in collection order (``--dist loadfile --no-loadscope-reorder``), so
+#: these start first and the short files fill in around them, and both workers end together.
+LONGEST_FIRST = (
+    "tests/simulation/test_kill_campaign.py",
+    "tests/crash/test_crash_recovery.py",
+    "tests/fuzz/test_fuzz_campaigns.py",
+    "tests/simulation/test_simulate.py",
+    "tests/network/test_network_end_to_end.py",
+    "tests/network/test_network_browser.py",
+    "tests/fuzz/test_fuzz_findings.py",
+    "tests/central_server/test_recovery.py",
+    "tests/videobingo/test_play.py",
+    "tests/central_server/test_audit_export.py",
+    "tests/videobingo/test_vb_power_loss.py",
+    "tests/network/test_annex_end_to_end.py",
+    "tests/audit/test_demo_export.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
     """A real PostgreSQL cluster for the session's tests (``tests/support/postgres.py``).
