@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from twisted.internet import defer
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
@@ -260,17 +260,27 @@ class TerminalClient:
         return sorted(rows, key=lambda row: (row[2], row[1]))
 
 
-class ClientSocket:
-    """The WebSocket protocol under a :class:`TerminalClient`."""
+class TextClient(Protocol):
+    """A sans-I/O client a :class:`ClientSocket` carries: it writes with ``send`` (which the
+    socket sets once the WebSocket is open) and reads text frames."""
 
-    def __init__(self, client: TerminalClient) -> None:
+    @property
+    def send(self) -> Callable[[str], None]: ...
+
+    def message_received(self, text: str) -> None: ...
+
+
+class ClientSocket:
+    """The WebSocket protocol under a sans-I/O client (a :class:`TerminalClient`, a machine's station)."""
+
+    def __init__(self, client: TextClient) -> None:
         self.client = client
         self.transport: WebSocketTransport | None = None
         self.closed: defer.Deferred[None] = defer.Deferred()
 
     def negotiationStarted(self, transport: WebSocketTransport) -> None:
         self.transport = transport
-        self.client.send = transport.sendTextMessage
+        self.client.send = transport.sendTextMessage  # type: ignore[misc]  # the clients' send is a plain attribute
 
     def negotiationFinished(self) -> None:
         pass
@@ -294,7 +304,7 @@ class ClientSocket:
 
 
 class _ClientFactory:
-    def __init__(self, client: TerminalClient) -> None:
+    def __init__(self, client: TextClient) -> None:
         self.client = client
 
     def buildProtocol(self, url: str) -> ClientSocket:
@@ -324,6 +334,13 @@ def connect(
     reactor: Any, url: str, client: TerminalClient, tls: TerminalCertificate | None = None
 ) -> defer.Deferred[ClientSocket]:
     """Open the WebSocket at ``url`` (``wss://host:port/kiosk/ws``, with ``tls``) for ``client``."""
+    return open_socket(reactor, url, client, tls)
+
+
+def open_socket(
+    reactor: Any, url: str, client: TextClient, tls: TerminalCertificate | None = None
+) -> defer.Deferred[ClientSocket]:
+    """Open the WebSocket at ``url`` for any sans-I/O ``client``; over ``wss://`` it presents ``tls``."""
     if tls is not None:
         endpoint = WebSocketClientEndpoint.new(reactor, url, tlsPolicy=tls)
     else:

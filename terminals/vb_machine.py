@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from twisted.internet import defer
-from twisted.python.failure import Failure
-from twisted.web.websocket import WebSocketClientEndpoint, WebSocketTransport
 
 from protocol.errors import DomainError
-from terminals.client import TerminalCertificate
+from terminals.client import ClientSocket, TerminalCertificate, open_socket
 
 PROTOCOL = "bingo-vb-machine/1"
 
@@ -116,55 +114,12 @@ class MachineClient:
             done.callback(message)
 
 
-class _Socket:
-    def __init__(self, client: MachineClient) -> None:
-        self.client = client
-        self.transport: WebSocketTransport | None = None
-        self.closed: defer.Deferred[None] = defer.Deferred()
-
-    def negotiationStarted(self, transport: WebSocketTransport) -> None:
-        self.transport = transport
-        self.client.send = transport.sendTextMessage
-
-    def negotiationFinished(self) -> None:
-        pass
-
-    def textMessageReceived(self, message: str) -> None:
-        self.client.message_received(message)
-
-    def bytesMessageReceived(self, data: bytes) -> None:
-        pass
-
-    def pongReceived(self, payload: bytes) -> None:
-        pass
-
-    def connectionLost(self, reason: Failure) -> None:
-        self.transport = None
-        self.closed.callback(None)
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.loseConnection()
-
-
-class _Factory:
-    def __init__(self, client: MachineClient) -> None:
-        self.client = client
-
-    def buildProtocol(self, url: str) -> _Socket:
-        return _Socket(self.client)
-
-
 def connect(reactor: Any, url: str, client: MachineClient,
             tls: TerminalCertificate | None = None) -> "defer.Deferred[Any]":
     """Open ``url`` (``wss://host:port/vb/ws``) for ``client`` and say hello; fires with the socket."""
-    if tls is not None:
-        endpoint = WebSocketClientEndpoint.new(reactor, url, tlsPolicy=tls)
-    else:
-        endpoint = WebSocketClientEndpoint.new(reactor, url)
-    connected = defer.ensureDeferred(endpoint.connect(_Factory(client)))  # type: ignore[arg-type,type-var]
+    connected = open_socket(reactor, url, client, tls)
 
-    def greet(socket: Any) -> Any:
+    def greet(socket: ClientSocket) -> Any:
         return client.hello().addCallback(lambda _: socket)
 
     return connected.addCallback(greet)

@@ -46,14 +46,14 @@ import hashlib
 import hmac
 import secrets
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from twisted.internet import defer
 
-from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
+from hall_server.hall.cashier import CashierModule, cash_account, normalize_account_number, player_account
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
@@ -211,9 +211,6 @@ def load_machines(config: VideoBingoConfig, paytables: Mapping[str, Paytable]) -
 # --- State ------------------------------------------------------------------------------
 
 
-METER_NAMES = ("credits_in", "credits_out", "stakes", "prizes", "plays", "jackpot_contributions",
-               "jackpot_payouts", "cash_in", "cash_out")
-
 
 @dataclass
 class MeterCounts:
@@ -234,6 +231,10 @@ class MeterCounts:
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
+
+
+#: The meters' names, in the order of :class:`MeterCounts`.
+METER_NAMES = tuple(meter.name for meter in fields(MeterCounts))
 
 
 @dataclass(frozen=True)
@@ -304,7 +305,7 @@ def jackpot_account(jackpot: str) -> str:
 
 
 def cash_box(machine: str) -> str:
-    return f"cash:vb-{machine}"
+    return cash_account(f"vb-{machine}")
 
 
 def token_hash(token: str) -> str:

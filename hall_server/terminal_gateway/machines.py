@@ -34,7 +34,7 @@ from twisted.web.websocket import WebSocketTransport
 
 from hall_server.hall.pins import CheckPin, PinGuard
 from hall_server.hall.videobingo import Station, VbRefused, VideoBingoModule
-from hall_server.terminal_gateway.resource import STATIC, File, NotFound, Refused, origin_allowed
+from hall_server.terminal_gateway.resource import STATIC, File, NotFound, Refused, origin_allowed, presented_certificate
 from protocol.errors import DomainError
 from server_kit import pki
 from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
@@ -291,10 +291,7 @@ class MachineSocketResource(Resource):
     def render_GET(self, request: Request) -> bytes | int:
         certified_as = None
         if self.require_certificate:
-            try:
-                identity = pki.presented_identity(request.transport)
-            except pki.PkiError:
-                identity = None
+            identity = presented_certificate(request)
             if identity is None or identity.role is not pki.Role.terminal:
                 request.setResponseCode(403)
                 request.setHeader(b"content-type", b"text/plain; charset=utf-8")

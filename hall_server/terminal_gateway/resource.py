@@ -138,6 +138,14 @@ class TerminalSocket:
             self._cut.cancel()
 
 
+def presented_certificate(request: Request) -> pki.PeerIdentity | None:
+    """Who the client certificate of ``request``'s connection names; None for none, or for one naming no role."""
+    try:
+        return pki.presented_identity(request.transport)
+    except pki.PkiError:
+        return None
+
+
 class _Factory:
     def __init__(self, gateway: TerminalGateway, certified_as: str | None) -> None:
         self.gateway = gateway
@@ -162,10 +170,7 @@ class TerminalSocketResource(Resource):
         """The protocol factory for this connection, or why it is refused."""
         if not self.require_certificate:
             return _Factory(self.gateway, None)
-        try:
-            identity = pki.presented_identity(request.transport)
-        except pki.PkiError:
-            identity = None
+        identity = presented_certificate(request)
         if identity is None or identity.role is not pki.Role.terminal:
             shown = "no certificate" if identity is None else f"a {identity.role} certificate"
             return f"a terminal connects with its terminal certificate; this connection presented {shown}"
