@@ -7,6 +7,10 @@ the order drawn, every winning card with the hall and the terminal where it was
 bought, and the prizes.  The running totals of R83.5 and the terminals where cards
 were played (R95.4 d) are derived here, once, for both servers.
 
+A hall's video bingo machines (R3.5.d) have a line each for the calendar day in the
+hall's time zone: what their plays staked and paid, and their gross gaming revenue,
+of which 10% is the machines' tax (R98).
+
 Money is integer cents.  The report names the journal records it was made from
 (``first_seq`` to ``last_seq`` and ``last_hash``), so an inspector ties it to the chain.
 """
@@ -17,6 +21,15 @@ from dataclasses import dataclass
 
 #: A card bought on paper at the hall's desk, or on a terminal.
 PAPER, VIRTUAL = "paper", "virtual"
+
+#: R98: the machines' tax is this share of their gross gaming revenue.
+MACHINES_TAX_PCT = 10
+
+
+def machines_tax_cents(gross_revenue_cents: int) -> int:
+    """The machines' tax on a day's gross gaming revenue (R98): 10%, rounded down; a day the
+    machines paid out more than they kept owes none (the loss is not carried to another day)."""
+    return max(gross_revenue_cents, 0) * MACHINES_TAX_PCT // 100
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,30 @@ class PrizeLine:
 
 
 @dataclass(frozen=True)
+class MachineDay:
+    """One video bingo machine's day (R3.5.d, R98), folded from its plays and credit movements.
+
+    The gross gaming revenue is the stakes less what the plays gave back to the players:
+    their prizes and the jackpot contributions, which the ledger holds as owed to the
+    players from the moment they are set aside.  A jackpot paid out comes from that
+    money held in trust, so it is counted when it is set aside, not again when it is won.
+    """
+
+    machine: str
+    plays: int
+    stakes_cents: int
+    prizes_cents: int
+    jackpot_contributions_cents: int
+    jackpot_payouts_cents: int
+    credits_in_cents: int
+    credits_out_cents: int
+
+    @property
+    def gross_revenue_cents(self) -> int:
+        return self.stakes_cents - self.prizes_cents - self.jackpot_contributions_cents
+
+
+@dataclass(frozen=True)
 class RunningTotal:
     """One game of the day with the running totals after it (R83.5)."""
 
@@ -129,6 +166,15 @@ class DailyReport:
     first_seq: int
     last_seq: int
     last_hash: str
+    machines: tuple[MachineDay, ...] = ()
+
+    def machines_revenue_cents(self) -> int:
+        """The gross gaming revenue of every machine of the day (R98)."""
+        return sum(m.gross_revenue_cents for m in self.machines)
+
+    def machines_tax_cents(self) -> int:
+        """The machines' tax of the day (R98): 10% of their gross gaming revenue, none on a loss."""
+        return machines_tax_cents(self.machines_revenue_cents())
 
     def running_totals(self) -> tuple[RunningTotal, ...]:
         """Every game with the totals of games, cards sold, prizes paid and collection so far."""

@@ -8,17 +8,25 @@ The report's journal range runs from the first record of the day's first session
 the last record of its last session.  A day without a session is a valid report with
 no games; it names the last record written by the end of that day (in the hall's time
 zone) as both its first and its last record: what the journal held then.
+
+The video bingo machines play outside the sessions: their lines are the calendar day
+in the hall's time zone (every ``vb_play``, ``vb_credit_in`` and ``vb_credit_out``
+written that day), and the journal range is widened to hold those records.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import tzinfo
 from typing import Sequence
 
 from hall_server.reports.minutes import GameMinutes, MinutesBook, VirtualCard, build
 from protocol.chain import Record
-from protocol.daily import PAPER, VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, PrizeLine
-from server_kit.reports.daily import day_end_ms
+from protocol.daily import PAPER, VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, MachineDay, PrizeLine
+from server_kit.reports.daily import day_end_ms, day_start_ms
+
+#: The records a machine's day is folded from.
+MACHINE_RECORDS = ("vb_play", "vb_credit_in", "vb_credit_out")
 
 
 def session_date(book: MinutesBook, closed_seq: int) -> str | None:
@@ -32,13 +40,18 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
     book = book if book is not None else build(records)
     sessions = [s for s in book.sessions if s.date == day]
     games = [game for session in sessions for game in session.games]
+    start, end = day_start_ms(day, timezone), day_end_ms(day, timezone)
+    played = [r for r in records if r.type in MACHINE_RECORDS and start <= r.time_ms < end]
     if sessions:
         first, last = sessions[0].journal_range, sessions[-1].journal_range
         span = (first.first_seq, last.last_seq, last.last_hash)
+        if played and played[-1].seq > span[1]:
+            span = (span[0], played[-1].seq, played[-1].hash)
     else:
-        end = day_end_ms(day, timezone)
         written = [r for r in records if r.time_ms < end]
         span = (written[-1].seq, written[-1].seq, written[-1].hash) if written else (0, 0, "")
+    if played and played[0].seq < span[0]:
+        span = (played[0].seq, span[1], span[2])
     return DailyReport(
         origin="hall",
         server=hall_name,
@@ -54,7 +67,27 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
         first_seq=span[0],
         last_seq=span[1],
         last_hash=span[2],
+        machines=machine_days(played),
     )
+
+
+def machine_days(records: Sequence[Record]) -> tuple[MachineDay, ...]:
+    """Each machine's plays and credit movements in ``records``, by machine id."""
+    days: dict[str, MachineDay] = {}
+    for record in records:
+        p = record.payload
+        was = days.get(p["machine"]) or MachineDay(p["machine"], 0, 0, 0, 0, 0, 0, 0)
+        if record.type == "vb_play":
+            now = replace(was, plays=was.plays + 1, stakes_cents=was.stakes_cents + p["stake_cents"],
+                          prizes_cents=was.prizes_cents + p["won_cents"],
+                          jackpot_contributions_cents=was.jackpot_contributions_cents + sum(p["contributions"]),
+                          jackpot_payouts_cents=was.jackpot_payouts_cents + sum(j["cents"] for j in p["jackpots"]))
+        elif record.type == "vb_credit_in":
+            now = replace(was, credits_in_cents=was.credits_in_cents + p["amount"])
+        else:
+            now = replace(was, credits_out_cents=was.credits_out_cents + p["amount"])
+        days[p["machine"]] = now
+    return tuple(days[machine] for machine in sorted(days))
 
 
 def _game(game: GameMinutes) -> DailyGame:

@@ -11,7 +11,9 @@ format (``docs/reports.md`` lists every field):
 * ``cards`` - every purchase: series, first and last card, value, where (R95.4 a, c, d);
 * ``terminals`` - what each terminal and seller sold (R95.4 d);
 * ``prizes`` - every prize with its amount, payment and carry (R95.4 e);
-* ``winners`` - every winning card, its hall and terminal, its payment (R95.4 b, f).
+* ``winners`` - every winning card, its hall and terminal, its payment (R95.4 b, f);
+* ``machines`` - a hall's video bingo machines: plays, stakes, prizes, jackpots, credit
+  in and out, gross gaming revenue and the machines' tax (R3.5.d, R98).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ def daily_report(day: DailyReport) -> Report:
         ("cards_sold", "Cards sold", totals.cards_sold if totals else 0),
         ("prizes_paid_cents", "Prizes paid", Cents(totals.prizes_paid_cents if totals else 0)),
         ("collection_cents", "Collection", Cents(totals.collection_cents if totals else 0)),
+        ("machines_revenue_cents", "Machines' gross gaming revenue (R98)", Cents(day.machines_revenue_cents())),
+        ("machines_tax_cents", "Machines' tax, 10% of it (R98)", Cents(day.machines_tax_cents())),
     ])
     games = _table("games", "Games and running totals (R83.5, R95.4 c)", [
         ("game_id", "Game"), ("state", "State"), ("price_cents", "Card price"),
@@ -106,12 +110,23 @@ def daily_report(day: DailyReport) -> Report:
         (w.game_id, w.prize, w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, w.where)
         for w in day.wins
     ])
+    machines = _table("machines", "Video bingo machines: the day's plays and tax base (R3.5.d, R98)", [
+        ("machine", "Machine"), ("plays", "Plays"), ("stakes_cents", "Stakes"), ("prizes_cents", "Prizes"),
+        ("jackpot_contributions_cents", "To jackpots"), ("jackpot_payouts_cents", "Jackpots won"),
+        ("credits_in_cents", "Credit in"), ("credits_out_cents", "Credit out"),
+        ("gross_revenue_cents", "Gross gaming revenue"),
+    ], [
+        (m.machine, m.plays, Cents(m.stakes_cents), Cents(m.prizes_cents), Cents(m.jackpot_contributions_cents),
+         Cents(m.jackpot_payouts_cents), Cents(m.credits_in_cents), Cents(m.credits_out_cents),
+         Cents(m.gross_revenue_cents))
+        for m in day.machines
+    ])
     return Report(
         kind=KIND,
         subject=day.day,
         title=title,
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
-        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners),
+        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners, machines),
         stem=STEM,
     )
 
@@ -123,6 +138,12 @@ def checked_day(day: str, today: datetime.date) -> str:
     if datetime.date.fromisoformat(day) > today:
         raise ReportError(f"--day {day} is in the future: today is {today.isoformat()}")
     return day
+
+
+def day_start_ms(day: str, timezone: tzinfo) -> int:
+    """The first millisecond of ``day`` in ``timezone``."""
+    start = datetime.date.fromisoformat(day)
+    return int(datetime.datetime.combine(start, datetime.time(), timezone).timestamp() * 1000)
 
 
 def day_end_ms(day: str, timezone: tzinfo) -> int:

@@ -148,7 +148,8 @@ def test_the_daily_reports_figures_are_the_journals(home: Home, tmp_path: Path) 
 
     (totals,) = tables["totals"]
     assert totals == {"games": 3, "cards_sold": facts["cards"], "prizes_paid_cents": sum(p[3] for p in facts["paid"]),
-                      "collection_cents": facts["sales"]}
+                      "collection_cents": facts["sales"], "machines_revenue_cents": 0, "machines_tax_cents": 0}
+    assert tables["machines"] == []  # this hall has no video bingo machine
     assert facts["cards"] > 0 and facts["sales"] > 0 and facts["paid"]
 
     # The games with the running totals after each, and their balls in order (R83.5, R95.4 b, c).
@@ -229,7 +230,8 @@ def test_a_day_without_games_is_a_valid_empty_report(home: Home, tmp_path: Path)
     assert done.exit_code == 0, done.output
     report = json.loads((out / "report.json").read_text())
     assert report["tables"]["totals"]["rows"] == [
-        {"games": 0, "cards_sold": 0, "prizes_paid_cents": 0, "collection_cents": 0}]
+        {"games": 0, "cards_sold": 0, "prizes_paid_cents": 0, "collection_cents": 0, "machines_revenue_cents": 0,
+         "machines_tax_cents": 0}]
     assert report["tables"]["games"]["rows"] == [] and report["tables"]["cards"]["rows"] == []
     assert report["journal"]["last_seq"] == home.records()[-1].seq  # what the journal held by that day's end
     for name in FILES:
@@ -371,7 +373,8 @@ def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_pat
                                       if r.type == "central_ball_drawn" and r.payload["game_id"] == "net-1")
     (totals,) = tables["totals"]
     assert totals == {"games": 2, "cards_sold": 10, "collection_cents": closed["sales_cents"],
-                      "prizes_paid_cents": sum(w["payment_cents"] for w in won)}
+                      "prizes_paid_cents": sum(w["payment_cents"] for w in won), "machines_revenue_cents": 0,
+                      "machines_tax_cents": 0}
     assert sum(g["refunded_cents"] for g in tables["games"]) == sum(r["amount_cents"] for r in returned)
 
     # Every card by series and number, with the hall and terminal it was bought on (R95.4 a, d).
