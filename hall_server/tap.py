@@ -52,7 +52,6 @@ from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
-from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
@@ -85,7 +84,7 @@ from hall_server.terminal_gateway.machines import MachineGateway, MachineScreenR
 from hall_server.terminal_gateway.resource import KioskResource
 from hall_server.verification import verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
-from hall_server.web.consultation import ConsultationResource
+from hall_server.web.consultation import consultation_resource
 from hall_server.web import demo_terminals
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
@@ -526,9 +525,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                  port=central.port, hall=central.hall_id)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     # The regulator's read-only consultation (R95.3): regulator certificates only, each query journaled.
-    regulator = Resource()
-    regulator.putChild(b"api", ConsultationResource(core, Consultation(journal.records, on_general_pool)))
-    site.resource.putChild(b"regulator", regulator)
+    site.resource.putChild(b"regulator", consultation_resource(core, Consultation(journal.records, on_general_pool)))
     if videobingo is not None:
         site.resource.putChild(b"vb", MachineScreenResource(MachineGateway(videobingo, pins, check_pin, reactor),
                                                             require_certificate=config.tls.enabled))

@@ -1,4 +1,4 @@
-"""``/regulator/api/``: the regulator's read-only consultation of the hall (R95.3).
+"""``/regulator/``: the regulator's read-only consultation of the hall (R95.3), its page and its API.
 
 Only a connection presenting a ``regulator`` certificate of the operator's authority is
 answered (over TLS; a staff sign-in or a terminal certificate is not enough, and there
@@ -16,9 +16,10 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request
+from twisted.web.util import Redirect
 
 from hall_server.reports.consultation import Consultation, ConsultationError
-from hall_server.web.site import json_response
+from hall_server.web.site import SECURITY_HEADERS, json_response, static_dir
 from server_kit import pki
 from server_kit.core import Actor, CommandCore
 
@@ -39,6 +40,41 @@ def regulator_of(request: Request) -> str | None:
     if identity is None or identity.role is not pki.Role.regulator:
         return None
     return identity.common_name
+
+
+def _forbidden(request: Request) -> bytes:
+    request.setResponseCode(403)
+    request.setHeader(b"content-type", b"text/plain; charset=utf-8")
+    return (b"the regulator's consultation answers a connection presenting a regulator certificate of the "
+            b"operator's authority, over TLS")
+
+
+class ConsultationPage(Resource):
+    """``/regulator/``: the page (``static/regulator.html``), for a regulator certificate only."""
+
+    isLeaf = True
+
+    def render_GET(self, request: Request) -> bytes:
+        if regulator_of(request) is None:
+            return _forbidden(request)
+        for name, value in SECURITY_HEADERS.items():
+            request.setHeader(name, value)
+        request.setHeader(b"content-type", b"text/html; charset=utf-8")
+        request.setHeader(b"cache-control", b"no-store")
+        return (static_dir() / "regulator.html").read_bytes()
+
+
+class _Consultation(Resource):
+    def render_GET(self, request: Request) -> bytes:
+        return Redirect(b"/regulator/").render(request)  # type: ignore[no-any-return]
+
+
+def consultation_resource(core: CommandCore, consultation: Consultation) -> Resource:
+    """``/regulator``: the page at ``/regulator/`` and the queries under ``/regulator/api/``."""
+    root = _Consultation()
+    root.putChild(b"", ConsultationPage())
+    root.putChild(b"api", ConsultationResource(core, consultation))
+    return root
 
 
 class ConsultationResource(Resource):

@@ -15,6 +15,7 @@ import pytest
 from hall_server.config import DEFAULT_STAFF, default_config_text
 from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import _HASH, HallProcess
+from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
 
 REGULATOR = ("regulator", "inspector-ana")
 
@@ -133,3 +134,39 @@ def test_the_consultation_is_read_only(demo_hall: HallProcess, method: str) -> N
     status, body = _get(demo_hall, "/regulator/api/games", method=method)
     assert status == 405 and body["error"]["message"] == "the regulator's consultation is read-only: GET only"
     assert len(_types(demo_hall, "regulator_consulted")) == before  # no data was read
+
+
+@pytest.mark.integration
+@pytest.mark.req("R95.3")
+def test_the_regulators_page_in_a_real_browser_shows_the_games_a_game_the_records_and_an_account(
+    demo_hall: HallProcess, browser: Any,
+) -> None:
+    cert, key = demo_hall.certificate(*REGULATOR)
+    certificates = [{"origin": demo_hall.base, "certPath": str(cert), "keyPath": str(key)}]
+    context = browser.new_context(ignore_https_errors=True, viewport={"width": 1920, "height": 1080},
+                                  client_certificates=certificates)
+    page = context.new_page()
+    page.set_default_timeout(WAIT * 1000)
+    page.goto(f"{demo_hall.base}/regulator")
+    page.wait_for_selector("#games tbody tr.pick")
+    game_id = page.locator("#games tbody tr.pick").last.get_attribute("data-game")
+    page.locator(f'#games tbody tr[data-game="{game_id}"]').click()
+    page.wait_for_selector("#game h3")
+    drawn = [p["ball"] for p in _types(demo_hall, "ball_drawn") if p["game_id"] == game_id]
+    assert page.inner_text("#game .balls-line").split() == [str(b) for b in drawn]
+    assert page.locator("#records tbody tr").count() > 0
+    opened = _types(demo_hall, "player_account_opened")[0]["account"]
+    page.fill("#account", opened)
+    page.click("#account-form button")
+    page.wait_for_selector("#account-answer p")
+    assert f"Account {opened}" in page.inner_text("#account-answer")
+    shot(page, "regulator-consultation")
+    queries = [c["query"] for c in _types(demo_hall, "regulator_consulted")]
+    assert f"games/{game_id}" in queries and f"accounts/{opened}" in queries
+
+    stranger = browser.new_context(ignore_https_errors=True).new_page()
+    answer = stranger.goto(f"{demo_hall.base}/regulator/")
+    assert answer is not None and answer.status == 403
+    assert "regulator certificate" in stranger.inner_text("body")
+    stranger.context.close()
+    context.close()
