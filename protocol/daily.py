@@ -22,6 +22,10 @@ from dataclasses import dataclass
 #: A card bought on paper at the hall's desk, or on a terminal.
 PAPER, VIRTUAL = "paper", "virtual"
 
+#: R75.6: a win of this much or more is reported to the regulator within LARGE_WIN_DAYS days.
+LARGE_WIN_CENTS = 1_500_000
+LARGE_WIN_DAYS = 30
+
 #: R98: the machines' tax is this share of their gross gaming revenue.
 MACHINES_TAX_PCT = 10
 
@@ -167,6 +171,10 @@ class DailyReport:
     last_seq: int
     last_hash: str
     machines: tuple[MachineDay, ...] = ()
+
+    def large_wins(self) -> tuple[CardWin, ...]:
+        """The winning cards paid 15,000 EUR or more (R75.6), to be reported within 30 days of the day."""
+        return tuple(w for w in self.wins if w.paid_cents >= LARGE_WIN_CENTS)
 
     def machines_revenue_cents(self) -> int:
         """The gross gaming revenue of every machine of the day (R98)."""

@@ -1,4 +1,8 @@
-"""``bingo report daily``: the signed daily report to the regulator (R95.4 a-f, R83.5).
+"""``bingo report daily`` and ``bingo report monthly``: the signed reports to the regulator.
+
+``daily`` is the daily report (R95.4 a-f, R83.5); ``monthly`` the monthly list of
+physical and virtual cards sold (R77.4) with the month's wins of 15,000 EUR or more
+(R75.6), written the same way as ``cards-sold.json``, ``.csv`` and ``.pdf``.
 
 ``bingo report daily --day YYYY-MM-DD --out DIR`` writes ``report.json``,
 ``report.csv`` and ``report.pdf`` into DIR, each with its detached CMS signature
@@ -21,13 +25,15 @@ from pathlib import Path
 
 import click
 
-from hall_server.cli.audit import central_command
+from hall_server.cli.audit import CENTRAL_CONFIG, central_command
 from hall_server.cli.context import Hall
-from hall_server.reports.daily_files import read_day
+from hall_server.reports.daily_files import read_day, read_month
 from protocol.errors import DomainError
 from server_kit.audit_folder import one_line
 from server_kit.reports.cms import ReportSigner, write_signed
+from server_kit.reports.document import ReportError
 from server_kit.reports.daily import checked_day, daily_report, written_lines
+from server_kit.reports.monthly import checked_month, month_days, monthly_report
 
 REFUSED = 2
 
@@ -63,3 +69,31 @@ def daily(ctx: click.Context, hall: Hall, day: str, out: Path) -> None:
         sys.exit(REFUSED)
     for line in written_lines(made, written):
         click.echo(line)
+
+
+@report.command("monthly")
+@click.option("--month", required=True, metavar="YYYY-MM", help="The month to list (this month or before).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write cards-sold.json, .csv, .pdf and their .p7s signatures into.")
+@pass_hall
+def monthly(hall: Hall, month: str, out: Path) -> None:
+    """Write the month's list of cards sold (R77.4) and its large wins (R75.6), each file with a .p7s signature."""
+    try:
+        if not hall.config_path.exists() and (hall.home / CENTRAL_CONFIG).exists():
+            raise ReportError("the monthly list of cards sold is a hall's (R77.4): run it on a hall's folder")
+        timezone = hall.timezone()
+        today = datetime.datetime.now(timezone).date()
+        month = checked_month(month, today)
+        signer = ReportSigner.of_server(hall.home)
+        days = read_month(hall.engine, hall.journal_key().public_key(), hall.head_path, month_days(month, today),
+                          hall.hall_name(), timezone)
+        written = write_signed(monthly_report(month, days), out, signer)
+    except (DomainError, OSError) as error:
+        click.echo(one_line(error), err=True)
+        sys.exit(REFUSED)
+    cards = sum(c.count for d in days for c in d.cards if not c.refunded)
+    large = sum(len(d.large_wins()) for d in days)
+    click.echo(f"cards sold in {month}: {cards} card(s), {large} win(s) of 15,000 EUR or more, "
+               f"up to journal record {days[-1].last_seq}")
+    for path in written:
+        click.echo(f"  {path} (signature {path.name}.p7s)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import Engine
@@ -51,6 +51,14 @@ def read_day(engine: Engine, public_key: Ed25519PublicKey, head: Path, day: str,
              timezone: tzinfo) -> DailyReport:
     """The daily report of ``day`` from the whole journal, once the journal verifies (chain, signatures, head)."""
     return hall_day(verified_records(engine, public_key, head), day, hall_name, timezone)
+
+
+def read_month(engine: Engine, public_key: Ed25519PublicKey, head: Path, month_days: Sequence[str], hall_name: str,
+               timezone: tzinfo) -> list[DailyReport]:
+    """The daily facts of each of ``month_days`` from the whole journal, once it verifies (R77.4)."""
+    records = verified_records(engine, public_key, head)
+    book = build(records)
+    return [hall_day(records, day, hall_name, timezone, book) for day in month_days]
 
 
 def day_folder(home: Path, day: str) -> Path:

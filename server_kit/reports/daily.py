@@ -12,6 +12,8 @@ format (``docs/reports.md`` lists every field):
 * ``terminals`` - what each terminal and seller sold (R95.4 d);
 * ``prizes`` - every prize with its amount, payment and carry (R95.4 e);
 * ``winners`` - every winning card, its hall and terminal, its payment (R95.4 b, f);
+* ``large_wins`` - the winning cards paid 15,000 EUR or more, with the date by which
+  each is reported (R75.6);
 * ``machines`` - a hall's video bingo machines: plays, stakes, prizes, jackpots, credit
   in and out, gross gaming revenue and the machines' tax (R3.5.d, R98).
 """
@@ -23,7 +25,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from protocol.daily import DailyReport
+from protocol.daily import LARGE_WIN_DAYS, CardWin, DailyReport
 from server_kit.audit_folder import is_day
 from server_kit.reports.cms import CMS_SUFFIX
 from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, ReportError, Table
@@ -33,11 +35,11 @@ KIND = "daily"
 STEM = "report"
 
 
-def _table(key: str, title: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Cell]]) -> Table:
+def table_of(key: str, title: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Cell]]) -> Table:
     return Table(key, title, tuple(Column(k, t) for k, t in columns), tuple(tuple(row) for row in rows))
 
 
-def _fields(key: str, title: str, fields: Sequence[tuple[str, str, Cell]]) -> Table:
+def fields_of(key: str, title: str, fields: Sequence[tuple[str, str, Cell]]) -> Table:
     return Table(key, title, tuple(Column(k, t) for k, t, _ in fields), (tuple(v for _, _, v in fields),),
                  vertical=True)
 
@@ -47,18 +49,18 @@ def daily_report(day: DailyReport) -> Report:
     who = "hall" if day.origin == "hall" else "central server"
     title = f"Daily report of {day.day} - {who} {day.server}"
     totals = day.totals()
-    journal = _fields("journal", "Journal records", [
+    journal = fields_of("journal", "Journal records", [
         ("journal_first_seq", "First record", day.first_seq),
         ("journal_last_seq", "Last record of the day", day.last_seq),
         ("journal_last_hash", "Its hash", day.last_hash),
     ])
-    report = _fields("report", "Report", [
+    report = fields_of("report", "Report", [
         ("day", "Day", day.day),
         ("origin", "Made by", who),
         ("server", "Server", day.server),
         ("timezone", "Time zone", day.timezone),
     ])
-    summary = _fields("totals", "Totals of the day (R83.5)", [
+    summary = fields_of("totals", "Totals of the day (R83.5)", [
         ("games", "Games", totals.games if totals else 0),
         ("cards_sold", "Cards sold", totals.cards_sold if totals else 0),
         ("prizes_paid_cents", "Prizes paid", Cents(totals.prizes_paid_cents if totals else 0)),
@@ -66,7 +68,7 @@ def daily_report(day: DailyReport) -> Report:
         ("machines_revenue_cents", "Machines' gross gaming revenue (R98)", Cents(day.machines_revenue_cents())),
         ("machines_tax_cents", "Machines' tax, 10% of it (R98)", Cents(day.machines_tax_cents())),
     ])
-    games = _table("games", "Games and running totals (R83.5, R95.4 c)", [
+    games = table_of("games", "Games and running totals (R83.5, R95.4 c)", [
         ("game_id", "Game"), ("state", "State"), ("price_cents", "Card price"),
         ("cards_sold", "Cards sold"), ("collection_cents", "Collection"), ("prizes_paid_cents", "Prizes paid"),
         ("refunded_cards", "Cards refunded"), ("refunded_cents", "Refunded"), ("total_games", "Games so far"),
@@ -79,10 +81,10 @@ def daily_report(day: DailyReport) -> Report:
          Cents(row.collection_cents))
         for row in day.running_totals()
     ])
-    balls = _table("balls", "Balls of each game in the order drawn (R95.4 b)", [
+    balls = table_of("balls", "Balls of each game in the order drawn (R95.4 b)", [
         ("game_id", "Game"), ("ball_count", "Balls"), ("balls", "In the order drawn"),
     ], [(game.game_id, len(game.balls), " ".join(map(str, game.balls))) for game in day.games])
-    cards = _table("cards", "Cards bought (R95.4 a, c, d)", [
+    cards = table_of("cards", "Cards bought (R95.4 a, c, d)", [
         ("game_id", "Game"), ("kind", "Kind"), ("series", "Series"), ("first", "First card"), ("last", "Last card"),
         ("count", "Cards"), ("value_cents", "Value of a card"), ("stake_pct", "Stake %"),
         ("amount_cents", "Paid"), ("hall", "Hall"), ("where", "Terminal or seller"), ("refunded", "Refunded"),
@@ -91,11 +93,11 @@ def daily_report(day: DailyReport) -> Report:
          Cents(c.amount_cents), c.hall, c.where, "yes" if c.refunded else "no")
         for c in day.cards
     ])
-    terminals = _table("terminals", "Where the cards were played (R95.4 d)", [
+    terminals = table_of("terminals", "Where the cards were played (R95.4 d)", [
         ("hall", "Hall"), ("kind", "Kind"), ("where", "Terminal or seller"), ("games", "Games"),
         ("cards", "Cards"), ("amount_cents", "Paid"),
     ], [(t.hall, t.kind, t.where, t.games, t.cards, Cents(t.amount_cents)) for t in day.terminals()])
-    prizes = _table("prizes", "Prizes of the day (R95.4 e)", [
+    prizes = table_of("prizes", "Prizes of the day (R95.4 e)", [
         ("game_id", "Game"), ("prize", "Prize"), ("ball_count", "Won on ball"), ("amount_cents", "Amount"),
         ("paid_cents", "Paid"), ("carry_cents", "Carried on"), ("winners", "Winning cards"),
     ], [
@@ -103,14 +105,15 @@ def daily_report(day: DailyReport) -> Report:
          p.winners)
         for p in day.prizes
     ])
-    winners = _table("winners", "Winning cards, and the halls and terminals where prizes were won (R95.4 b, f)", [
+    winners = table_of("winners", "Winning cards, and the halls and terminals where prizes were won (R95.4 b, f)", [
         ("game_id", "Game"), ("prize", "Prize"), ("card", "Card"), ("ball_count", "Won on ball"),
         ("ball", "Ball"), ("paid_cents", "Paid"), ("hall", "Hall"), ("where", "Terminal"),
     ], [
         (w.game_id, w.prize, w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, w.where)
         for w in day.wins
     ])
-    machines = _table("machines", "Video bingo machines: the day's plays and tax base (R3.5.d, R98)", [
+    large = large_wins_table([(day.day, win) for win in day.large_wins()])
+    machines = table_of("machines", "Video bingo machines: the day's plays and tax base (R3.5.d, R98)", [
         ("machine", "Machine"), ("plays", "Plays"), ("stakes_cents", "Stakes"), ("prizes_cents", "Prizes"),
         ("jackpot_contributions_cents", "To jackpots"), ("jackpot_payouts_cents", "Jackpots won"),
         ("credits_in_cents", "Credit in"), ("credits_out_cents", "Credit out"),
@@ -126,9 +129,22 @@ def daily_report(day: DailyReport) -> Report:
         subject=day.day,
         title=title,
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
-        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners, machines),
+        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners, large, machines),
         stem=STEM,
     )
+
+
+def report_by(day: str) -> str:
+    """The last day to report a large win of ``day`` to the regulator (R75.6: within 30 days)."""
+    return (datetime.date.fromisoformat(day) + datetime.timedelta(days=LARGE_WIN_DAYS)).isoformat()
+
+
+def large_wins_table(wins: Sequence[tuple[str, CardWin]]) -> Table:
+    """The wins of 15,000 EUR or more of ``(day, win)``, each with the day it is reported by (R75.6)."""
+    return table_of("large_wins", "Wins of 15,000 EUR or more, to report within 30 days (R75.6)", [
+        ("day", "Day"), ("game_id", "Game"), ("prize", "Prize"), ("card", "Card"), ("paid_cents", "Paid"),
+        ("hall", "Hall"), ("where", "Terminal"), ("report_by", "Report by"),
+    ], [(d, w.game_id, w.prize, w.card_id, Cents(w.paid_cents), w.hall, w.where, report_by(d)) for d, w in wins])
 
 
 def checked_day(day: str, today: datetime.date) -> str:

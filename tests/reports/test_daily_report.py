@@ -390,3 +390,66 @@ def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_pat
         for p in won)
     last = max((r for r in records if r.payload.get("game_id") in ("net-1", "net-2")), key=lambda r: r.seq)
     assert (report["journal"]["last_seq"], report["journal"]["last_hash"]) == (last.seq, last.hash)
+
+
+# --- The monthly list of cards sold (R77.4) and the large wins (R75.6) ---------------------------
+
+MONTHLY = ("cards-sold.json", "cards-sold.csv", "cards-sold.pdf")
+
+
+@pytest.mark.req("R77.4")
+def test_the_monthly_list_of_cards_sold_is_signed_and_lists_every_purchase_of_the_days(
+    home: Home, tmp_path: Path
+) -> None:
+    """R77.4: the month's physical and virtual cards, each purchase with its series and numbers, as the
+    day's report has them; every file verifies with stock openssl against the operator's ca.pem."""
+    out, daily = tmp_path / "monthly", tmp_path / "daily"
+    done = home.bingo("report", "monthly", "--month", DAY[:7], "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir()) == sorted([*MONTHLY, *(f"{f}.p7s" for f in MONTHLY)])
+    for name in MONTHLY:
+        checked = openssl_verify(out / name, home.ca / "ca.pem")
+        assert checked.returncode == 0, checked.stderr
+    assert home.daily(DAY, daily).exit_code == 0
+    day_cards = json.loads((daily / "report.json").read_text())["tables"]["cards"]["rows"]
+    month = json.loads((out / "cards-sold.json").read_text())["tables"]
+    assert [{k: v for k, v in row.items() if k != "day"} for row in month["cards"]["rows"]] == day_cards
+    assert {row["day"] for row in month["cards"]["rows"]} == {DAY}
+    kept = [row for row in day_cards if row["refunded"] == "no"]
+    (totals,) = month["totals"]["rows"]
+    assert totals["paper_cards"] == sum(r["count"] for r in kept if r["kind"] == "paper") > 0
+    assert totals["virtual_cards"] == sum(r["count"] for r in kept if r["kind"] == "virtual") > 0
+    assert totals["paper_cents"] + totals["virtual_cents"] == sum(r["amount_cents"] for r in kept)
+    assert [row["day"] for row in month["days"]["rows"]] == [DAY]
+    assert month["large_wins"]["rows"] == []  # nobody won 15,000 EUR on a 1 EUR card
+    assert f"cards sold in {DAY[:7]}: {totals['paper_cards'] + totals['virtual_cards']} card(s)" in done.stdout
+
+
+@pytest.mark.req("R77.4")
+@pytest.mark.parametrize("month, message", [
+    ("2026-13", "--month is a month, YYYY-MM, not '2026-13'"),
+    ("2026-1", "--month is a month, YYYY-MM, not '2026-1'"),
+    ("2999-01", "--month 2999-01 is in the future: this month is "),
+])
+def test_a_malformed_or_future_month_is_one_clear_error(home: Home, tmp_path: Path, month: str, message: str) -> None:
+    out = tmp_path / "refused"
+    done = home.bingo("report", "monthly", "--month", month, "--out", str(out))
+    assert done.exit_code == 2 and done.stdout == "" and message in done.stderr, done.stderr
+    assert not out.exists()
+
+
+@pytest.mark.req("R75.6")
+def test_a_win_of_15000_euros_or_more_is_listed_with_the_day_it_is_reported_by() -> None:
+    from protocol.daily import CardWin, DailyReport
+    from server_kit.reports.daily import daily_report
+    from server_kit.reports.monthly import monthly_report
+
+    wins = (CardWin("g1", "bingo", "1", 7, 60, 12, 1_499_999, "Hall", "paper"),
+            CardWin("g1", "jackpot", "1", 8, 40, 5, 1_500_000, "Hall", "T3"),
+            CardWin("g2", "bingo", "2", 9, 55, 80, 2_750_000, "Hall", "paper"))
+    day = DailyReport("hall", "Hall", "2026-11-20", "Europe/Andorra", (), (), wins, (), 10, 90, "ab" * 32)
+    assert [w.card_id for w in day.large_wins()] == ["1-8", "2-9"]
+    rows = {t.key: t for t in daily_report(day).tables}["large_wins"].rows
+    assert [(r[3], r[7]) for r in rows] == [("1-8", "2026-12-20"), ("2-9", "2026-12-20")]
+    month = {t.key: t for t in monthly_report("2026-11", [day]).tables}
+    assert [r[0] for r in month["large_wins"].rows] == ["2026-11-20", "2026-11-20"]
