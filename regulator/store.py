@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from sqlalchemy import BigInteger, Engine, Integer, MetaData, String, Text, UniqueConstraint, insert, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from protocol.chain import GENESIS, Record, canonical_json
@@ -96,12 +97,13 @@ class Store:
 
     def register(self, sender: str, public_key: str) -> Position:
         """The sender's position, created (at nothing stored) with ``public_key`` if new."""
-        with self.engine.begin() as db:
-            db.execute(
-                insert(FeedSender).prefix_with("OR IGNORE", dialect="sqlite").values(
+        try:
+            with self.engine.begin() as db:
+                db.execute(insert(FeedSender).values(
                     sender=sender, public_key=public_key, last_seq=0, last_hash=GENESIS, last_time_ms=0
-                )
-            )
+                ))
+        except IntegrityError:
+            pass  # known already: its first key and position stand
         position = self.position(sender)
         assert position is not None
         return position
@@ -147,13 +149,14 @@ class Store:
 
     def raise_alert(self, alert: Alert) -> bool:
         """Store ``alert`` unless the same (sender, kind, seq) is already; whether it is new."""
-        with self.engine.begin() as db:
-            done = db.execute(
-                insert(FeedAlert).prefix_with("OR IGNORE", dialect="sqlite").values(
+        try:
+            with self.engine.begin() as db:
+                db.execute(insert(FeedAlert).values(
                     sender=alert.sender, kind=alert.kind, seq=alert.seq, detail=alert.detail, time_ms=alert.time_ms
-                )
-            )
-            return bool(done.rowcount)
+                ))
+        except IntegrityError:
+            return False  # raised already
+        return True
 
     def alerts(self, sender: str | None = None) -> list[Alert]:
         query = select(FeedAlert).order_by(FeedAlert.id)
