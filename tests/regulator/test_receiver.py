@@ -45,8 +45,9 @@ def journal(count: int, start_ms: int = 1_000, step_ms: int = 10) -> tuple[FakeJ
 
 
 @pytest.fixture
-def receiver(tmp_path: Path) -> Receiver:
-    engine = regulator_store.open_database(f"sqlite:///{tmp_path / 'regulator.sqlite'}")
+def receiver(database_url: str) -> Receiver:
+    """The receiver on each database the system supports (SQLite, PostgreSQL)."""
+    engine = regulator_store.open_database(database_url)
     return Receiver(regulator_store.Store(engine), clock=lambda: 5_000)
 
 
