@@ -8,6 +8,8 @@ The import rules of the layers (DESIGN.md):
   imports only ``protocol/``;
 * ``hall_server/``, ``central_server/`` and ``terminals/`` import ``server_kit/`` and
   ``protocol/`` but never each other;
+* ``regulator/`` (the regulator's reference receiver of the real-time feed) is built
+  from ``server_kit/`` and ``protocol/`` alone: it never imports a server;
 * ``simulation/`` (``bingo central simulate``) starts hall servers as processes and
   never imports ``hall_server/``.
 """
@@ -22,8 +24,8 @@ FRAMEWORKS = ("twisted", "sqlalchemy", "alembic", "serial", "click", "reportlab"
 #: What the pure domain takes as parameters instead of importing (the draw and the strips
 #: take the operating system's CSPRNG through ``secrets``, R92.10, and can be given another).
 IMPURE = ("os", "time", "random", "socket", "subprocess", "threading")
-PROJECT = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "ball_blower_fw")
-SERVERS = ("hall_server", "central_server", "terminals")
+PROJECT = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "ball_blower_fw", "regulator")
+SERVERS = ("hall_server", "central_server", "terminals", "regulator")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -81,6 +83,13 @@ def test_a_server_imports_no_other_server(path: Path) -> None:
 def test_the_simulation_starts_hall_servers_by_their_command_line_and_never_imports_them(path: Path) -> None:
     """``bingo central simulate`` runs halls as processes: it reads what they journal, it imports no hall code."""
     bad = sorted(roots(path) & {"hall_server"})
+    assert not bad, f"{shown(path)} imports {', '.join(bad)}"
+
+
+@pytest.mark.parametrize("path", sources("regulator"), ids=shown)
+def test_the_regulator_is_built_from_the_kit_and_the_domain_alone(path: Path) -> None:
+    """The reference receiver (R92.7) imports no server: what it checks, it checks on its own."""
+    bad = sorted(roots(path) & (set(PROJECT) - {"protocol", "server_kit", "regulator"}))
     assert not bad, f"{shown(path)} imports {', '.join(bad)}"
 
 

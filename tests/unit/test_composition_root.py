@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "twisted/plugins")
+PACKAGES = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "regulator", "twisted/plugins")
 ROOTS = {"hall_server/tap.py", "hall_server/cli/context.py", "central_server/tap.py"}
 #: Modules that touch the environment without reading a setting from it, and why.
 PASSES_ENVIRONMENT_ON = {

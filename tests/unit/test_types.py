@@ -11,7 +11,7 @@ import pytest
 from mypy import api
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "simulation")
+PACKAGES = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "simulation", "regulator")
 
 
 def test_mypy_finds_no_error_in_any_package(tmp_path: Path) -> None:

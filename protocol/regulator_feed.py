@@ -1,0 +1,175 @@
+"""The regulator's real-time feed: the wire format (R92.7, R95; docs/regulator-feed.md).
+
+A sender (a hall server, or the central server) streams its journal, record by
+record as stored, to the regulator's receiver.  Every message is one JSON object
+(canonical JSON, :func:`protocol.chain.canonical_json`) with a ``kind``:
+
+``hello`` (sender to receiver, once per connection)
+    ``sender`` (``"hall:<id>"`` or ``"central"``) and ``public_key`` (the PEM of the
+    sender's journal key).  The receiver answers with a ``position``.
+``position`` (receiver to sender)
+    ``sender`` and ``acked``: the last ``seq`` the receiver has stored for the sender
+    (0 for none).  The sender goes on from ``acked + 1``.
+``batch`` (sender to receiver)
+    ``sender`` and ``records``: 1 to :data:`MAX_BATCH` consecutive records, each with
+    the fields of an audit export's ``journal.jsonl`` line (FORMATS.md section 3):
+    ``seq``, ``time_ms``, ``type``, ``payload``, ``prev``, ``hash``, ``signature``.
+``ack`` (receiver to sender)
+    ``sender`` and ``seq``: every record up to ``seq`` is stored.
+
+A message that does not have its fields raises :class:`FeedFormatError` naming the
+field; nothing here checks signatures (the receiver does, with the key of ``hello``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Union
+
+from protocol.chain import Record, canonical_json
+from protocol.errors import DomainError
+
+FORMAT = "bingo-regulator-feed/1"
+#: The most records one ``batch`` may carry.
+MAX_BATCH = 200
+CENTRAL = "central"
+_SENDER = re.compile(r"(hall:[A-Za-z0-9][A-Za-z0-9_.-]{0,63}|central)")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX128 = re.compile(r"[0-9a-f]{128}")
+
+
+class FeedFormatError(DomainError):
+    """A feed message that is not one; the message names the field."""
+
+
+def hall_sender(hall_id: str) -> str:
+    """The feed identity of the hall ``hall_id``."""
+    return f"hall:{hall_id}"
+
+
+@dataclass(frozen=True)
+class Hello:
+    sender: str
+    public_key: str
+
+
+@dataclass(frozen=True)
+class Position:
+    sender: str
+    acked: int
+
+
+@dataclass(frozen=True)
+class Batch:
+    sender: str
+    records: tuple[Record, ...]
+
+
+@dataclass(frozen=True)
+class Ack:
+    sender: str
+    seq: int
+
+
+Message = Union[Hello, Position, Batch, Ack]
+
+
+def record_to_dict(record: Record) -> dict[str, Any]:
+    """A record as an audit export's ``journal.jsonl`` line holds it."""
+    return {
+        "seq": record.seq, "time_ms": record.time_ms, "type": record.type, "payload": dict(record.payload),
+        "prev": record.prev, "hash": record.hash, "signature": record.signature,
+    }  # fmt: skip
+
+
+def to_dict(message: Message) -> dict[str, Any]:
+    base: dict[str, Any] = {"format": FORMAT, "sender": message.sender}
+    if isinstance(message, Hello):
+        return {**base, "kind": "hello", "public_key": message.public_key}
+    if isinstance(message, Position):
+        return {**base, "kind": "position", "acked": message.acked}
+    if isinstance(message, Batch):
+        return {**base, "kind": "batch", "records": [record_to_dict(r) for r in message.records]}
+    return {**base, "kind": "ack", "seq": message.seq}
+
+
+def encode(message: Message) -> bytes:
+    """The message's bytes on the wire: canonical JSON."""
+    return canonical_json(to_dict(message))
+
+
+def _field(data: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
+    if name not in data:
+        raise FeedFormatError(f"{where}: the field {name!r} is missing")
+    value = data[name]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise FeedFormatError(f"{where}: the field {name!r} must be an integer, not {value!r}")
+    if not isinstance(value, kind):
+        raise FeedFormatError(f"{where}: the field {name!r} must be a {kind.__name__}")
+    return value
+
+
+def _count(data: Mapping[str, Any], name: str, where: str, least: int) -> int:
+    value: int = _field(data, name, int, where)
+    if value < least:
+        raise FeedFormatError(f"{where}: the field {name!r} must be at least {least}, not {value}")
+    return value
+
+
+def record_from_dict(data: Any, where: str) -> Record:
+    """A record as a ``batch`` carries it; :class:`FeedFormatError` naming the field otherwise."""
+    if not isinstance(data, dict):
+        raise FeedFormatError(f"{where} is not an object")
+    extra = sorted(set(data) - {"seq", "time_ms", "type", "payload", "prev", "hash", "signature"})
+    if extra:
+        raise FeedFormatError(f"{where}: unknown field {extra[0]!r}")
+    seq = _count(data, "seq", where, 1)
+    time_ms = _count(data, "time_ms", where, 0)
+    type_ = _field(data, "type", str, where)
+    payload = _field(data, "payload", dict, where)
+    prev = _field(data, "prev", str, where)
+    hash_ = _field(data, "hash", str, where)
+    signature = _field(data, "signature", str, where)
+    for name, value, pattern in (("prev", prev, _HEX64), ("hash", hash_, _HEX64), ("signature", signature, _HEX128)):
+        if not pattern.fullmatch(value):
+            raise FeedFormatError(f"{where}: the field {name!r} is not lowercase hex of the right length")
+    return Record(seq, time_ms, type_, payload, prev, hash_, signature)
+
+
+def from_dict(data: Any) -> Message:
+    """The message ``data`` (decoded JSON) is; :class:`FeedFormatError` naming the field otherwise."""
+    if not isinstance(data, dict):
+        raise FeedFormatError("a feed message is a JSON object")
+    if data.get("format") != FORMAT:
+        raise FeedFormatError(f"the field 'format' must be {FORMAT!r}, not {data.get('format')!r}")
+    kind = _field(data, "kind", str, "the message")
+    where = f"the {kind} message"
+    sender = _field(data, "sender", str, where)
+    if not _SENDER.fullmatch(sender):
+        raise FeedFormatError(f"{where}: the field 'sender' must be 'hall:<id>' or 'central', not {sender!r}")
+    if kind == "hello":
+        key = _field(data, "public_key", str, where)
+        if not key.startswith("-----BEGIN PUBLIC KEY-----"):
+            raise FeedFormatError(f"{where}: the field 'public_key' is not a PEM public key")
+        return Hello(sender, key)
+    if kind == "position":
+        return Position(sender, _count(data, "acked", where, 0))
+    if kind == "ack":
+        return Ack(sender, _count(data, "seq", where, 0))
+    if kind == "batch":
+        items = _field(data, "records", list, where)
+        if not 1 <= len(items) <= MAX_BATCH:
+            raise FeedFormatError(f"{where}: the field 'records' must hold 1 to {MAX_BATCH} records, not {len(items)}")
+        return Batch(sender, tuple(record_from_dict(item, f"{where}, record {i + 1}") for i, item in enumerate(items)))
+    raise FeedFormatError(f"the field 'kind' must be hello, position, batch or ack, not {kind!r}")
+
+
+def decode(raw: bytes) -> Message:
+    """The message of ``raw`` bytes; :class:`FeedFormatError` when they are not one."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise FeedFormatError(f"a feed message is UTF-8 JSON: {error}") from None
+    return from_dict(data)

@@ -1,0 +1,150 @@
+"""The receiver's checks of a feed (R92.7, R95; docs/regulator-feed.md "What the receiver checks").
+
+:class:`Receiver` is handed what a connection says (``hello``, then ``batch`` after
+``batch``) and the identity the sender's certificate proved; it answers with the
+``position`` and the ``ack`` of :mod:`protocol.regulator_feed`.  Each record is checked
+against the sender's key and the record stored before it, in this order, and the first
+fault stops the batch there (nothing after it is stored; the sender will send it again
+and the alert is not raised twice):
+
+``gap``            the record is not the one after the last stored (a record dropped);
+``bad_signature``  its hash or its Ed25519 signature does not verify (altered or forged);
+``broken_chain``   its ``prev`` is not the hash of the record before it, or a record
+                   already stored comes again with other content (rewritten);
+``key_changed``    the sender said another journal key than the one it first said
+                   (the connection is refused: its records are not checked against it);
+``clock_backwards`` its ``time_ms`` is before the record before it: the record is
+                   authentic and is stored, the alert flags the clock.
+
+A record sent again exactly as stored (its ack was lost) is skipped silently.
+:meth:`Receiver.fenced` is the hook of the replicas (issue 13): a record from a fenced
+epoch will be refused there; today no record is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from protocol.chain import Record
+from protocol.errors import DomainError
+from protocol.regulator_feed import Ack, Batch, Hello, Position
+from regulator.store import Alert, Store
+
+GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS = (
+    "gap", "bad_signature", "broken_chain", "key_changed", "clock_backwards",
+)  # fmt: skip
+ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS)
+
+
+class FeedRefused(DomainError):
+    """A connection the receiver will not take records from; the message says why."""
+
+
+@dataclass
+class _Sender:
+    key: Ed25519PublicKey
+    seq: int
+    hash: str
+    time_ms: int
+
+
+def load_key(pem: str, sender: str) -> Ed25519PublicKey:
+    try:
+        key = serialization.load_pem_public_key(pem.encode())
+    except ValueError:
+        raise FeedRefused(f"{sender}: the hello's public_key is not a PEM public key") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise FeedRefused(f"{sender}: the hello's public_key is not an Ed25519 key")
+    return key
+
+
+class Receiver:
+    def __init__(self, store: Store, clock: Callable[[], int]) -> None:
+        self.store = store
+        self.clock = clock
+        self._senders: dict[str, _Sender] = {}
+
+    def alert(self, sender: str, kind: str, seq: int, detail: str) -> None:
+        self.store.raise_alert(Alert(sender, kind, seq, detail, self.clock()))
+
+    def hello(self, hello: Hello, certified: str) -> Position:
+        """Where ``hello.sender``'s feed stands; :class:`FeedRefused` for another identity or key."""
+        if hello.sender != certified:
+            raise FeedRefused(f"the certificate is {certified}'s: it may not feed {hello.sender}")
+        load_key(hello.public_key, hello.sender)
+        position = self.store.register(hello.sender, hello.public_key)
+        if position.public_key.strip() != hello.public_key.strip():
+            self.alert(hello.sender, KEY_CHANGED, position.seq + 1,
+                       f"{hello.sender} said another journal key after record {position.seq}")
+            self._senders.pop(hello.sender, None)
+            raise FeedRefused(f"{hello.sender} said another journal key than the one its records are signed with")
+        self._senders[hello.sender] = _Sender(
+            load_key(position.public_key, hello.sender), position.seq, position.hash, position.time_ms
+        )
+        return Position(hello.sender, position.seq)
+
+    def fenced(self, sender: str, record: Record) -> bool:
+        """Whether ``record`` comes from a fenced epoch (issue 13, replicas): never, today."""
+        return False
+
+    def batch(self, batch: Batch, certified: str) -> Ack:
+        """Check and store ``batch``'s records up to the first fault; the ack of what is stored."""
+        if batch.sender != certified:
+            raise FeedRefused(f"the certificate is {certified}'s: it may not feed {batch.sender}")
+        state = self._senders.get(batch.sender)
+        if state is None:
+            raise FeedRefused(f"{batch.sender} sent records before its hello")
+        accepted = self._check(batch.sender, state, batch.records)
+        self.store.store(batch.sender, accepted)
+        if accepted:
+            last = accepted[-1]
+            state.seq, state.hash, state.time_ms = last.seq, last.hash, last.time_ms
+        return Ack(batch.sender, state.seq)
+
+    def _check(self, sender: str, state: _Sender, records: Sequence[Record]) -> list[Record]:
+        accepted: list[Record] = []
+        seq, prev, time_ms = state.seq, state.hash, state.time_ms
+        for record in records:
+            if record.seq <= seq:
+                if not self._same_as_stored(sender, record, accepted):
+                    self.alert(sender, BROKEN_CHAIN, record.seq,
+                               f"record {record.seq} came again with other content than stored (rewritten)")
+                    break
+                continue
+            if record.seq != seq + 1:
+                self.alert(sender, GAP, seq + 1, f"record {seq + 1} is missing: the feed jumps from {seq} to {record.seq}")
+                break
+            data = record.body
+            try:
+                if hashlib.sha256(data).hexdigest() != record.hash:
+                    raise InvalidSignature
+                state.key.verify(bytes.fromhex(record.signature), data)
+            except (InvalidSignature, ValueError):
+                self.alert(sender, BAD_SIGNATURE, record.seq,
+                           f"record {record.seq}: its hash or signature does not verify (altered or forged)")
+                break
+            if record.prev != prev:
+                self.alert(sender, BROKEN_CHAIN, record.seq,
+                           f"record {record.seq} does not follow record {seq} (inserted, removed or reordered)")
+                break
+            if self.fenced(sender, record):
+                break
+            if record.time_ms < time_ms:
+                self.alert(sender, CLOCK_BACKWARDS, record.seq,
+                           f"record {record.seq} is dated {record.time_ms} ms, before record {seq} ({time_ms} ms)")
+            accepted.append(record)
+            seq, prev, time_ms = record.seq, record.hash, record.time_ms
+        return accepted
+
+    def _same_as_stored(self, sender: str, record: Record, accepted: list[Record]) -> bool:
+        for earlier in accepted:
+            if earlier.seq == record.seq:
+                return earlier.hash == record.hash and earlier.signature == record.signature
+        stored = self.store.record(sender, record.seq)
+        return stored is not None and stored.hash == record.hash and stored.signature == record.signature

@@ -1,0 +1,167 @@
+"""The receiver's store: each sender's key and position, its records, and the alerts.
+
+``feed_sender`` holds a sender's journal key (the first one it said) and where its feed
+stands (the last stored ``seq``, its hash and time); ``feed_record`` every record
+stored, once, as the sender signed it; ``feed_alert`` every alert raised, once per
+(sender, kind, seq).  A sender's records and its position commit in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Iterator
+
+from sqlalchemy import BigInteger, Engine, Integer, MetaData, String, Text, UniqueConstraint, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from protocol.chain import GENESIS, Record, canonical_json
+from server_kit.db import database as kit
+from server_kit.journal.table import NAMING
+
+MIGRATIONS = "regulator:migrations"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class FeedSender(Base):
+    __tablename__ = "feed_sender"
+    sender: Mapped[str] = mapped_column(String(80), primary_key=True)
+    public_key: Mapped[str] = mapped_column(Text)
+    last_seq: Mapped[int] = mapped_column(Integer)
+    last_hash: Mapped[str] = mapped_column(String(64))
+    last_time_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class FeedRecord(Base):
+    __tablename__ = "feed_record"
+    sender: Mapped[str] = mapped_column(String(80), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+    type: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[str] = mapped_column(Text)  # canonical JSON
+    prev: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+    signature: Mapped[str] = mapped_column(String(128))
+
+
+class FeedAlert(Base):
+    __tablename__ = "feed_alert"
+    __table_args__ = (UniqueConstraint("sender", "kind", "seq", name="uq_feed_alert_once"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    sender: Mapped[str] = mapped_column(String(80))
+    kind: Mapped[str] = mapped_column(String(32))
+    seq: Mapped[int] = mapped_column(Integer)  # 0 when the alert is about no record
+    detail: Mapped[str] = mapped_column(Text)
+    time_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+METADATA = Base.metadata
+
+
+def open_database(url: str, create_folder: bool = True) -> Engine:
+    """The receiver's database at ``url``, migrated."""
+    return kit.open_database(url, MIGRATIONS, create_folder)
+
+
+@dataclass(frozen=True)
+class Position:
+    public_key: str
+    seq: int
+    hash: str
+    time_ms: int
+
+
+@dataclass(frozen=True)
+class Alert:
+    sender: str
+    kind: str
+    seq: int
+    detail: str
+    time_ms: int
+
+
+class Store:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def position(self, sender: str) -> Position | None:
+        with self.engine.connect() as db:
+            row = db.execute(select(FeedSender).where(FeedSender.sender == sender)).mappings().first()
+        if row is None:
+            return None
+        return Position(row["public_key"], row["last_seq"], row["last_hash"], row["last_time_ms"])
+
+    def register(self, sender: str, public_key: str) -> Position:
+        """The sender's position, created (at nothing stored) with ``public_key`` if new."""
+        try:
+            with self.engine.begin() as db:
+                db.execute(insert(FeedSender).values(
+                    sender=sender, public_key=public_key, last_seq=0, last_hash=GENESIS, last_time_ms=0
+                ))
+        except IntegrityError:
+            pass  # known already: its first key and position stand
+        position = self.position(sender)
+        assert position is not None
+        return position
+
+    def store(self, sender: str, records: list[Record]) -> None:
+        """Append ``records`` (checked, following the sender's position) and move the position."""
+        if not records:
+            return
+        with self.engine.begin() as db:
+            db.execute(insert(FeedRecord), [
+                {"sender": sender, "seq": r.seq, "time_ms": r.time_ms, "type": r.type,
+                 "payload": canonical_json(r.payload).decode(), "prev": r.prev, "hash": r.hash,
+                 "signature": r.signature}
+                for r in records
+            ])  # fmt: skip
+            last = records[-1]
+            moved = db.execute(
+                update(FeedSender)
+                .where(FeedSender.sender == sender, FeedSender.last_seq == records[0].seq - 1)
+                .values(last_seq=last.seq, last_hash=last.hash, last_time_ms=last.time_ms)
+            )
+            if moved.rowcount != 1:
+                raise RuntimeError(f"the position of {sender} moved while its records were stored")
+
+    def records(self, sender: str, after: int = 0) -> Iterator[Record]:
+        with self.engine.connect() as db:
+            rows = db.execute(
+                select(FeedRecord).where(FeedRecord.sender == sender, FeedRecord.seq > after).order_by(FeedRecord.seq)
+            ).mappings().all()
+        for row in rows:
+            yield Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
+                         row["hash"], row["signature"])
+
+    def record(self, sender: str, seq: int) -> Record | None:
+        with self.engine.connect() as db:
+            row = db.execute(
+                select(FeedRecord).where(FeedRecord.sender == sender, FeedRecord.seq == seq)
+            ).mappings().first()
+        if row is None:
+            return None
+        return Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
+                      row["hash"], row["signature"])
+
+    def raise_alert(self, alert: Alert) -> bool:
+        """Store ``alert`` unless the same (sender, kind, seq) is already; whether it is new."""
+        try:
+            with self.engine.begin() as db:
+                db.execute(insert(FeedAlert).values(
+                    sender=alert.sender, kind=alert.kind, seq=alert.seq, detail=alert.detail, time_ms=alert.time_ms
+                ))
+        except IntegrityError:
+            return False  # raised already
+        return True
+
+    def alerts(self, sender: str | None = None) -> list[Alert]:
+        query = select(FeedAlert).order_by(FeedAlert.id)
+        if sender is not None:
+            query = query.where(FeedAlert.sender == sender)
+        with self.engine.connect() as db:
+            rows = db.execute(query).mappings().all()
+        return [Alert(r["sender"], r["kind"], r["seq"], r["detail"], r["time_ms"]) for r in rows]

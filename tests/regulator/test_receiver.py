@@ -1,0 +1,156 @@
+"""The reference receiver's checks of a feed, on real signed journals (R92.7, R95.3).
+
+The records are sealed by the journal code every server uses (Ed25519, hash chain), the
+receiver's store is a real SQLite database migrated by its own migrations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from protocol.chain import Record
+from protocol.regulator_feed import Batch, Hello
+from regulator import store as regulator_store
+from regulator.receiver import (
+    BAD_SIGNATURE,
+    BROKEN_CHAIN,
+    CLOCK_BACKWARDS,
+    GAP,
+    KEY_CHANGED,
+    FeedRefused,
+    Receiver,
+)
+from server_kit.journal.fake import FakeJournal
+
+HALL = "hall:h1"
+pytestmark = pytest.mark.req("R92.7", "R95.3")
+
+
+def pem(key: Ed25519PrivateKey) -> str:
+    return key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    ).decode()
+
+
+def journal(count: int, start_ms: int = 1_000, step_ms: int = 10) -> tuple[FakeJournal, list[Record]]:
+    kept = FakeJournal()
+    for i in range(count):
+        kept.append(start_ms + i * step_ms, [("journal_opened", {"hall": "h1"})])
+    return kept, list(kept.records())
+
+
+@pytest.fixture
+def receiver(database_url: str) -> Receiver:
+    """The receiver on each database the system supports (SQLite, PostgreSQL)."""
+    engine = regulator_store.open_database(database_url)
+    return Receiver(regulator_store.Store(engine), clock=lambda: 5_000)
+
+
+def kinds(receiver: Receiver) -> list[tuple[str, int]]:
+    return [(a.kind, a.seq) for a in receiver.store.alerts()]
+
+
+def test_a_feed_in_batches_is_stored_once_in_order_and_acknowledged(receiver: Receiver) -> None:
+    source, records = journal(7)
+    assert receiver.hello(Hello(HALL, pem(source.key)), HALL).acked == 0
+    assert receiver.batch(Batch(HALL, tuple(records[:3])), HALL).seq == 3
+    # The ack of 3 was lost: the sender starts again from 2; what is stored is skipped.
+    assert receiver.batch(Batch(HALL, tuple(records[1:7])), HALL).seq == 7
+    assert list(receiver.store.records(HALL)) == records
+    assert kinds(receiver) == []
+
+
+def test_a_restarted_receiver_says_where_the_feed_stands(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'regulator.sqlite'}"
+    source, records = journal(5)
+    first = Receiver(regulator_store.Store(regulator_store.open_database(url)), clock=lambda: 0)
+    first.hello(Hello(HALL, pem(source.key)), HALL)
+    first.batch(Batch(HALL, tuple(records[:4])), HALL)
+    again = Receiver(regulator_store.Store(regulator_store.open_database(url)), clock=lambda: 0)
+    assert again.hello(Hello(HALL, pem(source.key)), HALL).acked == 4
+    assert again.batch(Batch(HALL, (records[4],)), HALL).seq == 5
+    assert [r.seq for r in again.store.records(HALL)] == [1, 2, 3, 4, 5]
+
+
+def test_a_dropped_record_raises_a_gap_and_nothing_after_it_is_stored(receiver: Receiver) -> None:
+    source, records = journal(5)
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    assert receiver.batch(Batch(HALL, (records[0], records[1], records[3], records[4])), HALL).seq == 2
+    assert kinds(receiver) == [(GAP, 3)]
+    # Sent again, the same gap is not alerted twice; the missing record then mends the feed.
+    receiver.batch(Batch(HALL, (records[3],)), HALL)
+    assert receiver.batch(Batch(HALL, tuple(records[2:])), HALL).seq == 5
+    assert kinds(receiver) == [(GAP, 3)]
+
+
+def test_a_tampered_signature_raises_bad_signature(receiver: Receiver) -> None:
+    source, records = journal(3)
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    forged = dataclasses.replace(records[1], signature="00" * 64)
+    assert receiver.batch(Batch(HALL, (records[0], forged, records[2])), HALL).seq == 1
+    assert kinds(receiver) == [(BAD_SIGNATURE, 2)]
+
+
+def test_an_altered_payload_raises_bad_signature(receiver: Receiver) -> None:
+    source, records = journal(2)
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    altered = dataclasses.replace(records[0], payload={"hall": "h2"})
+    assert receiver.batch(Batch(HALL, (altered,)), HALL).seq == 0
+    assert kinds(receiver) == [(BAD_SIGNATURE, 1)]
+
+
+def test_records_signed_by_a_foreign_key_raise_bad_signature(receiver: Receiver) -> None:
+    source, _ = journal(1)
+    _, foreign = journal(2)
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    assert receiver.batch(Batch(HALL, tuple(foreign)), HALL).seq == 0
+    assert kinds(receiver) == [(BAD_SIGNATURE, 1)]
+
+
+def test_a_record_that_does_not_link_raises_broken_chain(receiver: Receiver) -> None:
+    source, records = journal(3)
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    receiver.batch(Batch(HALL, (records[0],)), HALL)
+    # A correctly signed record 2 that follows another record 1 (the key holder rewrote history).
+    other = source.seal(2_000, [("journal_opened", {"hall": "h1"})], None)[0]
+    relinked = source.seal(2_010, [("journal_opened", {"hall": "h1"})], other)[0]
+    assert receiver.batch(Batch(HALL, (relinked,)), HALL).seq == 1
+    assert kinds(receiver) == [(BROKEN_CHAIN, 2)]
+    # And a stored record coming again with other content.
+    assert receiver.batch(Batch(HALL, (other,)), HALL).seq == 1
+    assert kinds(receiver) == [(BROKEN_CHAIN, 2), (BROKEN_CHAIN, 1)]
+
+
+def test_time_going_backwards_is_stored_and_raises_clock_backwards(receiver: Receiver) -> None:
+    source = FakeJournal()
+    for time_ms in (1_000, 2_000, 1_500, 2_500):
+        source.append(time_ms, [("journal_opened", {"hall": "h1"})])
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    assert receiver.batch(Batch(HALL, tuple(source.records())), HALL).seq == 4
+    assert kinds(receiver) == [(CLOCK_BACKWARDS, 3)]
+
+
+def test_another_key_after_records_raises_key_changed_and_is_refused(receiver: Receiver) -> None:
+    source, records = journal(2)
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    receiver.batch(Batch(HALL, tuple(records)), HALL)
+    with pytest.raises(FeedRefused, match="another journal key"):
+        receiver.hello(Hello(HALL, pem(Ed25519PrivateKey.generate())), HALL)
+    assert kinds(receiver) == [(KEY_CHANGED, 3)]
+    with pytest.raises(FeedRefused, match="before its hello"):
+        receiver.batch(Batch(HALL, tuple(records)), HALL)
+
+
+def test_a_sender_may_feed_only_its_own_identity(receiver: Receiver) -> None:
+    source, records = journal(1)
+    with pytest.raises(FeedRefused, match="may not feed hall:h1"):
+        receiver.hello(Hello(HALL, pem(source.key)), "hall:h2")
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    with pytest.raises(FeedRefused, match="may not feed hall:h1"):
+        receiver.batch(Batch(HALL, tuple(records)), "central")
+    assert list(receiver.store.records(HALL)) == []
