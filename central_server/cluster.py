@@ -278,6 +278,18 @@ def start(folder: Path, timeout: float = 90.0) -> dict[str, Any]:
     return status(folder)
 
 
+def restart_node(folder: Path, index: int) -> None:
+    """Start node ``index``'s Patroni again (after it was stopped or killed); it rejoins the set."""
+    layout = Layout.load(folder.resolve())
+    name = f"node{index}"
+    if _alive(int(layout.state["pids"][name])):
+        raise ClusterError(f"{name} is still running")
+    home = layout.folder / name
+    layout.state["pids"][name] = _spawn([str(PATRONI_VENV / "bin" / "patroni"), str(home / "patroni.yml")],
+                                        home / "patroni.log", home)
+    layout.save()
+
+
 def _etcd_healthy(port: int) -> bool:
     try:
         return bool(_get_json(f"http://127.0.0.1:{port}/health").get("health") == "true")
