@@ -330,12 +330,15 @@ def _print_status(found: dict[str, Any]) -> None:
 
 @cluster.command("start")
 @_CLUSTER_DIR
-def cluster_start(folder: Path) -> None:
+@click.option("--patroni-venv", "venv", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("/opt/bingo/patroni"), show_default=True,
+              help="The virtual environment scripts/patroni-venv.sh made.")
+def cluster_start(folder: Path, venv: Path) -> None:
     """Start the set and wait for a leader and a synchronous standby."""
     from central_server import cluster as pair
 
     try:
-        _print_status(pair.start(folder))
+        _print_status(pair.start(folder, venv=venv))
     except pair.ClusterError as error:
         raise click.ClickException(str(error)) from None
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 #: Where ``scripts/patroni-venv.sh`` puts Patroni (readable by the ``postgres`` user).
-PATRONI_VENV = Path(os.environ.get("BINGO_PATRONI_VENV", "/opt/bingo/patroni"))
+PATRONI_VENV = Path("/opt/bingo/patroni")
 #: Patroni's smallest ttl; with loop_wait 2 a killed leader is replaced in about 20 s.
 TTL = 20
 LOOP_WAIT = 2
@@ -214,17 +214,17 @@ def summary(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _check_installed() -> None:
+def _check_installed(venv: Path = PATRONI_VENV) -> None:
     if not Path("/usr/bin/etcd").exists():
         raise ClusterError("etcd is not installed (/usr/bin/etcd); run scripts/system-deps.sh")
-    if not (PATRONI_VENV / "bin" / "patroni").exists():
-        raise ClusterError(f"Patroni is not installed in {PATRONI_VENV}; run scripts/patroni-venv.sh")
+    if not (venv / "bin" / "patroni").exists():
+        raise ClusterError(f"Patroni is not installed in {venv}; run scripts/patroni-venv.sh")
     server_binaries()
 
 
-def start(folder: Path, timeout: float = 90.0) -> dict[str, Any]:
-    """Start the set under ``folder`` and wait for a leader and a synchronous standby."""
-    _check_installed()
+def start(folder: Path, timeout: float = 90.0, venv: Path = PATRONI_VENV) -> dict[str, Any]:
+    """Start the set under ``folder`` (Patroni from ``venv``) and wait for a leader and a synchronous standby."""
+    _check_installed(venv)
     folder = folder.resolve()
     if (folder / "cluster.json").exists():
         layout = Layout.load(folder)
@@ -238,6 +238,7 @@ def start(folder: Path, timeout: float = 90.0) -> dict[str, Any]:
         "password": secrets.token_hex(16),
         "replication_password": secrets.token_hex(16),
         "pids": {},
+        "patroni": str(venv / "bin" / "patroni"),
     }
     layout = Layout(folder, state)
     for index in range(3):
@@ -266,7 +267,7 @@ def start(folder: Path, timeout: float = 90.0) -> dict[str, Any]:
             os.chmod(config, 0o600)
             if owner is not None:
                 os.chown(config, owner.pw_uid, owner.pw_gid)
-            state["pids"][f"node{index}"] = _spawn([str(PATRONI_VENV / "bin" / "patroni"), str(config)],
+            state["pids"][f"node{index}"] = _spawn([state["patroni"], str(config)],
                                                    home / "patroni.log", home)
             layout.save()
             if index == 0:  # the first node bootstraps; the second then clones it
@@ -285,7 +286,7 @@ def restart_node(folder: Path, index: int) -> None:
     if _alive(int(layout.state["pids"][name])):
         raise ClusterError(f"{name} is still running")
     home = layout.folder / name
-    layout.state["pids"][name] = _spawn([str(PATRONI_VENV / "bin" / "patroni"), str(home / "patroni.yml")],
+    layout.state["pids"][name] = _spawn([layout.state["patroni"], str(home / "patroni.yml")],
                                         home / "patroni.log", home)
     layout.save()
 
