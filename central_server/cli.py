@@ -301,3 +301,70 @@ def simulate(halls: int, terminals: int, games: int, home: Path, seed: int, burs
 def register(main: click.Group) -> None:
     """Add ``bingo central`` to the ``bingo`` command (the ``bingo.commands`` entry point)."""
     main.add_command(central)
+
+
+# --- The database pair (docs/replica.md) ------------------------------------------------
+
+
+@central.group()
+def cluster() -> None:
+    """The central server's database pair on this machine: etcd x3, Patroni + PostgreSQL 15 x2 (R92.6)."""
+
+
+_CLUSTER_DIR = click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
+                            default=Path("var/central-cluster"), show_default=True,
+                            help="Folder holding the set's data, logs and cluster.json.")
+
+
+def _print_status(found: dict[str, Any]) -> None:
+    click.echo(f"leader: {found['leader'] or '-'}")
+    click.echo(f"sync standby: {found['sync_standby'] or '-'}")
+    for name, lag in sorted(found["lag"].items()):
+        click.echo(f"lag {name}: {lag if lag is not None else '-'} bytes")
+    for member in found["members"]:
+        click.echo(f"member {member['name']}: {member['role']} {member['state']} 127.0.0.1:{member['port']}"
+                   f" timeline {member['timeline']}")
+    for name, alive in sorted(found["processes"].items()):
+        click.echo(f"process {name}: {'running' if alive else 'stopped'}")
+
+
+@cluster.command("start")
+@_CLUSTER_DIR
+@click.option("--patroni-venv", "venv", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("/opt/bingo/patroni"), show_default=True,
+              help="The virtual environment scripts/patroni-venv.sh made.")
+def cluster_start(folder: Path, venv: Path) -> None:
+    """Start the set and wait for a leader and a synchronous standby."""
+    from central_server import cluster as pair
+
+    try:
+        _print_status(pair.start(folder, venv=venv))
+    except pair.ClusterError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@cluster.command("stop")
+@_CLUSTER_DIR
+def cluster_stop(folder: Path) -> None:
+    """Stop every process of the set (Patroni and its PostgreSQL, then etcd)."""
+    from central_server import cluster as pair
+
+    try:
+        taken = pair.stop(folder)
+    except pair.ClusterError as error:
+        raise click.ClickException(str(error)) from None
+    if taken:
+        raise click.ClickException(f"stopped, but ports still taken: {taken}")
+    click.echo("stopped")
+
+
+@cluster.command("status")
+@_CLUSTER_DIR
+def cluster_status(folder: Path) -> None:
+    """Print the leader, the synchronous standby and the replication lag."""
+    from central_server import cluster as pair
+
+    try:
+        _print_status(pair.status(folder))
+    except pair.ClusterError as error:
+        raise click.ClickException(str(error)) from None

@@ -2,9 +2,11 @@
 # Debian packages the test suite needs: Chromium for the browser tests (driven by
 # Playwright at /usr/bin/chromium; no browser download), openssl for checking
 # signatures and certificates with stock tools, PostgreSQL's server binaries for the
-# tests that start a cluster of their own (tests/support/postgres.py), and dieharder
-# for the random ball generator's certification (bingo rng certify).  Installs only
-# what is missing.
+# tests that start a cluster of their own (tests/support/postgres.py), dieharder
+# for the random ball generator's certification (bingo rng certify), and etcd with
+# python3-venv for the central server's database pair (bingo central cluster; Patroni's
+# venv is made by scripts/patroni-venv.sh, called at the end).  Installs only what is
+# missing.
 set -euo pipefail
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
@@ -12,6 +14,10 @@ command -v openssl >/dev/null || missing+=(openssl)
 command -v node >/dev/null || missing+=(nodejs)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 command -v dieharder >/dev/null || missing+=(dieharder)
+[ -x /usr/bin/etcd ] || missing+=(etcd-server)
+[ -x /usr/bin/etcdctl ] || missing+=(etcd-client)
+[ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)
+/usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "system-deps.sh: please install: ${missing[*]} (as root: apt-get install ${missing[*]})" >&2
@@ -20,4 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ "$(id -u)" -eq 0 ] || [ -n "${BINGO_PATRONI_VENV:-}" ]; then
+  "$(dirname "$0")/patroni-venv.sh"
 fi

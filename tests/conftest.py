@@ -34,6 +34,7 @@ LONGEST_FIRST = (
     "tests/network/test_network_browser.py",
     "tests/fuzz/test_fuzz_findings.py",
     "tests/central_server/test_recovery.py",
+    "tests/replica/test_cluster.py",
     "tests/videobingo/test_play.py",
     "tests/central_server/test_audit_export.py",
     "tests/videobingo/test_vb_power_loss.py",
