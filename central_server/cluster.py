@@ -338,23 +338,22 @@ def _postmaster_pids(layout: Layout) -> list[int]:
     return found
 
 
-def _end(pids: list[int], grace: float) -> None:
+def _signal(pids: list[int], which: signal.Signals) -> None:
     for pid in pids:
         if _alive(pid):
             try:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, which)
             except ProcessLookupError:
                 pass
+
+
+def _end(pids: list[int], grace: float) -> None:
+    _signal(pids, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
         _reap()
         time.sleep(0.2)
-    for pid in pids:
-        if _alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    _signal(pids, signal.SIGKILL)
     _reap()
 
 

@@ -1,15 +1,6 @@
 """Alembic environment: migrations run on the connection the application hands over."""
 
-from alembic import context
-
 from central_server.store import METADATA
+from server_kit.db.migration_env import run_on_given_connection
 
-connection = context.config.attributes["connection"]
-context.configure(
-    connection=connection,
-    target_metadata=METADATA,
-    render_as_batch=True,
-    compare_type=True,
-)
-with context.begin_transaction():
-    context.run_migrations()
+run_on_given_connection(METADATA)

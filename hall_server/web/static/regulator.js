@@ -2,18 +2,9 @@
 // /regulator/api/, which the hall records in its journal before it answers.
 "use strict";
 const Consult = {
-  money(cents) {
-    if (cents === null || cents === undefined) return "-";
-    const sign = cents < 0 ? "-" : "";
-    const abs = Math.abs(cents);
-    return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")} EUR`;
-  },
-  el(tag, text, cls) {
-    const node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (cls) node.className = cls;
-    return node;
-  },
+  // Amounts and elements as every page of the hall shows them (common.js).
+  money: Hall.money,
+  el: Hall.el,
   row(cells) {
     const tr = document.createElement("tr");
     cells.forEach((c) => tr.appendChild(Consult.el("td", c === null || c === undefined ? "-" : c)));
