@@ -54,6 +54,7 @@ from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError
 from protocol.central_operator import OPERATOR_MESSAGES
 from server_kit.amp.commands import CommandFailed, amp_commands, error_class
+from server_kit.amp.bounded import BoundedBoxes
 from server_kit.pki import PkiError, Role, peer_identity
 
 #: A hall server's certificate (``bingo pki issue server HALL``): the halls' commands.
@@ -67,8 +68,8 @@ OPERATOR_COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(OPERATOR_MESSA
 #: Bounds on one incoming box, checked while it is read: the widest legal hall command
 #: is a few hundred bytes; this leaves room for a value over its declared bound to be
 #: refused with ``bad_argument`` rather than by cutting the connection.
-MAX_BOX_KEYS = 64
-MAX_BOX_BYTES = 4 * amp.MAX_VALUE_LENGTH
+MAX_BOX_KEYS = BoundedBoxes.max_box_keys
+MAX_BOX_BYTES = BoundedBoxes.max_box_bytes
 
 
 class NotNegotiated(CommandFailed):
@@ -153,7 +154,7 @@ class _LinkFactory(Factory):
 
 
 @implementer(IHandshakeListener)
-class HallLink(amp.AMP):
+class HallLink(BoundedBoxes):
     """One hall server's AMP connection, or an operator's, inside mutual TLS."""
 
     log = Logger()
@@ -164,8 +165,6 @@ class HallLink(amp.AMP):
         self.hall_id: str | None = None  # from a hall's certificate, once the handshake is done
         self.operator: str | None = None  # from an operator's certificate, once the handshake is done
         self.version: int | None = None  # once hello agreed it
-        self._box_keys = 0
-        self._box_bytes = 0
 
     # --- Who is at the other end ---------------------------------------------------
 
@@ -200,21 +199,10 @@ class HallLink(amp.AMP):
 
     # --- Bounded reading ------------------------------------------------------------
 
-    def proto_key(self, string: bytes) -> Any:
-        if not string:
-            self._box_keys = self._box_bytes = 0  # the box is complete
-        return super().proto_key(string)
-
-    def proto_value(self, string: bytes) -> Any:
-        self._box_keys += 1
-        self._box_bytes += len(string) + len(self._currentKey or b"")
-        if self._box_keys > MAX_BOX_KEYS or self._box_bytes > MAX_BOX_BYTES:
-            self.log.warn("Hall {hall} sent a box over {keys} keys or {size} bytes; the connection is cut",
-                          hall=self.hall_id or self._address(), keys=MAX_BOX_KEYS, size=MAX_BOX_BYTES)
-            self.transport.abortConnection()  # type: ignore[union-attr]
-            self._currentBox = amp.AmpBox()  # what was read of it is dropped
-            return "key"
-        return super().proto_value(string)
+    def box_too_big(self) -> None:
+        self.log.warn("Hall {hall} sent a box over {keys} keys or {size} bytes; the connection is cut",
+                      hall=self.hall_id or self._address(), keys=MAX_BOX_KEYS, size=MAX_BOX_BYTES)
+        super().box_too_big()
 
     # --- Commands -------------------------------------------------------------------
 

@@ -725,7 +725,7 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
         terminals = names
     demo = DemoSession(
         hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
-        pace=pace, timezone=config.timezone, terminals=terminals, stations=stations,
+        pace=pace, timezone=config.timezone, terminals=terminals, stations=stations, balance=hall.cashier.balance,
     )
     demo.setServiceParent(hall.service)
     host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface

@@ -76,6 +76,13 @@ class Position:
 
 
 @dataclass(frozen=True)
+class SenderPosition:
+    sender: str
+    seq: int
+    time_ms: int
+
+
+@dataclass(frozen=True)
 class Alert:
     sender: str
     kind: str
@@ -94,6 +101,12 @@ class Store:
         if row is None:
             return None
         return Position(row["public_key"], row["last_seq"], row["last_hash"], row["last_time_ms"])
+
+    def senders(self) -> list[SenderPosition]:
+        """Every sender known, with the last record held."""
+        with self.engine.connect() as db:
+            rows = db.execute(select(FeedSender).order_by(FeedSender.sender)).mappings().all()
+        return [SenderPosition(r["sender"], r["last_seq"], r["last_time_ms"]) for r in rows]
 
     def register(self, sender: str, public_key: str) -> Position:
         """The sender's position, created (at nothing stored) with ``public_key`` if new."""

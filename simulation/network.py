@@ -521,7 +521,9 @@ def summarize(sim: Simulation, reports: list[dict[str, Any]]) -> dict[str, Any]:
     check("every game played", len(central.games) == plan.games and all(g.phase == "closed" for g in central.games.values()),
           f"games: {[(g.game_id, g.phase) for g in central.games.values()]}")
     unanswered = [p for p in purchases if p["outcome"] == "unanswered"]
-    check("every request answered", not unanswered, f"{len(unanswered)} request(s) never answered: {unanswered[:3]}")
+    away = {t: a for report in reports for t, a in report.get("away", {}).items()}
+    check("every request answered", not unanswered, f"{len(unanswered)} request(s) never answered: {unanswered[:3]}; "
+          f"terminals that could not open a session: {away}")
 
     halls: dict[str, Any] = {}
     for hall in sim.halls:
@@ -618,8 +620,10 @@ def summarize(sim: Simulation, reports: list[dict[str, Any]]) -> dict[str, Any]:
             "confirmed": sum(1 for p in purchases if p["outcome"] == "confirmed"),
             "refused": sum(1 for p in purchases if p["outcome"] == "refused"),
             "unanswered": len(unanswered),
+            "unsent": sum(r.get("unsent", 0) for r in reports),
             "refusals": refusals,
         },
+        "terminals_away": away,
         "cards_in_play": sum(g.cards_in_play or 0 for g in central.games.values()),
         "balls": sum(len(g.balls) for g in central.games.values()),
         "games": games,

@@ -37,7 +37,7 @@ from terminals.client import ClientSocket, TerminalCertificate, TerminalClient, 
 RECONNECT_S = 0.5
 #: How long a stopping worker waits for the answers still owed.
 SETTLE_S = 20.0
-#: How long a terminal waits for the answer to its hello and its sign-in before it connects again.
+#: How long a terminal waits for its connection, its hello's answer and its sign-in's before it connects again.
 ANSWER_S = 60.0
 #: Sessions of one worker being opened at once (TLS handshake, hello, the PIN's check at sign-in).
 OPENING = 16
@@ -79,7 +79,9 @@ class Purchase:
     due_s: float
     sends: int = 0
     sent_at_s: float | None = None
-    outcome: str = "planned"  # planned, sent, confirmed, refused
+    #: planned; sent (due, and sent when ``sends`` > 0); confirmed; refused; not_sent (not due
+    #: when the worker stopped); unsent (due while the terminal was away, and it never came back).
+    outcome: str = "planned"
     answer: dict[str, Any] = field(default_factory=dict)
 
     def report(self, terminal: "Terminal") -> dict[str, Any]:
@@ -116,6 +118,8 @@ class Terminal:
         self.purchases: list[Purchase] = []
         self.ball_times: list[tuple[str, int, float]] = []
         self.connections = 0
+        self.failures = 0  # sessions that could not be opened (the hall away, or no answer)
+        self.last_failure: str | None = None
         self.ready: defer.Deferred[None] = defer.Deferred()
 
     # --- The connection -------------------------------------------------------------
@@ -124,8 +128,10 @@ class Terminal:
         while not self.stopping:
             try:
                 await self._session()
-            except Exception:
+            except Exception as error:
                 # The hall is away, refused the session or did not answer: close it, try again after the pause.
+                self.failures += 1
+                self.last_failure = f"{error.__class__.__name__}: {error}"[:200]
                 if self.socket is not None:
                     self.socket.close()
             self.signed_in = False
@@ -140,7 +146,7 @@ class Terminal:
         self.client = client
         await self.opening.acquire()  # a few sessions open at once: a thousand handshakes at once time out
         try:
-            self.socket = await connect(self.reactor, self.url, client, self.tls)
+            self.socket = await connect(self.reactor, self.url, client, self.tls).addTimeout(ANSWER_S, self.reactor)
             closed = self.socket.closed
             closed.addCallback(lambda _: client.connection_lost())
             self.connections += 1
@@ -283,10 +289,18 @@ async def run(reactor: Any, spec: dict[str, Any]) -> None:
             terminal.stopping = True
             if terminal.socket is not None:
                 terminal.socket.close()
+            for purchase in terminal.purchases:
+                if purchase.outcome == "sent" and purchase.sends == 0:
+                    # Due while the terminal was away and never sent: the hall never heard of it, nobody was told.
+                    purchase.outcome = "unsent"
         report = {
-            "purchases": [p.report(t) for t in terminals for p in t.purchases if p.outcome != "not_sent"],
+            "purchases": [p.report(t) for t in terminals for p in t.purchases if p.outcome not in ("not_sent", "unsent")],
             "not_sent": sum(1 for t in terminals for p in t.purchases if p.outcome == "not_sent"),
+            "unsent": sum(1 for t in terminals for p in t.purchases if p.outcome == "unsent"),
             "connections": {t.terminal_id: t.connections for t in terminals},
+            "away": {t.terminal_id: {"failed_sessions": t.failures, "last_failure": t.last_failure,
+                                     "unsent": sum(1 for p in t.purchases if p.outcome == "unsent")}
+                     for t in terminals if t.failures or not t.signed_in},
             "balls": balls_report(terminals),
         }
         Path(spec["out"]).write_text(json.dumps(report))

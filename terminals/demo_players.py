@@ -30,8 +30,10 @@ from twisted.python.failure import Failure
 
 from terminals.client import ClientSocket, TerminalCertificate, TerminalClient, TerminalError, connect
 
-#: Cards one player buys in a game, at most (R83.7 allows 96).
-MOST_CARDS = 12
+#: Cards one player buys in a game, at least and at most (R83.7 allows 96): with the
+#: demo's 120 paper cards a game, the terminals hold about a third of the cards in play.
+FEWEST_CARDS = 12
+MOST_CARDS = 30
 #: The stakes the demo players choose from, in percent of the card's value (R82.15).
 STAKES = (100, 100, 100, 75, 50)
 #: Seconds before a dropped player connects again.
@@ -102,7 +104,7 @@ class DemoPlayer:
     def buy(self, client: TerminalClient, game_id: str) -> None:
         if client is not self.client:
             return  # the connection it was for has ended
-        quantity, stake = self.rng.randint(4, MOST_CARDS), self.rng.choice(STAKES)
+        quantity, stake = self.rng.randint(FEWEST_CARDS, MOST_CARDS), self.rng.choice(STAKES)
 
         def bought(answer: dict[str, Any]) -> None:
             cards = answer["cards"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from twisted.application.service import Service
 from twisted.internet import defer, task
@@ -52,6 +52,8 @@ WITNESSES = ["A member of the public", "Another player"]
 FLOAT_CENTS = 100_000
 #: What each demo player's account is loaded with at the opening.
 PLAYER_CREDIT_CENTS = 20_000
+#: Below this credit, a demo player goes to the desk between games and loads ``PLAYER_CREDIT_CENTS`` again.
+TOP_UP_BELOW_CENTS = 5_000
 #: The demo players' PIN: a demo hides nothing from the newcomer who watches it.
 PLAYER_PIN = "2468"
 #: The banned list a demo hall imports, so that its door admits the demo's players (R75.2).
@@ -94,8 +96,11 @@ class DemoSession(Service):
         timezone: tzinfo = DEFAULT_TIMEZONE,
         terminals: Sequence[str] = (),
         stations: Sequence[tuple[str, int]] = (),
+        balance: Callable[[str], int] | None = None,
     ) -> None:
         self.core = core
+        #: An account's credit in cents, read between games to top up a demo player running low.
+        self.balance = balance
         self.timezone = timezone  # the hall's: the session is dated by its local day
         self.view = view
         self.clock = clock
@@ -113,6 +118,8 @@ class DemoSession(Service):
         self.players: defer.Deferred[list[DemoPlayer]] = defer.Deferred()
         #: Seconds the terminals' sale of a game stays open: long enough to sign in and buy.
         self.terminal_sale_s = max(5, round(12 * pace))
+        #: The demo players' accounts.
+        self.accounts: list[str] = []
         #: What each seller's drawer took and has not handed in to the desk yet, in cents.
         self.takings: dict[str, int] = {}
 
@@ -146,6 +153,7 @@ class DemoSession(Service):
         if self.terminals or self.stations:  # after a restart too: the earlier run's tokens are gone
             yield self.enrol_players()
         while True:
+            yield self.top_up()
             played = yield self.play_game()
             yield self.wait(4 if played else 10)
 
@@ -194,12 +202,27 @@ class DemoSession(Service):
             yield self.command(CASHIER, "load_credit", account=account, amount_cents=PLAYER_CREDIT_CENTS,
                                desk=self.desk)
             players.append(DemoPlayer(terminal, enrolled["token"], account, PLAYER_PIN))
+            self.accounts.append(account)
         for machine, station in self.stations:  # enrolling again gives a new token
             enrolled = yield self.command(ROOM_CHIEF, "enrol_vb_station", machine=machine, station=station)
             if enrolled is not None:
                 self.stations_enrolled.append(DemoStation(machine, station, enrolled["token"]))
         if not self.players.called:
             self.players.callback(players)
+
+    @defer.inlineCallbacks
+    def top_up(self):  # type: ignore[no-untyped-def]
+        """A demo player whose credit runs low loads more at the desk, so the terminals play on for hours."""
+        if self.balance is None:
+            return
+        for account in self.accounts:
+            try:
+                low = self.balance(account) < TOP_UP_BELOW_CENTS
+            except Exception:  # a closed or unknown account plays no more
+                continue
+            if low:
+                yield self.command(CASHIER, "load_credit", account=account, amount_cents=PLAYER_CREDIT_CENTS,
+                                   desk=self.desk)
 
     @defer.inlineCallbacks
     def play_game(self):  # type: ignore[no-untyped-def]

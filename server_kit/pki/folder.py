@@ -254,7 +254,8 @@ def _hosts_of(cert: x509.Certificate) -> tuple[str, ...]:
 
 # Hall and central servers accept connections and also connect out (hall to central,
 # central to the regulator's feed), so they hold both purposes; everyone else only calls.
-_SERVING = frozenset({Role.server, Role.central})
+#: The roles whose certificates serve TLS as well (the regulator's: its feed receiver).
+_SERVING = frozenset({Role.server, Role.central, Role.regulator})
 
 
 @dataclass(frozen=True)

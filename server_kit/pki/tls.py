@@ -167,7 +167,7 @@ def server_tls_options(
     folder = PkiFolder(pki_dir)
     credentials = load_credentials(pki_dir, name)
     if credentials.role not in _SERVING:
-        raise PkiError(f"certificate {name} is for a {credentials.role}; a server needs a server or central certificate")
+        raise PkiError(f"certificate {name} is for a {credentials.role}; a server needs a server, central or regulator certificate")
     # pyOpenSSL takes cryptography's objects directly and deprecates its own wrappers.
     options: dict[str, object] = {"privateKey": credentials.key, "certificate": credentials.cert, **_tls_policy()}
     if mode is ClientCertificates.required:

@@ -48,6 +48,7 @@ def build(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal,
     GamesModule(core, session, ledger, catalog, balls, PrizeRules(line_bp=1500, bingo_bp=5500), desks=cashier)
     view = HallView("Demo")
     core.add_view(view)
+    view.cashier = cashier  # type: ignore[attr-defined]  # for the test of the top-up
     return core, view, journal, ledger
 
 
@@ -122,3 +123,44 @@ def test_the_demo_sells_a_series_to_its_last_card_and_moves_on_to_the_next(tmp_p
     assert max(p["last"] for p in sold if p["series"] == 7) == 60  # series 7 sold to its last card
     assert any(p["series"] == 8 for p in sold)  # then the demo went on with series 8
     assert ledger.ledger.total() == 0
+
+
+def test_a_demo_player_running_low_loads_credit_again_at_the_desk_between_games(tmp_path: Path) -> None:
+    """The demo's terminal players played for an hour and ran out of credit, so the terminals
+    stopped buying: a demo player under 50 EUR loads 200 EUR at the desk, journaled, before a game."""
+    from hall_server.web.demo_session import (ADMIN, CASHIER, DEMO_BANNED_LIST, DOOR, PLAYER_CREDIT_CENTS,
+                                              TOP_UP_BELOW_CENTS)
+
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    core, view, journal, _ = build(tmp_path, clock)
+    cashier = view.cashier  # type: ignore[attr-defined]
+    demo = DemoSession(core, view, clock, [7], "desk-1", pace=1.0, rng=random.Random(3), balance=cashier.balance)
+    done = demo.open_session()
+    for _ in range(10):
+        clock.advance(1)
+    assert done.called
+    run_inline_result(demo.command(ADMIN, "import_banned_list", content=DEMO_BANNED_LIST, source="demo.csv"))
+    admitted = run_inline_result(demo.command(DOOR, "admit_visitor", name="Demo player 1", document="DEMO00000001"))
+    opened = run_inline_result(demo.command(CASHIER, "open_player_account", visitor=admitted[0].payload["number"],
+                                            medium="ticket", pin="2468"))
+    account = opened[0].payload["account"]
+    run_inline_result(demo.command(CASHIER, "load_credit", account=account, amount_cents=TOP_UP_BELOW_CENTS - 1,
+                                   desk="desk-1"))
+    demo.accounts.append(account)
+    demo.top_up()
+    assert cashier.balance(account) == TOP_UP_BELOW_CENTS - 1 + PLAYER_CREDIT_CENTS
+    demo.top_up()  # enough now: nothing more
+    loads = [r.payload["amount"] for r in journal.records() if r.type == "credit_loaded"]
+    assert loads == [TOP_UP_BELOW_CENTS - 1, PLAYER_CREDIT_CENTS]
+    assert journal.verify() == sum(1 for _ in journal.records())
+
+
+def run_inline_result(deferred):  # type: ignore[no-untyped-def]
+    """The result of a Deferred that has already fired (the core runs inline on the test's clock)."""
+    results: list = []
+    deferred.addBoth(results.append)
+    assert results, "the command did not finish"
+    if hasattr(results[0], "raiseException"):
+        results[0].raiseException()
+    return results[0]

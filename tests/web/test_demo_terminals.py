@@ -26,7 +26,8 @@ from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures
 pytestmark = pytest.mark.integration
 
 VIRTUAL_SERIES = 9001
-#: A virtual card wins a line or a bingo in about one demo game in three; a game at this
+#: The terminals hold about a third of the cards: a virtual card wins a line or a bingo in about
+#: one demo game in two (and its players top their credit up between games); a game at this
 #: pace takes some 15 s on an idle machine: the bound leaves room for bad luck and a loaded one.
 VIRTUAL_WIN_BOUND = 600
 NOTE = re.compile(

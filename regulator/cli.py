@@ -1,0 +1,113 @@
+"""``bingo regulator``: the regulator's reference receiver (docs/regulator-feed.md).
+
+Found by the ``bingo`` command through the ``bingo.commands`` entry point group
+(``regulator = regulator.cli:register`` in ``setup.cfg``).
+
+* ``serve`` runs the receiver until interrupted;
+* ``status`` prints, from the receiver's store, each sender's position and every alert.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import click
+
+from protocol.errors import DomainError
+
+HOME = click.option("--dir", "home", type=click.Path(file_okay=False, path_type=Path), default=Path("var/regulator"),
+                    show_default=True, help="The receiver's folder (its database).")
+DB = click.option("--db", "database_url", default=None, metavar="URL",
+                  help="The receiver's database (default: SQLite in --dir).")
+
+
+@click.group()
+def regulator() -> None:
+    """The regulator's reference receiver of the real-time feed (R92.7)."""
+
+
+@regulator.command()
+@HOME
+@DB
+@click.option("--pki", "pki_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
+              help="The folder with the regulator's certificate and key and the operator's ca.pem and crl.pem.")
+@click.option("--certificate", default="regulator", show_default=True,
+              help="The name of the regulator's certificate in --pki (issued with --host for this address).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="The port (default 8700; 0: any free).")
+@click.option("--interface", default="", help="The address to listen on (default: all).")
+def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str, port: int | None,
+          interface: str) -> None:
+    """Receive feeds over mutual TLS until interrupted (Ctrl-C)."""
+    from twisted.internet import reactor as global_reactor
+    from twisted.logger import globalLogBeginner, textFileLogObserver
+
+    from regulator.service import DEFAULT_PORT, ReceiverService, ReceiverSettings
+
+    reactor: Any = global_reactor
+    home.mkdir(parents=True, exist_ok=True)
+    settings = ReceiverSettings(home, pki_dir, certificate, DEFAULT_PORT if port is None else port, interface,
+                                database_url)
+    globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
+    try:
+        service = ReceiverService(reactor, settings)
+    except DomainError as error:
+        raise click.ClickException(f"the receiver cannot start: {error}") from None
+    failed: list[str] = []
+
+    def cannot_listen(failure: Any) -> None:
+        failed.append(failure.getErrorMessage())
+        reactor.stop()
+
+    service.listening.addErrback(cannot_listen)
+    reactor.callWhenRunning(service.startService)
+    reactor.addSystemEventTrigger("before", "shutdown", service.stopService)
+    reactor.run()
+    if failed:
+        raise click.ClickException(f"the receiver could not listen: {failed[0]}")
+
+
+@regulator.command()
+@HOME
+@DB
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of lines.")
+def status(home: Path, database_url: str | None, as_json: bool) -> None:
+    """Each sender's position and every alert, from the receiver's store."""
+    from regulator.service import ReceiverSettings
+    from regulator.store import Store, open_database
+
+    url = ReceiverSettings(home, home, database_url=database_url).url
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        raise click.ClickException(f"no receiver's store at {url.removeprefix('sqlite:///')}: the receiver never ran there")
+    engine = open_database(url, create_folder=False)
+    try:
+        store = Store(engine)
+        senders = store.senders()
+        alerts = store.alerts()
+    finally:
+        engine.dispose()
+    if as_json:
+        click.echo(json.dumps({"senders": [s.__dict__ for s in senders], "alerts": [a.__dict__ for a in alerts]},
+                              sort_keys=True))
+        return
+    for sender in senders:
+        click.echo(f"{sender.sender}: {sender.seq} records held, the last at {_when(sender.time_ms)}")
+    if not senders:
+        click.echo("no sender has fed this receiver yet")
+    for alert in alerts:
+        click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {_when(alert.time_ms)}: {alert.detail}")
+    click.echo(f"{len(alerts)} alert(s)")
+
+
+def _when(ms: int) -> str:
+    if not ms:
+        return "-"
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def register(main: click.Group) -> None:
+    """Add ``bingo regulator`` to the ``bingo`` command (the ``bingo.commands`` entry point)."""
+    main.add_command(regulator)

@@ -1,0 +1,92 @@
+"""``bingo regulator serve``: the reference receiver as a process of its own.
+
+:func:`receiver_service` is its composition root: the store (SQLite under the
+receiver's folder by default, migrated), the :class:`~regulator.receiver.Receiver`, and
+the endpoint listening over mutual TLS with the regulator's certificate of the
+operator's authority (a ``regulator`` certificate issued with ``--host`` naming the
+receiver's address; docs/pki.md).  Clients must present a certificate of the same
+authority, not revoked; only hall servers and the central server may feed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from twisted.application.service import Service
+from twisted.internet import defer
+from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from regulator.edge import FeedReceiverFactory
+from regulator.receiver import Receiver
+from regulator.store import Store, open_database
+from server_kit.pki import ClientCertificates, server_tls_options
+
+#: The receiver's port when none is given.
+DEFAULT_PORT = 8700
+
+log = Logger()
+
+
+@dataclass(frozen=True)
+class ReceiverSettings:
+    home: Path  # the receiver's folder: its database
+    pki_dir: Path  # the regulator's certificate, key and the operator's authority
+    certificate: str = "regulator"
+    port: int = DEFAULT_PORT
+    interface: str = ""
+    database_url: str | None = None
+
+    @property
+    def url(self) -> str:
+        return self.database_url or f"sqlite:///{self.home / 'regulator.sqlite3'}"
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class ReceiverService(Service):
+    """Listens for feeds; :attr:`listening` fires with the port (or fails) once it listens."""
+
+    def __init__(self, reactor: Any, settings: ReceiverSettings) -> None:
+        self.reactor = reactor
+        self.settings = settings
+        self.engine = open_database(settings.url)
+        self.store = Store(self.engine)
+        self.receiver = Receiver(self.store, now_ms)
+        self.options = server_tls_options(settings.pki_dir, settings.certificate,
+                                          client_certificates=ClientCertificates.required)
+        self.factory = FeedReceiverFactory(self.receiver)
+        self.port: Any = None
+        self.listening: defer.Deferred[Any] = defer.Deferred()
+
+    def startService(self) -> None:
+        super().startService()
+        endpoint = SSL4ServerEndpoint(self.reactor, self.settings.port, self.options,
+                                      interface=self.settings.interface)
+
+        def listened(port: Any) -> Any:
+            self.port = port
+            log.info("Regulator's receiver listening for feeds on {host}:{port} (mutual TLS, AMP); store {url}",
+                     host=self.settings.interface or "*", port=port.getHost().port, url=self.settings.url)
+            self.listening.callback(port)
+            return port
+
+        def failed(failure: Failure) -> None:
+            log.error("The regulator's receiver cannot listen: {error}", error=failure.getErrorMessage())
+            self.listening.errback(failure)
+
+        endpoint.listen(self.factory).addCallbacks(listened, failed)
+
+    def stopService(self) -> Any:
+        super().stopService()
+        for connection in list(self.factory.connections):
+            if connection.transport is not None:
+                connection.transport.abortConnection()
+        stopped = defer.maybeDeferred(self.port.stopListening) if self.port is not None else defer.succeed(None)
+        return stopped.addBoth(lambda _: self.engine.dispose())

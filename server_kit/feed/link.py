@@ -1,0 +1,239 @@
+"""The feed's link to the regulator's receiver: AMP over mutual TLS, kept up by a ``ClientService``.
+
+Both ends use the two commands here; each carries one message of
+:mod:`protocol.regulator_feed` (canonical JSON) as a :class:`~server_kit.amp.chunks.Chunked`
+value, and is answered with the receiver's message:
+
+``FeedHello``  ``hello``  -> ``position``
+``FeedBatch``  ``batch``  -> ``ack``
+
+A receiver that refuses a message (it breaks the format, it is for another identity,
+another key) answers ``FEED_REFUSED`` with its reason; the sender logs it and drops the
+connection, and ``ClientService`` tries again later with back-off (a refusal does not
+heal by itself, but a receiver fixed by its operator is then found again).
+
+:class:`FeedSending` is the sender's connection: once the TLS handshake is done it
+checks that the other end presented a ``regulator`` certificate (a hall's or the
+central server's certificate, which may serve TLS too, cannot pose as the regulator),
+says ``hello``, and then sends one batch at a time, the next after the ack.  When the
+receiver holds everything it waits for :meth:`FeedLinkService.wake` (called on each
+commit) or, at the latest, :data:`POLL_S`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from twisted.application.internet import ClientService, backoffPolicy
+from twisted.internet import defer
+from twisted.internet.endpoints import SSL4ClientEndpoint
+from twisted.internet.interfaces import IHandshakeListener
+from twisted.internet.protocol import Factory
+from twisted.logger import Logger
+from twisted.protocols import amp
+from twisted.python.failure import Failure
+from zope.interface import implementer
+
+from protocol.regulator_feed import Ack, FeedFormatError, Position, decode, encode
+from server_kit.amp.chunks import Chunked
+from server_kit.feed.cursor import FeedCursor, FeedProtocolError, FeedStatus
+from server_kit.pki import PkiError, Role, client_tls_options, peer_identity
+
+#: The most bytes of one feed message (a batch of 200 records with large payloads).
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+#: Reconnecting: the first retry after about a second, at most a minute apart.
+RETRY_FIRST_S = 1.0
+RETRY_MAX_S = 60.0
+#: The longest the sender waits before looking for new records when nothing woke it.
+POLL_S = 1.0
+
+
+class FeedRefusedError(Exception):
+    """The receiver refused the message; the text says why."""
+
+
+class FeedHello(amp.Command):
+    commandName = b"FeedHello"
+    arguments = [(b"message", Chunked(64 * 1024))]
+    response = [(b"message", Chunked(64 * 1024))]
+    errors = {FeedRefusedError: b"FEED_REFUSED"}
+
+
+class FeedBatch(amp.Command):
+    commandName = b"FeedBatch"
+    arguments = [(b"message", Chunked(MAX_MESSAGE_BYTES))]
+    response = [(b"message", Chunked(64 * 1024))]
+    errors = {FeedRefusedError: b"FEED_REFUSED"}
+
+
+@dataclass(frozen=True)
+class ReceiverAddress:
+    """Where the regulator's receiver is and who this server is to it."""
+
+    host: str
+    port: int
+    pki_dir: Path
+    certificate: str  # the name of this server's certificate in ``pki_dir``
+    server_name: str  # the host name the receiver's certificate must carry
+
+
+@implementer(IHandshakeListener)
+class FeedSending(amp.AMP):
+    """One connection to the receiver, sending the journal through the cursor."""
+
+    log = Logger()
+
+    def __init__(self, service: "FeedLinkService") -> None:
+        super().__init__()
+        self.service = service
+        self.cursor = service.cursor
+        self.shaken: defer.Deferred[None] = defer.Deferred()
+        self.busy = False
+        self.open = True
+        self._poll: Any = None
+
+    def itself(self) -> "FeedSending":
+        return self
+
+    def handshakeCompleted(self) -> None:
+        try:
+            identity = peer_identity(self.transport)  # type: ignore[arg-type]
+        except PkiError as error:
+            self.shaken.errback(Failure(FeedRefusedError(str(error))))
+            return
+        if identity.role is not Role.regulator:
+            self.shaken.errback(Failure(FeedRefusedError(
+                f"the receiver presented {identity.common_name}'s certificate, a {identity.role}'s: "
+                "the feed goes only to a regulator's certificate")))
+            return
+        self.shaken.callback(None)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.loseConnection()
+
+    def connectionLost(self, reason: Failure = None) -> None:  # type: ignore[assignment]
+        self.open = False
+        if self._poll is not None and self._poll.active():
+            self._poll.cancel()
+        if self.service.sending is self:
+            self.service.sending = None
+            self.cursor.disconnect()
+        if not self.shaken.called:
+            self.shaken.errback(Failure(FeedRefusedError("the connection closed before its handshake was done")))
+        super().connectionLost(reason)
+
+    @defer.inlineCallbacks
+    def start(self):  # type: ignore[no-untyped-def]
+        """Handshake, hello, the position; then the batches."""
+        yield self.shaken
+        hello = self.cursor.connect()
+        self.service.sending = self
+        answer = yield self.callRemote(FeedHello, message=encode(hello))
+        position = decode(answer["message"])
+        if not isinstance(position, Position):
+            raise FeedProtocolError(f"the receiver answered a hello with a {type(position).__name__}")
+        self.cursor.position(position)
+        self.log.info("Feed to the regulator: connected; the receiver holds {acked} of {committed} records",
+                      acked=position.acked, committed=self.cursor.committed)
+        self.pump()
+
+    def pump(self) -> None:
+        """Send the next batch unless one is in flight; wait for records when there is none."""
+        if self.busy or not self.open:
+            return
+        batch = self.cursor.next_batch()
+        if batch is None:
+            if self._poll is None or not self._poll.active():
+                self._poll = self.service.clock.callLater(POLL_S, self.pump)
+            return
+        self.busy = True
+        sent = self.callRemote(FeedBatch, message=encode(batch))
+
+        def acked(answer: dict[str, Any]) -> None:
+            self.busy = False
+            ack = decode(answer["message"])
+            if not isinstance(ack, Ack):
+                raise FeedProtocolError(f"the receiver answered a batch with a {type(ack).__name__}")
+            self.cursor.ack(ack)
+            if ack.seq < batch.records[-1].seq:
+                self.log.warn("Feed to the regulator: the receiver stored up to record {seq} of the {count} sent "
+                              "(it raised an alert on the next); sending again from there",
+                              seq=ack.seq, count=len(batch.records))
+            self.pump()
+
+        def failed(failure: Failure) -> None:
+            self.busy = False
+            if self.open:
+                self.log.warn("Feed to the regulator: {error}; the connection is dropped and opened again",
+                              error=failure.getErrorMessage())
+                self.close()
+
+        sent.addCallback(acked).addErrback(failed)
+
+    def wake(self) -> None:
+        """New records were committed: send them now if nothing is in flight."""
+        if self._poll is not None and self._poll.active():
+            self._poll.cancel()
+        self.pump()
+
+
+class _Factory(Factory):
+    noisy = False
+
+    def __init__(self, service: "FeedLinkService") -> None:
+        self.service = service
+
+    def buildProtocol(self, addr: Any) -> FeedSending:
+        connection = FeedSending(self.service)
+        connection.factory = self
+        return connection
+
+
+class FeedLinkService(ClientService):
+    """Keeps the feed connected; :meth:`status` is the consoles' ``feed`` line."""
+
+    log = Logger()
+
+    def __init__(self, reactor: Any, cursor: FeedCursor, address: ReceiverAddress) -> None:
+        self.cursor = cursor
+        self.address = address
+        self.clock = reactor
+        self.sending: FeedSending | None = None
+        options = client_tls_options(address.pki_dir, address.certificate, address.server_name)
+        endpoint = SSL4ClientEndpoint(reactor, address.host, address.port, options)
+        super().__init__(endpoint, _Factory(self), retryPolicy=backoffPolicy(RETRY_FIRST_S, RETRY_MAX_S),
+                         clock=reactor, prepareConnection=self._prepare)
+
+    def _prepare(self, proxy: Any) -> defer.Deferred[Any]:
+        connection: FeedSending = proxy.itself()
+        started: defer.Deferred[Any] = connection.start()
+
+        def refused(failure: Failure) -> Failure:
+            reason = failure.getErrorMessage()
+            if failure.check(FeedFormatError, FeedProtocolError, FeedRefusedError):
+                self.log.warn("Feed to the regulator refused: {reason}", reason=reason)
+            connection.close()
+            return failure
+
+        return started.addErrback(refused)
+
+    def wake(self) -> None:
+        if self.sending is not None:
+            self.sending.wake()
+
+    def status(self) -> FeedStatus:
+        return self.cursor.status()
+
+    def stopService(self) -> defer.Deferred[None]:
+        if self.sending is not None:
+            self.sending.open = False
+            if self.sending._poll is not None and self.sending._poll.active():
+                self.sending._poll.cancel()
+        return super().stopService()
+
+
+__all__ = ["FeedBatch", "FeedHello", "FeedLinkService", "FeedRefusedError", "FeedSending", "ReceiverAddress",
+           "MAX_MESSAGE_BYTES"]

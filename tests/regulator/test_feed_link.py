@@ -1,0 +1,185 @@
+"""The feed over its real link: AMP over mutual TLS on loopback, from a hall's signed SQL
+journal to the receiver's store, through outages of the receiver (R92.7, R95.3).
+
+What each test proves: every record committed reaches the receiver once, in order,
+after the receiver was away and came back; the feed goes only to a regulator's
+certificate; the receiver takes records only from a hall's or the central server's
+certificate, and only for its own identity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from twisted.internet import reactor, task
+from twisted.internet.endpoints import SSL4ClientEndpoint, connectProtocol
+from twisted.logger import formatEvent, globalLogPublisher
+from twisted.protocols import amp
+
+from hall_server.store.database import open_database as open_hall_database
+from protocol.regulator_feed import Hello, encode
+from regulator.service import ReceiverService, ReceiverSettings
+from server_kit.feed.cursor import FeedCursor
+from server_kit.feed.link import FeedHello, FeedLinkService, FeedRefusedError, ReceiverAddress
+from server_kit.journal.sql import Journal
+from server_kit.pki import client_tls_options, init_authority, issue_certificate
+
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
+HALL = "h1"
+
+
+@pytest.fixture
+def pki_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "pki"
+    init_authority(directory, "Acme Bingo")
+    issue_certificate(directory, "server", HALL)
+    issue_certificate(directory, "regulator", "regulator")
+    return directory
+
+
+def journal_at(folder: Path) -> Journal:
+    key = Ed25519PrivateKey.generate()
+    journal = Journal(open_hall_database(f"sqlite:///{folder / 'hall.sqlite3'}"), key, head=folder / "journal.head")
+    journal.initialise(1_000, {"hall": HALL})
+    return journal
+
+
+def commit(journal: Journal, count: int) -> None:
+    for _ in range(count):
+        assert journal.last is not None
+        journal.append(journal.last.time_ms + 1, [("journal_opened", {"hall": HALL})])
+
+
+def pem(journal: Journal) -> str:
+    return journal.key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+async def until(predicate: Any, what: str, seconds: float = 30.0) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if predicate():
+            return
+        await task.deferLater(reactor, 0.05, lambda: None)
+    raise AssertionError(f"waited {seconds} s for {what}")
+
+
+async def receiver(tmp_path: Path, pki_dir: Path, port: int = 0) -> ReceiverService:
+    service = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", pki_dir, "regulator", port,
+                                                        "127.0.0.1"))
+    service.startService()
+    await service.listening
+    return service
+
+
+async def stop(service: ReceiverService) -> None:
+    await service.stopService()
+
+
+def held(service: ReceiverService, sender: str = f"hall:{HALL}") -> list[int]:
+    return [r.seq for r in service.store.records(sender)]
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_record_reaches_the_receiver_once_in_order_across_its_outages(tmp_path: Path, pki_dir: Path) -> None:
+    (tmp_path / "regulator").mkdir()
+    journal = journal_at(tmp_path)
+    commit(journal, 450)  # more than two batches
+    first = await receiver(tmp_path, pki_dir)
+    port = first.port.getHost().port
+    cursor = FeedCursor(journal, f"hall:{HALL}", pem(journal))
+    link = FeedLinkService(reactor, cursor, ReceiverAddress("127.0.0.1", port, pki_dir, HALL, "localhost"))
+    link.startService()
+    try:
+        await until(lambda: held(first) == list(range(1, 452)), "the 451 records")
+        commit(journal, 7)
+        link.wake()
+        await until(lambda: len(held(first)) == 458, "the 7 records committed after")
+        assert link.status().lag == 0 and link.status().line() == "feed: connected, acknowledged 458 of 458 (lag 0)"
+        # The receiver goes away; the hall commits on; the receiver comes back on its port.
+        await stop(first)
+        await until(lambda: not cursor.connected, "the link to see the receiver gone")
+        commit(journal, 30)
+        assert link.status().line() == "feed: not connected, acknowledged 458 of 488 (lag 30)"
+        second = await receiver(tmp_path, pki_dir, port)
+        try:
+            await until(lambda: held(second) == list(range(1, 489)), "every record after the outage", 60)
+            assert second.store.alerts() == []
+            stored = list(second.store.records(f"hall:{HALL}"))
+            assert [r.hash for r in stored] == [r.hash for r in journal.records()]
+        finally:
+            await link.stopService()
+            await stop(second)
+    finally:
+        if link.running:
+            await link.stopService()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_feed_goes_only_to_a_regulators_certificate(tmp_path: Path, pki_dir: Path) -> None:
+    """A hall's certificate can serve TLS too: one posing as the receiver is sent nothing."""
+    (tmp_path / "regulator").mkdir()
+    issue_certificate(pki_dir, "server", "impostor")
+    journal = journal_at(tmp_path)
+    fake = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", pki_dir, "impostor", 0, "127.0.0.1"))
+    fake.startService()
+    await fake.listening
+    cursor = FeedCursor(journal, f"hall:{HALL}", pem(journal))
+    link = FeedLinkService(reactor, cursor,
+                           ReceiverAddress("127.0.0.1", fake.port.getHost().port, pki_dir, HALL, "localhost"))
+    said: list[str] = []
+
+    def observe(event: dict[str, Any]) -> None:
+        if event.get("log_namespace", "").startswith("server_kit.feed.link"):
+            said.append(formatEvent(event))
+
+    globalLogPublisher.addObserver(observe)
+    link.startService()
+    try:
+        await until(lambda: any("refused" in line for line in said), "the link to refuse the impostor")
+        assert held(fake) == [] and fake.store.senders() == []
+        assert cursor.acked is None
+        assert any("the receiver presented impostor's certificate, a server's: the feed goes only to a regulator's "
+                   "certificate" in line for line in said), said
+    finally:
+        globalLogPublisher.removeObserver(observe)
+        await link.stopService()
+        await stop(fake)
+
+
+async def say_hello(pki_dir: Path, port: int, certificate: str, hello: Hello) -> Any:
+    endpoint = SSL4ClientEndpoint(reactor, "127.0.0.1", port, client_tls_options(pki_dir, certificate, "localhost"))
+    connection = await connectProtocol(endpoint, amp.AMP())
+    try:
+        return await connection.callRemote(FeedHello, message=encode(hello))
+    finally:
+        connection.transport.loseConnection()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_receiver_takes_a_feed_only_from_a_hall_or_central_certificate_and_for_itself(
+    tmp_path: Path, pki_dir: Path
+) -> None:
+    (tmp_path / "regulator").mkdir()
+    issue_certificate(pki_dir, "terminal", "t-1")
+    journal = journal_at(tmp_path)
+    service = await receiver(tmp_path, pki_dir)
+    port = service.port.getHost().port
+    try:
+        # A hall may not feed another hall's identity.
+        with pytest.raises(FeedRefusedError, match="the certificate is hall:h1's: it may not feed hall:h2"):
+            await say_hello(pki_dir, port, HALL, Hello("hall:h2", pem(journal)))
+        # A terminal's certificate is cut off: no answer at all.
+        with pytest.raises(Exception) as cut:
+            await say_hello(pki_dir, port, "t-1", Hello(f"hall:{HALL}", pem(journal)))
+        assert not isinstance(cut.value, FeedRefusedError)
+        # The hall itself is told where its feed stands.
+        answer = await say_hello(pki_dir, port, HALL, Hello(f"hall:{HALL}", pem(journal)))
+        assert b'"acked":0' in answer["message"]
+        assert [s.sender for s in service.store.senders()] == [f"hall:{HALL}"]
+    finally:
+        await stop(service)
+
