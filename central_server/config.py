@@ -69,6 +69,16 @@ class GamePlan:
 
 
 @dataclass(frozen=True)
+class RegulatorFeedConfig:
+    """The regulator's feed receiver (``[regulator]``): the central server feeds it as ``central``."""
+
+    host: str
+    port: int
+    server_name: str  # the name the receiver's certificate must carry
+    pki_dir: Path
+
+
+@dataclass(frozen=True)
 class CentralConfig:
     """Everything the composition root needs, checked."""
 
@@ -87,6 +97,8 @@ class CentralConfig:
     timezone: str = DEFAULT_TIMEZONE
     #: The hall-annex pairs whose joint games the central server relays (R3.5.b).
     annex_pairs: tuple[AnnexPair, ...] = ()
+    #: The regulator's real-time feed (R92.7); None: the central server feeds none.
+    regulator: RegulatorFeedConfig | None = None
 
     @property
     def journal_head(self) -> Path:
@@ -114,7 +126,7 @@ def load_config(path: Path) -> CentralConfig:
 def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Path | None = None) -> CentralConfig:
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
-    reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex"})
+    reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex", "regulator"})
     central = reader.table(data, "central")
     reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
@@ -160,8 +172,24 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         raise reader.error("annex", "names a hall in two pairs; a hall has at most one partner")
     return CentralConfig(
         central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone,
-        pairs,
+        pairs, _regulator(reader, data, home, pki_dir),
     )
+
+
+def _regulator(reader: "_Reader", data: Mapping[str, Any], home: Path, pki_dir: Path) -> RegulatorFeedConfig | None:
+    if "regulator" not in data:
+        return None
+    table = reader.table(data, "regulator")
+    reader.only(table, "regulator.", {"host", "port", "server_name", "pki_dir"})
+    host = reader.get(table, "regulator.host", str, None).strip()
+    if not host:
+        raise reader.error("regulator.host", "names the regulator's feed receiver's host")
+    port = reader.get(table, "regulator.port", int, None)
+    if not 1 <= port <= 65535:
+        raise reader.error("regulator.port", f"is a TCP port, 1-65535, not {port}")
+    server_name = reader.get(table, "regulator.server_name", str, host).strip() or host
+    folder = reader.get(table, "regulator.pki_dir", str, "")
+    return RegulatorFeedConfig(host, port, server_name, home / folder if folder else pki_dir)
 
 
 def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...]) -> AnnexPair:

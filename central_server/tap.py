@@ -44,10 +44,13 @@ from central_server.edge import CentralEndpoint
 from central_server.module import SYSTEM, CentralModule
 from protocol.chain import ChainError
 from protocol.errors import DomainError
+from protocol.regulator_feed import CENTRAL
 from server_kit import pki
 from server_kit.core import CommandCore, thread_pool_runner
+from server_kit.feed.cursor import FeedCursor
+from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
+from server_kit.keys import load_journal_key, public_pem
 from server_kit.services import ThreadPoolService
 
 log = Logger()
@@ -199,6 +202,15 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     endpoint = CentralEndpoint(module, config.central_id, config.halls)
     listener = HallListener(SSL4ServerEndpoint(reactor, config.port, tls, interface=config.interface))
     listener.setServiceParent(service)
+    if config.regulator is not None:
+        feeding = config.regulator
+        cursor = FeedCursor(journal, CENTRAL, public_pem(key).decode())
+        feed = FeedLinkService(reactor, cursor, ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir,
+                                                                config.central_id, feeding.server_name))
+        feed.setServiceParent(service)
+        core.observers.append(lambda record: feed.wake())  # each commit is sent at once
+        log.info("Regulator's feed: sending the journal to {host}:{port} as central", host=feeding.host,
+                 port=feeding.port)
     central = CentralServer(config, engine, journal, core, module, endpoint, service, listener)
     listener.central = central
     service.central = central

@@ -23,6 +23,10 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 id in the network), server_name (the central server's certificate name;
                 default: host), pki_dir (default: the TLS one): the network games
                 (absent: the hall plays none)
+    [regulator] host, port (the regulator's feed receiver), hall_id (the name of the
+                hall's ``server`` certificate; default: central.hall_id), server_name (the
+                receiver's certificate name; default: host), pki_dir (default: the TLS
+                one): the real-time feed of the hall's journal (R92.7; absent: no feed)
     [videobingo] seats (of traditional bingo: one machine per five), room_zone (the bingo
                 room's zone; machines stand apart, R73.7), one_station_per_player,
                 min_rtp_bp (default 8000), [videobingo.superjackpot] share_bp, pattern,
@@ -234,6 +238,17 @@ class CentralConfig:
 
 
 @dataclass(frozen=True)
+class RegulatorFeedConfig:
+    """The regulator's feed receiver (``[regulator]``): where, and who this hall is to it."""
+
+    host: str
+    port: int
+    hall_id: str  # the hall's server certificate's name: it feeds as ``hall:<hall_id>``
+    server_name: str  # the name the receiver's certificate must carry
+    pki_dir: Path
+
+
+@dataclass(frozen=True)
 class AnnexConfig:
     """The hall-annex game (``[annex]``, R3.5.b): this hall's role and its partner hall."""
 
@@ -275,6 +290,8 @@ class HallConfig:
     timezone: tzinfo = DEFAULT_TIMEZONE
     #: The central server of the network games; None: this hall plays none.
     central: CentralConfig | None = None
+    #: The regulator's real-time feed; None: the hall feeds none.
+    regulator: RegulatorFeedConfig | None = None
     #: The video bingo machines (``[videobingo]``); None: the hall has none.
     videobingo: VideoBingoConfig | None = None
     #: The hall-annex game with a partner hall; None: this hall plays none.
@@ -370,6 +387,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         responsible=_responsible(reader),
         timezone=timezone,
         central=_central(reader, base, pki_dir),
+        regulator=_regulator(reader, base, pki_dir),
         videobingo=_videobingo(reader, base),
         annex=_annex(reader),
     )
@@ -496,6 +514,31 @@ def _central(reader: "_Reader", base: Path, pki_dir: Path) -> CentralConfig | No
     server_name = reader.get(table, "central.server_name", str, host).strip()
     folder = reader.get(table, "central.pki_dir", str, "")
     return CentralConfig(host, port, hall_id, server_name or host, base / folder if folder else pki_dir)
+
+
+def _regulator(reader: "_Reader", base: Path, pki_dir: Path) -> RegulatorFeedConfig | None:
+    if "regulator" not in reader.data:
+        return None
+    table = reader.table("regulator")
+    settings = {"host", "port", "hall_id", "server_name", "pki_dir"}
+    unknown = sorted(set(table) - settings)
+    if unknown:
+        raise reader.error(f"regulator.{unknown[0]}", "is not a setting (host, port, hall_id, server_name, pki_dir)")
+    host = reader.get(table, "regulator.host", str, None).strip()
+    if not host:
+        raise reader.error("regulator.host", "names the regulator's feed receiver's host")
+    port = reader.get(table, "regulator.port", int, None)
+    if not 1 <= port <= 65535:
+        raise reader.error("regulator.port", f"a port is 1-65535, not {port}")
+    central = reader.data.get("central")
+    default_id = central.get("hall_id") if isinstance(central, dict) else None
+    hall_id = reader.get(table, "regulator.hall_id", str, default_id)
+    if not 1 <= len(hall_id) <= 32 or not set(hall_id) <= HALL_ID_CHARS:
+        raise reader.error("regulator.hall_id", f"is 1-32 letters, digits, '-' or '_' (the name of the hall's server "
+                                                f"certificate), not {hall_id!r}")
+    server_name = reader.get(table, "regulator.server_name", str, host).strip()
+    folder = reader.get(table, "regulator.pki_dir", str, "")
+    return RegulatorFeedConfig(host, port, hall_id, server_name or host, base / folder if folder else pki_dir)
 
 
 def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:

@@ -97,14 +97,17 @@ from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.library import build_distinct_strips
 from protocol.records import RecordError
+from protocol.regulator_feed import hall_sender
 from protocol.videobingo.errors import PaytableError
 from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
 from server_kit import pki
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
+from server_kit.feed.cursor import FeedCursor
+from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path
-from server_kit.keys import card_key_path, journal_key_path, load_journal_key, report_cert_path
+from server_kit.keys import card_key_path, journal_key_path, load_journal_key, public_pem, report_cert_path
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
@@ -453,8 +456,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if videobingo is not None:
         session.closing_checks.append(videobingo.closing_check)  # the day's close reconciles the meters
         videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
+    feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
-                    series=functools.partial(series_on_sale, games))
+                    series=functools.partial(series_on_sale, games),
+                    feed=feed.console_status if feed is not None else lambda: None)
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)
@@ -529,6 +534,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if videobingo is not None:
         site.resource.putChild(b"vb", MachineScreenResource(MachineGateway(videobingo, pins, check_pin, reactor),
                                                             require_certificate=config.tls.enabled))
+    if feed is not None and config.regulator is not None:
+        feed.setServiceParent(service)
+        core.observers.append(lambda record: feed.wake())  # each commit is sent at once
+        log.info("Regulator's feed: sending the journal to {host}:{port} as hall:{hall}", host=config.regulator.host,
+                 port=config.regulator.port, hall=config.regulator.hall_id)
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
@@ -538,6 +548,16 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     )
     service.hall = hall
     return hall
+
+
+def regulator_feed(config: HallConfig, reactor: Any, journal: Journal) -> FeedLinkService | None:
+    """The link that sends the journal to the regulator's receiver (``[regulator]``), or None."""
+    feeding = config.regulator
+    if feeding is None:
+        return None
+    cursor = FeedCursor(journal, hall_sender(feeding.hall_id), public_pem(journal.key).decode())
+    address = ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir, feeding.hall_id, feeding.server_name)
+    return FeedLinkService(reactor, cursor, address)
 
 
 def build_videobingo(config: HallConfig, core: CommandCore, ledger: LedgerModule,

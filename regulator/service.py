@@ -87,6 +87,6 @@ class ReceiverService(Service):
         super().stopService()
         for connection in list(self.factory.connections):
             if connection.transport is not None:
-                connection.transport.abortConnection()
+                connection.transport.abortConnection()  # type: ignore[attr-defined]
         stopped = defer.maybeDeferred(self.port.stopListening) if self.port is not None else defer.succeed(None)
         return stopped.addBoth(lambda _: self.engine.dispose())

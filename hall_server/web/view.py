@@ -120,8 +120,11 @@ class HallView:
     """The consoles' and boards' picture of the hall, folded from committed records."""
 
     def __init__(self, hall_name: str, warnings: Sequence[str] = (), *, desks: Sequence[str] = (),
-                 series: Callable[[], list[dict[str, Any]]] = list) -> None:
+                 series: Callable[[], list[dict[str, Any]]] = list,
+                 feed: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
         self.hall_name = hall_name
+        #: The regulator's feed as its link sees it now (live, not a journal fact), or None.
+        self.feed_source = feed
         self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
         #: The configured cash desks, and the registered series (not journal facts: configuration).
         self.desk_names = tuple(desks)
@@ -183,12 +186,13 @@ class HallView:
         picture["visitors"] = list(self.visitors)
         picture["complaints"] = list(self.complaints)
         picture["faults"] = list(self.faults)
+        picture["feed"] = self.feed_source()
         return picture
 
     # --- Projection -----------------------------------------------------------------
 
     #: The view's configuration; every other attribute is folded from the journal.
-    CONFIGURED = ("hall_name", "desk_names", "series_source")
+    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})

@@ -48,6 +48,8 @@ RETRY_FIRST_S = 1.0
 RETRY_MAX_S = 60.0
 #: The longest the sender waits before looking for new records when nothing woke it.
 POLL_S = 1.0
+#: A record not acknowledged this long after its commit: the feed has fallen behind.
+LATE_S = 30.0
 
 
 class FeedRefusedError(Exception):
@@ -202,6 +204,7 @@ class FeedLinkService(ClientService):
         self.address = address
         self.clock = reactor
         self.sending: FeedSending | None = None
+        self._shown: tuple[float, dict[str, Any]] | None = None
         options = client_tls_options(address.pki_dir, address.certificate, address.server_name)
         endpoint = SSL4ClientEndpoint(reactor, address.host, address.port, options)
         super().__init__(endpoint, _Factory(self), retryPolicy=backoffPolicy(RETRY_FIRST_S, RETRY_MAX_S),
@@ -226,6 +229,30 @@ class FeedLinkService(ClientService):
 
     def status(self) -> FeedStatus:
         return self.cursor.status()
+
+    def console_status(self) -> dict[str, Any]:
+        """The feed for the administrator's console, worked out at most once a second: the
+        cursor's figures, the age of the oldest record not acknowledged, whether the feed is
+        ``behind`` (not connected, or that record older than :data:`LATE_S`), and a line."""
+        now = self.clock.seconds()
+        if self._shown is not None and now - self._shown[0] < 1.0:
+            return self._shown[1]
+        status = self.cursor.status()
+        waiting = self.cursor.journal.record((status.acked or 0) + 1) if status.committed > (status.acked or 0) else None
+        age_s = None if waiting is None else max(0, int(now - waiting.time_ms / 1000))
+        behind = not status.connected or (age_s is not None and age_s > LATE_S)
+        where = f"{self.address.host}:{self.address.port}"
+        if status.acked is None:
+            line = f"Regulator's feed ({where}): not connected yet, {status.committed} records to send"
+        elif not status.lag:
+            line = f"Regulator's feed ({where}): {'up to date' if status.connected else 'not connected'}, " \
+                   f"{status.acked} records acknowledged"
+        else:
+            line = f"Regulator's feed ({where}): {'connected' if status.connected else 'not connected'}, " \
+                   f"{status.lag} records behind, the oldest committed {age_s} s ago"
+        shown = {**status.to_dict(), "oldest_unacknowledged_s": age_s, "behind": behind, "line": line}
+        self._shown = (now, shown)
+        return shown
 
     def stopService(self) -> defer.Deferred[None]:
         if self.sending is not None:

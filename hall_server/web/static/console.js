@@ -1287,9 +1287,20 @@ function showSession(view) {
   if (banned) banned.classList.toggle("error", !view.banned_list);
 }
 
+// The regulator's real-time feed (R92.7): shown when the hall feeds one, in red when behind.
+function showFeed(view) {
+  const line = document.getElementById("feed-state");
+  const feed = view.feed;
+  line.hidden = !feed;
+  if (!feed) return;
+  line.textContent = feed.line;
+  line.classList.toggle("behind", Boolean(feed.behind));
+}
+
 function refresh() {
   const view = Console.view;
   if (!view) return;
+  showFeed(view);
   // A new stage of the session (opened, closed, the next one counted): the answers of the
   // last stage, and a token shown then, are gone from the desk.
   const stage = `${view.session.number}-${view.session.open}-${view.session.closed}`;

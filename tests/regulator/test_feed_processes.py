@@ -1,0 +1,200 @@
+"""The feed between real processes: a demo hall (``bingo hall serve --demo``) with a
+``[regulator]`` section, and the reference receiver (``bingo regulator serve``), over mutual
+TLS on loopback; each killed with SIGKILL while the hall plays (R92.7, R95.3).
+
+After every outage of either side the receiver holds every record of the hall's journal
+once, in order, as signed (the same hashes), and raised no alert; the console tells the
+staff how far the feed stands, and says when it is behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from hall_server.config import DEFAULT_STAFF, default_config_text
+from server_kit.pki import export_bundle, issue_certificate
+from tests.crash.wire import LiveSocket, sign_in_cookie
+from tests.support.waiting import WAIT, wait_until
+from tests.web.conftest import _HASH, HallProcess
+
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
+REPO = Path(__file__).resolve().parents[2]
+LISTENING = re.compile(rb"listening for feeds on \S+:(\d+)")
+SENDER = "hall:hall-server"  # the hall's server certificate is named hall-server
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ReceiverProcess:
+    """``bingo regulator serve`` in a child process."""
+
+    def __init__(self, home: Path, pki: Path, port: int) -> None:
+        self.home, self.pki, self.port = home, pki, port
+        self.process: subprocess.Popen[bytes] | None = None
+        self.output = b""
+        self.listening = False
+
+    def start(self) -> "ReceiverProcess":
+        command = [sys.executable, "-c", "from regulator.cli import regulator; regulator()", "serve",
+                   "--dir", str(self.home), "--pki", str(self.pki), "--port", str(self.port),
+                   "--interface", "127.0.0.1"]
+        self.output, self.listening = b"", False
+        self.process = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(REPO)},
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        threading.Thread(target=self._drain, args=(self.process.stdout,), daemon=True).start()
+        process = self.process
+        wait_until(lambda: self.listening or process.poll() is not None, WAIT, "the receiver to listen")
+        assert self.listening, self.output.decode(errors="replace")
+        return self
+
+    def _drain(self, stream: Any) -> None:
+        for line in iter(stream.readline, b""):
+            self.output += line
+            if LISTENING.search(line):
+                self.listening = True
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+        self.process = None
+
+    def held(self, sender: str = SENDER) -> list[tuple[int, str]]:
+        with sqlite3.connect(self.home / "regulator.sqlite3") as db:
+            return list(db.execute("SELECT seq, hash FROM feed_record WHERE sender = ? ORDER BY seq", (sender,)))
+
+    def alerts(self) -> list[Any]:
+        with sqlite3.connect(self.home / "regulator.sqlite3") as db:
+            return list(db.execute("SELECT sender, kind, seq, detail FROM feed_alert"))
+
+
+def journal_of(hall: HallProcess) -> list[tuple[int, str]]:
+    with sqlite3.connect(hall.folder / "hall.sqlite3") as db:
+        return list(db.execute("SELECT seq, hash FROM journal ORDER BY seq"))
+
+
+@pytest.fixture
+def hall_and_receiver(tmp_path: Path) -> Iterator[tuple[HallProcess, ReceiverProcess]]:
+    port = free_port()
+    config = default_config_text("Fed hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
+    config += f'\n[regulator]\nhost = "localhost"\nport = {port}\nhall_id = "hall-server"\n'
+    (tmp_path / "hall.toml").write_text(config)
+    hall = HallProcess(tmp_path, demo=True, demo_pace=0.05).start()  # its first start makes the authority
+    hall.certificate("regulator", "regulator")  # issued by the hall's local authority, for localhost
+    bundle = tmp_path / "regulator-pki"
+    export_bundle(hall.folder / "operator-ca", "regulator", bundle)
+    receiver = ReceiverProcess(tmp_path / "regulator", bundle, port)
+    try:
+        yield hall, receiver
+    finally:
+        receiver.kill()
+        hall.stop()
+
+
+def feed_line(console: LiveSocket) -> str:
+    """The feed's line in the last picture the console was sent ("" when it holds none)."""
+    with console.changed:
+        views = [m.message["view"] for m in console.messages if "view" in m.message]
+    return ((views[-1].get("feed") or {}).get("line", "")) if views else ""
+
+
+def caught_up(hall: HallProcess, receiver: ReceiverProcess, least: int) -> bool:
+    held = receiver.held()
+    return len(held) >= least and held == journal_of(hall)[:len(held)]
+
+
+@pytest.mark.timeout(600)
+def test_after_kills_of_the_receiver_and_of_the_hall_the_receiver_holds_every_record_once_in_order(
+    hall_and_receiver: tuple[HallProcess, ReceiverProcess],
+) -> None:
+    hall, receiver = hall_and_receiver
+    console = LiveSocket(hall, "/ws", sign_in_cookie(hall, "rosa"))
+    try:
+        # No receiver yet: the console says the feed has not reached it.
+        console.wait_for(lambda: bool(feed_line(console)), WAIT, "the feed's line")
+        assert "not connected yet" in feed_line(console), feed_line(console)
+        receiver.start()
+        for round_ in range(3):
+            least = len(journal_of(hall))
+            wait_until(lambda: caught_up(hall, receiver, least), WAIT * 2, f"round {round_}: the receiver to catch up")
+            receiver.kill()  # mid-stream: the demo plays on
+            away = len(receiver.held())
+            wait_until(lambda: len(journal_of(hall)) > away + 20, WAIT, "the hall to commit while the receiver is away")
+            receiver.start()
+        least = len(journal_of(hall))
+        wait_until(lambda: caught_up(hall, receiver, least), WAIT * 2, "the receiver to catch up again")
+        hall.kill()
+        assert caught_up(hall, receiver, 0)  # nothing the receiver holds is other than the hall's journal
+        hall.start()
+        console.close()
+        console = LiveSocket(hall, "/ws", sign_in_cookie(hall, "rosa"))
+        least = len(journal_of(hall))
+        wait_until(lambda: caught_up(hall, receiver, least), WAIT * 2, "the receiver to catch up after the hall's kill")
+        console.wait_for(lambda: "acknowledged" in feed_line(console) or "behind" in feed_line(console), WAIT,
+                         "the feed's line once connected")
+        hall.stop()
+        everything = journal_of(hall)
+        assert receiver.held() == everything  # every record once, in order, with the hall's own hashes
+        assert receiver.alerts() == []
+        assert len(everything) > 200  # more than one batch, across every outage
+        status = subprocess.run([sys.executable, "-c", "from regulator.cli import regulator; regulator()", "status",
+                                 "--dir", str(receiver.home), "--json"], capture_output=True, text=True,
+                                env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+        assert status.returncode == 0, status.stderr
+        said = json.loads(status.stdout)
+        assert said["senders"] == [{"sender": SENDER, "seq": len(everything), "time_ms": said["senders"][0]["time_ms"]}]
+        assert said["alerts"] == []
+    finally:
+        console.close()
+
+
+@pytest.mark.timeout(300)
+def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path: Path) -> None:
+    from tests.central_server.support import CentralProcess, config_text, make_pki
+
+    pki = make_pki(tmp_path / "pki")
+    issue_certificate(pki, "regulator", "regulator")
+    export_bundle(pki, "regulator", tmp_path / "regulator-pki")
+    port = free_port()
+    home = tmp_path / "central"
+    home.mkdir()
+    database = home / "central.sqlite3"
+    text = config_text(home, pki, f"sqlite:///{database}", sale_ms=10_000, ball_ms=1_000, opens_after_ms=500,
+                       games=("net-1", "net-2"))
+    (home / "central.toml").write_text(text + f'\n[regulator]\nhost = "localhost"\nport = {port}\n')
+    receiver = ReceiverProcess(tmp_path / "regulator", tmp_path / "regulator-pki", port).start()
+    central = CentralProcess(home / "central.toml").start()
+    try:
+        def journal() -> list[tuple[int, str]]:
+            with sqlite3.connect(database) as db:
+                return list(db.execute("SELECT seq, hash FROM journal ORDER BY seq"))
+
+        wait_until(lambda: len(receiver.held("central")) >= 3 and receiver.held("central") == journal(), WAIT,
+                   "the central server's records at the receiver")
+        central.kill()
+        receiver.kill()
+        receiver.start()
+        central.start()
+        wait_until(lambda: len(journal()) > 0 and receiver.held("central") == journal(), WAIT,
+                   "the records after both kills")
+        central.stop()
+        assert receiver.held("central") == journal()
+        assert receiver.alerts() == []
+    finally:
+        central.kill()
+        receiver.kill()
