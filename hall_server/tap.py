@@ -536,6 +536,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                                                             require_certificate=config.tls.enabled))
     if feed is not None and config.regulator is not None:
         feed.setServiceParent(service)
+        feed.listeners.append(hub.feed_changed)  # the consoles' line follows the acks
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         log.info("Regulator's feed: sending the journal to {host}:{port} as hall:{hall}", host=config.regulator.host,
                  port=config.regulator.port, hall=config.regulator.hall_id)

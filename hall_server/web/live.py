@@ -18,7 +18,8 @@ The console socket also carries command requests, answered through the same
 socket is read-only: anything sent to it is answered with an error and ignored.
 
 Messages sent: ``snapshot`` (``me``, ``commands``, ``choices``, ``view``), ``record`` (``record``,
-``view``), ``answer`` (a command's answer), ``board`` (``view``, ``time_ms``), ``error``.
+``view``), ``feed`` (the regulator's feed line, when it moved), ``answer`` (a command's answer),
+``board`` (``view``, ``time_ms``), ``error``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ class LiveHub:
             fan_out(self.consoles, dumps(self.record_message(record)))
         if self.boards:
             fan_out(self.boards, dumps(self.board_push()))
+
+    def feed_changed(self) -> None:
+        """The regulator's feed moved: every console gets its line (``feed``) without a record."""
+        if self.consoles:
+            fan_out(self.consoles, dumps(redacted({"type": "feed", "feed": self.view.feed_source()})))
 
     # --- The pictures: every one of them is made here, and redacted here -------------
 

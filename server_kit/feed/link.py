@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from twisted.application.internet import ClientService, backoffPolicy
 from twisted.internet import defer
@@ -50,6 +50,8 @@ RETRY_MAX_S = 60.0
 POLL_S = 1.0
 #: A record not acknowledged this long after its commit: the feed has fallen behind.
 LATE_S = 30.0
+#: A record committed this recently is on its way: the console says "up to date".
+IN_FLIGHT_S = 5
 
 
 class FeedRefusedError(Exception):
@@ -123,6 +125,7 @@ class FeedSending(amp.AMP):
         if self.service.sending is self:
             self.service.sending = None
             self.cursor.disconnect()
+            self.service.changed()
         if not self.shaken.called:
             self.shaken.errback(Failure(FeedRefusedError("the connection closed before its handshake was done")))
         super().connectionLost(reason)
@@ -138,6 +141,7 @@ class FeedSending(amp.AMP):
         if not isinstance(position, Position):
             raise FeedProtocolError(f"the receiver answered a hello with a {type(position).__name__}")
         self.cursor.position(position)
+        self.service.changed()
         self.log.info("Feed to the regulator: connected; the receiver holds {acked} of {committed} records",
                       acked=position.acked, committed=self.cursor.committed)
         self.pump()
@@ -160,6 +164,7 @@ class FeedSending(amp.AMP):
             if not isinstance(ack, Ack):
                 raise FeedProtocolError(f"the receiver answered a batch with a {type(ack).__name__}")
             self.cursor.ack(ack)
+            self.service.changed()
             if ack.seq < batch.records[-1].seq:
                 self.log.warn("Feed to the regulator: the receiver stored up to record {seq} of the {count} sent "
                               "(it raised an alert on the next); sending again from there",
@@ -205,6 +210,10 @@ class FeedLinkService(ClientService):
         self.clock = reactor
         self.sending: FeedSending | None = None
         self._shown: tuple[float, dict[str, Any]] | None = None
+        #: Told (at most once a second) when the feed connects, is acknowledged or is lost.
+        self.listeners: list[Callable[[], None]] = []
+        self._told = 0.0
+        self._telling: Any = None
         options = client_tls_options(address.pki_dir, address.certificate, address.server_name)
         endpoint = SSL4ClientEndpoint(reactor, address.host, address.port, options)
         super().__init__(endpoint, _Factory(self), retryPolicy=backoffPolicy(RETRY_FIRST_S, RETRY_MAX_S),
@@ -230,10 +239,24 @@ class FeedLinkService(ClientService):
     def status(self) -> FeedStatus:
         return self.cursor.status()
 
+    def changed(self) -> None:
+        """The feed moved (connected, acknowledged, lost): tell the listeners, at most once a second."""
+        if not self.listeners or (self._telling is not None and self._telling.active()):
+            return
+        wait = max(0.0, self._told + 1.0 - self.clock.seconds())
+        self._telling = self.clock.callLater(wait, self._tell)
+
+    def _tell(self) -> None:
+        self._told = self.clock.seconds()
+        self._shown = None  # worked out afresh for them
+        for listener in self.listeners:
+            listener()
+
     def console_status(self) -> dict[str, Any]:
         """The feed for the administrator's console, worked out at most once a second: the
         cursor's figures, the age of the oldest record not acknowledged, whether the feed is
-        ``behind`` (not connected, or that record older than :data:`LATE_S`), and a line."""
+        ``behind`` (not connected, or that record older than :data:`LATE_S`), and a line.
+        Records committed in the last :data:`IN_FLIGHT_S` are on their way, not behind."""
         now = self.clock.seconds()
         if self._shown is not None and now - self._shown[0] < 1.0:
             return self._shown[1]
@@ -244,9 +267,8 @@ class FeedLinkService(ClientService):
         where = f"{self.address.host}:{self.address.port}"
         if status.acked is None:
             line = f"Regulator's feed ({where}): not connected yet, {status.committed} records to send"
-        elif not status.lag:
-            line = f"Regulator's feed ({where}): {'up to date' if status.connected else 'not connected'}, " \
-                   f"{status.acked} records acknowledged"
+        elif status.connected and (not status.lag or (age_s is not None and age_s <= IN_FLIGHT_S)):
+            line = f"Regulator's feed ({where}): up to date, {status.acked} of {status.committed} records acknowledged"
         else:
             line = f"Regulator's feed ({where}): {'connected' if status.connected else 'not connected'}, " \
                    f"{status.lag} records behind, the oldest committed {age_s} s ago"
@@ -255,6 +277,9 @@ class FeedLinkService(ClientService):
         return shown
 
     def stopService(self) -> defer.Deferred[None]:
+        if self._telling is not None and self._telling.active():
+            self._telling.cancel()
+        self.listeners.clear()
         if self.sending is not None:
             self.sending.open = False
             if self.sending._poll is not None and self.sending._poll.active():

@@ -27,6 +27,7 @@ from server_kit.pki import export_bundle, issue_certificate
 from tests.crash.wire import LiveSocket, sign_in_cookie
 from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import _HASH, HallProcess
+from tests.web.test_console_browser import browser  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
 REPO = Path(__file__).resolve().parents[2]
@@ -147,17 +148,23 @@ def test_after_kills_of_the_receiver_and_of_the_hall_the_receiver_holds_every_re
         wait_until(lambda: caught_up(hall, receiver, least), WAIT * 2, "the receiver to catch up after the hall's kill")
         console.wait_for(lambda: "acknowledged" in feed_line(console) or "behind" in feed_line(console), WAIT,
                          "the feed's line once connected")
+        # Records committed while the hall stops are sent at its next start.
         hall.stop()
-        everything = journal_of(hall)
-        assert receiver.held() == everything  # every record once, in order, with the hall's own hashes
+        stopped_at = len(journal_of(hall))
+        hall.start()
+        wait_until(lambda: caught_up(hall, receiver, stopped_at), WAIT * 2, "the records of the stop, after the start")
+        hall.kill()
+        receiver.kill()  # nothing in flight any more
+        everything, held = journal_of(hall), receiver.held()
+        assert held == everything[:len(held)] and len(held) >= stopped_at  # once, in order, the hall's own hashes
         assert receiver.alerts() == []
-        assert len(everything) > 200  # more than one batch, across every outage
+        assert len(held) > 200  # more than one batch, across every outage
         status = subprocess.run([sys.executable, "-c", "from regulator.cli import regulator; regulator()", "status",
                                  "--dir", str(receiver.home), "--json"], capture_output=True, text=True,
                                 env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
         assert status.returncode == 0, status.stderr
         said = json.loads(status.stdout)
-        assert said["senders"] == [{"sender": SENDER, "seq": len(everything), "time_ms": said["senders"][0]["time_ms"]}]
+        assert said["senders"] == [{"sender": SENDER, "seq": len(held), "time_ms": said["senders"][0]["time_ms"]}]
         assert said["alerts"] == []
     finally:
         console.close()
@@ -198,3 +205,19 @@ def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path
     finally:
         central.kill()
         receiver.kill()
+
+
+def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
+    hall_and_receiver: tuple[HallProcess, ReceiverProcess], browser: Any
+) -> None:
+    """The administrator sees at a glance whether the regulator receives the hall's journal."""
+    from tests.web.test_console_browser import console_for, shot
+
+    hall, receiver = hall_and_receiver
+    page = console_for(browser, hall, "admin")
+    page.wait_for_selector("#feed-state.behind:has-text('not connected yet')")
+    shot(page, "console-feed-behind")
+    receiver.start()
+    page.wait_for_selector("#feed-state:not(.behind):has-text('up to date')", timeout=WAIT * 2 * 1000)
+    shot(page, "console-feed-up-to-date")
+    assert page.locator("#feed-state").is_visible()

@@ -1460,6 +1460,11 @@ function onMessage(message) {
     buildDesk();
     show(message.view);
     loadLastGames();
+  } else if (message.type === "feed") {
+    if (Console.view) {
+      Console.view.feed = message.feed;
+      showFeed(Console.view);
+    }
   } else if (message.type === "record") {
     remember(message.record);
     show(message.view);
