@@ -35,6 +35,7 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.regulator_feed import Ack, Batch, Hello, Position
 from regulator.store import Alert, Store
+from server_kit.journal.port import JournalPort
 
 GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS = (
     "gap", "bad_signature", "broken_chain", "key_changed", "clock_backwards",
@@ -65,13 +66,24 @@ def load_key(pem: str, sender: str) -> Ed25519PublicKey:
 
 
 class Receiver:
-    def __init__(self, store: Store, clock: Callable[[], int]) -> None:
+    """``journal``: the receiver's own signed journal, where each alert is recorded once, in
+    the transaction that stores it (None: the alerts are stored only)."""
+
+    def __init__(self, store: Store, clock: Callable[[], int], journal: JournalPort | None = None) -> None:
         self.store = store
         self.clock = clock
+        self.journal = journal
         self._senders: dict[str, _Sender] = {}
 
     def alert(self, sender: str, kind: str, seq: int, detail: str) -> None:
-        self.store.raise_alert(Alert(sender, kind, seq, detail, self.clock()))
+        alert = Alert(sender, kind, seq, detail, self.clock())
+        if self.journal is None:
+            self.store.raise_alert(alert)
+            return
+        if self.store.has_alert(alert):
+            return  # raised once: a sender sending the same fault again is not news
+        entry = ("feed_alert_raised", {"sender": sender, "kind": kind, "seq": seq, "detail": detail})
+        self.journal.append(alert.time_ms, [entry], extra=lambda db: self.store.insert_alert(db, alert))
 
     def hello(self, hello: Hello, certified: str) -> Position:
         """Where ``hello.sender``'s feed stands; :class:`FeedRefused` for another identity or key."""

@@ -1,7 +1,9 @@
 """``bingo regulator serve``: the reference receiver as a process of its own.
 
-:func:`receiver_service` is its composition root: the store (SQLite under the
-receiver's folder by default, migrated), the :class:`~regulator.receiver.Receiver`, and
+:class:`ReceiverService` is its composition root: the store (SQLite under the
+receiver's folder by default, migrated), its own signed journal of the alerts (the key in
+``keys/journal-signing.pem`` of the folder, made at the first start; verified at every
+start), the :class:`~regulator.receiver.Receiver`, and
 the endpoint listening over mutual TLS with the regulator's certificate of the
 operator's authority (a ``regulator`` certificate issued with ``--host`` naming the
 receiver's address; docs/pki.md).  Clients must present a certificate of the same
@@ -24,6 +26,8 @@ from twisted.python.failure import Failure
 from regulator.edge import FeedReceiverFactory
 from regulator.receiver import Receiver
 from regulator.store import Store, open_database
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from server_kit.pki import ClientCertificates, server_tls_options
 
 #: The receiver's port when none is given.
@@ -58,7 +62,13 @@ class ReceiverService(Service):
         self.settings = settings
         self.engine = open_database(settings.url)
         self.store = Store(self.engine)
-        self.receiver = Receiver(self.store, now_ms)
+        key = load_journal_key(settings.home / "keys" / "journal-signing.pem", create=True)
+        self.journal = Journal(self.engine, key, head=settings.home / "journal.head")
+        if self.journal.is_new:
+            self.journal.initialise(now_ms(), {"receiver": settings.certificate})
+        else:
+            self.journal.verify()  # a receiver does not serve on a journal that does not verify
+        self.receiver = Receiver(self.store, now_ms, self.journal)
         self.options = server_tls_options(settings.pki_dir, settings.certificate,
                                           client_certificates=ClientCertificates.required)
         self.factory = FeedReceiverFactory(self.receiver)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterator
 
-from sqlalchemy import BigInteger, Engine, Integer, MetaData, String, Text, UniqueConstraint, insert, select, update
+from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Text, UniqueConstraint, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -159,6 +159,20 @@ class Store:
             return None
         return Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
                       row["hash"], row["signature"])
+
+    def has_alert(self, alert: Alert) -> bool:
+        """Whether the same (sender, kind, seq) was raised already."""
+        with self.engine.connect() as db:
+            return db.execute(select(FeedAlert.id).where(
+                FeedAlert.sender == alert.sender, FeedAlert.kind == alert.kind, FeedAlert.seq == alert.seq
+            )).first() is not None
+
+    @staticmethod
+    def insert_alert(db: Connection, alert: Alert) -> None:
+        """Store ``alert`` in the transaction ``db`` (the one that journals it)."""
+        db.execute(insert(FeedAlert).values(
+            sender=alert.sender, kind=alert.kind, seq=alert.seq, detail=alert.detail, time_ms=alert.time_ms
+        ))
 
     def raise_alert(self, alert: Alert) -> bool:
         """Store ``alert`` unless the same (sender, kind, seq) is already; whether it is new."""

@@ -14,13 +14,15 @@ from protocol.records.base import JournalRecord, optional, record
 class JournalOpened(JournalRecord):
     """The journal's first record, written by its explicit initialisation: the server it belongs to.
 
-    A hall's journal names its hall; the central server's names the central server.
+    A hall's journal names its hall; the central server's names the central server; the
+    regulator's receiver's names the receiver.
     """
 
     type: ClassVar[str] = OPENING
     hall: str | None = optional()
     central: str | None = optional()
+    receiver: str | None = optional()
 
     def check(self) -> None:
-        if (self.hall is None) == (self.central is None):
-            raise self.refusal("names the hall or the central server the journal belongs to, one of them")
+        if sum(name is not None for name in (self.hall, self.central, self.receiver)) != 1:
+            raise self.refusal("names the hall, the central server or the receiver the journal belongs to, one of them")

@@ -26,6 +26,7 @@ from regulator.receiver import (
     Receiver,
 )
 from server_kit.journal.fake import FakeJournal
+from server_kit.journal.sql import Journal
 
 HALL = "hall:h1"
 pytestmark = pytest.mark.req("R92.7", "R95.3")
@@ -45,10 +46,12 @@ def journal(count: int, start_ms: int = 1_000, step_ms: int = 10) -> tuple[FakeJ
 
 
 @pytest.fixture
-def receiver(database_url: str) -> Receiver:
-    """The receiver on each database the system supports (SQLite, PostgreSQL)."""
+def receiver(database_url: str, tmp_path: Path) -> Receiver:
+    """The receiver on each database the system supports (SQLite, PostgreSQL), with its own signed journal."""
     engine = regulator_store.open_database(database_url)
-    return Receiver(regulator_store.Store(engine), clock=lambda: 5_000)
+    own = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "receiver-journal.head")
+    own.initialise(1_000, {"receiver": "regulator"})
+    return Receiver(regulator_store.Store(engine), clock=lambda: 5_000, journal=own)
 
 
 def kinds(receiver: Receiver) -> list[tuple[str, int]]:
@@ -154,3 +157,18 @@ def test_a_sender_may_feed_only_its_own_identity(receiver: Receiver) -> None:
     with pytest.raises(FeedRefused, match="may not feed hall:h1"):
         receiver.batch(Batch(HALL, tuple(records)), "central")
     assert list(receiver.store.records(HALL)) == []
+
+
+def test_each_alert_is_journaled_once_in_the_receivers_own_signed_journal(receiver: Receiver) -> None:
+    source, records = journal(5)
+    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    receiver.batch(Batch(HALL, (records[0], records[2])), HALL)
+    receiver.batch(Batch(HALL, (records[0], records[2])), HALL)  # the same fault again: not news
+    forged = dataclasses.replace(records[1], signature="00" * 64)
+    receiver.batch(Batch(HALL, (forged,)), HALL)
+    own = receiver.journal
+    assert own is not None
+    kept = [(r.type, r.payload.get("kind"), r.payload.get("seq")) for r in own.records()]
+    assert kept == [("journal_opened", None, None), ("feed_alert_raised", GAP, 2), ("feed_alert_raised", BAD_SIGNATURE, 2)]
+    assert own.verify() == 3  # every hash, link and signature, and the signed head
+    assert kinds(receiver) == [(GAP, 2), (BAD_SIGNATURE, 2)]

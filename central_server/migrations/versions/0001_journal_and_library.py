@@ -7,6 +7,8 @@ Revises:
 from alembic import op
 import sqlalchemy as sa
 
+from server_kit.journal.migration import create_journal_table, drop_journal_table
+
 
 revision = '0001'
 down_revision = None
@@ -15,19 +17,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table('journal',
-    sa.Column('seq', sa.Integer(), autoincrement=False, nullable=False),
-    sa.Column('time_ms', sa.BigInteger(), nullable=False),
-    sa.Column('type', sa.String(length=64), nullable=False),
-    sa.Column('payload', sa.Text(), nullable=False),
-    sa.Column('prev', sa.String(length=64), nullable=False),
-    sa.Column('hash', sa.String(length=64), nullable=False),
-    sa.Column('signature', sa.String(length=128), nullable=False),
-    sa.PrimaryKeyConstraint('seq', name=op.f('pk_journal')),
-    sa.UniqueConstraint('hash', name=op.f('uq_journal_hash'))
-    )
-    with op.batch_alter_table('journal', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_journal_type'), ['type'], unique=False)
+    create_journal_table()
     op.create_table('central_series',
     sa.Column('label', sa.String(length=8), nullable=False),
     sa.Column('card_count', sa.Integer(), nullable=False),
@@ -39,6 +29,4 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('central_series')
-    with op.batch_alter_table('journal', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_journal_type'))
-    op.drop_table('journal')
+    drop_journal_table()

@@ -1,0 +1,22 @@
+"""The regulator's receiver of the real-time feed (R92.7): what it journals of the feeds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from protocol.records.base import JournalRecord, record
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class FeedAlertRaised(JournalRecord):
+    """The receiver found a fault in ``sender``'s feed at its record ``seq`` (0: none in
+    particular): ``kind`` is one of gap, bad_signature, broken_chain, key_changed,
+    clock_backwards; ``detail`` says what, for a person.  Each alert is journaled once."""
+
+    type: ClassVar[str] = "feed_alert_raised"
+    sender: str
+    kind: str
+    seq: int
+    detail: str

@@ -1,0 +1,21 @@
+"""The receiver's own signed journal: every alert it raises (docs/regulator-feed.md).
+
+Revision ID: 0002
+Revises: 0001
+"""
+
+from server_kit.journal.migration import create_journal_table, drop_journal_table
+
+
+revision = '0002'
+down_revision = '0001'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    create_journal_table()
+
+
+def downgrade() -> None:
+    drop_journal_table()
