@@ -9,7 +9,6 @@ Found by the ``bingo`` command through the ``bingo.commands`` entry point group
 
 from __future__ import annotations
 
-import datetime
 import json
 import sys
 from pathlib import Path
@@ -39,18 +38,24 @@ def regulator() -> None:
               help="The name of the regulator's certificate in --pki (issued with --host for this address).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, help="The port (default 8700; 0: any free).")
 @click.option("--interface", default="", help="The address to listen on (default: all).")
+@click.option("--web-port", type=click.IntRange(0, 65535), default=None,
+              help="The page's port (default 8701; 0: any free).")
+@click.option("--web-interface", default="127.0.0.1", show_default=True,
+              help="The address the page listens on: the loopback interface, for the staff at the receiver.")
+@click.option("--no-page", is_flag=True, help="Serve the feeds only, no page.")
 def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str, port: int | None,
-          interface: str) -> None:
-    """Receive feeds over mutual TLS until interrupted (Ctrl-C)."""
+          interface: str, web_port: int | None, web_interface: str, no_page: bool) -> None:
+    """Receive feeds over mutual TLS until interrupted (Ctrl-C); the page shows the feeds and alerts."""
     from twisted.internet import reactor as global_reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
 
-    from regulator.service import DEFAULT_PORT, ReceiverService, ReceiverSettings
+    from regulator.service import DEFAULT_PORT, DEFAULT_WEB_PORT, ReceiverService, ReceiverSettings
 
     reactor: Any = global_reactor
     home.mkdir(parents=True, exist_ok=True)
     settings = ReceiverSettings(home, pki_dir, certificate, DEFAULT_PORT if port is None else port, interface,
-                                database_url)
+                                database_url, None if no_page else (DEFAULT_WEB_PORT if web_port is None else web_port),
+                                web_interface)
     globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
     try:
         service = ReceiverService(reactor, settings)
@@ -78,6 +83,7 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
     """Each sender's position and every alert, from the receiver's store."""
     from regulator.service import ReceiverSettings
     from regulator.store import Store, open_database
+    from regulator.web import status as status_of, when
 
     url = ReceiverSettings(home, home, database_url=database_url).url
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
@@ -87,25 +93,19 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
         store = Store(engine)
         senders = store.senders()
         alerts = store.alerts()
+        plain = status_of(store)
     finally:
         engine.dispose()
     if as_json:
-        click.echo(json.dumps({"senders": [s.__dict__ for s in senders], "alerts": [a.__dict__ for a in alerts]},
-                              sort_keys=True))
+        click.echo(json.dumps(plain, sort_keys=True))
         return
     for sender in senders:
-        click.echo(f"{sender.sender}: {sender.seq} records held, the last at {_when(sender.time_ms)}")
+        click.echo(f"{sender.sender}: {sender.seq} records held, the last at {when(sender.time_ms)}")
     if not senders:
         click.echo("no sender has fed this receiver yet")
     for alert in alerts:
-        click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {_when(alert.time_ms)}: {alert.detail}")
+        click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {when(alert.time_ms)}: {alert.detail}")
     click.echo(f"{len(alerts)} alert(s)")
-
-
-def _when(ms: int) -> str:
-    if not ms:
-        return "-"
-    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def register(main: click.Group) -> None:

@@ -23,15 +23,19 @@ from twisted.internet.endpoints import SSL4ServerEndpoint
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from twisted.web.server import Site
+
 from regulator.edge import FeedReceiverFactory
 from regulator.receiver import Receiver
 from regulator.store import Store, open_database
+from regulator.web import ReceiverPage
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from server_kit.pki import ClientCertificates, server_tls_options
 
-#: The receiver's port when none is given.
+#: The receiver's port when none is given, and its page's.
 DEFAULT_PORT = 8700
+DEFAULT_WEB_PORT = 8701
 
 log = Logger()
 
@@ -44,6 +48,9 @@ class ReceiverSettings:
     port: int = DEFAULT_PORT
     interface: str = ""
     database_url: str | None = None
+    #: The page's port (None: no page) and interface (loopback: for the staff at the receiver).
+    web_port: int | None = DEFAULT_WEB_PORT
+    web_interface: str = "127.0.0.1"
 
     @property
     def url(self) -> str:
@@ -72,7 +79,10 @@ class ReceiverService(Service):
         self.options = server_tls_options(settings.pki_dir, settings.certificate,
                                           client_certificates=ClientCertificates.required)
         self.factory = FeedReceiverFactory(self.receiver)
+        self.page_options = server_tls_options(settings.pki_dir, settings.certificate,
+                                               client_certificates=ClientCertificates.requested)
         self.port: Any = None
+        self.web_port: Any = None
         self.listening: defer.Deferred[Any] = defer.Deferred()
 
     def startService(self) -> None:
@@ -91,12 +101,32 @@ class ReceiverService(Service):
             log.error("The regulator's receiver cannot listen: {error}", error=failure.getErrorMessage())
             self.listening.errback(failure)
 
-        endpoint.listen(self.factory).addCallbacks(listened, failed)
+        listen = endpoint.listen(self.factory).addCallbacks(listened, failed)
+        if self.settings.web_port is not None:
+            listen.addCallback(lambda _: self._serve_page())
+
+    def _serve_page(self) -> Any:
+        site = Site(ReceiverPage(self.store, self.reactor))
+        site.displayTracebacks = False
+        endpoint = SSL4ServerEndpoint(self.reactor, self.settings.web_port, self.page_options,
+                                      interface=self.settings.web_interface)
+
+        def listened(port: Any) -> None:
+            self.web_port = port
+            log.info("Regulator's receiver page at https://{host}:{port}/", host=self.settings.web_interface or "localhost",
+                     port=port.getHost().port)
+
+        def failed(failure: Failure) -> None:
+            log.error("The receiver's page cannot listen: {error}; the receiver serves the feeds without it",
+                      error=failure.getErrorMessage())
+
+        return endpoint.listen(site).addCallbacks(listened, failed)
 
     def stopService(self) -> Any:
         super().stopService()
         for connection in list(self.factory.connections):
             if connection.transport is not None:
                 connection.transport.abortConnection()  # type: ignore[attr-defined]
-        stopped = defer.maybeDeferred(self.port.stopListening) if self.port is not None else defer.succeed(None)
+        ports = [p for p in (self.port, self.web_port) if p is not None]
+        stopped = defer.gatherResults([defer.maybeDeferred(p.stopListening) for p in ports])
         return stopped.addBoth(lambda _: self.engine.dispose())

@@ -67,9 +67,9 @@ async def until(predicate: Any, what: str, seconds: float = 30.0) -> None:
     raise AssertionError(f"waited {seconds} s for {what}")
 
 
-async def receiver(tmp_path: Path, pki_dir: Path, port: int = 0) -> ReceiverService:
+async def receiver(tmp_path: Path, pki_dir: Path, port: int = 0, web_port: int | None = None) -> ReceiverService:
     service = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", pki_dir, "regulator", port,
-                                                        "127.0.0.1"))
+                                                        "127.0.0.1", web_port=web_port))
     service.startService()
     await service.listening
     return service
@@ -124,7 +124,8 @@ async def test_the_feed_goes_only_to_a_regulators_certificate(tmp_path: Path, pk
     (tmp_path / "regulator").mkdir()
     issue_certificate(pki_dir, "server", "impostor")
     journal = journal_at(tmp_path)
-    fake = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", pki_dir, "impostor", 0, "127.0.0.1"))
+    fake = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", pki_dir, "impostor", 0, "127.0.0.1",
+                                                     web_port=None))
     fake.startService()
     await fake.listening
     cursor = FeedCursor(journal, f"hall:{HALL}", pem(journal))

@@ -53,7 +53,7 @@ class ReceiverProcess:
     def start(self) -> "ReceiverProcess":
         command = [sys.executable, "-c", "from regulator.cli import regulator; regulator()", "serve",
                    "--dir", str(self.home), "--pki", str(self.pki), "--port", str(self.port),
-                   "--interface", "127.0.0.1"]
+                   "--interface", "127.0.0.1", "--no-page"]
         self.output, self.listening = b"", False
         self.process = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(REPO)},
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -1,0 +1,115 @@
+"""The receiver's page: who feeds it, how far each feed stands, and every alert (read-only).
+
+``GET /`` is one HTML page written on the server (no script), refreshed by the browser
+every few seconds; ``GET /api/status`` is the same as JSON (what ``bingo regulator
+status --json`` prints).  Every other method is refused.  The page listens over TLS with
+the receiver's certificate, on the loopback interface unless told otherwise: it is for
+the regulator's own staff at the receiver.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import json
+from typing import Any
+
+from twisted.web import resource
+from twisted.web.server import Request
+
+from regulator.receiver import ALERT_KINDS
+from regulator.store import Store
+
+#: Seconds between the page's own refreshes.
+REFRESH_S = 5
+
+STYLE = """
+body { font: 16px/1.4 system-ui, sans-serif; margin: 0; background: #10141a; color: #e8ecf1; }
+header { padding: 14px 24px; background: #1b2230; display: flex; gap: 24px; align-items: baseline; }
+h1 { font-size: 22px; margin: 0; } h2 { font-size: 18px; margin: 24px 0 8px; }
+main { padding: 0 24px 24px; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #2a3345; vertical-align: top; }
+th { color: #9aa7bb; font-weight: 600; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.ok { color: #7fd69b; } .alert { color: #ffd0d0; background: #3a1616; }
+.state { padding: 3px 10px; border-radius: 6px; }
+.none { color: #9aa7bb; }
+"""
+
+
+def when(ms: int) -> str:
+    if not ms:
+        return "-"
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def status(store: Store) -> dict[str, Any]:
+    """Each sender's position and every alert, as plain data."""
+    return {"senders": [s.__dict__ for s in store.senders()], "alerts": [a.__dict__ for a in store.alerts()]}
+
+
+def page(store: Store, now_ms: int) -> str:
+    senders, alerts = store.senders(), store.alerts()
+    e = html.escape
+    rows = "".join(
+        f"<tr><td>{e(s.sender)}</td><td class=n>{s.seq:,}</td><td>{when(s.time_ms)}</td>"
+        f"<td class=n>{sum(1 for a in alerts if a.sender == s.sender)}</td></tr>"
+        for s in senders
+    ) or '<tr><td colspan=4 class=none>No hall or central server has fed this receiver yet.</td></tr>'
+    alert_rows = "".join(
+        f"<tr class=alert><td>{when(a.time_ms)}</td><td>{e(a.sender)}</td><td>{e(a.kind.replace('_', ' '))}</td>"
+        f"<td class=n>{a.seq or '-'}</td><td>{e(a.detail)}</td></tr>"
+        for a in reversed(alerts)
+    ) or '<tr><td colspan=5 class=none>No alert: every record received verified and followed the one before.</td></tr>'
+    state = (f'<span class="state alert">{len(alerts)} alert(s)</span>' if alerts
+             else '<span class="state ok">no alert</span>')
+    kinds = ", ".join(k.replace("_", " ") for k in ALERT_KINDS)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Regulator's receiver</title>
+<meta http-equiv="refresh" content="{REFRESH_S}">
+<meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>
+<body><header><h1>Regulator's receiver</h1>{state}<span class=none>as of {when(now_ms)}</span></header>
+<main>
+<h2>Feeds</h2>
+<table id=senders><thead><tr><th>Sender</th><th>Records held</th><th>Last record</th><th>Alerts</th></tr></thead>
+<tbody>{rows}</tbody></table>
+<h2>Alerts</h2>
+<p class=none>Raised on: {e(kinds)}. Each is journaled once in the receiver's signed journal.</p>
+<table id=alerts><thead><tr><th>Raised</th><th>Sender</th><th>Kind</th><th>Record</th><th>What</th></tr></thead>
+<tbody>{alert_rows}</tbody></table>
+</main></body></html>
+"""
+
+
+class ReceiverPage(resource.Resource):
+    """``/`` and ``/api/status``."""
+
+    isLeaf = True
+
+    def __init__(self, store: Store, clock: Any) -> None:
+        super().__init__()
+        self.store = store
+        self.clock = clock
+
+    def render(self, request: Request) -> bytes:
+        request.setHeader(b"Cache-Control", b"no-store")
+        request.setHeader(b"X-Content-Type-Options", b"nosniff")
+        request.setHeader(b"Content-Security-Policy", b"default-src 'none'; style-src 'unsafe-inline'")
+        if request.method not in (b"GET", b"HEAD"):
+            request.setResponseCode(405)
+            request.setHeader(b"Allow", b"GET, HEAD")
+            return self._json(request, {"error": "the receiver's page is read-only: GET only"})
+        path = request.path.rstrip(b"/") or b"/"
+        if path == b"/api/status":
+            return self._json(request, status(self.store))
+        if path != b"/":
+            request.setResponseCode(404)
+            return self._json(request, {"error": f"no page {path.decode('utf-8', 'replace')[:100]!r}: try / or /api/status"})
+        request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
+        return page(self.store, int(self.clock.seconds() * 1000)).encode("utf-8")
+
+    @staticmethod
+    def _json(request: Request, value: Any) -> bytes:
+        request.setHeader(b"Content-Type", b"application/json")
+        return json.dumps(value, sort_keys=True).encode("utf-8")

@@ -1,0 +1,89 @@
+"""The receiver's page in a real browser: the feeds and their alerts, read-only (R92.7, R95.3).
+
+A hall's certificate feeds the receiver over the real link (AMP over mutual TLS) a batch
+that skips a record; the page, over TLS with the receiver's certificate, shows the hall's
+feed and the gap alert, and ``/api/status`` says the same; anything but GET is refused."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor, threads
+from twisted.internet.endpoints import SSL4ClientEndpoint, connectProtocol
+from twisted.protocols import amp
+
+from protocol.regulator_feed import Batch, Hello, encode
+from server_kit.feed.link import FeedBatch, FeedHello
+from server_kit.pki import PkiFolder, client_tls_options
+from tests.regulator.test_feed_link import HALL, commit, journal_at, pem, pki_dir, receiver, stop  # noqa: F401
+from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS, shot
+
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
+
+
+def fetch(url: str, ca: Path, method: str = "GET") -> tuple[int, Any]:
+    context = ssl.create_default_context(cafile=str(ca))
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=30) as answer:
+            body = answer.read()
+            kind = answer.headers.get("Content-Type", "")
+            return answer.status, json.loads(body) if "json" in kind else body.decode()
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def in_browser(url: str) -> str:
+    """The page's text in Chromium, after a screenshot."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 720}).new_page()
+            page.goto(url)
+            page.wait_for_selector("#alerts tr.alert")
+            shot(page, "regulator-receiver")
+            return str(page.inner_text("body"))
+        finally:
+            browser.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_page_shows_each_feed_and_its_alert_and_is_read_only(tmp_path: Path, pki_dir: Path) -> None:
+    (tmp_path / "regulator").mkdir()
+    journal = journal_at(tmp_path)
+    commit(journal, 4)
+    records = list(journal.records())
+    service = await receiver(tmp_path, pki_dir, web_port=0)
+    try:
+        endpoint = SSL4ClientEndpoint(reactor, "127.0.0.1", service.port.getHost().port,
+                                      client_tls_options(pki_dir, HALL, "localhost"))
+        connection = await connectProtocol(endpoint, amp.AMP())
+        sender = f"hall:{HALL}"
+        await connection.callRemote(FeedHello, message=encode(Hello(sender, pem(journal))))
+        await connection.callRemote(FeedBatch, message=encode(Batch(sender, (records[0], records[2]))))  # 2 skipped
+        connection.transport.loseConnection()
+        url = f"https://localhost:{service.web_port.getHost().port}"
+        ca = PkiFolder(pki_dir).ca_cert
+        status, said = await threads.deferToThread(fetch, f"{url}/api/status", ca)
+        assert status == 200
+        assert [(s["sender"], s["seq"]) for s in said["senders"]] == [(sender, 1)]
+        assert [(a["kind"], a["seq"]) for a in said["alerts"]] == [("gap", 2)]
+        status, said = await threads.deferToThread(fetch, f"{url}/api/status", ca, "POST")
+        assert status == 405 and said["error"] == "the receiver's page is read-only: GET only"
+        status, said = await threads.deferToThread(fetch, f"{url}/etc/passwd", ca)
+        assert status == 404 and "try / or /api/status" in said["error"]
+        text = await threads.deferToThread(in_browser, url + "/")
+        assert "1 alert(s)" in text and sender in text
+        assert "record 2 is missing: the feed jumps from 1 to 3" in text
+    finally:
+        await stop(service)
+
