@@ -83,6 +83,7 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
     """Each sender's position and every alert, from the receiver's store."""
     from regulator.service import ReceiverSettings
     from regulator.store import Store, open_database
+    from regulator.receiver import Receiver
     from regulator.web import status as status_of, when
 
     url = ReceiverSettings(home, home, database_url=database_url).url
@@ -93,7 +94,7 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
         store = Store(engine)
         senders = store.senders()
         alerts = store.alerts()
-        plain = status_of(store)
+        plain = status_of(store, Receiver(store, lambda: 0))  # the games replayed from the stored records
     finally:
         engine.dispose()
     if as_json:
@@ -103,6 +104,10 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
         click.echo(f"{sender.sender}: {sender.seq} records held, the last at {when(sender.time_ms)}")
     if not senders:
         click.echo("no sender has fed this receiver yet")
+    for sender, games in plain["games"].items():
+        for game in games:
+            verdict = "verified" if game["verified"] else "DIFFERS: " + "; ".join(game["faults"])
+            click.echo(f"{sender} game {game['game_id']}: {game['balls']} balls, {game['cards_sold']} cards; {verdict}")
     for alert in alerts:
         click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {when(alert.time_ms)}: {alert.detail}")
     click.echo(f"{len(alerts)} alert(s)")

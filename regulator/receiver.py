@@ -14,7 +14,9 @@ and the alert is not raised twice):
 ``key_changed``    the sender said another journal key than the one it first said
                    (the connection is refused: its records are not checked against it);
 ``clock_backwards`` its ``time_ms`` is before the record before it: the record is
-                   authentic and is stored, the alert flags the clock.
+                   authentic and is stored, the alert flags the clock;
+``replay_differs`` a hall's finished game whose balls, winners or payments its own
+                   records do not reproduce (:mod:`regulator.games`).
 
 A record sent again exactly as stored (its ack was lost) is skipped silently.
 :meth:`Receiver.fenced` is the hook of the replicas (issue 13): a record from a fenced
@@ -34,13 +36,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.regulator_feed import Ack, Batch, Hello, Position
+from regulator.games import HallGames
 from regulator.store import Alert, Store
 from server_kit.journal.port import JournalPort
 
-GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS = (
-    "gap", "bad_signature", "broken_chain", "key_changed", "clock_backwards",
+GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS = (
+    "gap", "bad_signature", "broken_chain", "key_changed", "clock_backwards", "replay_differs",
 )  # fmt: skip
-ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS)
+ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS)
 
 
 class FeedRefused(DomainError):
@@ -74,6 +77,8 @@ class Receiver:
         self.clock = clock
         self.journal = journal
         self._senders: dict[str, _Sender] = {}
+        #: Each hall's games, folded from its stored records (rebuilt at the first hello after a start).
+        self.games: dict[str, HallGames] = {}
 
     def alert(self, sender: str, kind: str, seq: int, detail: str) -> None:
         alert = Alert(sender, kind, seq, detail, self.clock())
@@ -99,7 +104,18 @@ class Receiver:
         self._senders[hello.sender] = _Sender(
             load_key(position.public_key, hello.sender), position.seq, position.hash, position.time_ms
         )
+        self.games_of(hello.sender)
         return Position(hello.sender, position.seq)
+
+    def games_of(self, sender: str) -> HallGames | None:
+        """The hall ``sender``'s checked games (None for the central server), folded once from the store."""
+        if not sender.startswith("hall:"):
+            return None
+        games = self.games.get(sender)
+        if games is None:
+            games = self.games[sender] = HallGames(lambda seq, detail: self.alert(sender, REPLAY_DIFFERS, seq, detail))
+            games.fold(self.store.records(sender))
+        return games
 
     def fenced(self, sender: str, record: Record) -> bool:
         """Whether ``record`` comes from a fenced epoch (issue 13, replicas): never, today."""
@@ -117,6 +133,9 @@ class Receiver:
         if accepted:
             last = accepted[-1]
             state.seq, state.hash, state.time_ms = last.seq, last.hash, last.time_ms
+            games = self.games_of(batch.sender)
+            if games is not None:
+                games.fold(accepted)
         return Ack(batch.sender, state.seq)
 
     def _check(self, sender: str, state: _Sender, records: Sequence[Record]) -> list[Record]:

@@ -106,7 +106,7 @@ class ReceiverService(Service):
             listen.addCallback(lambda _: self._serve_page())
 
     def _serve_page(self) -> Any:
-        site = Site(ReceiverPage(self.store, self.reactor))
+        site = Site(ReceiverPage(self.store, self.reactor, self.receiver))
         site.displayTracebacks = False
         endpoint = SSL4ServerEndpoint(self.reactor, self.settings.web_port, self.page_options,
                                       interface=self.settings.web_interface)

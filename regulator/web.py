@@ -1,4 +1,5 @@
-"""The receiver's page: who feeds it, how far each feed stands, and every alert (read-only).
+"""The receiver's page: who feeds it, how far each feed stands, each hall's last games as
+replayed, and every alert (read-only).
 
 ``GET /`` is one HTML page written on the server (no script), refreshed by the browser
 every few seconds; ``GET /api/status`` is the same as JSON (what ``bingo regulator
@@ -17,7 +18,8 @@ from typing import Any
 from twisted.web import resource
 from twisted.web.server import Request
 
-from regulator.receiver import ALERT_KINDS
+from regulator.games import KEPT, CheckedGame
+from regulator.receiver import ALERT_KINDS, Receiver
 from regulator.store import Store
 
 #: Seconds between the page's own refreshes.
@@ -44,12 +46,32 @@ def when(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def status(store: Store) -> dict[str, Any]:
-    """Each sender's position and every alert, as plain data."""
-    return {"senders": [s.__dict__ for s in store.senders()], "alerts": [a.__dict__ for a in store.alerts()]}
+def status(store: Store, receiver: Receiver | None = None) -> dict[str, Any]:
+    """Each sender's position, every alert and (with ``receiver``) each hall's last games checked, as plain data."""
+    plain: dict[str, Any] = {"senders": [s.__dict__ for s in store.senders()],
+                             "alerts": [a.__dict__ for a in store.alerts()]}
+    if receiver is not None:
+        plain["games"] = {sender: [{**game.__dict__, "prizes": [list(p) for p in game.prizes],
+                                    "faults": list(game.faults), "verified": game.verified}
+                                   for game in checked] for sender, checked in last_games(store, receiver).items()}
+    return plain
 
 
-def page(store: Store, now_ms: int) -> str:
+def last_games(store: Store, receiver: Receiver) -> dict[str, list[CheckedGame]]:
+    """Each hall's last games the receiver checked, newest first."""
+    shown: dict[str, list[CheckedGame]] = {}
+    for sender in store.senders():
+        games = receiver.games_of(sender.sender)
+        if games is not None:
+            shown[sender.sender] = list(reversed(games.checked))
+    return shown
+
+
+def _euros(cents: int) -> str:
+    return f"{cents // 100:,}.{cents % 100:02d} \u20ac"
+
+
+def page(store: Store, now_ms: int, receiver: Receiver | None = None) -> str:
     senders, alerts = store.senders(), store.alerts()
     e = html.escape
     rows = "".join(
@@ -62,6 +84,14 @@ def page(store: Store, now_ms: int) -> str:
         f"<td class=n>{a.seq or '-'}</td><td>{e(a.detail)}</td></tr>"
         for a in reversed(alerts)
     ) or '<tr><td colspan=5 class=none>No alert: every record received verified and followed the one before.</td></tr>'
+    game_rows = "".join(
+        f"<tr><td>{e(sender)}</td><td>{e(g.game_id)}</td><td>{when(g.closed_ms)}</td><td class=n>{g.balls}</td>"
+        f"<td class=n>{g.cards_sold}</td><td>{e(', '.join(f'{p} {_euros(c)} ({n} card(s))' for p, c, n in g.prizes))}</td>"
+        + ("<td class=ok>verified</td>" if g.verified else f"<td class=alert>{e('; '.join(g.faults))}</td>")
+        + "</tr>"
+        for sender, games in (last_games(store, receiver).items() if receiver is not None else ())
+        for g in games
+    ) or '<tr><td colspan=7 class=none>No game of a hall has been played to its end in the feeds yet.</td></tr>'
     state = (f'<span class="state alert">{len(alerts)} alert(s)</span>' if alerts
              else '<span class="state ok">no alert</span>')
     kinds = ", ".join(k.replace("_", " ") for k in ALERT_KINDS)
@@ -74,6 +104,11 @@ def page(store: Store, now_ms: int) -> str:
 <h2>Feeds</h2>
 <table id=senders><thead><tr><th>Sender</th><th>Records held</th><th>Last record</th><th>Alerts</th></tr></thead>
 <tbody>{rows}</tbody></table>
+<h2>Last games</h2>
+<p class=none>Each hall's last {KEPT} games played to their end, replayed from their records: the balls, the winners
+and the split of each prize by stake.</p>
+<table id=games><thead><tr><th>Hall</th><th>Game</th><th>Closed</th><th>Balls</th><th>Cards</th><th>Prizes</th>
+<th>Replay</th></tr></thead><tbody>{game_rows}</tbody></table>
 <h2>Alerts</h2>
 <p class=none>Raised on: {e(kinds)}. Each is journaled once in the receiver's signed journal.</p>
 <table id=alerts><thead><tr><th>Raised</th><th>Sender</th><th>Kind</th><th>Record</th><th>What</th></tr></thead>
@@ -87,10 +122,11 @@ class ReceiverPage(resource.Resource):
 
     isLeaf = True
 
-    def __init__(self, store: Store, clock: Any) -> None:
+    def __init__(self, store: Store, clock: Any, receiver: Receiver | None = None) -> None:
         super().__init__()
         self.store = store
         self.clock = clock
+        self.receiver = receiver
 
     def render(self, request: Request) -> bytes:
         request.setHeader(b"Cache-Control", b"no-store")
@@ -102,12 +138,12 @@ class ReceiverPage(resource.Resource):
             return self._json(request, {"error": "the receiver's page is read-only: GET only"})
         path = request.path.rstrip(b"/") or b"/"
         if path == b"/api/status":
-            return self._json(request, status(self.store))
+            return self._json(request, status(self.store, self.receiver))
         if path != b"/":
             request.setResponseCode(404)
             return self._json(request, {"error": f"no page {path.decode('utf-8', 'replace')[:100]!r}: try / or /api/status"})
         request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
-        return page(self.store, int(self.clock.seconds() * 1000)).encode("utf-8")
+        return page(self.store, int(self.clock.seconds() * 1000), self.receiver).encode("utf-8")
 
     @staticmethod
     def _json(request: Request, value: Any) -> bytes:

@@ -44,8 +44,8 @@ def free_port() -> int:
 class ReceiverProcess:
     """``bingo regulator serve`` in a child process."""
 
-    def __init__(self, home: Path, pki: Path, port: int) -> None:
-        self.home, self.pki, self.port = home, pki, port
+    def __init__(self, home: Path, pki: Path, port: int, web_port: int | None = None) -> None:
+        self.home, self.pki, self.port, self.web_port = home, pki, port, web_port
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
         self.listening = False
@@ -53,7 +53,8 @@ class ReceiverProcess:
     def start(self) -> "ReceiverProcess":
         command = [sys.executable, "-c", "from regulator.cli import regulator; regulator()", "serve",
                    "--dir", str(self.home), "--pki", str(self.pki), "--port", str(self.port),
-                   "--interface", "127.0.0.1", "--no-page"]
+                   "--interface", "127.0.0.1",
+                   *(["--web-port", str(self.web_port)] if self.web_port is not None else ["--no-page"])]
         self.output, self.listening = b"", False
         self.process = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(REPO)},
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -166,6 +167,13 @@ def test_after_kills_of_the_receiver_and_of_the_hall_the_receiver_holds_every_re
         said = json.loads(status.stdout)
         assert said["senders"] == [{"sender": SENDER, "seq": len(held), "time_ms": said["senders"][0]["time_ms"]}]
         assert said["alerts"] == []
+        # Every game the demo played to its end was replayed from its records, and verified.
+        with sqlite3.connect(hall.folder / "hall.sqlite3") as db:
+            collected = [json.loads(p)["game_id"] for (s, p) in db.execute(
+                "SELECT seq, payload FROM journal WHERE type = 'cards_collected' ORDER BY seq") if s <= len(held)]
+        games = said["games"][SENDER]
+        assert collected and [g["game_id"] for g in reversed(games)] == collected[-10:]
+        assert all(g["verified"] and g["balls"] > 0 and g["prizes"] for g in games), games
     finally:
         console.close()
 
@@ -220,7 +228,16 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     page = console_for(browser, hall, "admin")
     page.wait_for_selector("#feed-state.behind:has-text('not connected yet')")
     shot(page, "console-feed-behind")
+    receiver.web_port = free_port()
     receiver.start()
     page.wait_for_selector("#feed-state:not(.behind):has-text('up to date')", timeout=WAIT * 2 * 1000)
     shot(page, "console-feed-up-to-date")
     assert page.locator("#feed-state").is_visible()
+    # The regulator watches the records and the games arrive, and each game verify, on the receiver's page.
+    watching = browser.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 800}).new_page()
+    watching.goto(f"https://localhost:{receiver.web_port}/")
+    watching.wait_for_selector(f"#senders td:has-text('{SENDER}')")
+    watching.wait_for_selector("#games td.ok:has-text('verified')", timeout=WAIT * 3 * 1000)  # refreshed every 5 s
+    shot(watching, "regulator-receiver-games")
+    assert "no alert" in watching.inner_text("header")
+    assert watching.locator("#games td.alert").count() == 0
