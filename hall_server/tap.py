@@ -56,7 +56,7 @@ from twisted.web.server import Site
 
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
 from hall_server.blower.hall import HallBlowers
-from hall_server.config import ConfigError, HallConfig, ensure_config
+from hall_server.config import ConfigError, HallConfig, RegulatorFeedConfig, ensure_config
 from hall_server.hall.admission import AdmissionModule, StaffIdentity
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
@@ -551,6 +551,15 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     return hall
 
 
+def feed_at(address: str, config: HallConfig) -> RegulatorFeedConfig:
+    """``--regulator HOST:PORT``: the feed to that receiver, as the hall's own server certificate."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise StartRefused(f"--regulator is HOST:PORT of the regulator's receiver (localhost:8700), not {address!r}")
+    hall_id = config.regulator.hall_id if config.regulator is not None else config.tls.server_name
+    return RegulatorFeedConfig(host, int(port), hall_id, host, config.tls.pki_dir)
+
+
 def regulator_feed(config: HallConfig, reactor: Any, journal: Journal) -> FeedLinkService | None:
     """The link that sends the journal to the regulator's receiver (``[regulator]``), or None."""
     feeding = config.regulator
@@ -694,8 +703,9 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     """The hall server for ``options``.
 
     ``config``: the configuration file (written with fresh logins if missing);
-    ``port``, ``interface``, ``database_url``: override the file's; ``demo``: play a scripted session
-    (a step every ``demo_pace`` seconds).
+    ``port``, ``interface``, ``database_url``, ``regulator`` (``HOST:PORT`` of the regulator's
+    receiver): override the file's; ``demo``: play a scripted session (a step every
+    ``demo_pace`` seconds).
     """
     from twisted.internet import reactor  # the composition root is the one place that picks it
 
@@ -709,6 +719,8 @@ def makeService(options: Mapping[str, Any]) -> HallService:
         config = replace(config, interface=str(options["interface"]))
     if options.get("database_url"):
         config = replace(config, database_url=str(options["database_url"]))
+    if options.get("regulator"):
+        config = replace(config, regulator=feed_at(str(options["regulator"]), config))
     if logins:
         hand_over_logins(logins, config_path)
     if options.get("demo") and config.videobingo is None:

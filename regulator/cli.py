@@ -4,6 +4,8 @@ Found by the ``bingo`` command through the ``bingo.commands`` entry point group
 (``regulator = regulator.cli:register`` in ``setup.cfg``).
 
 * ``serve`` runs the receiver until interrupted;
+* ``demo`` runs one for the demo hall on this machine, its certificate issued by the hall's
+  local authority;
 * ``status`` prints, from the receiver's store, each sender's position and every alert.
 """
 
@@ -73,6 +75,37 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
     reactor.run()
     if failed:
         raise click.ClickException(f"the receiver could not listen: {failed[0]}")
+
+
+@regulator.command()
+@click.option("--hall", "hall_home", type=click.Path(file_okay=False, path_type=Path), default=Path("var"),
+              show_default=True, help="The demo hall's folder: its local authority (operator-ca/) issues the receiver's certificate.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8700, show_default=True)
+@click.option("--web-port", type=click.IntRange(1, 65535), default=8701, show_default=True)
+@click.pass_context
+def demo(ctx: click.Context, hall_home: Path, port: int, web_port: int) -> None:
+    """A receiver for the demo hall on this machine: its certificate issued once by the hall's
+    local authority, its store in HALL/regulator; then as ``serve``. Start the hall with
+    ``./run.sh --demo --regulator localhost:8700`` and open https://localhost:8701/."""
+    from server_kit.pki import PkiError, PkiFolder, export_bundle, issue_certificate
+
+    authority = PkiFolder(hall_home / "operator-ca")
+    if not authority.ca_cert.exists():
+        raise click.ClickException(f"no local authority in {authority.root}: start the demo hall once first "
+                                   "(./run.sh --demo), it makes one")
+    home = hall_home / "regulator"
+    bundle = home / "pki"
+    try:
+        if not authority.cert("regulator").exists():
+            issue_certificate(authority.root, "regulator", "regulator")
+        if not PkiFolder(bundle).cert("regulator").exists():
+            export_bundle(authority.root, "regulator", bundle)
+    except PkiError as error:
+        raise click.ClickException(f"the receiver's certificate cannot be issued: {error}") from None
+    click.echo(f"The receiver's certificate: {bundle}; its page: https://localhost:{web_port}/ "
+               f"(trust {authority.ca_cert}); feed it with: ./run.sh --demo --regulator localhost:{port}")
+    ctx.invoke(serve, home=home, database_url=None, pki_dir=bundle, certificate="regulator", port=port,
+               interface="127.0.0.1", web_port=web_port, web_interface="127.0.0.1", no_page=False)
 
 
 @regulator.command()

@@ -42,9 +42,12 @@ def hall() -> None:
               help="With --demo: seconds between the scripted steps (balls, claims).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None, help="Listen on this port instead.")
 @click.option("--interface", default=None, help="Listen on this address instead (0.0.0.0: every interface).")
+@click.option("--regulator", "regulator", default=None, metavar="HOST:PORT",
+              help="Feed the journal to the regulator's receiver at HOST:PORT (instead of hall.toml's [regulator]).")
 @pass_hall
 def serve(
-    hall: Hall, config_path: Path | None, demo: bool, pace: float, port: int | None, interface: str | None
+    hall: Hall, config_path: Path | None, demo: bool, pace: float, port: int | None, interface: str | None,
+    regulator: str | None,
 ) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
     from twisted.internet import reactor as global_reactor
@@ -57,8 +60,13 @@ def serve(
         raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
     globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
+    if regulator is not None:
+        host, _, number = regulator.rpartition(":")
+        if not host or not number.isdigit() or not 1 <= int(number) <= 65535:
+            raise click.BadParameter(f"HOST:PORT of the regulator's receiver (localhost:8700), not {regulator!r}",
+                                     param_hint="--regulator")
     options: dict[str, object] = {"config": str(path), "demo": demo, "demo_pace": pace, "port": port,
-                                   "interface": interface}
+                                   "interface": interface, "regulator": regulator}
     database = hall.database_url
     if database:
         options["database_url"] = database

@@ -241,3 +241,18 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     shot(watching, "regulator-receiver-games")
     assert "no alert" in watching.inner_text("header")
     assert watching.locator("#games td.alert").count() == 0
+
+
+def test_the_newcomers_commands_refuse_what_cannot_work_with_a_reason(tmp_path: Path) -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", "from hall_server.cli import main; main()", *args],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                              cwd=tmp_path, timeout=60)
+
+    bad = run("hall", "serve", "--regulator", "localhost")
+    assert bad.returncode == 2 and "HOST:PORT of the regulator's receiver (localhost:8700), not 'localhost'" in bad.stderr
+    demo = subprocess.run([sys.executable, "-c", "from regulator.cli import regulator; regulator()", "demo",
+                           "--hall", str(tmp_path / "var")], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert demo.returncode == 1
+    assert "no local authority in" in demo.stderr and "start the demo hall once first (./run.sh --demo)" in demo.stderr
