@@ -184,3 +184,57 @@ async def test_the_receiver_takes_a_feed_only_from_a_hall_or_central_certificate
     finally:
         await stop(service)
 
+
+
+@pytest.mark.campaign
+@pytest.mark.timeout(600)
+@pytest_twisted.ensureDeferred
+async def test_a_hundred_random_disconnects_and_restarts_of_either_side_leave_no_gap_and_no_duplicate(
+    tmp_path: Path, pki_dir: Path
+) -> None:
+    """Each of 120 runs, drawn from a seed, while the hall commits: the receiver stopped and
+    started again on its port, the connection cut under both, or the hall's link stopped
+    and a new one started (a restarted hall: its cursor knows nothing but the journal)."""
+    import random
+
+    rng = random.Random(14)
+    (tmp_path / "regulator").mkdir()
+    journal = journal_at(tmp_path)
+    service = await receiver(tmp_path, pki_dir)
+    port = service.port.getHost().port
+
+    def new_link() -> FeedLinkService:
+        cursor = FeedCursor(journal, f"hall:{HALL}", pem(journal))
+        started = FeedLinkService(reactor, cursor, ReceiverAddress("127.0.0.1", port, pki_dir, HALL, "localhost"))
+        started.startService()
+        return started
+
+    link = new_link()
+    done: dict[str, int] = {"receiver": 0, "cut": 0, "hall": 0}
+    try:
+        for run in range(120):
+            commit(journal, rng.randint(0, 40))
+            link.wake()
+            await task.deferLater(reactor, rng.uniform(0.0, 0.15), lambda: None)
+            what = rng.choice(["receiver", "cut", "hall"])
+            done[what] += 1
+            if what == "receiver":
+                await stop(service)
+                commit(journal, rng.randint(0, 5))
+                service = await receiver(tmp_path, pki_dir, port)
+            elif what == "cut":
+                for connection in list(service.factory.connections):
+                    connection.transport.abortConnection()
+            else:
+                await link.stopService()
+                link = new_link()
+        commit(journal, 3)
+        link.wake()
+        await until(lambda: held(service) == list(range(1, journal.last.seq + 1)), "every record at the end", 120)
+        stored = list(service.store.records(f"hall:{HALL}"))
+        assert [r.hash for r in stored] == [r.hash for r in journal.records()]  # none missing, none twice, as signed
+        assert service.store.alerts() == []
+        assert min(done.values()) >= 30 and sum(done.values()) == 120
+    finally:
+        await link.stopService()
+        await stop(service)
