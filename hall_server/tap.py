@@ -75,7 +75,7 @@ from hall_server.network.link import CentralAddress, central_link
 from hall_server.network.module import NetworkModule
 from hall_server.network.relay import NetworkRelay
 from hall_server.reports.consultation import Consultation
-from hall_server.reports.daily_files import DailyReporter
+from hall_server.reports.daily_files import REPORTS_FOLDER, DailyReporter
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
@@ -104,6 +104,7 @@ from server_kit import pki
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
+from server_kit.feed.reports import ReportOutbox
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path
@@ -488,7 +489,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     hub = LiveHub(view, channel, sign_ins)
     core.observers.append(hub.record_committed)
     # The day's signed report at each session's close (R83.5, R95.4), on the reactor's pool.
-    core.observers.append(DailyReporter(journal, config.home, config.name, zone, on_general_pool).record_committed)
+    reporter = DailyReporter(journal, config.home, config.name, zone, on_general_pool)
+    core.observers.append(reporter.record_committed)
 
     # Staff password checks (scrypt) run on a pool of their own, not on the DB writer and not
     # on the reactor's pool where players' PIN checks run: a burst of bad staff sign-ins
@@ -537,6 +539,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if feed is not None and config.regulator is not None:
         feed.setServiceParent(service)
         feed.listeners.append(hub.feed_changed)  # the consoles' line follows the acks
+        reporter.listeners.append(feed.report_written)  # the day's report, sent once written
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         log.info("Regulator's feed: sending the journal to {host}:{port} as hall:{hall}", host=config.regulator.host,
                  port=config.regulator.port, hall=config.regulator.hall_id)
@@ -565,9 +568,10 @@ def regulator_feed(config: HallConfig, reactor: Any, journal: Journal) -> FeedLi
     feeding = config.regulator
     if feeding is None:
         return None
-    cursor = FeedCursor(journal, hall_sender(feeding.hall_id), public_pem(journal.key).decode())
+    sender = hall_sender(feeding.hall_id)
+    cursor = FeedCursor(journal, sender, public_pem(journal.key).decode())
     address = ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir, feeding.hall_id, feeding.server_name)
-    return FeedLinkService(reactor, cursor, address)
+    return FeedLinkService(reactor, cursor, address, ReportOutbox(config.home / REPORTS_FOLDER, sender))
 
 
 def build_videobingo(config: HallConfig, core: CommandCore, ledger: LedgerModule,

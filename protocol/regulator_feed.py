@@ -16,6 +16,14 @@ record as stored, to the regulator's receiver.  Every message is one JSON object
     ``seq``, ``time_ms``, ``type``, ``payload``, ``prev``, ``hash``, ``signature``.
 ``ack`` (receiver to sender)
     ``sender`` and ``seq``: every record up to ``seq`` is stored.
+``report`` (sender to receiver)
+    ``sender``, ``name`` (the report's folder: ``daily-YYYY-MM-DD`` or
+    ``monthly-YYYY-MM``) and ``files``: each file of the signed report (``report.json``,
+    its ``.p7s``...) as base64.  Sent after every record is acknowledged, and again
+    (the whole report) until the receiver acknowledges it.
+``report_ack`` (receiver to sender)
+    ``sender``, ``name`` and ``digest`` (SHA-256 of the report's files, as
+    :func:`report_digest`): the report is stored.
 
 A message that does not have its fields raises :class:`FeedFormatError` naming the
 field; nothing here checks signatures (the receiver does, with the key of ``hello``).
@@ -23,6 +31,8 @@ field; nothing here checks signatures (the receiver does, with the key of ``hell
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -73,7 +83,36 @@ class Ack:
     seq: int
 
 
-Message = Union[Hello, Position, Batch, Ack]
+@dataclass(frozen=True)
+class Report:
+    sender: str
+    name: str
+    files: Mapping[str, bytes]
+
+
+@dataclass(frozen=True)
+class ReportAck:
+    sender: str
+    name: str
+    digest: str
+
+
+#: A report's folder name, and the names of the files it may hold.
+REPORT_NAME = re.compile(r"(daily-\d{4}-\d{2}-\d{2}|monthly-\d{4}-\d{2})")
+REPORT_FILE = re.compile(r"(report|cards-sold)\.(json|csv|pdf)(\.p7s)?")
+#: The most bytes of one report's files together.
+MAX_REPORT_BYTES = 6 * 1024 * 1024
+
+
+def report_digest(files: Mapping[str, bytes]) -> str:
+    """SHA-256 over the files in name order (each name, a NUL, its length, a NUL, its bytes)."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + str(len(files[name])).encode() + b"\0" + files[name])
+    return digest.hexdigest()
+
+
+Message = Union[Hello, Position, Batch, Ack, Report, ReportAck]
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:
@@ -92,6 +131,11 @@ def to_dict(message: Message) -> dict[str, Any]:
         return {**base, "kind": "position", "acked": message.acked}
     if isinstance(message, Batch):
         return {**base, "kind": "batch", "records": [record_to_dict(r) for r in message.records]}
+    if isinstance(message, Report):
+        return {**base, "kind": "report", "name": message.name,
+                "files": {name: base64.b64encode(data).decode("ascii") for name, data in sorted(message.files.items())}}
+    if isinstance(message, ReportAck):
+        return {**base, "kind": "report_ack", "name": message.name, "digest": message.digest}
     return {**base, "kind": "ack", "seq": message.seq}
 
 
@@ -163,7 +207,32 @@ def from_dict(data: Any) -> Message:
         if not 1 <= len(items) <= MAX_BATCH:
             raise FeedFormatError(f"{where}: the field 'records' must hold 1 to {MAX_BATCH} records, not {len(items)}")
         return Batch(sender, tuple(record_from_dict(item, f"{where}, record {i + 1}") for i, item in enumerate(items)))
-    raise FeedFormatError(f"the field 'kind' must be hello, position, batch or ack, not {kind!r}")
+    if kind in ("report", "report_ack"):
+        name = _field(data, "name", str, where)
+        if not REPORT_NAME.fullmatch(name):
+            raise FeedFormatError(f"{where}: the field 'name' must be daily-YYYY-MM-DD or monthly-YYYY-MM, not {name[:40]!r}")
+        if kind == "report_ack":
+            digest = _field(data, "digest", str, where)
+            if not _HEX64.fullmatch(digest):
+                raise FeedFormatError(f"{where}: the field 'digest' is not lowercase hex of the right length")
+            return ReportAck(sender, name, digest)
+        listed = _field(data, "files", dict, where)
+        if not listed:
+            raise FeedFormatError(f"{where}: the field 'files' holds no file")
+        files: dict[str, bytes] = {}
+        for file, text in listed.items():
+            if not REPORT_FILE.fullmatch(file):
+                raise FeedFormatError(f"{where}: {file[:40]!r} is not a file of a report (report.json, its .p7s...)")
+            if not isinstance(text, str):
+                raise FeedFormatError(f"{where}: the file {file!r} is not base64 text")
+            try:
+                files[file] = base64.b64decode(text, validate=True)
+            except ValueError:
+                raise FeedFormatError(f"{where}: the file {file!r} is not base64") from None
+        if sum(len(d) for d in files.values()) > MAX_REPORT_BYTES:
+            raise FeedFormatError(f"{where}: the files hold more than {MAX_REPORT_BYTES} bytes")
+        return Report(sender, name, files)
+    raise FeedFormatError(f"the field 'kind' must be hello, position, batch, ack, report or report_ack, not {kind!r}")
 
 
 def decode(raw: bytes) -> Message:

@@ -19,11 +19,12 @@ from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from protocol.regulator_feed import CENTRAL, Batch, FeedFormatError, Hello, decode, encode, hall_sender
+from protocol.regulator_feed import CENTRAL, Batch, FeedFormatError, Hello, Report, decode, encode, hall_sender
 from regulator.receiver import FeedRefused, Receiver
+from regulator.reports import ReportInbox
 from server_kit.amp.bounded import BoundedBoxes
 from server_kit.amp.chunks import PIECE_BYTES
-from server_kit.feed.link import MAX_MESSAGE_BYTES, FeedBatch, FeedHello, FeedRefusedError
+from server_kit.feed.link import MAX_MESSAGE_BYTES, FeedBatch, FeedHello, FeedRefusedError, FeedReport
 from server_kit.pki import PkiError, Role, peer_identity
 
 
@@ -103,6 +104,23 @@ class FeedReceiving(BoundedBoxes):
         self.log.info("Feed from {sender}: hello; {acked} records held", sender=certified, acked=position.acked)
         return {"message": encode(position)}
 
+    @FeedReport.responder
+    def report(self, message: bytes) -> dict[str, Any]:
+        certified = self._certified()
+        if self.factory.inbox is None:
+            raise FeedRefusedError("this receiver takes records only, not reports")
+        try:
+            report = decode(message)
+            if not isinstance(report, Report):
+                raise FeedFormatError(f"a FeedReport carries a report, not a {type(report).__name__}")
+            ack = self.factory.inbox.take(report, certified)
+        except (FeedFormatError, FeedRefused) as error:
+            return self._refuse(certified, error)
+        finally:
+            self.on_change()
+        self.log.info("Feed from {sender}: report {name} received", sender=certified, name=report.name)
+        return {"message": encode(ack)}
+
     @FeedBatch.responder
     def batch(self, message: bytes) -> dict[str, Any]:
         certified = self._certified()
@@ -125,9 +143,11 @@ class FeedReceiving(BoundedBoxes):
 class FeedReceiverFactory(Factory):
     noisy = False
 
-    def __init__(self, receiver: Receiver, on_change: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, receiver: Receiver, on_change: Callable[[], None] = lambda: None,
+                 inbox: ReportInbox | None = None) -> None:
         self.receiver = receiver
         self.on_change = on_change
+        self.inbox = inbox
         #: The connections open now (each cut when the receiver stops).
         self.connections: set[FeedReceiving] = set()
 

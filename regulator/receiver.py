@@ -16,7 +16,9 @@ and the alert is not raised twice):
 ``clock_backwards`` its ``time_ms`` is before the record before it: the record is
                    authentic and is stored, the alert flags the clock;
 ``replay_differs`` a hall's finished game whose balls, winners or payments its own
-                   records do not reproduce (:mod:`regulator.games`).
+                   records do not reproduce (:mod:`regulator.games`);
+``report_unverified`` a signed report sent whose signatures do not all verify
+                   (:mod:`regulator.reports`).
 
 A record sent again exactly as stored (its ack was lost) is skipped silently.
 :meth:`Receiver.fenced` is the hook of the replicas (issue 13): a record from a fenced
@@ -40,10 +42,10 @@ from regulator.games import HallGames
 from regulator.store import Alert, Store
 from server_kit.journal.port import JournalPort
 
-GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS = (
-    "gap", "bad_signature", "broken_chain", "key_changed", "clock_backwards", "replay_differs",
+GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS, REPORT_UNVERIFIED = (
+    "gap", "bad_signature", "broken_chain", "key_changed", "clock_backwards", "replay_differs", "report_unverified",
 )  # fmt: skip
-ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS)
+ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS, REPORT_UNVERIFIED)
 
 
 class FeedRefused(DomainError):

@@ -27,6 +27,7 @@ from twisted.web.server import Site
 
 from regulator.edge import FeedReceiverFactory
 from regulator.receiver import Receiver
+from regulator.reports import ReportInbox
 from regulator.store import Store, open_database
 from regulator.web import ReceiverPage
 from server_kit.journal.sql import Journal
@@ -78,7 +79,8 @@ class ReceiverService(Service):
         self.receiver = Receiver(self.store, now_ms, self.journal)
         self.options = server_tls_options(settings.pki_dir, settings.certificate,
                                           client_certificates=ClientCertificates.required)
-        self.factory = FeedReceiverFactory(self.receiver)
+        self.inbox = ReportInbox(settings.home, settings.pki_dir / "ca.pem", self.journal, now_ms, self.receiver.alert)
+        self.factory = FeedReceiverFactory(self.receiver, inbox=self.inbox)
         self.page_options = server_tls_options(settings.pki_dir, settings.certificate,
                                                client_certificates=ClientCertificates.requested)
         self.port: Any = None
@@ -106,7 +108,7 @@ class ReceiverService(Service):
             listen.addCallback(lambda _: self._serve_page())
 
     def _serve_page(self) -> Any:
-        site = Site(ReceiverPage(self.store, self.reactor, self.receiver))
+        site = Site(ReceiverPage(self.store, self.reactor, self.receiver, self.inbox))
         site.displayTracebacks = False
         endpoint = SSL4ServerEndpoint(self.reactor, self.settings.web_port, self.page_options,
                                       interface=self.settings.web_interface)

@@ -20,6 +20,7 @@ from twisted.web.server import Request
 
 from regulator.games import KEPT, CheckedGame
 from regulator.receiver import ALERT_KINDS, Receiver
+from regulator.reports import ReportInbox
 from regulator.store import Store
 
 #: Seconds between the page's own refreshes.
@@ -46,7 +47,7 @@ def when(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def status(store: Store, receiver: Receiver | None = None) -> dict[str, Any]:
+def status(store: Store, receiver: Receiver | None = None, inbox: ReportInbox | None = None) -> dict[str, Any]:
     """Each sender's position, every alert and (with ``receiver``) each hall's last games checked, as plain data."""
     plain: dict[str, Any] = {"senders": [s.__dict__ for s in store.senders()],
                              "alerts": [a.__dict__ for a in store.alerts()]}
@@ -54,6 +55,8 @@ def status(store: Store, receiver: Receiver | None = None) -> dict[str, Any]:
         plain["games"] = {sender: [{**game.__dict__, "prizes": [list(p) for p in game.prizes],
                                     "faults": list(game.faults), "verified": game.verified}
                                    for game in checked] for sender, checked in last_games(store, receiver).items()}
+    if inbox is not None:
+        plain["reports"] = [r.__dict__ for r in inbox.received()]
     return plain
 
 
@@ -71,7 +74,7 @@ def _euros(cents: int) -> str:
     return f"{cents // 100:,}.{cents % 100:02d} \u20ac"
 
 
-def page(store: Store, now_ms: int, receiver: Receiver | None = None) -> str:
+def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: ReportInbox | None = None) -> str:
     senders, alerts = store.senders(), store.alerts()
     e = html.escape
     rows = "".join(
@@ -92,6 +95,12 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None) -> str:
         for sender, games in (last_games(store, receiver).items() if receiver is not None else ())
         for g in games
     ) or '<tr><td colspan=7 class=none>No game of a hall has been played to its end in the feeds yet.</td></tr>'
+    report_rows = "".join(
+        f"<tr><td>{when(r.time_ms)}</td><td>{e(r.sender)}</td><td>{e(r.name)}</td>"
+        + ("<td class=ok>every signature verified</td>" if r.verified else f"<td class=alert>{e(r.detail)}</td>")
+        + "</tr>"
+        for r in (inbox.received()[:20] if inbox is not None else ())
+    ) or '<tr><td colspan=4 class=none>No signed report received yet.</td></tr>'
     state = (f'<span class="state alert">{len(alerts)} alert(s)</span>' if alerts
              else '<span class="state ok">no alert</span>')
     kinds = ", ".join(k.replace("_", " ") for k in ALERT_KINDS)
@@ -109,6 +118,9 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None) -> str:
 and the split of each prize by stake.</p>
 <table id=games><thead><tr><th>Hall</th><th>Game</th><th>Closed</th><th>Balls</th><th>Cards</th><th>Prizes</th>
 <th>Replay</th></tr></thead><tbody>{game_rows}</tbody></table>
+<h2>Signed reports</h2>
+<table id=reports><thead><tr><th>Received</th><th>Sender</th><th>Report</th><th>Signatures (openssl cms)</th></tr>
+</thead><tbody>{report_rows}</tbody></table>
 <h2>Alerts</h2>
 <p class=none>Raised on: {e(kinds)}. Each is journaled once in the receiver's signed journal.</p>
 <table id=alerts><thead><tr><th>Raised</th><th>Sender</th><th>Kind</th><th>Record</th><th>What</th></tr></thead>
@@ -122,11 +134,13 @@ class ReceiverPage(resource.Resource):
 
     isLeaf = True
 
-    def __init__(self, store: Store, clock: Any, receiver: Receiver | None = None) -> None:
+    def __init__(self, store: Store, clock: Any, receiver: Receiver | None = None,
+                 inbox: ReportInbox | None = None) -> None:
         super().__init__()
         self.store = store
         self.clock = clock
         self.receiver = receiver
+        self.inbox = inbox
 
     def render(self, request: Request) -> bytes:
         request.setHeader(b"Cache-Control", b"no-store")
@@ -138,12 +152,12 @@ class ReceiverPage(resource.Resource):
             return self._json(request, {"error": "the receiver's page is read-only: GET only"})
         path = request.path.rstrip(b"/") or b"/"
         if path == b"/api/status":
-            return self._json(request, status(self.store, self.receiver))
+            return self._json(request, status(self.store, self.receiver, self.inbox))
         if path != b"/":
             request.setResponseCode(404)
             return self._json(request, {"error": f"no page {path.decode('utf-8', 'replace')[:100]!r}: try / or /api/status"})
         request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
-        return page(self.store, int(self.clock.seconds() * 1000), self.receiver).encode("utf-8")
+        return page(self.store, int(self.clock.seconds() * 1000), self.receiver, self.inbox).encode("utf-8")
 
     @staticmethod
     def _json(request: Request, value: Any) -> bytes:

@@ -77,6 +77,8 @@ class DailyReporter:
         self.timezone = timezone
         self.run = run  # a thread pool in the server; inline in the tests
         self.written: list[Path] = []  # the folders written, for the log and the tests
+        #: Told after each report is written (the regulator's feed sends it).
+        self.listeners: list[Callable[[], None]] = []
 
     def record_committed(self, record: Record) -> None:
         if record.type != "session_closed":
@@ -105,6 +107,8 @@ class DailyReporter:
         if folder is not None:
             self.written.append(folder)
             log.info("Daily report written to {folder}", folder=str(folder))
+            for listener in self.listeners:
+                listener()
 
     def _failed(self, failure: Failure, seq: int) -> None:
         log.failure("The daily report of the session closed at record {seq} could not be written", failure, seq=seq)

@@ -13,10 +13,27 @@ from protocol.records.base import JournalRecord, record
 class FeedAlertRaised(JournalRecord):
     """The receiver found a fault in ``sender``'s feed at its record ``seq`` (0: none in
     particular): ``kind`` is one of gap, bad_signature, broken_chain, key_changed,
-    clock_backwards, replay_differs; ``detail`` says what, for a person.  Each alert is journaled once."""
+    clock_backwards, replay_differs, report_unverified; ``detail`` says what, for a person.  Each alert is journaled once."""
 
     type: ClassVar[str] = "feed_alert_raised"
     sender: str
     kind: str
     seq: int
+    detail: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class FeedReportReceived(JournalRecord):
+    """``sender`` sent its signed report ``name`` (``daily-YYYY-MM-DD``, ``monthly-YYYY-MM``):
+    ``files`` kept under the receiver's ``reports/``, ``digest`` their SHA-256 as
+    acknowledged; ``verified`` when every ``.p7s`` verified with ``openssl cms`` under the
+    operator's authority, else ``detail`` says which did not (R95.4, R83.5, R77.4)."""
+
+    type: ClassVar[str] = "feed_report_received"
+    sender: str
+    name: str
+    digest: str
+    files: tuple[str, ...]
+    verified: bool
     detail: str

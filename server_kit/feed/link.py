@@ -4,8 +4,9 @@ Both ends use the two commands here; each carries one message of
 :mod:`protocol.regulator_feed` (canonical JSON) as a :class:`~server_kit.amp.chunks.Chunked`
 value, and is answered with the receiver's message:
 
-``FeedHello``  ``hello``  -> ``position``
-``FeedBatch``  ``batch``  -> ``ack``
+``FeedHello``   ``hello``  -> ``position``
+``FeedBatch``   ``batch``  -> ``ack``
+``FeedReport``  ``report`` -> ``report_ack`` (a signed report, once every record is acknowledged)
 
 A receiver that refuses a message (it breaks the format, it is for another identity,
 another key) answers ``FEED_REFUSED`` with its reason; the sender logs it and drops the
@@ -36,9 +37,10 @@ from twisted.protocols import amp
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from protocol.regulator_feed import Ack, FeedFormatError, Position, decode, encode
+from protocol.regulator_feed import Ack, FeedFormatError, Position, Report, ReportAck, decode, encode
 from server_kit.amp.chunks import Chunked
 from server_kit.feed.cursor import FeedCursor, FeedProtocolError, FeedStatus
+from server_kit.feed.reports import ReportOutbox
 from server_kit.pki import PkiError, Role, client_tls_options, peer_identity
 
 #: The most bytes of one feed message (a batch of 200 records with large payloads).
@@ -67,6 +69,13 @@ class FeedHello(amp.Command):
 
 class FeedBatch(amp.Command):
     commandName = b"FeedBatch"
+    arguments = [(b"message", Chunked(MAX_MESSAGE_BYTES))]
+    response = [(b"message", Chunked(64 * 1024))]
+    errors = {FeedRefusedError: b"FEED_REFUSED"}
+
+
+class FeedReport(amp.Command):
+    commandName = b"FeedReport"
     arguments = [(b"message", Chunked(MAX_MESSAGE_BYTES))]
     response = [(b"message", Chunked(64 * 1024))]
     errors = {FeedRefusedError: b"FEED_REFUSED"}
@@ -141,6 +150,8 @@ class FeedSending(amp.AMP):
         if not isinstance(position, Position):
             raise FeedProtocolError(f"the receiver answered a hello with a {type(position).__name__}")
         self.cursor.position(position)
+        if self.service.outbox is not None:
+            self.service.outbox.changed()  # a report not acknowledged before is due again
         self.service.changed()
         self.log.info("Feed to the regulator: connected; the receiver holds {acked} of {committed} records",
                       acked=position.acked, committed=self.cursor.committed)
@@ -152,6 +163,10 @@ class FeedSending(amp.AMP):
             return
         batch = self.cursor.next_batch()
         if batch is None:
+            report = self.service.outbox.due() if self.service.outbox is not None else None
+            if report is not None:
+                self.send_report(report)
+                return
             if self._poll is None or not self._poll.active():
                 self._poll = self.service.clock.callLater(POLL_S, self.pump)
             return
@@ -180,6 +195,39 @@ class FeedSending(amp.AMP):
 
         sent.addCallback(acked).addErrback(failed)
 
+    def send_report(self, report: Report) -> None:
+        """Send ``report``; once acknowledged it is not due again (unless written again)."""
+        self.busy = True
+        outbox = self.service.outbox
+        assert outbox is not None
+
+        def acked(answer: dict[str, Any]) -> None:
+            self.busy = False
+            ack = decode(answer["message"])
+            if not isinstance(ack, ReportAck) or ack.name != report.name:
+                raise FeedProtocolError(f"the receiver answered the report {report.name} with {ack!r:.80}")
+            if outbox.acknowledged(ack):
+                self.log.info("Feed to the regulator: report {name} acknowledged", name=report.name)
+            else:
+                outbox.dirty = False  # its files changed meanwhile, or the receiver saw others: next connection
+                self.log.warn("Feed to the regulator: the receiver acknowledged other files of report {name} "
+                              "than these; it is sent again on the next connection", name=report.name)
+            self.pump()
+
+        def failed(failure: Failure) -> None:
+            self.busy = False
+            if failure.check(FeedRefusedError):
+                outbox.dirty = False  # refused as it is: not sent again on this connection
+                self.log.warn("Feed to the regulator: report {name} refused: {error}", name=report.name,
+                              error=failure.getErrorMessage())
+                self.pump()
+            elif self.open:
+                self.log.warn("Feed to the regulator: report {name}: {error}; the connection is opened again",
+                              name=report.name, error=failure.getErrorMessage())
+                self.close()
+
+        self.callRemote(FeedReport, message=encode(report)).addCallback(acked).addErrback(failed)
+
     def wake(self) -> None:
         """New records were committed: send them now if nothing is in flight."""
         if self._poll is not None and self._poll.active():
@@ -204,8 +252,11 @@ class FeedLinkService(ClientService):
 
     log = Logger()
 
-    def __init__(self, reactor: Any, cursor: FeedCursor, address: ReceiverAddress) -> None:
+    def __init__(self, reactor: Any, cursor: FeedCursor, address: ReceiverAddress,
+                 outbox: ReportOutbox | None = None) -> None:
         self.cursor = cursor
+        #: The signed reports to send once every record is acknowledged (None: records only).
+        self.outbox = outbox
         self.address = address
         self.clock = reactor
         self.sending: FeedSending | None = None
@@ -235,6 +286,12 @@ class FeedLinkService(ClientService):
     def wake(self) -> None:
         if self.sending is not None:
             self.sending.wake()
+
+    def report_written(self) -> None:
+        """A signed report was written: send it as soon as the records are acknowledged."""
+        if self.outbox is not None:
+            self.outbox.changed()
+            self.clock.callLater(0, self.wake)  # from any thread's callback: on the reactor's next turn
 
     def status(self) -> FeedStatus:
         return self.cursor.status()
@@ -287,5 +344,5 @@ class FeedLinkService(ClientService):
         return super().stopService()
 
 
-__all__ = ["FeedBatch", "FeedHello", "FeedLinkService", "FeedRefusedError", "FeedSending", "ReceiverAddress",
+__all__ = ["FeedBatch", "FeedHello", "FeedReport", "FeedLinkService", "FeedRefusedError", "FeedSending", "ReceiverAddress",
            "MAX_MESSAGE_BYTES"]

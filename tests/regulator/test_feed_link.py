@@ -238,3 +238,73 @@ async def test_a_hundred_random_disconnects_and_restarts_of_either_side_leave_no
     finally:
         await link.stopService()
         await stop(service)
+
+
+def signer_of(pki_dir: Path) -> Any:
+    from server_kit.pki import PkiFolder
+    from server_kit.reports.cms import ReportSigner
+    from server_kit.pki.folder import load_report_signing
+
+    issue_certificate(pki_dir, "report-signing", "h1-reports")
+    folder = PkiFolder(pki_dir)
+    return ReportSigner(*load_report_signing(folder.cert("h1-reports"), folder.key("h1-reports")))
+
+
+def write_report(folder: Path, signer: Any, text: bytes) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.json").write_bytes(text)
+    (folder / "report.json.p7s").write_bytes(signer.sign(text))
+
+
+@pytest.mark.req("R95.4", "R83.5")
+@pytest_twisted.ensureDeferred
+async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowledged_and_checked_with_openssl(
+    tmp_path: Path, pki_dir: Path
+) -> None:
+    from server_kit.feed.reports import ReportOutbox
+
+    (tmp_path / "regulator").mkdir()
+    journal = journal_at(tmp_path)
+    commit(journal, 5)
+    signer = signer_of(pki_dir)
+    reports = tmp_path / "hall-reports"
+    write_report(reports / "daily-2026-12-01", signer, b'{"day": "2026-12-01", "sales_cents": 15600}')
+    service = await receiver(tmp_path, pki_dir)
+    port = service.port.getHost().port
+    outbox = ReportOutbox(reports, f"hall:{HALL}")
+    link = FeedLinkService(reactor, FeedCursor(journal, f"hall:{HALL}", pem(journal)),
+                           ReceiverAddress("127.0.0.1", port, pki_dir, HALL, "localhost"), outbox)
+    link.startService()
+    try:
+        await until(lambda: len(service.inbox.received()) == 1, "the report at the receiver")
+        assert held(service) == list(range(1, 7))  # the records first
+        (first,) = service.inbox.received()
+        assert first.name == "daily-2026-12-01" and first.verified, first
+        kept = service.inbox.folder(f"hall:{HALL}", "daily-2026-12-01")
+        assert (kept / "report.json").read_bytes() == (reports / "daily-2026-12-01" / "report.json").read_bytes()
+        assert (reports / "daily-2026-12-01" / ".delivered").exists()
+        # The receiver goes away before a second report is acknowledged; it is sent when it is back.
+        await stop(service)
+        write_report(reports / "daily-2026-12-02", signer, b'{"day": "2026-12-02", "sales_cents": 200}')
+        link.report_written()
+        # A report changed after it was signed: kept as evidence, and an alert names the file.
+        write_report(reports / "daily-2026-12-03", signer, b'{"day": "2026-12-03", "sales_cents": 300}')
+        (reports / "daily-2026-12-03" / "report.json").write_bytes(b'{"day": "2026-12-03", "sales_cents": 301}')
+        service = await receiver(tmp_path, pki_dir, port)
+        await until(lambda: len(service.inbox.received()) == 3, "the reports after the outage", 60)
+        by_name = {r.name: r for r in service.inbox.received()}
+        assert by_name["daily-2026-12-02"].verified
+        assert not by_name["daily-2026-12-03"].verified
+        assert "report.json.p7s" in by_name["daily-2026-12-03"].detail
+        (alert,) = service.store.alerts()
+        assert alert.kind == "report_unverified" and "daily-2026-12-03" in alert.detail
+        # Acknowledged reports are not sent again on the next connection.
+        for connection in list(service.factory.connections):
+            connection.transport.abortConnection()
+        commit(journal, 2)
+        await until(lambda: len(held(service)) == 8, "the records after the cut")
+        await task.deferLater(reactor, 1.5, lambda: None)
+        assert len(service.inbox.received()) == 3, [(r.name, r.verified) for r in service.inbox.received()]
+    finally:
+        await link.stopService()
+        await stop(service)

@@ -1,0 +1,120 @@
+"""The signed reports the receiver is sent (R95.4, R83.5, R77.4): kept, checked with stock ``openssl``, journaled.
+
+:class:`ReportInbox` takes a ``report`` message: it writes the files under
+``reports/<sender>/<name>/`` of the receiver's folder (a report sent again replaces
+them, whole), checks each ``.p7s`` against the file it signs with ``openssl cms
+-verify`` and the operator's authority (``ca.pem``), journals ``feed_report_received``
+(the files' digest, whether every signature verified) and answers the ``report_ack``;
+the same files sent again (their ack was lost) are acknowledged and nothing more.
+A report whose signatures do not all verify is kept all the same (it is evidence) and
+raises a ``report_unverified`` alert naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from protocol.regulator_feed import Report, ReportAck, report_digest
+from regulator.receiver import REPORT_UNVERIFIED, FeedRefused
+from server_kit.journal.port import JournalPort
+
+
+@dataclass(frozen=True)
+class ReceivedReport:
+    sender: str
+    name: str
+    digest: str
+    verified: bool
+    detail: str
+    time_ms: int
+
+
+def check_signature(ca: Path, content: Path, signature: Path) -> str | None:
+    """None when ``signature`` (DER CMS, detached) signs ``content`` under ``ca``; else why not."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        return "openssl is not installed here, so the signature was not checked"
+    done = subprocess.run(
+        [openssl, "cms", "-verify", "-binary", "-inform", "DER", "-in", str(signature), "-content", str(content),
+         "-CAfile", str(ca), "-purpose", "any", "-out", os.devnull],
+        capture_output=True, text=True, timeout=60,
+    )
+    if done.returncode == 0:
+        return None
+    return (done.stderr.strip().splitlines() or ["openssl cms -verify failed"])[0][:200]
+
+
+class ReportInbox:
+    def __init__(self, home: Path, ca: Path, journal: JournalPort | None, clock: Callable[[], int],
+                 alert: Callable[[str, str, int, str], None]) -> None:
+        self.home = home
+        self.ca = ca
+        self.journal = journal
+        self.clock = clock
+        self.alert = alert
+        self._digests: dict[tuple[str, str], str] | None = None
+
+    def folder(self, sender: str, name: str) -> Path:
+        return self.home / "reports" / sender.replace(":", "_") / name
+
+    def take(self, report: Report, certified: str) -> ReportAck:
+        if report.sender != certified:
+            raise FeedRefused(f"the certificate is {certified}'s: it may not send {report.sender}'s reports")
+        digest = report_digest(report.files)
+        if self._latest().get((report.sender, report.name)) == digest:
+            return ReportAck(report.sender, report.name, digest)  # sent again, its ack lost: held already
+        folder = self.folder(report.sender, report.name)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{report.name}-", dir=folder.parent))
+        for name, data in report.files.items():
+            (staging / name).write_bytes(data)
+        faults = []
+        for name in sorted(report.files):
+            if name.endswith(".p7s"):
+                content = staging / name.removesuffix(".p7s")
+                if not content.exists():
+                    faults.append(f"{name} signs {content.name}, which is not in the report")
+                    continue
+                why = check_signature(self.ca, content, staging / name)
+                if why is not None:
+                    faults.append(f"{name}: {why}")
+            elif f"{name}.p7s" not in report.files:
+                faults.append(f"{name} has no signature ({name}.p7s)")
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(staging, folder)
+        detail = "; ".join(faults)
+        now = self.clock()
+        noted = 0  # the receiver's own record of it: what the alert names (one alert per report received)
+        if self.journal is not None:
+            (kept,) = self.journal.append(now, [("feed_report_received", {
+                "sender": report.sender, "name": report.name, "digest": digest, "files": sorted(report.files),
+                "verified": not faults, "detail": detail,
+            })])
+            noted = kept.seq
+        self._latest()[(report.sender, report.name)] = digest
+        if faults:
+            self.alert(report.sender, REPORT_UNVERIFIED, noted,
+                       f"report {report.name} (receiver's record {noted}): {detail}"[:1000])
+        return ReportAck(report.sender, report.name, digest)
+
+    def _latest(self) -> dict[tuple[str, str], str]:
+        """The digest of the last files received of each (sender, report), from the journal once."""
+        if self._digests is None:
+            self._digests = {(r.sender, r.name): r.digest for r in reversed(self.received())}
+        return self._digests
+
+    def received(self) -> list[ReceivedReport]:
+        """Every report received, as journaled, newest first."""
+        if self.journal is None:
+            return []
+        kept = [ReceivedReport(r.payload["sender"], r.payload["name"], r.payload["digest"], r.payload["verified"],
+                               r.payload["detail"], r.time_ms)
+                for r in self.journal.records() if r.type == "feed_report_received"]
+        return list(reversed(kept))

@@ -1,0 +1,67 @@
+"""The reports a server sends the regulator through the feed, until each is acknowledged.
+
+:class:`ReportOutbox` looks in the server's reports folder (``reports/`` of its home:
+``daily-YYYY-MM-DD/``, ``monthly-YYYY-MM/``) for the signed reports written there. A
+report is due while the receiver has not acknowledged its files as they are now: its
+folder's ``.delivered`` file holds the digest (:func:`protocol.regulator_feed.report_digest`)
+the receiver acknowledged, so a report written again (a later session of the same date)
+is due again, whole.  The link sends the due reports once every record is acknowledged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from protocol.regulator_feed import REPORT_FILE, REPORT_NAME, Report, ReportAck, report_digest
+
+DELIVERED = ".delivered"
+
+
+class ReportOutbox:
+    def __init__(self, folder: Path, sender: str) -> None:
+        self.folder = folder
+        self.sender = sender
+        #: Whether the folder may hold a due report (set by :meth:`changed`; cleared when none is due).
+        self.dirty = True
+
+    def changed(self) -> None:
+        """A report was written (or the connection is new): look again."""
+        self.dirty = True
+
+    def _files(self, folder: Path) -> dict[str, bytes]:
+        return {path.name: path.read_bytes() for path in sorted(folder.iterdir())
+                if path.is_file() and REPORT_FILE.fullmatch(path.name)}
+
+    def due(self) -> Report | None:
+        """The first report the receiver has not acknowledged as it is now, or None."""
+        if not self.dirty:
+            return None
+        if self.folder.is_dir():
+            for folder in sorted(self.folder.iterdir()):
+                if not folder.is_dir() or not REPORT_NAME.fullmatch(folder.name):
+                    continue
+                files = self._files(folder)
+                if not files or not any(name.endswith(".p7s") for name in files):
+                    continue  # being written, or not signed: not a report to send
+                if self._delivered(folder) != report_digest(files):
+                    return Report(self.sender, folder.name, files)
+        self.dirty = False
+        return None
+
+    def _delivered(self, folder: Path) -> str | None:
+        try:
+            return str(json.loads((folder / DELIVERED).read_text())["digest"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def acknowledged(self, ack: ReportAck) -> bool:
+        """Note the receiver's ack; False (and nothing noted) when it is for files other than these."""
+        folder = self.folder / ack.name
+        if not REPORT_NAME.fullmatch(ack.name) or not folder.is_dir() or report_digest(self._files(folder)) != ack.digest:
+            return False
+        marker = folder / (DELIVERED + ".new")
+        marker.write_text(json.dumps({"digest": ack.digest}))
+        os.replace(marker, folder / DELIVERED)
+        return True
