@@ -20,7 +20,7 @@ if [ -z "${BINGO_TEST_ON_DISK:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] \
   export TMPDIR="$scratch"
 fi
 set +e
-.venv/bin/python -m pytest -n "${BINGO_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder ${scratch:+--basetemp "$scratch/pytest"} "$@"
+.venv/bin/python -m pytest -n "${BINGO_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder --durations=25 ${scratch:+--basetemp "$scratch/pytest"} "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

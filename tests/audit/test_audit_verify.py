@@ -359,6 +359,10 @@ async def test_a_central_servers_export_verifies_and_a_changed_payment_is_named(
             await central.next_ball()
         await until(lambda: central.records("central_game_closed"), "the game's close to be journaled")
         (closed,) = central.records("central_game_closed")
+        live = central.game
+        # What the live game decided, to set beside the export should they ever differ.
+        seen = {"balls": list(live.balls), "winners": [(w.card_number, w.pattern, w.ball_count) for w in live.winners],
+                "purchases": [(p.hall_id, p.first_card, p.card_count, p.stake_pct) for p in live.purchases]}
     finally:
         await stop_central(central)
     day = datetime.datetime.fromtimestamp(closed.time_ms / 1000, datetime.timezone.utc).date().isoformat()
@@ -366,7 +370,10 @@ async def test_a_central_servers_export_verifies_and_a_changed_payment_is_named(
     export_day(load_config(tmp_path / "central" / "central.toml"), day, out)
 
     done = verify(out)
-    assert done.exit_code == 0, done.output
+    if done.exit_code != 0:
+        exported = load(out, "scenario.json")["sessions"][0]["games"][0]
+        raise AssertionError(f"{done.output}\nlive: {seen}\nexported draw {exported['draw']}, "
+                             f"cards {[c['id'] for c in exported['cards']]}")
     assert done.stdout.startswith(f"{out}: verified (central export of {day}): ")
 
     recorded = load(out, "result.json")
