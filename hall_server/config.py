@@ -5,7 +5,8 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
     [hall]      name, home (the folder of keys, PKI, journal head; default var/),
                 timezone (IANA name, e.g. "Europe/Madrid"; default Europe/Andorra): the
                 hall's civil time, which says what "today" is (R81 bans, visitor
-                records, cash desks, session dates, the minutes, the audit day)
+                records, cash desks, session dates, the minutes, the audit day),
+                opening_hours (in words, reported to the regulator at a change, R74.2)
     [database]  url (default: SQLite under the home folder)
     [listen]    interface, port
     [tls]       enabled, pki_dir, server_name, require_client_certificate
@@ -288,6 +289,8 @@ class HallConfig:
     #: The hall's civil time zone (``[hall] timezone``), handed to every module that
     #: turns a time into a local date or time.
     timezone: tzinfo = DEFAULT_TIMEZONE
+    #: The hall's opening hours in words (``[hall] opening_hours``, R74.2); None: not said.
+    opening_hours: str | None = None
     #: The central server of the network games; None: this hall plays none.
     central: CentralConfig | None = None
     #: The regulator's real-time feed; None: the hall feeds none.
@@ -386,6 +389,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         draw=_draw(reader, base),
         responsible=_responsible(reader),
         timezone=timezone,
+        opening_hours=_opening_hours(reader, hall),
         central=_central(reader, base, pki_dir),
         regulator=_regulator(reader, base, pki_dir),
         videobingo=_videobingo(reader, base),
@@ -552,6 +556,16 @@ def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:
     return ResponsiblePlayConfig(tuple(w.strip() for w in warnings), text.strip())
 
 
+def _opening_hours(reader: "_Reader", hall: Mapping[str, Any]) -> str | None:
+    if "opening_hours" not in hall:
+        return None
+    hours = reader.get(hall, "hall.opening_hours", str, None).strip()
+    if not 1 <= len(hours) <= 200 or any(ord(c) < 0x20 for c in hours):
+        raise reader.error("hall.opening_hours", "says the opening hours in 1-200 characters on one line, "
+                                                 "e.g. \"every day 16:00-02:00\"")
+    return hours
+
+
 def _timezone(reader: "_Reader", hall: Mapping[str, Any]) -> tzinfo:
     name = reader.get(hall, "hall.timezone", str, str(DEFAULT_TIMEZONE))
     try:
@@ -687,6 +701,8 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         'home = "."',
         "# The hall's civil time (IANA name): what \"today\" is for bans, cash desks, sessions, minutes.",
         f"timezone = {toml_string(str(DEFAULT_TIMEZONE))}",
+        "# Reported to the regulator at each change; a change applies 3 working days after (R74.2).",
+        'opening_hours = "every day 16:00-02:00"',
         "",
         "[listen]",
         'interface = "127.0.0.1"',

@@ -63,6 +63,7 @@ from hall_server.hall.catalog import StoreCardCatalog
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.lookups import LookupModule, series_on_sale
+from hall_server.hall.notices import OpeningHoursModule
 from hall_server.hall.pins import PinGuard, pin_matches_or_none
 from hall_server.hall.roles import SYSTEM
 from hall_server.hall.responsible import ResponsiblePlayModule
@@ -440,6 +441,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     library = load_virtual_library(engine, card_key_path(config.home))
     virtual = VirtualModule(core, games, ledger, cashier, library)
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
+    opening_hours = OpeningHoursModule(core, zone)  # the hours last reported to the regulator (R74.2)
     responsible = ResponsiblePlayModule(core, cashier, admission, virtual)  # limits and exclusions (R97.2)
     # The network games (docs/network-game.md), with their own checks of the player's limits.
     network = None
@@ -470,6 +472,15 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
             "(docs/journal.md)"
         ) from None
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
+
+    def report_opening_hours() -> None:
+        reported = opening_hours.notify(config.opening_hours)
+        if reported is not None:
+            reported.addCallbacks(
+                lambda _: log.info("Opening hours reported to the regulator: {hours}", hours=config.opening_hours),
+                lambda failure: log.failure("reporting the opening hours", failure))
+
+    reactor.callWhenRunning(report_opening_hours)
     # The last checkpoint is of the state the stop finds; a commit still under way then is
     # after it, and replayed at the next start.
     checkpoint_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-checkpoint")

@@ -150,6 +150,15 @@ class Store:
             yield Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
                          row["hash"], row["signature"])
 
+    def of_types(self, types: tuple[str, ...], limit: int = 50) -> list[tuple[str, Record]]:
+        """The last ``limit`` records of ``types`` of every sender, newest first, each with its sender."""
+        with self.engine.connect() as db:
+            rows = db.execute(
+                select(FeedRecord).where(FeedRecord.type.in_(types)).order_by(FeedRecord.time_ms.desc()).limit(limit)
+            ).mappings().all()
+        return [(row["sender"], Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
+                                       row["hash"], row["signature"])) for row in rows]
+
     def record(self, sender: str, seq: int) -> Record | None:
         with self.engine.connect() as db:
             row = db.execute(

@@ -18,6 +18,7 @@ from typing import Any
 from twisted.web import resource
 from twisted.web.server import Request
 
+from protocol.chain import Record
 from regulator.games import KEPT, CheckedGame
 from regulator.receiver import ALERT_KINDS, Receiver
 from regulator.reports import ReportInbox
@@ -25,6 +26,16 @@ from regulator.store import Store
 
 #: Seconds between the page's own refreshes.
 REFRESH_S = 5
+#: The records that are notices to the regulator, shown as such (R74.2).
+NOTICES = ("opening_hours_notified",)
+
+
+def notice_text(record: Record) -> str:
+    p = record.payload
+    if record.type == "opening_hours_notified":
+        change = f", replacing {p['previous']}" if p.get("previous") else " (first report)"
+        return f"opening hours: {p['hours']}{change}; applies from {p['applies_from']}"
+    return record.type
 
 STYLE = """
 body { font: 16px/1.4 system-ui, sans-serif; margin: 0; background: #10141a; color: #e8ecf1; }
@@ -57,6 +68,8 @@ def status(store: Store, receiver: Receiver | None = None, inbox: ReportInbox | 
                                    for game in checked] for sender, checked in last_games(store, receiver).items()}
     if inbox is not None:
         plain["reports"] = [r.__dict__ for r in inbox.received()]
+    plain["notices"] = [{"sender": sender, "seq": record.seq, "type": record.type, "time_ms": record.time_ms,
+                         "notice": notice_text(record)} for sender, record in store.of_types(NOTICES)]
     return plain
 
 
@@ -95,6 +108,11 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: Rep
         for sender, games in (last_games(store, receiver).items() if receiver is not None else ())
         for g in games
     ) or '<tr><td colspan=7 class=none>No game of a hall has been played to its end in the feeds yet.</td></tr>'
+    notice_rows = "".join(
+        f"<tr><td>{when(record.time_ms)}</td><td>{e(sender)}</td><td class=n>{record.seq}</td>"
+        f"<td>{e(notice_text(record))}</td></tr>"
+        for sender, record in store.of_types(NOTICES)
+    ) or '<tr><td colspan=4 class=none>No notice received yet.</td></tr>'
     report_rows = "".join(
         f"<tr><td>{when(r.time_ms)}</td><td>{e(r.sender)}</td><td>{e(r.name)}</td>"
         + ("<td class=ok>every signature verified</td>" if r.verified else f"<td class=alert>{e(r.detail)}</td>")
@@ -118,6 +136,9 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: Rep
 and the split of each prize by stake.</p>
 <table id=games><thead><tr><th>Hall</th><th>Game</th><th>Closed</th><th>Balls</th><th>Cards</th><th>Prizes</th>
 <th>Replay</th></tr></thead><tbody>{game_rows}</tbody></table>
+<h2>Notices</h2>
+<table id=notices><thead><tr><th>Notified</th><th>Sender</th><th>Record</th><th>Notice</th></tr></thead>
+<tbody>{notice_rows}</tbody></table>
 <h2>Signed reports</h2>
 <table id=reports><thead><tr><th>Received</th><th>Sender</th><th>Report</th><th>Signatures (openssl cms)</th></tr>
 </thead><tbody>{report_rows}</tbody></table>

@@ -145,6 +145,8 @@ class HallView:
         self.games_played = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_RECORDS)
         self.banned_list: dict[str, Any] | None = None
+        #: The opening hours last reported to the regulator (R74.2), and the previous ones.
+        self.opening_hours: dict[str, Any] | None = None
         #: The latest network game (R92.11-12): balls, sales, prizes, winners with hall and terminal.
         self.network: dict[str, Any] | None = None
         #: The latest hall-annex game (R3.5.b): the main hall's balls, the joint pool, both rooms' winners.
@@ -187,6 +189,7 @@ class HallView:
         picture["complaints"] = list(self.complaints)
         picture["faults"] = list(self.faults)
         picture["feed"] = self.feed_source()
+        picture["opening_hours"] = dict(self.opening_hours) if self.opening_hours is not None else None
         return picture
 
     # --- Projection -----------------------------------------------------------------
@@ -291,6 +294,9 @@ class HallView:
 
     def _on_system_verified(self, p: Mapping[str, Any]) -> None:
         self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results"))}
+
+    def _on_opening_hours_notified(self, p: Mapping[str, Any]) -> None:
+        self.opening_hours = {"hours": p["hours"], "applies_from": p["applies_from"], "previous": p.get("previous")}
 
     def _on_banned_list_imported(self, p: Mapping[str, Any]) -> None:
         actor = p.get("actor")

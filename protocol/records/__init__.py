@@ -18,7 +18,8 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits;
 - :mod:`~protocol.records.annex` - the hall-annex game: the main hall's balls, both halls' sales and claims, the joint pool;
 - :mod:`~protocol.records.consultation` - the regulator's reads of the records (R95.3);
-- :mod:`~protocol.records.feed` - the regulator's receiver: the alerts it raises on the feeds (R92.7).
+- :mod:`~protocol.records.feed` - the regulator's receiver: the alerts it raises on the feeds (R92.7);
+- :mod:`~protocol.records.notices` - notices to the regulator: the hall's opening hours (R74.2).
 
 :func:`build` turns a ``(type, payload)`` into its record or raises :class:`RecordError`
 naming the type and the field; :func:`parse` does the same for a stored record and
@@ -38,6 +39,7 @@ from protocol.records import (  # noqa: F401 (each module registers its types)
     game,
     journal,
     network,
+    notices,
     prizes,
     responsible,
     sale,
@@ -64,7 +66,7 @@ from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
 GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, videobingo, blower, central,
-          network, annex, consultation, feed)
+          network, annex, consultation, feed, notices)
 
 __all__ = [
     "ACTOR_KEY",

@@ -282,7 +282,7 @@ async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowl
         assert first.name == "daily-2026-12-01" and first.verified, first
         kept = service.inbox.folder(f"hall:{HALL}", "daily-2026-12-01")
         assert (kept / "report.json").read_bytes() == (reports / "daily-2026-12-01" / "report.json").read_bytes()
-        assert (reports / "daily-2026-12-01" / ".delivered").exists()
+        await until((reports / "daily-2026-12-01" / ".delivered").exists, "the sender to note the ack")
         # The receiver goes away before a second report is acknowledged; it is sent when it is back.
         await stop(service)
         write_report(reports / "daily-2026-12-02", signer, b'{"day": "2026-12-02", "sales_cents": 200}')

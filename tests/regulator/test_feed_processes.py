@@ -29,7 +29,7 @@ from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import _HASH, HallProcess
 from tests.web.test_console_browser import browser  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3", "R74.2")]
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(rb"listening for feeds on \S+:(\d+)")
 SENDER = "hall:hall-server"  # the hall's server certificate is named hall-server
@@ -238,6 +238,8 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     watching.goto(f"https://localhost:{receiver.web_port}/")
     watching.wait_for_selector(f"#senders td:has-text('{SENDER}')")
     watching.wait_for_selector("#games td.ok:has-text('verified')", timeout=WAIT * 3 * 1000)  # refreshed every 5 s
+    # The hall's opening hours, reported at its first start, are among the notices (R74.2).
+    watching.wait_for_selector("#notices td:has-text('opening hours: every day 16:00-02:00 (first report)')")
     shot(watching, "regulator-receiver-games")
     assert "no alert" in watching.inner_text("header")
     assert watching.locator("#games td.alert").count() == 0

@@ -1297,10 +1297,23 @@ function showFeed(view) {
   line.classList.toggle("behind", Boolean(feed.behind));
 }
 
+// The opening hours reported to the regulator (R74.2); a change shows the day it applies.
+function showHours(view) {
+  const line = document.getElementById("hours-state");
+  const hours = view.opening_hours;
+  line.hidden = !hours;
+  if (!hours) return;
+  const today = new Date().toISOString().slice(0, 10);
+  line.textContent = hours.previous && today < hours.applies_from
+    ? `open ${hours.previous} (from ${hours.applies_from}: ${hours.hours})`
+    : `open ${hours.hours}`;
+}
+
 function refresh() {
   const view = Console.view;
   if (!view) return;
   showFeed(view);
+  showHours(view);
   // A new stage of the session (opened, closed, the next one counted): the answers of the
   // last stage, and a token shown then, are gone from the desk.
   const stage = `${view.session.number}-${view.session.open}-${view.session.closed}`;
