@@ -192,9 +192,11 @@ def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path
     text = config_text(home, pki, f"sqlite:///{database}", sale_ms=10_000, ball_ms=1_000, opens_after_ms=500,
                        games=("net-1", "net-2"))
     (home / "central.toml").write_text(text + f'\n[regulator]\nhost = "localhost"\nport = {port}\n')
-    receiver = ReceiverProcess(tmp_path / "regulator", tmp_path / "regulator-pki", port).start()
-    central = CentralProcess(home / "central.toml").start()
+    receiver = ReceiverProcess(tmp_path / "regulator", tmp_path / "regulator-pki", port)
+    central = CentralProcess(home / "central.toml")
     try:
+        receiver.start()
+        central.start()
         def journal() -> list[tuple[int, str]]:
             with sqlite3.connect(database) as db:
                 return list(db.execute("SELECT seq, hash FROM journal ORDER BY seq"))
