@@ -23,6 +23,7 @@ Nothing outside this module reads the configuration or chooses the reactor.
 
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ from central_server.config import CentralConfig, load_config
 from central_server.domain.config import library_digest
 from central_server.edge import CentralEndpoint
 from central_server.module import SYSTEM, CentralModule
+from central_server.terms import NOTICE_DAYS, PrizeTerms
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL
@@ -93,6 +95,11 @@ class CentralServer:
     endpoint: CentralEndpoint
     service: CentralService
     listener: "HallListener"
+    terms: PrizeTerms  # the prize terms notified to the regulator (R93.11, R94.3)
+
+
+def _utc(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def open_journal(journal: Journal, now_ms: int, central_id: str) -> int:
@@ -146,7 +153,17 @@ class HallListener(Service):
             if plan.game_id in central.module.games:
                 continue
             layouts = central.module.library[plan.settings["series_label"]]
-            yield central.module.schedule(plan.config(library_digest(layouts)))
+            config = plan.config(library_digest(layouts))
+            admitted = yield central.terms.admit(config)  # R93.11, R94.3: the regulator told first
+            if not admitted.schedule:
+                log.warn("Network game {game} is not scheduled: its prize percentages change, notified to the "
+                         "regulator, and apply from {day} (R94.3: at least {days} days after the notice); start "
+                         "the central server again from then", game=plan.game_id, days=NOTICE_DAYS,
+                         day=_utc(admitted.applies_from_ms))
+                continue
+            if admitted.notified:
+                log.info("Prize terms of network game {game} notified to the regulator", game=plan.game_id)
+            yield central.module.schedule(config)
             log.info("Scheduled network game {game}", game=plan.game_id)
         central.module.start_timers()
         return self.port
@@ -197,6 +214,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
     module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games},
                            annex_pairs=config.annex_pairs)
+    terms = PrizeTerms(core)
     recovered = core.recover()
     log.info("Recovered {n} journal records: {games} network game(s)", n=recovered, games=len(module.games))
     endpoint = CentralEndpoint(module, config.central_id, config.halls)
@@ -211,7 +229,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         log.info("Regulator's feed: sending the journal to {host}:{port} as central", host=feeding.host,
                  port=feeding.port)
-    central = CentralServer(config, engine, journal, core, module, endpoint, service, listener)
+    central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms)
     listener.central = central
     service.central = central
     return central

@@ -27,7 +27,7 @@ from regulator.store import Store
 #: Seconds between the page's own refreshes.
 REFRESH_S = 5
 #: The records that are notices to the regulator, shown as such (R74.2).
-NOTICES = ("opening_hours_notified",)
+NOTICES = ("opening_hours_notified", "prize_terms_notified")
 
 
 def notice_text(record: Record) -> str:
@@ -35,6 +35,11 @@ def notice_text(record: Record) -> str:
     if record.type == "opening_hours_notified":
         change = f", replacing {p['previous']}" if p.get("previous") else " (first report)"
         return f"opening hours: {p['hours']}{change}; applies from {p['applies_from']}"
+    if record.type == "prize_terms_notified":
+        terms = ", ".join(f"{t['pattern']['name']} {t['basis_points'] / 100:g}%" for t in p["prizes"])
+        what = ("a change of percentages" if p["percentages_changed"] else
+                "a change of winning combinations" if p["combinations_changed"] else "the first terms")
+        return f"prize terms ({what}, game {p['game_id']}): {terms}; apply from {when(p['applies_from_ms'])}"
     return record.type
 
 STYLE = """

@@ -1,11 +1,11 @@
-"""Notices to the regulator that are facts of the journal, and reach it through the feed (R74.2)."""
+"""Notices to the regulator that are facts of the journal, and reach it through the feed (R74.2, R93.11, R94.3)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, optional, record
+from protocol.records.base import Json, JournalRecord, optional, record
 
 
 @record
@@ -20,3 +20,21 @@ class OpeningHoursNotified(JournalRecord):
     hours: str
     applies_from: str
     previous: str | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class PrizeTermsNotified(JournalRecord):
+    """The central server's prize terms of interconnected bingo are reported to the regulator:
+    ``prizes`` each winning combination (R93.11) with its share of the sales in basis points
+    (R94.3), as game ``game_id`` is configured; they apply from ``applies_from_ms`` (central
+    clock): at once for the first terms and for a change of the combinations alone, at
+    least 5 days after the notice for a change of the percentages (R94.3).  A game whose
+    terms are not in force is not scheduled until they are."""
+
+    type: ClassVar[str] = "prize_terms_notified"
+    game_id: str
+    prizes: Json
+    applies_from_ms: int
+    percentages_changed: bool
+    combinations_changed: bool
