@@ -3,7 +3,9 @@ replayed, and every alert (read-only).
 
 ``GET /`` is one HTML page written on the server (no script), refreshed by the browser
 every few seconds; ``GET /api/status`` is the same as JSON (what ``bingo regulator
-status --json`` prints).  Every other method is refused.  The page listens over TLS with
+status --json`` prints); ``GET /api/records?sender=S&after=N&limit=L&type=T`` is any
+record a sender fed, as it signed it (the regulator consults the central server's and
+each hall's records here, R95.3).  Every other method is refused.  The page listens over TLS with
 the receiver's certificate, on the loopback interface unless told otherwise: it is for
 the regulator's own staff at the receiver.
 """
@@ -19,6 +21,7 @@ from twisted.web import resource
 from twisted.web.server import Request
 
 from protocol.chain import Record
+from protocol.regulator_feed import record_to_dict
 from regulator.games import KEPT, CheckedGame
 from regulator.receiver import ALERT_KINDS, Receiver
 from regulator.reports import ReportInbox
@@ -179,11 +182,42 @@ class ReceiverPage(resource.Resource):
         path = request.path.rstrip(b"/") or b"/"
         if path == b"/api/status":
             return self._json(request, status(self.store, self.receiver, self.inbox))
+        if path == b"/api/records":
+            return self._records(request)
         if path != b"/":
             request.setResponseCode(404)
-            return self._json(request, {"error": f"no page {path.decode('utf-8', 'replace')[:100]!r}: try / or /api/status"})
+            return self._json(request, {"error": f"no page {path.decode('utf-8', 'replace')[:100]!r}: try /, /api/status or /api/records"})
         request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
         return page(self.store, int(self.clock.seconds() * 1000), self.receiver, self.inbox).encode("utf-8")
+
+    def _records(self, request: Request) -> bytes:
+        """``/api/records?sender=S&after=N&limit=L&type=T``: a sender's records as it signed them, in order."""
+        def one(name: str) -> str | None:
+            values = request.args.get(name.encode())
+            return values[0].decode("utf-8", "replace") if values else None
+
+        sender, after, limit, kind = one("sender"), one("after") or "0", one("limit") or "100", one("type")
+        known = {s.sender for s in self.store.senders()}
+        problem = None
+        if sender not in known:
+            problem = f"sender is one of {sorted(known)}, not {sender!r}" if known else "no sender has fed this receiver"
+        elif not after.isdigit() or len(after) > 15:
+            problem = f"after is a whole number, not {after[:20]!r}"
+        elif not limit.isdigit() or not 1 <= int(limit) <= 500:
+            problem = f"limit is a whole number from 1 to 500, not {limit[:20]!r}"
+        elif kind is not None and not (kind.replace("_", "").isalpha() and kind.islower() and len(kind) <= 64):
+            problem = f"a record type is lower-case letters and _, not {kind[:40]!r}"
+        if problem is not None:
+            request.setResponseCode(400)
+            return self._json(request, {"error": problem})
+        assert sender is not None
+        records = []
+        for record in self.store.records(sender, int(after)):
+            if kind is None or record.type == kind:
+                records.append(record_to_dict(record))
+                if len(records) == int(limit):
+                    break
+        return self._json(request, {"sender": sender, "records": records})
 
     @staticmethod
     def _json(request: Request, value: Any) -> bytes:

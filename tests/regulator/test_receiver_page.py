@@ -79,8 +79,17 @@ async def test_the_page_shows_each_feed_and_its_alert_and_is_read_only(tmp_path:
         assert [(a["kind"], a["seq"]) for a in said["alerts"]] == [("gap", 2)]
         status, said = await threads.deferToThread(fetch, f"{url}/api/status", ca, "POST")
         assert status == 405 and said["error"] == "the receiver's page is read-only: GET only"
+        # Any record a sender fed, as it signed it (R95.3); a malformed query says why.
+        status, said = await threads.deferToThread(fetch, f"{url}/api/records?sender={sender}&limit=5", ca)
+        assert status == 200 and [r["seq"] for r in said["records"]] == [1]
+        assert said["records"][0]["hash"] == records[0].hash and said["records"][0]["signature"] == records[0].signature
+        for query, reason in [("sender=hall:nobody", "sender is one of ['hall:h1'], not 'hall:nobody'"),
+                              (f"sender={sender}&limit=9999", "limit is a whole number from 1 to 500, not '9999'"),
+                              (f"sender={sender}&type=DROP%20TABLE", "a record type is lower-case letters and _")]:
+            status, said = await threads.deferToThread(fetch, f"{url}/api/records?{query}", ca)
+            assert status == 400 and reason in said["error"], said
         status, said = await threads.deferToThread(fetch, f"{url}/etc/passwd", ca)
-        assert status == 404 and "try / or /api/status" in said["error"]
+        assert status == 404 and "try /, /api/status or /api/records" in said["error"]
         text = await threads.deferToThread(in_browser, url + "/")
         assert "1 alert(s)" in text and sender in text
         assert "record 2 is missing: the feed jumps from 1 to 3" in text
