@@ -501,48 +501,38 @@ def _annex(reader: "_Reader") -> AnnexConfig | None:
 def _central(reader: "_Reader", base: Path, pki_dir: Path) -> CentralConfig | None:
     if "central" not in reader.data:
         return None
-    table = reader.table("central")
-    unknown = sorted(set(table) - {"host", "port", "hall_id", "server_name", "pki_dir"})
-    if unknown:
-        raise reader.error(f"central.{unknown[0]}", "is not a setting (host, port, hall_id, server_name, pki_dir)")
-    host = reader.get(table, "central.host", str, None).strip()
-    if not host:
-        raise reader.error("central.host", "names the central server's host")
-    port = reader.get(table, "central.port", int, None)
-    if not 1 <= port <= 65535:
-        raise reader.error("central.port", f"a port is 1-65535, not {port}")
-    hall_id = reader.get(table, "central.hall_id", str, None)
-    if not 1 <= len(hall_id) <= 32 or not set(hall_id) <= HALL_ID_CHARS:
-        raise reader.error("central.hall_id", f"is 1-32 letters, digits, '-' or '_' (the name of the hall's server "
-                                              f"certificate), not {hall_id!r}")
-    server_name = reader.get(table, "central.server_name", str, host).strip()
-    folder = reader.get(table, "central.pki_dir", str, "")
-    return CentralConfig(host, port, hall_id, server_name or host, base / folder if folder else pki_dir)
+    return CentralConfig(*_link(reader, "central", "the central server's host", base, pki_dir, None))
 
 
 def _regulator(reader: "_Reader", base: Path, pki_dir: Path) -> RegulatorFeedConfig | None:
     if "regulator" not in reader.data:
         return None
-    table = reader.table("regulator")
-    settings = {"host", "port", "hall_id", "server_name", "pki_dir"}
-    unknown = sorted(set(table) - settings)
-    if unknown:
-        raise reader.error(f"regulator.{unknown[0]}", "is not a setting (host, port, hall_id, server_name, pki_dir)")
-    host = reader.get(table, "regulator.host", str, None).strip()
-    if not host:
-        raise reader.error("regulator.host", "names the regulator's feed receiver's host")
-    port = reader.get(table, "regulator.port", int, None)
-    if not 1 <= port <= 65535:
-        raise reader.error("regulator.port", f"a port is 1-65535, not {port}")
     central = reader.data.get("central")
     default_id = central.get("hall_id") if isinstance(central, dict) else None
-    hall_id = reader.get(table, "regulator.hall_id", str, default_id)
+    return RegulatorFeedConfig(*_link(reader, "regulator", "the regulator's feed receiver's host", base, pki_dir,
+                                      default_id))
+
+
+def _link(reader: "_Reader", section: str, host_is: str, base: Path, pki_dir: Path,
+          default_id: str | None) -> tuple[str, int, str, str, Path]:
+    """A link's ``[section]``: host, port, hall_id (the hall's server certificate), server_name, pki_dir."""
+    table = reader.table(section)
+    unknown = sorted(set(table) - {"host", "port", "hall_id", "server_name", "pki_dir"})
+    if unknown:
+        raise reader.error(f"{section}.{unknown[0]}", "is not a setting (host, port, hall_id, server_name, pki_dir)")
+    host = reader.get(table, f"{section}.host", str, None).strip()
+    if not host:
+        raise reader.error(f"{section}.host", f"names {host_is}")
+    port = reader.get(table, f"{section}.port", int, None)
+    if not 1 <= port <= 65535:
+        raise reader.error(f"{section}.port", f"a port is 1-65535, not {port}")
+    hall_id = reader.get(table, f"{section}.hall_id", str, default_id)
     if not 1 <= len(hall_id) <= 32 or not set(hall_id) <= HALL_ID_CHARS:
-        raise reader.error("regulator.hall_id", f"is 1-32 letters, digits, '-' or '_' (the name of the hall's server "
-                                                f"certificate), not {hall_id!r}")
-    server_name = reader.get(table, "regulator.server_name", str, host).strip()
-    folder = reader.get(table, "regulator.pki_dir", str, "")
-    return RegulatorFeedConfig(host, port, hall_id, server_name or host, base / folder if folder else pki_dir)
+        raise reader.error(f"{section}.hall_id", f"is 1-32 letters, digits, '-' or '_' (the name of the hall's server "
+                                                 f"certificate), not {hall_id!r}")
+    server_name = reader.get(table, f"{section}.server_name", str, host).strip()
+    folder = reader.get(table, f"{section}.pki_dir", str, "")
+    return host, port, hall_id, server_name or host, base / folder if folder else pki_dir
 
 
 def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:

@@ -89,51 +89,38 @@ class FeedReceiving(BoundedBoxes):
             raise FeedRefusedError("the connection has no certified sender")
         return self.sender
 
+    def _take(self, message: bytes, kind: type, handle: Callable[[Any, str], Any]) -> dict[str, Any]:
+        """Decode ``message`` as a ``kind``, hand it to ``handle`` with the certified sender, answer its reply."""
+        certified = self._certified()
+        try:
+            taken = decode(message)
+            if not isinstance(taken, kind):
+                raise FeedFormatError(f"this command carries a {kind.__name__.lower()}, not a {type(taken).__name__}")
+            reply = handle(taken, certified)
+        except (FeedFormatError, FeedRefused) as error:
+            return self._refuse(certified, error)
+        finally:
+            self.on_change()
+        return {"message": encode(reply)}
+
     @FeedHello.responder
     def hello(self, message: bytes) -> dict[str, Any]:
-        certified = self._certified()
-        try:
-            hello = decode(message)
-            if not isinstance(hello, Hello):
-                raise FeedFormatError(f"a FeedHello carries a hello, not a {type(hello).__name__}")
-            position = self.receiver.hello(hello, certified)
-        except (FeedFormatError, FeedRefused) as error:
-            return self._refuse(certified, error)
-        finally:
-            self.on_change()
-        self.log.info("Feed from {sender}: hello; {acked} records held", sender=certified, acked=position.acked)
-        return {"message": encode(position)}
-
-    @FeedReport.responder
-    def report(self, message: bytes) -> dict[str, Any]:
-        certified = self._certified()
-        if self.factory.inbox is None:
-            raise FeedRefusedError("this receiver takes records only, not reports")
-        try:
-            report = decode(message)
-            if not isinstance(report, Report):
-                raise FeedFormatError(f"a FeedReport carries a report, not a {type(report).__name__}")
-            ack = self.factory.inbox.take(report, certified)
-        except (FeedFormatError, FeedRefused) as error:
-            return self._refuse(certified, error)
-        finally:
-            self.on_change()
-        self.log.info("Feed from {sender}: report {name} received", sender=certified, name=report.name)
-        return {"message": encode(ack)}
+        answer = self._take(message, Hello, self.receiver.hello)
+        self.log.info("Feed from {sender}: hello", sender=self.sender)
+        return answer
 
     @FeedBatch.responder
     def batch(self, message: bytes) -> dict[str, Any]:
-        certified = self._certified()
-        try:
-            batch = decode(message)
-            if not isinstance(batch, Batch):
-                raise FeedFormatError(f"a FeedBatch carries a batch, not a {type(batch).__name__}")
-            ack = self.receiver.batch(batch, certified)
-        except (FeedFormatError, FeedRefused) as error:
-            return self._refuse(certified, error)
-        finally:
-            self.on_change()
-        return {"message": encode(ack)}
+        return self._take(message, Batch, self.receiver.batch)
+
+    @FeedReport.responder
+    def report(self, message: bytes) -> dict[str, Any]:
+        inbox = self.factory.inbox
+        if inbox is None:
+            raise FeedRefusedError("this receiver takes records only, not reports")
+        answer = self._take(message, Report, inbox.take)
+        self.log.info("Feed from {sender}: a report received", sender=self.sender)
+        return answer
 
     def _refuse(self, certified: str, error: Exception) -> Any:
         self.log.warn("Feed from {sender} refused: {error}", sender=certified, error=str(error))

@@ -59,17 +59,21 @@ def configured(home: Path, pki: Path, url: str, *, bingo_bp: int | None = None,
     return head + "[[games]]" + last
 
 
+def central_folder(tmp_path: Path) -> tuple[Path, Path, str, Path, task.Clock]:
+    """The operator's authority, the central server's folder, database URL, configuration path and clock."""
+    pki = make_pki(tmp_path / "pki")
+    home = tmp_path / "central"
+    home.mkdir()
+    clock = task.Clock()
+    clock.advance(EPOCH_S)
+    return pki, home, f"sqlite:///{home / 'central.sqlite3'}", home / "central.toml", clock
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_change_of_percentages_waits_five_days_after_its_notice_and_a_change_of_combinations_does_not(
     tmp_path: Path,
 ) -> None:
-    pki = make_pki(tmp_path / "pki")
-    home = tmp_path / "central"
-    home.mkdir()
-    url = f"sqlite:///{home / 'central.sqlite3'}"
-    path = home / "central.toml"
-    clock = task.Clock()
-    clock.advance(EPOCH_S)
+    pki, home, url, path, clock = central_folder(tmp_path)
     start_ms = int(EPOCH_S * 1000)
     # First start: net-1's terms are the first, in force at once; net-2's are the same.
     text = config_text(home, pki, url, games=("net-1",))
@@ -113,13 +117,7 @@ async def test_a_change_of_percentages_waits_five_days_after_its_notice_and_a_ch
 
 @pytest_twisted.ensureDeferred
 async def test_a_change_of_the_winning_combinations_alone_is_notified_and_applies_at_once(tmp_path: Path) -> None:
-    pki = make_pki(tmp_path / "pki")
-    home = tmp_path / "central"
-    home.mkdir()
-    url = f"sqlite:///{home / 'central.sqlite3'}"
-    path = home / "central.toml"
-    clock = task.Clock()
-    clock.advance(EPOCH_S)
+    pki, home, url, path, clock = central_folder(tmp_path)
     path.write_text(configured(home, pki, url, extra=(TWO_LINES, CORNERS)))
     server = await boot(path, clock)
     try:
