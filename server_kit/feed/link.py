@@ -50,6 +50,8 @@ RETRY_FIRST_S = 1.0
 RETRY_MAX_S = 60.0
 #: The longest the sender waits before looking for new records when nothing woke it.
 POLL_S = 1.0
+#: After the receiver refused a record of a batch, the wait before the link sends from it again.
+REFUSED_WAIT_S = 10.0
 #: A record not acknowledged this long after its commit: the feed has fallen behind.
 LATE_S = 30.0
 #: A record committed this recently is on its way: the console says "up to date".
@@ -106,6 +108,8 @@ class FeedSending(amp.AMP):
         self.busy = False
         self.open = True
         self._poll: Any = None
+        #: After a refused record, nothing is sent before this time (the reactor's clock).
+        self._held_until = 0.0
 
     def itself(self) -> "FeedSending":
         return self
@@ -161,6 +165,11 @@ class FeedSending(amp.AMP):
         """Send the next batch unless one is in flight; wait for records when there is none."""
         if self.busy or not self.open:
             return
+        wait = self._held_until - self.service.clock.seconds()
+        if wait > 0:
+            if self._poll is None or not self._poll.active():
+                self._poll = self.service.clock.callLater(wait, self.pump)
+            return
         batch = self.cursor.next_batch()
         if batch is None:
             report = self.service.outbox.due() if self.service.outbox is not None else None
@@ -182,8 +191,9 @@ class FeedSending(amp.AMP):
             self.service.changed()
             if ack.seq < batch.records[-1].seq:
                 self.log.warn("Feed to the regulator: the receiver stored up to record {seq} of the {count} sent "
-                              "(it raised an alert on the next); sending again from there",
-                              seq=ack.seq, count=len(batch.records))
+                              "(it raised an alert on the next); sending again from there in {s} s",
+                              seq=ack.seq, count=len(batch.records), s=REFUSED_WAIT_S)
+                self._held_until = self.service.clock.seconds() + REFUSED_WAIT_S  # not in a tight loop
             self.pump()
 
         def failed(failure: Failure) -> None:
@@ -229,7 +239,7 @@ class FeedSending(amp.AMP):
         self.callRemote(FeedReport, message=encode(report)).addCallback(acked).addErrback(failed)
 
     def wake(self) -> None:
-        """New records were committed: send them now if nothing is in flight."""
+        """New records were committed: send them now if nothing is in flight (nor waiting after a refusal)."""
         if self._poll is not None and self._poll.active():
             self._poll.cancel()
         self.pump()

@@ -308,3 +308,40 @@ async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowl
     finally:
         await link.stopService()
         await stop(service)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_record_altered_at_the_hall_is_named_at_the_receiver_and_not_sent_again_in_a_tight_loop(
+    tmp_path: Path, pki_dir: Path
+) -> None:
+    import sqlite3
+
+    (tmp_path / "regulator").mkdir()
+    journal = journal_at(tmp_path)
+    commit(journal, 5)
+    with sqlite3.connect(tmp_path / "hall.sqlite3") as db:  # someone with the database's file edits record 3
+        db.execute("UPDATE journal SET payload = ? WHERE seq = 3", ('{"hall":"forged"}',))
+    service = await receiver(tmp_path, pki_dir)
+    said: list[str] = []
+
+    def observe(event: dict[str, Any]) -> None:
+        if "sending again from there" in formatEvent(event):
+            said.append(formatEvent(event))
+
+    globalLogPublisher.addObserver(observe)
+    link = FeedLinkService(reactor, FeedCursor(journal, f"hall:{HALL}", pem(journal)),
+                           ReceiverAddress("127.0.0.1", service.port.getHost().port, pki_dir, HALL, "localhost"))
+    link.startService()
+    try:
+        await until(lambda: service.store.alerts(), "the receiver to name the altered record")
+        (alert,) = service.store.alerts()
+        assert (alert.kind, alert.seq) == ("bad_signature", 3)
+        for _ in range(10):
+            commit(journal, 1)
+            link.wake()  # commits go on: still nothing is sent before the wait is over
+            await task.deferLater(reactor, 0.1, lambda: None)
+        assert held(service) == [1, 2] and len(said) == 1, said
+    finally:
+        globalLogPublisher.removeObserver(observe)
+        await link.stopService()
+        await stop(service)
