@@ -94,6 +94,7 @@ def journal_of(hall: HallProcess) -> list[tuple[int, str]]:
 def hall_and_receiver(tmp_path: Path) -> Iterator[tuple[HallProcess, ReceiverProcess]]:
     port = free_port()
     config = default_config_text("Fed hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
+    config = config.replace('# opening_hours = "every day 16:00-02:00"', 'opening_hours = "every day 16:00-02:00"')
     config += f'\n[regulator]\nhost = "localhost"\nport = {port}\nhall_id = "hall-server"\n'
     (tmp_path / "hall.toml").write_text(config)
     hall = HallProcess(tmp_path, demo=True, demo_pace=0.05).start()  # its first start makes the authority
