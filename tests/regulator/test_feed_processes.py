@@ -175,6 +175,12 @@ def test_after_kills_of_the_receiver_and_of_the_hall_the_receiver_holds_every_re
         games = said["games"][SENDER]
         assert collected and [g["game_id"] for g in reversed(games)] == collected[-10:]
         assert all(g["verified"] and g["balls"] > 0 and g["prizes"] for g in games), games
+        lines = subprocess.run([sys.executable, "-c", "from regulator.cli import regulator; regulator()", "status",
+                                "--dir", str(receiver.home)], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60).stdout.splitlines()
+        assert lines[0].startswith(f"{SENDER}: {len(held)} records held, the last at ")
+        assert any(line.startswith(f"{SENDER} game {collected[-1]}: ") and line.endswith("; verified") for line in lines)
+        assert lines[-1] == "0 alert(s)"
     finally:
         console.close()
 

@@ -66,6 +66,8 @@ def home() -> Iterator[Home]:
     issue_signer(made.ca, SIGNER, path)
     hall = stored_hall(path, new_clock(), POT_RULES)
     reporter = DailyReporter(hall.journal, path, "Audit hall", DEFAULT_TIMEZONE, defer.maybeDeferred)
+    told: list[int] = []
+    reporter.listeners.append(lambda: told.append(1))  # the regulator's feed sends what is written
     hall.core.observers.append(reporter.record_committed)
     hall.prepare()
     hall.open_day(DAY)
@@ -75,7 +77,7 @@ def home() -> Iterator[Home]:
     play_game(hall, GamePlan(paper=5, purchases=[Purchase(1, 0, 4, 100)], jackpot_threshold=41, quick=True, seed=5,
                              last=True))
     hall.close_day()
-    assert reporter.written == [day_folder(path, DAY)]
+    assert reporter.written == [day_folder(path, DAY)] and told == [1]
     yield made
     shutil.rmtree(path, ignore_errors=True)
 
