@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Text, UniqueConstraint, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -91,6 +91,12 @@ class Alert:
     time_ms: int
 
 
+def _record(row: Any) -> Record:
+    """A stored record as the sender signed it."""
+    return Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"], row["hash"],
+                  row["signature"])
+
+
 class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -147,8 +153,7 @@ class Store:
                 select(FeedRecord).where(FeedRecord.sender == sender, FeedRecord.seq > after).order_by(FeedRecord.seq)
             ).mappings().all()
         for row in rows:
-            yield Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
-                         row["hash"], row["signature"])
+            yield _record(row)
 
     def of_types(self, types: tuple[str, ...], limit: int = 50) -> list[tuple[str, Record]]:
         """The last ``limit`` records of ``types`` of every sender, newest first, each with its sender."""
@@ -156,18 +161,14 @@ class Store:
             rows = db.execute(
                 select(FeedRecord).where(FeedRecord.type.in_(types)).order_by(FeedRecord.time_ms.desc()).limit(limit)
             ).mappings().all()
-        return [(row["sender"], Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
-                                       row["hash"], row["signature"])) for row in rows]
+        return [(row["sender"], _record(row)) for row in rows]
 
     def record(self, sender: str, seq: int) -> Record | None:
         with self.engine.connect() as db:
             row = db.execute(
                 select(FeedRecord).where(FeedRecord.sender == sender, FeedRecord.seq == seq)
             ).mappings().first()
-        if row is None:
-            return None
-        return Record(row["seq"], row["time_ms"], row["type"], json.loads(row["payload"]), row["prev"],
-                      row["hash"], row["signature"])
+        return None if row is None else _record(row)
 
     def has_alert(self, alert: Alert) -> bool:
         """Whether the same (sender, kind, seq) was raised already."""
