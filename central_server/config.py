@@ -79,6 +79,14 @@ class RegulatorFeedConfig:
 
 
 @dataclass(frozen=True)
+class ConsultationConfig:
+    """The regulator's consultation (``[consultation]``, R95.3): HTTPS, regulator certificates only."""
+
+    interface: str
+    port: int
+
+
+@dataclass(frozen=True)
 class CentralConfig:
     """Everything the composition root needs, checked."""
 
@@ -99,6 +107,8 @@ class CentralConfig:
     annex_pairs: tuple[AnnexPair, ...] = ()
     #: The regulator's real-time feed (R92.7); None: the central server feeds none.
     regulator: RegulatorFeedConfig | None = None
+    #: The regulator's read-only consultation (R95.3); None: not served.
+    consultation: ConsultationConfig | None = None
 
     @property
     def journal_head(self) -> Path:
@@ -126,7 +136,8 @@ def load_config(path: Path) -> CentralConfig:
 def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Path | None = None) -> CentralConfig:
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
-    reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex", "regulator"})
+    reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex", "regulator",
+                          "consultation"})
     central = reader.table(data, "central")
     reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
@@ -172,7 +183,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         raise reader.error("annex", "names a hall in two pairs; a hall has at most one partner")
     return CentralConfig(
         central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone,
-        pairs, _regulator(reader, data, home, pki_dir),
+        pairs, _regulator(reader, data, home, pki_dir), _consultation(reader, data),
     )
 
 
@@ -190,6 +201,18 @@ def _regulator(reader: "_Reader", data: Mapping[str, Any], home: Path, pki_dir: 
     server_name = reader.get(table, "regulator.server_name", str, host).strip() or host
     folder = reader.get(table, "regulator.pki_dir", str, "")
     return RegulatorFeedConfig(host, port, server_name, home / folder if folder else pki_dir)
+
+
+def _consultation(reader: "_Reader", data: Mapping[str, Any]) -> ConsultationConfig | None:
+    if "consultation" not in data:
+        return None
+    table = reader.table(data, "consultation")
+    reader.only(table, "consultation.", {"interface", "port"})
+    interface = reader.get(table, "consultation.interface", str, "127.0.0.1")
+    port = reader.get(table, "consultation.port", int, None)
+    if not 0 <= port <= 65535:
+        raise reader.error("consultation.port", f"is a TCP port, 0-65535, not {port}")
+    return ConsultationConfig(interface, port)
 
 
 def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...]) -> AnnexPair:

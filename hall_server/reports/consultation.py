@@ -14,7 +14,6 @@ PIN's or a token's hash is not the regulator's to read, and nothing in the rules
 from __future__ import annotations
 
 import re
-from itertools import islice
 from typing import Any, Callable, Iterable, Mapping
 
 from twisted.internet import defer
@@ -23,12 +22,10 @@ from hall_server.reports.minutes import GameMinutes, MinutesBook
 from hall_server.reports.recall import game_recall
 from hall_server.web.redaction import redacted
 from protocol.chain import Record
-from protocol.errors import DomainError
-from protocol.records import ACTOR_KEY
 from server_kit.core import RunBlocking
+from server_kit.web.consultation import PAGE, ConsultationError, by_staff, number, records_page
+from server_kit.web.consultation import record_json as kit_record_json
 
-#: The most records one ``records`` or ``staff-actions`` query returns; page on with ``after``.
-PAGE = 500
 #: The queries, as the API's index lists them.
 QUERIES = {
     "games": "every game in the journal: session, state, cards sold, collection, prizes paid",
@@ -41,30 +38,11 @@ QUERIES = {
 _TERMINAL_RECORDS = ("terminal_enrolled", "terminal_revoked", "terminal_out_of_service", "terminal_returned_to_service")
 _ACCOUNT = re.compile(r"[0-9]{6,20}")
 _GAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
-_TYPE = re.compile(r"[a-z_]{1,64}")
-
-
-class ConsultationError(DomainError):
-    """A query the consultation cannot answer; ``status`` is the HTTP status, the message says why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def record_json(record: Record) -> dict[str, Any]:
     """A record as the regulator reads it: its place in the chain and its redacted payload."""
-    return {"seq": record.seq, "time_ms": record.time_ms, "type": record.type, "hash": record.hash,
-            "payload": redacted(record.payload)}
-
-
-def _number(params: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    text = params.get(name)
-    if text is None:
-        return default
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise ConsultationError(400, f"{name} is a whole number from {low} to {high}, not {text!r}")
-    return int(text)
+    return kit_record_json(record, redacted)
 
 
 def _game_summary(game: GameMinutes) -> dict[str, Any]:
@@ -148,20 +126,6 @@ class Consultation:
         if what == "terminals" and not rest:
             return {"terminals": [record_json(r) for r in self.records(0) if r.type in _TERMINAL_RECORDS]}
         if what in ("staff-actions", "records") and not rest:
-            after = _number(params, "after", 0, 0, 10**15)
-            limit = _number(params, "limit", PAGE, 1, PAGE)
-            kind = params.get("type")
-            if kind is not None and not _TYPE.fullmatch(kind):
-                raise ConsultationError(400, f"a record type is lower-case letters and _, not {kind!r}")
-            chosen = (r for r in self.records(after)
-                      if (kind is None or r.type == kind)
-                      and (what == "records" or _by_staff(r)))
-            found = [record_json(r) for r in islice(chosen, limit)]
-            return {"records": found, "after": after,
-                    "next_after": found[-1]["seq"] if len(found) == limit else None}
+            return records_page(self.records, params, by_staff if what == "staff-actions" else lambda r: True, redacted)
         raise ConsultationError(404, f"no query {path!r}: the queries are {', '.join(QUERIES)}")
 
-
-def _by_staff(record: Record) -> bool:
-    actor = record.payload.get(ACTOR_KEY)
-    return isinstance(actor, Mapping) and actor.get("role") not in (None, "system")

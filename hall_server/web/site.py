@@ -38,7 +38,6 @@ messages are bounded while they are read (:mod:`server_kit.web.bounded_websocket
 from __future__ import annotations
 
 import base64
-import json
 import math
 import weakref
 from importlib import resources
@@ -78,6 +77,8 @@ from server_kit.web.channel import (
     load_json,
     parse_request,
 )
+from server_kit.web.http import HSTS, SECURITY_HEADERS, NotFound, SecureRequest, StaticFiles, json_response
+from server_kit.web.http import secure as _secure
 from server_kit.web.throttle import SignInThrottle, SignInThrottled
 
 log = Logger()
@@ -90,23 +91,8 @@ STATUS = {
     "replayed": 409, "refused": 409, "internal": 500, "signed_out": 401, "sign_in_refused": 401,
     "not_found": 404, "journal_invalid": 500, "locked": 429, "busy": 429,
 }
-#: A year; sent over TLS only, so a browser that once reached the hall never falls back to HTTP.
-HSTS = b"max-age=31536000"
-SECURITY_HEADERS = {
-    b"content-security-policy": b"default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
-    b"x-content-type-options": b"nosniff",
-    b"x-frame-options": b"DENY",
-    b"referrer-policy": b"no-referrer",
-}
-
-
 def static_dir() -> Path:
     return Path(str(resources.files("hall_server.web") / "static"))
-
-
-def _secure(request: Request) -> None:
-    for name, value in SECURITY_HEADERS.items():
-        request.setHeader(name, value)
 
 
 def _secure_file(request: Request) -> None:
@@ -121,14 +107,6 @@ def header_text(request: Request, name: bytes) -> str | None:
     """A request header as text, whatever bytes it holds (read as Latin-1: a header is not trusted)."""
     value = request.getHeader(name)
     return value.decode("latin-1") if value is not None else None
-
-
-def json_response(request: Request, status: int, body: dict[str, Any]) -> bytes:
-    request.setResponseCode(status)
-    request.setHeader(b"content-type", b"application/json; charset=utf-8")
-    request.setHeader(b"cache-control", b"no-store")
-    _secure(request)
-    return json.dumps(body, separators=(",", ":")).encode()
 
 
 def error_response(request: Request, error: ChannelError, request_id: str | None = None) -> bytes:
@@ -188,34 +166,8 @@ def foreign_origin(request: Request) -> bytes | None:
     return error_response(request, ChannelError("not_allowed", "this hall answers its own pages only"))
 
 
-class HallRequest(Request):
+class HallRequest(SecureRequest):
     """Every answer of the hall's site: no ``Server`` banner, HSTS over TLS, JSON on a fault."""
-
-    def process(self) -> None:
-        if self.isSecure():
-            self.setHeader(b"strict-transport-security", HSTS)
-        super().process()
-
-    def setHeader(self, name: bytes | str, value: bytes | str) -> None:
-        # Twisted names itself and its version in every answer; a banner helps only an attacker.
-        if (name.lower() if isinstance(name, bytes) else name.lower().encode()) == b"server":
-            return
-        super().setHeader(name, value)
-
-    def processingFailed(self, reason: Failure) -> None:  # type: ignore[override]
-        """An unexpected fault: logged, and answered with the JSON ``internal`` error."""
-        log.failure("answering {method} {path}", reason, method=self.method, path=self.path)
-        if self.finished or self._disconnected:
-            return
-        if self.startedWriting:
-            self.finish()  # part of an answer is out: all that is left is to end it
-            return
-        self.responseHeaders.removeHeader(b"content-length")
-        body = json_response(self, 500, error_answer(None, ChannelError(
-            "internal", "the server failed on this request; the fault is logged")))
-        self.setHeader(b"content-length", str(len(body)).encode())
-        self.write(body)
-        self.finish()
 
 
 class Reply:
@@ -378,49 +330,6 @@ class PageResource(_Staff):
         request.setHeader(b"content-type", b"text/html; charset=utf-8")
         request.setHeader(b"cache-control", b"no-store")
         return (static_dir() / self.page).read_bytes()
-
-
-class StaticFiles(Resource):
-    """The pages' CSS and JavaScript: the files of the package's static folder, by name.
-
-    The files are small and few, so they are read whole; there is no directory
-    listing and no path below the folder.
-    """
-
-    TYPES = {".css": b"text/css; charset=utf-8", ".js": b"text/javascript; charset=utf-8",
-             ".html": b"text/html; charset=utf-8"}
-
-    def getChild(self, path: bytes, request: Request) -> Resource:
-        name = path.decode("ascii", "replace")
-        file = static_dir() / name
-        if "/" in name or name.startswith(".") or file.suffix not in self.TYPES or not file.is_file():
-            return _NotFound()
-        return _StaticFile(file, self.TYPES[file.suffix])
-
-
-class _StaticFile(Resource):
-    isLeaf = True
-
-    def __init__(self, path: Path, content_type: bytes) -> None:
-        super().__init__()
-        self.path = path
-        self.content_type = content_type
-
-    def render_GET(self, request: Request) -> bytes:
-        _secure(request)
-        request.setHeader(b"content-type", self.content_type)
-        request.setHeader(b"cache-control", b"no-cache")
-        return self.path.read_bytes()
-
-
-class _NotFound(Resource):
-    isLeaf = True
-
-    def render(self, request: Request) -> bytes:
-        request.setResponseCode(404)
-        _secure(request)
-        request.setHeader(b"content-type", b"text/plain; charset=utf-8")
-        return b"not found"
 
 
 class StateResource(_Staff):
@@ -633,7 +542,7 @@ class _Folder(Resource):
     def getChild(self, path: bytes, request: Request) -> Resource:
         if path == b"" and self.own is not None:
             return self.own
-        return _NotFound()  # the children put here are found before this is asked
+        return NotFound()  # the children put here are found before this is asked
 
     def render(self, request: Request) -> bytes | int:
         if self.own is not None:
@@ -671,7 +580,7 @@ def build_site(
     board = _Folder(PageResource(sign_ins, "board.html", public=True))
     _put(board, b"ws", SocketResource(sign_ins, hub, public=True))
     _put(root, b"board", board)
-    _put(root, b"static", StaticFiles())
+    _put(root, b"static", StaticFiles(static_dir()))
     api = _Folder()
     _put(api, b"state", StateResource(sign_ins, hub))
     _put(api, b"command", CommandResource(sign_ins, channel))
