@@ -53,7 +53,7 @@ from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError, Message, check_answer, check_arguments
 from protocol.central_operator import GAMES_PAGE, OPERATOR_GAMES, OPERATOR_MESSAGES, OPERATOR_OPEN_SALE
 from protocol.chain import Record
-from protocol.records import ACTOR_KEY, JournalRecord, build
+from protocol.records import ACTOR_KEY, EPOCH_KEY, JournalRecord, build
 from protocol.records.central import (
     GAME_RECORDS,
     CentralAnnexRelayed,
@@ -74,9 +74,13 @@ RETRY_S = 1.0
 SYSTEM = Actor("central", "system")
 
 
+#: The stamps the command core puts on every record: a game's fold needs none of them.
+STAMPS = (ACTOR_KEY, EPOCH_KEY)
+
+
 def game_record(record: Record) -> CentralRecord:
-    """The network game's record a journaled one holds, without its actor stamp (the game's fold needs none)."""
-    payload = {key: value for key, value in record.payload.items() if key != ACTOR_KEY}
+    """The network game's record a journaled one holds, without its actor and epoch stamps (as it was decided)."""
+    payload = {key: value for key, value in record.payload.items() if key not in STAMPS}
     built = build(record.type, payload)
     assert isinstance(built, CentralRecord)
     return built
@@ -147,7 +151,7 @@ class CentralModule:
 
     def apply(self, record: Record) -> None:
         if record.type == CentralAnnexRelayed.type:
-            relayed = build(record.type, {k: v for k, v in record.payload.items() if k != ACTOR_KEY})
+            relayed = build(record.type, {k: v for k, v in record.payload.items() if k not in STAMPS})
             assert isinstance(relayed, CentralAnnexRelayed)
             self.annex.apply(relayed)  # a post decided here was folded when decided: not taken twice
             return

@@ -1,4 +1,5 @@
-"""The central server's tables besides the journal: its library of virtual cards.
+"""The central server's tables besides the journal: its library of virtual cards (and, declared in
+:mod:`central_server.leadership`, the leadership's one row).
 
 A series of the central library (R82.9-12) is its label, its size, the SHA-256 of its
 layouts (:func:`~central_server.domain.config.library_digest`, which every network
@@ -13,6 +14,7 @@ import numpy as np
 from sqlalchemy import Engine, Integer, LargeBinary, MetaData, String, insert, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from central_server import leadership
 from central_server.domain.config import library_digest
 from protocol.cards import CARDS_PER_STRIP
 from protocol.strips import sample_strips
@@ -37,8 +39,8 @@ class CentralSeries(Base):
     cells: Mapped[bytes] = mapped_column(LargeBinary)
 
 
-#: What the migrations make: the journal and the library.
-METADATA = [Base.metadata, JournalBase.metadata]
+#: What the migrations make: the journal, the library and the leadership.
+METADATA = [Base.metadata, JournalBase.metadata, leadership.METADATA]
 
 
 def open_database(url: str, create_folder: bool = True) -> Engine:

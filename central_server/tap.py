@@ -12,11 +12,17 @@ a :class:`MultiService`:
 3. the central library: each configured series, generated once and kept in the
    database, checked against its digest on every start;
 4. the command core and the :class:`~central_server.module.CentralModule`, then
-   **recovery**: every game rebuilt from the journal before anything listens;
+   **recovery**: every game rebuilt from the journal before anything listens; then the
+   central leadership is taken (:mod:`central_server.leadership`: a new epoch, journaled
+   as ``central_leadership_taken`` and stamped on every record from then on) and its
+   fence guards every commit: a process whose epoch another has overtaken writes
+   nothing more and stops;
 5. the communications endpoint (:mod:`central_server.edge`) on mutual TLS with the
    central server's certificate from its PKI folder, hall server certificates required;
 6. once listening: the configured games not yet in the journal are scheduled, and every
-   game's timers (sale opening, deadline, next ball) are armed from its journaled times.
+   game's timers (sale opening, deadline, next ball) are armed from its journaled times;
+7. at the start and after each midnight, the signed daily report of every ended day not
+   written yet (:mod:`central_server.daily_close`), sent through the regulator's feed.
 
 Nothing outside this module reads the configuration or chooses the reactor.
 """
@@ -37,9 +43,13 @@ from twisted.internet.endpoints import SSL4ServerEndpoint
 from twisted.internet.interfaces import IListeningPort
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
+from twisted.web.resource import Resource
+from twisted.web.server import Site
 
-from central_server import store
+from central_server import leadership, store
 from central_server.config import CentralConfig, load_config
+from central_server.consultation import CentralConsultation
+from central_server.daily_close import REPORTS_FOLDER, DayCloser
 from central_server.domain.config import library_digest
 from central_server.edge import CentralEndpoint
 from central_server.module import SYSTEM, CentralModule
@@ -51,12 +61,17 @@ from server_kit import pki
 from server_kit.core import CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
+from server_kit.feed.reports import ReportOutbox
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key, public_pem
-from server_kit.services import ThreadPoolService
+from server_kit.services import ThreadPoolService, WebService
+from server_kit.web.consultation import consultation_resource
+from server_kit.web.http import NotFound, SecureRequest, StaticFiles
 
 log = Logger()
 CONFIG_NAME = "central.toml"
+#: The consultation's page, its script and its style.
+STATIC = Path(__file__).parent / "static"
 
 
 class StartRefused(DomainError):
@@ -81,6 +96,7 @@ class CentralService(MultiService):
     """The central server's services; ``central`` holds the parts, for the CLI and the tests."""
 
     central: "CentralServer"
+    consultation: WebService | None = None  # the regulator's consultation, when configured
 
 
 @dataclass
@@ -96,6 +112,16 @@ class CentralServer:
     service: CentralService
     listener: "HallListener"
     terms: PrizeTerms  # the prize terms notified to the regulator (R93.11, R94.3)
+    closer: "DayCloser | None" = None  # the daily report written at each day's close (R95.4)
+    fence: "leadership.Fence | None" = None  # the leadership epoch this process holds, guarding each commit
+
+
+def stop_fenced(reactor: Any, error: leadership.Fenced) -> None:
+    """Stop a fenced central server (on the reactor's thread): another process holds the leadership."""
+    log.critical("{error}; another central server process took the leadership, so this one stops "
+                 "(docs/replica.md, \"Leadership epoch and fencing\")", error=str(error))
+    if reactor.running:
+        reactor.stop()
 
 
 def _utc(ms: int) -> str:
@@ -190,6 +216,32 @@ class HallListener(Service):
         return None
 
 
+class _Root(Resource):
+    """Nothing but the consultation and its files: every other path is not found."""
+
+    def getChild(self, path: bytes, request: Any) -> Resource:
+        return NotFound()
+
+
+def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore, reactor: Any,
+                      service: CentralService) -> None:
+    """The regulator's read-only consultation (R95.3): ``/regulator/`` over HTTPS, a regulator
+    certificate required at the handshake, the queries read off the reactor on their own thread."""
+    assert config.consultation is not None
+    reader = ThreadPool(minthreads=1, maxthreads=1, name="central-consultation")
+    ThreadPoolService(reader).setServiceParent(service)
+    consultation = CentralConsultation(journal.records, thread_pool_runner(reactor, reader))
+    root = _Root()
+    root.putChild(b"regulator", consultation_resource(core, consultation.answer, STATIC / "regulator.html",
+                                                      "the central server"))
+    root.putChild(b"static", StaticFiles(STATIC))
+    tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
+    endpoint = SSL4ServerEndpoint(reactor, config.consultation.port, tls, interface=config.consultation.interface)
+    web = WebService(endpoint, Site(root, requestFactory=SecureRequest))
+    web.setServiceParent(service)
+    service.consultation = web
+
+
 def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> CentralServer:
     """Build (but do not start) the central server described by ``config`` on ``reactor``.
 
@@ -216,20 +268,40 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
                            annex_pairs=config.annex_pairs)
     terms = PrizeTerms(core)
     recovered = core.recover()
+    # Every check of the start passed: only now is the leadership taken (taking it fences the
+    # process that held it), before anything listens or a timer runs. Whatever that process
+    # committed since the journal was verified is verified and folded here too.
+    fence = leadership.lead(journal, leadership.holder_name(config.central_id), core.now_ms(), SYSTEM,
+                            on_fenced=lambda error: reactor.callFromThread(stop_fenced, reactor, error))
+    recovered += core.recover(after=core.seq)
+    core.epoch = fence.epoch
+    log.info("Took the central leadership: epoch {epoch}; every record from now on carries it", epoch=fence.epoch)
     log.info("Recovered {n} journal records: {games} network game(s)", n=recovered, games=len(module.games))
     endpoint = CentralEndpoint(module, config.central_id, config.halls)
     listener = HallListener(SSL4ServerEndpoint(reactor, config.port, tls, interface=config.interface))
     listener.setServiceParent(service)
+    # The daily report at each day's close (R95.4, R83.5), rendered and signed on a pool of its own.
+    reporting = ThreadPool(minthreads=0, maxthreads=1, name="central-daily-reports")
+    ThreadPoolService(reporting).setServiceParent(service)
+    closer = DayCloser(journal, config.home, config.central_id, config.timezone, clock,
+                       thread_pool_runner(reactor, reporting), decided_seq=lambda: core.seq)
+    closer.setServiceParent(service)
     if config.regulator is not None:
         feeding = config.regulator
         cursor = FeedCursor(journal, CENTRAL, public_pem(key).decode())
         feed = FeedLinkService(reactor, cursor, ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir,
-                                                                config.central_id, feeding.server_name))
+                                                                config.central_id, feeding.server_name),
+                               ReportOutbox(config.home / REPORTS_FOLDER, CENTRAL))
         feed.setServiceParent(service)
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
+        closer.listeners.append(feed.report_written)  # the day's report, sent once written
         log.info("Regulator's feed: sending the journal to {host}:{port} as central", host=feeding.host,
                  port=feeding.port)
-    central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms)
+    if config.consultation is not None:
+        consultation_site(config, journal, core, reactor, service)
+        log.info("The regulator's consultation on {interface}:{port} (HTTPS, regulator certificates only)",
+                 interface=config.consultation.interface, port=config.consultation.port)
+    central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, closer, fence)
     listener.central = central
     service.central = central
     return central

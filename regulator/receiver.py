@@ -11,6 +11,10 @@ and the alert is not raised twice):
 ``bad_signature``  its hash or its Ed25519 signature does not verify (altered or forged);
 ``broken_chain``   its ``prev`` is not the hash of the record before it, or a record
                    already stored comes again with other content (rewritten);
+``fenced_epoch``   its leadership ``epoch`` is below the highest epoch of the sender's
+                   records before it: written by a central server process another had
+                   overtaken (:meth:`Receiver.fenced`; records without an epoch, a
+                   hall's, never are);
 ``key_changed``    the sender said another journal key than the one it first said
                    (the connection is refused: its records are not checked against it);
 ``clock_backwards`` its ``time_ms`` is before the record before it: the record is
@@ -20,9 +24,10 @@ and the alert is not raised twice):
 ``report_unverified`` a signed report sent whose signatures do not all verify
                    (:mod:`regulator.reports`).
 
-A record sent again exactly as stored (its ack was lost) is skipped silently.
-:meth:`Receiver.fenced` is the hook of the replicas (issue 13): a record from a fenced
-epoch will be refused there; today no record is.
+A record sent again exactly as stored (its ack was lost) is skipped silently.  The
+highest epoch of each sender is kept as its records are stored, and taken again at its
+hello from the last record stored (every central record after the first
+``central_leadership_taken`` carries one).
 """
 
 from __future__ import annotations
@@ -37,15 +42,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.records import EPOCH_KEY
 from protocol.regulator_feed import Ack, Batch, Hello, Position
 from regulator.games import HallGames
 from regulator.store import Alert, Store
 from server_kit.journal.port import JournalPort
 
-GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS, REPORT_UNVERIFIED = (
-    "gap", "bad_signature", "broken_chain", "key_changed", "clock_backwards", "replay_differs", "report_unverified",
+GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS, REPORT_UNVERIFIED = (
+    "gap", "bad_signature", "broken_chain", "fenced_epoch", "key_changed", "clock_backwards", "replay_differs",
+    "report_unverified",
 )  # fmt: skip
-ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS, REPORT_UNVERIFIED)
+ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS,
+               REPORT_UNVERIFIED)
 
 
 class FeedRefused(DomainError):
@@ -58,6 +66,13 @@ class _Sender:
     seq: int
     hash: str
     time_ms: int
+    epoch: int | None  # the highest leadership epoch of its records stored (None: none carried one)
+
+
+def record_epoch(record: Record) -> int | None:
+    """The leadership epoch ``record`` was written under (a central server's records), or None."""
+    epoch = record.payload.get(EPOCH_KEY)
+    return epoch if type(epoch) is int else None
 
 
 def load_key(pem: str, sender: str) -> Ed25519PublicKey:
@@ -103,8 +118,10 @@ class Receiver:
                        f"{hello.sender} said another journal key after record {position.seq}")
             self._senders.pop(hello.sender, None)
             raise FeedRefused(f"{hello.sender} said another journal key than the one its records are signed with")
+        last = self.store.record(hello.sender, position.seq) if position.seq else None
         self._senders[hello.sender] = _Sender(
-            load_key(position.public_key, hello.sender), position.seq, position.hash, position.time_ms
+            load_key(position.public_key, hello.sender), position.seq, position.hash, position.time_ms,
+            record_epoch(last) if last is not None else None,
         )
         self.games_of(hello.sender)
         return Position(hello.sender, position.seq)
@@ -119,9 +136,21 @@ class Receiver:
             games.fold(self.store.records(sender))
         return games
 
-    def fenced(self, sender: str, record: Record) -> bool:
-        """Whether ``record`` comes from a fenced epoch (issue 13, replicas): never, today."""
-        return False
+    def fenced(self, sender: str, record: Record, highest: int | None) -> bool:
+        """Whether ``record`` comes from a fenced epoch: its epoch is below ``highest``, the highest of
+        ``sender``'s records before it; the ``fenced_epoch`` alert is raised then.
+
+        A central server process whose leadership another process took over is fenced
+        by the central database; a record of its epoch reaching the feed after a later
+        epoch's means that fence did not hold.  A record without an epoch is never fenced.
+        """
+        epoch = record_epoch(record)
+        if epoch is None or highest is None or epoch >= highest:
+            return False
+        self.alert(sender, FENCED_EPOCH, record.seq,
+                   f"record {record.seq} was written under leadership epoch {epoch}, after records of epoch "
+                   f"{highest}: a central server process that was fenced wrote it")
+        return True
 
     def batch(self, batch: Batch, certified: str) -> Ack:
         """Check and store ``batch``'s records up to the first fault; the ack of what is stored."""
@@ -130,19 +159,20 @@ class Receiver:
         state = self._senders.get(batch.sender)
         if state is None:
             raise FeedRefused(f"{batch.sender} sent records before its hello")
-        accepted = self._check(batch.sender, state, batch.records)
+        accepted, epoch = self._check(batch.sender, state, batch.records)
         self.store.store(batch.sender, accepted)
         if accepted:
             last = accepted[-1]
-            state.seq, state.hash, state.time_ms = last.seq, last.hash, last.time_ms
+            state.seq, state.hash, state.time_ms, state.epoch = last.seq, last.hash, last.time_ms, epoch
             games = self.games_of(batch.sender)
             if games is not None:
                 games.fold(accepted)
         return Ack(batch.sender, state.seq)
 
-    def _check(self, sender: str, state: _Sender, records: Sequence[Record]) -> list[Record]:
+    def _check(self, sender: str, state: _Sender, records: Sequence[Record]) -> tuple[list[Record], int | None]:
+        """The records that pass, up to the first fault, and the highest epoch once they are stored."""
         accepted: list[Record] = []
-        seq, prev, time_ms = state.seq, state.hash, state.time_ms
+        seq, prev, time_ms, epoch = state.seq, state.hash, state.time_ms, state.epoch
         for record in records:
             if record.seq <= seq:
                 if not self._same_as_stored(sender, record, accepted):
@@ -166,14 +196,17 @@ class Receiver:
                 self.alert(sender, BROKEN_CHAIN, record.seq,
                            f"record {record.seq} does not follow record {seq} (inserted, removed or reordered)")
                 break
-            if self.fenced(sender, record):
+            if self.fenced(sender, record, epoch):
                 break
             if record.time_ms < time_ms:
                 self.alert(sender, CLOCK_BACKWARDS, record.seq,
                            f"record {record.seq} is dated {record.time_ms} ms, before record {seq} ({time_ms} ms)")
             accepted.append(record)
             seq, prev, time_ms = record.seq, record.hash, record.time_ms
-        return accepted
+            carried = record_epoch(record)
+            if carried is not None and (epoch is None or carried > epoch):
+                epoch = carried
+        return accepted, epoch
 
     def _same_as_stored(self, sender: str, record: Record, accepted: list[Record]) -> bool:
         for earlier in accepted:
@@ -181,3 +214,4 @@ class Receiver:
                 return earlier.hash == record.hash and earlier.signature == record.signature
         stored = self.store.record(sender, record.seq)
         return stored is not None and stored.hash == record.hash and stored.signature == record.signature
+

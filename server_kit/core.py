@@ -35,6 +35,13 @@ which records each ``(staff member, request id)`` committed, folded from the jou
 like any projection, so the memory survives a reconnect and a restart.  A request
 whose id is known, or still running, is not carried out again: it is answered with
 the records the first one committed (:class:`Repeated`).
+
+**The epoch.**  A core whose :attr:`CommandCore.epoch` is set (the central server's,
+once it holds the leadership: :mod:`central_server.leadership`) stamps that epoch on
+every record it commits (``"epoch": N``); a hall's core leaves it ``None`` and its
+records carry none.  Refusing the records of a process whose epoch is fenced is the
+journal's commit guard (:attr:`server_kit.journal.sql.Journal.guard`), in the commit's
+own transaction: such a commit fails like any other, and the modules are rebuilt.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, parse
+from protocol.records import ACTOR_KEY, EPOCH_KEY, ActorStamp, JournalRecord, parse
 from server_kit.journal.port import Entry, JournalPort
 from server_kit.journal.projection import gc_paused
 
@@ -187,6 +194,8 @@ class CommandCore:
         self.clock = clock
         self.run_blocking = run_blocking
         self.permissions = dict(permissions or {})
+        #: The leadership epoch stamped on every record committed (None: none is; a hall's core).
+        self.epoch: int | None = None
         self.modules: list[Module] = []
         self.views: list[View] = []
         self.commands: dict[str, CommandSpec] = {}
@@ -406,7 +415,7 @@ class CommandCore:
         try:
             self.check_permission(command.actor, command.name)
             now = self.now_ms()
-            entries = [_stamped(entry, command.actor) for entry in command.decide(now)]
+            entries = [_stamped(entry, command.actor, self.epoch) for entry in command.decide(now)]
             records = self.journal.seal(now, entries, self._tail)
         except Exception:
             command.refused = Failure()
@@ -500,9 +509,12 @@ class CommandCore:
                 self.log.failure("an observer failed on record {seq}", seq=record.seq)
 
 
-def _stamped(entry: Entry | JournalRecord, actor: Actor) -> Entry | JournalRecord:
-    """Every record says who caused it."""
+def _stamped(entry: Entry | JournalRecord, actor: Actor, epoch: int | None = None) -> Entry | JournalRecord:
+    """Every record says who caused it, and the central server's the epoch it was written under."""
     if isinstance(entry, JournalRecord):
-        return replace(entry, actor=ActorStamp(**actor.to_dict()))
+        return replace(entry, actor=ActorStamp(**actor.to_dict()), epoch=epoch)
     type, payload = entry
-    return type, {**payload, ACTOR_KEY: actor.to_dict()}
+    stamps: dict[str, Any] = {ACTOR_KEY: actor.to_dict()}
+    if epoch is not None:  # a hall's payloads keep the form they always had
+        stamps[EPOCH_KEY] = epoch
+    return type, {**payload, **stamps}

@@ -15,6 +15,7 @@ declared) in the module of its concern:
 - :mod:`~protocol.records.videobingo` - video bingo machines: stations, credit, plays, meters, jackpots;
 - :mod:`~protocol.records.blower` - the ball blower's faults, link and switch-over;
 - :mod:`~protocol.records.central` - the central server's network games and refused hall commands;
+- :mod:`~protocol.records.leadership` - the central server's leadership epoch (R92.6);
 - :mod:`~protocol.records.network` - the hall's side of the network games: holds, balls, prizes, credits;
 - :mod:`~protocol.records.annex` - the hall-annex game: the main hall's balls, both halls' sales and claims, the joint pool;
 - :mod:`~protocol.records.consultation` - the regulator's reads of the records (R95.3);
@@ -38,6 +39,7 @@ from protocol.records import (  # noqa: F401 (each module registers its types)
     feed,
     game,
     journal,
+    leadership,
     network,
     notices,
     prizes,
@@ -49,6 +51,7 @@ from protocol.records import (  # noqa: F401 (each module registers its types)
 )
 from protocol.records.base import (
     ACTOR_KEY,
+    EPOCH_KEY,
     REGISTRY,
     VERSION_KEY,
     ActorStamp,
@@ -66,10 +69,11 @@ from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
 GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, videobingo, blower, central,
-          network, annex, consultation, feed, notices)
+          leadership, network, annex, consultation, feed, notices)
 
 __all__ = [
     "ACTOR_KEY",
+    "EPOCH_KEY",
     "GROUPS",
     "REGISTRY",
     "VERSION_KEY",

@@ -31,6 +31,12 @@ this software does not know, is refused.
 
 **The actor.**  Every record the command loop commits says who caused it: the
 ``actor`` stamp (:class:`ActorStamp`), declared here once for every type.
+
+**The epoch.**  Every record the central server commits says under which leadership
+epoch it was written (``epoch``, a whole number; :mod:`central_server.leadership`),
+declared here once for every type and left out while ``None``, so a hall's records
+and every record stored before the epoch existed keep their form byte for byte.  The
+regulator's receiver refuses a record of an epoch older than one it has seen.
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ from protocol.json_values import describe
 VERSION_KEY = "v"
 #: The payload key of the actor stamp.
 ACTOR_KEY = "actor"
+#: The payload key of the leadership epoch stamp (central server records only).
+EPOCH_KEY = "epoch"
 _OMIT = "records.omit_default"
 _KEY = "records.key"
 
@@ -129,7 +137,7 @@ class ActorStamp(Shape):
 
 @dataclass(frozen=True, kw_only=True)
 class JournalRecord:
-    """Base of every record type: the actor stamp, the version, and the payload form."""
+    """Base of every record type: the actor and epoch stamps, the version, and the payload form."""
 
     type: ClassVar[str]
     version: ClassVar[int] = 1
@@ -138,9 +146,13 @@ class JournalRecord:
     carries_type: ClassVar[bool] = False
 
     actor: ActorStamp | None = optional()
+    #: The leadership epoch the central server wrote the record under (None: a hall's record).
+    epoch: int | None = optional()
 
     def __post_init__(self) -> None:
         _check_fields(self, self.type)
+        if self.epoch is not None and self.epoch < 1:
+            raise self.refusal(f"a leadership epoch is 1 or more, not {self.epoch}", EPOCH_KEY)
         self.check()
 
     def check(self) -> None:

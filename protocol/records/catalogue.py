@@ -20,6 +20,8 @@ from typing import Any
 from protocol.records import GROUPS, REGISTRY
 from protocol.records.base import Json, JournalRecord, Shape, annotations_of, left_out_at_default, payload_key
 
+#: The stamps every type has (the conventions of docs/journal.md say what they hold): not listed per type.
+STAMPS = ("actor", "epoch")
 BEGIN = "<!-- record types: generated from protocol/records by scripts/journal_record_types.py -->"
 END = "<!-- end of record types -->"
 
@@ -71,7 +73,7 @@ def type_section(cls: type[JournalRecord]) -> str:
     if cls.carries_type:
         lines.append(f'| `type` | text: `"{cls.type}"` | always |')
     for f in dataclasses.fields(cls):
-        if f.name != "actor":
+        if f.name not in STAMPS:
             lines.append(f"| `{payload_key(f)}` | {json_type(hints[f.name])} | {_presence(f)} |")
     return "\n".join(lines)
 

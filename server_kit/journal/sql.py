@@ -17,6 +17,16 @@ missing while the table holds records, unsigned or signed by another key is a fa
 too.  A journal starts only by :meth:`Journal.initialise`, which writes its first
 record (:data:`protocol.chain.OPENING`) and its first head, and only when the table is
 empty and no head exists.
+
+**The guard.**  :attr:`Journal.guard` (None unless the server sets one) runs first in
+every commit's transaction, before the records are inserted, on the same connection;
+when it raises, the transaction rolls back, nothing is written, and the commit fails
+with its error.  The central server's fence is one (:mod:`central_server.leadership`):
+it refuses the commits of a process whose leadership epoch is no longer the
+database's.  It runs before the insert so that a fenced process, whose idea of the
+last record is behind the table's, is told it is fenced rather than that its record's
+``seq`` is taken, and so that on PostgreSQL it locks the leadership row before any
+journal row.
 """
 
 from __future__ import annotations
@@ -78,6 +88,8 @@ class Journal:
         self.key = key
         self.head = head
         self.last: Record | None = table.last_record(engine)
+        #: Run first in every commit's transaction; raising refuses the commit (see the module).
+        self.guard: Callable[[Connection], None] | None = None
 
     def verify(self, after: tuple[int, str] | None = None) -> int:
         """Verify the journal against the key and the signed head; the last record's ``seq``.
@@ -97,6 +109,21 @@ class Journal:
 
     def record(self, seq: int) -> Record | None:
         return table.record(self.engine, seq)
+
+    def follow(self) -> int:
+        """Verify the records another process appended after :attr:`last`, and follow them; how many.
+
+        For a process taking over a journal another one was writing (the central
+        leadership): what that one committed after this one's :meth:`verify` is checked
+        the same way (hash, link, signature, the signed head) before anything is appended
+        after it.  Raises :class:`~protocol.chain.ChainError` when it does not verify.
+        """
+        if table.last_record(self.engine) == self.last:
+            return 0
+        before = self.last.seq if self.last is not None else 0
+        verified = self.verify((self.last.seq, self.last.hash) if self.last is not None else None)
+        self.last = table.record(self.engine, verified)
+        return verified - before
 
     @property
     def is_new(self) -> bool:
@@ -140,7 +167,7 @@ class Journal:
             raise JournalStateError(
                 records[0].seq, f"does not follow the journal's last record ({expected_seq - 1}); nothing was appended"
             )
-        table.append(self.engine, list(records), extra)
+        table.append(self.engine, list(records), extra, self.guard)
         self.last = records[-1]
         try:
             self.write_head()

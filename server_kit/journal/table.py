@@ -57,10 +57,19 @@ _COLUMNS = (
 
 
 def append(
-    engine: Engine, records: list[Record], extra: Callable[[Connection], None] | None = None
+    engine: Engine,
+    records: list[Record],
+    extra: Callable[[Connection], None] | None = None,
+    guard: Callable[[Connection], None] | None = None,
 ) -> None:
-    """Durably append ``records`` (and run ``extra`` in the same transaction)."""
+    """Durably append ``records`` (and run ``extra`` in the same transaction).
+
+    ``guard`` runs first in the transaction, before any row is written: raising there
+    refuses the commit (the central server's fence, :mod:`central_server.leadership`).
+    """
     with engine.begin() as connection:
+        if guard is not None:
+            guard(connection)
         connection.execute(
             insert(_TABLE),  # the table, not the mapped class: no ORM work per row
             [

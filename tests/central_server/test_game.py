@@ -16,7 +16,8 @@ import pytest_twisted
 
 
 from central_server.domain.game import CentralGame
-from central_server.module import REFUSED, game_record
+from central_server.module import game_record
+from protocol.records.central import GAME_RECORDS
 from server_kit.journal import table
 from tests.central_server.conftest import Running
 from tests.central_server.support import until
@@ -108,7 +109,7 @@ async def test_two_halls_play_a_whole_network_game_over_mutual_tls(central_on: R
 
     # The journal is the game: it verifies, and the game rebuilt from it is the one served.
     assert central.server.journal.verify() == central.journal_length()
-    records = [r for r in table.read(central.server.engine) if r.type.startswith("central_") and r.type != REFUSED]
+    records = [r for r in table.read(central.server.engine) if r.type in GAME_RECORDS]
     events = [game_record(r) for r in records]
     rebuilt = CentralGame.replay(events, central.server.module.library["V1"])
     assert rebuilt.events == central.game.events

@@ -33,7 +33,7 @@ from central_server.config import load_config
 from central_server.module import game_record
 from central_server.domain.game import CentralGame
 from central_server.store import load_series
-from protocol.records.central import CentralSaleClosed
+from protocol.records.central import GAME_RECORDS, CentralSaleClosed
 from server_kit.db.database import create
 from server_kit.journal import table
 from server_kit.journal.sql import Journal
@@ -53,7 +53,7 @@ def journaled_game(config_path: Path) -> tuple[CentralGame | None, int]:
         count = Journal(engine, load_journal_key(config.journal_key), head=config.journal_head).verify()
         events = [
             game_record(r)
-            for r in table.read(engine) if r.type.startswith("central_") and r.type != "central_command_refused"
+            for r in table.read(engine) if r.type in GAME_RECORDS
         ]
         library = load_series(engine)
     finally:

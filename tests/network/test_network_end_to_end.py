@@ -38,6 +38,7 @@ from central_server.module import game_record
 from central_server.store import load_series
 from hall_server.hall.cashier import player_account
 from protocol.chain import Record
+from protocol.records.central import GAME_RECORDS
 from protocol.records.central import CentralCardWon as CardWon
 from protocol.records.central import CentralPurchaseConfirmed as PurchaseConfirmed
 from protocol.records.central import CentralPurchaseRefused as PurchaseRefused
@@ -323,7 +324,7 @@ def _central_game(config_path: Path) -> CentralGame:
     engine = create(config.database_url)
     try:
         events = [game_record(r) for r in table.read(engine)
-                  if r.type.startswith("central_") and r.type != "central_command_refused"]
+                  if r.type in GAME_RECORDS]
         library = load_series(engine)
     finally:
         engine.dispose()

@@ -1,0 +1,144 @@
+"""The central leadership: which central server process may write the central journal (R92.6).
+
+One row of the central database, ``central_leadership`` (``epoch``, ``holder``,
+``since_ms``), says which process holds the leadership and under which epoch.  A
+process takes it at start (:func:`take`: the epoch plus one, in one transaction, the
+row locked on PostgreSQL by ``SELECT ... FOR UPDATE``), journals
+``central_leadership_taken`` and from then on
+
+- stamps its epoch on every record it commits (``CommandCore.epoch``);
+- commits only through its :class:`Fence`, the journal's commit guard
+  (:attr:`server_kit.journal.sql.Journal.guard`): in the commit's own transaction,
+  before any record is inserted, the fence reads the row (locked on PostgreSQL) and
+  refuses the commit with :class:`Fenced` when another process has taken a later
+  epoch.  The transaction rolls back whole (records and projection rows), the command
+  core rebuilds its modules from the journal, and the process stops: once fenced it
+  never writes again.
+
+So two processes on one database never both write: the one that took the leadership
+last is the only one whose commits land.  On PostgreSQL the row lock orders a take and
+a commit: a commit in flight when another process takes the leadership either lands
+before the take, or waits for it and is refused.  On SQLite (a single-node demo) the
+database's one writer does the same, and a commit that meets a take at the same moment
+fails with the database's "busy" error instead, writing nothing; the next one is
+refused.  Which process may take the leadership at all (the one beside Patroni's
+leader, issue 13) is not decided here yet: a central server takes it when it starts.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Callable
+
+from sqlalchemy import BigInteger, Column, Connection, Engine, Integer, MetaData, Table, Text, select, update
+
+from protocol.chain import ChainError
+from protocol.errors import DomainError
+from protocol.records import ActorStamp
+from protocol.records.leadership import CentralLeadershipTaken
+from server_kit.core import Actor
+from server_kit.journal.sql import Journal
+from server_kit.journal.table import NAMING
+
+#: The leadership's table (central migration 0002 makes it, with its one row at epoch 0).
+METADATA = MetaData(naming_convention=NAMING)
+LEADERSHIP = Table(
+    "central_leadership",
+    METADATA,
+    Column("epoch", Integer, nullable=False),
+    Column("holder", Text, nullable=True),
+    Column("since_ms", BigInteger, nullable=True),
+)
+
+
+class LeadershipError(DomainError):
+    """The leadership cannot be taken in the state the database is in; the message says why."""
+
+
+class Fenced(DomainError):
+    """A commit of a process whose epoch is no longer the leadership's: nothing of it was written."""
+
+    def __init__(self, holder: str | None, epoch: int, own_epoch: int) -> None:
+        self.holder, self.epoch, self.own_epoch = holder, epoch, own_epoch
+        super().__init__(
+            f"central server {holder or '(none)'} holds epoch {epoch}; this process's epoch {own_epoch} is fenced: "
+            "nothing was written"
+        )
+
+
+def holder_name(central_id: str) -> str:
+    """Who takes the leadership: the central server's id, its host and process id (two processes differ)."""
+    return f"{central_id} on {socket.gethostname()} pid {os.getpid()}"
+
+
+def _held(connection: Connection) -> tuple[int, str | None]:
+    """The epoch and holder of the leadership's one row, locked until the transaction ends (PostgreSQL;
+    SQLite ignores the lock)."""
+    rows = connection.execute(select(LEADERSHIP.c.epoch, LEADERSHIP.c.holder).with_for_update()).all()
+    if len(rows) != 1:
+        raise LeadershipError(
+            f"the table central_leadership holds {len(rows)} rows, not one: the central database was altered"
+        )
+    return int(rows[0].epoch), rows[0].holder
+
+
+def take(engine: Engine, holder: str, now_ms: int) -> int:
+    """Take the leadership for ``holder`` at ``now_ms``: the epoch after the last one, which is returned.
+
+    From its commit on, the fence of every process holding an older epoch refuses its
+    commits.
+    """
+    with engine.begin() as connection:
+        epoch = _held(connection)[0] + 1
+        connection.execute(update(LEADERSHIP).values(epoch=epoch, holder=holder, since_ms=now_ms))
+    return epoch
+
+
+class Fence:
+    """The journal's commit guard of the process holding ``epoch``: raises :class:`Fenced` once it is not.
+
+    Called with the commit's connection, on the thread the commit runs on; the first
+    time it refuses it calls ``on_fenced`` there with the error (the server stops), and
+    from then on it refuses every commit without asking the database: an epoch is
+    never given back.
+    """
+
+    def __init__(self, epoch: int, on_fenced: Callable[[Fenced], None] | None = None) -> None:
+        self.epoch = epoch
+        self.on_fenced = on_fenced
+        self.fenced: Fenced | None = None
+
+    def __call__(self, connection: Connection) -> None:
+        if self.fenced is None:
+            epoch, holder = _held(connection)
+            if epoch == self.epoch:
+                return
+            self.fenced = Fenced(holder, epoch, self.epoch)
+            if self.on_fenced is not None:
+                self.on_fenced(self.fenced)
+        raise Fenced(self.fenced.holder, self.fenced.epoch, self.epoch)
+
+
+def lead(
+    journal: Journal, holder: str, now_ms: int, actor: Actor, *, cause: str = "start",
+    on_fenced: Callable[[Fenced], None] | None = None,
+) -> Fence:
+    """Take the leadership of ``journal`` (verified) for ``holder`` and journal it; its fence, installed.
+
+    What a previous holder committed after ``journal`` was verified and before the take
+    is verified too and followed (:meth:`Journal.follow`), so ``central_leadership_taken``
+    comes after it; that record is committed through the new fence, and carries the
+    epoch like every record after it.
+    """
+    epoch = take(journal.engine, holder, now_ms)
+    fence = Fence(epoch, on_fenced)
+    journal.guard = fence
+    try:
+        journal.follow()
+    except ChainError as error:
+        raise LeadershipError(f"the records written before the leadership was taken do not verify: {error}") from None
+    taken = CentralLeadershipTaken(holder=holder, previous_epoch=epoch - 1, cause=cause,
+                                   actor=ActorStamp(**actor.to_dict()), epoch=epoch)
+    journal.append(now_ms, [taken])
+    return fence
