@@ -127,7 +127,7 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
         store = Store(engine)
         senders = store.senders()
         alerts = store.alerts()
-        plain = status_of(store, Receiver(store, lambda: 0))  # the games replayed from the stored records
+        plain = status_of(store, Receiver(store, lambda: 0, read_only=True))  # replayed, nothing written
     finally:
         engine.dispose()
     if as_json:

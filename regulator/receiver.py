@@ -87,17 +87,24 @@ def load_key(pem: str, sender: str) -> Ed25519PublicKey:
 
 class Receiver:
     """``journal``: the receiver's own signed journal, where each alert is recorded once, in
-    the transaction that stores it (None: the alerts are stored only)."""
+    the transaction that stores it (None: the alerts are stored only).  A ``read_only``
+    receiver (``bingo regulator status``) folds and checks what the store holds and raises
+    nothing: the faults it finds are in the games it answers, and only the serving
+    receiver records an alert."""
 
-    def __init__(self, store: Store, clock: Callable[[], int], journal: JournalPort | None = None) -> None:
+    def __init__(self, store: Store, clock: Callable[[], int], journal: JournalPort | None = None,
+                 read_only: bool = False) -> None:
         self.store = store
         self.clock = clock
         self.journal = journal
+        self.read_only = read_only
         self._senders: dict[str, _Sender] = {}
         #: Each hall's games, folded from its stored records (rebuilt at the first hello after a start).
         self.games: dict[str, HallGames] = {}
 
     def alert(self, sender: str, kind: str, seq: int, detail: str) -> None:
+        if self.read_only:
+            return
         alert = Alert(sender, kind, seq, detail, self.clock())
         if self.journal is None:
             self.store.raise_alert(alert)

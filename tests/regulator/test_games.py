@@ -133,3 +133,21 @@ def test_a_game_whose_signed_records_do_not_agree_raises_replay_differs_once(
     again.games_of(HALL)
     assert differs(again) == [detail]
     assert [r.type for r in receiver.journal.records()].count("feed_alert_raised") == 1  # type: ignore[union-attr]
+
+
+def test_a_read_only_receiver_shows_a_differing_game_and_records_no_alert(tmp_path: Path) -> None:
+    """``bingo regulator status`` folds the store with a read-only receiver: a game whose records
+    differ is shown with what differs, and nothing is written, not even the alert."""
+    receiver = fed(tmp_path, game(bingo_paid=False))
+    store = receiver.store
+    engine = store.engine
+    with engine.begin() as db:
+        db.exec_driver_sql("DELETE FROM feed_alert")  # as if the serving receiver had not raised it yet
+    journaled = len(list(receiver.journal.records()))  # type: ignore[union-attr]
+    reader = Receiver(store, clock=lambda: 7_000, read_only=True)
+    games = reader.games_of(HALL)
+    assert games is not None
+    (one,) = games.checked
+    assert not one.verified and any("never paid" in fault for fault in one.faults)
+    assert store.alerts() == []
+    assert len(list(receiver.journal.records())) == journaled  # type: ignore[union-attr]
