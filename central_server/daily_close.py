@@ -31,28 +31,20 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from central_server.daily import central_day
-from protocol.chain import Record, verify_chain
+from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.audit_folder import is_day
-from server_kit.journal import table
-from server_kit.journal.sql import Journal, read_head
+from server_kit.journal.sql import Journal, verified_records
 from server_kit.pki import PkiError
 from server_kit.reports.cms import ReportSigner, write_signed
-from server_kit.reports.daily import daily_report, day_end_ms
+from server_kit.reports.daily import REPORTS_FOLDER, daily_report, day_end_ms, day_folder
 
-#: Where the reports written at the day's close go, in the central server's folder; the feed sends them from there.
-REPORTS_FOLDER = "reports"
 #: How long after midnight the day's report is written.
 MARGIN_S = 1.0
 #: How soon a pass is tried again when a record decided before it is still being committed.
 RETRY_S = 1.0
 
 log = Logger()
-
-
-def day_folder(home: Path, day: str) -> Path:
-    """The folder of ``day``'s report written at the close: ``reports/daily-YYYY-MM-DD``."""
-    return home / REPORTS_FOLDER / f"daily-{day}"
 
 
 def local_day(seconds: float, zone: datetime.tzinfo) -> datetime.date:
@@ -161,9 +153,8 @@ class DayCloser(Service):
             log.warn("The daily report is not written at the day's close: {error}", error=str(error))
             return None
         journal = self.journal
-        head = read_head(journal.head)  # first: records committed meanwhile only lengthen the journal
-        records = list(table.read(journal.engine))
-        verify_chain(records, journal.key.public_key(), head=head, where=f"the journal head file {journal.head}")
+        records = verified_records(journal.engine, journal.key.public_key(), journal.head,
+                                   where=f"the journal head file {journal.head}")
         if (records[-1].seq if records else 0) < decided:
             raise _Lagging()
         return signer, records, due_days(records, self.reports, self.zone, through)

@@ -49,7 +49,7 @@ from twisted.web.server import Site
 from central_server import leadership, store
 from central_server.config import CentralConfig, load_config
 from central_server.consultation import CentralConsultation
-from central_server.daily_close import REPORTS_FOLDER, DayCloser
+from central_server.daily_close import DayCloser
 from central_server.domain.config import library_digest
 from central_server.edge import CentralEndpoint
 from central_server.module import SYSTEM, CentralModule
@@ -62,6 +62,7 @@ from server_kit.core import CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
+from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key, public_pem
 from server_kit.services import ThreadPoolService, WebService

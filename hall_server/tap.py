@@ -76,7 +76,7 @@ from hall_server.network.link import CentralAddress, central_link
 from hall_server.network.module import NetworkModule
 from hall_server.network.relay import NetworkRelay
 from hall_server.reports.consultation import Consultation
-from hall_server.reports.daily_files import REPORTS_FOLDER, DailyReporter
+from hall_server.reports.daily_files import DailyReporter
 from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.terminal_gateway.gateway import TerminalGateway
@@ -106,6 +106,7 @@ from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_r
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
+from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path

@@ -25,26 +25,14 @@ from twisted.python.failure import Failure
 
 from hall_server.reports.daily import hall_day, session_date
 from hall_server.reports.minutes import build
-from protocol.chain import Record, verify_chain
+from protocol.chain import Record
 from protocol.daily import DailyReport
-from server_kit.journal import table as table
-from server_kit.journal.sql import Journal, read_head
+from server_kit.journal.sql import Journal, verified_records
 from server_kit.pki import PkiError
 from server_kit.reports.cms import ReportSigner, write_signed
-from server_kit.reports.daily import daily_report
-
-#: Where the reports written at the close go, in the hall's folder.
-REPORTS_FOLDER = "reports"
+from server_kit.reports.daily import daily_report, day_folder
 
 log = Logger()
-
-
-def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path) -> list[Record]:
-    """The whole journal, once it verifies; the head is read first, so records committed meanwhile only lengthen it."""
-    expected_head = read_head(head)
-    records = list(table.read(engine))
-    verify_chain(records, public_key, head=expected_head)
-    return records
 
 
 def read_day(engine: Engine, public_key: Ed25519PublicKey, head: Path, day: str, hall_name: str,
@@ -59,11 +47,6 @@ def read_month(engine: Engine, public_key: Ed25519PublicKey, head: Path, month_d
     records = verified_records(engine, public_key, head)
     book = build(records)
     return [hall_day(records, day, hall_name, timezone, book) for day in month_days]
-
-
-def day_folder(home: Path, day: str) -> Path:
-    """The folder of ``day``'s report written at the close: ``reports/daily-YYYY-MM-DD``."""
-    return home / REPORTS_FOLDER / f"daily-{day}"
 
 
 class DailyReporter:

@@ -18,9 +18,7 @@ from sqlalchemy import Engine
 
 from hall_server.reports.layout import game_report, month_report, session_report
 from hall_server.reports.minutes import MinutesBook, build
-from protocol.chain import verify_chain
-from server_kit.journal import table as table
-from server_kit.journal.sql import read_head
+from server_kit.journal.sql import verified_records
 from server_kit.reports.document import Report, ReportError
 from server_kit.reports.render import to_csv, to_pdf
 from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
@@ -50,10 +48,7 @@ def read_book(engine: Engine, public_key: Ed25519PublicKey, head: Path) -> Minut
     The head file is read before the records: a server may commit while the report
     is made, and the table may run past the head, never fall behind it.
     """
-    expected_head = read_head(head)
-    records = list(table.read(engine))
-    verify_chain(records, public_key, head=expected_head)
-    return build(records)
+    return build(verified_records(engine, public_key, head))
 
 
 def make_report(book: MinutesBook, kind: str, subject: str, hall_name: str, timezone: tzinfo) -> Report:

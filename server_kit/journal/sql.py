@@ -36,7 +36,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sqlalchemy import Connection, Engine
 from twisted.logger import Logger
 
@@ -64,6 +64,20 @@ def read_head(path: Path) -> Head | None:
     except ValueError:
         raise ChainError(None, f"the journal head file {path} is unreadable") from None
     return head_from_dict(data, f"the journal head file {path}")
+
+
+def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path,
+                     where: str = "the journal head") -> list[Record]:
+    """The whole journal, once it verifies (every hash, link and signature, and the signed head).
+
+    The head file is read before the records: a server may commit meanwhile, and the
+    table may run past the head, never fall behind it.  Raises
+    :class:`~protocol.chain.ChainError` naming the first fault (``where`` names the head in it).
+    """
+    expected = read_head(head)
+    records = list(table.read(engine))
+    verify_chain(records, public_key, head=expected, where=where)
+    return records
 
 
 def _write_head(path: Path, head: Head) -> None:

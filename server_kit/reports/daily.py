@@ -35,6 +35,15 @@ KIND = "daily"
 STEM = "report"
 
 
+#: Where a server keeps the reports it writes by itself, in its folder; its feed sends them from there.
+REPORTS_FOLDER = "reports"
+
+
+def day_folder(home: Path, day: str) -> Path:
+    """The folder of ``day``'s report written at the close: ``reports/daily-YYYY-MM-DD``."""
+    return home / REPORTS_FOLDER / f"daily-{day}"
+
+
 def table_of(key: str, title: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Cell]]) -> Table:
     return Table(key, title, tuple(Column(k, t) for k, t in columns), tuple(tuple(row) for row in rows))
 
