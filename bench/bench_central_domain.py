@@ -17,7 +17,7 @@ through :class:`central_server.domain.game.CentralGame` with no I/O:
   with the line and the bingo only and with two extra patterns;
 * **replay**: rebuilding the whole game from its journal (``CentralGame.replay``).
 
-Goals (issue 12): winners per ball across 1,000,000 cards in under 2 ms.  The figures
+Goal: winners per ball across 1,000,000 cards in under 2 ms.  The figures
 are the domain's alone: journaling, the network and the halls come on top.  Per-ball
 times are printed as wall time and as the thread's CPU time: on a shared machine the
 wall time's tail is the scheduler's (another process holding the core), the CPU time

@@ -22,7 +22,7 @@ before the take, or waits for it and is refused.  On SQLite (a single-node demo)
 database's one writer does the same, and a commit that meets a take at the same moment
 fails with the database's "busy" error instead, writing nothing; the next one is
 refused.  Which process may take the leadership at all (the one beside Patroni's
-leader, issue 13) is not decided here yet: a central server takes it when it starts.
+leader) is not decided here yet: a central server takes it when it starts.
 """
 
 from __future__ import annotations

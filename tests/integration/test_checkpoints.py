@@ -181,7 +181,7 @@ def test_a_checkpoint_past_the_journal_end_refuses_the_start(hall_folder: Path) 
     )
 
 
-# --- the pre-session verification off the database writer (issue 10, item 6) -------------
+# --- the pre-session verification off the database writer ----------------------------
 
 
 @pytest.mark.req("R84.1")
