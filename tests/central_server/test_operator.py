@@ -31,6 +31,7 @@ from tests.central_server.support import (
     make_pki,
     until,
 )
+from tests.support.waiting import WAIT, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R96.2", "R93.1")]
 
@@ -57,7 +58,11 @@ def start(tmp_path: Path) -> tuple[CentralProcess, Path, Path]:
     # No opens_after_ms: only the operator opens the sale; a long window keeps it open meanwhile.
     config.write_text(config_text(home, pki_dir, f"sqlite:///{home / 'central.sqlite3'}", opens_after_ms=None,
                                   sale_ms=600_000))
-    return CentralProcess(config).start(), pki_dir, config
+    process = CentralProcess(config).start()
+    # The games are scheduled once the endpoint listens: a test counts the records after that.
+    wait_until(lambda: any(r.type == "central_game_scheduled" for r in journal(config)), WAIT,
+               "the configured game to be scheduled")
+    return process, pki_dir, config
 
 
 def journal(config: Path) -> list[Any]:
