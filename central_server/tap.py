@@ -66,6 +66,7 @@ from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key, public_pem
 from server_kit.services import ThreadPoolService, WebService
+from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.consultation import consultation_resource
 from server_kit.web.http import NotFound, SecureRequest, StaticFiles
 
@@ -235,7 +236,7 @@ def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore
     root = _Root()
     root.putChild(b"regulator", consultation_resource(core, consultation.answer, STATIC / "regulator.html",
                                                       "the central server"))
-    root.putChild(b"static", StaticFiles(STATIC))
+    root.putChild(b"static", StaticFiles(STATIC, CONSULTATION_STATIC))
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
     endpoint = SSL4ServerEndpoint(reactor, config.consultation.port, tls, interface=config.consultation.interface)
     web = WebService(endpoint, Site(root, requestFactory=SecureRequest))

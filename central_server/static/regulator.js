@@ -1,80 +1,18 @@
-// The regulator's consultation of the central server: every figure is the central
-// server's answer to a query of /regulator/api/, recorded in its journal before it answers.
+// The regulator's consultation of the central server: the shared page's script
+// (consult.js) and the central server's own queries, its network games, halls,
+// terminals and movements of money.
 "use strict";
-const Consult = {
-  money(cents) {
-    if (cents === null || cents === undefined) return "-";
-    const sign = cents < 0 ? "-" : "";
-    const abs = Math.abs(cents);
-    return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")} €`;
-  },
-  el(tag, text, cls) {
-    const node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (cls) node.className = cls;
-    return node;
-  },
-  row(cells) {
-    const tr = document.createElement("tr");
-    cells.forEach((c) => tr.appendChild(Consult.el("td", c === null || c === undefined ? "-" : c)));
-    return tr;
-  },
-  table(head, rows) {
-    const table = document.createElement("table");
-    table.className = "rows";
-    const thead = document.createElement("thead");
-    const tr = document.createElement("tr");
-    head.forEach((h) => tr.appendChild(Consult.el("th", h)));
-    thead.appendChild(tr);
-    table.appendChild(thead);
-    const body = document.createElement("tbody");
-    rows.forEach((cells) => body.appendChild(Consult.row(cells)));
-    table.appendChild(body);
-    return table;
-  },
-  time(ms) {
-    return ms ? new Date(ms).toLocaleString() : "-";
-  },
-  async ask(query) {
-    const status = document.getElementById("status");
-    status.textContent = `asking: ${query || "index"}`;
-    status.classList.remove("offline");
-    try {
-      const answer = await fetch(`/regulator/api/${query}`, { headers: { accept: "application/json" } });
-      const body = await answer.json();
-      if (!body.ok) throw new Error(body.error ? body.error.message : `the central server answered ${answer.status}`);
-      status.textContent = `answered: ${query || "index"}`;
-      return body;
-    } catch (error) {
-      status.textContent = String(error.message || error);
-      status.classList.add("offline");
-      return null;
-    }
-  },
-  fill(selector, rows) {
-    const tbody = document.querySelector(`${selector} tbody`);
-    tbody.textContent = "";
-    rows.forEach((cells) => tbody.appendChild(Consult.row(cells)));
-    return tbody;
-  },
+Object.assign(Consult, {
   async games() {
     const body = await Consult.ask("games");
     const tbody = Consult.fill("#games", []);
     if (!body) return;
-    body.games.slice().reverse().forEach((g) => {
-      const tr = Consult.row([g.game_id, g.state, g.halls.join(", "), g.cards_sold, Consult.money(g.sales_cents),
-        Consult.money(g.prizes_paid_cents), g.balls]);
-      tr.className = "pick";
-      tr.tabIndex = 0;
-      tr.dataset.game = g.game_id;
-      tr.addEventListener("click", () => Consult.game(g.game_id, tr));
-      tr.addEventListener("keydown", (e) => { if (e.key === "Enter") Consult.game(g.game_id, tr); });
-      tbody.appendChild(tr);
-    });
+    body.games.slice().reverse().forEach((g) => Consult.pickable(tbody, g.game_id, [g.game_id, g.state,
+      g.halls.join(", "), g.cards_sold, Consult.money(g.sales_cents), Consult.money(g.prizes_paid_cents), g.balls],
+    Consult.game));
   },
   async game(id, tr) {
-    document.querySelectorAll("#games tr.chosen").forEach((r) => r.classList.remove("chosen"));
-    if (tr) tr.classList.add("chosen");
+    Consult.choose(tr);
     const body = await Consult.ask(`games/${encodeURIComponent(id)}`);
     const box = document.getElementById("game");
     box.textContent = "";
@@ -83,12 +21,9 @@ const Consult = {
     document.getElementById("game-title").textContent = `Game ${g.game_id}`;
     document.getElementById("game-hint").textContent =
       `${g.state}; journal records ${g.journal.first_seq} to ${g.journal.last_seq}`;
-    const facts = document.createElement("dl");
-    [["Card price", Consult.money(g.price_cents)], ["Series", g.series], ["Halls", g.halls.join(", ")],
-      ["Cards sold", g.cards_sold], ["Collection", Consult.money(g.collection_cents)],
-      ["Prizes paid", Consult.money(g.prizes_paid_cents)]]
-      .forEach(([k, v]) => { facts.appendChild(Consult.el("dt", k)); facts.appendChild(Consult.el("dd", v)); });
-    box.appendChild(facts);
+    box.appendChild(Consult.facts([["Card price", Consult.money(g.price_cents)], ["Series", g.series],
+      ["Halls", g.halls.join(", ")], ["Cards sold", g.cards_sold], ["Collection", Consult.money(g.collection_cents)],
+      ["Prizes paid", Consult.money(g.prizes_paid_cents)]]));
     box.appendChild(Consult.el("h3", `Balls (${g.balls_drawn.length}), in the order drawn`));
     box.appendChild(Consult.el("p", g.balls_drawn.join(" ") || "none yet", "balls-line"));
     box.appendChild(Consult.el("h3", "Prizes"));
@@ -143,32 +78,6 @@ const Consult = {
     Consult.fill("#movements", body.movements.map((m) => [m.seq, Consult.time(m.time_ms), m.game, m.hall,
       m.terminal, m.player, Consult.money(m.change_cents), m.what]));
   },
-  async records(event) {
-    if (event) event.preventDefault();
-    const after = document.getElementById("after").value.trim() || "0";
-    const type = document.getElementById("type").value.trim();
-    const what = document.getElementById("operator-only").checked ? "operator-actions" : "records";
-    const params = new URLSearchParams({ after, limit: "100" });
-    if (type) params.set("type", type);
-    const body = await Consult.ask(`${what}?${params}`);
-    const tbody = Consult.fill("#records", []);
-    const next = document.getElementById("next-page");
-    next.hidden = true;
-    if (!body) return;
-    body.records.forEach((r) => {
-      const actor = r.payload.actor;
-      const tr = Consult.row([r.seq, Consult.time(r.time_ms), r.type, actor ? `${actor.name} (${actor.role})` : "-",
-        JSON.stringify(r.payload)]);
-      tr.lastChild.className = "payload";
-      tr.title = `hash ${r.hash}`;
-      tbody.appendChild(tr);
-    });
-    if (body.next_after !== null) {
-      next.hidden = false;
-      next.onclick = () => { document.getElementById("after").value = body.next_after; Consult.records(); };
-    }
-  },
-};
-document.getElementById("records-form").addEventListener("submit", Consult.records);
+});
 document.getElementById("movements-form").addEventListener("submit", Consult.movements);
 Consult.games().then(Consult.halls).then(() => Consult.movements()).then(() => Consult.records());

@@ -77,6 +77,7 @@ from server_kit.web.channel import (
     load_json,
     parse_request,
 )
+from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.http import HSTS, SECURITY_HEADERS, NotFound, SecureRequest, StaticFiles, json_response
 from server_kit.web.http import secure as _secure
 from server_kit.web.throttle import SignInThrottle, SignInThrottled
@@ -580,7 +581,7 @@ def build_site(
     board = _Folder(PageResource(sign_ins, "board.html", public=True))
     _put(board, b"ws", SocketResource(sign_ins, hub, public=True))
     _put(root, b"board", board)
-    _put(root, b"static", StaticFiles(static_dir()))
+    _put(root, b"static", StaticFiles(static_dir(), CONSULTATION_STATIC))
     api = _Folder()
     _put(api, b"state", StateResource(sign_ins, hub))
     _put(api, b"command", CommandResource(sign_ins, channel))

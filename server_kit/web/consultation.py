@@ -36,6 +36,8 @@ from server_kit import pki
 from server_kit.core import Actor, CommandCore
 from server_kit.web.http import json_response, secure
 
+#: The consultation page's shared script and style (``consult.js``, ``consult.css``), served by each server.
+STATIC = Path(__file__).parent / "static"
 #: The role the regulator's reads are journaled under; it may do nothing else.
 REGULATOR = "regulator"
 #: The one command of that role.

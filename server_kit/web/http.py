@@ -79,25 +79,28 @@ class SecureRequest(Request):
 
 
 class StaticFiles(Resource):
-    """A page's CSS and JavaScript: the files of ``folder``, by name.
+    """A page's CSS and JavaScript: the files of ``folders``, by name, the first folder's first.
 
     The files are small and few, so they are read whole; there is no directory
-    listing and no path below the folder.
+    listing and no path below a folder.
     """
 
     TYPES = {".css": b"text/css; charset=utf-8", ".js": b"text/javascript; charset=utf-8",
              ".html": b"text/html; charset=utf-8"}
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, *folders: Path) -> None:
         super().__init__()
-        self.folder = folder
+        self.folders = folders
 
     def getChild(self, path: bytes, request: Request) -> Resource:
         name = path.decode("ascii", "replace")
-        file = self.folder / name
-        if "/" in name or name.startswith(".") or file.suffix not in self.TYPES or not file.is_file():
+        if "/" in name or name.startswith(".") or Path(name).suffix not in self.TYPES:
             return NotFound()
-        return _StaticFile(file, self.TYPES[file.suffix])
+        for folder in self.folders:
+            file = folder / name
+            if file.is_file():
+                return _StaticFile(file, self.TYPES[file.suffix])
+        return NotFound()
 
 
 class _StaticFile(Resource):
