@@ -41,6 +41,9 @@ from server_kit.pki import PkiFolder, export_bundle, init_authority, issue_certi
 
 HALLS = {"hall-1": 8441, "hall-2": 8442}
 CENTRAL_PORT = 7310
+#: The regulator's consultation of the central server (R95.3), and its inspector's certificate.
+CONSULTATION_PORT = 7311
+INSPECTOR = "inspector"
 PASSWORD = "demo-network"
 PIN = "2468"
 LOAD_CENTS = 5_000
@@ -58,6 +61,10 @@ pki_dir = "{home / 'pki'}"
 [listen]
 interface = "127.0.0.1"
 port = {CENTRAL_PORT}
+
+[consultation]
+interface = "127.0.0.1"
+port = {CONSULTATION_PORT}
 
 [database]
 url = "sqlite:///{home / 'central.sqlite3'}"
@@ -191,6 +198,8 @@ def prepare(home: Path, opens_after_s: int, sale_s: int) -> None:
         issue_certificate(operator, "terminal", terminal)
         export_bundle(operator, terminal, home / "kiosks" / terminal)
         (home / hall_id / "hall.toml").write_text(hall_toml(hall_id, port))
+    issue_certificate(operator, "regulator", INSPECTOR)
+    export_bundle(operator, INSPECTOR, home / "regulator" / INSPECTOR)
 
 
 def set_up(hall_id: str, base: str, home: Path, number: int) -> tuple[str, str]:
@@ -249,6 +258,10 @@ def main() -> None:
             else:
                 lines.append(f"  kiosk: {base}/kiosk (enrolled at the first start; {p12}, password "
                              f"{KIOSK_P12_PASSWORD!r})")
+        if (home / "regulator" / INSPECTOR).is_dir():  # a home made before the consultation has none
+            inspector = kiosk_p12(home / "regulator" / INSPECTOR, INSPECTOR)
+            lines += ["", f"The regulator's consultation of the central server: import {inspector} (password "
+                      f"{KIOSK_P12_PASSWORD!r}), then open https://localhost:{CONSULTATION_PORT}/regulator/"]
         if fresh:
             lines += ["", f"The network game's sale opens {options.opens_after} s from now and lasts {options.sale} s; "
                       "then a ball every 3 s until the bingo."]
