@@ -98,7 +98,6 @@ class CentralService(MultiService):
     """The central server's services; ``central`` holds the parts, for the CLI and the tests."""
 
     central: "CentralServer"
-    consultation: WebService | None = None  # the regulator's consultation, when configured
 
 
 @dataclass
@@ -226,22 +225,18 @@ class _Root(Resource):
 
 
 def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore, reactor: Any,
-                      service: CentralService) -> None:
+                      read: Any) -> WebService:
     """The regulator's read-only consultation (R95.3): ``/regulator/`` over HTTPS, a regulator
-    certificate required at the handshake, the queries read off the reactor on their own thread."""
+    certificate required at the handshake, the queries read off the reactor with ``read``."""
     assert config.consultation is not None
-    reader = ThreadPool(minthreads=1, maxthreads=1, name="central-consultation")
-    ThreadPoolService(reader).setServiceParent(service)
-    consultation = CentralConsultation(journal.records, thread_pool_runner(reactor, reader))
+    consultation = CentralConsultation(journal.records, read)
     root = _Root()
     root.putChild(b"regulator", consultation_resource(core, consultation.answer, STATIC / "regulator.html",
                                                       "the central server"))
     root.putChild(b"static", StaticFiles(STATIC, CONSULTATION_STATIC))
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
     endpoint = SSL4ServerEndpoint(reactor, config.consultation.port, tls, interface=config.consultation.interface)
-    web = WebService(endpoint, Site(root, requestFactory=SecureRequest))
-    web.setServiceParent(service)
-    service.consultation = web
+    return WebService(endpoint, Site(root, requestFactory=SecureRequest))
 
 
 def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> CentralServer:
@@ -282,11 +277,13 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     endpoint = CentralEndpoint(module, config.central_id, config.halls)
     listener = HallListener(SSL4ServerEndpoint(reactor, config.port, tls, interface=config.interface))
     listener.setServiceParent(service)
-    # The daily report at each day's close (R95.4, R83.5), rendered and signed on a pool of its own.
-    reporting = ThreadPool(minthreads=0, maxthreads=1, name="central-daily-reports")
-    ThreadPoolService(reporting).setServiceParent(service)
-    closer = DayCloser(journal, config.home, config.central_id, config.timezone, clock,
-                       thread_pool_runner(reactor, reporting), decided_seq=lambda: core.seq)
+    # What reads the whole journal off the reactor, beside the writer: the daily report at each
+    # day's close (R95.4, R83.5), rendered and signed, and the regulator's consultation (R95.3).
+    reading = ThreadPool(minthreads=0, maxthreads=1, name="central-db-reader")
+    ThreadPoolService(reading).setServiceParent(service)
+    read = thread_pool_runner(reactor, reading)
+    closer = DayCloser(journal, config.home, config.central_id, config.timezone, clock, read,
+                       decided_seq=lambda: core.seq)
     closer.setServiceParent(service)
     if config.regulator is not None:
         feeding = config.regulator
@@ -300,7 +297,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         log.info("Regulator's feed: sending the journal to {host}:{port} as central", host=feeding.host,
                  port=feeding.port)
     if config.consultation is not None:
-        consultation_site(config, journal, core, reactor, service)
+        consultation_site(config, journal, core, reactor, read).setServiceParent(service)
         log.info("The regulator's consultation on {interface}:{port} (HTTPS, regulator certificates only)",
                  interface=config.consultation.interface, port=config.consultation.port)
     central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, closer, fence)
