@@ -43,6 +43,7 @@ from twisted.internet import defer, task  # noqa: E402
 
 from central_server.config import load_config  # noqa: E402
 from central_server.tap import CentralServer, build_central  # noqa: E402
+from server_kit import collector  # noqa: E402
 from server_kit.pki import init_authority, issue_certificate  # noqa: E402
 from tests.support.postgres import PostgresCluster, PostgresUnavailable  # noqa: E402
 
@@ -113,6 +114,7 @@ async def started(reactor: Any, folder: Path, url: str, cards: int) -> CentralSe
     path = home / "central.toml"
     path.write_text(config_text(home, pki_dir, url, cards))
     server = build_central(load_config(path), reactor)
+    collector.settle()  # as the process's composition root does (central_server.tap.makeService)
     server.service.startService()
     await server.listener.listening
     while server.module.games.get("bench-1") is None or server.module.games["bench-1"].phase != "selling":

@@ -118,7 +118,8 @@ def stand_in(spec_path: str) -> None:
             options = client_tls_options(Path(spec["pki"]), hall_id, "localhost")
             endpoint = SSL4ClientEndpoint(reactor, "127.0.0.1", spec["port"], options)
             hall = await connectProtocol(endpoint, Hall(hall_id, terminals))
-            await hall.callRemote(commands["hello"], hall_id=hall_id, versions=[1], software="bench stand-in")
+            await hall.callRemote(commands["hello"], hall_id=hall_id, versions=list(m.SUPPORTED_VERSIONS),
+                                  software="bench stand-in")
             halls.append(hall)
         print("ready", flush=True)
         stop_after = spec["balls"]

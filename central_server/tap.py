@@ -57,7 +57,7 @@ from central_server.terms import NOTICE_DAYS, PrizeTerms
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL
-from server_kit import pki
+from server_kit import collector, pki
 from server_kit.core import CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
@@ -312,4 +312,5 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
 
     path = Path(options.get("config") or default_config_path())
     central = build_central(load_config(path), reactor)
+    collector.settle()  # the games and the library are built: the collector leaves them be
     return central.service

@@ -101,7 +101,7 @@ from protocol.records import RecordError
 from protocol.regulator_feed import hall_sender
 from protocol.videobingo.errors import PaytableError
 from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
-from server_kit import pki
+from server_kit import collector, pki
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
@@ -745,6 +745,7 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     hall.web.listening.addErrback(_cannot_listen, config, reactor)
     if options.get("demo"):
         add_demo(hall, reactor, float(options.get("demo_pace") or 2.5))
+    collector.settle()  # the hall is rebuilt from its journal: the collector leaves that state be
     return hall.service
 
 

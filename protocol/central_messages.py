@@ -37,7 +37,9 @@ and count, R93.6), so a purchase answer is always small.
 Versions.  A connection starts with ``hello``: the hall lists the versions it speaks,
 the central server answers with the highest one both speak (:func:`negotiate`), or
 fails with ``version_unsupported`` and closes the connection.  Any other command before
-``hello`` fails with ``not_negotiated``.  Version 1 is :data:`PROTOCOL_VERSION`.
+``hello`` fails with ``not_negotiated``.  Version 2 is :data:`PROTOCOL_VERSION`: it sends a list of
+numbers that fit in a byte (a card's cells, the balls) as one byte a number, where version
+1 sent each as a number of its own; a hall that speaks only version 1 is refused.
 
 Request ids.  Every command a hall sends that changes anything carries a
 ``request_id`` (:attr:`Message.request_id`): the central server keeps it durably with
@@ -49,6 +51,8 @@ within that hall for ever (a UUID is a good choice).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping as AnyMapping
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence, Union
 
@@ -56,8 +60,8 @@ from protocol.errors import DomainError
 from protocol.sale import MAX_CARDS_PER_PLAYER  # R83.7: so also per request
 
 #: The protocol version this code speaks, and every version it accepts in ``hello``.
-PROTOCOL_VERSION = 1
-SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
+PROTOCOL_VERSION = 2
+SUPPORTED_VERSIONS: tuple[int, ...] = (2,)
 
 #: AMP's limits on one value and one key (``twisted.protocols.amp.MAX_VALUE_LENGTH``).
 MAX_VALUE_BYTES = 0xFFFF
@@ -71,6 +75,9 @@ MAX_CARD_NUMBER = 99_999_999
 CARD_CELLS = 27
 #: Amounts and times: JSON (the journal) holds integers exactly up to 2**53.
 MAX_EXACT = 2**53
+
+#: A control character: no text field may hold one.
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 _DIGITS = "0123456789"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -125,10 +132,10 @@ class Text:
                 f"{name} is {self.min_length} to {self.max_length} characters long, not {len(value)}",
             )
         if self.charset is not None:
-            bad = sorted(set(value) - self.charset)
-            if bad:
+            if not self.charset.issuperset(value):
+                bad = sorted(set(value) - self.charset)
                 raise CentralMessageError("bad_argument", f"{name} may not hold {bad[0]!r}")
-        elif any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        elif _CONTROL.search(value):
             raise CentralMessageError("bad_argument", f"{name} may not hold control characters")
         return value
 
@@ -189,21 +196,42 @@ class Flag:
 
 @dataclass(frozen=True)
 class WholeList:
-    """At most ``max_items`` whole numbers (``amp.ListOf(amp.Integer())``)."""
+    """At most ``max_items`` whole numbers.
+
+    On the wire (:mod:`server_kit.amp.commands`) a list whose numbers all fit in a byte
+    (``item`` within 0-255: a card's cells, the balls) is one byte a number (``bytes``),
+    which both ends read and write at C speed; any other list is ``amp.ListOf(amp.Integer())``.
+    """
 
     item: Whole
     max_items: int
 
-    def check(self, name: str, value: object) -> list[int]:
-        if not isinstance(value, (list, tuple)):
+    @property
+    def one_byte_each(self) -> bool:
+        """Whether every number the list may hold fits in one byte (and so travels as one)."""
+        return 0 <= self.item.low and self.item.high <= 255
+
+    def check(self, name: str, value: object) -> Sequence[int]:
+        """``value`` checked: a list or tuple of whole numbers, or bytes (one number a byte)."""
+        if not isinstance(value, (list, tuple, bytes, bytearray)):
             raise CentralMessageError("bad_argument", f"{name} is a list, not {_show(value)}")
         if len(value) > self.max_items:
             raise CentralMessageError(
                 "bad_argument", f"{name} holds at most {self.max_items} items, not {len(value)}"
             )
+        low, high = self.item.low, self.item.high
+        if isinstance(value, (bytes, bytearray)):  # one byte a number, as the wire carries it
+            if value and not (low <= min(value) and max(value) <= high):
+                bad = next(i for i, v in enumerate(value) if not low <= v <= high)
+                self.item.check(f"{name}[{bad}]", value[bad])
+            return value
+        if all(type(v) is int and low <= v <= high for v in value):
+            return list(value)  # the usual case, without a message made per item
         return [self.item.check(f"{name}[{i}]", v) for i, v in enumerate(value)]
 
     def worst_case_bytes(self) -> int:
+        if self.one_byte_each:
+            return self.max_items
         # ListOf: each element is a 2-byte length and the element's bytes.
         return self.max_items * (2 + self.item.worst_case_bytes())
 
@@ -258,13 +286,29 @@ def _show(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+#: The names of each declared tuple of fields, by the tuple's id (the tuple is kept with them,
+#: so an id is never taken by another tuple while it is here): checked once a message, not
+#: made again for each.
+_NAMES: dict[int, tuple[Sequence[Field], frozenset[str]]] = {}
+
+
+def _names(fields: Sequence[Field]) -> frozenset[str]:
+    known = _NAMES.get(id(fields))
+    if known is not None and known[0] is fields:
+        return known[1]
+    names = frozenset(f.name for f in fields)
+    if isinstance(fields, tuple):  # the declarations' own tuples, never a passing list
+        _NAMES[id(fields)] = (fields, names)
+    return names
+
+
 def _check_fields(where: str, fields: Sequence[Field], values: object) -> dict[str, Any]:
     what = where or "the message"
-    if not isinstance(values, Mapping):
+    if not isinstance(values, (dict, AnyMapping)):
         raise CentralMessageError("bad_argument", f"{what} is a record of fields, not {_show(values)}")
-    known = {f.name for f in fields}
-    unknown = sorted(set(values) - known)
-    if unknown:
+    known = _names(fields)
+    if not known.issuperset(values):
+        unknown = sorted(set(values) - known)
         raise CentralMessageError("bad_argument", f"{what} has no field {unknown[0]!r}")
     checked: dict[str, Any] = {}
     for f in fields:

@@ -512,7 +512,7 @@ class CommandCore:
 def _stamped(entry: Entry | JournalRecord, actor: Actor, epoch: int | None = None) -> Entry | JournalRecord:
     """Every record says who caused it, and the central server's the epoch it was written under."""
     if isinstance(entry, JournalRecord):
-        return replace(entry, actor=ActorStamp(**actor.to_dict()), epoch=epoch)
+        return entry.stamped(ActorStamp(**actor.to_dict()), epoch)
     type, payload = entry
     stamps: dict[str, Any] = {ACTOR_KEY: actor.to_dict()}
     if epoch is not None:  # a hall's payloads keep the form they always had

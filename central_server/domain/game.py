@@ -421,11 +421,14 @@ class CentralGame:
     def cards_assigned(self) -> int:
         return self.next_card - self.config.first_card
 
-    def card_cells(self, first_card: int, count: int) -> list[int]:
-        """The 27 cells (row by row, 0 a blank) of cards ``first_card``.. of the series, card after card."""
+    def card_cells(self, first_card: int, count: int) -> bytes:
+        """The 27 cells (row by row, 0 a blank) of cards ``first_card``.. of the series, card after card.
+
+        One byte a cell, as the protocol carries them (``WholeList`` of 0-90).
+        """
         if first_card < 1 or count < 0 or first_card - 1 + count > len(self._layouts):
             raise ValueError(f"the series has no cards {first_card} to {first_card + count - 1}")
-        return [int(n) for n in self._layouts[first_card - 1 : first_card - 1 + count].reshape(-1)]
+        return self._layouts[first_card - 1 : first_card - 1 + count].tobytes()
 
     @property
     def cards_left(self) -> int:

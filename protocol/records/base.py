@@ -158,6 +158,21 @@ class JournalRecord:
     def check(self) -> None:
         """Rules across fields a type adds; raise :class:`RecordError` (via :meth:`refusal`)."""
 
+    def stamped(self, actor: ActorStamp, epoch: int | None = None) -> "JournalRecord":
+        """This record with its actor and epoch stamps.
+
+        The fields were checked when the record was made; only the stamps are checked
+        here, so a burst of purchases does not build and check every record twice.
+        """
+        if not isinstance(actor, ActorStamp):
+            raise self.refusal(f"the actor stamp is an ActorStamp, not {type(actor).__name__}", ACTOR_KEY)
+        if epoch is not None and (isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1):
+            raise self.refusal(f"a leadership epoch is 1 or more, not {epoch!r}", EPOCH_KEY)
+        made = object.__new__(type(self))
+        made.__dict__.update(self.__dict__)
+        made.__dict__["actor"], made.__dict__["epoch"] = actor, epoch
+        return made
+
     def refusal(self, reason: str, field: str | None = None) -> RecordError:
         """The error refusing this record for ``reason``."""
         return RecordError(self.type, reason, field)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from twisted.protocols import amp
 
 from protocol import central_messages as m
+from server_kit.amp.commands import amp_command
 from protocol.central_messages import (
     ERRORS,
     MAX_VALUE_BYTES,
@@ -27,35 +28,7 @@ from protocol.central_messages import (
 pytestmark = pytest.mark.req("R92.5")
 
 
-# --- The conversion the server kit makes (docstring of protocol.central_messages) ------
-
-
-def amp_argument(field: Field) -> amp.Argument:
-    t = field.type
-    if isinstance(t, (Text, Choice)):
-        return amp.Unicode(optional=field.optional)
-    if isinstance(t, Whole):
-        return amp.Integer(optional=field.optional)
-    if isinstance(t, Flag):
-        return amp.Boolean(optional=field.optional)
-    if isinstance(t, WholeList):
-        return amp.ListOf(amp.Integer(), optional=field.optional)
-    assert isinstance(t, Items)
-    return amp.AmpList([(f.name.encode(), amp_argument(f)) for f in t.fields], optional=field.optional)
-
-
-def amp_command(message: m.Message) -> type[amp.Command]:
-    errors = {type(code, (Exception,), {}): code.encode() for code in message.errors}
-    return type(
-        message.name,
-        (amp.Command,),
-        {
-            "commandName": message.name.encode(),
-            "arguments": [(f.name.encode(), amp_argument(f)) for f in message.arguments],
-            "response": [(f.name.encode(), amp_argument(f)) for f in message.answer],
-            "errors": errors,
-        },
-    )
+# --- The conversion the server kit makes (server_kit.amp.commands) -------------------
 
 
 def widest(field: Field) -> Any:
@@ -122,11 +95,11 @@ def test_names_codes_and_request_ids_are_declared_once_and_consistently() -> Non
 
 
 def test_the_versions_negotiated_are_the_highest_both_speak() -> None:
-    assert m.negotiate([1]) == 1
+    assert m.negotiate([2]) == 2
     assert m.negotiate([3, 1, 2], supported=(1, 2)) == 2
     with pytest.raises(CentralMessageError) as refused:
-        m.negotiate([2, 3])
-    assert refused.value.code == "version_unsupported" and "speaks 1" in str(refused.value)
+        m.negotiate([1, 3])
+    assert refused.value.code == "version_unsupported" and "speaks 2" in str(refused.value)
     assert ERRORS["version_unsupported"].fatal
 
 

@@ -133,7 +133,7 @@ class HallClient(amp.AMP):
         return self.callRemote(COMMANDS[name], **arguments)
 
     def hello(self, hall: str = "hall-1") -> defer.Deferred[dict[str, Any]]:
-        return self.call("hello", hall_id=hall, versions=[1], software="test-hall 1.0")
+        return self.call("hello", hall_id=hall, versions=[2], software="test-hall 1.0")
 
     def buy(self, request_id: str, *, hall: str = "hall-1", terminal: str = "T1", player: str = "p1",
             count: int = 1, pct: int = 100, game: str = "net-1") -> defer.Deferred[dict[str, Any]]:

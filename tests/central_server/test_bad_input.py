@@ -86,12 +86,12 @@ async def test_a_certificate_of_another_authority_fails_the_handshake(selling: R
 @pytest_twisted.ensureDeferred
 async def test_hello_agrees_the_version_and_a_hall_sharing_none_is_refused_and_closed(selling: Running) -> None:
     client = await selling.hall("hall-1", hello=False)
-    assert await client.hello("hall-1") == {"version": 1, "central_id": "central-a"}
+    assert await client.hello("hall-1") == {"version": 2, "central_id": "central-a"}
     before = snapshot(selling)
-    newer = await selling.hall("hall-2", hello=False)
+    older = await selling.hall("hall-2", hello=False)
     with pytest.raises(error_class("version_unsupported")):
-        await newer.call("hello", hall_id="hall-2", versions=[2, 3], software="bingo-hall 0.3.0")
-    await newer.lost
+        await older.call("hello", hall_id="hall-2", versions=[1], software="bingo-hall 0.1.0")
+    await older.lost
     unchanged_but_one_refusal(selling, before, "hall-2", "hello", "version_unsupported")
 
 
