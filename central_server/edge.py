@@ -17,7 +17,10 @@ error codes back.
   connection closes; ``hello`` agrees the version (:func:`~central_server.domain.wire.answer_hello`).
 * **Every other command** goes to :meth:`CentralModule.hall_command
   <central_server.module.CentralModule.hall_command>`: decided, journaled with the
-  hall's request id, answered after the commit.
+  hall's request id, answered after the commit.  The commands that decide something
+  (``buy_cards``, ``terminal_failed``) are stamped as they are read and decided in that
+  order a few at a time (:mod:`central_server.admission`), so a burst is read as it
+  comes and decided as of when it came.
 * **Errors** travel as their code with the message a person reads; a fatal one closes
   the connection (AMP's quit box).  A refused command of an authenticated hall is put on
   file (``central_command_refused``) before the error is sent; a fault of ours is
@@ -46,6 +49,7 @@ from twisted.protocols import amp
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from central_server.admission import Admission
 from central_server.domain import wire
 from central_server.domain.errors import BadArgument, CentralError
 from central_server.domain.wire import Announcement
@@ -70,6 +74,8 @@ OPERATOR_COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(OPERATOR_MESSA
 #: refused with ``bad_argument`` rather than by cutting the connection.
 MAX_BOX_KEYS = BoundedBoxes.max_box_keys
 MAX_BOX_BYTES = BoundedBoxes.max_box_bytes
+#: The halls' commands that decide something: queued as received (central_server/admission.py).
+ADMITTED = frozenset({m.BUY_CARDS.name, m.TERMINAL_FAILED.name})
 
 
 class NotNegotiated(CommandFailed):
@@ -84,10 +90,13 @@ class CentralEndpoint:
 
     log = Logger()
 
-    def __init__(self, module: CentralModule, central_id: str, members: Iterable[str]) -> None:
+    def __init__(self, module: CentralModule, central_id: str, members: Iterable[str],
+                 admission: Admission | None = None) -> None:
         self.module = module
         self.central_id = central_id
         self.members = frozenset(members)
+        #: Where the halls' deciding commands wait, stamped, to be decided in the order received.
+        self.admission = admission
         #: The negotiated connection of each hall (the latest, when a hall reconnects).
         self.links: dict[str, "HallLink"] = {}
         module.announce = self.push
@@ -267,6 +276,9 @@ class HallLink(BoundedBoxes):
             return answer
         if self.version is None:
             raise NotNegotiated(m.ERRORS["not_negotiated"].message)
+        admission = self.endpoint.admission
+        if admission is not None and message.name in ADMITTED:
+            return admission.submit(message.name, arguments, self.hall_id)  # stamped now, decided in turn
         return self.endpoint.module.hall_command(message.name, arguments, self.hall_id)
 
     def _code_of(self, error: Exception, message: m.Message) -> tuple[str, str]:

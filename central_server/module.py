@@ -42,6 +42,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from central_server.admission import Admission
 from central_server.domain import wire
 from central_server.domain.annex import AnnexPair, AnnexRelay, delivered
 from central_server.domain.config import NetworkGameConfig
@@ -139,6 +140,10 @@ class CentralModule:
         self._ahead = 0  # records of the command being decided already applied by its decision
         self._timers: dict[str, IDelayedCall] = {}
         self.timers_running = False
+        #: The halls' deciding commands received and not yet decided, when the endpoint queues
+        #: them (set by the composition root): a sale closes once those received before its
+        #: deadline are decided.
+        self.admission: Admission | None = None
         core.allow(PERMISSIONS)
         core.add_module(self)
 
@@ -345,8 +350,13 @@ class CentralModule:
 
     # --- The halls' commands -------------------------------------------------------------
 
-    def hall_command(self, name: str, arguments: Mapping[str, Any], from_hall: str) -> defer.Deferred[dict[str, Any]]:
-        """Answer hall ``from_hall``'s command ``name`` (after ``hello``); fails with a :class:`CentralError`."""
+    def hall_command(self, name: str, arguments: Mapping[str, Any], from_hall: str,
+                     received_ms: int | None = None) -> defer.Deferred[dict[str, Any]]:
+        """Answer hall ``from_hall``'s command ``name`` (after ``hello``); fails with a :class:`CentralError`.
+
+        ``received_ms``: when the endpoint received it (:mod:`central_server.admission`); a
+        purchase is decided as of that time.  ``None``: as of now.
+        """
         if name in (m.ANNEX_POST.name, m.ANNEX_FETCH.name):
             return self.annex_command(name, arguments, from_hall)
         request = arguments.get("request_id")
@@ -355,7 +365,8 @@ class CentralModule:
         key = game_id if isinstance(game_id, str) and game_id in self.games else None
 
         def decide(_: CentralGame | None, now_ms: int) -> Decided:
-            response = wire.respond(self.games.get, name, arguments, from_hall=from_hall, now_ms=now_ms)
+            as_of = now_ms if received_ms is None else min(received_ms, now_ms)
+            response = wire.respond(self.games.get, name, arguments, from_hall=from_hall, now_ms=as_of)
             return list(response.events), response.answer, key
 
         return self._run(actor, "hall_command", decide, key)
@@ -449,6 +460,15 @@ class CentralModule:
 
     def _fire(self, game_id: str, action: str) -> None:
         self._timers.pop(game_id, None)
+        if action == "close_sale" and self.admission is not None:
+            deadline = self.games[game_id].closes_at_ms
+            assert deadline is not None
+            if self.admission.received_before(deadline):
+                # Purchases received before the deadline still wait to be decided on the open
+                # sale: the sale closes once they are (central_server/admission.py).
+                waited = self.admission.decided_before(deadline)
+                waited.addCallback(lambda _: self._fire(game_id, action) if self.timers_running else None)
+                return
         done: defer.Deferred[Any] = getattr(self, action)(game_id)
 
         def failed(failure: Failure) -> None:

@@ -51,6 +51,7 @@ from central_server.config import CentralConfig, load_config
 from central_server.consultation import CentralConsultation
 from central_server.daily_close import DayCloser
 from central_server.domain.config import library_digest
+from central_server.admission import Admission
 from central_server.edge import CentralEndpoint
 from central_server.module import SYSTEM, CentralModule
 from central_server.terms import NOTICE_DAYS, PrizeTerms
@@ -212,6 +213,8 @@ class HallListener(Service):
         super().stopService()
         if self.central is not None:
             self.central.module.stop_timers()
+            if self.central.endpoint.admission is not None:
+                self.central.endpoint.admission.stop()  # what was read and not decided: the halls resend it
         if self.port is not None:
             return defer.maybeDeferred(self.port.stopListening)
         return None
@@ -274,7 +277,10 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     core.epoch = fence.epoch
     log.info("Took the central leadership: epoch {epoch}; every record from now on carries it", epoch=fence.epoch)
     log.info("Recovered {n} journal records: {games} network game(s)", n=recovered, games=len(module.games))
-    endpoint = CentralEndpoint(module, config.central_id, config.halls)
+    admission = Admission(lambda name, arguments, hall, received_ms: module.hall_command(
+        name, arguments, hall, received_ms=received_ms), clock, reactor)
+    module.admission = admission
+    endpoint = CentralEndpoint(module, config.central_id, config.halls, admission)
     listener = HallListener(SSL4ServerEndpoint(reactor, config.port, tls, interface=config.interface))
     listener.setServiceParent(service)
     # What reads the whole journal off the reactor, beside the writer: the daily report at each

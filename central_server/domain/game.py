@@ -595,7 +595,7 @@ class CentralGame:
         return REFUSALS[code]
 
     def request_purchase(self, request: PurchaseRequest, *, from_hall: str, now_ms: int) -> Outcome:
-        """Decide ``request`` now, in the order received (R93.6, R93.8).
+        """Decide ``request``, received at ``now_ms``, in the order received (R93.6, R93.8).
 
         ``from_hall`` is the hall the connection authenticated; it may only speak for
         itself.  A request id already decided gets its first decision back (and no new
@@ -620,13 +620,14 @@ class CentralGame:
                 game_id=self.game_id, decision=decision, hall_id=request.hall_id, request_id=request.request_id,
                 terminal_id=request.terminal_id, player_ref=request.player_ref, card_count=request.card_count,
                 stake_pct=request.stake_pct, first_card=self.next_card, stake_cents=stake,
-                amount_cents=stake * request.card_count,
+                amount_cents=stake * request.card_count, received_ms=now,
             )  # fmt: skip
         else:
             event = CentralPurchaseRefused(
                 game_id=self.game_id, decision=decision, hall_id=request.hall_id, request_id=request.request_id,
                 terminal_id=request.terminal_id, player_ref=request.player_ref, card_count=request.card_count,
                 stake_pct=request.stake_pct, refusal_code=code, refusal_text=self._refusal_text(code, request),
+                received_ms=now,
             )  # fmt: skip
         self.apply(event)
         return Outcome((event,), event)

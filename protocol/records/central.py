@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from protocol.records.base import Json, JournalRecord, annotations_of, keyed, payload_key, record
+from protocol.records.base import Json, JournalRecord, annotations_of, keyed, optional, payload_key, record
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +109,9 @@ class CentralPurchaseConfirmed(CentralRecord):
     first_card: int
     stake_cents: int
     amount_cents: int
+    #: When the central server received the request (its clock): decided as of then, before
+    #: the sale's deadline (R93.8), though a burst's last ones are journaled a moment after.
+    received_ms: int | None = optional()
 
 
 @record
@@ -130,6 +133,8 @@ class CentralPurchaseRefused(CentralRecord):
     stake_pct: int
     refusal_code: str
     refusal_text: str = keyed("refusal")
+    #: When the central server received the request (its clock): ``sale_over`` means at or after the deadline.
+    received_ms: int | None = optional()
 
 
 @record
