@@ -29,15 +29,15 @@ from typing import Any, Iterable, Iterator, Mapping
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from protocol.audit.check import FILES, JOURNAL, PUBLIC_KEY, RESULT, SCENARIO
 from protocol.chain import ChainError, Record, canonical_json
 from protocol.errors import DomainError
 from protocol.replay import render
 
-SCENARIO = "scenario.json"
-RESULT = "result.json"
-JOURNAL = "journal.jsonl"
-PUBLIC_KEY = "public-key.pem"
-FILES = (SCENARIO, RESULT, JOURNAL, PUBLIC_KEY)
+__all__ = [
+    "FILES", "JOURNAL", "PUBLIC_KEY", "RESULT", "SCENARIO", "ExportFolderError", "check_out_folder", "is_day",
+    "journal_line", "one_line", "read_journal", "verify_segment", "write_export",
+]  # fmt: skip
 
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

@@ -14,8 +14,8 @@ import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import Engine
 
-from hall_server.audit.export import AuditError, DayExport, DayFold
 from hall_server.store import cards as card_store
+from protocol.audit.hall_day import AuditError, DayExport, DayFold
 from protocol.chain import Record, verify_chain
 from protocol.settlement import PrizeRules
 from server_kit.journal import table as table
@@ -23,7 +23,7 @@ from server_kit.journal.sql import read_head
 
 
 class StoreCardLayouts:
-    """:class:`~hall_server.audit.export.CardLayouts` over the card store, each set read once."""
+    """:class:`~protocol.audit.hall_day.CardLayouts` over the card store, each set read once."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
