@@ -154,7 +154,7 @@ class AuditDays:
                 raise ExportFault(f"{SEGMENT}: it names the day {segment.day}, but the report is {name}")
         except (ExportFault, ExportUnreadable) as error:
             self._differs(sender, name, digest, AuditSegment(name.removeprefix("audit-"), None, None, None),
-                          str(error))
+                          f"{name}: {error}")
             return
         if segment.refused is not None:
             self._record(sender, name, digest, segment, (), REFUSED, segment.refused)
@@ -183,7 +183,7 @@ class AuditDays:
 
     def _check(self, sender: str, name: str, digest: str, segment: AuditSegment, files: Mapping[str, bytes]) -> None:
         assert segment.first_seq is not None and segment.last_seq is not None
-        where = f"report {name} (records {segment.first_seq} to {segment.last_seq})"
+        where = f"{name} (records {segment.first_seq} to {segment.last_seq})"
         try:
             records = tuple(self.store.records(sender, segment.first_seq - 1, through=segment.last_seq))
             if not records or records[0].seq != segment.first_seq or records[-1].seq != segment.last_seq:
@@ -220,7 +220,7 @@ class AuditDays:
         return key
 
     def _differs(self, sender: str, name: str, digest: str, segment: AuditSegment, detail: str) -> None:
-        detail = f"day {segment.day}: {detail}"[:DETAIL_CHARS]
+        detail = detail[:DETAIL_CHARS]
         self._record(sender, name, digest, segment, (), DIFFERS, detail)
         self.alert(sender, AUDIT_DIFFERS, segment.last_seq or 0, detail)
 
