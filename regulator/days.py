@@ -43,7 +43,7 @@ from protocol.audit.check import (
     check_documents,
     document,
 )
-from protocol.audit.report import SEGMENT, AuditSegment, is_audit_report
+from protocol.audit.report import PREFIX, SEGMENT, AuditSegment, is_audit_report, report_name
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL as CENTRAL_SENDER
@@ -150,10 +150,10 @@ class AuditDays:
         waiting.pop((sender, name), None)  # a report sent again whole replaces the one before
         try:
             segment = AuditSegment.from_document(_text(files, SEGMENT))
-            if name != f"audit-{segment.day}":
+            if name != report_name(segment.day):
                 raise ExportFault(f"{SEGMENT}: it names the day {segment.day}, but the report is {name}")
         except (ExportFault, ExportUnreadable) as error:
-            self._differs(sender, name, digest, AuditSegment(name.removeprefix("audit-"), None, None, None),
+            self._differs(sender, name, digest, AuditSegment(name.removeprefix(PREFIX), None, None, None),
                           f"{name}: {error}")
             return
         if segment.refused is not None:
