@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from click.testing import CliRunner
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet import defer
 
@@ -31,6 +32,7 @@ from protocol.chain import Record
 from protocol.regulator_feed import MAX_BATCH, Batch, Hello, Report
 from protocol.replay import parse_scenario, render, replay
 from regulator import store as regulator_store
+from regulator.cli import regulator as regulator_command
 from regulator.days import AUDIT_DIFFERS, DIFFERS, REFUSED, VERIFIED
 from regulator.receiver import Receiver
 from regulator.reports import ReportInbox
@@ -179,6 +181,16 @@ def test_each_hall_day_is_replayed_card_by_card_and_its_games_marked(hall_days: 
     assert f"verified; replayed card by card ({report_name(DAY_2)})" in shown
     kept = [r.payload for r in regulator.journal.records() if r.type == "feed_day_replayed"]
     assert [(p["day"], p["verdict"]) for p in kept] == [(DAY_1, VERIFIED), (DAY_2, VERIFIED), (DAY_3, REFUSED)]
+    # `bingo regulator status` reads the same from the receiver's folder.
+    lines = CliRunner().invoke(regulator_command, ["status", "--dir", str(tmp_path)]).output.splitlines()
+    replayed_day = (f"{HALL} day {DAY_2} (records {segment['first_seq']} to {segment['last_seq']}): replayed card by "
+                    f"card, 2 game(s) verified: {', '.join(hall_days.games[DAY_2])}")
+    assert replayed_day in lines, lines
+    assert any(line.startswith(f"{HALL} day {DAY_3}: not replayed card by card: the sender could not export it: ")
+               for line in lines)
+    assert any(line.startswith(f"{HALL} game {hall_days.games[DAY_2][-1]}: ") and
+               line.endswith(f"; verified, and replayed card by card ({report_name(DAY_2)})") for line in lines)
+    assert lines[-1] == "0 alert(s)"
 
 
 def other_numbers(scenario: dict[str, Any]) -> None:
