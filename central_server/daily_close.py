@@ -177,9 +177,12 @@ class DayCloser(Service):
         folder = day_folder(self.home, day)
         if folder.exists():
             return None
-        audit = self._audit(records, day)
-        if audit is not None:
-            self.audits.append(write_audit_report(self.home, audit, signer))
+        try:
+            audit = self._audit(records, day)
+            if audit is not None:
+                self.audits.append(write_audit_report(self.home, audit, signer))
+        except Exception:  # the daily report is written all the same
+            log.failure("The audit export of {day} could not be written", day=day)
         partial = folder.with_name(f".{folder.name}.partial")  # not a report's name: the feed passes it by
         shutil.rmtree(partial, ignore_errors=True)  # what a stop in the middle of a write left
         write_signed(daily_report(central_day(records, day, self.central_id, self.timezone)), partial, signer)

@@ -93,8 +93,11 @@ class DailyReporter:
         folder = day_folder(self.home, day)
         write_signed(daily_report(hall_day(records, day, self.hall_name, self.timezone, book)), folder, signer)
         if self.rules is not None:
-            audit = audit_report(records, day, self.rules, journal.engine)
-            self.audits.append(write_audit_report(self.home, audit, signer))
+            try:
+                self.audits.append(write_audit_report(self.home, audit_report(records, day, self.rules, journal.engine),
+                                                      signer))
+            except Exception:  # the daily report stands, and is sent, whatever befell the export
+                log.failure("The audit export of {day} could not be written at the session's close", day=day)
         return folder
 
     def _written(self, folder: Path | None) -> None:
