@@ -4,9 +4,9 @@ regulator's receiver.
 The export's own fold (:class:`~protocol.audit.hall_day.DayFold`) reads the segment
 of ``journal.jsonl`` (or the records the receiver holds) and writes the day's scenario
 and result again; :func:`protocol.audit.check.check_documents` compares them with the
-documents.  Three things the export
-took from outside the segment are taken from ``scenario.json`` instead, as facts the
-segment cannot vouch for on its own (``docs/audit.md``, "Verifying an export"):
+documents.  Three things the export took from outside the segment are taken from
+``scenario.json`` instead, as facts the segment cannot vouch for on its own
+(``docs/audit.md``, "Verifying an export"):
 
 * the levels the day opened with (the records before the day's verification);
 * the date of a megabingo announced before the day;

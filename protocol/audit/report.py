@@ -69,10 +69,6 @@ class AuditSegment:
             return cls(day, None, None, None, refused)
         return cls(day, records[0].seq, records[-1].seq, records[-1].hash, refused)
 
-    @property
-    def named(self) -> bool:
-        return self.first_seq is not None
-
     def document(self) -> dict[str, Any]:
         return {"format": SEGMENT_FORMAT, "day": self.day, "first_seq": self.first_seq, "last_seq": self.last_seq,
                 "last_hash": self.last_hash, "refused": self.refused}
