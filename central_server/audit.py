@@ -20,7 +20,7 @@ import datetime
 import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -30,6 +30,7 @@ from central_server.config import CentralConfig
 from central_server.domain.export import result, scenario
 from central_server.domain.game import CentralGame, Phase
 from central_server.module import game_record
+from protocol.audit.report import AuditReport
 from protocol.chain import ChainError, Record
 from protocol.errors import DomainError
 from protocol.records import RecordError
@@ -43,17 +44,30 @@ _ENDS = frozenset({"central_game_closed", "central_game_not_played"})
 
 
 class CentralAuditError(DomainError):
-    """An export refused; the one-line message names the day or the game and why."""
+    """An export refused; the one-line message names the day or the game and why.
+
+    ``segment``: the day's journal segment, when the refusal came once it was known.
+    """
+
+    def __init__(self, message: str, segment: Sequence[Record] = ()) -> None:
+        super().__init__(message)
+        self.segment = tuple(segment)
+
+
+class NoGameEnded(CentralAuditError):
+    """No network game ended on the day: there is nothing to export."""
 
 
 @dataclass(frozen=True)
 class CentralDay:
-    """What was exported: the games, those left out and why, the journal segment."""
+    """What was exported: the games, those left out and why, the journal segment, the two documents."""
 
     day: str
     games: tuple[str, ...]
     left_out: tuple[tuple[str, str], ...]
     records: tuple[Record, ...]
+    scenario: dict[str, Any]
+    result: dict[str, Any]
 
 
 def checked_day(day: str) -> str:
@@ -68,11 +82,22 @@ def export_day(config: CentralConfig, day: str, out: Path) -> CentralDay:
     audit_folder.check_out_folder(out)
     day = checked_day(day)
     records, key, library = verified_journal(config)
-    zone = zoneinfo.ZoneInfo(config.timezone)
+    made = build_day(records, library, config.timezone, day)
+    audit_folder.write_export(made.scenario, made.result, made.records, public_pem(key), out)
+    return made
+
+
+def build_day(records: Sequence[Record], library: Mapping[str, np.ndarray], timezone: str, day: str) -> CentralDay:
+    """The export of the network games that ended on ``day`` (in ``timezone``), from the whole journal
+    ``records`` (verified); :class:`CentralAuditError` when it is refused."""
+    zone = zoneinfo.ZoneInfo(timezone)
     games, spans = _games(records, library)
     ended = [game_id for game_id in games if game_id in spans and day_of(spans[game_id][1], zone) == day]
     if not ended:
-        raise CentralAuditError(f"no network game of this central server ended on {day} ({config.timezone})")
+        raise NoGameEnded(f"no network game of this central server ended on {day} ({timezone})")
+    first = min(spans[g][0].seq for g in ended)
+    last = max(spans[g][1].seq for g in ended)
+    segment = tuple(r for r in records if first <= r.seq <= last)
     played, left_out = [], []
     for game_id in ended:
         game = games[game_id]
@@ -84,13 +109,25 @@ def export_day(config: CentralConfig, day: str, out: Path) -> CentralDay:
             played.append(game)
     if not played:
         named = ", ".join(f"{g} ({why})" for g, why in left_out)
-        raise CentralAuditError(f"no network game was played to its end on {day}; left out: {named}")
-    layouts = _one_series(played, library)
-    first = min(spans[g][0].seq for g in ended)
-    last = max(spans[g][1].seq for g in ended)
-    segment = tuple(r for r in records if first <= r.seq <= last)
-    audit_folder.write_export(scenario(day, played, layouts), result(day, played), segment, public_pem(key), out)
-    return CentralDay(day, tuple(g.game_id for g in played), tuple(left_out), segment)
+        raise CentralAuditError(f"no network game was played to its end on {day}; left out: {named}", segment)
+    try:
+        layouts = _one_series(played, library)
+        documents = scenario(day, played, layouts), result(day, played)
+    except DomainError as error:  # games of two series, a game the replay format cannot express
+        raise CentralAuditError(str(error), segment) from None
+    return CentralDay(day, tuple(g.game_id for g in played), tuple(left_out), segment, *documents)
+
+
+def audit_report(records: Sequence[Record], library: Mapping[str, np.ndarray], timezone: str,
+                 day: str) -> AuditReport | None:
+    """``day``'s audit export for the regulator, or its refusal; None when no network game ended that day."""
+    try:
+        made = build_day(records, library, timezone, day)
+    except NoGameEnded:
+        return None
+    except CentralAuditError as error:
+        return AuditReport.refused(day, str(error), error.segment)
+    return AuditReport.of_export(day, made.scenario, made.result, made.records)
 
 
 def verified_journal(config: CentralConfig) -> tuple[list[Record], Ed25519PrivateKey, dict[str, np.ndarray]]:
@@ -163,4 +200,5 @@ def _one_series(games: Sequence[CentralGame], library: Mapping[str, np.ndarray])
     return library[labels[0]]
 
 
-__all__ = ["CentralAuditError", "CentralDay", "checked_day", "export_day", "verified_journal"]
+__all__ = ["CentralAuditError", "CentralDay", "NoGameEnded", "audit_report", "build_day", "checked_day", "export_day",
+           "verified_journal"]

@@ -235,8 +235,9 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
 @click.argument("folder", type=click.Path(path_type=Path), metavar="DIR")
 def audit_verify(folder: Path) -> None:
     """Check a central server's audit export with nothing but its files (`bingo audit verify DIR`)."""
-    from central_server.audit_verify import rebuild
-    from server_kit.audit_verify import CENTRAL, verify_and_tell
+    from protocol.audit.central_rebuild import rebuild
+    from protocol.audit.check import CENTRAL
+    from server_kit.audit_verify import verify_and_tell
 
     sys.exit(verify_and_tell(folder, {CENTRAL: rebuild}, click.echo))
 

@@ -1,8 +1,11 @@
-"""The central server's daily report written at the day's close, for the regulator (R95.4, R83.5).
+"""The central server's daily report written at the day's close, for the regulator (R95.4, R83.5, R92.7).
 
 :class:`DayCloser` writes the signed report (:mod:`central_server.daily`) of every
 ended day not written yet: when the central server starts, then one second after each
-midnight of its time zone (``central.timezone``).  The days run from the day of the
+midnight of its time zone (``central.timezone``).  Beside it, for a day on which
+network games ended, it writes the day's audit export as a signed report
+(``reports/audit-YYYY-MM-DD/``, :mod:`protocol.audit.report`), or the export's refusal
+with its reason, which the regulator's receiver replays card by card.  The days run from the day of the
 journal's first record, or from the day after the newest ``reports/daily-YYYY-MM-DD/``
 folder, to yesterday, so a server that was down over midnights catches up on its next
 start.  A day's folder that exists is never written again: the report of an ended day
@@ -23,21 +26,25 @@ import os
 import shutil
 import zoneinfo
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 from twisted.application.service import Service
 from twisted.internet import defer
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
+from central_server import store
+from central_server.audit import audit_report
 from central_server.daily import central_day
+from protocol.audit.report import AuditReport
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.audit_folder import is_day
 from server_kit.journal.sql import Journal, verified_records
 from server_kit.pki import PkiError
 from server_kit.reports.cms import ReportSigner, write_signed
-from server_kit.reports.daily import REPORTS_FOLDER, daily_report, day_end_ms, day_folder
+from server_kit.reports.daily import REPORTS_FOLDER, daily_report, day_end_ms, day_folder, write_audit_report
 
 #: How long after midnight the day's report is written.
 MARGIN_S = 1.0
@@ -86,6 +93,8 @@ class DayCloser(Service):
         #: stamped before midnight but still being committed is in its day's report.
         self.decided_seq = decided_seq
         self.written: list[Path] = []  # the folders written, for the log and the tests
+        self.audits: list[Path] = []  # the audit exports' folders written
+        self._library: tuple[Sequence[Record], Mapping[str, np.ndarray]] | None = None  # read once a pass
         #: Told after each report is written (the regulator's feed sends it).
         self.listeners: list[Callable[[], None]] = []
         self._timer: IDelayedCall | None = None
@@ -160,15 +169,38 @@ class DayCloser(Service):
         return signer, records, due_days(records, self.reports, self.zone, through)
 
     def _write(self, signer: ReportSigner, records: Sequence[Record], day: str) -> Path | None:
-        """Write ``day``'s report whole into its folder (off the reactor); the folder, or None if it was there."""
+        """Write ``day``'s report whole into its folder (off the reactor); the folder, or None if it was there.
+
+        The day's audit export is written first, so that a report's folder that exists
+        says both were written.
+        """
         folder = day_folder(self.home, day)
         if folder.exists():
             return None
+        try:
+            audit = self._audit(records, day)
+            if audit is not None:
+                self.audits.append(write_audit_report(self.home, audit, signer))
+        except Exception:  # the daily report is written all the same
+            log.failure("The audit export of {day} could not be written", day=day)
         partial = folder.with_name(f".{folder.name}.partial")  # not a report's name: the feed passes it by
         shutil.rmtree(partial, ignore_errors=True)  # what a stop in the middle of a write left
         write_signed(daily_report(central_day(records, day, self.central_id, self.timezone)), partial, signer)
         os.rename(partial, folder)
         return folder
+
+    def _audit(self, records: Sequence[Record], day: str) -> AuditReport | None:
+        """``day``'s audit export, its refusal, or None when no network game ended that day.
+
+        A library that cannot be read (altered) is a refusal the regulator is told of;
+        the daily report is written all the same.
+        """
+        try:
+            if self._library is None or self._library[0] is not records:
+                self._library = (records, store.load_series(self.journal.engine))  # once a pass
+            return audit_report(records, self._library[1], self.timezone, day)
+        except DomainError as error:
+            return AuditReport.refused(day, f"the central library cannot be read: {error}")
 
     def _written(self, folder: Path) -> None:
         self.written.append(folder)

@@ -500,8 +500,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     channel = CommandChannel(core)
     hub = LiveHub(view, channel, sign_ins)
     core.observers.append(hub.record_committed)
-    # The day's signed report at each session's close (R83.5, R95.4), on the reactor's pool.
-    reporter = DailyReporter(journal, config.home, config.name, zone, on_general_pool)
+    # The day's signed report at each session's close (R83.5, R95.4), on the reactor's pool;
+    # beside it the day's audit export, which the regulator's receiver replays card by card (R92.7).
+    reporter = DailyReporter(journal, config.home, config.name, zone, on_general_pool, config.prize_rules)
     core.observers.append(reporter.record_committed)
 
     # Staff password checks (scrypt) run on a pool of their own, not on the DB writer and not

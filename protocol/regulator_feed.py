@@ -17,9 +17,9 @@ record as stored, to the regulator's receiver.  Every message is one JSON object
 ``ack`` (receiver to sender)
     ``sender`` and ``seq``: every record up to ``seq`` is stored.
 ``report`` (sender to receiver)
-    ``sender``, ``name`` (the report's folder: ``daily-YYYY-MM-DD`` or
-    ``monthly-YYYY-MM``) and ``files``: each file of the signed report (``report.json``,
-    its ``.p7s``...) as base64.  Sent after every record is acknowledged, and again
+    ``sender``, ``name`` (the report's folder: ``daily-YYYY-MM-DD``, ``monthly-YYYY-MM``,
+    or ``audit-YYYY-MM-DD``, the day's audit export, :mod:`protocol.audit.report`) and
+    ``files``: each file of the signed report (``report.json``, its ``.p7s``...) as base64.  Sent after every record is acknowledged, and again
     (the whole report) until the receiver acknowledges it.
 ``report_ack`` (receiver to sender)
     ``sender``, ``name`` and ``digest`` (SHA-256 of the report's files, as
@@ -97,9 +97,10 @@ class ReportAck:
     digest: str
 
 
-#: A report's folder name, and the names of the files it may hold.
-REPORT_NAME = re.compile(r"(daily-\d{4}-\d{2}-\d{2}|monthly-\d{4}-\d{2})")
-REPORT_FILE = re.compile(r"(report|cards-sold)\.(json|csv|pdf)(\.p7s)?")
+#: A report's folder name (a daily report, a monthly list, a day's audit export), and the names of the
+#: files it may hold (each with its signature).
+REPORT_NAME = re.compile(r"(daily-\d{4}-\d{2}-\d{2}|monthly-\d{4}-\d{2}|audit-\d{4}-\d{2}-\d{2})")
+REPORT_FILE = re.compile(r"((report|cards-sold)\.(json|csv|pdf)|(scenario|result|segment)\.json)(\.p7s)?")
 #: The most bytes of one report's files together.
 MAX_REPORT_BYTES = 6 * 1024 * 1024
 
@@ -210,7 +211,8 @@ def from_dict(data: Any) -> Message:
     if kind in ("report", "report_ack"):
         name = _field(data, "name", str, where)
         if not REPORT_NAME.fullmatch(name):
-            raise FeedFormatError(f"{where}: the field 'name' must be daily-YYYY-MM-DD or monthly-YYYY-MM, not {name[:40]!r}")
+            raise FeedFormatError(f"{where}: the field 'name' must be daily-YYYY-MM-DD, monthly-YYYY-MM or "
+                                  f"audit-YYYY-MM-DD, not {name[:40]!r}")
         if kind == "report_ack":
             digest = _field(data, "digest", str, where)
             if not _HEX64.fullmatch(digest):

@@ -113,7 +113,8 @@ def demo(ctx: click.Context, hall_home: Path, port: int, web_port: int) -> None:
 @DB
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of lines.")
 def status(home: Path, database_url: str | None, as_json: bool) -> None:
-    """Each sender's position and every alert, from the receiver's store."""
+    """Each sender's position, each hall's last games, each day replayed card by card, and every alert,
+    from the receiver's store."""
     from regulator.service import ReceiverSettings
     from regulator.store import Store, open_database
     from regulator.receiver import Receiver
@@ -127,7 +128,9 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
         store = Store(engine)
         senders = store.senders()
         alerts = store.alerts()
-        plain = status_of(store, Receiver(store, lambda: 0, read_only=True))  # replayed, nothing written
+        reader = Receiver(store, lambda: 0, read_only=True)
+        plain = status_of(store, reader)  # replayed, nothing written
+        days = list(reversed(reader.days.verdicts()))
     finally:
         engine.dispose()
     if as_json:
@@ -140,7 +143,11 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
     for sender, games in plain["games"].items():
         for game in games:
             verdict = "verified" if game["verified"] else "DIFFERS: " + "; ".join(game["faults"])
+            if game["verified"] and game["replayed_card_by_card"]:
+                verdict += f", and replayed card by card ({game['replayed_card_by_card']})"
             click.echo(f"{sender} game {game['game_id']}: {game['balls']} balls, {game['cards_sold']} cards; {verdict}")
+    for day in days:
+        click.echo(day.line())
     for alert in alerts:
         click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {when(alert.time_ms)}: {alert.detail}")
     click.echo(f"{len(alerts)} alert(s)")

@@ -22,7 +22,11 @@ and the alert is not raised twice):
 ``replay_differs`` a hall's finished game whose balls, winners or payments its own
                    records do not reproduce (:mod:`regulator.games`);
 ``report_unverified`` a signed report sent whose signatures do not all verify
-                   (:mod:`regulator.reports`).
+                   (:mod:`regulator.reports`);
+``audit_differs``  a day's audit export, signed by its sender, that is not what the records
+                   held say, or whose replay does not reproduce its result: a winning card
+                   that does not hold its pattern, a prize that does not follow from the
+                   sales (:mod:`regulator.days`).
 
 A record sent again exactly as stored (its ack was lost) is skipped silently.  The
 highest epoch of each sender is kept as its records are stored, and taken again at its
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 from cryptography.exceptions import InvalidSignature
@@ -44,8 +49,10 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import EPOCH_KEY
 from protocol.regulator_feed import Ack, Batch, Hello, Position
+from regulator.days import AUDIT_DIFFERS, AuditDays
 from regulator.games import HallGames
 from regulator.store import Alert, Store
+from server_kit.journal import table
 from server_kit.journal.port import JournalPort
 
 GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS, REPORT_UNVERIFIED = (
@@ -53,7 +60,7 @@ GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, RE
     "report_unverified",
 )  # fmt: skip
 ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS,
-               REPORT_UNVERIFIED)
+               REPORT_UNVERIFIED, AUDIT_DIFFERS)
 
 
 class FeedRefused(DomainError):
@@ -90,10 +97,12 @@ class Receiver:
     the transaction that stores it (None: the alerts are stored only).  A ``read_only``
     receiver (``bingo regulator status``) folds and checks what the store holds and raises
     nothing: the faults it finds are in the games it answers, and only the serving
-    receiver records an alert."""
+    receiver records an alert.  ``home``: the receiver's folder, where the signed reports
+    are kept (the days' audit exports waiting for their records are taken again from it
+    after a start)."""
 
     def __init__(self, store: Store, clock: Callable[[], int], journal: JournalPort | None = None,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, home: Path | None = None) -> None:
         self.store = store
         self.clock = clock
         self.journal = journal
@@ -101,6 +110,9 @@ class Receiver:
         self._senders: dict[str, _Sender] = {}
         #: Each hall's games, folded from its stored records (rebuilt at the first hello after a start).
         self.games: dict[str, HallGames] = {}
+        #: Each day's audit export, replayed card by card on the records held.
+        self.days = AuditDays(store, clock, self.alert, None if read_only else journal,
+                              journal.records if journal is not None else lambda: table.read(store.engine), home)
 
     def alert(self, sender: str, kind: str, seq: int, detail: str) -> None:
         if self.read_only:
@@ -131,6 +143,7 @@ class Receiver:
             record_epoch(last) if last is not None else None,
         )
         self.games_of(hello.sender)
+        self.days.stored(hello.sender, position.seq)  # a day that waited for records held before a restart
         return Position(hello.sender, position.seq)
 
     def games_of(self, sender: str) -> HallGames | None:
@@ -174,6 +187,7 @@ class Receiver:
             games = self.games_of(batch.sender)
             if games is not None:
                 games.fold(accepted)
+            self.days.stored(batch.sender, state.seq)
         return Ack(batch.sender, state.seq)
 
     def _check(self, sender: str, state: _Sender, records: Sequence[Record]) -> tuple[list[Record], int | None]:

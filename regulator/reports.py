@@ -7,7 +7,9 @@ them, whole), checks each ``.p7s`` against the file it signs with ``openssl cms
 (the files' digest, whether every signature verified) and answers the ``report_ack``;
 the same files sent again (their ack was lost) are acknowledged and nothing more.
 A report whose signatures do not all verify is kept all the same (it is evidence) and
-raises a ``report_unverified`` alert naming the file.
+raises a ``report_unverified`` alert naming the file.  A day's audit export whose
+signatures verify is handed to :class:`~regulator.days.AuditDays`, which replays it card
+by card on the records held.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from protocol.regulator_feed import Report, ReportAck, report_digest
+from regulator.days import AuditDays, kept_folder
 from regulator.receiver import REPORT_UNVERIFIED, FeedRefused
 from server_kit.journal.port import JournalPort
 
@@ -52,16 +55,17 @@ def check_signature(ca: Path, content: Path, signature: Path) -> str | None:
 
 class ReportInbox:
     def __init__(self, home: Path, ca: Path, journal: JournalPort | None, clock: Callable[[], int],
-                 alert: Callable[[str, str, int, str], None]) -> None:
+                 alert: Callable[[str, str, int, str], None], days: AuditDays | None = None) -> None:
         self.home = home
         self.ca = ca
         self.journal = journal
         self.clock = clock
         self.alert = alert
+        self.days = days
         self._digests: dict[tuple[str, str], str] | None = None
 
     def folder(self, sender: str, name: str) -> Path:
-        return self.home / "reports" / sender.replace(":", "_") / name
+        return kept_folder(self.home, sender, name)
 
     def take(self, report: Report, certified: str) -> ReportAck:
         if report.sender != certified:
@@ -102,6 +106,8 @@ class ReportInbox:
         if faults:
             self.alert(report.sender, REPORT_UNVERIFIED, noted,
                        f"report {report.name} (receiver's record {noted}): {detail}"[:1000])
+        elif self.days is not None:
+            self.days.take(report.sender, report.name, digest, report.files)  # an audit export: replayed
         return ReportAck(report.sender, report.name, digest)
 
     def _latest(self) -> dict[tuple[str, str], str]:

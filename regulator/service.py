@@ -76,10 +76,11 @@ class ReceiverService(Service):
             self.journal.initialise(now_ms(), {"receiver": settings.certificate})
         else:
             self.journal.verify()  # a receiver does not serve on a journal that does not verify
-        self.receiver = Receiver(self.store, now_ms, self.journal)
+        self.receiver = Receiver(self.store, now_ms, self.journal, home=settings.home)
         self.options = server_tls_options(settings.pki_dir, settings.certificate,
                                           client_certificates=ClientCertificates.required)
-        self.inbox = ReportInbox(settings.home, settings.pki_dir / "ca.pem", self.journal, now_ms, self.receiver.alert)
+        self.inbox = ReportInbox(settings.home, settings.pki_dir / "ca.pem", self.journal, now_ms, self.receiver.alert,
+                                 self.receiver.days)
         self.factory = FeedReceiverFactory(self.receiver, inbox=self.inbox)
         self.page_options = server_tls_options(settings.pki_dir, settings.certificate,
                                                client_certificates=ClientCertificates.requested)

@@ -147,11 +147,13 @@ class Store:
             if moved.rowcount != 1:
                 raise RuntimeError(f"the position of {sender} moved while its records were stored")
 
-    def records(self, sender: str, after: int = 0) -> Iterator[Record]:
+    def records(self, sender: str, after: int = 0, through: int | None = None) -> Iterator[Record]:
+        """``sender``'s records held after ``after`` (up to ``through``, when given), in order."""
+        query = select(FeedRecord).where(FeedRecord.sender == sender, FeedRecord.seq > after)
+        if through is not None:
+            query = query.where(FeedRecord.seq <= through)
         with self.engine.connect() as db:
-            rows = db.execute(
-                select(FeedRecord).where(FeedRecord.sender == sender, FeedRecord.seq > after).order_by(FeedRecord.seq)
-            ).mappings().all()
+            rows = db.execute(query.order_by(FeedRecord.seq)).mappings().all()
         for row in rows:
             yield _record(row)
 

@@ -1,5 +1,5 @@
 """The receiver's page: who feeds it, how far each feed stands, each hall's last games as
-replayed, and every alert (read-only).
+replayed, each day replayed card by card from its audit export, and every alert (read-only).
 
 ``GET /`` is one HTML page written on the server (no script), refreshed by the browser
 every few seconds; ``GET /api/status`` is the same as JSON (what ``bingo regulator
@@ -22,6 +22,7 @@ from twisted.web.server import Request
 
 from protocol.chain import Record
 from protocol.regulator_feed import record_to_dict
+from regulator.days import verdict_dict
 from regulator.games import KEPT, CheckedGame
 from regulator.receiver import ALERT_KINDS, Receiver
 from regulator.reports import ReportInbox
@@ -71,9 +72,13 @@ def status(store: Store, receiver: Receiver | None = None, inbox: ReportInbox | 
     plain: dict[str, Any] = {"senders": [s.__dict__ for s in store.senders()],
                              "alerts": [a.__dict__ for a in store.alerts()]}
     if receiver is not None:
+        replayed = receiver.days.replayed()
         plain["games"] = {sender: [{**game.__dict__, "prizes": [list(p) for p in game.prizes],
-                                    "faults": list(game.faults), "verified": game.verified}
+                                    "faults": list(game.faults), "verified": game.verified,
+                                    "replayed_card_by_card": replayed.get((sender, game.game_id))}
                                    for game in checked] for sender, checked in last_games(store, receiver).items()}
+        plain["days"] = [verdict_dict(verdict) for verdict in receiver.days.verdicts()]
+        plain["days_awaiting_records"] = [awaited.__dict__ for awaited in receiver.days.awaited()]
     if inbox is not None:
         plain["reports"] = [r.__dict__ for r in inbox.received()]
     plain["notices"] = [{"sender": sender, "seq": record.seq, "type": record.type, "time_ms": record.time_ms,
@@ -108,14 +113,35 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: Rep
         f"<td class=n>{a.seq or '-'}</td><td>{e(a.detail)}</td></tr>"
         for a in reversed(alerts)
     ) or '<tr><td colspan=5 class=none>No alert: every record received verified and followed the one before.</td></tr>'
+    replayed = receiver.days.replayed() if receiver is not None else {}
+    held = {s.sender: s.seq for s in senders}
+
+    def verdict(sender: str, g: CheckedGame) -> str:
+        if not g.verified:
+            return f"<td class=alert>{e('; '.join(g.faults))}</td>"
+        day = replayed.get((sender, g.game_id))
+        return ("<td class=ok>verified" + (f"; replayed card by card ({e(day)})" if day else "") + "</td>")
+
     game_rows = "".join(
         f"<tr><td>{e(sender)}</td><td>{e(g.game_id)}</td><td>{when(g.closed_ms)}</td><td class=n>{g.balls}</td>"
         f"<td class=n>{g.cards_sold}</td><td>{e(', '.join(f'{p} {_euros(c)} ({n} card(s))' for p, c, n in g.prizes))}</td>"
-        + ("<td class=ok>verified</td>" if g.verified else f"<td class=alert>{e('; '.join(g.faults))}</td>")
-        + "</tr>"
+        + verdict(sender, g) + "</tr>"
         for sender, games in (last_games(store, receiver).items() if receiver is not None else ())
         for g in games
     ) or '<tr><td colspan=7 class=none>No game of a hall has been played to its end in the feeds yet.</td></tr>'
+    day_rows = "".join(
+        f"<tr><td>{when(d.time_ms)}</td><td>{e(d.sender)}</td><td>{e(d.day)}</td>"
+        f"<td>{f'{d.first_seq} to {d.last_seq}' if d.last_seq else '-'}</td><td>{e(', '.join(d.games)) or '-'}</td>"
+        + (f"<td class=ok>replayed card by card: {len(d.games)} game(s) verified</td>" if d.verified
+           else f"<td class=none>not replayed card by card: {e(d.detail)}</td>" if d.verdict == "refused"
+           else f"<td class=alert>{e(d.detail)}</td>")
+        + "</tr>"
+        for d in (receiver.days.verdicts()[:20] if receiver is not None else ())
+    ) + "".join(
+        f"<tr><td>-</td><td>{e(a.sender)}</td><td>{e(a.day)}</td><td>up to {a.last_seq}</td><td>-</td>"
+        f"<td class=none>waiting for its records (held up to {held.get(a.sender, 0)})</td></tr>"
+        for a in (receiver.days.awaited() if receiver is not None else ())
+    ) or '<tr><td colspan=6 class=none>No audit export of a day received yet.</td></tr>'
     notice_rows = "".join(
         f"<tr><td>{when(record.time_ms)}</td><td>{e(sender)}</td><td class=n>{record.seq}</td>"
         f"<td>{e(notice_text(record))}</td></tr>"
@@ -144,6 +170,12 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: Rep
 and the split of each prize by stake.</p>
 <table id=games><thead><tr><th>Hall</th><th>Game</th><th>Closed</th><th>Balls</th><th>Cards</th><th>Prizes</th>
 <th>Replay</th></tr></thead><tbody>{game_rows}</tbody></table>
+<h2>Days replayed card by card</h2>
+<p class=none>Each day's audit export, signed by its sender, checked on the records held: the scenario and the result
+are what the records say, and the replay of the scenario is the result (every winning card holds its pattern, every
+prize follows from the sales).</p>
+<table id=days><thead><tr><th>Checked</th><th>Sender</th><th>Day</th><th>Records</th><th>Games</th><th>Replay</th></tr>
+</thead><tbody>{day_rows}</tbody></table>
 <h2>Notices</h2>
 <table id=notices><thead><tr><th>Notified</th><th>Sender</th><th>Record</th><th>Notice</th></tr></thead>
 <tbody>{notice_rows}</tbody></table>

@@ -29,15 +29,15 @@ from typing import Any, Iterable, Iterator, Mapping
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from protocol.audit.check import FILES, JOURNAL, PUBLIC_KEY, RESULT, SCENARIO
+from protocol.audit.report import export_documents
 from protocol.chain import ChainError, Record, canonical_json
 from protocol.errors import DomainError
-from protocol.replay import render
 
-SCENARIO = "scenario.json"
-RESULT = "result.json"
-JOURNAL = "journal.jsonl"
-PUBLIC_KEY = "public-key.pem"
-FILES = (SCENARIO, RESULT, JOURNAL, PUBLIC_KEY)
+__all__ = [
+    "FILES", "JOURNAL", "PUBLIC_KEY", "RESULT", "SCENARIO", "ExportFolderError", "check_out_folder", "is_day",
+    "journal_line", "one_line", "read_journal", "verify_segment", "write_export",
+]  # fmt: skip
 
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -137,9 +137,10 @@ def write_export(scenario: Mapping[str, Any], result: Mapping[str, Any], records
     partial = parent / f".{out.name}.partial-{secrets.token_hex(4)}"
     os.mkdir(partial)
     try:
-        (partial / SCENARIO).write_text(json.dumps(scenario, indent=2, ensure_ascii=True) + "\n")
-        # The replay's own rendering: when the server and the replay agree, the files are equal byte for byte.
-        (partial / RESULT).write_text(render(dict(result)))
+        # The result in the replay's own rendering: when the server and the replay agree, the files are equal
+        # byte for byte.
+        for name, data in export_documents(scenario, result).items():
+            (partial / name).write_bytes(data)
         with open(partial / JOURNAL, "w", encoding="utf-8") as stream:
             for record in records:
                 stream.write(journal_line(record) + "\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hall_server.audit.export import DayExport
+from protocol.audit.hall_day import DayExport
 from server_kit import audit_folder
 from server_kit.audit_folder import (
     FILES,

@@ -8,14 +8,15 @@ prints the same cards), a virtual card's in the library of its series label.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import Engine
 
-from hall_server.audit.export import AuditError, DayExport, DayFold
 from hall_server.store import cards as card_store
+from protocol.audit.hall_day import AuditError, DayExport, DayFold
+from protocol.audit.report import AuditReport
 from protocol.chain import Record, verify_chain
 from protocol.settlement import PrizeRules
 from server_kit.journal import table as table
@@ -23,7 +24,7 @@ from server_kit.journal.sql import read_head
 
 
 class StoreCardLayouts:
-    """:class:`~hall_server.audit.export.CardLayouts` over the card store, each set read once."""
+    """:class:`~protocol.audit.hall_day.CardLayouts` over the card store, each set read once."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -75,3 +76,17 @@ def read_day(
 
     verify_chain(folded(table.read(engine)), public_key, head=known_head)
     return fold.export(rules, StoreCardLayouts(engine))
+
+
+def audit_report(records: Iterable[Record], day: str, rules: PrizeRules, engine: Engine) -> AuditReport:
+    """``day``'s audit export for the regulator from ``records`` (the whole journal, verified), or its refusal.
+
+    A day the export refuses (:class:`AuditError`, a game the replay format cannot
+    express) is a report all the same: it says why, and names the day's segment.
+    """
+    fold = DayFold(day)
+    try:
+        made = fold.feed_all(records).export(rules, StoreCardLayouts(engine))
+    except AuditError as error:
+        return AuditReport.refused(day, str(error), fold.segment)
+    return AuditReport.of_export(day, made.scenario, made.result, made.records)

@@ -22,14 +22,15 @@ from pathlib import Path
 
 import click
 
-from hall_server.audit.export import AuditError
 from hall_server.audit.folder import check_out_folder, write_export
 from hall_server.audit.source import read_day
-from hall_server.audit.verify import rebuild as rebuild_hall_day
 from hall_server.cli.context import Hall
+from protocol.audit.check import CENTRAL, HALL, ExportUnreadable, export_kind
+from protocol.audit.hall_day import AuditError
+from protocol.audit.hall_rebuild import rebuild as rebuild_hall_day
 from protocol.errors import DomainError
 from server_kit.audit_folder import is_day, one_line
-from server_kit.audit_verify import CENTRAL, HALL, ExportUnreadable, export_kind, read_export, verify_and_tell
+from server_kit.audit_verify import read_export, verify_and_tell
 from server_kit.keys import public_pem
 
 REFUSED = 2

@@ -9,7 +9,10 @@ by the hall's report-signing certificate (:mod:`server_kit.reports.cms`).
 At a session's close (R83.5: daily, at the session's end) :class:`DailyReporter`
 writes the session date's report into ``reports/daily-YYYY-MM-DD/`` in the hall's
 folder, off the reactor thread; a later session of the same date writes it again,
-whole.  A hall without a report-signing certificate logs how to get one and goes on.
+whole.  Given the hall's prize rules, it writes beside it the day's audit export as a
+signed report (``reports/audit-YYYY-MM-DD/``, :mod:`protocol.audit.report`), or the
+export's refusal with its reason, for the regulator's receiver to replay card by card
+(R92.7).  A hall without a report-signing certificate logs how to get one and goes on.
 """
 
 from __future__ import annotations
@@ -23,14 +26,16 @@ from sqlalchemy import Engine
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from hall_server.audit.source import audit_report
 from hall_server.reports.daily import hall_day, session_date
 from hall_server.reports.minutes import build
 from protocol.chain import Record
 from protocol.daily import DailyReport
+from protocol.settlement import PrizeRules
 from server_kit.journal.sql import Journal, verified_records
 from server_kit.pki import PkiError
 from server_kit.reports.cms import ReportSigner, write_signed
-from server_kit.reports.daily import daily_report, day_folder
+from server_kit.reports.daily import daily_report, day_folder, write_audit_report
 
 log = Logger()
 
@@ -53,13 +58,16 @@ class DailyReporter:
     """Writes the session date's signed daily report when a session closes (a core observer)."""
 
     def __init__(self, journal: Journal, home: Path, hall_name: str, timezone: tzinfo,
-                 run: Callable[..., Any]) -> None:
+                 run: Callable[..., Any], rules: PrizeRules | None = None) -> None:
         self.journal = journal
         self.home = home
         self.hall_name = hall_name
         self.timezone = timezone
         self.run = run  # a thread pool in the server; inline in the tests
+        #: The prize rules in force, which the day's audit export names (None: no audit export is written).
+        self.rules = rules
         self.written: list[Path] = []  # the folders written, for the log and the tests
+        self.audits: list[Path] = []  # the audit exports' folders written
         #: Told after each report is written (the regulator's feed sends it).
         self.listeners: list[Callable[[], None]] = []
 
@@ -84,6 +92,12 @@ class DailyReporter:
             return None
         folder = day_folder(self.home, day)
         write_signed(daily_report(hall_day(records, day, self.hall_name, self.timezone, book)), folder, signer)
+        if self.rules is not None:
+            try:
+                self.audits.append(write_audit_report(self.home, audit_report(records, day, self.rules, journal.engine),
+                                                      signer))
+            except Exception:  # the daily report stands, and is sent, whatever befell the export
+                log.failure("The audit export of {day} could not be written at the session's close", day=day)
         return folder
 
     def _written(self, folder: Path | None) -> None:

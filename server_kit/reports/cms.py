@@ -16,8 +16,10 @@ certificate is for signing documents (documentSigning), not e-mail.
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -71,6 +73,32 @@ def write_signed(report: Report, folder: Path, signer: ReportSigner) -> list[Pat
         _replace(path.with_name(path.name + CMS_SUFFIX), signer.sign(data))
         written.append(path)
     return written
+
+
+def write_signed_folder(files: Mapping[str, bytes], folder: Path, signer: ReportSigner) -> Path:
+    """Write ``files`` (name to bytes), each with its ``.p7s``, as the whole of ``folder``; ``folder``.
+
+    The files are written into a hidden sibling folder, which then takes the place of
+    ``folder`` (a report written again replaces the one before, whole), so a reader such
+    as the regulator's feed never finds half a report, nor a mix of two.
+    """
+    parent = folder.parent
+    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    partial = parent / f".{folder.name}.partial"  # not a report's name: the feed passes it by
+    shutil.rmtree(partial, ignore_errors=True)  # what a stop in the middle of a write left
+    partial.mkdir(mode=0o700)
+    for name, data in files.items():
+        _replace(partial / name, data)
+        _replace(partial / (name + CMS_SUFFIX), signer.sign(data))
+    if folder.exists():
+        old = parent / f".{folder.name}.replaced"
+        shutil.rmtree(old, ignore_errors=True)
+        os.rename(folder, old)
+        os.rename(partial, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(partial, folder)
+    return folder
 
 
 def _replace(path: Path, data: bytes) -> None:

@@ -25,9 +25,10 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from protocol.audit.report import AuditReport, report_name
 from protocol.daily import LARGE_WIN_DAYS, CardWin, DailyReport
 from server_kit.audit_folder import is_day
-from server_kit.reports.cms import CMS_SUFFIX
+from server_kit.reports.cms import CMS_SUFFIX, ReportSigner, write_signed_folder
 from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, ReportError, Table
 
 KIND = "daily"
@@ -42,6 +43,17 @@ REPORTS_FOLDER = "reports"
 def day_folder(home: Path, day: str) -> Path:
     """The folder of ``day``'s report written at the close: ``reports/daily-YYYY-MM-DD``."""
     return home / REPORTS_FOLDER / f"daily-{day}"
+
+
+def audit_report_folder(home: Path, day: str) -> Path:
+    """The folder of ``day``'s audit export written at the close: ``reports/audit-YYYY-MM-DD``."""
+    return home / REPORTS_FOLDER / report_name(day)
+
+
+def write_audit_report(home: Path, report: AuditReport, signer: ReportSigner) -> Path:
+    """Write ``report`` (the day's audit export, or its refusal; or, too big for the feed, a refusal that
+    says so) signed into its folder under ``reports/``."""
+    return write_signed_folder(report.fitted().files(), audit_report_folder(home, report.segment.day), signer)
 
 
 def table_of(key: str, title: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Cell]]) -> Table:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hall_server.audit import AuditError, DayExport, build_day
+from protocol.audit.hall_day import AuditError, DayExport, build_day
 from protocol.cards import Card
 from protocol.chain import Record
 from protocol.settlement import PrizeRules

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from hall_server.audit import build_day
+from protocol.audit.hall_day import build_day
 from hall_server.hall.session import SessionError
 from protocol.game import State
 from protocol.replay import parse_scenario, replay

@@ -21,6 +21,7 @@ from twisted.logger import formatEvent, globalLogPublisher
 from central_server.config import load_config
 from central_server.daily_close import MARGIN_S
 from central_server.tap import CentralServer, build_central
+from protocol.replay import parse_scenario, render, replay
 from server_kit.pki import install_report_signing, issue_certificate
 from tests.central_server.conftest import EPOCH_S, Running
 from tests.central_server.support import config_text, make_pki, until
@@ -31,6 +32,7 @@ DAY_S = 86_400
 #: EPOCH_S's day, in UTC (the default time zone) and in Madrid alike.
 GAME_DAY = "2026-05-28"
 FILES = ("report.json", "report.csv", "report.pdf")
+AUDIT_FILES = ("scenario.json", "result.json", "segment.json")
 
 
 def central_folder(tmp_path: Path, *, signer: bool = True, timezone: str | None = None,
@@ -136,11 +138,23 @@ async def test_the_days_that_ended_while_the_central_server_was_down_are_reporte
     try:
         days = [GAME_DAY, day_after(GAME_DAY), day_after(GAME_DAY, 2)]
         assert closer(central.server).written == [home / "reports" / f"daily-{day}" for day in days]
-        assert reports(home) == [f"daily-{day}" for day in days]  # nothing half-written left beside them
+        # Beside the game's day, its audit export (R92.7); the empty days have none.
+        assert closer(central.server).audits == [home / "reports" / f"audit-{GAME_DAY}"]
+        assert reports(home) == [f"audit-{GAME_DAY}", *(f"daily-{day}" for day in days)]  # nothing half-written
         for day in days:
             for name in FILES:
                 checked = openssl_verify(home / "reports" / f"daily-{day}" / name, tmp_path / "pki" / "ca.pem")
                 assert checked.returncode == 0, checked.stderr
+        audit = home / "reports" / f"audit-{GAME_DAY}"
+        for name in AUDIT_FILES:
+            assert openssl_verify(audit / name, tmp_path / "pki" / "ca.pem").returncode == 0, name
+        scenario = json.loads((audit / "scenario.json").read_text())
+        assert [len(g["cards"]) for g in scenario["sessions"][0]["games"]] == [10]
+        assert render(replay(parse_scenario(scenario))) == (audit / "result.json").read_text()
+        segment = json.loads((audit / "segment.json").read_text())
+        ended = [r for r in central.server.journal.records() if r.type == "central_game_closed"]
+        assert (segment["day"], segment["last_seq"], segment["last_hash"], segment["refused"]) == (
+            GAME_DAY, ended[-1].seq, ended[-1].hash, None)
         played = tables(home / "reports" / f"daily-{GAME_DAY}")
         assert played["report"][0] == {"day": GAME_DAY, "origin": "central server", "server": "central-a",
                                        "timezone": "UTC"}
@@ -175,7 +189,7 @@ async def test_the_midnight_of_the_central_servers_time_zone_writes_the_days_rep
         assert [g["game_id"] for g in tables(home / "reports" / f"daily-{GAME_DAY}")["games"]] == ["net-1"]
         central.clock.advance(DAY_S)
         await until(lambda: armed_at(day_closer, midnight_s + 2 * DAY_S + MARGIN_S), "the next midnight's pass")
-        assert reports(home) == [f"daily-{GAME_DAY}", f"daily-{day_after(GAME_DAY)}"]
+        assert reports(home) == [f"audit-{GAME_DAY}", f"daily-{GAME_DAY}", f"daily-{day_after(GAME_DAY)}"]
     finally:
         await halt(central)
 
@@ -240,12 +254,18 @@ async def test_without_a_report_signing_certificate_nothing_is_written_and_the_c
         globalLogPublisher.removeObserver(observe)
 
 
-@pytest.mark.req("R92.7")
+@pytest.mark.req("R92.7", "R88.2", "R88.4", "R88.5")
 @pytest_twisted.ensureDeferred
 async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulator(tmp_path: Path) -> None:
     """R95.4, R92.7: the report written at the start is sent through the feed as ``central``'s; the receiver
-    verifies its signatures against the operator's authority and the central server notes its ack."""
+    verifies its signatures against the operator's authority and the central server notes its ack.  The day's
+    audit export goes the same way, and the receiver replays the network game card by card on the central
+    server's records it holds; an export the central server signed with a payment changed is an
+    ``audit_differs`` alert naming the game and the card."""
+    from protocol.regulator_feed import Report
+    from regulator.days import AUDIT_DIFFERS
     from regulator.service import ReceiverService, ReceiverSettings
+    from server_kit.reports.cms import ReportSigner
 
     (tmp_path / "regulator").mkdir()
     pki = make_pki(tmp_path / "pki")
@@ -257,19 +277,40 @@ async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulato
     try:
         path = central_folder(tmp_path, regulator_port=receiver.port.getHost().port)
         home = path.parent
-        await halt(await boot(path, EPOCH_S))
+        central = await boot(path, EPOCH_S)
+        try:
+            await play_a_game(central)
+        finally:
+            await halt(central)
         central = await boot(path, EPOCH_S + DAY_S)
         try:
             folder = home / "reports" / f"daily-{GAME_DAY}"
             assert closer(central.server).written == [folder]
-            await until(lambda: receiver.inbox.received(), "the report at the receiver")
-            (report,) = receiver.inbox.received()
-            assert (report.sender, report.name, report.verified) == ("central", f"daily-{GAME_DAY}", True), report
+            await until(lambda: len(receiver.inbox.received()) == 2, "the reports at the receiver")
+            assert {(r.sender, r.name, r.verified) for r in receiver.inbox.received()} == {
+                ("central", f"daily-{GAME_DAY}", True), ("central", f"audit-{GAME_DAY}", True)}
             kept = receiver.inbox.folder("central", f"daily-{GAME_DAY}")
             assert (kept / "report.json").read_bytes() == (folder / "report.json").read_bytes()
             await until((folder / ".delivered").exists, "the central server to note the ack")
+            await until(lambda: receiver.receiver.days.verdicts(), "the day replayed at the receiver")
+            (day,) = receiver.receiver.days.verdicts()
+            assert (day.sender, day.day, day.verdict, day.games) == ("central", GAME_DAY, "verified", ("net-1",))
+            assert receiver.store.alerts() == []
         finally:
             await halt(central)
+        # The central server signs a result whose payment is not what its records say.
+        audit = home / "reports" / f"audit-{GAME_DAY}"
+        files = {p.name: p.read_bytes() for p in audit.iterdir() if not p.name.startswith(".")}
+        recorded = json.loads(files["result.json"])
+        paid = recorded["games"][0]["prizes"]["bingo"]["paid"][0]
+        paid["cents"] += 1
+        files["result.json"] = json.dumps(recorded).encode()
+        files["result.json.p7s"] = ReportSigner.of_server(home).sign(files["result.json"])
+        receiver.inbox.take(Report("central", f"audit-{GAME_DAY}", files), "central")
+        (alert,) = receiver.store.alerts()
+        assert (alert.sender, alert.kind) == ("central", AUDIT_DIFFERS)
+        assert (f"result.json: game 1 of {GAME_DAY}: prizes.bingo.paid.card {paid['card']}.cents is {paid['cents']}; "
+                f"the records say {paid['cents'] - 1}") in alert.detail, alert.detail
     finally:
         await receiver.stopService()
 

@@ -18,7 +18,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
-from hall_server.audit.export import AuditError
 from hall_server.audit.source import read_day
 from hall_server.config import ConfigError, default_config_text, parse_config
 from hall_server.hall.admission import DEFAULT_TIMEZONE, AdmissionModule
@@ -34,6 +33,7 @@ from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.view import HallView
+from protocol.audit.hall_day import AuditError
 from protocol.balls import FakeBallSource
 from protocol.settlement import PrizeRules
 from protocol.strips import sample_strips

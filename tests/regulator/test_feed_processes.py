@@ -26,7 +26,7 @@ from hall_server.config import DEFAULT_STAFF, default_config_text
 from server_kit.pki import export_bundle, issue_certificate
 from tests.crash.wire import LiveSocket, sign_in_cookie
 from tests.support.waiting import WAIT, wait_until
-from tests.web.conftest import _HASH, HallProcess
+from tests.web.conftest import _HASH, PASSWORD, HallProcess, HttpClient
 from tests.web.test_console_browser import browser  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3", "R74.2")]
@@ -227,10 +227,13 @@ def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path
         receiver.kill()
 
 
+@pytest.mark.req("R92.7", "R95.4", "R88.2", "R88.4", "R88.5")
 def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     hall_and_receiver: tuple[HallProcess, ReceiverProcess], browser: Any
 ) -> None:
-    """The administrator sees at a glance whether the regulator receives the hall's journal."""
+    """The administrator sees at a glance whether the regulator receives the hall's journal.  Once the session
+    closes, the day's audit export reaches the receiver, which replays every game of the day card by card on the
+    hall's records it holds: each is marked so on its page and in /api/status, and no alert is raised."""
     from tests.web.test_console_browser import console_for, shot
 
     hall, receiver = hall_and_receiver
@@ -252,6 +255,56 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     shot(watching, "regulator-receiver-games")
     assert "no alert" in watching.inner_text("header")
     assert watching.locator("#games td.alert").count() == 0
+
+    # The room chief announces a game on sale as the session's last; once its cards are collected, the session
+    # closes: the hall writes the day's report and its audit export, and sends them (R83.5, R92.7).
+    rosa, admin = signed_in(hall, "rosa"), signed_in(hall, "admin")
+    announced = wait_until(lambda: command(rosa, "announce_last_game"), WAIT * 4,
+                           "a game on sale to announce as the session's last", interval=0.25)
+    last_game = payload_of(hall, announced["records"][0]["seq"])["game_id"]
+    wait_until(lambda: last_game in collected_games(hall), WAIT * 4, f"game {last_game}'s cards collected",
+               interval=0.25)
+    assert command(rosa, "count_balls", stage="closing", balls_present=list(range(1, 91)), witnesses=["A player"])
+    assert command(rosa, "sign_session_closing") and command(admin, "sign_session_closing")
+    day = last_game[:10]  # a game id starts with its session date
+    watching.wait_for_selector(f"#days td:has-text('{day}') ~ td.ok:has-text('replayed card by card')",
+                               timeout=WAIT * 3 * 1000)
+    shot(watching, "regulator-receiver-day-replayed")
+    said = watching.context.request.get(f"https://localhost:{receiver.web_port}/api/status").json()
+    (verdict,) = said["days"]
+    played = collected_games(hall)
+    assert (verdict["sender"], verdict["day"], verdict["verdict"]) == (SENDER, day, "verified"), verdict
+    assert verdict["games"] == [g for g in played if g.startswith(day)] and last_game in verdict["games"]
+    assert all(g["replayed_card_by_card"] == f"audit-{day}" for g in said["games"][SENDER]), said["games"]
+    assert said["alerts"] == [] and said["days_awaiting_records"] == []
+
+
+def signed_in(hall: HallProcess, name: str) -> HttpClient:
+    client = HttpClient(hall)
+    status, answer = client.call("POST", "/login", {"name": name, "password": PASSWORD})
+    assert status == 200, answer
+    return client
+
+
+def command(client: HttpClient, name: str, **args: Any) -> Any:
+    """The command's answer, or None when the hall refused it (the demo has the game in another state)."""
+    status, answer = client.call("POST", "/api/command", {"id": name, "command": name, "args": args})
+    return answer if status == 200 and answer.get("ok") else None
+
+
+def payload_of(hall: HallProcess, seq: int) -> Any:
+    with sqlite3.connect(hall.folder / "hall.sqlite3") as db:
+        ((payload,),) = db.execute("SELECT payload FROM journal WHERE seq = ?", (seq,))
+    return json.loads(payload)
+
+
+def collected_games(hall: HallProcess) -> list[str]:
+    """The hall's games whose cards were collected, played to their end (not refunded), in order."""
+    with sqlite3.connect(hall.folder / "hall.sqlite3") as db:
+        rows = [(t, json.loads(p)["game_id"]) for t, p in db.execute(
+            "SELECT type, payload FROM journal WHERE type IN ('cards_collected', 'game_refunded') ORDER BY seq")]
+    refunded = {game for kind, game in rows if kind == "game_refunded"}
+    return [game for kind, game in rows if kind == "cards_collected" and game not in refunded]
 
 
 def test_the_newcomers_commands_refuse_what_cannot_work_with_a_reason(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """A central server's export of network games rebuilt from its records alone (``bingo audit verify``,
-which hands a central export to ``bingo central audit-verify``).
+which hands a central export to ``bingo central audit-verify``, and the regulator's receiver).
 
 An independent reading of the ``central_*`` game records (``protocol/records/central.py``),
 written to FORMATS.md section 3 and ``docs/audit.md`` ("On the central server"), not
@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from protocol.audit.check import JOURNAL, SCENARIO, ExportFault, ExportFiles, Rebuilt
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import parse
@@ -46,8 +47,6 @@ from protocol.records.central import (
 )
 from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
 from protocol.settlement import tax_cents
-from server_kit.audit_folder import JOURNAL, SCENARIO
-from server_kit.audit_verify import ExportFault, ExportFiles, Rebuilt
 
 PATTERNS = ("line", "bingo")
 #: The pot levels a network game does not play: always 0 in its result.
@@ -244,7 +243,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                 "sessions": [{"date": date, "games": scenario_games}]}
     result = {"format": OUTPUT_FORMAT, "games": result_games,
               "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}}
-    return Rebuilt(scenario, result)
+    return Rebuilt(scenario, result, tuple(game.game_id for game in games))
 
 
 __all__ = ["rebuild"]

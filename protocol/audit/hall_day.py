@@ -378,6 +378,11 @@ class DayFold:
     # --- The documents ------------------------------------------------------------------
 
     @property
+    def segment(self) -> tuple[Record, ...]:
+        """The day's journal segment as folded so far (empty when no session is dated the day)."""
+        return tuple(self._segment)
+
+    @property
     def card_sets(self) -> dict[int, str]:
         """The card set of every paper series the day's games sold."""
         return {series: name for game in self._games for series, name in game.card_sets.items()}

@@ -1,10 +1,12 @@
-"""A hall day's export rebuilt from its journal segment alone, for ``bingo audit verify``.
+"""A hall day's export rebuilt from its journal segment alone, for ``bingo audit verify`` and the
+regulator's receiver.
 
-The export's own fold (:class:`~hall_server.audit.export.DayFold`) reads the segment
-of ``journal.jsonl`` and writes the day's scenario and result again; the check in
-:mod:`server_kit.audit_verify` compares them with the files.  Three things the export
-took from outside the segment are taken from ``scenario.json`` instead, as facts the
-segment cannot vouch for on its own (``docs/audit.md``, "Verifying an export"):
+The export's own fold (:class:`~protocol.audit.hall_day.DayFold`) reads the segment
+of ``journal.jsonl`` (or the records the receiver holds) and writes the day's scenario
+and result again; :func:`protocol.audit.check.check_documents` compares them with the
+documents.  Three things the export took from outside the segment are taken from
+``scenario.json`` instead, as facts the segment cannot vouch for on its own
+(``docs/audit.md``, "Verifying an export"):
 
 * the levels the day opened with (the records before the day's verification);
 * the date of a megabingo announced before the day;
@@ -19,23 +21,23 @@ export holds the configuration's to them.
 from __future__ import annotations
 
 import dataclasses
-import random
+import hashlib
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from hall_server.audit.export import AuditError, DayFold
+from protocol.audit.check import JOURNAL, SCENARIO, ExportFault, ExportFiles, Rebuilt
+from protocol.audit.hall_day import AuditError, DayFold
 from protocol.cards import CELLS, Card, fingerprints
 from protocol.library import build_distinct_strips
 from protocol.replay import parse_scenario
-from server_kit.audit_folder import JOURNAL, SCENARIO
-from server_kit.audit_verify import ExportFault, ExportFiles, Rebuilt
+from protocol.strips import RandomBytes
 
 SCENARIO_RULES = "scenario.json's rules"
 
 
 class ScenarioLayouts:
-    """The card layouts of :class:`~hall_server.audit.export.CardLayouts`, from the scenario's cards."""
+    """The card layouts of :class:`~protocol.audit.hall_day.CardLayouts`, from the scenario's cards."""
 
     def __init__(self, scenario: Mapping[str, Any], card_sets: Mapping[int, str]) -> None:
         self._cards: dict[tuple[str, int], tuple[str, tuple[int, ...]]] = {}  # (set or label, number) -> id, cells
@@ -72,7 +74,7 @@ class ScenarioLayouts:
             used = [cells for _, cells in self._cards.values()] + self._issued
             self._stand_ins = [tuple(int(n) for n in row) for row in build_distinct_strips(
                 1, fingerprints(np.array(used, dtype=np.uint8).reshape(-1, CELLS)),
-                random_bytes=random.Random(len(self._issued)).randbytes)]
+                random_bytes=seeded_bytes(len(self._issued)))]
         self._issued.append(self._stand_ins.pop())
         return self._issued[-1]
 
@@ -81,6 +83,22 @@ class ScenarioLayouts:
 
     def virtual(self, series: str, number: int) -> Sequence[int]:
         return self._cells(series, number)
+
+
+def seeded_bytes(seed: int) -> RandomBytes:
+    """Bytes that depend on ``seed`` alone (SHA-256 in counter mode): the stand-in cards, and so
+    the messages that show them, come out alike at every run."""
+    blocks = 0
+
+    def random_bytes(count: int) -> bytes:
+        nonlocal blocks
+        out = bytearray()
+        while len(out) < count:
+            out += hashlib.sha256(f"{seed}:{blocks}".encode()).digest()
+            blocks += 1
+        return bytes(out[:count])
+
+    return random_bytes
 
 
 def _megabingo_announced(scenario: Mapping[str, Any]) -> str | None:
@@ -127,7 +145,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                 f"{JOURNAL} record {record.seq}: is not in the day's segment (from the verification of {day} "
                 "to its session's close)"
             )
-    return Rebuilt(made.scenario, made.result)
+    return Rebuilt(made.scenario, made.result, made.games)
 
 
 __all__ = ["ScenarioLayouts", "rebuild"]
