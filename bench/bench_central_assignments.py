@@ -161,10 +161,11 @@ def timed_commits(server: CentralServer) -> list[tuple[int, float]]:
     timings: list[tuple[int, float]] = []
     commit = server.journal.commit
 
-    def timed(records: Any, extra: Any = None) -> None:
+    def timed(records: Any, extra: Any = None) -> Any:
         start = time.perf_counter()
-        commit(records, extra)
+        stored = commit(records, extra)
         timings.append((len(records), time.perf_counter() - start))
+        return stored
 
     server.journal.commit = timed  # type: ignore[method-assign]
     return timings

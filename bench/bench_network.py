@@ -7,9 +7,10 @@
 every record signed) and ``--halls`` halls simulated in ``--processes`` child processes
 (this file with ``--stand-in``).  Each simulated hall is what a hall server is to the
 central server: an AMP connection in mutual TLS with its own ``server`` certificate,
-``hello``, and then ``buy_cards`` for each of its ``--terminals`` terminals, every
-one in the last 5 s of the sale, ``--cards`` cards in all (28 or 29 a terminal at
-35,000 terminals).  Measured: when the last purchase was answered, after the sale's
+``hello``, and then a purchase for each of its ``--terminals`` terminals, every one in
+the last 5 s of the sale, ``--cards`` cards in all (28 or 29 a terminal at 35,000
+terminals), relayed as a hall server relays them (those due in one turn of the reactor
+together in a ``buy_cards_batch``, as a hall sends the purchases of one commit).  Measured: when the last purchase was answered, after the sale's
 close; how many were confirmed; each ball from its commit at the central server (the
 record's time) to its arrival at every hall (p50, p99 of the last hall per ball, and
 over every hall and ball); the CPU seconds of the central server and of the simulated
@@ -75,6 +76,7 @@ def stand_in(spec_path: str) -> None:
             self.sent_first: float | None = None
             self.closed: defer.Deferred[None] = defer.Deferred()
             self.buying = False
+            self.waiting: list[dict[str, Any]] = []  # purchases not yet relayed
 
         def locateResponder(self, name: bytes) -> Any:
             message = m.MESSAGES.get(name.decode())
@@ -103,14 +105,34 @@ def stand_in(spec_path: str) -> None:
                 self.closed.callback(None)
 
         def buy(self, game_id: str, index: int, cards: int) -> None:
+            """Relay a terminal's purchase as a hall server does (hall_server/network/relay.py): the purchases
+            that come in one turn of the reactor (a hall's one commit) go together, the others alone."""
             if self.sent_first is None:
                 self.sent_first = time.time()
-            request = {"request_id": f"{self.hall_id}.{index + 1}", "game_id": game_id, "hall_id": self.hall_id,
-                       "terminal_id": f"T{index + 1}", "player_ref": f"p.{index + 1}", "card_count": cards,
-                       "stake_pct": 100}
-            self.callRemote(commands["buy_cards"], **request).addCallbacks(
-                lambda answer: self.answers.append((time.time(), answer["status"])),
-                lambda failure: self.answers.append((time.time(), f"error: {failure.getErrorMessage()[:80]}")))
+            self.waiting.append({"request_id": f"{self.hall_id}.{index + 1}", "game_id": game_id,
+                                 "hall_id": self.hall_id, "terminal_id": f"T{index + 1}", "player_ref": f"p.{index + 1}",
+                                 "card_count": cards, "stake_pct": 100})
+            if len(self.waiting) == 1:
+                reactor.callLater(float(spec.get("window_s", 0)), self.send_waiting)
+
+        def send_waiting(self) -> None:
+            while self.waiting:
+                batch, self.waiting = self.waiting[:m.BATCH_PURCHASES], self.waiting[m.BATCH_PURCHASES:]
+                if len(batch) == 1:
+                    sent = self.callRemote(commands["buy_cards"], **batch[0]).addCallback(lambda answer: [answer])
+                else:
+                    sent = self.callRemote(commands["buy_cards_batch"], purchases=batch).addCallback(
+                        lambda answer: answer["answers"])
+                sent.addCallbacks(self.answered, self.failed, errbackArgs=(len(batch),))
+
+        def answered(self, answers: list[dict[str, Any]]) -> None:
+            now = time.time()
+            for answer in answers:
+                status = answer.get("status") or f"error {answer.get('error_code')}"
+                self.answers.append((now, status if status == "confirmed" else f"{status} {answer.get('refusal_code')}"))
+
+        def failed(self, failure: Any, count: int) -> None:
+            self.answers += [(time.time(), f"error: {failure.getErrorMessage()[:80]}")] * count
 
     async def run() -> None:
         halls: list[Hall] = []
@@ -208,6 +230,7 @@ basis_points = 5000
     for p in range(args.processes):
         mine = halls[p::args.processes]
         spec = {"seed": p, "port": port, "pki": str(pki), "balls": args.balls, "out": str(home / f"stand-in-{p}.json"),
+                "window_s": args.window_ms / 1000,
                 "halls": {h: cards_of[halls.index(h) * args.terminals:(halls.index(h) + 1) * args.terminals] for h in mine}}
         (home / f"stand-in-{p}.spec.json").write_text(json.dumps(spec))
         stand_ins.append(Child(f"stand-in-{p}", [sys.executable, __file__, "--stand-in", str(home / f"stand-in-{p}.spec.json")],
@@ -289,6 +312,8 @@ def main() -> None:
     central.add_argument("--processes", type=int, default=4)
     central.add_argument("--balls", type=int, default=30, help="stop after this many balls")
     central.add_argument("--opens-after-s", type=int, default=30)
+    central.add_argument("--window-ms", type=int, default=0,
+                         help="each simulated hall gathers its purchases this long before relaying them together")
     central.add_argument("--profile", type=Path, default=None, help="write the central server's cProfile stats here")
     halls = sub.add_parser("halls", help="real hall servers and terminals (bingo central simulate --burst)")
     halls.add_argument("--halls", type=int, default=6)

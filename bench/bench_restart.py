@@ -34,7 +34,7 @@ from hall_server.hall.session import CHECKS  # noqa: E402
 from hall_server.store import cards as card_store  # noqa: E402
 from hall_server.tap import HallServer, build_hall  # noqa: E402
 from hall_server.web.demo_session import ADMIN, CASHIER, ROOM_CHIEF, WITNESSES, DemoSession  # noqa: E402
-from protocol.chain import sign_head  # noqa: E402
+from protocol.chain import sign_head, signed  # noqa: E402
 from server_kit.core import run_inline  # noqa: E402
 from server_kit.journal import table  # noqa: E402
 from server_kit.journal.sql import Journal, _write_head  # noqa: E402
@@ -56,13 +56,15 @@ class BufferedJournal(Journal):
         super().__init__(journal.engine, journal.key, journal.head)
         self.pending: list[Any] = []
 
-    def commit(self, records: Any, extra: Any = None) -> None:
+    def commit(self, records: Any, extra: Any = None) -> Any:
         assert extra is None
+        records = signed(self._sign, records)
         self.pending += records
         if records:
             self.last = records[-1]
         if len(self.pending) >= BATCH:
             self.flush()
+        return records
 
     def flush(self) -> None:
         if self.pending:

@@ -246,13 +246,8 @@ class HallLink(BoundedBoxes):
             answer = yield self._decide(message, arguments)
         except Exception as error:
             code, text = self._code_of(error, message)
-            speaker = (self.operator, "operator") if self.operator is not None else (self.hall_id, "hall")
-            if code != "internal_error" and speaker[0] is not None:
-                try:
-                    yield self.endpoint.module.refused(speaker[0], message.name, code, text, role=speaker[1])
-                except Exception:
-                    self.log.failure("Could not put the refusal of {peer}'s {name} on file", peer=speaker[0],
-                                     name=message.name)
+            if code != "internal_error":
+                yield self._put_on_file(message.name, code, text)
             fatal = m.ERRORS[code].fatal
             raise amp.RemoteAmpError(code.encode(), text, fatal, local=Failure(error)) from None
         return command.makeResponse(answer, self)
@@ -276,10 +271,51 @@ class HallLink(BoundedBoxes):
             return answer
         if self.version is None:
             raise NotNegotiated(m.ERRORS["not_negotiated"].message)
+        if message is m.BUY_CARDS_BATCH:
+            return self._batch(arguments)
+        return self._command(message.name, arguments)
+
+    def _command(self, name: str, arguments: dict[str, Any]) -> Any:
+        assert self.hall_id is not None
         admission = self.endpoint.admission
-        if admission is not None and message.name in ADMITTED:
-            return admission.submit(message.name, arguments, self.hall_id)  # stamped now, decided in turn
-        return self.endpoint.module.hall_command(message.name, arguments, self.hall_id)
+        if admission is not None and name in ADMITTED:
+            return admission.submit(name, arguments, self.hall_id)  # stamped now, decided in turn
+        return self.endpoint.module.hall_command(name, arguments, self.hall_id)
+
+    @defer.inlineCallbacks
+    def _batch(self, arguments: dict[str, Any]) -> Any:
+        """``buy_cards_batch``: each purchase a ``buy_cards`` of its own, in the batch's order; one answer each."""
+        try:
+            purchases = m.check_arguments(m.BUY_CARDS_BATCH, arguments)["purchases"]
+        except CentralMessageError as error:
+            raise BadArgument(str(error)) from None
+        if not purchases:
+            raise BadArgument(f"a batch holds 1 to {m.BATCH_PURCHASES} purchases, not none")
+        decided = yield defer.DeferredList(
+            [defer.maybeDeferred(self._command, m.BUY_CARDS.name, purchase) for purchase in purchases],
+            consumeErrors=True,
+        )
+        answers = []
+        for (ok, outcome), purchase in zip(decided, purchases):
+            if ok:
+                answers.append(outcome)
+                continue
+            code, text = self._code_of(outcome.value, m.BUY_CARDS)
+            if code != "internal_error":
+                yield self._put_on_file(m.BUY_CARDS.name, code, text)
+            answers.append({"request_id": purchase["request_id"], "error_code": code, "error": text[:300]})
+        return {"answers": answers}
+
+    @defer.inlineCallbacks
+    def _put_on_file(self, name: str, code: str, text: str) -> Any:
+        """A refused command of an authenticated peer, journaled (``central_command_refused``)."""
+        speaker = (self.operator, "operator") if self.operator is not None else (self.hall_id, "hall")
+        if speaker[0] is None:
+            return
+        try:
+            yield self.endpoint.module.refused(speaker[0], name, code, text, role=speaker[1])
+        except Exception:
+            self.log.failure("Could not put the refusal of {peer}'s {name} on file", peer=speaker[0], name=name)
 
     def _code_of(self, error: Exception, message: m.Message) -> tuple[str, str]:
         """The wire code and the message of ``error``; a fault of ours is logged and is ``internal_error``."""

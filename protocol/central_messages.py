@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping as AnyMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence, Union
 
 from protocol.errors import DomainError
@@ -544,6 +544,36 @@ BUY_CARDS = Message(
     request_id=True,
 )
 
+#: The most purchases one ``buy_cards_batch`` carries: their answers, 96 cards' cells each at
+#: worst, fit in one AMP value.
+BATCH_PURCHASES = 12
+#: The answer to one purchase of a batch: ``buy_cards``' answer, or the error it failed with.
+BATCH_ANSWER = Items(
+    (
+        *(f if f.name == "request_id" else replace(f, optional=True) for f in BUY_CARDS.answer),
+        Field("error_code", Choice(BUY_CARDS.errors), optional=True,
+              doc="this purchase failed (it is not decided): the code buy_cards would have failed with"),
+        Field("error", Text(300), optional=True, doc="this purchase failed: what the code means here"),
+    ),
+    max_items=BATCH_PURCHASES,
+)
+
+BUY_CARDS_BATCH = Message(
+    "buy_cards_batch",
+    "hall",
+    "Several terminals' purchases in one message, as a hall relays a burst (R93.6): each is "
+    "the buy_cards it carries, with its own request id, decided on its own in the order "
+    "received (the batch's order); each answer is that buy_cards' answer, in the same order, "
+    "or the error code and message it failed with.  A batch that breaks the schema is "
+    "refused whole with bad_argument.",
+    arguments=(
+        Field("purchases", Items(BUY_CARDS.arguments, BATCH_PURCHASES),
+              doc=f"1 to {BATCH_PURCHASES} purchases, each with buy_cards' arguments"),
+    ),
+    answer=(Field("answers", BATCH_ANSWER, doc="one answer a purchase, in the order of the purchases"),),
+    errors=_HALL_COMMON,
+)
+
 TERMINAL_FAILED = Message(
     "terminal_failed",
     "hall",
@@ -795,7 +825,7 @@ ANNEX_DELIVERED = Message(
 MESSAGES: Mapping[str, Message] = {
     m.name: m
     for m in (
-        HELLO, BUY_CARDS, TERMINAL_FAILED, GET_GAME, GET_BALLS, GET_CREDITS, GET_WINNERS,
+        HELLO, BUY_CARDS, BUY_CARDS_BATCH, TERMINAL_FAILED, GET_GAME, GET_BALLS, GET_CREDITS, GET_WINNERS,
         SALE_OPENED, SALE_CLOSED, BALL_DRAWN, PRIZE_WON, CREDITS_AVAILABLE, GAME_CLOSED,
         GAME_NOT_PLAYED, ANNEX_POST, ANNEX_FETCH, ANNEX_DELIVERED,
     )  # fmt: skip
@@ -836,7 +866,8 @@ def describe_type(kind: FieldType) -> str:
     if isinstance(kind, Flag):
         return "boolean"
     if isinstance(kind, WholeList):
-        return f"list of <= {kind.max_items} x ({describe_type(kind.item)})"
+        bytes_note = ", one byte each on the wire" if kind.one_byte_each else ""
+        return f"list of <= {kind.max_items} x ({describe_type(kind.item)}{bytes_note})"
     return f"list of <= {kind.max_items} records: " + ", ".join(
         f.name + ("?" if f.optional else "") for f in kind.fields
     )

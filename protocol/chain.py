@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -125,26 +125,54 @@ def check_head(head: Head, public_key: Ed25519PublicKey, where: str = "the journ
         ) from None
 
 
+#: The signature of a record sealed and not yet signed (:func:`seal` without a key).
+UNSIGNED = ""
+
+
 def seal(
-    key: Ed25519PrivateKey,
+    key: Ed25519PrivateKey | None,
     previous: Record | None,
     time_ms: int,
     type: str,
     payload: Mapping[str, Any],
 ) -> Record:
-    """The record that follows ``previous`` (or the first one), hashed and signed."""
+    """The record that follows ``previous`` (or the first one), hashed and signed.
+
+    Without a key it is hashed and linked but not yet signed (:data:`UNSIGNED`): the
+    journal signs it as it stores it (:func:`signed`), off the thread that decides, so
+    the order and the chain are fixed here and the signature, which nothing decided
+    depends on, costs that thread nothing.  No unsigned record is ever stored.
+    """
     seq = previous.seq + 1 if previous else 1
     prev = previous.hash if previous else GENESIS
     data = body(seq, time_ms, type, payload, prev)
-    return Record(
+    record = Record(
         seq=seq,
         time_ms=time_ms,
         type=type,
         payload=payload,
         prev=prev,
         hash=hashlib.sha256(data).hexdigest(),
-        signature=key.sign(data).hex(),
+        signature=key.sign(data).hex() if key is not None else UNSIGNED,
     )
+    if key is None:
+        record.__dict__[_SEALED_BODY] = data  # kept for the signature: the body is not made twice
+    return record
+
+
+_SEALED_BODY = "_sealed_body"
+
+
+def signed(sign: Callable[[bytes], bytes], records: Iterable[Record]) -> list[Record]:
+    """``records`` with a signature each: those sealed unsigned are signed with ``sign`` (Ed25519 of the body)."""
+    out = []
+    for record in records:
+        if record.signature != UNSIGNED:
+            out.append(record)
+            continue
+        data = record.__dict__.pop(_SEALED_BODY, None) or record.body
+        out.append(replace(record, signature=sign(data).hex()))
+    return out
 
 
 def verify_chain(

@@ -200,6 +200,11 @@ class CommandCore:
         self.views: list[View] = []
         self.commands: dict[str, CommandSpec] = {}
         self.observers: list[Callable[[Record], None]] = []
+        #: Called once a commit's commands have all been answered (what they made is in hand
+        #: together: a hall relays the purchases one commit holds in one message).
+        self.after_commit: list[Callable[[], None]] = []
+        #: True while a commit's commands are being answered.
+        self.answering = False
         #: The seq of the last record decided: committed, or in the batch being committed.
         self.seq = journal.last.seq if journal.last else 0
         #: How many transactions the core has committed (each holds one batch of commands).
@@ -401,7 +406,8 @@ class CommandCore:
                     self._answer(batch)
                     continue
                 committed = defer.maybeDeferred(self.run_blocking, self.journal.commit, records)
-                committed.addCallbacks(lambda _, b=batch: self._answer(b), lambda f, b=batch: self._fail(b, f))
+                committed.addCallbacks(lambda stored, b=batch: self._answer(_as_stored(b, stored)),
+                                       lambda f, b=batch: self._fail(b, f))
                 committed.addErrback(lambda f: self.log.failure("answering a batch of commands failed", f))
         finally:
             self._pumping = False
@@ -445,11 +451,20 @@ class CommandCore:
                     except Exception:
                         self.log.failure("a view failed on record {seq}", seq=record.seq)
                 self._announce(record)
-        for command in batch:
-            if command.refused is not None:
-                command.done.errback(command.refused)
-            else:
-                command.done.callback(command.records)
+        self.answering = True
+        try:
+            for command in batch:
+                if command.refused is not None:
+                    command.done.errback(command.refused)
+                else:
+                    command.done.callback(command.records)
+        finally:
+            self.answering = False
+        for listener in list(self.after_commit):
+            try:
+                listener()
+            except Exception:
+                self.log.failure("a listener of the commits failed")
         self._in_flight = None
         self._pump()
 
@@ -507,6 +522,18 @@ class CommandCore:
                 observer(record)
             except Exception:
                 self.log.failure("an observer failed on record {seq}", seq=record.seq)
+
+
+def _as_stored(batch: Sequence[_Command], stored: Sequence[Record] | None) -> Sequence[_Command]:
+    """``batch`` with each command's records as the journal stored them (signed, in the same order)."""
+    if not stored:
+        return batch
+    at = 0
+    for command in batch:
+        count = len(command.records)
+        command.records = list(stored[at : at + count])
+        at += count
+    return batch
 
 
 def _stamped(entry: Entry | JournalRecord, actor: Actor, epoch: int | None = None) -> Entry | JournalRecord:

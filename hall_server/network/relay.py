@@ -27,6 +27,7 @@ before anything is shown or answered.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Callable, Mapping, Protocol
 
 from twisted.internet import defer
@@ -83,6 +84,7 @@ class NetworkRelay:
         #: Told ``True`` when the link is up (after hello), ``False`` when it is lost.
         self.listeners: list[Callable[[bool], None]] = []
         self._in_flight: set[str] = set()
+        self._holds_waiting: deque[Hold] = deque()  # committed together: relayed once their commit is answered
         self._resend: IDelayedCall | None = None
         self._catching_up: dict[str, defer.Deferred[None]] = {}
         #: Takes the central server's ``annex_delivered`` (the hall-annex game's link sets it).
@@ -91,6 +93,7 @@ class NetworkRelay:
         self.resenders: list[Callable[[], None]] = []
         module.relay_hold = self._hold_committed
         module.relay_failure = self._failure_committed
+        module.core.after_commit.append(self._send_holds)
         module.link_up = lambda: self.port is not None
         module.core.observers.append(self.record_committed)
 
@@ -132,6 +135,7 @@ class NetworkRelay:
             return
         self.port = None
         self._in_flight.clear()
+        self._holds_waiting.clear()
         self._catching_up.clear()
         if self._resend is not None and self._resend.active():
             self._resend.cancel()
@@ -192,49 +196,105 @@ class NetworkRelay:
     def resend(self) -> None:
         """Send again every hold and failure report not answered and not in flight."""
         for hold in self.module.pending_holds():
-            self.send_hold(hold)
+            self._queue_hold(hold)
+        self._send_holds()  # what waited goes together
         for report in self.module.pending_failures():
             self.send_failure(report)
         for resend in list(self.resenders):
             resend()
 
     def send_hold(self, hold: Hold) -> None:
-        """Relay ``buy_cards`` for ``hold`` (if the link is up and it is not in flight)."""
+        """Relay ``hold``'s purchase (if the link is up and it is not in flight).
+
+        The purchases one commit of the hall holds go together once the commit is
+        answered, up to :data:`~protocol.central_messages.BATCH_PURCHASES` in one
+        ``buy_cards_batch`` (one alone in ``buy_cards``): a burst the hall commits together
+        costs the central server one message, and no purchase waits for another's answer.
+        """
+        if self._queue_hold(hold) and not self.module.core.answering:
+            self._send_holds()  # not made by a commit being answered: nothing else will come with it
+
+    def _queue_hold(self, hold: Hold) -> bool:
+        """Put ``hold`` in the next message, unless it cannot or need not go; whether it was."""
         if self.port is None or hold.request_id in self._in_flight or hold.decided:
-            return
+            return False
         self._in_flight.add(hold.request_id)
-        arguments = {
+        self._holds_waiting.append(hold)
+        return True
+
+    def _send_holds(self) -> None:
+        while self._holds_waiting and self.port is not None:
+            batch = [self._holds_waiting.popleft() for _ in range(min(m.BATCH_PURCHASES, len(self._holds_waiting)))]
+            self._send_purchases(batch)
+
+    def _purchase(self, hold: Hold) -> dict[str, Any]:
+        return {
             "request_id": hold.request_id, "game_id": hold.game_id, "hall_id": self.hall_id,
             "terminal_id": hold.terminal, "player_ref": hold.player_ref, "card_count": hold.card_count,
             "stake_pct": hold.stake_pct,
         }  # fmt: skip
+
+    def _send_purchases(self, holds: list[Hold]) -> None:
         port = self.port
 
-        def answered(answer: dict[str, Any]) -> Any:
-            return self.module.settle(hold.request_id, answer)
-
-        def failed(failure: Failure) -> None:
-            code = _code(failure)
-            if code in UNDECIDABLE:
-                self.log.warn("The central server cannot decide purchase {request} ({code}); its hold goes back",
-                              request=hold.request_id, code=code)
-                self.module.settle(hold.request_id, {
-                    "status": "refused", "refusal_code": code, "refusal": failure.getErrorMessage()[:300],
-                }).addErrback(self._logged, "releasing hold {request}", hold.request_id)
-                return
-            if code is not None:
-                self.log.warn("Purchase {request} not answered ({code}: {why}); it is sent again",
-                              request=hold.request_id, code=code, why=failure.getErrorMessage())
-            elif self.port is port:
-                self.log.warn("Purchase {request} not answered ({why}); it is sent again",
-                              request=hold.request_id, why=failure.getErrorMessage())
-
         def done(outcome: Any) -> Any:
-            self._in_flight.discard(hold.request_id)
+            for hold in holds:
+                self._in_flight.discard(hold.request_id)
             return outcome
 
-        sent = self._call("buy_cards", arguments).addBoth(done)
-        sent.addCallbacks(answered, failed).addErrback(self._logged, "settling purchase {request}", hold.request_id)
+        if len(holds) == 1:
+            (hold,) = holds
+
+            def settle(answer: dict[str, Any]) -> Any:
+                return self.module.settle(hold.request_id, answer)
+
+            def not_decided(failure: Failure) -> None:
+                self._purchase_failed(hold, _code(failure), failure.getErrorMessage(), port)
+
+            one = self._call("buy_cards", self._purchase(hold)).addBoth(done)
+            one.addCallbacks(settle, not_decided).addErrback(self._logged, "settling purchase {request}", hold.request_id)
+            return
+
+        @defer.inlineCallbacks
+        def answered(answer: dict[str, Any]) -> Any:
+            items = answer["answers"]
+            if [item["request_id"] for item in items] != [hold.request_id for hold in holds]:
+                self.log.error("The central server answered a batch of {n} purchases with {k} answers out of "
+                               "order; they are sent again", n=len(holds), k=len(items))
+                return
+            for hold, item in zip(holds, items):
+                if item.get("error_code") is not None:
+                    self._purchase_failed(hold, item["error_code"], str(item.get("error") or ""), port)
+                    continue
+                try:
+                    yield self.module.settle(hold.request_id, {
+                        k: v for k, v in item.items() if v is not None and k not in ("error", "error_code")})
+                except Exception:
+                    self.log.failure("settling purchase {request}", request=hold.request_id)
+
+        def failed(failure: Failure) -> None:
+            for hold in holds:
+                self._purchase_failed(hold, _code(failure), failure.getErrorMessage(), port)
+
+        sent = self._call("buy_cards_batch", {"purchases": [self._purchase(hold) for hold in holds]}).addBoth(done)
+        sent.addCallbacks(answered, failed).addErrback(self._logged, "settling a batch from {request}",
+                                                       holds[0].request_id)
+
+    def _purchase_failed(self, hold: Hold, code: str | None, why: str, port: CentralPort | None) -> None:
+        """A purchase not decided: its hold goes back if it never can be, else it is sent again."""
+        if code in UNDECIDABLE:
+            self.log.warn("The central server cannot decide purchase {request} ({code}); its hold goes back",
+                          request=hold.request_id, code=code)
+            self.module.settle(hold.request_id, {
+                "status": "refused", "refusal_code": code, "refusal": why[:300],
+            }).addErrback(self._logged, "releasing hold {request}", hold.request_id)
+            return
+        if code is not None:
+            self.log.warn("Purchase {request} not answered ({code}: {why}); it is sent again",
+                          request=hold.request_id, code=code, why=why)
+        elif self.port is port:
+            self.log.warn("Purchase {request} not answered ({why}); it is sent again",
+                          request=hold.request_id, why=why)
 
     def send_failure(self, report: FailureReport) -> None:
         """Relay ``terminal_failed`` for ``report`` (if the link is up and it is not in flight)."""

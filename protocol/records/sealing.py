@@ -11,12 +11,13 @@ from protocol.records.base import JournalRecord, entry_record
 
 
 def seal_entries(
-    key: Ed25519PrivateKey,
+    key: Ed25519PrivateKey | None,
     previous: Record | None,
     time_ms: int,
     entries: Iterable[JournalRecord | tuple[str, Mapping[str, Any]]],
 ) -> list[Record]:
-    """The records that follow ``previous``, one per entry, hashed and signed.
+    """The records that follow ``previous``, one per entry, hashed and signed (not signed yet without a key:
+    :func:`protocol.chain.seal`).
 
     Every entry - a declared record, or a ``(type, payload)`` pair - is built through the
     registry first, all of them before any is sealed: an undeclared type or a bad field

@@ -40,8 +40,9 @@ class JournalPort(Protocol):
         """``entries`` sealed as the records that follow ``after`` (nothing is stored)."""
         ...
 
-    def commit(self, records: Sequence[Record], extra: Callable[[Connection], None] | None = None) -> None:
-        """Durably append records sealed by :meth:`seal` after :attr:`last`, in one transaction."""
+    def commit(self, records: Sequence[Record], extra: Callable[[Connection], None] | None = None) -> list[Record]:
+        """Durably append records sealed by :meth:`seal` after :attr:`last`, in one transaction;
+        returns them as stored, each signed (:meth:`seal` leaves the signature to the commit)."""
         ...
 
     def records(self, after: int = 0) -> Iterator[Record]:

@@ -36,14 +36,29 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from nacl.signing import SigningKey
 from sqlalchemy import Connection, Engine
 from twisted.logger import Logger
 
-from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, verify_chain
+from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, signed, verify_chain
 from protocol.records import JournalRecord, seal_entries
 from server_kit.journal import table
 from server_kit.journal.port import Entry
+
+
+def journal_signer(key: Ed25519PrivateKey) -> Callable[[bytes], bytes]:
+    """Ed25519 signatures with ``key`` by libsodium (PyNaCl).
+
+    The same signatures as ``cryptography``'s (Ed25519 is deterministic), but libsodium
+    lets go of the interpreter while it signs, so the writer thread signs a batch while
+    the reactor thread decides the next one.
+    """
+    seed = key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                             serialization.NoEncryption())
+    signing = SigningKey(seed)
+    return lambda data: signing.sign(data).signature
 
 
 def head_path(home: Path) -> Path:
@@ -101,6 +116,7 @@ class Journal:
         self.engine = engine
         self.key = key
         self.head = head
+        self._sign = journal_signer(key)
         self.last: Record | None = table.last_record(engine)
         #: Run first in every commit's transaction; raising refuses the commit (see the module).
         self.guard: Callable[[Connection], None] | None = None
@@ -162,11 +178,19 @@ class Journal:
         return table.read(self.engine, after)
 
     def seal(self, time_ms: int, entries: Sequence[Entry | JournalRecord], after: Record | None) -> list[Record]:
-        """``entries`` built through their declarations and sealed after ``after``; nothing is stored."""
-        return seal_entries(self.key, after, time_ms, entries)
+        """``entries`` built through their declarations and sealed after ``after``; nothing is stored.
 
-    def commit(self, records: Sequence[Record], extra: Callable[[Connection], None] | None = None) -> None:
-        """Durably append ``records`` (sealed after :attr:`last`) in one transaction, then the head.
+        They are hashed and linked, and signed by :meth:`commit` (:func:`protocol.chain.seal`).
+        """
+        return seal_entries(None, after, time_ms, entries)
+
+    def commit(self, records: Sequence[Record], extra: Callable[[Connection], None] | None = None) -> list[Record]:
+        """Durably append ``records`` (sealed after :attr:`last`) in one transaction, then the head;
+        returns them signed.
+
+        Each record sealed unsigned is signed here first, on the writer's thread, with
+        libsodium's Ed25519 (:func:`journal_signer`), which lets the deciding thread go on
+        meanwhile; a record is never stored without its signature.
 
         Once the transaction has committed the records are facts: a head file that cannot
         be written then (disk full, permissions) does not make the commit fail - the
@@ -175,13 +199,14 @@ class Journal:
         lags the table, which :meth:`verify` accepts (records past the head still verify).
         """
         if not records:
-            return
+            return []
         expected_seq, expected_prev = (self.last.seq + 1, self.last.hash) if self.last else (1, GENESIS)
         if records[0].seq != expected_seq or records[0].prev != expected_prev:
             raise JournalStateError(
                 records[0].seq, f"does not follow the journal's last record ({expected_seq - 1}); nothing was appended"
             )
-        table.append(self.engine, list(records), extra, self.guard)
+        records = signed(self._sign, records)
+        table.append(self.engine, records, extra, self.guard)
         self.last = records[-1]
         try:
             self.write_head()
@@ -191,6 +216,7 @@ class Journal:
                 "the records stand, the head is written again after the next commit and at the next start",
                 path=str(self.head), seq=self.last.seq, error=error,
             )
+        return records
 
     def write_head(self) -> None:
         """Write the signed head of the last record (atomically, mode 0600)."""
@@ -223,6 +249,4 @@ class Journal:
         anything is sealed: an undeclared type or a bad field raises
         :class:`~protocol.records.RecordError` and nothing is written.
         """
-        sealed = self.seal(time_ms, entries, self.last)
-        self.commit(sealed, extra)
-        return sealed
+        return self.commit(self.seal(time_ms, entries, self.last), extra)

@@ -234,3 +234,41 @@ async def test_one_hall_failing_to_take_a_push_does_not_stop_the_others(selling:
     await selling.close_sale()
     await until(lambda: two.pushed("sale_closed"), "sale_closed at hall-2")
     assert one.pushed("sale_closed") == []
+
+
+def _purchase(request: str, **changes: Any) -> dict[str, Any]:
+    return {"request_id": request, "game_id": "net-1", "hall_id": "hall-1", "terminal_id": "T2", "player_ref": "p2",
+            "card_count": 1, "stake_pct": 100, **changes}
+
+
+@pytest.mark.req("R93.6")
+@pytest_twisted.ensureDeferred
+async def test_a_batch_is_decided_purchase_by_purchase_in_its_order_and_a_bad_one_fails_alone(selling: Running) -> None:
+    """buy_cards_batch: each purchase decided on its own; one a hall may not make is refused with its code, on file."""
+    client = await selling.hall("hall-1")
+    resend_of_r1 = _purchase("r1", card_count=2, terminal_id="T1", player_ref="p1")
+    answer = await client.call("buy_cards_batch", purchases=[
+        _purchase("b1"), _purchase("b2", hall_id="hall-2"), _purchase("b3", card_count=2), resend_of_r1,
+    ])
+    first, mismatch, third, resent = answer["answers"]
+    assert (first["status"], first["first_card"], third["status"], third["first_card"]) == ("confirmed", 3, "confirmed", 4)
+    assert len(first["cells"]) == 27 and len(third["cells"]) == 54
+    assert (mismatch["request_id"], mismatch["error_code"]) == ("b2", "hall_mismatch") and mismatch["status"] is None
+    assert resent["decision"] == 1 and resent["first_card"] == 1  # r1 was decided before: its first answer again
+    last = refusals(selling)[-1]
+    assert (last["peer"], last["command"], last["code"]) == ("hall-1", "buy_cards", "hall_mismatch")
+    assert [d.request_id for d in selling.game.purchases] == ["r1", "b1", "b3"]
+
+
+@pytest.mark.req("R93.6")
+@pytest.mark.parametrize("purchases", [[], [_purchase(f"x{n}") for n in range(13)], [_purchase("y1", card_count=0)]],
+                         ids=["empty", "thirteen", "no-cards"])
+@pytest_twisted.ensureDeferred
+async def test_a_batch_that_breaks_the_schema_is_refused_whole_and_nothing_is_decided(
+    selling: Running, purchases: list[dict[str, Any]],
+) -> None:
+    client = await selling.hall("hall-1")
+    before = snapshot(selling)
+    with pytest.raises(error_class("bad_argument")):
+        await client.call("buy_cards_batch", purchases=purchases)
+    unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards_batch", "bad_argument")

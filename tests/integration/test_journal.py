@@ -265,3 +265,15 @@ def test_the_payload_sealed_is_the_declared_records(journal: Journal) -> None:
                                                                     "ball": 11, "ball_count": 11})])
     assert record.payload == BallDrawn("g1", 11, 11).to_payload()
     assert record.payload["completed_line"] == [] and record.payload["entered_by"] is None
+
+
+def test_records_are_sealed_unsigned_and_signed_as_they_are_stored_with_the_same_signature_as_openssl(
+    journal: Journal,
+) -> None:
+    """The deciding thread hashes and links; the commit signs (libsodium), never storing an unsigned record."""
+    (sealed,) = journal.seal(1_700_000_000_100, [BallDrawn("g1", 11, 11)], journal.last)
+    assert sealed.signature == "" and sealed.prev == journal.last.hash
+    (stored,) = journal.commit([sealed])
+    assert (stored.seq, stored.hash) == (sealed.seq, sealed.hash)
+    assert stored.signature == journal.key.sign(stored.body).hex()  # Ed25519 is deterministic: OpenSSL agrees
+    assert journal.record(11) == stored and journal.last == stored and journal.verify() == 11

@@ -138,6 +138,15 @@ class FakeCentral:
             self.connection = None
 
     def answer(self, connection: FakeConnection, name: str, arguments: dict[str, Any]) -> defer.Deferred[dict[str, Any]]:
+        if name == "buy_cards_batch":
+            self.calls.append((name, arguments))
+            answers = []
+            for purchase in arguments["purchases"]:
+                try:
+                    answers.append(self._decide(connection, "buy_cards", dict(purchase)))
+                except CentralError as error:
+                    answers.append({"request_id": purchase["request_id"], "error_code": error.code, "error": str(error)})
+            return defer.succeed({"answers": answers})
         self.calls.append((name, arguments))
         try:
             if name == "hello":
@@ -155,6 +164,15 @@ class FakeCentral:
                 self.connection = None
                 return defer.fail(LostAnswer("the answer was lost with the connection"))
         return defer.succeed(dict(response.answer))
+
+    def _decide(self, connection: FakeConnection, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One purchase of a batch, decided as ``buy_cards`` is (raises its :class:`CentralError`)."""
+        response = respond(self.games.get, name, arguments, from_hall=self.hall_id, now_ms=self.now)
+        game_id = arguments.get("game_id")
+        if response.events and game_id in self.games:
+            self._announce(game_id, list(response.events))
+        return dict(response.answer)
+
 
     def _announce(self, game_id: str, events: list[Any]) -> None:
         game = self.games[game_id]

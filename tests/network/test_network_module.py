@@ -4,7 +4,10 @@ once and in order, credits paid once, failures reported (R93.1-8, R85.9, R92.11,
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from twisted.internet import defer
 
 from hall_server.network.module import NetworkError, NetworkPurchase
 from protocol.ledger import Ledger, Posting
@@ -87,6 +90,60 @@ def test_a_purchase_the_central_server_refuses_gives_the_credit_back(net: Networ
     assert net.balance(number) == 10_000 - 9_600 and net.held() == 0
     (released,) = net.records("network_credit_released")
     assert released.payload["refusal_code"] == "sale_over"
+
+
+class Gate:
+    """The hall's database writer held back: commands decided meanwhile wait and commit together."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[defer.Deferred[Any], Any, tuple[Any, ...]]] = []
+
+    def run(self, function: Any, *args: Any) -> defer.Deferred[Any]:
+        done: defer.Deferred[Any] = defer.Deferred()
+        self.waiting.append((done, function, args))
+        return done
+
+    def open(self) -> None:
+        while self.waiting:
+            done, function, args = self.waiting.pop(0)
+            done.callback(function(*args))
+
+
+@pytest.mark.req("R93.6")
+def test_the_purchases_one_commit_holds_go_together_in_one_message_and_each_is_settled_once(net: NetworkHall) -> None:
+    number = net.hall.player("11111111A", 10_000)
+    gate = Gate()
+    net.hall.core.run_blocking = gate.run
+    buy(net, number, 2, terminal="T0", request="r0")  # its commit is in flight: the next five wait for it
+    for n in range(1, 6):
+        buy(net, number, 2, terminal=f"T{n}", request=f"r{n}")
+    gate.open()
+    sent = [(name, args) for name, args in net.central.calls if name.startswith("buy")]
+    assert [name for name, _ in sent] == ["buy_cards", "buy_cards_batch"]
+    assert [p["terminal_id"] for p in sent[1][1]["purchases"]] == [f"T{n}" for n in range(1, 6)]
+    holds = sorted(net.network.state.holds.values(), key=lambda h: h.terminal)
+    assert [h.status for h in holds] == ["bought"] * 6 and [h.first_card for h in holds] == list(range(1, 13, 2))
+    assert net.balance(number) == 10_000 - 1_200 and net.held() == 0 and net.owed() == 1_200
+
+
+@pytest.mark.req("R93.6")
+def test_a_purchase_of_a_batch_the_central_server_cannot_decide_gives_its_credit_back_and_the_others_stand(
+    net: NetworkHall,
+) -> None:
+    number = net.hall.player("11111111A", 10_000)
+    net.central.schedule("net-2")
+    net.central.open_sale("net-2")
+    gate = Gate()
+    net.hall.core.run_blocking = gate.run
+    buy(net, number, 1, terminal="T0", request="r0")
+    for n, game in enumerate(("net-1", "net-2", "net-1", "net-2"), start=1):
+        buy(net, number, 1, terminal=f"T{n}", request=f"r{n}", game_id=game)
+    del net.central.games["net-2"]  # the batch reaches a central server that has no such game
+    gate.open()
+    holds = sorted(net.network.state.holds.values(), key=lambda h: h.terminal)
+    assert [h.status for h in holds] == ["bought", "bought", "released", "bought", "released"]
+    assert {h.refusal_code for h in holds if h.status == "released"} == {"unknown_game"}
+    assert net.balance(number) == 10_000 - 300 and net.held("net-1") == 0 and net.held("net-2") == 0
 
 
 def test_a_purchase_is_refused_at_the_hall_when_it_cannot_go_on(net: NetworkHall) -> None:

@@ -52,7 +52,7 @@ def test_the_settlement_is_pure(path: Path) -> None:
 @pytest.mark.parametrize(
     "path",
     [*sorted((ROOT / "hall_server" / "hall" / "games").glob("*.py")), ROOT / "protocol" / "replay.py",
-     ROOT / "hall_server" / "audit" / "export.py"],
+     ROOT / "protocol" / "audit" / "hall_day.py"],
     ids=lambda p: p.name,
 )
 def test_the_hall_game_and_the_replay_compute_no_money_themselves(path: Path) -> None:
