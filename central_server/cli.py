@@ -226,6 +226,8 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     first, last = made.records[0], made.records[-1]
     click.echo(f"{out}: {made.day}, {len(made.games)} network game(s), journal records {first.seq} to {last.seq} "
                f"(last hash {last.hash})")
+    if made.chain:
+        click.echo(f"chain: {' -> '.join(made.chain)}: each game takes the carries of the one before it (R88.5)")
     if made.left_out:
         click.echo("left out: " + "; ".join(f"{game} ({why})" for game, why in made.left_out))
 

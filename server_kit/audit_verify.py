@@ -74,6 +74,8 @@ class Rebuilt:
 
     scenario: dict[str, Any]
     result: dict[str, Any]
+    #: What else the records were found to hold, for the summary (a central day's chain of carries).
+    notes: tuple[str, ...] = ()
 
 
 #: A server's rebuild of an export's documents from its records (raises :class:`ExportFault`).
@@ -97,6 +99,7 @@ class Verified:
     sales_cents: int
     paid_cents: int
     tax_cents: int
+    notes: tuple[str, ...] = ()
 
     def summary(self, folder: Path) -> str:
         days = ", ".join(self.dates)
@@ -105,7 +108,7 @@ class Verified:
             f"to {self.last_seq}, signed and chained; {self.games} game(s), {self.prizes} prize(s); sales "
             f"{format_cents(self.sales_cents)}, paid {format_cents(self.paid_cents)}, tax "
             f"{format_cents(self.tax_cents)}; scenario.json and result.json are what the records say, and the "
-            "replay of the scenario is the result"
+            "replay of the scenario is the result" + "".join(f"; {note}" for note in self.notes)
         )
 
 
@@ -377,6 +380,7 @@ def verify_export(folder: Path, rebuilds: Mapping[str, Rebuild]) -> Verified:
         sales_cents=totals["sales_cents"],
         paid_cents=totals["paid_cents"],
         tax_cents=totals["tax_cents"],
+        notes=rebuilt.notes,
     )
 
 
