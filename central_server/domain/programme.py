@@ -394,11 +394,12 @@ class Chain:
             raise NotNow(f"there is already a network game {game_id}; choose another id")
         settings = dict(request.settings)
         _opens_after("opens_after_ms", settings.get("opens_after_ms", programme.opens_after_ms))
-        scheduled = self._scheduled(programme, game_id, BY_OPERATOR, prizes, digest, settings)  # checks the settings
+        overrides = {k: v for k, v in settings.items() if k != "opens_after_ms"}
+        programme.game_config(game_id, digest, prizes=prizes, overrides=overrides)  # refuses what breaks a rule
         tail = self.tail
         if tail is not None and not tail.over:
             return CentralGameQueued(game_id=game_id, after_game=tail.game_id, settings=settings)
-        return scheduled
+        return self._scheduled(programme, game_id, BY_OPERATOR, prizes, digest, settings)
 
 
 # --- The chain of a day, checked (the audit export) --------------------------------------
