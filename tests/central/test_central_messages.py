@@ -122,11 +122,14 @@ def test_names_codes_and_request_ids_are_declared_once_and_consistently() -> Non
 
 
 def test_the_versions_negotiated_are_the_highest_both_speak() -> None:
-    assert m.negotiate([1]) == 1
+    assert m.negotiate([1]) == 1  # a hall of version 1 is answered in version 1
+    assert m.negotiate([1, 2]) == 2 == m.PROTOCOL_VERSION
     assert m.negotiate([3, 1, 2], supported=(1, 2)) == 2
     with pytest.raises(CentralMessageError) as refused:
-        m.negotiate([2, 3])
-    assert refused.value.code == "version_unsupported" and "speaks 1" in str(refused.value)
+        m.negotiate([3, 4])
+    assert refused.value.code == "version_unsupported" and "speaks 1, 2" in str(refused.value)
+    # What a version added is never sent on a connection of an older one.
+    assert m.GAME_UNDER_WAY.since == 2 and all(msg.since == 1 for msg in m.MESSAGES.values() if msg is not m.GAME_UNDER_WAY)
     assert ERRORS["version_unsupported"].fatal
 
 

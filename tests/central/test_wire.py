@@ -36,8 +36,10 @@ def test_every_error_of_the_domain_has_a_declared_wire_code() -> None:
 def test_hello_agrees_on_a_version_for_a_member_speaking_for_itself() -> None:
     hello = {"hall_id": "hall-1", "versions": [1], "software": "bingo-hall 0.1.0"}
     assert answer_hello(hello, from_hall="hall-1", members=HALLS, central_id="central") == {"version": 1, "central_id": "central"}
+    both = {**hello, "versions": [1, 2]}
+    assert answer_hello(both, from_hall="hall-1", members=HALLS, central_id="central")["version"] == 2
     with pytest.raises(CentralError) as error:
-        answer_hello({**hello, "versions": [2]}, from_hall="hall-1", members=HALLS, central_id="central")
+        answer_hello({**hello, "versions": [3]}, from_hall="hall-1", members=HALLS, central_id="central")
     assert error.value.code == "version_unsupported"
     with pytest.raises(CentralError) as refused:
         answer_hello(hello, from_hall="hall-2", members=HALLS, central_id="central")
