@@ -9,20 +9,28 @@ journal is the restarted process.
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from twisted.internet import defer, task
 
+from central_server import audit
+from central_server.audit_verify import rebuild
 from central_server.domain.errors import BadArgument, CentralError, ConfigError, NotNow
-from central_server.domain.programme import Hours, ProgrammeConfig, Wait, check_links
+from central_server.domain.export import result as result_of, scenario
+from central_server.domain.programme import ChainBroken, Hours, ProgrammeConfig, Wait, check_links
 from central_server.module import CentralModule, game_record
 from central_server.programme import ProgrammeRunner
 from central_server.terms import NOTICE_MS, PrizeTerms
 from protocol.patterns import BINGO, LINE, pattern_to_dict
 from protocol.records.central import CentralGameClosed, CentralGameNotPlayed, CentralGameScheduled
+from protocol.records import seal_entries
+from server_kit.audit_folder import write_export
+from server_kit.audit_verify import CENTRAL, ExportFault, verify_export
 from server_kit.core import CommandCore, run_inline
 from server_kit.journal.fake import FakeJournal
+from server_kit.keys import public_pem
 from tests.central.conftest import LIBRARY
 from tests.central_server.test_module import result
 
@@ -307,3 +315,67 @@ def test_a_change_of_percentages_in_the_template_waits_five_days_while_the_progr
     third.run(lambda: len(third.scheduled()) == 4, buy=False)
     assert [p["basis_points"] for p in third.scheduled()[-1].config["prizes"]] == [2000, 5500]
     assert len([r for r in journal.records() if r.type == "prize_terms_notified"]) == 2
+
+
+def exported_day(central: Central, out: Path, records: list[Any] | None = None) -> Path:
+    """The day's export of the games played on ``central`` (all of them), as ``bingo audit export`` writes it;
+    with ``records``, their segment in place of the journal's (the scenario and result stay the games')."""
+    kept = list(central.journal.records())
+    games, spans, _ = audit._games(kept, {"V1": LIBRARY})
+    ended = [g for g in games if g in spans]
+    first, last = min(spans[g][0].seq for g in ended), max(spans[g][1].seq for g in ended)
+    played = [games[g] for g in ended]
+    write_export(scenario("2026-05-28", played, LIBRARY), result_of("2026-05-28", played),
+                 [r for r in (records or kept) if first <= r.seq <= last], public_pem(central.journal.key), out)
+    return out
+
+
+def resealed(central: Central, change: Any) -> list[Any]:
+    """The journal's records with ``change(type, payload)`` applied, sealed again with its own key:
+    a journal signed and linked as the server writes one, whose carries were decided wrongly."""
+    records: list[Any] = []
+    for record in central.journal.records():
+        type, payload = record.type, change(record.type, dict(record.payload))
+        records += seal_entries(central.journal.key, records[-1] if records else None, record.time_ms, [(type, payload)])
+    return records
+
+
+@pytest.mark.req("R88.5", "R96.4")
+def test_the_audit_export_shows_the_chain_and_a_day_whose_carries_do_not_chain_is_a_fault(tmp_path: Path) -> None:
+    central = Central(FakeJournal(), clock_at(), ProgrammeConfig(template(line_carry=5), opens_after_ms=3_000,
+                                                                 games=3))
+    central.run(lambda: len(central.scheduled()) == 3 and central.over(central.scheduled()[-1].game_id))
+    ids = [g.game_id for g in central.scheduled()]
+    verified = verify_export(exported_day(central, tmp_path / "good"), {CENTRAL: rebuild})
+    assert verified.notes == (f"the carries chain through 3 game(s) of the programme ({' -> '.join(ids)})",)
+    _, _, scheduled = audit._games(list(central.journal.records()), {"V1": LIBRARY})
+    ends = central.ends()
+    assert check_links([(scheduled[g], ends[g]) for g in ids]) == tuple(ids)
+
+    # The second game took other carries than the first carried out (and carried them in): not the chain.
+    def other_carries(type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if type == "central_game_scheduled" and payload["game_id"] == ids[1]:
+            taken = {k: v + 1 for k, v in payload["carries_taken"].items()}
+            payload["carries_taken"] = taken
+            payload["config"] = {**payload["config"], "prizes": [
+                {**p, "carry_in_cents": taken[p["pattern"]["name"]]} for p in payload["config"]["prizes"]]}
+        return payload
+
+    forged = resealed(central, other_carries)
+    with pytest.raises(ExportFault, match=f"network game {ids[1]} took the carries .* of {ids[0]}, which carried out "
+                                          ".*: the day's carries do not chain"):
+        verify_export(exported_day(central, tmp_path / "forged", forged), {CENTRAL: rebuild})
+    _, _, scheduled = audit._games(forged, {"V1": LIBRARY})
+    with pytest.raises(ChainBroken, match=f"network game {ids[1]} took the carries"):
+        check_links([(scheduled[g], ends[g]) for g in ids])
+
+    # The third game's bingo carried in a cent more than it took.
+    def a_cent_more(type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if type == "central_game_scheduled" and payload["game_id"] == ids[2]:
+            payload["config"] = {**payload["config"], "prizes": [
+                {**p, "carry_in_cents": p["carry_in_cents"] + (p["pattern"]["name"] == "bingo")}
+                for p in payload["config"]["prizes"]]}
+        return payload
+
+    with pytest.raises(ExportFault, match=f"network game {ids[2]} carries in .*; the carries it took, .* make"):
+        verify_export(exported_day(central, tmp_path / "cent", resealed(central, a_cent_more)), {CENTRAL: rebuild})
