@@ -90,7 +90,7 @@ async def test_hello_agrees_the_version_and_a_hall_sharing_none_is_refused_and_c
     before = snapshot(selling)
     newer = await selling.hall("hall-2", hello=False)
     with pytest.raises(error_class("version_unsupported")):
-        await newer.call("hello", hall_id="hall-2", versions=[2, 3], software="bingo-hall 0.3.0")
+        await newer.call("hello", hall_id="hall-2", versions=[3, 4], software="bingo-hall 0.4.0")
     await newer.lost
     unchanged_but_one_refusal(selling, before, "hall-2", "hello", "version_unsupported")
 

@@ -97,7 +97,8 @@ class Central:
                 if r.type in (CentralGameClosed.type, CentralGameNotPlayed.type)}
 
     def buy_in_open_sales(self) -> None:
-        """Each game on sale gets a few purchases from both halls, at partial stakes (so its prizes carry)."""
+        """Each game on sale gets a few purchases from both halls, all at partial stakes: a prize won pays
+        each winning card its stake's part of its share, so every prize won leaves something to carry."""
         for game_id, game in self.module.games.items():
             if game.phase != "selling" or game_id in self.bought:
                 continue
@@ -106,7 +107,7 @@ class Central:
                 hall = HALLS[k % 2]
                 result(self.module.hall_command("buy_cards", {
                     "request_id": f"{game_id}.{k}", "game_id": game_id, "hall_id": hall, "terminal_id": f"t{k}",
-                    "player_ref": f"p{k}", "card_count": 4, "stake_pct": (100, 50, 33, 25)[k % 4],
+                    "player_ref": f"p{k}", "card_count": 4, "stake_pct": (50, 33, 25, 10)[k % 4],
                 }, hall))  # fmt: skip
 
     def run(self, until: Any, *, seconds: float = 2_000, buy: bool = True) -> None:

@@ -114,12 +114,13 @@ class Halls:
         self.links = []
 
     async def buy(self, game_id: str) -> int:
-        """Each hall buys four times, four cards at stakes of 100, 50, 33 and 25%; the cards bought."""
+        """Each hall buys four times, four cards at stakes of 50, 33, 25 and 10%: every prize won leaves a
+        remainder to carry (R88.4-5); the cards bought."""
         await until(lambda: all(any(p["game_id"] == game_id for p in link.pushed("sale_opened")) for link in self.links),
                     f"both halls to hear that {game_id}'s sale is open")
         cards = 0
         for link, hall in zip(self.links, ("hall-1", "hall-2")):
-            for k, pct in enumerate((100, 50, 33, 25)):
+            for k, pct in enumerate((50, 33, 25, 10)):
                 answer = await link.buy(f"{game_id}.{hall}.{k}", hall=hall, terminal=f"T{k}", player=f"{hall}.p{k}",
                                         count=4, pct=pct, game=game_id)
                 assert answer["status"] == "confirmed", answer
