@@ -12,6 +12,10 @@ of the record that ended it (``central_game_closed`` or ``central_game_not_playe
 A game declared not played (R96.2: every stake returned) or that ended with no card in
 play has nothing for the replay to recompute: it is left out, and named.  A game the
 replay format cannot express is refused, naming it.
+
+The games of the programme's chain (R88.5) must chain: each takes exactly the carries of
+the game of the chain before it (:func:`~central_server.domain.programme.check_links`);
+a day whose carries do not chain is refused, naming the link.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from central_server import store
 from central_server.config import CentralConfig
 from central_server.domain.export import result, scenario
 from central_server.domain.game import CentralGame, Phase
+from central_server.domain.programme import ChainBroken, check_links
 from central_server.module import game_record
 from protocol.audit.report import AuditReport
 from protocol.chain import ChainError, Record
@@ -68,6 +73,8 @@ class CentralDay:
     records: tuple[Record, ...]
     scenario: dict[str, Any]
     result: dict[str, Any]
+    #: The games of the day's chain, in order, each taking the carries of the one before (R88.5).
+    chain: tuple[str, ...] = ()
 
 
 def checked_day(day: str) -> str:
@@ -91,13 +98,17 @@ def build_day(records: Sequence[Record], library: Mapping[str, np.ndarray], time
     """The export of the network games that ended on ``day`` (in ``timezone``), from the whole journal
     ``records`` (verified); :class:`CentralAuditError` when it is refused."""
     zone = zoneinfo.ZoneInfo(timezone)
-    games, spans = _games(records, library)
+    games, spans, scheduled = _games(records, library)
     ended = [game_id for game_id in games if game_id in spans and day_of(spans[game_id][1], zone) == day]
     if not ended:
         raise NoGameEnded(f"no network game of this central server ended on {day} ({timezone})")
     first = min(spans[g][0].seq for g in ended)
     last = max(spans[g][1].seq for g in ended)
     segment = tuple(r for r in records if first <= r.seq <= last)
+    try:
+        chain = check_links([(scheduled[g], games[g].carries or {}) for g in ended])
+    except ChainBroken as error:
+        raise CentralAuditError(f"the carries of {day} do not chain: {error}", segment) from None
     played, left_out = [], []
     for game_id in ended:
         game = games[game_id]
@@ -115,7 +126,7 @@ def build_day(records: Sequence[Record], library: Mapping[str, np.ndarray], time
         documents = scenario(day, played, layouts), result(day, played)
     except DomainError as error:  # games of two series, a game the replay format cannot express
         raise CentralAuditError(str(error), segment) from None
-    return CentralDay(day, tuple(g.game_id for g in played), tuple(left_out), segment, *documents)
+    return CentralDay(day, tuple(g.game_id for g in played), tuple(left_out), segment, *documents, chain)
 
 
 def audit_report(records: Sequence[Record], library: Mapping[str, np.ndarray], timezone: str,
@@ -153,11 +164,13 @@ def verified_journal(config: CentralConfig) -> tuple[list[Record], Ed25519Privat
 
 def _games(
     records: Sequence[Record], library: Mapping[str, np.ndarray]
-) -> tuple[dict[str, CentralGame], dict[str, tuple[Record, Record]]]:
-    """Every network game rebuilt from the journal, and the first and the ending record of each ended game."""
+) -> tuple[dict[str, CentralGame], dict[str, tuple[Record, Record]], dict[str, CentralGameScheduled]]:
+    """Every network game rebuilt from the journal, the first and the ending record of each ended game,
+    and each game's scheduling record (which says where it stands in the chain)."""
     games: dict[str, CentralGame] = {}
     first: dict[str, Record] = {}
     spans: dict[str, tuple[Record, Record]] = {}
+    scheduled: dict[str, CentralGameScheduled] = {}
     for stored in records:
         if stored.type not in GAME_RECORDS:
             continue
@@ -170,6 +183,7 @@ def _games(
                                             "which the central library does not hold")
                 games[event.game_id] = CentralGame(event, library[label])
                 first[event.game_id] = stored
+                scheduled[event.game_id] = event
             else:
                 game_id = str(stored.payload.get("game_id"))
                 if game_id not in games:
@@ -183,7 +197,7 @@ def _games(
             raise
         except DomainError as error:
             raise CentralAuditError(f"record {stored.seq}: {error}") from None
-    return games, spans
+    return games, spans, scheduled
 
 
 def day_of(record: Record, zone: zoneinfo.ZoneInfo) -> str:

@@ -6,7 +6,8 @@ finds this module through the ``bingo.commands`` entry point group, which
 :func:`register` with its group.
 
 * ``serve`` runs the server;
-* ``games``, ``open-sale`` and ``not-played`` are the operator's commands to a running
+* ``games``, ``open-sale`` and ``not-played``, and the programme's ``programme``,
+  ``schedule-game``, ``pause`` and ``resume``, are the operator's commands to a running
   server (:mod:`central_server.operator`), sent with the operator's certificate;
   a refusal is one line on stderr with its code, and exit status 2;
 * ``audit-export`` writes a day's network games for the inspector (FORMATS.md 3);
@@ -204,6 +205,91 @@ def not_played(game_id: str, reason: str, **common: Any) -> None:
     _send("operator_not_played", {"game_id": game_id, "reason": reason}, _show_not_played, **common)
 
 
+# --- The programme (docs/central-server.md, "The programme") ----------------------------
+
+
+def _carries(carries: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{c['pattern']} {format_cents(c['carry_cents'])}" for c in carries) or "nothing"
+
+
+def _show_programme(answer: dict[str, Any]) -> str:
+    if not answer["configured"]:
+        head = "no programme is configured ([programme] in central.toml)"
+    else:
+        limit = f" of {answer['games_limit']}" if "games_limit" in answer else ""
+        state = f"paused ({answer['reason']})" if answer["state"] == "paused" else "running"
+        head = f"the programme is {state}; {answer['games_played']}{limit} game(s) of it scheduled"
+    lines = [head]
+    if "last_game" in answer:
+        phase = answer.get("last_phase", "?").replace("_", " ")
+        carried = f", carried out {_carries(answer['carries'])}" if "carries" in answer else ""
+        lines.append(f"the chain's last game: {answer['last_game']} ({phase}{carried})")
+    if "queued_game" in answer:
+        lines.append(f"one-off game {answer['queued_game']} waits for it")
+    if "waiting_for" in answer:
+        lines.append(f"no game is scheduled now: {answer['waiting_for']}")
+    return "\n".join(lines)
+
+
+def _show_scheduled(answer: dict[str, Any]) -> str:
+    after = f" after {answer['after_game']}" if "after_game" in answer else " (the chain's first game)"
+    if answer["status"] == "queued":
+        return (f"{answer['game_id']} is queued: it is scheduled once {answer['after_game']} is over, with what "
+                "that game carries out (R88.5)")
+    opens = f"its sale opens {_when(answer['opens_at_ms'])}" if "opens_at_ms" in answer else "the operator opens its sale"
+    return f"{answer['game_id']} is scheduled{after}; {opens}; it carries in {_carries(answer.get('carries', []))} (R88.5)"
+
+
+def _show_paused(answer: dict[str, Any]) -> str:
+    last = f"; the chain's last game, {answer['last_game']}, plays on" if "last_game" in answer else ""
+    return f"the programme is paused: it schedules no game until it is resumed{last}"
+
+
+def _show_resumed(answer: dict[str, Any]) -> str:
+    if "next_game" in answer:
+        return f"the programme is running; {answer['next_game']} is scheduled"
+    return f"the programme is running; no game is scheduled yet: {answer.get('waiting_for', 'nothing is due')}"
+
+
+@central.command("programme")
+@_operator_options
+def programme(**common: Any) -> None:
+    """Where the programme stands: running or paused, the chain's last game and its carries, what it waits for."""
+    _send("operator_programme", {}, _show_programme, **common)
+
+
+@central.command("schedule-game")
+@click.option("--game-id", default=None, help="The game's id (default: the programme's id scheme).")
+@click.option("--price-cents", type=int, default=None, help="The card's price (default: the template's).")
+@click.option("--sale-window-ms", type=int, default=None, help="The sale's length (default: the template's).")
+@click.option("--ball-interval-ms", type=int, default=None, help="The time between balls (default: the template's).")
+@click.option("--opens-after-ms", type=int, default=None,
+              help="Its sale opens this long after it is scheduled (default: the programme's).")
+@_operator_options
+def schedule_game(game_id: str | None, price_cents: int | None, sale_window_ms: int | None,
+                  ball_interval_ms: int | None, opens_after_ms: int | None, **common: Any) -> None:
+    """Add a one-off game of the programme's template to the chain, with the chain's carries (R88.5):
+    scheduled now if the chain's last game is over, else queued to follow it."""
+    chosen = {"game_id": game_id, "price_cents": price_cents, "sale_window_ms": sale_window_ms,
+              "ball_interval_ms": ball_interval_ms, "opens_after_ms": opens_after_ms}
+    _send("operator_schedule_game", {k: v for k, v in chosen.items() if v is not None}, _show_scheduled, **common)
+
+
+@central.command("pause")
+@click.option("--reason", required=True, help="Why the programme is paused; it goes into the record.")
+@_operator_options
+def pause(reason: str, **common: Any) -> None:
+    """Pause the programme: no game of it is scheduled until it is resumed; the games under way play on."""
+    _send("operator_pause_programme", {"reason": reason}, _show_paused, **common)
+
+
+@central.command("resume")
+@_operator_options
+def resume(**common: Any) -> None:
+    """Resume the programme: its next game is scheduled at once if the chain's last game is over."""
+    _send("operator_resume_programme", {}, _show_resumed, **common)
+
+
 # --- The audit export ------------------------------------------------------------------
 
 
@@ -226,6 +312,8 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     first, last = made.records[0], made.records[-1]
     click.echo(f"{out}: {made.day}, {len(made.games)} network game(s), journal records {first.seq} to {last.seq} "
                f"(last hash {last.hash})")
+    if made.chain:
+        click.echo(f"chain: {' -> '.join(made.chain)}: each game takes the carries of the one before it (R88.5)")
     if made.left_out:
         click.echo("left out: " + "; ".join(f"{game} ({why})" for game, why in made.left_out))
 

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 from central_server.domain.annex import AnnexPair
 from central_server.domain.config import NetworkGameConfig
 from central_server.domain.errors import ConfigError as DomainConfigError
+from central_server.domain.programme import Hours, ProgrammeConfig
 from protocol import central_messages as wire
 from protocol.central_messages import CentralMessageError
 from protocol.cards import CARDS_PER_STRIP
@@ -109,6 +110,8 @@ class CentralConfig:
     regulator: RegulatorFeedConfig | None = None
     #: The regulator's read-only consultation (R95.3); None: not served.
     consultation: ConsultationConfig | None = None
+    #: The programme of network games the central server plays one after another (None: none).
+    programme: ProgrammeConfig | None = None
 
     @property
     def journal_head(self) -> Path:
@@ -137,7 +140,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
     reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex", "regulator",
-                          "consultation"})
+                          "consultation", "programme"})
     central = reader.table(data, "central")
     reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
@@ -184,7 +187,36 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     return CentralConfig(
         central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone,
         pairs, _regulator(reader, data, home, pki_dir), _consultation(reader, data),
+        _programme(reader, data, tuple(halls), series),
     )
+
+
+def _programme(
+    reader: "_Reader", data: Mapping[str, Any], halls: tuple[str, ...], series: tuple[SeriesConfig, ...]
+) -> ProgrammeConfig | None:
+    """``[programme]``: the games the central server schedules itself, one after another."""
+    if "programme" not in data:
+        return None
+    table = reader.table(data, "programme")
+    reader.only(table, "programme.", {"id_prefix", "opens_after_ms", "hours", "games", "game"})
+    if not isinstance(table.get("game"), dict):
+        raise reader.error("programme.game", "is the template of the programme's games ([programme.game] and its "
+                                             "[[programme.game.prizes]])")
+    template = _game_settings(reader, "programme.game", table["game"], halls, series)
+    for computed in ("game_id", "opens_after_ms"):
+        if computed in template:
+            where = "programme.opens_after_ms" if computed == "opens_after_ms" else "the id scheme (programme.id_prefix)"
+            raise reader.error(f"programme.game.{computed}", f"is not a setting of the template; {where} says it")
+    hours = table.get("hours")
+    try:
+        return ProgrammeConfig(
+            template, id_prefix=reader.get(table, "programme.id_prefix", str, "net"),
+            opens_after_ms=reader.get(table, "programme.opens_after_ms", int, 60_000),
+            games=None if "games" not in table else reader.get(table, "programme.games", int, None),
+            hours=None if hours is None else Hours.parse(hours),
+        )  # fmt: skip
+    except DomainConfigError as error:
+        raise reader.error(f"programme.{error.field}", str(error).removeprefix(f"{error.field}: ")) from None
 
 
 def _regulator(reader: "_Reader", data: Mapping[str, Any], home: Path, pki_dir: Path) -> RegulatorFeedConfig | None:
@@ -245,10 +277,23 @@ def _game(
     reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...], series: tuple[SeriesConfig, ...]
 ) -> GamePlan:
     where = f"games[{index}]"
-    settings = dict(entry)
+    settings = _game_settings(reader, where, entry, halls, series)
     opens_after = settings.pop("opens_after_ms", None)
     if opens_after is not None and (not isinstance(opens_after, int) or isinstance(opens_after, bool) or opens_after < 0):
         raise reader.error(f"{where}.opens_after_ms", f"is a whole number of milliseconds, 0 or more, not {opens_after!r}")
+    plan = GamePlan(settings, opens_after)
+    try:
+        plan.config(_PLACEHOLDER_DIGEST)
+    except DomainConfigError as error:
+        raise reader.error(f"{where}.{error.field}", str(error).removeprefix(f"{error.field}: ")) from None
+    return plan
+
+
+def _game_settings(
+    reader: "_Reader", where: str, entry: Mapping[str, Any], halls: tuple[str, ...], series: tuple[SeriesConfig, ...]
+) -> dict[str, Any]:
+    """A game's settings as written, with its halls (default: every member) and its series' size."""
+    settings = dict(entry)
     for computed in ("series_cards", "library_digest"):
         if computed in settings:
             raise reader.error(f"{where}.{computed}", "comes from the central library ([[series]]); leave it out")
@@ -263,12 +308,7 @@ def _game(
     if strangers:
         raise reader.error(f"{where}.halls", f"{', '.join(strangers)} is not a member hall (network.halls)")
     settings["series_cards"] = known[label].cards
-    plan = GamePlan(settings, opens_after)
-    try:
-        plan.config(_PLACEHOLDER_DIGEST)
-    except DomainConfigError as error:
-        raise reader.error(f"{where}.{error.field}", str(error).removeprefix(f"{error.field}: ")) from None
-    return plan
+    return settings
 
 
 class _Reader:

@@ -31,10 +31,12 @@ error codes back.
   bounds each key and value).
 * **Pushes** (the sale, balls, prizes, credits, the end) go to every connected hall the
   announcement names, each send on its own: one hall's failure is logged and touches no
-  other hall's.  A hall that says ``hello`` is sent ``sale_opened`` again for each of its
-  games on sale: the protocol lists no games, so a hall away when a sale opened (killed,
-  or the central server restarted and opened it before the hall was back) learns of
-  the game while it can still sell.
+  other hall's, and none of a later protocol version than the connection agreed.  A hall
+  that says ``hello`` is sent ``sale_opened`` again for each of its games on sale, so a
+  hall away when a sale opened (killed, or the central server restarted and opened it
+  before the hall was back) learns of the game while it can still sell; and, from
+  version 2, ``game_under_way`` for each of its games whose sale closed while it was
+  away, so it shows the game and catches up its balls and prizes.
 """
 
 from __future__ import annotations
@@ -112,16 +114,13 @@ class CentralEndpoint:
             self.log.info("Hall {hall} connected again; its previous connection is closed", hall=link.hall_id)
             old.transport.loseConnection()  # type: ignore[union-attr]
 
-    def tell_open_sales(self, link: "HallLink") -> None:
-        """``sale_opened`` to ``link``'s hall for each of its games whose sale is open now."""
-        if self.links.get(link.hall_id or "") is not link:
+    def tell_games(self, link: "HallLink") -> None:
+        """``link``'s hall told of its games under way: ``sale_opened`` for each game on sale, and
+        (protocol version 2) ``game_under_way`` for each whose sale has closed (:func:`wire.games_at_hello`)."""
+        if self.links.get(link.hall_id or "") is not link or link.hall_id is None or link.version is None:
             return  # gone, or replaced by a newer connection that is told itself
         now_ms = int(self.module.clock.seconds() * 1000)
-        for game in list(self.module.games.values()):
-            if game.phase != "selling" or link.hall_id not in game.config.halls:
-                continue
-            opened = [e for e in game.events if e.type == "central_sale_opened"][-1:]
-            self.push([a for a in wire.announcements(game, opened, now_ms=now_ms) if a.hall_id == link.hall_id])
+        self.push(wire.games_at_hello(list(self.module.games.values()), link.hall_id, link.version, now_ms=now_ms))
 
     def left(self, link: "HallLink") -> None:
         if link.hall_id is not None and self.links.get(link.hall_id) is link:
@@ -136,6 +135,8 @@ class CentralEndpoint:
 
     def _send(self, link: "HallLink", announcement: Announcement) -> None:
         name = announcement.message.name
+        if link.version is None or announcement.message.since > link.version:
+            return  # a message of a later version than the one this connection agreed
         try:
             sent = link.callRemote(COMMANDS[name], **announcement.arguments)
         except Exception:
@@ -267,7 +268,7 @@ class HallLink(BoundedBoxes):
             self.version = answer["version"]
             self.endpoint.joined(self)
             if first:  # after the answer has gone out: the hall's link is up when the pushes come
-                self.endpoint.module.clock.callLater(0, self.endpoint.tell_open_sales, self)
+                self.endpoint.module.clock.callLater(0, self.endpoint.tell_games, self)
             return answer
         if self.version is None:
             raise NotNegotiated(m.ERRORS["not_negotiated"].message)

@@ -52,7 +52,13 @@ from central_server.domain.wire import Announcement, UnknownGame
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError, Message, check_answer, check_arguments
-from protocol.central_operator import GAMES_PAGE, OPERATOR_GAMES, OPERATOR_MESSAGES, OPERATOR_OPEN_SALE
+from protocol.central_operator import (
+    GAMES_PAGE,
+    OPERATOR_GAMES,
+    OPERATOR_MESSAGES,
+    OPERATOR_NOT_PLAYED,
+    OPERATOR_OPEN_SALE,
+)
 from protocol.chain import Record
 from protocol.records import ACTOR_KEY, EPOCH_KEY, JournalRecord, build
 from protocol.records.central import (
@@ -136,6 +142,8 @@ class CentralModule:
         self.annex = AnnexRelay(tuple(annex_pairs))
         #: What the edge sends once a command committed; set by the composition root.
         self.announce: Callable[[Sequence[Announcement]], None] = lambda announcements: None
+        #: Operator commands another part answers (the programme's), by name: ``(arguments, actor) -> answer``.
+        self.operator_commands: dict[str, Callable[[dict[str, Any], Actor], defer.Deferred[dict[str, Any]]]] = {}
         self._committed: dict[str, int] = {}  # game -> events of it the core has folded
         self._ahead = 0  # records of the command being decided already applied by its decision
         self._timers: dict[str, IDelayedCall] = {}
@@ -173,6 +181,8 @@ class CentralModule:
                 raise EventError(f"record {record.seq}: game {event.game_id} is scheduled twice")
             self.games[event.game_id] = CentralGame(event, self._layouts(event))
             self.scheduled_at_ms[event.game_id] = record.time_ms
+            if event.opens_after_ms is not None:  # a game of the chain: its record says when its sale opens
+                self.opens_after[event.game_id] = event.opens_after_ms
         else:
             game = self.games.get(game_id)
             if game is None:
@@ -304,6 +314,11 @@ class CentralModule:
         actor = Actor(operator, "operator")
         if message is OPERATOR_GAMES:
             return defer.succeed(self._games_page(args["after"]))
+        answer = self.operator_commands.get(message.name)
+        if answer is not None:
+            return answer(args, actor).addCallback(lambda values: _operator_answer(message, values))
+        if message.name not in (OPERATOR_OPEN_SALE.name, OPERATOR_NOT_PLAYED.name):
+            return defer.fail(NotNow(f"this central server does not take {message.name} (it has no programme)"))
         game_id = args["game_id"]
         if game_id not in self.games:
             return defer.fail(UnknownGame(f"there is no network game {game_id}"))

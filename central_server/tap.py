@@ -19,8 +19,10 @@ a :class:`MultiService`:
    nothing more and stops;
 5. the communications endpoint (:mod:`central_server.edge`) on mutual TLS with the
    central server's certificate from its PKI folder, hall server certificates required;
-6. once listening: the configured games not yet in the journal are scheduled, and every
-   game's timers (sale opening, deadline, next ball) are armed from its journaled times;
+6. once listening: the configured games not yet in the journal are scheduled, every
+   game's timers (sale opening, deadline, next ball) are armed from its journaled times,
+   and the programme (:mod:`central_server.programme`) schedules its next game if one is
+   due (after a ``kill -9`` between a game's end and the next one's scheduling: now, once);
 7. at the start and after each midnight, the signed daily report of every ended day not
    written yet (:mod:`central_server.daily_close`), sent through the regulator's feed.
 
@@ -54,6 +56,7 @@ from central_server.domain.config import library_digest
 from central_server.admission import Admission
 from central_server.edge import CentralEndpoint
 from central_server.module import SYSTEM, CentralModule
+from central_server.programme import ProgrammeRunner
 from central_server.terms import NOTICE_DAYS, PrizeTerms
 from protocol.chain import ChainError
 from protocol.errors import DomainError
@@ -114,6 +117,7 @@ class CentralServer:
     service: CentralService
     listener: "HallListener"
     terms: PrizeTerms  # the prize terms notified to the regulator (R93.11, R94.3)
+    programme: ProgrammeRunner  # the games scheduled one after another, their carries chained (R88.5)
     closer: "DayCloser | None" = None  # the daily report written at each day's close (R95.4)
     fence: "leadership.Fence | None" = None  # the leadership epoch this process holds, guarding each commit
 
@@ -194,6 +198,7 @@ class HallListener(Service):
             yield central.module.schedule(config)
             log.info("Scheduled network game {game}", game=plan.game_id)
         central.module.start_timers()
+        yield central.programme.start()
         return self.port
 
     def startService(self) -> None:
@@ -213,6 +218,7 @@ class HallListener(Service):
         super().stopService()
         if self.central is not None:
             self.central.module.stop_timers()
+            self.central.programme.stop()
             if self.central.endpoint.admission is not None:
                 self.central.endpoint.admission.stop()  # what was read and not decided: the halls resend it
         if self.port is not None:
@@ -267,6 +273,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games},
                            annex_pairs=config.annex_pairs)
     terms = PrizeTerms(core)
+    programme = ProgrammeRunner(core, module, terms, clock, config.programme, config.timezone)
     recovered = core.recover()
     # Every check of the start passed: only now is the leadership taken (taking it fences the
     # process that held it), before anything listens or a timer runs. Whatever that process
@@ -306,7 +313,8 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         consultation_site(config, journal, core, reactor, read).setServiceParent(service)
         log.info("The regulator's consultation on {interface}:{port} (HTTPS, regulator certificates only)",
                  interface=config.consultation.interface, port=config.consultation.port)
-    central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, closer, fence)
+    central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, programme,
+                            closer, fence)
     listener.central = central
     service.central = central
     return central

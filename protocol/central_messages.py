@@ -39,7 +39,8 @@ the central server answers with the highest one both speak (:func:`negotiate`), 
 fails with ``version_unsupported`` and closes the connection.  Any other command before
 ``hello`` fails with ``not_negotiated``.  Version 2 is :data:`PROTOCOL_VERSION`: it sends a list of
 numbers that fit in a byte (a card's cells, the balls) as one byte a number, where version
-1 sent each as a number of its own; a hall that speaks only version 1 is refused.
+1 sent each as a number of its own, and it adds ``game_under_way`` (:attr:`Message.since`);
+a hall that speaks only version 1 is refused.
 
 Request ids.  Every command a hall sends that changes anything carries a
 ``request_id`` (:attr:`Message.request_id`): the central server keeps it durably with
@@ -433,6 +434,7 @@ class Message:
     errors: tuple[str, ...] = ()
     request_id: bool = False  # kept durably: a resend has its effect once
     paging: Paging | None = None
+    since: int = 1  # the first protocol version that has it: never sent on a connection of an older one
 
     def field(self, name: str, *, answer: bool = False) -> Field:
         for f in self.answer if answer else self.arguments:
@@ -572,6 +574,7 @@ BUY_CARDS_BATCH = Message(
     ),
     answer=(Field("answers", BATCH_ANSWER, doc="one answer a purchase, in the order of the purchases"),),
     errors=_HALL_COMMON,
+    since=2,
 )
 
 TERMINAL_FAILED = Message(
@@ -742,6 +745,31 @@ GAME_CLOSED = Message(
     errors=_PUSH_ERRORS,
 )
 
+GAME_UNDER_WAY = Message(
+    "game_under_way",
+    "central",
+    "Version 2: a game of this hall whose sale closed before the hall said hello (it was "
+    "away, or new): the sale as sale_opened and sale_closed said it, so the hall shows the "
+    "game and catches up its balls, winners and credits with get_game, get_balls, "
+    "get_winners and get_credits.  Sent after hello, once per game under way.",
+    arguments=(
+        _game(),
+        Field("phase", Choice(("sale_closed", "drawing", "last_prize_won")), doc="where the game stands"),
+        Field("series", SERIES_LABEL, doc="the series it sold"),
+        Field("first_card", CARD_NUMBER, doc="the first card it sold"),
+        Field("price_cents", CENTS, doc="the card's price"),
+        Field("closes_at_ms", TIME_MS, doc="the deadline its sale had, central clock"),
+        Field("ball_interval_ms", TIME_MS, doc="the time between balls"),
+        Field("prizes", PRIZE_SHARE, doc="the winning patterns, in order, with their shares"),
+        Field("cards_sold", CARD_COUNT, doc="cards in play at the close, network-wide"),
+        Field("sales_cents", CENTS, doc="their stakes, network-wide"),
+        Field("prize_amounts", PRIZE_AMOUNT, doc="each prize's amount: its share of the sales plus its carry"),
+        Field("ball_count", BALL_COUNT, doc="balls drawn so far"),
+    ),
+    errors=_PUSH_ERRORS,
+    since=2,
+)
+
 GAME_NOT_PLAYED = Message(
     "game_not_played",
     "central",
@@ -827,7 +855,7 @@ MESSAGES: Mapping[str, Message] = {
     for m in (
         HELLO, BUY_CARDS, BUY_CARDS_BATCH, TERMINAL_FAILED, GET_GAME, GET_BALLS, GET_CREDITS, GET_WINNERS,
         SALE_OPENED, SALE_CLOSED, BALL_DRAWN, PRIZE_WON, CREDITS_AVAILABLE, GAME_CLOSED,
-        GAME_NOT_PLAYED, ANNEX_POST, ANNEX_FETCH, ANNEX_DELIVERED,
+        GAME_NOT_PLAYED, GAME_UNDER_WAY, ANNEX_POST, ANNEX_FETCH, ANNEX_DELIVERED,
     )  # fmt: skip
 }
 

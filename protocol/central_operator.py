@@ -20,6 +20,7 @@ from typing import Mapping
 from protocol.central_messages import (
     BALL_COUNT,
     CARD_COUNT,
+    CARRY,
     CENTS,
     GAME_ID,
     PHASES,
@@ -28,6 +29,7 @@ from protocol.central_messages import (
     SERIES_LABEL,
     TIME_MS,
     Choice,
+    Text,
     Field,
     Flag,
     Items,
@@ -104,9 +106,92 @@ OPERATOR_NOT_PLAYED = Message(
     errors=(*_ERRORS, "unknown_game", "not_now"),
 )
 
+# --- The programme: the games the central server schedules itself, their carries chained ---
+
+#: Why the programme schedules no game now, as a person reads it.
+_WAITING = Field("waiting_for", Text(200), optional=True,
+                 doc="why no game of the programme is scheduled now (the game under way, the pause, the hours)")
+_PROGRAMME_ERRORS = (*_ERRORS, "not_now")
+
+OPERATOR_PROGRAMME = Message(
+    "operator_programme",
+    "operator",
+    "Where the programme stands: running or paused, the chain's last game and what it "
+    "carried out, the one-off game waiting, and why no game is scheduled now.",
+    arguments=(),
+    answer=(
+        Field("configured", Flag(), doc="the central server has a programme ([programme] in central.toml)"),
+        Field("state", Choice(("running", "paused")), doc="whether the programme schedules its games"),
+        Field("reason", REASON, optional=True, doc="paused: why, as the operator said"),
+        Field("games_played", SEQ, doc="games the programme has scheduled"),
+        Field("games_limit", SEQ, optional=True, doc="the games it plays in all, if limited"),
+        Field("last_game", GAME_ID, optional=True, doc="the chain's last game"),
+        Field("last_phase", Choice(PHASES), optional=True, doc="where that game stands"),
+        Field("carries", CARRY, optional=True, doc="what the chain's last game carried out, once it is over (R88.5)"),
+        Field("queued_game", GAME_ID, optional=True, doc="the operator's one-off game waiting for the last game's end"),
+        _WAITING,
+    ),
+    errors=_ERRORS,
+)
+
+OPERATOR_SCHEDULE_GAME = Message(
+    "operator_schedule_game",
+    "operator",
+    "Add a one-off game of the programme's template to the chain, with what the chain "
+    "carried (R88.5): scheduled now if the chain's last game is over, else queued to "
+    "follow it.  The settings left out are the template's.",
+    arguments=(
+        Field("game_id", GAME_ID, optional=True, doc="the game's id (default: the programme's id scheme)"),
+        Field("price_cents", CENTS, optional=True, doc="the card's price, at most the approved maximum (R93.5)"),
+        Field("sale_window_ms", TIME_MS, optional=True, doc="the sale's length"),
+        Field("ball_interval_ms", TIME_MS, optional=True, doc="the time between balls"),
+        Field("opens_after_ms", TIME_MS, optional=True, doc="its sale opens this long after it is scheduled"),
+    ),
+    answer=(
+        _GAME,
+        Field("status", Choice(("scheduled", "queued")), doc="scheduled now, or queued after the game under way"),
+        Field("after_game", GAME_ID, optional=True, doc="the game of the chain before it"),
+        Field("opens_at_ms", TIME_MS, optional=True, doc="scheduled: when its sale opens (central clock)"),
+        Field("carries", CARRY, optional=True, doc="scheduled: what it carries in, per prize"),
+    ),
+    errors=(*_PROGRAMME_ERRORS, "bad_config"),
+)
+
+OPERATOR_PAUSE_PROGRAMME = Message(
+    "operator_pause_programme",
+    "operator",
+    "Pause the programme: no game of it is scheduled until it is resumed; the games "
+    "under way play on, and their carries wait for the next game of the chain.",
+    arguments=(Field("reason", REASON, doc="why, for the record"),),
+    answer=(
+        Field("state", Choice(("running", "paused")), doc="the programme's state now"),
+        Field("last_game", GAME_ID, optional=True, doc="the chain's last game"),
+    ),
+    errors=_PROGRAMME_ERRORS,
+)
+
+OPERATOR_RESUME_PROGRAMME = Message(
+    "operator_resume_programme",
+    "operator",
+    "Resume the programme: its next game is scheduled at once if the chain's last game "
+    "is over (within its hours), else when it ends.",
+    arguments=(),
+    answer=(
+        Field("state", Choice(("running", "paused")), doc="the programme's state now"),
+        Field("next_game", GAME_ID, optional=True, doc="the game scheduled on resuming, if one was"),
+        _WAITING,
+    ),
+    errors=_PROGRAMME_ERRORS,
+)
+
+#: The programme's commands.
+PROGRAMME_MESSAGES: Mapping[str, Message] = {
+    m.name: m for m in (OPERATOR_PROGRAMME, OPERATOR_SCHEDULE_GAME, OPERATOR_PAUSE_PROGRAMME, OPERATOR_RESUME_PROGRAMME)
+}
+
 #: Every command of the operator, by name.
 OPERATOR_MESSAGES: Mapping[str, Message] = {
-    m.name: m for m in (OPERATOR_GAMES, OPERATOR_OPEN_SALE, OPERATOR_NOT_PLAYED)
+    m.name: m for m in (OPERATOR_GAMES, OPERATOR_OPEN_SALE, OPERATOR_NOT_PLAYED, *PROGRAMME_MESSAGES.values())
 }
 
 __all__ = [
@@ -116,4 +201,9 @@ __all__ = [
     "OPERATOR_MESSAGES",
     "OPERATOR_NOT_PLAYED",
     "OPERATOR_OPEN_SALE",
+    "OPERATOR_PAUSE_PROGRAMME",
+    "OPERATOR_PROGRAMME",
+    "OPERATOR_RESUME_PROGRAMME",
+    "OPERATOR_SCHEDULE_GAME",
+    "PROGRAMME_MESSAGES",
 ]

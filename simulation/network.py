@@ -13,9 +13,12 @@ specs and reports) and runs:
    account opened and credit loaded;
 4. the terminal workers (:mod:`simulation.terminal_worker`, a few processes with many
    terminals each) connect and sign in;
-5. the central server is stopped and started again with the G network games in its
-   configuration, as an operator adds games: game k's sale opens a few seconds after
-   the start plus k sale windows (so a sale opens while the previous game draws);
+5. the central server is stopped and started again with a programme of G network
+   games in its configuration (``[programme]``): it schedules each game itself when the
+   one before it ends, with what that game carried out (R88.5), and its sale opens a few
+   seconds later.  The kill campaigns configure the G games at once instead
+   (``[[games]]``): game k's sale opens a few seconds after the start plus k sale windows,
+   so a sale opens while the previous game draws;
 6. once every game is over at the central server and at every hall, the workers,
    the halls and the central server are stopped, and :meth:`Simulation.summary` sums
    up what the journals and the terminals say, with the checks that they agree.
@@ -44,6 +47,8 @@ from simulation.journals import CentralFacts, CentralGameFacts, HallFacts
 from simulation.processes import Child, SimulationError, free_port, python, wait_for
 
 CENTRAL_ID = "central-sim"
+#: Every game of a simulation has an id that starts so: ``sim-3``, or the programme's ``sim-2026-12-03-3``.
+GAME_PREFIX = "sim"
 PIN = "4821"
 SERIES = "V1"
 CENTRAL_UP = re.compile(rb"listening for halls on [0-9.]+:(\d+)")
@@ -72,10 +77,10 @@ class Plan:
     ball_ms: int = 1_000
     #: The first sale opens this long after the central server starts with the games.
     opens_after_ms: int = 5_000
-    #: ``True``: one game after another, each added (with what the previous one carried to
-    #: its prizes, R88.5) once the previous is over, so the day's games chain as the audit
-    #: export requires; ``False``: every game configured at once, each sale opening while
-    #: the game before draws (the kill campaigns, to have sales and draws all the time).
+    #: ``True``: one game after another, the central server's programme scheduling each when the
+    #: one before it ends, with what it carried to its prizes (R88.5), so the day's games chain
+    #: as the audit export requires; ``False``: every game configured at once, each sale opening
+    #: while the game before draws (the kill campaigns, to have sales and draws all the time).
     one_after_another: bool = True
     price_cents: int = 100
     #: Purchases per terminal per game, cards per purchase (both ranges inclusive), stakes in percent.
@@ -113,7 +118,8 @@ class Plan:
         return max(60, -(-cards // 6) * 6)
 
     def game_id(self, k: int) -> str:
-        return f"sim-{k + 1}"
+        """The id of game ``k`` configured at once (the programme's games are named by its id scheme)."""
+        return f"{GAME_PREFIX}-{k + 1}"
 
 
 @dataclass
@@ -150,8 +156,6 @@ class Simulation:
         self.halls: list[HallPlace] = []
         self.workers: list[Child] = []
         self.central_kills = 0
-        self.carries: list[dict[str, int]] = []  # what each game played carried to the next (pattern -> cents)
-        self.games_started = False
 
     # --- Setting up -----------------------------------------------------------------
 
@@ -165,7 +169,7 @@ class Simulation:
         init_authority(self.pki, "Simulated Bingo Network")
         issue_certificate(self.pki, "central", CENTRAL_ID)
         export_bundle(self.pki, CENTRAL_ID, self.central_home / "pki")
-        self._write_central(0)
+        self._write_central(with_games=False)
         template, logins = self._hall_template()
         self.logins = logins
         for index in range(self.plan.halls):
@@ -210,8 +214,8 @@ hall_id = "{hall_id}"
 server_name = "localhost"
 """
 
-    def _write_central(self, games: int) -> None:
-        """The central configuration with the first ``games`` games, each carrying in what the one before left."""
+    def _write_central(self, *, with_games: bool) -> None:
+        """The central configuration: no game yet, or the plan's games (a programme of them, or all at once)."""
         plan = self.plan
         halls = [f"hall-{i + 1}" for i in range(plan.halls)]
         text = f"""[central]
@@ -233,27 +237,37 @@ halls = {json.dumps(halls)}
 label = "{SERIES}"
 cards = {plan.series_cards}
 """
-        for k in range(games):
-            opens = plan.opens_after_ms if plan.one_after_another else plan.opens_after_ms + k * (plan.sale_ms + 2_000)
-            carries = self.carries[k - 1] if k and plan.one_after_another else {}
-            text += f"""
-[[games]]
-game_id = "{plan.game_id(k)}"
-price_cents = {plan.price_cents}
+        settings = f"""price_cents = {plan.price_cents}
 max_price_cents = {plan.price_cents}
 sale_window_ms = {plan.sale_ms}
 ball_interval_ms = {plan.ball_ms}
 series_label = "{SERIES}"
-opens_after_ms = {opens}
-[[games.prizes]]
+"""
+        prizes = """
+[[{table}.prizes]]
 pattern = {{ name = "line", rows = 1 }}
 basis_points = 2000
-carry_in_cents = {carries.get("line", 0)}
-[[games.prizes]]
+[[{table}.prizes]]
 pattern = {{ name = "bingo", rows = 3 }}
 basis_points = 5000
-carry_in_cents = {carries.get("bingo", 0)}
 """
+        if with_games and plan.one_after_another:
+            text += f"""
+[programme]
+id_prefix = "{GAME_PREFIX}"
+opens_after_ms = {plan.opens_after_ms}
+games = {plan.games}
+
+[programme.game]
+{settings}{prizes.format(table="programme.game")}"""
+        elif with_games:
+            for k in range(plan.games):
+                opens = plan.opens_after_ms + k * (plan.sale_ms + 2_000)
+                text += f"""
+[[games]]
+game_id = "{plan.game_id(k)}"
+{settings}opens_after_ms = {opens}
+{prizes.format(table="games")}"""
         (self.central_home / "central.toml").write_text(text)
 
     # --- Running ------------------------------------------------------------------------
@@ -320,7 +334,7 @@ carry_in_cents = {carries.get("bingo", 0)}
             spec = {
                 "seed": self.plan.seed * 1000 + w, "mode": self.plan.mode, "burst_ms": self.plan.burst_ms,
                 "buys": list(self.plan.buys), "quantities": list(self.plan.quantities),
-                "stakes": list(self.plan.stakes), "games": [self.plan.game_id(k) for k in range(self.plan.games)],
+                "stakes": list(self.plan.stakes), "game_prefix": f"{GAME_PREFIX}-",
                 "terminals": terminals, "bundle": str(self.pki), "out": str(self.work / f"worker-{w + 1}.json"),
             }  # fmt: skip
             path = self.work / f"worker-{w + 1}.spec.json"
@@ -331,17 +345,15 @@ carry_in_cents = {carries.get("bingo", 0)}
             child.start(timeout=60 + len(terminals) * 0.5)
 
     def open_games(self) -> None:
-        """The central server started again with the games in its configuration (all of them, or the
-        first when they are played one after another); the halls link again."""
-        first = 1 if self.plan.one_after_another else self.plan.games
-        self.progress(f"scheduling {first} network game(s): the central server starts with them")
-        self._restart_central_with(first)
-        self.games_started = True
-
-    def _restart_central_with(self, games: int) -> None:
+        """The central server started again with the games in its configuration: a programme that
+        schedules them one after another, or all of them at once; the halls link again."""
+        if self.plan.one_after_another:
+            self.progress(f"a programme of {self.plan.games} network game(s): the central server starts with it")
+        else:
+            self.progress(f"scheduling {self.plan.games} network game(s): the central server starts with them")
         links = [h.child.count(LINKED) for h in self.halls]
         self.central.stop()
-        self._write_central(games)
+        self._write_central(with_games=True)
         self.central.start()
         wait_for(lambda: all(h.linked(n + 1) for h, n in zip(self.halls, links)), 60,
                  "every hall to link to the central server again")
@@ -368,13 +380,11 @@ carry_in_cents = {carries.get("bingo", 0)}
         game_s = plan.opens_after_ms / 1000 + plan.sale_ms / 1000 + 91 * plan.ball_ms / 1000 + 60
         if plan.one_after_another:
             for k in range(plan.games):
-                self.progress(f"playing {plan.game_id(k)} (at most {game_s:.0f} s)")
-                wait_for(lambda: self._over(plan.game_id(k)), game_s, f"{plan.game_id(k)} to be played", interval=0.5)
-                self.carries.append(self.central_facts.games[plan.game_id(k)].carries)
-                if k + 1 < plan.games:
-                    self.progress(f"adding {plan.game_id(k + 1)}, with the carries of {plan.game_id(k)}: "
-                                  "the central server starts again")
-                    self._restart_central_with(k + 2)
+                wait_for(lambda: len(self.central_facts.refresh().games) > k, game_s,
+                         f"the programme to schedule game {k + 1}", interval=0.5)
+                game_id = list(self.central_facts.games)[k]
+                self.progress(f"playing {game_id}, game {k + 1} of the programme (at most {game_s:.0f} s)")
+                wait_for(lambda: self._over(game_id), game_s, f"{game_id} to be played", interval=0.5)
         bound = game_s + plan.games * (plan.sale_ms + 2_000) / 1000 + 60
         self.progress(f"waiting for every game to be over at every hall (at most {bound:.0f} s)")
         wait_for(self.played, bound, "every network game to be played at the central server and every hall",

@@ -177,7 +177,7 @@ class Terminal:
     def _plan(self, game: dict[str, Any]) -> None:
         if game["state"] != "selling" or game["game_id"] in self.planned or self.stopping:
             return
-        if game["game_id"] not in self.spec["games"]:
+        if not game["game_id"].startswith(self.spec["game_prefix"]):
             return
         self.planned.add(game["game_id"])
         now = self.reactor.seconds()

@@ -15,5 +15,7 @@ in as integer milliseconds, balls as numbers or from an injected ball source.
   conservation of a game's money;
 * :mod:`~central_server.domain.wire` - what the central server sends halls and
   answers them, as dicts of :mod:`protocol.central_messages`;
-* :mod:`~central_server.domain.export` - a game as audit replay facts (FORMATS.md 2-3).
+* :mod:`~central_server.domain.export` - a game as audit replay facts (FORMATS.md 2-3);
+* :mod:`~central_server.domain.programme` - the programme: the chain of games, each taking
+  the carries of the one before it (R88.5), and when the next one is due.
 """

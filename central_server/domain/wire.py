@@ -229,6 +229,35 @@ def respond(
 # --- Announcements ------------------------------------------------------------------
 
 
+def games_at_hello(games: Iterable[CentralGame], hall_id: str, version: int, *, now_ms: int) -> list[Announcement]:
+    """What a hall that just said hello (in ``version``) is told of its games: the sale of each
+    game on sale (``sale_opened`` again: a hall away when it opened would never hear of it), and
+    from version 2 each game whose sale has closed and that is not over (``game_under_way``)."""
+    out: list[Announcement] = []
+    for game in games:
+        if hall_id not in game.config.halls:
+            continue
+        if game.phase == "selling":
+            opened = [e for e in game.events if isinstance(e, CentralSaleOpened)][-1:]
+            out += [a for a in announcements(game, opened, now_ms=now_ms) if a.hall_id == hall_id]
+        elif game.phase in ("sale_closed", "drawing", "last_prize_won") and version >= m.GAME_UNDER_WAY.since:
+            assert game.sale is not None and game.closes_at_ms is not None
+            arguments = {
+                "game_id": game.game_id, "phase": str(game.phase), "series": game.config.series_label,
+                "first_card": game.config.first_card, "price_cents": game.config.price_cents,
+                "closes_at_ms": game.closes_at_ms, "ball_interval_ms": game.config.ball_interval_ms,
+                "prizes": [
+                    {"pattern": p.name, "basis_points": p.basis_points, "carry_in_cents": p.carry_in_cents}
+                    for p in game.config.prizes
+                ],
+                "cards_sold": game.sale.cards_in_play, "sales_cents": game.sale.sales_cents,
+                "prize_amounts": [{"pattern": k, "amount_cents": v} for k, v in game.sale.prize_amounts.items()],
+                "ball_count": len(game.balls),
+            }  # fmt: skip
+            out.append(Announcement(hall_id, m.GAME_UNDER_WAY, _checked(m.GAME_UNDER_WAY, arguments)))
+    return out
+
+
 def announcements(game: CentralGame, events: Iterable[CentralRecord], *, now_ms: int) -> list[Announcement]:
     """What to send which hall once ``events`` (just applied to ``game``) are committed.
 
@@ -304,6 +333,7 @@ __all__ = [
     "announcements",
     "answer_hello",
     "buy_cards_answer",
+    "games_at_hello",
     "credit_item",
     "respond",
     "winner_item",

@@ -494,6 +494,27 @@ class NetworkModule(ProjectedState):
 
         return self._run("network_sale_opened", decide)
 
+    def game_under_way(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
+        """A game whose sale closed before this hall linked (``game_under_way``): its sale and its close,
+        as ``sale_opened`` and ``sale_closed`` would have said them, journaled once; the hall bought nothing in it."""
+
+        def decide(now: int) -> list[Entry]:
+            if args["game_id"] in self.state.games:
+                return []  # the hall knows it: its catch-up does the rest
+            return [("network_sale_opened", {
+                "game_id": args["game_id"], "series": args["series"], "first_card": args["first_card"],
+                "price_cents": args["price_cents"], "closes_at_ms": args["closes_at_ms"], "remaining_ms": 0,
+                "closes_here_ms": now, "ball_interval_ms": args["ball_interval_ms"],
+                "prizes": [{"pattern": p["pattern"], "basis_points": p["basis_points"],
+                            "carry_in_cents": p["carry_in_cents"]} for p in args["prizes"]],
+            }), ("network_sale_closed", {
+                "game_id": args["game_id"], "cards_sold": args["cards_sold"], "sales_cents": args["sales_cents"],
+                "prizes": [{"pattern": p["pattern"], "amount_cents": p["amount_cents"]} for p in args["prize_amounts"]],
+                "hall_cards_sold": 0, "hall_sales_cents": 0,
+            })]  # fmt: skip
+
+        return self._run("network_sale_opened", decide)
+
     def sale_closed(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
         """The sale closed: cards and prizes network-wide and the hall's share (R93.9)."""
 

@@ -21,7 +21,9 @@ before anything is shown or answered.
 * **Pushes** are checked against :mod:`protocol.central_messages` and taken in order: a
   push the hall refuses (a game it does not know, a ball out of order) is answered with
   the error code, logged, and changes nothing; a ball out of order makes the hall ask
-  for the balls it lacks.
+  for the balls it lacks.  A ``game_under_way`` (version 2, after hello) is a game whose
+  sale closed while the hall was away: journaled as its sale and its close, then caught
+  up like any game the hall knows.
 * **Terminals are told** when the link goes down and comes back (:attr:`NetworkRelay.listeners`).
 """
 
@@ -472,6 +474,11 @@ class NetworkRelay:
         game_id = args["game_id"]
         if message is m.SALE_OPENED:
             await module.sale_opened(args)
+            return
+        if message is m.GAME_UNDER_WAY:  # a game whose sale closed while this hall was away (version 2)
+            await module.game_under_way(args)
+            if self.port is not None:
+                self.catch_up_game(game_id).addErrback(self._logged, "catching up on {request}", game_id)
             return
         if module.game(game_id) is None:
             raise NetworkRefused("unknown_game", f"this hall knows no network game {game_id}")

@@ -7,6 +7,9 @@ the central server's own game model (which needs the whole card library to repla
 its detections):
 
 * the games are those scheduled and ended inside the segment, in the order scheduled;
+  those of the programme's chain must chain (R88.5): each takes exactly the carries of the
+  game of the chain before it, prize by prize (a carry whose prize it does not play goes
+  to its bingo), or the day is a fault;
   one declared not played (R96.2) or ended with no card in play is left out, as the
   export leaves it out; the segment runs from the first record of the first of them
   to the record that ended the last;
@@ -69,6 +72,7 @@ class _Game:
     winners: list[CentralCardWon] = field(default_factory=list)
     end: CentralGameClosed | CentralGameNotPlayed | None = None
     end_seq: int = 0
+    scheduled: CentralGameScheduled | None = None  # says where the game stands in the chain
 
     @property
     def cards_in_play(self) -> int:
@@ -83,7 +87,8 @@ def _scheduled(event: CentralGameScheduled, seq: int) -> _Game:
     shares = {}
     for prize in config["prizes"]:
         shares[str(prize["pattern"]["name"])] = (int(prize["basis_points"]), int(prize.get("carry_in_cents", 0)))
-    return _Game(event.game_id, seq, int(config["price_cents"]), str(config["series_label"]), shares)
+    return _Game(event.game_id, seq, int(config["price_cents"]), str(config["series_label"]), shares,
+                 scheduled=event)
 
 
 def _games(records: tuple[Record, ...]) -> dict[str, _Game]:
@@ -123,7 +128,8 @@ def _games(records: tuple[Record, ...]) -> dict[str, _Game]:
     return games
 
 
-def _played(files: ExportFiles) -> list[_Game]:
+def _played(files: ExportFiles) -> tuple[list[_Game], list[str]]:
+    """The games played to their end in the segment, and the chain of the ended ones."""
     records = files.records
     games = _games(records)
     ended = [g for g in games.values() if g.end is not None]
@@ -138,6 +144,7 @@ def _played(files: ExportFiles) -> list[_Game]:
                 f"record of game {next(g.game_id for g in ended if g.scheduled_seq == first)}, to record {last}, "
                 "the end of the last game)"
             )
+    chain = _check_chain(ended)
     played = []
     for game in ended:
         if isinstance(game.end, CentralGameNotPlayed):
@@ -156,7 +163,48 @@ def _played(files: ExportFiles) -> list[_Game]:
         played.append(game)
     if not played:
         raise ExportFault(f"{JOURNAL}: no network game of the segment was played to its end")
-    return played
+    return played, chain
+
+
+def _check_chain(ended: list[_Game]) -> list[str]:
+    """The games of the chain among ``ended`` (in the order scheduled); a fault where the carries do not chain.
+
+    Each game of the chain follows the one before it and takes exactly its carries out; a
+    prize carries in the carry of the prize of the same name, and the bingo also every carry
+    whose prize the game does not play (R88.5).  The first may follow a game of the day
+    before, whose carries only its own record says.
+    """
+    chain: list[str] = []
+    previous: _Game | None = None
+    for game in ended:
+        event = game.scheduled
+        if event is None or event.chain is None:
+            continue
+        where = f"{JOURNAL} record {game.scheduled_seq}: network game {game.game_id}"
+        if event.after_game is None:
+            if previous is not None:
+                raise ExportFault(f"{where} starts a chain of its own after {previous.game_id}, whose carries no game "
+                                  "takes: the day's carries do not chain (R88.5)")
+        else:
+            taken = {str(k): int(v) for k, v in (event.carries_taken or {}).items()}
+            if previous is not None:
+                assert previous.end is not None
+                before = {str(k): int(v) for k, v in previous.end.carries.items()}
+                if event.after_game != previous.game_id:
+                    raise ExportFault(f"{where} follows {event.after_game}, but the game of the chain before it is "
+                                      f"{previous.game_id}: the day's carries do not chain (R88.5)")
+                if taken != before:
+                    raise ExportFault(f"{where} took the carries {taken} of {previous.game_id}, which carried out "
+                                      f"{before}: the day's carries do not chain (R88.5)")
+            carried_in = {name: carry for name, (_, carry) in game.shares.items()}
+            due = {name: taken.get(name, 0) for name in carried_in}
+            due["bingo"] = due.get("bingo", 0) + sum(cents for name, cents in taken.items() if name not in carried_in)
+            if carried_in != due:
+                raise ExportFault(f"{where} carries in {carried_in}; the carries it took, {taken}, make {due}: the "
+                                  "day's carries do not chain (R88.5)")
+        previous = game
+        chain.append(game.game_id)
+    return chain
 
 
 def _rules_and_opening(games: list[_Game]) -> tuple[dict[str, int], dict[str, int]]:
@@ -202,7 +250,7 @@ class _Layouts:
 
 def rebuild(files: ExportFiles) -> Rebuilt:
     """The network games' scenario and result as the segment's records say them."""
-    games = _played(files)
+    games, chain = _played(files)
     rules, opening = _rules_and_opening(games)
     sessions = files.scenario["sessions"]
     date = sessions[0]["date"] if len(sessions) == 1 else ""
@@ -243,7 +291,8 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                 "sessions": [{"date": date, "games": scenario_games}]}
     result = {"format": OUTPUT_FORMAT, "games": result_games,
               "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}}
-    return Rebuilt(scenario, result, tuple(game.game_id for game in games))
+    notes = (f"the carries chain through {len(chain)} game(s) of the programme ({' -> '.join(chain)})",) if chain else ()
+    return Rebuilt(scenario, result, tuple(game.game_id for game in games), notes)
 
 
 __all__ = ["rebuild"]

@@ -74,6 +74,8 @@ class Rebuilt:
     scenario: dict[str, Any]
     result: dict[str, Any]
     games: tuple[str, ...] = field(default=())
+    #: What else the records were found to hold, for the summary (a central day's chain of carries).
+    notes: tuple[str, ...] = ()
 
 
 #: A server's rebuild of an export's documents from its records (raises :class:`ExportFault`).
@@ -96,6 +98,7 @@ class Verified:
     tax_cents: int
     #: The ids of the games replayed (the hall's ``2026-12-01-s1-g2``, the central server's own).
     game_ids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def summary(self, folder: PurePath) -> str:
         days = ", ".join(self.dates)
@@ -104,7 +107,7 @@ class Verified:
             f"to {self.last_seq}, signed and chained; {self.games} game(s), {self.prizes} prize(s); sales "
             f"{format_cents(self.sales_cents)}, paid {format_cents(self.paid_cents)}, tax "
             f"{format_cents(self.tax_cents)}; scenario.json and result.json are what the records say, and the "
-            "replay of the scenario is the result"
+            "replay of the scenario is the result" + "".join(f"; {note}" for note in self.notes)
         )
 
 
@@ -272,6 +275,7 @@ def check_documents(files: ExportFiles, kind: str, rebuild: Rebuild) -> Verified
         paid_cents=totals["paid_cents"],
         tax_cents=totals["tax_cents"],
         game_ids=rebuilt.games,
+        notes=rebuilt.notes,
     )
 
 

@@ -16,6 +16,7 @@ the sale's deadline and each ball's time, which paces the next ball.
 
 from __future__ import annotations
 
+import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -44,10 +45,16 @@ def _numeric_fields(cls: type[CentralRecord]) -> tuple[tuple[str, str], ...]:
     if known is None:
         hints = annotations_of(cls)
         known = _NUMERIC[cls] = tuple(
-            (f.name, payload_key(f)) for f in fields(cls)
-            if hints[f.name] is int or typing.get_origin(hints[f.name]) in (tuple, Mapping)
+            (f.name, payload_key(f)) for f in fields(cls) if _numeric(hints[f.name])
         )
     return known
+
+
+def _numeric(hint: Any) -> bool:
+    """Whether a field annotated ``hint`` holds numbers (``X | None`` when ``X`` does)."""
+    if isinstance(hint, types.UnionType):
+        return any(_numeric(arg) for arg in typing.get_args(hint) if arg is not type(None))
+    return hint is int or typing.get_origin(hint) in (tuple, Mapping)
 
 
 def _not_negative(record: CentralRecord, key: str, value: Any) -> None:
@@ -70,11 +77,34 @@ def _not_negative(record: CentralRecord, key: str, value: Any) -> None:
 @record
 @dataclass(frozen=True, kw_only=True)
 class CentralGameScheduled(CentralRecord):
-    """A network game is set up; ``config`` is its ``NetworkGameConfig`` as a dict."""
+    """A network game is set up; ``config`` is its ``NetworkGameConfig`` as a dict.
+
+    A game of the chain (R88.5: the games the central server's programme schedules,
+    and the operator's one-off games) says so in ``chain`` (``programme`` or
+    ``operator``), names the game before it in ``after_game`` (absent for the chain's
+    first game) and repeats that game's carries out in ``carries_taken``: its
+    ``carry_in_cents`` are those carries by pattern, and a carry whose pattern it does not
+    play is added to its bingo.  ``opens_after_ms``: its sale opens that long after this
+    record (absent: as the configuration says, or when the operator opens it).  A game
+    of ``central.toml``'s ``[[games]]`` carries none of these.
+    """
 
     type: ClassVar[str] = "central_game_scheduled"
     game_id: str
     config: Json
+    chain: str | None = optional()
+    after_game: str | None = optional()
+    carries_taken: Mapping[str, int] | None = optional()
+    opens_after_ms: int | None = optional()
+
+    def check(self) -> None:
+        super().check()
+        if self.chain not in (None, "programme", "operator"):
+            raise self.refusal(f"is programme or operator, not {self.chain!r}", "chain")
+        if self.chain is None and (self.after_game is not None or self.carries_taken is not None):
+            raise self.refusal("only a game of the chain follows another game", "after_game")
+        if (self.after_game is None) != (self.carries_taken is None):
+            raise self.refusal("a game that follows another takes its carries, and only then", "carries_taken")
 
 
 @record
@@ -300,6 +330,51 @@ GAME_RECORDS: dict[str, type[CentralRecord]] = {
         CentralCardWon, CentralGameClosed, CentralGameNotPlayed,
     )
 }  # fmt: skip
+
+
+# --- The programme -------------------------------------------------------------------
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CentralProgrammePaused(CentralRecord):
+    """The operator paused the programme: no game of it is scheduled until it is resumed.
+
+    The games under way play on; a one-off game the operator queued is still scheduled.
+    """
+
+    type: ClassVar[str] = "central_programme_paused"
+    reason: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CentralProgrammeResumed(CentralRecord):
+    """The operator resumed the programme: its next game is scheduled once the chain's last one is over."""
+
+    type: ClassVar[str] = "central_programme_resumed"
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CentralGameQueued(CentralRecord):
+    """The operator's one-off game ``game_id`` waits for ``after_game``, the chain's game under way.
+
+    It is scheduled once that game is over, with its carries, in place of the programme's
+    next game; ``settings`` holds what the operator chose (``price_cents``,
+    ``sale_window_ms``, ``ball_interval_ms``, ``opens_after_ms``).
+    """
+
+    type: ClassVar[str] = "central_game_queued"
+    game_id: str
+    after_game: str
+    settings: Mapping[str, int]
+
+
+#: The programme's own records (the games it schedules are ``central_game_scheduled``).
+PROGRAMME_RECORDS: dict[str, type[CentralRecord]] = {
+    cls.type: cls for cls in (CentralProgrammePaused, CentralProgrammeResumed, CentralGameQueued)
+}
 
 
 @record

@@ -100,6 +100,9 @@ def test_the_versions_negotiated_are_the_highest_both_speak() -> None:
     with pytest.raises(CentralMessageError) as refused:
         m.negotiate([1, 3])
     assert refused.value.code == "version_unsupported" and "speaks 2" in str(refused.value)
+    # What a version added is never sent on a connection of an older one.
+    added = {m.GAME_UNDER_WAY, m.BUY_CARDS_BATCH}
+    assert all(msg.since == 2 for msg in added) and all(msg.since == 1 for msg in m.MESSAGES.values() if msg not in added)
     assert ERRORS["version_unsupported"].fatal
 
 

@@ -11,8 +11,10 @@ from central_server.domain.game import TerminalFailure
 from protocol.records import REGISTRY, RecordError, build
 from protocol.records.central import (
     GAME_RECORDS,
+    PROGRAMME_RECORDS,
     CentralBallDrawn,
     CentralGameClosed,
+    CentralGameScheduled,
     CentralPrizeWon,
     CentralRecord,
     CentralStakeReturned,
@@ -46,8 +48,25 @@ def test_every_event_of_a_whole_game_survives_its_journal_payload_and_back() -> 
 
 def test_the_game_records_are_the_declared_central_types() -> None:
     assert set(GAME_RECORDS) == {name for name in REGISTRY if name.startswith("central_")} - {
-        "central_command_refused", "central_annex_relayed", "central_leadership_taken"}
+        "central_command_refused", "central_annex_relayed", "central_leadership_taken"} - set(PROGRAMME_RECORDS)
     assert all(REGISTRY[name] is cls and issubclass(cls, CentralRecord) for name, cls in GAME_RECORDS.items())
+    assert all(REGISTRY[name] is cls and issubclass(cls, CentralRecord) for name, cls in PROGRAMME_RECORDS.items())
+
+
+@pytest.mark.req("R88.5")
+def test_a_game_of_the_chain_says_what_it_follows_and_takes_and_a_configured_game_says_neither() -> None:
+    config = {"game_id": "g"}
+    chained = CentralGameScheduled(game_id="g", config=config, chain="programme", after_game="f",
+                                   carries_taken={"line": 3, "bingo": 0}, opens_after_ms=60_000)
+    assert build(chained.type, json.loads(json.dumps(chained.to_payload()))) == chained
+    plain = CentralGameScheduled(game_id="g", config=config)
+    assert plain.to_payload() == {"type": "central_game_scheduled", "game_id": "g", "config": config}
+    for bad, field in (({"chain": "hall"}, "chain"), ({"after_game": "f", "carries_taken": {}}, "after_game"),
+                       ({"chain": "operator", "after_game": "f"}, "carries_taken"),
+                       ({"chain": "operator", "after_game": "f", "carries_taken": {"line": -1}}, "carries_taken.line"),
+                       ({"opens_after_ms": -5}, "opens_after_ms")):
+        with pytest.raises(RecordError, match=f"{field}: "):
+            CentralGameScheduled(game_id="g", config=config, **bad)  # type: ignore[arg-type]
 
 
 def test_events_refuse_what_json_would_blur_and_negative_numbers() -> None:

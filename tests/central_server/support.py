@@ -66,11 +66,41 @@ basis_points = 5000
 """
 
 
+PROGRAMME = """
+[programme]
+id_prefix = "net"
+opens_after_ms = {opens_after_ms}
+{extra}
+[programme.game]
+price_cents = 100
+max_price_cents = 200
+sale_window_ms = {sale_ms}
+ball_interval_ms = {ball_ms}
+series_label = "{series}"
+[[programme.game.prizes]]
+pattern = {{ name = "line", rows = 1 }}
+basis_points = 2000
+carry_in_cents = {line_carry}
+[[programme.game.prizes]]
+pattern = {{ name = "bingo", rows = 3 }}
+basis_points = 5000
+"""
+
+
+def programme_text(*, opens_after_ms: int = 1_000, sale_ms: int = 10_000, ball_ms: int = 1_000, series: str = "V1",
+                   games: int | None = None, hours: str | None = None, line_carry: int = 0) -> str:
+    """A ``[programme]`` of line and bingo games: ``games`` of them (default: no end), within ``hours``."""
+    extra = "".join([f"games = {games}\n" if games is not None else "", f'hours = "{hours}"\n' if hours else ""])
+    return PROGRAMME.format(opens_after_ms=opens_after_ms, extra=extra, sale_ms=sale_ms, ball_ms=ball_ms,
+                            series=series, line_carry=line_carry)
+
+
 def config_text(home: Path, pki_dir: Path, database_url: str, *, sale_ms: int = 10_000, ball_ms: int = 1_000,
                 opens_after_ms: int | None = 1_000, games: tuple[str, ...] = ("net-1",),
                 halls: tuple[str, ...] = HALLS, series: str = "V1", cards: int = 60, port: int = 0,
-                annex: tuple[tuple[str, str], ...] = ()) -> str:
-    """A central server's configuration; ``opens_after_ms=None``: only the operator opens the sales."""
+                annex: tuple[tuple[str, str], ...] = (), programme: str = "") -> str:
+    """A central server's configuration; ``opens_after_ms=None``: only the operator opens the sales;
+    ``programme``: a ``[programme]`` section (:func:`programme_text`)."""
     text = f"""
 [central]
 id = "{CENTRAL}"
@@ -96,7 +126,7 @@ cards = {cards}
         text += GAME.format(game_id=game_id, sale_ms=sale_ms, ball_ms=ball_ms, opens_after=opens_after, series=series)
     for main, annexed in annex:  # hall-annex pairs (R3.5.b)
         text += f'\n[[annex]]\nmain = "{main}"\nannex = "{annexed}"\n'
-    return text
+    return text + programme
 
 
 class HallClient(amp.AMP):

@@ -167,8 +167,34 @@ async def test_a_hall_saying_hello_while_a_sale_is_open_is_told_of_the_sale_with
     assert told["remaining_ms"] == central.game.closes_at_ms - int(central.clock.seconds() * 1000)
     assert len(one.pushed("sale_opened")) == 1, "a hall that was there is not told again"
 
+    await one.buy("h1-a", count=3)
     await central.close_sale()
     again = await central.hall("hall-2")
     central.clock.advance(0)
     await again.get_game("hall-2")
-    assert again.pushed("sale_opened") == [], "a sale that is over is not announced"
+    assert again.pushed("sale_opened") == [], "a sale that is over is not announced as on sale"
+    assert [told["phase"] for told in again.pushed("game_under_way")] == ["sale_closed"], "it is told under way"
+
+
+@pytest.mark.req("R92.5c", "R92.11")
+@pytest_twisted.ensureDeferred
+async def test_a_hall_of_version_2_saying_hello_after_a_sale_closed_is_told_the_game_under_way(central: Running) -> None:
+    """A hall that links only after a game's sale closed hears ``game_under_way`` at its hello
+    (protocol version 2): the sale and its close, so it shows the game and catches up."""
+    one = await central.hall("hall-1")
+    await central.open_sale()
+    await one.buy("h1-a", count=4, pct=50)
+    await central.close_sale()
+    await central.next_ball()
+    late = await central.hall("hall-2", hello=False)
+    assert (await late.call("hello", hall_id="hall-2", versions=[1, 2], software="test-hall 2.0"))["version"] == 2
+    central.clock.advance(0)  # the push follows the hello's answer
+    await late.get_game("hall-2")
+    (told,) = late.pushed("game_under_way")
+    game = central.game
+    assert game.sale is not None
+    assert (told["game_id"], told["phase"], told["cards_sold"], told["sales_cents"], told["ball_count"]) == (
+        "net-1", "drawing", 4, 200, 1)
+    assert {p["pattern"]: p["amount_cents"] for p in told["prize_amounts"]} == dict(game.sale.prize_amounts)
+    assert told["closes_at_ms"] == game.closes_at_ms and late.pushed("sale_opened") == []
+    assert one.pushed("game_under_way") == [], "a hall that was there is not told"

@@ -21,7 +21,7 @@ from twisted.python.failure import Failure
 from central_server.domain.config import NetworkGameConfig, PrizeShare, library_digest
 from central_server.domain.errors import CentralError
 from central_server.domain.game import CentralGame
-from central_server.domain.wire import answer_hello, announcements, respond
+from central_server.domain.wire import answer_hello, announcements, games_at_hello, respond
 from hall_server.network.relay import NetworkRelay
 from protocol.patterns import BINGO, LINE
 from protocol.strips import sample_strips
@@ -125,11 +125,15 @@ class FakeCentral:
     # --- The hall's connection ------------------------------------------------------------
 
     def connect(self, relay: NetworkRelay) -> FakeConnection:
-        """A new connection: the relay says hello on it and catches up."""
+        """A new connection: the relay says hello on it and catches up; then, as the AMP edge does,
+        the hall is told of its games under way (:func:`games_at_hello`) unless pushes are muted."""
         if self.connection is not None:
             self.connection.close()
         self.connection = FakeConnection(self, relay)
         relay.connected(self.connection)
+        if not self.muted and self.connection is not None and relay.version is not None:
+            for told in games_at_hello(self.games.values(), self.hall_id, relay.version, now_ms=self.now):
+                self.push(told.message.name, told.arguments).addErrback(lambda failure: None)
         return self.connection
 
     def cut(self) -> None:

@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from twisted.internet import defer
 
+from central_server.domain.game import PurchaseRequest
+from central_server.domain.wire import games_at_hello
 from hall_server.network.module import NetworkError, NetworkPurchase
+from hall_server.terminal_gateway.gateway import network_picture
 from protocol.ledger import Ledger, Posting
 from tests.hall.conftest import result
 from tests.network.conftest import NetworkHall
@@ -323,3 +326,56 @@ def test_a_credit_for_a_player_the_hall_does_not_know_is_refused_and_pays_nothin
         result(net.network.credit("net-1", {"seq": 1, "kind": "prize", "player_ref": "p.99", "terminal_id": "T1",
                                             "amount_cents": 100, "pattern": "line", "card_number": 1}))
     assert len(net.hall.records()) == records
+
+
+@pytest.mark.req("R92.11", "R93.10")
+def test_a_hall_that_links_after_a_game_s_sale_closed_is_told_the_game_and_catches_up_its_balls_and_prizes(
+    net: NetworkHall,
+) -> None:
+    """Protocol version 2: game_under_way after hello; the hall shows the game it never heard of."""
+    net.central.cut()
+    central = net.central
+    game = central.schedule("net-2")
+    central.open_sale("net-2")
+    for k in range(12):  # only hall-2 buys: hall-1 is away from the opening to past the close
+        request = PurchaseRequest(f"h2-{k}", "hall-2", f"K{k}", f"q{k}", 6, 100)
+        game.request_purchase(request, from_hall="hall-2", now_ms=central.now)
+    central.close_sale("net-2")
+    drawn = []
+    for ball in (44, 3, 71, 18, 29, 60, 5, 87, 12, 33, 52, 76, 21, 9, 64, 40, 2, 81, 57, 15, 36, 70, 26, 48, 11):
+        if game.phase != "drawing" and drawn:
+            break
+        central.draw(ball, "net-2")
+        drawn.append(ball)
+    assert game.phase == "drawing" and game.winners, "a game under way, a prize already won"
+    again = net.reopened()
+    assert again.network.game("net-2") is None, "the hall never heard of net-2"
+    again.connect()
+    assert ("game_under_way", None) in central.push_results
+    seen = again.network.game("net-2")
+    assert seen is not None and seen.balls == game.balls and drawn
+    assert [w.seq for w in seen.winners] == [w.winner_seq for w in game.winners]
+    closed = again.records("network_sale_closed")[-1].payload
+    assert (closed["game_id"], closed["cards_sold"], closed["hall_cards_sold"]) == ("net-2", 72, 0)
+    assert {p["pattern"]: p["amount_cents"] for p in closed["prizes"]} == dict(game.sale.prize_amounts)  # type: ignore[union-attr]
+    assert again.records("network_credit_paid") == [], "hall-1 bought nothing in it: nothing to pay"
+    shown = network_picture(seen)  # what the board and the kiosks show of it
+    assert shown is not None and (shown["game_id"], shown["state"], shown["cards_sold"]) == ("net-2", "drawing", 72)
+    assert shown["winners"] and {w["hall"] for w in shown["winners"]} == {"hall-2"}
+    assert shown["prizes"] == dict(game.sale.prize_amounts)  # type: ignore[union-attr]
+    # Told again at the next hello, the hall takes nothing twice.
+    count = len(again.hall.records())
+    again.connect()
+    assert len([r for r in again.records("network_sale_opened") if r.payload["game_id"] == "net-2"]) == 1
+    assert len(again.hall.records()) == count
+
+
+def test_a_hall_of_version_1_is_not_told_of_the_games_under_way(net: NetworkHall) -> None:
+    central = net.central
+    result(buy(net, net.hall.player("11111111A", 1_000), 2))
+    central.close_sale()
+    told = games_at_hello(central.games.values(), "hall-1", 1, now_ms=central.now)
+    assert told == []
+    (under_way,) = games_at_hello(central.games.values(), "hall-1", 2, now_ms=central.now)
+    assert under_way.message.name == "game_under_way" and under_way.arguments["phase"] == "sale_closed"
+    assert games_at_hello(central.games.values(), "hall-9", 2, now_ms=central.now) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,13 +58,19 @@ def test_simulate_two_halls_of_five_terminals_two_games_and_the_money_of_each_ha
     purchases = summary["purchases"]
     assert purchases["requested"] >= 10 and purchases["unanswered"] == 0
     assert purchases["requested"] == purchases["confirmed"] + purchases["refused"]
-    assert set(summary["games"]) == {"sim-1", "sim-2"}
+    games = list(summary["games"])  # the programme's two games, named by its id scheme: sim-<day>-<n>
+    assert len(games) == 2 and all(re.fullmatch(r"sim-\d{4}-\d\d-\d\d-\d+", g) for g in games), games
     assert all(game["phase"] == "closed" and game["balls"] >= 1 for game in summary["games"].values())
     assert all(summary["cpu_s"][part] > 0 for part in ("central", "halls", "terminals"))
 
     central = records(home / "central" / "central.sqlite3")
     confirmed = [r.payload for r in central if r.type == "central_purchase_confirmed"]
     won = [r.payload for r in central if r.type == "central_card_won"]
+    # R88.5: the programme scheduled the second game with what the first carried out.
+    first, second = [r.payload for r in central if r.type == "central_game_scheduled"]
+    (closed,) = [r.payload for r in central if r.type == "central_game_closed" and r.payload["game_id"] == games[0]]
+    assert (second["chain"], second["after_game"], second["carries_taken"]) == ("programme", games[0], closed["carries"])
+    assert {p["pattern"]["name"]: p["carry_in_cents"] for p in second["config"]["prizes"]} == closed["carries"]
     balls = {g: [r.payload["ball"] for r in central if r.type == "central_ball_drawn" and r.payload["game_id"] == g]
              for g in summary["games"]}
     assert won, "the games had winners"
@@ -101,6 +108,8 @@ def test_simulate_two_halls_of_five_terminals_two_games_and_the_money_of_each_ha
     exported = bingo("audit", "export", "--day", day, "--out", str(export), timeout=300,
                      env={"BINGO_HOME": str(home / "central")})
     assert exported.returncode == 0, exported.stderr
+    (chain,) = [line for line in exported.stdout.splitlines() if line.startswith("chain: ")]
+    assert chain.startswith((f"chain: {games[0]} -> {games[1]}: ", f"chain: {games[1]}: ")), chain  # across midnight
     scenario = json.loads((export / "scenario.json").read_text())
     cards = [c for session in scenario["sessions"] for g in session["games"] for c in g["cards"]]
     assert len(cards) == summary["cards_in_play"] and {c["id"].split("/")[0] for c in cards} <= set(summary["halls"])
