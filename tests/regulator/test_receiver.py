@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from protocol.chain import Record
+from protocol.chain import Record, signed
 from protocol.regulator_feed import Batch, Hello
 from regulator import store as regulator_store
 from regulator.receiver import (
@@ -120,8 +120,8 @@ def test_a_record_that_does_not_link_raises_broken_chain(receiver: Receiver) -> 
     receiver.hello(Hello(HALL, pem(source.key)), HALL)
     receiver.batch(Batch(HALL, (records[0],)), HALL)
     # A correctly signed record 2 that follows another record 1 (the key holder rewrote history).
-    other = source.seal(2_000, [("journal_opened", {"hall": "h1"})], None)[0]
-    relinked = source.seal(2_010, [("journal_opened", {"hall": "h1"})], other)[0]
+    (other,) = signed(source.key.sign, source.seal(2_000, [("journal_opened", {"hall": "h1"})], None))
+    (relinked,) = signed(source.key.sign, source.seal(2_010, [("journal_opened", {"hall": "h1"})], other))
     assert receiver.batch(Batch(HALL, (relinked,)), HALL).seq == 1
     assert kinds(receiver) == [(BROKEN_CHAIN, 2)]
     # And a stored record coming again with other content.
