@@ -9,9 +9,9 @@ every record signed) and ``--halls`` halls simulated in ``--processes`` child pr
 central server: an AMP connection in mutual TLS with its own ``server`` certificate,
 ``hello``, and then a purchase for each of its ``--terminals`` terminals, every one in
 the last 5 s of the sale, ``--cards`` cards in all (28 or 29 a terminal at 35,000
-terminals), relayed as a hall server relays them (those due in one turn of the reactor
-together in a ``buy_cards_batch``, as a hall sends the purchases of one commit).  Measured: when the last purchase was answered, after the sale's
-close; how many were confirmed; each ball from its commit at the central server (the
+terminals), relayed as a hall server relays them (``hall_server.network.relay``: at once
+after a quiet spell, else gathered for up to ``--gather-ms`` into one ``buy_cards_batch``).
+Measured: when the last purchase was answered, after the sale's close; how many were confirmed; each ball from its commit at the central server (the
 record's time) to its arrival at every hall (p50, p99 of the last hall per ball, and
 over every hall and ball); the CPU seconds of the central server and of the simulated
 halls.
@@ -39,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from hall_server.network.relay import GATHER_S  # noqa: E402
 from simulation.network import Plan, figures, simulate  # noqa: E402
 from simulation.processes import Child, free_port, wait_for  # noqa: E402
 
@@ -62,6 +63,7 @@ def stand_in(spec_path: str) -> None:
     from server_kit.pki import client_tls_options
 
     spec = json.loads(Path(spec_path).read_text())
+    gather_s = float(spec["gather_s"])
     commands = amp_commands(m.MESSAGES)
     rng = random.Random(spec["seed"])
     report: dict[str, Any] = {"halls": {}}
@@ -77,6 +79,8 @@ def stand_in(spec_path: str) -> None:
             self.closed: defer.Deferred[None] = defer.Deferred()
             self.buying = False
             self.waiting: list[dict[str, Any]] = []  # purchases not yet relayed
+            self.gathering: Any = None  # the call that sends what is being gathered
+            self.last_sent = float("-inf")
 
         def locateResponder(self, name: bytes) -> Any:
             message = m.MESSAGES.get(name.decode())
@@ -105,17 +109,24 @@ def stand_in(spec_path: str) -> None:
                 self.closed.callback(None)
 
         def buy(self, game_id: str, index: int, cards: int) -> None:
-            """Relay a terminal's purchase as a hall server does (hall_server/network/relay.py): the purchases
-            that come in one turn of the reactor (a hall's one commit) go together, the others alone."""
+            """Relay a terminal's purchase as a hall server does (hall_server/network/relay.py): at once after
+            a quiet spell, else gathered with those that follow for up to ``gather_s`` into one message."""
             if self.sent_first is None:
                 self.sent_first = time.time()
             self.waiting.append({"request_id": f"{self.hall_id}.{index + 1}", "game_id": game_id,
                                  "hall_id": self.hall_id, "terminal_id": f"T{index + 1}", "player_ref": f"p.{index + 1}",
                                  "card_count": cards, "stake_pct": 100})
-            if len(self.waiting) == 1:
-                reactor.callLater(float(spec.get("window_s", 0)), self.send_waiting)
+            now = reactor.seconds()
+            if len(self.waiting) >= m.BATCH_PURCHASES or now - self.last_sent >= gather_s:
+                self.send_waiting()
+            elif self.gathering is None:
+                self.gathering = reactor.callLater(self.last_sent + gather_s - now, self.send_waiting)
 
         def send_waiting(self) -> None:
+            if self.gathering is not None and self.gathering.active():
+                self.gathering.cancel()
+            self.gathering = None
+            self.last_sent = reactor.seconds()
             while self.waiting:
                 batch, self.waiting = self.waiting[:m.BATCH_PURCHASES], self.waiting[m.BATCH_PURCHASES:]
                 if len(batch) == 1:
@@ -230,7 +241,7 @@ basis_points = 5000
     for p in range(args.processes):
         mine = halls[p::args.processes]
         spec = {"seed": p, "port": port, "pki": str(pki), "balls": args.balls, "out": str(home / f"stand-in-{p}.json"),
-                "window_s": args.window_ms / 1000,
+                "gather_s": args.gather_ms / 1000,
                 "halls": {h: cards_of[halls.index(h) * args.terminals:(halls.index(h) + 1) * args.terminals] for h in mine}}
         (home / f"stand-in-{p}.spec.json").write_text(json.dumps(spec))
         stand_ins.append(Child(f"stand-in-{p}", [sys.executable, __file__, "--stand-in", str(home / f"stand-in-{p}.spec.json")],
@@ -312,8 +323,9 @@ def main() -> None:
     central.add_argument("--processes", type=int, default=4)
     central.add_argument("--balls", type=int, default=30, help="stop after this many balls")
     central.add_argument("--opens-after-s", type=int, default=30)
-    central.add_argument("--window-ms", type=int, default=0,
-                         help="each simulated hall gathers its purchases this long before relaying them together")
+    central.add_argument("--gather-ms", type=int, default=int(GATHER_S * 1000),
+                         help="while purchases keep coming, each simulated hall gathers them this long into one "
+                              "message, as a hall server does (0: each goes alone)")
     central.add_argument("--profile", type=Path, default=None, help="write the central server's cProfile stats here")
     halls = sub.add_parser("halls", help="real hall servers and terminals (bingo central simulate --burst)")
     halls.add_argument("--halls", type=int, default=6)

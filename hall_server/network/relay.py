@@ -50,6 +50,8 @@ from protocol.central_messages import CentralMessageError
 
 #: Seconds between two resends of what the central server has not answered, while connected.
 RESEND_S = 2.0
+#: While purchases keep coming, a hall gathers those of this many seconds into one message.
+GATHER_S = 0.1
 #: Codes with which the central server says a purchase can never be decided: its hold goes back.
 UNDECIDABLE = frozenset({"unknown_game"})
 
@@ -75,8 +77,13 @@ class NetworkRelay:
 
     log = Logger()
 
-    def __init__(self, module: NetworkModule, hall_id: str, clock: IReactorTime, software: str = "bingo-hall") -> None:
+    def __init__(self, module: NetworkModule, hall_id: str, clock: IReactorTime, software: str = "bingo-hall",
+                 gather_s: float = GATHER_S) -> None:
         self.module = module
+        #: How long purchases are gathered into one message while they keep coming (0: never).
+        self.gather_s = gather_s
+        self._gathering: IDelayedCall | None = None
+        self._last_sent = float("-inf")
         self.hall_id = hall_id
         self.clock = clock
         self.software = software[:64]
@@ -138,6 +145,9 @@ class NetworkRelay:
         self.port = None
         self._in_flight.clear()
         self._holds_waiting.clear()
+        if self._gathering is not None and self._gathering.active():
+            self._gathering.cancel()
+        self._gathering = None
         self._catching_up.clear()
         if self._resend is not None and self._resend.active():
             self._resend.cancel()
@@ -167,6 +177,9 @@ class NetworkRelay:
         if self._resend is not None and self._resend.active():
             self._resend.cancel()
         self._resend = None
+        if self._gathering is not None and self._gathering.active():
+            self._gathering.cancel()
+        self._gathering = None
 
     # --- Calling the central server ------------------------------------------------------
 
@@ -199,7 +212,7 @@ class NetworkRelay:
         """Send again every hold and failure report not answered and not in flight."""
         for hold in self.module.pending_holds():
             self._queue_hold(hold)
-        self._send_holds()  # what waited goes together
+        self._flush_holds()  # what waited goes together, now
         for report in self.module.pending_failures():
             self.send_failure(report)
         for resend in list(self.resenders):
@@ -208,10 +221,12 @@ class NetworkRelay:
     def send_hold(self, hold: Hold) -> None:
         """Relay ``hold``'s purchase (if the link is up and it is not in flight).
 
-        The purchases one commit of the hall holds go together once the commit is
-        answered, up to :data:`~protocol.central_messages.BATCH_PURCHASES` in one
-        ``buy_cards_batch`` (one alone in ``buy_cards``): a burst the hall commits together
-        costs the central server one message, and no purchase waits for another's answer.
+        A purchase after a quiet spell goes at once, alone (``buy_cards``).  While
+        purchases keep coming (a burst before a sale's close), those committed within
+        :attr:`gather_s` of the last message go together once that time is up, up to
+        :data:`~protocol.central_messages.BATCH_PURCHASES` in one ``buy_cards_batch``
+        (a full batch goes at once): the burst costs the central server, and this hall, a
+        message for many purchases, and no purchase waits for another's answer.
         """
         if self._queue_hold(hold) and not self.module.core.answering:
             self._send_holds()  # not made by a commit being answered: nothing else will come with it
@@ -225,6 +240,26 @@ class NetworkRelay:
         return True
 
     def _send_holds(self) -> None:
+        """Send what waits: at once after a quiet spell or when a batch is full, else once gathered."""
+        if not self._holds_waiting or self.port is None:
+            return
+        now = self.clock.seconds()
+        if self.gather_s and len(self._holds_waiting) < m.BATCH_PURCHASES and now - self._last_sent < self.gather_s:
+            if self._gathering is None:
+                self._gathering = self.clock.callLater(self._last_sent + self.gather_s - now, self._gathered)
+            return
+        self._flush_holds()
+
+    def _gathered(self) -> None:
+        self._gathering = None
+        self._flush_holds()
+
+    def _flush_holds(self) -> None:
+        if self._gathering is not None and self._gathering.active():
+            self._gathering.cancel()
+        self._gathering = None
+        if self._holds_waiting and self.port is not None:
+            self._last_sent = self.clock.seconds()
         while self._holds_waiting and self.port is not None:
             batch = [self._holds_waiting.popleft() for _ in range(min(m.BATCH_PURCHASES, len(self._holds_waiting)))]
             self._send_purchases(batch)

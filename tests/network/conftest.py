@@ -53,7 +53,9 @@ class NetworkHall:
         self.central.connect(self.relay)
 
 
-def build_network_hall(journal: Journal, clock: Clock, central: FakeCentral, *, recover: bool = False) -> NetworkHall:
+def build_network_hall(journal: Journal, clock: Clock, central: FakeCentral, *, recover: bool = False,
+                       gather_s: float = 0) -> NetworkHall:
+    """The hall on ``journal``; ``gather_s``: how long its relay gathers purchases (0: a commit's go at once)."""
     hall = build_hall(journal, clock)
     network = NetworkModule(hall.core, hall.ledger, hall.cashier, HALL, purchase_checks=hall.virtual.purchase_checks)
 
@@ -64,7 +66,7 @@ def build_network_hall(journal: Journal, clock: Clock, central: FakeCentral, *, 
                               pins=hall.pins, responsible=hall.responsible, network=network)
     if recover:
         hall.core.recover()
-    relay = NetworkRelay(network, HALL, clock, software="bingo-hall test")
+    relay = NetworkRelay(network, HALL, clock, software="bingo-hall test", gather_s=gather_s)
     relay.listeners.append(gateway.network_link)
     return NetworkHall(hall, network, relay, gateway, central, clock)
 
@@ -74,12 +76,16 @@ def central() -> FakeCentral:
     return FakeCentral(HALL)
 
 
+def opened_network_hall(made: NetworkHall) -> NetworkHall:
+    """``made`` with an open session and a desk, linked to a central server whose game net-1 is on sale."""
+    prepare(made.hall)
+    made.central.schedule("net-1")
+    made.connect()
+    made.central.open_sale("net-1")
+    return made
+
+
 @pytest.fixture
 def net(journal: Journal, clock: Clock, central: FakeCentral) -> NetworkHall:
     """A hall with an open session and a desk, linked to a central server whose game net-1 is on sale."""
-    made = build_network_hall(journal, clock, central)
-    prepare(made.hall)
-    central.schedule("net-1")
-    made.connect()
-    central.open_sale("net-1")
-    return made
+    return opened_network_hall(build_network_hall(journal, clock, central))

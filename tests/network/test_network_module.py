@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from twisted.internet import defer
+from twisted.internet.task import Clock
 
 from central_server.domain.game import PurchaseRequest
 from central_server.domain.wire import games_at_hello
@@ -15,7 +16,8 @@ from hall_server.network.module import NetworkError, NetworkPurchase
 from hall_server.terminal_gateway.gateway import network_picture
 from protocol.ledger import Ledger, Posting
 from tests.hall.conftest import result
-from tests.network.conftest import NetworkHall
+from server_kit.journal.sql import Journal
+from tests.network.conftest import NetworkHall, build_network_hall, opened_network_hall
 from tests.network.fake_central import FakeCentral
 from tests.terminals.conftest import CHIEF
 
@@ -127,6 +129,27 @@ def test_the_purchases_one_commit_holds_go_together_in_one_message_and_each_is_s
     holds = sorted(net.network.state.holds.values(), key=lambda h: h.terminal)
     assert [h.status for h in holds] == ["bought"] * 6 and [h.first_card for h in holds] == list(range(1, 13, 2))
     assert net.balance(number) == 10_000 - 1_200 and net.held() == 0 and net.owed() == 1_200
+
+
+@pytest.mark.req("R93.6")
+def test_while_purchases_keep_coming_they_are_gathered_and_after_a_quiet_spell_one_goes_at_once(
+    journal: Journal, clock: Clock, central: FakeCentral,
+) -> None:
+    net = opened_network_hall(build_network_hall(journal, clock, central, gather_s=0.1))
+    number = net.hall.player("11111111A", 10_000)
+    buying = lambda n: [name for name, _ in net.central.calls if name.startswith("buy")][n:]  # noqa: E731
+    result(buy(net, number, 1, terminal="T0", request="r0"))
+    assert buying(0) == ["buy_cards"]  # the first after a quiet spell: at once
+    for n in range(1, 4):
+        buy(net, number, 1, terminal=f"T{n}", request=f"r{n}")
+    assert buying(1) == []  # gathered
+    clock.advance(0.1)
+    (batch,) = [args for name, args in net.central.calls if name == "buy_cards_batch"]
+    assert [p["terminal_id"] for p in batch["purchases"]] == ["T1", "T2", "T3"]
+    clock.advance(5)
+    result(buy(net, number, 1, terminal="T4", request="r4"))
+    assert buying(2) == ["buy_cards"]  # quiet again: at once
+    assert all(h.status == "bought" for h in net.network.state.holds.values()) and net.held() == 0
 
 
 @pytest.mark.req("R93.6")
