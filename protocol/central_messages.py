@@ -52,6 +52,7 @@ within that hall for ever (a UUID is a good choice).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping as AnyMapping
 from dataclasses import dataclass, replace
@@ -195,6 +196,12 @@ class Flag:
         return len(b"False")
 
 
+@functools.lru_cache(maxsize=None)
+def _byte_range(low: int, high: int) -> bytes:
+    """Every byte from ``low`` to ``high`` (those a list of one byte a number may hold)."""
+    return bytes(range(max(low, 0), min(high, 255) + 1))
+
+
 @dataclass(frozen=True)
 class WholeList:
     """At most ``max_items`` whole numbers.
@@ -222,7 +229,7 @@ class WholeList:
             )
         low, high = self.item.low, self.item.high
         if isinstance(value, (bytes, bytearray)):  # one byte a number, as the wire carries it
-            if value and not (low <= min(value) and max(value) <= high):
+            if value.translate(None, _byte_range(low, high)):  # what is left once every allowed byte is taken out
                 bad = next(i for i, v in enumerate(value) if not low <= v <= high)
                 self.item.check(f"{name}[{bad}]", value[bad])
             return value

@@ -49,9 +49,13 @@ class ChainError(DomainError):
         super().__init__(f"record {seq}: {reason}" if seq is not None else reason)
 
 
+#: The one encoder of canonical JSON (``json.dumps`` would make one for each call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> bytes:
     """JSON with sorted keys and no spaces: one byte string for one value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(value).encode()
 
 
 def body(seq: int, time_ms: int, type: str, payload: Mapping[str, Any], prev: str) -> bytes:

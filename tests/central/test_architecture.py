@@ -21,4 +21,4 @@ def test_the_central_domain_imports_no_framework_clock_or_randomness(path: Path)
 
 def test_the_schemas_import_only_the_shared_domain() -> None:
     modules = imported_modules(ROOT / "protocol" / "central_messages.py")
-    assert all(m.split(".")[0] in ("__future__", "collections", "dataclasses", "re", "typing", "protocol") for m in modules), modules
+    assert all(m.split(".")[0] in ("__future__", "collections", "dataclasses", "functools", "re", "typing", "protocol") for m in modules), modules
