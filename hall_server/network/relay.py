@@ -93,7 +93,7 @@ class NetworkRelay:
         #: Told ``True`` when the link is up (after hello), ``False`` when it is lost.
         self.listeners: list[Callable[[bool], None]] = []
         self._in_flight: set[str] = set()
-        self._holds_waiting: deque[Hold] = deque()  # committed together: relayed once their commit is answered
+        self._holds_waiting: deque[Hold] = deque()  # committed, not yet sent: gathered into the next message
         self._resend: IDelayedCall | None = None
         self._catching_up: dict[str, defer.Deferred[None]] = {}
         #: Takes the central server's ``annex_delivered`` (the hall-annex game's link sets it).
