@@ -26,6 +26,11 @@ error codes back.
 * **Bounded while read**: a box of more than :data:`MAX_BOX_KEYS` keys or
   :data:`MAX_BOX_BYTES` bytes cuts the connection before it is put together (AMP itself
   bounds each key and value).
+* **A standby** (one of two processes of a replicated central server, not the active one:
+  :mod:`central_server.replica`) refuses every command, ``hello`` and the operator's
+  included, with ``standby``, which closes the connection and tells a hall to try its
+  other endpoint; nothing of it reaches the journal (a standby writes none).  The
+  active process names its database node and its leadership epoch in ``hello``'s answer.
 * **Pushes** (the sale, balls, prizes, credits, the end) go to every connected hall the
   announcement names, each send on its own: one hall's failure is logged and touches no
   other hall's.  A hall that says ``hello`` is sent ``sale_opened`` again for each of its
@@ -36,7 +41,7 @@ error codes back.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from twisted.internet import defer
 from twisted.internet.interfaces import IHandshakeListener
@@ -79,6 +84,13 @@ class NotNegotiated(CommandFailed):
     fatal = True
 
 
+class Standby(CommandFailed):
+    """A command to the standby process of a replicated central server: the hall tries the other endpoint."""
+
+    code = "standby"
+    fatal = True
+
+
 class CentralEndpoint:
     """The halls' connections to one central server: who is connected, and the pushes to them."""
 
@@ -90,6 +102,10 @@ class CentralEndpoint:
         self.members = frozenset(members)
         #: The negotiated connection of each hall (the latest, when a hall reconnects).
         self.links: dict[str, "HallLink"] = {}
+        #: Whether this process may answer now: a replicated central server's standby may not.
+        self.acting: Callable[[], bool] = lambda: True
+        #: What ``hello``'s answer says of this process (a replicated one's node and epoch).
+        self.identity: Callable[[], Mapping[str, Any]] = dict
         module.announce = self.push
 
     def factory(self) -> Factory:
@@ -105,7 +121,7 @@ class CentralEndpoint:
 
     def tell_open_sales(self, link: "HallLink") -> None:
         """``sale_opened`` to ``link``'s hall for each of its games whose sale is open now."""
-        if self.links.get(link.hall_id or "") is not link:
+        if self.links.get(link.hall_id or "") is not link or not self.acting():
             return  # gone, or replaced by a newer connection that is told itself
         now_ms = int(self.module.clock.seconds() * 1000)
         for game in list(self.module.games.values()):
@@ -238,7 +254,7 @@ class HallLink(BoundedBoxes):
         except Exception as error:
             code, text = self._code_of(error, message)
             speaker = (self.operator, "operator") if self.operator is not None else (self.hall_id, "hall")
-            if code != "internal_error" and speaker[0] is not None:
+            if code not in ("internal_error", Standby.code) and speaker[0] is not None:
                 try:
                     yield self.endpoint.module.refused(speaker[0], message.name, code, text, role=speaker[1])
                 except Exception:
@@ -249,13 +265,16 @@ class HallLink(BoundedBoxes):
         return command.makeResponse(answer, self)
 
     def _decide(self, message: m.Message, arguments: dict[str, Any]) -> Any:
+        if not self.endpoint.acting():
+            raise Standby(f"{self.endpoint.central_id} here is the standby process of a replicated central server; "
+                          "the active one is beside the database's leader: connect to the other endpoint")
         if self.operator is not None:
             return self.endpoint.module.operator_command(message.name, arguments, self.operator)
         if self.hall_id is None:
             raise NotNegotiated("the connection has no hall certificate")
         if message is m.HELLO:
             answer = wire.answer_hello(arguments, from_hall=self.hall_id, members=self.endpoint.members,
-                                       central_id=self.endpoint.central_id)
+                                       central_id=self.endpoint.central_id, identity=self.endpoint.identity())
             if self.version is None:
                 self.log.info("Hall {hall} said hello ({software}), protocol version {version}", hall=self.hall_id,
                               software=arguments.get("software"), version=answer["version"])
