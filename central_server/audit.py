@@ -69,7 +69,7 @@ def export_day(config: CentralConfig, day: str, out: Path) -> CentralDay:
     day = checked_day(day)
     records, key, library = verified_journal(config)
     zone = zoneinfo.ZoneInfo(config.timezone)
-    games, spans = _games(records, library)
+    games, spans = rebuilt_games(records, library)
     ended = [game_id for game_id in games if game_id in spans and day_of(spans[game_id][1], zone) == day]
     if not ended:
         raise CentralAuditError(f"no network game of this central server ended on {day} ({config.timezone})")
@@ -114,7 +114,7 @@ def verified_journal(config: CentralConfig) -> tuple[list[Record], Ed25519Privat
         engine.dispose()
 
 
-def _games(
+def rebuilt_games(
     records: Sequence[Record], library: Mapping[str, np.ndarray]
 ) -> tuple[dict[str, CentralGame], dict[str, tuple[Record, Record]]]:
     """Every network game rebuilt from the journal, and the first and the ending record of each ended game."""
@@ -163,4 +163,4 @@ def _one_series(games: Sequence[CentralGame], library: Mapping[str, np.ndarray])
     return library[labels[0]]
 
 
-__all__ = ["CentralAuditError", "CentralDay", "checked_day", "export_day", "verified_journal"]
+__all__ = ["CentralAuditError", "CentralDay", "checked_day", "export_day", "rebuilt_games", "verified_journal"]

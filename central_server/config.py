@@ -92,10 +92,13 @@ class ReplicaConfig:
 
     ``node`` is that node's name in Patroni (``node0``), ``patroni`` its Patroni's REST API:
     the process is active only while Patroni says its node leads (docs/replica.md).
+    ``drill``: the failover drill may stop this process right after a commit, before the
+    halls are told (:class:`central_server.replica.DrillPoint`); never in production.
     """
 
     node: str
     patroni: str
+    drill: bool = False
 
 
 @dataclass(frozen=True)
@@ -233,7 +236,7 @@ def _replica(reader: "_Reader", data: Mapping[str, Any], database_url: str) -> R
     if "replica" not in data:
         return None
     table = reader.table(data, "replica")
-    reader.only(table, "replica.", {"node", "patroni"})
+    reader.only(table, "replica.", {"node", "patroni", "drill"})
     node = reader.text(table.get("node"), "replica.node", wire.HALL_ID)
     patroni = reader.get(table, "replica.patroni", str, None).strip().rstrip("/")
     if not patroni.startswith(("http://", "https://")) or len(patroni) < 10:
@@ -242,7 +245,10 @@ def _replica(reader: "_Reader", data: Mapping[str, Any], database_url: str) -> R
     if not database_url.startswith(("postgresql", "postgres:")):
         raise reader.error("replica", "needs a PostgreSQL [database] url (the local node of the pair); "
                                       "a replicated central server does not run on SQLite")
-    return ReplicaConfig(node, patroni)
+    drill = table.get("drill", False)
+    if not isinstance(drill, bool):
+        raise reader.error("replica.drill", f"is true or false, not {drill!r}")
+    return ReplicaConfig(node, patroni, drill)
 
 
 def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...]) -> AnnexPair:

@@ -106,6 +106,9 @@ class CentralEndpoint:
         self.acting: Callable[[], bool] = lambda: True
         #: What ``hello``'s answer says of this process (a replicated one's node and epoch).
         self.identity: Callable[[], Mapping[str, Any]] = dict
+        #: Called with the names of each batch's announcements before they go out (the failover
+        #: drill's stop point, :class:`central_server.replica.DrillPoint`), or None.
+        self.before_push: Callable[[Sequence[str]], None] | None = None
         module.announce = self.push
 
     def factory(self) -> Factory:
@@ -136,6 +139,8 @@ class CentralEndpoint:
 
     def push(self, announcements: Sequence[Announcement]) -> None:
         """Send each announcement to its hall, if connected; each send isolated from the others."""
+        if self.before_push is not None:
+            self.before_push([announcement.message.name for announcement in announcements])
         for announcement in announcements:
             link = self.links.get(announcement.hall_id)
             if link is not None:

@@ -32,10 +32,12 @@ demotes its node; and the epoch row of the new leader is ahead of its own.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import urllib.error
 import urllib.request
 from enum import StrEnum
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from twisted.application.service import Service
 from twisted.internet import defer, task
@@ -226,6 +228,42 @@ def cause_of(previous_holder: str | None, node: str) -> str:
     return START
 
 
+# --- The failover drill's stop point ---------------------------------------------------
+
+
+class DrillPoint:
+    """Where the failover drill stops the active process: after a commit, before the halls are told.
+
+    Only with ``[replica] drill = true``.  ``SIGUSR1`` arms it for the next ball, ``SIGUSR2``
+    for the next prize (a ball that won one); the process then sends itself ``SIGSTOP``
+    as that ball's announcements are about to go out, committed on both nodes and
+    told to nobody, and the drill kills its node there.  Called by the endpoint with
+    every batch of announcements, on the reactor thread.
+    """
+
+    log = Logger()
+
+    def __init__(self) -> None:
+        self.armed: str | None = None  # "ball" or "prize"
+
+    def install(self) -> None:
+        signal.signal(signal.SIGUSR1, lambda *_: self.arm("ball"))
+        signal.signal(signal.SIGUSR2, lambda *_: self.arm("prize"))
+
+    def arm(self, moment: str) -> None:
+        self.armed = moment
+
+    def __call__(self, messages: Sequence[str]) -> None:
+        if self.armed is None or "ball_drawn" not in messages:
+            return
+        if self.armed == "prize" and "prize_won" not in messages:
+            return
+        self.log.warn("Failover drill: stopped after the commit of a {moment}, before the halls are told",
+                      moment=self.armed)
+        self.armed = None
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
 # --- The shell -----------------------------------------------------------------------
 
 
@@ -362,6 +400,7 @@ class ReplicaRole(Service):
 
 
 __all__ = [
-    "FAILOVER", "LEASE_S", "POLL_S", "START", "TABLE", "Effect", "Input", "PatroniProbe", "ReplicaRole", "Role",
+    "FAILOVER", "LEASE_S", "POLL_S", "START", "TABLE", "DrillPoint", "Effect", "Input", "PatroniProbe", "ReplicaRole",
+    "Role",
     "RoleMachine", "cause_of", "follow_journal", "holder_name", "patroni_cluster", "patroni_leads", "render_table",
 ]

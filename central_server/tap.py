@@ -52,6 +52,7 @@ from typing import Any, Mapping
 
 import numpy as np
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 from twisted.application.service import MultiService, Service
 from twisted.internet import defer
 from twisted.internet.endpoints import SSL4ServerEndpoint
@@ -280,14 +281,9 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         journal = Journal(engine, key, head=config.journal_head)
         verified = open_journal(journal, now_ms, config.central_id)
         library = provision_library(config, engine)
+        records = None
     else:
-        engine, leads = wait_for_node(config, config.replica)
-        journal = Journal(engine, key, head=config.journal_head)
-        if journal.is_new or read_head(journal.head) is not None:
-            verified = open_journal(journal, now_ms, config.central_id)
-        else:
-            verified = _adopted(journal)
-        library = provision_library(config, engine) if leads else _library_held(config, engine)
+        engine, journal, verified, library, records = open_replica(config, config.replica, key, now_ms)
     log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
 
@@ -298,7 +294,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games},
                            annex_pairs=config.annex_pairs)
     terms = PrizeTerms(core)
-    recovered = core.recover()
+    recovered = core.recover(records=records)
     fence = None
     if config.replica is None:
         # Every check of the start passed: only now is the leadership taken (taking it fences the
@@ -347,6 +343,10 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         central.role.setServiceParent(service)
         endpoint.acting = central.role.acting
         endpoint.identity = lambda: {"node": config.replica.node if config.replica else None, "epoch": core.epoch}
+        if config.replica.drill:
+            drill = replica.DrillPoint()
+            endpoint.before_push = drill
+            reactor.callWhenRunning(drill.install)
     listener.central = central
     service.central = central
     return central
@@ -393,6 +393,31 @@ def wait_for_node(config: CentralConfig, replica_config: ReplicaConfig,
             log.info("Waiting for the local node {node}: {why}", node=replica_config.node, why=why)
             said = waited or 0.001
         time.sleep(NODE_WAIT_S)
+
+
+def open_replica(config: CentralConfig, replica_config: ReplicaConfig, key: Any, now_ms: int,
+                 timeout_s: float | None = None) -> tuple[Engine, Journal, int, dict[str, np.ndarray], list[Any]]:
+    """The local node's database, its journal verified, the library and the journal's records.
+
+    Patroni may restart the node meanwhile (a node rejoining is rewound, then started
+    as a standby): a database that goes away half-way is waited for again, and read again.
+    """
+    while True:
+        engine, leads = wait_for_node(config, replica_config, timeout_s)
+        try:
+            journal = Journal(engine, key, head=config.journal_head)
+            if journal.is_new or read_head(journal.head) is not None:
+                verified = open_journal(journal, now_ms, config.central_id)
+            else:
+                verified = _adopted(journal)
+            library = provision_library(config, engine) if leads else _library_held(config, engine)
+            records = [record for record in journal.records() if record.seq <= verified]
+            return engine, journal, verified, library, records
+        except DBAPIError as error:
+            engine.dispose()
+            log.info("The local node {node} went away while the journal was read ({error}); waiting for it again",
+                     node=replica_config.node, error=str(error.orig or error).strip().splitlines()[0])
+            time.sleep(NODE_WAIT_S)
 
 
 def _adopted(journal: Journal) -> int:

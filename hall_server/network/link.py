@@ -20,7 +20,8 @@ link lost all move the hall to the other process; :func:`ring_policy` tries the 
 endpoint at once and waits only between whole rounds.  A central server process that
 is paused (its machine frozen) keeps its TCP connections open and says nothing, so
 the link says ``hello`` again every :data:`HEARTBEAT_S` seconds and cuts the connection
-when no answer came for :data:`SILENCE_S` seconds; the other endpoint is tried next.
+when no answer came for :data:`SILENCE_S` seconds (a new connection's first ``hello``:
+:data:`HELLO_S`); the other endpoint is tried next.
 With one endpoint nothing changes but the heartbeat.
 """
 
@@ -60,6 +61,8 @@ ROUND_MAX_S = 2.0
 #: long without an answer (a paused central server process keeps its sockets open).
 HEARTBEAT_S = 2.0
 SILENCE_S = 10.0
+#: How long a new connection's ``hello`` may go unanswered (a paused process accepts, and says nothing).
+HELLO_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -252,13 +255,28 @@ def central_link(reactor: Any, relay: NetworkRelay, address: CentralAddress) -> 
     service: CentralLinkService
 
     def prepare(proxy: Any) -> defer.Deferred[Any]:
-        # The link is up once hello agreed a version; a refused hello drops the connection
-        # and the service tries again, at the next endpoint.
+        # The link is up once hello agreed a version; a refused hello (or none within
+        # HELLO_S: a paused process) drops the connection and the service tries again,
+        # at the next endpoint.
         connection: CentralConnection = proxy.itself()
         where = ring.current
+        # ClientService counts a connection whose preparation failed as a failed attempt, and
+        # has no transition for that connection's loss afterwards (it would log NoTransition):
+        # its loss is told to the service only once hello was agreed.
+        lost = getattr(proxy, "_lostNotification", None)
+        if lost is not None:
+            proxy._lostNotification = lambda reason: None
+        silent = reactor.callLater(HELLO_S, connection.abort)
         hello: defer.Deferred[Any] = relay.connected(connection)
 
+        def answered(outcome: Any) -> Any:
+            if silent.active():
+                silent.cancel()
+            return outcome
+
         def agreed(answer: dict[str, Any]) -> dict[str, Any]:
+            if lost is not None:
+                proxy._lostNotification = lost
             service.linked(where, answer)
             connection.beat()
             return answer
@@ -267,7 +285,7 @@ def central_link(reactor: Any, relay: NetworkRelay, address: CentralAddress) -> 
             connection.close()
             return failure
 
-        return hello.addCallbacks(agreed, refused)
+        return hello.addBoth(answered).addCallbacks(agreed, refused)
 
     service = CentralLinkService(relay, ring, _Factory(relay, reactor), retryPolicy=ring_policy(len(address.each())),
                                  clock=reactor, prepareConnection=prepare)
