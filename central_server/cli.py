@@ -298,6 +298,74 @@ def simulate(halls: int, terminals: int, games: int, home: Path, seed: int, burs
         raise click.ClickException("the simulation's checks failed: " + "; ".join(summary["problems"][:3]))
 
 
+def _utc_ms(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _listening(host: str, port: int) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _status_lines(found: dict[str, Any]) -> list[str]:
+    lines = []
+    held = found["leadership"]
+    if held is None:
+        lines.append(f"leadership: unknown, no database answered ({found.get('database_error', 'none configured')})")
+    else:
+        since = next((t for t in found["takeovers"] if t["epoch"] == held["epoch"]), None)
+        when = f", since {_utc_ms(since['time_ms'])} ({since['cause']})" if since else ""
+        lines.append(f"active: {held['holder'] or 'nobody yet'}, epoch {held['epoch']}{when}")
+    if found["leader"] is not None or found["members"]:
+        lines.append(f"database leader: {found['leader'] or '-'}")
+    for process in found["processes"]:
+        where = f" beside {process['node']}" if process["node"] else ""
+        node = ""
+        if process["node"]:
+            lag = f", lag {process['lag']} bytes" if process["lag"] is not None else ""
+            node = (f"; {process['node']}: {process['node_role'] or 'not answering'} {process['node_state'] or ''}"
+                    f"{lag}, timeline {process['timeline'] if process['timeline'] is not None else '-'}")
+        lines.append(f"process{where} ({process['endpoint']}): {process['role']}, "
+                     f"{'listening' if process['listening'] else 'not listening'}{node}")
+    failover = found["last_failover"]
+    if failover is not None:
+        lines.append(f"last failover: {_utc_ms(failover['time_ms'])}, epoch {failover['epoch']} taken by "
+                     f"{failover['holder']} after epoch {failover['previous_epoch']}")
+    else:
+        lines.append("last failover: none")
+    causes: dict[str, int] = {}
+    for taken in found["takeovers"]:
+        causes[taken["cause"]] = causes.get(taken["cause"], 0) + 1
+    if causes:
+        lines.append("leadership taken (latest 50): " + ", ".join(f"{n} {cause}" for cause, n in sorted(causes.items())))
+    return lines
+
+
+@central.command("status")
+@click.option("--config", "config_paths", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
+              help="A central server process's configuration; give both of a replicated central server "
+                   "(default: $BINGO_HOME/central.toml).")
+@click.option("--json", "as_json", is_flag=True, help="Print everything found as JSON.")
+def status_command(config_paths: tuple[Path, ...], as_json: bool) -> None:
+    """Which node and process of the central server is active, the replication lag, the epoch, the last failover."""
+    from central_server.replica import status
+    from central_server.tap import configuration
+
+    try:
+        configs = [configuration(path) for path in config_paths] or [configuration()]
+        found = status(configs, _listening)
+    except DomainError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(json.dumps(found, indent=2, default=str) if as_json else "\n".join(_status_lines(found)))
+    if found["leadership"] is None:
+        sys.exit(1)
+
+
 @central.command("failover-drill")
 @click.option("--runs", type=click.IntRange(1, 200), default=20, show_default=True,
               help="Runs that kill the active node (its PostgreSQL, Patroni and central process).")

@@ -404,3 +404,76 @@ __all__ = [
     "Role",
     "RoleMachine", "cause_of", "follow_journal", "holder_name", "patroni_cluster", "patroni_leads", "render_table",
 ]
+
+
+# --- bingo central status --------------------------------------------------------------
+
+
+def takeovers(engine: Any, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest ``central_leadership_taken`` records, newest first: time, epoch, cause, holder."""
+    from sqlalchemy import select
+
+    from server_kit.journal.table import JournalRecord
+
+    query = (select(JournalRecord.seq, JournalRecord.time_ms, JournalRecord.payload)
+             .where(JournalRecord.type == "central_leadership_taken").order_by(JournalRecord.seq.desc()).limit(limit))
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    found = []
+    for seq, time_ms, payload in rows:
+        data = json.loads(payload)
+        found.append({"seq": seq, "time_ms": time_ms, "epoch": data.get("epoch"), "cause": data.get("cause"),
+                      "holder": data.get("holder"), "previous_epoch": data.get("previous_epoch")})
+    return found
+
+
+def status(configs: Sequence[Any], probe_port: Callable[[str, int], bool]) -> dict[str, Any]:
+    """Where a (replicated) central server stands, from its processes' configurations: Patroni's view of
+    the pair (leader, synchronous standby, lag, timelines), the leadership (epoch, holder, since) and the
+    takeovers from the journal, and each process (its node's role, whether it listens)."""
+    from sqlalchemy.engine import make_url
+
+    from central_server import leadership
+    from server_kit.db.database import create
+
+    view = None
+    for config in configs:
+        if config.replica is not None:
+            view = patroni_cluster(config.replica.patroni)
+            if view is not None:
+                break
+    members = {m.get("name"): m for m in (view or {}).get("members", [])}
+    leader = next((name for name, m in members.items() if m.get("role") == "leader"), None)
+    ordered = sorted(configs, key=lambda c: 0 if c.replica is not None and c.replica.node == leader else 1)
+    found: dict[str, Any] = {"leader": leader, "members": list(members.values()), "leadership": None,
+                             "takeovers": [], "database": None}
+    for config in ordered:
+        url = make_url(config.database_url)
+        if url.get_backend_name().startswith("postgres"):
+            url = url.update_query_dict({"connect_timeout": "3"})
+        engine = create(url.render_as_string(hide_password=False), create_folder=False)
+        try:
+            epoch, holder = leadership.held(engine)
+            found["leadership"] = {"epoch": epoch, "holder": holder}
+            found["takeovers"] = takeovers(engine)
+            found["database"] = config.replica.node if config.replica is not None else "local"
+            break
+        except Exception as error:
+            found["database_error"] = str(error).strip().splitlines()[0]
+        finally:
+            engine.dispose()
+    holder = (found["leadership"] or {}).get("holder") or ""
+    found["processes"] = []
+    for config in configs:
+        node = config.replica.node if config.replica is not None else None
+        host = "127.0.0.1" if config.interface in ("0.0.0.0", "") else config.interface
+        member = members.get(node, {})
+        active = node is None or (node == leader and f" beside {node} " in holder)
+        found["processes"].append({
+            "config": str(config.source), "node": node, "endpoint": f"{host}:{config.port}",
+            "listening": probe_port(host, config.port), "role": "active" if active else "standby",
+            "node_role": member.get("role"), "node_state": member.get("state"), "lag": member.get("lag"),
+            "timeline": member.get("timeline"),
+        })  # fmt: skip
+    found["last_failover"] = next((t for t in found["takeovers"] if t["cause"] == FAILOVER), None)
+    return found
