@@ -201,7 +201,7 @@ def follow_journal(journal: Journal) -> int:
     number of records followed.  Raises :class:`~protocol.chain.ChainError` when a
     record does not verify: then this process never takes over on that journal.
     """
-    if journal.last is None and read_head(journal.head) is None:
+    if read_head(journal.head) is None:
         last = table.last_record(journal.engine)
         if last is None:
             return 0

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from twisted.internet import defer, task
 
 from central_server import leadership, replica, store
+from protocol.chain import ChainError
 from central_server.module import SYSTEM
 from central_server.replica import TABLE, Effect, Input, ReplicaRole, Role, RoleMachine, cause_of, render_table
 from server_kit.journal import table
@@ -204,5 +205,33 @@ def test_r92_6_the_fence_refuses_every_commit_once_the_lease_lapsed_before_the_d
         with pytest.raises(leadership.Fenced):
             journal.append(3_000, [entry])
         assert table.count(engine) == count and len(told) == 1
+    finally:
+        engine.dispose()
+
+
+def test_r92_6_a_first_start_beside_a_cloned_node_verifies_the_whole_journal_and_keeps_its_end_as_head(
+    tmp_path: Path,
+) -> None:
+    """The standby's own head: none at its first start; the replicated journal is checked whole, then followed."""
+    url = f"sqlite:///{tmp_path / 'central.sqlite3'}"
+    engine = store.open_database(url)
+    key = Ed25519PrivateKey.generate()
+    try:
+        active = Journal(engine, key, head=tmp_path / "active.head")
+        active.initialise(1_000, {"central": "central-a", "actor": SYSTEM.to_dict()})
+        leadership.lead(active, "central-a beside node0 on host pid 1", 2_000, SYSTEM)
+        standby = Journal(engine, key, head=tmp_path / "standby" / "journal.head")
+        assert standby.last is not None and standby.last.seq == 2  # the table's end, not yet verified
+        assert replica.follow_journal(standby) == 2 and standby.verify() == 2
+        active.append(3_000, [("central_command_refused", {
+            "peer": "hall-1", "command": "buy_cards", "code": "not_now", "message": "m", "actor": SYSTEM.to_dict(),
+            "epoch": 1})])
+        assert replica.follow_journal(standby) == 1 and standby.last is not None and standby.last.seq == 3
+        assert (tmp_path / "standby" / "journal.head").exists() and standby.verify() == 3
+        (tmp_path / "standby" / "journal.head").unlink()
+        with engine.begin() as connection:  # a record altered on the way: the first start refuses it
+            connection.exec_driver_sql("UPDATE journal SET payload = replace(payload, 'hall-1', 'hall-2') WHERE seq = 3")
+        with pytest.raises(ChainError, match="record 3"):
+            replica.follow_journal(Journal(engine, key, head=tmp_path / "standby" / "journal.head"))
     finally:
         engine.dispose()
