@@ -469,3 +469,17 @@ def cluster_status(folder: Path) -> None:
         _print_status(pair.status(folder))
     except pair.ClusterError as error:
         raise click.ClickException(str(error)) from None
+
+
+@cluster.command("node-config")
+@_CLUSTER_DIR
+@click.option("--node", "index", type=click.IntRange(0, 1), required=True, help="The node the process runs beside.")
+def cluster_node_config(folder: Path, index: int) -> None:
+    """Print the [database] and [replica] sections of central.toml for the central process beside a node."""
+    from central_server import cluster as pair
+
+    try:
+        url, rest = pair.database_url(folder, index), pair.rest_url(folder, index)
+    except pair.ClusterError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f'[database]\nurl = "{url}"\n\n[replica]\nnode = "node{index}"\npatroni = "{rest}"')
