@@ -60,6 +60,10 @@ def serve(config_path: Path | None) -> None:
     reactor.run()
     if service.central.listener.failure is not None:
         raise click.ClickException(f"the central server could not serve: {service.central.listener.failure.getErrorMessage()}")
+    role = service.central.role
+    if role is not None and role.stopped is not None:
+        raise click.ClickException(f"the central server stopped acting: {role.stopped}; started again, it waits as "
+                                   "the standby")
 
 
 # --- The operator's commands -----------------------------------------------------------

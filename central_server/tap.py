@@ -30,7 +30,7 @@ and may start the journal; beside the standby it waits until the journal is ther
 verifies the journal (a first start on this node takes the replicated journal's end as
 its head), loads the library, rebuilds the games and listens, refusing every hall and
 operator with ``standby``; it follows the journal its node receives.  Once Patroni says
-its node leads it takes over (:func:`take_over`: the migrations, the library, the
+its node leads it takes over (:func:`_replica_role`: the migrations, the library, the
 journal followed to its end, the leadership taken with its cause, the games folded to
 the last record) and only then schedules the configured games, arms the timers and
 starts the daily report, the regulator's feed and the consultation, which the active

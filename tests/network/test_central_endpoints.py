@@ -145,3 +145,25 @@ def test_r92_6_a_heartbeat_refused_with_standby_closes_the_link() -> None:
                          _error_description=b"central-a here is the standby process")
     connection.dataReceived(refusal.serialize())
     assert transport.disconnecting
+
+
+def test_r92_6_the_administrators_console_says_which_process_the_hall_is_linked_to() -> None:
+    from hall_server.web.view import HallView
+
+    ring = EndpointRing([(Endpoint("a", 1, "a"), FakeEndpoint("a", [])), (Endpoint("b", 2, "b"), FakeEndpoint("b", []))])
+    service = link.CentralLinkService(FakeRelay(), ring, None, clock=task.Clock())  # type: ignore[arg-type]
+    told: list[str] = []
+    service.listeners.append(lambda: told.append(service.console_status()["line"]))
+    assert service.console_status() == {"up": False, "line": "Central server (a:1, b:2): not linked yet"}
+    service.linked(Endpoint("b", 2, "b"), {"version": 1, "central_id": "central-a", "node": "node1", "epoch": 4})
+    service.link_changed(False)
+    service.linked(Endpoint("a", 1, "a"), {"version": 1, "central_id": "central-a", "node": "node0", "epoch": 5})
+    assert told == [
+        "Central server central-a: linked at b:2, the process beside node1, epoch 4",
+        "Central server central-a: link lost (last at b:2, the process beside node1, epoch 4); trying again",
+        "Central server central-a: linked at a:1, the process beside node0, epoch 5",
+    ]
+    view = HallView("Sala")
+    view.central_source = service.console_status
+    assert view.console()["central"]["line"] == told[-1] and view.console()["central"]["up"] is True
+    assert "central" not in view.board()  # the players' board does not show it
