@@ -53,10 +53,12 @@ COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(m.MESSAGES)
 RETRY_FIRST_S = 1.0
 RETRY_MAX_S = 60.0
 #: Several endpoints: the next one is tried after this long; whole rounds wait from
-#: ROUND_FIRST_S up to ROUND_MAX_S between them (a takeover is seen within that).
+#: ROUND_FIRST_S up to ROUND_MAX_S between them, plus up to ROUND_JITTER_S (a takeover is
+#: seen within that).
 SWITCH_S = 0.1
 ROUND_FIRST_S = 0.5
-ROUND_MAX_S = 2.0
+ROUND_MAX_S = 1.5
+ROUND_JITTER_S = 0.25
 #: The link's heartbeat: ``hello`` again this often, and the connection cut after this
 #: long without an answer (a paused central server process keeps its sockets open).
 HEARTBEAT_S = 2.0
@@ -240,7 +242,7 @@ def ring_policy(endpoints: int, jitter: Callable[[], float] = random.random) -> 
         if failed % endpoints:
             return SWITCH_S
         rounds = failed // endpoints
-        return min(ROUND_FIRST_S * 1.5 ** min(rounds - 1, 20), ROUND_MAX_S) + jitter() * ROUND_FIRST_S
+        return min(ROUND_FIRST_S * 1.5 ** min(rounds - 1, 20), ROUND_MAX_S) + jitter() * ROUND_JITTER_S
 
     return policy
 

@@ -83,10 +83,10 @@ def test_r92_6_each_attempt_goes_to_the_next_endpoint() -> None:
     assert str(ring) == "a:1, b:2"
 
 
-def test_r92_6_the_next_endpoint_is_tried_at_once_and_rounds_back_off_to_two_seconds() -> None:
+def test_r92_6_the_next_endpoint_is_tried_at_once_and_rounds_back_off_to_a_second_and_a_half() -> None:
     policy = ring_policy(2, jitter=lambda: 0.0)
     assert [policy(n) for n in range(1, 11)] == [link.SWITCH_S, 0.5, link.SWITCH_S, 0.75, link.SWITCH_S, 1.125,
-                                                 link.SWITCH_S, 1.6875, link.SWITCH_S, 2.0]
+                                                 link.SWITCH_S, 1.5, link.SWITCH_S, 1.5]
     assert max(policy(n) for n in range(1, 200)) == link.ROUND_MAX_S
     single = ring_policy(1, jitter=lambda: 0.0)
     assert single(1) == pytest.approx(1.5) and single(50) == link.RETRY_MAX_S  # one endpoint: as before
