@@ -1,13 +1,17 @@
 """Durable card assignments per second at the central server, on PostgreSQL (and SQLite beside it).
 
 Run: ``.venv/bin/python bench/bench_central_assignments.py`` (``--requests 2000`` for a
-quick run; ``--no-sqlite`` to skip the comparison).
+quick run; ``--no-sqlite``, ``--no-pair`` to skip those).
 
 A real central server (:func:`central_server.tap.build_central`: its migrations, its
 signed journal, its command core with the group commit, its one database writer thread)
 on a real PostgreSQL 15 cluster that the benchmark starts itself, as the tests do
 (``tests/support/postgres.py``: ``initdb`` into a temporary folder as an unprivileged
-user, ``fsync=on``, ``synchronous_commit=on``, a loopback port, stopped at the end).
+user, ``fsync=on``, ``synchronous_commit=on``, a loopback port, stopped at the end);
+then on the replicated central server's database pair (``bingo central cluster``: two
+PostgreSQL 15 nodes under Patroni, ``synchronous_mode``), so that every commit waits
+for the synchronous standby to have it: the figure beside the single node's is what
+the replica costs.
 One network game of 100 halls is on sale; purchase requests of 1-6 cards at random
 stakes, from 350 terminals a hall, go to the central module as the AMP edge hands them
 over (``CentralModule.hall_command("buy_cards", ...)``, the hall's request id in the
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -41,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from twisted.internet import defer, task  # noqa: E402
 
+from central_server import cluster as pair  # noqa: E402
 from central_server.config import load_config  # noqa: E402
 from central_server.tap import CentralServer, build_central  # noqa: E402
 from server_kit import collector  # noqa: E402
@@ -223,6 +229,22 @@ async def main(reactor: Any, args: argparse.Namespace) -> None:
     finally:
         if cluster is not None:
             cluster.stop()
+    if not args.no_pair:
+        place = Path(tempfile.mkdtemp(prefix="bench-central-pair-"))
+        os.chmod(place, 0o755)  # the postgres user runs the pair in it
+        try:
+            pair.start(place / "cluster")
+            found = pair.status(place / "cluster")
+            index = int(str(found["leader"])[-1])
+            await measure(reactor, f"the database pair (PostgreSQL 15 x2 under Patroni, synchronous standby "
+                                   f"{found['sync_standby']})", pair.database_url(place / "cluster", index),
+                          place, args.requests, args.seed)
+        except pair.ClusterError as error:
+            print(f"the database pair: {error}")
+        finally:
+            if (place / "cluster" / "cluster.json").exists():
+                pair.stop(place / "cluster")
+            shutil.rmtree(place, ignore_errors=True)
     if not args.no_sqlite:
         with tempfile.TemporaryDirectory(prefix="bench-central-sqlite-") as folder:
             await measure(reactor, "SQLite (WAL, the single-node demo)", f"sqlite:///{folder}/central.sqlite3",
@@ -233,6 +255,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=20_000, help="purchases in the burst (default 20,000)")
     parser.add_argument("--seed", type=int, default=12)
-    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
+    parser.add_argument("--no-sqlite", action="store_true", help="no SQLite comparison")
+    parser.add_argument("--no-pair", action="store_true", help="no database pair (synchronous standby)")
     options = parser.parse_args()
     task.react(lambda reactor: defer.ensureDeferred(main(reactor, options)))

@@ -98,7 +98,7 @@ def build_day(records: Sequence[Record], library: Mapping[str, np.ndarray], time
     """The export of the network games that ended on ``day`` (in ``timezone``), from the whole journal
     ``records`` (verified); :class:`CentralAuditError` when it is refused."""
     zone = zoneinfo.ZoneInfo(timezone)
-    games, spans, scheduled = _games(records, library)
+    games, spans, scheduled = rebuilt_games(records, library)
     ended = [game_id for game_id in games if game_id in spans and day_of(spans[game_id][1], zone) == day]
     if not ended:
         raise NoGameEnded(f"no network game of this central server ended on {day} ({timezone})")
@@ -162,7 +162,7 @@ def verified_journal(config: CentralConfig) -> tuple[list[Record], Ed25519Privat
         engine.dispose()
 
 
-def _games(
+def rebuilt_games(
     records: Sequence[Record], library: Mapping[str, np.ndarray]
 ) -> tuple[dict[str, CentralGame], dict[str, tuple[Record, Record]], dict[str, CentralGameScheduled]]:
     """Every network game rebuilt from the journal, the first and the ending record of each ended game,
@@ -215,4 +215,4 @@ def _one_series(games: Sequence[CentralGame], library: Mapping[str, np.ndarray])
 
 
 __all__ = ["CentralAuditError", "CentralDay", "NoGameEnded", "audit_report", "build_day", "checked_day", "export_day",
-           "verified_journal"]
+           "rebuilt_games", "verified_journal"]

@@ -61,6 +61,10 @@ def serve(config_path: Path | None) -> None:
     reactor.run()
     if service.central.listener.failure is not None:
         raise click.ClickException(f"the central server could not serve: {service.central.listener.failure.getErrorMessage()}")
+    role = service.central.role
+    if role is not None and role.stopped is not None:
+        raise click.ClickException(f"the central server stopped acting: {role.stopped}; started again, it waits as "
+                                   "the standby")
 
 
 # --- The operator's commands -----------------------------------------------------------
@@ -387,6 +391,107 @@ def simulate(halls: int, terminals: int, games: int, home: Path, seed: int, burs
         raise click.ClickException("the simulation's checks failed: " + "; ".join(summary["problems"][:3]))
 
 
+def _utc_ms(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _listening(host: str, port: int) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _status_lines(found: dict[str, Any]) -> list[str]:
+    lines = []
+    held = found["leadership"]
+    if held is None:
+        lines.append(f"leadership: unknown, no database answered ({found.get('database_error', 'none configured')})")
+    else:
+        since = next((t for t in found["takeovers"] if t["epoch"] == held["epoch"]), None)
+        when = f", since {_utc_ms(since['time_ms'])} ({since['cause']})" if since else ""
+        lines.append(f"active: {held['holder'] or 'nobody yet'}, epoch {held['epoch']}{when}")
+    if found["leader"] is not None or found["members"]:
+        lines.append(f"database leader: {found['leader'] or '-'}")
+    for process in found["processes"]:
+        where = f" beside {process['node']}" if process["node"] else ""
+        node = ""
+        if process["node"]:
+            lag = f", lag {process['lag']} bytes" if process["lag"] is not None else ""
+            node = (f"; {process['node']}: {process['node_role'] or 'not answering'} {process['node_state'] or ''}"
+                    f"{lag}, timeline {process['timeline'] if process['timeline'] is not None else '-'}")
+        lines.append(f"process{where} ({process['endpoint']}): {process['role']}, "
+                     f"{'listening' if process['listening'] else 'not listening'}{node}")
+    failover = found["last_failover"]
+    if failover is not None:
+        lines.append(f"last failover: {_utc_ms(failover['time_ms'])}, epoch {failover['epoch']} taken by "
+                     f"{failover['holder']} after epoch {failover['previous_epoch']}")
+    else:
+        lines.append("last failover: none")
+    causes: dict[str, int] = {}
+    for taken in found["takeovers"]:
+        causes[taken["cause"]] = causes.get(taken["cause"], 0) + 1
+    if causes:
+        lines.append("leadership taken (latest 50): " + ", ".join(f"{n} {cause}" for cause, n in sorted(causes.items())))
+    return lines
+
+
+@central.command("status")
+@click.option("--config", "config_paths", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
+              help="A central server process's configuration; give both of a replicated central server "
+                   "(default: $BINGO_HOME/central.toml).")
+@click.option("--json", "as_json", is_flag=True, help="Print everything found as JSON.")
+def status_command(config_paths: tuple[Path, ...], as_json: bool) -> None:
+    """Which node and process of the central server is active, the replication lag, the epoch, the last failover."""
+    from central_server.replica import status
+    from central_server.tap import configuration
+
+    try:
+        configs = [configuration(path) for path in config_paths] or [configuration()]
+        found = status(configs, _listening)
+    except DomainError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(json.dumps(found, indent=2, default=str) if as_json else "\n".join(_status_lines(found)))
+    if found["leadership"] is None:
+        sys.exit(1)
+
+
+@central.command("failover-drill")
+@click.option("--runs", type=click.IntRange(1, 200), default=20, show_default=True,
+              help="Runs that kill the active node (its PostgreSQL, Patroni and central process).")
+@click.option("--pauses", type=click.IntRange(0, 50), default=2, show_default=True,
+              help="Runs that pause the active node instead (SIGSTOP), waking it after the takeover.")
+@click.option("--central-kills", type=click.IntRange(0, 50), default=3, show_default=True,
+              help="Runs that kill the active central process alone (its database stays up).")
+@click.option("--home", "home", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="A new folder for the database pair, both central processes, the halls and terminals.")
+@click.option("--seed", type=int, default=7, show_default=True, help="The terminals' and the moments' random choices.")
+def failover_drill(runs: int, pauses: int, central_kills: int, home: Path, seed: int) -> None:
+    """Fail the replicated central server again and again while network games are played (R92.6).
+
+    On loopback: etcd x3, Patroni and PostgreSQL 15 x2, the two central server
+    processes, two halls with headless terminals. Each run kills (or pauses) the active
+    side during a sale's burst, after a ball's commit or after a prize's, waits for the
+    takeover and for the failed node to rejoin as the standby, and checks that nothing
+    was lost, doubled or changed. Prints a JSON summary; exit status 1 if a check failed.
+    """
+    from simulation.network import SimulationError
+    from simulation.replica import campaign, drill
+
+    home = home.resolve()
+    try:
+        summary = drill(home, campaign(runs, pauses, central_kills), seed,
+                        progress=lambda line: click.echo(f"failover-drill: {line}", err=True))
+    except SimulationError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(json.dumps(summary, indent=2))
+    if not summary["ok"]:
+        raise click.ClickException("the drill's checks failed: " + "; ".join(summary["problems"][:3]))
+
+
 def register(main: click.Group) -> None:
     """Add ``bingo central`` to the ``bingo`` command (the ``bingo.commands`` entry point)."""
     main.add_command(central)
@@ -457,3 +562,17 @@ def cluster_status(folder: Path) -> None:
         _print_status(pair.status(folder))
     except pair.ClusterError as error:
         raise click.ClickException(str(error)) from None
+
+
+@cluster.command("node-config")
+@_CLUSTER_DIR
+@click.option("--node", "index", type=click.IntRange(0, 1), required=True, help="The node the process runs beside.")
+def cluster_node_config(folder: Path, index: int) -> None:
+    """Print the [database] and [replica] sections of central.toml for the central process beside a node."""
+    from central_server import cluster as pair
+
+    try:
+        url, rest = pair.database_url(folder, index), pair.rest_url(folder, index)
+    except pair.ClusterError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f'[database]\nurl = "{url}"\n\n[replica]\nnode = "node{index}"\npatroni = "{rest}"')

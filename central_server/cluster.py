@@ -36,6 +36,8 @@ LOOP_WAIT = 2
 SCOPE = "bingo-central"
 SUPERUSER = "bingo"
 OWNER = "postgres"
+#: The database the central server's processes use on the pair (made by ``start``).
+DATABASE = "central"
 
 
 class ClusterError(Exception):
@@ -273,10 +275,22 @@ def start(folder: Path, timeout: float = 90.0, venv: Path = PATRONI_VENV) -> dic
             if index == 0:  # the first node bootstraps; the second then clones it
                 _wait(lambda: _leader_ready(layout), timeout, "a leader", layout)
         _wait(lambda: _sync_ready(layout), timeout, "a synchronous standby", layout)
+        _create_database(layout)
     except BaseException:
         stop(folder)
         raise
     return status(folder)
+
+
+def _create_database(layout: Layout) -> None:
+    """The central server's database on the leader (replicated to the standby like everything)."""
+    import psycopg
+
+    found = summary(cluster_view(layout) or {})
+    index = int(str(found["leader"]).removeprefix("node"))
+    with psycopg.connect(**connection_info(layout.folder, index), autocommit=True, connect_timeout=10) as db:
+        if db.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone() is None:
+            db.execute(f"CREATE DATABASE {DATABASE}")
 
 
 def restart_node(folder: Path, index: int) -> None:
@@ -393,6 +407,48 @@ def status(folder: Path) -> dict[str, Any]:
     found["nodes"] = layout.state["nodes"]
     found["etcd"] = layout.state["etcd"]
     return found
+
+
+def database_url(folder: Path, index: int) -> str:
+    """The URL a central server process beside node ``index`` uses: that node's central database."""
+    layout = Layout.load(folder.resolve())
+    return (f"postgresql://{SUPERUSER}:{layout.state['password']}@127.0.0.1:{layout.state['nodes'][index]['pg']}"
+            f"/{DATABASE}?connect_timeout=5")
+
+
+def rest_url(folder: Path, index: int) -> str:
+    """Node ``index``'s Patroni REST API."""
+    return Layout.load(folder.resolve()).rest_urls()[index]
+
+
+def node_processes(folder: Path, index: int) -> list[int]:
+    """Node ``index``'s processes: its Patroni, its PostgreSQL's postmaster and every process of that
+    postmaster (each backend is a process group of its own), those alive now."""
+    layout = Layout.load(folder.resolve())
+    found = [int(layout.state["pids"][f"node{index}"])]
+    try:
+        postmaster = int((layout.folder / f"node{index}" / "data" / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        postmaster = None
+    if postmaster is not None and _alive(postmaster):
+        found.append(postmaster)
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return [pid for pid in found if _alive(pid)]
+
+
+def signal_node(folder: Path, index: int, which: signal.Signals) -> list[int]:
+    """Send ``which`` to every process of node ``index`` (Patroni first, then its PostgreSQL): SIGKILL
+    is a machine that died, SIGSTOP one that froze, SIGCONT it waking up; the pids signalled."""
+    pids = node_processes(folder, index)
+    if which is signal.SIGCONT:
+        pids.reverse()  # PostgreSQL first: Patroni wakes to a database that answers
+    _signal(pids, which)
+    return pids
 
 
 def connection_info(folder: Path, index: int) -> dict[str, Any]:

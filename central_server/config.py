@@ -88,6 +88,21 @@ class ConsultationConfig:
 
 
 @dataclass(frozen=True)
+class ReplicaConfig:
+    """A replicated central server (``[replica]``, R92.6): the process beside one node of the database pair.
+
+    ``node`` is that node's name in Patroni (``node0``), ``patroni`` its Patroni's REST API:
+    the process is active only while Patroni says its node leads (docs/replica.md).
+    ``drill``: the failover drill may stop this process right after a commit, before the
+    halls are told (:class:`central_server.replica.DrillPoint`); never in production.
+    """
+
+    node: str
+    patroni: str
+    drill: bool = False
+
+
+@dataclass(frozen=True)
 class CentralConfig:
     """Everything the composition root needs, checked."""
 
@@ -112,6 +127,8 @@ class CentralConfig:
     consultation: ConsultationConfig | None = None
     #: The programme of network games the central server plays one after another (None: none).
     programme: ProgrammeConfig | None = None
+    #: One of two processes of a replicated central server (R92.6); None: a single process.
+    replica: ReplicaConfig | None = None
 
     @property
     def journal_head(self) -> Path:
@@ -140,7 +157,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
     reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex", "regulator",
-                          "consultation", "programme"})
+                          "consultation", "programme", "replica"})
     central = reader.table(data, "central")
     reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
@@ -187,7 +204,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     return CentralConfig(
         central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone,
         pairs, _regulator(reader, data, home, pki_dir), _consultation(reader, data),
-        _programme(reader, data, tuple(halls), series),
+        _programme(reader, data, tuple(halls), series), _replica(reader, data, url),
     )
 
 
@@ -245,6 +262,25 @@ def _consultation(reader: "_Reader", data: Mapping[str, Any]) -> ConsultationCon
     if not 0 <= port <= 65535:
         raise reader.error("consultation.port", f"is a TCP port, 0-65535, not {port}")
     return ConsultationConfig(interface, port)
+
+
+def _replica(reader: "_Reader", data: Mapping[str, Any], database_url: str) -> ReplicaConfig | None:
+    if "replica" not in data:
+        return None
+    table = reader.table(data, "replica")
+    reader.only(table, "replica.", {"node", "patroni", "drill"})
+    node = reader.text(table.get("node"), "replica.node", wire.HALL_ID)
+    patroni = reader.get(table, "replica.patroni", str, None).strip().rstrip("/")
+    if not patroni.startswith(("http://", "https://")) or len(patroni) < 10:
+        raise reader.error("replica.patroni", f"is the URL of the local node's Patroni REST API, such as "
+                                              f"http://127.0.0.1:8008, not {patroni!r}")
+    if not database_url.startswith(("postgresql", "postgres:")):
+        raise reader.error("replica", "needs a PostgreSQL [database] url (the local node of the pair); "
+                                      "a replicated central server does not run on SQLite")
+    drill = table.get("drill", False)
+    if not isinstance(drill, bool):
+        raise reader.error("replica.drill", f"is true or false, not {drill!r}")
+    return ReplicaConfig(node, patroni, drill)
 
 
 def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...]) -> AnnexPair:

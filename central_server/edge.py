@@ -29,6 +29,11 @@ error codes back.
 * **Bounded while read**: a box of more than :data:`MAX_BOX_KEYS` keys or
   :data:`MAX_BOX_BYTES` bytes cuts the connection before it is put together (AMP itself
   bounds each key and value).
+* **A standby** (one of two processes of a replicated central server, not the active one:
+  :mod:`central_server.replica`) refuses every command, ``hello`` and the operator's
+  included, with ``standby``, which closes the connection and tells a hall to try its
+  other endpoint; nothing of it reaches the journal (a standby writes none).  The
+  active process names its database node and its leadership epoch in ``hello``'s answer.
 * **Pushes** (the sale, balls, prizes, credits, the end) go to every connected hall the
   announcement names, each send on its own: one hall's failure is logged and touches no
   other hall's, and none of a later protocol version than the connection agreed.  A hall
@@ -41,7 +46,7 @@ error codes back.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from twisted.internet import defer
 from twisted.internet.interfaces import IHandshakeListener
@@ -87,6 +92,13 @@ class NotNegotiated(CommandFailed):
     fatal = True
 
 
+class Standby(CommandFailed):
+    """A command to the standby process of a replicated central server: the hall tries the other endpoint."""
+
+    code = "standby"
+    fatal = True
+
+
 class CentralEndpoint:
     """The halls' connections to one central server: who is connected, and the pushes to them."""
 
@@ -101,6 +113,13 @@ class CentralEndpoint:
         self.admission = admission
         #: The negotiated connection of each hall (the latest, when a hall reconnects).
         self.links: dict[str, "HallLink"] = {}
+        #: Whether this process may answer now: a replicated central server's standby may not.
+        self.acting: Callable[[], bool] = lambda: True
+        #: What ``hello``'s answer says of this process (a replicated one's node and epoch).
+        self.identity: Callable[[], Mapping[str, Any]] = dict
+        #: Called with the names of each batch's announcements before they go out (the failover
+        #: drill's stop point, :class:`central_server.replica.DrillPoint`), or None.
+        self.before_push: Callable[[Sequence[str]], None] | None = None
         module.announce = self.push
 
     def factory(self) -> Factory:
@@ -117,8 +136,9 @@ class CentralEndpoint:
     def tell_games(self, link: "HallLink") -> None:
         """``link``'s hall told of its games under way: ``sale_opened`` for each game on sale, and
         (protocol version 2) ``game_under_way`` for each whose sale has closed (:func:`wire.games_at_hello`)."""
-        if self.links.get(link.hall_id or "") is not link or link.hall_id is None or link.version is None:
-            return  # gone, or replaced by a newer connection that is told itself
+        gone = self.links.get(link.hall_id or "") is not link or link.hall_id is None or link.version is None
+        if gone or not self.acting():
+            return  # gone, replaced by a newer connection that is told itself, or this process stands by
         now_ms = int(self.module.clock.seconds() * 1000)
         self.push(wire.games_at_hello(list(self.module.games.values()), link.hall_id, link.version, now_ms=now_ms))
 
@@ -128,6 +148,8 @@ class CentralEndpoint:
 
     def push(self, announcements: Sequence[Announcement]) -> None:
         """Send each announcement to its hall, if connected; each send isolated from the others."""
+        if self.before_push is not None:
+            self.before_push([announcement.message.name for announcement in announcements])
         for announcement in announcements:
             link = self.links.get(announcement.hall_id)
             if link is not None:
@@ -247,20 +269,23 @@ class HallLink(BoundedBoxes):
             answer = yield self._decide(message, arguments)
         except Exception as error:
             code, text = self._code_of(error, message)
-            if code != "internal_error":
+            if code not in ("internal_error", Standby.code):  # a standby writes nothing
                 yield self._put_on_file(message.name, code, text)
             fatal = m.ERRORS[code].fatal
             raise amp.RemoteAmpError(code.encode(), text, fatal, local=Failure(error)) from None
         return command.makeResponse(answer, self)
 
     def _decide(self, message: m.Message, arguments: dict[str, Any]) -> Any:
+        if not self.endpoint.acting():
+            raise Standby(f"{self.endpoint.central_id} here is the standby process of a replicated central server; "
+                          "the active one is beside the database's leader: connect to the other endpoint")
         if self.operator is not None:
             return self.endpoint.module.operator_command(message.name, arguments, self.operator)
         if self.hall_id is None:
             raise NotNegotiated("the connection has no hall certificate")
         if message is m.HELLO:
             answer = wire.answer_hello(arguments, from_hall=self.hall_id, members=self.endpoint.members,
-                                       central_id=self.endpoint.central_id)
+                                       central_id=self.endpoint.central_id, identity=self.endpoint.identity())
             if self.version is None:
                 self.log.info("Hall {hall} said hello ({software}), protocol version {version}", hall=self.hall_id,
                               software=arguments.get("software"), version=answer["version"])

@@ -21,8 +21,10 @@ a commit: a commit in flight when another process takes the leadership either la
 before the take, or waits for it and is refused.  On SQLite (a single-node demo) the
 database's one writer does the same, and a commit that meets a take at the same moment
 fails with the database's "busy" error instead, writing nothing; the next one is
-refused.  Which process may take the leadership at all (the one beside Patroni's
-leader) is not decided here yet: a central server takes it when it starts.
+refused.  A single central server takes the leadership when it starts; of the two
+processes of a replicated central server, only the one beside Patroni's leader takes it,
+and its fence also refuses every commit once its lease on its node's leadership lapsed
+(:mod:`central_server.replica`).
 """
 
 from __future__ import annotations
@@ -59,12 +61,14 @@ class LeadershipError(DomainError):
 class Fenced(DomainError):
     """A commit of a process whose epoch is no longer the leadership's: nothing of it was written."""
 
-    def __init__(self, holder: str | None, epoch: int, own_epoch: int) -> None:
-        self.holder, self.epoch, self.own_epoch = holder, epoch, own_epoch
-        super().__init__(
-            f"central server {holder or '(none)'} holds epoch {epoch}; this process's epoch {own_epoch} is fenced: "
-            "nothing was written"
-        )
+    def __init__(self, holder: str | None, epoch: int, own_epoch: int, why: str | None = None) -> None:
+        self.holder, self.epoch, self.own_epoch, self.why = holder, epoch, own_epoch, why
+        reason = why or f"central server {holder or '(none)'} holds epoch {epoch}"
+        super().__init__(f"{reason}; this process's epoch {own_epoch} is fenced: nothing was written")
+
+
+#: Why a replicated central server's process is fenced without asking the database.
+LEASE_LAPSED = "its lease on its node's leadership lapsed (docs/replica.md)"
 
 
 def holder_name(central_id: str) -> str:
@@ -72,15 +76,22 @@ def holder_name(central_id: str) -> str:
     return f"{central_id} on {socket.gethostname()} pid {os.getpid()}"
 
 
-def _held(connection: Connection) -> tuple[int, str | None]:
+def _held(connection: Connection, lock: bool = True) -> tuple[int, str | None]:
     """The epoch and holder of the leadership's one row, locked until the transaction ends (PostgreSQL;
-    SQLite ignores the lock)."""
-    rows = connection.execute(select(LEADERSHIP.c.epoch, LEADERSHIP.c.holder).with_for_update()).all()
+    SQLite ignores the lock) unless ``lock`` is false (a read-only standby cannot lock)."""
+    query = select(LEADERSHIP.c.epoch, LEADERSHIP.c.holder)
+    rows = connection.execute(query.with_for_update() if lock else query).all()
     if len(rows) != 1:
         raise LeadershipError(
             f"the table central_leadership holds {len(rows)} rows, not one: the central database was altered"
         )
     return int(rows[0].epoch), rows[0].holder
+
+
+def held(engine: Engine) -> tuple[int, str | None]:
+    """The leadership's epoch and holder, as the database at ``engine`` has them now (a replica too)."""
+    with engine.connect() as connection:
+        return _held(connection, lock=False)
 
 
 def take(engine: Engine, holder: str, now_ms: int) -> int:
@@ -104,25 +115,32 @@ class Fence:
     never given back.
     """
 
-    def __init__(self, epoch: int, on_fenced: Callable[[Fenced], None] | None = None) -> None:
+    def __init__(self, epoch: int, on_fenced: Callable[[Fenced], None] | None = None,
+                 acting: Callable[[], bool] | None = None) -> None:
         self.epoch = epoch
         self.on_fenced = on_fenced
+        #: A replicated process's lease (:meth:`central_server.replica.ReplicaRole.may_commit`): once
+        #: it says no, every commit is refused before the database is asked.
+        self.acting = acting
         self.fenced: Fenced | None = None
 
     def __call__(self, connection: Connection) -> None:
         if self.fenced is None:
-            epoch, holder = _held(connection)
-            if epoch == self.epoch:
-                return
-            self.fenced = Fenced(holder, epoch, self.epoch)
+            if self.acting is not None and not self.acting():
+                self.fenced = Fenced(None, self.epoch, self.epoch, LEASE_LAPSED)
+            else:
+                epoch, holder = _held(connection)
+                if epoch == self.epoch:
+                    return
+                self.fenced = Fenced(holder, epoch, self.epoch)
             if self.on_fenced is not None:
                 self.on_fenced(self.fenced)
-        raise Fenced(self.fenced.holder, self.fenced.epoch, self.epoch)
+        raise Fenced(self.fenced.holder, self.fenced.epoch, self.epoch, self.fenced.why)
 
 
 def lead(
     journal: Journal, holder: str, now_ms: int, actor: Actor, *, cause: str = "start",
-    on_fenced: Callable[[Fenced], None] | None = None,
+    on_fenced: Callable[[Fenced], None] | None = None, acting: Callable[[], bool] | None = None,
 ) -> Fence:
     """Take the leadership of ``journal`` (verified) for ``holder`` and journal it; its fence, installed.
 
@@ -132,7 +150,7 @@ def lead(
     epoch like every record after it.
     """
     epoch = take(journal.engine, holder, now_ms)
-    fence = Fence(epoch, on_fenced)
+    fence = Fence(epoch, on_fenced, acting)
     journal.guard = fence
     try:
         journal.follow()

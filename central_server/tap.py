@@ -26,6 +26,19 @@ a :class:`MultiService`:
 7. at the start and after each midnight, the signed daily report of every ended day not
    written yet (:mod:`central_server.daily_close`), sent through the regulator's feed.
 
+**One of two processes** (``[replica]``, :mod:`central_server.replica`).  The process
+waits until its local node answers: beside Patroni's leader it migrates the database
+and may start the journal; beside the standby it waits until the journal is there.  It
+verifies the journal (a first start on this node takes the replicated journal's end as
+its head), loads the library, rebuilds the games and listens, refusing every hall and
+operator with ``standby``; it follows the journal its node receives.  Once Patroni says
+its node leads it takes over (:func:`_replica_role`: the migrations, the library, the
+journal followed to its end, the leadership taken with its cause, the games folded to
+the last record) and only then schedules the configured games, arms the timers and
+starts the daily report, the regulator's feed and the consultation, which the active
+process alone runs.  When it loses the leadership it stops; its supervisor starts it
+again, as the standby.
+
 Nothing outside this module reads the configuration or chooses the reactor.
 """
 
@@ -33,12 +46,15 @@ from __future__ import annotations
 
 import datetime
 import os
+import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 from twisted.application.service import MultiService, Service
 from twisted.internet import defer
 from twisted.internet.endpoints import SSL4ServerEndpoint
@@ -48,8 +64,8 @@ from twisted.python.threadpool import ThreadPool
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
-from central_server import leadership, store
-from central_server.config import CentralConfig, load_config
+from central_server import leadership, replica, store
+from central_server.config import CentralConfig, ReplicaConfig, load_config
 from central_server.consultation import CentralConsultation
 from central_server.daily_close import DayCloser
 from central_server.domain.config import library_digest
@@ -66,8 +82,10 @@ from server_kit.core import CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
+from server_kit.db import database as kit
 from server_kit.reports.daily import REPORTS_FOLDER
-from server_kit.journal.sql import Journal
+from server_kit.journal import table
+from server_kit.journal.sql import Journal, read_head
 from server_kit.keys import load_journal_key, public_pem
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
@@ -120,6 +138,7 @@ class CentralServer:
     programme: ProgrammeRunner  # the games scheduled one after another, their carries chained (R88.5)
     closer: "DayCloser | None" = None  # the daily report written at each day's close (R95.4)
     fence: "leadership.Fence | None" = None  # the leadership epoch this process holds, guarding each commit
+    role: "replica.ReplicaRole | None" = None  # one of two processes of a replicated central server
 
 
 def stop_fenced(reactor: Any, error: leadership.Fenced) -> None:
@@ -181,6 +200,10 @@ class HallListener(Service):
         address: Any = self.port.getHost()
         log.info("Central server {id} listening for halls on {host}:{port} (mutual TLS, AMP)",
                  id=central.config.central_id, host=address.host, port=address.port)
+        if central.role is not None:
+            log.info("The central server beside {node} is the standby: it refuses halls until Patroni's leader is "
+                     "its node", node=central.config.replica.node if central.config.replica else "?")
+            yield central.role.active  # the games and timers are the active process's alone
         for plan in central.config.games:
             if plan.game_id in central.module.games:
                 continue
@@ -252,18 +275,25 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     """Build (but do not start) the central server described by ``config`` on ``reactor``.
 
     ``clock`` (default: the reactor) is what the games' times and timers are read from;
-    tests give a ``task.Clock`` to run sale windows and ball intervals at once.
+    tests give a ``task.Clock`` to run sale windows and ball intervals at once.  With
+    ``[replica]`` this waits (blocking, before the reactor runs) until the local node
+    answers and holds the journal, or leads.
     """
     clock = clock if clock is not None else reactor
-    engine = store.open_database(config.database_url)
-    if engine.dialect.name == "sqlite":
-        log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
-                 "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
+    now_ms = int(clock.seconds() * 1000)
     key = load_journal_key(config.journal_key, create=True)
-    journal = Journal(engine, key, head=config.journal_head)
-    verified = open_journal(journal, int(clock.seconds() * 1000), config.central_id)
+    if config.replica is None:
+        engine = store.open_database(config.database_url)
+        if engine.dialect.name == "sqlite":
+            log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
+                     "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
+        journal = Journal(engine, key, head=config.journal_head)
+        verified = open_journal(journal, now_ms, config.central_id)
+        library = provision_library(config, engine)
+        records = None
+    else:
+        engine, journal, verified, library, records = open_replica(config, config.replica, key, now_ms)
     log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
-    library = provision_library(config, engine)
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
 
     service = CentralService()
@@ -274,15 +304,17 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
                            annex_pairs=config.annex_pairs)
     terms = PrizeTerms(core)
     programme = ProgrammeRunner(core, module, terms, clock, config.programme, config.timezone)
-    recovered = core.recover()
-    # Every check of the start passed: only now is the leadership taken (taking it fences the
-    # process that held it), before anything listens or a timer runs. Whatever that process
-    # committed since the journal was verified is verified and folded here too.
-    fence = leadership.lead(journal, leadership.holder_name(config.central_id), core.now_ms(), SYSTEM,
-                            on_fenced=lambda error: reactor.callFromThread(stop_fenced, reactor, error))
-    recovered += core.recover(after=core.seq)
-    core.epoch = fence.epoch
-    log.info("Took the central leadership: epoch {epoch}; every record from now on carries it", epoch=fence.epoch)
+    recovered = core.recover(records=records)
+    fence = None
+    if config.replica is None:
+        # Every check of the start passed: only now is the leadership taken (taking it fences the
+        # process that held it), before anything listens or a timer runs. Whatever that process
+        # committed since the journal was verified is verified and folded here too.
+        fence = leadership.lead(journal, leadership.holder_name(config.central_id), core.now_ms(), SYSTEM,
+                                on_fenced=lambda error: reactor.callFromThread(stop_fenced, reactor, error))
+        recovered += core.recover(after=core.seq)
+        core.epoch = fence.epoch
+        log.info("Took the central leadership: epoch {epoch}; every record from now on carries it", epoch=fence.epoch)
     log.info("Recovered {n} journal records: {games} network game(s)", n=recovered, games=len(module.games))
     admission = Admission(lambda name, arguments, hall, received_ms: module.hall_command(
         name, arguments, hall, received_ms=received_ms), clock, reactor)
@@ -291,33 +323,206 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     listener = HallListener(SSL4ServerEndpoint(reactor, config.port, tls, interface=config.interface))
     listener.setServiceParent(service)
     # What reads the whole journal off the reactor, beside the writer: the daily report at each
-    # day's close (R95.4, R83.5), rendered and signed, and the regulator's consultation (R95.3).
+    # day's close (R95.4, R83.5), rendered and signed, the regulator's consultation (R95.3), and
+    # a standby's following of the replicated journal.
     reading = ThreadPool(minthreads=0, maxthreads=1, name="central-db-reader")
     ThreadPoolService(reading).setServiceParent(service)
     read = thread_pool_runner(reactor, reading)
+    # What only the active process runs: the daily report, the regulator's feed and consultation.
+    active = MultiService()
     closer = DayCloser(journal, config.home, config.central_id, config.timezone, clock, read,
                        decided_seq=lambda: core.seq)
-    closer.setServiceParent(service)
+    closer.setServiceParent(active)
     if config.regulator is not None:
         feeding = config.regulator
         cursor = FeedCursor(journal, CENTRAL, public_pem(key).decode())
         feed = FeedLinkService(reactor, cursor, ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir,
                                                                 config.central_id, feeding.server_name),
                                ReportOutbox(config.home / REPORTS_FOLDER, CENTRAL))
-        feed.setServiceParent(service)
+        feed.setServiceParent(active)
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         closer.listeners.append(feed.report_written)  # the day's report, sent once written
         log.info("Regulator's feed: sending the journal to {host}:{port} as central", host=feeding.host,
                  port=feeding.port)
     if config.consultation is not None:
-        consultation_site(config, journal, core, reactor, read).setServiceParent(service)
+        consultation_site(config, journal, core, reactor, read).setServiceParent(active)
         log.info("The regulator's consultation on {interface}:{port} (HTTPS, regulator certificates only)",
                  interface=config.consultation.interface, port=config.consultation.port)
     central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, programme,
                             closer, fence)
+    if config.replica is None:
+        active.setServiceParent(service)
+    else:
+        central.role = _replica_role(central, config.replica, reactor, clock, read, active)
+        central.role.setServiceParent(service)
+        endpoint.acting = central.role.acting
+        endpoint.identity = lambda: {"node": config.replica.node if config.replica else None, "epoch": core.epoch}
+        if config.replica.drill:
+            drill = replica.DrillPoint()
+            endpoint.before_push = drill
+            reactor.callWhenRunning(drill.install)
     listener.central = central
     service.central = central
     return central
+
+
+#: While a replicated process waits for its node, how often it asks, and how often it says so.
+NODE_WAIT_S = 1.0
+NODE_WAIT_LOG_S = 15.0
+
+
+def wait_for_node(config: CentralConfig, replica_config: ReplicaConfig,
+                  timeout_s: float | None = None) -> tuple[Engine, bool]:
+    """The local node's database once it can be used, and whether the node leads.
+
+    Beside Patroni's leader the migrations are applied (the journal may be new); beside a
+    standby the process waits until its replica holds the migrated schema and a journal.
+    Blocking: the composition root runs it before the reactor; ``timeout_s`` (tests)
+    bounds it with a :class:`StartRefused`.
+    """
+    started = time.monotonic()
+    said = 0.0
+    why = "not asked yet"
+    while True:
+        leads = replica.patroni_leads(replica_config.patroni)
+        try:
+            if leads:
+                return store.open_database(config.database_url), True
+            engine = kit.create(config.database_url)
+            try:
+                if kit.is_current(engine, store.MIGRATIONS) and table.last_record(engine) is not None:
+                    return engine, False
+                why = "its database holds no central journal yet"
+            except Exception as error:
+                why = str(error).strip().splitlines()[0]
+            engine.dispose()
+        except kit.DatabaseError as error:
+            why = str(error)
+        if leads is None:
+            why = f"its Patroni at {replica_config.patroni} does not answer"
+        waited = time.monotonic() - started
+        if timeout_s is not None and waited > timeout_s:
+            raise StartRefused(f"the local node {replica_config.node} was not ready in {timeout_s:.0f} s: {why}")
+        if waited - said >= NODE_WAIT_LOG_S or not said:
+            log.info("Waiting for the local node {node}: {why}", node=replica_config.node, why=why)
+            said = waited or 0.001
+        time.sleep(NODE_WAIT_S)
+
+
+def open_replica(config: CentralConfig, replica_config: ReplicaConfig, key: Any, now_ms: int,
+                 timeout_s: float | None = None) -> tuple[Engine, Journal, int, dict[str, np.ndarray], list[Any]]:
+    """The local node's database, its journal verified, the library and the journal's records.
+
+    Patroni may restart the node meanwhile (a node rejoining is rewound, then started
+    as a standby): a database that goes away half-way is waited for again, and read again.
+    """
+    while True:
+        engine, leads = wait_for_node(config, replica_config, timeout_s)
+        try:
+            journal = Journal(engine, key, head=config.journal_head)
+            if journal.is_new or read_head(journal.head) is not None:
+                verified = open_journal(journal, now_ms, config.central_id)
+            else:
+                verified = _adopted(journal)
+            library = provision_library(config, engine) if leads else _library_held(config, engine)
+            records = [record for record in journal.records() if record.seq <= verified]
+            return engine, journal, verified, library, records
+        except DBAPIError as error:
+            engine.dispose()
+            log.info("The local node {node} went away while the journal was read ({error}); waiting for it again",
+                     node=replica_config.node, error=str(error.orig or error).strip().splitlines()[0])
+            time.sleep(NODE_WAIT_S)
+
+
+def _adopted(journal: Journal) -> int:
+    """A first start beside a node cloned from the other: the replicated journal verified, its end the head."""
+    try:
+        verified = replica.follow_journal(journal)
+    except ChainError as error:
+        raise StartRefused(f"the replicated journal does not verify: {error}; the central server does not serve "
+                           "on a broken journal (both processes of a replicated central server sign with the same "
+                           "journal key)") from None
+    log.info("First start beside this node: the replicated journal's end, record {seq}, is this process's head",
+             seq=verified)
+    return verified
+
+
+def _library_held(config: CentralConfig, engine: Engine) -> dict[str, np.ndarray]:
+    """The series of the library the standby's replica holds (the active process generates the others)."""
+    library = store.load_series(engine)
+    missing = [series.label for series in config.series if series.label not in library]
+    if missing:
+        log.info("Series {labels} of the central library are not on this node yet; the active process makes them",
+                 labels=", ".join(missing))
+    return library
+
+
+def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor: Any, clock: Any, read: Any,
+                  active: MultiService) -> "replica.ReplicaRole":
+    """The role of one process of a replicated central server, wired to this server's parts."""
+    config, engine, journal, core, module = central.config, central.engine, central.journal, central.core, central.module
+    write = core.run_blocking
+    holder = replica.holder_name(config.central_id, replica_config.node, socket.gethostname(), os.getpid())
+
+    def caught_up(library: dict[str, np.ndarray], records: list[Any]) -> None:
+        module.library.update(library)
+        core.recover(records=records)
+
+    def unfolded() -> list[Any]:
+        """The records after the games' last one, up to the journal's verified end."""
+        last = journal.last.seq if journal.last is not None else 0
+        return [record for record in journal.records(core.seq) if record.seq <= last]
+
+    @defer.inlineCallbacks
+    def follow() -> Any:
+        def blocking() -> tuple[dict[str, np.ndarray], list[Any]]:
+            missing = any(series.label not in module.library for series in config.series)
+            library = store.load_series(engine) if missing else {}
+            replica.follow_journal(journal)
+            return library, unfolded()
+
+        library, records = yield read(blocking)
+        caught_up(library, records)
+
+    def on_fenced(error: leadership.Fenced) -> None:
+        reactor.callFromThread(role.fenced, str(error))
+
+    @defer.inlineCallbacks
+    def take_over() -> Any:
+        now_ms = core.now_ms()
+
+        def blocking() -> tuple[dict[str, np.ndarray], "leadership.Fence", str, list[Any]]:
+            kit.upgrade(engine, store.MIGRATIONS)  # nothing to do unless this release brought a migration
+            library = provision_library(config, engine)
+            replica.follow_journal(journal)
+            cause = replica.cause_of(leadership.held(engine)[1], replica_config.node)
+            fence = leadership.lead(journal, holder, now_ms, SYSTEM, cause=cause, on_fenced=on_fenced,
+                                    acting=role.may_commit)
+            return library, fence, cause, unfolded()
+
+        library, fence, cause, records = yield write(blocking)
+        caught_up(library, records)
+        central.fence = fence
+        core.epoch = fence.epoch
+        log.info("Took the central leadership beside {node} ({cause}): epoch {epoch}; {games} network game(s) "
+                 "rebuilt from the replicated journal", node=replica_config.node, cause=cause, epoch=fence.epoch,
+                 games=len(module.games))
+
+    def serve() -> None:
+        active.setServiceParent(central.service)
+
+    def stop(why: str) -> None:
+        module.stop_timers()
+        if reactor.running:
+            reactor.stop()
+
+    # Patroni is asked on a thread of its own: the reader may be busy with a day's report.
+    asking = ThreadPool(minthreads=0, maxthreads=1, name="central-patroni")
+    ThreadPoolService(asking).setServiceParent(central.service)
+    probe = replica.PatroniProbe(replica_config.patroni, thread_pool_runner(reactor, asking))
+    role = replica.ReplicaRole(replica_config.node, probe, clock, take_over=take_over, follow=follow, serve=serve,
+                               stop=stop)
+    return role
 
 
 def makeService(options: Mapping[str, Any]) -> CentralService:

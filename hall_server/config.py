@@ -23,7 +23,8 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
     [central]   host, port, hall_id (the name of the hall's ``server`` certificate, its
                 id in the network), server_name (the central server's certificate name;
                 default: host), pki_dir (default: the TLS one): the network games
-                (absent: the hall plays none)
+                (absent: the hall plays none); a replicated central server's two
+                processes as endpoints = ["HOST:PORT", "HOST:PORT"] instead of host, port
     [regulator] host, port (the regulator's feed receiver), hall_id (the name of the
                 hall's ``server`` certificate; default: central.hall_id), server_name (the
                 receiver's certificate name; default: host), pki_dir (default: the TLS
@@ -229,13 +230,18 @@ DRAW_SOURCES = ("rng", "blower")
 
 @dataclass(frozen=True)
 class CentralConfig:
-    """The central server of the network games (``[central]``): where, and who this hall is to it."""
+    """The central server of the network games (``[central]``): where, and who this hall is to it.
+
+    ``endpoints``: a replicated central server's processes, ``(host, port)`` each, tried in
+    turn (the first is also ``host``, ``port``); empty: the one at ``host``, ``port``.
+    """
 
     host: str
     port: int
     hall_id: str  # the hall's server certificate's name, and its id in the network
-    server_name: str  # the name the central server's certificate must carry
+    server_name: str  # the name the central server's certificate must carry (default: each host)
     pki_dir: Path
+    endpoints: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -498,10 +504,38 @@ def _annex(reader: "_Reader") -> AnnexConfig | None:
     return AnnexConfig(role, partner)
 
 
+#: The most endpoints ``[central]`` lists (a replicated central server has two).
+MAX_CENTRAL_ENDPOINTS = 8
+
+
 def _central(reader: "_Reader", base: Path, pki_dir: Path) -> CentralConfig | None:
     if "central" not in reader.data:
         return None
-    return CentralConfig(*_link(reader, "central", "the central server's host", base, pki_dir, None))
+    table = reader.table("central")
+    if "endpoints" not in table:
+        return CentralConfig(*_link(reader, "central", "the central server's host", base, pki_dir, None))
+    unknown = sorted(set(table) - {"endpoints", "hall_id", "server_name", "pki_dir"})
+    if unknown:
+        also = " (endpoints replace host and port)" if unknown[0] in ("host", "port") else ""
+        raise reader.error(f"central.{unknown[0]}", f"is not a setting with endpoints{also} "
+                                                    "(endpoints, hall_id, server_name, pki_dir)")
+    listed = table["endpoints"]
+    if not isinstance(listed, list) or not 1 <= len(listed) <= MAX_CENTRAL_ENDPOINTS:
+        raise reader.error("central.endpoints", f"lists the central server's processes as \"HOST:PORT\", 1 to "
+                                                f"{MAX_CENTRAL_ENDPOINTS} of them, not {listed!r}")
+    endpoints = []
+    for index, entry in enumerate(listed):
+        host, _, port = entry.rpartition(":") if isinstance(entry, str) else ("", "", "")
+        if not host.strip("[] ") or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise reader.error(f"central.endpoints[{index}]", f"is \"HOST:PORT\" with a port 1-65535, not {entry!r}")
+        endpoints.append((host.strip("[] "), int(port)))
+    if len(set(endpoints)) != len(endpoints):
+        raise reader.error("central.endpoints", "names an endpoint twice")
+    first_host, first_port, hall_id, server_name, folder = _link(
+        reader, "central", "the central server's host", base, pki_dir, None,
+        {**{k: v for k, v in table.items() if k != "endpoints"}, "host": endpoints[0][0], "port": endpoints[0][1]})
+    named = server_name if "server_name" in table else ""
+    return CentralConfig(first_host, first_port, hall_id, named, folder, tuple(endpoints))
 
 
 def _regulator(reader: "_Reader", base: Path, pki_dir: Path) -> RegulatorFeedConfig | None:
@@ -514,9 +548,10 @@ def _regulator(reader: "_Reader", base: Path, pki_dir: Path) -> RegulatorFeedCon
 
 
 def _link(reader: "_Reader", section: str, host_is: str, base: Path, pki_dir: Path,
-          default_id: str | None) -> tuple[str, int, str, str, Path]:
-    """A link's ``[section]``: host, port, hall_id (the hall's server certificate), server_name, pki_dir."""
-    table = reader.table(section)
+          default_id: str | None, table: Mapping[str, Any] | None = None) -> tuple[str, int, str, str, Path]:
+    """A link's ``[section]`` (or ``table``, read as that section): host, port, hall_id (the hall's
+    server certificate), server_name, pki_dir."""
+    table = reader.table(section) if table is None else table
     unknown = sorted(set(table) - {"host", "port", "hall_id", "server_name", "pki_dir"})
     if unknown:
         raise reader.error(f"{section}.{unknown[0]}", "is not a setting (host, port, hall_id, server_name, pki_dir)")

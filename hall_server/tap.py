@@ -72,7 +72,7 @@ from hall_server.hall.videobingo import MachineConfig, VbConfigError, VideoBingo
 from hall_server.hall.virtual import VirtualModule
 from hall_server.annex.link import AnnexLink
 from hall_server.annex.module import AnnexModule
-from hall_server.network.link import CentralAddress, central_link
+from hall_server.network.link import CentralAddress, Endpoint, central_link
 from hall_server.network.module import NetworkModule
 from hall_server.network.relay import NetworkRelay
 from hall_server.reports.consultation import Consultation
@@ -535,14 +535,19 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         central = config.central
         relay = NetworkRelay(network, central.hall_id, reactor, software=SOFTWARE)
         relay.listeners.append(gateway.network_link)
-        address = CentralAddress(central.host, central.port, central.hall_id, central.pki_dir, central.server_name)
-        central_link(reactor, relay, address).setServiceParent(service)
+        endpoints = tuple(Endpoint(host, port, central.server_name or host) for host, port in central.endpoints)
+        address = CentralAddress(central.host, central.port, central.hall_id, central.pki_dir,
+                                 central.server_name or central.host, endpoints)
+        link = central_link(reactor, relay, address)
+        link.setServiceParent(service)
+        view.central_source = link.console_status
+        link.listeners.append(hub.central_changed)
         if annex is not None and config.annex is not None:
             AnnexLink(annex, relay)
             log.info("Hall-annex game: this hall is the {role} hall, its partner {partner}", role=config.annex.role,
                      partner=config.annex.partner)
-        log.info("Network games: linking to the central server at {host}:{port} as hall {hall}", host=central.host,
-                 port=central.port, hall=central.hall_id)
+        log.info("Network games: linking to the central server at {endpoints} as hall {hall}",
+                 endpoints=", ".join(str(e) for e in address.each()), hall=central.hall_id)
     site.resource.putChild(b"kiosk", KioskResource(gateway, require_certificate=config.tls.enabled))
     # The regulator's read-only consultation (R95.3): regulator certificates only, each query journaled.
     site.resource.putChild(b"regulator", consultation_resource(core, Consultation(journal.records, on_general_pool)))

@@ -398,6 +398,7 @@ ERRORS: Mapping[str, ErrorCode] = {
         ErrorCode("bad_config", "The network game's configuration breaks a rule; the message names the field."),
         ErrorCode("internal_error", "The central server failed to answer; the fault is logged. Send the same request again."),
         ErrorCode("not_annex_pair", "This hall is not configured on the central server as one of a hall-annex pair; ask the central operator to add the pair."),
+        ErrorCode("standby", "This central server process is the standby of a replicated central server: connect to the other endpoint.", True),
     )
 }
 
@@ -450,7 +451,7 @@ class Message:
         raise KeyError(f"{self.name} has no {'answer' if answer else 'argument'} {name!r}")
 
 
-_COMMON = ("not_negotiated", "bad_argument", "internal_error")
+_COMMON = ("not_negotiated", "bad_argument", "internal_error", "standby")
 _HALL_COMMON = (*_COMMON, "unknown_hall", "hall_mismatch", "unknown_game")
 
 #: The prize of a pattern as announced at the opening of the sale.
@@ -515,8 +516,11 @@ HELLO = Message(
     answer=(
         Field("version", VERSION, doc="the version both speak, used from now on"),
         Field("central_id", HALL_ID, doc="the central server's name"),
+        Field("node", HALL_ID, optional=True,
+              doc="a replicated central server: the database node beside the process that answers"),
+        Field("epoch", Whole(1, MAX_EXACT), optional=True, doc="a replicated central server: its leadership epoch"),
     ),
-    errors=("version_unsupported", "bad_argument", "internal_error", "unknown_hall", "hall_mismatch"),
+    errors=("version_unsupported", "bad_argument", "internal_error", "unknown_hall", "hall_mismatch", "standby"),
 )
 
 BUY_CARDS = Message(

@@ -42,7 +42,7 @@ from protocol.central_messages import (
 GAMES_PAGE = 50
 
 _GAME = Field("game_id", GAME_ID, doc="the network game")
-_ERRORS = ("bad_argument", "internal_error")
+_ERRORS = ("bad_argument", "internal_error", "standby")
 
 #: One network game as the operator's list shows it.
 GAME_ROW = Items(

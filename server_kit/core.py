@@ -237,16 +237,19 @@ class CommandCore:
         for command, roles in permissions.items():
             self.permissions[command] = frozenset(roles) | self.permissions.get(command, frozenset())
 
-    def recover(self, after: int = 0) -> int:
+    def recover(self, after: int = 0, records: Iterable[Record] | None = None) -> int:
         """Rebuild every module's state from the journal's records after ``after`` (at start,
         before serving: from the first record, or from a checkpoint's); how many were folded.
 
-        Every record is read through its declaration (:func:`protocol.records.parse`)
-        before any module sees it: one that does not parse stops recovery with a
-        :class:`~protocol.records.RecordError` naming its ``seq`` and the reason.
+        ``records`` (the records after :attr:`seq`, read off the reactor thread) are folded
+        instead of reading the journal: a central server's standby follows what its
+        replica received that way.  Every record is read through its declaration
+        (:func:`protocol.records.parse`) before any module sees it: one that does not
+        parse stops recovery with a :class:`~protocol.records.RecordError` naming its
+        ``seq`` and the reason.
         """
         count = 0
-        for record in self.journal.records(after):
+        for record in self.journal.records(after) if records is None else records:
             parse(record)
             self._apply(record)
             for view in self.views:

@@ -110,8 +110,12 @@ def credit_item(credit: CentralCardWon | CentralStakeReturned) -> dict[str, Any]
 # --- Answers ------------------------------------------------------------------------
 
 
-def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Iterable[str], central_id: str) -> dict[str, Any]:
-    """The answer to ``hello``: the version agreed, or the error that closes the connection."""
+def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Iterable[str], central_id: str,
+                 identity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The answer to ``hello``: the version agreed, or the error that closes the connection.
+
+    ``identity``: a replicated central server's ``node`` and ``epoch``, which the hall shows.
+    """
     try:
         args = m.check_arguments(m.HELLO, arguments)
     except CentralMessageError as error:
@@ -124,7 +128,7 @@ def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Itera
         version = m.negotiate(args["versions"])
     except CentralMessageError as error:
         raise VersionUnsupported(str(error)) from None
-    return _answer(m.HELLO, {"version": version, "central_id": central_id})
+    return _answer(m.HELLO, {"version": version, "central_id": central_id, **(identity or {})})
 
 
 def buy_cards_answer(outcome: Outcome, game: CentralGame) -> dict[str, Any]:

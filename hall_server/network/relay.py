@@ -533,6 +533,11 @@ class NetworkRelay:
         elif message is m.CREDITS_AVAILABLE:
             await self.fetch_credits(game_id)
         elif message is m.GAME_CLOSED:
+            game = module.game(game_id)
+            if game is not None and len(game.balls) < args["ball_count"] and self.port is not None:
+                # The last balls' pushes were lost (the central server failed over between their
+                # commit and their fan-out): they are fetched first, since no ball follows a close.
+                await self.fetch_balls(game_id)
             await module.game_closed(game_id, args["ball_count"], args["carries"])
         elif message is m.GAME_NOT_PLAYED:
             await module.game_not_played(game_id, args["reason"], args["last_credit_seq"])

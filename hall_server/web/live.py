@@ -67,6 +67,11 @@ class LiveHub:
         if self.consoles:
             fan_out(self.consoles, dumps(redacted({"type": "feed", "feed": self.view.feed_source()})))
 
+    def central_changed(self) -> None:
+        """The link to the central server went up (to which process) or down: every console gets its line."""
+        if self.consoles:
+            fan_out(self.consoles, dumps(redacted({"type": "central", "central": self.view.central_source()})))
+
     # --- The pictures: every one of them is made here, and redacted here -------------
 
     def record_message(self, record: Record) -> dict[str, Any]:

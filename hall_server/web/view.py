@@ -125,6 +125,8 @@ class HallView:
         self.hall_name = hall_name
         #: The regulator's feed as its link sees it now (live, not a journal fact), or None.
         self.feed_source = feed
+        #: The link to the central server as it is now (which process, its epoch), or None.
+        self.central_source: Callable[[], dict[str, Any] | None] = lambda: None
         self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
         #: The configured cash desks, and the registered series (not journal facts: configuration).
         self.desk_names = tuple(desks)
@@ -189,13 +191,14 @@ class HallView:
         picture["complaints"] = list(self.complaints)
         picture["faults"] = list(self.faults)
         picture["feed"] = self.feed_source()
+        picture["central"] = self.central_source()
         picture["opening_hours"] = dict(self.opening_hours) if self.opening_hours is not None else None
         return picture
 
     # --- Projection -----------------------------------------------------------------
 
     #: The view's configuration; every other attribute is folded from the journal.
-    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source")
+    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})

@@ -11,10 +11,12 @@ from protocol.records.base import EPOCH_KEY, JournalRecord, record
 @record
 @dataclass(frozen=True, kw_only=True)
 class CentralLeadershipTaken(JournalRecord):
-    """The central server process ``holder`` (the central server's id, its host and process id)
-    took the leadership of the central journal; the epoch it took is the record's own
-    ``epoch`` stamp, ``previous_epoch`` the one it follows (0: none was taken before).
-    ``cause`` says why: ``start``, the process started.  Every record from this one on
+    """The central server process ``holder`` (the central server's id, the database node it
+    runs beside when replicated, its host and process id) took the leadership of the central
+    journal; the epoch it took is the record's own ``epoch`` stamp, ``previous_epoch`` the one
+    it follows (0: none was taken before).  ``cause`` says why: ``start``, the process
+    started (beside the node it, or the process before it, led from); ``failover``, the
+    database's leader moved to its node and it took over.  Every record from this one on
     carries this epoch until the next leadership is taken; a commit of an older epoch is
     refused by the database (the fence) and a record of one by the regulator's receiver
     (``fenced_epoch``).  See docs/replica.md."""

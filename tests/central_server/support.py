@@ -163,7 +163,9 @@ class HallClient(amp.AMP):
         return self.callRemote(COMMANDS[name], **arguments)
 
     def hello(self, hall: str = "hall-1") -> defer.Deferred[dict[str, Any]]:
-        return self.call("hello", hall_id=hall, versions=[2], software="test-hall 1.0")
+        """The answer's fields that came (a single central server names no node and no epoch)."""
+        answered = self.call("hello", hall_id=hall, versions=[2], software="test-hall 1.0")
+        return answered.addCallback(lambda answer: {k: v for k, v in answer.items() if v is not None})
 
     def buy(self, request_id: str, *, hall: str = "hall-1", terminal: str = "T1", player: str = "p1",
             count: int = 1, pct: int = 100, game: str = "net-1") -> defer.Deferred[dict[str, Any]]:

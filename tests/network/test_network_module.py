@@ -267,6 +267,27 @@ def test_a_ball_out_of_order_makes_the_hall_fetch_the_balls_it_lacks(net: Networ
     assert net.network.game("net-1").balls == [5, 6, 7]
 
 
+@pytest.mark.req("R92.10", "R92.6")
+def test_a_close_that_comes_before_the_last_balls_makes_the_hall_fetch_them_first(net: NetworkHall) -> None:
+    """A central server that failed over between the last balls' commit and their fan-out: the new one's
+    close reaches the hall first; the hall fetches the balls it lacks before it closes the game."""
+    number = net.hall.player("11111111A", 5_000)
+    result(buy(net, number, 30))
+    net.central.close_sale()
+    net.central.draw(5)
+    net.central.muted = True
+    drawn = net.central.draw_until_closed(seed=4)  # the balls and the close, all lost on the way
+    net.central.muted = False
+    central_game = net.central.games["net-1"]
+    assert central_game.carries is not None and net.network.game("net-1").balls == [5]
+    result(net.central.push("game_closed", {
+        "game_id": "net-1", "ball_count": len(central_game.balls),
+        "carries": [{"pattern": p, "carry_cents": c} for p, c in central_game.carries.items()],
+    }))  # fmt: skip
+    game = net.network.game("net-1")
+    assert game.phase == "closed" and game.balls == central_game.balls == [5, *drawn]
+
+
 @pytest.mark.req("R85.9", "R92.11", "R93.12", "R93.13")
 def test_a_whole_game_every_prize_is_credited_once_with_the_hall_and_terminal_shown(net: NetworkHall) -> None:
     ana = net.hall.player("11111111A", 5_000)

@@ -1297,6 +1297,17 @@ function showFeed(view) {
   line.classList.toggle("behind", Boolean(feed.behind));
 }
 
+// The link to the central server of the network games: which process (a replicated central
+// server's node and epoch), in red while it is down.
+function showCentral(view) {
+  const line = document.getElementById("central-state");
+  const central = view.central;
+  line.hidden = !central;
+  if (!central) return;
+  line.textContent = central.line;
+  line.classList.toggle("behind", !central.up);
+}
+
 // The opening hours reported to the regulator (R74.2); a change shows the day it applies.
 function showHours(view) {
   const line = document.getElementById("hours-state");
@@ -1313,6 +1324,7 @@ function refresh() {
   const view = Console.view;
   if (!view) return;
   showFeed(view);
+  showCentral(view);
   showHours(view);
   // A new stage of the session (opened, closed, the next one counted): the answers of the
   // last stage, and a token shown then, are gone from the desk.
@@ -1477,6 +1489,11 @@ function onMessage(message) {
     if (Console.view) {
       Console.view.feed = message.feed;
       showFeed(Console.view);
+    }
+  } else if (message.type === "central") {
+    if (Console.view) {
+      Console.view.central = message.central;
+      showCentral(Console.view);
     }
   } else if (message.type === "record") {
     remember(message.record);
