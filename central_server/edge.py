@@ -136,11 +136,11 @@ class CentralEndpoint:
     def tell_games(self, link: "HallLink") -> None:
         """``link``'s hall told of its games under way: ``sale_opened`` for each game on sale, and
         (protocol version 2) ``game_under_way`` for each whose sale has closed (:func:`wire.games_at_hello`)."""
-        gone = self.links.get(link.hall_id or "") is not link or link.hall_id is None or link.version is None
-        if gone or not self.acting():
+        hall, version = link.hall_id, link.version
+        if hall is None or version is None or self.links.get(hall) is not link or not self.acting():
             return  # gone, replaced by a newer connection that is told itself, or this process stands by
         now_ms = int(self.module.clock.seconds() * 1000)
-        self.push(wire.games_at_hello(list(self.module.games.values()), link.hall_id, link.version, now_ms=now_ms))
+        self.push(wire.games_at_hello(list(self.module.games.values()), hall, version, now_ms=now_ms))
 
     def left(self, link: "HallLink") -> None:
         if link.hall_id is not None and self.links.get(link.hall_id) is link:

@@ -184,13 +184,13 @@ class ReplicaSimulation(Simulation):
         export_bundle(self.pki, CENTRAL_ID, home / "pki")
         (home / "keys").mkdir(mode=0o700, parents=True, exist_ok=True)
         shutil.copy2(key, home / "keys" / "journal-signing.pem")
-        self._write_central(0)
+        self._write_central(with_games=False)
 
-    def _write_central(self, games: int) -> None:
+    def _write_central(self, *, with_games: bool) -> None:
         """Both processes' configurations: the simulation's, each with its home, port, node and database."""
         if not (self.cluster_dir / "cluster.json").exists():
             return  # prepare writes them once the pair is up
-        super()._write_central(games)
+        super()._write_central(with_games=with_games)
         text = (self.central_homes[0] / "central.toml").read_text()
         for index, home in enumerate(self.central_homes):
             home.mkdir(parents=True, exist_ok=True)
@@ -232,11 +232,13 @@ drill = true
             self.centrals[index].start(timeout=REJOIN_S)
         wait_for(lambda: self.centrals[leader].count(TOOK) >= 1, TAKEOVER_S, "the active process to take the leadership")
 
-    def _restart_central_with(self, games: int) -> None:
+    def open_games(self) -> None:
+        """Both processes started again with the plan's games in their configuration; the halls link again."""
+        self.progress(f"scheduling {self.plan.games} network game(s): both central processes start with them")
         links = [h.child.count(LINKED) for h in self.halls]
         for child in self.centrals:
             child.stop()
-        self._write_central(games)
+        self._write_central(with_games=True)
         self._start_centrals()
         wait_for(lambda: all(h.linked(n + 1) for h, n in zip(self.halls, links)), 90,
                  "every hall to link to the central server again")
