@@ -323,7 +323,7 @@ def exported_day(central: Central, out: Path, records: list[Any] | None = None) 
     """The day's export of the games played on ``central`` (all of them), as ``bingo audit export`` writes it;
     with ``records``, their segment in place of the journal's (the scenario and result stay the games')."""
     kept = list(central.journal.records())
-    games, spans, _ = audit._games(kept, {"V1": LIBRARY})
+    games, spans, _ = audit.rebuilt_games(kept, {"V1": LIBRARY})
     ended = [g for g in games if g in spans]
     first, last = min(spans[g][0].seq for g in ended), max(spans[g][1].seq for g in ended)
     played = [games[g] for g in ended]
@@ -350,7 +350,7 @@ def test_the_audit_export_shows_the_chain_and_a_day_whose_carries_do_not_chain_i
     ids = [g.game_id for g in central.scheduled()]
     verified = verify_export(exported_day(central, tmp_path / "good"), {CENTRAL: rebuild})
     assert verified.notes == (f"the carries chain through 3 game(s) of the programme ({' -> '.join(ids)})",)
-    _, _, scheduled = audit._games(list(central.journal.records()), {"V1": LIBRARY})
+    _, _, scheduled = audit.rebuilt_games(list(central.journal.records()), {"V1": LIBRARY})
     ends = central.ends()
     assert check_links([(scheduled[g], ends[g]) for g in ids]) == tuple(ids)
 
@@ -367,7 +367,7 @@ def test_the_audit_export_shows_the_chain_and_a_day_whose_carries_do_not_chain_i
     with pytest.raises(ExportFault, match=f"network game {ids[1]} took the carries .* of {ids[0]}, which carried out "
                                           ".*: the day's carries do not chain"):
         verify_export(exported_day(central, tmp_path / "forged", forged), {CENTRAL: rebuild})
-    _, _, scheduled = audit._games(forged, {"V1": LIBRARY})
+    _, _, scheduled = audit.rebuilt_games(forged, {"V1": LIBRARY})
     with pytest.raises(ChainBroken, match=f"network game {ids[1]} took the carries"):
         check_links([(scheduled[g], ends[g]) for g in ids])
 

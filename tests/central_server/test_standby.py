@@ -63,4 +63,4 @@ async def test_r92_6_the_operator_is_refused_standby_by_the_standby(central: Run
 async def test_r92_6_the_active_process_names_its_node_and_epoch_in_hello(central: Running) -> None:
     central.server.endpoint.identity = lambda: {"node": "node1", "epoch": central.server.core.epoch}
     client = await central.hall("hall-1", hello=False)
-    assert await client.hello("hall-1") == {"version": 1, "central_id": "central-a", "node": "node1", "epoch": 1}
+    assert await client.hello("hall-1") == {"version": 2, "central_id": "central-a", "node": "node1", "epoch": 1}
