@@ -145,8 +145,9 @@ def winners_of(claims: Sequence[JointClaim], pattern: str, main: str) -> tuple[i
     return ball, sharing
 
 
-def _card_order(card: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in card.split("-"))
+def _card_order(card: str) -> tuple[tuple[int, int | str], ...]:
+    """``1001-9`` before ``1001-10``: numbers by value, any other part (a replay's card id) by its text."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in card.split("-"))
 
 
 def card_ref(card: str) -> tuple[int, int]:

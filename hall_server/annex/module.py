@@ -480,6 +480,16 @@ class AnnexModule(ProjectedState):
             after = game.last_sold(series)
             if after and first != after + 1:
                 raise AnnexError(f"card {after + 1} of series {series} is the next one to sell (R82.5)")
+            for other, ranges in sorted(game.sold.items()):
+                # Every series of a card set prints the same cards (R82.6 ruling): none twice in one game.
+                if other != series and self.catalog.series(other).card_set == known.card_set:
+                    twice = [(a, b) for a, b in ranges if a <= last and first <= b]
+                    if twice:
+                        a, b = twice[0]
+                        raise AnnexError(
+                            f"cards {max(a, first)}..{min(b, last)} of series {series} print the same numbers as those "
+                            f"of series {other} sold in this game (card set {known.card_set}): no two identical "
+                            "cards in one game (R82.6)")
             count = last - first + 1
             amount = count * game.price_cents
             posting = Posting.transfer(amount, debit=f"cash:{actor.name}", credit=stakes_account(game.game_id),

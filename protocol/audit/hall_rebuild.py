@@ -44,8 +44,8 @@ class ScenarioLayouts:
         self._stand_ins: list[tuple[int, ...]] = []
         self._issued: list[tuple[int, ...]] = []
         for session in scenario["sessions"]:
-            for game in session["games"]:
-                for card in game["cards"]:
+            for game in (*session["games"], *session.get("joint_games", ())):
+                for card in game["cards"]:  # a joint game's partner_winners carry their numbers in the records
                     self._take(card, card_sets)
 
     def _take(self, card: Mapping[str, Any], card_sets: Mapping[int, str]) -> None:
@@ -145,7 +145,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                 f"{JOURNAL} record {record.seq}: is not in the day's segment (from the verification of {day} "
                 "to its session's close)"
             )
-    return Rebuilt(made.scenario, made.result, made.games)
+    return Rebuilt(made.scenario, made.result, made.games + made.joint_games)
 
 
 __all__ = ["ScenarioLayouts", "rebuild"]

@@ -195,15 +195,14 @@ class JointPlan:
 
 
 def sell(hall: JointHall, paper: int, purchases: Sequence[Purchase], rng: random.Random) -> None:
-    """The room's paper cards (by two sellers, from series 1001 on) and its terminals' purchases."""
-    game, series, turn = hall.game(), 0, 0
-    while paper > 0 and series < len(SERIES):
-        following = game.last_sold(SERIES[series]) + 1
-        if following > SERIES_CARDS:
-            series += 1
-            continue
-        count = min(paper, SERIES_CARDS - following + 1, rng.randint(1, 6))
-        result(hall.annex.sell_cards(SELLERS[turn % 2], SERIES[series], following, following + count - 1))
+    """The room's paper cards (by two sellers, of series 1001: its other series print the same cards,
+    which one game never sells twice, R82.6) and its terminals' purchases."""
+    game, turn = hall.game(), 0
+    paper = min(paper, SERIES_CARDS)
+    while paper > 0:
+        following = game.last_sold(SERIES[0]) + 1
+        count = min(paper, rng.randint(1, 6))
+        result(hall.annex.sell_cards(SELLERS[turn % 2], SERIES[0], following, following + count - 1))
         paper -= count
         turn += 1
     if purchases:

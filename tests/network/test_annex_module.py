@@ -331,3 +331,15 @@ def test_R3_5_b_a_virtual_card_is_not_claimed_at_the_table(tmp_path: Path) -> No
     (rejected,) = result(main.annex.verify_claim(TABLE, VIRTUAL_NUMBER, 1))
     assert "virtual card: the system checks every virtual card at each ball" in rejected.payload["reason"]
     assert CASHIER and SAFE and relay
+
+
+@pytest.mark.req("R82.6")
+def test_R82_6_a_room_sells_no_card_of_one_series_that_another_series_of_its_set_sold_in_the_game(
+        tmp_path: Path) -> None:
+    main, annex, relay = open_pair(tmp_path, RULES)
+    result(main.annex.open_game(CHIEF))
+    result(main.annex.sell_cards(SELLERS[0], 1001, 1, 10))
+    with pytest.raises(AnnexError, match=r"cards 5..10 of series 1002 print the same numbers as those of series 1001 "
+                                         r"sold in this game \(card set hall\): no two identical cards in one game"):
+        result(main.annex.sell_cards(SELLERS[0], 1002, 5, 12))
+    result(main.annex.sell_cards(SELLERS[0], 1002, 11, 12))  # cards the first series did not sell
