@@ -843,7 +843,8 @@ ANNEX_POST = Message(
     "hall",
     "A hall of a hall-annex pair (R3.5.b) tells its partner something of their joint game: "
     "the opening, a ball of the main hall's draw, its sales, a claim verified in its room, the "
-    "close.  The central server keeps it for the partner and pushes it (annex_delivered).",
+    "close, or a part of its declaration of the cards it may sell (R82.6).  The central server "
+    "keeps it for the partner and pushes it (annex_delivered).",
     arguments=(_request(), _hall(), *ANNEX_FIELDS),
     answer=(_request(), Field("seq", SEQ, doc="the item's number in the partner's stream")),
     errors=(*_ANNEX_ERRORS, "request_id_reused"),
