@@ -352,13 +352,13 @@ class DayFold:
             if self._in_day_session:
                 main = p.get("relay_seq") is None  # the main hall opened it; the annex took it from the stream
                 session_games = [g for g in self._games if g.game_id.startswith(f"{self.day}-s{self._sessions}-")]
-                joint = _Joint(p["game_id"], main, p["annex"] if main else p["main"],
-                               session_games[-1].number if session_games else 0, p["price_cents"], p["line_bp"],
-                               p["bingo_bp"])
+                opened = _Joint(p["game_id"], main, p["annex"] if main else p["main"],
+                                session_games[-1].number if session_games else 0, p["price_cents"], p["line_bp"],
+                                p["bingo_bp"])
                 if p.get("clash"):
-                    joint.cannot_express(f"its cards clashed with the partner's ({p['clash']})")
-                self._joints.append(joint)
-                self._joint_by_id[joint.game_id] = joint
+                    opened.cannot_express(f"its cards clashed with the partner's ({p['clash']})")
+                self._joints.append(opened)
+                self._joint_by_id[opened.game_id] = opened
             return
         joint = self._joint_by_id.get(p.get("game_id") or "")
         if joint is None:
@@ -531,7 +531,7 @@ class DayFold:
             if fault:
                 raise AuditError(f"joint game {joint.game_id}: {fault}")
         assert self._opening is not None, "a day session has its opening levels"
-        scenario = {
+        scenario: dict[str, Any] = {
             "format": INPUT_FORMAT,
             "rules": {
                 "line_bp": rules.line_bp,
