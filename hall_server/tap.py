@@ -71,7 +71,7 @@ from hall_server.hall.session import SessionModule
 from hall_server.hall.videobingo import MachineConfig, VbConfigError, VideoBingoConfig, VideoBingoModule, load_machines
 from hall_server.hall.virtual import VirtualModule
 from hall_server.annex.link import AnnexLink
-from hall_server.annex.module import AnnexModule, VirtualCards
+from hall_server.annex.module import AnnexModule
 from hall_server.annex.terminals import JointTerminalSales
 from hall_server.network.link import CentralAddress, central_link
 from hall_server.network.module import NetworkModule
@@ -452,15 +452,14 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # The hall-annex game with a partner hall (R3.5.b), over the link to the central server.
     annex = joint_sales = None
     if config.annex is not None and config.central is not None:
-        joint_library = VirtualCards(library.label, library.number, library.cells)
         annex = AnnexModule(core, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
                             hall_id=config.central.hall_id, role=config.annex.role, partner=config.annex.partner,
-                            desks=cashier, library=joint_library,
+                            desks=cashier, library=library,
                             own_game=lambda: games.current.game_id if games.current is not None else None,
                             session_open=session.require_open)
         games.sale_checks.append(annex.own_game_refusal)  # one game's paper cards at a time in the room (R82.4)
         session.closing_checks.append(annex.closing_refusal)
-        joint_sales = JointTerminalSales(core, annex, virtual, ledger, joint_library)
+        joint_sales = JointTerminalSales(core, annex, virtual, ledger, library)
     # The desks' look-ups: a claimed card, a player's account, the last games (folded off the reactor).
     lookups = LookupModule(core, games, cashier, run=on_general_pool)
     videobingo = build_videobingo(config, core, ledger, cashier) if config.videobingo is not None else None

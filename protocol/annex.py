@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -330,11 +330,6 @@ def declaration_parts(runs: Sequence[CardRun]) -> list[dict[str, object]]:
     ]
 
 
-def runs_of_parts(parts: Iterable[tuple[str, int, np.ndarray]]) -> list[CardRun]:
-    """The runs a partner's parts ``(label, first, prints)`` make, in the order of the parts."""
-    return [CardRun(label, first, prints) for label, first, prints in parts]
-
-
 @dataclass(frozen=True)
 class Clash:
     """A card this hall may sell that the partner may sell too: which card on each side."""
@@ -368,5 +363,5 @@ __all__ = [
     "CLOSED", "DRAWING", "PATTERNS", "PRINTS_PER_PART", "PRINT_BYTES", "SELLING", "CardRun", "Clash", "JointClaim",
     "JointGame", "JointPool", "JointVirtualCard", "PrizeShare", "card_ref", "declaration_digest", "declaration_parts", "decode_prints",
     "encode_prints", "find_clash", "house_and_tax", "joint_pool", "joint_rules_refusal", "owed_to_partner",
-    "prize_shares", "runs_of_parts", "winners_of",
+    "prize_shares", "winners_of",
 ]  # fmt: skip

@@ -50,6 +50,7 @@ from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.games.common import CARRY, BallSourceFactory, CashDesks
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
+from hall_server.hall.virtual import VirtualLibrary
 from protocol.annex import (
     CLOSED,
     DRAWING,
@@ -114,15 +115,6 @@ class AnnexError(DomainError):
 
 class AnnexGap(AnnexError):
     """An item of the partner's stream came before one it follows: the hall fetches the ones it lacks."""
-
-
-@dataclass(frozen=True)
-class VirtualCards:
-    """The virtual library this hall's terminals sell from: its label, its series number, card k at row k-1."""
-
-    label: str
-    number: int
-    cells: np.ndarray
 
 
 @dataclass
@@ -211,7 +203,7 @@ class AnnexModule(ProjectedState):
         role: str,
         partner: str,
         desks: CashDesks | None = None,
-        library: VirtualCards | None = None,
+        library: VirtualLibrary | None = None,
         own_game: Callable[[], str | None] = lambda: None,
         session_open: Callable[[], object] = lambda: None,
     ) -> None:

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from twisted.internet import defer
 
-from hall_server.annex.module import AnnexError, AnnexModule, VirtualCards
+from hall_server.annex.module import AnnexError, AnnexModule
 from hall_server.hall.cashier import player_account
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
@@ -37,6 +37,7 @@ from hall_server.hall.virtual import (
     PurchaseOutcome,
     PurchaseRefused,
     PurchaseRequest,
+    VirtualLibrary,
     VirtualModule,
     quantity_and_stake,
 )
@@ -67,6 +68,7 @@ class JointCard:
     ref: CardRef
     label: str  # what the card shows: ``V1-17``
     cells: tuple[int, ...]
+    code: str  # its security code (R92.9)
     price_cents: int
     stake_cents: int
     stake_pct: int
@@ -93,7 +95,7 @@ class JointTerminalSales(ProjectedState):
     """This room's terminals in the current joint game: the sale window, purchases, the cards held."""
 
     def __init__(self, core: CommandCore, annex: AnnexModule, virtual: VirtualModule, ledger: LedgerModule,
-                 library: VirtualCards) -> None:
+                 library: VirtualLibrary) -> None:
         self.core = core
         self.annex = annex
         self.virtual = virtual
@@ -194,9 +196,9 @@ class JointTerminalSales(ProjectedState):
                     f"at most {MAX_CARDS_PER_PLAYER} cards per player on one terminal in a game (R83.7); "
                     f"you hold {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more")
             assigned = self.state.assigned if self.state.game_id == game.game_id else 0
-            if assigned + quantity > len(self.library.cells):
+            if assigned + quantity > self.library.size:
                 raise PurchaseRefused(
-                    f"only {len(self.library.cells) - assigned} virtual cards are left in series {self.library.label}")
+                    f"only {self.library.size - assigned} virtual cards are left in series {self.library.label}")
             amount = quantity * stake
             credit = self.ledger.balance(account)
             if amount > credit:
@@ -258,8 +260,8 @@ class JointTerminalSales(ProjectedState):
             for number in range(p["first"], p["last"] + 1):
                 held.append(JointCard(
                     CardRef(p["series"], number), f"{p['series_label']}-{number}",
-                    tuple(int(n) for n in self.library.cells[number - 1]), p["price_cents"], p["stake_cents"],
-                    p["stake_pct"], p["terminal"],
+                    tuple(int(n) for n in self.library.cells[number - 1]), self.library.codes[number - 1],
+                    p["price_cents"], p["stake_cents"], p["stake_pct"], p["terminal"],
                 ))
             state.assigned = max(state.assigned, p["last"])
             self._remember(p, PurchaseOutcome(p.get("signed_in"), p["game_id"], p["first"], p["last"]))

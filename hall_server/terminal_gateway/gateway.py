@@ -246,8 +246,8 @@ def joint_picture(annex: AnnexModule, joint: JointTerminalSales | None) -> dict[
 
 def joint_card_json(card: JointCard) -> dict[str, Any]:
     """A virtual card of the hall-annex game as a terminal shows it (R82.9-12)."""
-    return {"card": card.label, "ref": card.ref.label, "cells": list(card.cells), "price_cents": card.price_cents,
-            "stake_cents": card.stake_cents, "stake_pct": card.stake_pct}
+    return {"card": card.label, "ref": card.ref.label, "cells": list(card.cells), "code": card.code,
+            "price_cents": card.price_cents, "stake_cents": card.stake_cents, "stake_pct": card.stake_pct}
 
 
 def card_json(card: VirtualCard) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from hall_server.annex.module import AnnexModule, VirtualCards
+from hall_server.annex.module import AnnexModule
 from hall_server.annex.terminals import JointTerminalSales
 from hall_server.hall.catalog import FakeCardCatalog, StoreCardCatalog
 from hall_server.hall.virtual import PurchaseRequest
@@ -51,7 +51,6 @@ from tests.audit.halls import (
     TABLE,
     TERMINALS,
     VIRTUAL_NUMBER,
-    VIRTUAL_SERIES,
     AuditHall,
     Purchase,
     store_cards,
@@ -83,7 +82,7 @@ class JointHall(AuditHall):
         self.hall_id = hall_id
         self.set_cells = set_cells
         self.library_cells = library_cells
-        cards = VirtualCards(VIRTUAL_SERIES, VIRTUAL_NUMBER, library_cells)
+        cards = self.virtual.library
         self.annex = AnnexModule(
             self.core, self.ledger, card_catalog, self.balls, rules, hall_id=hall_id, role=role, partner=partner,
             desks=self.cashier, library=cards,

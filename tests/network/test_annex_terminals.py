@@ -80,7 +80,7 @@ def test_R3_5_b_a_terminal_of_each_room_buys_joint_cards_sees_the_main_hall_s_ba
         bought = result(client.joint_buy(game_id, 3, stakes[hall.hall_id]))
         assert [c["card"] for c in bought["cards"]] == ["V1-1", "V1-2", "V1-3"]
         assert client.credit_cents == credit - 3 * 150 * stakes[hall.hall_id] // 100
-        assert [c["card"] for c in client.joint_cards] == ["V1-1", "V1-2", "V1-3"]
+        assert [c["card"] for c in client.joint_cards] == ["V1-1", "V1-2", "V1-3"] and client.joint_cards[0]["code"]
         result(hall.annex.sell_cards(SELLERS[0], 1001, 1, 2))
         result(hall.annex.close_sale(CHIEF))
         relay.pump()
