@@ -29,7 +29,7 @@ from protocol.library import build_distinct_strips
 from protocol.settlement import PrizeRules, split_prize
 from server_kit.core import Actor, CommandCore, run_inline
 from server_kit.journal.sql import Journal
-from tests.audit.halls import CASHIER, SAFE, SELLERS, TABLE, TERMINALS, VIRTUAL_NUMBER, Purchase
+from tests.audit.halls import SELLERS, TABLE, TERMINALS, VIRTUAL_NUMBER, Purchase
 from tests.hall.conftest import clock, journal, result  # noqa: F401  (fixtures)
 from tests.hall.test_games import CATALOG, CLASSIC, OTHER, RULES, ScriptedBalls
 from tests.network.joint_halls import (
@@ -40,7 +40,6 @@ from tests.network.joint_halls import (
     MAIN_SET,
     JointHall,
     JointPlan,
-    Relay,
     open_pair,
     play_joint_game,
     sell,
@@ -149,7 +148,7 @@ def test_R82_6_each_hall_declares_its_cards_once_and_again_only_when_they_change
 @pytest.mark.req("R82.6")
 def test_R82_6_the_main_hall_refuses_to_open_a_game_on_a_card_the_annex_may_sell_too_naming_both(
         tmp_path: Path) -> None:
-    clashing_library = MAIN_LIBRARY.copy()  # the annex's library holds the main hall's card 17 of its set
+    # The annex's library ends with a strip of the main hall's set: its card 115 is the main hall's card 13.
     clashing_library = np.concatenate([build_distinct_strips(
         19, fingerprints(np.concatenate([MAIN_SET, MAIN_LIBRARY, ANNEX_SET])),
         random_bytes=random.Random(5).randbytes), MAIN_SET[12:18]])
@@ -330,7 +329,6 @@ def test_R3_5_b_a_virtual_card_is_not_claimed_at_the_table(tmp_path: Path) -> No
     result(main.annex.draw_ball(SELLERS[0]))
     (rejected,) = result(main.annex.verify_claim(TABLE, VIRTUAL_NUMBER, 1))
     assert "virtual card: the system checks every virtual card at each ball" in rejected.payload["reason"]
-    assert CASHIER and SAFE and relay
 
 
 @pytest.mark.req("R82.6")
