@@ -361,7 +361,8 @@ def find_clash(own: Sequence[CardRun], partner: Sequence[CardRun]) -> Clash | No
 
 __all__ = [
     "CLOSED", "DRAWING", "PATTERNS", "PRINTS_PER_PART", "PRINT_BYTES", "SELLING", "CardRun", "Clash", "JointClaim",
-    "JointGame", "JointPool", "JointVirtualCard", "PrizeShare", "card_ref", "declaration_digest", "declaration_parts", "decode_prints",
+    "JointGame", "JointPool", "JointVirtualCard", "PrizeShare", "card_ref", "declaration_digest", "declaration_parts",
+    "decode_prints",
     "encode_prints", "find_clash", "house_and_tax", "joint_pool", "joint_rules_refusal", "owed_to_partner",
     "prize_shares", "winners_of",
 ]  # fmt: skip

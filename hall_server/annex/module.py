@@ -287,7 +287,8 @@ class AnnexModule(ProjectedState):
         game = self.current()
         if game is None or game.paid:
             return None
-        return f"hall-annex game {game.game_id} is under way in this room; its prizes are paid before the session closes"
+        return (f"hall-annex game {game.game_id} is under way in this room; its prizes are paid before the session "
+                "closes")
 
     def winners(self, game: JointGame) -> list[tuple[JointClaim, int | None]]:
         """Every card sharing a prize won in either room, with what it was paid once the game is settled here."""
@@ -393,7 +394,7 @@ class AnnexModule(ProjectedState):
     # --- This hall's cards (R82.6) ----------------------------------------------------
 
     def declare_cards(self) -> Deferred[list[Record]]:
-        """Declare to the partner the cards this hall may sell in a joint game, if they are not the ones declared last."""
+        """Declare to the partner the cards this hall may sell in a joint game, unless they are the ones declared last."""
 
         def decide(now: int) -> list[Entry]:
             runs = self.own_runs()
@@ -657,7 +658,7 @@ class AnnexModule(ProjectedState):
         return self.library.number if self.library is not None else None
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
-        """Pay this room's winners: paper cards in cash at ``desk``, virtual ones to their accounts; record what is owed."""
+        """Pay this room's winners (paper cards in cash at ``desk``, virtual ones to their accounts); record what is owed."""
 
         def decide(now: int) -> list[Entry]:
             game = self._require()
@@ -796,7 +797,8 @@ class AnnexModule(ProjectedState):
         except ValueError as error:
             return ignored(f"the part's fingerprints do not read: {error}")
         if len(prints) != part["cards"] or not 1 <= int(part["part"]) <= int(part["parts"]):
-            return ignored(f"part {part['part']} of {part['parts']} holds {len(prints)} fingerprints, not {part['cards']}")
+            return ignored(f"part {part['part']} of {part['parts']} holds {len(prints)} fingerprints, "
+                           f"not {part['cards']}")
         return [("annex_cards_declared", {"hall_id": item["from_hall"], **part, "relay_seq": seq})]
 
     def link_changed(self, up: bool) -> Deferred[list[Record]]:

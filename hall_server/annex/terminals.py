@@ -176,7 +176,8 @@ class JointTerminalSales(ProjectedState):
         return [card for card in self.cards(outcome.game_id, player_account(outcome.signed_in))
                 if outcome.first <= card.ref.number <= outcome.last]
 
-    def _decide(self, request: PurchaseRequest, game_id: str, now: int) -> tuple[list[Entry], PurchaseRefused | PurchaseOutcome]:
+    def _decide(self, request: PurchaseRequest, game_id: str,
+                now: int) -> tuple[list[Entry], PurchaseRefused | PurchaseOutcome]:
         key = (request.terminal_id, request.request)
         remembered = self.state.requests if self.state.game_id == game_id else {}
         earlier = remembered.get(key) if request.request else None

@@ -1039,9 +1039,9 @@ def _joint_paid(joint: JointGameMinutes, record: Record) -> None:
         joint.carry_cents += prize["carry_cents"]
         joint.paid_here_cents += prize["paid_here_cents"]
         if prize["carry_cents"] and joint.here == joint.main:
+            to = f"to this hall's next game (carry:{prize['pattern']}, R88.5)"
             joint.draw.append(DrawEvent(record.seq, record.time_ms, order or 0, ball, "carried", (),
-                                        prize["carry_cents"],
-                                        f"{prize['pattern']}: to this hall's next game (carry:{prize['pattern']}, R88.5)"))
+                                        prize["carry_cents"], f"{prize['pattern']}: {to}"))
     joint.owed_to_partner_cents = p["owed_to_partner_cents"]
     joint.house_cents, joint.tax_cents = p["house_cents"], p["tax_cents"]
 

@@ -83,7 +83,7 @@ class AnnexCardsSold(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class AnnexTerminalSaleOpened(JournalRecord):
-    """This room's terminals sell virtual cards of joint game ``game_id`` from ``opens_at_ms`` to ``closes_at_ms`` (R93.1)."""
+    """This room's terminals sell joint game ``game_id``'s virtual cards from ``opens_at_ms`` to ``closes_at_ms`` (R93.1)."""
 
     type: ClassVar[str] = "annex_terminal_sale_opened"
     game_id: str

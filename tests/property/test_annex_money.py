@@ -111,7 +111,8 @@ def test_R3_5_b_random_joint_games_with_paper_and_virtual_cards_in_both_rooms_ad
         paid = {hall_id: hall.of("annex_prizes_paid")[0].payload for hall_id, hall in halls.items()}
         cards = {hall_id: _cards_in_play(hall, game_id) for hall_id, hall in halls.items()}
         balls = main.game().balls
-        everyone = [(hall_id, card, cells, pct) for hall_id, held in cards.items() for card, (cells, pct) in held.items()]
+        everyone = [(hall_id, card, cells, pct)
+                    for hall_id, held in cards.items() for card, (cells, pct) in held.items()]
         done = completion_balls(np.array([cells for _, _, cells, _ in everyone], dtype=np.uint8), balls)
         total_paid = carried = 0
         for prize_main, prize_annex in zip(paid[MAIN]["prizes"], paid[ANNEX]["prizes"]):
