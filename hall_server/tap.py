@@ -72,6 +72,7 @@ from hall_server.hall.videobingo import MachineConfig, VbConfigError, VideoBingo
 from hall_server.hall.virtual import VirtualModule
 from hall_server.annex.link import AnnexLink
 from hall_server.annex.module import AnnexModule
+from hall_server.annex.terminals import JointTerminalSales
 from hall_server.network.link import CentralAddress, Endpoint, central_link
 from hall_server.network.module import NetworkModule
 from hall_server.network.relay import NetworkRelay
@@ -449,11 +450,16 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if config.central is not None:
         network = NetworkModule(core, ledger, cashier, config.central.hall_id, purchase_checks=virtual.purchase_checks)
     # The hall-annex game with a partner hall (R3.5.b), over the link to the central server.
-    annex = None
+    annex = joint_sales = None
     if config.annex is not None and config.central is not None:
         annex = AnnexModule(core, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
                             hall_id=config.central.hall_id, role=config.annex.role, partner=config.annex.partner,
-                            desks=cashier)
+                            desks=cashier, library=library,
+                            own_game=lambda: games.current.game_id if games.current is not None else None,
+                            session_open=session.require_open)
+        games.sale_checks.append(annex.own_game_refusal)  # one game's paper cards at a time in the room (R82.4)
+        session.closing_checks.append(annex.closing_refusal)
+        joint_sales = JointTerminalSales(core, annex, virtual, ledger, library)
     # The desks' look-ups: a claimed card, a player's account, the last games (folded off the reactor).
     lookups = LookupModule(core, games, cashier, run=on_general_pool)
     videobingo = build_videobingo(config, core, ledger, cashier) if config.videobingo is not None else None
@@ -482,6 +488,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                 lambda failure: log.failure("reporting the opening hours", failure))
 
     reactor.callWhenRunning(report_opening_hours)
+    if annex is not None:
+        # The cards this hall may sell in a joint game, declared to the partner when they changed (R82.6).
+        reactor.callWhenRunning(lambda: annex.declare_cards().addErrback(
+            lambda failure: log.failure("declaring this hall's cards to the hall-annex partner", failure)))
     # The last checkpoint is of the state the stop finds; a commit still under way then is
     # after it, and replayed at the next start.
     checkpoint_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-checkpoint")
@@ -529,7 +539,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     gateway = TerminalGateway(core, games, virtual, cashier, reactor, check_pin, config.name, pins=pins,
                               responsible=responsible, recall=lookups.recall,
-                              notices=(config.responsible.warnings, config.responsible.help), network=network)
+                              notices=(config.responsible.warnings, config.responsible.help), network=network,
+                              annex=annex, joint=joint_sales)
     relay = None
     if network is not None and config.central is not None:
         central = config.central

@@ -795,20 +795,41 @@ GAME_NOT_PLAYED = Message(
 )
 
 #: What one hall of a hall-annex pair tells its partner (R3.5.b), relayed by the central server.
-ANNEX_KINDS = ("opened", "ball", "sales", "claim", "closed")
+ANNEX_KINDS = ("opened", "ball", "sales", "claim", "closed", "cards")
+#: Items of the hall-annex stream in one page of ``annex_fetch``: few, since a part of a hall's
+#: card declaration (``prints``) is a few kilobytes.
+ANNEX_PAGE_ITEMS = 8
+#: The characters of a part's fingerprints: 16 base64 characters a card (``protocol.annex``), 375 cards a part.
+ANNEX_PRINTS_CHARS = 6000
+_BASE64 = frozenset(_LOWER + _UPPER + _DIGITS + "+/=")
 #: The fields of an item of the hall-annex stream, besides its number and its sender.
 ANNEX_FIELDS: tuple[Field, ...] = (
     _game("the joint game: the main hall's id for it"),
-    Field("kind", Choice(ANNEX_KINDS), doc="opened, ball, sales, claim or closed"),
+    Field("kind", Choice(ANNEX_KINDS), doc="opened, ball, sales, claim, closed or cards"),
     Field("ball", BALL, optional=True, doc="ball: the number the main hall's draw committed"),
     Field("ball_count", BALL, optional=True, doc="ball: its place in the draw; claim: the ball the card completed on"),
     Field("cards", CARD_COUNT, optional=True,
-          doc="sales: the cards the hall sold in the game; closed: the annex's claims the main hall counted"),
+          doc="sales: the cards the hall sold in the game; closed: the annex's claims the main hall counted; "
+              "cards: the cards in this part"),
     Field("cents", CENTS, optional=True, doc="sales: what they took; opened: the card's price"),
     Field("line_bp", BASIS_POINTS, optional=True, doc="opened: the line's share of the sales, 1/100 of a percent"),
     Field("bingo_bp", BASIS_POINTS, optional=True, doc="opened: the bingo's share of the sales"),
     Field("pattern", Choice(("line", "bingo")), optional=True, doc="claim: the prize the card won"),
     Field("card", Text(32, charset=ID_CHARS), optional=True, doc="claim: the card, series-number (1001-17)"),
+    Field("stake_pct", STAKE_PCT, optional=True, doc="claim: a virtual card's stake, percent of its price (R88.4)"),
+    Field("terminal", TERMINAL_ID, optional=True, doc="claim: the terminal a virtual card was bought on"),
+    Field("label", Text(64), optional=True,
+          doc="claim: a virtual card as its player's screen shows it (V1-17); cards: where the part's cards come "
+              "from (set hall, library V1)"),
+    Field("cells", Text(80, charset=frozenset(_DIGITS + ",")), optional=True,
+          doc="claim: the card's 27 cells, row by row, comma-separated, 0 a blank"),
+    Field("digest", Text(64, charset=frozenset(_DIGITS + "abcdef")), optional=True,
+          doc="cards: the SHA-256 of the hall's whole declaration, the same in each of its parts"),
+    Field("part", Whole(1, 99_999), optional=True, doc="cards: this part's number, 1, 2, 3..."),
+    Field("parts", Whole(1, 99_999), optional=True, doc="cards: how many parts the declaration has"),
+    Field("first", CARD_NUMBER, optional=True, doc="cards: the number of the part's first card"),
+    Field("prints", Text(ANNEX_PRINTS_CHARS, min_length=0, charset=_BASE64), optional=True,
+          doc="cards: the cards' fingerprints (their 90-bit number sets), 12 bytes a card, base64 (R82.6)"),
 )
 #: One item of the hall-annex stream, as a hall fetches it.
 ANNEX_ITEM = Items(
@@ -817,7 +838,7 @@ ANNEX_ITEM = Items(
         Field("from_hall", HALL_ID, doc="the partner that sent it"),
         *ANNEX_FIELDS,
     ),
-    max_items=PAGE_ITEMS,
+    max_items=ANNEX_PAGE_ITEMS,
 )
 _ANNEX_ERRORS = (*_COMMON, "unknown_hall", "hall_mismatch", "not_annex_pair")
 
@@ -826,7 +847,8 @@ ANNEX_POST = Message(
     "hall",
     "A hall of a hall-annex pair (R3.5.b) tells its partner something of their joint game: "
     "the opening, a ball of the main hall's draw, its sales, a claim verified in its room, the "
-    "close.  The central server keeps it for the partner and pushes it (annex_delivered).",
+    "close, or a part of its declaration of the cards it may sell (R82.6).  The central server "
+    "keeps it for the partner and pushes it (annex_delivered).",
     arguments=(_request(), _hall(), *ANNEX_FIELDS),
     answer=(_request(), Field("seq", SEQ, doc="the item's number in the partner's stream")),
     errors=(*_ANNEX_ERRORS, "request_id_reused"),
@@ -933,6 +955,7 @@ __all__ = [
     "MAX_VALUE_BYTES",
     "MESSAGES",
     "PAGE_ITEMS",
+    "ANNEX_PAGE_ITEMS",
     "PROTOCOL_VERSION",
     "REFUSALS",
     "SUPPORTED_VERSIONS",

@@ -10,6 +10,11 @@ fault (``rules.line_bp``-style outside ``sessions``).  It works in two stages:
 2. :func:`replay` runs the per-game computation of the format in its order (steps
    1-12), refusing any limit that would be exceeded.
 
+A session may also hold **joint games** (``joint_games``): the games a hall played with
+its partner hall (R3.5.b), with the pool of both rooms' sales, this hall's cards, the
+partner's winning cards and what this hall owes its partner; they are replayed through
+:mod:`protocol.annex`, the settlement both halls run (``docs/replay.md``, "Joint games").
+
 Where the format is silent this module decides as ``docs/replay.md`` records: unknown
 or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,
 the total of the prize shares may not exceed 100%, ``sessions`` and each session's
@@ -28,6 +33,7 @@ from typing import Any, Callable, NoReturn, TypeVar
 
 import numpy as np
 
+from protocol.annex import JointClaim, joint_pool, joint_rules_refusal, owed_to_partner, prize_shares
 from protocol.cards import Card, CardError
 from protocol.errors import DomainError
 from protocol.json_values import describe
@@ -53,6 +59,7 @@ from protocol.settlement import (
     operator_contribution,
     reserve_boost_allowance,
     split_prize,
+    tax_cents,
 )
 from protocol.wins import game_winners
 
@@ -182,9 +189,29 @@ class GamePlay:
 
 
 @dataclass(frozen=True)
+class JointPlay:
+    """A joint game of the scenario (R3.5.b): this hall's cards, the partner's sales and winning cards."""
+
+    game_id: str
+    after_game: int
+    role: str  # "main" or "annex": which of the two halls this one is
+    partner: str
+    price_cents: int
+    rules: PrizeRules
+    partner_cards: int
+    partner_sales_cents: int
+    cards: tuple[CardPlay, ...]
+    partner_winners: tuple[CardPlay, ...]
+    draw: tuple[int, ...]
+    line: Winners  # positions in cards + partner_winners
+    bingo: Winners
+
+
+@dataclass(frozen=True)
 class Session:
     date: datetime.date
     games: tuple[GamePlay, ...]
+    joint_games: tuple[JointPlay, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -238,13 +265,15 @@ def _parse_opening(value: Any) -> Pots:
     return Pots(**{name: _integer(data.get(name, 0), at[name], 0, caps.get(name)) for name in names})
 
 
-def _parse_cards(value: Any, at: _At) -> tuple[CardPlay, ...]:
+def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
+                 seen: dict[str, dict[Any, str]] | None = None) -> tuple[CardPlay, ...]:
+    """The cards of ``value``; ``seen`` carries the ids and numbers of another list of the same game."""
     entries = _array(value, at)
-    if not entries:
+    if not entries and not may_be_empty:
         at.fail("a game needs at least one card")
     cards: list[CardPlay] = []
-    ids: dict[str, int] = {}
-    fingerprints: dict[int, int] = {}
+    ids: dict[str, Any] = dict((seen or {}).get("ids", {}))
+    fingerprints: dict[int, Any] = dict((seen or {}).get("prints", {}))
     for i, entry in enumerate(entries):
         card_at = at[i]
         data = _object(entry, card_at, ("id", "stake_pct", "rows"), ())
@@ -252,7 +281,9 @@ def _parse_cards(value: Any, at: _At) -> tuple[CardPlay, ...]:
         if not isinstance(card_id, str) or not card_id:
             card_at["id"].fail(f"must be a non-empty string, got {describe(card_id)}")
         if card_id in ids:
-            card_at["id"].fail(f"{json.dumps(card_id)} is already the id of cards[{ids[card_id]}]")
+            first = ids[card_id]
+            card_at["id"].fail(f"{json.dumps(card_id)} is already the id of "
+                               + (f"cards[{first}]" if isinstance(first, int) else first))
         ids[card_id] = i
         stake_pct = _integer(data["stake_pct"], card_at["stake_pct"], 1, 100)
         rows_at = card_at["rows"]
@@ -266,9 +297,14 @@ def _parse_cards(value: Any, at: _At) -> tuple[CardPlay, ...]:
             rows_at.fail(f"not a valid card: {error}")
         if card.fingerprint in fingerprints:
             first = fingerprints[card.fingerprint]
-            rows_at.fail(f"the same numbers as cards[{first}] ({json.dumps(entries[first]['id'])})")
+            shown = f"cards[{first}] ({json.dumps(entries[first]['id'])})" if isinstance(first, int) else first
+            rows_at.fail(f"the same numbers as {shown}")
         fingerprints[card.fingerprint] = i
         cards.append(CardPlay(card_id, stake_pct, card.cells))
+    if seen is not None:
+        seen["ids"] = {**seen.get("ids", {}), **{c.id: f"{at.path}[{k}]" for k, c in enumerate(cards)}}
+        seen["prints"] = {**seen.get("prints", {}), **{Card(c.cells).fingerprint: f"{at.path}[{k}] ({json.dumps(c.id)})"
+                                                         for k, c in enumerate(cards)}}
     return tuple(cards)
 
 
@@ -362,15 +398,70 @@ def _parse_game(
     )
 
 
+_JOINT_KEYS = (
+    "game_id", "after_game", "role", "partner", "price_cents", "line_bp", "bingo_bp", "partner_cards",
+    "partner_sales_cents", "cards", "partner_winners", "draw",
+)
+
+
+def _text(value: Any, at: _At) -> str:
+    if not isinstance(value, str) or not value:
+        at.fail(f"must be a non-empty string, got {describe(value)}")
+    return value
+
+
+def _parse_joint_game(data: dict, at: _At) -> JointPlay:
+    """A joint game (R3.5.b): checked like a game, its winners found over both rooms' cards the file holds."""
+    role = data["role"]
+    if role not in ("main", "annex"):
+        at["role"].fail(f"must be \"main\" or \"annex\", got {describe(role)}")
+    partner = _text(data["partner"], at["partner"])
+    rules = PrizeRules(line_bp=_integer(data["line_bp"], at["line_bp"], 0, 10_000),
+                       bingo_bp=_integer(data["bingo_bp"], at["bingo_bp"], 0, 10_000))
+    refusal = joint_rules_refusal(rules)
+    if refusal is not None:
+        at["line_bp"].fail(refusal.replace("in this hall's [prizes]", "here"))
+    if rules.line_bp + rules.bingo_bp > 10_000:
+        at["bingo_bp"].fail("the line and the bingo take more than the sales (10000 basis points)")
+    seen: dict[str, dict[Any, str]] = {}
+    cards = _parse_cards(data["cards"], at["cards"], may_be_empty=True, seen=seen)
+    winners = _parse_cards(data["partner_winners"], at["partner_winners"], may_be_empty=True, seen=seen)
+    for k, card in enumerate(winners):
+        if not card.id.startswith(f"{partner}/"):
+            at["partner_winners"][k]["id"].fail(f"a card of the partner's is named {partner}/<card>, "
+                                                f"not {json.dumps(card.id)}")
+    for k, card in enumerate(cards):
+        if "/" in card.id:
+            at["cards"][k]["id"].fail(f"a card of this hall's room is named without a hall, not {json.dumps(card.id)}")
+    draw = _parse_draw(data["draw"], at["draw"])
+    both = (*cards, *winners)
+    if not both:
+        at["cards"].fail("a joint game's bingo is won by a card of this room or by one of the partner's")
+    found = game_winners(np.array([card.cells for card in both], dtype=np.uint8), draw)
+    if not found.bingo.won:
+        at["draw"].fail(f"no card is complete after all {len(draw)} balls; a draw must reach a bingo")
+    assert found.line.ball is not None and found.bingo.ball is not None
+    return JointPlay(
+        game_id=_text(data["game_id"], at["game_id"]), after_game=_integer(data["after_game"], at["after_game"], 0),
+        role=role, partner=partner, price_cents=_integer(data["price_cents"], at["price_cents"], 1), rules=rules,
+        partner_cards=_integer(data["partner_cards"], at["partner_cards"], 0),
+        partner_sales_cents=_integer(data["partner_sales_cents"], at["partner_sales_cents"], 0),
+        cards=cards, partner_winners=winners, draw=draw,
+        line=Winners(found.line.ball, tuple(found.line.cards.tolist())),
+        bingo=Winners(found.bingo.ball, tuple(found.bingo.cards.tolist())),
+    )
+
+
 def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None) -> Session:
     at = _At("", f"sessions[{index}]")
-    data = _object(value, at, ("date", "games"), ())
+    data = _object(value, at, ("date", "games"), ("joint_games",))
     date = _date(data["date"], at["date"])
     if after is not None and date <= after:
         at["date"].fail(f"{date} is not after the previous session's date {after}")
     session_at = _At(f"session {date}", "")
     games = _array(data["games"], session_at["games"])
-    if not games:
+    joint_entries = _array(data.get("joint_games", []), session_at["joint_games"])
+    if not games and not joint_entries:
         session_at["games"].fail("a session needs at least one game")
     parsed: list[GamePlay] = []
     for g, game in enumerate(games):
@@ -387,7 +478,21 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         at = _At(f"session {date}, game {number}", "")
         fields = _object(game, at, _GAME_REQUIRED, _GAME_OPTIONAL)
         parsed.append(_parse_game(fields, number, at, rules, date))
-    return Session(date, tuple(parsed))
+    joint: list[JointPlay] = []
+    for g, game in enumerate(joint_entries):
+        game_at = _At(f"session {date}, joint_games[{g}]", "")
+        if not isinstance(game, dict):
+            game_at.fail(f"must be an object, got {describe(game)}")
+        name = game.get("game_id")
+        at = _At(f"session {date}, joint game {name}", "") if isinstance(name, str) and name else game_at
+        fields = _object(game, at, _JOINT_KEYS, ())
+        played = _parse_joint_game(fields, at)
+        if joint and played.after_game < joint[-1].after_game:
+            at["after_game"].fail(f"{played.after_game} is before the previous joint game's {joint[-1].after_game}")
+        if any(j.game_id == played.game_id for j in joint):
+            at["game_id"].fail(f"{json.dumps(played.game_id)} is already a joint game of this session")
+        joint.append(played)
+    return Session(date, tuple(parsed), tuple(joint))
 
 
 def parse_scenario(data: Any) -> Scenario:
@@ -459,6 +564,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
     pots = scenario.opening
     operator_jackpot_by_month: dict[tuple[int, int], int] = {}
     games_out: list[dict[str, Any]] = []
+    joints_out: list[dict[str, Any]] = []
     total_sales = total_paid = total_tax = 0
 
     for session in scenario.sessions:
@@ -468,7 +574,20 @@ def replay(scenario: Scenario) -> dict[str, Any]:
         last_superbingo_won: bool | None = None  # None: no superbingo game yet today
         month = (session.date.year, session.date.month)
 
+        joint = list(session.joint_games)
+
+        def joints_up_to(number: int | None) -> None:
+            """Play the joint games that come after game ``number`` (None: all that are left)."""
+            nonlocal pots, total_sales, total_paid, total_tax
+            while joint and (number is None or joint[0].after_game < number):
+                played, pots = _replay_joint(joint.pop(0), session.date, pots)
+                joints_out.append(played)
+                total_sales += played["sales_cents"]
+                total_paid += played["paid_here_cents"]
+                total_tax += played["tax_cents"]
+
         for position, game in enumerate(session.games):
+            joints_up_to(game.game)
             at = _At(f"session {session.date}, game {game.game}", "")
 
             def checked(field: str, check: Callable[[], T]) -> T:
@@ -562,12 +681,56 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                     "pots": dataclasses.asdict(pots),
                 }
             )
+        joints_up_to(None)
 
+    result: dict[str, Any] = {"format": OUTPUT_FORMAT, "games": games_out}
+    if joints_out:
+        result["joint_games"] = joints_out
+    result["totals"] = {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}
+    return result
+
+
+def _replay_joint(game: JointPlay, date: datetime.date, pots: Pots) -> tuple[dict[str, Any], Pots]:
+    """A joint game's figures and the pots after it, by the hall-annex settlement (:mod:`protocol.annex`).
+
+    The pool is the prize shares of both rooms' sales; every card of either room complete on
+    the first ball any is shares its prize at its stake; the main hall carries what the
+    splits leave (R88.5), the annex none; the joint game takes no carry and feeds no pot.
+    """
+    here, partner = "", game.partner  # this hall needs no name: the partner's is never empty
+    main_id = here if game.role == "main" else partner
+    own = (len(game.cards), game_sales(game.price_cents, (card.stake_pct for card in game.cards)))
+    theirs = (game.partner_cards, game.partner_sales_cents)
+    pool = joint_pool(game.rules, *((own, theirs) if game.role == "main" else (theirs, own)))
+    both = (*game.cards, *game.partner_winners)
+    claims = [
+        JointClaim(here if w < len(game.cards) else partner, pattern, both[w].id, winners.ball, both[w].stake_pct)
+        for pattern, winners in (("line", game.line), ("bingo", game.bingo)) for w in winners.cards
+    ]
+    shares = prize_shares(pool, claims, main=main_id, here=here)
+    owed = owed_to_partner(shares, main=main_id, here=here)
+    prizes = {}
+    for share in shares:
+        paid = sorted((card, cents) for _, card, cents in share.winners)
+        prizes[share.pattern] = {"ball": share.ball_count, "amount_cents": share.amount_cents,
+                                 "carry_cents": share.carry_cents,
+                                 "paid": [{"card": card, "cents": cents} for card, cents in paid]}
+    if game.role == "main":
+        carried = {share.pattern: share.carry_cents for share in shares}
+        pots = pots.replace(carry_line=pots.carry_line + carried["line"],
+                            carry_bingo=pots.carry_bingo + carried["bingo"])
     return {
-        "format": OUTPUT_FORMAT,
-        "games": games_out,
-        "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax},
-    }
+        "date": date.isoformat(),
+        "game_id": game.game_id,
+        "role": game.role,
+        "sales_cents": own[1],
+        "pool_sales_cents": pool.sales_cents,
+        "tax_cents": tax_cents(own[1]),
+        "prizes": prizes,
+        "paid_here_cents": sum(share.paid_here_cents for share in shares),
+        "owed_to_partner_cents": owed,
+        "pots": dataclasses.asdict(pots),
+    }, pots
 
 
 def render(result: dict[str, Any]) -> str:

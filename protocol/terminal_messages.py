@@ -131,6 +131,9 @@ TERMINAL_MESSAGES: Mapping[str, Mapping[str, Field]] = {
                 "request": REQUEST_ID},
     # The hall's last finished games: their balls and winners, for any terminal (signed in or not).
     "recall": {},
+    # The hall-annex game (R3.5.b): virtual cards of the joint game, sold by this room.
+    "joint_buy": {"game_id": Text(64), "account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100),
+                  "request": REQUEST_ID},
 }
 
 #: Messages the server sends, with their fields.
@@ -157,6 +160,14 @@ SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "net_won": {"game_id": Text(64), "card": Text(40), "prize": Text(40), "cents": CENTS},
     # The answer to ``recall``: the last finished games, newest first, with balls and winning cards.
     "last_games": {"in_reply_to": Whole(1, 2**53), "games": Anything(list)},
+    # The hall-annex game, beside the hall's own: its picture and the link to the partner hall, the
+    # main hall's balls, the player's cards in it, a purchase's answer, a prize credited.
+    "joint_game": {"game": Anything(dict), "link_up": Anything(bool)},
+    "joint_ball": {"game_id": Text(64), "ball": Whole(1, 90), "ball_count": Whole(1, 90), "time_ms": TIME_MS},
+    "joint_cards": {"game_id": Text(64), "cards": Anything(list)},
+    "joint_bought": {"in_reply_to": Whole(1, 2**53), "request": REQUEST_ID, "game_id": Text(64),
+                     "cards": Anything(list), "credit_cents": CENTS},
+    "joint_won": {"game_id": Text(64), "card": Text(40), "prize": Text(40), "cents": CENTS},
 }
 
 

@@ -76,6 +76,13 @@ class TerminalClient:
     net_drawn: list[int] = field(default_factory=list)
     net_cards: list[dict[str, Any]] = field(default_factory=list)
     net_won: list[dict[str, Any]] = field(default_factory=list)
+    #: The hall-annex game beside them: its picture, the link to the partner hall, the main hall's balls,
+    #: the player's cards in it, prizes credited.
+    joint_game: dict[str, Any] | None = None
+    joint_link_up: bool | None = None
+    joint_drawn: list[int] = field(default_factory=list)
+    joint_cards: list[dict[str, Any]] = field(default_factory=list)
+    joint_won: list[dict[str, Any]] = field(default_factory=list)
     _waiting: dict[int, defer.Deferred[dict[str, Any]]] = field(default_factory=dict)
     _hello: defer.Deferred[dict[str, Any]] | None = None
 
@@ -116,6 +123,15 @@ class TerminalClient:
         named = account if account is not None else (self.player or {}).get("account", "")
         request = request or new_request_id(self.terminal_id)
         return self._request("net_buy", game_id=game_id, account=named, quantity=quantity, stake_pct=stake_pct,
+                             request=request)[1]
+
+    def joint_buy(self, game_id: str, quantity: int, stake_pct: int = 100, account: str | None = None,
+                  request: str | None = None) -> defer.Deferred[dict[str, Any]]:
+        """Buy virtual cards of hall-annex game ``game_id``; fires with ``joint_bought``, or fails with the
+        refusal.  The same ``request`` again is charged once."""
+        named = account if account is not None else (self.player or {}).get("account", "")
+        request = request or new_request_id(self.terminal_id)
+        return self._request("joint_buy", game_id=game_id, account=named, quantity=quantity, stake_pct=stake_pct,
                              request=request)[1]
 
     def sync(self) -> defer.Deferred[dict[str, Any]]:
@@ -237,6 +253,31 @@ class TerminalClient:
 
     def _on_net_won(self, message: dict[str, Any]) -> None:
         self.net_won.append(message)
+
+    def _on_joint_game(self, message: dict[str, Any]) -> None:
+        game = message["game"]
+        if game is None or self.joint_game is None or game["game_id"] != self.joint_game.get("game_id"):
+            self.joint_cards, self.joint_won = [], []
+        self.joint_game = game
+        self.joint_link_up = message["link_up"]
+        self.joint_drawn = list(game["drawn"]) if game else []
+
+    def _on_joint_ball(self, message: dict[str, Any]) -> None:
+        if self.joint_game is not None and message["game_id"] == self.joint_game["game_id"] \
+                and message["ball_count"] == len(self.joint_drawn) + 1:
+            self.joint_drawn.append(message["ball"])
+
+    def _on_joint_cards(self, message: dict[str, Any]) -> None:
+        self.joint_cards = list(message["cards"])
+
+    def _on_joint_bought(self, message: dict[str, Any]) -> None:
+        held = {card["card"] for card in self.joint_cards}
+        self.joint_cards.extend(card for card in message["cards"] if card["card"] not in held)
+        self.credit_cents = message["credit_cents"]
+        self._answer(message["in_reply_to"], message)
+
+    def _on_joint_won(self, message: dict[str, Any]) -> None:
+        self.joint_won.append(message)
 
     def _on_last_games(self, message: dict[str, Any]) -> None:
         self._answer(message["in_reply_to"], message)

@@ -104,7 +104,7 @@ class AnnexRelay:
             raise HallMismatch(f"hall {hall_id} fetched as hall {args['hall_id']}")
         self.pair_of(hall_id)
         stream = self.streams.get(hall_id, [])
-        page = stream[args["after"] : args["after"] + m.PAGE_ITEMS]
+        page = stream[args["after"] : args["after"] + m.ANNEX_PAGE_ITEMS]
         return {"items": [delivered(r) for r in page], "more": args["after"] + len(page) < len(stream),
                 "last_seq": len(stream)}
 

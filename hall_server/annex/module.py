@@ -7,16 +7,33 @@ every change as a command of the hall's core; the rules and the money are
 :mod:`protocol.annex`'s.  It does no I/O: :mod:`hall_server.annex.link` relays what this
 hall made to the partner through the central server and hands it what the partner made.
 
+* **The cards** (R82.6): at its start a hall declares to its partner the fingerprints
+  of every card it may sell in a joint game - its paper card sets with a series, its
+  virtual library - whenever they are not the ones it declared last
+  (:meth:`AnnexModule.declare_cards`).  The main hall opens a game only on cards that
+  do not clash with the annex's last declaration, and the annex checks its own against
+  the main hall's when it learns of the game: a room whose cards clash sells nothing in it.
 * **The main hall** opens the game (room chief), draws its balls from the hall's own
   draw (the software generator or the blower: the ball source the traditional game
   uses) and closes it once a bingo is verified in either room.
 * **Each room** sells its own paper cards (seller-caller: its own series, at the game's
-  price, into ``stakes:<game>``), closes its own sale (room chief) and verifies the
-  claims made in it (table chief, against the card set's layouts and the balls).
+  price, into ``stakes:<game>``) and virtual cards on its own terminals
+  (:mod:`hall_server.annex.terminals`), closes its own sale (room chief) and verifies
+  the claims made on its paper cards (table chief, against the card set's layouts and
+  the balls).  Its virtual cards need no claim: each ball is checked against them as it
+  is committed (the main hall's draw, the annex's copy of it), and a card completing a
+  pattern is a verified claim of its room (R93.10), under the same rule of the earliest
+  ball as a paper card's.
+* **The hall's own game** and the joint game share the room and its paper cards: no
+  paper card of one is sold before the other's are collected (R82.4), so the main hall
+  opens, and each room sells and closes, only while the hall has no game of its own
+  under way, and the hall opens its own next game only once the joint game is paid.
 * **The pool** is journaled by both halls (``annex_pool``) once both sales are known;
   balls are drawn only after it.
-* **Paying** (cashier): each hall pays its own winners their share of each prize in cash
-  at an open desk, and journals what it owes its partner in ``interhall:<partner>``.
+* **Paying**: each hall pays its own winners its share of each prize - a paper card in
+  cash at an open desk (cashier), a virtual card to its player's account (R85.9) - and
+  journals what it owes its partner in ``interhall:<partner>``.  A room whose winners
+  are all virtual is settled with the close, without a desk.
 * **What the partner made** arrives as numbered items (``relay_seq``), taken once and in
   order; an item that changes nothing is kept as ``annex_item_ignored`` with the reason.
 """
@@ -24,34 +41,47 @@ hall made to the partner through the central server and hands it what the partne
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 from twisted.internet.defer import Deferred, DeferredLock, ensureDeferred, maybeDeferred
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.games.common import CARRY, BallSourceFactory, CashDesks
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
+from hall_server.hall.virtual import VirtualLibrary
 from protocol.annex import (
     CLOSED,
     DRAWING,
+    PATTERNS,
     SELLING,
+    CardRun,
     JointClaim,
     JointGame,
     JointPool,
+    JointVirtualCard,
+    card_ref,
+    declaration_digest,
+    declaration_parts,
+    decode_prints,
+    find_clash,
     house_and_tax,
     joint_pool,
+    joint_rules_refusal,
     owed_to_partner,
     prize_shares,
+    winners_of,
 )
-from protocol.cards import Card
+from protocol.cards import CELLS, Card, fingerprints
 from protocol.chain import Record
 from protocol.claims import CardRef, WonPattern, check_claim
 from protocol.errors import DomainError
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
-from protocol.settlement import PrizeRules
+from protocol.settlement import PAPER_STAKE_PCT, PrizeRules
 from protocol.settlement.refunds import stakes_account
+from protocol.wins import completion_balls
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
@@ -68,12 +98,15 @@ PERMISSIONS = {
     "annex_take": {R.SYSTEM},
     "annex_posted": {R.SYSTEM},
     "annex_link": {R.SYSTEM},
+    "annex_declare_cards": {R.SYSTEM},
 }
 #: The records of facts relayed to the partner, and the item kind each is.
 RELAYED = {
     "annex_game_opened": "opened", "annex_sales_reported": "sales", "annex_ball_drawn": "ball",
-    "annex_claim_verified": "claim", "annex_game_closed": "closed",
+    "annex_claim_verified": "claim", "annex_game_closed": "closed", "annex_cards_declared": "cards",
 }  # fmt: skip
+#: The fields of a card declaration's part, in the record and in the item alike.
+DECLARATION_FIELDS = ("digest", "part", "parts", "label", "first", "cards", "prints")
 
 
 class AnnexError(DomainError):
@@ -85,18 +118,56 @@ class AnnexGap(AnnexError):
 
 
 @dataclass
+class Declaration:
+    """A partner's declaration of its cards as its parts came: complete once it holds ``parts`` of them."""
+
+    digest: str
+    parts: int
+    received: dict[int, tuple[str, int, np.ndarray]] = field(default_factory=dict)  # part -> (label, first, prints)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.received) == self.parts
+
+    def runs(self) -> list[CardRun]:
+        return [CardRun(label, first, prints) for _, (label, first, prints) in sorted(self.received.items())]
+
+
+@dataclass
 class AnnexState:
     games: dict[str, JointGame] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
     last_relay_seq: int = 0  # the partner's items taken, 1..n
     outbox: dict[int, dict[str, Any]] = field(default_factory=dict)  # own record seq -> item, not yet posted
     link_up: bool = True  # as last journaled during a joint game
+    declared: str | None = None  # the digest of this hall's last declaration of its cards
+    partner_cards: Declaration | None = None  # the partner's last complete declaration
+    partner_incoming: Declaration | None = None  # one whose parts are still coming
+    #: What each winning card of the latest game settled here was paid: (pattern, hall, card) -> cents.
+    payouts: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+
+def cells_text(cells: Sequence[int]) -> str:
+    """A card's 27 cells as the hall-annex stream carries them: comma-separated, row by row."""
+    return ",".join(str(int(n)) for n in cells)
+
+
+def cells_of_text(text: object) -> tuple[int, ...] | None:
+    """The 27 cells of :func:`cells_text`, or None for text that is not a card's cells."""
+    if not isinstance(text, str):
+        return None
+    try:
+        cells = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        return None
+    return cells if len(cells) == CELLS and all(0 <= n <= 90 for n in cells) else None
 
 
 def item_of(record_type: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     """The item of the hall-annex stream a relayed record is (``protocol.central_messages.ANNEX_FIELDS``)."""
     kind = RELAYED[record_type]
-    item: dict[str, Any] = {"game_id": payload["game_id"], "kind": kind}
+    # A declaration of cards is of no game: it goes under the declaring hall's name.
+    item: dict[str, Any] = {"game_id": payload.get("game_id") or f"{payload['hall_id']}.cards", "kind": kind}
     if kind == "opened":
         item.update(cents=payload["price_cents"], line_bp=payload["line_bp"], bingo_bp=payload["bingo_bp"])
     elif kind == "sales":
@@ -105,6 +176,13 @@ def item_of(record_type: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         item.update(ball=payload["ball"], ball_count=payload["ball_count"])
     elif kind == "claim":
         item.update(pattern=payload["pattern"], card=payload["card"], ball_count=payload["ball_count"])
+        for key in ("stake_pct", "terminal", "label"):
+            if payload.get(key) is not None:
+                item[key] = payload[key]
+        if payload.get("cells"):
+            item["cells"] = cells_text(payload["cells"])
+    elif kind == "cards":
+        item.update({key: payload[key] for key in DECLARATION_FIELDS})
     else:
         item.update(cards=payload["annex_claims"])
     return item
@@ -125,6 +203,9 @@ class AnnexModule(ProjectedState):
         role: str,
         partner: str,
         desks: CashDesks | None = None,
+        library: VirtualLibrary | None = None,
+        own_game: Callable[[], str | None] = lambda: None,
+        session_open: Callable[[], object] = lambda: None,
     ) -> None:
         self.core = core
         self.ledger = ledger
@@ -136,8 +217,14 @@ class AnnexModule(ProjectedState):
         self.partner = partner
         self.main = hall_id if role == "main" else partner
         self.desks = desks
+        self.library = library
+        #: The id of this hall's own game while one is under way (not collected), else None (R82.4).
+        self.own_game = own_game
+        #: Raises a domain error unless the hall's session is open: cards are sold in a session only.
+        self.session_open = session_open
         self.state = AnnexState()
         self._draw_turn = DeferredLock()
+        self._own_runs: list[CardRun] | None = None
         #: Told each record this hall made that the partner must get, once committed (set by the link).
         self.relay: Callable[[], None] = lambda: None
         core.add_module(self)
@@ -173,6 +260,49 @@ class AnnexModule(ProjectedState):
         """What this hall made that the central server does not hold yet, oldest first."""
         return sorted(self.state.outbox.items())
 
+    def own_runs(self) -> list[CardRun]:
+        """The cards this hall may sell in a joint game (R82.6): every card set a series prints, cards
+        1 to the most any of its series prints, then the virtual library."""
+        if self._own_runs is None:
+            printed: dict[str, int] = {}
+            for series in self.catalog.all_series():
+                printed[series.card_set] = max(printed.get(series.card_set, 0), series.card_count)
+            runs = [CardRun(f"set {name}", 1, fingerprints(self.catalog.layouts(name)[:count]))
+                    for name, count in sorted(printed.items())]
+            if self.library is not None:
+                runs.append(CardRun(f"library {self.library.label}", 1, fingerprints(self.library.cells)))
+            self._own_runs = runs
+        return self._own_runs
+
+    def own_game_refusal(self) -> str | None:
+        """Why this hall may not open a game of its own now: a joint game not yet paid here (R82.4)."""
+        game = self.current()
+        if game is None or game.paid:
+            return None
+        return (f"hall-annex game {game.game_id} is under way in this room; its prizes are paid before this hall's "
+                "own next game opens (R82.4: a game's paper cards are collected before the next one's are sold)")
+
+    def closing_refusal(self) -> str | None:
+        """Why the session may not close yet: a joint game of this room not yet paid."""
+        game = self.current()
+        if game is None or game.paid:
+            return None
+        return (f"hall-annex game {game.game_id} is under way in this room; its prizes are paid before the session "
+                "closes")
+
+    def winners(self, game: JointGame) -> list[tuple[JointClaim, int | None]]:
+        """Every card sharing a prize won in either room, with what it was paid once the game is settled here."""
+        out: list[tuple[JointClaim, int | None]] = []
+        for pattern in PATTERNS:
+            for claim in winners_of(game.counted_claims(), pattern, game.main)[1]:
+                cents = self.state.payouts.get((pattern, claim.hall_id, claim.card)) if game.paid else None
+                out.append((claim, cents))
+        return out
+
+    def virtual_card(self, number: int) -> tuple[int, ...]:
+        assert self.library is not None, "a virtual card comes from the library"
+        return tuple(int(n) for n in self.library.cells[number - 1])
+
     def _require(self) -> JointGame:
         game = self.current()
         if game is None:
@@ -182,6 +312,12 @@ class AnnexModule(ProjectedState):
     def _main_only(self, what: str) -> None:
         if not self.is_main:
             raise AnnexError(f"only the main hall ({self.main}) {what}; this hall is its annex")
+
+    def _no_own_game(self, what: str) -> None:
+        own = self.own_game()
+        if own is not None:
+            raise AnnexError(f"this hall's own game {own} is under way (its cards are not collected); {what} once it "
+                             "is over (R82.4: a game's paper cards are collected before the next one's are sold)")
 
     # --- The fold -------------------------------------------------------------------
 
@@ -197,10 +333,13 @@ class AnnexModule(ProjectedState):
             state.last_relay_seq = max(state.last_relay_seq, int(p["relay_seq"]))
         elif kind in RELAYED and p.get("hall_id") == self.hall_id:
             state.outbox[record.seq] = item_of(kind, p)
+        if kind == "annex_cards_declared":
+            self._declared(p)
+            return
         if kind == "annex_game_opened":
             state.games[p["game_id"]] = JointGame(
                 p["game_id"], p["main"], p["annex"], p["price_cents"],
-                PrizeRules(line_bp=p["line_bp"], bingo_bp=p["bingo_bp"]),
+                PrizeRules(line_bp=p["line_bp"], bingo_bp=p["bingo_bp"]), clash=p.get("clash"),
             )
             state.order.append(p["game_id"])
             return
@@ -215,6 +354,10 @@ class AnnexModule(ProjectedState):
             return
         if kind == "annex_cards_sold":
             game.sold.setdefault(p["series"], []).append((p["first"], p["last"]))
+        elif kind == "annex_virtual_cards_bought":
+            for number in range(p["first"], p["last"] + 1):
+                game.virtual[number] = JointVirtualCard(number, p["account"], p["terminal"], p["stake_pct"],
+                                                        p["stake_cents"])
         elif kind == "annex_sales_reported":
             game.sales[p["hall_id"]] = (p["cards"], p["cents"])
         elif kind == "annex_pool":
@@ -223,15 +366,53 @@ class AnnexModule(ProjectedState):
         elif kind == "annex_ball_drawn":
             game.balls.append(p["ball"])
         elif kind == "annex_claim_verified":
-            game.claims.append(JointClaim(p["hall_id"], p["pattern"], p["card"], p["ball_count"]))
+            game.claims.append(JointClaim(p["hall_id"], p["pattern"], p["card"], p["ball_count"],
+                                          p.get("stake_pct") or PAPER_STAKE_PCT, p.get("terminal"), p.get("label")))
         elif kind == "annex_game_closed":
             game.phase, game.annex_claims_counted = CLOSED, p["annex_claims"]
         elif kind == "annex_prizes_paid":
             game.paid = True
+            state.payouts = {(prize["pattern"], hall, card): cents
+                             for prize in p["prizes"] for hall, card, cents in prize["winners"]}
+
+    def _declared(self, p: Mapping[str, Any]) -> None:
+        state = self.state
+        if p["hall_id"] == self.hall_id:
+            state.declared = p["digest"]
+            return
+        incoming = state.partner_incoming
+        if incoming is None or incoming.digest != p["digest"]:
+            incoming = state.partner_incoming = Declaration(p["digest"], p["parts"])
+        incoming.received[p["part"]] = (p["label"], p["first"], decode_prints(p["prints"]))
+        if incoming.complete:
+            state.partner_cards, state.partner_incoming = incoming, None
 
     def _committed(self, record: Record) -> None:
         if record.seq in self.state.outbox:
             self.relay()
+
+    # --- This hall's cards (R82.6) ----------------------------------------------------
+
+    def declare_cards(self) -> Deferred[list[Record]]:
+        """Declare to the partner the cards this hall may sell in a joint game, unless they are the ones declared last."""
+
+        def decide(now: int) -> list[Entry]:
+            runs = self.own_runs()
+            if self.state.declared == declaration_digest(runs):
+                return []
+            return [("annex_cards_declared", {"hall_id": self.hall_id, **part}) for part in declaration_parts(runs)]
+
+        return self.core.execute(SYSTEM, "annex_declare_cards", decide)
+
+    def _clash_with_partner(self) -> str | None:
+        """Why this hall's cards may not be sold in a game with the partner's (R82.6), if they may not."""
+        known = self.state.partner_cards
+        if known is None:
+            return (f"{self.partner} has not declared the cards it may sell yet (it does when it starts, through the "
+                    "central server); no two identical cards may be sold in one game (R82.6), so the halls' cards "
+                    "are checked first")
+        clash = find_clash(self.own_runs(), known.runs())
+        return clash.message(self.partner) if clash is not None else None
 
     # --- Commands of this hall's staff ------------------------------------------------
 
@@ -240,12 +421,22 @@ class AnnexModule(ProjectedState):
 
         def decide(now: int) -> list[Entry]:
             self._main_only("opens the hall-annex game")
+            self.session_open()
             current = self.current()
             if current is not None and not current.paid:
                 raise AnnexError(f"hall-annex game {current.game_id} is not over; close it and pay its prizes first")
+            self._no_own_game("the hall-annex game opens")
             series = self.catalog.all_series()
             if not series:
                 raise AnnexError("this hall has no series of paper cards to sell")
+            refusal = joint_rules_refusal(self.rules)
+            if refusal is not None:
+                raise AnnexError(refusal)
+            if self.state.declared != declaration_digest(self.own_runs()):
+                raise AnnexError("this hall's cards have not been declared to the annex yet; it does so as it starts")
+            clash = self._clash_with_partner()
+            if clash is not None:
+                raise AnnexError(f"the hall-annex game does not open: {clash}")
             return [("annex_game_opened", {
                 "game_id": f"{self.hall_id}.j{self.core.seq + 1}", "hall_id": self.hall_id, "main": self.hall_id,
                 "annex": self.partner, "price_cents": series[0].face_value_cents, "line_bp": self.rules.line_bp,
@@ -254,13 +445,22 @@ class AnnexModule(ProjectedState):
 
         return self.core.execute(actor, "annex_open_game", decide)
 
+    def selling(self) -> JointGame:
+        """The game whose sale is open in this room; :class:`AnnexError` says why there is none."""
+        game = self._require()
+        if game.phase != SELLING or self.hall_id in game.sales:
+            raise AnnexError(f"the sale of hall-annex game {game.game_id} is closed in this room")
+        if game.clash is not None:
+            raise AnnexError(f"this room sells nothing in hall-annex game {game.game_id}: {game.clash}")
+        return game
+
     def sell_cards(self, actor: Actor, series: int, first: int, last: int) -> Deferred[list[Record]]:
         """Record paper cards ``first``..``last`` of this hall's ``series`` sold by the seller (cash in their drawer)."""
 
         def decide(now: int) -> list[Entry]:
-            game = self._require()
-            if game.phase != SELLING or self.hall_id in game.sales:
-                raise AnnexError(f"the sale of hall-annex game {game.game_id} is closed in this room")
+            game = self.selling()
+            self.session_open()
+            self._no_own_game("the hall-annex game's cards are sold")
             try:
                 known = self.catalog.series(series)
             except (CatalogError, KeyError):
@@ -273,13 +473,24 @@ class AnnexModule(ProjectedState):
             after = game.last_sold(series)
             if after and first != after + 1:
                 raise AnnexError(f"card {after + 1} of series {series} is the next one to sell (R82.5)")
+            for other, ranges in sorted(game.sold.items()):
+                # Every series of a card set prints the same cards (R82.6 ruling): none twice in one game.
+                if other != series and self.catalog.series(other).card_set == known.card_set:
+                    twice = [(a, b) for a, b in ranges if a <= last and first <= b]
+                    if twice:
+                        a, b = twice[0]
+                        raise AnnexError(
+                            f"cards {max(a, first)}..{min(b, last)} of series {series} print the same numbers as those "
+                            f"of series {other} sold in this game (card set {known.card_set}): no two identical "
+                            "cards in one game (R82.6)")
             count = last - first + 1
             amount = count * game.price_cents
             posting = Posting.transfer(amount, debit=f"cash:{actor.name}", credit=stakes_account(game.game_id),
                                        reason="annex:sale", reference=Reference(game.game_id, None, self.core.seq + 1))
             self.ledger.check([posting])
             return [("annex_cards_sold", {"game_id": game.game_id, "series": series, "first": first, "last": last,
-                                          "count": count, "amount_cents": amount, "seller": actor.name}),
+                                          "count": count, "amount_cents": amount, "seller": actor.name,
+                                          "card_set": known.card_set}),
                     *posting_entries([posting])]
 
         return self.core.execute(actor, "annex_sell_cards", decide)
@@ -291,8 +502,9 @@ class AnnexModule(ProjectedState):
             game = self._require()
             if self.hall_id in game.sales:
                 raise AnnexError(f"this room's sale of hall-annex game {game.game_id} is already closed")
+            self._no_own_game("this room's sale of the hall-annex game closes")
             cards, cents = game.cards_sold_here()
-            if not cards:
+            if not cards and game.clash is None:
                 raise AnnexError("no card has been sold in this room; sell cards first")
             entries: list[Entry] = [("annex_sales_reported", {"game_id": game.game_id, "hall_id": self.hall_id,
                                                               "cards": cards, "cents": cents})]
@@ -327,7 +539,8 @@ class AnnexModule(ProjectedState):
             if tuple(game.balls) != before[0]:
                 raise AnnexError("the game's balls changed while the ball was drawn; draw again")
             return [("annex_ball_drawn", {"game_id": game.game_id, "hall_id": self.hall_id, "ball": ball,
-                                          "ball_count": len(game.balls) + 1})]
+                                          "ball_count": len(game.balls) + 1}),
+                    *self._virtual_wins(game, [*game.balls, ball])]
 
         return await self.core.execute(actor, "annex_draw_ball", decide)
 
@@ -342,8 +555,52 @@ class AnnexModule(ProjectedState):
             raise AnnexError("all 90 balls are drawn")
         return game
 
+    def _won(self, game: JointGame) -> dict[str, WonPattern]:
+        """The patterns won as this hall knows them: the earliest ball, and this room's cards on it."""
+        won = {}
+        for pattern in PATTERNS:
+            known = game.won_here(pattern, self.hall_id)
+            if known is not None:
+                won[pattern] = WonPattern(known[0], frozenset(CardRef(*ref) for ref in known[1]))
+        return won
+
+    def _virtual_wins(self, game: JointGame, balls: Sequence[int]) -> list[Entry]:
+        """This room's virtual cards completing a pattern on the last of ``balls`` win it without a claim (R93.10).
+
+        The hall marks its virtual cards itself, so it is their claimant: each one
+        ``check_claim`` finds winning is a verified claim of this room, on the ball it
+        completed the pattern on, under the rule of the earliest ball as a paper card's.
+        """
+        if not game.virtual or self.library is None:
+            return []
+        numbers = sorted(game.virtual)
+        cells = self.library.cells[np.asarray(numbers, dtype=np.int64) - 1]
+        completed = completion_balls(cells, balls)
+        now = len(balls)
+        due = np.flatnonzero((completed.line == now) | (completed.bingo == now))
+        if not len(due):
+            return []
+        won = self._won(game)
+        entries: list[Entry] = []
+        for index in due:
+            number = numbers[int(index)]
+            card = game.virtual[number]
+            ref = CardRef(self.library.number, number)
+            layout = self.virtual_card(number)
+            verdict = check_claim(ref, {ref: Card.from_cells(layout)}, balls, won)
+            for win in verdict.wins:
+                entries.append(("annex_claim_verified", {
+                    "game_id": game.game_id, "hall_id": self.hall_id, "pattern": win.pattern, "card": ref.label,
+                    "ball_count": win.ball_count, "stake_pct": card.stake_pct, "terminal": card.terminal,
+                    "label": f"{self.library.label}-{number}", "cells": list(layout),
+                }))
+                earlier = won.get(win.pattern)
+                sharing = earlier.cards if earlier is not None and earlier.ball_count == win.ball_count else frozenset()
+                won[win.pattern] = WonPattern(win.ball_count, sharing | {ref})
+        return entries
+
     def verify_claim(self, actor: Actor, series: int, card_number: int) -> Deferred[list[Record]]:
-        """Verify a claim made in this room on one of its cards; a win is relayed to the partner (R85.6, R87)."""
+        """Verify a claim made in this room on one of its paper cards; a win is relayed to the partner (R85.6, R87)."""
 
         def decide(now: int) -> list[Entry]:
             game = self._require()
@@ -351,28 +608,29 @@ class AnnexModule(ProjectedState):
                 raise AnnexError("claims are verified while the game is drawing, before it is closed")
             ref = CardRef(series, card_number)
             if not game.sold_here(series, card_number):
-                return [("annex_claim_rejected", {"game_id": game.game_id, "card": ref.label, "ball_count": len(game.balls),
-                                                  "reason": f"card {ref.label} was not sold in this room in this game"})]
+                virtual = self.library is not None and series == self.library.number
+                reason = (f"card {ref.label} is a virtual card: the system checks every virtual card at each ball "
+                          "and its wins need no claim (R93.10)" if virtual
+                          else f"card {ref.label} was not sold in this room in this game")
+                return [("annex_claim_rejected", {"game_id": game.game_id, "card": ref.label,
+                                                  "ball_count": len(game.balls), "reason": reason})]
             layout = self.catalog.layouts(self.catalog.series(series).card_set)[card_number - 1]
-            won = {}
-            for pattern in ("line", "bingo"):
-                ball = game.won(pattern)
-                if ball is not None:
-                    mine = frozenset(CardRef(*map(int, c.card.split("-"))) for c in game.claims
-                                     if c.hall_id == self.hall_id and c.pattern == pattern and c.ball_count == ball)
-                    won[pattern] = WonPattern(ball, mine)
-            verdict = check_claim(ref, {ref: Card.from_cells(int(n) for n in layout)}, game.balls, won)
+            verdict = check_claim(ref, {ref: Card.from_cells(int(n) for n in layout)}, game.balls, self._won(game))
             if not verdict.wins:
                 return [("annex_claim_rejected", {"game_id": game.game_id, "card": ref.label, "ball_count": len(game.balls),
                                                   "reason": verdict.reason or "it wins nothing"})]
             return [("annex_claim_verified", {"game_id": game.game_id, "hall_id": self.hall_id, "pattern": win.pattern,
-                                              "card": ref.label, "ball_count": win.ball_count})
+                                              "card": ref.label, "ball_count": win.ball_count,
+                                              "cells": [int(n) for n in layout]})
                     for win in verdict.wins]
 
         return self.core.execute(actor, "annex_verify_claim", decide)
 
     def close_game(self, actor: Actor) -> Deferred[list[Record]]:
-        """Close the game (main hall's room chief) once a bingo is verified in either room."""
+        """Close the game (main hall's room chief) once a bingo is verified in either room.
+
+        A room whose winners are all virtual is settled in the same records (R85.9).
+        """
 
         def decide(now: int) -> list[Entry]:
             self._main_only("closes the hall-annex game")
@@ -380,12 +638,27 @@ class AnnexModule(ProjectedState):
             if game.phase != DRAWING or not game.bingo_won:
                 raise AnnexError("the game closes once a bingo is verified in either room")
             counted = sum(1 for c in game.claims if c.hall_id == game.annex)
-            return [("annex_game_closed", {"game_id": game.game_id, "hall_id": self.hall_id, "annex_claims": counted})]
+            closed: Entry = ("annex_game_closed", {"game_id": game.game_id, "hall_id": self.hall_id,
+                                                   "annex_claims": counted})
+            return [closed, *self._settled_at_close(game, list(game.claims))]
 
         return self.core.execute(actor, "annex_close_game", decide)
 
+    def _settled_at_close(self, game: JointGame, counted: list[JointClaim]) -> list[Entry]:
+        """The settlement with the close when this room has no paper winner to pay in cash, else nothing yet."""
+        assert game.pool is not None, "a game closes after its pool"
+        shares = prize_shares(game.pool, counted, main=game.main, here=self.hall_id)
+        if any(hall == self.hall_id and card_ref(card)[0] != self._virtual_number
+               for share in shares for hall, card, _ in share.winners):
+            return []  # the cashier pays this room's paper winners (annex_pay_prizes)
+        return self._payments(game, counted, None, self.core.seq + 2)
+
+    @property
+    def _virtual_number(self) -> int | None:
+        return self.library.number if self.library is not None else None
+
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
-        """Pay this room's winners their shares in cash at ``desk`` and record what is owed to the partner."""
+        """Pay this room's winners (paper cards in cash at ``desk``, virtual ones to their accounts); record what is owed."""
 
         def decide(now: int) -> list[Entry]:
             game = self._require()
@@ -396,16 +669,18 @@ class AnnexModule(ProjectedState):
             if self.desks is None:
                 raise AnnexError("this hall has no cash desk; prizes on paper cards are paid at an open one")
             drawer = self.desks.paying_drawer(str(desk))
-            return self._payments(game, game.pool, drawer)
+            return self._payments(game, game.counted_claims(), drawer, self.core.seq + 1)
 
         return self.core.execute(actor, "annex_pay_prizes", decide)
 
-    def _payments(self, game: JointGame, pool: JointPool, drawer: str) -> list[Entry]:
+    def _payments(self, game: JointGame, claims: list[JointClaim], drawer: str | None, seq: int) -> list[Entry]:
+        """The ``annex_prizes_paid`` record (number ``seq``) and its postings."""
+        assert game.pool is not None
         here, partner = self.hall_id, game.partner(self.hall_id)
-        shares = prize_shares(pool, game.counted_claims(), main=game.main, here=here)
+        shares = prize_shares(game.pool, claims, main=game.main, here=here)
         owed = owed_to_partner(shares, main=game.main, here=here)
-        house, tax = house_and_tax(game.rules, pool, here_is_main=here == game.main)
-        stakes, seq = stakes_account(game.game_id), self.core.seq + 1
+        house, tax = house_and_tax(game.rules, game.pool, here_is_main=here == game.main)
+        stakes = stakes_account(game.game_id)
         postings: list[Posting] = []
 
         def move(amount: int, debit: str, credit: str, reason: str, card: str | None = None) -> None:
@@ -416,7 +691,15 @@ class AnnexModule(ProjectedState):
         move(-owed, f"interhall:{partner}", stakes, "annex:owed by partner")
         for share in shares:
             for hall, card, cents in share.winners:
-                if hall == here:
+                if hall != here:
+                    continue
+                series, number = card_ref(card)
+                if series == self._virtual_number and number in game.virtual:
+                    move(cents, stakes, game.virtual[number].account, f"prize:{share.pattern}", card)  # R85.9
+                elif drawer is None:
+                    raise AnnexError(f"card {card} is a paper card: this room's paper winners are paid in cash at an "
+                                     "open desk (annex_pay_prizes)")
+                else:
                     move(cents, stakes, drawer, f"prize:{share.pattern}", card)
             if here == game.main:
                 move(share.carry_cents, stakes, CARRY[share.pattern], f"carry:{share.pattern}:out")
@@ -453,12 +736,18 @@ class AnnexModule(ProjectedState):
 
         if sender != self.partner:
             return ignored(f"{sender} is not this hall's partner ({self.partner})")
+        if kind == "cards":
+            return self._taken_cards(item, seq, ignored)
         if kind == "opened":
             if self.is_main:
                 return ignored("the annex cannot open a hall-annex game; the main hall does")
-            return [("annex_game_opened", {"game_id": game_id, "hall_id": sender, "main": sender, "annex": self.hall_id,
-                                           "price_cents": item.get("cents", 0), "line_bp": item.get("line_bp", 0),
-                                           "bingo_bp": item.get("bingo_bp", 0), "relay_seq": seq})]
+            opened = {"game_id": game_id, "hall_id": sender, "main": sender, "annex": self.hall_id,
+                      "price_cents": item.get("cents", 0), "line_bp": item.get("line_bp", 0),
+                      "bingo_bp": item.get("bingo_bp", 0), "relay_seq": seq}
+            clash = self._clash_with_partner()
+            if clash is not None:  # the main hall checked this room's cards as it knew them: they changed since
+                opened["clash"] = clash
+            return [("annex_game_opened", opened)]
         game = self.game(game_id)
         if game is None:
             return ignored(f"this hall knows no hall-annex game {game_id}")
@@ -473,16 +762,44 @@ class AnnexModule(ProjectedState):
             if self.is_main or item.get("ball_count") != len(game.balls) + 1 or game.pool is None:
                 return ignored(f"ball {item.get('ball_count')} is not the next one of the main hall's draw")
             return [("annex_ball_drawn", {"game_id": game_id, "hall_id": sender, "ball": item["ball"],
-                                          "ball_count": item["ball_count"], "relay_seq": seq})]
+                                          "ball_count": item["ball_count"], "relay_seq": seq}),
+                    *self._virtual_wins(game, [*game.balls, int(item["ball"])])]
         if kind == "claim":
             if game.phase == CLOSED:
                 return ignored("the claim came after the main hall closed the game")
-            return [("annex_claim_verified", {"game_id": game_id, "hall_id": sender, "pattern": item["pattern"],
-                                              "card": item["card"], "ball_count": item["ball_count"], "relay_seq": seq})]
+            claim: dict[str, Any] = {"game_id": game_id, "hall_id": sender, "pattern": item["pattern"],
+                                     "card": item["card"], "ball_count": item["ball_count"], "relay_seq": seq}
+            for key in ("stake_pct", "terminal", "label"):
+                if item.get(key) is not None:
+                    claim[key] = item[key]
+            cells = cells_of_text(item.get("cells"))
+            if cells is not None:
+                claim["cells"] = list(cells)
+            return [("annex_claim_verified", claim)]
         if self.is_main or game.phase == CLOSED:
             return ignored("only the main hall closes the game, once")
-        return [("annex_game_closed", {"game_id": game_id, "hall_id": sender, "annex_claims": item.get("cards", 0),
-                                       "relay_seq": seq})]
+        counted = int(item.get("cards", 0))
+        closed: Entry = ("annex_game_closed", {"game_id": game_id, "hall_id": sender, "annex_claims": counted,
+                                               "relay_seq": seq})
+        if game.pool is None:
+            return [closed]
+        claims = [c for c in game.claims if c.hall_id == game.main]
+        claims += [c for c in game.claims if c.hall_id == game.annex][:counted]
+        return [closed, *self._settled_at_close(game, claims)]
+
+    def _taken_cards(self, item: Mapping[str, Any], seq: int, ignored: Callable[[str], list[Entry]]) -> list[Entry]:
+        part: dict[str, Any] = {key: item.get(key) for key in DECLARATION_FIELDS}
+        if any(part[key] is None for key in DECLARATION_FIELDS if key != "prints"):
+            return ignored("a part of a declaration of cards names its digest, part, parts, label, first and cards")
+        part["prints"] = part["prints"] or ""
+        try:
+            prints = decode_prints(str(part["prints"]))
+        except ValueError as error:
+            return ignored(f"the part's fingerprints do not read: {error}")
+        if len(prints) != part["cards"] or not 1 <= int(part["part"]) <= int(part["parts"]):
+            return ignored(f"part {part['part']} of {part['parts']} holds {len(prints)} fingerprints, "
+                           f"not {part['cards']}")
+        return [("annex_cards_declared", {"hall_id": item["from_hall"], **part, "relay_seq": seq})]
 
     def link_changed(self, up: bool) -> Deferred[list[Record]]:
         """Journal that the partner is out of reach, or back, while a joint game is under way."""

@@ -97,13 +97,14 @@ def export(ctx: click.Context, hall: Hall, day: str, out: Path, config_path: Pat
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     first, last = made.records[0], made.records[-1]
+    joint = f" and {len(made.joint_games)} joint game(s) with the partner hall" if made.joint_games else ""
     click.echo(
-        f"{out}: {day}, {len(made.games)} game(s), journal records {first.seq} to {last.seq} "
+        f"{out}: {day}, {len(made.games)} game(s){joint}, journal records {first.seq} to {last.seq} "
         f"(last hash {last.hash})"
     )
     if made.left_out:
         click.echo(f"left out (refunded, or not yet paid in full): {', '.join(made.left_out)}")
-    if not made.session_closed:
+    if not made.session_closed and made.games:
         click.echo(
             f"the session of {day} is still open: the replay takes game {made.games[-1]} as the "
             "session's last (R89); export again once the session is closed"

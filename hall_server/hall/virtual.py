@@ -214,6 +214,16 @@ def _whole(value: object, what: str, low: int, high: int) -> int:
     return value
 
 
+def quantity_and_stake(request: PurchaseRequest, price_cents: int) -> tuple[int, int, int]:
+    """A request's quantity, stake percentage and stake per card at ``price_cents`` (R82.15-16, R83.7)."""
+    quantity = _whole(request.quantity, "the number of cards", 1, MAX_CARDS_PER_PLAYER)
+    stake_pct = _whole(request.stake_pct, "the stake (percent of the card's value)", 1, 100)
+    stake = stake_cents(price_cents, stake_pct)
+    if stake <= 0:
+        raise PurchaseRefused(f"a stake of {stake_pct}% of {format_cents(price_cents)} is nothing; stake more")
+    return quantity, stake_pct, stake
+
+
 def check_terminal_id(terminal_id: object) -> str:
     if not isinstance(terminal_id, str) or not 1 <= len(terminal_id) <= 40 or not set(terminal_id) <= TERMINAL_ID_CHARS:
         raise VirtualError(f"a terminal id is 1-40 letters, digits, '-' or '_', not {terminal_id!r}")
@@ -534,6 +544,20 @@ class VirtualModule(ProjectedState):
 
     def _check_request(self, request: PurchaseRequest, game: Game | None, now: int) -> tuple[str, int, int, int]:
         """The account, quantity, stake percentage and stake of a request that may go on (R82.13-16, R93.8)."""
+        account = self.buyer(request)
+        if game is None or game.machine.state is not State.SELLING:
+            raise PurchaseRefused("no sale is open; cards are bought only during the sale time (R93.8)")
+        window = self.window(game)
+        if window is None or not window.opens_at_ms <= now < window.closes_at_ms:
+            raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)")
+        return (account, *quantity_and_stake(request, game.machine.price_cents))
+
+    def buyer(self, request: PurchaseRequest) -> str:
+        """The ledger account a request buys for, if its terminal may sell and its player may buy (R82.13-14).
+
+        Every game sold on the terminals asks this first: an authorised terminal, a player
+        signed in with the PIN, buying for that account, an account open and usable.
+        """
         terminal = self.state.terminals.get(request.terminal_id)
         if terminal is None or terminal.revoked or terminal.out_of_service is not None:
             raise PurchaseRefused(f"terminal {request.terminal_id} is not authorised to sell cards (R82.13)")
@@ -549,17 +573,7 @@ class VirtualModule(ProjectedState):
             self.cashier.usable_account(named)
         except DomainError as error:
             raise PurchaseRefused(str(error)) from None
-        if game is None or game.machine.state is not State.SELLING:
-            raise PurchaseRefused("no sale is open; cards are bought only during the sale time (R93.8)")
-        window = self.window(game)
-        if window is None or not window.opens_at_ms <= now < window.closes_at_ms:
-            raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)")
-        quantity = _whole(request.quantity, "the number of cards", 1, MAX_CARDS_PER_PLAYER)
-        stake_pct = _whole(request.stake_pct, "the stake (percent of the card's value)", 1, 100)
-        stake = stake_cents(game.machine.price_cents, stake_pct)
-        if stake <= 0:
-            raise PurchaseRefused(f"a stake of {stake_pct}% of {format_cents(game.machine.price_cents)} is nothing; stake more")
-        return player_account(named), quantity, stake_pct, stake
+        return player_account(named)
 
     def record_refusal(self, terminal_id: str, what: str, reason: str, request: str = "") -> defer.Deferred[list[Record]]:
         """Journal a request a terminal made and the gateway refused (bad message, order, credentials)."""
@@ -643,5 +657,6 @@ __all__ = [
     "VirtualError",
     "VirtualLibrary",
     "VirtualModule",
+    "quantity_and_stake",
     "token_hash",
 ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Iterable, Mapping, Sequence
 
-from hall_server.reports.minutes import GameMinutes, MonthCount, SessionMinutes, VirtualCard
+from hall_server.reports.minutes import GameMinutes, JointGameMinutes, MonthCount, SessionMinutes, VirtualCard
 from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, Table
 
 
@@ -211,6 +211,102 @@ def game_report(game: GameMinutes, *, hall_name: str, timezone: tzinfo) -> Repor
     )
 
 
+# --- Games played with the partner hall (R3.5.b) --------------------------------------------
+
+
+def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "") -> list[Table]:
+    """The minutes of a game played with the partner hall: both rooms' sales, the main hall's balls,
+    the winners of both rooms and who paid what (R77.1, R83.3-4)."""
+    lead = f"Game with {game.partner} {game.game_id}: " if prefix else ""
+    pool = game.pool or {}
+    rooms = [(game.main, "main hall"), (game.annex, "annex")]
+    return [
+        _fields(
+            f"{prefix}game", f"{lead}Game with the partner hall {game.game_id}",
+            [
+                ("game_id", "Game", game.game_id),
+                ("main", "Main hall (its draw)", game.main),
+                ("annex", "Annex", game.annex),
+                ("this_hall", "This hall", game.here),
+                ("opened", "Opened", _time(game.opened_ms, timezone)),
+                ("face_value_cents", "Face value (card price)", Cents(game.price_cents)),
+                ("line_bp", "Line, basis points of both rooms' sales", game.line_bp),
+                ("bingo_bp", "Bingo, basis points of both rooms' sales", game.bingo_bp),
+                ("state", "State", game.state),
+                ("cards_clash", "This room sold nothing: its cards clash with the partner's (R82.6)",
+                 game.clash or "no"),
+                ("physical_cards", "Physical cards sold in this room", sum(s.count for s in game.paper_sales)),
+                ("virtual_cards", "Virtual cards sold in this room", len(game.virtual_cards)),
+                ("collection_cents", "Collected in this room", Cents(game.own_sales_cents)),
+                ("pool_sales_cents", "Collected in both rooms", _cents(pool.get("sales_cents"))),
+                ("line_prize_cents", "Line prize", _cents(pool.get("line_cents"))),
+                ("bingo_prize_cents", "Bingo prize", _cents(pool.get("bingo_cents"))),
+                ("paid_here_cents", "Prizes paid by this hall", Cents(game.paid_here_cents)),
+                ("carried_cents", "Carried by the main hall to its next game (R88.5)", Cents(game.carry_cents)),
+                ("owed_to_partner_cents", "Owed to the partner (negative: owed by it)",
+                 _cents(game.owed_to_partner_cents)),
+                ("house_cents", "House share of this room's sales", _cents(game.house_cents)),
+                ("tax_cents", "Tax on this room's sales (R98)", _cents(game.tax_cents)),
+                ("balls_drawn", "Balls drawn by the main hall", len(game.drawn)),
+            ],
+        ),
+        _table(
+            f"{prefix}rooms", f"{lead}Sales of both rooms",
+            [("hall", "Hall"), ("room", "Room"), ("cards", "Cards sold"), ("amount_cents", "Collected")],
+            [[hall, room, game.sales[hall][0] if hall in game.sales else None,
+              _cents(game.sales[hall][1] if hall in game.sales else None)] for hall, room in rooms],
+        ),
+        _table(
+            f"{prefix}paper_sales", f"{lead}Paper sales of this room, by seller",
+            [("seq", "Record"), ("time", "Time"), ("seller", "Seller"), ("series", "Series"),
+             ("first_card", "First card"), ("last_card", "Last card"), ("cards", "Cards"), ("amount_cents", "Amount")],
+            [[s.seq, _time(s.time_ms, timezone), s.seller, s.series, s.first, s.last, s.count, Cents(s.amount_cents)]
+             for s in game.paper_sales],
+        ),
+        _table(
+            f"{prefix}virtual_cards", f"{lead}Virtual cards sold in this room, by stake percentage",
+            [("series", "Series"), ("series_label", "Shown as"), ("stake_percent", "Stake"),
+             ("price_cents", "Card price"), ("stake_cents", "Stake per card"), ("cards", "Cards"),
+             ("card_numbers", "Card numbers"), ("terminals", "Terminals"), ("amount_cents", "Collected")],
+            _virtual_groups(game.virtual_cards, game.virtual_labels),
+        ),
+        _table(
+            f"{prefix}winners", f"{lead}Winning cards of both rooms, with the ball they won on",
+            [("seq", "Record"), ("prize", "Prize"), ("ball_order", "On ball no."), ("ball", "Ball"),
+             ("hall", "Hall"), ("card", "Card"), ("terminal", "Terminal")],
+            [[w.seq, w.pattern, w.order, w.ball, w.hall, w.card, w.terminal or "paper card"] for w in game.winners],
+        ),
+        _table(
+            f"{prefix}prizes", f"{lead}Prizes: each winning card's share and who paid it",
+            [("prize", "Prize"), ("ball_order", "Won on ball no."), ("ball", "Ball"), ("amount_cents", "Prize amount"),
+             ("hall", "Hall"), ("card", "Winning card"), ("paid_cents", "Share"), ("paid_by", "Paid by")],
+            [[x.prize, x.order, x.ball, Cents(x.amount_cents), x.hall, x.card, Cents(x.cents), x.paid_by]
+             for x in game.payments],
+        ),
+        _table(
+            f"{prefix}claims_rejected", f"{lead}Claims rejected in this room",
+            [("seq", "Record"), ("card", "Card"), ("ball_order", "After ball no."), ("reason", "Reason")],
+            [[c.seq, c.card, c.order, c.reason] for c in game.rejected],
+        ),
+        _table(
+            f"{prefix}draw", f"{lead}The main hall's balls in order, with the prizes",
+            [("seq", "Record"), ("time", "Time"), ("ball_order", "Ball no."), ("ball", "Ball"), ("event", "Event"),
+             ("cards", "Cards"), ("amount_cents", "Amount"), ("detail", "Detail")],
+            [[e.seq, _time(e.time_ms, timezone), e.order, e.ball, e.event, _words(e.cards), _cents(e.amount_cents),
+              e.detail] for e in game.draw],
+        ),
+    ]
+
+
+def joint_report(game: JointGameMinutes, *, hall_name: str, timezone: tzinfo) -> Report:
+    return Report(
+        "game", game.game_id, f"{hall_name} - minutes of game {game.game_id} with {game.partner}", game.journal_range,
+        (_journal("game minutes", game.game_id, game.journal_range, hall_name, timezone),
+         *joint_tables(game, timezone)),
+        stem=f"minutes-game-{game.game_id}",
+    )
+
+
 # --- Sessions -------------------------------------------------------------------------------
 
 
@@ -286,6 +382,23 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo)
     ]
     for game in session.games:
         tables += game_tables(game, timezone, prefix=f"game_{game.number}.")
+    if session.joint_games:
+        tables.append(_table(
+            "joint_games", "Games played with the partner hall (R3.5.b)",
+            [("game_id", "Game"), ("partner", "Partner hall"), ("this_hall_is", "This hall is"), ("state", "State"),
+             ("cards", "Cards sold here"), ("collection_cents", "Collected here"),
+             ("partner_collection_cents", "Collected by the partner"), ("line_prize_cents", "Line prize"),
+             ("bingo_prize_cents", "Bingo prize"), ("paid_here_cents", "Paid by this hall"),
+             ("owed_to_partner_cents", "Owed to the partner"), ("tax_cents", "Tax here (R98)")],
+            [[j.game_id, j.partner, "the main hall" if j.here == j.main else "the annex", j.state,
+              sum(s.count for s in j.paper_sales) + len(j.virtual_cards), Cents(j.own_sales_cents),
+              _cents(j.sales[j.partner][1] if j.partner in j.sales else None),
+              _cents((j.pool or {}).get("line_cents")), _cents((j.pool or {}).get("bingo_cents")),
+              Cents(j.paid_here_cents), _cents(j.owed_to_partner_cents), _cents(j.tax_cents)]
+             for j in session.joint_games],
+        ))
+        for index, joint in enumerate(session.joint_games, start=1):
+            tables += joint_tables(joint, timezone, prefix=f"joint_{index}.")
     tables += [
         _table(
             "incidents", "Incidents and complaints (R75.4, R75.5, R77.2, R84.3)",

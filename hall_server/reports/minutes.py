@@ -13,6 +13,11 @@
   administrator and the room chief, every game, the incidents, complaints and extra
   checks, the jackpot's bank deposits with its funds and account at the close (R91.11),
   and the daily summary with running totals;
+* per joint game played with the partner hall (:class:`JointGameMinutes`, R3.5.b): this
+  room's paper and virtual sales and the partner room's, the joint pool, the main hall's
+  balls, the winning cards of both rooms with the ball they won on, and each prize's
+  settlement: what each winning card got, what this hall paid and to whom, what it owes
+  its partner or is owed, the carry, the house's share and the tax;
 * per month (:class:`MonthCount`, R77.4): the physical and virtual cards sold.
 
 Every part names the journal records it covers (:class:`JournalRange`): the first and
@@ -287,6 +292,82 @@ class GameMinutes:
 
 
 @dataclass(frozen=True)
+class JointWinner:
+    """A card of either room verified as winning ``pattern`` on the ``order``-th ball of a joint game."""
+
+    seq: int
+    hall: str
+    pattern: str
+    ref: str  # series-number, as the records name it: 1001-17, 9001-17
+    card: str  # as its room shows it: 1001-17, V1-17
+    order: int
+    ball: int | None
+    terminal: str | None  # a virtual card's terminal; None for a paper card
+
+
+@dataclass(frozen=True)
+class JointPayment:
+    """One winning card of a joint game's prize as this hall settled it: its room, its share, who paid."""
+
+    prize: str
+    order: int | None
+    ball: int | None
+    amount_cents: int
+    hall: str
+    card: str
+    cents: int
+    paid_by: str  # "desk <name>", "player's account", or the partner hall
+
+
+@dataclass
+class JointGameMinutes:
+    """A game played with the partner hall (R3.5.b), as this hall's journal tells it."""
+
+    game_id: str
+    main: str
+    annex: str
+    here: str
+    price_cents: int
+    line_bp: int
+    bingo_bp: int
+    opened_seq: int
+    opened_ms: int
+    span: _Span = field(default_factory=_Span, repr=False)
+    state: str = "selling"
+    clash: str | None = None
+    paper_sales: list[PaperSale] = field(default_factory=list)
+    virtual_cards: list[VirtualCard] = field(default_factory=list)
+    virtual_labels: dict[int, str] = field(default_factory=dict)
+    sales: dict[str, tuple[int, int]] = field(default_factory=dict)  # each room's (cards, cents) as reported
+    pool: Mapping[str, Any] | None = None
+    drawn: list[int] = field(default_factory=list)
+    draw: list[DrawEvent] = field(default_factory=list)
+    winners: list[JointWinner] = field(default_factory=list)
+    rejected: list[RejectedClaim] = field(default_factory=list)
+    payments: list[JointPayment] = field(default_factory=list)
+    carry_cents: int = 0  # what the splits left (the main hall carries it)
+    paid_here_cents: int = 0
+    owed_to_partner_cents: int | None = None
+    house_cents: int | None = None
+    tax_cents: int | None = None
+
+    @property
+    def partner(self) -> str:
+        return self.annex if self.here == self.main else self.main
+
+    @property
+    def journal_range(self) -> JournalRange:
+        return self.span.frozen()
+
+    @property
+    def own_sales_cents(self) -> int:
+        return sum(s.amount_cents for s in self.paper_sales) + sum(c.stake_cents for c in self.virtual_cards)
+
+    def ball_at(self, order: int) -> int | None:
+        return self.drawn[order - 1] if 0 < order <= len(self.drawn) else None
+
+
+@dataclass(frozen=True)
 class Verification:
     seq: int
     time_ms: int
@@ -384,6 +465,7 @@ class SessionMinutes:
     opened_seq: int | None = None
     closed_seq: int | None = None
     games: list[GameMinutes] = field(default_factory=list)
+    joint_games: list[JointGameMinutes] = field(default_factory=list)
     book: list[BookEntry] = field(default_factory=list)
     ball_sets: list[BookEntry] = field(default_factory=list)
     pot_movements: list[PotMovement] = field(default_factory=list)
@@ -497,6 +579,7 @@ class MinutesBook:
     def __init__(self) -> None:
         self.sessions: list[SessionMinutes] = []
         self.games: dict[str, GameMinutes] = {}
+        self.joint_games: dict[str, JointGameMinutes] = {}
         self._current_session: SessionMinutes | None = None
         self._current_game: GameMinutes | None = None
         # Records between one session's close and the next one's opening count (the
@@ -522,6 +605,10 @@ class MinutesBook:
         except KeyError:
             known = f"; the last is {next(reversed(self.games))}" if self.games else "; it holds none yet"
             raise ReportError(f"there is no game {game_id!r} in the journal{known}") from None
+
+    def joint_game(self, game_id: str) -> JointGameMinutes | None:
+        """The game played with the partner hall named ``game_id`` (``hall-1.j812``), if the journal holds it."""
+        return self.joint_games.get(game_id)
 
     def session(self, number: int) -> SessionMinutes:
         if not 1 <= number <= len(self.sessions):
@@ -636,11 +723,16 @@ class MinutesBook:
             (session.jackpot_bank if session is not None else self._pending_bank).append(movement)
         elif kind == "sale_opened" and "card_set" in p:  # a paper game of this hall, not a relayed one
             self._game_opened(record)
+        elif kind.startswith("annex_"):
+            self._joint_record(record)
         else:
             game = self._current_game
             if game is not None and p.get("game_id") == game.game_id:
                 game.span.cover(record)
                 self._game_record(game, record)
+
+    def _joint_record(self, record: Record) -> None:
+        _joint_record(self, record)
 
     def _open_session(self, record: Record) -> SessionMinutes:
         verification = self._pending_verifications[-1] if self._pending_verifications else None
@@ -678,6 +770,10 @@ class MinutesBook:
         posting = Posting.from_dict(payload)
         for account, change in posting.signed().items():
             self._balances[account] = self._balances.get(account, 0) + change
+        joint = self.joint_games.get(posting.reference.game_id or "")
+        if joint is not None:
+            joint.span.cover(record)
+            return
         game = self.games.get(posting.reference.game_id or "")
         if game is None:
             return
@@ -847,6 +943,107 @@ class MinutesBook:
             to = pot or f"carry:{payment.prize}"
             game.draw.append(DrawEvent(record.seq, record.time_ms, payment.order, ball, "carried", (),
                                        payment.carry_cents, f"{payment.prize}: left in {to} (R88.5)"))
+
+
+# --- Games played with the partner hall (R3.5.b) ---------------------------------------------
+
+_JOINT_STATES = {"annex_pool": "drawing", "annex_game_closed": "closed", "annex_prizes_paid": "paid"}
+
+
+def _joint_opened(book: MinutesBook, record: Record) -> None:
+    p = record.payload
+    here = p["annex"] if p.get("relay_seq") is not None else p["main"]  # the annex took it from the stream
+    joint = JointGameMinutes(p["game_id"], p["main"], p["annex"], here, p["price_cents"], p["line_bp"], p["bingo_bp"],
+                             record.seq, record.time_ms, clash=p.get("clash"))
+    joint.span.cover(record)
+    book.joint_games[joint.game_id] = joint
+    if book._current_session is not None:
+        book._current_session.joint_games.append(joint)
+
+
+def _joint_record(book: MinutesBook, record: Record) -> None:
+    p = record.payload
+    kind = record.type
+    if kind == "annex_game_opened":
+        _joint_opened(book, record)
+        return
+    joint = book.joint_games.get(str(p.get("game_id")))
+    if joint is None:
+        return
+    joint.span.cover(record)
+    joint.state = _JOINT_STATES.get(kind, joint.state)
+    order = len(joint.drawn)
+    if kind == "annex_cards_sold":
+        joint.paper_sales.append(PaperSale(record.seq, record.time_ms, p["seller"], p["series"], p["first"], p["last"],
+                                           p["count"], p["amount_cents"]))
+    elif kind == "annex_virtual_cards_bought":
+        joint.virtual_labels[p["series"]] = p["series_label"]
+        joint.virtual_cards.extend(
+            VirtualCard(record.seq, p["series"], number, p["price_cents"], p["stake_cents"], p["terminal"],
+                        p["account"], p["stake_pct"])
+            for number in range(p["first"], p["last"] + 1)
+        )
+    elif kind == "annex_sales_reported":
+        joint.sales[p["hall_id"]] = (p["cards"], p["cents"])
+        if p["hall_id"] == joint.here:
+            joint.state = "sale closed here"
+    elif kind == "annex_pool":
+        joint.pool = p
+    elif kind == "annex_ball_drawn":
+        joint.drawn.append(p["ball"])
+        joint.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"], "ball drawn", (), None,
+                                    f"by {p['hall_id']}"))
+    elif kind == "annex_claim_verified":
+        card = p.get("label") or p["card"]
+        ball = joint.ball_at(p["ball_count"])
+        joint.winners.append(JointWinner(record.seq, p["hall_id"], p["pattern"], p["card"], card, p["ball_count"],
+                                         ball, p.get("terminal")))
+        where = p["hall_id"] + (f", terminal {p['terminal']}" if p.get("terminal") else ", paper card")
+        joint.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], ball, "prize won", (card,), None,
+                                    f"{p['pattern']} ({where})"))
+    elif kind == "annex_claim_rejected":
+        joint.rejected.append(RejectedClaim(record.seq, p["card"], p["ball_count"], p["reason"]))
+        joint.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], joint.ball_at(p["ball_count"]),
+                                    "claim rejected", (p["card"],), None, p["reason"]))
+    elif kind == "annex_game_closed":
+        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order), "game closed", (), None,
+                                    f"by {p['hall_id']}; {p['annex_claims']} claim(s) of the annex counted"))
+    elif kind == "annex_link":
+        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order),
+                                    "link back" if p["up"] else "link lost", (), None, f"to {p['partner']}"))
+    elif kind == "annex_prizes_paid":
+        _joint_paid(joint, record)
+
+
+def _joint_paid(joint: JointGameMinutes, record: Record) -> None:
+    p = record.payload
+    virtual = {f"{c.series}-{c.card_number}" for c in joint.virtual_cards}
+    labels = joint.virtual_labels
+    for prize in p["prizes"]:
+        order = prize["ball_count"]
+        ball = joint.ball_at(order) if order is not None else None
+        for hall, card, cents in prize["winners"]:
+            series, _, number = card.partition("-")
+            shown = f"{labels.get(int(series), series)}-{number}" if hall == joint.here and series.isdigit() else card
+            if hall != joint.here:
+                shown = next((w.card for w in joint.winners if (w.hall, w.ref) == (hall, card)), card)
+                paid_by = hall
+            elif card in virtual:
+                paid_by = "player's account"
+            else:
+                paid_by = f"desk {str(p['desk'] or '').removeprefix('cash:')}"
+            joint.payments.append(JointPayment(prize["pattern"], order, ball, prize["amount_cents"], hall, shown, cents,
+                                               paid_by))
+            joint.draw.append(DrawEvent(record.seq, record.time_ms, order or 0, ball, "prize paid", (shown,), cents,
+                                        f"{prize['pattern']}, {hall}: {paid_by}"))
+        joint.carry_cents += prize["carry_cents"]
+        joint.paid_here_cents += prize["paid_here_cents"]
+        if prize["carry_cents"] and joint.here == joint.main:
+            to = f"to this hall's next game (carry:{prize['pattern']}, R88.5)"
+            joint.draw.append(DrawEvent(record.seq, record.time_ms, order or 0, ball, "carried", (),
+                                        prize["carry_cents"], f"{prize['pattern']}: {to}"))
+    joint.owed_to_partner_cents = p["owed_to_partner_cents"]
+    joint.house_cents, joint.tax_cents = p["house_cents"], p["tax_cents"]
 
 
 def _count(

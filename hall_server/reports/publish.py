@@ -16,7 +16,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sqlalchemy import Engine
 
-from hall_server.reports.layout import game_report, month_report, session_report
+from hall_server.reports.layout import game_report, joint_report, month_report, session_report
 from hall_server.reports.minutes import MinutesBook, build
 from server_kit.journal.sql import verified_records
 from server_kit.reports.document import Report, ReportError
@@ -57,6 +57,9 @@ def make_report(book: MinutesBook, kind: str, subject: str, hall_name: str, time
     Times are shown in the hall's ``timezone`` (``[hall] timezone``), which the report names.
     """
     if kind == "game":
+        joint = book.joint_game(subject)
+        if joint is not None:  # a game played with the partner hall (R3.5.b)
+            return joint_report(joint, hall_name=hall_name, timezone=timezone)
         return game_report(book.game(subject), hall_name=hall_name, timezone=timezone)
     if kind == "session":
         if not subject.isdigit():

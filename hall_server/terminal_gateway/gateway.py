@@ -43,6 +43,8 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.python.failure import Failure
 from twisted.logger import Logger
 
+from hall_server.annex.module import AnnexModule
+from hall_server.annex.terminals import JointCard, JointTerminalSales
 from hall_server.hall.cashier import CashierModule, player_account
 from hall_server.hall.games import Game, GamesModule
 from hall_server.hall.responsible import ResponsiblePlayModule
@@ -51,6 +53,7 @@ from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
 from hall_server.network.module import Hold, NetworkGame, NetworkModule, NetworkPurchase
 from hall_server.reports.recall import GameRecall, players_view
 from hall_server.statements import format_account_number
+from protocol.annex import CLOSED, SELLING
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.game import FINAL_STATES
@@ -191,6 +194,62 @@ def network_picture(game: NetworkGame | None) -> dict[str, Any] | None:
     }
 
 
+#: Records that change the hall-annex game's picture.
+JOINT_GAME_RECORDS = frozenset({
+    "annex_game_opened", "annex_terminal_sale_opened", "annex_sales_reported", "annex_pool", "annex_claim_verified",
+    "annex_game_closed", "annex_prizes_paid", "annex_link",
+})
+
+
+def joint_picture(annex: AnnexModule, joint: JointTerminalSales | None) -> dict[str, Any] | None:
+    """The hall-annex game as terminals show it: where it stands in this room, the terminals' sale time,
+    the main hall's balls, the cards in play in both rooms and the prizes, the winners of both rooms
+    with the hall (and the terminal of a virtual card) where each was sold (R3.5.b, R92.11)."""
+    game = annex.current()
+    if game is None:
+        return None
+    here = annex.hall_id
+    if game.paid:
+        state = "closed"
+    elif game.phase == CLOSED:
+        state = "bingo_won"
+    elif game.phase == SELLING:
+        state = "sale_closed" if here in game.sales else "selling"
+    else:
+        state = "drawing" if game.balls else "sale_closed"
+    window = joint.window(game) if joint is not None else None
+    pool = game.pool
+    return {
+        "game_id": game.game_id,
+        "state": state,
+        "over": game.paid,
+        "main": game.main,
+        "annex": game.annex,
+        "here": here,
+        "price_cents": game.price_cents,
+        "series": joint.library.label if joint is not None else None,
+        "sale": None if window is None or here in game.sales else
+        {"opens_at_ms": window.opens_at_ms, "closes_at_ms": window.closes_at_ms},
+        "sells_nothing": game.clash,
+        "drawn": list(game.balls),
+        "cards_sold": pool.cards if pool is not None else None,
+        "sales_cents": pool.sales_cents if pool is not None else None,
+        "prizes": {"line": pool.line_cents, "bingo": pool.bingo_cents} if pool is not None else None,
+        "won": {pattern: ball for pattern in ("line", "bingo") if (ball := game.won(pattern)) is not None},
+        "winners": [
+            {"pattern": claim.pattern, "ball_count": claim.ball_count, "card": claim.shown, "hall": claim.hall_id,
+             "terminal": claim.terminal, "cents": cents}
+            for claim, cents in annex.winners(game)[-PICTURE_WINNERS:]
+        ],
+    }
+
+
+def joint_card_json(card: JointCard) -> dict[str, Any]:
+    """A virtual card of the hall-annex game as a terminal shows it (R82.9-12)."""
+    return {"card": card.label, "ref": card.ref.label, "cells": list(card.cells), "code": card.code,
+            "price_cents": card.price_cents, "stake_cents": card.stake_cents, "stake_pct": card.stake_pct}
+
+
 def card_json(card: VirtualCard) -> dict[str, Any]:
     """A virtual card as a terminal shows it: number, series, value, stake, code (R82.9-12, R92.9)."""
     return {
@@ -218,6 +277,8 @@ class TerminalGateway:
         notices: tuple[tuple[str, ...], str] = ((), ""),
         network: NetworkModule | None = None,
         recall: GameRecall | None = None,
+        annex: AnnexModule | None = None,
+        joint: JointTerminalSales | None = None,
     ) -> None:
         self.core = core
         self.games = games
@@ -232,6 +293,8 @@ class TerminalGateway:
         self.notices = notices  # the operator's warnings and help page (R97.2)
         self.network = network  # the network games, when the hall takes part in them
         self.recall = recall  # the hall's last games, for the terminals' "Last games" view
+        self.annex = annex  # the hall-annex game, when the hall plays one with a partner hall
+        self.joint = joint  # its virtual cards on this room's terminals
         self.sessions: dict[str, TerminalSession] = {}  # by terminal id, once hello passed
         self.waiting: set[TerminalSession] = set()  # connections that have not said hello yet
         self.by_account: dict[str, set[TerminalSession]] = {}  # ledger account -> sessions signed in
@@ -295,6 +358,51 @@ class TerminalGateway:
             self._prizes_paid(p)
         if self.network is not None and kind.startswith("network_"):
             self._network_record(record)
+        if self.annex is not None and kind.startswith("annex_"):
+            self._joint_record(record)
+
+    # --- The hall-annex game ----------------------------------------------------------
+
+    def joint_message(self) -> dict[str, Any]:
+        assert self.annex is not None
+        return {"game": joint_picture(self.annex, self.joint), "link_up": self.annex.state.link_up}
+
+    def joint_cards(self, account: str | None) -> tuple[str, list[dict[str, Any]]] | None:
+        """The player's cards in the current hall-annex game, or None when there is no game."""
+        game = self.annex.current() if self.annex is not None else None
+        if game is None:
+            return None
+        cards = [] if account is None or self.joint is None else self.joint.cards(game.game_id, player_account(account))
+        return game.game_id, [joint_card_json(card) for card in cards]
+
+    def _joint_record(self, record: Record) -> None:
+        kind, p = record.type, record.payload
+        if kind == "annex_ball_drawn":
+            self._to_all(json.dumps({"type": "joint_ball", "game_id": p["game_id"], "ball": p["ball"],
+                                     "ball_count": p["ball_count"], "time_ms": record.time_ms},
+                                    separators=(",", ":")))
+        elif kind in JOINT_GAME_RECORDS:
+            self._to_all(json.dumps({"type": "joint_game", **self.joint_message()}, separators=(",", ":")))
+            if kind == "annex_game_opened":
+                for session in list(self.sessions.values()):
+                    session.send_joint_cards()
+            elif kind == "annex_prizes_paid":
+                self._joint_prizes_paid(p)
+
+    def _joint_prizes_paid(self, p: Mapping[str, Any]) -> None:
+        """Each player whose virtual card won is told what was credited to the account (R85.9)."""
+        annex, joint = self.annex, self.joint
+        if annex is None or joint is None:
+            return
+        for prize in p["prizes"]:
+            for hall, card, cents in prize["winners"]:
+                owner = joint.owner(p["game_id"], card) if hall == annex.hall_id else None
+                if owner is None:
+                    continue
+                number = card.partition("-")[2]
+                for session in self._signed_in(owner):
+                    session.send("joint_won", game_id=p["game_id"], card=f"{joint.library.label}-{number}",
+                                 prize=str(prize["pattern"]), cents=cents)
 
     # --- The network game ------------------------------------------------------------
 
@@ -493,6 +601,14 @@ class TerminalSession:
         if gateway.network is not None:
             self.send("net_game", **gateway.network_message())
             self.send_network_cards()
+        if gateway.annex is not None:
+            self.send("joint_game", **gateway.joint_message())
+            self.send_joint_cards()
+
+    def send_joint_cards(self) -> None:
+        held = self.gateway.joint_cards(self.account)
+        if held is not None:
+            self.send("joint_cards", game_id=held[0], cards=held[1])
 
     def send_network_cards(self) -> None:
         held = self.gateway.network_cards(self.account)
@@ -572,6 +688,8 @@ class TerminalSession:
             self._buy(message, seq)
         elif kind == "net_buy":
             self._net_buy(message, seq)
+        elif kind == "joint_buy":
+            self._joint_buy(message, seq)
         elif kind == "recall":
             self._recall(seq)
 
@@ -701,6 +819,31 @@ class TerminalSession:
                 self._internal(failure, seq)
 
         buying.addCallbacks(bought, refused)
+
+    def _joint_buy(self, message: dict[str, Any], seq: int) -> None:
+        """A purchase of virtual cards in the hall-annex game, decided by this hall (R3.5.b, R93.6)."""
+        assert self.terminal_id is not None
+        joint = self.gateway.joint
+        if joint is None:
+            raise MessageError("refused", "this hall plays no hall-annex game")
+        if self.account is None:
+            raise MessageError("signed_out", "sign in with your account and PIN before buying")
+        request = PurchaseRequest(self.terminal_id, self.account, message["account"], message["quantity"],
+                                  message["stake_pct"], message["request"])
+        game_id = message["game_id"]
+
+        def bought(cards: list[JointCard]) -> None:
+            assert request.signed_in is not None
+            self.send("joint_bought", in_reply_to=seq, request=request.request, game_id=game_id,
+                      cards=[joint_card_json(c) for c in cards], credit_cents=self.gateway.credit(request.signed_in))
+
+        def refused(failure: Any) -> None:
+            if isinstance(failure.value, DomainError):  # journaled by the module with the request
+                self.send("error", code="refused", message=str(failure.value)[:ERROR_TEXT], in_reply_to=seq)
+            else:
+                self._internal(failure, seq)
+
+        joint.request_purchase(request, game_id).addCallbacks(bought, refused)
 
     def _net_buy(self, message: dict[str, Any], seq: int) -> None:
         """A purchase in the network game: the hall holds the credit, relays it and answers once

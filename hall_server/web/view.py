@@ -283,9 +283,10 @@ class HallView:
     def _on_annex_claim_verified(self, p: Mapping[str, Any]) -> None:
         if (game := self._annex_of(p)) is not None:
             game["winner_count"] += 1
+            # A virtual card as its player's screen names it, with the terminal it was bought on (R92.11).
             game["winners"] = (game["winners"] + [
-                {"pattern": p["pattern"], "ball_count": p["ball_count"], "card": p["card"], "hall": p["hall_id"],
-                 "terminal": None, "cents": None}])[-NETWORK_WINNERS:]
+                {"pattern": p["pattern"], "ball_count": p["ball_count"], "card": p.get("label") or p["card"],
+                 "hall": p["hall_id"], "terminal": p.get("terminal"), "cents": None}])[-NETWORK_WINNERS:]
 
     def _on_annex_game_closed(self, p: Mapping[str, Any]) -> None:
         if (game := self._annex_of(p)) is not None:

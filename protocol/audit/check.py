@@ -155,6 +155,8 @@ def _step(key: str | int, items: Sequence[Any]) -> str:
     """A list item named by what it is: a game by its number, a card by its id."""
     for item in items:
         if isinstance(item, dict):
+            if isinstance(item.get("game_id"), str):  # a joint game (R3.5.b)
+                return f"game {item['game_id']}" + (f" of {item['date']}" if "date" in item else "")
             if "game" in item and isinstance(item.get("game"), int):
                 return f"game {item['game']}" + (f" of {item['date']}" if "date" in item else "")
             if "date" in item and "games" in item:
@@ -261,7 +263,7 @@ def check_documents(files: ExportFiles, kind: str, rebuild: Rebuild) -> Verified
     except ReplayError as error:
         raise ExportUnreadable(f"{files.folder / SCENARIO}: the replay refuses it: {error}") from None
     compare(RESULT, files.result, replayed, "the replay of scenario.json", "the replay of scenario.json gives")
-    games = files.result["games"]
+    games = [*files.result["games"], *files.result.get("joint_games", ())]
     totals = files.result["totals"]
     return Verified(
         kind=kind,

@@ -35,7 +35,13 @@ The hall and the replay format do not say everything alike; this module decides 
   naming the game and why: a prize raised to its fixed sum (R88.3), a pattern other
   than the line and the bingo, cards refunded with a failed terminal after the sale
   closed (R96.3: the prizes stand on the whole collection), two sessions on one date,
-  or prize rules that are not the ones the games were recorded under.
+  or prize rules that are not the ones the games were recorded under;
+* a **joint game** played with the partner hall (R3.5.b, the ``annex_*`` records) is a
+  ``joint_games`` entry of its session, after the hall's own game it followed: this
+  room's cards, the partner's sales and winning cards (their numbers from the partner's
+  claim records), the main hall's draw; its result is this hall's settlement record
+  (``annex_prizes_paid``) with what its postings paid this room's winners.  One not yet
+  paid here is left out.
 """
 
 from __future__ import annotations
@@ -90,6 +96,7 @@ class DayExport:
     games: tuple[str, ...]  # the game ids in the documents
     left_out: tuple[str, ...]  # refunded games and games still under way
     session_closed: bool
+    joint_games: tuple[str, ...] = ()  # the joint games (R3.5.b) in the documents
 
 
 # --- What the journal says of one game ----------------------------------------------------
@@ -146,6 +153,50 @@ class _Game:
         return self.card_id(int(series), int(number))
 
 
+@dataclass
+class _Joint:
+    """A joint game (R3.5.b) as this hall's journal tells it."""
+
+    game_id: str
+    main: bool  # this hall is the main hall (its draw emits)
+    partner: str
+    after_game: int  # the number of this hall's own game it came after in the session (0: none)
+    price_cents: int
+    line_bp: int
+    bingo_bp: int
+    cards: dict[tuple[int, int], _Card] = field(default_factory=dict)
+    card_sets: dict[int, str] = field(default_factory=dict)
+    virtual_labels: dict[int, str] = field(default_factory=dict)
+    sales_cents: int = 0
+    partner_sales: tuple[int, int] | None = None  # (cards, cents)
+    pool: Mapping[str, Any] | None = None
+    draw: list[int] = field(default_factory=list)
+    claims: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)  # (card, pattern) -> the partner's
+    settled: Mapping[str, Any] | None = None  # the annex_prizes_paid payload
+    paid: dict[tuple[str, str], int] = field(default_factory=dict)  # (prize, card label) -> cents posted
+    tax_cents: int = 0
+    pots_after: dict[str, int] | None = None
+    unexpressible: str | None = None
+
+    def cannot_express(self, reason: str) -> None:
+        if self.unexpressible is None:
+            self.unexpressible = reason
+
+    def card_id(self, label: str) -> str:
+        """This room's card ``series-number`` as the scenario names it: ``1001-17``, ``V1-13``."""
+        series, _, number = label.partition("-")
+        return f"{self.virtual_labels.get(int(series), series)}-{number}"
+
+    def partner_id(self, label: str, pattern: str) -> str:
+        """The partner's card as the scenario names it: ``hall-2/1001-17``, ``hall-2/V1-13``."""
+        claim = self.claims.get((label, pattern)) or {}
+        return f"{self.partner}/{claim.get('label') or label}"
+
+
+#: Posting reasons of a joint game's settlement (hall_server/annex/module.py writes them).
+JOINT_TAX_REASON = "tax"
+
+
 # --- The fold ----------------------------------------------------------------------------
 
 
@@ -176,6 +227,8 @@ class DayFold:
         self._segment: list[Record] = []
         self._games: list[_Game] = []
         self._by_id: dict[str, _Game] = {}
+        self._joints: list[_Joint] = []
+        self._joint_by_id: dict[str, _Joint] = {}
         self._operator_pending = dict.fromkeys(OPERATOR_POTS, 0)
         # The announced megabingo not yet played.
         self._megabingo: Mapping[str, Any] | None = (
@@ -256,6 +309,9 @@ class DayFold:
             game = self._by_id.get(p["reference"]["game_id"] or "")
             if game is not None:
                 self._game_posting(game, p)
+            joint = self._joint_by_id.get(p["reference"]["game_id"] or "")
+            if joint is not None:
+                self._joint_posting(joint, p)
         elif record.type == "operator_contribution" and self._in_day_session:
             under_way = self._games[-1] if self._games and not (self._games[-1].settled or self._games[-1].refunded) else None
             target = under_way.operator if under_way is not None else self._operator_pending
@@ -277,11 +333,70 @@ class DayFold:
             game.paid[key] = game.paid.get(key, 0) + amount
         game.pots_after = self._pots()
 
+    def _joint_posting(self, joint: _Joint, p: Mapping[str, Any]) -> None:
+        reason = p["reason"]
+        amount = sum(cents for _, cents in p["credits"])
+        if reason == JOINT_TAX_REASON:
+            joint.tax_cents += amount
+        elif reason.startswith(PRIZE_REASON):
+            key = (reason.removeprefix(PRIZE_REASON), p["reference"]["card"])
+            joint.paid[key] = joint.paid.get(key, 0) + amount
+        joint.pots_after = self._pots()
+
+    # --- Joint games (R3.5.b) -------------------------------------------------------------
+
+    def _joint(self, record: Record) -> None:
+        p = record.payload
+        kind = record.type
+        if kind == "annex_game_opened":
+            if self._in_day_session:
+                main = p.get("relay_seq") is None  # the main hall opened it; the annex took it from the stream
+                session_games = [g for g in self._games if g.game_id.startswith(f"{self.day}-s{self._sessions}-")]
+                opened = _Joint(p["game_id"], main, p["annex"] if main else p["main"],
+                                session_games[-1].number if session_games else 0, p["price_cents"], p["line_bp"],
+                                p["bingo_bp"])
+                if p.get("clash"):
+                    opened.cannot_express(f"its cards clashed with the partner's ({p['clash']})")
+                self._joints.append(opened)
+                self._joint_by_id[opened.game_id] = opened
+            return
+        joint = self._joint_by_id.get(p.get("game_id") or "")
+        if joint is None:
+            return
+        if kind == "annex_cards_sold":
+            if p.get("card_set") is None:
+                joint.cannot_express(f"its cards {p['series']}-{p['first']}..{p['last']} name no card set "
+                                     "(recorded before the card set was kept)")
+            else:
+                joint.card_sets[p["series"]] = p["card_set"]
+            for number in range(p["first"], p["last"] + 1):
+                joint.cards[(p["series"], number)] = _Card(p["series"], number, 100, None)
+            joint.sales_cents += p["amount_cents"]
+        elif kind == "annex_virtual_cards_bought":
+            joint.virtual_labels[p["series"]] = p["series_label"]
+            for number in range(p["first"], p["last"] + 1):
+                joint.cards[(p["series"], number)] = _Card(p["series"], number, p["stake_pct"], p["terminal"])
+            joint.sales_cents += p["amount_cents"]
+        elif kind == "annex_sales_reported" and p["hall_id"] == joint.partner:
+            joint.partner_sales = (p["cards"], p["cents"])
+        elif kind == "annex_pool":
+            joint.pool = p
+        elif kind == "annex_ball_drawn":
+            joint.draw.append(p["ball"])
+        elif kind == "annex_claim_verified" and p["hall_id"] == joint.partner:
+            joint.claims.setdefault((p["card"], p["pattern"]), p)
+        elif kind == "annex_prizes_paid":
+            joint.settled = p
+            joint.pots_after = self._pots()
+
     # --- Games --------------------------------------------------------------------------
 
     def _game(self, record: Record) -> None:
         p = record.payload
         kind = record.type
+        if kind.startswith("annex_"):
+            self._joint(record)
+            return
         if kind == "sale_opened":
             # A paper game of this hall (a relayed network game has no card set) in the day's session.
             if "card_set" in p and p["session"] in self._day_sessions:
@@ -384,8 +499,11 @@ class DayFold:
 
     @property
     def card_sets(self) -> dict[int, str]:
-        """The card set of every paper series the day's games sold."""
-        return {series: name for game in self._games for series, name in game.card_sets.items()}
+        """The card set of every paper series the day's games sold (its joint games' too)."""
+        sets = {series: name for game in self._games for series, name in game.card_sets.items()}
+        for joint in self._joints:
+            sets.update(joint.card_sets)
+        return sets
 
     def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES) -> DayExport:
         """The day's scenario and result; :class:`AuditError` if there is none to make.
@@ -401,14 +519,19 @@ class DayFold:
                 f"{day} holds sessions {numbers}; the replay format (bingo-replay/1) plays one session a date"
             )
         played = [g for g in self._games if g.settled]
-        if not played:
+        joints = [j for j in self._joints if j.settled is not None]
+        if not played and not joints:
             raise AuditError(f"the session of {day} has no game played to its end")
         for game in played:
             fault = game.unexpressible or _rules_fault(game, rules, rules_from)
             if fault:
                 raise AuditError(f"game {game.game_id}: {fault}")
+        for joint in joints:
+            fault = joint.unexpressible or _joint_fault(joint)
+            if fault:
+                raise AuditError(f"joint game {joint.game_id}: {fault}")
         assert self._opening is not None, "a day session has its opening levels"
-        scenario = {
+        scenario: dict[str, Any] = {
             "format": INPUT_FORMAT,
             "rules": {
                 "line_bp": rules.line_bp,
@@ -420,21 +543,23 @@ class DayFold:
             "opening": _levels(self._opening),
             "sessions": [{"date": day, "games": [_scenario_game(g, layouts) for g in played]}],
         }
+        if joints:
+            scenario["sessions"][0]["joint_games"] = [_scenario_joint(j, layouts) for j in joints]
         try:
             parse_scenario(scenario)
         except ReplayError as error:
             raise AuditError(f"the day {day} does not read as {INPUT_FORMAT}: {error}") from None
         games = [_result_game(day, g) for g in played]
-        result = {
-            "format": OUTPUT_FORMAT,
-            "games": games,
-            "totals": {
-                "sales_cents": sum(g["sales_cents"] for g in games),
-                "paid_cents": sum(
-                    paid["cents"] for g in games for prize in g["prizes"].values() for paid in prize["paid"]
-                ),
-                "tax_cents": sum(g["tax_cents"] for g in games),
-            },
+        joint_results = [_result_joint(day, j) for j in joints]
+        result: dict[str, Any] = {"format": OUTPUT_FORMAT, "games": games}
+        if joint_results:
+            result["joint_games"] = joint_results
+        result["totals"] = {
+            "sales_cents": sum(g["sales_cents"] for g in (*games, *joint_results)),
+            "paid_cents": sum(
+                paid["cents"] for g in games for prize in g["prizes"].values() for paid in prize["paid"]
+            ) + sum(j["paid_here_cents"] for j in joint_results),
+            "tax_cents": sum(g["tax_cents"] for g in (*games, *joint_results)),
         }
         return DayExport(
             day=day,
@@ -442,8 +567,10 @@ class DayFold:
             result=result,
             records=tuple(self._segment),
             games=tuple(g.game_id for g in played),
-            left_out=tuple(g.game_id for g in self._games if not g.settled),
+            left_out=tuple(g.game_id for g in self._games if not g.settled)
+            + tuple(j.game_id for j in self._joints if j.settled is None),
             session_closed=self._session_closed,
+            joint_games=tuple(j.game_id for j in joints),
         )
 
 
@@ -556,4 +683,94 @@ def _result_game(day: str, game: _Game) -> dict[str, Any]:
         "balls_drawn": len(game.draw),
         "prizes": prizes,
         "pots": _levels(game.pots_after),
+    }
+
+
+# --- Joint games (R3.5.b) ------------------------------------------------------------------
+
+
+def _joint_fault(joint: _Joint) -> str | None:
+    """Why a settled joint game's records do not make a replay's game, if they do not."""
+    settled = joint.settled
+    assert settled is not None
+    if joint.partner_sales is None or joint.pool is None:
+        return "its pool is not in the journal"
+    for prize in settled["prizes"]:
+        if prize["ball_count"] is None:
+            return f"nobody was verified as winning its {prize['pattern']}; {FORMAT_LIMIT}"
+        for hall, card, _ in prize["winners"]:
+            if hall == joint.partner and (card, prize["pattern"]) not in joint.claims:
+                return f"the partner's winning card {card} has no claim record"
+            if hall == joint.partner and not joint.claims[(card, prize["pattern"])].get("cells"):
+                return (f"the numbers of the partner's winning card {card} are not in the journal (recorded before "
+                        "they were relayed)")
+    return None
+
+
+def _scenario_joint(joint: _Joint, layouts: CardLayouts) -> dict[str, Any]:
+    assert joint.settled is not None and joint.partner_sales is not None
+    cards = []
+    for card in joint.cards.values():
+        label = joint.virtual_labels.get(card.series)
+        card_id = f"{label or card.series}-{card.number}"
+        cells = layouts.virtual(label, card.number) if label is not None else \
+            layouts.paper(joint.card_sets[card.series], card.number)
+        cards.append({"id": card_id, "stake_pct": card.stake_pct, "rows": _rows(cells, f"card {card_id}")})
+    winners: dict[str, dict[str, Any]] = {}
+    for prize in joint.settled["prizes"]:
+        for hall, card, _ in prize["winners"]:
+            if hall != joint.partner:
+                continue
+            claim = joint.claims[(card, prize["pattern"])]
+            card_id = joint.partner_id(card, prize["pattern"])
+            winners.setdefault(card_id, {"id": card_id, "stake_pct": claim.get("stake_pct") or 100,
+                                         "rows": _rows(claim["cells"], f"the partner's card {card_id}")})
+    return {
+        "game_id": joint.game_id,
+        "after_game": joint.after_game,
+        "role": "main" if joint.main else "annex",
+        "partner": joint.partner,
+        "price_cents": joint.price_cents,
+        "line_bp": joint.line_bp,
+        "bingo_bp": joint.bingo_bp,
+        "partner_cards": joint.partner_sales[0],
+        "partner_sales_cents": joint.partner_sales[1],
+        "cards": cards,
+        "partner_winners": sorted(winners.values(), key=lambda c: c["id"]),
+        "draw": list(joint.draw),
+    }
+
+
+def _result_joint(day: str, joint: _Joint) -> dict[str, Any]:
+    settled = joint.settled
+    assert settled is not None and joint.pool is not None and joint.pots_after is not None
+    prizes = {}
+    paid_here = 0
+    for prize in settled["prizes"]:
+        pattern = prize["pattern"]
+        paid = []
+        for hall, card, cents in prize["winners"]:
+            if hall == joint.partner:
+                paid.append((joint.partner_id(card, pattern), cents))  # what this hall recorded as the partner's share
+            else:
+                posted = joint.paid.get((pattern, card), 0)
+                paid_here += posted
+                paid.append((joint.card_id(card), posted))
+        prizes[pattern] = {
+            "ball": prize["ball_count"],
+            "amount_cents": prize["amount_cents"],
+            "carry_cents": prize["carry_cents"],
+            "paid": [{"card": card, "cents": cents} for card, cents in sorted(paid)],
+        }
+    return {
+        "date": day,
+        "game_id": joint.game_id,
+        "role": "main" if joint.main else "annex",
+        "sales_cents": joint.sales_cents,
+        "pool_sales_cents": joint.pool["sales_cents"],
+        "tax_cents": joint.tax_cents,
+        "prizes": prizes,
+        "paid_here_cents": paid_here,
+        "owed_to_partner_cents": settled["owed_to_partner_cents"],
+        "pots": _levels(joint.pots_after),
     }

@@ -44,8 +44,8 @@ class ScenarioLayouts:
         self._stand_ins: list[tuple[int, ...]] = []
         self._issued: list[tuple[int, ...]] = []
         for session in scenario["sessions"]:
-            for game in session["games"]:
-                for card in game["cards"]:
+            for game in (*session["games"], *session.get("joint_games", ())):
+                for card in game["cards"]:  # a joint game's partner_winners carry their numbers in the records
                     self._take(card, card_sets)
 
     def _take(self, card: Mapping[str, Any], card_sets: Mapping[int, str]) -> None:
@@ -110,16 +110,30 @@ def _megabingo_announced(scenario: Mapping[str, Any]) -> str | None:
 
 
 def _check_opening_carries(files: ExportFiles, opening: Mapping[str, int]) -> None:
-    """The carries the day opened with are those its first sale closed with (R88.5)."""
-    closed = next((r for r in files.records if r.type == "sale_closed"), None)
+    """The carries the day opened with are those its first sale closed with (R88.5), less what
+    the joint games this hall drew for and settled before it carried in (R3.5.b)."""
+    joint: dict[str, int] = {"line": 0, "bingo": 0}
+    drawn_here: set[str] = set()  # the joint games this hall opened: it is their main hall and carries their rest
+    closed = None
+    for record in files.records:
+        if record.type == "annex_game_opened" and record.payload.get("relay_seq") is None:
+            drawn_here.add(record.payload["game_id"])
+        elif record.type == "annex_prizes_paid" and record.payload["game_id"] in drawn_here:
+            for prize in record.payload["prizes"]:
+                joint[prize["pattern"]] += prize["carry_cents"]
+        elif record.type == "sale_closed":
+            closed = record
+            break
     if closed is None:
         return
     for name, key in (("carry_line", "carry_line_cents"), ("carry_bingo", "carry_bingo_cents")):
         recorded = closed.payload.get(key)
-        if recorded != opening[name]:
+        carried = joint[name.removeprefix("carry_")]
+        if recorded != opening[name] + carried:
             raise ExportFault(
-                f"{SCENARIO}: opening.{name} is {opening[name]}; the records say {recorded} "
-                f"(record {closed.seq}, the day's first sale_closed)"
+                f"{SCENARIO}: opening.{name} is {opening[name]}"
+                + (f" and the day's joint games carried {carried} into it" if carried else "")
+                + f"; the records say {recorded} (record {closed.seq}, the day's first sale_closed)"
             )
 
 
@@ -145,7 +159,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                 f"{JOURNAL} record {record.seq}: is not in the day's segment (from the verification of {day} "
                 "to its session's close)"
             )
-    return Rebuilt(made.scenario, made.result, made.games)
+    return Rebuilt(made.scenario, made.result, made.games + made.joint_games)
 
 
 __all__ = ["ScenarioLayouts", "rebuild"]

@@ -1,12 +1,13 @@
 """Records of the hall-annex game (R3.5.b): one traditional game played by a main hall and its annex.
 
 Each fact of the joint game is one record, whichever hall made it: ``hall_id`` names the
-hall that did (the main hall's draw, a hall's sales, a claim verified in a hall's room),
-and a fact the partner made carries ``relay_seq``, its number in the stream the central
-server relays to this hall, so each is taken once.  A fact this hall made is relayed
-until ``annex_posted`` says the central server holds it.  The money stays with the hall
-that took it: each hall sells into ``stakes:<game>``, pays its own winners, and journals
-what it owes its partner in ``interhall:<partner>``.
+hall that did (the main hall's draw, a hall's sales, a claim verified in a hall's room,
+the cards a hall may sell), and a fact the partner made carries ``relay_seq``, its number
+in the stream the central server relays to this hall, so each is taken once.  A fact this
+hall made is relayed until ``annex_posted`` says the central server holds it.  The money
+stays with the hall that took it: each hall sells into ``stakes:<game>`` (paper cards in
+its sellers' drawers, virtual cards from its players' accounts), pays its own winners,
+and journals what it owes its partner in ``interhall:<partner>``.
 """
 
 from __future__ import annotations
@@ -31,12 +32,42 @@ class AnnexGameOpened(JournalRecord):
     line_bp: int
     bingo_bp: int
     relay_seq: int | None = optional()
+    #: At the annex: why its own cards may not be sold in this game (they clash with the main
+    #: hall's, R82.6); this room then sells nothing in it.
+    clash: str | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class AnnexCardsDeclared(JournalRecord):
+    """Part ``part`` of ``parts`` of the cards hall ``hall_id`` may sell in a joint game (R82.6).
+
+    ``cards`` cards of its ``label`` (``set hall``, ``library V1``) from card ``first`` on,
+    as their fingerprints (``prints``: each card's 90-bit number set, 12 bytes, base64);
+    the parts of one declaration share its ``digest``.  A hall declares its cards at its
+    start whenever they are not the ones it declared last; the partner checks its own
+    against them.
+    """
+
+    type: ClassVar[str] = "annex_cards_declared"
+    hall_id: str
+    digest: str
+    part: int
+    parts: int
+    label: str
+    first: int
+    cards: int
+    prints: str
+    relay_seq: int | None = optional()
 
 
 @record
 @dataclass(frozen=True, kw_only=True)
 class AnnexCardsSold(JournalRecord):
-    """Paper cards ``first``..``last`` of this hall's ``series`` sold in the joint game by ``seller``; a posting follows."""
+    """Paper cards ``first``..``last`` of this hall's ``series`` sold in the joint game by ``seller``; a posting follows.
+
+    ``card_set`` is the set the series prints (absent in records written before it was kept).
+    """
 
     type: ClassVar[str] = "annex_cards_sold"
     game_id: str
@@ -46,6 +77,49 @@ class AnnexCardsSold(JournalRecord):
     count: int
     amount_cents: int
     seller: str
+    card_set: str | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class AnnexTerminalSaleOpened(JournalRecord):
+    """This room's terminals sell joint game ``game_id``'s virtual cards from ``opens_at_ms`` to ``closes_at_ms`` (R93.1)."""
+
+    type: ClassVar[str] = "annex_terminal_sale_opened"
+    game_id: str
+    opens_at_ms: int
+    closes_at_ms: int
+    series: str
+    price_cents: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class AnnexVirtualCardsBought(JournalRecord):
+    """A terminal's purchase in joint game ``game_id``: virtual cards ``first``..``last`` of ``series`` (R82.13-16).
+
+    As ``virtual_cards_bought`` in the hall's own game: ``quantity`` cards at ``stake_pct``
+    percent of ``price_cents`` (``stake_cents`` each, ``amount_cents`` in all) for
+    ``account``, bought on ``terminal`` by the player signed in as ``signed_in`` with the
+    terminal's ``request`` id; ``series_label`` is how the series is shown.  The posting
+    follows it.
+    """
+
+    type: ClassVar[str] = "annex_virtual_cards_bought"
+    game_id: str
+    terminal: str
+    account: str
+    request: str | None
+    series: int
+    series_label: str
+    first: int
+    last: int
+    quantity: int
+    stake_pct: int
+    stake_cents: int
+    amount_cents: int
+    price_cents: int
+    signed_in: str | None
 
 
 @record
@@ -98,7 +172,14 @@ class AnnexBallDrawn(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class AnnexClaimVerified(JournalRecord):
-    """Card ``card`` (``series-number``) of hall ``hall_id`` won ``pattern`` on ball ``ball_count``, verified there."""
+    """Card ``card`` (``series-number``) of hall ``hall_id`` won ``pattern`` on ball ``ball_count``, verified there.
+
+    A virtual card is found by its hall at the ball it completes the pattern on (R93.10):
+    it names the ``terminal`` it was bought on, its ``label`` as the player's screen shows
+    it (``V1-17``) and its ``stake_pct`` (R88.4).  ``cells`` are the card's 27 numbers, row
+    by row, 0 for a blank, so the partner's audit holds every winning card (absent in
+    records written before they were kept).
+    """
 
     type: ClassVar[str] = "annex_claim_verified"
     game_id: str
@@ -107,6 +188,10 @@ class AnnexClaimVerified(JournalRecord):
     card: str
     ball_count: int
     relay_seq: int | None = optional()
+    stake_pct: int | None = optional()
+    terminal: str | None = optional()
+    label: str | None = optional()
+    cells: tuple[int, ...] | None = optional()
 
 
 @record
@@ -153,7 +238,9 @@ class AnnexPrizesPaid(JournalRecord):
     ``prizes`` holds, per prize, the amount, the ball, every winning card of both halls
     with its share (``[hall, card, cents]``), what this hall paid, its part of the prize
     and what the split left (carried by the main hall).  Negative
-    ``owed_to_partner_cents``: the partner owes this hall.  Postings follow.
+    ``owed_to_partner_cents``: the partner owes this hall.  Paper cards are paid in cash
+    from ``desk``; virtual cards are credited to their players' accounts (R85.9), and
+    ``desk`` is None when this room's winners were all virtual.  Postings follow.
     """
 
     type: ClassVar[str] = "annex_prizes_paid"
@@ -163,7 +250,7 @@ class AnnexPrizesPaid(JournalRecord):
     owed_to_partner_cents: int
     house_cents: int
     tax_cents: int
-    desk: str
+    desk: str | None
 
 
 @record

@@ -126,7 +126,8 @@ class GamePlan:
 class AuditHall:
     """The hall's modules on one journal, run inline on ``clock``."""
 
-    def __init__(self, journal: Journal, clock: Any, rules: PrizeRules, catalog: Any = CATALOG) -> None:
+    def __init__(self, journal: Journal, clock: Any, rules: PrizeRules, catalog: Any = CATALOG,
+                 library_cells: np.ndarray = LIBRARY_CELLS) -> None:
         self.journal = journal
         self.clock = clock
         self.rules = rules
@@ -138,7 +139,9 @@ class AuditHall:
         self.cashier = CashierModule(self.core, self.ledger, self.admission, ["desk1", SAFE])
         self.games = GamesModule(self.core, self.session, self.ledger, catalog, self.balls, rules,
                                  desks=self.cashier)
-        library = VirtualLibrary(VIRTUAL_SERIES, VIRTUAL_NUMBER, LIBRARY_CELLS, CODES)
+        codes = CODES if library_cells is LIBRARY_CELLS else card_codes(
+            CARD_KEY, [f"{VIRTUAL_SERIES}-{k}" for k in range(1, len(library_cells) + 1)], library_cells)
+        library = VirtualLibrary(VIRTUAL_SERIES, VIRTUAL_NUMBER, library_cells, codes)
         tokens = iter(f"token-{i}" for i in range(10**6))
         self.virtual = VirtualModule(self.core, self.games, self.ledger, self.cashier, library, new_token=tokens.__next__)
         self.accounts: list[str] = []
@@ -301,17 +304,28 @@ def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
 PASSWORD_HASH = hash_password("correct horse")
 
 
-def stored_hall(home: Path, clock: Any, rules: PrizeRules) -> AuditHall:
-    """An :class:`AuditHall` under ``home``: journal key, database, card store, configuration."""
+def store_cards(home: Path, set_cells: np.ndarray = SET_CELLS, library_cells: np.ndarray = LIBRARY_CELLS) -> Any:
+    """The card store under ``home``: the card set with its series, and the virtual library."""
     engine = open_database(f"sqlite:///{home / 'hall.sqlite3'}")
-    card_store.add_card_set(engine, CARD_SET, SET_CELLS, [str(k // 6 + 1) for k in range(len(SET_CELLS))], "test")
+    card_store.add_card_set(engine, CARD_SET, set_cells, [str(k // 6 + 1) for k in range(len(set_cells))], "test")
     for number in SERIES:
         card_store.add_series(engine, CARD_SET, number, FACE_VALUE, SERIES_CARDS)
-    card_store.add_library(engine, "terminals", VIRTUAL_SERIES, LIBRARY_CELLS, CODES)
+    codes = card_codes(CARD_KEY, [f"{VIRTUAL_SERIES}-{k}" for k in range(1, len(library_cells) + 1)], library_cells)
+    card_store.add_library(engine, "terminals", VIRTUAL_SERIES, library_cells, codes)
+    return engine
+
+
+def stored_journal(home: Path, engine: Any, rules: PrizeRules) -> Journal:
+    """The journal under ``home`` with its key, and the configuration with ``rules``."""
     key = load_journal_key(home / "keys" / "journal-signing.pem", create=True)
     (home / "hall.toml").write_text(config_text(rules))
-    journal = Journal(engine, key, head=home / "journal.head")
-    return AuditHall(journal, clock, rules, StoreCardCatalog(engine))
+    return Journal(engine, key, head=home / "journal.head")
+
+
+def stored_hall(home: Path, clock: Any, rules: PrizeRules) -> AuditHall:
+    """An :class:`AuditHall` under ``home``: journal key, database, card store, configuration."""
+    engine = store_cards(home)
+    return AuditHall(stored_journal(home, engine, rules), clock, rules, StoreCardCatalog(engine))
 
 
 def config_text(rules: PrizeRules) -> str:

@@ -1,4 +1,5 @@
-"""The hall-annex game end to end (R3.5.b, R87, R88, R91): a real central server, a main hall and its annex.
+"""The hall-annex game end to end (R3.5.b, R82.6, R85.9, R87, R88, R91, R93.10): a real central server, a main
+hall and its annex, headless terminals and a kiosk in Chromium.
 
 One operator authority issues the certificates; the central server (``bingo central
 serve``) and both halls (``bingo hall serve``) run as child processes on loopback,
@@ -8,21 +9,35 @@ hall with ``[annex]``.  Staff drive both halls over HTTPS as they would at their
 The annex's card set is made from the main hall's: card k keeps the main hall's top and
 middle rows and has one other number in its bottom row, so the two rooms sell different
 cards whose first two lines complete on the same balls: a line won on one of those rows
-is won in both rooms on the same ball.
+is won in both rooms on the same ball.  Each hall's virtual library is its own, made at
+its first start with cards no card of its own holds; as the halls start, each declares
+its cards to the other, which finds none of its own among them (R82.6).
 
-In one game: both rooms sell paper cards of their own series, close their sales, and
-both journal the same joint pool; the main hall draws with its random ball generator
-and every ball reaches the annex; the annex is killed with SIGKILL during the draw and
-started again, and catches up on the balls it missed; the table chiefs verify the
-claims of their rooms; the main hall closes the game; each hall pays its own winners.
+In one game: each room opens its terminals' sale; a headless terminal in each room
+(``terminals/client.py``, in a process of its own: :mod:`tests.network.joint_terminal`)
+buys virtual cards of the joint game at its stake, and a player on the annex's kiosk buys
+some in Chromium; both rooms sell paper cards of their own series, close their sales,
+and both journal the same joint pool, which counts every card of both rooms; the main
+hall draws with its random ball generator and every ball reaches the annex; the annex is
+killed with SIGKILL during the draw and started again, and catches up on the balls it
+missed, its headless terminal reconnecting; the table chiefs verify the paper claims of
+their rooms while each room finds its own virtual cards' wins at their ball; the main
+hall closes the game; each hall pays its own winners, virtual ones to their accounts.
 From the journals both processes left, to the cent: the pool is the settlement of the
-sum of the sales; every winner of a prize in either room has the same share, the split
-of the prize among all of them (R87 ruling, R88.2); what each hall owes the other is
-opposite on the two sides; each game's stakes are all accounted for.
+sum of the sales; every winner of a prize in either room has its share of the split of
+the prize among all of them at its stake (R87 ruling, R88.2, R88.4); no virtual card won
+a prize without being found, nor completed one earlier; what each hall owes the other is
+opposite on the two sides; each game's stakes are all accounted for; each terminal saw
+the main hall's balls and was told what its winning cards were credited.
 """
 
 from __future__ import annotations
 
+import json
+import queue
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +53,27 @@ from server_kit.db.database import create
 from server_kit.pki import export_bundle, init_authority, issue_certificate
 from tests.central_server.support import CentralProcess, config_text
 from tests.network.processes import hall_toml
-from tests.network.test_network_browser import board_page, free_port
+from tests.network.test_network_browser import board_page, free_port, kiosk_page
 from tests.network.test_network_end_to_end import Staff, journal_of
-from tests.support.waiting import wait_until
-from tests.web.conftest import HallProcess
+from tests.support.waiting import WAIT, wait_until
+from tests.web.conftest import ALL_BALLS, HallProcess
 from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R3.5.b", "R87.a", "R87.b", "R88.2", "R91")]
+pytestmark = [pytest.mark.integration,
+              pytest.mark.req("R3.5.b", "R82.6", "R85.9", "R87.a", "R87.b", "R88.2", "R88.4-5", "R91", "R93.10")]
 
 MAIN, ANNEX = "hall-1", "hall-2"
 SERIES = 1001
 SOLD = 60  # every card of the series, in each room
 RULES = PrizeRules(line_bp=1500, bingo_bp=5500)  # the halls' default [prizes]
+ROOT = Path(__file__).resolve().parents[2]
+PIN = "4821"
+LOAD_CENTS = 10_000
+#: What each room's headless terminal buys (cards, stake %), and the annex's kiosk player.
+HEADLESS = {MAIN: (20, 100), ANNEX: (12, 50)}
+KIOSK_CARDS = 6
+VIRTUAL = 9001  # the series number the halls play their virtual library under
+KIOSK = {"width": 1280, "height": 800}
 
 
 def annex_cells(main_cells: np.ndarray) -> np.ndarray:
@@ -88,7 +112,69 @@ def until(predicate: Any, what: str, timeout: float = 60.0) -> Any:
     return wait_until(predicate, timeout, what)
 
 
-def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_money_per_hall_to_the_cent(
+class HeadlessTerminal:
+    """A headless terminal in a process of its own (:mod:`tests.network.joint_terminal`), asked one line at a time."""
+
+    def __init__(self, url: str, bundle: Path, terminal: str, token: str, account: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.network.joint_terminal", url, str(bundle), terminal, token, account, PIN],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.events: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            message = json.loads(line)
+            if "event" in message:
+                self.events.append(message["event"])
+            else:
+                self.lines.put(message)
+
+    def ask(self, **command: Any) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        return self.lines.get(timeout=WAIT)
+
+    def picture(self) -> dict[str, Any]:
+        answer = self.ask(do="picture")
+        assert "error" not in answer, answer
+        return answer
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.ask(do="quit")
+            except (BrokenPipeError, queue.Empty):
+                pass
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def open_session(staff: Staff) -> None:
+    staff("admin", "run_verification", date="2026-11-29")
+    staff("rosa", "count_balls", stage="opening", balls_present=ALL_BALLS, witnesses=["Maria Public"])
+    staff("rosa", "sign_session_opening")
+    staff("admin", "sign_session_opening")
+    staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
+    staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+
+
+def player(staff: Staff, home: Path, document: str) -> str:
+    """A visitor admitted, an account opened with PIN 4821 and loaded: its number."""
+    (admitted,) = staff("adam", "admit_visitor", name=f"Player {document}", document=document)["records"]
+    visitor = _payload(home, admitted["seq"])["number"]
+    (opened,) = staff("carla", "open_player_account", visitor=visitor, medium="ticket", pin=PIN)["records"]
+    account = _payload(home, opened["seq"])["account"]
+    staff("carla", "load_credit", account=account, amount_cents=LOAD_CENTS, desk="desk-1")
+    return str(account)
+
+
+def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_cards_of_both_rooms_to_the_cent(
         tmp_path: Path, browser: Any) -> None:
     operator = tmp_path / "operator-pki"
     init_authority(operator, "Acme Bingo Network")
@@ -102,12 +188,17 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
     central = CentralProcess(central_home / "central.toml").start()
     homes = {hall: tmp_path / hall for hall in (MAIN, ANNEX)}
     halls: dict[str, HallProcess] = {}
+    terminals: dict[str, HeadlessTerminal] = {}
     try:
         for hall, role, partner in ((MAIN, "main", ANNEX), (ANNEX, "annex", MAIN)):
             issue_certificate(operator, "server", hall)
             export_bundle(operator, hall, homes[hall] / "pki")
-            (homes[hall] / "hall.toml").write_text(
-                hall_toml(hall, central.port) + f'\n[annex]\nrole = "{role}"\npartner = "{partner}"\n')
+            for name in (f"{hall}-K1", f"{hall}-K2"):
+                issue_certificate(operator, "terminal", name)
+                export_bundle(operator, name, tmp_path / "bundles" / name)
+            # A port of its own for good: the terminals and the kiosk find the hall again after its restart.
+            text = hall_toml(hall, central.port).replace("port = 0", f"port = {free_port()}", 1)
+            (homes[hall] / "hall.toml").write_text(text + f'\n[annex]\nrole = "{role}"\npartner = "{partner}"\n')
         halls[MAIN] = HallProcess(homes[MAIN]).start()
         # The annex's own card set, registered before its first start (its cards are not the main hall's).
         main_engine = create(f"sqlite:///{homes[MAIN] / 'hall.sqlite3'}")
@@ -124,9 +215,35 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
             return b"Linked to central server" in halls[hall].output
 
         until(lambda: linked(MAIN) and linked(ANNEX), "both halls to link to the central server", 120)
-        staff = {hall: Staff(process) for hall, process in halls.items()}
+        # Each hall declared its cards (its card set's series, its library) and holds the other's (R82.6).
+        def declared(hall: str) -> bool:
+            """The hall holds both declarations, and the central server holds each part of its own."""
+            parts = records_of(homes[hall], "annex_cards_declared")
+            own = sum(1 for r in parts if r.payload["hall_id"] == hall)
+            return {r.payload["hall_id"] for r in parts} == {MAIN, ANNEX} and \
+                len(records_of(homes[hall], "annex_posted")) == own
+
         for hall in halls:
-            staff[hall]("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
+            until(lambda: declared(hall), f"{hall} to hold both halls' declarations of their cards")
+        staff = {hall: Staff(process) for hall, process in halls.items()}
+        accounts: dict[str, str] = {}
+        tokens: dict[str, str] = {}
+        for number, hall in enumerate(halls, start=1):
+            open_session(staff[hall])
+            for name in (f"{hall}-K1", f"{hall}-K2"):
+                tokens[name] = staff[hall]("rosa", "enrol_terminal", terminal=name, place="row A")["result"]["token"]
+            accounts[hall] = player(staff[hall], homes[hall], f"{number}1000000X")
+            terminals[hall] = HeadlessTerminal(f"wss://localhost:{halls[hall].port}/kiosk/ws",
+                                               tmp_path / "bundles" / f"{hall}-K2", f"{hall}-K2",
+                                               tokens[f"{hall}-K2"], accounts[hall])
+        kiosk_player = player(staff[ANNEX], homes[ANNEX], "23000000X")
+        for hall in halls:
+            until(lambda: "ready" in terminals[hall].events, f"{hall}'s headless terminal to sign in", WAIT)
+        kiosk = kiosk_page(browser, halls[ANNEX], operator, KIOSK, f"{ANNEX}-K1", tokens[f"{ANNEX}-K1"])
+        kiosk.fill("#account", kiosk_player)
+        kiosk.fill("#pin", PIN)
+        kiosk.press("#pin", "Enter")
+        kiosk.wait_for_selector("#play:not([hidden])")
 
         # The main hall opens the game; the annex learns of it through the central server.
         (opened,) = [r for r in staff[MAIN]("rosa", "annex_open_game")["records"]]
@@ -134,46 +251,80 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
         until(lambda: records_of(homes[ANNEX], "annex_game_opened"), "the annex to learn of the game")
         with pytest.raises(AssertionError, match="only the main hall"):
             staff[ANNEX]("rosa", "annex_open_game")
+        kiosk.wait_for_selector("#joint-panel:not([hidden])")
+        assert "Game with hall-1" in kiosk.inner_text("#joint-title")
 
-        # Each room sells its own cards and closes its own sale; both journal one pool.
+        # Each room's terminals buy virtual cards of the joint game (R82.13-16).
+        for hall in halls:
+            staff[hall]("sam", "annex_open_terminal_sale", seconds=900)
+            quantity, stake = HEADLESS[hall]
+            until(lambda: (terminals[hall].picture()["joint_game"] or {}).get("sale") is not None,
+                  f"{hall}'s terminal to see the sale open")
+            bought = terminals[hall].ask(do="buy", game_id=game_id, quantity=quantity, stake_pct=stake,
+                                         request=f"{hall}-K2-1")
+            assert [c["card"] for c in bought["bought"]] == [f"V1-{k}" for k in range(1, quantity + 1)], bought
+            assert bought["credit_cents"] == LOAD_CENTS - quantity * 100 * stake // 100
+            again = terminals[hall].ask(do="buy", game_id=game_id, quantity=quantity, stake_pct=stake,
+                                        request=f"{hall}-K2-1")
+            assert again["credit_cents"] == bought["credit_cents"], "the same request again is charged once"
+        kiosk.wait_for_selector("#joint-countdown")
+        kiosk.fill("#joint-quantity", str(KIOSK_CARDS))
+        kiosk.click("#joint-buy")
+        kiosk.wait_for_selector(f"#message.ok:has-text('{KIOSK_CARDS} card(s) bought for the game with the partner')")
+        assert kiosk.locator("#joint-cards .card").count() == KIOSK_CARDS
+        assert kiosk.locator("#joint-cards .cell:not(.blank)").count() == 15 * KIOSK_CARDS
+        assert kiosk.inner_text("#credit") == f"{(LOAD_CENTS - KIOSK_CARDS * 100) // 100}.00 EUR"
+        shot(kiosk, "kiosk-annex-joint-sale")
+
+        # Each room sells its own paper cards and closes its own sale; both journal one pool.
         for hall in halls:
             staff[hall]("sam", "annex_sell_cards", series=SERIES, first=1, last=SOLD // 2)
             staff[hall]("sam", "annex_sell_cards", series=SERIES, first=SOLD // 2 + 1, last=SOLD)
             staff[hall]("rosa", "annex_close_sale")
         until(lambda: all(records_of(homes[h], "annex_pool") for h in halls), "both halls to journal the pool")
+        refused = terminals[ANNEX].ask(do="buy", game_id=game_id, quantity=1, stake_pct=100, request="late")
+        assert "is closed in this room" in refused["refused"], refused
         pools = [{k: v for k, v in records_of(homes[h], "annex_pool")[0].payload.items() if k != "actor"}
                  for h in (MAIN, ANNEX)]
         assert pools[0] == pools[1], "both halls journal the same joint pool"
         pool = pools[0]
-        figures = close_sale(RULES, 2 * SOLD * 100, Pots())  # the settlement of the sum of both rooms' sales
+        sales = {MAIN: SOLD * 100 + 20 * 100, ANNEX: SOLD * 100 + 12 * 50 + KIOSK_CARDS * 100}
+        figures = close_sale(RULES, sales[MAIN] + sales[ANNEX], Pots())  # the settlement of both rooms' sales
+        assert (pool["main_sales_cents"], pool["annex_sales_cents"]) == (sales[MAIN], sales[ANNEX])
         assert (pool["sales_cents"], pool["line_cents"], pool["bingo_cents"]) == (
-            12_000, figures.line_cents, figures.bingo_cents) == (12_000, 1_800, 6_600)
-        assert pool["main_sales_cents"] == pool["annex_sales_cents"] == 6_000
+            15_200, figures.line_cents, figures.bingo_cents) == (15_200, 2_280, 8_360)
+        assert pool["cards"] == 2 * SOLD + 20 + 12 + KIOSK_CARDS
         with pytest.raises(AssertionError, match="only the main hall"):
             staff[ANNEX]("sam", "annex_draw_ball")
         board = board_page(browser, halls[ANNEX])
         board.wait_for_selector("#net-heading:has-text('Hall-annex game')")
         facts = board.inner_text("#net-facts")
-        assert "120" in facts and "18.00" in facts and "66.00" in facts, facts  # both rooms' cards, the joint prizes
+        assert "158" in facts and "22.80" in facts and "83.60" in facts, facts  # both rooms' cards, the joint prizes
+        kiosk.wait_for_selector("#joint-prizes:has-text('83.60 EUR')")
 
-        # The draw: the main hall's balls, shown in the annex; claims verified in each room.
+        # The draw: the main hall's balls, shown in the annex; paper claims verified in each room,
+        # virtual cards found by their room.
         drawn: list[int] = []
-        won: dict[str, int] = {}
-        claimed: dict[str, list[tuple[str, str]]] = {"line": [], "bingo": []}
         killed = False
-        while "bingo" not in won:
-            (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]]
+        while True:
+            (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]][:1]
             drawn.append(_ball_of(homes[MAIN], ball["seq"]))
             if len(drawn) == 3 and not killed:
                 # The annex loses its link (killed) while the main hall draws on; it catches up.
                 halls[ANNEX].kill()
                 killed = True
                 for _ in range(3):
-                    (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]]
+                    (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]][:1]
                     drawn.append(_ball_of(homes[MAIN], ball["seq"]))
                 halls[ANNEX].start()
                 staff[ANNEX] = Staff(halls[ANNEX])
                 until(lambda: linked(ANNEX), "the annex to link again", 120)
+                until(lambda: terminals[ANNEX].events.count("reconnected") >= 1, "the annex's terminal to reconnect")
+                kiosk.wait_for_selector("#sign-in-panel:not([hidden])")  # a new connection: its player signs in again
+                kiosk.fill("#account", kiosk_player)
+                kiosk.fill("#pin", PIN)
+                kiosk.press("#pin", "Enter")
+                kiosk.wait_for_selector("#joint-cards .card")
             if len(drawn) == 9:
                 # The central server is killed: the annex shows the link as lost, the main hall draws on.
                 links = {h: halls[h].output.count(b"Linked to central server") for h in halls}
@@ -184,58 +335,88 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
                 console = console_for(browser, halls[ANNEX], "tomas")  # the annex's table chief
                 console.wait_for_selector("#annex-state:has-text('the link to the partner hall is lost')")
                 shot(console, "console-annex-link-lost")
-                (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]]
+                kiosk.wait_for_selector("#joint-link.lost")
+                (ball,) = [r for r in staff[MAIN]("sam", "annex_draw_ball")["records"]][:1]
                 drawn.append(_ball_of(homes[MAIN], ball["seq"]))
                 central.start()
                 until(lambda: all(halls[h].output.count(b"Linked to central server") > links[h] for h in halls),
                       "both halls to link again", 120)
             until(lambda: len(records_of(homes[ANNEX], "annex_ball_drawn")) == len(drawn),
                   f"ball {len(drawn)} to be shown in the annex", 60)
+            # Both rooms know each other's wins on this ball before their players call.
+            until(lambda: sorted(_verified(homes[MAIN], None)) == sorted(_verified(homes[ANNEX], None)),
+                  f"both halls to hold the same claims after ball {len(drawn)}", 60)
             if len(drawn) >= 9:
                 board.wait_for_selector(f"#net-last-ball:text-is('{drawn[-1]}')")
-            completed = {h: completion_balls(cells[h][:SOLD], drawn) for h in halls}
             now = len(drawn)
-            # The line is called for the cards k that complete it on this ball in both rooms (their
-            # first two rows are the same); a player who did not call an earlier line does not win it.
-            # The bingo is called for every card that completes it on this ball, in either room.
-            calls = {}
-            if "line" not in won:
+            won = {pattern: min((b for _, _, b in _verified(homes[MAIN], pattern)), default=None)
+                   for pattern in ("line", "bingo")}
+            completed = {h: completion_balls(cells[h][:SOLD], drawn) for h in halls}
+            # The line is called for the paper cards k that complete it on this ball in both rooms (their
+            # first two rows are the same), while it is not won on an earlier ball; a player who did not
+            # call an earlier line does not win it.  The bingo is called for every paper card that
+            # completes it on this ball, in either room.
+            calls: dict[str, dict[str, Any]] = {}
+            if won["line"] in (None, now):
                 pairs = np.flatnonzero((completed[MAIN].line == now) & (completed[ANNEX].line == now))
                 calls["line"] = {hall: pairs for hall in halls}
-            if "bingo" not in won:
+            if won["bingo"] in (None, now):
                 calls["bingo"] = {hall: np.flatnonzero(completed[hall].bingo == now) for hall in halls}
             for pattern, cards in calls.items():
                 for hall, indexes in cards.items():
                     for index in indexes:
                         answer = staff[hall]("tomas", "annex_verify_claim", series=SERIES, card_number=int(index) + 1)
                         assert [r["type"] for r in answer["records"]][:1] == ["annex_claim_verified"], answer
-                        claimed[pattern].append((hall, f"{SERIES}-{int(index) + 1}"))
-                if claimed[pattern]:
-                    won[pattern] = now
+            until(lambda: sorted(_verified(homes[MAIN], None)) == sorted(_verified(homes[ANNEX], None)),
+                  "this ball's claims to reach both halls", 60)
+            if _verified(homes[MAIN], "bingo"):
+                break  # the bingo is won: no ball after it, the game closes
         assert "lost" not in board.inner_text("#net-state")
         shot(board, "board-annex-draw")
         console.wait_for_selector(f"#annex-last-ball:text-is('{drawn[-1]}')")
         assert "lost" not in console.inner_text("#annex-state")
+        line_ball = min(b for _, _, b in _verified(homes[MAIN], "line"))
         shown = console.locator("#annex-winners li").all_inner_texts()
-        assert {f"LINE on ball {won['line']}: {card} ({hall})" for hall, card in claimed["line"]} <= set(shown), shown
+        assert {f"LINE on ball {line_ball}: {card} ({hall})" for hall, card, b in _verified(homes[MAIN], "line")
+                if b == line_ball and _is_paper(card)} <= set(shown), shown
         assert console.inner_text("#annex-line") == board.locator("#net-facts dd").nth(2).inner_text()
         annex_balls = [r.payload["ball"] for r in records_of(homes[ANNEX], "annex_ball_drawn")]
         assert annex_balls == drawn, "the annex shows the main hall's balls, in order, after its restart too"
+        kiosk.wait_for_selector(f"#joint-ball-count:has-text('Ball {len(drawn)}')")
+        marked = {int(x) for x in kiosk.locator("#joint-cards .cell.marked").all_inner_texts()}
+        shown_numbers = {int(x) for x in kiosk.locator("#joint-cards .cell:not(.blank)").all_inner_texts()}
+        assert marked == shown_numbers & set(drawn), "the kiosk marks the main hall's balls on its joint cards"
+        assert "to go" in kiosk.inner_text("#joint-cards .card >> nth=0")
+        kiosk.wait_for_selector("#joint-winners li")
+        shot(kiosk, "kiosk-annex-joint-drawing")
 
-        # The main hall has every claim of the annex before it closes the game.
-        until(lambda: _verified(homes[MAIN], None, ANNEX) == _verified(homes[ANNEX], None, ANNEX),
-                    "the annex's claims to reach the main hall", 60)
+        # The main hall has every claim of the annex before it closes the game; each room pays its winners.
         staff[MAIN]("rosa", "annex_close_game")
         until(lambda: records_of(homes[ANNEX], "annex_game_closed"), "the annex to learn of the close")
         for hall in halls:
-            staff[hall]("carla", "annex_pay_prizes", desk="desk-1")
+            if not records_of(homes[hall], "annex_prizes_paid"):  # a room of virtual winners only is paid already
+                staff[hall]("carla", "annex_pay_prizes", desk="desk-1")
+        kiosk.wait_for_selector("#joint-title:has-text('game over')")
+        shot(kiosk, "kiosk-annex-joint-over")
+        pictures = {hall: terminals[hall].picture() for hall in halls}
     finally:
+        for terminal in terminals.values():
+            terminal.stop()
         for process in halls.values():
             process.stop()
         central.stop()
 
     # --- The money, per hall, to the cent -----------------------------------------------
+    library = {}
+    for hall in (MAIN, ANNEX):
+        engine = open_database(f"sqlite:///{homes[hall] / 'hall.sqlite3'}")
+        library[hall] = card_store.library_cards(engine, "terminals").cells
+        engine.dispose()
     paid = {h: records_of(homes[h], "annex_prizes_paid")[0].payload for h in (MAIN, ANNEX)}
+    claims = {(r.payload["hall_id"], r.payload["card"], r.payload["pattern"]): r.payload
+              for r in records_of(homes[MAIN], "annex_claim_verified")}
+    virtual_in_play = {h: {(r.payload["first"], r.payload["last"]): r.payload for r in
+                           records_of(homes[h], "annex_virtual_cards_bought")} for h in (MAIN, ANNEX)}
     winners_by_prize: dict[str, list[list[Any]]] = {}
     for pattern in ("line", "bingo"):
         main_prize, annex_prize = (next(p for p in paid[h]["prizes"] if p["pattern"] == pattern) for h in (MAIN, ANNEX))
@@ -244,14 +425,25 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
         rows = _verified(homes[MAIN], pattern)
         assert sorted(rows) == sorted(_verified(homes[ANNEX], pattern)), f"both halls hold the same {pattern} claims"
         ball = min(c[2] for c in rows)
-        sharing = sorted(((h, c) for h, c, b in rows if b == ball), key=lambda x: (x[0] != MAIN, x))
+        sharing = sorted(((h, c) for h, c, b in rows if b == ball),
+                         key=lambda x: (x[0] != MAIN, x[0], tuple(int(n) for n in x[1].split("-"))))
         amount = pool["line_cents"] if pattern == "line" else pool["bingo_cents"]
-        split = split_prize(amount, [100] * len(sharing))  # every card on the same ball shares (R87, R88.2)
-        assert [[h, c, cents] for (h, c), cents in zip(sharing, split.payments)] == [
-            [h, c, cents] for h, c, cents in sorted(winners, key=lambda w: (w[0] != MAIN, w[0], w[1]))]
+        stakes = [claims[(h, c, pattern)].get("stake_pct") or 100 for h, c in sharing]
+        split = split_prize(amount, stakes)  # every card on the same ball shares, at its stake (R87, R88.2, R88.4)
+        assert [[h, c, cents] for (h, c), cents in zip(sharing, split.payments)] == winners
         assert main_prize["carry_cents"] == split.carry
         winners_by_prize[pattern] = winners
-    assert {w[0] for w in winners_by_prize["line"]} == {MAIN, ANNEX}, "the line shared by both rooms on one ball"
+        # Each room found every virtual card of its own that completed the prize on its ball, and none
+        # completed it earlier (R93.10).
+        for hall in (MAIN, ANNEX):
+            numbers = [n for first, last in virtual_in_play[hall] for n in range(first, last + 1)]
+            done = completion_balls(library[hall][np.array(numbers) - 1], drawn)
+            at = done.line if pattern == "line" else done.bingo
+            assert int(at.min()) >= ball
+            assert {f"{VIRTUAL}-{numbers[i]}" for i in np.flatnonzero(at == ball)} == {
+                c for h, c in sharing if h == hall and not _is_paper(c)}
+    if all(_is_paper(c) for _, c, _ in winners_by_prize["line"]):
+        assert {w[0] for w in winners_by_prize["line"]} == {MAIN, ANNEX}, "the line shared by both rooms on one ball"
 
     owed = {h: paid[h]["owed_to_partner_cents"] for h in (MAIN, ANNEX)}
     assert owed[MAIN] == -owed[ANNEX], "what one hall owes, the other is owed"
@@ -260,13 +452,20 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
     assert books[ANNEX].get(f"interhall:{MAIN}", 0) == owed[ANNEX]
     carried = 0
     for hall in (MAIN, ANNEX):
-        own = 6_000
-        paid_here = sum(cents for ws in winners_by_prize.values() for h, _, cents in ws if h == hall)
+        mine = [(c, cents) for ws in winners_by_prize.values() for h, c, cents in ws if h == hall]
+        paper_paid = sum(cents for c, cents in mine if _is_paper(c))
         assert books[hall].get(f"stakes:{game_id}", 0) == 0, f"{hall}: the game's stakes are all accounted for"
         # Cash drawers are debit accounts: what they hold is their debits less their credits.
-        assert -books[hall]["cash:sam"] == own, f"{hall}: the seller's drawer holds the room's sales"
-        assert -books[hall]["cash:desk-1"] == 50_000 - paid_here, f"{hall}: its own winners paid from its desk"
-        assert books[hall].get("tax", 0) == tax_cents(own) == 600, f"{hall}: the tax on its own sales (R98)"
+        assert -books[hall]["cash:sam"] == SOLD * 100, f"{hall}: the seller's drawer holds the room's paper sales"
+        loads = (1 if hall == MAIN else 2) * LOAD_CENTS  # the players' credit, paid in at the desk
+        assert -books[hall]["cash:desk-1"] == 50_000 + loads - paper_paid, f"{hall}: its paper winners paid in cash"
+        assert books[hall].get("tax", 0) == tax_cents(sales[hall]), f"{hall}: the tax on its own sales (R98)"
+        # A virtual winner's share went to its player's account, and its terminal was told (R85.9).
+        credited = sum(cents for c, cents in mine if not _is_paper(c) and _owner(homes[hall], c) == accounts[hall])
+        quantity, stake = HEADLESS[hall]
+        assert pictures[hall]["credit_cents"] == LOAD_CENTS - quantity * 100 * stake // 100 + credited
+        assert sum(w["cents"] for w in pictures[hall]["joint_won"]) == credited
+        assert pictures[hall]["joint_drawn"] == drawn and pictures[hall]["joint_game"]["over"]
         if hall == MAIN:
             carried = books[hall].get("carry:line", 0) + books[hall].get("carry:bingo", 0)
     total_paid = sum(cents for ws in winners_by_prize.values() for _, _, cents in ws)
@@ -275,11 +474,27 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_shared_prizes_and_mone
                            - sum(c for ws in winners_by_prize.values() for h, _, c in ws if h == ANNEX))
 
 
-def _ball_of(home: Path, seq: int) -> int:
+def _is_paper(card: str) -> bool:
+    return not card.startswith(f"{VIRTUAL}-")
+
+
+def _owner(home: Path, card: str) -> str:
+    """The account number whose virtual card ``card`` (``9001-17``) is."""
+    number = int(card.split("-")[1])
+    (bought,) = [r.payload for r in records_of(home, "annex_virtual_cards_bought")
+                 if r.payload["first"] <= number <= r.payload["last"]]
+    return str(bought["account"]).removeprefix("player:")
+
+
+def _payload(home: Path, seq: int) -> dict[str, Any]:
     for record in journal_of(home / "hall.sqlite3"):
         if record.seq == seq:
-            return int(record.payload["ball"])
+            return dict(record.payload)
     raise AssertionError(f"no record {seq}")
+
+
+def _ball_of(home: Path, seq: int) -> int:
+    return int(_payload(home, seq)["ball"])
 
 
 def _verified(home: Path, pattern: str | None, hall: str | None = None) -> list[tuple[str, str, int]]:

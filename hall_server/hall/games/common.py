@@ -119,6 +119,7 @@ class GamesBase(abc.ABC):
     desks: CashDesks | None
     state: "GamesState"
     virtual_series: dict[int, np.ndarray]
+    sale_checks: list[Callable[[], str | None]]
     _source: BallSource | DeferredBallSource | None
     _draw_turn: DeferredLock
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from twisted.internet.defer import DeferredLock
 
@@ -79,6 +81,9 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
         self._draw_turn = DeferredLock()
         #: Virtual series in play by their number in the game (R82.9): card k is row k-1.
         self.virtual_series: dict[int, np.ndarray] = {}
+        #: Other reasons a sale may not open now, each giving the refusal or None: another game of
+        #: this room whose cards are not collected yet (the hall-annex game's, R82.4).
+        self.sale_checks: list[Callable[[], str | None]] = []
         session.closing_checks.append(self.closing_refusal)
         if desks is not None:
             desks.drawer_holds.append(self.stakes_in_drawer)

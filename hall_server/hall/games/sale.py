@@ -63,6 +63,10 @@ class SaleCommands(GamesBase):
                     f"game {previous.game_id}'s {' and '.join(due)} not yet paid; pay them and "
                     "collect the cards before the next sale"
                 )
+            for check in self.sale_checks:
+                refusal = check()
+                if refusal is not None:
+                    raise GameModuleError(refusal)
             last = [g for g in self.state.games if g.session == session.number and g.last_game]
             if last:
                 raise GameModuleError(

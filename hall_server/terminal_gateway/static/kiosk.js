@@ -3,7 +3,9 @@
 // (R93.1), the purchase screen, the cards marked as balls fall with "n to go" (R93.10),
 // the draw, the prizes, winnings (R85.9) and the session's last game (R93.15); and beside
 // it the network game played across the halls (R92.1): its sale time, its cards with their
-// numbers and "n to go", its balls, its prizes and its winners with hall and terminal (R92.11).
+// numbers and "n to go", its balls, its prizes and its winners with hall and terminal (R92.11);
+// and the game played with the partner hall (R3.5.b): the main hall's balls, this room's
+// sale time and the player's cards in it, the prizes of the joint pool, the winners of both rooms.
 "use strict";
 
 const VERSION = 1;
@@ -19,6 +21,8 @@ const state = {
   recall: false, lastGames: null, // the "Last games" view and the hall's answer to "recall"
   // The network game, as the hall's net_* messages give it; "known" once the hall says it takes part.
   net: { known: false, game: null, linkUp: false, cards: [], drawn: [], won: [], purchase: null, announced: new Set() },
+  // The hall-annex game, as the hall's joint_* messages give it; "known" once the hall says it plays one.
+  joint: { known: false, game: null, linkUp: true, cards: [], drawn: [], won: [], purchase: null, announced: new Set() },
 };
 
 // --- Terminal credentials: given once by staff (URL fragment), kept on this device ----------
@@ -77,6 +81,13 @@ function netBuy(quantity, stakePct) {
   send("net_buy", state.net.purchase);
 }
 
+function jointBuy(quantity, stakePct) {
+  const game = state.joint.game;
+  state.joint.purchase = { game_id: game.game_id, account: state.player.account, quantity, stake_pct: stakePct,
+    request: requestId() };
+  send("joint_buy", state.joint.purchase);
+}
+
 function receive(message) {
   if (message.v !== VERSION || message.seq !== state.inbound + 1) {
     state.socket.close(); // out of order: start again with a full picture
@@ -103,8 +114,12 @@ const handlers = {
     state.player = { account: m.account, credit_cents: m.credit_cents }; note("");
     if (state.purchase && state.purchase.account === m.account) send("buy", state.purchase); // its answer was lost
     if (state.net.purchase && state.net.purchase.account === m.account) send("net_buy", state.net.purchase);
+    if (state.joint.purchase && state.joint.purchase.account === m.account) send("joint_buy", state.joint.purchase);
   },
-  signed_out() { state.player = null; state.cards = []; state.net.cards = []; state.net.won = []; render(); },
+  signed_out() {
+    state.player = null; state.cards = []; state.net.cards = []; state.net.won = []; state.joint.cards = [];
+    state.joint.won = []; render();
+  },
   bought(m) {
     if (state.purchase && state.purchase.request === m.request) state.purchase = null;
     const held = new Set(state.cards.map((c) => c.card)); // a purchase sent again may be in the state already
@@ -176,9 +191,46 @@ const handlers = {
     signal("win");
     render();
   },
+  joint_game(m) {
+    const joint = state.joint;
+    if (!m.game || !joint.game || m.game.game_id !== joint.game.game_id) { joint.cards = []; joint.won = []; joint.announced.clear(); }
+    joint.known = true; joint.game = m.game; joint.linkUp = m.link_up;
+    joint.drawn = m.game ? m.game.drawn.slice() : [];
+    render();
+  },
+  joint_ball(m) {
+    const joint = state.joint;
+    if (!joint.game || joint.game.game_id !== m.game_id || m.ball_count !== joint.drawn.length + 1) return;
+    joint.drawn.push(m.ball); joint.game.drawn = joint.drawn.slice();
+    if (joint.game.state === "sale_closed") joint.game.state = "drawing";
+    render();
+  },
+  joint_cards(m) {
+    if (!state.joint.game || state.joint.game.game_id !== m.game_id) return;
+    state.joint.cards = m.cards; render();
+  },
+  joint_bought(m) {
+    const joint = state.joint;
+    if (joint.purchase && joint.purchase.request === m.request) joint.purchase = null;
+    if (joint.game && joint.game.game_id === m.game_id) {
+      const held = new Set(joint.cards.map((c) => c.card));
+      joint.cards = joint.cards.concat(m.cards.filter((c) => !held.has(c.card)));
+    }
+    if (state.player) state.player.credit_cents = m.credit_cents;
+    note(`${m.cards.length} card(s) bought for the game with the partner hall: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
+    render();
+  },
+  joint_won(m) {
+    state.joint.won.push(m);
+    note(`Game with the partner hall: you won the ${patternName(m.prize).toLowerCase()} with card ${m.card}: ${money(m.cents)}, credited to your account`,
+      true, WIN_MS);
+    signal("win");
+    render();
+  },
   error(m) {
     if (state.pending[m.in_reply_to] === "buy") state.purchase = null; // answered: refused
     if (state.pending[m.in_reply_to] === "net_buy") state.net.purchase = null;
+    if (state.pending[m.in_reply_to] === "joint_buy") state.joint.purchase = null;
     if (m.code === "not_enrolled") { state.refused = true; localStorage.removeItem("token"); }
     note(m.message);
     if (m.code === "not_enrolled") show("enrol");
@@ -278,6 +330,7 @@ function render() {
   renderSale();
   renderCards();
   renderNet();
+  renderJoint();
 }
 
 // --- The last games: their balls and winning cards, as any player may see them -------------
@@ -477,6 +530,86 @@ function renderNetSale() {
   label.replaceChildren("Sale open in every hall, closes in ", countdown);
 }
 
+// --- The hall-annex game ------------------------------------------------------------------
+const JOINT_STATE_WORDS = {
+  selling: "on sale", sale_closed: "the draw begins soon", drawing: "drawing", bingo_won: "bingo won",
+  closed: "game over",
+};
+
+function jointSaleOpen() {
+  const game = state.joint.game;
+  if (!game || game.state !== "selling" || !game.sale || game.sells_nothing) return false;
+  const now = Date.now() + state.clockOffset;
+  return now >= game.sale.opens_at_ms && now < game.sale.closes_at_ms;
+}
+
+function renderJoint() {
+  const joint = state.joint;
+  const game = joint.game;
+  $("joint-panel").hidden = !joint.known || !game;
+  $("joint-cards").hidden = $("joint-cards-title").hidden = !joint.known || !game;
+  $("play").classList.toggle("joint-first", Boolean(game) && !state.game);
+  if (!joint.known || !game) return;
+  $("cards-title").hidden = false; // the hall's own cards are told apart from the joint game's
+  const partner = game.here === game.main ? game.annex : game.main;
+  $("joint-title").textContent = `Game with ${partner} · ${JOINT_STATE_WORDS[game.state] || game.state.replace(/_/g, " ")}`;
+  $("joint-link").textContent = joint.linkUp ? `linked to ${partner}` : `link to ${partner} lost`;
+  $("joint-link").className = joint.linkUp ? "net-link" : "net-link lost";
+  $("joint-link-lost").hidden = joint.linkUp;
+  $("joint-link-lost").textContent = `The hall has lost its link to ${partner}: your cards stay in play, and the `
+    + "balls and winners you miss come back with the link.";
+  if (game.prizes) {
+    $("joint-prizes").textContent = `Line ${money(game.prizes.line)} · Bingo ${money(game.prizes.bingo)} · `
+      + `${game.cards_sold} cards in play in both rooms`;
+  } else {
+    $("joint-prizes").textContent = `Card ${money(game.price_cents)} · series ${game.series} · prizes from both rooms' sales`;
+  }
+  $("joint-ball-count").textContent = joint.drawn.length ? `Ball ${joint.drawn.length}` : "";
+  $("joint-last-balls").replaceChildren(...joint.drawn.slice(-5).reverse().map((b, i) => ball(b, i === 0)));
+  const mine = new Set(joint.cards.map((c) => c.card));
+  const here = (w) => w.hall === game.here && w.terminal && mine.has(w.card);
+  $("joint-winners").replaceChildren(...(game.winners || []).slice().reverse().map((w) => {
+    const li = document.createElement("li");
+    li.className = here(w) ? "mine" : "";
+    const where = w.hall === game.here ? "this hall" : w.hall;
+    li.textContent = `${patternName(w.pattern)} on ball ${w.ball_count}: ${w.card} · ${where}`
+      + `${w.terminal ? `, terminal ${w.terminal}` : ", paper card"}${w.cents !== null ? ` · ${money(w.cents)}` : ""}`
+      + `${here(w) ? " · yours" : ""}`;
+    return li;
+  }));
+  $("joint-held").textContent = `${joint.cards.length} of ${MAX_CARDS} cards on this terminal`;
+  renderJointSale();
+  const lineWon = game.won && game.won.line !== undefined;
+  const won = [...joint.won, ...(game.winners || []).filter(here)];
+  $("joint-cards").replaceChildren(...cardViews(joint.cards, joint.drawn, won, lineWon, joint.announced));
+}
+
+function renderJointSale() {
+  const joint = state.joint;
+  if (!joint.known || !joint.game) return;
+  const game = joint.game;
+  const open = jointSaleOpen();
+  $("joint-sale").className = open ? "" : "closed";
+  $("joint-buy").disabled = !open || Boolean(joint.purchase) || joint.cards.length >= MAX_CARDS;
+  $("joint-quantity").max = String(Math.max(1, MAX_CARDS - joint.cards.length));
+  const label = $("joint-sale-state");
+  if (game.sells_nothing) { label.replaceChildren(`This room sells no card in this game: ${game.sells_nothing}`); return; }
+  if (joint.purchase) { label.replaceChildren("Purchase sent: waiting for the hall's answer"); return; }
+  if (game.state !== "selling") {
+    label.replaceChildren(game.over ? "Game over" : `Sale closed · ${JOINT_STATE_WORDS[game.state] || game.state}`);
+    return;
+  }
+  if (!game.sale) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  const now = Date.now() + state.clockOffset;
+  if (now < game.sale.opens_at_ms) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  const left = Math.max(0, game.sale.closes_at_ms - now);
+  if (!left) { label.replaceChildren("Sale closed for terminals"); return; }
+  const s = Math.ceil(left / 1000);
+  const countdown = document.createElement("strong"); countdown.id = "joint-countdown";
+  countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  label.replaceChildren("Sale open, closes in ", countdown);
+}
+
 // Light is the card's border; sound a short tone (R92.8: may light and sound on a win).
 let audio = null;
 function signal(kind) {
@@ -519,6 +652,13 @@ function wire() {
     netBuy(Number.parseInt($("net-quantity").value, 10), Number.parseInt($("net-stake").value, 10));
     renderNetSale();
   });
+  $("joint-buy-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    note("");
+    if (!state.joint.game) return;
+    jointBuy(Number.parseInt($("joint-quantity").value, 10), Number.parseInt($("joint-stake").value, 10));
+    renderJointSale();
+  });
   $("sign-out").addEventListener("click", () => send("sign_out"));
   $("care-open").addEventListener("click", () => { state.care = true; state.recall = false; render(); });
   $("care-close").addEventListener("click", () => { state.care = false; render(); });
@@ -541,7 +681,7 @@ function wire() {
     $("scan").hidden = false;
     $("scan").addEventListener("click", scanQr);
   }
-  setInterval(() => { renderSale(); renderNetSale(); }, 250); // the countdowns
+  setInterval(() => { renderSale(); renderNetSale(); renderJointSale(); }, 250); // the countdowns
 }
 
 // The account ticket's QR code holds the account number; read it with the camera.
