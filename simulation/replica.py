@@ -88,10 +88,10 @@ class Run:
     moment: str  # sale, ball, prize or any
 
 
-def campaign(kills: int, pauses: int = 0, central_kills: int = 0) -> list[Run]:
-    """The runs of a campaign: node kills at the sale burst, after a ball's commit and after a prize's in turn,
-    pauses, and kills of the central process alone, interleaved."""
-    moments = (SALE, BALL, PRIZE)
+def campaign(kills: int, pauses: int = 0, central_kills: int = 0, first_moment: int = 0) -> list[Run]:
+    """The runs of a campaign: node kills at the sale burst, after a ball's commit and after a prize's in turn
+    (from the ``first_moment``-th of them), pauses, and kills of the central process alone, interleaved."""
+    moments = (SALE, BALL, PRIZE)[first_moment % 3:] + (SALE, BALL, PRIZE)[:first_moment % 3]
     runs = [Run(KILL, moments[k % 3]) for k in range(kills)]
     for p in range(pauses):
         runs.insert(min(len(runs), (p + 1) * max(1, len(runs) // (pauses + 1)) + p), Run(PAUSE, ANY))

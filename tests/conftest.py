@@ -27,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
 #: these start first and the short files fill in around them, and both workers end together.
 LONGEST_FIRST = (
     "tests/replica/test_failover_campaign.py",
+    "tests/replica/test_failover_campaign_second.py",
     "tests/simulation/test_kill_campaign.py",
     "tests/crash/test_crash_recovery.py",
     "tests/fuzz/test_fuzz_campaigns.py",
