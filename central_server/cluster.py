@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from server_kit.ports import reserve_port
+
 #: Where ``scripts/patroni-venv.sh`` puts Patroni (readable by the ``postgres`` user).
 PATRONI_VENV = Path("/opt/bingo/patroni")
 #: Patroni's smallest ttl; with loop_wait 2 a killed leader is replaced in about 20 s.
@@ -42,12 +44,6 @@ DATABASE = "central"
 
 class ClusterError(Exception):
     """The set could not be started, stopped or read; the message says why."""
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _port_free(port: int) -> bool:
@@ -235,8 +231,8 @@ def start(folder: Path, timeout: float = 90.0, venv: Path = PATRONI_VENV) -> dic
     folder.mkdir(parents=True, exist_ok=True)
     owner = _owner()
     state: dict[str, Any] = {
-        "etcd": [{"client": _free_port(), "peer": _free_port()} for _ in range(3)],
-        "nodes": [{"rest": _free_port(), "pg": _free_port()} for _ in range(2)],
+        "etcd": [{"client": reserve_port(), "peer": reserve_port()} for _ in range(3)],
+        "nodes": [{"rest": reserve_port(), "pg": reserve_port()} for _ in range(2)],
         "password": secrets.token_hex(16),
         "replication_password": secrets.token_hex(16),
         "pids": {},

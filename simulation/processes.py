@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from server_kit.ports import reserve_port
+
 #: The folder holding the project's packages: what every child process imports.
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,9 +31,7 @@ class SimulationError(Exception):
 
 def free_port() -> int:
     """A TCP port of the loopback nobody listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return reserve_port()
 
 
 def python(code: str, *arguments: str) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import sqlite3
 import ssl
 from pathlib import Path
@@ -20,17 +19,12 @@ from twisted.internet import defer, reactor, task
 
 from server_kit.pki import issue_certificate
 from server_kit.pki.folder import PkiFolder
+from server_kit.ports import reserve_port
 from tests.central_server.support import CentralProcess, HallClient, config_text, connect, make_pki
 from tests.support.waiting import WAIT, wait_until
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
 
 INSPECTOR = "inspector-ana"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Consulted:
@@ -105,7 +99,7 @@ def central(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Consulted]:
     issue_certificate(pki_dir, "regulator", INSPECTOR)
     home = folder / "central"
     home.mkdir()
-    port = _free_port()
+    port = reserve_port()
     text = config_text(home, pki_dir, f"sqlite:///{home / 'central.sqlite3'}", sale_ms=10_000, ball_ms=1_000,
                        opens_after_ms=200)
     (home / "central.toml").write_text(text + f'\n[consultation]\ninterface = "127.0.0.1"\nport = {port}\n')

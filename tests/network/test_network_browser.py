@@ -22,7 +22,6 @@ Screenshots of each step go to ``$BINGO_SCREENSHOTS`` (docs/testing.md).
 from __future__ import annotations
 
 import re
-import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 import pytest
 
 from server_kit.pki import PkiFolder, export_bundle, init_authority, issue_certificate
+from server_kit.ports import reserve_port
 from tests.central_server.support import CentralProcess, config_text
 from tests.network.processes import hall_toml
 from tests.support.waiting import START, WAIT, wait_until
@@ -51,12 +51,6 @@ OPENS_AFTER_MS = 35_000
 SALE_MS = 25_000
 #: Hall-1's own terminal sale: open while its player buys hall cards, closed before its draw.
 HALL_SALE_S = 30
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 
@@ -135,7 +129,7 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
     issue_certificate(operator, "central", "central-a")
     central_home = tmp_path / "central"
     export_bundle(operator, "central-a", central_home / "pki")
-    port = free_port()
+    port = reserve_port()
     database = f"sqlite:///{central_home / 'central.sqlite3'}"
     (central_home / "central.toml").write_text(config_text(central_home, central_home / "pki", database, sale_ms=SALE_MS,
                                                            opens_after_ms=OPENS_AFTER_MS, halls=HALLS, series="N1", cards=600, port=port))

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 
 from hall_server.config import DEFAULT_STAFF, default_config_text
 from server_kit.pki import export_bundle, issue_certificate
+from server_kit.ports import reserve_port
 from tests.crash.wire import LiveSocket, sign_in_cookie
 from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import _HASH, PASSWORD, HallProcess, HttpClient
@@ -33,12 +33,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3", "R74.2"
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(rb"listening for feeds on \S+:(\d+)")
 SENDER = "hall:hall-server"  # the hall's server certificate is named hall-server
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class ReceiverProcess:
@@ -92,7 +86,7 @@ def journal_of(hall: HallProcess) -> list[tuple[int, str]]:
 
 @pytest.fixture
 def hall_and_receiver(tmp_path: Path) -> Iterator[tuple[HallProcess, ReceiverProcess]]:
-    port = free_port()
+    port = reserve_port()
     config = default_config_text("Fed hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
     config = config.replace('# opening_hours = "every day 16:00-02:00"', 'opening_hours = "every day 16:00-02:00"')
     config += f'\n[regulator]\nhost = "localhost"\nport = {port}\nhall_id = "hall-server"\n'
@@ -192,7 +186,7 @@ def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path
     pki = make_pki(tmp_path / "pki")
     issue_certificate(pki, "regulator", "regulator")
     export_bundle(pki, "regulator", tmp_path / "regulator-pki")
-    port = free_port()
+    port = reserve_port()
     home = tmp_path / "central"
     home.mkdir()
     database = home / "central.sqlite3"
@@ -240,7 +234,7 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     page = console_for(browser, hall, "admin")
     page.wait_for_selector("#feed-state.behind:has-text('not connected yet')")
     shot(page, "console-feed-behind")
-    receiver.web_port = free_port()
+    receiver.web_port = reserve_port()
     receiver.start()
     page.wait_for_selector("#feed-state:not(.behind):has-text('up to date')", timeout=WAIT * 2 * 1000)
     shot(page, "console-feed-up-to-date")

@@ -33,7 +33,7 @@ from central_server.audit import verified_journal
 from central_server.config import load_config
 from server_kit.keys import load_journal_key
 from server_kit.pki import export_bundle, init_authority, issue_certificate
-from simulation.processes import Child, python, wait_for
+from simulation.processes import Child, SimulationError, python, wait_for
 from simulation.replica import STANDBY, STOPPED_ACTING, TOOK
 from tests.central_server.support import CENTRAL, GAME, HALLS, OPERATOR, OPERATOR_ROLE
 from tests.replica.test_cluster import installed
@@ -157,13 +157,23 @@ def test_r92_6_the_process_beside_the_leader_is_active_and_the_other_refuses_as_
     assert standby.stderr.startswith("refused (standby): central-a here is the standby process")
     active = bingo("central", "games", "--server", f"localhost:{pair.ports[leader]}", *operator)
     assert active.returncode == 0 and "net-0: " in active.stdout, active.stderr
-    shown = bingo("central", "status", "--config", str(pair.configs[0]), "--config", str(pair.configs[1]))
-    assert shown.returncode == 0, shown.stderr
-    lines = shown.stdout.splitlines()
+    standby_line = (f"process beside node{1 - leader} (127.0.0.1:{pair.ports[1 - leader]}): standby, "
+                    f"listening; node{1 - leader}: sync_standby streaming, lag 0 bytes")
+    lines: list[str] = []
+
+    def caught_up() -> bool:  # the standby streams with no lag once it replayed the active process's first records
+        nonlocal lines
+        shown = bingo("central", "status", "--config", str(pair.configs[0]), "--config", str(pair.configs[1]))
+        assert shown.returncode == 0, shown.stderr
+        lines = shown.stdout.splitlines()
+        return any(line.startswith(standby_line) for line in lines)
+
+    try:
+        wait_for(caught_up, 60, "the standby's node to stream with no lag", interval=0.5)
+    except SimulationError:
+        pytest.fail(f"bingo central status never showed {standby_line!r}:\n" + "\n".join(lines))
     assert lines[0].startswith(f"active: central-a beside node{leader} on ") and ", epoch 1, since " in lines[0]
     assert f"database leader: node{leader}" in lines
-    assert any(line.startswith(f"process beside node{1 - leader} (127.0.0.1:{pair.ports[1 - leader]}): standby, "
-                               f"listening; node{1 - leader}: sync_standby streaming, lag 0 bytes") for line in lines)
     assert any(line.startswith(f"process beside node{leader} (127.0.0.1:{pair.ports[leader]}): active, listening; "
                                f"node{leader}: leader running") for line in lines)
     assert "last failover: none" in lines

@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+
+from server_kit.ports import reserve_port
 
 SUPERUSER = "bingo"
 
@@ -44,12 +45,6 @@ def server_binaries() -> Path:
     return found[-1]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class PostgresCluster:
     """One throw-away cluster: :meth:`start`, :meth:`create_database`, :meth:`stop`."""
 
@@ -57,7 +52,7 @@ class PostgresCluster:
         self.bin = server_binaries()
         self.folder = Path(tempfile.mkdtemp(prefix="bingo-pg-"))
         self.data = self.folder / "data"
-        self.port = _free_port()
+        self.port = reserve_port()
         self.owner = "postgres" if os.geteuid() == 0 else None
         self.started = False
 
