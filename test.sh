@@ -2,9 +2,9 @@
 # The whole test suite on a fresh machine: installs what it needs (Debian packages
 # through scripts/system-deps.sh, Python packages into .venv), then runs pytest.
 # Extra arguments go to pytest.  pytest's "no tests ran" (exit 5) is a failure here.
-# The tests run in four worker processes (pytest-xdist), each test file on one worker:
+# The tests run in six worker processes (pytest-xdist), each test file on one worker:
 # most of the long tests wait on real time (Patroni's ttl, sale windows, ball intervals,
-# processes starting), so four keep the two cores busy; BINGO_TEST_WORKERS=0 runs them
+# processes starting), so six keep the two cores busy; BINGO_TEST_WORKERS=0 runs them
 # in this process.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -22,7 +22,7 @@ if [ -z "${BINGO_TEST_ON_DISK:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] \
   export TMPDIR="$scratch"
 fi
 set +e
-.venv/bin/python -m pytest -n "${BINGO_TEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder --durations=25 ${scratch:+--basetemp "$scratch/pytest"} "$@"
+.venv/bin/python -m pytest -n "${BINGO_TEST_WORKERS:-6}" --dist loadfile --no-loadscope-reorder --durations=25 ${scratch:+--basetemp "$scratch/pytest"} "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

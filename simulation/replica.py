@@ -120,7 +120,11 @@ class RunReport:
 
 
 class ClusterTail(JournalTail):
-    """The central journal as the database pair has it: read from the node that answered last, else the other."""
+    """The central journal as the database pair has it: read from Patroni's leader, else the node that answered last.
+
+    A synchronous standby has every committed record on its disk, but replays it a moment
+    later: read there, the journal may lag what the halls were already told.
+    """
 
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
@@ -130,6 +134,9 @@ class ClusterTail(JournalTail):
     def new_records(self) -> list[Record]:
         if not (self.folder / "cluster.json").exists():
             return []
+        leader = cluster.status(self.folder).get("leader")
+        if leader in ("node0", "node1"):
+            self.node = int(leader[-1])
         for index in (self.node, 1 - self.node):
             engine = create(cluster.database_url(self.folder, index), create_folder=False)
             try:

@@ -51,9 +51,10 @@ from protocol.settlement import Pots, PrizeRules, close_sale, split_prize, tax_c
 from protocol.wins import completion_balls
 from server_kit.db.database import create
 from server_kit.pki import export_bundle, init_authority, issue_certificate
+from server_kit.ports import reserve_port
 from tests.central_server.support import CentralProcess, config_text
 from tests.network.processes import hall_toml
-from tests.network.test_network_browser import board_page, free_port, kiosk_page
+from tests.network.test_network_browser import board_page, kiosk_page
 from tests.network.test_network_end_to_end import Staff, journal_of
 from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import ALL_BALLS, HallProcess
@@ -184,7 +185,7 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_card
     database = f"sqlite:///{central_home / 'central.sqlite3'}"
     (central_home / "central.toml").write_text(config_text(central_home, central_home / "pki", database, games=(),
                                                            halls=(MAIN, ANNEX), annex=((MAIN, ANNEX),),
-                                                           port=free_port()))  # the same port after its restart
+                                                           port=reserve_port()))  # the same port after its restart
     central = CentralProcess(central_home / "central.toml").start()
     homes = {hall: tmp_path / hall for hall in (MAIN, ANNEX)}
     halls: dict[str, HallProcess] = {}
@@ -197,7 +198,7 @@ def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_card
                 issue_certificate(operator, "terminal", name)
                 export_bundle(operator, name, tmp_path / "bundles" / name)
             # A port of its own for good: the terminals and the kiosk find the hall again after its restart.
-            text = hall_toml(hall, central.port).replace("port = 0", f"port = {free_port()}", 1)
+            text = hall_toml(hall, central.port).replace("port = 0", f"port = {reserve_port()}", 1)
             (homes[hall] / "hall.toml").write_text(text + f'\n[annex]\nrole = "{role}"\npartner = "{partner}"\n')
         halls[MAIN] = HallProcess(homes[MAIN]).start()
         # The annex's own card set, registered before its first start (its cards are not the main hall's).
