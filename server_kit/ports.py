@@ -72,9 +72,11 @@ def reservations() -> Path:
     return folder
 
 
-def reserve_port() -> int:
-    """A loopback TCP port nobody listens on, below the ephemeral range, reserved for this process."""
-    folder = reservations()
+def reserve_port(folder: Path | None = None) -> int:
+    """A loopback TCP port nobody listens on, below the ephemeral range, reserved for this process
+    (in ``folder``, by default :func:`reservations`)."""
+    if folder is None:
+        folder = reservations()
     high = max(LOW + 1_000, _ephemeral_low())
     chooser = random.SystemRandom()
     for _ in range(TRIES):

@@ -13,9 +13,10 @@ from server_kit import ports
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(ports.tempfile, "gettempdir", lambda: str(tmp_path))
-    return tmp_path / "bingo-ports"
+def folder(tmp_path: Path) -> Path:
+    made = tmp_path / "bingo-ports"
+    made.mkdir()
+    return made
 
 
 def _dead_pid() -> int:
@@ -25,7 +26,7 @@ def _dead_pid() -> int:
 
 
 def test_ports_are_below_the_ephemeral_range_distinct_and_reserved_by_this_process(folder: Path) -> None:
-    chosen = [ports.reserve_port() for _ in range(200)]
+    chosen = [ports.reserve_port(folder) for _ in range(200)]
     assert len(set(chosen)) == 200
     assert all(ports.LOW <= port < ports._ephemeral_low() for port in chosen)
     assert {int(p.name) for p in folder.iterdir()} == set(chosen)
@@ -38,14 +39,13 @@ def test_a_port_a_live_process_reserved_is_not_chosen_and_a_dead_ones_is_taken_o
     monkeypatch.setattr(ports, "LOW", low)
     monkeypatch.setattr(ports, "_ephemeral_low", lambda: low + 1_000)
     monkeypatch.setattr(ports, "TRIES", 40_000)
-    folder.mkdir()
     dead = _dead_pid()
     left = next(p for p in range(low + 500, low + 1_000) if ports._listenable(p))
     for port in range(low, low + 1_000):
         if port != left:
             (folder / str(port)).write_text(str(os.getppid()))  # a live process: the test runner's parent
     (folder / str(left)).write_text(str(dead))
-    assert ports.reserve_port() == left
+    assert ports.reserve_port(folder) == left
     assert (folder / str(left)).read_text() == str(os.getpid())
 
 
@@ -53,8 +53,7 @@ def test_no_port_left_is_an_error_that_says_so(folder: Path, monkeypatch: pytest
     monkeypatch.setattr(ports, "LOW", 30_000)
     monkeypatch.setattr(ports, "_ephemeral_low", lambda: 31_000)
     monkeypatch.setattr(ports, "TRIES", 50)
-    folder.mkdir()
     for port in range(30_000, 31_000):
         (folder / str(port)).write_text(str(os.getppid()))
     with pytest.raises(OSError, match="no free loopback port between 30000 and 31000 after 50 tries"):
-        ports.reserve_port()
+        ports.reserve_port(folder)

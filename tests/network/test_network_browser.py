@@ -53,8 +53,6 @@ SALE_MS = 25_000
 HALL_SALE_S = 30
 
 
-
-
 def start_all(halls: list[HallProcess]) -> None:
     """Start the halls side by side: each takes a while to make its card set and its keys."""
     failures: list[BaseException] = []
