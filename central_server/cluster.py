@@ -20,7 +20,6 @@ import os
 import pwd
 import secrets
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from server_kit.ports import reserve_port
+from server_kit.ports import alive, listenable, reserve_port
 
 #: Where ``scripts/patroni-venv.sh`` puts Patroni (readable by the ``postgres`` user).
 PATRONI_VENV = Path("/opt/bingo/patroni")
@@ -44,30 +43,6 @@ DATABASE = "central"
 
 class ClusterError(Exception):
     """The set could not be started, stopped or read; the message says why."""
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket() as probe:  # nothing listens there (connections in TIME_WAIT do not count)
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie of ours is dead
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def server_binaries() -> Path:
@@ -226,7 +201,7 @@ def start(folder: Path, timeout: float = 90.0, venv: Path = PATRONI_VENV) -> dic
     folder = folder.resolve()
     if (folder / "cluster.json").exists():
         layout = Layout.load(folder)
-        if any(_alive(pid) for pid in _pids(layout)):
+        if any(alive(pid) for pid in _pids(layout)):
             raise ClusterError(f"a cluster is already running in {folder}; stop it first")
     folder.mkdir(parents=True, exist_ok=True)
     owner = _owner()
@@ -293,7 +268,7 @@ def restart_node(folder: Path, index: int) -> None:
     """Start node ``index``'s Patroni again (after it was stopped or killed); it rejoins the set."""
     layout = Layout.load(folder.resolve())
     name = f"node{index}"
-    if _alive(int(layout.state["pids"][name])):
+    if alive(int(layout.state["pids"][name])):
         raise ClusterError(f"{name} is still running")
     home = layout.folder / name
     layout.state["pids"][name] = _spawn([layout.state["patroni"], str(home / "patroni.yml")],
@@ -326,7 +301,7 @@ def _wait(condition: Any, timeout: float, what: str, layout: Layout) -> None:
     while time.monotonic() < deadline:
         if condition():
             return
-        dead = [name for name, pid in layout.state["pids"].items() if not _alive(pid)]
+        dead = [name for name, pid in layout.state["pids"].items() if not alive(pid)]
         if dead:
             raise ClusterError(f"waiting for {what}: {', '.join(dead)} exited (see its log under {layout.folder})")
         time.sleep(0.5)
@@ -350,7 +325,7 @@ def _postmaster_pids(layout: Layout) -> list[int]:
 
 def _signal(pids: list[int], which: signal.Signals) -> None:
     for pid in pids:
-        if _alive(pid):
+        if alive(pid):
             try:
                 os.kill(pid, which)
             except ProcessLookupError:
@@ -360,7 +335,7 @@ def _signal(pids: list[int], which: signal.Signals) -> None:
 def _end(pids: list[int], grace: float) -> None:
     _signal(pids, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         _reap()
         time.sleep(0.2)
     _signal(pids, signal.SIGKILL)
@@ -387,11 +362,17 @@ def stop(folder: Path) -> list[int]:
     ports = [p for m in layout.state["etcd"] for p in (m["client"], m["peer"])]
     ports += [p for n in layout.state["nodes"] for p in (n["rest"], n["pg"])]
     deadline = time.monotonic() + 10
-    taken = [p for p in ports if not _port_free(p)]
+    taken = [p for p in ports if not listenable(p)]
     while taken and time.monotonic() < deadline:
         time.sleep(0.2)
-        taken = [p for p in ports if not _port_free(p)]
+        taken = [p for p in ports if not listenable(p)]
     return taken
+
+
+def leader(folder: Path) -> str | None:
+    """Patroni's running leader (``node0``, ``node1``), or None when no node answers or none leads."""
+    view = cluster_view(Layout.load(folder.resolve()))
+    return summary(view)["leader"] if view is not None else None
 
 
 def status(folder: Path) -> dict[str, Any]:
@@ -399,7 +380,7 @@ def status(folder: Path) -> dict[str, Any]:
     layout = Layout.load(folder.resolve())
     view = cluster_view(layout)
     found: dict[str, Any] = summary(view) if view is not None else {"leader": None, "sync_standby": None, "lag": {}, "members": []}
-    found["processes"] = {name: _alive(int(pid)) for name, pid in layout.state.get("pids", {}).items()}
+    found["processes"] = {name: alive(int(pid)) for name, pid in layout.state.get("pids", {}).items()}
     found["nodes"] = layout.state["nodes"]
     found["etcd"] = layout.state["etcd"]
     return found
@@ -426,7 +407,7 @@ def node_processes(folder: Path, index: int) -> list[int]:
         postmaster = int((layout.folder / f"node{index}" / "data" / "postmaster.pid").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         postmaster = None
-    if postmaster is not None and _alive(postmaster):
+    if postmaster is not None and alive(postmaster):
         found.append(postmaster)
         for entry in Path("/proc").iterdir():
             try:
@@ -434,7 +415,7 @@ def node_processes(folder: Path, index: int) -> list[int]:
                     found.append(int(entry.name))
             except (OSError, ValueError, IndexError):
                 continue
-    return [pid for pid in found if _alive(pid)]
+    return [pid for pid in found if alive(pid)]
 
 
 def signal_node(folder: Path, index: int, which: signal.Signals) -> list[int]:

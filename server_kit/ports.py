@@ -35,8 +35,10 @@ def _ephemeral_low() -> int:
         return EPHEMERAL_LOW
 
 
-def _listenable(port: int) -> bool:
+def listenable(port: int) -> bool:
+    """Whether a server could listen on loopback ``port`` now (connections in TIME_WAIT do not count)."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
@@ -44,14 +46,19 @@ def _listenable(port: int) -> bool:
         return True
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie waiting to be reaped is dead)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _holder(path: Path) -> int | None:
@@ -86,7 +93,7 @@ def reserve_port(folder: Path | None = None) -> int:
             handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             holder = _holder(path)
-            if holder is not None and _alive(holder):
+            if holder is not None and alive(holder):
                 continue
             try:
                 path.unlink()  # a dead process's reservation, or a file being written: choose again
@@ -95,6 +102,6 @@ def reserve_port(folder: Path | None = None) -> int:
             continue
         with os.fdopen(handle, "w") as file:
             file.write(str(os.getpid()))
-        if _listenable(port):
+        if listenable(port):
             return port
     raise OSError(f"no free loopback port between {LOW} and {high} after {TRIES} tries")

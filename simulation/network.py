@@ -274,14 +274,17 @@ game_id = "{plan.game_id(k)}"
 
     def start(self) -> None:
         """The central server, the halls linked to it, set up, and every terminal signed in."""
-        self.progress(f"starting the central server on port {self.central_port}")
-        self.central.start()
+        self._start_central()
         self.progress(f"starting {len(self.halls)} hall server(s)")
         self._each_hall(lambda hall: hall.child.start())
         wait_for(lambda: all(h.linked() for h in self.halls), 120, "every hall to link to the central server")
         self.progress(f"setting up {self.plan.terminals} terminal(s) and player(s) in each hall")
         self._each_hall(self._set_up)
         self._start_workers()
+
+    def _start_central(self) -> None:
+        self.progress(f"starting the central server on port {self.central_port}")
+        self.central.start()
 
     def _each_hall(self, work: Callable[[HallPlace], Any]) -> None:
         """``work`` for every hall at once, on threads; the first failure is raised."""

@@ -154,10 +154,15 @@ class Child:
         return self.reap()
 
 
-def _ended(pid: int) -> bool:
-    """Whether the child ``pid`` has ended (a zombie waiting to be reaped counts), leaving it unreaped."""
+def process_state(pid: int) -> str | None:
+    """Process ``pid``'s state letter from ``/proc`` (``R``, ``S``, ``T`` stopped, ``Z`` zombie...), None once it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+            return stat.read().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
-        return True
+        return None
+
+
+def _ended(pid: int) -> bool:
+    """Whether the child ``pid`` has ended (a zombie waiting to be reaped counts), leaving it unreaped."""
+    return process_state(pid) in (None, "Z", "X")

@@ -63,7 +63,7 @@ from server_kit.keys import load_journal_key
 from server_kit.pki import export_bundle
 from simulation.journals import CentralFacts, JournalTail
 from simulation.network import CENTRAL_ID, CENTRAL_UP, LINKED, Plan, Simulation, missed
-from simulation.processes import Child, SimulationError, free_port, python, wait_for
+from simulation.processes import Child, SimulationError, free_port, process_state, python, wait_for
 
 KILL, PAUSE, CENTRAL = "kill", "pause", "central"
 SALE, BALL, PRIZE, ANY = "sale", "ball", "prize", "any"
@@ -134,7 +134,7 @@ class ClusterTail(JournalTail):
     def new_records(self) -> list[Record]:
         if not (self.folder / "cluster.json").exists():
             return []
-        leader = cluster.status(self.folder).get("leader")
+        leader = cluster.leader(self.folder)
         if leader in ("node0", "node1"):
             self.node = int(leader[-1])
         for index in (self.node, 1 - self.node):
@@ -222,15 +222,9 @@ drill = true
 
     # --- Running ----------------------------------------------------------------------
 
-    def start(self) -> None:
+    def _start_central(self) -> None:
         self.progress(f"starting the central server's processes on ports {self.central_ports}")
         self._start_centrals()
-        self.progress(f"starting {len(self.halls)} hall server(s)")
-        self._each_hall(lambda hall: hall.child.start())
-        wait_for(lambda: all(h.linked() for h in self.halls), 120, "every hall to link to the central server")
-        self.progress(f"setting up {self.plan.terminals} terminal(s) and player(s) in each hall")
-        self._each_hall(self._set_up)
-        self._start_workers()
 
     def _start_centrals(self) -> None:
         """Both processes: the one beside Patroni's leader first (it may start the journal), then the other."""
@@ -252,7 +246,7 @@ drill = true
 
     def leader(self) -> int:
         """The index of Patroni's leader node (0 or 1)."""
-        found = cluster.status(self.cluster_dir).get("leader")
+        found = cluster.leader(self.cluster_dir)
         if found not in ("node0", "node1"):
             raise SimulationError(f"the database pair has no leader now: {cluster.status(self.cluster_dir)}")
         return int(str(found)[-1])
@@ -311,7 +305,7 @@ drill = true
             process.kill()
             process.start(timeout=TAKEOVER_S)  # its supervisor starts it again at once
         if run.kind != CENTRAL:
-            wait_for(lambda: cluster.status(self.cluster_dir).get("leader") == f"node{survivor}", PROMOTION_S,
+            wait_for(lambda: cluster.leader(self.cluster_dir) == f"node{survivor}", PROMOTION_S,
                      f"Patroni to promote node{survivor}", interval=0.1)
             report.patroni_s = round(time.monotonic() - started, 2)
         if run.kind == CENTRAL:
@@ -515,11 +509,7 @@ def _epochs(records: list[Record]) -> list[str]:
 
 def _stopped(pid: int) -> bool:
     """Whether process ``pid`` is stopped (SIGSTOP): state ``T``."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
-    except FileNotFoundError:
-        return False
+    return process_state(pid) in ("T", "t")
 
 
 def drill_plan(home: Path, runs: list[Run], seed: int = 7) -> Plan:

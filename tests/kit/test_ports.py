@@ -40,7 +40,7 @@ def test_a_port_a_live_process_reserved_is_not_chosen_and_a_dead_ones_is_taken_o
     monkeypatch.setattr(ports, "_ephemeral_low", lambda: low + 1_000)
     monkeypatch.setattr(ports, "TRIES", 40_000)
     dead = _dead_pid()
-    left = next(p for p in range(low + 500, low + 1_000) if ports._listenable(p))
+    left = next(p for p in range(low + 500, low + 1_000) if ports.listenable(p))
     for port in range(low, low + 1_000):
         if port != left:
             (folder / str(port)).write_text(str(os.getppid()))  # a live process: the test runner's parent

@@ -21,6 +21,7 @@ from typing import Any, Iterator
 import pytest
 
 from central_server import cluster as pair
+from server_kit.ports import listenable
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.6")]
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,7 @@ def cluster_dir() -> Iterator[Path]:
             stopped = bingo("central", "cluster", "stop", "--dir", str(folder))
             ports = [p for m in state["etcd"] for p in (m["client"], m["peer"])]
             ports += [p for n in state["nodes"] for p in (n["rest"], n["pg"])]
-            taken = [p for p in ports if not pair._port_free(p)]
+            taken = [p for p in ports if not listenable(p)]
         left = _set_processes(folder)
         for pid in left:
             os.kill(pid, signal.SIGKILL)

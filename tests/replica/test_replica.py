@@ -107,7 +107,7 @@ patroni = "{cluster.rest_url(self.cluster, index)}"
 """.replace("'", '"'))
 
     def leader(self) -> int:
-        return int(str(cluster.status(self.cluster)["leader"])[-1])
+        return int(str(cluster.leader(self.cluster))[-1])
 
     def took(self, index: int) -> list[tuple[str, str, int]]:
         """What process ``index`` logged taking in its current run: (node, cause, epoch)."""

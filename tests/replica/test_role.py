@@ -146,12 +146,18 @@ def test_r92_6_the_standby_follows_every_second_and_takes_over_once_patroni_says
     shell.role.stopService()
 
 
-def test_r92_6_the_active_process_stops_when_patroni_is_silent_for_the_lease() -> None:
+def acting_shell() -> Shell:
+    """A process whose node leads at once (nothing to follow first), its takeover done."""
     shell = Shell()
     shell.patroni.leads = True
-    shell.role.startService()  # its node leads at once: nothing to follow first
+    shell.role.startService()
     assert shell.take is not None and shell.follows == []
     shell.take.callback(None)
+    return shell
+
+
+def test_r92_6_the_active_process_stops_when_patroni_is_silent_for_the_lease() -> None:
+    shell = acting_shell()
     shell.patroni.leads = None  # Patroni does not answer (its machine froze, or the process is cut off)
     shell.clock.pump([replica.POLL_S] * int(replica.LEASE_S / replica.POLL_S))
     assert shell.done == ["take over", "serve"] and shell.role.acting()  # exactly the lease: still held
@@ -162,11 +168,7 @@ def test_r92_6_the_active_process_stops_when_patroni_is_silent_for_the_lease() -
 
 
 def test_r92_6_the_active_process_stops_at_once_when_its_node_no_longer_leads() -> None:
-    shell = Shell()
-    shell.patroni.leads = True
-    shell.role.startService()  # its node leads at once: nothing to follow first
-    assert shell.take is not None and shell.follows == []
-    shell.take.callback(None)
+    shell = acting_shell()
     shell.patroni.leads = False
     shell.clock.advance(replica.POLL_S)
     assert shell.done[-1] == "stop: node1 is no longer Patroni's leader"

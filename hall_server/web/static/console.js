@@ -1287,25 +1287,24 @@ function showSession(view) {
   if (banned) banned.classList.toggle("error", !view.banned_list);
 }
 
+// A link's line in the top bar: hidden without the link, in red while it is behind or down.
+function showLinkLine(id, link, behind) {
+  const line = document.getElementById(id);
+  line.hidden = !link;
+  if (!link) return;
+  line.textContent = link.line;
+  line.classList.toggle("behind", behind(link));
+}
+
 // The regulator's real-time feed (R92.7): shown when the hall feeds one, in red when behind.
 function showFeed(view) {
-  const line = document.getElementById("feed-state");
-  const feed = view.feed;
-  line.hidden = !feed;
-  if (!feed) return;
-  line.textContent = feed.line;
-  line.classList.toggle("behind", Boolean(feed.behind));
+  showLinkLine("feed-state", view.feed, (feed) => Boolean(feed.behind));
 }
 
 // The link to the central server of the network games: which process (a replicated central
 // server's node and epoch), in red while it is down.
 function showCentral(view) {
-  const line = document.getElementById("central-state");
-  const central = view.central;
-  line.hidden = !central;
-  if (!central) return;
-  line.textContent = central.line;
-  line.classList.toggle("behind", !central.up);
+  showLinkLine("central-state", view.central, (central) => !central.up);
 }
 
 // The opening hours reported to the regulator (R74.2); a change shows the day it applies.
