@@ -766,6 +766,20 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     return hall.service
 
 
+def register_next_series(hall: HallServer) -> int | None:
+    """The demo's staff register another series when every one is sold out (see
+    :meth:`StoreCardCatalog.register_next`): its number, or None while one has cards left."""
+    catalog = hall.games.catalog
+    if not isinstance(catalog, StoreCardCatalog):
+        return None
+    added = catalog.register_next(hall.games.last_sold)
+    if added is None:
+        return None
+    log.info("Every series is sold out: registered series {number} ({count} cards of set {card_set})",
+             number=added.number, count=added.card_count, card_set=added.card_set)
+    return added.number
+
+
 def demo_videobingo() -> VideoBingoConfig | None:
     """The demo's video bingo machine, on the documented classic paytable (of a source checkout)."""
     paytable = DEMO_PAYTABLE
@@ -793,6 +807,7 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     demo = DemoSession(
         hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
         pace=pace, timezone=config.timezone, terminals=terminals, stations=stations, balance=hall.cashier.balance,
+        new_series=functools.partial(register_next_series, hall),
     )
     demo.setServiceParent(hall.service)
     host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface

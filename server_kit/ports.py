@@ -104,4 +104,5 @@ def reserve_port(folder: Path | None = None) -> int:
             file.write(str(os.getpid()))
         if listenable(port):
             return port
+        path.unlink()  # somebody listens there without a reservation: give it back and choose again
     raise OSError(f"no free loopback port between {LOW} and {high} after {TRIES} tries")

@@ -7,8 +7,9 @@ state, so they are read through this small port:
 
 * :class:`StoreCardCatalog` - the database's card sets and series
   (:mod:`hall_server.store.cards`), read once into memory when the server starts (and
-  again after a registration, with :meth:`StoreCardCatalog.reload`), so that a game
-  command never waits on the database while it decides;
+  again after a registration, with :meth:`StoreCardCatalog.reload`, or when a game asks
+  for a series registered while the hall runs), so that a game command does not wait on
+  the database while it decides;
 * :class:`FakeCardCatalog` - the same port over data a test passes in.
 
 How many cards of a series were sold before is *not* taken from here as the last
@@ -19,12 +20,12 @@ the hall server kept the series).
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol
+from typing import Callable, Iterable, Mapping, Protocol
 
 import numpy as np
 from sqlalchemy import Engine
 
-from hall_server.store.cards import list_sets, set_cards
+from hall_server.store.cards import VIRTUAL_SERIES_NUMBER, add_series, list_sets, set_cards
 from protocol.cards import CELLS
 from protocol.errors import DomainError
 from protocol.sale import Series
@@ -102,6 +103,27 @@ class StoreCardCatalog(FakeCardCatalog):
             for s in card_set.series
         ]
         super().__init__(series, {card_set.name: set_cards(self.engine, card_set.name)[1] for card_set in sets})
+
+    def register_next(self, last_sold: Callable[[Series], int]) -> Series | None:
+        """When every series is sold out (``last_sold``: a series' last card sold), register the next number
+        with the last series' card set, face value and card count, as ``bingo cards add-series`` does, and
+        return it; None while a series has cards left."""
+        every = self.all_series()
+        if not every or any(last_sold(one) < one.card_count for one in every):
+            return None
+        last = every[-1]
+        number = last.number + 1
+        if number == VIRTUAL_SERIES_NUMBER:  # the terminals' virtual cards are played under that one
+            number += 1
+        add_series(self.engine, last.card_set, number, last.face_value_cents, last.card_count)
+        self.reload()
+        return self.series(number)
+
+    def series(self, number: int) -> Series:
+        """Series ``number``; one registered while the hall runs (``bingo cards add-series``) is read then."""
+        if number not in self._series:
+            self.reload()
+        return super().series(number)
 
 
 def _checked_cells(name: str, cells: np.ndarray) -> np.ndarray:

@@ -97,14 +97,17 @@ class DemoSession(Service):
         terminals: Sequence[str] = (),
         stations: Sequence[tuple[str, int]] = (),
         balance: Callable[[str], int] | None = None,
+        new_series: Callable[[], int | None] | None = None,
     ) -> None:
         self.core = core
+        #: Registers another series when every one is sold out (its number), or says there are cards left (None).
+        self.new_series = new_series
         #: An account's credit in cents, read between games to top up a demo player running low.
         self.balance = balance
         self.timezone = timezone  # the hall's: the session is dated by its local day
         self.view = view
         self.clock = clock
-        self.series = series
+        self.series = list(series)
         self.desk = desk
         self.pace = pace
         self.cards_per_game = cards_per_game
@@ -239,10 +242,7 @@ class DemoSession(Service):
         else:
             if game is not None and game.state != "cards collected":
                 yield self.command(ROOM_CHIEF, "collect_cards")
-            for series in self.series:
-                if (yield self.command(CALLER, "announce_sale", series=series)) is not None:
-                    break
-            else:
+            if not (yield self.announce_sale()):
                 return False
             if self.terminals:
                 yield self.command(CALLER, "open_terminal_sale", seconds=self.terminal_sale_s)
@@ -264,6 +264,19 @@ class DemoSession(Service):
         yield self.wait(2)
         yield self.draw_to_the_end()
         return True
+
+    @defer.inlineCallbacks
+    def announce_sale(self):  # type: ignore[no-untyped-def]
+        """Open a sale on the first series with cards left; when every series is sold out, the demo's staff
+        register another (as ``bingo cards add-series`` does), so that the demo plays on for hours."""
+        for series in self.series:
+            if (yield self.command(CALLER, "announce_sale", series=series)) is not None:
+                return True
+        number = self.new_series() if self.new_series is not None else None
+        if number is None:
+            return False
+        self.series.append(number)
+        return (yield self.command(CALLER, "announce_sale", series=number)) is not None
 
     @defer.inlineCallbacks
     def sell(self):  # type: ignore[no-untyped-def]

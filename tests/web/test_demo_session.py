@@ -12,10 +12,11 @@ from twisted.internet.task import Clock
 
 from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
-from hall_server.hall.catalog import FakeCardCatalog
+from hall_server.hall.catalog import CardCatalog, FakeCardCatalog, StoreCardCatalog
 from hall_server.hall.games import GamesModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import CHECKS, SessionModule
+from hall_server.store import cards as card_store
 from hall_server.store.database import open_database
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.view import HallView
@@ -29,7 +30,8 @@ from server_kit.journal.sql import Journal
 LAYOUTS = sample_strips(10, random.Random(2026).randbytes).reshape(-1, 27)  # 60 cards
 
 
-def build(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal, LedgerModule]:
+def build(tmp_path: Path, clock: Clock, on_store: bool = False) -> tuple[CommandCore, HallView, Journal, LedgerModule]:
+    """The hall's modules on a test clock; ``on_store``: the series registered in the database (7, 60 cards)."""
     engine = open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}")
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
     core = CommandCore(journal, clock, run_inline)
@@ -44,11 +46,18 @@ def build(tmp_path: Path, clock: Clock) -> tuple[CommandCore, HallView, Journal,
         order.shuffle(rest)
         return FakeBallSource(rest)
 
-    catalog = FakeCardCatalog([Series(7, "classic", 100, 60), Series(8, "classic", 100, 60)], {"classic": LAYOUTS})
-    GamesModule(core, session, ledger, catalog, balls, PrizeRules(line_bp=1500, bingo_bp=5500), desks=cashier)
+    catalog: CardCatalog
+    if on_store:
+        card_store.add_card_set(engine, "classic", LAYOUTS, [str(k // 6 + 1) for k in range(len(LAYOUTS))], "test")
+        card_store.add_series(engine, "classic", 7, 100, 60)
+        catalog = StoreCardCatalog(engine)
+    else:
+        catalog = FakeCardCatalog([Series(7, "classic", 100, 60), Series(8, "classic", 100, 60)], {"classic": LAYOUTS})
+    games = GamesModule(core, session, ledger, catalog, balls, PrizeRules(line_bp=1500, bingo_bp=5500), desks=cashier)
     view = HallView("Demo")
     core.add_view(view)
     view.cashier = cashier  # type: ignore[attr-defined]  # for the test of the top-up
+    view.games = games  # type: ignore[attr-defined]  # for the test of the series registered
     return core, view, journal, ledger
 
 
@@ -123,6 +132,54 @@ def test_the_demo_sells_a_series_to_its_last_card_and_moves_on_to_the_next(tmp_p
     assert max(p["last"] for p in sold if p["series"] == 7) == 60  # series 7 sold to its last card
     assert any(p["series"] == 8 for p in sold)  # then the demo went on with series 8
     assert ledger.ledger.total() == 0
+
+
+@pytest.mark.req("R82.1", "R82.4")
+def test_when_every_series_is_sold_out_the_demo_registers_the_next_and_plays_on(tmp_path: Path) -> None:
+    """A demo hall left running stopped playing after its series were sold (two series of 600 cards, 120 a
+    game: ten games): every sale was refused and nothing happened again.  Now the demo's staff register the
+    next series, as ``bingo cards add-series`` does, and the games go on; the series is in the database."""
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    core, view, journal, ledger = build(tmp_path, clock, on_store=True)
+    games = view.games  # type: ignore[attr-defined]
+    catalog = games.catalog
+
+    def new_series() -> int | None:
+        added = catalog.register_next(games.last_sold)
+        return None if added is None else added.number
+
+    assert new_series() is None  # series 7 has cards left: nothing registered
+    demo = DemoSession(core, view, clock, [7], "desk-1", pace=1.0, cards_per_game=25, rng=random.Random(3),
+                       new_series=new_series)
+    demo.startService()
+    for _ in range(40_000):
+        clock.advance(0.5)
+        sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+        if any(p["series"] == 9 for p in sold) and view.game is not None and view.game.state == "cards collected":
+            break
+    demo.stopService()
+    sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+    assert {p["series"] for p in sold} == {7, 8, 9}
+    assert max(p["last"] for p in sold if p["series"] == 8) == 60  # each sold to its last card before the next
+    registered = {s.number: s for s in card_store.list_sets(catalog.engine)[0].series}
+    assert sorted(registered) == [7, 8, 9] and {(s.face_value_cents, s.card_count) for s in registered.values()} == {
+        (100, 60)}
+    assert ledger.ledger.total() == 0
+
+
+def test_a_series_registered_while_the_hall_runs_is_read_when_a_game_asks_for_it(tmp_path: Path) -> None:
+    """``bingo cards add-series`` writes to the database of a running hall: the sale on it opens without a
+    restart (the catalog reads the series again when asked for one it does not hold)."""
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    _, _, _, _ = build(tmp_path, clock, on_store=True)
+    engine = open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}")
+    catalog = StoreCardCatalog(engine)
+    card_store.add_series(engine, "classic", 12, 250, 30)
+    assert catalog.series(12) == Series(12, "classic", 250, 30)
+    with pytest.raises(Exception, match="there is no series 13; register it before selling it"):
+        catalog.series(13)
 
 
 def test_a_demo_player_running_low_loads_credit_again_at_the_desk_between_games(tmp_path: Path) -> None:
