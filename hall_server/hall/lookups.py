@@ -43,10 +43,11 @@ LATEST_MOVEMENTS = 8
 
 
 def series_on_sale(games: GamesModule) -> list[dict[str, Any]]:
-    """Every registered series with its price and the cards left, by number."""
+    """Every registered series with its price, by number; ``last_sold`` is the catalog's (cards sold before
+    the hall server kept the series): the console's picture adds what the committed records sold."""
     return [
         {"series": info.number, "card_set": info.card_set, "price_cents": info.face_value_cents,
-         "card_count": info.card_count, "last_sold": games.last_sold(info)}
+         "card_count": info.card_count, "last_sold": info.last_sold}
         for info in games.catalog.all_series()
     ]
 

@@ -146,6 +146,9 @@ class HallView:
         self.game: GamePicture | None = None
         self.games_played = 0
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_RECORDS)
+        #: Each series' last card sold by a committed record (the games module's count runs ahead, by the
+        #: commands decided and not yet committed).
+        self.series_sold: dict[int, int] = {}
         self.banned_list: dict[str, Any] | None = None
         #: The opening hours last reported to the regulator (R74.2), and the previous ones.
         self.opening_hours: dict[str, Any] | None = None
@@ -185,7 +188,8 @@ class HallView:
             for name in (*self.desk_names, *sorted(set(self.desks) - set(self.desk_names)))
         ]
         picture["drawers"] = dict(self.drawers)
-        picture["series"] = self.series_source()
+        picture["series"] = [{**one, "last_sold": max(one["last_sold"], self.series_sold.get(one["series"], 0))}
+                             for one in self.series_source()]
         picture["terminals"] = [{"terminal": name, **facts} for name, facts in sorted(self.terminals.items())]
         picture["visitors"] = list(self.visitors)
         picture["complaints"] = list(self.complaints)
@@ -402,6 +406,7 @@ class HallView:
 
     def _on_paper_cards_sold(self, p: Mapping[str, Any]) -> None:
         # One record for a range of paper cards; in older journals a card_sold per card followed it.
+        self.series_sold[p["series"]] = max(self.series_sold.get(p["series"], 0), p["last"])
         if "price_cents" in p and (game := self._current(p)):
             game.cards_sold += int(p.get("count") or 0)
             game.collection_cents += int(p.get("amount_cents") or 0)

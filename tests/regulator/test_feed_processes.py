@@ -8,6 +8,7 @@ staff how far the feed stands, and says when it is behind."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -254,7 +255,8 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     # closes: the hall writes the day's report and its audit export, and sends them (R83.5, R92.7).
     rosa, admin = signed_in(hall, "rosa"), signed_in(hall, "admin")
     announced = wait_until(lambda: command(rosa, "announce_last_game"), WAIT * 4,
-                           "a game on sale to announce as the session's last", interval=0.25)
+                           "a game on sale to announce as the session's last", interval=0.25,
+                           seen=lambda: (ANSWERS.get("announce_last_game"), last_records(hall, 4), demo_said(hall, 4)))
     last_game = payload_of(hall, announced["records"][0]["seq"])["game_id"]
     wait_until(lambda: last_game in collected_games(hall), WAIT * 4, f"game {last_game}'s cards collected",
                interval=0.25)
@@ -282,8 +284,29 @@ def signed_in(hall: HallProcess, name: str) -> HttpClient:
 
 def command(client: HttpClient, name: str, **args: Any) -> Any:
     """The command's answer, or None when the hall refused it (the demo has the game in another state)."""
-    status, answer = client.call("POST", "/api/command", {"id": name, "command": name, "args": args})
+    # A sign-in uses each request id once (a repeat is refused "replayed", even after a refusal): one per try.
+    request = f"{name}-{next(TRIES)}"
+    status, answer = client.call("POST", "/api/command", {"id": request, "command": name, "args": args})
+    ANSWERS[name] = (status, answer)
     return answer if status == 200 and answer.get("ok") else None
+
+
+#: Each command's last answer (status, body), for what a wait saw instead.
+ANSWERS: dict[str, Any] = {}
+TRIES = itertools.count(1)
+
+
+def last_records(hall: HallProcess, count: int = 12) -> list[str]:
+    """The hall's last records, as ``seq type payload`` lines (what a wait saw instead)."""
+    with sqlite3.connect(hall.folder / "hall.sqlite3") as db:
+        rows = list(db.execute("SELECT seq, type, payload FROM journal ORDER BY seq DESC LIMIT ?", (count,)))
+    return [f"{seq} {kind} {payload[:200]}" for seq, kind, payload in reversed(rows)]
+
+
+def demo_said(hall: HallProcess, count: int = 12) -> list[str]:
+    """The demo's last refusals and failures in the hall's log."""
+    lines = hall.output.decode(errors="replace").splitlines()
+    return [line for line in lines if "Demo" in line or "demo" in line or "Traceback" in line][-count:]
 
 
 def payload_of(hall: HallProcess, seq: int) -> Any:

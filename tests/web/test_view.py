@@ -68,3 +68,22 @@ def test_the_board_tells_the_players_of_a_reserve_boost_and_a_later_announcement
     ):
         view.apply(record)
     assert view.board()["game"]["reserve_boost"] == {"line_cents": 100, "bingo_cents": 150}
+
+
+@pytest.mark.req("R82.4", "R82.5")
+def test_the_series_cards_sold_are_those_of_committed_records_over_the_catalogs_count() -> None:
+    """A picture sent after record N showed a series' cards sold by a command decided and not yet committed
+    (the games module counts those): a hall killed then restarted showed fewer.  The picture now takes the
+    count from the records it folded, over the catalog's count of cards sold before the hall kept the series."""
+    catalog = [{"series": 7, "card_set": "classic", "price_cents": 100, "card_count": 60, "last_sold": 0},
+               {"series": 8, "card_set": "classic", "price_cents": 100, "card_count": 60, "last_sold": 12}]
+    view = HallView("Sala", series=lambda: [dict(one) for one in catalog])
+    for record in records(
+        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
+        ("paper_cards_sold", {"game_id": GAME, "series": 7, "first": 1, "last": 6, "count": 6, "seller": "sam",
+                              "price_cents": 100, "amount_cents": 600}),
+        ("paper_cards_sold", {"game_id": GAME, "series": 7, "first": 7, "last": 9, "count": 3, "seller": "sam",
+                              "price_cents": 100, "amount_cents": 300}),
+    ):
+        view.apply(record)
+    assert [(one["series"], one["last_sold"]) for one in view.console()["series"]] == [(7, 9), (8, 12)]
