@@ -121,8 +121,9 @@ class StoreCardCatalog(FakeCardCatalog):
 
     def series(self, number: int) -> Series:
         """Series ``number``; one registered while the hall runs (``bingo cards add-series``) is read then."""
-        if number not in self._series:
-            self.reload()
+        if number not in self._series and any(one.number == number for card_set in list_sets(self.engine)
+                                              for one in card_set.series):
+            self.reload()  # the layouts too, only when there is a series to read (not at every unknown number)
         return super().series(number)
 
 
