@@ -111,6 +111,20 @@ def test_stopping_the_demo_stops_its_commands(tmp_path: Path) -> None:
     assert sum(1 for _ in journal.records()) == count and not clock.getDelayedCalls()
 
 
+def play_until_sold(demo: DemoSession, clock: Clock, view: HallView, journal: Journal, *, series: int,
+                    steps: int) -> list[dict]:
+    """Run the demo until a game that sold cards of ``series`` has its cards collected (at most ``steps``
+    half seconds); the payloads of every paper sale."""
+    demo.startService()
+    for _ in range(steps):
+        clock.advance(0.5)
+        sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+        if any(p["series"] == series for p in sold) and view.game is not None and view.game.state == "cards collected":
+            break
+    demo.stopService()
+    return [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+
+
 def test_the_demo_sells_a_series_to_its_last_card_and_moves_on_to_the_next(tmp_path: Path) -> None:
     """The demo stalled when a game opened on a series with fewer cards left than it
     tried to sell: every sale was refused, the empty sale could not close, and nothing
@@ -121,14 +135,7 @@ def test_the_demo_sells_a_series_to_its_last_card_and_moves_on_to_the_next(tmp_p
     core, view, journal, ledger = build(tmp_path, clock)
     # 25 cards a game on 60-card series: game 3 finds 10 cards of series 7 left.
     demo = DemoSession(core, view, clock, [7, 8], "desk-1", pace=1.0, cards_per_game=25, rng=random.Random(3))
-    demo.startService()
-    for _ in range(20_000):
-        clock.advance(0.5)
-        sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
-        if any(p["series"] == 8 for p in sold) and view.game is not None and view.game.state == "cards collected":
-            break
-    demo.stopService()
-    sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+    sold = play_until_sold(demo, clock, view, journal, series=8, steps=20_000)
     assert max(p["last"] for p in sold if p["series"] == 7) == 60  # series 7 sold to its last card
     assert any(p["series"] == 8 for p in sold)  # then the demo went on with series 8
     assert ledger.ledger.total() == 0
@@ -152,14 +159,7 @@ def test_when_every_series_is_sold_out_the_demo_registers_the_next_and_plays_on(
     assert new_series() is None  # series 7 has cards left: nothing registered
     demo = DemoSession(core, view, clock, [7], "desk-1", pace=1.0, cards_per_game=25, rng=random.Random(3),
                        new_series=new_series)
-    demo.startService()
-    for _ in range(40_000):
-        clock.advance(0.5)
-        sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
-        if any(p["series"] == 9 for p in sold) and view.game is not None and view.game.state == "cards collected":
-            break
-    demo.stopService()
-    sold = [r.payload for r in journal.records() if r.type == "paper_cards_sold"]
+    sold = play_until_sold(demo, clock, view, journal, series=9, steps=40_000)
     assert {p["series"] for p in sold} == {7, 8, 9}
     assert max(p["last"] for p in sold if p["series"] == 8) == 60  # each sold to its last card before the next
     registered = {s.number: s for s in card_store.list_sets(catalog.engine)[0].series}
