@@ -26,7 +26,6 @@ import click
 
 from protocol.errors import DomainError
 from protocol.money import format_cents
-from server_kit.audit_folder import one_line
 
 #: The exit status of a command the central server (or the export) refused.
 REFUSED = 2
@@ -311,6 +310,8 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     try:
         made = export_day(configuration(config_path), day, out)
     except (DomainError, OSError) as error:
+        from server_kit.audit_folder import one_line
+
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     first, last = made.records[0], made.records[-1]
@@ -358,6 +359,8 @@ def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
         made = read_day(config, day)
         written = write_signed(daily_report(made), out, signer)
     except (DomainError, OSError) as error:
+        from server_kit.audit_folder import one_line
+
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     for line in written_lines(made, written):
