@@ -2,7 +2,7 @@
 
 The ``bingo`` command (``hall_server/cli``) does not import the central server: it
 finds this module through the ``bingo.commands`` entry point group, which
-``setup.cfg`` declares (``central = central_server.cli:register``), and calls
+``pyproject.toml`` declares (``central = central_server.cli:register``), and calls
 :func:`register` with its group.
 
 * ``serve`` runs the server;

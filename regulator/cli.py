@@ -1,7 +1,7 @@
 """``bingo regulator``: the regulator's reference receiver (docs/regulator-feed.md).
 
 Found by the ``bingo`` command through the ``bingo.commands`` entry point group
-(``regulator = regulator.cli:register`` in ``setup.cfg``).
+(``regulator = "regulator.cli:register"`` in ``pyproject.toml``).
 
 * ``serve`` runs the receiver until interrupted;
 * ``demo`` runs one for the demo hall on this machine, its certificate issued by the hall's
