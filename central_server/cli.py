@@ -20,7 +20,7 @@ import datetime
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, Mapping
 
 import click
 
@@ -39,18 +39,19 @@ def central() -> None:
 @central.command()
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Configuration file (default: $BINGO_HOME/central.toml, or var/central.toml).")
-def serve(config_path: Path | None) -> None:
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
+def serve(config_path: Path | None, log_format: str) -> None:
     """Run the central server until interrupted (Ctrl-C); the same as ``twist bingo-central``."""
     from twisted.internet import reactor as global_reactor
-    from twisted.logger import globalLogBeginner, textFileLogObserver
-
     from central_server.tap import default_config_path, makeService
+    from server_kit.logs import begin_logging
 
     path = config_path or default_config_path()
     if not path.exists():
         raise click.ClickException(f"no configuration at {path}; docs/central-server.md shows one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
-    globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
+    begin_logging(log_format)
     try:
         service = makeService({"config": str(path)})
     except DomainError as error:
