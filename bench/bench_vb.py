@@ -40,7 +40,7 @@ from protocol.videobingo.paytable import load_paytable  # noqa: E402
 from protocol.videobingo.play import VideoBingoGame  # noqa: E402
 from protocol.videobingo.rtp import exact_return  # noqa: E402
 
-EXAMPLES = ROOT / "docs" / "examples"
+EXAMPLES = ROOT / "protocol" / "videobingo" / "paytables"
 BINGO = Path(sys.executable).parent / "bingo"
 
 

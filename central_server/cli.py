@@ -2,7 +2,7 @@
 
 The ``bingo`` command (``hall_server/cli``) does not import the central server: it
 finds this module through the ``bingo.commands`` entry point group, which
-``setup.cfg`` declares (``central = central_server.cli:register``), and calls
+``pyproject.toml`` declares (``central = central_server.cli:register``), and calls
 :func:`register` with its group.
 
 * ``serve`` runs the server;
@@ -20,13 +20,12 @@ import datetime
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, Mapping
 
 import click
 
 from protocol.errors import DomainError
 from protocol.money import format_cents
-from server_kit.audit_folder import one_line
 
 #: The exit status of a command the central server (or the export) refused.
 REFUSED = 2
@@ -40,18 +39,19 @@ def central() -> None:
 @central.command()
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Configuration file (default: $BINGO_HOME/central.toml, or var/central.toml).")
-def serve(config_path: Path | None) -> None:
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
+def serve(config_path: Path | None, log_format: str) -> None:
     """Run the central server until interrupted (Ctrl-C); the same as ``twist bingo-central``."""
     from twisted.internet import reactor as global_reactor
-    from twisted.logger import globalLogBeginner, textFileLogObserver
-
     from central_server.tap import default_config_path, makeService
+    from server_kit.logs import begin_logging
 
     path = config_path or default_config_path()
     if not path.exists():
         raise click.ClickException(f"no configuration at {path}; docs/central-server.md shows one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
-    globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
+    begin_logging(log_format)
     try:
         service = makeService({"config": str(path)})
     except DomainError as error:
@@ -311,6 +311,8 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     try:
         made = export_day(configuration(config_path), day, out)
     except (DomainError, OSError) as error:
+        from server_kit.audit_folder import one_line
+
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     first, last = made.records[0], made.records[-1]
@@ -358,6 +360,8 @@ def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
         made = read_day(config, day)
         written = write_signed(daily_report(made), out, signer)
     except (DomainError, OSError) as error:
+        from server_kit.audit_folder import one_line
+
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     for line in written_lines(made, written):

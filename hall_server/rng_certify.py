@@ -190,12 +190,32 @@ def games_for(draws: int) -> int:
     return math.ceil(draws / BALLS)
 
 
-def draw_sample(factory: BallSourceFactory, games: int) -> np.ndarray:
+#: Told of each step of a certification: ``(what is being done, steps done, steps in all)``.
+Progress = Callable[[str, int, int], None]
+#: The draw counts as this many steps of the progress (told every hundredth of the games).
+DRAW_STEPS = 100
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    """A certification nobody watches."""
+
+
+def steps_in_all() -> int:
+    """The steps :func:`certify` tells: the draw's, the ball tests, each NIST and each dieharder test."""
+    return DRAW_STEPS + 1 + len(NIST_TESTS) + len(DIEHARDER_TESTS)
+
+
+def draw_sample(factory: BallSourceFactory, games: int, progress: Progress = no_progress) -> np.ndarray:
     """``games`` whole games from ``factory``, each a new source drawn 90 times: ``(games, 90)`` uint8."""
     sample = np.empty((games, BALLS), dtype=np.uint8)
+    told = 0
     for game in range(games):
         source = factory(())
         sample[game] = [source.draw() for _ in range(BALLS)]
+        step = (game + 1) * DRAW_STEPS // games
+        if step > told:
+            told = step
+            progress(f"drawing {games:,} games", step, steps_in_all())
     return sample
 
 
@@ -229,7 +249,7 @@ def identify(factory: BallSourceFactory) -> dict[str, str]:
 # --- The bit batteries ---------------------------------------------------------------------
 
 
-def nist_tests(bits: np.ndarray) -> tuple[list[Outcome], list[NotRun]]:
+def nist_tests(bits: np.ndarray, progress: Progress = no_progress) -> tuple[list[Outcome], list[NotRun]]:
     """The :data:`NIST_TESTS` eligible at ``len(bits)``, each given its own copy of the bits."""
     try:
         from nistrng import SP800_22R1A_BATTERY
@@ -237,7 +257,8 @@ def nist_tests(bits: np.ndarray) -> tuple[list[Outcome], list[NotRun]]:
         raise CertificationError("the NIST tests need the Python package nistrng (pip install nistrng)") from None
     sequence = bits.astype(np.int64)
     results, not_run = [], []
-    for key, title in NIST_TESTS.items():
+    for number, (key, title) in enumerate(NIST_TESTS.items(), 1):
+        progress(f"NIST SP 800-22: {title}", DRAW_STEPS + number, steps_in_all())
         test = SP800_22R1A_BATTERY[key]
         # nistrng's tests rewrite their input in place (0 -> -1): each gets a fresh copy.
         if not test.is_eligible(sequence.copy()):
@@ -265,11 +286,13 @@ def run_dieharder(arguments: list[str]) -> str:
 
 
 def dieharder_tests(
-    path: Path, size: int, run: Dieharder = run_dieharder, tests: Sequence[DieharderTest] = DIEHARDER_TESTS
+    path: Path, size: int, run: Dieharder = run_dieharder, tests: Sequence[DieharderTest] = DIEHARDER_TESTS,
+    progress: Progress = no_progress,
 ) -> tuple[list[Outcome], list[NotRun]]:
     """Each of ``tests`` on the raw file ``path`` of ``size`` bytes, never rewound."""
     results, not_run = [], []
-    for test in tests:
+    for number, test in enumerate(tests, 1):
+        progress(f"dieharder: {test.name}", DRAW_STEPS + 1 + len(NIST_TESTS) + number, steps_in_all())
         psamples = min(MAX_PSAMPLES, size // test.bytes_per_psample)
         while psamples >= MIN_PSAMPLES:
             output = run(["-g", "201", "-f", str(path), "-d", str(test.number), "-t", str(test.tsamples),
@@ -308,25 +331,30 @@ def certify(
     clock: Callable[[], datetime],
     timer: Callable[[], float],
     dieharder: Dieharder = run_dieharder,
+    progress: Progress = no_progress,
 ) -> Certification:
-    """Draw the sample, run every test and decide; writes the draws and the bits into ``out``."""
+    """Draw the sample, run every test and decide; writes the draws and the bits into ``out``.
+
+    ``progress`` is told of each step as it starts (the whole run takes minutes)."""
     games = games_for(draws)
     if not 0 < alpha <= 0.5:
         raise CertificationError(f"--alpha is a significance level above 0 and at most 0.5, not {alpha}")
     out.mkdir(parents=True, exist_ok=True)
     started, t0 = clock(), timer()
-    sample = draw_sample(factory, games)
+    sample = draw_sample(factory, games, progress)
     t_draw = timer()
+    progress("the ball tests", DRAW_STEPS + 1, steps_in_all())
     results = ball_tests(sample)
     bits = choice_bits(sample)
     t_balls = timer()
-    nist, not_run = nist_tests(bits)
+    nist, not_run = nist_tests(bits, progress)
     t_nist = timer()
     packed = np.packbits(bits).tobytes()
     (out / DRAWS_FILE).write_bytes(sample.tobytes())
     (out / BITS_FILE).write_bytes(packed)
-    harder, harder_not_run = dieharder_tests(out / BITS_FILE, len(packed), dieharder)
+    harder, harder_not_run = dieharder_tests(out / BITS_FILE, len(packed), dieharder, progress=progress)
     t_end = timer()
+    progress("done", steps_in_all(), steps_in_all())
     results += nist + harder
     not_run += harder_not_run
     verdict = decide(results, alpha)

@@ -112,13 +112,12 @@ from server_kit.journal.checkpoints import Checkpoint, CheckpointService, Checkp
 from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key, public_pem, report_cert_path
+from server_kit.release import SOFTWARE
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
 
 log = Logger()
-#: How the hall names itself to the central server (``hello``).
-SOFTWARE = "bingo-hall 0.1.0"
 DEFAULT_CONFIG = Path("var") / "hall.toml"
 #: The local certificate authority a first start creates, beside the server's PKI folder.
 OPERATOR_CA = "operator-ca"
@@ -126,7 +125,7 @@ OPERATOR_CA = "operator-ca"
 FIRST_TERMINAL = "terminal-1"
 #: The demo's video bingo machine (one station), when hall.toml has no ``[videobingo]``.
 DEMO_MACHINE = "vb-1"
-DEMO_PAYTABLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "vb-classic-3x5.json"
+DEMO_PAYTABLE = Path(__file__).resolve().parents[1] / "protocol" / "videobingo" / "paytables" / "vb-classic-3x5.json"
 #: A checkpoint of the hall's state is written after this many records ...
 CHECKPOINT_EVERY_RECORDS = 50_000
 #: ... or this many seconds with records since the last one, and at a clean stop.

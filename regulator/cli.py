@@ -1,7 +1,7 @@
 """``bingo regulator``: the regulator's reference receiver (docs/regulator-feed.md).
 
 Found by the ``bingo`` command through the ``bingo.commands`` entry point group
-(``regulator = regulator.cli:register`` in ``setup.cfg``).
+(``regulator = "regulator.cli:register"`` in ``pyproject.toml``).
 
 * ``serve`` runs the receiver until interrupted;
 * ``demo`` runs one for the demo hall on this machine, its certificate issued by the hall's
@@ -12,9 +12,8 @@ Found by the ``bingo`` command through the ``bingo.commands`` entry point group
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import click
 
@@ -45,12 +44,12 @@ def regulator() -> None:
 @click.option("--web-interface", default="127.0.0.1", show_default=True,
               help="The address the page listens on: the loopback interface, for the staff at the receiver.")
 @click.option("--no-page", is_flag=True, help="Serve the feeds only, no page.")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
 def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str, port: int | None,
-          interface: str, web_port: int | None, web_interface: str, no_page: bool) -> None:
+          interface: str, web_port: int | None, web_interface: str, no_page: bool, log_format: str) -> None:
     """Receive feeds over mutual TLS until interrupted (Ctrl-C); the page shows the feeds and alerts."""
     from twisted.internet import reactor as global_reactor
-    from twisted.logger import globalLogBeginner, textFileLogObserver
-
     from regulator.service import DEFAULT_PORT, DEFAULT_WEB_PORT, ReceiverService, ReceiverSettings
 
     reactor: Any = global_reactor
@@ -58,7 +57,9 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
     settings = ReceiverSettings(home, pki_dir, certificate, DEFAULT_PORT if port is None else port, interface,
                                 database_url, None if no_page else (DEFAULT_WEB_PORT if web_port is None else web_port),
                                 web_interface)
-    globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
+    from server_kit.logs import begin_logging
+
+    begin_logging(log_format)
     try:
         service = ReceiverService(reactor, settings)
     except DomainError as error:

@@ -8,9 +8,11 @@ Each check gives ``None`` (passed) or the fault in words:
   integrity_check``; a round trip elsewhere) and its schema at the newest migration;
 * ``clock`` - the server clock may not stand before the last journal record (a clock
   set back would stamp facts out of order) nor before this software's release;
-* ``software`` - every installed file of the system hashed and compared with the
+* ``software`` - every installed file of the system hashed, and every installed
+  distribution (Twisted, cryptography, numpy, ...: its name, version and the SHA-256
+  of its ``RECORD``, which lists each of its files with its hash) compared with the
   release manifest written when the release was installed (``bingo release
-  manifest``); a file added, removed or changed since is named.
+  manifest``); a file or distribution added, removed or changed since is named.
 
 The checks read and hash files and the database, so they run on a worker thread; a
 server composes them with checks of its own (the hall adds its draw device's) and
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from importlib import metadata
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Mapping
@@ -35,7 +38,9 @@ from server_kit.journal.port import JournalPort
 PACKAGES = ("protocol", "server_kit", "hall_server", "central_server", "terminals", "ball_blower_fw")
 #: No clock reading before this is plausible for this release.
 EARLIEST_PLAUSIBLE_MS = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
-MANIFEST_FORMAT = "bingo-release-manifest/1"
+MANIFEST_FORMAT = "bingo-release-manifest/2"
+#: Manifests of earlier releases name only the system's files.
+FILES_ONLY_FORMAT = "bingo-release-manifest/1"
 
 
 class ManifestError(DomainError):
@@ -56,6 +61,27 @@ def installed_files(root: Path) -> dict[str, str]:
     return hashes
 
 
+def installed_distributions() -> dict[str, dict[str, str]]:
+    """Every distribution installed beside the system: its version and the SHA-256 of its
+    ``RECORD`` (each installed file with its own hash; ``METADATA`` where there is no RECORD)."""
+    found: dict[str, dict[str, str]] = {}
+    for distribution in metadata.distributions():
+        name = distribution.metadata["Name"]
+        if not name:
+            continue
+        listing = distribution.read_text("RECORD") or distribution.read_text("METADATA") or ""
+        found[_normalised(name)] = {
+            "version": distribution.version,
+            "sha256": hashlib.sha256(listing.encode()).hexdigest(),
+        }
+    return dict(sorted(found.items()))
+
+
+def _normalised(name: str) -> str:
+    """A distribution's name as PEP 503 compares them (``PyNaCl`` and ``pynacl`` are one)."""
+    return "-".join(part for part in name.lower().replace("_", "-").replace(".", "-").split("-") if part)
+
+
 def source_root() -> Path:
     """The folder that holds the installed packages (the repository with an editable install)."""
     return Path(__file__).resolve().parents[1]
@@ -63,10 +89,18 @@ def source_root() -> Path:
 
 def write_manifest(path: Path, root: Path | None = None) -> int:
     """Write the release manifest of the files installed under ``root``; their count."""
+    from server_kit.release import release_version
+
     files = installed_files(root or source_root())
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "release": release_version(),
+        "files": files,
+        "distributions": installed_distributions(),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps({"format": MANIFEST_FORMAT, "files": files}, indent=1, sort_keys=True))
+    partial.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     partial.replace(path)
     return len(files)
 
@@ -77,11 +111,21 @@ def check_software(manifest: Path, root: Path | None = None) -> str | None:
     try:
         data = json.loads(manifest.read_text())
         expected = data["files"]
-        if data.get("format") != MANIFEST_FORMAT or not isinstance(expected, dict):
+        libraries = data.get("distributions", {}) if data.get("format") == MANIFEST_FORMAT else None
+        if data.get("format") not in (MANIFEST_FORMAT, FILES_ONLY_FORMAT) or not isinstance(expected, dict):
+            raise ValueError
+        if libraries is not None and not isinstance(libraries, dict):
             raise ValueError
     except (ValueError, KeyError, TypeError):
         return f"the release manifest {manifest} is unreadable"
-    actual = installed_files(root or source_root())
+    faults = _differences(expected, installed_files(root or source_root()), "")
+    if libraries is not None:
+        faults += _differences(libraries, installed_distributions(), "library ")
+    return "installed software differs from the release manifest (" + "; ".join(faults) + ")" if faults else None
+
+
+def _differences(expected: Mapping[str, object], actual: Mapping[str, object], kind: str) -> list[str]:
+    """What was changed, added and is missing, each with up to five names."""
     changed = sorted(name for name in expected.keys() & actual.keys() if expected[name] != actual[name])
     added = sorted(actual.keys() - expected.keys())
     removed = sorted(expected.keys() - actual.keys())
@@ -89,8 +133,8 @@ def check_software(manifest: Path, root: Path | None = None) -> str | None:
     for label, names in (("changed", changed), ("added", added), ("missing", removed)):
         if names:
             shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            faults.append(f"{label}: {shown}")
-    return "installed software differs from the release manifest (" + "; ".join(faults) + ")" if faults else None
+            faults.append(f"{kind}{label}: {shown}")
+    return faults
 
 
 def check_journal(journal: JournalPort) -> str | None:

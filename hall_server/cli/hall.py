@@ -9,9 +9,8 @@ on stderr and exit status 1, before it listens.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import click
 
@@ -44,22 +43,23 @@ def hall() -> None:
 @click.option("--interface", default=None, help="Listen on this address instead (0.0.0.0: every interface).")
 @click.option("--regulator", "regulator", default=None, metavar="HOST:PORT",
               help="Feed the journal to the regulator's receiver at HOST:PORT (instead of hall.toml's [regulator]).")
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
 @pass_hall
 def serve(
     hall: Hall, config_path: Path | None, demo: bool, pace: float, port: int | None, interface: str | None,
-    regulator: str | None,
+    regulator: str | None, log_format: str,
 ) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
     from twisted.internet import reactor as global_reactor
-    from twisted.logger import globalLogBeginner, textFileLogObserver
-
     from hall_server.tap import makeService
+    from server_kit.logs import begin_logging
 
     path = config_path or hall.config_path
     if config_path is not None and not path.exists():
         raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
-    globalLogBeginner.beginLoggingTo([cast(Any, textFileLogObserver(sys.stdout))], redirectStandardIO=False)
+    begin_logging(log_format)
     if regulator is not None:
         host, _, number = regulator.rpartition(":")
         if not host or not number.isdigit() or not 1 <= int(number) <= 65535:

@@ -9,10 +9,11 @@ missing tool or key).
 
 from __future__ import annotations
 
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import click
 
@@ -29,6 +30,32 @@ class BadRequest(click.ClickException):
     """A certification that could not be run: exit status 2, not the 1 of a failed test."""
 
     exit_code = 2
+
+
+class ProgressShown:
+    """Where a certification stands, on stderr (its results go to stdout): a bar on a terminal,
+    one line a step elsewhere (a log, CI)."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.done = 0
+
+    def __enter__(self) -> "ProgressShown":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.render_finish()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not sys.stderr.isatty():
+            click.echo(f"rng certify: [{done:>3}/{total}] {stage}", err=True)
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="rng certify", file=sys.stderr, show_pos=True,
+                                         item_show_func=lambda item: item)
+        self.bar.update(done - self.done, stage)
+        self.done = done
 
 
 @click.group()
@@ -59,8 +86,10 @@ def certify_command(hall: Hall, draws: int, folder: Path | None, alpha: float, k
         raise BadRequest(f"{error}; install the rng extra: pip install 'bingo-hall[rng]'") from None
     try:
         key = load_journal_key(key_file or hall.journal_key_path)
-        certification = certify(draws, folder, factory=GENERATOR, alpha=alpha,
-                                clock=lambda: datetime.now(timezone.utc), timer=time.monotonic)
+        with ProgressShown() as progress:
+            certification = certify(draws, folder, factory=GENERATOR, alpha=alpha,
+                                    clock=lambda: datetime.now(timezone.utc), timer=time.monotonic,
+                                    progress=progress)
         written = write_report(certification, folder, key)
     except (DomainError, OSError) as error:
         raise BadRequest(str(error)) from None

@@ -242,8 +242,9 @@ class CentralProcess:
 
 # --- The ``bingo`` command, as installed -----------------------------------------------
 
-#: The line of setup.cfg that adds ``bingo central`` to the ``bingo`` command.
-SETUP_CFG_LINE = "central = central_server.cli:register"
+#: The entry point that adds ``bingo central`` to the ``bingo`` command, as an installed
+#: distribution's ``entry_points.txt`` writes it (pyproject.toml quotes its value).
+ENTRY_POINT_LINE = "central = central_server.cli:register"
 
 
 def bingo(*args: str, extra_path: Path | None = None, cwd: Path = REPO,
@@ -266,8 +267,8 @@ def installed(tmp_path: Path, entry_points: str) -> Path:
 
 
 def bingo_central(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``bingo ARGS`` with the ``bingo central`` commands installed (setup.cfg's entry point)."""
+    """``bingo ARGS`` with the ``bingo central`` commands installed (pyproject.toml's entry point)."""
     site = tmp_path / "site"
     if not site.exists():
-        installed(tmp_path, f"[bingo.commands]\n{SETUP_CFG_LINE}\n")
+        installed(tmp_path, f"[bingo.commands]\n{ENTRY_POINT_LINE}\n")
     return bingo(*args, extra_path=site, env=env)

@@ -14,18 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.central_server.support import REPO, SETUP_CFG_LINE, CentralProcess, bingo, config_text, installed, make_pki
+from tests.central_server.support import REPO, ENTRY_POINT_LINE, CentralProcess, bingo, config_text, installed, make_pki
 
 pytestmark = pytest.mark.integration
 
 
-def test_setup_cfg_declares_the_central_commands() -> None:
-    text = (REPO / "setup.cfg").read_text()
-    assert f"bingo.commands =\n    {SETUP_CFG_LINE}" in text
+def test_pyproject_declares_the_central_commands() -> None:
+    text = (REPO / "pyproject.toml").read_text()
+    name, _, value = ENTRY_POINT_LINE.partition(" = ")
+    assert f'[project.entry-points."bingo.commands"]\n{name} = "{value}"' in text
 
 
 def test_bingo_finds_the_central_commands_through_the_entry_point_group(tmp_path: Path) -> None:
-    site = installed(tmp_path, f"[bingo.commands]\n{SETUP_CFG_LINE}\n")
+    site = installed(tmp_path, f"[bingo.commands]\n{ENTRY_POINT_LINE}\n")
     listed = bingo("--help", extra_path=site)
     assert listed.returncode == 0 and "central" in listed.stdout
     serve = bingo("central", "serve", "--help", extra_path=site)
@@ -40,7 +41,7 @@ def test_a_command_group_that_cannot_load_is_reported_and_the_rest_works(tmp_pat
 
 
 def test_bingo_central_serve_without_a_configuration_says_where_it_looked(tmp_path: Path) -> None:
-    site = installed(tmp_path, f"[bingo.commands]\n{SETUP_CFG_LINE}\n")
+    site = installed(tmp_path, f"[bingo.commands]\n{ENTRY_POINT_LINE}\n")
     done = bingo("central", "serve", "--config", str(tmp_path / "none.toml"), extra_path=site)
     assert done.returncode == 1 and "no configuration at" in done.stderr and "Traceback" not in done.stderr
 

@@ -55,6 +55,35 @@ def test_the_software_check_names_changed_added_and_missing_files(release: Path,
     assert "no release manifest" in check_software(tmp_path / "none.json", release)
 
 
+def test_the_manifest_names_every_installed_library_and_a_changed_one_is_named(tmp_path: Path) -> None:
+    """The release identifies Twisted, cryptography, numpy... too: name, version, and the
+    hash of the list of its files with their hashes (RECORD)."""
+    manifest = tmp_path / "manifest.json"
+    write_manifest(manifest)
+    data = json.loads(manifest.read_text())
+    assert data["format"] == "bingo-release-manifest/2" and data["release"]
+    for name in ("twisted", "cryptography", "numpy", "sqlalchemy", "reportlab", "tzdata"):
+        entry = data["distributions"][name]
+        assert entry["version"] and len(entry["sha256"]) == 64
+    assert check_software(manifest) is None
+    data["distributions"]["twisted"]["version"] = "1.0"
+    data["distributions"]["not-installed"] = {"version": "1", "sha256": "0" * 64}
+    del data["distributions"]["numpy"]
+    manifest.write_text(json.dumps(data))
+    assert check_software(manifest) == (
+        "installed software differs from the release manifest (library changed: twisted; "
+        "library added: numpy; library missing: not-installed)"
+    )
+
+
+def test_an_earlier_releases_manifest_of_files_only_is_still_read(release: Path, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.json"
+    write_manifest(manifest, release)
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({"format": "bingo-release-manifest/1", "files": data["files"]}))
+    assert check_software(manifest, release) is None
+
+
 def test_the_clock_may_not_stand_before_the_journal(journal: Journal) -> None:
     journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
     assert check_clock(1_790_000_005_000, journal) is None

@@ -8,6 +8,7 @@ import json
 import secrets
 import shutil
 import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from hall_server.rng_certify import (
     dieharder_tests,
     draw_sample,
     run_dieharder,
+    steps_in_all,
 )
 from protocol.balls import RandomBallGenerator
 from server_kit.keys import load_journal_key
@@ -192,3 +194,21 @@ def test_certify_reads_its_clock_and_timer_only_through_what_it_is_given(tmp_pat
                             dieharder=lambda arguments: "")
     assert certification.sample["started"] == certification.sample["finished"] == "2026-12-01T10:00:00+00:00"
     assert certification.timing_s["total"] == 4.0
+
+
+def test_a_certification_tells_each_step_as_it_starts_and_the_command_shows_it_on_stderr(home: Path) -> None:
+    """The run takes minutes: the operator sees where it stands (the draw by hundredths, each
+    test by name), on stderr, while the results go to stdout."""
+    steps: list[tuple[str, int, int]] = []
+    certify(40_500, home / "direct", clock=lambda: datetime.now(timezone.utc), timer=lambda: 0.0,
+            dieharder=lambda arguments: "", progress=lambda *step: steps.append(step))
+    total = steps_in_all()
+    assert {t for _, _, t in steps} == {total}
+    assert [d for _, d, _ in steps] == sorted(d for _, d, _ in steps)  # never backwards
+    assert steps[0][0].startswith("drawing 450 games") and steps[-1] == ("done", total, total)
+    assert any(stage.startswith("NIST SP 800-22: ") for stage, _, _ in steps)
+    assert any(stage.startswith("dieharder: ") for stage, _, _ in steps)
+    outcome = CliRunner().invoke(main, ["rng", "certify", "--draws", "40500", "--out", str(home / "cli"),
+                                        "--alpha", SUITE_ALPHA])
+    assert f"rng certify: [{total}/{total}] done" in outcome.stderr
+    assert "rng certify:" not in outcome.stdout and "verdict:" in outcome.stdout

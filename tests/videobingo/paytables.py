@@ -11,8 +11,8 @@ from typing import Any
 from protocol.videobingo.paytable import Paytable, load_paytable, parse_paytable
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "docs" / "examples"
-#: The documented example paytables (docs/examples/NAME.json, NAME.out.json).
+EXAMPLES = ROOT / "protocol" / "videobingo" / "paytables"
+#: The paytables shipped with the release (protocol/videobingo/paytables/NAME.json, NAME.out.json).
 EXAMPLE_NAMES = ("vb-formats-example", "vb-classic-3x5", "vb-grand-4x5")
 
 
