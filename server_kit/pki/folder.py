@@ -51,7 +51,8 @@ class Role(StrEnum):
     terminal = "terminal"
     machine = "machine"  # a video bingo machine
     central = "central"
-    regulator = "regulator"
+    regulator = "regulator"  # the regulator: its receiver, and its people who consult everything
+    inspector = "inspector"  # a person the regulator lets read its receiver's records, without personal data
     operator = "operator"  # the network's operator, commanding the central server
     report_signing = "report-signing"  # a server's key for its signed daily reports, never a TLS peer
 
