@@ -74,6 +74,13 @@ class PeerIdentity(NamedTuple):
     role: Role
 
 
+def identity_of(cert: x509.Certificate) -> PeerIdentity:
+    """The name and role ``cert`` says (a certificate a peer presented, or one that signed a report);
+    :class:`PkiError` for one that names no role of this PKI."""
+    common_name = _common_name(cert, "the certificate")
+    return PeerIdentity(common_name, _role_of(cert, f"the certificate of {common_name}"))
+
+
 @dataclass(frozen=True)
 class IssuedCertificate:
     """One certificate of the PKI as read from disk."""
