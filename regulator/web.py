@@ -271,7 +271,8 @@ def reader_of(request: Request) -> tuple[str, Role] | str:
     if identity is None:
         return "no certificate was presented"
     if identity.role not in READERS:
-        return f"a {identity.role} certificate ({identity.common_name}) may not read it"
+        article = "an" if str(identity.role)[0] in "aeiou" else "a"
+        return f"{article} {identity.role} certificate ({identity.common_name}) may not read it"
     return identity.common_name, identity.role
 
 

@@ -47,6 +47,8 @@ class ReceiverProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
         self.listening = False
+        #: The umask the process starts with (None: the test's own).
+        self.umask: int | None = None
 
     def start(self) -> "ReceiverProcess":
         command = [sys.executable, "-c", "from regulator.cli import regulator; regulator()", "serve",
@@ -54,8 +56,10 @@ class ReceiverProcess:
                    "--interface", "127.0.0.1",
                    *(["--web-port", str(self.web_port)] if self.web_port is not None else ["--no-page"])]
         self.output, self.listening = b"", False
+        umask = self.umask
         self.process = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(REPO)},
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        preexec_fn=None if umask is None else lambda: os.umask(umask) and None)
         threading.Thread(target=self._drain, args=(self.process.stdout,), daemon=True).start()
         process = self.process
         wait_until(lambda: self.listening or process.poll() is not None, WAIT, "the receiver to listen")
