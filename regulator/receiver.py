@@ -40,9 +40,9 @@ not raised twice):
 A record sent again exactly as stored (its ack was lost) is skipped silently.  Alerts
 are limited per sender: once an alert of a kind is raised, more of that kind from the
 same sender within :data:`ALERT_WINDOW_MS` are counted on it (``repeats``, the last
-record named) rather than raised one by one.  The highest epoch of each sender is kept as its records are stored, and taken again at its
-hello from the last record stored (every central record after the first
-``central_leadership_taken`` carries one).
+record named) rather than raised one by one.  The highest epoch of each sender is kept
+as its records are stored, and taken again at its hello from the last record stored
+(every central record after the first ``central_leadership_taken`` carries one).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOC
 #: Within this long after an alert is raised, more of its kind from its sender are counted on it.
 ALERT_WINDOW_MS = 60_000
 #: Who is registered: the registration of a sender, or None (:meth:`regulator.senders.SenderRegistry.get`).
-Registered = Callable[[str], "RegisteredSender | None"]
+Registered = Callable[[str], RegisteredSender | None]
 
 
 class FeedRefused(DomainError):
