@@ -354,9 +354,9 @@ def test_N10_a_halls_certificate_alone_raises_no_flood_of_false_alerts_and_an_un
         forger.append(5_000 + n, [("journal_opened", {"hall": "forged"})])
     before = [a for a in alerts(world, sender) if a["kind"] in ("bad_signature", "broken_chain")]
     with BlockingFeed(world, HALL) as feed:
-        feed.hello(sender, world.keys[HALL])  # the hall's public key: no secret
+        stands = feed.hello(sender, world.keys[HALL]).acked  # the hall's public key: no secret
         for record in forger.records():  # records it holds, "rewritten", each on its own
-            assert feed.batch(sender, [record]).seq == held(world, sender)
+            assert feed.batch(sender, [record]).seq == stands
     raised = [a for a in alerts(world, sender) if a["kind"] in ("bad_signature", "broken_chain")]
     assert before == [] and len(raised) == 1, raised
     (alert,) = raised
