@@ -36,7 +36,7 @@ from protocol.chain import Record
 from protocol.records import REGISTRY
 from protocol.records.base import personal_keys
 from protocol.regulator_feed import record_to_dict
-from regulator.days import Awaited, DayVerdict, verdict_dict
+from regulator.days import Awaited, DayVerdict, replayed_games, verdict_dict
 from regulator.games import KEPT, CheckedGame
 from regulator.receiver import ALERT_KINDS, Receiver
 from regulator.reports import ReceivedReport, ReportInbox
@@ -254,11 +254,6 @@ sender within a minute are counted on the one raised. The last {SHOWN_ALERTS} ar
 <tbody>{alert_rows}</tbody></table>
 </main></body></html>
 """
-
-
-def replayed_games(verdicts: list[DayVerdict]) -> dict[tuple[str, str], str]:
-    """Each game replayed card by card, ``(sender, game id)``, with the report that verified it."""
-    return {(v.sender, game): v.name for v in reversed(verdicts) if v.verified for game in v.games}
 
 
 def reader_of(request: Request) -> tuple[str, Role] | str:
