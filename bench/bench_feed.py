@@ -33,6 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey 
 from twisted.internet import defer, reactor, task  # noqa: E402
 
 from hall_server.store.database import open_database  # noqa: E402
+from regulator.senders import SenderRegistry  # noqa: E402
 from regulator.service import ReceiverService, ReceiverSettings  # noqa: E402
 from server_kit.feed.cursor import FeedCursor  # noqa: E402
 from server_kit.feed.link import FeedLinkService, ReceiverAddress  # noqa: E402
@@ -67,6 +68,7 @@ async def run(records: int) -> None:
     (folder / "regulator").mkdir()
     service = ReceiverService(reactor, ReceiverSettings(folder / "regulator", pki, "regulator", 0, "127.0.0.1",
                                                         web_port=None))
+    SenderRegistry(folder / "regulator").register("hall:h1", key.public_key())  # as bingo regulator register-sender
     service.startService()
     await service.listening
     pem = key.public_key().public_bytes(serialization.Encoding.PEM,

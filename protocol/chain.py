@@ -21,12 +21,28 @@ another key is itself a fault, so deleting or rewriting it hides nothing.
 The first record of a journal opened by the hall server is :data:`OPENING`, written
 by an explicit initialisation: an empty journal with no head is the only journal that
 may be started afresh.
+
+**Sealed secrets.**  A record that holds a secret (a PIN's hash, a terminal token's
+hash: the fields its declaration marks secret) carries, under :data:`SEALED_KEY`, a
+random nonce for each: ``"sealed": {"pin_hash": "<32 hex>"}``.  Its body holds, in
+each secret's place, the secret's *commitment* instead of the secret:
+``{"commitment": HMAC-SHA256(nonce, canonical JSON of the value)}``, and no
+``sealed`` key (:func:`signed_payload`).  So the record's :func:`sealed_form` - its
+payload as the body holds it, every secret replaced by its commitment - has the very
+same body, hash and signature, and verifies anywhere with the journal's public key,
+while the secret and its nonce never leave the server (the regulator's feed and the
+audit export send the sealed form).  The server's own copy verifies too: its body is
+made from the secret and the nonce.  A record without ``sealed`` (every record of a
+journal written before, and every record that holds no secret) is signed over its
+payload as it is, as it always was.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping
 
@@ -58,9 +74,49 @@ def canonical_json(value: Any) -> bytes:
     return _CANONICAL.encode(value).encode()
 
 
+#: The payload key of a record's sealed secrets: each secret field's name and its commitment's nonce.
+SEALED_KEY = "sealed"
+#: The key of the object that stands for a secret in a record's body and its sealed form.
+COMMITMENT_KEY = "commitment"
+_NONCE = re.compile(r"(?:[0-9a-f]{2}){16,64}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def commitment(nonce: str, value: Any) -> str:
+    """The commitment to a secret ``value``: HMAC-SHA256 keyed with the nonce's bytes, of its canonical JSON."""
+    return hmac.new(bytes.fromhex(nonce), canonical_json(value), hashlib.sha256).hexdigest()
+
+
+def is_commitment(value: Any) -> bool:
+    """Whether ``value`` is what stands for a secret in a sealed form: ``{"commitment": <64 hex>}``."""
+    return (isinstance(value, Mapping) and len(value) == 1 and isinstance(value.get(COMMITMENT_KEY), str)
+            and _HEX64.fullmatch(value[COMMITMENT_KEY]) is not None)
+
+
+def signed_payload(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The payload as a record's body holds it: with :data:`SEALED_KEY`, each sealed secret
+    replaced by its commitment and the nonces left out; without, the payload as it is.
+
+    A ``sealed`` that is not a map of the payload's own keys to hex nonces is not a seal:
+    the payload is signed as it is then, so a record whose seal was tampered with no
+    longer matches its hash.
+    """
+    sealed = payload.get(SEALED_KEY) if isinstance(payload, Mapping) else None
+    if sealed is None:
+        return payload
+    if not isinstance(sealed, Mapping) or not sealed:
+        return payload
+    shown = {key: value for key, value in payload.items() if key != SEALED_KEY}
+    for name, nonce in sealed.items():
+        if name not in shown or not isinstance(nonce, str) or _NONCE.fullmatch(nonce) is None:
+            return payload
+        shown[name] = {COMMITMENT_KEY: commitment(nonce, shown[name])}
+    return shown
+
+
 def body(seq: int, time_ms: int, type: str, payload: Mapping[str, Any], prev: str) -> bytes:
     return canonical_json(
-        {"seq": seq, "time_ms": time_ms, "type": type, "payload": payload, "prev": prev}
+        {"seq": seq, "time_ms": time_ms, "type": type, "payload": signed_payload(payload), "prev": prev}
     )
 
 
@@ -77,6 +133,16 @@ class Record:
     @property
     def body(self) -> bytes:
         return body(self.seq, self.time_ms, self.type, self.payload, self.prev)
+
+
+def sealed_form(record: Record) -> Record:
+    """``record`` as it may leave its server: each sealed secret replaced by its commitment.
+
+    The same body, hash and signature: it verifies with the journal's public key like
+    the record itself.  A record that seals nothing is returned as it is.
+    """
+    shown = signed_payload(record.payload)
+    return record if shown is record.payload else replace(record, payload=shown)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,11 @@ def hall_sender(hall_id: str) -> str:
     return f"hall:{hall_id}"
 
 
+def is_sender(text: str) -> bool:
+    """Whether ``text`` is a feed identity: ``hall:<id>`` or ``central``."""
+    return _SENDER.fullmatch(text) is not None
+
+
 @dataclass(frozen=True)
 class Hello:
     sender: str

@@ -4,14 +4,17 @@ Found by the ``bingo`` command through the ``bingo.commands`` entry point group
 (``regulator = "regulator.cli:register"`` in ``pyproject.toml``).
 
 * ``serve`` runs the receiver until interrupted;
+* ``register-sender`` registers a hall or the central server with the receiver: the journal
+  key its records are checked against, the certificates that sign its reports;
 * ``demo`` runs one for the demo hall on this machine, its certificate issued by the hall's
-  local authority;
+  local authority and the hall registered;
 * ``status`` prints, from the receiver's store, each sender's position and every alert.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +53,16 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
           interface: str, web_port: int | None, web_interface: str, no_page: bool, log_format: str) -> None:
     """Receive feeds over mutual TLS until interrupted (Ctrl-C); the page shows the feeds and alerts."""
     from twisted.internet import reactor as global_reactor
+
     from regulator.service import DEFAULT_PORT, DEFAULT_WEB_PORT, ReceiverService, ReceiverSettings
+    from server_kit.logs import begin_logging
 
     reactor: Any = global_reactor
-    home.mkdir(parents=True, exist_ok=True)
+    os.umask(0o077)  # whatever the receiver writes (its database, reports, journal head) is its user's alone
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
     settings = ReceiverSettings(home, pki_dir, certificate, DEFAULT_PORT if port is None else port, interface,
                                 database_url, None if no_page else (DEFAULT_WEB_PORT if web_port is None else web_port),
                                 web_interface)
-    from server_kit.logs import begin_logging
-
     begin_logging(log_format)
     try:
         service = ReceiverService(reactor, settings)
@@ -78,6 +82,29 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
         raise click.ClickException(f"the receiver could not listen: {failed[0]}")
 
 
+@regulator.command("register-sender")
+@HOME
+@click.argument("sender")
+@click.option("--journal-key", "journal_key", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              required=True, help="The sender's journal public key, PEM (bingo journal public-key --out FILE).")
+@click.option("--report-signer", "report_signers", multiple=True, metavar="NAME",
+              help="A report-signing certificate that signs the sender's reports (repeat for several; "
+                   "default: HALL-ID-reports, or central-reports).")
+def register_sender(home: Path, sender: str, journal_key: Path, report_signers: tuple[str, ...]) -> None:
+    """Register SENDER (hall:HALL-ID, or central) with the receiver in --dir: its records are checked
+    against this journal key, and nothing is taken from a sender that is not registered. A running
+    receiver takes it at the sender's next hello."""
+    from regulator.senders import RegistryError, SenderRegistry, read_key_file
+
+    os.umask(0o077)
+    try:
+        registered = SenderRegistry(home).register(sender, read_key_file(journal_key), report_signers)
+    except RegistryError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{registered.sender} registered in {home / 'senders.toml'}: its records are checked against the "
+               f"journal key of {journal_key}; its reports signed by {', '.join(registered.report_signers)}")
+
+
 @regulator.command()
 @click.option("--hall", "hall_home", type=click.Path(file_okay=False, path_type=Path), default=Path("var"),
               show_default=True, help="The demo hall's folder: its local authority (operator-ca/) issues the receiver's certificate.")
@@ -86,25 +113,49 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
 @click.pass_context
 def demo(ctx: click.Context, hall_home: Path, port: int, web_port: int) -> None:
     """A receiver for the demo hall on this machine: its certificate issued once by the hall's
-    local authority, its store in HALL/regulator; then as ``serve``. Start the hall with
-    ``./run.sh --demo --regulator localhost:8700`` and open https://localhost:8701/."""
-    from server_kit.pki import PkiError, PkiFolder, export_bundle, issue_certificate
+    local authority, the hall registered with its journal key, its store in HALL/regulator;
+    then as ``serve``. Start the hall with ``./run.sh --demo --regulator localhost:8700`` and
+    open https://localhost:8701/ with the page's certificate it prints."""
+    import datetime
+
+    from regulator.senders import RegistryError, SenderRegistry
+    from server_kit.keys import KeyFileError, journal_key_path, load_journal_key
+    from server_kit.pki import PkiError, PkiFolder, Role, export_bundle, issue_certificate, list_certificates
 
     authority = PkiFolder(hall_home / "operator-ca")
     if not authority.ca_cert.exists():
         raise click.ClickException(f"no local authority in {authority.root}: start the demo hall once first "
                                    "(./run.sh --demo), it makes one")
+    os.umask(0o077)
     home = hall_home / "regulator"
     bundle = home / "pki"
+    reader = home / "page-certificate"
+    now = datetime.datetime.now(datetime.timezone.utc)
     try:
-        if not authority.cert("regulator").exists():
-            issue_certificate(authority.root, "regulator", "regulator")
+        halls = [c.name for c in list_certificates(authority.root)
+                 if c.role is Role.server and c.status(now) == "valid"]
+        if len(halls) != 1:
+            raise click.ClickException(f"the local authority {authority.root} has {len(halls)} valid hall server "
+                                       "certificates, not one: this is not the demo hall's folder")
+        hall_key = load_journal_key(journal_key_path(hall_home)).public_key()
+        for name, kind in (("regulator", "regulator"), ("regulator-staff", "regulator")):
+            if not authority.cert(name).exists():
+                issue_certificate(authority.root, kind, name)
         if not PkiFolder(bundle).cert("regulator").exists():
             export_bundle(authority.root, "regulator", bundle)
-    except PkiError as error:
-        raise click.ClickException(f"the receiver's certificate cannot be issued: {error}") from None
-    click.echo(f"The receiver's certificate: {bundle}; its page: https://localhost:{web_port}/ "
-               f"(trust {authority.ca_cert}); feed it with: ./run.sh --demo --regulator localhost:{port}")
+        if not PkiFolder(reader).cert("regulator-staff").exists():
+            export_bundle(authority.root, "regulator-staff", reader)
+        sender = f"hall:{halls[0]}"
+        SenderRegistry(home).register(sender, hall_key)
+    except (PkiError, KeyFileError, RegistryError) as error:
+        raise click.ClickException(f"the demo receiver cannot be set up: {error}") from None
+    staff = PkiFolder(reader)
+    click.echo(f"The receiver's certificate: {bundle}; {sender} registered with the hall's journal key; "
+               f"feed it with: ./run.sh --demo --regulator localhost:{port}")
+    click.echo(f"Its page: https://localhost:{web_port}/ (trust {authority.ca_cert}) with the certificate "
+               f"{staff.cert('regulator-staff')} and key {staff.key('regulator-staff')}; for a browser: "
+               f"openssl pkcs12 -export -in {staff.cert('regulator-staff')} -inkey {staff.key('regulator-staff')} "
+               "-out regulator-staff.p12 (docs/pki.md section 7)")
     ctx.invoke(serve, home=home, database_url=None, pki_dir=bundle, certificate="regulator", port=port,
                interface="127.0.0.1", web_port=web_port, web_interface="127.0.0.1", no_page=False)
 
@@ -119,7 +170,7 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
     from regulator.service import ReceiverSettings
     from regulator.store import Store, open_database
     from regulator.receiver import Receiver
-    from regulator.web import status as status_of, when
+    from regulator.web import checked, read_held, status as status_of, when
 
     url = ReceiverSettings(home, home, database_url=database_url).url
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
@@ -130,7 +181,7 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
         senders = store.senders()
         alerts = store.alerts()
         reader = Receiver(store, lambda: 0, read_only=True)
-        plain = status_of(store, reader)  # replayed, nothing written
+        plain = status_of(read_held(store, reader), checked(reader, fold=True))  # replayed, nothing written
         days = list(reversed(reader.days.verdicts()))
     finally:
         engine.dispose()
@@ -150,8 +201,10 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
     for day in days:
         click.echo(day.line())
     for alert in alerts:
-        click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {when(alert.time_ms)}: {alert.detail}")
-    click.echo(f"{len(alerts)} alert(s)")
+        more = (f" (and {alert.repeats} more of its kind within a minute, the last at record {alert.last_seq})"
+                if alert.repeats else "")
+        click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {when(alert.time_ms)}: {alert.detail}{more}")
+    click.echo(f"{len(alerts) + sum(a.repeats for a in alerts)} alert(s)")
 
 
 def register(main: click.Group) -> None:

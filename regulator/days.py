@@ -244,7 +244,7 @@ class AuditDays:
 
     def replayed(self) -> dict[tuple[str, str], str]:
         """Each game replayed card by card, ``(sender, game id)``, with the report that verified it."""
-        return {(v.sender, game): v.name for v in reversed(self.verdicts()) if v.verified for game in v.games}
+        return replayed_games(self.verdicts())
 
     def awaited(self) -> list[Awaited]:
         """The days waiting for their records."""
@@ -283,9 +283,16 @@ def _text(files: Mapping[str, bytes], name: str) -> str:
         raise ExportUnreadable(f"{name} is not UTF-8 text: {error}") from None
 
 
+def replayed_games(verdicts: list[DayVerdict]) -> dict[tuple[str, str], str]:
+    """Each game of ``verdicts`` (newest first) replayed card by card, ``(sender, game id)``, with the report
+    that verified it."""
+    return {(v.sender, game): v.name for v in reversed(verdicts) if v.verified for game in v.games}
+
+
 def verdict_dict(verdict: DayVerdict) -> dict[str, Any]:
     """A verdict as plain data, for ``/api/status``."""
     return {**verdict.__dict__, "games": list(verdict.games), "verified": verdict.verified}
 
 
-__all__ = ["AUDIT_DIFFERS", "AuditDays", "Awaited", "DayVerdict", "kept_folder", "kind_of", "verdict_dict"]
+__all__ = ["AUDIT_DIFFERS", "AuditDays", "Awaited", "DayVerdict", "kept_folder", "kind_of", "replayed_games",
+           "verdict_dict"]

@@ -6,8 +6,13 @@ them, whole), checks each ``.p7s`` against the file it signs with ``openssl cms
 -verify`` and the operator's authority (``ca.pem``), journals ``feed_report_received``
 (the files' digest, whether every signature verified) and answers the ``report_ack``;
 the same files sent again (their ack was lost) are acknowledged and nothing more.
-A report whose signatures do not all verify is kept all the same (it is evidence) and
-raises a ``report_unverified`` alert naming the file.  A day's audit export whose
+A signature verifies only when it is also the sender's own: its signer is a
+``report-signing`` certificate whose name is one the regulator registered for the sender
+(:mod:`regulator.senders`; ``<hall id>-reports`` by default), so a kiosk's key, another
+hall's report-signing key or any other certificate of the operator's authority signs
+nothing for this sender.  A report whose signatures do not all verify is kept all the
+same (it is evidence) and raises a ``report_unverified`` alert naming the file.  A
+sender the regulator has not registered is refused.  A day's audit export whose
 signatures verify is handed to :class:`~regulator.days.AuditDays`, which replays it card
 by card on the records held.
 """
@@ -22,10 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from cryptography import x509
+
 from protocol.regulator_feed import Report, ReportAck, report_digest
 from regulator.days import AuditDays, kept_folder
-from regulator.receiver import REPORT_UNVERIFIED, FeedRefused
+from regulator.receiver import REPORT_UNVERIFIED, FeedRefused, Registered
 from server_kit.journal.port import JournalPort
+from server_kit.pki import PkiError, Role, identity_of
 
 
 @dataclass(frozen=True)
@@ -38,25 +46,48 @@ class ReceivedReport:
     time_ms: int
 
 
-def check_signature(ca: Path, content: Path, signature: Path) -> str | None:
-    """None when ``signature`` (DER CMS, detached) signs ``content`` under ``ca``; else why not."""
+def check_signature(ca: Path, content: Path, signature: Path, signers: tuple[str, ...] = ()) -> str | None:
+    """None when ``signature`` (DER CMS, detached) signs ``content`` under ``ca`` by a ``report-signing``
+    certificate named one of ``signers``; else why not."""
     openssl = shutil.which("openssl")
     if openssl is None:
         return "openssl is not installed here, so the signature was not checked"
-    done = subprocess.run(
-        [openssl, "cms", "-verify", "-binary", "-inform", "DER", "-in", str(signature), "-content", str(content),
-         "-CAfile", str(ca), "-purpose", "any", "-out", os.devnull],
-        capture_output=True, text=True, timeout=60,
-    )
-    if done.returncode == 0:
-        return None
-    return (done.stderr.strip().splitlines() or ["openssl cms -verify failed"])[0][:200]
+    signed_by = signature.with_name(signature.name + ".signer")
+    try:
+        done = subprocess.run(
+            [openssl, "cms", "-verify", "-binary", "-inform", "DER", "-in", str(signature), "-content", str(content),
+             "-CAfile", str(ca), "-purpose", "any", "-signer", str(signed_by), "-out", os.devnull],
+            capture_output=True, text=True, timeout=60,
+        )
+        if done.returncode != 0:
+            return (done.stderr.strip().splitlines() or ["openssl cms -verify failed"])[0][:200]
+        certificates = x509.load_pem_x509_certificates(signed_by.read_bytes())
+    finally:
+        signed_by.unlink(missing_ok=True)
+    for certificate in certificates:
+        try:
+            name, role = identity_of(certificate)
+        except PkiError as error:
+            return f"signed by a certificate that names no role of the operator's PKI: {error}"[:200]
+        if role is not Role.report_signing or name not in signers:
+            return (f"signed by the {role} certificate {name}, not by a report-signing certificate of this sender "
+                    f"({', '.join(signers) or 'none registered'})")[:300]
+    return None
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write a new file the receiver's user alone may read (0600), whatever the process's umask."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(data)
 
 
 class ReportInbox:
     def __init__(self, home: Path, ca: Path, journal: JournalPort | None, clock: Callable[[], int],
-                 alert: Callable[[str, str, int, str], None], days: AuditDays | None = None) -> None:
+                 alert: Callable[[str, str, int, str], None], days: AuditDays | None = None,
+                 registered: Registered = lambda sender: None) -> None:
         self.home = home
+        self.registered = registered
         self.ca = ca
         self.journal = journal
         self.clock = clock
@@ -70,14 +101,18 @@ class ReportInbox:
     def take(self, report: Report, certified: str) -> ReportAck:
         if report.sender != certified:
             raise FeedRefused(f"the certificate is {certified}'s: it may not send {report.sender}'s reports")
+        registered = self.registered(report.sender)
+        if registered is None:
+            raise FeedRefused(f"{report.sender} is not registered with this receiver: its reports are not taken")
         digest = report_digest(report.files)
         if self._latest().get((report.sender, report.name)) == digest:
             return ReportAck(report.sender, report.name, digest)  # sent again, its ack lost: held already
         folder = self.folder(report.sender, report.name)
-        folder.parent.mkdir(parents=True, exist_ok=True)
+        for private in (self.home / "reports", folder.parent):  # the receiver's user's alone
+            private.mkdir(mode=0o700, parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{report.name}-", dir=folder.parent))
         for name, data in report.files.items():
-            (staging / name).write_bytes(data)
+            write_private(staging / name, data)
         faults = []
         for name in sorted(report.files):
             if name.endswith(".p7s"):
@@ -85,7 +120,7 @@ class ReportInbox:
                 if not content.exists():
                     faults.append(f"{name} signs {content.name}, which is not in the report")
                     continue
-                why = check_signature(self.ca, content, staging / name)
+                why = check_signature(self.ca, content, staging / name, registered.report_signers)
                 if why is not None:
                     faults.append(f"{name}: {why}")
             elif f"{name}.p7s" not in report.files:

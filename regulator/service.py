@@ -3,11 +3,15 @@
 :class:`ReceiverService` is its composition root: the store (SQLite under the
 receiver's folder by default, migrated), its own signed journal of the alerts (the key in
 ``keys/journal-signing.pem`` of the folder, made at the first start; verified at every
-start), the :class:`~regulator.receiver.Receiver`, and
-the endpoint listening over mutual TLS with the regulator's certificate of the
-operator's authority (a ``regulator`` certificate issued with ``--host`` naming the
-receiver's address; docs/pki.md).  Clients must present a certificate of the same
-authority, not revoked; only hall servers and the central server may feed.
+start), the senders the regulator registered (``senders.toml``,
+:mod:`regulator.senders`), the :class:`~regulator.receiver.Receiver`, and the endpoint
+listening over mutual TLS with the regulator's certificate of the operator's authority
+(a ``regulator`` certificate issued with ``--host`` naming the receiver's address;
+docs/pki.md).  Clients must present a certificate of the same authority, not revoked;
+only hall servers and the central server may feed, and only once registered.  The page
+takes a regulator's or an inspector's certificate only, and reads the store in a thread
+pool of its own.  Every start makes the receiver's folder its user's alone (folders
+0700, files 0600: :func:`server_kit.private.make_private`).
 """
 
 from __future__ import annotations
@@ -23,16 +27,21 @@ from twisted.internet.endpoints import SSL4ServerEndpoint
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Site
 
 from regulator.edge import FeedReceiverFactory
 from regulator.receiver import Receiver
 from regulator.reports import ReportInbox
+from regulator.senders import SenderRegistry
 from regulator.store import Store, open_database
 from regulator.web import ReceiverPage
+from server_kit.core import thread_pool_runner
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from server_kit.pki import ClientCertificates, server_tls_options
+from server_kit.private import make_private
+from server_kit.web.http import SecureRequest
 
 #: The receiver's port when none is given, and its page's.
 DEFAULT_PORT = 8700
@@ -68,6 +77,7 @@ class ReceiverService(Service):
     def __init__(self, reactor: Any, settings: ReceiverSettings) -> None:
         self.reactor = reactor
         self.settings = settings
+        settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.engine = open_database(settings.url)
         self.store = Store(self.engine)
         key = load_journal_key(settings.home / "keys" / "journal-signing.pem", create=True)
@@ -76,14 +86,24 @@ class ReceiverService(Service):
             self.journal.initialise(now_ms(), {"receiver": settings.certificate})
         else:
             self.journal.verify()  # a receiver does not serve on a journal that does not verify
-        self.receiver = Receiver(self.store, now_ms, self.journal, home=settings.home)
+        self.registry = SenderRegistry(settings.home)
+        self.receiver = Receiver(self.store, now_ms, self.journal, home=settings.home, registered=self.registry.get)
+        # What the page shows from memory is ready before the first request: each hall's games
+        # folded, the days waiting for their records taken again (reads, done here, at the start).
+        for sender in self.store.senders():
+            self.receiver.games_of(sender.sender)
+        self.receiver.days.awaited()
         self.options = server_tls_options(settings.pki_dir, settings.certificate,
                                           client_certificates=ClientCertificates.required)
         self.inbox = ReportInbox(settings.home, settings.pki_dir / "ca.pem", self.journal, now_ms, self.receiver.alert,
-                                 self.receiver.days)
+                                 self.receiver.days, registered=self.registry.get)
         self.factory = FeedReceiverFactory(self.receiver, inbox=self.inbox)
+        # The page is the regulator's: no handshake without a certificate of the authority, and
+        # then only a regulator's or an inspector's is answered (regulator.web).
         self.page_options = server_tls_options(settings.pki_dir, settings.certificate,
-                                               client_certificates=ClientCertificates.requested)
+                                               client_certificates=ClientCertificates.required)
+        self.page_pool = ThreadPool(minthreads=0, maxthreads=2, name="receiver-page")
+        make_private(settings.home)
         self.port: Any = None
         self.web_port: Any = None
         self.listening: defer.Deferred[Any] = defer.Deferred()
@@ -109,7 +129,10 @@ class ReceiverService(Service):
             listen.addCallback(lambda _: self._serve_page())
 
     def _serve_page(self) -> Any:
-        site = Site(ReceiverPage(self.store, self.reactor, self.receiver, self.inbox))
+        self.page_pool.start()
+        page = ReceiverPage(self.store, self.reactor, self.receiver, self.inbox,
+                            thread_pool_runner(self.reactor, self.page_pool))
+        site = Site(page, requestFactory=SecureRequest)  # no Server banner; HSTS
         site.displayTracebacks = False
         endpoint = SSL4ServerEndpoint(self.reactor, self.settings.web_port, self.page_options,
                                       interface=self.settings.web_interface)
@@ -132,4 +155,10 @@ class ReceiverService(Service):
                 connection.transport.abortConnection()  # type: ignore[attr-defined]
         ports = [p for p in (self.port, self.web_port) if p is not None]
         stopped = defer.gatherResults([defer.maybeDeferred(p.stopListening) for p in ports])
-        return stopped.addBoth(lambda _: self.engine.dispose())
+
+        def released(_: Any) -> None:
+            if self.page_pool.started:
+                self.page_pool.stop()  # waits for a read in progress
+            self.engine.dispose()
+
+        return stopped.addBoth(released)

@@ -1,9 +1,14 @@
 """The receiver's store: each sender's key and position, its records, and the alerts.
 
-``feed_sender`` holds a sender's journal key (the first one it said) and where its feed
-stands (the last stored ``seq``, its hash and time); ``feed_record`` every record
-stored, once, as the sender signed it; ``feed_alert`` every alert raised, once per
-(sender, kind, seq).  A sender's records and its position commit in one transaction.
+``feed_sender`` holds a sender's journal key (the one registered for it that its
+records are checked against) and where its feed stands (the last stored ``seq``, its
+hash and time); ``feed_record`` every record stored, once, in its sealed form, as the
+sender signed it; ``feed_alert`` every alert raised, once per (sender, kind, seq), with
+how many more of its kind were counted on it (``repeats``, the last at ``last_seq``).
+A sender's records and its position commit in one transaction.
+
+Every read is bounded: a page of a sender's records is one query with a limit, by
+``seq`` (:meth:`Store.page`); the alerts are read newest first, a number at a time.
 """
 
 from __future__ import annotations
@@ -12,7 +17,20 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Text, UniqueConstraint, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -57,6 +75,10 @@ class FeedAlert(Base):
     seq: Mapped[int] = mapped_column(Integer)  # 0 when the alert is about no record
     detail: Mapped[str] = mapped_column(Text)
     time_ms: Mapped[int] = mapped_column(BigInteger)
+    #: More alerts of this kind from this sender counted on this one (within a minute of it), the last of them.
+    repeats: Mapped[int] = mapped_column(Integer, server_default="0")
+    last_seq: Mapped[int] = mapped_column(Integer, server_default="0")
+    last_time_ms: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
 
 METADATA = Base.metadata
@@ -89,6 +111,15 @@ class Alert:
     seq: int
     detail: str
     time_ms: int
+    #: More of its kind from its sender counted on it, and the record and time of the last of them.
+    repeats: int = 0
+    last_seq: int = 0
+    last_time_ms: int = 0
+
+
+def _alert(row: Any) -> Alert:
+    return Alert(row["sender"], row["kind"], row["seq"], row["detail"], row["time_ms"], row["repeats"],
+                 row["last_seq"], row["last_time_ms"])
 
 
 def _record(row: Any) -> Record:
@@ -114,18 +145,18 @@ class Store:
             rows = db.execute(select(FeedSender).order_by(FeedSender.sender)).mappings().all()
         return [SenderPosition(r["sender"], r["last_seq"], r["last_time_ms"]) for r in rows]
 
-    def register(self, sender: str, public_key: str) -> Position:
-        """The sender's position, created (at nothing stored) with ``public_key`` if new."""
-        try:
-            with self.engine.begin() as db:
-                db.execute(insert(FeedSender).values(
-                    sender=sender, public_key=public_key, last_seq=0, last_hash=GENESIS, last_time_ms=0
-                ))
-        except IntegrityError:
-            pass  # known already: its first key and position stand
-        position = self.position(sender)
-        assert position is not None
-        return position
+    def take_key(self, db: Connection | None, sender: str, public_key: str) -> None:
+        """``sender``'s records are checked against ``public_key`` from now on (its position is created, at
+        nothing stored, if new); in the transaction ``db`` (the one that journals it), or one of its own."""
+        if db is None:
+            with self.engine.begin() as own:
+                self.take_key(own, sender, public_key)
+            return
+        moved = db.execute(update(FeedSender).where(FeedSender.sender == sender).values(public_key=public_key))
+        if moved.rowcount == 0:
+            db.execute(insert(FeedSender).values(
+                sender=sender, public_key=public_key, last_seq=0, last_hash=GENESIS, last_time_ms=0
+            ))
 
     def store(self, sender: str, records: list[Record]) -> None:
         """Append ``records`` (checked, following the sender's position) and move the position."""
@@ -146,6 +177,16 @@ class Store:
             )
             if moved.rowcount != 1:
                 raise RuntimeError(f"the position of {sender} moved while its records were stored")
+
+    def page(self, sender: str, after: int, limit: int, type: str | None = None) -> list[Record]:
+        """At most ``limit`` of ``sender``'s records after ``after`` (of ``type``, when given), in order: one
+        bounded query, whatever the sender holds."""
+        query = select(FeedRecord).where(FeedRecord.sender == sender, FeedRecord.seq > after)
+        if type is not None:
+            query = query.where(FeedRecord.type == type)
+        with self.engine.connect() as db:
+            rows = db.execute(query.order_by(FeedRecord.seq).limit(limit)).mappings().all()
+        return [_record(row) for row in rows]
 
     def records(self, sender: str, after: int = 0, through: int | None = None) -> Iterator[Record]:
         """``sender``'s records held after ``after`` (up to ``through``, when given), in order."""
@@ -197,10 +238,30 @@ class Store:
             return False  # raised already
         return True
 
-    def alerts(self, sender: str | None = None) -> list[Alert]:
-        query = select(FeedAlert).order_by(FeedAlert.id)
+    def repeat_alert(self, alert: Alert, seq: int, time_ms: int) -> None:
+        """One more alert of ``alert``'s kind from its sender, at record ``seq``: counted on ``alert``."""
+        with self.engine.begin() as db:
+            db.execute(update(FeedAlert).where(
+                FeedAlert.sender == alert.sender, FeedAlert.kind == alert.kind, FeedAlert.seq == alert.seq
+            ).values(repeats=FeedAlert.repeats + 1, last_seq=seq, last_time_ms=time_ms))
+
+    def alerts(self, sender: str | None = None, last: int | None = None) -> list[Alert]:
+        """The alerts raised (of ``sender``), in the order raised; with ``last``, only the last so many."""
+        query = select(FeedAlert)
         if sender is not None:
             query = query.where(FeedAlert.sender == sender)
+        if last is not None:
+            query = query.order_by(FeedAlert.id.desc()).limit(last)
+        else:
+            query = query.order_by(FeedAlert.id)
         with self.engine.connect() as db:
             rows = db.execute(query).mappings().all()
-        return [Alert(r["sender"], r["kind"], r["seq"], r["detail"], r["time_ms"]) for r in rows]
+        found = [_alert(r) for r in rows]
+        return list(reversed(found)) if last is not None else found
+
+    def alert_counts(self) -> dict[str, int]:
+        """How many alerts each sender has raised (each counting its repeats)."""
+        with self.engine.connect() as db:
+            rows = db.execute(select(FeedAlert.sender, func.count(), func.sum(FeedAlert.repeats))
+                              .group_by(FeedAlert.sender)).all()
+        return {sender: int(count) + int(repeats or 0) for sender, count, repeats in rows}

@@ -1,13 +1,21 @@
 """The receiver's page: who feeds it, how far each feed stands, each hall's last games as
-replayed, each day replayed card by card from its audit export, and every alert (read-only).
+replayed, each day replayed card by card from its audit export, and the alerts (read-only).
 
 ``GET /`` is one HTML page written on the server (no script), refreshed by the browser
 every few seconds; ``GET /api/status`` is the same as JSON (what ``bingo regulator
-status --json`` prints); ``GET /api/records?sender=S&after=N&limit=L&type=T`` is any
-record a sender fed, as it signed it (the regulator consults the central server's and
-each hall's records here, R95.3).  Every other method is refused.  The page listens over TLS with
-the receiver's certificate, on the loopback interface unless told otherwise: it is for
-the regulator's own staff at the receiver.
+status --json`` prints); ``GET /api/records?sender=S&after=N&limit=L&type=T`` is a page
+of the records a sender fed, as it signed them (the regulator consults the central
+server's and each hall's records here, R95.3), at most :data:`MAX_PAGE` a page, with
+``next_after`` for the next.  Every other method is refused.
+
+Who reads it is the client certificate's to say: the page listens over mutual TLS with
+the receiver's certificate (a connection without a certificate of the operator's
+authority has no handshake), and answers only a ``regulator`` or an ``inspector``
+certificate; any other role gets 403 before anything is read.  An inspector reads the
+records without the personal fields their types declare (a visitor's name and document
+number).  Every read of the store and of the receiver's journal runs in a thread pool,
+never on the reactor that takes the feeds; each is bounded (a page of records is one
+query with a limit).
 """
 
 from __future__ import annotations
@@ -15,18 +23,32 @@ from __future__ import annotations
 import datetime
 import html
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from twisted.internet import defer
+from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.web import resource
-from twisted.web.server import Request
+from twisted.web.server import NOT_DONE_YET, Request
 
 from protocol.chain import Record
+from protocol.records import REGISTRY
+from protocol.records.base import personal_keys
 from protocol.regulator_feed import record_to_dict
-from regulator.days import verdict_dict
+from regulator.days import Awaited, DayVerdict, replayed_games, verdict_dict
 from regulator.games import KEPT, CheckedGame
 from regulator.receiver import ALERT_KINDS, Receiver
-from regulator.reports import ReportInbox
-from regulator.store import Store
+from regulator.reports import ReceivedReport, ReportInbox
+from regulator.store import Alert, SenderPosition, Store
+from server_kit.core import RunBlocking, run_inline
+from server_kit.pki import PkiError, Role, presented_identity
+
+log = Logger()
+#: The certificates that may read the page: the regulator's, and an inspector's (without personal data).
+READERS = frozenset({Role.regulator, Role.inspector})
+#: Records a page of ``/api/records`` holds by default, and at most.
+PAGE, MAX_PAGE = 100, 500
 
 #: Seconds between the page's own refreshes.
 REFRESH_S = 5
@@ -67,54 +89,95 @@ def when(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def status(store: Store, receiver: Receiver | None = None, inbox: ReportInbox | None = None) -> dict[str, Any]:
-    """Each sender's position, every alert and (with ``receiver``) each hall's last games checked, as plain data."""
-    plain: dict[str, Any] = {"senders": [s.__dict__ for s in store.senders()],
-                             "alerts": [a.__dict__ for a in store.alerts()]}
-    if receiver is not None:
-        replayed = receiver.days.replayed()
-        plain["games"] = {sender: [{**game.__dict__, "prizes": [list(p) for p in game.prizes],
-                                    "faults": list(game.faults), "verified": game.verified,
-                                    "replayed_card_by_card": replayed.get((sender, game.game_id))}
-                                   for game in checked] for sender, checked in last_games(store, receiver).items()}
-        plain["days"] = [verdict_dict(verdict) for verdict in receiver.days.verdicts()]
-        plain["days_awaiting_records"] = [awaited.__dict__ for awaited in receiver.days.awaited()]
-    if inbox is not None:
-        plain["reports"] = [r.__dict__ for r in inbox.received()]
-    plain["notices"] = [{"sender": sender, "seq": record.seq, "type": record.type, "time_ms": record.time_ms,
-                         "notice": notice_text(record)} for sender, record in store.of_types(NOTICES)]
-    return plain
+#: The alerts the page and ``/api/status`` list, newest first (``alerts_total`` counts them all).
+SHOWN_ALERTS = 200
 
 
-def last_games(store: Store, receiver: Receiver) -> dict[str, list[CheckedGame]]:
-    """Each hall's last games the receiver checked, newest first."""
-    shown: dict[str, list[CheckedGame]] = {}
-    for sender in store.senders():
-        games = receiver.games_of(sender.sender)
-        if games is not None:
-            shown[sender.sender] = list(reversed(games.checked))
-    return shown
+@dataclass(frozen=True)
+class Held:
+    """What the page shows from the store and the receiver's own journal: read off the reactor."""
+
+    senders: list[SenderPosition]
+    alerts: list[Alert]  # the last SHOWN_ALERTS, in the order raised
+    alert_counts: dict[str, int]  # each sender's alerts, repeats counted
+    verdicts: list[DayVerdict]  # newest first
+    reports: list[ReceivedReport]  # newest first
+    notices: list[tuple[str, Record]]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the page shows from the receiver's memory: read on the reactor, where the feeds change it."""
+
+    games: dict[str, list[CheckedGame]]  # each hall's last games, newest first
+    awaited: list[Awaited]
+
+
+def read_held(store: Store, receiver: Receiver | None = None, inbox: ReportInbox | None = None) -> Held:
+    """Every database read the page needs, each bounded; blocking (the page runs it in a thread pool)."""
+    return Held(store.senders(), store.alerts(last=SHOWN_ALERTS), store.alert_counts(),
+                receiver.days.verdicts() if receiver is not None else [],
+                inbox.received() if inbox is not None else [], store.of_types(NOTICES))
+
+
+def checked(receiver: Receiver | None, fold: bool = False) -> Checked:
+    """Each hall's last games and the days awaiting their records, as the receiver holds them.
+
+    Only the halls already folded (every sender is, at the serving receiver's start and at
+    its hello); with ``fold`` (``bingo regulator status``), the others are folded now."""
+    if receiver is None:
+        return Checked({}, [])
+    if fold:
+        for sender in receiver.store.senders():
+            receiver.games_of(sender.sender)
+    games = {sender: list(reversed(list(hall.checked))) for sender, hall in sorted(receiver.games.items())}
+    return Checked(games, receiver.days.awaited())
+
+
+def status(held: Held, shown: Checked) -> dict[str, Any]:
+    """Each sender's position, the last alerts, each hall's last games checked, the days, as plain data."""
+    replayed = replayed_games(held.verdicts)
+    return {
+        "senders": [s.__dict__ for s in held.senders],
+        "alerts": [a.__dict__ for a in held.alerts],
+        "alerts_total": sum(held.alert_counts.values()),
+        "games": {sender: [{**game.__dict__, "prizes": [list(p) for p in game.prizes], "faults": list(game.faults),
+                            "verified": game.verified, "replayed_card_by_card": replayed.get((sender, game.game_id))}
+                           for game in games] for sender, games in shown.games.items()},
+        "days": [verdict_dict(verdict) for verdict in held.verdicts],
+        "days_awaiting_records": [awaited.__dict__ for awaited in shown.awaited],
+        "reports": [r.__dict__ for r in held.reports],
+        "notices": [{"sender": sender, "seq": record.seq, "type": record.type, "time_ms": record.time_ms,
+                     "notice": notice_text(record)} for sender, record in held.notices],
+    }
 
 
 def _euros(cents: int) -> str:
     return f"{cents // 100:,}.{cents % 100:02d} \u20ac"
 
 
-def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: ReportInbox | None = None) -> str:
-    senders, alerts = store.senders(), store.alerts()
+def page(held: Held, shown: Checked, now_ms: int, reader: str = "") -> str:
+    senders, alerts = held.senders, held.alerts
     e = html.escape
     rows = "".join(
         f"<tr><td>{e(s.sender)}</td><td class=n>{s.seq:,}</td><td>{when(s.time_ms)}</td>"
-        f"<td class=n>{sum(1 for a in alerts if a.sender == s.sender)}</td></tr>"
+        f"<td class=n>{held.alert_counts.get(s.sender, 0)}</td></tr>"
         for s in senders
     ) or '<tr><td colspan=4 class=none>No hall or central server has fed this receiver yet.</td></tr>'
+
+    def repeated(a: Alert) -> str:
+        if not a.repeats:
+            return ""
+        return (f" <span class=none>(and {a.repeats} more of its kind within a minute of it, counted, not raised "
+                f"one by one; the last at record {a.last_seq}, {when(a.last_time_ms)})</span>")
+
     alert_rows = "".join(
         f"<tr class=alert><td>{when(a.time_ms)}</td><td>{e(a.sender)}</td><td>{e(a.kind.replace('_', ' '))}</td>"
-        f"<td class=n>{a.seq or '-'}</td><td>{e(a.detail)}</td></tr>"
+        f"<td class=n>{a.seq or '-'}</td><td>{e(a.detail)}{repeated(a)}</td></tr>"
         for a in reversed(alerts)
     ) or '<tr><td colspan=5 class=none>No alert: every record received verified and followed the one before.</td></tr>'
-    replayed = receiver.days.replayed() if receiver is not None else {}
-    held = {s.sender: s.seq for s in senders}
+    replayed = replayed_games(held.verdicts)
+    held_up_to = {s.sender: s.seq for s in senders}
 
     def verdict(sender: str, g: CheckedGame) -> str:
         if not g.verified:
@@ -126,7 +189,7 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: Rep
         f"<tr><td>{e(sender)}</td><td>{e(g.game_id)}</td><td>{when(g.closed_ms)}</td><td class=n>{g.balls}</td>"
         f"<td class=n>{g.cards_sold}</td><td>{e(', '.join(f'{p} {_euros(c)} ({n} card(s))' for p, c, n in g.prizes))}</td>"
         + verdict(sender, g) + "</tr>"
-        for sender, games in (last_games(store, receiver).items() if receiver is not None else ())
+        for sender, games in shown.games.items()
         for g in games
     ) or '<tr><td colspan=7 class=none>No game of a hall has been played to its end in the feeds yet.</td></tr>'
     day_rows = "".join(
@@ -136,31 +199,33 @@ def page(store: Store, now_ms: int, receiver: Receiver | None = None, inbox: Rep
            else f"<td class=none>not replayed card by card: {e(d.detail)}</td>" if d.verdict == "refused"
            else f"<td class=alert>{e(d.detail)}</td>")
         + "</tr>"
-        for d in (receiver.days.verdicts()[:20] if receiver is not None else ())
+        for d in held.verdicts[:20]
     ) + "".join(
         f"<tr><td>-</td><td>{e(a.sender)}</td><td>{e(a.day)}</td><td>up to {a.last_seq}</td><td>-</td>"
-        f"<td class=none>waiting for its records (held up to {held.get(a.sender, 0)})</td></tr>"
-        for a in (receiver.days.awaited() if receiver is not None else ())
+        f"<td class=none>waiting for its records (held up to {held_up_to.get(a.sender, 0)})</td></tr>"
+        for a in shown.awaited
     ) or '<tr><td colspan=6 class=none>No audit export of a day received yet.</td></tr>'
     notice_rows = "".join(
         f"<tr><td>{when(record.time_ms)}</td><td>{e(sender)}</td><td class=n>{record.seq}</td>"
         f"<td>{e(notice_text(record))}</td></tr>"
-        for sender, record in store.of_types(NOTICES)
+        for sender, record in held.notices
     ) or '<tr><td colspan=4 class=none>No notice received yet.</td></tr>'
     report_rows = "".join(
         f"<tr><td>{when(r.time_ms)}</td><td>{e(r.sender)}</td><td>{e(r.name)}</td>"
         + ("<td class=ok>every signature verified</td>" if r.verified else f"<td class=alert>{e(r.detail)}</td>")
         + "</tr>"
-        for r in (inbox.received()[:20] if inbox is not None else ())
+        for r in held.reports[:20]
     ) or '<tr><td colspan=4 class=none>No signed report received yet.</td></tr>'
-    state = (f'<span class="state alert">{len(alerts)} alert(s)</span>' if alerts
+    total = sum(held.alert_counts.values())
+    state = (f'<span class="state alert">{total} alert(s)</span>' if total
              else '<span class="state ok">no alert</span>')
     kinds = ", ".join(k.replace("_", " ") for k in ALERT_KINDS)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Regulator's receiver</title>
 <meta http-equiv="refresh" content="{REFRESH_S}">
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>
-<body><header><h1>Regulator's receiver</h1>{state}<span class=none>as of {when(now_ms)}</span></header>
+<body><header><h1>Regulator's receiver</h1>{state}<span class=none>as of {when(now_ms)}</span>
+<span class=none>{e(reader)}</span></header>
 <main>
 <h2>Feeds</h2>
 <table id=senders><thead><tr><th>Sender</th><th>Records held</th><th>Last record</th><th>Alerts</th></tr></thead>
@@ -183,73 +248,141 @@ prize follows from the sales).</p>
 <table id=reports><thead><tr><th>Received</th><th>Sender</th><th>Report</th><th>Signatures (openssl cms)</th></tr>
 </thead><tbody>{report_rows}</tbody></table>
 <h2>Alerts</h2>
-<p class=none>Raised on: {e(kinds)}. Each is journaled once in the receiver's signed journal.</p>
+<p class=none>Raised on: {e(kinds)}. Each is journaled once in the receiver's signed journal; more of a kind from a
+sender within a minute are counted on the one raised. The last {SHOWN_ALERTS} are listed.</p>
 <table id=alerts><thead><tr><th>Raised</th><th>Sender</th><th>Kind</th><th>Record</th><th>What</th></tr></thead>
 <tbody>{alert_rows}</tbody></table>
 </main></body></html>
 """
 
 
+def reader_of(request: Request) -> tuple[str, Role] | str:
+    """The name and role of the certificate on ``request``'s connection when it may read the page;
+    otherwise why not, for the 403 answer."""
+    try:
+        identity = presented_identity(request.transport)
+    except PkiError as error:
+        return f"the certificate presented names no role of the operator's PKI: {error}"
+    if identity is None:
+        return "no certificate was presented"
+    if identity.role not in READERS:
+        article = "an" if str(identity.role)[0] in "aeiou" else "a"
+        return f"{article} {identity.role} certificate ({identity.common_name}) may not read it"
+    return identity.common_name, identity.role
+
+
+def shown_record(record: Record, role: Role) -> dict[str, Any]:
+    """A record as ``/api/records`` answers it: as its sender signed it (its sealed form) for the
+    regulator; for an inspector, without the personal fields its type declares (named in ``withheld``)."""
+    plain = record_to_dict(record)
+    declared = REGISTRY.get(record.type)
+    personal = [key for key in personal_keys(declared) if key in plain["payload"]] if declared is not None else []
+    if role is Role.inspector and personal:
+        plain["payload"] = {key: value for key, value in plain["payload"].items() if key not in personal}
+        plain["withheld"] = personal
+    return plain
+
+
 class ReceiverPage(resource.Resource):
-    """``/`` and ``/api/status``."""
+    """``/``, ``/api/status`` and ``/api/records``, for a regulator's or an inspector's certificate only.
+
+    ``run`` runs a blocking function off the reactor (a thread pool): every read of the store
+    and of the receiver's journal goes through it.
+    """
 
     isLeaf = True
 
     def __init__(self, store: Store, clock: Any, receiver: Receiver | None = None,
-                 inbox: ReportInbox | None = None) -> None:
+                 inbox: ReportInbox | None = None, run: RunBlocking = run_inline) -> None:
         super().__init__()
         self.store = store
         self.clock = clock
         self.receiver = receiver
         self.inbox = inbox
+        self.run = run
 
-    def render(self, request: Request) -> bytes:
+    def render(self, request: Request) -> bytes | int:
         request.setHeader(b"Cache-Control", b"no-store")
         request.setHeader(b"X-Content-Type-Options", b"nosniff")
-        request.setHeader(b"Content-Security-Policy", b"default-src 'none'; style-src 'unsafe-inline'")
+        request.setHeader(b"X-Frame-Options", b"DENY")
+        request.setHeader(b"Referrer-Policy", b"no-referrer")
+        request.setHeader(b"Content-Security-Policy", b"default-src 'none'; style-src 'unsafe-inline'; "
+                                                      b"frame-ancestors 'none'")
+        reader = reader_of(request)
+        if isinstance(reader, str):  # nothing is read before the reader is known
+            request.setResponseCode(403)
+            return self._json(request, {"error": "the receiver's page is the regulator's: it answers a regulator's "
+                                                 f"or an inspector's certificate of the operator's authority; {reader}"})
         if request.method not in (b"GET", b"HEAD"):
             request.setResponseCode(405)
             request.setHeader(b"Allow", b"GET, HEAD")
             return self._json(request, {"error": "the receiver's page is read-only: GET only"})
         path = request.path.rstrip(b"/") or b"/"
-        if path == b"/api/status":
-            return self._json(request, status(self.store, self.receiver, self.inbox))
         if path == b"/api/records":
-            return self._records(request)
-        if path != b"/":
+            return self._answer(request, self.run(self._records, request.args, reader[1]))
+        if path not in (b"/", b"/api/status"):
             request.setResponseCode(404)
-            return self._json(request, {"error": f"no page {path.decode('utf-8', 'replace')[:100]!r}: try /, /api/status or /api/records"})
-        request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
-        return page(self.store, int(self.clock.seconds() * 1000), self.receiver, self.inbox).encode("utf-8")
+            return self._json(request, {"error": f"no page {path.decode('utf-8', 'replace')[:100]!r}: try /, "
+                                                 "/api/status or /api/records"})
+        reading = self.run(read_held, self.store, self.receiver, self.inbox)
 
-    def _records(self, request: Request) -> bytes:
-        """``/api/records?sender=S&after=N&limit=L&type=T``: a sender's records as it signed them, in order."""
+        def shown(held: Held) -> tuple[int, Any]:  # back on the reactor: the receiver's memory is read here
+            now = checked(self.receiver)
+            if path == b"/api/status":
+                return 200, status(held, now)
+            text = page(held, now, int(self.clock.seconds() * 1000), f"read by {reader[0]} ({reader[1]})")
+            return 200, text.encode("utf-8")
+
+        return self._answer(request, reading.addCallback(shown))
+
+    def _answer(self, request: Request, answer: "defer.Deferred[tuple[int, Any]]") -> int:
+        """Write ``answer`` (a status and JSON-able data, or HTML bytes) when it comes, unless the client left."""
+        gone: list[bool] = []
+        request.notifyFinish().addErrback(lambda _: gone.append(True))
+
+        def send(result: tuple[int, Any]) -> None:
+            if gone:
+                return
+            code, body = result
+            request.setResponseCode(code)
+            if isinstance(body, bytes):
+                request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
+                request.write(body)
+            else:
+                request.write(self._json(request, body))
+            request.finish()
+
+        def failed(failure: Failure) -> None:
+            log.failure("The receiver's page failed on {path}", failure, path=request.path)
+            send((500, {"error": "the receiver failed on this request; its log says why"}))
+
+        answer.addCallback(send).addErrback(failed)
+        return NOT_DONE_YET
+
+    def _records(self, args: dict[bytes, list[bytes]], role: Role) -> tuple[int, Any]:
+        """``/api/records?sender=S&after=N&limit=L&type=T``: a page of a sender's records as it signed them,
+        in order (one bounded query, off the reactor); ``next_after`` is the ``after`` of the next page."""
         def one(name: str) -> str | None:
-            values = request.args.get(name.encode())
+            values = args.get(name.encode())
             return values[0].decode("utf-8", "replace") if values else None
 
-        sender, after, limit, kind = one("sender"), one("after") or "0", one("limit") or "100", one("type")
-        known = {s.sender for s in self.store.senders()}
+        sender, after, limit, kind = one("sender"), one("after") or "0", one("limit") or str(PAGE), one("type")
         problem = None
+        known = {s.sender for s in self.store.senders()}
         if sender not in known:
             problem = f"sender is one of {sorted(known)}, not {sender!r}" if known else "no sender has fed this receiver"
         elif not after.isdigit() or len(after) > 15:
             problem = f"after is a whole number, not {after[:20]!r}"
-        elif not limit.isdigit() or not 1 <= int(limit) <= 500:
-            problem = f"limit is a whole number from 1 to 500, not {limit[:20]!r}"
+        elif not limit.isdigit() or not 1 <= int(limit) <= MAX_PAGE:
+            problem = f"limit is a whole number from 1 to {MAX_PAGE}, not {limit[:20]!r}"
         elif kind is not None and not (kind.replace("_", "").isalpha() and kind.islower() and len(kind) <= 64):
             problem = f"a record type is lower-case letters and _, not {kind[:40]!r}"
         if problem is not None:
-            request.setResponseCode(400)
-            return self._json(request, {"error": problem})
+            return 400, {"error": problem}
         assert sender is not None
-        records = []
-        for record in self.store.records(sender, int(after)):
-            if kind is None or record.type == kind:
-                records.append(record_to_dict(record))
-                if len(records) == int(limit):
-                    break
-        return self._json(request, {"sender": sender, "records": records})
+        found = self.store.page(sender, int(after), int(limit), kind)
+        return 200, {"sender": sender, "after": int(after), "records": [shown_record(r, role) for r in found],
+                     "next_after": found[-1].seq if len(found) == int(limit) else None}
 
     @staticmethod
     def _json(request: Request, value: Any) -> bytes:

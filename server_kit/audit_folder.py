@@ -9,8 +9,9 @@ writes into a folder that holds anything.
 ``journal.jsonl`` holds one record a line, a JSON object with the record's seven
 fields (``seq``, ``time_ms``, ``type``, ``payload``, ``prev``, ``hash``,
 ``signature``), in the canonical form the journal signs (sorted keys, no spaces,
-UTF-8).  A record's signed body is the canonical JSON of its first five fields
-(:func:`protocol.chain.body`); :func:`verify_segment` checks each record's hash,
+UTF-8), each in its sealed form: a secret it holds (a PIN's hash) is written as its
+commitment, which its signature covers.  A record's signed body is the canonical JSON
+of its first five fields (:func:`protocol.chain.body`); :func:`verify_segment` checks each record's hash,
 signature and link to the record before it, as an inspector's own script would.
 """
 
@@ -31,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from protocol.audit.check import FILES, JOURNAL, PUBLIC_KEY, RESULT, SCENARIO
 from protocol.audit.report import export_documents
-from protocol.chain import ChainError, Record, canonical_json
+from protocol.chain import ChainError, Record, canonical_json, sealed_form
 from protocol.errors import DomainError
 
 __all__ = [
@@ -76,7 +77,9 @@ def check_out_folder(out: Path) -> None:
 
 
 def journal_line(record: Record) -> str:
-    """One record as ``journal.jsonl`` holds it (no final newline)."""
+    """One record as ``journal.jsonl`` holds it (no final newline): in its sealed form, each secret
+    it holds replaced by its commitment (:func:`protocol.chain.sealed_form`; the same hash and signature)."""
+    record = sealed_form(record)
     return canonical_json(
         {
             "seq": record.seq,

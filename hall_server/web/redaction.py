@@ -7,7 +7,8 @@ are given, over HTTP or pushed over a WebSocket, is made of :func:`record_json` 
 and passes through :func:`redacted`, which drops every field named in
 :data:`SECRET_FIELDS` (or ending in one of :data:`SECRET_SUFFIXES`), at any depth.
 
-A module that journals a new kind of secret names its field here; a field name is
+A module that journals a new kind of secret declares its field secret
+(``protocol/records``) and names it in :mod:`protocol.records.secrets`; a field name is
 checked, never a value, so a secret under an innocent name is the module's mistake.
 """
 
@@ -16,23 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from protocol.chain import Record
-
-#: Field names whose values are secrets or stand for one (a hash that can be searched).
-SECRET_FIELDS = frozenset({
-    "pin", "pin_hash", "new_pin", "new_pin_hash",
-    "password", "password_hash",
-    "token", "token_hash",
-    "secret", "salt", "private_key", "signing_key", "key_material",
-})
-#: Endings that make any field name secret (``old_pin_hash``, ``device_token``...).
-SECRET_SUFFIXES = ("_pin", "_pin_hash", "_password", "_password_hash", "_token", "_token_hash", "_secret",
-                   "_private_key")
-
-
-def is_secret(name: str) -> bool:
-    """Whether a field called ``name`` holds a secret."""
-    lowered = name.lower()
-    return lowered in SECRET_FIELDS or lowered.endswith(SECRET_SUFFIXES)
+from protocol.records.secrets import SECRET_FIELDS, SECRET_SUFFIXES, is_secret
 
 
 def redacted(value: Any) -> Any:
@@ -47,3 +32,6 @@ def redacted(value: Any) -> Any:
 def record_json(record: Record) -> dict[str, Any]:
     """A committed record as screens see it: its number, time, type and redacted payload."""
     return {"seq": record.seq, "time_ms": record.time_ms, "type": record.type, "payload": redacted(record.payload)}
+
+
+__all__ = ["SECRET_FIELDS", "SECRET_SUFFIXES", "is_secret", "record_json", "redacted"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, record
+from protocol.records.base import JournalRecord, personal, record
 
 
 @record
@@ -15,8 +15,8 @@ class VisitorAdmitted(JournalRecord):
 
     type: ClassVar[str] = "visitor_admitted"
     number: int
-    name: str
-    document: str
+    name: str = personal()
+    document: str = personal()
 
 
 @record
@@ -34,7 +34,7 @@ class BannedListImported(JournalRecord):
     sha256: str
     rows: int
     replaces: str | None
-    people: tuple[tuple[str, str, str | None], ...]
+    people: tuple[tuple[str, str, str | None], ...] = personal()
 
 
 @record
@@ -44,8 +44,8 @@ class ComplaintRecorded(JournalRecord):
 
     type: ClassVar[str] = "complaint_recorded"
     number: int
-    complainant: str
-    text: str
+    complainant: str = personal()
+    text: str = personal()
 
 
 @record
@@ -65,6 +65,6 @@ class EntryRefused(JournalRecord):
     """``name`` with identity ``document`` is refused entry, with the ``reason`` (banned, self-excluded)."""
 
     type: ClassVar[str] = "entry_refused"
-    document: str
-    name: str
+    document: str = personal()
+    name: str = personal()
     reason: str

@@ -37,6 +37,14 @@ epoch it was written (``epoch``, a whole number; :mod:`central_server.leadership
 declared here once for every type and left out while ``None``, so a hall's records
 and every record stored before the epoch existed keep their form byte for byte.  The
 regulator's receiver refuses a record of an epoch older than one it has seen.
+
+**Secrets and personal data.**  A field declared with :func:`secret` holds what the
+server needs to check a secret later (a PIN's hash, a terminal token's hash): the
+record is sealed with a nonce for it (``sealed``, :mod:`protocol.records.sealing`), so
+its signature covers the secret's commitment and the record leaves the server only in
+its sealed form (:func:`protocol.chain.sealed_form`).  A field declared with
+:func:`personal` names a person or their identity document: the regulator holds it,
+and shows it only to the regulator's own role (docs/regulator-feed.md).
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from dataclasses import dataclass, fields
 from types import NoneType, UnionType
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
+from protocol.chain import SEALED_KEY as _SEALED_KEY
 from protocol.errors import DomainError
 from protocol.json_values import describe
 
@@ -57,8 +66,12 @@ VERSION_KEY = "v"
 ACTOR_KEY = "actor"
 #: The payload key of the leadership epoch stamp (central server records only).
 EPOCH_KEY = "epoch"
+#: The payload key of a record's sealed secrets (:data:`protocol.chain.SEALED_KEY`).
+SEALED_KEY = _SEALED_KEY
 _OMIT = "records.omit_default"
 _KEY = "records.key"
+_SECRET = "records.secret"
+_PERSONAL = "records.personal"
 
 
 class RecordError(DomainError):
@@ -89,6 +102,27 @@ else:
 def optional(default: Any = None, *, key: str | None = None) -> Any:
     """A field that may be missing and is left out of the payload while it holds ``default``."""
     return dataclasses.field(default=default, metadata={_OMIT: True, _KEY: key})
+
+
+def secret() -> Any:
+    """A field that holds a secret's check value (a PIN's hash, a token's hash): sealed in every
+    record (:mod:`protocol.records.sealing`), never sent or shown (docs/security.md)."""
+    return dataclasses.field(metadata={_SECRET: True})
+
+
+def personal() -> Any:
+    """A field that names a person or their identity document (a visitor's name, a document number)."""
+    return dataclasses.field(metadata={_PERSONAL: True})
+
+
+def secret_keys(cls: type) -> tuple[str, ...]:
+    """The payload keys a record type declares :func:`secret`."""
+    return tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_SECRET))
+
+
+def personal_keys(cls: type) -> tuple[str, ...]:
+    """The payload keys a record type declares :func:`personal`."""
+    return tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_PERSONAL))
 
 
 def keyed(key: str, default: Any = dataclasses.MISSING) -> Any:
@@ -148,11 +182,16 @@ class JournalRecord:
     actor: ActorStamp | None = optional()
     #: The leadership epoch the central server wrote the record under (None: a hall's record).
     epoch: int | None = optional()
+    #: Each secret field's commitment nonce (None: the record seals nothing; :mod:`protocol.chain`).
+    sealed: Mapping[str, str] | None = optional(key=_SEALED_KEY)
 
     def __post_init__(self) -> None:
         _check_fields(self, self.type)
         if self.epoch is not None and self.epoch < 1:
             raise self.refusal(f"a leadership epoch is 1 or more, not {self.epoch}", EPOCH_KEY)
+        if self.sealed is not None and not set(self.sealed) <= set(secret_keys(type(self))):
+            raise self.refusal(f"seals {', '.join(sorted(self.sealed))}, but only the secret fields "
+                               f"({', '.join(secret_keys(type(self))) or 'none'}) are sealed", _SEALED_KEY)
         self.check()
 
     def check(self) -> None:

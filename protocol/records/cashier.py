@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, Shape, record
+from protocol.records.base import JournalRecord, Shape, record, secret
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class PlayerAccountOpened(JournalRecord):
     account: str
     medium: str
     visitor: int
-    pin_hash: str
+    pin_hash: str = secret()
 
 
 @record

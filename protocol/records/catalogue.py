@@ -18,10 +18,19 @@ from types import ModuleType, NoneType, UnionType
 from typing import Any
 
 from protocol.records import GROUPS, REGISTRY
-from protocol.records.base import Json, JournalRecord, Shape, annotations_of, left_out_at_default, payload_key
+from protocol.records.base import (
+    Json,
+    JournalRecord,
+    Shape,
+    annotations_of,
+    left_out_at_default,
+    payload_key,
+    personal_keys,
+    secret_keys,
+)
 
 #: The stamps every type has (the conventions of docs/journal.md say what they hold): not listed per type.
-STAMPS = ("actor", "epoch")
+STAMPS = ("actor", "epoch", "sealed")
 BEGIN = "<!-- record types: generated from protocol/records by scripts/journal_record_types.py -->"
 END = "<!-- end of record types -->"
 
@@ -72,9 +81,13 @@ def type_section(cls: type[JournalRecord]) -> str:
              "| key | JSON type | present |", "|---|---|---|"]
     if cls.carries_type:
         lines.append(f'| `type` | text: `"{cls.type}"` | always |')
+    secret, personal = secret_keys(cls), personal_keys(cls)
     for f in dataclasses.fields(cls):
         if f.name not in STAMPS:
-            lines.append(f"| `{payload_key(f)}` | {json_type(hints[f.name])} | {_presence(f)} |")
+            key = payload_key(f)
+            kind = json_type(hints[f.name])
+            kind += " (secret: sealed)" if key in secret else " (personal)" if key in personal else ""
+            lines.append(f"| `{key}` | {kind} | {_presence(f)} |")
     return "\n".join(lines)
 
 

@@ -13,14 +13,30 @@ from protocol.records.base import JournalRecord, record
 class FeedAlertRaised(JournalRecord):
     """The receiver found a fault in ``sender``'s feed at its record ``seq`` (0: none in
     particular): ``kind`` is one of gap, bad_signature, broken_chain, fenced_epoch, key_changed,
-    clock_backwards, replay_differs, report_unverified, audit_differs; ``detail`` says what, for a
-    person.  Each alert is journaled once."""
+    clock_backwards, replay_differs, report_unverified, audit_differs, secret_held, not_registered;
+    ``detail`` says what, for a person.  Each alert is journaled once; more of its kind from the
+    same sender within a minute are counted on it in the receiver's store, not journaled one by one."""
 
     type: ClassVar[str] = "feed_alert_raised"
     sender: str
     kind: str
     seq: int
     detail: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class FeedSenderRegistered(JournalRecord):
+    """The receiver checks ``sender``'s records after ``after_seq`` against ``journal_key`` (PEM, Ed25519),
+    the key the regulator registered for it (``bingo regulator register-sender``), and takes its
+    reports signed by the report-signing certificates ``report_signers``: journaled at the sender's
+    first hello, and whenever its registered key has changed since."""
+
+    type: ClassVar[str] = "feed_sender_registered"
+    sender: str
+    journal_key: str
+    after_seq: int
+    report_signers: tuple[str, ...]
 
 
 @record

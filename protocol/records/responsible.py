@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, optional, record
+from protocol.records.base import JournalRecord, optional, personal, record
 
 
 @record
@@ -31,7 +31,7 @@ class SelfExcluded(JournalRecord):
     again from ``until``.  ``account`` and ``terminal`` say where, when it was set at a terminal."""
 
     type: ClassVar[str] = "self_excluded"
-    document: str
+    document: str = personal()
     days: int
     until: str
     account: str | None = optional()

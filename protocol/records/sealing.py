@@ -1,13 +1,36 @@
-"""Entries sealed through their declarations: nothing undeclared is ever signed into a journal."""
+"""Entries sealed through their declarations: nothing undeclared is ever signed into a journal.
+
+A record type with :func:`~protocol.records.base.secret` fields is sealed with a fresh
+random nonce for each (``"sealed": {"pin_hash": "<32 hex>"}``): its signature then
+covers each secret's commitment instead of the secret (:mod:`protocol.chain`, "Sealed
+secrets"), so its sealed form leaves the server and verifies without the secret.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+import secrets
+from typing import Any, Callable, Iterable, Mapping
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from protocol.chain import Record, seal
-from protocol.records.base import JournalRecord, entry_record
+from protocol.chain import SEALED_KEY, Record, seal
+from protocol.records.base import JournalRecord, entry_record, secret_keys
+
+#: Bytes of a commitment's nonce.
+NONCE_BYTES = 16
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(NONCE_BYTES)
+
+
+def sealed_payload(record: JournalRecord, nonce: Callable[[], str] = new_nonce) -> dict[str, Any]:
+    """``record``'s payload, with a nonce for each of its secret fields unless it holds them already."""
+    payload = record.to_payload()
+    hidden = [key for key in secret_keys(type(record)) if key in payload]
+    if hidden and SEALED_KEY not in payload:
+        payload[SEALED_KEY] = {key: nonce() for key in hidden}
+    return payload
 
 
 def seal_entries(
@@ -15,6 +38,7 @@ def seal_entries(
     previous: Record | None,
     time_ms: int,
     entries: Iterable[JournalRecord | tuple[str, Mapping[str, Any]]],
+    nonce: Callable[[], str] = new_nonce,
 ) -> list[Record]:
     """The records that follow ``previous``, one per entry, hashed and signed (not signed yet without a key:
     :func:`protocol.chain.seal`).
@@ -22,11 +46,12 @@ def seal_entries(
     Every entry - a declared record, or a ``(type, payload)`` pair - is built through the
     registry first, all of them before any is sealed: an undeclared type or a bad field
     raises :class:`protocol.records.RecordError` and nothing is sealed.  The payload
-    sealed is the record's :meth:`~protocol.records.JournalRecord.to_payload`.
+    sealed is the record's :meth:`~protocol.records.JournalRecord.to_payload`, with the
+    nonces of its secrets (:func:`sealed_payload`).
     """
     declared = [entry_record(entry) for entry in entries]
     sealed: list[Record] = []
     for record in declared:
-        previous = seal(key, previous, time_ms, record.type, record.to_payload())
+        previous = seal(key, previous, time_ms, record.type, sealed_payload(record, nonce))
         sealed.append(previous)
     return sealed

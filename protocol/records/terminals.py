@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from protocol import events
-from protocol.records.base import JournalRecord, optional, record
+from protocol.records.base import JournalRecord, optional, record, secret
 from protocol.records.events import EventRecord
 
 
@@ -17,7 +17,7 @@ class TerminalEnrolled(JournalRecord):
 
     type: ClassVar[str] = "terminal_enrolled"
     terminal: str
-    token_hash: str
+    token_hash: str = secret()
     place: str
 
 

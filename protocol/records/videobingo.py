@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, Shape, record
+from protocol.records.base import JournalRecord, Shape, record, secret
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class VbStationEnrolled(JournalRecord):
     type: ClassVar[str] = "vb_station_enrolled"
     machine: str
     station: int
-    token_hash: str
+    token_hash: str = secret()
 
 
 @record

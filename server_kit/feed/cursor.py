@@ -5,7 +5,9 @@ itself) hands it what the receiver says and sends what it returns.  On every
 connection it starts from the receiver's ``position``, never from its own memory, so
 after an outage of either side it sends from the last acknowledged record, in order:
 no record is skipped, and a record sent twice (its ack lost) is one the receiver
-already holds and skips.  One batch is in flight at a time: the link sends the next
+already holds and skips.  Records go in their sealed form: no secret (a PIN's or a
+token's hash) leaves the server, only its commitment, which the signature covers.
+One batch is in flight at a time: the link sends the next
 after the ack of the last.  :attr:`FeedCursor.lag` is how many committed records the
 receiver has not acknowledged; :meth:`FeedCursor.status` is the ``feed`` status the
 consoles show.
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from protocol.chain import sealed_form
 from protocol.regulator_feed import MAX_BATCH, Ack, Batch, Hello, Position
 from server_kit.journal.port import JournalPort
 
@@ -78,10 +81,13 @@ class FeedCursor:
         self.acked = self.sent = position.acked
 
     def next_batch(self) -> Batch | None:
-        """The next records to send (after those already sent on this connection), or None."""
+        """The next records to send (after those already sent on this connection), or None.
+
+        Each in its sealed form: a secret it holds is sent as its commitment, never itself
+        (:func:`protocol.chain.sealed_form`; the same hash and signature)."""
         if not self.connected or self.acked is None:
             return None
-        records = tuple(islice(self.journal.records(self.sent), self.batch_size))
+        records = tuple(sealed_form(r) for r in islice(self.journal.records(self.sent), self.batch_size))
         if not records:
             return None
         self.sent = records[-1].seq

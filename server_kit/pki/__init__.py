@@ -31,6 +31,7 @@ from server_kit.pki.folder import (
     PkiFolder,
     Role,
     default_pki_dir,
+    identity_of,
     load_report_signing,
     parse_role,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "client_tls_options",
     "default_pki_dir",
     "export_bundle",
+    "identity_of",
     "init_authority",
     "install_report_signing",
     "issue_certificate",

@@ -230,7 +230,7 @@ def issue_certificate(
     Servers (``server``, ``central``, and ``regulator``: its feed receiver serves and its
     consultation is a client) get serverAuth and clientAuth and a subject alternative
     name for each of ``hosts`` (default: localhost and 127.0.0.1); staff, terminals,
-    machines and the operator get clientAuth only; a ``report-signing`` certificate
+    machines, inspectors and the operator get clientAuth only; a ``report-signing`` certificate
     signs documents only (digitalSignature and nonRepudiation, documentSigning), so no
     TLS peer accepts it.
     """

@@ -51,7 +51,8 @@ class Role(StrEnum):
     terminal = "terminal"
     machine = "machine"  # a video bingo machine
     central = "central"
-    regulator = "regulator"
+    regulator = "regulator"  # the regulator: its receiver, and its people who consult everything
+    inspector = "inspector"  # a person the regulator lets read its receiver's records, without personal data
     operator = "operator"  # the network's operator, commanding the central server
     report_signing = "report-signing"  # a server's key for its signed daily reports, never a TLS peer
 
@@ -71,6 +72,13 @@ class PeerIdentity(NamedTuple):
 
     common_name: str
     role: Role
+
+
+def identity_of(cert: x509.Certificate) -> PeerIdentity:
+    """The name and role ``cert`` says (a certificate a peer presented, or one that signed a report);
+    :class:`PkiError` for one that names no role of this PKI."""
+    common_name = _common_name(cert, "the certificate")
+    return PeerIdentity(common_name, _role_of(cert, f"the certificate of {common_name}"))
 
 
 @dataclass(frozen=True)

@@ -264,7 +264,9 @@ async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulato
     ``audit_differs`` alert naming the game and the card."""
     from protocol.regulator_feed import Report
     from regulator.days import AUDIT_DIFFERS
+    from regulator.senders import SenderRegistry
     from regulator.service import ReceiverService, ReceiverSettings
+    from server_kit.keys import journal_key_path, load_journal_key
     from server_kit.reports.cms import ReportSigner
 
     (tmp_path / "regulator").mkdir()
@@ -277,6 +279,9 @@ async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulato
     try:
         path = central_folder(tmp_path, regulator_port=receiver.port.getHost().port)
         home = path.parent
+        # The regulator registers the central server: its journal key (made before its first start).
+        SenderRegistry(tmp_path / "regulator").register(
+            "central", load_journal_key(journal_key_path(home), create=True).public_key())
         central = await boot(path, EPOCH_S)
         try:
             await play_a_game(central)

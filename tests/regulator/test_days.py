@@ -28,7 +28,7 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.reports.daily_files import DailyReporter
 from protocol.audit.report import SEGMENT, report_name
 from protocol.cards import Card
-from protocol.chain import Record
+from protocol.chain import Record, sealed_form
 from protocol.regulator_feed import MAX_BATCH, Batch, Hello, Report
 from protocol.replay import parse_scenario, render, replay
 from regulator import store as regulator_store
@@ -36,7 +36,7 @@ from regulator.cli import regulator as regulator_command
 from regulator.days import AUDIT_DIFFERS, DIFFERS, REFUSED, VERIFIED
 from regulator.receiver import Receiver
 from regulator.reports import ReportInbox
-from regulator.web import page, status
+from regulator.web import checked, page, read_held, status
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from server_kit.reports.cms import ReportSigner
@@ -45,6 +45,7 @@ from tests.audit.halls import ADMIN, CHIEF, LIBRARY_CELLS, GamePlan, Purchase, p
 from tests.hall.conftest import result
 from tests.regulator.test_receiver import pem
 from tests.reports.test_daily_report import issue_signer
+from tests.regulator.registration import register
 
 pytestmark = pytest.mark.req("R92.7", "R95.3", "R95.4")
 DAY_1, DAY_2, DAY_3 = "2026-12-01", "2026-12-02", "2026-12-03"
@@ -128,9 +129,11 @@ class Regulator:
     hall_key: str  # the hall's journal key, as its hello says it
 
     def feed(self, sender: str, records: list[Record]) -> None:
+        """``records`` as the hall's feed sends them: in their sealed forms, a batch at a time."""
         self.receiver.hello(Hello(sender, self.hall_key), sender)
-        for at in range(0, len(records), MAX_BATCH):
-            self.receiver.batch(Batch(sender, tuple(records[at:at + MAX_BATCH])), sender)
+        sent = [sealed_form(r) for r in records]
+        for at in range(0, len(sent), MAX_BATCH):
+            self.receiver.batch(Batch(sender, tuple(sent[at:at + MAX_BATCH])), sender)
 
     def verdicts(self) -> dict[tuple[str, str], tuple[str, str]]:
         return {(v.sender, v.day): (v.verdict, v.detail) for v in self.receiver.days.verdicts()}
@@ -148,7 +151,11 @@ def regulator_at(folder: Path, hall_days: HallDays, journal: Journal | None = No
         journal.initialise(1_000, {"receiver": "regulator"})
     receiver = Receiver(regulator_store.Store(journal.engine), clock=lambda: 9_000, journal=journal, home=folder)
     inbox = ReportInbox(folder, hall_days.ca, journal, lambda: 9_000, receiver.alert, receiver.days)
-    return Regulator(receiver, inbox, journal, pem(load_journal_key(hall_days.home / "keys" / "journal-signing.pem")))
+    hall_key = load_journal_key(hall_days.home / "keys" / "journal-signing.pem")
+    for sender in (HALL, OTHER_HALL):  # one hall's signer signs both halls' reports here
+        register(receiver, sender, hall_key, "audit-hall-reports")
+        register(inbox, sender, hall_key, "audit-hall-reports")
+    return Regulator(receiver, inbox, journal, pem(hall_key))
 
 
 def test_each_hall_day_is_replayed_card_by_card_and_its_games_marked(hall_days: HallDays, tmp_path: Path) -> None:
@@ -172,11 +179,12 @@ def test_each_hall_day_is_replayed_card_by_card_and_its_games_marked(hall_days: 
     files = hall_days.files(DAY_2)
     assert render(replay(parse_scenario(json.loads(files["scenario.json"])))).encode() == files["result.json"]
 
-    plain = status(regulator.receiver.store, regulator.receiver)
+    held = read_held(regulator.receiver.store, regulator.receiver, regulator.inbox)
+    plain = status(held, checked(regulator.receiver))
     marked = {g["game_id"]: g["replayed_card_by_card"] for g in plain["games"][HALL]}
     assert marked and all(marked[g] == report_name(DAY_2) for g in hall_days.games[DAY_2])
     assert [(d["day"], d["verdict"]) for d in plain["days"]] == [(DAY_3, REFUSED), (DAY_2, VERIFIED), (DAY_1, VERIFIED)]
-    shown = page(regulator.receiver.store, 9_000, regulator.receiver, regulator.inbox)
+    shown = page(held, checked(regulator.receiver), 9_000)
     assert "replayed card by card: 2 game(s) verified" in shown and "not replayed card by card: " in shown
     assert f"verified; replayed card by card ({report_name(DAY_2)})" in shown
     kept = [r.payload for r in regulator.journal.records() if r.type == "feed_day_replayed"]
@@ -265,8 +273,8 @@ def test_a_day_whose_records_are_not_held_yet_is_checked_once_they_arrive_even_a
     assert regulator.verdicts() == {}
     (waiting,) = regulator.receiver.days.awaited()
     assert (waiting.sender, waiting.day, waiting.last_seq) == (HALL, DAY_2, last)
-    assert f"waiting for its records (held up to {last - 5})" in page(regulator.receiver.store, 9_000,
-                                                                      regulator.receiver, regulator.inbox)
+    held = read_held(regulator.receiver.store, regulator.receiver, regulator.inbox)
+    assert f"waiting for its records (held up to {last - 5})" in page(held, checked(regulator.receiver), 9_000)
 
     again = regulator_at(tmp_path, hall_days, regulator.journal)  # the receiver started again
     assert [a.day for a in again.receiver.days.awaited()] == [DAY_2]

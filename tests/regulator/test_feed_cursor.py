@@ -16,6 +16,7 @@ from regulator import store as regulator_store
 from regulator.receiver import Receiver
 from server_kit.feed.cursor import FeedCursor, FeedProtocolError
 from server_kit.journal.fake import FakeJournal
+from tests.regulator.registration import register
 
 HALL = "hall:h1"
 pytestmark = pytest.mark.req("R92.7", "R95.3")
@@ -34,6 +35,7 @@ def receiver_at(url: str) -> Receiver:
 
 def connect(cursor: FeedCursor, receiver: Receiver) -> None:
     hello = decode(encode(cursor.connect()))  # through the wire format, as the link sends it
+    register(receiver, HALL, cursor.journal.key)  # type: ignore[attr-defined]
     cursor.position(receiver.hello(hello, HALL))  # type: ignore[arg-type]
 
 

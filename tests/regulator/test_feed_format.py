@@ -13,6 +13,7 @@ from protocol.regulator_feed import MAX_BATCH, Batch, FeedFormatError, Hello, de
 from regulator import examples
 from regulator import store as regulator_store
 from regulator.receiver import Receiver, load_key
+from tests.regulator.registration import register
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "regulator-feed.md"
 pytestmark = pytest.mark.req("R92.7")
@@ -39,6 +40,7 @@ def test_the_documents_examples_decode_and_their_records_verify(tmp_path: Path) 
     assert verify_chain(batch.records, key, head=sign_head(examples.KEY, batch.records[-1])) == 1
     receiver = Receiver(regulator_store.Store(regulator_store.open_database(f"sqlite:///{tmp_path / 'r.sqlite'}")),
                         clock=lambda: 0)
+    register(receiver, "hall:h1", key)
     assert receiver.hello(hello, "hall:h1") == position
     assert receiver.batch(batch, "hall:h1") == ack
     assert receiver.store.alerts() == []

@@ -27,6 +27,7 @@ from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedHello, FeedLinkService, FeedRefusedError, ReceiverAddress
 from server_kit.journal.sql import Journal
 from server_kit.pki import client_tls_options, init_authority, issue_certificate
+from tests.regulator.registration import register_in
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
 HALL = "h1"
@@ -42,7 +43,9 @@ def pki_dir(tmp_path: Path) -> Path:
 
 
 def journal_at(folder: Path) -> Journal:
+    """A hall's journal in ``folder``, its key registered with the receiver in ``folder/regulator``."""
     key = Ed25519PrivateKey.generate()
+    register_in(folder / "regulator", f"hall:{HALL}", key)
     journal = Journal(open_hall_database(f"sqlite:///{folder / 'hall.sqlite3'}"), key, head=folder / "journal.head")
     journal.initialise(1_000, {"hall": HALL})
     return journal

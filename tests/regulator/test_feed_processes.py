@@ -23,9 +23,11 @@ from typing import Any, Iterator
 import pytest
 
 from hall_server.config import DEFAULT_STAFF, default_config_text
-from server_kit.pki import export_bundle, issue_certificate
+from server_kit.keys import journal_key_path, load_journal_key
+from server_kit.pki import PkiFolder, export_bundle, issue_certificate
 from server_kit.ports import reserve_port
 from tests.crash.wire import LiveSocket, sign_in_cookie
+from tests.regulator.registration import register_in
 from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import _HASH, PASSWORD, HallProcess, HttpClient
 from tests.web.test_console_browser import browser  # noqa: F401 (fixture)
@@ -34,6 +36,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3", "R74.2"
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(rb"listening for feeds on \S+:(\d+)")
 SENDER = "hall:hall-server"  # the hall's server certificate is named hall-server
+READER = "regulator-staff"
 
 
 class ReceiverProcess:
@@ -44,6 +47,8 @@ class ReceiverProcess:
         self.process: subprocess.Popen[bytes] | None = None
         self.output = b""
         self.listening = False
+        #: The umask the process starts with (None: the test's own).
+        self.umask: int | None = None
 
     def start(self) -> "ReceiverProcess":
         command = [sys.executable, "-c", "from regulator.cli import regulator; regulator()", "serve",
@@ -51,8 +56,10 @@ class ReceiverProcess:
                    "--interface", "127.0.0.1",
                    *(["--web-port", str(self.web_port)] if self.web_port is not None else ["--no-page"])]
         self.output, self.listening = b"", False
+        umask = self.umask
         self.process = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(REPO)},
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        preexec_fn=None if umask is None else lambda: os.umask(umask) and None)
         threading.Thread(target=self._drain, args=(self.process.stdout,), daemon=True).start()
         process = self.process
         wait_until(lambda: self.listening or process.poll() is not None, WAIT, "the receiver to listen")
@@ -94,8 +101,11 @@ def hall_and_receiver(tmp_path: Path) -> Iterator[tuple[HallProcess, ReceiverPro
     (tmp_path / "hall.toml").write_text(config)
     hall = HallProcess(tmp_path, demo=True, demo_pace=0.05).start()  # its first start makes the authority
     hall.certificate("regulator", "regulator")  # issued by the hall's local authority, for localhost
+    hall.certificate("regulator", READER)  # the regulator's staff, reading the receiver's page
     bundle = tmp_path / "regulator-pki"
     export_bundle(hall.folder / "operator-ca", "regulator", bundle)
+    # The regulator registers the hall: its journal key, its report-signing certificate (hall-server-reports).
+    register_in(tmp_path / "regulator", SENDER, load_journal_key(journal_key_path(hall.folder)))
     receiver = ReceiverProcess(tmp_path / "regulator", bundle, port)
     try:
         yield hall, receiver
@@ -194,6 +204,8 @@ def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path
     text = config_text(home, pki, f"sqlite:///{database}", sale_ms=10_000, ball_ms=1_000, opens_after_ms=500,
                        games=("net-1", "net-2"))
     (home / "central.toml").write_text(text + f'\n[regulator]\nhost = "localhost"\nport = {port}\n')
+    # The central server's journal key, made before its first start so the regulator can register it.
+    register_in(tmp_path / "regulator", "central", load_journal_key(journal_key_path(home), create=True))
     receiver = ReceiverProcess(tmp_path / "regulator", tmp_path / "regulator-pki", port)
     central = CentralProcess(home / "central.toml")
     try:
@@ -241,7 +253,11 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     shot(page, "console-feed-up-to-date")
     assert page.locator("#feed-state").is_visible()
     # The regulator watches the records and the games arrive, and each game verify, on the receiver's page.
-    watching = browser.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 800}).new_page()
+    authority = PkiFolder(hall.folder / "operator-ca")
+    watching = browser.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 800},
+                                   client_certificates=[{"origin": f"https://localhost:{receiver.web_port}",
+                                                         "certPath": authority.cert(READER),
+                                                         "keyPath": authority.key(READER)}]).new_page()
     watching.goto(f"https://localhost:{receiver.web_port}/")
     watching.wait_for_selector(f"#senders td:has-text('{SENDER}')")
     watching.wait_for_selector("#games td.ok:has-text('verified')", timeout=WAIT * 3 * 1000)  # refreshed every 5 s

@@ -23,6 +23,7 @@ from regulator import store as regulator_store
 from regulator.receiver import FENCED_EPOCH, Receiver
 from server_kit.journal.fake import FakeJournal
 from server_kit.journal.sql import Journal
+from tests.regulator.registration import register
 
 pytestmark = pytest.mark.req("R92.7", "R92.6")
 
@@ -81,6 +82,7 @@ def test_r92_7_a_record_of_an_older_epoch_after_a_newer_one_raises_fenced_epoch_
     # 1 opening, 2 take of epoch 1, 3 epoch 1, 4 take of epoch 2, 5 epoch 2, 6 epoch 1 (fenced), 7 epoch 2
     source, records = central_journal([1, 1, 2, 2, 1, 2])
     receiver = receiver_at(tmp_path)
+    register(receiver, CENTRAL, source.key)
     receiver.hello(Hello(CENTRAL, pem(source.key)), CENTRAL)
     assert receiver.batch(Batch(CENTRAL, tuple(records)), CENTRAL).seq == 5
     assert [r.seq for r in receiver.store.records(CENTRAL)] == [1, 2, 3, 4, 5]
@@ -96,9 +98,11 @@ def test_r92_7_a_record_of_an_older_epoch_after_a_newer_one_raises_fenced_epoch_
 def test_r92_7_the_highest_epoch_is_taken_again_from_the_store_at_the_hello_after_a_restart(tmp_path: Path) -> None:
     source, records = central_journal([1, 2, 2, 1])
     first = receiver_at(tmp_path)
+    register(first, CENTRAL, source.key)
     first.hello(Hello(CENTRAL, pem(source.key)), CENTRAL)
     assert first.batch(Batch(CENTRAL, tuple(records[:4])), CENTRAL).seq == 4
     again = receiver_at(tmp_path)  # a restarted receiver on the same store knows only what is stored
+    register(again, CENTRAL, source.key)
     assert again.hello(Hello(CENTRAL, pem(source.key)), CENTRAL).acked == 4
     assert again.batch(Batch(CENTRAL, (records[4],)), CENTRAL).seq == 4
     assert alerts(again) == [(FENCED_EPOCH, 5)]
@@ -110,6 +114,7 @@ def test_r92_7_the_same_or_a_later_epoch_and_records_without_one_are_never_fence
     # Records before the epoch existed (none), a take, the same epoch, a later take, and an unstamped one.
     source, records = central_journal([None, 1, 1, 3, 3, None, 3])
     receiver = receiver_at(tmp_path)
+    register(receiver, CENTRAL, source.key)
     receiver.hello(Hello(CENTRAL, pem(source.key)), CENTRAL)
     assert receiver.batch(Batch(CENTRAL, tuple(records)), CENTRAL).seq == len(records)
     assert alerts(receiver) == []
@@ -122,6 +127,7 @@ def test_r92_7_a_halls_records_carry_no_epoch_and_are_never_fenced(tmp_path: Pat
         source.append(1_000 + i, [("journal_opened", {"hall": "h1"})])
     assert all("epoch" not in r.payload for r in source.records())
     receiver = receiver_at(tmp_path)
+    register(receiver, hall, source.key)
     receiver.hello(Hello(hall, pem(source.key)), hall)
     assert receiver.batch(Batch(hall, tuple(source.records())), hall).seq == 4
     assert alerts(receiver) == []

@@ -21,6 +21,7 @@ from regulator.receiver import REPLAY_DIFFERS, Receiver
 from server_kit.journal.fake import FakeJournal
 from server_kit.journal.sql import Journal
 from tests.regulator.test_receiver import pem
+from tests.regulator.registration import register
 
 HALL = "hall:h1"
 GAME = "2026-12-02-s1-g1"
@@ -85,6 +86,7 @@ def fed(tmp_path: Path, entries: list[tuple[str, dict[str, Any]]]) -> Receiver:
     own = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
     own.initialise(1_000, {"receiver": "regulator"})
     receiver = Receiver(regulator_store.Store(engine), clock=lambda: 5_000, journal=own)
+    register(receiver, HALL, source.key)
     receiver.hello(Hello(HALL, pem(source.key)), HALL)
     records = list(source.records())
     for at in range(0, len(records), 7):  # in batches, as the link sends them

@@ -22,11 +22,14 @@ from regulator.receiver import (
     CLOCK_BACKWARDS,
     GAP,
     KEY_CHANGED,
+    NOT_REGISTERED,
+    SECRET_HELD,
     FeedRefused,
     Receiver,
 )
 from server_kit.journal.fake import FakeJournal
 from server_kit.journal.sql import Journal
+from tests.regulator.registration import register
 
 HALL = "hall:h1"
 pytestmark = pytest.mark.req("R92.7", "R95.3")
@@ -54,13 +57,19 @@ def receiver(database_url: str, tmp_path: Path) -> Receiver:
     return Receiver(regulator_store.Store(engine), clock=lambda: 5_000, journal=own)
 
 
+def say_hello(receiver: Receiver, source: FakeJournal) -> int:
+    """``source``'s hall registered with the receiver, and its hello: how many of its records are held."""
+    register(receiver, HALL, source.key)
+    return receiver.hello(Hello(HALL, pem(source.key)), HALL).acked
+
+
 def kinds(receiver: Receiver) -> list[tuple[str, int]]:
     return [(a.kind, a.seq) for a in receiver.store.alerts()]
 
 
 def test_a_feed_in_batches_is_stored_once_in_order_and_acknowledged(receiver: Receiver) -> None:
     source, records = journal(7)
-    assert receiver.hello(Hello(HALL, pem(source.key)), HALL).acked == 0
+    assert say_hello(receiver, source) == 0
     assert receiver.batch(Batch(HALL, tuple(records[:3])), HALL).seq == 3
     # The ack of 3 was lost: the sender starts again from 2; what is stored is skipped.
     assert receiver.batch(Batch(HALL, tuple(records[1:7])), HALL).seq == 7
@@ -72,17 +81,17 @@ def test_a_restarted_receiver_says_where_the_feed_stands(tmp_path: Path) -> None
     url = f"sqlite:///{tmp_path / 'regulator.sqlite'}"
     source, records = journal(5)
     first = Receiver(regulator_store.Store(regulator_store.open_database(url)), clock=lambda: 0)
-    first.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(first, source)
     first.batch(Batch(HALL, tuple(records[:4])), HALL)
     again = Receiver(regulator_store.Store(regulator_store.open_database(url)), clock=lambda: 0)
-    assert again.hello(Hello(HALL, pem(source.key)), HALL).acked == 4
+    assert say_hello(again, source) == 4
     assert again.batch(Batch(HALL, (records[4],)), HALL).seq == 5
     assert [r.seq for r in again.store.records(HALL)] == [1, 2, 3, 4, 5]
 
 
 def test_a_dropped_record_raises_a_gap_and_nothing_after_it_is_stored(receiver: Receiver) -> None:
     source, records = journal(5)
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     assert receiver.batch(Batch(HALL, (records[0], records[1], records[3], records[4])), HALL).seq == 2
     assert kinds(receiver) == [(GAP, 3)]
     # Sent again, the same gap is not alerted twice; the missing record then mends the feed.
@@ -93,7 +102,7 @@ def test_a_dropped_record_raises_a_gap_and_nothing_after_it_is_stored(receiver: 
 
 def test_a_tampered_signature_raises_bad_signature(receiver: Receiver) -> None:
     source, records = journal(3)
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     forged = dataclasses.replace(records[1], signature="00" * 64)
     assert receiver.batch(Batch(HALL, (records[0], forged, records[2])), HALL).seq == 1
     assert kinds(receiver) == [(BAD_SIGNATURE, 2)]
@@ -101,7 +110,7 @@ def test_a_tampered_signature_raises_bad_signature(receiver: Receiver) -> None:
 
 def test_an_altered_payload_raises_bad_signature(receiver: Receiver) -> None:
     source, records = journal(2)
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     altered = dataclasses.replace(records[0], payload={"hall": "h2"})
     assert receiver.batch(Batch(HALL, (altered,)), HALL).seq == 0
     assert kinds(receiver) == [(BAD_SIGNATURE, 1)]
@@ -110,39 +119,41 @@ def test_an_altered_payload_raises_bad_signature(receiver: Receiver) -> None:
 def test_records_signed_by_a_foreign_key_raise_bad_signature(receiver: Receiver) -> None:
     source, _ = journal(1)
     _, foreign = journal(2)
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     assert receiver.batch(Batch(HALL, tuple(foreign)), HALL).seq == 0
     assert kinds(receiver) == [(BAD_SIGNATURE, 1)]
 
 
 def test_a_record_that_does_not_link_raises_broken_chain(receiver: Receiver) -> None:
     source, records = journal(3)
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     receiver.batch(Batch(HALL, (records[0],)), HALL)
     # A correctly signed record 2 that follows another record 1 (the key holder rewrote history).
     (other,) = signed(source.key.sign, source.seal(2_000, [("journal_opened", {"hall": "h1"})], None))
     (relinked,) = signed(source.key.sign, source.seal(2_010, [("journal_opened", {"hall": "h1"})], other))
     assert receiver.batch(Batch(HALL, (relinked,)), HALL).seq == 1
     assert kinds(receiver) == [(BROKEN_CHAIN, 2)]
-    # And a stored record coming again with other content.
+    # And a stored record coming again with other content: within a minute of the first, counted on it.
     assert receiver.batch(Batch(HALL, (other,)), HALL).seq == 1
-    assert kinds(receiver) == [(BROKEN_CHAIN, 2), (BROKEN_CHAIN, 1)]
+    assert kinds(receiver) == [(BROKEN_CHAIN, 2)]
+    (alert,) = receiver.store.alerts()
+    assert (alert.repeats, alert.last_seq) == (1, 1)
 
 
 def test_time_going_backwards_is_stored_and_raises_clock_backwards(receiver: Receiver) -> None:
     source = FakeJournal()
     for time_ms in (1_000, 2_000, 1_500, 2_500):
         source.append(time_ms, [("journal_opened", {"hall": "h1"})])
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     assert receiver.batch(Batch(HALL, tuple(source.records())), HALL).seq == 4
     assert kinds(receiver) == [(CLOCK_BACKWARDS, 3)]
 
 
 def test_another_key_after_records_raises_key_changed_and_is_refused(receiver: Receiver) -> None:
     source, records = journal(2)
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     receiver.batch(Batch(HALL, tuple(records)), HALL)
-    with pytest.raises(FeedRefused, match="another journal key"):
+    with pytest.raises(FeedRefused, match="another journal key than the one the regulator registered"):
         receiver.hello(Hello(HALL, pem(Ed25519PrivateKey.generate())), HALL)
     assert kinds(receiver) == [(KEY_CHANGED, 3)]
     with pytest.raises(FeedRefused, match="before its hello"):
@@ -153,7 +164,7 @@ def test_a_sender_may_feed_only_its_own_identity(receiver: Receiver) -> None:
     source, records = journal(1)
     with pytest.raises(FeedRefused, match="may not feed hall:h1"):
         receiver.hello(Hello(HALL, pem(source.key)), "hall:h2")
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     with pytest.raises(FeedRefused, match="may not feed hall:h1"):
         receiver.batch(Batch(HALL, tuple(records)), "central")
     assert list(receiver.store.records(HALL)) == []
@@ -161,7 +172,7 @@ def test_a_sender_may_feed_only_its_own_identity(receiver: Receiver) -> None:
 
 def test_each_alert_is_journaled_once_in_the_receivers_own_signed_journal(receiver: Receiver) -> None:
     source, records = journal(5)
-    receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    say_hello(receiver, source)
     receiver.batch(Batch(HALL, (records[0], records[2])), HALL)
     receiver.batch(Batch(HALL, (records[0], records[2])), HALL)  # the same fault again: not news
     forged = dataclasses.replace(records[1], signature="00" * 64)
@@ -169,6 +180,47 @@ def test_each_alert_is_journaled_once_in_the_receivers_own_signed_journal(receiv
     own = receiver.journal
     assert own is not None
     kept = [(r.type, r.payload.get("kind"), r.payload.get("seq")) for r in own.records()]
-    assert kept == [("journal_opened", None, None), ("feed_alert_raised", GAP, 2), ("feed_alert_raised", BAD_SIGNATURE, 2)]
-    assert own.verify() == 3  # every hash, link and signature, and the signed head
+    assert kept == [("journal_opened", None, None), ("feed_sender_registered", None, None),
+                    ("feed_alert_raised", GAP, 2), ("feed_alert_raised", BAD_SIGNATURE, 2)]
+    assert own.verify() == 4  # every hash, link and signature, and the signed head
     assert kinds(receiver) == [(GAP, 2), (BAD_SIGNATURE, 2)]
+
+
+def test_a_sender_the_regulator_has_not_registered_is_refused_at_its_hello(receiver: Receiver) -> None:
+    source, records = journal(2)
+    with pytest.raises(FeedRefused, match="hall:h1 is not registered with this receiver"):
+        receiver.hello(Hello(HALL, pem(source.key)), HALL)
+    with pytest.raises(FeedRefused, match="before its hello"):
+        receiver.batch(Batch(HALL, tuple(records)), HALL)
+    assert kinds(receiver) == [(NOT_REGISTERED, 0)] and receiver.store.position(HALL) is None
+
+
+def test_a_record_not_signed_by_the_registered_key_is_compared_with_nothing(receiver: Receiver) -> None:
+    """With a hall's certificate alone, records of its seq numbers signed by another key: each is a
+    bad signature (counted on the first), never a stored record "rewritten"."""
+    source, records = journal(5)
+    say_hello(receiver, source)
+    receiver.batch(Batch(HALL, tuple(records)), HALL)
+    _, forged = journal(5, start_ms=7_000)
+    for record in forged:
+        assert receiver.batch(Batch(HALL, (record,)), HALL).seq == 5
+    (alert,) = receiver.store.alerts()
+    assert (alert.kind, alert.seq, alert.repeats, alert.last_seq) == (BAD_SIGNATURE, 1, 4, 5)
+    assert list(receiver.store.records(HALL)) == records
+
+
+def test_a_record_that_holds_a_secret_is_refused_and_its_sealed_form_is_stored(receiver: Receiver) -> None:
+    from protocol.chain import sealed_form
+
+    source = FakeJournal()
+    source.append(1_000, [("journal_opened", {"hall": "h1"})])
+    source.append(1_010, [("terminal_enrolled", {"terminal": "t-1", "token_hash": "ab" * 32, "place": "bar"})])
+    first, enrolled = source.records()
+    say_hello(receiver, source)
+    assert receiver.batch(Batch(HALL, (first, enrolled)), HALL).seq == 1
+    assert kinds(receiver) == [(SECRET_HELD, 2)]
+    assert "holds a secret (token_hash, sealed)" in receiver.store.alerts()[0].detail
+    assert receiver.batch(Batch(HALL, (sealed_form(enrolled),)), HALL).seq == 2
+    (held,) = receiver.store.records(HALL, 1)
+    assert held.hash == enrolled.hash and set(held.payload["token_hash"]) == {"commitment"}
+    assert "sealed" not in held.payload

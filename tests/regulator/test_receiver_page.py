@@ -1,8 +1,9 @@
 """The receiver's page in a real browser: the feeds and their alerts, read-only (R92.7, R95.3).
 
 A hall's certificate feeds the receiver over the real link (AMP over mutual TLS) a batch
-that skips a record; the page, over TLS with the receiver's certificate, shows the hall's
-feed and the gap alert, and ``/api/status`` says the same; anything but GET is refused."""
+that skips a record; the page, over mutual TLS with the receiver's certificate, shows a
+regulator's certificate (in Chromium too) the hall's feed and the gap alert, and
+``/api/status`` says the same; anything but GET is refused."""
 
 from __future__ import annotations
 
@@ -21,15 +22,23 @@ from twisted.protocols import amp
 
 from protocol.regulator_feed import Batch, Hello, encode
 from server_kit.feed.link import FeedBatch, FeedHello
-from server_kit.pki import PkiFolder, client_tls_options
+from server_kit.pki import PkiFolder, client_tls_options, issue_certificate
 from tests.regulator.test_feed_link import HALL, commit, journal_at, pem, pki_dir, receiver, stop  # noqa: F401
 from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS, shot
 
 pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
 
 
-def fetch(url: str, ca: Path, method: str = "GET") -> tuple[int, Any]:
+READER = "regulator-staff"
+
+
+def fetch(url: str, ca: Path, method: str = "GET", certificate: tuple[Path, Path] | None = None) -> tuple[int, Any]:
+    """``url``'s status and answer (JSON or text), presenting ``certificate`` (its file and key) or
+    the regulator's staff certificate of the test's PKI."""
     context = ssl.create_default_context(cafile=str(ca))
+    folder = PkiFolder(ca.parent)
+    cert, key = certificate or (folder.cert(READER), folder.key(READER))
+    context.load_cert_chain(str(cert), str(key))
     request = urllib.request.Request(url, method=method)
     try:
         with urllib.request.urlopen(request, context=context, timeout=30) as answer:
@@ -40,14 +49,18 @@ def fetch(url: str, ca: Path, method: str = "GET") -> tuple[int, Any]:
         return error.code, json.loads(error.read())
 
 
-def in_browser(url: str) -> str:
-    """The page's text in Chromium, after a screenshot."""
+def in_browser(url: str, pki: Path) -> str:
+    """The page's text in Chromium presenting the regulator's staff certificate, after a screenshot."""
     from playwright import sync_api
 
+    folder = PkiFolder(pki)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 720}).new_page()
+            context = browser.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 720},
+                                          client_certificates=[{"origin": url, "certPath": folder.cert(READER),
+                                                                "keyPath": folder.key(READER)}])
+            page = context.new_page()
             page.goto(url)
             page.wait_for_selector("#alerts tr.alert")
             shot(page, "regulator-receiver")
@@ -59,6 +72,7 @@ def in_browser(url: str) -> str:
 @pytest_twisted.ensureDeferred
 async def test_the_page_shows_each_feed_and_its_alert_and_is_read_only(tmp_path: Path, pki_dir: Path) -> None:
     (tmp_path / "regulator").mkdir()
+    issue_certificate(pki_dir, "regulator", READER)
     journal = journal_at(tmp_path)
     commit(journal, 4)
     records = list(journal.records())
@@ -90,7 +104,7 @@ async def test_the_page_shows_each_feed_and_its_alert_and_is_read_only(tmp_path:
             assert status == 400 and reason in said["error"], said
         status, said = await threads.deferToThread(fetch, f"{url}/etc/passwd", ca)
         assert status == 404 and "try /, /api/status or /api/records" in said["error"]
-        text = await threads.deferToThread(in_browser, url + "/")
+        text = await threads.deferToThread(in_browser, url + "/", pki_dir)
         assert "1 alert(s)" in text and sender in text
         assert "record 2 is missing: the feed jumps from 1 to 3" in text
     finally:
