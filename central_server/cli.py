@@ -42,6 +42,9 @@ def central() -> None:
               help="Configuration file (default: $BINGO_HOME/central.toml, or var/central.toml).")
 def serve(config_path: Path | None) -> None:
     """Run the central server until interrupted (Ctrl-C); the same as ``twist bingo-central``."""
+    from server_kit.clock import install_unless_installed
+
+    install_unless_installed()  # timers on the monotonic clock (server_kit/clock.py), before the reactor is imported
     from twisted.internet import reactor as global_reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
 

@@ -48,6 +48,9 @@ def regulator() -> None:
 def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str, port: int | None,
           interface: str, web_port: int | None, web_interface: str, no_page: bool) -> None:
     """Receive feeds over mutual TLS until interrupted (Ctrl-C); the page shows the feeds and alerts."""
+    from server_kit.clock import install_unless_installed
+
+    install_unless_installed()  # timers on the monotonic clock (server_kit/clock.py), before the reactor is imported
     from twisted.internet import reactor as global_reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
 

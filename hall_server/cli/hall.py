@@ -50,6 +50,9 @@ def serve(
     regulator: str | None,
 ) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
+    from server_kit.clock import install_unless_installed
+
+    install_unless_installed()  # timers on the monotonic clock (server_kit/clock.py), before the reactor is imported
     from twisted.internet import reactor as global_reactor
     from twisted.logger import globalLogBeginner, textFileLogObserver
 

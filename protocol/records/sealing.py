@@ -23,9 +23,15 @@ def seal_entries(
     registry first, all of them before any is sealed: an undeclared type or a bad field
     raises :class:`protocol.records.RecordError` and nothing is sealed.  The payload
     sealed is the record's :meth:`~protocol.records.JournalRecord.to_payload`.
+
+    Records' times never go back: a ``time_ms`` before ``previous``'s is sealed as
+    ``previous``'s (a server's clock keeps them so and journals why, ``clock_stepped``;
+    this is the last guard, for every journal).
     """
     declared = [entry_record(entry) for entry in entries]
     sealed: list[Record] = []
+    if previous is not None and time_ms < previous.time_ms:
+        time_ms = previous.time_ms
     for record in declared:
         previous = seal(key, previous, time_ms, record.type, record.to_payload())
         sealed.append(previous)
