@@ -177,6 +177,8 @@ class HallServer:
     relay: NetworkRelay | None = None
     #: The video bingo machines, with ``[videobingo]``.
     videobingo: VideoBingoModule | None = None
+    #: The records' time and the timers (server_kit/clock.py); the core reads the same.
+    clock: JournalClock | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -586,7 +588,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo,
+        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo, clock,
     )
     service.hall = hall
     return hall
@@ -818,7 +820,7 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     else:
         terminals = names
     demo = DemoSession(
-        hall.core, hall.view, hall.core.clock, [s.number for s in config.series], config.desks[0],
+        hall.core, hall.view, hall.clock or reactor, [s.number for s in config.series], config.desks[0],
         pace=pace, timezone=config.timezone, terminals=terminals, stations=stations, balance=hall.cashier.balance,
         new_series=functools.partial(register_next_series, hall),
     )
