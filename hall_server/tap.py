@@ -48,7 +48,6 @@ from typing import Any, Mapping
 from sqlalchemy.engine import make_url
 from twisted.application.service import MultiService
 from twisted.internet import defer
-from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -104,6 +103,7 @@ from protocol.videobingo.errors import PaytableError
 from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
 from server_kit import collector, pki
 from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
+from server_kit.received import ReceiptServerEndpoint
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
@@ -672,6 +672,8 @@ def _announce_url(port: Any, config: HallConfig) -> Any:
 
 
 def _endpoint(config: HallConfig, reactor: Any) -> Any:
+    # What the terminals send is stamped with its arrival: a purchase sent in the sale time
+    # is decided as of then, even if the hall reads it later (server_kit/received.py).
     if config.tls.enabled:
         # One port for staff browsers, boards and terminals: certificates are requested and
         # checked at the handshake, and each endpoint admits the roles it serves.
@@ -680,8 +682,8 @@ def _endpoint(config: HallConfig, reactor: Any) -> Any:
             config.tls.pki_dir, config.tls.server_name,
             client_certificates=pki.ClientCertificates.required if required else pki.ClientCertificates.requested,
         )
-        return SSL4ServerEndpoint(reactor, config.port, options, interface=config.interface)
-    return TCP4ServerEndpoint(reactor, config.port, interface=config.interface)
+        return ReceiptServerEndpoint(reactor, config.port, options, interface=config.interface)
+    return ReceiptServerEndpoint(reactor, config.port, interface=config.interface)
 
 
 LOGINS_FILE = "new-staff-logins.txt"

@@ -66,9 +66,25 @@ WATCH_S = 1.0
 
 class MonotonicEPollReactor(EPollReactor):
     """The epoll reactor on the monotonic clock: ``seconds`` (and so every timer's due time,
-    the poll's timeout and the firing) is ``time.monotonic``, not the wall clock."""
+    the poll's timeout and the firing) is ``time.monotonic``, not the wall clock.
+
+    It also notes when it began to wait for its sockets the turn before this one
+    (:attr:`reading_since`): what a read returns now arrived after that, unless a turn left
+    it unread, so a receipt time read off a socket is never taken as earlier than that
+    (:mod:`server_kit.received`).
+    """
 
     seconds = staticmethod(time.monotonic)  # type: ignore[assignment]
+    #: When the reactor began to wait for its sockets the turn before this one (monotonic).
+    reading_since = 0.0
+    _polled = 0.0
+
+    def doPoll(self, timeout: float | None) -> None:
+        now = time.monotonic()
+        self.reading_since, self._polled = self._polled or now, now
+        super().doPoll(timeout)
+
+    doIteration = doPoll
 
 
 def install() -> MonotonicEPollReactor:
