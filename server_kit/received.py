@@ -100,6 +100,17 @@ class ReceiptPort(tcp.Port):
 
     transport = ReceiptServer
 
+    def createInternetSocket(self) -> socket.socket:
+        listening = super().createInternetSocket()
+        # Asked of the listening socket too: the kernel starts stamping what it receives once
+        # a socket wants it (and only a moment later), so it does from the start, before the
+        # first connection; the connections accepted inherit it.
+        try:
+            listening.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        except OSError:
+            pass
+        return listening
+
 
 @implementer(IStreamServerEndpoint)
 class ReceiptServerEndpoint:

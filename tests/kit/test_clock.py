@@ -7,6 +7,7 @@ the wall clock of a real ``bingo hall serve`` under libfaketime.
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any, Sequence
 
@@ -19,6 +20,7 @@ from protocol.records.clock import ClockStepped
 from server_kit.clock import ClockStep, ClockWatch, JournalClock, MonotonicEPollReactor, schedules_monotonic
 from server_kit.core import Actor, CommandCore, run_inline
 from server_kit.journal.fake import FakeJournal
+from server_kit.received import arrival_age_s
 
 pytestmark = pytest.mark.req("R92.3")
 
@@ -240,3 +242,55 @@ def test_a_step_found_at_start_is_journaled_once_the_watch_runs() -> None:
     assert record.payload["at_start"] is True and record.payload["step_ms"] == -30_000
     assert record.time_ms == int((START + 30) * 1000)
     watch.stopService()
+
+
+# --- When a read's bytes arrived (server_kit/received.py) -------------------------------------
+
+
+def test_an_arrival_age_is_never_negative_nor_older_than_the_reactor_was_away() -> None:
+    assert arrival_age_s(100.0, 103.5, 10.0) == 3.5
+    assert arrival_age_s(100.0, 99.0, 10.0) == 0.0  # a wall clock stepped back since: not in the future
+    assert arrival_age_s(100.0, 400.0, 10.0) == 10.0  # stepped forward since: no older than the wait
+
+
+def test_a_stamped_connection_tells_the_age_of_what_it_reads_while_it_is_handled() -> None:
+    from twisted.internet.protocol import Protocol
+
+    from server_kit import received
+
+    ages: list[int] = []
+
+    class Handler(Protocol):
+        def dataReceived(self, data: bytes) -> None:
+            ages.append(received.age_ms())
+
+    class Socket:
+        """What the kernel says of a read: its bytes, stamped with the wall clock 1.5 s ago."""
+
+        def __init__(self, stamped: float | None) -> None:
+            self.stamped = stamped
+
+        def setsockopt(self, *option: Any) -> None: ...
+        def setblocking(self, flag: bool) -> None: ...
+        def fileno(self) -> int:
+            return -1
+
+        def recvmsg(self, size: int, ancillary_size: int) -> tuple[bytes, list[Any], int, Any]:
+            if self.stamped is None:
+                return b"buy", [], 0, None
+            seconds, fraction = divmod(self.stamped, 1)
+            stamp = received._TIMESPEC.pack(int(seconds), int(fraction * 1e9))
+            return b"buy", [(socket.SOL_SOCKET, received.SO_TIMESTAMPNS, stamp)], 0, None
+
+    class Reactor:
+        reading_since = 0.0  # when it began to wait for its sockets the turn before
+
+        def addReader(self, reader: Any) -> None: ...
+
+    for stamped, away, expected in ((time.time() - 1.5, 10, 1500), (time.time() - 1.5, 0.5, 500), (None, 10, 0)):
+        Reactor.reading_since = time.monotonic() - away
+        handler = Handler()
+        server = received.ReceiptServer(Socket(stamped), handler, ("127.0.0.1", 1), None, 1, Reactor())
+        server.doRead()
+        assert abs(ages[-1] - expected) < 200, (stamped, away, ages)
+    assert received.age_ms() == 0  # outside a read
