@@ -463,8 +463,8 @@ def _library_held(config: CentralConfig, engine: Engine) -> dict[str, np.ndarray
     return library
 
 
-def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor: Any, clock: Any, read: Any,
-                  active: MultiService) -> "replica.ReplicaRole":
+def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor: Any, clock: JournalClock,
+                  read: Any, active: MultiService) -> "replica.ReplicaRole":
     """The role of one process of a replicated central server, wired to this server's parts."""
     config, engine, journal, core, module = central.config, central.engine, central.journal, central.core, central.module
     write = core.run_blocking
@@ -528,8 +528,9 @@ def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor
     asking = ThreadPool(minthreads=0, maxthreads=1, name="central-patroni")
     ThreadPoolService(asking).setServiceParent(central.service)
     probe = replica.PatroniProbe(replica_config.patroni, thread_pool_runner(reactor, asking))
-    role = replica.ReplicaRole(replica_config.node, probe, clock, take_over=take_over, follow=follow, serve=serve,
-                               stop=stop)
+    # The role's lease measures elapsed time: on the timers' clock (monotonic), not the records'.
+    role = replica.ReplicaRole(replica_config.node, probe, clock.timers, take_over=take_over, follow=follow,
+                               serve=serve, stop=stop)
     return role
 
 

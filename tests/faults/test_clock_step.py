@@ -133,5 +133,5 @@ def test_F5_the_step_is_among_the_room_chief_s_faults_and_in_the_minutes_inciden
     clock_faults = [r.seq for r in kept if r.type == ClockStepped.type]
     assert [f["seq"] for f in view.console()["faults"] if f["type"] == ClockStepped.type] == clock_faults[::-1]
     entries = [e for session in book.sessions for e in session.book if e.kind == "clock stepped"]
-    assert [(e.seq, e.text) for e in entries] == [(r.seq, parse(r).describe()) for r in kept  # type: ignore[attr-defined]
-                                                  if r.type == ClockStepped.type]
+    described = [(r.seq, step.describe()) for r in kept if isinstance(step := parse(r), ClockStepped)]
+    assert [(e.seq, e.text) for e in entries] == described
