@@ -66,8 +66,9 @@ def arrival_age_s(arrived_wall_s: float, wall_now_s: float, away_s: float) -> fl
 class ReceiptServer(tcp.Server):
     """A TCP connection whose reads say when their bytes arrived (see the module)."""
 
-    def __init__(self, sock: socket.socket, *args: Any) -> None:
-        super().__init__(sock, *args)
+    def __init__(self, sock: socket.socket, protocol: Any, client: Any, server: Any, sessionno: int,
+                 reactor: Any) -> None:
+        super().__init__(sock, protocol, client, server, sessionno, reactor)
         try:
             sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             self._stamped = True
