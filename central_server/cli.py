@@ -43,6 +43,9 @@ def central() -> None:
               help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
 def serve(config_path: Path | None, log_format: str) -> None:
     """Run the central server until interrupted (Ctrl-C); the same as ``twist bingo-central``."""
+    from server_kit.clock import install_unless_installed
+
+    install_unless_installed()  # timers on the monotonic clock (server_kit/clock.py), before the reactor is imported
     from twisted.internet import reactor as global_reactor
     from central_server.tap import default_config_path, makeService
     from server_kit.logs import begin_logging

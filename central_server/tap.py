@@ -78,6 +78,7 @@ from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL
 from server_kit import collector, pki
+from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
 from server_kit.core import CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
@@ -275,12 +276,14 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     """Build (but do not start) the central server described by ``config`` on ``reactor``.
 
     ``clock`` (default: the reactor) is what the games' times and timers are read from;
-    tests give a ``task.Clock`` to run sale windows and ball intervals at once.  With
+    tests give a ``task.Clock`` to run sale windows and ball intervals at once.  Records'
+    times come from it through a :class:`~server_kit.clock.JournalClock` (the wall clock,
+    never backwards; the timers the reactor's, on the monotonic clock).  With
     ``[replica]`` this waits (blocking, before the reactor runs) until the local node
     answers and holds the journal, or leads.
     """
-    clock = clock if clock is not None else reactor
-    now_ms = int(clock.seconds() * 1000)
+    clock = JournalClock.of(clock if clock is not None else reactor)
+    now_ms = clock.now_ms()
     key = load_journal_key(config.journal_key, create=True)
     if config.replica is None:
         engine = store.open_database(config.database_url)
@@ -300,6 +303,8 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     writer = ThreadPool(minthreads=1, maxthreads=1, name="central-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
     core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
+    if journal.last is not None:
+        clock.continue_from(journal.last.time_ms)
     module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games},
                            annex_pairs=config.annex_pairs)
     terms = PrizeTerms(core)
@@ -330,6 +335,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     read = thread_pool_runner(reactor, reading)
     # What only the active process runs: the daily report, the regulator's feed and consultation.
     active = MultiService()
+    ClockWatch(core, clock, SYSTEM).setServiceParent(active)  # a step of the wall clock is a fault, journaled
     closer = DayCloser(journal, config.home, config.central_id, config.timezone, clock, read,
                        decided_seq=lambda: core.seq)
     closer.setServiceParent(active)
@@ -457,8 +463,8 @@ def _library_held(config: CentralConfig, engine: Engine) -> dict[str, np.ndarray
     return library
 
 
-def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor: Any, clock: Any, read: Any,
-                  active: MultiService) -> "replica.ReplicaRole":
+def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor: Any, clock: JournalClock,
+                  read: Any, active: MultiService) -> "replica.ReplicaRole":
     """The role of one process of a replicated central server, wired to this server's parts."""
     config, engine, journal, core, module = central.config, central.engine, central.journal, central.core, central.module
     write = core.run_blocking
@@ -502,6 +508,8 @@ def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor
 
         library, fence, cause, records = yield write(blocking)
         caught_up(library, records)
+        if journal.last is not None:
+            clock.continue_from(journal.last.time_ms)  # this node's wall clock may read before the last record
         central.fence = fence
         core.epoch = fence.epoch
         log.info("Took the central leadership beside {node} ({cause}): epoch {epoch}; {games} network game(s) "
@@ -520,8 +528,9 @@ def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor
     asking = ThreadPool(minthreads=0, maxthreads=1, name="central-patroni")
     ThreadPoolService(asking).setServiceParent(central.service)
     probe = replica.PatroniProbe(replica_config.patroni, thread_pool_runner(reactor, asking))
-    role = replica.ReplicaRole(replica_config.node, probe, clock, take_over=take_over, follow=follow, serve=serve,
-                               stop=stop)
+    # The role's lease measures elapsed time: on the timers' clock (monotonic), not the records'.
+    role = replica.ReplicaRole(replica_config.node, probe, clock.timers, take_over=take_over, follow=follow,
+                               serve=serve, stop=stop)
     return role
 
 
@@ -529,6 +538,9 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
     """The ``twist bingo-central`` service: the central server of ``options["config"]``."""
     from twisted.internet import reactor
 
+    if not schedules_monotonic(reactor):
+        log.warn("This reactor's timers run on the wall clock, which a step holds up: run `bingo central serve` "
+                 "or `twist --reactor=bingo bingo-central` (docs/server-kit.md, \"Clocks\")")
     path = Path(options.get("config") or default_config_path())
     central = build_central(load_config(path), reactor)
     collector.settle()  # the games and the library are built: the collector leaves them be

@@ -48,7 +48,6 @@ from typing import Any, Mapping
 from sqlalchemy.engine import make_url
 from twisted.application.service import MultiService
 from twisted.internet import defer
-from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -103,6 +102,8 @@ from protocol.regulator_feed import hall_sender
 from protocol.videobingo.errors import PaytableError
 from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
 from server_kit import collector, pki
+from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
+from server_kit.received import ReceiptServerEndpoint
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
@@ -175,6 +176,8 @@ class HallServer:
     relay: NetworkRelay | None = None
     #: The video bingo machines, with ``[videobingo]``.
     videobingo: VideoBingoModule | None = None
+    #: The records' time and the timers (server_kit/clock.py); the core reads the same.
+    clock: JournalClock | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -397,14 +400,20 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     key = load_journal_key(journal_key_path(config.home), create=True)
     journal = Journal(engine, key, head=head_path(config.home))
     checkpoints = CheckpointStore(config.home / "checkpoints", key, release_fingerprint(config))
-    checkpoint = open_journal(journal, int(reactor.seconds() * 1000), config.name, checkpoints)
+    # Records are stamped by the wall clock, never backwards; timers run on the reactor's
+    # monotonic clock (server_kit/clock.py).
+    clock = JournalClock.of(reactor)
+    checkpoint = open_journal(journal, clock.now_ms(), config.name, checkpoints)
     provision_cards(config, engine)
     make_private(config)
     service = HallService()
 
     writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
-    core = CommandCore(journal, reactor, thread_pool_runner(reactor, writer))
+    core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
+    ClockWatch(core, clock, SYSTEM).setServiceParent(service)  # a step of the wall clock is a fault, journaled
+    if journal.last is not None:
+        clock.continue_from(journal.last.time_ms)
     # The pre-session verification hashes the whole journal: on a pool of its own, reading
     # only, so commits go on meanwhile on the writer.
     verification_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-verification")
@@ -417,10 +426,12 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         checks["draw_device"] = blowers.draw_device_check(reactor)
     # The hall's time zone says what "today" is to every module that dates something.
     zone = config.timezone
-    session = SessionModule(
-        core, functools.partial(verify_system, journal, engine, **checks),
-        run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone,
-    )
+
+    def verify(now_ms: int) -> Mapping[str, str | None]:
+        # The clock's check reads the wall clock as it is: the records' time never goes back.
+        return verify_system(journal, engine, clock.wall_ms(), **checks)
+
+    session = SessionModule(core, verify, run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone)
     ledger = LedgerModule(core)
     admission = AdmissionModule(
         core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone
@@ -495,7 +506,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # after it, and replayed at the next start.
     checkpoint_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-checkpoint")
     checkpointing = CheckpointService(
-        core, checkpoints, reactor, thread_pool_runner(reactor, checkpoint_pool), pool=checkpoint_pool,
+        core, checkpoints, clock, thread_pool_runner(reactor, checkpoint_pool), pool=checkpoint_pool,
         written_seq=recovered_from,
         every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=CHECKPOINT_EVERY_SECONDS,
     )
@@ -576,7 +587,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo,
+        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo, clock,
     )
     service.hall = hall
     return hall
@@ -660,6 +671,8 @@ def _announce_url(port: Any, config: HallConfig) -> Any:
 
 
 def _endpoint(config: HallConfig, reactor: Any) -> Any:
+    # What the terminals send is stamped with its arrival: a purchase sent in the sale time
+    # is decided as of then, even if the hall reads it later (server_kit/received.py).
     if config.tls.enabled:
         # One port for staff browsers, boards and terminals: certificates are requested and
         # checked at the handshake, and each endpoint admits the roles it serves.
@@ -668,8 +681,8 @@ def _endpoint(config: HallConfig, reactor: Any) -> Any:
             config.tls.pki_dir, config.tls.server_name,
             client_certificates=pki.ClientCertificates.required if required else pki.ClientCertificates.requested,
         )
-        return SSL4ServerEndpoint(reactor, config.port, options, interface=config.interface)
-    return TCP4ServerEndpoint(reactor, config.port, interface=config.interface)
+        return ReceiptServerEndpoint(reactor, config.port, options, interface=config.interface)
+    return ReceiptServerEndpoint(reactor, config.port, interface=config.interface)
 
 
 LOGINS_FILE = "new-staff-logins.txt"
@@ -741,6 +754,10 @@ def makeService(options: Mapping[str, Any]) -> HallService:
     """
     from twisted.internet import reactor  # the composition root is the one place that picks it
 
+    if not schedules_monotonic(reactor):
+        log.warn("This reactor's timers run on the wall clock, which a step holds up: run `bingo hall serve` "
+                 "or `twist --reactor=bingo bingo-hall` (docs/server-kit.md, \"Clocks\")")
+
     # Whatever the process writes (configuration, database, head, keys) is its user's alone.
     os.umask(0o077)
     config_path = Path(options.get("config") or DEFAULT_CONFIG)
@@ -804,7 +821,7 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     else:
         terminals = names
     demo = DemoSession(
-        hall.core, hall.view, reactor, [s.number for s in config.series], config.desks[0],
+        hall.core, hall.view, hall.clock or reactor, [s.number for s in config.series], config.desks[0],
         pace=pace, timezone=config.timezone, terminals=terminals, stations=stations, balance=hall.cashier.balance,
         new_series=functools.partial(register_next_series, hall),
     )

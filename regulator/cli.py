@@ -52,6 +52,9 @@ def regulator() -> None:
 def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str, port: int | None,
           interface: str, web_port: int | None, web_interface: str, no_page: bool, log_format: str) -> None:
     """Receive feeds over mutual TLS until interrupted (Ctrl-C); the page shows the feeds and alerts."""
+    from server_kit.clock import install_unless_installed
+
+    install_unless_installed()  # timers on the monotonic clock (server_kit/clock.py), before the reactor is imported
     from twisted.internet import reactor as global_reactor
 
     from regulator.service import DEFAULT_PORT, DEFAULT_WEB_PORT, ReceiverService, ReceiverSettings

@@ -58,7 +58,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.records import EPOCH_KEY
+from protocol.records import EPOCH_KEY, RecordError, parse
+from protocol.records.clock import ClockStepped
 from protocol.records.secrets import secrets_held
 from protocol.regulator_feed import Ack, Batch, Hello, Position
 from regulator.days import AUDIT_DIFFERS, AuditDays
@@ -74,8 +75,11 @@ GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, RE
     "report_unverified",
 )  # fmt: skip
 SECRET_HELD, NOT_REGISTERED = "secret_held", "not_registered"
-ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, REPLAY_DIFFERS,
-               REPORT_UNVERIFIED, AUDIT_DIFFERS, SECRET_HELD, NOT_REGISTERED)
+#: The sender journaled that its own wall clock stepped (``clock_stepped``): its records' times
+#: never go back, so this, not ``clock_backwards``, is how a step of its clock shows.
+CLOCK_STEPPED = ClockStepped.type
+ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, CLOCK_STEPPED,
+               REPLAY_DIFFERS, REPORT_UNVERIFIED, AUDIT_DIFFERS, SECRET_HELD, NOT_REGISTERED)
 #: Within this long after an alert is raised, more of its kind from its sender are counted on it.
 ALERT_WINDOW_MS = 60_000
 #: Who is registered: the registration of a sender, or None (:meth:`regulator.senders.SenderRegistry.get`).
@@ -290,12 +294,24 @@ class Receiver:
             if record.time_ms < time_ms:
                 self.alert(sender, CLOCK_BACKWARDS, record.seq,
                            f"record {record.seq} is dated {record.time_ms} ms, before record {seq} ({time_ms} ms)")
+            if record.type == CLOCK_STEPPED:
+                self._clock_stepped(sender, record)
             accepted.append(record)
             seq, prev, time_ms = record.seq, record.hash, record.time_ms
             carried = record_epoch(record)
             if carried is not None and (epoch is None or carried > epoch):
                 epoch = carried
         return accepted, epoch
+
+    def _clock_stepped(self, sender: str, record: Record) -> None:
+        try:
+            step = parse(record)
+        except RecordError as error:
+            detail = f"record {record.seq} says the sender's clock stepped, in a form this receiver cannot read ({error})"
+        else:
+            assert isinstance(step, ClockStepped)
+            detail = f"record {record.seq}: {step.describe()}"
+        self.alert(sender, CLOCK_STEPPED, record.seq, detail)
 
     def _same_as_stored(self, sender: str, record: Record, accepted: list[Record]) -> bool:
         for earlier in accepted:

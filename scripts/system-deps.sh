@@ -4,7 +4,8 @@
 # signatures and certificates with stock tools, PostgreSQL's server binaries for the
 # tests that start a cluster of their own (tests/support/postgres.py), dieharder
 # for the random ball generator's certification (bingo rng certify), systemd for
-# checking the release's units (systemd-analyze verify), and etcd with python3-venv
+# checking the release's units (systemd-analyze verify), libfaketime for the tests
+# that step a running server's wall clock (tests/faults/), and etcd with python3-venv
 # for the central server's database pair (bingo central cluster; Patroni's
 # venv is made by scripts/patroni-venv.sh, called at the end).  Installs only what is
 # missing.
@@ -18,6 +19,7 @@ command -v dieharder >/dev/null || missing+=(dieharder)
 [ -x /usr/bin/etcd ] || missing+=(etcd-server)
 [ -x /usr/bin/etcdctl ] || missing+=(etcd-client)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)
+command -v faketime >/dev/null || missing+=(faketime)
 /usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then

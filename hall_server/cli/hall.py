@@ -51,6 +51,9 @@ def serve(
     regulator: str | None, log_format: str,
 ) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
+    from server_kit.clock import install_unless_installed
+
+    install_unless_installed()  # timers on the monotonic clock (server_kit/clock.py), before the reactor is imported
     from twisted.internet import reactor as global_reactor
     from hall_server.tap import makeService
     from server_kit.logs import begin_logging

@@ -191,6 +191,10 @@ class PurchaseRequest:
     ``signed_in`` is the account the player opened on this terminal with the PIN;
     ``account`` the one the request names: they must be the same.  ``request`` is the
     terminal's id for this request (empty: not to be recognised if sent again).
+    ``received_ms`` is when its bytes reached the hall (records' clock,
+    :mod:`server_kit.received`): the sale time is checked as of then, so a request sent in
+    it is not refused because the hall, paused, read it after the close.  ``None``: as it
+    is decided.
     """
 
     terminal_id: str
@@ -199,6 +203,7 @@ class PurchaseRequest:
     quantity: object
     stake_pct: object
     request: str = ""
+    received_ms: int | None = None
 
 
 def token_hash(token: str) -> str:
@@ -480,6 +485,7 @@ class VirtualModule(ProjectedState):
                 continue
             try:
                 account, quantity, stake_pct, stake = self._check_request(request, game, now)
+                received_late = self._received_in_time_read_late(request, game, now)
                 assert game is not None and machine is not None
                 key = (account, request.terminal_id)
                 held = on_terminal.get(key, self.count_on_terminal(game.game_id, account, request.terminal_id))
@@ -522,7 +528,7 @@ class VirtualModule(ProjectedState):
                 "request": request.request, "series": self.library.number, "series_label": self.library.label,
                 "first": first, "last": first + quantity - 1, "quantity": quantity, "stake_pct": stake_pct,
                 "stake_cents": stake, "amount_cents": amount, "signed_in": request.signed_in,
-                "price_cents": machine.price_cents,
+                "price_cents": machine.price_cents, "received_ms": request.received_ms if received_late else None,
             }))
             for number in range(first, first + quantity):  # every card checked; the range is one record (R83.4)
                 machine.sell_card(series=self.library.number, card_number=number, stake_cents=stake,
@@ -548,9 +554,15 @@ class VirtualModule(ProjectedState):
         if game is None or game.machine.state is not State.SELLING:
             raise PurchaseRefused("no sale is open; cards are bought only during the sale time (R93.8)")
         window = self.window(game)
-        if window is None or not window.opens_at_ms <= now < window.closes_at_ms:
+        as_of = now if request.received_ms is None else min(request.received_ms, now)
+        if window is None or not window.opens_at_ms <= as_of < window.closes_at_ms:
             raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)")
         return (account, *quantity_and_stake(request, game.machine.price_cents))
+
+    def _received_in_time_read_late(self, request: PurchaseRequest, game: Game | None, now: int) -> bool:
+        """Whether ``request`` came in the terminals' sale time and is decided after it (its record says when)."""
+        window = self.window(game) if game is not None else None
+        return window is not None and request.received_ms is not None and now >= window.closes_at_ms
 
     def buyer(self, request: PurchaseRequest) -> str:
         """The ledger account a request buys for, if its terminal may sell and its player may buy (R82.13-14).

@@ -37,6 +37,8 @@ from typing import Any, Iterable, Mapping
 
 from protocol.chain import Record
 from protocol.ledger import Posting
+from protocol.records import parse
+from protocol.records.clock import ClockStepped
 from server_kit.reports.document import JournalRange, ReportError
 
 #: The pots' ledger accounts, in the order the minutes list them.
@@ -703,7 +705,7 @@ class MinutesBook:
             session.jackpot_bank_at_close_cents = self._balances.get(JACKPOT_BANK, 0)
             self._current_session = None
             self._pending_span = _Span()
-        elif kind in ("incident_recorded", "complaint_recorded", "extra_check_requested"):
+        elif kind in ("incident_recorded", "complaint_recorded", "extra_check_requested", ClockStepped.type):
             entry = self._book_entry(record, name, role)
             (session.book if session is not None else self._pending_book).append(entry)
         elif kind == "ball_set_replaced":
@@ -759,6 +761,10 @@ class MinutesBook:
         if record.type == "incident_recorded":
             visitors = tuple(f"visitor {n}" for n in p["visitors"])
             return BookEntry(record.seq, record.time_ms, "incident", p["number"], name, role, p["description"], visitors)
+        if record.type == ClockStepped.type:  # a fault of the server's clock (docs/server-kit.md, "Clocks")
+            step = parse(record)
+            assert isinstance(step, ClockStepped)
+            return BookEntry(record.seq, record.time_ms, "clock stepped", None, name, role, step.describe(), ())
         if record.type == "complaint_recorded":
             return BookEntry(record.seq, record.time_ms, "complaint", p["number"], name, role, p["text"],
                              (p["complainant"],))

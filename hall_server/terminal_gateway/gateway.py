@@ -59,6 +59,7 @@ from protocol.errors import DomainError
 from protocol.game import FINAL_STATES
 from protocol.terminal_messages import MessageError, SequenceCheck, decode, encode, numbered
 from server_kit.core import CommandCore
+from server_kit import received
 
 log = Logger()
 
@@ -332,6 +333,12 @@ class TerminalGateway:
 
     def credit(self, account: str) -> int:
         return self.cashier.balance(account)
+
+    def received_ms(self) -> int | None:
+        """When the message being handled reached the hall (records' clock), if its bytes came
+        a while before they were read; None: now (:mod:`server_kit.received`)."""
+        age = received.age_ms()
+        return self.core.now_ms() - age if age > 0 else None
 
     # --- After each commit ----------------------------------------------------------
 
@@ -802,7 +809,7 @@ class TerminalSession:
         if self.account is None:
             raise MessageError("signed_out", "sign in with your account and PIN before buying")
         request = PurchaseRequest(self.terminal_id, self.account, message["account"], message["quantity"],
-                                  message["stake_pct"], message["request"])
+                                  message["stake_pct"], message["request"], received_ms=self.gateway.received_ms())
         buying = self.gateway.virtual.request_purchase(request)
 
         def bought(cards: list[VirtualCard]) -> None:

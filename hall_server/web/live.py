@@ -86,7 +86,7 @@ class LiveHub:
     def board_push(self) -> dict[str, Any]:
         """The board picture as a socket gets it, with the server's time (``time_ms``): a
         screen counts the terminals' sale time down on the hall's clock, not its own."""
-        return {**self.board_message(), "time_ms": int(self.sign_ins.clock.seconds() * 1000)}
+        return {**self.board_message(), "time_ms": self.channel.core.now_ms()}
 
     def console_snapshot(self, sign_in: SignIn) -> dict[str, Any]:
         snapshot: dict[str, Any] = redacted({

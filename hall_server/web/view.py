@@ -31,10 +31,10 @@ NETWORK_WINNERS = 50
 RECENT_FAULTS = 12
 RECENT_VISITORS = 60
 RECENT_COMPLAINTS = 12
-#: The records the room chief's overview lists as faults: the game stopped or a device failed.
+#: The records the room chief's overview lists as faults: the game stopped, a device failed, the clock stepped.
 FAULT_RECORDS = frozenset({
     "blower_fault", "blower_link", "blower_switched", "game_suspended", "game_suspended_for_good",
-    "terminal_failed", "terminal_out_of_service", "ball_voided", "system_verified",
+    "terminal_failed", "terminal_out_of_service", "ball_voided", "system_verified", "clock_stepped",
 })
 
 

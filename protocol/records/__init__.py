@@ -4,6 +4,7 @@ Each type is a frozen dataclass (:mod:`protocol.records.base` says how one is
 declared) in the module of its concern:
 
 - :mod:`~protocol.records.journal` - the journal's own opening;
+- :mod:`~protocol.records.clock` - the server's wall clock that stepped;
 - :mod:`~protocol.records.session` - verification, ball counts, opening and closing;
 - :mod:`~protocol.records.sale` - a game's sale: cards, series, the close;
 - :mod:`~protocol.records.game` - the draw, suspensions and the game's end;
@@ -35,6 +36,7 @@ from protocol.records import (  # noqa: F401 (each module registers its types)
     blower,
     cashier,
     central,
+    clock,
     consultation,
     feed,
     game,
@@ -68,7 +70,7 @@ from protocol.records.events import EventRecord
 from protocol.records.sealing import seal_entries
 
 #: The modules of the record types, in the order docs/journal.md lists them.
-GROUPS = (journal, session, sale, game, prizes, cashier, admission, responsible, terminals, videobingo, blower, central,
+GROUPS = (journal, clock, session, sale, game, prizes, cashier, admission, responsible, terminals, videobingo, blower, central,
           leadership, network, annex, consultation, feed, notices)
 
 __all__ = [

@@ -13,9 +13,10 @@ from protocol.records.base import JournalRecord, record
 class FeedAlertRaised(JournalRecord):
     """The receiver found a fault in ``sender``'s feed at its record ``seq`` (0: none in
     particular): ``kind`` is one of gap, bad_signature, broken_chain, fenced_epoch, key_changed,
-    clock_backwards, replay_differs, report_unverified, audit_differs, secret_held, not_registered;
-    ``detail`` says what, for a person.  Each alert is journaled once; more of its kind from the
-    same sender within a minute are counted on it in the receiver's store, not journaled one by one."""
+    clock_backwards, clock_stepped, replay_differs, report_unverified, audit_differs, secret_held,
+    not_registered; ``detail`` says what, for a person.  Each alert is journaled once; more of its
+    kind from the same sender within a minute are counted on it in the receiver's store, not
+    journaled one by one."""
 
     type: ClassVar[str] = "feed_alert_raised"
     sender: str

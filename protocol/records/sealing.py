@@ -48,9 +48,15 @@ def seal_entries(
     raises :class:`protocol.records.RecordError` and nothing is sealed.  The payload
     sealed is the record's :meth:`~protocol.records.JournalRecord.to_payload`, with the
     nonces of its secrets (:func:`sealed_payload`).
+
+    Records' times never go back: a ``time_ms`` before ``previous``'s is sealed as
+    ``previous``'s (a server's clock keeps them so and journals why, ``clock_stepped``;
+    this is the last guard, for every journal).
     """
     declared = [entry_record(entry) for entry in entries]
     sealed: list[Record] = []
+    if previous is not None and time_ms < previous.time_ms:
+        time_ms = previous.time_ms
     for record in declared:
         previous = seal(key, previous, time_ms, record.type, sealed_payload(record, nonce))
         sealed.append(previous)

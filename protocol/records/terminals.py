@@ -89,7 +89,9 @@ class VirtualCardsBought(JournalRecord):
     ``signed_in`` with the terminal's ``request`` id; ``series_label`` is how the series
     is shown; each card is priced ``price_cents``.  The record is the cards and the
     posting follows it.  A record without ``price_cents`` was written before: one
-    ``card_sold`` per card followed it, and it is read as written.
+    ``card_sold`` per card followed it, and it is read as written.  ``received_ms``: the
+    request reached the hall then, in the sale time, and was decided as of then after the
+    sale time had ended (the hall read it late: paused, say; R93.8).
     """
 
     type: ClassVar[str] = "virtual_cards_bought"
@@ -107,6 +109,7 @@ class VirtualCardsBought(JournalRecord):
     amount_cents: int
     signed_in: str | None
     price_cents: int | None = optional()
+    received_ms: int | None = optional()
 
 
 @record

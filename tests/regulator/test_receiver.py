@@ -13,13 +13,15 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from protocol.chain import Record, signed
+from protocol.chain import Record, seal, signed
+from protocol.records.clock import ClockStepped
 from protocol.regulator_feed import Batch, Hello
 from regulator import store as regulator_store
 from regulator.receiver import (
     BAD_SIGNATURE,
     BROKEN_CHAIN,
     CLOCK_BACKWARDS,
+    CLOCK_STEPPED,
     GAP,
     KEY_CHANGED,
     NOT_REGISTERED,
@@ -141,12 +143,29 @@ def test_a_record_that_does_not_link_raises_broken_chain(receiver: Receiver) -> 
 
 
 def test_time_going_backwards_is_stored_and_raises_clock_backwards(receiver: Receiver) -> None:
-    source = FakeJournal()
+    # This software's journals never seal a time before the last one: a sender that does
+    # (another software, or its key in other hands) seals them by hand.
+    key, records, previous = Ed25519PrivateKey.generate(), [], None
     for time_ms in (1_000, 2_000, 1_500, 2_500):
-        source.append(time_ms, [("journal_opened", {"hall": "h1"})])
-    say_hello(receiver, source)
-    assert receiver.batch(Batch(HALL, tuple(source.records())), HALL).seq == 4
+        previous = seal(key, previous, time_ms, "journal_opened", {"hall": "h1"})
+        records.append(previous)
+    register(receiver, HALL, key)
+    receiver.hello(Hello(HALL, pem(key)), HALL)
+    assert receiver.batch(Batch(HALL, tuple(records)), HALL).seq == 4
     assert kinds(receiver) == [(CLOCK_BACKWARDS, 3)]
+
+
+def test_a_sender_s_clock_step_raises_clock_stepped_naming_the_step(receiver: Receiver) -> None:
+    source = FakeJournal()
+    source.append(1_000, [("journal_opened", {"hall": "h1"})])
+    source.append(2_000, [ClockStepped(step_ms=-180_000, wall_ms=-178_000, ahead_ms=180_000)])
+    source.append(1_500, [("journal_opened", {"hall": "h1"})])  # sealed at 2_000: times never go back
+    say_hello(receiver, source)
+    assert receiver.batch(Batch(HALL, tuple(source.records())), HALL).seq == 3
+    assert [r.time_ms for r in source.records()] == [1_000, 2_000, 2_000]
+    assert kinds(receiver) == [(CLOCK_STEPPED, 2)]
+    (alert,) = receiver.store.alerts()
+    assert "stepped back by 180.0 s" in alert.detail and "180.0 s ahead" in alert.detail
 
 
 def test_another_key_after_records_raises_key_changed_and_is_refused(receiver: Receiver) -> None:

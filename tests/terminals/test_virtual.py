@@ -86,6 +86,43 @@ def test_no_card_is_sold_before_the_window_after_it_or_after_the_sale_closed(hal
     assert hall.balance(anna) == 800
 
 
+@pytest.mark.req("R93.1", "R93.8")
+def test_F6_a_purchase_received_in_the_sale_time_and_decided_after_it_is_bought_as_of_its_arrival(
+    hall: VirtualHall,
+) -> None:
+    anna = hall.player("11111111A", 1_000)
+    hall.terminal("T1")
+    result(hall.games.announce_sale(SELLER, 7))
+    (opened,) = result(hall.virtual.open_sale(SELLER, 30))
+    closes_at = opened.payload["closes_at_ms"]
+    hall.clock.advance(40)  # the hall was paused across the close; it reads the requests now
+    in_time = PurchaseRequest("T1", anna, anna, 2, 100, "paused-1", received_ms=closes_at - 1)
+    assert len(result(hall.virtual.request_purchase(in_time))) == 2
+    bought = hall.records()[-2]
+    assert bought.type == "virtual_cards_bought" and bought.payload["received_ms"] == closes_at - 1
+    assert bought.time_ms >= closes_at
+    late = PurchaseRequest("T1", anna, anna, 1, 100, "paused-2", received_ms=closes_at)
+    with pytest.raises(PurchaseRefused, match="sale time for terminals is over"):
+        result(hall.virtual.request_purchase(late))
+    # A stamp from the future (it cannot be) is taken as now.
+    future = PurchaseRequest("T1", anna, anna, 1, 100, "paused-3", received_ms=closes_at + 10**9)
+    with pytest.raises(PurchaseRefused, match="sale time for terminals is over"):
+        result(hall.virtual.request_purchase(future))
+    assert hall.balance(anna) == 800
+
+
+@pytest.mark.req("R93.1", "R93.8")
+def test_a_purchase_decided_in_the_sale_time_does_not_say_when_it_was_received(hall: VirtualHall) -> None:
+    anna = hall.player("11111111A", 1_000)
+    hall.terminal("T1")
+    on_sale(hall)
+    hall.clock.advance(1)
+    now = int(hall.clock.seconds() * 1000)
+    asked = PurchaseRequest("T1", anna, anna, 1, 100, "r-stamped", received_ms=now - 3)
+    assert len(result(hall.virtual.request_purchase(asked))) == 1
+    assert "received_ms" not in hall.records()[-2].payload
+
+
 @pytest.mark.req("R93.6", "R93.3", "R82.14")
 def test_a_purchase_beyond_the_credit_is_refused_and_later_requests_still_served(hall: VirtualHall) -> None:
     anna = hall.player("11111111A", 250)

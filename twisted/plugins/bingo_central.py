@@ -19,6 +19,13 @@ class Options(usage.Options):
         ["config", "c", None, "The central server's configuration file (default: $BINGO_HOME/central.toml)."],
     ]
 
+    def postOptions(self) -> None:
+        # Parsed before twist installs its default reactor: unless ``--reactor`` chose one,
+        # the process runs the one whose timers are on the monotonic clock (server_kit/clock.py).
+        from server_kit.clock import install_unless_installed
+
+        install_unless_installed()
+
 
 @implementer(IServiceMaker, IPlugin)
 class CentralServiceMaker:

@@ -23,6 +23,13 @@ class Options(usage.Options):
         ["demo", None, "Play a scripted session with simulated sellers and players."],
     ]
 
+    def postOptions(self) -> None:
+        # Parsed before twist installs its default reactor: unless ``--reactor`` chose one,
+        # the process runs the one whose timers are on the monotonic clock (server_kit/clock.py).
+        from server_kit.clock import install_unless_installed
+
+        install_unless_installed()
+
 
 @implementer(IServiceMaker, IPlugin)
 class HallServiceMaker:

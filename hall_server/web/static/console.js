@@ -97,6 +97,7 @@ function outcomeOf(record) {
     case "terminal_failed": return `Terminal ${p.terminal_id} failed: its cards left the game${(p.refunded || []).length ? ", " + p.refunded.length + " refunded" : ""}`;
     case "terminal_out_of_service": return `Terminal ${p.terminal} out of service: ${p.reason}`;
     case "blower_fault": case "blower_link": case "blower_switched": return BLOWER_RECORDS[record.type](p);
+    case "clock_stepped": return clockStep(p);
     case "prize_paid": return `prize paid: ${p.prize} ${Hall.money(p.amount_cents)}${p.desk ? " at " + String(p.desk).replace(/^cash:/, "") : ""}`;
     case "cash_moved": return `${CASH_MOVES[p.kind] || "Cash moved"}: ${Hall.money(p.amount)} from ${drawerText(p.source)} to ${drawerText(p.destination)}`;
     case "jackpot_deposited": return `Jackpot money deposited: ${Hall.money(p.amount)} from ${drawerText(p.counterpart)} (slip ${p.reference}); the bank account holds ${Hall.money(p.bank_after)} of ${Hall.money(p.funds)}`;
@@ -1256,8 +1257,18 @@ const BLOWER_RECORDS = {
   blower_switched: (p) => `drawing from the ${p.to} blower`,
 };
 
+// The server's wall clock stepped (docs/server-kit.md, "Clocks"): the records' times never go back.
+function clockStep(p) {
+  const seconds = (ms) => `${(Math.abs(ms) / 1000).toFixed(1)} s`;
+  const said = p.at_start ? `CLOCK: the server's clock reads ${seconds(p.step_ms)} before the journal's last record`
+    : `CLOCK STEPPED ${p.step_ms < 0 ? "BACK" : "FORWARD"} by ${seconds(p.step_ms)} (it now reads ${clock(p.wall_ms)})`;
+  return p.ahead_ms > 0 ? `${said}; the records' times carry on ${seconds(p.ahead_ms)} ahead of it: set the clock right`
+    : `${said}; the records' times follow it`;
+}
+
 function recordClass(record) {
   if (record.type === "blower_fault" || (record.type === "blower_link" && !record.payload.up)) return "fault";
+  if (record.type === "clock_stepped") return "fault";
   if (REFUSALS.has(record.type)) return "fault";
   return undefined;
 }
@@ -1266,6 +1277,7 @@ function describeRecord(record) {
   const p = record.payload || {};
   const who = p.actor ? ` (${p.actor.name})` : "";
   if (record.type in BLOWER_RECORDS) return `#${record.seq} ${BLOWER_RECORDS[record.type](p)}${who}`;
+  if (record.type === "clock_stepped") return `#${record.seq} ${clockStep(p)}`;
   const detail = Object.entries(p)
     .filter(([k, v]) => !["actor", "type", "game_id"].includes(k) && v !== null)
     .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`)
