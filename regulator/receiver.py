@@ -144,7 +144,7 @@ class Receiver:
         )
         self.games_of(hello.sender)
         self.days.stored(hello.sender, position.seq)  # a day that waited for records held before a restart
-        return Position(hello.sender, position.seq)
+        return Position(hello.sender, position.seq, position.hash if position.seq else None)
 
     def games_of(self, sender: str) -> HallGames | None:
         """The hall ``sender``'s checked games (None for the central server), folded once from the store."""

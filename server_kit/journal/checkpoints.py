@@ -38,6 +38,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +60,19 @@ FORMAT = "bingo-checkpoint/1"
 #: How many checkpoints are kept: the newest, and older ones to fall back on.
 KEPT = 3
 _NAME = re.compile(r"^checkpoint-(\d{12})\.ckpt$")
+#: How a checkpoint being written ends its name until it is whole and renamed.
+PARTIAL = ".partial"
 
 log = Logger()
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush ``folder``'s entries to the disk: a rename or a removal in it then survives a power cut."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 class CheckpointError(DomainError):
@@ -100,7 +112,12 @@ class CheckpointStore:
         return sorted(names, key=lambda p: p.name, reverse=True)
 
     def write(self, seq: int, hash: str, time_ms: int, state: Mapping[str, Any]) -> Path:
-        """Write the checkpoint of ``state`` at record ``seq`` (blocking: off the reactor thread)."""
+        """Write the checkpoint of ``state`` at record ``seq`` (blocking: off the reactor thread).
+
+        Into a temporary file of the folder, flushed to the disk, renamed into place, and
+        the folder flushed too (the rename is then durable); a write that fails (a full
+        disk) removes its temporary file and raises: no partial file is left.
+        """
         with gc_paused():
             data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
         header: dict[str, Any] = {
@@ -110,17 +127,31 @@ class CheckpointStore:
         header["signature"] = self.key.sign(_signed_part(header)).hex()
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.folder / f"checkpoint-{seq:012d}.ckpt"
-        partial = path.with_name(path.name + ".partial")
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(json.dumps(header, sort_keys=True).encode() + b"\n")
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(partial, path)
+        descriptor, partial = tempfile.mkstemp(prefix=f"{path.name}.", suffix=PARTIAL, dir=self.folder)  # 0600
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(json.dumps(header, sort_keys=True).encode() + b"\n")
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(partial, path)
+        except BaseException:
+            Path(partial).unlink(missing_ok=True)
+            raise
         for old in self.paths()[KEPT:]:
             old.unlink(missing_ok=True)
+        _sync_folder(self.folder)
         return path
+
+    def remove_partials(self) -> None:
+        """Remove what a write cut short by a crash left (a write that fails removes its own)."""
+        try:
+            leftovers = [p for p in self.folder.iterdir() if p.name.endswith(PARTIAL)]
+        except FileNotFoundError:
+            return
+        for leftover in leftovers:
+            log.info("Removing {path}, a checkpoint whose writing was cut short", path=str(leftover))
+            leftover.unlink(missing_ok=True)
 
     def read(self, path: Path) -> Checkpoint:
         """The checkpoint in ``path`` if it is signed by the key and whole; else :class:`CheckpointError`.
@@ -189,6 +220,14 @@ class CheckpointStore:
                     path=str(path), seq=checkpoint.seq,
                 )
                 continue
+            folded = checkpoint.state.get("folded")
+            if folded != checkpoint.seq:
+                log.warn(
+                    "Checkpoint passed over: {path} (record {seq}) holds a state built from {folded} of the {seq} "
+                    "records it stands for: it was not built from the journal",
+                    path=str(path), seq=checkpoint.seq, folded=folded if type(folded) is int else "an unknown number",
+                )
+                continue
             return checkpoint
         return None
 
@@ -200,7 +239,10 @@ class Checkpointed(Protocol):
     last_hash: str | None
     observers: list[Callable[[Any], None]]
 
-    def checkpoint(self) -> Mapping[str, Any]: ...
+    def checkpoint(self) -> Mapping[str, Any]:
+        """The state, with ``folded``: how many records it holds, from the first (``seq`` when built
+        from the journal); :class:`DomainError` when it cannot be kept."""
+        ...
 
     def settled(self) -> bool:
         """No decided record waits for its commit (a checkpoint holds committed state only)."""
@@ -237,6 +279,13 @@ class CheckpointService(Service):
         self.written_seq = written_seq
         self._writing: defer.Deferred[Any] | None = None
         self._timer: task.LoopingCall | None = None
+        #: Why no checkpoint may be written any more (None: they may): see :meth:`forbid`.
+        self.forbidden: str | None = None
+
+    def forbid(self, reason: str) -> None:
+        """Write no checkpoint from now on, not even at the stop: the server stops on a fault
+        (its journal is not the one it reported) and its state is not to be kept."""
+        self.forbidden = reason
 
     def startService(self) -> None:
         super().startService()
@@ -273,7 +322,13 @@ class CheckpointService(Service):
         """Write a checkpoint at the core's last record, unless one is being written or nothing is new."""
         if self._writing is not None or self.core.seq <= self.written_seq or self.core.last_hash is None:
             return defer.succeed(None)
+        if self.forbidden is not None:
+            return defer.succeed(None)
         if not self.core.settled():  # a batch decided but not committed: the next commit tries again
+            return defer.succeed(None)
+        fault = getattr(self.core, "storage_fault", None)
+        if fault:  # the state may not be the journal's while its storage fails: the next commit tries again
+            log.warn("No checkpoint at record {seq} while the storage fails ({fault})", seq=self.core.seq, fault=fault)
             return defer.succeed(None)
         seq, hash = self.core.seq, self.core.last_hash
         try:

@@ -98,18 +98,29 @@ def test_a_record_altered_after_the_checkpoint_stops_the_start(hall_folder: Path
         start(config)
 
 
-@pytest.mark.req("R84.1")
-def test_pentest_4_a_record_altered_before_the_checkpoint_fails_the_pre_session_verification(hall_folder: Path) -> None:
-    """The start trusts the signed checkpoint for the records before it (their state is
-    the checkpoint's, not the altered rows'); the whole chain is verified before every
-    session, which names the record, and no session opens on it."""
+def test_N17_a_record_altered_before_the_checkpoint_stops_the_start(hall_folder: Path) -> None:
+    """The checkpoint stands for the records before it, and the start checks that they are
+    the ones it stands for: each hash and link up to the checkpoint's record."""
     config = hall_folder / "hall.toml"
     write_checkpoint(start(config))
     with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
         (posting,) = database.execute("SELECT min(seq) FROM journal WHERE type = 'posting'").fetchone()
         database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
+    with pytest.raises(StartRefused, match=f"record {posting}: its content does not match its hash"):
+        start(config)
+
+
+@pytest.mark.req("R84.1")
+def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_verification(hall_folder: Path) -> None:
+    """The whole chain, signatures included, is verified before every session, which names
+    the record, and no session opens on it."""
+    config = hall_folder / "hall.toml"
+    write_checkpoint(start(config))
     hall = start(config)
     assert hall.recovered_from == hall.core.seq
+    with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
+        (posting,) = database.execute("SELECT min(seq) FROM journal WHERE type = 'posting'").fetchone()
+        database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
     hall.core.run_blocking = run_inline
     hall.session.run_checks = run_inline
     outcome: list = []
