@@ -590,8 +590,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         log.info("Regulator's feed: sending the journal to {host}:{port} as hall:{hall}", host=config.regulator.host,
                  port=config.regulator.port, hall=config.regulator.hall_id)
     if feed is not None or relay is not None:
-        log.info("The journal ends at record {seq}; {peers} will say what they hold of it at each connection, and the "
-                 "hall server stops if it is more (docs/security.md)", seq=core.seq,
+        log.info("The journal ends at record {seq}; at each connection to {peers}, what it holds of the journal is "
+                 "checked against it, and the hall server stops if it holds more (docs/security.md)", seq=core.seq,
                  peers=" and ".join(p for p, on in (("the regulator's receiver", feed is not None),
                                                     ("the central server", relay is not None)) if on))
     web = WebService(_endpoint(config, reactor), site)

@@ -287,7 +287,18 @@ class FeedLinkService(ClientService):
 
     def _prepare(self, proxy: Any) -> defer.Deferred[Any]:
         connection: FeedSending = proxy.itself()
+        # ClientService counts a connection whose preparation failed as a failed attempt and
+        # has no transition for that connection's loss afterwards (it would log NoTransition):
+        # its loss is told to the service only once the hello was answered and taken.
+        lost = getattr(proxy, "_lostNotification", None)
+        if lost is not None:
+            proxy._lostNotification = lambda reason: None
         started: defer.Deferred[Any] = connection.start()
+
+        def taken(outcome: Any) -> Any:
+            if lost is not None:
+                proxy._lostNotification = lost
+            return outcome
 
         def refused(failure: Failure) -> Failure:
             reason = failure.getErrorMessage()
@@ -296,7 +307,7 @@ class FeedLinkService(ClientService):
             connection.close()
             return failure
 
-        return started.addErrback(refused)
+        return started.addCallbacks(taken, refused)
 
     def wake(self) -> None:
         if self.sending is not None:
