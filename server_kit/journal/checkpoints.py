@@ -346,7 +346,12 @@ class CheckpointService(Service):
             log.info("Checkpoint written at record {seq}: {path}", seq=seq, path=str(path))
 
         def failed(failure: Any) -> None:
-            log.failure("The checkpoint at record {seq} could not be written", failure, seq=seq)
+            if failure.check(OSError):  # a full disk, a folder made read-only: said in one line, nothing left behind
+                log.critical("The checkpoint at record {seq} could not be written in {folder}: {reason}; no file of it "
+                             "is left, and a start uses the checkpoint before it or replays the journal", seq=seq,
+                             folder=str(self.store.folder), reason=failure.value.strerror or str(failure.value))
+            else:
+                log.failure("The checkpoint at record {seq} could not be written", failure, seq=seq)
 
         def done(_: Any) -> None:
             self._writing = None
