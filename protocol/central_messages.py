@@ -834,7 +834,7 @@ ANNEX_FIELDS: tuple[Field, ...] = (
               "from (set hall, library V1)"),
     Field("cells", Text(80, charset=frozenset(_DIGITS + ",")), optional=True,
           doc="claim: the card's 27 cells, row by row, comma-separated, 0 a blank"),
-    Field("digest", Text(64, charset=frozenset(_DIGITS + "abcdef")), optional=True,
+    Field("digest", Text(64, charset=HEX_CHARS), optional=True,
           doc="cards: the SHA-256 of the hall's whole declaration, the same in each of its parts"),
     Field("part", Whole(1, 99_999), optional=True, doc="cards: this part's number, 1, 2, 3..."),
     Field("parts", Whole(1, 99_999), optional=True, doc="cards: how many parts the declaration has"),
