@@ -15,6 +15,9 @@ error codes back.
   command this endpoint does not know.
 * **hello first**: any other command before it fails with ``not_negotiated`` and the
   connection closes; ``hello`` agrees the version (:func:`~central_server.domain.wire.answer_hello`).
+  A hall's ``hello`` says the last record of its journal; the furthest each hall said is
+  kept while this process runs (:attr:`CentralEndpoint.hall_journals`) and told back in
+  the answer, so a hall rolled back sees it is behind and stops.
 * **Every other command** goes to :meth:`CentralModule.hall_command
   <central_server.module.CentralModule.hall_command>`: decided, journaled with the
   hall's request id, answered after the commit.  The commands that decide something

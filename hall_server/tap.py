@@ -5,9 +5,10 @@
 1. the database (migrations applied) and its single writer thread pool, run as a
    service so it starts with the process and drains before it stops;
 2. the journal with its Ed25519 signing key, **verified** before anything else reads
-   it: the records after the newest trusted checkpoint (every record when there is
-   none) and the signed head; a journal that fails its check stops the start with one
-   line naming the record (:class:`StartRefused`); then the hall core over both;
+   it: every record's hash and link, the signatures after the newest trusted
+   checkpoint (every one when there is none) and the signed head; a journal that fails
+   its check stops the start with one line naming the record (:class:`StartRefused`);
+   then the hall core over both;
 3. the modules (session, ledger, admission, cashier, the traditional game), the
    console's read model, then **recovery**: every module's state is restored from the
    checkpoint and the records after it folded in (or the whole journal replayed)
@@ -17,7 +18,10 @@
 4. with ``[draw] source = "blower"``, the blower drivers on their serial ports
    (``hall_server/blower/hall.py``: ball source, faults, reserve switch), told the
    journal's balls of the game in progress before the ports open;
-5. the web site (caller console, information board, command channel, WebSockets)
+5. with ``[regulator]`` or ``[central]``, the guard against a rolled-back folder: what
+   the receiver and the central server hold of the journal is checked at each
+   connection, and the hall stops when it is more (:mod:`server_kit.journal.rollback`);
+6. the web site (caller console, information board, command channel, WebSockets)
    on TLS from the hall's PKI (TLS 1.2 AEAD or 1.3; client certificates requested and
    checked, required at the handshake with ``[tls] require_client_certificate``; the
    terminals' endpoint admits terminal certificates only), or plain TCP when

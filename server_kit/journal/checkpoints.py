@@ -6,9 +6,11 @@ checkpoint holds the command core's state (:meth:`server_kit.core.CommandCore.ch
 as of record ``seq``, and is bound to the chain by that record's ``hash``.
 
 **Stored** as files in a folder of the server's (``<home>/checkpoints/``, mode 0700,
-files 0600), one per checkpoint, named by its sequence number, written atomically
-(a partial file, fsync, rename); the newest :data:`KEPT` are kept.  A file is one line
-of JSON, the *header*, then the state as zlib-compressed JSON::
+files 0600), one per checkpoint, named by its sequence number, written atomically (a
+temporary file of the folder, fsync, rename, fsync of the folder; a write that fails
+removes its temporary file, and one a crash left is removed at the next start,
+:meth:`CheckpointStore.remove_partials`); the newest :data:`KEPT` are kept.  A file is
+one line of JSON, the *header*, then the state as zlib-compressed JSON::
 
     {"format": "bingo-checkpoint/1", "seq": 1042, "hash": "9f2c...", "time_ms": ...,
      "release": "<the release's fingerprint>", "state_sha256": "...", "signature": "..."}
@@ -19,17 +21,23 @@ SHA-256, the record it stands at, and the release that wrote it.
 
 **Trusted** only when all of this holds (:meth:`CheckpointStore.newest_valid`): the
 header is a checkpoint's, signed by the journal key; the state's hash matches; it was
-written by this release (another release's state may not mean the same); and the
-journal's record at ``seq`` has ``hash``.  A checkpoint that fails is logged and
-passed over for the one before it, or for a full replay: it is never trusted.  One
-whose ``seq`` lies past the journal's end refuses the start (:class:`ChainError`), as
-a head past the end does: records were cut.
+written by this release (another release's state may not mean the same); the
+journal's record at ``seq`` has ``hash``; and the state says it was built from the
+journal (its ``folded``, the records its modules hold counted from the first, is
+``seq``).  A checkpoint that fails is logged and passed over for the one before it, or
+for a full replay: it is never trusted.  One whose ``seq`` lies past the journal's end
+refuses the start (:class:`ChainError`), as a head past the end does: records were
+cut.  The start then checks the records up to ``seq`` by their hashes and links
+(:meth:`server_kit.journal.sql.Journal.verify_links`), and those after it in full.
 
 **Written** by :class:`CheckpointService` every ``every_records`` records or
 ``every_seconds`` seconds on the server's clock, whichever comes first, and at a clean
 stop: the projection is copied into JSON-able data on the reactor thread between two
 commands (the state must be that of one record), then compressed, signed and written
-on a thread pool of its own, so a commit never waits for it.
+on a thread pool of its own, so a commit never waits for it.  Only of a state built
+from the journal: none while records decided wait for their commit, while the core's
+``storage_fault`` is set, when its ``folded`` is not its ``seq`` (the core refuses), or
+once the server stops on a fault (:meth:`CheckpointService.forbid`).
 """
 
 from __future__ import annotations
