@@ -80,13 +80,3 @@ def test_N7_a_position_says_the_hash_of_the_last_record_held_and_a_bad_one_is_re
     raw = json.loads(encode(said))
     with pytest.raises(FeedFormatError, match="'hash'"):
         decode(json.dumps({**raw, "hash": "AB" * 32}).encode())
-
-
-def test_N7_the_receiver_s_hello_answers_the_hash_of_the_last_record_it_holds(tmp_path: Path) -> None:
-    hello, _, batch, _ = (decode(raw) for raw in documented())
-    receiver = Receiver(regulator_store.Store(regulator_store.open_database(f"sqlite:///{tmp_path / 'r.sqlite'}")),
-                        clock=lambda: 0)
-    receiver.hello(hello, "hall:h1")
-    receiver.batch(batch, "hall:h1")
-    position = receiver.hello(hello, "hall:h1")
-    assert (position.acked, position.hash) == (1, batch.records[0].hash)
