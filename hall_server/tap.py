@@ -181,8 +181,6 @@ class HallServer:
     relay: NetworkRelay | None = None
     #: The video bingo machines, with ``[videobingo]``.
     videobingo: VideoBingoModule | None = None
-    #: What the regulator's receiver and the central server hold of the journal, checked at each connection.
-    rollback: RollbackGuard | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -603,7 +601,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
-        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo, rollback,
+        virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo,
     )
     service.hall = hall
     return hall
