@@ -325,3 +325,19 @@ def test_N17_a_payload_stored_with_other_spacing_still_links(journal: Journal) -
     sql(journal, "UPDATE journal SET payload = replace(payload, ',', ', ') WHERE seq = 4")
     assert journal.verify_links((10, journal.last.hash)) == 10
     assert journal.verify() == 10
+
+
+def test_N17_the_link_check_reads_the_journal_as_stored_on_each_backend(database_url: str, tmp_path: Path) -> None:
+    """The rows are read through the driver's own cursor (SQLite, psycopg), in batches."""
+    from server_kit.journal import table
+
+    j = Journal(open_database(database_url), Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
+    for n in range(1, 26):
+        j.append(1_700_000_000_000 + n, [BallDrawn("g1", n % 90 + 1, n)])
+    assert [row[0] for row in table.stored_rows(j.engine, 25, batch=7)] == list(range(1, 26))
+    assert j.verify_links((25, j.last.hash)) == 25
+    with j.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE journal SET time_ms = time_ms + 1 WHERE seq = 17")
+    with pytest.raises(ChainError, match="record 17: its content does not match its hash"):
+        j.verify_links((25, j.last.hash))
+    j.engine.dispose()
