@@ -9,7 +9,8 @@ collected; a ball set replaced every 1,900 games), the records written to the jo
 table in large transactions rather than one commit each.  Then it times the real
 start, :func:`hall_server.tap.build_hall` on that folder, twice: with no checkpoint
 (every record verified and replayed), and after the hall wrote its checkpoint at its
-clean stop (the records after it verified and replayed, here none).  ``--folder``
+clean stop (the records under it checked by hash and link, those after it verified and
+replayed, here none).  ``--folder``
 keeps the folder (and reuses it when it already holds a journal).
 """
 

@@ -15,6 +15,9 @@ error codes back.
   command this endpoint does not know.
 * **hello first**: any other command before it fails with ``not_negotiated`` and the
   connection closes; ``hello`` agrees the version (:func:`~central_server.domain.wire.answer_hello`).
+  A hall's ``hello`` says the last record of its journal; the furthest each hall said is
+  kept while this process runs (:attr:`CentralEndpoint.hall_journals`) and told back in
+  the answer, so a hall rolled back sees it is behind and stops.
 * **Every other command** goes to :meth:`CentralModule.hall_command
   <central_server.module.CentralModule.hall_command>`: decided, journaled with the
   hall's request id, answered after the commit.  The commands that decide something
@@ -117,6 +120,9 @@ class CentralEndpoint:
         self.acting: Callable[[], bool] = lambda: True
         #: What ``hello``'s answer says of this process (a replicated one's node and epoch).
         self.identity: Callable[[], Mapping[str, Any]] = dict
+        #: The furthest record (seq, hash) of its journal each hall said in a ``hello``, kept
+        #: while this process runs and told back in each ``hello``'s answer.
+        self.hall_journals: dict[str, tuple[int, str]] = {}
         #: Called with the names of each batch's announcements before they go out (the failover
         #: drill's stop point, :class:`central_server.replica.DrillPoint`), or None.
         self.before_push: Callable[[Sequence[str]], None] | None = None
@@ -284,11 +290,15 @@ class HallLink(BoundedBoxes):
         if self.hall_id is None:
             raise NotNegotiated("the connection has no hall certificate")
         if message is m.HELLO:
+            held = self.endpoint.hall_journals.get(self.hall_id)
             answer = wire.answer_hello(arguments, from_hall=self.hall_id, members=self.endpoint.members,
-                                       central_id=self.endpoint.central_id, identity=self.endpoint.identity())
+                                       central_id=self.endpoint.central_id, identity=self.endpoint.identity(),
+                                       hall_journal=held)
+            self._journal_said(held, arguments.get("journal_seq"), arguments.get("journal_hash"))
             if self.version is None:
-                self.log.info("Hall {hall} said hello ({software}), protocol version {version}", hall=self.hall_id,
-                              software=arguments.get("software"), version=answer["version"])
+                self.log.info("Hall {hall} said hello ({software}), protocol version {version}, its journal at "
+                              "record {seq}", hall=self.hall_id, software=arguments.get("software"),
+                              version=answer["version"], seq=arguments.get("journal_seq", "(not said)"))
             first = self.version is None
             self.version = answer["version"]
             self.endpoint.joined(self)
@@ -300,6 +310,22 @@ class HallLink(BoundedBoxes):
         if message is m.BUY_CARDS_BATCH:
             return self._batch(arguments)
         return self._command(message.name, arguments)
+
+    def _journal_said(self, held: tuple[int, str] | None, seq: int | None, hash: str | None) -> None:
+        """The hall said its journal ends at ``seq`` (``hash``): kept when it is further than ``held``.
+
+        A hall whose journal is behind what it said before is told so in the answer and
+        stops by itself; it is logged here too.
+        """
+        assert self.hall_id is not None
+        if seq is None or hash is None:
+            return
+        if held is None or seq > held[0]:
+            self.endpoint.hall_journals[self.hall_id] = (seq, hash)
+        elif seq < held[0] or (seq == held[0] and hash != held[1]):
+            self.log.warn("Hall {hall} says its journal ends at record {seq}, but it said record {held} before: its "
+                          "journal was rolled back or rewritten; the hall is told what it said", hall=self.hall_id,
+                          seq=seq, held=held[0])
 
     def _command(self, name: str, arguments: dict[str, Any]) -> Any:
         assert self.hall_id is not None

@@ -5,9 +5,10 @@
 1. the database (migrations applied) and its single writer thread pool, run as a
    service so it starts with the process and drains before it stops;
 2. the journal with its Ed25519 signing key, **verified** before anything else reads
-   it: the records after the newest trusted checkpoint (every record when there is
-   none) and the signed head; a journal that fails its check stops the start with one
-   line naming the record (:class:`StartRefused`); then the hall core over both;
+   it: every record's hash and link, the signatures after the newest trusted
+   checkpoint (every one when there is none) and the signed head; a journal that fails
+   its check stops the start with one line naming the record (:class:`StartRefused`);
+   then the hall core over both;
 3. the modules (session, ledger, admission, cashier, the traditional game), the
    console's read model, then **recovery**: every module's state is restored from the
    checkpoint and the records after it folded in (or the whole journal replayed)
@@ -17,7 +18,10 @@
 4. with ``[draw] source = "blower"``, the blower drivers on their serial ports
    (``hall_server/blower/hall.py``: ball source, faults, reserve switch), told the
    journal's balls of the game in progress before the ports open;
-5. the web site (caller console, information board, command channel, WebSockets)
+5. with ``[regulator]`` or ``[central]``, the guard against a rolled-back folder: what
+   the receiver and the central server hold of the journal is checked at each
+   connection, and the hall stops when it is more (:mod:`server_kit.journal.rollback`);
+6. the web site (caller console, information board, command channel, WebSockets)
    on TLS from the hall's PKI (TLS 1.2 AEAD or 1.3; client certificates requested and
    checked, required at the handshake with ``[tls] require_client_certificate``; the
    terminals' endpoint admits terminal certificates only), or plain TCP when
@@ -111,6 +115,7 @@ from server_kit.feed.reports import ReportOutbox
 from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
+from server_kit.journal.rollback import RollbackGuard
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key, public_pem, report_cert_path
 from server_kit.release import SOFTWARE
@@ -302,17 +307,24 @@ def open_journal(
     """Verify the journal before anything reads it, or start it if it is new; the checkpoint to start from.
 
     A new journal is one with no record and no head: only then is it started, with an
-    opening record.  Anything else must verify against its signed head: the records
-    after the newest trusted checkpoint of ``checkpoints``, or every record.  A signed
-    checkpoint past the journal's end refuses the start, as a head past it does.
+    opening record.  Anything else must verify against its signed head, whole: the
+    records after the newest trusted checkpoint of ``checkpoints`` (or every record when
+    there is none) by hash, link and signature, and the records up to the checkpoint by
+    hash and link up to the checkpoint's own record (:meth:`Journal.verify_links`), so a
+    record altered anywhere stops the start.  A signed checkpoint past the journal's end
+    refuses the start, as a head past it does.
     """
     try:
+        if checkpoints is not None:
+            checkpoints.remove_partials()
         # Looked for before a new journal is started: an emptied journal beside its
         # signed checkpoint is refused, never started afresh.
         checkpoint = checkpoints.newest_valid(journal) if checkpoints is not None else None
         if journal.is_new:
             opening = journal.initialise(now_ms, {"hall": hall_name, "actor": SYSTEM.to_dict()})
             log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
+        if checkpoint is not None:
+            journal.verify_links((checkpoint.seq, checkpoint.hash), f"the checkpoint {checkpoint.path}")
         anchor = (checkpoint.seq, checkpoint.hash) if checkpoint is not None else None
         last = journal.verify(after=anchor)
     except ChainError as error:
@@ -323,9 +335,9 @@ def open_journal(
         log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=last)
     else:
         log.info(
-            "Journal verified from its checkpoint at record {seq}: the {n} records after it, each hash, link and "
-            "signature, and the signed head",
-            seq=checkpoint.seq, n=last - checkpoint.seq,
+            "Journal verified: {n} records, each hash and link; the {after} after its checkpoint at record {seq} "
+            "each signature too; and the signed head",
+            n=last, after=last - checkpoint.seq, seq=checkpoint.seq,
         )
     return checkpoint
 
@@ -511,6 +523,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=CHECKPOINT_EVERY_SECONDS,
     )
     checkpointing.setServiceParent(service)
+    # A journal behind what the hall reported (an earlier copy of its folder, records cut and
+    # the head signed again) verifies; the receiver and the central server say what they hold.
+    rollback = RollbackGuard(journal, functools.partial(_stop_rolled_back, reactor, checkpointing),
+                             server="the hall server")
     if blowers is not None:
         blowers.resume()  # before the serial ports open: the blower learns the journal's balls
         for driver, device in zip(blowers.drivers, (config.draw.main, config.draw.reserve)):
@@ -555,6 +571,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if network is not None and config.central is not None:
         central = config.central
         relay = NetworkRelay(network, central.hall_id, reactor, software=SOFTWARE)
+        relay.journal_held = lambda central_id, seq, hash: rollback.held(f"the central server {central_id}", seq, hash)
         relay.listeners.append(gateway.network_link)
         endpoints = tuple(Endpoint(host, port, central.server_name or host) for host, port in central.endpoints)
         address = CentralAddress(central.host, central.port, central.hall_id, central.pki_dir,
@@ -576,12 +593,19 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         site.resource.putChild(b"vb", MachineScreenResource(MachineGateway(videobingo, pins, check_pin, reactor),
                                                             require_certificate=config.tls.enabled))
     if feed is not None and config.regulator is not None:
+        feed.witness = functools.partial(
+            rollback.held, f"the regulator's receiver at {config.regulator.host}:{config.regulator.port}")
         feed.setServiceParent(service)
         feed.listeners.append(hub.feed_changed)  # the consoles' line follows the acks
         reporter.listeners.append(feed.report_written)  # the day's report, sent once written
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         log.info("Regulator's feed: sending the journal to {host}:{port} as hall:{hall}", host=config.regulator.host,
                  port=config.regulator.port, hall=config.regulator.hall_id)
+    if feed is not None or relay is not None:
+        log.info("The journal ends at record {seq}; at each connection to {peers}, what it holds of the journal is "
+                 "checked against it, and the hall server stops if it holds more (docs/security.md)", seq=core.seq,
+                 peers=" and ".join(p for p, on in (("the regulator's receiver", feed is not None),
+                                                    ("the central server", relay is not None)) if on))
     web = WebService(_endpoint(config, reactor), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
@@ -730,6 +754,22 @@ def _cannot_listen(failure: Any, config: HallConfig, reactor: Any) -> None:
         interface=config.interface or "*", port=config.port, reason=reason,
     )
     print(f"hall server: cannot listen on {config.interface or '*'}:{config.port}: {reason}", file=sys.stderr)
+    reactor.addSystemEventTrigger("after", "shutdown", _exit_now, 1)
+    if reactor.running:
+        reactor.stop()
+    else:
+        reactor.callWhenRunning(reactor.stop)
+
+
+def _stop_rolled_back(reactor: Any, checkpointing: CheckpointService, sentence: str) -> None:
+    """A peer holds more of the journal than the hall has: say so and end the process with status 1.
+
+    No checkpoint is written on the way out: the state is that of a journal the hall
+    does not serve on.
+    """
+    checkpointing.forbid(sentence)
+    log.critical("{sentence}. The hall server stops.", sentence=sentence)
+    print(f"Error: {sentence}", file=sys.stderr)
     reactor.addSystemEventTrigger("after", "shutdown", _exit_now, 1)
     if reactor.running:
         reactor.stop()

@@ -93,7 +93,10 @@ PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
 #: Series labels (``V1``) and pattern names (``two_lines``).
 SERIES_CHARS = frozenset(_UPPER + _DIGITS)
 PATTERN_CHARS = frozenset(_LOWER + _DIGITS + "_")
+#: A SHA-256 in lowercase hex (a journal record's hash).
+HEX_CHARS = frozenset(_DIGITS + "abcdef")
 _CHARSET_NAMES = {
+    HEX_CHARS: "[0-9a-f]",
     ID_CHARS: "[A-Za-z0-9-_]",
     KEY_CHARS: "[A-Za-z0-9-_.]",
     PRINTABLE: "printable ASCII",
@@ -349,6 +352,9 @@ BASIS_POINTS = Whole(0, 10_000)
 BALL = Whole(1, 90)
 BALL_COUNT = Whole(0, 90)
 SEQ = Whole(0, MAX_EXACT)
+#: A record of a journal (a hall's): its sequence number and hash.
+JOURNAL_SEQ = Whole(1, MAX_EXACT)
+RECORD_HASH = Text(64, min_length=64, charset=HEX_CHARS)
 VERSION = Whole(1, 999)
 PHASES = (
     "scheduled", "selling", "sale_closed", "drawing", "last_prize_won", "closed", "not_played",
@@ -512,6 +518,8 @@ HELLO = Message(
         _hall(),
         Field("versions", WholeList(VERSION, 16), doc="every version the hall speaks"),
         Field("software", PERSON, doc="the hall server's name and release, for the log"),
+        Field("journal_seq", JOURNAL_SEQ, optional=True, doc="the last record of the hall's journal now"),
+        Field("journal_hash", RECORD_HASH, optional=True, doc="that record's hash"),
     ),
     answer=(
         Field("version", VERSION, doc="the version both speak, used from now on"),
@@ -519,6 +527,9 @@ HELLO = Message(
         Field("node", HALL_ID, optional=True,
               doc="a replicated central server: the database node beside the process that answers"),
         Field("epoch", Whole(1, MAX_EXACT), optional=True, doc="a replicated central server: its leadership epoch"),
+        Field("hall_journal_seq", JOURNAL_SEQ, optional=True,
+              doc="the furthest record of its journal the hall said before, as the central server holds it"),
+        Field("hall_journal_hash", RECORD_HASH, optional=True, doc="that record's hash, as the hall said it"),
     ),
     errors=("version_unsupported", "bad_argument", "internal_error", "unknown_hall", "hall_mismatch", "standby"),
 )
@@ -823,7 +834,7 @@ ANNEX_FIELDS: tuple[Field, ...] = (
               "from (set hall, library V1)"),
     Field("cells", Text(80, charset=frozenset(_DIGITS + ",")), optional=True,
           doc="claim: the card's 27 cells, row by row, comma-separated, 0 a blank"),
-    Field("digest", Text(64, charset=frozenset(_DIGITS + "abcdef")), optional=True,
+    Field("digest", Text(64, charset=HEX_CHARS), optional=True,
           doc="cards: the SHA-256 of the hall's whole declaration, the same in each of its parts"),
     Field("part", Whole(1, 99_999), optional=True, doc="cards: this part's number, 1, 2, 3..."),
     Field("parts", Whole(1, 99_999), optional=True, doc="cards: how many parts the declaration has"),

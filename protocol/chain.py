@@ -245,6 +245,65 @@ def signed(sign: Callable[[bytes], bytes], records: Iterable[Record]) -> list[Re
     return out
 
 
+#: A stored record's columns as the link check reads them: ``seq``, ``time_ms``, ``type``,
+#: the payload as its canonical JSON text, ``prev``, ``hash`` (the signature is not read).
+StoredRow = tuple[int, int, str, str, str, str]
+#: Record types whose JSON string is the name in quotes: the body is then put together from the row's text.
+_PLAIN_TYPE = re.compile(r"[a-z0-9_]{1,64}")
+
+
+def _row_body(seq: int, time_ms: int, type: str, payload: str, prev: str) -> bytes:
+    """The body of a stored row, put together from its columns without reading the payload's JSON.
+
+    The journal stores each payload as its canonical JSON, so the body is the row's text
+    in place.  With ``prev`` and ``seq`` fixed by the link and ``type`` a plain name, the
+    text can be cut into its columns one way only: a row whose text hashes to the
+    record's hash holds exactly the record's fields.
+    """
+    return f'{{"payload":{payload},"prev":"{prev}","seq":{seq},"time_ms":{time_ms},"type":"{type}"}}'.encode()
+
+
+def verify_links(rows: Iterable[StoredRow], through: tuple[int, str], where: str = "its signed checkpoint") -> int:
+    """Check records 1 to ``through[0]`` as stored: each hash of its content and each link,
+    the last being ``through[1]`` (the hash ``where`` names); the signatures are not
+    checked.  Returns ``through[0]``.
+
+    This is how a start checks the records its checkpoint stands for without folding
+    them: with the last hash pinned by a signature (the checkpoint's, the head's), a
+    record changed anywhere before it breaks a hash or a link, so no signature is
+    needed to find it; each record's own signature is checked by ``bingo journal
+    verify`` and the pre-session verification.  A row whose text is not put together
+    the fast way (:func:`_row_body`) is read through its JSON and checked as
+    :func:`verify_chain` does.  Raises :class:`ChainError` naming the first fault.
+    """
+    end, anchor = through
+    expected_seq, prev = 1, GENESIS
+    sha256 = hashlib.sha256
+    for seq, time_ms, type, payload, stored_prev, hash in rows:
+        if seq > end:
+            break
+        if seq != expected_seq:
+            if seq < expected_seq:
+                raise ChainError(seq, f"appears again after record {expected_seq - 1} (inserted or reordered)")
+            raise ChainError(expected_seq, f"is missing: the journal jumps from {expected_seq - 1} to {seq}")
+        if not (_PLAIN_TYPE.fullmatch(type) and sha256(_row_body(seq, time_ms, type, payload, stored_prev)).hexdigest() == hash):
+            try:
+                data = body(seq, time_ms, type, json.loads(payload), stored_prev)
+            except ValueError:
+                data = b""
+            if sha256(data).hexdigest() != hash:
+                raise ChainError(seq, "its content does not match its hash (altered)")
+        if stored_prev != prev:
+            raise ChainError(seq, "does not follow the record before it (inserted, removed or reordered)")
+        prev = hash
+        expected_seq += 1
+    if expected_seq - 1 < end:
+        raise ChainError(expected_seq, f"is missing: the journal ends at {expected_seq - 1} before record {end}")
+    if prev != anchor:
+        raise ChainError(end, f"differs from the record {where} names")
+    return end
+
+
 def verify_chain(
     records: Iterable[Record],
     public_key: Ed25519PublicKey,

@@ -9,7 +9,9 @@ record as stored, to the regulator's receiver.  Every message is one JSON object
     sender's journal key).  The receiver answers with a ``position``.
 ``position`` (receiver to sender)
     ``sender`` and ``acked``: the last ``seq`` the receiver has stored for the sender
-    (0 for none).  The sender goes on from ``acked + 1``.
+    (0 for none), and ``hash``: that record's hash (left out for none).  The sender goes
+    on from ``acked + 1``; a sender whose journal lacks that record, or has it with
+    another hash, was rolled back and does not serve (docs/security.md).
 ``batch`` (sender to receiver)
     ``sender`` and ``records``: 1 to :data:`MAX_BATCH` consecutive records, each with
     the fields of an audit export's ``journal.jsonl`` line (FORMATS.md section 3):
@@ -74,6 +76,7 @@ class Hello:
 class Position:
     sender: str
     acked: int
+    hash: str | None = None  # the hash of record ``acked`` (None: no record, or a receiver that does not say)
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,8 @@ def to_dict(message: Message) -> dict[str, Any]:
     if isinstance(message, Hello):
         return {**base, "kind": "hello", "public_key": message.public_key}
     if isinstance(message, Position):
-        return {**base, "kind": "position", "acked": message.acked}
+        said = {} if message.hash is None else {"hash": message.hash}
+        return {**base, "kind": "position", "acked": message.acked, **said}
     if isinstance(message, Batch):
         return {**base, "kind": "batch", "records": [record_to_dict(r) for r in message.records]}
     if isinstance(message, Report):
@@ -205,7 +209,10 @@ def from_dict(data: Any) -> Message:
             raise FeedFormatError(f"{where}: the field 'public_key' is not a PEM public key")
         return Hello(sender, key)
     if kind == "position":
-        return Position(sender, _count(data, "acked", where, 0))
+        hash = data.get("hash")
+        if hash is not None and (not isinstance(hash, str) or not _HEX64.fullmatch(hash)):
+            raise FeedFormatError(f"{where}: the field 'hash' is not lowercase hex of the right length")
+        return Position(sender, _count(data, "acked", where, 0), hash)
     if kind == "ack":
         return Ack(sender, _count(data, "seq", where, 0))
     if kind == "batch":

@@ -194,7 +194,7 @@ class Receiver:
         )
         self.games_of(hello.sender)
         self.days.stored(hello.sender, position.seq)  # a day that waited for records held before a restart
-        return Position(hello.sender, position.seq)
+        return Position(hello.sender, position.seq, position.hash if position.seq else None)
 
     def _take_key(self, sender: str, registered: RegisteredSender, held: StorePosition | None) -> StorePosition:
         """The registered key is the one ``sender``'s records are checked against from now on: journaled."""

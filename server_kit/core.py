@@ -211,6 +211,9 @@ class CommandCore:
         self.commits = 0
         #: The hash of the last record folded into the modules (what a checkpoint is bound to).
         self.last_hash: str | None = journal.last.hash if journal.last else None
+        #: How many records the modules hold, counted from the journal's first: ``seq`` once
+        #: they are built from the journal (a checkpoint of any other state is refused).
+        self.folded = 0
         # (staff member, request id) -> the records that request committed, oldest first
         self.requests: OrderedDict[RequestKey, list[tuple[int, str]]] = OrderedDict()
         self._running: dict[RequestKey, list[defer.Deferred[Any]]] = {}
@@ -283,6 +286,9 @@ class CommandCore:
         """
         if not self.settled():
             raise CheckpointRefused("records decided are still waiting for their commit")
+        if self.folded != self.seq:
+            raise CheckpointRefused(f"the state holds {self.folded} of the journal's {self.seq} records: it was not "
+                                    "built from the journal")
         return self._snapshot()
 
     def _snapshot(self) -> dict[str, Any]:
@@ -294,7 +300,7 @@ class CommandCore:
                     raise CheckpointRefused(f"the module {name} cannot be checkpointed")
                 modules[name] = snapshot()
             requests = [[name, request, [list(r) for r in records]] for (name, request), records in self.requests.items()]
-        return {"seq": self.seq, "modules": modules, "requests": requests}
+        return {"seq": self.seq, "folded": self.folded, "modules": modules, "requests": requests}
 
     def restore(self, state: Mapping[str, Any], seq: int, hash: str) -> None:
         """Take every module's projection from a checkpoint's ``state`` at record ``seq``.
@@ -307,6 +313,8 @@ class CommandCore:
         modules = state.get("modules")
         if state.get("seq") != seq or not isinstance(modules, dict) or sorted(modules) != sorted(names):
             raise CheckpointRefused("the checkpoint holds other modules than this server's")
+        if state.get("folded") != seq:
+            raise CheckpointRefused(f"the checkpoint's state was not built from the journal's {seq} records")
         before = self._snapshot()
         try:
             with gc_paused():
@@ -321,7 +329,7 @@ class CommandCore:
                 module.restore(before["modules"][name])  # type: ignore[attr-defined]
             self.requests = OrderedDict(((n, r), [tuple(x) for x in records]) for n, r, records in before["requests"])
             raise
-        self.seq, self.last_hash = seq, hash
+        self.seq, self.last_hash, self.folded = seq, hash, seq
 
     def now_ms(self) -> int:
         return int(self.clock.seconds() * 1000)
@@ -495,7 +503,7 @@ class CommandCore:
         for module in self.modules:
             module.reset()
         self.requests.clear()
-        self.seq = 0
+        self.seq = self.folded = 0
         first_uncommitted = uncommitted[0].seq if uncommitted else None
         for record in self.journal.records():
             if first_uncommitted is not None and record.seq >= first_uncommitted:
@@ -512,6 +520,7 @@ class CommandCore:
         for module in self.modules:
             module.apply(record)
         self.seq, self.last_hash = record.seq, record.hash
+        self.folded += 1
         stamp = record.payload.get("actor")
         if isinstance(stamp, dict) and isinstance(stamp.get("request"), str):
             key = (str(stamp.get("name")), stamp["request"])

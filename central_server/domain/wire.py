@@ -111,15 +111,19 @@ def credit_item(credit: CentralCardWon | CentralStakeReturned) -> dict[str, Any]
 
 
 def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Iterable[str], central_id: str,
-                 identity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                 identity: Mapping[str, Any] | None = None, hall_journal: tuple[int, str] | None = None) -> dict[str, Any]:
     """The answer to ``hello``: the version agreed, or the error that closes the connection.
 
     ``identity``: a replicated central server's ``node`` and ``epoch``, which the hall shows.
+    ``hall_journal``: the furthest record (seq, hash) of its journal the hall said before,
+    which the hall checks its journal against (a hall rolled back is behind it).
     """
     try:
         args = m.check_arguments(m.HELLO, arguments)
     except CentralMessageError as error:
         raise BadArgument(str(error)) from None
+    if ("journal_seq" in args) != ("journal_hash" in args):
+        raise BadArgument("hello: journal_seq and journal_hash are said together, or neither")
     if from_hall not in set(members):
         raise UnknownHall(f"hall {from_hall} is not a member of the network")
     if args["hall_id"] != from_hall:
@@ -128,7 +132,8 @@ def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Itera
         version = m.negotiate(args["versions"])
     except CentralMessageError as error:
         raise VersionUnsupported(str(error)) from None
-    return _answer(m.HELLO, {"version": version, "central_id": central_id, **(identity or {})})
+    held = {} if hall_journal is None else {"hall_journal_seq": hall_journal[0], "hall_journal_hash": hall_journal[1]}
+    return _answer(m.HELLO, {"version": version, "central_id": central_id, **(identity or {}), **held})
 
 
 def buy_cards_answer(outcome: Outcome, game: CentralGame) -> dict[str, Any]:

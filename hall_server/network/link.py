@@ -130,8 +130,13 @@ class CentralConnection(amp.AMP):
             return
         self._unanswered_since = now
 
-        def answered(_: Any) -> None:
+        def answered(answer: dict[str, Any]) -> None:
             self._unanswered_since = None
+            try:
+                self.relay.check_journal(answer)
+            except Exception as error:  # the journal is behind what the hall said: the hall stops
+                self.log.warn("The central server's answer to the heartbeat: {error}", error=str(error))
+                self.close()
 
         def refused(failure: Failure) -> None:
             self._unanswered_since = None
@@ -140,8 +145,7 @@ class CentralConnection(amp.AMP):
                               why=failure.getErrorMessage())
                 self.close()
 
-        hello = {"hall_id": self.relay.hall_id, "versions": list(m.SUPPORTED_VERSIONS), "software": self.relay.software}
-        self.call("hello", hello).addCallbacks(answered, refused)
+        self.call("hello", self.relay.hello_arguments()).addCallbacks(answered, refused)
 
     def abort(self) -> None:
         if self.transport is not None:

@@ -8,8 +8,10 @@ a ``FakeCentral`` in the unit tests.  Everything it learns goes to
 :class:`~hall_server.network.module.NetworkModule` as a command, so it is journaled
 before anything is shown or answered.
 
-* **hello** first, with the versions this hall speaks; the link counts as up only once
-  the central server agreed one.
+* **hello** first, with the versions this hall speaks and the last record of its journal;
+  the link counts as up only once the central server agreed a version, and its answer's
+  record of this hall's journal (what the hall said before) is one this journal holds
+  (:attr:`NetworkRelay.journal_held`: a hall rolled back stops; docs/security.md).
 * **Catching up** after every hello: for each network game the hall knows that is not
   over, ``get_game``, then the balls after the last one held (``get_balls``), the
   winners (``get_winners``) and the credits (``get_credits``) after the last ones held,
@@ -100,6 +102,9 @@ class NetworkRelay:
         self.annex_delivered: Callable[[dict[str, Any]], Any] | None = None
         #: Called with the resend of what waits, while the link is up (the hall-annex game's posts).
         self.resenders: list[Callable[[], None]] = []
+        #: Told ``(central server, seq, hash)``: the furthest record of this hall's journal the
+        #: central server holds from an earlier ``hello``; raises when this journal lacks it.
+        self.journal_held: Callable[[str, int, str], None] | None = None
         module.relay_hold = self._hold_committed
         module.relay_failure = self._failure_committed
         module.core.after_commit.append(self._send_holds)
@@ -119,8 +124,7 @@ class NetworkRelay:
         Fails (and the connection should be dropped) if the central server refuses the hello.
         """
         try:
-            answer = yield port.call("hello", {"hall_id": self.hall_id, "versions": list(m.SUPPORTED_VERSIONS),
-                                               "software": self.software})
+            answer = yield port.call("hello", self.hello_arguments())
             m.check_answer(m.HELLO, answer)
         except CentralMessageError as error:
             self.log.error("The central server's answer to hello breaks the protocol: {error}", error=str(error))
@@ -130,6 +134,7 @@ class NetworkRelay:
             self.log.error("The central server refused this hall's hello ({code}): {error}",
                            code=getattr(error, "code", type(error).__name__), error=str(error))
             raise
+        self.check_journal(answer)  # a journal behind what the hall said before: no link
         self.port, self.version, self.central_id = port, answer["version"], answer["central_id"]
         self.log.info("Linked to central server {central} (protocol version {version})", central=self.central_id,
                       version=self.version)
@@ -137,6 +142,20 @@ class NetworkRelay:
         self._arm()
         self.catch_up()
         return answer
+
+    def hello_arguments(self) -> dict[str, Any]:
+        """``hello``'s arguments: this hall, the versions it speaks, and its journal's last record."""
+        hello: dict[str, Any] = {"hall_id": self.hall_id, "versions": list(m.SUPPORTED_VERSIONS),
+                                 "software": self.software}
+        last = self.module.core.journal.last
+        if last is not None:
+            hello["journal_seq"], hello["journal_hash"] = last.seq, last.hash
+        return hello
+
+    def check_journal(self, answer: Mapping[str, Any]) -> None:
+        """Hand :attr:`journal_held` what ``hello``'s answer says the central server holds of this journal."""
+        if self.journal_held is not None and answer.get("hall_journal_seq") is not None:
+            self.journal_held(answer["central_id"], answer["hall_journal_seq"], answer["hall_journal_hash"])
 
     def disconnected(self, port: CentralPort) -> None:
         """The connection ``port`` is gone: nothing in flight on it will be answered."""

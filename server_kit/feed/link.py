@@ -4,7 +4,7 @@ Both ends use the two commands here; each carries one message of
 :mod:`protocol.regulator_feed` (canonical JSON) as a :class:`~server_kit.amp.chunks.Chunked`
 value, and is answered with the receiver's message:
 
-``FeedHello``   ``hello``  -> ``position``
+``FeedHello``   ``hello``  -> ``position`` (checked against the journal first: :attr:`FeedLinkService.witness`)
 ``FeedBatch``   ``batch``  -> ``ack``
 ``FeedReport``  ``report`` -> ``report_ack`` (a signed report, once every record is acknowledged)
 
@@ -153,6 +153,8 @@ class FeedSending(amp.AMP):
         position = decode(answer["message"])
         if not isinstance(position, Position):
             raise FeedProtocolError(f"the receiver answered a hello with a {type(position).__name__}")
+        if self.service.witness is not None:  # raises when the journal lacks what the receiver holds
+            self.service.witness(position.acked, position.hash)
         self.cursor.position(position)
         if self.service.outbox is not None:
             self.service.outbox.changed()  # a report not acknowledged before is due again
@@ -273,6 +275,9 @@ class FeedLinkService(ClientService):
         self._shown: tuple[float, dict[str, Any]] | None = None
         #: Told (at most once a second) when the feed connects, is acknowledged or is lost.
         self.listeners: list[Callable[[], None]] = []
+        #: Told the receiver's position at each connection (the last record it holds and its hash),
+        #: before anything is sent; raises when the journal lacks it (a server rolled back).
+        self.witness: Callable[[int, str | None], None] | None = None
         self._told = 0.0
         self._telling: Any = None
         options = client_tls_options(address.pki_dir, address.certificate, address.server_name)
@@ -282,7 +287,18 @@ class FeedLinkService(ClientService):
 
     def _prepare(self, proxy: Any) -> defer.Deferred[Any]:
         connection: FeedSending = proxy.itself()
+        # ClientService counts a connection whose preparation failed as a failed attempt and
+        # has no transition for that connection's loss afterwards (it would log NoTransition):
+        # its loss is told to the service only once the hello was answered and taken.
+        lost = getattr(proxy, "_lostNotification", None)
+        if lost is not None:
+            proxy._lostNotification = lambda reason: None
         started: defer.Deferred[Any] = connection.start()
+
+        def taken(outcome: Any) -> Any:
+            if lost is not None:
+                proxy._lostNotification = lost
+            return outcome
 
         def refused(failure: Failure) -> Failure:
             reason = failure.getErrorMessage()
@@ -291,7 +307,7 @@ class FeedLinkService(ClientService):
             connection.close()
             return failure
 
-        return started.addErrback(refused)
+        return started.addCallbacks(taken, refused)
 
     def wake(self) -> None:
         if self.sending is not None:

@@ -6,9 +6,11 @@ checkpoint holds the command core's state (:meth:`server_kit.core.CommandCore.ch
 as of record ``seq``, and is bound to the chain by that record's ``hash``.
 
 **Stored** as files in a folder of the server's (``<home>/checkpoints/``, mode 0700,
-files 0600), one per checkpoint, named by its sequence number, written atomically
-(a partial file, fsync, rename); the newest :data:`KEPT` are kept.  A file is one line
-of JSON, the *header*, then the state as zlib-compressed JSON::
+files 0600), one per checkpoint, named by its sequence number, written atomically (a
+temporary file of the folder, fsync, rename, fsync of the folder; a write that fails
+removes its temporary file, and one a crash left is removed at the next start,
+:meth:`CheckpointStore.remove_partials`); the newest :data:`KEPT` are kept.  A file is
+one line of JSON, the *header*, then the state as zlib-compressed JSON::
 
     {"format": "bingo-checkpoint/1", "seq": 1042, "hash": "9f2c...", "time_ms": ...,
      "release": "<the release's fingerprint>", "state_sha256": "...", "signature": "..."}
@@ -19,17 +21,23 @@ SHA-256, the record it stands at, and the release that wrote it.
 
 **Trusted** only when all of this holds (:meth:`CheckpointStore.newest_valid`): the
 header is a checkpoint's, signed by the journal key; the state's hash matches; it was
-written by this release (another release's state may not mean the same); and the
-journal's record at ``seq`` has ``hash``.  A checkpoint that fails is logged and
-passed over for the one before it, or for a full replay: it is never trusted.  One
-whose ``seq`` lies past the journal's end refuses the start (:class:`ChainError`), as
-a head past the end does: records were cut.
+written by this release (another release's state may not mean the same); the
+journal's record at ``seq`` has ``hash``; and the state says it was built from the
+journal (its ``folded``, the records its modules hold counted from the first, is
+``seq``).  A checkpoint that fails is logged and passed over for the one before it, or
+for a full replay: it is never trusted.  One whose ``seq`` lies past the journal's end
+refuses the start (:class:`ChainError`), as a head past the end does: records were
+cut.  The start then checks the records up to ``seq`` by their hashes and links
+(:meth:`server_kit.journal.sql.Journal.verify_links`), and those after it in full.
 
 **Written** by :class:`CheckpointService` every ``every_records`` records or
 ``every_seconds`` seconds on the server's clock, whichever comes first, and at a clean
 stop: the projection is copied into JSON-able data on the reactor thread between two
 commands (the state must be that of one record), then compressed, signed and written
-on a thread pool of its own, so a commit never waits for it.
+on a thread pool of its own, so a commit never waits for it.  Only of a state built
+from the journal: none while records decided wait for their commit, while the core's
+``storage_fault`` is set, when its ``folded`` is not its ``seq`` (the core refuses), or
+once the server stops on a fault (:meth:`CheckpointService.forbid`).
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +68,19 @@ FORMAT = "bingo-checkpoint/1"
 #: How many checkpoints are kept: the newest, and older ones to fall back on.
 KEPT = 3
 _NAME = re.compile(r"^checkpoint-(\d{12})\.ckpt$")
+#: How a checkpoint being written ends its name until it is whole and renamed.
+PARTIAL = ".partial"
 
 log = Logger()
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush ``folder``'s entries to the disk: a rename or a removal in it then survives a power cut."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 class CheckpointError(DomainError):
@@ -100,7 +120,12 @@ class CheckpointStore:
         return sorted(names, key=lambda p: p.name, reverse=True)
 
     def write(self, seq: int, hash: str, time_ms: int, state: Mapping[str, Any]) -> Path:
-        """Write the checkpoint of ``state`` at record ``seq`` (blocking: off the reactor thread)."""
+        """Write the checkpoint of ``state`` at record ``seq`` (blocking: off the reactor thread).
+
+        Into a temporary file of the folder, flushed to the disk, renamed into place, and
+        the folder flushed too (the rename is then durable); a write that fails (a full
+        disk) removes its temporary file and raises: no partial file is left.
+        """
         with gc_paused():
             data = zlib.compress(json.dumps(state, separators=(",", ":")).encode(), 1)
         header: dict[str, Any] = {
@@ -110,17 +135,31 @@ class CheckpointStore:
         header["signature"] = self.key.sign(_signed_part(header)).hex()
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.folder / f"checkpoint-{seq:012d}.ckpt"
-        partial = path.with_name(path.name + ".partial")
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(json.dumps(header, sort_keys=True).encode() + b"\n")
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(partial, path)
+        descriptor, partial = tempfile.mkstemp(prefix=f"{path.name}.", suffix=PARTIAL, dir=self.folder)  # 0600
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(json.dumps(header, sort_keys=True).encode() + b"\n")
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(partial, path)
+        except BaseException:
+            Path(partial).unlink(missing_ok=True)
+            raise
         for old in self.paths()[KEPT:]:
             old.unlink(missing_ok=True)
+        _sync_folder(self.folder)
         return path
+
+    def remove_partials(self) -> None:
+        """Remove what a write cut short by a crash left (a write that fails removes its own)."""
+        try:
+            leftovers = [p for p in self.folder.iterdir() if p.name.endswith(PARTIAL)]
+        except FileNotFoundError:
+            return
+        for leftover in leftovers:
+            log.info("Removing {path}, a checkpoint whose writing was cut short", path=str(leftover))
+            leftover.unlink(missing_ok=True)
 
     def read(self, path: Path) -> Checkpoint:
         """The checkpoint in ``path`` if it is signed by the key and whole; else :class:`CheckpointError`.
@@ -189,6 +228,14 @@ class CheckpointStore:
                     path=str(path), seq=checkpoint.seq,
                 )
                 continue
+            folded = checkpoint.state.get("folded")
+            if folded != checkpoint.seq:
+                log.warn(
+                    "Checkpoint passed over: {path} (record {seq}) holds a state built from {folded} of the {seq} "
+                    "records it stands for: it was not built from the journal",
+                    path=str(path), seq=checkpoint.seq, folded=folded if type(folded) is int else "an unknown number",
+                )
+                continue
             return checkpoint
         return None
 
@@ -200,7 +247,10 @@ class Checkpointed(Protocol):
     last_hash: str | None
     observers: list[Callable[[Any], None]]
 
-    def checkpoint(self) -> Mapping[str, Any]: ...
+    def checkpoint(self) -> Mapping[str, Any]:
+        """The state, with ``folded``: how many records it holds, from the first (``seq`` when built
+        from the journal); :class:`DomainError` when it cannot be kept."""
+        ...
 
     def settled(self) -> bool:
         """No decided record waits for its commit (a checkpoint holds committed state only)."""
@@ -237,6 +287,13 @@ class CheckpointService(Service):
         self.written_seq = written_seq
         self._writing: defer.Deferred[Any] | None = None
         self._timer: task.LoopingCall | None = None
+        #: Why no checkpoint may be written any more (None: they may): see :meth:`forbid`.
+        self.forbidden: str | None = None
+
+    def forbid(self, reason: str) -> None:
+        """Write no checkpoint from now on, not even at the stop: the server stops on a fault
+        (its journal is not the one it reported) and its state is not to be kept."""
+        self.forbidden = reason
 
     def startService(self) -> None:
         super().startService()
@@ -273,7 +330,13 @@ class CheckpointService(Service):
         """Write a checkpoint at the core's last record, unless one is being written or nothing is new."""
         if self._writing is not None or self.core.seq <= self.written_seq or self.core.last_hash is None:
             return defer.succeed(None)
+        if self.forbidden is not None:
+            return defer.succeed(None)
         if not self.core.settled():  # a batch decided but not committed: the next commit tries again
+            return defer.succeed(None)
+        fault = getattr(self.core, "storage_fault", None)
+        if fault:  # the state may not be the journal's while its storage fails: the next commit tries again
+            log.warn("No checkpoint at record {seq} while the storage fails ({fault})", seq=self.core.seq, fault=fault)
             return defer.succeed(None)
         seq, hash = self.core.seq, self.core.last_hash
         try:
@@ -291,7 +354,12 @@ class CheckpointService(Service):
             log.info("Checkpoint written at record {seq}: {path}", seq=seq, path=str(path))
 
         def failed(failure: Any) -> None:
-            log.failure("The checkpoint at record {seq} could not be written", failure, seq=seq)
+            if failure.check(OSError):  # a full disk, a folder made read-only: said in one line, nothing left behind
+                log.critical("The checkpoint at record {seq} could not be written in {folder}: {reason}; no file of it "
+                             "is left, and a start uses the checkpoint before it or replays the journal", seq=seq,
+                             folder=str(self.store.folder), reason=failure.value.strerror or str(failure.value))
+            else:
+                log.failure("The checkpoint at record {seq} could not be written", failure, seq=seq)
 
         def done(_: Any) -> None:
             self._writing = None

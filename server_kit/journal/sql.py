@@ -42,7 +42,8 @@ from nacl.signing import SigningKey
 from sqlalchemy import Connection, Engine
 from twisted.logger import Logger
 
-from protocol.chain import GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, signed, verify_chain
+from protocol.chain import (GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, signed, verify_chain,
+                            verify_links)
 from protocol.records import JournalRecord, seal_entries
 from server_kit.journal import table
 from server_kit.journal.port import Entry
@@ -136,6 +137,14 @@ class Journal:
         return verify_chain(
             table.read(self.engine, start), self.key.public_key(), head=head, where=where, after=after
         )
+
+    def verify_links(self, through: tuple[int, str], where: str = "its signed checkpoint") -> int:
+        """Records 1 to ``through[0]``: each hash and link, the last being ``through[1]``.
+
+        The start's check of the records a trusted checkpoint stands for, without their
+        signatures (:func:`protocol.chain.verify_links`); raises :class:`ChainError`.
+        """
+        return verify_links(table.stored_rows(self.engine, through[0]), through, where)
 
     def record(self, seq: int) -> Record | None:
         return table.record(self.engine, seq)

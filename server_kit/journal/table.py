@@ -13,7 +13,7 @@ from typing import Callable, Iterator, cast
 from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Table, Text, func, insert, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from protocol.chain import Record, canonical_json
+from protocol.chain import Record, StoredRow, canonical_json
 
 #: The constraint names every server's migrations give the journal table.
 NAMING = {
@@ -114,6 +114,34 @@ def read(engine: Engine, after: int = 0, batch: int = 10_000) -> Iterator[Record
         for row in rows:
             yield _record(row)
         last = rows[-1].seq
+
+
+def stored_rows(engine: Engine, through: int, batch: int = 10_000) -> Iterator[StoredRow]:
+    """Records 1 to ``through`` as stored, for the link check (:func:`protocol.chain.verify_links`):
+    ``seq``, ``time_ms``, ``type``, the payload's JSON text, ``prev``, ``hash``, in order.
+
+    Read in batches through the driver's own cursor, without building a SQLAlchemy row or
+    reading a payload's JSON: a third of the cost of :func:`read` (1,000,000 records in
+    about 2.5 s of CPU with their hashes checked, bench/bench_journal.py).
+    """
+    last = 0
+    connection = engine.raw_connection()
+    try:
+        while last < through:
+            query = (select(*_COLUMNS[:6]).where(JournalRecord.seq > last, JournalRecord.seq <= through)
+                     .order_by(JournalRecord.seq).limit(batch))
+            cursor = connection.cursor()
+            try:  # only integers are bound: the statement is written out for any driver's parameter style
+                cursor.execute(str(query.compile(dialect=engine.dialect, compile_kwargs={"literal_binds": True})))
+                rows = cursor.fetchall()
+            finally:
+                cursor.close()
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1][0]
+    finally:
+        connection.close()
 
 
 def record(engine: Engine, seq: int) -> Record | None:

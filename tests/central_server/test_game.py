@@ -198,3 +198,24 @@ async def test_a_hall_of_version_2_saying_hello_after_a_sale_closed_is_told_the_
     assert {p["pattern"]: p["amount_cents"] for p in told["prize_amounts"]} == dict(game.sale.prize_amounts)
     assert told["closes_at_ms"] == game.closes_at_ms and late.pushed("sale_opened") == []
     assert one.pushed("game_under_way") == [], "a hall that was there is not told"
+
+
+@pytest_twisted.ensureDeferred
+async def test_N7_hello_answers_the_furthest_record_of_its_journal_the_hall_said_before(central: Running) -> None:
+    """What a hall said of its journal is kept and told back: a hall rolled back sees it is behind."""
+    one = await central.hall("hall-1", hello=False)
+    first, later = "a" * 64, "b" * 64
+
+    async def hello(**journal: object) -> dict:  # type: ignore[type-arg]
+        return await one.call("hello", hall_id="hall-1", versions=[2], software="test-hall 2.0", **journal)
+
+    answer = await hello(journal_seq=5, journal_hash=first)
+    assert answer["hall_journal_seq"] is None and answer["hall_journal_hash"] is None  # nothing said before
+    assert (await hello(journal_seq=9, journal_hash=later))["hall_journal_seq"] == 5
+    behind = await hello(journal_seq=3, journal_hash=first)  # cut back: what it said stays
+    assert (behind["hall_journal_seq"], behind["hall_journal_hash"]) == (9, later)
+    assert (await hello())["hall_journal_seq"] == 9  # a hall that does not say keeps what it said
+    refused = await one.call("hello", hall_id="hall-1", versions=[2], software="test-hall 2.0",
+                             journal_seq=10).addErrback(lambda failure: failure.value)
+    assert getattr(refused, "code", None) == "bad_argument"
+    assert str(refused) == "hello: journal_seq and journal_hash are said together, or neither"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from twisted.logger import LogLevel, formatEvent, globalLogPublisher
 
 from bench.bench_restart import generate, prepare, start, write_checkpoint
 from hall_server.tap import StartRefused
@@ -98,18 +99,29 @@ def test_a_record_altered_after_the_checkpoint_stops_the_start(hall_folder: Path
         start(config)
 
 
-@pytest.mark.req("R84.1")
-def test_pentest_4_a_record_altered_before_the_checkpoint_fails_the_pre_session_verification(hall_folder: Path) -> None:
-    """The start trusts the signed checkpoint for the records before it (their state is
-    the checkpoint's, not the altered rows'); the whole chain is verified before every
-    session, which names the record, and no session opens on it."""
+def test_N17_a_record_altered_before_the_checkpoint_stops_the_start(hall_folder: Path) -> None:
+    """The checkpoint stands for the records before it, and the start checks that they are
+    the ones it stands for: each hash and link up to the checkpoint's record."""
     config = hall_folder / "hall.toml"
     write_checkpoint(start(config))
     with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
         (posting,) = database.execute("SELECT min(seq) FROM journal WHERE type = 'posting'").fetchone()
         database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
+    with pytest.raises(StartRefused, match=f"record {posting}: its content does not match its hash"):
+        start(config)
+
+
+@pytest.mark.req("R84.1")
+def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_verification(hall_folder: Path) -> None:
+    """The whole chain, signatures included, is verified before every session, which names
+    the record, and no session opens on it."""
+    config = hall_folder / "hall.toml"
+    write_checkpoint(start(config))
     hall = start(config)
     assert hall.recovered_from == hall.core.seq
+    with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
+        (posting,) = database.execute("SELECT min(seq) FROM journal WHERE type = 'posting'").fetchone()
+        database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
     hall.core.run_blocking = run_inline
     hall.session.run_checks = run_inline
     outcome: list = []
@@ -159,6 +171,43 @@ def test_a_checkpoint_that_does_not_check_out_is_passed_over(hall_folder: Path, 
     hall = start(config)
     assert hall.recovered_from == 0
     assert hall.core.checkpoint() == replayed.core.checkpoint()
+
+
+@pytest.mark.parametrize("folded", ["said", "not said"])
+def test_faults_1_a_checkpoint_whose_state_the_journal_did_not_build_is_passed_over_with_a_warning(
+    hall_folder: Path, folded: str
+) -> None:
+    """Signed, bound to the journal's last record and its hash, but holding a state built from
+    fewer records (modules emptied by a failed commit, then the next commits folded onto
+    them): passed over with a warning, and the journal replayed.  Written by this release it
+    says how many records built it; by a release before, it does not say (and is not trusted)."""
+    config = hall_folder / "hall.toml"
+    early = start(config)
+    stale = early.core.checkpoint()
+    generate(config, early.core.seq + 300)
+    replayed = start(config)
+    state = {**stale, "seq": replayed.core.seq}
+    if folded == "not said":
+        del state["folded"]
+    key = replayed.core.journal.key  # type: ignore[attr-defined]
+    store = CheckpointStore(hall_folder / "checkpoints", key, replayed.checkpoints.store.release)  # type: ignore[union-attr]
+    store.write(replayed.core.seq, replayed.core.last_hash or "", 1_790_000_000_000, state)
+    warnings: list[str] = []
+
+    def observe(event: dict) -> None:  # type: ignore[type-arg]
+        if event.get("log_level") == LogLevel.warn:
+            warnings.append(formatEvent(event))
+
+    globalLogPublisher.addObserver(observe)
+    try:
+        hall = start(config)
+    finally:
+        globalLogPublisher.removeObserver(observe)
+    assert hall.recovered_from == 0
+    assert hall.core.checkpoint() == replayed.core.checkpoint()
+    said = early.core.seq if folded == "said" else "an unknown number"
+    assert f"Checkpoint passed over: {_checkpoint(hall_folder)} (record {replayed.core.seq}) holds a state built from " \
+           f"{said} of the {replayed.core.seq} records it stands for: it was not built from the journal" in warnings
 
 
 def test_a_checkpoint_past_the_journal_end_refuses_the_start(hall_folder: Path) -> None:

@@ -277,3 +277,67 @@ def test_records_are_sealed_unsigned_and_signed_as_they_are_stored_with_the_same
     assert (stored.seq, stored.hash) == (sealed.seq, sealed.hash)
     assert stored.signature == journal.key.sign(stored.body).hex()  # Ed25519 is deterministic: OpenSSL agrees
     assert journal.record(11) == stored and journal.last == stored and journal.verify() == 11
+
+
+# --- the link check of the records under a checkpoint (pentest finding N17) ------------------
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        ("UPDATE journal SET payload = replace(payload, '\"ball\":4', '\"ball\":44') WHERE seq = 4", "record 4: its content does not match its hash"),
+        ("UPDATE journal SET type = 'ball_drawn2' WHERE seq = 4", "record 4: its content does not match its hash"),
+        ("DELETE FROM journal WHERE seq = 6", "record 6: is missing: the journal jumps from 5 to 7"),
+        ("UPDATE journal SET seq = -seq WHERE seq IN (7, 8); UPDATE journal SET seq = 8 WHERE seq = -7; UPDATE journal SET seq = 7 WHERE seq = -8", "record 7: its content does not match its hash"),
+        ("DELETE FROM journal WHERE seq > 8", "record 9: is missing: the journal ends at 8 before record 10"),
+    ],
+)
+def test_N17_the_link_check_under_a_checkpoint_finds_and_names_each_fault(journal: Journal, tamper: str, message: str) -> None:
+    """Records 1 to a checkpoint's are checked by hash and link, without their signatures."""
+    anchor = (10, journal.last.hash)
+    assert journal.verify_links(anchor) == 10
+    for statement in tamper.split("; "):
+        sql(journal, statement)
+    with pytest.raises(ChainError) as error:
+        journal.verify_links(anchor, "the checkpoint here")
+    assert str(error.value).startswith(message)
+
+
+def test_N17_the_link_check_finds_a_chain_hashed_again_to_its_end_without_the_key(journal: Journal) -> None:
+    """Hashes and links can be made again by anyone; the last hash is the checkpoint's, signed."""
+    from protocol.chain import canonical_json, seal
+
+    anchor = (10, journal.last.hash)
+    records = list(journal.records())
+    previous = records[3]
+    for record in records[4:]:
+        payload = {**record.payload, "ball": 55} if record.seq == 5 else dict(record.payload)
+        previous = seal(None, previous, record.time_ms, record.type, payload)  # hashed and linked, not signed
+        sql(journal, f"UPDATE journal SET payload = '{canonical_json(payload).decode()}', prev = '{previous.prev}', "
+                     f"hash = '{previous.hash}' WHERE seq = {record.seq}")
+    with pytest.raises(ChainError, match="record 10: differs from the record the checkpoint here names"):
+        journal.verify_links(anchor, "the checkpoint here")
+
+
+def test_N17_a_payload_stored_with_other_spacing_still_links(journal: Journal) -> None:
+    """The quick check puts the body together from the stored text; a text that is the same JSON
+    with other spacing is read through its JSON, as the whole verification reads it."""
+    sql(journal, "UPDATE journal SET payload = replace(payload, ',', ', ') WHERE seq = 4")
+    assert journal.verify_links((10, journal.last.hash)) == 10
+    assert journal.verify() == 10
+
+
+def test_N17_the_link_check_reads_the_journal_as_stored_on_each_backend(database_url: str, tmp_path: Path) -> None:
+    """The rows are read through the driver's own cursor (SQLite, psycopg), in batches."""
+    from server_kit.journal import table
+
+    j = Journal(open_database(database_url), Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
+    for n in range(1, 26):
+        j.append(1_700_000_000_000 + n, [BallDrawn("g1", n % 90 + 1, n)])
+    assert [row[0] for row in table.stored_rows(j.engine, 25, batch=7)] == list(range(1, 26))
+    assert j.verify_links((25, j.last.hash)) == 25
+    with j.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE journal SET time_ms = time_ms + 1 WHERE seq = 17")
+    with pytest.raises(ChainError, match="record 17: its content does not match its hash"):
+        j.verify_links((25, j.last.hash))
+    j.engine.dispose()

@@ -22,6 +22,7 @@ from twisted.protocols import amp
 from hall_server.config import ConfigError, parse_config
 from hall_server.network import link
 from hall_server.network.link import CentralAddress, CentralConnection, Endpoint, EndpointRing, ring_policy
+from server_kit.journal.rollback import RolledBack
 
 pytestmark = pytest.mark.req("R92.6")
 BASE = {"hall": {"name": "Sala"}}
@@ -95,9 +96,18 @@ def test_r92_6_the_next_endpoint_is_tried_at_once_and_rounds_back_off_to_a_secon
 class FakeRelay:
     hall_id = "hall-1"
     software = "bingo-hall test"
+    behind: str | None = None  # what check_journal raises with (None: the journal has what the answer says)
 
     def disconnected(self, port: Any) -> None:
         pass
+
+    def hello_arguments(self) -> dict[str, Any]:
+        return {"hall_id": self.hall_id, "versions": [2], "software": self.software, "journal_seq": 7,
+                "journal_hash": "a" * 64}
+
+    def check_journal(self, answer: Any) -> None:
+        if self.behind is not None:
+            raise RolledBack(self.behind)
 
 
 def linked() -> tuple[CentralConnection, StringTransport, task.Clock]:
@@ -125,6 +135,17 @@ def test_r92_6_the_link_says_hello_every_two_seconds_and_stays_up_while_answered
         clock.advance(link.HEARTBEAT_S)
         answer_last_box(connection, transport, version=b"1", central_id=b"central-a")
     assert not transport.disconnecting
+
+
+def test_N7_a_heartbeat_answer_that_holds_more_of_the_journal_closes_the_link() -> None:
+    """Two copies of a hall at once, or a journal cut while linked: the answer says more than the journal has."""
+    connection, transport, clock = linked()
+    clock.advance(link.HEARTBEAT_S)
+    assert b"journal_seq" in transport.value()
+    connection.relay.behind = "the central server central-a holds 9 records of this journal"  # type: ignore[attr-defined]
+    answer_last_box(connection, transport, version=b"2", central_id=b"central-a", hall_journal_seq=b"9",
+                    hall_journal_hash=b"b" * 64)
+    assert transport.disconnecting
 
 
 def test_r92_6_a_central_server_process_silent_for_ten_seconds_is_cut_off() -> None:

@@ -70,3 +70,15 @@ def message(**fields: object) -> bytes:
 def test_a_message_that_is_not_one_is_refused_naming_the_field(raw: bytes, named: str) -> None:
     with pytest.raises(FeedFormatError, match=re.escape(named)):
         decode(raw)
+
+
+def test_N7_a_position_says_the_hash_of_the_last_record_held_and_a_bad_one_is_refused() -> None:
+    """The hash of record ``acked`` lets the sender see a journal rewritten from there (docs/security.md)."""
+    from protocol.regulator_feed import Position
+
+    said = Position("hall:h1", 7, "ab" * 32)
+    assert decode(encode(said)) == said
+    assert decode(encode(Position("hall:h1", 0))) == Position("hall:h1", 0)  # nothing held: no hash
+    raw = json.loads(encode(said))
+    with pytest.raises(FeedFormatError, match="'hash'"):
+        decode(json.dumps({**raw, "hash": "AB" * 32}).encode())

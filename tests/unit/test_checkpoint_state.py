@@ -167,3 +167,69 @@ def test_from_a_checkpoint_only_the_records_after_it_are_verified() -> None:
     journal.kept[3] = journal.kept[3].__class__(**{**journal.kept[3].__dict__, "time_ms": 1})
     with pytest.raises(ChainError, match="record 4: its content does not match its hash"):
         journal.verify(after=anchor)
+
+
+def test_faults_1_a_state_not_built_from_the_journal_is_never_checkpointed(tmp_path: Path) -> None:
+    """A core whose modules do not hold the journal's records (emptied by a failed commit, or
+    never folded) refuses a checkpoint, and the writer writes none; once folded, it writes."""
+    clock = Clock()
+    clock.advance(1_790_000_000)
+    core, journal, _ = _core(clock)
+    for _ in range(3):
+        _note(core)
+    unfolded = CommandCore(journal, clock, run_inline, {"note": frozenset({"clerk"})})
+    Counter(unfolded)
+    assert unfolded.settled() and unfolded.seq == 3
+    with pytest.raises(CheckpointRefused, match="the state holds 0 of the journal's 3 records: it was not built from"):
+        unfolded.checkpoint()
+    store = CheckpointStore(tmp_path, journal.key, "release-1")
+    service = CheckpointService(unfolded, store, clock, run_inline)
+    service.write()
+    assert store.paths() == []
+    unfolded.recover()
+    _note(unfolded)
+    service.write()
+    assert [store.read(p).state["folded"] for p in store.paths()] == [4]
+
+
+def test_no_checkpoint_is_written_while_the_storage_fails_nor_once_the_server_stops_on_a_fault(tmp_path: Path) -> None:
+    clock = Clock()
+    core, journal, _ = _core(clock)
+    _note(core)
+    store = CheckpointStore(tmp_path, journal.key, "release-1")
+    service = CheckpointService(core, store, clock, run_inline)
+    core.storage_fault = "the database cannot be reached"  # type: ignore[attr-defined]
+    service.write()
+    assert store.paths() == []
+    core.storage_fault = None  # type: ignore[attr-defined]
+    service.forbid("a peer holds more of the journal")
+    service.write()
+    assert store.paths() == []
+
+
+def test_faults_2_a_checkpoint_whose_writing_fails_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills while the checkpoint is written: the write fails, and no partial file is
+    left; one left by a crash in the middle of a write is removed at the next start."""
+    import errno
+    import os
+
+    from server_kit.journal import checkpoints
+
+    clock = Clock()
+    core, journal, _ = _core(clock)
+    _note(core)
+    store = CheckpointStore(tmp_path, journal.key, "release-1")
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(checkpoints.os, "fsync", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        store.write(core.seq, core.last_hash or "", 0, core.checkpoint())
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    (tmp_path / "checkpoint-000000000001.ckpt.x1y2.partial").write_bytes(b"")  # a crash's leftover
+    store.remove_partials()
+    assert list(tmp_path.iterdir()) == []
+    store.write(core.seq, core.last_hash or "", 0, core.checkpoint())
+    assert [p.name for p in tmp_path.iterdir()] == ["checkpoint-000000000001.ckpt"]
