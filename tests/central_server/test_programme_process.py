@@ -138,8 +138,11 @@ async def test_the_programme_chains_its_games_and_a_kill_between_a_close_and_the
     home.mkdir()
     config = home / "central.toml"
     database = home / "central.sqlite3"
+    # Each sale is open 30 s: a restarted process on a loaded machine, and the halls linking
+    # again, must still find game 3's sale open (with 10 s, a restart that took longer let game 3
+    # close unsold and the programme schedule a fourth).
     config.write_text(config_text(home, pki_dir, f"sqlite:///{database}", games=(), cards=120,
-                                  programme=programme_text(opens_after_ms=2_000, line_carry=14)))
+                                  programme=programme_text(opens_after_ms=2_000, sale_ms=30_000, line_carry=14)))
     process = CentralProcess(config).start()
     operator = Operator(tmp_path, process, pki_dir)
     halls = Halls(process, pki_dir)
