@@ -30,6 +30,7 @@ from server_kit.pki import export_bundle, init_authority, issue_certificate
 from server_kit.ports import reserve_port
 from tests.central_server.support import CentralProcess, config_text
 from tests.network.processes import hall_toml
+from tests.regulator.registration import register_in
 from tests.regulator.test_feed_processes import ReceiverProcess, journal_of
 from tests.support.waiting import START, WAIT, wait_until
 from tests.web.conftest import _HASH, PASSWORD, HallProcess, HttpClient
@@ -65,11 +66,7 @@ def refused_start(folder: Path) -> str:
 
 
 def register_with_receiver(home: Path, folder: Path) -> None:
-    """The regulator registers the hall's journal key with a receiver that keeps a register of its senders."""
-    try:
-        from tests.regulator.registration import register_in
-    except ImportError:
-        return  # this receiver takes the key of a sender's first hello
+    """The regulator registers the hall's journal key with its receiver."""
     register_in(home, SENDER, load_journal_key(journal_key_path(folder)))
 
 
