@@ -112,6 +112,7 @@ from server_kit.journal.checkpoints import Checkpoint, CheckpointService, Checkp
 from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key, public_pem, report_cert_path
+from server_kit.connections import ConnectionGuard
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
@@ -572,7 +573,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         log.info("Regulator's feed: sending the journal to {host}:{port} as hall:{hall}", host=config.regulator.host,
                  port=config.regulator.port, hall=config.regulator.hall_id)
-    web = WebService(_endpoint(config, reactor), site)
+    # The port behind the connection guard: deadlines, per-address and per-certificate bounds,
+    # descriptors kept for the database and the journal, revoked certificates cut at once.
+    guard = ConnectionGuard(reactor, config.connections, pki_dir=config.tls.pki_dir if config.tls.enabled else None)
+    guard.setServiceParent(service)
+    web = WebService(guard.endpoint(_endpoint(config, reactor)), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(

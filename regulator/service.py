@@ -7,7 +7,10 @@ start), the :class:`~regulator.receiver.Receiver`, and
 the endpoint listening over mutual TLS with the regulator's certificate of the
 operator's authority (a ``regulator`` certificate issued with ``--host`` naming the
 receiver's address; docs/pki.md).  Clients must present a certificate of the same
-authority, not revoked; only hall servers and the central server may feed.
+authority, not revoked; only hall servers and the central server may feed.  Both ports
+are behind one connection guard (:mod:`server_kit.connections`): handshake and idle
+deadlines, per-address and per-certificate bounds, descriptors kept for the store, and
+the connections of a certificate the revocation list comes to name cut within seconds.
 """
 
 from __future__ import annotations
@@ -23,20 +26,22 @@ from twisted.internet.endpoints import SSL4ServerEndpoint
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from twisted.web.server import Site
-
 from regulator.edge import FeedReceiverFactory
 from regulator.receiver import Receiver
 from regulator.reports import ReportInbox
 from regulator.store import Store, open_database
 from regulator.web import ReceiverPage
+from server_kit.connections import ConnectionGuard, ConnectionLimits
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from server_kit.pki import ClientCertificates, server_tls_options
+from server_kit.web.http import secure_site
 
 #: The receiver's port when none is given, and its page's.
 DEFAULT_PORT = 8700
 DEFAULT_WEB_PORT = 8701
+#: The bound on a request body to the page: it reads none (GETs only).
+PAGE_BODY_BYTES = 16 * 1024
 
 log = Logger()
 
@@ -52,6 +57,8 @@ class ReceiverSettings:
     #: The page's port (None: no page) and interface (loopback: for the staff at the receiver).
     web_port: int | None = DEFAULT_WEB_PORT
     web_interface: str = "127.0.0.1"
+    #: What both ports admit (docs/security.md, "Connections").
+    limits: ConnectionLimits = ConnectionLimits()
 
     @property
     def url(self) -> str:
@@ -84,14 +91,16 @@ class ReceiverService(Service):
         self.factory = FeedReceiverFactory(self.receiver, inbox=self.inbox)
         self.page_options = server_tls_options(settings.pki_dir, settings.certificate,
                                                client_certificates=ClientCertificates.requested)
+        self.guard = ConnectionGuard(reactor, settings.limits, pki_dir=settings.pki_dir)
         self.port: Any = None
         self.web_port: Any = None
         self.listening: defer.Deferred[Any] = defer.Deferred()
 
     def startService(self) -> None:
         super().startService()
-        endpoint = SSL4ServerEndpoint(self.reactor, self.settings.port, self.options,
-                                      interface=self.settings.interface)
+        self.guard.startService()
+        endpoint = self.guard.endpoint(SSL4ServerEndpoint(self.reactor, self.settings.port, self.options,
+                                                          interface=self.settings.interface))
 
         def listened(port: Any) -> Any:
             self.port = port
@@ -109,10 +118,9 @@ class ReceiverService(Service):
             listen.addCallback(lambda _: self._serve_page())
 
     def _serve_page(self) -> Any:
-        site = Site(ReceiverPage(self.store, self.reactor, self.receiver, self.inbox))
-        site.displayTracebacks = False
-        endpoint = SSL4ServerEndpoint(self.reactor, self.settings.web_port, self.page_options,
-                                      interface=self.settings.web_interface)
+        site = secure_site(ReceiverPage(self.store, self.reactor, self.receiver, self.inbox), max_body_bytes=PAGE_BODY_BYTES)
+        endpoint = self.guard.endpoint(SSL4ServerEndpoint(self.reactor, self.settings.web_port, self.page_options,
+                                                          interface=self.settings.web_interface))
 
         def listened(port: Any) -> None:
             self.web_port = port
@@ -127,6 +135,7 @@ class ReceiverService(Service):
 
     def stopService(self) -> Any:
         super().stopService()
+        self.guard.stopService()
         for connection in list(self.factory.connections):
             if connection.transport is not None:
                 connection.transport.abortConnection()  # type: ignore[attr-defined]
