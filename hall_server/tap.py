@@ -48,7 +48,6 @@ from typing import Any, Mapping
 from sqlalchemy.engine import make_url
 from twisted.application.service import MultiService
 from twisted.internet import defer
-from twisted.internet.endpoints import SSL4ServerEndpoint, TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -577,7 +576,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # descriptors kept for the database and the journal, revoked certificates cut at once.
     guard = ConnectionGuard(reactor, config.connections, pki_dir=config.tls.pki_dir if config.tls.enabled else None)
     guard.setServiceParent(service)
-    web = WebService(guard.endpoint(_endpoint(config, reactor)), site)
+    web = WebService(_endpoint(config, reactor, guard), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
@@ -665,7 +664,7 @@ def _announce_url(port: Any, config: HallConfig) -> Any:
     return port
 
 
-def _endpoint(config: HallConfig, reactor: Any) -> Any:
+def _endpoint(config: HallConfig, reactor: Any, guard: ConnectionGuard) -> Any:
     if config.tls.enabled:
         # One port for staff browsers, boards and terminals: certificates are requested and
         # checked at the handshake, and each endpoint admits the roles it serves.
@@ -674,8 +673,8 @@ def _endpoint(config: HallConfig, reactor: Any) -> Any:
             config.tls.pki_dir, config.tls.server_name,
             client_certificates=pki.ClientCertificates.required if required else pki.ClientCertificates.requested,
         )
-        return SSL4ServerEndpoint(reactor, config.port, options, interface=config.interface)
-    return TCP4ServerEndpoint(reactor, config.port, interface=config.interface)
+        return guard.endpoint(reactor, config.port, interface=config.interface, tls=options)
+    return guard.endpoint(reactor, config.port, interface=config.interface)
 
 
 LOGINS_FILE = "new-staff-logins.txt"
@@ -804,7 +803,8 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     stations = [(DEMO_MACHINE, 1)] if hall.videobingo is not None and DEMO_MACHINE in hall.videobingo.machines else []
     station_names = [f"{m}.{s}" for m, s in stations]
     if config.tls.enabled:
-        ready = demo_terminals.provision(operator_ca_dir(config), bundles, [*names, *station_names])
+        ready = [*demo_terminals.provision(operator_ca_dir(config), bundles, names),
+                 *demo_terminals.provision(operator_ca_dir(config), bundles, station_names, role="machine")]
         terminals = [n for n in ready if n in names]
         stations = [(m, s) for m, s in stations if f"{m}.{s}" in ready]
     else:

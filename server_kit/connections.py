@@ -43,9 +43,11 @@ from typing import Any, Mapping
 
 from twisted.application.service import Service
 from twisted.internet import task
-from twisted.internet.interfaces import IHandshakeListener, IReactorTime, ISSLTransport
+from twisted.internet.endpoints import TCP4ServerEndpoint
+from twisted.internet.interfaces import IHandshakeListener, IReactorTime
 from twisted.logger import Logger
 from twisted.protocols.policies import ProtocolWrapper, TimeoutMixin, WrappingFactory
+from twisted.protocols.tls import TLSMemoryBIOFactory
 from zope.interface import implementer
 
 from protocol.errors import DomainError
@@ -152,12 +154,10 @@ class ConnectionGuard(Service):
 
     # --- Listening ----------------------------------------------------------------
 
-    def endpoint(self, endpoint: Any) -> "GuardedEndpoint":
-        """``endpoint`` with every connection it accepts behind this guard."""
-        return GuardedEndpoint(endpoint, self)
-
-    def factory(self, factory: Any) -> "GuardedFactory":
-        return GuardedFactory(self, factory)
+    def endpoint(self, reactor: Any, port: int, *, interface: str = "", tls: Any = None) -> "GuardedEndpoint":
+        """A listening port whose every connection is behind this guard; with ``tls`` (server
+        options, :func:`server_kit.pki.server_tls_options`), TLS inside the guard."""
+        return GuardedEndpoint(reactor, port, self, interface=interface, tls=tls)
 
     def startService(self) -> None:
         super().startService()
@@ -236,24 +236,36 @@ class ConnectionGuard(Service):
 
 
 class GuardedEndpoint:
-    """A server endpoint whose ``listen`` puts the guard in front of the factory."""
+    """A listening port (TCP, with TLS when ``tls`` gives its options) whose connections are guarded.
 
-    def __init__(self, endpoint: Any, guard: ConnectionGuard) -> None:
-        self.wrapped = endpoint
+    The guard stands outside TLS, so a connection it refuses is closed before any TLS
+    work, and a handshake that does not finish is cut whatever bytes trickle in.
+    """
+
+    def __init__(self, reactor: Any, port: int, guard: ConnectionGuard, *, interface: str = "",
+                 tls: Any = None) -> None:
+        self.tcp = TCP4ServerEndpoint(reactor, port, interface=interface)
         self.guard = guard
+        self.tls = tls
 
     def listen(self, factory: Any) -> Any:
-        return self.wrapped.listen(self.guard.factory(factory))
+        if self.tls is None:
+            return self.tcp.listen(GuardedFactory(self.guard, factory))
+        return self.tcp.listen(GuardedFactory(self.guard, TLSMemoryBIOFactory(self.tls, False, _PeerFactory(factory))))
 
 
 class GuardedFactory(WrappingFactory):
     """Builds nothing for a connection the guard refuses: the port closes its socket at once."""
 
     protocol = None  # type: ignore[assignment]
+    noisy = False
 
     def __init__(self, guard: ConnectionGuard, factory: Any) -> None:
         super().__init__(factory)
         self.guard = guard
+
+    def logPrefix(self) -> str:
+        return f"{_prefix(self.wrappedFactory)} (guarded)"
 
     def buildProtocol(self, addr: Any) -> "GuardedConnection | None":
         address = str(getattr(addr, "host", addr))
@@ -262,7 +274,11 @@ class GuardedFactory(WrappingFactory):
         wrapped = self.wrappedFactory.buildProtocol(addr)
         if wrapped is None:
             return None
-        return GuardedConnection(self, wrapped, address)
+        connection = GuardedConnection(self, wrapped, address)
+        inner = getattr(wrapped, "wrappedProtocol", None)
+        if isinstance(inner, _PeerConnection):
+            inner.guarded = connection
+        return connection
 
     def registerProtocol(self, p: Any) -> None:
         pass  # the guard keeps the open connections
@@ -271,55 +287,52 @@ class GuardedFactory(WrappingFactory):
         pass
 
 
-@implementer(IHandshakeListener)
 class GuardedConnection(ProtocolWrapper, TimeoutMixin):
-    """One accepted connection: its deadlines, then the server's protocol unchanged."""
+    """One accepted connection, outside TLS: its deadlines and its place in the guard's counts.
+
+    With TLS, the protocol it carries is the TLS layer, under which a
+    :class:`_PeerConnection` tells it when the handshake is done and what certificate
+    the peer presented; then the server's protocol, unchanged.
+    """
 
     def __init__(self, factory: GuardedFactory, wrapped: Any, address: str) -> None:
         super().__init__(factory, wrapped)
         self.guard = factory.guard
         self.address = address
         self.serial: int | None = None  # the certificate it presented, once the handshake is done
-        self.handshaken = False
-        self.callLater = self.guard.reactor.callLater  # type: ignore[attr-defined]
-        self._why_cut = "idle"
+        self.handshaken = not isinstance(getattr(wrapped, "wrappedProtocol", None), _PeerConnection)
+        self.callLater = self.guard.reactor.callLater  # type: ignore[method-assign]
 
     @property
     def idle_timeout_s(self) -> float | None:
-        """The idle deadline running on this connection (None: none), for a keep-alive to stay within."""
-        return self.timeOut
+        """The idle deadline running on this connection once its handshake is done (None: none)."""
+        return self.timeOut if self.handshaken else None
 
     def makeConnection(self, transport: Any) -> None:
         self.guard.opened(self)
-        if ISSLTransport.providedBy(transport):
-            self._why_cut = "handshake"
-            self.setTimeout(self.guard.limits.handshake_timeout_s)
-        else:
-            self.handshaken = True
-            self.setTimeout(self.guard.limits.idle_timeout_s)
+        limits = self.guard.limits
+        self.setTimeout(limits.idle_timeout_s if self.handshaken else limits.handshake_timeout_s)
         super().makeConnection(transport)
 
-    def handshakeCompleted(self) -> None:
+    def handshake_done(self, peer: Any) -> bool:
+        """The TLS handshake is complete and the peer presented ``peer`` (or None): whether it may go on."""
         self.handshaken = True
-        self._why_cut = "idle"
-        peer = self.transport.getPeerCertificate() if self.transport is not None else None
-        if peer is not None:
-            if not self.guard.certify(self, peer.get_serial_number()):
-                self.setTimeout(None)
-                self.transport.abortConnection()
-                return
-            self.setTimeout(None)  # somebody, bounded by the certificate
-        else:
+        if peer is None:
             self.setTimeout(self.guard.limits.idle_timeout_s)
-        if IHandshakeListener.providedBy(self.wrappedProtocol):
-            self.wrappedProtocol.handshakeCompleted()
+            return True
+        self.setTimeout(None)  # somebody, bounded by the certificate
+        if not self.guard.certify(self, peer.get_serial_number()):
+            self.cut("too many connections with its certificate")
+            return False
+        return True
 
     def dataReceived(self, data: bytes) -> None:
-        self.resetTimeout()
+        if self.handshaken:  # bytes of a handshake never move its deadline
+            self.resetTimeout()
         super().dataReceived(data)
 
     def timeoutConnection(self) -> None:
-        self.cut("no TLS handshake in time" if self._why_cut == "handshake" else "idle for too long")
+        self.cut("idle for too long" if self.handshaken else "no TLS handshake in time")
 
     def cut(self, why: str) -> None:
         """Abort the connection (a peer that stalls would hold a graceful close open)."""
@@ -334,7 +347,52 @@ class GuardedConnection(ProtocolWrapper, TimeoutMixin):
         super().connectionLost(reason)
 
 
+@implementer(IHandshakeListener)
+class _PeerConnection(ProtocolWrapper):
+    """Under TLS, above the server's protocol: tells the guarded connection of the handshake."""
+
+    guarded: GuardedConnection | None = None
+
+    @property
+    def idle_timeout_s(self) -> float | None:
+        return self.guarded.idle_timeout_s if self.guarded is not None else None
+
+    def handshakeCompleted(self) -> None:
+        if self.guarded is not None:
+            peer = self.transport.getPeerCertificate() if self.transport is not None else None
+            if not self.guarded.handshake_done(peer):
+                return
+        if IHandshakeListener.providedBy(self.wrappedProtocol):
+            self.wrappedProtocol.handshakeCompleted()
+
+
+class _PeerFactory(WrappingFactory):
+    protocol = _PeerConnection  # type: ignore[assignment]
+    noisy = False
+
+    def logPrefix(self) -> str:
+        return _prefix(self.wrappedFactory)
+
+    def registerProtocol(self, p: Any) -> None:
+        pass
+
+    def unregisterProtocol(self, p: Any) -> None:
+        pass
+
+
+def _prefix(factory: Any) -> str:
+    prefix = getattr(factory, "logPrefix", None)
+    return str(prefix()) if callable(prefix) else type(factory).__name__
+
+
+def guarded(transport: Any) -> GuardedConnection | None:
+    """The guarded connection a protocol's ``transport`` is part of, if it is one."""
+    if isinstance(transport, _PeerConnection):
+        return transport.guarded
+    return transport if isinstance(transport, GuardedConnection) else None
+
+
 __all__ = [
     "REVOCATION_POLL_S", "ConnectionGuard", "ConnectionLimits", "GuardedConnection", "GuardedEndpoint",
-    "LimitsError", "descriptor_budget",
+    "LimitsError", "descriptor_budget", "guarded",
 ]

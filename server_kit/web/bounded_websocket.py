@@ -49,7 +49,7 @@ from twisted.web.websocket import WebSocketResource, WebSocketServerFactory
 from wsproto.utilities import LocalProtocolError
 from zope.interface import implementer
 
-from server_kit.connections import GuardedConnection
+from server_kit.connections import guarded
 from server_kit.web.channel import MAX_REQUEST_BYTES
 
 log = Logger()
@@ -172,10 +172,11 @@ class MeteredWire:
         # is left for it to produce, and while it is registered a TLS connection never closes.
         transport.unregisterProducer()  # type: ignore[attr-defined]
         self.wire.makeConnection(transport)
-        if isinstance(transport, GuardedConnection) and transport.idle_timeout_s is not None:
+        connection = guarded(transport)
+        if connection is not None and connection.idle_timeout_s is not None:
             self._pings = task.LoopingCall(self._ping)
-            self._pings.clock = transport.guard.reactor
-            self._pings.start(transport.idle_timeout_s / 3, now=False)
+            self._pings.clock = connection.guard.reactor
+            self._pings.start(connection.idle_timeout_s / 3, now=False)
 
     def _ping(self) -> None:
         try:
