@@ -44,7 +44,7 @@ from typing import Any, Mapping
 from twisted.application.service import Service
 from twisted.internet import task
 from twisted.internet.endpoints import TCP4ServerEndpoint
-from twisted.internet.interfaces import IHandshakeListener, IReactorTime
+from twisted.internet.interfaces import IHandshakeListener, IProtocolNegotiationFactory, IReactorTime
 from twisted.logger import Logger
 from twisted.protocols.policies import ProtocolWrapper, TimeoutMixin, WrappingFactory
 from twisted.protocols.tls import TLSMemoryBIOFactory
@@ -251,7 +251,10 @@ class GuardedEndpoint:
     def listen(self, factory: Any) -> Any:
         if self.tls is None:
             return self.tcp.listen(GuardedFactory(self.guard, factory))
-        return self.tcp.listen(GuardedFactory(self.guard, TLSMemoryBIOFactory(self.tls, False, _PeerFactory(factory))))
+        # A web site names the protocols it speaks for TLS's ALPN (HTTP/1.1): the layer between
+        # TLS and the site must name them too, or a browser that offers ALPN gets no handshake.
+        peers = (_NegotiatingPeerFactory if IProtocolNegotiationFactory.providedBy(factory) else _PeerFactory)(factory)
+        return self.tcp.listen(GuardedFactory(self.guard, TLSMemoryBIOFactory(self.tls, False, peers)))
 
 
 class GuardedFactory(WrappingFactory):
@@ -378,6 +381,12 @@ class _PeerFactory(WrappingFactory):
 
     def unregisterProtocol(self, p: Any) -> None:
         pass
+
+
+@implementer(IProtocolNegotiationFactory)
+class _NegotiatingPeerFactory(_PeerFactory):
+    def acceptableProtocols(self) -> list[bytes]:
+        return list(self.wrappedFactory.acceptableProtocols())
 
 
 def _prefix(factory: Any) -> str:
