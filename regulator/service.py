@@ -117,6 +117,7 @@ class ReceiverService(Service):
             listen.addCallback(lambda _: self._serve_page())
 
     def _serve_page(self) -> Any:
+        assert self.settings.web_port is not None
         site = secure_site(ReceiverPage(self.store, self.reactor, self.receiver, self.inbox), max_body_bytes=PAGE_BODY_BYTES)
         endpoint = self.guard.endpoint(self.reactor, self.settings.web_port, interface=self.settings.web_interface,
                                        tls=self.page_options)

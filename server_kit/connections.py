@@ -270,7 +270,7 @@ class GuardedFactory(WrappingFactory):
     def logPrefix(self) -> str:
         return f"{_prefix(self.wrappedFactory)} (guarded)"
 
-    def buildProtocol(self, addr: Any) -> "GuardedConnection | None":
+    def buildProtocol(self, addr: Any) -> "GuardedConnection | None":  # type: ignore[override]
         address = str(getattr(addr, "host", addr))
         if not self.guard.admit(address):
             return None
@@ -299,12 +299,12 @@ class GuardedConnection(ProtocolWrapper, TimeoutMixin):
     """
 
     def __init__(self, factory: GuardedFactory, wrapped: Any, address: str) -> None:
-        super().__init__(factory, wrapped)
+        super().__init__(factory, wrapped)  # type: ignore[arg-type]
         self.guard = factory.guard
         self.address = address
         self.serial: int | None = None  # the certificate it presented, once the handshake is done
         self.handshaken = not isinstance(getattr(wrapped, "wrappedProtocol", None), _PeerConnection)
-        self.callLater = self.guard.reactor.callLater  # type: ignore[method-assign]
+        self.callLater = self.guard.reactor.callLater  # type: ignore[method-assign,assignment]
 
     @property
     def idle_timeout_s(self) -> float | None:
@@ -342,9 +342,9 @@ class GuardedConnection(ProtocolWrapper, TimeoutMixin):
         log.debug("Cut the connection from {address}: {why}", address=self.address, why=why)
         self.setTimeout(None)
         if self.transport is not None:
-            self.transport.abortConnection()
+            self.transport.abortConnection()  # type: ignore[attr-defined]
 
-    def connectionLost(self, reason: Any) -> None:
+    def connectionLost(self, reason: Any = None) -> None:
         self.setTimeout(None)
         self.guard.closed(self)
         super().connectionLost(reason)
@@ -362,7 +362,7 @@ class _PeerConnection(ProtocolWrapper):
 
     def handshakeCompleted(self) -> None:
         if self.guarded is not None:
-            peer = self.transport.getPeerCertificate() if self.transport is not None else None
+            peer = self.transport.getPeerCertificate() if self.transport is not None else None  # type: ignore[attr-defined]
             if not self.guarded.handshake_done(peer):
                 return
         if IHandshakeListener.providedBy(self.wrappedProtocol):

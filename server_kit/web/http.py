@@ -135,13 +135,14 @@ class _JsonErrors:
         try:
             return self.resource.render(request)
         except UnsupportedMethod as unsupported:
-            allowed = [method.decode("ascii", "replace") for method in unsupported.allowedMethods]
+            methods: list[bytes] = list(unsupported.allowedMethods)
+            allowed = [name.decode("ascii", "replace") for name in methods]
             if request.method == b"HEAD" and "GET" in allowed:
                 raise  # Twisted answers HEAD as a GET without its body
             request.setHeader(b"allow", ", ".join(allowed).encode())
-            method = (request.method or b"").decode("latin-1")[:16]
+            asked = (request.method or b"").decode("latin-1")[:16]
             return error_body(request, 405, "method_not_allowed",
-                              f"{method} is not answered here; use {' or '.join(allowed) or 'nothing'}")
+                              f"{asked} is not answered here; use {' or '.join(allowed) or 'nothing'}")
 
 
 def _twisted_error_page(resource: Any) -> tuple[int, str] | None:
