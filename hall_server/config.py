@@ -759,7 +759,7 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "[connections]  # what the port admits; docs/security.md, \"Connections\"",
         "# Seconds from accept to a complete TLS handshake; a slower one is cut.",
         "handshake_timeout_s = 10",
-        "# Seconds a connection without a client certificate may send nothing (pages are pinged).",
+        "# Seconds a connection without a client certificate may be silent both ways (pages are pinged).",
         "idle_timeout_s = 120",
         "# Open connections from one address without a certificate, and with one certificate.",
         "per_address = 64",

@@ -52,7 +52,7 @@ def regulator() -> None:
 @click.option("--handshake-timeout", type=click.FloatRange(min=0.1, max=86_400), default=_LIMITS.handshake_timeout_s,
               show_default=True, help="Seconds a connection has to complete its TLS handshake.")
 @click.option("--idle-timeout", type=click.FloatRange(min=0.1, max=86_400), default=_LIMITS.idle_timeout_s,
-              show_default=True, help="Seconds a connection without a client certificate may send nothing.")
+              show_default=True, help="Seconds a connection without a client certificate may be silent both ways.")
 @click.option("--per-address", type=click.IntRange(1, 1_000_000), default=_LIMITS.per_address, show_default=True,
               help="Open connections without a certificate from one address.")
 @click.option("--per-certificate", type=click.IntRange(1, 1_000_000), default=_LIMITS.per_certificate,

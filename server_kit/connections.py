@@ -8,10 +8,10 @@ behind one :class:`ConnectionGuard` per process, written once here:
   :attr:`~ConnectionLimits.handshake_timeout_s` after it was accepted is cut (bare TCP
   connections and half-sent ClientHellos included);
 * **an idle deadline** for a connection that presented no client certificate: nothing
-  received for :attr:`~ConnectionLimits.idle_timeout_s` and it is cut (a WebSocket is
-  pinged well within it, so an open page or board stays: its pong is what it sends);
-  a connection with a certificate of the operator's authority is somebody, and is
-  bounded by its certificate instead;
+  received and nothing sent for :attr:`~ConnectionLimits.idle_timeout_s` and it is cut
+  (a WebSocket is pinged well within it, so an open page or board stays: its pong is
+  what it sends); a connection with a certificate of the operator's authority is
+  somebody, and is bounded by its certificate instead;
 * **per address**: at most :attr:`~ConnectionLimits.per_address` connections from one
   address that carry no certificate (those whose handshake is under way count);
 * **per certificate**: at most :attr:`~ConnectionLimits.per_certificate` connections
@@ -27,9 +27,9 @@ behind one :class:`ConnectionGuard` per process, written once here:
 
 A refused connection is closed as it is accepted, before any TLS work, and the log says
 so once a minute at most per cause, with a count, never anything the peer sent.
-:class:`GuardedConnection` sits between the transport (TLS included) and the server's
-protocol and forwards everything else unchanged, so a protocol still reads its peer's
-certificate through its transport.
+:class:`GuardedConnection` sits outside TLS, on the TCP connection; under TLS a thin
+layer tells it when the handshake is done and with which certificate, and the server's
+protocol above is unchanged: it still reads its peer's certificate through its transport.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class ConnectionLimits:
 
     #: Seconds from accept to a complete TLS handshake.
     handshake_timeout_s: float = 10.0
-    #: Seconds a connection without a client certificate may send nothing.
+    #: Seconds a connection without a client certificate may go without a byte either way.
     idle_timeout_s: float = 120.0
     #: Open connections without a certificate (the handshake under way included) from one address.
     per_address: int = 64
@@ -333,6 +333,16 @@ class GuardedConnection(ProtocolWrapper, TimeoutMixin):
         if self.handshaken:  # bytes of a handshake never move its deadline
             self.resetTimeout()
         super().dataReceived(data)
+
+    def write(self, data: bytes) -> None:
+        if self.handshaken:  # an answer still being sent (a download) is not idleness
+            self.resetTimeout()
+        super().write(data)
+
+    def writeSequence(self, data: Any) -> None:
+        if self.handshaken:
+            self.resetTimeout()
+        super().writeSequence(data)
 
     def timeoutConnection(self) -> None:
         self.cut("idle for too long" if self.handshaken else "no TLS handshake in time")
