@@ -61,6 +61,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from twisted.application.service import MultiService, Service
 from twisted.internet import defer
+from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.internet.interfaces import IListeningPort
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -271,7 +272,8 @@ def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore
                                                       "the central server"))
     root.putChild(b"static", StaticFiles(STATIC, CONSULTATION_STATIC))
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
-    endpoint = guard.endpoint(reactor, config.consultation.port, interface=config.consultation.interface, tls=tls)
+    endpoint = guard.endpoint(TCP4ServerEndpoint(reactor, config.consultation.port, interface=config.consultation.interface),
+                              tls=tls)
     return WebService(endpoint, secure_site(root, max_body_bytes=CONSULTATION_BODY_BYTES))
 
 
@@ -328,7 +330,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         name, arguments, hall, received_ms=received_ms), clock, reactor)
     module.admission = admission
     endpoint = CentralEndpoint(module, config.central_id, config.halls, admission)
-    listener = HallListener(guard.endpoint(reactor, config.port, interface=config.interface, tls=tls))
+    listener = HallListener(guard.endpoint(TCP4ServerEndpoint(reactor, config.port, interface=config.interface), tls=tls))
     listener.setServiceParent(service)
     # What reads the whole journal off the reactor, beside the writer: the daily report at each
     # day's close (R95.4, R83.5), rendered and signed, the regulator's consultation (R95.3), and

@@ -48,6 +48,7 @@ from typing import Any, Mapping
 from sqlalchemy.engine import make_url
 from twisted.application.service import MultiService
 from twisted.internet import defer
+from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -673,8 +674,8 @@ def _endpoint(config: HallConfig, reactor: Any, guard: ConnectionGuard) -> Any:
             config.tls.pki_dir, config.tls.server_name,
             client_certificates=pki.ClientCertificates.required if required else pki.ClientCertificates.requested,
         )
-        return guard.endpoint(reactor, config.port, interface=config.interface, tls=options)
-    return guard.endpoint(reactor, config.port, interface=config.interface)
+        return guard.endpoint(TCP4ServerEndpoint(reactor, config.port, interface=config.interface), tls=options)
+    return guard.endpoint(TCP4ServerEndpoint(reactor, config.port, interface=config.interface))
 
 
 LOGINS_FILE = "new-staff-logins.txt"

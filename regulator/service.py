@@ -22,6 +22,7 @@ from typing import Any
 
 from twisted.application.service import Service
 from twisted.internet import defer
+from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
@@ -98,8 +99,8 @@ class ReceiverService(Service):
     def startService(self) -> None:
         super().startService()
         self.guard.startService()
-        endpoint = self.guard.endpoint(self.reactor, self.settings.port, interface=self.settings.interface,
-                                       tls=self.options)
+        endpoint = self.guard.endpoint(TCP4ServerEndpoint(self.reactor, self.settings.port,
+                                                          interface=self.settings.interface), tls=self.options)
 
         def listened(port: Any) -> Any:
             self.port = port
@@ -119,8 +120,8 @@ class ReceiverService(Service):
     def _serve_page(self) -> Any:
         assert self.settings.web_port is not None
         site = secure_site(ReceiverPage(self.store, self.reactor, self.receiver, self.inbox), max_body_bytes=PAGE_BODY_BYTES)
-        endpoint = self.guard.endpoint(self.reactor, self.settings.web_port, interface=self.settings.web_interface,
-                                       tls=self.page_options)
+        endpoint = self.guard.endpoint(TCP4ServerEndpoint(self.reactor, self.settings.web_port,
+                                                          interface=self.settings.web_interface), tls=self.page_options)
 
         def listened(port: Any) -> None:
             self.web_port = port

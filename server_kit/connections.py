@@ -43,7 +43,6 @@ from typing import Any, Mapping
 
 from twisted.application.service import Service
 from twisted.internet import task
-from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.internet.interfaces import IHandshakeListener, IProtocolNegotiationFactory, IReactorTime
 from twisted.logger import Logger
 from twisted.protocols.policies import ProtocolWrapper, TimeoutMixin, WrappingFactory
@@ -154,10 +153,11 @@ class ConnectionGuard(Service):
 
     # --- Listening ----------------------------------------------------------------
 
-    def endpoint(self, reactor: Any, port: int, *, interface: str = "", tls: Any = None) -> "GuardedEndpoint":
-        """A listening port whose every connection is behind this guard; with ``tls`` (server
-        options, :func:`server_kit.pki.server_tls_options`), TLS inside the guard."""
-        return GuardedEndpoint(reactor, port, self, interface=interface, tls=tls)
+    def endpoint(self, tcp: Any, *, tls: Any = None) -> "GuardedEndpoint":
+        """``tcp`` (a plain TCP server endpoint) with every connection it accepts behind this
+        guard; with ``tls`` (server options, :func:`server_kit.pki.server_tls_options`), TLS
+        inside the guard."""
+        return GuardedEndpoint(tcp, self, tls=tls)
 
     def startService(self) -> None:
         super().startService()
@@ -236,15 +236,14 @@ class ConnectionGuard(Service):
 
 
 class GuardedEndpoint:
-    """A listening port (TCP, with TLS when ``tls`` gives its options) whose connections are guarded.
+    """A TCP server endpoint (with TLS when ``tls`` gives its options) whose connections are guarded.
 
     The guard stands outside TLS, so a connection it refuses is closed before any TLS
     work, and a handshake that does not finish is cut whatever bytes trickle in.
     """
 
-    def __init__(self, reactor: Any, port: int, guard: ConnectionGuard, *, interface: str = "",
-                 tls: Any = None) -> None:
-        self.tcp = TCP4ServerEndpoint(reactor, port, interface=interface)
+    def __init__(self, tcp: Any, guard: ConnectionGuard, *, tls: Any = None) -> None:
+        self.tcp = tcp
         self.guard = guard
         self.tls = tls
 

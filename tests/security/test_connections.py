@@ -36,6 +36,7 @@ from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnec
 from wsproto.events import Request as WsRequest
 
 from protocol.regulator_feed import Hello, Position, decode, encode
+from hall_server.tap import DEMO_PAYTABLE
 from hall_server.terminal_gateway.gateway import PRE_HELLO_BURST
 from server_kit.feed.link import FeedHello, FeedRefusedError
 from server_kit.keys import public_pem
@@ -351,7 +352,7 @@ def hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HallProcess]:
     text = process.config.read_text().replace("handshake_timeout_s = 10", f"handshake_timeout_s = {HANDSHAKE_S}")
     text = text.replace("idle_timeout_s = 120", f"idle_timeout_s = {HALL_IDLE_S}")
     text = text.replace("per_address = 64", f"per_address = {PER_ADDRESS}")
-    process.config.write_text(text + VIDEOBINGO.format(paytable=REPO / "docs" / "examples" / "vb-classic-3x5.json"))
+    process.config.write_text(text + VIDEOBINGO.format(paytable=DEMO_PAYTABLE))
     process.start()
     try:
         yield process
