@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from twisted.internet import defer, reactor, task  # noqa: E402
 
-from server_kit.pki import issue_certificate  # noqa: E402
 from tests.central_server.support import CentralProcess, config_text, connect, make_pki  # noqa: E402
 from tests.security.test_connections import accept_queue, client_hello, is_closed  # noqa: E402
 

@@ -178,7 +178,7 @@ def foreign_origin(request: Request) -> bytes | None:
 
 
 class HallRequest(SecureRequest):
-    """Every answer of the hall's site: no ``Server`` banner, HSTS over TLS, JSON on a fault."""
+    """Every answer of the hall's site: no ``Server`` banner, HSTS over TLS, JSON for every error."""
 
 
 class Reply:
