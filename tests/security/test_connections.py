@@ -3,7 +3,7 @@
 
 One central server (``bingo central serve``, its descriptors capped at 256 as a small
 machine's would be), one regulator's receiver (``bingo regulator serve``) and one hall
-(``bingo hall serve``) are started for the module, each with a 2-second handshake
+(``bingo hall serve``) are started for the module, each with a 5-second handshake
 deadline.  The attacks come from other loopback addresses than the legitimate peers
 (127.0.0.2 and up: Linux routes all of 127/8 to the loopback), as they would from
 another machine of the hall's network.
@@ -49,7 +49,7 @@ from tests.web.conftest import PASSWORD, HallProcess, HttpClient, WireSocket
 pytestmark = [pytest.mark.integration]
 
 #: The deadline every server of the module is given for a TLS handshake.
-HANDSHAKE_S = 2
+HANDSHAKE_S = 5
 #: Connections without a certificate each server admits from one address.
 PER_ADDRESS = 40
 #: The central server's file-descriptor limit, and what it keeps for itself.
@@ -329,7 +329,7 @@ def test_N4_the_receivers_page_refuses_a_huge_body_on_its_declared_length(receiv
 
 #: The hall's idle deadline for a connection without a certificate, in seconds (its sockets are pinged
 #: every third of it).
-HALL_IDLE_S = 3
+HALL_IDLE_S = 6
 VIDEOBINGO = """
 [videobingo]
 seats = 20
@@ -371,7 +371,7 @@ def test_N3_the_halls_port_cuts_unfinished_handshakes_and_silent_connections_but
         silent = https(hall.port, hall.tls_context())
         board = PingingSocket(hall, "/board/ws")
         assert board.accepted
-        board.read_until(lambda: board.pings >= 4, "four pings on the board's socket, one a second")
+        board.read_until(lambda: board.pings >= 4, "four pings on the board's socket, one every 2 s")
         wait_until(lambda: tls_closed(silent), WAIT, "the silent connection to be cut after the idle deadline",
                    interval=0)
         wait_until(lambda: open_count(sockets) == 0, WAIT, "all 60 connections of the attack to be cut")
@@ -421,15 +421,19 @@ def test_N15_the_video_bingo_stations_socket_takes_machine_certificates_not_term
 def test_N18_one_terminals_garbage_blocks_that_terminal_not_the_others_at_its_address(hall: HallProcess) -> None:
     """A terminal that sends garbage before hello, again and again, has its own certificate refused for a
     while; another terminal at the same address connects meanwhile."""
-    for attempt in range(PRE_HELLO_BURST):
+    # The bucket refills a little while this goes on: garbage until the certificate is blocked.
+    for attempt in range(3 * PRE_HELLO_BURST):
         noisy = WireSocket(hall, "/kiosk/ws", certificate=("terminal", "noisy-1"))
+        if noisy.rejected_status == 429:
+            noisy.close()
+            break
         assert noisy.accepted, (attempt, noisy.rejected_status)
         noisy.send({"garbage": attempt})
         noisy.until(lambda message: message.get("type") == "error")
         noisy.close()
-    again = WireSocket(hall, "/kiosk/ws", certificate=("terminal", "noisy-1"))
-    assert again.rejected_status == 429
-    again.close()
+    else:
+        raise AssertionError(f"{3 * PRE_HELLO_BURST} connections of garbage and the terminal is still let in")
+    assert attempt >= PRE_HELLO_BURST
     quiet = WireSocket(hall, "/kiosk/ws", certificate=("terminal", "quiet-1"))
     assert quiet.accepted, quiet.rejected_status
     quiet.close()
