@@ -27,6 +27,7 @@ from protocol import central_messages as wire
 from protocol.central_messages import CentralMessageError
 from protocol.cards import CARDS_PER_STRIP
 from protocol.errors import DomainError
+from server_kit.connections import ConnectionLimits, LimitsError
 
 DEFAULT_PORT = 7310
 DEFAULT_TIMEZONE = "UTC"
@@ -129,6 +130,8 @@ class CentralConfig:
     programme: ProgrammeConfig | None = None
     #: One of two processes of a replicated central server (R92.6); None: a single process.
     replica: ReplicaConfig | None = None
+    #: What the endpoint's and the consultation's ports admit (``[connections]``, docs/security.md).
+    connections: ConnectionLimits = ConnectionLimits()
 
     @property
     def journal_head(self) -> Path:
@@ -157,7 +160,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
     reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex", "regulator",
-                          "consultation", "programme", "replica"})
+                          "consultation", "programme", "replica", "connections"})
     central = reader.table(data, "central")
     reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
@@ -204,8 +207,16 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     return CentralConfig(
         central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone,
         pairs, _regulator(reader, data, home, pki_dir), _consultation(reader, data),
-        _programme(reader, data, tuple(halls), series), _replica(reader, data, url),
+        _programme(reader, data, tuple(halls), series), _replica(reader, data, url), _connections(reader, data),
     )
+
+
+def _connections(reader: "_Reader", data: Mapping[str, Any]) -> ConnectionLimits:
+    """``[connections]``: handshake and idle deadlines, per-address and per-certificate bounds, descriptors kept."""
+    try:
+        return ConnectionLimits.from_table(reader.table(data, "connections"))
+    except LimitsError as error:
+        raise reader.error(f"connections.{error.key}", error.reason) from None
 
 
 def _programme(

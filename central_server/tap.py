@@ -19,6 +19,10 @@ a :class:`MultiService`:
    nothing more and stops;
 5. the communications endpoint (:mod:`central_server.edge`) on mutual TLS with the
    central server's certificate from its PKI folder, hall server certificates required;
+   it and the consultation are behind one connection guard (:mod:`server_kit.connections`,
+   ``[connections]``): handshake and idle deadlines, per-address and per-certificate
+   bounds, descriptors kept for the database and the journal, and the links of a
+   certificate the revocation list comes to name cut within seconds;
 6. once listening: the configured games not yet in the journal are scheduled, every
    game's timers (sale opening, deadline, next ball) are armed from its journaled times,
    and the programme (:mod:`central_server.programme`) schedules its next game if one is
@@ -57,12 +61,11 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from twisted.application.service import MultiService, Service
 from twisted.internet import defer
-from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.internet.interfaces import IListeningPort
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.resource import Resource
-from twisted.web.server import Site
 
 from central_server import leadership, replica, store
 from central_server.config import CentralConfig, ReplicaConfig, load_config
@@ -79,6 +82,7 @@ from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL
 from server_kit import collector, pki
 from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
+from server_kit.connections import ConnectionGuard
 from server_kit.core import CommandCore, thread_pool_runner
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
@@ -89,9 +93,10 @@ from server_kit.journal import table
 from server_kit.journal.sql import Journal, read_head
 from server_kit.keys import load_journal_key, public_pem
 from server_kit.services import ThreadPoolService, WebService
+from server_kit.web.consultation import BODY_BYTES as CONSULTATION_BODY_BYTES
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.consultation import consultation_resource
-from server_kit.web.http import NotFound, SecureRequest, StaticFiles
+from server_kit.web.http import NotFound, StaticFiles, secure_site
 
 log = Logger()
 CONFIG_NAME = "central.toml"
@@ -258,7 +263,7 @@ class _Root(Resource):
 
 
 def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore, reactor: Any,
-                      read: Any) -> WebService:
+                      read: Any, guard: ConnectionGuard) -> WebService:
     """The regulator's read-only consultation (R95.3): ``/regulator/`` over HTTPS, a regulator
     certificate required at the handshake, the queries read off the reactor with ``read``."""
     assert config.consultation is not None
@@ -268,8 +273,9 @@ def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore
                                                       "the central server"))
     root.putChild(b"static", StaticFiles(STATIC, CONSULTATION_STATIC))
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
-    endpoint = SSL4ServerEndpoint(reactor, config.consultation.port, tls, interface=config.consultation.interface)
-    return WebService(endpoint, Site(root, requestFactory=SecureRequest))
+    endpoint = guard.endpoint(TCP4ServerEndpoint(reactor, config.consultation.port, interface=config.consultation.interface),
+                              tls=tls)
+    return WebService(endpoint, secure_site(root, max_body_bytes=CONSULTATION_BODY_BYTES))
 
 
 def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> CentralServer:
@@ -300,6 +306,10 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
 
     service = CentralService()
+    # Every listening port behind one guard: deadlines, per-address and per-certificate bounds,
+    # descriptors kept for the database and the journal, revoked certificates cut at once.
+    guard = ConnectionGuard(reactor, config.connections, pki_dir=config.pki_dir)
+    guard.setServiceParent(service)
     writer = ThreadPool(minthreads=1, maxthreads=1, name="central-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
     core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
@@ -325,7 +335,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         name, arguments, hall, received_ms=received_ms), clock, reactor)
     module.admission = admission
     endpoint = CentralEndpoint(module, config.central_id, config.halls, admission)
-    listener = HallListener(SSL4ServerEndpoint(reactor, config.port, tls, interface=config.interface))
+    listener = HallListener(guard.endpoint(TCP4ServerEndpoint(reactor, config.port, interface=config.interface), tls=tls))
     listener.setServiceParent(service)
     # What reads the whole journal off the reactor, beside the writer: the daily report at each
     # day's close (R95.4, R83.5), rendered and signed, the regulator's consultation (R95.3), and
@@ -351,7 +361,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         log.info("Regulator's feed: sending the journal to {host}:{port} as central", host=feeding.host,
                  port=feeding.port)
     if config.consultation is not None:
-        consultation_site(config, journal, core, reactor, read).setServiceParent(active)
+        consultation_site(config, journal, core, reactor, read, guard).setServiceParent(active)
         log.info("The regulator's consultation on {interface}:{port} (HTTPS, regulator certificates only)",
                  interface=config.consultation.interface, port=config.consultation.port)
     central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, programme,

@@ -10,6 +10,8 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
     [database]  url (default: SQLite under the home folder)
     [listen]    interface, port
     [tls]       enabled, pki_dir, server_name, require_client_certificate
+    [connections] handshake_timeout_s, idle_timeout_s, per_address, per_certificate,
+                reserved_descriptors: what the port admits (docs/security.md)
     [prizes]    line_bp, bingo_bp, superbingo_bp, megabingo, jackpot, line_minimum_cents,
                 bingo_minimum_cents (R88.3, R89-R91)
     [cards]     card_set (its name), generate_strips (make it on first start if missing)
@@ -68,6 +70,7 @@ from hall_server.hall.roles import Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
+from server_kit.connections import ConnectionLimits, LimitsError
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.
@@ -305,6 +308,8 @@ class HallConfig:
     videobingo: VideoBingoConfig | None = None
     #: The hall-annex game with a partner hall; None: this hall plays none.
     annex: AnnexConfig | None = None
+    #: What the port admits (``[connections]``: deadlines, per-address and per-certificate bounds).
+    connections: ConnectionLimits = ConnectionLimits()
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -400,7 +405,16 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         regulator=_regulator(reader, base, pki_dir),
         videobingo=_videobingo(reader, base),
         annex=_annex(reader),
+        connections=_connections(reader),
     )
+
+
+def _connections(reader: "_Reader") -> ConnectionLimits:
+    """``[connections]``: handshake and idle deadlines, per-address and per-certificate bounds, descriptors kept."""
+    try:
+        return ConnectionLimits.from_table(reader.table("connections"))
+    except LimitsError as error:
+        raise reader.error(f"connections.{error.key}", error.reason) from None
 
 
 _VB_KEYS = {"seats", "room_zone", "one_station_per_player", "min_rtp_bp", "superjackpot", "machine"}
@@ -741,6 +755,17 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "# Client certificates are always asked for and checked; terminals must present one.",
         "# true: every client must (staff PCs and board screens too), or the handshake fails.",
         "require_client_certificate = false",
+        "",
+        "[connections]  # what the port admits; docs/security.md, \"Connections\"",
+        "# Seconds from accept to a complete TLS handshake; a slower one is cut.",
+        "handshake_timeout_s = 10",
+        "# Seconds a connection without a client certificate may be silent both ways (pages are pinged).",
+        "idle_timeout_s = 120",
+        "# Open connections from one address without a certificate, and with one certificate.",
+        "per_address = 64",
+        "per_certificate = 16",
+        "# File descriptors kept for the database, the journal and the logs (at most half the limit).",
+        "reserved_descriptors = 256",
         "",
         "[prizes]  # basis points of each game's sales (R88.1: line + bingo + pots >= 7000)",
         "line_bp = 1500",

@@ -106,6 +106,7 @@ from protocol.regulator_feed import hall_sender
 from protocol.videobingo.errors import PaytableError
 from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
 from server_kit import collector, pki
+from server_kit.connections import ConnectionGuard
 from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
 from server_kit.received import ReceiptServerEndpoint
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
@@ -606,7 +607,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                  "checked against it, and the hall server stops if it holds more (docs/security.md)", seq=core.seq,
                  peers=" and ".join(p for p, on in (("the regulator's receiver", feed is not None),
                                                     ("the central server", relay is not None)) if on))
-    web = WebService(_endpoint(config, reactor), site)
+    # The port behind the connection guard: deadlines, per-address and per-certificate bounds,
+    # descriptors kept for the database and the journal, revoked certificates cut at once.
+    guard = ConnectionGuard(reactor, config.connections, pki_dir=config.tls.pki_dir if config.tls.enabled else None)
+    guard.setServiceParent(service)
+    web = WebService(_endpoint(config, reactor, guard), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
     hall = HallServer(
@@ -694,9 +699,10 @@ def _announce_url(port: Any, config: HallConfig) -> Any:
     return port
 
 
-def _endpoint(config: HallConfig, reactor: Any) -> Any:
+def _endpoint(config: HallConfig, reactor: Any, guard: ConnectionGuard) -> Any:
     # What the terminals send is stamped with its arrival: a purchase sent in the sale time
-    # is decided as of then, even if the hall reads it later (server_kit/received.py).
+    # is decided as of then, even if the hall reads it later (server_kit/received.py).  The
+    # guard stands outside TLS, the stamp at the socket: a read is stamped whatever is above it.
     if config.tls.enabled:
         # One port for staff browsers, boards and terminals: certificates are requested and
         # checked at the handshake, and each endpoint admits the roles it serves.
@@ -705,8 +711,8 @@ def _endpoint(config: HallConfig, reactor: Any) -> Any:
             config.tls.pki_dir, config.tls.server_name,
             client_certificates=pki.ClientCertificates.required if required else pki.ClientCertificates.requested,
         )
-        return ReceiptServerEndpoint(reactor, config.port, options, interface=config.interface)
-    return ReceiptServerEndpoint(reactor, config.port, interface=config.interface)
+        return guard.endpoint(ReceiptServerEndpoint(reactor, config.port, interface=config.interface), tls=options)
+    return guard.endpoint(ReceiptServerEndpoint(reactor, config.port, interface=config.interface))
 
 
 LOGINS_FILE = "new-staff-logins.txt"
@@ -855,7 +861,8 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     stations = [(DEMO_MACHINE, 1)] if hall.videobingo is not None and DEMO_MACHINE in hall.videobingo.machines else []
     station_names = [f"{m}.{s}" for m, s in stations]
     if config.tls.enabled:
-        ready = demo_terminals.provision(operator_ca_dir(config), bundles, [*names, *station_names])
+        ready = [*demo_terminals.provision(operator_ca_dir(config), bundles, names),
+                 *demo_terminals.provision(operator_ca_dir(config), bundles, station_names, role="machine")]
         terminals = [n for n in ready if n in names]
         stations = [(m, s) for m, s in stations if f"{m}.{s}" in ready]
     else:

@@ -21,6 +21,10 @@ from typing import Any
 import click
 
 from protocol.errors import DomainError
+from server_kit.connections import ConnectionLimits
+
+#: The connection limits' defaults (docs/security.md, "Connections").
+_LIMITS = ConnectionLimits()
 
 HOME = click.option("--dir", "home", type=click.Path(file_okay=False, path_type=Path), default=Path("var/regulator"),
                     show_default=True, help="The receiver's folder (its database).")
@@ -47,10 +51,22 @@ def regulator() -> None:
 @click.option("--web-interface", default="127.0.0.1", show_default=True,
               help="The address the page listens on: the loopback interface, for the staff at the receiver.")
 @click.option("--no-page", is_flag=True, help="Serve the feeds only, no page.")
+@click.option("--handshake-timeout", type=click.FloatRange(min=0.1, max=86_400), default=_LIMITS.handshake_timeout_s,
+              show_default=True, help="Seconds a connection has to complete its TLS handshake.")
+@click.option("--idle-timeout", type=click.FloatRange(min=0.1, max=86_400), default=_LIMITS.idle_timeout_s,
+              show_default=True, help="Seconds a connection without a client certificate may be silent both ways.")
+@click.option("--per-address", type=click.IntRange(1, 1_000_000), default=_LIMITS.per_address, show_default=True,
+              help="Open connections without a certificate from one address.")
+@click.option("--per-certificate", type=click.IntRange(1, 1_000_000), default=_LIMITS.per_certificate,
+              show_default=True, help="Open connections presenting one certificate.")
+@click.option("--reserved-descriptors", type=click.IntRange(1, 1_000_000), default=_LIMITS.reserved_descriptors,
+              show_default=True, help="File descriptors kept free of connections, for the store and the logs.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
 def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str, port: int | None,
-          interface: str, web_port: int | None, web_interface: str, no_page: bool, log_format: str) -> None:
+          interface: str, web_port: int | None, web_interface: str, no_page: bool, handshake_timeout: float,
+          idle_timeout: float, per_address: int, per_certificate: int, reserved_descriptors: int,
+          log_format: str) -> None:
     """Receive feeds over mutual TLS until interrupted (Ctrl-C); the page shows the feeds and alerts."""
     from server_kit.clock import install_unless_installed
 
@@ -63,9 +79,10 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
     reactor: Any = global_reactor
     os.umask(0o077)  # whatever the receiver writes (its database, reports, journal head) is its user's alone
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    limits = ConnectionLimits(handshake_timeout, idle_timeout, per_address, per_certificate, reserved_descriptors)
     settings = ReceiverSettings(home, pki_dir, certificate, DEFAULT_PORT if port is None else port, interface,
                                 database_url, None if no_page else (DEFAULT_WEB_PORT if web_port is None else web_port),
-                                web_interface)
+                                web_interface, limits=limits)
     begin_logging(log_format)
     try:
         service = ReceiverService(reactor, settings)

@@ -11,7 +11,10 @@ docs/pki.md).  Clients must present a certificate of the same authority, not rev
 only hall servers and the central server may feed, and only once registered.  The page
 takes a regulator's or an inspector's certificate only, and reads the store in a thread
 pool of its own.  Every start makes the receiver's folder its user's alone (folders
-0700, files 0600: :func:`server_kit.private.make_private`).
+0700, files 0600: :func:`server_kit.private.make_private`).  Both ports are behind one
+connection guard (:mod:`server_kit.connections`): handshake and idle deadlines,
+per-address and per-certificate bounds, descriptors kept for the store, and the
+connections of a certificate the revocation list comes to name cut within seconds.
 """
 
 from __future__ import annotations
@@ -23,12 +26,11 @@ from typing import Any
 
 from twisted.application.service import Service
 from twisted.internet import defer
-from twisted.internet.endpoints import SSL4ServerEndpoint
+from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from twisted.python.threadpool import ThreadPool
-from twisted.web.server import Site
 
 from regulator.edge import FeedReceiverFactory
 from regulator.receiver import Receiver
@@ -36,16 +38,19 @@ from regulator.reports import ReportInbox
 from regulator.senders import SenderRegistry
 from regulator.store import Store, open_database
 from regulator.web import ReceiverPage
+from server_kit.connections import ConnectionGuard, ConnectionLimits
 from server_kit.core import thread_pool_runner
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from server_kit.pki import ClientCertificates, server_tls_options
 from server_kit.private import make_private
-from server_kit.web.http import SecureRequest
+from server_kit.web.http import secure_site
 
 #: The receiver's port when none is given, and its page's.
 DEFAULT_PORT = 8700
 DEFAULT_WEB_PORT = 8701
+#: The bound on a request body to the page: it reads none (GETs only).
+PAGE_BODY_BYTES = 16 * 1024
 
 log = Logger()
 
@@ -61,6 +66,8 @@ class ReceiverSettings:
     #: The page's port (None: no page) and interface (loopback: for the staff at the receiver).
     web_port: int | None = DEFAULT_WEB_PORT
     web_interface: str = "127.0.0.1"
+    #: What both ports admit (docs/security.md, "Connections").
+    limits: ConnectionLimits = ConnectionLimits()
 
     @property
     def url(self) -> str:
@@ -104,14 +111,16 @@ class ReceiverService(Service):
                                                client_certificates=ClientCertificates.required)
         self.page_pool = ThreadPool(minthreads=0, maxthreads=2, name="receiver-page")
         make_private(settings.home)
+        self.guard = ConnectionGuard(reactor, settings.limits, pki_dir=settings.pki_dir)
         self.port: Any = None
         self.web_port: Any = None
         self.listening: defer.Deferred[Any] = defer.Deferred()
 
     def startService(self) -> None:
         super().startService()
-        endpoint = SSL4ServerEndpoint(self.reactor, self.settings.port, self.options,
-                                      interface=self.settings.interface)
+        self.guard.startService()
+        endpoint = self.guard.endpoint(TCP4ServerEndpoint(self.reactor, self.settings.port,
+                                                          interface=self.settings.interface), tls=self.options)
 
         def listened(port: Any) -> Any:
             self.port = port
@@ -129,13 +138,13 @@ class ReceiverService(Service):
             listen.addCallback(lambda _: self._serve_page())
 
     def _serve_page(self) -> Any:
+        assert self.settings.web_port is not None
         self.page_pool.start()
         page = ReceiverPage(self.store, self.reactor, self.receiver, self.inbox,
                             thread_pool_runner(self.reactor, self.page_pool))
-        site = Site(page, requestFactory=SecureRequest)  # no Server banner; HSTS
-        site.displayTracebacks = False
-        endpoint = SSL4ServerEndpoint(self.reactor, self.settings.web_port, self.page_options,
-                                      interface=self.settings.web_interface)
+        site = secure_site(page, max_body_bytes=PAGE_BODY_BYTES)  # no Server banner; HSTS; bodies bounded
+        endpoint = self.guard.endpoint(TCP4ServerEndpoint(self.reactor, self.settings.web_port,
+                                                          interface=self.settings.web_interface), tls=self.page_options)
 
         def listened(port: Any) -> None:
             self.web_port = port
@@ -150,6 +159,7 @@ class ReceiverService(Service):
 
     def stopService(self) -> Any:
         super().stopService()
+        self.guard.stopService()
         for connection in list(self.factory.connections):
             if connection.transport is not None:
                 connection.transport.abortConnection()  # type: ignore[attr-defined]

@@ -206,6 +206,8 @@ class Simulation:
         text = template.replace('name = "Simulated hall"', f'name = "Simulated {hall_id}"')
         text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
         text = re.sub(r'server_name = "[^"]*"', f'server_name = "{hall_id}"', text, count=1)
+        # Every terminal of the simulation connects from the loopback address, all at once at the start.
+        text = text.replace("per_address = 64", f"per_address = {max(64, 2 * self.plan.terminals)}")
         return text + f"""
 [central]
 host = "127.0.0.1"

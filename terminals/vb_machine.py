@@ -3,8 +3,8 @@
 :class:`MachineClient` is sans-I/O: it says hello, sends each request with a fresh
 request id, resolves it when its answer comes, and keeps what a machine's screen would
 show (the credit, the paytable, the last play).  :func:`connect` puts it on a WebSocket
-with Twisted's client endpoint; over TLS (``wss://``) the station presents its terminal
-certificate (:class:`terminals.client.TerminalCertificate`, named ``<machine>.<station>``).
+with Twisted's client endpoint; over TLS (``wss://``) the station presents its machine
+certificate (loaded by :class:`terminals.client.TerminalCertificate`, named ``<machine>.<station>``).
 The protocol is in ``docs/video-bingo.md``.
 """
 

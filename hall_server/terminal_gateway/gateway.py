@@ -13,10 +13,12 @@ Refusals:
 
 * **before hello** the connection is nobody: a refusal is answered with an ``error``
   and the connection closes, and nothing reaches the journal.  Each one is counted
-  against the remote address (:class:`PreHelloLimiter`, a token bucket); an address
-  that keeps erring has its connections refused for a while, with one log line saying
-  so.  A connection that says nothing is closed after :data:`HELLO_TIMEOUT_S` and
-  counted alike.
+  (:class:`PreHelloLimiter`, a token bucket) against the terminal certificate the
+  connection presented, or against its remote address when it presented none: a
+  terminal that keeps erring has its own connections refused for a while, not those of
+  the other terminals behind the same address, with one log line saying so.  A
+  connection that says nothing is closed after :data:`HELLO_TIMEOUT_S` and counted
+  alike.
 * **after hello** the terminal is known: a refusal is answered with an ``error`` and
   journaled (``terminal_request_refused``); it changes nothing else.
 
@@ -71,12 +73,16 @@ MAX_PIN_FAILURES = 5
 ERROR_TEXT = 500
 #: Seconds a new connection has to say hello.
 HELLO_TIMEOUT_S = 10.0
-#: Errors before hello one remote address may make at once, and how many more a second.
+#: Errors before hello one certificate (or, without one, one remote address) may make at once,
+#: and how many more a second.
 PRE_HELLO_BURST = 20
 PRE_HELLO_PER_S = 0.2
-#: Seconds an address that used them up has its terminal connections refused.
+#: Seconds a certificate or an address that used them up has its terminal connections refused
+#: the first time; each block that follows before its bucket has filled again lasts twice as
+#: long, up to :data:`PRE_HELLO_BLOCK_S`.
+PRE_HELLO_FIRST_BLOCK_S = 30.0
 PRE_HELLO_BLOCK_S = 300.0
-#: Addresses the limiter tracks at most; past it those with a full bucket are let go.
+#: Certificates and addresses the limiter tracks at most; past it those with a full bucket are let go.
 MAX_TRACKED_ADDRESSES = 10_000
 
 #: Records that change the game picture the terminals show.
@@ -92,49 +98,62 @@ class _Bucket:
     tokens: float
     updated: float
     blocked_until: float = 0.0
+    blocks: int = 0  # blocks in a row, since the bucket was last full
+
+
+def limit_key(address: str, certified_as: str | None) -> str:
+    """What the errors of a connection are counted against: its terminal certificate, else its address."""
+    return f"terminal certificate {certified_as}" if certified_as is not None else address
 
 
 class PreHelloLimiter:
-    """Errors of connections that have not said hello, per remote address: a token bucket.
+    """Errors of connections that have not said hello, per key (:func:`limit_key`): a token bucket.
 
     Each error takes a token; the bucket holds ``burst`` and refills ``per_second``.
-    The error that takes the last whole token blocks the address for ``block_s``: its new connections
-    are refused before the WebSocket opens, and the ones waiting for hello are closed.
-    Only the start of a block is logged, with the count, never what was sent.
+    The error that takes the last whole token blocks the key for ``first_block_s``, and
+    each further block before the bucket is full again for twice as long, up to
+    ``block_s``: its new connections are refused before the WebSocket opens, and the ones
+    waiting for hello are closed.  Only the start of a block is logged, with the count,
+    never what was sent.
     """
 
     def __init__(self, clock: IReactorTime, burst: int = PRE_HELLO_BURST, per_second: float = PRE_HELLO_PER_S,
-                 block_s: float = PRE_HELLO_BLOCK_S) -> None:
+                 block_s: float = PRE_HELLO_BLOCK_S, first_block_s: float = PRE_HELLO_FIRST_BLOCK_S) -> None:
         self.clock = clock
         self.burst = burst
         self.per_second = per_second
         self.block_s = block_s
+        self.first_block_s = min(first_block_s, block_s)
         self.buckets: dict[str, _Bucket] = {}
-        self.counted = 0  # errors before hello since the start, from every address
+        self.counted = 0  # errors before hello since the start, from every key
 
-    def blocked(self, address: str) -> bool:
-        bucket = self.buckets.get(address)
+    def blocked(self, key: str) -> bool:
+        bucket = self.buckets.get(key)
         return bucket is not None and self.clock.seconds() < bucket.blocked_until
 
-    def refused(self, address: str) -> bool:
-        """Count one error before hello from ``address``; True if the address is blocked now."""
+    def refused(self, key: str) -> bool:
+        """Count one error before hello of ``key``; True if the key is blocked now."""
         self.counted += 1
         now = self.clock.seconds()
-        bucket = self.buckets.get(address)
+        bucket = self.buckets.get(key)
         if bucket is None:
             self._prune(now)
-            bucket = self.buckets[address] = _Bucket(float(self.burst), now)
+            bucket = self.buckets[key] = _Bucket(float(self.burst), now)
         if now < bucket.blocked_until:
             return True
         bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self.per_second)
+        if bucket.tokens >= self.burst:
+            bucket.blocks = 0  # full again: the next block starts short
         bucket.updated = now
         bucket.tokens -= 1
         if bucket.tokens >= 1:
             return False  # a token left for the next error
-        bucket.blocked_until = now + self.block_s
+        seconds = min(self.block_s, self.first_block_s * 2.0 ** min(bucket.blocks, 32))
+        bucket.blocks += 1
+        bucket.blocked_until = now + seconds
         bucket.tokens = 0.0
-        log.warn("Terminal connections from {address} are refused for {seconds:g} s: too many errors before hello "
-                 "({counted} from every address so far)", address=address, seconds=self.block_s, counted=self.counted)
+        log.warn("Terminal connections of {key} are refused for {seconds:g} s: too many errors before hello "
+                 "({counted} of every terminal and address so far)", key=key, seconds=seconds, counted=self.counted)
         return True
 
     def _prune(self, now: float) -> None:
@@ -538,9 +557,9 @@ class TerminalGateway:
             del self.sessions[terminal]
 
     def refused_before_hello(self, session: "TerminalSession") -> None:
-        """Count an error of a connection that has not said hello; on a block, close its address's others."""
-        if self.limiter.refused(session.address):
-            for other in [s for s in self.waiting if s.address == session.address and s is not session]:
+        """Count an error of a connection that has not said hello; on a block, close the others of its key."""
+        if self.limiter.refused(session.limit_key):
+            for other in [s for s in self.waiting if s.limit_key == session.limit_key and s is not session]:
                 other.end(None, "")
 
 
@@ -559,6 +578,7 @@ class TerminalSession:
         self._close = close
         self.address = address
         self.certified_as = certified_as
+        self.limit_key = limit_key(address, certified_as)
         self.inbound = SequenceCheck()
         self.outbound = 0
         self.terminal_id: str | None = None
@@ -645,8 +665,8 @@ class TerminalSession:
         """One text frame from the terminal."""
         if self.closed:
             return
-        if self.terminal_id is None and self.gateway.limiter.blocked(self.address):
-            self.end(None, "")  # this address is refused for a while: no answer, no work
+        if self.terminal_id is None and self.gateway.limiter.blocked(self.limit_key):
+            self.end(None, "")  # this terminal or address is refused for a while: no answer, no work
             return
         seq: int | None = None
         try:

@@ -4,8 +4,9 @@
 "The machine's protocol"): JSON text messages, one per WebSocket message, each at most
 :data:`~server_kit.web.bounded_websocket.TERMINAL_MESSAGE_BYTES`.  A station is enrolled
 by staff like a terminal (``enrol_vb_station``: a token shown once) and proves who it is
-with ``hello``; over TLS the connection must present a terminal certificate named as
-the station (``<machine>.<station>``).
+with ``hello``; over TLS the connection must present a ``machine`` certificate named as
+the station (``<machine>.<station>``, ``bingo pki issue machine vb-1.1``): a player
+terminal's certificate opens no station, nor a station's a terminal's socket.
 
 :class:`MachineSession` knows nothing of sockets: it is given each text message and a
 ``send``/``close`` pair, checks the message and calls one method of
@@ -279,7 +280,7 @@ class _Factory:
 
 
 class MachineSocketResource(Resource):
-    """``/vb/ws``: with ``require_certificate``, for connections presenting a terminal certificate only."""
+    """``/vb/ws``: with ``require_certificate``, for connections presenting a machine certificate only."""
 
     isLeaf = True
 
@@ -292,10 +293,10 @@ class MachineSocketResource(Resource):
         certified_as = None
         if self.require_certificate:
             identity = presented_certificate(request)
-            if identity is None or identity.role is not pki.Role.terminal:
+            if identity is None or identity.role is not pki.Role.machine:
                 request.setResponseCode(403)
                 request.setHeader(b"content-type", b"text/plain; charset=utf-8")
-                return b"a video bingo station connects with its terminal certificate, named as the station"
+                return b"a video bingo station connects with its machine certificate, named as the station"
             certified_as = identity.common_name
         socket = BoundedWebSocketResource(_Factory(self.gateway, certified_as), TERMINAL_MESSAGE_BYTES)  # type: ignore[arg-type]
         result: bytes | int = socket.render_GET(request)

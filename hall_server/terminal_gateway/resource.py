@@ -19,8 +19,10 @@ Before the WebSocket opens, ``/kiosk/ws`` refuses:
   browser page (the headless client, a kiosk's own software); it is let in, since a
   connection is nobody until its ``hello`` presents the terminal's id and token, and
   what it sends before that is bounded, counted and never journaled;
-* an address that made too many errors before hello, for a while (429; see
-  :class:`~hall_server.terminal_gateway.gateway.PreHelloLimiter`);
+* a terminal certificate that made too many errors before hello, or without a
+  certificate an address that did, for a while (429; see
+  :class:`~hall_server.terminal_gateway.gateway.PreHelloLimiter`): one terminal's
+  errors never block the other terminals behind the same address;
 * over TLS, a connection that presented no terminal certificate of the hall's authority
   (403); the terminal may then say hello only as the terminal its certificate names
   (``docs/pki.md``).
@@ -37,7 +39,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request
 from twisted.web.websocket import WebSocketTransport
 
-from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
+from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession, limit_key
 from hall_server.web.site import header_text
 from server_kit import pki
 from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
@@ -141,7 +143,7 @@ class TerminalSocket:
 def presented_certificate(request: Request) -> pki.PeerIdentity | None:
     """Who the client certificate of ``request``'s connection names; None for none, or for one naming no role."""
     try:
-        return pki.presented_identity(request.transport)
+        return pki.presented_identity(getattr(request, "transport", None))
     except pki.PkiError:
         return None
 
@@ -251,8 +253,10 @@ class KioskResource(Resource):
         if path == b"ws":
             if not origin_allowed(request):
                 return Refused(403, b"this socket is for the kiosk pages of this hall only")
-            if self.gateway.limiter.blocked(client_address(request)):
-                return Refused(429, b"too many errors from this address; try again later")
+            identity = presented_certificate(request)
+            certified_as = identity.common_name if identity is not None and identity.role is pki.Role.terminal else None
+            if self.gateway.limiter.blocked(limit_key(client_address(request), certified_as)):
+                return Refused(429, b"too many errors from this terminal or address; try again later")
         return super().getChildWithDefault(path, request)
 
     def getChild(self, path: bytes, request: Request) -> Resource:

@@ -4,7 +4,8 @@ With ``bingo hall serve --demo`` the scripted session (:mod:`hall_server.web.dem
 enrols the terminals named here and opens a player account for each.  This module:
 
 * issues each demo terminal its certificate from the local authority a first start made
-  (``operator-ca/``), once, and bundles it under ``terminal-certs/NAME/``; without that
+  (``operator-ca/``), once, and bundles it under ``terminal-certs/NAME/`` (a video bingo
+  station a ``machine`` certificate, named ``<machine>.<station>``); without that
   authority's key (moved to the operator's machine, as it should be) no certificate can be
   issued and the demo plays with paper cards alone, saying so;
 * starts the headless players (``python -m terminals.demo_players``, a process of its
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,6 +29,7 @@ from typing import Any, Sequence
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography import x509
+from cryptography.x509.oid import NameOID
 from twisted.application.service import Service
 from twisted.internet import defer, protocol
 from twisted.logger import Logger
@@ -34,7 +37,7 @@ from twisted.python.failure import Failure
 
 from hall_server.statements import format_account_number
 from hall_server.web.demo_session import DemoPlayer, DemoSession
-from server_kit.pki import PkiError, PkiFolder, export_bundle, issue_certificate
+from server_kit.pki import PkiError, PkiFolder, export_bundle, issue_certificate, revoke_certificate
 
 log = Logger()
 
@@ -47,27 +50,53 @@ KIOSK_NOTE = "demo-kiosk.txt"
 STOP_GRACE_S = 5.0
 
 
-def provision(authority: Path, bundles: Path, names: Sequence[str]) -> list[str]:
-    """The terminals of ``names`` that have a certificate bundle in ``bundles``, issuing
-    from ``authority`` (once) those that have none when its key is here."""
+def provision(authority: Path, bundles: Path, names: Sequence[str], role: str = "terminal") -> list[str]:
+    """The terminals (``role="machine"``: video bingo stations) of ``names`` that have a
+    certificate bundle in ``bundles``, issuing from ``authority`` (once) those that have none
+    when its key is here.  A bundle of another role (a station's from before stations held
+    ``machine`` certificates) is superseded: revoked and issued again for ``role``."""
     ready = []
     folder = PkiFolder(authority)
     for name in names:
         bundle = PkiFolder(bundles / name)
+        if bundle.cert(name).exists() and _role_of(bundle.cert(name)) != role:
+            if not folder.ca_key.exists():
+                log.warn("Demo: {name} holds a certificate of another role than {role} and there is no authority "
+                         "key in {dir} to issue one; the demo plays without it", name=name, role=role,
+                         dir=str(authority))
+                continue
+            try:
+                if folder.cert(name).exists():
+                    revoke_certificate(authority, name, reason="superseded")
+            except PkiError as error:
+                log.warn("Demo: the certificate of {name} cannot be superseded: {error}", name=name, error=str(error))
+                continue
+            shutil.rmtree(bundle.root)
+            log.info("Demo: {name}'s certificate superseded by a {role} certificate", name=name, role=role)
         if not bundle.cert(name).exists():
             if not folder.ca_key.exists():
-                log.warn("Demo: no certificate for terminal {name} and no authority key in {dir} to issue one; "
-                         "the demo plays without it", name=name, dir=str(authority))
+                log.warn("Demo: no certificate for {role} {name} and no authority key in {dir} to issue one; "
+                         "the demo plays without it", role=role, name=name, dir=str(authority))
                 continue
             try:
                 if not folder.cert(name).exists():
-                    issue_certificate(authority, "terminal", name)
+                    issue_certificate(authority, role, name)
                 export_bundle(authority, name, bundle.root)
             except PkiError as error:
-                log.warn("Demo: no certificate for terminal {name}: {error}", name=name, error=str(error))
+                log.warn("Demo: no certificate for {role} {name}: {error}", role=role, name=name, error=str(error))
                 continue
         ready.append(name)
     return ready
+
+
+def _role_of(path: Path) -> str | None:
+    """The role (organizational unit) a certificate file names, or None if it cannot be read."""
+    try:
+        cert = x509.load_pem_x509_certificate(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    units = cert.subject.get_attributes_for_oid(NameOID.ORGANIZATIONAL_UNIT_NAME)
+    return str(units[0].value) if len(units) == 1 else None
 
 
 def kiosk_p12(bundle: Path, name: str) -> Path:

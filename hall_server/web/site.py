@@ -30,7 +30,9 @@ certificate signs in only its own name (``docs/pki.md``).
 
 Every answer (:class:`HallRequest`) carries no ``Server`` banner, carries
 ``Strict-Transport-Security`` when it goes over TLS, and is JSON even when a resource
-fails unexpectedly: never an HTML error page.  Sign-ins back off after failures and
+fails unexpectedly or is asked with a method it does not answer: never an HTML error
+page.  A request body over 1 MiB is refused (413) on its declared length, or as it
+arrives when chunked, before it is read (:func:`server_kit.web.http.secure_site`).  Sign-ins back off after failures and
 their password checks are bounded (:mod:`server_kit.web.throttle`); WebSocket
 messages are bounded while they are read (:mod:`server_kit.web.bounded_websocket`).
 """
@@ -78,7 +80,15 @@ from server_kit.web.channel import (
     parse_request,
 )
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
-from server_kit.web.http import HSTS, SECURITY_HEADERS, NotFound, SecureRequest, StaticFiles, json_response
+from server_kit.web.http import (
+    HSTS,
+    SECURITY_HEADERS,
+    NotFound,
+    SecureRequest,
+    StaticFiles,
+    json_response,
+    secure_site,
+)
 from server_kit.web.http import secure as _secure
 from server_kit.web.throttle import SignInThrottle, SignInThrottled
 
@@ -168,7 +178,7 @@ def foreign_origin(request: Request) -> bytes | None:
 
 
 class HallRequest(SecureRequest):
-    """Every answer of the hall's site: no ``Server`` banner, HSTS over TLS, JSON on a fault."""
+    """Every answer of the hall's site: no ``Server`` banner, HSTS over TLS, JSON for every error."""
 
 
 class Reply:
@@ -591,9 +601,7 @@ def build_site(
         _put(api, b"minutes", MinutesResource(sign_ins, minutes))
     _put(root, b"api", api)
     _put(root, b"ws", SocketResource(sign_ins, hub, public=False))
-    site = Site(root, requestFactory=HallRequest)
-    site.displayTracebacks = False
-    return site
+    return secure_site(root, max_body_bytes=MAX_REQUEST_BYTES, request_factory=HallRequest)
 
 
 def inline_authenticate(sign_ins: SignIns) -> Authenticate:

@@ -23,7 +23,9 @@ The role travels in the certificate's organizational unit, so a server reads who
 calling (``peer_identity``) without a lookup, and each endpoint admits only the roles it
 serves (``docs/pki.md`` has the table).  Revocation is a standard X.509 CRL: stock
 ``openssl verify -crl_check`` reads it, and servers re-read it when the file changes, so a
-revoked terminal is refused at its next connection without a restart.
+revoked terminal is refused at its next connection without a restart, and
+:class:`RevocationWatch` tells the server's connection guard
+(:mod:`server_kit.connections`) to cut the connections already open with it.
 
 TLS is 1.2 or 1.3 only, and TLS 1.2 offers only forward-secret AEAD suites (ECDHE with
 AES-GCM or ChaCha20-Poly1305): no CBC, no SHA-1, no RSA key exchange.  TLS 1.3's suites
@@ -35,6 +37,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from pathlib import Path
+from typing import Callable
 
 from cryptography import x509
 from OpenSSL import SSL
@@ -138,6 +141,36 @@ class _RevocationCheckingOptions(CertificateOptions):
             self._current = self._context_with(crl)
             self._crl_stamp = stamp
         return self._current
+
+
+class RevocationWatch:
+    """The revocation list of a PKI folder, read again when its file changes.
+
+    :meth:`check` (a server calls it every second or so) looks at the file's stamp; when
+    it changed and the list verifies against the authority, ``on_change`` is given the
+    serial numbers it names, so the server cuts the connections of those certificates
+    (the TLS contexts refuse them at their next handshake by themselves).  A list that
+    does not verify (damaged, half copied, of another authority) is logged and looked at
+    again at the next change: the contexts refuse every certificate meanwhile, and the
+    connections already open are left to the next good list.
+    """
+
+    def __init__(self, pki_dir: Path, on_change: Callable[[frozenset[int]], None]) -> None:
+        self.folder = PkiFolder(pki_dir)
+        self.on_change = on_change
+        self._stamp = _stamp(self.folder.crl)
+
+    def check(self) -> None:
+        stamp = _stamp(self.folder.crl)
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        try:
+            crl = _load_crl(self.folder, _load_cert(self.folder.ca_cert, "CA certificate"))
+        except PkiError as error:
+            _log.error("The revocation list changed and cannot be used: {error}", error=str(error))
+            return
+        self.on_change(frozenset(entry.serial_number for entry in crl))
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

@@ -20,6 +20,11 @@ Twisted shuts a connection down only once no producer is registered, so without 
 no WebSocket close (ours, the console's at sign-out, the gateway's) would end a TLS
 connection.
 
+A connection the server's guard cuts when it is idle (one without a client certificate,
+:mod:`server_kit.connections`) is pinged every third of that deadline: a browser's or
+any client's pong is what keeps a board or a console that only listens open, and a peer
+that is gone stops answering and is cut.
+
 =================  ==========================  =========================================
 endpoint           limit                       why
 =================  ==========================  =========================================
@@ -34,6 +39,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, Callable
 
+from twisted.internet import task
 from twisted.internet.interfaces import IProtocol, ITransport
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -43,6 +49,7 @@ from twisted.web.websocket import WebSocketResource, WebSocketServerFactory
 from wsproto.utilities import LocalProtocolError
 from zope.interface import implementer
 
+from server_kit.connections import guarded
 from server_kit.web.channel import MAX_REQUEST_BYTES
 
 log = Logger()
@@ -157,6 +164,7 @@ class MeteredWire:
         self.call_later = call_later
         self.transport: Any = None
         self._abort_call: Any = None
+        self._pings: task.LoopingCall | None = None
 
     def makeConnection(self, transport: ITransport) -> None:
         self.transport = transport
@@ -164,6 +172,22 @@ class MeteredWire:
         # is left for it to produce, and while it is registered a TLS connection never closes.
         transport.unregisterProducer()  # type: ignore[attr-defined]
         self.wire.makeConnection(transport)
+        connection = guarded(transport)
+        if connection is not None and connection.idle_timeout_s is not None:
+            self._pings = task.LoopingCall(self._ping)
+            self._pings.clock = connection.guard.reactor
+            self._pings.start(connection.idle_timeout_s / 3, now=False)
+
+    def _ping(self) -> None:
+        try:
+            self.wire.ping(b"")
+        except LocalProtocolError:  # closing: no more pings
+            self._stop_pings()
+
+    def _stop_pings(self) -> None:
+        if self._pings is not None and self._pings.running:
+            self._pings.stop()
+        self._pings = None
 
     def connectionMade(self) -> None:
         pass  # the wire protocol's own runs in makeConnection
@@ -195,6 +219,7 @@ class MeteredWire:
             self.transport.abortConnection()
 
     def connectionLost(self, reason: Failure) -> None:
+        self._stop_pings()
         if self._abort_call is not None and self._abort_call.active():
             self._abort_call.cancel()
         self._abort_call = None

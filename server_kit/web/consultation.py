@@ -42,6 +42,8 @@ STATIC = Path(__file__).parent / "static"
 REGULATOR = "regulator"
 #: The one command of that role.
 CONSULTED = "regulator_consulted"
+#: The bound on a request body of a site that serves only the consultation: it reads none (GETs only).
+BODY_BYTES = 16 * 1024
 #: The most records one ``records`` or ``staff-actions`` query returns; page on with ``after``.
 PAGE = 500
 _MAX_QUERY = 512

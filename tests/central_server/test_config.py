@@ -57,6 +57,10 @@ def test_a_valid_file_gives_every_setting(tmp_path: Path) -> None:
         (("opens_after_ms = 1000", "opens_after_ms = -5"), "games[0].opens_after_ms", "0 or more"),
         (('id = "central-a"', 'id = "central-a"\ntimezone = "Mars/Olympus"'), "central.timezone",
          "is a time zone name such as Europe/Madrid or UTC, not 'Mars/Olympus'"),
+        (("[listen]", "[connections]\nhandshake_timeout_s = 0\n[listen]"), "connections.handshake_timeout_s",
+         "above 0"),
+        (("[listen]", "[connections]\nper_address = 2.5\n[listen]"), "connections.per_address", "a whole number"),
+        (("[listen]", "[connections]\nbacklog = 5\n[listen]"), "connections.backlog", "is not a setting here"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_file_and_the_key(

@@ -87,7 +87,7 @@ class _Certified:
         self.port = hall.port
 
     def tls_context(self) -> Any:
-        return self.hall.tls_context(("terminal", self.name))
+        return self.hall.tls_context(("machine", self.name))
 
 
 class Station:
@@ -202,7 +202,7 @@ def provisioned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[in
             answer = chief.answer(f"enrol-{station}")
             assert answer["ok"], answer
             tokens[station] = answer["result"]["token"]
-            hall.certificate("terminal", f"{MACHINE}.{station}")
+            hall.certificate("machine", f"{MACHINE}.{station}")
         chief.close()
     finally:
         hall.stop()

@@ -46,7 +46,7 @@ def hall(tmp_path: Path) -> Iterator[HallProcess]:
 
 def screen(browser: Any, hall: HallProcess, viewport: dict[str, int], station: int, token: str) -> Any:
     """The machine's screen on a cabinet holding the station's certificate, as the hall requires over TLS."""
-    cert, key = hall.certificate("terminal", f"{MACHINE}.{station}")
+    cert, key = hall.certificate("machine", f"{MACHINE}.{station}")
     certificates = [{"origin": hall.base, "certPath": str(cert), "keyPath": str(key)}]
     page = browser.new_context(ignore_https_errors=True, viewport=viewport, client_certificates=certificates,
                                has_touch=True).new_page()

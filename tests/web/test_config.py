@@ -17,6 +17,7 @@ from hall_server.config import (
     weak_hash,
 )
 from hall_server.hall.roles import Role
+from server_kit.connections import ConnectionLimits
 
 
 def test_a_password_checks_against_its_hash_and_nothing_else() -> None:
@@ -62,6 +63,8 @@ def _config(**tables: object) -> dict:
         ({"staff": [{"name": "x", "role": "cashier", "password_hash": "plain"}]}, "scrypt$n$r$p$salt$hash"),
         ({"series": [{"number": 1, "face_value_cents": 100, "card_count": 0}]}, "positive"),
         ({"series": "1001"}, "array of tables"),
+        ({"connections": {"idle_timeout_s": -1}}, "connections.idle_timeout_s: is a number of seconds above 0"),
+        ({"connections": {"per_certificate": 0}}, "connections.per_certificate: is a whole number from 1"),
     ],
 )
 def test_a_bad_configuration_is_refused_with_the_key_named(tables: dict, message: str) -> None:
@@ -91,6 +94,7 @@ def test_the_example_configuration_reads() -> None:
     example = Path(__file__).parents[2] / "docs" / "examples" / "hall.toml"
     config = load_config(example)
     assert config.name and config.series and config.staff
+    assert config.connections == ConnectionLimits()  # the example says the defaults
 
 
 @pytest.mark.parametrize(
