@@ -37,6 +37,7 @@ from server_kit.pki.folder import (
 from server_kit.pki.tls import (
     AEAD_CIPHERS,
     ClientCertificates,
+    client_ssl_context,
     client_tls_options,
     peer_identity,
     presented_identity,
@@ -56,6 +57,7 @@ __all__ = [
     "PkiFolder",
     "Role",
     "authority_certificate",
+    "client_ssl_context",
     "client_tls_options",
     "default_pki_dir",
     "export_bundle",
