@@ -177,7 +177,7 @@ def _owner() -> pwd.struct_passwd | None:
 def _spawn(argv: list[str], log: Path, cwd: Path) -> int:
     owner = _owner()
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(cwd)}
-    with open(log, "ab") as out:
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
         if owner is not None:
             os.chown(log, owner.pw_uid, owner.pw_gid)
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -262,7 +262,7 @@ def _patroni_config(index: int, layout: Layout, secrets_: dict[str, str]) -> dic
                 "replication": {"username": REPLICATOR, "password": secrets_["replication"], **verified},
                 "rewind": {"username": REWINDER, "password": secrets_["rewind"], **verified},
             },
-            "parameters": {"unix_socket_directories": str(home), "ssl": "on", "ssl_cert_file": cert,
+            "parameters": {"unix_socket_directories": str(home), "unix_socket_permissions": "0700", "ssl": "on", "ssl_cert_file": cert,
                            "ssl_key_file": key, "ssl_min_protocol_version": "TLSv1.2",
                            "password_encryption": "scram-sha-256"},
             # TLS and a password on every line; nothing over the local socket; the central
