@@ -546,6 +546,8 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
     """The ``twist bingo-central`` service: the central server of ``options["config"]``."""
     from twisted.internet import reactor
 
+    # Whatever the process writes (its database, reports, keys, head) is its user's alone.
+    os.umask(0o077)
     path = Path(options.get("config") or default_config_path())
     central = build_central(load_config(path), reactor)
     collector.settle()  # the games and the library are built: the collector leaves them be
