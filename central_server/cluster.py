@@ -256,6 +256,8 @@ def _patroni_config(index: int, layout: Layout, secrets_: dict[str, str]) -> dic
             "connect_address": f"127.0.0.1:{node['pg']}",
             "data_dir": str(home / "data"),
             "bin_dir": str(server_binaries()),
+            # A clone starts from an immediate checkpoint on the leader, not a spread one.
+            "basebackup": [{"checkpoint": "fast"}],
             "pgpass": str(home / "pgpass"),
             "authentication": {
                 "superuser": {"username": SUPERUSER, "password": secrets_["superuser"], **verified},
@@ -373,8 +375,11 @@ def start(folder: Path, authority: Path, timeout: float = 90.0, venv: Path = PAT
             state["pids"][f"node{index}"] = _spawn([state["patroni"], str(home / "patroni.yml")],
                                                    home / "patroni.log", home)
             layout.save()
-            if index == 0:  # the first node bootstraps; the second then clones it
-                _wait(lambda: _leader_ready(layout, context), timeout, "a leader", layout)
+            if index == 0:
+                # The first node bootstraps: once it holds the initialize key the second may
+                # start, and clones it as soon as it leads (Patroni's own race decides no more).
+                _wait(lambda: _bootstrapping(layout, context), timeout, "the first node to bootstrap", layout)
+        _wait(lambda: _leader_ready(layout, context), timeout, "a leader", layout)
         _wait(lambda: _sync_ready(layout, context), timeout, "a synchronous standby", layout)
         _create_database(layout, patroni_secrets["superuser"], context)
     except BaseException:
@@ -419,6 +424,22 @@ def _etcd_healthy(port: int, context: ssl.SSLContext) -> bool:
         return bool(_get_json(f"https://127.0.0.1:{port}/health", context).get("health") == "true")
     except (OSError, ValueError):
         return False
+
+
+def _bootstrapping(layout: Layout, context: ssl.SSLContext) -> bool:
+    """Whether a node holds Patroni's initialize key (it runs initdb, or did)."""
+    import base64
+
+    key = base64.b64encode(f"/bingo/{SCOPE}/initialize".encode()).decode()
+    for member in layout.state["etcd"]:
+        try:
+            request = urllib.request.Request(f"https://127.0.0.1:{member['client']}/v3/kv/range",
+                                             data=json.dumps({"key": key}).encode())
+            with urllib.request.urlopen(request, timeout=2.0, context=context) as answer:  # noqa: S310 - loopback
+                return bool(json.loads(answer.read()).get("kvs"))
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def _leader_ready(layout: Layout, context: ssl.SSLContext) -> bool:
