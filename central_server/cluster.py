@@ -30,6 +30,7 @@ import json
 import os
 import pwd
 import secrets
+import shutil
 import signal
 import ssl
 import subprocess
@@ -153,6 +154,7 @@ def _issue_certificates(authority: Path, layout: Layout) -> None:
     the authority's folder and used again by a later set of the same name), copied with its key into
     the set's ``tls/``; and the lists of certificates etcd admits (:func:`_etcd_argv`)."""
     folder = pki.PkiFolder(authority)
+    shutil.rmtree(layout.tls.root, ignore_errors=True)  # what a start that failed earlier left
     try:
         for member in ETCD_CLIENTS:
             name = layout.certificate(member)
