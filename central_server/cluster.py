@@ -43,7 +43,7 @@ from urllib.parse import quote
 
 from server_kit import pki
 from server_kit.pki.folder import load_credentials
-from server_kit.private import keep_private
+from server_kit.private import make_private
 from server_kit.ports import alive, listenable, reserve_port
 
 #: Where ``scripts/patroni-venv.sh`` puts Patroni (readable by the ``postgres`` user).
@@ -357,7 +357,7 @@ def start(folder: Path, authority: Path, timeout: float = 90.0, venv: Path = PAT
         config = folder / f"node{index}" / "patroni.yml"
         config.write_text(json.dumps(_patroni_config(index, layout, patroni_secrets), indent=2))  # YAML is a superset of JSON
     layout.save()
-    keep_private([folder])
+    make_private(folder)
     if owner is not None:
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, owner.pw_uid, owner.pw_gid)

@@ -87,7 +87,7 @@ from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal import table
 from server_kit.journal.sql import Journal, read_head
 from server_kit.keys import load_journal_key, public_pem
-from server_kit.private import database_files, keep_private
+from server_kit import private
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.consultation import consultation_resource
@@ -159,12 +159,13 @@ def make_private(config: CentralConfig) -> None:
     reports, keys and journal head), its configuration (a replicated one holds the database
     owner's password), its PKI bundles and its journal key, wherever they are."""
     owned = [config.home, config.pki_dir, config.journal_key, config.journal_head,
-             *database_files(config.database_url)]
+             *kit.sqlite_files(config.database_url)]
     if config.source is not None:
         owned.append(config.source)
     if config.regulator is not None:
         owned.append(config.regulator.pki_dir)
-    keep_private(owned)
+    for path in owned:
+        private.make_private(path)
 
 
 def open_journal(journal: Journal, now_ms: int, central_id: str) -> int:
@@ -546,9 +547,9 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
     """The ``twist bingo-central`` service: the central server of ``options["config"]``."""
     from twisted.internet import reactor
 
+    path = Path(options.get("config") or default_config_path())
     # Whatever the process writes (its database, reports, keys, head) is its user's alone.
     os.umask(0o077)
-    path = Path(options.get("config") or default_config_path())
     central = build_central(load_config(path), reactor)
     collector.settle()  # the games and the library are built: the collector leaves them be
     return central.service

@@ -112,7 +112,8 @@ from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key, public_pem, report_cert_path
 from server_kit.services import ThreadPoolService, WebService
-from server_kit.private import database_files, keep_private
+from server_kit import private
+from server_kit.db.database import sqlite_files
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
 
@@ -262,10 +263,11 @@ def make_private(config: HallConfig) -> None:
         owned.append(config.source)
     if config.tls.enabled:
         owned.append(config.tls.pki_dir)
-    owned += database_files(config.database_url)
+    owned += sqlite_files(config.database_url)
     if config.home.exists():
         config.home.chmod(0o700)
-    keep_private(owned)
+    for path in owned:
+        private.make_private(path)
 
 
 def _refused(error: ChainError) -> StartRefused:
