@@ -233,7 +233,8 @@ async def main(reactor: Any, args: argparse.Namespace) -> None:
         place = Path(tempfile.mkdtemp(prefix="bench-central-pair-"))
         os.chmod(place, 0o755)  # the postgres user runs the pair in it
         try:
-            pair.start(place / "cluster")
+            init_authority(place / "operator", "Bench network")  # issues the pair's certificates
+            pair.start(place / "cluster", place / "operator")
             found = pair.status(place / "cluster")
             index = int(str(found["leader"])[-1])
             await measure(reactor, f"the database pair (PostgreSQL 15 x2 under Patroni, synchronous standby "

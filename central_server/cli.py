@@ -531,15 +531,19 @@ def _print_status(found: dict[str, Any]) -> None:
 
 @cluster.command("start")
 @_CLUSTER_DIR
+@click.option("--pki", "authority", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The operator's PKI folder (with ca.key): it issues the set's certificates.")
+@click.option("--name", default="central-db", show_default=True,
+              help="The set's name: its certificates are NAME-etcd0 ... NAME-node1, NAME-admin.")
 @click.option("--patroni-venv", "venv", type=click.Path(file_okay=False, path_type=Path),
               default=Path("/opt/bingo/patroni"), show_default=True,
               help="The virtual environment scripts/patroni-venv.sh made.")
-def cluster_start(folder: Path, venv: Path) -> None:
-    """Start the set and wait for a leader and a synchronous standby."""
+def cluster_start(folder: Path, authority: Path, name: str, venv: Path) -> None:
+    """Start the set, every member authenticated and encrypted, and wait for a leader and a synchronous standby."""
     from central_server import cluster as pair
 
     try:
-        _print_status(pair.start(folder, venv=venv))
+        _print_status(pair.start(folder, authority, venv=venv, name=name))
     except pair.ClusterError as error:
         raise click.ClickException(str(error)) from None
 
@@ -574,12 +578,15 @@ def cluster_status(folder: Path) -> None:
 @cluster.command("node-config")
 @_CLUSTER_DIR
 @click.option("--node", "index", type=click.IntRange(0, 1), required=True, help="The node the process runs beside.")
-def cluster_node_config(folder: Path, index: int) -> None:
+@click.option("--ca", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The operator's ca.pem as the central process reads it (its pki/ca.pem); "
+                   "default: the set's copy.")
+def cluster_node_config(folder: Path, index: int, ca: Path | None) -> None:
     """Print the [database] and [replica] sections of central.toml for the central process beside a node."""
     from central_server import cluster as pair
 
     try:
-        url, rest = pair.database_url(folder, index), pair.rest_url(folder, index)
+        url, rest = pair.database_url(folder, index, ca), pair.rest_url(folder, index)
     except pair.ClusterError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f'[database]\nurl = "{url}"\n\n[replica]\nnode = "node{index}"\npatroni = "{rest}"')

@@ -7,6 +7,17 @@ a synchronous standby and returns; ``stop`` ends every process it started (Patro
 first, which stops its PostgreSQL, then etcd) and checks each port is free again;
 ``status`` reads Patroni's REST API ``/cluster``.
 
+**Every member authenticated and encrypted** (docs/replica.md, "Who may reach the
+set").  ``start`` issues the set's certificates with the operator's authority (role
+``cluster``) and copies them to ``tls/``: etcd speaks TLS on its client and peer URLs
+and admits only the set's own certificates; Patroni's REST API speaks TLS, admits only
+certificates of the authority and asks a password for every unsafe method; PostgreSQL
+runs ``ssl=on`` and admits only TLS connections with a ``scram-sha-256`` password.  The central server's processes connect as the owner of
+the ``central`` database, a role that is not a superuser and creates no database or
+role; ``replicator`` has the REPLICATION right only; Patroni's superuser password, the
+replication and rewind passwords and the REST API's password are in each node's
+``patroni.yml`` alone.
+
 PostgreSQL and Patroni refuse to run as root: under root every process runs as the
 ``postgres`` system user (Debian's postgresql package creates it), the folder is
 given to that user.  Patroni comes from the virtual environment that
@@ -19,14 +30,20 @@ import json
 import os
 import pwd
 import secrets
+import shutil
 import signal
+import ssl
 import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from server_kit import pki
+from server_kit.pki.folder import load_credentials
+from server_kit.private import make_private
 from server_kit.ports import alive, listenable, reserve_port
 
 #: Where ``scripts/patroni-venv.sh`` puts Patroni (readable by the ``postgres`` user).
@@ -35,10 +52,25 @@ PATRONI_VENV = Path("/opt/bingo/patroni")
 TTL = 20
 LOOP_WAIT = 2
 SCOPE = "bingo-central"
+#: Patroni's superuser (its password only in each node's patroni.yml).
 SUPERUSER = "bingo"
+#: The user the set's processes run as under root.
 OWNER = "postgres"
 #: The database the central server's processes use on the pair (made by ``start``).
 DATABASE = "central"
+#: Its owner, the role the central server's processes connect as: not a superuser.
+DATABASE_OWNER = "central"
+#: The streaming replication role (REPLICATION only) and pg_rewind's (a few functions only).
+REPLICATOR, REWINDER = "replicator", "rewinder"
+#: The user an unsafe method of Patroni's REST API (PATCH /config, POST /switchover) needs.
+REST_USER = "patroni"
+#: The set's name when none is given: its certificates are ``NAME-etcd0`` ... ``NAME-admin``.
+DEFAULT_NAME = "central-db"
+#: The certificates' folder in the set's folder (a PKI folder's layout: ca.pem, crl.pem, certs/, keys/).
+TLS_FOLDER = "tls"
+#: The certificate ``bingo central cluster`` itself presents (status, readiness).
+ADMIN = "admin"
+ETCD_MEMBERS, NODES = 3, 2
 
 
 class ClusterError(Exception):
@@ -75,7 +107,69 @@ class Layout:
         return cls(folder, json.loads(path.read_text()))
 
     def rest_urls(self) -> list[str]:
-        return [f"http://127.0.0.1:{node['rest']}" for node in self.state["nodes"]]
+        return [f"https://127.0.0.1:{node['rest']}" for node in self.state["nodes"]]
+
+    @property
+    def tls(self) -> pki.PkiFolder:
+        return pki.PkiFolder(self.folder / TLS_FOLDER)
+
+    @property
+    def name(self) -> str:
+        return str(self.state["name"])
+
+    def certificate(self, member: str) -> str:
+        """The name of ``member``'s certificate (``etcd0``, ``node1``, ``admin``)."""
+        return f"{self.name}-{member}"
+
+    @property
+    def etcd_clients(self) -> Path:
+        """The certificates etcd admits from a client: exactly the set's (a list, not an authority)."""
+        return self.tls.root / "etcd-clients.pem"
+
+    @property
+    def etcd_peers(self) -> Path:
+        """The certificates etcd admits from a peer: its members'."""
+        return self.tls.root / "etcd-peers.pem"
+
+    def tls_files(self, member: str) -> tuple[str, str, str]:
+        """``member``'s certificate, its key and the authority's certificate, as paths."""
+        name = self.certificate(member)
+        return str(self.tls.cert(name)), str(self.tls.key(name)), str(self.tls.ca_cert)
+
+    def context(self) -> ssl.SSLContext:
+        """TLS as ``bingo central cluster`` itself: the admin certificate, every member's checked."""
+        try:
+            return pki.client_ssl_context(self.tls.root, self.certificate(ADMIN))
+        except pki.PkiError as error:
+            raise ClusterError(f"the set's certificates in {self.tls.root} cannot be used: {error}") from None
+
+
+ETCD = [f"etcd{i}" for i in range(ETCD_MEMBERS)]
+#: Who speaks to etcd as a client: its members themselves (their gRPC gateway), Patroni, this tool.
+ETCD_CLIENTS = [*ETCD, *(f"node{i}" for i in range(NODES)), ADMIN]
+
+
+def _issue_certificates(authority: Path, layout: Layout) -> None:
+    """Each member's certificate from the operator's authority (role ``cluster``; issued once, kept in
+    the authority's folder and used again by a later set of the same name), copied with its key into
+    the set's ``tls/``; and the lists of certificates etcd admits (:func:`_etcd_argv`)."""
+    folder = pki.PkiFolder(authority)
+    shutil.rmtree(layout.tls.root, ignore_errors=True)  # what a start that failed earlier left
+    try:
+        for member in ETCD_CLIENTS:
+            name = layout.certificate(member)
+            if not folder.cert(name).exists():
+                pki.issue_certificate(authority, "cluster", name)
+            pki.export_bundle(authority, name, layout.tls.root)
+            role = load_credentials(layout.tls.root, name).role
+            if role is not pki.Role.cluster:
+                raise ClusterError(f"the certificate {name} in {authority} is a {role} certificate, not a member "
+                                   f"of a database set's (cluster); revoke it (bingo pki revoke {name}) or start the "
+                                   "set under another --name")
+    except pki.PkiError as error:
+        raise ClusterError(f"the set's certificates: {error}") from None
+    for path, members in ((layout.etcd_clients, ETCD_CLIENTS), (layout.etcd_peers, ETCD)):
+        path.write_bytes(b"".join(layout.tls.cert(layout.certificate(member)).read_bytes() for member in members))
 
 
 def _owner() -> pwd.struct_passwd | None:
@@ -85,7 +179,7 @@ def _owner() -> pwd.struct_passwd | None:
 def _spawn(argv: list[str], log: Path, cwd: Path) -> int:
     owner = _owner()
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(cwd)}
-    with open(log, "ab") as out:
+    with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
         if owner is not None:
             os.chown(log, owner.pw_uid, owner.pw_gid)
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -97,31 +191,55 @@ def _spawn(argv: list[str], log: Path, cwd: Path) -> int:
     return process.pid
 
 
-def _etcd_argv(index: int, members: list[dict[str, int]], folder: Path) -> list[str]:
+def _etcd_argv(index: int, layout: Layout) -> list[str]:
+    """etcd member ``index``: TLS on its client and peer URLs, and a client or peer admitted only with
+    one of the set's own certificates, not on the authority's revocation list.
+
+    etcd's trusted lists are the set's certificates themselves, not the operator's authority (which
+    would admit every hall, terminal and staff certificate): Go takes a certificate in its trusted
+    pool as an anchor of its own.  (etcd's ``--client-cert-allowed-hostname`` cannot do it: etcd
+    3.4's gRPC gateway, which Patroni's etcd3 client speaks to, is then refused by its own member.)
+    """
+    members = layout.state["etcd"]
     member = members[index]
-    initial = ",".join(f"etcd{i}=http://127.0.0.1:{m['peer']}" for i, m in enumerate(members))
+    cert, key, _ = layout.tls_files(f"etcd{index}")
+    crl = str(layout.tls.crl)
+    initial = ",".join(f"etcd{i}=https://127.0.0.1:{m['peer']}" for i, m in enumerate(members))
     return [
-        "/usr/bin/etcd", "--name", f"etcd{index}", "--data-dir", str(folder / f"etcd{index}" / "data"),
-        "--listen-client-urls", f"http://127.0.0.1:{member['client']}",
-        "--advertise-client-urls", f"http://127.0.0.1:{member['client']}",
-        "--listen-peer-urls", f"http://127.0.0.1:{member['peer']}",
-        "--initial-advertise-peer-urls", f"http://127.0.0.1:{member['peer']}",
+        "/usr/bin/etcd", "--name", f"etcd{index}", "--data-dir", str(layout.folder / f"etcd{index}" / "data"),
+        "--listen-client-urls", f"https://127.0.0.1:{member['client']}",
+        "--advertise-client-urls", f"https://127.0.0.1:{member['client']}",
+        "--listen-peer-urls", f"https://127.0.0.1:{member['peer']}",
+        "--initial-advertise-peer-urls", f"https://127.0.0.1:{member['peer']}",
         "--initial-cluster", initial, "--initial-cluster-state", "new",
         "--initial-cluster-token", SCOPE, "--enable-v2=false",
+        "--cert-file", cert, "--key-file", key, "--trusted-ca-file", str(layout.etcd_clients),
+        "--client-cert-auth", "--client-crl-file", crl,
+        "--peer-cert-file", cert, "--peer-key-file", key, "--peer-trusted-ca-file", str(layout.etcd_peers),
+        "--peer-client-cert-auth", "--peer-crl-file", crl,
     ]
 
 
-def _patroni_config(index: int, layout: Layout) -> dict[str, Any]:
+def _patroni_config(index: int, layout: Layout, secrets_: dict[str, str]) -> dict[str, Any]:
+    """Node ``index``'s patroni.yml: the only place of Patroni's superuser, replication, rewind and
+    REST API passwords (``secrets_``)."""
     state = layout.state
     node = state["nodes"][index]
     home = layout.folder / f"node{index}"
     hosts = [f"127.0.0.1:{m['client']}" for m in state["etcd"]]
+    cert, key, ca = layout.tls_files(f"node{index}")
+    # Every connection Patroni, pg_basebackup and pg_rewind make checks the node it reaches.
+    verified = {"sslmode": "verify-full", "sslrootcert": ca}
     return {
         "scope": SCOPE,
         "namespace": "/bingo/",
         "name": f"node{index}",
-        "restapi": {"listen": f"127.0.0.1:{node['rest']}", "connect_address": f"127.0.0.1:{node['rest']}"},
-        "etcd3": {"hosts": hosts},
+        "restapi": {"listen": f"127.0.0.1:{node['rest']}", "connect_address": f"127.0.0.1:{node['rest']}",
+                    # Its certificate also authenticates this node to the other's REST API.
+                    "certfile": cert, "keyfile": key, "cafile": ca, "verify_client": "required",
+                    "authentication": {"username": REST_USER, "password": secrets_["rest"]}},
+        "ctl": {"certfile": cert, "keyfile": key, "cacert": ca, "insecure": False},
+        "etcd3": {"hosts": hosts, "protocol": "https", "cacert": ca, "cert": cert, "key": key},
         "bootstrap": {
             "dcs": {
                 "ttl": TTL, "loop_wait": LOOP_WAIT, "retry_timeout": 5,
@@ -140,33 +258,40 @@ def _patroni_config(index: int, layout: Layout) -> dict[str, Any]:
             "connect_address": f"127.0.0.1:{node['pg']}",
             "data_dir": str(home / "data"),
             "bin_dir": str(server_binaries()),
+            # A clone starts from an immediate checkpoint on the leader, not a spread one.
+            "basebackup": [{"checkpoint": "fast"}],
             "pgpass": str(home / "pgpass"),
             "authentication": {
-                "superuser": {"username": SUPERUSER, "password": state["password"]},
-                "replication": {"username": "replicator", "password": state["replication_password"]},
-                "rewind": {"username": "rewinder", "password": state["replication_password"]},
+                "superuser": {"username": SUPERUSER, "password": secrets_["superuser"], **verified},
+                "replication": {"username": REPLICATOR, "password": secrets_["replication"], **verified},
+                "rewind": {"username": REWINDER, "password": secrets_["rewind"], **verified},
             },
-            "parameters": {"unix_socket_directories": str(home)},
+            "parameters": {"unix_socket_directories": str(home), "unix_socket_permissions": "0700", "ssl": "on", "ssl_cert_file": cert,
+                           "ssl_key_file": key, "ssl_min_protocol_version": "TLSv1.2",
+                           "password_encryption": "scram-sha-256"},
+            # TLS and a password on every line; nothing over the local socket; the central
+            # server's owner role reaches its own database only.
             "pg_hba": [
-                "local all all trust",
-                "host replication replicator 127.0.0.1/32 scram-sha-256",
-                "host all all 127.0.0.1/32 scram-sha-256",
+                f"hostssl replication {REPLICATOR} 127.0.0.1/32 scram-sha-256",
+                f"hostssl {DATABASE} {DATABASE_OWNER} 127.0.0.1/32 scram-sha-256",
+                f"hostssl all {SUPERUSER},{REWINDER} 127.0.0.1/32 scram-sha-256",
             ],
         },
         "tags": {"nofailover": False, "noloadbalance": False, "clonefrom": False},
     }
 
 
-def _get_json(url: str, timeout: float = 2.0) -> Any:
-    with urllib.request.urlopen(url, timeout=timeout) as answer:  # noqa: S310 - loopback only
+def _get_json(url: str, context: ssl.SSLContext, timeout: float = 2.0) -> Any:
+    with urllib.request.urlopen(url, timeout=timeout, context=context) as answer:  # noqa: S310 - loopback only
         return json.loads(answer.read())
 
 
-def cluster_view(layout: Layout) -> dict[str, Any] | None:
+def cluster_view(layout: Layout, context: ssl.SSLContext | None = None) -> dict[str, Any] | None:
     """Patroni's ``/cluster`` from the first node that answers, or None."""
+    context = context or layout.context()
     for url in layout.rest_urls():
         try:
-            return dict(_get_json(url + "/cluster"))
+            return dict(_get_json(url + "/cluster", context))
         except (OSError, ValueError):
             continue
     return None
@@ -195,73 +320,93 @@ def _check_installed(venv: Path = PATRONI_VENV) -> None:
     server_binaries()
 
 
-def start(folder: Path, timeout: float = 90.0, venv: Path = PATRONI_VENV) -> dict[str, Any]:
-    """Start the set under ``folder`` (Patroni from ``venv``) and wait for a leader and a synchronous standby."""
+def start(folder: Path, authority: Path, timeout: float = 90.0, venv: Path = PATRONI_VENV,
+          name: str = DEFAULT_NAME) -> dict[str, Any]:
+    """Start the set ``name`` under ``folder`` (Patroni from ``venv``), its certificates issued by the
+    operator's authority in ``authority`` (its PKI folder, with ``ca.key``), and wait for a leader
+    and a synchronous standby; then make the central server's database and its owner role."""
     _check_installed(venv)
     folder = folder.resolve()
     if (folder / "cluster.json").exists():
         layout = Layout.load(folder)
         if any(alive(pid) for pid in _pids(layout)):
             raise ClusterError(f"a cluster is already running in {folder}; stop it first")
+    if any((folder / f"node{index}" / "data").exists() for index in range(NODES)):
+        raise ClusterError(f"{folder} holds the data of a set that was stopped; start makes a new set: "
+                           "choose an empty --dir")
     folder.mkdir(parents=True, exist_ok=True)
     owner = _owner()
     state: dict[str, Any] = {
-        "etcd": [{"client": reserve_port(), "peer": reserve_port()} for _ in range(3)],
-        "nodes": [{"rest": reserve_port(), "pg": reserve_port()} for _ in range(2)],
-        "password": secrets.token_hex(16),
-        "replication_password": secrets.token_hex(16),
+        "name": name,
+        "etcd": [{"client": reserve_port(), "peer": reserve_port()} for _ in range(ETCD_MEMBERS)],
+        "nodes": [{"rest": reserve_port(), "pg": reserve_port()} for _ in range(NODES)],
+        # The central server's processes' password (node-config prints it in their database URL).
+        "owner_password": secrets.token_hex(16),
         "pids": {},
         "patroni": str(venv / "bin" / "patroni"),
     }
+    # Patroni's own: written into each node's patroni.yml, kept nowhere else.
+    patroni_secrets = {what: secrets.token_hex(16) for what in ("superuser", "replication", "rewind", "rest")}
     layout = Layout(folder, state)
-    for index in range(3):
+    for index in range(ETCD_MEMBERS):
         (folder / f"etcd{index}").mkdir(exist_ok=True)
-    for index in range(2):
+    for index in range(NODES):
         (folder / f"node{index}").mkdir(exist_ok=True)
+    _issue_certificates(authority, layout)
+    for index in range(NODES):
+        config = folder / f"node{index}" / "patroni.yml"
+        config.write_text(json.dumps(_patroni_config(index, layout, patroni_secrets), indent=2))  # YAML is a superset of JSON
     layout.save()
-    os.chmod(folder / "cluster.json", 0o600)
+    make_private(folder)
     if owner is not None:
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, owner.pw_uid, owner.pw_gid)
         probe = subprocess.run(["runuser", "-u", OWNER, "--", "test", "-w", str(folder)], check=False)
         if probe.returncode != 0:
             raise ClusterError(f"the {OWNER} user cannot write {folder}: choose a --dir whose parents it can enter")
-    os.chmod(folder, 0o700)
+    context = layout.context()
     try:
-        for index in range(3):
-            state["pids"][f"etcd{index}"] = _spawn(_etcd_argv(index, state["etcd"], folder),
+        for index in range(ETCD_MEMBERS):
+            state["pids"][f"etcd{index}"] = _spawn(_etcd_argv(index, layout),
                                                    folder / f"etcd{index}" / "etcd.log", folder / f"etcd{index}")
         layout.save()
-        _wait(lambda: all(_etcd_healthy(m["client"]) for m in state["etcd"]), 30, "etcd members healthy", layout)
-        for index in range(2):
+        _wait(lambda: all(_etcd_healthy(m["client"], context) for m in state["etcd"]), 30, "etcd members healthy",
+              layout)
+        for index in range(NODES):
             home = folder / f"node{index}"
-            config = home / "patroni.yml"
-            config.write_text(json.dumps(_patroni_config(index, layout), indent=2))  # YAML is a superset of JSON
-            os.chmod(config, 0o600)
-            if owner is not None:
-                os.chown(config, owner.pw_uid, owner.pw_gid)
-            state["pids"][f"node{index}"] = _spawn([state["patroni"], str(config)],
+            state["pids"][f"node{index}"] = _spawn([state["patroni"], str(home / "patroni.yml")],
                                                    home / "patroni.log", home)
             layout.save()
-            if index == 0:  # the first node bootstraps; the second then clones it
-                _wait(lambda: _leader_ready(layout), timeout, "a leader", layout)
-        _wait(lambda: _sync_ready(layout), timeout, "a synchronous standby", layout)
-        _create_database(layout)
+            if index == 0:
+                # The first node bootstraps: once it holds the initialize key the second may
+                # start, and clones it as soon as it leads (Patroni's own race decides no more).
+                _wait(lambda: _bootstrapping(layout, context), timeout, "the first node to bootstrap", layout)
+        _wait(lambda: _leader_ready(layout, context), timeout, "a leader", layout)
+        _wait(lambda: _sync_ready(layout, context), timeout, "a synchronous standby", layout)
+        _create_database(layout, patroni_secrets["superuser"], context)
     except BaseException:
         stop(folder)
         raise
     return status(folder)
 
 
-def _create_database(layout: Layout) -> None:
-    """The central server's database on the leader (replicated to the standby like everything)."""
+def _create_database(layout: Layout, superuser_password: str, context: ssl.SSLContext) -> None:
+    """The central server's database on the leader, owned by a role that is no superuser, creates no
+    database and no role, and replicates nothing (replicated to the standby like everything)."""
     import psycopg
+    from psycopg import sql
 
-    found = summary(cluster_view(layout) or {})
+    found = summary(cluster_view(layout, context) or {})
     index = int(str(found["leader"]).removeprefix("node"))
-    with psycopg.connect(**connection_info(layout.folder, index), autocommit=True, connect_timeout=10) as db:
-        if db.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone() is None:
-            db.execute(f"CREATE DATABASE {DATABASE}")
+    info = {**connection_info(layout.folder, index), "password": superuser_password}
+    with psycopg.connect(**info, autocommit=True, connect_timeout=10) as db:
+        db.execute(sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS "
+                           "PASSWORD {}").format(sql.Identifier(DATABASE_OWNER),
+                                                 sql.Literal(layout.state["owner_password"])))
+        db.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(DATABASE),
+                                                                 sql.Identifier(DATABASE_OWNER)))
+        # Only its owner (and Patroni's superuser) may connect to it.
+        db.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(sql.Identifier(DATABASE)))
 
 
 def restart_node(folder: Path, index: int) -> None:
@@ -276,20 +421,36 @@ def restart_node(folder: Path, index: int) -> None:
     layout.save()
 
 
-def _etcd_healthy(port: int) -> bool:
+def _etcd_healthy(port: int, context: ssl.SSLContext) -> bool:
     try:
-        return bool(_get_json(f"http://127.0.0.1:{port}/health").get("health") == "true")
+        return bool(_get_json(f"https://127.0.0.1:{port}/health", context).get("health") == "true")
     except (OSError, ValueError):
         return False
 
 
-def _leader_ready(layout: Layout) -> bool:
-    view = cluster_view(layout)
+def _bootstrapping(layout: Layout, context: ssl.SSLContext) -> bool:
+    """Whether a node holds Patroni's initialize key (it runs initdb, or did)."""
+    import base64
+
+    key = base64.b64encode(f"/bingo/{SCOPE}/initialize".encode()).decode()
+    for member in layout.state["etcd"]:
+        try:
+            request = urllib.request.Request(f"https://127.0.0.1:{member['client']}/v3/kv/range",
+                                             data=json.dumps({"key": key}).encode())
+            with urllib.request.urlopen(request, timeout=2.0, context=context) as answer:  # noqa: S310 - loopback
+                return bool(json.loads(answer.read()).get("kvs"))
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _leader_ready(layout: Layout, context: ssl.SSLContext) -> bool:
+    view = cluster_view(layout, context)
     return view is not None and summary(view)["leader"] is not None
 
 
-def _sync_ready(layout: Layout) -> bool:
-    view = cluster_view(layout)
+def _sync_ready(layout: Layout, context: ssl.SSLContext) -> bool:
+    view = cluster_view(layout, context)
     if view is None:
         return False
     found = summary(view)
@@ -386,11 +547,15 @@ def status(folder: Path) -> dict[str, Any]:
     return found
 
 
-def database_url(folder: Path, index: int) -> str:
-    """The URL a central server process beside node ``index`` uses: that node's central database."""
+def database_url(folder: Path, index: int, ca: Path | None = None) -> str:
+    """The URL a central server process beside node ``index`` uses: that node's central database, as
+    its owner, over TLS checked against the operator's authority ``ca`` (the process's own
+    ``pki/ca.pem``; by default the set's copy, which only the set's user may read)."""
     layout = Layout.load(folder.resolve())
-    return (f"postgresql://{SUPERUSER}:{layout.state['password']}@127.0.0.1:{layout.state['nodes'][index]['pg']}"
-            f"/{DATABASE}?connect_timeout=5")
+    ca = (ca or layout.tls.ca_cert).resolve()
+    return (f"postgresql://{DATABASE_OWNER}:{layout.state['owner_password']}@127.0.0.1:"
+            f"{layout.state['nodes'][index]['pg']}/{DATABASE}?sslmode=verify-full&sslrootcert={quote(str(ca))}"
+            f"&connect_timeout=5")
 
 
 def rest_url(folder: Path, index: int) -> str:
@@ -429,7 +594,14 @@ def signal_node(folder: Path, index: int, which: signal.Signals) -> list[int]:
 
 
 def connection_info(folder: Path, index: int) -> dict[str, Any]:
-    """psycopg connection keywords for node ``index`` (the superuser, over loopback TCP)."""
+    """psycopg connection keywords for node ``index`` as Patroni's superuser (over loopback TLS): for
+    the operator's and the tests' own checks, by whoever may read the node's ``patroni.yml``."""
     layout = Layout.load(folder.resolve())
-    return {"host": "127.0.0.1", "port": layout.state["nodes"][index]["pg"], "user": SUPERUSER,
-            "password": layout.state["password"], "dbname": "postgres"}
+    info = {"host": "127.0.0.1", "port": layout.state["nodes"][index]["pg"], "dbname": "postgres",
+            "sslmode": "verify-full", "sslrootcert": str(layout.tls.ca_cert)}
+    config = layout.folder / f"node{index}" / "patroni.yml"
+    try:
+        superuser = json.loads(config.read_text())["postgresql"]["authentication"]["superuser"]
+    except FileNotFoundError:
+        return {**info, "user": SUPERUSER}  # no password: the connection is refused with a reason
+    return {**info, "user": superuser["username"], "password": superuser["password"]}

@@ -34,9 +34,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
 import urllib.error
 import urllib.request
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from twisted.application.service import Service
@@ -48,6 +50,7 @@ from twisted.python.failure import Failure
 from protocol.chain import sign_head, verify_chain
 from server_kit.journal import table
 from server_kit.journal.sql import Journal, read_head
+from server_kit.pki import client_ssl_context
 
 #: How often the local Patroni is asked whether its node leads, in seconds.
 POLL_S = 0.5
@@ -153,13 +156,21 @@ class RoleMachine:
 # --- Patroni -------------------------------------------------------------------------
 
 
-def patroni_leads(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool | None:
+def patroni_context(pki_dir: Path, name: str, url: str) -> ssl.SSLContext | None:
+    """TLS to the Patroni REST API at ``url`` (``https://``): Patroni's certificate checked against
+    the operator's authority, the central server's own certificate ``name`` presented (the set's
+    Patroni admits no client without one, docs/replica.md); None for ``http://``."""
+    return client_ssl_context(pki_dir, name) if url.startswith("https://") else None
+
+
+def patroni_leads(url: str, context: ssl.SSLContext | None = None, timeout: float = PROBE_TIMEOUT_S) -> bool | None:
     """Whether the node of the Patroni at ``url`` is the leader (``GET /primary``); None: no answer.
 
     Blocking: for the composition root before the reactor runs, the CLI and the tests.
     """
     try:
-        with urllib.request.urlopen(url + "/primary", timeout=timeout) as answer:  # noqa: S310 - the configured API
+        with urllib.request.urlopen(url + "/primary", timeout=timeout,  # noqa: S310 - the configured API
+                                    context=context) as answer:
             return bool(answer.status == 200)
     except urllib.error.HTTPError as error:
         return False if error.code == 503 else None
@@ -167,10 +178,12 @@ def patroni_leads(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool | None:
         return None
 
 
-def patroni_cluster(url: str, timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any] | None:
+def patroni_cluster(url: str, context: ssl.SSLContext | None = None,
+                    timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any] | None:
     """Patroni's ``GET /cluster`` (every member, its role, state, timeline and lag), or None."""
     try:
-        with urllib.request.urlopen(url + "/cluster", timeout=timeout) as answer:  # noqa: S310 - the configured API
+        with urllib.request.urlopen(url + "/cluster", timeout=timeout,  # noqa: S310 - the configured API
+                                    context=context) as answer:
             return dict(json.loads(answer.read()))
     except (OSError, ValueError):
         return None
@@ -179,12 +192,14 @@ def patroni_cluster(url: str, timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any
 class PatroniProbe:
     """Asks the local Patroni whether its node leads, off the reactor thread (one question at a time)."""
 
-    def __init__(self, url: str, run: Callable[..., "defer.Deferred[Any]"]) -> None:
+    def __init__(self, url: str, run: Callable[..., "defer.Deferred[Any]"],
+                 context: ssl.SSLContext | None = None) -> None:
         self.url = url
         self.run = run  # runs a blocking function off the reactor (deferToThreadPool)
+        self.context = context
 
     def leader(self) -> "defer.Deferred[bool | None]":
-        return self.run(patroni_leads, self.url)
+        return self.run(patroni_leads, self.url, self.context)
 
 
 # --- Following the journal -----------------------------------------------------------
@@ -402,7 +417,8 @@ class ReplicaRole(Service):
 __all__ = [
     "FAILOVER", "LEASE_S", "POLL_S", "START", "TABLE", "DrillPoint", "Effect", "Input", "PatroniProbe", "ReplicaRole",
     "Role",
-    "RoleMachine", "cause_of", "follow_journal", "holder_name", "patroni_cluster", "patroni_leads", "render_table",
+    "RoleMachine", "cause_of", "follow_journal", "holder_name", "patroni_cluster", "patroni_context", "patroni_leads",
+    "render_table",
 ]
 
 
@@ -439,7 +455,8 @@ def status(configs: Sequence[Any], probe_port: Callable[[str, int], bool]) -> di
     view = None
     for config in configs:
         if config.replica is not None:
-            view = patroni_cluster(config.replica.patroni)
+            context = patroni_context(config.pki_dir, config.central_id, config.replica.patroni)
+            view = patroni_cluster(config.replica.patroni, context)
             if view is not None:
                 break
     members = {m.get("name"): m for m in (view or {}).get("members", [])}

@@ -92,6 +92,7 @@ from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal import table
 from server_kit.journal.sql import Journal, read_head
 from server_kit.keys import load_journal_key, public_pem
+from server_kit import private
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.web.consultation import BODY_BYTES as CONSULTATION_BODY_BYTES
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
@@ -157,6 +158,20 @@ def stop_fenced(reactor: Any, error: leadership.Fenced) -> None:
 
 def _utc(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def make_private(config: CentralConfig) -> None:
+    """Folders 0700 and files 0600: the central server's folder (its database on SQLite, its
+    reports, keys and journal head), its configuration (a replicated one holds the database
+    owner's password), its PKI bundles and its journal key, wherever they are."""
+    owned = [config.home, config.pki_dir, config.journal_key, config.journal_head,
+             *kit.sqlite_files(config.database_url)]
+    if config.source is not None:
+        owned.append(config.source)
+    if config.regulator is not None:
+        owned.append(config.regulator.pki_dir)
+    for path in owned:
+        private.make_private(path)
 
 
 def open_journal(journal: Journal, now_ms: int, central_id: str) -> int:
@@ -303,6 +318,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     else:
         engine, journal, verified, library, records = open_replica(config, config.replica, key, now_ms)
     log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
+    make_private(config)
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
 
     service = CentralService()
@@ -399,8 +415,9 @@ def wait_for_node(config: CentralConfig, replica_config: ReplicaConfig,
     started = time.monotonic()
     said = 0.0
     why = "not asked yet"
+    context = replica.patroni_context(config.pki_dir, config.central_id, replica_config.patroni)
     while True:
-        leads = replica.patroni_leads(replica_config.patroni)
+        leads = replica.patroni_leads(replica_config.patroni, context)
         try:
             if leads:
                 return store.open_database(config.database_url), True
@@ -537,7 +554,8 @@ def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor
     # Patroni is asked on a thread of its own: the reader may be busy with a day's report.
     asking = ThreadPool(minthreads=0, maxthreads=1, name="central-patroni")
     ThreadPoolService(asking).setServiceParent(central.service)
-    probe = replica.PatroniProbe(replica_config.patroni, thread_pool_runner(reactor, asking))
+    probe = replica.PatroniProbe(replica_config.patroni, thread_pool_runner(reactor, asking),
+                                 replica.patroni_context(config.pki_dir, config.central_id, replica_config.patroni))
     # The role's lease measures elapsed time: on the timers' clock (monotonic), not the records'.
     role = replica.ReplicaRole(replica_config.node, probe, clock.timers, take_over=take_over, follow=follow,
                                serve=serve, stop=stop)
@@ -552,6 +570,8 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
         log.warn("This reactor's timers run on the wall clock, which a step holds up: run `bingo central serve` "
                  "or `twist --reactor=bingo bingo-central` (docs/server-kit.md, \"Clocks\")")
     path = Path(options.get("config") or default_config_path())
+    # Whatever the process writes (its database, reports, keys, head) is its user's alone.
+    os.umask(0o077)
     central = build_central(load_config(path), reactor)
     collector.settle()  # the games and the library are built: the collector leaves them be
     return central.service

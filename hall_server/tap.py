@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from sqlalchemy.engine import make_url
 from twisted.application.service import MultiService
 from twisted.internet import defer
 from twisted.internet.threads import deferToThreadPool
@@ -121,6 +120,8 @@ from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key, public_pem, report_cert_path
 from server_kit.release import SOFTWARE
 from server_kit.services import ThreadPoolService, WebService
+from server_kit import private
+from server_kit.db.database import sqlite_files
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
 
@@ -261,21 +262,6 @@ def provision_report_signing(config: HallConfig, operator: pki.PkiFolder) -> Non
     pki.install_report_signing(operator.root, name, config.home)
 
 
-def _private(path: Path) -> None:
-    """Make ``path`` (and, for a folder, all below it) the server user's alone."""
-    try:
-        if path.is_symlink() or not path.exists():
-            return
-        if path.is_dir():
-            path.chmod(0o700)
-            for child in path.iterdir():
-                _private(child)
-        else:
-            path.chmod(0o600)
-    except PermissionError as error:
-        log.warn("Cannot make {path} private to the server's user: {error}", path=str(path), error=str(error))
-
-
 def make_private(config: HallConfig) -> None:
     """Folders 0700 and files 0600: the configuration (staff hashes), the database (PIN
     hashes, identity documents), the journal head, the keys, the PKI and its bundles."""
@@ -285,14 +271,11 @@ def make_private(config: HallConfig) -> None:
         owned.append(config.source)
     if config.tls.enabled:
         owned.append(config.tls.pki_dir)
-    url = make_url(config.database_url)
-    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
-        database = Path(url.database)
-        owned += [database.with_name(database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    owned += sqlite_files(config.database_url)
     if config.home.exists():
         config.home.chmod(0o700)
     for path in owned:
-        _private(path)
+        private.make_private(path)
 
 
 def _refused(error: ChainError) -> StartRefused:

@@ -183,7 +183,7 @@ class ReplicaSimulation(Simulation):
         super().prepare()
         self.progress(f"starting the database pair in {self.cluster_dir}: etcd x3, Patroni and PostgreSQL 15 x2")
         try:
-            cluster.start(self.cluster_dir)
+            cluster.start(self.cluster_dir, self.pki)
         except cluster.ClusterError as error:
             raise SimulationError(f"the database pair did not start: {error}") from None
         # One journal key for both processes: they sign one journal.
@@ -205,8 +205,8 @@ class ReplicaSimulation(Simulation):
             home.mkdir(parents=True, exist_ok=True)
             mine = re.sub(r'(?m)^home = ".*"$', f'home = "{home}"', text, count=1)
             mine = re.sub(r"(?m)^port = \d+$", f"port = {self.central_ports[index]}", mine, count=1)
-            mine = re.sub(r'(?m)^url = "sqlite:///.*"$', f'url = "{cluster.database_url(self.cluster_dir, index)}"',
-                          mine, count=1)
+            url = cluster.database_url(self.cluster_dir, index, home / "pki" / "ca.pem")
+            mine = re.sub(r'(?m)^url = "sqlite:///.*"$', f'url = "{url}"', mine, count=1)
             mine += f"""
 [replica]
 node = "node{index}"

@@ -116,3 +116,14 @@ def open_database(url: str, migrations: str, create_folder: bool = True) -> Engi
         reason = str(error.orig).strip().splitlines()[0] if error.orig is not None else "it did not answer"
         raise DatabaseError(f"cannot open {_shown(url)}: {reason}") from None
     return engine
+
+
+def sqlite_files(url: str) -> list[Path]:
+    """The files of the SQLite database at ``url`` (the database, its WAL, shared memory and rollback
+    journal), for the start that keeps them private; none for another database, whose files are its
+    own server's."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return []
+    database = Path(parsed.database)
+    return [database.with_name(database.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]

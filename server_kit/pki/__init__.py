@@ -38,6 +38,7 @@ from server_kit.pki.folder import (
 from server_kit.pki.tls import (
     AEAD_CIPHERS,
     ClientCertificates,
+    client_ssl_context,
     client_tls_options,
     peer_identity,
     presented_identity,
@@ -57,6 +58,7 @@ __all__ = [
     "PkiFolder",
     "Role",
     "authority_certificate",
+    "client_ssl_context",
     "client_tls_options",
     "default_pki_dir",
     "export_bundle",

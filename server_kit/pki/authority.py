@@ -227,8 +227,9 @@ def issue_certificate(
 ) -> IssuedCertificate:
     """Create a key and a certificate signed by the authority for ``name`` in role ``kind``.
 
-    Servers (``server``, ``central``, and ``regulator``: its feed receiver serves and its
-    consultation is a client) get serverAuth and clientAuth and a subject alternative
+    Servers (``server``, ``central``, ``regulator``: its feed receiver serves and its
+    consultation is a client, and ``cluster``: a member of the central server's database
+    cluster, a server to its peers and their client) get serverAuth and clientAuth and a subject alternative
     name for each of ``hosts`` (default: localhost and 127.0.0.1); staff, terminals,
     machines, inspectors and the operator get clientAuth only; a ``report-signing`` certificate
     signs documents only (digitalSignature and nonRepudiation, documentSigning), so no
@@ -239,7 +240,7 @@ def issue_certificate(
     if days < 1:
         raise PkiError(f"--days must be at least 1, not {days}")
     if hosts and role not in _SERVING:
-        raise PkiError(f"--host is for server, central and regulator certificates; a {role} certificate names no host")
+        raise PkiError(f"--host is for server, central, regulator and cluster certificates; a {role} certificate names no host")
     folder = PkiFolder(pki_dir)
     authority = _load_authority(folder, with_key=True)
     assert authority.key is not None

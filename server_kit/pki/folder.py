@@ -55,6 +55,9 @@ class Role(StrEnum):
     inspector = "inspector"  # a person the regulator lets read its receiver's records, without personal data
     operator = "operator"  # the network's operator, commanding the central server
     report_signing = "report-signing"  # a server's key for its signed daily reports, never a TLS peer
+    #: A member of the central server's database cluster (etcd, Patroni, PostgreSQL): the
+    #: cluster's members admit it; no endpoint of the system does.
+    cluster = "cluster"
 
 
 def parse_role(kind: str) -> Role:
@@ -261,9 +264,10 @@ def _hosts_of(cert: x509.Certificate) -> tuple[str, ...]:
 
 
 # Hall and central servers accept connections and also connect out (hall to central,
-# central to the regulator's feed), so they hold both purposes; everyone else only calls.
+# central to the regulator's feed), so they hold both purposes, and so do the members of
+# the database cluster (etcd's peers, Patroni's REST API); everyone else only calls.
 #: The roles whose certificates serve TLS as well (the regulator's: its feed receiver).
-_SERVING = frozenset({Role.server, Role.central, Role.regulator})
+_SERVING = frozenset({Role.server, Role.central, Role.regulator, Role.cluster})
 
 
 @dataclass(frozen=True)

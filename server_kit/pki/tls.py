@@ -35,6 +35,7 @@ are AEAD by construction.
 from __future__ import annotations
 
 import re
+import ssl
 from enum import StrEnum
 from pathlib import Path
 from typing import Callable
@@ -61,6 +62,7 @@ from server_kit.pki.folder import (
     PeerIdentity,
     PkiError,
     PkiFolder,
+    Role,
     _common_name,
     _load_cert,
     _load_crl,
@@ -199,7 +201,7 @@ def server_tls_options(
     mode = ClientCertificates(client_certificates)
     folder = PkiFolder(pki_dir)
     credentials = load_credentials(pki_dir, name)
-    if credentials.role not in _SERVING:
+    if credentials.role not in _SERVING or credentials.role is Role.cluster:
         raise PkiError(f"certificate {name} is for a {credentials.role}; a server needs a server, central or regulator certificate")
     # pyOpenSSL takes cryptography's objects directly and deprecates its own wrappers.
     options: dict[str, object] = {"privateKey": credentials.key, "certificate": credentials.cert, **_tls_policy()}
@@ -244,6 +246,24 @@ def client_tls_options(pki_dir: Path, name: str, server_hostname: str) -> IOpenS
         extraCertificateOptions=_tls_policy(),
     )
     return _RevocationCheckingClient(creator, credentials.crl)  # type: ignore[return-value]
+
+
+def client_ssl_context(pki_dir: Path, name: str) -> ssl.SSLContext:
+    """A standard-library client context presenting certificate ``name`` of ``pki_dir``.
+
+    For the blocking HTTPS clients outside the reactor (``urllib``): the server must
+    present a certificate of the authority naming the host asked for, not on the
+    revocation list read now; TLS 1.2 with the system's AEAD suites, or 1.3.
+    """
+    load_credentials(pki_dir, name)  # one clear error now rather than a refused handshake later
+    folder = PkiFolder(pki_dir)
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(folder.ca_cert))
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.set_ciphers(AEAD_CIPHERS)
+    context.load_verify_locations(cafile=str(folder.crl))
+    context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    context.load_cert_chain(str(folder.cert(name)), str(folder.key(name)))
+    return context
 
 
 def presented_identity(transport: object) -> PeerIdentity | None:

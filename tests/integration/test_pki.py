@@ -387,7 +387,7 @@ def test_private_keys_are_readable_by_their_owner_only(pki_dir: Path) -> None:
     [
         (["issue", "printer", "p1"], "unknown kind 'printer': use one of server, staff, terminal, machine, central, regulator, inspector, operator"),
         (["issue", "server", "hall"], "a certificate named hall already exists"),
-        (["issue", "terminal", "t-1", "--host", "t1.local"], "--host is for server, central and regulator certificates"),
+        (["issue", "terminal", "t-1", "--host", "t1.local"], "--host is for server, central, regulator and cluster certificates"),
         (["issue", "server", "hall-2", "--host", "not a host"], "--host 'not a host' is neither a host name nor an IP address"),
         (["issue", "terminal", "../escape"], "'../escape' is not a usable name"),
         (["issue", "terminal", "t-1", "--days", "99999"], "--days 99999 would outlast the certificate authority"),

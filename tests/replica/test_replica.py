@@ -68,7 +68,7 @@ class Pair:
         issue_certificate(self.pki, "central", CENTRAL)
         issue_certificate(self.pki, OPERATOR_ROLE, OPERATOR)
         export_bundle(self.pki, OPERATOR, self.home / "operator")
-        cluster.start(self.cluster)
+        cluster.start(self.cluster, self.pki)
         key = self.configs[0].parent / "keys" / "journal-signing.pem"
         load_journal_key(key, create=True)
         games = "".join(GAME.format(game_id=f"net-{k}", sale_ms=10_000, ball_ms=1_000, series="V1",
@@ -92,7 +92,7 @@ interface = "127.0.0.1"
 port = {self.ports[index]}
 
 [database]
-url = "{cluster.database_url(self.cluster, index)}"
+url = "{cluster.database_url(self.cluster, index, home / 'pki' / 'ca.pem')}"
 
 [network]
 halls = {list(HALLS)!r}
