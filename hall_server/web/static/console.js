@@ -1028,13 +1028,15 @@ function cashierScreen(screen) {
   append(drawer, live("ul", "rows drawers", (node, view) => {
     node.textContent = "";
     for (const d of view.desks || []) {
-      node.appendChild(Hall.el("li", `${d.desk}: ${d.open ? "open" : "closed"} · ${Hall.money(d.cents)}${d.open && d.opened_by ? " · opened by " + d.opened_by : ""}`, d.open ? "open-desk" : ""));
+      node.appendChild(Hall.el("li", `${d.desk}: ${d.open ? "open" : "closed"} · ${Hall.money(d.cents)}${d.open && d.held_by ? " · in the hands of " + d.held_by : ""}`, d.open ? "open-desk" : ""));
     }
   }));
   const anyDesk = (open) => (view) => (view.desks || []).some((d) => d.open === open);
   const openDesk = commandForm("open_cash_desk", {label: "Open the desk", fields: {desk: {filter: deskIsOpen(false)}}, when: anyDesk(false)});
   const reconcile = commandForm("reconcile_cash_desk", {label: "Count and close the desk", fields: {desk: {filter: deskIsOpen(true)}, counted_cents: {label: "counted cash (EUR)"}}, when: anyDesk(true), quiet: true});
-  append(drawer, openDesk, reconcile);
+  // The desk changes hands only by a journaled hand-over (to a cashier, or the table chief standing in, R80.4).
+  const handOver = commandForm("hand_over_cash_desk", {label: "Hand the desk over", fields: {desk: {filter: deskIsOpen(true)}}, when: anyDesk(true)});
+  append(drawer, openDesk, reconcile, handOver);
   // Cash between drawers: the sellers' takings, a desk's float topped up, one desk to another.
   const sellerCents = (form) => (view) => {
     const chosen = form && form.querySelector('[data-param="seller"]');
