@@ -829,7 +829,10 @@ function machinesSection() {
       Console.vbToken = r && r.token ? `Token of ${r.machine} station ${r.station}, shown only now - open the machine's screen at /vb/#machine=${r.machine}&station=${r.station}&token=${r.token}` : null;
       refresh();
     }}),
-    live("div", "token-box", (node) => { node.hidden = !Console.vbToken; node.textContent = Console.vbToken || ""; }));
+    live("div", "token-box", (node) => { node.hidden = !Console.vbToken; node.textContent = Console.vbToken || ""; }),
+    // Cash into a machine only on its cash device's signed notes; its cash box counted against the meters.
+    commandForm("enrol_vb_cash_device", {label: "Enrol the cash device", fields: {public_key: {label: "the bill validator's public key (64 hex digits or PEM)"}}}),
+    commandForm("vb_count_cash_box", {label: "Count the cash box", fields: {counted_cents: {label: "counted cash (EUR)"}}}));
   return box;
 }
 
