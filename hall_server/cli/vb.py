@@ -8,12 +8,10 @@ the field at fault, and exits 2.  ``FILE`` may be ``-`` for standard input.
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
-from typing import Any
 
 import click
-from twisted.internet import defer
 
 from protocol.videobingo.errors import PaytableError
 from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES
@@ -51,76 +49,13 @@ def rtp(file: str) -> None:
         sys.exit(BELOW_MINIMUM)
 
 
-@vb.group("cash-device")
-def cash_device() -> None:
-    """A machine's cash device simulated without hardware (the demo's bill validator): it holds the key
-    that signs the cash taken in, apart from the station (docs/video-bingo.md, "Cash in")."""
+@vb.command("cash-device", context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def cash_device(arguments: tuple[str, ...]) -> None:
+    """A machine's cash device simulated without hardware (the demo's bill validator): ``new FOLDER`` makes
+    its key, ``insert FOLDER`` signs a bill and relays the note (docs/video-bingo.md, "Cash in").
 
-
-@cash_device.command("new")
-@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--machine", required=True, help="The machine whose cash device it is (vb-1).")
-def cash_device_new(folder: Path, machine: str) -> None:
-    """Make a cash device's key in FOLDER and print its public key, for the room chief to enrol."""
-    from terminals.vb_cash_device import new_device
-
-    try:
-        device = new_device(folder, machine)
-    except FileExistsError as error:
-        click.echo(str(error), err=True)
-        sys.exit(INVALID_INPUT)
-    click.echo(f"cash device of machine {machine}: key {folder / 'key.pem'} (kept there, never on the station)")
-    click.echo(f"enrol it on the room chief's console: enrol_vb_cash_device machine={machine} "
-               f"public_key={device.public_key}")
-
-
-@cash_device.command("insert")
-@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--machine", required=True, help="The machine (vb-1).")
-@click.option("--station", type=int, required=True, help="The station the cash is put into.")
-@click.option("--amount-cents", type=int, required=True, help="The bill or coins taken in, in cents (at most 50000).")
-@click.option("--url", required=True, help="The hall's machine socket: wss://HOST:PORT/vb/ws.")
-@click.option("--token", required=True, help="The station's token (its screen relays the notes).")
-@click.option("--bundle", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="The station's certificate folder (terminal-certs/<machine>.<station>), for wss://.")
-def cash_device_insert(folder: Path, machine: str, station: int, amount_cents: int, url: str, token: str,
-                       bundle: Path | None) -> None:
-    """Take AMOUNT in: the device in FOLDER signs the note, which is relayed as the station's cash in."""
-    from protocol.videobingo.cash import CashNoteError
-    from terminals.client import TerminalCertificate
-    from terminals.vb_cash_device import load_device
-    from terminals.vb_machine import MachineClient, MachineRefused, connect
-
-    device = load_device(folder, machine)
-    try:
-        note = device.insert(station, amount_cents)
-    except CashNoteError as error:
-        click.echo(str(error), err=True)
-        sys.exit(INVALID_INPUT)
-    tls = TerminalCertificate(bundle, f"{machine}.{station}") if bundle is not None else None
-    status: list[int] = []
-
-    async def relay(reactor: Any) -> None:
-        client = MachineClient(machine, station, token)
-        socket = await connect(reactor, url, client, tls)
-        try:
-            answer = await client.insert_cash(note)
-            click.echo(f"note {note.counter}: {amount_cents} cents taken in on {machine}.{station}; its credit is "
-                       f"{answer['credit_after_cents']} cents")
-            status.append(0)
-        except MachineRefused as error:
-            click.echo(f"note {note.counter} refused ({error.code}): {error}", err=True)
-            status.append(1)
-        finally:
-            socket.close()
-
-    from twisted.internet import reactor
-
-    def failed(failure: Any) -> None:
-        click.echo(f"the hall could not be reached at {url}: {failure.getErrorMessage()}", err=True)
-        status.append(1)
-
-    done = defer.ensureDeferred(relay(reactor)).addErrback(failed)
-    done.addBoth(lambda _: reactor.stop())  # type: ignore[attr-defined]
-    reactor.run()  # type: ignore[attr-defined]
-    sys.exit(status[0] if status else 1)
+    The device is a program of its own (``python -m terminals.vb_cash_device``), as the cabinet's
+    validator is a device of its own: the hall's code never holds its key.
+    """
+    os.execv(sys.executable, [sys.executable, "-m", "terminals.vb_cash_device", *arguments])
