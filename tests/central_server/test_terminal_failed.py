@@ -35,8 +35,8 @@ def declare(terminal: str = "T1") -> dict[str, str]:
 @pytest_twisted.ensureDeferred
 async def test_N6_a_failure_declared_once_balls_are_known_refunds_nothing_and_the_cards_play_on(
         central: Running) -> None:
-    """10 cards, 2 balls, then declared failed: refused (on main: 10.00 EUR back from the house while
-    the 7.00 EUR of prizes carried on)."""
+    """10 cards, 2 balls, then declared failed: refused, where a refund would give 10.00 EUR back from
+    the house while the 7.00 EUR of prizes carried on."""
     hall = await central.hall("hall-1")
     await central.open_sale()
     bought = await hall.buy("b1", terminal="T1", count=10)
