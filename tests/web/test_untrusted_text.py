@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
