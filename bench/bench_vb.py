@@ -141,10 +141,12 @@ def hall_module(folder: Path, machines: int) -> Any:
         MachineConfig(f"m{n}", "classic", EXAMPLES / "vb-classic-3x5.json", 20, 1, "machines") for n in range(machines)))
     vb = VideoBingoModule(core, ledger, cashier, config, load_machines(config, {f"m{n}": paytable for n in range(machines)}))
     core.recover()
-    chief = Actor("rosa", Role.ROOM_CHIEF)
+    chief, teller = Actor("rosa", Role.ROOM_CHIEF), Actor("eva", Role.CASHIER)
+    cashier.open_desk(teller, "desk1", 0)
+    drain()
     for n in range(machines):
         vb.enrol_station(chief, f"m{n}", 1)
-        vb.credit_in(f"m{n}", 1, "cash", 1_000_000, "c")
+        vb.desk_credit_in(teller, f"m{n}", 1, 1_000_000, "desk1")  # the player's cash taken at the desk
         drain()
     return vb, drain
 

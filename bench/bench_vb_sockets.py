@@ -145,11 +145,12 @@ def serve_and_measure(machines: int, worker_count: int, seconds: float) -> dict[
 
     @defer.inlineCallbacks
     def run():  # type: ignore[no-untyped-def]
-        chief = Actor("rosa", Role.ROOM_CHIEF)
+        chief, teller = Actor("rosa", Role.ROOM_CHIEF), Actor("eva", Role.CASHIER)
+        yield cashier.open_desk(teller, "desk1", 0)
         stations = []
         for m in ids:
             token = (yield vb.enrol_station(chief, m, 1))["token"]
-            yield vb.credit_in(m, 1, "cash", 1_000_000, f"{m}-credit")
+            yield vb.desk_credit_in(teller, m, 1, 1_000_000, "desk1")  # the player's cash taken at the desk
             stations.append({"machine": m, "token": token})
         plays_before, commits_before = vb.meters, core.commits
         share = (machines + worker_count - 1) // worker_count

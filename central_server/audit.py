@@ -9,8 +9,11 @@ day's journal segment and the journal's public key.
 
 The day of a game is the date, in the central server's time zone (``central.timezone``),
 of the record that ended it (``central_game_closed`` or ``central_game_not_played``).
-A game declared not played (R96.2: every stake returned) or that ended with no card in
-play has nothing for the replay to recompute: it is left out, and named.  A game the
+A game declared not played (R96.2: every stake returned) or whose sale closed with no card
+in play has nothing for the replay to recompute: it is left out, and named.  A game whose
+cards a failed terminal's refund took out after the close is in, with those cards as
+``refunded_after_close`` (R96.3: the house paid them back, the prizes stood), even when
+no card was left to play.  A game the
 replay format cannot express is refused, naming it.
 
 The games of the programme's chain (R88.5) must chain: each takes exactly the carries of
@@ -114,7 +117,7 @@ def build_day(records: Sequence[Record], library: Mapping[str, np.ndarray], time
         game = games[game_id]
         if game.phase is Phase.NOT_PLAYED:
             left_out.append((game_id, "declared not played (R96.2), every stake returned"))
-        elif "bingo" not in game.prizes and game.cards_in_play == 0:
+        elif game.sale is None or game.sale.cards_in_play == 0:
             left_out.append((game_id, "no card was in play"))
         else:
             played.append(game)

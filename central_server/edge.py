@@ -88,6 +88,30 @@ MAX_BOX_BYTES = BoundedBoxes.max_box_bytes
 ADMITTED = frozenset({m.BUY_CARDS.name, m.TERMINAL_FAILED.name})
 
 
+def count_boxes(encoded: bytes, limit: int) -> int:
+    """How many AMP boxes ``encoded`` (an ``AmpList`` value) holds, counting no further than ``limit + 1``.
+
+    Only the length prefixes are read (a key's, a value's, a box's closing empty key), so the
+    cost is bounded by ``limit``, whatever the value holds; bytes that do not walk end the count
+    and are left to AMP's own parse to refuse.
+    """
+    count = at = 0
+    size = len(encoded)
+    while at + 2 <= size:
+        length = int.from_bytes(encoded[at : at + 2], "big")
+        at += 2
+        if length == 0:
+            count += 1
+            if count > limit:
+                break
+            continue
+        at += length  # the key
+        if at + 2 > size:
+            break
+        at += 2 + int.from_bytes(encoded[at : at + 2], "big")  # the value
+    return count
+
+
 class NotNegotiated(CommandFailed):
     """A command before ``hello``."""
 
@@ -267,6 +291,10 @@ class HallLink(BoundedBoxes):
     @defer.inlineCallbacks
     def _answer(self, message: m.Message, command: type[amp.Command], box: amp.AmpBox) -> Any:
         try:
+            if message is m.BUY_CARDS_BATCH and count_boxes(box.get(b"purchases", b""), m.BATCH_PURCHASES) > m.BATCH_PURCHASES:
+                # Counted on the raw bytes: an over-size batch costs no parsing of its purchases.
+                raise BadArgument(f"buy_cards_batch: a batch holds 1 to {m.BATCH_PURCHASES} purchases; this one holds "
+                                  f"more, and none of them was read")
             try:
                 parsed = command.parseArguments(box, self)
             except Exception as error:  # AMP's own parse: a number that is not one, a field missing

@@ -12,7 +12,11 @@ runs every change as a command of the core:
   :func:`central_server.domain.wire.respond` with the hall the TLS certificate names,
   journaled with the hall's request id in the record's actor stamp;
 * a hall's command that was refused: one ``central_command_refused`` record naming the
-  peer, the command and the code, so the refusal is on file (the game is untouched).
+  peer, the command and the code, so the refusal is on file (the game is untouched); past
+  the first few of a peer in an interval, refusals are counted and journaled as one
+  ``central_refusals_counted`` record when the interval ends
+  (:mod:`central_server.domain.refusals`), so no peer makes the journal grow at its
+  sending rate.
 
 The domain's commands apply their events to the live game as they decide (a million
 cards cannot be copied per purchase), so the module counts the records of the command
@@ -48,6 +52,7 @@ from central_server.domain.annex import AnnexPair, AnnexRelay, delivered
 from central_server.domain.config import NetworkGameConfig
 from central_server.domain.errors import BadArgument, EventError, NotNow
 from central_server.domain.game import FINAL_PHASES, CentralGame, Phase
+from central_server.domain.refusals import RefusalBudget, RefusalCount
 from central_server.domain.wire import Announcement, UnknownGame
 from protocol.balls import BallSource, RandomBallGenerator
 from protocol import central_messages as m
@@ -67,6 +72,7 @@ from protocol.records.central import (
     CentralCommandRefused,
     CentralGameScheduled,
     CentralRecord,
+    CentralRefusalsCounted,
     CentralStakeReturned,
 )
 from server_kit.core import Actor, CommandCore
@@ -79,6 +85,11 @@ REFUSAL_TEXT = 300
 RETRY_S = 1.0
 
 SYSTEM = Actor("central", "system")
+
+
+def _counted(count: RefusalCount) -> CentralRefusalsCounted:
+    return CentralRefusalsCounted(peer=count.peer, role=count.role, from_ms=count.from_ms, to_ms=count.to_ms,
+                                  refused=count.refused, by_code=count.by_code, shown=count.shown)
 
 
 #: The stamps the command core puts on every record: a game's fold needs none of them.
@@ -111,6 +122,7 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
     "declare_not_played": frozenset({"operator"}),
     "hall_command": frozenset({"hall"}),
     "refused": frozenset({"hall", "operator"}),
+    "refusals_counted": frozenset({"system"}),
 }
 
 Decided = tuple[list[CentralRecord], Any, str | None]
@@ -152,6 +164,9 @@ class CentralModule:
         #: them (set by the composition root): a sale closes once those received before its
         #: deadline are decided.
         self.admission: Admission | None = None
+        #: Which refusals are journaled one by one, and the counts of the others.
+        self.refusals = RefusalBudget()
+        self._count_timer: IDelayedCall | None = None
         core.allow(PERMISSIONS)
         core.add_module(self)
 
@@ -411,14 +426,43 @@ class CentralModule:
         return done.addCallback(committed)
 
     def refused(self, peer: str, command: str, code: str, message: str, *, role: str = "hall") -> defer.Deferred[Any]:
-        """Put a refused command of a hall (or an operator) on file: peer, command, code, the message it was told."""
+        """Put a refused command of a hall (or an operator) on file: peer, command, code, the message it was told.
+
+        Past the peer's refusals journaled one by one in this interval, it is only counted
+        (fires at once with nothing written); the count is journaled when the interval ends.
+        """
         text = message if len(message) <= REFUSAL_TEXT else message[: REFUSAL_TEXT - 3] + "..."
+        if not self.refusals.take(peer, role, command[:64], code, text, self.core.now_ms()):
+            self._arm_count_timer()
+            return defer.succeed(None)
         refusal = CentralCommandRefused(peer=peer, command=command[:64], code=code, message=text)
 
         def entries(now_ms: int) -> list[JournalRecord]:
             return [refusal]
 
         return self.core.execute(Actor(peer, role), "refused", entries)
+
+    def _arm_count_timer(self) -> None:
+        due = self.refusals.next_due_ms()
+        if due is None or (self._count_timer is not None and self._count_timer.active()):
+            return
+        self._count_timer = self.clock.callLater(max(0, due - self.core.now_ms() + 1) / 1000, self._journal_counts)
+
+    def _journal_counts(self) -> None:
+        """Journal the counts of the refusal intervals that have ended, one record a peer."""
+        self._count_timer = None
+        counts = self.refusals.due(self.core.now_ms())
+
+        def entries(now_ms: int) -> list[JournalRecord]:
+            return [_counted(count) for count in counts]
+
+        def failed(failure: Failure) -> None:
+            self.log.failure("Could not journal the count of {n} refused commands of {peers}", failure,
+                             n=sum(c.refused for c in counts), peers=", ".join(c.peer for c in counts))
+
+        if counts:
+            self.core.execute(SYSTEM, "refusals_counted", entries).addErrback(failed)
+        self._arm_count_timer()
 
     # --- Timers -----------------------------------------------------------------------
 
@@ -430,6 +474,11 @@ class CentralModule:
 
     def stop_timers(self) -> None:
         self.timers_running = False
+        if self._count_timer is not None and self._count_timer.active():
+            self._count_timer.cancel()
+        self._count_timer = None
+        if self.refusals.pending():
+            self.log.warn("Stopping with {n} refused commands counted and not yet journaled", n=self.refusals.pending())
         for call in self._timers.values():
             if call.active():
                 call.cancel()

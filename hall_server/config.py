@@ -33,7 +33,8 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 one): the real-time feed of the hall's journal (R92.7; absent: no feed)
     [videobingo] seats (of traditional bingo: one machine per five), room_zone (the bingo
                 room's zone; machines stand apart, R73.7), one_station_per_player,
-                min_rtp_bp (default 8000), [videobingo.superjackpot] share_bp, pattern,
+                min_rtp_bp (default 8000), cash_box_counters (1 or 2: the people who count a
+                machine's cash box; default 1), [videobingo.superjackpot] share_bp, pattern,
                 balls; [[videobingo.machine]] id, model, paytable (file), credit_cents,
                 stations, zone, linked (feeds the superjackpot), jackpot_share_bp,
                 jackpot_pattern, jackpot_balls (docs/video-bingo.md)
@@ -417,7 +418,8 @@ def _connections(reader: "_Reader") -> ConnectionLimits:
         raise reader.error(f"connections.{error.key}", error.reason) from None
 
 
-_VB_KEYS = {"seats", "room_zone", "one_station_per_player", "min_rtp_bp", "superjackpot", "machine"}
+_VB_KEYS = {"seats", "room_zone", "one_station_per_player", "min_rtp_bp", "cash_box_counters", "superjackpot",
+            "machine"}
 _MACHINE_KEYS = {"id", "model", "paytable", "credit_cents", "stations", "zone", "linked", "jackpot_share_bp",
                  "jackpot_pattern", "jackpot_balls"}
 
@@ -435,6 +437,9 @@ def _videobingo(reader: "_Reader", base: Path) -> VideoBingoConfig | None:
     min_rtp = reader.get(table, "videobingo.min_rtp_bp", int, DEFAULT_MIN_RTP_BP)
     if not DEFAULT_MIN_RTP_BP <= min_rtp <= 10000:
         raise reader.error("videobingo.min_rtp_bp", f"is {DEFAULT_MIN_RTP_BP} (80%) to 10000, not {min_rtp}")
+    counters = reader.get(table, "videobingo.cash_box_counters", int, 1)
+    if counters not in (1, 2):
+        raise reader.error("videobingo.cash_box_counters", f"is 1 or 2 people counting a cash box, not {counters}")
     superjackpot = None
     if "superjackpot" in table:
         sub = table["superjackpot"]
@@ -484,6 +489,7 @@ def _videobingo(reader: "_Reader", base: Path) -> VideoBingoConfig | None:
         one_station_per_player=reader.get(table, "videobingo.one_station_per_player", bool, True),
         min_rtp_bp=min_rtp,
         superjackpot=superjackpot,
+        cash_box_counters=counters,
     )
 
 

@@ -438,7 +438,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
 
     cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name, timezone=zone,
-                            work=on_general_pool)
+                            work=on_general_pool, staff={m.name: str(m.role) for m in config.staff})
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,

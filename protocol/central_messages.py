@@ -842,6 +842,29 @@ ANNEX_FIELDS: tuple[Field, ...] = (
     Field("prints", Text(ANNEX_PRINTS_CHARS, min_length=0, charset=_BASE64), optional=True,
           doc="cards: the cards' fingerprints (their 90-bit number sets), 12 bytes a card, base64 (R82.6)"),
 )
+
+
+@dataclass(frozen=True)
+class AnnexKind:
+    """One kind of hall-annex item: which hall of the pair says it (``main``, ``annex`` or ``either``)
+    and the fields it carries besides ``game_id`` and ``kind``; the central server relays no other."""
+
+    sender: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+
+#: Every kind of hall-annex item (R3.5.b), as the halls say them: the main hall opens the game,
+#: draws its balls and closes it; either hall reports its sales, its verified claims and the
+#: cards it may sell.
+ANNEX_KIND_RULES: Mapping[str, AnnexKind] = {
+    "opened": AnnexKind("main", ("cents", "line_bp", "bingo_bp")),
+    "ball": AnnexKind("main", ("ball", "ball_count")),
+    "sales": AnnexKind("either", ("cards", "cents")),
+    "claim": AnnexKind("either", ("pattern", "card", "ball_count"), ("stake_pct", "terminal", "label", "cells")),
+    "closed": AnnexKind("main", ("cards",)),
+    "cards": AnnexKind("either", ("digest", "part", "parts", "label", "first", "cards", "prints")),
+}
 #: One item of the hall-annex stream, as a hall fetches it.
 ANNEX_ITEM = Items(
     (

@@ -175,8 +175,9 @@ class GamePlay:
     price_cents: int
     cards: tuple[CardPlay, ...]
     draw: tuple[int, ...]
-    line: Winners
-    bingo: Winners
+    #: The line's and the bingo's winners; None for both when no card is left in play.
+    line: Winners | None
+    bingo: Winners | None
     superbingo_limit: int | None = None
     grand_superbingo_limit: int | None = None
     jackpot_threshold: int | None = None
@@ -186,6 +187,9 @@ class GamePlay:
     operator_jackpot: int = 0
     boost_line: int = 0
     boost_bingo: int = 0
+    #: Cards counted in the sales at the close and refunded by the house afterwards (a failed
+    #: terminal, R96.3): ``(id, stake_pct)``; they play no part in the draw.
+    refunded_after_close: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -230,6 +234,7 @@ _GAME_OPTIONAL = (
     "megabingo_announced",
     "operator",
     "reserve_boost",
+    "refunded_after_close",
 )
 
 
@@ -372,20 +377,32 @@ def _parse_game(
         for key in keys:
             contributions[f"{group}.{key}"] = _integer(fields.get(key, 0), at[group][key], 0)
 
-    cards = _parse_cards(data["cards"], at["cards"])
+    refunded = _parse_refunded(optional("refunded_after_close"), at["refunded_after_close"])
+    cards = _parse_cards(data["cards"], at["cards"], may_be_empty=bool(refunded))
+    for k, card in enumerate(cards):
+        if any(card.id == card_id for card_id, _ in refunded):
+            at["cards"][k]["id"].fail(f"{json.dumps(card.id)} is also a card of refunded_after_close")
     draw = _parse_draw(data["draw"], at["draw"])
-    cells = np.array([card.cells for card in cards], dtype=np.uint8)
-    winners = game_winners(cells, draw)
-    if not winners.bingo.won:
-        at["draw"].fail(f"no card is complete after all {len(draw)} balls; a draw must reach a bingo")
-    assert winners.line.ball is not None and winners.bingo.ball is not None  # a bingo implies a line
+    line = bingo = None
+    if cards:
+        cells = np.array([card.cells for card in cards], dtype=np.uint8)
+        winners = game_winners(cells, draw)
+        if not winners.bingo.won:
+            at["draw"].fail(f"no card is complete after all {len(draw)} balls; a draw must reach a bingo")
+        assert winners.line.ball is not None and winners.bingo.ball is not None  # a bingo implies a line
+        line = Winners(winners.line.ball, tuple(winners.line.cards.tolist()))
+        bingo = Winners(winners.bingo.ball, tuple(winners.bingo.cards.tolist()))
+    else:
+        for key in ("superbingo_limit", "grand_superbingo_limit", "jackpot_threshold", "megabingo_cents"):
+            if optional(key) is not None:
+                at[key].fail("a game with no card left in play (every one refunded) has no pot in play")
     return GamePlay(
         game=number,
         price_cents=price_cents,
         cards=cards,
         draw=draw,
-        line=Winners(winners.line.ball, tuple(winners.line.cards.tolist())),
-        bingo=Winners(winners.bingo.ball, tuple(winners.bingo.cards.tolist())),
+        line=line,
+        bingo=bingo,
         superbingo_limit=superbingo_limit,
         grand_superbingo_limit=grand_limit,
         jackpot_threshold=threshold,
@@ -395,7 +412,29 @@ def _parse_game(
         operator_jackpot=contributions["operator.jackpot"],
         boost_line=contributions["reserve_boost.line"],
         boost_bingo=contributions["reserve_boost.bingo"],
+        refunded_after_close=refunded,
     )
+
+
+def _parse_refunded(value: Any, at: _At) -> tuple[tuple[str, int], ...]:
+    """``refunded_after_close``: the cards a failed terminal's refund took out after the close (R96.3)."""
+    if value is None:
+        return ()
+    entries = _array(value, at)
+    if not entries:
+        at.fail("lists at least one card when it is given")
+    seen: dict[str, int] = {}
+    out = []
+    for i, entry in enumerate(entries):
+        data = _object(entry, at[i], ("id", "stake_pct"), ())
+        card_id = data["id"]
+        if not isinstance(card_id, str) or not card_id:
+            at[i]["id"].fail(f"must be a non-empty string, got {describe(card_id)}")
+        if card_id in seen:
+            at[i]["id"].fail(f"{json.dumps(card_id)} is already the id of refunded_after_close[{seen[card_id]}]")
+        seen[card_id] = i
+        out.append((card_id, _integer(data["stake_pct"], at[i]["stake_pct"], 1, 100)))
+    return tuple(out)
 
 
 _JOINT_KEYS = (
@@ -615,7 +654,9 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             # 2-3. Sales, and the pot contributions whether or not the pot is in play; 5. the
             # prize amounts with the carries and the boosts (checked in 4 on the reserve as
             # the contributions leave it).
-            sales = game_sales(game.price_cents, (card.stake_pct for card in game.cards))
+            # Cards refunded after the close were counted in the sales: the prizes announced stand on them.
+            sales = game_sales(game.price_cents, (*(card.stake_pct for card in game.cards),
+                                                  *(pct for _, pct in game.refunded_after_close)))
             figures = close_sale(rules, sales, pots, game.boost_line, game.boost_bingo)
             pots = figures.pots_after(pots)
 
@@ -632,6 +673,18 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             def stakes(winners: Winners) -> list[int]:
                 return [game.cards[w].stake_pct for w in winners.cards]
 
+            refunds = game_sales(game.price_cents, (pct for _, pct in game.refunded_after_close))
+            if game.line is None or game.bingo is None:
+                # No card left in play: nobody wins, each prize carries whole (R88.5); no pot is won.
+                line, bingo = Split(figures.line_cents, ()), Split(figures.bingo_cents, ())
+                pots = carry_forward(pots, line, bingo)
+                prizes_out = {name: _prize(0, split, game.cards, ()) for name, split in (("line", line), ("bingo", bingo))}
+                total_sales += sales
+                total_tax += figures.tax_cents
+                games_out.append({"date": session.date.isoformat(), "game": game.game, "sales_cents": sales,
+                                  "tax_cents": figures.tax_cents, "balls_drawn": len(game.draw), "prizes": prizes_out,
+                                  "refunded_after_close_cents": refunds, "pots": dataclasses.asdict(pots)})
+                continue
             line = split_prize(figures.line_cents, stakes(game.line))
             bingo = split_prize(figures.bingo_cents, stakes(game.bingo))
             pots = carry_forward(pots, line, bingo)
@@ -639,7 +692,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 "line": (game.line.ball, line, game.line),
                 "bingo": (game.bingo.ball, bingo, game.bingo),
             }
-            bingo_ball = game.bingo.ball
+            bingo_ball, bingo_winners = game.bingo.ball, game.bingo
 
             # 8-11. The pots the bingo wins; the session's last game takes an unwon superbingo.
             in_play = PotsInPlay(
@@ -648,7 +701,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             won = checked(
                 "megabingo_cents",
                 lambda: bingo_pot_prizes(
-                    in_play, bingo_ball, stakes(game.bingo), pots,
+                    in_play, bingo_ball, stakes(bingo_winners), pots,
                     last_game=position == len(session.games) - 1, earlier_superbingo_won=last_superbingo_won,
                 ),
             )
@@ -656,7 +709,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             if won.superbingo_won is not None:
                 last_superbingo_won = won.superbingo_won
             for pot_prize in won.prizes:
-                prizes[pot_prize.prize] = (bingo_ball, pot_prize.split, game.bingo)
+                prizes[pot_prize.prize] = (bingo_ball, pot_prize.split, bingo_winners)
 
             # 12. Tax (R98).
             tax = figures.tax_cents
@@ -666,21 +719,21 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             total_paid += paid
             total_tax += tax
             ordered = ("line", "bingo", *POT_PRIZES)
-            games_out.append(
-                {
-                    "date": session.date.isoformat(),
-                    "game": game.game,
-                    "sales_cents": sales,
-                    "tax_cents": tax,
-                    "balls_drawn": bingo_ball,
-                    "prizes": {
-                        name: _prize(prizes[name][0], prizes[name][1], game.cards, prizes[name][2].cards)
-                        for name in ordered
-                        if name in prizes
-                    },
-                    "pots": dataclasses.asdict(pots),
-                }
-            )
+            played: dict[str, Any] = {
+                "date": session.date.isoformat(),
+                "game": game.game,
+                "sales_cents": sales,
+                "tax_cents": tax,
+                "balls_drawn": bingo_ball,
+                "prizes": {
+                    name: _prize(prizes[name][0], prizes[name][1], game.cards, prizes[name][2].cards)
+                    for name in ordered
+                    if name in prizes
+                },
+            }
+            if game.refunded_after_close:
+                played["refunded_after_close_cents"] = refunds
+            games_out.append({**played, "pots": dataclasses.asdict(pots)})
         joints_up_to(None)
 
     result: dict[str, Any] = {"format": OUTPUT_FORMAT, "games": games_out}

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from twisted.internet import defer
 
 from protocol.errors import DomainError
+from protocol.videobingo.cash import CashNote
 from terminals.client import ClientSocket, TerminalCertificate, open_socket
 
 PROTOCOL = "bingo-vb-machine/1"
@@ -71,8 +72,13 @@ class MachineClient:
     def play(self, cards: int, keep: bool = False, request: str | None = None) -> "defer.Deferred[dict[str, Any]]":
         return self._request({"type": "play", "cards": cards, "keep": keep}, request)
 
-    def credit_in(self, amount_cents: int, source: str = "cash", request: str | None = None) -> "defer.Deferred[dict[str, Any]]":
+    def credit_in(self, amount_cents: int, source: str = "account", request: str | None = None) -> "defer.Deferred[dict[str, Any]]":
         return self._request({"type": "credit_in", "amount_cents": amount_cents, "source": source}, request)
+
+    def insert_cash(self, note: CashNote, request: str | None = None) -> "defer.Deferred[dict[str, Any]]":
+        """Relay the cash device's signed ``note`` (:class:`terminals.vb_cash_device.CashDevice`): cash in."""
+        return self._request({"type": "credit_in", "source": "cash", "amount_cents": note.amount_cents,
+                              "note": note.to_json()}, request)
 
     def credit_out(self, destination: str = "cash", request: str | None = None) -> "defer.Deferred[dict[str, Any]]":
         return self._request({"type": "credit_out", "destination": destination}, request)

@@ -9,6 +9,10 @@ partner gets every item once and in order, pushed when it is connected and fetch
 
 * A hall that is not configured in a pair is refused (``not_annex_pair``), and so is a
   post naming another hall than the certificate's (``hall_mismatch``).
+* Only the declared kinds are relayed, each as declared
+  (:data:`protocol.central_messages.ANNEX_KIND_RULES`): from the hall that says it (the
+  main hall opens, draws and closes; either reports sales, claims and its cards) and with
+  exactly its fields; anything else is refused (``bad_argument``) and relayed to nobody.
 * Every post carries the hall's request id: a post sent again is answered with the
   first item's number and changes nothing; the same id with other fields is refused
   (``request_id_reused``).
@@ -86,6 +90,7 @@ class AnnexRelay:
             raise HallMismatch(f"hall {from_hall} posted as hall {args['hall_id']}")
         pair = self.pair_of(from_hall)
         item = {key: args[key] for key in _ITEM_KEYS if key in args}
+        _check_kind(item, "main" if from_hall == pair.main else "annex", from_hall)
         known = self.requests.get((from_hall, args["request_id"]))
         if known is not None:
             if known.item != item:
@@ -114,6 +119,25 @@ class AnnexRelay:
             return m.check_arguments(message, arguments)
         except CentralMessageError as error:
             raise BadAnnexArgument(str(error)) from None
+
+
+def _check_kind(item: Mapping[str, Any], role: str, from_hall: str) -> None:
+    """Refuse an item that is not one of the declared kinds as its declaration says it."""
+    kind = item.get("kind")
+    rule = m.ANNEX_KIND_RULES.get(str(kind))
+    if rule is None:
+        raise BadAnnexArgument(f"annex_post: there is no hall-annex item of kind {kind!r}")
+    if rule.sender not in ("either", role):
+        raise BadAnnexArgument(f"annex_post: hall {from_hall} is the pair's {role}; an item {kind!r} comes from the "
+                               f"{rule.sender} hall only")
+    fields = set(item) - {"game_id", "kind"}
+    missing = [name for name in rule.required if name not in fields]
+    if missing:
+        raise BadAnnexArgument(f"annex_post: an item {kind!r} carries {', '.join(rule.required)}; "
+                               f"{', '.join(missing)} missing")
+    extra = sorted(fields - set(rule.required) - set(rule.optional))
+    if extra:
+        raise BadAnnexArgument(f"annex_post: an item {kind!r} carries no {', '.join(extra)}")
 
 
 def delivered(record: CentralAnnexRelayed) -> dict[str, Any]:

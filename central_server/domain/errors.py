@@ -72,6 +72,10 @@ class NotNow(CentralError):
     code = "not_now"
 
 
+class DrawStarted(NotNow):
+    """A terminal's failure declared once a ball of the game was known: nothing is refunded (R96.3 ruling)."""
+
+
 class EventError(CentralError):
     """A journal record that does not fit the network game it names (its order, its game, its series)."""
 
@@ -82,6 +86,7 @@ __all__ = [
     "BadArgument",
     "CentralError",
     "ConfigError",
+    "DrawStarted",
     "EventError",
     "HallMismatch",
     "NotNow",

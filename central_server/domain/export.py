@@ -7,11 +7,15 @@ what the games' own events recorded (``bingo-replay-result/1``), built from the
 ``central_prize_won`` and ``central_card_won`` events and the carries of each game's
 close, never by running the replay, so ``bingo replay`` agreeing with it is a real check.
 
+A failed terminal's refund after the close (R96.3: the house pays, the prizes announced
+stand on the whole collection) is a fact of the scenario: the cards it took out are the
+game's ``refunded_after_close``, counted in its sales and out of its draw, and the result
+says what the house paid back (``refunded_after_close_cents``); a game whose every card
+was refunded that way is exported too, its prizes carrying whole.
+
 A game the replay format cannot express is refused with :class:`ExportRefused`,
 naming the game and the reason: a pattern other than the line and the bingo, a game
-not played (R96.2), cards refunded after the close (the prizes were announced on
-their stakes, which the format cannot say), rules or carries that change between
-games.
+not played (R96.2), rules or carries that change between games.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from central_server.domain.config import export_card_id
 from central_server.domain.errors import CentralError
 from central_server.domain.game import CentralGame, Phase
 from protocol.cards import COLUMNS, ROWS
+from protocol.records.central import CentralStakeReturned
 from protocol.settlement import tax_cents
 from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
 
@@ -43,13 +48,11 @@ def _check(game: CentralGame) -> None:
     why = None
     if game.phase is Phase.NOT_PLAYED:
         why = "it was declared not played (R96.2) and has no draw to a bingo"
-    elif game.phase is not Phase.CLOSED or "bingo" not in game.prizes:
+    elif game.phase is not Phase.CLOSED or ("bingo" not in game.prizes and game.cards_in_play):
         why = "it has not been played to its bingo"
     elif set(game.config.patterns.names) != {"line", "bingo"}:
         extra = sorted(set(game.config.patterns.names) - {"line", "bingo"})
         why = f"it plays the pattern(s) {', '.join(extra)}, which the replay format cannot express"
-    elif any(e.paid_by == "house" for e in game.failed_terminals.values()):
-        why = "cards were refunded after the sale closed; its prizes stand on their stakes"
     if why is not None:
         raise ExportRefused(f"network game {game.game_id} cannot be exported: {why}")
 
@@ -94,6 +97,29 @@ def _cards(game: CentralGame, layouts: np.ndarray) -> list[dict[str, Any]]:
     return out
 
 
+def house_returns(game: CentralGame) -> list[CentralStakeReturned]:
+    """The stakes a failed terminal's refund returned after the close, paid by the house (R96.3), in order."""
+    return [e for e in game.events if isinstance(e, CentralStakeReturned) and e.paid_by == "house"]
+
+
+def house_refunds(game: CentralGame) -> list[tuple[str, int, int]]:
+    """The cards those refunds took out of the game: ``(hall, card number, stake percent)`` in the order refunded."""
+    pcts = {(p.hall_id, p.request_id): p.stake_pct for p in game.purchases}
+    return [(e.hall_id, number, pcts[(e.hall_id, e.purchase_request_id)])
+            for e in house_returns(game) for number in e.card_numbers]
+
+
+def _game_facts(number: int, game: CentralGame, layouts: np.ndarray) -> dict[str, Any]:
+    facts: dict[str, Any] = {"game": number, "price_cents": game.config.price_cents,
+                             "cards": _cards(game, layouts), "draw": list(game.balls)}
+    refunded = house_refunds(game)
+    if refunded:
+        label = game.config.series_label
+        facts["refunded_after_close"] = [{"id": export_card_id(hall, label, card), "stake_pct": pct}
+                                         for hall, card, pct in refunded]
+    return facts
+
+
 def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> dict[str, Any]:
     """The day's network games as ``bingo-replay/1`` raw facts, in the order given."""
     rules, opening = _rules_and_opening(games)
@@ -102,18 +128,7 @@ def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> di
         "rules": rules,
         "opening": opening,
         "sessions": [
-            {
-                "date": date,
-                "games": [
-                    {
-                        "game": number,
-                        "price_cents": game.config.price_cents,
-                        "cards": _cards(game, layouts),
-                        "draw": list(game.balls),
-                    }
-                    for number, game in enumerate(games, start=1)
-                ],
-            }
+            {"date": date, "games": [_game_facts(number, game, layouts) for number, game in enumerate(games, start=1)]}
         ],
     }
 
@@ -129,7 +144,11 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
         sales = game.sale.sales_cents
         prizes = {}
         for name in ("line", "bingo"):
-            won = game.prizes[name]
+            won = game.prizes.get(name)
+            if won is None:  # no card left in play (every one refunded): the prize carries whole
+                amount = game.sale.prize_amounts[name]
+                prizes[name] = {"ball": 0, "amount_cents": amount, "carry_cents": amount, "paid": []}
+                continue
             paid = sorted(
                 (export_card_id(w.hall_id, label, w.card_number), w.payment_cents)
                 for w in game.winners
@@ -145,10 +164,17 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
         tax = tax_cents(sales)
         total_sales += sales
         total_tax += tax
-        out.append({
+        bingo = game.prizes.get("bingo")
+        recorded: dict[str, Any] = {
             "date": date, "game": number, "sales_cents": sales, "tax_cents": tax,
-            "balls_drawn": game.prizes["bingo"].ball_count,
+            "balls_drawn": bingo.ball_count if bingo is not None else len(game.balls),
             "prizes": prizes,
+        }
+        returned = house_returns(game)
+        if returned:
+            recorded["refunded_after_close_cents"] = sum(e.amount_cents for e in returned)
+        out.append({
+            **recorded,
             "pots": {
                 "carry_line": game.carries["line"], "carry_bingo": game.carries["bingo"],
                 "superbingo": 0, "grand_superbingo": 0, "megabingo": 0,
@@ -162,4 +188,4 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
     }
 
 
-__all__ = ["ExportRefused", "result", "scenario"]
+__all__ = ["ExportRefused", "house_refunds", "house_returns", "result", "scenario"]

@@ -36,6 +36,7 @@ from central_server.domain.config import NetworkGameConfig
 from central_server.domain.detection import PatternDetector
 from central_server.domain.errors import (
     BadArgument,
+    DrawStarted,
     EventError,
     HallMismatch,
     NotNow,
@@ -225,6 +226,25 @@ class PurchaseRequest:
         )  # fmt: skip
 
 
+def refund_refusal(first_ball_at_ms: int | None, received_ms: int) -> str | None:
+    """Why a terminal's failure received at ``received_ms`` refunds nothing, or None: it may.
+
+    The R96.3 ruling: the refund covers that game's cards that have won nothing, once,
+    from the house once the sale has closed, the prizes announced standing.  A refund
+    asked once balls are known would let a player keep the cards' chances up to then and
+    take back the stakes of the cards that turned out losing, at the house's cost, every
+    game: so a failure counts only if it was declared before the first ball became known.
+    A terminal that fails later loses its player nothing: its cards stay in play on the
+    central server and their wins are credited to the account (a dropped connection is
+    not a failure).
+    """
+    if first_ball_at_ms is None or received_ms < first_ball_at_ms:
+        return None
+    return ("its draw had started when the failure was declared; the terminal's cards stay in play, held by the "
+            "central server, and their wins are credited to the player's account, but no stake is refunded "
+            "once a ball is known (R96.3 ruling: declare a failure before the first ball)")
+
+
 @dataclass(frozen=True)
 class TerminalFailure:
     """The hall's staff declare one of its terminals failed (R96.3), as ``terminal_failed`` carries it."""
@@ -307,6 +327,7 @@ class CentralGame:
         self._in_play: np.ndarray = np.empty(0, dtype=bool)  # per card index, after the close
         self._starts: np.ndarray = np.empty(0, dtype=np.int64)  # first card of each purchase
         self.balls: list[int] = []
+        self.first_ball_at_ms: int | None = None  # when the first ball became known: no refund is declared after
         self.last_ball_at_ms: int | None = None
         self._found: dict[str, np.ndarray] = {}  # what the last ball completed
         self.prizes: dict[str, CentralPrizeWon] = {}
@@ -402,6 +423,8 @@ class CentralGame:
         wanted = [name for name in self._patterns.names if name not in self.prizes]
         self._found = self._detector.ball_drawn(event.ball, wanted)
         self.balls.append(event.ball)
+        if self.first_ball_at_ms is None:
+            self.first_ball_at_ms = event.drawn_at_ms
         self.last_ball_at_ms = event.drawn_at_ms
 
     def _apply_prize(self, event: CentralPrizeWon) -> None:
@@ -664,13 +687,19 @@ class CentralGame:
         return returns
 
     def declare_terminal_failed(self, failure: TerminalFailure, *, from_hall: str, now_ms: int) -> Outcome:
-        """A terminal declared failed by its hall's staff (R96.3 and its ruling).
+        """A terminal declared failed by its hall's staff (R96.3 and its ruling), received at ``now_ms``.
 
         That game's cards bought on it that have won nothing are refunded, once, and
         leave the game; the terminal buys nothing more in it.  Before the close the
         stakes come back out of the collection; after it the house pays, and the
         prizes announced stand.  A dropped connection is not a failure: only this
         declaration moves money.
+
+        A declaration received once a ball of the game is known is refused
+        (:func:`refund_refusal`): the cards stay in play, held by the central server,
+        and their wins are credited.  One received before the first ball is decided as
+        of then, even if balls came while it waited: the cards that won meanwhile keep
+        their prizes and are not refunded.
         """
         self.check_speaker(from_hall, failure.hall_id)
         _time("now_ms", now_ms)
@@ -683,6 +712,9 @@ class CentralGame:
                 )
             return Outcome((), earlier, repeated=True)
         self._check(I.TERMINAL_FAILED)
+        refusal = refund_refusal(self.first_ball_at_ms, now_ms)
+        if refusal is not None:
+            raise DrawStarted(f"network game {self.game_id}: {refusal}")
         key = (failure.hall_id, failure.terminal_id)
         if key in self.failed_terminals:
             raise TerminalAlreadyFailed(

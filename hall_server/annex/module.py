@@ -668,7 +668,7 @@ class AnnexModule(ProjectedState):
                 raise AnnexError(f"the prizes of hall-annex game {game.game_id} are paid")
             if self.desks is None:
                 raise AnnexError("this hall has no cash desk; prizes on paper cards are paid at an open one")
-            drawer = self.desks.paying_drawer(str(desk))
+            drawer = self.desks.paying_drawer(str(desk), actor)
             return self._payments(game, game.counted_claims(), drawer, self.core.seq + 1)
 
         return self.core.execute(actor, "annex_pay_prizes", decide)

@@ -8,6 +8,7 @@ the field at fault, and exits 2.  ``FILE`` may be ``-`` for standard input.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -46,3 +47,15 @@ def rtp(file: str) -> None:
     click.echo(result, nl=False)
     if not meets_minimum:
         sys.exit(BELOW_MINIMUM)
+
+
+@vb.command("cash-device", context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def cash_device(arguments: tuple[str, ...]) -> None:
+    """A machine's cash device simulated without hardware (the demo's bill validator): ``new FOLDER`` makes
+    its key, ``insert FOLDER`` signs a bill and relays the note (docs/video-bingo.md, "Cash in").
+
+    The device is a program of its own (``python -m terminals.vb_cash_device``), as the cabinet's
+    validator is a device of its own: the hall's code never holds its key.
+    """
+    os.execv(sys.executable, [sys.executable, "-m", "terminals.vb_cash_device", *arguments])

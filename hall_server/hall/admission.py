@@ -34,6 +34,7 @@ import csv
 import hashlib
 import io
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from typing import Any, Callable, Iterable, Sequence
@@ -97,6 +98,19 @@ def normalize_document(text: object) -> str:
     if len(document) > MAX_DOCUMENT:
         raise AdmissionError(f"an identity document number has at most {MAX_DOCUMENT} characters")
     return document
+
+
+#: Characters that make no printable text: bidirectional overrides and isolates (which turn a
+#: name around on a screen) besides the control characters, line and paragraph separators.
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def control_character(text: str) -> str | None:
+    """The first character of ``text`` that is not printable text (NUL, ESC, a bidi override...), as U+XXXX."""
+    for char in text:
+        if char in _BIDI_CONTROLS or unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            return f"U+{ord(char):04X}"
+    return None
 
 
 def local_date(now_ms: int, timezone: tzinfo) -> date:
@@ -224,6 +238,12 @@ def parse_banned_list(text: str) -> list[BannedPerson]:
                 raise BannedListError(line, str(error)) from None
             if not name:
                 raise BannedListError(line, f"document {document} has no name")
+            if (bad := control_character(name)) is not None:
+                raise BannedListError(
+                    line, f"the name of document {document} holds the control character {bad}; a name is printable text"
+                )
+            if len(name) > MAX_NAME:
+                raise BannedListError(line, f"the name of document {document} is longer than {MAX_NAME} characters")
             if until:
                 if not _ISO_DATE.fullmatch(until):
                     raise BannedListError(line, f"until {until!r} is not a date YYYY-MM-DD")
@@ -376,6 +396,8 @@ class AdmissionModule(ProjectedState):
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             source_name = clean_text(source, "file's name", MAX_NAME)
+            if (bad := control_character(source_name)) is not None:
+                raise AdmissionError(f"the file's name holds the control character {bad}; give it as printable text")
             people = parse_banned_list(content)
             digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
             current = self.state.banned_list

@@ -31,6 +31,12 @@ the hall.  Its rules, as this module enforces them:
   recorded and posted to ``over_short:<desk>`` (a shortage is debited there, an excess
   credited), so the ledger stays balanced, the drawer's account equals what was
   counted, and every difference stays visible on an account of its own.
+* **Custody.** An open desk is in the hands of the cashier who opened it: only that
+  person loads credit at it, pays from it, moves cash in or out of it and counts it at
+  the close; anyone else is refused, naming who holds it.  The desk changes hands only
+  by a journaled **hand-over** (``hand_over_cash_desk``: by its holder, or by the room
+  chief when the holder is away) to another cashier or to the table chief standing in
+  for the cashier (R80.4), who then holds it alone.
 * **Cash between drawers** moves only by a journaled transfer (a ``cash_moved``
   record and its posting): a seller's takings handed in to a cash desk
   (``cash:<seller>`` -> ``cash:<desk>``), a desk's float topped up from the operator's
@@ -63,7 +69,7 @@ import hmac
 import secrets
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
@@ -99,16 +105,22 @@ HAND_IN, FLOAT_TOP_UP, DESK_TO_DESK = "hand_in", "float_top_up", "desk_to_desk"
 #: The other side of a jackpot bank movement that is not a desk: the operator's own account.
 OPERATOR = "operator"
 
+#: Who may hold an open cash desk: a cashier, or the table chief standing in for one (R80.4).
+DESK_HOLDERS = (Role.CASHIER, Role.TABLE_CHIEF)
+#: The desk's work, for its holder only (the table chief's once a desk is handed over to them).
+_AT_THE_DESK = {Role.CASHIER, Role.TABLE_CHIEF}
+
 PERMISSIONS = {
     "open_player_account": {Role.CASHIER},
-    "load_credit": {Role.CASHIER},
-    "cash_out": {Role.CASHIER},
+    "load_credit": _AT_THE_DESK,
+    "cash_out": _AT_THE_DESK,
     "close_player_account": {Role.CASHIER},
     "open_cash_desk": {Role.CASHIER},
-    "reconcile_cash_desk": {Role.CASHIER},
-    "hand_in_takings": {Role.CASHIER},
-    "top_up_float": {Role.CASHIER},
-    "move_cash": {Role.CASHIER},
+    "reconcile_cash_desk": _AT_THE_DESK,
+    "hand_over_cash_desk": {Role.CASHIER, Role.TABLE_CHIEF, Role.ROOM_CHIEF},
+    "hand_in_takings": _AT_THE_DESK,
+    "top_up_float": _AT_THE_DESK,
+    "move_cash": _AT_THE_DESK,
     "cash_drawers": {Role.CASHIER, Role.ROOM_CHIEF, Role.ADMINISTRATOR},
     "deposit_jackpot": {Role.CASHIER},
     "withdraw_jackpot_surplus": {Role.CASHIER},
@@ -252,6 +264,9 @@ class CashDesk:
     open: bool = False
     opened_ms: int | None = None
     opened_by: str | None = None
+    #: Who works the open desk now (its opener, or whom it was handed over to), and as which role.
+    holder: str | None = None
+    holder_role: str | None = None
 
 
 @dataclass(frozen=True)
@@ -330,8 +345,11 @@ class CashierModule(ProjectedState):
         new_account_number: Callable[[], str] = random_account_number,
         new_salt: Callable[[], bytes] = lambda: secrets.token_bytes(16),
         work: RunBlocking = run_inline,
+        staff: Mapping[str, str] | None = None,
     ) -> None:
         self.core = core
+        #: The hall's staff (name -> role), to check whom a desk is handed over to; None: not checked.
+        self.staff = dict(staff) if staff is not None else None
         #: Runs scrypt and PDF rendering: a thread pool in the server, inline in unit tests.
         self.work = work
         self.ledger = ledger
@@ -365,6 +383,8 @@ class CashierModule(ProjectedState):
              "open a cash desk with its float"),
             ("reconcile_cash_desk", self.reconcile_desk, {"desk": str, "counted_cents": int},
              "close a cash desk: record the counted cash and the over or short"),
+            ("hand_over_cash_desk", self.hand_over_desk, {"desk": str, "to": str, "to_role": str, "reason": str},
+             "hand an open cash desk over to another cashier, or to the table chief standing in (R80.4)"),
             ("hand_in_takings", self.hand_in_takings, {"seller": str, "desk": str, "amount_cents": int},
              "take a seller's takings from the seller's drawer into an open cash desk"),
             ("top_up_float", self.top_up_float, {"desk": str, "amount_cents": int},
@@ -426,11 +446,26 @@ class CashierModule(ProjectedState):
             raise CashierError(f"cash desk {desk.name} is not open; open it with its float first")
         return desk
 
-    def paying_drawer(self, desk: object) -> str:
+    def desk_in_hand(self, actor: Actor, name: object) -> CashDesk:
+        """The open desk ``name`` if ``actor`` holds it; else :class:`CashierError` naming its holder.
+
+        Cash goes into or out of a drawer only by the hand of the person who holds it.
+        """
+        desk = self.require_open_desk(name)
+        if actor.name != desk.holder or str(actor.role) != desk.holder_role:
+            raise CashierError(
+                f"cash desk {desk.name} is in the hands of {desk.holder}; only {desk.holder} works it. "
+                f"{desk.holder} hands it over (hand_over_cash_desk), or the room chief does if "
+                f"{desk.holder} is away"
+            )
+        return desk
+
+    def paying_drawer(self, desk: object, actor: Actor | None = None) -> str:
         """The ledger account of ``desk`` if it is a cash desk that is open, or :class:`CashierError`.
 
         Every cash payment comes from here: a seller's drawer, or a desk closed by its
-        reconciliation, pays nothing.
+        reconciliation, pays nothing.  A cashier (or a stand-in table chief) pays only from
+        the desk in their own hands; the room chief, who pays prizes too, from any open desk.
         """
         if not isinstance(desk, str) or desk not in self.state.desks:
             raise CashierError(
@@ -438,6 +473,8 @@ class CashierModule(ProjectedState):
                 "payments are made at an open cash desk, never from a seller's drawer: hand the takings "
                 "in to a desk first (hand_in_takings)"
             )
+        if actor is not None and str(actor.role) in DESK_HOLDERS:
+            return cash_account(self.desk_in_hand(actor, desk).name)
         return cash_account(self.require_open_desk(desk).name)
 
     def jackpot_deposit_due(self) -> int:
@@ -563,7 +600,7 @@ class CashierModule(ProjectedState):
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "amount to load")
             player = self.usable_account(account)
-            drawer = self.require_open_desk(desk)
+            drawer = self.desk_in_hand(actor, desk)
             posting = Posting.transfer(
                 amount,
                 debit=cash_account(drawer.name),
@@ -589,7 +626,7 @@ class CashierModule(ProjectedState):
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "amount to cash out")
             player = self.usable_account(account)
-            drawer = self.require_open_desk(desk)
+            drawer = self.desk_in_hand(actor, desk)
             if method not in PAYMENT_METHODS:
                 raise CashierError(
                     f"prizes and credit are paid in cash, by transfer or by cheque, never in kind (R78); "
@@ -683,6 +720,7 @@ class CashierModule(ProjectedState):
                 last = [r for r in self.state.reconciliations if r.desk == drawer.name]
                 done = f" (reconciled by {last[-1].cashier} in record {last[-1].seq})" if last else ""
                 raise CashierError(f"cash desk {drawer.name} is not open{done}; there is nothing to reconcile")
+            self.desk_in_hand(actor, drawer.name)
             expected = self.ledger.balance(cash_account(drawer.name))
             difference = counted - expected
             entries: list[tuple[str, dict[str, Any]]] = [
@@ -708,6 +746,43 @@ class CashierModule(ProjectedState):
 
         return self.core.execute(actor, "reconcile_cash_desk", decide)
 
+    def hand_over_desk(self, actor: Actor, desk: str, to: str, to_role: str, reason: str) -> Deferred[list[Record]]:
+        """Hand open desk ``desk`` over to ``to`` (a cashier, or the table chief standing in, R80.4).
+
+        Its holder hands it over; the room chief may when the holder is away.  From then on
+        only ``to`` works the desk, until it is handed over again or reconciled.
+        """
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            drawer = self.require_open_desk(desk)
+            if str(actor.role) != Role.ROOM_CHIEF:
+                self.desk_in_hand(actor, drawer.name)
+            if not isinstance(to, str) or not to.strip():
+                raise CashierError("name the person the desk is handed over to")
+            taker = to.strip()
+            if to_role not in DESK_HOLDERS:
+                raise CashierError(
+                    f"a cash desk is held by a cashier or by the table chief standing in for one (R80.4), "
+                    f"not by a {to_role!r}"
+                )
+            if self.staff is not None and self.staff.get(taker) != to_role:
+                known = self.staff.get(taker)
+                raise CashierError(
+                    f"{taker} is not a member of staff" if known is None
+                    else f"{taker} is the hall's {str(known).replace('_', ' ')}, not its {to_role.replace('_', ' ')}"
+                )
+            if (taker, to_role) == (drawer.holder, drawer.holder_role):
+                raise CashierError(f"cash desk {drawer.name} is already in the hands of {taker}")
+            why = reason.strip() if isinstance(reason, str) else ""
+            if not why:
+                raise CashierError("say why the desk changes hands; it goes into the record")
+            if len(why) > MAX_REFERENCE * 4:
+                raise CashierError(f"the reason has at most {MAX_REFERENCE * 4} characters")
+            return [("cash_desk_handed_over", {"desk": drawer.name, "from_holder": drawer.holder or "",
+                                               "to_holder": taker, "to_role": to_role, "reason": why})]
+
+        return self.core.execute(actor, "hand_over_cash_desk", decide)
+
     def hand_in_takings(self, actor: Actor, seller: str, desk: str, amount_cents: int) -> Deferred[list[Record]]:
         """A seller hands in ``amount_cents`` of the drawer's takings to an open cash desk."""
 
@@ -720,7 +795,7 @@ class CashierModule(ProjectedState):
                 raise CashierError(f"{name} is a cash desk, not a seller's drawer; move cash between desks with move_cash")
             source = cash_account(name)
             account_kind(source)
-            drawer = self.require_open_desk(desk)
+            drawer = self.desk_in_hand(actor, desk)
             self._check_source(source, f"seller {name}'s drawer", amount)
             return self._moved(HAND_IN, source, cash_account(drawer.name), amount,
                                f"takings of seller {name} handed in to desk {drawer.name}")
@@ -732,7 +807,7 @@ class CashierModule(ProjectedState):
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "top-up")
-            drawer = self.require_open_desk(desk)
+            drawer = self.desk_in_hand(actor, desk)
             return self._moved(FLOAT_TOP_UP, "house", cash_account(drawer.name), amount,
                                f"float of desk {drawer.name} topped up from the safe")
 
@@ -743,7 +818,7 @@ class CashierModule(ProjectedState):
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "amount moved")
-            giving = self.require_open_desk(from_desk)
+            giving = self.desk_in_hand(actor, from_desk)
             taking = self.require_open_desk(to_desk)
             if giving.name == taking.name:
                 raise CashierError(f"cash moves between two different desks, not from {giving.name} to itself")
@@ -781,7 +856,7 @@ class CashierModule(ProjectedState):
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "deposit")
-            account, name = self._bank_counterpart(source)
+            account, name = self._bank_counterpart(actor, source)
             slip = _bank_reference(reference)
             due = self.jackpot_deposit_due()
             if amount > due:
@@ -806,7 +881,7 @@ class CashierModule(ProjectedState):
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "withdrawal")
-            account, name = self._bank_counterpart(destination)
+            account, name = self._bank_counterpart(actor, destination)
             slip = _bank_reference(reference)
             surplus = self.jackpot_bank_surplus()
             if amount > surplus:
@@ -822,11 +897,11 @@ class CashierModule(ProjectedState):
 
         return self.core.execute(actor, "withdraw_jackpot_surplus", decide)
 
-    def _bank_counterpart(self, name: object) -> tuple[str, str]:
-        """The ledger account and name of the other side of a jackpot bank movement."""
+    def _bank_counterpart(self, actor: Actor, name: object) -> tuple[str, str]:
+        """The ledger account and name of the other side of a jackpot bank movement (a desk: the actor's own)."""
         if name == OPERATOR:
             return "house", OPERATOR
-        return cash_account(self.require_open_desk(name).name), str(name)
+        return cash_account(self.desk_in_hand(actor, name).name), str(name)
 
     def _jackpot_moved(
         self, kind: str, now: int, counterpart: str, amount: int, reference: str, due: int, posting: Posting
@@ -908,9 +983,13 @@ class CashierModule(ProjectedState):
         elif record.type == "cash_desk_opened":
             desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
             desk.open, desk.opened_ms, desk.opened_by = True, record.time_ms, p["actor"]["name"]
+            desk.holder, desk.holder_role = p["actor"]["name"], p["actor"]["role"]
+        elif record.type == "cash_desk_handed_over":
+            desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
+            desk.holder, desk.holder_role = p["to_holder"], p["to_role"]
         elif record.type == "cash_desk_reconciled":
             desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
-            desk.open = False
+            desk.open, desk.holder, desk.holder_role = False, None, None
             state.reconciliations.append(
                 Reconciliation(p["desk"], p["date"], p["expected"], p["counted"], p["actor"]["name"],
                                record.time_ms, record.seq)

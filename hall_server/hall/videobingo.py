@@ -12,10 +12,16 @@ the machine shows anything.  The machine only displays.
   player's place at a machine with its own credit (``vbcredit:<machine>.<station>``).
   A station is enrolled by staff (``enrol_vb_station``: a token shown once, its hash
   journaled) and proves who it is with it.
-* **Credit** comes in as cash at the machine (``cash:vb-<machine>``, its cash box) or
-  from the signed-in player's account, and goes out - always the station's whole
-  credit - to the account or in cash from the cash box; all in integer cents through
-  the ledger.
+* **Credit** comes in as cash at the machine (``cash:vb-<machine>``, its cash box) only
+  on a note the machine's cash device signed (:mod:`protocol.videobingo.cash`: the bill
+  validator's key, enrolled by staff, which the station never holds; each note once, its
+  counter strictly increasing), as cash the cashier took at the desk
+  (``vb_desk_credit``), or from the signed-in player's account; it goes out - always the
+  station's whole credit - to the account or in cash from the cash box; all in integer
+  cents through the ledger.  The cash box is **counted** by staff (``vb_count_cash_box``,
+  one or two people as the hall's rules say): the count is journaled against the ledger
+  and the meters, its difference posted to ``over_short:vb-<machine>``, and
+  ``vb_reconcile`` reports it.
 * **A play** stakes one credit a card on 1..``cards_max`` cards, new (dealt at random)
   or kept from the station's previous play; the stake moves to the machine's takings
   (``vb:<machine>``), the prizes come back from them, the jackpot shares go from them
@@ -53,13 +59,21 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from twisted.internet import defer
 
-from hall_server.hall.cashier import CashierModule, cash_account, normalize_account_number, player_account
+from hall_server.hall.cashier import (
+    CashierError,
+    CashierModule,
+    cash_account,
+    normalize_account_number,
+    over_short_account,
+    player_account,
+)
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.videobingo.cash import CashNote, CashNoteError, device_public_key, fingerprint
 from protocol.videobingo.paytable import Paytable
 from protocol.videobingo.play import Card, RandomSource, VideoBingoGame
 from protocol.videobingo.rtp import ExactReturn, exact_return
@@ -89,6 +103,10 @@ PERMISSIONS = {
     "vb_meters": {R.ROOM_CHIEF, R.ADMINISTRATOR, R.CASHIER},
     "vb_reconcile": {R.ROOM_CHIEF, R.ADMINISTRATOR, R.CASHIER},
     "vb_recall": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    "enrol_vb_cash_device": {R.ROOM_CHIEF, R.ADMINISTRATOR},
+    # Cash the cashier takes at the desk onto a station: the holder of that open desk (R80.4 included).
+    "vb_desk_credit": {R.CASHIER, R.TABLE_CHIEF},
+    "vb_count_cash_box": {R.CASHIER, R.ROOM_CHIEF},
     "vb_play": {R.SYSTEM},
     "vb_credit": {R.SYSTEM},
     "vb_sign_in": {R.SYSTEM},
@@ -143,6 +161,8 @@ class VideoBingoConfig:
     one_station_per_player: bool = True
     min_rtp_bp: int = DEFAULT_MIN_RTP_BP
     superjackpot: JackpotRule | None = None
+    #: How many people count a machine's cash box, each on their own, before the count stands (1 or 2).
+    cash_box_counters: int = 1
 
 
 @dataclass(frozen=True)
@@ -279,8 +299,33 @@ class Station:
 
 
 @dataclass
+class CashDevice:
+    """A machine's enrolled cash device: its public key, and per station the last note counter credited with it."""
+
+    public_key: str
+    fingerprint: str
+    last_counters: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BoxCount:
+    """A machine's cash box as counted: by whom, the count, the ledger's and the meters' figures, in record ``seq``."""
+
+    counted: int
+    expected: int
+    meters: int
+    difference: int
+    counted_by: tuple[str, ...]
+    seq: int
+
+
+@dataclass
 class VideoBingoState:
     meters: dict[str, MeterCounts] = field(default_factory=dict)
+    devices: dict[str, CashDevice] = field(default_factory=dict)
+    #: The last count of each machine's cash box, and a count given by one person awaiting the second.
+    counts: dict[str, BoxCount] = field(default_factory=dict)
+    pending_counts: dict[str, tuple[str, int]] = field(default_factory=dict)
     stations: dict[str, Station] = field(default_factory=dict)
     recall: dict[str, deque[PlayShown]] = field(default_factory=dict)
     retired: dict[str, str] = field(default_factory=dict)
@@ -370,6 +415,12 @@ class VideoBingoModule(ProjectedState):
              "check the video bingo machines' meters against the ledger, and record the result"),
             ("vb_recall", self.recall_command, {"machine": str},
              "the last ten plays of a video bingo machine (game recall)"),
+            ("enrol_vb_cash_device", self.enrol_cash_device, {"machine": str, "public_key": str},
+             "enrol a video bingo machine's cash device (bill validator): its Ed25519 public key signs the cash in"),
+            ("vb_desk_credit", self.desk_credit_in, {"machine": str, "station": int, "amount_cents": int, "desk": str},
+             "put cash the player hands over at your desk onto a video bingo station's credit"),
+            ("vb_count_cash_box", self.count_cash_box, {"machine": str, "counted_cents": int},
+             "record the count of a video bingo machine's cash box against the meters and the ledger"),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 
@@ -436,8 +487,9 @@ class VideoBingoModule(ProjectedState):
 
         Per machine: its stations' credit is credits in - credits out - stakes + prizes +
         jackpot payouts; its takings are stakes - prizes - jackpot contributions; its cash
-        box holds cash in - cash out.  Over the hall: the jackpots pending are the
-        contributions less the payouts.
+        box holds cash in - cash out, less what its counts found short (plus what they found
+        over: ``over_short:vb-<machine>``).  Over the hall: the jackpots pending are the
+        contributions less the payouts.  What the counted boxes say is :meth:`count_differences`.
         """
         differences = []
         for machine_id in sorted(set(self.machines) | set(self.state.meters)):
@@ -448,7 +500,8 @@ class VideoBingoModule(ProjectedState):
                 ("stations' credit", sum(self.credit(machine_id, s) for s in keys),
                  m.credits_in - m.credits_out - m.stakes + m.prizes + m.jackpot_payouts),
                 ("takings", self.ledger.balance(takings_account(machine_id)), m.stakes - m.prizes - m.jackpot_contributions),
-                ("cash box", self.ledger.balance(cash_box(machine_id)), m.cash_in - m.cash_out),
+                ("cash box", self.ledger.balance(cash_box(machine_id))
+                 + self.ledger.balance(over_short_account(f"vb-{machine_id}")), m.cash_in - m.cash_out),
             )
             for what, ledger, meters in checks:
                 if ledger != meters:
@@ -460,6 +513,33 @@ class VideoBingoModule(ProjectedState):
         if pending != fed:
             differences.append(f"jackpots: {format_cents(pending)} pending in the ledger, {format_cents(fed)} by the meters")
         return differences
+
+    def count_differences(self) -> list[str]:
+        """Each machine whose cash box, at its last count, held other than the ledger's box said."""
+        lines = []
+        for machine_id, count in sorted(self.state.counts.items()):
+            if count.difference:
+                lines.append(
+                    f"machine {machine_id}: its cash box was counted at {format_cents(count.counted)} by "
+                    f"{' and '.join(count.counted_by)} (record {count.seq}), where the ledger held "
+                    f"{format_cents(count.expected)} and the meters made it {format_cents(count.meters)}: "
+                    f"{format_cents(abs(count.difference))} {'short' if count.difference < 0 else 'over'}")
+        return lines
+
+    def cash_boxes(self) -> dict[str, dict[str, Any]]:
+        """Per machine: the meters' cash box (cash in - cash out) now, and its last count (None: never counted)."""
+        shown = {}
+        for machine_id in sorted(self.machines):
+            m = self.meters(machine_id)
+            count = self.state.counts.get(machine_id)
+            shown[machine_id] = {
+                "meters_cents": m.cash_in - m.cash_out, "ledger_cents": self.ledger.balance(cash_box(machine_id)),
+                "counted_cents": count.counted if count else None, "counted_in_record": count.seq if count else None,
+                "difference_cents": count.difference if count else None,
+                "counted_by": list(count.counted_by) if count else None,
+                "count_waiting": machine_id in self.state.pending_counts,
+            }
+        return shown
 
     def closing_check(self) -> str | None:
         """The session's closing waits for the machines' meters to agree with the ledger."""
@@ -503,15 +583,18 @@ class VideoBingoModule(ProjectedState):
         return "playing"
 
     def reconcile_command(self, actor: Actor) -> defer.Deferred[dict[str, Any]]:
-        """Check the meters against the ledger and journal the result; fires with the differences."""
+        """Check the meters against the ledger and the counted cash boxes, and journal the result; fires
+        with the differences and each machine's cash box (the meters' figure, its last count)."""
 
         def decide(now: int) -> list[Entry]:
-            return [("vb_meters_reconciled", {"machines": sorted(self.machines), "differences": self.reconcile(),
+            differences = self.reconcile() + self.count_differences()
+            return [("vb_meters_reconciled", {"machines": sorted(self.machines), "differences": differences,
                                               "at": "command"})]
 
         done = self.core.execute(actor, "vb_reconcile", decide)
         return done.addCallback(lambda records: {
-            "agree": not records[0].payload["differences"], "differences": list(records[0].payload["differences"])})
+            "agree": not records[0].payload["differences"], "differences": list(records[0].payload["differences"]),
+            "cash_boxes": self.cash_boxes()})
 
     def recall_command(self, actor: Actor, machine: str) -> defer.Deferred[list[dict[str, Any]]]:
         def run() -> list[dict[str, Any]]:
@@ -610,8 +693,9 @@ class VideoBingoModule(ProjectedState):
         return known.answers.get(request)
 
     def credit_in(self, machine_id: str, station: int, source: str, amount_cents: object,
-                  request: str) -> defer.Deferred[dict[str, Any]]:
-        """Put ``amount_cents`` on the station's credit: ``cash`` into the machine, or from the signed-in account."""
+                  request: str, note: object = None) -> defer.Deferred[dict[str, Any]]:
+        """Put ``amount_cents`` on the station's credit: ``cash`` into the machine, on the cash device's
+        signed ``note`` (:class:`~protocol.videobingo.cash.CashNote` as JSON), or from the signed-in account."""
         answer: list[dict[str, Any]] = []
 
         def decide(now: int) -> list[Entry]:
@@ -624,8 +708,10 @@ class VideoBingoModule(ProjectedState):
             if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or not 1 <= amount_cents <= MAX_CREDIT_IN:
                 raise VbRefused("amount", f"a credit in is 1 to {MAX_CREDIT_IN} cents, not {amount_cents!r}")
             credit = credit_account(machine_id, station)
+            extra: dict[str, Any] = {}
             if source == "cash":
                 account, debit = None, cash_box(machine_id)
+                extra["note"] = self._cash_note(machine_id, station, amount_cents, note)
             elif source == "account":
                 if known.account is None:
                     raise VbRefused("not_signed_in", "sign in with your account and PIN to take credit from it")
@@ -636,16 +722,165 @@ class VideoBingoModule(ProjectedState):
                         f"your account holds {format_cents(held)}; it cannot put {format_cents(amount_cents)} on the machine"))
                 self._responsible(known.account, amount_cents, now)
             else:
-                raise VbRefused("source", f"credit comes in as cash or from the account, not {source!r}")
+                raise VbRefused("source", (
+                    f"a station puts credit in as cash (its cash device's signed note) or from the account, not {source!r}"))
             meters = self.meters(machine_id).plus(credits_in=amount_cents, cash_in=amount_cents if source == "cash" else 0)
             posting = Posting.transfer(amount_cents, debit=debit, credit=credit, reason=f"vb:credit in ({source})",
                                        reference=Reference(None, None, self.core.seq + 1))
             self.ledger.check([posting])
             return [("vb_credit_in", {"machine": machine_id, "station": station, "source": source, "account": account,
-                                      "amount": amount_cents, "request": request, "meters": meters.to_dict()}),
+                                      "amount": amount_cents, "request": request, "meters": meters.to_dict(), **extra}),
                     *posting_entries([posting])]
 
         return self._answered(machine_id, station, request, "vb_credit", decide, answer)
+
+    def _cash_note(self, machine_id: str, station: int, amount_cents: int, note: object) -> dict[str, Any]:
+        """The note of a credit in cash, as its record keeps it, once it holds; else :class:`VbRefused`.
+
+        It must be signed by the machine's enrolled cash device, for this station and this
+        amount, with a counter above every note of that device already credited.
+        """
+        device = self.state.devices.get(machine_id)
+        if note is None:
+            raise VbRefused("cash_device", (
+                "cash put into the machine is credited only on its cash device's signed note, which this station did "
+                "not send; cash handed to the staff is put on at the cash desk"))
+        if device is None:
+            raise VbRefused("cash_device", (
+                f"machine {machine_id} has no cash device enrolled, so no cash is credited at it; the room chief enrols "
+                "its bill validator's key (enrol_vb_cash_device), or the cash is put on at the cash desk"))
+        try:
+            taken = CashNote.from_json(note)
+        except CashNoteError as error:
+            raise VbRefused("cash_note", str(error)) from None
+        if (taken.machine, taken.station, taken.amount_cents) != (machine_id, station, amount_cents):
+            raise VbRefused("cash_note", (
+                f"the cash note is for {format_cents(taken.amount_cents)} on {taken.machine}.{taken.station}, not "
+                f"{format_cents(amount_cents)} on {machine_id}.{station}"))
+        if not taken.signed_by(device.public_key):
+            raise VbRefused("cash_signature", (
+                f"the cash note is not signed by machine {machine_id}'s cash device (key {device.fingerprint}): "
+                "nothing is credited; call the staff"))
+        last = device.last_counters.get(station, 0)
+        if taken.counter <= last:
+            raise VbRefused("cash_replay", (
+                f"cash note {taken.counter} of station {machine_id}.{station}'s cash device is not after note {last}, "
+                "already credited: a note is credited once, in order"))
+        return {"key": device.fingerprint, "counter": taken.counter, "nonce": taken.nonce,
+                "signature": taken.signature}
+
+    def desk_credit_in(self, actor: Actor, machine: str, station: int, amount_cents: int,
+                       desk: str) -> defer.Deferred[dict[str, Any]]:
+        """Cash the player hands over at the cash desk ``desk``, put on a station's credit by the desk's holder.
+
+        The cash goes into the desk's drawer (``cash:<desk>`` -> the station's credit), counted
+        at the desk's reconciliation; the machine's meters count it as a credit in, not as cash
+        into its box.  Fires with the credit after it.
+        """
+        request = actor.request or f"desk-{self.core.seq + 1}"
+
+        def decide(now: int) -> list[Entry]:
+            known_machine = self.playable(machine)
+            if isinstance(station, bool) or not isinstance(station, int) or not 1 <= station <= known_machine.config.stations:
+                raise VbRefused("station", f"machine {machine} has stations 1 to {known_machine.config.stations}, not {station!r}")
+            if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or not 1 <= amount_cents <= MAX_CREDIT_IN:
+                raise VbRefused("amount", f"a credit in is 1 to {MAX_CREDIT_IN} cents, not {amount_cents!r}")
+            try:
+                drawer = self.cashier.desk_in_hand(actor, desk)
+            except CashierError as error:
+                raise VbRefused("desk", str(error)) from None
+            meters = self.meters(machine).plus(credits_in=amount_cents)
+            posting = Posting.transfer(amount_cents, debit=cash_account(drawer.name),
+                                       credit=credit_account(machine, station), reason="vb:credit in (desk)",
+                                       reference=Reference(None, None, self.core.seq + 1))
+            self.ledger.check([posting])
+            return [("vb_credit_in", {"machine": machine, "station": station, "source": "desk", "account": None,
+                                      "amount": amount_cents, "request": request, "meters": meters.to_dict(),
+                                      "desk": drawer.name}),
+                    *posting_entries([posting])]
+
+        done = self.core.execute(actor, "vb_desk_credit", decide)
+        return done.addCallback(lambda records: {
+            "machine": machine, "station": station, "amount_cents": records[0].payload["amount"],
+            "credit_after_cents": self.credit(machine, station)})
+
+    def count_cash_box(self, actor: Actor, machine: str, counted_cents: int) -> defer.Deferred[dict[str, Any]]:
+        """Record the count of ``machine``'s cash box: against the ledger's box and the meters.
+
+        With ``cash_box_counters = 2`` the first count waits for a second person's, who counts
+        on their own: the same amount makes the count stand (both named), another is refused and
+        both count again.  The difference (counted less what the ledger's box holds) is posted
+        to ``over_short:vb-<machine>``, as a cash desk's is.  Fires with the count's figures.
+        """
+
+        def decide(now: int) -> list[Entry]:
+            known = self.machine(machine).machine_id
+            if isinstance(counted_cents, bool) or not isinstance(counted_cents, int) or counted_cents < 0:
+                raise VbRefused("amount", f"the counted cash is a whole number of cents, zero or more, not {counted_cents!r}")
+            counters: tuple[str, ...] = (actor.name,)
+            if self.config.cash_box_counters > 1:
+                pending = self.state.pending_counts.get(known)
+                if pending is None:
+                    return [("vb_cash_box_count_given", {"machine": known, "counted": counted_cents})]
+                first, amount = pending
+                if first == actor.name:
+                    raise VbRefused("second_counter", (
+                        f"you gave the first count of machine {known}'s cash box; a second person counts it too"))
+                if amount != counted_cents:
+                    raise VbRefused("counts_differ", (
+                        f"{first} counted {format_cents(amount)} in machine {known}'s cash box, you "
+                        f"{format_cents(counted_cents)}: count it again together; {first}'s count waits for a second "
+                        "that agrees"))
+                counters = (first, actor.name)
+            expected = self.ledger.balance(cash_box(known))
+            m = self.meters(known)
+            difference = counted_cents - expected
+            entries: list[Entry] = [("vb_cash_box_counted", {
+                "machine": known, "counted": counted_cents, "expected": expected, "meters": m.cash_in - m.cash_out,
+                "difference": difference, "counted_by": list(counters)})]
+            if difference:
+                short, over = (over_short_account(f"vb-{known}"), cash_box(known))
+                posting = (Posting.transfer(-difference, debit=short, credit=over,
+                                            reason=f"cash short at machine {known}'s cash box count")
+                           if difference < 0 else
+                           Posting.transfer(difference, debit=over, credit=short,
+                                            reason=f"cash over at machine {known}'s cash box count"))
+                self.ledger.check([posting])
+                entries += posting_entries([posting])
+            return entries
+
+        def shown(records: list[Record]) -> dict[str, Any]:
+            p = records[0].payload
+            if records[0].type == "vb_cash_box_count_given":
+                return {"machine": p["machine"], "counted_cents": p["counted"], "stands": False,
+                        "waiting_for": "a second person's count"}
+            return {"machine": p["machine"], "counted_cents": p["counted"], "expected_cents": p["expected"],
+                    "meters_cents": p["meters"], "difference_cents": p["difference"], "counted_by": list(p["counted_by"]),
+                    "stands": True}
+
+        return self.core.execute(actor, "vb_count_cash_box", decide).addCallback(shown)
+
+    def enrol_cash_device(self, actor: Actor, machine: str, public_key: str) -> defer.Deferred[dict[str, Any]]:
+        """Enrol ``machine``'s cash device by its Ed25519 public key (hex or PEM); a new key replaces the old.
+
+        From then on only notes signed with it put cash on the machine's stations.  Fires with
+        the key's fingerprint.
+        """
+
+        def decide(now: int) -> list[Entry]:
+            known = self.machine(machine).machine_id
+            try:
+                key = device_public_key(public_key)
+            except CashNoteError as error:
+                raise VbRefused("cash_device", str(error)) from None
+            current = self.state.devices.get(known)
+            if current is not None and current.public_key == key:
+                raise VbRefused("cash_device", f"machine {known}'s cash device {current.fingerprint} is enrolled already")
+            return [("vb_cash_device_enrolled", {"machine": known, "public_key": key, "fingerprint": fingerprint(key)})]
+
+        done = self.core.execute(actor, "enrol_vb_cash_device", decide)
+        return done.addCallback(lambda records: {"machine": records[0].payload["machine"],
+                                                 "fingerprint": records[0].payload["fingerprint"]})
 
     def credit_out(self, machine_id: str, station: int, destination: str, request: str) -> defer.Deferred[dict[str, Any]]:
         """Pay the station's whole credit to the signed-in account or in cash from the machine's cash box."""
@@ -796,7 +1031,20 @@ class VideoBingoModule(ProjectedState):
             state.stations[station_key(p["machine"], p["station"])].account = p["account"]
         elif kind == "vb_player_signed_out":
             state.stations[station_key(p["machine"], p["station"])].account = None
+        elif kind == "vb_cash_device_enrolled":
+            state.devices[p["machine"]] = CashDevice(p["public_key"], p["fingerprint"])
+        elif kind == "vb_cash_box_count_given":
+            state.pending_counts[p["machine"]] = (p["actor"]["name"], p["counted"])
+        elif kind == "vb_cash_box_counted":
+            state.pending_counts.pop(p["machine"], None)
+            state.counts[p["machine"]] = BoxCount(p["counted"], p["expected"], p["meters"], p["difference"],
+                                                  tuple(p["counted_by"]), record.seq)
         elif kind in ("vb_credit_in", "vb_credit_out"):
+            note = p.get("note")
+            device = state.devices.get(p["machine"])
+            if note is not None and device is not None and note["key"] == device.fingerprint:
+                station_no = p["station"]
+                device.last_counters[station_no] = max(device.last_counters.get(station_no, 0), note["counter"])
             amount, cash = p["amount"], p.get("source", p.get("destination")) == "cash"
             change = ({"credits_in": amount, "cash_in": amount if cash else 0} if kind == "vb_credit_in"
                       else {"credits_out": amount, "cash_out": amount if cash else 0})

@@ -189,7 +189,7 @@ class MachineSession:
     def _on_credit_in(self, message: dict[str, Any]) -> Any:
         machine, station = self._where()
         return self.vb.credit_in(machine, station, str(message.get("source")), message.get("amount_cents"),
-                                 _text(message.get("request"), "request")).addCallback(
+                                 _text(message.get("request"), "request"), message.get("note")).addCallback(
             lambda answer: {"type": "credit", "request": message["request"], **answer})
 
     def _on_credit_out(self, message: dict[str, Any]) -> Any:

@@ -221,6 +221,13 @@ class DemoTerminals(Service):
                 f"&station={station.station}&token={station.token}",
                 f"{'6' if self.tls else '4'}. Sign in with the same account and PIN, take credit from the account, "
                 f"choose the cards and play.",
+                f"{'7' if self.tls else '5'}. Cash into the machine comes only from its bill validator, which signs "
+                f"each bill with a key the screen does not hold; the demo's is simulated by bingo vb cash-device: "
+                f"'bingo vb cash-device new DIR --machine {station.machine}', enrol the key it prints on the room "
+                f"chief's console (Video bingo machines: Enrol the cash device), then 'bingo vb cash-device insert DIR "
+                f"--machine {station.machine} --station {station.station} --amount-cents 1000 --url "
+                f"{'wss' if self.tls else 'ws'}://{self.host}:{port}/vb/ws --token {station.token}"
+                + (f" --bundle {self.bundles / name}'" if self.tls else "'") + ".",
             ]
         text = "\n".join(lines) + "\n"
         descriptor = os.open(self.note, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -320,8 +320,13 @@ class HallView:
 
     def _on_cash_desk_opened(self, p: Mapping[str, Any]) -> None:
         actor = p.get("actor")
-        self.desks[str(p.get("desk"))] = {"open": True, "float_cents": p.get("float"),
-                                          "opened_by": actor.get("name") if isinstance(actor, Mapping) else None}
+        opener = actor.get("name") if isinstance(actor, Mapping) else None
+        self.desks[str(p.get("desk"))] = {"open": True, "float_cents": p.get("float"), "opened_by": opener,
+                                          "held_by": opener}
+
+    def _on_cash_desk_handed_over(self, p: Mapping[str, Any]) -> None:
+        if (desk := self.desks.get(str(p.get("desk")))) is not None:
+            desk["held_by"] = p.get("to_holder")
 
     def _on_cash_desk_reconciled(self, p: Mapping[str, Any]) -> None:
         self.desks[str(p.get("desk"))] = {"open": False, "counted_cents": p.get("counted"),

@@ -10,17 +10,20 @@ its detections):
   those of the programme's chain must chain (R88.5): each takes exactly the carries of the
   game of the chain before it, prize by prize (a carry whose prize it does not play goes
   to its bingo), or the day is a fault;
-  one declared not played (R96.2) or ended with no card in play is left out, as the
-  export leaves it out; the segment runs from the first record of the first of them
-  to the record that ended the last;
+  one declared not played (R96.2) or whose sale closed with no card in play is left out,
+  as the export leaves it out; the segment runs from the first record of the first of
+  them to the record that ended the last;
 * ``scenario.json``: the first game's shares and carries as the rules and the opening
   (every later game plays the same shares and starts with the carries the one before
   it left), per game the price, every card assigned and not refunded in the order
   assigned (``HALL/V1-13``, at its purchase's stake) and the balls in the order drawn;
+  the cards a failed terminal's refund took out after the close (``central_stake_returned``
+  paid by the house, R96.3) as ``refunded_after_close``, each at its purchase's stake;
 * ``result.json``: per game the ``central_sale_closed`` sales, the tax on them (R98), the
   bingo's ball count as the balls drawn, per pattern its ``central_prize_won`` (ball,
-  amount, carry) and every ``central_card_won`` payment, the carries of the game's
-  close.
+  amount, carry) and every ``central_card_won`` payment (a prize nobody won, in a game
+  left with no card in play, at ball 0 carrying its whole amount), the carries of the
+  game's close, and what the house paid back after the close.
 
 The numbers on each card are the scenario's (the journal names cards by number): a
 card number of the series holds the same numbers wherever it appears.
@@ -46,7 +49,6 @@ from protocol.records.central import (
     CentralPurchaseConfirmed,
     CentralSaleClosed,
     CentralStakeReturned,
-    CentralTerminalFailed,
 )
 from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
 from protocol.settlement import tax_cents
@@ -65,7 +67,9 @@ class _Game:
     shares: dict[str, tuple[int, int]]  # pattern -> (basis points, carry in)
     purchases: list[CentralPurchaseConfirmed] = field(default_factory=list)
     refunded: set[int] = field(default_factory=set)
-    refunded_after_close: bool = False
+    #: The house's refunds after the close (R96.3): each card as ``(hall, number, stake percent)``, and the cents.
+    house_refunded: list[tuple[str, int, int]] = field(default_factory=list)
+    house_refunded_cents: int = 0
     sale: CentralSaleClosed | None = None
     balls: list[int] = field(default_factory=list)
     prizes: dict[str, CentralPrizeWon] = field(default_factory=dict)
@@ -113,8 +117,14 @@ def _games(records: tuple[Record, ...]) -> dict[str, _Game]:
             game.purchases.append(event)
         elif isinstance(event, CentralStakeReturned):
             game.refunded.update(event.card_numbers)
-        elif isinstance(event, CentralTerminalFailed):
-            game.refunded_after_close = game.refunded_after_close or event.paid_by == "house"
+            if event.paid_by == "house":
+                pct = next((p.stake_pct for p in game.purchases
+                            if (p.hall_id, p.request_id) == (event.hall_id, event.purchase_request_id)), None)
+                if pct is None:
+                    raise ExportFault(f"{JOURNAL} record {stored.seq}: returns the stakes of purchase "
+                                      f"{event.purchase_request_id} of {event.hall_id}, which the segment does not hold")
+                game.house_refunded.extend((event.hall_id, number, pct) for number in event.card_numbers)
+                game.house_refunded_cents += event.amount_cents
         elif isinstance(event, CentralSaleClosed):
             game.sale = event
         elif isinstance(event, CentralBallDrawn):
@@ -149,15 +159,13 @@ def _played(files: ExportFiles) -> tuple[list[_Game], list[str]]:
     for game in ended:
         if isinstance(game.end, CentralGameNotPlayed):
             continue
-        if "bingo" not in game.prizes and game.cards_in_play == 0:
+        if game.sale is None or game.sale.cards_in_play == 0:
             continue
         why = None
         if set(game.shares) != set(PATTERNS):
             why = f"it plays the patterns {', '.join(sorted(game.shares))}, which the replay format cannot express"
-        elif "bingo" not in game.prizes or game.sale is None:
+        elif "bingo" not in game.prizes and game.cards_in_play:
             why = "it was not played to its bingo"
-        elif game.refunded_after_close:
-            why = "cards were refunded after the sale closed; its prizes stand on their stakes"
         if why is not None:
             raise ExportFault(f"{JOURNAL}: network game {game.game_id} is in the segment, but the export refuses it: {why}")
         played.append(game)
@@ -267,11 +275,19 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                     label = f"{game.series_label}-{card}"
                     cards.append({"id": game.card_id(p.hall_id, card), "stake_pct": p.stake_pct,
                                   "rows": layouts.of(label)})
-        scenario_games.append({"game": number, "price_cents": game.price_cents, "cards": cards,
-                               "draw": list(game.balls)})
+        facts: dict[str, Any] = {"game": number, "price_cents": game.price_cents, "cards": cards,
+                                 "draw": list(game.balls)}
+        if game.house_refunded:
+            facts["refunded_after_close"] = [{"id": game.card_id(hall, card), "stake_pct": pct}
+                                             for hall, card, pct in game.house_refunded]
+        scenario_games.append(facts)
         prizes = {}
         for name in PATTERNS:
-            won = game.prizes[name]
+            won = game.prizes.get(name)
+            if won is None:  # no card left in play: nobody won it, it carries whole
+                amount = int(game.sale.prize_amounts[name])
+                prizes[name] = {"ball": 0, "amount_cents": amount, "carry_cents": amount, "paid": []}
+                continue
             paid = sorted((game.card_id(w.hall_id, w.card_number), w.payment_cents)
                           for w in game.winners if w.pattern == name)
             prizes[name] = {"ball": won.ball_count, "amount_cents": won.amount_cents, "carry_cents": won.carry_cents,
@@ -282,11 +298,14 @@ def rebuild(files: ExportFiles) -> Rebuilt:
         total_sales += sales
         total_tax += tax
         pots = {"carry_line": int(game.end.carries["line"]), "carry_bingo": int(game.end.carries["bingo"])}
-        result_games.append({
+        bingo = game.prizes.get("bingo")
+        recorded: dict[str, Any] = {
             "date": date, "game": number, "sales_cents": sales, "tax_cents": tax,
-            "balls_drawn": game.prizes["bingo"].ball_count, "prizes": prizes,
-            "pots": {**pots, **dict.fromkeys(NO_POTS, 0)},
-        })  # fmt: skip
+            "balls_drawn": bingo.ball_count if bingo is not None else len(game.balls), "prizes": prizes,
+        }  # fmt: skip
+        if game.house_refunded:
+            recorded["refunded_after_close_cents"] = game.house_refunded_cents
+        result_games.append({**recorded, "pots": {**pots, **dict.fromkeys(NO_POTS, 0)}})
     scenario = {"format": INPUT_FORMAT, "rules": rules, "opening": opening,
                 "sessions": [{"date": date, "games": scenario_games}]}
     result = {"format": OUTPUT_FORMAT, "games": result_games,

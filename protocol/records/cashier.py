@@ -93,6 +93,20 @@ class CashDeskOpened(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
+class CashDeskHandedOver(JournalRecord):
+    """Open cash desk ``desk`` passes from ``from_holder`` to ``to_holder`` (a cashier, or the table chief
+    standing in for the cashier, R80.4), who alone works it from now on; ``reason`` says why."""
+
+    type: ClassVar[str] = "cash_desk_handed_over"
+    desk: str
+    from_holder: str
+    to_holder: str
+    to_role: str
+    reason: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
 class CashDeskReconciled(JournalRecord):
     """Cash desk ``desk`` is counted and closed on ``date``: ``expected`` and ``counted`` cents, their ``difference``."""
 

@@ -391,6 +391,23 @@ class CentralCommandRefused(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
+class CentralRefusalsCounted(JournalRecord):
+    """Refused commands of ``peer`` (a hall, or an operator: ``role``) beyond those journaled one by one
+    in an interval: ``refused`` of them from ``from_ms`` to ``to_ms`` (central clock), ``by_code`` how many
+    of each ``command: code``, ``shown`` the message of the last one."""
+
+    type: ClassVar[str] = "central_refusals_counted"
+    peer: str
+    role: str
+    from_ms: int
+    to_ms: int
+    refused: int
+    by_code: Mapping[str, int]
+    shown: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
 class CentralAnnexRelayed(JournalRecord):
     """What one hall of a hall-annex pair told its partner (R3.5.b), kept for the partner.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, Shape, record, secret
+from protocol.records.base import JournalRecord, Shape, optional, record, secret
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,35 @@ class VbPlayerSignedOut(JournalRecord):
     account: str
 
 
+@dataclass(frozen=True)
+class CashNoteTaken(Shape):
+    """The cash device's signed note a credit in cash came with (``protocol/videobingo/cash.py``):
+    the device key's fingerprint, the note's counter and nonce, and the device's signature."""
+
+    key: str
+    counter: int
+    nonce: str
+    signature: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class VbCashDeviceEnrolled(JournalRecord):
+    """Machine ``machine``'s cash device (bill validator, coin acceptor) is enrolled: its Ed25519 ``public_key``
+    (64 hex digits) and its ``fingerprint``; only notes it signs put cash on the machine's stations."""
+
+    type: ClassVar[str] = "vb_cash_device_enrolled"
+    machine: str
+    public_key: str
+    fingerprint: str
+
+
 @record
 @dataclass(frozen=True, kw_only=True)
 class VbCreditIn(JournalRecord):
-    """``amount`` cents put on a station's credit from ``source`` (``cash`` at the machine or ``account``).
+    """``amount`` cents put on a station's credit from ``source``: ``cash`` into the machine (with the cash
+    device's signed ``note``), ``account`` (the signed-in player's) or ``desk`` (cash the cashier took at
+    cash desk ``desk``).
 
     The posting follows; ``meters`` are the machine's after it.
     """
@@ -102,6 +127,8 @@ class VbCreditIn(JournalRecord):
     amount: int
     request: str
     meters: Meters
+    note: CashNoteTaken | None = optional()
+    desk: str | None = optional()
 
 
 @record
@@ -165,6 +192,36 @@ class VbMachineRetired(JournalRecord):
     reason: str
     jackpot_to: str | None
     jackpot_cents: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class VbCashBoxCountGiven(JournalRecord):
+    """A first person counted machine ``machine``'s cash box at ``counted`` cents; a second must count it too
+    before the count stands (``[videobingo] cash_box_counters = 2``)."""
+
+    type: ClassVar[str] = "vb_cash_box_count_given"
+    machine: str
+    counted: int
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class VbCashBoxCounted(JournalRecord):
+    """Machine ``machine``'s cash box counted at ``counted`` cents by ``counted_by``.
+
+    ``expected`` is what the ledger's cash box held, ``meters`` what the meters make it (cash in less
+    cash out), ``difference`` counted minus expected: posted to ``over_short:vb-<machine>`` (the
+    posting follows), so the ledger's box is what was counted and every difference stays visible.
+    """
+
+    type: ClassVar[str] = "vb_cash_box_counted"
+    machine: str
+    counted: int
+    expected: int
+    meters: int
+    difference: int
+    counted_by: tuple[str, ...]
 
 
 @record

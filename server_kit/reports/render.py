@@ -3,7 +3,9 @@
 **CSV** (UTF-8, one header line): ``table,row,field,value``.  Every cell of every
 table is one line, so the file has one shape whatever the report; amounts are integer
 cents in fields ending with ``_cents``; a missing value is empty.  A spreadsheet
-pivots it back into tables.
+pivots it back into tables.  Text that a spreadsheet would take for a formula (it
+starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return: a name typed at a
+desk, a name of the banned list) is written after an apostrophe, so it opens as text.
 
 **PDF** (reportlab, A4 landscape): the same tables with their titles, amounts
 formatted for reading.  Pages are uncompressed and the document *invariant* (no
@@ -47,11 +49,20 @@ FONT, BOLD, SIZE = fonts.SANS, fonts.SANS_BOLD, 7.5
 PADDING = 3
 
 
+#: What a spreadsheet takes for the start of a formula (or of a cell it would re-read as one):
+#: a text cell beginning with one of them is written with a leading apostrophe.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
 def csv_text(cell: Cell) -> str:
+    """A cell as the CSV holds it: numbers as they are, text that a spreadsheet would run as a
+    formula (``=HYPERLINK(...)``, ``@SUM(...)``) neutralised with a leading ``'``, shown as text."""
     if cell is None:
         return ""
     if isinstance(cell, Cents):
         return str(cell.value)
+    if isinstance(cell, str) and cell.startswith(FORMULA_PREFIXES):
+        return "'" + cell
     return str(cell)
 
 

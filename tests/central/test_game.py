@@ -6,6 +6,7 @@ import pytest
 
 from central_server.domain.errors import (
     BadArgument,
+    DrawStarted,
     EventError,
     HallMismatch,
     NotNow,
@@ -309,10 +310,13 @@ def test_a_failed_terminal_before_the_close_returns_its_stakes_out_of_the_collec
 
 @pytest.mark.req("R96.3")
 def test_a_failed_terminal_after_the_close_refunds_only_its_unwon_cards_once_from_the_house() -> None:
+    """Declared after the close and before the first ball, decided only once balls had come (it waited
+    its turn): the cards that won meanwhile keep their prizes, the others are refunded by the house."""
     played = Played().open()
     played.buy("a", terminal="t1", count=20)
     played.buy("b", terminal="t2", player="q", count=20)
     played.close()
+    received = played.now  # before the first ball
     source = FakeBallSource(winning_draw(3))
     while "line" not in played.game.prizes:
         played.now = played.game.next_ball_due_ms  # type: ignore[assignment]
@@ -320,7 +324,7 @@ def test_a_failed_terminal_after_the_close_refunds_only_its_unwon_cards_once_fro
     won = {w.card_number for w in played.game.winners}
     sales = played.game.sale.sales_cents  # type: ignore[union-attr]
     failure = TerminalFailure("f1", "hall-1", "t1", "no power", "room chief")
-    outcome = played.record(played.game.declare_terminal_failed(failure, from_hall="hall-1", now_ms=played.now))
+    outcome = played.record(played.game.declare_terminal_failed(failure, from_hall="hall-1", now_ms=received))
     refunded = {n for e in outcome.events if isinstance(e, CentralStakeReturned) for n in e.card_numbers}
     assert refunded == set(range(1, 21)) - won and outcome.decision.paid_by == "house"
     assert played.game.sale.sales_cents == sales  # the prizes announced stand
@@ -334,6 +338,28 @@ def test_a_failed_terminal_after_the_close_refunds_only_its_unwon_cards_once_fro
     # Refunded cards no longer win.
     played.draw_all(source)
     assert not {w.card_number for w in played.game.winners if w.pattern != "line"} & refunded
+    check_conservation(money_of(played.events))
+
+
+@pytest.mark.req("R96.3")
+def test_a_failure_declared_once_a_ball_is_known_refunds_nothing_and_the_cards_play_on() -> None:
+    """R96.3 ruling: a refund asked once balls are known would let a player keep the winning chances and
+    recover the losing stakes; the cards stay in play (held by the central server) and win as any other."""
+    played = Played().open()
+    played.buy("a", terminal="t1", count=20)
+    played.buy("b", terminal="t2", player="q", count=20)
+    played.close()
+    source = FakeBallSource(winning_draw(3))
+    played.now = played.game.next_ball_due_ms  # type: ignore[assignment]
+    played.record(played.game.draw_next(source, played.now))
+    before = played.game.snapshot()
+    failure = TerminalFailure("f1", "hall-1", "t1", "no power", "room chief")
+    with pytest.raises(DrawStarted, match="its draw had started when the failure was declared") as refused:
+        played.game.declare_terminal_failed(failure, from_hall="hall-1", now_ms=played.now)
+    assert refused.value.code == "not_now"  # the hall closes its report: nothing to refund
+    assert unchanged(played.game, before) and played.game.cards_in_play == 40
+    played.draw_all(source)
+    assert played.game.phase is Phase.CLOSED and not played.game.refunded_cards
     check_conservation(money_of(played.events))
 
 

@@ -96,3 +96,38 @@ async def test_R3_5_b_a_hall_posting_for_its_partner_is_refused_with_hall_mismat
     with pytest.raises(error_class("hall_mismatch")):
         await annex.call("annex_post", **ball("hall-2.1", 17, 1, hall="hall-1"))
     assert paired.records(CentralAnnexRelayed.type) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_N20_only_the_declared_kinds_are_relayed_from_the_hall_that_says_them_with_their_fields(
+        paired: Running) -> None:
+    """The annex cannot open, draw or close the main hall's game, and no item carries another kind's
+    fields or lacks its own: each is refused (``bad_argument``), relayed to nobody, on file."""
+    main = await paired.hall("hall-1")
+    annex = await paired.hall("hall-2")
+    game = {"hall_id": "hall-2", "game_id": "hall-1.j7"}
+    refused = [
+        (annex, {"request_id": "hall-2.1", **game, "kind": "ball", "ball": 17, "ball_count": 1},
+         "hall hall-2 is the pair's annex; an item 'ball' comes from the main hall only"),
+        (annex, {"request_id": "hall-2.2", **game, "kind": "opened", "cents": 100, "line_bp": 2000, "bingo_bp": 5000},
+         "an item 'opened' comes from the main hall only"),
+        (annex, {"request_id": "hall-2.3", **game, "kind": "closed", "cards": 0},
+         "an item 'closed' comes from the main hall only"),
+        (annex, {"request_id": "hall-2.4", **game, "kind": "sales", "cards": 30, "cents": 3000, "ball": 90},
+         "an item 'sales' carries no ball"),
+        (annex, {"request_id": "hall-2.5", **game, "kind": "claim", "pattern": "bingo", "card": "1001-17"},
+         "an item 'claim' carries pattern, card, ball_count; ball_count missing"),
+        (main, {"request_id": "hall-1.6", "hall_id": "hall-1", "game_id": "hall-1.j7", "kind": "ball", "ball": 17},
+         "ball_count missing"),
+    ]
+    for hall, post, said in refused:
+        with pytest.raises(error_class("bad_argument")) as caught:
+            await hall.call("annex_post", **post)
+        assert said in str(caught.value), caught.value
+    assert paired.records(CentralAnnexRelayed.type) == []
+    assert annex.pushed("annex_delivered") == [] and main.pushed("annex_delivered") == []
+    codes = [(r.payload["peer"], r.payload["code"]) for r in paired.records(REFUSED)]
+    assert codes.count(("hall-2", "bad_argument")) == 5 and codes.count(("hall-1", "bad_argument")) == 1
+    # What the declarations allow still goes through.
+    assert (await annex.call("annex_post", request_id="hall-2.9", **game, kind="sales", cards=30, cents=3000))["seq"] == 1
+    assert (await main.call("annex_post", **ball("hall-1.9", 17, 1)))["seq"] == 1

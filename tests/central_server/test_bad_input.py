@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 from OpenSSL.SSL import Error as SSLError
-from twisted.internet import reactor
+from twisted.internet import defer, reactor
 from twisted.internet.endpoints import SSL4ClientEndpoint, connectProtocol
 from twisted.internet.error import ConnectionDone, ConnectionLost
 from twisted.internet.ssl import Certificate, PrivateCertificate, optionsForClientTLS
@@ -272,3 +272,41 @@ async def test_a_batch_that_breaks_the_schema_is_refused_whole_and_nothing_is_de
     with pytest.raises(error_class("bad_argument")):
         await client.call("buy_cards_batch", purchases=purchases)
     unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards_batch", "bad_argument")
+
+
+@pytest_twisted.ensureDeferred
+async def test_N14_an_over_size_batch_is_refused_before_its_purchases_are_read(selling: Running) -> None:
+    """A batch of 100 purchases (the most is 12) is counted on its bytes and refused unread: nothing decided."""
+    client = await selling.hall("hall-1")
+    before = snapshot(selling)
+    with pytest.raises(error_class("bad_argument")) as refused:
+        await client.call("buy_cards_batch", purchases=[_purchase(f"z{n}") for n in range(100)])
+    assert "a batch holds 1 to 12 purchases; this one holds more, and none of them was read" in str(refused.value)
+    unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards_batch", "bad_argument")
+
+
+@pytest_twisted.ensureDeferred
+async def test_N14_a_hall_refused_300_times_costs_the_journal_20_records_and_one_count(selling: Running) -> None:
+    """Past the first 20 refusals of a hall in a minute, refusals are counted, not journaled one by one;
+    the count is journaled once when the minute ends, saying how many of what."""
+    from central_server.domain.refusals import IN_FULL, INTERVAL_MS
+    from protocol.records.central import CentralRefusalsCounted
+
+    client = await selling.hall("hall-2")
+    before = selling.journal_length()
+    answers = await defer.DeferredList(
+        [client.call("get_game", game_id="net-404", hall_id="hall-2") for _ in range(300)], consumeErrors=True)
+    assert all(not ok and failure.check(error_class("unknown_game")) for ok, failure in answers)
+    assert selling.journal_length() - before == IN_FULL
+    assert selling.records(CentralRefusalsCounted.type) == []
+    selling.clock.advance(INTERVAL_MS / 1000 + 1)
+    await until(lambda: selling.records(CentralRefusalsCounted.type), "the count of the refusals to be journaled")
+    (counted,) = selling.records(CentralRefusalsCounted.type)
+    assert {k: v for k, v in counted.payload.items() if k not in ("actor", "epoch")} == {
+        "peer": "hall-2", "role": "hall", "from_ms": counted.payload["from_ms"], "to_ms": counted.payload["to_ms"],
+        "refused": 300 - IN_FULL, "by_code": {"get_game: unknown_game": 300 - IN_FULL},
+        "shown": "there is no network game net-404"}
+    # A fresh minute: the hall's next refusal is journaled in full again.
+    with pytest.raises(error_class("unknown_game")):
+        await client.call("get_game", game_id="net-405", hall_id="hall-2")
+    assert refusals(selling)[-1]["message"] == "there is no network game net-405"

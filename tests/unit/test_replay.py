@@ -574,3 +574,49 @@ def test_malformed_json_is_invalid_input(text: str, message: str) -> None:
 def test_invalid_utf8_is_invalid_input() -> None:
     with pytest.raises(ReplayError, match="not valid JSON"):
         replay_json(b'{"format": "\xff"}')
+
+
+# --- Refunds after the close (a failed terminal, R96.3) ----------------------------------
+
+
+@pytest.mark.req("R96.3", "R88.5")
+def test_cards_refunded_after_the_close_count_in_the_sales_and_play_no_part_in_the_draw() -> None:
+    """A and B (half stake) were refunded by the house after the close: the prizes stand on 250 cents of
+    sales, C alone plays and wins them; a game with no card left carries both prizes whole."""
+    result = run(scenario([("2026-12-01", [
+        game(1, [card("C", C)], DRAW_C,
+             refunded_after_close=[{"id": "A", "stake_pct": 100}, {"id": "B", "stake_pct": 50}]),
+        game(2, [], [7, 28], refunded_after_close=[{"id": "A", "stake_pct": 100}]),
+    ])]))
+    first, second = result["games"]
+    assert (first["sales_cents"], first["refunded_after_close_cents"]) == (250, 150)
+    assert first["prizes"] == {"line": prize(5, 50, {"C": 50}), "bingo": prize(15, 125, {"C": 125})}
+    assert second == {
+        "date": "2026-12-01", "game": 2, "sales_cents": 100, "tax_cents": 10, "balls_drawn": 2,
+        "prizes": {"line": prize(0, 20, {}), "bingo": prize(0, 50, {})}, "refunded_after_close_cents": 100,
+        "pots": pots(carry_line=20, carry_bingo=50),
+    }
+    assert list(second) == ["date", "game", "sales_cents", "tax_cents", "balls_drawn", "prizes",
+                            "refunded_after_close_cents", "pots"]
+
+
+@pytest.mark.parametrize("refunded, cards, extra, said", [
+    ([], [card("C", C)], {}, "refunded_after_close: lists at least one card when it is given"),
+    ([{"id": "A", "stake_pct": 100}, {"id": "A", "stake_pct": 50}], [card("C", C)], {},
+     'refunded_after_close[1].id: "A" is already the id of refunded_after_close[0]'),
+    ([{"id": "C", "stake_pct": 100}], [card("C", C)], {}, 'cards[0].id: "C" is also a card of refunded_after_close'),
+    ([{"id": "A", "stake_pct": 0}], [card("C", C)], {}, "refunded_after_close[0].stake_pct: must be at least 1"),
+    ([{"id": "A", "stake_pct": 100, "rows": A}], [card("C", C)], {}, "refunded_after_close[0].rows: is not a key"),
+    ([{"id": "A", "stake_pct": 100}], [], {"jackpot_threshold": 41},
+     "jackpot_threshold: a game with no card left in play (every one refunded) has no pot in play"),
+])
+def test_a_refund_after_the_close_that_does_not_hold_is_refused_naming_the_field(
+        refunded: list, cards: list, extra: dict, said: str) -> None:
+    rules = {"line_bp": 2000, "bingo_bp": 5000, "jackpot": True}
+    message = fault(scenario([("2026-12-01", [game(1, cards, DRAW_C, refunded_after_close=refunded, **extra)])],
+                             rules=rules))
+    assert message.startswith("session 2026-12-01, game 1, field ") and said in message, message
+
+
+def test_a_game_with_no_card_needs_its_refunds_after_the_close() -> None:
+    assert "cards: a game needs at least one card" in fault(scenario([("2026-12-01", [game(1, [], [])])]))

@@ -11,7 +11,7 @@ from twisted.internet.task import Clock
 from hall_server.store.database import open_database
 from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
-from tests.videobingo.halls import CHIEF, Hall, build_hall, config
+from tests.videobingo.halls import CHIEF, Hall, build_hall, cash_device, config
 
 
 @pytest.fixture
@@ -32,4 +32,5 @@ def hall(journal: Journal, clock: Clock) -> Hall:
     hall = build_hall(journal, clock, config())
     result(hall.vb.enrol_station(CHIEF, "vb-1", 1))
     result(hall.vb.enrol_station(CHIEF, "vb-1", 2))
+    cash_device(hall, "vb-1")  # its bill validator, whose signed notes alone put cash in
     return hall

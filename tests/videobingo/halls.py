@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterator
 
 from twisted.internet.task import Clock
@@ -16,6 +16,7 @@ from hall_server.hall.videobingo import MachineConfig, VideoBingoConfig, VideoBi
 from protocol.videobingo.paytable import Paytable
 from server_kit.core import Actor, CommandCore, run_inline
 from server_kit.journal.sql import Journal
+from terminals.vb_cash_device import CashDevice
 from tests.hall.conftest import result
 from tests.videobingo.paytables import EXAMPLES, example
 
@@ -43,6 +44,8 @@ class Hall:
     cashier: CashierModule
     vb: VideoBingoModule
     journal: Journal
+    #: Each machine's simulated cash device, enrolled on first use (:func:`insert_cash`).
+    devices: dict[str, CashDevice] = field(default_factory=dict)
 
 
 def build_hall(journal: Journal, clock: Clock, vb_config: VideoBingoConfig, paytables: dict[str, Paytable] | None = None,
@@ -79,3 +82,18 @@ def player(hall: Hall, document: str = "12345678A", credit: int = 0) -> str:
     return number
 
 
+
+
+def cash_device(hall: Hall, machine_id: str) -> CashDevice:
+    """Machine ``machine_id``'s cash device, enrolled by the room chief the first time it is asked for."""
+    device = hall.devices.get(machine_id)
+    if device is None:
+        device = hall.devices[machine_id] = CashDevice(machine_id)
+        result(hall.vb.enrol_cash_device(CHIEF, machine_id, device.public_key))
+    return device
+
+
+def insert_cash(hall: Hall, machine_id: str, station: int, amount_cents: int, request: str) -> dict:
+    """Cash put into the machine: its cash device signs the note, the station relays it."""
+    note = cash_device(hall, machine_id).insert(station, amount_cents)
+    return result(hall.vb.credit_in(machine_id, station, "cash", amount_cents, request, note.to_json()))

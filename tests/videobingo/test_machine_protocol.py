@@ -15,7 +15,7 @@ from hall_server.terminal_gateway.machines import MachineGateway, MachineSession
 from server_kit.journal.sql import Journal
 from terminals.vb_machine import MachineClient, MachineRefused
 from tests.hall.conftest import result
-from tests.videobingo.halls import CHIEF, Hall, build_hall, config, player
+from tests.videobingo.halls import CHIEF, Hall, build_hall, cash_device, config, player
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_a_station_says_hello_plays_and_is_shown_its_last_play_when_it_comes_bac
     welcome = result(client.hello())
     assert welcome["state"] == "playing" and welcome["credit_cents"] == 0 and welcome["last_play"] is None
     assert welcome["paytable"]["cards_max"] == 4 and welcome["paytable"]["rtp_percent"] == "83.55"
-    result(client.credit_in(500))
+    result(client.insert_cash(cash_device(hall, "vb-1").insert(1, 500)))
     shown = result(client.play(4))
     assert client.credit_cents == shown["credit_after_cents"] == hall.vb.credit("vb-1", 1)
     again, _ = wired(gateway, token)
@@ -73,7 +73,7 @@ def test_refusals_carry_their_code_and_leave_the_connection_open(hall: Hall, gat
         result(client.play(1))
     assert refused.value.code == "no_credit"
     with pytest.raises(MachineRefused, match="a play holds 1 to 4 cards on this machine, not 9"):
-        result(client.credit_in(500).addCallback(lambda _: client.play(9)))
+        result(client.insert_cash(cash_device(hall, "vb-1").insert(1, 500)).addCallback(lambda _: client.play(9)))
     answers: list[Any] = []
     client.send = lambda text: session.message_received(text)
     session._send = answers.append  # type: ignore[assignment]

@@ -18,7 +18,7 @@ from server_kit.journal.sql import Journal
 from server_kit.reports.daily import daily_report
 from server_kit.reports.document import Cents
 from tests.hall.conftest import result
-from tests.videobingo.halls import CHIEF, Hall, build_hall, config, machine, requests
+from tests.videobingo.halls import CHIEF, Hall, build_hall, config, insert_cash, machine, requests
 
 DAY = 86_400
 
@@ -52,14 +52,14 @@ def test_each_machines_day_and_the_machines_tax_are_in_the_daily_report(journal:
     ids = requests()
     for m in ("vb-1", "vb-2"):
         result(hall.vb.enrol_station(CHIEF, m, 1))
-        result(hall.vb.credit_in(m, 1, "cash", 60_000, next(ids)))
+        insert_cash(hall, m, 1, 50_000, next(ids))
     takings = {m: hall.vb.ledger.balance(takings_account(m)) for m in ("vb-1", "vb-2")}
     _play_a_while(hall, clock, 120, ids)
     result(hall.vb.credit_out("vb-2", 1, "cash", next(ids)))
     earned = {m: hall.vb.ledger.balance(takings_account(m)) - takings[m] for m in ("vb-1", "vb-2")}
     clock.advance(DAY)
     second_day = _day_of(clock)
-    result(hall.vb.credit_in("vb-1", 1, "cash", 1_000, next(ids)))
+    insert_cash(hall, "vb-1", 1, 1_000, next(ids))
     for _ in range(5):
         result(hall.vb.play("vb-1", 1, 2, False, next(ids)))
 

@@ -40,6 +40,7 @@ from server_kit.db.database import create
 from server_kit.journal import table as table
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
+from terminals.vb_cash_device import CashDevice
 from tests.crash.wire import LiveSocket, SocketClosed, console
 from tests.support.waiting import WaitTimeout
 from tests.videobingo.paytables import EXAMPLES
@@ -185,8 +186,8 @@ def check_journal(records: list[dict[str, Any]]) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def provisioned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, str]]:
-    """A hall folder with one two-station machine, both stations enrolled and certified."""
+def provisioned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, str], CashDevice]:
+    """A hall folder with one two-station machine, both stations enrolled and certified, and its cash device."""
     folder = tmp_path_factory.mktemp("vb-template") / "hall"
     folder.mkdir()
     hall = HallProcess(folder)
@@ -194,8 +195,12 @@ def provisioned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[in
         config.write(VIDEOBINGO.format(paytable=EXAMPLES / "vb-classic-3x5.json"))
     hall.start()
     tokens = {}
+    device = CashDevice(MACHINE)
     try:
         chief = console(hall, "rosa")
+        chief.send({"id": "device", "command": "enrol_vb_cash_device",
+                    "args": {"machine": MACHINE, "public_key": device.public_key}})
+        assert chief.answer("device")["ok"]
         for station in STATIONS:
             chief.send({"id": f"enrol-{station}", "command": "enrol_vb_station",
                         "args": {"machine": MACHINE, "station": station}})
@@ -206,15 +211,16 @@ def provisioned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[in
         chief.close()
     finally:
         hall.stop()
-    return folder, tokens
+    return folder, tokens, device
 
 
 class Run:
     """One run's stations and what they sent and were shown, over the server's lives."""
 
-    def __init__(self, hall: HallProcess, tokens: dict[int, str], rng: random.Random) -> None:
+    def __init__(self, hall: HallProcess, tokens: dict[int, str], rng: random.Random, device: CashDevice) -> None:
         self.hall = hall
         self.tokens = tokens
+        self.device = CashDevice(device.machine, device.key)  # a fresh copy of the template: no note taken yet
         self.rng = rng
         self.sent: dict[tuple[int, str], dict[str, Any]] = {}  # (station, request) -> the message
         self.shown: dict[tuple[int, str], dict[str, Any]] = {}  # (station, request) -> the answer
@@ -237,8 +243,9 @@ class Run:
         requests = []
         for station in STATIONS:
             if self.credit(station) < 80:
+                note = self.device.insert(station, 5_000)  # the bill validator's signed note, relayed
                 requests.append((station, self.send(station, {"type": "credit_in", "source": "cash",
-                                                              "amount_cents": 5_000})))
+                                                              "amount_cents": 5_000, "note": note.to_json()})))
             requests.append((station, self.send(station, {"type": "play", "cards": self.rng.randint(1, 4),
                                                           "keep": False})))
             plays = sum(1 for (s, _), m in self.sent.items() if m["type"] == "play")
@@ -308,14 +315,14 @@ def resume(run: Run, records: list[dict[str, Any]], credit: dict[str, int]) -> N
 @pytest.mark.req("R3.5.d")
 @pytest.mark.parametrize("seed", range(1, RUNS + 1))
 def test_a_hall_killed_mid_play_shows_the_committed_play_pays_it_once_and_never_charges_an_uncommitted_one(
-        seed: int, provisioned: tuple[Path, dict[int, str]], tmp_path: Path) -> None:
+        seed: int, provisioned: tuple[Path, dict[int, str], CashDevice], tmp_path: Path) -> None:
     """Each run kills the hall :data:`KILLS` times in a row, at random moments of the plays."""
-    template, tokens = provisioned
+    template, tokens, device = provisioned
     folder = tmp_path / "hall"
     shutil.copytree(template, folder)
     rng = random.Random(seed)
     hall = HallProcess(folder).start()
-    run = Run(hall, tokens, rng)
+    run = Run(hall, tokens, rng, device)
     try:
         run.connect()
         for life in range(KILLS):
@@ -338,7 +345,10 @@ def test_a_hall_killed_mid_play_shows_the_committed_play_pays_it_once_and_never_
         chief.send({"id": "reconcile", "command": "vb_reconcile", "args": {}})
         answer = chief.answer("reconcile")
         chief.close()
-        assert answer["ok"] and answer["result"] == {"agree": True, "differences": []}, answer
+        assert answer["ok"] and answer["result"]["agree"] is True and answer["result"]["differences"] == [], answer
+        # Every cash credit came on a note of the machine's device, once: the meters' cash box is the ledger's.
+        assert answer["result"]["cash_boxes"][MACHINE]["meters_cents"] == answer["result"]["cash_boxes"][MACHINE][
+            "ledger_cents"]
     finally:
         run.close()
         hall.stop()

@@ -114,7 +114,8 @@ def test_the_snapshot_offers_choices_and_the_picture_holds_the_drawers_and_visit
     assert commands["print_player_ticket"]["document"] and not commands["load_credit"]["document"]
     picture = snapshot["view"]
     assert picture["desks"] == [
-        {"desk": "desk-1", "open": True, "float_cents": 10_000, "opened_by": "carla", "cents": 10_000},
+        {"desk": "desk-1", "open": True, "float_cents": 10_000, "opened_by": "carla", "held_by": "carla",
+         "cents": 10_000},
         {"desk": "desk-2", "open": False, "cents": 0},
     ]
     assert picture["visitors"] == [{"number": 1, "name": "Anna Vidal", "account": False}]

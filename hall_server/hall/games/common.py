@@ -24,7 +24,7 @@ from protocol.events import EVENT_TYPES, Event, event_from_dict
 from protocol.game import State, TraditionalGame
 from protocol.sale import Series
 from protocol.settlement import POT_ACCOUNTS, Pots, PrizeRules
-from server_kit.core import CommandCore
+from server_kit.core import Actor, CommandCore
 from server_kit.journal.port import Entry
 
 if TYPE_CHECKING:
@@ -58,8 +58,8 @@ class CashDesks(Protocol):
     #: What of a drawer's cash must stay in it: the games add the stakes of the game under way.
     drawer_holds: list[Callable[[str], tuple[int, str]]]
 
-    def paying_drawer(self, desk: object) -> str:
-        """The ledger account of ``desk`` if it is an open cash desk; a domain error otherwise."""
+    def paying_drawer(self, desk: object, actor: Actor | None = None) -> str:
+        """The ledger account of ``desk`` if it is an open cash desk ``actor`` may pay from; a domain error otherwise."""
         ...
 
 

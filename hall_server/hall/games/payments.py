@@ -86,7 +86,7 @@ class PaymentCommands(GamesBase):
                 raise GameModuleError(self._nothing_due(game))
             if self.desks is None:
                 raise GameModuleError("this hall has no cash desk; prizes on paper cards are paid at an open one")
-            account = self.desks.paying_drawer(_text(desk, "which cash desk pays"))
+            account = self.desks.paying_drawer(_text(desk, "which cash desk pays"), actor)
             return self._payments(game, game.machine, due, account, self.core.seq + 1)
 
         return self.core.execute(actor, "pay_prizes", decide)

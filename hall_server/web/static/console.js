@@ -830,7 +830,10 @@ function machinesSection() {
       Console.vbToken = r && r.token ? `Token of ${r.machine} station ${r.station}, shown only now - open the machine's screen at /vb/#machine=${r.machine}&station=${r.station}&token=${r.token}` : null;
       refresh();
     }}),
-    live("div", "token-box", (node) => { node.hidden = !Console.vbToken; node.textContent = Console.vbToken || ""; }));
+    live("div", "token-box", (node) => { node.hidden = !Console.vbToken; node.textContent = Console.vbToken || ""; }),
+    // Cash into a machine only on its cash device's signed notes; its cash box counted against the meters.
+    commandForm("enrol_vb_cash_device", {label: "Enrol the cash device", fields: {public_key: {label: "the bill validator's public key (64 hex digits or PEM)"}}}),
+    commandForm("vb_count_cash_box", {label: "Count the cash box", fields: {counted_cents: {label: "counted cash (EUR)"}}}));
   return box;
 }
 
@@ -1029,13 +1032,15 @@ function cashierScreen(screen) {
   append(drawer, live("ul", "rows drawers", (node, view) => {
     node.textContent = "";
     for (const d of view.desks || []) {
-      node.appendChild(Hall.el("li", `${d.desk}: ${d.open ? "open" : "closed"} · ${Hall.money(d.cents)}${d.open && d.opened_by ? " · opened by " + d.opened_by : ""}`, d.open ? "open-desk" : ""));
+      node.appendChild(Hall.el("li", `${d.desk}: ${d.open ? "open" : "closed"} · ${Hall.money(d.cents)}${d.open && d.held_by ? " · in the hands of " + d.held_by : ""}`, d.open ? "open-desk" : ""));
     }
   }));
   const anyDesk = (open) => (view) => (view.desks || []).some((d) => d.open === open);
   const openDesk = commandForm("open_cash_desk", {label: "Open the desk", fields: {desk: {filter: deskIsOpen(false)}}, when: anyDesk(false)});
   const reconcile = commandForm("reconcile_cash_desk", {label: "Count and close the desk", fields: {desk: {filter: deskIsOpen(true)}, counted_cents: {label: "counted cash (EUR)"}}, when: anyDesk(true), quiet: true});
-  append(drawer, openDesk, reconcile);
+  // The desk changes hands only by a journaled hand-over (to a cashier, or the table chief standing in, R80.4).
+  const handOver = commandForm("hand_over_cash_desk", {label: "Hand the desk over", fields: {desk: {filter: deskIsOpen(true)}}, when: anyDesk(true)});
+  append(drawer, openDesk, reconcile, handOver);
   // Cash between drawers: the sellers' takings, a desk's float topped up, one desk to another.
   const sellerCents = (form) => (view) => {
     const chosen = form && form.querySelector('[data-param="seller"]');
