@@ -8,7 +8,8 @@ Found by the ``bingo`` command through the ``bingo.commands`` entry point group
   key its records are checked against, the certificates that sign its reports;
 * ``demo`` runs one for the demo hall on this machine, its certificate issued by the hall's
   local authority and the hall registered;
-* ``status`` prints, from the receiver's store, each sender's position and every alert.
+* ``status`` prints, from the receiver's store, each sender's position and every alert;
+* ``backup`` writes an archive of the running receiver (``bingo restore`` puts it back, docs/backup.md).
 """
 
 from __future__ import annotations
@@ -208,6 +209,28 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
                 if alert.repeats else "")
         click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {when(alert.time_ms)}: {alert.detail}{more}")
     click.echo(f"{len(alerts) + sum(a.repeats for a in alerts)} alert(s)")
+
+
+@regulator.command()
+@HOME
+@DB
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The archive to write (a new file; .tar.gz).")
+@click.option("--pki", "pki_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The receiver's PKI folder (--pki of serve): named in the archive when it is outside --dir.")
+@click.option("--passphrase-file", "passphrase_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="Encrypt the receiver's keys into the archive with the passphrase in this file; "
+                                 "without it they are left out, to be kept apart.")
+def backup(home: Path, database_url: str | None, out: Path, pki_dir: Path | None, passphrase_file: Path | None) -> None:
+    """Back the receiver up while it runs: its folder, its database in one snapshot, its journal's head taken
+    before it (`bingo restore` puts it back; docs/backup.md)."""
+    from regulator.backup import receiver_folder
+    from server_kit.backup import backup as take, backup_lines, read_passphrase
+
+    passphrase = read_passphrase(passphrase_file) if passphrase_file is not None else None
+    made = take(receiver_folder(home, database_url, pki_dir), out, passphrase=passphrase)
+    for line in backup_lines(made):
+        click.echo(line)
 
 
 def register(main: click.Group) -> None:
