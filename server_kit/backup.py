@@ -390,17 +390,18 @@ def seal_secrets(data: bytes, passphrase: bytes, archive: str) -> bytes:
 def open_secrets(sealed: bytes, passphrase: bytes, archive: str) -> bytes:
     """What :func:`seal_secrets` encrypted, or :class:`BackupError` (wrong passphrase, altered, another archive's)."""
     line, newline, ciphertext = sealed.partition(b"\n")
+    unreadable = BackupError(f"{SECRETS} is not a {SECRETS_FORMAT} file")
     try:
-        header = json.loads(line) if newline else None
+        header: dict[str, Any] = json.loads(line)
         kdf = header["kdf"]
-        n, r, p, salt, nonce = int(kdf["n"]), int(kdf["r"]), int(kdf["p"]), bytes.fromhex(kdf["salt"]), \
-            bytes.fromhex(header["nonce"])
+        n, r, p = int(kdf["n"]), int(kdf["r"]), int(kdf["p"])
+        salt, nonce = bytes.fromhex(kdf["salt"]), bytes.fromhex(header["nonce"])
         ok = (header["format"] == SECRETS_FORMAT and kdf["name"] == "scrypt" and header["cipher"] == "AES-256-GCM"
               and 2 <= n <= SCRYPT_MAX_N and 1 <= r <= 32 and 1 <= p <= 16 and len(nonce) == 12)
-    except (ValueError, TypeError, KeyError):
-        ok = False
-    if not ok:
-        raise BackupError(f"{SECRETS} is not a {SECRETS_FORMAT} file")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise unreadable from None
+    if not newline or not ok:
+        raise unreadable
     if header["archive"] != archive:
         raise BackupError(f"{SECRETS} belongs to another archive ({header['archive']}, not {archive})")
     try:
@@ -690,7 +691,7 @@ def _read_archive(archive: Path, staging: Path) -> tuple[dict[str, Any], bytes]:
     for line in (staging / SUMS).read_text().splitlines():
         digest, _, name = line.partition("  ")
         sums[name] = digest
-    expected = {MANIFEST: sums.get(MANIFEST), SIGNATURE: sums.get(SIGNATURE)}
+    expected: dict[str, str | None] = {MANIFEST: sums.get(MANIFEST), SIGNATURE: sums.get(SIGNATURE)}
     try:
         database = manifest["database"]
         listed = [database, *manifest["files"]]
@@ -700,10 +701,10 @@ def _read_archive(archive: Path, staging: Path) -> tuple[dict[str, Any], bytes]:
                 raise BackupError(f"{archive}: {member['member']} has another SHA-256 in {SUMS} than in the manifest")
     except (KeyError, TypeError):
         raise BackupError(f"{archive}: its manifest does not list its members") from None
-    for name, digest in expected.items():
+    for name, wanted in expected.items():
         if name not in digests:
             raise BackupError(f"{archive} lacks {ROOT}/{name}, which its manifest lists")
-        if digests[name][0] != digest:
+        if digests[name][0] != wanted:
             raise BackupError(f"{archive}: {ROOT}/{name} does not match its SHA-256 (the archive is damaged or "
                               "was altered)")
     unlisted = sorted(set(digests) - set(expected) - {SUMS})

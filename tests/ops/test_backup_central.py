@@ -149,6 +149,7 @@ async def test_the_central_server_backed_up_while_it_plays_restores_into_a_datab
                                  "--pki-dir", str(network.operator))
     assert opened.returncode == 0, opened.stderr
     await buy(client, "net-1", "b")
+    assert client.transport is not None
     client.transport.loseConnection()
     process.stop()
 
