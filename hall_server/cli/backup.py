@@ -30,8 +30,10 @@ OUT = click.option("--out", type=click.Path(dir_okay=False, path_type=Path), req
               help="The hall's configuration (default: $BINGO_HOME/hall.toml).")
 @pass_hall
 def backup(hall: Hall, out: Path, passphrase_file: Path | None, config_path: Path | None) -> None:
-    """Back the hall up while it runs: its folder, its database in one snapshot, its journal's head and
-    checkpoints taken before it, in one archive with a signed manifest and checksums."""
+    """Back the hall up while it runs: one archive, checked and signed.
+
+    Its folder, its database in one snapshot, its journal's head and checkpoints taken
+    before it, a manifest signed by the journal key and SHA256SUMS (docs/backup.md)."""
     from hall_server.backup import hall_folder
     from server_kit.backup import backup as take, backup_lines, read_passphrase
 
@@ -53,8 +55,11 @@ def backup(hall: Hall, out: Path, passphrase_file: Path | None, config_path: Pat
 @PASSPHRASE
 def restore(archive: Path, home: Path, database_url: str | None, keys: Path | None,
             passphrase_file: Path | None) -> None:
-    """Restore a hall's, a central server's or a receiver's ARCHIVE into a new folder: every checksum checked,
-    the journal verified (chain and signed head), ready to start."""
+    """Restore a server's backup archive into a new folder, verified.
+
+    A hall's, a central server's or a receiver's ARCHIVE: every checksum checked, the
+    keys taken and checked, the journal verified (chain and signed head), ready to start
+    (docs/backup.md)."""
     from server_kit.backup import read_passphrase, restore as put_back, restore_lines
 
     passphrase = read_passphrase(passphrase_file) if passphrase_file is not None else None
