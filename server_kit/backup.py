@@ -29,8 +29,9 @@ before the head: a commit between the two leaves a head past the copied journal'
 and a copy of a SQLite database whose ``-wal`` file is read after its main file may not
 even be one database (docs/backup.md).
 
-**Secrets.**  The authority's folder (any folder with a ``ca.key``) never goes into a
-backup: it belongs offline.  The server's private keys (journal signing, card code,
+**Secrets.**  A certificate authority's key (``ca.key``, wherever it lies) never goes into
+a backup: it belongs offline (a hall also leaves out the whole ``operator-ca/`` a first
+start makes).  The server's private keys (journal signing, card code,
 report signing, TLS; every file under a ``keys/`` folder that is not a certificate,
 every ``*.key``, ``*.p12`` and any file holding a PEM private key) are never in the
 archive in clear: by default they are left out and listed in the manifest with their
@@ -105,6 +106,8 @@ PASSPHRASE_MIN = 12
 SNIFF = 1 << 20
 _PRIVATE_PEM = b"PRIVATE KEY-----"
 _SECRET_SUFFIXES = (".key", ".p12", ".pfx")
+#: The file name of a certificate authority's private key (server_kit.pki): never in a backup.
+AUTHORITY_KEY = "ca.key"
 _CHUNK = 1 << 20
 
 
@@ -265,8 +268,6 @@ def survey(folder: ServerFolder) -> Survey:
                 continue
             if path.is_symlink():
                 found.left_out[relative + "/"] = "a symbolic link: not followed"
-            elif (path / "ca.key").exists():
-                found.left_out[relative + "/"] = "a certificate authority's folder: its key belongs offline, never in a backup"
             elif (path / "journal.head").exists():
                 found.left_out[relative + "/"] = "another server's folder: back it up with its own server's command"
             else:
@@ -276,6 +277,9 @@ def survey(folder: ServerFolder) -> Survey:
             path = here / name
             relative = path.relative_to(home).as_posix()
             if relative in folder.left_out or path.resolve() in taken_apart or ".partial" in name:
+                continue
+            if name == AUTHORITY_KEY:
+                found.left_out[relative] = "a certificate authority's key: it belongs offline, never in a backup"
                 continue
             if path.is_symlink() or not path.is_file():
                 found.left_out[relative] = "not a regular file (a link, a socket): not followed"
@@ -317,6 +321,11 @@ def sqlite_counts(connection: sqlite3.Connection) -> tuple[tuple[int, str, int] 
     return last, tables
 
 
+def _read_only(path: Path) -> str:
+    """A SQLite URI opening ``path`` read-only: the backup never writes, nor checkpoints, the server's database."""
+    return path.resolve().as_uri() + "?mode=ro"
+
+
 def sqlite_snapshot(url: str, target: Path) -> Snapshot:
     """The SQLite database at ``url`` copied into ``target`` by SQLite's online backup, in one step.
 
@@ -328,7 +337,7 @@ def sqlite_snapshot(url: str, target: Path) -> Snapshot:
     assert path is not None
     if not path.is_file():
         raise BackupError(f"there is no database at {path}")
-    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+    source = sqlite3.connect(_read_only(path), uri=True, timeout=60)
     try:
         copy = sqlite3.connect(target)
         try:
@@ -813,31 +822,33 @@ def restore(archive: Path, home: Path, *, database_url: str | None = None, keys:
         raise
 
 
+def _within(home: Path, relative: Any) -> Path:
+    """``home / relative``, a path the manifest names, which must lie in the server's folder."""
+    if not isinstance(relative, str) or not _safe_name(relative):
+        raise BackupError(f"the manifest names {relative!r}, which is not a file of a server's folder")
+    return home / relative
+
+
 def _put_in_place(manifest: Mapping[str, Any], kind: ServerKind, staging: Path, home: Path,
                   secret_files: Mapping[str, bytes], database_url: str | None) -> str:
-    """Every file and secret in ``home``, the configuration moved, the database restored; the database's URL."""
+    """Every file and secret in ``home``, the configuration moved, then the database restored; its URL.
+
+    The database comes last: whatever is refused before it leaves a PostgreSQL database untouched.
+    """
     for member in manifest["files"]:
         if "path" not in member:  # the secrets, and a configuration kept outside the old folder
             continue
-        relative = member["path"]
-        if not _safe_name(relative):
-            raise BackupError(f"the manifest names {relative!r}, which is not a file of a server's folder")
-        target = home / relative
+        target = _within(home, member["path"])
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.replace(staging / member["member"], target)
     for relative, content in secret_files.items():
-        _write_private(home / relative, content)
+        _write_private(_within(home, relative), content)
     database = manifest["database"]
     if database["kind"] == "sqlite":
         if database_url is not None:
             raise BackupError("the archive's database is SQLite: it is restored into the new folder; --db is for a "
                               "PostgreSQL archive")
-        relative = database.get("path") or kind.database_name
-        if not _safe_name(relative):
-            raise BackupError(f"the manifest names the database {relative!r}, outside the server's folder")
-        target = home / relative
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.replace(staging / database["member"], target)
+        target = _within(home, database.get("path") or kind.database_name)
         url = f"sqlite:///{target}"
     else:
         if database_url is None:
@@ -845,15 +856,20 @@ def _put_in_place(manifest: Mapping[str, Any], kind: ServerKind, staging: Path, 
                               "into (--db postgresql://USER@HOST:PORT/NAME)")
         if sqlite_path(database_url) is not None:
             raise BackupError("the archive's database is PostgreSQL: --db names a PostgreSQL database")
-        from server_kit import backup_postgres
-
-        backup_postgres.restore(staging / database["member"], database_url)
         url = database_url
     config = manifest.get("config")
     if config is not None and kind.config_name is not None:
+        path = _within(home, config["path"] or kind.config_name)
         if config["path"] is None:  # kept outside the old folder: it comes into the new one
-            _write_private(home / kind.config_name, (staging / config["member"]).read_bytes())
-        _relocate_config(home / (config["path"] or kind.config_name), kind, manifest["home"], home, url)
+            _write_private(path, (staging / config["member"]).read_bytes())
+        _relocate_config(path, kind, manifest["home"], home, url)
+    if database["kind"] == "sqlite":
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.replace(staging / database["member"], target)
+    else:
+        from server_kit import backup_postgres
+
+        backup_postgres.restore(staging / database["member"], url)
     return url
 
 
@@ -864,7 +880,7 @@ def _verify(manifest: Mapping[str, Any], kind: ServerKind, home: Path, key: Ed25
     from server_kit.journal.sql import Journal
 
     journal_info = manifest["journal"]
-    head = home / journal_info["head"]["path"]
+    head = _within(home, journal_info["head"]["path"])
     engine = create(url, create_folder=False)
     try:
         journal = Journal(engine, key, head)
@@ -879,9 +895,10 @@ def _verify(manifest: Mapping[str, Any], kind: ServerKind, home: Path, key: Ed25
         journal.repair_head()  # the head taken before the snapshot may lag it: it names the last record now
         seqs = []
         for entry in manifest["checkpoints"]:
-            store = CheckpointStore((home / entry["path"]).parent, key, release="")
+            path = _within(home, entry["path"])
+            store = CheckpointStore(path.parent, key, release="")
             try:
-                checkpoint = store.read(home / entry["path"])
+                checkpoint = store.read(path)
             except CheckpointError as error:
                 raise BackupError(f"a restored checkpoint is not whole: {error}") from None
             record = journal.record(checkpoint.seq)
@@ -909,7 +926,7 @@ def _tables(url: str) -> dict[str, int]:
         from server_kit import backup_postgres
 
         return backup_postgres.table_counts(url)
-    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    connection = sqlite3.connect(_read_only(path), uri=True)
     try:
         return sqlite_counts(connection)[1]
     finally:

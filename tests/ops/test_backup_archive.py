@@ -27,6 +27,7 @@ from server_kit.backup import BackupError, ServerFolder
 from server_kit.journal.checkpoints import CheckpointStore
 from server_kit.journal.sql import Journal, read_head
 from server_kit.keys import journal_key_path, load_card_key, load_journal_key
+from tests.support.postgres import PostgresCluster
 
 PASSPHRASE = b"correct horse battery staple"
 SECRETS = {"keys/journal-signing.pem", "keys/card-code.key", "pki/keys/hall-server.key"}
@@ -34,11 +35,13 @@ STAFF_HASH = hash_password("correct horse")
 CERTIFICATE = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
 
-def make_hall(folder: Path, records: int = 6) -> ServerFolder:
-    """A hall's folder with ``records`` journal records and a checkpoint at the fourth."""
+def make_hall(folder: Path, records: int = 6, database_url: str | None = None) -> ServerFolder:
+    """A hall's folder with ``records`` journal records and a checkpoint at the fourth (its database
+    SQLite in the folder, or at ``database_url``)."""
     folder.mkdir()
+    database_url = database_url or f"sqlite:///{folder}/hall.sqlite3"
     text = default_config_text("Test hall", [(n, r, STAFF_HASH) for n, r in DEFAULT_STAFF], port=0)
-    text = text.replace('home = "."', f'home = "{folder}"') + f'\n[database]\nurl = "sqlite:///{folder}/hall.sqlite3"\n'
+    text = text.replace('home = "."', f'home = "{folder}"') + f'\n[database]\nurl = "{database_url}"\n'
     (folder / "hall.toml").write_text(text)
     key = load_journal_key(journal_key_path(folder), create=True)
     load_card_key(folder / "keys" / "card-code.key", create=True)
@@ -46,11 +49,12 @@ def make_hall(folder: Path, records: int = 6) -> ServerFolder:
     for relative, content in {"pki/ca.pem": CERTIFICATE, "pki/certs/hall-server.pem": CERTIFICATE,
                               "pki/keys/hall-server.key": b"-----BEGIN PRIVATE KEY-----\nMC4C\n-----END PRIVATE KEY-----\n",
                               "operator-ca/ca.key": b"-----BEGIN PRIVATE KEY-----\nMC4C\n-----END PRIVATE KEY-----\n",
+                              "pki/ca.key": b"-----BEGIN PRIVATE KEY-----\nMC4C\n-----END PRIVATE KEY-----\n",
                               "operator-ca/ca.pem": CERTIFICATE, "regulator/journal.head": b"{}",
                               "regulator/regulator.sqlite3": b"SQLite format 3\0", "reports/daily.json": b"{}"}.items():
         (folder / relative).parent.mkdir(parents=True, exist_ok=True)
         (folder / relative).write_bytes(content)
-    engine = open_database(f"sqlite:///{folder / 'hall.sqlite3'}")
+    engine = open_database(database_url)
     try:
         journal = Journal(engine, key, folder / "journal.head")
         journal.initialise(1_000, {"hall": "Test hall"})
@@ -91,7 +95,7 @@ def test_the_archive_holds_the_folder_with_its_keys_left_out_and_a_restore_puts_
     manifest = made.manifest
     assert {entry["path"] for entry in manifest["secrets"]["files"]} == SECRETS
     assert manifest["secrets"]["stored"] == "left out"
-    assert set(manifest["left_out"]) == {"operator-ca", "regulator/"}
+    assert set(manifest["left_out"]) == {"operator-ca", "pki/ca.key", "regulator/"}
     assert manifest["journal"]["last_seq"] == 6 and manifest["checkpoints"] == [
         {"path": "checkpoints/checkpoint-000000000004.ckpt", "seq": 4}]
     sums = {name: digest for digest, name in (line.split("  ") for line in held["bingo-backup/SHA256SUMS"].decode()
@@ -105,6 +109,7 @@ def test_the_archive_holds_the_folder_with_its_keys_left_out_and_a_restore_puts_
     assert all((home / relative).read_bytes() == (tmp_path / "hall" / relative).read_bytes() for relative in SECRETS)
     assert oct((home / "keys" / "journal-signing.pem").stat().st_mode & 0o777) == "0o600"
     assert not (home / "operator-ca").exists() and not (home / "regulator").exists()
+    assert not (home / "pki" / "ca.key").exists() and (home / "pki" / "certs" / "hall-server.pem").exists()
     config = load_config(home / "hall.toml")  # moved: the new folder and its database
     assert config.home.resolve() == home and config.database_url == f"sqlite:///{home / 'hall.sqlite3'}"
     assert restored.start == f"BINGO_HOME={home} bingo hall serve --config {home / 'hall.toml'}"
@@ -277,3 +282,21 @@ def test_a_receivers_folder_is_backed_up_and_restored_through_its_commands(tmp_p
                                    "--keys", str(home)])
     assert refused.exit_code == 1 and "is not an empty folder" in refused.output
     assert os.listdir(tmp_path / "new")
+
+
+def test_a_hall_on_postgresql_is_dumped_in_one_snapshot_and_restored_into_an_empty_database_only(
+    tmp_path: Path, postgres_cluster: PostgresCluster
+) -> None:
+    folder = make_hall(tmp_path / "hall", database_url=postgres_cluster.create_database())
+    made = backup.backup(folder, tmp_path / "hall.tar.gz")
+    assert made.manifest["database"]["kind"] == "postgresql" and made.manifest["journal"]["last_seq"] == 6
+    assert "bingo-backup/database.pgdump" in members(made.archive)
+    with pytest.raises(BackupError, match="give the new, empty database"):
+        backup.restore(made.archive, tmp_path / "a", keys=tmp_path / "hall")
+    with pytest.raises(BackupError, match=r"is not empty \(it holds \d+ tables: "):
+        backup.restore(made.archive, tmp_path / "b", keys=tmp_path / "hall", database_url=folder.database_url)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    target = postgres_cluster.create_database()
+    restored = backup.restore(made.archive, tmp_path / "new", keys=tmp_path / "hall", database_url=target)
+    assert restored.verified == 6 and restored.tables == made.manifest["database"]["tables"]
+    assert load_config(tmp_path / "new" / "hall.toml").database_url == target
