@@ -81,9 +81,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from sqlalchemy.engine import make_url
 
-from protocol.chain import ChainError, canonical_json
+from protocol.chain import ChainError, canonical_json, head_from_dict
 from protocol.errors import DomainError
-from server_kit.journal.sql import read_head
 from server_kit.private import make_private
 from server_kit.release import SOFTWARE
 
@@ -477,8 +476,12 @@ def backup(folder: ServerFolder, out: Path, *, passphrase: bytes | None = None,
         raise BackupError(f"there is no server folder at {folder.home}")
     from server_kit.keys import load_journal_key, public_pem
 
-    key = load_journal_key(folder.journal_key)
     home = folder.home.resolve()
+    journal_key = _inside(folder.journal_key, home)
+    if journal_key is None:
+        raise BackupError(f"the journal key {folder.journal_key} is not in the server's folder {home}: a backup "
+                          "signs with the folder's own key (keys/journal-signing.pem)")
+    key = load_journal_key(folder.journal_key)
     made_ms = time.time_ns() // 1_000_000
     archive_id = f"{folder.server}-{made_ms}-{random.token_hex(4)}"
     staging = Path(tempfile.mkdtemp(prefix=".bingo-backup-", dir=out.parent))
@@ -520,13 +523,14 @@ def backup(folder: ServerFolder, out: Path, *, passphrase: bytes | None = None,
         if head_at is None:
             raise BackupError(f"the journal head {folder.journal_head} is not in the server's folder {home}")
         try:
-            head = read_head(folder.journal_head)
-            head_bytes = folder.journal_head.read_bytes() if head is not None else None
-        except ChainError as error:
-            raise BackupError(f"the journal head cannot be backed up: {error}") from None
-        if head is None or head_bytes is None:
+            head_bytes = folder.journal_head.read_bytes()  # read once: what is stored is what is named
+        except FileNotFoundError:
             raise BackupError(f"there is no journal head at {folder.journal_head}: the journal was never started, "
-                              "or its head was removed (bingo journal verify)")
+                              "or its head was removed (bingo journal verify)") from None
+        try:
+            head = head_from_dict(json.loads(head_bytes), f"the journal head file {folder.journal_head}")
+        except (ValueError, ChainError) as error:
+            raise BackupError(f"the journal head cannot be backed up: {error}") from None
         stage(head_at, head_bytes, role="head", seq=head.seq)
         # 3. The database, in one snapshot, after both.
         taken = snapshot(folder.database_url, staging)
@@ -573,10 +577,8 @@ def backup(folder: ServerFolder, out: Path, *, passphrase: bytes | None = None,
             (staging / SECRETS).write_bytes(sealed)
             secrets["member"] = SECRETS
             members.append(_member(SECRETS, hashlib.sha256(sealed).hexdigest(), len(sealed), role="secrets"))
-        journal_key = _inside(folder.journal_key, home)
-        if journal_key is None or journal_key not in secret_files:
-            raise BackupError(f"the journal key {folder.journal_key} is not in the server's folder {home}: a backup "
-                              "needs the folder's own key")
+        if journal_key not in secret_files:
+            raise BackupError(f"the journal key {folder.journal_key} is not a private key")
         seq, hash, time_ms = taken.last
         manifest: dict[str, Any] = {
             "format": FORMAT,
@@ -694,7 +696,7 @@ def _read_archive(archive: Path, staging: Path) -> tuple[dict[str, Any], bytes]:
         manifest = json.loads((staging / MANIFEST).read_bytes())
     except ValueError:
         raise BackupError(f"{archive}: its manifest is not JSON") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or not _well_formed(manifest):
         raise BackupError(f"{archive}: its manifest is not a {FORMAT} manifest")
     sums: dict[str, str] = {}
     for line in (staging / SUMS).read_text().splitlines():
@@ -720,6 +722,42 @@ def _read_archive(archive: Path, staging: Path) -> tuple[dict[str, Any], bytes]:
     if unlisted:
         raise BackupError(f"{archive} holds {ROOT}/{unlisted[0]}, which its manifest does not list")
     return manifest, (staging / SIGNATURE).read_bytes()
+
+
+def _has(value: Any, fields: Mapping[str, Any]) -> bool:
+    """Whether ``value`` is a dict whose ``fields`` have their types (a tuple of types, or a nested shape)."""
+    if not isinstance(value, dict):
+        return False
+    for name, shape in fields.items():
+        if name not in value:
+            return False
+        if isinstance(shape, dict):
+            if not _has(value[name], shape):
+                return False
+        elif not isinstance(value[name], shape) or isinstance(value[name], bool) and bool not in shape:
+            return False
+    return True
+
+
+def _well_formed(manifest: Mapping[str, Any]) -> bool:
+    """The manifest holds every field a restore reads, each of its type."""
+    text, number = (str,), (int,)
+    member = {"member": text, "sha256": text, "size": number}
+    return (
+        _has(manifest, {"archive": text, "server": text, "name": text, "release": text, "made_ms": number,
+                        "host": text, "home": text, "left_out": (dict,), "outside": (dict,),
+                        "checkpoints": (list,), "files": (list,),
+                        "journal": {"last_seq": number, "last_hash": text, "last_time_ms": number, "key": text,
+                                    "head": {"path": text}},
+                        "database": {**member, "kind": text, "tables": (dict,)},
+                        "secrets": {"stored": text, "files": (list,)}})
+        and manifest["database"]["kind"] in ("sqlite", "postgresql")
+        and manifest["secrets"]["stored"] in ("left out", "encrypted")
+        and all(_has(entry, member) for entry in manifest["files"])
+        and all(_has(entry, {"path": text, "seq": number}) for entry in manifest["checkpoints"])
+        and all(_has(entry, {"path": text, "sha256": text}) for entry in manifest["secrets"]["files"])
+        and (manifest.get("config") is None or _has(manifest["config"], {"member": text, "path": (str, type(None))}))
+    )
 
 
 def _secrets(manifest: Mapping[str, Any], staging: Path, keys: Path | None,
@@ -795,30 +833,27 @@ def restore(archive: Path, home: Path, *, database_url: str | None = None, keys:
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     home = home.resolve()
     staging = Path(tempfile.mkdtemp(prefix=".restoring-", dir=home))
-    database_filled: str | None = None
+    filled: str | None = None  # a PostgreSQL database restored into, once it is
     try:
         manifest, signature = _read_archive(archive, staging)
-        kind = kind_for(str(manifest.get("server")))
+        kind = kind_for(str(manifest["server"]))
         secret_files, secrets_from = _secrets(manifest, staging, keys, passphrase)
         key = _check_signature(manifest, signature, (staging / MANIFEST).read_bytes(), secret_files)
-        restored = _put_in_place(manifest, kind, staging, home, secret_files, database_url)
-        if restored.startswith("postgresql"):
-            database_filled = restored
-        result = _verify(manifest, kind, home, key, restored, secrets_from)
+        url = _put_in_place(manifest, kind, staging, home, secret_files, database_url)
+        filled = url if sqlite_path(url) is None else None
+        result = _verify(manifest, kind, home, key, url, secrets_from)
         shutil.rmtree(staging)
         make_private(home)
         return result
-    except BaseException:
+    except BaseException as error:
         if created:
             shutil.rmtree(home, ignore_errors=True)
         else:
             for child in list(home.iterdir()):
                 shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-        if database_filled is not None:
-            import sys
-
-            print(f"bingo restore: the database {shown_url(database_filled)} holds what was restored into it; drop "
-                  "and create it again, empty, before another restore", file=sys.stderr)
+        if filled is not None and isinstance(error, BackupError):
+            raise BackupError(f"{error}; the database {shown_url(filled)} holds what was restored into it: drop it "
+                              "and create it again, empty, before another restore") from None
         raise
 
 
