@@ -1093,8 +1093,8 @@ def restore_lines(restored: Restored) -> list[str]:
     if restored.config is not None:
         lines.append(f"configuration: {restored.config}, moved to this folder and this database")
     if manifest["release"] != SOFTWARE:
-        lines.append(f"release: the backup was made by {manifest['release']}, this is {SOFTWARE}: the start applies "
-                     "the migrations and passes over the checkpoints of the other release")
+        lines.append(f"release: the backup was made by {manifest['release']}, this is {SOFTWARE}: starting it here "
+                     "upgrades the folder (the start applies the migrations)")
     for path, what in manifest["outside"].items():
         lines.append(f"not restored: {path} ({what}) was outside the server's folder: put it back as it was")
     lines.append(f"start it: {restored.start}")

@@ -67,8 +67,8 @@ class Network:
         pair.start(self.cluster, self.pki)
         export_bundle(self.pki, CENTRAL, self.home / "pki")
         export_bundle(self.pki, OPERATOR, self.operator)
-        games = GAME.format(game_id="net-0", sale_ms=10_000, ball_ms=1_000, series="V1", opens_after="opens_after_ms = 2000\n")
-        games += GAME.format(game_id="net-1", sale_ms=10_000, ball_ms=1_000, series="V1", opens_after="")
+        games = GAME.format(game_id="net-0", sale_ms=15_000, ball_ms=1_000, series="V1", opens_after="opens_after_ms = 2000\n")
+        games += GAME.format(game_id="net-1", sale_ms=15_000, ball_ms=1_000, series="V1", opens_after="")
         self.config.write_text(
             f'[central]\nid = "{CENTRAL}"\nhome = "{self.home}"\n\n[listen]\ninterface = "127.0.0.1"\nport = 0\n\n'
             + pair.node_sections(self.cluster, pair.leader(self.cluster), self.home / "pki" / "ca.pem")
