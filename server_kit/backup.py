@@ -55,6 +55,7 @@ found by ``restore`` through the ``bingo.backup`` entry point group).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import io
@@ -81,7 +82,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from sqlalchemy.engine import make_url
 
-from protocol.chain import ChainError, canonical_json, head_from_dict
+from protocol.chain import ChainError, canonical_json, head_from_dict, is_commitment
 from protocol.errors import DomainError
 from server_kit.private import make_private
 from server_kit.release import SOFTWARE
@@ -660,6 +661,8 @@ class Restored:
     tables: dict[str, int]
     secrets_from: str
     start: str
+    #: The records taken back after the archive's last, from the file and up to the record (``take_back``).
+    taken_back: tuple[Path, int, int] | None = None
 
 
 def _read_archive(archive: Path, staging: Path) -> tuple[dict[str, Any], bytes]:
@@ -818,12 +821,15 @@ def _write_private(path: Path, content: bytes) -> None:
 
 
 def restore(archive: Path, home: Path, *, database_url: str | None = None, keys: Path | None = None,
-            passphrase: bytes | None = None, kind_for: Callable[[str], ServerKind] = kind_of) -> Restored:
+            passphrase: bytes | None = None, records: Path | None = None,
+            kind_for: Callable[[str], ServerKind] = kind_of) -> Restored:
     """Restore ``archive`` into the new (absent or empty) folder ``home``, verify it, and say what it holds.
 
     ``database_url``: the empty PostgreSQL database to restore a PostgreSQL archive into
     (a SQLite archive's database goes into ``home``).  ``keys`` or ``passphrase``: where
     the server's keys come from (left out of the archive, or encrypted in it).
+    ``records``: the server's records after the archive's last, as the regulator's
+    receiver holds them (``bingo regulator export-records``), taken back (:func:`take_back`).
     """
     if home.exists() and (not home.is_dir() or any(home.iterdir())):
         raise BackupError(f"{home} is not an empty folder: a restore goes into a new or empty folder only")
@@ -842,6 +848,9 @@ def restore(archive: Path, home: Path, *, database_url: str | None = None, keys:
         url = _put_in_place(manifest, kind, staging, home, secret_files, database_url)
         filled = url if sqlite_path(url) is None else None
         result = _verify(manifest, kind, home, key, url, secrets_from)
+        if records is not None:
+            taken = take_back(url, key, _within(home, manifest["journal"]["head"]["path"]), records)
+            result = dataclasses.replace(result, taken_back=taken)
         shutil.rmtree(staging)
         make_private(home)
         return result
@@ -953,6 +962,76 @@ def _verify(manifest: Mapping[str, Any], kind: ServerKind, home: Path, key: Ed25
         else None
     return Restored(home, dict(manifest), url, config, verified, last.type, sorted(seqs), tables, secrets_from,
                     kind.start_command(home, config, url))
+
+
+def _holds_commitment(value: Any) -> bool:
+    if is_commitment(value):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_commitment(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_commitment(item) for item in value)
+    return False
+
+
+def take_back(url: str, key: Ed25519PrivateKey, head: Path, path: Path) -> tuple[Path, int, int]:
+    """The records in ``path`` (``journal.jsonl`` lines) after the journal's last, appended; (path, first, last).
+
+    They are what the server reported after its backup, as the regulator's receiver holds
+    them (``bingo regulator export-records``): each must follow the one before (the first,
+    the restored journal's last record), match its hash and carry the journal key's
+    signature, or nothing is appended.  A record the receiver holds in its sealed form (a
+    PIN's hash or a terminal's token replaced by its commitment) cannot give the server its
+    secret back: it is refused, named.  Records the file holds up to the journal's last
+    must be the journal's own.  The head then names the last record taken back.
+    """
+    from server_kit.audit_folder import read_journal, verify_segment
+    from server_kit.db.database import create
+    from server_kit.journal import table
+    from server_kit.journal.sql import Journal
+
+    try:
+        given = list(read_journal(path))
+    except OSError as error:
+        raise BackupError(f"the records file {path} cannot be read: {error.strerror or error}") from None
+    except ChainError as error:
+        raise BackupError(str(error)) from None
+    engine = create(url, create_folder=False)
+    try:
+        journal = Journal(engine, key, head)
+        last = journal.last
+        assert last is not None  # a restored journal is verified, never empty
+        for record in (r for r in given if r.seq <= last.seq):
+            held = journal.record(record.seq)
+            if held is None or held.hash != record.hash:
+                raise BackupError(f"{path}: record {record.seq} is not the restored journal's record {record.seq}: "
+                                  "these are not this server's records")
+        after = [r for r in given if r.seq > last.seq]
+        if not after:
+            raise BackupError(f"{path} holds no record after the restored journal's last ({last.seq})")
+        if after[0].seq != last.seq + 1 or after[0].prev != last.hash:
+            raise BackupError(f"{path}: its record {after[0].seq} does not follow the restored journal's last record "
+                              f"({last.seq}): records are missing between them")
+        try:
+            verify_segment(after, key.public_key())
+        except ChainError as error:
+            raise BackupError(f"{path}: {error}; nothing was taken back") from None
+        sealed = next((r for r in after if _holds_commitment(r.payload)), None)
+        if sealed is not None:
+            raise BackupError(
+                f"{path}: record {sealed.seq} ({sealed.type}) holds a secret in its sealed form (its commitment, not "
+                "the PIN's hash or the token's): the receiver's copy cannot give it back; nothing was taken back "
+                "(docs/backup.md, \"After a restore\")")
+        table.append(engine, after)
+        journal.last = after[-1]
+        journal.write_head()
+        try:
+            journal.verify(after=(last.seq, last.hash))
+        except ChainError as error:
+            raise BackupError(f"the journal with the records taken back does not verify: {error}") from None
+        return path, after[0].seq, after[-1].seq
+    finally:
+        engine.dispose()
 
 
 def _tables(url: str) -> dict[str, int]:
@@ -1097,9 +1176,14 @@ def restore_lines(restored: Restored) -> list[str]:
                      "upgrades the folder (the start applies the migrations)")
     for path, what in manifest["outside"].items():
         lines.append(f"not restored: {path} ({what}) was outside the server's folder: put it back as it was")
+    last = journal["last_seq"]
+    if restored.taken_back is not None:
+        path, first, last = restored.taken_back
+        lines.append(f"taken back: records {first} to {last} from {path}, each following the one before and signed by "
+                     f"the journal key; the head now names record {last}")
     lines.append(f"start it: {restored.start}")
-    lines.append(f"the regulator's receiver and the central server may hold records after {journal['last_seq']}: the "
-                 "server stops when they do (docs/backup.md, \"After a restore\")")
+    lines.append(f"the regulator's receiver and the central server may hold records after {last}: the server stops "
+                 "when they do (docs/backup.md, \"After a restore\")")
     return lines
 
 

@@ -53,8 +53,11 @@ def backup(hall: Hall, out: Path, passphrase_file: Path | None, config_path: Pat
 @click.option("--keys", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Where the keys left out of the archive are: a folder laid out as the server's (keys/, pki/keys/).")
 @PASSPHRASE
+@click.option("--records", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="Take back the server's records after the archive's last, from this file of the regulator's "
+                   "receiver (bingo regulator export-records), each signature checked.")
 def restore(archive: Path, home: Path, database_url: str | None, keys: Path | None,
-            passphrase_file: Path | None) -> None:
+            passphrase_file: Path | None, records: Path | None) -> None:
     """Restore a server's backup archive into a new folder, verified.
 
     A hall's, a central server's or a receiver's ARCHIVE: every checksum checked, the
@@ -63,6 +66,6 @@ def restore(archive: Path, home: Path, database_url: str | None, keys: Path | No
     from server_kit.backup import read_passphrase, restore as put_back, restore_lines
 
     passphrase = read_passphrase(passphrase_file) if passphrase_file is not None else None
-    restored = put_back(archive, home, database_url=database_url, keys=keys, passphrase=passphrase)
+    restored = put_back(archive, home, database_url=database_url, keys=keys, passphrase=passphrase, records=records)
     for line in restore_lines(restored):
         click.echo(line)

@@ -8,12 +8,15 @@ it as ``bingo regulator demo`` makes one) and backs it up with the kit's own fun
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
 import sqlite3
 import tarfile
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,8 +24,11 @@ from click.testing import CliRunner
 from hall_server.backup import hall_folder
 from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password, load_config
 from hall_server.store.database import open_database
+from protocol.chain import Record, sealed_form
 from protocol.records.game import BallDrawn
+from protocol.records.terminals import TerminalEnrolled
 from server_kit import backup
+from server_kit.audit_folder import journal_line
 from server_kit.backup import BackupError, ServerFolder
 from server_kit.journal.checkpoints import CheckpointStore
 from server_kit.journal.sql import Journal, read_head
@@ -195,8 +201,6 @@ def test_a_restore_refuses_keys_that_are_not_the_folders_and_says_which(tmp_path
 def test_a_manifest_changed_after_it_was_signed_is_refused(tmp_path: Path) -> None:
     """Even with SHA256SUMS made to match it: the journal key's signature covers the manifest."""
     made = backup.backup(make_hall(tmp_path / "hall"), tmp_path / "hall.tar.gz")
-    import hashlib
-
     forged = tmp_path / "forged.tar.gz"
     held = members(made.archive)
     manifest = json.loads(held["bingo-backup/manifest.json"])
@@ -300,3 +304,49 @@ def test_a_hall_on_postgresql_is_dumped_in_one_snapshot_and_restored_into_an_emp
     restored = backup.restore(made.archive, tmp_path / "new", keys=tmp_path / "hall", database_url=target)
     assert restored.verified == 6 and restored.tables == made.manifest["database"]["tables"]
     assert load_config(tmp_path / "new" / "hall.toml").database_url == target
+
+
+def played_on(folder: ServerFolder, *entries: Any) -> list[Record]:
+    """``entries`` appended to the hall's journal after its backup; the records, as the receiver holds them."""
+    engine = open_database(folder.database_url)
+    try:
+        journal = Journal(engine, load_journal_key(folder.journal_key), folder.journal_head)
+        return [sealed_form(record) for entry in entries for record in journal.append(3_000, [entry])]
+    finally:
+        engine.dispose()
+
+
+def test_the_records_the_receiver_holds_after_the_backup_are_taken_back_each_checked(tmp_path: Path) -> None:
+    folder = make_hall(tmp_path / "hall")
+    made = backup.backup(folder, tmp_path / "hall.tar.gz")
+    later = played_on(folder, BallDrawn("g1", 7, 6), BallDrawn("g1", 8, 7))
+    exported = tmp_path / "records.jsonl"
+    exported.write_text("".join(journal_line(r) + "\n" for r in later))
+    restored = backup.restore(made.archive, tmp_path / "new", keys=folder.home, records=exported)
+    assert restored.taken_back == (exported, 7, 8)
+    assert journal_rows(tmp_path / "new" / "hall.sqlite3") == journal_rows(folder.home / "hall.sqlite3")
+    assert read_head(tmp_path / "new" / "journal.head").seq == 8  # type: ignore[union-attr]
+    assert "taken back: records 7 to 8 from " in "\n".join(backup.restore_lines(restored))
+
+
+def test_records_taken_back_must_follow_the_journal_be_signed_by_its_key_and_hold_no_sealed_secret(
+    tmp_path: Path
+) -> None:
+    folder = make_hall(tmp_path / "hall")
+    made = backup.backup(folder, tmp_path / "hall.tar.gz")
+    later = played_on(folder, BallDrawn("g1", 7, 6), TerminalEnrolled(terminal="K1", token_hash="ab" * 32, place="bar"),
+                      BallDrawn("g1", 8, 7))
+    exported = tmp_path / "records.jsonl"
+
+    def refused(records: list[Record], reason: str, home: str) -> None:
+        exported.write_text("".join(journal_line(r) + "\n" for r in records))
+        with pytest.raises(BackupError, match=reason):
+            backup.restore(made.archive, tmp_path / home, keys=folder.home, records=exported)
+        assert not (tmp_path / home).exists()
+
+    refused(later[1:], "its record 8 does not follow the restored journal's last record \\(6\\)", "gap")
+    forged = Record(7, later[0].time_ms, "ball_drawn", {**later[0].payload, "ball": 9}, later[0].prev,
+                    "", later[0].signature)
+    refused([replace(forged, hash=hashlib.sha256(forged.body).hexdigest())],
+            "record 7: its signature does not verify", "forged")
+    refused(later, "record 8 \\(terminal_enrolled\\) holds a secret in its sealed form", "sealed")
