@@ -46,7 +46,10 @@ signature with the journal key it restored, puts the files in place, restores th
 database (SQLite: the file; PostgreSQL: ``pg_restore`` into an empty database it is
 given), verifies the whole journal (every hash, link and signature, and the signed head)
 and that it ends at the manifest's record, checks every checkpoint against it and every
-table's rows, writes the head of the last record, and says what it restored.
+table's rows, writes the head of the last record, and says what it restored.  Given the
+records the regulator's receiver holds after the archive's last (``bingo regulator
+export-records``), it takes them back, each following the one before and signed by the
+journal key (:func:`take_back`).
 
 The kit knows no server: each server says where its parts are (:class:`ServerFolder`,
 for a backup) and how its configuration is moved to a new home (:class:`ServerKind`,
@@ -62,7 +65,6 @@ import io
 import json
 import os
 import re
-import secrets as random
 import shutil
 import socket
 import sqlite3
@@ -73,6 +75,7 @@ import tomllib
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from secrets import token_bytes, token_hex
 from typing import Any, Callable, Mapping
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
@@ -389,7 +392,7 @@ def seal_secrets(data: bytes, passphrase: bytes, archive: str) -> bytes:
     archive, the salt, the cost and the nonce) is the authenticated data, so neither can
     be changed or the secrets moved to another archive unnoticed.
     """
-    salt, nonce = random.token_bytes(16), random.token_bytes(12)
+    salt, nonce = token_bytes(16), token_bytes(12)
     header = canonical_json({"format": SECRETS_FORMAT, "archive": archive, "cipher": "AES-256-GCM",
                              "kdf": {"name": "scrypt", "n": SCRYPT_N, "r": SCRYPT_R, "p": SCRYPT_P, "salt": salt.hex()},
                              "nonce": nonce.hex()}) + b"\n"
@@ -484,7 +487,7 @@ def backup(folder: ServerFolder, out: Path, *, passphrase: bytes | None = None,
                           "signs with the folder's own key (keys/journal-signing.pem)")
     key = load_journal_key(folder.journal_key)
     made_ms = time.time_ns() // 1_000_000
-    archive_id = f"{folder.server}-{made_ms}-{random.token_hex(4)}"
+    archive_id = f"{folder.server}-{made_ms}-{token_hex(4)}"
     staging = Path(tempfile.mkdtemp(prefix=".bingo-backup-", dir=out.parent))
     try:
         files_dir = staging / FILES
@@ -1190,6 +1193,6 @@ def restore_lines(restored: Restored) -> list[str]:
 __all__ = [
     "BackupError", "BackupMade", "Restored", "ServerFolder", "ServerKind", "Snapshot", "backup", "backup_lines",
     "database_snapshot", "is_secret", "kind_of", "open_secrets", "read_passphrase", "restore", "restore_lines",
-    "seal_secrets", "sqlite_snapshot", "survey", "toml_set",
+    "seal_secrets", "sqlite_snapshot", "survey", "take_back", "toml_set",
 ]
 
