@@ -72,6 +72,7 @@ def _patroni_cluster(config: CentralConfig) -> dict[str, Any]:
     if url.startswith("https://"):
         folder = PkiFolder(config.pki_dir)
         context = ssl.create_default_context(cafile=str(folder.ca_cert))
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(str(folder.cert(config.central_id)), str(folder.key(config.central_id)))
     try:
         with urllib.request.urlopen(url, timeout=PATRONI_TIMEOUT_S, context=context) as answer:  # noqa: S310 - configured
