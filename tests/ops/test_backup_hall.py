@@ -34,7 +34,7 @@ from server_kit.journal.sql import read_head
 from tests.support.waiting import START, WAIT, wait_until
 from tests.web.conftest import PASSWORD, HallProcess, HttpClient
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 REPO = Path(__file__).resolve().parents[2]
 #: Records the demo has committed before the tests look at it: sales, postings, balls, prizes.
 PLAYED = 150
