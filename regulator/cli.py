@@ -256,7 +256,8 @@ def export_records(home: Path, database_url: str | None, sender: str, after: int
     try:
         store = Store(engine)
         try:
-            stream = open(out, "x", encoding="utf-8")
+            # The records name players and staff: the file is the user's alone, as the receiver's folder is.
+            stream = os.fdopen(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8")
         except FileExistsError:
             raise click.ClickException(f"{out} exists; name a new file") from None
         first = last = None
