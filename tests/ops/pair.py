@@ -15,12 +15,12 @@ from central_server import cluster
 
 def start(folder: Path, authority: Path) -> dict[str, Any]:
     """The pair in ``folder`` (``authority``: the operator's PKI folder, for a pair whose members it certifies)."""
-    return cluster.start(folder)
+    return cluster.start(folder, authority)
 
 
 def node_sections(folder: Path, index: int, ca: Path) -> str:
     """``[database]`` and ``[replica]`` of the central process beside node ``index`` (``ca``: its ``pki/ca.pem``)."""
-    return (f'[database]\nurl = "{cluster.database_url(folder, index)}"\n\n'
+    return (f'[database]\nurl = "{cluster.database_url(folder, index, ca)}"\n\n'
             f'[replica]\nnode = "node{index}"\npatroni = "{cluster.rest_url(folder, index)}"\n')
 
 
@@ -33,7 +33,7 @@ def make_database_again(folder: Path) -> None:
     import psycopg
     from psycopg import sql
 
-    owner = getattr(cluster, "DATABASE_OWNER", cluster.SUPERUSER)
+    owner = cluster.DATABASE_OWNER
     with psycopg.connect(**cluster.connection_info(folder, leader(folder)), autocommit=True, connect_timeout=10) as db:
         db.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(cluster.DATABASE)))
         db.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(cluster.DATABASE),
