@@ -48,6 +48,8 @@ LONGEST_FIRST = (
     "tests/videobingo/test_vb_power_loss.py",
     "tests/network/test_annex_end_to_end.py",
     "tests/audit/test_demo_export.py",
+    "tests/ops/test_backup_central.py",
+    "tests/ops/test_backup_hall.py",
 )
 
 
