@@ -237,6 +237,8 @@ class CheckpointService(Service):
         self.written_seq = written_seq
         self._writing: defer.Deferred[Any] | None = None
         self._timer: task.LoopingCall | None = None
+        #: A checkpoint came due while a batch waited for its commit: the next commit writes it.
+        self._due = False
 
     def startService(self) -> None:
         super().startService()
@@ -266,7 +268,7 @@ class CheckpointService(Service):
         return last
 
     def _record_committed(self, record: Any) -> None:
-        if self.core.seq - self.written_seq >= self.every_records:
+        if self._due or self.core.seq - self.written_seq >= self.every_records:
             self.write()
 
     def write(self) -> defer.Deferred[Any]:
@@ -274,7 +276,9 @@ class CheckpointService(Service):
         if self._writing is not None or self.core.seq <= self.written_seq or self.core.last_hash is None:
             return defer.succeed(None)
         if not self.core.settled():  # a batch decided but not committed: the next commit tries again
+            self._due = True
             return defer.succeed(None)
+        self._due = False
         seq, hash = self.core.seq, self.core.last_hash
         try:
             state = self.core.checkpoint()
