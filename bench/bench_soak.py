@@ -41,7 +41,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -262,6 +262,30 @@ def report(samples: Sequence[Sample], warm_up: float) -> None:
           f"{last.checkpoints} checkpoints written; {last.at / 60:.1f} min")
 
 
+HEADER = (f"{'min':>6} {'hall MB':>8} {'files':>5} {'thr':>4} {'recv MB':>8} {'files':>5} {'thr':>4} "
+          f"{'records':>8} {'held':>8} {'ckpts':>5}")
+
+
+def line(sample: Sample) -> str:
+    return (f"{sample.at / 60:6.1f} {sample.hall.rss_mb:8.1f} {sample.hall.files:5d} {sample.hall.threads:4d} "
+            f"{sample.receiver.rss_mb:8.1f} {sample.receiver.files:5d} {sample.receiver.threads:4d} "
+            f"{sample.hall_seq:8d} {sample.held_seq:8d} {sample.checkpoints:5d}")
+
+
+def collect(soak: Soak, minutes: float, interval: float, show: Callable[[str], None] = print) -> list[Sample]:
+    """A sample every ``interval`` seconds from the start for ``minutes``, each shown as it is taken."""
+    samples: list[Sample] = []
+    show(HEADER)
+    while True:
+        sample = soak.sample()
+        samples.append(sample)
+        show(line(sample))
+        if sample.at >= minutes * 60:
+            return samples
+        due = min(interval * len(samples), minutes * 60)
+        time.sleep(max(0.0, due - (time.monotonic() - soak.started)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0)
@@ -274,20 +298,8 @@ def main() -> None:
     print(f"folder {folder}; load average {load()}; pace {PACE} s; a checkpoint every {args.checkpoint_seconds} s",
           flush=True)
     soak = Soak(folder, checkpoint_seconds=args.checkpoint_seconds).start()
-    samples: list[Sample] = []
     try:
-        print(f"{'min':>6} {'hall MB':>8} {'files':>5} {'thr':>4} {'recv MB':>8} {'files':>5} {'thr':>4} "
-              f"{'records':>8} {'held':>8} {'ckpts':>5}", flush=True)
-        end = args.minutes * 60
-        while True:
-            sample = soak.sample()
-            samples.append(sample)
-            print(f"{sample.at / 60:6.1f} {sample.hall.rss_mb:8.1f} {sample.hall.files:5d} {sample.hall.threads:4d} "
-                  f"{sample.receiver.rss_mb:8.1f} {sample.receiver.files:5d} {sample.receiver.threads:4d} "
-                  f"{sample.hall_seq:8d} {sample.held_seq:8d} {sample.checkpoints:5d}", flush=True)
-            if sample.at >= end:
-                break
-            time.sleep(max(0.0, min(args.interval * len(samples), end) - (time.monotonic() - soak.started)))
+        samples = collect(soak, args.minutes, args.interval, lambda text: print(text, flush=True))
     finally:
         soak.stop()
     report(samples, args.warm_up * 60)
