@@ -302,7 +302,11 @@ def main() -> None:
         samples = collect(soak, args.minutes, args.interval, lambda text: print(text, flush=True))
     finally:
         soak.stop()
-    report(samples, args.warm_up * 60)
+    warm_up = args.warm_up * 60
+    if warm_up > samples[-1].at / 2:  # a short run: its first third is the warm-up
+        warm_up = samples[-1].at / 3
+        print(f"(a run of {samples[-1].at / 60:.1f} min: the growth is taken after its first {warm_up / 60:.1f})")
+    report(samples, warm_up)
     print(f"load average at the end: {load()}")
 
 

@@ -9,7 +9,9 @@ holds what the same records replayed would have given it.
 The form is tagged: every non-JSON value is a one-key dict (``{"t": [...]}`` a tuple,
 ``{"o": [class, fields]}`` an object, ...).  An object or container met twice is
 written once and referred to after (``{"r": n}``), so a value shared inside a module's
-state is still shared once restored.  Objects are rebuilt without calling their
+state is still shared once restored.  A dataclass is written by its fields (see
+:func:`_fields`: the copy leaves the state's objects as small as it found them), another
+object by its slots and ``__dict__``.  Objects are rebuilt without calling their
 ``__init__`` (fields are set as they were), and only classes of the system's own
 packages are rebuilt (:data:`PACKAGES`): a checkpoint names classes, and a name from
 anywhere else is refused with :class:`ProjectionError`.

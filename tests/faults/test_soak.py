@@ -21,8 +21,10 @@ import pytest
 from bench.bench_soak import CHECKPOINT_LINE, Sample, Soak, collect, last_seq
 from tests.support.waiting import WAIT, wait_until
 
-pytestmark = [pytest.mark.integration]
 MINUTES = 10
+#: The processes' start (a card set generated, certificates issued) and stop on a loaded machine.
+SLACK = 600
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(MINUTES * 60 + SLACK)]
 INTERVAL = 15.0
 CHECKPOINT_SECONDS = 60
 #: The first minutes, left out: the start's own allocations settle then (the card set read,
@@ -71,11 +73,13 @@ def test_the_halls_memory_does_not_grow_in_steps_at_its_checkpoints(soaked: tupl
 def test_the_halls_files_and_threads_stay_flat_and_the_receiver_keeps_up(soaked: tuple[Soak, list[Sample]]) -> None:
     soak, samples = soaked
     kept = _after_warm_up(samples)
+    # Loose bounds: a pool's threads start on demand (the reactor's up to 10), and the demo's
+    # terminals come and go; a thread or a file left behind by every game is not.
     for of in ("hall", "receiver"):
         files = [getattr(s, of).files for s in kept]
         threads = [getattr(s, of).threads for s in kept]
-        assert max(files) <= min(files) + 16, f"the {of}'s open files went from {min(files)} to {max(files)}"
-        assert max(threads) <= min(threads) + 4, f"the {of}'s threads went from {min(threads)} to {max(threads)}"
+        assert max(files) <= min(files) + 32, f"the {of}'s open files went from {min(files)} to {max(files)}"
+        assert max(threads) <= min(threads) + 12, f"the {of}'s threads went from {min(threads)} to {max(threads)}"
     assert soak.hall is not None and soak.hall.count(CHECKPOINT_LINE) >= kept[-1].checkpoints
     folder: Path = soak.folder
     last = last_seq(folder / "hall.sqlite3", "SELECT max(seq) FROM journal")
