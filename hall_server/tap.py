@@ -13,7 +13,7 @@
    console's read model, then **recovery**: every module's state is restored from the
    checkpoint and the records after it folded in (or the whole journal replayed)
    before anything listens; checkpoints are written every
-   :data:`CHECKPOINT_EVERY_RECORDS` records or :data:`CHECKPOINT_EVERY_SECONDS`
+   :data:`CHECKPOINT_EVERY_RECORDS` records or ``[journal] checkpoint_every_seconds``
    seconds and at a clean stop (``server_kit/journal/checkpoints.py``);
 4. with ``[draw] source = "blower"``, the blower drivers on their serial ports
    (``hall_server/blower/hall.py``: ball source, faults, reserve switch), told the
@@ -134,10 +134,9 @@ FIRST_TERMINAL = "terminal-1"
 #: The demo's video bingo machine (one station), when hall.toml has no ``[videobingo]``.
 DEMO_MACHINE = "vb-1"
 DEMO_PAYTABLE = Path(__file__).resolve().parents[1] / "protocol" / "videobingo" / "paytables" / "vb-classic-3x5.json"
-#: A checkpoint of the hall's state is written after this many records ...
+#: A checkpoint of the hall's state is written after this many records, or after
+#: ``[journal] checkpoint_every_seconds`` with records since the last one, and at a clean stop.
 CHECKPOINT_EVERY_RECORDS = 50_000
-#: ... or this many seconds with records since the last one, and at a clean stop.
-CHECKPOINT_EVERY_SECONDS = 600.0
 #: What a checkpoint's state that does not fit raises when it is restored: it is then
 #: passed over for the whole journal.
 UNFIT_CHECKPOINT = (CheckpointRefused, ProjectionError, TypeError, ValueError, KeyError, AttributeError, IndexError)
@@ -504,7 +503,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     checkpointing = CheckpointService(
         core, checkpoints, clock, thread_pool_runner(reactor, checkpoint_pool), pool=checkpoint_pool,
         written_seq=recovered_from,
-        every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=CHECKPOINT_EVERY_SECONDS,
+        every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=config.checkpoint_every_seconds,
     )
     checkpointing.setServiceParent(service)
     # A journal behind what the hall reported (an earlier copy of its folder, records cut and

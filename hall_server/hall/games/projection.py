@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 
 from hall_server.hall.games.common import RESERVE, GamesBase, _event_of
-from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed
+from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed, let_go_of_cards
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened, TerminalFailed
@@ -150,7 +150,7 @@ class Projection(GamesBase):
                 state.megabingo = None  # played
         elif kind == "cards_collected":
             game.collected = True
-            game.detector = None  # the draw is over: free the per-card counters
+            let_go_of_cards(game)
         elif kind in EVENT_TYPES:
             event = _event_of(record)
             feed(game.machine, event)

@@ -130,6 +130,27 @@ class GamesState:
         return None
 
 
+def let_go_of_cards(game: Game) -> None:
+    """A game whose cards are collected keeps only what the session still asks of it.
+
+    Once collected a game is never the one under way again: what the rest of the session
+    reads of it is its number, whether it was refunded or the session's last, its
+    settlement and its prizes (the superbingo's outcome, the reserve's boosts, the close).
+    Its cards sold, their stakes, its sale's ranges, its machine's steps and its detector
+    are the journal's to keep (the records hold every one): held in memory for every
+    game of a long session, they grew the hall by megabytes an hour and each checkpoint
+    by as much.  Replay lets go of them at the same record, so a hall restarted from its
+    journal or from a checkpoint holds exactly what it held.
+    """
+    game.detector = None
+    game.refs = ()
+    game.stake_pcts = {}
+    game.sale = dataclasses.replace(game.sale, sold=[])
+    machine = game.machine
+    machine.sales = {}
+    machine.steps = []
+
+
 class _Layouts(Mapping[CardRef, Card]):
     """The cards in play, looked up by reference; a card is built only when asked for."""
 
