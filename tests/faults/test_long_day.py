@@ -20,6 +20,7 @@ from hall_server.hall.roles import Role
 from hall_server.tap import DEMO_MACHINE, HallServer, build_hall, demo_videobingo
 from server_kit.core import Actor, run_inline
 from server_kit.journal.projection import encode
+from terminals.vb_cash_device import CashDevice
 
 pytestmark = [pytest.mark.integration]
 CHIEF = Actor("rosa", Role.ROOM_CHIEF)
@@ -38,7 +39,9 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert hall.videobingo is not None and hall.recovered_from == 0
     hall.core.run_blocking = run_inline
     done(hall.videobingo.enrol_station(CHIEF, DEMO_MACHINE, 1))
-    done(hall.videobingo.credit_in(DEMO_MACHINE, 1, "cash", 500, "credit-1"))
+    device = CashDevice(DEMO_MACHINE)  # the machine's bill validator, its key its own
+    done(hall.videobingo.enrol_cash_device(CHIEF, DEMO_MACHINE, device.public_key))
+    done(hall.videobingo.credit_in(DEMO_MACHINE, 1, "cash", 500, "credit-1", device.insert(1, 500).to_json()))
     for number in range(PLAYS):
         done(hall.videobingo.play(DEMO_MACHINE, 1, 1, False, f"play-{number}"))
     # Started again, so its state is the journal's as read back, as a replay's is (the payloads'
