@@ -479,7 +479,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     series=functools.partial(series_on_sale, games),
-                    feed=feed.console_status if feed is not None else lambda: None)
+                    feed=feed.console_status if feed is not None else lambda: None,
+                    jackpot=lambda: games.jackpot_contributions_picture(core.now_ms()))
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)
