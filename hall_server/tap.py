@@ -824,7 +824,7 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     demo = DemoSession(
         hall.core, hall.view, hall.clock or reactor, [s.number for s in config.series], config.desks[0],
         pace=pace, timezone=config.timezone, terminals=terminals, stations=stations, balance=hall.cashier.balance,
-        new_series=functools.partial(register_next_series, hall),
+        new_series=functools.partial(register_next_series, hall), rules=config.prize_rules,
     )
     demo.setServiceParent(hall.service)
     host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface
