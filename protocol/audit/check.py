@@ -241,7 +241,8 @@ def compare(file: str, given: Mapping[str, Any], expected: Mapping[str, Any], so
     found = first_difference(dict(expected), dict(given))
     if found is not None:
         where, how = found
-        raise ExportFault(f"{file}: {where} {how.format(source=source, says=says)}")
+        # Not str.format: the values shown are JSON, whose braces are not placeholders.
+        raise ExportFault(f"{file}: {where} {how.replace('{source}', source).replace('{says}', says)}")
 
 
 # --- The checks -----------------------------------------------------------------------
