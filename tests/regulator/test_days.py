@@ -114,7 +114,7 @@ def hall_days() -> Iterator[HallDays]:
     hall.close_day()
     for _ in range(2):  # two sessions on one date: the export refuses the day
         hall.open_day(DAY_3)
-        played(DAY_3, GamePlan(paper=3, seed=1))
+        played(DAY_3, GamePlan(paper=3, seed=1, last=True))
         hall.close_day()
     assert [folder.name for folder in reporter.audits] == [report_name(d) for d in (DAY_1, DAY_2, DAY_3, DAY_3)]
     yield HallDays(home, hall.records(), games)
