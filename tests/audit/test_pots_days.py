@@ -244,3 +244,24 @@ def test_an_export_written_in_bingo_replay_1_still_verifies_and_replays(tmp_path
     replayed = json.loads(replay_json((out / "scenario.json").read_bytes()))
     assert replayed["format"] == "bingo-replay-result/1"
     assert replayed == json.loads((out / "result.json").read_text())
+
+
+@pytest.mark.req("R91.8")
+def test_R91_8_the_jackpots_money_serves_no_other_prize(days: Days) -> None:
+    """Whatever leaves the jackpot (accumulated or reserve) goes to the jackpot's own winners, moves between
+    its two parts, goes back with a refunded game's shares, or is the operator's own contribution taken back
+    (never more than it paid in); no other prize is paid from it (R91.8, and R89.5's ruling: the superbingo
+    contributions never touch it)."""
+    jackpot = {"pot:jackpot_accumulated", "pot:jackpot_reserve"}
+    allowed = {"prize:jackpot", "jackpot:reserve transfer", "jackpot:reserve boost", "pots:contribution returned",
+               "operator:jackpot taken back"}
+    reasons: dict[str, int] = {}
+    for record in days.records():
+        if record.type == "posting" and any(account in jackpot for account, _ in record.payload["debits"]):
+            reason = record.payload["reason"]
+            reasons[reason] = reasons.get(reason, 0) + sum(c for a, c in record.payload["debits"] if a in jackpot)
+    assert set(reasons) <= allowed, reasons
+    assert reasons["prize:jackpot"] > 0 and reasons["operator:jackpot taken back"] == TAKEN_BACK
+    paid_in = sum(r.payload["amount_cents"] for r in days.records()
+                  if r.type == "operator_contribution" and r.payload["pot"] == "jackpot")
+    assert reasons["operator:jackpot taken back"] <= paid_in
