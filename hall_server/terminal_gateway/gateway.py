@@ -79,7 +79,8 @@ PRE_HELLO_BLOCK_S = 300.0
 #: Addresses the limiter tracks at most; past it those with a full bucket are let go.
 MAX_TRACKED_ADDRESSES = 10_000
 
-#: Records that change the megabingo announced (R90.2) or its fund, which the terminals show.
+#: Records that change the megabingo announced (R90.2) or its fund, which the terminals show while one is;
+#: its payment (``prize_paid``) ends it.
 MEGABINGO_RECORDS = frozenset({"megabingo_announced", "sale_closed", "game_refunded"})
 
 #: Records that change the game picture the terminals show.
@@ -366,7 +367,8 @@ class TerminalGateway:
             self._to_all(picture)
         if kind == "prize_paid":
             self._prizes_paid(p)
-        if kind in MEGABINGO_RECORDS or (kind == "prize_paid" and p["prize"] == "megabingo"):
+        played = kind == "prize_paid" and p["prize"] == "megabingo"
+        if played or (kind in MEGABINGO_RECORDS and self.games.state.megabingo is not None):
             self._to_all(json.dumps({"type": "megabingo", "announcement": self.games.megabingo_announcement()},
                                     separators=(",", ":")))
         if self.network is not None and kind.startswith("network_"):
