@@ -474,7 +474,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     series=functools.partial(series_on_sale, games),
-                    feed=feed.console_status if feed is not None else lambda: None)
+                    feed=feed.console_status if feed is not None else lambda: None,
+                    jackpot=lambda: games.jackpot_contributions_picture(core.now_ms()))
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)
@@ -852,7 +853,7 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     demo = DemoSession(
         hall.core, hall.view, hall.clock or reactor, [s.number for s in config.series], config.desks[0],
         pace=pace, timezone=config.timezone, terminals=terminals, stations=stations, balance=hall.cashier.balance,
-        new_series=functools.partial(register_next_series, hall),
+        new_series=functools.partial(register_next_series, hall), rules=config.prize_rules,
     )
     demo.setServiceParent(hall.service)
     host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface

@@ -37,7 +37,7 @@ from protocol.events import (
 )
 from protocol.game import FINAL_STATES, TraditionalGame
 from protocol.sale import GameSale
-from protocol.settlement import superbingo_won
+from protocol.settlement import OperatorJackpot, superbingo_won
 from protocol.wins import WinDetector
 
 
@@ -121,6 +121,8 @@ class GamesState:
     #: The jackpot's reserve when each session opened (session number -> cents): 30% of it
     #: is what the session may add to its prizes (R91.7).
     reserve_at_session_start: dict[int, int] = field(default_factory=dict)
+    #: The operator's jackpot contributions players have not won, oldest first: what it may take back (R91.9).
+    jackpot_contributions: OperatorJackpot = field(default_factory=OperatorJackpot)
 
     @property
     def current(self) -> Game | None:
