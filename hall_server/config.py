@@ -71,7 +71,7 @@ from hall_server.hall.roles import Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
-from server_kit.connections import ConnectionLimits, LimitsError
+from server_kit.limits import ConnectionLimits, LimitsError
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.

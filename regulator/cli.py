@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from protocol.errors import DomainError
-from server_kit.connections import ConnectionLimits
+from server_kit.limits import ConnectionLimits
 
 #: The connection limits' defaults (docs/security.md, "Connections").
 _LIMITS = ConnectionLimits()

@@ -289,13 +289,13 @@ class CheckpointService(Service):
         self._timer: task.LoopingCall | None = None
         #: Why no checkpoint may be written any more (None: they may): see :meth:`forbid`.
         self.forbidden: str | None = None
+        #: A checkpoint came due while a batch waited for its commit: the next commit writes it.
+        self._due = False
 
     def forbid(self, reason: str) -> None:
         """Write no checkpoint from now on, not even at the stop: the server stops on a fault
         (its journal is not the one it reported) and its state is not to be kept."""
         self.forbidden = reason
-        #: A checkpoint came due while a batch waited for its commit: the next commit writes it.
-        self._due = False
 
     def startService(self) -> None:
         super().startService()
