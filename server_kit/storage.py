@@ -59,29 +59,41 @@ class StorageWatch(Service):
         self.run_blocking = run_blocking
         self.probe = probe
         self.delay = delay
-        #: Tries since the storage failed.
+        #: Tries since the storage failed, and when it failed (ms, the clock's).
         self.tries = 0
+        self.since_ms: int | None = None
         self._next: IDelayedCall | None = None
         self._trying: defer.Deferred[Any] | None = None
+        # First among the listeners: the others (the consoles) read status() when told.
+        self.core.storage_listeners.insert(0, self._changed)
 
     def startService(self) -> None:
         super().startService()
-        self.core.storage_listeners.append(self._changed)
         if self.core.storage_fault is not None:
             self._arm()
 
     def stopService(self) -> Any:
         super().stopService()
-        if self._changed in self.core.storage_listeners:
-            self.core.storage_listeners.remove(self._changed)
         self._cancel()
         return self._trying  # a try under way ends before the writer's pool stops
 
+    def status(self) -> dict[str, Any] | None:
+        """The storage's alarm as consoles show it; None while the storage works."""
+        fault = self.core.storage_fault
+        if fault is None:
+            return None
+        return {"up": False, "kind": fault.kind, "where": fault.where, "message": str(fault),
+                "since_ms": self.since_ms, "tries": self.tries,
+                "line": f"STORAGE UNAVAILABLE ({fault.kind}): {fault.detail}; commands are refused"}
+
     def _changed(self, fault: StorageUnavailable | None) -> None:
         if fault is None:
-            self.tries = 0
+            self.tries, self.since_ms = 0, None
             self._cancel()
-        elif self._next is None and self._trying is None and self.running:
+            return
+        if self.since_ms is None:
+            self.since_ms = int(self.clock.seconds() * 1000)
+        if self._next is None and self._trying is None and self.running:
             self._arm()
 
     def _cancel(self) -> None:
@@ -107,7 +119,7 @@ class StorageWatch(Service):
 
         def still(failure: Failure) -> None:
             self._trying = None
-            if failure.check(StorageUnavailable):
+            if isinstance(failure.value, StorageUnavailable):
                 self.core.storage_still_unavailable(failure.value)
                 if self.running:
                     self._arm()

@@ -21,7 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from protocol.errors import DomainError
-from server_kit.db.faults import SQLITE_BUSY_TIMEOUT_S, sqlite_immutable_fault
+from server_kit.db.faults import SQLITE_BUSY_TIMEOUT_S, sqlite_files_fault, sqlite_immutable_fault
 
 
 class DatabaseError(DomainError):
@@ -105,6 +105,26 @@ def create(url: str, create_folder: bool = True) -> Engine:
         if engine.url.database not in (None, "", ":memory:"):
             event.listen(engine, "do_connect", _sqlite_files_mutable(str(engine.url.database)))
     return engine
+
+
+def check_sqlite_files(url: str) -> None:
+    """Before a start creates anything: a SQLite ``url``'s folder exists, and its files can be written.
+
+    Raises :class:`DatabaseError` naming the folder that is missing (a typed folder is never
+    made) or the file that cannot be written (read-only, immutable, another owner: SQLite
+    maps the ``-shm`` file, and writing through the mapping of an immutable file ends the
+    process with SIGBUS).  Any other URL passes: its server is asked when it is opened.
+    """
+    parsed = make_url(url) if url.startswith("sqlite:") else None
+    if parsed is None or not parsed.database or parsed.database == ":memory:":
+        return
+    database = Path(parsed.database)
+    if not database.parent.is_dir():
+        raise DatabaseError(f"cannot open {_shown(url)}: the folder {database.parent} does not exist (create it, or "
+                            "correct the URL: a folder that is typed is never created)")
+    fault = sqlite_immutable_fault(database) or sqlite_files_fault(database, space=False)
+    if fault is not None:
+        raise DatabaseError(f"cannot open {_shown(url)}: {fault.detail}")
 
 
 def alembic_config(migrations: str) -> Config:
