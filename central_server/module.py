@@ -76,6 +76,7 @@ from protocol.records.central import (
     CentralStakeReturned,
 )
 from server_kit.core import Actor, CommandCore
+from server_kit.db.faults import StorageUnavailable
 
 #: The record of a hall's command that was refused with an error code.
 REFUSED = CentralCommandRefused.type
@@ -569,6 +570,9 @@ class CentralModule:
         def failed(failure: Failure) -> None:
             if failure.check(NotNow):
                 self.reschedule(game_id)  # its time moved (a restart, a clock step): as the state says
+                return
+            if failure.check(StorageUnavailable):  # the alarm is raised already: tried again, quietly
+                self.reschedule(game_id, RETRY_S)
                 return
             self.log.failure("The {action} of game {game} failed; trying again in {s} s", failure,
                              action=action, game=game_id, s=RETRY_S)

@@ -63,6 +63,7 @@ from protocol.records.central import (
     CentralGameScheduled,
 )
 from server_kit.core import Actor, CommandCore
+from server_kit.db.faults import StorageUnavailable
 
 #: The records the chain folds.
 _FOLDED = frozenset({CentralGameScheduled.type, CentralGameClosed.type, CentralGameNotPlayed.type, *PROGRAMME_RECORDS})
@@ -201,8 +202,9 @@ class ProgrammeRunner:
             return decision
 
         def failed(failure: Failure) -> None:
-            self.log.failure("The programme could not schedule its next game; trying again in {s} s", failure,
-                             s=RETRY_S)
+            if not failure.check(StorageUnavailable):  # that one raised its alarm already
+                self.log.failure("The programme could not schedule its next game; trying again in {s} s", failure,
+                                 s=RETRY_S)
             self._arm(RETRY_S)
 
         return self.core.execute(SYSTEM, "programme_schedule", decide).addCallbacks(done, failed)
