@@ -327,7 +327,7 @@ class CommandCore:
                 view.apply(record)
             count += 1
         self._tail = self.journal.last
-        self._refresh_restore_point(at_least=1 if not self._point.kept else RESTORE_POINT_RECORDS)
+        self._refresh_restore_point(at_least=1 if not self._point.kept else None)
         return count
 
     def _kept(self) -> list[Any]:
@@ -618,8 +618,9 @@ class CommandCore:
         self._point = _RestorePoint(self.seq, self.last_hash, self.folded, kept, requests)
         self._since = []
 
-    def _refresh_restore_point(self, at_least: int = RESTORE_POINT_RECORDS) -> None:
-        if len(self._since) >= at_least and self.settled() and self.storage_fault is None:
+    def _refresh_restore_point(self, at_least: int | None = None) -> None:
+        due = RESTORE_POINT_RECORDS if at_least is None else at_least
+        if len(self._since) >= due and self.settled() and self.storage_fault is None:
             self._set_restore_point()
 
     def _roll_back(self, uncommitted: Sequence[Record]) -> None:

@@ -53,7 +53,7 @@ class StorageWatch(Service):
 
     def __init__(self, core: CommandCore, clock: IReactorTime, run_blocking: RunBlocking,
                  probe: Callable[[Sequence[Record]], list[Record]],
-                 delay: Callable[[int], float] = backoffPolicy(FIRST_TRY_S, MAX_WAIT_S, jitter=lambda: 0.0)) -> None:
+                 delay: Callable[[int], float] = backoffPolicy(FIRST_TRY_S, MAX_WAIT_S, 2.0, jitter=lambda: 0.0)) -> None:
         self.core = core
         self.clock = clock
         self.run_blocking = run_blocking
@@ -64,6 +64,8 @@ class StorageWatch(Service):
         self.since_ms: int | None = None
         self._next: IDelayedCall | None = None
         self._trying: defer.Deferred[Any] | None = None
+        #: Whether the tries stopped: the journal's end is not what the core committed (a restart verifies it).
+        self.given_up = False
         # First among the listeners: the others (the consoles) read status() when told.
         self.core.storage_listeners.insert(0, self._changed)
 
@@ -93,7 +95,7 @@ class StorageWatch(Service):
             return
         if self.since_ms is None:
             self.since_ms = int(self.clock.seconds() * 1000)
-        if self._next is None and self._trying is None and self.running:
+        if self._trying is None and self.running and not self.given_up:
             self._arm()
 
     def _cancel(self) -> None:
@@ -102,7 +104,8 @@ class StorageWatch(Service):
         self._next = None
 
     def _arm(self) -> None:
-        self._next = self.clock.callLater(self.delay(self.tries), self.try_now)
+        if self._next is None or not self._next.active():  # one try waits at a time
+            self._next = self.clock.callLater(self.delay(self.tries), self.try_now)
 
     def try_now(self) -> defer.Deferred[Any]:
         """One try of the storage (the timer's; tests call it too)."""
@@ -122,11 +125,12 @@ class StorageWatch(Service):
             if isinstance(failure.value, StorageUnavailable):
                 self.core.storage_still_unavailable(failure.value)
                 if self.running:
-                    self._arm()
+                    self._arm()  # unless the core's listeners armed it already
                 return
             # Not the storage: the journal's end is not what this process committed.
             log.failure("The storage is back but the journal's end is not what this server committed; it keeps "
                         "refusing commands: restart it, and the start verifies the journal", failure)
+            self.given_up = True
             fault = self.core.storage_fault
             where = fault.where if fault is not None else "the database"
             self.core.storage_still_unavailable(StorageUnavailable(
