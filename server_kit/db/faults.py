@@ -39,14 +39,17 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from protocol.errors import DomainError
 
-#: How long a SQLite commit waits for a lock another program holds before it fails (and
+#: How long a SQLite commit waits for a lock another connection holds before it fails (and
 #: the server goes to "storage unavailable", retrying by itself).  The server is the
-#: database's only writer: a lock is held by another program (a backup, an ``sqlite3``
-#: shell left in a transaction).  Readers never block a writer in WAL mode, and a
-#: commit of this server takes a few milliseconds, so two seconds rides out any lock a
-#: well-behaved tool takes, while the commands decided meanwhile wait at most that long
-#: for their answer (the commit holds the writer thread; the next batch waits behind it).
-SQLITE_BUSY_TIMEOUT_S = 2.0
+#: database's only committing writer; readers never block a writer in WAL mode.  A lock is
+#: held by another writer: the card store's own writes (a series registered while the hall
+#: runs, ``bingo cards`` importing a set), a backup, an ``sqlite3`` shell left in a
+#: transaction.  Since a lock held past it makes the server refuse commands at once instead
+#: of every commit waiting again, the wait is paid by one batch only; it is long enough that
+#: a well-behaved writer's transaction on a loaded machine (a thread descheduled while it
+#: holds the lock) raises no alarm, and short enough that staff see the alarm within
+#: seconds of a lock that is not let go.
+SQLITE_BUSY_TIMEOUT_S = 5.0
 
 #: The kinds of storage fault, as staff read them.
 DISK_FULL = "disk full"
