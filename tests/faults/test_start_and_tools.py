@@ -140,3 +140,19 @@ def test_N7_a_link_lost_before_the_hello_was_answered_is_no_refusal() -> None:
     said = [(event["log_level"], event["log_format"]) for event in events]
     assert not any("refused" in text for _, text in said), said
     assert [level for level, text in said if "before it answered hello" in text] == [LogLevel.info]
+
+
+def test_N7_a_central_server_whose_database_does_not_answer_makes_nothing_not_even_its_key(tmp_path: Path) -> None:
+    from central_server.config import load_config as load_central
+    from central_server.tap import build_central
+    from tests.central_server.support import config_text, make_pki
+
+    pki_dir = make_pki(tmp_path / "pki")
+    home = tmp_path / "central"
+    home.mkdir()
+    port = reserve_port()
+    url = f"postgresql+psycopg://bingo@127.0.0.1:{port}/central?connect_timeout=5"
+    (home / "central.toml").write_text(config_text(home, pki_dir, url))
+    with pytest.raises(DatabaseError, match=f"127.0.0.1:{port}"):
+        build_central(load_central(home / "central.toml"), MemoryReactorClock())
+    assert everything(home) == [home / "central.toml"]
