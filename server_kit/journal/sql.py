@@ -45,7 +45,7 @@ from twisted.logger import Logger
 from protocol.chain import (GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, signed, verify_chain,
                             verify_links)
 from protocol.records import JournalRecord, seal_entries
-from server_kit.db.faults import StorageUnavailable, sqlite_files_fault, storage_fault
+from server_kit.db.faults import sqlite_files_fault, storage_fault
 from server_kit.journal import table
 from server_kit.journal.port import Entry
 
