@@ -54,6 +54,8 @@ from tests.web.conftest import HallProcess, WireSocket
 
 pytestmark = [pytest.mark.integration]
 
+#: The test's cashier's desk (desk-1 is the demo cashier's).
+DESK = "desk-2"
 #: The tmpfs the hall runs on: room for its folder and a few minutes of its demo.
 TMPFS_SIZE = "96m"
 
@@ -81,6 +83,8 @@ def hall(disk: Path) -> Iterator[HallProcess]:
     folder = disk / "hall"
     folder.mkdir()
     process = HallProcess(folder, demo=True, demo_pace=0.2)
+    # desk-1 is the demo cashier's; the test's cashier works a desk of her own.
+    process.config.write_text(process.config.read_text().replace('desks = ["desk-1"]', 'desks = ["desk-1", "desk-2"]'))
     process.start()
     try:
         yield process
@@ -119,9 +123,10 @@ class Day:
         self.url = url
         wait_for(self._ready, "the demo to open the session and its desk and enrol its players (its game announced)")
         self.visitor = self.admit("99000001K")
+        desks(CASHIER, "open_cash_desk", desk=DESK, float_cents=20_000)
         (opened,) = desks(CASHIER, "open_player_account", visitor=self.visitor, medium="ticket", pin=PIN)["records"]
         self.account = self.payload(opened["seq"])["account"]
-        desks(CASHIER, "load_credit", account=self.account, amount_cents=2_000, desk="desk-1")
+        desks(CASHIER, "load_credit", account=self.account, amount_cents=2_000, desk=DESK)
         self.balance = 2_000
 
     def _ready(self) -> bool:
@@ -150,7 +155,7 @@ def under_the_fault(day: Day, kind: str, where: str) -> WireSocket:
     """Staff while the storage is at fault: the answers name it, the console's alarm says it; the
     balance still reads as it was.  The console is left open: it is told when the fault is gone."""
     console, shown = day.desks.console()
-    status, answer = day.desks.send(CASHIER, "load_credit", account=day.account, amount_cents=300, desk="desk-1")
+    status, answer = day.desks.send(CASHIER, "load_credit", account=day.account, amount_cents=300, desk=DESK)
     refused_for_storage(status, answer, kind, where)
     alarm = storage_alarm(console, raised=True, shown=shown)
     assert alarm is not None and alarm["kind"] == kind and where in alarm["line"], alarm
@@ -168,7 +173,7 @@ def gone(day: Day, console: WireSocket) -> None:
     last = max(r.payload["number"] for r in records(day.url) if r.type == "visitor_admitted")  # the demo's too
     day.visitor = day.admit(f"9900{last + 1:04d}V")
     assert day.visitor == last + 1
-    day.desks(CASHIER, "load_credit", account=day.account, amount_cents=300, desk="desk-1")
+    day.desks(CASHIER, "load_credit", account=day.account, amount_cents=300, desk=DESK)
     day.balance += 300
     assert day.balance_now() == day.balance
 
