@@ -160,7 +160,8 @@ class Module(Protocol):
     def apply(self, record: Record) -> None: ...
 
     def reset(self) -> None:
-        """Forget everything folded so far (the core then folds the journal again)."""
+        """Forget everything folded so far (the core then folds the records again: at start, or a
+        module that cannot be kept, after a failed commit)."""
         ...
 
 
