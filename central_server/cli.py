@@ -139,10 +139,15 @@ def _when(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _alarm(answer: dict[str, Any]) -> list[str]:
+    """The storage's alarm first, when the central server raises it."""
+    return [f"ALARM: {answer['storage_alarm']}"] if "storage_alarm" in answer else []
+
+
 def _show_games(answer: dict[str, Any]) -> str:
     if not answer["games"]:
-        return "no network game is scheduled"
-    lines = []
+        return "\n".join([*_alarm(answer), "no network game is scheduled"])
+    lines = _alarm(answer)
     for g in answer["games"]:
         when = ""
         if "closes_at_ms" in g and g["phase"] == "selling":
@@ -227,7 +232,7 @@ def _show_programme(answer: dict[str, Any]) -> str:
         limit = f" of {answer['games_limit']}" if "games_limit" in answer else ""
         state = f"paused ({answer['reason']})" if answer["state"] == "paused" else "running"
         head = f"the programme is {state}; {answer['games_played']}{limit} game(s) of it scheduled"
-    lines = [head]
+    lines = [*_alarm(answer), head]
     if "last_game" in answer:
         phase = answer.get("last_phase", "?").replace("_", " ")
         carried = f", carried out {_carries(answer['carries'])}" if "carries" in answer else ""

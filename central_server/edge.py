@@ -67,8 +67,9 @@ from central_server.module import CentralModule
 from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError
 from protocol.central_operator import OPERATOR_MESSAGES
-from server_kit.amp.commands import CommandFailed, amp_commands, error_class
 from server_kit.amp.bounded import BoundedBoxes
+from server_kit.amp.commands import CommandFailed, amp_commands, error_class
+from server_kit.db.faults import StorageUnavailable
 from server_kit.pki import PkiError, Role, peer_identity
 
 #: A hall server's certificate (``bingo pki issue server HALL``): the halls' commands.
@@ -124,6 +125,11 @@ class Standby(CommandFailed):
 
     code = "standby"
     fatal = True
+
+
+#: Refusals not journaled as ``central_command_refused``: a fault of ours, a standby (which
+#: writes nothing), a storage that takes no commit.
+_NOT_ON_FILE = frozenset({"internal_error", Standby.code, StorageUnavailable.code})
 
 
 class CentralEndpoint:
@@ -303,7 +309,7 @@ class HallLink(BoundedBoxes):
             answer = yield self._decide(message, arguments)
         except Exception as error:
             code, text = self._code_of(error, message)
-            if code not in ("internal_error", Standby.code):  # a standby writes nothing
+            if code not in _NOT_ON_FILE:  # a standby writes nothing, nor does a storage that is away
                 yield self._put_on_file(message.name, code, text)
             fatal = m.ERRORS[code].fatal
             raise amp.RemoteAmpError(code.encode(), text, fatal, local=Failure(error)) from None
@@ -381,7 +387,7 @@ class HallLink(BoundedBoxes):
                 answers.append(outcome)
                 continue
             code, text = self._code_of(outcome.value, m.BUY_CARDS)
-            if code != "internal_error":
+            if code not in _NOT_ON_FILE:
                 yield self._put_on_file(m.BUY_CARDS.name, code, text)
             answers.append({"request_id": purchase["request_id"], "error_code": code, "error": text[:300]})
         return {"answers": answers}
@@ -399,7 +405,8 @@ class HallLink(BoundedBoxes):
 
     def _code_of(self, error: Exception, message: m.Message) -> tuple[str, str]:
         """The wire code and the message of ``error``; a fault of ours is logged and is ``internal_error``."""
-        code = getattr(error, "code", None) if isinstance(error, (CentralError, CommandFailed, CentralMessageError)) else None
+        code = getattr(error, "code", None) if isinstance(
+            error, (CentralError, CommandFailed, CentralMessageError, StorageUnavailable)) else None
         if code not in m.ERRORS or code == "internal_error" or code not in message.errors:
             self.log.failure("{name} of {peer} failed", Failure(error), name=message.name, peer=self.peer)
             return "internal_error", m.ERRORS["internal_error"].message

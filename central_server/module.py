@@ -76,6 +76,7 @@ from protocol.records.central import (
     CentralStakeReturned,
 )
 from server_kit.core import Actor, CommandCore
+from server_kit.db.faults import StorageUnavailable
 
 #: The record of a hall's command that was refused with an error code.
 REFUSED = CentralCommandRefused.type
@@ -176,6 +177,31 @@ class CentralModule:
         """Forget what was folded from the journal (the core folds it again)."""
         self.games, self.scheduled_at_ms, self._committed, self._ahead = {}, {}, {}, 0
         self.annex.reset()
+
+    def savepoint(self) -> Any:
+        """What the core's restore point keeps of the games (see :mod:`server_kit.core`): each
+        game's events - journal records, never changed once made - and the folded tables.
+
+        Copying the lists of events is cheap where a checkpoint of the games' arrays is not.
+        """
+        return ({game_id: list(game.events) for game_id, game in self.games.items()}, dict(self.scheduled_at_ms),
+                dict(self.opens_after), dict(self._committed),
+                ({hall: list(items) for hall, items in self.annex.streams.items()}, dict(self.annex.requests)))
+
+    def rollback(self, point: Any) -> None:
+        """The games as :meth:`savepoint` kept them: a game whose events grew since is replayed from them."""
+        events, scheduled_at_ms, opens_after, committed, (streams, requests) = point
+        games = {}
+        for game_id, kept in events.items():
+            game = self.games.get(game_id)
+            if game is not None and len(game.events) == len(kept) and game.events[-1] is kept[-1]:
+                games[game_id] = game  # nothing folded into it since
+            else:
+                games[game_id] = CentralGame.replay(kept, self._layouts(kept[0]))
+        self.games, self.scheduled_at_ms, self._committed, self._ahead = games, dict(scheduled_at_ms), dict(committed), 0
+        self.opens_after = dict(opens_after)
+        self.annex.streams = {hall: list(items) for hall, items in streams.items()}
+        self.annex.requests = dict(requests)
 
     def apply(self, record: Record) -> None:
         if record.type == CentralAnnexRelayed.type:
@@ -362,7 +388,13 @@ class CentralModule:
         rows = [self.game_row(game) for game in games[after : after + GAMES_PAGE]]
         return _operator_answer(OPERATOR_GAMES, {
             "games": rows, "more": len(games) > after + GAMES_PAGE, "game_count": len(games),
+            "storage_alarm": self.storage_alarm(),
         })  # fmt: skip
+
+    def storage_alarm(self) -> str | None:
+        """Why every command is refused now, while the storage cannot take a commit (for the operator)."""
+        fault = self.core.storage_fault
+        return str(fault)[:600] if fault is not None else None
 
     def game_row(self, game: CentralGame) -> dict[str, Any]:
         """Where ``game`` stands, as the operator's list shows it."""
@@ -538,6 +570,9 @@ class CentralModule:
         def failed(failure: Failure) -> None:
             if failure.check(NotNow):
                 self.reschedule(game_id)  # its time moved (a restart, a clock step): as the state says
+                return
+            if failure.check(StorageUnavailable):  # the alarm is raised already: tried again, quietly
+                self.reschedule(game_id, RETRY_S)
                 return
             self.log.failure("The {action} of game {game} failed; trying again in {s} s", failure,
                              action=action, game=game_id, s=RETRY_S)

@@ -24,6 +24,8 @@ notice and not before, while the programme plays on.
 
 from __future__ import annotations
 
+import copy
+
 import datetime
 import zoneinfo
 from typing import Any
@@ -61,6 +63,7 @@ from protocol.records.central import (
     CentralGameScheduled,
 )
 from server_kit.core import Actor, CommandCore
+from server_kit.db.faults import StorageUnavailable
 
 #: The records the chain folds.
 _FOLDED = frozenset({CentralGameScheduled.type, CentralGameClosed.type, CentralGameNotPlayed.type, *PROGRAMME_RECORDS})
@@ -122,6 +125,13 @@ class ProgrammeRunner:
 
     def reset(self) -> None:
         self.chain = Chain()
+
+    def savepoint(self) -> Any:
+        """A copy of the chain, for the core's restore point (the chain is small: one link a game)."""
+        return copy.deepcopy(self.chain)
+
+    def rollback(self, point: Any) -> None:
+        self.chain = copy.deepcopy(point)  # the point may be taken back again after another failed commit
 
     # --- Starting and stopping ----------------------------------------------------------
 
@@ -192,8 +202,9 @@ class ProgrammeRunner:
             return decision
 
         def failed(failure: Failure) -> None:
-            self.log.failure("The programme could not schedule its next game; trying again in {s} s", failure,
-                             s=RETRY_S)
+            if not failure.check(StorageUnavailable):  # that one raised its alarm already
+                self.log.failure("The programme could not schedule its next game; trying again in {s} s", failure,
+                                 s=RETRY_S)
             self._arm(RETRY_S)
 
         return self.core.execute(SYSTEM, "programme_schedule", decide).addCallbacks(done, failed)
@@ -218,6 +229,7 @@ class ProgrammeRunner:
             "configured": programme is not None, "state": str(chain.phase), "reason": chain.paused_reason,
             "games_played": chain.programme_games, "games_limit": programme.games if programme else None,
             "queued_game": chain.queued.game_id if chain.queued else None,
+            "storage_alarm": self.module.storage_alarm(),
         }  # fmt: skip
         if tail is not None:
             game = self.module.games.get(tail.game_id)

@@ -49,6 +49,7 @@ Nothing outside this module reads the configuration or chooses the reactor.
 from __future__ import annotations
 
 import datetime
+import faulthandler
 import os
 import socket
 import time
@@ -94,6 +95,7 @@ from server_kit.journal.sql import Journal, read_head
 from server_kit.keys import load_journal_key, public_pem
 from server_kit import private
 from server_kit.services import ThreadPoolService, WebService
+from server_kit.storage import StorageWatch
 from server_kit.web.consultation import BODY_BYTES as CONSULTATION_BODY_BYTES
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.consultation import consultation_resource
@@ -305,9 +307,12 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     """
     clock = JournalClock.of(clock if clock is not None else reactor)
     now_ms = clock.now_ms()
-    key = load_journal_key(config.journal_key, create=True)
     if config.replica is None:
-        engine = store.open_database(config.database_url)
+        # The database first: a start it refuses (a missing folder, a file that cannot be
+        # written, a server that does not answer) has made nothing, not even the key.
+        kit.check_sqlite_files(config.database_url)
+        engine = store.open_database(config.database_url, create_folder=False)
+        key = load_journal_key(config.journal_key, create=True)
         if engine.dialect.name == "sqlite":
             log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
                      "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
@@ -316,6 +321,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         library = provision_library(config, engine)
         records = None
     else:
+        key = load_journal_key(config.journal_key, create=True)
         engine, journal, verified, library, records = open_replica(config, config.replica, key, now_ms)
     log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
     make_private(config)
@@ -331,6 +337,9 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
     if journal.last is not None:
         clock.continue_from(journal.last.time_ms)
+    # While a commit cannot be made (the database away, a full disk) the core refuses commands and
+    # the watch tries the storage again, on the writer, until it is back (docs/crash-recovery.md).
+    StorageWatch(core, clock, core.run_blocking, journal.probe).setServiceParent(service)
     module = CentralModule(core, library, clock, opens_after={g.game_id: g.opens_after_ms for g in config.games},
                            annex_pairs=config.annex_pairs)
     terms = PrizeTerms(core)
@@ -569,6 +578,8 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
     if not schedules_monotonic(reactor):
         log.warn("This reactor's timers run on the wall clock, which a step holds up: run `bingo central serve` "
                  "or `twist --reactor=bingo bingo-central` (docs/server-kit.md, \"Clocks\")")
+
+    faulthandler.enable()  # a fatal signal (SIGBUS, SIGSEGV) leaves its traceback in the log
     path = Path(options.get("config") or default_config_path())
     # Whatever the process writes (its database, reports, keys, head) is its user's alone.
     os.umask(0o077)

@@ -41,9 +41,12 @@ this module reads the configuration or chooses the reactor.
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import hashlib
 import os
+import shutil
+import socket
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -109,6 +112,8 @@ from server_kit.connections import ConnectionGuard
 from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
 from server_kit.received import ReceiptServerEndpoint
 from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
+from server_kit.db.database import check_sqlite_files
+from server_kit.db.faults import describe_os_error
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
@@ -122,6 +127,7 @@ from server_kit.release import SOFTWARE
 from server_kit.services import ThreadPoolService, WebService
 from server_kit import private
 from server_kit.db.database import sqlite_files
+from server_kit.storage import StorageWatch
 from server_kit.verification import write_manifest
 from server_kit.web.channel import CommandChannel
 
@@ -140,6 +146,9 @@ CHECKPOINT_EVERY_RECORDS = 50_000
 #: What a checkpoint's state that does not fit raises when it is restored: it is then
 #: passed over for the whole journal.
 UNFIT_CHECKPOINT = (CheckpointRefused, ProjectionError, TypeError, ValueError, KeyError, AttributeError, IndexError)
+#: The free space a start asks of each disk it writes to (keys, certificates, the card set,
+#: the first records): below it the start is refused before it creates anything.
+START_FREE_BYTES = 16 * 1024 * 1024
 
 
 class StartRefused(DomainError):
@@ -384,21 +393,101 @@ def provision_cards(config: HallConfig, engine: Any) -> None:
             card_store.add_series(engine, config.card_set, series.number, series.face_value_cents, series.card_count)
 
 
+def _existing(path: Path) -> Path:
+    """``path`` or its nearest folder that exists (where a file to be made would go)."""
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path
+
+
+def preflight(config: HallConfig) -> None:
+    """Check what a start can check before it creates anything; :class:`StartRefused` saying what to do.
+
+    The database's folder must exist when ``[database] url`` names one (a typed folder is
+    never made); its files and the hall's folder must be writable, none of them immutable
+    (SQLite maps its ``-shm`` file: writing through the mapping of an immutable file ends
+    the process with SIGBUS), and each disk must have :data:`START_FREE_BYTES` free; the
+    blower link's key file and the video bingo paytables must read.
+    """
+    folders = [_existing(config.home)]
+    check_sqlite_files(config.database_url)
+    folders += [database.parent for database in sqlite_files(config.database_url)[:1]]
+    for folder in folders:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise StartRefused(f"{folder} cannot be written by this user: the hall keeps its files there")
+        free = shutil.disk_usage(folder).free
+        if free < START_FREE_BYTES:
+            raise StartRefused(f"the disk holding {folder} is full ({free // 1024} KB free; a start needs "
+                               f"{START_FREE_BYTES // 2**20} MB): free space on it and start again")
+    if config.draw.blower:
+        blower_link_key(config)
+    if config.videobingo is not None:
+        load_videobingo(config)
+
+
+class CreatedByStart:
+    """What a start creates before its journal holds a record, removed again if the start is refused.
+
+    The paths under the hall's folder, its PKI folder and the SQLite database's files that
+    did not exist when the start began.  Once the journal holds its first record the
+    start's files are the journal's and stay.
+    """
+
+    def __init__(self, config: HallConfig) -> None:
+        self.roots = [config.home, config.tls.pki_dir, operator_ca_dir(config), *sqlite_files(config.database_url)]
+        self.before = {path for root in self.roots for path in self._paths(root)}
+
+    @staticmethod
+    def _paths(root: Path) -> list[Path]:
+        if not root.exists() and not root.is_symlink():
+            return []
+        if root.is_dir() and not root.is_symlink():
+            return [root, *root.rglob("*")]
+        return [root]
+
+    def remove(self) -> None:
+        made = sorted({path for root in self.roots for path in self._paths(root)} - self.before,
+                      key=lambda p: len(p.parts), reverse=True)
+        for path in made:
+            try:
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()
+                else:
+                    path.unlink()
+            except OSError as error:
+                log.warn("The refused start could not remove {path}, which it made: {error}", path=str(path),
+                         error=str(error))
+        if made:
+            log.info("The refused start removed the {n} files and folders it had made", n=len(made))
+
+
 def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     """Build (but do not start) the hall described by ``config`` on ``reactor``.
 
     Raises :class:`StartRefused` (or another :class:`DomainError`) with one line saying
     why when the hall cannot serve: a journal that does not verify, unusable credentials.
+    What can be checked is checked first (:func:`preflight`), and what a refused start
+    made before its journal held a record is removed (:class:`CreatedByStart`).
     """
-    provision(config)
-    engine = open_database(config.database_url)
-    key = load_journal_key(journal_key_path(config.home), create=True)
-    journal = Journal(engine, key, head=head_path(config.home))
-    checkpoints = CheckpointStore(config.home / "checkpoints", key, release_fingerprint(config))
+    preflight(config)
+    created = CreatedByStart(config)
     # Records are stamped by the wall clock, never backwards; timers run on the reactor's
     # monotonic clock (server_kit/clock.py).
     clock = JournalClock.of(reactor)
-    checkpoint = open_journal(journal, clock.now_ms(), config.name, checkpoints)
+    journal: Journal | None = None
+    try:
+        provision(config)
+        engine = open_database(config.database_url, create_folder=False)
+        key = load_journal_key(journal_key_path(config.home), create=True)
+        journal = Journal(engine, key, head=head_path(config.home))
+        checkpoints = CheckpointStore(config.home / "checkpoints", key, release_fingerprint(config))
+        checkpoint = open_journal(journal, clock.now_ms(), config.name, checkpoints)
+    except BaseException as error:
+        if journal is None or journal.last is None:  # a journal with a record keeps its key and head
+            created.remove()
+        if isinstance(error, OSError):
+            raise StartRefused(describe_os_error(error, config.home)) from None
+        raise
     provision_cards(config, engine)
     make_private(config)
     service = HallService()
@@ -409,6 +498,10 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     ClockWatch(core, clock, SYSTEM).setServiceParent(service)  # a step of the wall clock is a fault, journaled
     if journal.last is not None:
         clock.continue_from(journal.last.time_ms)
+    # While a commit cannot be made (disk full, a read-only file, a lock, the database away) the
+    # core refuses commands; the watch tries the storage again, on the writer, until it is back.
+    storage = StorageWatch(core, clock, core.run_blocking, journal.probe)
+    storage.setServiceParent(service)
     # The pre-session verification hashes the whole journal: on a pool of its own, reading
     # only, so commits go on meanwhile on the writer.
     verification_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-verification")
@@ -476,6 +569,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                     series=functools.partial(series_on_sale, games),
                     feed=feed.console_status if feed is not None else lambda: None,
                     jackpot=lambda: games.jackpot_contributions_picture(core.now_ms()))
+    view.storage_source = storage.status
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)
@@ -520,6 +614,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     channel = CommandChannel(core)
     hub = LiveHub(view, channel, sign_ins)
     core.observers.append(hub.record_committed)
+    core.storage_listeners.append(hub.storage_changed)  # the alarm on every console
     # The day's signed report at each session's close (R83.5, R95.4), on the reactor's pool;
     # beside it the day's audit export, which the regulator's receiver replays card by card (R92.7).
     reporter = DailyReporter(journal, config.home, config.name, zone, on_general_pool, config.prize_rules)
@@ -629,6 +724,20 @@ def build_videobingo(config: HallConfig, core: CommandCore, ledger: LedgerModule
                      cashier: CashierModule) -> VideoBingoModule:
     """The video bingo machines of ``[videobingo]``, their paytables read and certified."""
     assert config.videobingo is not None
+    machines = load_videobingo(config)
+    for loaded in machines:
+        if loaded.refused is not None:
+            log.warn("Video bingo machine {machine} does not play: {why}", machine=loaded.machine_id,
+                     why=loaded.refused[1])
+        else:
+            log.info("Video bingo machine {machine}: {paytable}, returning {rtp}%", machine=loaded.machine_id,
+                     paytable=loaded.paytable.name, rtp=loaded.rtp.rtp_percent)
+    return VideoBingoModule(core, ledger, cashier, config.videobingo, machines)
+
+
+def load_videobingo(config: HallConfig) -> Any:
+    """The machines of ``[videobingo]`` with their paytables read and certified; :class:`StartRefused` if one cannot be."""
+    assert config.videobingo is not None
     paytables = {}
     for machine in config.videobingo.machines:
         try:
@@ -640,17 +749,9 @@ def build_videobingo(config: HallConfig, core: CommandCore, ledger: LedgerModule
         except PaytableError as error:
             raise StartRefused(f"video bingo machine {machine.machine_id}: {machine.paytable}: {error}") from None
     try:
-        machines = load_machines(config.videobingo, paytables)
+        return load_machines(config.videobingo, paytables)
     except VbConfigError as error:
         raise StartRefused(str(error)) from None
-    for loaded in machines:
-        if loaded.refused is not None:
-            log.warn("Video bingo machine {machine} does not play: {why}", machine=loaded.machine_id,
-                     why=loaded.refused[1])
-        else:
-            log.info("Video bingo machine {machine}: {paytable}, returning {rtp}%", machine=loaded.machine_id,
-                     paytable=loaded.paytable.name, rtp=loaded.rtp.rtp_percent)
-    return VideoBingoModule(core, ledger, cashier, config.videobingo, machines)
 
 
 def build_blowers(config: HallConfig, reactor: Any, core: CommandCore) -> HallBlowers:
@@ -659,17 +760,23 @@ def build_blowers(config: HallConfig, reactor: Any, core: CommandCore) -> HallBl
     approved = ApprovedFirmware()
     for version, digest in draw.approved_firmware:
         approved = approved.with_release(version, bytes.fromhex(digest))
-    key = b""
-    if draw.key_file is not None:
-        try:
-            key = bytes.fromhex(draw.key_file.read_text().strip())
-        except (OSError, ValueError) as error:
-            raise ConfigError(f"{draw.key_file}: the blower link key is one line of hex ({error})") from None
+    key = blower_link_key(config)
     main = BlowerDriver(reactor, approved, name="main", key=key)
     reserve = BlowerDriver(reactor, approved, name="reserve", key=key) if draw.reserve else None
     log.info("Drawing with the ball blower on {main}{reserve}", main=draw.main,
              reserve=f", reserve on {draw.reserve}" if draw.reserve else " (no reserve configured)")
     return HallBlowers(core, main, reserve)
+
+
+def blower_link_key(config: HallConfig) -> bytes:
+    """The blower link's key from ``[draw] key_file`` (empty without one); :class:`ConfigError` if it does not read."""
+    key_file = config.draw.key_file
+    if key_file is None:
+        return b""
+    try:
+        return bytes.fromhex(key_file.read_text().strip())
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{key_file}: the blower link key is one line of hex ({error})") from None
 
 
 def _announce_url(port: Any, config: HallConfig) -> Any:
@@ -766,6 +873,28 @@ def _stop_rolled_back(reactor: Any, checkpointing: CheckpointService, sentence: 
         reactor.callWhenRunning(reactor.stop)
 
 
+def _refuse_a_taken_port(config: HallConfig) -> None:
+    """Before anything is made: a port another process holds ends the start as :func:`_cannot_listen` does.
+
+    (Another process may still take it before the hall listens: then :func:`_cannot_listen`.)
+    """
+    if not config.port:
+        return
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(config.interface or None, config.port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+        with socket.socket(family, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the listening port will
+            probe.bind(address)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        log.critical("Cannot listen on {interface}:{port}: {reason}. Another process (another hall server?) may hold "
+                     "the port; stop it or set another [listen] port in the configuration. The hall server stops.",
+                     interface=config.interface or "*", port=config.port, reason=reason)
+        print(f"hall server: cannot listen on {config.interface or '*'}:{config.port}: {reason}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
 def _exit_now(status: int) -> None:
     """End the process with ``status`` after the reactor's shutdown (the runners would exit 0)."""
     sys.stdout.flush()
@@ -787,6 +916,8 @@ def makeService(options: Mapping[str, Any]) -> HallService:
         log.warn("This reactor's timers run on the wall clock, which a step holds up: run `bingo hall serve` "
                  "or `twist --reactor=bingo bingo-hall` (docs/server-kit.md, \"Clocks\")")
 
+    # A fatal signal (SIGBUS from a mapped database file, SIGSEGV) leaves its traceback in the log.
+    faulthandler.enable()
     # Whatever the process writes (configuration, database, head, keys) is its user's alone.
     os.umask(0o077)
     config_path = Path(options.get("config") or DEFAULT_CONFIG)
@@ -803,6 +934,7 @@ def makeService(options: Mapping[str, Any]) -> HallService:
         hand_over_logins(logins, config_path)
     if options.get("demo") and config.videobingo is None:
         config = replace(config, videobingo=demo_videobingo())
+    _refuse_a_taken_port(config)
     hall = build_hall(config, reactor)
     hall.web.listening.addErrback(_cannot_listen, config, reactor)
     if options.get("demo"):

@@ -405,6 +405,7 @@ ERRORS: Mapping[str, ErrorCode] = {
         ErrorCode("internal_error", "The central server failed to answer; the fault is logged. Send the same request again."),
         ErrorCode("not_annex_pair", "This hall is not configured on the central server as one of a hall-annex pair; ask the central operator to add the pair."),
         ErrorCode("standby", "This central server process is the standby of a replicated central server: connect to the other endpoint.", True),
+        ErrorCode("storage_unavailable", "The receiver's storage cannot take a commit now (a full disk, a read-only file, its database unreachable); nothing was done. Send the same request again later."),
     )
 }
 
@@ -457,7 +458,7 @@ class Message:
         raise KeyError(f"{self.name} has no {'answer' if answer else 'argument'} {name!r}")
 
 
-_COMMON = ("not_negotiated", "bad_argument", "internal_error", "standby")
+_COMMON = ("not_negotiated", "bad_argument", "internal_error", "standby", "storage_unavailable")
 _HALL_COMMON = (*_COMMON, "unknown_hall", "hall_mismatch", "unknown_game")
 
 #: The prize of a pattern as announced at the opening of the sale.
@@ -686,7 +687,7 @@ GET_WINNERS = Message(
     paging=Paging("after", "winners"),
 )
 
-_PUSH_ERRORS = ("not_negotiated", "bad_argument", "unknown_game", "internal_error")
+_PUSH_ERRORS = ("not_negotiated", "bad_argument", "unknown_game", "internal_error", "storage_unavailable")
 
 SALE_OPENED = Message(
     "sale_opened",
@@ -913,7 +914,7 @@ ANNEX_DELIVERED = Message(
         Field("from_hall", HALL_ID, doc="the partner that sent it"),
         *ANNEX_FIELDS,
     ),
-    errors=("not_negotiated", "bad_argument", "internal_error"),
+    errors=("not_negotiated", "bad_argument", "internal_error", "storage_unavailable"),
 )
 
 #: Every message, by name.

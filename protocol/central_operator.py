@@ -40,9 +40,13 @@ from protocol.central_messages import (
 
 #: Games in one page of ``operator_games``.
 GAMES_PAGE = 50
+#: The storage's alarm, in the operator's list and programme while it is raised.
+STORAGE_ALARM = Field("storage_alarm", Text(600), optional=True,
+                      doc="the central server's storage cannot take a commit (the fault, where): every command "
+                          "is refused until it is back")
 
 _GAME = Field("game_id", GAME_ID, doc="the network game")
-_ERRORS = ("bad_argument", "internal_error", "standby")
+_ERRORS = ("bad_argument", "internal_error", "standby", "storage_unavailable")
 
 #: One network game as the operator's list shows it.
 GAME_ROW = Items(
@@ -72,6 +76,7 @@ OPERATOR_GAMES = Message(
         Field("games", GAME_ROW, doc="the next games, in the order they were scheduled"),
         Field("more", Flag(), doc="later games exist: ask again after the ones read"),
         Field("game_count", SEQ, doc="the network games in all"),
+        STORAGE_ALARM,
     ),
     errors=_ERRORS,
     paging=Paging("after", "games"),
@@ -130,6 +135,7 @@ OPERATOR_PROGRAMME = Message(
         Field("carries", CARRY, optional=True, doc="what the chain's last game carried out, once it is over (R88.5)"),
         Field("queued_game", GAME_ID, optional=True, doc="the operator's one-off game waiting for the last game's end"),
         _WAITING,
+        STORAGE_ALARM,
     ),
     errors=_ERRORS,
 )

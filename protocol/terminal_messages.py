@@ -59,6 +59,7 @@ ERROR_CODES = (
     "refused",  # the hall refused the request: the message says why
     "self_excluded",  # the player excluded themselves from play (R97.2): no sign-in, no purchase
     "signed_in_elsewhere",  # the account was signed in on another terminal; signed out here
+    "unavailable",  # the hall cannot record anything now (its storage failed); nothing was done: try again
     "internal",  # the server failed; the fault is logged
 )
 

@@ -24,9 +24,42 @@ it is decided.  One transaction is in flight at a time; the records of the comma
 decided meanwhile are committed together in the next one.  Only after that commit are
 the views and observers told and each caller answered with its own records.  A refusal
 (permission, :class:`DomainError`) affects only its own command.  If a transaction
-fails, the modules are rebuilt from the journal - the state before the batch - and
-every command decided on the batch fails with the reason.  A crash before 4 ends loses
-only what nobody was told; a crash after it loses nothing (the journal is the state).
+fails, the modules are put back to the state before the batch, without reading the
+storage (see *A failed commit* below), and every command decided on the batch fails
+with the reason.  A crash before 4 ends loses only what nobody was told; a crash after
+it loses nothing (the journal is the state).
+
+**A failed commit changes nothing.**  The modules fold a command's records before they
+are committed, so that the next command is decided on the state they leave; a batch
+whose commit fails must therefore be taken back, and the storage that just failed
+cannot be asked how.  The core keeps a *restore point*: every module's state at a
+committed record, and the records committed after it.  On a failed commit each module
+is put back to the restore point and those records are folded again - in memory, the
+journal is not read - which is exactly the state before the batch.  The restore point
+is each module's in-memory ``savepoint()`` where it has one (``rollback(point)`` takes it
+back), else its checkpoint (``checkpoint()`` / ``restore(data)``); a module with neither
+is reset and folds every record the core folded since it was made.  A new restore
+point is taken when the core is settled (nothing decided waits for a commit) and
+:data:`RESTORE_POINT_RECORDS` records were committed after the last one, at the end of
+a recovery, and with each checkpoint (whose state it is), so the records kept stay few.
+The views fold records only once committed: nothing to take back there.
+
+**Storage unavailable.**  A commit that fails because of the storage raises
+:class:`~server_kit.db.faults.StorageUnavailable` (the journal names the fault: disk
+full, read-only, locked, unreachable).  Then every command of the batch is answered at
+once with that error, and the core *refuses every new command* with it
+(:attr:`CommandCore.storage_fault`) until the storage is back; its listeners
+(:attr:`CommandCore.storage_listeners`: the consoles' alarm, the demo's pause) are told
+both ways.  :class:`server_kit.storage.StorageWatch` tries the storage again with back-off on the reactor's
+clock (:meth:`~server_kit.journal.sql.Journal.probe`, on the writer's thread): once a
+write goes through and the journal's end in the database is the last record the core
+committed, the core resumes from exactly the state it held - nothing was read back into
+an emptied state.  If the failed batch is found in the database after all (the
+connection was lost after the database committed it), its records are verified and
+folded as committed, and staff are told in the log: a command answered with the
+storage error was carried out (sent again with its request id, it is answered as a
+repeat).  A journal whose end is anything else keeps the server refusing commands,
+and says so: only a restart, which verifies the journal, may go on from there.
 
 **Request ids.**  A command that comes with the sender's request id (the console's
 command channel) runs through :meth:`CommandCore.once`: the id is stamped on every record
@@ -41,7 +74,7 @@ once it holds the leadership: :mod:`central_server.leadership`) stamps that epoc
 every record it commits (``"epoch": N``); a hall's core leaves it ``None`` and its
 records carry none.  Refusing the records of a process whose epoch is fenced is the
 journal's commit guard (:attr:`server_kit.journal.sql.Journal.guard`), in the commit's
-own transaction: such a commit fails like any other, and the modules are rebuilt.
+own transaction: such a commit fails like any other, and the modules are put back.
 """
 
 from __future__ import annotations
@@ -60,6 +93,7 @@ from twisted.python.threadpool import ThreadPool
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import ACTOR_KEY, EPOCH_KEY, ActorStamp, JournalRecord, parse
+from server_kit.db.faults import StorageUnavailable
 from server_kit.journal.port import Entry, JournalPort
 from server_kit.journal.projection import gc_paused
 
@@ -81,6 +115,9 @@ class Actor:
 
 #: How many request ids the core remembers (the latest ones): weeks of a server's commands.
 REMEMBERED_REQUESTS = 100_000
+#: Records committed after the restore point after which a new one is taken (when settled):
+#: what a failed commit folds again at most, and what the core keeps in memory meanwhile.
+RESTORE_POINT_RECORDS = 10_000
 RequestKey = tuple[str, str]  # (staff member, request id)
 
 
@@ -107,18 +144,24 @@ class Module(Protocol):
 
     A module folds a command's records as soon as the command is decided, before they
     are committed, so that the next command of the batch is decided on the state they
-    leave; when the batch's commit fails the core calls :meth:`reset` and folds the
-    journal again.  So ``apply`` changes nothing but the module's own state.
+    leave; when the batch's commit fails the core puts the module back to its restore
+    point and folds the records committed since (see the module docstring).  So
+    ``apply`` changes nothing but the module's own state.
 
     A module that can be checkpointed also has ``checkpoint() -> JSON-able`` (its
     projection) and ``restore(data)`` (take it back, raising before it changes anything
-    when it cannot); see :meth:`CommandCore.checkpoint`.  So does a view.
+    when it cannot); see :meth:`CommandCore.checkpoint`.  So does a view.  ``restore``
+    must not keep ``data`` itself: the core restores the same data again after another
+    failed commit.  A module whose checkpoint is costly may offer ``savepoint() -> Any``
+    (an in-memory copy of its state, cheap to take) and ``rollback(point)`` instead, for
+    the restore point.
     """
 
     def apply(self, record: Record) -> None: ...
 
     def reset(self) -> None:
-        """Forget everything folded so far (the core then folds the journal again)."""
+        """Forget everything folded so far (the core then folds the records again: at start, or a
+        module that cannot be kept, after a failed commit)."""
         ...
 
 
@@ -166,6 +209,21 @@ class CommandSpec:
     handler: Callable[..., "defer.Deferred[Any]"]
     params: Mapping[str, Any]
     summary: str
+
+
+#: A module with neither a savepoint nor a checkpoint: reset, and every record folded since.
+_RESET = object()
+
+
+@dataclass
+class _RestorePoint:
+    """Every module's state at committed record ``seq`` (``_RESET``: its state when it was made)."""
+
+    seq: int
+    last_hash: str | None
+    folded: int
+    kept: list[Any]
+    requests: OrderedDict[RequestKey, list[tuple[int, str]]]
 
 
 @dataclass(eq=False)
@@ -221,6 +279,16 @@ class CommandCore:
         self._in_flight: list[_Command] | None = None  # being committed, or answered
         self._tail: Record | None = journal.last  # the last record decided, sealed
         self._pumping = False
+        #: The storage's fault while it is unavailable (every command is refused with it), else None.
+        self.storage_fault: StorageUnavailable | None = None
+        #: Told ``(fault)`` when the storage becomes unavailable, and ``(None)`` when it is back.
+        self.storage_listeners: list[Callable[[StorageUnavailable | None], None]] = []
+        # The records of the batch whose commit failed for the storage: the database may hold
+        # them after all (a connection lost after its commit), which the storage's return shows.
+        self.unconfirmed: list[Record] = []
+        # The restore point (modules as made: reset) and the committed records folded after it.
+        self._point = _RestorePoint(self.seq, self.last_hash, 0, [], OrderedDict())
+        self._since: list[Record] = []
 
     def add_module(self, module: Module) -> None:
         self.modules.append(module)
@@ -255,10 +323,12 @@ class CommandCore:
         for record in self.journal.records(after) if records is None else records:
             parse(record)
             self._apply(record)
+            self._since.append(record)
             for view in self.views:
                 view.apply(record)
             count += 1
         self._tail = self.journal.last
+        self._refresh_restore_point(at_least=1 if not self._point.kept else None)
         return count
 
     def _kept(self) -> list[Any]:
@@ -289,7 +359,9 @@ class CommandCore:
         if self.folded != self.seq:
             raise CheckpointRefused(f"the state holds {self.folded} of the journal's {self.seq} records: it was not "
                                     "built from the journal")
-        return self._snapshot()
+        state = self._snapshot()
+        self._set_restore_point(state["modules"])  # the same state: the restore point costs nothing more
+        return state
 
     def _snapshot(self) -> dict[str, Any]:
         modules: dict[str, Any] = {}
@@ -340,6 +412,8 @@ class CommandCore:
         if unused:
             self.log.info("The checkpoint's state of {modules} is left out: this server runs no such module",
                           modules=", ".join(unused))
+        self._since = []
+        self._set_restore_point(modules)
 
     def now_ms(self) -> int:
         return int(self.clock.seconds() * 1000)
@@ -437,6 +511,9 @@ class CommandCore:
         return [record for command in (self._in_flight or []) + self._pending for record in command.records]
 
     def _decide(self, command: _Command) -> None:
+        if self.storage_fault is not None:  # nothing can be committed: refused before it is decided
+            command.refused = Failure(self.storage_fault)
+            return
         if self._in_flight is None and not self._pending:
             self._tail = self.journal.last  # nothing is waiting: the command follows the journal
         try:
@@ -455,7 +532,7 @@ class CommandCore:
             # the command fails, and the state is put back to what the others left.
             command.refused = Failure()
             self.log.failure("a module could not fold the records of {command}", command.refused, command=command.name)
-            self._rebuild(self._uncommitted())
+            self._roll_back(self._uncommitted())
             return
         command.records = records
         if records:
@@ -466,12 +543,7 @@ class CommandCore:
             self.commits += 1
         for command in batch:
             for record in command.records:
-                for view in self.views:
-                    try:
-                        view.apply(record)
-                    except Exception:
-                        self.log.failure("a view failed on record {seq}", seq=record.seq)
-                self._announce(record)
+                self._committed(record)
         self.answering = True
         try:
             for command in batch:
@@ -487,14 +559,35 @@ class CommandCore:
             except Exception:
                 self.log.failure("a listener of the commits failed")
         self._in_flight = None
+        if not self._pending:
+            self._refresh_restore_point()
         self._pump()
 
+    def _committed(self, record: Record) -> None:
+        """``record`` is in the journal (folded into the modules already): kept for the restore
+        point, folded by the views, announced."""
+        self._since.append(record)
+        for view in self.views:
+            try:
+                view.apply(record)
+            except Exception:
+                self.log.failure("a view failed on record {seq}", seq=record.seq)
+        self._announce(record)
+
     def _fail(self, batch: Sequence[_Command], failure: Failure) -> None:
-        self.log.failure("a commit of {n} commands failed; none of them is carried out", failure, n=len(batch))
+        fault = failure.value if isinstance(failure.value, StorageUnavailable) else None
+        if fault is not None:
+            self.log.critical("A commit of {n} commands failed: {fault} (record {seq} is the last committed)",
+                              n=len(batch), fault=str(fault), seq=self.journal.last.seq if self.journal.last else 0)
+            self.unconfirmed = [record for command in batch for record in command.records]
+        else:
+            self.log.failure("a commit of {n} commands failed; none of them is carried out", failure, n=len(batch))
         # The commands decided while it was in flight were decided on it: they fail with it.
         failed, self._pending = [*batch, *self._pending], []
         self._in_flight = None
-        self._rebuild([])
+        self._roll_back([])
+        if fault is not None:
+            self._storage_changed(fault)  # refusing from now: nothing decided below is new
         # Up to the first command with records, each was decided on the committed state and
         # its answer stands; from it on, each was decided on the batch, which did not happen.
         decided_on_it = False
@@ -508,23 +601,106 @@ class CommandCore:
                 command.done.callback([])
         self._pump()
 
-    def _rebuild(self, uncommitted: Sequence[Record]) -> None:
-        """Fold the journal (and ``uncommitted``, decided but not committed) into fresh modules."""
-        for module in self.modules:
-            module.reset()
-        self.requests.clear()
-        self.seq = self.folded = 0
-        first_uncommitted = uncommitted[0].seq if uncommitted else None
-        for record in self.journal.records():
-            if first_uncommitted is not None and record.seq >= first_uncommitted:
-                break  # committed meanwhile: folded below with the rest
-            self._apply(record)
-            self._tail = record
-        if first_uncommitted is None:
-            self._tail = self.journal.last
+    # --- The restore point and the storage's faults --------------------------------------
+
+    def _keepable(self) -> bool:
+        return all(hasattr(m, "savepoint") or (hasattr(m, "checkpoint") and hasattr(m, "restore"))
+                   for m in self.modules)
+
+    def _set_restore_point(self, checkpointed: Mapping[str, Any] | None = None) -> None:
+        """The modules' state now (committed: the core is settled) as the restore point.
+
+        ``checkpointed``: their checkpoints already made of this very state, by name.
+        """
+        if not self._keepable():
+            return  # a module that can only be reset: every record since the start is kept
+        names = self.module_names()  # the modules' names come first, the views' after them
+        kept = []
+        with gc_paused():
+            for name, module in zip(names, self.modules):
+                savepoint = getattr(module, "savepoint", None)
+                if savepoint is not None:
+                    kept.append(savepoint())
+                elif checkpointed is not None and name in checkpointed:
+                    kept.append(checkpointed[name])
+                else:
+                    kept.append(module.checkpoint())  # type: ignore[attr-defined]
+            requests = OrderedDict((key, list(records)) for key, records in self.requests.items())
+        self._point = _RestorePoint(self.seq, self.last_hash, self.folded, kept, requests)
+        self._since = []
+
+    def _refresh_restore_point(self, at_least: int | None = None) -> None:
+        due = RESTORE_POINT_RECORDS if at_least is None else at_least
+        if len(self._since) >= due and self.settled() and self.storage_fault is None:
+            self._set_restore_point()
+
+    def _roll_back(self, uncommitted: Sequence[Record]) -> None:
+        """The modules at the restore point with the records committed since folded again (the
+        committed state, from memory: the journal is not read), then ``uncommitted``."""
+        point = self._point
+        with gc_paused():
+            for index, module in enumerate(self.modules):
+                kept = point.kept[index] if index < len(point.kept) else _RESET
+                if kept is _RESET:
+                    module.reset()
+                elif hasattr(module, "savepoint"):
+                    module.rollback(kept)  # type: ignore[attr-defined]
+                else:
+                    module.restore(kept)  # type: ignore[attr-defined]
+            self.requests = OrderedDict((key, list(records)) for key, records in point.requests.items())
+            self.seq, self.last_hash, self.folded = point.seq, point.last_hash, point.folded
+            for record in self._since:
+                self._apply(record)
+        self._tail = self.journal.last
         for record in uncommitted:
             self._apply(record)
             self._tail = record
+
+    def _storage_changed(self, fault: StorageUnavailable | None) -> None:
+        self.storage_fault = fault
+        for listener in list(self.storage_listeners):
+            try:
+                listener(fault)
+            except Exception:
+                self.log.failure("a listener of the storage's state failed")
+
+    def storage_still_unavailable(self, fault: StorageUnavailable) -> None:
+        """A new try found the storage still unavailable; ``fault`` says how now (it may have changed)."""
+        if self.storage_fault is not None and str(fault) != str(self.storage_fault):
+            self.log.critical("The storage is still unavailable: {fault}", fault=str(fault))
+            self._storage_changed(fault)
+
+    def storage_back(self, adopted: Sequence[Record]) -> None:
+        """The storage takes writes again and the journal ends where the core stands (after
+        ``adopted``: the failed batch, found committed after all): commands are taken again.
+
+        ``adopted`` (verified by the journal, :meth:`~server_kit.journal.sql.Journal.probe`)
+        were folded into no module since their batch was taken back: they are folded now,
+        as committed records are.
+        """
+        if self.storage_fault is None:
+            return
+        if adopted:
+            self.log.critical(
+                "The commit that failed reached the database after all: records {first} to {last} are in the journal "
+                "although their commands were answered with the storage error; they stand (sent again with the same "
+                "request id, such a command is answered as a repeat)",
+                first=adopted[0].seq, last=adopted[-1].seq,
+            )
+            for record in adopted:
+                self._apply(record)
+                self._committed(record)
+            self._tail = adopted[-1]
+            for listener in list(self.after_commit):
+                try:
+                    listener()
+                except Exception:
+                    self.log.failure("a listener of the commits failed")
+        self.unconfirmed = []
+        self.log.info("The storage is back: {fault} no longer holds; commands are taken again from record {seq}",
+                      fault=self.storage_fault.kind, seq=self.seq)
+        self._storage_changed(None)
+        self._pump()
 
     def _apply(self, record: Record) -> None:
         for module in self.modules:

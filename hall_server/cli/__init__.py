@@ -79,7 +79,10 @@ class BingoGroup(click.Group):
         except DomainError as error:
             raise click.ClickException(str(error)) from None
         except OSError as error:
-            raise click.ClickException(f"{error.strerror or error}: {error.filename}") from None
+            from hall_server.cli.context import hall_home  # imported when needed: see SUBCOMMANDS
+            from server_kit.db.faults import describe_os_error
+
+            raise click.ClickException(describe_os_error(error, hall_home())) from None
         except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
             raise
         except Exception as error:  # the last resort: a fault of ours still gets one line, not a traceback

@@ -16,14 +16,20 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 
 from hall_server.config import HallConfig, ensure_config, load_config
 from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.roles import Role
+from protocol.errors import DomainError
 from hall_server.store.database import default_url, open_database
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key
 from server_kit.pki import default_pki_dir
+
+class HallFolderError(DomainError):
+    """The folder a command was given holds no hall; the message says what to set."""
+
 
 #: The hall's folder when ``$BINGO_HOME`` is not set.
 DEFAULT_HOME = Path("var")
@@ -59,6 +65,20 @@ class Hall:
     def database_url(self) -> str | None:
         """The database named by ``--db`` or ``$BINGO_DB``; ``None`` for the embedded default."""
         return self.url or os.environ.get("BINGO_DB") or None
+
+    @property
+    def existing_engine(self) -> Engine:
+        """:attr:`engine` for a command that only reads: the embedded default must exist already.
+
+        A command that reads the journal in a folder holding no hall (a central server's,
+        say) says so, instead of leaving an empty ``hall.sqlite3`` behind.
+        """
+        if self._engine is None and not self.database_url:
+            database = Path(make_url(default_url(self.home)).database or "")
+            if not database.exists():
+                raise HallFolderError(f"there is no hall database in {self.home} ({database.name} is missing): "
+                                      "this folder holds no hall (set BINGO_HOME to the hall's folder, or --db)")
+        return self.engine
 
     @property
     def engine(self) -> Engine:
@@ -115,5 +135,7 @@ class Hall:
         return load_journal_key(self.journal_key_path, create=create)
 
     def journal(self, *, create_key: bool = False) -> Journal:
-        """The hall's journal: its database, its key and its signed head."""
-        return Journal(self.engine, self.journal_key(create=create_key), head=self.head_path)
+        """The hall's journal: its database, its key and its signed head (a journal that only
+        verifies, with ``create_key`` False, needs the hall's database to exist already)."""
+        engine = self.engine if create_key else self.existing_engine
+        return Journal(engine, self.journal_key(create=create_key), head=self.head_path)

@@ -46,6 +46,7 @@ from hall_server.network.module import NetworkRefused
 from hall_server.network.relay import NetworkRelay
 from protocol import central_messages as m
 from server_kit.amp.commands import amp_commands
+from server_kit.db.faults import StorageUnavailable
 from server_kit.pki import client_tls_options
 
 COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(m.MESSAGES)
@@ -187,6 +188,8 @@ class CentralConnection(amp.AMP):
             yield self.relay.push(message.name, {k: v for k, v in parsed.items() if v is not None})
         except NetworkRefused as refused:
             raise amp.RemoteAmpError(refused.code.encode(), str(refused), local=Failure(refused)) from None
+        except StorageUnavailable as fault:  # nothing was taken: the central server sends it again
+            raise amp.RemoteAmpError(fault.code.encode(), str(fault), local=Failure(fault)) from None
         except Exception as error:
             self.log.failure("Taking the central server's {name} failed", Failure(error), name=message.name)
             raise amp.RemoteAmpError(b"internal_error", "the hall server failed to take it; the fault is logged",

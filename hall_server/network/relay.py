@@ -131,8 +131,13 @@ class NetworkRelay:
             port.close()
             raise
         except Exception as error:
-            self.log.error("The central server refused this hall's hello ({code}): {error}",
-                           code=getattr(error, "code", type(error).__name__), error=str(error))
+            code = getattr(error, "code", None) or getattr(error, "errorCode", None)
+            if code is not None:  # an answer: the central server said no
+                self.log.error("The central server refused this hall's hello ({code}): {error}", code=code,
+                               error=str(error))
+            else:  # no answer came: the connection was lost or cut; the link tries again by itself
+                self.log.info("The connection to the central server ended before it answered hello ({error}); "
+                              "it is tried again", error=str(error) or type(error).__name__)
             raise
         self.check_journal(answer)  # a journal behind what the hall said before: no link
         self.port, self.version, self.central_id = port, answer["version"], answer["central_id"]

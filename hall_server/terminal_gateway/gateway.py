@@ -58,6 +58,7 @@ from hall_server.statements import format_account_number
 from protocol.annex import CLOSED, SELLING
 from protocol.chain import Record
 from protocol.errors import DomainError
+from server_kit.db.faults import storage_fault
 from protocol.game import FINAL_STATES
 from protocol.terminal_messages import MessageError, SequenceCheck, decode, encode, numbered
 from server_kit.core import CommandCore
@@ -826,6 +827,8 @@ class TerminalSession:
                 self.send_state()
 
         def refused(failure: Any) -> None:
+            if self._unavailable(failure, seq):
+                return
             if failure.check(DomainError):
                 self._refused("refused", failure.getErrorMessage(), seq, kind)
             else:
@@ -847,6 +850,8 @@ class TerminalSession:
                       credit_cents=self.gateway.credit(request.signed_in))
 
         def refused(failure: Any) -> None:
+            if self._unavailable(failure, seq):
+                return
             if isinstance(failure.value, DomainError):
                 # The module journaled the refusal with the request (or, for a request sent
                 # again, answers the first refusal).
@@ -874,6 +879,8 @@ class TerminalSession:
                       cards=[joint_card_json(c) for c in cards], credit_cents=self.gateway.credit(request.signed_in))
 
         def refused(failure: Any) -> None:
+            if self._unavailable(failure, seq):
+                return
             if isinstance(failure.value, DomainError):  # journaled by the module with the request
                 self.send("error", code="refused", message=str(failure.value)[:ERROR_TEXT], in_reply_to=seq)
             else:
@@ -908,6 +915,8 @@ class TerminalSession:
                           in_reply_to=seq)
 
         def refused(failure: Failure) -> None:
+            if self._unavailable(failure, seq):
+                return
             if isinstance(failure.value, DomainError):
                 reason = str(failure.value)
                 self.send("error", code="refused", message=reason[:ERROR_TEXT], in_reply_to=seq)
@@ -919,9 +928,20 @@ class TerminalSession:
         network.hold(purchase).addCallback(held).addCallbacks(decided, refused)
 
     def _internal(self, failure: Any, seq: int) -> None:
+        if self._unavailable(failure, seq):
+            return
         log.failure("a terminal request failed", failure)
         self.send("error", code="internal", message="the server failed on this request; the fault is logged",
                   in_reply_to=seq)
+
+    def _unavailable(self, failure: Any, seq: int | None) -> bool:
+        """Answer ``unavailable`` with the storage's fault, if that is why ``failure`` came: the
+        hall could record nothing, the request did nothing (and is not held against the terminal)."""
+        fault = storage_fault(failure.value, "the hall's database")
+        if fault is None:
+            return False
+        self.send("error", code="unavailable", message=str(fault)[:ERROR_TEXT], in_reply_to=seq)
+        return True
 
     def connection_lost(self) -> None:
         """The socket closed: the session ends; the player's cards stay in play (R96.3 ruling)."""

@@ -22,11 +22,20 @@ person at a kiosk to sign in and buy cards as any player would (R82.13-16, R93).
 
 It decides no rule: each step is a command the hall's core may refuse, and a refusal
 is logged and the script carries on with the next sensible step.
+
+**The storage failing** is no refusal: while the hall's storage is unavailable (disk
+full, a read-only file, a lock, the database unreachable) the script pauses at the
+command it was giving, and gives it again once the storage is back - it did nothing.
+Each command goes with a request id of its own, so one whose commit reached the database
+after all is not carried out twice (it is answered as a repeat, and the script goes on
+from what the hall shows).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
+import secrets
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any, Callable, Sequence
@@ -42,7 +51,8 @@ from hall_server.web.view import GamePicture, HallView
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.settlement import PrizeRules
-from server_kit.core import Actor, CommandCore
+from server_kit.core import Actor, CommandCore, Repeated
+from server_kit.db.faults import StorageUnavailable
 
 log = Logger()
 
@@ -137,30 +147,70 @@ class DemoSession(Service):
         self.accounts: list[str] = []
         #: What each seller's drawer took and has not handed in to the desk yet, in cents.
         self.takings: dict[str, int] = {}
+        #: Whether the script waits for the storage to come back, and who waits with it.
+        self.paused = False
+        self._resumed: list[defer.Deferred[None]] = []
+        # Request ids of this run: never one of an earlier run, whose requests the core remembers.
+        self._run_id = secrets.token_hex(4)
+        self._requests = itertools.count(1)
 
     def startService(self) -> None:
         super().startService()
+        self.core.storage_listeners.append(self._storage_changed)
         self.running_game = self.play()
         self.running_game.addErrback(lambda failure: None if failure.check(defer.CancelledError)
                                      else log.failure("the demo session stopped", failure))
 
     def stopService(self) -> None:
         super().stopService()
+        if self._storage_changed in self.core.storage_listeners:
+            self.core.storage_listeners.remove(self._storage_changed)
         if self.running_game is not None:
             self.running_game.cancel()
+
+    def _storage_changed(self, fault: StorageUnavailable | None) -> None:
+        if fault is None:
+            waiting, self._resumed = self._resumed, []
+            for resumed in waiting:
+                resumed.callback(None)
+
+    def storage_back(self) -> defer.Deferred[None]:
+        """Fires once the hall's storage takes commits again (at once if it does)."""
+        if self.core.storage_fault is None:
+            return defer.succeed(None)
+        resumed: defer.Deferred[None] = defer.Deferred(lambda d: self._resumed.remove(d) if d in self._resumed else None)
+        self._resumed.append(resumed)
+        return resumed
 
     def wait(self, factor: float = 1.0) -> defer.Deferred[None]:
         return task.deferLater(self.clock, self.pace * factor, lambda: None)
 
     @defer.inlineCallbacks
     def command(self, actor: Actor, name: str, /, **args: Any):  # type: ignore[no-untyped-def]
-        """Give one command; the committed records, or ``None`` if the hall refused it."""
-        try:
-            records = yield self.core.commands[name].handler(actor, **args)
-        except DomainError as error:
-            log.info("Demo: {name} refused: {reason}", name=name, reason=str(error))
-            return None
-        return records
+        """Give one command; the committed records, or ``None`` if the hall refused it.
+
+        While the storage is unavailable the script waits here, and then gives the command again.
+        """
+        handler = self.core.commands[name].handler
+        request = f"demo-{self._run_id}-{next(self._requests)}"
+        while True:
+            if self.core.storage_fault is not None:
+                self.paused = True
+                log.info("Demo: paused at {name} while the storage is unavailable", name=name)
+                yield self.storage_back()
+                self.paused = False
+                log.info("Demo: the storage is back; going on with {name}", name=name)
+            try:
+                records = yield self.core.once(actor, request, lambda who: handler(who, **args))
+            except StorageUnavailable:
+                continue  # nothing was done: given again once the storage is back
+            except DomainError as error:
+                log.info("Demo: {name} refused: {reason}", name=name, reason=str(error))
+                return None
+            if isinstance(records, Repeated):  # its first try reached the journal after all
+                log.info("Demo: {name} was carried out by its first try", name=name)
+                return None
+            return records
 
     @defer.inlineCallbacks
     def play(self):  # type: ignore[no-untyped-def]

@@ -18,7 +18,8 @@ The console socket also carries command requests, answered through the same
 socket is read-only: anything sent to it is answered with an error and ignored.
 
 Messages sent: ``snapshot`` (``me``, ``commands``, ``choices``, ``view``), ``record`` (``record``,
-``view``), ``feed`` (the regulator's feed line, when it moved), ``answer`` (a command's answer),
+``view``), ``feed`` (the regulator's feed line, when it moved), ``storage`` (the storage's alarm,
+when it is raised or cleared), ``answer`` (a command's answer),
 ``board`` (``view``, ``time_ms``), ``error``.
 """
 
@@ -71,6 +72,11 @@ class LiveHub:
         """The link to the central server went up (to which process) or down: every console gets its line."""
         if self.consoles:
             fan_out(self.consoles, dumps(redacted({"type": "central", "central": self.view.central_source()})))
+
+    def storage_changed(self, fault: object = None) -> None:
+        """The storage became unavailable or came back: every console gets the alarm (``storage``)."""
+        if self.consoles:
+            fan_out(self.consoles, dumps(redacted({"type": "storage", "storage": self.view.storage_source()})))
 
     # --- The pictures: every one of them is made here, and redacted here -------------
 

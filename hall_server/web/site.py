@@ -100,7 +100,7 @@ Authenticate = Callable[[str, str], "defer.Deferred[Actor]"]
 STATUS = {
     "malformed": 400, "unknown_command": 400, "bad_arguments": 400, "not_allowed": 403,
     "replayed": 409, "refused": 409, "internal": 500, "signed_out": 401, "sign_in_refused": 401,
-    "not_found": 404, "journal_invalid": 500, "locked": 429, "busy": 429,
+    "not_found": 404, "journal_invalid": 500, "locked": 429, "busy": 429, "storage_unavailable": 503,
 }
 def static_dir() -> Path:
     return Path(str(resources.files("hall_server.web") / "static"))

@@ -133,6 +133,8 @@ class HallView:
         self.feed_source = feed
         #: The link to the central server as it is now (which process, its epoch), or None.
         self.central_source: Callable[[], dict[str, Any] | None] = lambda: None
+        #: The storage's alarm while commits cannot be made (the fault, where, since when), or None.
+        self.storage_source: Callable[[], dict[str, Any] | None] = lambda: None
         self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
         #: The configured cash desks, and the registered series (not journal facts: configuration).
         self.desk_names = tuple(desks)
@@ -207,6 +209,7 @@ class HallView:
         picture["faults"] = list(self.faults)
         picture["feed"] = self.feed_source()
         picture["central"] = self.central_source()
+        picture["storage"] = self.storage_source()
         picture["opening_hours"] = dict(self.opening_hours) if self.opening_hours is not None else None
         picture["jackpot_contributions"] = self.jackpot_source()
         return picture
@@ -214,7 +217,8 @@ class HallView:
     # --- Projection -----------------------------------------------------------------
 
     #: The view's configuration; every other attribute is folded from the journal.
-    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source", "jackpot_source")
+    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source", "storage_source",
+                  "jackpot_source")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})

@@ -1,6 +1,8 @@
 """Opening a server's database and bringing its schema up to date with Alembic.
 
-SQLite is opened in WAL mode with full fsync; any SQLAlchemy URL (PostgreSQL
+SQLite is opened in WAL mode with full fsync and a busy timeout of
+:data:`~server_kit.db.faults.SQLITE_BUSY_TIMEOUT_S`, and no connection is made to its
+files once one of them is immutable; any SQLAlchemy URL (PostgreSQL
 included: ``postgresql://`` means psycopg 3) can be given instead.  Each server keeps
 its own migrations (an Alembic script location such as ``"hall_server:migrations"``)
 and they are applied on every open, so a fresh machine needs nothing but the command.
@@ -19,10 +21,27 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from protocol.errors import DomainError
+from server_kit.db.faults import SQLITE_BUSY_TIMEOUT_S, sqlite_files_fault, sqlite_immutable_fault
 
 
 class DatabaseError(DomainError):
     """The database URL cannot be opened; the message says why and what to type."""
+
+
+def _sqlite_files_mutable(path: str):  # type: ignore[no-untyped-def]
+    """A ``do_connect`` hook: no connection is made to SQLite files marked immutable.
+
+    SQLite maps the ``-shm`` file into memory; touching that mapping once the file is
+    immutable ends the process with SIGBUS, and a log line never comes.  A connection
+    refused here is a storage fault named for staff instead.
+    """
+
+    def check(dialect, record, arguments, parameters) -> None:  # type: ignore[no-untyped-def]
+        fault = sqlite_immutable_fault(path)
+        if fault is not None:
+            raise fault
+
+    return check
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -64,8 +83,10 @@ def create(url: str, create_folder: bool = True) -> Engine:
             path.parent.mkdir(parents=True, exist_ok=True)
         elif not path.parent.is_dir():
             raise DatabaseError(f"cannot open {_shown(url)}: the folder {path.parent} does not exist")
+    sqlite = url.startswith("sqlite:///")
     try:
-        engine = create_engine(with_driver(url))
+        # The busy timeout (the driver's ``timeout``): see server_kit.db.faults.SQLITE_BUSY_TIMEOUT_S.
+        engine = create_engine(with_driver(url), connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S} if sqlite else {})
     except NoSuchModuleError:
         scheme = url.split(":", 1)[0]
         raise DatabaseError(
@@ -81,7 +102,29 @@ def create(url: str, create_folder: bool = True) -> Engine:
         raise DatabaseError(f"cannot open {_shown(url)}: its driver is not installed ({error.name})") from None
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+        if engine.url.database not in (None, "", ":memory:"):
+            event.listen(engine, "do_connect", _sqlite_files_mutable(str(engine.url.database)))
     return engine
+
+
+def check_sqlite_files(url: str) -> None:
+    """Before a start creates anything: a SQLite ``url``'s folder exists, and its files can be written.
+
+    Raises :class:`DatabaseError` naming the folder that is missing (a typed folder is never
+    made) or the file that cannot be written (read-only, immutable, another owner: SQLite
+    maps the ``-shm`` file, and writing through the mapping of an immutable file ends the
+    process with SIGBUS).  Any other URL passes: its server is asked when it is opened.
+    """
+    parsed = make_url(url) if url.startswith("sqlite:") else None
+    if parsed is None or not parsed.database or parsed.database == ":memory:":
+        return
+    database = Path(parsed.database)
+    if not database.parent.is_dir():
+        raise DatabaseError(f"cannot open {_shown(url)}: the folder {database.parent} does not exist (create it, or "
+                            "correct the URL: a folder that is typed is never created)")
+    fault = sqlite_immutable_fault(database) or sqlite_files_fault(database, space=False)
+    if fault is not None:
+        raise DatabaseError(f"cannot open {_shown(url)}: {fault.detail}")
 
 
 def alembic_config(migrations: str) -> Config:

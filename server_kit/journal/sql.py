@@ -45,6 +45,7 @@ from twisted.logger import Logger
 from protocol.chain import (GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, signed, verify_chain,
                             verify_links)
 from protocol.records import JournalRecord, seal_entries
+from server_kit.db.faults import sqlite_files_fault, storage_fault
 from server_kit.journal import table
 from server_kit.journal.port import Entry
 
@@ -98,12 +99,26 @@ def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path,
 
 def _write_head(path: Path, head: Head) -> None:
     partial = path.with_name(path.name + ".partial")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as stream:
-        json.dump(head.to_dict(), stream)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(partial, path)
+    try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as stream:
+            json.dump(head.to_dict(), stream)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a full disk leaves no half-written head beside the last one
+        raise
+    fsync_folder(path.parent)
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable: without it a power cut can bring the old name back."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 class JournalStateError(ChainError):
@@ -118,6 +133,9 @@ class Journal:
         self.key = key
         self.head = head
         self._sign = journal_signer(key)
+        #: The SQLite database file, whose files are looked at before each commit (None: PostgreSQL).
+        self._sqlite_file = engine.url.database if engine.dialect.name == "sqlite" and engine.url.database not in (
+            None, "", ":memory:") else None
         self.last: Record | None = table.last_record(engine)
         #: Run first in every commit's transaction; raising refuses the commit (see the module).
         self.guard: Callable[[Connection], None] | None = None
@@ -215,7 +233,14 @@ class Journal:
                 records[0].seq, f"does not follow the journal's last record ({expected_seq - 1}); nothing was appended"
             )
         records = signed(self._sign, records)
-        table.append(self.engine, records, extra, self.guard)
+        try:
+            self._writable()
+            table.append(self.engine, records, extra, self.guard)
+        except Exception as error:
+            fault = storage_fault(error, self.engine)
+            if fault is None:
+                raise
+            raise fault from error
         self.last = records[-1]
         try:
             self.write_head()
@@ -226,6 +251,71 @@ class Journal:
                 path=str(self.head), seq=self.last.seq, error=error,
             )
         return records
+
+    def _writable(self) -> None:
+        """Refuse a commit to SQLite files that cannot take it (see :func:`~server_kit.db.faults.sqlite_files_fault`).
+
+        Cheaper than finding out half-way: a full disk or a read-only file is named, and an
+        ``-shm`` file made immutable is not written through its mapping (which would end
+        the process with SIGBUS).
+        """
+        if self._sqlite_file is not None:
+            fault = sqlite_files_fault(self._sqlite_file)
+            if fault is not None:
+                raise fault
+
+    def probe(self, unconfirmed: Sequence[Record] = ()) -> list[Record]:
+        """Whether the storage takes a write again; the records of ``unconfirmed`` it holds.
+
+        Run on the writer's thread while the server's storage is unavailable: one small
+        durable write the database must really make (SQLite: its header's
+        ``user_version``, written back unchanged; PostgreSQL: a transaction id, which only
+        a primary that takes writes gives), then the journal's end is read.  It must be
+        :attr:`last`, or the records of ``unconfirmed`` (the batch whose commit failed,
+        committed after all when the connection was lost after the database took it):
+        those are verified (hash, link, signature) and become the journal's last, and are
+        returned.  Then the signed head is written again.
+
+        Raises :class:`~server_kit.db.faults.StorageUnavailable` while the storage is not
+        back, and :class:`JournalStateError` when the journal's end is anything else (records
+        missing, or written by another process): that is no storage fault to wait out.
+        """
+        after = self.last.seq if self.last is not None else 0
+        try:
+            self._writable()
+            with self.engine.begin() as connection:
+                if self.engine.dialect.name == "sqlite":
+                    version = int(connection.exec_driver_sql("PRAGMA user_version").scalar() or 0)
+                    connection.exec_driver_sql(f"PRAGMA user_version = {version}")
+                else:
+                    connection.exec_driver_sql("SELECT txid_current()")
+            standing = table.record(self.engine, after) if self.last is not None else None
+            found = list(table.read(self.engine, after))
+        except Exception as error:
+            fault = storage_fault(error, self.engine)
+            if fault is None:
+                raise
+            raise fault from error
+        if self.last is not None and (standing is None or standing.hash != self.last.hash):
+            raise JournalStateError(after, "is no longer in the database as this server committed it: records were "
+                                           "removed or replaced")
+        if found:
+            expected = [(r.seq, r.hash) for r in unconfirmed]
+            if [(r.seq, r.hash) for r in found] != expected:
+                raise JournalStateError(found[0].seq, f"and {len(found) - 1} more were written after record {after} "
+                                                      "by someone else than this server")
+            # Each record's hash, link and signature; their end is the head to check them against.
+            verify_chain(found, self.key.public_key(), head=sign_head(self.key, found[-1]),
+                         after=(after, self.last.hash) if self.last else None)
+            self.last = found[-1]
+        try:
+            self.write_head()
+        except OSError as error:
+            fault = storage_fault(error, self.engine)
+            if fault is None:
+                raise
+            raise fault from error
+        return found
 
     def write_head(self) -> None:
         """Write the signed head of the last record (atomically, mode 0600)."""

@@ -23,8 +23,10 @@ nothing is refused as ``replayed``.
 Error codes: ``malformed`` (not JSON, nested too deep, not Unicode, not an object,
 bad id), ``unknown_command``, ``not_allowed`` (the role may not, R80),
 ``bad_arguments`` (missing, unknown, wrong type or out of range), ``replayed``,
-``refused`` (the hall's rules said no; the message says why), ``internal`` (a fault,
-logged).
+``refused`` (the hall's rules said no; the message says why), ``storage_unavailable``
+(the storage cannot take a commit now: disk full, a read-only file, a lock, the
+database unreachable; the message names it and where, and nothing was done),
+``internal`` (a fault, logged).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from twisted.logger import Logger
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
+from server_kit.db.faults import StorageUnavailable, storage_fault
 
 #: A whole banned-list file fits in one request; nothing larger is read.
 MAX_REQUEST_BYTES = 1024 * 1024
@@ -52,6 +55,9 @@ MAX_INT = 2**53 - 1
 MAX_DEPTH = 32
 REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 REMEMBERED_IDS = 10_000
+#: The code of a command refused because the storage cannot take a commit (disk full,
+#: read-only, locked, unreachable): the message names the fault and where.
+STORAGE_UNAVAILABLE = StorageUnavailable.code
 
 log = Logger()
 
@@ -273,6 +279,9 @@ def error_answer(request_id: str | None, error: ChannelError) -> dict[str, Any]:
 def _as_channel_error(error: BaseException, request: CommandRequest, failure: Any) -> ChannelError:
     if isinstance(error, NotAllowed):
         return ChannelError("not_allowed", str(error))
+    fault = storage_fault(error, "the server's database")
+    if fault is not None:  # the storage, not the command: named for staff (logged where it failed)
+        return ChannelError(STORAGE_UNAVAILABLE, str(fault))
     if isinstance(error, DomainError):
         return ChannelError("refused", str(error))
     log.failure("command {command} failed", failure, command=request.command)

@@ -7,7 +7,8 @@
 * :class:`SecureRequest`: no ``Server`` banner (Twisted names itself and its version in
   every answer otherwise; a banner helps only an attacker), ``Strict-Transport-Security``
   over TLS, and JSON for every error: a JSON ``internal`` error when a resource fails
-  unexpectedly, a JSON 405 (with ``Allow``) for a method a resource does not answer and
+  unexpectedly (a storage fault is ``storage_unavailable``, 503, with the fault named),
+  a JSON 405 (with ``Allow``) for a method a resource does not answer and
   a JSON 404 where Twisted would write an HTML page, never an HTML error page;
 * :func:`secure_site`: the :class:`~twisted.web.server.Site` every server's web port
   serves, whose request bodies are bounded while they are read (:class:`BoundedChannel`):
@@ -31,6 +32,7 @@ from twisted.web.error import UnsupportedMethod
 from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
 
+from server_kit.db.faults import storage_fault
 from server_kit.web.channel import MAX_REQUEST_BYTES, ChannelError, error_answer
 
 log = Logger()
@@ -113,8 +115,12 @@ class SecureRequest(Request):
             self.finish()  # part of an answer is out: all that is left is to end it
             return
         self.responseHeaders.removeHeader(b"content-length")
-        body = json_response(self, 500, error_answer(None, ChannelError(
-            "internal", "the server failed on this request; the fault is logged")))
+        fault = storage_fault(reason.value, "the server's database") if reason.value is not None else None
+        if fault is not None:  # the storage: named for staff, 503 (try again later)
+            body = json_response(self, 503, error_answer(None, ChannelError(fault.code, str(fault))))
+        else:
+            body = json_response(self, 500, error_answer(None, ChannelError(
+                "internal", "the server failed on this request; the fault is logged")))
         self.setHeader(b"content-length", str(len(body)).encode())
         self.write(body)
         self.finish()

@@ -23,6 +23,7 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import JournalRecord
 from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
+from server_kit.db.faults import StorageUnavailable
 from server_kit.journal import sql as sql_journal
 from server_kit.journal.sql import Journal, read_head
 from tests.support.records import declared
@@ -216,10 +217,14 @@ def test_a_failed_batch_commit_fails_every_command_and_leaves_state_and_journal_
     runner.run_one()
     monkeypatch.setattr(sql_journal.table, "append", real)
     answers = outcomes(batch + [late])
-    assert all(isinstance(a, Failure) and a.check(OSError) for a in answers)
+    assert all(isinstance(a, Failure) and a.check(StorageUnavailable) for a in answers)
+    assert "disk full" in answers[0].getErrorMessage()
     assert hall.tickets.issued == [(1, "a")] and not runner.held
     assert hall.core.seq == 1 and hall.announced == [1]
     assert [r.seq for r in hall.journal.records()] == [1]
+    refused = hall.tickets.take(CLERK, "during")  # the storage is unavailable: refused at once
+    assert outcomes([refused])[0].check(StorageUnavailable) and not runner.held
+    hall.core.storage_back(hall.journal.probe(hall.core.unconfirmed))
     again = hall.tickets.take(CLERK, "c")
     runner.run_all()
     assert outcomes([first, again])[1][0].payload["number"] == 2
@@ -257,8 +262,9 @@ def test_a_repeat_of_a_request_whose_batch_failed_fails_too_and_the_request_may_
     monkeypatch.setattr(sql_journal.table, "append", io_error)
     runner.run_one()
     monkeypatch.setattr(sql_journal.table, "append", real)
-    assert [o.check(OSError) for o in outcomes([sent, repeat])] == [OSError, OSError]
+    assert [o.check(StorageUnavailable) for o in outcomes([sent, repeat])] == [StorageUnavailable] * 2
     assert not hall.core.known_request(CLERK, "r1")
+    hall.core.storage_back(hall.journal.probe(hall.core.unconfirmed))
     again = hall.core.once(CLERK, "r1", lambda actor: hall.tickets.take(actor, "b"))
     runner.run_all()
     assert outcomes([again])[0][0].payload["holder"] == "b"

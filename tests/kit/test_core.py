@@ -12,6 +12,7 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import JournalRecord
 from server_kit.core import Actor, CommandCore, NotAllowed, Repeated, run_inline
+from server_kit.db.faults import StorageUnavailable
 from server_kit.journal.fake import FakeJournal
 from tests.support.records import declared
 
@@ -122,3 +123,230 @@ def test_a_registered_command_needs_a_permission_entry() -> None:
     core, _ = core_with(FakeJournal())
     with pytest.raises(ValueError, match="has no permission entry"):
         core.register(CommandSpec("remove", lambda actor: None, {}, "remove"))  # type: ignore[arg-type,return-value]
+
+
+# --- A failed commit, the restore point, the storage unavailable -------------------------------
+
+
+class Tally:
+    """A checkpointable module: amounts per actor (its restore point is its checkpoint)."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, int] = {}
+
+    def reset(self) -> None:
+        self.totals = {}
+
+    def apply(self, record: Record) -> None:
+        if record.type == "added":
+            name = record.payload["actor"]["name"]
+            self.totals[name] = self.totals.get(name, 0) + record.payload["amount"]
+
+    def checkpoint(self) -> Any:
+        return dict(self.totals)
+
+    def restore(self, data: Any) -> None:
+        self.totals = dict(data)
+
+
+class Held:
+    """A blocking runner whose calls wait until the test lets them run (a commit in flight)."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[Any, tuple[Any, ...], Any]] = []
+
+    def __call__(self, function: Any, *args: Any) -> Any:
+        from twisted.internet import defer
+
+        done: Any = defer.Deferred()
+        self.held.append((function, args, done))
+        return done
+
+    def run_one(self) -> None:
+        from twisted.python.failure import Failure
+
+        function, args, done = self.held.pop(0)
+        try:
+            value = function(*args)
+        except Exception:
+            done.errback(Failure())
+        else:
+            done.callback(value)
+
+
+class UnreadableJournal(FakeJournal):
+    """The fake journal, whose records cannot be read back once ``unreadable``: as a database gone away."""
+
+    unreadable = False
+
+    def records(self, after: int = 0) -> Iterator[Record]:
+        if self.unreadable:
+            raise AssertionError("the journal was read back")
+        return super().records(after)
+
+    def probe(self, unconfirmed: Any = ()) -> list[Record]:
+        if self.unreadable:
+            raise StorageUnavailable("unreachable", "the database server db:5432", "db:5432 cannot be reached")
+        found = [r for r in self.kept if self.last is None or r.seq > self.last.seq]
+        return found
+
+
+def tally_core(runner: Any = run_inline) -> tuple[CommandCore, UnreadableJournal, Tally]:
+    journal = UnreadableJournal()
+    core = CommandCore(journal, task.Clock(), runner, {"add": frozenset({"clerk", "guest"})})
+    tally = Tally()
+    core.add_module(tally)
+    return core, journal, tally
+
+
+DOWN = StorageUnavailable("unreachable", "the database server db:5432", "db:5432 cannot be reached (refused)")
+
+
+def test_N1_a_commit_that_fails_for_the_storage_puts_the_state_back_without_reading_the_journal() -> None:
+    runner = Held()
+    core, journal, tally = tally_core(runner)
+    add(core, CLERK, 100)
+    runner.run_one()
+    assert tally.totals == {"ana": 100}
+    in_flight = add(core, CLERK, 5)  # its commit is in flight ...
+    decided_on_it = add(core, GUEST, 7)  # ... and this one is decided on it
+    assert tally.totals == {"ana": 105, "bea": 7}
+    journal.unreadable, journal.fail_next = True, DOWN
+    runner.run_one()
+    assert outcome(in_flight).check(StorageUnavailable) and outcome(decided_on_it).check(StorageUnavailable)
+    assert tally.totals == {"ana": 100} and core.seq == 1 and core.settled()
+    assert core.storage_fault is DOWN and [r.seq for r in core.unconfirmed] == [2]
+    refused = outcome(add(core, CLERK, 1))  # refused at once, before it is decided: no commit tried
+    assert refused.check(StorageUnavailable) and "db:5432" in refused.getErrorMessage() and not runner.held
+    assert tally.totals == {"ana": 100}
+
+
+def test_N1_the_storage_back_resumes_from_the_state_it_held_and_the_next_record_follows_the_last() -> None:
+    core, journal, tally = tally_core()
+    told: list[Any] = []
+    core.storage_listeners.append(told.append)
+    outcome(add(core, CLERK, 100))
+    journal.fail_next = DOWN
+    assert outcome(add(core, CLERK, 5)).check(StorageUnavailable)
+    core.storage_back(journal.probe(core.unconfirmed))
+    assert told == [DOWN, None] and core.storage_fault is None and core.unconfirmed == []
+    (record,) = outcome(add(core, CLERK, 20))
+    assert record.seq == 2 and tally.totals == {"ana": 120}
+    restarted, _ = core_with(journal)
+    assert restarted.recover() == 2
+
+
+def test_N1_a_failed_batch_found_committed_when_the_storage_is_back_is_folded_and_announced_once() -> None:
+    core, journal, tally = tally_core()
+    heard: list[int] = []
+    core.observers.append(lambda record: heard.append(record.seq))
+
+    def committed_then_lost(records: Any, extra: Any = None) -> Any:
+        FakeJournal.commit(journal, records, extra)  # the database took it ...
+        journal.last = None  # ... and the answer never came back
+        raise DOWN
+
+    journal.commit = committed_then_lost  # type: ignore[method-assign]
+    assert outcome(add(core, CLERK, 5)).check(StorageUnavailable)
+    assert tally.totals == {} and heard == [] and [r.seq for r in core.unconfirmed] == [1]
+    del journal.commit
+    found = journal.probe(core.unconfirmed)
+    journal.last = found[-1]  # what Journal.probe does once it verified them
+    core.storage_back(found)
+    assert tally.totals == {"ana": 5} and heard == [1] and core.seq == 1
+    (record,) = outcome(add(core, CLERK, 1))
+    assert record.seq == 2 and heard == [1, 2]
+
+
+def test_N1_a_module_that_cannot_fold_its_command_is_taken_back_to_the_restore_point_not_the_journal() -> None:
+    core, journal, tally = tally_core()
+    outcome(add(core, CLERK, 10))
+    apply = tally.apply
+
+    def faulty(record: Record) -> None:
+        apply(record)
+        if record.payload["amount"] == 13:
+            raise KeyError("a fault in the module")
+
+    tally.apply = faulty  # type: ignore[method-assign]
+    journal.unreadable = True
+    assert outcome(add(core, CLERK, 13)).check(KeyError)
+    tally.apply = apply  # type: ignore[method-assign]
+    assert tally.totals == {"ana": 10}
+    journal.unreadable = False
+    outcome(add(core, CLERK, 1))
+    assert tally.totals == {"ana": 11}
+
+
+def test_the_restore_point_moves_on_once_enough_records_are_committed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import server_kit.core as kit_core
+
+    monkeypatch.setattr(kit_core, "RESTORE_POINT_RECORDS", 3)
+    core, journal, tally = tally_core()
+    for amount in range(1, 6):
+        outcome(add(core, CLERK, amount))
+    assert core._point.seq == 3 and [r.seq for r in core._since] == [4, 5]  # kept: the records after it only
+    journal.fail_next, journal.unreadable = DOWN, True
+    assert outcome(add(core, CLERK, 100)).check(StorageUnavailable)
+    assert tally.totals == {"ana": 15} and core.seq == 5
+
+
+def test_a_module_that_cannot_be_kept_is_reset_and_folds_every_record_again() -> None:
+    core, journal, tally = tally_core()
+    counter = Counter()
+    core.add_module(counter)
+    for amount in (1, 2, 3):
+        outcome(add(core, CLERK, amount))
+    journal.fail_next, journal.unreadable = DOWN, True
+    assert outcome(add(core, CLERK, 100)).check(StorageUnavailable)
+    assert counter.total == 6 and tally.totals == {"ana": 6}
+
+
+def test_N1_the_storage_watch_tries_with_back_off_on_the_clock_and_resumes_when_the_storage_is_back() -> None:
+    from server_kit.storage import StorageWatch
+
+    clock = task.Clock()
+    journal = UnreadableJournal()
+    core = CommandCore(journal, clock, run_inline, {"add": frozenset({"clerk"})})
+    core.add_module(Tally())
+    watch = StorageWatch(core, clock, run_inline, journal.probe)
+    watch.startService()
+    outcome(add(core, CLERK, 1))
+    journal.fail_next, journal.unreadable = DOWN, True
+    assert outcome(add(core, CLERK, 2)).check(StorageUnavailable)
+    assert watch.status() is not None and watch.status()["kind"] == "unreachable"
+    for waited in (0.25, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0):  # doubling up to the longest wait
+        tries = watch.tries
+        clock.advance(waited - 0.01)
+        assert watch.tries == tries
+        clock.advance(0.01)
+        assert watch.tries == tries + 1 and core.storage_fault is not None
+    journal.unreadable = False
+    clock.advance(5.0)
+    assert core.storage_fault is None and watch.status() is None and watch.tries == 0
+    assert not clock.getDelayedCalls()  # nothing more is tried
+    (record,) = outcome(add(core, CLERK, 3))
+    assert record.seq == 2
+    watch.stopService()
+
+
+def test_N1_a_journal_whose_end_is_not_what_was_committed_keeps_the_server_refusing() -> None:
+    from server_kit.journal.sql import JournalStateError
+    from server_kit.storage import StorageWatch
+
+    clock = task.Clock()
+    journal = UnreadableJournal()
+    core = CommandCore(journal, clock, run_inline, {"add": frozenset({"clerk"})})
+    core.add_module(Tally())
+
+    def foreign(unconfirmed: Any) -> list[Record]:
+        raise JournalStateError(7, "and 2 more were written after record 6 by someone else than this server")
+
+    watch = StorageWatch(core, clock, run_inline, foreign)
+    watch.startService()
+    journal.fail_next = DOWN
+    assert outcome(add(core, CLERK, 2)).check(StorageUnavailable)
+    clock.advance(0.25)
+    assert core.storage_fault is not None and "not what this server committed" in str(core.storage_fault)
+    assert not clock.getDelayedCalls()  # no more tries: a restart verifies the journal
+    watch.stopService()

@@ -71,13 +71,22 @@ class PostgresCluster:
             os.chown(self.folder, entry.pw_uid, entry.pw_gid)
         self.folder.chmod(0o700)
         self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--no-instructions")
+        self.start_server()
+        return self
+
+    def start_server(self) -> None:
+        """Start the cluster's server (again, after :meth:`stop_server`)."""
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.folder} "
             "-c max_connections=200 -c fsync=on -c synchronous_commit=on"
         )
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "server.log"), "-o", options, "-w", "start")
         self.started = True
-        return self
+
+    def stop_server(self) -> None:
+        """Stop the server as an outage would (``pg_ctl stop -m fast``: sessions cut), keeping its data."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+        self.started = False
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"

@@ -396,6 +396,7 @@ class WireSocket:
         self.rejected_status: int | None = None
         self.close_code: int | None = None
         self.texts: list[str] = []  # every text message received, kept
+        self._part = ""
         self._cursor = 0
         while not self.accepted and self.rejected_status is None and self._read():
             pass
@@ -415,8 +416,11 @@ class WireSocket:
                 self.accepted = True
             elif isinstance(event, RejectConnection):
                 self.rejected_status = event.status_code
-            elif isinstance(event, TextMessage):
-                self.texts.append(event.data)
+            elif isinstance(event, TextMessage):  # a long message comes in parts: kept whole
+                self._part += event.data
+                if event.message_finished:
+                    self.texts.append(self._part)
+                    self._part = ""
             elif isinstance(event, CloseConnection):
                 self.close_code = event.code if self.close_code is None else self.close_code
         return bool(data)

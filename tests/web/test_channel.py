@@ -151,3 +151,22 @@ def test_each_role_is_offered_only_its_own_commands(web_hall: WebHall) -> None:
     (count,) = [c for c in describe(Actor("rosa", Role.ROOM_CHIEF)) if c["name"] == "count_balls"]
     assert count["params"] == [{"name": "stage", "type": "str"}, {"name": "balls_present", "type": "list[int]"},
                                {"name": "witnesses", "type": "list[str]"}]
+
+
+def test_N2_a_storage_fault_is_answered_storage_unavailable_with_the_fault_named_not_internal(
+    web_hall: WebHall,
+) -> None:
+    from server_kit.db.faults import StorageUnavailable
+
+    def full(records: object, extra: object = None) -> None:
+        raise StorageUnavailable("disk full", "the database file /srv/hall/hall.sqlite3",
+                                 "the disk holding /srv/hall/hall.sqlite3 is full")
+
+    web_hall.journal.commit = full  # type: ignore[method-assign]
+    text = '{"id": "r1", "command": "run_verification", "args": {"date": "2026-11-29"}}'
+    answer = submit(web_hall, ADMIN, text)
+    assert answer["ok"] is False and answer["error"]["code"] == "storage_unavailable"
+    assert answer["error"]["message"].startswith("storage unavailable (disk full): the disk holding "
+                                                 "/srv/hall/hall.sqlite3 is full")
+    again = submit(web_hall, ADMIN, text.replace("r1", "r2"))  # refused before it is decided now
+    assert again["error"]["code"] == "storage_unavailable" and journal_length(web_hall) == 0

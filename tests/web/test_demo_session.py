@@ -221,3 +221,51 @@ def run_inline_result(deferred):  # type: ignore[no-untyped-def]
     if hasattr(results[0], "raiseException"):
         results[0].raiseException()
     return results[0]
+
+
+def test_N2_the_demo_pauses_while_the_storage_is_unavailable_and_goes_on_where_it_was(tmp_path: Path) -> None:
+    from server_kit.db.faults import StorageUnavailable
+    from server_kit.storage import StorageWatch
+
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    core, view, journal, _ = build(tmp_path, clock)
+    demo = DemoSession(core, view, clock, [7, 8], "desk-1", pace=1.0, cards_per_game=25, rng=random.Random(3))
+    down = [True]
+    real_probe = journal.probe
+
+    def probe(unconfirmed):  # type: ignore[no-untyped-def]
+        if down[0]:
+            raise StorageUnavailable("disk full", "the database file x", "the disk holding it is full")
+        return real_probe(unconfirmed)
+
+    watch = StorageWatch(core, clock, run_inline, probe)
+    watch.startService()
+    demo.startService()
+    while view.game is None or view.game.state != "selling":
+        clock.advance(0.5)
+    real_commit = journal.commit
+
+    def full(records, extra=None):  # type: ignore[no-untyped-def]
+        raise StorageUnavailable("disk full", "the database file x", "the disk holding it is full")
+
+    journal.commit = full  # type: ignore[method-assign]
+    for _ in range(20):
+        clock.advance(0.5)
+        if demo.paused:
+            break
+    assert demo.paused and core.storage_fault is not None
+    held = journal.last
+    for _ in range(60):  # a minute of the outage: the demo waits, nothing is written
+        clock.advance(1.0)
+    assert demo.paused and journal.last == held
+    journal.commit = real_commit  # type: ignore[method-assign]
+    down[0] = False
+    for _ in range(400):
+        clock.advance(0.5)
+        if view.games_played >= 1 and view.game is not None and view.game.state == "cards collected":
+            break
+    demo.stopService()
+    watch.stopService()
+    assert not demo.paused and view.games_played >= 1
+    assert journal.verify() == journal.last.seq

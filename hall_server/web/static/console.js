@@ -1366,6 +1366,12 @@ function showCentral(view) {
   showLinkLine("central-state", view.central, (central) => !central.up);
 }
 
+// The storage's alarm: while commits cannot be made (disk full, a read-only file, a lock, the
+// database unreachable) every command is refused, and every console says why and where.
+function showStorage(view) {
+  showLinkLine("storage-state", view.storage, () => true);
+}
+
 // The opening hours reported to the regulator (R74.2); a change shows the day it applies.
 function showHours(view) {
   const line = document.getElementById("hours-state");
@@ -1383,6 +1389,7 @@ function refresh() {
   if (!view) return;
   showFeed(view);
   showCentral(view);
+  showStorage(view);
   showHours(view);
   // A new stage of the session (opened, closed, the next one counted): the answers of the
   // last stage, and a token shown then, are gone from the desk.
@@ -1552,6 +1559,11 @@ function onMessage(message) {
     if (Console.view) {
       Console.view.central = message.central;
       showCentral(Console.view);
+    }
+  } else if (message.type === "storage") {
+    if (Console.view) {
+      Console.view.storage = message.storage;
+      showStorage(Console.view);
     }
   } else if (message.type === "record") {
     remember(message.record);
