@@ -145,21 +145,21 @@ def test_R85_6_a_line_won_on_one_ball_by_a_virtual_and_a_paper_card_stops_the_dr
     assert [r.payload["card_number"] for r in found if r.type == "prize_won"] == [int(virtual.split("-")[1])]
     assert paper in found[0].payload["completed_line"]
     # The line is found: the draw stops while the caller asks for another card.
-    caller.refused("draw_ball", "another card")
+    caller.refused("draw_ball", "Another card?")
     (won,) = table("verify_claim", series=7, card_number=int(paper.split("-")[1]))
     assert (won.type, won.payload["ball_count"]) == ("prize_won", len(balls))
     before = hall.balance(anna)
     closed = caller("close_prize")
     assert closed[0].type == "prize_closed" and closed[0].payload["patterns"] == ["line"]
     assert not [r for r in closed if r.type == "prize_paid"], "a prize shared with a paper card is paid at a desk"
-    for seller in ("ana",):
-        hall.cashier.hand_in_takings(CASHIER, seller, "desk1", hall.balance(f"cash:{seller}"))
+    desk = hall.ledger.balance("cash:desk1")
     cashier("pay_prizes", desk="desk1")
     line = paid(hall, "line")
     share = line_cents // 2
     assert line["ball_count"] == len(balls)
     assert sorted(line["payments"]) == sorted([[paper, share], [virtual, share]])
     assert hall.balance(anna) == before + share, "the virtual card's share is credited to its player (R85.9)"
+    assert hall.ledger.balance("cash:desk1") == desk - share, "the paper card's share is paid in cash (R78)"
     assert hall.ledger.balance("carry:line") == line_cents - 2 * share
     # The line is closed: the draw goes on.
     assert caller("draw_ball")[0].type == "ball_drawn"
