@@ -446,7 +446,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
-                        desks=cashier)
+                        desks=cashier, prize_wait_s=config.draw.claim_wait_s)
     if blowers is not None:
         blowers.install(games, session)
     # Virtual cards on the player terminals (docs/terminals.md).
@@ -498,6 +498,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                 lambda failure: log.failure("reporting the opening hours", failure))
 
     reactor.callWhenRunning(report_opening_hours)
+    # A prize found before the stop waits for other cards again, its wait started afresh (R85.6).
+    reactor.callWhenRunning(games.arm_prize_wait)
     if annex is not None:
         # The cards this hall may sell in a joint game, declared to the partner when they changed (R82.6).
         reactor.callWhenRunning(lambda: annex.declare_cards().addErrback(

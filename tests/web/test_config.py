@@ -62,6 +62,8 @@ def _config(**tables: object) -> dict:
         ({"staff": [{"name": "x", "role": "cashier", "password_hash": "plain"}]}, "scrypt$n$r$p$salt$hash"),
         ({"series": [{"number": 1, "face_value_cents": 100, "card_count": 0}]}, "positive"),
         ({"series": "1001"}, "array of tables"),
+        ({"draw": {"claim_wait_s": 1}}, "draw.claim_wait_s: is 3 to 120 seconds"),
+        ({"draw": {"claim_wait_s": "10"}}, "draw.claim_wait_s: is int"),
     ],
 )
 def test_a_bad_configuration_is_refused_with_the_key_named(tables: dict, message: str) -> None:
@@ -91,6 +93,15 @@ def test_the_example_configuration_reads() -> None:
     example = Path(__file__).parents[2] / "docs" / "examples" / "hall.toml"
     config = load_config(example)
     assert config.name and config.series and config.staff
+
+
+@pytest.mark.req("R85.6")
+def test_the_claim_wait_is_a_setting_of_the_draw_ten_seconds_by_default() -> None:
+    assert parse_config(_config()).draw.claim_wait_s == 10
+    assert parse_config(_config(draw={"claim_wait_s": 25})).draw.claim_wait_s == 25
+    blower = parse_config(_config(draw={"source": "blower", "main": "/dev/ttyUSB0", "claim_wait_s": 7,
+                                        "approved_firmware": ["1.0.0:" + "0" * 64]}))
+    assert blower.draw.claim_wait_s == 7 and blower.draw.blower
 
 
 @pytest.mark.parametrize(
