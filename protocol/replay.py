@@ -10,6 +10,13 @@ fault (``rules.line_bp``-style outside ``sessions``).  It works in two stages:
 2. :func:`replay` runs the per-game computation of the format in its order (steps
    1-12), refusing any limit that would be exceeded.
 
+Two versions are read (``docs/replay.md``): ``bingo-replay/1``, where every card complete
+on the first ball any is wins, and ``bingo-replay/2``, the hall's claim pause (R85.6): a
+paper card (``"paper": true``) shares a prize only if its claim was verified before the
+prize closed (the game's ``claims``), and the draw is every ball the hall drew
+(``corrections`` names the balls misread and corrected, R85.5).  The result is of the
+input's version.
+
 A session may also hold **joint games** (``joint_games``): the games a hall played with
 its partner hall (R3.5.b), with the pool of both rooms' sales, this hall's cards, the
 partner's winning cards and what this hall owes its partner; they are replayed through
@@ -61,10 +68,17 @@ from protocol.settlement import (
     split_prize,
     tax_cents,
 )
-from protocol.wins import game_winners
+from protocol.wins import NEVER, completion_balls, game_winners
 
 INPUT_FORMAT = "bingo-replay/1"
 OUTPUT_FORMAT = "bingo-replay-result/1"
+#: Version 2: the claim pause (R85.6) and the corrected balls (R85.5) of the hall game.
+INPUT_FORMAT_V2 = "bingo-replay/2"
+OUTPUT_FORMAT_V2 = "bingo-replay-result/2"
+#: Every version read, and the result's format for each.
+INPUT_FORMATS = (INPUT_FORMAT, INPUT_FORMAT_V2)
+OUTPUT_FORMATS = (OUTPUT_FORMAT, OUTPUT_FORMAT_V2)
+RESULT_OF = dict(zip(INPUT_FORMATS, OUTPUT_FORMATS))
 
 SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = SUPERBINGO_LIMITS[0], SUPERBINGO_LIMITS[-1]
 
@@ -152,11 +166,15 @@ def _date(value: Any, at: _At) -> datetime.date:
 
 @dataclass(frozen=True)
 class CardPlay:
-    """A card in a game: its id, the percentage of the price staked and its cells."""
+    """A card in a game: its id, the percentage of the price staked and its cells.
+
+    ``paper``: a card that wins only when its player's claim is verified in time (version 2).
+    """
 
     id: str
     stake_pct: int
     cells: tuple[int, ...]
+    paper: bool = False
 
 
 @dataclass(frozen=True)
@@ -186,6 +204,8 @@ class GamePlay:
     operator_jackpot: int = 0
     boost_line: int = 0
     boost_bingo: int = 0
+    #: Balls drawn in the game: the bingo's ball (version 1), or every ball of the draw (version 2).
+    balls_drawn: int = 0
 
 
 @dataclass(frozen=True)
@@ -219,6 +239,7 @@ class Scenario:
     rules: PrizeRules
     opening: Pots
     sessions: tuple[Session, ...]
+    format: str = INPUT_FORMAT
 
 
 _GAME_REQUIRED = ("game", "price_cents", "cards", "draw")
@@ -231,6 +252,9 @@ _GAME_OPTIONAL = (
     "operator",
     "reserve_boost",
 )
+#: What version 2 adds to a game: the paper cards' claims verified in time, the balls corrected.
+_GAME_OPTIONAL_V2 = (*_GAME_OPTIONAL, "claims", "corrections")
+PATTERN_NAMES = ("line", "bingo")
 
 
 def _parse_rules(value: Any) -> PrizeRules:
@@ -266,8 +290,11 @@ def _parse_opening(value: Any) -> Pots:
 
 
 def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
-                 seen: dict[str, dict[Any, str]] | None = None) -> tuple[CardPlay, ...]:
-    """The cards of ``value``; ``seen`` carries the ids and numbers of another list of the same game."""
+                 seen: dict[str, dict[Any, str]] | None = None, paper: bool = False) -> tuple[CardPlay, ...]:
+    """The cards of ``value``; ``seen`` carries the ids and numbers of another list of the same game.
+
+    ``paper``: a card may say it is a paper card (version 2).
+    """
     entries = _array(value, at)
     if not entries and not may_be_empty:
         at.fail("a game needs at least one card")
@@ -276,7 +303,7 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
     fingerprints: dict[int, Any] = dict((seen or {}).get("prints", {}))
     for i, entry in enumerate(entries):
         card_at = at[i]
-        data = _object(entry, card_at, ("id", "stake_pct", "rows"), ())
+        data = _object(entry, card_at, ("id", "stake_pct", "rows"), ("paper",) if paper else ())
         card_id = data["id"]
         if not isinstance(card_id, str) or not card_id:
             card_at["id"].fail(f"must be a non-empty string, got {describe(card_id)}")
@@ -300,7 +327,10 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
             shown = f"cards[{first}] ({json.dumps(entries[first]['id'])})" if isinstance(first, int) else first
             rows_at.fail(f"the same numbers as {shown}")
         fingerprints[card.fingerprint] = i
-        cards.append(CardPlay(card_id, stake_pct, card.cells))
+        is_paper = _boolean(data.get("paper", False), card_at["paper"])
+        if is_paper and stake_pct != 100:
+            card_at["stake_pct"].fail(f"a paper card stakes its whole price (100), not {stake_pct}")
+        cards.append(CardPlay(card_id, stake_pct, card.cells, is_paper))
     if seen is not None:
         seen["ids"] = {**seen.get("ids", {}), **{c.id: f"{at.path}[{k}]" for k, c in enumerate(cards)}}
         seen["prints"] = {**seen.get("prints", {}), **{Card(c.cells).fingerprint: f"{at.path}[{k}] ({json.dumps(c.id)})"
@@ -319,8 +349,57 @@ def _parse_draw(value: Any, at: _At) -> tuple[int, ...]:
     return tuple(balls)
 
 
+def _winners_v2(data: dict, at: _At, cards: tuple[CardPlay, ...], draw: tuple[int, ...]) -> tuple[Winners, Winners]:
+    """The line and bingo winners under the claim pause (R85.6), and the corrections checked (R85.5).
+
+    A card that is not paper is found by the system on the ball it completes a pattern; a
+    paper card takes part in a pattern only if ``claims`` lists it for it.  A pattern is won
+    on the first ball on which a card taking part in it completes it, by every such card
+    complete on that ball; a claim listed that does not win is invalid.
+    """
+    ids = {card.id: i for i, card in enumerate(cards)}
+    claimed: dict[str, set[int]] = {name: set() for name in PATTERN_NAMES}
+    claims_at = at["claims"]
+    for k, entry in enumerate(_array(data.get("claims") or [], claims_at)):
+        claim = _object(entry, claims_at[k], ("card", "pattern"), ())
+        card_id, pattern = claim["card"], claim["pattern"]
+        if pattern not in PATTERN_NAMES:
+            claims_at[k]["pattern"].fail(f"is \"line\" or \"bingo\", not {describe(pattern)}")
+        if not isinstance(card_id, str) or card_id not in ids:
+            shown = json.dumps(card_id) if isinstance(card_id, str) else describe(card_id)
+            claims_at[k]["card"].fail(f"{shown} is not a card of this game")
+        if not cards[ids[card_id]].paper:
+            claims_at[k]["card"].fail(f"{json.dumps(card_id)} is not a paper card: the system finds its wins itself")
+        if ids[card_id] in claimed[pattern]:
+            claims_at[k].fail(f"{json.dumps(card_id)} is already claimed for the {pattern}")
+        claimed[pattern].add(ids[card_id])
+    found = completion_balls(np.array([card.cells for card in cards], dtype=np.uint8), draw)
+    winners = []
+    for pattern, balls in (("line", found.line), ("bingo", found.bingo)):
+        taking_part = [i for i, card in enumerate(cards) if not card.paper or i in claimed[pattern]]
+        first = min((int(balls[i]) for i in taking_part), default=NEVER)
+        if first == NEVER:
+            what = "a bingo" if pattern == "bingo" else "the line"
+            at["draw"].fail(f"no card found or claimed completes {what} in the {len(draw)} balls; "
+                            "a draw must reach a bingo")
+        for i in sorted(claimed[pattern]):
+            if int(balls[i]) != first:
+                done = "never completes it" if int(balls[i]) == NEVER else f"completes it on ball {int(balls[i])}"
+                claims_at.fail(f"{json.dumps(cards[i].id)} is claimed for the {pattern}, won on ball {first}, "
+                               f"but {done}")
+        winners.append(Winners(first, tuple(i for i in taking_part if int(balls[i]) == first)))
+    corrections_at = at["corrections"]
+    for k, entry in enumerate(_array(data.get("corrections") or [], corrections_at)):
+        correction = _object(entry, corrections_at[k], ("ball", "misread"), ())
+        count = _integer(correction["ball"], corrections_at[k]["ball"], 1, len(draw))
+        misread = _integer(correction["misread"], corrections_at[k]["misread"], 1, 90)
+        if draw[count - 1] == misread:
+            corrections_at[k]["misread"].fail(f"ball {count} is {misread} in the draw: a correction names another number")
+    return winners[0], winners[1]
+
+
 def _parse_game(
-    data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date
+    data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date, version: str = INPUT_FORMAT
 ) -> GamePlay:
     def optional(key: str) -> Any:
         return data.get(key)  # absent or null: not in play / zero
@@ -372,20 +451,26 @@ def _parse_game(
         for key in keys:
             contributions[f"{group}.{key}"] = _integer(fields.get(key, 0), at[group][key], 0)
 
-    cards = _parse_cards(data["cards"], at["cards"])
+    v2 = version == INPUT_FORMAT_V2
+    cards = _parse_cards(data["cards"], at["cards"], paper=v2)
     draw = _parse_draw(data["draw"], at["draw"])
-    cells = np.array([card.cells for card in cards], dtype=np.uint8)
-    winners = game_winners(cells, draw)
-    if not winners.bingo.won:
-        at["draw"].fail(f"no card is complete after all {len(draw)} balls; a draw must reach a bingo")
-    assert winners.line.ball is not None and winners.bingo.ball is not None  # a bingo implies a line
+    if v2:
+        line, bingo = _winners_v2(data, at, cards, draw)
+    else:
+        cells = np.array([card.cells for card in cards], dtype=np.uint8)
+        winners = game_winners(cells, draw)
+        if not winners.bingo.won:
+            at["draw"].fail(f"no card is complete after all {len(draw)} balls; a draw must reach a bingo")
+        assert winners.line.ball is not None and winners.bingo.ball is not None  # a bingo implies a line
+        line = Winners(winners.line.ball, tuple(winners.line.cards.tolist()))
+        bingo = Winners(winners.bingo.ball, tuple(winners.bingo.cards.tolist()))
     return GamePlay(
         game=number,
         price_cents=price_cents,
         cards=cards,
         draw=draw,
-        line=Winners(winners.line.ball, tuple(winners.line.cards.tolist())),
-        bingo=Winners(winners.bingo.ball, tuple(winners.bingo.cards.tolist())),
+        line=line,
+        bingo=bingo,
         superbingo_limit=superbingo_limit,
         grand_superbingo_limit=grand_limit,
         jackpot_threshold=threshold,
@@ -395,6 +480,7 @@ def _parse_game(
         operator_jackpot=contributions["operator.jackpot"],
         boost_line=contributions["reserve_boost.line"],
         boost_bingo=contributions["reserve_boost.bingo"],
+        balls_drawn=len(draw) if v2 else bingo.ball,
     )
 
 
@@ -452,7 +538,8 @@ def _parse_joint_game(data: dict, at: _At) -> JointPlay:
     )
 
 
-def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None) -> Session:
+def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None,
+                   version: str = INPUT_FORMAT) -> Session:
     at = _At("", f"sessions[{index}]")
     data = _object(value, at, ("date", "games"), ("joint_games",))
     date = _date(data["date"], at["date"])
@@ -476,8 +563,8 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         if parsed and number <= parsed[-1].game:
             game_at["game"].fail(f"{number} is not after the previous game {parsed[-1].game}")
         at = _At(f"session {date}, game {number}", "")
-        fields = _object(game, at, _GAME_REQUIRED, _GAME_OPTIONAL)
-        parsed.append(_parse_game(fields, number, at, rules, date))
+        fields = _object(game, at, _GAME_REQUIRED, _GAME_OPTIONAL_V2 if version == INPUT_FORMAT_V2 else _GAME_OPTIONAL)
+        parsed.append(_parse_game(fields, number, at, rules, date, version))
     joint: list[JointPlay] = []
     for g, game in enumerate(joint_entries):
         game_at = _At(f"session {date}, joint_games[{g}]", "")
@@ -501,8 +588,9 @@ def parse_scenario(data: Any) -> Scenario:
         _At("", "(top level)").fail(f"must be an object, got {describe(data)}")
     top = _At("", "")
     _object(data, top, ("format", "rules", "sessions"), ("opening",))
-    if data["format"] != INPUT_FORMAT:
-        top["format"].fail(f"must be {json.dumps(INPUT_FORMAT)}, got {describe(data['format'])}")
+    version = data["format"]
+    if version not in INPUT_FORMATS:
+        top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
     rules = _parse_rules(data["rules"])
     opening = _parse_opening(data.get("opening", {}))
     entries = _array(data["sessions"], top["sessions"])
@@ -510,8 +598,8 @@ def parse_scenario(data: Any) -> Scenario:
         top["sessions"].fail("a scenario needs at least one session")
     sessions: list[Session] = []
     for index, entry in enumerate(entries):
-        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None))
-    return Scenario(rules, opening, tuple(sessions))
+        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None, version))
+    return Scenario(rules, opening, tuple(sessions), version)
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -672,7 +760,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                     "game": game.game,
                     "sales_cents": sales,
                     "tax_cents": tax,
-                    "balls_drawn": bingo_ball,
+                    "balls_drawn": game.balls_drawn,
                     "prizes": {
                         name: _prize(prizes[name][0], prizes[name][1], game.cards, prizes[name][2].cards)
                         for name in ordered
@@ -683,7 +771,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             )
         joints_up_to(None)
 
-    result: dict[str, Any] = {"format": OUTPUT_FORMAT, "games": games_out}
+    result: dict[str, Any] = {"format": RESULT_OF[scenario.format], "games": games_out}
     if joints_out:
         result["joint_games"] = joints_out
     result["totals"] = {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}
