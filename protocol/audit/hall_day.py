@@ -4,11 +4,14 @@
 before the day are known - and keeps the facts of one day's games; :meth:`DayFold.export`
 writes them as the two documents of FORMATS.md section 2:
 
-* the **scenario** (``bingo-replay/1``): the prize rules in force, the carry and pot
+* the **scenario** (``bingo-replay/2``): the prize rules in force, the carry and pot
   levels before the day's first game, and per game its price, the pots in play, the
-  operator's contributions, every card in play with its stake percentage and the
-  balls in the order drawn.  These are raw facts: nothing in it is computed from them.
-* the **result** (``bingo-replay-result/1``): what the hall itself recorded - the
+  operator's contributions, every card in play with its stake percentage (a paper
+  card marked ``paper``), the paper cards verified winning before their prize closed
+  (``claims``, R85.6: the ``prize_won`` records of paper cards), the balls in the order
+  drawn as corrected and the misread ones (``corrections``, R85.5).  These are raw
+  facts: nothing in it is computed from them.
+* the **result** (``bingo-replay-result/2``): what the hall itself recorded - the
   collection of the ``sale_closed`` record, the tax posted, the balls drawn, each
   ``prize_paid`` record (the ball, the amount shared, the carry) with the cents each
   winning card was actually paid by its ``prize:*`` postings, and the carry and pot
@@ -53,7 +56,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from protocol.cards import Card, CardError
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, ReplayError, parse_scenario
+from protocol.replay import INPUT_FORMAT_V2, RESULT_OF, ReplayError, parse_scenario
 from protocol.settlement import OPERATOR_POTS, POT_ACCOUNTS, POT_PRIZES, Pots, PrizeRules, close_sale
 
 #: The ledger accounts of the carries and pots, and the replay's name for each.
@@ -65,7 +68,7 @@ PRIZES = (*PATTERNS, *POT_PRIZES)
 TAX_REASON = "tax:bingo"
 PRIZE_REASON = "prize:"
 FIXED_SUM_REASON = "prizes:fixed sum top-up"
-FORMAT_LIMIT = "the replay format (bingo-replay/1) cannot express it"
+FORMAT_LIMIT = "the replay format (bingo-replay/2) cannot express it"
 CONFIGURED_RULES = "the configuration's [prizes]"
 
 
@@ -127,6 +130,8 @@ class _Game:
     megabingo_cents: int | None = None
     megabingo_announced: str | None = None
     draw: list[int] = field(default_factory=list)
+    corrections: list[tuple[int, int]] = field(default_factory=list)  # (ball count, number misread), R85.5
+    claims: list[tuple[str, str]] = field(default_factory=list)  # (paper card label, pattern) found winning, R85.6
     prizes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # prize -> prize_paid payload
     paid: dict[tuple[str, str], int] = field(default_factory=dict)  # (prize, card label) -> cents posted
     tax_cents: int = 0
@@ -151,6 +156,10 @@ class _Game:
     def card_id_of_label(self, label: str) -> str:
         series, _, number = label.partition("-")
         return self.card_id(int(series), int(number))
+
+    def is_paper(self, card: _Card) -> bool:
+        """A card sold at a seller's desk: found winning only by its player's claim (R85.6)."""
+        return card.series not in self.virtual_labels and card.terminal is None
 
 
 @dataclass
@@ -468,14 +477,23 @@ class DayFold:
             game.jackpot_at_close = self._balances["pot:jackpot_accumulated"]
         elif kind == "ball_drawn":
             game.draw.append(p["ball"])
-        elif kind == "ball_voided":
+        elif kind == "ball_voided":  # journals written before the ruling of R85.5
             if game.draw and game.draw[-1] == p["ball"]:
                 game.draw.pop()
             else:
                 game.cannot_express(f"record {record.seq} voids ball {p['ball']}, which is not the last drawn")
+        elif kind == "ball_corrected":
+            if game.draw and game.draw[-1] == p["misread"] and len(game.draw) == p["ball_count"]:
+                game.draw[-1] = p["ball"]
+                game.corrections.append((p["ball_count"], p["misread"]))
+            else:
+                game.cannot_express(f"record {record.seq} corrects ball {p['misread']}, which is not the last drawn")
         elif kind == "prize_won":
             if p["pattern"] not in PATTERNS:
                 game.cannot_express(f"it awards the pattern {p['pattern']}; {FORMAT_LIMIT}")
+            card = game.cards.get((p["series"], p["card_number"]))
+            if card is not None and game.is_paper(card):
+                game.claims.append((f"{p['series']}-{p['card_number']}", p["pattern"]))
         elif kind == "prize_paid":
             if p["prize"] not in PRIZES:
                 game.cannot_express(f"it pays the prize {p['prize']}; {FORMAT_LIMIT}")
@@ -505,10 +523,13 @@ class DayFold:
             sets.update(joint.card_sets)
         return sets
 
-    def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES) -> DayExport:
+    def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES,
+               version: str = INPUT_FORMAT_V2) -> DayExport:
         """The day's scenario and result; :class:`AuditError` if there is none to make.
 
-        ``rules_from`` names where ``rules`` come from in a refusal that finds them wrong.
+        ``rules_from`` names where ``rules`` come from in a refusal that finds them wrong;
+        ``version`` is the replay format written: version 2, or version 1 to check an export
+        made before version 2 (no paper card, claim or correction is written then).
         """
         day = self.day
         if not self._day_sessions:
@@ -516,7 +537,7 @@ class DayFold:
         if len(self._day_sessions) > 1:
             numbers = " and ".join(str(n) for n in self._day_sessions)
             raise AuditError(
-                f"{day} holds sessions {numbers}; the replay format (bingo-replay/1) plays one session a date"
+                f"{day} holds sessions {numbers}; the replay format ({version}) plays one session a date"
             )
         played = [g for g in self._games if g.settled]
         joints = [j for j in self._joints if j.settled is not None]
@@ -532,7 +553,7 @@ class DayFold:
                 raise AuditError(f"joint game {joint.game_id}: {fault}")
         assert self._opening is not None, "a day session has its opening levels"
         scenario: dict[str, Any] = {
-            "format": INPUT_FORMAT,
+            "format": version,
             "rules": {
                 "line_bp": rules.line_bp,
                 "bingo_bp": rules.bingo_bp,
@@ -541,17 +562,17 @@ class DayFold:
                 "jackpot": rules.jackpot,
             },
             "opening": _levels(self._opening),
-            "sessions": [{"date": day, "games": [_scenario_game(g, layouts) for g in played]}],
+            "sessions": [{"date": day, "games": [_scenario_game(g, layouts, version) for g in played]}],
         }
         if joints:
             scenario["sessions"][0]["joint_games"] = [_scenario_joint(j, layouts) for j in joints]
         try:
             parse_scenario(scenario)
         except ReplayError as error:
-            raise AuditError(f"the day {day} does not read as {INPUT_FORMAT}: {error}") from None
+            raise AuditError(f"the day {day} does not read as {version}: {error}") from None
         games = [_result_game(day, g) for g in played]
         joint_results = [_result_joint(day, j) for j in joints]
-        result: dict[str, Any] = {"format": OUTPUT_FORMAT, "games": games}
+        result: dict[str, Any] = {"format": RESULT_OF[version], "games": games}
         if joint_results:
             result["joint_games"] = joint_results
         result["totals"] = {
@@ -627,7 +648,8 @@ def _rows(cells: Sequence[int], where: str) -> list[list[int]]:
         raise AuditError(f"{where} is not a valid card in the card store: {error}") from None
 
 
-def _scenario_game(game: _Game, layouts: CardLayouts) -> dict[str, Any]:
+def _scenario_game(game: _Game, layouts: CardLayouts, version: str = INPUT_FORMAT_V2) -> dict[str, Any]:
+    v2 = version == INPUT_FORMAT_V2
     cards = []
     for card in game.cards.values():
         card_id = game.card_id(card.series, card.number)
@@ -636,7 +658,15 @@ def _scenario_game(game: _Game, layouts: CardLayouts) -> dict[str, Any]:
             cells = layouts.virtual(label, card.number)
         else:
             cells = layouts.paper(game.card_sets[card.series], card.number)
-        cards.append({"id": card_id, "stake_pct": card.stake_pct, "rows": _rows(cells, f"card {card_id}")})
+        entry: dict[str, Any] = {"id": card_id, "stake_pct": card.stake_pct, "rows": _rows(cells, f"card {card_id}")}
+        if v2 and game.is_paper(card):
+            entry["paper"] = True
+        cards.append(entry)
+    pause: dict[str, Any] = {}
+    if v2:
+        pause["claims"] = [{"card": game.card_id_of_label(label), "pattern": pattern} for label, pattern in game.claims]
+        if game.corrections:
+            pause["corrections"] = [{"ball": count, "misread": misread} for count, misread in game.corrections]
     return {
         "game": game.number,
         "price_cents": game.price_cents,
@@ -649,6 +679,7 @@ def _scenario_game(game: _Game, layouts: CardLayouts) -> dict[str, Any]:
         "reserve_boost": _reserve_boost(game),
         "cards": cards,
         "draw": list(game.draw),
+        **pause,
     }
 
 

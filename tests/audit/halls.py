@@ -230,11 +230,12 @@ def _sell_paper(hall: AuditHall, wanted: int, rng: random.Random) -> None:
 class _Calls:
     """The players of paper cards calling "Line!" or "Bingo!", as ``plan`` has them: at once, late, or never."""
 
-    def __init__(self, plan: GamePlan, rng: random.Random) -> None:
+    def __init__(self, plan: GamePlan, rng: random.Random, cards_in_play: int) -> None:
         self.plan = plan
         self.rng = rng
         self.late: list[str] = []  # cards whose players missed the last ball and call now
-        self.refused = not plan.refuse_first_call
+        # A card is refused only when another can still win the game.
+        self.refused = not plan.refuse_first_call or cards_in_play < 2
 
     def after(self, hall: AuditHall, record: Record) -> None:
         """The ball of ``record`` was drawn: the cards it completed are called, and the late ones."""
@@ -244,10 +245,12 @@ class _Calls:
         if line is None or line.ball_count == record.payload["ball_count"]:
             labels = [*record.payload["completed_line"], *labels]
         late, self.late = self.late, []
+        if len(game.machine.drawn) == 90:  # every ball is out: whoever holds a card complete calls now
+            labels = [*labels, *(ref.label for ref in sorted(game.machine.in_play))]
         for label in dict.fromkeys(labels):
             if label.startswith(f"{VIRTUAL_NUMBER}-"):
                 continue  # virtual cards win on their own (R93.10)
-            if self.rng.randrange(4) < self.plan.missed_calls:
+            if self.rng.randrange(4) < self.plan.missed_calls and len(game.machine.drawn) < 90:
                 if self.rng.randrange(2):
                     self.late.append(label)  # missed: calls after the next ball, or never
                 continue
@@ -315,7 +318,7 @@ def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
         result(hall.games.collect_cards(CHIEF))
         return game.game_id
     contributed = False
-    calls = _Calls(plan, rng)
+    calls = _Calls(plan, rng, len(game.machine.in_play))
     while game.machine.state != State.BINGO_WON:
         if game.machine.state in (State.LINE_FOUND, State.BINGO_FOUND):
             # "Another card?" - then the caller closes the prize, or the wait does (R85.6).

@@ -220,7 +220,7 @@ def test_a_pattern_other_than_the_line_and_the_bingo_is_refused(two_days: TwoDay
     altered = [dataclasses.replace(r, payload={**r.payload, "pattern": "four_corners"}) if r is won else r
                for r in two_days.records]
     refused(altered, DAY_1, rf"^game {DAY_1}-s1-g3: it awards the pattern four_corners; the replay format "
-                            r"\(bingo-replay/1\) cannot express it$")
+                            r"\(bingo-replay/2\) cannot express it$")
 
 
 @pytest.mark.req("R96.3")
