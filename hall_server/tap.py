@@ -478,6 +478,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
     feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
+                    claim_wait_s=config.draw.claim_wait_s,
                     series=functools.partial(series_on_sale, games),
                     feed=feed.console_status if feed is not None else lambda: None)
     core.add_view(view)
