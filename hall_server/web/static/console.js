@@ -688,7 +688,7 @@ function pauseWords(view) {
 }
 
 function pauseBanner() {
-  // The same words as the game panel's banner, at the top of the desk of the roles it stops.
+  // At the top of the desks of the roles it concerns: the caller, the table chief, the room chief.
   const node = Hall.el("div", null, "pause-banner");
   node.setAttribute("role", "status");
   const title = Hall.el("div", "", "pause-title");
@@ -1453,19 +1453,11 @@ function showAnnex(view) {
     Hall.el("li", `${w.pattern.toUpperCase()} on ball ${w.ball_count}: ${w.card} (${w.hall})`)));
 }
 
-function showPause(view) {
-  const banner = document.getElementById("pause-banner");
-  banner.hidden = !paused(view);
-  if (banner.hidden) return;
-  const [title, detail] = pauseWords(view);
-  document.getElementById("pause-title").textContent = title;
-  document.getElementById("pause-detail").textContent = detail;
-}
-
 function show(view) {
   Console.view = view;
   showAnnex(view);
-  showPause(view);
+  // The game panel's draw button is held like the desk's while a prize found is open (R85.6).
+  document.getElementById("draw").disabled = drawHeld(view);
   document.getElementById("hall-name").textContent = view.hall;
   showSession(view);
   Hall.showBalls(view.game);
