@@ -113,6 +113,7 @@ def play_to_the_end(sam: Any, tomas: Any, carla: Any, rosa: Any, screens: str) -
             if winners["line"] and not any(what == "BINGO" for what, _, _ in cards):
                 shot(tomas, f"{screens}-line-verified")
                 # "Line! Another card?": the draw waits until the caller closes the prize (R85.6).
+                sam.click("#tab-desk")  # the caller's desk: the banner and the draw held
                 sam.wait_for_selector("#screen .pause-banner:not([hidden]):has-text('LINE! Another card?')")
                 assert sam.is_disabled("#desk-draw")
                 shot(sam, f"{screens}-line-another-card")
@@ -127,6 +128,7 @@ def play_to_the_end(sam: Any, tomas: Any, carla: Any, rosa: Any, screens: str) -
             for series, card in bingos:
                 assert "prize won" in verify_claim(tomas, series, card)
                 winners["bingo"].add(f"{series}-{card}")
+            rosa.click("#tab-desk")
             rosa.wait_for_selector("#screen .pause-banner:not([hidden]):has-text('BINGO! Another card?')")
             shot(rosa, f"{screens}-bingo-another-card")
             assert "closed by sam" in give(sam, "close_prize")

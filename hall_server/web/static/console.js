@@ -863,9 +863,9 @@ function roomChiefScreen(screen) {
   const close = append(section("Close the sale", {when: selling, next: selling}), commandForm("close_sale", {label: "Close the sale"}));
   const drawing = (view) => Boolean(view.game && view.game.state === "drawing");
   const end = append(section("End of the game", {when: (view) => Boolean(view.game) && !["selling", "cards collected"].includes(view.game.state),
-    next: (view) => Boolean(view.game && view.game.winners.some((w) => w.pattern === "bingo"))}),
+    next: (view) => Boolean(view.game && view.game.winners.some((w) => w.pattern === "bingo")) && !paused(view)}),
   commandForm("close_game", {label: "Close the game", when: (view) => !paused(view)}),
-  commandForm("collect_cards", {label: "Cards collected"}));
+  commandForm("collect_cards", {label: "Cards collected", when: (view) => !paused(view)}));
   const last = append(section("Last game of the session", {when: (view) => Boolean(view.game && !view.game.last_game && !gameOver(view.game))}),
     commandForm("announce_last_game", {label: "Announce this game as the last"}));
   append(game, pots, close, end, correctionSection(), last);
