@@ -131,9 +131,9 @@ def play_demo_game(
             say(f"  {pattern.upper()} on ball {paid.ball_count}: {cards}")
             if split.carry:
                 say(f"  {format_cents(split.carry)} carried to the next game's {pattern} (R88.5)")
-        if game.open_prizes:
-            (closed,) = game.close_prizes(closed_by="the caller")
-            say(f"  {' and '.join(closed.patterns).upper()}! Another card? - none: the caller closes the prize (R85.6)")
+        if closing := game.open_prizes:
+            game.close_prizes(closed_by="the caller")
+            say(f"  {' and '.join(closing).upper()}! Another card? - none: the caller closes the prize (R85.6)")
     game.close()
     say(f"Game closed after {len(game.drawn)} balls; tax base {format_cents(sales)}, tax {format_cents(figures.tax_cents)}")
     return DemoResult(

@@ -491,8 +491,8 @@ class DayFold:
         elif kind == "prize_won":
             if p["pattern"] not in PATTERNS:
                 game.cannot_express(f"it awards the pattern {p['pattern']}; {FORMAT_LIMIT}")
-            card = game.cards.get((p["series"], p["card_number"]))
-            if card is not None and game.is_paper(card):
+            winner = game.cards.get((p["series"], p["card_number"]))
+            if winner is not None and game.is_paper(winner):
                 game.claims.append((f"{p['series']}-{p['card_number']}", p["pattern"]))
         elif kind == "prize_paid":
             if p["prize"] not in PRIZES:

@@ -133,7 +133,7 @@ def paid(hall: VirtualHall, prize: str) -> dict[str, Any]:
 # --- R85.6: the claim pause ---------------------------------------------------------------------
 
 
-@pytest.mark.req("R85.6", "R87", "R88.2")
+@pytest.mark.req("R85.6", "R87.a", "R88.2")
 def test_R85_6_a_line_won_on_one_ball_by_a_virtual_and_a_paper_card_stops_the_draw_and_both_share_it(
     journal: Any, clock: Any
 ) -> None:
@@ -322,7 +322,7 @@ def test_R85_5_a_ball_a_virtual_card_won_on_is_not_corrected(journal: Any, clock
 # --- R82.8: an invalid card is refused -----------------------------------------------------------
 
 
-@pytest.mark.req("R82.8", "R87", "R88.2")
+@pytest.mark.req("R82.8", "R87.a", "R88.2")
 def test_R82_8_the_table_chief_refuses_a_tampered_card_with_the_reason_and_it_shares_nothing(
     journal: Any, clock: Any
 ) -> None:

@@ -302,7 +302,7 @@ def line_cards() -> tuple[list[int], CardRef, CardRef]:
     raise AssertionError("no two rows share one number")
 
 
-@pytest.mark.req("R85.6", "R87")
+@pytest.mark.req("R85.6", "R87.a")
 def test_a_line_found_stops_the_draw_until_its_prize_closes_and_then_takes_no_other_card() -> None:
     balls, first, second = line_cards()
     game = selling_game(cards=12)

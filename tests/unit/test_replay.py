@@ -589,7 +589,7 @@ def paper(card_id: str, rows: list[list[int]]) -> dict[str, Any]:
     return {**card(card_id, rows), "paper": True}
 
 
-@pytest.mark.req("R85.6", "R87")
+@pytest.mark.req("R85.6", "R87.a")
 def test_v2_a_paper_card_shares_only_a_prize_it_was_claimed_for_in_time() -> None:
     """A (virtual) and B (paper) complete the line on ball 5 and the card on ball 16. B's player
     calls the line in time, not the bingo: A and B share the line, A takes the bingo alone."""

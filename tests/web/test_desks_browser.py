@@ -250,7 +250,7 @@ def test_the_seller_caller_sells_with_the_next_card_filled_in_gets_the_receipt_a
     staff.shoot(sam, "seller-2-drawing")
 
 
-@pytest.mark.req("R85.6", "R85.11", "R87", "R82.8")
+@pytest.mark.req("R85.6", "R85.11", "R87.a", "R82.8")
 def test_the_table_chief_sees_the_claimed_card_marked_with_its_completing_ball(staff: Staff) -> None:
     tomas, sam = staff("tomas"), staff("sam")
     label = tomas.locator("#screen ul.chips li").first.inner_text()  # "ROW: 1001-7"
