@@ -276,8 +276,8 @@ class HallProcess:
             text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
             # The staff of these tests act at a browser's pace on a loaded machine: a prize found is closed
             # by the caller, never by the wait racing them (the wait is tested on a clock, tests/hall).
-            assert "claim_wait_s = 10" in text
-            text = text.replace("claim_wait_s = 10", "claim_wait_s = 120")
+            assert "[draw]" not in text
+            text += "\n[draw]\nclaim_wait_s = 120\n"
             self.config.write_text(text)
         self.demo = demo
         self.demo_pace = demo_pace
