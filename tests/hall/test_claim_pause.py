@@ -349,3 +349,28 @@ def test_R82_8_the_table_chief_refuses_a_tampered_card_with_the_reason_and_it_sh
     assert paid["payments"] == [[virtual, line_cents]], "the refused card shares nothing"
     assert hall.balance(anna) == before + line_cents
     assert [r.type for r in closing] == ["prize_closed", "prize_paid", "posting"]
+
+
+@pytest.mark.req("R85.5", "R85.6", "R93.10")
+def test_R85_5_a_corrected_ball_completes_the_cards_it_completes_and_a_virtual_card_found_stops_the_draw(
+    journal: Any, clock: Any
+) -> None:
+    balls, paper, virtual = shared_line()
+    before, last = balls[:-1], balls[-1]
+    every = paper_rows() + virtual_rows()
+    misread = next(n for n in range(90, 0, -1) if n not in balls
+                   and not any(row <= {*before, n} for _, row in every))
+    hall, desks, _ = game_on([*before, misread], journal, clock)
+    hall.balls.reads_balls = True
+    hall.games._source = None
+    caller, table, chief = desks["caller"], desks["table"], desks["chief"]
+    drawn = draw(caller, len(balls))
+    assert drawn[0].payload["ball"] == misread and not [r for r in drawn if r.type == "prize_won"]
+    chief("correct_ball", ball=misread, corrected=last, reason=f"the reader read {last} as {misread}")
+    (signed, corrected, won) = table("correct_ball", ball=misread, corrected=last, reason="the ball on the rack")
+    assert corrected.type == "ball_corrected" and set(corrected.payload["completed_line"]) == {paper, virtual}
+    assert won.type == "prize_won" and f"{won.payload['series']}-{won.payload['card_number']}" == virtual
+    assert hall.games.current.machine.state == "line_found"
+    caller.refused("draw_ball", "Another card?")
+    (claimed,) = table("verify_claim", series=7, card_number=int(paper.split("-")[1]))
+    assert claimed.type == "prize_won" and claimed.payload["ball_count"] == len(balls)
