@@ -211,7 +211,7 @@ def last_view(socket: LiveSocket) -> dict[str, Any]:
 def view_at(folder: Path, seq: int) -> dict[str, Any]:
     """The console picture replayed in this process from the journal's first ``seq`` records."""
     config = load_config(folder / "hall.toml")
-    view = HallView(config.name, warnings=config.responsible.warnings)
+    view = HallView(config.name, warnings=config.responsible.warnings, claim_wait_s=config.draw.claim_wait_s)
     engine = create(database_url(folder))
     try:
         for record in table.read(engine):
