@@ -15,6 +15,7 @@ from ball_blower_fw.hardware import Hardware
 FAULTS = {
     "no_ball": "the n-th release lets no ball out",
     "unreadable": "the ball of the n-th release cannot be read",
+    "misread": "the reader reads the ball of the n-th release as another ball, one still in the chamber",
     "repeat": "the n-th release brings a copy of the last racked ball",
     "pump": "the pump fails on the n-th time it is switched on",
     "jam": "the ball of the n-th rack stays stuck in the tube",
@@ -37,6 +38,7 @@ class SimulatedChamber(Hardware):
         self.tube = 0
         self.tube_phantom = False
         self.tube_unreadable = False
+        self.tube_misread = 0  # the number the reader reads for the ball in the tube, when not its own
         self.rack_list = []
         self.pump_on = False
         self.pump_broken = False
@@ -102,13 +104,16 @@ class SimulatedChamber(Hardware):
         else:
             self.tube = self.chamber.pop(self._pick(len(self.chamber)))
         self.tube_unreadable = self.faults.get("unreadable") == self.releases
+        if self.faults.get("misread") == self.releases and self.chamber:
+            # Staff correct it at the hall (R85.5); the ball read is still in the chamber.
+            self.tube_misread = self.chamber[0]
         self._save()
 
     def ball_in_tube(self) -> bool:
         return self.tube != 0
 
     def read_ball(self) -> int:
-        return 0 if self.tube_unreadable else self.tube
+        return 0 if self.tube_unreadable else (self.tube_misread or self.tube)
 
     def reader_ok(self) -> bool:
         return True
@@ -136,6 +141,7 @@ class SimulatedChamber(Hardware):
         self.tube = 0
         self.tube_phantom = False
         self.tube_unreadable = False
+        self.tube_misread = 0
         self._save()
 
     def return_all(self) -> None:

@@ -288,6 +288,8 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
 
         yield games.close_sale(chief)
         for _ in range(ball_count):
+            if games.current is not None and games.current.machine.open_prizes:
+                yield games.close_prize(seller)  # "Another card?" - none: the caller closes the prize (R85.6)
             if games.current is None or not games.current.machine.accepts(Input.BALL_DRAWN):
                 break
             yield games.draw_ball(seller)

@@ -19,7 +19,9 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
     [cashier]   desks: the cash desks (drawers) by name
     [draw]      source ("rng", the software generator, or "blower"); with the blower:
                 main and reserve (serial devices), baud, approved_firmware
-                ("major.minor.patch:sha256"), key_file (the link's HMAC key, hex)
+                ("major.minor.patch:sha256"), key_file (the link's HMAC key, hex);
+                claim_wait_s: the wait with no new claim after which a line or bingo
+                found closes by itself (R85.6; default 10)
     [[staff]]   name, role (R80), password_hash (``bingo hall hash-password``),
                 document (identity document, so staff cannot hold a playing account, R81.b)
     [central]   host, port, hall_id (the name of the hall's ``server`` certificate, its
@@ -225,6 +227,8 @@ class DrawConfig:
     #: Accepted firmware releases: ``((major, minor, patch), sha256 hex)``.
     approved_firmware: tuple[tuple[tuple[int, int, int], str], ...] = ()
     key_file: Path | None = None
+    #: The wait, in seconds, with no new claim after which a prize found closes by itself (R85.6).
+    claim_wait_s: int = 10
 
     @property
     def blower(self) -> bool:
@@ -232,6 +236,8 @@ class DrawConfig:
 
 
 DRAW_SOURCES = ("rng", "blower")
+#: The claim wait's bounds (R85.6): long enough to call, short enough not to hold the hall.
+CLAIM_WAIT_S = (3, 120)
 
 
 @dataclass(frozen=True)
@@ -636,8 +642,12 @@ def _draw(reader: "_Reader", base: Path) -> DrawConfig:
     source = reader.get(table, "draw.source", str, "rng")
     if source not in DRAW_SOURCES:
         raise reader.error("draw.source", f"is one of {', '.join(DRAW_SOURCES)}, not {source!r}")
+    claim_wait_s = reader.get(table, "draw.claim_wait_s", int, DrawConfig.claim_wait_s)
+    if not CLAIM_WAIT_S[0] <= claim_wait_s <= CLAIM_WAIT_S[1]:
+        raise reader.error("draw.claim_wait_s", f"is {CLAIM_WAIT_S[0]} to {CLAIM_WAIT_S[1]} seconds with no new "
+                                                f"claim before a prize found closes by itself (R85.6), not {claim_wait_s}")
     if source == "rng":
-        return DrawConfig()
+        return DrawConfig(claim_wait_s=claim_wait_s)
     main = reader.get(table, "draw.main", str, None).strip()
     if not main:
         raise reader.error("draw.main", "names the main blower's serial device, e.g. /dev/ttyUSB0")
@@ -662,7 +672,7 @@ def _draw(reader: "_Reader", base: Path) -> DrawConfig:
                            "(python -m hall_server.blower approve prints this one's)")
     key_file = reader.get(table, "draw.key_file", str, "")
     return DrawConfig("blower", main, reserve, baud, tuple(approved),
-                      base / key_file if key_file else None)
+                      base / key_file if key_file else None, claim_wait_s)
 
 
 def _series(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> SeriesConfig:

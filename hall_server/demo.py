@@ -4,7 +4,8 @@ Sellers sell paper cards of one series in numbered ranges (:class:`GameSale`, R8
 the game machine (:class:`TraditionalGame`) takes every sale, ball and verified
 claim; the software ball generator draws (R92.10); the per-ball detector spots the
 cards that complete a row or the card, the table chief's check
-(:func:`check_claim`) verifies each, and the prizes are shared exactly (R87, R88.2).
+(:func:`check_claim`) verifies each, the caller asks "another card?" and closes the prize
+found (R85.6), and the prizes are shared exactly (R87, R88.2).
 Nothing here decides a rule: it only plays the parts a hall's staff would play.
 """
 
@@ -130,6 +131,9 @@ def play_demo_game(
             say(f"  {pattern.upper()} on ball {paid.ball_count}: {cards}")
             if split.carry:
                 say(f"  {format_cents(split.carry)} carried to the next game's {pattern} (R88.5)")
+        if closing := game.open_prizes:
+            game.close_prizes(closed_by="the caller")
+            say(f"  {' and '.join(closing).upper()}! Another card? - none: the caller closes the prize (R85.6)")
     game.close()
     say(f"Game closed after {len(game.drawn)} balls; tax base {format_cents(sales)}, tax {format_cents(figures.tax_cents)}")
     return DemoResult(

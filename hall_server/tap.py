@@ -534,7 +534,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
-                        desks=cashier)
+                        desks=cashier, prize_wait_s=config.draw.claim_wait_s)
     if blowers is not None:
         blowers.install(games, session)
     # Virtual cards on the player terminals (docs/terminals.md).
@@ -566,6 +566,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
     feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
+                    claim_wait_s=config.draw.claim_wait_s,
                     series=functools.partial(series_on_sale, games),
                     feed=feed.console_status if feed is not None else lambda: None,
                     jackpot=lambda: games.jackpot_contributions_picture(core.now_ms()))
@@ -588,6 +589,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                 lambda failure: log.failure("reporting the opening hours", failure))
 
     reactor.callWhenRunning(report_opening_hours)
+    # A prize found before the stop waits for other cards again, its wait started afresh (R85.6).
+    reactor.callWhenRunning(games.arm_prize_wait)
     if annex is not None:
         # The cards this hall may sell in a joint game, declared to the partner when they changed (R82.6).
         reactor.callWhenRunning(lambda: annex.declare_cards().addErrback(

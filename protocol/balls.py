@@ -15,10 +15,12 @@ it here:
 The blower is not a source of this kind: its balls arrive from the board and are fed
 to the game as ``ball_drawn`` inputs by the hall server.
 
-Ball recall: a ball entered by mistake can be voided by an authorised person with a
-reason (:func:`check_recall` decides; the game machine emits ``BallVoided``); the
-source then takes it back with :meth:`BallSource.put_back`, so the generator may draw
-it again.
+A drawn ball never returns to the draw (R85.5).  A ball read by a machine or a person
+may be misread: the two chiefs then correct the announced number to the ball physically
+drawn, and the source learns it with :meth:`BallSource.correct` - the misread number
+was never drawn and stays in the chamber.  Only a source whose balls are read
+(``reads_balls``, the blower) takes a correction: the software generator's ball is what
+it is.  (:func:`check_recall` reads the ball recalls of journals written before.)
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class BallError(DomainError):
     """A ball that cannot be drawn, recalled or put back; the message says why."""
 
 
-#: The staff roles (R80) who may void a wrongly entered ball.
+#: The staff roles (R80) who voided a ball in journals written before the ruling of R85.5.
 RECALL_ROLES = frozenset({"room_chief", "table_chief"})
 
 
@@ -42,17 +44,20 @@ RECALL_ROLES = frozenset({"room_chief", "table_chief"})
 class BallSource(Protocol):
     """Anything that hands out the balls of one game, each at most once."""
 
+    #: Whether its balls are read (a machine's reader, a caller) and may be misread (R85.5).
+    reads_balls: bool
+
     @property
     def drawn(self) -> tuple[int, ...]:
-        """The balls handed out so far, in order, without the ones put back."""
+        """The balls handed out so far, in order, as corrected."""
         ...
 
     def draw(self) -> int:
         """The next ball; :class:`BallError` when none is left."""
         ...
 
-    def put_back(self, ball: int) -> None:
-        """Take back the last ball handed out, voided by a ball recall."""
+    def correct(self, misread: int, ball: int) -> None:
+        """The last ball handed out, given as ``misread``, is ``ball`` (R85.5); ``misread`` was never drawn."""
         ...
 
 
@@ -71,7 +76,7 @@ def check_balls(balls: Iterable[int]) -> tuple[int, ...]:
 
 
 def check_recall(drawn: Sequence[int], ball: int, role: str, reason: str) -> None:
-    """Raise :class:`BallError` unless ``role`` may void ``ball`` for ``reason`` now.
+    """Raise :class:`BallError` unless ``role`` could void ``ball`` for ``reason`` (an older journal's recall).
 
     Only the last ball drawn can be voided: every later ball's count, and every claim
     checked against it, would otherwise change under the players' feet.
@@ -93,8 +98,11 @@ class RandomBallGenerator:
     """The software random ball generator (R92.10); implements :class:`BallSource`.
 
     ``drawn`` is the journal's list of balls already drawn in this game (empty for a
-    new game).  Each draw picks uniformly among the balls left.
+    new game).  Each draw picks uniformly among the balls left.  Its ball is what it
+    is: nobody reads it, so nothing is corrected (R85.5).
     """
+
+    reads_balls = False
 
     def __init__(self, drawn: Iterable[int] = ()) -> None:
         self._drawn = list(check_balls(drawn))
@@ -118,21 +126,29 @@ class RandomBallGenerator:
         self._drawn.append(ball)
         return ball
 
-    def put_back(self, ball: int) -> None:
-        if not self._drawn or self._drawn[-1] != ball:
-            raise BallError(f"only the last ball drawn can be put back, not {ball}")
-        self._pool.append(self._drawn.pop())
+    def correct(self, misread: int, ball: int) -> None:
+        raise BallError("the software generator's ball is what it is: no ball it draws is corrected (R85.5)")
+
+
+def _corrected(drawn: list[int], misread: int, ball: int) -> None:
+    """Replace the last of ``drawn``, ``misread``, by ``ball``."""
+    if not drawn or drawn[-1] != misread:
+        raise BallError(f"only the last ball drawn can be corrected, not {misread}")
+    if ball in drawn or not 1 <= ball <= BALLS:
+        raise BallError(f"{ball} cannot replace {misread}: it is drawn already or not a ball")
+    drawn[-1] = ball
 
 
 class FakeBallSource:
     """Scripted balls for tests; implements :class:`BallSource`.
 
-    Draws ``script`` in order.  A ball put back leaves the drawn list and the script
-    goes on, so a test scripts the corrected ball next; the voided ball may come again
-    later in the script, as it may from the chamber.
+    Draws ``script`` in order, skipping a ball already drawn (a correction may have
+    drawn it).  With ``reads_balls`` it stands for a machine whose balls are read, and
+    takes corrections.
     """
 
-    def __init__(self, script: Iterable[int]) -> None:
+    def __init__(self, script: Iterable[int], reads_balls: bool = False) -> None:
+        self.reads_balls = reads_balls
         self._script = list(script)
         for ball in self._script:
             if isinstance(ball, bool) or not isinstance(ball, int) or not 1 <= ball <= BALLS:
@@ -145,16 +161,16 @@ class FakeBallSource:
         return tuple(self._drawn)
 
     def draw(self) -> int:
+        while self._next < len(self._script) and self._script[self._next] in self._drawn:
+            self._next += 1
         if self._next == len(self._script):
             raise BallError("the scripted balls are used up")
         ball = self._script[self._next]
-        if ball in self._drawn:
-            raise BallError(f"scripted ball {ball} is already drawn")
         self._next += 1
         self._drawn.append(ball)
         return ball
 
-    def put_back(self, ball: int) -> None:
-        if not self._drawn or self._drawn[-1] != ball:
-            raise BallError(f"only the last ball drawn can be put back, not {ball}")
-        self._drawn.pop()
+    def correct(self, misread: int, ball: int) -> None:
+        if not self.reads_balls:
+            raise BallError("these balls are not read: none is corrected")
+        _corrected(self._drawn, misread, ball)

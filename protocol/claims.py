@@ -6,11 +6,13 @@ as data: the layouts live with the card set), replays the balls drawn so far, an
 which patterns the card wins and on which ball it completed each, or why it wins
 nothing.
 
-The winning ball of a pattern is fixed by the first claim verified for it: a card wins
+The winning ball of a pattern is fixed by the first card found winning it: a card wins
 a pattern not yet won on the ball it completed it, and a pattern already won only if
-it completed it on that same ball, which is how cards of one ball share (R87 and its
-ruling).  A card that completed it on an earlier ball but was claimed too late does not
-share, and neither does one that completed it on a later ball.
+it completed it on that same ball and the prize is still open (the caller asks "another
+card?", R85.6), which is how cards of one ball share (R87 and its ruling).  A card
+claimed once the prize is closed does not share, nor does one that completed it on an
+earlier ball but was not claimed before that prize, nor one that completed it on a
+later ball, nor a card the table chief refused as invalid (R82.8).
 
 Single cards are checked in plain Python; the vectorised detection over all cards in
 play is :mod:`protocol.wins`.
@@ -43,10 +45,14 @@ class CardRef:
 
 @dataclass(frozen=True)
 class WonPattern:
-    """A pattern already won in the game: its winning ball and the cards sharing it."""
+    """A pattern already won in the game: its winning ball and the cards sharing it.
+
+    ``closed``: the prize is closed (R85.6) and no other card may share it.
+    """
 
     ball_count: int
     cards: frozenset[CardRef]
+    closed: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,16 +87,20 @@ def check_claim(
     drawn: Sequence[int],
     won: Mapping[str, WonPattern],
     patterns: GamePatterns = TRADITIONAL_PATTERNS,
+    refused: Mapping[CardRef, str] | None = None,
 ) -> ClaimVerdict:
     """Verify the claim on ``card`` against the balls ``drawn`` so far.
 
     ``sold`` maps every card in play in this game to its layout; ``won`` holds the
-    patterns already won.  Every pattern of ``patterns`` is checked, so a card that
-    completes the line and the bingo on one ball wins both.
+    patterns already won; ``refused`` the cards refused as invalid, with the reason
+    (R82.8).  Every pattern of ``patterns`` is checked, so a card that completes the
+    line and the bingo on one ball wins both.
     """
     layout = sold.get(card)
     if layout is None:
         return ClaimVerdict(card, len(drawn), (), f"card {card} was not sold in this game")
+    if refused and card in refused:
+        return ClaimVerdict(card, len(drawn), (), f"card {card} was refused as invalid: {refused[card]}")
     wins: list[Win] = []
     reasons: list[str] = []  # for completed but losing patterns, in pattern order
     for pattern in patterns.patterns:
@@ -103,6 +113,10 @@ def check_claim(
             wins.append(Win(pattern.name, completed))
         elif card in earlier.cards:
             reasons.append(f"card {card} has already won the {name}")
+        elif completed == earlier.ball_count and earlier.closed:
+            reasons.append(
+                f"the {name} of ball {earlier.ball_count} is closed; card {card} was not claimed before it closed"
+            )
         elif completed == earlier.ball_count:
             wins.append(Win(pattern.name, completed))
         elif completed > earlier.ball_count:

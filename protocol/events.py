@@ -111,7 +111,7 @@ def _check_value(event: str, name: str, hint: Any, value: Any) -> Any:
             raise EventError(f"{where} is a whole number, not {value!r}")
         if name.endswith("_cents") and value < 0:
             raise EventError(f"{where} is an amount and cannot be negative: {value}")
-        if name in ("ball", "ball_count") and not 1 <= value <= BALLS:
+        if name in ("ball", "ball_count", "misread") and not 1 <= value <= BALLS:
             raise EventError(f"{where} is {value}, outside 1-{BALLS}")
         if name in ("series", "card_number", "cards_sold") and value < 0:
             raise EventError(f"{where} cannot be negative: {value}")
@@ -199,7 +199,11 @@ class BallDrawn(Event):
 @_event
 @dataclass(frozen=True, slots=True)
 class BallVoided(Event):
-    """A wrongly entered ball is taken back by an authorised person, with the reason."""
+    """A wrongly entered ball was taken back by an authorised person, with the reason.
+
+    Only journals written before the ruling of R85.5 hold it: a drawn ball is never
+    returned to the draw any more; a misread is corrected (:class:`BallCorrected`).
+    """
 
     type: ClassVar[str] = "ball_voided"
     game_id: str
@@ -208,6 +212,25 @@ class BallVoided(Event):
     voided_by: str
     role: str
     reason: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class BallCorrected(Event):
+    """Ball ``ball_count`` was announced as ``misread``; the ball physically drawn is ``ball`` (R85.5).
+
+    The room chief and the table chief, both named in ``signed_by``, corrected the
+    misreading together, with the reason, before any claim or win on that ball.  The
+    misread number was never drawn: it stays in the chamber.
+    """
+
+    type: ClassVar[str] = "ball_corrected"
+    game_id: str
+    misread: int
+    ball: int
+    ball_count: int
+    reason: str
+    signed_by: tuple[str, ...]
 
 
 # --- Claims and prizes -------------------------------------------------------------
@@ -236,6 +259,40 @@ class PrizeWon(Event):
     series: int
     card_number: int
     ball_count: int
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class PrizeClosed(Event):
+    """The prizes ``patterns`` found on ball ``ball_count`` are closed: no other card shares them (R85.6).
+
+    The caller asked for another card and closed them, or the configured wait passed
+    with no new claim; ``closed_by`` names who (the hall server for the wait).  The
+    draw goes on, or the game may close.
+    """
+
+    type: ClassVar[str] = "prize_closed"
+    game_id: str
+    patterns: tuple[str, ...]
+    ball_count: int
+    closed_by: str
+
+
+@_event
+@dataclass(frozen=True, slots=True)
+class CardRefused(Event):
+    """The table chief refused claimed card ``series-card_number`` as invalid, with the reason (R82.8).
+
+    A card tampered with, damaged or not matching the sale is not valid: it shares no
+    prize of this game, whatever it completes.
+    """
+
+    type: ClassVar[str] = "card_refused"
+    game_id: str
+    series: int
+    card_number: int
+    reason: str
+    refused_by: str
 
 
 # --- Failures ----------------------------------------------------------------------

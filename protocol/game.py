@@ -3,8 +3,9 @@
 Two games, one shape:
 
 * :class:`TraditionalGame` - the hall game with paper and virtual cards (R85, R86).
-  The line does not stop the draw; the bingo does, the winning cards are verified and
-  the game is closed.
+  A line or a bingo found stops the draw while the caller asks for another card
+  (``line_found``, ``bingo_found``); the prize closes (R85.6), then the draw goes on
+  for the bingo, or the game is closed.
 * :class:`InterconnectedGame` - the game across halls (R93.9-13): prizes do not stop
   it; it ends when a card is complete or every configured pattern is won (R93.12).
 
@@ -29,17 +30,19 @@ and resumes there: in the tables that target is written :data:`SUSPENDED_FROM`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import ClassVar, Final, Mapping
+from typing import ClassVar, Final, Mapping, Sequence
 
 from protocol.balls import check_recall
 from protocol.cards import BALLS, Card
 from protocol.claims import CardRef, ClaimVerdict, WonPattern
 from protocol.errors import DomainError
 from protocol.events import (
+    BallCorrected,
     BallDrawn,
     BallVoided,
+    CardRefused,
     CardSold,
     ClaimRejected,
     Event,
@@ -50,6 +53,7 @@ from protocol.events import (
     GameSuspended,
     GameSuspendedForGood,
     ManualFinishStarted,
+    PrizeClosed,
     PrizeWon,
     SaleClosed,
     SaleOpened,
@@ -74,7 +78,9 @@ class State(StrEnum):
     SELLING = "selling"
     SALE_CLOSED = "sale_closed"
     DRAWING = "drawing"
+    LINE_FOUND = "line_found"
     LINE_WON = "line_won"
+    BINGO_FOUND = "bingo_found"
     BINGO_WON = "bingo_won"
     LAST_PRIZE_WON = "last_prize_won"
     CLOSED = "closed"
@@ -94,9 +100,12 @@ class Input(StrEnum):
     SALE_CLOSED = "sale_closed"
     BALL_DRAWN = "ball_drawn"
     BALL_VOIDED = "ball_voided"
+    BALL_CORRECTED = "ball_corrected"
     LINE_VERIFIED = "line_verified"
     BINGO_VERIFIED = "bingo_verified"
     CLAIM_REJECTED = "claim_rejected"
+    CARD_REFUSED = "card_refused"
+    PRIZE_CLOSED = "prize_closed"
     PRIZE_WON = "prize_won"
     FINAL_PRIZE_WON = "final_prize_won"
     GAME_CLOSED = "game_closed"
@@ -118,7 +127,13 @@ Table = Mapping[tuple[State, Input], tuple[Target, tuple[type[Event], ...]]]
 
 S, I = State, Input
 
-#: The traditional hall game (R85, R86).
+#: The traditional hall game (R85, R86).  A line or bingo found (a paper card verified, a
+#: virtual card on its ball) opens its prize: ``line_found`` / ``bingo_found`` take no ball
+#: while the caller asks for another card; ``prize_closed`` closes every prize open (R85.6).
+#: While a game is finished by hand the room chief closes a prize by entering the next ball
+#: or finishing the game (the hall server feeds ``prize_closed`` first).  ``ball_voided``
+#: is only read from journals written before a drawn ball stopped going back to the draw;
+#: a misread ball is corrected (``ball_corrected``, R85.5).
 TRADITIONAL_TABLE: Table = {
     (S.SCHEDULED, I.SALE_OPENED): (S.SELLING, (SaleOpened,)),
     (S.SELLING, I.CARD_SOLD): (S.SELLING, (CardSold,)),
@@ -130,21 +145,35 @@ TRADITIONAL_TABLE: Table = {
     (S.SALE_CLOSED, I.FAILURE_REPORTED): (S.SUSPENDED, (GameSuspended,)),
     (S.DRAWING, I.BALL_DRAWN): (S.DRAWING, (BallDrawn,)),
     (S.DRAWING, I.BALL_VOIDED): (S.DRAWING, (BallVoided,)),
-    (S.DRAWING, I.LINE_VERIFIED): (S.LINE_WON, (PrizeWon,)),
-    (S.DRAWING, I.BINGO_VERIFIED): (S.BINGO_WON, (PrizeWon,)),
+    (S.DRAWING, I.BALL_CORRECTED): (S.DRAWING, (BallCorrected,)),
+    (S.DRAWING, I.LINE_VERIFIED): (S.LINE_FOUND, (PrizeWon,)),
+    (S.DRAWING, I.BINGO_VERIFIED): (S.BINGO_FOUND, (PrizeWon,)),
     (S.DRAWING, I.CLAIM_REJECTED): (S.DRAWING, (ClaimRejected,)),
+    (S.DRAWING, I.CARD_REFUSED): (S.DRAWING, (CardRefused,)),
     (S.DRAWING, I.TERMINAL_FAILED): (S.DRAWING, (TerminalFailed,)),
     (S.DRAWING, I.FAILURE_REPORTED): (S.SUSPENDED, (GameSuspended,)),
+    (S.LINE_FOUND, I.LINE_VERIFIED): (S.LINE_FOUND, (PrizeWon,)),
+    (S.LINE_FOUND, I.BINGO_VERIFIED): (S.BINGO_FOUND, (PrizeWon,)),
+    (S.LINE_FOUND, I.CLAIM_REJECTED): (S.LINE_FOUND, (ClaimRejected,)),
+    (S.LINE_FOUND, I.CARD_REFUSED): (S.LINE_FOUND, (CardRefused,)),
+    (S.LINE_FOUND, I.PRIZE_CLOSED): (S.LINE_WON, (PrizeClosed,)),
+    (S.LINE_FOUND, I.TERMINAL_FAILED): (S.LINE_FOUND, (TerminalFailed,)),
+    (S.LINE_FOUND, I.FAILURE_REPORTED): (S.SUSPENDED, (GameSuspended,)),
     (S.LINE_WON, I.BALL_DRAWN): (S.LINE_WON, (BallDrawn,)),
     (S.LINE_WON, I.BALL_VOIDED): (S.LINE_WON, (BallVoided,)),
-    (S.LINE_WON, I.LINE_VERIFIED): (S.LINE_WON, (PrizeWon,)),
-    (S.LINE_WON, I.BINGO_VERIFIED): (S.BINGO_WON, (PrizeWon,)),
+    (S.LINE_WON, I.BALL_CORRECTED): (S.LINE_WON, (BallCorrected,)),
+    (S.LINE_WON, I.BINGO_VERIFIED): (S.BINGO_FOUND, (PrizeWon,)),
     (S.LINE_WON, I.CLAIM_REJECTED): (S.LINE_WON, (ClaimRejected,)),
+    (S.LINE_WON, I.CARD_REFUSED): (S.LINE_WON, (CardRefused,)),
     (S.LINE_WON, I.TERMINAL_FAILED): (S.LINE_WON, (TerminalFailed,)),
     (S.LINE_WON, I.FAILURE_REPORTED): (S.SUSPENDED, (GameSuspended,)),
-    (S.BINGO_WON, I.LINE_VERIFIED): (S.BINGO_WON, (PrizeWon,)),
-    (S.BINGO_WON, I.BINGO_VERIFIED): (S.BINGO_WON, (PrizeWon,)),
+    (S.BINGO_FOUND, I.LINE_VERIFIED): (S.BINGO_FOUND, (PrizeWon,)),
+    (S.BINGO_FOUND, I.BINGO_VERIFIED): (S.BINGO_FOUND, (PrizeWon,)),
+    (S.BINGO_FOUND, I.CLAIM_REJECTED): (S.BINGO_FOUND, (ClaimRejected,)),
+    (S.BINGO_FOUND, I.CARD_REFUSED): (S.BINGO_FOUND, (CardRefused,)),
+    (S.BINGO_FOUND, I.PRIZE_CLOSED): (S.BINGO_WON, (PrizeClosed,)),
     (S.BINGO_WON, I.CLAIM_REJECTED): (S.BINGO_WON, (ClaimRejected,)),
+    (S.BINGO_WON, I.CARD_REFUSED): (S.BINGO_WON, (CardRefused,)),
     (S.BINGO_WON, I.GAME_CLOSED): (S.CLOSED, (GameClosed,)),
     (S.SUSPENDED, I.FAILURE_RESOLVED): (SUSPENDED_FROM, (GameResumed,)),
     (S.SUSPENDED, I.FAILURE_UNRESOLVED): (S.SUSPENDED_FOR_GOOD, (GameSuspendedForGood,)),
@@ -155,9 +184,13 @@ TRADITIONAL_TABLE: Table = {
     (S.FINISHING_BY_HAND, I.LINE_VERIFIED): (S.FINISHING_BY_HAND, (PrizeWon,)),
     (S.FINISHING_BY_HAND, I.BINGO_VERIFIED): (S.WON_BY_HAND, (PrizeWon,)),
     (S.FINISHING_BY_HAND, I.CLAIM_REJECTED): (S.FINISHING_BY_HAND, (ClaimRejected,)),
+    (S.FINISHING_BY_HAND, I.CARD_REFUSED): (S.FINISHING_BY_HAND, (CardRefused,)),
+    (S.FINISHING_BY_HAND, I.PRIZE_CLOSED): (S.FINISHING_BY_HAND, (PrizeClosed,)),
     (S.WON_BY_HAND, I.LINE_VERIFIED): (S.WON_BY_HAND, (PrizeWon,)),
     (S.WON_BY_HAND, I.BINGO_VERIFIED): (S.WON_BY_HAND, (PrizeWon,)),
     (S.WON_BY_HAND, I.CLAIM_REJECTED): (S.WON_BY_HAND, (ClaimRejected,)),
+    (S.WON_BY_HAND, I.CARD_REFUSED): (S.WON_BY_HAND, (CardRefused,)),
+    (S.WON_BY_HAND, I.PRIZE_CLOSED): (S.WON_BY_HAND, (PrizeClosed,)),
     (S.WON_BY_HAND, I.GAME_FINISHED): (S.FINISHED, (GameFinished,)),
 }
 
@@ -201,9 +234,12 @@ _DOING: dict[Input, str] = {
     I.SALE_CLOSED: "close the sale",
     I.BALL_DRAWN: "draw a ball",
     I.BALL_VOIDED: "void a ball",
+    I.BALL_CORRECTED: "correct a ball",
     I.LINE_VERIFIED: "award the line",
     I.BINGO_VERIFIED: "award the bingo",
     I.CLAIM_REJECTED: "verify a claim",
+    I.CARD_REFUSED: "refuse a card",
+    I.PRIZE_CLOSED: "close a prize",
     I.PRIZE_WON: "award a prize",
     I.FINAL_PRIZE_WON: "award the last prize",
     I.GAME_CLOSED: "close the game",
@@ -221,7 +257,9 @@ _WHILE: dict[State, str] = {
     S.SELLING: "while the sale is open",
     S.SALE_CLOSED: "before the first ball",
     S.DRAWING: "while balls are being drawn",
+    S.LINE_FOUND: "while the line is open (\"Line! Another card?\"): the caller closes the prize first",
     S.LINE_WON: "while drawing for the bingo",
+    S.BINGO_FOUND: "while the bingo is open (\"Bingo! Another card?\"): the caller closes the prize first",
     S.BINGO_WON: "once the bingo is won",
     S.LAST_PRIZE_WON: "once the last prize is won",
     S.CLOSED: "once the game is closed",
@@ -274,6 +312,11 @@ class GameMachine:
         self.sales: dict[CardRef, CardSold] = {}
         self.failed_terminals: set[str] = set()
         self.won: dict[str, WonPattern] = {}
+        #: Cards the table chief refused as invalid, with the reason (R82.8).
+        self.refused: dict[CardRef, str] = {}
+        #: How many balls were drawn when a card was last claimed, refused or found winning
+        #: (0: none yet): a ball claimed on is corrected no more (R85.5).
+        self.claimed_at = 0
         self.suspended_from: State | None = None
         self._drawn: list[int] = []
 
@@ -423,7 +466,11 @@ class GameMachine:
         return [event]
 
     def void_ball(self, ball: int, *, voided_by: str, role: str, reason: str) -> list[Event]:
-        """Take back the last ball, entered by mistake; the source puts it back in the pool."""
+        """Take back the last ball, as journals written before the ruling of R85.5 record it.
+
+        Nothing takes a ball back any more (a drawn ball never returns to the draw); a
+        misread ball of the hall game is corrected (:meth:`TraditionalGame.correct_ball`).
+        """
         self._check(I.BALL_VOIDED)
         check_recall(self._drawn, ball, role, reason)
         count = len(self._drawn)
@@ -445,6 +492,8 @@ class GameMachine:
             raise GameError(f"card {ref} was not sold in this game")
         if ref not in self.in_play:
             raise GameError(f"card {ref} was refunded with its failed terminal")
+        if ref in self.refused:
+            raise GameError(f"card {ref} was refused as invalid: {self.refused[ref]}")
         if not 1 <= ball_count <= len(self._drawn):
             raise GameError(f"ball {ball_count} has not been drawn")
         earlier = self.won.get(pattern)
@@ -456,6 +505,8 @@ class GameMachine:
                     f"the {pattern.replace('_', ' ')} was won on ball {earlier.ball_count}; only "
                     "cards completing it on that ball share it"
                 )
+            if earlier.closed:
+                raise GameError(f"the {pattern.replace('_', ' ')} is closed; no other card shares it")
 
     def _award(self, input: Input, ref: CardRef, pattern: str, ball_count: int) -> Event:
         event = PrizeWon(self.game_id, pattern, ref.series, ref.number, ball_count)
@@ -526,6 +577,109 @@ class TraditionalGame(GameMachine):
     def __init__(self, game_id: str) -> None:
         super().__init__(game_id, TRADITIONAL_PATTERNS)
 
+    @property
+    def open_prizes(self) -> tuple[str, ...]:
+        """The patterns found whose prize is still open to other cards (R85.6), in pattern order."""
+        return tuple(name for name in self.patterns.names if name in self.won and not self.won[name].closed)
+
+    def _check_closed(self, doing: str) -> None:
+        if open := self.open_prizes:
+            names = " and the ".join(open)
+            raise GameError(f"the {names} found on ball {self.won[open[0]].ball_count} is open; close it before {doing}")
+
+    def enter_ball(self, ball: int, *, entered_by: str) -> list[Event]:
+        self._check(I.BALL_ENTERED)
+        self._check_closed("the next ball is entered")
+        return super().enter_ball(ball, entered_by=entered_by)
+
+    def finish(self, *, finished_by: str) -> list[Event]:
+        self._check(I.GAME_FINISHED)
+        self._check_closed("the game is finished")
+        return super().finish(finished_by=finished_by)
+
+    def close_prizes(self, *, closed_by: str) -> list[Event]:
+        """Close every prize found and still open: no other card shares it (R85.6).
+
+        The caller does it after asking for another card, or the hall server once the
+        configured wait passed with no new claim; while a game is finished by hand, the
+        room chief, before entering the next ball or finishing the game.
+        """
+        self._check(I.PRIZE_CLOSED)
+        closing = self.open_prizes
+        if not closing:
+            raise GameError("no prize is open; there is nothing to close")
+        if not closed_by:
+            raise GameError("say who closes the prize")
+        event = self._fire(I.PRIZE_CLOSED, PrizeClosed(self.game_id, closing, len(self._drawn), closed_by))
+        for name in closing:
+            self.won[name] = replace(self.won[name], closed=True)
+        return [event]
+
+    def correct_ball(self, misread: int, corrected: int, *, reason: str, signed_by: Sequence[str]) -> list[Event]:
+        """The last ball, announced as ``misread``, is ``corrected`` (R85.5).
+
+        The announced number is replaced; the misread number was never drawn.  Only the
+        last ball, only before any claim on it or any card found winning on it, with the
+        reason and the two chiefs' signatures.
+        """
+        self.check_correction(misread, corrected)
+        count = len(self._drawn)
+        if not reason.strip():
+            raise GameError("say why the ball is corrected; the reason goes into the record")
+        if len(signed_by) != 2 or len(set(signed_by)) != 2 or not all(signed_by):
+            raise GameError("a correction is signed by two staff members: the room chief and the table chief")
+        event = BallCorrected(self.game_id, misread, corrected, count, reason.strip(), tuple(signed_by))
+        self._fire(I.BALL_CORRECTED, event)
+        self._drawn[-1] = corrected
+        return [event]
+
+    def check_correction(self, misread: int, corrected: int) -> None:
+        """Raise :class:`GameError` unless the last ball, ``misread``, may now be corrected to ``corrected``."""
+        self._check(I.BALL_CORRECTED)
+        if not self._drawn:
+            raise GameError("no ball has been drawn; there is nothing to correct")
+        count = len(self._drawn)
+        if misread != self._drawn[-1]:
+            if misread in self._drawn:
+                raise GameError(f"only the last ball ({self._drawn[-1]}) can be corrected, not {misread}")
+            raise GameError(f"{misread!r} has not been drawn in this game; the last ball is {self._drawn[-1]}")
+        if isinstance(corrected, bool) or not isinstance(corrected, int) or not 1 <= corrected <= BALLS:
+            raise GameError(f"the ball read again is a number from 1 to {BALLS}, not {corrected!r}")
+        if corrected == misread:
+            raise GameError(f"ball {count} was announced as {misread}: a correction names another number")
+        if corrected in self._drawn:
+            raise GameError(f"{corrected} has already been drawn, as ball {self._drawn.index(corrected) + 1}")
+        if self.claimed_at == count:
+            raise GameError(
+                f"a card was claimed or found winning on ball {count} ({misread}): the announced number stands"
+            )
+
+    def refuse_card(self, ref: CardRef, *, reason: str, refused_by: str) -> list[Event]:
+        """The table chief refuses claimed card ``ref`` as invalid, with the reason (R82.8).
+
+        A card verified as a winner stands: the card is looked at before it is verified.
+        """
+        self._check(I.CARD_REFUSED)
+        if ref not in self.sales:
+            raise GameError(f"card {ref} was not sold in this game")
+        if ref not in self.in_play:
+            raise GameError(f"card {ref} was refunded with its failed terminal")
+        if ref in self.refused:
+            raise GameError(f"card {ref} is already refused: {self.refused[ref]}")
+        for name, won in self.won.items():
+            if ref in won.cards:
+                raise GameError(f"card {ref} was verified as winning the {name}; a verified card stands")
+        if not reason.strip():
+            raise GameError("say why the card is refused (tampered, damaged, not the card sold); "
+                            "the reason goes into the record")
+        if not refused_by:
+            raise GameError("say who refuses the card")
+        event = CardRefused(self.game_id, ref.series, ref.number, reason.strip(), refused_by)
+        self._fire(I.CARD_REFUSED, event)
+        self.refused[ref] = reason.strip()
+        self.claimed_at = len(self._drawn)
+        return [event]
+
     def claim_checked(self, verdict: ClaimVerdict) -> list[Event]:
         """Feed in a verdict of :func:`protocol.claims.check_claim` (R85.6, R85.11).
 
@@ -548,7 +702,9 @@ class TraditionalGame(GameMachine):
             event = ClaimRejected(
                 self.game_id, verdict.card.series, verdict.card.number, verdict.reason or ""
             )
-            return [self._fire(I.CLAIM_REJECTED, event)]
+            self._fire(I.CLAIM_REJECTED, event)
+            self.claimed_at = len(self._drawn)
+            return [event]
         # Walk the table first so a refusal leaves the game untouched.
         state = self.state
         for win in wins:
@@ -557,6 +713,7 @@ class TraditionalGame(GameMachine):
                 raise InvalidTransition(f"cannot {_DOING[key[1]]} {_WHILE[state]}")
             self._check_win(verdict.card, win.pattern, win.ball_count)
             state = State(self.table[key][0])
+        self.claimed_at = len(self._drawn)
         return [self._award(inputs[w.pattern], verdict.card, w.pattern, w.ball_count) for w in wins]
 
 

@@ -10,6 +10,13 @@ fault (``rules.line_bp``-style outside ``sessions``).  It works in two stages:
 2. :func:`replay` runs the per-game computation of the format in its order (steps
    1-12), refusing any limit that would be exceeded.
 
+Two versions are read (``docs/replay.md``): ``bingo-replay/1``, where every card complete
+on the first ball any is wins, and ``bingo-replay/2``, the hall's claim pause (R85.6): a
+paper card (``"paper": true``) shares a prize only if its claim was verified before the
+prize closed (the game's ``claims``), and the draw is every ball the hall drew
+(``corrections`` names the balls misread and corrected, R85.5).  The result is of the
+input's version.
+
 A session may also hold **joint games** (``joint_games``): the games a hall played with
 its partner hall (R3.5.b), with the pool of both rooms' sales, this hall's cards, the
 partner's winning cards and what this hall owes its partner; they are replayed through
@@ -74,7 +81,7 @@ from protocol.settlement import (
     split_prize,
     tax_cents,
 )
-from protocol.wins import game_winners
+from protocol.wins import NEVER, completion_balls, game_winners
 
 #: The formats written now, and the first ones, which stay readable.
 INPUT_FORMAT = "bingo-replay/2"
@@ -175,11 +182,15 @@ def _date(value: Any, at: _At) -> datetime.date:
 
 @dataclass(frozen=True)
 class CardPlay:
-    """A card in a game: its id, the percentage of the price staked and its cells."""
+    """A card in a game: its id, the percentage of the price staked and its cells.
+
+    ``paper``: a card that wins only when its player's claim is verified in time (version 2).
+    """
 
     id: str
     stake_pct: int
     cells: tuple[int, ...]
+    paper: bool = False
 
 
 @dataclass(frozen=True)
@@ -214,6 +225,8 @@ class GamePlay:
     #: terminal, R96.3): ``(id, stake_pct)``; they play no part in the draw.
     refunded_after_close: tuple[tuple[str, int], ...] = ()
     last_game: bool = False  # announced as the session's last (R93.15); bingo-replay/2 only
+    #: Balls drawn in the game: the bingo's ball (version 1), or every ball of the draw (bingo-replay/2).
+    balls_drawn: int = 0
 
 
 @dataclass(frozen=True)
@@ -269,8 +282,10 @@ _GAME_OPTIONAL = (
     "reserve_boost",
     "refunded_after_close",
 )
-#: What ``bingo-replay/2`` adds to a game.
-_GAME_OPTIONAL_2 = ("last_game",)
+#: What ``bingo-replay/2`` adds to a game: the session's last game, the paper cards' claims
+#: verified in time and the balls corrected.
+_GAME_OPTIONAL_2 = ("last_game", "claims", "corrections")
+PATTERN_NAMES = ("line", "bingo")
 
 
 def _parse_rules(value: Any) -> PrizeRules:
@@ -306,8 +321,11 @@ def _parse_opening(value: Any) -> Pots:
 
 
 def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
-                 seen: dict[str, dict[Any, str]] | None = None) -> tuple[CardPlay, ...]:
-    """The cards of ``value``; ``seen`` carries the ids and numbers of another list of the same game."""
+                 seen: dict[str, dict[Any, str]] | None = None, paper: bool = False) -> tuple[CardPlay, ...]:
+    """The cards of ``value``; ``seen`` carries the ids and numbers of another list of the same game.
+
+    ``paper``: a card may say it is a paper card (version 2).
+    """
     entries = _array(value, at)
     if not entries and not may_be_empty:
         at.fail("a game needs at least one card")
@@ -316,7 +334,7 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
     fingerprints: dict[int, Any] = dict((seen or {}).get("prints", {}))
     for i, entry in enumerate(entries):
         card_at = at[i]
-        data = _object(entry, card_at, ("id", "stake_pct", "rows"), ())
+        data = _object(entry, card_at, ("id", "stake_pct", "rows"), ("paper",) if paper else ())
         card_id = data["id"]
         if not isinstance(card_id, str) or not card_id:
             card_at["id"].fail(f"must be a non-empty string, got {describe(card_id)}")
@@ -340,7 +358,10 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
             shown = f"cards[{first}] ({json.dumps(entries[first]['id'])})" if isinstance(first, int) else first
             rows_at.fail(f"the same numbers as {shown}")
         fingerprints[card.fingerprint] = i
-        cards.append(CardPlay(card_id, stake_pct, card.cells))
+        is_paper = _boolean(data.get("paper", False), card_at["paper"])
+        if is_paper and stake_pct != 100:
+            card_at["stake_pct"].fail(f"a paper card stakes its whole price (100), not {stake_pct}")
+        cards.append(CardPlay(card_id, stake_pct, card.cells, is_paper))
     if seen is not None:
         seen["ids"] = {**seen.get("ids", {}), **{c.id: f"{at.path}[{k}]" for k, c in enumerate(cards)}}
         seen["prints"] = {**seen.get("prints", {}), **{Card(c.cells).fingerprint: f"{at.path}[{k}] ({json.dumps(c.id)})"
@@ -359,8 +380,57 @@ def _parse_draw(value: Any, at: _At) -> tuple[int, ...]:
     return tuple(balls)
 
 
+def _winners_v2(data: dict, at: _At, cards: tuple[CardPlay, ...], draw: tuple[int, ...]) -> tuple[Winners, Winners]:
+    """The line and bingo winners under the claim pause (R85.6), and the corrections checked (R85.5).
+
+    A card that is not paper is found by the system on the ball it completes a pattern; a
+    paper card takes part in a pattern only if ``claims`` lists it for it.  A pattern is won
+    on the first ball on which a card taking part in it completes it, by every such card
+    complete on that ball; a claim listed that does not win is invalid.
+    """
+    ids = {card.id: i for i, card in enumerate(cards)}
+    claimed: dict[str, set[int]] = {name: set() for name in PATTERN_NAMES}
+    claims_at = at["claims"]
+    for k, entry in enumerate(_array(data.get("claims") or [], claims_at)):
+        claim = _object(entry, claims_at[k], ("card", "pattern"), ())
+        card_id, pattern = claim["card"], claim["pattern"]
+        if pattern not in PATTERN_NAMES:
+            claims_at[k]["pattern"].fail(f"is \"line\" or \"bingo\", not {describe(pattern)}")
+        if not isinstance(card_id, str) or card_id not in ids:
+            shown = json.dumps(card_id) if isinstance(card_id, str) else describe(card_id)
+            claims_at[k]["card"].fail(f"{shown} is not a card of this game")
+        if not cards[ids[card_id]].paper:
+            claims_at[k]["card"].fail(f"{json.dumps(card_id)} is not a paper card: the system finds its wins itself")
+        if ids[card_id] in claimed[pattern]:
+            claims_at[k].fail(f"{json.dumps(card_id)} is already claimed for the {pattern}")
+        claimed[pattern].add(ids[card_id])
+    found = completion_balls(np.array([card.cells for card in cards], dtype=np.uint8), draw)
+    winners = []
+    for pattern, balls in (("line", found.line), ("bingo", found.bingo)):
+        taking_part = [i for i, card in enumerate(cards) if not card.paper or i in claimed[pattern]]
+        first = min((int(balls[i]) for i in taking_part), default=NEVER)
+        if first == NEVER:
+            what = "a bingo" if pattern == "bingo" else "the line"
+            at["draw"].fail(f"no card found or claimed completes {what} in the {len(draw)} balls; "
+                            "a draw must reach a bingo")
+        for i in sorted(claimed[pattern]):
+            if int(balls[i]) != first:
+                done = "never completes it" if int(balls[i]) == NEVER else f"completes it on ball {int(balls[i])}"
+                claims_at.fail(f"{json.dumps(cards[i].id)} is claimed for the {pattern}, won on ball {first}, "
+                               f"but {done}")
+        winners.append(Winners(first, tuple(i for i in taking_part if int(balls[i]) == first)))
+    corrections_at = at["corrections"]
+    for k, entry in enumerate(_array(data.get("corrections") or [], corrections_at)):
+        correction = _object(entry, corrections_at[k], ("ball", "misread"), ())
+        count = _integer(correction["ball"], corrections_at[k]["ball"], 1, len(draw))
+        misread = _integer(correction["misread"], corrections_at[k]["misread"], 1, 90)
+        if draw[count - 1] == misread:
+            corrections_at[k]["misread"].fail(f"ball {count} is {misread} in the draw: a correction names another number")
+    return winners[0], winners[1]
+
+
 def _parse_game(
-    data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date
+    data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date, version: str = INPUT_FORMAT
 ) -> GamePlay:
     def optional(key: str) -> Any:
         return data.get(key)  # absent or null: not in play / zero
@@ -416,14 +486,17 @@ def _parse_game(
     if last_game is not None:
         _boolean(last_game, at["last_game"])
 
+    v2 = version != FIRST_INPUT_FORMAT
     refunded = _parse_refunded(optional("refunded_after_close"), at["refunded_after_close"])
-    cards = _parse_cards(data["cards"], at["cards"], may_be_empty=bool(refunded))
+    cards = _parse_cards(data["cards"], at["cards"], may_be_empty=bool(refunded), paper=v2)
     for k, card in enumerate(cards):
         if any(card.id == card_id for card_id, _ in refunded):
             at["cards"][k]["id"].fail(f"{json.dumps(card.id)} is also a card of refunded_after_close")
     draw = _parse_draw(data["draw"], at["draw"])
     line = bingo = None
-    if cards:
+    if cards and v2:
+        line, bingo = _winners_v2(data, at, cards, draw)
+    elif cards:
         cells = np.array([card.cells for card in cards], dtype=np.uint8)
         winners = game_winners(cells, draw)
         if not winners.bingo.won:
@@ -453,6 +526,7 @@ def _parse_game(
         boost_bingo=contributions["reserve_boost.bingo"],
         refunded_after_close=refunded,
         last_game=bool(last_game),
+        balls_drawn=len(draw) if v2 or bingo is None else bingo.ball,
     )
 
 
@@ -532,7 +606,7 @@ def _parse_joint_game(data: dict, at: _At) -> JointPlay:
 
 
 def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None,
-                   game_keys: tuple[str, ...] = _GAME_OPTIONAL) -> Session:
+                   version: str = INPUT_FORMAT) -> Session:
     at = _At("", f"sessions[{index}]")
     data = _object(value, at, ("date", "games"), ("joint_games",))
     date = _date(data["date"], at["date"])
@@ -556,12 +630,13 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         if parsed and number <= parsed[-1].game:
             game_at["game"].fail(f"{number} is not after the previous game {parsed[-1].game}")
         at = _At(f"session {date}, game {number}", "")
-        fields = _object(game, at, _GAME_REQUIRED, game_keys)
+        fields = _object(game, at, _GAME_REQUIRED,
+                         _GAME_OPTIONAL + (_GAME_OPTIONAL_2 if version != FIRST_INPUT_FORMAT else ()))
         if parsed and parsed[-1].last_game:
             _At(f"session {date}, game {parsed[-1].game}", "last_game").fail(
                 f"the session's last game (R93.15) is its last in the file; game {number} follows it"
             )
-        parsed.append(_parse_game(fields, number, at, rules, date))
+        parsed.append(_parse_game(fields, number, at, rules, date, version))
     joint: list[JointPlay] = []
     for g, game in enumerate(joint_entries):
         game_at = _At(f"session {date}, joint_games[{g}]", "")
@@ -585,11 +660,9 @@ def parse_scenario(data: Any) -> Scenario:
         _At("", "(top level)").fail(f"must be an object, got {describe(data)}")
     top = _At("", "")
     _object(data, top, ("format", "rules", "sessions"), ("opening",))
-    if not isinstance(data["format"], str) or data["format"] not in VERSIONS:
-        top["format"].fail(
-            f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(data['format'])}"
-        )
-    game_keys = _GAME_OPTIONAL + (_GAME_OPTIONAL_2 if data["format"] != FIRST_INPUT_FORMAT else ())
+    version = data["format"]
+    if not isinstance(version, str) or version not in VERSIONS:
+        top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
     rules = _parse_rules(data["rules"])
     opening = _parse_opening(data.get("opening", {}))
     entries = _array(data["sessions"], top["sessions"])
@@ -597,8 +670,8 @@ def parse_scenario(data: Any) -> Scenario:
         top["sessions"].fail("a scenario needs at least one session")
     sessions: list[Session] = []
     for index, entry in enumerate(entries):
-        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None, game_keys))
-    return Scenario(rules, opening, tuple(sessions), data["format"])
+        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None, version))
+    return Scenario(rules, opening, tuple(sessions), version)
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -774,7 +847,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 "game": game.game,
                 "sales_cents": sales,
                 "tax_cents": tax,
-                "balls_drawn": bingo_ball,
+                "balls_drawn": game.balls_drawn,
                 "prizes": {
                     name: _prize(prizes[name][0], prizes[name][1], game.cards, prizes[name][2].cards)
                     for name in ordered

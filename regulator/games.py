@@ -1,12 +1,14 @@
 """The receiver's check of each finished game of a hall, from the records alone (R92.7, R95).
 
 :class:`HallGames` folds a hall's records as they are stored (``sale_opened``,
-``paper_cards_sold``, ``virtual_cards_bought``, ``ball_drawn``, ``ball_voided``,
-``prize_won``, ``prize_paid``, ``game_closed``, ``cards_collected``) and, once a closed
+``paper_cards_sold``, ``virtual_cards_bought``, ``ball_drawn``, ``ball_corrected``,
+``ball_voided`` (older journals), ``prize_won``, ``prize_paid``, ``game_closed``,
+``cards_collected``) and, once a closed
 game's cards are collected (its last prize is paid after the close), replays what the
 records allow without the hall's card library:
 
-* **the draw**: every ball is 1-90, none twice, numbered one after another;
+* **the draw**: every ball is 1-90, none twice, numbered one after another; a misread ball
+  corrected (R85.5) is the last ball, replaced by the ball read again;
 * **the winners**: every card paid a line or a bingo was declared a winner of it
   (``prize_won``) no later than the ball it is paid on, and every declared winner is paid;
 * **the money**: each line's and bingo's payments are the split of its amount among its
@@ -100,6 +102,11 @@ class HallGames:
             game.cards_sold += int(p["last"]) - int(p["first"]) + 1
         elif kind == "ball_drawn":
             self._ball(game, int(p["ball"]), int(p["ball_count"]))
+        elif kind == "ball_corrected":
+            if game.balls and game.balls[-1] == p.get("misread") and len(game.balls) == p.get("ball_count"):
+                game.balls[-1] = int(p["ball"])
+            else:
+                game.faults.append(f"ball {p.get('misread')} is corrected, but it is not the last ball drawn")
         elif kind == "ball_voided":
             game.voided = True
             if p.get("ball") in game.balls:

@@ -51,7 +51,7 @@ PERMISSIONS = {
     "retire_reserve_blower": {Role.ROOM_CHIEF},
 }
 #: Game states in which the blower holds balls of the game (its draw has begun).
-DRAWING_STATES = (State.DRAWING, State.LINE_WON, State.SUSPENDED)
+DRAWING_STATES = (State.DRAWING, State.LINE_FOUND, State.LINE_WON, State.SUSPENDED)
 
 
 class BlowerCommandError(DomainError):
@@ -83,8 +83,8 @@ class HallBlowers:
             driver.observer = self
         #: Journal writes started by the drivers' reports, kept so tests can wait for them.
         self.reports: list[Deferred[Any]] = []
-        #: The game whose last ball was voided with no ball drawn since (from the journal).
-        self._recalled_game: str | None = None
+        #: The game whose last ball was corrected with no ball drawn since (from the journal, R85.5).
+        self._corrected_game: str | None = None
         core.add_module(self)
         core.allow(PERMISSIONS)
 
@@ -124,11 +124,11 @@ class HallBlowers:
         if game is not None and game.machine.state in DRAWING_STATES and game.machine.drawn:
             blower = self.in_use()
             blower.resume_game(game_code(game.game_id), list(game.machine.drawn))
-            if self._recalled_game == game.game_id:
-                # The last ball was voided and put back: the blower, which still counts
-                # it as drawn, must forget it too, or it would come back as the next ball.
+            if self._corrected_game == game.game_id:
+                # The last ball was misread and corrected: the blower, which counts the misread
+                # number as drawn, learns the ball on its rack and that the other is in its chamber.
                 blower.resynchronise(force=True).addErrback(
-                    lambda failure: self.log.failure("the blower did not resynchronise after a recall", failure)
+                    lambda failure: self.log.failure("the blower did not resynchronise after a correction", failure)
                 )
 
     # --- What the drivers report ----------------------------------------------------------
@@ -294,26 +294,26 @@ class HallBlowers:
 
     def reset(self) -> None:
         """Forget what was folded from the journal (the core folds it again)."""
-        self._recalled_game = None
+        self._corrected_game = None
         if self.pair is not None:
             self.pair.active = self.pair.main
 
     def checkpoint(self) -> Any:
-        return {"recalled_game": self._recalled_game, "active": self.pair.active.name if self.pair else None}
+        return {"corrected_game": self._corrected_game, "active": self.pair.active.name if self.pair else None}
 
     def restore(self, data: Any) -> None:
-        active, recalled = data["active"], data["recalled_game"]
+        active, corrected = data["active"], data["corrected_game"]
         if self.pair is not None and active == self.pair.reserve.name:
             self.pair.active = self.pair.reserve
         elif self.pair is not None:
             self.pair.active = self.pair.main
-        self._recalled_game = recalled
+        self._corrected_game = corrected
 
     def apply(self, record: Record) -> None:
-        if record.type == "ball_voided":
-            self._recalled_game = record.payload["game_id"]
+        if record.type in ("ball_corrected", "ball_voided"):  # ball_voided: journals before R85.5's ruling
+            self._corrected_game = record.payload["game_id"]
         elif record.type == "ball_drawn":
-            self._recalled_game = None
+            self._corrected_game = None
         if record.type == "blower_switched" and self.pair is not None:
             to = record.payload["to"]
             self.pair.active = self.pair.reserve if to == self.pair.reserve.name else self.pair.main

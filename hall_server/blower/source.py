@@ -11,8 +11,9 @@ the blower in step with them:
 - a blower one ball ahead of the journal presented a ball the hall never committed
   (the decision was refused, or the server stopped): nobody saw it, and it is the
   ball of this draw - the blower answers draw n with the same ball (idempotent DRAW);
-- a blower out of step otherwise, or after a ball recall, is forced back to the
-  journal's balls ("draw n, last ball k").
+- a blower out of step otherwise, or after a misread ball was corrected (R85.5), is
+  forced back to the journal's balls ("draw n, last ball k"): the ball on its rack is the
+  corrected number, and the misread number, never drawn, is still in its chamber.
 
 Driver errors reach the game as ``protocol.balls.BallError`` (a ``DomainError``), so
 the caller's console shows the blower's message and nothing is recorded.
@@ -58,13 +59,16 @@ def game_code(game_id: str) -> int:
 class BlowerBallSource:
     """The balls of one game from the blower in use; see the module docstring."""
 
+    #: A blower's ball is read by its reader and announced: a misreading is corrected (R85.5).
+    reads_balls = True
+
     def __init__(self, blower_in_use: Callable[[], BallBlower], game_id: str,
                  drawn: Sequence[int] = ()) -> None:
         self.blower_in_use = blower_in_use
         self.game_id = game_id
         self.code = game_code(game_id)
         self._drawn = list(check_balls(drawn))
-        self._recalled = False
+        self._corrected = False
 
     @property
     def drawn(self) -> tuple[int, ...]:
@@ -89,20 +93,21 @@ class BlowerBallSource:
                 one_ahead = (len(blower.drawn) == len(drawn) + 1
                              and list(blower.drawn[:-1]) == drawn)
                 blower.resume_game(self.code, drawn)
-                if self._recalled or not one_ahead:
+                if self._corrected or not one_ahead:
                     yield blower.resynchronise(force=True)
                 # else: the blower answers this draw with the ball the hall did not commit.
-            self._recalled = False
+            self._corrected = False
             ball = yield blower.draw()
         except BlowerError as error:
             raise BallError(f"{blower.name} blower: {error}") from error
         self._drawn.append(ball)
         return ball
 
-    def put_back(self, ball: int) -> None:
-        """A ball recall voided the last ball: the blower forgets it before the next draw
-        (staff put the ball back into the chamber)."""
-        if not self._drawn or self._drawn[-1] != ball:
-            raise BallError(f"only the last ball drawn can be put back, not {ball}")
-        self._drawn.pop()
-        self._recalled = True
+    def correct(self, misread: int, ball: int) -> None:
+        """The last ball, read or announced as ``misread``, is ``ball`` (R85.5): before the next
+        draw the blower is told the corrected balls, so it counts ``ball`` as drawn and
+        ``misread`` as still in its chamber, where it physically is."""
+        if not self._drawn or self._drawn[-1] != misread:
+            raise BallError(f"only the last ball drawn can be corrected, not {misread}")
+        self._drawn[-1] = ball
+        self._corrected = True

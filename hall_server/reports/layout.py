@@ -193,6 +193,18 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "") -> list[T
             [[c.seq, c.card, c.order, c.reason] for c in game.rejected],
         ),
         _table(
+            f"{prefix}cards_refused", f"{lead}Cards refused as invalid (R82.8)",
+            [("seq", "Record"), ("card", "Card"), ("ball_order", "After ball no."), ("refused_by", "Refused by"),
+             ("reason", "Reason")],
+            [[c.seq, c.card, c.order, c.refused_by, c.reason] for c in game.refused],
+        ),
+        _table(
+            f"{prefix}balls_corrected", f"{lead}Misread balls corrected (R85.5)",
+            [("seq", "Record"), ("ball_order", "Ball no."), ("misread", "Announced"), ("ball", "Drawn"),
+             ("signed_by", "Signed by"), ("reason", "Reason")],
+            [[c.seq, c.order, c.misread, c.ball, _words(c.signed_by), c.reason] for c in game.corrections],
+        ),
+        _table(
             f"{prefix}draw", f"{lead}Balls drawn in order, with prizes and pots",
             [("seq", "Record"), ("time", "Time"), ("ball_order", "Ball no."), ("ball", "Ball"),
              ("event", "Event"), ("cards", "Cards"), ("amount_cents", "Amount"), ("detail", "Detail")],

@@ -183,6 +183,29 @@ class RejectedClaim:
 
 
 @dataclass(frozen=True)
+class RefusedCard:
+    """A claimed card the table chief refused as invalid after the ``order``-th ball (R82.8)."""
+
+    seq: int
+    card: str
+    order: int
+    reason: str
+    refused_by: str
+
+
+@dataclass(frozen=True)
+class CorrectedBall:
+    """The ``order``-th ball, announced as ``misread``, corrected to ``ball`` by both chiefs (R85.5)."""
+
+    seq: int
+    order: int
+    misread: int
+    ball: int
+    reason: str
+    signed_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PrizePayment:
     """A prize paid: its amount, what each winning card got, what stayed behind."""
 
@@ -255,6 +278,8 @@ class GameMinutes:
     draw: list[DrawEvent] = field(default_factory=list)
     winners: list[Winner] = field(default_factory=list)
     rejected: list[RejectedClaim] = field(default_factory=list)
+    refused: list[RefusedCard] = field(default_factory=list)  # R82.8
+    corrections: list[CorrectedBall] = field(default_factory=list)  # R85.5
     prizes: list[PrizePayment] = field(default_factory=list)
 
     @property
@@ -902,11 +927,46 @@ class MinutesBook:
                 if cards:
                     game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"],
                                                f"{pattern} completed", cards))
-        elif kind == "ball_voided":
+        elif kind == "ball_voided":  # journals written before the ruling of R85.5
             if game.drawn and game.drawn[-1] == p["ball"]:
                 game.drawn.pop()
             game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"], "ball voided", (),
                                        None, f"by {p['voided_by']}: {p['reason']}"))
+        elif kind == "ball_correction_signed":
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["misread"],
+                                       "correction signed", (), None,
+                                       f"read again as {p['corrected']}; by {p['signer']} "
+                                       f"({p['role'].replace('_', ' ')}): {p['reason']}"))
+        elif kind == "ball_correction_cancelled":
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["misread"],
+                                       "correction withdrawn", (), None,
+                                       f"{p['misread']} stands; by {p['by']} ({p['role'].replace('_', ' ')})"))
+        elif kind == "ball_corrected":
+            if game.drawn and game.drawn[-1] == p["misread"]:
+                game.drawn[-1] = p["ball"]
+            signed = tuple(p["signed_by"])
+            game.corrections.append(CorrectedBall(record.seq, p["ball_count"], p["misread"], p["ball"], p["reason"],
+                                                  signed))
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"], "ball corrected", (),
+                                       None, f"announced as {p['misread']}; signed by {' and '.join(signed)}: "
+                                             f"{p['reason']} (R85.5)"))
+            for pattern in ("line", "bingo"):
+                cards = tuple(p.get(f"completed_{pattern}", ()))
+                if cards:
+                    game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"],
+                                               f"{pattern} completed", cards))
+        elif kind == "card_refused":
+            card = f"{p['series']}-{p['card_number']}"
+            game.refused.append(RefusedCard(record.seq, card, p["ball_count"], p["reason"], p["refused_by"]))
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], game.ball_at(p["ball_count"]),
+                                       "card refused", (card,), None,
+                                       f"invalid (R82.8), by {p['refused_by']}: {p['reason']}"))
+        elif kind == "prize_closed":
+            waited = p.get("wait_s")
+            how = (f"after {waited} s with no new claim" if waited is not None else f"by {p['closed_by']}")
+            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], game.ball_at(p["ball_count"]),
+                                       "prize closed", (), None,
+                                       f"{' and '.join(p['patterns'])}: no other card, closed {how} (R85.6)"))
         elif kind == "prize_won":
             card = f"{p['series']}-{p['card_number']}"
             ball = game.ball_at(p["ball_count"])

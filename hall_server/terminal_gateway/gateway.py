@@ -93,7 +93,8 @@ MEGABINGO_RECORDS = frozenset({"megabingo_announced", "sale_closed", "game_refun
 #: Records that change the game picture the terminals show.
 GAME_RECORDS = frozenset({
     "sale_opened", "terminal_sale_opened", "sale_closed", "last_game_announced", "pots_announced",
-    "prize_won", "prize_paid", "game_closed", "game_finished", "game_refunded", "game_suspended",
+    "prize_won", "prize_closed", "ball_corrected", "prize_paid", "game_closed", "game_finished", "game_refunded",
+    "game_suspended",
     "game_resumed", "game_suspended_for_good", "cards_collected",
 })
 

@@ -5,7 +5,9 @@ the console sends, at a pace a person can follow on the console and the informat
 board: the pre-session verification and the opening ball count, the signatures, then
 game after game - sale announced, paper cards sold in ranges by three sellers, sale
 closed, balls drawn, every card a ball completes claimed and verified by the table
-chief (now and then a player claims too early and the claim is rejected), prizes paid
+chief (now and then a player claims too early and the claim is rejected), each line
+and bingo found held open while the caller asks "another card?" and then closed by
+the caller (R85.6), prizes paid
 from the cash desk (the sellers hand their takings in to it once the game is over), game
 closed and cards collected.
 
@@ -382,22 +384,31 @@ class DemoSession(Service):
 
     @defer.inlineCallbacks
     def draw_to_the_end(self):  # type: ignore[no-untyped-def]
-        line_paid = False
         while True:
             game = self.view.game
             assert game is not None
+            if game.pause is not None:
+                # "Line! Another card?": the draw is held while the caller asks the hall; nobody
+                # else calls, so the caller closes the prize (R85.6).
+                yield self.wait(2)
+                yield self.command(CALLER, "close_prize")
+                yield self.wait()
+                game = self.view.game
+                if game is not None and game.pause is None and any(w["pattern"] == "line" for w in game.winners) \
+                        and not paid(game, "line"):
+                    # Shared with a paper card: the desk pays it (a line of virtual cards alone was
+                    # credited to their accounts as it closed, R85.9).
+                    yield self.command(CASHIER, "pay_prizes", desk=self.desk)
+                continue
             if any(w["pattern"] == "bingo" for w in game.winners):
                 break
             records = yield self.command(CALLER, "draw_ball")
             if records is None:
                 break
             yield self.wait()
-            # Paper cards the ball completed are claimed first: they share a line the ball
-            # also gave virtual cards (R87 ruling), so the line is paid only after the claims.
+            # Paper cards the ball completed are claimed while the prize is open: they share
+            # what the ball also gave virtual cards (R87 ruling, R85.6).
             yield self.claims(records)
-            if any(w["pattern"] == "line" for w in game.winners) and not line_paid:
-                # A line won by virtual cards alone is credited to their accounts with this ball (R85.9).
-                line_paid = paid(game, "line") or (yield self.command(CASHIER, "pay_prizes", desk=self.desk)) is not None
         yield self.command(ROOM_CHIEF, "close_game")
         yield self.wait()
         yield self.hand_in_takings()

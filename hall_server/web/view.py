@@ -36,7 +36,8 @@ RECENT_COMPLAINTS = 12
 #: The records the room chief's overview lists as faults: the game stopped, a device failed, the clock stepped.
 FAULT_RECORDS = frozenset({
     "blower_fault", "blower_link", "blower_switched", "game_suspended", "game_suspended_for_good",
-    "terminal_failed", "terminal_out_of_service", "ball_voided", "system_verified", "clock_stepped",
+    "terminal_failed", "terminal_out_of_service", "ball_voided", "ball_corrected", "card_refused", "system_verified",
+    "clock_stepped",
 })
 
 
@@ -82,6 +83,14 @@ class GamePicture:
     terminal_sale: dict[str, int] | None = None
     #: The label of each virtual series sold in the game, by series number (``{"9001": "V1"}``).
     virtual_series: dict[str, str] = field(default_factory=dict)
+    #: A line or bingo found and still open to other cards: "Line! Another card?" (R85.6):
+    #: ``patterns``, ``ball_count``, ``since_ms`` (the last claim, from which the wait runs).
+    pause: dict[str, Any] | None = None
+    #: A correction of the last ball one chief signed, waiting for the other's (R85.5; staff only).
+    correction: dict[str, Any] | None = None
+    #: Balls corrected (R85.5) and cards refused as invalid (R82.8): staff only.
+    corrections: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[dict[str, Any]] = field(default_factory=list)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -104,6 +113,7 @@ class GamePicture:
             "last_game": self.last_game,
             "terminal_sale": dict(self.terminal_sale) if self.terminal_sale is not None else None,
             "virtual_series": dict(self.virtual_series),
+            "pause": dict(self.pause) if self.pause is not None else None,
         }
 
 
@@ -124,11 +134,13 @@ class HallView:
     def __init__(self, hall_name: str, warnings: Sequence[str] = (), *, desks: Sequence[str] = (),
                  series: Callable[[], list[dict[str, Any]]] = list,
                  feed: Callable[[], dict[str, Any] | None] = lambda: None,
-                 jackpot: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
+                 jackpot: Callable[[], dict[str, Any] | None] = lambda: None, claim_wait_s: int = 10) -> None:
         self.hall_name = hall_name
         #: The operator's jackpot contributions players have not won and what may be taken back today (R91.9),
         #: as the games module counts them now; or None.
         self.jackpot_source = jackpot
+        #: The wait with no new claim after which a prize found closes by itself (R85.6; configuration).
+        self.claim_wait_s = claim_wait_s
         #: The regulator's feed as its link sees it now (live, not a journal fact), or None.
         self.feed_source = feed
         #: The link to the central server as it is now (which process, its epoch), or None.
@@ -190,8 +202,12 @@ class HallView:
         picture = self.board()
         picture["session"] = {**self.session, "verification": self.verification}
         picture["ball_set"] = dict(self.ball_set)
+        picture["claim_wait_s"] = self.claim_wait_s
         if self.game is not None:
             picture["game"]["rejected"] = list(self.game.rejected)
+            picture["game"]["refused"] = list(self.game.refused)
+            picture["game"]["corrections"] = list(self.game.corrections)
+            picture["game"]["correction"] = dict(self.game.correction) if self.game.correction else None
         picture["recent"] = list(self.recent)
         picture["banned_list"] = dict(self.banned_list) if self.banned_list is not None else None
         if self.game is not None:
@@ -218,7 +234,7 @@ class HallView:
 
     #: The view's configuration; every other attribute is folded from the journal.
     CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source", "storage_source",
-                  "jackpot_source")
+                  "jackpot_source", "claim_wait_s")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})
@@ -238,6 +254,9 @@ class HallView:
         handler = getattr(self, "_on_" + record.type, None)
         if handler is not None:
             handler(record.payload)
+        if record.type in ("prize_won", "claim_rejected", "card_refused") and self.game is not None \
+                and self.game.pause is not None and self._current(record.payload):
+            self.game.pause["since_ms"] = record.time_ms  # the wait runs again from the last claim (R85.6)
 
     # --- The network game (what the central server told this hall) ----------------------
 
@@ -479,6 +498,7 @@ class HallView:
 
     def _on_ball_drawn(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
+            game.pause = None  # a journal written before the claim pause drew on with its prize open
             game.balls.append(int(p["ball"]))
             # The record names the cards this ball completed a row or the whole card of:
             # what the caller watches for before a claim (R85.6, R92.11).
@@ -488,10 +508,41 @@ class HallView:
                 for label in p.get(key) or ()
             ]
 
-    def _on_ball_voided(self, p: Mapping[str, Any]) -> None:
+    def _on_ball_voided(self, p: Mapping[str, Any]) -> None:  # journals written before the ruling of R85.5
         if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("ball"):
             game.balls.pop()
             game.completed = []
+
+    def _on_ball_correction_signed(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.correction = {key: p.get(key) for key in ("ball_count", "misread", "corrected", "reason", "signer",
+                                                           "role")}
+
+    def _on_ball_correction_cancelled(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.correction = None
+
+    def _on_ball_corrected(self, p: Mapping[str, Any]) -> None:
+        # The ball read again replaces the one announced, with the cards it completes (R85.5).
+        if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("misread"):
+            game.balls[-1] = int(p["ball"])
+            game.correction = None
+            game.corrections.append({key: p.get(key) for key in ("ball_count", "misread", "ball", "reason",
+                                                                 "signed_by")})
+            game.completed = [
+                {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
+                for pattern, key in (("bingo", "completed_bingo"), ("line", "completed_line"))
+                for label in p.get(key) or ()
+            ]
+
+    def _on_card_refused(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.correction = None  # a card claimed on the ball: the announced number stands
+            game.refused.append({**_card(p), "reason": p.get("reason"), "refused_by": p.get("refused_by")})
+
+    def _on_prize_closed(self, p: Mapping[str, Any]) -> None:
+        if game := self._current(p):
+            game.pause = None
 
     def _on_prize_paid(self, p: Mapping[str, Any]) -> None:
         if p.get("prize") == "megabingo":
@@ -512,9 +563,16 @@ class HallView:
     def _on_prize_won(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
             game.winners.append({**_card(p), "pattern": p.get("pattern"), "ball_count": p.get("ball_count")})
+            game.correction = None
+            # The prize is found: the draw stops while the caller asks for another card (R85.6).
+            pause = game.pause or {"patterns": [], "ball_count": p.get("ball_count"), "balls_drawn": len(game.balls)}
+            if p.get("pattern") not in pause["patterns"]:
+                pause["patterns"] = [n for n in ("line", "bingo") if n in (*pause["patterns"], p.get("pattern"))]
+            game.pause = pause
 
     def _on_claim_rejected(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
+            game.correction = None
             game.rejected.append({**_card(p), "reason": p.get("reason")})
 
     def _on_game_suspended(self, p: Mapping[str, Any]) -> None:

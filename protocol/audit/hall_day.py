@@ -7,8 +7,11 @@ writes them as the two documents of FORMATS.md section 2:
 * the **scenario** (``bingo-replay/2``): the prize rules in force, the carry and pot
   levels before the day's first game, and per game its price, the pots in play, the
   operator's contributions, whether it was announced as the session's last (R93.15),
-  every card in play with its stake percentage and the balls in the order drawn.
-  These are raw facts: nothing in it is computed from them.
+  every card in play with its stake percentage (a paper card marked ``paper``), the
+  paper cards verified winning before their prize closed (``claims``, R85.6: the
+  ``prize_won`` records of paper cards), the balls in the order drawn as corrected and
+  the misread ones (``corrections``, R85.5).  These are raw facts: nothing in it is
+  computed from them.
 * the **result** (``bingo-replay-result/2``): what the hall itself recorded - the
   collection of the ``sale_closed`` record, the tax posted, the balls drawn, each
   ``prize_paid`` record (the ball, the amount shared, the carry) with the cents each
@@ -129,6 +132,8 @@ class _Game:
     megabingo_announced: str | None = None
     last_game: bool = False  # announced as the session's last (R93.15)
     draw: list[int] = field(default_factory=list)
+    corrections: list[tuple[int, int]] = field(default_factory=list)  # (ball count, number misread), R85.5
+    claims: list[tuple[str, str]] = field(default_factory=list)  # (paper card label, pattern) found winning, R85.6
     prizes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # prize -> prize_paid payload
     paid: dict[tuple[str, str], int] = field(default_factory=dict)  # (prize, card label) -> cents posted
     tax_cents: int = 0
@@ -153,6 +158,10 @@ class _Game:
     def card_id_of_label(self, label: str) -> str:
         series, _, number = label.partition("-")
         return self.card_id(int(series), int(number))
+
+    def is_paper(self, card: _Card) -> bool:
+        """A card sold at a seller's desk: found winning only by its player's claim (R85.6)."""
+        return card.series not in self.virtual_labels and card.terminal is None
 
 
 @dataclass
@@ -472,14 +481,23 @@ class DayFold:
             game.jackpot_at_close = self._balances["pot:jackpot_accumulated"]
         elif kind == "ball_drawn":
             game.draw.append(p["ball"])
-        elif kind == "ball_voided":
+        elif kind == "ball_voided":  # journals written before the ruling of R85.5
             if game.draw and game.draw[-1] == p["ball"]:
                 game.draw.pop()
             else:
                 game.cannot_express(f"record {record.seq} voids ball {p['ball']}, which is not the last drawn")
+        elif kind == "ball_corrected":
+            if game.draw and game.draw[-1] == p["misread"] and len(game.draw) == p["ball_count"]:
+                game.draw[-1] = p["ball"]
+                game.corrections.append((p["ball_count"], p["misread"]))
+            else:
+                game.cannot_express(f"record {record.seq} corrects ball {p['misread']}, which is not the last drawn")
         elif kind == "prize_won":
             if p["pattern"] not in PATTERNS:
                 game.cannot_express(f"it awards the pattern {p['pattern']}; {FORMAT_LIMIT}")
+            winner = game.cards.get((p["series"], p["card_number"]))
+            if winner is not None and game.is_paper(winner):
+                game.claims.append((f"{p['series']}-{p['card_number']}", p["pattern"]))
         elif kind == "prize_paid":
             if p["prize"] not in PRIZES:
                 game.cannot_express(f"it pays the prize {p['prize']}; {FORMAT_LIMIT}")
@@ -635,6 +653,7 @@ def _rows(cells: Sequence[int], where: str) -> list[list[int]]:
 
 
 def _scenario_game(game: _Game, layouts: CardLayouts, format: str = INPUT_FORMAT) -> dict[str, Any]:
+    v2 = format != FIRST_INPUT_FORMAT
     cards = []
     for card in game.cards.values():
         card_id = game.card_id(card.series, card.number)
@@ -643,7 +662,15 @@ def _scenario_game(game: _Game, layouts: CardLayouts, format: str = INPUT_FORMAT
             cells = layouts.virtual(label, card.number)
         else:
             cells = layouts.paper(game.card_sets[card.series], card.number)
-        cards.append({"id": card_id, "stake_pct": card.stake_pct, "rows": _rows(cells, f"card {card_id}")})
+        entry: dict[str, Any] = {"id": card_id, "stake_pct": card.stake_pct, "rows": _rows(cells, f"card {card_id}")}
+        if v2 and game.is_paper(card):
+            entry["paper"] = True
+        cards.append(entry)
+    pause: dict[str, Any] = {}
+    if v2:
+        pause["claims"] = [{"card": game.card_id_of_label(label), "pattern": pattern} for label, pattern in game.claims]
+        if game.corrections:
+            pause["corrections"] = [{"ball": count, "misread": misread} for count, misread in game.corrections]
     return {
         "game": game.number,
         "price_cents": game.price_cents,
@@ -658,6 +685,7 @@ def _scenario_game(game: _Game, layouts: CardLayouts, format: str = INPUT_FORMAT
         **({} if format == FIRST_INPUT_FORMAT else {"last_game": game.last_game}),
         "cards": cards,
         "draw": list(game.draw),
+        **pause,
     }
 
 

@@ -148,6 +148,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
     try:
         for record in files.records:
             fold.feed(record)
+        # An export of either version is rebuilt in its own: one made before version 2 checks as it was made.
         made = fold.export(facts.rules, ScenarioLayouts(files.scenario, fold.card_sets), rules_from=SCENARIO_RULES,
                            format=facts.format)
     except AuditError as error:

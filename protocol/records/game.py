@@ -36,7 +36,55 @@ class BallDrawn(EventRecord, events.BallDrawn):
 @record
 @dataclass(frozen=True, kw_only=True)
 class BallVoided(EventRecord, events.BallVoided):
-    """The last ball is voided by an authorised person, with the reason (:class:`protocol.events.BallVoided`)."""
+    """The last ball was voided, with the reason (:class:`protocol.events.BallVoided`): journals written
+    before a drawn ball stopped going back to the draw (R85.5) hold it; nothing writes it any more."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class BallCorrectionSigned(JournalRecord):
+    """The room chief or the table chief (``role``) signs the correction of the last ball (R85.5).
+
+    Ball ``ball_count`` was announced as ``misread``; the ball physically drawn reads
+    ``corrected``.  The other chief's signature of the same correction completes it
+    (``ball_corrected``); until then nothing is drawn.
+    """
+
+    type: ClassVar[str] = "ball_correction_signed"
+    game_id: str
+    ball_count: int
+    misread: int
+    corrected: int
+    reason: str
+    signer: str
+    role: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class BallCorrectionCancelled(JournalRecord):
+    """A correction signed by one chief only is withdrawn by ``by`` (``role``): the announced ball stands."""
+
+    type: ClassVar[str] = "ball_correction_cancelled"
+    game_id: str
+    ball_count: int
+    misread: int
+    corrected: int
+    by: str
+    role: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class BallCorrected(EventRecord, events.BallCorrected):
+    """A misread ball corrected by both chiefs (:class:`protocol.events.BallCorrected`, R85.5).
+
+    ``completed_line`` and ``completed_bingo`` are the cards the corrected ball completes,
+    as a ``ball_drawn`` record names them.
+    """
+
+    completed_line: tuple[str, ...] = ()
+    completed_bingo: tuple[str, ...] = ()
 
 
 @record

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from protocol import events
-from protocol.records.base import JournalRecord, record
+from protocol.records.base import JournalRecord, optional, record
 from protocol.records.events import EventRecord
 
 
@@ -22,6 +22,26 @@ class ClaimRejected(EventRecord, events.ClaimRejected):
 @dataclass(frozen=True, kw_only=True)
 class PrizeWon(EventRecord, events.PrizeWon):
     """A card won a pattern (:class:`protocol.events.PrizeWon`, R87)."""
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class PrizeClosed(EventRecord, events.PrizeClosed):
+    """The prizes found are closed (:class:`protocol.events.PrizeClosed`, R85.6).
+
+    ``wait_s`` is the wait with no new claim after which the hall server closed them;
+    absent when the caller closed them.
+    """
+
+    wait_s: int | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class CardRefused(EventRecord, events.CardRefused):
+    """A claimed card refused as invalid (:class:`protocol.events.CardRefused`, R82.8), after ball ``ball_count``."""
+
+    ball_count: int
 
 
 @record

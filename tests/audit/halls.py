@@ -6,8 +6,10 @@ card set (1001, 1002, 1003) and the virtual library of series ``V1``, whose card
 export names ``1001-17`` and ``V1-13``.  :func:`play_game` plays one game from a
 :class:`GamePlan`: paper cards sold by two sellers (a second series once the first
 runs out, R82.6), virtual cards bought on terminals at their stakes, pots in play,
-operator contributions before, during the sale and during the draw, every completed
-card claimed at once, prizes paid, the game closed and its cards collected.
+operator contributions before, during the sale and during the draw, completed paper
+cards called at once (or late, or never, as the plan says; one may be refused as
+tampered), each prize found closed by the caller or by the wait (R85.6), prizes paid,
+the game closed and its cards collected.
 
 With ``home`` the hall keeps its journal key, database, card store and configuration
 where the ``bingo`` command looks for them (``BINGO_HOME``).
@@ -38,6 +40,7 @@ from protocol.cards import fingerprints
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import DomainError
+from protocol.game import State
 from protocol.library import build_distinct_strips
 from protocol.settlement import PrizeRules
 from protocol.sale import Series
@@ -121,6 +124,10 @@ class GamePlan:
     refund: bool = False  # suspended for good after the close, before any prize (R86.2)
     last: bool = False  # announced as the session's last game (R93.15)
     boost: tuple[int, int] = (0, 0)  # the line's and the bingo's boost from the jackpot's reserve (R91.7)
+    missed_calls: int = 0  # in quarters: the chance a paper card's player misses the ball it completes on;
+    # one who missed calls after the next ball instead, or never (R85.6)
+    refuse_first_call: bool = False  # the first paper card called is refused as tampered (R82.8)
+    close_by_wait: bool = False  # each prize found closes by the wait, not the caller (R85.6)
 
 
 class AuditHall:
@@ -220,17 +227,44 @@ def _sell_paper(hall: AuditHall, wanted: int, rng: random.Random) -> None:
         turn += 1
 
 
-def _claims(hall: AuditHall, record: Record) -> None:
-    """The players call every paper card the ball completed; the table chief verifies each."""
-    game = hall.games.current
-    line = game.machine.won.get("line")
-    labels = list(record.payload["completed_bingo"])
-    if line is None or line.ball_count == record.payload["ball_count"]:
-        labels = [*record.payload["completed_line"], *labels]
-    for label in dict.fromkeys(labels):
+class _Calls:
+    """The players of paper cards calling "Line!" or "Bingo!", as ``plan`` has them: at once, late, or never."""
+
+    def __init__(self, plan: GamePlan, rng: random.Random, cards_in_play: int) -> None:
+        self.plan = plan
+        self.rng = rng
+        self.late: list[str] = []  # cards whose players missed the last ball and call now
+        # A card is refused only when another can still win the game.
+        self.refused = not plan.refuse_first_call or cards_in_play < 2
+
+    def after(self, hall: AuditHall, record: Record) -> None:
+        """The ball of ``record`` was drawn: the cards it completed are called, and the late ones."""
+        game = hall.games.current
+        line = game.machine.won.get("line")
+        labels = list(record.payload["completed_bingo"])
+        if line is None or line.ball_count == record.payload["ball_count"]:
+            labels = [*record.payload["completed_line"], *labels]
+        late, self.late = self.late, []
+        if len(game.machine.drawn) == 90:  # every ball is out: whoever holds a card complete calls now
+            labels = [*labels, *(ref.label for ref in sorted(game.machine.in_play))]
+        for label in dict.fromkeys(labels):
+            if label.startswith(f"{VIRTUAL_NUMBER}-"):
+                continue  # virtual cards win on their own (R93.10)
+            if self.rng.randrange(4) < self.plan.missed_calls and len(game.machine.drawn) < 90:
+                if self.rng.randrange(2):
+                    self.late.append(label)  # missed: calls after the next ball, or never
+                continue
+            self.call(hall, label)
+        for label in late:
+            self.call(hall, label)
+
+    def call(self, hall: AuditHall, label: str) -> None:
         series, number = (int(part) for part in label.split("-"))
-        if series != VIRTUAL_NUMBER:  # virtual cards win on their own (R93.10)
-            result(hall.games.verify_claim(TABLE, series, number))
+        if not self.refused:
+            self.refused = True
+            result(hall.games.refuse_card(TABLE, series, number, "the numbers were scratched"))
+            return
+        hall.attempt(hall.games.verify_claim(TABLE, series, number))  # a late call may be refused: journaled
 
 
 def _fail_terminal(hall: AuditHall, game_id: str) -> None:
@@ -284,9 +318,17 @@ def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
         result(hall.games.collect_cards(CHIEF))
         return game.game_id
     contributed = False
-    while "bingo" not in game.machine.won:
-        (drawn, *_) = result(hall.games.draw_ball(SELLERS[0]))
-        _claims(hall, drawn)
+    calls = _Calls(plan, rng, len(game.machine.in_play))
+    while game.machine.state != State.BINGO_WON:
+        if game.machine.state in (State.LINE_FOUND, State.BINGO_FOUND):
+            # "Another card?" - then the caller closes the prize, or the wait does (R85.6).
+            if plan.close_by_wait:
+                hall.clock.advance(hall.games.prize_wait_s)
+            else:
+                result(hall.games.close_prize(SELLERS[0]))
+        else:
+            (drawn, *_) = result(hall.games.draw_ball(SELLERS[0]))
+            calls.after(hall, drawn)
         if hall.games.due_prizes(game):
             result(hall.games.pay_prizes(CASHIER, SAFE))
         if not contributed:

@@ -312,6 +312,40 @@ def test_a_winning_card_whose_numbers_are_changed_is_found_by_the_replay(exports
     assert "the replay of scenario.json gives" in stderr  # the records agree with the file: the replay does not
 
 
+@pytest.mark.req("R85.6", "R92.3")
+def test_a_paper_claim_removed_from_the_scenario_is_named(exports: Exports) -> None:
+    """The claims say which paper cards shared a prize (R85.6): they are held to the records' prize_won."""
+    folder = copy(exports.day_2, "scenario-claims")
+    scenario = load(folder, "scenario.json")
+    game = next(g for g in scenario["sessions"][0]["games"] if g["claims"])
+    removed = game["claims"].pop(0)
+    save(folder, "scenario.json", scenario)
+    stderr = faulted(folder, f"scenario.json: game {game['game']} of {DAY_2}: claims")
+    assert removed["card"] in stderr, stderr
+
+
+@pytest.mark.req("R85.6", "R92.3")
+def test_an_export_made_in_version_1_still_verifies_and_replays(exports: Exports) -> None:
+    """An export written before version 2 (no paper mark, no claims) is checked as it was made."""
+    folder = copy(exports.day_1, "version-1")
+    scenario = load(folder, "scenario.json")
+    assert scenario["format"] == "bingo-replay/2" and any(g["claims"] for g in scenario["sessions"][0]["games"])
+    scenario["format"] = "bingo-replay/1"
+    for game in scenario["sessions"][0]["games"]:
+        game.pop("claims", None)
+        game.pop("corrections", None)
+        for card in game["cards"]:
+            card.pop("paper", None)
+    save(folder, "scenario.json", scenario)
+    recorded = load(folder, "result.json")
+    recorded["format"] = "bingo-replay-result/1"
+    save(folder, "result.json", recorded)
+    done = verify(folder)
+    assert done.exit_code == 0, done.output
+    replayed = CliRunner().invoke(main, ["replay", str(folder / "scenario.json")])
+    assert replayed.exit_code == 0 and json.loads(replayed.stdout) == recorded
+
+
 # --- Files that cannot be read: exit status 2, the file named ------------------------------
 
 

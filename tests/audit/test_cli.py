@@ -171,3 +171,26 @@ def test_a_journal_that_does_not_verify_is_refused(home: Home) -> None:
         refused(copy, DAY_1, copy.out / "day", f"record {seq}: its content does not match its hash")
     finally:
         shutil.rmtree(copy.path, ignore_errors=True)
+
+
+@pytest.mark.req("R85.6", "R92.3", "R96.4")
+def test_a_day_of_a_journal_written_before_the_claim_pause_exports_in_version_2_verifies_and_replays(
+    tmp_path: Path,
+) -> None:
+    """Release 0.1.0's demo day (docs: tests/data/release-0.1.0) knows no prize_closed record: its
+    prizes closed with the next ball. Its day exports as bingo-replay/2, verifies and replays."""
+    import tarfile
+
+    with tarfile.open(Path(__file__).parents[1] / "data" / "release-0.1.0" / "hall-var.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    home = Home(tmp_path / "var", tmp_path)
+    out = tmp_path / "export"
+    done = home.export("2026-12-05", out)
+    assert done.exit_code == 0, done.output
+    scenario = json.loads((out / "scenario.json").read_text())
+    assert scenario["format"] == "bingo-replay/2"
+    assert all(game["claims"] for game in scenario["sessions"][0]["games"])
+    verified = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+    assert verified.exit_code == 0, verified.output
+    replayed = CliRunner().invoke(main, ["replay", str(out / "scenario.json")])
+    assert replayed.exit_code == 0 and replayed.stdout == (out / "result.json").read_text()

@@ -60,6 +60,7 @@ class GameModel:
     sale_closed: bool = False
     balls: list[int] = field(default_factory=list)
     won: dict[str, int] = field(default_factory=dict)  # pattern -> ball count
+    open: set[str] = field(default_factory=set)  # patterns found and not yet closed (R85.6)
     pending: dict[tuple[str, str], int] = field(default_factory=dict)  # (card, pattern) -> ball count
     paid: set[str] = field(default_factory=set)
     closed: bool = False
@@ -151,12 +152,16 @@ class HallModel:
         elif kind == "prize_won":
             card = f"{p['series']}-{p['card_number']}"
             game.won.setdefault(p["pattern"], p["ball_count"])
+            game.open.add(p["pattern"])
             game.pending.pop((card, p["pattern"]), None)
             # Only cards completing the pattern on the winning ball share it (R87).
             game.pending = {k: v for k, v in game.pending.items() if k[1] != p["pattern"] or v <= p["ball_count"]}
         elif kind == "claim_rejected":
             card = f"{p['series']}-{p['card_number']}"
             game.pending = {k: v for k, v in game.pending.items() if k[0] != card}
+        elif kind == "prize_closed":
+            game.open -= set(p["patterns"])
+            game.pending = {k: v for k, v in game.pending.items() if k[1] not in p["patterns"]}
         elif kind == "prize_paid":
             game.paid.add(p["prize"])
         elif kind == "game_closed":
@@ -248,8 +253,10 @@ def game_commands(game: GameModel, plan: tuple[tuple[int, int], ...], rng: rando
         cards = dict.fromkeys(card for card, _ in sorted(game.pending, key=lambda k: game.pending[k]))
         return [("tomas", "verify_claim", {"series": int(card.split("-")[0]), "card_number": int(card.split("-")[1])})
                 for card in cards]
-    line_due = "line" in game.won and "line" not in game.paid and (
-        len(game.balls) > game.won["line"] or "bingo" in game.won)
+    if game.open:
+        # "Line! Another card?": the claims are checked; nobody else calls, the caller closes it (R85.6).
+        return [("sam", "close_prize", {})]
+    line_due = "line" in game.won and "line" not in game.paid
     if line_due or (game.closed and not {"line", "bingo"} <= game.paid):
         return [("carla", "pay_prizes", {"desk": DESK})]
     if "bingo" in game.won and not game.closed:

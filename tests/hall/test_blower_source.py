@@ -24,7 +24,7 @@ from protocol.chain import Record
 from server_kit.core import CommandCore, NotAllowed, run_inline
 from server_kit.journal.sql import Journal
 from tests.hall.conftest import result
-from tests.hall.test_games import CASHIER, CATALOG, RULES, SELLER
+from tests.hall.test_games import CASHIER, CATALOG, RULES, SELLER, TABLE
 from tests.hall.test_session import CHIEF, open_session
 
 WITNESSES = ["Marta Soler (public)"]
@@ -66,6 +66,8 @@ class FakeBlower:
         self.count_report = WHOLE
         self.self_test_failures = 0
         self.syncs: list[bool] = []
+        #: Draw number -> the number the reader reads instead of the ball physically drawn.
+        self.misreads: dict[int, int] = {}
 
     def start_game(self, game: int) -> Deferred[None]:
         self.game = self.machine.game = game
@@ -88,7 +90,7 @@ class FakeBlower:
             return fail(BlowerFault(bm.JAM, self.game, len(self.drawn) + 1))
         d: Deferred[int] = Deferred()
         draw_no = len(self.drawn) + 1
-        ball = self.machine.ball_for(draw_no)
+        ball = self.misreads.pop(draw_no, self.machine.ball_for(draw_no))
         if self.hold:
             self.held.append((d, ball))
         else:
@@ -332,27 +334,47 @@ def test_a_count_read_as_numbers_keeps_missing_and_repeated_balls() -> None:
     assert len(present) == 90 and 41 not in present and present.count(40) == 2
 
 
-def test_a_recalled_ball_is_forgotten_by_the_blower_before_the_next_draw(hall: BlowerHall) -> None:
+def misread_second_ball(hall: BlowerHall) -> tuple[int, int]:
+    """The reader reads the second ball wrong: (the number announced, the ball physically drawn)."""
     hall.draw()
-    voided = hall.draw()
-    result(hall.games.void_ball(CHIEF, voided, "the reader misread it"))
-    hall.machines[0].script.remove(voided)  # staff keep it out of the chamber this time
-    ball = hall.draw()
-    assert hall.main.syncs == [True] and ball != voided and len(hall.balls()) == 2
+    on_rack = hall.machines[0].script[1]
+    misread = next(b for b in reversed(hall.machines[0].script) if b != on_rack)
+    hall.main.misreads[2] = misread
+    assert hall.draw() == misread
+    return misread, on_rack
+
+
+def correct(hall: BlowerHall, misread: int, on_rack: int) -> None:
+    result(hall.games.correct_ball(CHIEF, misread, on_rack, f"the reader read {on_rack} as {misread}"))
+    result(hall.games.correct_ball(TABLE, misread, on_rack, f"the ball on the rack reads {on_rack}"))
+
+
+@pytest.mark.req("R85.5", "R83.6")
+def test_R85_5_a_misread_ball_corrected_is_the_ball_on_the_rack_and_the_misread_number_stays_in_the_chamber(
+    hall: BlowerHall,
+) -> None:
+    misread, on_rack = misread_second_ball(hall)
+    correct(hall, misread, on_rack)
+    assert hall.balls()[-1] == on_rack
+    third = hall.draw()
+    # The blower was told the corrected balls before drawing on: the rack holds the ball read again.
+    assert hall.main.syncs == [True] and hall.machines[0].balls == hall.balls()
+    assert third not in (misread, on_rack)
+    rest = [hall.draw() for _ in range(87)]
+    assert sorted(hall.balls()) == list(range(1, 91)), "every ball once: the misread one came out of the chamber later"
+    assert rest.index(misread) == hall.machines[0].script.index(misread) - 3
 
 
 @pytest.mark.req("R85.5", "R96.4")
-def test_a_recalled_ball_stays_forgotten_when_the_hall_restarts_before_the_next_draw(hall: BlowerHall) -> None:
-    hall.draw()
-    voided = hall.draw()
-    result(hall.games.void_ball(CHIEF, voided, "the reader misread it"))
-    hall.machines[0].script.remove(voided)  # staff keep it out of the chamber
-    again = hall.restarted()  # before the next draw: the blower still counts the voided ball
-    ball = again.draw()
-    assert again.main.syncs == [True] and ball != voided and len(again.balls()) == 2
-    third = again.restarted()  # a ball was drawn since the recall: nothing to forget any more
+def test_R85_5_a_correction_reaches_the_blower_when_the_hall_restarts_before_the_next_draw(hall: BlowerHall) -> None:
+    misread, on_rack = misread_second_ball(hall)
+    correct(hall, misread, on_rack)
+    again = hall.restarted()  # before the next draw: the blower still counts the misread number as drawn
+    assert again.main.syncs == [True] and again.machines[0].balls == [hall.balls()[0], on_rack]
+    again.draw()
+    third = again.restarted()  # a ball was drawn since the correction: nothing to tell the blower any more
     third.draw()
-    assert third.main.syncs == [] and len(third.balls()) == 3
+    assert third.main.syncs == [] and len(third.balls()) == 4 and misread not in third.balls()[:2]
 
 
 @pytest.mark.req("R84.1")

@@ -165,6 +165,6 @@ def test_a_hall_without_cash_desks_pays_no_prize_in_cash(journal: Journal, clock
         for label in drawn.payload["completed_line"]:
             series, number = label.split("-")
             result(games.verify_claim(TABLE, int(series), int(number)))
-    result(games.draw_ball(SELLER))
+    result(games.close_prize(SELLER))
     with pytest.raises(GameModuleError, match="this hall has no cash desk"):
         result(games.pay_prizes(CASHIER, "ana"))

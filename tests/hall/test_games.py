@@ -51,16 +51,21 @@ POT_RULES = PrizeRules(line_bp=1500, bingo_bp=4100, superbingo_bp=300, megabingo
 
 
 class ScriptedBalls:
-    """A ball-source factory over one script: the balls not drawn yet, in script order."""
+    """A ball-source factory over one script: the balls not drawn yet, in script order.
 
-    def __init__(self, script: Sequence[int] = ()) -> None:
+    ``reads_balls``: the balls stand for a blower's, read and announced, so a misread
+    one may be corrected (R85.5); otherwise for the software generator's.
+    """
+
+    def __init__(self, script: Sequence[int] = (), reads_balls: bool = False) -> None:
         self.script = list(script) or random.Random(90).sample(range(1, 91), 90)
+        self.reads_balls = reads_balls
         self.made: list[tuple[int, ...]] = []
 
     def __call__(self, drawn: Sequence[int]) -> FakeBallSource:
         self.made.append(tuple(drawn))
         taken = set(drawn)
-        return FakeBallSource([b for b in self.script if b not in taken])
+        return FakeBallSource([b for b in self.script if b not in taken], reads_balls=self.reads_balls)
 
     def put_first(self, balls: Sequence[int]) -> None:
         """Draw ``balls`` first, then the rest in their order."""
@@ -92,7 +97,8 @@ class Hall:
 
     def reopened(self) -> "Hall":
         """A fresh core and modules over the same journal, as after a restart."""
-        again = Hall(self.journal, self.clock, self.rules, ScriptedBalls(self.balls.script), self.staff)
+        again = Hall(self.journal, self.clock, self.rules, ScriptedBalls(self.balls.script, self.balls.reads_balls),
+                     self.staff)
         again.core.recover()
         return again
 
@@ -114,14 +120,20 @@ class Hall:
         series, number = label.split("-")
         return result(self.games.verify_claim(TABLE, int(series), int(number)))
 
-    def draw_until(self, pattern: str) -> Record:
-        """Draw until a ball completes ``pattern`` on some card; verify those cards."""
+    def draw_until(self, pattern: str, close: bool = True) -> Record:
+        """Draw until a ball completes ``pattern`` on some card; verify those cards, then
+        the caller closes the prize (R85.6) unless ``close`` is false."""
         while True:
             record = self.draw()
             if record.payload[f"completed_{pattern}"]:
                 for label in record.payload[f"completed_{pattern}"]:
                     self.claim(label)
+                if close:
+                    self.close_prize()
                 return record
+
+    def close_prize(self) -> list[Record]:
+        return result(self.games.close_prize(SELLER))
 
 
 def opened_hall(journal: Journal, clock: Any, **kwargs: Any) -> Hall:
@@ -249,13 +261,14 @@ def test_a_whole_game_sells_draws_verifies_pays_and_closes(journal: Journal, clo
     assert (p["house_cents"], p["tax_cents"], p["contributions"]) == (600, 200, {})
 
     sold = [f"7-{n}" for n in range(1, 21)]
-    line = hall.draw_until("line")
+    line = hall.draw_until("line", close=False)
     drawn = list(hall.game.machine.drawn)
     assert (line.payload["completed_line"], line.payload["completed_bingo"]) == brute_completions(sold, drawn)
     winners = sorted(line.payload["completed_line"])
     assert sorted(r.label for r in hall.game.machine.won["line"].cards) == winners
-    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "desk1"), GameModuleError, "once the next ball is drawn")
-    hall.draw()
+    unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "desk1"), GameModuleError, "once its prize is closed")
+    unchanged(hall, lambda: hall.games.draw_ball(SELLER), DomainError, "Line! Another card?")
+    hall.close_prize()
     paid = pay(hall)
     assert paid[0].type == "prize_paid" and paid[0].payload["prize"] == "line"
     share = 300 // len(winners)
@@ -440,8 +453,11 @@ def test_staff_give_only_the_game_commands_of_their_role(journal: Journal, clock
     result(hall.games.close_sale(CHIEF))
     unchanged(hall, lambda: hall.games.draw_ball(TABLE), NotAllowed, "may not draw ball")
     record = hall.draw()
-    unchanged(hall, lambda: hall.games.void_ball(SELLER, record.payload["ball"], "misread"), NotAllowed, "void ball")
+    unchanged(hall, lambda: hall.games.correct_ball(SELLER, record.payload["ball"], 1, "misread"), NotAllowed,
+              "correct ball")
     unchanged(hall, lambda: hall.games.verify_claim(CASHIER, 7, 1), NotAllowed, "may not verify claim")
+    unchanged(hall, lambda: hall.games.refuse_card(SELLER, 7, 1, "torn"), NotAllowed, "may not refuse card")
+    unchanged(hall, lambda: hall.games.close_prize(TABLE), NotAllowed, "may not close prize")
     unchanged(hall, lambda: hall.games.pay_prizes(SELLER, "desk1"), NotAllowed, "may not pay prizes")
     unchanged(hall, lambda: hall.games.suspend_game(TABLE, "blower"), NotAllowed, "may not suspend game")
     unchanged(hall, lambda: hall.games.enter_ball(TABLE, 5), NotAllowed, "may not enter ball")
@@ -540,26 +556,6 @@ def test_cards_completing_the_line_on_the_same_ball_share_it_and_the_cent_left_c
     assert hall.balance("carry:line") == 105 - share * len(winners) > 0
 
 
-@pytest.mark.req("R85.5")
-def test_the_room_chief_voids_the_last_ball_with_a_reason_but_not_a_winning_one(journal: Journal, clock) -> None:
-    hall = opened_hall(journal, clock)
-    result(hall.games.announce_sale(SELLER, 7))
-    sell(hall, 7, 1, 30)
-    result(hall.games.close_sale(CHIEF))
-    first, second = hall.draw(), hall.draw()
-    ball = second.payload["ball"]
-    unchanged(hall, lambda: hall.games.void_ball(CHIEF, first.payload["ball"], "misread"), DomainError, "only the last ball")
-    unchanged(hall, lambda: hall.games.void_ball(CHIEF, ball, "  "), DomainError, "say why")
-    (voided,) = result(hall.games.void_ball(CHIEF, ball, "ball fell back"))
-    assert voided.payload["reason"] == "ball fell back" and voided.payload["voided_by"] == "rui"
-    assert hall.game.machine.drawn == (first.payload["ball"],)
-    assert hall.game.detector.drawn == (first.payload["ball"],)
-    third = hall.draw()
-    assert third.payload["ball_count"] == 2 and third.payload["ball"] != ball
-    line = hall.draw_until("line")
-    unchanged(hall, lambda: hall.games.void_ball(CHIEF, line.payload["ball"], "misread"), DomainError, "was won on this ball")
-
-
 # --- Failures (R86) -----------------------------------------------------------------------
 
 
@@ -617,7 +613,8 @@ def test_a_game_suspended_for_good_after_the_line_is_finished_by_hand(journal: J
         if "bingo" in hall.game.machine.won:
             break
     unchanged(hall, lambda: hall.games.close_game(CHIEF), DomainError, "cannot close the game")
-    (finished, *postings) = result(hall.games.finish_game(CHIEF))
+    (closed, finished, *postings) = result(hall.games.finish_game(CHIEF))
+    assert closed.type == "prize_closed" and closed.payload["patterns"] == ["bingo"], "finishing closes the bingo"
     assert finished.type == "game_finished" and finished.payload["finished_by"] == "rui"
     pay(hall)
     assert hall.balance(f"stakes:{opened.payload['game_id']}") == 0 and hall.balance("tax") == 200
@@ -807,7 +804,7 @@ def test_the_sessions_last_game_is_announced_and_takes_an_unwon_superbingo(journ
 
 @pytest.mark.req("R96.4", "R86")
 def test_a_restarted_hall_rebuilds_the_same_game_state_after_every_command(journal: Journal, clock) -> None:
-    hall = opened_hall(journal, clock, rules=POT_RULES)
+    hall = opened_hall(journal, clock, rules=POT_RULES, balls=ScriptedBalls(reads_balls=True))  # a blower's balls
 
     def same() -> None:
         again = hall.reopened()
@@ -831,8 +828,13 @@ def test_a_restarted_hall_rebuilds_the_same_game_state_after_every_command(journ
         for label in record.payload["completed_line"]:
             hall.claim(label)
             same()
-    voided = hall.draw()
-    result(hall.games.void_ball(CHIEF, voided.payload["ball"], "misread"))
+    hall.close_prize()
+    same()
+    misread = hall.draw().payload["ball"]
+    read_again = next(b for b in range(1, 91) if b not in hall.game.machine.drawn)
+    result(hall.games.correct_ball(CHIEF, misread, read_again, "the reader read 69 as 96"))
+    same()
+    result(hall.games.correct_ball(TABLE, misread, read_again, "the ball on the rack reads 69"))
     same()
     hall.draw()
     pay(hall)

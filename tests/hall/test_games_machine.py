@@ -1,4 +1,4 @@
-"""Random command sequences against the hall game, with restarts (R82.5, R82.6, R86, R87, R96.4).
+"""Random command sequences against the hall game, with restarts (R82.5, R82.6, R85.5, R85.6, R82.8, R86, R87, R96.4).
 
 A hypothesis rule-based machine gives the game's commands in any order, by any staff
 member, with arguments in and out of range, and now and then restarts the hall from its
@@ -43,7 +43,7 @@ class HallGameCommands(RuleBasedStateMachine):
         self.journal = Journal(engine, Ed25519PrivateKey.generate(), head=self.home / "journal.head")
         self.clock = Clock()
         self.clock.advance(1_780_000_000)
-        self.hall = Hall(self.journal, self.clock, rules=POT_RULES, balls=ScriptedBalls())
+        self.hall = Hall(self.journal, self.clock, rules=POT_RULES, balls=ScriptedBalls(reads_balls=True))
         open_session(self.hall.session)
         fund_drawer(self.hall, "safe", 10_000_000)
         self.refusals = 0
@@ -121,12 +121,33 @@ class HallGameCommands(RuleBasedStateMachine):
     def verify_claim(self, actor: Actor, series: int, number: int) -> None:
         self.run(lambda: self.games.verify_claim(actor, series, number))
 
-    @rule(actor=st.sampled_from([CHIEF, CHIEF, SELLER]), last=st.booleans())
-    def void_ball(self, actor: Actor, last: bool) -> None:
+    @rule(actor=st.sampled_from([CHIEF, TABLE, TABLE, SELLER]), last=st.booleans(), corrected=st.integers(0, 91))
+    def correct_ball(self, actor: Actor, last: bool, corrected: int) -> None:
         game = self.games.current
         drawn = game.machine.drawn if game else ()
         ball = drawn[-1] if drawn and last else (drawn[0] if drawn else 1)
-        self.run(lambda: self.games.void_ball(actor, ball, "misread"))
+        self.run(lambda: self.games.correct_ball(actor, ball, corrected, "misread"))
+
+    @rule(actor=st.sampled_from([CHIEF, TABLE, SELLER]))
+    def cancel_ball_correction(self, actor: Actor) -> None:
+        self.run(lambda: self.games.cancel_ball_correction(actor))
+
+    @rule(actor=st.sampled_from([TABLE, TABLE, CHIEF]), series=st.sampled_from([7, 8]), number=st.integers(0, 61))
+    def refuse_card(self, actor: Actor, series: int, number: int) -> None:
+        self.run(lambda: self.games.refuse_card(actor, series, number, "numbers scratched"))
+
+    @rule(actor=st.sampled_from([SELLER, SELLER, TABLE]))
+    def close_prize(self, actor: Actor) -> None:
+        self.run(lambda: self.games.close_prize(actor))
+
+    @rule(seconds=st.sampled_from([3, 9, 10, 30]))
+    def wait(self, seconds: int) -> None:
+        """Time passes: a prize found with no new claim for the configured wait closes by itself (R85.6)."""
+        before = self.games.current.machine.state if self.games.current else None
+        self.clock.advance(seconds)
+        game = self.games.current
+        if before in ("line_found", "bingo_found") and seconds >= 10 and game is not None:
+            assert game.machine.state in ("line_won", "bingo_won"), "the wait closed the prize"
 
     @rule(actor=st.sampled_from([CASHIER, CHIEF, SELLER]), desk=st.sampled_from(["safe", "safe", "ana", "nobody"]))
     def pay_prizes(self, actor: Actor, desk: str) -> None:
@@ -206,7 +227,11 @@ class HallGameCommands(RuleBasedStateMachine):
             elif state in ("sale_closed", "drawing", "line_won"):
                 if self.games.due_prizes(game):
                     self.run(lambda: self.games.pay_prizes(CASHIER, desk))
+                if game.correction is not None:
+                    self.run(lambda: self.games.cancel_ball_correction(CHIEF))
                 self.draw_and_verify(SELLER, 1)
+            elif state in ("line_found", "bingo_found"):
+                self.run(lambda: self.games.close_prize(SELLER))
             elif state in ("bingo_won", "won_by_hand"):
                 self.run(lambda: self.games.close_game(CHIEF) if state == "bingo_won" else self.games.finish_game(CHIEF))
             elif state == "suspended":
@@ -222,8 +247,13 @@ class HallGameCommands(RuleBasedStateMachine):
 
     @rule()
     def restart(self) -> None:
-        """The server is killed and started again: everything comes back from the journal."""
+        """The server is killed and started again: everything comes back from the journal, and the
+        wait of a prize found starts again (the killed server's timer dies with it)."""
+        waiting = self.games._wait_call
+        if waiting is not None and waiting.active():
+            waiting.cancel()
         self.hall = self.hall.reopened()
+        self.games.arm_prize_wait()
 
     # --- Invariants ---------------------------------------------------------------------
 
@@ -263,6 +293,36 @@ class HallGameCommands(RuleBasedStateMachine):
             windows = game.sale.windows
             if len(windows) == 2:
                 assert windows[1].first == 1 and windows[1].last < windows[0].first, "R82.6"
+
+    @invariant()
+    def a_prize_found_stops_the_draw_and_a_closed_one_takes_no_card(self) -> None:
+        """R85.6: no ball between a prize found and its close; no card wins a closed prize;
+        no refused card wins (R82.8); no ball corrected after a claim on it (R85.5)."""
+        open_: set[str] = set()
+        closed: set[str] = set()
+        refused: set[tuple[int, int]] = set()
+        claimed_on_last = False
+        for record in self.journal.records():
+            p = record.payload
+            if record.type == "sale_opened":
+                open_, closed, refused, claimed_on_last = set(), set(), set(), False
+            elif record.type == "ball_drawn":
+                assert not open_ or p.get("entered_by"), f"ball {p['ball_count']} drawn while {open_} open"
+                claimed_on_last = False
+            elif record.type == "prize_won":
+                assert p["pattern"] not in closed, f"the {p['pattern']} was won after it closed"
+                assert (p["series"], p["card_number"]) not in refused, "a refused card won"
+                open_.add(p["pattern"])
+                claimed_on_last = True
+            elif record.type in ("claim_rejected", "card_refused"):
+                claimed_on_last = True
+                if record.type == "card_refused":
+                    refused.add((p["series"], p["card_number"]))
+            elif record.type == "prize_closed":
+                open_ -= set(p["patterns"])
+                closed |= set(p["patterns"])
+            elif record.type == "ball_corrected":
+                assert not claimed_on_last, "a ball claimed on was corrected"
 
     @invariant()
     def a_restarted_hall_has_the_same_state(self) -> None:

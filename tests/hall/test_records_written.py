@@ -15,7 +15,7 @@ from protocol.records.game import BallDrawn
 from protocol.records.session import SessionOpened
 from tests.audit.conftest import new_hall
 from tests.audit.halls import (
-    ADMIN, CASHIER, CHIEF, DOOR, SAFE, SELLERS, Contribution, GamePlan, Purchase, play_game,
+    ADMIN, CASHIER, CHIEF, DOOR, SAFE, SELLERS, TABLE, Contribution, GamePlan, Purchase, play_game,
 )
 from tests.hall.conftest import result
 
@@ -33,7 +33,7 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
                              superbingo_limit=42, seed=11, fail_terminal=True))
     play_game(hall, GamePlan(paper=5, contributions=[Contribution("superbingo", 500, "selling")], refund=True))
     play_game(hall, GamePlan(paper=6, purchases=[Purchase(2, 0, 1, 7)], jackpot_threshold=42, quick=True,
-                             seed=3, last=True))
+                             seed=3, last=True, refuse_first_call=True, close_by_wait=True))
     result(hall.games.announce_megabingo(CHIEF, "2026-12-20", "21:00"))
     result(hall.admission.record_complaint(DOOR, "Marta Soler", "The board showed a ball late"))
     result(hall.admission.record_incident(DOOR, "A visitor refused to show a document", [1]))
@@ -47,8 +47,14 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     first = hall.games.current.sale.windows[0].first
     result(hall.games.sell_cards(SELLERS[0], 1001, first, first + 3))
     result(hall.games.close_sale(CHIEF))
+    hall.balls.reads_balls = True  # the blower's balls: read, and corrected when misread (R85.5)
     (drawn, *_) = result(hall.games.draw_ball(SELLERS[0]))
-    result(hall.games.void_ball(CHIEF, drawn.payload["ball"], "misread"))
+    misread = drawn.payload["ball"]
+    read_again = next(b for b in range(1, 91) if b not in hall.games.current.machine.drawn)
+    result(hall.games.correct_ball(CHIEF, misread, read_again, "misread"))
+    result(hall.games.cancel_ball_correction(TABLE))
+    result(hall.games.correct_ball(TABLE, misread, read_again, "the reader read it upside down"))
+    result(hall.games.correct_ball(CHIEF, misread, read_again, "the ball on the rack"))
     result(hall.cashier.reconcile_desk(CASHIER, "desk1", hall.ledger.balance("cash:desk1")))
     return hall.records()
 

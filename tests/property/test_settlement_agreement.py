@@ -3,7 +3,9 @@ replayed by ``bingo replay``: the hall's recorded money and the replay agree to 
 
 Each example draws the prize rules and one to three session days of one to four games:
 paper cards of the hall's series (a second series once the first runs out), virtual
-cards bought on terminals at stakes of 1-100%, superbingo, grand superbingo, jackpot
+cards bought on terminals at stakes of 1-100%, paper cards called at once, late or never
+and one refused as tampered, each line and bingo found closed by the caller or by the
+wait (R85.6, R82.8), superbingo, grand superbingo, jackpot
 and megabingo games, operator contributions before, during the sale and during the
 draw, boosts of the line and bingo from the jackpot's reserve, refunded games, failed terminals, and the carries of the line, the bingo and the
 pots between games and between sessions.  The hall is the composition the server runs
@@ -45,6 +47,7 @@ DATES = ("2026-12-01", "2026-12-02", "2026-12-03")
 #: the tax, and the reconstruction of a day from the journal.
 REQUIREMENTS = (
     "R88.1", "R88.2", "R88.4-5", "R89", "R89.5", "R90", "R91", "R91.7", "R86.2", "R96.3", "R98", "R92.3", "R96.4",
+    "R85.6", "R82.8",
 )
 
 
@@ -96,6 +99,11 @@ def game_plans(draw: st.DrawFn, rules: PrizeRules, last: bool) -> GamePlan:
         last=last,
         boost=draw(st.sampled_from([(0, 0), (0, 0), (1, 0), (0, 40), (25, 25), (1_000_000, 0)])) if rules.jackpot
         else (0, 0),
+        # The claim pause (R85.6): paper players calling late or never, a tampered card refused
+        # (R82.8), prizes closed by the caller or by the wait.
+        missed_calls=draw(st.sampled_from([0, 0, 1, 2, 4])),
+        refuse_first_call=draw(st.integers(0, 4)) == 0,
+        close_by_wait=draw(st.booleans()),
     )
 
 

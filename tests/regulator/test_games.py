@@ -113,6 +113,24 @@ def test_a_game_whose_records_agree_is_verified(tmp_path: Path) -> None:
     assert receiver.store.alerts() == []
 
 
+def corrected(entries: list[tuple[str, dict[str, Any]]], count: int, misread: int) -> list[tuple[str, dict[str, Any]]]:
+    """``entries`` with ball ``count`` first announced as ``misread``, then corrected by both chiefs (R85.5)."""
+    at = next(i for i, (kind, p) in enumerate(entries) if kind == "ball_drawn" and p["ball_count"] == count)
+    ball_ = entries[at][1]["ball"]
+    correction = ("ball_corrected", {"actor": {"name": "teo", "role": "table_chief"}, "game_id": GAME,
+                                     "misread": misread, "ball": ball_, "ball_count": count, "reason": "misread",
+                                     "signed_by": ["rui", "teo"], "completed_line": [], "completed_bingo": []})
+    return [*entries[:at], ball(misread, count), correction, *entries[at + 1:]]
+
+
+@pytest.mark.req("R85.5")
+def test_a_misread_ball_corrected_counts_once_and_its_number_may_come_out_later(tmp_path: Path) -> None:
+    """Ball 5 was announced as 30 and corrected to 5; 30, still in the chamber, is drawn as ball 30."""
+    receiver = fed(tmp_path, corrected(game(), 5, 30))
+    one = checked(receiver)
+    assert one.verified and one.balls == 30, one.faults
+
+
 @pytest.mark.parametrize(("entries", "said"), [
     (game(line_payments=[["1001-7", 1171], ["9001-3", 584]]),
      "the line of ball 20: paid [1171, 584] with 585 carried; the split by stake is [1170, 585] with 585 carried"),
@@ -120,6 +138,7 @@ def test_a_game_whose_records_agree_is_verified(tmp_path: Path) -> None:
      "the line of ball 20: card 1001-8 is paid but was not declared a winner of it"),
     (game(bingo_paid=False), "card 1001-12 won the bingo and was never paid"),
     (game(balls=[*range(1, 30), 5]), "ball 5 is drawn twice (as ball 30)"),
+    (corrected(game(), 5, 3), "ball 3 is drawn twice (as ball 5)"),
     (game(line_payments=[["1001-7", 1170], ["9001-3", 1170]]),
      "the payments and the carry add up to 2925 cents, not the prize's 2340"),
 ])

@@ -19,7 +19,7 @@ from protocol.money import format_cents
 from server_kit.journal.sql import Journal
 from server_kit.reports.document import Column, JournalRange, Report, ReportError, Table
 from server_kit.reports.render import to_csv, to_pdf
-from tests.hall.conftest import result
+from tests.hall.conftest import clock, journal, result  # noqa: F401  (fixtures shared with the hall tests)
 from tests.hall.test_games import sell
 from tests.hall.test_session import CHIEF
 from tests.reports.conftest import PlayedHall, csv_tables, pdf_strings
@@ -298,6 +298,43 @@ def test_virtual_cards_bought_on_terminals_are_listed_with_their_stake_percentag
     assert (summary["cards"], summary["refunded_cards"], summary["total_cards"]) == ("16", "1", "15")
 
 
+@pytest.mark.req("R85.6", "R85.5", "R82.8", "R77.1")
+def test_the_minutes_show_the_prizes_closed_the_balls_corrected_and_the_cards_refused(
+    journal: Journal, clock: Clock,
+) -> None:
+    from tests.hall.test_claim_pause import blower_game, draw, shared_line
+
+    hall, desks, _ = blower_game(journal, clock)
+    caller, table, chief = desks["caller"], desks["table"], desks["chief"]
+    misread = draw(caller, 1)[0].payload["ball"]
+    read_again = next(b for b in range(90, 0, -1) if b not in hall.balls.script[:20])
+    chief("correct_ball", ball=misread, corrected=read_again, reason="the reader read it upside down")
+    table("correct_ball", ball=misread, corrected=read_again, reason="the ball on the rack")
+    draw(caller, 1)
+    table("refuse_card", series=7, card_number=2, reason="the numbers were scratched")
+    while hall.games.current.machine.state != "line_won":
+        draw(caller, 1)
+        clock.advance(30)  # nobody calls: a card found is a virtual one, and the wait closes its prize
+    game_id = hall.games.current.game_id
+    tables, shown = rendered(game_report(build(hall.records()).game(game_id), hall_name=HALL,
+                                         timezone=DEFAULT_TIMEZONE))
+    (corrected,) = tables["balls_corrected"]
+    assert (corrected["ball_order"], corrected["misread"], corrected["ball"], corrected["signed_by"],
+            corrected["reason"]) == ("1", str(misread), str(read_again), "rui teo", "the reader read it upside down")
+    (refused,) = tables["cards_refused"]
+    assert (refused["card"], refused["ball_order"], refused["refused_by"], refused["reason"]) == (
+        "7-2", "2", "teo", "the numbers were scratched")
+    events = [(r["event"], r["ball"], r["detail"]) for r in tables["draw"]]
+    assert ("ball corrected", str(read_again),
+            f"announced as {misread}; signed by rui and teo: the reader read it upside down (R85.5)") in events
+    assert ("correction signed", str(misread), f"read again as {read_again}; by rui (room chief): "
+            "the reader read it upside down") in events
+    assert [e for e in events if e[0] == "ball drawn"][0][1] == str(misread), "the ball as announced stays in the record"
+    closed = [e for e in events if e[0] == "prize closed"]
+    assert closed == [("prize closed", closed[0][1], "line: no other card, closed after 10 s with no new claim (R85.6)")]
+    in_pdf(shown, "Cards refused as invalid (R82.8)", "Misread balls corrected (R85.5)", "the numbers were scratched")
+
+
 def test_stake_percentages_and_card_ranges_read_as_printed() -> None:
     assert stake_percent(50, 100) == "50.00%" and stake_percent(1, 3) == "33.33%" and stake_percent(300, 300) == "100.00%"
     assert card_ranges([9, 1, 2, 3, 7, 10]) == "1-3 7 9-10" and card_ranges([]) == ""
@@ -332,7 +369,7 @@ def test_the_minutes_are_made_from_the_journal_as_it_stands_and_the_same_records
     assert drawn == balls_of(played.records(), game_id) and len(drawn) == 3
     # A closed session's minutes do not move as the journal grows.
     closed = session_report(build(journal.records()).session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE)
-    result(played.hall.games.void_ball(CHIEF, drawn[-1], "misread"))
+    played.hall.draw()
     again = session_report(build(journal.records()).session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE)
     assert to_pdf(again) == to_pdf(closed)
 

@@ -62,6 +62,9 @@ PERMISSIONS: dict[str, set[str]] = {
     "cash_drawers": {A, C, RC},
     "clear_blower_fault": {RC},
     "close_game": {RC},
+    "close_prize": {SC, SYS},
+    "cancel_ball_correction": {RC, TC},
+    "correct_ball": {RC, TC},
     "close_player_account": {C},
     "close_sale": {RC},
     "collect_cards": {RC, SC},
@@ -109,7 +112,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "switch_to_reserve_blower": {RC},
     "top_up_float": {C, TC},
     "verify_claim": {TC},
-    "void_ball": {RC},
+    "refuse_card": {TC},
     "withdraw_jackpot_surplus": {C},
 }
 #: What only the server itself does, with no command an edge can call (a terminal's

@@ -112,5 +112,12 @@ def prepare(hall: VirtualHall) -> None:
     result(hall.cashier.open_desk(CASHIER, "desk1", 10_000))
 
 
+def draw(hall: VirtualHall) -> list[Any]:
+    """The caller draws the next ball; a prize found on the ball before is closed first (R85.6)."""
+    if hall.games.current is not None and hall.games.current.machine.open_prizes:
+        result(hall.games.close_prize(SELLER))
+    return result(hall.games.draw_ball(SELLER))
+
+
 def layout(number: int) -> np.ndarray:
     return LIBRARY_CELLS[number - 1]

@@ -159,7 +159,8 @@ def test_a_player_buys_watches_the_cards_mark_themselves_wins_the_line_and_sees_
     assert to_go(wire.client.cards[0]["cells"], set(row)) == (0, 10)
     assert wire.client.progress()[0][0] == "V1-1"
     assert wire.client.game["won"] == {"line": 5}
-    result(hall.games.draw_ball(SELLER))  # the draw moves on: the line is settled and credited
+    assert wire.client.game["state"] == "line_found"  # "Line! Another card?" (R85.6)
+    result(hall.games.close_prize(SELLER))  # no other card: the line is settled and credited
     (won,) = wire.client.won
     assert won["card"] == "V1-1" and won["prize"] == "line" and won["cents"] > 0
     assert wire.client.credit_cents == 800 + won["cents"] == hall.balance(number)

@@ -55,10 +55,11 @@ def play(hall: VirtualHall, first: int, last: int, player: str | None = None) ->
     result(hall.games.sell_cards(SELLER, 7, first, last))
     result(hall.games.close_sale(CHIEF))
     draw_until(hall, "line")
-    result(hall.games.draw_ball(SELLER))
+    result(hall.games.close_prize(SELLER))
     if due(hall):
         pay(hall)
     draw_until(hall, "bingo")
+    result(hall.games.close_prize(SELLER))
     result(hall.games.close_game(CHIEF))
     if due(hall):
         pay(hall)

@@ -16,7 +16,7 @@ from protocol.settlement import share_of_sales
 from tests.hall.conftest import result
 from tests.hall.test_games import RULES, sell
 from tests.terminals.conftest import CASHIER as CASHIER_ACTOR
-from tests.terminals.conftest import CHIEF, SELLER, VIRTUAL_NUMBER, VirtualHall, layout
+from tests.terminals.conftest import CHIEF, SELLER, VIRTUAL_NUMBER, VirtualHall, draw, layout
 
 
 REQUEST_IDS = itertools.count(1)
@@ -185,7 +185,7 @@ def test_a_virtual_series_may_not_take_a_paper_series_number(hall: VirtualHall) 
 
 
 @pytest.mark.req("R93.10", "R85.9", "R88.4", "R88.5", "R87")
-def test_virtual_cards_win_without_a_claim_and_the_line_is_credited_at_the_next_ball(hall: VirtualHall) -> None:
+def test_virtual_cards_win_without_a_claim_and_the_line_is_credited_when_its_prize_closes(hall: VirtualHall) -> None:
     anna, bea = hall.player("11111111A", 10_000), hall.player("22222222B", 10_000)
     hall.terminal("T1"), hall.terminal("T2")
     row = [int(n) for n in layout(1).reshape(3, 9)[0] if n]
@@ -193,7 +193,7 @@ def test_virtual_cards_win_without_a_claim_and_the_line_is_credited_at_the_next_
     on_sale(hall)
     buy(hall, "T1", anna, 1, 50)  # V1-1 staked at 50%
     buy(hall, "T2", bea, 9)
-    sell(hall, 7, 1, 10)  # paper cards in the same game
+    sell(hall, 7, 1, 10)  # paper cards in the same game, whose players call nothing
     result(hall.games.close_sale(CHIEF))
     game = hall.games.current
     line_cents = game.settlement.line_cents
@@ -203,20 +203,15 @@ def test_virtual_cards_win_without_a_claim_and_the_line_is_credited_at_the_next_
     records = result(hall.games.draw_ball(SELLER))
     winners = sorted(r.payload["card_number"] for r in records if r.type == "prize_won" and r.payload["series"] == VIRTUAL_NUMBER)
     assert 1 in winners and all(r.payload["pattern"] == "line" for r in records if r.type == "prize_won")
+    assert not [r for r in records if r.type == "prize_paid"], "the line waits for other cards (R85.6)"
     before = hall.balance(anna)
-    paper_won = [label for label in records[0].payload["completed_line"] if not label.startswith(f"{VIRTUAL_NUMBER}-")]
-    following = result(hall.games.draw_ball(SELLER))
-    if paper_won:  # a paper card shares the line: the cashier pays, and credits the virtual cards
-        assert not [r for r in following if r.type == "prize_paid"]
-        result(hall.games.pay_prizes(CASHIER_ACTOR, "desk1"))
+    closing = result(hall.games.close_prize(SELLER))
+    (paid,) = [r.payload for r in closing if r.type == "prize_paid"]  # only virtual cards won: credited at once
+    assert paid["prize"] == "line" and paid["desk"] is None
+    assert sorted(int(card.split("-")[1]) for card, _ in paid["payments"]) == winners
     share = line_cents * 50 // (100 * len(winners))
-    paid = [r for r in hall.records() if r.type == "prize_paid"][-1].payload
-    assert paid["prize"] == "line"
-    expected = dict(paid["payments"])[f"{VIRTUAL_NUMBER}-1"]
-    assert expected == line_cents * 50 // (100 * len(paid["payments"]))
-    if not paper_won:
-        assert share == expected and paid["desk"] is None
-    assert hall.balance(anna) == before + expected
+    assert dict(paid["payments"])[f"{VIRTUAL_NUMBER}-1"] == share
+    assert hall.balance(anna) == before + share
     assert paid["carry_cents"] == line_cents - sum(c for _, c in paid["payments"]) > 0  # the unstaked half carries
 
 
@@ -255,7 +250,7 @@ def test_a_terminal_failing_during_the_draw_is_refunded_by_the_house_and_its_car
     result(hall.virtual.declare_failed(CHIEF, "T1", "network cable cut"))
     assert hall.balance(anna) == 5_000 and hall.ledger.balance("house") == house - 3_000
     for _ in range(30):
-        records = result(hall.games.draw_ball(SELLER))
+        records = draw(hall)
         completed = records[0].payload["completed_line"] + records[0].payload["completed_bingo"]
         assert all(label == f"{VIRTUAL_NUMBER}-31" for label in completed)
         if hall.games.current.machine.won:
@@ -278,7 +273,8 @@ def test_the_tax_leaves_out_the_stakes_a_failed_terminal_was_refunded_after_the_
     again = hall.reopened()
     assert again.games.current.refunded_after_close_cents == hall.games.current.refunded_after_close_cents == 3_000
     while "bingo" not in hall.games.current.machine.won:
-        result(hall.games.draw_ball(SELLER))
+        draw(hall)
+    result(hall.games.close_prize(SELLER))
     (ended, *postings) = result(hall.games.close_game(CHIEF))
     assert ended.type == "game_closed"
     assert (ended.payload["tax_base_cents"], ended.payload["tax_cents"]) == (100, 10)
@@ -340,7 +336,7 @@ def test_a_purchase_is_one_record_holding_its_range_and_journals_of_one_record_p
     sell(hall, 7, 1, 10)
     result(hall.games.close_sale(CHIEF))
     for _ in range(30):
-        result(hall.games.draw_ball(SELLER))
+        draw(hall)
     assert not [r for r in hall.records() if r.type == "card_sold"]
 
     older = Journal(open_database(f"sqlite:///{tmp_path / 'older.sqlite3'}"), hall.journal.key, head=tmp_path / "older.head")

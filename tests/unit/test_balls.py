@@ -1,4 +1,4 @@
-"""Ball sources: the random ball generator (R92.10), the fake, and ball recall."""
+"""Ball sources: the random ball generator (R92.10), the fake, corrections (R85.5) and older recalls."""
 
 from __future__ import annotations
 
@@ -48,21 +48,29 @@ def test_a_corrupt_journal_is_refused(journal: list[int], message: str) -> None:
         RandomBallGenerator(journal)
 
 
-@pytest.mark.req("R92.10")
-def test_a_voided_ball_goes_back_into_the_pool() -> None:
-    rng = RandomBallGenerator(range(1, 90))  # only 90 is left
-    assert rng.draw() == 90
-    rng.put_back(90)
-    assert rng.remaining == (90,)
-    assert rng.drawn == tuple(range(1, 90))
-    assert rng.draw() == 90
+@pytest.mark.req("R85.5", "R92.10")
+def test_the_generators_ball_is_what_it_is_and_never_goes_back() -> None:
+    rng = RandomBallGenerator(range(1, 89))  # 89 and 90 are left
+    ball = rng.draw()
+    assert not rng.reads_balls
+    with pytest.raises(BallError, match="the software generator's ball is what it is"):
+        rng.correct(ball, 179 - ball)
+    assert rng.drawn == (*range(1, 89), ball) and rng.remaining == (179 - ball,)
 
 
-def test_only_the_last_ball_can_be_put_back() -> None:
-    rng = RandomBallGenerator([3, 4])
+@pytest.mark.req("R85.5")
+def test_a_source_whose_balls_are_read_takes_the_correction_of_its_last_ball_only() -> None:
+    fake = FakeBallSource([10, 20, 30, 40], reads_balls=True)
+    assert [fake.draw(), fake.draw()] == [10, 20]
     with pytest.raises(BallError, match="only the last ball"):
-        rng.put_back(3)
-    assert rng.drawn == (3, 4)
+        fake.correct(10, 11)
+    with pytest.raises(BallError, match="drawn already"):
+        fake.correct(20, 10)
+    fake.correct(20, 30)  # read as 20, the ball on the rack is 30: 20 stays in the chamber
+    assert fake.drawn == (10, 30)
+    assert fake.draw() == 40, "a ball drawn by a correction is not drawn again"
+    with pytest.raises(BallError, match="not read"):
+        FakeBallSource([1]).correct(1, 2)
 
 
 @pytest.mark.req("R92.10")
@@ -106,22 +114,12 @@ def test_the_chi_square_check_catches_a_biased_draw() -> None:
     assert chisquare(counts).pvalue < SIGNIFICANCE
 
 
-def test_the_fake_hands_out_its_script() -> None:
+def test_the_fake_hands_out_its_script_each_ball_once() -> None:
     fake = FakeBallSource([10, 20, 30, 20])
-    assert [fake.draw(), fake.draw()] == [10, 20]
-    fake.put_back(20)  # voided: the script goes on with the corrected ball
-    assert fake.draw() == 30
-    assert fake.draw() == 20  # the voided ball may come out again later
-    assert fake.drawn == (10, 30, 20)
+    assert [fake.draw(), fake.draw(), fake.draw()] == [10, 20, 30]
+    assert fake.drawn == (10, 20, 30)
     with pytest.raises(BallError, match="used up"):
-        fake.draw()
-
-
-def test_the_fake_refuses_a_ball_drawn_twice() -> None:
-    fake = FakeBallSource([7, 7])
-    fake.draw()
-    with pytest.raises(BallError, match="already drawn"):
-        fake.draw()
+        fake.draw()  # the second 20 is drawn already
 
 
 def test_both_sources_implement_the_port() -> None:
@@ -148,4 +146,5 @@ def test_a_recall_needs_an_authorised_role_a_reason_and_the_last_ball(
 
 
 def test_an_authorised_recall_of_the_last_ball_passes() -> None:
+    """Journals written before the ruling of R85.5 hold such recalls; they still read."""
     check_recall([4, 9], 9, "table_chief", "caller read 6 as 9")

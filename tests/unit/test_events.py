@@ -28,7 +28,7 @@ STABLE_TYPES = {
     "sale_opened", "card_sold", "sale_closed", "ball_drawn", "ball_voided", "claim_rejected",
     "prize_won", "terminal_failed", "game_suspended", "game_resumed",
     "game_suspended_for_good", "game_refunded", "manual_finish_started", "game_closed",
-    "game_finished",
+    "game_finished", "ball_corrected", "prize_closed", "card_refused",
 }  # fmt: skip
 
 
@@ -46,7 +46,7 @@ def value_strategy(name: str, hint: Any) -> st.SearchStrategy[Any]:
     if typing.get_origin(hint) is tuple:
         return st.lists(value_strategy(name, typing.get_args(hint)[0]), max_size=4).map(tuple)
     if hint is int:
-        if name in ("ball", "ball_count"):
+        if name in ("ball", "ball_count", "misread"):
             return st.integers(1, 90)
         return st.integers(0, 2**53)
     return st.text(max_size=20)

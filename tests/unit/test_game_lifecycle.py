@@ -16,11 +16,14 @@ from protocol.cards import Card
 from protocol.claims import CardRef, ClaimVerdict, Win, check_claim
 from protocol.errors import DomainError
 from protocol.events import (
+    BallCorrected,
     BallDrawn,
     BallVoided,
+    CardRefused,
     CardSold,
     Event,
     GameSuspended,
+    PrizeClosed,
     PrizeWon,
 )
 from protocol.game import (
@@ -71,7 +74,8 @@ def selling_game(cards: int = 6, terminal: str | None = "t1") -> TraditionalGame
 
 
 def play_until(game: TraditionalGame, balls: FakeBallSource | RandomBallGenerator, stop: State) -> None:
-    """Draw balls and verify every winning card after each one, until the game reaches ``stop``."""
+    """Draw balls, verify every winning card after each one and close the prizes found, until
+    the game reaches ``stop``."""
     while game.state != stop:
         game.draw_ball(balls.draw())
         sold = {ref: CARDS[ref] for ref in game.in_play}
@@ -79,6 +83,8 @@ def play_until(game: TraditionalGame, balls: FakeBallSource | RandomBallGenerato
             verdict = check_claim(ref, sold, game.drawn, game.won)
             if verdict.valid:
                 game.claim_checked(verdict)
+        if game.state in (State.LINE_FOUND, State.BINGO_FOUND) and game.state != stop:
+            game.close_prizes(closed_by="ana")
 
 
 # --- The tables -----------------------------------------------------------------------
@@ -114,6 +120,9 @@ def traditional_inputs() -> dict[Input, Callable[[TraditionalGame], object]]:
         Input.SALE_CLOSED: lambda g: g.close_sale(),
         Input.BALL_DRAWN: lambda g: g.draw_ball(90),
         Input.BALL_VOIDED: lambda g: g.void_ball(90, voided_by="eve", role="room_chief", reason="typo"),
+        Input.BALL_CORRECTED: lambda g: g.correct_ball(90, 89, reason="read 89 as 90", signed_by=("eve", "teo")),
+        Input.CARD_REFUSED: lambda g: g.refuse_card(ref, reason="numbers scratched", refused_by="teo"),
+        Input.PRIZE_CLOSED: lambda g: g.close_prizes(closed_by="ana"),
         Input.LINE_VERIFIED: lambda g: g.claim_checked(ClaimVerdict(ref, len(g.drawn), (Win("line", 1),))),
         Input.BINGO_VERIFIED: lambda g: g.claim_checked(ClaimVerdict(ref, len(g.drawn), (Win("bingo", 1),))),
         Input.CLAIM_REJECTED: lambda g: g.claim_checked(ClaimVerdict(ref, len(g.drawn), (), "no")),
@@ -167,7 +176,8 @@ def test_a_traditional_game_from_sale_to_close() -> None:
     game.close()
     assert game.state == State.CLOSED
     assert [s.after for s in game.steps if s.before != s.after] == [
-        State.SELLING, State.SALE_CLOSED, State.DRAWING, State.LINE_WON, State.BINGO_WON, State.CLOSED,
+        State.SELLING, State.SALE_CLOSED, State.DRAWING, State.LINE_FOUND, State.LINE_WON, State.BINGO_FOUND,
+        State.BINGO_WON, State.CLOSED,
     ]
 
 
@@ -200,11 +210,14 @@ def test_the_machine_refuses_a_line_on_another_ball_than_the_winning_one() -> No
     for ball in (1, 2, 3):
         game.draw_ball(ball)
     game.claim_checked(ClaimVerdict(CardRef(1, 1), 3, (Win("line", 3),)))
-    game.draw_ball(4)
     with pytest.raises(GameError, match="the line was won on ball 3"):
-        game.claim_checked(ClaimVerdict(CardRef(1, 2), 4, (Win("line", 4),)))
+        game.claim_checked(ClaimVerdict(CardRef(1, 2), 3, (Win("line", 2),)))
     with pytest.raises(GameError, match="already won the line"):
-        game.claim_checked(ClaimVerdict(CardRef(1, 1), 4, (Win("line", 3),)))
+        game.claim_checked(ClaimVerdict(CardRef(1, 1), 3, (Win("line", 3),)))
+    game.close_prizes(closed_by="ana")
+    game.draw_ball(4)
+    with pytest.raises(InvalidTransition, match="cannot award the line while drawing for the bingo"):
+        game.claim_checked(ClaimVerdict(CardRef(1, 2), 4, (Win("line", 3),)))
     assert list(game.won["line"].cards) == [CardRef(1, 1)]
 
 
@@ -239,44 +252,113 @@ def test_a_ball_is_drawn_once() -> None:
         game.draw_ball(91)
 
 
-@pytest.mark.req("R92.10")
-def test_a_voided_ball_leaves_the_draw_and_goes_back_to_the_generator() -> None:
+def test_an_older_journals_voided_ball_still_folds() -> None:
+    """Journals written before the ruling of R85.5 recorded ball recalls; they read as they were."""
     game = selling_game()
     game.close_sale()
-    rng = RandomBallGenerator()
-    first, second = rng.draw(), rng.draw()
-    game.draw_ball(first)
-    game.draw_ball(second)
-    (voided,) = game.void_ball(second, voided_by="eve", role="room_chief", reason="read 66 as 99")
-    rng.put_back(voided.ball)
-    assert voided == BallVoided("g1", second, 2, "eve", "room_chief", "read 66 as 99")
-    assert game.drawn == rng.drawn == (first,)
-    assert second in rng.remaining
-    game.draw_ball(second)
-    with pytest.raises(BallError, match=f"only the last ball \\({second}\\) can be voided, not {first}"):
-        game.void_ball(first, voided_by="eve", role="room_chief", reason="x")
+    game.draw_ball(66)
+    game.draw_ball(89)
+    (voided,) = game.void_ball(89, voided_by="eve", role="room_chief", reason="read 68 as 89")
+    assert voided == BallVoided("g1", 89, 2, "eve", "room_chief", "read 68 as 89")
+    assert game.drawn == (66,)
+    with pytest.raises(BallError, match="5 has not been drawn"):
+        game.void_ball(5, voided_by="eve", role="room_chief", reason="x")
 
 
-def test_a_ball_that_won_a_prize_cannot_be_voided() -> None:
+@pytest.mark.req("R85.5")
+def test_the_last_ball_misread_is_replaced_by_the_ball_drawn_before_any_claim_on_it() -> None:
     game = selling_game()
     game.close_sale()
-    game.draw_ball(5)
-    game.claim_checked(ClaimVerdict(CardRef(1, 1), 1, (Win("line", 1),)))
-    with pytest.raises(GameError, match="the line was won on this ball"):
-        game.void_ball(5, voided_by="eve", role="room_chief", reason="typo")
-    assert game.drawn == (5,)
+    game.draw_ball(6)
+    game.draw_ball(9)  # announced as 9; the ball on the rack is 8
+    with pytest.raises(GameError, match="only the last ball \\(9\\)"):
+        game.check_correction(6, 8)
+    with pytest.raises(GameError, match="6 has already been drawn, as ball 1"):
+        game.check_correction(9, 6)
+    with pytest.raises(GameError, match="names another number"):
+        game.check_correction(9, 9)
+    with pytest.raises(GameError, match="signed by two staff members"):
+        game.correct_ball(9, 8, reason="read 8 as 9", signed_by=("eve", "eve"))
+    (corrected,) = game.correct_ball(9, 8, reason="read 8 as 9", signed_by=("eve", "teo"))
+    assert (corrected.misread, corrected.ball, corrected.ball_count, corrected.signed_by) == (9, 8, 2, ("eve", "teo"))
+    assert game.drawn == (6, 8), "the corrected number replaces the announced one; 9 was never drawn"
+    game.draw_ball(9)  # the ball still in the chamber may come later
+    game.claim_checked(check_claim(CardRef(1, 1), CARDS, game.drawn, game.won))
+    with pytest.raises(GameError, match="the announced number stands"):
+        game.correct_ball(9, 10, reason="x", signed_by=("eve", "teo"))
+    assert game.drawn == (6, 8, 9)
+
+
+def line_cards() -> tuple[list[int], CardRef, CardRef]:
+    """Balls on whose last two cards of ``CARDS`` complete a row together, the first rows complete."""
+    rows = [(ref, set(row) - {0}) for ref, card in CARDS.items() for row in card.rows]
+    for a, row_a in rows:
+        for b, row_b in rows:
+            if a < b and len(row_a & row_b) == 1:
+                union = row_a | row_b
+                if sorted({r for r, row in rows if row <= union}) == [a, b]:
+                    (last,) = row_a & row_b
+                    return sorted(union - {last}) + [last], a, b
+    raise AssertionError("no two rows share one number")
+
+
+@pytest.mark.req("R85.6", "R87.a")
+def test_a_line_found_stops_the_draw_until_its_prize_closes_and_then_takes_no_other_card() -> None:
+    balls, first, second = line_cards()
+    game = selling_game(cards=12)
+    game.close_sale()
+    for ball in balls:
+        game.draw_ball(ball)
+    game.claim_checked(check_claim(first, CARDS, game.drawn, game.won))
+    assert game.state == State.LINE_FOUND and game.open_prizes == ("line",)
+    with pytest.raises(InvalidTransition, match="cannot draw a ball while the line is open"):
+        game.draw_ball(next(b for b in range(1, 91) if b not in game.drawn))
+    with pytest.raises(InvalidTransition, match="cannot close the game while the line is open"):
+        game.close()
+    (closed,) = game.close_prizes(closed_by="ana")
+    assert (closed.patterns, closed.ball_count, closed.closed_by) == (("line",), len(balls), "ana")
+    assert game.state == State.LINE_WON and game.won["line"].closed
+    late = check_claim(second, CARDS, game.drawn, game.won)
+    assert not late.valid and late.reason == f"the line of ball {len(balls)} is closed; card {second} was not claimed before it closed"
+    with pytest.raises(InvalidTransition, match="cannot award the line while drawing for the bingo"):
+        game.claim_checked(ClaimVerdict(second, len(balls), (Win("line", len(balls)),)))
+    with pytest.raises(InvalidTransition, match="cannot close a prize while drawing for the bingo"):
+        game.close_prizes(closed_by="ana")
+
+
+@pytest.mark.req("R82.8")
+def test_a_refused_card_wins_nothing_and_a_verified_card_stands() -> None:
+    balls, first, second = line_cards()
+    game = selling_game(cards=12)
+    game.close_sale()
+    for ball in balls:
+        game.draw_ball(ball)
+    (refused,) = game.refuse_card(second, reason="numbers scratched out", refused_by="teo")
+    assert (refused.series, refused.card_number, refused.reason) == (second.series, second.number, "numbers scratched out")
+    verdict = check_claim(second, CARDS, game.drawn, game.won, refused=game.refused)
+    assert verdict.reason == f"card {second} was refused as invalid: numbers scratched out"
+    with pytest.raises(GameError, match="refused as invalid"):
+        game.claim_checked(ClaimVerdict(second, len(balls), (Win("line", len(balls)),)))
+    game.claim_checked(check_claim(first, CARDS, game.drawn, game.won, refused=game.refused))
+    with pytest.raises(GameError, match="verified as winning the line; a verified card stands"):
+        game.refuse_card(first, reason="late second look", refused_by="teo")
+    with pytest.raises(GameError, match="already refused"):
+        game.refuse_card(second, reason="again", refused_by="teo")
+    assert game.won["line"].cards == frozenset({first})
 
 
 @pytest.mark.req("R86.1")
-@pytest.mark.parametrize("where", [State.SELLING, State.SALE_CLOSED, State.DRAWING, State.LINE_WON])
+@pytest.mark.parametrize("where", [State.SELLING, State.SALE_CLOSED, State.DRAWING, State.LINE_FOUND, State.LINE_WON])
 def test_a_suspended_game_resumes_where_it_stopped(where: State) -> None:
     game = selling_game()
     if where != State.SELLING:
         game.close_sale()
-    if where in (State.DRAWING, State.LINE_WON):
+    if where in (State.DRAWING, State.LINE_FOUND, State.LINE_WON):
         game.draw_ball(1)
-    if where == State.LINE_WON:
+    if where in (State.LINE_FOUND, State.LINE_WON):
         game.claim_checked(ClaimVerdict(CardRef(1, 1), 1, (Win("line", 1),)))
+    if where == State.LINE_WON:
+        game.close_prizes(closed_by="ana")
     assert game.state == where
     (suspended,) = game.report_failure("blower air pressure low")
     assert suspended == GameSuspended("g1", where, "blower air pressure low")
@@ -323,6 +405,9 @@ def test_suspended_for_good_after_a_prize_the_game_is_finished_by_hand() -> None
             if verdict.valid:
                 game.claim_checked(verdict)
     assert game.state == State.WON_BY_HAND
+    with pytest.raises(GameError, match="the bingo found on ball .* is open; close it before the game is finished"):
+        game.finish(finished_by="room chief Eve")
+    game.close_prizes(closed_by="room chief Eve")
     game.finish(finished_by="room chief Eve")
     assert game.state == State.FINISHED
 
@@ -521,9 +606,11 @@ class HallGame(RuleBasedStateMachine):
         for _ in range(count):
             manual = self.game.accepts(Input.BALL_ENTERED)
             if len(self.game.drawn) == 90 or not (manual or self.game.accepts(Input.BALL_DRAWN)):
-                return
+                return  # a prize found stops the draw (R85.6)
             ball = data.draw(st.sampled_from([b for b in range(1, 91) if b not in self.game.drawn]))
             if manual:
+                if self.game.open_prizes:  # the room chief's next ball closes the prize found
+                    self.record(self.game.close_prizes(closed_by="eve"))
                 self.record(self.game.enter_ball(ball, entered_by="eve"))
             else:
                 self.record(self.game.draw_ball(ball))
@@ -541,12 +628,34 @@ class HallGame(RuleBasedStateMachine):
         except DomainError:
             pass  # wrong role or a prize on that ball: refused, and the invariants show nothing moved
 
+    @precondition(lambda self: self.game.accepts(Input.BALL_CORRECTED) and self.game.drawn)
+    @rule(corrected=st.integers(1, 90))
+    def correct_last_ball(self, corrected: int) -> None:
+        try:
+            self.record(self.game.correct_ball(self.game.drawn[-1], corrected, reason="misread",
+                                               signed_by=("eve", "teo")))
+        except DomainError:
+            pass  # claimed on, or a number drawn already: refused, and the invariants show nothing moved
+
+    @precondition(lambda self: self.game.accepts(Input.PRIZE_CLOSED) and self.game.open_prizes)
+    @rule()
+    def close_prize(self) -> None:
+        self.record(self.game.close_prizes(closed_by="ana"))
+
+    @precondition(lambda self: self.game.accepts(Input.CARD_REFUSED))
+    @rule(number=st.integers(1, len(CARDS)))
+    def refuse(self, number: int) -> None:
+        try:
+            self.record(self.game.refuse_card(CardRef(1, number), reason="tampered", refused_by="teo"))
+        except GameError:
+            pass  # not sold, refunded, a winner or refused already: refused, nothing moved
+
     @precondition(lambda self: self.game.accepts(Input.CLAIM_REJECTED))
     @rule(number=st.integers(1, len(CARDS) + 2))
     def claim(self, number: int) -> None:
         ref = CardRef(1, number)
         sold = {r: CARDS[r] for r in self.game.in_play}
-        verdict = check_claim(ref, sold, self.game.drawn, self.game.won)
+        verdict = check_claim(ref, sold, self.game.drawn, self.game.won, refused=self.game.refused)
         try:
             events = self.record(self.game.claim_checked(verdict))
         except InvalidTransition:
@@ -613,6 +722,8 @@ class HallGame(RuleBasedStateMachine):
         if self.game.accepts(Input.GAME_CLOSED):
             self.record(self.game.close())
         else:
+            if self.game.open_prizes:
+                self.record(self.game.close_prizes(closed_by="eve"))
             self.record(self.game.finish(finished_by="eve"))
 
     @rule(input=st.sampled_from(list(Input)))
@@ -671,7 +782,23 @@ class HallGame(RuleBasedStateMachine):
                 replayed.append(event.ball)
             elif isinstance(event, BallVoided):
                 assert replayed.pop() == event.ball
+            elif isinstance(event, BallCorrected):
+                assert replayed[-1] == event.misread
+                replayed[-1] = event.ball
         assert tuple(replayed) == self.game.drawn
+
+    @invariant()
+    def a_refused_card_wins_nothing_and_a_closed_prize_takes_no_card(self) -> None:
+        closed_at: dict[str, int] = {}
+        for position, event in enumerate(self.journal):
+            if isinstance(event, PrizeWon):
+                ref = CardRef(event.series, event.card_number)
+                assert event.pattern not in closed_at, f"{ref} won the {event.pattern} after it closed"
+                assert ref not in self.game.refused or position < [
+                    i for i, e in enumerate(self.journal) if isinstance(e, CardRefused) and
+                    (e.series, e.card_number) == (ref.series, ref.number)][0]
+            elif isinstance(event, PrizeClosed):
+                closed_at.update(dict.fromkeys(event.patterns, position))
 
 
 HallGame.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)

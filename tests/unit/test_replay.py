@@ -624,6 +624,8 @@ def test_a_refund_after_the_close_that_does_not_hold_is_refused_naming_the_field
 
 def test_a_game_with_no_card_needs_its_refunds_after_the_close() -> None:
     assert "cards: a game needs at least one card" in fault(scenario([("2026-12-01", [game(1, [], [])])]))
+
+
 # --- bingo-replay/2: the pots as the rulings read now -------------------------------
 
 
@@ -712,3 +714,73 @@ def test_v2_last_game_is_a_boolean_on_the_sessions_last_game_and_v1_knows_no_suc
         "session 2026-12-01, game 1, field last_game: must be true or false, got 1")
     assert fault(scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB, last_game=True)])])) == (
         "session 2026-12-01, game 1, field last_game: is not a key of this format (misspelt?)")
+
+
+# --- Version 2: the claim pause (R85.6) and corrected balls (R85.5) ----------------------------
+
+
+def scenario_v2(games: list[dict]) -> dict:
+    data = scenario([("2026-12-01", games)])
+    data["format"] = "bingo-replay/2"
+    return data
+
+
+def paper(card_id: str, rows: list[list[int]]) -> dict[str, Any]:
+    return {**card(card_id, rows), "paper": True}
+
+
+@pytest.mark.req("R85.6", "R87.a")
+def test_v2_a_paper_card_shares_only_a_prize_it_was_claimed_for_in_time() -> None:
+    """A (virtual) and B (paper) complete the line on ball 5 and the card on ball 16. B's player
+    calls the line in time, not the bingo: A and B share the line, A takes the bingo alone."""
+    claimed = run(scenario_v2([game(1, [card("A", A), paper("B", B), card("C", C)], DRAW_AB,
+                                    claims=[{"card": "B", "pattern": "line"}])]))
+    assert claimed["format"] == "bingo-replay-result/2"
+    (played,) = claimed["games"]
+    assert played["prizes"] == {"line": prize(5, 60, {"A": 30, "B": 30}), "bingo": prize(16, 150, {"A": 150})}
+    assert played["balls_drawn"] == 16
+    # Never called: B shares nothing. Version 1 of the same day shares both (every card found).
+    uncalled = run(scenario_v2([game(1, [card("A", A), paper("B", B), card("C", C)], DRAW_AB)]))
+    assert uncalled["games"][0]["prizes"]["line"] == prize(5, 60, {"A": 60})
+    v1 = run(scenario([("2026-12-01", [game(1, [card("A", A), card("B", B), card("C", C)], DRAW_AB)])]))
+    assert v1["games"][0]["prizes"]["line"] == prize(5, 60, {"A": 30, "B": 30})
+
+
+@pytest.mark.req("R85.6", "R87.a")
+def test_v2_a_paper_card_claimed_late_wins_on_its_ball_when_no_card_was_found_before_and_every_ball_counts() -> None:
+    """C (paper) completes its top row on ball 5 and its card on ball 15; its player calls the bingo
+    after ball 17: both prizes are C's, on balls 5 and 15, and the game drew 17 balls."""
+    draw = DRAW_C + FILLER[:2]
+    result = run(scenario_v2([game(1, [paper("C", C), card("A", A)], draw,
+                                   claims=[{"card": "C", "pattern": "line"}, {"card": "C", "pattern": "bingo"}])]))
+    (played,) = result["games"]
+    assert played["prizes"]["line"]["ball"] == 5 and played["prizes"]["bingo"]["ball"] == 15
+    assert played["balls_drawn"] == 17
+
+
+@pytest.mark.parametrize("claims, message", [
+    ([{"card": "A", "pattern": "line"}], "\"A\" is not a paper card"),
+    ([{"card": "Z", "pattern": "line"}], "claims[0].card: \"Z\" is not a card of this game"),
+    ([{"card": "B", "pattern": "corner"}], "claims[0].pattern: is \"line\" or \"bingo\""),
+    ([{"card": "B", "pattern": "line"}, {"card": "B", "pattern": "line"}], "already claimed for the line"),
+    ([{"card": "C", "pattern": "line"}], "\"C\" is claimed for the line, won on ball 5, but never completes it"),
+])
+def test_v2_a_claim_that_does_not_win_is_invalid(claims: list[dict], message: str) -> None:
+    data = scenario_v2([game(1, [card("A", A), paper("B", B), paper("C", C)], DRAW_AB, claims=claims)])
+    assert message in fault(data)
+
+
+def test_v2_keys_and_corrections_are_checked() -> None:
+    assert "a draw must reach a bingo" in fault(scenario_v2([game(1, [paper("A", A)], DRAW_AB)]))
+    assert "cards[0].paper: is not a key of this format" in fault(scenario([("2026-12-01", [
+        game(1, [paper("A", A)], DRAW_AB)])]))
+    assert "claims: is not a key of this format" in fault(scenario([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, claims=[])])]))
+    assert "a paper card stakes its whole price" in fault(scenario_v2([game(1, [{**paper("A", A), "stake_pct": 50}],
+                                                                              DRAW_AB)]))
+    corrected = game(1, [card("A", A)], DRAW_AB, corrections=[{"ball": 2, "misread": 82}])
+    assert run(scenario_v2([corrected]))["games"][0]["balls_drawn"] == 16
+    same = game(1, [card("A", A)], DRAW_AB, corrections=[{"ball": 2, "misread": 28}])
+    assert "corrections[0].misread: ball 2 is 28 in the draw" in fault(scenario_v2([same]))
+    beyond = game(1, [card("A", A)], DRAW_AB, corrections=[{"ball": 17, "misread": 1}])
+    assert "corrections[0].ball: must be at most 16" in fault(scenario_v2([beyond]))

@@ -15,7 +15,7 @@ from hall_server.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
 BINGO = Path(sys.executable).parent / "bingo"
-EXAMPLE_NAMES = ["replay-shared-prize", "replay-jackpot"]
+EXAMPLE_NAMES = ["replay-shared-prize", "replay-jackpot", "replay-claim-pause"]
 
 
 def invoke(*args: str, stdin: str | None = None):  # -> click.testing.Result

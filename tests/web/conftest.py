@@ -274,6 +274,10 @@ class HallProcess:
             text = default_config_text("Loopback hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
             # A small card set keeps the first start quick: 10 strips, 60 cards a series.
             text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
+            # The staff of these tests act at a browser's pace on a loaded machine: a prize found is closed
+            # by the caller, never by the wait racing them (the wait is tested on a clock, tests/hall).
+            assert "[draw]" not in text
+            text += "\n[draw]\nclaim_wait_s = 120\n"
             self.config.write_text(text)
         self.demo = demo
         self.demo_pace = demo_pace

@@ -80,7 +80,7 @@ def banner_cards(page: Any) -> dict[str, str]:
     return dict(zip(names, amounts))
 
 
-@pytest.mark.req("R85.5", "R92.11", "R93.1", "R93.15", "R97.2")
+@pytest.mark.req("R85.5", "R85.6", "R92.11", "R93.1", "R93.15", "R97.2")
 def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banners_and_amounts(
     hall: HallProcess, browser: Any
 ) -> None:
@@ -124,13 +124,19 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
     line_prize = board.inner_text("#line-prize")
     assert line_prize.endswith(" €") and line_prize != "0.00 €"
 
-    # The line: the banner names the winning cards until the next ball.
+    # The line: "Line! Another card?" while it is open (R85.6), then the winning cards until the next ball.
     count, cards = draw_until(staff, "line")
     board.wait_for_selector(f"#ball-count:has-text('Ball {count} of 90')")
     assert board.locator("#ball-grid .cell.drawn").count() == count
     assert board.locator("#recent-balls li").count() == min(5, count - 1)
     claimed(staff, cards)
-    board.wait_for_selector("#banner.line:not([hidden])")
+    board.wait_for_selector("#banner.line.open:not([hidden])")
+    assert board.inner_text("#banner-title") == "Line! Another card?"
+    assert "call now" in board.inner_text("#banner-detail")
+    shot(board, "board-line-open")
+    fits_the_screen(board)
+    staff("sam", "close_prize")
+    board.wait_for_selector("#banner.line:not(.open):not([hidden])")
     assert board.inner_text("#banner-title") == "LINE"
     wait_until(lambda: sorted(banner_cards(board)) == sorted(cards), WAIT, "the line's cards on the banner",
                seen=lambda: banner_cards(board))
@@ -150,7 +156,12 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
     # The bingo: its banner stays through the close, and shows each card's amount once paid.
     count, cards = draw_until(staff, "bingo")
     claimed(staff, cards)
-    board.wait_for_selector("#banner.bingo:not([hidden])")
+    board.wait_for_selector("#banner.bingo.open:not([hidden])")
+    assert board.inner_text("#banner-title") == "Bingo! Another card?"
+    shot(board, "board-bingo-open")
+    fits_the_screen(board)
+    staff("sam", "close_prize")
+    board.wait_for_selector("#banner.bingo:not(.open):not([hidden])")
     assert board.inner_text("#banner-title") == "BINGO"
     wait_until(lambda: sorted(banner_cards(board)) == sorted(cards), WAIT, "the bingo's cards on the banner",
                seen=lambda: banner_cards(board))

@@ -65,6 +65,8 @@ def _config(**tables: object) -> dict:
         ({"series": "1001"}, "array of tables"),
         ({"connections": {"idle_timeout_s": -1}}, "connections.idle_timeout_s: is a number of seconds above 0"),
         ({"connections": {"per_certificate": 0}}, "connections.per_certificate: is a whole number from 1"),
+        ({"draw": {"claim_wait_s": 1}}, "draw.claim_wait_s: is 3 to 120 seconds"),
+        ({"draw": {"claim_wait_s": "10"}}, "draw.claim_wait_s: is int"),
     ],
 )
 def test_a_bad_configuration_is_refused_with_the_key_named(tables: dict, message: str) -> None:
@@ -95,6 +97,15 @@ def test_the_example_configuration_reads() -> None:
     config = load_config(example)
     assert config.name and config.series and config.staff
     assert config.connections == ConnectionLimits()  # the example says the defaults
+
+
+@pytest.mark.req("R85.6")
+def test_the_claim_wait_is_a_setting_of_the_draw_ten_seconds_by_default() -> None:
+    assert parse_config(_config()).draw.claim_wait_s == 10
+    assert parse_config(_config(draw={"claim_wait_s": 25})).draw.claim_wait_s == 25
+    blower = parse_config(_config(draw={"source": "blower", "main": "/dev/ttyUSB0", "claim_wait_s": 7,
+                                        "approved_firmware": ["1.0.0:" + "0" * 64]}))
+    assert blower.draw.claim_wait_s == 7 and blower.draw.blower
 
 
 @pytest.mark.parametrize(

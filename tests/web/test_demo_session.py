@@ -61,7 +61,7 @@ def build(tmp_path: Path, clock: Clock, on_store: bool = False) -> tuple[Command
     return core, view, journal, ledger
 
 
-@pytest.mark.req("R84.2", "R77.1", "R85", "R85.11", "R78")
+@pytest.mark.req("R84.2", "R77.1", "R85", "R85.11", "R78", "R85.6")
 def test_the_demo_plays_whole_games_with_claims_and_payments(tmp_path: Path) -> None:
     clock = Clock()
     clock.advance(1_780_000_000)
@@ -82,6 +82,10 @@ def test_the_demo_plays_whole_games_with_claims_and_payments(tmp_path: Path) -> 
         assert expected in types, expected
     paid = [r.payload["prize"] for r in journal.records() if r.type == "prize_paid"]
     assert paid.count("bingo") >= 3 and paid.count("line") >= 3
+    # Each line and bingo found waited for other cards, and the caller closed it (R85.6).
+    closed = [r.payload for r in journal.records() if r.type == "prize_closed"]
+    assert len(closed) >= 6 and {c["closed_by"] for c in closed} == {"demo-caller"}
+    assert sum("bingo" in c["patterns"] for c in closed) >= 3
     assert [r.seq for r in pushed] == list(range(1, len(types) + 1))  # every record announced, in order
     assert ledger.ledger.total() == 0
     assert journal.verify() == len(types)

@@ -250,7 +250,7 @@ def test_the_seller_caller_sells_with_the_next_card_filled_in_gets_the_receipt_a
     staff.shoot(sam, "seller-2-drawing")
 
 
-@pytest.mark.req("R85.6", "R85.11", "R87")
+@pytest.mark.req("R85.6", "R85.11", "R87.a", "R82.8")
 def test_the_table_chief_sees_the_claimed_card_marked_with_its_completing_ball(staff: Staff) -> None:
     tomas, sam = staff("tomas"), staff("sam")
     label = tomas.locator("#screen ul.chips li").first.inner_text()  # "ROW: 1001-7"
@@ -285,6 +285,22 @@ def test_the_table_chief_sees_the_claimed_card_marked_with_its_completing_ball(s
     shown.locator(f"h3:has-text('Series 1001 card {sold[0]}')").wait_for()
     staff.shoot(tomas, "table-chief-2-refused")
 
+    # The line is found: every desk that runs the draw says so, and nothing is drawn (R85.6).
+    for page in (tomas, sam):
+        page.locator("#screen .pause-banner:has-text('LINE! Another card?')").wait_for()
+    assert tomas.inner_text("#screen .pause-banner .pause-title") == "LINE! Another card?"
+    assert f"series {series} card {card}" in tomas.inner_text("#screen .pause-banner .pause-detail")
+    assert sam.is_disabled("#desk-draw")
+    # A card tampered with is refused instead of verified (R82.8): journaled with the reason.
+    submit(tomas, "refuse_card", f"Card 1001-{sold[1]} refused as invalid by tomas", series="1001",
+           card_number=str(sold[1]), reason="the numbers were scratched and written again")
+    tomas.locator("#screen ul.refused li", has_text=f"1001-{sold[1]}").wait_for()
+    staff.shoot(tomas, "table-chief-3-another-card-and-a-card-refused")
+    staff.shoot(sam, "seller-3-line-another-card")
+    submit(sam, "close_prize", "LINE closed by sam")
+    sam.locator("#screen .pause-banner").wait_for(state="hidden")
+    assert not sam.is_disabled("#desk-draw")
+
 
 @pytest.mark.req("R85", "R86.1", "R96.3", "R77.1")
 def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: Staff) -> None:
@@ -294,15 +310,21 @@ def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: St
     prizes = f"line {rosa.inner_text('#line-prize')}, bingo {rosa.inner_text('#bingo-prize')}"
     overview.locator("dd", has_text=prizes).wait_for()
     rosa.locator("#screen ul.rows li", has_text="terminal-7").first.wait_for()
-    # A ball voided is a fault on the overview; the form holds the last ball already.
+    # A card refused as invalid is on the overview's faults (R82.8).
+    rosa.locator("#screen ul.faults li", has_text="refused as invalid by tomas").wait_for()
+    # A drawn ball never goes back to the draw; the software generator's ball is not corrected
+    # either (R85.5): the form holds the last ball already, and the hall says why it refuses.
     last = sam.inner_text("#last-ball")
     sam.click("#desk-draw")
     sam.wait_for_function(f"() => document.querySelector('#last-ball').textContent !== '{last}'")
     drawn = sam.inner_text("#last-ball")
     rosa.wait_for_function(
-        f"() => document.querySelector('form[data-command=void_ball] [data-param=ball]').value === '{drawn}'")
-    submit(rosa, "void_ball", f"Ball {drawn} voided by rosa", reason="two balls came out")
-    rosa.locator("#screen ul.faults li", has_text=f"Ball {drawn} voided by rosa").wait_for()
+        f"() => document.querySelector('form[data-command=correct_ball] [data-param=ball]').value === '{drawn}'")
+    box = form(rosa, "correct_ball")
+    box.locator('[data-param="corrected"]').fill("1" if drawn != "1" else "2")
+    box.locator('[data-param="reason"]').fill("the caller misread it")
+    box.locator("button[type=submit]").click()
+    box.locator(".outcome.error", has_text="the software generator").wait_for()
     staff.shoot(rosa, "room-chief-1-overview")
 
     # Draw to the bingo; the table chief verifies it, the room chief closes, the cashier pays.
@@ -318,6 +340,11 @@ def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: St
     tomas.fill("#verify-card", card)
     tomas.click("#verify button[type=submit]")
     tomas.wait_for_selector("#answer.ok:has-text('BINGO')")
+    # "Bingo! Another card?": the room chief's close waits for the caller's (R85.6).
+    rosa.locator("#screen .pause-banner:has-text('BINGO! Another card?')").wait_for()
+    assert rosa.locator('#screen form[data-command="close_game"]').is_hidden()
+    staff.shoot(rosa, "room-chief-2-bingo-another-card")
+    submit(sam, "close_prize", "closed by sam")
     step(rosa, "End of the game", ".next").wait_for()
     submit(rosa, "close_game", "game closed")
     submit(carla, "pay_prizes", "prize paid")
@@ -325,7 +352,7 @@ def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: St
     staff.shoot(carla, "cashier-2-prizes-paid")
     submit(rosa, "collect_cards", "cards collected")
     rosa.locator("#overview dd", has_text="cards collected").wait_for()
-    staff.shoot(rosa, "room-chief-2-game-over")
+    staff.shoot(rosa, "room-chief-3-game-over")
 
     # The closing: the count and both signatures, from the desks.
     submit(rosa, "count_balls", "Balls counted (closing)", witnesses=WITNESSES)

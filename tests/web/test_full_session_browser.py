@@ -101,23 +101,24 @@ def play_to_the_end(sam: Any, tomas: Any, carla: Any, rosa: Any, screens: str) -
     Returns the winning cards (``series-card``) by prize, as verified on the console.
     """
     winners: dict[str, set[str]] = {"line": set(), "bingo": set()}
-    line_due = False
     for count in range(1, 91):
         sam.keyboard.press("d")  # the caller's shortcut
         sam.wait_for_selector(f"#ball-count:has-text('ball {count} of 90')")
-        if line_due:
-            # The line is paid once the caller has drawn on after it (R85).
-            assert "prize paid" in give(carla, "pay_prizes", desk="desk-1")
-            line_due = False
         cards = completed(sam)
         if not winners["line"]:
             for what, series, card in cards:
                 if what == "ROW":
                     assert "prize won" in verify_claim(tomas, series, card)
                     winners["line"].add(f"{series}-{card}")
-            if winners["line"]:
-                line_due = True
+            if winners["line"] and not any(what == "BINGO" for what, _, _ in cards):
                 shot(tomas, f"{screens}-line-verified")
+                # "Line! Another card?": the draw waits until the caller closes the prize (R85.6).
+                sam.click("#tab-desk")  # the caller's desk: the banner and the draw held
+                sam.wait_for_selector("#screen .pause-banner:not([hidden]):has-text('LINE! Another card?')")
+                assert sam.is_disabled("#desk-draw")
+                shot(sam, f"{screens}-line-another-card")
+                assert "LINE closed by sam" in give(sam, "close_prize")
+                assert "prize paid" in give(carla, "pay_prizes", desk="desk-1")
         bingos = [(series, card) for what, series, card in cards if what == "BINGO"]
         if bingos:
             shot(sam, f"{screens}-bingo-completed")
@@ -127,10 +128,14 @@ def play_to_the_end(sam: Any, tomas: Any, carla: Any, rosa: Any, screens: str) -
             for series, card in bingos:
                 assert "prize won" in verify_claim(tomas, series, card)
                 winners["bingo"].add(f"{series}-{card}")
+            rosa.click("#tab-desk")
+            rosa.wait_for_selector("#screen .pause-banner:not([hidden]):has-text('BINGO! Another card?')")
+            shot(rosa, f"{screens}-bingo-another-card")
+            assert "closed by sam" in give(sam, "close_prize")
             break
     assert winners["bingo"], "no card completed in 90 balls"
     sam.wait_for_selector("#winners li:has-text('BINGO')")
-    give(rosa, "close_game")  # a line won on the bingo's ball is settled with it, at the close
+    give(rosa, "close_game")  # a line won on the bingo's ball closed with it, and is settled at the close
     assert "prize paid" in give(carla, "pay_prizes", desk="desk-1")
     give(rosa, "collect_cards")
     rosa.wait_for_selector("#game-state:has-text('cards collected')")

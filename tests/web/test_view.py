@@ -45,6 +45,42 @@ def test_the_picture_follows_sale_draw_void_claims_and_payments() -> None:
     assert console["recent"][0]["type"] == "prize_paid" and view.seq == 11
 
 
+@pytest.mark.req("R85.6", "R85.5", "R82.8")
+def test_the_picture_shows_the_claim_pause_a_correction_waiting_and_done_and_a_refused_card() -> None:
+    view = HallView("Sala", claim_wait_s=12)
+    chief, table = {"actor": {"name": "rui", "role": "room_chief"}}, {"actor": {"name": "teo", "role": "table_chief"}}
+    steps = records(
+        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
+        ("sale_closed", {"game_id": GAME, "cards_sold": 2, "collection_cents": 200, "line_cents": 30, "bingo_cents": 110}),
+        ("ball_drawn", {"game_id": GAME, "ball": 5, "ball_count": 1, "completed_line": [], "completed_bingo": []}),
+        ("ball_correction_signed", {"game_id": GAME, "ball_count": 1, "misread": 5, "corrected": 50, "reason": "read 50 as 5",
+                                    "signer": "rui", "role": "room_chief", **chief}),
+        ("ball_corrected", {"game_id": GAME, "misread": 5, "ball": 50, "ball_count": 1, "reason": "read 50 as 5",
+                            "signed_by": ["rui", "teo"], "completed_line": ["7-1"], "completed_bingo": [], **table}),
+        ("card_refused", {"game_id": GAME, "series": 7, "card_number": 2, "reason": "torn", "refused_by": "teo",
+                          "ball_count": 1}),
+        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 7, "card_number": 1, "ball_count": 1}),
+        ("prize_closed", {"game_id": GAME, "patterns": ["line"], "ball_count": 1, "closed_by": "sam"}),
+    )
+    for record in steps[:4]:
+        view.apply(record)
+    assert view.console()["game"]["correction"] == {"ball_count": 1, "misread": 5, "corrected": 50,
+                                                    "reason": "read 50 as 5", "signer": "rui", "role": "room_chief"}
+    assert "correction" not in view.board()["game"], "a correction waiting is for the staff"
+    view.apply(steps[4])
+    game = view.console()["game"]
+    assert game["balls"] == [50] and game["correction"] is None and game["corrections"][0]["signed_by"] == ["rui", "teo"]
+    assert game["completed"] == [{"series": 7, "card_number": 1, "pattern": "line", "ball_count": 1}]
+    view.apply(steps[5])
+    view.apply(steps[6])
+    board = view.board()["game"]
+    assert board["pause"] == {"patterns": ["line"], "ball_count": 1, "balls_drawn": 1, "since_ms": 7_000}
+    assert view.console()["claim_wait_s"] == 12
+    assert view.console()["game"]["refused"] == [{"series": 7, "card_number": 2, "reason": "torn", "refused_by": "teo"}]
+    view.apply(steps[7])
+    assert view.board()["game"]["pause"] is None
+
+
 def test_records_of_another_game_or_module_leave_the_game_alone() -> None:
     view = HallView("Sala")
     for record in records(

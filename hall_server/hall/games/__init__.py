@@ -13,10 +13,14 @@ One game at a time, with paper cards, the way the hall's staff run it (R85):
    the carries of earlier games, R88.5) are announced, the pots' shares set aside;
 4. balls are drawn from the ball source; each ball's record names the cards that have
    just completed a line or the whole card, so consoles and boards show them (R85.5,
-   R92.11); the room chief may void the last ball (ball recall);
-5. the table chief verifies each claimed card by series and number (R85.6, R85.11);
-   every card completing the pattern on the winning ball shares it (R87);
-6. the prizes are paid in cash from a drawer (R78): the line once the draw has moved on,
+   R92.11); a drawn ball never goes back: a blower's ball misread is corrected by the
+   room chief and the table chief together, before any claim on it (R85.5);
+5. the table chief verifies each claimed card by series and number (R85.6, R85.11), or
+   refuses it as invalid (R82.8); a line or bingo found - a paper card verified, a
+   virtual card on its ball - stops the draw until the caller closes the prize after
+   asking for another card, or the wait passes with no new claim (R85.6); every card
+   found on the winning ball before the close shares it (R87);
+6. the prizes are paid in cash from a drawer (R78): the line once its prize is closed,
    the bingo and the pots it wins once the game is closed; what a split leaves goes to
    the same prize of the next game (R88.5);
 7. the game is closed: the house's share and the tax (R98) are posted; then the cards
@@ -44,8 +48,8 @@ One concern a module:
 ``state``       the games as the journal tells them; the forks decisions work on
 ``sale``        announcing, selling paper cards, a second series, closing the sale
 ``pots``        pots in play, the last game, the megabingo, operator contributions
-``draw``        drawing, entering and voiding balls; virtual cards' wins
-``claims``      the table chief's verification of a claimed card
+``draw``        drawing, correcting and entering balls; virtual cards' wins
+``claims``      the table chief's verification or refusal of a claimed card; the claim pause
 ``payments``    what is due, and paying it in cash or to players' accounts
 ``closing``     the game's end, its house share and tax, the cards' collection
 ``failures``    suspending, resuming, giving up: refund or finish by hand

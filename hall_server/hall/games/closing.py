@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, _entry
+from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, _entry, close_open_prizes
 from hall_server.hall.games.state import Game, _fork
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.events import Event
-from protocol.game import State, describe
+from protocol.game import Input, InvalidTransition, State, describe
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
 from protocol.settlement import (
@@ -69,17 +69,18 @@ class ClosingCommands(GamesBase):
             )
         return None
 
-    def _settle(self, game: Game, ended: Event) -> list[Entry]:
+    def _settle(self, game: Game, ended: Event, before: int = 0) -> list[Entry]:
         """The game's end with its house share and tax (R98), both posted.
 
         The tax is on the amounts staked: the collection at the sale's close less the
-        stakes of failed terminals' cards the house refunded after it (R96.3).
+        stakes of failed terminals' cards the house refunded after it (R96.3).  ``before``
+        is how many entries of the same decision precede these.
         """
         settlement = game.settlement
         assert settlement is not None
         base = tax_base_after_refunds(settlement.sales_cents, game.refunded_after_close_cents)
         tax = tax_cents(base)
-        reference = Reference(game.game_id, None, self.core.seq + 1)
+        reference = Reference(game.game_id, None, self.core.seq + before + 1)
         postings = []
         if settlement.house_cents:
             postings.append(Posting.transfer(settlement.house_cents, debit=stakes_account(game.game_id),
@@ -106,13 +107,17 @@ class ClosingCommands(GamesBase):
         return self.core.execute(actor, "close_game", decide)
 
     def finish_game(self, actor: Actor) -> Deferred[list[Record]]:
-        """End a game finished by hand once its bingo is verified (R86.2)."""
+        """End a game finished by hand once its bingo is verified (R86.2); the prizes found
+        close with it (R85.6)."""
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
+            if not machine.accepts(Input.GAME_FINISHED):
+                raise InvalidTransition(f"cannot finish the game {describe(machine.state)}")
+            closing = close_open_prizes(machine, actor)
             (finished,) = machine.finish(finished_by=actor.name)
-            entries = self._settle(game, finished)
+            entries = [*closing, *self._settle(game, finished, len(closing))]
             return [*entries, *self._auto_payments(game, machine, len(entries))]
 
         return self.core.execute(actor, "finish_game", decide)

@@ -49,7 +49,9 @@ class DeferredBallSource(Protocol):
 
     def draw(self) -> Deferred[int]: ...
 
-    def put_back(self, ball: int) -> None: ...
+    reads_balls: bool
+
+    def correct(self, misread: int, ball: int) -> None: ...
 
 
 class CashDesks(Protocol):
@@ -89,6 +91,14 @@ def _text(value: object, what: str) -> str:
 def _entry(event: Event, **extra: Any) -> Entry:
     """A journal entry for a domain event: its dict form, plus what consoles need besides."""
     return (event.type, {**event.to_dict(), **extra})
+
+
+def close_open_prizes(machine: TraditionalGame, actor: Actor) -> list[Entry]:
+    """While a game is finished by hand, the room chief's next step - the next ball entered,
+    the game finished - closes the prize found on the ball before (R85.6, R86.2)."""
+    if not machine.open_prizes:
+        return []
+    return [_entry(e) for e in machine.close_prizes(closed_by=actor.name)]
 
 
 def _event_of(record: Record) -> Event:

@@ -1,7 +1,9 @@
 """The draw: balls from the ball source, each committed with the cards it completes (R85.5, R92.10-11).
 
-Virtual cards win without a claim (R93.10); a ball may be voided (ball recall) or entered
-by hand while a game is finished by hand (R86.2)."""
+Virtual cards win without a claim (R93.10), and a line or bingo found stops the draw until
+its prize is closed (R85.6, :mod:`.claims`); a misread ball is corrected by the room chief
+and the table chief together (R85.5); a ball is entered by hand while a game is finished
+by hand (R86.2)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,17 @@ from typing import Mapping, Sequence
 
 from twisted.internet.defer import Deferred, ensureDeferred, maybeDeferred
 
-from hall_server.hall.games.common import DeferredBallSource, GameModuleError, GamesBase, _entry, _whole
+from hall_server.hall.games.common import (
+    DeferredBallSource,
+    GameModuleError,
+    GamesBase,
+    _entry,
+    _text,
+    _whole,
+    close_open_prizes,
+)
 from hall_server.hall.games.state import Game, _fork
+from hall_server.hall.roles import Role
 from protocol.balls import BallSource
 from protocol.cards import Card
 from protocol.chain import Record
@@ -20,9 +31,16 @@ from protocol.game import Input, InvalidTransition, TraditionalGame, describe
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
 
+#: The two chiefs who correct a misread ball together (R85.5).
+CORRECTING_ROLES = (Role.ROOM_CHIEF, Role.TABLE_CHIEF)
+
+
+def _role_name(role: str) -> str:
+    return role.replace("_", " ")
+
 
 class DrawCommands(GamesBase):
-    """Drawing, entering and voiding balls; the wins of virtual cards."""
+    """Drawing, correcting and entering balls; the wins of virtual cards."""
 
     def _source_for(self, drawn: Sequence[int]) -> BallSource | DeferredBallSource:
         """The ball source, rebuilt from the journal's draw when it does not match it.
@@ -35,17 +53,26 @@ class DrawCommands(GamesBase):
             self._source = self.ball_sources(tuple(drawn))
         return self._source
 
-    def _completions(self, game: Game, ball: int) -> dict[str, list[str]]:
-        """The cards ``ball`` completes a row or the card of, per the detector (R85.5, R92.11)."""
+    def _completions(self, game: Game, ball: int, replacing: int | None = None) -> dict[str, list[str]]:
+        """The cards ``ball`` completes a row or the card of, per the detector (R85.5, R92.11).
+
+        ``replacing``: the last ball, which ``ball`` replaces (a corrected misread).
+        """
         detector = game.detector
         assert detector is not None, "the detector is built when the sale closes"
         # The detector marks the ball to tell; the mark is undone so that only the
         # committed record, applied, advances it.
-        completed = detector.ball_drawn(ball)
-        try:
-            refs = [game.refs[i] for i in completed.rows], [game.refs[i] for i in completed.cards]
-        finally:
+        if replacing is not None:
             detector.last_ball_voided()
+        try:
+            completed = detector.ball_drawn(ball)
+            try:
+                refs = [game.refs[i] for i in completed.rows], [game.refs[i] for i in completed.cards]
+            finally:
+                detector.last_ball_voided()
+        finally:
+            if replacing is not None:
+                detector.ball_drawn(replacing)
         if game.machine.failed_terminals:
             # Cards refunded with a failed terminal left the game (R96.3).
             in_play = game.machine.in_play
@@ -60,8 +87,9 @@ class DrawCommands(GamesBase):
 
         The system marks virtual cards itself, so it is their claimant: each one
         ``check_claim`` finds winning is fed to ``machine`` (a decision's fork), and
-        its ``prize_won`` is recorded with the ball.  Paper cards still need their
-        player's call and the table chief's verification (R85.6).
+        its ``prize_won`` is recorded with the ball: the prize is found and the draw
+        stops (R85.6).  Paper cards still need their player's call and the table
+        chief's verification.
         """
         if not self.virtual_series:
             return []
@@ -111,8 +139,7 @@ class DrawCommands(GamesBase):
             machine = _fork(game.machine)
             (drawn,) = machine.draw_ball(ball)
             completions = self._completions(game, ball)
-            entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
-            return [*entries, *self._auto_payments(game, machine, len(entries))]
+            return [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
 
         return await self.core.execute(actor, "draw_ball", decide)
 
@@ -120,30 +147,102 @@ class DrawCommands(GamesBase):
         game = self.require_game()
         if not game.machine.accepts(Input.BALL_DRAWN):
             raise InvalidTransition(f"cannot draw a ball {describe(game.machine.state)}")
+        pending = game.correction
+        if pending is not None:
+            raise GameModuleError(
+                f"the {_role_name(pending.role)} signed the correction of ball {pending.ball_count} "
+                f"({pending.misread} read as {pending.corrected}): the other chief signs it, or either cancels it, "
+                "before the next ball"
+            )
         return game
 
     def enter_ball(self, actor: Actor, ball: int) -> Deferred[list[Record]]:
-        """The room chief enters a ball while finishing the game by hand (R86.2)."""
+        """The room chief enters a ball while finishing the game by hand (R86.2).
+
+        A prize found on the ball before closes first: entering the next ball is the
+        room chief's "no other card" (R85.6).
+        """
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
+            if not machine.accepts(Input.BALL_ENTERED):
+                raise InvalidTransition(f"cannot enter a ball by hand {describe(machine.state)}")
+            closing = close_open_prizes(machine, actor)
             (drawn,) = machine.enter_ball(_whole(ball, "a ball"), entered_by=actor.name)
             assert isinstance(drawn, BallDrawn)
             completions = self._completions(game, drawn.ball)
-            entries = [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
-            return [*entries, *self._auto_payments(game, machine, len(entries))]
+            entries = [*closing, *self._auto_payments(game, machine, len(closing))]
+            return [*entries, _entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
 
         return self.core.execute(actor, "enter_ball", decide)
 
-    def void_ball(self, actor: Actor, ball: int, reason: str) -> Deferred[list[Record]]:
-        """Void the last ball drawn, with the reason (ball recall)."""
+    # --- Correcting a misread ball (R85.5) -----------------------------------------------
+
+    def correct_ball(self, actor: Actor, ball: int, corrected: int, reason: str) -> Deferred[list[Record]]:
+        """Sign the correction of the last ball, announced as ``ball``, to ``corrected`` (R85.5).
+
+        The room chief and the table chief each sign it at their own console; the
+        second signature of the same correction makes it: the announced number is
+        replaced by the ball physically drawn, which goes to the consoles, the board and
+        the terminals with the cards it completes.  Only with the blower (the software
+        generator's ball is what it is), only the last ball, only before any claim on it
+        or card found winning on it; until the second signature nothing is drawn.
+        """
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
-            (voided,) = _fork(game.machine).void_ball(
-                _whole(ball, "a ball"), voided_by=actor.name, role=str(actor.role), reason=str(reason).strip()
+            misread, number = _whole(ball, "the ball announced"), _whole(corrected, "the ball read again")
+            why = _text(reason, "why the ball is corrected")
+            machine = _fork(game.machine)
+            if not machine.accepts(Input.BALL_CORRECTED):
+                raise InvalidTransition(f"cannot correct a ball {describe(machine.state)}")
+            if not self._source_for(machine.drawn).reads_balls:
+                raise GameModuleError(
+                    "the balls come from the software generator (R92.10): its ball is what it is, "
+                    "and no ball is corrected (R85.5)"
+                )
+            machine.check_correction(misread, number)
+            role = str(actor.role)
+            signed = ("ball_correction_signed", {
+                "game_id": game.game_id, "ball_count": len(machine.drawn), "misread": misread, "corrected": number,
+                "reason": why, "signer": actor.name, "role": role,
+            })
+            pending = game.correction
+            if pending is None:
+                return [signed]
+            if pending.role == role:
+                other = next(r for r in CORRECTING_ROLES if r != role)
+                raise GameModuleError(
+                    f"the {_role_name(role)} has already signed this correction; the {_role_name(other)} signs it"
+                )
+            if (pending.ball_count, pending.misread, pending.corrected) != (len(machine.drawn), misread, number):
+                raise GameModuleError(
+                    f"the {_role_name(pending.role)} signed ball {pending.ball_count} as {pending.corrected}, not "
+                    f"{pending.misread}; sign that correction, or cancel it first"
+                )
+            chiefs = {pending.role: pending.signer, role: actor.name}
+            (event,) = machine.correct_ball(
+                misread, number, reason=pending.reason,
+                signed_by=(chiefs[Role.ROOM_CHIEF], chiefs[Role.TABLE_CHIEF]),
             )
-            return [_entry(voided)]
+            completions = self._completions(game, number, replacing=misread)
+            return [signed, _entry(event, **completions), *self._virtual_wins(game, machine, completions)]
 
-        return self.core.execute(actor, "void_ball", decide)
+        return self.core.execute(actor, "correct_ball", decide)
+
+    def cancel_ball_correction(self, actor: Actor) -> Deferred[list[Record]]:
+        """Withdraw a correction only one chief has signed: the announced number stands (R85.5)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            pending = game.correction
+            if pending is None:
+                raise GameModuleError("no correction of a ball is waiting for a signature")
+            return [("ball_correction_cancelled", {
+                "game_id": game.game_id, "ball_count": pending.ball_count, "misread": pending.misread,
+                "corrected": pending.corrected, "by": actor.name, "role": str(actor.role),
+            })]
+
+        return self.core.execute(actor, "cancel_ball_correction", decide)
+

@@ -27,6 +27,8 @@ from server_kit.journal.projection import ProjectedState
 from server_kit.core import CommandCore, CommandSpec
 
 R = Role
+#: The wait with no new claim after which a prize found closes by itself, by default (R85.6).
+DEFAULT_PRIZE_WAIT_S = 10
 PERMISSIONS = {
     "announce_sale": {R.SELLER_CALLER, R.ROOM_CHIEF},
     "sell_cards": {R.SELLER_CALLER},
@@ -39,8 +41,11 @@ PERMISSIONS = {
     "recover_jackpot_contribution": {R.ROOM_CHIEF, R.ADMINISTRATOR},
     "close_sale": {R.ROOM_CHIEF},
     "draw_ball": {R.SELLER_CALLER},
-    "void_ball": {R.ROOM_CHIEF},
+    "correct_ball": {R.ROOM_CHIEF, R.TABLE_CHIEF},
+    "cancel_ball_correction": {R.ROOM_CHIEF, R.TABLE_CHIEF},
     "verify_claim": {R.TABLE_CHIEF},
+    "refuse_card": {R.TABLE_CHIEF},
+    "close_prize": {R.SELLER_CALLER, R.SYSTEM},
     "pay_prizes": {R.CASHIER, R.ROOM_CHIEF},
     "close_game": {R.ROOM_CHIEF},
     "suspend_game": {R.ROOM_CHIEF, R.SYSTEM},
@@ -65,6 +70,7 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
         ball_sources: BallSourceFactory,
         rules: PrizeRules,
         desks: CashDesks | None = None,
+        prize_wait_s: int = DEFAULT_PRIZE_WAIT_S,
     ) -> None:
         # A configuration that could pay out less than 70% never starts a game (R88.1).
         rules.check()
@@ -76,6 +82,10 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
         self.rules = rules
         #: The cashier's desks: prizes on paper cards are paid in cash at an open one (R78).
         self.desks = desks
+        #: The wait with no new claim after which a prize found closes by itself (R85.6).
+        self.prize_wait_s = prize_wait_s
+        self._wait_call = None
+        self._wait_mark = None
         self.state = GamesState()
         self._source: BallSource | DeferredBallSource | None = None
         # One draw at a time: a draw asked while a ball is being taken waits its turn.
@@ -90,6 +100,7 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
             desks.drawer_holds.append(self.stakes_in_drawer)
         core.add_module(self)
         core.allow(PERMISSIONS)
+        core.after_commit.append(self.arm_prize_wait)
         for name, handler, params, summary in (
             ("announce_sale", self.announce_sale, {"series": int},
              "open a game's sale on a series: its price and first card"),
@@ -111,8 +122,14 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
              "take back what the operator contributed to the jackpot and players have not won (R91.9)"),
             ("close_sale", self.close_sale, {}, "close the sale and announce the prizes"),
             ("draw_ball", self.draw_ball, {}, "draw the next ball"),
-            ("void_ball", self.void_ball, {"ball": int, "reason": str}, "void the last ball drawn"),
+            ("correct_ball", self.correct_ball, {"ball": int, "corrected": int, "reason": str},
+             "sign the correction of a misread last ball: the number announced, the ball read again (both chiefs)"),
+            ("cancel_ball_correction", self.cancel_ball_correction, {},
+             "withdraw a ball correction only one chief has signed"),
             ("verify_claim", self.verify_claim, {"series": int, "card_number": int}, "verify a claimed card"),
+            ("refuse_card", self.refuse_card, {"series": int, "card_number": int, "reason": str},
+             "refuse a claimed card as invalid: tampered, damaged, not the card sold"),
+            ("close_prize", self.close_prize, {}, "no other card: close the line or bingo found, the draw goes on"),
             ("pay_prizes", self.pay_prizes, {"desk": str}, "pay the settled prizes in cash at an open cash desk"),
             ("close_game", self.close_game, {}, "close the game once the bingo is verified"),
             ("suspend_game", self.suspend_game, {"reason": str}, "suspend the game on a failure"),

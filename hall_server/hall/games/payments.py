@@ -45,11 +45,9 @@ class PaymentCommands(GamesBase):
         over = machine.state in FINAL_STATES
         due = []
         line = won.get("line")
-        # The line is settled once the caller has moved on (R85: the staff ask for other
-        # cards before the draw goes on) or the draw is over.
-        if line and "line" not in game.paid and (
-            len(machine.drawn) > line.ball_count or "bingo" in won or over
-        ):
+        # The line is settled once its prize is closed: the caller asked for other cards
+        # and closed it, or the wait passed (R85.6); or the game is over.
+        if line and "line" not in game.paid and (line.closed or over):
             due.append("line")
         # The bingo is settled when the game is closed: every claim has been verified (R85.11).
         if "bingo" in won and "bingo" not in game.paid and over:
@@ -208,7 +206,7 @@ class PaymentCommands(GamesBase):
         if "bingo" in won:
             return "the bingo and its pots are paid once the game is closed"
         if "line" in won and "line" not in game.paid:
-            return "the line is paid once the next ball is drawn (other cards may still share it) or the game ends"
+            return "the line is paid once its prize is closed (the caller asks for another card, then closes it)"
         if "line" in game.paid:
             return "the line is paid; the bingo is paid once it is won and the game is closed"
         return f"no prize has been won in game {game.game_id} yet"

@@ -7,13 +7,24 @@ from typing import Any, Mapping
 
 
 from hall_server.hall.games.common import RESERVE, GamesBase, _event_of
-from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed, let_go_of_cards
+from hall_server.hall.games.state import Game, GamesState, PendingCorrection, PrizePaid, Settlement, feed, let_go_of_cards
 from protocol.chain import Record
 from protocol.claims import CardRef
-from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened, TerminalFailed
+from protocol.events import (
+    EVENT_TYPES,
+    BallCorrected,
+    BallDrawn,
+    BallVoided,
+    CardRefused,
+    CardSold,
+    ClaimRejected,
+    PrizeWon,
+    SaleClosed,
+    SaleOpened,
+    TerminalFailed,
+)
 from protocol.game import TraditionalGame
 from protocol.sale import GameSale, Series
-from protocol.settlement import tax_cents
 from protocol.wins import WinDetector
 
 
@@ -66,6 +77,11 @@ class Projection(GamesBase):
                     "paid": {k: dataclasses.asdict(v) for k, v in game.paid.items()},
                     "collected": game.collected,
                     "stake_pcts": sorted((ref.label, pct) for ref, pct in game.stake_pcts.items()),
+                    "won_closed": {p: w.closed for p, w in machine.won.items()},
+                    "refused": sorted((ref.label, why) for ref, why in machine.refused.items()),
+                    "claimed_at": machine.claimed_at,
+                    "pause_mark": game.pause_mark,
+                    "correction": dataclasses.asdict(game.correction) if game.correction else None,
                     "refunded_after_close_cents": game.refunded_after_close_cents,
                 }
             )
@@ -159,6 +175,11 @@ class Projection(GamesBase):
         elif kind == "cards_collected":
             game.collected = True
             let_go_of_cards(game)
+        elif kind == "ball_correction_signed":
+            game.correction = PendingCorrection(p["ball_count"], p["misread"], p["corrected"], p["reason"],
+                                                p["signer"], p["role"])
+        elif kind == "ball_correction_cancelled":
+            game.correction = None
         elif kind in EVENT_TYPES:
             event = _event_of(record)
             feed(game.machine, event)
@@ -174,12 +195,21 @@ class Projection(GamesBase):
             elif isinstance(event, BallDrawn):
                 assert game.detector is not None
                 game.detector.ball_drawn(event.ball)
-            elif isinstance(event, BallVoided):
+            elif isinstance(event, BallVoided):  # journals written before the ruling of R85.5
                 assert game.detector is not None
                 game.detector.last_ball_voided()
+                self._source = None  # the next source is built from the journal's balls
+            elif isinstance(event, BallCorrected):
+                assert game.detector is not None
+                game.detector.last_ball_voided()
+                game.detector.ball_drawn(event.ball)
+                game.correction = None
                 source = self._source
-                if source is not None and source.drawn and source.drawn[-1] == event.ball:
-                    source.put_back(event.ball)  # the ball goes back into the chamber
+                if source is not None and source.drawn and source.drawn[-1] == event.misread:
+                    source.correct(event.misread, event.ball)  # the ball on the rack is the one read again
+            elif isinstance(event, (PrizeWon, ClaimRejected, CardRefused)):
+                game.pause_mark = record.seq
+                game.correction = None  # a card claimed on the ball: the announced number stands (R85.5)
 
     def _sale_closed(self, game: Game, p: Mapping[str, Any]) -> None:
         game.sale.close()

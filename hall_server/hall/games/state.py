@@ -18,8 +18,10 @@ import numpy as np
 from protocol.cards import Card
 from protocol.claims import CardRef, ClaimVerdict, Win
 from protocol.events import (
+    BallCorrected,
     BallDrawn,
     BallVoided,
+    CardRefused,
     CardSold,
     ClaimRejected,
     Event,
@@ -30,6 +32,7 @@ from protocol.events import (
     GameSuspended,
     GameSuspendedForGood,
     ManualFinishStarted,
+    PrizeClosed,
     PrizeWon,
     SaleClosed,
     SaleOpened,
@@ -69,6 +72,18 @@ class PrizePaid:
     desk: str | None  # the cash drawer; None when only players' accounts were credited
 
 
+@dataclass(frozen=True)
+class PendingCorrection:
+    """A correction of the last ball signed by one chief, waiting for the other's signature (R85.5)."""
+
+    ball_count: int
+    misread: int
+    corrected: int
+    reason: str
+    signer: str
+    role: str
+
+
 @dataclass
 class Game:
     """One game of the hall as the journal tells it."""
@@ -98,6 +113,11 @@ class Game:
     #: Virtual cards sold at a stake below their price: their stake in percent (R88.4-5).
     #: A card not listed stakes its whole price, as every paper card does.
     stake_pcts: dict[CardRef, int] = field(default_factory=dict)
+    #: The sequence number of the last claim record (won, rejected, refused): the wait before
+    #: a prize found closes by itself runs from it (R85.6).
+    pause_mark: int | None = None
+    #: A correction of the last ball one chief signed (R85.5); it lapses when a card is claimed.
+    correction: PendingCorrection | None = None
 
     @property
     def over(self) -> bool:
@@ -181,6 +201,7 @@ def _fork(machine: TraditionalGame) -> TraditionalGame:
     clone.sales = dict(machine.sales)
     clone.failed_terminals = set(machine.failed_terminals)
     clone.won = dict(machine.won)
+    clone.refused = dict(machine.refused)
     clone._drawn = list(machine._drawn)
     return clone
 
@@ -189,8 +210,18 @@ def _fork_sale(sale: GameSale) -> GameSale:
     return dataclasses.replace(sale, windows=list(sale.windows), sold=list(sale.sold))
 
 
+#: Where a journal written before the claim pause (R85.6) went on with no ``prize_closed``.
+_MOVED_ON = (BallDrawn, GameClosed, GameFinished)
+#: Who closed such a prize, as the fold says.
+_OLDER_JOURNAL = "(the next step: a journal written before the claim pause)"
+
+
 def feed(machine: TraditionalGame, event: Event) -> None:
     """Take the transition ``event`` records: how the journal rebuilds a game."""
+    if isinstance(event, _MOVED_ON) and machine.open_prizes:
+        # A journal written before the claim pause closed a prize by drawing on or closing the
+        # game: that step closed it (the hall server today records prize_closed first).
+        machine.close_prizes(closed_by=_OLDER_JOURNAL)
     if isinstance(event, SaleOpened):
         machine.open_sale(
             series=event.series,
@@ -217,6 +248,13 @@ def feed(machine: TraditionalGame, event: Event) -> None:
             machine.enter_ball(event.ball, entered_by=event.entered_by)
     elif isinstance(event, BallVoided):
         machine.void_ball(event.ball, voided_by=event.voided_by, role=event.role, reason=event.reason)
+    elif isinstance(event, BallCorrected):
+        machine.correct_ball(event.misread, event.ball, reason=event.reason, signed_by=event.signed_by)
+    elif isinstance(event, PrizeClosed):
+        machine.close_prizes(closed_by=event.closed_by)
+    elif isinstance(event, CardRefused):
+        machine.refuse_card(CardRef(event.series, event.card_number), reason=event.reason,
+                            refused_by=event.refused_by)
     elif isinstance(event, ClaimRejected):
         ref = CardRef(event.series, event.card_number)
         machine.claim_checked(ClaimVerdict(ref, len(machine.drawn), (), event.reason))

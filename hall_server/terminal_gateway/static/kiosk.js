@@ -287,7 +287,8 @@ function renderCare() {
 // The game's state in words: never the machine's own names ("sale_closed").
 const STATE_WORDS = {
   scheduled: "not on sale yet", selling: "on sale", sale_closed: "the draw begins soon",
-  drawing: "drawing", line_won: "drawing", bingo_won: "bingo won", last_prize_won: "bingo won",
+  drawing: "drawing", line_found: "Line! Another card?", line_won: "drawing",
+  bingo_found: "Bingo! Another card?", bingo_won: "bingo won", last_prize_won: "bingo won",
   closed: "game over", suspended: "suspended", suspended_for_good: "called off", refunded: "refunded",
   finishing_by_hand: "drawing", won_by_hand: "bingo won", finished: "game over",
 };

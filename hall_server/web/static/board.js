@@ -100,15 +100,19 @@ function showBanner(game) {
   const balls = game.balls.length;
   const bingo = prizeLines(game, "bingo");
   const line = prizeLines(game, "line");
-  // The bingo stays up until the cards are collected; the line until the next ball.
-  const pattern = bingo ? "bingo" : line && line.ball === balls ? "line" : null;
+  const pause = game.pause;  // a prize found and still open: "Line! Another card?" (R85.6)
+  // The bingo stays up until the cards are collected; the line while it is open, then until the next ball.
+  const lineShown = line && ((pause && pause.patterns.includes("line")) || line.ball === balls || (pause && pause.balls_drawn === balls));
+  const pattern = bingo ? "bingo" : lineShown ? "line" : null;
   const banner = $("banner");
   banner.hidden = !pattern;
   if (!pattern) return;
   const won = pattern === "bingo" ? bingo : line;
-  banner.className = `banner ${pattern}`;
-  put("banner-title", pattern.toUpperCase());
-  put("banner-detail", `on ball ${won.ball} · ${won.paid ? "paid" : "prize"} ${Hall.money(won.total)}${won.each}`);
+  const open = Boolean(pause && pause.patterns.includes(pattern));
+  banner.className = `banner ${pattern}${open ? " open" : ""}`;
+  put("banner-title", open ? `${pattern === "bingo" ? "Bingo" : "Line"}! Another card?` : pattern.toUpperCase());
+  put("banner-detail", `on ball ${won.ball} · ${won.paid ? "paid" : "prize"} ${Hall.money(won.total)}${won.each}`
+    + (open ? " · call now: the prize closes soon" : ""));
   fill("banner-cards", [...won.items, ...(pattern === "bingo" ? potsWon(game) : [])]);
 }
 

@@ -91,6 +91,11 @@ function outcomeOf(record) {
     case "balls_counted": return `Balls counted (${p.stage}): ${p.counted} of 90${p.missing.length ? ", MISSING " + p.missing.join(", ") : ""}`;
     case "system_verified": return `Verification for ${p.date}: ${p.passed ? "passed" : "FAILED"}`;
     case "ball_voided": return `Ball ${p.ball} voided by ${p.voided_by} (ball ${p.ball_count}): ${p.reason}`;
+    case "ball_correction_signed": return `Correction signed by ${p.signer} (${words(p.role)}): ball ${p.ball_count} announced as ${p.misread} reads ${p.corrected} - ${p.reason}; the other chief signs it`;
+    case "ball_correction_cancelled": return `Correction of ball ${p.ball_count} cancelled by ${p.by}: ${p.misread} stands`;
+    case "ball_corrected": return `BALL CORRECTED: ball ${p.ball_count} is ${p.ball}, not ${p.misread} as announced (signed by ${p.signed_by.join(" and ")}: ${p.reason})`;
+    case "card_refused": return `Card ${p.series}-${p.card_number} refused as invalid by ${p.refused_by}: ${p.reason}`;
+    case "prize_closed": return `${p.patterns.map((x) => x.toUpperCase()).join(" and ")} closed ${p.wait_s ? `after ${p.wait_s} s with no new claim` : `by ${p.closed_by}`}: no other card shares it`;
     case "game_suspended": return `Game suspended: ${p.reason}`;
     case "game_suspended_for_good": return `Game suspended for good: ${p.reason}`;
     case "game_resumed": return "Game resumed";
@@ -665,6 +670,66 @@ function closingSection() {
 // --- The game: what is on sale and in play -------------------------------------------
 
 const gameOver = (game) => !game || ["closed", "finished by hand", "refunded", "cards collected"].includes(game.state);
+// A line or bingo found and still open to other cards (R85.6), or a correction waiting for
+// its second signature (R85.5): either holds the draw.
+const paused = (view) => Boolean(view.game && view.game.pause);
+const drawHeld = (view) => Boolean(view.game && (view.game.pause || view.game.correction));
+const lastBall = (view) => (view.game && view.game.balls.length ? view.game.balls[view.game.balls.length - 1] : "");
+
+// "Line! Another card?": the prize found, who has it, and how it closes (R85.6).
+function pauseWords(view) {
+  const pause = view.game.pause;
+  const title = `${pause.patterns.map((p) => p.toUpperCase()).join(" AND ")}! Another card?`;
+  const found = view.game.winners.filter((w) => pause.patterns.includes(w.pattern)).map((w) => Hall.cardLabel(w));
+  const detail = `Found on ball ${pause.ball_count} by ${found.join(", ") || "-"}. Nothing is drawn: the table chief `
+    + `checks every other card called; the caller closes the prize, or it closes by itself ${view.claim_wait_s || 10} s `
+    + "after the last claim.";
+  return [title, detail];
+}
+
+function pauseBanner() {
+  // At the top of the desks of the roles it concerns: the caller, the table chief, the room chief.
+  const node = Hall.el("div", null, "pause-banner");
+  node.setAttribute("role", "status");
+  const title = Hall.el("div", "", "pause-title");
+  const detail = Hall.el("div", "", "pause-detail");
+  append(node, title, detail);
+  Console.updaters.push((view) => {
+    node.hidden = !paused(view);
+    if (node.hidden) return;
+    [title.textContent, detail.textContent] = pauseWords(view);
+  });
+  return node;
+}
+
+// Correcting a misread ball (R85.5): the room chief and the table chief each sign the same
+// correction at their own desk; a claim on the ball, or a cancel, ends a correction signed once.
+function correctionSection() {
+  const waiting = (view) => (view.game ? view.game.correction : null);
+  const box = section("Correct a misread ball", {
+    state: (view) => {
+      const c = waiting(view);
+      if (!c) return ["The blower's ball only, before any claim on it: both chiefs sign the same correction", false];
+      const mine = c.role === Console.me.role;
+      return [`${c.signer} (${words(c.role)}) signed: ball ${c.ball_count} was announced as ${c.misread}; the ball drawn `
+        + `reads ${c.corrected} (${c.reason}). ${mine ? "Waiting for the other chief's signature." : "Sign it if you agree, or cancel it."}`
+        + " Nothing is drawn meanwhile.", false];
+    },
+    when: (view) => Boolean(view.game && view.game.balls.length && !gameOver(view.game)),
+  });
+  Console.updaters.push((view) => { box.classList.toggle("correction-waiting", Boolean(waiting(view))); });
+  append(box,
+    commandForm("correct_ball", {
+      label: "Sign the correction", quiet: true,
+      fields: {
+        ball: {label: "ball announced", auto: (view) => (waiting(view) ? waiting(view).misread : lastBall(view))},
+        corrected: {label: "ball drawn (read again)", auto: (view) => (waiting(view) ? waiting(view).corrected : "")},
+        reason: {label: "why"},
+      },
+    }),
+    commandForm("cancel_ball_correction", {label: "Cancel the correction", quiet: true, when: (view) => Boolean(waiting(view))}));
+  return box;
+}
 const gameSeries = (view) => (view.game ? view.game.series.map((s) => String(s.series)) : []);
 
 function nextCard(view, series) {
@@ -783,7 +848,8 @@ function roomChiefScreen(screen) {
       const g = view.game;
       if (!g || gameOver(g)) return ["The seller-caller opens the next sale", false];
       if (g.state === "selling") return ["Selling: put the pots in play, then close the sale", false];
-      if (g.state === "drawing") return [g.winners.some((w) => w.pattern === "bingo") ? "Bingo verified: close the game, then collect the cards" : "Drawing", false];
+      if (g.pause) return [pauseWords(view)[0] + " The caller closes the prize", false];
+      if (g.state === "drawing") return [g.winners.some((w) => w.pattern === "bingo") ? "Bingo closed: close the game, then collect the cards" : "Drawing", false];
       return [g.state, false];
     },
     when: (view) => Boolean(view.session.open),
@@ -797,16 +863,14 @@ function roomChiefScreen(screen) {
   const close = append(section("Close the sale", {when: selling, next: selling}), commandForm("close_sale", {label: "Close the sale"}));
   const drawing = (view) => Boolean(view.game && view.game.state === "drawing");
   const end = append(section("End of the game", {when: (view) => Boolean(view.game) && !["selling", "cards collected"].includes(view.game.state),
-    next: (view) => Boolean(view.game && view.game.winners.some((w) => w.pattern === "bingo"))}),
-  commandForm("close_game", {label: "Close the game"}), commandForm("collect_cards", {label: "Cards collected"}));
-  const voiding = append(section("Void the last ball", {when: drawing}), commandForm("void_ball", {
-    label: "Void the ball", quiet: true,
-    fields: {ball: {auto: (view) => (view.game && view.game.balls.length ? view.game.balls[view.game.balls.length - 1] : "")}},
-  }));
+    next: (view) => Boolean(view.game && view.game.winners.some((w) => w.pattern === "bingo")) && !paused(view)}),
+  commandForm("close_game", {label: "Close the game", when: (view) => !paused(view)}),
+  commandForm("collect_cards", {label: "Cards collected", when: (view) => !paused(view)}));
   const last = append(section("Last game of the session", {when: (view) => Boolean(view.game && !view.game.last_game && !gameOver(view.game))}),
     commandForm("announce_last_game", {label: "Announce this game as the last"}));
-  append(game, pots, close, end, voiding, last);
-  append(screen, game, openingSection(), closingSection(), megabingoSection(), operatorPotsSection(), machinesSection());
+  append(game, pots, close, end, correctionSection(), last);
+  append(screen, pauseBanner(), game, openingSection(), closingSection(), megabingoSection(), operatorPotsSection(),
+    machinesSection());
 }
 
 // --- The pots outside a game: the megabingo's announcement, the operator's money ----------
@@ -954,6 +1018,8 @@ function sellerScreen(screen) {
   const draw = section("3. Draw", {
     state: (view) => {
       const g = view.game;
+      if (g && g.pause) return [`${pauseWords(view)[0]} Ask the hall; once nobody else calls, close the prize`, false];
+      if (g && g.correction) return [`ball ${g.correction.ball_count} is being corrected by the chiefs: wait for them`, false];
       if (g && g.state === "drawing") return ["the sale is closed: draw with the button or the D key", false];
       if (g && g.state === "selling") return ["once the room chief closes the sale", false];
       return ["-", false];
@@ -964,11 +1030,12 @@ function sellerScreen(screen) {
   button.type = "button";
   button.id = "desk-draw";
   button.addEventListener("click", draw_);
-  Console.updaters.push((view) => { button.disabled = !(view.game && view.game.state === "drawing"); });
+  Console.updaters.push((view) => { button.disabled = !(view.game && view.game.state === "drawing") || drawHeld(view); });
   if (firstAllowed(Console.DRAW)) { append(draw, button); Console.placed.add("draw_ball"); }
+  append(draw, commandForm("close_prize", {label: "No other card: close the prize", when: paused}));
   const collect = section("4. Collect the cards", {when: (view) => Boolean(view.game && ["closed", "finished by hand"].includes(view.game.state))});
   append(collect, commandForm("collect_cards", {label: "Cards collected"}));
-  append(screen, sale, sell, bill, draw, collect);
+  append(screen, pauseBanner(), sale, sell, bill, draw, collect);
 }
 
 // --- The table chief's claim check: the card, its marks and the completing ball ------
@@ -1017,7 +1084,22 @@ function tableChiefScreen(screen) {
   });
   Console.placed.add("verify_claim");
   Console.placed.add("show_card");
-  append(check, form, live("div", "claim-card", showClaimCard));
+  // A card tampered with, damaged or not the card sold is refused instead of verified (R82.8).
+  const refuse = commandForm("refuse_card", {
+    label: "Refuse the card as invalid", quiet: true,
+    fields: {
+      series: {auto: () => seriesInput.value},
+      card_number: {label: "card", auto: () => cardInput.value},
+      reason: {label: "why (tampered, damaged, not the card sold)"},
+    },
+  });
+  append(check, form, live("div", "claim-card", showClaimCard), refuse,
+    live("ul", "rows refused", (node, view) => {
+      node.textContent = "";
+      for (const r of (view.game && view.game.refused) || []) {
+        node.appendChild(Hall.el("li", `Refused: ${r.series}-${r.card_number} by ${r.refused_by}: ${r.reason}`, "warn"));
+      }
+    }));
   const completedNow = section("Cards the last ball completed", {state: (view) => [view.game && view.game.completed.length ? "click one to check it" : "none", false]});
   append(completedNow, live("ul", "cards chips", (node, view) => {
     node.textContent = "";
@@ -1028,7 +1110,7 @@ function tableChiefScreen(screen) {
       node.appendChild(chip);
     });
   }));
-  append(screen, check, completedNow);
+  append(screen, pauseBanner(), check, completedNow, correctionSection());
 }
 
 function showClaimCard(node, view) {
@@ -1429,6 +1511,8 @@ function showAnnex(view) {
 function show(view) {
   Console.view = view;
   showAnnex(view);
+  // The game panel's draw button is held like the desk's while a prize found is open (R85.6).
+  document.getElementById("draw").disabled = drawHeld(view);
   document.getElementById("hall-name").textContent = view.hall;
   showSession(view);
   Hall.showBalls(view.game);
