@@ -317,6 +317,15 @@ def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
         result(hall.games.suspend_game_for_good(CHIEF, "no spare pump"))
         result(hall.games.collect_cards(CHIEF))
         return game.game_id
+    draw_to_the_end(hall, plan, rng)
+    return game.game_id
+
+
+def draw_to_the_end(hall: AuditHall, plan: GamePlan = GamePlan(), rng: random.Random | None = None) -> None:
+    """The game under way drawn to its bingo as ``plan`` has its players call, each prize closed,
+    prizes paid, the game closed and its cards collected."""
+    game = hall.games.current
+    rng = rng if rng is not None else random.Random(plan.seed)
     contributed = False
     calls = _Calls(plan, rng, len(game.machine.in_play))
     while game.machine.state != State.BINGO_WON:
@@ -338,7 +347,6 @@ def play_game(hall: AuditHall, plan: GamePlan) -> str | None:
     if hall.games.due_prizes(game):
         result(hall.games.pay_prizes(CASHIER, SAFE))
     result(hall.games.collect_cards(CHIEF))
-    return game.game_id
 
 
 # --- A hall where the `bingo` command finds it -------------------------------------------

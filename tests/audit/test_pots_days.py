@@ -215,7 +215,10 @@ def as_first_format(folder: Path) -> None:
     scenario["format"] = "bingo-replay/1"
     for session in scenario["sessions"]:
         for game in session["games"]:
-            game.pop("last_game", None)
+            for key in ("last_game", "claims", "corrections"):
+                game.pop(key, None)
+            for card in game["cards"]:
+                card.pop("paper", None)
     recorded = json.loads((folder / "result.json").read_text())
     recorded["format"] = "bingo-replay-result/1"
     (folder / "scenario.json").write_text(json.dumps(scenario))

@@ -32,7 +32,7 @@ from protocol.chain import Record
 from server_kit.journal.sql import Journal
 from server_kit.web.channel import CommandChannel
 from tests.audit.conftest import POT_RULES, fast_folder, new_clock
-from tests.audit.halls import CASHIER, CHIEF, SAFE, SELLERS, AuditHall, GamePlan, _claims, play_game
+from tests.audit.halls import CHIEF, SELLERS, AuditHall, GamePlan, draw_to_the_end, play_game
 from tests.hall.conftest import result
 from tests.hall.test_session import ALL_BALLS
 from tests.terminals.test_gateway import Wire
@@ -177,20 +177,6 @@ def close_sale_of_a_game(hall: AuditHall, cards: int = 6) -> str:
                                  opened.payload["first_card"] + cards - 1))
     result(hall.games.close_sale(CHIEF))
     return str(opened.payload["game_id"])
-
-
-def draw_to_the_end(hall: AuditHall) -> None:
-    """The game under way drawn to its bingo, claims verified, prizes paid, cards collected."""
-    game = hall.games.current
-    while "bingo" not in game.machine.won:
-        (drawn, *_) = result(hall.games.draw_ball(SELLERS[0]))
-        _claims(hall, drawn)
-        if hall.games.due_prizes(game):
-            result(hall.games.pay_prizes(CASHIER, SAFE))
-    result(hall.games.close_game(CHIEF))
-    if hall.games.due_prizes(game):
-        result(hall.games.pay_prizes(CASHIER, SAFE))
-    result(hall.games.collect_cards(CHIEF))
 
 
 @pytest.mark.req("R90")
