@@ -12,6 +12,9 @@ zone) as both its first and its last record: what the journal held then.
 The video bingo machines play outside the sessions: their lines are the calendar day
 in the hall's time zone (every ``vb_play``, ``vb_credit_in`` and ``vb_credit_out``
 written that day), and the journal range is widened to hold those records.
+
+Who took each prize (R75.6) is folded by :mod:`hall_server.reports.large_wins`, and the
+tax year to the end of the day (R98.2) by :mod:`hall_server.reports.yearly`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from dataclasses import replace
 from datetime import tzinfo
 from typing import Sequence
 
+from hall_server.reports.large_wins import beneficiary_prizes
 from hall_server.reports.minutes import GameMinutes, MinutesBook, VirtualCard, build
+from hall_server.reports.yearly import hall_year
 from protocol.chain import Record
 from protocol.daily import PAPER, VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, MachineDay, PrizeLine
 from server_kit.reports.daily import day_end_ms, day_start_ms
@@ -68,6 +73,8 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
         last_seq=span[1],
         last_hash=span[2],
         machines=machine_days(played),
+        beneficiary_prizes=beneficiary_prizes(records, day, timezone, book),
+        year_to_date=hall_year(records, book, int(day[:4]), day, timezone),
     )
 
 

@@ -29,13 +29,16 @@ from twisted.python.failure import Failure
 from hall_server.audit.source import audit_report
 from hall_server.reports.daily import hall_day, session_date
 from hall_server.reports.minutes import build
+from hall_server.reports.yearly import hall_yearly_report
 from protocol.chain import Record
 from protocol.daily import DailyReport
 from protocol.settlement import PrizeRules
+from protocol.settlement.tax import YearTax
 from server_kit.journal.sql import Journal, verified_records
 from server_kit.pki import PkiError
 from server_kit.reports.cms import ReportSigner, write_signed
 from server_kit.reports.daily import daily_report, day_folder, write_audit_report
+from server_kit.reports.document import Report
 
 log = Logger()
 
@@ -44,6 +47,12 @@ def read_day(engine: Engine, public_key: Ed25519PublicKey, head: Path, day: str,
              timezone: tzinfo) -> DailyReport:
     """The daily report of ``day`` from the whole journal, once the journal verifies (chain, signatures, head)."""
     return hall_day(verified_records(engine, public_key, head), day, hall_name, timezone)
+
+
+def read_year(engine: Engine, public_key: Ed25519PublicKey, head: Path, year: int, through: str, hall_name: str,
+              timezone: tzinfo) -> tuple[YearTax, Report]:
+    """The tax year ``year`` up to ``through`` and its report (R98.2), from the whole journal once it verifies."""
+    return hall_yearly_report(verified_records(engine, public_key, head), year, through, hall_name, timezone)
 
 
 def read_month(engine: Engine, public_key: Ed25519PublicKey, head: Path, month_days: Sequence[str], hall_name: str,

@@ -21,6 +21,7 @@ from hall_server.reports.daily_files import DailyReporter, day_folder
 from hall_server.store.database import open_database
 from protocol.chain import Record
 from protocol.money import format_cents
+from server_kit.reports.document import Cents
 from server_kit import pki
 from server_kit.journal import table
 from server_kit.journal.sql import Journal
@@ -150,7 +151,7 @@ def test_the_daily_reports_figures_are_the_journals(home: Home, tmp_path: Path) 
 
     (totals,) = tables["totals"]
     assert totals == {"games": 3, "cards_sold": facts["cards"], "prizes_paid_cents": sum(p[3] for p in facts["paid"]),
-                      "collection_cents": facts["sales"], "machines_revenue_cents": 0, "machines_tax_cents": 0}
+                      "collection_cents": facts["sales"], "machines_revenue_cents": 0}
     assert tables["machines"] == []  # this hall has no video bingo machine
     assert facts["cards"] > 0 and facts["sales"] > 0 and facts["paid"]
 
@@ -232,8 +233,7 @@ def test_a_day_without_games_is_a_valid_empty_report(home: Home, tmp_path: Path)
     assert done.exit_code == 0, done.output
     report = json.loads((out / "report.json").read_text())
     assert report["tables"]["totals"]["rows"] == [
-        {"games": 0, "cards_sold": 0, "prizes_paid_cents": 0, "collection_cents": 0, "machines_revenue_cents": 0,
-         "machines_tax_cents": 0}]
+        {"games": 0, "cards_sold": 0, "prizes_paid_cents": 0, "collection_cents": 0, "machines_revenue_cents": 0}]
     assert report["tables"]["games"]["rows"] == [] and report["tables"]["cards"]["rows"] == []
     assert report["journal"]["last_seq"] == home.records()[-1].seq  # what the journal held by that day's end
     for name in FILES:
@@ -375,8 +375,7 @@ def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_pat
                                       if r.type == "central_ball_drawn" and r.payload["game_id"] == "net-1")
     (totals,) = tables["totals"]
     assert totals == {"games": 2, "cards_sold": 10, "collection_cents": closed["sales_cents"],
-                      "prizes_paid_cents": sum(w["payment_cents"] for w in won), "machines_revenue_cents": 0,
-                      "machines_tax_cents": 0}
+                      "prizes_paid_cents": sum(w["payment_cents"] for w in won), "machines_revenue_cents": 0}
     assert sum(g["refunded_cents"] for g in tables["games"]) == sum(r["amount_cents"] for r in returned)
 
     # Every card by series and number, with the hall and terminal it was bought on (R95.4 a, d).
@@ -441,17 +440,37 @@ def test_a_malformed_or_future_month_is_one_clear_error(home: Home, tmp_path: Pa
 
 
 @pytest.mark.req("R75.6")
-def test_a_win_of_15000_euros_or_more_is_listed_with_the_day_it_is_reported_by() -> None:
-    from protocol.daily import CardWin, DailyReport
+def test_R75_6_prizes_are_summed_per_beneficiary_an_account_over_the_day_anyone_else_within_a_game() -> None:
+    """R75.6: an account's prizes of the day add up across games; a paper winner's within one game; the
+    daily report and the month list each sum with the prizes that make it."""
+    from protocol.daily import (
+        ACCOUNT, HALL_GAME, PAPER_CARD, PAPER_WINNER, VIDEO_BINGO, Beneficiary, BeneficiaryPrize, DailyReport,
+    )
     from server_kit.reports.daily import daily_report
     from server_kit.reports.monthly import monthly_report
 
-    wins = (CardWin("g1", "bingo", "1", 7, 60, 12, 1_499_999, "Hall", "paper"),
-            CardWin("g1", "jackpot", "1", 8, 40, 5, 1_500_000, "Hall", "T3"),
-            CardWin("g2", "bingo", "2", 9, 55, 80, 2_750_000, "Hall", "paper"))
-    day = DailyReport("hall", "Hall", "2026-11-20", "Europe/Andorra", (), (), wins, (), 10, 90, "ab" * 32)
-    assert [w.card_id for w in day.large_wins()] == ["1-8", "2-9"]
-    rows = {t.key: t for t in daily_report(day).tables}["large_wins"].rows
-    assert [(r[3], r[7]) for r in rows] == [("1-8", "2026-12-20"), ("2-9", "2026-12-20")]
+    account = Beneficiary(ACCOUNT, "607201020601", visitor=4)
+    person = Beneficiary(PAPER_WINNER, "identity record 30", identity_seq=30)
+    card = Beneficiary(PAPER_CARD, "g1/1-9")
+    prizes = (
+        BeneficiaryPrize(account, HALL_GAME, "g1", "line", "9001-3", 700_000, 20),
+        BeneficiaryPrize(person, HALL_GAME, "g1", "bingo", "1-7", 300_000, 31),
+        BeneficiaryPrize(person, HALL_GAME, "g1", "jackpot", "1-8", 1_400_000, 32),
+        BeneficiaryPrize(card, HALL_GAME, "g1", "bingo", "1-9", 1_499_999, 33),  # one cent short
+        BeneficiaryPrize(person, HALL_GAME, "g2", "line", "2-1", 1_000_000, 40),  # another game: not added
+        BeneficiaryPrize(account, VIDEO_BINGO, "vb-1#4", "play", "vb-1.1", 800_000, 50),
+    )
+    day = DailyReport("hall", "Hall", "2026-11-20", "Europe/Andorra", (), (), (), (), 10, 90, "ab" * 32,
+                      beneficiary_prizes=prizes)
+    wins = day.large_wins()
+    assert [(w.beneficiary, w.game_id, w.total_cents) for w in wins] == [
+        (account, None, 1_500_000), (person, "g1", 1_700_000)]
+    tables = {t.key: t for t in daily_report(day).tables}
+    assert [r[2:] for r in tables["large_wins"].rows] == [
+        ("account", "607201020601", None, 4, "", 2, Cents(1_500_000)),
+        ("paper winner", "identity record 30", 30, None, "g1", 2, Cents(1_700_000))]
+    assert [(r[1], r[3], r[4], r[6]) for r in tables["large_win_prizes"].rows] == [
+        (1, "g1", "line", Cents(700_000)), (1, "vb-1#4", "play", Cents(800_000)),
+        (2, "g1", "bingo", Cents(300_000)), (2, "g1", "jackpot", Cents(1_400_000))]
     month = {t.key: t for t in monthly_report("2026-11", [day]).tables}
-    assert [r[0] for r in month["large_wins"].rows] == ["2026-11-20", "2026-11-20"]
+    assert month["large_wins"].rows == tables["large_wins"].rows

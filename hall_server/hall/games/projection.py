@@ -148,6 +148,8 @@ class Projection(GamesBase):
             )
             if p["prize"] == "megabingo":
                 state.megabingo = None  # played
+        elif kind == "prize_winner_identified":
+            game.identified.update({card: record.seq for card in p["cards"]})
         elif kind == "cards_collected":
             game.collected = True
             game.detector = None  # the draw is over: free the per-card counters
