@@ -68,16 +68,19 @@ class _Fold:
         number = ledger_account.removeprefix(PLAYER)
         return Beneficiary(ACCOUNT, number, visitor=self.visitors.get(number))
 
+    def identify(self, record: Record) -> None:
+        """A paper winner identified: their cards are theirs for the whole game, prizes paid before included."""
+        p = record.payload
+        first = self.documents.setdefault(p["game_id"], {}).setdefault(p["document"], record.seq)
+        cards = self.identified.setdefault(p["game_id"], {})
+        for card in p["cards"]:
+            cards[card] = Beneficiary(PAPER_WINNER, f"identity record {first}", identity_seq=first)
+
     def apply(self, record: Record) -> None:
         p = record.payload
         kind = record.type
         if kind == "player_account_opened":
             self.visitors[p["account"]] = p["visitor"]
-        elif kind == "prize_winner_identified":
-            first = self.documents.setdefault(p["game_id"], {}).setdefault(p["document"], record.seq)
-            cards = self.identified.setdefault(p["game_id"], {})
-            for card in p["cards"]:
-                cards[card] = Beneficiary(PAPER_WINNER, f"identity record {first}", identity_seq=first)
         elif kind == "posting":
             self._posting(record, p)
         elif kind == "network_credit_paid":
@@ -143,6 +146,9 @@ def beneficiary_prizes(records: Sequence[Record], day: str, timezone: tzinfo,
         game_days.update({game.game_id: (session.date, HALL_GAME) for game in session.games})
         game_days.update({joint.game_id: (session.date, JOINT_GAME) for joint in session.joint_games})
     fold = _Fold(day, timezone, game_days)
+    for record in records:
+        if record.type == "prize_winner_identified":
+            fold.identify(record)
     for record in records:
         fold.apply(record)
     for waiting in fold.pending.values():  # credit not paid out yet: the station stands for the winner

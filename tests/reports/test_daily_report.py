@@ -392,6 +392,77 @@ def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_pat
     last = max((r for r in records if r.payload.get("game_id") in ("net-1", "net-2")), key=lambda r: r.seq)
     assert (report["journal"]["last_seq"], report["journal"]["last_hash"]) == (last.seq, last.hash)
 
+    # The tax year to date (R98.2): the stakes of net-1 (net-2 was not played); no machines here.
+    (tax,) = tables["tax"]
+    assert (tax["year"], tax["bingo_stakes_to_date_cents"], tax["bingo_tax_to_date_cents"]) == (
+        2026, closed["sales_cents"], closed["sales_cents"] // 10)
+    assert tax["bingo_share_cents"] == closed["sales_cents"] // 10 and tax["machines_tax_to_date_cents"] == 0
+    yearly = tmp_path / "yearly"
+    done = bingo_central("report", "yearly", "--year", "2026", "--out", str(yearly), tmp_path=tmp_path,
+                         env={"BINGO_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    for name in YEARLY:
+        assert openssl_verify(yearly / name, ca / "ca.pem").returncode == 0
+    year = {key: t["rows"] for key, t in json.loads((yearly / "tax-year.json").read_text())["tables"].items()}
+    (totals,) = year["totals"]
+    assert (totals["bingo_stakes_cents"], totals["bingo_tax_cents"], totals["tax_cents"]) == (
+        closed["sales_cents"], closed["sales_cents"] // 10, closed["sales_cents"] // 10)
+    assert year["report"][0]["origin"] == "central server"
+    assert [d["day"] for d in year["days"]] == [CENTRAL_DAY]
+
+
+# --- The tax year (R98.2) -----------------------------------------------------------------------
+
+YEARLY = ("tax-year.json", "tax-year.csv", "tax-year.pdf")
+
+
+@pytest.mark.req("R98.2")
+def test_R98_2_bingo_report_yearly_gives_the_years_stakes_and_tax_rounded_once_signed(home: Home,
+                                                                                       tmp_path: Path) -> None:
+    """R98.2: `bingo report yearly --year Y` writes the year's bingo stakes and their 10% rounded once, beside
+    the games' own rounded shares, signed like the daily report; the daily report shows the year to date."""
+    out = tmp_path / "yearly"
+    done = home.bingo("report", "yearly", "--year", DAY[:4], "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir()) == sorted([*YEARLY, *(f"{f}.p7s" for f in YEARLY)])
+    for name in YEARLY:
+        checked = openssl_verify(out / name, home.ca / "ca.pem")
+        assert checked.returncode == 0, checked.stderr
+    records = home.records()
+    ended = [r.payload for r in records if r.type in ("game_closed", "game_finished")]
+    stakes = sum(p["tax_base_cents"] for p in ended)
+    assert stakes > 0 and len(ended) == 2  # the third game was refunded: nothing staked
+    tables = {key: t["rows"] for key, t in json.loads((out / "tax-year.json").read_text())["tables"].items()}
+    (totals,) = tables["totals"]
+    assert totals == {
+        "bingo_stakes_cents": stakes, "bingo_tax_cents": stakes // 10,
+        "games_tax_cents": sum(p["tax_cents"] for p in ended),
+        "rounding_cents": stakes // 10 - sum(p["tax_cents"] for p in ended),
+        "machines_revenue_cents": 0, "machines_tax_cents": 0, "tax_cents": stakes // 10}
+    assert tables["days"] == [{
+        "day": DAY, "bingo_stakes_cents": stakes, "bingo_share_cents": stakes // 10, "machines_revenue_cents": 0,
+        "machines_share_cents": 0, "bingo_stakes_to_date_cents": stakes, "machines_revenue_to_date_cents": 0}]
+    assert tables["report"][0]["through"] == f"{DAY[:4]}-12-31" or tables["report"][0]["through"] >= DAY
+    assert f"tax year {DAY[:4]} through" in done.stdout and format_cents(stakes // 10) in done.stdout
+
+    daily = tmp_path / "daily"
+    assert home.daily(DAY, daily).exit_code == 0
+    (tax,) = json.loads((daily / "report.json").read_text())["tables"]["tax"]["rows"]
+    assert (tax["bingo_stakes_to_date_cents"], tax["bingo_tax_to_date_cents"], tax["bingo_share_cents"]) == (
+        stakes, stakes // 10, stakes // 10)
+
+
+@pytest.mark.req("R98.2")
+@pytest.mark.parametrize("year, message", [
+    ("26", "--year is a year, YYYY, not '26'"),
+    ("2999", "--year 2999 is in the future: this year is "),
+])
+def test_a_malformed_or_future_year_is_one_clear_error(home: Home, tmp_path: Path, year: str, message: str) -> None:
+    out = tmp_path / "refused"
+    done = home.bingo("report", "yearly", "--year", year, "--out", str(out))
+    assert done.exit_code == 2 and done.stdout == "" and message in done.stderr, done.stderr
+    assert not out.exists()
+
 
 # --- The monthly list of cards sold (R77.4) and the large wins (R75.6) ---------------------------
 

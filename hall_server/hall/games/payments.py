@@ -123,7 +123,7 @@ class PaymentCommands(GamesBase):
             wins.setdefault(label, []).append((prize, cents))
         return wins
 
-    def _due_payments(self, game: Game) -> list[Entry]:
+    def payments_due(self, game: Game) -> list[Entry]:
         """The records paying what is due now, as if paid from a desk (nothing is checked against a drawer)."""
         due = self.due_prizes(game)
         return self._payments(game, game.machine, due, "cash:desk", self.core.seq + 1, check=False) if due else []
@@ -154,7 +154,7 @@ class PaymentCommands(GamesBase):
             if not isinstance(cards, (list, tuple)) or not cards:
                 raise GameModuleError("name the person's winning paper cards of this game, SERIES-NUMBER each")
             labels = list(dict.fromkeys(_card_label(c) for c in cards))
-            wins = self.paper_wins(game, self._due_payments(game))
+            wins = self.paper_wins(game, self.payments_due(game))
             for label in labels:
                 if label not in wins:
                     sold = game.machine.sales.get(_ref(label))
