@@ -7,31 +7,39 @@ real hall modules; the daily report's beneficiaries are checked against the jour
 from __future__ import annotations
 
 import datetime
+import json
 import random
 from pathlib import Path
 
 import pytest
+from twisted.internet import defer
 from twisted.internet.task import Clock
 
 from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.games import GameModuleError
-from hall_server.hall.videobingo import VbRefused
+from hall_server.hall.videobingo import VbRefused, VideoBingoModule, load_machines
 from hall_server.reports.daily import hall_day
+from hall_server.reports.daily_files import DailyReporter, day_folder
+from hall_server.store.database import open_database
 from protocol.daily import ACCOUNT, LARGE_WIN_CENTS, PAPER_WINNER, VIDEO_BINGO
 from protocol.settlement import PrizeRules
 from protocol.records.secrets import secrets_held
 from regulator.web import shown_record
+from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
 from server_kit.pki import Role as CertificateRole
 from server_kit.reports.daily import daily_report
 from server_kit.reports.document import Cents
-from tests.audit.halls import CASHIER, CHIEF, SAFE, SELLERS, SET_CELLS
+from tests.audit.halls import CASHIER, CHIEF, SAFE, SELLERS, SET_CELLS, AuditHall
 from tests.hall.conftest import result
 from tests.reports.large_win_games import (
-    DAY, PAPER_RULES, WINNER, draw_to_bingo, new_hall, numbers, paid_to, paper_jackpot_game, steered_vb_hall,
-    virtual_game,
+    COIN, DAY, PAPER_RULES, WINNER, Steered, draw_to_bingo, new_hall, numbers, paid_to, paper_jackpot_game,
+    steered_vb_hall, virtual_game,
 )
+from tests.reports.test_daily_report import issue_signer
 from tests.videobingo.halls import CASHIER as VB_CASHIER
-from tests.videobingo.halls import player, requests
+from tests.videobingo.halls import CHIEF as VB_CHIEF
+from tests.videobingo.halls import config, machine, player, requests
 
 HALL = "Audit hall"
 
@@ -184,3 +192,49 @@ def test_R75_6_a_video_bingo_win_is_the_accounts_and_an_anonymous_one_goes_out_o
         (ACCOUNT, signed, None, 2 * CREDIT), (ACCOUNT, later, None, 2 * CREDIT)]
     assert [(p.source, p.game_id, p.prize, p.card) for w in wins for p in w.prizes] == [
         (VIDEO_BINGO, "vb-1#1", "play", "vb-1.1"), (VIDEO_BINGO, "vb-1#2", "play", "vb-1.2")]
+
+
+@pytest.mark.req("R75.6")
+def test_R75_6_a_machine_win_after_the_sessions_close_is_reported_at_the_next_close(tmp_path: Path) -> None:
+    """The machines play on after the session's close: a 16,000 EUR play that evening is not in the report
+    the close wrote; the next session's close writes that day's report again with it, and the feed is told."""
+    home = tmp_path / "hall"
+    home.mkdir()
+    issue_signer(tmp_path / "ca", "large-wins-reports", home)
+    clock = Clock()
+    clock.advance(datetime.datetime(2026, 11, 2, 9, tzinfo=DEFAULT_TIMEZONE).timestamp())
+    journal = Journal(open_database(f"sqlite:///{home / 'hall.sqlite3'}"),
+                      load_journal_key(home / "keys" / "journal-signing.pem", create=True), head=home / "journal.head")
+    hall = AuditHall(journal, clock, PrizeRules(line_bp=1500, bingo_bp=5500))
+    vb_config = config(machine("vb-1", credit_cents=CREDIT, stations=1))
+    vb = VideoBingoModule(hall.core, hall.ledger, hall.cashier, vb_config, load_machines(vb_config, {"vb-1": COIN}),
+                          rng=Steered())
+    reporter = DailyReporter(journal, home, HALL, DEFAULT_TIMEZONE, defer.maybeDeferred)
+    told: list[int] = []
+    reporter.listeners.append(lambda: told.append(1))
+    hall.core.observers.append(reporter.record_committed)
+    hall.prepare()
+    hall.open_day("2026-11-02")
+    hall.close_day()
+    first = day_folder(home, "2026-11-02")
+    assert reporter.written == [first] and reporter.updated == []
+    written = (first / "report.json").read_bytes()
+
+    clock.advance(10 * 3600)  # 19:00: the machines play on
+    ids = requests()
+    result(vb.enrol_station(VB_CHIEF, "vb-1", 1))
+    result(vb.sign_in("vb-1", 1, hall.accounts[0]))
+    result(vb.credit_in("vb-1", 1, "account", CREDIT, next(ids)))
+    assert result(vb.play("vb-1", 1, 1, False, next(ids)))["won_cents"] == 2 * CREDIT
+    assert (first / "report.json").read_bytes() == written  # nothing is written until the next close
+
+    clock.advance(14 * 3600)
+    hall.open_day("2026-11-03")
+    hall.close_day()
+    assert reporter.written == [first, day_folder(home, "2026-11-03")] and reporter.updated == [first]
+    assert told == [1, 1]
+    tables = json.loads((first / "report.json").read_text())["tables"]
+    (win,) = tables["large_wins"]["rows"]
+    assert (win["beneficiary_kind"], win["beneficiary"], win["total_cents"]) == (ACCOUNT, hall.accounts[0], 2 * CREDIT)
+    assert [(p["source"], p["prize"]) for p in tables["large_win_prizes"]["rows"]] == [(VIDEO_BINGO, "play")]
+    assert tables["machines"]["rows"][0]["plays"] == 1
