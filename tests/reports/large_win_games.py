@@ -79,8 +79,9 @@ def draw_to_bingo(hall: AuditHall) -> None:
     result(hall.games.close_game(CHIEF))
 
 
-def paper_jackpot_game(hall: AuditHall) -> str:
-    """The paper game: its id, closed, with the bingo and the jackpot of card 1001-1 due."""
+def paper_jackpot_game(hall: AuditHall, line_card: int | None = None) -> str:
+    """The paper game: its id, closed, with the bingo and the jackpot of card 1001-1 due; with ``line_card``,
+    that card's top row is drawn first and it wins the line (paid), card 1001-1 the bingo on ball 20."""
     result(hall.games.contribute_to_pot(ADMIN, "jackpot", OPERATOR_JACKPOT))
     (opened,) = result(hall.games.announce_sale(SELLERS[0], 1001))
     result(hall.games.sell_cards(SELLERS[0], 1001, 1, 6))
@@ -88,6 +89,8 @@ def paper_jackpot_game(hall: AuditHall) -> str:
     result(hall.games.announce_pots(CHIEF, 0, 0, 40, False))
     result(hall.games.close_sale(CHIEF))
     first = numbers(SET_CELLS[0])
+    if line_card is not None:  # the set's first six cards are one strip: they share no number
+        first = numbers(SET_CELLS[line_card - 1].reshape(3, 9)[0]) + first
     hall.balls.script = first + [b for b in random.Random(5).sample(range(1, 91), 90) if b not in first]
     draw_to_bingo(hall)
     return str(opened.payload["game_id"])

@@ -238,3 +238,26 @@ def test_R75_6_a_machine_win_after_the_sessions_close_is_reported_at_the_next_cl
     assert (win["beneficiary_kind"], win["beneficiary"], win["total_cents"]) == (ACCOUNT, hall.accounts[0], 2 * CREDIT)
     assert [(p["source"], p["prize"]) for p in tables["large_win_prizes"]["rows"]] == [(VIDEO_BINGO, "play")]
     assert tables["machines"]["rows"][0]["plays"] == 1
+
+
+@pytest.mark.req("R75.6")
+def test_R75_6_a_winners_other_card_joins_their_identity_and_another_document_is_refused(tmp_path: Path) -> None:
+    """Card 1001-2 won the line, paid at once; its holder's card 1001-1 wins the bingo and the jackpot.  The
+    winner, identified on 1001-1, names 1001-2 with the same document: one person in the report, with both
+    cards' prizes; the same card under another document is refused."""
+    hall = new_hall(tmp_path, PAPER_RULES)
+    game_id = paper_jackpot_game(hall, line_card=2)
+    (line,) = [r for r in hall.records() if r.type == "prize_paid"]
+    assert line.payload["prize"] == "line" and [c for c, _ in line.payload["payments"]] == ["1001-2"]
+    (first,) = result(hall.games.identify_paper_winner(CASHIER, [WINNER], "X1234567", "Joana Puig"))
+    with pytest.raises(GameModuleError, match=rf"card {WINNER}'s winner was identified with another document in "
+                                              rf"record {first.seq}"):
+        result(hall.games.identify_paper_winner(CASHIER, [WINNER, "1001-2"], "Y7654321", "Pere Mas"))
+    (again,) = result(hall.games.identify_paper_winner(CASHIER, [WINNER, "1001-2"], "x1234567", "Joana Puig"))
+    result(hall.games.pay_prizes(CASHIER, SAFE))
+    result(hall.games.collect_cards(CHIEF))
+    total = paid_to(hall.records(), game_id, {WINNER, "1001-2"})
+    assert again.payload["total_cents"] == total > paid_to(hall.records(), game_id, {WINNER})
+    (win,) = hall_day(hall.records(), DAY, HALL, DEFAULT_TIMEZONE).large_wins()
+    assert (win.beneficiary.identity_seq, win.total_cents) == (first.seq, total)
+    assert {(p.prize, p.card) for p in win.prizes} == {("line", "1001-2"), ("bingo", WINNER), ("jackpot", WINNER)}

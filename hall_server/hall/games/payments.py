@@ -9,8 +9,9 @@ close, their splits and carries (R88.5), and the pots the bingo wins
 sums what each paper winner takes in the game: every prize of every card, paid or due
 now (line, bingo, pots).  The cards of one person are theirs together once the cashier
 records the identity document they showed (``identify_paper_winner``, naming all the
-person's winning cards of the game, which the system sums); a card nobody was identified
-for stands alone.  A payment that would bring a winner nobody identified to the
+person's winning cards of the game, which the system sums; a card identified before with
+the same document may be named again, to add a later card to it); a card nobody was
+identified for stands alone.  A payment that would bring a winner nobody identified to the
 threshold is refused, naming the cards and the sum, and nothing is paid until the
 identity is recorded.  An identity is refused for cards whose sum stays below the
 threshold: the hall keeps no personal data the rule does not ask for (R75.3).
@@ -124,7 +125,8 @@ class PaymentCommands(GamesBase):
         return wins
 
     def payments_due(self, game: Game) -> list[Entry]:
-        """The records paying what is due now, as if paid from a desk (nothing is checked against a drawer)."""
+        """The records paying what is due now, for their amounts: paid from a desk that stands for any (the
+        amounts do not depend on it), nothing checked against a drawer."""
         due = self.due_prizes(game)
         return self._payments(game, game.machine, due, "cash:desk", self.core.seq + 1, check=False) if due else []
 
@@ -133,7 +135,8 @@ class PaymentCommands(GamesBase):
         wins = self.paper_wins(game, entries)
         paying = {label for kind, payload in entries if kind == "prize_paid" for label, _ in payload["payments"]}
         totals = {card: sum(cents for _, cents in won) for card, won in wins.items()}
-        for cards, identity, total in paper_groups(totals, game.identified):
+        identities = {card: seq for card, (seq, _) in game.identified.items()}
+        for cards, identity, total in paper_groups(totals, identities):
             if identity is None and total >= LARGE_WIN_CENTS and paying & set(cards):
                 (card,) = cards
                 detail = ", ".join(f"{prize} {format_cents(cents)}" for prize, cents in wins[card])
@@ -162,9 +165,10 @@ class PaymentCommands(GamesBase):
                         else "won nothing to pay"
                     raise GameModuleError(f"card {label} {kind} in game {game.game_id}; name the paper cards "
                                           "that won a prize the cashier pays")
-                if label in game.identified:
-                    raise GameModuleError(f"card {label}'s winner is already identified in record "
-                                          f"{game.identified[label]}")
+                seq, shown = game.identified.get(label, (None, normal))
+                if shown != normal:
+                    raise GameModuleError(f"card {label}'s winner was identified with another document in record "
+                                          f"{seq}; a card has one winner")
             total = sum(cents for label in labels for _, cents in wins[label])
             if total < LARGE_WIN_CENTS:
                 raise GameModuleError(

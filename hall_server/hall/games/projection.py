@@ -67,6 +67,7 @@ class Projection(GamesBase):
                     "collected": game.collected,
                     "stake_pcts": sorted((ref.label, pct) for ref, pct in game.stake_pcts.items()),
                     "refunded_after_close_cents": game.refunded_after_close_cents,
+                    "identified": sorted((card, seq, document) for card, (seq, document) in game.identified.items()),
                 }
             )
         return {
@@ -149,7 +150,7 @@ class Projection(GamesBase):
             if p["prize"] == "megabingo":
                 state.megabingo = None  # played
         elif kind == "prize_winner_identified":
-            game.identified.update({card: record.seq for card in p["cards"]})
+            game.identified.update({card: (record.seq, p["document"]) for card in p["cards"]})
         elif kind == "cards_collected":
             game.collected = True
             game.detector = None  # the draw is over: free the per-card counters

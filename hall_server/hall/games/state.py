@@ -98,8 +98,8 @@ class Game:
     #: Virtual cards sold at a stake below their price: their stake in percent (R88.4-5).
     #: A card not listed stakes its whole price, as every paper card does.
     stake_pcts: dict[CardRef, int] = field(default_factory=dict)
-    #: Paper cards whose winner showed an identity document (R75.6): card label -> the identity record.
-    identified: dict[str, int] = field(default_factory=dict)
+    #: Paper cards whose winner showed an identity document (R75.6): card label -> (the identity record, the document).
+    identified: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     @property
     def over(self) -> bool:
