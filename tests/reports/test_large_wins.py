@@ -254,6 +254,13 @@ def test_R75_6_a_winners_other_card_joins_their_identity_and_another_document_is
                                               rf"record {first.seq}"):
         result(hall.games.identify_paper_winner(CASHIER, [WINNER, "1001-2"], "Y7654321", "Pere Mas"))
     (again,) = result(hall.games.identify_paper_winner(CASHIER, [WINNER, "1001-2"], "x1234567", "Joana Puig"))
+    # A start from a checkpoint knows the game's identities as the journal built them.
+    built = hall.games.snapshot()
+    assert [g["identified"] for g in built["games"]][-1] == [(WINNER, again.seq, "X1234567"),
+                                                             ("1001-2", again.seq, "X1234567")]
+    state = json.loads(json.dumps(hall.core.checkpoint()))
+    hall.core.restore(state, hall.core.seq, hall.core.last_hash or "")
+    assert hall.games.snapshot() == built
     result(hall.games.pay_prizes(CASHIER, SAFE))
     result(hall.games.collect_cards(CHIEF))
     total = paid_to(hall.records(), game_id, {WINNER, "1001-2"})
