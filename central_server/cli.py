@@ -12,6 +12,7 @@ finds this module through the ``bingo.commands`` entry point group, which
   a refusal is one line on stderr with its code, and exit status 2;
 * ``audit-export`` writes a day's network games for the inspector (FORMATS.md 3);
 * ``daily-report`` writes the day's signed report to the regulator (R95.4, docs/reports.md);
+* ``yearly-report`` writes the tax year's base and tax of the network games (R98.2, docs/reports.md);
 * ``backup`` writes an archive of the running server (``bingo restore`` puts it back, docs/backup.md).
 """
 
@@ -396,6 +397,37 @@ def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
     for line in written_lines(made, written):
+        click.echo(line)
+
+
+@central.command("yearly-report")
+@click.option("--year", required=True, metavar="YYYY", help="The fiscal year (this year: to date).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write tax-year.json, .csv, .pdf and their .p7s signatures into.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The central server's configuration (default: $BINGO_HOME/central.toml).")
+def yearly_report_command(year: str, out: Path, config_path: Path | None) -> None:
+    """Write the tax year's base and tax of the interconnected games (R98.2) as JSON, CSV and PDF,
+    each with a detached CMS signature (.p7s) by keys/report-signing.pem; `bingo report yearly` on this folder."""
+    import zoneinfo
+
+    from central_server.daily import read_year
+    from central_server.tap import configuration
+    from server_kit.reports.cms import ReportSigner, write_signed
+    from server_kit.reports.yearly import checked_year, written_lines
+
+    try:
+        config = configuration(config_path)
+        number, through = checked_year(year, datetime.datetime.now(zoneinfo.ZoneInfo(config.timezone)).date())
+        signer = ReportSigner.of_server(config.home)
+        made, laid_out = read_year(config, number, through)
+        written = write_signed(laid_out, out, signer)
+    except (DomainError, OSError) as error:
+        from server_kit.audit_folder import one_line
+
+        click.echo(one_line(error), err=True)
+        sys.exit(REFUSED)
+    for line in written_lines(made, laid_out, written):
         click.echo(line)
 
 

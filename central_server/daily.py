@@ -11,6 +11,12 @@ export.  A game declared not played (R96.2) is in the report, with its cards and
 stakes returned.  The report's journal range runs from the first record of the day's
 first game to the last record of its games; a day without games names the last
 record written by the end of the day, as the hall's report does.
+
+The tax year (R98.2) is the stakes of the year's network games, each on the day of the
+record that ended it: the sales at the close less the stakes the house returned after it
+(a failed terminal's cards, R96.3); a game declared not played has none.  The central
+server has no machines, and no player: the prizes of a network game are credited to
+accounts by their halls, which report their beneficiaries (R75.6).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from protocol.chain import Record
 from protocol.daily import VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, PrizeLine
 from protocol.errors import DomainError
 from protocol.records import RecordError
+from protocol.settlement.tax import TaxDay, YearTax, tax_base_after_refunds, tax_cents
 from protocol.records.central import (
     GAME_RECORDS,
     CentralBallDrawn,
@@ -39,6 +46,8 @@ from protocol.records.central import (
     CentralStakeReturned,
 )
 from server_kit.reports.daily import day_end_ms
+from server_kit.reports.document import Report
+from server_kit.reports.yearly import year_range, yearly_report
 
 
 @dataclass
@@ -84,7 +93,8 @@ def read_day(config: CentralConfig, day: str) -> DailyReport:
 def central_day(records: Sequence[Record], day: str, central_id: str, timezone: str) -> DailyReport:
     """The report of the network games that ended on ``day`` (in ``timezone``), from ``records`` in order."""
     zone = zoneinfo.ZoneInfo(timezone)
-    games = [g for g in _games(records) if g.end is not None and day_of(g.end, zone) == day]
+    every = _games(records)
+    games = [g for g in every if g.end is not None and day_of(g.end, zone) == day]
     if games:
         last = max((r for g in games for r in g.records), key=lambda r: r.seq)
         span = (min(g.records[0].seq for g in games), last.seq, last.hash)
@@ -111,7 +121,38 @@ def central_day(records: Sequence[Record], day: str, central_id: str, timezone: 
         first_seq=span[0],
         last_seq=span[1],
         last_hash=span[2],
+        year_to_date=YearTax.of(int(day[:4]), day, _tax_days(every, zone)),
     )
+
+
+def read_year(config: CentralConfig, year: int, through: str) -> tuple[YearTax, Report]:
+    """The network games' tax year and its report (R98.2), from the whole journal once it verifies."""
+    records, _, _ = verified_journal(config)
+    return central_yearly_report(records, year, through, config.central_id, config.timezone)
+
+
+def central_yearly_report(records: Sequence[Record], year: int, through: str, central_id: str,
+                          timezone: str) -> tuple[YearTax, Report]:
+    """The network games' tax year ``year`` up to day ``through`` (R98.2) and its report, from ``records`` in order."""
+    zone = zoneinfo.ZoneInfo(timezone)
+    games = [g for g in _games(records) if g.end is not None and str(year) == day_of(g.end, zone)[:4]
+             and day_of(g.end, zone) <= through]
+    made = YearTax.of(year, through, _tax_days(games, zone))
+    return made, yearly_report(made, origin="central", server=central_id, timezone=timezone,
+                               journal=year_range(records, year, through, zone),
+                               games_tax_cents=sum(tax_cents(_tax_base(g)) for g in games))
+
+
+def _tax_days(games: Sequence[_Game], zone: zoneinfo.ZoneInfo) -> list[TaxDay]:
+    """Each ended network game's stakes (R98), on the day of the record that ended it."""
+    return [TaxDay(day_of(g.end, zone), bingo_stakes_cents=_tax_base(g)) for g in games if g.end is not None]
+
+
+def _tax_base(game: _Game) -> int:
+    if game.not_played or game.sale is None:
+        return 0
+    after_close = sum(r.amount_cents for r in game.returned if r.paid_by == "house")
+    return tax_base_after_refunds(game.sale.sales_cents, after_close)
 
 
 def _games(records: Sequence[Record]) -> list[_Game]:

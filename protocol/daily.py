@@ -8,8 +8,14 @@ bought, and the prizes.  The running totals of R83.5 and the terminals where car
 were played (R95.4 d) are derived here, once, for both servers.
 
 A hall's video bingo machines (R3.5.d) have a line each for the calendar day in the
-hall's time zone: what their plays staked and paid, and their gross gaming revenue,
-of which 10% is the machines' tax (R98).
+hall's time zone: what their plays staked and paid, and their gross gaming revenue
+(R98; the tax is the year's, :mod:`protocol.settlement.tax`, and the day shows its share).
+
+The wins of 15,000 EUR or more (R75.6) are summed per beneficiary, not per card: every
+prize a server paid is a :class:`BeneficiaryPrize` naming who took it
+(:class:`Beneficiary`: an account, an identified paper winner, or a card or station no
+one was identified for), and :func:`large_wins` adds them up - an account's prizes over
+the day, anyone else's over one game - and keeps the sums at or above the threshold.
 
 A hall's day also shows what its prizes paid against its collection, with the 70% the
 regulation asks (R88.1), and every pot's balance at the day's start and end with what
@@ -23,24 +29,110 @@ Money is integer cents.  The report names the journal records it was made from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from protocol.settlement.tax import YearTax
 
 from protocol.settlement import BASIS_POINTS, PAYOUT_FLOOR_BP
 
 #: A card bought on paper at the hall's desk, or on a terminal.
 PAPER, VIRTUAL = "paper", "virtual"
 
-#: R75.6: a win of this much or more is reported to the regulator within LARGE_WIN_DAYS days.
+#: R75.6: one beneficiary's prizes summing to this much or more are reported to the regulator,
+#: at the next daily close, with the beneficiary's identity and the prizes that make the sum.
 LARGE_WIN_CENTS = 1_500_000
-LARGE_WIN_DAYS = 30
 
-#: R98: the machines' tax is this share of their gross gaming revenue.
-MACHINES_TAX_PCT = 10
+#: Who took a prize (R75.6): a player account, a paper winner identified by their document,
+#: a paper card nobody was identified for, a video bingo station played without an account.
+ACCOUNT, PAPER_WINNER, PAPER_CARD, STATION = "account", "paper winner", "paper card", "station"
+#: Where a prize was won.
+HALL_GAME, JOINT_GAME, NETWORK_GAME, VIDEO_BINGO = "hall game", "joint game", "network game", "video bingo"
 
 
-def machines_tax_cents(gross_revenue_cents: int) -> int:
-    """The machines' tax on a day's gross gaming revenue (R98): 10%, rounded down; a day the
-    machines paid out more than they kept owes none (the loss is not carried to another day)."""
-    return max(gross_revenue_cents, 0) * MACHINES_TAX_PCT // 100
+@dataclass(frozen=True)
+class Beneficiary:
+    """Who took a prize (R75.6).
+
+    ``ref`` is the account number (``account``); the record that holds the paper winner's
+    identity (``paper winner``: ``identity_seq``, whose document and name are personal data the
+    journal keeps and the regulator's feed carries); the card (``paper card``: paid before
+    anyone was identified); or the station (``station``: a cash play nobody signed in to).
+    ``visitor`` is the visitor record the account, or the identity, belongs to, when known.
+    """
+
+    kind: str
+    ref: str
+    identity_seq: int | None = None
+    visitor: int | None = None
+
+    @property
+    def identified(self) -> bool:
+        return self.kind in (ACCOUNT, PAPER_WINNER)
+
+    @property
+    def per_day(self) -> bool:
+        """An account's prizes are summed over the day; anyone else's over one game (R75.6)."""
+        return self.kind == ACCOUNT
+
+
+@dataclass(frozen=True)
+class BeneficiaryPrize:
+    """One prize paid to ``beneficiary`` (line, bingo, a pot, a video bingo play or jackpot), in record ``seq``."""
+
+    beneficiary: Beneficiary
+    source: str  # HALL_GAME, JOINT_GAME, NETWORK_GAME, VIDEO_BINGO
+    game_id: str  # the game; for video bingo the machine and the play (``vb-1#12``)
+    prize: str
+    card: str  # the card (``SERIES-NUMBER``), or the station (``vb-1.2``)
+    cents: int
+    seq: int
+
+
+@dataclass(frozen=True)
+class LargeWin:
+    """A beneficiary's prizes of one game (or, for an account, one day) summing to 15,000 EUR or more."""
+
+    beneficiary: Beneficiary
+    game_id: str | None  # None: an account's day
+    prizes: tuple[BeneficiaryPrize, ...]
+
+    @property
+    def total_cents(self) -> int:
+        return sum(p.cents for p in self.prizes)
+
+
+def large_wins(prizes: Iterable[BeneficiaryPrize], threshold_cents: int = LARGE_WIN_CENTS) -> tuple[LargeWin, ...]:
+    """The beneficiaries whose prizes reach ``threshold_cents`` (R75.6): an account over all of
+    ``prizes`` (one day's), anyone else within one game; in order of their first prize."""
+    groups: dict[tuple[str, str, str | None], list[BeneficiaryPrize]] = {}
+    for prize in prizes:
+        who = prize.beneficiary
+        groups.setdefault((who.kind, who.ref, None if who.per_day else prize.game_id), []).append(prize)
+    found = [
+        LargeWin(taken[0].beneficiary, game_id, tuple(taken))
+        for (_, _, game_id), taken in groups.items()
+        if sum(p.cents for p in taken) >= threshold_cents
+    ]
+    return tuple(sorted(found, key=lambda win: min(p.seq for p in win.prizes)))
+
+
+def paper_groups(won: Mapping[str, int], identities: Mapping[str, int]) -> list[tuple[tuple[str, ...], int | None, int]]:
+    """The paper winners of one game: ``won`` is each paper card's prizes in the game (cents), ``identities``
+    the identity record of each card identified.  Cards identified by one record are one person's; a card
+    nobody was identified for stands alone.  Each as (cards, identity record or None, total cents)."""
+    by_identity: dict[int, list[str]] = {}
+    alone: list[str] = []
+    for card in won:
+        seq = identities.get(card)
+        if seq is None:
+            alone.append(card)
+        else:
+            by_identity.setdefault(seq, []).append(card)
+    groups: list[tuple[tuple[str, ...], int | None, int]] = [
+        (tuple(cards), seq, sum(won[c] for c in cards)) for seq, cards in by_identity.items()
+    ]
+    groups += [((card,), None, won[card]) for card in alone]
+    return groups
 
 
 @dataclass(frozen=True)
@@ -239,6 +331,11 @@ class DailyReport:
     last_seq: int
     last_hash: str
     machines: tuple[MachineDay, ...] = ()
+    #: Every prize of the day with who took it (R75.6); empty on the central server, which knows no
+    #: player (a network game's prizes are credited to accounts by their hall, which reports them).
+    beneficiary_prizes: tuple[BeneficiaryPrize, ...] = ()
+    #: The tax year up to the end of this day (R98.2), when the server folded it.
+    year_to_date: YearTax | None = None
     #: Every pot's day (a hall's; none for the central server, whose games have no pot).
     pots: tuple[PotDay, ...] = ()
 
@@ -251,17 +348,13 @@ class DailyReport:
             set_aside_cents=sum(g.pots_set_aside_cents for g in self.games),
         )
 
-    def large_wins(self) -> tuple[CardWin, ...]:
-        """The winning cards paid 15,000 EUR or more (R75.6), to be reported within 30 days of the day."""
-        return tuple(w for w in self.wins if w.paid_cents >= LARGE_WIN_CENTS)
+    def large_wins(self) -> tuple[LargeWin, ...]:
+        """The beneficiaries whose prizes of one game, or of the day for an account, reach 15,000 EUR (R75.6)."""
+        return large_wins(self.beneficiary_prizes)
 
     def machines_revenue_cents(self) -> int:
         """The gross gaming revenue of every machine of the day (R98)."""
         return sum(m.gross_revenue_cents for m in self.machines)
-
-    def machines_tax_cents(self) -> int:
-        """The machines' tax of the day (R98): 10% of their gross gaming revenue, none on a loss."""
-        return machines_tax_cents(self.machines_revenue_cents())
 
     def running_totals(self) -> tuple[RunningTotal, ...]:
         """Every game with the totals of games, cards sold, prizes paid and collection so far."""

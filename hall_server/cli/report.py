@@ -1,8 +1,10 @@
-"""``bingo report daily`` and ``bingo report monthly``: the signed reports to the regulator.
+"""``bingo report daily``, ``monthly`` and ``yearly``: the signed reports to the regulator.
 
 ``daily`` is the daily report (R95.4 a-f, R83.5); ``monthly`` the monthly list of
-physical and virtual cards sold (R77.4) with the month's wins of 15,000 EUR or more
-(R75.6), written the same way as ``cards-sold.json``, ``.csv`` and ``.pdf``.
+physical and virtual cards sold (R77.4) with the month's beneficiaries of 15,000 EUR or
+more (R75.6), written the same way as ``cards-sold.json``, ``.csv`` and ``.pdf``;
+``yearly`` the tax year's base and tax (R98.2) as ``tax-year.json``, ``.csv`` and ``.pdf``,
+on a hall's folder and on a central server's (``bingo central yearly-report``).
 
 ``bingo report daily --day YYYY-MM-DD --out DIR`` writes ``report.json``,
 ``report.csv`` and ``report.pdf`` into DIR, each with its detached CMS signature
@@ -27,13 +29,15 @@ import click
 
 from hall_server.cli.audit import CENTRAL_CONFIG, central_command
 from hall_server.cli.context import Hall
-from hall_server.reports.daily_files import read_day, read_month
+from hall_server.reports.daily_files import read_day, read_month, read_year
 from protocol.errors import DomainError
 from server_kit.audit_folder import one_line
 from server_kit.reports.cms import ReportSigner, write_signed
 from server_kit.reports.document import ReportError
 from server_kit.reports.daily import checked_day, daily_report, written_lines
 from server_kit.reports.monthly import checked_month, month_days, monthly_report
+from server_kit.reports.yearly import checked_year
+from server_kit.reports.yearly import written_lines as year_lines
 
 REFUSED = 2
 
@@ -93,7 +97,34 @@ def monthly(hall: Hall, month: str, out: Path) -> None:
         sys.exit(REFUSED)
     cards = sum(c.count for d in days for c in d.cards if not c.refunded)
     large = sum(len(d.large_wins()) for d in days)
-    click.echo(f"cards sold in {month}: {cards} card(s), {large} win(s) of 15,000 EUR or more, "
+    click.echo(f"cards sold in {month}: {cards} card(s), {large} beneficiary(ies) of 15,000 EUR or more, "
                f"up to journal record {days[-1].last_seq}")
     for path in written:
         click.echo(f"  {path} (signature {path.name}.p7s)")
+
+
+@report.command("yearly")
+@click.option("--year", required=True, metavar="YYYY", help="The fiscal year (this year: to date).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write tax-year.json, .csv, .pdf and their .p7s signatures into.")
+@pass_hall
+@click.pass_context
+def yearly(ctx: click.Context, hall: Hall, year: str, out: Path) -> None:
+    """Write the tax year's base and tax (R98.2), each file with a detached CMS signature (.p7s)."""
+    try:
+        central = central_command(ctx, hall, "yearly-report")
+        if central is not None:
+            command, central_config = central
+            ctx.invoke(command, year=year, out=out, config_path=central_config)
+            return
+        timezone = hall.timezone()
+        number, through = checked_year(year, datetime.datetime.now(timezone).date())
+        signer = ReportSigner.of_server(hall.home)
+        made, laid_out = read_year(hall.engine, hall.journal_key().public_key(), hall.head_path, number, through,
+                                   hall.hall_name(), timezone)
+        written = write_signed(laid_out, out, signer)
+    except (DomainError, OSError) as error:
+        click.echo(one_line(error), err=True)
+        sys.exit(REFUSED)
+    for line in year_lines(made, laid_out, written):
+        click.echo(line)

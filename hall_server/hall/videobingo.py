@@ -36,6 +36,10 @@ the machine shows anything.  The machine only displays.
   from the bingo room (R73.7), a paytable returning at least the minimum; a machine
   that breaks one is not admitted and refuses to play, saying why.  One player account
   may be signed in on one station only (configurable).
+* **Large wins (R75.6)**: a play of 15,000 EUR or more (prizes and jackpots) on a station
+  with no account signed in keeps the station's credit from going out in cash: it goes to
+  an account (the player signs in, the cashier having opened one on their identity
+  document), whose holder is the winner the daily report names.
 * **Jackpots**: a machine jackpot and a linked superjackpot, each fed a configured
   share of the stakes (on top of the paytable's return, which alone meets the
   minimum) and won by a configured pattern complete within a configured number of
@@ -70,6 +74,7 @@ from hall_server.hall.cashier import (
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
+from protocol.daily import LARGE_WIN_CENTS
 from protocol.errors import DomainError
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
@@ -296,6 +301,9 @@ class Station:
     cards: tuple[Card, ...] = ()  # the previous play's cards, which the player may keep
     #: request id -> what it came to (a play, a credit movement), the latest ones
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: A play of 15,000 EUR or more won with no account signed in (its record), while its credit is on the
+    #: station: the credit goes to an account, never in cash, so that the winner is identified (R75.6).
+    unidentified_win: int | None = None
 
 
 @dataclass
@@ -898,6 +906,12 @@ class VideoBingoModule(ProjectedState):
             if amount <= 0:
                 raise VbRefused("no_credit", "there is no credit on this station to pay out")
             if destination == "cash":
+                if known.unidentified_win is not None:
+                    raise VbRefused("identify", (
+                        f"this station's credit holds a win of {format_cents(LARGE_WIN_CENTS)} or more (play record "
+                        f"{known.unidentified_win}), won without an account: the winner is identified before it is "
+                        "paid (R75.6). Sign in with your account and PIN (the cashier opens one with your identity "
+                        "document) and pay the credit to it"))
                 account, target = None, cash_box(machine_id)
                 held = self.ledger.balance(target)
                 if amount > held:
@@ -1050,6 +1064,9 @@ class VideoBingoModule(ProjectedState):
                       else {"credits_out": amount, "cash_out": amount if cash else 0})
             self._meter(record, p["machine"], change)
             credit_after = self._credit_after(record)
+            known = state.stations.get(station_key(p["machine"], p["station"]))
+            if kind == "vb_credit_out" and known is not None:
+                known.unidentified_win = None  # paid to an account: its holder is the winner
             self._remember(p, {"kind": kind[3:], "seq": record.seq, "amount_cents": amount,
                                "credit_after_cents": credit_after})
         elif kind == "vb_play":
@@ -1068,6 +1085,10 @@ class VideoBingoModule(ProjectedState):
             known = state.stations.get(station_key(p["machine"], p["station"]))
             if known is not None:
                 known.cards = shown.cards
+                if known.account is None and p["won_cents"] + sum(c for _, _, c in jackpots) >= LARGE_WIN_CENTS:
+                    known.unidentified_win = record.seq
+                elif shown.credit_after == 0:
+                    known.unidentified_win = None  # the credit that held the win is played away
             self._remember(p, {"kind": "play", **shown.to_json()})
         elif kind == "vb_machine_retired":
             state.retired[p["machine"]] = p["reason"]

@@ -13,6 +13,9 @@ The video bingo machines play outside the sessions: their lines are the calendar
 in the hall's time zone (every ``vb_play``, ``vb_credit_in`` and ``vb_credit_out``
 written that day), and the journal range is widened to hold those records.
 
+Who took each prize (R75.6) is folded by :mod:`hall_server.reports.large_wins`, and the
+tax year to the end of the day (R98.2) by :mod:`hall_server.reports.yearly`.
+
 Every pot's day (R88.1) is read from the ledger's postings: its balance before the
 report's first record and after its last, and the credits and debits between; on a day
 without a session the two balances are the pot's at the report's record, and nothing
@@ -25,7 +28,9 @@ from dataclasses import replace
 from datetime import tzinfo
 from typing import Sequence
 
+from hall_server.reports.large_wins import beneficiary_prizes
 from hall_server.reports.minutes import GameMinutes, MinutesBook, VirtualCard, build
+from hall_server.reports.yearly import hall_year
 from protocol.chain import Record
 from protocol.daily import (
     PAPER,
@@ -84,6 +89,8 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
         last_seq=span[1],
         last_hash=span[2],
         machines=machine_days(played),
+        beneficiary_prizes=beneficiary_prizes(records, day, timezone, book),
+        year_to_date=hall_year(records, book, int(day[:4]), day, timezone),
         pots=pot_days(records, span[0], span[1], bool(sessions)),
     )
 

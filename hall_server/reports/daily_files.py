@@ -13,10 +13,18 @@ whole.  Given the hall's prize rules, it writes beside it the day's audit export
 signed report (``reports/audit-YYYY-MM-DD/``, :mod:`protocol.audit.report`), or the
 export's refusal with its reason, for the regulator's receiver to replay card by card
 (R92.7).  A hall without a report-signing certificate logs how to get one and goes on.
+
+The video bingo machines play on after a session's close, and a network game's prizes
+may be credited after it: the close also brings the earlier days up to date, from the
+previous session's date to the day before this one (:func:`days_to_bring_up`).  A day
+whose report would now say more - the machines' plays, a beneficiary of 15,000 EUR or
+more (R75.6: reported at the next daily close) - is written again, whole (or, for a day
+without a session, written), and the regulator's feed sends it again.
 """
 
 from __future__ import annotations
 
+import datetime
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -28,22 +36,47 @@ from twisted.python.failure import Failure
 
 from hall_server.audit.source import audit_report
 from hall_server.reports.daily import hall_day, session_date
-from hall_server.reports.minutes import build
+from hall_server.reports.minutes import MinutesBook, build
+from hall_server.reports.yearly import hall_yearly_report
 from protocol.chain import Record
 from protocol.daily import DailyReport
 from protocol.settlement import PrizeRules
+from protocol.settlement.tax import YearTax
 from server_kit.journal.sql import Journal, verified_records
 from server_kit.pki import PkiError
 from server_kit.reports.cms import ReportSigner, write_signed
 from server_kit.reports.daily import daily_report, day_folder, write_audit_report
+from server_kit.reports.document import Report
+from server_kit.reports.render import to_json
 
 log = Logger()
+
+#: The records a day's report may gain after its session's close: the machines' plays and credits, network credits.
+LATE_RECORDS = ("vb_play", "vb_credit_in", "vb_credit_out", "network_credit_paid")
+
+
+def days_to_bring_up(records: Sequence[Record], book: MinutesBook, day: str, timezone: tzinfo) -> list[str]:
+    """The days before ``day`` whose reports a close brings up to date: the previous session's date, and each
+    later day before ``day`` on which a video bingo machine played or a network prize was credited."""
+    earlier = [s.date for s in book.sessions if s.date < day]
+    if not earlier:
+        return []
+    since = max(earlier)
+    active = {datetime.datetime.fromtimestamp(r.time_ms / 1000, timezone).date().isoformat()
+              for r in records if r.type in LATE_RECORDS}
+    return sorted({since} | {d for d in active if since < d < day})
 
 
 def read_day(engine: Engine, public_key: Ed25519PublicKey, head: Path, day: str, hall_name: str,
              timezone: tzinfo) -> DailyReport:
     """The daily report of ``day`` from the whole journal, once the journal verifies (chain, signatures, head)."""
     return hall_day(verified_records(engine, public_key, head), day, hall_name, timezone)
+
+
+def read_year(engine: Engine, public_key: Ed25519PublicKey, head: Path, year: int, through: str, hall_name: str,
+              timezone: tzinfo) -> tuple[YearTax, Report]:
+    """The tax year ``year`` up to ``through`` and its report (R98.2), from the whole journal once it verifies."""
+    return hall_yearly_report(verified_records(engine, public_key, head), year, through, hall_name, timezone)
 
 
 def read_month(engine: Engine, public_key: Ed25519PublicKey, head: Path, month_days: Sequence[str], hall_name: str,
@@ -68,6 +101,7 @@ class DailyReporter:
         self.rules = rules
         self.written: list[Path] = []  # the folders written, for the log and the tests
         self.audits: list[Path] = []  # the audit exports' folders written
+        self.updated: list[Path] = []  # the earlier days' folders brought up to date at a close
         #: Told after each report is written (the regulator's feed sends it).
         self.listeners: list[Callable[[], None]] = []
 
@@ -92,6 +126,8 @@ class DailyReporter:
             return None
         folder = day_folder(self.home, day)
         write_signed(daily_report(hall_day(records, day, self.hall_name, self.timezone, book)), folder, signer)
+        for earlier in days_to_bring_up(records, book, day, self.timezone):
+            self._bring_up(records, book, earlier, signer)
         if self.rules is not None:
             try:
                 self.audits.append(write_audit_report(self.home, audit_report(records, day, self.rules, journal.engine),
@@ -99,6 +135,20 @@ class DailyReporter:
             except Exception:  # the daily report stands, and is sent, whatever befell the export
                 log.failure("The audit export of {day} could not be written at the session's close", day=day)
         return folder
+
+    def _bring_up(self, records: Sequence[Record], book: MinutesBook, day: str, signer: ReportSigner) -> None:
+        """Write ``day``'s report again if it now says more than the one written (or write it, if none was)."""
+        made = hall_day(records, day, self.hall_name, self.timezone, book)
+        laid_out = daily_report(made)
+        folder = day_folder(self.home, day)
+        written = folder / f"{laid_out.file_stem}.json"
+        if written.exists():
+            if written.read_bytes() == to_json(laid_out):
+                return
+        elif not (made.games or made.machines or made.beneficiary_prizes):
+            return  # nothing happened that day: no report to send
+        write_signed(laid_out, folder, signer)
+        self.updated.append(folder)
 
     def _written(self, folder: Path | None) -> None:
         if folder is not None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from protocol import events
-from protocol.records.base import JournalRecord, optional, record
+from protocol.records.base import JournalRecord, optional, personal, record
 from protocol.records.events import EventRecord
 
 
@@ -63,6 +63,25 @@ class PrizePaid(JournalRecord):
     carry_cents: int
     payments: tuple[tuple[str, int], ...]
     desk: str | None
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class PrizeWinnerIdentified(JournalRecord):
+    """The cashier saw the identity document of the person holding paper ``cards`` of game ``game_id``,
+    whose prizes in that game total ``total_cents``, 15,000 EUR or more (R75.6), before paying them.
+
+    ``document`` (the document's number, in the admission desk's normal form) and ``name``
+    are personal data: the regulator's receiver shows them to the regulator's role only.
+    The cards' prizes are paid by the ``prize_paid`` records that follow.
+    """
+
+    type: ClassVar[str] = "prize_winner_identified"
+    game_id: str
+    cards: tuple[str, ...]
+    total_cents: int
+    document: str = personal()
+    name: str = personal()
 
 
 @record

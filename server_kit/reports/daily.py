@@ -12,14 +12,17 @@ format (``docs/reports.md`` lists every field):
 * ``terminals`` - what each terminal and seller sold (R95.4 d);
 * ``prizes`` - every prize with its amount, payment and carry (R95.4 e);
 * ``winners`` - every winning card, its hall and terminal, its payment (R95.4 b, f);
-* ``large_wins`` - the winning cards paid 15,000 EUR or more, with the date by which
-  each is reported (R75.6);
+* ``large_wins`` - each beneficiary whose prizes of one game (an account's: of the day)
+  reach 15,000 EUR, with who they are, and ``large_win_prizes`` the prizes that make
+  each sum (R75.6);
 * ``machines`` - a hall's video bingo machines: plays, stakes, prizes, jackpots, credit
-  in and out, gross gaming revenue and the machines' tax (R3.5.d, R98);
+  in and out, gross gaming revenue (R3.5.d, R98);
 * ``payout`` - the prizes paid against the collection, as percentages beside the 70%
   minimum, and what the sales set aside in the pots (R88.1);
 * ``pots`` - every pot's balance at the day's start and end, and what went in and out
-  (R88.1: the money parked in pots, in plain sight).
+  (R88.1: the money parked in pots, in plain sight);
+* ``tax`` - the tax year to the end of the day: the bingo stakes and the machines' gross
+  gaming revenue, the tax of each, and the day's share of it (R98.2).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from protocol.audit.report import AuditReport, report_name
-from protocol.daily import LARGE_WIN_DAYS, CardWin, DailyReport
+from protocol.daily import DailyReport, LargeWin
+from protocol.settlement.tax import YearTax
 from server_kit.audit_folder import is_day
 from server_kit.reports.cms import CMS_SUFFIX, ReportSigner, write_signed_folder
 from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, ReportError, Table
@@ -91,7 +95,6 @@ def daily_report(day: DailyReport) -> Report:
         ("prizes_paid_cents", "Prizes paid", Cents(totals.prizes_paid_cents if totals else 0)),
         ("collection_cents", "Collection", Cents(totals.collection_cents if totals else 0)),
         ("machines_revenue_cents", "Machines' gross gaming revenue (R98)", Cents(day.machines_revenue_cents())),
-        ("machines_tax_cents", "Machines' tax, 10% of it (R98)", Cents(day.machines_tax_cents())),
     ])
     games = table_of("games", "Games and running totals (R83.5, R95.4 c)", [
         ("game_id", "Game"), ("state", "State"), ("price_cents", "Card price"),
@@ -137,7 +140,7 @@ def daily_report(day: DailyReport) -> Report:
         (w.game_id, w.prize, w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, w.where)
         for w in day.wins
     ])
-    large = large_wins_table([(day.day, win) for win in day.large_wins()])
+    wins = [(day.day, win) for win in day.large_wins()]
     machines = table_of("machines", "Video bingo machines: the day's plays and tax base (R3.5.d, R98)", [
         ("machine", "Machine"), ("plays", "Plays"), ("stakes_cents", "Stakes"), ("prizes_cents", "Prizes"),
         ("jackpot_contributions_cents", "To jackpots"), ("jackpot_payouts_cents", "Jackpots won"),
@@ -172,22 +175,49 @@ def daily_report(day: DailyReport) -> Report:
         subject=day.day,
         title=title,
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
-        tables=(journal, report, summary, paid, pots, games, balls, cards, terminals, prizes, winners, large, machines),
+        tables=(journal, report, summary, paid, pots, games, balls, cards, terminals, prizes, winners,
+                large_wins_table(wins), large_win_prizes_table(wins), machines,
+                tax_to_date_table(day.day, day.year_to_date)),
         stem=STEM,
     )
 
 
-def report_by(day: str) -> str:
-    """The last day to report a large win of ``day`` to the regulator (R75.6: within 30 days)."""
-    return (datetime.date.fromisoformat(day) + datetime.timedelta(days=LARGE_WIN_DAYS)).isoformat()
+def large_wins_table(wins: Sequence[tuple[str, LargeWin]]) -> Table:
+    """Each beneficiary of ``(day, large win)`` whose prizes reach 15,000 EUR (R75.6): who, over what, the sum."""
+    return table_of("large_wins", "Beneficiaries of 15,000 EUR or more in a game, or an account in a day (R75.6)", [
+        ("day", "Day"), ("number", "No."), ("beneficiary_kind", "Beneficiary"), ("beneficiary", "Account or identity"),
+        ("identity_record", "Identity record"), ("visitor", "Visitor"), ("game_id", "Game (empty: the day)"),
+        ("prizes", "Prizes"), ("total_cents", "Total"),
+    ], [(d, n, w.beneficiary.kind, w.beneficiary.ref, w.beneficiary.identity_seq, w.beneficiary.visitor,
+         w.game_id or "", len(w.prizes), Cents(w.total_cents)) for n, (d, w) in enumerate(wins, start=1)])
 
 
-def large_wins_table(wins: Sequence[tuple[str, CardWin]]) -> Table:
-    """The wins of 15,000 EUR or more of ``(day, win)``, each with the day it is reported by (R75.6)."""
-    return table_of("large_wins", "Wins of 15,000 EUR or more, to report within 30 days (R75.6)", [
-        ("day", "Day"), ("game_id", "Game"), ("prize", "Prize"), ("card", "Card"), ("paid_cents", "Paid"),
-        ("hall", "Hall"), ("where", "Terminal"), ("report_by", "Report by"),
-    ], [(d, w.game_id, w.prize, w.card_id, Cents(w.paid_cents), w.hall, w.where, report_by(d)) for d, w in wins])
+def large_win_prizes_table(wins: Sequence[tuple[str, LargeWin]]) -> Table:
+    """The prizes that make each sum of :func:`large_wins_table`, by its number (R75.6)."""
+    return table_of("large_win_prizes", "The prizes that make each sum (R75.6)", [
+        ("day", "Day"), ("number", "No."), ("source", "Where"), ("game_id", "Game"), ("prize", "Prize"),
+        ("card", "Card or station"), ("paid_cents", "Paid"), ("record", "Record"),
+    ], [(d, n, p.source, p.game_id, p.prize, p.card, Cents(p.cents), p.seq)
+        for n, (d, w) in enumerate(wins, start=1) for p in w.prizes])
+
+
+def tax_to_date_table(day: str, year: YearTax | None) -> Table:
+    """The tax year to the end of ``day`` and the day's share of it, for information (R98.2)."""
+    share = year.share_of(day) if year is not None else None
+    return fields_of("tax", "The tax year to date (R98.2): 10% of the year's stakes and of the machines' revenue", [
+        ("year", "Year", year.year if year else None),
+        ("bingo_stakes_to_date_cents", "Bingo stakes, year to date", Cents(year.bingo_stakes_cents if year else 0)),
+        ("bingo_tax_to_date_cents", "Bingo tax, year to date", Cents(year.bingo_tax_cents if year else 0)),
+        ("machines_revenue_to_date_cents", "Machines' gross gaming revenue, year to date",
+         Cents(year.machines_revenue_cents if year else 0)),
+        ("machines_tax_to_date_cents", "Machines' tax, year to date (none while the revenue is negative)",
+         Cents(year.machines_tax_cents if year else 0)),
+        ("bingo_stakes_cents", "Bingo stakes of the day", Cents(share.bingo_stakes_cents if share else 0)),
+        ("bingo_share_cents", "The day's share of the bingo tax", Cents(share.bingo_share_cents if share else 0)),
+        ("machines_revenue_cents", "Machines' revenue of the day", Cents(share.machines_revenue_cents if share else 0)),
+        ("machines_share_cents", "The day's share of the machines' tax",
+         Cents(share.machines_share_cents if share else 0)),
+    ])
 
 
 def checked_day(day: str, today: datetime.date) -> str:

@@ -10,8 +10,8 @@ same facts as the daily report) and this lays the month out:
 * ``days`` - the same per day;
 * ``cards`` - every purchase of the month: day, game, kind, series, first and last card,
   value, paid, where (R77.4); refunded cards are listed and marked;
-* ``large_wins`` - the winning cards paid 15,000 EUR or more, each with the day it is
-  reported by (R75.6).
+* ``large_wins`` and ``large_win_prizes`` - the month's beneficiaries of 15,000 EUR or
+  more, as each day's daily report has them (R75.6).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 from typing import Sequence
 
 from protocol.daily import PAPER, VIRTUAL, DailyReport
-from server_kit.reports.daily import fields_of, large_wins_table, table_of
+from server_kit.reports.daily import fields_of, large_win_prizes_table, large_wins_table, table_of
 from server_kit.reports.document import Cents, JournalRange, Report, ReportError
 
 KIND = "monthly"
@@ -60,6 +60,7 @@ def monthly_report(month: str, days: Sequence[DailyReport]) -> Report:
     last = days[-1]
     who = "hall" if last.origin == "hall" else "central server"
     per_day = [(d.day, *_sold(d, PAPER), *_sold(d, VIRTUAL)) for d in days]
+    wins = [(d.day, w) for d in days for w in d.large_wins()]
     paper = (sum(r[1] for r in per_day), sum(r[2] for r in per_day))
     virtual = (sum(r[3] for r in per_day), sum(r[4] for r in per_day))
     tables = (
@@ -90,7 +91,8 @@ def monthly_report(month: str, days: Sequence[DailyReport]) -> Report:
              Cents(c.amount_cents), c.hall, c.where, "yes" if c.refunded else "no")
             for d in days for c in d.cards
         ]),
-        large_wins_table([(d.day, w) for d in days for w in d.large_wins()]),
+        large_wins_table(wins),
+        large_win_prizes_table(wins),
     )
     return Report(
         kind=KIND,

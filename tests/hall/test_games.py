@@ -633,12 +633,16 @@ def pot_game(hall: Hall, series: int = 7, cards: tuple[int, int] = (1, 20), **po
     return closed
 
 
-def finish(hall: Hall, desk: str = "desk1") -> list[Record]:
+def finish(hall: Hall, desk: str = "desk1", identify: Sequence[str] = ()) -> list[Record]:
+    """Draw and pay the line, draw to the bingo, close, pay; ``identify``: the paper cards of a winner of
+    15,000 EUR or more, whose identity the cashier records before paying them (R75.6)."""
     hall.draw_until("line")
     hall.draw()
     pay(hall, desk)
     hall.draw_until("bingo")
     result(hall.games.close_game(CHIEF))
+    if identify:
+        result(hall.games.identify_paper_winner(CASHIER, list(identify), "X1234567", "Joana Puig"))
     paid = pay(hall, desk)
     result(hall.games.collect_cards(CHIEF))
     return [r for r in paid if r.type == "prize_paid"]
@@ -738,7 +742,7 @@ def test_a_won_jackpot_pays_the_accumulated_amount_then_70_percent_of_the_reserv
     assert closed.payload["contributions"]["pot:jackpot_reserve"] == 100
     fund_drawer(hall, "safe", 1_600_000)
     unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "safe"), GameModuleError, "no prize has been won")
-    paid = finish(hall, desk="safe")
+    paid = finish(hall, desk="safe", identify=["7-1"])  # 15,011.20 EUR to one paper card (R75.6)
     (jackpot,) = [r for r in paid if r.payload["prize"] == "jackpot"]
     assert jackpot.payload["amount_cents"] == 1_500_000 and jackpot.payload["payments"] == [["7-1", 1_500_000]]
     assert hall.balance("pot:jackpot_accumulated") == 100 * 70 // 100

@@ -21,6 +21,7 @@ from hall_server.reports.daily_files import DailyReporter, day_folder
 from hall_server.store.database import open_database
 from protocol.chain import Record
 from protocol.money import format_cents
+from server_kit.reports.document import Cents
 from server_kit import pki
 from server_kit.journal import table
 from server_kit.journal.sql import Journal
@@ -150,7 +151,7 @@ def test_the_daily_reports_figures_are_the_journals(home: Home, tmp_path: Path) 
 
     (totals,) = tables["totals"]
     assert totals == {"games": 3, "cards_sold": facts["cards"], "prizes_paid_cents": sum(p[3] for p in facts["paid"]),
-                      "collection_cents": facts["sales"], "machines_revenue_cents": 0, "machines_tax_cents": 0}
+                      "collection_cents": facts["sales"], "machines_revenue_cents": 0}
     assert tables["machines"] == []  # this hall has no video bingo machine
     assert facts["cards"] > 0 and facts["sales"] > 0 and facts["paid"]
 
@@ -232,8 +233,7 @@ def test_a_day_without_games_is_a_valid_empty_report(home: Home, tmp_path: Path)
     assert done.exit_code == 0, done.output
     report = json.loads((out / "report.json").read_text())
     assert report["tables"]["totals"]["rows"] == [
-        {"games": 0, "cards_sold": 0, "prizes_paid_cents": 0, "collection_cents": 0, "machines_revenue_cents": 0,
-         "machines_tax_cents": 0}]
+        {"games": 0, "cards_sold": 0, "prizes_paid_cents": 0, "collection_cents": 0, "machines_revenue_cents": 0}]
     assert report["tables"]["games"]["rows"] == [] and report["tables"]["cards"]["rows"] == []
     assert report["journal"]["last_seq"] == home.records()[-1].seq  # what the journal held by that day's end
     for name in FILES:
@@ -375,8 +375,7 @@ def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_pat
                                       if r.type == "central_ball_drawn" and r.payload["game_id"] == "net-1")
     (totals,) = tables["totals"]
     assert totals == {"games": 2, "cards_sold": 10, "collection_cents": closed["sales_cents"],
-                      "prizes_paid_cents": sum(w["payment_cents"] for w in won), "machines_revenue_cents": 0,
-                      "machines_tax_cents": 0}
+                      "prizes_paid_cents": sum(w["payment_cents"] for w in won), "machines_revenue_cents": 0}
     assert sum(g["refunded_cents"] for g in tables["games"]) == sum(r["amount_cents"] for r in returned)
 
     # Every card by series and number, with the hall and terminal it was bought on (R95.4 a, d).
@@ -392,6 +391,77 @@ def test_the_central_servers_daily_report_holds_the_interconnected_games(tmp_pat
         for p in won)
     last = max((r for r in records if r.payload.get("game_id") in ("net-1", "net-2")), key=lambda r: r.seq)
     assert (report["journal"]["last_seq"], report["journal"]["last_hash"]) == (last.seq, last.hash)
+
+    # The tax year to date (R98.2): the stakes of net-1 (net-2 was not played); no machines here.
+    (tax,) = tables["tax"]
+    assert (tax["year"], tax["bingo_stakes_to_date_cents"], tax["bingo_tax_to_date_cents"]) == (
+        2026, closed["sales_cents"], closed["sales_cents"] // 10)
+    assert tax["bingo_share_cents"] == closed["sales_cents"] // 10 and tax["machines_tax_to_date_cents"] == 0
+    yearly = tmp_path / "yearly"
+    done = bingo_central("report", "yearly", "--year", "2026", "--out", str(yearly), tmp_path=tmp_path,
+                         env={"BINGO_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    for name in YEARLY:
+        assert openssl_verify(yearly / name, ca / "ca.pem").returncode == 0
+    year = {key: t["rows"] for key, t in json.loads((yearly / "tax-year.json").read_text())["tables"].items()}
+    (totals,) = year["totals"]
+    assert (totals["bingo_stakes_cents"], totals["bingo_tax_cents"], totals["tax_cents"]) == (
+        closed["sales_cents"], closed["sales_cents"] // 10, closed["sales_cents"] // 10)
+    assert year["report"][0]["origin"] == "central server"
+    assert [d["day"] for d in year["days"]] == [CENTRAL_DAY]
+
+
+# --- The tax year (R98.2) -----------------------------------------------------------------------
+
+YEARLY = ("tax-year.json", "tax-year.csv", "tax-year.pdf")
+
+
+@pytest.mark.req("R98.2")
+def test_R98_2_bingo_report_yearly_gives_the_years_stakes_and_tax_rounded_once_signed(home: Home,
+                                                                                       tmp_path: Path) -> None:
+    """R98.2: `bingo report yearly --year Y` writes the year's bingo stakes and their 10% rounded once, beside
+    the games' own rounded shares, signed like the daily report; the daily report shows the year to date."""
+    out = tmp_path / "yearly"
+    done = home.bingo("report", "yearly", "--year", DAY[:4], "--out", str(out))
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir()) == sorted([*YEARLY, *(f"{f}.p7s" for f in YEARLY)])
+    for name in YEARLY:
+        checked = openssl_verify(out / name, home.ca / "ca.pem")
+        assert checked.returncode == 0, checked.stderr
+    records = home.records()
+    ended = [r.payload for r in records if r.type in ("game_closed", "game_finished")]
+    stakes = sum(p["tax_base_cents"] for p in ended)
+    assert stakes > 0 and len(ended) == 2  # the third game was refunded: nothing staked
+    tables = {key: t["rows"] for key, t in json.loads((out / "tax-year.json").read_text())["tables"].items()}
+    (totals,) = tables["totals"]
+    assert totals == {
+        "bingo_stakes_cents": stakes, "bingo_tax_cents": stakes // 10,
+        "games_tax_cents": sum(p["tax_cents"] for p in ended),
+        "rounding_cents": stakes // 10 - sum(p["tax_cents"] for p in ended),
+        "machines_revenue_cents": 0, "machines_tax_cents": 0, "tax_cents": stakes // 10}
+    assert tables["days"] == [{
+        "day": DAY, "bingo_stakes_cents": stakes, "bingo_share_cents": stakes // 10, "machines_revenue_cents": 0,
+        "machines_share_cents": 0, "bingo_stakes_to_date_cents": stakes, "machines_revenue_to_date_cents": 0}]
+    assert tables["report"][0]["through"] == f"{DAY[:4]}-12-31" or tables["report"][0]["through"] >= DAY
+    assert f"tax year {DAY[:4]} through" in done.stdout and format_cents(stakes // 10) in done.stdout
+
+    daily = tmp_path / "daily"
+    assert home.daily(DAY, daily).exit_code == 0
+    (tax,) = json.loads((daily / "report.json").read_text())["tables"]["tax"]["rows"]
+    assert (tax["bingo_stakes_to_date_cents"], tax["bingo_tax_to_date_cents"], tax["bingo_share_cents"]) == (
+        stakes, stakes // 10, stakes // 10)
+
+
+@pytest.mark.req("R98.2")
+@pytest.mark.parametrize("year, message", [
+    ("26", "--year is a year, YYYY, not '26'"),
+    ("2999", "--year 2999 is in the future: this year is "),
+])
+def test_a_malformed_or_future_year_is_one_clear_error(home: Home, tmp_path: Path, year: str, message: str) -> None:
+    out = tmp_path / "refused"
+    done = home.bingo("report", "yearly", "--year", year, "--out", str(out))
+    assert done.exit_code == 2 and done.stdout == "" and message in done.stderr, done.stderr
+    assert not out.exists()
 
 
 # --- The monthly list of cards sold (R77.4) and the large wins (R75.6) ---------------------------
@@ -441,17 +511,37 @@ def test_a_malformed_or_future_month_is_one_clear_error(home: Home, tmp_path: Pa
 
 
 @pytest.mark.req("R75.6")
-def test_a_win_of_15000_euros_or_more_is_listed_with_the_day_it_is_reported_by() -> None:
-    from protocol.daily import CardWin, DailyReport
+def test_R75_6_prizes_are_summed_per_beneficiary_an_account_over_the_day_anyone_else_within_a_game() -> None:
+    """R75.6: an account's prizes of the day add up across games; a paper winner's within one game; the
+    daily report and the month list each sum with the prizes that make it."""
+    from protocol.daily import (
+        ACCOUNT, HALL_GAME, PAPER_CARD, PAPER_WINNER, VIDEO_BINGO, Beneficiary, BeneficiaryPrize, DailyReport,
+    )
     from server_kit.reports.daily import daily_report
     from server_kit.reports.monthly import monthly_report
 
-    wins = (CardWin("g1", "bingo", "1", 7, 60, 12, 1_499_999, "Hall", "paper"),
-            CardWin("g1", "jackpot", "1", 8, 40, 5, 1_500_000, "Hall", "T3"),
-            CardWin("g2", "bingo", "2", 9, 55, 80, 2_750_000, "Hall", "paper"))
-    day = DailyReport("hall", "Hall", "2026-11-20", "Europe/Andorra", (), (), wins, (), 10, 90, "ab" * 32)
-    assert [w.card_id for w in day.large_wins()] == ["1-8", "2-9"]
-    rows = {t.key: t for t in daily_report(day).tables}["large_wins"].rows
-    assert [(r[3], r[7]) for r in rows] == [("1-8", "2026-12-20"), ("2-9", "2026-12-20")]
+    account = Beneficiary(ACCOUNT, "607201020601", visitor=4)
+    person = Beneficiary(PAPER_WINNER, "identity record 30", identity_seq=30)
+    card = Beneficiary(PAPER_CARD, "g1/1-9")
+    prizes = (
+        BeneficiaryPrize(account, HALL_GAME, "g1", "line", "9001-3", 700_000, 20),
+        BeneficiaryPrize(person, HALL_GAME, "g1", "bingo", "1-7", 300_000, 31),
+        BeneficiaryPrize(person, HALL_GAME, "g1", "jackpot", "1-8", 1_400_000, 32),
+        BeneficiaryPrize(card, HALL_GAME, "g1", "bingo", "1-9", 1_499_999, 33),  # one cent short
+        BeneficiaryPrize(person, HALL_GAME, "g2", "line", "2-1", 1_000_000, 40),  # another game: not added
+        BeneficiaryPrize(account, VIDEO_BINGO, "vb-1#4", "play", "vb-1.1", 800_000, 50),
+    )
+    day = DailyReport("hall", "Hall", "2026-11-20", "Europe/Andorra", (), (), (), (), 10, 90, "ab" * 32,
+                      beneficiary_prizes=prizes)
+    wins = day.large_wins()
+    assert [(w.beneficiary, w.game_id, w.total_cents) for w in wins] == [
+        (account, None, 1_500_000), (person, "g1", 1_700_000)]
+    tables = {t.key: t for t in daily_report(day).tables}
+    assert [r[2:] for r in tables["large_wins"].rows] == [
+        ("account", "607201020601", None, 4, "", 2, Cents(1_500_000)),
+        ("paper winner", "identity record 30", 30, None, "g1", 2, Cents(1_700_000))]
+    assert [(r[1], r[3], r[4], r[6]) for r in tables["large_win_prizes"].rows] == [
+        (1, "g1", "line", Cents(700_000)), (1, "vb-1#4", "play", Cents(800_000)),
+        (2, "g1", "bingo", Cents(300_000)), (2, "g1", "jackpot", Cents(1_400_000))]
     month = {t.key: t for t in monthly_report("2026-11", [day]).tables}
-    assert [r[0] for r in month["large_wins"].rows] == ["2026-11-20", "2026-11-20"]
+    assert month["large_wins"].rows == tables["large_wins"].rows

@@ -79,6 +79,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "find_player_account": {A, C},
     "hand_in_takings": {C, TC},
     "hand_over_cash_desk": {C, RC, TC},
+    "identify_paper_winner": {C, RC},
     "import_banned_list": {A},
     "load_credit": {C, TC},
     "move_cash": {C, TC},

@@ -1,6 +1,6 @@
 """The machines' day in the hall's daily report (R3.5.d, R98): plays, stakes, prizes, jackpots and
-credit per machine over the calendar day, and the machines' tax, 10% of their gross gaming revenue.
-The figures are checked against the meters the play records carry and against the ledger."""
+credit per machine over the calendar day, and the machines' tax to date, 10% of the year's gross gaming
+revenue. The figures are checked against the meters the play records carry and against the ledger."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.videobingo import JackpotRule, MeterCounts, takings_account
 from hall_server.reports.daily import hall_day
 from protocol.chain import Record
-from protocol.daily import machines_tax_cents
+from protocol.settlement.tax import machines_tax_cents
 from server_kit.journal.sql import Journal
 from server_kit.reports.daily import daily_report
 from server_kit.reports.document import Cents
@@ -78,7 +78,10 @@ def test_each_machines_day_and_the_machines_tax_are_in_the_daily_report(journal:
     assert report.machines[1].credits_out_cents > 0 and report.machines[0].jackpot_contributions_cents > 0
     revenue = sum(earned.values())
     assert report.machines_revenue_cents() == revenue
-    assert report.machines_tax_cents() == (revenue * 10 // 100 if revenue > 0 else 0)
+    # The first day the machines played this year: the year to date is this day.
+    assert report.year_to_date is not None
+    assert report.year_to_date.machines_revenue_cents == revenue
+    assert report.year_to_date.machines_tax_cents == (revenue * 10 // 100 if revenue > 0 else 0)
     assert report.last_seq >= max(r.seq for r in records if r.time_ms < end and r.type == "vb_play")
 
     next_day = hall_day(records, second_day, "Test hall", DEFAULT_TIMEZONE)
@@ -89,12 +92,16 @@ def test_each_machines_day_and_the_machines_tax_are_in_the_daily_report(journal:
     assert [row[0] for row in tables["machines"].rows] == ["vb-1", "vb-2"]
     totals = dict(zip((c.key for c in tables["totals"].columns), tables["totals"].rows[0]))
     assert totals["machines_revenue_cents"] == Cents(revenue)
-    assert totals["machines_tax_cents"] == Cents(report.machines_tax_cents())
+    tax = dict(zip((c.key for c in tables["tax"].columns), tables["tax"].rows[0]))
+    assert tax["machines_revenue_cents"] == Cents(revenue)
+    assert tax["machines_tax_to_date_cents"] == tax["machines_share_cents"] == Cents(
+        report.year_to_date.machines_tax_cents)
     empty = hall_day(records, "2026-01-01", "Test hall", DEFAULT_TIMEZONE)
-    assert empty.machines == () and empty.machines_tax_cents() == 0
+    assert empty.machines == () and empty.year_to_date is not None and empty.year_to_date.tax_cents == 0
 
 
 @pytest.mark.req("R98")
 @pytest.mark.parametrize(("revenue", "tax"), [(0, 0), (9, 0), (10, 1), (123_456, 12_345), (-5_000, 0)])
-def test_the_machines_tax_is_ten_percent_of_the_revenue_rounded_down_and_none_on_a_loss(revenue: int, tax: int) -> None:
+def test_the_machines_tax_is_ten_percent_of_the_years_revenue_rounded_down_and_none_on_a_loss(
+        revenue: int, tax: int) -> None:
     assert machines_tax_cents(revenue) == tax

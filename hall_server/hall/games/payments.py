@@ -3,7 +3,19 @@
 Every amount comes from :mod:`protocol.settlement`: the line and bingo from the sale's
 close, their splits and carries (R88.5), and the pots the bingo wins
 (:func:`protocol.settlement.bingo_pot_prizes`); this module only turns them into the
-``prize_paid`` records and the ledger's postings."""
+``prize_paid`` records and the ledger's postings.
+
+**A paper winner of 15,000 EUR or more (R75.6).**  Before paying, the cashier's desk
+sums what each paper winner takes in the game: every prize of every card, paid or due
+now (line, bingo, pots).  The cards of one person are theirs together once the cashier
+records the identity document they showed (``identify_paper_winner``, naming all the
+person's winning cards of the game, which the system sums; a card identified before with
+the same document may be named again, to add a later card to it); a card nobody was
+identified for stands alone.  A payment that would bring a winner nobody identified to the
+threshold is refused, naming the cards and the sum, and nothing is paid until the
+identity is recorded.  An identity is refused for cards whose sum stays below the
+threshold: the hall keeps no personal data the rule does not ask for (R75.3).
+"""
 
 from __future__ import annotations
 
@@ -11,13 +23,16 @@ from typing import Sequence
 
 from twisted.internet.defer import Deferred
 
+from hall_server.hall.admission import AdmissionError, control_character, normalize_document
 from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _text
 from hall_server.hall.games.state import Game
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.claims import CardRef
+from protocol.daily import LARGE_WIN_CENTS, paper_groups
 from protocol.game import FINAL_STATES, State, TraditionalGame
 from protocol.ledger import Posting, Reference
+from protocol.money import format_cents
 from protocol.settlement import (
     PAPER_STAKE_PCT,
     POT_ACCOUNTS,
@@ -85,12 +100,86 @@ class PaymentCommands(GamesBase):
             if self.desks is None:
                 raise GameModuleError("this hall has no cash desk; prizes on paper cards are paid at an open one")
             account = self.desks.paying_drawer(_text(desk, "which cash desk pays"), actor)
-            return self._payments(game, game.machine, due, account, self.core.seq + 1)
+            entries = self._payments(game, game.machine, due, account, self.core.seq + 1)
+            self._check_paper_winners(game, entries)
+            return entries
 
         return self.core.execute(actor, "pay_prizes", decide)
 
+    # --- Paper winners of 15,000 EUR or more (R75.6) -------------------------------------
+
+    def paper_wins(self, game: Game, entries: Sequence[Entry] = ()) -> dict[str, list[tuple[str, int]]]:
+        """Each paper card's prizes in ``game`` (prize, cents): those paid, and those of ``entries`` (a payment
+        being decided); a card sold from a player's account is the account's, not a paper card."""
+        payments = [(prize.prize, label, cents) for prize in game.paid.values() for label, cents in prize.payments]
+        payments += [(payload["prize"], label, cents) for kind, payload in entries if kind == "prize_paid"
+                     for label, cents in payload["payments"]]
+        wins: dict[str, list[tuple[str, int]]] = {}
+        for prize, label, cents in payments:
+            sale = game.machine.sales.get(_ref(label))
+            if sale is not None and sale.account.startswith("player:"):
+                continue
+            wins.setdefault(label, []).append((prize, cents))
+        return wins
+
+    def payments_due(self, game: Game) -> list[Entry]:
+        """The records paying what is due now, for their amounts: paid from a desk that stands for any (the
+        amounts do not depend on it), nothing checked against a drawer."""
+        due = self.due_prizes(game)
+        return self._payments(game, game.machine, due, "cash:desk", self.core.seq + 1, check=False) if due else []
+
+    def _check_paper_winners(self, game: Game, entries: Sequence[Entry]) -> None:
+        """Refuse a payment that brings a paper winner nobody identified to 15,000 EUR in the game (R75.6)."""
+        wins = self.paper_wins(game, entries)
+        paying = {label for kind, payload in entries if kind == "prize_paid" for label, _ in payload["payments"]}
+        totals = {card: sum(cents for _, cents in won) for card, won in wins.items()}
+        identities = {card: seq for card, (seq, _) in game.identified.items()}
+        for cards, identity, total in paper_groups(totals, identities):
+            if identity is None and total >= LARGE_WIN_CENTS and paying & set(cards):
+                (card,) = cards
+                detail = ", ".join(f"{prize} {format_cents(cents)}" for prize, cents in wins[card])
+                raise GameModuleError(
+                    f"paper card {card} wins {format_cents(total)} in game {game.game_id} ({detail}): a winner of "
+                    f"{format_cents(LARGE_WIN_CENTS)} or more is paid only once identified (R75.6); record the "
+                    "identity document of the person holding it, with every winning card of theirs in this game "
+                    "(identify_paper_winner), then pay")
+
+    def identify_paper_winner(self, actor: Actor, cards: Sequence[str], document: str,
+                              name: str) -> Deferred[list[Record]]:
+        """Record the identity document of the person holding paper ``cards`` of the game under way, whose
+        prizes in the game (paid, and due now) sum to 15,000 EUR or more (R75.6)."""
+
+        def decide(now: int) -> list[Entry]:
+            game = self.require_game()
+            normal, person = _identity(document, name)
+            if not isinstance(cards, (list, tuple)) or not cards:
+                raise GameModuleError("name the person's winning paper cards of this game, SERIES-NUMBER each")
+            labels = list(dict.fromkeys(_card_label(c) for c in cards))
+            wins = self.paper_wins(game, self.payments_due(game))
+            for label in labels:
+                if label not in wins:
+                    sold = game.machine.sales.get(_ref(label))
+                    kind = "is a player account's card" if sold is not None and sold.account.startswith("player:") \
+                        else "won nothing to pay"
+                    raise GameModuleError(f"card {label} {kind} in game {game.game_id}; name the paper cards "
+                                          "that won a prize the cashier pays")
+                seq, shown = game.identified.get(label, (None, normal))
+                if shown != normal:
+                    raise GameModuleError(f"card {label}'s winner was identified with another document in record "
+                                          f"{seq}; a card has one winner")
+            total = sum(cents for label in labels for _, cents in wins[label])
+            if total < LARGE_WIN_CENTS:
+                raise GameModuleError(
+                    f"cards {', '.join(labels)} win {format_cents(total)} in game {game.game_id}, less than "
+                    f"{format_cents(LARGE_WIN_CENTS)}: no identity is asked (R75.6) and none is kept (R75.3)")
+            return [("prize_winner_identified", {"game_id": game.game_id, "cards": labels, "total_cents": total,
+                                                 "document": normal, "name": person})]
+
+        return self.core.execute(actor, "identify_paper_winner", decide)
+
     def _payments(
-        self, game: Game, machine: TraditionalGame, due: Sequence[str], desk: str | None, first_seq: int
+        self, game: Game, machine: TraditionalGame, due: Sequence[str], desk: str | None, first_seq: int,
+        check: bool = True,
     ) -> list[Entry]:
         """The records and postings paying the prizes ``due`` as ``machine`` has them won.
 
@@ -180,7 +269,8 @@ class PaymentCommands(GamesBase):
                     # Then the reserve tops up the accumulated jackpot (R91).
                     move(pots.reserve_transfer_cents, POT_ACCOUNTS["jackpot_reserve"], JACKPOT,
                          "jackpot:reserve transfer")
-        self.ledger.check(postings)
+        if check:
+            self.ledger.check(postings)
         return [*entries, *posting_entries(postings)]
 
     def stakes_in_drawer(self, account: str) -> tuple[int, str]:
@@ -210,3 +300,28 @@ class PaymentCommands(GamesBase):
         if "line" in game.paid:
             return "the line is paid; the bingo is paid once it is won and the game is closed"
         return f"no prize has been won in game {game.game_id} yet"
+
+
+def _identity(document: object, name: object) -> tuple[str, str]:
+    """The document number in the admission desk's normal form and the name, or one clear error."""
+    try:
+        normal = normalize_document(document)
+    except AdmissionError as error:
+        raise GameModuleError(str(error)) from None
+    person = _text(name, "the name on the identity document")
+    if len(person) > 200 or control_character(person) is not None:
+        raise GameModuleError("the name on the document is printable text of at most 200 characters")
+    return normal, person
+
+
+def _ref(label: str) -> CardRef:
+    series, _, number = label.partition("-")
+    return CardRef(int(series), int(number))
+
+
+def _card_label(card: object) -> str:
+    """A card the cashier typed (``7-41``, `` 7 - 41``) as the label records use, or one clear error."""
+    series, dash, number = str(card).replace(" ", "").partition("-")
+    if not (dash and series.isdigit() and number.isdigit() and series.isascii() and number.isascii()):
+        raise GameModuleError(f"a card is named SERIES-NUMBER (7-41), not {card!r}")
+    return CardRef(int(series), int(number)).label

@@ -83,6 +83,7 @@ class Projection(GamesBase):
                     "pause_mark": game.pause_mark,
                     "correction": dataclasses.asdict(game.correction) if game.correction else None,
                     "refunded_after_close_cents": game.refunded_after_close_cents,
+                    "identified": sorted((card, seq, document) for card, (seq, document) in game.identified.items()),
                 }
             )
         return {
@@ -172,6 +173,8 @@ class Projection(GamesBase):
             )
             if p["prize"] == "megabingo":
                 state.megabingo = None  # played
+        elif kind == "prize_winner_identified":
+            game.identified.update({card: (record.seq, p["document"]) for card in p["cards"]})
         elif kind == "cards_collected":
             game.collected = True
             let_go_of_cards(game)

@@ -118,6 +118,8 @@ class Game:
     pause_mark: int | None = None
     #: A correction of the last ball one chief signed (R85.5); it lapses when a card is claimed.
     correction: PendingCorrection | None = None
+    #: Paper cards whose winner showed an identity document (R75.6): card label -> (the identity record, the document).
+    identified: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     @property
     def over(self) -> bool:

@@ -1245,6 +1245,11 @@ function cashierScreen(screen) {
       return [due.length ? `won and to pay once settled: ${due.join(", ")}` : `paid: ${paid.join(", ")}`, !due.length];
     },
   });
+  // A paper winner of 15,000 EUR or more in the game is paid once identified (R75.6): the desk names the
+  // winner's cards of the game (the system sums their prizes) and the document they show.
+  append(prizes, commandForm("identify_paper_winner", {label: "Record the winner's identity (15,000 EUR or more)",
+    fields: {cards: {label: "the winner's winning cards of this game (7-41, 7-42)"},
+             document: {label: "identity document number"}, name: {label: "name on the document"}}}));
   append(prizes, commandForm("pay_prizes", {label: "Pay the prizes", fields: {desk: openOnly}}), live("ul", "rows", (node, view) => {
     node.textContent = "";
     for (const paid of (view.game && view.game.paid) || []) {
