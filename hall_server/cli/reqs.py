@@ -110,9 +110,21 @@ def _req_marks(node: ast.expr, named: dict[str, list[str]]) -> list[str]:
         return named.get(node.id, [])
     if isinstance(node, ast.Call):
         if ast.unparse(node.func).endswith("mark.req"):
-            return [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            return [text for argument in node.args for text in _mark_arguments(argument, named)]
         return _req_marks(node.func, named)  # ``pytest.mark.req(...)(StateMachine.TestCase)``
     return []
+
+
+def _mark_arguments(argument: ast.expr, named: dict[str, list[str]]) -> list[str]:
+    """The ID strings one argument of ``mark.req`` gives: a string, or ``*NAME`` for a
+    module-level tuple of strings; anything else is kept as its source, which is no ID and
+    so is listed as an error rather than silently proving nothing."""
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return [argument.value]
+    if isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name):
+        if argument.value.id in named:
+            return named[argument.value.id]
+    return [ast.unparse(argument)]
 
 
 def _is_test(name: str) -> bool:
@@ -145,6 +157,10 @@ def read_proofs(tests: Path, known: Iterable[str] = ()) -> Proofs:
                         found.module_wide.append(where)
                 elif _is_test(target) or target.startswith("Test"):
                     found.add(f"{where}::{target}", target, marks)
+                elif isinstance(node.value, (ast.List, ast.Tuple)) and node.value.elts and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts
+                ):
+                    named[target] = [e.value for e in node.value.elts]  # ``req(*REQUIREMENTS)``
                 else:
                     named[target] = marks
         for node in module.body:
