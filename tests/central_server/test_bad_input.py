@@ -27,7 +27,7 @@ from server_kit.pki import PkiFolder, init_authority, issue_certificate
 from tests.central_server.conftest import Running
 from tests.central_server.support import HallClient, connect, until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5c", "R92.7")]
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5", "R92.7")]
 CLOSED = (ConnectionDone, ConnectionLost)
 
 

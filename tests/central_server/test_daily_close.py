@@ -254,7 +254,7 @@ async def test_without_a_report_signing_certificate_nothing_is_written_and_the_c
         globalLogPublisher.removeObserver(observe)
 
 
-@pytest.mark.req("R92.7", "R88.2", "R88.4", "R88.5")
+@pytest.mark.req("R92.7", "R88.2", "R88.4-5")
 @pytest_twisted.ensureDeferred
 async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulator(tmp_path: Path) -> None:
     """R95.4, R92.7: the report written at the start is sent through the feed as ``central``'s; the receiver

@@ -46,7 +46,7 @@ from tests.central_server.support import (
 )
 from tests.central_server.test_operator import Operator, journal
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R88.5", "R96.4", "R92.3")]
+pytestmark = [pytest.mark.integration, pytest.mark.req("R88.4-5", "R96.4", "R92.3")]
 
 #: A game's draw at a ball a second, from its sale's close to its bingo: bounded generously.
 GAME_S = 240.0

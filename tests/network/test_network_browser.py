@@ -37,7 +37,7 @@ from tests.terminals.test_kiosk_browser import Staff, payload
 from tests.web.conftest import ALL_BALLS, HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.1", "R92.11", "R93.1", "R93.10")]
+pytestmark = [pytest.mark.integration, pytest.mark.req("R92.1", "R92.11-12", "R93.1", "R93.10")]
 
 HALLS = ("hall-1", "hall-2")
 KIOSK = {"width": 1280, "height": 800}

@@ -50,7 +50,7 @@ from tests.central_server.support import CentralProcess, config_text, until
 from tests.network.processes import hall_toml
 from tests.web.conftest import PASSWORD, HallProcess, HttpClient
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R93.6", "R93.8", "R85.9", "R92.10", "R92.11", "R96.4")]
+pytestmark = [pytest.mark.integration, pytest.mark.req("R93.6", "R93.8", "R85.9", "R92.10", "R92.11-12", "R96.4")]
 
 HALLS = ("hall-1", "hall-2", "hall-3")
 TERMINALS = ("K1", "K2")

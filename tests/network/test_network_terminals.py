@@ -47,7 +47,7 @@ def test_a_refused_network_purchase_says_why_and_is_journaled(net: NetworkHall) 
     assert net.balance(number) == 100
 
 
-@pytest.mark.req("R92.11", "R93.9", "R93.10", "R85.9")
+@pytest.mark.req("R92.11-12", "R93.9", "R93.10", "R85.9")
 def test_terminals_follow_the_draw_the_winners_and_are_told_when_the_link_is_lost_and_back(net: NetworkHall) -> None:
     wire, number = terminal(net, credit=9_600)
     client = wire.client

@@ -219,7 +219,7 @@ def other_hash(segment: dict[str, Any]) -> None:
     segment["last_hash"] = "ab" * 32
 
 
-@pytest.mark.req("R88.2", "R88.4", "R88.5", "R89", "R90")
+@pytest.mark.req("R88.2", "R88.4-5", "R89", "R90")
 @pytest.mark.parametrize(("file", "change", "said"), [
     ("scenario.json", other_numbers, "result.json: game 1 of {day}: "),
     ("result.json", paid_more, "result.json: game 2 of {day}: prizes.line.paid.card "),

@@ -26,7 +26,7 @@ from tests.regulator.registration import register
 HALL = "hall:h1"
 GAME = "2026-12-02-s1-g1"
 CALLER = {"name": "caller", "role": "seller_caller"}
-pytestmark = pytest.mark.req("R92.7", "R88.2", "R88.4", "R88.5", "R85.9")
+pytestmark = pytest.mark.req("R92.7", "R88.2", "R88.4-5", "R85.9")
 
 
 def ball(number: int, count: int) -> tuple[str, dict[str, Any]]:

@@ -25,7 +25,7 @@ import pytest
 from server_kit.db.database import create
 from server_kit.journal import table
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R93.6", "R93.8", "R93.13", "R85.9", "R92.10", "R92.11")]
+pytestmark = [pytest.mark.integration, pytest.mark.req("R93.6", "R93.8", "R93.13", "R85.9", "R92.10", "R92.11-12")]
 
 REPO = Path(__file__).resolve().parents[2]
 
