@@ -44,7 +44,6 @@ from protocol.records.central import (
 from tests.central.conftest import HALLS, LIBRARY, Played
 from tests.central.test_money import random_game
 
-pytestmark = pytest.mark.req("R88.4-5")
 
 DIGEST = library_digest(LIBRARY)
 DAY = Local("2026-12-03")

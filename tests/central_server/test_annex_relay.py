@@ -19,7 +19,7 @@ from server_kit.pki import issue_certificate
 from tests.central_server.conftest import Running, start_central, stop_central
 from tests.central_server.support import until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5")]
+pytestmark = [pytest.mark.integration]
 
 
 @pytest_twisted.async_yield_fixture

@@ -35,7 +35,6 @@ from server_kit.keys import public_pem
 from tests.central.conftest import LIBRARY
 from tests.central_server.test_module import result
 
-pytestmark = pytest.mark.req("R88.4-5")
 
 #: 2026-05-28 20:26:40 UTC.
 START_S = 1_780_000_000.0

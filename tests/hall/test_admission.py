@@ -65,7 +65,7 @@ def test_nobody_is_admitted_before_the_banned_list_is_imported(admission: Admiss
     assert list(journal.records()) == []
 
 
-@pytest.mark.req("R75.1", "R75.1-3")
+@pytest.mark.req("R75.1-3")
 def test_a_banned_person_is_refused_at_the_door_until_the_end_of_the_ban(
     admission: AdmissionModule, journal: Journal, clock
 ) -> None:

@@ -157,7 +157,7 @@ def test_no_account_for_a_member_of_staff(hall: Hall, journal: Journal) -> None:
     assert count(journal) == before
 
 
-@pytest.mark.req("R75.1", "R92.2")
+@pytest.mark.req("R75.1-3", "R92.2")
 def test_an_account_needs_a_visitor_admitted_today_without_another_open_account(hall: Hall, clock: Clock) -> None:
     with pytest.raises(AdmissionError, match="there is no visitor record 1"):
         result(hall.cashier.open_account(CASHIER, 1, "ticket", "4821"))

@@ -11,7 +11,6 @@ from central_server.config import parse_config as parse_central
 from central_server.domain.annex import AnnexPair
 from hall_server.config import ConfigError, parse_config
 
-pytestmark = pytest.mark.req()
 
 BASE = {"hall": {"name": "Sala"}, "central": {"host": "central.acme.net", "port": 7310, "hall_id": "hall-1"}}
 

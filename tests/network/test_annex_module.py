@@ -45,7 +45,6 @@ from tests.network.joint_halls import (
     sell,
 )
 
-pytestmark = pytest.mark.req()
 
 CHIEF = Actor("rui", Role.ROOM_CHIEF)
 SELLER = Actor("sam", Role.SELLER_CALLER)

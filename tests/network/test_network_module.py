@@ -21,8 +21,6 @@ from tests.network.conftest import NetworkHall, build_network_hall, opened_netwo
 from tests.network.fake_central import FakeCentral
 from tests.terminals.conftest import CHIEF
 
-pytestmark = pytest.mark.req("R93.6")
-
 
 def buy(net: NetworkHall, number: str, quantity: int, *, terminal: str = "T1", request: str = "r1",
         stake_pct: int = 100, game_id: str = "net-1") -> object:

@@ -11,8 +11,6 @@ from tests.hall.conftest import result
 from tests.network.conftest import NetworkHall
 from tests.terminals.test_gateway import PIN, Wire
 
-pytestmark = pytest.mark.req("R93.6")
-
 
 def terminal(net: NetworkHall, name: str = "T1", document: str = "11111111A", credit: int = 2_000) -> tuple[Wire, str]:
     number = net.hall.player(document, credit, PIN)

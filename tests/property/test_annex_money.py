@@ -24,7 +24,6 @@ from tests.audit.conftest import fast_folder
 from tests.audit.halls import SAFE, VIRTUAL_NUMBER, Purchase
 from tests.network.joint_halls import JointHall, JointPlan, open_pair, play_joint_game
 
-pytestmark = pytest.mark.req("R87.b", "R88.2", "R88.4-5")
 
 MAIN, ANNEX = "hall-1", "hall-2"
 RULES = st.builds(lambda line, bingo: PrizeRules(line_bp=line, bingo_bp=bingo),
@@ -33,6 +32,7 @@ CLAIMS = st.lists(st.builds(JointClaim, st.sampled_from((MAIN, ANNEX)), st.sampl
                             st.integers(1, 60).map(lambda n: f"1001-{n}"), st.integers(5, 70)), max_size=12)
 
 
+@pytest.mark.req("R88.2", "R88.4-5")
 @given(RULES, st.integers(1, 600), st.integers(0, 600), CLAIMS)
 def test_what_one_hall_owes_the_other_is_owed_and_every_cent_is_paid_carried_or_the_house_s(
         rules: PrizeRules, main_cards: int, annex_cards: int, claims: list[JointClaim]) -> None:
