@@ -127,6 +127,15 @@ def _mark_arguments(argument: ast.expr, named: dict[str, list[str]]) -> list[str
     return [ast.unparse(argument)]
 
 
+def _strings(node: ast.expr) -> list[str]:
+    """The strings of a tuple or list of string literals (``REQUIREMENTS = ("R88.1", ...)``
+    given to ``req(*REQUIREMENTS)``), else nothing."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return []
+    texts = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return texts if len(texts) == len(node.elts) else []
+
+
 def _is_test(name: str) -> bool:
     return name.startswith("test")
 
@@ -157,12 +166,8 @@ def read_proofs(tests: Path, known: Iterable[str] = ()) -> Proofs:
                         found.module_wide.append(where)
                 elif _is_test(target) or target.startswith("Test"):
                     found.add(f"{where}::{target}", target, marks)
-                elif isinstance(node.value, (ast.List, ast.Tuple)) and node.value.elts and all(
-                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts
-                ):
-                    named[target] = [e.value for e in node.value.elts]  # ``req(*REQUIREMENTS)``
                 else:
-                    named[target] = marks
+                    named[target] = marks or _strings(node.value)
         for node in module.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_test(node.name):
                 marks = [m for d in node.decorator_list for m in _req_marks(d, named)]
