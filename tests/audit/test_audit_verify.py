@@ -126,7 +126,7 @@ def seqs(folder: Path) -> list[int]:
 # --- A real day verifies ------------------------------------------------------------------
 
 
-@pytest.mark.req("R92.3", "R95.3", "R83.4")
+@pytest.mark.req("R92.3", "R95.3", "R83.3-4")
 def test_a_hall_days_export_verifies_with_nothing_but_its_files(exports: Exports) -> None:
     for day, folder in ((DAY_1, exports.day_1), (DAY_2, exports.day_2)):
         done = verify(folder)
@@ -152,7 +152,7 @@ def test_a_hall_days_export_verifies_with_nothing_but_its_files(exports: Exports
 # --- The journal segment: each tampering named by its record ------------------------------
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_a_records_payload_altered_is_named(exports: Exports) -> None:
     folder = copy(exports.day_2, "altered")
     lines = lines_of(folder)
@@ -164,7 +164,7 @@ def test_a_records_payload_altered_is_named(exports: Exports) -> None:
     faulted(folder, f"journal.jsonl record {forged['seq']}: its content does not match its hash (altered)")
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_a_record_removed_is_named(exports: Exports) -> None:
     folder = copy(exports.day_2, "removed")
     lines = lines_of(folder)
@@ -173,7 +173,7 @@ def test_a_record_removed_is_named(exports: Exports) -> None:
     faulted(folder, f"journal.jsonl record {numbers[11]}: does not follow record {numbers[9]}")
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_a_record_inserted_is_named(exports: Exports) -> None:
     """A record made to fit the chain (its seq, its link, its own hash) but not signed by the journal's key."""
     folder = copy(exports.day_2, "inserted")
@@ -185,7 +185,7 @@ def test_a_record_inserted_is_named(exports: Exports) -> None:
     faulted(folder, f"journal.jsonl record {forged.seq}: its signature does not verify (altered or forged)")
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_two_records_swapped_are_named(exports: Exports) -> None:
     folder = copy(exports.day_2, "swapped")
     lines = lines_of(folder)
@@ -195,7 +195,7 @@ def test_two_records_swapped_are_named(exports: Exports) -> None:
     faulted(folder, f"journal.jsonl record {numbers[31]}: does not follow record {numbers[29]}")
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_a_signature_byte_flipped_is_named(exports: Exports) -> None:
     folder = copy(exports.day_2, "flipped")
     lines = lines_of(folder)
@@ -208,7 +208,7 @@ def test_a_signature_byte_flipped_is_named(exports: Exports) -> None:
     faulted(folder, f"journal.jsonl record {record['seq']}: its signature does not verify (altered or forged)")
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_a_replaced_public_key_is_named(exports: Exports) -> None:
     folder = copy(exports.day_2, "other-key")
     (folder / "public-key.pem").write_bytes(Ed25519PrivateKey.generate().public_key().public_bytes(
@@ -218,7 +218,7 @@ def test_a_replaced_public_key_is_named(exports: Exports) -> None:
                     "signed the journal")
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_the_genesis_link_is_only_the_first_records(exports: Exports) -> None:
     """A segment cut to start at record 1 by a forger would need the genesis link, which its first record lacks."""
     folder = copy(exports.day_2, "renumbered")
@@ -377,7 +377,7 @@ def test_malformed_json_is_named(exports: Exports) -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.req("R92.3", "R95.3", "R83.4")
+@pytest.mark.req("R92.3", "R95.3", "R83.3-4")
 @pytest_twisted.ensureDeferred
 async def test_a_central_servers_export_verifies_and_a_changed_payment_is_named(tmp_path: Path) -> None:
     central = await start_central(tmp_path, f"sqlite:///{tmp_path / 'central.sqlite3'}")

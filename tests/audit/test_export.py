@@ -90,7 +90,7 @@ def test_the_day_is_a_session_date_from_its_verification_to_its_closing(two_days
     assert [s["date"] for s in day_1.scenario["sessions"]] == [DAY_1]
 
 
-@pytest.mark.req("R92.3", "R96.4", "R86.2")
+@pytest.mark.req("R92.3", "R96.4", "R86.1-2")
 def test_refunded_games_and_a_game_under_way_are_left_out(two_days: TwoDays) -> None:
     assert two_days.day_1.games == (f"{DAY_1}-s1-g1", f"{DAY_1}-s1-g3")
     assert two_days.day_1.left_out == (f"{DAY_1}-s1-g2",)
@@ -101,7 +101,7 @@ def test_refunded_games_and_a_game_under_way_are_left_out(two_days: TwoDays) -> 
 # --- The scenario: raw facts -------------------------------------------------------------
 
 
-@pytest.mark.req("R92.3", "R82.15", "R88.4-5")
+@pytest.mark.req("R92.3", "R82.13-16", "R88.4-5")
 def test_every_card_in_play_is_named_by_where_it_came_from_with_its_stake(two_days: TwoDays) -> None:
     game_1 = games_of(two_days.day_1)[0]
     cards = {card["id"]: card for card in game_1["cards"]}
@@ -143,7 +143,7 @@ def test_operator_money_counts_for_the_game_it_reached_and_the_pots_open_where_t
 # --- The result: what the hall recorded ---------------------------------------------------
 
 
-@pytest.mark.req("R92.3", "R96.4", "R88.5", "R89", "R90", "R91", "R98")
+@pytest.mark.req("R92.3", "R96.4", "R88.4-5", "R89", "R90", "R91", "R98")
 def test_the_replay_of_the_scenario_finds_what_the_hall_recorded(two_days: TwoDays) -> None:
     for made in (two_days.day_1, two_days.day_2):
         assert replay(parse_scenario(made.scenario)) == made.result

@@ -49,7 +49,7 @@ def test_an_unwon_superbingo_fund_keeps_the_session_open_until_the_last_game_tak
     assert replay(parse_scenario(made.scenario)) == made.result
 
 
-@pytest.mark.req("R86.2", "R96.3")
+@pytest.mark.req("R86.1-2", "R96.3")
 def test_a_game_with_a_virtual_card_is_refunded_when_suspended_for_good(hall: AuditHall) -> None:
     hall.open_day(DAY)
     credit = hall.cashier.balance(hall.accounts[0])

@@ -25,8 +25,6 @@ from protocol.central_messages import (
     WholeList,
 )
 
-pytestmark = pytest.mark.req("R92.5")
-
 
 # --- The conversion the server kit makes (server_kit.amp.commands) -------------------
 

@@ -39,7 +39,7 @@ def test_pattern_numbers_are_the_numbers_at_the_positions_and_blank_cells_are_ze
 
 @settings(deadline=None, max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1))
-@pytest.mark.req("R93.11", "R93.12")
+@pytest.mark.req("R93.11", "R93.12-13")
 def test_every_card_is_reported_on_exactly_the_ball_it_completes_each_pattern(seed: int) -> None:
     rng = random.Random(seed)
     cards = sample_strips(rng.randint(1, 8), rng.randbytes).reshape(-1, 27)

@@ -54,7 +54,7 @@ def test_the_game_records_are_the_declared_central_types() -> None:
     assert all(REGISTRY[name] is cls and issubclass(cls, CentralRecord) for name, cls in PROGRAMME_RECORDS.items())
 
 
-@pytest.mark.req("R88.5")
+@pytest.mark.req("R88.4-5")
 def test_a_game_of_the_chain_says_what_it_follows_and_takes_and_a_configured_game_says_neither() -> None:
     config = {"game_id": "g"}
     chained = CentralGameScheduled(game_id="g", config=config, chain="programme", after_game="f",

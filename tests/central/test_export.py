@@ -54,7 +54,7 @@ def day_of_games(rng: random.Random, games: int) -> list[Played]:
 
 @settings(deadline=None, max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), games=st.integers(1, 3))
-@pytest.mark.req("R92.3", "R93.13", "R88.5", "R96.3")
+@pytest.mark.req("R92.3", "R93.13", "R88.4-5", "R96.3")
 def test_the_replay_of_the_exported_facts_equals_what_the_games_recorded(seed: int, games: int) -> None:
     played = day_of_games(random.Random(seed), games)
     if not played:

@@ -207,7 +207,7 @@ def test_balls_are_numbered_paced_and_drawn_once_from_the_injected_generator() -
         Played().open().game.ball_drawn(1, 10**6)
 
 
-@pytest.mark.req("R93.12", "R93.10")
+@pytest.mark.req("R93.12-13", "R93.10")
 def test_the_game_goes_on_after_the_line_and_ends_with_the_bingo() -> None:
     played = Played().open()
     played.buy("a", count=10)
@@ -231,7 +231,7 @@ def numbers(number: int) -> set[int]:
     return {n for row in card(number).rows for n in row}
 
 
-@pytest.mark.req("R93.13", "R88.2", "R88.4", "R88.5")
+@pytest.mark.req("R93.13", "R88.2", "R88.4-5")
 def test_a_shared_prize_is_split_by_each_cards_stake_and_the_rest_carries() -> None:
     # Card 1 and a card of another strip that shares a number x with it: draw every
     # other number of both, then x, and both complete the bingo on that ball.
@@ -256,7 +256,7 @@ def test_a_shared_prize_is_split_by_each_cards_stake_and_the_rest_carries() -> N
     assert played.game.carries == {"line": played.game.prizes["line"].carry_cents, "bingo": bingo.carry_cents}
 
 
-@pytest.mark.req("R85.9", "R92.11")
+@pytest.mark.req("R85.9", "R92.11-12")
 def test_each_hall_learns_which_of_its_players_to_credit_and_where_the_card_was_bought() -> None:
     played = Played().open()
     for i in range(30):

@@ -20,7 +20,7 @@ from tests.central.conftest import Played, config
 HALL_IDS = tuple(f"hall-{n}" for n in range(1, 21))
 
 
-@pytest.mark.req("R93.6", "R93.12", "R92.11")
+@pytest.mark.req("R93.6", "R93.12-13", "R92.11-12")
 def test_sixty_thousand_cards_across_twenty_halls() -> None:
     rng = np.random.default_rng(2026)
     library = sample_strips(10_000, rng.bytes).reshape(-1, 27)  # 60,000 cards

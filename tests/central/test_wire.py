@@ -16,8 +16,6 @@ from protocol.balls import FakeBallSource
 from protocol.central_messages import ERRORS
 from tests.central.conftest import HALLS, Played
 
-pytestmark = pytest.mark.req("R92.5")
-
 
 def ask(played: Played, name: str, from_hall: str = "hall-1", **arguments: object) -> dict:
     arguments.setdefault("game_id", "net-1")

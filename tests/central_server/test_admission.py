@@ -18,8 +18,6 @@ from protocol.records.central import CentralPurchaseConfirmed, CentralPurchaseRe
 from tests.central.conftest import config
 from tests.central_server.test_module import START_S, build, result
 
-pytestmark = pytest.mark.req("R93.6", "R93.8")
-
 
 class FakeTurns:
     """The reactor's turns, one at a time: a call made during a turn runs at the next (as on the reactor)."""
@@ -67,6 +65,7 @@ def decisions(module: CentralModule) -> list[CentralPurchaseConfirmed | CentralP
     return [e for e in module.games["net-1"].events if isinstance(e, (CentralPurchaseConfirmed, CentralPurchaseRefused))]
 
 
+@pytest.mark.req("R93.6")
 def test_commands_are_decided_in_the_order_received_a_few_each_turn() -> None:
     module, clock = selling()
     admission, turns = queued(module, clock, per_turn=4)
@@ -81,6 +80,7 @@ def test_commands_are_decided_in_the_order_received_a_few_each_turn() -> None:
     assert [result(a)["first_card"] for a in answers] == list(range(1, 11))
 
 
+@pytest.mark.req("R93.6", "R93.8")
 def test_a_purchase_received_before_the_deadline_is_decided_on_the_open_sale_and_the_close_waits_for_it() -> None:
     module, clock = selling()
     admission, turns = queued(module, clock, per_turn=3)

@@ -19,7 +19,7 @@ from server_kit.pki import issue_certificate
 from tests.central_server.conftest import Running, start_central, stop_central
 from tests.central_server.support import until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R3.5.b", "R92.5c")]
+pytestmark = [pytest.mark.integration]
 
 
 @pytest_twisted.async_yield_fixture
@@ -37,7 +37,7 @@ def ball(request_id: str, number: int, count: int, hall: str = "hall-1") -> dict
 
 
 @pytest_twisted.ensureDeferred
-async def test_R3_5_b_a_ball_of_the_main_hall_is_journaled_pushed_to_the_annex_and_a_resend_changes_nothing(
+async def test_a_ball_of_the_main_hall_is_journaled_pushed_to_the_annex_and_a_resend_changes_nothing(
         paired: Running) -> None:
     main = await paired.hall("hall-1")
     annex = await paired.hall("hall-2")
@@ -59,7 +59,7 @@ async def test_R3_5_b_a_ball_of_the_main_hall_is_journaled_pushed_to_the_annex_a
 
 
 @pytest_twisted.ensureDeferred
-async def test_R3_5_b_a_hall_that_was_away_fetches_what_its_partner_posted_page_by_page(paired: Running) -> None:
+async def test_a_hall_that_was_away_fetches_what_its_partner_posted_page_by_page(paired: Running) -> None:
     main = await paired.hall("hall-1")
     for count in range(1, 4):
         await main.call("annex_post", **ball(f"hall-1.{count}", count + 10, count))
@@ -76,7 +76,7 @@ async def test_R3_5_b_a_hall_that_was_away_fetches_what_its_partner_posted_page_
 
 
 @pytest_twisted.ensureDeferred
-async def test_R3_5_b_a_hall_in_no_pair_is_refused_with_not_annex_pair_and_the_refusal_is_on_file(
+async def test_a_hall_in_no_pair_is_refused_with_not_annex_pair_and_the_refusal_is_on_file(
         paired: Running) -> None:
     stranger = await paired.hall("hall-3")
     before = len(paired.records(CentralAnnexRelayed.type))
@@ -91,7 +91,7 @@ async def test_R3_5_b_a_hall_in_no_pair_is_refused_with_not_annex_pair_and_the_r
 
 
 @pytest_twisted.ensureDeferred
-async def test_R3_5_b_a_hall_posting_for_its_partner_is_refused_with_hall_mismatch(paired: Running) -> None:
+async def test_a_hall_posting_for_its_partner_is_refused_with_hall_mismatch(paired: Running) -> None:
     annex = await paired.hall("hall-2")
     with pytest.raises(error_class("hall_mismatch")):
         await annex.call("annex_post", **ball("hall-2.1", 17, 1, hall="hall-1"))

@@ -35,7 +35,7 @@ from tests.central_server.support import (
     make_pki,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R93.7", "R96.2")]
+pytestmark = [pytest.mark.integration]
 
 #: Every purchase: (hall, terminal, player, cards, stake percentage).
 PURCHASES = [
@@ -69,6 +69,7 @@ def closed_on(config: Path) -> str:
     return datetime.datetime.fromtimestamp(closed.time_ms / 1000, datetime.timezone.utc).date().isoformat()
 
 
+@pytest.mark.req("R92.3", "R93.7", "R96.2")
 @pytest_twisted.ensureDeferred
 async def test_a_central_servers_day_exports_and_its_scenario_replays_to_its_result(tmp_path: Path) -> None:
     pki_dir = make_pki(tmp_path / "pki")

@@ -27,7 +27,7 @@ from server_kit.pki import PkiFolder, init_authority, issue_certificate
 from tests.central_server.conftest import Running
 from tests.central_server.support import HallClient, connect, until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5c", "R92.7")]
+pytestmark = [pytest.mark.integration]
 CLOSED = (ConnectionDone, ConnectionLost)
 
 
@@ -58,6 +58,7 @@ def unchanged_but_one_refusal(central: Running, before: tuple[Any, ...], peer: s
     assert (last["peer"], last["command"], last["code"]) == (peer, command, code)
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_a_terminal_certificate_is_refused_at_connect_and_nothing_is_journaled(selling: Running) -> None:
     """A certificate of the operator's authority for another role is cut off before any command."""
@@ -68,6 +69,7 @@ async def test_a_terminal_certificate_is_refused_at_connect_and_nothing_is_journ
     assert snapshot(selling) == before and refusals(selling) == []
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_a_certificate_of_another_authority_fails_the_handshake(selling: Running, tmp_path: Any) -> None:
     other = PkiFolder(tmp_path / "other-ca")
@@ -105,6 +107,7 @@ async def test_a_command_before_hello_is_refused_not_negotiated_and_closes(selli
     unchanged_but_one_refusal(selling, before, "hall-1", "buy_cards", "not_negotiated")
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_a_hall_that_is_not_a_member_is_refused_at_hello(selling: Running) -> None:
     before = snapshot(selling)
@@ -115,6 +118,7 @@ async def test_a_hall_that_is_not_a_member_is_refused_at_hello(selling: Running)
     unchanged_but_one_refusal(selling, before, "hall-9", "hello", "unknown_hall")
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_a_hall_saying_hello_as_another_hall_is_refused(selling: Running) -> None:
     before = snapshot(selling)

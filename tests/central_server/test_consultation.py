@@ -126,7 +126,7 @@ def _money(central: Consulted) -> dict[str, int]:
 
 
 @pytest.mark.integration
-@pytest.mark.req("R95.3", "R92.11", "R93.7")
+@pytest.mark.req("R95.3", "R92.11-12", "R93.7")
 def test_a_regulator_certificate_consults_the_network_games_halls_terminals_money_and_records(
     central: Consulted,
 ) -> None:
@@ -205,7 +205,7 @@ def test_a_malformed_or_unknown_query_is_refused_with_its_reason_and_journaled_a
 
 
 @pytest.mark.integration
-@pytest.mark.req("R95.3", "R92.5c")
+@pytest.mark.req("R95.3", "R92.5")
 @pytest.mark.parametrize("name", ["hall-1", "olga", "term-1"])
 def test_another_certificate_of_the_authority_is_answered_nothing_and_nothing_is_journaled(
     central: Consulted, name: str,

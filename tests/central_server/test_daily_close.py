@@ -26,7 +26,7 @@ from server_kit.pki import install_report_signing, issue_certificate
 from tests.central_server.conftest import EPOCH_S, Running
 from tests.central_server.support import config_text, make_pki, until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R95.4", "R83.5")]
+pytestmark = [pytest.mark.integration]
 
 DAY_S = 86_400
 #: EPOCH_S's day, in UTC (the default time zone) and in Madrid alike.
@@ -121,6 +121,7 @@ def openssl_verify(file: Path, ca_pem: Path) -> subprocess.CompletedProcess[str]
     )
 
 
+@pytest.mark.req("R95.4", "R83.5")
 @pytest_twisted.ensureDeferred
 async def test_the_days_that_ended_while_the_central_server_was_down_are_reported_at_its_start(tmp_path: Path) -> None:
     """R95.4, R83.5: started three days after its game, the central server writes the report of the game's day
@@ -167,6 +168,7 @@ async def test_the_days_that_ended_while_the_central_server_was_down_are_reporte
         await halt(central)
 
 
+@pytest.mark.req("R83.5")
 @pytest_twisted.ensureDeferred
 async def test_the_midnight_of_the_central_servers_time_zone_writes_the_days_report(tmp_path: Path) -> None:
     """R83.5: one second after the local midnight (Europe/Madrid, two hours before UTC's), the day's report
@@ -194,6 +196,7 @@ async def test_the_midnight_of_the_central_servers_time_zone_writes_the_days_rep
         await halt(central)
 
 
+@pytest.mark.req("R95.4")
 @pytest_twisted.ensureDeferred
 async def test_a_days_report_folder_that_exists_is_never_written_again(tmp_path: Path) -> None:
     """R95.4: a folder of a day already there (written by hand, or at an earlier start) is left as it is; the
@@ -222,6 +225,7 @@ async def test_a_days_report_folder_that_exists_is_never_written_again(tmp_path:
         await halt(central)
 
 
+@pytest.mark.req("R95.4")
 @pytest_twisted.ensureDeferred
 async def test_without_a_report_signing_certificate_nothing_is_written_and_the_central_server_serves_on(
     tmp_path: Path,
@@ -254,7 +258,7 @@ async def test_without_a_report_signing_certificate_nothing_is_written_and_the_c
         globalLogPublisher.removeObserver(observe)
 
 
-@pytest.mark.req("R92.7", "R88.2", "R88.4", "R88.5")
+@pytest.mark.req("R92.7", "R88.2", "R88.4-5", "R95.4")
 @pytest_twisted.ensureDeferred
 async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulator(tmp_path: Path) -> None:
     """R95.4, R92.7: the report written at the start is sent through the feed as ``central``'s; the receiver
@@ -320,6 +324,7 @@ async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulato
         await receiver.stopService()
 
 
+@pytest.mark.req("R83.5")
 def test_a_day_is_written_only_once_the_records_decided_before_its_close_are_committed(tmp_path: Path) -> None:
     """R83.5: a pass that finds the journal behind the records already decided (a commit in flight at midnight)
     writes nothing and looks again a second later; a folder left half-written by a stop is not a report the feed

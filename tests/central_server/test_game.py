@@ -44,7 +44,7 @@ async def play_to_the_end(central: Running, clients: list[Any]) -> None:
     await until(lambda: all(c.pushed("game_closed") for c in clients), "game_closed at every hall")
 
 
-@pytest.mark.req("R92.5c", "R93.1", "R93.6", "R93.8", "R93.9", "R93.10", "R93.12", "R93.13", "R92.11", "R92.3")
+@pytest.mark.req("R92.5", "R93.1", "R93.6", "R93.8", "R93.9", "R93.10", "R93.12-13", "R92.11-12", "R92.3")
 @pytest_twisted.ensureDeferred
 async def test_two_halls_play_a_whole_network_game_over_mutual_tls(central_on: Running) -> None:
     central = central_on
@@ -150,7 +150,7 @@ def _operator() -> Any:
     return Actor("operator J. Vidal", "operator")
 
 
-@pytest.mark.req("R93.1", "R92.5c")
+@pytest.mark.req("R93.1", "R92.5")
 @pytest_twisted.ensureDeferred
 async def test_a_hall_saying_hello_while_a_sale_is_open_is_told_of_the_sale_with_the_time_left(central: Running) -> None:
     """A hall away when the sale opened (killed, or the central server restarted and opened it
@@ -176,7 +176,7 @@ async def test_a_hall_saying_hello_while_a_sale_is_open_is_told_of_the_sale_with
     assert [told["phase"] for told in again.pushed("game_under_way")] == ["sale_closed"], "it is told under way"
 
 
-@pytest.mark.req("R92.5c", "R92.11")
+@pytest.mark.req("R92.5", "R92.11-12")
 @pytest_twisted.ensureDeferred
 async def test_a_hall_of_version_2_saying_hello_after_a_sale_closed_is_told_the_game_under_way(central: Running) -> None:
     """A hall that links only after a game's sale closed hears ``game_under_way`` at its hello

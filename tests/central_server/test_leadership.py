@@ -30,7 +30,7 @@ from server_kit.journal import table
 from server_kit.journal.sql import Journal
 from tests.central_server.conftest import EPOCH_S, Running, start_central, stop_central
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.6")]
+pytestmark = [pytest.mark.integration]
 
 TAKEN = CentralLeadershipTaken.type
 
@@ -64,6 +64,7 @@ def leadership_row(engine: Any) -> tuple[int, str | None, int | None]:
     return row.epoch, row.holder, row.since_ms
 
 
+@pytest.mark.req("R92.6")
 @pytest_twisted.ensureDeferred
 async def test_r92_6_a_second_central_server_takes_the_next_epoch_and_the_first_writes_nothing_more(
     tmp_path: Path,
@@ -110,6 +111,7 @@ async def test_r92_6_a_second_central_server_takes_the_next_epoch_and_the_first_
         await stop_central(first)
 
 
+@pytest.mark.req("R92.6")
 @pytest_twisted.ensureDeferred
 async def test_r92_6_a_restart_takes_the_next_epoch_and_journals_it_with_the_one_before(tmp_path: Path) -> None:
     first = await start_central(tmp_path, f"sqlite:///{tmp_path / 'central.sqlite3'}")
@@ -152,6 +154,7 @@ def refused(journal: Journal, time_ms: int) -> list[Record]:
     })])
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_fence_refuses_an_overtaken_process_before_it_writes_on_each_database(
     database_url: str, tmp_path: Path
 ) -> None:
@@ -183,6 +186,7 @@ def test_r92_6_the_fence_refuses_an_overtaken_process_before_it_writes_on_each_d
             engine.dispose()
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_each_take_is_the_next_epoch_on_each_database(database_url: str) -> None:
     engine = store.open_database(database_url)
     try:
@@ -193,6 +197,7 @@ def test_r92_6_each_take_is_the_next_epoch_on_each_database(database_url: str) -
         engine.dispose()
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_journal_of_before_the_epoch_is_unchanged_and_goes_on_under_the_first_epoch(tmp_path: Path) -> None:
     """A central database of migration 0001 (records without an epoch) upgraded: every record as it was."""
     url = f"sqlite:///{tmp_path / 'central.sqlite3'}"
@@ -221,6 +226,7 @@ def test_r92_6_a_journal_of_before_the_epoch_is_unchanged_and_goes_on_under_the_
         engine.dispose()
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_take_of_a_database_whose_leadership_row_is_gone_is_refused(tmp_path: Path) -> None:
     engine = store.open_database(f"sqlite:///{tmp_path / 'central.sqlite3'}")
     try:
@@ -240,6 +246,7 @@ class StoppableReactor:
         self.stopped += 1
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_fenced_central_server_stops_its_reactor() -> None:
     error = Fenced("central-a on host-2 pid 7", 2, 1)
     running, stopping = StoppableReactor(True), StoppableReactor(False)

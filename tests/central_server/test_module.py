@@ -18,7 +18,6 @@ from server_kit.core import CommandCore, run_inline
 from server_kit.journal.fake import FakeJournal
 from tests.central.conftest import LIBRARY, config
 
-pytestmark = pytest.mark.req("R92.3", "R93.6")
 START_S = 1_780_000_000.0
 
 
@@ -66,6 +65,7 @@ def test_a_failed_commit_leaves_the_game_as_its_journal_has_it() -> None:
     assert (again["decision"], again["first_card"]) == (2, 3)
 
 
+@pytest.mark.req("R92.3")
 def test_the_journal_folds_into_the_same_games_and_the_timers_resume_from_its_times() -> None:
     journal = FakeJournal()
     module, clock = build(journal, opens_after={"net-1": 5_000})
@@ -129,6 +129,7 @@ class HeldCommits:
             done.callback(outcome)
 
 
+@pytest.mark.req("R93.6")
 def test_purchases_that_arrive_while_a_commit_is_in_flight_are_decided_in_order_and_committed_together() -> None:
     """R93.6 and the group commit: a burst is decided in the order received, in two transactions, not one a purchase."""
     journal = FakeJournal()

@@ -33,7 +33,7 @@ from tests.central_server.support import (
 )
 from tests.support.waiting import WAIT, wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R96.2", "R93.1")]
+pytestmark = [pytest.mark.integration]
 
 
 class Operator:
@@ -79,6 +79,7 @@ async def hall(process: CentralProcess, pki_dir: Path, name: str) -> HallClient:
     return client
 
 
+@pytest.mark.req("R96.2", "R93.1")
 @pytest_twisted.ensureDeferred
 async def test_the_operator_lists_the_games_opens_a_sale_and_declares_a_game_not_played_every_stake_returned(
     tmp_path: Path,

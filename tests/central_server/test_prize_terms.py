@@ -20,7 +20,7 @@ from server_kit.journal import table
 from tests.central_server.conftest import EPOCH_S
 from tests.central_server.support import config_text, make_pki
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R94.3", "R93.11")]
+pytestmark = [pytest.mark.integration]
 
 
 async def boot(path: Path, clock: task.Clock) -> Any:
@@ -69,6 +69,7 @@ def central_folder(tmp_path: Path) -> tuple[Path, Path, str, Path, task.Clock]:
     return pki, home, f"sqlite:///{home / 'central.sqlite3'}", home / "central.toml", clock
 
 
+@pytest.mark.req("R94.3", "R93.11")
 @pytest_twisted.ensureDeferred
 async def test_a_change_of_percentages_waits_five_days_after_its_notice_and_a_change_of_combinations_does_not(
     tmp_path: Path,
@@ -115,6 +116,7 @@ async def test_a_change_of_percentages_waits_five_days_after_its_notice_and_a_ch
         await halt(server)
 
 
+@pytest.mark.req("R93.11")
 @pytest_twisted.ensureDeferred
 async def test_a_change_of_the_winning_combinations_alone_is_notified_and_applies_at_once(tmp_path: Path) -> None:
     pki, home, url, path, clock = central_folder(tmp_path)

@@ -35,7 +35,6 @@ from server_kit.keys import public_pem
 from tests.central.conftest import LIBRARY
 from tests.central_server.test_module import result
 
-pytestmark = pytest.mark.req("R88.5")
 
 #: 2026-05-28 20:26:40 UTC.
 START_S = 1_780_000_000.0
@@ -342,7 +341,7 @@ def resealed(central: Central, change: Any) -> list[Any]:
     return records
 
 
-@pytest.mark.req("R88.5", "R96.4")
+@pytest.mark.req("R88.4-5", "R96.4")
 def test_the_audit_export_shows_the_chain_and_a_day_whose_carries_do_not_chain_is_a_fault(tmp_path: Path) -> None:
     central = Central(FakeJournal(), clock_at(), ProgrammeConfig(template(line_carry=5), opens_after_ms=3_000,
                                                                  games=3))

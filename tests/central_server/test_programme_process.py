@@ -46,7 +46,7 @@ from tests.central_server.support import (
 )
 from tests.central_server.test_operator import Operator, journal
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R88.5", "R96.4", "R92.3")]
+pytestmark = [pytest.mark.integration]
 
 #: A game's draw at a ball a second, from its sale's close to its bingo: bounded generously.
 GAME_S = 240.0
@@ -128,6 +128,7 @@ class Halls:
         return cards
 
 
+@pytest.mark.req("R96.4")
 @pytest.mark.timeout(900)
 @pytest_twisted.ensureDeferred
 async def test_the_programme_chains_its_games_and_a_kill_between_a_close_and_the_next_scheduling_schedules_it_once(

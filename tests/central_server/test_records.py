@@ -12,9 +12,8 @@ from protocol.records import ActorStamp, build
 from protocol.records.central import GAME_RECORDS, CentralBallDrawn
 from tests.central_server.conftest import Running
 
-pytestmark = pytest.mark.req("R92.3", "R96.4")
 
-
+@pytest.mark.req("R92.3", "R96.4")
 def test_a_record_read_back_from_the_journal_is_the_record_without_its_actor() -> None:
     drawn = CentralBallDrawn(game_id="G-1", ball=17, ball_count=3, drawn_at_ms=1_780_000_000_000)
     stamped = build(drawn.type, {**drawn.to_payload(), "actor": {"name": "central", "role": "system"}})
@@ -23,6 +22,7 @@ def test_a_record_read_back_from_the_journal_is_the_record_without_its_actor() -
     assert game_record(stored) == drawn
 
 
+@pytest.mark.req("R92.3", "R96.4")
 @pytest_twisted.ensureDeferred
 async def test_every_record_a_game_journals_is_a_declared_central_record(central: Running) -> None:
     client = await central.hall("hall-1")

@@ -40,7 +40,7 @@ from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from tests.central_server.support import CentralProcess, HallClient, config_text, connect, make_pki, until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4", "R93.8")]
+pytestmark = [pytest.mark.integration]
 
 CAMPAIGN_RUNS = 8
 
@@ -154,6 +154,7 @@ async def one_run(tmp_path: Path, seed: int) -> None:
         assert next_ball.drawn_at_ms >= before.last_ball_at_ms + 1000  # type: ignore[attr-defined]
 
 
+@pytest.mark.req("R96.4")
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest_twisted.ensureDeferred
 async def test_a_central_server_killed_during_the_sale_or_the_draw_resumes_from_its_journal(
@@ -162,6 +163,7 @@ async def test_a_central_server_killed_during_the_sale_or_the_draw_resumes_from_
     await one_run(tmp_path, seed)
 
 
+@pytest.mark.req("R96.4")
 @pytest.mark.campaign
 @pytest.mark.parametrize("seed", range(100, 100 + CAMPAIGN_RUNS))
 @pytest_twisted.ensureDeferred

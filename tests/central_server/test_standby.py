@@ -19,9 +19,10 @@ from server_kit.amp.commands import error_class
 from tests.central_server.conftest import Running
 from tests.central_server.support import OPERATOR
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.6")]
+pytestmark = [pytest.mark.integration]
 
 
+@pytest.mark.req("R92.6")
 @pytest_twisted.ensureDeferred
 async def test_r92_6_a_standby_refuses_hello_with_standby_closes_and_journals_nothing(central: Running) -> None:
     """The hall is told to try the other endpoint; the refusal is not put on file (a standby writes nothing)."""
@@ -36,6 +37,7 @@ async def test_r92_6_a_standby_refuses_hello_with_standby_closes_and_journals_no
     assert all("standby" in message.errors for message in m.MESSAGES.values() if message.sender == "hall")
 
 
+@pytest.mark.req("R92.6")
 @pytest_twisted.ensureDeferred
 async def test_r92_6_a_process_that_stops_acting_refuses_the_next_command_with_standby(central: Running) -> None:
     """A hall linked to the active process that then loses its lease is refused (and cut) at its next command."""
@@ -49,6 +51,7 @@ async def test_r92_6_a_process_that_stops_acting_refuses_the_next_command_with_s
     assert central.journal_length() == before and central.game.decision_count == 0
 
 
+@pytest.mark.req("R92.6")
 @pytest_twisted.ensureDeferred
 async def test_r92_6_the_operator_is_refused_standby_by_the_standby(central: Running) -> None:
     central.server.endpoint.acting = lambda: False
@@ -59,6 +62,7 @@ async def test_r92_6_the_operator_is_refused_standby_by_the_standby(central: Run
     assert refused.value.code == "standby" and central.journal_length() == before
 
 
+@pytest.mark.req("R92.6")
 @pytest_twisted.ensureDeferred
 async def test_r92_6_the_active_process_names_its_node_and_epoch_in_hello(central: Running) -> None:
     central.server.endpoint.identity = lambda: {"node": "node1", "epoch": central.server.core.epoch}

@@ -11,7 +11,7 @@ from central_server.domain.config import library_digest
 from central_server.store import METADATA, CentralSeries, add_series, load_series, open_database
 from server_kit.db.database import DatabaseError
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3")]
+pytestmark = [pytest.mark.integration]
 
 
 def test_the_schema_is_the_models_after_the_migrations(database_url: str) -> None:
@@ -23,6 +23,7 @@ def test_the_schema_is_the_models_after_the_migrations(database_url: str) -> Non
         engine.dispose()
 
 
+@pytest.mark.req("R92.3")
 def test_a_series_is_kept_whole_and_an_altered_one_is_refused(database_url: str) -> None:
     engine = open_database(database_url)
     try:

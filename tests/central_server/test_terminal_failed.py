@@ -24,7 +24,7 @@ from server_kit.audit_verify import verify_export
 from tests.central_server.conftest import Running
 from tests.central_server.support import until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R96.3")]
+pytestmark = [pytest.mark.integration]
 
 
 def declare(terminal: str = "T1") -> dict[str, str]:
@@ -32,6 +32,7 @@ def declare(terminal: str = "T1") -> dict[str, str]:
             "reason": "the screen went dark", "declared_by": "room chief M. Puig"}
 
 
+@pytest.mark.req("R96.3")
 @pytest_twisted.ensureDeferred
 async def test_N6_a_failure_declared_once_balls_are_known_refunds_nothing_and_the_cards_play_on(
         central: Running) -> None:
@@ -55,6 +56,7 @@ async def test_N6_a_failure_declared_once_balls_are_known_refunds_nothing_and_th
     assert "bingo" in central.game.prizes and not central.game.refunded_cards
 
 
+@pytest.mark.req("R96.3")
 @pytest_twisted.ensureDeferred
 async def test_N6_a_failure_declared_before_the_first_ball_is_refunded_by_the_house_and_stays_in_the_export(
         central: Running, tmp_path: Path) -> None:

@@ -398,7 +398,7 @@ def kills_for(seed: int, commands: list[str]) -> list[Kill]:
             for index in indices]
 
 
-@pytest.mark.req("R96.4", "R92.3", "R86.1")
+@pytest.mark.req("R96.4", "R92.3", "R86.1-2")
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("seed", range(1, RUNS["sqlite"] + 1))
 def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
@@ -407,7 +407,7 @@ def test_a_hall_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(
     killed_at_random(seed, backend, provisioned, uninterrupted, tmp_path)
 
 
-@pytest.mark.req("R96.4", "R92.3", "R86.1")
+@pytest.mark.req("R96.4", "R92.3", "R86.1-2")
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 @pytest.mark.parametrize("seed", range(1, RUNS["postgresql"] + 1))
 def test_a_hall_on_postgresql_killed_at_a_random_moment_recovers_and_loses_or_doubles_nothing(

@@ -31,7 +31,7 @@ from protocol.records.clock import ClockStepped
 from tests.support.waiting import START, wait_until
 from tests.web.conftest import HallProcess
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3")]
+pytestmark = [pytest.mark.integration]
 
 LIBFAKETIME = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
 needs_libfaketime = pytest.mark.skipif(not LIBFAKETIME, reason="needs libfaketime: scripts/system-deps.sh installs "
@@ -95,6 +95,7 @@ def stepped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     yield seen
 
 
+@pytest.mark.req("R92.3")
 @needs_libfaketime
 def test_F5_the_draw_goes_on_through_a_step_back_of_the_wall_clock_and_the_step_is_journaled(
     stepped: dict[str, Any],
@@ -108,6 +109,7 @@ def test_F5_the_draw_goes_on_through_a_step_back_of_the_wall_clock_and_the_step_
     assert stepped["balls_after"] >= stepped["balls_before"] + 5
 
 
+@pytest.mark.req("R92.3")
 @needs_libfaketime
 def test_F5_the_records_times_never_go_back_and_carry_on_through_the_step(stepped: dict[str, Any]) -> None:
     kept: list[Record] = stepped["records"]

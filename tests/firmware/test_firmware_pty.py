@@ -425,7 +425,7 @@ def test_a_hostile_host_is_refused_or_ignored_and_told_so(line: Line) -> None:
     os.close(host.fd)
 
 
-@pytest.mark.req("R86.1")
+@pytest.mark.req("R86.1-2")
 @pytest_twisted.inlineCallbacks
 def test_a_fault_reaches_the_observer_and_the_game_continues_after_clearing(tmp_path):
     faulty = Line(tmp_path)

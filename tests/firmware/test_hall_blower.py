@@ -59,7 +59,7 @@ def ok(socket: LiveSocket, name: str, **args: Any) -> dict[str, Any]:
     return answer
 
 
-@pytest.mark.req("R83.6", "R85.5", "R86.1", "R84.1")
+@pytest.mark.req("R83.6", "R85.5", "R86.1-2", "R84.1")
 def test_a_whole_game_is_drawn_by_the_real_firmware_a_misread_ball_is_corrected_and_a_fault_suspends_it(
     blower_hall,
 ) -> None:

@@ -44,7 +44,7 @@ def with_list(admission: AdmissionModule, content: str = BANNED) -> AdmissionMod
     return admission
 
 
-@pytest.mark.req("R75.2", "R75.3")
+@pytest.mark.req("R75.1-3")
 def test_visitors_get_consecutive_numbers_and_only_name_and_document_are_kept(
     admission: AdmissionModule, journal: Journal
 ) -> None:
@@ -58,14 +58,14 @@ def test_visitors_get_consecutive_numbers_and_only_name_and_document_are_kept(
     assert journal.verify() == 3
 
 
-@pytest.mark.req("R75.2")
+@pytest.mark.req("R75.1-3")
 def test_nobody_is_admitted_before_the_banned_list_is_imported(admission: AdmissionModule, journal: Journal) -> None:
     with pytest.raises(AdmissionError, match="banned list has not been imported"):
         result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
     assert list(journal.records()) == []
 
 
-@pytest.mark.req("R75.1", "R75.2")
+@pytest.mark.req("R75.1-3")
 def test_a_banned_person_is_refused_at_the_door_until_the_end_of_the_ban(
     admission: AdmissionModule, journal: Journal, clock
 ) -> None:
@@ -84,7 +84,7 @@ def test_a_banned_person_is_refused_at_the_door_until_the_end_of_the_ban(
     assert not admission.is_banned("B1000002", admission.today(admission.core.now_ms()))
 
 
-@pytest.mark.req("R75.2")
+@pytest.mark.req("R75.1-3")
 def test_the_import_records_the_files_sha256_and_row_count_and_replaces_the_whole_list(
     admission: AdmissionModule, journal: Journal
 ) -> None:
@@ -101,7 +101,7 @@ def test_the_import_records_the_files_sha256_and_row_count_and_replaces_the_whol
     assert admission.state.banned_list.rows == 1 and admission.state.banned_list.seq == second.seq
 
 
-@pytest.mark.req("R75.2")
+@pytest.mark.req("R75.1-3")
 def test_importing_the_list_in_force_again_is_refused(admission: AdmissionModule, journal: Journal) -> None:
     with_list(admission)
     with pytest.raises(AdmissionError, match="already the list in force"):
@@ -109,7 +109,7 @@ def test_importing_the_list_in_force_again_is_refused(admission: AdmissionModule
     assert len(list(journal.records())) == 1
 
 
-@pytest.mark.req("R75.2")
+@pytest.mark.req("R75.1-3")
 def test_a_file_on_disk_hashes_as_sha256sum_does_with_bom_crlf_and_quoted_commas(
     admission: AdmissionModule, tmp_path: Path
 ) -> None:
@@ -128,7 +128,7 @@ def test_a_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
         read_banned_list_file(str(path))
 
 
-@pytest.mark.req("R75.2")
+@pytest.mark.req("R75.1-3")
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -220,7 +220,7 @@ def test_each_desk_gives_only_its_own_commands(
     assert list(journal.records()) == []
 
 
-@pytest.mark.req("R75.3")
+@pytest.mark.req("R75.1-3")
 @pytest.mark.parametrize(
     ("name", "document", "message"),
     [

@@ -253,7 +253,7 @@ def test_a_second_draw_while_the_blower_mixes_waits_its_turn(hall: BlowerHall) -
     assert hall.balls() == hall.machines[0].balls
 
 
-@pytest.mark.req("R86.1")
+@pytest.mark.req("R86.1-2")
 def test_a_blower_fault_is_journaled_and_suspends_the_game_as_the_server(hall: BlowerHall) -> None:
     hall.draw()
     hall.main.hold = True

@@ -39,7 +39,7 @@ def sold_game(hall: Hall) -> str:
     return opened.payload["game_id"]
 
 
-@pytest.mark.req("R92.5d", "R78")
+@pytest.mark.req("R92.5", "R78")
 def test_a_prize_is_paid_only_at_an_open_cash_desk_never_from_a_sellers_drawer(journal: Journal, clock) -> None:
     """R78, R92.5d: Pay Prizes names a cash desk that is open; a seller's drawer, an unknown
     name or a reconciled desk is refused and nothing is written."""
@@ -63,7 +63,7 @@ def test_a_prize_is_paid_only_at_an_open_cash_desk_never_from_a_sellers_drawer(j
     unchanged(hall, lambda: hall.games.pay_prizes(CASHIER, "desk1"), CashierError, "cash desk desk1 is not open")
 
 
-@pytest.mark.req("R92.5d", "R86.2")
+@pytest.mark.req("R92.5", "R86.1-2")
 def test_a_seller_hands_the_takings_in_to_an_open_desk_once_the_game_can_no_longer_be_refunded(
     journal: Journal, clock
 ) -> None:
@@ -104,7 +104,7 @@ def test_a_seller_hands_the_takings_in_to_an_open_desk_once_the_game_can_no_long
     assert hall.ledger.ledger.total() == 0
 
 
-@pytest.mark.req("R86.2", "R92.5d")
+@pytest.mark.req("R86.1-2", "R92.5")
 def test_a_game_refunded_after_a_refused_hand_in_pays_every_stake_back_from_its_drawer(
     journal: Journal, clock
 ) -> None:
@@ -119,7 +119,7 @@ def test_a_game_refunded_after_a_refused_hand_in_pays_every_stake_back_from_its_
     assert hall.balance("cash:ana") == hall.balance("cash:ben") == hall.balance(f"stakes:{game_id}") == 0
 
 
-@pytest.mark.req("R92.5d")
+@pytest.mark.req("R92.5")
 def test_a_desks_float_is_topped_up_from_the_safe_and_cash_moves_between_open_desks(journal: Journal, clock) -> None:
     """R92.5d: ``float_top_up`` (``house`` -> desk) and ``desk_to_desk`` transfers, each refused
     with its reason when a desk is closed or the source does not hold the amount."""

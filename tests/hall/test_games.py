@@ -238,7 +238,7 @@ def test_the_store_catalog_reads_the_registered_sets_and_series(tmp_path: Path) 
 # --- A whole game ----------------------------------------------------------------------------
 
 
-@pytest.mark.req("R85", "R82.5", "R87", "R88.5", "R98", "R78")
+@pytest.mark.req("R85", "R82.5", "R87.a", "R87.b", "R88.4-5", "R98", "R78")
 def test_a_whole_game_sells_draws_verifies_pays_and_closes(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock)
     (opened,) = result(hall.games.announce_sale(SELLER, 7))
@@ -313,7 +313,7 @@ def as_written_before_range_records(records: Sequence[Record]) -> list[tuple[int
     return old
 
 
-@pytest.mark.req("R83.4", "R82.5")
+@pytest.mark.req("R83.3-4", "R82.5")
 def test_a_range_of_paper_cards_is_one_record_and_journals_of_one_record_per_card_still_load(
     journal: Journal, clock, tmp_path: Path
 ) -> None:
@@ -466,7 +466,7 @@ def test_staff_give_only_the_game_commands_of_their_role(journal: Journal, clock
 # --- The draw and the claims ---------------------------------------------------------------
 
 
-@pytest.mark.req("R85.5", "R92.11", "R92.10")
+@pytest.mark.req("R85.5", "R92.11-12", "R92.10")
 def test_every_ball_record_names_the_cards_it_completes_as_a_brute_force_finds(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock)
     result(hall.games.announce_sale(SELLER, 7))
@@ -533,7 +533,7 @@ def shared_line_script() -> tuple[list[int], tuple[str, str]]:
     raise AssertionError("no two rows share a number")
 
 
-@pytest.mark.req("R87", "R88.2", "R88.5")
+@pytest.mark.req("R87.a", "R88.2", "R88.4-5")
 def test_cards_completing_the_line_on_the_same_ball_share_it_and_the_cent_left_carries(journal: Journal, clock) -> None:
     script, pair = shared_line_script()
     balls = ScriptedBalls()
@@ -559,7 +559,7 @@ def test_cards_completing_the_line_on_the_same_ball_share_it_and_the_cent_left_c
 # --- Failures (R86) -----------------------------------------------------------------------
 
 
-@pytest.mark.req("R86.1", "R86.2", "R96.2")
+@pytest.mark.req("R86.1-2", "R96.2")
 def test_a_game_suspended_for_good_before_any_prize_refunds_every_stake_and_pot_share(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock, rules=POT_RULES)
     (opened,) = result(hall.games.announce_sale(SELLER, 7))
@@ -591,7 +591,7 @@ def test_a_game_suspended_for_good_before_any_prize_refunds_every_stake_and_pot_
     assert opened.payload["first_card"] == 16, "the refunded cards were handed out: the series goes on after them"
 
 
-@pytest.mark.req("R86.2")
+@pytest.mark.req("R86.1-2")
 def test_a_game_suspended_for_good_after_the_line_is_finished_by_hand(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock)
     (opened,) = result(hall.games.announce_sale(SELLER, 7))
@@ -894,7 +894,7 @@ def test_a_ball_whose_record_was_not_committed_was_never_drawn(journal: Journal,
     assert hall.balls.made[-1] == tuple(hall.game.machine.drawn[:1])
 
 
-@pytest.mark.req("R82.5", "R88.5", "R93.15")
+@pytest.mark.req("R82.5", "R88.4-5", "R93.15")
 def test_the_next_session_numbers_its_games_afresh_and_keeps_the_series_and_the_carries(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock)
     result(hall.games.announce_sale(SELLER, 7))
@@ -927,7 +927,7 @@ def test_the_next_session_numbers_its_games_afresh_and_keeps_the_series_and_the_
     assert hall.reopened().games.snapshot() == hall.games.snapshot()
 
 
-@pytest.mark.req("R77.1", "R86.1")
+@pytest.mark.req("R77.1", "R86.1-2")
 def test_the_session_does_not_close_while_a_game_is_under_way(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock)
     result(hall.games.announce_sale(SELLER, 7))

@@ -332,7 +332,7 @@ class HallGameCommands(RuleBasedStateMachine):
         assert again.session.state == self.hall.session.state
 
 
-TestHallGameCommands = pytest.mark.req("R82.5", "R82.6", "R86", "R87", "R96.4")(HallGameCommands.TestCase)
+TestHallGameCommands = pytest.mark.req("R82.5", "R82.6", "R86", "R96.4")(HallGameCommands.TestCase)
 TestHallGameCommands.settings = settings(
     max_examples=40,
     stateful_step_count=50,

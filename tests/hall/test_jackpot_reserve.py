@@ -64,7 +64,7 @@ def deposit_the_jackpot(hall: Hall) -> None:
         result(hall.cashier.deposit_jackpot(CASHIER, "desk1", due, f"slip-{hall.core.seq}"))
 
 
-@pytest.mark.req("R91.7")
+@pytest.mark.req("R91")
 def test_the_room_chief_boosts_the_prizes_from_the_reserve_within_30_percent_of_it(journal: Journal, clock) -> None:
     """R91.7: announced to the players while the sale is open, at most 30% of the reserve at the
     session's start over the whole session; the boost moves from the reserve into the game at the
@@ -106,7 +106,7 @@ def test_the_room_chief_boosts_the_prizes_from_the_reserve_within_30_percent_of_
     assert hall.ledger.ledger.total() == 0
 
 
-@pytest.mark.req("R91.7", "R86.2")
+@pytest.mark.req("R91", "R86.1-2")
 def test_a_refunded_game_gives_its_boost_back_to_the_reserve_and_to_the_sessions_allowance(
     journal: Journal, clock
 ) -> None:

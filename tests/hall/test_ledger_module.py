@@ -11,7 +11,7 @@ from tests.hall.conftest import result
 CASHIER = Actor("eva", Role.CASHIER)
 
 
-@pytest.mark.req("R93.2", "R93.7")
+@pytest.mark.req("R93.2-4", "R93.7")
 def test_postings_commit_then_count_and_overdrafts_are_refused_before_writing(core: CommandCore, journal) -> None:
     ledger = LedgerModule(core)
     core.allow({"load": {Role.CASHIER}})

@@ -29,7 +29,7 @@ def desks(journal: Journal, clock: Any) -> tuple[Any, CashierModule, LookupModul
     return hall, cashier, lookups
 
 
-@pytest.mark.req("R85.6", "R85.11", "R87")
+@pytest.mark.req("R85.6", "R85.11", "R87.a")
 def test_the_claimed_card_comes_with_the_balls_drawn_and_the_ball_that_completed_each_pattern(
     journal: Journal, clock: Any
 ) -> None:
@@ -56,7 +56,7 @@ def test_the_claimed_card_comes_with_the_balls_drawn_and_the_ball_that_completed
         result(lookups.show_card(SELLER, series, number))
 
 
-@pytest.mark.req("R92.5d", "R93.7")
+@pytest.mark.req("R92.5", "R93.7")
 def test_an_account_is_found_by_the_number_as_printed_with_its_balance_and_latest_movements(
     journal: Journal, clock: Any
 ) -> None:

@@ -18,7 +18,6 @@ from hall_server.store.database import open_database
 from server_kit.core import CommandCore, run_inline
 from server_kit.journal.sql import Journal
 
-pytestmark = pytest.mark.req("R74.2")
 ZONE = ZoneInfo("Europe/Madrid")
 FRIDAY_NOON_MS = 1_796_990_400_000  # 2026-12-11 12:00 in Madrid
 
@@ -44,11 +43,13 @@ def notices(journal: Journal) -> list[dict]:
     return [dict(r.payload) for r in journal.records() if r.type == "opening_hours_notified"]
 
 
+@pytest.mark.req("R74.2")
 def test_working_days_skip_the_weekend() -> None:
     assert working_days_after(date(2026, 12, 11), 3) == date(2026, 12, 16)  # Friday -> Wednesday
     assert working_days_after(date(2026, 12, 14), 3) == date(2026, 12, 17)  # Monday -> Thursday
 
 
+@pytest.mark.req("R74.2")
 def test_the_first_hours_are_reported_at_once_and_a_change_applies_three_working_days_later(tmp_path: Path) -> None:
     _, module, journal = hall_at(tmp_path, FRIDAY_NOON_MS)
     module.notify("every day 16:00-02:00")

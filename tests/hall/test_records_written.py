@@ -19,8 +19,6 @@ from tests.audit.halls import (
 )
 from tests.hall.conftest import result
 
-pytestmark = pytest.mark.req("R92.3", "R96.4")
-
 
 @pytest.fixture(scope="module")
 def walked(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
@@ -59,6 +57,7 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     return hall.records()
 
 
+@pytest.mark.req("R92.3", "R96.4")
 def test_every_record_a_hall_day_writes_parses_and_reads_back_unchanged(walked: list[Any]) -> None:
     for stored in walked:
         declared = parse(stored)
@@ -73,6 +72,7 @@ def test_the_walk_writes_most_of_the_declared_types(walked: list[Any]) -> None:
     assert len(written) >= 40, sorted(set(REGISTRY) - written)
 
 
+@pytest.mark.req("R92.3")
 def test_a_decision_with_an_undeclared_fact_commits_nothing(core: CommandCore, journal: Journal) -> None:
     applied: list[int] = []
     core.add_module(type("Probe", (), {"apply": lambda self, record: applied.append(record.seq)})())

@@ -120,7 +120,7 @@ def test_ten_players_may_ask_for_an_extra_check(core: CommandCore) -> None:
     assert session.state.extra_checks[0]["complaint"] == "ball 7 looks chipped"
 
 
-@pytest.mark.req("R83.1", "R83.2")
+@pytest.mark.req("R83.1-2")
 def test_the_ball_set_warns_then_blocks_at_2000_games_until_replaced(core: CommandCore) -> None:
     session = SessionModule(core)
     session.state.ball_set_games = 1_899

@@ -25,7 +25,6 @@ from protocol.ledger import Posting
 from protocol.records.game import BallDrawn
 from tests.hall.conftest import result
 
-pytestmark = pytest.mark.req("R84.1", "R92.5e")
 ADMIN = Actor("ines", Role.ADMINISTRATOR)
 CHIEF = Actor("rui", Role.ROOM_CHIEF)
 
@@ -39,6 +38,7 @@ def release(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.req("R92.5e")
 def test_the_software_check_names_changed_added_and_missing_files(release: Path, tmp_path: Path) -> None:
     manifest = tmp_path / "manifest.json"
     count = write_manifest(manifest, release)
@@ -55,6 +55,7 @@ def test_the_software_check_names_changed_added_and_missing_files(release: Path,
     assert "no release manifest" in check_software(tmp_path / "none.json", release)
 
 
+@pytest.mark.req("R92.5e")
 def test_the_manifest_names_every_installed_library_and_a_changed_one_is_named(tmp_path: Path) -> None:
     """The release identifies Twisted, cryptography, numpy... too: name, version, and the
     hash of the list of its files with their hashes (RECORD)."""
@@ -84,6 +85,7 @@ def test_an_earlier_releases_manifest_of_files_only_is_still_read(release: Path,
     assert check_software(manifest, release) is None
 
 
+@pytest.mark.req("R92.5e")
 def test_the_clock_may_not_stand_before_the_journal(journal: Journal) -> None:
     journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
     assert check_clock(1_790_000_005_000, journal) is None
@@ -93,6 +95,7 @@ def test_the_clock_may_not_stand_before_the_journal(journal: Journal) -> None:
     assert "before this software's release" in check_clock(1_000, journal)
 
 
+@pytest.mark.req("R84.1", "R92.5e")
 def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_journal(
     journal: Journal, tmp_path: Path
 ) -> None:
@@ -108,6 +111,7 @@ def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_jour
     assert results["journal"] == "record 1: its content does not match its hash (altered)"
 
 
+@pytest.mark.req("R84.1", "R92.5e")
 def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
     core: CommandCore, journal: Journal, tmp_path: Path
 ) -> None:
@@ -128,6 +132,7 @@ def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
         result(SessionModule(CommandCore(journal, core.clock, core.run_blocking)).run_verification(ADMIN, "2026-12-01"))
 
 
+@pytest.mark.req("R84.1", "R92.5e")
 def test_pentest_4_the_administrator_cannot_record_a_verification_by_hand(core: CommandCore, journal: Journal) -> None:
     """The attack: ``record_verification`` with every check null opened the session."""
     from server_kit.web.channel import CommandChannel, SeenRequests, parse_request
@@ -144,6 +149,7 @@ def test_pentest_4_the_administrator_cannot_record_a_verification_by_hand(core: 
     assert list(journal.records()) == []
 
 
+@pytest.mark.req("R84.1", "R92.5e")
 def test_pentest_4_the_verification_runs_the_real_checks_and_an_altered_posting_blocks_the_opening(
     core: CommandCore, journal: Journal, tmp_path: Path
 ) -> None:

@@ -25,7 +25,7 @@ from tests.security.test_rollback import command
 from tests.support.waiting import START, wait_until
 from tests.web.conftest import HallProcess
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+pytestmark = [pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +69,7 @@ def started_or_refused(folder: Path) -> tuple[bool, str]:
     return served, b"".join(said).decode()
 
 
+@pytest.mark.req("R92.3")
 def test_N17_an_altered_posting_under_a_clean_stop_checkpoint_stops_the_start(served: Path, tmp_path: Path) -> None:
     folder = tmp_path / "hall"
     shutil.copytree(served, folder)

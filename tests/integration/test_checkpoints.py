@@ -22,7 +22,7 @@ from server_kit.core import Actor, run_inline
 from server_kit.journal.checkpoints import CheckpointStore
 from tests.support.waiting import WAIT, wait_until_in_reactor
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+pytestmark = [pytest.mark.integration]
 ADMIN = Actor("admin", Role.ADMINISTRATOR)
 CHIEF = Actor("rosa", Role.ROOM_CHIEF)
 
@@ -64,6 +64,7 @@ def _replayed(folder: Path):  # type: ignore[no-untyped-def]
     return hall
 
 
+@pytest.mark.req("R96.4")
 def test_a_restart_from_the_checkpoint_of_20000_records_equals_the_whole_replay(tmp_path: Path) -> None:
     """The benchmark's path, small: the hall's own checkpoint, the real start from it."""
     config = prepare(tmp_path, strips=100)
@@ -78,6 +79,7 @@ def test_a_restart_from_the_checkpoint_of_20000_records_equals_the_whole_replay(
     assert restored.ledger.ledger.balances() == replayed.ledger.ledger.balances()
 
 
+@pytest.mark.req("R96.4")
 def test_records_after_the_checkpoint_are_verified_and_replayed_onto_it(hall_folder: Path) -> None:
     config = hall_folder / "hall.toml"
     write_checkpoint(start(config))
@@ -88,6 +90,7 @@ def test_records_after_the_checkpoint_are_verified_and_replayed_onto_it(hall_fol
     assert restored.core.checkpoint() == _replayed(hall_folder).core.checkpoint()
 
 
+@pytest.mark.req("R92.3")
 def test_a_record_altered_after_the_checkpoint_stops_the_start(hall_folder: Path) -> None:
     config = hall_folder / "hall.toml"
     write_checkpoint(start(config))
@@ -99,6 +102,7 @@ def test_a_record_altered_after_the_checkpoint_stops_the_start(hall_folder: Path
         start(config)
 
 
+@pytest.mark.req("R92.3")
 def test_N17_a_record_altered_before_the_checkpoint_stops_the_start(hall_folder: Path) -> None:
     """The checkpoint stands for the records before it, and the start checks that they are
     the ones it stands for: each hash and link up to the checkpoint's record."""
@@ -111,7 +115,7 @@ def test_N17_a_record_altered_before_the_checkpoint_stops_the_start(hall_folder:
         start(config)
 
 
-@pytest.mark.req("R84.1")
+@pytest.mark.req("R84.1", "R92.3")
 def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_verification(hall_folder: Path) -> None:
     """The whole chain, signatures included, is verified before every session, which names
     the record, and no session opens on it."""
@@ -134,6 +138,7 @@ def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_
     assert "has not passed its verification" in refused[0].getErrorMessage()
 
 
+@pytest.mark.req("R92.3")
 @pytest.mark.parametrize("where", ["state", "header"])
 def test_a_tampered_checkpoint_is_passed_over_for_the_whole_replay(hall_folder: Path, where: str) -> None:
     config = hall_folder / "hall.toml"
@@ -150,6 +155,7 @@ def test_a_tampered_checkpoint_is_passed_over_for_the_whole_replay(hall_folder: 
     assert hall.core.checkpoint() == _replayed(hall_folder).core.checkpoint()
 
 
+@pytest.mark.req("R92.3")
 @pytest.mark.parametrize("why", ["foreign key", "other release", "other record's hash", "unfit state"])
 def test_a_checkpoint_that_does_not_check_out_is_passed_over(hall_folder: Path, why: str) -> None:
     """Signed by another key, written by another release, bound to a hash the journal does
@@ -173,6 +179,7 @@ def test_a_checkpoint_that_does_not_check_out_is_passed_over(hall_folder: Path, 
     assert hall.core.checkpoint() == replayed.core.checkpoint()
 
 
+@pytest.mark.req("R92.3")
 @pytest.mark.parametrize("folded", ["said", "not said"])
 def test_faults_1_a_checkpoint_whose_state_the_journal_did_not_build_is_passed_over_with_a_warning(
     hall_folder: Path, folded: str
@@ -210,6 +217,7 @@ def test_faults_1_a_checkpoint_whose_state_the_journal_did_not_build_is_passed_o
            f"{said} of the {replayed.core.seq} records it stands for: it was not built from the journal" in warnings
 
 
+@pytest.mark.req("R92.3")
 def test_a_checkpoint_past_the_journal_end_refuses_the_start(hall_folder: Path) -> None:
     """A journal cut back to an old head copied with it: the head alone cannot tell; the
     checkpoint, signed at a later record, does."""

@@ -18,7 +18,7 @@ from protocol.records.game import BallDrawn
 from server_kit.journal.sql import Journal, JournalStateError
 from server_kit.keys import load_journal_key, public_pem
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+pytestmark = [pytest.mark.integration]
 
 
 @pytest.fixture
@@ -50,6 +50,7 @@ def test_records_appended_together_commit_together(journal: Journal) -> None:
     assert journal.verify() == 10 and journal.last.seq == 10
 
 
+@pytest.mark.req("R92.3")
 @pytest.mark.parametrize(
     "tamper, message",
     [
@@ -68,6 +69,7 @@ def test_tampering_is_found_and_named(journal: Journal, tamper: str, message: st
     assert str(error.value).startswith(message)
 
 
+@pytest.mark.req("R92.3")
 def test_a_resealed_record_fails_its_signature(journal: Journal) -> None:
     """An attacker who recomputes the hash still cannot sign without the key."""
     import hashlib
@@ -80,6 +82,7 @@ def test_a_resealed_record_fails_its_signature(journal: Journal) -> None:
         journal.verify()
 
 
+@pytest.mark.req("R92.3")
 def test_an_inserted_record_breaks_the_chain(journal: Journal) -> None:
     """Make room at 5 and insert a validly signed record sealed after record 4."""
     from protocol.chain import seal
@@ -98,6 +101,7 @@ def test_an_inserted_record_breaks_the_chain(journal: Journal) -> None:
         journal.verify()
 
 
+@pytest.mark.req("R92.3")
 def test_a_record_verifies_with_stock_openssl(journal: Journal, tmp_path: Path) -> None:
     runner = CliRunner()
     url = f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}"
@@ -137,6 +141,7 @@ def verify_cli(tmp_path: Path) -> Any:
     return CliRunner().invoke(main, ["--db", f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}", "journal", "verify"])
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_5_records_cut_from_the_end_are_found_against_the_head(journal: Journal, tmp_path: Path) -> None:
     cut_from_end(journal, 8)
     with pytest.raises(ChainError, match="record 8: is missing: the journal ends at 7 but its head says 10"):
@@ -145,6 +150,7 @@ def test_pentest_5_records_cut_from_the_end_are_found_against_the_head(journal: 
     assert outcome.exit_code == 1 and "record 8: is missing: the journal ends at 7 but its head says 10" in outcome.output
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_5_a_deleted_head_is_an_error_not_a_fresh_start(journal: Journal, tmp_path: Path) -> None:
     cut_from_end(journal, 8)
     journal.head.unlink()
@@ -169,6 +175,7 @@ def _old_head_with_the_current_signature(journal: Journal, seven: Any) -> str:
     return json.dumps({**current, "seq": seven.seq, "hash": seven.hash})
 
 
+@pytest.mark.req("R92.3")
 @pytest.mark.parametrize(
     "rewrite, message",
     [
@@ -191,6 +198,7 @@ def test_pentest_5_a_rewritten_head_does_not_hide_records_cut_from_the_end(
     assert outcome.exit_code == 1 and message in outcome.output
 
 
+@pytest.mark.req("R92.3")
 def test_the_head_is_signed_verifiable_with_stock_openssl_and_private(journal: Journal, tmp_path: Path) -> None:
     assert journal.head.stat().st_mode & 0o777 == 0o600
     head = json.loads(journal.head.read_text())
@@ -207,6 +215,7 @@ def test_the_head_is_signed_verifiable_with_stock_openssl_and_private(journal: J
     assert check.returncode == 0 and "Signature Verified Successfully" in check.stdout
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_5_only_an_explicit_initialisation_starts_a_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BINGO_HOME", str(tmp_path / "var"))
     url = f"sqlite:///{tmp_path / 'var' / 'hall.sqlite3'}"
@@ -267,6 +276,7 @@ def test_the_payload_sealed_is_the_declared_records(journal: Journal) -> None:
     assert record.payload["completed_line"] == [] and record.payload["entered_by"] is None
 
 
+@pytest.mark.req("R92.3")
 def test_records_are_sealed_unsigned_and_signed_as_they_are_stored_with_the_same_signature_as_openssl(
     journal: Journal,
 ) -> None:
@@ -282,6 +292,7 @@ def test_records_are_sealed_unsigned_and_signed_as_they_are_stored_with_the_same
 # --- the link check of the records under a checkpoint (pentest finding N17) ------------------
 
 
+@pytest.mark.req("R92.3")
 @pytest.mark.parametrize(
     "tamper, message",
     [
@@ -303,6 +314,7 @@ def test_N17_the_link_check_under_a_checkpoint_finds_and_names_each_fault(journa
     assert str(error.value).startswith(message)
 
 
+@pytest.mark.req("R92.3")
 def test_N17_the_link_check_finds_a_chain_hashed_again_to_its_end_without_the_key(journal: Journal) -> None:
     """Hashes and links can be made again by anyone; the last hash is the checkpoint's, signed."""
     from protocol.chain import canonical_json, seal

@@ -27,7 +27,7 @@ from server_kit.core import Actor
 from server_kit.services import ThreadPoolService
 from tests.support.waiting import WAIT, wait_until_in_reactor
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5d")]
+pytestmark = [pytest.mark.integration]
 
 CASHIER = Actor("carla", Role.CASHIER)
 DOOR = Actor("adam", Role.ADMISSION)

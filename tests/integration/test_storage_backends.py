@@ -28,7 +28,7 @@ from server_kit.journal.sql import Journal
 from tests.hall.conftest import clock, result  # noqa: F401 (clock is a fixture)
 from tests.hall.test_games import CHIEF, SELLER, Hall, draw_and_pay, opened_hall, sell
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+pytestmark = [pytest.mark.integration]
 
 
 def test_the_schema_is_the_models_after_the_migrations(database_url: str) -> None:
@@ -45,6 +45,7 @@ def test_a_plain_postgresql_url_uses_the_installed_driver(postgres_cluster) -> N
     assert engine.dialect.name == "postgresql" and engine.dialect.driver == "psycopg"
 
 
+@pytest.mark.req("R92.3")
 def test_the_journal_appends_reads_and_verifies_and_names_a_tampered_record(database_url: str, tmp_path: Path) -> None:
     engine = open_database(database_url)
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
@@ -96,6 +97,7 @@ def test_card_sets_series_and_libraries_round_trip(database_url: str) -> None:
     assert len(store.registered_prints(engine)) == 24  # every card of the set and the library
 
 
+@pytest.mark.req("R96.4")
 def test_a_hall_rebuilt_from_its_journal_is_the_hall_that_wrote_it(database_url: str, tmp_path: Path, clock: Clock) -> None:
     engine = open_database(database_url)
     journal = Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")

@@ -15,7 +15,7 @@ from protocol import central_messages as m
 from server_kit.amp.chunks import PIECE_BYTES, Chunked, ChunkError
 from server_kit.amp.commands import CommandFailed, amp_command, amp_commands, error_class
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.5c")]
+pytestmark = [pytest.mark.integration]
 
 
 class Echo(amp.Command):

@@ -22,7 +22,6 @@ from server_kit.core import Actor, CommandCore, run_inline
 from server_kit.journal.fake import FakeJournal
 from server_kit.received import arrival_age_s
 
-pytestmark = pytest.mark.req("R92.3")
 
 SYSTEM = Actor("server", "system")
 START = 1_800_000_000.0  # the wall clock at the start, in seconds
@@ -190,6 +189,7 @@ def clock_records(journal: FakeJournal) -> list[Record]:
     return [r for r in journal.records() if r.type == ClockStepped.type]
 
 
+@pytest.mark.req("R92.3")
 def test_the_watch_journals_a_step_it_finds_while_nothing_else_reads_the_clock() -> None:
     clocks, clock, journal, core, watch = watched()
     watch.startService()
@@ -233,6 +233,7 @@ def test_a_step_whose_record_could_not_be_committed_is_tried_again_at_the_next_l
     watch.stopService()
 
 
+@pytest.mark.req("R92.3")
 def test_a_step_found_at_start_is_journaled_once_the_watch_runs() -> None:
     clocks, clock, journal, core, watch = watched()
     clock.continue_from(int((START + 30) * 1000))

@@ -16,7 +16,6 @@ from server_kit.db.faults import StorageUnavailable
 from server_kit.journal.fake import FakeJournal
 from tests.support.records import declared
 
-pytestmark = pytest.mark.req("R92.3", "R96.4", "R80")
 
 CLERK = Actor("ana", "clerk")
 GUEST = Actor("bea", "guest")
@@ -73,6 +72,7 @@ def add(core: CommandCore, actor: Actor, amount: int) -> Any:
     return core.execute(actor, "add", decide)
 
 
+@pytest.mark.req("R92.3")
 def test_a_command_is_decided_committed_applied_and_announced_with_who_gave_it() -> None:
     journal = FakeJournal()
     core, counter = core_with(journal)
@@ -84,6 +84,7 @@ def test_a_command_is_decided_committed_applied_and_announced_with_who_gave_it()
     assert journal.verify() == 1
 
 
+@pytest.mark.req("R80")
 def test_a_role_the_server_did_not_allow_is_refused_and_nothing_is_written() -> None:
     journal = FakeJournal()
     core, counter = core_with(journal)
@@ -104,6 +105,7 @@ def test_a_refused_decision_and_a_failed_commit_change_nothing() -> None:
     assert counter.total == 100
 
 
+@pytest.mark.req("R96.4")
 def test_a_request_sent_twice_is_carried_out_once_and_recovery_remembers_it() -> None:
     journal = FakeJournal()
     core, counter = core_with(journal)

@@ -60,8 +60,7 @@ from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import ALL_BALLS, HallProcess
 from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.req("R3.5.b", "R82.6", "R85.9", "R87.a", "R87.b", "R88.2", "R88.4-5", "R91", "R93.10")]
+pytestmark = [pytest.mark.integration]
 
 MAIN, ANNEX = "hall-1", "hall-2"
 SERIES = 1001
@@ -175,7 +174,8 @@ def player(staff: Staff, home: Path, document: str) -> str:
     return str(account)
 
 
-def test_R3_5_b_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_cards_of_both_rooms_to_the_cent(
+@pytest.mark.req("R82.6", "R85.9", "R87.a", "R87.b", "R88.2", "R88.4-5", "R93.10")
+def test_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_cards_of_both_rooms_to_the_cent(
         tmp_path: Path, browser: Any) -> None:
     operator = tmp_path / "operator-pki"
     init_authority(operator, "Acme Bingo Network")

@@ -22,9 +22,8 @@ from tests.hall.test_games import RULES
 from tests.network.joint_halls import ANNEX, MAIN, JointPlan, open_pair, play_joint_game
 from tests.reports.conftest import csv_tables, pdf_strings
 
-pytestmark = pytest.mark.req("R3.5.b", "R77.1", "R83.3", "R83.4", "R83.5")
 
-
+@pytest.mark.req("R83.3-4")
 def test_R77_1_each_hall_s_minutes_list_the_joint_game_with_both_rooms_sales_the_balls_the_winners_and_who_paid(
         tmp_path: Path) -> None:
     main, annex, relay = open_pair(tmp_path, RULES)

@@ -45,7 +45,6 @@ from tests.network.joint_halls import (
     sell,
 )
 
-pytestmark = pytest.mark.req("R3.5.b")
 
 CHIEF = Actor("rui", Role.ROOM_CHIEF)
 SELLER = Actor("sam", Role.SELLER_CALLER)
@@ -80,7 +79,7 @@ def failure(deferred: Any) -> BaseException:
     return raised.value
 
 
-def test_R3_5_b_the_partner_s_items_are_taken_once_in_order_and_a_gap_is_refused(journal: Journal, clock: Any) -> None:
+def test_the_partner_s_items_are_taken_once_in_order_and_a_gap_is_refused(journal: Journal, clock: Any) -> None:
     annex = annex_hall(journal, clock)
     result(annex.take(item(1, "opened", cents=100, line_bp=1500, bingo_bp=5500)))
     game = annex.game(GAME)
@@ -94,7 +93,7 @@ def test_R3_5_b_the_partner_s_items_are_taken_once_in_order_and_a_gap_is_refused
     assert annex.state.last_relay_seq == 2
 
 
-def test_R3_5_b_the_annex_neither_opens_nor_draws_and_its_sales_make_the_pool_with_the_main_hall_s(
+def test_the_annex_neither_opens_nor_draws_and_its_sales_make_the_pool_with_the_main_hall_s(
         journal: Journal, clock: Any) -> None:
     annex = annex_hall(journal, clock)
     assert "only the main hall" in str(failure(annex.open_game(CHIEF)))
@@ -117,7 +116,7 @@ def test_R3_5_b_the_annex_neither_opens_nor_draws_and_its_sales_make_the_pool_wi
     assert annex.game(GAME).balls == [17]
 
 
-def test_R3_5_b_a_restarted_hall_holds_the_stream_and_what_it_has_not_posted(journal: Journal, clock: Any) -> None:
+def test_a_restarted_hall_holds_the_stream_and_what_it_has_not_posted(journal: Journal, clock: Any) -> None:
     annex = annex_hall(journal, clock)
     seq = declared(annex)
     result(annex.take(item(seq + 1, "opened", cents=100, line_bp=1500, bingo_bp=5500)))
@@ -225,8 +224,8 @@ def test_R82_4_one_game_s_paper_cards_at_a_time_in_a_room(tmp_path: Path) -> Non
 # --- Virtual cards on the room's terminals ---------------------------------------------------
 
 
-@pytest.mark.req("R82.13", "R82.15", "R83.7", "R93.1", "R93.6", "R93.8")
-def test_R3_5_b_each_room_sells_virtual_cards_of_the_joint_game_on_its_terminals_by_its_own_rules(
+@pytest.mark.req("R82.13-16", "R83.7", "R93.1", "R93.6", "R93.8")
+def test_each_room_sells_virtual_cards_of_the_joint_game_on_its_terminals_by_its_own_rules(
         tmp_path: Path) -> None:
     main, annex, relay = open_pair(tmp_path, RULES)
     (opened,) = result(main.annex.open_game(CHIEF))
@@ -303,7 +302,7 @@ def test_R93_10_a_virtual_card_wins_on_its_ball_in_either_room_and_is_credited_t
         assert hall.balances()[f"stakes:{game_id}"] == 0
 
 
-def test_R3_5_b_a_paper_card_and_a_virtual_card_of_the_other_room_on_the_same_ball_share_the_prize(
+def test_a_paper_card_and_a_virtual_card_of_the_other_room_on_the_same_ball_share_the_prize(
         tmp_path: Path) -> None:
     main, annex, relay = open_pair(tmp_path, RULES)
     plan = JointPlan(main_paper=30, annex_paper=0, annex_purchases=[Purchase(0, 0, 60, 100)], seed=12)
@@ -316,7 +315,7 @@ def test_R3_5_b_a_paper_card_and_a_virtual_card_of_the_other_room_on_the_same_ba
     assert main.balances().get(f"interhall:{ANNEX}", 0) == -annex.balances().get(f"interhall:{MAIN}", 0)
 
 
-def test_R3_5_b_a_virtual_card_is_not_claimed_at_the_table(tmp_path: Path) -> None:
+def test_a_virtual_card_is_not_claimed_at_the_table(tmp_path: Path) -> None:
     main, annex, relay = open_pair(tmp_path, RULES)
     plan = JointPlan(main_paper=3, annex_paper=3, main_purchases=[Purchase(0, 0, 2, 100)])
     (opened,) = result(main.annex.open_game(CHIEF))

@@ -23,7 +23,6 @@ from tests.hall.conftest import result
 from tests.hall.test_games import RULES
 from tests.network.joint_halls import ANNEX, MAIN, JointHall, open_pair
 
-pytestmark = pytest.mark.req("R3.5.b", "R92.8", "R93.10")
 PIN = "4821"
 
 
@@ -55,8 +54,8 @@ def terminal(hall: JointHall, gateway: TerminalGateway, index: int, player: int 
     return wire.client
 
 
-@pytest.mark.req("R82.13", "R82.15", "R93.1", "R85.9", "R92.11")
-def test_R3_5_b_a_terminal_of_each_room_buys_joint_cards_sees_the_main_hall_s_balls_and_the_winners_of_both(
+@pytest.mark.req("R82.13-16", "R93.1", "R85.9", "R92.11-12", "R92.8", "R93.10")
+def test_a_terminal_of_each_room_buys_joint_cards_sees_the_main_hall_s_balls_and_the_winners_of_both(
         tmp_path: Path) -> None:
     main, annex, relay = open_pair(tmp_path, RULES)
     gateways = {MAIN: gateway_of(main), ANNEX: gateway_of(annex)}
@@ -115,7 +114,8 @@ def test_R3_5_b_a_terminal_of_each_room_buys_joint_cards_sees_the_main_hall_s_ba
     assert players[MAIN].joint_won == [w for w in players[MAIN].joint_won if w["prize"] == "line"]
 
 
-def test_R3_5_b_a_joint_purchase_needs_a_player_signed_in_and_a_hall_that_plays_the_game(tmp_path: Path) -> None:
+@pytest.mark.req("R82.13-16")
+def test_a_joint_purchase_needs_a_player_signed_in_and_a_hall_that_plays_the_game(tmp_path: Path) -> None:
     main, annex, relay = open_pair(tmp_path, RULES)
     client = terminal(annex, gateway_of(annex), 0, None)
     with pytest.raises(TerminalError, match="sign in"):

@@ -24,10 +24,10 @@ from hall_server.network import link
 from hall_server.network.link import CentralAddress, CentralConnection, Endpoint, EndpointRing, ring_policy
 from server_kit.journal.rollback import RolledBack
 
-pytestmark = pytest.mark.req("R92.6")
 BASE = {"hall": {"name": "Sala"}}
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_central_lists_both_processes_of_a_replicated_central_server() -> None:
     config = parse_config({**BASE, "central": {"endpoints": ["central-a.acme.net:7310", "central-b.acme.net:7311"],
                                                "hall_id": "hall-1"}}, base=Path("/srv/hall"))
@@ -42,12 +42,14 @@ def test_r92_6_central_lists_both_processes_of_a_replicated_central_server() -> 
     assert one.each() == (Endpoint("central.acme.net", 7310, "central.acme.net"),)
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_one_server_name_for_every_endpoint_when_given() -> None:
     config = parse_config({**BASE, "central": {"endpoints": ["10.0.0.1:7310", "10.0.0.2:7310"], "hall_id": "hall-1",
                                                "server_name": "central.acme.net"}})
     assert config.central is not None and config.central.server_name == "central.acme.net"
 
 
+@pytest.mark.req("R92.6")
 @pytest.mark.parametrize("table, message", [
     ({"endpoints": ["a:1"], "host": "a", "hall_id": "hall-1"}, r"central.host: is not a setting with endpoints "
                                                               r"\(endpoints replace host and port\)"),
@@ -74,6 +76,7 @@ class FakeEndpoint:
         return defer.fail(ConnectionRefusedError(self.name))
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_each_attempt_goes_to_the_next_endpoint() -> None:
     attempts: list[str] = []
     a, b = Endpoint("a", 1, "a"), Endpoint("b", 2, "b")
@@ -84,6 +87,7 @@ def test_r92_6_each_attempt_goes_to_the_next_endpoint() -> None:
     assert str(ring) == "a:1, b:2"
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_next_endpoint_is_tried_at_once_and_rounds_back_off_to_a_second_and_a_half() -> None:
     policy = ring_policy(2, jitter=lambda: 0.0)
     assert [policy(n) for n in range(1, 11)] == [link.SWITCH_S, 0.5, link.SWITCH_S, 0.75, link.SWITCH_S, 1.125,
@@ -129,6 +133,7 @@ def answer_last_box(connection: CentralConnection, transport: StringTransport, *
     connection.dataReceived(answer.serialize())
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_link_says_hello_every_two_seconds_and_stays_up_while_answered() -> None:
     connection, transport, clock = linked()
     for _ in range(10):
@@ -148,6 +153,7 @@ def test_N7_a_heartbeat_answer_that_holds_more_of_the_journal_closes_the_link() 
     assert transport.disconnecting
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_central_server_process_silent_for_ten_seconds_is_cut_off() -> None:
     connection, transport, clock = linked()
     clock.advance(link.HEARTBEAT_S)
@@ -158,6 +164,7 @@ def test_r92_6_a_central_server_process_silent_for_ten_seconds_is_cut_off() -> N
     assert transport.disconnecting and transport.disconnected  # aborted: a frozen peer reads nothing
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_heartbeat_refused_with_standby_closes_the_link() -> None:
     connection, transport, clock = linked()
     clock.advance(link.HEARTBEAT_S)
@@ -168,6 +175,7 @@ def test_r92_6_a_heartbeat_refused_with_standby_closes_the_link() -> None:
     assert transport.disconnecting
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_administrators_console_says_which_process_the_hall_is_linked_to() -> None:
     from hall_server.web.view import HallView
 

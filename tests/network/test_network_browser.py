@@ -37,7 +37,7 @@ from tests.terminals.test_kiosk_browser import Staff, payload
 from tests.web.conftest import ALL_BALLS, HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.1", "R92.11", "R93.1", "R93.10")]
+pytestmark = [pytest.mark.integration]
 
 HALLS = ("hall-1", "hall-2")
 KIOSK = {"width": 1280, "height": 800}
@@ -119,6 +119,7 @@ def net_cells_marked_as_drawn(page: Any) -> set[int]:
     return marked
 
 
+@pytest.mark.req("R92.1", "R92.11-12", "R93.1", "R93.10")
 def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through_a_win_and_a_lost_link(
     tmp_path: Path, browser: Any
 ) -> None:

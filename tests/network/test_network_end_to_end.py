@@ -50,7 +50,7 @@ from tests.central_server.support import CentralProcess, config_text, until
 from tests.network.processes import hall_toml
 from tests.web.conftest import PASSWORD, HallProcess, HttpClient
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R93.6", "R93.8", "R85.9", "R92.10", "R92.11", "R96.4")]
+pytestmark = [pytest.mark.integration]
 
 HALLS = ("hall-1", "hall-2", "hall-3")
 TERMINALS = ("K1", "K2")
@@ -59,8 +59,6 @@ PIN = "4821"
 #: The sale opens this long after the central server starts: time for three halls to start and link.
 OPENS_AFTER_MS = 50_000
 SALE_MS = 30_000
-
-
 
 
 class Staff:
@@ -170,6 +168,7 @@ def hall_facts(records: list[Record]) -> dict[str, Any]:
             "balances": balances}
 
 
+@pytest.mark.req("R93.6", "R93.8", "R85.9", "R92.10", "R96.4")
 @pytest_twisted.ensureDeferred
 async def test_a_network_game_across_three_halls_with_halls_killed_during_the_sale_and_the_draw(tmp_path: Path) -> None:
     rng = random.Random(12)

@@ -21,8 +21,6 @@ from tests.network.conftest import NetworkHall, build_network_hall, opened_netwo
 from tests.network.fake_central import FakeCentral
 from tests.terminals.conftest import CHIEF
 
-pytestmark = pytest.mark.req("R93.6")
-
 
 def buy(net: NetworkHall, number: str, quantity: int, *, terminal: str = "T1", request: str = "r1",
         stake_pct: int = 100, game_id: str = "net-1") -> object:
@@ -37,7 +35,7 @@ def ledger_of(net: NetworkHall) -> Ledger:
     return ledger
 
 
-@pytest.mark.req("R93.2", "R93.6", "R93.8")
+@pytest.mark.req("R93.2-4", "R93.6", "R93.8")
 def test_a_purchase_holds_the_credit_relays_it_and_captures_it_on_the_confirmation(net: NetworkHall) -> None:
     number = net.hall.player("11111111A", 1_000)
     hold = result(buy(net, number, 3, stake_pct=50))
@@ -288,7 +286,7 @@ def test_a_close_that_comes_before_the_last_balls_makes_the_hall_fetch_them_firs
     assert game.phase == "closed" and game.balls == central_game.balls == [5, *drawn]
 
 
-@pytest.mark.req("R85.9", "R92.11", "R93.12", "R93.13")
+@pytest.mark.req("R85.9", "R92.11-12", "R93.12-13")
 def test_a_whole_game_every_prize_is_credited_once_with_the_hall_and_terminal_shown(net: NetworkHall) -> None:
     ana = net.hall.player("11111111A", 5_000)
     bo = net.hall.player("22222222B", 5_000)
@@ -313,7 +311,7 @@ def test_a_whole_game_every_prize_is_credited_once_with_the_hall_and_terminal_sh
     assert ledger_of(net).balance(f"player:{ana}") == net.balance(ana)
 
 
-@pytest.mark.req("R85.9", "R92.11")
+@pytest.mark.req("R85.9", "R92.11-12")
 def test_a_hall_away_during_the_draw_catches_up_on_balls_winners_and_credits(net: NetworkHall) -> None:
     ana = net.hall.player("11111111A", 8_000)
     result(buy(net, ana, 60))
@@ -372,7 +370,7 @@ def test_a_credit_for_a_player_the_hall_does_not_know_is_refused_and_pays_nothin
     assert len(net.hall.records()) == records
 
 
-@pytest.mark.req("R92.11", "R93.10")
+@pytest.mark.req("R92.11-12", "R93.10")
 def test_a_hall_that_links_after_a_game_s_sale_closed_is_told_the_game_and_catches_up_its_balls_and_prizes(
     net: NetworkHall,
 ) -> None:

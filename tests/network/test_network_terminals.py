@@ -11,8 +11,6 @@ from tests.hall.conftest import result
 from tests.network.conftest import NetworkHall
 from tests.terminals.test_gateway import PIN, Wire
 
-pytestmark = pytest.mark.req("R93.6")
-
 
 def terminal(net: NetworkHall, name: str = "T1", document: str = "11111111A", credit: int = 2_000) -> tuple[Wire, str]:
     number = net.hall.player(document, credit, PIN)
@@ -47,7 +45,7 @@ def test_a_refused_network_purchase_says_why_and_is_journaled(net: NetworkHall) 
     assert net.balance(number) == 100
 
 
-@pytest.mark.req("R92.11", "R93.9", "R93.10", "R85.9")
+@pytest.mark.req("R92.11-12", "R93.9", "R93.10", "R85.9")
 def test_terminals_follow_the_draw_the_winners_and_are_told_when_the_link_is_lost_and_back(net: NetworkHall) -> None:
     wire, number = terminal(net, credit=9_600)
     client = wire.client

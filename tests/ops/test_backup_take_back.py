@@ -25,9 +25,10 @@ from tests.security.test_rollback import SENDER, command, error_line, refused_st
 from tests.support.waiting import START, WAIT, wait_until
 from tests.web.conftest import _HASH, HallProcess
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3")]
+pytestmark = [pytest.mark.integration]
 
 
+@pytest.mark.req("R92.3")
 @pytest.mark.timeout(600)
 def test_a_restored_hall_behind_its_receiver_stops_and_serves_on_with_the_receivers_records_taken_back(
     tmp_path: Path

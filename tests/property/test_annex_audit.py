@@ -63,10 +63,10 @@ def days(draw: st.DrawFn) -> Day:
     )
 
 
-@pytest.mark.req("R3.5.b", "R88.5", "R92.3", "R96.4", "R98")
+@pytest.mark.req("R88.4-5", "R92.3", "R96.4", "R98")
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(days())
-def test_R3_5_b_each_hall_s_day_with_joint_games_is_exported_replayed_to_the_cent_and_verified(day: Day) -> None:
+def test_each_hall_s_day_with_joint_games_is_exported_replayed_to_the_cent_and_verified(day: Day) -> None:
     folder = fast_folder()
     try:
         main_hall, annex_hall, relay = open_pair(folder, day.rules, stored=True)

@@ -24,7 +24,6 @@ from tests.audit.conftest import fast_folder
 from tests.audit.halls import SAFE, VIRTUAL_NUMBER, Purchase
 from tests.network.joint_halls import JointHall, JointPlan, open_pair, play_joint_game
 
-pytestmark = pytest.mark.req("R3.5.b", "R87.b", "R88.2", "R88.5")
 
 MAIN, ANNEX = "hall-1", "hall-2"
 RULES = st.builds(lambda line, bingo: PrizeRules(line_bp=line, bingo_bp=bingo),
@@ -33,8 +32,9 @@ CLAIMS = st.lists(st.builds(JointClaim, st.sampled_from((MAIN, ANNEX)), st.sampl
                             st.integers(1, 60).map(lambda n: f"1001-{n}"), st.integers(5, 70)), max_size=12)
 
 
+@pytest.mark.req("R88.2", "R88.4-5")
 @given(RULES, st.integers(1, 600), st.integers(0, 600), CLAIMS)
-def test_R3_5_b_what_one_hall_owes_the_other_is_owed_and_every_cent_is_paid_carried_or_the_house_s(
+def test_what_one_hall_owes_the_other_is_owed_and_every_cent_is_paid_carried_or_the_house_s(
         rules: PrizeRules, main_cards: int, annex_cards: int, claims: list[JointClaim]) -> None:
     pool = joint_pool(rules, (main_cards, main_cards * 100), (annex_cards, annex_cards * 100))
     figures = close_sale(rules, pool.sales_cents, Pots())
@@ -89,10 +89,10 @@ def _cards_in_play(hall: JointHall, game_id: str) -> dict[str, tuple[np.ndarray,
     return cards
 
 
-@pytest.mark.req("R3.5.b", "R82.15", "R85.9", "R87.a", "R87.b", "R88.2", "R88.4-5", "R93.10", "R98")
+@pytest.mark.req("R82.13-16", "R85.9", "R87.a", "R87.b", "R88.2", "R88.4-5", "R93.10", "R98")
 @settings(max_examples=GAME_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plans, st.sampled_from([PrizeRules(1500, 5500), PrizeRules(2000, 6000), PrizeRules(700, 6300)]))
-def test_R3_5_b_random_joint_games_with_paper_and_virtual_cards_in_both_rooms_add_up_to_the_cent(
+def test_random_joint_games_with_paper_and_virtual_cards_in_both_rooms_add_up_to_the_cent(
         plan: JointPlan, rules: PrizeRules) -> None:
     folder = fast_folder()
     try:

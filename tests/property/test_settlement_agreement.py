@@ -46,7 +46,7 @@ DATES = ("2026-12-01", "2026-12-02", "2026-12-03")
 #: limits, the megabingo, the jackpot with its cap, reserve and boosts, refunds, failed terminals,
 #: the tax, and the reconstruction of a day from the journal.
 REQUIREMENTS = (
-    "R88.1", "R88.2", "R88.4-5", "R89", "R89.5", "R90", "R91", "R91.7", "R86.2", "R96.3", "R98", "R92.3", "R96.4",
+    "R88.1", "R88.2", "R88.4-5", "R89", "R89.5", "R90", "R91", "R86.1-2", "R96.3", "R98", "R92.3", "R96.4",
     "R85.6", "R82.8",
 )
 

@@ -16,7 +16,6 @@ from protocol.records.base import record
 from protocol.records.game import BallDrawn
 from protocol.records.sale import CardSold
 
-pytestmark = pytest.mark.req("R92.3", "R96.4")
 
 ACTOR = {"name": "sam", "role": "seller_caller"}
 BALL = {"type": "ball_drawn", "game_id": "2026-12-01-s1-g1", "ball": 17, "ball_count": 1,

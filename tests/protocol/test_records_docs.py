@@ -5,14 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from protocol.records import GROUPS, REGISTRY
 from protocol.records.catalogue import catalogue_markdown, group_types
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "journal.md"
-
-pytestmark = pytest.mark.req("R92.3", "R96.4")
 
 
 def test_the_journal_doc_lists_exactly_the_registered_types() -> None:

@@ -47,7 +47,6 @@ from tests.regulator.test_receiver import pem
 from tests.reports.test_daily_report import issue_signer
 from tests.regulator.registration import register
 
-pytestmark = pytest.mark.req("R92.7", "R95.3", "R95.4")
 DAY_1, DAY_2, DAY_3 = "2026-12-01", "2026-12-02", "2026-12-03"
 HALL, OTHER_HALL = "hall:h1", "hall:h2"
 
@@ -158,6 +157,7 @@ def regulator_at(folder: Path, hall_days: HallDays, journal: Journal | None = No
     return Regulator(receiver, inbox, journal, pem(hall_key))
 
 
+@pytest.mark.req("R92.7", "R95.3")
 def test_each_hall_day_is_replayed_card_by_card_and_its_games_marked(hall_days: HallDays, tmp_path: Path) -> None:
     """R92.7: the days whose exports verify are replayed card by card and each of their games is marked on the
     page, in /api/status and in the journal; the day the export refused is shown with its reason; no alert."""
@@ -219,7 +219,7 @@ def other_hash(segment: dict[str, Any]) -> None:
     segment["last_hash"] = "ab" * 32
 
 
-@pytest.mark.req("R88.2", "R88.4", "R88.5", "R89", "R90")
+@pytest.mark.req("R88.2", "R88.4-5", "R89", "R90", "R92.7")
 @pytest.mark.parametrize(("file", "change", "said"), [
     ("scenario.json", other_numbers, "result.json: game 1 of {day}: "),
     ("result.json", paid_more, "result.json: game 2 of {day}: prizes.line.paid.card "),
@@ -261,6 +261,7 @@ def test_a_lying_export_the_hall_signs_raises_audit_differs_once_and_nothing_els
     assert len(raised) == 1 and raised[0].payload["kind"] == AUDIT_DIFFERS
 
 
+@pytest.mark.req("R92.7", "R95.4")
 def test_a_day_whose_records_are_not_held_yet_is_checked_once_they_arrive_even_after_a_restart(
     hall_days: HallDays, tmp_path: Path
 ) -> None:

@@ -19,7 +19,6 @@ from server_kit.journal.fake import FakeJournal
 from tests.regulator.registration import register
 
 HALL = "hall:h1"
-pytestmark = pytest.mark.req("R92.7", "R95.3")
 
 
 def cursor_of(journal: FakeJournal, batch: int = 3) -> FeedCursor:
@@ -53,6 +52,7 @@ def commit(journal: FakeJournal, count: int) -> None:
         journal.append(1_000 + (journal.last.seq if journal.last else 0), [("journal_opened", {"hall": "h1"})])
 
 
+@pytest.mark.req("R92.7")
 def test_after_outages_of_both_sides_the_receiver_holds_every_record_once_in_order(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'regulator.sqlite'}"
     journal = FakeJournal()
@@ -80,6 +80,7 @@ def test_after_outages_of_both_sides_the_receiver_holds_every_record_once_in_ord
     assert cursor.status().line() == "feed: connected, acknowledged 15 of 15 (lag 0)"
 
 
+@pytest.mark.req("R92.7")
 def test_a_receiver_that_says_it_holds_more_than_the_journal_is_not_believed(tmp_path: Path) -> None:
     journal = FakeJournal()
     commit(journal, 3)

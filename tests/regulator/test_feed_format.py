@@ -16,7 +16,6 @@ from regulator.receiver import Receiver, load_key
 from tests.regulator.registration import register
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "regulator-feed.md"
-pytestmark = pytest.mark.req("R92.7")
 
 
 def documented() -> list[bytes]:
@@ -32,6 +31,7 @@ def test_the_documents_examples_are_the_bytes_of_today() -> None:
     assert documented() == [encode(message) for _, message in examples.messages()]
 
 
+@pytest.mark.req("R92.7")
 def test_the_documents_examples_decode_and_their_records_verify(tmp_path: Path) -> None:
     hello, position, batch, ack = (decode(raw) for raw in documented())
     assert isinstance(hello, Hello) and isinstance(batch, Batch)
@@ -52,6 +52,7 @@ def message(**fields: object) -> bytes:
     return json.dumps(data).encode()
 
 
+@pytest.mark.req("R92.7")
 @pytest.mark.parametrize(
     ("raw", "named"),
     [
@@ -72,6 +73,7 @@ def test_a_message_that_is_not_one_is_refused_naming_the_field(raw: bytes, named
         decode(raw)
 
 
+@pytest.mark.req("R92.7")
 def test_N7_a_position_says_the_hash_of_the_last_record_held_and_a_bad_one_is_refused() -> None:
     """The hash of record ``acked`` lets the sender see a journal rewritten from there (docs/security.md)."""
     from protocol.regulator_feed import Position

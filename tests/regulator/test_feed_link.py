@@ -29,7 +29,7 @@ from server_kit.journal.sql import Journal
 from server_kit.pki import client_tls_options, init_authority, issue_certificate
 from tests.regulator.registration import register_in
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
+pytestmark = [pytest.mark.integration]
 HALL = "h1"
 
 
@@ -86,6 +86,7 @@ def held(service: ReceiverService, sender: str = f"hall:{HALL}") -> list[int]:
     return [r.seq for r in service.store.records(sender)]
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_every_record_reaches_the_receiver_once_in_order_across_its_outages(tmp_path: Path, pki_dir: Path) -> None:
     (tmp_path / "regulator").mkdir()
@@ -121,6 +122,7 @@ async def test_every_record_reaches_the_receiver_once_in_order_across_its_outage
             await link.stopService()
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_the_feed_goes_only_to_a_regulators_certificate(tmp_path: Path, pki_dir: Path) -> None:
     """A hall's certificate can serve TLS too: one posing as the receiver is sent nothing."""
@@ -163,6 +165,7 @@ async def say_hello(pki_dir: Path, port: int, certificate: str, hello: Hello) ->
         connection.transport.loseConnection()
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_the_receiver_takes_a_feed_only_from_a_hall_or_central_certificate_and_for_itself(
     tmp_path: Path, pki_dir: Path
@@ -188,7 +191,7 @@ async def test_the_receiver_takes_a_feed_only_from_a_hall_or_central_certificate
         await stop(service)
 
 
-
+@pytest.mark.req("R92.7")
 @pytest.mark.campaign
 @pytest.mark.timeout(600)
 @pytest_twisted.ensureDeferred
@@ -259,7 +262,7 @@ def write_report(folder: Path, signer: Any, text: bytes) -> None:
     (folder / "report.json.p7s").write_bytes(signer.sign(text))
 
 
-@pytest.mark.req("R95.4", "R83.5")
+@pytest.mark.req("R95.4", "R83.5", "R92.7")
 @pytest_twisted.ensureDeferred
 async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowledged_and_checked_with_openssl(
     tmp_path: Path, pki_dir: Path
@@ -313,6 +316,7 @@ async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowl
         await stop(service)
 
 
+@pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_a_record_altered_at_the_hall_is_named_at_the_receiver_and_not_sent_again_in_a_tight_loop(
     tmp_path: Path, pki_dir: Path

@@ -32,7 +32,7 @@ from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import _HASH, PASSWORD, HallProcess, HttpClient
 from tests.web.test_console_browser import browser  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3", "R74.2")]
+pytestmark = [pytest.mark.integration]
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(rb"listening for feeds on \S+:(\d+)")
 SENDER = "hall:hall-server"  # the hall's server certificate is named hall-server
@@ -126,6 +126,7 @@ def caught_up(hall: HallProcess, receiver: ReceiverProcess, least: int) -> bool:
     return len(held) >= least and held == journal_of(hall)[:len(held)]
 
 
+@pytest.mark.req("R92.7")
 @pytest.mark.timeout(600)
 def test_after_kills_of_the_receiver_and_of_the_hall_the_receiver_holds_every_record_once_in_order(
     hall_and_receiver: tuple[HallProcess, ReceiverProcess],
@@ -190,6 +191,7 @@ def test_after_kills_of_the_receiver_and_of_the_hall_the_receiver_holds_every_re
         console.close()
 
 
+@pytest.mark.req("R92.7")
 @pytest.mark.timeout(300)
 def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path: Path) -> None:
     from tests.central_server.support import CentralProcess, config_text, make_pki
@@ -234,7 +236,7 @@ def test_the_central_server_feeds_as_central_and_resumes_after_its_kill(tmp_path
         receiver.kill()
 
 
-@pytest.mark.req("R92.7", "R95.4", "R88.2", "R88.4", "R88.5")
+@pytest.mark.req("R92.7", "R95.4", "R88.2", "R88.4-5", "R74.2")
 def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     hall_and_receiver: tuple[HallProcess, ReceiverProcess], browser: Any
 ) -> None:

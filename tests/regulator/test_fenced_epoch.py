@@ -25,8 +25,6 @@ from server_kit.journal.fake import FakeJournal
 from server_kit.journal.sql import Journal
 from tests.regulator.registration import register
 
-pytestmark = pytest.mark.req("R92.7", "R92.6")
-
 
 def pem(key: Ed25519PrivateKey) -> str:
     return key.public_key().public_bytes(
@@ -76,6 +74,7 @@ def journaled_alerts(receiver: Receiver) -> list[dict[str, object]]:
     return [r.payload for r in receiver.journal.records() if r.type == "feed_alert_raised"]
 
 
+@pytest.mark.req("R92.7", "R92.6")
 def test_r92_7_a_record_of_an_older_epoch_after_a_newer_one_raises_fenced_epoch_and_stops_the_batch(
     tmp_path: Path,
 ) -> None:
@@ -95,6 +94,7 @@ def test_r92_7_a_record_of_an_older_epoch_after_a_newer_one_raises_fenced_epoch_
     assert [(p["kind"], p["seq"], p["sender"]) for p in journaled_alerts(receiver)] == [(FENCED_EPOCH, 6, CENTRAL)]
 
 
+@pytest.mark.req("R92.7", "R92.6")
 def test_r92_7_the_highest_epoch_is_taken_again_from_the_store_at_the_hello_after_a_restart(tmp_path: Path) -> None:
     source, records = central_journal([1, 2, 2, 1])
     first = receiver_at(tmp_path)
@@ -110,6 +110,7 @@ def test_r92_7_the_highest_epoch_is_taken_again_from_the_store_at_the_hello_afte
     assert alerts(again) == [(FENCED_EPOCH, 5)] and len(journaled_alerts(again)) == 1
 
 
+@pytest.mark.req("R92.7", "R92.6")
 def test_r92_7_the_same_or_a_later_epoch_and_records_without_one_are_never_fenced(tmp_path: Path) -> None:
     # Records before the epoch existed (none), a take, the same epoch, a later take, and an unstamped one.
     source, records = central_journal([None, 1, 1, 3, 3, None, 3])
@@ -120,6 +121,7 @@ def test_r92_7_the_same_or_a_later_epoch_and_records_without_one_are_never_fence
     assert alerts(receiver) == []
 
 
+@pytest.mark.req("R92.7", "R92.6")
 def test_r92_7_a_halls_records_carry_no_epoch_and_are_never_fenced(tmp_path: Path) -> None:
     hall = "hall:h1"
     source = FakeJournal()

@@ -26,7 +26,6 @@ from tests.regulator.registration import register
 HALL = "hall:h1"
 GAME = "2026-12-02-s1-g1"
 CALLER = {"name": "caller", "role": "seller_caller"}
-pytestmark = pytest.mark.req("R92.7", "R88.2", "R88.4", "R88.5", "R85.9")
 
 
 def ball(number: int, count: int) -> tuple[str, dict[str, Any]]:
@@ -105,6 +104,7 @@ def differs(receiver: Receiver) -> list[str]:
     return [a.detail for a in receiver.store.alerts() if a.kind == REPLAY_DIFFERS]
 
 
+@pytest.mark.req("R92.7")
 def test_a_game_whose_records_agree_is_verified(tmp_path: Path) -> None:
     receiver = fed(tmp_path, game())
     one = checked(receiver)
@@ -123,7 +123,7 @@ def corrected(entries: list[tuple[str, dict[str, Any]]], count: int, misread: in
     return [*entries[:at], ball(misread, count), correction, *entries[at + 1:]]
 
 
-@pytest.mark.req("R85.5")
+@pytest.mark.req("R85.5", "R92.7")
 def test_a_misread_ball_corrected_counts_once_and_its_number_may_come_out_later(tmp_path: Path) -> None:
     """Ball 5 was announced as 30 and corrected to 5; 30, still in the chamber, is drawn as ball 30."""
     receiver = fed(tmp_path, corrected(game(), 5, 30))
@@ -131,6 +131,7 @@ def test_a_misread_ball_corrected_counts_once_and_its_number_may_come_out_later(
     assert one.verified and one.balls == 30, one.faults
 
 
+@pytest.mark.req("R92.7")
 @pytest.mark.parametrize(("entries", "said"), [
     (game(line_payments=[["1001-7", 1171], ["9001-3", 584]]),
      "the line of ball 20: paid [1171, 584] with 585 carried; the split by stake is [1170, 585] with 585 carried"),
@@ -156,6 +157,7 @@ def test_a_game_whose_signed_records_do_not_agree_raises_replay_differs_once(
     assert [r.type for r in receiver.journal.records()].count("feed_alert_raised") == 1  # type: ignore[union-attr]
 
 
+@pytest.mark.req("R92.7")
 def test_a_read_only_receiver_shows_a_differing_game_and_records_no_alert(tmp_path: Path) -> None:
     """``bingo regulator status`` folds the store with a read-only receiver: a game whose records
     differ is shown with what differs, and nothing is written, not even the alert."""

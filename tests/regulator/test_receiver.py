@@ -34,7 +34,6 @@ from server_kit.journal.sql import Journal
 from tests.regulator.registration import register
 
 HALL = "hall:h1"
-pytestmark = pytest.mark.req("R92.7", "R95.3")
 
 
 def pem(key: Ed25519PrivateKey) -> str:
@@ -69,6 +68,7 @@ def kinds(receiver: Receiver) -> list[tuple[str, int]]:
     return [(a.kind, a.seq) for a in receiver.store.alerts()]
 
 
+@pytest.mark.req("R92.7")
 def test_a_feed_in_batches_is_stored_once_in_order_and_acknowledged(receiver: Receiver) -> None:
     source, records = journal(7)
     assert say_hello(receiver, source) == 0
@@ -79,6 +79,7 @@ def test_a_feed_in_batches_is_stored_once_in_order_and_acknowledged(receiver: Re
     assert kinds(receiver) == []
 
 
+@pytest.mark.req("R92.7")
 def test_a_restarted_receiver_says_where_the_feed_stands(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'regulator.sqlite'}"
     source, records = journal(5)
@@ -91,6 +92,7 @@ def test_a_restarted_receiver_says_where_the_feed_stands(tmp_path: Path) -> None
     assert [r.seq for r in again.store.records(HALL)] == [1, 2, 3, 4, 5]
 
 
+@pytest.mark.req("R92.7")
 def test_a_dropped_record_raises_a_gap_and_nothing_after_it_is_stored(receiver: Receiver) -> None:
     source, records = journal(5)
     say_hello(receiver, source)
@@ -102,6 +104,7 @@ def test_a_dropped_record_raises_a_gap_and_nothing_after_it_is_stored(receiver: 
     assert kinds(receiver) == [(GAP, 3)]
 
 
+@pytest.mark.req("R92.7")
 def test_a_tampered_signature_raises_bad_signature(receiver: Receiver) -> None:
     source, records = journal(3)
     say_hello(receiver, source)
@@ -110,6 +113,7 @@ def test_a_tampered_signature_raises_bad_signature(receiver: Receiver) -> None:
     assert kinds(receiver) == [(BAD_SIGNATURE, 2)]
 
 
+@pytest.mark.req("R92.7")
 def test_an_altered_payload_raises_bad_signature(receiver: Receiver) -> None:
     source, records = journal(2)
     say_hello(receiver, source)
@@ -118,6 +122,7 @@ def test_an_altered_payload_raises_bad_signature(receiver: Receiver) -> None:
     assert kinds(receiver) == [(BAD_SIGNATURE, 1)]
 
 
+@pytest.mark.req("R92.7")
 def test_records_signed_by_a_foreign_key_raise_bad_signature(receiver: Receiver) -> None:
     source, _ = journal(1)
     _, foreign = journal(2)
@@ -126,6 +131,7 @@ def test_records_signed_by_a_foreign_key_raise_bad_signature(receiver: Receiver)
     assert kinds(receiver) == [(BAD_SIGNATURE, 1)]
 
 
+@pytest.mark.req("R92.7")
 def test_a_record_that_does_not_link_raises_broken_chain(receiver: Receiver) -> None:
     source, records = journal(3)
     say_hello(receiver, source)
@@ -142,6 +148,7 @@ def test_a_record_that_does_not_link_raises_broken_chain(receiver: Receiver) -> 
     assert (alert.repeats, alert.last_seq) == (1, 1)
 
 
+@pytest.mark.req("R92.7")
 def test_time_going_backwards_is_stored_and_raises_clock_backwards(receiver: Receiver) -> None:
     # This software's journals never seal a time before the last one: a sender that does
     # (another software, or its key in other hands) seals them by hand.
@@ -155,6 +162,7 @@ def test_time_going_backwards_is_stored_and_raises_clock_backwards(receiver: Rec
     assert kinds(receiver) == [(CLOCK_BACKWARDS, 3)]
 
 
+@pytest.mark.req("R92.7")
 def test_a_sender_s_clock_step_raises_clock_stepped_naming_the_step(receiver: Receiver) -> None:
     source = FakeJournal()
     source.append(1_000, [("journal_opened", {"hall": "h1"})])
@@ -168,6 +176,7 @@ def test_a_sender_s_clock_step_raises_clock_stepped_naming_the_step(receiver: Re
     assert "stepped back by 180.0 s" in alert.detail and "180.0 s ahead" in alert.detail
 
 
+@pytest.mark.req("R92.7")
 def test_another_key_after_records_raises_key_changed_and_is_refused(receiver: Receiver) -> None:
     source, records = journal(2)
     say_hello(receiver, source)
@@ -179,6 +188,7 @@ def test_another_key_after_records_raises_key_changed_and_is_refused(receiver: R
         receiver.batch(Batch(HALL, tuple(records)), HALL)
 
 
+@pytest.mark.req("R92.7")
 def test_a_sender_may_feed_only_its_own_identity(receiver: Receiver) -> None:
     source, records = journal(1)
     with pytest.raises(FeedRefused, match="may not feed hall:h1"):
@@ -189,6 +199,7 @@ def test_a_sender_may_feed_only_its_own_identity(receiver: Receiver) -> None:
     assert list(receiver.store.records(HALL)) == []
 
 
+@pytest.mark.req("R92.7")
 def test_each_alert_is_journaled_once_in_the_receivers_own_signed_journal(receiver: Receiver) -> None:
     source, records = journal(5)
     say_hello(receiver, source)
@@ -205,6 +216,7 @@ def test_each_alert_is_journaled_once_in_the_receivers_own_signed_journal(receiv
     assert kinds(receiver) == [(GAP, 2), (BAD_SIGNATURE, 2)]
 
 
+@pytest.mark.req("R92.7")
 def test_a_sender_the_regulator_has_not_registered_is_refused_at_its_hello(receiver: Receiver) -> None:
     source, records = journal(2)
     with pytest.raises(FeedRefused, match="hall:h1 is not registered with this receiver"):
@@ -214,6 +226,7 @@ def test_a_sender_the_regulator_has_not_registered_is_refused_at_its_hello(recei
     assert kinds(receiver) == [(NOT_REGISTERED, 0)] and receiver.store.position(HALL) is None
 
 
+@pytest.mark.req("R92.7")
 def test_a_record_not_signed_by_the_registered_key_is_compared_with_nothing(receiver: Receiver) -> None:
     """With a hall's certificate alone, records of its seq numbers signed by another key: each is a
     bad signature (counted on the first), never a stored record "rewritten"."""
@@ -228,6 +241,7 @@ def test_a_record_not_signed_by_the_registered_key_is_compared_with_nothing(rece
     assert list(receiver.store.records(HALL)) == records
 
 
+@pytest.mark.req("R92.7")
 def test_a_record_that_holds_a_secret_is_refused_and_its_sealed_form_is_stored(receiver: Receiver) -> None:
     from protocol.chain import sealed_form
 

@@ -33,7 +33,7 @@ from central_server import cluster as pair
 from server_kit.pki import client_ssl_context, init_authority, issue_certificate
 from server_kit.ports import listenable
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.6")]
+pytestmark = [pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -127,6 +127,7 @@ def node_index(name: str) -> int:
     return int(name.removeprefix("node"))
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_commit_on_leader_is_on_synchronous_standby(shared_set: Path) -> None:
     """R92.6: a commit on the leader is on the standby, which replicates synchronously."""
     cluster_dir = shared_set
@@ -161,6 +162,7 @@ def test_r92_6_commit_on_leader_is_on_synchronous_standby(shared_set: Path) -> N
     assert rows == [(1, 12345)]
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_start_refuses_a_folder_already_running(shared_set: Path, authority: Path) -> None:
     """A second start in the same folder is refused, naming the folder; the set stays up."""
     cluster_dir = shared_set
@@ -170,6 +172,7 @@ def test_r92_6_start_refuses_a_folder_already_running(shared_set: Path, authorit
     assert pair.status(cluster_dir)["leader"] is not None
 
 
+@pytest.mark.req("R92.6")
 @pytest.mark.campaign
 def test_r92_6_killed_leader_is_replaced_and_rejoins_as_standby(cluster_dir: Path) -> None:
     """R92.6: SIGKILL of the leader's Patroni and PostgreSQL: the standby is promoted and

@@ -38,7 +38,7 @@ from simulation.replica import STANDBY, STOPPED_ACTING, TOOK
 from tests.central_server.support import CENTRAL, GAME, HALLS, OPERATOR, OPERATOR_ROLE
 from tests.replica.test_cluster import installed
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.6")]
+pytestmark = [pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(rb"listening for halls on")
 FENCED = re.compile(rb"is fenced: nothing was written")
@@ -147,6 +147,7 @@ def pair() -> Iterator[Pair]:
             shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_process_beside_the_leader_is_active_and_the_other_refuses_as_standby(pair: Pair) -> None:
     leader = pair.leader()
     assert pair.took(leader) == [(f"node{leader}", "start", 1)] and pair.took(1 - leader) == []
@@ -179,6 +180,7 @@ def test_r92_6_the_process_beside_the_leader_is_active_and_the_other_refuses_as_
     assert "last failover: none" in lines
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_an_active_process_that_died_is_started_again_and_takes_the_leadership_back(pair: Pair) -> None:
     """Its database stays Patroni's leader: the process started again beside it leads again (cause start)."""
     leader = pair.leader()
@@ -192,6 +194,7 @@ def test_r92_6_an_active_process_that_died_is_started_again_and_takes_the_leader
     assert pair.took(1 - leader) == []  # the standby beside the other node never leads while its node follows
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_paused_primary_wakes_fenced_stops_and_nothing_it_does_lands(pair: Pair) -> None:
     """SIGSTOP of the active node and process; the other takes over; woken, the old one writes nothing and stops."""
     old = pair.leader()

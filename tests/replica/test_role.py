@@ -24,14 +24,15 @@ from central_server.replica import TABLE, Effect, Input, ReplicaRole, Role, Role
 from server_kit.journal import table
 from server_kit.journal.sql import Journal
 
-pytestmark = pytest.mark.req("R92.6")
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_role_table_in_the_docs_is_the_code_s() -> None:
     assert render_table() in (DOCS / "replica.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_standby_takes_over_once_its_node_leads_and_serves_once_it_took() -> None:
     machine = RoleMachine()
     assert machine.handle(Input.LEADER_LOST, 0) is None and machine.role is Role.STANDBY
@@ -40,6 +41,7 @@ def test_r92_6_a_standby_takes_over_once_its_node_leads_and_serves_once_it_took(
     assert machine.handle(Input.TAKEN, 700) is Effect.SERVE and machine.acting(700)
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_take_that_fails_goes_back_to_standby_and_is_tried_again() -> None:
     machine = RoleMachine()
     machine.handle(Input.LEADER_SEEN, 0)
@@ -47,6 +49,7 @@ def test_r92_6_a_take_that_fails_goes_back_to_standby_and_is_tried_again() -> No
     assert machine.handle(Input.LEADER_SEEN, 600) is Effect.TAKE_OVER
 
 
+@pytest.mark.req("R92.6")
 @pytest.mark.parametrize("input", [Input.LEADER_LOST, Input.LEASE_LAPSED, Input.FENCED])
 def test_r92_6_the_active_process_stops_when_its_node_no_longer_leads_its_lease_lapses_or_it_is_fenced(
     input: Input,
@@ -59,6 +62,7 @@ def test_r92_6_the_active_process_stops_when_its_node_no_longer_leads_its_lease_
     assert machine.handle(Input.LEADER_SEEN, 2000) is None and machine.role is Role.STOPPED  # never again
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_lease_lapses_lease_seconds_after_the_last_confirmation() -> None:
     machine = RoleMachine(lease_ms=8000)
     machine.handle(Input.LEADER_SEEN, 1000)
@@ -68,6 +72,7 @@ def test_r92_6_the_lease_lapses_lease_seconds_after_the_last_confirmation() -> N
     assert machine.acting(17_000)
 
 
+@pytest.mark.req("R92.6")
 @given(st.lists(st.sampled_from(list(Input)), max_size=40), st.lists(st.integers(0, 20_000), min_size=40, max_size=40))
 def test_r92_6_a_process_acts_only_once_taken_and_never_after_it_stopped(inputs: list[Input], gaps: list[int]) -> None:
     """Whatever comes in, a process acts only after a take it committed, and not once it stopped."""
@@ -84,6 +89,7 @@ def test_r92_6_a_process_acts_only_once_taken_and_never_after_it_stopped(inputs:
             assert taken and not stopped
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_cause_is_a_failover_when_the_leadership_moves_to_another_node() -> None:
     assert cause_of("central-a beside node0 on host pid 12", "node1") == replica.FAILOVER
     assert cause_of("central-a beside node1 on host pid 12", "node1") == replica.START
@@ -126,6 +132,7 @@ class Shell:
         return self.follows[-1]
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_standby_follows_every_second_and_takes_over_once_patroni_says_its_node_leads() -> None:
     shell = Shell()
     shell.role.startService()
@@ -156,6 +163,7 @@ def acting_shell() -> Shell:
     return shell
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_active_process_stops_when_patroni_is_silent_for_the_lease() -> None:
     shell = acting_shell()
     shell.patroni.leads = None  # Patroni does not answer (its machine froze, or the process is cut off)
@@ -167,6 +175,7 @@ def test_r92_6_the_active_process_stops_when_patroni_is_silent_for_the_lease() -
     shell.role.stopService()
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_active_process_stops_at_once_when_its_node_no_longer_leads() -> None:
     shell = acting_shell()
     shell.patroni.leads = False
@@ -175,6 +184,7 @@ def test_r92_6_the_active_process_stops_at_once_when_its_node_no_longer_leads() 
     shell.role.stopService()
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_take_that_fails_is_tried_again_at_the_next_question() -> None:
     shell = Shell()
     shell.patroni.leads = True
@@ -187,6 +197,7 @@ def test_r92_6_a_take_that_fails_is_tried_again_at_the_next_question() -> None:
     shell.role.stopService()
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_the_fence_refuses_every_commit_once_the_lease_lapsed_before_the_database_is_asked(tmp_path: Path) -> None:
     engine = store.open_database(f"sqlite:///{tmp_path / 'central.sqlite3'}")
     try:
@@ -211,6 +222,7 @@ def test_r92_6_the_fence_refuses_every_commit_once_the_lease_lapsed_before_the_d
         engine.dispose()
 
 
+@pytest.mark.req("R92.6")
 def test_r92_6_a_first_start_beside_a_cloned_node_verifies_the_whole_journal_and_keeps_its_end_as_head(
     tmp_path: Path,
 ) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import numpy as np
-import pytest
 
 from hall_server.hall.cashier import Statement, Ticket
 from hall_server.printing import card_sheet_pdf
@@ -16,7 +15,6 @@ from server_kit.reports.document import Cents, Column, JournalRange, Report, Tab
 from server_kit.reports.render import to_pdf
 from tests.reports.conftest import pdf_fonts, pdf_strings
 
-pytestmark = pytest.mark.req("R77.3")
 ZONE = ZoneInfo("Europe/Madrid")
 
 

@@ -49,7 +49,7 @@ def in_pdf(shown: list[str], *texts: str) -> None:
 # --- A game --------------------------------------------------------------------------------
 
 
-@pytest.mark.req("R77.1", "R83.3", "R83.4", "R82.6", "R92.3")
+@pytest.mark.req("R77.1", "R83.3-4", "R82.6", "R92.3")
 def test_the_minutes_of_a_game_with_a_second_series_hold_every_field_the_articles_list(hall_home: PlayedHall) -> None:
     played, book = hall_home.played, hall_home.book
     records = played.records()
@@ -254,7 +254,7 @@ def test_the_monthly_count_lists_the_physical_and_virtual_cards_sold(hall_home: 
         book.month("2026-13")
 
 
-@pytest.mark.req("R77.4", "R83.4", "R82.15")
+@pytest.mark.req("R77.4", "R83.3-4", "R82.13-16")
 def test_virtual_cards_bought_on_terminals_are_listed_with_their_stake_percentages(tmp_path: Path) -> None:
     clock = Clock()
     clock.advance(1_780_000_000)

@@ -67,7 +67,7 @@ def test_a_session_report_is_signed_so_openssl_verifies_it_and_fails_after_a_one
 
 
 @needs_openssl
-@pytest.mark.req("R77.3", "R77.4", "R83.3")
+@pytest.mark.req("R77.3", "R77.4", "R83.3-4")
 def test_game_and_month_reports_are_written_and_signed_too(
     hall_home: PlayedHall, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

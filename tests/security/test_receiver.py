@@ -54,7 +54,7 @@ from server_kit.reports.cms import ReportSigner
 from tests.regulator.test_feed_processes import REPO, ReceiverProcess
 from tests.support.waiting import WAIT, wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
+pytestmark = [pytest.mark.integration]
 
 HALL, OTHER, SECRETS, BIG, UNREGISTERED = "hall-1", "hall-2", "hall-3", "hall-big", "hall-5"
 REGULATOR, INSPECTOR = "reg-ana", "insp-ivo"
@@ -242,6 +242,7 @@ def held(world: World, sender: str) -> int:
 PATHS = ("/", "/api/status", f"/api/records?sender=hall:{HALL}")
 
 
+@pytest.mark.req("R95.3")
 @pytest.mark.parametrize("kind", [None, *(str(role) for role in Role)])
 def test_N1_the_page_and_its_apis_answer_a_regulators_or_an_inspectors_certificate_only(
     world: World, kind: str | None
@@ -291,6 +292,7 @@ def test_N1_the_receiver_stores_no_secret_and_refuses_a_record_that_holds_one(wo
     assert not [s for s in secrets if s.encode() in world.receiver.output]
 
 
+@pytest.mark.req("R75.1-3")
 def test_N1_visitors_names_and_documents_are_shown_to_the_regulators_role_only(world: World) -> None:
     path = f"/api/records?sender=hall:{HALL}&type=visitor_admitted"
     status, answer, _ = get(world, path, REGULATOR)
@@ -346,6 +348,7 @@ def test_N9_records_are_read_a_bounded_page_at_a_time_off_the_reactor(world: Wor
 
 # --- N10: the registered key, signatures first, alerts counted -------------------------------------------
 
+@pytest.mark.req("R92.7")
 def test_N10_a_halls_certificate_alone_raises_no_flood_of_false_alerts_and_an_unregistered_hall_feeds_nothing(
     world: World,
 ) -> None:
@@ -399,6 +402,7 @@ def test_N11_every_folder_of_the_receiver_is_0700_and_every_file_0600_reports_in
 
 # --- N13: the sender's own report-signing certificate ------------------------------------------------------
 
+@pytest.mark.req("R92.7")
 def test_N13_a_report_is_taken_as_signed_only_by_the_senders_own_report_signing_certificate(world: World) -> None:
     """A kiosk's key was accepted as a report's signer (any certificate of the operator's authority)."""
     folder = PkiFolder(world.pki)

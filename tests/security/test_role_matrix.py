@@ -44,7 +44,6 @@ from tests.hall.conftest import clock, journal, result  # noqa: F401 (fixtures)
 from tests.terminals.conftest import VirtualHall, hall  # noqa: F401 (fixture)
 from tests.web.conftest import PASSWORD, STAFF, FakeBrowser, HallProcess
 
-pytestmark = pytest.mark.req("R80")
 
 A, RC, TC, SC, C, AD, SYS = (
     "administrator", "room_chief", "table_chief", "seller_caller", "cashier", "admission", "system",
@@ -171,6 +170,7 @@ def matrix(hall: VirtualHall) -> MatrixHall:
     return MatrixHall(hall)
 
 
+@pytest.mark.req("R80")
 def test_the_permission_table_is_the_reviewed_one_and_every_command_is_in_it(matrix: MatrixHall) -> None:
     core = matrix.hall.core
     assert {name: {str(r) for r in core.permissions[name]} for name in core.commands} == PERMISSIONS
@@ -214,6 +214,7 @@ def _check(matrix: MatrixHall, role: str, command: str, answer: dict[str, Any], 
         assert matrix.length() == before, f"{role} {command}: a refusal was journaled"
 
 
+@pytest.mark.req("R80")
 @pytest.mark.parametrize("role", STAFF_ROLES)
 def test_every_command_over_http_for_a_staff_password_of_each_role(matrix: MatrixHall, role: str) -> None:
     browser = FakeBrowser(matrix.site)
@@ -226,6 +227,7 @@ def test_every_command_over_http_for_a_staff_password_of_each_role(matrix: Matri
         _check(matrix, role, command, answer, before)
 
 
+@pytest.mark.req("R80")
 @pytest.mark.parametrize("role", STAFF_ROLES)
 def test_every_command_over_the_console_socket_for_a_staff_password_of_each_role(matrix: MatrixHall, role: str) -> None:
     browser = FakeBrowser(matrix.site)
@@ -246,6 +248,7 @@ def test_every_command_over_the_console_socket_for_a_staff_password_of_each_role
 # --- Terminal tokens ----------------------------------------------------------------------------
 
 
+@pytest.mark.req("R80")
 def test_a_terminal_token_is_no_staff_login_and_no_session(matrix: MatrixHall) -> None:
     token = matrix.hall.terminal("T1")
     before = matrix.length()
@@ -259,6 +262,7 @@ def test_a_terminal_token_is_no_staff_login_and_no_session(matrix: MatrixHall) -
     assert matrix.length() == before
 
 
+@pytest.mark.req("R80")
 def test_no_staff_command_is_reachable_with_a_terminal_token_on_the_terminal_protocol(matrix: MatrixHall) -> None:
     hall = matrix.hall
     gateway = TerminalGateway(hall.core, hall.games, hall.virtual, hall.cashier, hall.clock,
@@ -355,7 +359,7 @@ def _journal_length(hall: HallProcess) -> int:
 
 
 @pytest.mark.integration
-@pytest.mark.req("R92.7", "R95.3")
+@pytest.mark.req("R92.7", "R95.3", "R80")
 @pytest.mark.parametrize("kind", CERTIFICATE_KINDS)
 def test_pentest_11_only_a_staff_certificate_or_none_signs_in_and_a_staff_certificate_only_as_itself(
     tls_hall: HallProcess, kind: str | None
@@ -373,6 +377,7 @@ def test_pentest_11_only_a_staff_certificate_or_none_signs_in_and_a_staff_certif
         assert not cookie
 
 
+@pytest.mark.req("R80")
 @pytest.mark.integration
 def test_pentest_11_a_staff_certificate_signs_in_its_own_name_only(tls_hall: HallProcess) -> None:
     status, answer, cookie = _sign_in(tls_hall, ("staff", "rosa"), "admin")
@@ -381,6 +386,7 @@ def test_pentest_11_a_staff_certificate_signs_in_its_own_name_only(tls_hall: Hal
     assert _sign_in(tls_hall, ("staff", "rosa"), "rosa")[0] == 200
 
 
+@pytest.mark.req("R80")
 @pytest.mark.integration
 @pytest.mark.parametrize("kind", CERTIFICATE_KINDS)
 def test_every_command_on_a_connection_with_each_certificate_kind_carrying_a_staff_sign_in(
@@ -406,7 +412,7 @@ def test_every_command_on_a_connection_with_each_certificate_kind_carrying_a_sta
 
 
 @pytest.mark.integration
-@pytest.mark.req("R92.7", "R95.3")
+@pytest.mark.req("R92.7", "R95.3", "R80")
 @pytest.mark.parametrize("kind", CERTIFICATE_KINDS)
 def test_pentest_11_the_terminals_socket_admits_terminal_certificates_only(tls_hall: HallProcess, kind: str | None) -> None:
     if _refused_in_the_handshake(tls_hall, kind, "k1"):
@@ -418,7 +424,7 @@ def test_pentest_11_the_terminals_socket_admits_terminal_certificates_only(tls_h
 
 
 @pytest.mark.integration
-@pytest.mark.req("R92.7", "R95.3")
+@pytest.mark.req("R92.7", "R95.3", "R80")
 def test_pentest_11_a_certificate_from_another_authority_fails_the_handshake(tls_hall: HallProcess, tmp_path: Path) -> None:
     import ssl
 

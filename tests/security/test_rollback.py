@@ -35,7 +35,7 @@ from tests.regulator.test_feed_processes import ReceiverProcess, journal_of
 from tests.support.waiting import START, WAIT, wait_until
 from tests.web.conftest import _HASH, PASSWORD, HallProcess, HttpClient
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+pytestmark = [pytest.mark.integration]
 SENDER = "hall:hall-server"
 
 
@@ -123,6 +123,7 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, P
         receiver.kill()
 
 
+@pytest.mark.req("R92.3")
 def test_N7_an_earlier_copy_of_the_folder_stops_once_the_receiver_says_it_holds_more(
     reported: tuple[Path, Path, ReceiverProcess], tmp_path: Path
 ) -> None:
@@ -141,6 +142,7 @@ def test_N7_an_earlier_copy_of_the_folder_stops_once_the_receiver_says_it_holds_
     assert receiver.held() == held and receiver.alerts() == []  # nothing of the copy was sent
 
 
+@pytest.mark.req("R92.3")
 def test_N7_records_cut_the_head_signed_again_and_the_checkpoints_deleted_stop_the_start(
     reported: tuple[Path, Path, ReceiverProcess], tmp_path: Path
 ) -> None:
@@ -155,6 +157,7 @@ def test_N7_records_cut_the_head_signed_again_and_the_checkpoints_deleted_stop_t
     assert receiver.held() == held and receiver.alerts() == []
 
 
+@pytest.mark.req("R92.3")
 def test_N7_a_journal_rewritten_from_a_record_on_stops_the_start(
     reported: tuple[Path, Path, ReceiverProcess], tmp_path: Path
 ) -> None:
@@ -185,6 +188,7 @@ def test_N7_a_journal_rewritten_from_a_record_on_stops_the_start(
 # --- the central server ---------------------------------------------------------------------------
 
 
+@pytest.mark.req("R92.3")
 def test_N7_a_hall_cut_back_stops_once_the_central_server_says_what_the_hall_said_before(tmp_path: Path) -> None:
     operator = tmp_path / "operator-pki"
     init_authority(operator, "Acme Bingo Network")

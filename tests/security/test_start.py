@@ -26,7 +26,7 @@ from server_kit.keys import load_journal_key
 from tests.web.conftest import ALL_BALLS, REPO, HallProcess
 from tests.web.test_server_process import Staff
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.3", "R96.4")]
+pytestmark = [pytest.mark.integration]
 
 
 def _serve(folder: Path) -> subprocess.CompletedProcess[str]:
@@ -38,6 +38,7 @@ def _serve(folder: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_4_an_altered_posting_stops_the_start_with_one_line_naming_the_record(tmp_path: Path) -> None:
     """The attack: a posting's amount raised in the database, then the server served on it.
 
@@ -95,6 +96,7 @@ def _cut(folder: Path, first: int) -> None:
         database.execute("DELETE FROM journal WHERE seq >= ?", (first,))
 
 
+@pytest.mark.req("R92.3")
 def test_the_first_start_opens_the_journal_and_later_starts_verify_it(started: Path) -> None:
     (opening,) = [r for r in _journal(started).records() if r.seq == 1]
     assert opening.type == "journal_opened" and opening.payload["hall"] == "Loopback hall"
@@ -102,11 +104,13 @@ def test_the_first_start_opens_the_journal_and_later_starts_verify_it(started: P
     assert hall.core.seq == 10
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_5_records_cut_from_the_end_stop_the_start(started: Path) -> None:
     _cut(started, 8)
     assert "record 8: is missing: the journal ends at 7 but its head says 10" in _start(started)
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_5_a_deleted_head_stops_the_start_instead_of_a_fresh_journal(started: Path) -> None:
     _cut(started, 8)
     (started / "journal.head").unlink()
@@ -114,6 +118,7 @@ def test_pentest_5_a_deleted_head_stops_the_start_instead_of_a_fresh_journal(sta
     assert len(list(_journal(started).records())) == 7  # nothing written
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_5_a_head_rewritten_with_an_old_seq_or_another_key_stops_the_start(started: Path) -> None:
     seven = next(r for r in _journal(started).records() if r.seq == 7)
     _cut(started, 8)
@@ -125,6 +130,7 @@ def test_pentest_5_a_head_rewritten_with_an_old_seq_or_another_key_stops_the_sta
     assert "(record 7) is not signed by the journal's key (rewritten or forged)" in _start(started)
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_5_an_emptied_journal_with_its_head_is_not_started_afresh(started: Path) -> None:
     _cut(started, 1)
     assert "record 1: is missing: the journal ends at 0 but its head says 10" in _start(started)
@@ -134,6 +140,7 @@ def test_pentest_5_an_emptied_journal_with_its_head_is_not_started_afresh(starte
 # --- the hall's folder (finding 14) ----------------------------------------------------------
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_14_after_a_first_start_the_hall_folder_is_the_servers_alone(tmp_path: Path) -> None:
     folder = tmp_path / "var"
     folder.mkdir(mode=0o755)
@@ -150,6 +157,7 @@ def test_pentest_14_after_a_first_start_the_hall_folder_is_the_servers_alone(tmp
     assert loose == {} and stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
+@pytest.mark.req("R92.3")
 def test_pentest_14_the_ca_key_stays_out_of_the_servers_pki_folder_and_the_log_says_where(tmp_path: Path) -> None:
     hall = HallProcess(tmp_path).start()
     hall.stop()

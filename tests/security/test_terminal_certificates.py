@@ -15,7 +15,7 @@ from terminals.client import TerminalCertificate, TerminalClient, TerminalError,
 from tests.web.conftest import HallProcess
 from tests.web.test_server_process import Staff
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R92.7", "R95.3")]
+pytestmark = [pytest.mark.integration]
 
 
 @pytest.fixture
@@ -30,6 +30,7 @@ def first_terminal(hall: HallProcess) -> TerminalCertificate:
     return TerminalCertificate(hall.folder / "terminal-certs" / "terminal-1", "terminal-1")
 
 
+@pytest.mark.req("R82.13-16")
 @pytest_twisted.ensureDeferred
 async def test_the_first_start_bundle_connects_the_headless_terminal_enrolled_under_its_name(hall: HallProcess) -> None:
     token = Staff(hall)("rosa", "enrol_terminal", terminal="terminal-1", place="row A")["result"]["token"]
@@ -41,6 +42,7 @@ async def test_the_first_start_bundle_connects_the_headless_terminal_enrolled_un
     await socket.closed
 
 
+@pytest.mark.req("R82.13-16")
 @pytest_twisted.ensureDeferred
 async def test_pentest_11_a_terminal_certificate_says_hello_only_as_its_own_terminal(hall: HallProcess) -> None:
     """With terminal-1's certificate, even K2's right token does not make the connection K2."""

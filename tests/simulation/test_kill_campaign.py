@@ -33,7 +33,7 @@ import pytest
 from simulation.network import Plan, Simulation, missed
 from simulation.processes import SimulationError, wait_for
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R93.6", "R93.8", "R96.4", "R85.9", "R92.10")]
+pytestmark = [pytest.mark.integration]
 
 CAMPAIGN_RUNS = 20
 
@@ -118,6 +118,7 @@ def run_campaign(home: Path, victim: str, seed: int) -> tuple[dict[str, Any], li
     return sim.summary(), moments
 
 
+@pytest.mark.req("R93.6", "R93.8", "R96.4", "R85.9", "R92.10")
 @pytest.mark.campaign
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("victim", ["hall", "central"])

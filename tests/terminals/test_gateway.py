@@ -137,7 +137,7 @@ def test_one_account_plays_at_one_terminal_a_new_sign_in_signs_out_the_other(
     assert result(second.client.buy(1))["credit_cents"] == 900
 
 
-@pytest.mark.req("R82.13", "R82.14", "R93.6", "R93.10", "R85.9", "R92.8")
+@pytest.mark.req("R82.13-16", "R93.6", "R93.10", "R85.9", "R92.8")
 def test_a_player_buys_watches_the_cards_mark_themselves_wins_the_line_and_sees_the_credit_rise(
     hall: VirtualHall, gateway: TerminalGateway
 ) -> None:
@@ -167,7 +167,7 @@ def test_a_player_buys_watches_the_cards_mark_themselves_wins_the_line_and_sees_
     assert watcher.client.won == []
 
 
-@pytest.mark.req("R82.13")
+@pytest.mark.req("R82.13-16")
 def test_unenrolled_and_revoked_terminals_are_refused_and_hung_up_on_and_nothing_is_journaled(
     hall: VirtualHall, gateway: TerminalGateway
 ) -> None:
@@ -232,7 +232,7 @@ def test_a_wrong_pin_is_refused_and_journaled_and_five_end_the_connection(hall: 
     assert [r.type for r in hall.records()[-2:]] == ["pin_lockout", "terminal_request_refused"]
 
 
-@pytest.mark.req("R93.8", "R93.3", "R83.7", "R82.13")
+@pytest.mark.req("R93.8", "R93.2-4", "R83.7", "R82.13-16")
 @pytest.mark.parametrize("case", ["after the window", "beyond credit", "beyond 96", "another account", "signed out"])
 def test_refused_purchases_say_why_on_the_terminal_are_journaled_and_change_nothing(
     hall: VirtualHall, gateway: TerminalGateway, case: str

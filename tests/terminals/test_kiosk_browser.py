@@ -114,7 +114,7 @@ def marked_as_drawn(page: Any) -> None:
     assert drawn and marked == shown & drawn
 
 
-@pytest.mark.req("R82.13", "R82.14", "R82.15", "R85.9", "R92.8", "R93.1", "R93.8", "R93.10")
+@pytest.mark.req("R82.13-16", "R85.9", "R92.8", "R93.1", "R93.8", "R93.10")
 def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_credited(hall: HallProcess, browser: Any) -> None:
     staff = Staff(hall)
     staff.open_the_session()
@@ -219,7 +219,7 @@ def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_exc
     shot(kiosk, "kiosk-self-excluded")
 
 
-@pytest.mark.req("R82.16", "R93.1", "R93.2", "R93.15")
+@pytest.mark.req("R82.13-16", "R93.1", "R93.2-4", "R93.15")
 def test_the_kiosk_shows_only_the_sign_in_then_the_sale_in_words_a_refusal_in_euros_that_goes_away_and_the_last_game(
     hall: HallProcess, browser: Any
 ) -> None:

@@ -70,7 +70,7 @@ def of_game(hall: VirtualHall, game_id: str, kind: str) -> list[dict[str, Any]]:
     return [r.payload for r in hall.records() if r.type == kind and r.payload.get("game_id") == game_id]
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_the_last_games_are_recalled_newest_first_as_the_journal_recorded_them(hall: VirtualHall) -> None:
     anna = hall.player("11111111A", 10_000)
     hall.terminal("T1")

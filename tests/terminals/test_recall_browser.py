@@ -47,7 +47,7 @@ def pay_if_due(staff: Staff) -> None:
     assert paid or (status == 409 and any(n in answer["error"]["message"].lower() for n in nothing_due)), answer
 
 
-@pytest.mark.req("R92.3", "R83.4")
+@pytest.mark.req("R92.3", "R83.3-4")
 def test_the_last_game_shows_on_the_console_for_every_role_and_on_the_kiosk_without_its_buyers(
     hall: HallProcess, browser: Any
 ) -> None:

@@ -13,7 +13,6 @@ from tests.hall.conftest import result
 from tests.terminals.conftest import CASHIER, DOOR, SELLER, VirtualHall
 from tests.terminals.test_gateway import PIN, Wire, gateway, signed_in  # noqa: F401 (gateway is a fixture)
 
-pytestmark = pytest.mark.req("R97.2")
 DAY_S = 24 * 3600
 
 
@@ -22,6 +21,7 @@ def on_sale(hall: VirtualHall) -> None:
     result(hall.virtual.open_sale(SELLER, 3600))
 
 
+@pytest.mark.req("R97.2")
 def test_a_lower_limit_applies_at_once_and_a_purchase_past_it_is_refused_whole_and_journaled(
     hall: VirtualHall, gateway: TerminalGateway
 ) -> None:
@@ -40,6 +40,7 @@ def test_a_lower_limit_applies_at_once_and_a_purchase_past_it_is_refused_whole_a
     assert limit.payload["terminal"] == "T1" and limit.payload["limit_cents"] == 350
 
 
+@pytest.mark.req("R97.2")
 def test_a_higher_limit_or_none_waits_for_the_next_day(hall: VirtualHall, gateway: TerminalGateway) -> None:
     on_sale(hall)
     wire, number = signed_in(hall, gateway, credit=5_000)
@@ -53,6 +54,7 @@ def test_a_higher_limit_or_none_waits_for_the_next_day(hall: VirtualHall, gatewa
     assert hall.responsible.purchase_refusal(f"player:{number}", 10_000, hall.core.now_ms()) is None
 
 
+@pytest.mark.req("R97.2")
 def test_the_cashier_sets_a_limit_for_a_player_and_a_batch_counts_every_purchase_in_it(hall: VirtualHall) -> None:
     number = hall.player("22222222B", 5_000)
     result(hall.responsible.set_limit(CASHIER, number, 100))
@@ -62,6 +64,7 @@ def test_the_cashier_sets_a_limit_for_a_player_and_a_batch_counts_every_purchase
     assert hall.responsible.purchase_refusal(f"player:{number}", 100, hall.core.now_ms()) is None
 
 
+@pytest.mark.req("R97.2")
 def test_a_self_excluded_player_is_signed_out_refused_at_every_terminal_the_door_and_the_cashier(
     hall: VirtualHall, gateway: TerminalGateway
 ) -> None:
@@ -93,6 +96,7 @@ def test_a_self_excluded_player_is_signed_out_refused_at_every_terminal_the_door
     assert hall.responsible.account_refusal(number, hall.core.now_ms()) is None
 
 
+@pytest.mark.req("R97.2")
 def test_limits_and_exclusions_survive_a_restart(hall: VirtualHall, gateway: TerminalGateway) -> None:
     on_sale(hall)
     wire, number = signed_in(hall, gateway, credit=5_000, document="44444444D")
@@ -105,11 +109,13 @@ def test_limits_and_exclusions_survive_a_restart(hall: VirtualHall, gateway: Ter
     assert again.reopened().responsible.account_refusal(number, again.core.now_ms())
 
 
+@pytest.mark.req("R97.2")
 def test_the_terminal_is_given_the_operators_warnings_and_help(hall: VirtualHall, gateway: TerminalGateway) -> None:
     wire, _ = signed_in(hall, gateway)
     assert wire.client.warnings == ["Play for fun.", "Set a limit."] and wire.client.help == "Ask staff for help."
 
 
+@pytest.mark.req("R97.2")
 def test_a_limit_from_a_signed_out_terminal_is_refused(hall: VirtualHall, gateway: TerminalGateway) -> None:
     wire = Wire(gateway, "T3", hall.terminal("T3"))
     result(wire.client.hello())

@@ -49,7 +49,7 @@ def refused(hall: VirtualHall, match: str, *args: object, **kwargs: object) -> N
     assert hall.ledger.ledger.balances() == balances
 
 
-@pytest.mark.req("R82.13", "R82.14", "R93.2", "R93.6", "R93.8")
+@pytest.mark.req("R82.13-16", "R93.2-4", "R93.6", "R93.8")
 def test_cards_are_assigned_in_request_order_from_the_virtual_series_and_paid_from_credit(hall: VirtualHall) -> None:
     anna, bea = hall.player("11111111A", 1_000), hall.player("22222222B", 1_000)
     hall.terminal("T1"), hall.terminal("T2")
@@ -68,7 +68,7 @@ def test_cards_are_assigned_in_request_order_from_the_virtual_series_and_paid_fr
     assert sold[CardRef(VIRTUAL_NUMBER, 1)].terminal_id == "T1"
 
 
-@pytest.mark.req("R93.1", "R93.8", "R82.16")
+@pytest.mark.req("R93.1", "R93.8", "R82.13-16")
 def test_no_card_is_sold_before_the_window_after_it_or_after_the_sale_closed(hall: VirtualHall) -> None:
     anna = hall.player("11111111A", 1_000)
     hall.terminal("T1")
@@ -123,7 +123,7 @@ def test_a_purchase_decided_in_the_sale_time_does_not_say_when_it_was_received(h
     assert "received_ms" not in hall.records()[-2].payload
 
 
-@pytest.mark.req("R93.6", "R93.3", "R82.14")
+@pytest.mark.req("R93.6", "R93.2-4", "R82.13-16")
 def test_a_purchase_beyond_the_credit_is_refused_and_later_requests_still_served(hall: VirtualHall) -> None:
     anna = hall.player("11111111A", 250)
     hall.terminal("T1")
@@ -148,7 +148,7 @@ def test_at_most_96_cards_per_player_per_terminal_per_game(hall: VirtualHall) ->
     refused(hall, "the number of cards is 1 to 96", "T2", anna, 97)
 
 
-@pytest.mark.req("R82.13", "R82.15")
+@pytest.mark.req("R82.13-16")
 def test_bad_requests_are_refused_with_a_reason_and_journaled(hall: VirtualHall) -> None:
     anna, bea = hall.player("11111111A", 1_000), hall.player("22222222B", 1_000)
     hall.terminal("T1")
@@ -163,7 +163,7 @@ def test_bad_requests_are_refused_with_a_reason_and_journaled(hall: VirtualHall)
     refused(hall, "not authorised", "T1", anna, 1)
 
 
-@pytest.mark.req("R82.13")
+@pytest.mark.req("R82.13-16")
 def test_terminals_authenticate_with_their_own_token_until_revoked(hall: VirtualHall) -> None:
     token = hall.terminal("T1")
     other = hall.terminal("T2")
@@ -184,7 +184,7 @@ def test_a_virtual_series_may_not_take_a_paper_series_number(hall: VirtualHall) 
         hall.games.add_virtual_series(7, layout(1)[None, :])
 
 
-@pytest.mark.req("R93.10", "R85.9", "R88.4", "R88.5", "R87")
+@pytest.mark.req("R93.10", "R85.9", "R88.4-5", "R87.a")
 def test_virtual_cards_win_without_a_claim_and_the_line_is_credited_when_its_prize_closes(hall: VirtualHall) -> None:
     anna, bea = hall.player("11111111A", 10_000), hall.player("22222222B", 10_000)
     hall.terminal("T1"), hall.terminal("T2")
@@ -317,7 +317,7 @@ def as_written_before_virtual_range_records(records: list) -> list[tuple[int, st
     return old
 
 
-@pytest.mark.req("R83.4", "R93.8")
+@pytest.mark.req("R83.3-4", "R93.8")
 def test_a_purchase_is_one_record_holding_its_range_and_journals_of_one_record_per_card_still_load(
     hall: VirtualHall, tmp_path
 ) -> None:

@@ -126,7 +126,7 @@ def test_out_of_step_wrong_game_and_unknown_commands_are_refused() -> None:
     ({"pump": 2}, bm.PUMP_FAILURE),
     ({"jam": 1}, bm.JAM),
 ])
-@pytest.mark.req("R86.1")
+@pytest.mark.req("R86.1-2")
 def test_each_fault_is_reported_and_cleared_without_losing_a_ball(fault: dict,
                                                                   code: int) -> None:
     """The fault is reported, draws are refused until cleared, then the game goes on

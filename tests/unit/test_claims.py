@@ -85,7 +85,7 @@ def test_every_game_plays_the_line_and_the_bingo() -> None:
         GamePatterns((LINE, BINGO, TWO_LINES, RowsPattern("two_lines", 3)))
 
 
-@pytest.mark.req("R93.12")
+@pytest.mark.req("R93.12-13")
 def test_the_interconnected_game_is_over_with_a_full_card_or_every_pattern() -> None:
     patterns = GamePatterns((LINE, TWO_LINES, BINGO, FOUR_CORNERS))
     assert not patterns.game_over({"line", "two_lines", "four_corners"})

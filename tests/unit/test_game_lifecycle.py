@@ -221,7 +221,7 @@ def test_the_machine_refuses_a_line_on_another_ball_than_the_winning_one() -> No
     assert list(game.won["line"].cards) == [CardRef(1, 1)]
 
 
-@pytest.mark.req("R82.15", "R82.16")
+@pytest.mark.req("R82.13-16")
 def test_sales_are_checked() -> None:
     game = selling_game(cards=1)
     with pytest.raises(GameError, match="already sold"):
@@ -347,7 +347,7 @@ def test_a_refused_card_wins_nothing_and_a_verified_card_stands() -> None:
     assert game.won["line"].cards == frozenset({first})
 
 
-@pytest.mark.req("R86.1")
+@pytest.mark.req("R86.1-2")
 @pytest.mark.parametrize("where", [State.SELLING, State.SALE_CLOSED, State.DRAWING, State.LINE_FOUND, State.LINE_WON])
 def test_a_suspended_game_resumes_where_it_stopped(where: State) -> None:
     game = selling_game()
@@ -368,7 +368,7 @@ def test_a_suspended_game_resumes_where_it_stopped(where: State) -> None:
     assert game.state == resumed.state == where
 
 
-@pytest.mark.req("R86.2")
+@pytest.mark.req("R86.1-2")
 def test_suspended_for_good_before_a_prize_the_game_is_refunded() -> None:
     game = selling_game()
     game.close_sale()
@@ -382,7 +382,7 @@ def test_suspended_for_good_before_a_prize_the_game_is_refunded() -> None:
     assert game.state == State.REFUNDED
 
 
-@pytest.mark.req("R86.2")
+@pytest.mark.req("R86.1-2")
 def test_suspended_for_good_after_a_prize_the_game_is_finished_by_hand() -> None:
     game = selling_game()
     game.close_sale()
@@ -464,7 +464,7 @@ def find_prizes(game: InterconnectedGame, cards: dict[CardRef, Card]) -> list[Ev
     return events
 
 
-@pytest.mark.req("R93.12", "R93.13", "R94.2", "R93.11")
+@pytest.mark.req("R93.12-13", "R94.2", "R93.11")
 @pytest.mark.parametrize("seed", range(5))
 def test_prizes_do_not_stop_the_interconnected_game_until_a_card_is_complete(seed: int) -> None:
     cards = {CardRef(40, ref.number): card for ref, card in cards_of(seed, strips=3).items()}
@@ -491,7 +491,7 @@ def test_prizes_do_not_stop_the_interconnected_game_until_a_card_is_complete(see
     assert game.state == State.CLOSED
 
 
-@pytest.mark.req("R93.12")
+@pytest.mark.req("R93.12-13")
 def test_the_interconnected_game_checks_what_it_is_told() -> None:
     cards = {CardRef(40, ref.number): card for ref, card in CARDS.items()}
     game = network_game()
@@ -511,7 +511,7 @@ def test_the_interconnected_game_checks_what_it_is_told() -> None:
         game.prize_found("full_house", ref, cards[ref])
 
 
-@pytest.mark.req("R93.12")
+@pytest.mark.req("R93.12-13")
 def test_no_prize_is_awarded_outside_the_draw() -> None:
     game = network_game()
     ref = CardRef(40, 1)
@@ -802,4 +802,4 @@ class HallGame(RuleBasedStateMachine):
 
 
 HallGame.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)
-test_hall_game_and_ledger = pytest.mark.req("R85", "R86.1", "R86.2", "R96.3", "R87.a", "R87.b")(HallGame.TestCase)
+test_hall_game_and_ledger = pytest.mark.req("R85", "R86.1-2", "R96.3", "R87.a", "R87.b")(HallGame.TestCase)

@@ -30,7 +30,7 @@ def funded(**balances: int) -> Ledger:
     return ledger
 
 
-@pytest.mark.req("R93.2", "R93.3")
+@pytest.mark.req("R93.2-4")
 def test_a_sale_moves_credit_from_the_player_to_the_games_collection() -> None:
     ledger = funded(ana=1000)
     ledger.post(Posting.transfer(150, debit="player:ana", credit="stakes:g1", reason="sale", reference=REF))
@@ -40,7 +40,7 @@ def test_a_sale_moves_credit_from_the_player_to_the_games_collection() -> None:
     assert ledger.total() == 0
 
 
-@pytest.mark.req("R93.4")
+@pytest.mark.req("R93.2-4")
 def test_a_posting_carries_its_reason_and_reference() -> None:
     ledger = funded(ana=500)
     posting = ledger.post(
@@ -115,7 +115,7 @@ def test_the_documented_accounts_exist(account: str) -> None:
     assert account_kind(account) is ACCOUNT_KINDS[account.partition(":")[0]]
 
 
-@pytest.mark.req("R93.3")
+@pytest.mark.req("R93.2-4")
 def test_a_player_cannot_go_below_zero_and_nothing_changes() -> None:
     ledger = funded(ana=100)
     before = (ledger.postings, ledger.balances())

@@ -31,7 +31,7 @@ from protocol.settlement import (
 )
 
 
-@pytest.mark.req("R88.2", "R88.4", "R88.5")
+@pytest.mark.req("R88.2", "R88.4-5")
 def test_split_pays_each_card_its_stake_share_and_carries_the_rest() -> None:
     """1000 among cards staked 100%, 100%, 50%: 333, 333, 166 paid, 168 carried."""
     split = split_prize(1000, [100, 100, 50])
@@ -39,7 +39,7 @@ def test_split_pays_each_card_its_stake_share_and_carries_the_rest() -> None:
     assert (split.paid, split.carry) == (832, 168)
 
 
-@pytest.mark.req("R88.5")
+@pytest.mark.req("R88.4-5")
 def test_single_full_stake_winner_takes_all_and_zero_prizes_split_to_zero() -> None:
     assert split_prize(4567, [100]).payments == (4567,)
     assert split_prize(4567, [100]).carry == 0
@@ -52,7 +52,7 @@ def test_split_refuses_no_winner_and_bad_stakes(stakes: list[int]) -> None:
         split_prize(100, stakes)
 
 
-@pytest.mark.req("R88.2", "R88.4", "R88.5")
+@pytest.mark.req("R88.2", "R88.4-5")
 @settings(max_examples=200)
 @given(st.integers(0, 10**9), st.lists(st.integers(1, 100), min_size=1, max_size=30))
 def test_split_never_creates_or_loses_a_cent(amount: int, stakes: list[int]) -> None:
@@ -147,7 +147,7 @@ def test_reserve_transfer_after_a_win_is_70_percent_up_to_the_cap() -> None:
     assert reserve_transfer(reserve=10**8, accumulated=0) == JACKPOT_CAP
 
 
-@pytest.mark.req("R91.7")
+@pytest.mark.req("R91")
 def test_reserve_boost_is_limited_to_30_percent_of_the_session_start_and_the_reserve() -> None:
     allowance = reserve_boost_allowance(10_001)
     assert allowance == 3000

@@ -45,7 +45,7 @@ SALES = [
 ]
 
 
-@pytest.mark.req("R86.2", "R92.5e")
+@pytest.mark.req("R86.1-2", "R92.5e")
 def test_a_game_refund_returns_every_stake_to_where_it_came_from() -> None:
     ledger = hall()
     sell(ledger, SALES)
@@ -61,7 +61,7 @@ def test_a_game_refund_returns_every_stake_to_where_it_came_from() -> None:
     assert ledger.total() == 0
 
 
-@pytest.mark.req("R86.2")
+@pytest.mark.req("R86.1-2")
 def test_a_game_is_refunded_only_once() -> None:
     ledger = hall()
     sell(ledger, SALES)
@@ -94,7 +94,7 @@ def test_a_terminal_is_refunded_only_once() -> None:
     assert ledger.balance("player:ana") == 10_000
 
 
-@pytest.mark.req("R86.2", "R96.3")
+@pytest.mark.req("R86.1-2", "R96.3")
 def test_a_game_refund_after_a_terminal_refund_pays_the_others_only() -> None:
     ledger = hall()
     sell(ledger, SALES)
@@ -105,7 +105,7 @@ def test_a_game_refund_after_a_terminal_refund_pays_the_others_only() -> None:
     assert ledger.balance("stakes:g1") == 0
 
 
-@pytest.mark.req("R86.2", "R96.3")
+@pytest.mark.req("R86.1-2", "R96.3")
 def test_a_planned_refund_is_checked_but_not_recorded() -> None:
     """For a server that journals the postings before its ledger records them."""
     ledger = hall()
@@ -151,7 +151,7 @@ sales_lists = st.lists(
 
 @settings(max_examples=100, deadline=None)
 @given(sales_lists, st.lists(st.sampled_from(["t1", "t2", "game"]), max_size=4))
-@pytest.mark.req("R86.2", "R96.3")
+@pytest.mark.req("R86.1-2", "R96.3")
 def test_refunds_return_each_stake_exactly_once(sales: list[CardSold], order: list[str]) -> None:
     """However terminal and game refunds interleave, each g1 stake comes back once."""
     ledger = hall(credit=100_000)

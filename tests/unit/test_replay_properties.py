@@ -107,7 +107,7 @@ POT_NAMES = ("carry_line", "carry_bingo", "superbingo", "grand_superbingo", "meg
              "jackpot_accumulated", "jackpot_reserve")
 
 
-@pytest.mark.req("R88.5", "R89", "R90", "R91", "R91.7", "R98")
+@pytest.mark.req("R88.4-5", "R89", "R90", "R91", "R98")
 @settings(max_examples=40, deadline=None)
 @given(scenarios())
 def test_no_cent_is_created_or_lost_and_no_pot_exceeds_its_cap(data: dict[str, Any]) -> None:

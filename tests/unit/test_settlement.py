@@ -69,7 +69,7 @@ def test_the_hall_game_and_the_replay_compute_no_money_themselves(path: Path) ->
     assert not ops, f"{path.name} computes at lines {ops}; call protocol.settlement instead"
 
 
-@pytest.mark.req("R88.5", "R89", "R90", "R91", "R98")
+@pytest.mark.req("R88.4-5", "R89", "R90", "R91", "R98")
 def test_the_close_of_a_sale_fixes_every_figure_from_the_sales_and_the_pots() -> None:
     pots = Pots(carry_line=7, carry_bingo=3, jackpot_accumulated=JACKPOT_CAP - 10)
     figures = close_sale(RULES, 10_001, pots)
@@ -186,7 +186,7 @@ def test_a_split_pays_each_card_its_stake_of_an_equal_share() -> None:
     assert split.payments == (333, 333, 110) and split.carry == 225
 
 
-@pytest.mark.req("R86.2", "R96.3")
+@pytest.mark.req("R86.1-2", "R96.3")
 def test_refund_postings_give_back_the_pots_share_and_a_failed_terminal_s_stakes() -> None:
     (back,) = contributions_returned("g1", {"pot:superbingo": 30, "pot:megabingo": 0}, 9)
     assert back.amount == 30 and back.reason == "pots:contribution returned"

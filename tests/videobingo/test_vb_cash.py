@@ -102,7 +102,7 @@ def test_N5_a_station_saying_cash_came_in_credits_nothing_without_the_devices_si
     assert hall.ledger.balance(cash_box("vb-1")) == 2_000 and hall.ledger.ledger.total() == 0
 
 
-@pytest.mark.req("R3.5.d", "R92.5d")
+@pytest.mark.req("R3.5.d", "R92.5")
 def test_N5_the_cash_box_is_counted_by_two_people_and_vb_reconcile_reports_the_difference(station) -> None:
     hall, client, _ = station
     device = CashDevice("vb-1")
@@ -139,7 +139,7 @@ def test_N5_the_cash_box_is_counted_by_two_people_and_vb_reconcile_reports_the_d
     assert staff(hall, ROOM_CHIEF, "vb_reconcile")["result"]["agree"] is True
 
 
-@pytest.mark.req("R92.5d")
+@pytest.mark.req("R92.5")
 def test_N5_cash_handed_over_at_the_desk_is_put_on_a_station_from_the_cashiers_own_drawer(station) -> None:
     hall, client, _ = station
     assert staff(hall, CASHIER, "open_cash_desk", desk="desk1", float_cents=0)["ok"]

@@ -22,7 +22,7 @@ from tests.videobingo.paytables import EXAMPLES
 from tests.videobingo.test_vb_power_loss import MACHINE, VIDEOBINGO, _Certified
 from tests.web.conftest import HallProcess
 
-pytestmark = [pytest.mark.integration, pytest.mark.req("R3.5.d")]
+pytestmark = [pytest.mark.integration]
 BINGO = [sys.executable, "-c", "from hall_server.cli import main; main()"]
 
 
@@ -30,6 +30,7 @@ def bingo(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*BINGO, *arguments], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.req("R3.5.d")
 def test_N5_over_tls_only_the_cash_devices_signed_note_puts_cash_on_a_station(tmp_path: Path) -> None:
     folder = tmp_path / "hall"
     folder.mkdir()

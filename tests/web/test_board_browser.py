@@ -80,7 +80,7 @@ def banner_cards(page: Any) -> dict[str, str]:
     return dict(zip(names, amounts))
 
 
-@pytest.mark.req("R85.5", "R85.6", "R92.11", "R93.1", "R93.15", "R97.2")
+@pytest.mark.req("R85.5", "R85.6", "R92.11-12", "R93.1", "R93.15", "R97.2")
 def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banners_and_amounts(
     hall: HallProcess, browser: Any
 ) -> None:

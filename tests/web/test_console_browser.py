@@ -84,7 +84,7 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"))
 
 
-@pytest.mark.req("R80", "R84.2", "R77.1", "R85.5", "R85.6", "R85.11", "R92.11")
+@pytest.mark.req("R80", "R84.2", "R77.1", "R85.5", "R85.6", "R85.11", "R92.11-12")
 def test_staff_open_the_session_sell_draw_and_verify_while_the_board_follows(browser, hall: HallProcess) -> None:
     admin = console_for(browser, hall, "admin")
     rosa = console_for(browser, hall, "rosa")
@@ -144,7 +144,7 @@ def test_staff_open_the_session_sell_draw_and_verify_while_the_board_follows(bro
     shot(board, "board")
 
 
-@pytest.mark.req("R75.2", "R80", "R85.11", "R93.2")
+@pytest.mark.req("R75.1-3", "R80", "R85.11", "R93.2-4")
 def test_each_desk_sees_what_its_command_made_and_a_refused_claim_reads_red_and_whole(
     browser, hall: HallProcess, tmp_path: Path
 ) -> None:

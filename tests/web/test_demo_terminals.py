@@ -53,7 +53,7 @@ def virtual(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.timeout(VIRTUAL_WIN_BOUND + 180)
-@pytest.mark.req("R82.13", "R82.14", "R82.15", "R85.9", "R93.1", "R93.10")
+@pytest.mark.req("R82.13-16", "R85.9", "R93.1", "R93.10")
 def test_the_demo_plays_virtual_cards_on_its_terminals_a_newcomer_buys_on_the_kiosk_and_a_virtual_card_wins(
     demo_hall: HallProcess, browser: Any
 ) -> None:

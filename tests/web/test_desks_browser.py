@@ -122,7 +122,7 @@ def pdf_text(download: Any) -> str:
     return " ".join(pdf_strings(Path(download.path()).read_bytes()))
 
 
-@pytest.mark.req("R84.1", "R84.2", "R77.1", "R80", "R75.2")
+@pytest.mark.req("R84.1", "R84.2", "R77.1", "R80", "R75.1-3")
 def test_the_administrator_opens_the_session_step_by_step_and_sees_the_token(staff: Staff) -> None:
     admin, rosa = staff("admin"), staff("rosa")
     # The next step is marked; what the role may not do is only a state line.
@@ -164,7 +164,7 @@ def test_the_administrator_opens_the_session_step_by_step_and_sees_the_token(sta
     admin.click("#tab-desk")
 
 
-@pytest.mark.req("R75.2", "R77.2", "R79", "R80")
+@pytest.mark.req("R75.1-3", "R77.2", "R79", "R80")
 def test_the_admission_desk_admits_shows_the_number_and_refuses_the_banned(staff: Staff) -> None:
     adam = staff("adam")
     adam.wait_for_selector("#banned-state:has-text('Banned list: 2 entries from prohibidos.csv (imported by admin)')")
@@ -179,7 +179,7 @@ def test_the_admission_desk_admits_shows_the_number_and_refuses_the_banned(staff
     staff.shoot(adam, "admission")
 
 
-@pytest.mark.req("R92.5d", "R93.2", "R93.7", "R93.14", "R78")
+@pytest.mark.req("R92.5", "R93.2-4", "R93.7", "R93.14", "R78")
 def test_the_cashier_finds_the_account_loads_cashes_out_and_downloads_its_pdfs(staff: Staff) -> None:
     carla = staff("carla")
     step(carla, "Cash drawers", ".next").wait_for()
@@ -302,7 +302,7 @@ def test_the_table_chief_sees_the_claimed_card_marked_with_its_completing_ball(s
     assert not sam.is_disabled("#desk-draw")
 
 
-@pytest.mark.req("R85", "R86.1", "R96.3", "R77.1")
+@pytest.mark.req("R85", "R86.1-2", "R96.3", "R77.1")
 def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: Staff) -> None:
     rosa, sam, tomas, carla, admin = staff("rosa"), staff("sam"), staff("tomas"), staff("carla"), staff("admin")
     overview = rosa.locator("#overview")

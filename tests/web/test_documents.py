@@ -67,7 +67,7 @@ def pdf_text(data: bytes) -> str:
     return " ".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)
 
 
-@pytest.mark.req("R92.5d", "R93.7", "R80")
+@pytest.mark.req("R92.5", "R93.7", "R80")
 def test_the_ticket_and_the_statement_are_pdf_downloads_checked_like_their_commands(desk) -> None:
     cashier, seller, journal, view = desk
     opened = cashier.command("open_player_account", {"visitor": 1, "medium": "ticket", "pin": "4821"}, "c2").json()
@@ -104,7 +104,7 @@ def test_the_ticket_and_the_statement_are_pdf_downloads_checked_like_their_comma
         "account-statement-607201020601.pdf"
 
 
-@pytest.mark.req("R92.5d", "R78", "R80")
+@pytest.mark.req("R92.5", "R78", "R80")
 def test_the_snapshot_offers_choices_and_the_picture_holds_the_drawers_and_visitors(desk) -> None:
     cashier, _, _, view = desk
     snapshot = cashier.request("GET", "/api/state").json()

@@ -148,7 +148,7 @@ def fetch(page: Any, url: str) -> tuple[int, dict[str, str], bytes]:
     return response.status, response.headers, response.body()
 
 
-@pytest.mark.req("R85", "R82.6", "R85.6", "R85.11", "R91", "R91.11", "R77.1", "R83.3")
+@pytest.mark.req("R85", "R82.6", "R85.6", "R85.11", "R91", "R91.11", "R77.1", "R83.3-4")
 def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(browser, hall: HallProcess,  # noqa: F811
                                                                             tmp_path: Path) -> None:
     admin = console_for(browser, hall, "admin")

@@ -104,7 +104,7 @@ def test_the_administrator_prints_the_session_minutes_signed_as_bingo_minutes_ma
     assert "Signatures" in shown or "signatures" in shown
 
 
-@pytest.mark.req("R77.1", "R83.3", "R83.4")
+@pytest.mark.req("R77.1", "R83.3-4")
 def test_the_room_chief_gets_a_games_minutes_as_csv_with_its_fields_and_signature(minutes_hall: MinutesHall) -> None:
     rosa = minutes_hall.browser("rosa")
     game_id = minutes_hall.played.game_ids[1]  # two series and the jackpot in play

@@ -38,7 +38,7 @@ class Staff:
         return answer
 
 
-@pytest.mark.req("R80", "R84.2", "R77.1", "R85.5", "R85.11", "R92.11")
+@pytest.mark.req("R80", "R84.2", "R77.1", "R85.5", "R85.11", "R92.11-12")
 def test_a_whole_game_over_tls_then_the_same_picture_after_a_restart(hall: HallProcess, tmp_path: Path) -> None:
     assert hall.base.startswith("https://")
     staff = Staff(hall)

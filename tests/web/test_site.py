@@ -173,7 +173,7 @@ def test_a_socket_left_open_after_sign_out_takes_no_more_commands(
     assert journal_length(web_hall) == 0
 
 
-@pytest.mark.req("R85.5", "R92.11")
+@pytest.mark.req("R85.5", "R92.11-12")
 def test_the_board_is_public_read_only_and_shows_no_staff_data(web_hall: WebHall, staff: dict[str, FakeBrowser], browser: FakeBrowser) -> None:
     page = browser.request("GET", "/board")
     assert page.status == 200 and b"Information board" in page.body

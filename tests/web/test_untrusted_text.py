@@ -30,7 +30,7 @@ def signed_in(hall: WebHall, name: str) -> FakeBrowser:
     return browser
 
 
-@pytest.mark.req("R75.2")
+@pytest.mark.req("R75.1-3")
 @pytest.mark.parametrize("char, shown", [("\x00", "U+0000"), ("\x1b", "U+001B"), ("\u202e", "U+202E"),
                                          ("\u2028", "U+2028")])
 def test_N20_a_banned_list_name_with_a_control_character_is_refused_naming_the_line(door: WebHall, char: str,

@@ -12,7 +12,7 @@ def records(*entries: tuple[str, dict]) -> list[Record]:
     return [Record(seq, 1_000 * seq, type, payload, "0" * 64, "h", "s") for seq, (type, payload) in enumerate(entries, 1)]
 
 
-@pytest.mark.req("R85.5", "R92.11")
+@pytest.mark.req("R85.5", "R92.11-12")
 def test_the_picture_follows_sale_draw_void_claims_and_payments() -> None:
     view = HallView("Sala")
     actor = {"actor": {"name": "sam", "role": "seller_caller"}}
@@ -92,7 +92,7 @@ def test_records_of_another_game_or_module_leave_the_game_alone() -> None:
     assert view.board()["game"]["balls"] == [] and view.seq == 3
 
 
-@pytest.mark.req("R91.7")
+@pytest.mark.req("R91")
 def test_the_board_tells_the_players_of_a_reserve_boost_and_a_later_announcement_replaces_it() -> None:
     view = HallView("Sala")
     boost = {"allowance_cents": 300, "boosted_before_cents": 0, "reserve_cents": 1_000}
