@@ -57,6 +57,15 @@ def named_ids(name: str, known: set[str]) -> list[str]:
     return out
 
 
+def article_parts(identifier: str, ids: Iterable[str]) -> list[str]:
+    """The paragraphs of an article the regulation names whole (``R92`` in a heading, "everything
+    in R77"): the IDs written under it (``R92.1``, ``R92.5e``, ``R92.11-12``).  Such an article
+    is proved when every one of its paragraphs is; a paragraph ID has none."""
+    if "." in identifier or "-" in identifier:
+        return []
+    return [other for other in ids if other.startswith(identifier + ".")]
+
+
 def find_spec(explicit: Path | None, named: Path | None = None) -> Path:
     """``--spec``, else ``named`` (``$BINGO_SPEC``, read by the CLI's context), else beside the repository."""
     if explicit is not None:
@@ -197,6 +206,12 @@ def reqs(spec: Path | None, tests: Path, missing: bool, verbose: bool) -> None:
     untested = 0
     for identifier in ids:
         proofs = collector.proofs.get(identifier, [])
+        parts = article_parts(identifier, ids)
+        if not proofs and parts and all(collector.proofs.get(part) for part in parts):
+            if not missing:
+                click.echo(f"{identifier:<9} proved by its {len(parts)} parts ({', '.join(parts[:3])}"
+                           f"{' ...' if len(parts) > 3 else ''})")
+            continue
         untested += not proofs
         if missing and proofs:
             continue

@@ -126,3 +126,25 @@ def test_a_missing_spec_is_one_clear_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["reqs", "--spec", str(tmp_path / "nope.md"), "--tests", str(tmp_path)])
     assert result.exit_code == 1
     assert "Error: " in result.output and "Traceback" not in result.output
+
+
+def test_an_article_named_whole_is_proved_only_when_every_paragraph_of_it_is(tmp_path: Path) -> None:
+    """An article the regulation names whole (R92 in a heading over R92.1 and R92.5e) counts once
+    each of its paragraphs has a test, and not before."""
+    article = tmp_path / "article"
+    article.mkdir()
+    (article / "spec.md").write_text("## 6. Architecture (R92)\n- **R92.1** one. **R92.5e** two.\n")
+    tests = article / "suite"
+    tests.mkdir()
+
+    def listed(source: str) -> list[str]:
+        (tests / "test_sample.py").write_text("import pytest\n" + source)
+        result = CliRunner().invoke(main, ["reqs", "--spec", str(article / "spec.md"), "--tests", str(tests)])
+        assert result.exit_code == 0, result.output
+        return result.stdout.splitlines()
+
+    half = listed("@pytest.mark.req('R92.1')\ndef test_one():\n    pass\n")
+    assert "R92       no test" in half and half[-1].startswith("3 requirement IDs, 1 with tests, 2 with no test")
+    whole = listed("@pytest.mark.req('R92.1', 'R92.5e')\ndef test_both():\n    pass\n")
+    assert "R92       proved by its 2 parts (R92.1, R92.5e)" in whole
+    assert whole[-1].startswith("3 requirement IDs, 3 with tests, 0 with no test")
