@@ -4,7 +4,7 @@ whose journal segment verifies against the key beside it (R92.3, R95.3, R96.4).
 
 The hall's ``[prizes]`` fund a superbingo and the jackpot, which the demo's room chief puts
 in play (R89, R91): the replay and ``bingo audit verify`` agree with what the hall paid
-with the pots in play.
+with the pots and the claim pause in play (R85.6).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def bingo(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 @pytest.mark.integration
 @pytest.mark.timeout(GAMES_BOUND + 120)
-@pytest.mark.req("R92.3", "R95.3", "R96.4")
+@pytest.mark.req("R92.3", "R95.3", "R96.4", "R85.6")
 def test_a_demo_day_exported_replays_to_what_the_hall_recorded(tmp_path: Path) -> None:
     hall = HallProcess(tmp_path, demo=True)
     config = hall.config.read_text()
@@ -81,6 +81,11 @@ def test_a_demo_day_exported_replays_to_what_the_hall_recorded(tmp_path: Path) -
     records = list(read_journal(out / "journal.jsonl"))
     assert verify_segment(records, key) == len(records)
     assert records[0].type == "system_verified" and records[0].payload["date"] == day
+    # The claim pause was in play: each prize found was closed before the draw went on (R85.6), and
+    # the scenario says which cards are paper and which of them were claimed in time.
+    assert sum(r.type == "prize_closed" for r in records) >= 2 * WHOLE_GAMES
+    assert any(card.get("paper") for game in games for card in game["cards"])
+    assert any(game["claims"] for game in games)
 
     # The export holds together with nothing but its files, checked from another folder.
     verified = bingo(tmp_path / "audit", "audit", "verify", day)
