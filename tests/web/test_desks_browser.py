@@ -168,9 +168,9 @@ def test_the_administrator_opens_the_session_step_by_step_and_sees_the_token(sta
 def test_the_admission_desk_admits_shows_the_number_and_refuses_the_banned(staff: Staff) -> None:
     adam = staff("adam")
     adam.wait_for_selector("#banned-state:has-text('Banned list: 2 entries from prohibidos.csv (imported by admin)')")
-    submit(adam, "admit_visitor", "Visitor number 1 admitted", name="Marta Soler", document="11111111H")
+    submit(adam, "admit_visitor", "Visitor number 1 admitted", name="Marta Soler", document="11111111H", birth_date="1980-01-01")
     assert adam.inner_text(".visitor-number") == "Visitor number 1 - Marta Soler"
-    outcome = submit(adam, "admit_visitor", "Entry refused", name="Pere Roca", document="12345678Z")
+    outcome = submit(adam, "admit_visitor", "Entry refused", name="Pere Roca", document="12345678Z", birth_date="1980-01-01")
     assert "error" in form(adam, "admit_visitor").locator(".outcome").get_attribute("class")
     assert "12345678Z" in outcome and "banned list" in outcome
     submit(adam, "record_complaint", "Complaint number 1", complainant="Marta Soler", text="The room is cold")

@@ -54,7 +54,7 @@ def desk(tmp_path: Path) -> tuple[FakeBrowser, FakeBrowser, Journal, HallView]:
         assert browser.sign_in(name).status == 200
     assert admin.command("import_banned_list", {"content": "document,name,until\nB1,Joan Banned,\n",
                                                 "source": "craj.csv"}).status == 200
-    assert door.command("admit_visitor", {"name": "Anna Vidal", "document": "12345678A"}).status == 200
+    assert door.command("admit_visitor", {"name": "Anna Vidal", "document": "12345678A", "birth_date": "1980-01-01"}).status == 200
     assert cashier.command("open_cash_desk", {"desk": "desk-1", "float_cents": 10_000}, "c1").status == 200
     return cashier, seller, journal, view
 
