@@ -47,7 +47,8 @@ MAX_EXCLUSION_DAYS = 3650
 
 # The server itself (SYSTEM) records what a signed-in player asks for at a terminal.
 PERMISSIONS = {
-    "set_spending_limit": {Role.CASHIER, Role.SYSTEM},
+    # The table chief's only while standing in for the cashier (R80.4, CashierModule.standing_in).
+    "set_spending_limit": {Role.CASHIER, Role.TABLE_CHIEF, Role.SYSTEM},
     "record_self_exclusion": {Role.ADMISSION, Role.CASHIER, Role.SYSTEM},
 }
 
@@ -190,6 +191,7 @@ class ResponsiblePlayModule(ProjectedState):
         """The cashier sets a player's daily limit at the player's request (0: no limit)."""
 
         def decide(now: int) -> list[Entry]:
+            self.cashier.standing_in(actor)
             player = self.cashier.usable_account(account)
             return [self._limit_entry(player.number, limit_cents, now)]
 

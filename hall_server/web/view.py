@@ -127,6 +127,10 @@ class HallView:
         self.feed_source = feed
         #: The link to the central server as it is now (which process, its epoch), or None.
         self.central_source: Callable[[], dict[str, Any] | None] = lambda: None
+        #: The people present now against the authorised capacity (R73.5), as the admission module counts them.
+        self.presence_source: Callable[[], dict[str, Any] | None] = lambda: None
+        #: The opening hours reported, in force now and pending (R74), as the hours module reads them.
+        self.hours_source: Callable[[], dict[str, Any] | None] = lambda: None
         self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
         #: The configured cash desks, and the registered series (not journal facts: configuration).
         self.desk_names = tuple(desks)
@@ -196,13 +200,17 @@ class HallView:
         picture["faults"] = list(self.faults)
         picture["feed"] = self.feed_source()
         picture["central"] = self.central_source()
-        picture["opening_hours"] = dict(self.opening_hours) if self.opening_hours is not None else None
+        hours = self.hours_source()
+        picture["opening_hours"] = hours if hours is not None else (
+            dict(self.opening_hours) if self.opening_hours is not None else None)
+        picture["presence"] = self.presence_source()
         return picture
 
     # --- Projection -----------------------------------------------------------------
 
     #: The view's configuration; every other attribute is folded from the journal.
-    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source")
+    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source", "presence_source",
+                  "hours_source")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})
@@ -350,7 +358,12 @@ class HallView:
         self._terminal_state(p, "in service")
 
     def _on_visitor_admitted(self, p: Mapping[str, Any]) -> None:
-        self.visitors.appendleft({"number": p.get("number"), "name": p.get("name"), "account": False})
+        self.visitors.appendleft({"number": p.get("number"), "name": p.get("name"), "account": False, "left": False})
+
+    def _on_visitor_left(self, p: Mapping[str, Any]) -> None:
+        for visitor in self.visitors:
+            if visitor["number"] == p.get("number"):
+                visitor["left"] = True
 
     def _on_player_account_opened(self, p: Mapping[str, Any]) -> None:
         for visitor in self.visitors:
@@ -358,8 +371,15 @@ class HallView:
                 visitor["account"] = True
 
     def _on_complaint_recorded(self, p: Mapping[str, Any]) -> None:
+        # Journaled before the room chief's confirmation existed (no ``witnessed``): stands as written.
+        witness = p.get("room_chief") if p.get("witnessed") is not None else (p.get("actor") or {}).get("name")
         self.complaints.appendleft({"number": p.get("number"), "complainant": p.get("complainant"),
-                                    "text": p.get("text")})
+                                    "text": p.get("text"), "room_chief": witness})
+
+    def _on_complaint_confirmed(self, p: Mapping[str, Any]) -> None:
+        for complaint in self.complaints:
+            if complaint["number"] == p.get("number"):
+                complaint["room_chief"] = (p.get("actor") or {}).get("name")
 
     def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
         if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):
