@@ -133,6 +133,22 @@ class MachineDay:
 
 
 @dataclass(frozen=True)
+class IncidentLine:
+    """An incident of the day (R75.4, R77.2) or a complaint of the complaints book (R75.5), as the
+    minutes hold it: its record, time, kind, number (complaints and hand-written incidents), who
+    recorded it, the people it names, its text, and the room chief who witnessed a complaint."""
+
+    seq: int
+    time_ms: int
+    kind: str
+    number: int | None
+    recorded_by: str
+    people: tuple[str, ...]
+    text: str
+    room_chief: str = ""
+
+
+@dataclass(frozen=True)
 class RunningTotal:
     """One game of the day with the running totals after it (R83.5)."""
 
@@ -171,6 +187,8 @@ class DailyReport:
     last_seq: int
     last_hash: str
     machines: tuple[MachineDay, ...] = ()
+    #: The day's incidents and complaints (R75.4, R75.5, R77.2): a hall's; the central server has none.
+    incidents: tuple[IncidentLine, ...] = ()
 
     def large_wins(self) -> tuple[CardWin, ...]:
         """The winning cards paid 15,000 EUR or more (R75.6), to be reported within 30 days of the day."""

@@ -15,7 +15,10 @@ format (``docs/reports.md`` lists every field):
 * ``large_wins`` - the winning cards paid 15,000 EUR or more, with the date by which
   each is reported (R75.6);
 * ``machines`` - a hall's video bingo machines: plays, stakes, prizes, jackpots, credit
-  in and out, gross gaming revenue and the machines' tax (R3.5.d, R98).
+  in and out, gross gaming revenue and the machines' tax (R3.5.d, R98);
+* ``incidents`` - a hall's incidents of the day (refusals at the door with their ground,
+  self-exclusions, failed terminals, faults, those recorded by hand) and its complaints
+  with the room chief who witnessed each (R75.4, R75.5, R77.2).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import datetime
 from datetime import tzinfo
 from pathlib import Path
 from typing import Iterable, Sequence
+from zoneinfo import ZoneInfo
 
 from protocol.audit.report import AuditReport, report_name
 from protocol.daily import LARGE_WIN_DAYS, CardWin, DailyReport
@@ -145,14 +149,28 @@ def daily_report(day: DailyReport) -> Report:
          Cents(m.gross_revenue_cents))
         for m in day.machines
     ])
+    incidents = table_of("incidents", "Incidents and complaints of the day (R75.4, R75.5, R77.2)", [
+        ("seq", "Record"), ("time", "Time"), ("kind", "Kind"), ("number", "No."),
+        ("recorded_by", "Recorded by"), ("people", "People"), ("text", "Text"),
+        ("room_chief", "Complaint written before"),
+    ], [
+        (i.seq, _clock_time(i.time_ms, day.timezone), i.kind, i.number, i.recorded_by, "; ".join(i.people), i.text,
+         (i.room_chief or "not yet confirmed by the room chief") if i.kind == "complaint" else "")
+        for i in day.incidents
+    ])
     return Report(
         kind=KIND,
         subject=day.day,
         title=title,
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
-        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners, large, machines),
+        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners, large, machines, incidents),
         stem=STEM,
     )
+
+
+def _clock_time(time_ms: int, zone: str) -> str:
+    """``time_ms`` as the hall's clock read it, HH:MM:SS in the report's time zone."""
+    return datetime.datetime.fromtimestamp(time_ms / 1000, ZoneInfo(zone)).strftime("%H:%M:%S")
 
 
 def report_by(day: str) -> str:
