@@ -431,7 +431,6 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     ledger = LedgerModule(core)
     # The hours last reported to the regulator and those in force (R74): a session opens inside them.
     opening_hours = OpeningHoursModule(core, zone)
-    session.opening_checks.append(opening_hours.opening_refusal)
     admission = AdmissionModule(
         core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone,
         capacity=config.capacity, counted_since=opening_hours.counted_since_ms,
@@ -475,8 +474,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     videobingo = build_videobingo(config, core, ledger, cashier) if config.videobingo is not None else None
     if videobingo is not None:
         session.closing_checks.append(videobingo.closing_check)  # the day's close reconciles the meters
-        videobingo.play_checks.append(opening_hours.play_refusal)  # machines play inside the hours (R74.1)
         videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
+    opening_hours.enforce(session, videobingo)  # no session opens, no machine plays, outside the hours (R74.1)
     feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     series=functools.partial(series_on_sale, games),
@@ -533,8 +532,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # Each login's class I licence is read against the hall's day (R79): at sign-in, at each
     # request, and for each signature of a session's opening.
     directory = StaffDirectory(config.staff, today=lambda: local_date(clock.now_ms(), zone))
-    session.signer_checks.append(lambda actor, now_ms: directory.licence_refusal(actor.name, local_date(now_ms, zone)))
-    session.licence_of = directory.licence_number
+    directory.sign_sessions(session, zone)
     sign_ins = SignIns(directory, reactor)
     channel = CommandChannel(core)
     hub = LiveHub(view, channel, sign_ins)

@@ -177,6 +177,15 @@ class OpeningHoursModule:
                 "reference": state.decision_reference,
                 "open_now": self.closed_refusal(now_ms, "") is None}
 
+    def enforce(self, session: Any | None, videobingo: Any = None) -> None:
+        """Hold ``session`` (a :class:`~hall_server.hall.session.SessionModule`) and ``videobingo`` (a
+        :class:`~hall_server.hall.videobingo.VideoBingoModule`, if the hall has machines) to the hours in
+        force (R74.1)."""
+        if session is not None:
+            session.opening_checks.append(self.opening_refusal)
+        if videobingo is not None:
+            videobingo.play_checks.append(self.play_refusal)
+
     # --- Commands ----------------------------------------------------------------------------
 
     def notify(self, configured: str | None) -> Deferred[list[Record]] | None:

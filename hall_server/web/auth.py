@@ -113,6 +113,13 @@ class StaffDirectory:
             return None
         return member.licence_refusal(day or self.today())
 
+    def sign_sessions(self, session: Any, timezone: tzinfo) -> None:
+        """Each signer of ``session``'s opening (a :class:`~hall_server.hall.session.SessionModule`) works
+        under a valid licence, which the signature's record names (R79)."""
+        session.signer_checks.append(
+            lambda actor, now_ms: self.licence_refusal(actor.name, datetime.fromtimestamp(now_ms / 1000, timezone).date()))
+        session.licence_of = self.licence_number
+
     def licence_number(self, name: str) -> str | None:
         member = self.staff.get(name)
         return member.licence.number if member is not None and member.licence is not None else None
