@@ -46,7 +46,7 @@ HOLIDAY_CATEGORIES = ("public", "government")
 WORKING_DAYS = 3
 
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_TIME = r"(?:[01]?\d|2[0-4]):[0-5]\d"
+_TIME = r"(?<!\d)\d{1,2}:\d{2}(?!\d)"
 _WINDOW = re.compile(rf"({_TIME})\s*-\s*({_TIME})")
 _FIRST_TIME = re.compile(_TIME)
 _MAX_TEXT = 200
@@ -164,7 +164,7 @@ def parse_schedule(text: object) -> Schedule:
         windows = []
         for match in _WINDOW.finditer(rest):
             opens, closes = _minutes(match.group(1)), _minutes(match.group(2))
-            if opens >= 24 * 60 or closes > 24 * 60:
+            if opens >= 24 * 60 or closes > 24 * 60 or any(int(t[-2:]) > 59 for t in match.groups()):
                 raise HoursError(f"{match.group(0)!r} in {rule!r}: a day has the hours 00:00 to 24:00")
             length = closes - opens if closes > opens else closes + 24 * 60 - opens
             windows.append(Window(time(opens // 60, opens % 60), length))
