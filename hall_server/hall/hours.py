@@ -175,11 +175,12 @@ def parse_schedule(text: object) -> Schedule:
             days[day] += windows
     if not any(days):
         raise HoursError("the hours open the hall on no day")
-    for day, windows in enumerate(days):
-        spans = sorted(w.on(date(2024, 1, 1 + day)) for w in windows)
-        for (_, closes), (opens, _) in zip(spans, spans[1:]):
-            if opens < closes:
-                raise HoursError(f"two windows of {DAY_NAMES[day].capitalize()} overlap; give each hour once")
+    # A week and a day from a Monday (1 January 2024), so a window past midnight meets the next day's.
+    spans = sorted(w.on(date(2024, 1, 1) + timedelta(days=n)) for n in range(8) for w in days[n % 7])
+    for (_, ends), (starts, _) in zip(spans, spans[1:]):
+        if starts < ends:
+            raise HoursError(f"two windows overlap on {DAY_NAMES[starts.weekday()].capitalize()} at "
+                             f"{starts.strftime('%H:%M')}; give each hour once")
     return Schedule(text.strip(), tuple(tuple(sorted(w, key=lambda w: w.opens)) for w in days))
 
 

@@ -110,7 +110,8 @@ def test_R74_2_a_change_noticed_before_easter_applies_after_three_whole_working_
     ("every day", "gives no hours"),
     ("funday 16:00-02:00", "'funday' in 'funday 16:00-02:00' is not a day"),
     ("mon 16:00-02:00 and later", "after the days come windows"),
-    ("mon 10:00-14:00, 13:00-18:00", "two windows of Monday overlap"),
+    ("mon 10:00-14:00, 13:00-18:00", "two windows overlap on Monday at 13:00"),
+    ("mon 16:00-04:00; tue 02:00-05:00", "two windows overlap on Tuesday at 02:00"),
 ])
 def test_R74_1_hours_that_cannot_be_held_to_are_refused_with_what_to_write(text: str, said: str) -> None:
     with pytest.raises(HoursError, match=said):
