@@ -30,7 +30,6 @@ from hall_server.store.database import open_database
 from server_kit.core import CommandCore, run_inline
 from server_kit.journal.sql import Journal
 
-pytestmark = pytest.mark.req("R74.2")
 ZONE = ZoneInfo("Europe/Madrid")
 FRIDAY_NOON_MS = 1_796_990_400_000  # 2026-12-11 12:00 in Madrid
 
@@ -59,6 +58,7 @@ def notices(journal: Journal) -> list[dict]:
 ADMIN = Actor("ines", Role.ADMINISTRATOR)
 
 
+@pytest.mark.req("R74.2")
 def test_working_days_skip_the_weekend() -> None:
     assert working_days_after(date(2026, 12, 11), 3) == date(2026, 12, 16)  # Friday -> Wednesday
     assert working_days_after(date(2026, 12, 14), 3) == date(2026, 12, 17)  # Monday -> Thursday
@@ -69,6 +69,7 @@ EASTER = {2024: date(2024, 3, 31), 2025: date(2025, 4, 20), 2026: date(2026, 4, 
           2028: date(2028, 4, 16), 2029: date(2029, 4, 1), 2030: date(2030, 4, 21), 2038: date(2038, 4, 25)}
 
 
+@pytest.mark.req("R74.2")
 @pytest.mark.parametrize("year", sorted(EASTER))
 def test_R74_2_the_days_that_move_with_easter_are_not_working_days(year: int) -> None:
     """Carnival Monday, Holy Thursday (its afternoon: the ruling), Good Friday, Easter Monday and Whit Monday."""
@@ -80,6 +81,7 @@ def test_R74_2_the_days_that_move_with_easter_are_not_working_days(year: int) ->
     assert is_working_day(easter + timedelta(days=2))  # the Tuesday after Easter is worked
 
 
+@pytest.mark.req("R74.2")
 def test_R74_2_andorras_fixed_holidays_are_not_working_days() -> None:
     fixed = [(1, 1), (1, 6), (3, 14), (5, 1), (8, 15), (9, 8), (11, 1), (12, 8), (12, 25), (12, 26)]
     half_days = [(1, 5), (12, 24), (12, 31)]  # the government's afternoons off: not whole working days
@@ -118,6 +120,7 @@ def test_R74_1_hours_that_cannot_be_held_to_are_refused_with_what_to_write(text:
         parse_schedule(text)
 
 
+@pytest.mark.req("R74.2")
 def test_the_first_hours_are_reported_at_once_and_a_change_applies_three_working_days_later(tmp_path: Path) -> None:
     _, module, journal = hall_at(tmp_path, FRIDAY_NOON_MS)
     module.notify("every day 16:00-02:00")

@@ -145,7 +145,7 @@ def people(tmp_path: Path) -> People:
     return people
 
 
-@pytest.mark.req("R75.1", "R97.1", "R75.3")
+@pytest.mark.req("R75.1", "R97.1")
 def test_R75_1_R97_1_a_minor_is_refused_at_the_door_and_the_birth_date_is_never_kept(people: People) -> None:
     # Seventeen until tomorrow: refused, and the refusal is a record with its ground.
     (refused,) = people.ok("adam", "admit_visitor", name="Nil Petit", document="M1234567", birth_date="2008-06-04")
