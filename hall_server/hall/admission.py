@@ -394,8 +394,8 @@ class AdmissionModule(ProjectedState):
 
     def presence(self, now_ms: int) -> dict[str, Any]:
         """What the admission desk shows: the people present, and the authorised capacity."""
-        return {"present": len(self.present(now_ms)), "capacity": self.capacity,
-                "visitors": [visitor.number for visitor in self.present(now_ms)]}
+        inside = [visitor.number for visitor in self.present(now_ms)]
+        return {"present": len(inside), "capacity": self.capacity, "visitors": inside}
 
     def waiting_complaints(self) -> list[Complaint]:
         """The complaints the room chief has not yet confirmed (R75.5)."""
