@@ -286,6 +286,22 @@ def test_the_table_chief_sees_the_claimed_card_marked_with_its_completing_ball(s
     staff.shoot(tomas, "table-chief-2-refused")
 
 
+@pytest.mark.req("R80.4")
+def test_R80_4_the_table_chiefs_desk_shows_the_cashiers_work_while_standing_in(staff: Staff) -> None:
+    tomas, carla = staff("tomas"), staff("carla")
+    stand_in = tomas.locator("#stand-in")
+    stand_in.locator(".state-line", has_text="hands a cash desk over to you first").wait_for()
+    assert not tomas.locator('#stand-in form[data-command="open_player_account"]').is_visible()
+    submit(carla, "hand_over_cash_desk", "", to="tomas", to_role="table_chief", reason="carla's break")
+    stand_in.locator(".state-line", has_text="you hold desk-1").wait_for()
+    tomas.locator('#stand-in form[data-command="open_player_account"]').wait_for(state="visible")
+    tomas.locator('#stand-in ul.drawers li', has_text="desk-1: open").wait_for()
+    staff.shoot(tomas, "table-chief-3-standing-in")
+    submit(tomas, "hand_over_cash_desk", "", to="carla", to_role="cashier", reason="carla is back")
+    stand_in.locator(".state-line", has_text="hands a cash desk over to you first").wait_for()
+    tomas.locator('#stand-in form[data-command="open_player_account"]').wait_for(state="hidden")
+
+
 @pytest.mark.req("R85", "R86.1", "R96.3", "R77.1")
 def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: Staff) -> None:
     rosa, sam, tomas, carla, admin = staff("rosa"), staff("sam"), staff("tomas"), staff("carla"), staff("admin")
