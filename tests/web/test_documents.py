@@ -118,7 +118,7 @@ def test_the_snapshot_offers_choices_and_the_picture_holds_the_drawers_and_visit
          "cents": 10_000},
         {"desk": "desk-2", "open": False, "cents": 0},
     ]
-    assert picture["visitors"] == [{"number": 1, "name": "Anna Vidal", "account": False}]
+    assert picture["visitors"] == [{"number": 1, "name": "Anna Vidal", "account": False, "left": False}]
     cashier.command("open_player_account", {"visitor": 1, "medium": "card", "pin": "4821"}, "c2")
     assert view.console()["visitors"][0]["account"] is True
     cashier.command("reconcile_cash_desk", {"desk": "desk-1", "counted_cents": 9_990}, "c3")
