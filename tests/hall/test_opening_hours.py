@@ -142,6 +142,23 @@ def test_the_first_hours_are_reported_at_once_and_a_change_applies_three_working
 
 
 @pytest.mark.req("R74.2")
+def test_R74_2_a_change_noticed_before_easter_waits_for_andorras_working_days_in_the_hall(tmp_path: Path) -> None:
+    tuesday_before_easter_ms = 1_774_951_200_000  # 2026-03-31 12:00 in Madrid
+    core, module, journal = hall_at(tmp_path, tuesday_before_easter_ms)
+    result(module.notify("every day 16:00-02:00"))
+    result(module.notify("every day 12:00-02:00"))
+    assert notices(journal)[-1]["applies_from"] == "2026-04-09"
+    # Wednesday 1 is worked; Holy Thursday, Good Friday, the weekend and Easter Monday are not; Tuesday 7
+    # and Wednesday 8 are: the old hours hold until Thursday 9.
+    core.clock.advance(8 * 86400)  # Wednesday 8 April, noon
+    assert module.hours_in_force(core.now_ms()) == "every day 16:00-02:00"
+    assert module.closed_refusal(core.now_ms(), "opening the session") is not None
+    core.clock.advance(86400)  # Thursday 9 April, noon
+    assert module.hours_in_force(core.now_ms()) == "every day 12:00-02:00"
+    assert module.closed_refusal(core.now_ms(), "opening the session") is None
+
+
+@pytest.mark.req("R74.2")
 def test_R74_2_the_regulators_approval_applies_a_change_at_once_and_its_objection_withdraws_it(
     tmp_path: Path,
 ) -> None:

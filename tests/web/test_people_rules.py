@@ -334,3 +334,32 @@ def test_R74_1_no_session_opens_outside_the_opening_hours_in_force(people: Peopl
     people.ok("admin", "sign_session_opening")
     (opened,) = people.of_type("session_opened")
     assert opened["date"] == "2026-06-04"
+
+
+@pytest.mark.req("R74.2")
+def test_R74_2_the_administrator_records_the_regulators_approval_and_the_change_is_in_force_at_once(
+    people: People,
+) -> None:
+    # Noticed on Wednesday 3 June: three whole working days (Thursday, Friday, Monday), in force on Tuesday 9.
+    (notice,) = result(people.hours.notify("every day 10:00-02:00"))
+    assert (notice.payload["applies_from"], notice.payload["previous"]) == ("2026-06-09", HOURS)
+    people.at(datetime(2026, 6, 4, 10, 30, tzinfo=ANDORRA), sign_in_again=True)  # Thursday morning
+    shown = people.view.console()["opening_hours"]
+    assert (shown["pending"], shown["in_force"], shown["open_now"]) == (True, HOURS, False)
+    people.ok("admin", "run_verification", date="")
+    people.ok("rosa", "count_balls", stage="opening", balls_present=list(range(1, 91)), witnesses=["A player"])
+    people.ok("rosa", "sign_session_opening")
+    refused = people.command("admin", "sign_session_opening")
+    assert not refused["ok"] and "(R74.1)" in refused["error"]["message"], refused
+    # The regulator's letter reaches the administrator, and only the administrator records it.
+    assert not people.command("rosa", "record_hours_decision", decision="approved", reference="CRAJ 2026/77")["ok"]
+    (decided,) = people.ok("admin", "record_hours_decision", decision="approved", reference="CRAJ 2026/77")
+    assert (decided["type"], decided["decision"], decided["reference"], decided["hours"]) == (
+        "opening_hours_decided", "approved", "CRAJ 2026/77", "every day 10:00-02:00")
+    shown = people.view.console()["opening_hours"]
+    assert (shown["pending"], shown["in_force"], shown["open_now"]) == (False, "every day 10:00-02:00", True)
+    again = people.command("admin", "record_hours_decision", decision="objected", reference="CRAJ 2026/78")
+    assert not again["ok"] and "is recorded already: approved" in again["error"]["message"]
+    people.ok("admin", "sign_session_opening")
+    (opened,) = people.of_type("session_opened")
+    assert opened["date"] == "2026-06-04"
