@@ -50,7 +50,7 @@ from protocol.records.central import (
     CentralSaleClosed,
     CentralStakeReturned,
 )
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
+from protocol.replay import INPUT_FORMAT, VERSIONS
 from protocol.settlement import tax_cents
 
 PATTERNS = ("line", "bingo")
@@ -306,9 +306,12 @@ def rebuild(files: ExportFiles) -> Rebuilt:
         if game.house_refunded:
             recorded["refunded_after_close_cents"] = game.house_refunded_cents
         result_games.append({**recorded, "pots": {**pots, **dict.fromkeys(NO_POTS, 0)}})
-    scenario = {"format": INPUT_FORMAT, "rules": rules, "opening": opening,
+    # An export written in the first format is rebuilt in it: a network game has no pot, so both read it alike.
+    given = files.scenario.get("format")
+    version = given if isinstance(given, str) and given in VERSIONS else INPUT_FORMAT
+    scenario = {"format": version, "rules": rules, "opening": opening,
                 "sessions": [{"date": date, "games": scenario_games}]}
-    result = {"format": OUTPUT_FORMAT, "games": result_games,
+    result = {"format": VERSIONS[version][0], "games": result_games,
               "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}}
     notes = (f"the carries chain through {len(chain)} game(s) of the programme ({' -> '.join(chain)})",) if chain else ()
     return Rebuilt(scenario, result, tuple(game.game_id for game in games), notes)

@@ -96,6 +96,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "record_visitor_left": {AD},
     "record_incident": {AD, RC},
     "record_self_exclusion": {AD, C, SYS},
+    "recover_jackpot_contribution": {A, RC},
     "replace_ball_set": {A, RC},
     "request_extra_check": {RC, TC},
     "resume_game": {RC},
