@@ -6,7 +6,10 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 timezone (IANA name, e.g. "Europe/Madrid"; default Europe/Andorra): the
                 hall's civil time, which says what "today" is (R81 bans, visitor
                 records, cash desks, session dates, the minutes, the audit day),
-                opening_hours (in words, reported to the regulator at a change, R74.2)
+                opening_hours (e.g. "mon-thu 16:00-02:00; fri, sat 16:00-04:00": reported to the
+                regulator at a change, R74.2; no session opens and no machine plays outside
+                the hours in force, R74.1), capacity (the authorised capacity: admission
+                refuses a visitor while the people present reach it, R73.5)
     [database]  url (default: SQLite under the home folder)
     [listen]    interface, port
     [tls]       enabled, pki_dir, server_name, require_client_certificate
@@ -23,7 +26,9 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 claim_wait_s: the wait with no new claim after which a line or bingo
                 found closes by itself (R85.6; default 10)
     [[staff]]   name, role (R80), password_hash (``bingo hall hash-password``),
-                document (identity document, so staff cannot hold a playing account, R81.b)
+                document (identity document, so staff cannot hold a playing account, R81.b),
+                licence, licence_valid_until, licence_valid_from, licence_suspended: the class I
+                licence the login carries (R79; an expired or suspended one cannot sign in)
     [central]   host, port, hall_id (the name of the hall's ``server`` certificate, its
                 id in the network), server_name (the central server's certificate name;
                 default: host), pki_dir (default: the TLS one): the network games
@@ -63,12 +68,13 @@ import hmac
 import secrets
 import tomllib
 from dataclasses import dataclass, field
-from datetime import tzinfo
+from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hall_server.hall.admission import DEFAULT_TIMEZONE
+from hall_server.hall.hours import HoursError, parse_schedule
 from hall_server.hall.roles import Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
 from protocol.errors import DomainError
@@ -193,11 +199,39 @@ def _parse_hash(text: str) -> tuple[int, int, int, bytes, bytes]:
 
 
 @dataclass(frozen=True)
+class StaffLicence:
+    """A member of staff's class I licence (R79): its number, its validity, and whether the
+    regulator suspended it."""
+
+    number: str
+    valid_until: date
+    valid_from: date | None = None
+    suspended: bool = False
+
+    def refusal(self, name: str, day: date) -> str | None:
+        """Why ``name`` may not work under this licence on ``day`` (R79), or None."""
+        if self.suspended:
+            return f"the class I licence {self.number} of {name} is suspended (R79)"
+        if day > self.valid_until:
+            return f"the class I licence {self.number} of {name} expired on {self.valid_until.isoformat()} (R79)"
+        if self.valid_from is not None and day < self.valid_from:
+            return f"the class I licence {self.number} of {name} is valid from {self.valid_from.isoformat()} (R79)"
+        return None
+
+
+@dataclass(frozen=True)
 class StaffMember:
     name: str
     role: Role
     password_hash: str
     document: str | None = None  # identity document: staff may not play (R81.b)
+    #: The class I licence the login carries (R79).  The configuration's reader requires one of
+    #: every [[staff]] entry, so a running hall has none without; None is a member made in code.
+    licence: StaffLicence | None = None
+
+    def licence_refusal(self, day: date) -> str | None:
+        """Why this member may not sign in or sign a session's opening on ``day`` (R79), or None."""
+        return self.licence.refusal(self.name, day) if self.licence is not None else None
 
 
 @dataclass(frozen=True)
@@ -307,8 +341,10 @@ class HallConfig:
     #: The hall's civil time zone (``[hall] timezone``), handed to every module that
     #: turns a time into a local date or time.
     timezone: tzinfo = DEFAULT_TIMEZONE
-    #: The hall's opening hours in words (``[hall] opening_hours``, R74.2); None: not said.
+    #: The hall's opening hours (``[hall] opening_hours``, R74.1-2), as written; None: not said.
     opening_hours: str | None = None
+    #: The hall's authorised capacity in people (``[hall] capacity``, R73.5); None: not said.
+    capacity: int | None = None
     #: The central server of the network games; None: this hall plays none.
     central: CentralConfig | None = None
     #: The regulator's real-time feed; None: the hall feeds none.
@@ -416,6 +452,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         responsible=_responsible(reader),
         timezone=timezone,
         opening_hours=_opening_hours(reader, hall),
+        capacity=_capacity(reader, hall),
         central=_central(reader, base, pki_dir),
         regulator=_regulator(reader, base, pki_dir),
         videobingo=_videobingo(reader, base),
@@ -619,11 +656,24 @@ def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:
 def _opening_hours(reader: "_Reader", hall: Mapping[str, Any]) -> str | None:
     if "opening_hours" not in hall:
         return None
-    hours = reader.get(hall, "hall.opening_hours", str, None).strip()
-    if not 1 <= len(hours) <= 200 or any(ord(c) < 0x20 for c in hours):
-        raise reader.error("hall.opening_hours", "says the opening hours in 1-200 characters on one line, "
-                                                 "e.g. \"every day 16:00-02:00\"")
-    return hours
+    try:
+        return parse_schedule(reader.get(hall, "hall.opening_hours", str, None)).text
+    except HoursError as error:
+        raise reader.error("hall.opening_hours", str(error)) from None
+
+
+#: The most people a hall may be authorised to hold (a bound on a typing mistake).
+MAX_CAPACITY = 100_000
+
+
+def _capacity(reader: "_Reader", hall: Mapping[str, Any]) -> int | None:
+    if "capacity" not in hall:
+        return None
+    capacity = reader.get(hall, "hall.capacity", int, None)
+    if not 1 <= capacity <= MAX_CAPACITY:
+        raise reader.error("hall.capacity", f"is the hall's authorised capacity in people, 1 to {MAX_CAPACITY}, "
+                                            f"not {capacity}")
+    return capacity
 
 
 def _timezone(reader: "_Reader", hall: Mapping[str, Any]) -> tzinfo:
@@ -707,7 +757,36 @@ def _staff(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> StaffMemb
     document = entry.get("document")
     if document is not None and (not isinstance(document, str) or not document.strip()):
         raise reader.error(f"{where}.document", "is the identity document's number, as text")
-    return StaffMember(name, role, password_hash, document)
+    return StaffMember(name, role, password_hash, document, _licence(reader, where, entry))
+
+
+def _licence(reader: "_Reader", where: str, entry: Mapping[str, Any]) -> StaffLicence:
+    """A staff entry's class I licence (R79): every login carries one."""
+    number = entry.get("licence")
+    if not isinstance(number, str) or not number.strip() or len(number.strip()) > 40:
+        raise reader.error(f"{where}.licence", "is the member's class I licence number, as text of 1-40 "
+                                               "characters (R79: every staff login carries one)")
+    until = _day(reader, f"{where}.licence_valid_until", entry.get("licence_valid_until"), required=True)
+    since = _day(reader, f"{where}.licence_valid_from", entry.get("licence_valid_from"), required=False)
+    assert until is not None
+    if since is not None and since > until:
+        raise reader.error(f"{where}.licence_valid_from", "is on or before licence_valid_until")
+    suspended = reader.get(entry, f"{where}.licence_suspended", bool, False)
+    return StaffLicence(number.strip(), until, since, suspended)
+
+
+def _day(reader: "_Reader", key: str, value: object, *, required: bool) -> date | None:
+    """A TOML date (2027-12-31) or the same as text."""
+    if value is None and not required:
+        return None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise reader.error(key, f"is a date YYYY-MM-DD{'' if required else ' (or left out)'}, not {value!r}")
 
 
 class _Reader:
@@ -754,8 +833,14 @@ DEFAULT_STAFF = (
 )
 
 
-def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port: int = DEFAULT_PORT) -> str:
-    """A complete configuration file: the embedded default with the given staff hashes."""
+def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port: int = DEFAULT_PORT,
+                        licences_until: date | None = None) -> str:
+    """A complete configuration file: the embedded default with the given staff hashes.
+
+    Each generated login carries a placeholder class I licence (R79) valid to ``licences_until``
+    (default: the end of next year), to be replaced by its holder's.
+    """
+    until = licences_until or date(date.today().year + 1, 12, 31)
     lines = [
         "# Hall server configuration (bingo hall serve --config FILE).",
         "# Paths are relative to this file's folder.",
@@ -765,9 +850,16 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         'home = "."',
         "# The hall's civil time (IANA name): what \"today\" is for bans, cash desks, sessions, minutes.",
         f"timezone = {toml_string(str(DEFAULT_TIMEZONE))}",
-        "# The opening hours, reported to the regulator at the first start after they are set and at",
-        "# each change, which applies 3 working days after its notice (R74.2):",
-        '# opening_hours = "every day 16:00-02:00"',
+        "# The opening hours (R74): days, then windows HH:MM-HH:MM (past midnight when the end is",
+        "# earlier), rules separated by \";\". Reported to the regulator at the first start and at each",
+        "# change; a change applies once the regulator approves it (recorded on the administrator's",
+        "# desk) or the day after three whole working days without objection (Andorra's holidays",
+        "# left out). No session opens and no video bingo machine plays outside the hours in force.",
+        "# Without it the hall is held to no hours.",
+        '# opening_hours = "mon-thu 16:00-02:00; fri, sat 16:00-04:00; sun 12:00-00:00"',
+        "# The hall's authorised capacity in people (R73.5): the admission desk refuses a visitor",
+        "# while the people present (admitted, not yet recorded as leaving) reach it.",
+        "# capacity = 250",
         "",
         "[listen]",
         'interface = "127.0.0.1"',
@@ -815,10 +907,16 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "number = 1002",
         "face_value_cents = 100",
         "card_count = 600",
+        "",
+        "# Each login carries its holder's class I licence (R79): its number, the last day it is valid",
+        "# (licence_valid_from: the first, if later than today), licence_suspended = true while the",
+        "# regulator suspends it. An expired or suspended licence cannot sign in nor open a session.",
+        "# The generated logins carry placeholders: put each person's own licence here.",
     ]
-    for name, role, password_hash in staff:
+    for index, (name, role, password_hash) in enumerate(staff, start=1):
         lines += ["", "[[staff]]", f"name = {toml_string(name)}", f'role = "{role}"',
-                  f"password_hash = {toml_string(password_hash)}"]
+                  f"password_hash = {toml_string(password_hash)}",
+                  f'licence = "PLACEHOLDER-{index:03d}"', f"licence_valid_until = {until.isoformat()}"]
     return "\n".join(lines) + "\n"
 
 

@@ -62,7 +62,7 @@ from twisted.web.server import Site
 from hall_server.blower import ApprovedFirmware, BlowerDriver, blower_service
 from hall_server.blower.hall import HallBlowers
 from hall_server.config import ConfigError, HallConfig, RegulatorFeedConfig, ensure_config
-from hall_server.hall.admission import AdmissionModule, StaffIdentity
+from hall_server.hall.admission import AdmissionModule, StaffIdentity, local_date
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.catalog import StoreCardCatalog
 from hall_server.hall.games import GamesModule
@@ -521,9 +521,13 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     session = SessionModule(core, verify, run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone)
     ledger = LedgerModule(core)
+    # The hours last reported to the regulator and those in force (R74): a session opens inside them.
+    opening_hours = OpeningHoursModule(core, zone)
     admission = AdmissionModule(
-        core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone
+        core, [StaffIdentity(m.name, m.document) for m in config.staff if m.document], timezone=zone,
+        capacity=config.capacity, counted_since=opening_hours.counted_since_ms,
     )
+    session.closing_checks.append(admission.closing_refusal)  # no complaint left unwitnessed (R75.5)
     # scrypt and PDF rendering run on the reactor's thread pool, never on the reactor thread;
     # the pool is looked up when the work is asked for, as the other off-thread work does.
     def on_general_pool(function: Any, *args: Any) -> defer.Deferred[Any]:
@@ -541,7 +545,6 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     library = load_virtual_library(engine, card_key_path(config.home))
     virtual = VirtualModule(core, games, ledger, cashier, library)
     pins = PinGuard(core, cashier)  # the terminals' PIN lockouts, rebuilt with the rest
-    opening_hours = OpeningHoursModule(core, zone)  # the hours last reported to the regulator (R74.2)
     responsible = ResponsiblePlayModule(core, cashier, admission, virtual)  # limits and exclusions (R97.2)
     # The network games (docs/network-game.md), with their own checks of the player's limits.
     network = None
@@ -564,6 +567,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     if videobingo is not None:
         session.closing_checks.append(videobingo.closing_check)  # the day's close reconciles the meters
         videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
+    opening_hours.enforce(session, videobingo)  # no session opens, no machine plays, outside the hours (R74.1)
     feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     claim_wait_s=config.draw.claim_wait_s,
@@ -571,6 +575,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                     feed=feed.console_status if feed is not None else lambda: None,
                     jackpot=lambda: games.jackpot_contributions_picture(core.now_ms()))
     view.storage_source = storage.status
+    # What the desks read of the hall now: the people present (R73.5), the hours in force (R74).
+    view.presence_source = lambda: admission.presence(core.now_ms())
+    view.hours_source = lambda: opening_hours.picture(core.now_ms())
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)
@@ -582,6 +589,12 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
 
     def report_opening_hours() -> None:
+        if config.opening_hours is None:
+            log.warn("No [hall] opening_hours: sessions and video bingo machines are held to no opening hours "
+                     "(R74.1); give the hours reported to the regulator")
+        if config.capacity is None:
+            log.warn("No [hall] capacity: the admission desk counts the people present but refuses nobody for "
+                     "it (R73.5); give the hall's authorised capacity")
         reported = opening_hours.notify(config.opening_hours)
         if reported is not None:
             reported.addCallbacks(
@@ -613,7 +626,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         for driver, device in zip(blowers.drivers, (config.draw.main, config.draw.reserve)):
             blower_service(reactor, driver, device, config.draw.baud).setServiceParent(service)
 
-    sign_ins = SignIns(StaffDirectory(config.staff), reactor)
+    # Each login's class I licence is read against the hall's day (R79): at sign-in, at each
+    # request, and for each signature of a session's opening.
+    directory = StaffDirectory(config.staff, today=lambda: local_date(clock.now_ms(), zone))
+    directory.sign_sessions(session, zone)
+    sign_ins = SignIns(directory, reactor)
     channel = CommandChannel(core)
     hub = LiveHub(view, channel, sign_ins)
     core.observers.append(hub.record_committed)

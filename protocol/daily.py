@@ -293,6 +293,22 @@ class MachineDay:
 
 
 @dataclass(frozen=True)
+class IncidentLine:
+    """An incident of the day (R75.4, R77.2) or a complaint of the complaints book (R75.5), as the
+    minutes hold it: its record, time, kind, number (complaints and hand-written incidents), who
+    recorded it, the people it names, its text, and the room chief who witnessed a complaint."""
+
+    seq: int
+    time_ms: int
+    kind: str
+    number: int | None
+    recorded_by: str
+    people: tuple[str, ...]
+    text: str
+    room_chief: str = ""
+
+
+@dataclass(frozen=True)
 class RunningTotal:
     """One game of the day with the running totals after it (R83.5)."""
 
@@ -336,6 +352,8 @@ class DailyReport:
     beneficiary_prizes: tuple[BeneficiaryPrize, ...] = ()
     #: The tax year up to the end of this day (R98.2), when the server folded it.
     year_to_date: YearTax | None = None
+    #: The day's incidents and complaints (R75.4, R75.5, R77.2): a hall's; the central server has none.
+    incidents: tuple[IncidentLine, ...] = ()
     #: Every pot's day (a hall's; none for the central server, whose games have no pot).
     pots: tuple[PotDay, ...] = ()
 

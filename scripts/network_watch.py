@@ -209,7 +209,7 @@ def set_up(hall_id: str, base: str, home: Path, number: int) -> tuple[str, str]:
     staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
     token = str(staff("rosa", "enrol_terminal", terminal=f"{hall_id}-K1", place="row A")["result"]["token"])
     database = home / hall_id / "hall.sqlite3"
-    (admitted,) = staff("adam", "admit_visitor", name=f"Player {number}", document=f"{number}2000000X")["records"]
+    (admitted,) = staff("adam", "admit_visitor", name=f"Player {number}", document=f"{number}2000000X", birth_date="1980-01-01")["records"]
     visitor = payload(database, admitted["seq"])["number"]
     (opened,) = staff("carla", "open_player_account", visitor=visitor, medium="ticket", pin=PIN)["records"]
     account = str(payload(database, opened["seq"])["account"])

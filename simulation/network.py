@@ -315,7 +315,8 @@ game_id = "{plan.game_id(k)}"
                   for name in names}
         number = int(hall.hall_id.split("-")[1])
         admitted = {name: staff["adam"].command("admit_visitor", name=f"Player {name}",
-                                                document=f"S{number:04d}{t:05d}")["records"][0]["seq"]
+                                                document=f"S{number:04d}{t:05d}",
+                                                birth_date="1980-01-01")["records"][0]["seq"]
                     for t, name in enumerate(names)}
         hall.facts.refresh()
         opened = {name: staff["carla"].command("open_player_account", visitor=hall.facts.payloads[seq]["number"],

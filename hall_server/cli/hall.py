@@ -9,6 +9,7 @@ on stderr and exit status 1, before it listens.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -105,22 +106,39 @@ def hash_password_command(password: str) -> None:
 @hall.command("add-staff")
 @click.argument("name")
 @click.argument("role", type=click.Choice(ROLE_NAMES))
+@click.option("--licence", required=True, help="The member's class I licence number (R79).")
+@click.option("--valid-until", "valid_until", required=True, type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="The last day the licence is valid (YYYY-MM-DD).")
+@click.option("--valid-from", "valid_from", default=None, type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="The first day the licence is valid, when later than today (YYYY-MM-DD).")
 @click.option("--document", default=None, help="Identity document number (staff may not play, R81.b).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Configuration file (default: var/hall.toml).")
 @click.password_option("--password", prompt="Password", help="The password (prompted, hidden, when omitted).")
 @pass_hall
-def add_staff(hall: Hall, name: str, role: str, document: str | None, config_path: Path | None, password: str) -> None:
-    """Add a staff member with a role (R80) to the configuration; the password is stored hashed."""
+def add_staff(hall: Hall, name: str, role: str, licence: str, valid_until: datetime, valid_from: datetime | None,
+              document: str | None, config_path: Path | None, password: str) -> None:
+    """Add a staff member with a role (R80) and a class I licence (R79) to the configuration; the
+    password is stored hashed."""
     path = config_path or hall.config_path
     config = hall.config(path)
     if config.staff_member(name) is not None:
         raise ConfigError(f"{path}: a staff member named {name!r} exists already")
     block = ["", "[[staff]]", f"name = {toml_string(name)}", f'role = "{role}"',
              f"password_hash = {toml_string(hash_password(password))}"]
+    block += [f"licence = {toml_string(licence)}", f"licence_valid_until = {valid_until.date().isoformat()}"]
+    if valid_from is not None:
+        block.append(f"licence_valid_from = {valid_from.date().isoformat()}")
     if document:
         block.append(f"document = {toml_string(document)}")
+    before = path.read_text()
     with open(path, "a") as stream:
         stream.write("\n".join(block) + "\n")
-    hall.config(path)  # the file still reads
-    click.echo(f"Added {name} ({role.replace('_', ' ')}) to {path}; restart the server to use it.")
+    try:
+        hall.config(path)  # the file still reads
+    except ConfigError:
+        with open(path, "w") as stream:  # a licence the reader refuses (its dates): the file as it was
+            stream.write(before)
+        raise
+    click.echo(f"Added {name} ({role.replace('_', ' ')}, licence {licence} valid until "
+               f"{valid_until.date().isoformat()}) to {path}; restart the server to use it.")

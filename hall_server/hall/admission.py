@@ -1,4 +1,4 @@
-"""Admission: the door, the regulator's banned list, the complaints book, incidents.
+"""Admission: the door, the regulator's banned list, the people present, the complaints book, incidents.
 
 The admission service (R75.1-5) controls who enters the hall.  Its rules, as this
 module enforces them:
@@ -8,6 +8,16 @@ module enforces them:
   is what the banned list (R75.2) and the staff rule (R81.b) are checked against; the
   name is what staff and inspectors read.  Nothing else (address, birth date, photo)
   is kept, because no rule needs it (data protection, R75.3).
+* **Minors** may not enter (R75.1, R97.1): the desk types the birth date read on the
+  document; a visitor under :data:`ADULT_AGE` on the hall's day is refused.  The record
+  keeps that the check passed (``age_checked``), never the date.
+* The hall's **authorised capacity** (R73.5, ``[hall] capacity``): a visitor is refused
+  while the people present reach it.  The people present are the visitors admitted
+  since the hall last closed (by its opening hours in force; without hours, since the
+  start of the hall's day) and not recorded as leaving (``record_visitor_left``).
+* Every refusal at the door - banned, self-excluded, a minor, the hall full - is a fact
+  of the day: journaled as ``entry_refused`` with its ground, shown to the desk, and
+  listed among the incidents of the minutes (R75.4, R77.2).
 * The **regulator's register of banned persons** is imported from a CSV file
   (:func:`parse_banned_list`; format in ``docs/cashier-admission.md``).  An import
   replaces the whole list at once, in one journal record that holds the rows, the
@@ -20,8 +30,11 @@ module enforces them:
 * Staff, owners and managers may not play (R81.b): the staff list with their identity
   documents is given at construction, and :meth:`AdmissionModule.is_staff` lets the
   cashier refuse them an account.
-* The **complaints book** (R75.5) and the **incidents** of admission and of the room
-  (R75.4, R77.2) are numbered entries for the minutes book.
+* The **complaints book** (R75.5): a complaint is written in the room chief's presence.
+  The room chief writes it, or confirms the one the door wrote (``confirm_complaint``);
+  each is numbered and journaled, and the session does not close while one waits for the
+  room chief.  With the **incidents** of admission and of the room (R75.4, R77.2) they
+  are numbered entries of the minutes book and of the daily report.
 
 Document numbers are compared in a normal form (:func:`normalize_document`): upper
 case, without spaces, dots, hyphens or slashes, so ``12.345-678 a`` at the door
@@ -56,9 +69,17 @@ BANNED_LIST_HEADER = ("document", "name", "until")
 MAX_NAME = 200
 MAX_DOCUMENT = 32
 MAX_TEXT = 4_000
+#: The age from which a person may enter and play (R75.1, R97.1).
+ADULT_AGE = 18
+#: The oldest a birth date may make a visitor: an older one is a typing mistake.
+MAX_AGE = 130
+#: The grounds of a refusal at the door, as ``entry_refused`` names them.
+BANNED, SELF_EXCLUDED, MINOR, CAPACITY = "banned", "self_excluded", "minor", "capacity"
 
 PERMISSIONS = {
     "admit_visitor": {Role.ADMISSION},
+    "record_visitor_left": {Role.ADMISSION},
+    "confirm_complaint": {Role.ROOM_CHIEF},
     # The register is the regulator's; loading it is the operator's administrator's
     # responsibility, so a door clerk cannot swap the list the door enforces.
     "import_banned_list": {Role.ADMINISTRATOR},
@@ -116,6 +137,27 @@ def control_character(text: str) -> str | None:
 def local_date(now_ms: int, timezone: tzinfo) -> date:
     """The hall's calendar day at ``now_ms`` in its time zone ``timezone``."""
     return datetime.fromtimestamp(now_ms / 1000, timezone).date()
+
+
+def age_on(born: date, day: date) -> int:
+    """Whole years from ``born`` to ``day`` (born on 29 February: a year older on 1 March in other years)."""
+    return day.year - born.year - ((day.month, day.day) < (born.month, born.day))
+
+
+def read_birth_date(text: object, today: date) -> date:
+    """The birth date read on the document (YYYY-MM-DD), or :class:`AdmissionError`."""
+    if not isinstance(text, str) or not _ISO_DATE.fullmatch(text.strip()):
+        raise AdmissionError(f"give the birth date on the document as YYYY-MM-DD, not {text!r} (R75.1)")
+    try:
+        born = date.fromisoformat(text.strip())
+    except ValueError:
+        raise AdmissionError(f"{text!r} is not a real date; read the birth date on the document again") from None
+    if born > today:
+        raise AdmissionError(f"the birth date {born.isoformat()} is after today; read it on the document again")
+    if age_on(born, today) > MAX_AGE:
+        raise AdmissionError(f"the birth date {born.isoformat()} makes the visitor older than {MAX_AGE}; "
+                             "read it on the document again")
+    return born
 
 
 def clean_text(value: object, what: str, limit: int) -> str:
@@ -178,6 +220,8 @@ class Complaint:
     recorded_by: str
     time_ms: int
     seq: int
+    #: The room chief in whose presence it was written (R75.5); None while it waits for the confirmation.
+    room_chief: str | None = None
 
 
 @dataclass
@@ -194,6 +238,7 @@ class Incident:
 @dataclass
 class AdmissionState:
     visitors: list[Visitor] = field(default_factory=list)
+    left: dict[int, int] = field(default_factory=dict)  # visitor number -> the seq of their leaving
     banned: dict[str, BannedPerson] = field(default_factory=dict)
     banned_list: BannedListImport | None = None
     complaints: list[Complaint] = field(default_factory=list)
@@ -290,25 +335,38 @@ class AdmissionModule(ProjectedState):
         core: CommandCore,
         staff: Iterable[StaffIdentity],
         timezone: tzinfo = DEFAULT_TIMEZONE,
+        *,
+        capacity: int | None = None,
+        counted_since: Callable[[int], int] | None = None,
     ) -> None:
         self.core = core
         self.timezone = timezone
         self.state = AdmissionState()
-        #: Other reasons a person may not come in or open an account: ``check(document, day,
-        #: where)`` gives the refusal in words or None (a self-exclusion, R97.2).
-        self.door_checks: list[Callable[[str, date, str], str | None]] = []
+        #: The hall's authorised capacity in people (R73.5); None: the configuration names none.
+        self.capacity = capacity
+        #: When the people present are counted from at ``now_ms`` (the hall's last closing, in ms);
+        #: by default the start of the hall's day.
+        self.counted_since = counted_since or self._start_of_day
+        #: Other reasons a person may not come in or open an account, each with its ground:
+        #: ``check(document, day, where)`` gives the refusal in words or None (a self-exclusion, R97.2).
+        self.door_checks: list[tuple[str, Callable[[str, date, str], str | None]]] = []
         self.staff: dict[str, str] = {}
         for member in staff:
             self.staff[normalize_document(member.document)] = member.name
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
-            ("admit_visitor", self.admit_visitor, {"name": str, "document": str},
-             "check a visitor against the banned list and open a numbered visitor record"),
+            ("admit_visitor", self.admit_visitor, {"name": str, "document": str, "birth_date": str},
+             "check a visitor's age (birth date on the document, not kept), the banned list and the hall's "
+             "capacity, and open a numbered visitor record"),
+            ("record_visitor_left", self.record_visitor_left, {"visitor": int},
+             "a visitor leaves the hall: no longer counted among the people present (R73.5)"),
             ("import_banned_list", self.import_banned_list, {"content": str, "source": str},
              "replace the regulator's banned list with a CSV file's rows"),
             ("record_complaint", self.record_complaint, {"complainant": str, "text": str},
-             "write a complaint in the complaints book"),
+             "write a complaint in the complaints book, in the room chief's presence (R75.5)"),
+            ("confirm_complaint", self.confirm_complaint, {"number": int},
+             "the room chief confirms that a complaint was written in their presence (R75.5)"),
             ("record_incident", self.record_incident, {"description": str, "visitors": list[int]},
              "record an incident for the minutes book"),
         ):
@@ -318,6 +376,39 @@ class AdmissionModule(ProjectedState):
 
     def today(self, now_ms: int) -> date:
         return local_date(now_ms, self.timezone)
+
+    def _start_of_day(self, now_ms: int) -> int:
+        midnight = datetime.combine(self.today(now_ms), datetime.min.time(), self.timezone)
+        return int(midnight.timestamp() * 1000)
+
+    def present(self, now_ms: int) -> list[Visitor]:
+        """The people present at ``now_ms`` (R73.5): admitted since the hall last closed, not gone."""
+        since = self.counted_since(now_ms)
+        inside: list[Visitor] = []
+        for visitor in reversed(self.state.visitors):
+            if visitor.time_ms < since:
+                break
+            if visitor.number not in self.state.left:
+                inside.append(visitor)
+        return inside[::-1]
+
+    def presence(self, now_ms: int) -> dict[str, Any]:
+        """What the admission desk shows: the people present, and the authorised capacity."""
+        inside = [visitor.number for visitor in self.present(now_ms)]
+        return {"present": len(inside), "capacity": self.capacity, "visitors": inside}
+
+    def waiting_complaints(self) -> list[Complaint]:
+        """The complaints the room chief has not yet confirmed (R75.5)."""
+        return [c for c in self.state.complaints if c.room_chief is None]
+
+    def closing_refusal(self) -> str | None:
+        """Why the session may not close yet: a complaint waits for the room chief (R75.5)."""
+        waiting = self.waiting_complaints()
+        if not waiting:
+            return None
+        numbers = ", ".join(str(c.number) for c in waiting)
+        return (f"complaint(s) {numbers} of the complaints book wait for the room chief's confirmation that they were "
+                "written in the room chief's presence (R75.5): confirm them first")
 
     def is_banned(self, document: str, on: date) -> bool:
         """Whether the person with ``document`` is on the regulator's list on day ``on``."""
@@ -358,16 +449,40 @@ class AdmissionModule(ProjectedState):
 
     def door_refusal(self, document: str, on: date, where: str) -> str | None:
         """The first of :attr:`door_checks` that refuses ``document`` on ``on``, in words."""
-        for check in self.door_checks:
+        refused = self.door_refusal_ground(document, on, where)
+        return refused[1] if refused is not None else None
+
+    def door_refusal_ground(self, document: str, on: date, where: str) -> tuple[str, str] | None:
+        """The first of :attr:`door_checks` that refuses ``document`` on ``on``: its ground and its words."""
+        for ground, check in self.door_checks:
             refusal = check(document, on, where)
             if refusal is not None:
-                return refusal
+                return ground, refusal
         return None
+
+    def ban_refusal(self, document: str, on: date, where: str) -> str | None:
+        """Why the register refuses ``document`` on ``on``, in words, or None."""
+        try:
+            self.refuse_if_banned(document, on, where)
+        except AdmissionError as refused:
+            return str(refused)
+        return None
+
+    def capacity_refusal(self, now_ms: int) -> str | None:
+        """Why nobody more may come in at ``now_ms``: the people present reach the capacity (R73.5)."""
+        if self.capacity is None:
+            return None
+        present = len(self.present(now_ms))
+        if present < self.capacity:
+            return None
+        return (f"entry refused: {present} people are present and the hall's authorised capacity is {self.capacity} "
+                "(R73.5); admit the visitor once someone has left (record the leaving)")
 
     # --- Commands -----------------------------------------------------------------
 
-    def admit_visitor(self, actor: Actor, name: str, document: str) -> Deferred[list[Record]]:
-        """Check a visitor against the banned list and give them the next visitor number."""
+    def admit_visitor(self, actor: Actor, name: str, document: str, birth_date: str) -> Deferred[list[Record]]:
+        """Check a visitor's age, the banned list, the door's other checks and the hall's capacity;
+        admit them with the next visitor number, or journal the refusal and its ground."""
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             visitor_name = clean_text(name, "visitor's name", MAX_NAME)
@@ -377,19 +492,51 @@ class AdmissionModule(ProjectedState):
                     "the regulator's banned list has not been imported; nobody can be admitted "
                     "until an administrator imports it (R75.2)"
                 )
-            self.refuse_if_banned(normal, self.today(now), "entry")
-            refusal = self.door_refusal(normal, self.today(now), "entry")
-            if refusal is not None:
-                # A refusal the player chose (R97.2) is a fact of the day: journaled, shown to the desk.
-                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": refusal})]
+            today = self.today(now)
+            age = age_on(read_birth_date(birth_date, today), today)
+            refused = self._door_refusal(normal, today, now, age)
+            if refused is not None:
+                # A refusal at the door is a fact of the day: journaled, shown to the desk, in the minutes.
+                ground, reason = refused
+                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": reason,
+                                           "ground": ground})]
             return [
                 (
                     "visitor_admitted",
-                    {"number": len(self.state.visitors) + 1, "name": visitor_name, "document": normal},
+                    {"number": len(self.state.visitors) + 1, "name": visitor_name, "document": normal,
+                     "age_checked": True},
                 )
             ]
 
         return self.core.execute(actor, "admit_visitor", decide)
+
+    def _door_refusal(self, document: str, today: date, now_ms: int, age: int) -> tuple[str, str] | None:
+        """The ground and words of the first reason the door refuses this person, or None."""
+        if age < ADULT_AGE:
+            return MINOR, (f"entry refused: the visitor is {age}, under {ADULT_AGE}; minors may not enter or play "
+                           "(R75.1, R97.1)")
+        if (banned := self.ban_refusal(document, today, "entry")) is not None:
+            return BANNED, banned
+        if (other := self.door_refusal_ground(document, today, "entry")) is not None:
+            return other
+        if (full := self.capacity_refusal(now_ms)) is not None:
+            return CAPACITY, full
+        return None
+
+    def record_visitor_left(self, actor: Actor, visitor: int) -> Deferred[list[Record]]:
+        """Visitor ``visitor`` leaves the hall: no longer among the people present (R73.5)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            person = self.visitor(visitor)
+            if person.number in self.state.left:
+                raise AdmissionError(f"visitor {person.number} ({person.name}) has already left "
+                                     f"(record {self.state.left[person.number]})")
+            if person.time_ms < self.counted_since(now):
+                raise AdmissionError(f"visitor {person.number} ({person.name}) was admitted before the hall last "
+                                     "closed, and is no longer counted among the people present")
+            return [("visitor_left", {"number": person.number})]
+
+        return self.core.execute(actor, "record_visitor_left", decide)
 
     def import_banned_list(self, actor: Actor, content: str, source: str) -> Deferred[list[Record]]:
         """Replace the banned list with the rows of a CSV file (whole file or nothing)."""
@@ -422,21 +569,39 @@ class AdmissionModule(ProjectedState):
         return self.core.execute(actor, "import_banned_list", decide)
 
     def record_complaint(self, actor: Actor, complainant: str, text: str) -> Deferred[list[Record]]:
-        """Write a complaint in the complaints book (R75.5), as the complainant gives it."""
+        """Write a complaint in the complaints book (R75.5), as the complainant gives it.
+
+        Written by the room chief, it was written in the room chief's presence; written at the
+        door, it waits for the room chief's confirmation (:meth:`confirm_complaint`).
+        """
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
-            return [
-                (
-                    "complaint_recorded",
-                    {
-                        "number": len(self.state.complaints) + 1,
-                        "complainant": clean_text(complainant, "complainant's name", MAX_NAME),
-                        "text": clean_text(text, "complaint's text", MAX_TEXT),
-                    },
-                )
-            ]
+            payload: dict[str, Any] = {
+                "number": len(self.state.complaints) + 1,
+                "complainant": clean_text(complainant, "complainant's name", MAX_NAME),
+                "text": clean_text(text, "complaint's text", MAX_TEXT),
+            }
+            witnessed = str(actor.role) == Role.ROOM_CHIEF
+            payload["witnessed"] = witnessed
+            if witnessed:
+                payload["room_chief"] = actor.name
+            return [("complaint_recorded", payload)]
 
         return self.core.execute(actor, "record_complaint", decide)
+
+    def confirm_complaint(self, actor: Actor, number: int) -> Deferred[list[Record]]:
+        """The room chief confirms that complaint ``number`` was written in their presence (R75.5)."""
+
+        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(self.state.complaints):
+                raise AdmissionError(f"there is no complaint number {number!r} in the book")
+            complaint = self.state.complaints[number - 1]
+            if complaint.room_chief is not None:
+                raise AdmissionError(f"complaint {number} was written in the presence of {complaint.room_chief} "
+                                     "already (R75.5)")
+            return [("complaint_confirmed", {"number": number})]
+
+        return self.core.execute(actor, "confirm_complaint", decide)
 
     def record_incident(
         self, actor: Actor, description: str, visitors: Sequence[int]
@@ -472,15 +637,22 @@ class AdmissionModule(ProjectedState):
             state.visitors.append(
                 Visitor(p["number"], p["name"], p["document"], p["actor"]["name"], record.time_ms, record.seq)
             )
+        elif record.type == "visitor_left":
+            state.left[p["number"]] = record.seq
         elif record.type == "banned_list_imported":
             state.banned = {doc: BannedPerson(doc, name, until) for doc, name, until in p["people"]}
             state.banned_list = BannedListImport(
                 p["sha256"], p["rows"], p["source"], p["actor"]["name"], record.time_ms, record.seq
             )
         elif record.type == "complaint_recorded":
+            # A complaint journaled before the room chief's confirmation existed (no ``witnessed``) stands as written.
+            witness = p.get("room_chief") if p.get("witnessed") is not None else p["actor"]["name"]
             state.complaints.append(
-                Complaint(p["number"], p["complainant"], p["text"], p["actor"]["name"], record.time_ms, record.seq)
+                Complaint(p["number"], p["complainant"], p["text"], p["actor"]["name"], record.time_ms, record.seq,
+                          witness)
             )
+        elif record.type == "complaint_confirmed":
+            state.complaints[p["number"] - 1].room_chief = p["actor"]["name"]
         elif record.type == "incident_recorded":
             state.incidents.append(
                 Incident(

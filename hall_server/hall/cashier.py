@@ -36,7 +36,10 @@ the hall.  Its rules, as this module enforces them:
   the close; anyone else is refused, naming who holds it.  The desk changes hands only
   by a journaled **hand-over** (``hand_over_cash_desk``: by its holder, or by the room
   chief when the holder is away) to another cashier or to the table chief standing in
-  for the cashier (R80.4), who then holds it alone.
+  for the cashier (R80.4), who then holds it alone.  While a desk is in the table
+  chief's hands the table chief does the cashier's work at it - accounts opened, found,
+  closed, tickets and statements printed, limits set - and nothing of it before
+  (:meth:`CashierModule.standing_in`); every act carries the table chief's name and role.
 * **Cash between drawers** moves only by a journaled transfer (a ``cash_moved``
   record and its posting): a seller's takings handed in to a cash desk
   (``cash:<seller>`` -> ``cash:<desk>``), a desk's float topped up from the operator's
@@ -111,22 +114,23 @@ DESK_HOLDERS = (Role.CASHIER, Role.TABLE_CHIEF)
 _AT_THE_DESK = {Role.CASHIER, Role.TABLE_CHIEF}
 
 PERMISSIONS = {
-    "open_player_account": {Role.CASHIER},
+    # The cashier's work; the table chief's only while a desk is in their hands (R80.4, standing_in).
+    "open_player_account": _AT_THE_DESK,
     "load_credit": _AT_THE_DESK,
     "cash_out": _AT_THE_DESK,
-    "close_player_account": {Role.CASHIER},
+    "close_player_account": _AT_THE_DESK,
     "open_cash_desk": {Role.CASHIER},
     "reconcile_cash_desk": _AT_THE_DESK,
     "hand_over_cash_desk": {Role.CASHIER, Role.TABLE_CHIEF, Role.ROOM_CHIEF},
     "hand_in_takings": _AT_THE_DESK,
     "top_up_float": _AT_THE_DESK,
     "move_cash": _AT_THE_DESK,
-    "cash_drawers": {Role.CASHIER, Role.ROOM_CHIEF, Role.ADMINISTRATOR},
+    "cash_drawers": {Role.CASHIER, Role.TABLE_CHIEF, Role.ROOM_CHIEF, Role.ADMINISTRATOR},
     "deposit_jackpot": {Role.CASHIER},
     "withdraw_jackpot_surplus": {Role.CASHIER},
-    "print_player_ticket": {Role.CASHIER},
+    "print_player_ticket": _AT_THE_DESK,
     # A statement is printed for the player at the desk, or for an inspector (R93.7).
-    "print_account_statement": {Role.CASHIER, Role.ADMINISTRATOR},
+    "print_account_statement": {Role.CASHIER, Role.TABLE_CHIEF, Role.ADMINISTRATOR},
 }
 
 
@@ -460,6 +464,18 @@ class CashierModule(ProjectedState):
             )
         return desk
 
+    def standing_in(self, actor: Actor) -> None:
+        """Raise :class:`CashierError` when ``actor`` is the table chief holding no open desk: the table
+        chief does the cashier's work only while standing in for the cashier (R80.4)."""
+        if str(actor.role) != Role.TABLE_CHIEF:
+            return
+        if any(d.open and (d.holder, d.holder_role) == (actor.name, Role.TABLE_CHIEF) for d in self.state.desks.values()):
+            return
+        raise CashierError(
+            f"{actor.name} (table chief) does the cashier's work only while standing in for the cashier (R80.4): "
+            "the cashier, or the room chief, hands a cash desk over first (hand_over_cash_desk)"
+        )
+
     def paying_drawer(self, desk: object, actor: Actor | None = None) -> str:
         """The ledger account of ``desk`` if it is a cash desk that is open, or :class:`CashierError`.
 
@@ -560,6 +576,7 @@ class CashierModule(ProjectedState):
         self, actor: Actor, visitor: int, medium: str, pin: str, number: str, pin_hash: str | None
     ) -> Deferred[list[Record]]:
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            self.standing_in(actor)
             if medium not in MEDIA:
                 raise CashierError(f"an account is opened on a {' or a '.join(MEDIA)}, not {medium!r}")
             person = self.admission.visitor(visitor)
@@ -679,6 +696,7 @@ class CashierModule(ProjectedState):
         """Close an account; only at zero, so no credit is left behind."""
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+            self.standing_in(actor)
             player = self.usable_account(account)
             held = self.ledger.balance(player_account(player.number))
             if held:
@@ -835,6 +853,7 @@ class CashierModule(ProjectedState):
 
         def run() -> dict[str, str]:
             self.core.check_permission(actor, "cash_drawers")
+            self.standing_in(actor)
             shown = {
                 (f"desk {name}" if d["desk"] else f"seller {name}"):
                     format_cents(d["cents"]) + ("" if not d["desk"] else " (open)" if d["open"] else " (closed)")
@@ -952,6 +971,7 @@ class CashierModule(ProjectedState):
 
         def run() -> Callable[[], bytes]:
             self.core.check_permission(actor, command)
+            self.standing_in(actor)
             return prepare()
 
         return defer.maybeDeferred(run).addCallback(self.work)

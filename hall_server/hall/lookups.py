@@ -35,7 +35,8 @@ from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_in
 
 PERMISSIONS: dict[str, set[Role]] = {
     "show_card": {Role.TABLE_CHIEF, Role.ROOM_CHIEF},
-    "find_player_account": {Role.CASHIER, Role.ADMINISTRATOR},
+    # The table chief's only while standing in for the cashier (R80.4, CashierModule.standing_in).
+    "find_player_account": {Role.CASHIER, Role.TABLE_CHIEF, Role.ADMINISTRATOR},
     "recall_games": {role for role in Role if role is not Role.SYSTEM},  # every staff role
 }
 #: How many of an account's latest movements the desk shows (the statement has them all).
@@ -102,6 +103,7 @@ class LookupModule:
     def find_account(self, actor: Actor, account: str) -> Deferred[dict[str, Any]]:
         def look() -> dict[str, Any]:
             self._checked(actor, "find_player_account")
+            self.cashier.standing_in(actor)
             found = self.cashier.account(account)
             movements = self.cashier.state.movements.get(found.number, [])
             return {

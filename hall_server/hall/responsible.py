@@ -12,13 +12,14 @@ A player may also **exclude themselves** for a number of days, at a terminal or 
 admission or cashier desk.  The exclusion belongs to the person (their identity
 document), not to one account: while it lasts the admission desk refuses entry (the
 refusal is journaled as ``entry_refused``), the cashier opens no account for them, and
-every terminal refuses the sign-in of any of their accounts and their purchases.  An
+every terminal refuses the sign-in of any of their accounts and their purchases.  Each
+refusal at the door and each exclusion is an incident of the day, in the minutes (R75.4).  An
 exclusion can be lengthened but never shortened or lifted early: that is its point.
 
 Records: ``spending_limit_set`` (``account``, ``limit_cents`` or ``None`` for no limit,
 ``effective`` - the day it applies from), ``self_excluded`` (``document``, ``until`` - the
 first day the person may play again, ``days``, ``account`` when set from a terminal),
-``entry_refused`` (``document``, ``name``, ``reason``).
+``entry_refused`` (``document``, ``name``, ``reason``, ``ground`` ``self_excluded``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any, Mapping
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.admission import AdmissionModule, clean_text, normalize_document
+from hall_server.hall.admission import SELF_EXCLUDED, AdmissionModule, clean_text, normalize_document
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.virtual import VirtualModule
@@ -46,7 +47,8 @@ MAX_EXCLUSION_DAYS = 3650
 
 # The server itself (SYSTEM) records what a signed-in player asks for at a terminal.
 PERMISSIONS = {
-    "set_spending_limit": {Role.CASHIER, Role.SYSTEM},
+    # The table chief's only while standing in for the cashier (R80.4, CashierModule.standing_in).
+    "set_spending_limit": {Role.CASHIER, Role.TABLE_CHIEF, Role.SYSTEM},
     "record_self_exclusion": {Role.ADMISSION, Role.CASHIER, Role.SYSTEM},
 }
 
@@ -98,7 +100,7 @@ class ResponsiblePlayModule(ProjectedState):
         self._pruned: date | None = None
         core.add_module(self)
         core.allow(PERMISSIONS)
-        admission.door_checks.append(self.exclusion_refusal)
+        admission.door_checks.append((SELF_EXCLUDED, self.exclusion_refusal))
         if virtual is not None:
             virtual.purchase_checks.append(self.purchase_refusal)
         for name, handler, params, summary in (
@@ -189,6 +191,7 @@ class ResponsiblePlayModule(ProjectedState):
         """The cashier sets a player's daily limit at the player's request (0: no limit)."""
 
         def decide(now: int) -> list[Entry]:
+            self.cashier.standing_in(actor)
             player = self.cashier.usable_account(account)
             return [self._limit_entry(player.number, limit_cents, now)]
 

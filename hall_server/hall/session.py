@@ -186,6 +186,7 @@ class SessionModule(ProjectedState):
         #: What must hold before the closing is signed, told by the modules that know
         #: (the games): each returns why the session cannot close yet, or None.
         self.closing_checks: list[Callable[[], str | None]] = []
+        self._install_opening_checks()
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
@@ -324,10 +325,11 @@ class SessionModule(ProjectedState):
             opening = [c for c in session.counts if c.stage == "opening"]
             if not opening or not opening[-1].whole:
                 raise SessionError("the last opening count did not find the 90 balls once each; count again")
-            return _signature_entries(
+            self.refuse_opening(actor, now, opens=len(session.opening_signatures) == 1)
+            return self.with_licence(actor, _signature_entries(
                 actor, session, "opening", session.opening_signatures,
                 ("session_opened", {"session": session.number, "date": session.date}),
-            )
+            ))
 
         return self.core.execute(actor, "sign_session_opening", decide)
 
@@ -342,12 +344,42 @@ class SessionModule(ProjectedState):
             for check in self.closing_checks:
                 if (why := check()) is not None:
                     raise SessionError(why)
-            return _signature_entries(
+            return self.with_licence(actor, _signature_entries(
                 actor, session, "closing", session.closing_signatures,
                 ("session_closed", {"session": session.number, "games": session.games}),
-            )
+            ))
 
         return self.core.execute(actor, "sign_session_closing", decide)
+
+    # --- Who may open a session, and when (R74.1, R79) ---------------------------------
+
+    def _install_opening_checks(self) -> None:
+        #: Asked of each signer of the opening: why ``actor`` may not sign it at ``now_ms`` (a
+        #: licence expired or suspended, R79), or None.
+        self.signer_checks: list[Callable[[Actor, int], str | None]] = []
+        #: Asked when a signature would open the session: why it may not open at ``now_ms``
+        #: (outside the opening hours in force, R74.1), or None.
+        self.opening_checks: list[Callable[[int], str | None]] = []
+        #: The class I licence number of a signer (R79), named in the signature's record; None: none known.
+        self.licence_of: Callable[[str], str | None] = lambda name: None
+
+    def refuse_opening(self, actor: Actor, now_ms: int, *, opens: bool) -> None:
+        """Raise :class:`SessionError` when ``actor`` may not sign the opening now, or, when the
+        signature ``opens`` the session, when it may not open now."""
+        refusals = [check(actor, now_ms) for check in self.signer_checks]
+        if opens:
+            refusals += [check(now_ms) for check in self.opening_checks]
+        for why in refusals:
+            if why is not None:
+                raise SessionError(why)
+
+    def with_licence(self, actor: Actor, entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+        """The signature's entries, its record naming the signer's licence when one is known (R79)."""
+        licence = self.licence_of(actor.name)
+        if licence is None:
+            return entries
+        signed, payload = entries[0]
+        return [(signed, {**payload, "licence": licence}), *entries[1:]]
 
     def replace_ball_set(self, actor: Actor, new_set: str, reason: str) -> Deferred[list[Record]]:
         """Put a new ball set in use; recorded with the reason (R83.1-2)."""

@@ -410,6 +410,8 @@ class VideoBingoModule(ProjectedState):
         #: ``check(ledger account, cents taken now, now)`` gives the refusal or None (the
         #: player's daily limit and self-exclusion, R97.2); sign-in asks with 0 cents.
         self.credit_checks: list[Callable[[str, int, int], str | None]] = []
+        #: Why no machine may play at ``now`` (outside the opening hours in force, R74.1), or None.
+        self.play_checks: list[Callable[[int], str | None]] = []
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
@@ -950,9 +952,16 @@ class VideoBingoModule(ProjectedState):
             if earlier is not None:
                 answer.append(earlier)
                 return []
+            self.refuse_outside_hours(now)
             return self._decide_play(machine, known, cards, keep, request, now)
 
         return self._answered(machine_id, station, request, "vb_play", decide, answer)
+
+    def refuse_outside_hours(self, now_ms: int) -> None:
+        """Raise :class:`VbRefused` (``closed``) when the hall is closed by its opening hours in force (R74.1)."""
+        for check in self.play_checks:
+            if (why := check(now_ms)) is not None:
+                raise VbRefused("closed", why)
 
     def _decide_play(self, machine: Machine, known: Station, cards: object, keep: object, request: str,
                      now: int) -> list[Entry]:

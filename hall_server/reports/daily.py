@@ -9,6 +9,10 @@ the last record of its last session.  A day without a session is a valid report 
 no games; it names the last record written by the end of that day (in the hall's time
 zone) as both its first and its last record: what the journal held then.
 
+The day's incidents and complaints (R75.4, R75.5, R77.2) are those of its sessions' minutes:
+every refusal at the door, self-exclusion, failed terminal and fault, and each complaint with
+the room chief who witnessed it.
+
 The video bingo machines play outside the sessions: their lines are the calendar day
 in the hall's time zone (every ``vb_play``, ``vb_credit_in`` and ``vb_credit_out``
 written that day), and the journal range is widened to hold those records.
@@ -39,6 +43,7 @@ from protocol.daily import (
     CardWin,
     DailyGame,
     DailyReport,
+    IncidentLine,
     MachineDay,
     PotDay,
     PrizeLine,
@@ -91,6 +96,11 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
         machines=machine_days(played),
         beneficiary_prizes=beneficiary_prizes(records, day, timezone, book),
         year_to_date=hall_year(records, book, int(day[:4]), day, timezone),
+        incidents=tuple(
+            IncidentLine(e.seq, e.time_ms, e.kind, e.number, e.recorded_by, e.people, e.text,
+                         e.witness if e.kind == "complaint" else "")
+            for session in sessions for e in session.book
+        ),
         pots=pot_days(records, span[0], span[1], bool(sessions)),
     )
 

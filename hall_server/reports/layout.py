@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Iterable, Mapping, Sequence
 
-from hall_server.reports.minutes import GameMinutes, JointGameMinutes, MonthCount, SessionMinutes, VirtualCard
+from hall_server.reports.minutes import (
+    BookEntry,
+    GameMinutes,
+    JointGameMinutes,
+    MonthCount,
+    SessionMinutes,
+    VirtualCard,
+)
 from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, Table
 
 
@@ -322,6 +329,13 @@ def joint_report(game: JointGameMinutes, *, hall_name: str, timezone: tzinfo) ->
 # --- Sessions -------------------------------------------------------------------------------
 
 
+def _witnessed(entry: BookEntry) -> str:
+    """A complaint's room chief (R75.5), or that none has confirmed it yet; blank for other entries."""
+    if entry.kind != "complaint":
+        return ""
+    return entry.witness or "NOT YET CONFIRMED by the room chief"
+
+
 def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo) -> Report:
     """The session's minutes (R77.1-2, R83.5): opening, every game, incidents, closing, summary."""
     subject = str(session.number)
@@ -362,9 +376,10 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo)
               _words(c.repeated) or "none", "; ".join(c.witnesses), c.room_chief] for c in session.counts],
         ),
         _table(
-            "signatures", "Opening and closing signatures (R77.1)",
-            [("seq", "Record"), ("time", "Time"), ("act", "Signs the"), ("role", "Role"), ("signer", "Signer")],
-            [[s.seq, _time(s.time_ms, timezone), s.act, s.role.replace("_", " "), s.signer]
+            "signatures", "Opening and closing signatures (R77.1), with the signers' class I licences (R79)",
+            [("seq", "Record"), ("time", "Time"), ("act", "Signs the"), ("role", "Role"), ("signer", "Signer"),
+             ("licence", "Licence")],
+            [[s.seq, _time(s.time_ms, timezone), s.act, s.role.replace("_", " "), s.signer, s.licence or "not named"]
              for s in session.signatures],
         ),
         _table(
@@ -415,9 +430,10 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo)
         _table(
             "incidents", "Incidents and complaints (R75.4, R75.5, R77.2, R84.3)",
             [("seq", "Record"), ("time", "Time"), ("kind", "Kind"), ("number", "No."),
-             ("recorded_by", "Recorded by"), ("people", "People"), ("text", "Text")],
+             ("recorded_by", "Recorded by"), ("people", "People"), ("text", "Text"),
+             ("room_chief", "Written before the room chief")],
             [[e.seq, _time(e.time_ms, timezone), e.kind, e.number, f"{e.recorded_by} ({e.role.replace('_', ' ')})",
-              "; ".join(e.people), e.text] for e in session.book],
+              "; ".join(e.people), e.text, _witnessed(e)] for e in session.book],
         ),
         _table(
             "ball_sets", "Ball sets replaced (R83.2)",

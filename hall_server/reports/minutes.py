@@ -10,8 +10,11 @@
   *draw record*), and the winning cards of each prize with the ball they won on;
 * per session (:class:`SessionMinutes`, R77.1-2, R83.5): the verification before it,
   the ball counts with their witnesses, the opening and closing signatures of the
-  administrator and the room chief, every game, the incidents, complaints and extra
-  checks, the jackpot's bank deposits with its funds and account at the close (R91.11),
+  administrator and the room chief (with their class I licences, R79), every game, the
+  incidents - every refusal at the door with its ground, self-exclusions, failed
+  terminals, the blower's faults, suspended games, a failed verification, a clock that
+  stepped, and those staff recorded by hand (R75.4, R77.2) - the complaints with the room
+  chief who witnessed each (R75.5), the extra checks, the jackpot's bank deposits with its funds and account at the close (R91.11),
   and the daily summary with running totals;
 * per joint game played with the partner hall (:class:`JointGameMinutes`, R3.5.b): this
   room's paper and virtual sales and the partner room's, the joint pool, the main hall's
@@ -32,7 +35,7 @@ know are skipped: the minutes hold what the articles ask, not every fact.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from protocol.chain import Record
@@ -424,11 +427,16 @@ class Signature:
     act: str  # opening, closing
     role: str
     signer: str
+    licence: str = ""  # the signer's class I licence (R79); "" in journals written before it was named
 
 
 @dataclass(frozen=True)
 class BookEntry:
-    """An incident (R75.4, R77.2), a complaint (R75.5) or an extra-check request (R84.3)."""
+    """An incident (R75.4, R77.2), a complaint (R75.5) or an extra-check request (R84.3).
+
+    ``witness`` is the room chief in whose presence a complaint was written ("" while none
+    confirmed it, and for every other entry).
+    """
 
     seq: int
     time_ms: int
@@ -438,6 +446,51 @@ class BookEntry:
     role: str
     text: str
     people: tuple[str, ...]
+    witness: str = ""
+
+
+#: What each ground of a refusal at the door is, in the minutes' words.
+REFUSAL_GROUNDS = {
+    "banned": "on the regulator's banned list (R75.2)",
+    "self_excluded": "self-excluded (R97.2)",
+    "minor": "under 18 (R75.1, R97.1)",
+    "capacity": "the hall at its authorised capacity (R73.5)",
+}
+
+
+def incident_entry(record: Record, name: str, role: str) -> BookEntry | None:
+    """The incident ``record`` is for the minutes (R75.4, R77.2) - a refusal at the door, a
+    self-exclusion, a failed terminal, a fault of the draw or of the game - or None."""
+    p, kind = record.payload, record.type
+
+    def entry(what: str, text: str, people: tuple[str, ...] = ()) -> BookEntry:
+        return BookEntry(record.seq, record.time_ms, what, None, name, role, text, people)
+
+    if kind == "entry_refused":
+        ground = REFUSAL_GROUNDS.get(str(p.get("ground")), "")
+        return entry("entry refused", f"{ground}: {p['reason']}" if ground else str(p["reason"]), (str(p["name"]),))
+    if kind == "self_excluded":
+        where = f", at terminal {p['terminal']}" if p.get("terminal") else ""
+        return entry("self-exclusion", f"excluded from play for {p['days']} days, until {p['until']}{where}")
+    if kind == "terminal_failed":
+        return entry("terminal failed", f"terminal {p['terminal_id']} failed in game {p['game_id']}: its cards "
+                                        "left the game (R96.3)")
+    if kind == "terminal_out_of_service":
+        return entry("terminal out of service", f"terminal {p['terminal']}: {p['reason']}")
+    if kind == "blower_fault":
+        return entry("blower fault", f"the {p['blower']} blower: {p['fault']} (draw {p['draw_no']}): {p['message']}")
+    if kind == "blower_link" and not p.get("up"):
+        return entry("blower link down", f"the {p['blower']} blower: {p['detail']}")
+    if kind == "blower_switched":
+        return entry("blower switched", f"drawing from the {p['to']} blower instead of the {p['from']}")
+    if kind == "game_suspended":
+        return entry("game suspended", f"game {p['game_id']}: {p['reason']}")
+    if kind == "game_suspended_for_good":
+        return entry("game suspended for good", f"game {p['game_id']}: {p['reason']}")
+    if kind == "system_verified" and not p.get("passed"):
+        faults = "; ".join(f"{check}: {fault}" for check, fault in sorted(p["results"].items()) if fault)
+        return entry("verification failed", f"for the session of {p['date']}: {faults}")
+    return None
 
 
 @dataclass(frozen=True)
@@ -700,6 +753,11 @@ class MinutesBook:
         else:
             self._pending_span.cover(record)
         name, role = _actor(p)
+        incident = incident_entry(record, name, role)
+        if incident is not None:
+            (session.book if session is not None else self._pending_book).append(incident)
+        if kind == "complaint_confirmed":
+            self._complaint_witnessed(p["number"], name)
 
         if kind == "posting":
             self._posting(record)
@@ -722,7 +780,8 @@ class MinutesBook:
                 )
         elif kind in ("session_opening_signed", "session_closing_signed") and session is not None:
             act = "opening" if kind == "session_opening_signed" else "closing"
-            session.signatures.append(Signature(record.seq, record.time_ms, act, p["role"], p["signer"]))
+            session.signatures.append(Signature(record.seq, record.time_ms, act, p["role"], p["signer"],
+                                                p.get("licence") or ""))
         elif kind == "session_opened" and session is not None:
             session.opened_seq = record.seq
         elif kind == "session_closed" and session is not None:
@@ -795,10 +854,20 @@ class MinutesBook:
             assert isinstance(step, ClockStepped)
             return BookEntry(record.seq, record.time_ms, "clock stepped", None, name, role, step.describe(), ())
         if record.type == "complaint_recorded":
+            # Journaled before the room chief's confirmation existed (no ``witnessed``): it stands as written.
+            witness = p.get("room_chief") or "" if p.get("witnessed") is not None else name
             return BookEntry(record.seq, record.time_ms, "complaint", p["number"], name, role, p["text"],
-                             (p["complainant"],))
+                             (p["complainant"],), witness)
         return BookEntry(record.seq, record.time_ms, "extra ball check requested", None, name, role,
                          p["complaint"], tuple(p["players"]))
+
+    def _complaint_witnessed(self, number: int, room_chief: str) -> None:
+        """Complaint ``number``'s entry, wherever it stands, names the room chief who confirmed it (R75.5)."""
+        for book in [self._pending_book, *(session.book for session in reversed(self.sessions))]:
+            for index, entry in enumerate(book):
+                if entry.kind == "complaint" and entry.number == number:
+                    book[index] = replace(entry, witness=room_chief)
+                    return
 
     def _posting(self, record: Record) -> None:
         payload = {k: v for k, v in record.payload.items() if k != "actor"}

@@ -13,17 +13,25 @@ A refused sign-in says only that the name or the password is not recognised, whe
 the name exists or not, and the password of an unknown name is still hashed, so the
 answer's timing does not tell either.  Failed sign-ins back off per name and per
 address (:mod:`server_kit.web.throttle`).
+
+Every staff login carries its holder's class I licence (R79).  Once the password is
+right, a licence that is expired, not yet valid or suspended refuses the sign-in with
+a message that says so (the password was right: nothing is given away); a sign-in
+whose licence lapses while it is open (at midnight, the last day of its validity) ends
+at its next request.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
 from typing import Any, Callable, Iterable, Protocol
 
 from twisted.logger import Logger
 
 from hall_server.config import (
+    DEFAULT_TIMEZONE,
     ConfigError,
     StaffMember,
     check_password,
@@ -51,7 +59,7 @@ class Clock(Protocol):
 
 
 class SignInRefused(DomainError):
-    """The name or the password is not recognised."""
+    """The name or the password is not recognised, or the member's licence does not allow work today."""
 
 
 @dataclass
@@ -71,8 +79,11 @@ class StaffDirectory:
     member who signs in with a password the policy would refuse today is named once.
     """
 
-    def __init__(self, staff: Iterable[StaffMember]) -> None:
+    def __init__(self, staff: Iterable[StaffMember], *, today: Callable[[], date] | None = None,
+                 timezone: tzinfo = DEFAULT_TIMEZONE) -> None:
         self.staff = {member.name: member for member in staff}
+        #: The hall's calendar day now, against which licences are read (R79).
+        self.today = today or (lambda: datetime.now(timezone).date())
         self._weak_password_told: set[str] = set()
         weak = {name: reason for name, member in self.staff.items() if (reason := weak_hash(member.password_hash))}
         if weak:
@@ -87,8 +98,31 @@ class StaffDirectory:
         matches = check_password(password, member.password_hash if member else _DUMMY_HASH)
         if member is None or not matches:
             raise SignInRefused("name or password not recognised")
+        if (lapsed := self.licence_refusal(member.name)) is not None:
+            log.warn("Sign-in of {name} refused: {why}", name=member.name, why=lapsed)
+            raise SignInRefused(f"{lapsed}: a member of staff works only under a valid class I licence; "
+                                "the administrator records its renewal in hall.toml")
         self._tell_weak_password(member.name, password)
         return Actor(member.name, member.role)
+
+    def licence_refusal(self, name: str, day: date | None = None) -> str | None:
+        """Why the configured member ``name`` may not work on ``day`` (today) under their licence (R79);
+        None when they may, or when ``name`` is no configured login."""
+        member = self.staff.get(name)
+        if member is None:
+            return None
+        return member.licence_refusal(day or self.today())
+
+    def sign_sessions(self, session: Any, timezone: tzinfo) -> None:
+        """Each signer of ``session``'s opening (a :class:`~hall_server.hall.session.SessionModule`) works
+        under a valid licence, which the signature's record names (R79)."""
+        session.signer_checks.append(
+            lambda actor, now_ms: self.licence_refusal(actor.name, datetime.fromtimestamp(now_ms / 1000, timezone).date()))
+        session.licence_of = self.licence_number
+
+    def licence_number(self, name: str) -> str | None:
+        member = self.staff.get(name)
+        return member.licence.number if member is not None and member.licence is not None else None
 
     def _tell_weak_password(self, name: str, password: str) -> None:
         if name in self._weak_password_told:
@@ -133,6 +167,9 @@ class SignIns:
         now = self.clock.seconds()
         if now - session.last_seen > self.idle_limit_s:
             self._end(session)
+            return None
+        if self.directory.licence_refusal(session.actor.name) is not None:
+            self._end(session)  # the licence lapsed (or was suspended) while signed in (R79)
             return None
         session.last_seen = now
         return session

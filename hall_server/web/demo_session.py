@@ -77,6 +77,8 @@ SUPERBINGO_LIMIT = 50
 JACKPOT_THRESHOLD = 42
 #: The demo players' PIN: a demo hides nothing from the newcomer who watches it.
 PLAYER_PIN = "2468"
+#: The birth date the demo's door reads on its players' documents: of age (R75.1).
+DEMO_BIRTH_DATE = "1980-01-01"
 #: The banned list a demo hall imports, so that its door admits the demo's players (R75.2).
 DEMO_BANNED_LIST = "document,name,until\nX0000000,Demo Banned Person,\n"
 
@@ -257,7 +259,8 @@ class DemoSession(Service):
             if enrolled is None:
                 continue
             document = f"DEMO{self.rng.randrange(10**8):08d}"
-            admitted = yield self.command(DOOR, "admit_visitor", name=f"Demo player {number}", document=document)
+            admitted = yield self.command(DOOR, "admit_visitor", name=f"Demo player {number}", document=document,
+                                          birth_date=DEMO_BIRTH_DATE)
             if not admitted:
                 continue
             visitor = admitted[0].payload["number"]

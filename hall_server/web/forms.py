@@ -19,6 +19,7 @@ import re
 from typing import Any, Mapping
 
 from hall_server.hall.cashier import MEDIA, PAYMENT_METHODS
+from hall_server.hall.notices import DECISIONS
 from hall_server.hall.session import COUNT_STAGES
 from protocol.settlement.pots import OPERATOR_POTS
 
@@ -28,6 +29,7 @@ CHOICES: dict[str, list[str]] = {
     "method": list(PAYMENT_METHODS),
     "stage": list(COUNT_STAGES),
     "pot": list(OPERATOR_POTS),
+    "decision": list(DECISIONS),
 }
 
 #: A command whose name starts so makes a file (a PDF) and commits nothing.

@@ -147,6 +147,10 @@ class HallView:
         self.central_source: Callable[[], dict[str, Any] | None] = lambda: None
         #: The storage's alarm while commits cannot be made (the fault, where, since when), or None.
         self.storage_source: Callable[[], dict[str, Any] | None] = lambda: None
+        #: The people present now against the authorised capacity (R73.5), as the admission module counts them.
+        self.presence_source: Callable[[], dict[str, Any] | None] = lambda: None
+        #: The opening hours reported, in force now and pending (R74), as the hours module reads them.
+        self.hours_source: Callable[[], dict[str, Any] | None] = lambda: None
         self.warnings = tuple(warnings)  # the operator's responsible-play messages (R97.2)
         #: The configured cash desks, and the registered series (not journal facts: configuration).
         self.desk_names = tuple(desks)
@@ -226,7 +230,10 @@ class HallView:
         picture["feed"] = self.feed_source()
         picture["central"] = self.central_source()
         picture["storage"] = self.storage_source()
-        picture["opening_hours"] = dict(self.opening_hours) if self.opening_hours is not None else None
+        hours = self.hours_source()
+        picture["opening_hours"] = hours if hours is not None else (
+            dict(self.opening_hours) if self.opening_hours is not None else None)
+        picture["presence"] = self.presence_source()
         picture["jackpot_contributions"] = self.jackpot_source()
         return picture
 
@@ -234,7 +241,7 @@ class HallView:
 
     #: The view's configuration; every other attribute is folded from the journal.
     CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source", "storage_source",
-                  "jackpot_source", "claim_wait_s")
+                  "presence_source", "hours_source", "jackpot_source", "claim_wait_s")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})
@@ -391,7 +398,12 @@ class HallView:
         self._terminal_state(p, "in service")
 
     def _on_visitor_admitted(self, p: Mapping[str, Any]) -> None:
-        self.visitors.appendleft({"number": p.get("number"), "name": p.get("name"), "account": False})
+        self.visitors.appendleft({"number": p.get("number"), "name": p.get("name"), "account": False, "left": False})
+
+    def _on_visitor_left(self, p: Mapping[str, Any]) -> None:
+        for visitor in self.visitors:
+            if visitor["number"] == p.get("number"):
+                visitor["left"] = True
 
     def _on_player_account_opened(self, p: Mapping[str, Any]) -> None:
         for visitor in self.visitors:
@@ -399,8 +411,15 @@ class HallView:
                 visitor["account"] = True
 
     def _on_complaint_recorded(self, p: Mapping[str, Any]) -> None:
+        # Journaled before the room chief's confirmation existed (no ``witnessed``): stands as written.
+        witness = p.get("room_chief") if p.get("witnessed") is not None else (p.get("actor") or {}).get("name")
         self.complaints.appendleft({"number": p.get("number"), "complainant": p.get("complainant"),
-                                    "text": p.get("text")})
+                                    "text": p.get("text"), "room_chief": witness})
+
+    def _on_complaint_confirmed(self, p: Mapping[str, Any]) -> None:
+        for complaint in self.complaints:
+            if complaint["number"] == p.get("number"):
+                complaint["room_chief"] = (p.get("actor") or {}).get("name")
 
     def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
         if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):

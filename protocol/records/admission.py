@@ -1,22 +1,38 @@
-"""Admission: visitors, the regulator's banned list, complaints and incidents (R77.2, R79)."""
+"""Admission: visitors and their leaving, refused entries, the banned list, complaints and incidents
+(R73.5, R75, R77.2, R97.1)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, personal, record
+from protocol.records.base import JournalRecord, optional, personal, record
 
 
 @record
 @dataclass(frozen=True, kw_only=True)
 class VisitorAdmitted(JournalRecord):
-    """Visitor number ``number``, ``name`` with identity ``document``, is admitted."""
+    """Visitor number ``number``, ``name`` with identity ``document``, is admitted.
+
+    ``age_checked`` is true when the desk read the birth date on the document and found the
+    visitor of age (R75.1, R97.1); the date itself is not kept (R75.3).  Absent in journals
+    written before the check.
+    """
 
     type: ClassVar[str] = "visitor_admitted"
     number: int
     name: str = personal()
     document: str = personal()
+    age_checked: bool = optional(False)
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class VisitorLeft(JournalRecord):
+    """Visitor number ``number`` left the hall: no longer among the people present (R73.5)."""
+
+    type: ClassVar[str] = "visitor_left"
+    number: int
 
 
 @record
@@ -40,12 +56,28 @@ class BannedListImported(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class ComplaintRecorded(JournalRecord):
-    """Complaint number ``number`` by ``complainant``, in their words (``text``)."""
+    """Complaint number ``number`` by ``complainant``, in their words (``text``) (R75.5).
+
+    ``witnessed`` is true when the room chief wrote it, in whose presence it was written
+    (``room_chief``); false when it was written at the door and waits for the room chief's
+    confirmation (``complaint_confirmed``); absent in journals written before the confirmation.
+    """
 
     type: ClassVar[str] = "complaint_recorded"
     number: int
     complainant: str = personal()
     text: str = personal()
+    witnessed: bool | None = optional()
+    room_chief: str | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class ComplaintConfirmed(JournalRecord):
+    """The room chief (the actor) confirms that complaint ``number`` was written in their presence (R75.5)."""
+
+    type: ClassVar[str] = "complaint_confirmed"
+    number: int
 
 
 @record
@@ -62,9 +94,16 @@ class IncidentRecorded(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class EntryRefused(JournalRecord):
-    """``name`` with identity ``document`` is refused entry, with the ``reason`` (banned, self-excluded)."""
+    """``name`` with identity ``document`` is refused entry, with the ``reason`` in words and its
+    ``ground``: ``banned`` (R75.2), ``self_excluded`` (R97.2), ``minor`` (R75.1, R97.1) or
+    ``capacity`` (R73.5); absent in journals written before the grounds were named."""
 
     type: ClassVar[str] = "entry_refused"
     document: str = personal()
     name: str = personal()
     reason: str
+    ground: str | None = optional()
+
+    def check(self) -> None:
+        if self.ground is not None and self.ground not in ("banned", "self_excluded", "minor", "capacity"):
+            raise self.refusal(f"is banned, self_excluded, minor or capacity, not {self.ground!r}", "ground")

@@ -11,15 +11,35 @@ from protocol.records.base import Json, JournalRecord, optional, record
 @record
 @dataclass(frozen=True, kw_only=True)
 class OpeningHoursNotified(JournalRecord):
-    """The hall's opening hours ``hours`` are reported to the regulator (R74.2); they replace
-    ``previous`` (absent: the first report, in force at once) from ``applies_from``
-    (YYYY-MM-DD, the hall's date): three working days after the notice, the regulator not
-    objecting.  Written at the start after ``[hall] opening_hours`` changed."""
+    """The hall's opening hours ``hours`` are reported to the regulator (R74.2): a change requested.
+    They replace ``previous`` (absent: the first report, in force at once) from ``applies_from``
+    (YYYY-MM-DD, the hall's date: the day after three whole working days from the notice, Andorra's
+    holidays left out) unless the regulator objects, or at once when it approves
+    (``opening_hours_decided``).  Written at the start after ``[hall] opening_hours`` changed."""
 
     type: ClassVar[str] = "opening_hours_notified"
     hours: str
     applies_from: str
     previous: str | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class OpeningHoursDecided(JournalRecord):
+    """The regulator's answer to the change of the opening hours to ``hours`` noticed in record
+    ``notice``: ``approved`` (in force from this record) or ``objected`` (the previous hours stay
+    in force), with the ``reference`` of its letter; recorded by the administrator when it arrives
+    (R74.2)."""
+
+    type: ClassVar[str] = "opening_hours_decided"
+    hours: str
+    notice: int
+    decision: str
+    reference: str
+
+    def check(self) -> None:
+        if self.decision not in ("approved", "objected"):
+            raise self.refusal(f"is approved or objected, not {self.decision!r}", "decision")
 
 
 @record

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, record
+from protocol.records.base import JournalRecord, optional, record
 
 
 @record
@@ -47,12 +47,14 @@ class BallsCounted(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class SessionOpeningSigned(JournalRecord):
-    """One of the two signatures of a session's opening (R77.1): ``signer`` in ``role``."""
+    """One of the two signatures of a session's opening (R77.1): ``signer`` in ``role``, with the
+    signer's class I ``licence`` number (R79; absent in journals written before it was named)."""
 
     type: ClassVar[str] = "session_opening_signed"
     session: int
     signer: str
     role: str
+    licence: str | None = optional()
 
 
 @record
@@ -68,12 +70,13 @@ class SessionOpened(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class SessionClosingSigned(JournalRecord):
-    """One of the two signatures of a session's closing (R77.1)."""
+    """One of the two signatures of a session's closing (R77.1), with the signer's ``licence`` (R79)."""
 
     type: ClassVar[str] = "session_closing_signed"
     session: int
     signer: str
     role: str
+    licence: str | None = optional()
 
 
 @record

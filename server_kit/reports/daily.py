@@ -17,6 +17,9 @@ format (``docs/reports.md`` lists every field):
   each sum (R75.6);
 * ``machines`` - a hall's video bingo machines: plays, stakes, prizes, jackpots, credit
   in and out, gross gaming revenue (R3.5.d, R98);
+* ``incidents`` - a hall's incidents of the day (refusals at the door with their ground,
+  self-exclusions, failed terminals, faults, those recorded by hand) and its complaints
+  with the room chief who witnessed each (R75.4, R75.5, R77.2);
 * ``payout`` - the prizes paid against the collection, as percentages beside the 70%
   minimum, and what the sales set aside in the pots (R88.1);
 * ``pots`` - every pot's balance at the day's start and end, and what went in and out
@@ -31,6 +34,7 @@ import datetime
 from datetime import tzinfo
 from pathlib import Path
 from typing import Iterable, Sequence
+from zoneinfo import ZoneInfo
 
 from protocol.audit.report import AuditReport, report_name
 from protocol.daily import DailyReport, LargeWin
@@ -152,6 +156,15 @@ def daily_report(day: DailyReport) -> Report:
          Cents(m.gross_revenue_cents))
         for m in day.machines
     ])
+    incidents = table_of("incidents", "Incidents and complaints of the day (R75.4, R75.5, R77.2)", [
+        ("seq", "Record"), ("time", "Time"), ("kind", "Kind"), ("number", "No."),
+        ("recorded_by", "Recorded by"), ("people", "People"), ("text", "Text"),
+        ("room_chief", "Complaint written before"),
+    ], [
+        (i.seq, _clock_time(i.time_ms, day.timezone), i.kind, i.number, i.recorded_by, "; ".join(i.people), i.text,
+         (i.room_chief or "not yet confirmed by the room chief") if i.kind == "complaint" else "")
+        for i in day.incidents
+    ])
     payout = day.payout()
     paid = fields_of("payout", "Prizes paid against the collection (R88.1)", [
         ("collection_cents", "Collection", Cents(payout.collection_cents)),
@@ -177,9 +190,14 @@ def daily_report(day: DailyReport) -> Report:
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
         tables=(journal, report, summary, paid, pots, games, balls, cards, terminals, prizes, winners,
                 large_wins_table(wins), large_win_prizes_table(wins), machines,
-                tax_to_date_table(day.day, day.year_to_date)),
+                tax_to_date_table(day.day, day.year_to_date), incidents),
         stem=STEM,
     )
+
+
+def _clock_time(time_ms: int, zone: str) -> str:
+    """``time_ms`` as the hall's clock read it, HH:MM:SS in the report's time zone."""
+    return datetime.datetime.fromtimestamp(time_ms / 1000, ZoneInfo(zone)).strftime("%H:%M:%S")
 
 
 def large_wins_table(wins: Sequence[tuple[str, LargeWin]]) -> Table:

@@ -161,7 +161,7 @@ class AuditHall:
         result(self.admission.import_banned_list(ADMIN, "document,name,until\nB1000001,Joan Banned,\n", "craj.csv"))
         result(self.cashier.open_desk(CASHIER, "desk1", 10_000))
         for document in PLAYERS:
-            (admitted,) = result(self.admission.admit_visitor(DOOR, f"Player {document}", document))
+            (admitted,) = result(self.admission.admit_visitor(DOOR, f"Player {document}", document, "1980-01-01"))
             (opened,) = result(self.cashier.open_account(CASHIER, admitted.payload["number"], "ticket", "4821"))
             self.accounts.append(opened.payload["account"])
             result(self.cashier.load_credit(CASHIER, opened.payload["account"], 1_000_000, "desk1"))

@@ -189,7 +189,7 @@ def next_commands(model: HallModel, rng: random.Random) -> list[Command]:
     if not model.desk_open and not model.reconciled:
         return [("carla", "open_cash_desk", {"desk": DESK, "float_cents": FLOAT_CENTS})]
     if len(model.visitors) < len(VISITORS):
-        return [("adam", "admit_visitor", {"name": name, "document": document})
+        return [("adam", "admit_visitor", {"name": name, "document": document, "birth_date": "1980-01-01"})
                 for name, document in VISITORS[len(model.visitors):]]
     if len(model.accounts) < len(VISITORS):
         return [("carla", "open_player_account", {"visitor": visitor, "medium": "card", "pin": "2468"})

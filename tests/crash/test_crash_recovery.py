@@ -457,9 +457,9 @@ def killed_at_random(
                   f"{len(in_flight)} unanswered ({', '.join(sorted(set(in_flight)))}), "
                   f"{len(unanswered)} record(s) of theirs committed, {len(shown)} shown, {len(records)} in the journal")
             # The picture the live server built record by record is the journal's, replayed (the
-            # series on sale and the operator's jackpot contributions are the games module's, not the
-            # view's: the rebuilt hall checks them).
-            modules = {"series": None, "jackpot_contributions": None}
+            # series on sale and the operator's jackpot contributions are the games module's, the people
+            # present the admission module's, not the view's: the rebuilt hall checks them).
+            modules = {"series": None, "jackpot_contributions": None, "presence": None}
             assert {**before, **modules} == {**view_at(folder, before["seq"]), **modules}
             rebuilt = rebuilt_in_process(folder, tmp_path)
             model = model_of(records)

@@ -83,7 +83,8 @@ def test_a_hello_whose_token_is_not_unicode_is_refused(folder: Path) -> None:
 
 @pytest.mark.parametrize("body", [
     b"[" * DEEP + b"]" * DEEP,
-    json.dumps({"id": "r1", "command": "admit_visitor", "args": {"name": "\ud800", "document": "X1"}}).encode(),
+    json.dumps({"id": "r1", "command": "admit_visitor",
+                "args": {"name": "\ud800", "document": "X1", "birth_date": "1980-01-01"}}).encode(),
 ], ids=["deep", "surrogate-name"])
 def test_the_command_channel_answers_malformed_not_internal(folder: Path, body: bytes) -> None:
     channel = ChannelHarness(folder, FULL)

@@ -1,6 +1,7 @@
 """Admission: visitor records, the regulator's banned list, complaints and incidents (R75, R77.2, R81.b)."""
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -49,19 +50,21 @@ def test_visitors_get_consecutive_numbers_and_only_name_and_document_are_kept(
     admission: AdmissionModule, journal: Journal
 ) -> None:
     with_list(admission)
-    first = result(admission.admit_visitor(DOOR, " Anna Vidal ", "12.345-678 a"))
-    second = result(admission.admit_visitor(DOOR, "Pere Roca", "99887766"))
+    first = result(admission.admit_visitor(DOOR, " Anna Vidal ", "12.345-678 a", "1980-01-01"))
+    second = result(admission.admit_visitor(DOOR, "Pere Roca", "99887766", "1980-01-01"))
     assert [r.payload["number"] for r in first + second] == [1, 2]
     visitor = admission.visitor(1)
     assert (visitor.name, visitor.document, visitor.admitted_by) == ("Anna Vidal", "12345678A", "lluis")
-    assert set(first[0].payload) == {"number", "name", "document", "actor"}
+    # The birth date read on the document is checked, never kept (R75.3): only that the check passed.
+    assert set(first[0].payload) == {"number", "name", "document", "age_checked", "actor"}
+    assert first[0].payload["age_checked"] is True and "1980" not in str(first[0].payload)
     assert journal.verify() == 3
 
 
 @pytest.mark.req("R75.1-3")
 def test_nobody_is_admitted_before_the_banned_list_is_imported(admission: AdmissionModule, journal: Journal) -> None:
     with pytest.raises(AdmissionError, match="banned list has not been imported"):
-        result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
+        result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A", "1980-01-01"))
     assert list(journal.records()) == []
 
 
@@ -70,16 +73,19 @@ def test_a_banned_person_is_refused_at_the_door_until_the_end_of_the_ban(
     admission: AdmissionModule, journal: Journal, clock
 ) -> None:
     with_list(admission)
-    with pytest.raises(AdmissionError, match=r"entry refused: document B1000001 .* without end date \(R75.2\)"):
-        result(admission.admit_visitor(DOOR, "Joan", "b-1000001"))
+    (refused,) = result(admission.admit_visitor(DOOR, "Joan", "b-1000001", "1980-01-01"))
+    assert (refused.type, refused.payload["ground"]) == ("entry_refused", "banned")
+    assert re.search(r"entry refused: document B1000001 .* without end date \(R75.2\)", refused.payload["reason"])
     # Banned through 2026-05-28 inclusive: refused today...
-    with pytest.raises(AdmissionError, match="until 2026-05-28"):
-        result(admission.admit_visitor(DOOR, "Maria Ferrer", "B1000002"))
+    (refused,) = result(admission.admit_visitor(DOOR, "Maria Ferrer", "B1000002", "1980-01-01"))
+    assert refused.type == "entry_refused" and "until 2026-05-28" in refused.payload["reason"]
     # ...a ban that ended yesterday no longer applies.
-    result(admission.admit_visitor(DOOR, "Past Ban", "B1000003"))
-    assert len(list(journal.records())) == 2
+    (admitted,) = result(admission.admit_visitor(DOOR, "Past Ban", "B1000003", "1980-01-01"))
+    assert admitted.type == "visitor_admitted" and admitted.payload["number"] == 1
+    assert [r.type for r in journal.records()] == ["banned_list_imported", "entry_refused", "entry_refused",
+                                                    "visitor_admitted"]
     clock.advance(DAY)  # 2026-05-29: the dated ban is over, the open-ended one is not
-    result(admission.admit_visitor(DOOR, "Maria Ferrer", "B1000002"))
+    result(admission.admit_visitor(DOOR, "Maria Ferrer", "B1000002", "1980-01-01"))
     assert admission.is_banned("B1000001", admission.today(admission.core.now_ms()))
     assert not admission.is_banned("B1000002", admission.today(admission.core.now_ms()))
 
@@ -185,7 +191,7 @@ def test_the_complaints_book_numbers_each_complaint_as_given(admission: Admissio
 @pytest.mark.req("R75.4", "R77.2")
 def test_incidents_are_recorded_for_the_minutes_with_the_visitors_involved(admission: AdmissionModule) -> None:
     with_list(admission)
-    result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
+    result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A", "1980-01-01"))
     result(admission.record_incident(DOOR, "Banned person B1000001 insisted on entering; left.", []))
     result(admission.record_incident(CHIEF, "Visitor 1 argued with a seller.", [1]))
     first, second = admission.state.incidents
@@ -204,8 +210,8 @@ def test_incidents_are_recorded_for_the_minutes_with_the_visitors_involved(admis
 @pytest.mark.parametrize(
     ("actor", "command", "args"),
     [
-        (CASHIER, "admit_visitor", ("Anna", "12345678A")),
-        (CHIEF, "admit_visitor", ("Anna", "12345678A")),
+        (CASHIER, "admit_visitor", ("Anna", "12345678A", "1980-01-01")),
+        (CHIEF, "admit_visitor", ("Anna", "12345678A", "1980-01-01")),
         (DOOR, "import_banned_list", (BANNED, "x.csv")),
         (CASHIER, "record_incident", ("Something.", [])),
         (Actor("ana", Role.SELLER_CALLER), "record_complaint", ("Anna", "Too loud.")),
@@ -236,14 +242,14 @@ def test_a_visitor_record_needs_a_name_and_a_document_number(
 ) -> None:
     with_list(admission)
     with pytest.raises(AdmissionError, match=message):
-        result(admission.admit_visitor(DOOR, name, document))
+        result(admission.admit_visitor(DOOR, name, document, "1980-01-01"))
     assert len(list(journal.records())) == 1
 
 
 @pytest.mark.req("R96.4", "R77.3")
 def test_the_admission_state_rebuilds_from_the_journal(admission: AdmissionModule, journal: Journal, clock) -> None:
     with_list(admission)
-    result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
+    result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A", "1980-01-01"))
     result(admission.record_complaint(DOOR, "Anna Vidal", "Cold room."))
     result(admission.record_incident(CHIEF, "Spilled drink at table 4.", [1]))
     again = AdmissionModule(CommandCore(journal, clock, admission.core.run_blocking), STAFF)

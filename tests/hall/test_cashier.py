@@ -63,7 +63,7 @@ def hall(journal: Journal, clock: Clock) -> Hall:
 
 
 def admit(hall: Hall, document: str = "12345678A", name: str = "Anna Vidal") -> int:
-    (record,) = result(hall.admission.admit_visitor(DOOR, name, document))
+    (record,) = result(hall.admission.admit_visitor(DOOR, name, document, "1980-01-01"))
     return record.payload["number"]
 
 

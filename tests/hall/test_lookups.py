@@ -61,7 +61,7 @@ def test_an_account_is_found_by_the_number_as_printed_with_its_balance_and_lates
     journal: Journal, clock: Any
 ) -> None:
     hall, cashier, lookups = desks(journal, clock)
-    (admitted,) = result(cashier.admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
+    (admitted,) = result(cashier.admission.admit_visitor(DOOR, "Anna Vidal", "12345678A", "1980-01-01"))
     (opened,) = result(cashier.open_account(CASHIER, admitted.payload["number"], "ticket", "4821"))
     number = opened.payload["account"]
     result(cashier.load_credit(CASHIER, number, 2_000, "desk1"))

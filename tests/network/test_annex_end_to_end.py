@@ -166,7 +166,7 @@ def open_session(staff: Staff) -> None:
 
 def player(staff: Staff, home: Path, document: str) -> str:
     """A visitor admitted, an account opened with PIN 4821 and loaded: its number."""
-    (admitted,) = staff("adam", "admit_visitor", name=f"Player {document}", document=document)["records"]
+    (admitted,) = staff("adam", "admit_visitor", name=f"Player {document}", document=document, birth_date="1980-01-01")["records"]
     visitor = _payload(home, admitted["seq"])["number"]
     (opened,) = staff("carla", "open_player_account", visitor=visitor, medium="ticket", pin=PIN)["records"]
     account = _payload(home, opened["seq"])["account"]

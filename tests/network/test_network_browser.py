@@ -158,7 +158,7 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
             desk("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
             desk("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
             tokens[hall_id] = desk("rosa", "enrol_terminal", terminal=f"{hall_id}-K1", place="row A")["result"]["token"]
-            (admitted,) = desk("adam", "admit_visitor", name=f"Player {number}", document=f"{number}1000000X")["records"]
+            (admitted,) = desk("adam", "admit_visitor", name=f"Player {number}", document=f"{number}1000000X", birth_date="1980-01-01")["records"]
             visitor = payload(halls[hall_id], admitted["seq"])["number"]
             (opened,) = desk("carla", "open_player_account", visitor=visitor, medium="ticket", pin=PIN)["records"]
             accounts[hall_id] = payload(halls[hall_id], opened["seq"])["account"]

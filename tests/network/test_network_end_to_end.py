@@ -205,7 +205,7 @@ async def test_a_network_game_across_three_halls_with_halls_killed_during_the_sa
                 name = f"{hall.hall_id}-{terminal}"
                 token = staff("rosa", "enrol_terminal", terminal=name, place="row A")["result"]["token"]
                 document = f"{HALLS.index(hall.hall_id) + 1}{index + 1}000000X"
-                (admitted,) = staff("adam", "admit_visitor", name=f"Player {name}", document=document)["records"]
+                (admitted,) = staff("adam", "admit_visitor", name=f"Player {name}", document=document, birth_date="1980-01-01")["records"]
                 visitor = _payload(hall.process, admitted["seq"])["number"]
                 (opened,) = staff("carla", "open_player_account", visitor=visitor, medium="ticket", pin=PIN)["records"]
                 account = _payload(hall.process, opened["seq"])["account"]

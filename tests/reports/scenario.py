@@ -83,7 +83,7 @@ def play(journal: Journal, clock: Any) -> Played:
     open_session(hall.session)
     result(hall.cashier.open_desk(CASHIER, "desk1", 0))
     result(admission.import_banned_list(ADMIN, "document,name,until\nB1000001,Joan Banned,\n", "craj.csv"))
-    result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A"))
+    result(admission.admit_visitor(DOOR, "Anna Vidal", "12345678A", "1980-01-01"))
     result(hall.games.contribute_to_pot(ADMIN, "jackpot", OPERATOR_JACKPOT))
 
     # Game 1: one series, two sellers.

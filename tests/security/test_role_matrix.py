@@ -31,6 +31,8 @@ from twisted.internet import defer
 from hall_server.blower import ApprovedFirmware, BlowerDriver
 from hall_server.blower.hall import HallBlowers
 from hall_server.config import StaffMember, hash_password
+from hall_server.hall.admission import DEFAULT_TIMEZONE
+from hall_server.hall.notices import OpeningHoursModule
 from hall_server.hall.roles import Role
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
 from hall_server.web.auth import SignIns, StaffDirectory
@@ -58,13 +60,13 @@ PERMISSIONS: dict[str, set[str]] = {
     "cash_out": {C, TC},
     "clear_pin_lockout": {C, SYS},
     "announce_reserve_boost": {RC},
-    "cash_drawers": {A, C, RC},
+    "cash_drawers": {A, C, RC, TC},
     "clear_blower_fault": {RC},
     "close_game": {RC},
     "close_prize": {SC, SYS},
     "cancel_ball_correction": {RC, TC},
     "correct_ball": {RC, TC},
-    "close_player_account": {C},
+    "close_player_account": {C, TC},
     "close_sale": {RC},
     "collect_cards": {RC, SC},
     "contribute_to_pot": {A, RC},
@@ -75,7 +77,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "enrol_terminal": {A, RC},
     "enter_ball": {RC},
     "finish_game": {RC},
-    "find_player_account": {A, C},
+    "find_player_account": {A, C, TC},
     "hand_in_takings": {C, TC},
     "hand_over_cash_desk": {C, RC, TC},
     "identify_paper_winner": {C, RC},
@@ -83,15 +85,18 @@ PERMISSIONS: dict[str, set[str]] = {
     "load_credit": {C, TC},
     "move_cash": {C, TC},
     "open_cash_desk": {C},
-    "open_player_account": {C},
+    "open_player_account": {C, TC},
     "open_second_series": {RC, SC},
     "open_terminal_sale": {RC, SC},
     "pay_prizes": {C, RC},
-    "print_account_statement": {A, C},
-    "print_player_ticket": {C},
+    "print_account_statement": {A, C, TC},
+    "print_player_ticket": {C, TC},
     "reconcile_cash_desk": {C, TC},
     "recall_games": {A, RC, TC, SC, C, AD},
     "record_complaint": {AD, RC},
+    "record_hours_decision": {A},
+    "confirm_complaint": {RC},
+    "record_visitor_left": {AD},
     "record_incident": {AD, RC},
     "record_self_exclusion": {AD, C, SYS},
     "recover_jackpot_contribution": {A, RC},
@@ -103,7 +108,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "revoke_terminal": {A, RC},
     "run_verification": {A},
     "sell_cards": {SC},
-    "set_spending_limit": {C, SYS},
+    "set_spending_limit": {C, SYS, TC},
     "sign_session_closing": {A, RC},
     "sign_session_opening": {A, RC},
     "show_card": {RC, TC},
@@ -119,6 +124,7 @@ PERMISSIONS: dict[str, set[str]] = {
 #: purchase is decided on the terminal protocol, then committed by the server).
 SERVER_ONLY = {
     "buy_virtual_cards", "record_pin_lockout", "record_terminal_refusal", "report_blower_fault", "report_blower_link",
+    "notify_opening_hours",
 }
 STAFF_ROLES = [A, RC, TC, SC, C, AD]
 NAME_OF = {str(role): name for name, role in STAFF.items()}
@@ -146,6 +152,7 @@ class MatrixHall:
         blowers = HallBlowers(hall.core, BlowerDriver(hall.clock, ApprovedFirmware(), name="main"),
                               BlowerDriver(hall.clock, ApprovedFirmware(), name="reserve"))
         blowers.install(hall.games, hall.session)
+        OpeningHoursModule(hall.core, DEFAULT_TIMEZONE)  # the regulator's answer on the hours (R74.2)
         self.view = HallView("Matrix hall")
         hall.core.add_view(self.view)
         digest = hash_password(PASSWORD)

@@ -68,7 +68,7 @@ class VirtualHall:
         return again
 
     def player(self, document: str, credit: int, pin: str = "4821") -> str:
-        (admitted,) = result(self.admission.admit_visitor(DOOR, f"Player {document}", document))
+        (admitted,) = result(self.admission.admit_visitor(DOOR, f"Player {document}", document, "1980-01-01"))
         (opened,) = result(self.cashier.open_account(CASHIER, admitted.payload["number"], "ticket", pin))
         number = opened.payload["account"]
         if credit:

@@ -65,7 +65,7 @@ def payload(hall: HallProcess, seq: int) -> dict[str, Any]:
 
 def player(staff: Staff, document: str, credit: int) -> str:
     """A visitor admitted, an account opened with PIN 4821 and loaded: its number."""
-    (admitted,) = staff("adam", "admit_visitor", name=f"Player {document}", document=document)["records"]
+    (admitted,) = staff("adam", "admit_visitor", name=f"Player {document}", document=document, birth_date="1980-01-01")["records"]
     visitor = payload(staff.hall, admitted["seq"])["number"]
     (opened,) = staff("carla", "open_player_account", visitor=visitor, medium="ticket", pin="4821")["records"]
     account = payload(staff.hall, opened["seq"])["account"]

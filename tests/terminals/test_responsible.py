@@ -82,7 +82,7 @@ def test_a_self_excluded_player_is_signed_out_refused_at_every_terminal_the_door
     with pytest.raises(TerminalError, match="excluded yourself"):
         result(other.client.sign_in(number, PIN))
     # The door journals the refusal; the cashier opens no new account for the person.
-    (refusal,) = result(hall.admission.admit_visitor(DOOR, "Same Person", "33333333-c"))
+    (refusal,) = result(hall.admission.admit_visitor(DOOR, "Same Person", "33333333-c", "1980-01-01"))
     assert refusal.type == "entry_refused" and "excluded themselves from play until" in refusal.payload["reason"]
     visitors = len(hall.admission.state.visitors)
     assert visitors == 1

@@ -72,7 +72,7 @@ def count(journal: Journal) -> int:
 def player(hall: Hall, document: str = "12345678A", credit: int = 0) -> str:
     if hall.cashier.admission.state.banned_list is None:
         result(hall.cashier.admission.import_banned_list(ADMIN, "document,name,until\nB1000001,Joan Banned,\n", "craj.csv"))
-    (visitor,) = result(hall.cashier.admission.admit_visitor(DOOR, "Anna Vidal", document))
+    (visitor,) = result(hall.cashier.admission.admit_visitor(DOOR, "Anna Vidal", document, "1980-01-01"))
     (opened,) = result(hall.cashier.open_account(CASHIER, visitor.payload["number"], "ticket", "4821"))
     number = opened.payload["account"]
     if credit:

@@ -134,7 +134,8 @@ def test_pentest_9_a_config_with_weak_hashes_still_loads_and_the_weakness_is_nam
     salt = b"s" * 16
     cheap = hashlib.scrypt(b"1", salt=salt, n=2**10, r=8, p=1, dklen=32)
     weak = "$".join(["scrypt", str(2**10), "8", "1", base64.b64encode(salt).decode(), base64.b64encode(cheap).decode()])
-    config = parse_config(_config(staff=[{"name": "old", "role": "cashier", "password_hash": weak}]))
+    config = parse_config(_config(staff=[{"name": "old", "role": "cashier", "password_hash": weak,
+                                          "licence": "I-1", "licence_valid_until": "2099-12-31"}]))
     member = config.staff_member("old")
     assert member is not None and check_password("1", member.password_hash)
     assert "n=1024" in (weak_hash(weak) or "")

@@ -163,7 +163,7 @@ def test_each_desk_sees_what_its_command_made_and_a_refused_claim_reads_red_and_
     admin.wait_for_selector("#answer.ok:has-text('Banned list imported: 2 entries from prohibidos.csv')")
     adam.wait_for_selector("#banned-state:has-text('Banned list: 2 entries from prohibidos.csv (imported by admin)')")
 
-    give(adam, "admit_visitor", name="Marta Soler", document="11111111H")
+    give(adam, "admit_visitor", name="Marta Soler", document="11111111H", birth_date="1980-01-01")
     assert "Visitor number 1 admitted (Marta Soler)" in adam.inner_text("#answer")
     carla = console_for(browser, hall, "carla")
     open_command(carla, "open_player_account")

@@ -202,7 +202,7 @@ def test_a_demo_player_running_low_loads_credit_again_at_the_desk_between_games(
         clock.advance(1)
     assert done.called
     run_inline_result(demo.command(ADMIN, "import_banned_list", content=DEMO_BANNED_LIST, source="demo.csv"))
-    admitted = run_inline_result(demo.command(DOOR, "admit_visitor", name="Demo player 1", document="DEMO00000001"))
+    admitted = run_inline_result(demo.command(DOOR, "admit_visitor", name="Demo player 1", document="DEMO00000001", birth_date="1980-01-01"))
     opened = run_inline_result(demo.command(CASHIER, "open_player_account", visitor=admitted[0].payload["number"],
                                             medium="ticket", pin="2468"))
     account = opened[0].payload["account"]

@@ -70,7 +70,7 @@ def desks(tmp_path: Path) -> Desks:
         assert browser.sign_in(name).status == 200
     assert people["admin"].command("import_banned_list", {"content": "document,name,until\nB1,Joan Banned,\n",
                                                           "source": "craj.csv"}).status == 200
-    assert people["adam"].command("admit_visitor", {"name": "Anna Vidal", "document": "12345678A"}).status == 200
+    assert people["adam"].command("admit_visitor", {"name": "Anna Vidal", "document": "12345678A", "birth_date": "1980-01-01"}).status == 200
     carla = people["carla"]
     assert carla.command("open_cash_desk", {"desk": "desk-1", "float_cents": 10_000}, "c1").json()["ok"]
     assert carla.command("open_player_account", {"visitor": 1, "medium": "ticket", "pin": "4821"}, "c2").json()["ok"]

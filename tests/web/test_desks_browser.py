@@ -168,9 +168,9 @@ def test_the_administrator_opens_the_session_step_by_step_and_sees_the_token(sta
 def test_the_admission_desk_admits_shows_the_number_and_refuses_the_banned(staff: Staff) -> None:
     adam = staff("adam")
     adam.wait_for_selector("#banned-state:has-text('Banned list: 2 entries from prohibidos.csv (imported by admin)')")
-    submit(adam, "admit_visitor", "Visitor number 1 admitted", name="Marta Soler", document="11111111H")
+    submit(adam, "admit_visitor", "Visitor number 1 admitted", name="Marta Soler", document="11111111H", birth_date="1980-01-01")
     assert adam.inner_text(".visitor-number") == "Visitor number 1 - Marta Soler"
-    outcome = submit(adam, "admit_visitor", "Entry refused", name="Pere Roca", document="12345678Z")
+    outcome = submit(adam, "admit_visitor", "Entry refused", name="Pere Roca", document="12345678Z", birth_date="1980-01-01")
     assert "error" in form(adam, "admit_visitor").locator(".outcome").get_attribute("class")
     assert "12345678Z" in outcome and "banned list" in outcome
     submit(adam, "record_complaint", "Complaint number 1", complainant="Marta Soler", text="The room is cold")
@@ -302,6 +302,22 @@ def test_the_table_chief_sees_the_claimed_card_marked_with_its_completing_ball(s
     assert not sam.is_disabled("#desk-draw")
 
 
+@pytest.mark.req("R80.4")
+def test_R80_4_the_table_chiefs_desk_shows_the_cashiers_work_while_standing_in(staff: Staff) -> None:
+    tomas, carla = staff("tomas"), staff("carla")
+    stand_in = tomas.locator("#stand-in")
+    stand_in.locator(".state-line", has_text="hands a cash desk over to you first").wait_for()
+    assert not tomas.locator('#stand-in form[data-command="open_player_account"]').is_visible()
+    submit(carla, "hand_over_cash_desk", "", to="tomas", to_role="table_chief", reason="carla's break")
+    stand_in.locator(".state-line", has_text="you hold desk-1").wait_for()
+    tomas.locator('#stand-in form[data-command="open_player_account"]').wait_for(state="visible")
+    tomas.locator('#stand-in ul.drawers li', has_text="desk-1: open").wait_for()
+    staff.shoot(tomas, "table-chief-4-standing-in")
+    submit(tomas, "hand_over_cash_desk", "", to="carla", to_role="cashier", reason="carla is back")
+    stand_in.locator(".state-line", has_text="hands a cash desk over to you first").wait_for()
+    tomas.locator('#stand-in form[data-command="open_player_account"]').wait_for(state="hidden")
+
+
 @pytest.mark.req("R85", "R86.1-2", "R96.3", "R77.1")
 def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: Staff) -> None:
     rosa, sam, tomas, carla, admin = staff("rosa"), staff("sam"), staff("tomas"), staff("carla"), staff("admin")
@@ -354,6 +370,12 @@ def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: St
     rosa.locator("#overview dd", has_text="cards collected").wait_for()
     staff.shoot(rosa, "room-chief-3-game-over")
 
+    # The complaint written at the door waits for the room chief (R75.5): confirmed, the session may close.
+    complaints = rosa.locator("#complaints")
+    complaints.locator(".state-line", has_text="1 complaint(s) written at the door wait for your confirmation").wait_for()
+    submit(rosa, "confirm_complaint", "", number="1")
+    complaints.locator(".state-line", has_text="every complaint was written before the room chief").wait_for()
+    complaints.locator("li", has_text="No. 1 · Marta Soler: The room is cold - written before rosa").wait_for()
     # The closing: the count and both signatures, from the desks.
     submit(rosa, "count_balls", "Balls counted (closing)", witnesses=WITNESSES)
     step(admin, "2. Sign the closing", ".next").wait_for()

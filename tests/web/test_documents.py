@@ -54,7 +54,7 @@ def desk(tmp_path: Path) -> tuple[FakeBrowser, FakeBrowser, Journal, HallView]:
         assert browser.sign_in(name).status == 200
     assert admin.command("import_banned_list", {"content": "document,name,until\nB1,Joan Banned,\n",
                                                 "source": "craj.csv"}).status == 200
-    assert door.command("admit_visitor", {"name": "Anna Vidal", "document": "12345678A"}).status == 200
+    assert door.command("admit_visitor", {"name": "Anna Vidal", "document": "12345678A", "birth_date": "1980-01-01"}).status == 200
     assert cashier.command("open_cash_desk", {"desk": "desk-1", "float_cents": 10_000}, "c1").status == 200
     return cashier, seller, journal, view
 
@@ -118,7 +118,7 @@ def test_the_snapshot_offers_choices_and_the_picture_holds_the_drawers_and_visit
          "cents": 10_000},
         {"desk": "desk-2", "open": False, "cents": 0},
     ]
-    assert picture["visitors"] == [{"number": 1, "name": "Anna Vidal", "account": False}]
+    assert picture["visitors"] == [{"number": 1, "name": "Anna Vidal", "account": False, "left": False}]
     cashier.command("open_player_account", {"visitor": 1, "medium": "card", "pin": "4821"}, "c2")
     assert view.console()["visitors"][0]["account"] is True
     cashier.command("reconcile_cash_desk", {"desk": "desk-1", "counted_cents": 9_990}, "c3")

@@ -29,18 +29,25 @@ def test_add_staff_appends_a_hashed_login_and_refuses_a_second_of_the_same_name(
     path = tmp_path / "hall.toml"
     CliRunner().invoke(main, ["hall", "init-config", "--config", str(path)])
     added = CliRunner().invoke(
-        main, ["hall", "add-staff", "lucia", "table_chief", "--document", "X123", "--config", str(path)],
+        main, ["hall", "add-staff", "lucia", "table_chief", "--licence", "I-AD-7781", "--valid-until", "2030-06-30",
+               "--document", "X123", "--config", str(path)],
         input="s3cret passphrase\ns3cret passphrase\n",
     )
     assert added.exit_code == 0, added.output
     member = load_config(path).staff_member("lucia")
     assert member is not None and member.role == "table_chief" and member.document == "X123"
+    assert member.licence is not None and (member.licence.number, member.licence.valid_until.isoformat()) == (
+        "I-AD-7781", "2030-06-30")
     assert check_password("s3cret passphrase", member.password_hash) and "s3cret" not in path.read_text()
-    twice = CliRunner().invoke(main, ["hall", "add-staff", "lucia", "cashier", "--config", str(path)],
-                               input="x\nx\n")
+    twice = CliRunner().invoke(main, ["hall", "add-staff", "lucia", "cashier", "--licence", "I-2", "--valid-until",
+                                      "2030-01-01", "--config", str(path)], input="x\nx\n")
     assert twice.exit_code != 0 and "exists already" in twice.output
-    wrong_role = CliRunner().invoke(main, ["hall", "add-staff", "max", "system", "--config", str(path)], input="x\nx\n")
+    wrong_role = CliRunner().invoke(main, ["hall", "add-staff", "max", "system", "--licence", "I-3", "--valid-until",
+                                           "2030-01-01", "--config", str(path)], input="x\nx\n")
     assert wrong_role.exit_code != 0
+    no_licence = CliRunner().invoke(main, ["hall", "add-staff", "max", "cashier", "--config", str(path)],
+                                    input="long enough password\nlong enough password\n")
+    assert no_licence.exit_code != 0 and "--licence" in no_licence.output and load_config(path).staff_member("max") is None
 
 
 def test_hash_password_prints_a_hash_that_checks() -> None:
@@ -49,7 +56,8 @@ def test_hash_password_prints_a_hash_that_checks() -> None:
     assert check_password("three words here", result.output.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("command", [["hash-password"], ["add-staff", "lucia", "cashier"]])
+@pytest.mark.parametrize("command", [["hash-password"], ["add-staff", "lucia", "cashier", "--licence", "I-1",
+                                                         "--valid-until", "2030-01-01"]])
 def test_pentest_9_the_commands_refuse_a_password_below_the_policy(tmp_path: Path, command: list[str]) -> None:
     path = tmp_path / "hall.toml"
     CliRunner().invoke(main, ["hall", "init-config", "--config", str(path)])

@@ -88,7 +88,7 @@ def test_pentest_2_no_secret_in_any_view_push_or_log_line_of_a_real_hall(hall: H
     staff("admin", "sign_session_opening")
     staff("admin", "import_banned_list", content="document,name,until\nB1000001,Joan Banned,\n", source="craj.csv")
     staff("carla", "open_cash_desk", desk="desk-1", float_cents=50_000)
-    staff("adam", "admit_visitor", name="Pau Player", document="P1234567")
+    staff("adam", "admit_visitor", name="Pau Player", document="P1234567", birth_date="1980-01-01")
     visitor = latest(staff.clients["adam"], "visitor_admitted")["number"]
     staff("carla", "open_player_account", visitor=visitor, medium="ticket", pin=PIN)
     account = latest(staff.clients["carla"], "player_account_opened")["account"]

@@ -74,8 +74,12 @@ function outcomeOf(record) {
   switch (record.type) {
     case "claim_rejected": return `Claim refused: card ${p.card_number} of series ${p.series} does not win - ${p.reason}`;
     case "prize_won": return `prize won: ${p.pattern.toUpperCase()} on card ${p.card_number} of series ${p.series} (ball ${p.ball_count})`;
-    case "visitor_admitted": return `Visitor number ${p.number} admitted (${p.name})`;
+    case "visitor_admitted": return `Visitor number ${p.number} admitted (${p.name})${p.age_checked ? ", of age" : ""}`;
+    case "visitor_left": return `Visitor number ${p.number} left the hall`;
     case "entry_refused": return `Entry refused to ${p.name}: ${p.reason}`;
+    case "complaint_confirmed": return `Complaint number ${p.number} confirmed as written before the room chief`;
+    case "opening_hours_notified": return `Opening hours reported to the regulator: ${p.hours}${p.previous ? " (applies from " + p.applies_from + " unless the regulator objects)" : ""}`;
+    case "opening_hours_decided": return `The regulator ${p.decision === "approved" ? "approved" : "objected to"} the opening hours ${p.hours} (${p.reference})`;
     case "self_excluded": return `Self-exclusion recorded: document ${p.document} may not play until ${p.until}`;
     case "spending_limit_set": return p.limit_cents === null ? `Daily limit removed from ${p.effective}`
       : `Daily limit of ${Hall.money(p.limit_cents)} from ${p.effective}`;
@@ -86,7 +90,7 @@ function outcomeOf(record) {
     case "paper_cards_sold": return `Sold series ${p.series} cards ${p.first}-${p.last}: ${p.count} cards, ${Hall.money(p.amount_cents)}`;
     case "cash_desk_opened": return `Cash desk ${p.desk} opened with a float of ${Hall.money(p.float)}`;
     case "cash_desk_reconciled": return `Cash desk ${p.desk} closed: counted ${Hall.money(p.counted)}, expected ${Hall.money(p.expected)}, difference ${Hall.money(p.difference)}`;
-    case "complaint_recorded": return `Complaint number ${p.number} written in the book (${p.complainant})`;
+    case "complaint_recorded": return `Complaint number ${p.number} written in the book (${p.complainant})${p.room_chief ? ", before the room chief " + p.room_chief : p.witnessed === false ? "; the room chief confirms it" : ""}`;
     case "incident_recorded": return `Incident number ${p.number} recorded`;
     case "balls_counted": return `Balls counted (${p.stage}): ${p.counted} of 90${p.missing.length ? ", MISSING " + p.missing.join(", ") : ""}`;
     case "system_verified": return `Verification for ${p.date}: ${p.passed ? "passed" : "FAILED"}`;
@@ -251,7 +255,10 @@ const STATE_CHOICES = {
     .filter(([name]) => !(view.desks || []).some((d) => d.desk === name))
     .map(([name, cents]) => [name, `${name} (${Hall.money(cents)} in the drawer)`]),
   visitor: (view) => (view.visitors || []).map((v) => [String(v.number),
-    `${v.number} · ${v.name}${v.account ? " (holds an account)" : ""}`]),
+    `${v.number} · ${v.name}${v.account ? " (holds an account)" : ""}${v.left ? " (left)" : ""}`]),
+  // The complaints the room chief has not yet confirmed as written in their presence (R75.5).
+  complaint: (view) => (view.complaints || []).filter((c) => !c.room_chief).map((c) => [String(c.number),
+    `No. ${c.number} · ${c.complainant}`]),
 };
 
 // The commands that name a new thing: that argument is typed, not chosen among the known ones.
@@ -259,6 +266,7 @@ const NAMES_NEW = {enrol_terminal: ["terminal"], replace_ball_set: ["new_set"]};
 
 function choiceKind(name, command) {
   if ((NAMES_NEW[command] || []).includes(name)) return null;
+  if (command === "confirm_complaint" && name === "number") return "complaint";
   if (name in Console.choices) return name;
   if (name === "desk" || name.endsWith("_desk")) return "desk";  // from_desk, to_desk...
   if (name in STATE_CHOICES) return name;
@@ -286,7 +294,8 @@ function fillSelect(select, view) {
   else if (options.some(([v]) => v === kept)) select.value = kept;
 }
 
-const LABELS = {pin: "PIN (4 to 8 digits, typed by the player)", new_pin: "new PIN", float_cents: "float (EUR)"};
+const LABELS = {pin: "PIN (4 to 8 digits, typed by the player)", new_pin: "new PIN", float_cents: "float (EUR)",
+  birth_date: "birth date on the document (checked, not kept)"};
 
 function labelText(name) {
   if (name in LABELS) return LABELS[name];
@@ -328,7 +337,7 @@ function fieldFor(name, type, options = {}) {
     input.type = "password";
     input.autocomplete = "off";
     input.inputMode = "numeric";
-  } else if (type === "str" && name === "date") {
+  } else if (type === "str" && (name === "date" || name.endsWith("_date"))) {
     input = document.createElement("input");
     input.type = "date";
   } else if (type === "dict") {
@@ -797,6 +806,26 @@ function administratorScreen(screen) {
   const banned = section("The regulator's banned list", {state: bannedState});
   append(banned, commandForm("import_banned_list", {label: "Import the list"}));
   screen.appendChild(banned);
+  screen.appendChild(hoursSection());
+}
+
+// The opening hours (R74): those in force, a change waiting for the regulator, and its answer.
+function hoursState(view) {
+  const h = view.opening_hours;
+  if (!h) return ["No opening hours reported: the hall is held to none (set [hall] opening_hours)", false];
+  const now = `in force: ${h.in_force || h.hours}${h.open_now === false ? " - the hall is CLOSED now" : ""}`;
+  if (h.pending) return [`${now}; change to ${h.hours} requested: applies from ${h.applies_from} unless the regulator objects, or once it approves`, false];
+  if (h.decision) return [`${now}; the regulator ${h.decision === "approved" ? "approved" : "objected to"} ${h.hours} (${h.reference})`, true];
+  return [now, true];
+}
+
+function hoursSection() {
+  const box = section("Opening hours (R74)", {id: "opening-hours", state: hoursState});
+  box.querySelector(".state-line").id = "hours-detail";
+  return append(box, commandForm("record_hours_decision", {
+    label: "Record the regulator's answer", when: (view) => Boolean(view.opening_hours && view.opening_hours.pending),
+    fields: {reference: {label: "reference of the regulator's letter"}},
+  }));
 }
 
 function showToken(message) {
@@ -869,8 +898,8 @@ function roomChiefScreen(screen) {
   const last = append(section("Last game of the session", {when: (view) => Boolean(view.game && !view.game.last_game && !gameOver(view.game))}),
     commandForm("announce_last_game", {label: "Announce this game as the last"}));
   append(game, pots, close, end, correctionSection(), last);
-  append(screen, pauseBanner(), game, openingSection(), closingSection(), megabingoSection(), operatorPotsSection(),
-    machinesSection());
+  append(screen, pauseBanner(), game, openingSection(), closingSection(), complaintsSection(), megabingoSection(),
+    operatorPotsSection(), machinesSection());
 }
 
 // --- The pots outside a game: the megabingo's announcement, the operator's money ----------
@@ -913,6 +942,30 @@ function operatorPotsSection() {
       fields: {amount_cents: {label: "amount (EUR)"}},
       when: (view) => Boolean(view.jackpot_contributions && view.jackpot_contributions.recoverable_cents > 0)}));
   return box;
+}
+
+// The complaints book (R75.5): written in the room chief's presence; the door's wait for the confirmation.
+function complaintsSection() {
+  const waiting = (view) => (view.complaints || []).filter((c) => !c.room_chief);
+  const box = section("Complaints book", {
+    id: "complaints",
+    state: (view) => (waiting(view).length ? [`${waiting(view).length} complaint(s) written at the door wait for your confirmation; the session does not close before`, false]
+      : ["every complaint was written before the room chief", true]),
+    next: (view) => waiting(view).length > 0,
+  });
+  return append(box,
+    commandForm("confirm_complaint", {label: "Confirm: written in my presence", when: (view) => waiting(view).length > 0,
+      fields: {number: {label: "complaint"}}}),
+    commandForm("record_complaint", {label: "Write the complaint"}),
+    live("ul", "rows complaints", complaintRows));
+}
+
+function complaintRows(node, view) {
+  node.textContent = "";
+  (view.complaints || []).forEach((c) => node.appendChild(Hall.el("li",
+    `No. ${c.number} · ${c.complainant}: ${c.text} - ${c.room_chief ? "written before " + c.room_chief : "WAITING for the room chief"}`,
+    c.room_chief ? "" : "warn")));
+  if (!(view.complaints || []).length) node.appendChild(Hall.el("li", "No complaint written.", "hint"));
 }
 
 // --- The video bingo machines: meters and game recall (GLI-11), station enrolment --------
@@ -1111,6 +1164,21 @@ function tableChiefScreen(screen) {
     });
   }));
   append(screen, pauseBanner(), check, completedNow, correctionSection());
+  // Standing in for the cashier (R80.4): once a cash desk is handed over to this table chief,
+  // the cashier's desk is theirs to work, until it is handed back or counted and closed.
+  const standIn = section("Standing in for the cashier (R80.4)", {
+    id: "stand-in",
+    state: (view) => (holdsDesk(view) ? [`you hold ${holdsDesk(view).desk}: the cashier's work is yours until you hand it over or close it`, true]
+      : ["the cashier, or the room chief, hands a cash desk over to you first", false]),
+  });
+  const cashierDesk = Hall.el("div", null, "stand-in-desk");
+  Console.updaters.push((view) => { cashierDesk.hidden = !holdsDesk(view); });
+  cashierScreen(cashierDesk);
+  append(screen, append(standIn, cashierDesk));
+}
+
+function holdsDesk(view) {
+  return (view.desks || []).find((d) => d.open && d.held_by === Console.me.name) || null;
 }
 
 function showClaimCard(node, view) {
@@ -1299,9 +1367,19 @@ function admissionScreen(screen) {
   banned.querySelector(".state-line").id = "banned-state";
   screen.appendChild(banned);
   const admit = section("Admit a visitor", {
-    state: (view) => (view.banned_list ? ["name and identity document as on the document", false] : ["nobody can be admitted before the banned list is loaded", false]),
+    state: (view) => (view.banned_list ? ["name, identity document and birth date as on the document (under 18: refused; the date is not kept)", false] : ["nobody can be admitted before the banned list is loaded", false]),
     next: (view) => Boolean(view.banned_list),
   });
+  const presence = live("p", "presence", (node, view) => {
+    const p = view.presence;
+    node.id = "presence";
+    if (!p) { node.textContent = ""; return; }
+    const full = p.capacity !== null && p.present >= p.capacity;
+    node.textContent = p.capacity === null ? `People present: ${p.present} (no authorised capacity configured)`
+      : `People present: ${p.present} of ${p.capacity}${full ? " - FULL: admit again once someone leaves" : ""}`;
+    node.classList.toggle("error", full);
+  });
+  admit.appendChild(presence);
   append(admit, commandForm("admit_visitor", {label: "Admit", before: () => { Console.admitted = null; refresh(); }, done: (message) => {
     const admitted = (message.records || []).map((r) => Console.recent.get(r.seq)).find((r) => r && r.type === "visitor_admitted");
     Console.admitted = admitted ? admitted.payload : null;
@@ -1310,17 +1388,17 @@ function admissionScreen(screen) {
     node.hidden = !Console.admitted;
     node.textContent = Console.admitted ? `Visitor number ${Console.admitted.number} - ${Console.admitted.name}` : "";
   }));
+  const present = (value, view) => ((view.presence || {}).visitors || []).map(String).includes(value);
   const today = section("Visitors admitted");
-  append(today, live("ul", "rows", (node, view) => {
+  append(today, commandForm("record_visitor_left", {label: "The visitor leaves", quiet: true,
+    fields: {visitor: {filter: present}}, when: (view) => ((view.presence || {}).present || 0) > 0}),
+  live("ul", "rows", (node, view) => {
     node.textContent = "";
-    (view.visitors || []).slice(0, 12).forEach((v) => node.appendChild(Hall.el("li", `${v.number} · ${v.name}`)));
+    (view.visitors || []).slice(0, 12).forEach((v) => node.appendChild(Hall.el("li", `${v.number} · ${v.name}${v.left ? " (left)" : ""}`)));
     if (!(view.visitors || []).length) node.appendChild(Hall.el("li", "Nobody admitted yet.", "hint"));
   }));
-  const complaints = section("Complaints book");
-  append(complaints, commandForm("record_complaint", {label: "Write the complaint"}), live("ul", "rows", (node, view) => {
-    node.textContent = "";
-    (view.complaints || []).forEach((c) => node.appendChild(Hall.el("li", `No. ${c.number} · ${c.complainant}: ${c.text}`)));
-  }));
+  const complaints = section("Complaints book", {state: () => ["written in the room chief's presence: the room chief confirms it (R75.5)", false]});
+  append(complaints, commandForm("record_complaint", {label: "Write the complaint"}), live("ul", "rows", complaintRows));
   const incidents = section("Incidents and self-exclusion");
   append(incidents, commandForm("record_incident", {label: "Record the incident", fields: {visitors: {label: "visitor numbers concerned"}}}),
     commandForm("record_self_exclusion", {label: "Record the self-exclusion"}));
@@ -1465,10 +1543,9 @@ function showHours(view) {
   const hours = view.opening_hours;
   line.hidden = !hours;
   if (!hours) return;
-  const today = new Date().toISOString().slice(0, 10);
-  line.textContent = hours.previous && today < hours.applies_from
-    ? `open ${hours.previous} (from ${hours.applies_from}: ${hours.hours})`
-    : `open ${hours.hours}`;
+  const inForce = hours.in_force || hours.hours;
+  line.textContent = hours.pending ? `open ${inForce} (requested: ${hours.hours}, from ${hours.applies_from} unless the regulator objects)`
+    : `open ${inForce}${hours.open_now === false ? " - closed now" : ""}`;
 }
 
 function refresh() {
