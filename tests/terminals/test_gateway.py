@@ -167,7 +167,35 @@ def test_a_player_buys_watches_the_cards_mark_themselves_wins_the_line_and_sees_
     assert watcher.client.won == []
 
 
-@pytest.mark.req("R82.13-16")
+@pytest.mark.req("R86.3")
+def test_R86_3_a_player_who_leaves_is_not_refunded_and_the_cards_play_on_to_their_prize(
+    hall: VirtualHall, gateway: TerminalGateway
+) -> None:
+    """The player buys two cards and leaves before the draw: no refund is written and the
+    account keeps what it held after the purchase; the cards stay in the game, and the line the
+    first one wins is credited to the account the player left."""
+    row = [int(n) for n in layout(1).reshape(3, 9)[0] if n]
+    hall.balls.put_first(row)
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    wire, number = signed_in(hall, gateway)
+    assert result(wire.client.buy(2))["credit_cents"] == 800
+    wire.drop()  # the player walks away from the terminal: its connection ends, signing them out
+    assert not gateway._signed_in(player_account(number))
+    result(hall.games.close_sale(CHIEF))
+    assert hall.balance(number) == 800
+    assert len(hall.games.current.machine.in_play) == 2
+    for _ in range(5):
+        result(hall.games.draw_ball(SELLER))
+    result(hall.games.close_prize(SELLER))
+    types = [r.type for r in hall.records()]
+    assert not any("refund" in t for t in types), types
+    (won,) = [r.payload for r in hall.records() if r.type == "prize_paid" and r.payload["prize"] == "line"]
+    ((card, line),) = won["payments"]
+    assert card.endswith("-1") and line > 0 and hall.balance(number) == 800 + line
+
+
+@pytest.mark.req("R82.13-16", "R82.3")
 def test_unenrolled_and_revoked_terminals_are_refused_and_hung_up_on_and_nothing_is_journaled(
     hall: VirtualHall, gateway: TerminalGateway
 ) -> None:
