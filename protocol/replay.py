@@ -29,7 +29,7 @@ import datetime
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, NoReturn, TypeVar
+from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from protocol.cards import Card, CardError
 from protocol.errors import DomainError
 from protocol.json_values import describe
 from protocol.settlement import (
+    BY_STAKE,
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
     JACKPOT_THRESHOLDS,
@@ -58,13 +59,28 @@ from protocol.settlement import (
     game_sales,
     operator_contribution,
     reserve_boost_allowance,
+    share_by_stake,
     split_prize,
+    stake_cents,
     tax_cents,
 )
 from protocol.wins import game_winners
 
 INPUT_FORMAT = "bingo-replay/1"
 OUTPUT_FORMAT = "bingo-replay-result/1"
+#: Version 2: what version 1 could not express, here the network game's sharing of the whole prize
+#: (``rules.sharing``, R93.13).
+INPUT_FORMAT_V2 = "bingo-replay/2"
+OUTPUT_FORMAT_V2 = "bingo-replay-result/2"
+#: Every version read, and the result's format for each.
+INPUT_FORMATS = (INPUT_FORMAT, INPUT_FORMAT_V2)
+OUTPUT_FORMATS = (OUTPUT_FORMAT, OUTPUT_FORMAT_V2)
+RESULT_OF = dict(zip(INPUT_FORMATS, OUTPUT_FORMATS))
+#: ``rules.sharing`` (version 2): how a prize is shared among its winners.  ``hall``, the
+#: default: card c is paid ``P * stake_pct_c // (100 * W)`` and the rest carries (R88.4-5);
+#: ``by_stake``: the network game's, the whole prize in proportion to each card's stake in
+#: cents, the cents by the largest remainder, nothing carried (R93.13).
+SHARINGS = ("hall", BY_STAKE)
 
 SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = SUPERBINGO_LIMITS[0], SUPERBINGO_LIMITS[-1]
 
@@ -223,6 +239,9 @@ class Scenario:
     rules: PrizeRules
     opening: Pots
     sessions: tuple[Session, ...]
+    format: str = INPUT_FORMAT
+    #: How prizes are shared (version 2's ``rules.sharing``; version 1 shares the hall's way).
+    sharing: str = "hall"
 
 
 _GAME_REQUIRED = ("game", "price_cents", "cards", "draw")
@@ -540,9 +559,14 @@ def parse_scenario(data: Any) -> Scenario:
         _At("", "(top level)").fail(f"must be an object, got {describe(data)}")
     top = _At("", "")
     _object(data, top, ("format", "rules", "sessions"), ("opening",))
-    if data["format"] != INPUT_FORMAT:
-        top["format"].fail(f"must be {json.dumps(INPUT_FORMAT)}, got {describe(data['format'])}")
-    rules = _parse_rules(data["rules"])
+    version = data["format"]
+    if version not in INPUT_FORMATS:
+        top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
+    sharing = _parse_sharing(data["rules"], version)
+    rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"})
+    if sharing == BY_STAKE and (rules.superbingo_bp or rules.megabingo or rules.jackpot):
+        _At("", "rules")["sharing"].fail("the network game's sharing (by_stake) plays no pot: superbingo_bp is 0, "
+                                         "megabingo and jackpot false")
     opening = _parse_opening(data.get("opening", {}))
     entries = _array(data["sessions"], top["sessions"])
     if not entries:
@@ -550,7 +574,34 @@ def parse_scenario(data: Any) -> Scenario:
     sessions: list[Session] = []
     for index, entry in enumerate(entries):
         sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None))
-    return Scenario(rules, opening, tuple(sessions))
+    return Scenario(rules, opening, tuple(sessions), version, sharing)
+
+
+def sharing_version(shared_by_stake: Sequence[bool]) -> str | None:
+    """The format of a day of network games that shared their prizes as ``shared_by_stake`` says, game
+    by game: version 2 (``rules.sharing`` ``by_stake``, R93.13) when every one did, version 1 (games of a
+    journal written before that rule) when none did, ``None`` when the day holds both: one file plays
+    one rule."""
+    if all(shared_by_stake):
+        return INPUT_FORMAT_V2
+    if not any(shared_by_stake):
+        return INPUT_FORMAT
+    return None
+
+
+def _parse_sharing(rules: Any, version: str) -> str:
+    """``rules.sharing``: a key of version 2 only, ``hall`` when absent."""
+    at = _At("", "rules")
+    if not isinstance(rules, dict):
+        at.fail(f"must be an object, got {describe(rules)}")
+    if "sharing" not in rules:
+        return "hall"
+    if version != INPUT_FORMAT_V2:
+        at["sharing"].fail(f"is not a key of this format (misspelt?); it is a key of {INPUT_FORMAT_V2}")
+    sharing = rules["sharing"]
+    if sharing not in SHARINGS:
+        at["sharing"].fail(f"is {' or '.join(json.dumps(s) for s in SHARINGS)}, not {describe(sharing)}")
+    return str(sharing)
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -685,8 +736,15 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                                   "tax_cents": figures.tax_cents, "balls_drawn": len(game.draw), "prizes": prizes_out,
                                   "refunded_after_close_cents": refunds, "pots": dataclasses.asdict(pots)})
                 continue
-            line = split_prize(figures.line_cents, stakes(game.line))
-            bingo = split_prize(figures.bingo_cents, stakes(game.bingo))
+            if scenario.sharing == BY_STAKE:  # the whole prize by each card's stake in cents (R93.13)
+                def by_stake(amount: int, winners: Winners) -> Split:
+                    cents = [stake_cents(game.price_cents, pct) for pct in stakes(winners)]
+                    return checked("cards", lambda: share_by_stake(amount, cents))
+
+                line, bingo = by_stake(figures.line_cents, game.line), by_stake(figures.bingo_cents, game.bingo)
+            else:
+                line = split_prize(figures.line_cents, stakes(game.line))
+                bingo = split_prize(figures.bingo_cents, stakes(game.bingo))
             pots = carry_forward(pots, line, bingo)
             prizes: dict[str, tuple[int, Split, Winners]] = {
                 "line": (game.line.ball, line, game.line),
@@ -736,7 +794,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             games_out.append({**played, "pots": dataclasses.asdict(pots)})
         joints_up_to(None)
 
-    result: dict[str, Any] = {"format": OUTPUT_FORMAT, "games": games_out}
+    result: dict[str, Any] = {"format": RESULT_OF[scenario.format], "games": games_out}
     if joints_out:
         result["joint_games"] = joints_out
     result["totals"] = {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}

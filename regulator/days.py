@@ -48,7 +48,7 @@ from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL as CENTRAL_SENDER
 from protocol.regulator_feed import report_digest
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, ReplayError, parse_scenario
+from protocol.replay import INPUT_FORMATS, OUTPUT_FORMATS, ReplayError, parse_scenario
 from regulator.store import Store
 from server_kit.journal.port import JournalPort
 
@@ -192,7 +192,7 @@ class AuditDays:
             if records[-1].hash != segment.last_hash:
                 raise ExportFault(f"{SEGMENT}: it names record {segment.last_seq} with the hash {segment.last_hash}; "
                                   f"the record held has {records[-1].hash}")
-            scenario = document(_text(files, SCENARIO), SCENARIO, INPUT_FORMAT)
+            scenario = document(_text(files, SCENARIO), SCENARIO, INPUT_FORMATS)
             try:
                 parse_scenario(scenario)
             except ReplayError as error:
@@ -201,7 +201,7 @@ class AuditDays:
                 if session["date"] != segment.day:
                     raise ExportFault(f"{SCENARIO}: session {session['date']} is not of the day {segment.day} the "
                                       "report is")
-            exported = ExportFiles(PurePath(name), scenario, document(_text(files, RESULT), RESULT, OUTPUT_FORMAT),
+            exported = ExportFiles(PurePath(name), scenario, document(_text(files, RESULT), RESULT, OUTPUT_FORMATS),
                                    records, self._key(sender))
             kind = kind_of(sender)
             verified = check_documents(exported, kind, REBUILDS[kind])

@@ -46,7 +46,7 @@ from protocol.audit.check import (
     strict_json,
 )
 from protocol.chain import GENESIS, ChainError, Record
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, ReplayError, parse_scenario
+from protocol.replay import INPUT_FORMATS, OUTPUT_FORMATS, ReplayError, parse_scenario
 from server_kit.audit_folder import one_line, verify_segment
 
 #: The fields of a ``journal.jsonl`` line and the JSON type each must have.
@@ -70,7 +70,7 @@ def _text(path: Path) -> str:
         raise ExportUnreadable(f"{path} cannot be read: {error.strerror or error}") from None
 
 
-def _document(path: Path, format: str) -> dict[str, Any]:
+def _document(path: Path, format: str | tuple[str, ...]) -> dict[str, Any]:
     return document(_text(path), str(path), format)
 
 
@@ -116,7 +116,7 @@ def read_export(folder: Path) -> ExportFiles:
     for name in FILES:
         if not (folder / name).is_file():
             raise ExportUnreadable(f"{folder / name} is missing (an audit export holds {', '.join(FILES)})")
-    scenario = _document(folder / SCENARIO, INPUT_FORMAT)
+    scenario = _document(folder / SCENARIO, INPUT_FORMATS)
     try:
         parse_scenario(scenario)
     except ReplayError as error:
@@ -124,7 +124,7 @@ def read_export(folder: Path) -> ExportFiles:
     return ExportFiles(
         folder=folder,
         scenario=scenario,
-        result=_document(folder / RESULT, OUTPUT_FORMAT),
+        result=_document(folder / RESULT, OUTPUT_FORMATS),
         records=_journal(folder / JOURNAL),
         public_key=_public_key(folder / PUBLIC_KEY),
     )

@@ -132,14 +132,17 @@ def strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_repeated_keys)
 
 
-def document(text: str, where: str, format: str) -> dict[str, Any]:
-    """The JSON document ``text`` (named ``where``) of ``format``; :class:`ExportUnreadable` otherwise."""
+def document(text: str, where: str, format: str | tuple[str, ...]) -> dict[str, Any]:
+    """The JSON document ``text`` (named ``where``) of ``format`` (or one of its versions);
+    :class:`ExportUnreadable` otherwise."""
+    formats = (format,) if isinstance(format, str) else format
     try:
         data = strict_json(text)
     except (ValueError, RecursionError) as error:
         raise ExportUnreadable(f"{where} is not valid JSON: {error}") from None
-    if not isinstance(data, dict) or data.get("format") != format:
-        raise ExportUnreadable(f"{where} is not a {format} document (its \"format\" is not {format!r})")
+    if not isinstance(data, dict) or data.get("format") not in formats:
+        shown = " or ".join(formats)
+        raise ExportUnreadable(f"{where} is not a {shown} document (its \"format\" is not {' or '.join(map(repr, formats))})")
     return data
 
 
