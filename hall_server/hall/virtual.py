@@ -389,7 +389,8 @@ class VirtualModule(ProjectedState):
             if known.out_of_service is not None:
                 raise VirtualError(f"terminal {known.terminal_id} is already out of service")
             why = _reason(reason)
-            entries: list[Entry] = [("terminal_out_of_service", {"terminal": known.terminal_id, "reason": why})]
+            out: dict[str, Any] = {"terminal": known.terminal_id, "reason": why}
+            entries: list[Entry] = [("terminal_out_of_service", out)]
             game = self.games.current
             if game is None or game.over or not self.has_cards(game.game_id, known.terminal_id):
                 return entries
@@ -399,7 +400,7 @@ class VirtualModule(ProjectedState):
                 # Once a ball is known a refund would let the player keep the cards' chances so far and
                 # take back the stakes of those that turned out losing, at the house's cost (the R96.3
                 # ruling as the central server reads it): the cards stay in play, their wins credited.
-                entries[0][1]["kept_in_play"] = [
+                out["kept_in_play"] = [
                     ref.label for ref, s in game.machine.sales.items() if s.terminal_id == known.terminal_id
                 ]
                 return entries

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import RESERVE, GamesBase, _entry, _text
+from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _entry, _text
 from hall_server.hall.games.state import _fork
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
@@ -33,6 +33,9 @@ class FailureCommands(GamesBase):
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
+            for check in self.resume_checks:
+                if (refusal := check()) is not None:
+                    raise GameModuleError(refusal)
             (resumed,) = _fork(game.machine).resolve_failure()
             return [_entry(resumed)]
 
