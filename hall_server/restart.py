@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from twisted.internet import defer
 from twisted.logger import Logger
@@ -36,7 +36,6 @@ from hall_server.hall.videobingo import VideoBingoModule
 from hall_server.hall.virtual import VirtualModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.session import SessionModule
-from protocol.game import Input
 from server_kit.core import CommandCore
 from server_kit.journal.port import Entry
 from server_kit.run_marker import RunMarker
@@ -56,10 +55,16 @@ class CrashRestart:
         self.marker = RunMarker(home)
         #: Whether the run before this one ended without a clean stop (read before this run writes its marker).
         self.crashed = self.marker.left_behind()
+        #: Journals the restart once the service runs (set by :meth:`install` when the run before crashed).
+        self._record: Callable[[], Any] | None = None
 
     def started(self, now_ms: int) -> None:
-        """The hall's service started: a crash from now on is found by the next start."""
+        """The hall's service started: a crash from now on is found by the next start; a crash before this
+        start is journaled now (a hall built but never started, to look at a folder, journals nothing)."""
         self.marker.write(now_ms)
+        record, self._record = self._record, None
+        if record is not None:
+            record()
 
     def stopped(self) -> None:
         """The hall's services stopped cleanly."""
@@ -76,7 +81,7 @@ class CrashRestart:
         session.crashed_after(core.seq)
         log.warn("The hall server did not stop cleanly last time (its journal ends at record {seq}): nothing is sold "
                  "until the room chief runs the verification and it passes (R92.5e)", seq=core.seq)
-        reactor.callWhenRunning(lambda: record_restart(core, games).addErrback(
+        self._record = lambda: reactor.callWhenRunning(lambda: record_restart(core, games).addErrback(
             lambda failure: log.failure("journaling the restart after a crash", failure)))
 
 
@@ -108,27 +113,18 @@ def gate(session: SessionModule, games: GamesModule, sellers: Sellers) -> None:
 
 
 def record_restart(core: CommandCore, games: GamesModule) -> defer.Deferred[Any]:
-    """Journal ``restarted_after_crash`` and suspend the game in progress (R86.1), as the server."""
+    """Journal ``restarted_after_crash`` and, in the same commit, suspend the game in progress (R86.1)."""
     last = core.journal.last
-    game = games.current
-    in_progress = game if game is not None and not game.over else None
 
     def decide(now: int) -> list[Entry]:
         payload: dict[str, Any] = {"last_record": last.seq if last is not None else 0,
                                    "stopped_after_ms": last.time_ms if last is not None else now}
-        if in_progress is not None:
-            payload["game_id"] = in_progress.game_id
-        return [("restarted_after_crash", payload)]
+        game = games.current
+        if game is not None and not game.over:
+            payload["game_id"] = game.game_id
+        return [("restarted_after_crash", payload), *games.suspension(SUSPENDED_BECAUSE)]
 
-    recorded = core.execute(SYSTEM, "record_restart_after_crash", decide)
-
-    def suspend(_: Any) -> Any:
-        current = games.current
-        if current is None or current.over or not current.machine.accepts(Input.FAILURE_REPORTED):
-            return None  # nothing to suspend, or it already is
-        return games.suspend_game(SYSTEM, SUSPENDED_BECAUSE)
-
-    return recorded.addCallback(suspend)
+    return core.execute(SYSTEM, "record_restart_after_crash", decide)
 
 
 __all__ = ["CrashRestart", "record_restart"]
