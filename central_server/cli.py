@@ -11,7 +11,8 @@ finds this module through the ``bingo.commands`` entry point group, which
   server (:mod:`central_server.operator`), sent with the operator's certificate;
   a refusal is one line on stderr with its code, and exit status 2;
 * ``audit-export`` writes a day's network games for the inspector (FORMATS.md 3);
-* ``daily-report`` writes the day's signed report to the regulator (R95.4, docs/reports.md).
+* ``daily-report`` writes the day's signed report to the regulator (R95.4, docs/reports.md);
+* ``backup`` writes an archive of the running server (``bingo restore`` puts it back, docs/backup.md).
 """
 
 from __future__ import annotations
@@ -347,6 +348,28 @@ def audit_export(day: str, out: Path, config_path: Path | None) -> None:
     if made.left_out:
         click.echo("left out: " + "; ".join(f"{game} ({why})" for game, why in made.left_out))
 
+
+
+@central.command("backup")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The archive to write (a new file; .tar.gz).")
+@click.option("--passphrase-file", "passphrase_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="Encrypt the server's keys into the archive with the passphrase in this file; "
+                                 "without it they are left out, to be kept apart.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The central server's configuration (default: $BINGO_HOME/central.toml).")
+def backup_command(out: Path, passphrase_file: Path | None, config_path: Path | None) -> None:
+    """Back the central server up while it runs: its folder and its database in one snapshot (pg_dump of
+    the database pair's leader, or SQLite's online backup), its journal's head taken before it
+    (`bingo restore` puts it back; docs/backup.md)."""
+    from central_server.backup import central_folder
+    from central_server.tap import configuration
+    from server_kit.backup import backup, backup_lines, read_passphrase
+
+    passphrase = read_passphrase(passphrase_file) if passphrase_file is not None else None
+    made = backup(central_folder(configuration(config_path)), out, passphrase=passphrase)
+    for line in backup_lines(made):
+        click.echo(line)
 
 
 @central.command("audit-verify")

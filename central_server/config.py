@@ -28,7 +28,7 @@ from protocol import central_messages as wire
 from protocol.central_messages import CentralMessageError
 from protocol.cards import CARDS_PER_STRIP
 from protocol.errors import DomainError
-from server_kit.connections import ConnectionLimits, LimitsError
+from server_kit.limits import ConnectionLimits, LimitsError
 
 DEFAULT_PORT = 7310
 DEFAULT_TIMEZONE = "UTC"

@@ -71,7 +71,7 @@ from hall_server.hall.roles import Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
-from server_kit.connections import ConnectionLimits, LimitsError
+from server_kit.limits import ConnectionLimits, LimitsError
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.
@@ -85,6 +85,8 @@ MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 1000
 STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 DEFAULT_PORT = 8443
+#: Seconds between two checkpoints while records come, unless ``[journal]`` says otherwise.
+DEFAULT_CHECKPOINT_EVERY_SECONDS = 600
 #: What terminals and boards say between games until the operator words it (R97.2).
 DEFAULT_WARNINGS = (
     "Play for fun, not to win money back: set yourself a limit and keep to it.",
@@ -311,6 +313,9 @@ class HallConfig:
     annex: AnnexConfig | None = None
     #: What the port admits (``[connections]``: deadlines, per-address and per-certificate bounds).
     connections: ConnectionLimits = ConnectionLimits()
+    #: Seconds between two checkpoints of the hall's state while records come
+    #: (``[journal] checkpoint_every_seconds``; docs/journal.md, "Checkpoints").
+    checkpoint_every_seconds: int = DEFAULT_CHECKPOINT_EVERY_SECONDS
 
     def staff_member(self, name: str) -> StaffMember | None:
         for member in self.staff:
@@ -376,6 +381,9 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     if not desks or not all(isinstance(d, str) and d.strip() for d in desks) or len(set(desks)) != len(desks):
         raise reader.error("cashier.desks", "lists the cash desks by distinct names")
     strips = reader.get(cards, "cards.generate_strips", int, 100)
+    every = reader.get(reader.table("journal"), "journal.checkpoint_every_seconds", int, DEFAULT_CHECKPOINT_EVERY_SECONDS)
+    if not 10 <= every <= 86_400:
+        raise reader.error("journal.checkpoint_every_seconds", f"is 10 to 86400 seconds, not {every}")
     pki_dir = base / tls["pki_dir"] if "pki_dir" in tls else home / "pki"
     if not 0 <= strips <= 10_000:
         raise reader.error("cards.generate_strips", "between 0 (never generate) and 10000 strips")
@@ -407,6 +415,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         videobingo=_videobingo(reader, base),
         annex=_annex(reader),
         connections=_connections(reader),
+        checkpoint_every_seconds=every,
     )
 
 

@@ -13,7 +13,7 @@
    console's read model, then **recovery**: every module's state is restored from the
    checkpoint and the records after it folded in (or the whole journal replayed)
    before anything listens; checkpoints are written every
-   :data:`CHECKPOINT_EVERY_RECORDS` records or :data:`CHECKPOINT_EVERY_SECONDS`
+   :data:`CHECKPOINT_EVERY_RECORDS` records or ``[journal] checkpoint_every_seconds``
    seconds and at a clean stop (``server_kit/journal/checkpoints.py``);
 4. with ``[draw] source = "blower"``, the blower drivers on their serial ports
    (``hall_server/blower/hall.py``: ball source, faults, reserve switch), told the
@@ -135,10 +135,9 @@ FIRST_TERMINAL = "terminal-1"
 #: The demo's video bingo machine (one station), when hall.toml has no ``[videobingo]``.
 DEMO_MACHINE = "vb-1"
 DEMO_PAYTABLE = Path(__file__).resolve().parents[1] / "protocol" / "videobingo" / "paytables" / "vb-classic-3x5.json"
-#: A checkpoint of the hall's state is written after this many records ...
+#: A checkpoint of the hall's state is written after this many records, or after
+#: ``[journal] checkpoint_every_seconds`` with records since the last one, and at a clean stop.
 CHECKPOINT_EVERY_RECORDS = 50_000
-#: ... or this many seconds with records since the last one, and at a clean stop.
-CHECKPOINT_EVERY_SECONDS = 600.0
 #: What a checkpoint's state that does not fit raises when it is restored: it is then
 #: passed over for the whole journal.
 UNFIT_CHECKPOINT = (CheckpointRefused, ProjectionError, TypeError, ValueError, KeyError, AttributeError, IndexError)
@@ -499,7 +498,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     feed = regulator_feed(config, reactor, journal)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     series=functools.partial(series_on_sale, games),
-                    feed=feed.console_status if feed is not None else lambda: None)
+                    feed=feed.console_status if feed is not None else lambda: None,
+                    jackpot=lambda: games.jackpot_contributions_picture(core.now_ms()))
     core.add_view(view)
     try:
         recovered_from, recovered = recover(core, journal, checkpoint)
@@ -529,7 +529,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     checkpointing = CheckpointService(
         core, checkpoints, clock, thread_pool_runner(reactor, checkpoint_pool), pool=checkpoint_pool,
         written_seq=recovered_from,
-        every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=CHECKPOINT_EVERY_SECONDS,
+        every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=config.checkpoint_every_seconds,
     )
     checkpointing.setServiceParent(service)
     # A journal behind what the hall reported (an earlier copy of its folder, records cut and
@@ -906,7 +906,7 @@ def add_demo(hall: HallServer, reactor: Any, pace: float) -> None:
     demo = DemoSession(
         hall.core, hall.view, hall.clock or reactor, [s.number for s in config.series], config.desks[0],
         pace=pace, timezone=config.timezone, terminals=terminals, stations=stations, balance=hall.cashier.balance,
-        new_series=functools.partial(register_next_series, hall),
+        new_series=functools.partial(register_next_series, hall), rules=config.prize_rules,
     )
     demo.setServiceParent(hall.service)
     host = "localhost" if config.interface in ("", "0.0.0.0", "127.0.0.1", "::") else config.interface

@@ -11,6 +11,11 @@ A hall's video bingo machines (R3.5.d) have a line each for the calendar day in 
 hall's time zone: what their plays staked and paid, and their gross gaming revenue,
 of which 10% is the machines' tax (R98).
 
+A hall's day also shows what its prizes paid against its collection, with the 70% the
+regulation asks (R88.1), and every pot's balance at the day's start and end with what
+went in and out (:class:`PotDay`): money set aside for prizes and not yet paid is in
+plain sight.
+
 Money is integer cents.  The report names the journal records it was made from
 (``first_seq`` to ``last_seq`` and ``last_hash``), so an inspector ties it to the chain.
 """
@@ -18,6 +23,8 @@ Money is integer cents.  The report names the journal records it was made from
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from protocol.settlement import BASIS_POINTS, PAYOUT_FLOOR_BP
 
 #: A card bought on paper at the hall's desk, or on a terminal.
 PAPER, VIRTUAL = "paper", "virtual"
@@ -53,6 +60,67 @@ class DailyGame:
     prizes_paid_cents: int
     refunded_cards: int = 0
     refunded_cents: int = 0
+    #: What the game's sales set aside in the pots, less what a refund gave back (R89-R91).
+    pots_set_aside_cents: int = 0
+    #: Of ``prizes_paid_cents``, what the pots paid (superbingo, megabingo, jackpot...).
+    pot_prizes_paid_cents: int = 0
+
+
+def percent_text(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a percentage with two decimals, rounded down (``72.35%``); ``-`` of nothing."""
+    if whole <= 0:
+        return "-"
+    hundredths = part * BASIS_POINTS // whole
+    return f"{hundredths // 100}.{hundredths % 100:02d}%"
+
+
+@dataclass(frozen=True)
+class PotDay:
+    """One pot's day (R88.1): what it held at the day's start and end, and what went in and out.
+
+    ``pot`` is a level of :class:`protocol.settlement.Pots` (``superbingo``,
+    ``jackpot_reserve``, the line's and bingo's carries...).  In: the sales' shares, the
+    operator's contributions, a transfer from the reserve, a refunded game's boost given
+    back.  Out: the prizes it paid, a transfer to the accumulated jackpot, a boost of the
+    prizes, a refunded game's shares given back, the operator taking back its contributions.
+    """
+
+    pot: str
+    opening_cents: int
+    paid_in_cents: int
+    paid_out_cents: int
+    closing_cents: int
+
+
+@dataclass(frozen=True)
+class Payout:
+    """What the day's prizes paid against its collection (R88.1).
+
+    ``paid_pct`` is every prize paid (line, bingo and the pots' prizes) over the
+    collection; ``with_pots_pct`` the line and bingo paid plus what the sales set aside
+    in the pots, over the collection: the share the 70% minimum holds each game to, the
+    pots' shares counting because every pot reaches players.  On a day a pot pays what
+    earlier days set aside, ``paid_pct`` may exceed 100%; on a day that sets aside more
+    than it pays, it falls below 70% while the money waits in the pots (:class:`PotDay`).
+    """
+
+    collection_cents: int
+    prizes_paid_cents: int
+    pot_prizes_paid_cents: int
+    set_aside_cents: int
+
+    @property
+    def paid_pct(self) -> str:
+        return percent_text(self.prizes_paid_cents, self.collection_cents)
+
+    @property
+    def with_pots_pct(self) -> str:
+        return percent_text(self.prizes_paid_cents - self.pot_prizes_paid_cents + self.set_aside_cents,
+                            self.collection_cents)
+
+    @property
+    def minimum_pct(self) -> str:
+        return percent_text(PAYOUT_FLOOR_BP, BASIS_POINTS)
 
 
 @dataclass(frozen=True)
@@ -171,6 +239,17 @@ class DailyReport:
     last_seq: int
     last_hash: str
     machines: tuple[MachineDay, ...] = ()
+    #: Every pot's day (a hall's; none for the central server, whose games have no pot).
+    pots: tuple[PotDay, ...] = ()
+
+    def payout(self) -> Payout:
+        """The day's prizes paid against its collection, and the pots' shares (R88.1)."""
+        return Payout(
+            collection_cents=sum(g.collection_cents for g in self.games),
+            prizes_paid_cents=sum(g.prizes_paid_cents for g in self.games),
+            pot_prizes_paid_cents=sum(g.pot_prizes_paid_cents for g in self.games),
+            set_aside_cents=sum(g.pots_set_aside_cents for g in self.games),
+        )
 
     def large_wins(self) -> tuple[CardWin, ...]:
         """The winning cards paid 15,000 EUR or more (R75.6), to be reported within 30 days of the day."""

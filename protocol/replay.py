@@ -15,6 +15,18 @@ its partner hall (R3.5.b), with the pool of both rooms' sales, this hall's cards
 partner's winning cards and what this hall owes its partner; they are replayed through
 :mod:`protocol.annex`, the settlement both halls run (``docs/replay.md``, "Joint games").
 
+**Versions.**  ``bingo-replay/2`` (the format the hall's audit export writes) replays
+the pots as the regulation is read now (:data:`protocol.settlement.RULING`): a game
+marked ``last_game`` (the session's last, R93.15) takes the superbingo fund whenever
+its own superbingo did not pay it, and the megabingo pays its whole fund, its
+``megabingo_cents`` being the least announced.  ``bingo-replay/1`` files replay as the
+days they record were paid (:data:`protocol.settlement.FIRST_RULING`): the session's
+last game in the file takes only a superbingo its latest superbingo game did not win,
+and the megabingo pays the amount announced.  Version 2 also says how a prize is shared
+among its winners (``rules.sharing``: the hall's way by default, or ``by_stake``, the
+network game's whole prize by stake, R93.13); version 1 shares the hall's way.  The
+result says the version of its input (``bingo-replay-result/1`` or ``/2``).
+
 Where the format is silent this module decides as ``docs/replay.md`` records: unknown
 or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,
 the total of the prize shares may not exceed 100%, ``sessions`` and each session's
@@ -39,6 +51,7 @@ from protocol.errors import DomainError
 from protocol.json_values import describe
 from protocol.settlement import (
     BY_STAKE,
+    FIRST_RULING,
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
     JACKPOT_THRESHOLDS,
@@ -48,9 +61,11 @@ from protocol.settlement import (
     SUPERBINGO_BP_MIN,
     SUPERBINGO_LIMITS,
     Pots,
+    PotRuling,
     PotsInPlay,
     PrizeError,
     PrizeRules,
+    RULING,
     Split,
     bingo_pot_prizes,
     carry_forward,
@@ -66,17 +81,19 @@ from protocol.settlement import (
 )
 from protocol.wins import game_winners
 
-INPUT_FORMAT = "bingo-replay/1"
-OUTPUT_FORMAT = "bingo-replay-result/1"
-#: Version 2: what version 1 could not express, here the network game's sharing of the whole prize
-#: (``rules.sharing``, R93.13).
-INPUT_FORMAT_V2 = "bingo-replay/2"
-OUTPUT_FORMAT_V2 = "bingo-replay-result/2"
-#: Every version read, and the result's format for each.
-INPUT_FORMATS = (INPUT_FORMAT, INPUT_FORMAT_V2)
-OUTPUT_FORMATS = (OUTPUT_FORMAT, OUTPUT_FORMAT_V2)
-RESULT_OF = dict(zip(INPUT_FORMATS, OUTPUT_FORMATS))
-#: ``rules.sharing`` (version 2): how a prize is shared among its winners.  ``hall``, the
+#: The formats written now, and the first ones, which stay readable.
+INPUT_FORMAT = "bingo-replay/2"
+OUTPUT_FORMAT = "bingo-replay-result/2"
+FIRST_INPUT_FORMAT = "bingo-replay/1"
+FIRST_OUTPUT_FORMAT = "bingo-replay-result/1"
+#: Each input format with the result format it gives and the ruling its pots are paid under.
+VERSIONS: dict[str, tuple[str, PotRuling]] = {
+    FIRST_INPUT_FORMAT: (FIRST_OUTPUT_FORMAT, FIRST_RULING),
+    INPUT_FORMAT: (OUTPUT_FORMAT, RULING),
+}
+INPUT_FORMATS = tuple(VERSIONS)
+OUTPUT_FORMATS = tuple(output for output, _ in VERSIONS.values())
+#: ``rules.sharing`` (version 2 only): how a prize is shared among its winners.  ``hall``, the
 #: default: card c is paid ``P * stake_pct_c // (100 * W)`` and the rest carries (R88.4-5);
 #: ``by_stake``: the network game's, the whole prize in proportion to each card's stake in
 #: cents, the cents by the largest remainder, nothing carried (R93.13).
@@ -206,6 +223,7 @@ class GamePlay:
     #: Cards counted in the sales at the close and refunded by the house afterwards (a failed
     #: terminal, R96.3): ``(id, stake_pct)``; they play no part in the draw.
     refunded_after_close: tuple[tuple[str, int], ...] = ()
+    last_game: bool = False  # announced as the session's last (R93.15); bingo-replay/2 only
 
 
 @dataclass(frozen=True)
@@ -243,6 +261,14 @@ class Scenario:
     #: How prizes are shared (version 2's ``rules.sharing``; version 1 shares the hall's way).
     sharing: str = "hall"
 
+    @property
+    def result_format(self) -> str:
+        return VERSIONS[self.format][0]
+
+    @property
+    def ruling(self) -> PotRuling:
+        return VERSIONS[self.format][1]
+
 
 _GAME_REQUIRED = ("game", "price_cents", "cards", "draw")
 _GAME_OPTIONAL = (
@@ -255,6 +281,8 @@ _GAME_OPTIONAL = (
     "reserve_boost",
     "refunded_after_close",
 )
+#: What ``bingo-replay/2`` adds to a game.
+_GAME_OPTIONAL_2 = ("last_game",)
 
 
 def _parse_rules(value: Any) -> PrizeRules:
@@ -396,6 +424,10 @@ def _parse_game(
         for key in keys:
             contributions[f"{group}.{key}"] = _integer(fields.get(key, 0), at[group][key], 0)
 
+    last_game = optional("last_game")
+    if last_game is not None:
+        _boolean(last_game, at["last_game"])
+
     refunded = _parse_refunded(optional("refunded_after_close"), at["refunded_after_close"])
     cards = _parse_cards(data["cards"], at["cards"], may_be_empty=bool(refunded))
     for k, card in enumerate(cards):
@@ -432,6 +464,7 @@ def _parse_game(
         boost_line=contributions["reserve_boost.line"],
         boost_bingo=contributions["reserve_boost.bingo"],
         refunded_after_close=refunded,
+        last_game=bool(last_game),
     )
 
 
@@ -510,7 +543,8 @@ def _parse_joint_game(data: dict, at: _At) -> JointPlay:
     )
 
 
-def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None) -> Session:
+def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None,
+                   game_keys: tuple[str, ...] = _GAME_OPTIONAL) -> Session:
     at = _At("", f"sessions[{index}]")
     data = _object(value, at, ("date", "games"), ("joint_games",))
     date = _date(data["date"], at["date"])
@@ -534,7 +568,11 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         if parsed and number <= parsed[-1].game:
             game_at["game"].fail(f"{number} is not after the previous game {parsed[-1].game}")
         at = _At(f"session {date}, game {number}", "")
-        fields = _object(game, at, _GAME_REQUIRED, _GAME_OPTIONAL)
+        fields = _object(game, at, _GAME_REQUIRED, game_keys)
+        if parsed and parsed[-1].last_game:
+            _At(f"session {date}, game {parsed[-1].game}", "last_game").fail(
+                f"the session's last game (R93.15) is its last in the file; game {number} follows it"
+            )
         parsed.append(_parse_game(fields, number, at, rules, date))
     joint: list[JointPlay] = []
     for g, game in enumerate(joint_entries):
@@ -559,9 +597,12 @@ def parse_scenario(data: Any) -> Scenario:
         _At("", "(top level)").fail(f"must be an object, got {describe(data)}")
     top = _At("", "")
     _object(data, top, ("format", "rules", "sessions"), ("opening",))
+    if not isinstance(data["format"], str) or data["format"] not in VERSIONS:
+        top["format"].fail(
+            f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(data['format'])}"
+        )
+    game_keys = _GAME_OPTIONAL + (_GAME_OPTIONAL_2 if data["format"] != FIRST_INPUT_FORMAT else ())
     version = data["format"]
-    if version not in INPUT_FORMATS:
-        top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
     sharing = _parse_sharing(data["rules"], version)
     rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"})
     if sharing == BY_STAKE and (rules.superbingo_bp or rules.megabingo or rules.jackpot):
@@ -573,19 +614,19 @@ def parse_scenario(data: Any) -> Scenario:
         top["sessions"].fail("a scenario needs at least one session")
     sessions: list[Session] = []
     for index, entry in enumerate(entries):
-        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None))
+        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None, game_keys))
     return Scenario(rules, opening, tuple(sessions), version, sharing)
 
 
-def sharing_version(shared_by_stake: Sequence[bool]) -> str | None:
-    """The format of a day of network games that shared their prizes as ``shared_by_stake`` says, game
-    by game: version 2 (``rules.sharing`` ``by_stake``, R93.13) when every one did, version 1 (games of a
-    journal written before that rule) when none did, ``None`` when the day holds both: one file plays
-    one rule."""
+def day_sharing(shared_by_stake: Sequence[bool]) -> str | None:
+    """``rules.sharing`` of a day of network games that shared their prizes as ``shared_by_stake`` says,
+    game by game: ``by_stake`` (R93.13) when every one did, ``hall`` (games of a journal written before
+    that rule, which carried their split's rest) when none did, ``None`` when the day holds both: one
+    file plays one rule."""
     if all(shared_by_stake):
-        return INPUT_FORMAT_V2
+        return BY_STAKE
     if not any(shared_by_stake):
-        return INPUT_FORMAT
+        return "hall"
     return None
 
 
@@ -596,8 +637,8 @@ def _parse_sharing(rules: Any, version: str) -> str:
         at.fail(f"must be an object, got {describe(rules)}")
     if "sharing" not in rules:
         return "hall"
-    if version != INPUT_FORMAT_V2:
-        at["sharing"].fail(f"is not a key of this format (misspelt?); it is a key of {INPUT_FORMAT_V2}")
+    if version == FIRST_INPUT_FORMAT:
+        at["sharing"].fail(f"is not a key of this format (misspelt?); it is a key of {INPUT_FORMAT}")
     sharing = rules["sharing"]
     if sharing not in SHARINGS:
         at["sharing"].fail(f"is {' or '.join(json.dumps(s) for s in SHARINGS)}, not {describe(sharing)}")
@@ -752,15 +793,17 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             }
             bingo_ball, bingo_winners = game.bingo.ball, game.bingo
 
-            # 8-11. The pots the bingo wins; the session's last game takes an unwon superbingo.
+            # 8-11. The pots the bingo wins; the session's last game takes the superbingo fund (R89):
+            # the game marked so (bingo-replay/2), the file's last of the session (bingo-replay/1).
             in_play = PotsInPlay(
                 game.superbingo_limit, game.grand_superbingo_limit, game.jackpot_threshold, game.megabingo_cents
             )
+            last_game = game.last_game if scenario.ruling is RULING else position == len(session.games) - 1
             won = checked(
                 "megabingo_cents",
                 lambda: bingo_pot_prizes(
                     in_play, bingo_ball, stakes(bingo_winners), pots,
-                    last_game=position == len(session.games) - 1, earlier_superbingo_won=last_superbingo_won,
+                    last_game=last_game, earlier_superbingo_won=last_superbingo_won, ruling=scenario.ruling,
                 ),
             )
             pots = won.pots
@@ -794,7 +837,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             games_out.append({**played, "pots": dataclasses.asdict(pots)})
         joints_up_to(None)
 
-    result: dict[str, Any] = {"format": RESULT_OF[scenario.format], "games": games_out}
+    result: dict[str, Any] = {"format": scenario.result_format, "games": games_out}
     if joints_out:
         result["joint_games"] = joints_out
     result["totals"] = {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}

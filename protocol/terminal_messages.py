@@ -150,6 +150,9 @@ SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "won": {"game_id": Text(80), "card": Text(40), "prize": Text(40), "cents": CENTS},
     "error": {"code": Text(40), "message": Text(500), "in_reply_to": Anything(int)},
     "notices": {"warnings": Anything(list), "help": Text(4000, 0)},
+    # The megabingo announced and not yet played (R90.2): date, time, the least it pays and its fund now;
+    # null when none is.
+    "megabingo": {"announcement": Anything(dict)},
     # The network game, beside the hall's own: its picture and the link's state, its balls,
     # the player's cards in it, a purchase's answer, a prize credited.
     "net_game": {"game": Anything(dict), "link_up": Anything(bool)},

@@ -8,7 +8,9 @@ Found by the ``bingo`` command through the ``bingo.commands`` entry point group
   key its records are checked against, the certificates that sign its reports;
 * ``demo`` runs one for the demo hall on this machine, its certificate issued by the hall's
   local authority and the hall registered;
-* ``status`` prints, from the receiver's store, each sender's position and every alert.
+* ``status`` prints, from the receiver's store, each sender's position and every alert;
+* ``backup`` writes an archive of the running receiver (``bingo restore`` puts it back, docs/backup.md);
+* ``export-records`` writes a sender's records after a given one, for a server restored from a backup.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 import click
 
 from protocol.errors import DomainError
-from server_kit.connections import ConnectionLimits
+from server_kit.limits import ConnectionLimits
 
 #: The connection limits' defaults (docs/security.md, "Connections").
 _LIMITS = ConnectionLimits()
@@ -225,6 +227,70 @@ def status(home: Path, database_url: str | None, as_json: bool) -> None:
                 if alert.repeats else "")
         click.echo(f"ALERT {alert.kind} {alert.sender} record {alert.seq} at {when(alert.time_ms)}: {alert.detail}{more}")
     click.echo(f"{len(alerts) + sum(a.repeats for a in alerts)} alert(s)")
+
+
+@regulator.command()
+@HOME
+@DB
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The archive to write (a new file; .tar.gz).")
+@click.option("--pki", "pki_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The receiver's PKI folder (--pki of serve): named in the archive when it is outside --dir.")
+@click.option("--passphrase-file", "passphrase_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="Encrypt the receiver's keys into the archive with the passphrase in this file; "
+                                 "without it they are left out, to be kept apart.")
+def backup(home: Path, database_url: str | None, out: Path, pki_dir: Path | None, passphrase_file: Path | None) -> None:
+    """Back the receiver up while it runs: its folder, its database in one snapshot, its journal's head taken
+    before it (`bingo restore` puts it back; docs/backup.md)."""
+    from regulator.backup import receiver_folder
+    from server_kit.backup import backup as take, backup_lines, read_passphrase
+
+    passphrase = read_passphrase(passphrase_file) if passphrase_file is not None else None
+    made = take(receiver_folder(home, database_url, pki_dir), out, passphrase=passphrase)
+    for line in backup_lines(made):
+        click.echo(line)
+
+
+@regulator.command("export-records")
+@HOME
+@DB
+@click.argument("sender")
+@click.option("--after", type=click.IntRange(min=0), required=True,
+              help="The last record of SENDER's journal that is not wanted (a restored server's last record).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The file to write (a new one): one record a line, as an audit export's journal.jsonl.")
+def export_records(home: Path, database_url: str | None, sender: str, after: int, out: Path) -> None:
+    """Write SENDER's records held after record --after, as the sender signed them: what a server restored
+    from a backup takes back (`bingo restore --records`, docs/backup.md)."""
+    from regulator.service import ReceiverSettings
+    from regulator.store import Store, open_database
+    from server_kit.audit_folder import journal_line
+
+    url = ReceiverSettings(home, home, database_url=database_url).url
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        raise click.ClickException(f"no receiver's store at {url.removeprefix('sqlite:///')}: the receiver never ran there")
+    engine = open_database(url, create_folder=False)
+    try:
+        store = Store(engine)
+        try:
+            # The records name players and staff: the file is the user's alone, as the receiver's folder is.
+            stream = os.fdopen(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8")
+        except FileExistsError:
+            raise click.ClickException(f"{out} exists; name a new file") from None
+        first = last = None
+        count = 0
+        with stream:
+            while page := store.page(sender, last if last is not None else after, 10_000):
+                for record in page:
+                    stream.write(journal_line(record) + "\n")
+                first = first if first is not None else page[0].seq
+                last, count = page[-1].seq, count + len(page)
+    finally:
+        engine.dispose()
+    if not count:
+        click.echo(f"{out}: the receiver holds no record of {sender} after {after}")
+    else:
+        click.echo(f"{out}: {count} records of {sender}, {first} to {last}, as {sender} signed them")
 
 
 def register(main: click.Group) -> None:

@@ -68,6 +68,8 @@ class TerminalClient:
     #: The operator's responsible-play warnings and help page (R97.2), as the hall sent them.
     warnings: list[str] = field(default_factory=list)
     help: str = ""
+    #: The megabingo announced (R90.2): date, time, the least it pays, its fund now; None when none is.
+    megabingo: dict[str, Any] | None = None
     #: (ball, the hall's commit time in ms, when it arrived by ``clock`` in s): for latency figures
     ball_arrivals: list[tuple[int, int, float]] = field(default_factory=list)
     #: The network game beside the hall's own: its picture, the link's state, its balls, the player's cards, prizes.
@@ -177,6 +179,9 @@ class TerminalClient:
 
     def _on_welcome(self, message: dict[str, Any]) -> None:
         pass  # the state follows
+
+    def _on_megabingo(self, message: dict[str, Any]) -> None:
+        self.megabingo = message["announcement"]  # the megabingo announced (R90.2), or None
 
     def _on_notices(self, message: dict[str, Any]) -> None:
         self.warnings = list(message["warnings"])

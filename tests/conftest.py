@@ -35,6 +35,7 @@ LONGEST_FIRST = (
     "tests/replica/test_failover_campaign.py",
     "tests/replica/test_failover_campaign_second.py",
     "tests/simulation/test_kill_campaign.py",
+    "tests/faults/test_soak.py",
     "tests/crash/test_crash_recovery.py",
     "tests/fuzz/test_fuzz_campaigns.py",
     "tests/simulation/test_simulate.py",
@@ -48,6 +49,8 @@ LONGEST_FIRST = (
     "tests/videobingo/test_vb_power_loss.py",
     "tests/network/test_annex_end_to_end.py",
     "tests/audit/test_demo_export.py",
+    "tests/ops/test_backup_central.py",
+    "tests/ops/test_backup_hall.py",
 )
 
 

@@ -1,11 +1,11 @@
 """A day of network games as audit replay facts and results (FORMATS.md sections 2 and 3).
 
 :func:`scenario` writes the raw facts (``bingo-replay/2``, whose ``rules.sharing`` is
-``by_stake``: each prize shared whole by stake, R93.13; ``bingo-replay/1`` for a day of games
-from a journal written before that rule): the rules, the carries
+``by_stake``: each prize shared whole by stake, R93.13; left out, the hall's way with carries,
+for a day of games from a journal written before that rule): the rules, the carries
 before the day's first game, and per game every card in play with its stake and the
 draw.  Card ids say where each card was bought: ``HALL/V1-13``.  :func:`result` writes
-what the games' own events recorded (the result of the same version), built from the
+what the games' own events recorded (``bingo-replay-result/2``), built from the
 ``central_prize_won`` and ``central_card_won`` events and the carries of each game's
 close, never by running the replay, so ``bingo replay`` agreeing with it is a real check.
 
@@ -32,7 +32,7 @@ from central_server.domain.game import CentralGame, Phase
 from protocol.cards import COLUMNS, ROWS
 from protocol.records.central import CentralStakeReturned
 from protocol.settlement import tax_cents
-from protocol.replay import INPUT_FORMAT_V2, RESULT_OF, sharing_version
+from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, day_sharing
 from protocol.settlement import BY_STAKE
 
 
@@ -60,16 +60,17 @@ def _check(game: CentralGame) -> None:
         raise ExportRefused(f"network game {game.game_id} cannot be exported: {why}")
 
 
-def sharing_format(shared_by_stake: Sequence[bool], game_ids: Sequence[str]) -> str:
-    """The replay format of a day whose games shared their prizes as ``shared_by_stake`` says, game by game.
+def sharing_of(shared_by_stake: Sequence[bool], game_ids: Sequence[str]) -> str:
+    """How a day's games shared their prizes, as ``shared_by_stake`` says game by game.
 
-    Games that share the whole prize by stake (R93.13) need version 2's ``rules.sharing``;
-    a day of games from a journal written before that rule is version 1, as exported then.
-    One day's file has one rule: a day holding both is refused, naming the first of each.
+    Games that share the whole prize by stake (R93.13) are written with ``rules.sharing``
+    ``by_stake``; a day of games from a journal written before that rule shares the hall's
+    way, the key left out. One day's file has one rule: a day holding both is refused,
+    naming the first of each.
     """
-    version = sharing_version(shared_by_stake)
-    if version is not None:
-        return version
+    sharing = day_sharing(shared_by_stake)
+    if sharing is not None:
+        return sharing
     new = game_ids[list(shared_by_stake).index(True)]
     old = game_ids[list(shared_by_stake).index(False)]
     raise ExportRefused(
@@ -87,7 +88,7 @@ def _rules_and_opening(games: Sequence[CentralGame]) -> tuple[dict[str, Any], di
     opening = dict(carries)
     for game in games:
         _check(game)
-    if _format(games) == INPUT_FORMAT_V2:
+    if _sharing(games) == BY_STAKE:
         rules["sharing"] = BY_STAKE
     for game in games:
         config = game.config
@@ -146,16 +147,16 @@ def _game_facts(number: int, game: CentralGame, layouts: np.ndarray) -> dict[str
     return facts
 
 
-def _format(games: Sequence[CentralGame]) -> str:
-    return sharing_format([g.sale is not None and g.sale.sharing == BY_STAKE for g in games], [g.game_id for g in games])
+def _sharing(games: Sequence[CentralGame]) -> str:
+    return sharing_of([g.sale is not None and g.sale.sharing == BY_STAKE for g in games], [g.game_id for g in games])
 
 
 def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> dict[str, Any]:
-    """The day's network games as replay raw facts (``bingo-replay/2`` with ``rules.sharing`` when they
-    share by stake, R93.13; ``bingo-replay/1`` for games of an older journal), in the order given."""
+    """The day's network games as replay raw facts (``bingo-replay/2``, with ``rules.sharing`` ``by_stake``
+    when they share by stake, R93.13), in the order given."""
     rules, opening = _rules_and_opening(games)
     return {
-        "format": _format(games),
+        "format": INPUT_FORMAT,
         "rules": rules,
         "opening": opening,
         "sessions": [
@@ -213,10 +214,10 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
             },
         })  # fmt: skip
     return {
-        "format": RESULT_OF[_format(games)],
+        "format": OUTPUT_FORMAT,
         "games": out,
         "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax},
     }
 
 
-__all__ = ["ExportRefused", "house_refunds", "house_returns", "result", "scenario", "sharing_format"]
+__all__ = ["ExportRefused", "house_refunds", "house_returns", "result", "scenario", "sharing_of"]

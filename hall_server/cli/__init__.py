@@ -20,6 +20,7 @@ from protocol.errors import DomainError
 #: so ``bingo --help`` imports click and nothing of the system (docs/testing.md).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("hall_server.cli.audit", "Audit exports: a day's raw facts and recorded money, for `bingo replay`, and their check."),
+    "backup": ("hall_server.cli.backup", "Back the hall up while it runs: one archive, checked and signed."),
     "cards": ("hall_server.cli.cards", "Card sets, series and virtual card libraries."),
     "demo": ("hall_server.cli.demo", "Generate the demo card set (first run) and play one game with simulated sellers."),
     "hall": ("hall_server.cli.hall", "The hall server: serve, configuration, staff passwords."),
@@ -30,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("hall_server.cli.replay", "Recompute every prize and pot of the scenario in FILE (- for stdin)."),
     "report": ("hall_server.cli.report", "Reports to the regulator, signed with the server's report-signing certificate."),
     "reqs": ("hall_server.cli.reqs", "List every requirement ID of REGULATION.md with the tests that prove it."),
+    "restore": ("hall_server.cli.backup", "Restore a server's backup archive into a new folder, verified."),
     "rng": ("hall_server.cli.rng", "The random ball generator (R92.10): certification runs and their signed reports."),
     "vb": ("hall_server.cli.vb", "Video bingo machines: paytables and their return."),
 }

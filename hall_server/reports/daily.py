@@ -12,6 +12,11 @@ zone) as both its first and its last record: what the journal held then.
 The video bingo machines play outside the sessions: their lines are the calendar day
 in the hall's time zone (every ``vb_play``, ``vb_credit_in`` and ``vb_credit_out``
 written that day), and the journal range is widened to hold those records.
+
+Every pot's day (R88.1) is read from the ledger's postings: its balance before the
+report's first record and after its last, and the credits and debits between; on a day
+without a session the two balances are the pot's at the report's record, and nothing
+went in or out.
 """
 
 from __future__ import annotations
@@ -22,7 +27,18 @@ from typing import Sequence
 
 from hall_server.reports.minutes import GameMinutes, MinutesBook, VirtualCard, build
 from protocol.chain import Record
-from protocol.daily import PAPER, VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, MachineDay, PrizeLine
+from protocol.daily import (
+    PAPER,
+    VIRTUAL,
+    CardsBought,
+    CardWin,
+    DailyGame,
+    DailyReport,
+    MachineDay,
+    PotDay,
+    PrizeLine,
+)
+from protocol.settlement import POT_ACCOUNTS, POT_PRIZES
 from server_kit.reports.daily import day_end_ms, day_start_ms
 
 #: The records a machine's day is folded from.
@@ -68,6 +84,40 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
         last_seq=span[1],
         last_hash=span[2],
         machines=machine_days(played),
+        pots=pot_days(records, span[0], span[1], bool(sessions)),
+    )
+
+
+def pot_days(records: Sequence[Record], first_seq: int, last_seq: int, played: bool) -> tuple[PotDay, ...]:
+    """Every pot's day from the postings: before record ``first_seq`` and through ``last_seq`` (R88.1).
+
+    ``played``: the day had a session; without one the pots are shown as they stood at
+    ``last_seq``, with nothing in or out.
+    """
+    accounts = {account: name for name, account in POT_ACCOUNTS.items()}
+    opening = dict.fromkeys(accounts, 0)
+    paid_in = dict.fromkeys(accounts, 0)
+    paid_out = dict.fromkeys(accounts, 0)
+    start = first_seq if played else last_seq + 1
+    for record in records:
+        if record.seq > last_seq:
+            break
+        if record.type != "posting":
+            continue
+        for side, legs in (("credits", record.payload["credits"]), ("debits", record.payload["debits"])):
+            for account, cents in legs:
+                if account not in accounts:
+                    continue
+                if record.seq < start:  # a pot holds its credits less its debits
+                    opening[account] += cents if side == "credits" else -cents
+                elif side == "credits":
+                    paid_in[account] += cents
+                else:
+                    paid_out[account] += cents
+    return tuple(
+        PotDay(name, opening[account], paid_in[account], paid_out[account],
+               opening[account] + paid_in[account] - paid_out[account])
+        for account, name in accounts.items()
     )
 
 
@@ -103,6 +153,8 @@ def _game(game: GameMinutes) -> DailyGame:
         prizes_paid_cents=game.prizes_paid_cents,
         refunded_cards=game.refunded_cards,
         refunded_cents=game.refunded_cents,
+        pots_set_aside_cents=sum(pot.collected_cents for pot in game.pots.values()),
+        pot_prizes_paid_cents=sum(p.paid_cents for p in game.prizes if p.prize in POT_PRIZES),
     )
 
 

@@ -417,7 +417,8 @@ class BookEntry:
 
 @dataclass(frozen=True)
 class PotMovement:
-    """A pot movement outside any game: an operator contribution (R89.5, R91.9)."""
+    """A pot movement outside any game: an operator contribution (R89.5), or what it took back of the
+    jackpot's (R91.9), as a negative amount."""
 
     seq: int
     time_ms: int
@@ -714,8 +715,11 @@ class MinutesBook:
                 f"{p['old']} replaced by {p['new']} after {p['games_played']} games: {p['reason']}", (),
             )
             (session.ball_sets if session is not None else self._pending_sets).append(entry)
-        elif kind == "operator_contribution":
-            move = PotMovement(record.seq, record.time_ms, p["pot"], p["amount_cents"], name)
+        elif kind in ("operator_contribution", "jackpot_contribution_recovered"):
+            # What the operator takes back of its jackpot contributions (R91.9) shows as a negative amount.
+            move = (PotMovement(record.seq, record.time_ms, p["pot"], p["amount_cents"], name)
+                    if kind == "operator_contribution"
+                    else PotMovement(record.seq, record.time_ms, "jackpot (taken back)", -p["amount_cents"], name))
             (session.pot_movements if session is not None else self._pending_moves).append(move)
         elif kind in ("jackpot_deposited", "jackpot_withdrawn"):
             movement = JackpotBankMovement(

@@ -85,6 +85,10 @@ PRE_HELLO_BLOCK_S = 300.0
 #: Certificates and addresses the limiter tracks at most; past it those with a full bucket are let go.
 MAX_TRACKED_ADDRESSES = 10_000
 
+#: Records that change the megabingo announced (R90.2) or its fund, which the terminals show while one is;
+#: its payment (``prize_paid``) ends it.
+MEGABINGO_RECORDS = frozenset({"megabingo_announced", "sale_closed", "game_refunded"})
+
 #: Records that change the game picture the terminals show.
 GAME_RECORDS = frozenset({
     "sale_opened", "terminal_sale_opened", "sale_closed", "last_game_announced", "pots_announced",
@@ -382,6 +386,10 @@ class TerminalGateway:
             self._to_all(picture)
         if kind == "prize_paid":
             self._prizes_paid(p)
+        played = kind == "prize_paid" and p["prize"] == "megabingo"
+        if played or (kind in MEGABINGO_RECORDS and self.games.state.megabingo is not None):
+            self._to_all(json.dumps({"type": "megabingo", "announcement": self.games.megabingo_announcement()},
+                                    separators=(",", ":")))
         if self.network is not None and kind.startswith("network_"):
             self._network_record(record)
         if self.annex is not None and kind.startswith("annex_"):
@@ -625,6 +633,7 @@ class TerminalSession:
                 player["limits"] = gateway.responsible.picture(self.account, gateway.core.now_ms())
         self.send("state", time_ms=gateway.core.now_ms(), game=gateway.game_picture(), player=player,
                   cards=gateway.player_cards(game, self.account))
+        self.send("megabingo", announcement=gateway.games.megabingo_announcement())
         if gateway.network is not None:
             self.send("net_game", **gateway.network_message())
             self.send_network_cards()

@@ -9,6 +9,10 @@ chief (now and then a player claims too early and the claim is rejected), prizes
 from the cash desk (the sellers hand their takings in to it once the game is over), game
 closed and cards collected.
 
+When the hall's prize rules fund them, the room chief puts pots in play in every game
+before its sale closes: the jackpot within 42 balls, and the superbingo within 50 balls
+in every other game (R89, R91); the other games' superbingo shares wait in its fund.
+
 With ``terminals`` the games have virtual cards too: at the opening the staff enrol
 those player terminals, admit a visitor for each and open a player account with a PIN
 and credit, and every game opens the terminals' sale for a while before the paper sale
@@ -37,6 +41,7 @@ from hall_server.hall.roles import Role
 from hall_server.web.view import GamePicture, HallView
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.settlement import PrizeRules
 from server_kit.core import Actor, CommandCore
 
 log = Logger()
@@ -54,6 +59,10 @@ FLOAT_CENTS = 100_000
 PLAYER_CREDIT_CENTS = 20_000
 #: Below this credit, a demo player goes to the desk between games and loads ``PLAYER_CREDIT_CENTS`` again.
 TOP_UP_BELOW_CENTS = 5_000
+#: The pots the demo's room chief puts in play when the rules fund them: a superbingo within this many
+#: balls (every other game) and the jackpot within this many (every game).
+SUPERBINGO_LIMIT = 50
+JACKPOT_THRESHOLD = 42
 #: The demo players' PIN: a demo hides nothing from the newcomer who watches it.
 PLAYER_PIN = "2468"
 #: The banned list a demo hall imports, so that its door admits the demo's players (R75.2).
@@ -98,8 +107,11 @@ class DemoSession(Service):
         stations: Sequence[tuple[str, int]] = (),
         balance: Callable[[str], int] | None = None,
         new_series: Callable[[], int | None] | None = None,
+        rules: PrizeRules | None = None,
     ) -> None:
         self.core = core
+        #: The hall's prize rules: the pots they fund are put in play (None: no pot).
+        self.rules = rules
         #: Registers another series when every one is sold out (its number), or says there are cards left (None).
         self.new_series = new_series
         #: An account's credit in cents, read between games to top up a demo player running low.
@@ -254,6 +266,7 @@ class DemoSession(Service):
             left = self.terminal_sale_s - (self.clock.seconds() - sale_began)
             if left > 0:
                 yield task.deferLater(self.clock, left, lambda: None)
+        yield self.announce_pots()
         if self.view.game is None or not self.view.game.cards_sold:
             # Nothing could be sold (the series had no card left): the game is called off.
             yield self.command(ROOM_CHIEF, "suspend_game", reason="no card could be sold")
@@ -264,6 +277,21 @@ class DemoSession(Service):
         yield self.wait(2)
         yield self.draw_to_the_end()
         return True
+
+    @defer.inlineCallbacks
+    def announce_pots(self):  # type: ignore[no-untyped-def]
+        """The room chief puts in play the pots the rules fund, before the sale closes (R89, R91)."""
+        game = self.view.game
+        rules = self.rules
+        if rules is None or game is None or game.state != "selling":
+            return
+        pots = {}
+        if rules.jackpot:
+            pots["jackpot_threshold"] = JACKPOT_THRESHOLD
+        if rules.superbingo_bp and (game.number or 1) % 2 == 1:
+            pots["superbingo_limit"] = SUPERBINGO_LIMIT
+        if pots:
+            yield self.command(ROOM_CHIEF, "announce_pots", **pots)
 
     @defer.inlineCallbacks
     def announce_sale(self):  # type: ignore[no-untyped-def]

@@ -9,7 +9,9 @@ was committed (announce after commit, R85.5).
 
 :meth:`HallView.console` is the staff picture; :meth:`HallView.board` is the public
 one for the hall's screens (R92.11-12): balls, cards sold, prizes and winning cards,
-no staff names, no accounts.  The records it keeps for the journal list are redacted
+the megabingo announced with its date, time and amount from its announcement to its
+game (R90.2: what the boards show and the hall's audio announces), no staff names, no
+accounts.  The records it keeps for the journal list are redacted
 copies (:mod:`hall_server.web.redaction`): no PIN, password or token hash is held for
 a screen.
 """
@@ -121,8 +123,12 @@ class HallView:
 
     def __init__(self, hall_name: str, warnings: Sequence[str] = (), *, desks: Sequence[str] = (),
                  series: Callable[[], list[dict[str, Any]]] = list,
-                 feed: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
+                 feed: Callable[[], dict[str, Any] | None] = lambda: None,
+                 jackpot: Callable[[], dict[str, Any] | None] = lambda: None) -> None:
         self.hall_name = hall_name
+        #: The operator's jackpot contributions players have not won and what may be taken back today (R91.9),
+        #: as the games module counts them now; or None.
+        self.jackpot_source = jackpot
         #: The regulator's feed as its link sees it now (live, not a journal fact), or None.
         self.feed_source = feed
         #: The link to the central server as it is now (which process, its epoch), or None.
@@ -156,6 +162,10 @@ class HallView:
         self.network: dict[str, Any] | None = None
         #: The latest hall-annex game (R3.5.b): the main hall's balls, the joint pool, both rooms' winners.
         self.annex: dict[str, Any] | None = None
+        #: The megabingo announced and not yet played: date, time, the least it pays (R90, R90.2).
+        self.megabingo: dict[str, Any] | None = None
+        #: What the megabingo's fund holds, from the postings: the amount it pays as it stands (R90).
+        self.megabingo_fund = 0
 
     # --- Pictures -----------------------------------------------------------------
 
@@ -170,6 +180,7 @@ class HallView:
             "warnings": list(self.warnings),
             "network": _network_public(self.network),
             "annex": _network_public(self.annex),
+            "megabingo": None if self.megabingo is None else {**self.megabingo, "fund_cents": self.megabingo_fund},
         }
 
     def console(self) -> dict[str, Any]:
@@ -197,12 +208,13 @@ class HallView:
         picture["feed"] = self.feed_source()
         picture["central"] = self.central_source()
         picture["opening_hours"] = dict(self.opening_hours) if self.opening_hours is not None else None
+        picture["jackpot_contributions"] = self.jackpot_source()
         return picture
 
     # --- Projection -----------------------------------------------------------------
 
     #: The view's configuration; every other attribute is folded from the journal.
-    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source")
+    CONFIGURED = ("hall_name", "desk_names", "series_source", "feed_source", "central_source", "jackpot_source")
 
     def checkpoint(self) -> Any:
         return encode({name: value for name, value in vars(self).items() if name not in self.CONFIGURED})
@@ -317,6 +329,12 @@ class HallView:
                 kind, _, name = str(account).partition(":")
                 if kind == "cash":
                     self.drawers[name] = self.drawers.get(name, 0) + sign * int(cents)
+                elif account == "pot:megabingo":  # a pot holds its credits less its debits
+                    self.megabingo_fund -= sign * int(cents)
+
+    def _on_megabingo_announced(self, p: Mapping[str, Any]) -> None:
+        self.megabingo = {"date": p["date"], "time": p["time"], "minimum_cents": int(p["amount_cents"]),
+                          "announced_on": p["announced_on"]}
 
     def _on_cash_desk_opened(self, p: Mapping[str, Any]) -> None:
         actor = p.get("actor")
@@ -472,6 +490,8 @@ class HallView:
             game.completed = []
 
     def _on_prize_paid(self, p: Mapping[str, Any]) -> None:
+        if p.get("prize") == "megabingo":
+            self.megabingo = None  # played: the boards stop announcing it
         if game := self._current(p):
             game.paid.append(
                 {

@@ -133,16 +133,16 @@ def strict_json(text: str) -> Any:
 
 
 def document(text: str, where: str, format: str | tuple[str, ...]) -> dict[str, Any]:
-    """The JSON document ``text`` (named ``where``) of ``format`` (or one of its versions);
-    :class:`ExportUnreadable` otherwise."""
+    """The JSON document ``text`` (named ``where``) of ``format`` (or of one of them); :class:`ExportUnreadable`
+    otherwise."""
     formats = (format,) if isinstance(format, str) else format
     try:
         data = strict_json(text)
     except (ValueError, RecursionError) as error:
         raise ExportUnreadable(f"{where} is not valid JSON: {error}") from None
     if not isinstance(data, dict) or data.get("format") not in formats:
-        shown = " or ".join(formats)
-        raise ExportUnreadable(f"{where} is not a {shown} document (its \"format\" is not {' or '.join(map(repr, formats))})")
+        named = " or ".join(formats)
+        raise ExportUnreadable(f"{where} is not a {named} document (its \"format\" is not {' or '.join(map(repr, formats))})")
     return data
 
 
@@ -241,7 +241,8 @@ def compare(file: str, given: Mapping[str, Any], expected: Mapping[str, Any], so
     found = first_difference(dict(expected), dict(given))
     if found is not None:
         where, how = found
-        raise ExportFault(f"{file}: {where} {how.format(source=source, says=says)}")
+        # Not str.format: the values shown are JSON, whose braces are not placeholders.
+        raise ExportFault(f"{file}: {where} {how.replace('{source}', source).replace('{says}', says)}")
 
 
 # --- The checks -----------------------------------------------------------------------

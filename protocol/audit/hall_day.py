@@ -4,11 +4,12 @@
 before the day are known - and keeps the facts of one day's games; :meth:`DayFold.export`
 writes them as the two documents of FORMATS.md section 2:
 
-* the **scenario** (``bingo-replay/1``): the prize rules in force, the carry and pot
+* the **scenario** (``bingo-replay/2``): the prize rules in force, the carry and pot
   levels before the day's first game, and per game its price, the pots in play, the
-  operator's contributions, every card in play with its stake percentage and the
-  balls in the order drawn.  These are raw facts: nothing in it is computed from them.
-* the **result** (``bingo-replay-result/1``): what the hall itself recorded - the
+  operator's contributions, whether it was announced as the session's last (R93.15),
+  every card in play with its stake percentage and the balls in the order drawn.
+  These are raw facts: nothing in it is computed from them.
+* the **result** (``bingo-replay-result/2``): what the hall itself recorded - the
   collection of the ``sale_closed`` record, the tax posted, the balls drawn, each
   ``prize_paid`` record (the ball, the amount shared, the carry) with the cents each
   winning card was actually paid by its ``prize:*`` postings, and the carry and pot
@@ -53,7 +54,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from protocol.cards import Card, CardError
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, ReplayError, parse_scenario
+from protocol.replay import FIRST_INPUT_FORMAT, INPUT_FORMAT, VERSIONS, ReplayError, parse_scenario
 from protocol.settlement import OPERATOR_POTS, POT_ACCOUNTS, POT_PRIZES, Pots, PrizeRules, close_sale
 
 #: The ledger accounts of the carries and pots, and the replay's name for each.
@@ -65,7 +66,7 @@ PRIZES = (*PATTERNS, *POT_PRIZES)
 TAX_REASON = "tax:bingo"
 PRIZE_REASON = "prize:"
 FIXED_SUM_REASON = "prizes:fixed sum top-up"
-FORMAT_LIMIT = "the replay format (bingo-replay/1) cannot express it"
+FORMAT_LIMIT = f"the replay format ({INPUT_FORMAT}) cannot express it"
 CONFIGURED_RULES = "the configuration's [prizes]"
 
 
@@ -126,6 +127,7 @@ class _Game:
     jackpot_threshold: int | None = None
     megabingo_cents: int | None = None
     megabingo_announced: str | None = None
+    last_game: bool = False  # announced as the session's last (R93.15)
     draw: list[int] = field(default_factory=list)
     prizes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # prize -> prize_paid payload
     paid: dict[tuple[str, str], int] = field(default_factory=dict)  # (prize, card label) -> cents posted
@@ -463,6 +465,8 @@ class DayFold:
                     game.cannot_express("its megabingo has no announcement in the journal (R90)")
                 else:
                     game.megabingo_announced = self._megabingo["announced_on"]
+        elif kind == "last_game_announced":
+            game.last_game = True
         elif kind == "sale_closed":
             game.closed = p
             game.jackpot_at_close = self._balances["pot:jackpot_accumulated"]
@@ -505,10 +509,13 @@ class DayFold:
             sets.update(joint.card_sets)
         return sets
 
-    def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES) -> DayExport:
+    def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES,
+               format: str = INPUT_FORMAT) -> DayExport:
         """The day's scenario and result; :class:`AuditError` if there is none to make.
 
-        ``rules_from`` names where ``rules`` come from in a refusal that finds them wrong.
+        ``rules_from`` names where ``rules`` come from in a refusal that finds them wrong;
+        ``format`` is the scenario's (``bingo-replay/1`` to rebuild an export written in
+        it, whose games say nothing of the last game).
         """
         day = self.day
         if not self._day_sessions:
@@ -516,7 +523,7 @@ class DayFold:
         if len(self._day_sessions) > 1:
             numbers = " and ".join(str(n) for n in self._day_sessions)
             raise AuditError(
-                f"{day} holds sessions {numbers}; the replay format (bingo-replay/1) plays one session a date"
+                f"{day} holds sessions {numbers}; the replay format ({format}) plays one session a date"
             )
         played = [g for g in self._games if g.settled]
         joints = [j for j in self._joints if j.settled is not None]
@@ -532,7 +539,7 @@ class DayFold:
                 raise AuditError(f"joint game {joint.game_id}: {fault}")
         assert self._opening is not None, "a day session has its opening levels"
         scenario: dict[str, Any] = {
-            "format": INPUT_FORMAT,
+            "format": format,
             "rules": {
                 "line_bp": rules.line_bp,
                 "bingo_bp": rules.bingo_bp,
@@ -541,17 +548,17 @@ class DayFold:
                 "jackpot": rules.jackpot,
             },
             "opening": _levels(self._opening),
-            "sessions": [{"date": day, "games": [_scenario_game(g, layouts) for g in played]}],
+            "sessions": [{"date": day, "games": [_scenario_game(g, layouts, format) for g in played]}],
         }
         if joints:
             scenario["sessions"][0]["joint_games"] = [_scenario_joint(j, layouts) for j in joints]
         try:
             parse_scenario(scenario)
         except ReplayError as error:
-            raise AuditError(f"the day {day} does not read as {INPUT_FORMAT}: {error}") from None
+            raise AuditError(f"the day {day} does not read as {format}: {error}") from None
         games = [_result_game(day, g) for g in played]
         joint_results = [_result_joint(day, j) for j in joints]
-        result: dict[str, Any] = {"format": OUTPUT_FORMAT, "games": games}
+        result: dict[str, Any] = {"format": VERSIONS[format][0], "games": games}
         if joint_results:
             result["joint_games"] = joint_results
         result["totals"] = {
@@ -627,7 +634,7 @@ def _rows(cells: Sequence[int], where: str) -> list[list[int]]:
         raise AuditError(f"{where} is not a valid card in the card store: {error}") from None
 
 
-def _scenario_game(game: _Game, layouts: CardLayouts) -> dict[str, Any]:
+def _scenario_game(game: _Game, layouts: CardLayouts, format: str = INPUT_FORMAT) -> dict[str, Any]:
     cards = []
     for card in game.cards.values():
         card_id = game.card_id(card.series, card.number)
@@ -647,6 +654,8 @@ def _scenario_game(game: _Game, layouts: CardLayouts) -> dict[str, Any]:
         "megabingo_announced": game.megabingo_announced,
         "operator": {pot: game.operator.get(pot, 0) for pot in OPERATOR_POTS},
         "reserve_boost": _reserve_boost(game),
+        # The session's last game takes the superbingo fund (R89); the first format knew no such key.
+        **({} if format == FIRST_INPUT_FORMAT else {"last_game": game.last_game}),
         "cards": cards,
         "draw": list(game.draw),
     }

@@ -148,7 +148,8 @@ def rebuild(files: ExportFiles) -> Rebuilt:
     try:
         for record in files.records:
             fold.feed(record)
-        made = fold.export(facts.rules, ScenarioLayouts(files.scenario, fold.card_sets), rules_from=SCENARIO_RULES)
+        made = fold.export(facts.rules, ScenarioLayouts(files.scenario, fold.card_sets), rules_from=SCENARIO_RULES,
+                           format=facts.format)
     except AuditError as error:
         raise ExportFault(f"the records of {JOURNAL} do not make the day of {SCENARIO} ({day}): {error}") from None
     _check_opening_carries(files, dataclasses.asdict(facts.opening))

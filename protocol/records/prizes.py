@@ -88,8 +88,14 @@ class ReserveBoostAnnounced(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class MegabingoAnnounced(JournalRecord):
-    """A megabingo of ``amount_cents`` on ``date`` at ``time``, announced on ``announced_on``
-    with ``fund_cents`` in its fund (R90: at least 10 days ahead)."""
+    """A megabingo on ``date`` at ``time``, announced on ``announced_on`` (R90: at least 10 days ahead)
+    with ``fund_cents`` in its fund.
+
+    It pays its whole fund as it stands at that game; ``amount_cents`` is the least it
+    pays, announced with it: the fund less what the sale of a game under way set aside.
+    (Journals written before the megabingo paid its whole fund hold there the amount it
+    was to pay.)
+    """
 
     type: ClassVar[str] = "megabingo_announced"
     date: str
@@ -112,3 +118,24 @@ class OperatorContribution(JournalRecord):
     amount_cents: int
     date: str
     month: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class JackpotContributionRecovered(JournalRecord):
+    """The operator takes back ``amount_cents`` on ``date`` of what it contributed to the jackpot and
+    players have not won (R91.9), between sessions.
+
+    ``accumulated_cents`` and ``reserve_cents`` are what left the accumulated jackpot and
+    the reserve; ``contributions`` each contribution it came from (``[date, cents]``,
+    oldest first); ``recoverable_cents`` what could be taken back that day.  The
+    posting to the house follows.
+    """
+
+    type: ClassVar[str] = "jackpot_contribution_recovered"
+    amount_cents: int
+    date: str
+    accumulated_cents: int
+    reserve_cents: int
+    contributions: tuple[tuple[str, int], ...]
+    recoverable_cents: int

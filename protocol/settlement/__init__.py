@@ -12,10 +12,11 @@ module                    concern
 :mod:`.rules`             the prize rules (shares in basis points, the 70% floor), a
                           card's stake and a game's sales; the errors
 :mod:`.pots`              the pot levels, their funding from sales and by the operator
-                          within its limits, the jackpot's cap, reserve and boosts, and
-                          what its bank account must receive each day (R91.11)
+                          within its limits, the jackpot's cap, reserve and boosts, what
+                          its bank account must receive each day (R91.11), and the
+                          operator's unwon contributions it may take back (R91.9)
 :mod:`.prizes`            the figures the sale's close fixes (line, bingo, contributions,
-                          house, tax) and the pots a bingo wins
+                          house, tax) and the pots a bingo wins, under a ruling
 :mod:`.split`             a prize shared among its winners, and the cents left over;
                           the network game's sharing of the whole prize (R93.13)
 :mod:`.carry`             where unpaid cents and an unwon superbingo go
@@ -24,7 +25,12 @@ module                    concern
 ========================= ============================================================
 """
 
-from protocol.settlement.carry import carry_forward, superbingo_goes_to_last_game, superbingo_won
+from protocol.settlement.carry import (
+    carry_forward,
+    superbingo_fund_to_last_game,
+    superbingo_goes_to_last_game,
+    superbingo_won,
+)
 from protocol.settlement.pots import (
     GRAND_SUPERBINGO_CAP,
     JACKPOT_ACCUMULATED_PCT,
@@ -36,8 +42,11 @@ from protocol.settlement.pots import (
     POT_ACCOUNTS,
     RESERVE_BOOST_PCT,
     RESERVE_TRANSFER_PCT,
+    JackpotContribution,
+    JackpotRecovery,
     JackpotSplit,
     OperatorContribution,
+    OperatorJackpot,
     Pots,
     check_grand_superbingo_fund,
     check_operator_jackpot,
@@ -48,19 +57,24 @@ from protocol.settlement.pots import (
     jackpot_deposit_due,
     jackpot_fed,
     jackpot_funds,
+    jackpot_recovery,
     jackpot_sales_share,
     megabingo_contribution,
     operator_contribution,
+    recovery_last_day,
     reserve_boost_allowance,
     reserve_transfer,
     sales_contributions,
     superbingo_contribution,
 )
 from protocol.settlement.prizes import (
+    FIRST_RULING,
     POT_PRIZES,
     PRIZE_FUNDS,
+    RULING,
     BingoPots,
     PotPrize,
+    PotRuling,
     PotsInPlay,
     SaleFigures,
     bingo_pot_prizes,
@@ -93,12 +107,15 @@ __all__ = [
     "MEGABINGO_BP", "OPERATOR_JACKPOT_MONTHLY_LIMIT", "OPERATOR_POTS", "OPERATOR_SUPERBINGO_DAILY_LIMIT",
     "PAPER_STAKE_PCT", "PAYOUT_FLOOR_BP", "POT_ACCOUNTS", "POT_PRIZES", "PRIZE_FUNDS", "RESERVE_BOOST_PCT", "RESERVE_TRANSFER_PCT",
     "SUPERBINGO_BP_MAX", "SUPERBINGO_BP_MIN", "TAX_PCT",
-    "BingoPots", "JackpotSplit", "LimitExceeded", "OperatorContribution", "PayoutFloorError", "PotPrize",
+    "FIRST_RULING", "RULING",
+    "BingoPots", "JackpotContribution", "JackpotRecovery", "JackpotSplit", "LimitExceeded", "OperatorContribution",
+    "OperatorJackpot", "PayoutFloorError", "PotPrize", "PotRuling",
     "Pots", "PotsInPlay", "PrizeError", "PrizeRules", "SaleFigures", "Split",
     "bingo_pot_prizes", "carry_forward", "check_grand_superbingo_fund", "check_operator_jackpot",
     "check_operator_superbingo", "check_reserve_boost", "close_sale", "game_sales", "house_share",
-    "jackpot_bank_surplus", "jackpot_contribution", "jackpot_deposit_due", "jackpot_fed", "jackpot_funds", "jackpot_sales_share", "megabingo_contribution",
-    "operator_contribution", "reserve_boost_allowance", "reserve_transfer", "sales_contributions",
-    "share_by_stake", "share_of_sales", "split_prize", "stake_cents", "superbingo_contribution", "superbingo_goes_to_last_game",
+    "jackpot_bank_surplus", "jackpot_contribution", "jackpot_deposit_due", "jackpot_fed", "jackpot_funds", "jackpot_recovery", "jackpot_sales_share", "megabingo_contribution",
+    "operator_contribution", "recovery_last_day", "reserve_boost_allowance", "reserve_transfer", "sales_contributions",
+    "share_by_stake", "share_of_sales", "split_prize", "stake_cents", "superbingo_contribution", "superbingo_fund_to_last_game",
+    "superbingo_goes_to_last_game",
     "superbingo_won", "tax_base_after_refunds", "tax_cents",
 ]

@@ -268,3 +268,134 @@ def check_reserve_boost(boost: int, boosted_before: int, allowance: int, reserve
         )
     if boost > reserve:
         raise LimitExceeded(f"a boost of {boost} cents exceeds the reserve's {reserve} cents")
+
+
+# --- The operator taking back its jackpot contributions (R91.9) -------------------------
+
+
+def recovery_last_day(contributed_on: str) -> str:
+    """The last day (YYYY-MM-DD) the operator may take back a jackpot contribution paid in on ``contributed_on``.
+
+    R91.9: "within one calendar year from the day after the contribution".  The year
+    runs from the day after the contribution to the same date a year later, inclusive
+    (a contribution of 29 February may be taken back until 28 February).  Dates are
+    ISO text, which sorts as the calendar does.
+    """
+    year, month, day = contributed_on.split("-")
+    following = f"{int(year) + 1:04d}-{month}-{day}"
+    return following.replace("-02-29", "-02-28")
+
+
+@dataclass(frozen=True)
+class JackpotContribution:
+    """An operator contribution to the jackpot: the day it was paid in and what of it players have not won."""
+
+    date: str  # YYYY-MM-DD
+    unwon_cents: int
+
+    def recoverable_on(self, day: str) -> bool:
+        """Whether the operator may take it back on ``day``: from the day after it, for one calendar year (R91.9)."""
+        return self.date < day <= recovery_last_day(self.date)
+
+
+@dataclass(frozen=True)
+class OperatorJackpot:
+    """The operator's contributions to the jackpot that players have not won, oldest first (R91.9).
+
+    The rule that says what players have won of them: every cent the jackpot pays out
+    to players - a jackpot prize paid, a boost of the prizes from its reserve (R91.7) -
+    is the operator's contributed money first, oldest contribution first, as long as any
+    contribution is unwon; the rest of the jackpot is the players' share of the sales.
+    So the operator takes back only money the jackpot never had to pay, never more than
+    it put in, and never more than the jackpot's funds hold.  A contribution's unwon part
+    may be taken back from the day after it was paid in for one calendar year
+    (:func:`recovery_last_day`); after that it stays in the jackpot for good, and wins
+    still count it first, as its place in the order says.
+    """
+
+    contributions: tuple[JackpotContribution, ...] = ()
+
+    @property
+    def unwon_cents(self) -> int:
+        return sum(c.unwon_cents for c in self.contributions)
+
+    def contributed(self, day: str, cents: int) -> "OperatorJackpot":
+        """With the operator's contribution of ``cents`` paid in on ``day``, the newest."""
+        check_cents("an operator contribution", cents)
+        if not cents:
+            return self
+        return OperatorJackpot((*self.contributions, JackpotContribution(day, cents)))
+
+    def won(self, cents: int) -> "OperatorJackpot":
+        """Once the jackpot paid ``cents`` to players: the oldest contributions count as won first."""
+        check_cents("a jackpot payout", cents)
+        left: list[JackpotContribution] = []
+        for contribution in self.contributions:
+            taken = min(cents, contribution.unwon_cents)
+            cents -= taken
+            if contribution.unwon_cents > taken:
+                left.append(JackpotContribution(contribution.date, contribution.unwon_cents - taken))
+        return OperatorJackpot(tuple(left))
+
+    def recoverable(self, day: str) -> int:
+        """What of the unwon contributions the operator may take back on ``day`` (R91.9)."""
+        return sum(c.unwon_cents for c in self.contributions if c.recoverable_on(day))
+
+    def recovered(self, day: str, cents: int) -> tuple["OperatorJackpot", tuple[tuple[str, int], ...]]:
+        """Once the operator took back ``cents`` on ``day``: the contributions after, and what each gave
+        back (its date, the cents), oldest first.  The caller checked ``cents`` against :meth:`recoverable`."""
+        left = cents
+        taken: list[tuple[str, int]] = []
+        kept: list[JackpotContribution] = []
+        for contribution in self.contributions:
+            back = min(left, contribution.unwon_cents) if contribution.recoverable_on(day) else 0
+            left -= back
+            if back:
+                taken.append((contribution.date, back))
+            if contribution.unwon_cents > back:
+                kept.append(JackpotContribution(contribution.date, contribution.unwon_cents - back))
+        if left:
+            raise LimitExceeded(f"the operator may take back {cents - left} cents on {day}, not {cents} (R91.9)")
+        return OperatorJackpot(tuple(kept)), tuple(taken)
+
+
+@dataclass(frozen=True)
+class JackpotRecovery:
+    """The operator takes back ``amount`` of its unwon jackpot contributions (R91.9), checked."""
+
+    amount: int
+    from_accumulated: int
+    from_reserve: int
+    taken: tuple[tuple[str, int], ...]  # (contribution's date, cents taken back of it), oldest first
+    recoverable_before: int
+    operator_jackpot: OperatorJackpot  # the contributions after
+
+
+def jackpot_recovery(operator: OperatorJackpot, pots: Pots, day: str, amount: int) -> JackpotRecovery:
+    """The operator takes back ``amount`` on ``day`` of what it contributed to the jackpot and players have not won.
+
+    Within what may be taken back that day (:meth:`OperatorJackpot.recoverable`) and what
+    the jackpot's funds hold; taken from the contributions that may be taken back, oldest
+    first, and out of the accumulated jackpot first (where a contribution went first), then
+    the reserve.  A limit that would be exceeded raises :class:`LimitExceeded`.
+    """
+    check_cents("the amount taken back", amount)
+    if not amount:
+        raise PrizeError("the operator takes back a positive number of cents")
+    recoverable = min(operator.recoverable(day), jackpot_funds(pots))
+    if amount > recoverable:
+        raise LimitExceeded(
+            f"the operator may take back at most {recoverable} cents on {day}: what it contributed to the "
+            f"jackpot from the day after each contribution for one year and players have not won, within "
+            f"the jackpot's funds of {jackpot_funds(pots)} cents (R91.9); not {amount}"
+        )
+    after, taken = operator.recovered(day, amount)
+    from_accumulated = min(amount, pots.jackpot_accumulated)
+    return JackpotRecovery(
+        amount=amount,
+        from_accumulated=from_accumulated,
+        from_reserve=amount - from_accumulated,
+        taken=taken,
+        recoverable_before=recoverable,
+        operator_jackpot=after,
+    )

@@ -6,9 +6,14 @@
   and the tax.
 * :func:`bingo_pot_prizes` - the pots a bingo wins, in the audit replay's order
   (FORMATS.md section 2, steps 8-11): superbingo or grand superbingo within their
-  ball limit (R89), the announced megabingo (R90), the jackpot within its threshold
+  ball limit (R89), the megabingo's whole fund (R90), the jackpot within its threshold
   and then the reserve's transfer (R91), and on the session's last game the
-  superbingo fund left unwon (R89).  What a split does not pay stays in its pot.
+  superbingo fund (R89).  What a split does not pay stays in its pot.
+
+The pots are paid under :data:`RULING`, the regulation as REGULATION.md reads it now;
+:data:`FIRST_RULING` is how they were paid before two rulings changed (R89's last game,
+R90's whole fund), kept so that ``bingo-replay/1`` files replay as the days they record
+were paid.
 
 The hall server and ``bingo replay`` both call these, so the money the hall moves and
 the money the replay recomputes are the same computation.
@@ -19,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from protocol.settlement.carry import superbingo_goes_to_last_game, superbingo_won
+from protocol.settlement.carry import superbingo_fund_to_last_game, superbingo_goes_to_last_game, superbingo_won
 from protocol.settlement.pots import Pots, reserve_transfer, sales_contributions
 from protocol.settlement.rules import LimitExceeded, PrizeRules
 from protocol.settlement.split import Split, split_prize
@@ -78,8 +83,35 @@ def close_sale(
 
 
 @dataclass(frozen=True)
+class PotRuling:
+    """Which reading of R89 and R90 a game's pots are paid under.
+
+    ``superbingo_every_session``: the session's last game takes the superbingo fund
+    whenever its own superbingo did not pay it, so that the fund never outlives the
+    session (R89 ruling); False: only when the session's latest superbingo game was not
+    won.  ``whole_megabingo``: the megabingo pays its whole fund as it stands at the
+    game, the announced amount being a minimum (R90, changed); False: it pays the
+    announced amount.
+    """
+
+    superbingo_every_session: bool = True
+    whole_megabingo: bool = True
+
+
+#: The pots as the regulation is read now: what the hall pays and ``bingo-replay/2`` replays.
+RULING = PotRuling()
+#: The first reading, which ``bingo-replay/1`` files were written under.
+FIRST_RULING = PotRuling(superbingo_every_session=False, whole_megabingo=False)
+
+
+@dataclass(frozen=True)
 class PotsInPlay:
-    """The pots a game puts in play (R89-R91); None: not in play."""
+    """The pots a game puts in play (R89-R91); None: not in play.
+
+    ``megabingo_cents`` is the amount announced for the megabingo: under :data:`RULING`
+    the least it pays (the fund at the announcement), under :data:`FIRST_RULING` what
+    it pays.
+    """
 
     superbingo_limit: int | None = None
     grand_superbingo_limit: int | None = None
@@ -113,14 +145,16 @@ def bingo_pot_prizes(
     pots: Pots,
     *,
     last_game: bool,
-    earlier_superbingo_won: bool | None,
+    earlier_superbingo_won: bool | None = None,
+    ruling: PotRuling = RULING,
 ) -> BingoPots:
     """The pots won by a bingo on ball ``bingo_ball`` by cards staked at ``stake_pcts``.
 
     ``pots`` are the levels when the bingo is paid; ``last_game`` says whether the game
-    is the session's last, and ``earlier_superbingo_won`` the outcome of the session's
-    latest superbingo game before this one (None: none yet).  Raises
-    :class:`LimitExceeded` for an announced megabingo above its fund (R90).
+    is the session's last (R93.15), and ``earlier_superbingo_won`` the outcome of the
+    session's latest superbingo game before this one (None: none yet; only
+    :data:`FIRST_RULING` asks it).  Raises :class:`LimitExceeded` for a megabingo fund
+    below the amount announced (R90).
     """
     prizes: list[PotPrize] = []
 
@@ -140,13 +174,19 @@ def bingo_pot_prizes(
                 f"the announced {in_play.megabingo_cents} cents exceed the megabingo "
                 f"fund's {pots.megabingo} cents (R90)"
             )
-        pots = pots.replace(megabingo=pots.megabingo - win("megabingo", in_play.megabingo_cents).paid)
+        # The whole fund as it stands at the game (R90); the first ruling paid the amount announced.
+        amount = pots.megabingo if ruling.whole_megabingo else in_play.megabingo_cents
+        pots = pots.replace(megabingo=pots.megabingo - win("megabingo", amount).paid)
     moved = 0
     if in_play.jackpot_threshold is not None and bingo_ball <= in_play.jackpot_threshold:
         stayed = win("jackpot", pots.jackpot_accumulated).carry
         # Then the reserve refills the accumulated jackpot (R91).
         moved = reserve_transfer(pots.jackpot_reserve, stayed)
         pots = pots.replace(jackpot_accumulated=stayed + moved, jackpot_reserve=pots.jackpot_reserve - moved)
-    if superbingo_goes_to_last_game(last_game, earlier_superbingo_won if won is None else won):
+    if ruling.superbingo_every_session:
+        to_last_game = superbingo_fund_to_last_game(last_game, won, pots.superbingo)
+    else:
+        to_last_game = superbingo_goes_to_last_game(last_game, earlier_superbingo_won if won is None else won)
+    if to_last_game:
         pots = pots.replace(superbingo=win("superbingo_last_game", pots.superbingo).carry)
     return BingoPots(tuple(prizes), moved, pots, won)

@@ -289,6 +289,8 @@ class CheckpointService(Service):
         self._timer: task.LoopingCall | None = None
         #: Why no checkpoint may be written any more (None: they may): see :meth:`forbid`.
         self.forbidden: str | None = None
+        #: A checkpoint came due while a batch waited for its commit: the next commit writes it.
+        self._due = False
 
     def forbid(self, reason: str) -> None:
         """Write no checkpoint from now on, not even at the stop: the server stops on a fault
@@ -323,7 +325,7 @@ class CheckpointService(Service):
         return last
 
     def _record_committed(self, record: Any) -> None:
-        if self.core.seq - self.written_seq >= self.every_records:
+        if self._due or self.core.seq - self.written_seq >= self.every_records:
             self.write()
 
     def write(self) -> defer.Deferred[Any]:
@@ -333,11 +335,14 @@ class CheckpointService(Service):
         if self.forbidden is not None:
             return defer.succeed(None)
         if not self.core.settled():  # a batch decided but not committed: the next commit tries again
+            self._due = True
             return defer.succeed(None)
         fault = getattr(self.core, "storage_fault", None)
         if fault:  # the state may not be the journal's while its storage fails: the next commit tries again
             log.warn("No checkpoint at record {seq} while the storage fails ({fault})", seq=self.core.seq, fault=fault)
+            self._due = True
             return defer.succeed(None)
+        self._due = False
         seq, hash = self.core.seq, self.core.last_hash
         try:
             state = self.core.checkpoint()

@@ -9,7 +9,9 @@ holds what the same records replayed would have given it.
 The form is tagged: every non-JSON value is a one-key dict (``{"t": [...]}`` a tuple,
 ``{"o": [class, fields]}`` an object, ...).  An object or container met twice is
 written once and referred to after (``{"r": n}``), so a value shared inside a module's
-state is still shared once restored.  Objects are rebuilt without calling their
+state is still shared once restored.  A dataclass is written by its fields (see
+:func:`_fields`: the copy leaves the state's objects as small as it found them), another
+object by its slots and ``__dict__``.  Objects are rebuilt without calling their
 ``__init__`` (fields are set as they were), and only classes of the system's own
 packages are rebuilt (:data:`PACKAGES`): a checkpoint names classes, and a name from
 anywhere else is refused with :class:`ProjectionError`.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import datetime
 import enum
 import gc
@@ -46,25 +49,53 @@ def _class_name(cls: type) -> str:
 
 
 def _kept_class(cls: type) -> str:
-    if cls.__module__.split(".")[0] not in PACKAGES:
-        raise ProjectionError(f"a {_class_name(cls)} cannot be kept in a checkpoint")
-    return _class_name(cls)
+    name = _KEPT_CLASSES.get(cls)
+    if name is None:
+        if cls.__module__.split(".")[0] not in PACKAGES:
+            raise ProjectionError(f"a {_class_name(cls)} cannot be kept in a checkpoint")
+        name = _KEPT_CLASSES[cls] = _class_name(cls)
+    return name
+
+
+#: Each class's name in a checkpoint, made once (one string for all its objects).
+_KEPT_CLASSES: dict[type, str] = {}
 
 
 def _fields(value: Any) -> list[tuple[str, Any]]:
-    """An object's attributes: its ``__dict__`` and its slots, in a stable order."""
-    names: list[str] = []
-    for cls in reversed(type(value).__mro__):
-        slots = cls.__dict__.get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else [s for s in slots if s not in ("__dict__", "__weakref__")]
-    pairs = [(name, getattr(value, name)) for name in names if hasattr(value, name)]
-    return pairs + list(getattr(value, "__dict__", {}).items())
+    """An object's attributes in a stable order: a dataclass's fields, else its slots and ``__dict__``.
+
+    A dataclass is read field by field, never through ``__dict__``: CPython keeps a plain
+    object's attributes inline until its ``__dict__`` is asked for, and then makes the
+    dict for good (64 bytes more an object, and one more object for the collector), so a
+    checkpoint that asked would leave every record's objects larger than it found them.
+    """
+    cls = type(value)
+    names = _FIELDS.get(cls)
+    if names is None:
+        if "__dataclass_fields__" in cls.__dict__:  # the class itself is a dataclass, not a subclass of one
+            names = _FIELDS[cls] = tuple(field.name for field in dataclasses.fields(cls))
+        else:
+            slotted: list[str] = []
+            for base in reversed(cls.__mro__):
+                slots = base.__dict__.get("__slots__", ())
+                slotted += [slots] if isinstance(slots, str) else [s for s in slots if s not in ("__dict__", "__weakref__")]
+            pairs = [(name, getattr(value, name)) for name in slotted if hasattr(value, name)]
+            return pairs + list(getattr(value, "__dict__", {}).items())
+    return [(name, getattr(value, name)) for name in names if hasattr(value, name)]
+
+
+#: Each dataclass's field names, looked up once.
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class _Encoder:
     def __init__(self) -> None:
         self.seen: dict[int, int] = {}
         self.kept: list[Any] = []  # keeps every value seen alive, so no id() is reused meanwhile
+        # An enum member's form, made once and written wherever the member stands: a state
+        # holds the same few members thousands of times (each step of every game machine).
+        # By identity: members of two StrEnums with one value are equal, and are not the same.
+        self.members: dict[int, Any] = {}
 
     def shared(self, value: Any) -> dict[str, int] | None:
         index = self.seen.get(id(value))
@@ -79,7 +110,10 @@ class _Encoder:
         if value is None or kind is bool or kind is str or kind is int:
             return value
         if isinstance(value, enum.Enum):  # before str and int: a StrEnum stays a member
-            return {"e": [_kept_class(kind), self(value.value)]}
+            form = self.members.get(id(value))
+            if form is None:
+                form = self.members[id(value)] = {"e": [_kept_class(kind), self(value.value)]}
+            return form
         if type(value) is float:
             return {"f": repr(value)}  # NaN and the infinities are not JSON
         if isinstance(value, np.generic):

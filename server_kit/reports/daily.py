@@ -15,7 +15,11 @@ format (``docs/reports.md`` lists every field):
 * ``large_wins`` - the winning cards paid 15,000 EUR or more, with the date by which
   each is reported (R75.6);
 * ``machines`` - a hall's video bingo machines: plays, stakes, prizes, jackpots, credit
-  in and out, gross gaming revenue and the machines' tax (R3.5.d, R98).
+  in and out, gross gaming revenue and the machines' tax (R3.5.d, R98);
+* ``payout`` - the prizes paid against the collection, as percentages beside the 70%
+  minimum, and what the sales set aside in the pots (R88.1);
+* ``pots`` - every pot's balance at the day's start and end, and what went in and out
+  (R88.1: the money parked in pots, in plain sight).
 """
 
 from __future__ import annotations
@@ -145,12 +149,30 @@ def daily_report(day: DailyReport) -> Report:
          Cents(m.gross_revenue_cents))
         for m in day.machines
     ])
+    payout = day.payout()
+    paid = fields_of("payout", "Prizes paid against the collection (R88.1)", [
+        ("collection_cents", "Collection", Cents(payout.collection_cents)),
+        ("prizes_paid_cents", "Prizes paid (line, bingo and the pots' prizes)", Cents(payout.prizes_paid_cents)),
+        ("pot_prizes_paid_cents", "Of which paid by the pots", Cents(payout.pot_prizes_paid_cents)),
+        ("pots_set_aside_cents", "Set aside in the pots from the day's sales", Cents(payout.set_aside_cents)),
+        ("paid_pct", "Prizes paid / collection", payout.paid_pct),
+        ("with_pots_pct", "Line and bingo paid and set aside in the pots / collection", payout.with_pots_pct),
+        ("minimum_pct", "Minimum: prizes and the pots' shares of each game's collection (R88.1)", payout.minimum_pct),
+    ])
+    pots = table_of("pots", "Every pot's balance: money set aside for prizes, not yet paid (R88.1)", [
+        ("pot", "Pot"), ("opening_cents", "At the day's start"), ("paid_in_cents", "In"),
+        ("paid_out_cents", "Out"), ("closing_cents", "At the day's end"),
+    ], [
+        (pot.pot, Cents(pot.opening_cents), Cents(pot.paid_in_cents), Cents(pot.paid_out_cents),
+         Cents(pot.closing_cents))
+        for pot in day.pots
+    ])
     return Report(
         kind=KIND,
         subject=day.day,
         title=title,
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
-        tables=(journal, report, summary, games, balls, cards, terminals, prizes, winners, large, machines),
+        tables=(journal, report, summary, paid, pots, games, balls, cards, terminals, prizes, winners, large, machines),
         stem=STEM,
     )
 

@@ -77,7 +77,7 @@ def test_the_export_writes_four_files_whose_scenario_replays_to_its_result(home:
     replayed = home.bingo("replay", str(out / "scenario.json"))
     assert replayed.exit_code == 0, replayed.output
     assert replayed.stdout == (out / "result.json").read_text()  # byte for byte
-    assert json.loads((out / "scenario.json").read_text())["format"] == "bingo-replay/1"
+    assert json.loads((out / "scenario.json").read_text())["format"] == "bingo-replay/2"
 
     # The segment verifies against the key beside it and ties into the hall's journal.
     records = list(read_journal(out / "journal.jsonl"))

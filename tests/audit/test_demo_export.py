@@ -1,6 +1,11 @@
-"""A real ``bingo hall serve --demo`` plays whole games; ``bingo audit export`` on its folder
-writes a day that ``bingo replay`` recomputes to the hall's own result, and whose
-journal segment verifies against the key beside it (R92.3, R95.3, R96.4)."""
+"""A real ``bingo hall serve --demo`` plays whole games with pots in play; ``bingo audit export``
+on its folder writes a day that ``bingo replay`` recomputes to the hall's own result, and
+whose journal segment verifies against the key beside it (R92.3, R95.3, R96.4).
+
+The hall's ``[prizes]`` fund a superbingo and the jackpot, which the demo's room chief puts
+in play (R89, R91): the replay and ``bingo audit verify`` agree with what the hall paid
+with the pots in play.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ from tests.web.conftest import HallProcess
 WHOLE_GAMES = 2
 #: A demo game takes some 25 s on an idle machine; the bound leaves room for a loaded one.
 GAMES_BOUND = 480
+#: The demo hall's prizes: a superbingo (3%) and the jackpot (10%) beside the line and the bingo (R88.1).
+POTS = "line_bp = 1500\nbingo_bp = 4200\nsuperbingo_bp = 300\njackpot = true"
 
 
 def bingo(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -35,7 +42,11 @@ def bingo(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 @pytest.mark.timeout(GAMES_BOUND + 120)
 @pytest.mark.req("R92.3", "R95.3", "R96.4")
 def test_a_demo_day_exported_replays_to_what_the_hall_recorded(tmp_path: Path) -> None:
-    hall = HallProcess(tmp_path, demo=True).start()
+    hall = HallProcess(tmp_path, demo=True)
+    config = hall.config.read_text()
+    assert "line_bp = 1500\nbingo_bp = 5500" in config
+    hall.config.write_text(config.replace("line_bp = 1500\nbingo_bp = 5500", POTS))
+    hall.start()
     console = None
     try:
         console = LiveSocket(hall, "/ws", sign_in_cookie(hall, "rosa"))
@@ -59,6 +70,11 @@ def test_a_demo_day_exported_replays_to_what_the_hall_recorded(tmp_path: Path) -
     assert replayed.returncode == 0, replayed.stderr.decode()
     assert replayed.stdout == (out / "result.json").read_bytes()
     assert len(json.loads(replayed.stdout)["games"]) >= WHOLE_GAMES
+    # The pots were in play: the superbingo in the session's first game, the jackpot in every one.
+    scenario = json.loads((out / "scenario.json").read_text())
+    games = scenario["sessions"][0]["games"]
+    assert scenario["format"] == "bingo-replay/2" and scenario["rules"]["superbingo_bp"] == 300
+    assert games[0]["superbingo_limit"] == 50 and all(game["jackpot_threshold"] == 42 for game in games)
 
     key = serialization.load_pem_public_key((out / "public-key.pem").read_bytes())
     assert isinstance(key, Ed25519PublicKey)

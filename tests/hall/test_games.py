@@ -760,25 +760,24 @@ def test_a_bingo_beyond_the_threshold_leaves_the_jackpot(journal: Journal, clock
 
 
 @pytest.mark.req("R90")
-def test_a_megabingo_is_announced_ten_days_ahead_within_its_fund_and_paid_on_that_day(journal: Journal, clock) -> None:
+def test_a_megabingo_is_announced_ten_days_ahead_and_pays_its_whole_fund_on_that_day(journal: Journal, clock) -> None:
     hall = opened_hall(journal, clock, rules=POT_RULES)
     pot_game(hall, cards=(1, 60))
     finish(hall)
     fund = hall.balance("pot:megabingo")
     assert fund == 60
     # The clock's today is 2026-05-28.
-    unchanged(hall, lambda: hall.games.announce_megabingo(CHIEF, "2026-06-06", "21:00", 50), GameModuleError,
+    unchanged(hall, lambda: hall.games.announce_megabingo(CHIEF, "2026-06-06", "21:00"), GameModuleError,
               "at least 10 days ahead")
-    unchanged(hall, lambda: hall.games.announce_megabingo(CHIEF, "2026-12-01", "21:00", 61), GameModuleError,
-              r"at most its fund \(60 cents\)")
-    unchanged(hall, lambda: hall.games.announce_megabingo(CHIEF, "1 December", "21:00", 50), GameModuleError, "YYYY-MM-DD")
-    (announced,) = result(hall.games.announce_megabingo(CHIEF, "2026-12-01", "21:00", 50))
+    unchanged(hall, lambda: hall.games.announce_megabingo(CHIEF, "1 December", "21:00"), GameModuleError, "YYYY-MM-DD")
+    (announced,) = result(hall.games.announce_megabingo(CHIEF, "2026-12-01", "21:00"))
     assert announced.payload["announced_on"] == "2026-05-28"
+    assert announced.payload["amount_cents"] == announced.payload["fund_cents"] == 60  # the least it pays
     pot_game(hall, series=8, cards=(1, 30), megabingo=True)
     paid = finish(hall)
     megabingo = [r for r in paid if r.payload["prize"] == "megabingo"]
-    assert megabingo[0].payload["amount_cents"] == 50
-    assert hall.balance("pot:megabingo") == 60 + 30 - 50 + megabingo[0].payload["carry_cents"]
+    assert megabingo[0].payload["amount_cents"] == 60 + 30
+    assert hall.balance("pot:megabingo") == megabingo[0].payload["carry_cents"]
     assert hall.games.state.megabingo is None
 
 

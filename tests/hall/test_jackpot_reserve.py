@@ -47,6 +47,7 @@ def hall_with_a_reserve(journal: Journal, clock) -> Hall:  # type: ignore[no-unt
     unchanged(hall, lambda: hall.games.announce_reserve_boost(CHIEF, 1, 0), GameModuleError,
               r"the session may add at most 0.00 EUR from the reserve \(30% of the 0.00 EUR it held at the "
               r"session's start\).*\(R91.7\)")
+    result(hall.games.announce_last_game(CHIEF))  # it takes the superbingo fund (R89)
     result(hall.games.close_sale(CHIEF))
     finish(hall)
     assert hall.balance("pot:jackpot_reserve") == 1_000
@@ -138,6 +139,7 @@ def test_the_session_closes_only_once_the_days_jackpot_money_is_in_its_bank_acco
     hall = opened_hall(journal, clock, rules=POT_RULES)
     result(hall.games.announce_sale(SELLER, 7))
     sell(hall, 7, 1, 20)  # 20.00 EUR: 2.00 EUR to the jackpot (1.40 accumulated, 0.60 reserve)
+    result(hall.games.announce_last_game(CHIEF))  # it takes the superbingo fund (R89)
     result(hall.games.close_sale(CHIEF))
     finish(hall)
     assert hall.cashier.jackpot_deposit_due() == 200

@@ -150,4 +150,4 @@ def test_the_megabingo_counts_its_notice_days_from_the_halls_day(tmp_path: Path)
     games = GamesModule(core, session, ledger, FakeCardCatalog([], {}), FakeBallSource,
                         PrizeRules(line_bp=1500, bingo_bp=5400, megabingo=True))
     with pytest.raises(GameModuleError, match=r"2026-06-07 is 9 day\(s\) after today \(2026-05-29\)"):
-        result(games.announce_megabingo(ROOM_CHIEF, "2026-06-07", "21:00", 100))
+        result(games.announce_megabingo(ROOM_CHIEF, "2026-06-07", "21:00"))

@@ -103,7 +103,6 @@ def game_plans(draw: st.DrawFn, rules: PrizeRules, last: bool) -> GamePlan:
 class DayPlan:
     date: str
     games: list[GamePlan]
-    megabingo_pct: int  # with the megabingo: the share of its fund announced for the next day
 
 
 @st.composite
@@ -112,7 +111,7 @@ def hall_days(draw: st.DrawFn, rules: PrizeRules) -> list[DayPlan]:
     for date in DATES[: draw(st.integers(1, len(DATES)))]:
         count = draw(st.integers(1, 4))
         games = [draw(game_plans(rules, last=k == count - 1)) for k in range(count)]
-        days.append(DayPlan(date, games, draw(st.integers(1, 100))))
+        days.append(DayPlan(date, games))
     if rules.megabingo:
         # Announced at the end of a day for the next (R90), played in one of its games.
         for day in days[1:]:
@@ -127,10 +126,9 @@ def play(hall: AuditHall, days: list[DayPlan]) -> None:
         hall.open_day(day.date)
         for plan in day.games:
             play_game(hall, plan)
-        fund = hall.ledger.balance("pot:megabingo")
-        if index + 1 < len(days) and hall.rules.megabingo and fund:
-            amount = max(1, fund * day.megabingo_pct // 100)
-            hall.attempt(hall.games.announce_megabingo(CHIEF, days[index + 1].date, "21:00", amount))
+        if index + 1 < len(days) and hall.rules.megabingo:
+            # The next day's megabingo pays its whole fund, the fund now being its least (R90).
+            hall.attempt(hall.games.announce_megabingo(CHIEF, days[index + 1].date, "21:00"))
         hall.close_day()
 
 

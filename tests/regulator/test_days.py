@@ -106,7 +106,7 @@ def hall_days() -> Iterator[HallDays]:
                            seed=11),
            GamePlan(paper=5, refund=True),
            GamePlan(paper=6, purchases=[Purchase(2, 0, 1, 7)], jackpot_threshold=42, quick=True, seed=3, last=True))
-    result(hall.games.announce_megabingo(CHIEF, DAY_2, "21:00", hall.ledger.balance("pot:megabingo")))
+    result(hall.games.announce_megabingo(CHIEF, DAY_2, "21:00"))
     hall.close_day()
     hall.open_day(DAY_2)
     played(DAY_2, GamePlan(paper=6, purchases=[Purchase(0, 1, 4, 25)], megabingo=True, seed=5),
@@ -114,7 +114,7 @@ def hall_days() -> Iterator[HallDays]:
     hall.close_day()
     for _ in range(2):  # two sessions on one date: the export refuses the day
         hall.open_day(DAY_3)
-        played(DAY_3, GamePlan(paper=3, seed=1))
+        played(DAY_3, GamePlan(paper=3, seed=1, last=True))
         hall.close_day()
     assert [folder.name for folder in reporter.audits] == [report_name(d) for d in (DAY_1, DAY_2, DAY_3, DAY_3)]
     yield HallDays(home, hall.records(), games)

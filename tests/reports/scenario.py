@@ -6,6 +6,8 @@ Session 1 (2026-12-01), with the pots of ``POT_RULES`` and an operator's jackpot
 * game 2: series 7 cards 41-60, then the second series 8 cards 1-10 (R82.6); the
   jackpot in play within 40 balls and won by card 7-41 on ball 15 (R91);
 * game 3: series 8 cards 11-20, suspended for good before any prize: refunded (R86.2);
+* game 4: series 8 cards 21-30, announced as the session's last (R93.15): its bingo takes
+  the superbingo fund (R89), which never outlives the session;
 
 with a visitor, an incident, a complaint and an extra ball check, the day's jackpot
 deposit from desk 1 (R91.11), and the closing.
@@ -53,6 +55,7 @@ class Played:
     admission: AdmissionModule
     game_ids: list[str] = field(default_factory=list)
     after_first_game: int = 0  # the journal's last seq once game 1 was collected
+    last_game_id: str = ""  # session 1's game 4, its last, which takes the superbingo fund (R89)
 
     def records(self) -> list[Record]:
         return self.hall.records()
@@ -119,6 +122,15 @@ def play(journal: Journal, clock: Any) -> Played:
     result(hall.games.suspend_game(CHIEF, "blower pump stopped"))
     result(hall.games.suspend_game_for_good(CHIEF, "no spare pump"))
     result(hall.games.collect_cards(CHIEF))
+
+    # Game 4: the session's last, whose bingo takes the superbingo fund (R89).
+    clock.advance(600)
+    (opened,) = result(hall.games.announce_sale(SELLER, 8))
+    played.last_game_id = opened.payload["game_id"]
+    sell(hall, 8, 21, 30)
+    result(hall.games.announce_last_game(CHIEF))
+    result(hall.games.close_sale(CHIEF))
+    _draw_to_the_end(hall)
 
     # The day's jackpot money goes to its bank account (R91.11).
     result(hall.cashier.deposit_jackpot(CASHIER, "desk1", hall.cashier.jackpot_deposit_due(), "slip-0001"))

@@ -198,7 +198,8 @@ def test_the_session_minutes_show_the_jackpots_bank_deposit_and_its_funds_at_the
 def test_the_daily_summary_keeps_running_totals_of_games_cards_prizes_and_collection(hall_home: PlayedHall) -> None:
     played, book = hall_home.played, hall_home.book
     tables, shown = rendered(session_report(book.session(1), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
-    prizes = [sum(c for r in played.of_game(g, "prize_paid") for _, c in r.payload["payments"]) for g in played.game_ids[:3]]
+    prizes = [sum(c for r in played.of_game(g, "prize_paid") for _, c in r.payload["payments"])
+              for g in (*played.game_ids[:3], played.last_game_id)]
     rows = [(int(r["total_games"]), int(r["total_cards"]), int(r["total_prizes_paid_cents"]),
              int(r["total_collection_cents"])) for r in tables["summary"]]
     # Game 3 was refunded: a game played, but no card or stake stays in the totals.
@@ -206,18 +207,19 @@ def test_the_daily_summary_keeps_running_totals_of_games_cards_prizes_and_collec
         (1, 40, prizes[0], 4000),
         (2, 70, prizes[0] + prizes[1], 7000),
         (3, 70, prizes[0] + prizes[1], 7000),
+        (4, 80, sum(prizes), 8000),
     ]
     (totals,) = tables["totals"]
     assert (totals["games"], totals["cards_sold"], totals["collection_cents"], totals["refunded_cents"]) == (
-        "3", "70", "7000", "1000")
-    in_pdf(shown, "70.00 EUR", format_cents(prizes[0] + prizes[1]), "10.00 EUR")
+        "4", "80", "8000", "1000")
+    in_pdf(shown, "80.00 EUR", format_cents(sum(prizes)), "10.00 EUR")
 
 
 @pytest.mark.req("R83.5", "R92.3", "R98")
 def test_the_totals_of_the_minutes_match_the_ledger(hall_home: PlayedHall) -> None:
     played, book = hall_home.played, hall_home.book
     ledger = played.hall.ledger.ledger
-    for game_id in played.game_ids:
+    for game_id in (*played.game_ids, played.last_game_id):
         game = book.game(game_id)
         sales = sum(p.amount for p in ledger.postings_for(game_id, "sale:paper"))
         prizes = sum(p.amount for p in ledger.postings_for(game_id) if p.reason.startswith("prize:"))
@@ -238,12 +240,12 @@ def test_the_monthly_count_lists_the_physical_and_virtual_cards_sold(hall_home: 
     tables, shown = rendered(month_report(book.month("2026-12"), hall_name=HALL, timezone=DEFAULT_TIMEZONE))
     (month,) = tables["month"]
     assert (month["sessions"], month["games"], month["physical_cards"], month["virtual_cards"],
-            month["refunded_cards"]) == ("1", "3", "80", "0", "10")
+            month["refunded_cards"]) == ("1", "4", "90", "0", "10")
     assert [(s["kind"], s["series"], s["games"], s["cards"], s["refunded_cards"]) for s in tables["series"]] == [
         ("physical", "7", "2", "60", "0"),
-        ("physical", "8", "2", "20", "10"),
+        ("physical", "8", "3", "30", "10"),
     ]
-    in_pdf(shown, "2026-12", "80", "60", "20")
+    in_pdf(shown, "2026-12", "90", "60", "30")
     (january,) = csv_tables(to_csv(month_report(book.month("2027-01"), hall_name=HALL, timezone=DEFAULT_TIMEZONE)))["month"]
     assert (january["physical_cards"], january["games"]) == ("20", "1")
     with pytest.raises(ReportError, match=r"no session was held in 2026-11; the journal holds sessions in 2026-12, 2027-01"):

@@ -78,7 +78,7 @@ def test_game_and_month_reports_are_written_and_signed_too(
         for suffix in (".pdf", ".csv"):
             assert openssl_verifies(tmp_path, tmp_path / f"{name}{suffix}")
     (month,) = csv_tables((tmp_path / "cards-sold-2026-12.csv").read_bytes())["month"]
-    assert month["physical_cards"] == "80"
+    assert month["physical_cards"] == "90"
 
 
 def test_a_report_made_from_another_journal_does_not_tie_to_this_one(

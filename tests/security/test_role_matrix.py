@@ -91,6 +91,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "record_complaint": {AD, RC},
     "record_incident": {AD, RC},
     "record_self_exclusion": {AD, C, SYS},
+    "recover_jackpot_contribution": {A, RC},
     "replace_ball_set": {A, RC},
     "request_extra_check": {RC, TC},
     "resume_game": {RC},

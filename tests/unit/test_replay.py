@@ -1,5 +1,9 @@
 """The audit replay (FORMATS.md section 2): hand-computed scenarios, run in-process.
 
+Most scenarios are ``bingo-replay/1`` files, whose pots are paid as the first ruling
+read R89 and R90 (the days they record were paid so); the section "bingo-replay/2"
+proves the pots as the rulings read now, which the hall's export writes.
+
 The cards below are chosen so the winners are easy to follow by hand:
 
 * ``A``: the card of the format's example.
@@ -201,7 +205,7 @@ def test_superbingo_won_within_the_limit_pays_the_whole_fund() -> None:
 
 
 @pytest.mark.req("R89")
-def test_unwon_superbingo_goes_to_the_bingo_winners_of_the_sessions_last_game() -> None:
+def test_v1_unwon_superbingo_goes_to_the_bingo_winners_of_the_sessions_last_game() -> None:
     """Game 1's bingo falls on ball 46 > 42: not won; game 2 (the last) takes 1007."""
     result = run(scenario([("2026-12-01", [
         game(1, [card("A", A)], late(DRAW_AB, 30), superbingo_limit=42),
@@ -218,8 +222,8 @@ def test_unwon_superbingo_goes_to_the_bingo_winners_of_the_sessions_last_game() 
 
 
 @pytest.mark.req("R89")
-def test_only_the_last_superbingo_game_of_the_session_counts() -> None:
-    """An early unwon superbingo game is followed by a won one: no last-game prize."""
+def test_v1_only_the_last_superbingo_game_of_the_session_counts() -> None:
+    """An early unwon superbingo game is followed by a won one: no last-game prize (the first ruling)."""
     result = run(scenario([("2026-12-01", [
         game(1, [card("A", A)], late(DRAW_AB, 30), superbingo_limit=42),
         game(2, [card("A", A)], DRAW_AB, superbingo_limit=42),
@@ -240,7 +244,7 @@ def test_unwon_superbingo_in_the_last_game_itself_goes_to_its_bingo_winners() ->
 
 
 @pytest.mark.req("R89")
-def test_no_superbingo_game_in_a_session_means_no_last_game_prize() -> None:
+def test_v1_no_superbingo_game_in_a_session_meant_no_last_game_prize() -> None:
     result = run(scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB)])],
                           rules=SUPER_RULES, superbingo=500))
     assert list(result["games"][0]["prizes"]) == ["line", "bingo"]
@@ -270,7 +274,7 @@ MEGA_RULES = {"line_bp": 2000, "bingo_bp": 4900, "megabingo": True}
 
 
 @pytest.mark.req("R90")
-def test_megabingo_pays_the_announced_amount_and_the_rest_of_the_fund_stays() -> None:
+def test_v1_megabingo_paid_the_announced_amount_and_the_rest_of_the_fund_stayed() -> None:
     """Fund 10000 + 1% of 200 = 10002; 5001 announced, shared by A and B at 100% and 50%."""
     result = run(scenario([("2026-12-11", [
         game(1, [card("A", A), card("B", B, 50), card("C", C, 50)], DRAW_AB, price=100,
@@ -660,3 +664,93 @@ def test_a_refund_after_the_close_that_does_not_hold_is_refused_naming_the_field
 
 def test_a_game_with_no_card_needs_its_refunds_after_the_close() -> None:
     assert "cards: a game needs at least one card" in fault(scenario([("2026-12-01", [game(1, [], [])])]))
+
+
+# --- bingo-replay/2: the pots as the rulings read now -------------------------------
+
+
+def scenario_2(sessions: list[tuple[str, list[dict]]], rules: dict | None = None, **opening: int) -> dict:
+    return {**scenario(sessions, rules, **opening), "format": "bingo-replay/2"}
+
+
+@pytest.mark.req("R89")
+def test_v2_the_last_game_takes_the_superbingo_fund_when_no_superbingo_game_was_played() -> None:
+    """No superbingo game in the session: the fund (500 + 3% of 100 twice) still goes to the last game."""
+    result = run(scenario_2([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB),
+        game(2, [card("C", C)], DRAW_C, last_game=True),
+    ])], rules=SUPER_RULES, superbingo=500))
+    assert result["format"] == "bingo-replay-result/2"
+    first, second = result["games"]
+    assert list(first["prizes"]) == ["line", "bingo"] and first["pots"]["superbingo"] == 503
+    assert second["prizes"]["superbingo_last_game"] == prize(15, 506, {"C": 506})
+    assert second["pots"]["superbingo"] == 0
+
+
+@pytest.mark.req("R89")
+def test_v2_the_last_game_takes_what_the_fund_gathered_after_a_won_superbingo() -> None:
+    """Game 1 wins its superbingo; games 2 and 3 add 3 cents each, which the last game takes."""
+    result = run(scenario_2([("2026-12-01", [
+        game(1, [card("A", A)], DRAW_AB, superbingo_limit=42),
+        game(2, [card("A", A)], DRAW_AB),
+        game(3, [card("A", A)], DRAW_AB, last_game=True),
+    ])], rules=SUPER_RULES, superbingo=1000))
+    first, second, third = result["games"]
+    assert first["prizes"]["superbingo"] == prize(16, 1003, {"A": 1003})
+    assert "superbingo_last_game" not in second["prizes"]
+    assert third["prizes"]["superbingo_last_game"] == prize(16, 6, {"A": 6})
+    assert third["pots"]["superbingo"] == 0
+
+
+@pytest.mark.req("R89")
+def test_v2_a_last_game_that_wins_its_own_superbingo_keeps_the_splits_remainder_in_the_fund() -> None:
+    result = run(scenario_2([("2026-12-01", [
+        game(1, [card("A", A), card("B", B, 50)], DRAW_AB, superbingo_limit=42, last_game=True),
+    ])], rules=SUPER_RULES, superbingo=1000))
+    only = result["games"][0]
+    # 1000 + 3% of 150 = 1004; A 1004 // 2 = 502, B at 50% 251; 251 stay (R88.4-5).
+    assert only["prizes"]["superbingo"] == prize(16, 1004, {"A": 502, "B": 251})
+    assert "superbingo_last_game" not in only["prizes"]
+    assert only["pots"]["superbingo"] == 251
+
+
+@pytest.mark.req("R89")
+def test_v2_without_a_game_marked_last_the_fund_waits() -> None:
+    """A day exported while its session is open: no game is its last yet, nothing is taken."""
+    result = run(scenario_2([("2026-12-01", [game(1, [card("A", A)], late(DRAW_AB, 30), superbingo_limit=42)])],
+                            rules=SUPER_RULES, superbingo=500))
+    assert list(result["games"][0]["prizes"]) == ["line", "bingo"]
+    assert result["games"][0]["pots"]["superbingo"] == 503
+
+
+@pytest.mark.req("R90")
+def test_v2_the_megabingo_pays_its_whole_fund_the_announced_amount_being_its_least() -> None:
+    """Fund 10000 + 1% of 200 = 10002, announced at 5001: A and B (50%) share all 10002."""
+    result = run(scenario_2([("2026-12-11", [
+        game(1, [card("A", A), card("B", B, 50), card("C", C, 50)], DRAW_AB, price=100,
+             megabingo_cents=5001, megabingo_announced="2026-12-01"),
+    ])], rules=MEGA_RULES, megabingo=10_000))
+    only = result["games"][0]
+    # A: 10002 * 100 // 200 = 5001; B: 10002 * 50 // 200 = 2500; the 2501 B did not stake stay.
+    assert only["prizes"]["megabingo"] == prize(16, 10_002, {"A": 5001, "B": 2500})
+    assert only["pots"]["megabingo"] == 2501
+
+
+@pytest.mark.req("R90")
+def test_v2_a_megabingo_fund_below_its_announced_amount_is_refused() -> None:
+    message = fault(scenario_2([("2026-12-11", [
+        game(1, [card("A", A)], DRAW_AB, megabingo_cents=5001, megabingo_announced="2026-12-01"),
+    ])], rules=MEGA_RULES, megabingo=4_000))
+    assert message == ("session 2026-12-11, game 1, field megabingo_cents: the announced 5001 cents exceed the "
+                       "megabingo fund's 4001 cents (R90)")
+
+
+def test_v2_last_game_is_a_boolean_on_the_sessions_last_game_and_v1_knows_no_such_key() -> None:
+    games = [game(1, [card("A", A)], DRAW_AB, last_game=True), game(2, [card("A", A)], DRAW_AB)]
+    assert fault(scenario_2([("2026-12-01", games)])) == (
+        "session 2026-12-01, game 1, field last_game: the session's last game (R93.15) is its last in the file; "
+        "game 2 follows it")
+    assert fault(scenario_2([("2026-12-01", [game(1, [card("A", A)], DRAW_AB, last_game=1)])])) == (
+        "session 2026-12-01, game 1, field last_game: must be true or false, got 1")
+    assert fault(scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB, last_game=True)])])) == (
+        "session 2026-12-01, game 1, field last_game: is not a key of this format (misspelt?)")

@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from protocol.events import CardSold
 from protocol.settlement import (
+    FIRST_RULING,
     JACKPOT_CAP,
     LimitExceeded,
+    OperatorJackpot,
     Pots,
     PotsInPlay,
     PrizeError,
@@ -21,7 +23,9 @@ from protocol.settlement import (
     close_sale,
     game_sales,
     house_share,
+    jackpot_recovery,
     operator_contribution,
+    recovery_last_day,
     share_by_stake,
     split_prize,
     tax_base_after_refunds,
@@ -107,36 +111,74 @@ def test_a_bingo_wins_its_pots_in_the_replay_order_and_unpaid_cents_stay() -> No
     pots = Pots(superbingo=1001, megabingo=50, jackpot_accumulated=3001, jackpot_reserve=1000)
     won = bingo_pot_prizes(
         PotsInPlay(superbingo_limit=50, jackpot_threshold=41, megabingo_cents=40), 41, [100, 50], pots,
-        last_game=True, earlier_superbingo_won=False,
+        last_game=True,
     )
+    # The megabingo pays its whole fund, the announced 40 cents being its least (R90).
     assert [(p.prize, p.split.payments) for p in won.prizes] == [
-        ("superbingo", (500, 250)), ("megabingo", (20, 10)), ("jackpot", (1500, 750)),
+        ("superbingo", (500, 250)), ("megabingo", (25, 12)), ("jackpot", (1500, 750)),
     ]
-    # This game's superbingo was won: the earlier unwon one no longer goes to the last game (R89).
+    # This game's superbingo was won: what its split left stays in the fund (R88.4-5), not a last-game prize.
     assert won.superbingo_won is True
     assert won.reserve_transfer_cents == 700
-    assert won.pots == Pots(superbingo=251, megabingo=20, jackpot_accumulated=751 + 700, jackpot_reserve=300)
+    assert won.pots == Pots(superbingo=251, megabingo=13, jackpot_accumulated=751 + 700, jackpot_reserve=300)
 
 
 @pytest.mark.req("R89")
-def test_the_last_game_takes_a_superbingo_the_last_superbingo_game_did_not_win() -> None:
+def test_the_last_game_takes_the_superbingo_fund_whatever_the_sessions_superbingo_games_did() -> None:
     pots = Pots(superbingo=900)
-    taken = bingo_pot_prizes(PotsInPlay(), 60, [100, 100], pots, last_game=True, earlier_superbingo_won=False)
+    for in_play, earlier in ((PotsInPlay(), False), (PotsInPlay(), True), (PotsInPlay(), None),
+                             (PotsInPlay(superbingo_limit=45), True)):
+        taken = bingo_pot_prizes(in_play, 60, [100, 100], pots, last_game=True, earlier_superbingo_won=earlier)
+        assert [(p.prize, p.split.payments) for p in taken.prizes] == [("superbingo_last_game", (450, 450))]
+        assert taken.pots.superbingo == 0
+    assert not bingo_pot_prizes(PotsInPlay(), 60, [100], pots, last_game=False).prizes
+    assert not bingo_pot_prizes(PotsInPlay(), 60, [100], Pots(), last_game=True).prizes  # an empty fund pays nothing
+
+
+@pytest.mark.req("R89")
+def test_under_the_first_ruling_the_last_game_took_only_an_unwon_superbingo() -> None:
+    """``bingo-replay/1`` files replay as the days were paid then."""
+    pots = Pots(superbingo=900)
+    taken = bingo_pot_prizes(PotsInPlay(), 60, [100, 100], pots, last_game=True, earlier_superbingo_won=False,
+                             ruling=FIRST_RULING)
     assert [(p.prize, p.split.payments) for p in taken.prizes] == [("superbingo_last_game", (450, 450))]
-    assert taken.pots.superbingo == 0
     for last_game, earlier in ((False, False), (True, True), (True, None)):
         assert not bingo_pot_prizes(PotsInPlay(), 60, [100], pots, last_game=last_game,
-                                    earlier_superbingo_won=earlier).prizes
-    unwon_here = bingo_pot_prizes(PotsInPlay(superbingo_limit=45), 60, [100], pots, last_game=True,
-                                  earlier_superbingo_won=True)
-    assert [p.prize for p in unwon_here.prizes] == ["superbingo_last_game"]
+                                    earlier_superbingo_won=earlier, ruling=FIRST_RULING).prizes
+    megabingo = bingo_pot_prizes(PotsInPlay(megabingo_cents=40), 60, [100], Pots(megabingo=50), last_game=False,
+                                 ruling=FIRST_RULING)
+    assert [(p.prize, p.split.amount) for p in megabingo.prizes] == [("megabingo", 40)]
+    assert megabingo.pots.megabingo == 10
 
 
 @pytest.mark.req("R90")
-def test_an_announced_megabingo_above_its_fund_is_refused() -> None:
+def test_a_megabingo_fund_below_its_announced_minimum_is_refused() -> None:
     with pytest.raises(LimitExceeded, match="exceed the megabingo fund's 39 cents"):
-        bingo_pot_prizes(PotsInPlay(megabingo_cents=40), 30, [100], Pots(megabingo=39), last_game=False,
-                         earlier_superbingo_won=None)
+        bingo_pot_prizes(PotsInPlay(megabingo_cents=40), 30, [100], Pots(megabingo=39), last_game=False)
+
+
+@pytest.mark.req("R91.9")
+def test_the_operator_takes_back_only_unwon_contributions_within_their_year() -> None:
+    operator = OperatorJackpot().contributed("2026-03-10", 10_000).contributed("2026-04-01", 5_000)
+    pots = Pots(jackpot_accumulated=12_000, jackpot_reserve=4_000)
+    # Not on the day of the contribution: the year runs from the day after it.
+    assert operator.recoverable("2026-03-10") == 0
+    assert operator.recoverable("2026-03-11") == 10_000
+    assert operator.recoverable("2027-03-10") == 15_000 and operator.recoverable("2027-03-11") == 5_000
+    assert operator.recoverable("2027-04-02") == 0
+    # A jackpot won takes the oldest contribution first.
+    after_win = operator.won(12_000)
+    assert [(c.date, c.unwon_cents) for c in after_win.contributions] == [("2026-04-01", 3_000)]
+    with pytest.raises(LimitExceeded, match=r"at most 3000 cents on 2026-05-01"):
+        jackpot_recovery(after_win, pots, "2026-05-01", 3_001)
+    taken = jackpot_recovery(operator, pots, "2026-05-01", 13_000)
+    assert taken.taken == (("2026-03-10", 10_000), ("2026-04-01", 3_000))
+    assert (taken.from_accumulated, taken.from_reserve) == (12_000, 1_000)
+    assert [(c.date, c.unwon_cents) for c in taken.operator_jackpot.contributions] == [("2026-04-01", 2_000)]
+    # Never more than the jackpot's funds hold.
+    with pytest.raises(LimitExceeded, match="funds of 2000 cents"):
+        jackpot_recovery(operator, Pots(jackpot_reserve=2_000), "2026-05-01", 2_001)
+    assert recovery_last_day("2028-02-29") == "2029-02-28" and recovery_last_day("2026-12-31") == "2027-12-31"
 
 
 @pytest.mark.req("R88.2", "R88.4-5")

@@ -17,7 +17,7 @@ from hall_server.config import (
     weak_hash,
 )
 from hall_server.hall.roles import Role
-from server_kit.connections import ConnectionLimits
+from server_kit.limits import ConnectionLimits
 
 
 def test_a_password_checks_against_its_hash_and_nothing_else() -> None:

@@ -31,11 +31,12 @@ class ClosingCommands(GamesBase):
     def closing_refusal(self) -> str | None:
         """Why the session may not close yet, or None (R89, R91.11, R93.15).
 
-        A game under way is finished first.  A superbingo fund left unwon by the
-        session's last superbingo game belongs to the bingo of the session's last game:
-        the session closes only once that game, announced as the last, was played.  And
-        the day's jackpot money is in the jackpot's bank account: the deposit is recorded
-        before the closing is signed.
+        A game under way is finished first.  The superbingo fund goes to the bingo of the
+        session's last game every session, whether the session's superbingo games were not
+        won or none was played (R89): a session that played a game while the fund holds
+        money closes only once a game announced as its last was played.  And the day's
+        jackpot money is in the jackpot's bank account: the deposit is recorded before the
+        closing is signed.
         """
         current = self.state.current
         if current is not None and not current.over:
@@ -50,11 +51,14 @@ class ClosingCommands(GamesBase):
         superbingo_games = [g for g in games if g.superbingo_limit is not None]
         fund = self.ledger.balance(SUPERBINGO)
         last_played = any(g.last_game and g.over for g in games)
-        if not last_played and superbingo_games and superbingo_games[-1].superbingo_won is False and fund > 0:
+        if games and fund > 0 and not last_played:
+            if superbingo_games and superbingo_games[-1].superbingo_won is False:
+                why = f"the superbingo of game {superbingo_games[-1].game_id} was not won, and its fund of {format_cents(fund)}"
+            else:
+                why = f"the superbingo fund holds {format_cents(fund)}, which never outlives the session: it"
             return (
-                f"the superbingo of game {superbingo_games[-1].game_id} was not won, and its fund of "
-                f"{format_cents(fund)} goes to the bingo of the session's last game (R89): announce a game as "
-                "the last (R93.15) and play it before the session closes"
+                f"{why} goes to the bingo of the session's last game (R89): announce a game as the last "
+                "(R93.15) and play it before the session closes"
             )
         due = jackpot_deposit_due(self.pots(), self.ledger.balance(JACKPOT_BANK_ACCOUNT))
         if due:

@@ -175,7 +175,6 @@ class PaymentCommands(GamesBase):
                 stake_pcts,
                 Pots.from_accounts({account: balance(account) for account in POT_ACCOUNTS.values()}),
                 last_game=game.last_game,
-                earlier_superbingo_won=self._earlier_superbingo_won(game),
             )
             for won_pot in pots.prizes:
                 pay(won_pot.prize, won_pot.split, POT_ACCOUNTS[won_pot.fund], won.ball_count, winners)
@@ -199,15 +198,6 @@ class PaymentCommands(GamesBase):
         cents = sum(sale.stake_cents for sale in game.machine.sales.values() if sale.account == account)
         return cents, (f"the stakes of game {game.game_id}, which a refund would pay back from this drawer"
                        if cents else "")
-
-    def _earlier_superbingo_won(self, game: Game) -> bool | None:
-        """Whether the session's latest superbingo game before ``game`` won it; None: none so far (R89)."""
-        earlier = [
-            g for g in self.state.games
-            if g.session == game.session and g is not game and g.superbingo_limit is not None
-            and g.machine.state is not State.REFUNDED
-        ]
-        return earlier[-1].superbingo_won if earlier else None
 
     def _nothing_due(self, game: Game) -> str:
         won = game.machine.won

@@ -1,7 +1,9 @@
-"""The pots put in play, the megabingo's announcement, the last game and the operator's contributions (R89-R91, R93.15).
+"""The pots put in play, the megabingo's announcement, the last game, and the operator's contributions
+and their taking back (R89-R91, R93.15).
 
 The limits on the operator's contributions and where they go are
-:func:`protocol.settlement.operator_contribution`."""
+:func:`protocol.settlement.operator_contribution`; what it may take back of the jackpot's,
+:func:`protocol.settlement.jackpot_recovery`."""
 
 from __future__ import annotations
 
@@ -34,7 +36,10 @@ from protocol.settlement import (
     SUPERBINGO_LIMITS,
     LimitExceeded,
     check_reserve_boost,
+    jackpot_funds,
+    jackpot_recovery,
     operator_contribution,
+    recovery_last_day,
     reserve_boost_allowance,
 )
 from server_kit.core import Actor
@@ -173,8 +178,15 @@ class PotCommands(GamesBase):
 
         return self.core.execute(actor, "announce_last_game", decide)
 
-    def announce_megabingo(self, actor: Actor, date: str, time: str, amount_cents: int) -> Deferred[list[Record]]:
-        """Set a megabingo's date, time and amount at least 10 days ahead (R90)."""
+    def announce_megabingo(self, actor: Actor, date: str, time: str) -> Deferred[list[Record]]:
+        """Announce a megabingo's date and time at least 10 days ahead, its fund as the least it pays (R90).
+
+        The megabingo pays its whole fund as it stands at that game; the announcement gives
+        the fund now as the minimum - less what the sale of a game under way set aside,
+        which that game's refund would take back - so that the game always pays at least
+        what was announced.  From now to the game the boards and the kiosks show the date,
+        the time and the amount (R90.2).
+        """
 
         def decide(now: int) -> list[Entry]:
             if not self.rules.megabingo:
@@ -193,22 +205,38 @@ class PotCommands(GamesBase):
             pending = self.state.megabingo
             if pending is not None and datetime.date.fromisoformat(pending["date"]) >= today:
                 raise GameModuleError(f"a megabingo is already announced for {pending['date']}")
-            amount = _whole(amount_cents, "an amount in cents")
             fund = self.ledger.balance(MEGABINGO)
-            if not 0 < amount <= fund:
+            minimum = fund - self._megabingo_at_stake()
+            if minimum <= 0:
                 raise GameModuleError(
-                    f"the megabingo's amount is more than nothing and at most its fund ({fund} cents), "
-                    f"not {amount} (R90)"
+                    f"the megabingo's fund holds {format_cents(fund)}"
+                    + (f", {format_cents(fund - minimum)} of it from the game under way" if fund > minimum else "")
+                    + ": a megabingo is announced once its fund holds money (R90)"
                 )
             return [
                 (
                     "megabingo_announced",
-                    {"date": day.isoformat(), "time": at, "amount_cents": amount,
+                    {"date": day.isoformat(), "time": at, "amount_cents": minimum,
                      "announced_on": today.isoformat(), "fund_cents": fund},
                 )
             ]
 
         return self.core.execute(actor, "announce_megabingo", decide)
+
+    def _megabingo_at_stake(self) -> int:
+        """What the game under way set aside for the megabingo at its sale's close, while its refund could take it back."""
+        game = self.state.current
+        if game is None or game.over or game.settlement is None:
+            return 0
+        return game.settlement.contributions.get(MEGABINGO, 0)
+
+    def megabingo_announcement(self) -> dict[str, object] | None:
+        """The megabingo announced and not yet played, with its fund now (R90.2): what boards and kiosks show."""
+        announced = self.state.megabingo
+        if announced is None:
+            return None
+        return {"date": announced["date"], "time": announced["time"], "minimum_cents": announced["amount_cents"],
+                "fund_cents": self.ledger.balance(MEGABINGO), "announced_on": announced["announced_on"]}
 
     def contribute_to_pot(self, actor: Actor, pot: str, amount_cents: int) -> Deferred[list[Record]]:
         """The operator pays into the superbingo, grand superbingo or jackpot (R89.5, R91.9).
@@ -237,3 +265,72 @@ class PotCommands(GamesBase):
             ]
 
         return self.core.execute(actor, "contribute_to_pot", decide)
+
+    def recover_jackpot_contribution(self, actor: Actor, amount_cents: int) -> Deferred[list[Record]]:
+        """The operator takes back ``amount_cents`` of what it contributed to the jackpot and players have
+        not won, within a calendar year from the day after each contribution (R91.9).
+
+        Between sessions only: the day's audit export starts from the pot levels at the
+        session's verification, and no announced jackpot changes under the players' eyes.
+        The unwon contributions are counted as :class:`protocol.settlement.OperatorJackpot`
+        says; the money leaves the accumulated jackpot first, then the reserve, back to the
+        house.  The jackpot's bank account then holds more than its funds: the cashier
+        takes the surplus back to the operator (``withdraw_jackpot_surplus``, R91.11).
+        """
+
+        def decide(now: int) -> list[Entry]:
+            sessions = self.session.state
+            if sessions.current is not None:
+                raise GameModuleError(
+                    f"session {sessions.current.number} is under way: the operator takes back its jackpot "
+                    "contributions between sessions, after the closing and before the next verification (R91.9)"
+                )
+            verification = sessions.last_verification
+            if verification is not None and verification.get("passed"):
+                raise GameModuleError(
+                    f"the system was verified for the session of {verification['date']}: the operator takes back "
+                    "its jackpot contributions between sessions, after the closing and before the next "
+                    "verification (R91.9)"
+                )
+            amount = _whole(amount_cents, "an amount in cents")
+            if amount <= 0:
+                raise GameModuleError(f"the operator takes back a positive number of cents, not {amount}")
+            day = self.session.local_date(now).isoformat()
+            try:
+                recovery = jackpot_recovery(self.state.jackpot_contributions, self.pots(), day, amount)
+            except LimitExceeded as error:
+                raise GameModuleError(str(error)) from None
+            debits = tuple(
+                Leg(account, cents)
+                for account, cents in ((JACKPOT, recovery.from_accumulated), (RESERVE, recovery.from_reserve))
+                if cents
+            )
+            posting = Posting(debits, (Leg("house", amount),), "operator:jackpot taken back",
+                              Reference(event_seq=self.core.seq + 1))
+            self.ledger.check([posting])
+            return [
+                (
+                    "jackpot_contribution_recovered",
+                    {"amount_cents": amount, "date": day, "accumulated_cents": recovery.from_accumulated,
+                     "reserve_cents": recovery.from_reserve,
+                     "contributions": [[date, cents] for date, cents in recovery.taken],
+                     "recoverable_cents": recovery.recoverable_before},
+                ),
+                *posting_entries([posting]),
+            ]
+
+        return self.core.execute(actor, "recover_jackpot_contribution", decide)
+
+    def jackpot_contributions_picture(self, now_ms: int) -> dict[str, object]:
+        """The operator's jackpot contributions players have not won, and what may be taken back today (R91.9)."""
+        day = self.session.local_date(now_ms).isoformat()
+        contributions = self.state.jackpot_contributions
+        return {
+            "day": day,
+            "recoverable_cents": min(contributions.recoverable(day), jackpot_funds(self.pots())),
+            "contributions": [
+                {"date": c.date, "unwon_cents": c.unwon_cents, "until": recovery_last_day(c.date),
+                 "recoverable": c.recoverable_on(day)}
+                for c in contributions.contributions
+            ],
+        }

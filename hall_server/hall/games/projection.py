@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 
 from hall_server.hall.games.common import RESERVE, GamesBase, _event_of
-from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed
+from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, feed, let_go_of_cards
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.events import EVENT_TYPES, BallDrawn, BallVoided, CardSold, SaleClosed, SaleOpened, TerminalFailed
@@ -76,6 +76,7 @@ class Projection(GamesBase):
             "operator_superbingo": dict(self.state.operator_superbingo),
             "operator_jackpot": dict(self.state.operator_jackpot),
             "reserve_at_session_start": dict(self.state.reserve_at_session_start),
+            "jackpot_contributions": [dataclasses.astuple(c) for c in self.state.jackpot_contributions.contributions],
         }
 
     def reset(self) -> None:
@@ -116,9 +117,16 @@ class Projection(GamesBase):
         if kind == "operator_contribution":
             if p["pot"] == "jackpot":
                 state.operator_jackpot[p["month"]] = state.operator_jackpot.get(p["month"], 0) + p["amount_cents"]
+                state.jackpot_contributions = state.jackpot_contributions.contributed(p["date"], p["amount_cents"])
             else:
                 state.operator_superbingo[p["date"]] = state.operator_superbingo.get(p["date"], 0) + p["amount_cents"]
             return
+        if kind == "jackpot_contribution_recovered":
+            state.jackpot_contributions, _ = state.jackpot_contributions.recovered(p["date"], p["amount_cents"])
+            return
+        if kind == "prize_paid" and p["prize"] == "jackpot":
+            # Players won this much of the jackpot: the operator's oldest contributions first (R91.9).
+            state.jackpot_contributions = state.jackpot_contributions.won(sum(cents for _, cents in p["payments"]))
         game = state.current
         if game is None or p.get("game_id") != game.game_id:
             return  # not a record of the game under way: another module's
@@ -150,7 +158,7 @@ class Projection(GamesBase):
                 state.megabingo = None  # played
         elif kind == "cards_collected":
             game.collected = True
-            game.detector = None  # the draw is over: free the per-card counters
+            let_go_of_cards(game)
         elif kind in EVENT_TYPES:
             event = _event_of(record)
             feed(game.machine, event)
@@ -175,6 +183,10 @@ class Projection(GamesBase):
 
     def _sale_closed(self, game: Game, p: Mapping[str, Any]) -> None:
         game.sale.close()
+        boost = p.get("boost_line_cents", 0) + p.get("boost_bingo_cents", 0)
+        if boost:
+            # The reserve's boost goes to the players' prizes: the operator's oldest contributions first (R91.9).
+            self.state.jackpot_contributions = self.state.jackpot_contributions.won(boost)
         game.settlement = Settlement(
             sales_cents=p["collection_cents"],
             line_cents=p["line_cents"],

@@ -15,7 +15,7 @@ from hall_server.hall.games.state import _fork, _fork_sale
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.events import SaleClosed
-from protocol.game import Input, InvalidTransition, TraditionalGame, describe
+from protocol.game import Input, InvalidTransition, State, TraditionalGame, describe
 from protocol.ledger import Leg, Posting, Reference, account_kind
 from protocol.sale import GameSale, SaleRefused
 from protocol.settlement import (
@@ -67,7 +67,9 @@ class SaleCommands(GamesBase):
                 refusal = check()
                 if refusal is not None:
                     raise GameModuleError(refusal)
-            last = [g for g in self.state.games if g.session == session.number and g.last_game]
+            # A last game refunded (R86.2) was not played: another game may be announced as the last.
+            last = [g for g in self.state.games if g.session == session.number and g.last_game
+                    and g.machine.state is not State.REFUNDED]
             if last:
                 raise GameModuleError(
                     f"game {last[0].game_id} was announced as the session's last game (R93.15); "

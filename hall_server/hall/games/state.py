@@ -37,7 +37,7 @@ from protocol.events import (
 )
 from protocol.game import FINAL_STATES, TraditionalGame
 from protocol.sale import GameSale
-from protocol.settlement import superbingo_won
+from protocol.settlement import OperatorJackpot, superbingo_won
 from protocol.wins import WinDetector
 
 
@@ -121,6 +121,8 @@ class GamesState:
     #: The jackpot's reserve when each session opened (session number -> cents): 30% of it
     #: is what the session may add to its prizes (R91.7).
     reserve_at_session_start: dict[int, int] = field(default_factory=dict)
+    #: The operator's jackpot contributions players have not won, oldest first: what it may take back (R91.9).
+    jackpot_contributions: OperatorJackpot = field(default_factory=OperatorJackpot)
 
     @property
     def current(self) -> Game | None:
@@ -128,6 +130,27 @@ class GamesState:
         if self.games and not self.games[-1].collected:
             return self.games[-1]
         return None
+
+
+def let_go_of_cards(game: Game) -> None:
+    """A game whose cards are collected keeps only what the session still asks of it.
+
+    Once collected a game is never the one under way again: what the rest of the session
+    reads of it is its number, whether it was refunded or the session's last, its
+    settlement and its prizes (the superbingo's outcome, the reserve's boosts, the close).
+    Its cards sold, their stakes, its sale's ranges, its machine's steps and its detector
+    are the journal's to keep (the records hold every one): held in memory for every
+    game of a long session, they grew the hall by megabytes an hour and each checkpoint
+    by as much.  Replay lets go of them at the same record, so a hall restarted from its
+    journal or from a checkpoint holds exactly what it held.
+    """
+    game.detector = None
+    game.refs = ()
+    game.stake_pcts = {}
+    game.sale = dataclasses.replace(game.sale, sold=[])
+    machine = game.machine
+    machine.sales = {}
+    machine.steps = []
 
 
 class _Layouts(Mapping[CardRef, Card]):

@@ -18,6 +18,7 @@ const state = {
   pending: {}, retry: 1000, announced: new Set(),
   purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
   warnings: [], help: "", warningTurn: 0, care: false,
+  megabingo: null, // the megabingo announced (R90.2), as the hall's "megabingo" message gives it
   recall: false, lastGames: null, // the "Last games" view and the hall's answer to "recall"
   // The network game, as the hall's net_* messages give it; "known" once the hall says it takes part.
   net: { known: false, game: null, linkUp: false, cards: [], drawn: [], won: [], purchase: null, announced: new Set() },
@@ -155,6 +156,7 @@ const handlers = {
     render();
   },
   notices(m) { state.warnings = m.warnings; state.help = m.help; renderCare(); },
+  megabingo(m) { state.megabingo = m.announcement; renderMegabingo(); },
   net_game(m) {
     const net = state.net;
     if (!m.game || !net.game || m.game.game_id !== net.game.game_id) { net.cards = []; net.won = []; net.announced.clear(); }
@@ -301,9 +303,18 @@ function toGo(cells, drawn) {
   return { line: Math.min(...missing), bingo: missing.reduce((a, b) => a + b, 0) };
 }
 
+// The megabingo announced (R90.2): its date, time and amount, on every screen until it is played.
+function renderMegabingo() {
+  const m = state.megabingo;
+  $("megabingo").hidden = !m;
+  $("megabingo").textContent = m ? `Megabingo on ${m.date} at ${m.time}: ${money(m.fund_cents)}, the whole fund, ` +
+    `at least ${money(m.minimum_cents)}` : "";
+}
+
 function render() {
   renderCredit();
   renderCare();
+  renderMegabingo();
   if (state.care) { show("care"); return; }
   if (state.recall && state.token) { renderRecall(); show("recall"); return; }
   const game = state.game;

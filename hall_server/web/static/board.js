@@ -2,7 +2,8 @@
 // what the hall committed: the sale of the next game with the terminals' countdown, the
 // draw, a LINE / BINGO banner with the winning cards and what each is paid, and between
 // games the next game's screen with the last game's result and the operator's
-// responsible-play messages (R97.2).  Below it, when the hall takes part in one, the
+// responsible-play messages (R97.2).  A megabingo announced shows on every screen with its
+// date, time and amount until it is played (R90.2).  Below it, when the hall takes part in one, the
 // network game played across the halls: its sale time, balls, prizes and its winners
 // with the hall and the terminal where each card was bought (R92.1, R92.11).
 "use strict";
@@ -52,7 +53,9 @@ function potsShown(pots) {
   if (pots.grand_superbingo_limit) {
     shown.push(`Grand superbingo within ${pots.grand_superbingo_limit} balls: ${Hall.money(pots.grand_superbingo_cents)}`);
   }
-  if (pots.megabingo_cents !== null && pots.megabingo_cents !== undefined) shown.push(`Megabingo: ${Hall.money(pots.megabingo_cents)}`);
+  if (pots.megabingo_cents !== null && pots.megabingo_cents !== undefined) {
+    shown.push(`Megabingo: its whole fund, at least ${Hall.money(pots.megabingo_cents)}`);
+  }
   return shown;
 }
 
@@ -279,7 +282,15 @@ function render() {
   if (mode === "draw") showDraw(game);
   else if (mode === "sale") showSale(game);
   else showNext(view);
+  showMegabingo(view);
   showWarning(mode);
+}
+
+// The megabingo announced, from its announcement to its game, on every screen (R90.2).
+function showMegabingo(view) {
+  const strip = $("megabingo");
+  strip.hidden = !view.megabingo;
+  put("megabingo", Hall.megabingoText(view.megabingo));
 }
 
 // The operator's responsible-play messages, in turn, whenever no ball is being drawn (R97.2).

@@ -45,6 +45,12 @@ const Hall = {
     balls.slice(-6, -1).reverse().forEach((b) => recent.appendChild(Hall.el("li", b)));
   },
   // The pots the room chief put in play for the game, as its pots_announced record names them.
+  // The megabingo announced (R90.2): its date, time and amount, the whole fund being paid.
+  megabingoText(megabingo) {
+    if (!megabingo) return "";
+    return `Megabingo on ${megabingo.date} at ${megabingo.time}: ${Hall.money(megabingo.fund_cents)}, the whole fund, ` +
+      `at least ${Hall.money(megabingo.minimum_cents)}`;
+  },
   potsText(pots) {
     const shown = [];
     if (pots.jackpot_threshold) shown.push(`jackpot within ${pots.jackpot_threshold} balls: ${Hall.money(pots.jackpot_cents)}`);
@@ -52,7 +58,7 @@ const Hall = {
     if (pots.grand_superbingo_limit) {
       shown.push(`grand superbingo within ${pots.grand_superbingo_limit} balls: ${Hall.money(pots.grand_superbingo_cents)}`);
     }
-    if (pots.megabingo_cents !== null && pots.megabingo_cents !== undefined) shown.push(`megabingo ${Hall.money(pots.megabingo_cents)}`);
+    if (pots.megabingo_cents !== null && pots.megabingo_cents !== undefined) shown.push(`megabingo: its whole fund, at least ${Hall.money(pots.megabingo_cents)}`);
     return shown.length ? shown.join("; ") : "none";
   },
   showFacts(game) {

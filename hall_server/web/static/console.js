@@ -723,7 +723,7 @@ function gameSummary(node, view) {
 // --- The screens of the roles ----------------------------------------------------------
 
 function administratorScreen(screen) {
-  append(screen, openingSection(), closingSection());
+  append(screen, openingSection(), closingSection(), operatorPotsSection());
   const terminals = section("Player terminals", {state: (view) => [`${(view.terminals || []).length} enrolled`, false]});
   append(terminals, commandForm("enrol_terminal", {label: "Enrol the terminal", done: showToken}),
     live("div", "token-box", (node) => { node.hidden = !Console.token; node.textContent = Console.token || ""; }),
@@ -806,7 +806,49 @@ function roomChiefScreen(screen) {
   const last = append(section("Last game of the session", {when: (view) => Boolean(view.game && !view.game.last_game && !gameOver(view.game))}),
     commandForm("announce_last_game", {label: "Announce this game as the last"}));
   append(game, pots, close, end, voiding, last);
-  append(screen, game, openingSection(), closingSection(), machinesSection());
+  append(screen, game, openingSection(), closingSection(), megabingoSection(), operatorPotsSection(), machinesSection());
+}
+
+// --- The pots outside a game: the megabingo's announcement, the operator's money ----------
+
+// The megabingo (R90, R90.2): announced at least 10 days ahead, it pays its whole fund, at least the fund now;
+// the boards and the kiosks show it until it is played.
+function megabingoSection() {
+  if (!Console.commands.has("announce_megabingo")) return null;
+  const box = section("Megabingo", {state: (view) => (view.megabingo
+    ? [`${Hall.megabingoText(view.megabingo)} · shown on the boards and the kiosks`, true]
+    : ["None announced: announce one at least 10 days ahead; it pays its whole fund on that day", false])});
+  append(box, commandForm("announce_megabingo", {label: "Announce the megabingo", quiet: true,
+    fields: {date: {label: "date (YYYY-MM-DD)"}, time: {label: "time (21:00)"}}}));
+  return box;
+}
+
+// The operator's money in the pots (R89.5, R91.9): its contributions, and what it may take back of the
+// jackpot's - what players have not won of them, from the day after each for one calendar year.
+function operatorPotsSection() {
+  if (!Console.commands.has("contribute_to_pot")) return null;
+  const box = section("The operator's contributions to the pots", {state: (view) => {
+    const jackpot = view.jackpot_contributions;
+    if (!jackpot) return ["", false];
+    return [`The jackpot holds ${Hall.money(jackpot.contributions.reduce((sum, c) => sum + c.unwon_cents, 0))} of the ` +
+      `operator's contributions that players have not won; ${Hall.money(jackpot.recoverable_cents)} may be taken back ` +
+      `today (${jackpot.day}), between sessions`, false];
+  }});
+  append(box,
+    commandForm("contribute_to_pot", {label: "Pay into the pot", fields: {amount_cents: {label: "amount (EUR)"}}}),
+    live("ul", "rows", (node, view) => {
+      node.textContent = "";
+      for (const c of (view.jackpot_contributions || {}).contributions || []) {
+        node.appendChild(Hall.el("li", `Jackpot contribution of ${c.date}: ${Hall.money(c.unwon_cents)} not won · ` +
+          (c.recoverable ? `may be taken back until ${c.until}` : (c.date >= view.jackpot_contributions.day
+            ? `may be taken back from the day after it until ${c.until}` : `its year ended on ${c.until}`)),
+          c.recoverable ? "" : "hint"));
+      }
+    }),
+    commandForm("recover_jackpot_contribution", {label: "Take back from the jackpot", quiet: true,
+      fields: {amount_cents: {label: "amount (EUR)"}},
+      when: (view) => Boolean(view.jackpot_contributions && view.jackpot_contributions.recoverable_cents > 0)}));
+  return box;
 }
 
 // --- The video bingo machines: meters and game recall (GLI-11), station enrolment --------
