@@ -304,6 +304,27 @@ def resume(**common: Any) -> None:
     _send("operator_resume_programme", {}, _show_resumed, **common)
 
 
+def _show_verified(answer: dict[str, Any]) -> str:
+    lines = [f"verification {'passed' if answer['passed'] else 'FAILED'} (R92.5e, R95.1)"]
+    for check in answer["checks"]:
+        name = check["check"]
+        shown = f"the link of {name.removeprefix('hall:')}" if name.startswith("hall:") else name
+        lines.append(f"  {shown}: {check.get('fault') or 'passed'}")
+    if answer["not_linked"]:
+        lines.append("  not linked, not checked: " + ", ".join(h["hall"] for h in answer["not_linked"]))
+    lines.append("play is open: network games open as scheduled" if answer["play"] == "open"
+                 else f"play is stopped: {answer.get('stopped', '')}")
+    return "\n".join(lines)
+
+
+@central.command("verify")
+@_operator_options
+def verify(**common: Any) -> None:
+    """Verify the central server (journal, database, library, clock) and every linked hall's link, and journal it:
+    after a stop that interrupted play, no network game opens until a verification passed (R92.5e, R95.1)."""
+    _send("operator_verify", {}, _show_verified, **common)
+
+
 # --- The audit export ------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from central_server.domain.annex import AnnexPair
 from central_server.domain.config import NetworkGameConfig
 from central_server.domain.errors import ConfigError as DomainConfigError
 from central_server.domain.programme import Hours, ProgrammeConfig
+from central_server.domain.stops import HOLD_MS
 from protocol import central_messages as wire
 from protocol.central_messages import CentralMessageError
 from protocol.cards import CARDS_PER_STRIP
@@ -35,6 +36,9 @@ DEFAULT_TIMEZONE = "UTC"
 _PLACEHOLDER_DIGEST = "0" * 64
 #: The largest series the central library generates (8-digit card numbers, R82.9).
 MAX_SERIES_CARDS = 6_000_000
+
+#: The hold time's bounds (``[replica] hold_ms``): a second to an hour.
+HOLD_MIN_MS, HOLD_MAX_MS = 1_000, 3_600_000
 
 
 class ConfigError(DomainError):
@@ -96,11 +100,14 @@ class ReplicaConfig:
     the process is active only while Patroni says its node leads (docs/replica.md).
     ``drill``: the failover drill may stop this process right after a commit, before the
     halls are told (:class:`central_server.replica.DrillPoint`); never in production.
+    ``hold_ms``: the hold time (R92.5e ruling): a takeover within it of the last moment the
+    previous process was known to lead bridges the failover; past it, play was interrupted.
     """
 
     node: str
     patroni: str
     drill: bool = False
+    hold_ms: int = HOLD_MS
 
 
 @dataclass(frozen=True)
@@ -279,7 +286,7 @@ def _replica(reader: "_Reader", data: Mapping[str, Any], database_url: str) -> R
     if "replica" not in data:
         return None
     table = reader.table(data, "replica")
-    reader.only(table, "replica.", {"node", "patroni", "drill"})
+    reader.only(table, "replica.", {"node", "patroni", "drill", "hold_ms"})
     node = reader.text(table.get("node"), "replica.node", wire.HALL_ID)
     patroni = reader.get(table, "replica.patroni", str, None).strip().rstrip("/")
     if not patroni.startswith(("http://", "https://")) or len(patroni) < 10:
@@ -291,7 +298,11 @@ def _replica(reader: "_Reader", data: Mapping[str, Any], database_url: str) -> R
     drill = table.get("drill", False)
     if not isinstance(drill, bool):
         raise reader.error("replica.drill", f"is true or false, not {drill!r}")
-    return ReplicaConfig(node, patroni, drill)
+    hold = table.get("hold_ms", HOLD_MS)
+    if isinstance(hold, bool) or not isinstance(hold, int) or not HOLD_MIN_MS <= hold <= HOLD_MAX_MS:
+        raise reader.error("replica.hold_ms", f"is the hold time in milliseconds, {HOLD_MIN_MS} to {HOLD_MAX_MS} "
+                                              f"(R92.5e; default {HOLD_MS}), not {hold!r}")
+    return ReplicaConfig(node, patroni, drill, hold)
 
 
 def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...]) -> AnnexPair:

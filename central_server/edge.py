@@ -233,6 +233,7 @@ class HallLink(BoundedBoxes):
         self.hall_id: str | None = None  # from a hall's certificate, once the handshake is done
         self.operator: str | None = None  # from an operator's certificate, once the handshake is done
         self.version: int | None = None  # once hello agreed it
+        self.heard_ms: int | None = None  # when the hall last sent a command (its hello heartbeat: every 2 s)
 
     # --- Who is at the other end ---------------------------------------------------
 
@@ -323,6 +324,7 @@ class HallLink(BoundedBoxes):
             return self.endpoint.module.operator_command(message.name, arguments, self.operator)
         if self.hall_id is None:
             raise NotNegotiated("the connection has no hall certificate")
+        self.heard_ms = self.endpoint.module.core.now_ms()  # the verification checks each linked hall was heard (R92.5e)
         if message is m.HELLO:
             held = self.endpoint.hall_journals.get(self.hall_id)
             answer = wire.answer_hello(arguments, from_hall=self.hall_id, members=self.endpoint.members,

@@ -51,6 +51,9 @@ LEADERSHIP = Table(
     Column("epoch", Integer, nullable=False),
     Column("holder", Text, nullable=True),
     Column("since_ms", BigInteger, nullable=True),
+    # The holder's last sign of life (migration 0003): a replicated central server's active
+    # process renews it every few seconds; the next one reads how long no server led (R92.5e).
+    Column("alive_ms", BigInteger, nullable=True),
 )
 
 
@@ -102,8 +105,25 @@ def take(engine: Engine, holder: str, now_ms: int) -> int:
     """
     with engine.begin() as connection:
         epoch = _held(connection)[0] + 1
-        connection.execute(update(LEADERSHIP).values(epoch=epoch, holder=holder, since_ms=now_ms))
+        connection.execute(update(LEADERSHIP).values(epoch=epoch, holder=holder, since_ms=now_ms, alive_ms=now_ms))
     return epoch
+
+
+def last_alive(engine: Engine) -> int | None:
+    """When the holder of the leadership was last known to hold it: its renewal, or its take (None: never taken)."""
+    with engine.connect() as connection:
+        row = connection.execute(select(LEADERSHIP.c.since_ms, LEADERSHIP.c.alive_ms)).first()
+    if row is None:
+        return None
+    known = [int(value) for value in (row.since_ms, row.alive_ms) if value is not None]
+    return max(known) if known else None
+
+
+def renew(engine: Engine, epoch: int, now_ms: int) -> bool:
+    """The holder of ``epoch`` still leads at ``now_ms``: its sign of life; False when another epoch holds it."""
+    with engine.begin() as connection:
+        done = connection.execute(update(LEADERSHIP).where(LEADERSHIP.c.epoch == epoch).values(alive_ms=now_ms))
+    return bool(done.rowcount)
 
 
 class Fence:

@@ -120,7 +120,7 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
     "open_sale": frozenset({"system", "operator"}),
     "close_sale": frozenset({"system"}),
     "draw": frozenset({"system"}),
-    "declare_not_played": frozenset({"operator"}),
+    "declare_not_played": frozenset({"operator", "system"}),
     "hall_command": frozenset({"hall"}),
     "refused": frozenset({"hall", "operator"}),
     "refusals_counted": frozenset({"system"}),
@@ -168,6 +168,10 @@ class CentralModule:
         #: Which refusals are journaled one by one, and the counts of the others.
         self.refusals = RefusalBudget()
         self._count_timer: IDelayedCall | None = None
+        #: Why no sale may open now, told by the parts that know (play stopped after a stop of the
+        #: central server, R92.5e): each returns the reason, or None.  A scheduled game's timer
+        #: waits meanwhile; :meth:`start_timers` re-arms it.
+        self.sale_checks: list[Callable[[], str | None]] = []
         core.allow(PERMISSIONS)
         core.add_module(self)
 
@@ -306,9 +310,16 @@ class CentralModule:
         return self._run(actor, "schedule", decide, None).addCallback(scheduled)
 
     def open_sale(self, game_id: str, actor: Actor = SYSTEM) -> defer.Deferred[Any]:
-        """Open the game's sale for its window (R93.1)."""
-        return self._run(actor, "open_sale", lambda g, now: (self._game(g, game_id).open_sale(now), None, game_id),
-                         game_id)
+        """Open the game's sale for its window (R93.1); refused while play is stopped (R92.5e)."""
+
+        def decide(game: CentralGame | None, now_ms: int) -> Decided:
+            found = self._game(game, game_id)
+            for check in self.sale_checks:
+                if (refusal := check()) is not None:
+                    raise NotNow(refusal)
+            return found.open_sale(now_ms), None, game_id
+
+        return self._run(actor, "open_sale", decide, game_id)
 
     def close_sale(self, game_id: str, actor: Actor = SYSTEM) -> defer.Deferred[Any]:
         """Close the sale at its deadline: the sales and the prizes (R93.9)."""
@@ -526,7 +537,7 @@ class CentralModule:
         game = self.games[game_id]
         if game.phase is Phase.SCHEDULED:
             after = self.opens_after.get(game_id)
-            if after is None:
+            if after is None or any(check() is not None for check in self.sale_checks):
                 return None
             return self.scheduled_at_ms[game_id] + after, "open_sale"
         if game.phase is Phase.SELLING:

@@ -60,6 +60,7 @@ from typing import Any, Mapping
 import numpy as np
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
+from twisted.application.internet import TimerService
 from twisted.application.service import MultiService, Service
 from twisted.internet import defer
 from twisted.internet.endpoints import TCP4ServerEndpoint
@@ -77,6 +78,8 @@ from central_server.admission import Admission
 from central_server.edge import CentralEndpoint
 from central_server.module import SYSTEM, CentralModule
 from central_server.programme import ProgrammeRunner
+from central_server.domain.stops import HOLD_MS, RENEW_S
+from central_server.stops import PlayGate, central_checks, hall_links
 from central_server.terms import NOTICE_DAYS, PrizeTerms
 from protocol.chain import ChainError
 from protocol.errors import DomainError
@@ -84,7 +87,9 @@ from protocol.regulator_feed import CENTRAL
 from server_kit import collector, pki
 from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
 from server_kit.connections import ConnectionGuard
-from server_kit.core import CommandCore, thread_pool_runner
+from server_kit.core import CommandCore, RunBlocking, thread_pool_runner
+from server_kit.run_marker import RunMarker
+from protocol.central_operator import OPERATOR_VERIFY
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
@@ -126,9 +131,28 @@ def configuration(path: Path | None = None) -> CentralConfig:
 
 
 class CentralService(MultiService):
-    """The central server's services; ``central`` holds the parts, for the CLI and the tests."""
+    """The central server's services; ``central`` holds the parts, for the CLI and the tests.
+
+    Its run marker (:mod:`server_kit.run_marker`) is written when it starts and removed once
+    every service has stopped: a start that finds it follows a crash (R92.5e, R95.1).
+    """
 
     central: "CentralServer"
+
+    def startService(self) -> None:
+        if self.central.marker is not None:
+            self.central.marker.write(self.central.core.now_ms())
+        super().startService()
+
+    def stopService(self) -> defer.Deferred[Any]:
+        marker = self.central.marker
+
+        def stopped(result: Any) -> Any:
+            if marker is not None:
+                marker.remove()  # a clean stop: every service, the writer among them, has stopped
+            return result
+
+        return defer.maybeDeferred(super().stopService).addCallback(stopped)
 
 
 @dataclass
@@ -148,6 +172,12 @@ class CentralServer:
     closer: "DayCloser | None" = None  # the daily report written at each day's close (R95.4)
     fence: "leadership.Fence | None" = None  # the leadership epoch this process holds, guarding each commit
     role: "replica.ReplicaRole | None" = None  # one of two processes of a replicated central server
+    gate: "PlayGate | None" = None  # no new game after a stop of play until a verification passes (R92.5e)
+    marker: RunMarker | None = None  # the run marker of the central server's folder
+    crashed: bool = False  # the run before this one did not stop cleanly
+    #: The last moment the server before this start was known to lead (its last record, or a
+    #: replicated holder's renewal), central clock.
+    stopped_after_ms: int = 0
 
 
 def stop_fenced(reactor: Any, error: leadership.Fenced) -> None:
@@ -227,6 +257,7 @@ class HallListener(Service):
             log.info("The central server beside {node} is the standby: it refuses halls until Patroni's leader is "
                      "its node", node=central.config.replica.node if central.config.replica else "?")
             yield central.role.active  # the games and timers are the active process's alone
+        yield resume_play(central)  # after a stop of normal play: the games interrupted, play stopped (R92.5e)
         for plan in central.config.games:
             if plan.game_id in central.module.games:
                 continue
@@ -307,6 +338,8 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     """
     clock = JournalClock.of(clock if clock is not None else reactor)
     now_ms = clock.now_ms()
+    marker = RunMarker(config.home)
+    crashed = marker.left_behind()  # read before this run writes its own (R92.5e)
     if config.replica is None:
         # The database first: a start it refuses (a missing folder, a file that cannot be
         # written, a server that does not answer) has made nothing, not even the key.
@@ -317,7 +350,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
             log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
                      "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
         journal = Journal(engine, key, head=config.journal_head)
-        verified = open_journal(journal, now_ms, config.central_id)
+        verified = refused_leaves_marker(marker, clock, lambda: open_journal(journal, now_ms, config.central_id))
         library = provision_library(config, engine)
         records = None
     else:
@@ -345,6 +378,10 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     terms = PrizeTerms(core)
     programme = ProgrammeRunner(core, module, terms, clock, config.programme, config.timezone)
     recovered = core.recover(records=records)
+    gate = play_gate(config, core, module, journal, engine, read_pool(reactor, service))
+    if crashed and config.replica is None:
+        gate.crashed_after_seq = core.seq  # no sale opens from now on, before the interruption is journaled
+    stopped_after_ms = journal.last.time_ms if journal.last is not None else now_ms
     fence = None
     if config.replica is None:
         # Every check of the start passed: only now is the leadership taken (taking it fences the
@@ -390,10 +427,13 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         log.info("The regulator's consultation on {interface}:{port} (HTTPS, regulator certificates only)",
                  interface=config.consultation.interface, port=config.consultation.port)
     central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, programme,
-                            closer, fence)
+                            closer, fence, gate=gate, marker=marker, crashed=crashed, stopped_after_ms=stopped_after_ms)
+    gate.links = lambda at_ms: hall_links(endpoint.links, config.halls, at_ms)
     if config.replica is None:
         active.setServiceParent(service)
     else:
+        renewing = TimerService(RENEW_S, renew_leadership, central, clock)  # the active process's sign of life
+        renewing.setServiceParent(active)
         central.role = _replica_role(central, config.replica, reactor, clock, read, active)
         central.role.setServiceParent(service)
         endpoint.acting = central.role.acting
@@ -538,6 +578,9 @@ def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor
             library = provision_library(config, engine)
             replica.follow_journal(journal)
             cause = replica.cause_of(leadership.held(engine)[1], replica_config.node)
+            alive = leadership.last_alive(engine)
+            last = journal.last
+            central.stopped_after_ms = max(alive or 0, last.time_ms if last is not None else 0)
             fence = leadership.lead(journal, holder, now_ms, SYSTEM, cause=cause, on_fenced=on_fenced,
                                     acting=role.may_commit)
             return library, fence, cause, unfolded()
@@ -569,6 +612,55 @@ def _replica_role(central: CentralServer, replica_config: ReplicaConfig, reactor
     role = replica.ReplicaRole(replica_config.node, probe, clock.timers, take_over=take_over, follow=follow,
                                serve=serve, stop=stop)
     return role
+
+
+def refused_leaves_marker(marker: RunMarker, clock: Any, verify: Any) -> int:
+    """``verify`` the journal; a journal that fails its check leaves the run marker, so the start after
+    it is one after a crash (R92.5e: "a journal that fails its check" interrupts play)."""
+    try:
+        verified: int = verify()
+        return verified
+    except StartRefused:
+        marker.write(clock.now_ms())
+        raise
+
+
+def read_pool(reactor: Any, service: MultiService) -> RunBlocking:
+    """A worker of its own for the verification's checks, which read the whole journal."""
+    pool = ThreadPool(minthreads=0, maxthreads=1, name="central-verification")
+    ThreadPoolService(pool).setServiceParent(service)
+    return thread_pool_runner(reactor, pool)
+
+
+def play_gate(config: CentralConfig, core: CommandCore, module: CentralModule, journal: Journal, engine: Engine,
+              run_checks: RunBlocking) -> PlayGate:
+    """No network game's sale opens after a stop of normal play until the operator's verification passes
+    (R92.5e, R95.1): the gate on the core, the module's sales asking it, the operator's command."""
+    gate = PlayGate(core, run_checks, lambda now_ms: central_checks(journal, engine, module.library, now_ms),
+                    lambda now_ms: ({}, ()))
+    module.sale_checks.append(gate.refusal)
+    gate.opened.append(lambda: module.start_timers() if module.timers_running else None)
+    module.operator_commands[OPERATOR_VERIFY.name] = gate.verify
+    return gate
+
+
+def resume_play(central: CentralServer) -> defer.Deferred[Any]:
+    """Once this process leads and before any timer runs: judge the start (R92.5e, R95.1)."""
+    assert central.gate is not None
+    replicated = central.config.replica
+    return central.gate.resume(central.module, replicated=replicated is not None, crashed=central.crashed,
+                               stopped_after_ms=central.stopped_after_ms,
+                               hold_ms=replicated.hold_ms if replicated is not None else HOLD_MS)
+
+
+def renew_leadership(central: CentralServer, clock: Any) -> defer.Deferred[Any] | None:
+    """The active process of a replicated central server still leads: its sign of life in the leadership row."""
+    fence = central.fence
+    if fence is None or fence.fenced is not None or (central.role is not None and not central.role.may_commit()):
+        return None
+    renewing = central.core.run_blocking(leadership.renew, central.engine, fence.epoch, clock.now_ms())
+    return renewing.addErrback(lambda failure: log.warn("The leadership's sign of life was not renewed: {why}",
+                                                          why=failure.getErrorMessage()))
 
 
 def makeService(options: Mapping[str, Any]) -> CentralService:

@@ -54,7 +54,7 @@ from typing import Any, Mapping
 
 from twisted.application.service import MultiService
 from twisted.internet import defer
-from twisted.internet.threads import deferToThreadPool
+from twisted.internet.threads import blockingCallFromThread, deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.server import Site
@@ -89,7 +89,8 @@ from hall_server.terminal_gateway.gateway import TerminalGateway
 from hall_server.terminal_gateway.library import load_virtual_library
 from hall_server.terminal_gateway.machines import MachineGateway, MachineScreenResource
 from hall_server.terminal_gateway.resource import KioskResource
-from hall_server.verification import verify_system
+from hall_server.restart import CrashRestart, Sellers
+from hall_server.verification import check_library, check_terminals, verify_system
 from hall_server.web.auth import SignIns, StaffDirectory
 from hall_server.web.consultation import consultation_resource
 from hall_server.web import demo_terminals
@@ -156,9 +157,30 @@ class StartRefused(DomainError):
 
 
 class HallService(MultiService):
-    """The hall's services; ``hall`` holds the parts, for the CLI and the tests."""
+    """The hall's services; ``hall`` holds the parts, for the CLI and the tests.
+
+    Its run marker (:class:`~hall_server.restart.CrashRestart`) is written when it starts and
+    removed once every service has stopped: a start that finds it follows a crash (R92.5e).
+    """
 
     hall: "HallServer"
+    restart: CrashRestart | None = None
+
+    def startService(self) -> None:
+        if self.restart is not None:
+            self.restart.started(self.hall.core.now_ms())
+        super().startService()
+
+    def stopService(self) -> defer.Deferred[Any]:
+        stopping = defer.maybeDeferred(super().stopService)
+        restart = self.restart
+
+        def stopped(result: Any) -> Any:
+            if restart is not None:
+                restart.stopped()  # a clean stop: every service, the writer among them, has stopped
+            return result
+
+        return stopping.addCallback(stopped)
 
 
 @dataclass
@@ -471,6 +493,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     """
     preflight(config)
     created = CreatedByStart(config)
+    restart = CrashRestart(config.home)  # read before this run's marker is written (R92.5e)
     # Records are stamped by the wall clock, never backwards; timers run on the reactor's
     # monotonic clock (server_kit/clock.py).
     clock = JournalClock.of(reactor)
@@ -509,6 +532,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     blowers = build_blowers(config, reactor, core) if config.draw.blower else None
     checks: dict[str, Any] = {"manifest": release_manifest(config)}
+    live: dict[str, Any] = {}  # the parts the terminals' and the links' checks read, once built
     if blowers is not None:
         # With the blower as the draw device, its self-test is the draw-device check (R84.1).
         checks["draw_device"] = blowers.draw_device_check(reactor)
@@ -517,7 +541,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     def verify(now_ms: int) -> Mapping[str, str | None]:
         # The clock's check reads the wall clock as it is: the records' time never goes back.
-        return verify_system(journal, engine, clock.wall_ms(), **checks)
+        return verify_system(journal, engine, clock.wall_ms(), **checks, **verification_checks(reactor, live))
 
     session = SessionModule(core, verify, run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone)
     ledger = LedgerModule(core)
@@ -587,6 +611,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
             "(docs/journal.md)"
         ) from None
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
+    restart.install(core, session, games, reactor, Sellers(virtual, videobingo, annex))
 
     def report_opening_hours() -> None:
         if config.opening_hours is None:
@@ -666,7 +691,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
                               responsible=responsible, recall=lookups.recall,
                               notices=(config.responsible.warnings, config.responsible.help), network=network,
                               annex=annex, joint=joint_sales)
-    relay = None
+    relay = link = None
     if network is not None and config.central is not None:
         central = config.central
         relay = NetworkRelay(network, central.hall_id, reactor, software=SOFTWARE)
@@ -717,7 +742,35 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo, clock,
     )
     service.hall = hall
+    service.restart = restart
+    live.update(engine=engine, key=card_key_path(config.home), library=library, virtual=virtual, gateway=gateway,
+                link=link)
     return hall
+
+
+def verification_checks(reactor: Any, live: Mapping[str, Any]) -> dict[str, Any]:
+    """The verification's ``terminals`` and ``links`` checks (R92.5e), run on its worker thread.
+
+    What the gateway and the link hold is read on the reactor's thread; the library is
+    read from the card store and its codes checked on the worker.
+    """
+    if not live:
+        return {"terminals": lambda: "the hall is still starting", "links": lambda: "the hall is still starting"}
+
+    def terminals() -> str | None:
+        fault = check_library(live["engine"], live["key"], live["library"])
+        gateway, virtual = live["gateway"], live["virtual"]
+        connected, known = blockingCallFromThread(reactor, lambda: (list(gateway.sessions), dict(virtual.state.terminals)))
+        return "; ".join(f for f in (fault, check_terminals(connected, known)) if f) or None
+
+    def links() -> str | None:
+        link = live["link"]
+        if link is None:
+            return None
+        status = blockingCallFromThread(reactor, link.console_status)
+        return None if status.get("up") else f"{status['line']}: the network games and the hall-annex game need it"
+
+    return {"terminals": terminals, "links": links}
 
 
 def feed_at(address: str, config: HallConfig) -> RegulatorFeedConfig:

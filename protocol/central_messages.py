@@ -759,7 +759,7 @@ CREDITS_AVAILABLE = Message(
 GAME_CLOSED = Message(
     "game_closed",
     "central",
-    "The game is over; what each prize carries to the next game (R88.5).",
+    "The game is over; what each prize carries to the next game: a prize no card won, whole (a prize won is paid whole, R93.13).",
     arguments=(
         _game(),
         Field("ball_count", BALL_COUNT, doc="balls drawn"),

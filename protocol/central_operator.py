@@ -23,6 +23,7 @@ from protocol.central_messages import (
     CARRY,
     CENTS,
     GAME_ID,
+    HALL_ID,
     PHASES,
     REASON,
     SEQ,
@@ -195,9 +196,39 @@ PROGRAMME_MESSAGES: Mapping[str, Message] = {
     m.name: m for m in (OPERATOR_PROGRAMME, OPERATOR_SCHEDULE_GAME, OPERATOR_PAUSE_PROGRAMME, OPERATOR_RESUME_PROGRAMME)
 }
 
+# --- After a stop of normal play (R92.5e, R95.1) ---------------------------------------
+
+#: One check of a verification: what was checked and the fault it found (absent: it passed).
+CHECK_ROW = Items(
+    (
+        Field("check", Text(64), doc="the central server's check (journal, database, library, clock), or a hall's link"),
+        Field("fault", Text(1000), optional=True, doc="what it found wrong; absent when it passed"),
+    ),
+    max_items=1024,
+)
+
+OPERATOR_VERIFY = Message(
+    "operator_verify",
+    "operator",
+    "Verify the central server (its journal, database, library and clock) and every linked "
+    "hall's link, and journal the outcome (R92.5e, R95.1).  After a stop that interrupted "
+    "play, no network game's sale opens until a verification passed.",
+    arguments=(),
+    answer=(
+        Field("passed", Flag(), doc="every check and every linked hall passed"),
+        Field("checks", CHECK_ROW, doc="the central server's checks, then each linked hall's link (hall:<id>)"),
+        Field("not_linked", Items((Field("hall", HALL_ID, doc="a member hall away"),), max_items=1000),
+              doc="the member halls not linked, not checked: they take part again when they link"),
+        Field("play", Choice(("open", "stopped")), doc="whether new games may open now"),
+        Field("stopped", Text(300), optional=True, doc="why play is stopped, while it is"),
+    ),
+    errors=(*_ERRORS, "not_now"),
+)
+
 #: Every command of the operator, by name.
 OPERATOR_MESSAGES: Mapping[str, Message] = {
-    m.name: m for m in (OPERATOR_GAMES, OPERATOR_OPEN_SALE, OPERATOR_NOT_PLAYED, *PROGRAMME_MESSAGES.values())
+    m.name: m for m in (OPERATOR_GAMES, OPERATOR_OPEN_SALE, OPERATOR_NOT_PLAYED, *PROGRAMME_MESSAGES.values(),
+                        OPERATOR_VERIFY)
 }
 
 __all__ = [
@@ -211,5 +242,6 @@ __all__ = [
     "OPERATOR_PROGRAMME",
     "OPERATOR_RESUME_PROGRAMME",
     "OPERATOR_SCHEDULE_GAME",
+    "OPERATOR_VERIFY",
     "PROGRAMME_MESSAGES",
 ]

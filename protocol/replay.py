@@ -29,8 +29,10 @@ its own superbingo did not pay it, and the megabingo pays its whole fund, its
 ``megabingo_cents`` being the least announced.  ``bingo-replay/1`` files replay as the
 days they record were paid (:data:`protocol.settlement.FIRST_RULING`): the session's
 last game in the file takes only a superbingo its latest superbingo game did not win,
-and the megabingo pays the amount announced.  The result says the version of its input
-(``bingo-replay-result/1`` or ``/2``).
+and the megabingo pays the amount announced.  Version 2 also says how a prize is shared
+among its winners (``rules.sharing``: the hall's way by default, or ``by_stake``, the
+network game's whole prize by stake, R93.13); version 1 shares the hall's way.  The
+result says the version of its input (``bingo-replay-result/1`` or ``/2``).
 
 Where the format is silent this module decides as ``docs/replay.md`` records: unknown
 or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,
@@ -46,7 +48,7 @@ import datetime
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, NoReturn, TypeVar
+from typing import Any, Callable, NoReturn, Sequence, TypeVar
 
 import numpy as np
 
@@ -55,6 +57,7 @@ from protocol.cards import Card, CardError
 from protocol.errors import DomainError
 from protocol.json_values import describe
 from protocol.settlement import (
+    BY_STAKE,
     FIRST_RULING,
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
@@ -78,7 +81,9 @@ from protocol.settlement import (
     game_sales,
     operator_contribution,
     reserve_boost_allowance,
+    share_by_stake,
     split_prize,
+    stake_cents,
     tax_cents,
 )
 from protocol.wins import NEVER, completion_balls, game_winners
@@ -95,6 +100,11 @@ VERSIONS: dict[str, tuple[str, PotRuling]] = {
 }
 INPUT_FORMATS = tuple(VERSIONS)
 OUTPUT_FORMATS = tuple(output for output, _ in VERSIONS.values())
+#: ``rules.sharing`` (version 2 only): how a prize is shared among its winners.  ``hall``, the
+#: default: card c is paid ``P * stake_pct_c // (100 * W)`` and the rest carries (R88.4-5);
+#: ``by_stake``: the network game's, the whole prize in proportion to each card's stake in
+#: cents, the cents by the largest remainder, nothing carried (R93.13).
+SHARINGS = ("hall", BY_STAKE)
 
 SUPERBINGO_LIMIT_MIN, SUPERBINGO_LIMIT_MAX = SUPERBINGO_LIMITS[0], SUPERBINGO_LIMITS[-1]
 
@@ -261,6 +271,8 @@ class Scenario:
     opening: Pots
     sessions: tuple[Session, ...]
     format: str = INPUT_FORMAT
+    #: How prizes are shared (version 2's ``rules.sharing``; version 1 shares the hall's way).
+    sharing: str = "hall"
 
     @property
     def result_format(self) -> str:
@@ -663,7 +675,11 @@ def parse_scenario(data: Any) -> Scenario:
     version = data["format"]
     if not isinstance(version, str) or version not in VERSIONS:
         top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
-    rules = _parse_rules(data["rules"])
+    sharing = _parse_sharing(data["rules"], version)
+    rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"})
+    if sharing == BY_STAKE and (rules.superbingo_bp or rules.megabingo or rules.jackpot):
+        _At("", "rules")["sharing"].fail("the network game's sharing (by_stake) plays no pot: superbingo_bp is 0, "
+                                         "megabingo and jackpot false")
     opening = _parse_opening(data.get("opening", {}))
     entries = _array(data["sessions"], top["sessions"])
     if not entries:
@@ -671,7 +687,34 @@ def parse_scenario(data: Any) -> Scenario:
     sessions: list[Session] = []
     for index, entry in enumerate(entries):
         sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None, version))
-    return Scenario(rules, opening, tuple(sessions), version)
+    return Scenario(rules, opening, tuple(sessions), version, sharing)
+
+
+def day_sharing(shared_by_stake: Sequence[bool]) -> str | None:
+    """``rules.sharing`` of a day of network games that shared their prizes as ``shared_by_stake`` says,
+    game by game: ``by_stake`` (R93.13) when every one did, ``hall`` (games of a journal written before
+    that rule, which carried their split's rest) when none did, ``None`` when the day holds both: one
+    file plays one rule."""
+    if all(shared_by_stake):
+        return BY_STAKE
+    if not any(shared_by_stake):
+        return "hall"
+    return None
+
+
+def _parse_sharing(rules: Any, version: str) -> str:
+    """``rules.sharing``: a key of version 2 only, ``hall`` when absent."""
+    at = _At("", "rules")
+    if not isinstance(rules, dict):
+        at.fail(f"must be an object, got {describe(rules)}")
+    if "sharing" not in rules:
+        return "hall"
+    if version == FIRST_INPUT_FORMAT:
+        at["sharing"].fail(f"is not a key of this format (misspelt?); it is a key of {INPUT_FORMAT}")
+    sharing = rules["sharing"]
+    if sharing not in SHARINGS:
+        at["sharing"].fail(f"is {' or '.join(json.dumps(s) for s in SHARINGS)}, not {describe(sharing)}")
+    return str(sharing)
 
 
 def _refuse_constant(name: str) -> NoReturn:
@@ -806,8 +849,15 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                                   "tax_cents": figures.tax_cents, "balls_drawn": len(game.draw), "prizes": prizes_out,
                                   "refunded_after_close_cents": refunds, "pots": dataclasses.asdict(pots)})
                 continue
-            line = split_prize(figures.line_cents, stakes(game.line))
-            bingo = split_prize(figures.bingo_cents, stakes(game.bingo))
+            if scenario.sharing == BY_STAKE:  # the whole prize by each card's stake in cents (R93.13)
+                def by_stake(amount: int, winners: Winners) -> Split:
+                    cents = [stake_cents(game.price_cents, pct) for pct in stakes(winners)]
+                    return checked("cards", lambda: share_by_stake(amount, cents))
+
+                line, bingo = by_stake(figures.line_cents, game.line), by_stake(figures.bingo_cents, game.bingo)
+            else:
+                line = split_prize(figures.line_cents, stakes(game.line))
+                bingo = split_prize(figures.bingo_cents, stakes(game.bingo))
             pots = carry_forward(pots, line, bingo)
             prizes: dict[str, tuple[int, Split, Winners]] = {
                 "line": (game.line.ball, line, game.line),

@@ -47,6 +47,8 @@ from simulation.journals import CentralFacts, CentralGameFacts, HallFacts
 from simulation.processes import Child, SimulationError, free_port, python, wait_for
 
 CENTRAL_ID = "central-sim"
+#: The operator who runs the central server's verification after its restart (R92.5e).
+OPERATOR = "sim-operator"
 #: Every game of a simulation has an id that starts so: ``sim-3``, or the programme's ``sim-2026-12-03-3``.
 GAME_PREFIX = "sim"
 PIN = "4821"
@@ -168,6 +170,7 @@ class Simulation:
             folder.mkdir(parents=True)
         init_authority(self.pki, "Simulated Bingo Network")
         issue_certificate(self.pki, "central", CENTRAL_ID)
+        issue_certificate(self.pki, "operator", OPERATOR)
         export_bundle(self.pki, CENTRAL_ID, self.central_home / "pki")
         self._write_central(with_games=False)
         template, logins = self._hall_template()
@@ -409,19 +412,44 @@ game_id = "{plan.game_id(k)}"
         return hall
 
     def restart_hall(self, index: int) -> None:
+        """The hall started again after its kill, linked, and its room chief's verification passed: a hall
+        started after a crash sells nothing before it (R92.5e)."""
         hall = self.halls[index]
         hall.child.start()
         wait_for(hall.linked, 60, f"{hall.hall_id} to link again")
+        chief = Staff(hall.port, self.pki / "ca.pem", "rosa", self.logins["rosa"])
+        try:
+            (verified,) = chief.command("run_verification", date="")["records"]
+        finally:
+            chief.close()
+        hall.facts.refresh()
+        if not hall.facts.payloads[verified["seq"]]["passed"]:
+            raise SimulationError(f"{hall.hall_id}'s verification after its restart failed: "
+                                  f"{hall.facts.payloads[verified['seq']]['results']}")
 
     def kill_central(self) -> None:
         self.central.kill()
         self.central_kills += 1
 
     def restart_central(self) -> None:
+        """The central server started again after its kill, every hall linked, and the operator's verification
+        passed: the single central server restarted after a crash declared the games under way not played and
+        opens no game before it (R92.5e)."""
         links = [h.child.count(LINKED) for h in self.halls]
         self.central.start()
         wait_for(lambda: all(h.linked(n + 1) for h, n in zip(self.halls, links)), 90,
                  "every hall to link to the central server again")
+        self.verify_central()
+
+    def verify_central(self) -> None:
+        """``bingo central verify`` as the operator runs it; it must pass."""
+        verify = Child("central-verify", python("from central_server.cli import central; central()", "verify",
+                                                "--config", str(self.central_home / "central.toml"),
+                                                "--pki-dir", str(self.pki), "--name", OPERATOR), self.central_home)
+        verify.start()
+        wait_for(lambda: not verify.running, 120, "bingo central verify")
+        if verify.reap() != 0 or "verification passed" not in verify.text():
+            raise SimulationError(f"the central server's verification after its restart did not pass:\n{verify.text()}")
 
     # --- Stopping -------------------------------------------------------------------------
 
@@ -534,7 +562,9 @@ def summarize(sim: Simulation, reports: list[dict[str, Any]]) -> dict[str, Any]:
         if not holds:
             problems.append(detail)
 
-    check("every game played", len(central.games) == plan.games and all(g.phase == "closed" for g in central.games.values()),
+    # A game a stop of the central server interrupted is declared not played, every stake returned (R92.5e).
+    check("every game played", len(central.games) == plan.games and all(g.phase in ("closed", "not_played")
+                                                                         for g in central.games.values()),
           f"games: {[(g.game_id, g.phase) for g in central.games.values()]}")
     unanswered = [p for p in purchases if p["outcome"] == "unanswered"]
     away = {t: a for report in reports for t, a in report.get("away", {}).items()}

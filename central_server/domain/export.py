@@ -1,9 +1,11 @@
 """A day of network games as audit replay facts and results (FORMATS.md sections 2 and 3).
 
-:func:`scenario` writes the raw facts (``bingo-replay/1``): the rules, the carries
+:func:`scenario` writes the raw facts (``bingo-replay/2``, whose ``rules.sharing`` is
+``by_stake``: each prize shared whole by stake, R93.13; left out, the hall's way with carries,
+for a day of games from a journal written before that rule): the rules, the carries
 before the day's first game, and per game every card in play with its stake and the
 draw.  Card ids say where each card was bought: ``HALL/V1-13``.  :func:`result` writes
-what the games' own events recorded (``bingo-replay-result/1``), built from the
+what the games' own events recorded (``bingo-replay-result/2``), built from the
 ``central_prize_won`` and ``central_card_won`` events and the carries of each game's
 close, never by running the replay, so ``bingo replay`` agreeing with it is a real check.
 
@@ -30,7 +32,8 @@ from central_server.domain.game import CentralGame, Phase
 from protocol.cards import COLUMNS, ROWS
 from protocol.records.central import CentralStakeReturned
 from protocol.settlement import tax_cents
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT
+from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, day_sharing
+from protocol.settlement import BY_STAKE
 
 
 class ExportRefused(CentralError):
@@ -57,17 +60,41 @@ def _check(game: CentralGame) -> None:
         raise ExportRefused(f"network game {game.game_id} cannot be exported: {why}")
 
 
-def _rules_and_opening(games: Sequence[CentralGame]) -> tuple[dict[str, int], dict[str, int]]:
+def sharing_of(shared_by_stake: Sequence[bool], game_ids: Sequence[str]) -> str:
+    """How a day's games shared their prizes, as ``shared_by_stake`` says game by game.
+
+    Games that share the whole prize by stake (R93.13) are written with ``rules.sharing``
+    ``by_stake``; a day of games from a journal written before that rule shares the hall's
+    way, the key left out. One day's file has one rule: a day holding both is refused,
+    naming the first of each.
+    """
+    sharing = day_sharing(shared_by_stake)
+    if sharing is not None:
+        return sharing
+    new = game_ids[list(shared_by_stake).index(True)]
+    old = game_ids[list(shared_by_stake).index(False)]
+    raise ExportRefused(
+        f"network game {new} shares its prizes by stake (R93.13) and network game {old}, of the same day, by the "
+        "earlier rule with carries; the replay format plays one rule a day"
+    )
+
+
+def _rules_and_opening(games: Sequence[CentralGame]) -> tuple[dict[str, Any], dict[str, int]]:
     if not games:
         raise ExportRefused("there is no network game to export that day")
     first = games[0].config
-    rules = {"line_bp": first.share("line").basis_points, "bingo_bp": first.share("bingo").basis_points}
+    rules: dict[str, Any] = {"line_bp": first.share("line").basis_points, "bingo_bp": first.share("bingo").basis_points}
     carries = {"carry_line": first.share("line").carry_in_cents, "carry_bingo": first.share("bingo").carry_in_cents}
     opening = dict(carries)
     for game in games:
         _check(game)
+    if _sharing(games) == BY_STAKE:
+        rules["sharing"] = BY_STAKE
+    for game in games:
         config = game.config
-        if {"line_bp": config.share("line").basis_points, "bingo_bp": config.share("bingo").basis_points} != rules:
+        if {"line_bp": config.share("line").basis_points, "bingo_bp": config.share("bingo").basis_points} != {
+            "line_bp": rules["line_bp"], "bingo_bp": rules["bingo_bp"]
+        }:
             raise ExportRefused(f"network game {game.game_id} cannot be exported: its shares differ from the day's first game")
         given = {"carry_line": config.share("line").carry_in_cents, "carry_bingo": config.share("bingo").carry_in_cents}
         if given != carries:
@@ -120,8 +147,13 @@ def _game_facts(number: int, game: CentralGame, layouts: np.ndarray) -> dict[str
     return facts
 
 
+def _sharing(games: Sequence[CentralGame]) -> str:
+    return sharing_of([g.sale is not None and g.sale.sharing == BY_STAKE for g in games], [g.game_id for g in games])
+
+
 def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> dict[str, Any]:
-    """The day's network games as ``bingo-replay/1`` raw facts, in the order given."""
+    """The day's network games as replay raw facts (``bingo-replay/2``, with ``rules.sharing`` ``by_stake``
+    when they share by stake, R93.13), in the order given."""
     rules, opening = _rules_and_opening(games)
     return {
         "format": INPUT_FORMAT,
@@ -134,7 +166,7 @@ def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> di
 
 
 def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
-    """What the games' events recorded, as ``bingo-replay-result/1``."""
+    """What the games' events recorded, as the replay's result of the scenario's version."""
     _rules_and_opening(games)
     out = []
     total_sales = total_paid = total_tax = 0
@@ -188,4 +220,4 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
     }
 
 
-__all__ = ["ExportRefused", "house_refunds", "house_returns", "result", "scenario"]
+__all__ = ["ExportRefused", "house_refunds", "house_returns", "result", "scenario", "sharing_of"]

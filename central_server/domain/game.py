@@ -63,7 +63,7 @@ from protocol.records.central import (
     CentralStakeReturned,
     CentralTerminalFailed,
 )
-from protocol.settlement import share_of_sales, split_prize, stake_cents
+from protocol.settlement import BY_STAKE, share_by_stake, share_of_sales, split_prize, stake_cents
 
 
 class Phase(StrEnum):
@@ -756,7 +756,7 @@ class CentralGame:
         house = sales - sum(share_of_sales(sales, p.basis_points) for p in self.config.prizes)
         closed = CentralSaleClosed(
             game_id=self.game_id, closed_at_ms=now, cards_in_play=self.cards_in_play, sales_cents=sales,
-            prize_amounts=amounts, house_share_cents=house,
+            prize_amounts=amounts, house_share_cents=house, sharing=BY_STAKE,
         )  # fmt: skip
         events = self._emit([closed])
         if self.cards_in_play == 0:
@@ -788,8 +788,9 @@ class CentralGame:
         """The next ball is ``ball``: mark it on every card and award what it wins (R93.10-13).
 
         Every card in play that completes a pattern not won yet on this ball shares
-        its prize, split by each card's stake (R93.13, R88.4-5); the game goes on
-        after each prize and ends with the bingo, or when every pattern is won (R93.12).
+        its whole prize in proportion to its stake, cents by the largest remainder
+        (R93.13); the game goes on after each prize and ends with the bingo, or when
+        every pattern is won (R93.12).
         """
         self.check_draw(now_ms)
         now = _time("now_ms", now_ms)
@@ -825,7 +826,10 @@ class CentralGame:
         numbers = (cards + self.config.first_card).tolist()
         owners = np.searchsorted(self._starts, numbers, side="right") - 1
         purchases = [self.purchases[int(i)] for i in owners]
-        split = split_prize(amount, [p.stake_pct for p in purchases])
+        if self.sale.sharing == BY_STAKE:  # the whole prize, by each card's stake (R93.13)
+            split = share_by_stake(amount, [p.stake_cents for p in purchases])
+        else:  # a game whose sale closed under the earlier rule keeps it to its end (R88.4-5)
+            split = split_prize(amount, [p.stake_pct for p in purchases])
         count = len(self.balls)
         head = CentralPrizeWon(
             game_id=self.game_id, pattern=pattern, ball_count=count, amount_cents=amount, winner_count=len(numbers),
@@ -849,7 +853,8 @@ class CentralGame:
     # --- The end ----------------------------------------------------------------
 
     def _closing(self, now_ms: int) -> CentralGameClosed:
-        """The game's close: each won prize carries its split's rest, an unwon one its whole amount."""
+        """The game's close: an unwon prize carries its whole amount; a won one nothing (R93.13), or in a
+        game of an older journal its split's rest."""
         assert self.sale is not None
         carries = {
             name: self.prizes[name].carry_cents if name in self.prizes else self.sale.prize_amounts[name]
@@ -861,7 +866,7 @@ class CentralGame:
         """Force majeure (R96.2): the game is deemed not played and every stake is returned.
 
         Prizes already won and credited stand (money moves only on a decision; a credit
-        is not taken back); each prize won carries its split's rest, every other prize
+        is not taken back); a prize won carries what its sharing left (nothing, R93.13), every other prize
         carries to the next game what the previous one carried to it.
         """
         self._check(I.NOT_PLAYED)

@@ -5,9 +5,13 @@ programme (``[programme]`` in ``central.toml``) is a template of a game, how lon
 a game ends the next one's sale opens, a scheme of game ids and, optionally, the hours
 it runs and how many games it plays.  When the last game of the *chain* is over (closed,
 or declared not played) the programme schedules the next game itself, and that game takes,
-prize by prize, what the game before it carried out (R88.5: "added to the same prize
-category of the next game"), written into its scheduling record.  The operator may add
-a one-off game to the chain and pause or resume the programme.
+prize by prize, what the game before it carried out, written into its scheduling record.
+A network game pays each prize won whole to its winners (R93.13), so what it carries out
+is only what no winner took: a prize nobody won (a pattern of cells the bingo left
+blank, every prize of a game left with no card in play) carries its whole amount, and a
+game declared not played passes on what was carried into its prizes not won; the games
+of a journal written before that rule also carried their splits' rests (R88.5).  The
+operator may add a one-off game to the chain and pause or resume the programme.
 
 The chain is every game the programme or the operator's one-offs scheduled, in order:
 each game takes the carries of the game before it, once; so the chain is a list, never

@@ -3,11 +3,17 @@
 A session is one day's opening of the hall.  Its rules, as this module enforces them:
 
 * Before a session the whole system is verified (R84.1, R92.5e): the journal chain,
-  the database, the draw device's self-test, the clock, and the installed software's
-  hash against the release manifest.  The result is recorded whatever it is; a session
-  opens only after a verification that passed.  Only the server's own checks record
-  a verification (``run_verification``): no command takes a verification's results
-  from outside, so nobody can record a pass the checks did not find.
+  the database, the draw device's self-test, the clock, the installed software's
+  hash against the release manifest, the terminals and the links.  The result is
+  recorded whatever it is; a session opens only after a verification that passed.
+  Only the server's own checks record a verification (``run_verification``): no
+  command takes a verification's results from outside, so nobody can record a pass
+  the checks did not find.  The same verification runs during an open session too,
+  for the session's date.
+* After a start that follows a crash (R92.5e, R95.1; ``restarted_after_crash``, written
+  by the composition root), nothing is sold - paper or virtual cards, network cards,
+  credit into a video bingo machine - and no suspended game resumes until a
+  verification has passed after it (:meth:`SessionModule.restart_refusal`).
 * The 90 balls are counted at opening and at closing in the presence of at least one
   member of the public and the room chief (R84.2); the witnesses are named in the
   record.  A count that misses or repeats a ball is recorded as such and blocks the
@@ -46,10 +52,10 @@ BALL_SET_LIMIT = 2_000
 BALL_SET_WARNING = 1_900
 EXTRA_CHECK_PLAYERS = 10
 COUNT_STAGES = ("opening", "closing", "extra", "reserve_before", "reserve_after")
-CHECKS = ("journal", "database", "draw_device", "clock", "software")
+CHECKS = ("journal", "database", "draw_device", "clock", "software", "terminals", "links")
 
 PERMISSIONS = {
-    "run_verification": {Role.ADMINISTRATOR},
+    "run_verification": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
     "count_balls": {Role.ROOM_CHIEF},
     "sign_session_opening": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
     "sign_session_closing": {Role.ADMINISTRATOR, Role.ROOM_CHIEF},
@@ -96,6 +102,8 @@ class SessionState:
     ball_set_games: int = 0
     ball_set_history: list[dict[str, Any]] = field(default_factory=list)
     extra_checks: list[dict[str, Any]] = field(default_factory=list)
+    #: The ``restarted_after_crash`` record no verification has passed after yet (R92.5e).
+    restart: dict[str, Any] | None = None
 
     @property
     def current(self) -> Session | None:
@@ -186,12 +194,17 @@ class SessionModule(ProjectedState):
         #: What must hold before the closing is signed, told by the modules that know
         #: (the games): each returns why the session cannot close yet, or None.
         self.closing_checks: list[Callable[[], str | None]] = []
+        #: The journal's last record when this process found that the run before it crashed
+        #: (:meth:`crashed_after`): sales wait for a verification from the start, before the
+        #: ``restarted_after_crash`` record is even committed.  Not part of the folded state.
+        self.crash_after_seq: int | None = None
         self._install_opening_checks()
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("run_verification", self.run_verification, {"date": str},
-             "verify the whole system before the session dated YYYY-MM-DD (empty: today in the hall)"),
+             "verify the whole system before the session dated YYYY-MM-DD (empty: today in the hall), "
+             "or during the session under way (after a restart from a crash: before anything is sold again)"),
             ("count_balls", self.count_balls, {"stage": str, "balls_present": list[int], "witnesses": list[str]},
              "record a count of the 90 balls with its witnesses"),
             ("sign_session_opening", self.sign_opening, {}, "sign the session's opening"),
@@ -220,6 +233,30 @@ class SessionModule(ProjectedState):
             raise SessionError("the session is not open: verify, count the balls and sign the opening first")
         return session
 
+    def crashed_after(self, seq: int) -> None:
+        """This process found that the run before it did not stop cleanly; its journal ended at ``seq``."""
+        self.crash_after_seq = seq
+
+    def restart_refusal(self) -> str | None:
+        """Why nothing may be sold now (R92.5e, R95.1), or None.
+
+        After a start that follows a crash, until a verification passes (the journal, the
+        draw device, the terminals, the links...), run by the room chief or the administrator.
+        """
+        restart = self.state.restart
+        if restart is None and self.crash_after_seq is None:
+            return None
+        return ("the hall server restarted after a crash: nothing is sold and no game resumes until the room chief "
+                "runs the verification (run_verification) and it passes (R92.5e)")
+
+    def require_open_for_sale(self) -> Session:
+        """An open session in which cards may be sold: no restart from a crash awaits its verification."""
+        session = self.require_open()
+        refusal = self.restart_refusal()
+        if refusal is not None:
+            raise SessionError(refusal)
+        return session
+
     def require_ball_set_usable(self) -> None:
         if self.state.ball_set_games >= BALL_SET_LIMIT:
             raise SessionError(
@@ -230,24 +267,36 @@ class SessionModule(ProjectedState):
     # --- Commands -----------------------------------------------------------------
 
     def run_verification(self, actor: Actor, date: str) -> Deferred[list[Record]]:
-        """Run every pre-session check now and record the outcome (R84.1, R92.5e).
+        """Run every check now and record the outcome (R84.1, R92.5e).
 
         ``date`` is the session's (YYYY-MM-DD); empty, it is today in the hall's time
-        zone.  The checks run off the reactor thread; whatever they find is recorded,
-        and only a verification that passed lets the session open.
+        zone, or the date of the session under way.  The checks run off the reactor
+        thread; whatever they find is recorded.  Before a session, only a verification
+        that passed lets the session open; during one, a verification that passed lets
+        sales go on after a restart from a crash (R95.1).
         """
         try:
             self.core.check_permission(actor, "run_verification")
-            date = _session_date(date, self.local_date(self.core.now_ms()))
             if self.verifier is None:
                 raise SessionError("this hall has no verification configured")
-            if self.state.current is not None:
-                raise SessionError("a session is already under way; close it before verifying for the next")
-            self.check_after_the_last(date)
+            current = self.state.current
+            if current is not None:
+                date = self._date_of(current, date)
+            else:
+                date = _session_date(date, self.local_date(self.core.now_ms()))
+                self.check_after_the_last(date)
         except DomainError:
             return fail()
         running = self.run_checks(self.verifier, self.core.now_ms())
         return running.addCallback(lambda results: self._record_verification(actor, date, results))
+
+    @staticmethod
+    def _date_of(current: Session, date: object) -> str:
+        """A verification during session ``current`` is of its date."""
+        if date not in ("", current.date):
+            raise SessionError(f"session {current.number} of {current.date} is under way: a verification now is of "
+                               f"its date (leave the date empty), not of {date!r}")
+        return current.date
 
     def check_after_the_last(self, date: str) -> None:
         """A session's date names it in the minutes and the audit export: not before the last one's."""
@@ -260,8 +309,14 @@ class SessionModule(ProjectedState):
         """Record what the checks found: each check's fault, or None when it passed."""
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
-            if self.state.current is not None:
-                raise SessionError("a session is already under way; close it before verifying for the next")
+            current = self.state.current
+            during: dict[str, Any] = {}
+            if current is not None:
+                if current.date != date:
+                    raise SessionError("a session opened or closed while the checks ran; run the verification again")
+                during = {"session": current.number}
+            else:
+                self.check_after_the_last(date)
             unknown = sorted(set(results) - set(CHECKS))
             missing = sorted(set(CHECKS) - set(results))
             if unknown or missing:
@@ -271,7 +326,7 @@ class SessionModule(ProjectedState):
                     + (f"; unknown {', '.join(unknown)}" if unknown else "")
                 )
             faults = {name: fault for name, fault in results.items() if fault}
-            return [("system_verified", {"date": date, "results": dict(results), "passed": not faults})]
+            return [("system_verified", {"date": date, "results": dict(results), "passed": not faults, **during})]
 
         return self.core.execute(actor, "run_verification", decide)
 
@@ -432,7 +487,14 @@ class SessionModule(ProjectedState):
         p = record.payload
         state = self.state
         if record.type == "system_verified":
-            state.last_verification = {**p, "seq": record.seq}
+            if p.get("session") is None:  # a verification before a session: the next one opens on it
+                state.last_verification = {**p, "seq": record.seq}
+            if p["passed"]:  # every check passed: sales may go on after a restart from a crash (R95.1)
+                state.restart = None
+                if self.crash_after_seq is not None and record.seq > self.crash_after_seq:
+                    self.crash_after_seq = None
+        elif record.type == "restarted_after_crash":
+            state.restart = {**p, "seq": record.seq}
         elif record.type == "balls_counted":
             count = BallCount(
                 p["stage"], tuple(p["missing"]), tuple(p["repeated"]), tuple(p["witnesses"]), record.seq

@@ -12,7 +12,9 @@ game, and play them in that game next to the paper cards (R82.9-16, R83.7, R93):
   account.  Only the room chief declares a terminal failed (``declare_terminal_failed``,
   with the reason, journaled): its cards of the game under way leave the game, and
   those that have won nothing are refunded - once, from the game's collection before
-  the sale closes and from the house after it (the prizes announced stand).  The
+  the sale closes and from the house after it (the prizes announced stand), if it was
+  declared before the game's first ball; declared once a ball is drawn, its cards stay
+  in play and their wins are credited, with no refund.  The
   terminal stays out of service until the room chief has checked it and put it back
   (``return_terminal_to_service``).
 * **the sale window** (R93.1): the seller-caller or room chief opens the terminals'
@@ -376,7 +378,10 @@ class VirtualModule(ProjectedState):
         the game; those that have won nothing are refunded, once; the prizes announced stand.
 
         The terminal stays out of service until staff return it to service.  A second
-        declaration in the same game (after a return to service) refunds nothing.
+        declaration in the same game (after a return to service) refunds nothing.  Nor does
+        a declaration once the game's first ball is drawn: the terminal goes out of service,
+        its cards stay in play and their wins are credited to the accounts
+        (``terminal_out_of_service.kept_in_play``), as for a dropped connection.
         """
 
         def decide(now: int) -> list[Entry]:
@@ -384,12 +389,21 @@ class VirtualModule(ProjectedState):
             if known.out_of_service is not None:
                 raise VirtualError(f"terminal {known.terminal_id} is already out of service")
             why = _reason(reason)
-            entries: list[Entry] = [("terminal_out_of_service", {"terminal": known.terminal_id, "reason": why})]
+            out: dict[str, Any] = {"terminal": known.terminal_id, "reason": why}
+            entries: list[Entry] = [("terminal_out_of_service", out)]
             game = self.games.current
             if game is None or game.over or not self.has_cards(game.game_id, known.terminal_id):
                 return entries
             if known.terminal_id in game.machine.failed_terminals:
                 return entries  # its cards left this game at the first declaration: never refunded twice
+            if game.machine.drawn:
+                # Once a ball is known a refund would let the player keep the cards' chances so far and
+                # take back the stakes of those that turned out losing, at the house's cost (the R96.3
+                # ruling as the central server reads it): the cards stay in play, their wins credited.
+                out["kept_in_play"] = [
+                    ref.label for ref, s in game.machine.sales.items() if s.terminal_id == known.terminal_id
+                ]
+                return entries
             machine = _fork(game.machine)
             if not machine.accepts(Input.TERMINAL_FAILED):
                 return entries  # the game is suspended or being settled: nothing to take out now

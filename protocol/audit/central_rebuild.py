@@ -15,7 +15,10 @@ its detections):
   them to the record that ended the last;
 * ``scenario.json``: the first game's shares and carries as the rules and the opening
   (every later game plays the same shares and starts with the carries the one before
-  it left), per game the price, every card assigned and not refunded in the order
+  it left), in the export's own version (version 2 when it names none known), with
+  ``rules.sharing`` ``by_stake`` in version 2 when the games' sales closed sharing each prize
+  whole by stake (``central_sale_closed.sharing``, R93.13), the hall's way for games of a
+  journal written before that rule; per game the price, every card assigned and not refunded in the order
   assigned (``HALL/V1-13``, at its purchase's stake) and the balls in the order drawn;
   the cards a failed terminal's refund took out after the close (``central_stake_returned``
   paid by the house, R96.3) as ``refunded_after_close``, each at its purchase's stake;
@@ -50,7 +53,8 @@ from protocol.records.central import (
     CentralSaleClosed,
     CentralStakeReturned,
 )
-from protocol.replay import INPUT_FORMAT, VERSIONS
+from protocol.replay import INPUT_FORMAT, VERSIONS, day_sharing
+from protocol.settlement import BY_STAKE
 from protocol.settlement import tax_cents
 
 PATTERNS = ("line", "bingo")
@@ -215,6 +219,20 @@ def _check_chain(ended: list[_Game]) -> list[str]:
     return chain
 
 
+def _sharing(games: list[_Game]) -> str:
+    """How the games shared their prizes (R93.13: ``by_stake``, version 2's ``rules.sharing``; ``hall``
+    before that rule); a fault for a day holding games of both rules."""
+    by_stake = [g.sale is not None and g.sale.sharing == BY_STAKE for g in games]
+    sharing = day_sharing(by_stake)
+    if sharing is None:
+        raise ExportFault(
+            f"{JOURNAL}: network game {games[by_stake.index(True)].game_id} shares its prizes by stake (R93.13) "
+            f"and network game {games[by_stake.index(False)].game_id}, of the same day, by the earlier rule with "
+            "carries; the replay format plays one rule a day"
+        )
+    return sharing
+
+
 def _rules_and_opening(games: list[_Game]) -> tuple[dict[str, int], dict[str, int]]:
     first = games[0]
     rules = {"line_bp": first.shares["line"][0], "bingo_bp": first.shares["bingo"][0]}
@@ -306,10 +324,14 @@ def rebuild(files: ExportFiles) -> Rebuilt:
         if game.house_refunded:
             recorded["refunded_after_close_cents"] = game.house_refunded_cents
         result_games.append({**recorded, "pots": {**pots, **dict.fromkeys(NO_POTS, 0)}})
-    # An export written in the first format is rebuilt in it: a network game has no pot, so both read it alike.
+    # An export written in the first format is rebuilt in it: a network game has no pot, so both read it
+    # alike; games that share by stake (R93.13) need version 2's rules.sharing.
     given = files.scenario.get("format")
     version = given if isinstance(given, str) and given in VERSIONS else INPUT_FORMAT
-    scenario = {"format": version, "rules": rules, "opening": opening,
+    shared: dict[str, Any] = dict(rules)
+    if _sharing(games) == BY_STAKE:
+        version, shared["sharing"] = INPUT_FORMAT, BY_STAKE
+    scenario = {"format": version, "rules": shared, "opening": opening,
                 "sessions": [{"date": date, "games": scenario_games}]}
     result = {"format": VERSIONS[version][0], "games": result_games,
               "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}}

@@ -219,6 +219,10 @@ class CentralSaleClosed(CentralRecord):
 
     ``prize_amounts`` is each pattern's share of ``sales_cents`` plus what the previous
     game carried to it; ``house_share_cents`` is what of the sales goes to no prize.
+    ``sharing`` is how the game's prizes are shared among their winners: ``by_stake``, the
+    whole prize in proportion to each card's stake, cents by the largest remainder, nothing
+    carried (R93.13); absent in journals written before it existed, whose games shared by
+    the hall's rule (R88.4-5: each card ``floor(P * stake% / (100 * W))``, the rest carried).
     """
 
     type: ClassVar[str] = "central_sale_closed"
@@ -228,6 +232,12 @@ class CentralSaleClosed(CentralRecord):
     sales_cents: int
     prize_amounts: Mapping[str, int]
     house_share_cents: int
+    sharing: str | None = optional()
+
+    def check(self) -> None:
+        super().check()
+        if self.sharing not in (None, "by_stake"):
+            raise self.refusal(f"is by_stake (or absent), not {self.sharing!r}", "sharing")
 
 
 # --- The draw ----------------------------------------------------------------------
@@ -251,8 +261,9 @@ class CentralPrizeWon(CentralRecord):
     """``pattern`` is won on ball ``ball_count`` by ``winner_count`` cards (R93.12-13).
 
     One ``central_card_won`` per winning card follows.  ``carry_cents`` is what the
-    split leaves (remainders of partial stakes and rounding), carried to the next game
-    (R88.5).  ``final``: this prize ends the game.
+    split leaves, carried to the next game: 0 in a game that shares by stake (R93.13,
+    ``central_sale_closed.sharing``); in a game of an older journal, the remainders of
+    partial stakes and rounding (R88.5).  ``final``: this prize ends the game.
     """
 
     type: ClassVar[str] = "central_prize_won"

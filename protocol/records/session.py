@@ -23,6 +23,25 @@ class SystemVerified(JournalRecord):
     date: str
     results: Mapping[str, str | None]
     passed: bool
+    #: The session under way when it ran (a verification during a session, R92.5e: after a
+    #: restart from a crash, or whenever staff want one); absent for a verification before a session.
+    session: int | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class RestartedAfterCrash(JournalRecord):
+    """The hall server started after a run that did not stop cleanly (R92.5e, R95.1).
+
+    ``last_record`` is the journal's last record before the start, written at
+    ``stopped_after_ms``; ``game_id`` the game then in progress, suspended by this start
+    (R86.1), if one was.  Nothing is sold until a verification passes after this record.
+    """
+
+    type: ClassVar[str] = "restarted_after_crash"
+    last_record: int
+    stopped_after_ms: int
+    game_id: str | None = optional()
 
 
 @record

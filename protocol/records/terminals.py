@@ -34,11 +34,18 @@ class TerminalRevoked(JournalRecord):
 @record
 @dataclass(frozen=True, kw_only=True)
 class TerminalOutOfService(JournalRecord):
-    """Staff declare terminal ``terminal`` failed, with the reason (R96.3): it sells nothing until returned."""
+    """Staff declare terminal ``terminal`` failed, with the reason (R96.3): it sells nothing until returned.
+
+    ``kept_in_play``: its cards of the game under way that stay in play, refunded nothing,
+    because the game's draw had started when the failure was declared (the R96.3 ruling as
+    the central server reads it: a failure counts only if declared before the first ball);
+    absent when it held none, and in journals written before it existed.
+    """
 
     type: ClassVar[str] = "terminal_out_of_service"
     terminal: str
     reason: str
+    kept_in_play: tuple[str, ...] | None = optional()
 
 
 @record

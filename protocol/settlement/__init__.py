@@ -17,7 +17,8 @@ module                    concern
                           operator's unwon contributions it may take back (R91.9)
 :mod:`.prizes`            the figures the sale's close fixes (line, bingo, contributions,
                           house, tax) and the pots a bingo wins, under a ruling
-:mod:`.split`             a prize shared among its winners, and the cents left over
+:mod:`.split`             a prize shared among its winners, and the cents left over;
+                          the network game's sharing of the whole prize (R93.13)
 :mod:`.carry`             where unpaid cents and an unwon superbingo go
 :mod:`.tax`               the tax (R98), its base after late refunds, the house's share
 :mod:`.refunds`           stakes given back, as ledger postings (R86.2, R96.3)
@@ -98,11 +99,11 @@ from protocol.settlement.rules import (
     share_of_sales,
     stake_cents,
 )
-from protocol.settlement.split import Split, split_prize
+from protocol.settlement.split import BY_STAKE, Split, share_by_stake, split_prize
 from protocol.settlement.tax import TAX_PCT, house_share, tax_base_after_refunds, tax_cents
 
 __all__ = [
-    "BASIS_POINTS", "GRAND_SUPERBINGO_CAP", "JACKPOT_ACCUMULATED_PCT", "JACKPOT_BANK_ACCOUNT", "JACKPOT_BP", "JACKPOT_CAP", "JACKPOT_THRESHOLDS", "MEGABINGO_NOTICE_DAYS", "SUPERBINGO_LIMITS",
+    "BASIS_POINTS", "BY_STAKE", "GRAND_SUPERBINGO_CAP", "JACKPOT_ACCUMULATED_PCT", "JACKPOT_BANK_ACCOUNT", "JACKPOT_BP", "JACKPOT_CAP", "JACKPOT_THRESHOLDS", "MEGABINGO_NOTICE_DAYS", "SUPERBINGO_LIMITS",
     "MEGABINGO_BP", "OPERATOR_JACKPOT_MONTHLY_LIMIT", "OPERATOR_POTS", "OPERATOR_SUPERBINGO_DAILY_LIMIT",
     "PAPER_STAKE_PCT", "PAYOUT_FLOOR_BP", "POT_ACCOUNTS", "POT_PRIZES", "PRIZE_FUNDS", "RESERVE_BOOST_PCT", "RESERVE_TRANSFER_PCT",
     "SUPERBINGO_BP_MAX", "SUPERBINGO_BP_MIN", "TAX_PCT",
@@ -114,7 +115,7 @@ __all__ = [
     "check_operator_superbingo", "check_reserve_boost", "close_sale", "game_sales", "house_share",
     "jackpot_bank_surplus", "jackpot_contribution", "jackpot_deposit_due", "jackpot_fed", "jackpot_funds", "jackpot_recovery", "jackpot_sales_share", "megabingo_contribution",
     "operator_contribution", "recovery_last_day", "reserve_boost_allowance", "reserve_transfer", "sales_contributions",
-    "share_of_sales", "split_prize", "stake_cents", "superbingo_contribution", "superbingo_fund_to_last_game",
+    "share_by_stake", "share_of_sales", "split_prize", "stake_cents", "superbingo_contribution", "superbingo_fund_to_last_game",
     "superbingo_goes_to_last_game",
     "superbingo_won", "tax_base_after_refunds", "tax_cents",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from central_server.domain.errors import (
@@ -231,8 +233,10 @@ def numbers(number: int) -> set[int]:
     return {n for row in card(number).rows for n in row}
 
 
-@pytest.mark.req("R93.13", "R88.2", "R88.4-5")
-def test_a_shared_prize_is_split_by_each_cards_stake_and_the_rest_carries() -> None:
+@pytest.mark.req("R93.13", "R88.2")
+def test_R93_13_a_shared_prize_goes_whole_to_its_winners_by_stake_and_nothing_carries() -> None:
+    """R93.13: "le montant total de ce gain doit être réparti ... compte tenu du prix de chacun de ces
+    cartons": a card at 100% and one at 50% share the bingo 2:1, every cent paid, nothing carried."""
     # Card 1 and a card of another strip that shares a number x with it: draw every
     # other number of both, then x, and both complete the bingo on that ball.
     other = next(k for k in range(7, 301) if numbers(1) & numbers(k))
@@ -244,16 +248,22 @@ def test_a_shared_prize_is_split_by_each_cards_stake_and_the_rest_carries() -> N
     played.buy("fill", terminal="t2", player="q", count=other - 2, pct=100)
     played.buy("c", hall="hall-2", terminal="t3", player="r", pct=50)  # card `other`
     played.close().draw_all(FakeBallSource(order))
+    assert played.game.sale.sharing == "by_stake"
     bingo = played.game.prizes["bingo"]
     assert bingo.ball_count == len(both) + 1
     winners = [w for w in played.game.winners if w.pattern == "bingo"]
     assert {1, other} <= {w.card_number for w in winners}
-    count = len(winners)
-    for w in winners:
-        assert w.payment_cents == bingo.amount_cents * w.stake_pct // (100 * count)
+    stakes = {w.card_number: played.game.config.price_cents * w.stake_pct // 100 for w in winners}
+    exact = {n: Fraction(bingo.amount_cents * stake, sum(stakes.values())) for n, stake in stakes.items()}
+    for w in winners:  # each within a cent of its exact share, the cents summing to the prize
+        assert exact[w.card_number] - 1 < w.payment_cents < exact[w.card_number] + 1
+    assert sum(w.payment_cents for w in winners) == bingo.amount_cents == bingo.paid_cents
+    if len(winners) == 2:
+        assert next(w for w in winners if w.card_number == 1).payment_cents == 2 * bingo.amount_cents // 3 + (
+            1 if bingo.amount_cents % 3 == 1 else 0)
     assert next(w for w in winners if w.card_number == other).stake_pct == 50
-    assert bingo.carry_cents == bingo.amount_cents - sum(w.payment_cents for w in winners) > 0
-    assert played.game.carries == {"line": played.game.prizes["line"].carry_cents, "bingo": bingo.carry_cents}
+    assert bingo.carry_cents == 0 and played.game.prizes["line"].carry_cents == 0
+    assert played.game.carries == {"line": 0, "bingo": 0}
 
 
 @pytest.mark.req("R85.9", "R92.11-12")

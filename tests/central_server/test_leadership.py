@@ -26,6 +26,7 @@ from central_server.tap import build_central, stop_fenced
 from protocol.chain import Record
 from protocol.records.leadership import CentralLeadershipTaken
 from server_kit.db.database import alembic_config, create
+from server_kit.core import Actor
 from server_kit.journal import table
 from server_kit.journal.sql import Journal
 from tests.central_server.conftest import EPOCH_S, Running, start_central, stop_central
@@ -95,9 +96,12 @@ async def test_r92_6_a_second_central_server_takes_the_next_epoch_and_the_first_
             await first.server.module.open_sale("net-1")
         assert len(fenced) == 1 and first.journal_length() == length
 
-        # The second one serves the same game, under its epoch.
+        # The second one serves the same game, under its epoch, once the operator's verification passed:
+        # it started over the run marker of a process that had not stopped (R92.5e).
         second.service.startService()
         await second.listener.listening
+        assert second.gate is not None and second.gate.refusal() is not None
+        assert (await second.gate.verify({}, Actor("olga", "operator")))["passed"] is True
         await second.module.open_sale("net-1")
         records = list(table.read(second.engine))
         assert records[-1].type == "central_sale_opened" and records[-1].payload["epoch"] == 2

@@ -3,8 +3,10 @@ another, each carrying in what the one before it carried out, and a ``kill -9`` 
 and the next one's scheduling leaves the next game scheduled once, with the right carries.
 
 The central server runs as the operator runs it, with a ``[programme]`` and no ``[[games]]``; two
-halls' links (the tests' AMP client with the hall certificates) buy cards at partial stakes, so the
-prizes leave remainders to carry; the operator's commands are ``bingo central ...`` processes.
+halls' links (the tests' AMP client with the hall certificates) buy cards at partial stakes, each
+prize paid whole among its winners by stake (R93.13); the operator's commands are ``bingo central
+...`` processes.  Each start after a kill stops play (R92.5e): the operator's ``bingo central verify``
+lets the next game's sale open.
 
 1. Game 1 is played; the moment its close is in the journal the process gets SIGKILL (the next
    game's scheduling is then in flight, or just committed: the journal says which), and is started
@@ -27,7 +29,7 @@ from pathlib import Path
 
 import pytest
 import pytest_twisted
-from twisted.internet import threads
+from twisted.internet import task, threads
 
 from central_server.edge import OPERATOR_COMMANDS
 from central_server.module import game_record
@@ -113,9 +115,20 @@ class Halls:
                 link.transport.loseConnection()
         self.links = []
 
+    async def verify(self, operator: Operator) -> None:
+        """The operator's verification after a start that followed a kill (R92.5e), the halls linked and
+        saying hello every 2 s as their links do; it must pass."""
+        await self.link()
+        heartbeat = task.LoopingCall(lambda: [link.hello(hall) for link, hall in zip(self.links, ("hall-1", "hall-2"))])
+        heartbeat.start(2.0)
+        try:
+            done = await operator.run("verify")
+        finally:
+            heartbeat.stop()
+        assert done.returncode == 0 and done.stdout.startswith("verification passed"), (done.stdout, done.stderr)
+
     async def buy(self, game_id: str) -> int:
-        """Each hall buys four times, four cards at stakes of 50, 33, 25 and 10%: every prize won leaves a
-        remainder to carry (R88.4-5); the cards bought."""
+        """Each hall buys four times, four cards at stakes of 50, 33, 25 and 10%; the cards bought."""
         await until(lambda: all(any(p["game_id"] == game_id for p in link.pushed("sale_opened")) for link in self.links),
                     f"both halls to hear that {game_id}'s sale is open")
         cards = 0
@@ -159,7 +172,8 @@ async def test_the_programme_chains_its_games_and_a_kill_between_a_close_and_the
         await until(lambda: len(scheduled(config)) == 2, "the restarted server to schedule the next game")
         one, second = scheduled(config)
         carries = ends(config)[first.game_id]
-        assert sum(carries.values()) > 0, "partial stakes leave remainders to carry"
+        assert carries == {"line": 0, "bingo": 0}, "each prize won is paid whole: nothing carries (R93.13)"
+        await halls.verify(operator)
         assert second.after_game == first.game_id and dict(second.carries_taken or {}) == carries == carried_in(second)
         print(f"killed at game 1's close: the next game's scheduling was {'in flight' if in_flight else 'committed'}")
 
@@ -208,6 +222,7 @@ async def test_the_programme_chains_its_games_and_a_kill_between_a_close_and_the
         assert len(scheduled(config)) == 2
         process.kill()  # between game 2's close and game 3's scheduling, held open by the pause
         process.start()
+        await halls.verify(operator)
         status = await operator.run("programme", "--json")
         assert json.loads(status.stdout)["state"] == "paused" and len(scheduled(config)) == 2
         resumed = await operator.run("resume")
@@ -215,7 +230,7 @@ async def test_the_programme_chains_its_games_and_a_kill_between_a_close_and_the
         third_id = resumed.stdout.removeprefix("the programme is running; ").removesuffix(" is scheduled\n")
         process.kill()  # at once: the game the answer named is committed, and only once
         process.start()
-        await halls.link()
+        await halls.verify(operator)
         one, two, third = scheduled(config)
         assert third.game_id == third_id and third.after_game == second.game_id
         assert dict(third.carries_taken or {}) == ends(config)[second.game_id] == carries == carried_in(third), \

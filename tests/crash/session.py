@@ -65,6 +65,7 @@ class GameModel:
     paid: set[str] = field(default_factory=set)
     closed: bool = False
     collected: bool = False
+    suspended: bool = False  # by the server's start after a crash (R92.5e, R86.1)
 
     def cards_sold(self, series: int) -> int:
         return self.sold[series] - self.first[series] + 1 if series in self.sold else 0
@@ -76,6 +77,8 @@ class HallModel:
 
     seq: int = 0
     verified: bool = False
+    #: The server started after a crash: the room chief verifies before anything sells (R92.5e).
+    restart: bool = False
     counts: list[str] = field(default_factory=list)  # stages counted whole
     opening: set[str] = field(default_factory=set)
     closing: set[str] = field(default_factory=set)
@@ -100,6 +103,9 @@ class HallModel:
         game = self.games[-1] if self.games else None
         if kind == "system_verified":
             self.verified = bool(p["passed"])
+            self.restart = self.restart and not p["passed"]
+        elif kind == "restarted_after_crash":
+            self.restart = True
         elif kind == "balls_counted" and not p["missing"] and not p["repeated"]:
             self.counts.append(p["stage"])
         elif kind == "session_opening_signed":
@@ -168,6 +174,10 @@ class HallModel:
             game.closed = True
         elif kind == "cards_collected":
             game.collected = True
+        elif kind == "game_suspended":
+            game.suspended = True
+        elif kind == "game_resumed":
+            game.suspended = False
 
 
 Command = tuple[str, str, dict[str, Any]]  # staff member, command, arguments
@@ -177,6 +187,8 @@ def next_commands(model: HallModel, rng: random.Random) -> list[Command]:
     """What the staff do next, as one burst given together; [] once the session is over."""
     if model.closed:
         return []
+    if model.restart:  # after a crash: the room chief's verification, during the session or before it
+        return [("rosa", "run_verification", {"date": DATE})]
     if not model.open:
         if not model.verified:
             return [("admin", "run_verification", {"date": DATE})]
@@ -237,6 +249,8 @@ def missing(done: list[tuple[str, int]], model: HallModel, plan: tuple[tuple[int
 
 def game_commands(game: GameModel, plan: tuple[tuple[int, int], ...], rng: random.Random) -> list[Command]:
     """The next burst of one game: sell, close the sale, draw, verify, pay, close, collect."""
+    if game.suspended:  # by the restart after a crash, once the verification passed (R86.1)
+        return [("rosa", "resume_game", {})]
     if not game.sale_closed:
         if game.number == len(GAMES) and not game.last_game:
             return [("rosa", "announce_last_game", {})]

@@ -103,7 +103,7 @@ def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_jour
     write_manifest(manifest)
     assert check_database(journal.engine, MIGRATIONS) is None
     results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
-    assert results == dict.fromkeys(("journal", "database", "draw_device", "clock", "software"))
+    assert results == dict.fromkeys(("journal", "database", "draw_device", "clock", "software", "terminals", "links"))
     journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
     with journal.engine.begin() as connection:
         connection.exec_driver_sql("UPDATE journal SET payload = replace(payload, '\"ball\":1', '\"ball\":2') WHERE seq = 1")
@@ -115,10 +115,10 @@ def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_jour
 def test_the_administrator_runs_the_checks_and_only_a_pass_opens_the_session(
     core: CommandCore, journal: Journal, tmp_path: Path
 ) -> None:
-    findings = {"journal": None, "database": None, "draw_device": None, "clock": None, "software": None}
+    findings = dict.fromkeys(CHECKS)
     session = SessionModule(core, lambda now: dict(findings))
     with pytest.raises(NotAllowed):
-        result(session.run_verification(CHIEF, "2026-12-01"))
+        result(session.run_verification(Actor("teo", Role.TABLE_CHIEF), "2026-12-01"))
     findings["software"] = "installed software differs from the release manifest (changed: protocol/replay.py)"
     result(session.run_verification(ADMIN, "2026-12-01"))
     with pytest.raises(SessionError, match="has not passed its verification"):

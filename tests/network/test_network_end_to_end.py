@@ -8,7 +8,9 @@ processes on loopback, linked over AMP in mutual TLS; each hall's staff set it u
 HTTPS, and headless terminals (``terminals/client.py``) buy on the hall's WebSocket.
 
 During the sale hall-2 is killed with SIGKILL right after its terminals sent a burst of
-purchases, and started again; its terminals reconnect and send the same purchases again.
+purchases, and started again; its room chief runs the verification (R92.5e: a hall started
+after a crash sells nothing before it passes), and its terminals reconnect and send the same
+purchases again.
 Terminals buy in the last second of the sale.  During the draw hall-3 is killed and
 started again.  Then, from the journals the processes left:
 
@@ -230,6 +232,8 @@ async def test_a_network_game_across_three_halls_with_halls_killed_during_the_sa
         await defer.DeferredList([p.socket.closed for p in hall_2.players])
         hall_2.process.start()
         await until(hall_2.linked, "hall-2 to link again", 120)
+        # Started after a crash, the hall sells nothing until its room chief's verification passes (R92.5e).
+        Staff(hall_2.process)("rosa", "run_verification", date="")
         for player in hall_2.players:
             client = await hall_2.attach(player)
             for request, quantity in list(player.asked):  # each purchase sent again, with its id

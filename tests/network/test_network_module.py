@@ -311,6 +311,37 @@ def test_a_whole_game_every_prize_is_credited_once_with_the_hall_and_terminal_sh
     assert ledger_of(net).balance(f"player:{ana}") == net.balance(ana)
 
 
+@pytest.mark.req("R93.13")
+def test_R93_13_the_hall_credits_its_winners_the_whole_of_each_prize_by_stake_and_nothing_carries(
+    net: NetworkHall,
+) -> None:
+    """Every card in play is this hall's, at stakes of 100% and 50%: whatever cards win, the credits paid
+    into the players' accounts are the prizes announced at the close to the cent, each winner's credit
+    is its share by stake, and what the hall owes the network is the house's share alone."""
+    ana = net.hall.player("11111111A", 5_000)
+    bo = net.hall.player("22222222B", 5_000)
+    result(buy(net, ana, 40, terminal="T1", request="a"))
+    result(buy(net, bo, 30, terminal="T2", request="b", stake_pct=50))
+    net.central.close_sale()
+    net.central.draw_until_closed(seed=11)
+    central_game = net.central.games["net-1"]
+    announced = dict(central_game.sale.prize_amounts)
+    prizes = [r.payload for r in net.records("network_credit_paid") if r.payload["kind"] == "prize"]
+    for pattern, amount in announced.items():
+        credits = [p for p in prizes if p["pattern"] == pattern]
+        stakes = {w.card_number: w.stake_pct for w in central_game.winners if w.pattern == pattern}
+        assert sum(p["amount_cents"] for p in credits) == amount  # the whole prize, no carry
+        assert len(credits) == len(stakes)
+        total = sum(stakes.values())
+        for credit in credits:  # each within a cent of its share by stake (100 cents or 50)
+            exact = amount * stakes[credit["card_number"]] / total
+            assert abs(credit["amount_cents"] - exact) < 1
+    closed = net.records("network_game_closed")[-1].payload
+    assert {c["pattern"]: c["amount_cents"] for c in closed["carries"]} == dict.fromkeys(announced, 0)
+    assert net.balance(ana) + net.balance(bo) == 10_000 - 4_000 - 1_500 + sum(announced.values())
+    assert net.owed() == 5_500 - sum(announced.values()) == central_game.sale.house_share_cents
+
+
 @pytest.mark.req("R85.9", "R92.11-12")
 def test_a_hall_away_during_the_draw_catches_up_on_balls_winners_and_credits(net: NetworkHall) -> None:
     ana = net.hall.player("11111111A", 8_000)

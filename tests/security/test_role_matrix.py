@@ -106,7 +106,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "retire_reserve_blower": {RC},
     "return_terminal_to_service": {A, RC},
     "revoke_terminal": {A, RC},
-    "run_verification": {A},
+    "run_verification": {A, RC},
     "sell_cards": {SC},
     "set_spending_limit": {C, SYS, TC},
     "sign_session_closing": {A, RC},

@@ -238,14 +238,13 @@ def test_a_failed_terminal_refunds_its_cards_leaves_the_game_and_stays_out_until
 
 
 @pytest.mark.req("R96.3")
-def test_a_terminal_failing_during_the_draw_is_refunded_by_the_house_and_its_cards_stop_winning(hall: VirtualHall) -> None:
+def test_a_terminal_failing_after_the_close_is_refunded_by_the_house_and_its_cards_stop_winning(hall: VirtualHall) -> None:
     anna, bea = hall.player("11111111A", 5_000), hall.player("22222222B", 1_000)
     hall.terminal("T1"), hall.terminal("T2")
     on_sale(hall)
     buy(hall, "T1", anna, 30)
     buy(hall, "T2", bea, 1)
     result(hall.games.close_sale(CHIEF))
-    result(hall.games.draw_ball(SELLER))
     house = hall.ledger.balance("house")
     result(hall.virtual.declare_failed(CHIEF, "T1", "network cable cut"))
     assert hall.balance(anna) == 5_000 and hall.ledger.balance("house") == house - 3_000
@@ -255,6 +254,54 @@ def test_a_terminal_failing_during_the_draw_is_refunded_by_the_house_and_its_car
         assert all(label == f"{VIRTUAL_NUMBER}-31" for label in completed)
         if hall.games.current.machine.won:
             break
+
+
+@pytest.mark.req("R96.3")
+def test_R96_3_a_terminal_declared_failed_once_a_ball_is_drawn_refunds_nothing_and_its_cards_play_on(
+    hall: VirtualHall,
+) -> None:
+    """The central server's rule in the hall's own game: a failure declared once the game's first ball
+    is known would let the room chief and the player take back the stakes of the cards that turned out
+    losing, the house paying them while the prizes announced on them stand.  So the room chief's
+    declaration takes the terminal out of service and refunds nothing: its cards stay in play, held by
+    the server, and their wins are credited to the account, as for a dropped connection."""
+    from server_kit.web.channel import CommandChannel, SeenRequests, parse_request
+
+    anna, bea = hall.player("11111111A", 5_000), hall.player("22222222B", 1_000)
+    token = hall.terminal("T1")
+    hall.terminal("T2")
+    on_sale(hall)
+    buy(hall, "T1", anna, 30)
+    buy(hall, "T2", bea, 1)
+    result(hall.games.close_sale(CHIEF))
+    result(hall.games.draw_ball(SELLER))
+    game = hall.games.current
+    balances = hall.ledger.ledger.balances()
+    in_play = set(game.machine.in_play)
+    before = len(hall.records())
+    answers: list = []
+    request = parse_request('{"id": "fail-1", "command": "declare_terminal_failed", '
+                            '"args": {"terminal": "T1", "reason": "screen dead"}}')
+    CommandChannel(hall.core).submit(CHIEF, request, SeenRequests()).addBoth(answers.append)
+    assert answers[0]["ok"] is True, answers
+    (out,) = hall.records()[before:]
+    assert out.type == "terminal_out_of_service"
+    assert out.payload["kept_in_play"] == [f"{VIRTUAL_NUMBER}-{n}" for n in range(1, 31)]
+    assert hall.ledger.ledger.balances() == balances  # nobody refunded, the house pays nothing
+    assert set(game.machine.in_play) == in_play and not game.machine.failed_terminals
+    with pytest.raises(TerminalRefused, match="out of service"):
+        hall.virtual.authenticate("T1", token)
+    # The cards play on: the first prize is paid to the cards that won it, anna's (T1) as well as bea's,
+    # into their accounts.
+    while not any(r.type == "prize_paid" for r in hall.records()[before:]):
+        result(hall.games.draw_ball(SELLER))
+    (paid,) = [r.payload for r in hall.records()[before:] if r.type == "prize_paid"]
+    on_t1 = sum(c for card, c in paid["payments"] if int(card.split("-")[1]) <= 30)
+    on_t2 = sum(c for card, c in paid["payments"] if int(card.split("-")[1]) == 31)
+    assert (hall.balance(anna), hall.balance(bea)) == (2_000 + on_t1, 900 + on_t2)
+    assert on_t1 + on_t2 + paid["carry_cents"] == paid["amount_cents"] > 0
+    again = hall.reopened()
+    assert set(again.games.current.machine.in_play) == in_play
 
 
 @pytest.mark.req("R98", "R96.3")
@@ -268,7 +315,6 @@ def test_the_tax_leaves_out_the_stakes_a_failed_terminal_was_refunded_after_the_
     buy(hall, "T2", bea, 1)
     (closed, *_) = result(hall.games.close_sale(CHIEF))
     assert closed.payload["collection_cents"] == 3_100 and closed.payload["tax_cents"] == 310
-    result(hall.games.draw_ball(SELLER))
     result(hall.virtual.declare_failed(CHIEF, "T1", "network cable cut"))
     again = hall.reopened()
     assert again.games.current.refunded_after_close_cents == hall.games.current.refunded_after_close_cents == 3_000

@@ -115,6 +115,45 @@ def test_shared_prizes_with_a_half_stake_carry_into_the_next_game() -> None:
     assert result["format"] == "bingo-replay-result/1"
 
 
+@pytest.mark.req("R93.13", "R88.2")
+def test_R93_13_version_2_by_stake_shares_each_whole_prize_by_stake_and_carries_nothing() -> None:
+    """The network game's sharing (``rules.sharing: by_stake``): A (100 cents) and B (50 cents) share
+    line 50 and bingo 125 two to one, the cents by the largest remainder; nothing carries, so game 2
+    plays its own shares only."""
+    data = scenario([("2026-12-01", [
+        game(1, [card("A", A), card("B", B, 50), card("C", C)], DRAW_AB),
+        game(2, [card("A", A), card("C", C)], DRAW_C, price=200),
+    ])], rules={"line_bp": 2000, "bingo_bp": 5000, "sharing": "by_stake"}, carry_line=1)
+    data["format"] = "bingo-replay/2"
+    result = run(data)
+    first, second = result["games"]
+    # Line 50 + 1 carried in = 51: 34 and 17 exactly.  Bingo 125: 83.33 and 41.67, the cent to B.
+    assert first["prizes"] == {"line": prize(5, 51, {"A": 34, "B": 17}), "bingo": prize(16, 125, {"A": 83, "B": 42})}
+    assert first["pots"] == pots()
+    assert second["prizes"] == {"line": prize(5, 80, {"C": 80}), "bingo": prize(15, 200, {"C": 200})}
+    assert result["format"] == "bingo-replay-result/2"
+    assert result["totals"] == {"sales_cents": 650, "paid_cents": 456, "tax_cents": 65}
+    # Version 2 without the key shares the hall's way, as version 1 does.
+    del data["rules"]["sharing"]
+    as_hall = run(data)
+    assert as_hall["games"][0]["prizes"]["line"] == prize(5, 51, {"A": 25, "B": 12})
+    assert as_hall["format"] == "bingo-replay-result/2"
+
+
+@pytest.mark.req("R93.13")
+def test_version_2_refuses_a_sharing_it_does_not_know_and_pots_with_the_network_sharing() -> None:
+    data = scenario([("2026-12-01", [game(1, [card("A", A)], DRAW_AB)])],
+                    rules={"line_bp": 2000, "bingo_bp": 5000, "sharing": "evenly"})
+    data["format"] = "bingo-replay/2"
+    assert fault(data) == 'rules.sharing: is "hall" or "by_stake", not the string "evenly"'
+    data["rules"] = {"line_bp": 2000, "bingo_bp": 5000, "jackpot": True, "sharing": "by_stake"}
+    assert fault(data).startswith("rules.sharing: the network game's sharing (by_stake) plays no pot")
+    data["rules"] = {"line_bp": 2000, "bingo_bp": 5000, "sharing": "by_stake"}
+    data["sessions"][0]["games"][0]["cards"][0]["stake_pct"] = 1  # 1 cent of a 100-cent card: still a stake
+    data["sessions"][0]["games"][0]["price_cents"] = 50  # half a cent: no stake
+    assert fault(data).startswith("session 2026-12-01, game 1, field cards: a winning card's stake is a whole number")
+
+
 @pytest.mark.req("R88.4-5")
 def test_carries_cross_sessions() -> None:
     """The remainder of the last game of a day goes to the first game of the next day."""
@@ -447,6 +486,7 @@ WHERE = "session 2026-12-11, game 1, field "
 INVALID = [
     # (path, value, start of the message)
     ("format", "bingo-replay/3", "format: must be \"bingo-replay/1\" or \"bingo-replay/2\""),
+    ("rules.sharing", "by_stake", "rules.sharing: is not a key of this format (misspelt?); it is a key of bingo-replay/2"),
     ("format", ..., "format: is missing"),
     ("rules.line_bp", ..., "rules.line_bp: is missing"),
     ("rules.line_bp", 1500.0, "rules.line_bp: must be a JSON integer, got the non-integer number"),

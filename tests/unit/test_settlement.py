@@ -26,6 +26,7 @@ from protocol.settlement import (
     jackpot_recovery,
     operator_contribution,
     recovery_last_day,
+    share_by_stake,
     split_prize,
     tax_base_after_refunds,
     tax_cents,
@@ -184,6 +185,40 @@ def test_the_operator_takes_back_only_unwon_contributions_within_their_year() ->
 def test_a_split_pays_each_card_its_stake_of_an_equal_share() -> None:
     split = split_prize(1001, [100, 100, 33])
     assert split.payments == (333, 333, 110) and split.carry == 225
+
+
+@pytest.mark.req("R93.13")
+def test_R93_13_the_network_sharing_pays_the_whole_prize_by_stake_cents_by_the_largest_remainder() -> None:
+    # 1001 cents among stakes 100, 100 and 33: exact shares 429.61, 429.61 and 141.77; the floors
+    # leave 2 cents, to the largest fractions: the third card, then the first (the earlier of two equal).
+    assert share_by_stake(1001, [100, 100, 33]).payments == (430, 429, 142)
+    assert share_by_stake(1000, [100, 100, 33]).payments == (429, 429, 142)
+    # Equal fractions: the earlier card first.
+    assert share_by_stake(2, [1, 1, 1]).payments == (1, 1, 0)
+    split = share_by_stake(0, [50])
+    assert split.payments == (0,) and split.carry == 0
+    with pytest.raises(PrizeError, match="at least 1"):
+        share_by_stake(100, [100, 0])
+    with pytest.raises(PrizeError, match="at least one winning card"):
+        share_by_stake(100, [])
+
+
+@given(st.integers(0, 10**9), st.lists(st.integers(1, 10_000), min_size=1, max_size=40))
+@pytest.mark.req("R93.13")
+def test_R93_13_every_cent_of_a_network_prize_is_paid_each_card_within_a_cent_of_its_exact_share(
+    amount: int, stakes: list[int]
+) -> None:
+    from fractions import Fraction
+
+    split = share_by_stake(amount, stakes)
+    assert split.paid == amount and split.carry == 0
+    total = sum(stakes)
+    exact = [Fraction(amount * stake, total) for stake in stakes]
+    assert all(e - 1 < paid < e + 1 for e, paid in zip(exact, split.payments))
+    # Largest remainder: a card rounded up never lost a smaller fraction than one rounded down.
+    up = [e - int(e) for e, paid in zip(exact, split.payments) if paid > e]
+    down = [e - int(e) for e, paid in zip(exact, split.payments) if paid < e]
+    assert not up or not down or min(up) >= max(down)
 
 
 @pytest.mark.req("R86.1-2", "R96.3")

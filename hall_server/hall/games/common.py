@@ -130,6 +130,7 @@ class GamesBase(abc.ABC):
     state: "GamesState"
     virtual_series: dict[int, np.ndarray]
     sale_checks: list[Callable[[], str | None]]
+    resume_checks: list[Callable[[], str | None]]
     _source: BallSource | DeferredBallSource | None
     _draw_turn: DeferredLock
 

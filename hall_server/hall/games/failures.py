@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import RESERVE, GamesBase, _entry, _text
+from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _entry, _text
 from hall_server.hall.games.state import _fork
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
+from protocol.game import Input
 from protocol.ledger import Ledger, Posting, Reference
 from protocol.settlement.refunds import contributions_returned, refund_game, stakes_account
 from server_kit.core import Actor
@@ -28,11 +29,23 @@ class FailureCommands(GamesBase):
 
         return self.core.execute(actor, "suspend_game", decide)
 
+    def suspension(self, reason: str) -> list[Entry]:
+        """The record suspending the game in progress (R86.1), for a command of the server's own that
+        decides it with its other records; none when no game can be suspended now."""
+        game = self.state.current
+        if game is None or game.over or not game.machine.accepts(Input.FAILURE_REPORTED):
+            return []
+        (suspended,) = _fork(game.machine).report_failure(_text(reason, "what failed"))
+        return [_entry(suspended)]
+
     def resume_game(self, actor: Actor) -> Deferred[list[Record]]:
         """The failure is resolved: the game goes on where it stopped."""
 
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
+            for check in self.resume_checks:
+                if (refusal := check()) is not None:
+                    raise GameModuleError(refusal)
             (resumed,) = _fork(game.machine).resolve_failure()
             return [_entry(resumed)]
 

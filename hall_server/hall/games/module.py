@@ -96,6 +96,9 @@ class GamesModule(SaleCommands, PotCommands, DrawCommands, ClaimCommands, Paymen
         #: Other reasons a sale may not open now, each giving the refusal or None: another game of
         #: this room whose cards are not collected yet (the hall-annex game's, R82.4).
         self.sale_checks: list[Callable[[], str | None]] = []
+        #: Why a suspended game may not resume now, told by the modules that know (the session's
+        #: verification after a restart from a crash, R92.5e): each returns the reason, or None.
+        self.resume_checks: list[Callable[[], str | None]] = []
         session.closing_checks.append(self.closing_refusal)
         if desks is not None:
             desks.drawer_holds.append(self.stakes_in_drawer)

@@ -104,7 +104,7 @@ function outcomeOf(record) {
     case "game_suspended_for_good": return `Game suspended for good: ${p.reason}`;
     case "game_resumed": return "Game resumed";
     case "terminal_failed": return `Terminal ${p.terminal_id} failed: its cards left the game${(p.refunded || []).length ? ", " + p.refunded.length + " refunded" : ""}`;
-    case "terminal_out_of_service": return `Terminal ${p.terminal} out of service: ${p.reason}`;
+    case "terminal_out_of_service": return `Terminal ${p.terminal} out of service: ${p.reason}` + (p.kept_in_play && p.kept_in_play.length ? `; its ${p.kept_in_play.length} card(s) of the game stay in play, their wins credited, no refund: the draw had started (R96.3)` : "");
     case "blower_fault": case "blower_link": case "blower_switched": return BLOWER_RECORDS[record.type](p);
     case "clock_stepped": return clockStep(p);
     case "prize_paid": return `prize paid: ${p.prize} ${Hall.money(p.amount_cents)}${p.desk ? " at " + String(p.desk).replace(/^cash:/, "") : ""}`;
