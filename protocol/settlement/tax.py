@@ -9,7 +9,6 @@ share (:meth:`YearTax.days`) are shown for information: the tax owed is the year
 
 from __future__ import annotations
 
-import datetime
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -73,7 +72,7 @@ class YearTax:
     @classmethod
     def of(cls, year: int, through: str, days: Iterable[TaxDay]) -> "YearTax":
         """The year ``year`` up to ``through`` from ``days`` (those outside it are left out, one line per day)."""
-        first, last = datetime.date(year, 1, 1).isoformat(), min(through, datetime.date(year, 12, 31).isoformat())
+        first, last = f"{year:04d}-01-01", min(through, f"{year:04d}-12-31")  # ISO dates order as strings
         merged: dict[str, TaxDay] = {}
         for day in days:
             if first <= day.day <= last:
