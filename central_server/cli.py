@@ -307,9 +307,13 @@ def resume(**common: Any) -> None:
 def _show_verified(answer: dict[str, Any]) -> str:
     lines = [f"verification {'passed' if answer['passed'] else 'FAILED'} (R92.5e, R95.1)"]
     for check in answer["checks"]:
-        name = check["check"]
-        shown = f"the link of {name.removeprefix('hall:')}" if name.startswith("hall:") else name
-        lines.append(f"  {shown}: {check.get('fault') or 'passed'}")
+        lines.append(f"  {check['check']}: {check.get('fault') or 'passed'}")
+    for hall in answer["linked"]:
+        lines.append(f"  the link of {hall['hall']}: passed")
+    for fault in answer["link_faults"]:
+        lines.append(f"  the link of {fault['hall']}: {fault['fault']}")
+    if answer.get("link_faults_more"):
+        lines.append(f"  and {answer['link_faults_more']} more links failed (the journal's record names each)")
     if answer["not_linked"]:
         lines.append("  not linked, not checked: " + ", ".join(h["hall"] for h in answer["not_linked"]))
     lines.append("play is open: network games open as scheduled" if answer["play"] == "open"

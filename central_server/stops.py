@@ -32,6 +32,7 @@ from twisted.logger import Logger
 
 from central_server import store
 from central_server.domain.stops import Interruption, judge, under_way
+from protocol.central_operator import LINK_FAULTS_SHOWN
 from protocol.chain import Record
 from protocol.records.leadership import CentralPlayInterrupted, CentralVerified
 from server_kit.core import Actor, CommandCore, RunBlocking
@@ -161,15 +162,20 @@ class PlayGate:
             for listener in list(self.opened):
                 listener()
         checks = [{"check": name, "fault": fault} for name, fault in verified.results.items()]
-        checks += [{"check": f"hall:{hall}", "fault": fault} for hall, fault in sorted(verified.halls.items())]
+        faults = [{"hall": hall, "fault": fault[:200]} for hall, fault in sorted(verified.halls.items()) if fault]
         refusal = self.refusal()
-        return {
+        answer: dict[str, Any] = {
             "passed": verified.passed,
             "checks": [{k: v for k, v in check.items() if v is not None} for check in checks],
+            "linked": [{"hall": hall} for hall, fault in sorted(verified.halls.items()) if not fault],
+            "link_faults": faults[:LINK_FAULTS_SHOWN],
             "not_linked": [{"hall": hall} for hall in verified.not_linked],
             "play": "open" if refusal is None else "stopped",
             "stopped": refusal,
         }
+        if len(faults) > LINK_FAULTS_SHOWN:
+            answer["link_faults_more"] = len(faults) - LINK_FAULTS_SHOWN
+        return answer
 
 
 def hall_links(links: Mapping[str, Any], members: Sequence[str], now_ms: int) -> tuple[dict[str, str | None], tuple[str, ...]]:

@@ -198,13 +198,23 @@ PROGRAMME_MESSAGES: Mapping[str, Message] = {
 
 # --- After a stop of normal play (R92.5e, R95.1) ---------------------------------------
 
-#: One check of a verification: what was checked and the fault it found (absent: it passed).
+#: One check of the central server's own: what was checked and the fault it found (absent: it passed).
 CHECK_ROW = Items(
     (
-        Field("check", Text(64), doc="the central server's check (journal, database, library, clock), or a hall's link"),
-        Field("fault", Text(1000), optional=True, doc="what it found wrong; absent when it passed"),
+        Field("check", Text(64), doc="the central server's check (journal, database, library, clock)"),
+        Field("fault", Text(600), optional=True, doc="what it found wrong; absent when it passed"),
     ),
-    max_items=1024,
+    max_items=16,
+)
+#: How many failed links of halls an answer names (the journal's ``central_verified`` holds them all).
+LINK_FAULTS_SHOWN = 64
+#: A member hall's link that failed its check, and why.
+LINK_FAULT_ROW = Items(
+    (
+        Field("hall", HALL_ID, doc="the member hall"),
+        Field("fault", Text(200), doc="what its link check found"),
+    ),
+    max_items=LINK_FAULTS_SHOWN,
 )
 
 OPERATOR_VERIFY = Message(
@@ -216,7 +226,13 @@ OPERATOR_VERIFY = Message(
     arguments=(),
     answer=(
         Field("passed", Flag(), doc="every check and every linked hall passed"),
-        Field("checks", CHECK_ROW, doc="the central server's checks, then each linked hall's link (hall:<id>)"),
+        Field("checks", CHECK_ROW, doc="the central server's own checks"),
+        Field("linked", Items((Field("hall", HALL_ID, doc="a member hall whose link passed"),), max_items=1000),
+              doc="the member halls linked whose link passed its check"),
+        Field("link_faults", LINK_FAULT_ROW,
+              doc=f"the linked halls whose link failed its check (the first {LINK_FAULTS_SHOWN})"),
+        Field("link_faults_more", Whole(0, 1000), optional=True,
+              doc="how many more links failed than the answer names (the journal's record names them all)"),
         Field("not_linked", Items((Field("hall", HALL_ID, doc="a member hall away"),), max_items=1000),
               doc="the member halls not linked, not checked: they take part again when they link"),
         Field("play", Choice(("open", "stopped")), doc="whether new games may open now"),

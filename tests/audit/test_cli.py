@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -183,6 +184,10 @@ def test_a_day_of_a_journal_written_before_the_claim_pause_exports_in_version_2_
 
     with tarfile.open(Path(__file__).parents[1] / "data" / "release-0.1.0" / "hall-var.tar.xz") as archive:
         archive.extractall(tmp_path, filter="data")
+    config = tmp_path / "var" / "hall.toml"
+    licensed = iter(range(1, 100))  # 0.2.0 asks every login's class I licence (R79; CHANGELOG.md, upgrading)
+    config.write_text(re.sub(r'(password_hash = "[^"]*"\n)', lambda m: m.group(1) + (
+        f'licence = "AND-{next(licensed):04d}"\nlicence_valid_until = "2030-12-31"\n'), config.read_text()))
     home = Home(tmp_path / "var", tmp_path)
     out = tmp_path / "export"
     done = home.export("2026-12-05", out)

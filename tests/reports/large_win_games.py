@@ -62,7 +62,8 @@ def numbers(cells: object) -> list[int]:
 
 
 def draw_to_bingo(hall: AuditHall) -> None:
-    """Draw, verify every paper card a ball completes, pay what falls due, until the bingo; close the game."""
+    """Draw, verify every paper card a ball completes, close each prize found, pay what falls due, until the
+    bingo; close the game."""
     game = hall.games.current
     while "bingo" not in game.machine.won:
         (drawn, *_) = result(hall.games.draw_ball(SELLERS[0]))
@@ -74,6 +75,8 @@ def draw_to_bingo(hall: AuditHall) -> None:
             series, number = (int(part) for part in label.split("-"))
             if series != VIRTUAL_NUMBER:
                 result(hall.games.verify_claim(TABLE, series, number))
+        if game.machine.open_prizes:  # "Another card?" - none: the caller closes the prize (R85.6)
+            result(hall.games.close_prize(SELLERS[0]))
         if "bingo" not in game.machine.won and hall.games.due_prizes(game):
             result(hall.games.pay_prizes(CASHIER, SAFE))
     result(hall.games.close_game(CHIEF))

@@ -149,7 +149,8 @@ def test_the_session_minutes_hold_the_opening_every_game_the_incidents_and_the_c
         ("opening", "administrator", "ines"), ("opening", "room chief", "rui"),
         ("closing", "administrator", "ines"), ("closing", "room chief", "rui"),
     ]
-    assert sorted(v["check"] for v in tables["verification"]) == ["clock", "database", "draw_device", "journal", "software"]
+    assert sorted(v["check"] for v in tables["verification"]) == [
+        "clock", "database", "draw_device", "journal", "links", "software", "terminals"]
     assert {v["result"] for v in tables["verification"]} == {"passed"}
     assert [(c["stage"], c["counted"], c["missing"], c["witnesses"]) for c in tables["ball_counts"]] == [
         ("opening", "90", "none", "Marta Soler (public)"),

@@ -294,7 +294,7 @@ def test_R96_3_a_terminal_declared_failed_once_a_ball_is_drawn_refunds_nothing_a
     # The cards play on: the first prize is paid to the cards that won it, anna's (T1) as well as bea's,
     # into their accounts.
     while not any(r.type == "prize_paid" for r in hall.records()[before:]):
-        result(hall.games.draw_ball(SELLER))
+        draw(hall)
     (paid,) = [r.payload for r in hall.records()[before:] if r.type == "prize_paid"]
     on_t1 = sum(c for card, c in paid["payments"] if int(card.split("-")[1]) <= 30)
     on_t2 = sum(c for card, c in paid["payments"] if int(card.split("-")[1]) == 31)
