@@ -3,7 +3,9 @@
 Every value is checked when the file is read, and a value that breaks a rule stops the
 start with one line naming the file and the key (``central.toml: games[0].price_cents:
 201 cents is above the maximum price the regulator approved, 200 cents (R93.5)``).
-Relative paths are under the file's folder.  ``docs/central-server.md`` lists every key.
+A key or table not listed in :data:`SETTINGS` stops the start in the same way,
+naming the key that was meant when one is close.  Relative paths are under the file's
+folder.  ``docs/central-server.md`` lists every key.
 
 The network games are checked with the domain's own rules
 (:class:`~central_server.domain.config.NetworkGameConfig`); the series' size and the

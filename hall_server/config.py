@@ -49,7 +49,10 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 hall's id): the hall-annex game (R3.5.b), over the [central] link
 
 Every value is checked here, so a mistake is one clear line at start, never a
-failure in the middle of a session.  Passwords are stored only as scrypt hashes with
+failure in the middle of a session.  A key or table not listed in :data:`SETTINGS` stops
+the start too, naming the key that was meant (``tls.require_client_certficate: is not a
+setting here; did you mean require_client_certificate?``): a misspelt setting would
+otherwise leave its default in force without a word.  Passwords are stored only as scrypt hashes with
 a random salt (``scrypt$<n>$<r>$<p>$<salt>$<hash>``, base64), checked in constant time.
 A new password follows the policy (:func:`check_password_policy`: at least
 :data:`MIN_PASSWORD_LENGTH` characters, not all digits); a configuration whose hashes
