@@ -83,7 +83,7 @@ from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, Ja
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 from server_kit.limits import ConnectionLimits, LimitsError
-from server_kit.settings import Schema, UnknownSetting, check_known, fields_of, table
+from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.
@@ -379,7 +379,7 @@ _MACHINE = table("id", "model", "paytable", "credit_cents", "stations", "zone", 
 
 #: Every table and key of ``hall.toml``: any other stops the start (:func:`server_kit.settings.check_known`).
 SETTINGS: Schema = {
-    "hall": table("name", "home", "timezone", "opening_hours"),
+    "hall": table("name", "home", "timezone", "opening_hours", "capacity"),
     "database": table("url"),
     "listen": table("interface", "port"),
     "tls": fields_of(TlsConfig),
@@ -390,7 +390,8 @@ SETTINGS: Schema = {
     "cashier": table("desks"),
     "journal": table("checkpoint_every_seconds"),
     "draw": fields_of(DrawConfig),
-    "staff": [fields_of(StaffMember)],
+    # A member's licence is written flat: licence (its number), licence_valid_until, ...
+    "staff": [fields_of(StaffMember, **{f"licence_{key}": VALUE for key in fields_of(StaffLicence, but=("number",))})],
     "responsible_play": fields_of(ResponsiblePlayConfig),
     "central": fields_of(CentralConfig),
     "regulator": fields_of(RegulatorFeedConfig),
