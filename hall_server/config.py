@@ -391,7 +391,7 @@ SETTINGS: Schema = {
     "journal": table("checkpoint_every_seconds"),
     "draw": fields_of(DrawConfig),
     # A member's licence is written flat: licence (its number), licence_valid_until, ...
-    "staff": [fields_of(StaffMember, **{f"licence_{key}": VALUE for key in fields_of(StaffLicence, but=("number",))})],
+    "staff": [{**fields_of(StaffMember), **{f"licence_{key}": VALUE for key in fields_of(StaffLicence, but=("number",))}}],
     "responsible_play": fields_of(ResponsiblePlayConfig),
     "central": fields_of(CentralConfig),
     "regulator": fields_of(RegulatorFeedConfig),
