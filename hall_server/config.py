@@ -52,9 +52,10 @@ Every value is checked here, so a mistake is one clear line at start, never a
 failure in the middle of a session.  A key or table not listed in :data:`SETTINGS` stops
 the start too, naming the key that was meant (``tls.require_client_certficate: is not a
 setting here; did you mean require_client_certificate?``): a misspelt setting would
-otherwise leave its default in force without a word.  Passwords are stored only as scrypt hashes with
-a random salt (``scrypt$<n>$<r>$<p>$<salt>$<hash>``, base64), checked in constant time.
-A new password follows the policy (:func:`check_password_policy`: at least
+otherwise leave its default in force without a word.
+
+Passwords are stored only as scrypt hashes with a random salt
+(``scrypt$<n>$<r>$<p>$<salt>$<hash>``, base64), checked in constant time.  A new password follows the policy (:func:`check_password_policy`: at least
 :data:`MIN_PASSWORD_LENGTH` characters, not all digits); a configuration whose hashes
 are cheaper than today's cost still loads, and :func:`weak_hash` says why it is weak.
 
@@ -391,7 +392,8 @@ SETTINGS: Schema = {
     "journal": table("checkpoint_every_seconds"),
     "draw": fields_of(DrawConfig),
     # A member's licence is written flat: licence (its number), licence_valid_until, ...
-    "staff": [{**fields_of(StaffMember), **{f"licence_{key}": VALUE for key in fields_of(StaffLicence, but=("number",))}}],
+    "staff": [{**fields_of(StaffMember),
+               **{f"licence_{key}": VALUE for key in fields_of(StaffLicence, but=("number",))}}],
     "responsible_play": fields_of(ResponsiblePlayConfig),
     "central": fields_of(CentralConfig),
     "regulator": fields_of(RegulatorFeedConfig),
