@@ -3,7 +3,9 @@
 Every value is checked when the file is read, and a value that breaks a rule stops the
 start with one line naming the file and the key (``central.toml: games[0].price_cents:
 201 cents is above the maximum price the regulator approved, 200 cents (R93.5)``).
-Relative paths are under the file's folder.  ``docs/central-server.md`` lists every key.
+A key or table not listed in :data:`SETTINGS` stops the start in the same way,
+naming the key that was meant when one is close.  Relative paths are under the file's
+folder.  ``docs/central-server.md`` lists every key.
 
 The network games are checked with the domain's own rules
 (:class:`~central_server.domain.config.NetworkGameConfig`); the series' size and the
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from central_server.domain.annex import AnnexPair
-from central_server.domain.config import NetworkGameConfig
+from central_server.domain.config import NetworkGameConfig, PrizeShare
 from central_server.domain.errors import ConfigError as DomainConfigError
 from central_server.domain.programme import Hours, ProgrammeConfig
 from central_server.domain.stops import HOLD_MS
@@ -29,6 +31,7 @@ from protocol.central_messages import CentralMessageError
 from protocol.cards import CARDS_PER_STRIP
 from protocol.errors import DomainError
 from server_kit.limits import ConnectionLimits, LimitsError
+from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table
 
 DEFAULT_PORT = 7310
 DEFAULT_TIMEZONE = "UTC"
@@ -151,6 +154,27 @@ class CentralConfig:
         raise KeyError(label)
 
 
+#: A network game's settings as written (``[[games]]``, ``[programme.game]``): its
+#: series' size and digest are known keys the reader refuses with their own reason.
+_GAME = fields_of(NetworkGameConfig, prizes=[fields_of(PrizeShare)], opens_after_ms=VALUE)
+
+#: Every table and key of ``central.toml``: any other stops the start (:func:`server_kit.settings.check_known`).
+SETTINGS: Schema = {
+    "central": table("id", "home", "pki_dir", "journal_key", "timezone"),
+    "listen": table("interface", "port"),
+    "database": table("url"),
+    "network": table("halls"),
+    "series": [fields_of(SeriesConfig)],
+    "games": [_GAME],
+    "annex": [fields_of(AnnexPair)],
+    "regulator": fields_of(RegulatorFeedConfig),
+    "consultation": fields_of(ConsultationConfig),
+    "programme": {**table("id_prefix", "opens_after_ms", "hours", "games"), "game": _GAME},
+    "replica": fields_of(ReplicaConfig),
+    "connections": fields_of(ConnectionLimits),
+}
+
+
 def load_config(path: Path) -> CentralConfig:
     """Read and check the configuration file at ``path``."""
     try:
@@ -166,10 +190,11 @@ def load_config(path: Path) -> CentralConfig:
 def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Path | None = None) -> CentralConfig:
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
-    reader.only(data, "", {"central", "listen", "database", "network", "series", "games", "annex", "regulator",
-                          "consultation", "programme", "replica", "connections"})
+    try:
+        check_known(data, SETTINGS)
+    except UnknownSetting as error:
+        raise reader.error(error.key, error.reason) from None
     central = reader.table(data, "central")
-    reader.only(central, "central.", {"id", "home", "pki_dir", "journal_key", "timezone"})
     central_id = reader.text(central.get("id"), "central.id", wire.HALL_ID)
     home = base / reader.get(central, "central.home", str, ".")
     pki_dir = home / reader.get(central, "central.pki_dir", str, "pki")
@@ -180,16 +205,13 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise reader.error("central.timezone", f"is a time zone name such as Europe/Madrid or UTC, not {timezone!r}") from None
     listen = reader.table(data, "listen")
-    reader.only(listen, "listen.", {"interface", "port"})
     interface = reader.get(listen, "listen.interface", str, "127.0.0.1")
     port = reader.get(listen, "listen.port", int, DEFAULT_PORT)
     if not 0 <= port <= 65535:
         raise reader.error("listen.port", f"is a TCP port, 0-65535, not {port}")
     database = reader.table(data, "database")
-    reader.only(database, "database.", {"url"})
     url = reader.get(database, "database.url", str, f"sqlite:///{home / 'central.sqlite3'}")
     network = reader.table(data, "network")
-    reader.only(network, "network.", {"halls"})
     halls = network.get("halls")
     if not isinstance(halls, list) or not halls:
         raise reader.error("network.halls", "is the list of member hall ids, e.g. [\"hall-1\", \"hall-2\"]")
@@ -233,7 +255,6 @@ def _programme(
     if "programme" not in data:
         return None
     table = reader.table(data, "programme")
-    reader.only(table, "programme.", {"id_prefix", "opens_after_ms", "hours", "games", "game"})
     if not isinstance(table.get("game"), dict):
         raise reader.error("programme.game", "is the template of the programme's games ([programme.game] and its "
                                              "[[programme.game.prizes]])")
@@ -258,7 +279,6 @@ def _regulator(reader: "_Reader", data: Mapping[str, Any], home: Path, pki_dir: 
     if "regulator" not in data:
         return None
     table = reader.table(data, "regulator")
-    reader.only(table, "regulator.", {"host", "port", "server_name", "pki_dir"})
     host = reader.get(table, "regulator.host", str, None).strip()
     if not host:
         raise reader.error("regulator.host", "names the regulator's feed receiver's host")
@@ -274,7 +294,6 @@ def _consultation(reader: "_Reader", data: Mapping[str, Any]) -> ConsultationCon
     if "consultation" not in data:
         return None
     table = reader.table(data, "consultation")
-    reader.only(table, "consultation.", {"interface", "port"})
     interface = reader.get(table, "consultation.interface", str, "127.0.0.1")
     port = reader.get(table, "consultation.port", int, None)
     if not 0 <= port <= 65535:
@@ -286,7 +305,6 @@ def _replica(reader: "_Reader", data: Mapping[str, Any], database_url: str) -> R
     if "replica" not in data:
         return None
     table = reader.table(data, "replica")
-    reader.only(table, "replica.", {"node", "patroni", "drill", "hold_ms"})
     node = reader.text(table.get("node"), "replica.node", wire.HALL_ID)
     patroni = reader.get(table, "replica.patroni", str, None).strip().rstrip("/")
     if not patroni.startswith(("http://", "https://")) or len(patroni) < 10:
@@ -307,7 +325,6 @@ def _replica(reader: "_Reader", data: Mapping[str, Any], database_url: str) -> R
 
 def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: tuple[str, ...]) -> AnnexPair:
     where = f"annex[{index}]"
-    reader.only(entry, where + ".", {"main", "annex"})
     main = reader.text(entry.get("main"), f"{where}.main", wire.HALL_ID)
     annex = reader.text(entry.get("annex"), f"{where}.annex", wire.HALL_ID)
     for key, hall in (("main", main), ("annex", annex)):
@@ -320,7 +337,6 @@ def _annex_pair(reader: "_Reader", index: int, entry: Mapping[str, Any], halls: 
 
 def _series(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> SeriesConfig:
     where = f"series[{index}]"
-    reader.only(entry, where + ".", {"label", "cards"})
     label = reader.text(entry.get("label"), f"{where}.label", wire.SERIES_LABEL)
     cards = reader.get(entry, f"{where}.cards", int, None)
     if not CARDS_PER_STRIP <= cards <= MAX_SERIES_CARDS or cards % CARDS_PER_STRIP:
@@ -378,11 +394,6 @@ class _Reader:
 
     def error(self, key: str, message: str) -> ConfigError:
         return ConfigError(f"{self.source or 'configuration'}: {key}: {message}")
-
-    def only(self, table: Mapping[str, Any], prefix: str, keys: set[str]) -> None:
-        unknown = sorted(set(table) - keys)
-        if unknown:
-            raise self.error(prefix + unknown[0], f"is not a setting here (known: {', '.join(sorted(keys))})")
 
     def table(self, data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
         value = data.get(name, {})

@@ -49,9 +49,13 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 hall's id): the hall-annex game (R3.5.b), over the [central] link
 
 Every value is checked here, so a mistake is one clear line at start, never a
-failure in the middle of a session.  Passwords are stored only as scrypt hashes with
-a random salt (``scrypt$<n>$<r>$<p>$<salt>$<hash>``, base64), checked in constant time.
-A new password follows the policy (:func:`check_password_policy`: at least
+failure in the middle of a session.  A key or table not listed in :data:`SETTINGS` stops
+the start too, naming the key that was meant (``tls.require_client_certficate: is not a
+setting here; did you mean require_client_certificate?``): a misspelt setting would
+otherwise leave its default in force without a word.
+
+Passwords are stored only as scrypt hashes with a random salt
+(``scrypt$<n>$<r>$<p>$<salt>$<hash>``, base64), checked in constant time.  A new password follows the policy (:func:`check_password_policy`: at least
 :data:`MIN_PASSWORD_LENGTH` characters, not all digits); a configuration whose hashes
 are cheaper than today's cost still loads, and :func:`weak_hash` says why it is weak.
 
@@ -80,6 +84,7 @@ from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, Ja
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 from server_kit.limits import ConnectionLimits, LimitsError
+from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.
@@ -370,6 +375,37 @@ class HallConfig:
         return "https" if self.tls.enabled else "http"
 
 
+_MACHINE = table("id", "model", "paytable", "credit_cents", "stations", "zone", "linked", "jackpot_share_bp",
+                 "jackpot_pattern", "jackpot_balls")
+
+#: Every table and key of ``hall.toml``: any other stops the start (:func:`server_kit.settings.check_known`).
+SETTINGS: Schema = {
+    "hall": table("name", "home", "timezone", "opening_hours", "capacity"),
+    "database": table("url"),
+    "listen": table("interface", "port"),
+    "tls": fields_of(TlsConfig),
+    "connections": fields_of(ConnectionLimits),
+    "prizes": fields_of(PrizeRules),
+    "cards": table("card_set", "generate_strips"),
+    "series": [fields_of(SeriesConfig)],
+    "cashier": table("desks"),
+    "journal": table("checkpoint_every_seconds"),
+    "draw": fields_of(DrawConfig),
+    # A member's licence is written flat: licence (its number), licence_valid_until, ...
+    "staff": [{**fields_of(StaffMember),
+               **{f"licence_{key}": VALUE for key in fields_of(StaffLicence, but=("number",))}}],
+    "responsible_play": fields_of(ResponsiblePlayConfig),
+    "central": fields_of(CentralConfig),
+    "regulator": fields_of(RegulatorFeedConfig),
+    "videobingo": {
+        **table("seats", "room_zone", "one_station_per_player", "min_rtp_bp", "cash_box_counters"),
+        "superjackpot": fields_of(JackpotRule),
+        "machine": [_MACHINE],
+    },
+    "annex": fields_of(AnnexConfig),
+}
+
+
 def load_config(path: Path) -> HallConfig:
     """Read and check the configuration file at ``path``."""
     try:
@@ -383,6 +419,10 @@ def load_config(path: Path) -> HallConfig:
 def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Path | None = None) -> HallConfig:
     """The configuration a parsed TOML document describes; relative paths are under ``base``."""
     reader = _Reader(data, source)
+    try:
+        check_known(data, SETTINGS)
+    except UnknownSetting as error:
+        raise reader.error(error.key, error.reason) from None
     hall = reader.table("hall")
     home = base / reader.get(hall, "hall.home", str, "var")
     database = reader.table("database")
@@ -470,19 +510,10 @@ def _connections(reader: "_Reader") -> ConnectionLimits:
         raise reader.error(f"connections.{error.key}", error.reason) from None
 
 
-_VB_KEYS = {"seats", "room_zone", "one_station_per_player", "min_rtp_bp", "cash_box_counters", "superjackpot",
-            "machine"}
-_MACHINE_KEYS = {"id", "model", "paytable", "credit_cents", "stations", "zone", "linked", "jackpot_share_bp",
-                 "jackpot_pattern", "jackpot_balls"}
-
-
 def _videobingo(reader: "_Reader", base: Path) -> VideoBingoConfig | None:
     if "videobingo" not in reader.data:
         return None
     table = reader.table("videobingo")
-    unknown = sorted(set(table) - _VB_KEYS)
-    if unknown:
-        raise reader.error(f"videobingo.{unknown[0]}", f"is not a setting ({', '.join(sorted(_VB_KEYS))})")
     seats = reader.get(table, "videobingo.seats", int, None)
     if seats < 0:
         raise reader.error("videobingo.seats", f"counts the seats of traditional bingo, not {seats}")
@@ -505,9 +536,6 @@ def _videobingo(reader: "_Reader", base: Path) -> VideoBingoConfig | None:
     machines = []
     for index, entry in enumerate(entries):
         where = f"videobingo.machine[{index}]"
-        unknown = sorted(set(entry) - _MACHINE_KEYS)
-        if unknown:
-            raise reader.error(f"{where}.{unknown[0]}", f"is not a setting ({', '.join(sorted(_MACHINE_KEYS))})")
         machine_id = reader.get(entry, f"{where}.id", str, None)
         if not 1 <= len(machine_id) <= 32 or not set(machine_id) <= MACHINE_ID_CHARS:
             raise reader.error(f"{where}.id", f"is 1-32 letters, digits, '-' or '_', not {machine_id!r}")
@@ -562,9 +590,6 @@ def _annex(reader: "_Reader") -> AnnexConfig | None:
         raise reader.error("annex", "needs [central]: the two halls of a hall-annex game are linked through the "
                                     "central server")
     table = reader.table("annex")
-    unknown = sorted(set(table) - {"role", "partner"})
-    if unknown:
-        raise reader.error(f"annex.{unknown[0]}", "is not a setting (role, partner)")
     role = reader.get(table, "annex.role", str, None)
     if role not in ("main", "annex"):
         raise reader.error("annex.role", f"is \"main\" (this hall's draw emits) or \"annex\", not {role!r}")
@@ -586,11 +611,10 @@ def _central(reader: "_Reader", base: Path, pki_dir: Path) -> CentralConfig | No
     table = reader.table("central")
     if "endpoints" not in table:
         return CentralConfig(*_link(reader, "central", "the central server's host", base, pki_dir, None))
-    unknown = sorted(set(table) - {"endpoints", "hall_id", "server_name", "pki_dir"})
-    if unknown:
-        also = " (endpoints replace host and port)" if unknown[0] in ("host", "port") else ""
-        raise reader.error(f"central.{unknown[0]}", f"is not a setting with endpoints{also} "
-                                                    "(endpoints, hall_id, server_name, pki_dir)")
+    replaced = sorted(set(table) & {"host", "port"})
+    if replaced:
+        raise reader.error(f"central.{replaced[0]}", "is not a setting with endpoints (endpoints replace host and "
+                                                     "port)")
     listed = table["endpoints"]
     if not isinstance(listed, list) or not 1 <= len(listed) <= MAX_CENTRAL_ENDPOINTS:
         raise reader.error("central.endpoints", f"lists the central server's processes as \"HOST:PORT\", 1 to "
@@ -624,9 +648,6 @@ def _link(reader: "_Reader", section: str, host_is: str, base: Path, pki_dir: Pa
     """A link's ``[section]`` (or ``table``, read as that section): host, port, hall_id (the hall's
     server certificate), server_name, pki_dir."""
     table = reader.table(section) if table is None else table
-    unknown = sorted(set(table) - {"host", "port", "hall_id", "server_name", "pki_dir"})
-    if unknown:
-        raise reader.error(f"{section}.{unknown[0]}", "is not a setting (host, port, hall_id, server_name, pki_dir)")
     host = reader.get(table, f"{section}.host", str, None).strip()
     if not host:
         raise reader.error(f"{section}.host", f"names {host_is}")

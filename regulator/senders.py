@@ -32,10 +32,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL, is_sender
+from server_kit.settings import ANY_NAME, Schema, UnknownSetting, check_known, fields_of
 
 FILE = "senders.toml"
 _SIGNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
-_KEYS = {"journal_key", "report_signers"}
 
 
 class RegistryError(DomainError):
@@ -51,6 +51,10 @@ class RegisteredSender:
     @property
     def key(self) -> Ed25519PublicKey:
         return public_key(self.journal_key, self.sender)
+
+
+#: Every key of ``senders.toml``: any other is refused (:func:`server_kit.settings.check_known`).
+SETTINGS: Schema = {"senders": {ANY_NAME: fields_of(RegisteredSender, but=("sender",))}}
 
 
 def public_key(pem: str, what: str) -> Ed25519PublicKey:
@@ -161,8 +165,10 @@ def _read(path: Path) -> dict[str, RegisteredSender]:
         raise RegistryError(f"cannot read {path}: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise RegistryError(f"{path} is not TOML: {error}") from None
-    if set(data) - {"senders"}:
-        raise RegistryError(f"{path}: unknown key {sorted(set(data) - {'senders'})[0]!r} (only [senders.\"...\"])")
+    try:
+        check_known(data, SETTINGS)
+    except UnknownSetting as error:
+        raise RegistryError(f"{path}: {error}") from None
     table: Any = data.get("senders", {})
     if not isinstance(table, dict):
         raise RegistryError(f"{path}: senders is a table of senders")
@@ -173,8 +179,8 @@ def _read(path: Path) -> dict[str, RegisteredSender]:
             check_sender(sender)
         except RegistryError as error:
             raise RegistryError(f"{where}: {error}") from None
-        if not isinstance(entry, dict) or set(entry) - _KEYS or "journal_key" not in entry:
-            raise RegistryError(f"{where}: holds journal_key and report_signers, nothing else")
+        if not isinstance(entry, dict) or "journal_key" not in entry:
+            raise RegistryError(f"{where}: is a table of a journal_key and, optionally, report_signers")
         key, signers = entry["journal_key"], entry.get("report_signers", list(default_signers(sender)))
         if not isinstance(key, str):
             raise RegistryError(f"{where}.journal_key: a PEM public key")

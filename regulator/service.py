@@ -84,6 +84,9 @@ class ReceiverService(Service):
     def __init__(self, reactor: Any, settings: ReceiverSettings) -> None:
         self.reactor = reactor
         self.settings = settings
+        # The register of senders is read before anything is made: a misspelt key in it stops the start.
+        self.registry = SenderRegistry(settings.home)
+        self.registry.senders()
         settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.engine = open_database(settings.url)
         self.store = Store(self.engine)
@@ -93,7 +96,6 @@ class ReceiverService(Service):
             self.journal.initialise(now_ms(), {"receiver": settings.certificate})
         else:
             self.journal.verify()  # a receiver does not serve on a journal that does not verify
-        self.registry = SenderRegistry(settings.home)
         self.receiver = Receiver(self.store, now_ms, self.journal, home=settings.home, registered=self.registry.get)
         # What the page shows from memory is ready before the first request: each hall's games
         # folded, the days waiting for their records taken again (reads, done here, at the start).

@@ -117,7 +117,7 @@ def test_a_programme_gives_its_template_its_id_scheme_its_pause_its_hours_and_it
          "programme.opens_after_ms says it"),
         (("price_cents = 100", 'price_cents = 100\nhalls = ["hall-1", "hall-8"]'), "programme.game.halls",
          "hall-8 is not a member hall"),
-        (("[programme.game]", "[programme.x]"), "programme.x", "is not a setting here"),
+        (("[programme.game]", "[programme.x]"), "programme.x", "is not a table here"),
     ],
 )
 def test_a_bad_programme_is_refused_naming_the_file_and_the_key(

@@ -35,8 +35,13 @@ class CentralServiceMaker:
 
     def makeService(self, options: Options) -> Any:
         from central_server.tap import makeService  # imported late: plugin discovery stays cheap
+        from protocol.errors import DomainError
 
-        return makeService(options)
+        try:
+            return makeService(options)
+        except DomainError as error:
+            # A start refused (a misspelt setting, a bad value) is one line a person can act on, and status 1.
+            raise SystemExit(f"the central server cannot start: {error}") from None
 
 
 serviceMaker = CentralServiceMaker()
