@@ -31,7 +31,7 @@ DEMO_FACE_VALUE_CENTS = 100
               help="Paper cards to sell.")
 @click.option("--pace", type=click.FloatRange(0, 5), default=0.05, show_default=True, help="Seconds between balls.")
 def demo(cards_wanted: int, pace: float) -> None:
-    """Play one game with simulated sellers on 600 cards generated for it; nothing is stored."""
+    """Play one game with simulated sellers on cards generated for it; nothing is stored."""
     click.echo(f"Generating {DEMO_CARDS} cards from {DEMO_CARDS // CARDS_PER_STRIP} exactly uniform strips")
     cells = build_distinct_strips(DEMO_CARDS // CARDS_PER_STRIP)
     series = Series(DEMO_SERIES, DEMO_SET, DEMO_FACE_VALUE_CENTS, DEMO_CARDS, 0)
