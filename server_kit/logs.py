@@ -40,9 +40,8 @@ def log_observer(stream: IO[str], format: str = "text", level: LogLevel = LogLev
 
 def begin_logging(format: str = "text", stream: IO[str] | None = None, level: LogLevel | str = LogLevel.info) -> None:
     """Send the process's log to ``stream`` (standard output) in ``format``, from ``level`` up, from now on."""
-    if isinstance(level, str):
-        if level not in LEVELS:
-            raise ValueError(f"the log level is one of {', '.join(LEVELS)}, not {level!r}")
-        level = LogLevel.levelWithName(level)
-    observer: Any = log_observer(stream or sys.stdout, format, level)
+    if isinstance(level, str) and level not in LEVELS:
+        raise ValueError(f"the log level is one of {', '.join(LEVELS)}, not {level!r}")
+    least = LogLevel.levelWithName(level) if isinstance(level, str) else level
+    observer: Any = log_observer(stream or sys.stdout, format, least)
     globalLogBeginner.beginLoggingTo([observer], redirectStandardIO=False)
