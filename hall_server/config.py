@@ -854,6 +854,25 @@ DEFAULT_STAFF = (
 )
 
 
+#: The pots of ``[prizes]`` as the generated file offers them: commented out (a hall starts
+#: without pots; line + bingo meet the 70% floor alone), each with its meaning and bounds.
+POTS_TEMPLATE = (
+    "# The pots (R89-R91), off until their line is uncommented. Each takes its share of every",
+    "# game's sales on top of the line and the bingo, and counts towards the 70% (line + bingo",
+    "# + pots: 7000 to 10000 basis points), so a hall with pots may lower bingo_bp. The room",
+    "# chief puts them in play game by game (announce_pots, announce_megabingo; docs/hall-game.md).",
+    "# Superbingo (R89): 200 to 500 basis points (2%-5%) of sales, 0 for none; paid on top of",
+    "# the bingo won within the game's ball limit (42-90); unwon, the session's last game takes it.",
+    "# superbingo_bp = 200",
+    "# Megabingo (R90): 1% of sales into its fund, paid whole to the bingo of the game",
+    "# announced at least 10 days ahead.",
+    "# megabingo = true",
+    "# Jackpot (R91): 10% of sales (70% to the jackpot, at most 15,000 EUR, 30% to its reserve),",
+    "# won by a bingo within the game's 40, 41 or 42 balls; deposited daily in its bank account.",
+    "# jackpot = true",
+)
+
+
 def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port: int = DEFAULT_PORT,
                         licences_until: date | None = None) -> str:
     """A complete configuration file: the embedded default with the given staff hashes.
@@ -911,6 +930,7 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "# A fixed sum a prize never falls below (R88.3); the house makes up the difference.",
         "line_minimum_cents = 0",
         "bingo_minimum_cents = 0",
+        *POTS_TEMPLATE,
         "",
         "[cards]  # generated on first start when the set is missing",
         'card_set = "hall"',

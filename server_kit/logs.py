@@ -24,6 +24,9 @@ from twisted.logger import (
 
 #: The formats a server's log may be written in.
 FORMATS = ("text", "json")
+#: The levels a server's log may start at (``--log-level``): ``debug`` adds the web ports'
+#: access log, a line for every request (server_kit/web/http.py).
+LEVELS = ("debug", "info", "warn", "error")
 
 
 def log_observer(stream: IO[str], format: str = "text", level: LogLevel = LogLevel.info) -> ILogObserver:
@@ -35,7 +38,10 @@ def log_observer(stream: IO[str], format: str = "text", level: LogLevel = LogLev
     return cast(ILogObserver, FilteringLogObserver(writer, [LogLevelFilterPredicate(defaultLogLevel=level)]))
 
 
-def begin_logging(format: str = "text", stream: IO[str] | None = None, level: LogLevel = LogLevel.info) -> None:
-    """Send the process's log to ``stream`` (standard output) in ``format``, from now on."""
-    observer: Any = log_observer(stream or sys.stdout, format, level)
+def begin_logging(format: str = "text", stream: IO[str] | None = None, level: LogLevel | str = LogLevel.info) -> None:
+    """Send the process's log to ``stream`` (standard output) in ``format``, from ``level`` up, from now on."""
+    if isinstance(level, str) and level not in LEVELS:
+        raise ValueError(f"the log level is one of {', '.join(LEVELS)}, not {level!r}")
+    least = LogLevel.levelWithName(level) if isinstance(level, str) else level
+    observer: Any = log_observer(stream or sys.stdout, format, least)
     globalLogBeginner.beginLoggingTo([observer], redirectStandardIO=False)

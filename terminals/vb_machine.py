@@ -104,6 +104,8 @@ class MachineClient:
             return
         if kind in ("play", "credit"):
             self.credit_cents = message["credit_after_cents"]
+        elif kind == "signed_out":
+            self.credit_cents = message["credit_cents"]  # the credit went back to the account
             if kind == "play":
                 self.last_play = message
         request = message.get("request")

@@ -46,10 +46,12 @@ def hall() -> None:
               help="Feed the journal to the regulator's receiver at HOST:PORT (instead of hall.toml's [regulator]).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warn", "error"]), default="info", show_default=True,
+              help="The least serious events logged; debug adds a line for every web request (the access log).")
 @pass_hall
 def serve(
     hall: Hall, config_path: Path | None, demo: bool, pace: float, port: int | None, interface: str | None,
-    regulator: str | None, log_format: str,
+    regulator: str | None, log_format: str, log_level: str,
 ) -> None:
     """Run the hall server until interrupted (Ctrl-C)."""
     from server_kit.clock import install_unless_installed
@@ -63,7 +65,7 @@ def serve(
     if config_path is not None and not path.exists():
         raise click.ClickException(f"no configuration at {path}; `bingo hall init-config --config {path}` writes one")
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
-    begin_logging(log_format)
+    begin_logging(log_format, level=log_level)
     if regulator is not None:
         host, _, number = regulator.rpartition(":")
         if not host or not number.isdigit() or not 1 <= int(number) <= 65535:

@@ -18,7 +18,10 @@ the machine shows anything.  The machine only displays.
   counter strictly increasing), as cash the cashier took at the desk
   (``vb_desk_credit``), or from the signed-in player's account; it goes out - always the
   station's whole credit - to the account or in cash from the cash box; all in integer
-  cents through the ledger.  The cash box is **counted** by staff (``vb_count_cash_box``,
+  cents through the ledger.  **At sign-out** the station's whole credit goes back to the
+  signed-in player's account (a ``vb_credit_out`` before ``vb_player_signed_out``, in one
+  commit): a public machine never keeps a player's money for the next person; credit put
+  in with nobody signed in is paid out as above.  The cash box is **counted** by staff (``vb_count_cash_box``,
   one or two people as the hall's rules say): the count is journaled against the ledger
   and the meters, its difference posted to ``over_short:vb-<machine>``, and
   ``vb_reconcile`` reports it.
@@ -380,6 +383,16 @@ def complete_within(cards: Sequence[Card], balls: Sequence[int], mask_cells: Seq
     return None
 
 
+# --- What a player reads -------------------------------------------------------------------
+
+
+def not_enough_credit(cards: int, stake: int, held: int) -> str:
+    """The refusal of a play whose ``stake`` is more than the station's credit ``held``."""
+    played = "1 card costs" if cards == 1 else f"{cards} cards cost"
+    return (f"Not enough credit: {played} {format_cents(stake)} and the credit is {format_cents(held)}. "
+            "Add credit, or play fewer cards.")
+
+
 # --- The module -------------------------------------------------------------------------
 
 
@@ -682,14 +695,33 @@ class VideoBingoModule(ProjectedState):
 
         return self.core.execute(SYSTEM, "vb_sign_in", decide)
 
-    def sign_out(self, machine_id: str, station: int) -> defer.Deferred[list[Record]]:
+    def sign_out(self, machine_id: str, station: int) -> defer.Deferred[dict[str, Any]]:
+        """The signed-in player leaves the station: its whole credit goes back to their account first.
+
+        A station's credit while a player is signed in is that player's (taken from the account,
+        put in by them, or won by their plays), so it never stays on a public machine for the next
+        person: the same ``vb_credit_out`` to the account as a cash-out, then ``vb_player_signed_out``,
+        in one commit.  Fires with ``returned_cents`` and the station's ``credit_cents`` after (0).
+        """
+        returned: list[int] = []
+
         def decide(now: int) -> list[Entry]:
+            self.machine(machine_id)  # a machine that may not play still returns the credit
             known = self._station(machine_id, station)
             if known.account is None:
                 return []
-            return [("vb_player_signed_out", {"machine": machine_id, "station": station, "account": known.account})]
+            entries: list[Entry] = []
+            amount = self.credit(machine_id, station)
+            if amount > 0:
+                returned.append(amount)
+                entries += self._credit_out_entries(machine_id, station, amount, "account", known.account,
+                                                    f"sign-out:{self.core.seq + 1}")
+            return [*entries,
+                    ("vb_player_signed_out", {"machine": machine_id, "station": station, "account": known.account})]
 
-        return self.core.execute(SYSTEM, "vb_sign_in", decide)
+        done = self.core.execute(SYSTEM, "vb_sign_in", decide)
+        return done.addCallback(lambda _: {"returned_cents": sum(returned),
+                                           "credit_cents": self.credit(machine_id, station)})
 
     def _responsible(self, account: str, amount_cents: int, now: int) -> None:
         for check in self.credit_checks:
@@ -903,8 +935,7 @@ class VideoBingoModule(ProjectedState):
             if earlier is not None:
                 answer.append(earlier)
                 return []
-            credit = credit_account(machine_id, station)
-            amount = self.ledger.balance(credit)
+            amount = self.credit(machine_id, station)
             if amount <= 0:
                 raise VbRefused("no_credit", "there is no credit on this station to pay out")
             if destination == "cash":
@@ -914,8 +945,8 @@ class VideoBingoModule(ProjectedState):
                         f"{known.unidentified_win}), won without an account: the winner is identified before it is "
                         "paid (R75.6). Sign in with your account and PIN (the cashier opens one with your identity "
                         "document) and pay the credit to it"))
-                account, target = None, cash_box(machine_id)
-                held = self.ledger.balance(target)
+                account = None
+                held = self.ledger.balance(cash_box(machine_id))
                 if amount > held:
                     raise VbRefused("cash_box", (
                         f"the machine's cash box holds {format_cents(held)}, less than the {format_cents(amount)} "
@@ -923,19 +954,27 @@ class VideoBingoModule(ProjectedState):
             elif destination == "account":
                 if known.account is None:
                     raise VbRefused("not_signed_in", "sign in with your account and PIN to pay the credit to it")
-                account, target = known.account, player_account(known.account)
+                account = known.account
             else:
                 raise VbRefused("destination", f"credit is paid out in cash or to the account, not {destination!r}")
-            meters = self.meters(machine_id).plus(credits_out=amount, cash_out=amount if destination == "cash" else 0)
-            posting = Posting.transfer(amount, debit=credit, credit=target, reason=f"vb:credit out ({destination})",
-                                       reference=Reference(None, None, self.core.seq + 1))
-            self.ledger.check([posting])
-            return [("vb_credit_out", {"machine": machine_id, "station": station, "destination": destination,
-                                       "account": account, "amount": amount, "request": request,
-                                       "meters": meters.to_dict()}),
-                    *posting_entries([posting])]
+            return self._credit_out_entries(machine_id, station, amount, destination, account, request)
 
         return self._answered(machine_id, station, request, "vb_credit", decide, answer)
+
+    def _credit_out_entries(self, machine_id: str, station: int, amount: int, destination: str,
+                            account: str | None, request: str) -> list[Entry]:
+        """The records of ``amount`` cents of the station's credit paid to ``destination``: the
+        ``vb_credit_out`` record (with the meters after it) and its posting, once the ledger holds them."""
+        target = player_account(account) if account is not None else cash_box(machine_id)
+        meters = self.meters(machine_id).plus(credits_out=amount, cash_out=amount if destination == "cash" else 0)
+        posting = Posting.transfer(amount, debit=credit_account(machine_id, station), credit=target,
+                                   reason=f"vb:credit out ({destination})",
+                                   reference=Reference(None, None, self.core.seq + 1))
+        self.ledger.check([posting])
+        return [("vb_credit_out", {"machine": machine_id, "station": station, "destination": destination,
+                                   "account": account, "amount": amount, "request": request,
+                                   "meters": meters.to_dict()}),
+                *posting_entries([posting])]
 
     def play(self, machine_id: str, station: int, cards: object, keep: object, request: str) -> defer.Deferred[dict[str, Any]]:
         """One play of ``cards`` cards, new or kept (``keep``) from the station's previous play.
@@ -980,9 +1019,7 @@ class VideoBingoModule(ProjectedState):
         credit = credit_account(machine.machine_id, known.station)
         held = self.ledger.balance(credit)
         if stake > held:
-            raise VbRefused("no_credit", (
-                f"{cards} card(s) stake {cards} credit(s) of {format_cents(config.credit_cents)}, "
-                f"{format_cents(stake)}; the credit is {format_cents(held)}"))
+            raise VbRefused("no_credit", not_enough_credit(cards, stake, held))
         dealt = known.cards if keep else game.deal(cards, self.rng)
         outcome = game.outcome(dealt, game.draw(self.rng))
         won = outcome.won * config.credit_cents

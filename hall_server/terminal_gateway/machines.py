@@ -212,7 +212,7 @@ class MachineSession:
 
     def _on_sign_out(self, message: dict[str, Any]) -> Any:
         machine, station = self._where()
-        return self.vb.sign_out(machine, station).addCallback(lambda _: {"type": "signed_out"})
+        return self.vb.sign_out(machine, station).addCallback(lambda answer: {"type": "signed_out", **answer})
 
     def _on_recall(self, message: dict[str, Any]) -> Any:
         machine, _ = self._where()

@@ -92,3 +92,47 @@ def test_a_player_signs_in_with_the_pin_and_takes_credit_from_the_account(hall: 
     assert hall.cashier.balance(number) == 500
     out = result(client.credit_out("account"))
     assert out["amount_cents"] == 1_500 and hall.cashier.balance(number) == 2_000
+
+
+def test_video_bingo_keeps_the_players_money_after_sign_out_no_more(hall: Hall, gateway: MachineGateway) -> None:
+    """At sign-out the station's whole credit goes back to the player's account (journaled, the ledger
+    exact); the station shows 0 and the next player sees none of it."""
+    first, second = player(hall, "11111111A", credit=2_000), player(hall, "22222222B", credit=300)
+    client, _ = wired(gateway, enrol(hall))
+    result(client.hello())
+    result(client.sign_in(first, "4821"))
+    result(client.credit_in(1_500, source="account"))
+    shown = result(client.play(4))
+    on_station = shown["credit_after_cents"]
+    assert on_station > 0 and hall.cashier.balance(first) == 500
+    signed_out = result(client.sign_out())
+    assert signed_out == {"type": "signed_out", "returned_cents": on_station, "credit_cents": 0}
+    assert hall.vb.credit("vb-1", 1) == 0 == client.credit_cents and hall.cashier.balance(first) == 500 + on_station
+    kinds = [r.type for r in hall.journal.records()][-3:]
+    assert kinds == ["vb_credit_out", "posting", "vb_player_signed_out"]
+    out = [r for r in hall.journal.records() if r.type == "vb_credit_out"][-1].payload
+    assert (out["destination"], out["account"], out["amount"]) == ("account", first, on_station)
+    assert hall.ledger.ledger.total() == 0 and hall.vb.reconcile() == []
+    # The next player at the station, as a reconnecting machine would show it: nothing to play with.
+    again, _ = wired(gateway, client.token)
+    welcome = result(again.hello())
+    assert welcome["credit_cents"] == 0 and welcome["signed_in"] is None
+    result(again.sign_in(second, "4821"))
+    with pytest.raises(MachineRefused) as refused:
+        result(again.play(1))
+    assert refused.value.code == "no_credit"
+    with pytest.raises(MachineRefused, match="no credit on this station"):
+        result(again.credit_out("account"))
+    assert hall.cashier.balance(second) == 300 and hall.cashier.balance(first) == 500 + on_station
+    # Signing out with nothing on the station returns nothing and moves no money.
+    assert result(again.sign_out()) == {"type": "signed_out", "returned_cents": 0, "credit_cents": 0}
+
+
+def test_anonymous_cash_credit_keeps_the_cash_out_rules(hall: Hall, gateway: MachineGateway) -> None:
+    """Cash put in with nobody signed in is paid out in cash from the machine's cash box, as before."""
+    client, _ = wired(gateway, enrol(hall))
+    result(client.hello())
+    result(client.insert_cash(cash_device(hall, "vb-1").insert(1, 500)))
+    assert result(client.sign_out()) == {"type": "signed_out", "returned_cents": 0, "credit_cents": 500}
+    out = result(client.credit_out("cash"))
+    assert out["amount_cents"] == 500 and hall.vb.credit("vb-1", 1) == 0

@@ -51,11 +51,11 @@ def test_a_play_is_committed_in_one_record_with_its_postings_before_it_is_answer
 @pytest.mark.req("R3.5.d")
 def test_a_play_with_no_credit_is_refused_and_changes_nothing(hall: Hall) -> None:
     before = count(hall.journal)
-    with pytest.raises(VbRefused, match=r"1 card\(s\) stake 1 credit\(s\) of 0.20 EUR, 0.20 EUR; the credit is 0.00 EUR") as refused:
+    with pytest.raises(VbRefused, match=r"^Not enough credit: 1 card costs 0.20 EUR and the credit is 0.00 EUR\. Add credit, or play fewer cards\.$") as refused:
         result(hall.vb.play("vb-1", 1, 1, False, "p1"))
     assert refused.value.code == "no_credit"
     insert_cash(hall, "vb-1", 1, 50, "c1")
-    with pytest.raises(VbRefused, match="the credit is 0.50 EUR"):
+    with pytest.raises(VbRefused, match="3 cards cost 0.60 EUR and the credit is 0.50 EUR"):
         result(hall.vb.play("vb-1", 1, 3, False, "p2"))
     assert count(hall.journal) == before + 2  # the credit in and its posting, nothing else
     assert hall.vb.meters("vb-1").plays == 0

@@ -207,7 +207,7 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
 
         page.click("#cash-out")
         page.wait_for_selector("#credit:text('0.00 EUR')")
-        assert f"Paid out {credit_after // 100}.{credit_after % 100:02d} EUR to your account" in page.inner_text("#message")
+        assert f"{credit_after // 100}.{credit_after % 100:02d} EUR paid into your account." in page.inner_text("#message")
     records = journal_records(hall.folder)
     plays = [r for r in records if r["type"] == "vb_play"]
     assert len(plays) == 3
@@ -289,4 +289,23 @@ def test_a_newcomer_opens_the_demo_halls_machine_from_its_note_and_plays(demo_ha
     expected = 500 - play["payload"]["stake_cents"] + play["payload"]["won_cents"] + sum(
         j["cents"] for j in play["payload"]["jackpots"])
     assert shown_cents(page.inner_text("#credit")) == expected
+    account = told["account"].replace(" ", "")
+    assert page.inner_text("#who") == f"Account •••• {account[-4:]}"  # never the whole number on a public machine
     shot(page, "vb-demo-played")
+    video_bingo_keeps_the_players_money_after_sign_out(page, demo_hall, account, expected)
+
+
+def video_bingo_keeps_the_players_money_after_sign_out(page: Any, hall: HallProcess, account: str, credit: int) -> None:
+    """Signing out puts the station's credit back into the account, and the screen says so and shows 0."""
+    page.click("#sign-out")
+    page.wait_for_selector("#sign-in-form:not([hidden])")
+    page.wait_for_selector("#credit:text('0.00 EUR')")
+    assert page.inner_text("#who") == ""
+    if credit:
+        shown = f"{credit // 100}.{credit % 100:02d} EUR"
+        assert page.inner_text("#message") == f"You are signed out. Your credit of {shown} is back in your account."
+    records = journal_records(hall.folder)
+    (out,) = [r["payload"] for r in records if r["type"] == "vb_credit_out" and r["payload"]["station"] == 1]
+    assert (out["destination"], out["account"], out["amount"]) == ("account", account, credit)
+    assert balances(records).get(f"vbcredit:{MACHINE}.1", 0) == 0
+    shot(page, "vb-demo-signed-out")

@@ -266,9 +266,10 @@ class HallProcess:
     """``bingo hall serve`` in a child process, on a free loopback port, with TLS."""
 
     def __init__(self, folder: Path, *, demo: bool = False, demo_pace: float = 0.2,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
         self.folder = folder
         self.env = dict(env or {})  # added to the process's environment (libfaketime's, say)
+        self.args = args  # more options of `bingo hall serve`
         self.config = folder / "hall.toml"
         if not self.config.exists():
             text = default_config_text("Loopback hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
@@ -289,6 +290,7 @@ class HallProcess:
         command = [sys.executable, "-c", "from hall_server.cli import main; main()", "hall", "serve", "--config", str(self.config)]
         if self.demo:
             command += ["--demo", "--pace", str(self.demo_pace)]
+        command += self.args
         env = {**os.environ, "BINGO_HOME": str(self.folder), **self.env}
         self.base = ""
         self.process = subprocess.Popen(command, cwd=self.folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -7,6 +7,33 @@ const PROTOCOL = "bingo-vb-machine/1";
 const BALL_MS = 90; // the pace of the balls shown: the result is already committed
 const $ = (id) => document.getElementById(id);
 
+// Every sentence this screen writes for the player, in one place (the page's own labels are in vb.html).
+const TEXT = {
+  online: "online",
+  offline: "offline",
+  notConnected: "The machine is not connected to the hall; wait a moment and try again.",
+  doesNotPlay: (why) => `This machine does not play now: ${why}`,
+  paidOut: (amount, toAccount) => (toAccount ? `${amount} paid into your account.` : `${amount} paid out in cash.`),
+  added: (amount) => `${amount} added to your credit.`,
+  signedOut: (returned) => (returned ? `You are signed out. Your credit of ${returned} is back in your account.`
+    : "You are signed out."),
+  signedIn: (account) => `Account ${account}`,
+  credits: (n) => `${n} credit${n === 1 ? "" : "s"}`,
+  paytable: (name) => `Paytable · ${name}`,
+  rules: (balls, pool, rtp, credit) => `${balls} balls from ${pool} · return ${rtp}% · 1 credit = ${credit} a card`,
+  jackpot: (amount) => `Jackpot ${amount}`,
+  card: (n) => `Card ${n}`,
+  cardWon: (n, pattern, pays) => `Card ${n} · ${pattern} · ${pays}`,
+  noPlayYet: "No play yet.",
+  recallLine: (number, time, station, cards, won, after) =>
+    `Play ${number} · ${time} · station ${station} · ${cards} card${cards === 1 ? "" : "s"} · won ${won} · credit after ${after}`,
+  recalled: (number, station, after) => `Recalled: play ${number} of station ${station}, credit after it ${after}`,
+  win: (credits, amount, jackpot) => `Win ${credits} · ${amount}` + (jackpot ? ` · jackpot ${jackpot}` : ""),
+  noWin: (credits, amount) => `No win · stake ${credits} (${amount})`,
+  play: (cards, amount) => `Play ${cards} card${cards > 1 ? "s" : ""} · ${amount}`,
+  playPlain: "Play",
+};
+
 const state = {
   socket: null, retry: 1000, refused: false, machine: null, station: null, token: null,
   welcome: null, credit: 0, account: null, count: 1, keep: false,
@@ -40,7 +67,13 @@ function euros(cents) {
 }
 
 function credits(n) {
-  return `${n} credit${n === 1 ? "" : "s"}`;
+  return TEXT.credits(n);
+}
+
+// An account number on a public screen: its last four digits only.
+function masked(account) {
+  const digits = String(account).replace(/\D/g, "");
+  return `•••• ${digits.slice(-4)}`;
 }
 
 function requestId() {
@@ -70,14 +103,14 @@ function connect() {
 }
 
 function online(up) {
-  $("link").textContent = up ? "online" : "offline";
+  $("link").textContent = up ? TEXT.online : TEXT.offline;
   $("link").className = up ? "online" : "offline";
   controls();
 }
 
 function send(message) {
   if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
-    say("The machine is not connected to the hall; wait a moment and try again.");
+    say(TEXT.notConnected);
     return false;
   }
   state.socket.send(JSON.stringify(message));
@@ -100,7 +133,7 @@ function receive(message) {
     case "play": return played(message);
     case "credit": return credited(message);
     case "signed_in": state.plain.shift(); return signedIn(message.account);
-    case "signed_out": state.plain.shift(); return signedIn(null);
+    case "signed_out": state.plain.shift(); return signedOut(message);
     case "recall": state.plain.shift(); return recalled(message.plays);
     case "error": return refused(message);
     default: return undefined;
@@ -116,7 +149,7 @@ function welcomed(message) {
   online(true);
   paytable(message);
   signedIn(message.signed_in);
-  if (message.state !== "playing") say(`This machine does not play: ${message.why}`, false, true);
+  if (message.state !== "playing") say(TEXT.doesNotPlay(message.why), false, true);
   if (message.last_play && !state.animating && (!state.last || state.last.seq !== message.last_play.seq)) {
     state.last = message.last_play;
     state.count = message.last_play.cards.length;
@@ -144,8 +177,8 @@ function credited(message) {
   if (state.pending && state.pending.request === message.request) state.pending = null;
   state.credit = message.credit_after_cents;
   showCredit(state.credit);
-  if (out) say(`Paid out ${euros(message.amount_cents)} ${out === "account" ? "to your account" : "in cash"}.`, true);
-  else say(`${euros(message.amount_cents)} added to the credit.`, true);
+  if (out) say(TEXT.paidOut(euros(message.amount_cents), out === "account"), true);
+  else say(TEXT.added(euros(message.amount_cents)), true);
   controls();
 }
 
@@ -161,9 +194,17 @@ function refused(message) {
   controls();
 }
 
+function signedOut(message) {
+  // The hall has put the station's credit back into the account: the station holds nothing now.
+  state.credit = message.credit_cents;
+  showCredit(state.credit);
+  signedIn(null);
+  say(TEXT.signedOut(message.returned_cents ? euros(message.returned_cents) : null), true);
+}
+
 function signedIn(account) {
   state.account = account;
-  $("who").textContent = account ? `Account ${account}` : "";
+  $("who").textContent = account ? TEXT.signedIn(masked(account)) : "";
   $("sign-in-form").hidden = Boolean(account);
   $("account-credit").hidden = !account;
   $("pin").value = "";
@@ -194,13 +235,13 @@ function ranked() {
 }
 
 function showJackpot(cents) {
-  $("jackpot").textContent = cents ? `Jackpot ${euros(cents)}` : "";
+  $("jackpot").textContent = cents ? TEXT.jackpot(euros(cents)) : "";
   $("jackpot").hidden = !cents;
 }
 
 function paytable(welcome) {
   const table = welcome.paytable;
-  $("paytable-name").textContent = `Paytable · ${table.name}`;
+  $("paytable-name").textContent = TEXT.paytable(table.name);
   const body = $("paytable").tBodies[0];
   body.textContent = "";
   for (const pattern of ranked()) {
@@ -210,8 +251,7 @@ function paytable(welcome) {
     row.insertCell().textContent = `${pattern.pays}`;
     row.insertCell().textContent = euros(pattern.pays * welcome.credit_value_cents);
   }
-  $("rtp").textContent = `${table.balls} balls from ${table.pool} · return ${table.rtp_percent}% · `
-    + `1 credit = ${euros(welcome.credit_value_cents)} a card`;
+  $("rtp").textContent = TEXT.rules(table.balls, table.pool, table.rtp_percent, euros(welcome.credit_value_cents));
   showJackpot(welcome.jackpot_cents);
   const counts = $("counts");
   counts.textContent = "";
@@ -233,7 +273,7 @@ function cardElement(numbers, index) {
   card.dataset.card = String(index);
   const title = document.createElement("div");
   title.className = "card-title";
-  title.textContent = `Card ${index + 1}`;
+  title.textContent = TEXT.card(index + 1);
   card.appendChild(title);
   const grid = document.createElement("div");
   grid.className = "grid";
@@ -276,20 +316,19 @@ function recalled(plays) {
   // GLI-11 game recall: the machine's last ten plays, latest first; one touched is shown whole.
   const list = $("recall-list");
   list.textContent = "";
-  if (!plays.length) list.appendChild(Object.assign(document.createElement("li"), { textContent: "No play yet." }));
+  if (!plays.length) list.appendChild(Object.assign(document.createElement("li"), { textContent: TEXT.noPlayYet }));
   for (const play of plays) {
     const item = document.createElement("li");
     const button = document.createElement("button");
     button.type = "button";
     button.dataset.seq = String(play.seq);
     const time = new Date(play.at_ms).toLocaleString([], { dateStyle: "short", timeStyle: "medium" });
-    button.textContent = `Play ${play.number} · ${time} · station ${play.station} · ${play.cards.length} card(s) · `
-      + `won ${euros(play.won_cents + jackpotCents(play))} · credit after ${euros(play.credit_after_cents)}`;
+    button.textContent = TEXT.recallLine(play.number, time, play.station, play.cards.length,
+      euros(play.won_cents + jackpotCents(play)), euros(play.credit_after_cents));
     button.addEventListener("click", () => {
       $("recall-panel").hidden = true;
       state.recalled = play;
-      $("recalled-text").textContent = `Recalled: play ${play.number} of station ${play.station}, `
-        + `credit after it ${euros(play.credit_after_cents)}`;
+      $("recalled-text").textContent = TEXT.recalled(play.number, play.station, euros(play.credit_after_cents));
       $("recalled").hidden = false;
       $("count-row").hidden = true;
       showPlay(play, false, true);
@@ -363,11 +402,11 @@ function light(card, numbers, drawn, order, columns) {
   cells.forEach((cell) => cell.classList.remove("lit"));
   const title = card.querySelector(".card-title");
   const index = Number(card.dataset.card);
-  if (!best) { card.classList.remove("won"); title.textContent = `Card ${index + 1}`; card.dataset.pattern = ""; return; }
+  if (!best) { card.classList.remove("won"); title.textContent = TEXT.card(index + 1); card.dataset.pattern = ""; return; }
   best.cells.forEach(([r, c]) => cells[r * columns + c].classList.add("lit"));
   card.classList.add("won");
   card.dataset.pattern = best.name;
-  title.textContent = `Card ${index + 1} · ${best.name} · ${best.pays}`;
+  title.textContent = TEXT.cardWon(index + 1, best.name, best.pays);
 }
 
 function lightPaytable() {
@@ -387,10 +426,10 @@ function settled(play, recall = false) {
   const win = $("win");
   if (play.won_cents || jackpot) {
     const won = play.results.reduce((sum, r) => sum + r.credits, 0);
-    win.textContent = `Win ${credits(won)} · ${euros(play.won_cents)}` + (jackpot ? ` · jackpot ${euros(jackpot)}` : "");
+    win.textContent = TEXT.win(credits(won), euros(play.won_cents), jackpot ? euros(jackpot) : null);
     win.className = "done won";
   } else {
-    win.textContent = `No win · stake ${credits(play.stake_cents / value)} (${euros(play.stake_cents)})`;
+    win.textContent = TEXT.noWin(credits(play.stake_cents / value), euros(play.stake_cents));
     win.className = "done";
   }
   if (!recall) {
@@ -415,8 +454,8 @@ function controls() {
   $("keep").classList.toggle("chosen", state.keep);
   $("play").disabled = busy || !connected || !playing;
   $("play").textContent = state.welcome
-    ? `Play ${state.count} card${state.count > 1 ? "s" : ""} · ${euros(state.count * state.welcome.credit_value_cents)}`
-    : "Play";
+    ? TEXT.play(state.count, euros(state.count * state.welcome.credit_value_cents))
+    : TEXT.playPlain;
   $("cash-out").disabled = busy || !connected || state.credit <= 0;
   for (const button of document.querySelectorAll("#account-credit button")) button.disabled = busy || !connected;
   $("sign-in").disabled = !connected;

@@ -134,6 +134,11 @@ function describeAnswer(message) {
       parts.push({text: `Station ${result.station} of machine ${result.machine} enrolled; its token is shown below, only now`, refused: false});
     } else if (result.token) {
       parts.push({text: `Terminal ${result.terminal} enrolled. Its token, shown only now - enter it on the terminal: ${result.token}`, refused: false});
+    } else if (isVbMeters(result)) {
+      Console.vbMeters = result;
+      refresh();
+      const machines = Object.keys(result).filter((k) => k !== "superjackpot_cents").length;
+      parts.push({text: `The meters of ${machines === 1 ? "1 machine are" : machines + " machines are"} shown under Video bingo machines`, refused: false});
     } else if ("cells" in result || "balance_cents" in result) {
       // A card or an account looked up: its desk shows it whole.
     } else if (Object.values(result).some((v) => v && typeof v === "object")) {
@@ -994,6 +999,12 @@ function machinesSection() {
     commandForm("enrol_vb_cash_device", {label: "Enrol the cash device", fields: {public_key: {label: "the bill validator's public key (64 hex digits or PEM)"}}}),
     commandForm("vb_count_cash_box", {label: "Count the cash box", fields: {counted_cents: {label: "counted cash (EUR)"}}}));
   return box;
+}
+
+// A vb_meters answer: each machine's meters by its id, and the superjackpot when every machine is asked.
+function isVbMeters(result) {
+  const machines = Object.entries(result).filter(([k]) => k !== "superjackpot_cents");
+  return machines.length > 0 && machines.every(([, m]) => m && typeof m === "object" && "plays" in m && "credits_in" in m);
 }
 
 function vbMetersTable(node) {
