@@ -27,7 +27,7 @@ from typing import Any
 
 from twisted.logger import Logger
 from twisted.python.failure import Failure
-from twisted.web.http import HTTPChannel
+from twisted.web.http import HTTPChannel, datetimeToLogString
 from twisted.web.error import UnsupportedMethod
 from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
@@ -245,7 +245,8 @@ class BoundedSite(Site):
         self.displayTracebacks = False
 
     def log(self, request: Request) -> None:  # type: ignore[override]
-        access_log.debug("{access}", access=self._logFormatter(self._logDateTime, request))
+        # The wall clock's date, not the reactor's: the reactor's clock is monotonic (server_kit/clock.py).
+        access_log.debug("{access}", access=self._logFormatter(datetimeToLogString(), request))
 
 
 def secure_site(resource: Any, *, max_body_bytes: int = MAX_BODY_BYTES,

@@ -116,7 +116,9 @@ def test_N17_a_record_altered_before_the_checkpoint_stops_the_start(hall_folder:
 
 
 @pytest.mark.req("R84.1", "R92.3")
-def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_verification(hall_folder: Path) -> None:
+def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_verification(
+    hall_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The whole chain, signatures included, is verified before every session, which names
     the record, and no session opens on it."""
     config = hall_folder / "hall.toml"
@@ -128,6 +130,9 @@ def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_
         database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
     hall.core.run_blocking = run_inline
     hall.session.run_checks = run_inline
+    # The checks run inline, on this thread, which stands for the reactor's: what they read of the
+    # reactor's state (terminals, links) they read directly.
+    monkeypatch.setattr("hall_server.tap.blockingCallFromThread", lambda reactor, read, *a, **k: read(*a, **k))
     outcome: list = []
     hall.session.run_verification(ADMIN, "2027-03-01").addBoth(outcome.append)
     ((verified,),) = outcome

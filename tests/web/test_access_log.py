@@ -4,6 +4,7 @@ a line for every request (each stylesheet, each 401), is written at debug level,
 
 from __future__ import annotations
 
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -56,3 +57,6 @@ def test_log_level_debug_shows_the_access_log(tmp_path: Path) -> None:
     finally:
         hall.stop()
     assert '" 200 ' in lines[0] and '" 401 ' in lines[1], lines
+    # Each line is stamped with the wall clock's date (the reactor's clock is monotonic, its epoch no date).
+    years = {time.strftime("%Y", time.gmtime(time.time() - lag)) for lag in (0, 120)}  # a new year's eve run
+    assert all(any(f"/{year}:" in line for year in years) for line in lines), lines
