@@ -23,6 +23,7 @@ LEFT_OUT = {
     "terminal-certs": "the certificate bundles handed to the kiosks: the operator's authority issues them again",
     "new-staff-logins.txt": "staff passwords shown once, to be read and deleted: never kept in a backup",
     "demo-kiosk.txt": "the demo's note of a kiosk's address and token, for a person to read",
+    "voice": "the board's speech clips: made again from their texts when a board first asks for them",
 }
 
 

@@ -97,6 +97,7 @@ from hall_server.web import demo_terminals
 from hall_server.web.demo_session import DemoSession
 from hall_server.web.live import LiveHub
 from hall_server.web.minutes import MinutesDesk
+from hall_server.voice.clips import VoiceClips
 from hall_server.web.site import build_site
 from hall_server.web.view import HallView
 from protocol.balls import RandomBallGenerator
@@ -678,7 +679,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     minutes = MinutesDesk(journal, config.name, zone, on_general_pool)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
-        minutes=minutes,
+        minutes=minutes, voice=_voice(config, on_general_pool),
     )
     # The PIN check (scrypt) runs off the reactor thread, on the hash read on it; an
     # unknown or closed account costs the same check, so the time tells nothing.
@@ -850,6 +851,14 @@ def blower_link_key(config: HallConfig) -> bytes:
         return bytes.fromhex(key_file.read_text().strip())
     except (OSError, ValueError) as error:
         raise ConfigError(f"{key_file}: the blower link key is one line of hex ({error})") from None
+
+
+def _voice(config: HallConfig, run: Any) -> VoiceClips:
+    """The board's speech clips, made on ``run`` (the reactor's pool) and kept in the hall's folder."""
+    clips = VoiceClips(config.home / "voice", run)
+    if not clips.available():
+        log.warn("No espeak-ng: the board speaks no ball, prize or announcement (apt-get install espeak-ng)")
+    return clips
 
 
 def _announce_url(port: Any, config: HallConfig) -> Any:

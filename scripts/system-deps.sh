@@ -5,7 +5,8 @@
 # tests that start a cluster of their own (tests/support/postgres.py), dieharder
 # for the random ball generator's certification (bingo rng certify), systemd for
 # checking the release's units (systemd-analyze verify), libfaketime for the tests
-# that step a running server's wall clock (tests/faults/), and etcd with python3-venv
+# that step a running server's wall clock (tests/faults/), espeak-ng for the board's
+# speech clips (hall_server/voice/), and etcd with python3-venv
 # for the central server's database pair (bingo central cluster; Patroni's
 # venv is made by scripts/patroni-venv.sh, called at the end).  Installs only what is
 # missing.
@@ -20,6 +21,7 @@ command -v dieharder >/dev/null || missing+=(dieharder)
 [ -x /usr/bin/etcdctl ] || missing+=(etcd-client)
 [ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)
 command -v faketime >/dev/null || missing+=(faketime)
+command -v espeak-ng >/dev/null || missing+=(espeak-ng)
 /usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then

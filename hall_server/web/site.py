@@ -17,6 +17,7 @@ path                   who          what
                        chief        (``game/<id>.pdf``, ``session/<n>.csv``, ``...pdf.sig``)
 ``/ws``                staff        WebSocket: snapshot, records, commands
 ``/board/ws``          anyone       WebSocket: the board picture, read-only
+``/voice/<lang>/...``  anyone       the board's speech clips (:mod:`hall_server.web.voice`)
 =====================  ===========  ===========================================
 
 Every resource parses, calls one method of the channel, the sign-ins or the view,
@@ -59,6 +60,8 @@ from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
 from hall_server.web.forms import document_name, is_document
 from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
 from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
+from hall_server.web.voice import VoiceResource
+from hall_server.voice.clips import VoiceClips
 from protocol.chain import ChainError
 from server_kit import pki
 from server_kit.core import Actor
@@ -576,12 +579,13 @@ def build_site(
     secure_cookie: bool,
     minutes: MinutesDesk | None = None,
     throttle: SignInThrottle | None = None,
+    voice: VoiceClips | None = None,
 ) -> Site:
     """The console's :class:`Site` over the given hub, sign-ins and channel.
 
     ``minutes``: the desk that makes the signed minutes; without it ``/api/minutes``
     is not served.  ``throttle``: the sign-in back-off (one on the sign-ins' clock by
-    default).
+    default).  ``voice``: the board's speech clips; without it ``/voice`` is not served.
     """
     root = _Folder(Redirect(b"/console"))
     throttle = throttle if throttle is not None else SignInThrottle(sign_ins.clock)
@@ -592,6 +596,8 @@ def build_site(
     _put(board, b"ws", SocketResource(sign_ins, hub, public=True))
     _put(root, b"board", board)
     _put(root, b"static", StaticFiles(static_dir(), CONSULTATION_STATIC))
+    if voice is not None:
+        _put(root, b"voice", VoiceResource(voice, lambda: hub.view.megabingo))
     api = _Folder()
     _put(api, b"state", StateResource(sign_ins, hub))
     _put(api, b"command", CommandResource(sign_ins, channel))
