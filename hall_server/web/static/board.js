@@ -316,4 +316,5 @@ Hall.connect("/board/ws", (message) => {
   Board.view = message.view;
   Board.warnings = message.view.warnings || [];
   render();
+  BoardVoice.follow(message.view);  // voice.js: what is new in the picture, spoken (R92.11-12)
 }, (up) => Hall.linkState(up));
