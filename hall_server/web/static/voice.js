@@ -123,12 +123,13 @@ const BoardVoice = (() => {
     showButton();
   }
 
-  document.addEventListener("DOMContentLoaded", () => {
+  function start() {
     const button = document.getElementById("voice-toggle");
     if (button) button.addEventListener("click", toggle);
     showButton();
-  });
-  if (document.readyState !== "loading") showButton();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
   return Object.assign(voice, { follow, toggle, clip });
 })();
 window.boardVoice = BoardVoice;
