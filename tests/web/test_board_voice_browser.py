@@ -47,8 +47,8 @@ def speaking_browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--autoplay-policy=no-user-gesture-required"], headless=True)
+        args = [*CHROMIUM_ARGS, "--autoplay-policy=no-user-gesture-required"]
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=args, headless=True)
         yield chromium
         chromium.close()
 
