@@ -43,6 +43,7 @@ def play_a_game(staff: Staff) -> None:
     staff("rosa", "close_sale")
     for pattern in ("line", "bingo"):
         claimed(staff, draw_until(staff, pattern)[1])
+        staff("sam", "close_prize")  # no other card: the caller closes the prize found (R85.6)
     staff("rosa", "close_game")
     staff("carla", "pay_prizes", desk="desk-1")
     staff("rosa", "collect_cards")

@@ -73,7 +73,8 @@ def test_a_forged_cookie_is_no_sign_in(browser: FakeBrowser) -> None:
         ("{oops", "application/json", 400, "malformed"),
         ('{"id": "r1", "command": "count_balls", "args": {}}', "text/plain", 400, "malformed"),
         ('{"id": "r1", "command": "nope", "args": {}}', "application/json", 400, "unknown_command"),
-        ('{"id": "r1", "command": "run_verification", "args": {"date": "x"}}',
+        # The administrator counts no balls: the room chief does (R84.2).
+        ('{"id": "r1", "command": "count_balls", "args": {"stage": "opening"}, "as": "admin"}',
          "application/json", 403, "not_allowed"),
         ('{"id": "r1", "command": "count_balls", "args": {"stage": "opening"}}', "application/json", 400,
          "bad_arguments"),
@@ -84,7 +85,9 @@ def test_a_forged_cookie_is_no_sign_in(browser: FakeBrowser) -> None:
 def test_bad_http_commands_get_a_clear_error_and_change_nothing(
     web_hall: WebHall, browser: FakeBrowser, body: str, content_type: str, status: int, code: str
 ) -> None:
-    browser.sign_in("rosa")
+    signer = "admin" if '"as": "admin"' in body else "rosa"
+    browser.sign_in(signer)
+    body = body.replace(', "as": "admin"', "")
     response = browser.request("POST", "/api/command", body, content_type=content_type)
     assert response.status == status
     assert response.json()["ok"] is False and response.json()["error"]["code"] == code
