@@ -139,7 +139,8 @@ class Day:
         return found.payload
 
     def admit(self, document: str) -> int:
-        (admitted,) = self.desks(DOOR, "admit_visitor", name=f"Visitor {document}", document=document)["records"]
+        (admitted,) = self.desks(DOOR, "admit_visitor", name=f"Visitor {document}", document=document,
+                birth_date="1980-01-01")["records"]
         return int(self.payload(admitted["seq"])["number"])
 
     def balance_now(self) -> int:
@@ -159,7 +160,8 @@ def under_the_fault(day: Day, kind: str, where: str) -> WireSocket:
     refused_for_storage(status, answer, kind, where)
     alarm = storage_alarm(console, raised=True, shown=shown)
     assert alarm is not None and alarm["kind"] == kind and where in alarm["line"], alarm
-    status, answer = day.desks.send(DOOR, "admit_visitor", name="Visitor 99000009Z", document="99000009Z")
+    status, answer = day.desks.send(DOOR, "admit_visitor", name="Visitor 99000009Z", document="99000009Z",
+            birth_date="1980-01-01")
     refused_for_storage(status, answer, kind, where)  # refused at once now, before it is decided
     assert day.balance_now() == day.balance
     return console

@@ -66,8 +66,11 @@ def test_a_restored_hall_behind_its_receiver_stops_and_serves_on_with_the_receiv
         behind = tmp_path / "behind"
         restored = bingo("restore", str(archive), "--home", str(behind), "--keys", str(folder))
         assert restored.returncode == 0, restored.stderr
-        assert f"holds {len(held)} records of this journal, reported to it before, but the journal here ends at " \
-               f"record {seq}: the folder was rolled back" in error_line(refused_start(behind))
+        said = error_line(refused_start(behind))
+        # The archive was taken from a running hall: started on it, the hall may first journal that the run
+        # before it stopped without a clean stop (R92.5e), one record, before the receiver's answer refuses it.
+        assert any(f"holds {len(held)} records of this journal, reported to it before, but the journal here ends "
+                   f"at record {end}: the folder was rolled back" in said for end in (seq, seq + 1)), said
 
         exported = tmp_path / "records.jsonl"
         taken = bingo("regulator", "export-records", SENDER, "--after", str(seq), "--out", str(exported),

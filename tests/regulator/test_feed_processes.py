@@ -96,7 +96,8 @@ def journal_of(hall: HallProcess) -> list[tuple[int, str]]:
 def hall_and_receiver(tmp_path: Path) -> Iterator[tuple[HallProcess, ReceiverProcess]]:
     port = reserve_port()
     config = default_config_text("Fed hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
-    config = config.replace('# opening_hours = "every day 16:00-02:00"', 'opening_hours = "every day 16:00-02:00"')
+    config = re.sub(r'(?m)^# opening_hours = "[^"]*"$', 'opening_hours = "every day 16:00-02:00"', config)
+    assert 'opening_hours = "every day 16:00-02:00"' in config
     config += f'\n[regulator]\nhost = "localhost"\nport = {port}\nhall_id = "hall-server"\n'
     (tmp_path / "hall.toml").write_text(config)
     hall = HallProcess(tmp_path, demo=True, demo_pace=0.05).start()  # its first start makes the authority

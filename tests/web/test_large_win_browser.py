@@ -57,9 +57,11 @@ def test_R75_6_the_cashiers_desk_records_a_paper_winners_identity_then_pays(hall
     staff("sam", "sell_cards", series=1001, first=1, last=1)
     staff("rosa", "close_sale")
     claimed(staff, draw_until(staff, "line")[1])
+    staff("sam", "close_prize")  # no other card (R85.6)
     (_, cards) = draw_until(staff, "bingo")
     assert cards == ["1001-1"]
     claimed(staff, cards)
+    staff("sam", "close_prize")
     staff("rosa", "close_game")
 
     carla = console_for(browser, hall, "carla")
