@@ -43,7 +43,9 @@ def central() -> None:
               help="Configuration file (default: $BINGO_HOME/central.toml, or var/central.toml).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="How the log is written to standard output: lines for a person, or JSON lines for a collector.")
-def serve(config_path: Path | None, log_format: str) -> None:
+@click.option("--monitor-port", type=click.IntRange(0, 65535), default=None,
+              help="Serve /health, /ready and /metrics over HTTP on this loopback port (0: any free one).")
+def serve(config_path: Path | None, log_format: str, monitor_port: int | None) -> None:
     """Run the central server until interrupted (Ctrl-C); the same as ``twist bingo-central``."""
     from server_kit.clock import install_unless_installed
 
@@ -58,7 +60,7 @@ def serve(config_path: Path | None, log_format: str) -> None:
     reactor: Any = global_reactor  # the CLI runs the process's one reactor
     begin_logging(log_format)
     try:
-        service = makeService({"config": str(path)})
+        service = makeService({"config": str(path), "monitor-port": monitor_port})
     except DomainError as error:
         raise click.ClickException(f"the central server cannot start: {error}") from None
     reactor.callWhenRunning(service.startService)

@@ -93,6 +93,7 @@ from protocol.central_operator import OPERATOR_VERIFY
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
+from server_kit.health import Monitor, monitor_site
 from server_kit.db import database as kit
 from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal import table
@@ -178,6 +179,7 @@ class CentralServer:
     #: The last moment the server before this start was known to lead (its last record, or a
     #: replicated holder's renewal), central clock.
     stopped_after_ms: int = 0
+    monitor: Monitor | None = None  # /health, /ready and /metrics (server_kit/health.py)
 
 
 def stop_fenced(reactor: Any, error: leadership.Fenced) -> None:
@@ -326,7 +328,8 @@ def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore
     return WebService(endpoint, secure_site(root, max_body_bytes=CONSULTATION_BODY_BYTES))
 
 
-def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> CentralServer:
+def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
+                  monitor_port: int | None = None) -> CentralServer:
     """Build (but do not start) the central server described by ``config`` on ``reactor``.
 
     ``clock`` (default: the reactor) is what the games' times and timers are read from;
@@ -334,7 +337,8 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
     times come from it through a :class:`~server_kit.clock.JournalClock` (the wall clock,
     never backwards; the timers the reactor's, on the monotonic clock).  With
     ``[replica]`` this waits (blocking, before the reactor runs) until the local node
-    answers and holds the journal, or leads.
+    answers and holds the journal, or leads.  ``monitor_port``: /health, /ready and /metrics
+    over HTTP on that loopback port (0: any free one; None: not served).
     """
     clock = JournalClock.of(clock if clock is not None else reactor)
     now_ms = clock.now_ms()
@@ -393,12 +397,19 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         core.epoch = fence.epoch
         log.info("Took the central leadership: epoch {epoch}; every record from now on carries it", epoch=fence.epoch)
     log.info("Recovered {n} journal records: {games} network game(s)", n=recovered, games=len(module.games))
+    # Ready once the journal is verified and rebuilt, the halls' port listens and the games are
+    # scheduled, while the storage takes commits, and (replicated) while this process acts.
+    monitor = Monitor("central")
+    monitor.require_flag("journal", "the journal is not verified and replayed yet")()
+    monitor.watch_core(core)
+    monitor.watch_connections(guard)
     admission = Admission(lambda name, arguments, hall, received_ms: module.hall_command(
         name, arguments, hall, received_ms=received_ms), clock, reactor)
     module.admission = admission
     endpoint = CentralEndpoint(module, config.central_id, config.halls, admission)
     listener = HallListener(guard.endpoint(TCP4ServerEndpoint(reactor, config.port, interface=config.interface), tls=tls))
     listener.setServiceParent(service)
+    listener.listening.addCallback(monitor.require_flag("serving", "the server is starting: it does not serve halls yet"))
     # What reads the whole journal off the reactor, beside the writer: the daily report at each
     # day's close (R95.4, R83.5), rendered and signed, the regulator's consultation (R95.3), and
     # a standby's following of the replicated journal.
@@ -427,8 +438,19 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None) -> Cen
         log.info("The regulator's consultation on {interface}:{port} (HTTPS, regulator certificates only)",
                  interface=config.consultation.interface, port=config.consultation.port)
     central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, programme,
-                            closer, fence, gate=gate, marker=marker, crashed=crashed, stopped_after_ms=stopped_after_ms)
+                            closer, fence, gate=gate, marker=marker, crashed=crashed, stopped_after_ms=stopped_after_ms,
+                            monitor=monitor)
     gate.links = lambda at_ms: hall_links(endpoint.links, config.halls, at_ms)
+    monitor.require("role", lambda: None if central.role is None or central.role.acting() else
+                    "this process is the standby: the other node's process serves the halls")
+    if monitor_port is not None:
+        monitoring = monitor_site(monitor, reactor, monitor_port)
+        monitoring.setServiceParent(service)
+        monitoring.listening.addCallbacks(
+            lambda port: log.info("Monitoring at http://127.0.0.1:{port}/ready (and /health, /metrics)",
+                                  port=port.getHost().port),
+            lambda failure: log.error("The monitoring port cannot listen: {why}; the central server serves without "
+                                      "it", why=failure.getErrorMessage()))
     if config.replica is None:
         active.setServiceParent(service)
     else:
@@ -675,6 +697,7 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
     path = Path(options.get("config") or default_config_path())
     # Whatever the process writes (its database, reports, keys, head) is its user's alone.
     os.umask(0o077)
-    central = build_central(load_config(path), reactor)
+    monitor_port = options.get("monitor-port")  # the option as twist names it
+    central = build_central(load_config(path), reactor, monitor_port=int(monitor_port) if monitor_port is not None else None)
     collector.settle()  # the games and the library are built: the collector leaves them be
     return central.service

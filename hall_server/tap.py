@@ -119,6 +119,7 @@ from server_kit.db.faults import describe_os_error
 from server_kit.feed.cursor import FeedCursor
 from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
+from server_kit.health import Monitor
 from server_kit.reports.daily import REPORTS_FOLDER
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
@@ -216,6 +217,8 @@ class HallServer:
     videobingo: VideoBingoModule | None = None
     #: The records' time and the timers (server_kit/clock.py); the core reads the same.
     clock: JournalClock | None = None
+    #: /health, /ready and /metrics (server_kit/health.py).
+    monitor: Monitor | None = None
 
 
 def provision(config: HallConfig) -> None:
@@ -515,6 +518,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     provision_cards(config, engine)
     make_private(config)
     service = HallService()
+    # /ready answers 200 once the journal is verified and rebuilt and the port serves, and
+    # while the storage takes commits; /metrics counts what the hall does (docs/deploy.md).
+    monitor = Monitor("hall")
+    journal_verified = monitor.require_flag("journal", "the journal is not verified and replayed yet")
+    serving = monitor.require_flag("serving", "the server is starting: its port does not serve yet")
 
     writer = ThreadPool(minthreads=1, maxthreads=1, name="hall-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
@@ -613,6 +621,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         ) from None
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
     restart.install(core, session, games, reactor, Sellers(virtual, videobingo, annex))
+    journal_verified()
 
     def report_opening_hours() -> None:
         if config.opening_hours is None:
@@ -639,7 +648,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     checkpoint_pool = ThreadPool(minthreads=0, maxthreads=1, name="hall-checkpoint")
     checkpointing = CheckpointService(
         core, checkpoints, clock, thread_pool_runner(reactor, checkpoint_pool), pool=checkpoint_pool,
-        written_seq=recovered_from,
+        written_seq=recovered_from, written_ms=checkpoint.time_ms if checkpoint is not None and recovered_from else None,
         every_records=CHECKPOINT_EVERY_RECORDS, every_seconds=config.checkpoint_every_seconds,
     )
     checkpointing.setServiceParent(service)
@@ -735,12 +744,18 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # descriptors kept for the database and the journal, revoked certificates cut at once.
     guard = ConnectionGuard(reactor, config.connections, pki_dir=config.tls.pki_dir if config.tls.enabled else None)
     guard.setServiceParent(service)
+    monitor.watch_core(core)
+    monitor.watch_connections(guard)
+    monitor.watch_checkpoints(checkpointing, core, clock)
+    monitor.put_on(site.resource)
     web = WebService(_endpoint(config, reactor, guard), site)
     web.setServiceParent(service)
     web.listening.addCallback(_announce_url, config)
+    web.listening.addCallback(serving)
     hall = HallServer(
         config, core, view, hub, channel, sign_ins, site, service, web, session, ledger, admission, cashier, games,
         virtual, gateway, blowers, sign_in_pool, checkpointing, recovered_from, network, relay, videobingo, clock,
+        monitor,
     )
     service.hall = hall
     service.restart = restart

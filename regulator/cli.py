@@ -53,6 +53,8 @@ def regulator() -> None:
 @click.option("--web-interface", default="127.0.0.1", show_default=True,
               help="The address the page listens on: the loopback interface, for the staff at the receiver.")
 @click.option("--no-page", is_flag=True, help="Serve the feeds only, no page.")
+@click.option("--monitor-port", type=click.IntRange(0, 65535), default=None,
+              help="Serve /health, /ready and /metrics over HTTP on this loopback port (0: any free one).")
 @click.option("--handshake-timeout", type=click.FloatRange(min=0.1, max=86_400), default=_LIMITS.handshake_timeout_s,
               show_default=True, help="Seconds a connection has to complete its TLS handshake.")
 @click.option("--idle-timeout", type=click.FloatRange(min=0.1, max=86_400), default=_LIMITS.idle_timeout_s,
@@ -68,7 +70,7 @@ def regulator() -> None:
 def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str, port: int | None,
           interface: str, web_port: int | None, web_interface: str, no_page: bool, handshake_timeout: float,
           idle_timeout: float, per_address: int, per_certificate: int, reserved_descriptors: int,
-          log_format: str) -> None:
+          log_format: str, monitor_port: int | None) -> None:
     """Receive feeds over mutual TLS until interrupted (Ctrl-C); the page shows the feeds and alerts."""
     from server_kit.clock import install_unless_installed
 
@@ -84,7 +86,7 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
     limits = ConnectionLimits(handshake_timeout, idle_timeout, per_address, per_certificate, reserved_descriptors)
     settings = ReceiverSettings(home, pki_dir, certificate, DEFAULT_PORT if port is None else port, interface,
                                 database_url, None if no_page else (DEFAULT_WEB_PORT if web_port is None else web_port),
-                                web_interface, limits=limits)
+                                web_interface, limits=limits, monitor_port=monitor_port)
     begin_logging(log_format)
     try:
         service = ReceiverService(reactor, settings)

@@ -40,6 +40,7 @@ from regulator.store import Store, open_database
 from regulator.web import ReceiverPage
 from server_kit.connections import ConnectionGuard, ConnectionLimits
 from server_kit.core import thread_pool_runner
+from server_kit.health import Monitor, monitor_site
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from server_kit.pki import ClientCertificates, server_tls_options
@@ -68,6 +69,8 @@ class ReceiverSettings:
     web_interface: str = "127.0.0.1"
     #: What both ports admit (docs/security.md, "Connections").
     limits: ConnectionLimits = ConnectionLimits()
+    #: /health, /ready and /metrics over HTTP on this loopback port (0: any free; None: not served).
+    monitor_port: int | None = None
 
     @property
     def url(self) -> str:
@@ -114,6 +117,17 @@ class ReceiverService(Service):
         self.page_pool = ThreadPool(minthreads=0, maxthreads=2, name="receiver-page")
         make_private(settings.home)
         self.guard = ConnectionGuard(reactor, settings.limits, pki_dir=settings.pki_dir)
+        # Ready once the journal verified (above) and the feeds' port listens (docs/deploy.md).
+        self.monitor = Monitor("regulator")
+        self.monitor.require_flag("journal", "the journal is not verified yet")()
+        self._serving = self.monitor.require_flag("serving", "the receiver is starting: its port does not listen yet")
+        self.monitor.gauge("bingo_journal_last_record", "The receiver's journal's last record (its seq).",
+                           lambda: self.journal.last.seq if self.journal.last is not None else 0)
+        self.monitor.gauge("bingo_feeds_connected", "Feeds (halls, the central server) connected now.",
+                           lambda: len(self.factory.connections))
+        self.monitor.watch_connections(self.guard)
+        self.monitoring = (monitor_site(self.monitor, reactor, settings.monitor_port)
+                           if settings.monitor_port is not None else None)
         self.port: Any = None
         self.web_port: Any = None
         self.listening: defer.Deferred[Any] = defer.Deferred()
@@ -128,6 +142,7 @@ class ReceiverService(Service):
             self.port = port
             log.info("Regulator's receiver listening for feeds on {host}:{port} (mutual TLS, AMP); store {url}",
                      host=self.settings.interface or "*", port=port.getHost().port, url=self.settings.url)
+            self._serving()
             self.listening.callback(port)
             return port
 
@@ -136,6 +151,13 @@ class ReceiverService(Service):
             self.listening.errback(failure)
 
         listen = endpoint.listen(self.factory).addCallbacks(listened, failed)
+        if self.monitoring is not None:
+            self.monitoring.startService()
+            self.monitoring.listening.addCallbacks(
+                lambda port: log.info("Monitoring at http://127.0.0.1:{port}/ready (and /health, /metrics)",
+                                      port=port.getHost().port),
+                lambda failure: log.error("The monitoring port cannot listen: {error}; the receiver serves without it",
+                                          error=failure.getErrorMessage()))
         if self.settings.web_port is not None:
             listen.addCallback(lambda _: self._serve_page())
 
@@ -166,7 +188,10 @@ class ReceiverService(Service):
             if connection.transport is not None:
                 connection.transport.abortConnection()  # type: ignore[attr-defined]
         ports = [p for p in (self.port, self.web_port) if p is not None]
-        stopped = defer.gatherResults([defer.maybeDeferred(p.stopListening) for p in ports])
+        stopping = [defer.maybeDeferred(p.stopListening) for p in ports]
+        if self.monitoring is not None and self.monitoring.running:
+            stopping.append(defer.maybeDeferred(self.monitoring.stopService))
+        stopped = defer.gatherResults(stopping)
 
         def released(_: Any) -> None:
             if self.page_pool.started:

@@ -79,6 +79,7 @@ own transaction: such a commit fails like any other, and the modules are put bac
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
@@ -289,6 +290,12 @@ class CommandCore:
         # The restore point (modules as made: reset) and the committed records folded after it.
         self._point = _RestorePoint(self.seq, self.last_hash, 0, [], OrderedDict())
         self._since: list[Record] = []
+        #: Told ``(command, refusal)`` as each command is answered (``refusal`` None when it was
+        #: carried out): a server's metrics count them (server_kit/health.py).
+        self.answered: list[Callable[[str, BaseException | None], None]] = []
+        #: Told each commit's duration in seconds, on the monotonic clock, when it succeeded or failed.
+        self.commit_timed: list[Callable[[float], None]] = []
+        self._commit_started = 0.0
 
     def add_module(self, module: Module) -> None:
         self.modules.append(module)
@@ -500,6 +507,7 @@ class CommandCore:
                 if not records:
                     self._answer(batch)
                     continue
+                self._commit_started = time.monotonic()
                 committed = defer.maybeDeferred(self.run_blocking, self.journal.commit, records)
                 committed.addCallbacks(lambda stored, b=batch: self._answer(_as_stored(b, stored)),
                                        lambda f, b=batch: self._fail(b, f))
@@ -541,12 +549,14 @@ class CommandCore:
     def _answer(self, batch: Sequence[_Command]) -> None:
         if any(command.records for command in batch):
             self.commits += 1
+            self._timed()
         for command in batch:
             for record in command.records:
                 self._committed(record)
         self.answering = True
         try:
             for command in batch:
+                self._tell_answered(command.name, command.refused)
                 if command.refused is not None:
                     command.done.errback(command.refused)
                 else:
@@ -574,7 +584,25 @@ class CommandCore:
                 self.log.failure("a view failed on record {seq}", seq=record.seq)
         self._announce(record)
 
+    def _timed(self) -> None:
+        elapsed = time.monotonic() - self._commit_started
+        for listener in self.commit_timed:
+            listener(elapsed)
+
+    def _tell_answered(self, command: str, refusal: Failure | None) -> None:
+        for listener in self.answered:
+            try:
+                listener(command, refusal.value if refusal is not None else None)
+            except Exception:
+                self.log.failure("a listener of the answers failed")
+
+    def refused_before(self, command: str, refusal: BaseException) -> None:
+        """An edge refused ``command`` before it reached the core (not allowed, unknown, bad
+        arguments): told to the listeners of the answers as a refusal of the core is."""
+        self._tell_answered(command, Failure(refusal))
+
     def _fail(self, batch: Sequence[_Command], failure: Failure) -> None:
+        self._timed()
         fault = failure.value if isinstance(failure.value, StorageUnavailable) else None
         if fault is not None:
             self.log.critical("A commit of {n} commands failed: {fault} (record {seq} is the last committed)",
@@ -594,10 +622,13 @@ class CommandCore:
         for command in failed:
             decided_on_it = decided_on_it or bool(command.records)
             if decided_on_it:
+                self._tell_answered(command.name, failure)
                 command.done.errback(failure)
             elif command.refused is not None:
+                self._tell_answered(command.name, command.refused)
                 command.done.errback(command.refused)
             else:
+                self._tell_answered(command.name, None)
                 command.done.callback([])
         self._pump()
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from twisted.internet import defer
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
-from twisted.internet.ssl import Certificate, PrivateCertificate, optionsForClientTLS
+from twisted.internet.ssl import Certificate, optionsForClientTLS
 from twisted.python.failure import Failure
 from twisted.web.iweb import IPolicyForHTTPS
 from twisted.web.websocket import WebSocketClientEndpoint, WebSocketTransport
@@ -368,12 +370,13 @@ class TerminalCertificate:
 
     def __init__(self, bundle: Path, name: str) -> None:
         self.authority = Certificate.loadPEM((bundle / "ca.pem").read_bytes())
-        self.own = PrivateCertificate.loadPEM(
-            (bundle / "certs" / f"{name}.pem").read_bytes() + (bundle / "keys" / f"{name}.key").read_bytes()
-        )
+        # cryptography's objects, which OpenSSL takes as they are (pyOpenSSL deprecates its own).
+        self.certificate = x509.load_pem_x509_certificate((bundle / "certs" / f"{name}.pem").read_bytes())
+        self.key = serialization.load_pem_private_key((bundle / "keys" / f"{name}.key").read_bytes(), password=None)
 
     def creatorForNetloc(self, hostname: bytes, port: int) -> IOpenSSLClientConnectionCreator:
-        return optionsForClientTLS(hostname.decode("ascii"), trustRoot=self.authority, clientCertificate=self.own)
+        return optionsForClientTLS(hostname.decode("ascii"), trustRoot=self.authority,
+                                   extraCertificateOptions={"certificate": self.certificate, "privateKey": self.key})
 
 
 def connect(

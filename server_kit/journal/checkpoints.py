@@ -273,6 +273,7 @@ class CheckpointService(Service):
         *,
         pool: ThreadPool | None = None,
         written_seq: int = 0,
+        written_ms: int | None = None,
         every_records: int = 50_000,
         every_seconds: float = 600.0,
     ) -> None:
@@ -285,6 +286,8 @@ class CheckpointService(Service):
         self.every_seconds = every_seconds
         #: The record of the newest checkpoint (the one the start came from, or 0).
         self.written_seq = written_seq
+        #: When the newest checkpoint was written (its records' time, ms; None: none yet).
+        self.written_ms = written_ms
         self._writing: defer.Deferred[Any] | None = None
         self._timer: task.LoopingCall | None = None
         #: Why no checkpoint may be written any more (None: they may): see :meth:`forbid`.
@@ -355,7 +358,8 @@ class CheckpointService(Service):
         self._writing = writing
 
         def written(path: Path) -> None:
-            self.written_seq = max(self.written_seq, seq)
+            if seq >= self.written_seq:
+                self.written_seq, self.written_ms = seq, time_ms
             log.info("Checkpoint written at record {seq}: {path}", seq=seq, path=str(path))
 
         def failed(failure: Any) -> None:

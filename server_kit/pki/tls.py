@@ -42,14 +42,12 @@ from typing import Callable
 
 from cryptography import x509
 from OpenSSL import SSL
-from OpenSSL.crypto import X509, PKey, X509StoreFlags
+from OpenSSL.crypto import X509, X509StoreFlags
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator, ISSLTransport
 from twisted.internet.ssl import (
     AcceptableCiphers,
     Certificate,
     CertificateOptions,
-    KeyPair,
-    PrivateCertificate,
     TLSVersion,
     optionsForClientTLS,
 )
@@ -238,12 +236,11 @@ def client_tls_options(pki_dir: Path, name: str, server_hostname: str) -> IOpenS
     among its hosts, and not on the revocation list read now.
     """
     credentials = load_credentials(pki_dir, name)
-    client = PrivateCertificate.fromCertificateAndKeyPair(
-        _twisted_certificate(credentials.cert), KeyPair(PKey.from_cryptography_key(credentials.key))
-    )
+    # The client's certificate and key go to OpenSSL as cryptography's objects, as the server's
+    # do (pyOpenSSL deprecates its own wrappers, which Twisted's PrivateCertificate is made of).
     creator = optionsForClientTLS(
-        server_hostname, trustRoot=_twisted_certificate(credentials.authority), clientCertificate=client,
-        extraCertificateOptions=_tls_policy(),
+        server_hostname, trustRoot=_twisted_certificate(credentials.authority),
+        extraCertificateOptions={"certificate": credentials.cert, "privateKey": credentials.key, **_tls_policy()},
     )
     return _RevocationCheckingClient(creator, credentials.crl)  # type: ignore[return-value]
 

@@ -230,6 +230,7 @@ class CommandChannel:
                 seen.claim(request.request_id)
             running = self.core.once(actor, request.request_id, lambda who: spec.handler(who, **request.args))
         except ChannelError as error:
+            self.core.refused_before(request.command, error)  # counted as the core counts its own refusals
             return defer.succeed(error_answer(request.request_id, error))
         running.addCallbacks(
             lambda result: {"id": request.request_id, "ok": True, **_result(result)},

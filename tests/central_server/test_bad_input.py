@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 import pytest_twisted
 from OpenSSL.SSL import Error as SSLError
 from twisted.internet import defer, reactor
 from twisted.internet.endpoints import SSL4ClientEndpoint, connectProtocol
 from twisted.internet.error import ConnectionDone, ConnectionLost
-from twisted.internet.ssl import Certificate, PrivateCertificate, optionsForClientTLS
+from twisted.internet.ssl import Certificate, optionsForClientTLS
 from twisted.protocols import amp
 
 from central_server.edge import MAX_BOX_BYTES
@@ -75,9 +77,10 @@ async def test_a_certificate_of_another_authority_fails_the_handshake(selling: R
     other = PkiFolder(tmp_path / "other-ca")
     init_authority(other.root, "Someone Else")
     issue_certificate(other.root, "server", "hall-1")
-    own = PrivateCertificate.loadPEM(other.cert("hall-1").read_bytes() + other.key("hall-1").read_bytes())
+    own = {"certificate": x509.load_pem_x509_certificate(other.cert("hall-1").read_bytes()),
+           "privateKey": serialization.load_pem_private_key(other.key("hall-1").read_bytes(), password=None)}
     ours = Certificate.loadPEM(PkiFolder(selling.pki_dir).ca_cert.read_bytes())  # it trusts our central server
-    options = optionsForClientTLS("localhost", trustRoot=ours, clientCertificate=own)
+    options = optionsForClientTLS("localhost", trustRoot=ours, extraCertificateOptions=own)
     before = snapshot(selling)
     client = await connectProtocol(SSL4ClientEndpoint(reactor, "127.0.0.1", selling.port, options), HallClient())
     with pytest.raises((*CLOSED, SSLError)):

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 import pytest_twisted
 from click.testing import CliRunner
 from twisted.internet import reactor
@@ -18,7 +20,7 @@ from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.endpoints import SSL4ClientEndpoint, SSL4ServerEndpoint
 from twisted.internet.interfaces import IHandshakeListener, IOpenSSLClientConnectionCreator
 from twisted.internet.protocol import Factory, Protocol
-from twisted.internet.ssl import Certificate, CertificateOptions, PrivateCertificate, optionsForClientTLS
+from twisted.internet.ssl import Certificate, CertificateOptions, optionsForClientTLS
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
@@ -127,9 +129,10 @@ def mutual(pki_dir: Path) -> CertificateOptions:
 def client_presenting(trusted: Path, certificate_dir: Path, name: str) -> IOpenSSLClientConnectionCreator:
     """A client that trusts ``trusted``'s authority but presents a certificate from ``certificate_dir``."""
     folder = PkiFolder(certificate_dir)
-    own = PrivateCertificate.loadPEM(folder.cert(name).read_bytes() + folder.key(name).read_bytes())
+    own = {"certificate": x509.load_pem_x509_certificate(folder.cert(name).read_bytes()),
+           "privateKey": serialization.load_pem_private_key(folder.key(name).read_bytes(), password=None)}
     ca = Certificate.loadPEM(PkiFolder(trusted).ca_cert.read_bytes())
-    return optionsForClientTLS("localhost", trustRoot=ca, clientCertificate=own)
+    return optionsForClientTLS("localhost", trustRoot=ca, extraCertificateOptions=own)
 
 
 # --- handshakes --------------------------------------------------------------------------
@@ -224,8 +227,9 @@ async def test_a_client_refuses_a_server_presenting_a_terminal_certificate(pki_d
     issue_certificate(pki_dir, "terminal", "t-1")
     issue_certificate(pki_dir, "terminal", "t-2")
     folder = PkiFolder(pki_dir)
-    impostor = PrivateCertificate.loadPEM(folder.cert("t-2").read_bytes() + folder.key("t-2").read_bytes())
-    outcome = await handshake(impostor.options(), client_tls_options(pki_dir, "t-1", "localhost"))
+    impostor = CertificateOptions(certificate=x509.load_pem_x509_certificate(folder.cert("t-2").read_bytes()),
+                                  privateKey=serialization.load_pem_private_key(folder.key("t-2").read_bytes(), None))
+    outcome = await handshake(impostor, client_tls_options(pki_dir, "t-1", "localhost"))
     assert not outcome.admitted and outcome.client_saw is None
 
 

@@ -49,12 +49,14 @@ class ReceiverProcess:
         self.listening = False
         #: The umask the process starts with (None: the test's own).
         self.umask: int | None = None
+        #: More options of ``bingo regulator serve``.
+        self.extra: list[str] = []
 
     def start(self) -> "ReceiverProcess":
         command = [sys.executable, "-c", "from regulator.cli import regulator; regulator()", "serve",
                    "--dir", str(self.home), "--pki", str(self.pki), "--port", str(self.port),
                    "--interface", "127.0.0.1",
-                   *(["--web-port", str(self.web_port)] if self.web_port is not None else ["--no-page"])]
+                   *(["--web-port", str(self.web_port)] if self.web_port is not None else ["--no-page"]), *self.extra]
         self.output, self.listening = b"", False
         umask = self.umask
         self.process = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(REPO)},

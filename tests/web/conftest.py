@@ -282,14 +282,16 @@ class HallProcess:
             self.config.write_text(text)
         self.demo = demo
         self.demo_pace = demo_pace
+        #: What runs the hall (its options follow): ``bingo hall serve`` of this tree by default.
+        self.command = [sys.executable, "-c", "from hall_server.cli import main; main()", "hall", "serve"]
         self.process: subprocess.Popen[bytes] | None = None
         self.base = ""
         self.output = b""
 
     def start(self, timeout: float = START) -> "HallProcess":
-        command = [sys.executable, "-c", "from hall_server.cli import main; main()", "hall", "serve", "--config", str(self.config)]
+        command = [*self.command, "--config", str(self.config)]
         if self.demo:
-            command += ["--demo", "--pace", str(self.demo_pace)]
+            command += ["--demo", "--pace" if self.command[-1] == "serve" else "--demo_pace", str(self.demo_pace)]
         command += self.args
         env = {**os.environ, "BINGO_HOME": str(self.folder), **self.env}
         self.base = ""

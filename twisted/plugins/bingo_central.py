@@ -17,6 +17,7 @@ from zope.interface import implementer
 class Options(usage.Options):
     optParameters = [
         ["config", "c", None, "The central server's configuration file (default: $BINGO_HOME/central.toml)."],
+        ["monitor-port", None, None, "Serve /health, /ready and /metrics over HTTP on this loopback port.", int],
     ]
 
     def postOptions(self) -> None:
