@@ -146,7 +146,7 @@ class HallFacts:
 
     def _apply(self, record: Record) -> None:
         p, kind = record.payload, record.type
-        if kind in ("visitor_admitted", "player_account_opened"):
+        if kind in ("visitor_admitted", "player_account_opened", "system_verified"):
             self.payloads[record.seq] = dict(p)
         elif kind == "posting":
             for account, cents in p["debits"]:

@@ -422,7 +422,9 @@ game_id = "{plan.game_id(k)}"
             (verified,) = chief.command("run_verification", date="")["records"]
         finally:
             chief.close()
-        hall.facts.refresh()
+        # The answer comes once the record is committed; the facts read the journal's file after it.
+        wait_for(lambda: verified["seq"] in hall.facts.refresh().payloads, 30,
+                 f"{hall.hall_id}'s verification record in its journal")
         if not hall.facts.payloads[verified["seq"]]["passed"]:
             raise SimulationError(f"{hall.hall_id}'s verification after its restart failed: "
                                   f"{hall.facts.payloads[verified['seq']]['results']}")

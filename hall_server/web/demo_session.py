@@ -219,6 +219,7 @@ class DemoSession(Service):
     @defer.inlineCallbacks
     def play(self):  # type: ignore[no-untyped-def]
         yield self.open_session()
+        yield self.verify_after_a_crash()
         if self.terminals or self.stations:  # after a restart too: the earlier run's tokens are gone
             yield self.enrol_players()
         while True:
@@ -242,6 +243,18 @@ class DemoSession(Service):
         # Prizes are paid in cash from the desk's drawer (R78): it opens with a float.
         yield self.command(CASHIER, "open_cash_desk", desk=self.desk, float_cents=FLOAT_CENTS)
         yield self.wait()
+
+    @defer.inlineCallbacks
+    def verify_after_a_crash(self):  # type: ignore[no-untyped-def]
+        """A start that follows a crash sells nothing until a verification passes (R92.5e): the demo's
+        room chief runs it, as the hall's would."""
+        gated = [m for m in self.core.modules if getattr(m, "restart_refusal", None) is not None]
+        if any(m.restart_refusal() is not None for m in gated):
+            session = self.view.session
+            day = session.get("date") if session["open"] else None  # the open session's own date
+            day = day or local_date(int(self.clock.seconds() * 1000), self.timezone).isoformat()
+            yield self.command(ROOM_CHIEF, "run_verification", date=day)
+            yield self.wait()
 
     @defer.inlineCallbacks
     def enrol_players(self):  # type: ignore[no-untyped-def]

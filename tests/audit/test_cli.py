@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 import json
 import re
 import shutil
@@ -163,7 +164,7 @@ def test_a_journal_that_does_not_verify_is_refused(home: Home) -> None:
     try:
         shutil.copytree(home.path, copy.path, dirs_exist_ok=True)
         copy.out = copy.path / "exports"
-        with sqlite3.connect(copy.path / "hall.sqlite3") as db:
+        with closing(sqlite3.connect(copy.path / "hall.sqlite3")) as db, db:
             seq, payload = db.execute(
                 "SELECT seq, payload FROM journal WHERE type = 'sale_closed' ORDER BY seq LIMIT 1"
             ).fetchone()

@@ -5,6 +5,7 @@ is answered, every other certificate and every method but GET refused, nothing c
 
 from __future__ import annotations
 
+from contextlib import closing
 import http.client
 import json
 import sqlite3
@@ -35,7 +36,7 @@ class Consulted:
         self.base = f"https://localhost:{port}"
 
     def rows(self, sql: str, *args: Any) -> list[Any]:
-        with sqlite3.connect(self.home / "central.sqlite3") as database:
+        with closing(sqlite3.connect(self.home / "central.sqlite3")) as database, database:
             return database.execute(sql, args).fetchall()
 
     def payloads(self, kind: str) -> list[dict[str, Any]]:

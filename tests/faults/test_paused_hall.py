@@ -10,6 +10,7 @@ close: refused.  A purchase sent once the hall runs again is refused as well.
 
 from __future__ import annotations
 
+from contextlib import closing
 import json
 import signal
 import sqlite3
@@ -53,7 +54,7 @@ def answer(socket: WireSocket, seq: int) -> dict[str, Any]:
 
 
 def bought_records(folder: Path) -> list[tuple[int, dict[str, Any]]]:
-    with sqlite3.connect(f"file:{folder / 'hall.sqlite3'}?mode=ro", uri=True) as database:
+    with closing(sqlite3.connect(f"file:{folder / 'hall.sqlite3'}?mode=ro", uri=True)) as database, database:
         rows = database.execute("SELECT time_ms, payload FROM journal WHERE type = 'virtual_cards_bought' ORDER BY seq")
         return [(time_ms, json.loads(text)) for time_ms, text in rows]
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 import os
 import resource
 import shutil
@@ -76,7 +77,7 @@ def test_N17_an_altered_posting_under_a_clean_stop_checkpoint_stops_the_start(se
     hall = HallProcess(folder).start()
     hall.stop()  # the clean stop checkpoints the last record: no record stands after the checkpoint
     (checkpoint,) = (folder / "checkpoints").iterdir()
-    with sqlite3.connect(folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(folder / "hall.sqlite3")) as database, database:
         (last,) = database.execute("SELECT max(seq) FROM journal").fetchone()
         (posting,) = database.execute("SELECT seq FROM journal WHERE type = 'posting' AND payload LIKE '%8000%'").fetchone()
         database.execute("UPDATE journal SET payload = replace(payload, '8000', '80000') WHERE seq = ?", (posting,))

@@ -4,6 +4,7 @@ one past the journal's end refuses the start (docs/journal.md, "Checkpoints").""
 
 from __future__ import annotations
 
+from contextlib import closing
 import shutil
 import sqlite3
 import threading
@@ -96,7 +97,7 @@ def test_a_record_altered_after_the_checkpoint_stops_the_start(hall_folder: Path
     write_checkpoint(start(config))
     at = int(_checkpoint(hall_folder).name.split("-")[1].split(".")[0])
     generate(config, at + 300)
-    with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall_folder / "hall.sqlite3")) as database, database:
         database.execute("UPDATE journal SET time_ms = time_ms + 1 WHERE seq = ?", (at + 5,))
     with pytest.raises(StartRefused, match=f"record {at + 5}: its content does not match its hash"):
         start(config)
@@ -108,7 +109,7 @@ def test_N17_a_record_altered_before_the_checkpoint_stops_the_start(hall_folder:
     the ones it stands for: each hash and link up to the checkpoint's record."""
     config = hall_folder / "hall.toml"
     write_checkpoint(start(config))
-    with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall_folder / "hall.sqlite3")) as database, database:
         (posting,) = database.execute("SELECT min(seq) FROM journal WHERE type = 'posting'").fetchone()
         database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
     with pytest.raises(StartRefused, match=f"record {posting}: its content does not match its hash"):
@@ -125,7 +126,7 @@ def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_
     write_checkpoint(start(config))
     hall = start(config)
     assert hall.recovered_from == hall.core.seq
-    with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall_folder / "hall.sqlite3")) as database, database:
         (posting,) = database.execute("SELECT min(seq) FROM journal WHERE type = 'posting'").fetchone()
         database.execute("UPDATE journal SET payload = replace(payload, '0]', '1]') WHERE seq = ?", (posting,))
     hall.core.run_blocking = run_inline
@@ -232,7 +233,7 @@ def test_a_checkpoint_past_the_journal_end_refuses_the_start(hall_folder: Path) 
     generate(config, early + 200)
     later = start(config)
     write_checkpoint(later)
-    with sqlite3.connect(hall_folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall_folder / "hall.sqlite3")) as database, database:
         database.execute("DELETE FROM journal WHERE seq > ?", (early,))
     (hall_folder / "journal.head").write_bytes(old_head)
     with pytest.raises(StartRefused) as refused:

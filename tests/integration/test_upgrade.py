@@ -9,6 +9,7 @@ journal that `bingo journal verify` passes.
 
 from __future__ import annotations
 
+from contextlib import closing
 import re
 import sqlite3
 import subprocess
@@ -36,7 +37,7 @@ def unpacked(archive: str, into: Path) -> Path:
 
 def journal(database: Path) -> list[tuple[int, str]]:
     """Each record's number and hash, as the database holds them."""
-    with sqlite3.connect(database) as connection:
+    with closing(sqlite3.connect(database)) as connection, connection:
         return connection.execute("SELECT seq, hash FROM journal ORDER BY seq").fetchall()
 
 

@@ -8,6 +8,7 @@ certificate, and only for its own identity."""
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -326,7 +327,7 @@ async def test_a_record_altered_at_the_hall_is_named_at_the_receiver_and_not_sen
     (tmp_path / "regulator").mkdir()
     journal = journal_at(tmp_path)
     commit(journal, 5)
-    with sqlite3.connect(tmp_path / "hall.sqlite3") as db:  # someone with the database's file edits record 3
+    with closing(sqlite3.connect(tmp_path / "hall.sqlite3")) as db, db:  # someone with the file edits record 3
         db.execute("UPDATE journal SET payload = ? WHERE seq = 3", ('{"hall":"forged"}',))
     service = await receiver(tmp_path, pki_dir)
     said: list[str] = []

@@ -23,6 +23,7 @@ One receiver process serves the module; each test feeds its own senders or recor
 
 from __future__ import annotations
 
+from contextlib import closing
 import hashlib
 import http.client
 import json
@@ -316,7 +317,7 @@ def test_N9_records_are_read_a_bounded_page_at_a_time_off_the_reactor(world: Wor
     hello waited 21.8 s.  Now each reads one page, off the reactor: the receiver's peak memory stays
     flat, the feed answers."""
     records = 60_000
-    with sqlite3.connect(world.home / "regulator.sqlite3", timeout=WAIT) as db:
+    with closing(sqlite3.connect(world.home / "regulator.sqlite3", timeout=WAIT)) as db, db:
         db.execute("INSERT INTO feed_sender VALUES (?, ?, ?, ?, ?)", (f"hall:{BIG}", "", records, "0" * 64, 1))
         filler = json.dumps({"hall": BIG, "note": "x" * 1_000})
         db.executemany("INSERT INTO feed_record VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

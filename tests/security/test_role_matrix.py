@@ -18,6 +18,7 @@ command is a change to this table too.
 
 from __future__ import annotations
 
+from contextlib import closing
 import http.client
 import json
 import secrets
@@ -361,7 +362,7 @@ def _sign_in(hall: HallProcess, certificate: tuple[str, str] | None, name: str) 
 def _journal_length(hall: HallProcess) -> int:
     import sqlite3
 
-    with sqlite3.connect(hall.folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall.folder / "hall.sqlite3")) as database, database:
         return database.execute("SELECT count(*) FROM journal").fetchone()[0]
 
 

@@ -10,6 +10,7 @@ central server says it holds more (docs/security.md, "A hall rolled back")."""
 
 from __future__ import annotations
 
+from contextlib import closing
 import json
 import os
 import re
@@ -77,7 +78,7 @@ def error_line(output: str) -> str:
 
 def cut_and_sign(folder: Path, last: int) -> None:
     """Records after ``last`` cut, the head signed again with the hall's own key, the checkpoints deleted."""
-    with sqlite3.connect(folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(folder / "hall.sqlite3")) as database, database:
         database.execute("DELETE FROM journal WHERE seq > ?", (last,))
         row = database.execute("SELECT seq, time_ms, type, payload, prev, hash, signature FROM journal WHERE seq = ?",
                                (last,)).fetchone()
@@ -168,7 +169,7 @@ def test_N7_a_journal_rewritten_from_a_record_on_stops_the_start(
     held = receiver.held()
     cut_and_sign(copy, len(held) - 3)
     key = load_journal_key(copy / "keys" / "journal-signing.pem")
-    with sqlite3.connect(copy / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(copy / "hall.sqlite3")) as database, database:
         row = database.execute("SELECT seq, time_ms, type, payload, prev, hash, signature FROM journal ORDER BY seq DESC "
                                "LIMIT 1").fetchone()
         last = Record(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], row[6])

@@ -5,6 +5,7 @@ server's PKI folder."""
 
 from __future__ import annotations
 
+from contextlib import closing
 import json
 import sqlite3
 import stat
@@ -55,7 +56,7 @@ def test_pentest_4_an_altered_posting_stops_the_start_with_one_line_naming_the_r
     finally:
         hall.kill()
     (posting,) = [r["seq"] for r in records if r["type"] == "posting"]
-    with sqlite3.connect(tmp_path / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(tmp_path / "hall.sqlite3")) as database, database:
         database.execute("UPDATE journal SET payload = replace(payload, '8000', '80000') WHERE seq = ?", (posting,))
     refused = _serve(tmp_path)
     assert refused.returncode == 1
@@ -92,7 +93,7 @@ def _start(folder: Path) -> str:
 
 
 def _cut(folder: Path, first: int) -> None:
-    with sqlite3.connect(folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(folder / "hall.sqlite3")) as database, database:
         database.execute("DELETE FROM journal WHERE seq >= ?", (first,))
 
 
@@ -177,7 +178,7 @@ def _write_past_the_declarations(folder: Path, type: str, payload: dict[str, obj
     journal = _journal(folder)
     assert journal.last is not None
     record = seal(journal.key, journal.last, journal.last.time_ms + 1, type, payload)
-    with sqlite3.connect(folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(folder / "hall.sqlite3")) as database, database:
         database.execute(
             "INSERT INTO journal (seq, time_ms, type, payload, prev, hash, signature) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (record.seq, record.time_ms, record.type, canonical_json(record.payload).decode(), record.prev,

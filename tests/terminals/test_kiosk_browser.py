@@ -7,6 +7,7 @@ watches the cards mark themselves as balls fall, and the line's winner sees the 
 
 from __future__ import annotations
 
+from contextlib import closing
 import json
 import re
 import sqlite3
@@ -58,7 +59,7 @@ class Staff:
 
 def payload(hall: HallProcess, seq: int) -> dict[str, Any]:
     """A record's payload, read from the hall's journal (the command answer names only its seq)."""
-    with sqlite3.connect(hall.folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall.folder / "hall.sqlite3")) as database, database:
         (text,) = database.execute("SELECT payload FROM journal WHERE seq = ?", (seq,)).fetchone()
     return json.loads(text)
 

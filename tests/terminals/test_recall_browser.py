@@ -6,6 +6,7 @@ cards and nothing of who bought them (R83.4, R92.3)."""
 
 from __future__ import annotations
 
+from contextlib import closing
 import sqlite3
 from typing import Any
 
@@ -24,7 +25,7 @@ PAPER = 1001
 def journal_of(hall: HallProcess, kind: str) -> list[dict[str, Any]]:
     import json
 
-    with sqlite3.connect(hall.folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall.folder / "hall.sqlite3")) as database, database:
         rows = database.execute("SELECT payload FROM journal WHERE type = ? ORDER BY seq", (kind,)).fetchall()
     return [json.loads(text) for (text,) in rows]
 

@@ -4,6 +4,7 @@ it is answered; every other certificate, no certificate and every method but GET
 
 from __future__ import annotations
 
+from contextlib import closing
 import http.client
 import json
 import sqlite3
@@ -31,7 +32,7 @@ def demo_hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HallProcess]
 
 
 def _rows(hall: HallProcess, sql: str, *args: Any) -> list[Any]:
-    with sqlite3.connect(hall.folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall.folder / "hall.sqlite3")) as database, database:
         return database.execute(sql, args).fetchall()
 
 

@@ -7,6 +7,7 @@ cards on the kiosk in a real browser (R82.13-16, R85.9, R93.1, R93.10)."""
 
 from __future__ import annotations
 
+from contextlib import closing
 import json
 import re
 import sqlite3
@@ -91,7 +92,7 @@ def test_the_demo_plays_virtual_cards_on_its_terminals_a_newcomer_buys_on_the_ki
         # Every demo terminal buys cards (read from the journal: some before the console connected);
         # a terminal that started late under load buys in a later game's sale.
         def bought() -> set[str]:
-            with sqlite3.connect(demo_hall.folder / "hall.sqlite3") as database:
+            with closing(sqlite3.connect(demo_hall.folder / "hall.sqlite3")) as database, database:
                 return {json.loads(text)["terminal"] for (text,) in database.execute(
                     "SELECT payload FROM journal WHERE type = 'virtual_cards_bought'")}
 

@@ -6,6 +6,7 @@ the payment then goes through.  The rule's money and refusals are proven in
 
 from __future__ import annotations
 
+from contextlib import closing
 import sqlite3
 from pathlib import Path
 from typing import Any, Iterator
@@ -85,7 +86,7 @@ def test_R75_6_the_cashiers_desk_records_a_paper_winners_identity_then_pays(hall
     outcome(pay, "ok")
     carla.locator("section.task:has(> h2:text-is('Prizes')) li:has-text('bingo: ')").wait_for(timeout=WAIT * 1000)
 
-    with sqlite3.connect(hall.folder / "hall.sqlite3") as database:
+    with closing(sqlite3.connect(hall.folder / "hall.sqlite3")) as database, database:
         seqs = [seq for (seq,) in database.execute("SELECT seq FROM journal WHERE type = 'prize_winner_identified'")]
     (seq,) = seqs
     identified = payload(hall, seq)

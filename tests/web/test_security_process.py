@@ -4,6 +4,7 @@ and what the server writes to its log."""
 
 from __future__ import annotations
 
+from contextlib import closing
 import json
 import socket
 import sqlite3
@@ -64,7 +65,7 @@ def latest(client: HttpClient, record_type: str) -> dict[str, Any]:
 def journal_secrets(folder: Path) -> set[str]:
     """Every secret value the journal keeps (hashes of PINs and tokens), read from the database."""
     found = set()
-    with sqlite3.connect(folder / "hall.sqlite3") as db:
+    with closing(sqlite3.connect(folder / "hall.sqlite3")) as db, db:
         for (payload,) in db.execute("SELECT payload FROM journal"):
             for name, value in json.loads(payload).items():
                 if name in SECRET_FIELDS and isinstance(value, str):
