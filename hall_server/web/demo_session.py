@@ -248,8 +248,8 @@ class DemoSession(Service):
     def verify_after_a_crash(self):  # type: ignore[no-untyped-def]
         """A start that follows a crash sells nothing until a verification passes (R92.5e): the demo's
         room chief runs it, as the hall's would."""
-        gated = [m for m in self.core.modules if getattr(m, "restart_refusal", None) is not None]
-        if any(m.restart_refusal() is not None for m in gated):
+        refusals = [getattr(m, "restart_refusal", None) for m in self.core.modules]
+        if any(refusal is not None and refusal() is not None for refusal in refusals):
             session = self.view.session
             day = session.get("date") if session["open"] else None  # the open session's own date
             day = day or local_date(int(self.clock.seconds() * 1000), self.timezone).isoformat()
