@@ -44,6 +44,16 @@ REFUSED = 2
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
 
+def on_the_central_server(ctx: click.Context, hall: Hall, name: str, **arguments: object) -> bool:
+    """In a central server's folder: ``bingo central NAME`` carried out with ``arguments``; whether it was."""
+    central = central_command(ctx, hall, name)
+    if central is None:
+        return False
+    command, central_config = central
+    ctx.invoke(command, **arguments, config_path=central_config)
+    return True
+
+
 @click.group()
 def report() -> None:
     """Reports to the regulator, signed with the server's report-signing certificate."""
@@ -58,10 +68,7 @@ def report() -> None:
 def daily(ctx: click.Context, hall: Hall, day: str, out: Path) -> None:
     """Write the day's report as JSON, CSV and PDF, each with a detached CMS signature (.p7s)."""
     try:
-        central = central_command(ctx, hall, "daily-report")
-        if central is not None:
-            command, central_config = central
-            ctx.invoke(command, day=day, out=out, config_path=central_config)
+        if on_the_central_server(ctx, hall, "daily-report", day=day, out=out):
             return
         timezone = hall.timezone()
         day = checked_day(day, datetime.datetime.now(timezone).date())
@@ -112,10 +119,7 @@ def monthly(hall: Hall, month: str, out: Path) -> None:
 def yearly(ctx: click.Context, hall: Hall, year: str, out: Path) -> None:
     """Write the tax year's base and tax (R98.2), each file with a detached CMS signature (.p7s)."""
     try:
-        central = central_command(ctx, hall, "yearly-report")
-        if central is not None:
-            command, central_config = central
-            ctx.invoke(command, year=year, out=out, config_path=central_config)
+        if on_the_central_server(ctx, hall, "yearly-report", year=year, out=out):
             return
         timezone = hall.timezone()
         number, through = checked_year(year, datetime.datetime.now(timezone).date())
