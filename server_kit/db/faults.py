@@ -165,28 +165,54 @@ def sqlite_files_fault(path: str | Path, *, space: bool = True) -> StorageUnavai
     return None
 
 
-#: ``FS_IOC_GETFLAGS`` and its ``FS_IMMUTABLE_FL`` (``chattr +i``), from linux/fs.h.
-_FS_IOC_GETFLAGS = 0x80086601
-_FS_IMMUTABLE_FL = 0x10
+#: ``statx``'s ``AT_FDCWD``, ``STATX_BASIC_STATS`` and ``STATX_ATTR_IMMUTABLE`` (``chattr +i``), from linux/stat.h.
+_AT_FDCWD = -100
+_STATX_BASIC_STATS = 0x7FF
+_STATX_ATTR_IMMUTABLE = 0x10
+#: ``struct statx``: 256 bytes; ``stx_attributes`` (u64) at 8, ``stx_attributes_mask`` (u64) at 56.
+_STATX_SIZE = 256
+
+
+def _statx() -> Any:
+    """The C library's ``statx``, or None where it has none (not Linux, an old C library)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        call = libc.statx
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
+    call.restype = ctypes.c_int
+    return call
+
+
+_STATX = _statx()
 
 
 def immutable(path: Path) -> bool:
-    """Whether ``path`` is marked immutable (``chattr +i``); False where that cannot be asked."""
-    try:
-        import array
-        import fcntl
+    """Whether ``path`` is marked immutable (``chattr +i``); False where that cannot be asked.
 
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except (ImportError, OSError):
+    Asked with ``statx``, which reads the file's attributes by its name: the file is
+    **never opened**.  A process holds SQLite's locks as POSIX advisory locks, and closing
+    any descriptor of a file drops every such lock the process holds on it; a check that
+    opened and closed the database, its ``-wal`` or its ``-shm`` file would leave the
+    server's own connections unlocked, and another program closing its connection
+    (``sqlite3``, a backup, a report) would then take itself for the last one,
+    checkpoint and delete the ``-wal`` file the server is still writing to.
+    """
+    if _STATX is None:
         return False
-    try:
-        flags = array.array("l", [0])
-        fcntl.ioctl(descriptor, _FS_IOC_GETFLAGS, flags, True)
-        return bool(flags[0] & _FS_IMMUTABLE_FL)
-    except OSError:
+    import ctypes
+    import struct
+
+    buffer = ctypes.create_string_buffer(_STATX_SIZE)
+    if _STATX(_AT_FDCWD, os.fsencode(path), 0, _STATX_BASIC_STATS, buffer) != 0:
         return False
-    finally:
-        os.close(descriptor)
+    attributes, = struct.unpack_from("=Q", buffer.raw, 8)
+    known, = struct.unpack_from("=Q", buffer.raw, 56)
+    return bool(known & _STATX_ATTR_IMMUTABLE and attributes & _STATX_ATTR_IMMUTABLE)
 
 
 def sqlite_immutable_fault(path: str | Path) -> StorageUnavailable | None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +187,37 @@ def test_N7_the_head_file_is_renamed_then_its_folder_fsynced(tmp_path: Path, mon
     monkeypatch.setattr(sql_journal.os, "replace", replace)
     journal.append(2_000, entries(1))
     assert synced == [("fsync", False), ("rename", False), ("fsync", True)]
+
+
+_READ_AND_CLOSE = """
+import sqlite3, sys
+from contextlib import closing
+with closing(sqlite3.connect(sys.argv[1])) as reader:
+    print(reader.execute("SELECT max(seq) FROM journal").fetchone()[0])
+"""
+
+
+def _read_in_another_process(database: Path) -> int:
+    done = subprocess.run([sys.executable, "-c", _READ_AND_CLOSE, str(database)], capture_output=True, text=True,
+                          check=True)
+    return int(done.stdout)
+
+
+def test_N7_the_checks_on_each_new_connection_keep_the_servers_locks_so_another_reader_never_deletes_its_wal(
+    tmp_path: Path,
+) -> None:
+    """Closing any descriptor of a file drops every POSIX lock the process holds on it: a check that
+    opened the database's files (is one immutable?) for each new connection left the server's
+    connections unlocked, and a reader in another process that closed its connection took itself
+    for the last, checkpointed and deleted the ``-wal`` the server went on writing to: its
+    commits were invisible from then on, and lost if it crashed."""
+    journal = journal_at(tmp_path)
+    database = tmp_path / "hall.sqlite3"
+    wal = database.with_name("hall.sqlite3-wal")
+    with journal.engine.connect(), journal.engine.connect(), journal.engine.connect():
+        pass  # three connections open at once: the pool makes new ones, each checked first
+    for n in range(2, 6):
+        journal.append(n * 1_000, entries(1))
+        with journal.engine.connect(), journal.engine.connect():
+            pass
+        assert _read_in_another_process(database) == n and wal.exists()
