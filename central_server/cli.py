@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import secrets
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -94,12 +95,22 @@ def _address(server: str | None, config_path: Path | None) -> Any:
     return CentralAddress(host, config.port)
 
 
+#: Refusals after which the command may have been carried out all the same (a commit whose
+#: answer was lost to the storage's fault, a switch of the active process).
+_MAYBE_DONE = frozenset({"storage_unavailable", "standby", "internal_error"})
+
+
 def _send(command: str, arguments: Mapping[str, Any], show: Callable[[dict[str, Any]], str], *,
-          server: str | None, config_path: Path | None, pki_dir: Path, name: str | None, as_json: bool) -> None:
-    """Send one operator command to the running central server and print its answer, or its refusal."""
+          server: str | None, config_path: Path | None, pki_dir: Path, name: str | None, as_json: bool,
+          request_id: str | None = None) -> None:
+    """Send one operator command to the running central server and print its answer, or its refusal.
+
+    A command sent with ``request_id`` that may have been carried out without its answer
+    reaching us (no answer, a storage fault) says how to send it again safely.
+    """
     from twisted.internet import reactor as global_reactor
 
-    from central_server.operator import OperatorRefused, operator_name, send
+    from central_server.operator import OperatorNoAnswer, OperatorRefused, operator_name, send
 
     try:
         address = _address(server, config_path)
@@ -116,11 +127,13 @@ def _send(command: str, arguments: Mapping[str, Any], show: Callable[[dict[str, 
 
     _run_once(global_reactor, ask)
     failure = outcome.get("failure")
+    again = (f"; it may have been carried out: send it again with --request-id {request_id}, which does it at "
+             "most once" if request_id is not None else "")
     if isinstance(failure, OperatorRefused):
-        click.echo(f"refused ({failure.code}): {failure}", err=True)
+        click.echo(f"refused ({failure.code}): {failure}{again if failure.code in _MAYBE_DONE else ''}", err=True)
         sys.exit(REFUSED)
     if isinstance(failure, DomainError):
-        raise click.ClickException(str(failure))
+        raise click.ClickException(f"{failure}{again if isinstance(failure, OperatorNoAnswer) else ''}")
     if failure is not None:
         raise failure
     answer = outcome["answer"]
@@ -248,12 +261,16 @@ def _show_programme(answer: dict[str, Any]) -> str:
 
 
 def _show_scheduled(answer: dict[str, Any]) -> str:
+    before = "this request was carried out before, and nothing more is scheduled: " if answer.get("repeated") else ""
     after = f" after {answer['after_game']}" if "after_game" in answer else " (the chain's first game)"
+    if answer.get("repeated") and answer["status"] == "scheduled" and "opens_at_ms" not in answer:
+        return f"{before}{answer['game_id']} is scheduled{after}; `bingo central games` shows where it stands"
     if answer["status"] == "queued":
-        return (f"{answer['game_id']} is queued: it is scheduled once {answer['after_game']} is over, with what "
-                "that game carries out (R88.5)")
+        return (f"{before}{answer['game_id']} is queued: it is scheduled once {answer['after_game']} is over, with "
+                "what that game carries out (R88.5)")
     opens = f"its sale opens {_when(answer['opens_at_ms'])}" if "opens_at_ms" in answer else "the operator opens its sale"
-    return f"{answer['game_id']} is scheduled{after}; {opens}; it carries in {_carries(answer.get('carries', []))} (R88.5)"
+    return (f"{before}{answer['game_id']} is scheduled{after}; {opens}; it carries in "
+            f"{_carries(answer.get('carries', []))} (R88.5)")
 
 
 def _show_paused(answer: dict[str, Any]) -> str:
@@ -281,14 +298,20 @@ def programme(**common: Any) -> None:
 @click.option("--ball-interval-ms", type=int, default=None, help="The time between balls (default: the template's).")
 @click.option("--opens-after-ms", type=int, default=None,
               help="Its sale opens this long after it is scheduled (default: the programme's).")
+@click.option("--request-id", default=None,
+              help="The request's id, to send again a request whose answer was lost: the same id schedules "
+                   "nothing more (default: a new one, printed with the answer or the failure).")
 @_operator_options
 def schedule_game(game_id: str | None, price_cents: int | None, sale_window_ms: int | None,
-                  ball_interval_ms: int | None, opens_after_ms: int | None, **common: Any) -> None:
+                  ball_interval_ms: int | None, opens_after_ms: int | None, request_id: str | None,
+                  **common: Any) -> None:
     """Add a one-off game of the programme's template to the chain, with the chain's carries (R88.5):
     scheduled now if the chain's last game is over, else queued to follow it."""
+    request_id = request_id or f"schedule-{secrets.token_hex(8)}"
     chosen = {"game_id": game_id, "price_cents": price_cents, "sale_window_ms": sale_window_ms,
-              "ball_interval_ms": ball_interval_ms, "opens_after_ms": opens_after_ms}
-    _send("operator_schedule_game", {k: v for k, v in chosen.items() if v is not None}, _show_scheduled, **common)
+              "ball_interval_ms": ball_interval_ms, "opens_after_ms": opens_after_ms, "request_id": request_id}
+    _send("operator_schedule_game", {k: v for k, v in chosen.items() if v is not None},
+          lambda answer: f"{_show_scheduled(answer)} [request {request_id}]", request_id=request_id, **common)
 
 
 @central.command("pause")

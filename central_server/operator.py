@@ -35,6 +35,10 @@ class OperatorError(DomainError):
     """The command could not be sent or answered (no server there, a certificate problem)."""
 
 
+class OperatorNoAnswer(OperatorError):
+    """The command was sent and no answer came (the connection was lost): it may have been carried out."""
+
+
 class OperatorRefused(DomainError):
     """The central server refused the command; ``code`` is the protocol's error code."""
 
@@ -130,7 +134,7 @@ async def send(reactor: Any, address: CentralAddress, pki_dir: Path, name: str, 
         except (amp.UnhandledCommand, amp.UnknownRemoteError) as error:
             raise OperatorError(f"the central server does not take {command} from this certificate: {error}") from None
         except Exception as error:
-            raise OperatorError(f"the central server did not answer {command}: {_reason(error)}") from None
+            raise OperatorNoAnswer(f"the central server did not answer {command}: {_reason(error)}") from None
         shown = {key: value for key, value in answer.items() if value is not None}
         if "games" in shown:
             shown["games"] = [{k: v for k, v in row.items() if v is not None} for row in shown["games"]]
@@ -147,4 +151,4 @@ def _reason(error: BaseException) -> str:
     return text.splitlines()[0]
 
 
-__all__ = ["CentralAddress", "OperatorError", "OperatorRefused", "operator_name", "send"]
+__all__ = ["CentralAddress", "OperatorError", "OperatorNoAnswer", "OperatorRefused", "operator_name", "send"]

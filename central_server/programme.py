@@ -55,6 +55,7 @@ from protocol.central_operator import (
     OPERATOR_SCHEDULE_GAME,
 )
 from protocol.chain import Record
+from protocol.records import ACTOR_KEY
 from protocol.records.central import (
     PROGRAMME_RECORDS,
     CentralGameClosed,
@@ -62,11 +63,13 @@ from protocol.records.central import (
     CentralGameQueued,
     CentralGameScheduled,
 )
-from server_kit.core import Actor, CommandCore
+from server_kit.core import Actor, CommandCore, Repeated
 from server_kit.db.faults import StorageUnavailable
 
 #: The records the chain folds.
 _FOLDED = frozenset({CentralGameScheduled.type, CentralGameClosed.type, CentralGameNotPlayed.type, *PROGRAMME_RECORDS})
+#: The records that make an operator's one-off game (scheduled at once, or queued).
+_ONE_OFFS = frozenset({CentralGameScheduled.type, CentralGameQueued.type})
 #: The records after whose commit the next game may be due.
 _ENDS = frozenset({CentralGameClosed.type, CentralGameNotPlayed.type})
 
@@ -104,6 +107,8 @@ class ProgrammeRunner:
         self.programme = programme
         self.zone = zoneinfo.ZoneInfo(timezone)
         self.chain = Chain()
+        #: The one-off game each operator's request id made: ``(operator, request id) -> game``.
+        self.requested: dict[tuple[str, str], str] = {}
         self.digest = ""
         self.running = False  # started: it schedules, and takes the operator's commands
         self._timer: IDelayedCall | None = None
@@ -122,16 +127,22 @@ class ProgrammeRunner:
     def apply(self, record: Record) -> None:
         if record.type in _FOLDED:
             self.chain.apply(game_record(record))
+        if record.type in _ONE_OFFS:
+            stamp = record.payload.get(ACTOR_KEY)
+            if isinstance(stamp, dict) and isinstance(stamp.get("request"), str):
+                self.requested[(str(stamp.get("name")), stamp["request"])] = str(record.payload["game_id"])
 
     def reset(self) -> None:
         self.chain = Chain()
+        self.requested = {}
 
     def savepoint(self) -> Any:
         """A copy of the chain, for the core's restore point (the chain is small: one link a game)."""
-        return copy.deepcopy(self.chain)
+        return copy.deepcopy((self.chain, self.requested))
 
     def rollback(self, point: Any) -> None:
-        self.chain = copy.deepcopy(point)  # the point may be taken back again after another failed commit
+        # The point may be taken back again after another failed commit: a copy of it.
+        self.chain, self.requested = copy.deepcopy(point)
 
     # --- Starting and stopping ----------------------------------------------------------
 
@@ -247,9 +258,27 @@ class ProgrammeRunner:
     def _schedule_game(self, arguments: dict[str, Any], actor: Actor) -> defer.Deferred[dict[str, Any]]:
         try:
             self._checked_running()
-            request = OneOff(arguments.get("game_id"), {k: v for k, v in arguments.items() if k != "game_id"})
+            settings = {k: v for k, v in arguments.items() if k not in ("game_id", "request_id")}
+            request = OneOff(arguments.get("game_id"), settings)
         except Exception as error:
             return defer.fail(error)
+        request_id = arguments.get("request_id")
+        if request_id is None:
+            return self._one_off(request, actor)
+
+        def answered(outcome: Any) -> dict[str, Any]:
+            if not isinstance(outcome, Repeated):
+                return outcome
+            game_id = self.requested.get((actor.name, request_id))
+            if game_id is None:  # its records are in the journal, and they made no game: cannot be
+                raise NotNow(f"request {request_id} was carried out before, and scheduled no game")
+            self.log.info("{name} sent request {request} again: it made {game} before; nothing more is scheduled",
+                          name=actor.name, request=request_id, game=game_id)
+            return {**self._game_answer(game_id), "repeated": True}
+
+        return self.core.once(actor, request_id, lambda who: self._one_off(request, who)).addCallback(answered)
+
+    def _one_off(self, request: OneOff, actor: Actor) -> defer.Deferred[dict[str, Any]]:
         made: list[CentralGameScheduled | CentralGameQueued] = []
 
         def decide(now_ms: int) -> list[Any]:
@@ -261,18 +290,26 @@ class ProgrammeRunner:
 
         def answered(records: list[Record]) -> dict[str, Any]:
             event = made[0]
-            if isinstance(event, CentralGameQueued):
-                return {"game_id": event.game_id, "status": "queued", "after_game": event.after_game}
-            self._scheduled(event)
-            opens = self.module.next_step(event.game_id)
-            return {
-                "game_id": event.game_id, "status": "scheduled", "after_game": event.after_game,
-                "opens_at_ms": opens[0] if opens else None,
-                "carries": [{"pattern": p["pattern"]["name"], "carry_cents": p["carry_in_cents"]}
-                            for p in event.config["prizes"]],
-            }  # fmt: skip
+            if isinstance(event, CentralGameScheduled):
+                self._scheduled(event)
+            return self._game_answer(event.game_id)
 
         return self.core.execute(actor, "programme_schedule", decide).addCallback(answered)
+
+    def _game_answer(self, game_id: str) -> dict[str, Any]:
+        """What the operator is told of a one-off game: queued, or scheduled with its opening and carries."""
+        queued = self.chain.queued
+        if queued is not None and queued.game_id == game_id:
+            return {"game_id": game_id, "status": "queued", "after_game": queued.after_game}
+        event = self.module.games[game_id].events[0]
+        assert isinstance(event, CentralGameScheduled)
+        opens = self.module.next_step(game_id)
+        return {
+            "game_id": game_id, "status": "scheduled", "after_game": event.after_game,
+            "opens_at_ms": opens[0] if opens and opens[1] == "open_sale" else None,
+            "carries": [{"pattern": p["pattern"]["name"], "carry_cents": p["carry_in_cents"]}
+                        for p in event.config["prizes"]],
+        }  # fmt: skip
 
     def _pause(self, arguments: dict[str, Any], actor: Actor) -> defer.Deferred[dict[str, Any]]:
         def decide(now_ms: int) -> list[Any]:

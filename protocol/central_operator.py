@@ -26,6 +26,7 @@ from protocol.central_messages import (
     HALL_ID,
     PHASES,
     REASON,
+    REQUEST_ID,
     SEQ,
     SERIES_LABEL,
     TIME_MS,
@@ -146,17 +147,23 @@ OPERATOR_SCHEDULE_GAME = Message(
     "operator",
     "Add a one-off game of the programme's template to the chain, with what the chain "
     "carried (R88.5): scheduled now if the chain's last game is over, else queued to "
-    "follow it.  The settings left out are the template's.",
+    "follow it.  The settings left out are the template's.  Sent again with the same "
+    "request id (a connection lost before the answer), it schedules nothing more.",
     arguments=(
         Field("game_id", GAME_ID, optional=True, doc="the game's id (default: the programme's id scheme)"),
         Field("price_cents", CENTS, optional=True, doc="the card's price, at most the approved maximum (R93.5)"),
         Field("sale_window_ms", TIME_MS, optional=True, doc="the sale's length"),
         Field("ball_interval_ms", TIME_MS, optional=True, doc="the time between balls"),
         Field("opens_after_ms", TIME_MS, optional=True, doc="its sale opens this long after it is scheduled"),
+        Field("request_id", REQUEST_ID, optional=True,
+              doc="the operator's id of this request: the same id sent again is answered with the game the first "
+                  "one scheduled or queued, and schedules nothing more"),
     ),
     answer=(
         _GAME,
         Field("status", Choice(("scheduled", "queued")), doc="scheduled now, or queued after the game under way"),
+        Field("repeated", Flag(), optional=True,
+              doc="the request id was carried out before: the answer is the game it made, nothing new is scheduled"),
         Field("after_game", GAME_ID, optional=True, doc="the game of the chain before it"),
         Field("opens_at_ms", TIME_MS, optional=True, doc="scheduled: when its sale opens (central clock)"),
         Field("carries", CARRY, optional=True, doc="scheduled: what it carries in, per prize"),

@@ -263,6 +263,31 @@ def test_the_operator_pauses_adds_a_one_off_game_and_resumes_each_journaled_with
     assert check_links([(g, ends[g.game_id]) for g in games[:-1]]) == tuple(g.game_id for g in games[:-1])
 
 
+def test_a_one_off_game_sent_again_with_its_request_id_is_scheduled_once_even_after_a_restart() -> None:
+    """The operator's tool lost the answer and sends the request again: the same game is the answer."""
+    journal, programme = FakeJournal(), ProgrammeConfig(template(), hours=Hours.parse("10:00-12:00"))
+    central = Central(journal, clock_at(), programme)  # 20:26: outside the hours, the programme schedules nothing
+    assert central.scheduled() == []
+    first = operator(central, "operator_schedule_game", request_id="olga-1")
+    assert first["game_id"] == "net-2026-05-28-1" and first["status"] == "scheduled"
+    assert operator(central, "operator_schedule_game", request_id="olga-1") == {**first, "repeated": True}
+    assert [g.game_id for g in central.scheduled()] == ["net-2026-05-28-1"]
+    queued = operator(central, "operator_schedule_game", request_id="olga-2")
+    assert queued == {"game_id": "net-2026-05-28-2", "status": "queued", "after_game": "net-2026-05-28-1"}
+    assert operator(central, "operator_schedule_game", request_id="olga-2") == {**queued, "repeated": True}, \
+        "a repeat of the queued one is its answer, not a refusal for the one-off waiting"
+    stamped = [r.payload["actor"] for r in journal.records() if r.type in ("central_game_scheduled",
+                                                                            "central_game_queued")]
+    assert stamped == [{"name": "olga", "role": "operator", "request": "olga-1"},
+                       {"name": "olga", "role": "operator", "request": "olga-2"}]
+    before = list(journal.records())
+    central.stop()
+    again = Central(journal, central.clock, programme)  # restarted: the ids are folded from the journal
+    assert operator(again, "operator_schedule_game", request_id="olga-1")["game_id"] == "net-2026-05-28-1"
+    assert operator(again, "operator_schedule_game", request_id="olga-2")["game_id"] == "net-2026-05-28-2"
+    assert list(journal.records()) == before, "nothing more is scheduled or queued"
+
+
 @pytest.mark.parametrize(("name", "arguments", "error", "message"), [
     ("operator_pause_programme", {}, BadArgument, "reason"),
     ("operator_pause_programme", {"reason": 7}, BadArgument, "reason"),
