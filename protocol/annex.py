@@ -34,7 +34,7 @@ import numpy as np
 from protocol.settlement import PAPER_STAKE_PCT, PAYOUT_FLOOR_BP, Pots, PrizeRules, close_sale, split_prize, tax_cents
 
 PATTERNS = ("line", "bingo")
-SELLING, DRAWING, CLOSED = "selling", "drawing", "closed"
+SELLING, DRAWING, CLOSED, NOT_PLAYED = "selling", "drawing", "closed", "not_played"
 
 
 @dataclass(frozen=True)
@@ -213,6 +213,7 @@ class JointGame:
     #: Why this room sells nothing in the game: its cards clash with the main hall's (R82.6).
     clash: str | None = None
     sold: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # own series -> [(first, last)]
+    drawers: dict[str, int] = field(default_factory=dict)  # seller -> what their paper cards took here
     virtual: dict[int, JointVirtualCard] = field(default_factory=dict)  # own virtual cards by number
     sales: dict[str, tuple[int, int]] = field(default_factory=dict)  # hall -> (cards, cents)
     pool: JointPool | None = None
@@ -220,6 +221,15 @@ class JointGame:
     claims: list[JointClaim] = field(default_factory=list)
     annex_claims_counted: int | None = None  # set when the main hall closed the game
     paid: bool = False
+    #: Force majeure (R96.2): why the main hall declared the game not played; its stakes went back.
+    not_played: str | None = None
+    #: This room's virtual cards refunded with a failed terminal (R96.3), out of the game.
+    refunded: dict[int, JointVirtualCard] = field(default_factory=dict)
+
+    @property
+    def over(self) -> bool:
+        """Nothing more happens in the game in this room: its prizes are paid, or it was not played."""
+        return self.paid or self.not_played is not None
 
     def partner(self, here: str) -> str:
         return self.annex if here == self.main else self.main
@@ -360,7 +370,7 @@ def find_clash(own: Sequence[CardRun], partner: Sequence[CardRun]) -> Clash | No
 
 
 __all__ = [
-    "CLOSED", "DRAWING", "PATTERNS", "PRINTS_PER_PART", "PRINT_BYTES", "SELLING", "CardRun", "Clash", "JointClaim",
+    "CLOSED", "DRAWING", "NOT_PLAYED", "PATTERNS", "PRINTS_PER_PART", "PRINT_BYTES", "SELLING", "CardRun", "Clash", "JointClaim",
     "JointGame", "JointPool", "JointVirtualCard", "PrizeShare", "card_ref", "declaration_digest", "declaration_parts",
     "decode_prints",
     "encode_prints", "find_clash", "house_and_tax", "joint_pool", "joint_rules_refusal", "owed_to_partner",

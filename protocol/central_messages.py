@@ -807,7 +807,7 @@ GAME_NOT_PLAYED = Message(
 )
 
 #: What one hall of a hall-annex pair tells its partner (R3.5.b), relayed by the central server.
-ANNEX_KINDS = ("opened", "ball", "sales", "claim", "closed", "cards")
+ANNEX_KINDS = ("opened", "ball", "sales", "claim", "closed", "cards", "not_played")
 #: Items of the hall-annex stream in one page of ``annex_fetch``: few, since a part of a hall's
 #: card declaration (``prints``) is a few kilobytes.
 ANNEX_PAGE_ITEMS = 8
@@ -817,7 +817,7 @@ _BASE64 = frozenset(_LOWER + _UPPER + _DIGITS + "+/=")
 #: The fields of an item of the hall-annex stream, besides its number and its sender.
 ANNEX_FIELDS: tuple[Field, ...] = (
     _game("the joint game: the main hall's id for it"),
-    Field("kind", Choice(ANNEX_KINDS), doc="opened, ball, sales, claim, closed or cards"),
+    Field("kind", Choice(ANNEX_KINDS), doc="opened, ball, sales, claim, closed, cards or not_played"),
     Field("ball", BALL, optional=True, doc="ball: the number the main hall's draw committed"),
     Field("ball_count", BALL, optional=True, doc="ball: its place in the draw; claim: the ball the card completed on"),
     Field("cards", CARD_COUNT, optional=True,
@@ -842,6 +842,7 @@ ANNEX_FIELDS: tuple[Field, ...] = (
     Field("first", CARD_NUMBER, optional=True, doc="cards: the number of the part's first card"),
     Field("prints", Text(ANNEX_PRINTS_CHARS, min_length=0, charset=_BASE64), optional=True,
           doc="cards: the cards' fingerprints (their 90-bit number sets), 12 bytes a card, base64 (R82.6)"),
+    Field("reason", REASON, optional=True, doc="not_played: why the game cannot run (R96.2), as the main hall said"),
 )
 
 
@@ -856,7 +857,7 @@ class AnnexKind:
 
 
 #: Every kind of hall-annex item (R3.5.b), as the halls say them: the main hall opens the game,
-#: draws its balls and closes it; either hall reports its sales, its verified claims and the
+#: draws its balls and closes it, or declares it not played (R96.2); either hall reports its sales, its verified claims and the
 #: cards it may sell.
 ANNEX_KIND_RULES: Mapping[str, AnnexKind] = {
     "opened": AnnexKind("main", ("cents", "line_bp", "bingo_bp")),
@@ -865,6 +866,7 @@ ANNEX_KIND_RULES: Mapping[str, AnnexKind] = {
     "claim": AnnexKind("either", ("pattern", "card", "ball_count"), ("stake_pct", "terminal", "label", "cells")),
     "closed": AnnexKind("main", ("cards",)),
     "cards": AnnexKind("either", ("digest", "part", "parts", "label", "first", "cards", "prints")),
+    "not_played": AnnexKind("main", ("reason",)),
 }
 #: One item of the hall-annex stream, as a hall fetches it.
 ANNEX_ITEM = Items(

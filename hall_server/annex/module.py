@@ -54,6 +54,7 @@ from hall_server.hall.virtual import VirtualLibrary
 from protocol.annex import (
     CLOSED,
     DRAWING,
+    NOT_PLAYED,
     PATTERNS,
     SELLING,
     CardRun,
@@ -80,7 +81,7 @@ from protocol.errors import DomainError
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
 from protocol.settlement import PAPER_STAKE_PCT, PrizeRules
-from protocol.settlement.refunds import stakes_account
+from protocol.settlement.refunds import GAME_REFUND, TERMINAL_REFUND, stakes_account
 from protocol.wins import completion_balls
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
@@ -95,6 +96,7 @@ PERMISSIONS = {
     "annex_verify_claim": {R.TABLE_CHIEF},
     "annex_close_game": {R.ROOM_CHIEF},
     "annex_pay_prizes": {R.CASHIER, R.ROOM_CHIEF},
+    "annex_declare_not_played": {R.ROOM_CHIEF},
     "annex_take": {R.SYSTEM},
     "annex_posted": {R.SYSTEM},
     "annex_link": {R.SYSTEM},
@@ -104,7 +106,10 @@ PERMISSIONS = {
 RELAYED = {
     "annex_game_opened": "opened", "annex_sales_reported": "sales", "annex_ball_drawn": "ball",
     "annex_claim_verified": "claim", "annex_game_closed": "closed", "annex_cards_declared": "cards",
+    "annex_game_not_played": "not_played",
 }  # fmt: skip
+#: The longest reason a joint game is declared not played for: what the relayed item carries.
+NOT_PLAYED_REASON_CHARS = 200
 #: The fields of a card declaration's part, in the record and in the item alike.
 DECLARATION_FIELDS = ("digest", "part", "parts", "label", "first", "cards", "prints")
 
@@ -183,6 +188,8 @@ def item_of(record_type: str, payload: Mapping[str, Any]) -> dict[str, Any]:
             item["cells"] = cells_text(payload["cells"])
     elif kind == "cards":
         item.update({key: payload[key] for key in DECLARATION_FIELDS})
+    elif kind == "not_played":
+        item.update(reason=payload["reason"])
     else:
         item.update(cards=payload["annex_claims"])
     return item
@@ -240,6 +247,8 @@ class AnnexModule(ProjectedState):
             ("annex_close_game", self.close_game, {}, "close the hall-annex game once a bingo is verified (main hall)"),
             ("annex_pay_prizes", self.pay_prizes, {"desk": str},
              "pay this room's winners of the hall-annex game and record what is owed to the partner"),
+            ("annex_declare_not_played", self.declare_not_played, {"reason": str},
+             "force majeure (R96.2): declare the hall-annex game not played; every stake goes back in both rooms"),
         ):
             core.register(CommandSpec(name, handler, params, summary))
         core.observers.append(self._committed)
@@ -277,7 +286,7 @@ class AnnexModule(ProjectedState):
     def own_game_refusal(self) -> str | None:
         """Why this hall may not open a game of its own now: a joint game not yet paid here (R82.4)."""
         game = self.current()
-        if game is None or game.paid:
+        if game is None or game.over:
             return None
         return (f"hall-annex game {game.game_id} is under way in this room; its prizes are paid before this hall's "
                 "own next game opens (R82.4: a game's paper cards are collected before the next one's are sold)")
@@ -285,7 +294,7 @@ class AnnexModule(ProjectedState):
     def closing_refusal(self) -> str | None:
         """Why the session may not close yet: a joint game of this room not yet paid."""
         game = self.current()
-        if game is None or game.paid:
+        if game is None or game.over:
             return None
         return (f"hall-annex game {game.game_id} is under way in this room; its prizes are paid before the session "
                 "closes")
@@ -307,6 +316,9 @@ class AnnexModule(ProjectedState):
         game = self.current()
         if game is None:
             raise AnnexError("no hall-annex game is open; the main hall's room chief opens one (annex_open_game)")
+        if game.not_played is not None:
+            raise AnnexError(f"hall-annex game {game.game_id} was declared not played (R96.2: {game.not_played}); "
+                             "its stakes went back, and the main hall's room chief may open the next one")
         return game
 
     def _main_only(self, what: str) -> None:
@@ -354,6 +366,7 @@ class AnnexModule(ProjectedState):
             return
         if kind == "annex_cards_sold":
             game.sold.setdefault(p["series"], []).append((p["first"], p["last"]))
+            game.drawers[p["seller"]] = game.drawers.get(p["seller"], 0) + p["amount_cents"]
         elif kind == "annex_virtual_cards_bought":
             for number in range(p["first"], p["last"] + 1):
                 game.virtual[number] = JointVirtualCard(number, p["account"], p["terminal"], p["stake_pct"],
@@ -370,6 +383,12 @@ class AnnexModule(ProjectedState):
                                           p.get("stake_pct") or PAPER_STAKE_PCT, p.get("terminal"), p.get("label")))
         elif kind == "annex_game_closed":
             game.phase, game.annex_claims_counted = CLOSED, p["annex_claims"]
+        elif kind == "annex_game_not_played":
+            game.phase, game.not_played = NOT_PLAYED, p["reason"]
+        elif kind == "annex_terminal_failed":
+            for label in p["refunded"]:
+                number = card_ref(label)[1]
+                game.refunded[number] = game.virtual.pop(number)
         elif kind == "annex_prizes_paid":
             game.paid = True
             state.payouts = {(prize["pattern"], hall, card): cents
@@ -423,7 +442,7 @@ class AnnexModule(ProjectedState):
             self._main_only("opens the hall-annex game")
             self.session_open()
             current = self.current()
-            if current is not None and not current.paid:
+            if current is not None and not current.over:
                 raise AnnexError(f"hall-annex game {current.game_id} is not over; close it and pay its prizes first")
             self._no_own_game("the hall-annex game opens")
             series = self.catalog.all_series()
@@ -657,6 +676,93 @@ class AnnexModule(ProjectedState):
     def _virtual_number(self) -> int | None:
         return self.library.number if self.library is not None else None
 
+    def declare_not_played(self, actor: Actor, reason: str) -> Deferred[list[Record]]:
+        """Force majeure (R96.2), main hall's room chief: the game is deemed not played; every stake goes back.
+
+        Declared before the game is closed (once a bingo is verified and the game closed, its
+        prizes are won and paid).  Nothing is paid before the close, so no prize stands: in
+        each room every stake the game holds returns where it came from.  The declaration
+        is relayed, and the annex returns its room's stakes when it takes it.
+        """
+
+        def decide(now: int) -> list[Entry]:
+            self._main_only("declares the hall-annex game not played; the annex's room chief asks the main hall's")
+            game = self._require()  # refused if it was declared not played already
+            if game.over:
+                raise AnnexError(f"hall-annex game {game.game_id} is over in this room")
+            if game.phase == CLOSED:
+                raise AnnexError(f"hall-annex game {game.game_id} is closed: its prizes are won, and paid with "
+                                 "annex_pay_prizes")
+            why = str(reason).strip() if isinstance(reason, str) else ""
+            if not why:
+                raise AnnexError("say why the game cannot run; the reason goes into the record and to the annex")
+            if len(why) > NOT_PLAYED_REASON_CHARS:
+                raise AnnexError(f"the reason is at most {NOT_PLAYED_REASON_CHARS} characters, not {len(why)}")
+            return self._not_played(game, why, actor.name, None)
+
+        return self.core.execute(actor, "annex_declare_not_played", decide)
+
+    def _not_played(self, game: JointGame, reason: str, declared_by: str, relay_seq: int | None) -> list[Entry]:
+        """The ``annex_game_not_played`` record and the postings returning this room's stakes (R96.2)."""
+        seq = self.core.seq + 1
+        stakes = stakes_account(game.game_id)
+        postings: list[Posting] = []
+
+        def back(amount: int, to: str, card: str | None) -> None:
+            if amount > 0:
+                postings.append(Posting.transfer(amount, debit=stakes, credit=to, reason=GAME_REFUND,
+                                                 reference=Reference(game.game_id, card, seq)))
+
+        for seller, cents in sorted(game.drawers.items()):
+            back(cents, f"cash:{seller}", None)  # the seller gives the paper cards' price back at the tables
+        virtual_number = self._virtual_number
+        for number, card in sorted(game.virtual.items()):
+            back(card.stake_cents, card.account, f"{virtual_number}-{number}")
+        # A failed terminal's cards the house refunded once the sale had closed: their stakes go back to it.
+        if self.hall_id in game.sales:
+            for number, card in sorted(game.refunded.items()):
+                back(card.stake_cents, "house", f"{virtual_number}-{number}")
+        self.ledger.check(postings)
+        head: dict[str, Any] = {"game_id": game.game_id, "hall_id": self.main, "reason": reason,
+                                "declared_by": declared_by, "refunded_cents": sum(p.amount for p in postings)}
+        if relay_seq is not None:
+            head["relay_seq"] = relay_seq
+        return [("annex_game_not_played", head), *posting_entries(postings)]
+
+    def terminal_failed(self, terminal: str, reason: str, seq: int) -> list[Entry]:
+        """Staff declared ``terminal`` failed (R96.3): what becomes of its cards of the joint game under way.
+
+        ``seq`` is the number the first entry returned will have.  Before the game's first
+        ball is known in this room, its cards that have won nothing leave the game and are
+        refunded once: from the game's collection while this room's sale is open, from the
+        house once it closed (the pool announced on them stands).  Once a ball is known they
+        stay in play, their wins credited, as for a dropped connection: nothing is refunded.
+        """
+        game = self.current()
+        if game is None or game.over or game.phase == CLOSED:
+            return []
+        virtual_number = self._virtual_number
+        on_terminal = [(number, card) for number, card in sorted(game.virtual.items()) if card.terminal == terminal]
+        if not on_terminal:
+            return []
+        labels = [f"{virtual_number}-{number}" for number, _ in on_terminal]
+        out: dict[str, Any] = {"game_id": game.game_id, "terminal": terminal, "reason": reason, "refunded": [],
+                               "refunded_cents": 0, "source": None, "kept_in_play": []}
+        if game.balls:
+            out["kept_in_play"] = labels
+            return [("annex_terminal_failed", out)]
+        won = {c.card for c in game.claims if c.hall_id == self.hall_id}  # none before a ball; kept for the rule
+        refunds = [(label, card) for label, (_, card) in zip(labels, on_terminal) if label not in won]
+        source = "house" if self.hall_id in game.sales else stakes_account(game.game_id)
+        postings = [Posting.transfer(card.stake_cents, debit=source, credit=card.account, reason=TERMINAL_REFUND,
+                                     reference=Reference(game.game_id, label, seq))
+                    for label, card in refunds if card.stake_cents > 0]
+        self.ledger.check(postings)
+        out.update(refunded=[label for label, _ in refunds], refunded_cents=sum(p.amount for p in postings),
+                   source="house" if source == "house" else "stakes",
+                   kept_in_play=[label for label in labels if label in won])
+        return [("annex_terminal_failed", out), *posting_entries(postings)]
+
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
         """Pay this room's winners (paper cards in cash at ``desk``, virtual ones to their accounts); record what is owed."""
 
@@ -751,6 +857,12 @@ class AnnexModule(ProjectedState):
         game = self.game(game_id)
         if game is None:
             return ignored(f"this hall knows no hall-annex game {game_id}")
+        if game.not_played is not None:
+            return ignored(f"hall-annex game {game_id} was declared not played (R96.2)")
+        if kind == "not_played":
+            if self.is_main or game.phase == CLOSED:
+                return ignored("only the main hall declares the game not played, before it closes it")
+            return self._not_played(game, str(item.get("reason") or ""), sender, seq)
         if kind == "sales":
             if sender in game.sales:
                 return ignored(f"{sender}'s sales are known already")
@@ -806,7 +918,7 @@ class AnnexModule(ProjectedState):
 
         def decide(now: int) -> list[Entry]:
             game = self.current()
-            if game is None or game.paid or self.state.link_up == up:
+            if game is None or game.over or self.state.link_up == up:
                 return []
             return [("annex_link", {"game_id": game.game_id, "partner": game.partner(self.hall_id), "up": up})]
 

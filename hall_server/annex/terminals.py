@@ -11,7 +11,9 @@ cards are the next numbers of the hall's virtual library in that order, so none 
 assigned twice (R93.8); at most 96 cards per player per terminal in the game (R83.7);
 the player's own limits and exclusion apply (R97.2).  The terminal's request id is
 kept with the outcome, so a request sent again gets its first answer and is charged
-once.  The stake moves ``player:<account>`` -> ``stakes:<game>``: the room's sales, and
+once.  A terminal the room chief declares failed (``declare_terminal_failed``, R96.3) gives
+up its cards of the joint game as :meth:`AnnexModule.terminal_failed
+<hall_server.annex.module.AnnexModule.terminal_failed>` rules.  The stake moves ``player:<account>`` -> ``stakes:<game>``: the room's sales, and
 so the joint pool, include it.
 
 A purchase is one ``annex_virtual_cards_bought`` record, which the hall-annex game folds
@@ -104,6 +106,7 @@ class JointTerminalSales(ProjectedState):
         self.state = JointSalesState()
         core.add_module(self)
         core.allow(PERMISSIONS)
+        virtual.failure_effects.append(annex.terminal_failed)  # a failed terminal's joint cards (R96.3)
         core.register(CommandSpec(
             "annex_open_terminal_sale", self.open_sale, {"seconds": int},
             "open the sale of the hall-annex game's virtual cards on this room's terminals for this many seconds",
@@ -266,6 +269,10 @@ class JointTerminalSales(ProjectedState):
                 ))
             state.assigned = max(state.assigned, p["last"])
             self._remember(p, PurchaseOutcome(p.get("signed_in"), p["game_id"], p["first"], p["last"]))
+        elif kind == "annex_terminal_failed" and p["game_id"] == state.game_id and p["refunded"]:
+            refunded = set(p["refunded"])  # they left the game: the player holds them no more
+            for account, cards in state.holdings.items():
+                cards[:] = [card for card in cards if card.ref.label not in refunded]
         elif kind == "terminal_request_refused" and p.get("what") == JOINT_BUY and p.get("game_id") == state.game_id:
             self._remember(p, PurchaseOutcome(p.get("signed_in"), p.get("game_id"), refusal=p["reason"]))
 

@@ -264,6 +264,10 @@ class VirtualModule(ProjectedState):
         #: brings the day's spending to beyond the journal's, now)`` gives the refusal or
         #: None (the player's daily limit and self-exclusion, R97.2).
         self.purchase_checks: list[Callable[[str, int, int], str | None]] = []
+        #: What a terminal declared failed means for the other games it holds cards in (the
+        #: hall-annex game's): ``effect(terminal, reason, seq of its first entry)`` gives the
+        #: entries, decided with the declaration, in its transaction.
+        self.failure_effects: list[Callable[[str, str, int], list[Entry]]] = []
         games.add_virtual_series(library.number, library.cells)
         core.add_module(self)
         core.allow(PERMISSIONS)
@@ -389,6 +393,12 @@ class VirtualModule(ProjectedState):
             if known.out_of_service is not None:
                 raise VirtualError(f"terminal {known.terminal_id} is already out of service")
             why = _reason(reason)
+            entries = in_own_game(known, why)
+            for effect in self.failure_effects:
+                entries += effect(known.terminal_id, why, self.core.seq + len(entries) + 1)
+            return entries
+
+        def in_own_game(known: Terminal, why: str) -> list[Entry]:
             out: dict[str, Any] = {"terminal": known.terminal_id, "reason": why}
             entries: list[Entry] = [("terminal_out_of_service", out)]
             game = self.games.current

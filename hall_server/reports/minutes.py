@@ -1086,7 +1086,8 @@ class MinutesBook:
 
 # --- Games played with the partner hall (R3.5.b) ---------------------------------------------
 
-_JOINT_STATES = {"annex_pool": "drawing", "annex_game_closed": "closed", "annex_prizes_paid": "paid"}
+_JOINT_STATES = {"annex_pool": "drawing", "annex_game_closed": "closed", "annex_prizes_paid": "paid",
+                 "annex_game_not_played": "not played"}
 
 
 def _joint_opened(book: MinutesBook, record: Record) -> None:
@@ -1150,6 +1151,18 @@ def _joint_record(book: MinutesBook, record: Record) -> None:
     elif kind == "annex_link":
         joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order),
                                     "link back" if p["up"] else "link lost", (), None, f"to {p['partner']}"))
+    elif kind == "annex_game_not_played":
+        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order), "declared not played",
+                                    (), p["refunded_cents"],
+                                    f"by {p['declared_by']} (R96.2): {p['reason']}; the stakes returned in this room"))
+    elif kind == "annex_terminal_failed":
+        refunded = set(p["refunded"])  # out of the game, refunded (R96.3)
+        joint.virtual_cards = [c for c in joint.virtual_cards if f"{c.series}-{c.card_number}" not in refunded]
+        what = (f"refunded by the {'house' if p['source'] == 'house' else 'collection'}" if refunded
+                else "its cards stay in play, no refund")
+        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order), "terminal failed",
+                                    tuple(p["refunded"] or p["kept_in_play"]), p["refunded_cents"] or None,
+                                    f"terminal {p['terminal']} (R96.3): {p['reason']}; {what}"))
     elif kind == "annex_prizes_paid":
         _joint_paid(joint, record)
 

@@ -45,7 +45,9 @@ The hall and the replay format do not say everything alike; this module decides 
   room's cards, the partner's sales and winning cards (their numbers from the partner's
   claim records), the main hall's draw; its result is this hall's settlement record
   (``annex_prizes_paid``) with what its postings paid this room's winners.  One not yet
-  paid here is left out.
+  paid here, or declared not played (R96.2, its stakes returned), is left out; a failed
+  terminal's cards refunded while the room's sale was open are out of its cards and
+  sales, and a refund after the room's sale closed is a day the format cannot express.
 """
 
 from __future__ import annotations
@@ -388,6 +390,15 @@ class DayFold:
             for number in range(p["first"], p["last"] + 1):
                 joint.cards[(p["series"], number)] = _Card(p["series"], number, p["stake_pct"], p["terminal"])
             joint.sales_cents += p["amount_cents"]
+        elif kind == "annex_terminal_failed" and p["refunded"]:
+            if p["source"] == "stakes":  # refunded while the room's sale was open: out of the game and its sales
+                for label in p["refunded"]:
+                    series, _, number = label.partition("-")
+                    joint.cards.pop((int(series), int(number)), None)
+                joint.sales_cents -= p["refunded_cents"]
+            else:
+                joint.cannot_express(f"the cards of failed terminal {p['terminal']} were refunded after this room's "
+                                     "sale closed (R96.3: the pool stands on them)")
         elif kind == "annex_sales_reported" and p["hall_id"] == joint.partner:
             joint.partner_sales = (p["cards"], p["cents"])
         elif kind == "annex_pool":

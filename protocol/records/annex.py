@@ -220,6 +220,48 @@ class AnnexGameClosed(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
+class AnnexGameNotPlayed(JournalRecord):
+    """Force majeure (R96.2): the main hall ``hall_id`` declared joint game ``game_id`` not played.
+
+    ``declared_by`` is the main hall's room chief, ``reason`` what they said.  In each
+    room every stake of the game still held is returned to where it came from (a paper
+    card's to its seller's drawer, a virtual card's to its player's account): the
+    ``refund:game`` postings follow, with ``refunded_cents`` their sum; no prize is paid.
+    """
+
+    type: ClassVar[str] = "annex_game_not_played"
+    game_id: str
+    hall_id: str
+    reason: str
+    declared_by: str
+    refunded_cents: int
+    relay_seq: int | None = optional()
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
+class AnnexTerminalFailed(JournalRecord):
+    """Staff declared ``terminal`` failed (R96.3) while it held virtual cards of joint game ``game_id``.
+
+    Before the game's first ball its cards that have won nothing leave the game and are
+    refunded, once (``refunded``: their labels, ``refunded_cents``): from the game's
+    collection while this room's sale is open (``source`` ``stakes``), from the house once
+    it closed (``house``: the pool announced on them stands).  Once a ball is drawn they
+    stay in play, their wins credited, and nothing is refunded (``kept_in_play``).
+    """
+
+    type: ClassVar[str] = "annex_terminal_failed"
+    game_id: str
+    terminal: str
+    reason: str
+    refunded: tuple[str, ...]
+    refunded_cents: int
+    source: str | None
+    kept_in_play: tuple[str, ...]
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
 class AnnexPosted(JournalRecord):
     """The central server holds this hall's record ``record_seq`` for the partner, as item ``relay_seq``."""
 

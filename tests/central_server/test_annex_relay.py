@@ -119,6 +119,8 @@ async def test_N20_only_the_declared_kinds_are_relayed_from_the_hall_that_says_t
          "an item 'claim' carries pattern, card, ball_count; ball_count missing"),
         (main, {"request_id": "hall-1.6", "hall_id": "hall-1", "game_id": "hall-1.j7", "kind": "ball", "ball": 17},
          "ball_count missing"),
+        (annex, {"request_id": "hall-2.6", **game, "kind": "not_played", "reason": "power cut"},
+         "an item 'not_played' comes from the main hall only"),
     ]
     for hall, post, said in refused:
         with pytest.raises(error_class("bad_argument")) as caught:
@@ -127,7 +129,9 @@ async def test_N20_only_the_declared_kinds_are_relayed_from_the_hall_that_says_t
     assert paired.records(CentralAnnexRelayed.type) == []
     assert annex.pushed("annex_delivered") == [] and main.pushed("annex_delivered") == []
     codes = [(r.payload["peer"], r.payload["code"]) for r in paired.records(REFUSED)]
-    assert codes.count(("hall-2", "bad_argument")) == 5 and codes.count(("hall-1", "bad_argument")) == 1
+    assert codes.count(("hall-2", "bad_argument")) == 6 and codes.count(("hall-1", "bad_argument")) == 1
     # What the declarations allow still goes through.
     assert (await annex.call("annex_post", request_id="hall-2.9", **game, kind="sales", cards=30, cents=3000))["seq"] == 1
     assert (await main.call("annex_post", **ball("hall-1.9", 17, 1)))["seq"] == 1
+    not_played = {"hall_id": "hall-1", "game_id": "hall-1.j7", "kind": "not_played", "reason": "power cut (R96.2)"}
+    assert (await main.call("annex_post", request_id="hall-1.10", **not_played))["seq"] == 2

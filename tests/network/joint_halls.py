@@ -236,6 +236,12 @@ def play_joint_game(main: JointHall, annex: JointHall, relay: Relay, plan: Joint
     relay.pump()
     sell(main, plan.main_paper, plan.main_purchases, rng)
     sell(annex, plan.annex_paper, plan.annex_purchases, rng)
+    finish_joint_game(main, annex, relay, rng)
+    return game_id
+
+
+def finish_joint_game(main: JointHall, annex: JointHall, relay: Relay, rng: random.Random) -> None:
+    """Close both rooms' sales of the joint game under way, draw to its bingo, close it, pay both rooms."""
     for hall in (main, annex):
         result(hall.annex.close_sale(CHIEF))
         relay.pump()
@@ -252,4 +258,3 @@ def play_joint_game(main: JointHall, annex: JointHall, relay: Relay, plan: Joint
     for hall in (main, annex):
         if not hall.game().paid:
             result(hall.annex.pay_prizes(CASHIER, SAFE))
-    return game_id
