@@ -26,7 +26,7 @@ import os
 import shutil
 import zoneinfo
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 from twisted.application.service import Service
@@ -59,13 +59,16 @@ def local_day(seconds: float, zone: datetime.tzinfo) -> datetime.date:
     return datetime.datetime.fromtimestamp(seconds, zone).date()
 
 
-def due_days(records: Sequence[Record], reports: Path, zone: datetime.tzinfo, through: datetime.date) -> list[str]:
-    """The days to report, up to ``through``: from the journal's first day, or the day after the newest folder."""
+def due_days(records: Sequence[Record], reports: Path, zone: datetime.tzinfo, through: datetime.date,
+             reported: Iterable[str] = ()) -> list[str]:
+    """The days to report, up to ``through``: from the journal's first day, or the day after the newest
+    folder or the newest day ``reported`` (delivered to the regulator, by this process or another)."""
     if not records:
         return []
     start = local_day(records[0].time_ms / 1000, zone)
     names = [path.name.removeprefix("daily-") for path in (reports.iterdir() if reports.is_dir() else ())
              if path.is_dir() and path.name.startswith("daily-")]
+    names += list(reported)
     written = [datetime.date.fromisoformat(name) for name in names if is_day(name)]
     if written:
         start = max(start, max(written) + datetime.timedelta(days=1))
@@ -80,7 +83,8 @@ class DayCloser(Service):
     """Writes the signed daily report of each ended day, at the start and after each midnight."""
 
     def __init__(self, journal: Journal, home: Path, central_id: str, timezone: str, clock: IReactorTime,
-                 run: Callable[..., defer.Deferred[Any]], decided_seq: Callable[[], int] = lambda: 0) -> None:
+                 run: Callable[..., defer.Deferred[Any]], decided_seq: Callable[[], int] = lambda: 0,
+                 reported: Callable[[], Iterable[str]] = tuple) -> None:
         self.journal = journal
         self.home = home
         self.reports = home / REPORTS_FOLDER
@@ -92,6 +96,9 @@ class DayCloser(Service):
         #: The last record decided (the core's): a pass reads a journal that holds it, so a record
         #: stamped before midnight but still being committed is in its day's report.
         self.decided_seq = decided_seq
+        #: The days whose report the regulator acknowledged (from the replicated journal): a process
+        #: that takes over after a failover writes none of them again.
+        self.reported = reported
         self.written: list[Path] = []  # the folders written, for the log and the tests
         self.audits: list[Path] = []  # the audit exports' folders written
         self._library: tuple[Sequence[Record], Mapping[str, np.ndarray]] | None = None  # read once a pass
@@ -126,7 +133,7 @@ class DayCloser(Service):
         through = local_day(self.clock.seconds(), self.zone) - datetime.timedelta(days=1)
         retry: float | None = None
         try:
-            due = yield self.run(self._due, through, self.decided_seq())
+            due = yield self.run(self._due, through, self.decided_seq(), set(self.reported()))
             if due is not None:
                 signer, records, days = due
                 for day in days:
@@ -154,7 +161,8 @@ class DayCloser(Service):
             retry = day_end_ms(today.isoformat(), self.zone) / 1000 - now + MARGIN_S
         self._timer = self.clock.callLater(retry, self._close)
 
-    def _due(self, through: datetime.date, decided: int) -> tuple[ReportSigner, list[Record], list[str]] | None:
+    def _due(self, through: datetime.date, decided: int,
+             reported: Iterable[str] = ()) -> tuple[ReportSigner, list[Record], list[str]] | None:
         """The signer, the verified journal and the days to write (off the reactor); None without a signer."""
         try:
             signer = ReportSigner.of_server(self.home)
@@ -166,7 +174,7 @@ class DayCloser(Service):
                                    where=f"the journal head file {journal.head}")
         if (records[-1].seq if records else 0) < decided:
             raise _Lagging()
-        return signer, records, due_days(records, self.reports, self.zone, through)
+        return signer, records, due_days(records, self.reports, self.zone, through, reported)
 
     def _write(self, signer: ReportSigner, records: Sequence[Record], day: str) -> Path | None:
         """Write ``day``'s report whole into its folder (off the reactor); the folder, or None if it was there.

@@ -72,6 +72,7 @@ from twisted.web.resource import Resource
 from central_server import leadership, replica, store
 from central_server.config import CentralConfig, ReplicaConfig, load_config
 from central_server.consultation import CentralConsultation
+from central_server.deliveries import JournalDeliveries
 from central_server.daily_close import DayCloser
 from central_server.domain.config import library_digest
 from central_server.admission import Admission
@@ -180,6 +181,7 @@ class CentralServer:
     #: replicated holder's renewal), central clock.
     stopped_after_ms: int = 0
     monitor: Monitor | None = None  # /health, /ready and /metrics (server_kit/health.py)
+    feed: "FeedLinkService | None" = None  # the journal and the reports to the regulator (R92.7, R95.4)
 
 
 def stop_fenced(reactor: Any, error: leadership.Fenced) -> None:
@@ -381,6 +383,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
                            annex_pairs=config.annex_pairs)
     terms = PrizeTerms(core)
     programme = ProgrammeRunner(core, module, terms, clock, config.programme, config.timezone)
+    deliveries = JournalDeliveries(core)  # the reports the regulator acknowledged, kept across a failover
     recovered = core.recover(records=records)
     gate = play_gate(config, core, module, journal, engine, read_pool(reactor, service))
     if crashed and config.replica is None:
@@ -420,14 +423,15 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
     active = MultiService()
     ClockWatch(core, clock, SYSTEM).setServiceParent(active)  # a step of the wall clock is a fault, journaled
     closer = DayCloser(journal, config.home, config.central_id, config.timezone, clock, read,
-                       decided_seq=lambda: core.seq)
+                       decided_seq=lambda: core.seq, reported=deliveries.days)
     closer.setServiceParent(active)
+    feed = None
     if config.regulator is not None:
         feeding = config.regulator
         cursor = FeedCursor(journal, CENTRAL, public_pem(key).decode())
         feed = FeedLinkService(reactor, cursor, ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir,
                                                                 config.central_id, feeding.server_name),
-                               ReportOutbox(config.home / REPORTS_FOLDER, CENTRAL))
+                               ReportOutbox(config.home / REPORTS_FOLDER, CENTRAL, deliveries))
         feed.setServiceParent(active)
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         closer.listeners.append(feed.report_written)  # the day's report, sent once written
@@ -439,7 +443,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
                  interface=config.consultation.interface, port=config.consultation.port)
     central = CentralServer(config, engine, journal, core, module, endpoint, service, listener, terms, programme,
                             closer, fence, gate=gate, marker=marker, crashed=crashed, stopped_after_ms=stopped_after_ms,
-                            monitor=monitor)
+                            monitor=monitor, feed=feed)
     gate.links = lambda at_ms: hall_links(endpoint.links, config.halls, at_ms)
     monitor.require("role", lambda: None if central.role is None or central.role.acting() else
                     "this process is the standby: the other node's process serves the halls")

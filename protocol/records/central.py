@@ -419,6 +419,18 @@ class CentralRefusalsCounted(JournalRecord):
 
 @record
 @dataclass(frozen=True, kw_only=True)
+class CentralReportDelivered(JournalRecord):
+    """The regulator's receiver acknowledged report ``name`` (``daily-YYYY-MM-DD``, ``audit-...``) with
+    files of digest ``digest`` (``protocol.regulator_feed.report_digest``): in the replicated journal, so
+    a process that takes over after a failover does not send it again."""
+
+    type: ClassVar[str] = "central_report_delivered"
+    name: str
+    digest: str
+
+
+@record
+@dataclass(frozen=True, kw_only=True)
 class CentralAnnexRelayed(JournalRecord):
     """What one hall of a hall-annex pair told its partner (R3.5.b), kept for the partner.
 

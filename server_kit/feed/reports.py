@@ -13,16 +13,41 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Protocol
 
 from protocol.regulator_feed import REPORT_FILE, REPORT_NAME, Report, ReportAck, report_digest
 
 DELIVERED = ".delivered"
 
 
+class Deliveries(Protocol):
+    """Where the outbox keeps what the receiver acknowledged, in place of the ``.delivered`` files.
+
+    A replicated server keeps it in its replicated journal (the central server's
+    :class:`~central_server.deliveries.JournalDeliveries`), so the process that takes over
+    after a failover does not send again what the other one delivered.
+    """
+
+    def delivered(self, name: str, digest: str) -> bool:
+        """Whether report ``name``, whose files are now of ``digest``, needs no sending."""
+        ...
+
+    def note(self, name: str, digest: str) -> None:
+        """The receiver acknowledged ``name`` with files of ``digest``."""
+        ...
+
+
 class ReportOutbox:
-    def __init__(self, folder: Path, sender: str) -> None:
+    """The reports of ``folder`` not yet acknowledged by the receiver, oldest name first.
+
+    What was acknowledged is kept in each report's folder (``.delivered``), or by
+    ``deliveries`` when given.
+    """
+
+    def __init__(self, folder: Path, sender: str, deliveries: Deliveries | None = None) -> None:
         self.folder = folder
         self.sender = sender
+        self.deliveries = deliveries
         #: Whether the folder may hold a due report (set by :meth:`changed`; cleared when none is due).
         self.dirty = True
 
@@ -45,7 +70,11 @@ class ReportOutbox:
                 files = self._files(folder)
                 if not files or not any(name.endswith(".p7s") for name in files):
                     continue  # being written, or not signed: not a report to send
-                if self._delivered(folder) != report_digest(files):
+                digest = report_digest(files)
+                if self.deliveries is not None:
+                    if not self.deliveries.delivered(folder.name, digest):
+                        return Report(self.sender, folder.name, files)
+                elif self._delivered(folder) != digest:
                     return Report(self.sender, folder.name, files)
         self.dirty = False
         return None
@@ -61,6 +90,9 @@ class ReportOutbox:
         folder = self.folder / ack.name
         if not REPORT_NAME.fullmatch(ack.name) or not folder.is_dir() or report_digest(self._files(folder)) != ack.digest:
             return False
+        if self.deliveries is not None:
+            self.deliveries.note(ack.name, ack.digest)
+            return True
         marker = folder / (DELIVERED + ".new")
         marker.write_text(json.dumps({"digest": ack.digest}))
         os.replace(marker, folder / DELIVERED)

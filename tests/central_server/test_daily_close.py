@@ -300,7 +300,8 @@ async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulato
                 ("central", f"daily-{GAME_DAY}", True), ("central", f"audit-{GAME_DAY}", True)}
             kept = receiver.inbox.folder("central", f"daily-{GAME_DAY}")
             assert (kept / "report.json").read_bytes() == (folder / "report.json").read_bytes()
-            await until((folder / ".delivered").exists, "the central server to note the ack")
+            await until(lambda: len(central.records("central_report_delivered")) == 2,
+                        "the central server to journal the acks")
             await until(lambda: receiver.receiver.days.verdicts(), "the day replayed at the receiver")
             (day,) = receiver.receiver.days.verdicts()
             assert (day.sender, day.day, day.verdict, day.games) == ("central", GAME_DAY, "verified", ("net-1",))
@@ -320,6 +321,71 @@ async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulato
         assert (alert.sender, alert.kind) == ("central", AUDIT_DIFFERS)
         assert (f"result.json: game 1 of {GAME_DAY}: prizes.bingo.paid.card {paid['card']}.cents is {paid['cents']}; "
                 f"the records say {paid['cents'] - 1}") in alert.detail, alert.detail
+    finally:
+        await receiver.stopService()
+
+
+@pytest.mark.req("R95.4")
+async def test_a_report_delivered_by_one_process_is_not_sent_again_by_the_process_that_takes_over(
+        tmp_path: Path) -> None:
+    """The other process of a replicated central server, on the same database with a home of its own,
+    takes over after the day's report was delivered: the receiver's acknowledgement is in the replicated
+    journal (``central_report_delivered``), so it neither writes that day again nor sends it."""
+    import shutil
+
+    from regulator.senders import SenderRegistry
+    from regulator.service import ReceiverService, ReceiverSettings
+    from server_kit.keys import journal_key_path, load_journal_key
+
+    (tmp_path / "regulator").mkdir()
+    pki = make_pki(tmp_path / "pki")
+    issue_certificate(pki, "regulator", "regulator")
+    receiver = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", pki, "regulator", 0, "127.0.0.1",
+                                                         web_port=None))
+    receiver.startService()
+    await receiver.listening
+    try:
+        path = central_folder(tmp_path, regulator_port=receiver.port.getHost().port)
+        home = path.parent
+        SenderRegistry(tmp_path / "regulator").register(
+            "central", load_journal_key(journal_key_path(home), create=True).public_key())
+        central = await boot(path, EPOCH_S)
+        try:
+            await play_a_game(central)
+        finally:
+            await halt(central)
+        central = await boot(path, EPOCH_S + DAY_S)
+        try:
+            await until(lambda: len(central.records("central_report_delivered")) == 2,
+                        "the first process to deliver the day's reports and journal the acks")
+        finally:
+            await halt(central)
+        assert sorted(r.name for r in receiver.inbox.received()) == [f"audit-{GAME_DAY}", f"daily-{GAME_DAY}"]
+
+        # The other process: the same database, journal key and signer, a home of its own.
+        other = tmp_path / "central-b"
+        (other / "keys").mkdir(parents=True)
+        shutil.copy2(journal_key_path(home), journal_key_path(other))
+        shutil.copy2(home / "journal.head", other / "journal.head")
+        install_report_signing(pki, "central-reports", other)
+        other_path = other / "central.toml"
+        other_path.write_text(path.read_text().replace(f'home = "{home}"', f'home = "{other}"'))
+        taking_over = await boot(other_path, EPOCH_S + DAY_S + 60)
+        try:
+            feed = taking_over.server.feed
+            assert feed is not None and feed.outbox is not None
+
+            def caught_up() -> bool:
+                status = feed.status()
+                return status.connected and status.acked == status.committed and not feed.outbox.dirty
+
+            await until(caught_up, "the taking-over process's feed to hold nothing more to send")
+            assert closer(taking_over.server).written == [], "a day the regulator acknowledged is not written again"
+        finally:
+            await halt(taking_over)
+        received = [(r.name, r.digest) for r in receiver.inbox.received()]
+        assert sorted(name for name, _ in received) == [f"audit-{GAME_DAY}", f"daily-{GAME_DAY}"], \
+            "each report reached the regulator once"
     finally:
         await receiver.stopService()
 
