@@ -5,7 +5,9 @@
 report is due while the receiver has not acknowledged its files as they are now: its
 folder's ``.delivered`` file holds the digest (:func:`protocol.regulator_feed.report_digest`)
 the receiver acknowledged, so a report written again (a later session of the same date)
-is due again, whole.  The link sends the due reports once every record is acknowledged.
+is due again, whole.  A replicated server keeps the acknowledgements where both of its
+processes read them instead (:class:`Deliveries`).  The link sends the due reports once
+every record is acknowledged.
 """
 
 from __future__ import annotations
