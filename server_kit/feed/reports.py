@@ -22,6 +22,13 @@ from protocol.regulator_feed import REPORT_FILE, REPORT_NAME, Report, ReportAck,
 DELIVERED = ".delivered"
 
 
+def _oldest_first(folder: Path) -> tuple[str, str]:
+    """A report's place in the sending order: by the period it covers, oldest first (a day's audit export
+    and daily report together, a month's report after its days), then by name."""
+    kind, _, period = folder.name.partition("-")
+    return period.ljust(len("YYYY-MM-DD"), "~"), kind
+
+
 class Deliveries(Protocol):
     """Where the outbox keeps what the receiver acknowledged, in place of the ``.delivered`` files.
 
@@ -40,7 +47,8 @@ class Deliveries(Protocol):
 
 
 class ReportOutbox:
-    """The reports of ``folder`` not yet acknowledged by the receiver, oldest name first.
+    """The reports of ``folder`` not yet acknowledged by the receiver, oldest first: a receiver that
+    comes late (configured after days were closed, or away for days) gets every day it lacks, in order.
 
     What was acknowledged is kept in each report's folder (``.delivered``), or by
     ``deliveries`` when given.
@@ -66,7 +74,7 @@ class ReportOutbox:
         if not self.dirty:
             return None
         if self.folder.is_dir():
-            for folder in sorted(self.folder.iterdir()):
+            for folder in sorted(self.folder.iterdir(), key=_oldest_first):
                 if not folder.is_dir() or not REPORT_NAME.fullmatch(folder.name):
                     continue
                 files = self._files(folder)

@@ -390,6 +390,80 @@ async def test_a_report_delivered_by_one_process_is_not_sent_again_by_the_proces
         await receiver.stopService()
 
 
+async def play_game_of_the_day(central: Running, game_id: str) -> None:
+    """The operator opens ``game_id``'s sale; two halls buy; it is drawn to its bingo."""
+    from server_kit.core import Actor
+
+    server = central.server
+    one, two = await central.hall("hall-1"), await central.hall("hall-2")
+    await server.module.open_sale(game_id, Actor("olga", "operator"))
+    assert (await one.buy(f"{game_id}-a", count=5, game=game_id))["status"] == "confirmed"
+    assert (await two.buy(f"{game_id}-b", hall="hall-2", terminal="K1", player="q1", count=3,
+                          game=game_id))["status"] == "confirmed"
+    def step() -> tuple[str, int]:
+        game = server.module.games[game_id]
+        return str(game.phase), len(game.balls)
+
+    central.clock.advance(10.01)  # the sale's window
+    await until(lambda: step()[0] != "selling" and (server.module.armed(game_id) or step()[0] == "closed"),
+                f"{game_id}'s sale to close")
+    while step()[0] != "closed":  # a ball a second, to the bingo
+        before = step()
+        central.clock.advance(1.01)
+        await until(lambda: step() != before and server.module.armed(game_id) or step()[0] == "closed",
+                    f"{game_id}'s next ball")
+    await until(server.core.settled, "the game's last records committed")
+
+
+@pytest.mark.req("R95.4", "R92.7")
+async def test_a_receiver_configured_after_three_closed_days_receives_and_replays_each_oldest_first(
+        tmp_path: Path) -> None:
+    """The central server closes three days of network games with no [regulator]; configured then, its
+    feed sends the journal and every day's audit export and daily report it lacks, oldest day first, and
+    the receiver replays each day card by card."""
+    from regulator.senders import SenderRegistry
+    from regulator.service import ReceiverService, ReceiverSettings
+    from server_kit.keys import journal_key_path, load_journal_key
+
+    path = central_folder(tmp_path)
+    home = path.parent
+    games = ("net-1", "net-2", "net-3")
+    path.write_text(config_text(home, tmp_path / "pki", f"sqlite:///{home / 'central.sqlite3'}", games=games,
+                                opens_after_ms=None, sale_ms=10_000))
+    days = [day_after(GAME_DAY, n) for n in range(3)]
+    for n, game_id in enumerate(games):
+        central = await boot(path, EPOCH_S + n * DAY_S)
+        try:
+            await play_game_of_the_day(central, game_id)
+        finally:
+            await halt(central)
+
+    (tmp_path / "regulator").mkdir()
+    issue_certificate(tmp_path / "pki", "regulator", "regulator")
+    receiver = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", tmp_path / "pki", "regulator", 0,
+                                                         "127.0.0.1", web_port=None))
+    receiver.startService()
+    await receiver.listening
+    try:
+        SenderRegistry(tmp_path / "regulator").register(
+            "central", load_journal_key(journal_key_path(home), create=True).public_key())
+        path.write_text(path.read_text() + f'\n[regulator]\nhost = "127.0.0.1"\nport = {receiver.port.getHost().port}'
+                                           '\nserver_name = "localhost"\n')
+        central = await boot(path, EPOCH_S + 3 * DAY_S)
+        try:
+            await until(lambda: len(receiver.receiver.days.verdicts()) == 3 and len(receiver.inbox.received()) == 6,
+                        "the three days' reports received and replayed at the receiver", 120)
+            received = [(r.name, r.verified) for r in reversed(receiver.inbox.received())]  # in the order received
+            assert received == [(f"{kind}-{day}", True) for day in days for kind in ("audit", "daily")], received
+            verdicts = sorted((v.day, v.verdict, v.games) for v in receiver.receiver.days.verdicts())
+            assert verdicts == [(day, "verified", (game_id,)) for day, game_id in zip(days, games)]
+            assert receiver.store.alerts() == []
+        finally:
+            await halt(central)
+    finally:
+        await receiver.stopService()
+
+
 @pytest.mark.req("R83.5")
 def test_a_day_is_written_only_once_the_records_decided_before_its_close_are_committed(tmp_path: Path) -> None:
     """R83.5: a pass that finds the journal behind the records already decided (a commit in flight at midnight)
