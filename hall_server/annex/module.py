@@ -751,16 +751,14 @@ class AnnexModule(ProjectedState):
         if game.balls:
             out["kept_in_play"] = labels
             return [("annex_terminal_failed", out)]
-        won = {c.card for c in game.claims if c.hall_id == self.hall_id}  # none before a ball; kept for the rule
-        refunds = [(label, card) for label, (_, card) in zip(labels, on_terminal) if label not in won]
+        # Before the first ball no card has won anything: every one of them is refunded.
         source = "house" if self.hall_id in game.sales else stakes_account(game.game_id)
         postings = [Posting.transfer(card.stake_cents, debit=source, credit=card.account, reason=TERMINAL_REFUND,
                                      reference=Reference(game.game_id, label, seq))
-                    for label, card in refunds if card.stake_cents > 0]
+                    for label, (_, card) in zip(labels, on_terminal) if card.stake_cents > 0]
         self.ledger.check(postings)
-        out.update(refunded=[label for label, _ in refunds], refunded_cents=sum(p.amount for p in postings),
-                   source="house" if source == "house" else "stakes",
-                   kept_in_play=[label for label in labels if label in won])
+        out.update(refunded=labels, refunded_cents=sum(p.amount for p in postings),
+                   source="house" if source == "house" else "stakes")
         return [("annex_terminal_failed", out), *posting_entries(postings)]
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
