@@ -14,7 +14,10 @@
 * outside the programme's hours it arms a timer for their opening, on the reactor clock;
 * it answers the operator's ``operator_programme``, ``operator_schedule_game``,
   ``operator_pause_programme`` and ``operator_resume_programme``
-  (:mod:`protocol.central_operator`), each journaled with the operator's name.
+  (:mod:`protocol.central_operator`), each journaled with the operator's name; a one-off game
+  sent with the operator's request id runs through :meth:`CommandCore.once
+  <server_kit.core.CommandCore.once>`, so the same id sent again (an answer lost) is answered
+  with the game the first request made, remembered from the journal, and schedules nothing.
 
 The prize terms (R94.3): at start the template's terms are notified when they are new
 (:class:`~central_server.terms.PrizeTerms`); each game is then played on the terms in force
