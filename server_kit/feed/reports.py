@@ -81,10 +81,9 @@ class ReportOutbox:
                 if not files or not any(name.endswith(".p7s") for name in files):
                     continue  # being written, or not signed: not a report to send
                 digest = report_digest(files)
-                if self.deliveries is not None:
-                    if not self.deliveries.delivered(folder.name, digest):
-                        return Report(self.sender, folder.name, files)
-                elif self._delivered(folder) != digest:
+                if self._delivered(folder) == digest:  # (with deliveries: noted there before they were kept)
+                    continue
+                if self.deliveries is None or not self.deliveries.delivered(folder.name, digest):
                     return Report(self.sender, folder.name, files)
         self.dirty = False
         return None
