@@ -550,7 +550,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     def verify(now_ms: int) -> Mapping[str, str | None]:
         # The clock's check reads the wall clock as it is: the records' time never goes back.
-        return verify_system(journal, engine, clock.wall_ms(), **checks, **verification_checks(reactor, live))
+        return verify_system(journal, engine, clock.wall_ms, **checks, **verification_checks(reactor, live))
 
     session = SessionModule(core, verify, run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone)
     ledger = LedgerModule(core)
