@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from protocol import strict_json
 from protocol.errors import DomainError
 
 VERSION = 1
@@ -195,7 +196,9 @@ def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINA
     if len(text) > MAX_MESSAGE_BYTES and table is TERMINAL_MESSAGES:
         raise MessageError("malformed", f"a message is at most {MAX_MESSAGE_BYTES} bytes")
     try:
-        message = json.loads(text)
+        message = strict_json.loads(text)
+    except strict_json.NamedTwice as twice:
+        raise MessageError("malformed", str(twice)) from None
     except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
         raise MessageError("malformed", "a message is one JSON object") from None
     if not isinstance(message, dict):
