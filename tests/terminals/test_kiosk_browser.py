@@ -75,8 +75,8 @@ def player(staff: Staff, document: str, credit: int) -> str:
 
 
 def shown_cents(text: str) -> int:
-    """An amount as the kiosk shows it (``14.00 EUR``), in integer cents."""
-    euros, cents = text.split()[0].split(".")
+    """An amount as the kiosk shows it in English (``€14.00``, ``€1,234.56``), in integer cents."""
+    euros, cents = text.strip().lstrip("€").replace(",", "").split(".")
     return int(euros) * 100 + int(cents)
 
 

@@ -43,7 +43,7 @@ NOTE = re.compile(
 def demo_hall(tmp_path: Path):
     # Series of 600 cards, as the embedded default has: the demo sells 120 paper cards a game.
     (tmp_path / "hall.toml").write_text(
-        default_config_text("Demo hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0))
+        default_config_text("Demo hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0).replace('language = "ca"', 'language = "en"'))
     hall = HallProcess(tmp_path, demo=True, demo_pace=0.1).start()
     yield hall
     hall.stop()
