@@ -194,7 +194,7 @@ function showNext(view) {
   }
   $("previous").hidden = !game;
   if (!game) return;
-  put("previous-title", `${game.number ? t("Game {number}", { number: game.number }) : t("The last game")}: ${stateName(game.state)}`);
+  put("previous-title", (game.number ? t("Game {number}", { number: game.number }) : t("The last game")) + ": " + stateName(game.state));
   const rows = [];
   for (const pattern of ["line", "bingo"]) {
     const won = prizeLines(game, pattern);
