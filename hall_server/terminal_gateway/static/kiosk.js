@@ -186,13 +186,14 @@ const handlers = {
       net.cards = net.cards.concat(m.cards.filter((c) => !held.has(c.card)));
     }
     if (state.player) state.player.credit_cents = m.credit_cents;
-    note(`${m.cards.length} network card(s) bought: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
+    note(tn("{n} network card bought: {first}", "{n} network cards bought: {first} to {last}", m.cards.length,
+      { first: m.cards[0].card, last: m.cards[m.cards.length - 1].card }), true);
     render();
   },
   net_won(m) {
     state.net.won.push(m);
-    note(`Network game: you won the ${patternName(m.prize).toLowerCase()} with card ${m.card}: ${money(m.cents)}, credited to your account`,
-      true, WIN_MS);
+    note(t("Network game: you won the {prize} with card {card}: {amount}, credited to your account",
+      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
     signal("win");
     render();
   },
