@@ -116,7 +116,7 @@ def date_time(moment: datetime, language: str, zone: tzinfo) -> str:
 # --- Extraction of the pages' texts --------------------------------------------------------
 
 #: The attributes of an element marked ``data-i18n-<attribute>`` whose value is a text to translate.
-TRANSLATED_ATTRIBUTES = ("placeholder", "aria-label", "title")
+TRANSLATED_ATTRIBUTES = ("placeholder", "aria-label", "title", "data-empty")
 
 
 class _MarkedTexts(HTMLParser):

@@ -167,7 +167,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
                seen=lambda: banner_cards(board))
     shot(board, "board-bingo")
     staff("rosa", "close_game")
-    board.wait_for_selector("#game-state:has-text('closed')")
+    board.wait_for_selector("#game-state:has-text('game over')")
     bingo_paid = paid(hall, staff("carla", "pay_prizes", desk="desk-1"), "bingo")
     expected = {card: euros(cents) for card, cents in bingo_paid.items()}
     wait_until(lambda: banner_cards(board) == expected, WAIT, "each bingo card's amount on the banner",

@@ -773,7 +773,12 @@ async function scanQr() {
 }
 
 // The player picks the language (kept on this terminal); the hall's is the default.
-I18n.onChange(() => render());
+I18n.onChange(() => {
+  const online = $("link").className === "online";
+  $("link").textContent = online ? t("online") : t("offline");
+  if (state.terminal && online) $("who").textContent = t("Terminal {terminal}", { terminal: state.terminal });
+  render();
+});
 I18n.start(() => {
   wire();
   if (credentials()) { show("sign-in-panel"); connect(); } else { show("enrol"); }

@@ -5,14 +5,15 @@
 //   I18n.money(7200)  "72,00 €" (ca), "€72.00" (en): integer cents, never a float amount
 //   I18n.time(ms)     "20:05" in the hall's time zone
 // Elements carrying data-i18n have their text translated (the English text is the msgid);
-// data-i18n-placeholder, data-i18n-aria-label and data-i18n-title translate that attribute.
+// data-i18n-placeholder, data-i18n-aria-label, data-i18n-title and data-i18n-data-empty (the text CSS
+// shows in an empty list, content: attr(data-empty)) translate that attribute.
 // The language is the page's ?lang=, else the one the person chose (localStorage, on pages
 // with a chooser), else the hall's ([hall] language in hall.toml).
 "use strict";
 
 const I18n = (() => {
   const STORAGE = "hall-language";
-  const ATTRIBUTES = ["placeholder", "aria-label", "title"];
+  const ATTRIBUTES = ["placeholder", "aria-label", "title", "data-empty"];
   const state = {
     language: "en", messages: {}, hall: { language: "ca", languages: ["ca", "es", "fr", "en"], names: {}, time_zone: "Europe/Andorra" },
     remember: false, listeners: [],
