@@ -266,7 +266,7 @@ def test_the_kiosk_shows_only_the_sign_in_then_the_sale_in_words_a_refusal_in_eu
     kiosk.click("#buy")
     kiosk.wait_for_selector("#message:not(.ok):not([hidden])")
     refusal = kiosk.inner_text("#message")
-    assert "30.00 EUR" in refusal and "20.00 EUR" in refusal and "cents" not in refusal, refusal
+    assert refusal == "30 cards at €1.00 cost €30.00; your credit is €20.00." and "cents" not in refusal, refusal
     shot(kiosk, "kiosk-refused")
     kiosk.wait_for_selector("#message", state="hidden")
     assert kiosk.inner_text("#credit") == "€20.00" and kiosk.locator("#cards .card").count() == 0

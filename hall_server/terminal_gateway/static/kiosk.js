@@ -313,14 +313,21 @@ function prizeName(prize) {
   return names[prize] || String(prize).replace(/_/g, " ");
 }
 
-// A refusal in the player's words: the hall's code and parameters when the page knows the
-// code (docs/languages.md), else the hall's own sentence.
+// A refusal in the player's words: the hall's reason and its figures when the page knows the
+// reason, else its code, else the hall's own sentence (docs/languages.md).
 function refusalText(m) {
-  const known = REFUSALS()[m.code];
+  const known = REFUSALS()[m.reason] || REFUSALS()[m.code];
   if (!known) return m.message;
   return known(m.params || {});
 }
 const REFUSALS = () => ({
+  no_sale: () => t("No sale is open: cards are bought during the sale time only."),
+  sale_time: () => t("The sale time for terminals is over or has not begun."),
+  cards_max: (p) => t("At most {max} cards per player on one terminal in a game: you hold {held}, so you may buy {left} more.",
+    { max: p.max, held: p.held, left: p.left }),
+  credit_short: (p) => tn("{n} card at {stake} costs {amount}; your credit is {credit}.",
+    "{n} cards at {stake} cost {amount}; your credit is {credit}.", p.quantity,
+    { stake: money(p.stake_cents), amount: money(p.amount_cents), credit: money(p.credit_cents) }),
   signed_in_elsewhere: () => t("Your account was signed in on another terminal; you are signed out here."),
   internal: () => t("The hall could not do this; staff have been told. Try again in a moment."),
   sign_in_refused: () => t("The account number or the PIN is wrong, or the account is locked after too many wrong "
