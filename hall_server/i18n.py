@@ -85,14 +85,14 @@ def messages(language: str) -> dict[str, Any]:
     """``language``'s translated messages for a page: msgid -> text, or the list of plural forms."""
     found: dict[str, Any] = {}
     for message in catalog(language):
-        if not message.id or message.fuzzy:
+        msgid, text = message.id, message.string
+        if not msgid or not text or message.fuzzy:
             continue
-        if isinstance(message.id, tuple):
-            forms = [form for form in message.string if form]
-            if forms:
-                found[message.id[0]] = list(message.string)
-        elif message.string:
-            found[message.id] = message.string
+        if isinstance(msgid, (tuple, list)) and isinstance(text, (tuple, list)):
+            if all(text):
+                found[msgid[0]] = list(text)
+        elif isinstance(msgid, str) and isinstance(text, str):
+            found[msgid] = text
     return found
 
 

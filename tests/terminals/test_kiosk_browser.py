@@ -75,9 +75,11 @@ def player(staff: Staff, document: str, credit: int) -> str:
 
 
 def shown_cents(text: str) -> int:
-    """An amount as the kiosk shows it in English (``€14.00``, ``€1,234.56``), in integer cents."""
-    euros, cents = text.strip().lstrip("€").replace(",", "").split(".")
-    return int(euros) * 100 + int(cents)
+    """An amount in English as a player's screen writes it (CLDR: ``€14.00``, ``€1,234.56``) or
+    as the staff console does (``14.00 €``), in integer cents."""
+    found = re.fullmatch(r"€?(\d[\d,]*)\.(\d\d)(?: €| EUR)?", text.strip())
+    assert found, f"not an amount: {text!r}"
+    return int(found[1].replace(",", "")) * 100 + int(found[2])
 
 
 def kiosk_page(browser: Any, hall: HallProcess, viewport: dict[str, int], terminal: str, token: str) -> Any:
