@@ -688,7 +688,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     minutes = MinutesDesk(journal, config.name, zone, on_general_pool)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
-        minutes=minutes, voice=_voice(config, on_general_pool),
+        minutes=minutes, voice=_voice(config, on_general_pool), language=config.language,
+        time_zone=str(config.timezone),
     )
     # The PIN check (scrypt) runs off the reactor thread, on the hash read on it; an
     # unknown or closed account costs the same check, so the time tells nothing.
