@@ -21,7 +21,12 @@ for (let n = 1; n <= 90; n++) {
   const cell = Hall.el("span", n, "cell");
   cell.id = `ball-${n}`;
   $("ball-grid").appendChild(cell);
+  const netCell = Hall.el("span", n, "cell");
+  netCell.id = `net-ball-${n}`;
+  $("net-grid").appendChild(netCell);
 }
+// The winning cards the draw screen lists beside the numbers: the latest, then how many more.
+const WINNERS_LISTED = 4;
 
 function put(id, text) { $(id).textContent = text; }
 
@@ -39,11 +44,30 @@ function isVirtual(game, card) {
   return card.series !== null && String(card.series) in game.virtual_series;
 }
 
-// What each winning card of ``prize`` was paid, from the prize_paid records, by card name.
+// What each winning card of ``prize`` was paid, from the prize_paid records, by card name,
+// and what the split left unpaid for stakes below 100% (carried to the next game, R88.5).
 function paidFor(game, prize) {
   const paid = game.paid.find((p) => p.prize === prize);
   if (!paid) return null;
-  return { amount: paid.amount_cents, cards: new Map(paid.payments.map((c) => [cardName(game, c), c.cents])) };
+  return { amount: paid.amount_cents, carry: paid.carry_cents || 0,
+    cards: new Map(paid.payments.map((c) => [cardName(game, c), c.cents])) };
+}
+
+// A card's stake beside its share: a share is the prize split by card, scaled by the card's stake (R88.4).
+function stakeText(card) {
+  return `stake ${card.stake_pct === undefined ? 100 : card.stake_pct}%`;
+}
+
+// The ball count at which a prize was won: a count of balls, not a ball's number.
+function afterBalls(count) {
+  return `after ${count} balls`;
+}
+
+// What of a prize went to no card, and where it goes: the next game's same prize (R88.5).
+function carriedText(pattern, cents) {
+  if (!cents) return "";
+  return pattern === "line" ? ` · ${Hall.money(cents)} to the next game's line`
+    : ` · ${Hall.money(cents)} to the next game's bingo`;
 }
 
 function potsShown(pots) {
@@ -82,12 +106,13 @@ function prizeLines(game, pattern) {
   const items = cards.map((card) => {
     const name = cardName(game, card);
     const li = Hall.el("li", "", isVirtual(game, card) ? "virtual" : "paper");
-    li.append(Hall.el("span", name, "card-name"), Hall.el("span", isVirtual(game, card) ? "terminal" : "paper", "card-kind"));
+    li.append(Hall.el("span", name, "card-name"), Hall.el("span", isVirtual(game, card) ? "terminal" : "paper", "card-kind"),
+      Hall.el("span", stakeText(card), "card-stake card-kind"));
     const cents = paid ? paid.cards.get(name) : undefined;
     li.append(Hall.el("span", cents === undefined ? "" : Hall.money(cents), "card-amount"));
     return li;
   });
-  const each = cards.length > 1 ? ` shared by ${cards.length} cards` : "";
+  const each = (cards.length > 1 ? ` shared by ${cards.length} cards` : "") + (paid ? carriedText(pattern, paid.carry) : "");
   return { ball: cards[0].ball_count, total, each, items, paid: Boolean(paid) };
 }
 
@@ -111,7 +136,7 @@ function showBanner(game) {
   const open = Boolean(pause && pause.patterns.includes(pattern));
   banner.className = `banner ${pattern}${open ? " open" : ""}`;
   put("banner-title", open ? `${pattern === "bingo" ? "Bingo" : "Line"}! Another card?` : pattern.toUpperCase());
-  put("banner-detail", `on ball ${won.ball} · ${won.paid ? "paid" : "prize"} ${Hall.money(won.total)}${won.each}`
+  put("banner-detail", `${afterBalls(won.ball)} · ${won.paid ? "paid" : "prize"} ${Hall.money(won.total)}${won.each}`
     + (open ? " · call now: the prize closes soon" : ""));
   fill("banner-cards", [...won.items, ...(pattern === "bingo" ? potsWon(game) : [])]);
 }
@@ -134,14 +159,16 @@ function showDraw(game) {
   put("line-prize", "line" in game.prizes ? Hall.money(game.prizes.line) : "-");
   put("bingo-prize", "bingo" in game.prizes ? Hall.money(game.prizes.bingo) : "-");
   fill("pots", potItems(game));
-  fill("winners", game.winners.map((w) => {
+  const listed = game.winners.slice(-WINNERS_LISTED).reverse();
+  const more = game.winners.length - listed.length;
+  fill("winners", listed.map((w) => {
     const paid = paidFor(game, w.pattern);
     const cents = paid ? paid.cards.get(cardName(game, w)) : undefined;
     const card = isVirtual(game, w) ? `${cardName(game, w)} (terminal)` : Hall.cardLabel(w);
-    const text = `${w.pattern.toUpperCase()} on ball ${w.ball_count}: ${card}` +
-      (cents === undefined ? "" : ` · ${Hall.money(cents)}`);
+    const text = `${w.pattern.toUpperCase()} ${afterBalls(w.ball_count)}: ${card}` +
+      (cents === undefined ? "" : ` · ${Hall.money(cents)} · ${stakeText(w)}`);
     return Hall.el("li", text, w.pattern);
-  }));
+  }).concat(more > 0 ? [Hall.el("li", `and ${more} more winning card${more === 1 ? "" : "s"}`, "more")] : []));
   showBanner(game);
 }
 
@@ -187,7 +214,7 @@ function showNext(view) {
     if (!won) continue;
     const head = Hall.el("li", "", `result ${pattern}`);
     head.append(Hall.el("span", pattern.toUpperCase(), "result-name"),
-      Hall.el("span", `ball ${won.ball} · ${Hall.money(won.total)}${won.each}`, "result-detail"));
+      Hall.el("span", `${afterBalls(won.ball)} · ${Hall.money(won.total)}${won.each}`, "result-detail"));
     const cards = Hall.el("ul", "", "result-cards");
     cards.append(...won.items);
     head.append(cards);
@@ -232,9 +259,19 @@ function annexState(net) {
   return ANNEX_STATES[net.state] || net.state.replace(/_/g, " ");
 }
 
+// The network game is in play from its sale to its last ball; over, it stays beside the hall's screen.
+const NET_IN_PLAY = new Set(["selling", "sale_closed", "drawing"]);
+
+// Where the network game goes: "" (none), "full" (the only game in play: the whole screen) or
+// "side" (beside the hall's game in play, or over and kept beside the hall's screen).
+function netPlace(view, mode) {
+  const net = view.network || view.annex;
+  if (!net) return "";
+  return mode === "between" && NET_IN_PLAY.has(net.state) ? "full" : "side";
+}
+
 function showNetwork(view) {
   const net = view.network || view.annex;
-  document.body.classList.toggle("with-net", Boolean(net));
   $("net-strip").hidden = !net;
   if (!net) return;
   const annex = net.kind === "annex";
@@ -247,8 +284,14 @@ function showNetwork(view) {
   const balls = net.balls;
   put("net-last-ball", net.last_ball === null ? "" : String(net.last_ball));
   $("net-last-ball").classList.toggle("empty", net.last_ball === null);
+  const drawn = new Set(balls);
+  for (let n = 1; n <= 90; n++) {
+    const cell = $(`net-ball-${n}`);
+    cell.classList.toggle("drawn", drawn.has(n));
+    cell.classList.toggle("last", n === net.last_ball);
+  }
   put("net-ball-count", balls.length ? `Ball ${balls.length} of 90` : "No ball drawn yet");
-  fill("net-recent", balls.slice(-13, -1).reverse().map((b) => Hall.el("li", b)));
+  fill("net-recent", balls.slice(-6, -1).reverse().map((b) => Hall.el("li", b)));
   const facts = [["Card price", Hall.money(net.price_cents)]];
   if (net.cards_sold !== null) facts.push(["Cards in play", String(net.cards_sold)]);
   const patterns = net.patterns || Object.keys(net.prizes);
@@ -261,7 +304,7 @@ function showNetwork(view) {
   fill("net-winners", latest.length ? latest.map((w) => {
     const li = Hall.el("li", "", w.pattern);
     li.append(Hall.el("span", w.card, "net-winner-card"),
-      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ball ${w.ball_count}`
+      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ${afterBalls(w.ball_count)}`
         + (w.cents === null ? "" : ` · ${Hall.money(w.cents)}`), "net-winner-prize"),
       Hall.el("span", w.terminal === null ? w.hall : `${w.hall} · terminal ${w.terminal}`, "net-winner-where"));
     return li;
@@ -272,13 +315,16 @@ function showNetwork(view) {
 function render() {
   const view = Board.view;
   if (!view) return;
-  showNetwork(view);
   put("hall-name", view.hall);
   const mode = modeOf(view);
+  const place = netPlace(view, mode);
   document.body.dataset.mode = mode;
+  document.body.dataset.net = place;
+  showNetwork(view);
   $("draw-screen").hidden = mode !== "draw";
   $("sale-screen").hidden = mode !== "sale";
-  $("next-screen").hidden = mode !== "between";
+  // No "Welcome" nor "Next game" while a network game is the game in play: it has the screen.
+  $("next-screen").hidden = mode !== "between" || place === "full";
   const game = view.game;
   put("game-title", game && mode !== "between" ? `Game ${game.number || ""}`.trim() : "");
   put("game-state", game && mode !== "between"
@@ -300,7 +346,8 @@ function showMegabingo(view) {
 // The operator's responsible-play messages, in turn, whenever no ball is being drawn (R97.2).
 function showWarning(mode) {
   const footer = $("warning");
-  footer.hidden = mode === "draw" || !Board.warnings.length;
+  const net = Board.view && (Board.view.network || Board.view.annex);
+  footer.hidden = mode === "draw" || (net && net.state === "drawing") || !Board.warnings.length;
   if (!footer.hidden) footer.textContent = Board.warnings[Board.turn % Board.warnings.length];
 }
 
