@@ -280,13 +280,16 @@ def test_board_1920x1080_every_number_drawn_fits_its_cell_and_no_two_numbers_run
 def shared(view: dict[str, Any], pattern: str, ball_count: int, cents: int, stakes: list[int]) -> None:
     """``pattern`` won by cards staked ``stakes`` (% of the price), shared as the hall splits it (R88.4-5)."""
     game = view["game"]
+    game["virtual_series"] = {"9001": "V1"}  # a terminal's card stakes part of its price; a paper card all of it
+    cards = [(1001 if pct == 100 else 9001, 11 + i, pct) for i, pct in enumerate(stakes)]
     game["winners"] = [w for w in game["winners"] if w["pattern"] != pattern] + [
-        {"series": 1001, "card_number": 11 + i, "pattern": pattern, "ball_count": ball_count, "stake_pct": pct}
-        for i, pct in enumerate(stakes)]
+        {"series": series, "card_number": number, "pattern": pattern, "ball_count": ball_count, "stake_pct": pct}
+        for series, number, pct in cards]
     payments = [cents * pct // (100 * len(stakes)) for pct in stakes]
     game["paid"] = [p for p in game["paid"] if p["prize"] != pattern] + [
         {"prize": pattern, "amount_cents": cents, "carry_cents": cents - sum(payments),
-         "payments": [{"series": 1001, "card_number": 11 + i, "cents": c} for i, c in enumerate(payments)]}]
+         "payments": [{"series": series, "card_number": number, "cents": c}
+                      for (series, number, _), c in zip(cards, payments)]}]
 
 
 def test_board_1920x1080_between_games_the_shares_show_their_stakes_add_up_and_stay_clear_of_the_cards(walk: Walk) -> None:

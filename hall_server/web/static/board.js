@@ -303,9 +303,9 @@ function showNetwork(view) {
   const more = net.winner_count - latest.length;
   fill("net-winners", latest.length ? latest.map((w) => {
     const li = Hall.el("li", "", w.pattern);
-    li.append(Hall.el("span", w.card, "net-winner-card"),
-      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ${afterBalls(w.ball_count)}`
-        + (w.cents === null ? "" : ` · ${Hall.money(w.cents)}`), "net-winner-prize"),
+    const prize = Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ${afterBalls(w.ball_count)}`, "net-winner-prize");
+    if (w.cents !== null) prize.append(" · ", Hall.el("span", Hall.money(w.cents), "amount"));  // an amount never broken
+    li.append(Hall.el("span", w.card, "net-winner-card"), prize,
       Hall.el("span", w.terminal === null ? w.hall : `${w.hall} · terminal ${w.terminal}`, "net-winner-where"));
     return li;
   }).concat(more > 0 ? [Hall.el("li", `and ${more} more winning card${more === 1 ? "" : "s"}`, "more")] : [])
