@@ -25,8 +25,12 @@ for (let n = 1; n <= 90; n++) {
   netCell.id = `net-ball-${n}`;
   $("net-grid").appendChild(netCell);
 }
-// The winning cards the draw screen lists beside the numbers: the latest, then how many more.
-const WINNERS_LISTED = 4;
+// How many of the latest winning cards a game's facts list, then how many more: fewer when the
+// hall's game and the network game share the screen, so that the numbers keep their room.
+function winnersListed(game) {
+  const side = document.body.dataset.net === "side";
+  return game === "net" ? (side ? 1 : 5) : (side ? 2 : 4);
+}
 
 function put(id, text) { $(id).textContent = text; }
 
@@ -159,7 +163,7 @@ function showDraw(game) {
   put("line-prize", "line" in game.prizes ? Hall.money(game.prizes.line) : "-");
   put("bingo-prize", "bingo" in game.prizes ? Hall.money(game.prizes.bingo) : "-");
   fill("pots", potItems(game));
-  const listed = game.winners.slice(-WINNERS_LISTED).reverse();
+  const listed = game.winners.slice(-winnersListed("hall")).reverse();
   const more = game.winners.length - listed.length;
   fill("winners", listed.map((w) => {
     const paid = paidFor(game, w.pattern);
@@ -299,7 +303,7 @@ function showNetwork(view) {
     facts.push([`${patternName(pattern)} prize`, pattern in net.prizes ? Hall.money(net.prizes[pattern]) : "at the close"]);
   }
   fill("net-facts", facts.flatMap(([name, value]) => [Hall.el("dt", name), Hall.el("dd", value)]));
-  const latest = net.winners.slice(-2).reverse();
+  const latest = net.winners.slice(-winnersListed("net")).reverse();
   const more = net.winner_count - latest.length;
   fill("net-winners", latest.length ? latest.map((w) => {
     const li = Hall.el("li", "", w.pattern);
