@@ -276,6 +276,23 @@ def test_board_1920x1080_every_number_drawn_fits_its_cell_and_no_two_numbers_run
     view["game"]["balls"], view["game"]["last_ball"] = [90], 90
     checked(walk.feed(view), "one-number-drawn")
 
+    # A crowded draw: every pot a game can hold, the jackpot's reserve added, lines and a bingo shared by
+    # terminals' cards staked below their price; alone and beside a network game.
+    crowded = picture(walk, "draw")
+    crowded["game"]["pots"] = {"jackpot_threshold": 45, "jackpot_cents": 1_234_567, "superbingo_limit": 42,
+                               "superbingo_cents": 98_765, "grand_superbingo_limit": None,
+                               "grand_superbingo_cents": 0, "megabingo_cents": 55_555}
+    crowded["game"]["reserve_boost"] = {"line_cents": 12_345, "bingo_cents": 67_890}
+    shared(crowded, "line", 33, 9597, [100, 50, 25])
+    shared(crowded, "bingo", len(crowded["game"]["balls"]), 123_456, [100, 100, 50, 25, 10])
+    for w in crowded["game"]["winners"]:
+        w["card_number"] += 1000 if w["series"] == 9001 else 0
+    for p in crowded["game"]["paid"]:
+        for c in p["payments"]:
+            c["card_number"] += 1000 if c["series"] == 9001 else 0
+    checked(walk.feed(crowded), "crowded-draw")
+    checked(walk.feed({**crowded, "network": network("drawing", 60, 9)}), "crowded-both")
+
 
 def shared(view: dict[str, Any], pattern: str, ball_count: int, cents: int, stakes: list[int]) -> None:
     """``pattern`` won by cards staked ``stakes`` (% of the price), shared as the hall splits it (R88.4-5)."""
@@ -341,7 +358,7 @@ def network(state: str, balls: int, winners: int) -> dict[str, Any]:
 def test_board_1920x1080_the_network_game_alone_has_the_screen_and_beside_the_halls_game_each_has_half(walk: Walk) -> None:
     # Before the session, a network game drawing: its own screen, no "Welcome / The session opens soon".
     alone = {**picture(walk, "between"), "session_open": False, "games_played": 0, "game": None,
-             "network": network("drawing", 48, 3)}
+             "network": network("drawing", 48, 9)}
     pages = walk.feed(alone)
     for page in pages.values():
         assert page.is_hidden("#next-screen") and page.is_visible("#net-strip")

@@ -25,11 +25,23 @@ for (let n = 1; n <= 90; n++) {
   netCell.id = `net-ball-${n}`;
   $("net-grid").appendChild(netCell);
 }
-// How many of the latest winning cards a game's facts list, then how many more: fewer when the
-// hall's game and the network game share the screen, so that the numbers keep their room.
-function winnersListed(game) {
-  const side = document.body.dataset.net === "side";
-  return game === "net" ? (side ? 1 : 5) : (side ? 2 : 4);
+// Whether ``box`` shows all it holds: a hall screen cannot scroll, and nothing may be cut.
+function fits(box) {
+  return box.scrollHeight <= box.clientHeight + 1 && box.scrollWidth <= box.clientWidth + 1;
+}
+
+function moreCards(count) {
+  return Hall.el("li", `and ${count} more winning card${count === 1 ? "" : "s"}`, "more");
+}
+
+// As many of ``items`` in ``list`` as ``box`` holds, then how many more there are; ``after``
+// (the pots won) always shown.  Every screen size gets what it has room for.
+function fitInto(box, list, items, after = [], total = items.length) {
+  for (let shown = items.length; shown >= 0; shown--) {
+    const rest = total - shown;
+    list.replaceChildren(...items.slice(0, shown), ...(rest ? [moreCards(rest)] : []), ...after);
+    if (fits(box)) return;
+  }
 }
 
 function put(id, text) { $(id).textContent = text; }
@@ -142,7 +154,9 @@ function showBanner(game) {
   put("banner-title", open ? `${pattern === "bingo" ? "Bingo" : "Line"}! Another card?` : pattern.toUpperCase());
   put("banner-detail", `${afterBalls(won.ball)} · ${won.paid ? "paid" : "prize"} ${Hall.money(won.total)}${won.each}`
     + (open ? " · call now: the prize closes soon" : ""));
-  fill("banner-cards", [...won.items, ...(pattern === "bingo" ? potsWon(game) : [])]);
+  const pots = pattern === "bingo" ? potsWon(game) : [];
+  banner.classList.toggle("many", won.items.length + pots.length > 3);
+  fitInto(banner, $("banner-cards"), won.items, pots);
 }
 
 function showDraw(game) {
@@ -163,16 +177,20 @@ function showDraw(game) {
   put("line-prize", "line" in game.prizes ? Hall.money(game.prizes.line) : "-");
   put("bingo-prize", "bingo" in game.prizes ? Hall.money(game.prizes.bingo) : "-");
   fill("pots", potItems(game));
-  const listed = game.winners.slice(-winnersListed("hall")).reverse();
-  const more = game.winners.length - listed.length;
-  fill("winners", listed.map((w) => {
+  const winners = game.winners.slice().reverse().map((w) => {
     const paid = paidFor(game, w.pattern);
     const cents = paid ? paid.cards.get(cardName(game, w)) : undefined;
     const card = isVirtual(game, w) ? `${cardName(game, w)} (terminal)` : Hall.cardLabel(w);
     const text = `${w.pattern.toUpperCase()} ${afterBalls(w.ball_count)}: ${card}` +
       (cents === undefined ? "" : ` · ${Hall.money(cents)} · ${stakeText(w)}`);
     return Hall.el("li", text, w.pattern);
-  }).concat(more > 0 ? [Hall.el("li", `and ${more} more winning card${more === 1 ? "" : "s"}`, "more")] : []));
+  });
+  // The facts in their usual size if they fit with at least "and N more winning cards", else in the smaller one.
+  const facts = $("draw-facts");
+  facts.classList.remove("tight");
+  fill("winners", winners.length ? [moreCards(winners.length)] : []);
+  facts.classList.toggle("tight", !fits(facts));
+  fitInto(facts, $("winners"), winners);
   showBanner(game);
 }
 
@@ -226,6 +244,14 @@ function showNext(view) {
   }
   rows.push(...potsWon(game));
   fill("previous-prizes", rows.length ? rows : [Hall.el("li", "No prize was won", "result")]);
+  // Too many winning cards for the screen: the longest list gives up cards first, "and N more" said.
+  const lists = [...$("previous-prizes").querySelectorAll(".result-cards")].map((ul) => ({ ul, items: [...ul.children], shown: ul.children.length }));
+  while (!fits($("next-screen")) && lists.some((l) => l.shown > 0)) {
+    const longest = lists.reduce((a, b) => (b.shown > a.shown ? b : a));
+    longest.shown -= 1;
+    const rest = longest.items.length - longest.shown;
+    longest.ul.replaceChildren(...longest.items.slice(0, longest.shown), moreCards(rest));
+  }
 }
 
 function modeOf(view) {
@@ -303,17 +329,17 @@ function showNetwork(view) {
     facts.push([`${patternName(pattern)} prize`, pattern in net.prizes ? Hall.money(net.prizes[pattern]) : "at the close"]);
   }
   fill("net-facts", facts.flatMap(([name, value]) => [Hall.el("dt", name), Hall.el("dd", value)]));
-  const latest = net.winners.slice(-winnersListed("net")).reverse();
-  const more = net.winner_count - latest.length;
-  fill("net-winners", latest.length ? latest.map((w) => {
+  const latest = net.winners.slice().reverse();
+  const items = latest.map((w) => {
     const li = Hall.el("li", "", w.pattern);
     const prize = Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ${afterBalls(w.ball_count)}`, "net-winner-prize");
     if (w.cents !== null) prize.append(" · ", Hall.el("span", Hall.money(w.cents), "amount"));  // an amount never broken
     li.append(Hall.el("span", w.card, "net-winner-card"), prize,
       Hall.el("span", w.terminal === null ? w.hall : `${w.hall} · terminal ${w.terminal}`, "net-winner-where"));
     return li;
-  }).concat(more > 0 ? [Hall.el("li", `and ${more} more winning card${more === 1 ? "" : "s"}`, "more")] : [])
-    : [Hall.el("li", "No winner yet", "none")]);
+  });
+  if (items.length) fitInto($("net-facts-box"), $("net-winners"), items, [], Math.max(net.winner_count, items.length));
+  else fill("net-winners", [Hall.el("li", "No winner yet", "none")]);
 }
 
 function render() {
@@ -324,6 +350,9 @@ function render() {
   const place = netPlace(view, mode);
   document.body.dataset.mode = mode;
   document.body.dataset.net = place;
+  // The strips first: the screens then fit what they list in the room the strips leave.
+  showMegabingo(view);
+  showWarning(mode);
   showNetwork(view);
   $("draw-screen").hidden = mode !== "draw";
   $("sale-screen").hidden = mode !== "sale";
@@ -336,8 +365,6 @@ function render() {
   if (mode === "draw") showDraw(game);
   else if (mode === "sale") showSale(game);
   else showNext(view);
-  showMegabingo(view);
-  showWarning(mode);
 }
 
 // The megabingo announced, from its announcement to its game, on every screen (R90.2).
@@ -355,7 +382,8 @@ function showWarning(mode) {
   if (!footer.hidden) footer.textContent = Board.warnings[Board.turn % Board.warnings.length];
 }
 
-setInterval(() => { Board.turn += 1; if (Board.view) showWarning(modeOf(Board.view)); }, 15000);
+setInterval(() => { Board.turn += 1; render(); }, 15000);  // the next message, and the screens fitted around it
+window.addEventListener("resize", render);
 setInterval(() => {
   if (Board.view && modeOf(Board.view) === "sale") put("sale-countdown", countdownText(Board.view.game));
   if (Board.view && Board.view.network) put("net-countdown", netCountdown(Board.view.network));
