@@ -3,9 +3,11 @@
 // draw, a LINE / BINGO banner with the winning cards and what each is paid, and between
 // games the next game's screen with the last game's result and the operator's
 // responsible-play messages (R97.2).  A megabingo announced shows on every screen with its
-// date, time and amount until it is played (R90.2).  Below it, when the hall takes part in one, the
-// network game played across the halls: its sale time, balls, prizes and its winners
-// with the hall and the terminal where each card was bought (R92.1, R92.11).
+// date, time and amount until it is played (R90.2).  When the hall takes part in one, the
+// network game played across the halls: its sale time, balls, prizes and its winners with
+// the hall and the terminal where each card was bought (R92.1, R92.11); the whole screen
+// when it is the only game in play, half of it beside the hall's game.  Nothing is cut: a
+// list shows what its box holds, then how many more (docs/console.md).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -278,7 +280,7 @@ function netCountdown(net) {
   return `Sale closes in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-// The hall-annex game (R3.5.b) uses the same strip: the main hall's balls, both rooms' winners.
+// The hall-annex game (R3.5.b) uses the same screen: the main hall's balls, both rooms' winners.
 const ANNEX_STATES = {
   selling: "paper cards on sale in both rooms", sale_closed: "sale closed in both rooms · the draw begins soon",
   drawing: "drawing in the main hall", closed: "game over",
