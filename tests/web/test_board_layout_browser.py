@@ -69,7 +69,8 @@ CHECK = r"""() => {
       }
       const [r, g, b, a] = rgba(getComputedStyle(el).color);
       const fore = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
-      const lum = (c) => { const [x, y, z] = c.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+      const lum = (c) => { const [x, y, z] = c.map((v) => {
+          v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
         return 0.2126 * x + 0.7152 * y + 0.0722 * z; };
       const [hi, lo] = [lum(fore), lum(back)].sort((p, q) => q - p);
       const ratio = (hi + 0.05) / (lo + 0.05);
@@ -80,7 +81,8 @@ CHECK = r"""() => {
   for (const grid of document.querySelectorAll(".ball-grid")) {
     if (!shown(grid)) continue;
     const cells = [...grid.children];
-    const inked = cells.map((cell) => { const r = document.createRange(); r.selectNodeContents(cell); return r.getBoundingClientRect(); });
+    const inked = cells.map((cell) => {
+      const r = document.createRange(); r.selectNodeContents(cell); return r.getBoundingClientRect(); });
     for (let i = 0; i < cells.length; i++) {
       if (i % 10 !== 9 && inked[i + 1].left - inked[i].right < 4) problems.push(`numbers run together: ${name(cells[i])}`);
     }

@@ -247,7 +247,8 @@ function showNext(view) {
   rows.push(...potsWon(game));
   fill("previous-prizes", rows.length ? rows : [Hall.el("li", "No prize was won", "result")]);
   // Too many winning cards for the screen: the longest list gives up cards first, "and N more" said.
-  const lists = [...$("previous-prizes").querySelectorAll(".result-cards")].map((ul) => ({ ul, items: [...ul.children], shown: ul.children.length }));
+  const lists = [...$("previous-prizes").querySelectorAll(".result-cards")]
+    .map((ul) => ({ ul, items: [...ul.children], shown: ul.children.length }));
   while (!fits($("next-screen")) && lists.some((l) => l.shown > 0)) {
     const longest = lists.reduce((a, b) => (b.shown > a.shown ? b : a));
     longest.shown -= 1;
