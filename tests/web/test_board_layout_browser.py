@@ -365,6 +365,9 @@ def test_board_1920x1080_the_network_game_alone_has_the_screen_and_beside_the_ha
     for page in pages.values():
         assert page.is_hidden("#next-screen") and page.is_visible("#net-strip")
         assert page.locator("#net-grid .cell.drawn").count() == 48 and page.inner_text("#net-last-ball") == "43"
+        # The latest winners listed (as many as the column holds), then how many more.
+        listed = page.locator("#net-winners li.line").count()
+        assert listed >= 2 and page.inner_text("#net-winners li.more") == f"and {9 - listed} more winning cards"
         width = page.evaluate("document.getElementById('net-strip').getBoundingClientRect().width")
         assert width == page.viewport_size["width"]
     checked(pages, "network-alone")

@@ -353,14 +353,15 @@ function render() {
   const place = netPlace(view, mode);
   document.body.dataset.mode = mode;
   document.body.dataset.net = place;
-  // The strips first: the screens then fit what they list in the room the strips leave.
-  showMegabingo(view);
-  showWarning(mode);
-  showNetwork(view);
+  // Which screens show, and the strips, first: each screen then fits what it lists in the room it has.
   $("draw-screen").hidden = mode !== "draw";
   $("sale-screen").hidden = mode !== "sale";
   // No "Welcome" nor "Next game" while a network game is the game in play: it has the screen.
   $("next-screen").hidden = mode !== "between" || place === "full";
+  $("net-strip").hidden = !place;
+  showMegabingo(view);
+  showWarning(mode);
+  showNetwork(view);
   const game = view.game;
   put("game-title", game && mode !== "between" ? `Game ${game.number || ""}`.trim() : "");
   put("game-state", game && mode !== "between"
