@@ -365,7 +365,8 @@ function render() {
   const game = view.game;
   put("game-title", game && mode !== "between" ? `Game ${game.number || ""}`.trim() : "");
   put("game-state", game && mode !== "between"
-    ? `${game.state}${game.last_game ? " · last game of the session" : ""}` : (view.session_open ? "between games" : ""));
+    ? `${game.state}${game.last_game ? " · last game of the session" : ""}`
+    : (view.session_open && place !== "full" ? "between games" : ""));
   if (mode === "draw") showDraw(game);
   else if (mode === "sale") showSale(game);
   else showNext(view);
