@@ -83,6 +83,9 @@ class GamePicture:
     terminal_sale: dict[str, int] | None = None
     #: The label of each virtual series sold in the game, by series number (``{"9001": "V1"}``).
     virtual_series: dict[str, str] = field(default_factory=dict)
+    #: The terminals' cards staked below their whole price, as bought: ``(series, first, last, stake_pct)``.
+    #: A winning card's share is scaled by its stake (R88.4-5): the board shows it beside the share.
+    stakes: list[tuple[int, int, int, int]] = field(default_factory=list)
     #: A line or bingo found and still open to other cards: "Line! Another card?" (R85.6):
     #: ``patterns``, ``ball_count``, ``since_ms`` (the last claim, from which the wait runs).
     pause: dict[str, Any] | None = None
@@ -119,6 +122,14 @@ class GamePicture:
 
 def _card(payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"series": payload.get("series"), "card_number": payload.get("card_number")}
+
+
+def _stake_pct(game: GamePicture, series: Any, number: Any) -> int:
+    """The percentage of its price a card staked: a paper card its whole price, a terminal's as bought."""
+    for sold_series, first, last, pct in game.stakes:
+        if series == sold_series and isinstance(number, int) and first <= number <= last:
+            return pct
+    return 100
 
 
 def _labelled(label: str) -> dict[str, Any]:
@@ -486,6 +497,8 @@ class HallView:
     def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
             game.virtual_series[str(p.get("series"))] = str(p.get("series_label"))
+            if int(p.get("stake_pct") or 100) < 100:
+                game.stakes.append((int(p["series"]), int(p["first"]), int(p["last"]), int(p["stake_pct"])))
             # One record for a terminal's purchase; in older journals a card_sold per card followed it.
             if p.get("price_cents") is not None:
                 game.cards_sold += int(p.get("quantity") or 0)
@@ -571,6 +584,8 @@ class HallView:
                 {
                     "prize": p.get("prize"),
                     "amount_cents": p.get("amount_cents"),
+                    #: What the split left unpaid (stakes below 100%), added to the next game's prize (R88.5).
+                    "carry_cents": int(p.get("carry_cents") or 0),
                     "payments": [{**_labelled(label), "cents": cents} for label, cents in p.get("payments") or ()],
                 }
             )
@@ -581,7 +596,8 @@ class HallView:
 
     def _on_prize_won(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
-            game.winners.append({**_card(p), "pattern": p.get("pattern"), "ball_count": p.get("ball_count")})
+            game.winners.append({**_card(p), "pattern": p.get("pattern"), "ball_count": p.get("ball_count"),
+                                 "stake_pct": _stake_pct(game, p.get("series"), p.get("card_number"))})
             game.correction = None
             # The prize is found: the draw stops while the caller asks for another card (R85.6).
             pause = game.pause or {"patterns": [], "ball_count": p.get("ball_count"), "balls_drawn": len(game.balls)}

@@ -234,7 +234,7 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
                                 for page in boards.values()}) == 1, WAIT, "both boards to list the same winners",
                    seen=lambda: winners)
         listed = boards["hall-1"].locator("#net-winners li:not(.none):not(.more)").all_inner_texts()
-        assert all(re.fullmatch(r"N1-\d+ ?LINE · ball \d+ · €\d+\.\d\d\nhall-[12] · terminal hall-[12]-K1", w)
+        assert all(re.fullmatch(r"N1-\d+ ?LINE · after \d+ balls · €\d+\.\d\d\nhall-[12] · terminal hall-[12]-K1", w)
                    for w in listed), listed
         winning_hall = re.search(r"(hall-[12]) · terminal", listed[-1])[1]  # type: ignore[index]
         winner_kiosk = kiosks[winning_hall]

@@ -140,7 +140,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
     assert board.inner_text("#banner-title") == "LINE"
     wait_until(lambda: sorted(banner_cards(board)) == sorted(cards), WAIT, "the line's cards on the banner",
                seen=lambda: banner_cards(board))
-    assert f"on ball {count}" in board.inner_text("#banner-detail")
+    assert board.inner_text("#banner-detail").startswith(f"after {count} balls · ")
     assert line_prize in board.inner_text("#banner-detail")
     shot(board, "board-line")
     fits_the_screen(board)
@@ -150,7 +150,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
     fits_the_screen(board)
     line_paid = paid(hall, staff("carla", "pay_prizes", desk="desk-1"), "line")
     for card, cents in line_paid.items():
-        board.wait_for_selector(f"#winners li:has-text('LINE on ball {count}: series 1001 card "
+        board.wait_for_selector(f"#winners li:has-text('LINE after {count} balls: series 1001 card "
                                 f"{card.split('-')[1]} · {euros(cents)}')")
 
     # The bingo: its banner stays through the close, and shows each card's amount once paid.

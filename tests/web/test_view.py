@@ -37,12 +37,38 @@ def test_the_picture_follows_sale_draw_void_claims_and_payments() -> None:
         {"series": 7, "card_number": 2, "pattern": "bingo", "ball_count": 2},
         {"series": 7, "card_number": 1, "pattern": "line", "ball_count": 2},
     ]
-    assert game["winners"] == [{"series": 7, "card_number": 1, "pattern": "line", "ball_count": 2}]
-    assert game["paid"] == [{"prize": "line", "amount_cents": 30, "payments": [{"series": 7, "card_number": 1, "cents": 30}]}]
+    assert game["winners"] == [{"series": 7, "card_number": 1, "pattern": "line", "ball_count": 2, "stake_pct": 100}]
+    assert game["paid"] == [{"prize": "line", "amount_cents": 30, "carry_cents": 0,
+                             "payments": [{"series": 7, "card_number": 1, "cents": 30}]}]
     assert "rejected" not in game and "sam" not in str(view.board())
     console = view.console()
     assert console["game"]["rejected"] == [{"series": 7, "card_number": 9, "reason": "not sold"}]
     assert console["recent"][0]["type"] == "prize_paid" and view.seq == 11
+
+
+def test_board_1920x1080_the_picture_gives_each_winners_stake_and_what_the_split_left_to_carry() -> None:
+    """The board shows a share beside its card's stake and what went to no card, so the amounts add up."""
+    view = HallView("Sala")
+    for record in records(
+        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
+        ("paper_cards_sold", {"game_id": GAME, "series": 7, "first": 1, "last": 10, "count": 10, "price_cents": 100,
+                              "amount_cents": 1_000, "seller": "sam"}),
+        ("virtual_cards_bought", {"game_id": GAME, "series": 9001, "series_label": "V1", "first": 4, "last": 6,
+                                  "quantity": 3, "stake_pct": 50, "stake_cents": 50, "price_cents": 100,
+                                  "amount_cents": 150}),
+        ("sale_closed", {"game_id": GAME, "cards_sold": 13, "collection_cents": 1_150, "line_cents": 9_597,
+                         "bingo_cents": 500}),
+        ("ball_drawn", {"game_id": GAME, "ball": 5, "ball_count": 1, "completed_line": [], "completed_bingo": []}),
+        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 7, "card_number": 5, "ball_count": 1}),
+        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 9001, "card_number": 5, "ball_count": 1}),
+        ("prize_paid", {"game_id": GAME, "prize": "line", "amount_cents": 9_597, "carry_cents": 2_400,
+                        "payments": [["7-5", 4_798], ["9001-5", 2_399]]}),
+    ):
+        view.apply(record)
+    game = view.board()["game"]
+    assert [(w["series"], w["card_number"], w["stake_pct"]) for w in game["winners"]] == [(7, 5, 100), (9001, 5, 50)]
+    (paid,) = game["paid"]
+    assert paid["carry_cents"] + sum(p["cents"] for p in paid["payments"]) == paid["amount_cents"] == 9_597
 
 
 @pytest.mark.req("R85.6", "R85.5", "R82.8")

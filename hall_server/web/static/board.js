@@ -3,9 +3,11 @@
 // draw, a LINE / BINGO banner with the winning cards and what each is paid, and between
 // games the next game's screen with the last game's result and the operator's
 // responsible-play messages (R97.2).  A megabingo announced shows on every screen with its
-// date, time and amount until it is played (R90.2).  Below it, when the hall takes part in one, the
-// network game played across the halls: its sale time, balls, prizes and its winners
-// with the hall and the terminal where each card was bought (R92.1, R92.11).
+// date, time and amount until it is played (R90.2).  When the hall takes part in one, the
+// network game played across the halls: its sale time, balls, prizes and its winners with
+// the hall and the terminal where each card was bought (R92.1, R92.11); the whole screen
+// when it is the only game in play, half of it beside the hall's game.  Nothing is cut: a
+// list shows what its box holds, then how many more (docs/console.md).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -34,6 +36,27 @@ for (let n = 1; n <= 90; n++) {
   const cell = Hall.el("span", n, "cell");
   cell.id = `ball-${n}`;
   $("ball-grid").appendChild(cell);
+  const netCell = Hall.el("span", n, "cell");
+  netCell.id = `net-ball-${n}`;
+  $("net-grid").appendChild(netCell);
+}
+// Whether ``box`` shows all it holds: a hall screen cannot scroll, and nothing may be cut.
+function fits(box) {
+  return box.scrollHeight <= box.clientHeight + 1 && box.scrollWidth <= box.clientWidth + 1;
+}
+
+function moreCards(count) {
+  return Hall.el("li", tn("and {n} more winning card", "and {n} more winning cards", count), "more");
+}
+
+// As many of ``items`` in ``list`` as ``box`` holds, then how many more there are; ``after``
+// (the pots won) always shown.  Every screen size gets what it has room for.
+function fitInto(box, list, items, after = [], total = items.length) {
+  for (let shown = items.length; shown >= 0; shown--) {
+    const rest = total - shown;
+    list.replaceChildren(...items.slice(0, shown), ...(rest ? [moreCards(rest)] : []), ...after);
+    if (fits(box)) return;
+  }
 }
 
 function put(id, text) { $(id).textContent = text; }
@@ -52,11 +75,30 @@ function isVirtual(game, card) {
   return card.series !== null && String(card.series) in game.virtual_series;
 }
 
-// What each winning card of ``prize`` was paid, from the prize_paid records, by card name.
+// What each winning card of ``prize`` was paid, from the prize_paid records, by card name,
+// and what the split left unpaid for stakes below 100% (carried to the next game, R88.5).
 function paidFor(game, prize) {
   const paid = game.paid.find((p) => p.prize === prize);
   if (!paid) return null;
-  return { amount: paid.amount_cents, cards: new Map(paid.payments.map((c) => [cardName(game, c), c.cents])) };
+  return { amount: paid.amount_cents, carry: paid.carry_cents || 0,
+    cards: new Map(paid.payments.map((c) => [cardName(game, c), c.cents])) };
+}
+
+// A card's stake beside its share: a share is the prize split by card, scaled by the card's stake (R88.4).
+function stakeText(card) {
+  return t("stake {pct}%", { pct: card.stake_pct === undefined ? 100 : card.stake_pct });
+}
+
+// The ball count at which a prize was won: a count of balls, not a ball's number.
+function afterBalls(count) {
+  return tn("after {n} ball", "after {n} balls", count);
+}
+
+// What of a prize went to no card, and where it goes: the next game's same prize (R88.5).
+function carriedText(pattern, cents) {
+  if (!cents) return "";
+  return " · " + (pattern === "line" ? t("{amount} to the next game's line", { amount: money(cents) })
+    : t("{amount} to the next game's bingo", { amount: money(cents) }));
 }
 
 function potsShown(pots) {
@@ -95,12 +137,13 @@ function prizeLines(game, pattern) {
   const items = cards.map((card) => {
     const name = cardName(game, card);
     const li = Hall.el("li", "", isVirtual(game, card) ? "virtual" : "paper");
-    li.append(Hall.el("span", name, "card-name"), Hall.el("span", isVirtual(game, card) ? t("terminal") : t("paper"), "card-kind"));
+    li.append(Hall.el("span", name, "card-name"), Hall.el("span", isVirtual(game, card) ? t("terminal") : t("paper"), "card-kind"),
+      Hall.el("span", stakeText(card), "card-stake card-kind"));
     const cents = paid ? paid.cards.get(name) : undefined;
     li.append(Hall.el("span", cents === undefined ? "" : money(cents), "card-amount"));
     return li;
   });
-  const each = cards.length > 1 ? " " + t("shared by {n} cards", { n: cards.length }) : "";
+  const each = (cards.length > 1 ? " " + t("shared by {n} cards", { n: cards.length }) : "") + (paid ? carriedText(pattern, paid.carry) : "");
   return { ball: cards[0].ball_count, total, each, items, paid: Boolean(paid) };
 }
 
@@ -124,10 +167,12 @@ function showBanner(game) {
   const open = Boolean(pause && pause.patterns.includes(pattern));
   banner.className = `banner ${pattern}${open ? " open" : ""}`;
   put("banner-title", open ? (pattern === "bingo" ? t("Bingo! Another card?") : t("Line! Another card?")) : PRIZE_NAMES[pattern].toUpperCase());
-  put("banner-detail", (won.paid ? t("on ball {ball} · paid {amount}", { ball: won.ball, amount: money(won.total) })
-    : t("on ball {ball} · prize {amount}", { ball: won.ball, amount: money(won.total) })) + won.each
+  put("banner-detail", (won.paid ? t("{after} · paid {amount}", { after: afterBalls(won.ball), amount: money(won.total) })
+    : t("{after} · prize {amount}", { after: afterBalls(won.ball), amount: money(won.total) })) + won.each
     + (open ? " · " + t("call now: the prize closes soon") : ""));
-  fill("banner-cards", [...won.items, ...(pattern === "bingo" ? potsWon(game) : [])]);
+  const pots = pattern === "bingo" ? potsWon(game) : [];
+  banner.classList.toggle("many", won.items.length + pots.length > 3);
+  fitInto(banner, $("banner-cards"), won.items, pots);
 }
 
 function showDraw(game) {
@@ -148,14 +193,20 @@ function showDraw(game) {
   put("line-prize", "line" in game.prizes ? money(game.prizes.line) : "-");
   put("bingo-prize", "bingo" in game.prizes ? money(game.prizes.bingo) : "-");
   fill("pots", potItems(game));
-  fill("winners", game.winners.map((w) => {
+  const winners = game.winners.slice().reverse().map((w) => {
     const paid = paidFor(game, w.pattern);
     const cents = paid ? paid.cards.get(cardName(game, w)) : undefined;
     const card = isVirtual(game, w) ? t("{card} (terminal)", { card: cardName(game, w) }) : paperCard(w);
-    const text = t("{prize} on ball {ball}: {card}", { prize: (PRIZE_NAMES[w.pattern] || w.pattern).toUpperCase(), ball: w.ball_count, card }) +
-      (cents === undefined ? "" : ` · ${money(cents)}`);
+    const text = t("{prize} {after}: {card}", { prize: (PRIZE_NAMES[w.pattern] || w.pattern).toUpperCase(), after: afterBalls(w.ball_count), card }) +
+      (cents === undefined ? "" : ` · ${money(cents)} · ${stakeText(w)}`);
     return Hall.el("li", text, w.pattern);
-  }));
+  });
+  // The facts in their usual size if they fit with at least "and N more winning cards", else in the smaller one.
+  const facts = $("draw-facts");
+  facts.classList.remove("tight");
+  fill("winners", winners.length ? [moreCards(winners.length)] : []);
+  facts.classList.toggle("tight", !fits(facts));
+  fitInto(facts, $("winners"), winners);
   showBanner(game);
 }
 
@@ -201,7 +252,7 @@ function showNext(view) {
     if (!won) continue;
     const head = Hall.el("li", "", `result ${pattern}`);
     head.append(Hall.el("span", PRIZE_NAMES[pattern].toUpperCase(), "result-name"),
-      Hall.el("span", t("ball {ball}", { ball: won.ball }) + ` · ${money(won.total)}${won.each}`, "result-detail"));
+      Hall.el("span", `${afterBalls(won.ball)} · ${money(won.total)}${won.each}`, "result-detail"));
     const cards = Hall.el("ul", "", "result-cards");
     cards.append(...won.items);
     head.append(cards);
@@ -209,6 +260,15 @@ function showNext(view) {
   }
   rows.push(...potsWon(game));
   fill("previous-prizes", rows.length ? rows : [Hall.el("li", t("No prize was won"), "result")]);
+  // Too many winning cards for the screen: the longest list gives up cards first, "and N more" said.
+  const lists = [...$("previous-prizes").querySelectorAll(".result-cards")]
+    .map((ul) => ({ ul, items: [...ul.children], shown: ul.children.length }));
+  while (!fits($("next-screen")) && lists.some((l) => l.shown > 0)) {
+    const longest = lists.reduce((a, b) => (b.shown > a.shown ? b : a));
+    longest.shown -= 1;
+    const rest = longest.items.length - longest.shown;
+    longest.ul.replaceChildren(...longest.items.slice(0, longest.shown), moreCards(rest));
+  }
 }
 
 function modeOf(view) {
@@ -236,7 +296,7 @@ function netCountdown(net) {
   return t("Sale closes in {time}", { time: `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}` });
 }
 
-// The hall-annex game (R3.5.b) uses the same strip: the main hall's balls, both rooms' winners.
+// The hall-annex game (R3.5.b) uses the same screen: the main hall's balls, both rooms' winners.
 const ANNEX_STATES = {
   get selling() { return t("paper cards on sale in both rooms"); },
   get sale_closed() { return t("sale closed in both rooms · the draw begins soon"); },
@@ -248,9 +308,19 @@ function annexState(net) {
   return ANNEX_STATES[net.state] || net.state.replace(/_/g, " ");
 }
 
+// The network game is in play from its sale to its last ball; over, it stays beside the hall's screen.
+const NET_IN_PLAY = new Set(["selling", "sale_closed", "drawing"]);
+
+// Where the network game goes: "" (none), "full" (the only game in play: the whole screen) or
+// "side" (beside the hall's game in play, or over and kept beside the hall's screen).
+function netPlace(view, mode) {
+  const net = view.network || view.annex;
+  if (!net) return "";
+  return mode === "between" && NET_IN_PLAY.has(net.state) ? "full" : "side";
+}
+
 function showNetwork(view) {
   const net = view.network || view.annex;
-  document.body.classList.toggle("with-net", Boolean(net));
   $("net-strip").hidden = !net;
   if (!net) return;
   const annex = net.kind === "annex";
@@ -263,8 +333,14 @@ function showNetwork(view) {
   const balls = net.balls;
   put("net-last-ball", net.last_ball === null ? "" : String(net.last_ball));
   $("net-last-ball").classList.toggle("empty", net.last_ball === null);
+  const drawn = new Set(balls);
+  for (let n = 1; n <= 90; n++) {
+    const cell = $(`net-ball-${n}`);
+    cell.classList.toggle("drawn", drawn.has(n));
+    cell.classList.toggle("last", n === net.last_ball);
+  }
   put("net-ball-count", balls.length ? t("Ball {n} of 90", { n: balls.length }) : t("No ball drawn yet"));
-  fill("net-recent", balls.slice(-13, -1).reverse().map((b) => Hall.el("li", b)));
+  fill("net-recent", balls.slice(-6, -1).reverse().map((b) => Hall.el("li", b)));
   const facts = [[t("Card price"), money(net.price_cents)]];
   if (net.cards_sold !== null) facts.push([t("Cards in play"), String(net.cards_sold)]);
   const patterns = net.patterns || Object.keys(net.prizes);
@@ -272,38 +348,44 @@ function showNetwork(view) {
     facts.push([t("{prize} prize", { prize: patternName(pattern) }), pattern in net.prizes ? money(net.prizes[pattern]) : t("at the close")]);
   }
   fill("net-facts", facts.flatMap(([name, value]) => [Hall.el("dt", name), Hall.el("dd", value)]));
-  const latest = net.winners.slice(-2).reverse();
-  const more = net.winner_count - latest.length;
-  fill("net-winners", latest.length ? latest.map((w) => {
+  const latest = net.winners.slice().reverse();
+  const items = latest.map((w) => {
     const li = Hall.el("li", "", w.pattern);
-    li.append(Hall.el("span", w.card, "net-winner-card"),
-      Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ` + t("ball {ball}", { ball: w.ball_count })
-        + (w.cents === null ? "" : ` · ${money(w.cents)}`), "net-winner-prize"),
+    const prize = Hall.el("span", `${patternName(w.pattern).toUpperCase()} · ${afterBalls(w.ball_count)}`, "net-winner-prize");
+    if (w.cents !== null) prize.append(" · ", Hall.el("span", money(w.cents), "amount"));  // an amount never broken
+    li.append(Hall.el("span", w.card, "net-winner-card"), prize,
       Hall.el("span", w.terminal === null ? w.hall : t("{hall} · terminal {terminal}", { hall: w.hall, terminal: w.terminal }), "net-winner-where"));
     return li;
-  }).concat(more > 0 ? [Hall.el("li", tn("and {n} more winning card", "and {n} more winning cards", more), "more")] : [])
-    : [Hall.el("li", t("No winner yet"), "none")]);
+  });
+  if (items.length) fitInto($("net-facts-box"), $("net-winners"), items, [], Math.max(net.winner_count, items.length));
+  else fill("net-winners", [Hall.el("li", t("No winner yet"), "none")]);
 }
 
 function render() {
   const view = Board.view;
   if (!view) return;
-  showNetwork(view);
   put("hall-name", view.hall);
   const mode = modeOf(view);
+  const place = netPlace(view, mode);
   document.body.dataset.mode = mode;
+  document.body.dataset.net = place;
+  // Which screens show, and the strips, first: each screen then fits what it lists in the room it has.
   $("draw-screen").hidden = mode !== "draw";
   $("sale-screen").hidden = mode !== "sale";
-  $("next-screen").hidden = mode !== "between";
+  // No "Welcome" nor "Next game" while a network game is the game in play: it has the screen.
+  $("next-screen").hidden = mode !== "between" || place === "full";
+  $("net-strip").hidden = !place;
+  showMegabingo(view);
+  showWarning(mode);
+  showNetwork(view);
   const game = view.game;
   put("game-title", game && mode !== "between" ? (game.number ? t("Game {number}", { number: game.number }) : t("Game")) : "");
   put("game-state", game && mode !== "between"
-    ? stateName(game.state) + (game.last_game ? " · " + t("last game of the session") : "") : (view.session_open ? t("between games") : ""));
+    ? stateName(game.state) + (game.last_game ? " · " + t("last game of the session") : "")
+    : (view.session_open && place !== "full" ? t("between games") : ""));
   if (mode === "draw") showDraw(game);
   else if (mode === "sale") showSale(game);
   else showNext(view);
-  showMegabingo(view);
-  showWarning(mode);
 }
 
 // The megabingo announced, from its announcement to its game, on every screen (R90.2).
@@ -318,11 +400,13 @@ function showMegabingo(view) {
 // The operator's responsible-play messages, in turn, whenever no ball is being drawn (R97.2).
 function showWarning(mode) {
   const footer = $("warning");
-  footer.hidden = mode === "draw" || !Board.warnings.length;
+  const net = Board.view && (Board.view.network || Board.view.annex);
+  footer.hidden = mode === "draw" || (net && net.state === "drawing") || !Board.warnings.length;
   if (!footer.hidden) footer.textContent = Board.warnings[Board.turn % Board.warnings.length];
 }
 
-setInterval(() => { Board.turn += 1; if (Board.view) showWarning(modeOf(Board.view)); }, 15000);
+setInterval(() => { Board.turn += 1; render(); }, 15000);  // the next message, and the screens fitted around it
+window.addEventListener("resize", render);
 setInterval(() => {
   if (Board.view && modeOf(Board.view) === "sale") put("sale-countdown", countdownText(Board.view.game));
   if (Board.view && Board.view.network) put("net-countdown", netCountdown(Board.view.network));
