@@ -57,7 +57,14 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from protocol.cards import Card, CardError
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.replay import FIRST_INPUT_FORMAT, INPUT_FORMAT, VERSIONS, ReplayError, parse_scenario
+from protocol.replay import (
+    FIRST_INPUT_FORMAT,
+    INPUT_FORMAT,
+    SESSIONS_INPUT_FORMAT,
+    VERSIONS,
+    ReplayError,
+    parse_scenario,
+)
 from protocol.settlement import OPERATOR_POTS, POT_ACCOUNTS, POT_PRIZES, Pots, PrizeRules, close_sale
 
 #: The ledger accounts of the carries and pots, and the replay's name for each.
@@ -121,6 +128,7 @@ class _Game:
     price_cents: int
     card_sets: dict[int, str]  # series -> card set
     operator: dict[str, int]
+    session: int = 1  # the session's number (several sessions may share a date)
     cards: dict[tuple[int, int], _Card] = field(default_factory=dict)
     virtual_labels: dict[int, str] = field(default_factory=dict)  # series number -> label (V1)
     closed: Mapping[str, Any] | None = None  # the sale_closed payload
@@ -175,6 +183,7 @@ class _Joint:
     price_cents: int
     line_bp: int
     bingo_bp: int
+    session: int = 1  # the session's number it was played in
     cards: dict[tuple[int, int], _Card] = field(default_factory=dict)
     card_sets: dict[int, str] = field(default_factory=dict)
     virtual_labels: dict[int, str] = field(default_factory=dict)
@@ -233,6 +242,8 @@ class DayFold:
         self._pending: list[Record] | None = None  # records since a verification for the day
         self._recording = False
         self._day_sessions: list[int] = []
+        self._left_day = False  # a session of another date was verified after one of the day's
+        self._day_fault: str | None = None  # why the day's sessions make no one segment the format plays
         self._session_closed = False
         self._opening: dict[str, int] | None = None
         self._segment: list[Record] = []
@@ -263,8 +274,10 @@ class DayFold:
             self._segment.append(record)
         elif self._pending is not None:
             self._pending.append(record)
-        if record.type == "session_closed":
+        if record.type == "session_closed" and self._recording:
             self._recording = False
+            # What follows is in the segment if another session of the day opens after it.
+            self._pending = []
         self._money(record)
         self._game(record)
 
@@ -279,7 +292,11 @@ class DayFold:
         p = record.payload
         if record.type == "system_verified" and not self._in_session:
             self._verified = (str(p["date"]), self._pots())
-            self._pending = [] if p["date"] == self.day else None
+            if p["date"] != self.day:
+                self._pending = None
+                self._left_day = bool(self._day_sessions)
+            elif self._pending is None or not self._day_sessions:
+                self._pending = []  # the day's segment starts at the verification its session opens on
         elif record.type == "balls_counted" and p.get("stage") == "opening" and not self._in_session:
             if self._verified is None:
                 raise AuditError(f"record {record.seq}: a session opens without a verification before it")
@@ -287,6 +304,8 @@ class DayFold:
             self._in_session = True
             date, pots = self._verified
             if date == self.day:
+                if self._day_sessions:
+                    self._between_sessions(record)
                 self._day_sessions.append(self._sessions)
                 if self._opening is None:
                     self._opening = pots
@@ -301,6 +320,25 @@ class DayFold:
             self._in_session = False
             if self._recording:
                 self._session_closed = True
+
+    def _between_sessions(self, opened: Record) -> None:
+        """Another session of the day opens: the records since the last one closed join the segment,
+        which the replay plays as one run of sessions only if nothing moved the carries and pots between them."""
+        if self._left_day:
+            self._fault_of_day(f"record {opened.seq}: a session of {self.day} opens after a session of another date; "
+                               "the day's sessions are not one segment of the journal")
+        for between in self._pending or ():
+            if between.type == "posting" and any(
+                account in LEVEL_OF_ACCOUNT for account, _ in (*between.payload["debits"], *between.payload["credits"])
+            ):
+                self._fault_of_day(
+                    f"record {between.seq} ({between.payload['reason']}) moves the carries or pots between two sessions "
+                    f"of {self.day}; {FORMAT_LIMIT}"
+                )
+
+    def _fault_of_day(self, reason: str) -> None:
+        if self._day_fault is None:
+            self._day_fault = reason
 
     @property
     def _in_day_session(self) -> bool:
@@ -365,7 +403,7 @@ class DayFold:
                 session_games = [g for g in self._games if g.game_id.startswith(f"{self.day}-s{self._sessions}-")]
                 opened = _Joint(p["game_id"], main, p["annex"] if main else p["main"],
                                 session_games[-1].number if session_games else 0, p["price_cents"], p["line_bp"],
-                                p["bingo_bp"])
+                                p["bingo_bp"], self._sessions)
                 if p.get("clash"):
                     opened.cannot_express(f"its cards clashed with the partner's ({p['clash']})")
                 self._joints.append(opened)
@@ -417,6 +455,7 @@ class DayFold:
                     price_cents=p["price_cents"],
                     card_sets={p["series"]: p["card_set"]},
                     operator=self._operator_pending,
+                    session=p["session"],
                 )
                 self._operator_pending = dict.fromkeys(OPERATOR_POTS, 0)
                 if tuple(p["patterns"]) != PATTERNS:
@@ -528,25 +567,34 @@ class DayFold:
         return sets
 
     def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES,
-               format: str = INPUT_FORMAT) -> DayExport:
+               format: str | None = None) -> DayExport:
         """The day's scenario and result; :class:`AuditError` if there is none to make.
 
         ``rules_from`` names where ``rules`` come from in a refusal that finds them wrong;
-        ``format`` is the scenario's (``bingo-replay/1`` to rebuild an export written in
-        it, whose games say nothing of the last game).
+        ``format`` is the scenario's: by default ``bingo-replay/2`` for a day of one session
+        and ``bingo-replay/3`` for a date of several; an export's own to rebuild it
+        (``bingo-replay/1``, whose games say nothing of the last game).
         """
         day = self.day
         if not self._day_sessions:
             raise AuditError(f"no session of this hall is dated {day}")
-        if len(self._day_sessions) > 1:
-            numbers = " and ".join(str(n) for n in self._day_sessions)
-            raise AuditError(
-                f"{day} holds sessions {numbers}; the replay format ({format}) plays one session a date"
-            )
+        if self._day_fault is not None:
+            raise AuditError(self._day_fault)
         played = [g for g in self._games if g.settled]
         joints = [j for j in self._joints if j.settled is not None]
         if not played and not joints:
             raise AuditError(f"the session of {day} has no game played to its end")
+        # The sessions of the day that played a game to its end, in order.
+        numbers = [n for n in self._day_sessions
+                   if any(g.session == n for g in played) or any(j.session == n for j in joints)]
+        if format is None:
+            format = SESSIONS_INPUT_FORMAT if len(numbers) > 1 else INPUT_FORMAT
+        numbered = format == SESSIONS_INPUT_FORMAT
+        if len(numbers) > 1 and not numbered:
+            raise AuditError(
+                f"{day} holds sessions {' and '.join(map(str, numbers))}; the replay format ({format}) plays one "
+                f"session a date ({SESSIONS_INPUT_FORMAT} plays several)"
+            )
         for game in played:
             fault = game.unexpressible or _rules_fault(game, rules, rules_from)
             if fault:
@@ -566,16 +614,24 @@ class DayFold:
                 "jackpot": rules.jackpot,
             },
             "opening": _levels(self._opening),
-            "sessions": [{"date": day, "games": [_scenario_game(g, layouts, format) for g in played]}],
+            "sessions": [],
         }
-        if joints:
-            scenario["sessions"][0]["joint_games"] = [_scenario_joint(j, layouts) for j in joints]
+        for number in numbers:
+            session: dict[str, Any] = {"date": day, **({"session": number} if numbered else {}),
+                                       "games": [_scenario_game(g, layouts, format) for g in played
+                                                 if g.session == number]}
+            session_joints = [_scenario_joint(j, layouts) for j in joints if j.session == number]
+            if session_joints:
+                session["joint_games"] = session_joints
+            scenario["sessions"].append(session)
         try:
             parse_scenario(scenario)
         except ReplayError as error:
             raise AuditError(f"the day {day} does not read as {format}: {error}") from None
-        games = [_result_game(day, g) for g in played]
-        joint_results = [_result_joint(day, j) for j in joints]
+        # The result lists the games as the replay plays them: session by session, each session's joint
+        # games after its own games.
+        games = [_result_game(day, g, numbered) for n in numbers for g in played if g.session == n]
+        joint_results = [_result_joint(day, j, numbered) for n in numbers for j in joints if j.session == n]
         result: dict[str, Any] = {"format": VERSIONS[format][0], "games": games}
         if joint_results:
             result["joint_games"] = joint_results
@@ -591,7 +647,7 @@ class DayFold:
             scenario=scenario,
             result=result,
             records=tuple(self._segment),
-            games=tuple(g.game_id for g in played),
+            games=tuple(g.game_id for n in numbers for g in played if g.session == n),
             left_out=tuple(g.game_id for g in self._games if not g.settled)
             + tuple(j.game_id for j in self._joints if j.settled is None),
             session_closed=self._session_closed,
@@ -695,7 +751,7 @@ def _reserve_boost(game: _Game) -> dict[str, int]:
     return {"line": closed.get("boost_line_cents", 0), "bingo": closed.get("boost_bingo_cents", 0)}
 
 
-def _result_game(day: str, game: _Game) -> dict[str, Any]:
+def _result_game(day: str, game: _Game, numbered: bool = False) -> dict[str, Any]:
     assert game.closed is not None and game.pots_after is not None
     prizes = {}
     for name in PRIZES:
@@ -714,6 +770,7 @@ def _result_game(day: str, game: _Game) -> dict[str, Any]:
         }
     return {
         "date": day,
+        **({"session": game.session} if numbered else {}),
         "game": game.number,
         "sales_cents": game.closed["collection_cents"],
         "tax_cents": game.tax_cents,
@@ -778,7 +835,7 @@ def _scenario_joint(joint: _Joint, layouts: CardLayouts) -> dict[str, Any]:
     }
 
 
-def _result_joint(day: str, joint: _Joint) -> dict[str, Any]:
+def _result_joint(day: str, joint: _Joint, numbered: bool = False) -> dict[str, Any]:
     settled = joint.settled
     assert settled is not None and joint.pool is not None and joint.pots_after is not None
     prizes = {}
@@ -801,6 +858,7 @@ def _result_joint(day: str, joint: _Joint) -> dict[str, Any]:
         }
     return {
         "date": day,
+        **({"session": joint.session} if numbered else {}),
         "game_id": joint.game_id,
         "role": "main" if joint.main else "annex",
         "sales_cents": joint.sales_cents,

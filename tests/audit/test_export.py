@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.audit.hall_day import AuditError, DayExport, build_day
+from protocol.audit.hall_day import AuditError, DayExport, DayFold, build_day
 from protocol.cards import Card
 from protocol.chain import Record
 from protocol.settlement import PrizeRules
@@ -190,12 +190,38 @@ def test_an_unknown_day_and_a_day_with_no_game_played_to_its_end_are_refused(two
     refused(cut, DAY_2, f"the session of {DAY_2} has no game played to its end")
 
 
-def test_two_sessions_on_one_date_are_refused(hall: AuditHall) -> None:
-    for _ in range(2):
-        hall.open_day(DAY_1)
-        play_game(hall, GamePlan(paper=3, seed=1, last=True))
-        hall.close_day()
-    refused(hall.records(), DAY_1, f"{DAY_1} holds sessions 1 and 2; the replay format .* one session a date")
+@pytest.mark.req("R89", "R89.5", "R92.3")
+def test_days_the_regulator_cannot_replay_two_sessions_on_one_date_export_in_version_3(hall: AuditHall) -> None:
+    """The README's path (a session played, then the demo the same day) makes two sessions of one date."""
+    hall.open_day(DAY_1)
+    play_game(hall, GamePlan(paper=4, purchases=[Purchase(0, 0, 2, 50)], superbingo_limit=42, seed=1, last=True))
+    hall.close_day()
+    hall.open_day(DAY_1)
+    # Operator money in the second session counts towards the date's R89.5 limit, as the hall counts it.
+    result(hall.games.contribute_to_pot(ADMIN, "superbingo", 2_000))
+    play_game(hall, GamePlan(paper=3, seed=2))
+    play_game(hall, GamePlan(paper=3, seed=3, last=True))
+    hall.close_day()
+    made = build_day(hall.records(), DAY_1, POT_RULES, Layouts())
+    scenario = made.scenario
+    assert scenario["format"] == "bingo-replay/3" and made.result["format"] == "bingo-replay-result/3"
+    assert [(s["date"], s["session"], [g["game"] for g in s["games"]]) for s in scenario["sessions"]] == [
+        (DAY_1, 1, [1]), (DAY_1, 2, [1, 2])]
+    assert made.games == (f"{DAY_1}-s1-g1", f"{DAY_1}-s2-g1", f"{DAY_1}-s2-g2")
+    assert [(g["session"], g["game"]) for g in made.result["games"]] == [(1, 1), (2, 1), (2, 2)]
+    # Each session's last game takes its own superbingo fund (R89).
+    assert [g["last_game"] for s in scenario["sessions"] for g in s["games"]] == [True, False, True]
+    assert scenario["sessions"][1]["games"][0]["operator"]["superbingo"] == 2_000
+    assert replay(parse_scenario(scenario)) == made.result
+    # The segment runs from the first session's verification to the second's close, unbroken.
+    seqs = [r.seq for r in made.records]
+    assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    assert made.records[0].type == "system_verified" and made.records[-1].type == "session_closed"
+    assert sum(r.type == "session_closed" for r in made.records) == 2 and made.session_closed
+    # Asked for in version 2 (an export of that version rebuilt), the date is refused as before.
+    with pytest.raises(AuditError, match=rf"^{DAY_1} holds sessions 1 and 2; the replay format \(bingo-replay/2\) "
+                                         "plays one session a date"):
+        DayFold(DAY_1).feed_all(hall.records()).export(POT_RULES, Layouts(), format="bingo-replay/2")
 
 
 @pytest.mark.req("R88.3")
