@@ -200,3 +200,48 @@ def test_a_day_of_a_journal_written_before_the_claim_pause_exports_in_version_2_
     assert verified.exit_code == 0, verified.output
     replayed = CliRunner().invoke(main, ["replay", str(out / "scenario.json")])
     assert replayed.exit_code == 0 and replayed.stdout == (out / "result.json").read_text()
+
+
+@pytest.mark.req("R92.3", "R96.4")
+def test_days_the_regulator_cannot_replay_two_sessions_on_one_date_export_verify_and_replay() -> None:
+    """A session played, closed, and another opened the same date (the README's `./run.sh`, then
+    `./run.sh --demo`): one export in bingo-replay/3 that verifies and replays; a result that moves a
+    game to the other session is caught naming it."""
+    path = fast_folder()
+    try:
+        hall = stored_hall(path, new_clock(), POT_RULES)
+        hall.prepare()
+        for seed in (1, 2):
+            hall.open_day(DAY_1)
+            play_game(hall, GamePlan(paper=4, purchases=[Purchase(0, 0, 2, 50)], superbingo_limit=42, seed=seed,
+                                     last=True))
+            hall.close_day()
+        home = Home(path, path / "exports")
+        home.out.mkdir()
+        out = home.out / "day"
+        done = home.export(DAY_1, out)
+        assert done.exit_code == 0, done.output
+        assert f"{out}: {DAY_1}, 2 game(s), journal records " in done.stdout, done.stdout
+        scenario = json.loads((out / "scenario.json").read_text())
+        assert scenario["format"] == "bingo-replay/3"
+        assert [(s["date"], s["session"]) for s in scenario["sessions"]] == [(DAY_1, 1), (DAY_1, 2)]
+        replayed = home.bingo("replay", str(out / "scenario.json"))
+        assert replayed.exit_code == 0, replayed.output
+        assert replayed.stdout == (out / "result.json").read_text()  # byte for byte
+        records = list(read_journal(out / "journal.jsonl"))
+        assert verify_segment(records, public_key(out)) == len(records)
+        assert [r.type for r in records].count("system_verified") == 2
+
+        verified = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert verified.exit_code == 0, verified.output
+        assert f"(hall export of {DAY_1}): {len(records)} journal records" in verified.stdout
+        assert "2 game(s)" in verified.stdout
+
+        result = json.loads((out / "result.json").read_text())
+        result["games"][1]["session"] = 1
+        (out / "result.json").write_text(json.dumps(result))
+        caught = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert caught.exit_code == 1, caught.output
+        assert f"result.json: game 1 of {DAY_1}-s2: session is 1; the records say 2" in caught.stderr, caught.stderr
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
