@@ -84,6 +84,7 @@ from protocol.settlement import (
     share_by_stake,
     split_prize,
     stake_cents,
+    tax_base_after_refunds,
     tax_cents,
 )
 from protocol.wins import NEVER, completion_balls, game_winners
@@ -94,8 +95,10 @@ OUTPUT_FORMAT = "bingo-replay-result/2"
 FIRST_INPUT_FORMAT = "bingo-replay/1"
 FIRST_OUTPUT_FORMAT = "bingo-replay-result/1"
 #: Version 3: version 2 with each session numbered (``session``), so that one date may hold several
-#: sessions (a hall that closed its session and opened another the same day); its result's games
-#: say their session.  The hall's export writes it for a date of several sessions only.
+#: sessions (a hall that closed its session and opened another the same day), its result's games
+#: saying their session; and the tax of a game with cards refunded after its close on the amounts
+#: staked, the collection less those refunds (R98, as the hall posts it).  The hall's export writes
+#: it for a date of several sessions or with such a refund only.
 SESSIONS_INPUT_FORMAT = "bingo-replay/3"
 SESSIONS_OUTPUT_FORMAT = "bingo-replay-result/3"
 #: Each input format with the result format it gives and the ruling its pots are paid under.
@@ -297,6 +300,13 @@ class Scenario:
     @property
     def ruling(self) -> PotRuling:
         return VERSIONS[self.format][1]
+
+    def tax(self, figures_tax: int, sales: int, refunded: int) -> int:
+        """Step 12's tax: on the whole collection (versions 1 and 2, ``figures_tax``), or in version 3 on the
+        amounts staked, the collection less the stakes refunded after the close (R98)."""
+        if self.format != SESSIONS_INPUT_FORMAT or not refunded:
+            return figures_tax
+        return tax_cents(tax_base_after_refunds(sales, refunded))
 
 
 _GAME_REQUIRED = ("game", "price_cents", "cards", "draw")
@@ -870,10 +880,11 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 line, bingo = Split(figures.line_cents, ()), Split(figures.bingo_cents, ())
                 pots = carry_forward(pots, line, bingo)
                 prizes_out = {name: _prize(0, split, game.cards, ()) for name, split in (("line", line), ("bingo", bingo))}
+                taxed = scenario.tax(figures.tax_cents, sales, refunds)
                 total_sales += sales
-                total_tax += figures.tax_cents
+                total_tax += taxed
                 games_out.append({**session.stamp(), "game": game.game, "sales_cents": sales,
-                                  "tax_cents": figures.tax_cents, "balls_drawn": len(game.draw), "prizes": prizes_out,
+                                  "tax_cents": taxed, "balls_drawn": len(game.draw), "prizes": prizes_out,
                                   "refunded_after_close_cents": refunds, "pots": dataclasses.asdict(pots)})
                 continue
             if scenario.sharing == BY_STAKE:  # the whole prize by each card's stake in cents (R93.13)
@@ -912,7 +923,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 prizes[pot_prize.prize] = (bingo_ball, pot_prize.split, bingo_winners)
 
             # 12. Tax (R98).
-            tax = figures.tax_cents
+            tax = scenario.tax(figures.tax_cents, sales, refunds)
 
             paid = sum(split.paid for _, split, _ in prizes.values())
             total_sales += sales

@@ -76,6 +76,8 @@ PRIZES = (*PATTERNS, *POT_PRIZES)
 TAX_REASON = "tax:bingo"
 PRIZE_REASON = "prize:"
 FIXED_SUM_REASON = "prizes:fixed sum top-up"
+#: A failed terminal's card paid back (R96.3): after the sale's close the house pays it.
+TERMINAL_REFUND_REASON = "refund:terminal"
 FORMAT_LIMIT = f"the replay format ({INPUT_FORMAT}) cannot express it"
 CONFIGURED_RULES = "the configuration's [prizes]"
 
@@ -146,6 +148,10 @@ class _Game:
     paid: dict[tuple[str, str], int] = field(default_factory=dict)  # (prize, card label) -> cents posted
     tax_cents: int = 0
     top_up_cents: int = 0
+    #: A failed terminal's cards refunded after the sale closed (R96.3), ``(card id, stake_pct)`` in the order
+    #: refunded, and what the house paid back for them: counted in the sales, out of the draw.
+    refunded_after_close: list[tuple[str, int]] = field(default_factory=list)
+    refunded_after_close_cents: int = 0
     pots_after: dict[str, int] | None = None
     refunded: bool = False
     unexpressible: str | None = None
@@ -377,6 +383,8 @@ class DayFold:
             game.tax_cents += amount
         elif reason == FIXED_SUM_REASON:
             game.top_up_cents += amount
+        elif reason == TERMINAL_REFUND_REASON and game.closed is not None:
+            game.refunded_after_close_cents += amount
         elif reason.startswith(PRIZE_REASON):
             key = (reason.removeprefix(PRIZE_REASON), p["reference"]["card"])
             game.paid[key] = game.paid.get(key, 0) + amount
@@ -496,12 +504,18 @@ class DayFold:
         elif kind == "second_series_opened":
             game.card_sets[p["series"]] = p["card_set"]
         elif kind == "terminal_failed":
-            if game.closed is not None:
-                game.cannot_express(
-                    f"the cards of terminal {p['terminal_id']} were refunded after the sale closed, while the "
-                    f"prizes stand on the whole collection (R96.3); {FORMAT_LIMIT}"
-                )
-            game.cards = {key: c for key, c in game.cards.items() if c.terminal != p["terminal_id"]}
+            on_terminal = {key: c for key, c in game.cards.items() if c.terminal == p["terminal_id"]}
+            if game.closed is None:
+                game.cards = {key: c for key, c in game.cards.items() if key not in on_terminal}
+            else:
+                # After the close the prizes stand on the whole collection (R96.3): the cards refunded leave the
+                # draw and stay in the sales, the house paying their stakes back; a card that won stays in play.
+                labels = p.get("refunded")
+                refunded = [_label_key(label) for label in labels] if labels is not None else list(on_terminal)
+                for key in refunded:
+                    card = game.cards.pop(key, None)
+                    if card is not None:
+                        game.refunded_after_close.append((game.card_id(*key), card.stake_pct))
         elif kind == "pots_announced":
             game.superbingo_limit = p["superbingo_limit"]
             game.grand_superbingo_limit = p["grand_superbingo_limit"]
@@ -587,9 +601,15 @@ class DayFold:
         # The sessions of the day that played a game to its end, in order.
         numbers = [n for n in self._day_sessions
                    if any(g.session == n for g in played) or any(j.session == n for j in joints)]
+        refunds_after_close = [g.game_id for g in played if g.refunded_after_close]
         if format is None:
-            format = SESSIONS_INPUT_FORMAT if len(numbers) > 1 else INPUT_FORMAT
+            format = SESSIONS_INPUT_FORMAT if len(numbers) > 1 or refunds_after_close else INPUT_FORMAT
         numbered = format == SESSIONS_INPUT_FORMAT
+        if refunds_after_close and not numbered:
+            raise AuditError(
+                f"game {refunds_after_close[0]}: cards were refunded after its sale closed (R96.3), whose tax the "
+                f"replay format ({format}) takes on the whole collection; {SESSIONS_INPUT_FORMAT} expresses it"
+            )
         if len(numbers) > 1 and not numbered:
             raise AuditError(
                 f"{day} holds sessions {' and '.join(map(str, numbers))}; the replay format ({format}) plays one "
@@ -661,6 +681,12 @@ def build_day(records: Iterable[Record], day: str, rules: PrizeRules, layouts: C
 
 
 # --- Helpers ---------------------------------------------------------------------------
+
+
+def _label_key(label: str) -> tuple[int, int]:
+    """``(series, number)`` of a card label ``series-number``."""
+    series, _, number = label.partition("-")
+    return int(series), int(number)
 
 
 def _levels(pots: Mapping[str, int]) -> dict[str, int]:
@@ -740,6 +766,8 @@ def _scenario_game(game: _Game, layouts: CardLayouts, format: str = INPUT_FORMAT
         # The session's last game takes the superbingo fund (R89); the first format knew no such key.
         **({} if format == FIRST_INPUT_FORMAT else {"last_game": game.last_game}),
         "cards": cards,
+        **({"refunded_after_close": [{"id": card_id, "stake_pct": pct} for card_id, pct in game.refunded_after_close]}
+           if game.refunded_after_close else {}),
         "draw": list(game.draw),
         **pause,
     }
@@ -776,6 +804,7 @@ def _result_game(day: str, game: _Game, numbered: bool = False) -> dict[str, Any
         "tax_cents": game.tax_cents,
         "balls_drawn": len(game.draw),
         "prizes": prizes,
+        **({"refunded_after_close_cents": game.refunded_after_close_cents} if game.refunded_after_close else {}),
         "pots": _levels(game.pots_after),
     }
 

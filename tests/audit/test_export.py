@@ -250,13 +250,37 @@ def test_a_pattern_other_than_the_line_and_the_bingo_is_refused(two_days: TwoDay
 
 
 @pytest.mark.req("R96.3")
-def test_cards_refunded_with_a_failed_terminal_after_the_close_are_refused(hall: AuditHall) -> None:
+def test_days_the_regulator_cannot_replay_cards_refunded_after_the_close_are_expressed(hall: AuditHall) -> None:
+    """Before the close a failed terminal's cards simply leave the game; after it they leave the draw and
+    stay in the sales, the prizes standing on the whole collection, and the house's refund is their own
+    movement (``refunded_after_close``)."""
     hall.open_day(DAY_1)
     play_game(hall, GamePlan(paper=3, purchases=[Purchase(0, 0, 2, 100)], fail_terminal=True, seed=4))
     made = build_day(hall.records(), DAY_1, POT_RULES, Layouts())
     # Before the close the failed terminal's cards left the game: the replay plays without them.
     assert [card["id"] for card in games_of(made)[0]["cards"]] == ["1001-1", "1001-2", "1001-3"]
+    assert "refunded_after_close" not in games_of(made)[0]
     assert replay(parse_scenario(made.scenario)) == made.result
-    play_game(hall, GamePlan(paper=3, purchases=[Purchase(1, 0, 1, 100)], fail_terminal_after_close=True, seed=4))
-    refused(hall.records(), DAY_1, rf"^game {DAY_1}-s1-g2: the cards of terminal T1 were refunded after the sale "
-                                   r"closed, while the prizes stand on the whole collection \(R96.3\)")
+    play_game(hall, GamePlan(paper=3, purchases=[Purchase(1, 0, 2, 50), Purchase(0, 1, 1, 100)],
+                             fail_terminal_after_close=True, seed=4, last=True))
+    hall.close_day()
+    made = build_day(hall.records(), DAY_1, POT_RULES, Layouts())
+    game = games_of(made)[1]
+    failed = first(hall.records(), "terminal_failed", game_id=f"{DAY_1}-s1-g2")
+    assert failed.seq > first(hall.records(), "sale_closed", game_id=f"{DAY_1}-s1-g2").seq
+    assert game["refunded_after_close"] == [{"id": f"V1-{label.split('-')[1]}", "stake_pct": 50}
+                                            for label in failed.payload["refunded"]]
+    assert len(game["refunded_after_close"]) == 2
+    assert not {c["id"] for c in game["refunded_after_close"]} & {c["id"] for c in game["cards"]}
+    recorded = made.result["games"][1]
+    closed = first(hall.records(), "sale_closed", game_id=f"{DAY_1}-s1-g2")
+    # The sales are the whole collection of the close; the refund is the house's, card by card.
+    price = game["price_cents"]
+    assert recorded["sales_cents"] == closed.payload["collection_cents"] == 3 * price + 2 * (price // 2) + price
+    refunds = [r for r in hall.records() if r.type == "posting" and r.payload["reason"] == "refund:terminal"
+               and r.payload["reference"]["game_id"] == f"{DAY_1}-s1-g2"]
+    assert [leg[0] for r in refunds for leg in r.payload["debits"]] == ["house", "house"]
+    assert recorded["refunded_after_close_cents"] == sum(c for r in refunds for _, c in r.payload["credits"]) \
+        == 2 * (price * 50 // 100)
+    assert replay(parse_scenario(made.scenario)) == made.result
+    assert made.scenario["format"] == "bingo-replay/3" and recorded["tax_cents"] == (closed.payload["collection_cents"] - 2 * (price * 50 // 100)) // 10
