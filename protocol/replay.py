@@ -33,6 +33,10 @@ and the megabingo pays the amount announced.  Version 2 also says how a prize is
 among its winners (``rules.sharing``: the hall's way by default, or ``by_stake``, the
 network game's whole prize by stake, R93.13); version 1 shares the hall's way.  The
 result says the version of its input (``bingo-replay-result/1`` or ``/2``).
+``bingo-replay/3`` is version 2 with each session numbered (``session``), so that a date may
+hold several sessions (the result's games say their session, and R89.5 counts the date), and
+the tax of a game with cards refunded after its close taken on the amounts staked, net of
+those refunds (R98).
 
 Where the format is silent this module decides as ``docs/replay.md`` records: unknown
 or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,

@@ -4,7 +4,8 @@
 before the day are known - and keeps the facts of one day's games; :meth:`DayFold.export`
 writes them as the two documents of FORMATS.md section 2:
 
-* the **scenario** (``bingo-replay/2``): the prize rules in force, the carry and pot
+* the **scenario** (``bingo-replay/2``, or ``/3`` for a date of several sessions or with
+  cards refunded after a close): the prize rules in force, the carry and pot
   levels before the day's first game, and per game its price, the pots in play, the
   operator's contributions, whether it was announced as the session's last (R93.15),
   every card in play with its stake percentage (a paper card marked ``paper``), the
@@ -35,10 +36,16 @@ The hall and the replay format do not say everything alike; this module decides 
 * a game whose bingo is not yet paid (a game under way) is left out;
 * an operator contribution counts for the game under way until that game's bingo
   is paid, then for the next game (the replay adds it at the game's step 1);
+* several sessions on one date are one day: the segment runs unbroken from the first
+  one's verification to the last one's close, and the documents are written in
+  ``bingo-replay/3``, one numbered session each;
+* cards refunded with a failed terminal after the sale closed (R96.3: the prizes stand
+  on the whole collection) are the game's ``refunded_after_close``, out of the draw and
+  in the sales, and the result's ``refunded_after_close_cents`` is what the house paid
+  back (``bingo-replay/3``, whose tax is net of them as the hall posts it);
 * a day the format cannot express is refused with :class:`AuditError`, one line
   naming the game and why: a prize raised to its fixed sum (R88.3), a pattern other
-  than the line and the bingo, cards refunded with a failed terminal after the sale
-  closed (R96.3: the prizes stand on the whole collection), two sessions on one date,
+  than the line and the bingo, a carry or pot moved between two sessions of the date,
   or prize rules that are not the ones the games were recorded under;
 * a **joint game** played with the partner hall (R3.5.b, the ``annex_*`` records) is a
   ``joint_games`` entry of its session, after the hall's own game it followed: this
