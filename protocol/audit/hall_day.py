@@ -520,9 +520,8 @@ class DayFold:
                 labels = p.get("refunded")
                 refunded = [_label_key(label) for label in labels] if labels is not None else list(on_terminal)
                 for key in refunded:
-                    card = game.cards.pop(key, None)
-                    if card is not None:
-                        game.refunded_after_close.append((game.card_id(*key), card.stake_pct))
+                    if key in game.cards:
+                        game.refunded_after_close.append((game.card_id(*key), game.cards.pop(key).stake_pct))
         elif kind == "pots_announced":
             game.superbingo_limit = p["superbingo_limit"]
             game.grand_superbingo_limit = p["grand_superbingo_limit"]
