@@ -330,9 +330,14 @@ _GAME_OPTIONAL_2 = ("last_game", "claims", "corrections")
 PATTERN_NAMES = ("line", "bingo")
 
 
-def _parse_rules(value: Any) -> PrizeRules:
+#: What ``bingo-replay/3`` adds to the rules: the fixed sums the line and the bingo never fall below (R88.3).
+_RULES_FIXED_SUMS = ("line_minimum_cents", "bingo_minimum_cents")
+
+
+def _parse_rules(value: Any, version: str = INPUT_FORMAT) -> PrizeRules:
     at = _At("", "rules")
-    data = _object(value, at, ("line_bp", "bingo_bp"), ("superbingo_bp", "megabingo", "jackpot"))
+    data = _object(value, at, ("line_bp", "bingo_bp"), ("superbingo_bp", "megabingo", "jackpot")
+                   + (_RULES_FIXED_SUMS if version == SESSIONS_INPUT_FORMAT else ()))
     superbingo_bp = _integer(data.get("superbingo_bp", 0), at["superbingo_bp"], 0)
     # Checked here as well as by PrizeRules.check so that the message names the field.
     if superbingo_bp and not SUPERBINGO_BP_MIN <= superbingo_bp <= SUPERBINGO_BP_MAX:
@@ -346,6 +351,8 @@ def _parse_rules(value: Any) -> PrizeRules:
         superbingo_bp=superbingo_bp,
         megabingo=_boolean(data.get("megabingo", False), at["megabingo"]),
         jackpot=_boolean(data.get("jackpot", False), at["jackpot"]),
+        line_minimum_cents=_integer(data.get("line_minimum_cents", 0), at["line_minimum_cents"], 0),
+        bingo_minimum_cents=_integer(data.get("bingo_minimum_cents", 0), at["bingo_minimum_cents"], 0),
     )
     try:
         rules.check()
@@ -715,7 +722,7 @@ def parse_scenario(data: Any) -> Scenario:
     if not isinstance(version, str) or version not in VERSIONS:
         top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
     sharing = _parse_sharing(data["rules"], version)
-    rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"})
+    rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"}, version)
     if sharing == BY_STAKE and (rules.superbingo_bp or rules.megabingo or rules.jackpot):
         _At("", "rules")["sharing"].fail("the network game's sharing (by_stake) plays no pot: superbingo_bp is 0, "
                                          "megabingo and jackpot false")

@@ -608,8 +608,10 @@ class DayFold:
         numbers = [n for n in self._day_sessions
                    if any(g.session == n for g in played) or any(j.session == n for j in joints)]
         refunds_after_close = [g.game_id for g in played if g.refunded_after_close]
+        topped_up = [g.game_id for g in played if g.top_up_cents]
         if format is None:
-            format = SESSIONS_INPUT_FORMAT if len(numbers) > 1 or refunds_after_close else INPUT_FORMAT
+            needs_3 = len(numbers) > 1 or refunds_after_close or topped_up
+            format = SESSIONS_INPUT_FORMAT if needs_3 else INPUT_FORMAT
         numbered = format == SESSIONS_INPUT_FORMAT
         if refunds_after_close and not numbered:
             raise AuditError(
@@ -622,7 +624,7 @@ class DayFold:
                 f"session a date ({SESSIONS_INPUT_FORMAT} plays several)"
             )
         for game in played:
-            fault = game.unexpressible or _rules_fault(game, rules, rules_from)
+            fault = game.unexpressible or _rules_fault(game, rules, rules_from, fixed_sums=numbered)
             if fault:
                 raise AuditError(f"game {game.game_id}: {fault}")
         for joint in joints:
@@ -638,6 +640,9 @@ class DayFold:
                 "superbingo_bp": rules.superbingo_bp,
                 "megabingo": rules.megabingo,
                 "jackpot": rules.jackpot,
+                # The fixed sums the line and the bingo never fall below (R88.3), in version 3 when set.
+                **({name: getattr(rules, name) for name in ("line_minimum_cents", "bingo_minimum_cents")
+                    if getattr(rules, name)} if numbered else {}),
             },
             "opening": _levels(self._opening),
             "sessions": [],
@@ -699,13 +704,14 @@ def _levels(pots: Mapping[str, int]) -> dict[str, int]:
     return {name: pots[name] for name in POT_NAMES}
 
 
-def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str) -> str | None:
+def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str, fixed_sums: bool = False) -> str | None:
     """Why ``rules`` are not the rules the game's sale was closed under, if they are not.
 
     The journal does not record the prize rules, so they come from the configuration;
-    this check ties them to what each ``sale_closed`` record set aside.
+    this check ties them to what each ``sale_closed`` record set aside, and the house's
+    top-up to the fixed sums (R88.3) when the format says them (``fixed_sums``).
     """
-    if game.top_up_cents:
+    if game.top_up_cents and not fixed_sums:
         return (
             f"its line or bingo was raised to a fixed sum, the house adding {game.top_up_cents} cents (R88.3); "
             f"{FORMAT_LIMIT}"
@@ -722,6 +728,7 @@ def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str) -> str | None:
         ("pot contributions", dict(closed["contributions"]),
          {POT_ACCOUNTS[pot]: cents for pot, cents in figures.contributions.items() if cents}),
         ("house share", closed["house_cents"], figures.house_cents),
+        ("fixed sum top-up from the house", game.top_up_cents, figures.top_up_cents),
     )
     for what, recorded, computed in checks:
         if recorded != computed:

@@ -150,11 +150,27 @@ def test_a_folder_that_holds_anything_is_refused(home: Home) -> None:
 
 
 @pytest.mark.req("R88.3")
-def test_a_day_with_a_prize_raised_to_its_fixed_sum_is_refused_naming_the_game() -> None:
+def test_days_the_regulator_cannot_replay_a_day_with_a_prize_raised_to_its_fixed_sum_exports_verifies_and_replays(
+) -> None:
     rules = PrizeRules(line_bp=1500, bingo_bp=5500, bingo_minimum_cents=10_000)
     fixed = played_home(rules, [GamePlan(paper=3, seed=1), GamePlan(paper=3, seed=2, last=True)])
     try:
-        refused(fixed, DAY_1, fixed.out / "day", f"game {DAY_1}-s1-g1: its line or bingo was raised to a fixed sum")
+        out = fixed.out / "day"
+        done = fixed.export(DAY_1, out)
+        assert done.exit_code == 0, done.output
+        scenario = json.loads((out / "scenario.json").read_text())
+        assert scenario["format"] == "bingo-replay/3" and scenario["rules"]["bingo_minimum_cents"] == 10_000
+        replayed = fixed.bingo("replay", str(out / "scenario.json"))
+        assert replayed.exit_code == 0 and replayed.stdout == (out / "result.json").read_text()
+        assert all(g["prizes"]["bingo"]["amount_cents"] >= 10_000 for g in json.loads(replayed.stdout)["games"])
+        verified = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert verified.exit_code == 0, verified.output
+        # A fixed sum changed in the scenario is not what the records' top-ups say.
+        scenario["rules"]["bingo_minimum_cents"] = 9_000
+        (out / "scenario.json").write_text(json.dumps(scenario))
+        caught = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert caught.exit_code == 1 and "bingo prize of 10000 where scenario.json's rules give 9000" in caught.stderr, \
+            caught.output
     finally:
         shutil.rmtree(fixed.path, ignore_errors=True)
 

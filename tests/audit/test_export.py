@@ -225,13 +225,26 @@ def test_days_the_regulator_cannot_replay_two_sessions_on_one_date_export_in_ver
 
 
 @pytest.mark.req("R88.3")
-def test_a_prize_raised_to_its_fixed_sum_is_refused_naming_the_game(folder: Path) -> None:
+def test_days_the_regulator_cannot_replay_a_prize_raised_to_its_fixed_sum_is_expressed(folder: Path) -> None:
+    """The house tops the line up to its fixed sum: the scenario's rules say the sum (bingo-replay/3), the replay
+    pays it, and the top-up posted is held to what the rules give."""
     rules = PrizeRules(line_bp=1500, bingo_bp=5500, line_minimum_cents=5_000)
     hall = new_hall(folder, rules)
     hall.open_day(DAY_1)
-    play_game(hall, GamePlan(paper=4, seed=2))
-    refused(hall.records(), DAY_1, rf"^game {DAY_1}-s1-g1: its line or bingo was raised to a fixed sum, "
-                                   r"the house adding \d+ cents \(R88.3\); the replay format", rules)
+    play_game(hall, GamePlan(paper=4, seed=2, last=True))
+    hall.close_day()
+    made = build_day(hall.records(), DAY_1, rules, Layouts())
+    assert made.scenario["format"] == "bingo-replay/3"
+    assert made.scenario["rules"]["line_minimum_cents"] == 5_000 and "bingo_minimum_cents" not in made.scenario["rules"]
+    top_up = first(hall.records(), "posting", reason="prizes:fixed sum top-up")
+    assert top_up.payload["debits"][0][0] == "house"
+    line = made.result["games"][0]["prizes"]["line"]
+    assert line["amount_cents"] == 5_000 > made.result["games"][0]["sales_cents"] * 1500 // 10000
+    assert replay(parse_scenario(made.scenario)) == made.result
+    # The top-up posted is held to the rules: other fixed sums are another day's rules.
+    refused(hall.records(), DAY_1, rf"^game {DAY_1}-s1-g1: its sale closed with a line prize of 5000 where the "
+                                   r"configuration's \[prizes\] give 6000",
+            dataclasses.replace(rules, line_minimum_cents=6_000))
 
 
 def test_prize_rules_other_than_the_games_were_played_under_are_refused(two_days: TwoDays) -> None:
