@@ -43,9 +43,10 @@ The hall and the replay format do not say everything alike; this module decides 
   on the whole collection) are the game's ``refunded_after_close``, out of the draw and
   in the sales, and the result's ``refunded_after_close_cents`` is what the house paid
   back (``bingo-replay/3``, whose tax is net of them as the hall posts it);
+* a prize raised to its fixed sum (R88.3) is written with the rules' fixed sums
+  (``bingo-replay/3``), the house's top-up held to them;
 * a day the format cannot express is refused with :class:`AuditError`, one line
-  naming the game and why: a prize raised to its fixed sum (R88.3), a pattern other
-  than the line and the bingo, a carry or pot moved between two sessions of the date,
+  naming the game and why: a pattern other than the line and the bingo, a carry or pot moved between two sessions of the date,
   or prize rules that are not the ones the games were recorded under;
 * a **joint game** played with the partner hall (R3.5.b, the ``annex_*`` records) is a
   ``joint_games`` entry of its session, after the hall's own game it followed: this
