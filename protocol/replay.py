@@ -34,9 +34,10 @@ among its winners (``rules.sharing``: the hall's way by default, or ``by_stake``
 network game's whole prize by stake, R93.13); version 1 shares the hall's way.  The
 result says the version of its input (``bingo-replay-result/1`` or ``/2``).
 ``bingo-replay/3`` is version 2 with each session numbered (``session``), so that a date may
-hold several sessions (the result's games say their session, and R89.5 counts the date), and
-the tax of a game with cards refunded after its close taken on the amounts staked, net of
-those refunds (R98).
+hold several sessions (the result's games say their session, and R89.5 counts the date), the
+fixed sums the line and the bingo never fall below (``rules.line_minimum_cents``,
+``rules.bingo_minimum_cents``, R88.3), and the tax of a game with cards refunded after its
+close taken on the amounts staked, net of those refunds (R98).
 
 Where the format is silent this module decides as ``docs/replay.md`` records: unknown
 or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,
@@ -100,9 +101,9 @@ FIRST_INPUT_FORMAT = "bingo-replay/1"
 FIRST_OUTPUT_FORMAT = "bingo-replay-result/1"
 #: Version 3: version 2 with each session numbered (``session``), so that one date may hold several
 #: sessions (a hall that closed its session and opened another the same day), its result's games
-#: saying their session; and the tax of a game with cards refunded after its close on the amounts
-#: staked, the collection less those refunds (R98, as the hall posts it).  The hall's export writes
-#: it for a date of several sessions or with such a refund only.
+#: saying their session; the rules' fixed sums (R88.3); and the tax of a game with cards refunded
+#: after its close on the amounts staked, the collection less those refunds (R98, as the hall posts
+#: it).  The hall's export writes it only for a day that needs one of these.
 SESSIONS_INPUT_FORMAT = "bingo-replay/3"
 SESSIONS_OUTPUT_FORMAT = "bingo-replay-result/3"
 #: Each input format with the result format it gives and the ruling its pots are paid under.
