@@ -347,7 +347,7 @@ class DayFold:
             ):
                 self._fault_of_day(
                     f"record {between.seq} ({between.payload['reason']}) moves the carries or pots between two sessions "
-                    f"of {self.day}; {FORMAT_LIMIT}"
+                    f"of {self.day}; the replay format ({SESSIONS_INPUT_FORMAT}) cannot express it"
                 )
 
     def _fault_of_day(self, reason: str) -> None:
