@@ -297,3 +297,23 @@ def test_days_the_regulator_cannot_replay_cards_refunded_after_the_close_are_exp
         == 2 * (price * 50 // 100)
     assert replay(parse_scenario(made.scenario)) == made.result
     assert made.scenario["format"] == "bingo-replay/3" and recorded["tax_cents"] == (closed.payload["collection_cents"] - 2 * (price * 50 // 100)) // 10
+
+@pytest.mark.req("R91.9")
+def test_days_the_regulator_cannot_replay_a_pot_moved_between_two_sessions_of_one_date_is_refused(
+    hall: AuditHall,
+) -> None:
+    """The replay carries the pots from one session to the next: money taken out of the jackpot between two
+    sessions of one date (the operator taking back its contributions, R91.9) is refused, naming the record."""
+    for seed in (1, 2):
+        hall.open_day(DAY_1)
+        play_game(hall, GamePlan(paper=3, seed=seed, last=True))
+        hall.close_day()
+    records = hall.records()
+    closed = next(r for r in records if r.type == "session_closed")
+    taken = dataclasses.replace(closed, type="posting", payload={
+        "debits": [["pot:jackpot_accumulated", 1_000]], "credits": [["house", 1_000]],
+        "reason": "operator:jackpot taken back", "reference": {"game_id": None, "card": None, "event_seq": closed.seq}})
+    at = records.index(closed) + 1
+    refused([*records[:at], taken, *records[at:]], DAY_1,
+            rf"^record {closed.seq} \(operator:jackpot taken back\) moves the carries or pots between two sessions "
+            rf"of {DAY_1}; the replay format \(bingo-replay/3\) cannot express it$")
