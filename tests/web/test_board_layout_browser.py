@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.support.waiting import WAIT, wait_until
+from tests.support.waiting import WAIT, WaitTimeout
 from tests.terminals.test_kiosk_browser import Staff, payload
 from tests.web.conftest import ALL_BALLS, HallProcess
 from tests.web.test_board_browser import claimed, draw_until, euros, paid
@@ -117,8 +117,13 @@ class Fed:
             page.route_web_socket("**/board/ws", lambda ws, size=size: self.sockets.__setitem__(size, ws))
             page.goto(f"{hall.base}/board")
             self.pages[size] = page
-        wait_until(lambda: len(self.sockets) == len(SIZES), WAIT, "both boards to open their socket",
-                   seen=lambda: sorted(self.sockets))
+        # A board opens its socket once its language's texts are loaded, after the page's load; the routes'
+        # handlers run while Playwright is waited on, so the wait is the page's, not a sleep.
+        deadline = time.monotonic() + WAIT
+        while len(self.sockets) < len(SIZES):
+            if time.monotonic() > deadline:
+                raise WaitTimeout(f"waited {WAIT} s for both boards to open their socket; seen {sorted(self.sockets)}")
+            next(iter(self.pages.values())).wait_for_timeout(50)
 
     def show(self, view: dict[str, Any]) -> dict[str, Any]:
         for size, page in self.pages.items():
@@ -334,9 +339,9 @@ def test_board_1920x1080_between_games_the_shares_show_their_stakes_add_up_and_s
     pages = walk.feed(view)
     for page in pages.values():
         detail = page.locator(".result.line .result-detail").inner_text()
-        assert detail == "after 61 balls · 95.97 € shared by 2 cards · 24.00 € to the next game's line"
+        assert detail == "after 61 balls · €95.97 shared by 2 cards · €24.00 to the next game's line"
         boxes = page.locator(".result.line .result-cards li").all_inner_texts()
-        assert [b.split("\n")[-2:] for b in boxes] == [["STAKE 100%", "47.98 €"], ["STAKE 50%", "23.99 €"]], boxes
+        assert [b.split("\n")[-2:] for b in boxes] == [["STAKE 100%", "€47.98"], ["STAKE 50%", "€23.99"]], boxes
         assert 4798 + 2399 + 2400 == 9597
         # The line of a prize never lies over its cards' boxes.
         overlaps = page.evaluate("""() => [...document.querySelectorAll('.result')].flatMap((row) => {
@@ -352,10 +357,10 @@ def test_board_1920x1080_between_games_the_shares_show_their_stakes_add_up_and_s
     draw["game"]["pause"] = None
     pages = walk.feed(draw)
     for page in pages.values():
-        assert page.inner_text("#banner-detail").endswith("paid 95.97 € shared by 2 cards · 24.00 € to the next game's line")
+        assert page.inner_text("#banner-detail").endswith("paid €95.97 shared by 2 cards · €24.00 to the next game's line")
         assert [li.split("\n")[-2:] for li in page.locator("#banner-cards li").all_inner_texts()] == [
-            ["STAKE 100%", "47.98 €"], ["STAKE 50%", "23.99 €"]]
-        assert page.locator("#winners li").all_inner_texts()[0].endswith("23.99 € · stake 50%")
+            ["STAKE 100%", "€47.98"], ["STAKE 50%", "€23.99"]]
+        assert page.locator("#winners li").all_inner_texts()[0].endswith("€23.99 · stake 50%")
     checked(pages, "line-shared")
 
 
