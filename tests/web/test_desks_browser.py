@@ -74,7 +74,7 @@ class Staff:
             page.press("#password", "Enter")
             page.wait_for_url("**/console")
             page.wait_for_selector("#link:not(.offline)")
-            page.wait_for_selector("#screen .task")
+            page.wait_for_selector("#screen .task:not([hidden])")
             self.pages[name] = page
         return self.pages[name]
 
