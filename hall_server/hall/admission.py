@@ -91,6 +91,14 @@ _DOCUMENT_NOISE = re.compile(r"[\s.\-/]")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def door_words(refusal: str) -> str:
+    """A refusal's words as an ``entry_refused`` record keeps them: the ground alone, without the
+    "entry refused: " the checks' own words begin with (the record says it is a refusal at the
+    door, and every screen and the minutes say so before the words)."""
+    prefix = "entry refused: "
+    return refusal[len(prefix):] if refusal.lower().startswith(prefix) else refusal
+
+
 class AdmissionError(DomainError):
     """An admission command refused; the message says why and what to do."""
 
@@ -498,7 +506,7 @@ class AdmissionModule(ProjectedState):
             if refused is not None:
                 # A refusal at the door is a fact of the day: journaled, shown to the desk, in the minutes.
                 ground, reason = refused
-                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": reason,
+                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": door_words(reason),
                                            "ground": ground})]
             return [
                 (

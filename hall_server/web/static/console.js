@@ -76,7 +76,8 @@ function outcomeOf(record) {
     case "prize_won": return `prize won: ${p.pattern.toUpperCase()} on card ${p.card_number} of series ${p.series} (ball ${p.ball_count})`;
     case "visitor_admitted": return `Visitor number ${p.number} admitted (${p.name})${p.age_checked ? ", of age" : ""}`;
     case "visitor_left": return `Visitor number ${p.number} left the hall`;
-    case "entry_refused": return `Entry refused to ${p.name}: ${p.reason}`;
+    // A journal written before the door kept the ground alone repeats "entry refused: ".
+    case "entry_refused": return `Entry refused to ${p.name}: ${String(p.reason).replace(/^entry refused: /i, "")}`;
     case "complaint_confirmed": return `Complaint number ${p.number} confirmed as written before the room chief`;
     case "opening_hours_notified": return `Opening hours reported to the regulator: ${p.hours}${p.previous ? " (applies from " + p.applies_from + " unless the regulator objects)" : ""}`;
     case "opening_hours_decided": return `The regulator ${p.decision === "approved" ? "approved" : "objected to"} the opening hours ${p.hours} (${p.reference})`;
