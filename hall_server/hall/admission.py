@@ -73,6 +73,8 @@ MAX_TEXT = 4_000
 ADULT_AGE = 18
 #: The oldest a birth date may make a visitor: an older one is a typing mistake.
 MAX_AGE = 130
+#: The identity documents the desks read a person's identity from (a self-exclusion names its kind).
+DOCUMENT_TYPES = ("identity card", "passport", "residence permit")
 #: The grounds of a refusal at the door, as ``entry_refused`` names them.
 BANNED, SELF_EXCLUDED, MINOR, CAPACITY = "banned", "self_excluded", "minor", "capacity"
 

@@ -81,7 +81,7 @@ function outcomeOf(record) {
     case "complaint_confirmed": return `Complaint number ${p.number} confirmed as written before the room chief`;
     case "opening_hours_notified": return `Opening hours reported to the regulator: ${p.hours}${p.previous ? " (applies from " + p.applies_from + " unless the regulator objects)" : ""}`;
     case "opening_hours_decided": return `The regulator ${p.decision === "approved" ? "approved" : "objected to"} the opening hours ${p.hours} (${p.reference})`;
-    case "self_excluded": return `Self-exclusion recorded: document ${p.document} may not play until ${p.until}`;
+    case "self_excluded": return `Self-exclusion recorded: ${p.name ? p.name + ", " : ""}${p.document_type ? p.document_type + " " : "document "}${p.document} may not play until ${p.until}`;
     case "spending_limit_set": return p.limit_cents === null ? `Daily limit removed from ${p.effective}`
       : `Daily limit of ${Hall.money(p.limit_cents)} from ${p.effective}`;
     case "player_account_opened": return `Account ${accountText(p.account)} opened (${p.medium}) for visitor ${p.visitor}`;
@@ -1465,7 +1465,9 @@ function admissionScreen(screen) {
   append(complaints, commandForm("record_complaint", {label: "Write the complaint"}), live("ul", "rows", complaintRows));
   const incidents = section("Incidents and self-exclusion");
   append(incidents, commandForm("record_incident", {label: "Record the incident", fields: {visitors: {label: "visitor numbers concerned"}}}),
-    commandForm("record_self_exclusion", {label: "Record the self-exclusion"}));
+    commandForm("record_self_exclusion", {label: "Record the self-exclusion", fields: {
+      name: {label: "name (as on the document)"}, document: {label: "document number"},
+      birth_date: {label: "birth date on the document (kept with the exclusion)"}}}));
   append(screen, admit, today, complaints, incidents);
 }
 
