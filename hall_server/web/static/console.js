@@ -93,7 +93,7 @@ function outcomeOf(record) {
     case "cash_desk_reconciled": return `Cash desk ${p.desk} closed: counted ${Hall.money(p.counted)}, expected ${Hall.money(p.expected)}, difference ${Hall.money(p.difference)}`;
     case "complaint_recorded": return `Complaint number ${p.number} written in the book (${p.complainant})${p.room_chief ? ", before the room chief " + p.room_chief : p.witnessed === false ? "; the room chief confirms it" : ""}`;
     case "incident_recorded": return `Incident number ${p.number} recorded`;
-    case "balls_counted": return countWhole(p) ? `Balls counted (${p.stage}): all 90 present`
+    case "balls_counted": return countWhole(p) ? `Balls counted (${p.stage}): ${p.counted} of 90`
       : `Count FAILED (${p.stage}): ${p.counted} ball(s) counted, ${countFaults(p)}; count again`;
     case "system_verified": return `Verification for ${p.date}: ${p.passed ? "passed" : "FAILED"}`;
     case "ball_voided": return `Ball ${p.ball} voided by ${p.voided_by} (ball ${p.ball_count}): ${p.reason}`;
