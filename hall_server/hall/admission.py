@@ -76,7 +76,7 @@ MAX_AGE = 130
 #: The identity documents the desks read a person's identity from (a self-exclusion names its kind).
 DOCUMENT_TYPES = ("identity card", "passport", "residence permit")
 #: The grounds of a refusal at the door, as ``entry_refused`` names them.
-BANNED, SELF_EXCLUDED, MINOR, CAPACITY = "banned", "self_excluded", "minor", "capacity"
+BANNED, SELF_EXCLUDED, MINOR, CAPACITY, STAFF = "banned", "self_excluded", "minor", "capacity", "staff"
 
 PERMISSIONS = {
     "admit_visitor": {Role.ADMISSION},
@@ -527,6 +527,11 @@ class AdmissionModule(ProjectedState):
                            "(R75.1, R97.1)")
         if (banned := self.ban_refusal(document, today, "entry")) is not None:
             return BANNED, banned
+        if (member := self.staff.get(document)) is not None:
+            # A visitor record is a player's way in (the cashier opens accounts on it): staff,
+            # owners and managers may not play (R81.b), so none is admitted as a visitor.
+            return STAFF, (f"document {document} belongs to {member}, a member of this hall's staff; staff may not play "
+                           "(R81.b), so a member of staff is not admitted as a visitor")
         if (other := self.door_refusal_ground(document, today, "entry")) is not None:
             return other
         if (full := self.capacity_refusal(now_ms)) is not None:
