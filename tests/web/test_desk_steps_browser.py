@@ -186,3 +186,30 @@ def test_desk_a_completed_prize_is_seen_without_scrolling_and_the_next_step_clos
             assert not [c for c in chips if c.startswith("ROW")], chips
     else:
         pytest.fail("no bingo in 90 balls")
+
+
+@pytest.mark.req("R81.b")
+def test_desk_admission_refuses_a_staff_document_once_in_words(staff: Any, tmp_path: Path) -> None:
+    """The generated staff carry documents (sam: STAFF004): the door refuses it, saying so once."""
+    admin, adam = staff("admin"), staff("adam")
+    banned = tmp_path / "prohibidos.csv"
+    banned.write_text("document,name,until\n12345678Z,Pere Roca,\n")
+    admin.click("#tab-commands")
+    admin.click('#commands button[data-command="import_banned_list"]')
+    admin.set_input_files("#command-fields input[type=file]", str(banned))
+    wait_until(lambda: admin.input_value('#command-fields [data-param="source"]') == "prohibidos.csv",
+               what="the file's name in the source field")
+    admin.locator("#command-form button[type=submit]").press("Enter")
+    admin.wait_for_selector("#answer.ok:has-text('Banned list imported')")
+    adam.click("#tab-desk")
+    form = adam.locator('#screen form[data-command="admit_visitor"]')
+    form.locator('[data-param="name"]').fill("Sam Seller")
+    form.locator('[data-param="document"]').fill("staff004")
+    form.locator('[data-param="birth_date"]').fill("1980-01-01")
+    form.locator("button[type=submit]").click()
+    answer = adam.locator("#answer.error")
+    answer.wait_for()
+    text = answer.inner_text()
+    assert text == ("Entry refused to Sam Seller: document STAFF004 belongs to sam, a member of this hall's staff; "
+                    "staff may not play (R81.b), so a member of staff is not admitted as a visitor"), text
+    assert text.lower().count("refused") == 1, "the refusal is said once"
