@@ -971,12 +971,21 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "# (licence_valid_from: the first, if later than today), licence_suspended = true while the",
         "# regulator suspends it. An expired or suspended licence cannot sign in nor open a session.",
         "# The generated logins carry placeholders: put each person's own licence here.",
+        "# Each login's identity document (document = its number): staff may not play (R81.b), so the",
+        "# admission desk refuses it as a visitor's and the cashier opens no account on it. The",
+        "# generated ones are placeholders too: put each person's own document number here.",
     ]
     for index, (name, role, password_hash) in enumerate(staff, start=1):
         lines += ["", "[[staff]]", f"name = {toml_string(name)}", f'role = "{role}"',
                   f"password_hash = {toml_string(password_hash)}",
-                  f'licence = "PLACEHOLDER-{index:03d}"', f"licence_valid_until = {until.isoformat()}"]
+                  f'licence = "PLACEHOLDER-{index:03d}"', f"licence_valid_until = {until.isoformat()}",
+                  f"document = {toml_string(placeholder_document(index))}"]
     return "\n".join(lines) + "\n"
+
+
+def placeholder_document(index: int) -> str:
+    """The identity document number a generated login carries until its holder's is put in."""
+    return f"STAFF{index:03d}"
 
 
 def toml_string(text: str) -> str:

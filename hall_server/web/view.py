@@ -50,6 +50,19 @@ def _is_fault(record: Record) -> bool:
     return record.type in FAULT_RECORDS
 
 
+def _completed(game: GamePicture, p: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The cards a ball's record completed a prize on, as the caller and the table chief watch
+    for them (R85.6, R92.11): a row once the line is won on an earlier ball is no prize (R87.a), so
+    only the bingo's cards are listed then."""
+    won = {w.get("pattern") for w in game.winners}
+    patterns = ("bingo",) if won & {"line", "bingo"} else ("bingo", "line")
+    return [
+        {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
+        for pattern in patterns
+        for label in p.get(f"completed_{pattern}") or ()
+    ]
+
+
 def _network_public(game: dict[str, Any] | None) -> dict[str, Any] | None:
     if game is None:
         return None
@@ -454,6 +467,9 @@ class HallView:
     def _on_session_closed(self, p: Mapping[str, Any]) -> None:
         self.session["closed"] = True
         self.session["open"] = False
+        # The overview lists the faults since the last session closed: those of a closed
+        # session are in its minutes, not on the desk of the next one.
+        self.faults.clear()
 
     def _on_ball_set_replaced(self, p: Mapping[str, Any]) -> None:
         self.ball_set = {"name": p.get("new"), "games": 0}
@@ -534,11 +550,7 @@ class HallView:
             game.balls.append(int(p["ball"]))
             # The record names the cards this ball completed a row or the whole card of:
             # what the caller watches for before a claim (R85.6, R92.11).
-            game.completed = [
-                {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
-                for pattern, key in (("bingo", "completed_bingo"), ("line", "completed_line"))
-                for label in p.get(key) or ()
-            ]
+            game.completed = _completed(game, p)
 
     def _on_ball_voided(self, p: Mapping[str, Any]) -> None:  # journals written before the ruling of R85.5
         if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("ball"):
@@ -561,11 +573,7 @@ class HallView:
             game.correction = None
             game.corrections.append({key: p.get(key) for key in ("ball_count", "misread", "ball", "reason",
                                                                  "signed_by")})
-            game.completed = [
-                {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
-                for pattern, key in (("bingo", "completed_bingo"), ("line", "completed_line"))
-                for label in p.get(key) or ()
-            ]
+            game.completed = _completed(game, p)
 
     def _on_card_refused(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
