@@ -121,13 +121,14 @@ class _Game:
             "terms": {key: self.config[key] for key in ("price_cents", "prizes", "sale_window_ms", "ball_interval_ms")
                       if key in self.config},
             "purchases": [{"seq": r.seq, "time_ms": r.time_ms, "hall": p.hall_id, "terminal": p.terminal_id,
-                           "player": p.player_ref, "request_id": p.request_id, "first_card": p.first_card,
+                           **_player(p.hall_id, p.player_ref), "request_id": p.request_id, "first_card": p.first_card,
                            "card_count": p.card_count, "stake_pct": p.stake_pct, "stake_cents": p.stake_cents,
                            "amount_cents": p.amount_cents} for r, p in self.purchases],
             "refused": [{"seq": r.seq, "time_ms": r.time_ms, "hall": p.hall_id, "terminal": p.terminal_id,
                          "request_id": p.request_id, "card_count": p.card_count, "code": p.refusal_code,
                          "reason": p.refusal_text} for r, p in self.refused],
-            "stakes_returned": [{"seq": r.seq, "hall": s.hall_id, "terminal": s.terminal_id, "player": s.player_ref,
+            "stakes_returned": [{"seq": r.seq, "hall": s.hall_id, "terminal": s.terminal_id,
+                                 **_player(s.hall_id, s.player_ref),
                                  "cards": list(s.card_numbers), "amount_cents": s.amount_cents, "cause": s.cause}
                                 for r, s in self.returned],
             "terminals_failed": [{"seq": r.seq, "hall": f.hall_id, "terminal": f.terminal_id, "reason": f.reason,
@@ -140,7 +141,8 @@ class _Game:
                        for p in self.prizes],
             "winners": [{"seq": r.seq, "pattern": w.pattern, "card": f"{w.hall_id}/{series}-{w.card_number}",
                          "ball_count": w.ball_count, "hall": w.hall_id, "terminal": w.terminal_id,
-                         "player": w.player_ref, "payment_cents": w.payment_cents} for r, w in self.wins],
+                         **_player(w.hall_id, w.player_ref), "payment_cents": w.payment_cents}
+                        for r, w in self.wins],
             "journal": {"first_seq": self.first_seq, "last_seq": self.last_seq},
         }
 
@@ -160,7 +162,14 @@ class _Game:
 def _movement(record: Record, game: str, hall: str, terminal: str, player: str, cents: int, what: str
               ) -> dict[str, Any]:
     return {"seq": record.seq, "time_ms": record.time_ms, "game": game, "hall": hall, "terminal": terminal,
-            "player": player, "change_cents": cents, "what": what}
+            **_player(hall, player), "change_cents": cents, "what": what}
+
+
+def _player(hall: str, ref: str) -> dict[str, str]:
+    """A player as the consultation names them: ``player``, unique across halls (``hall-1/p.7``: each
+    hall numbers its own players, so two halls both have a ``p.7``), and ``player_ref``, the
+    reference the hall gave, by which an inspector finds the account in that hall's records."""
+    return {"player": f"{hall}/{ref}", "player_ref": ref}
 
 
 def _by_operator(record: Record) -> bool:
@@ -280,8 +289,11 @@ class CentralConsultation:
         games = self._fold()
         if "game" in params and params["game"] not in games:
             raise ConsultationError(404, f"no network game {params['game']} in the central server's journal")
+        # A player is asked for as the answers name them (hall/ref), or by the hall's bare
+        # reference: then of every hall that gave it, unless a hall is asked for too.
+        keys = {name: "player_ref" if name == "player" and "/" not in value else name for name, value in filters.items()}
         chosen = sorted((m for game in games.values() for m in game.movements()
-                         if all(m[name] == value for name, value in filters.items())), key=lambda m: m["seq"])
+                         if all(m[keys[name]] == value for name, value in filters.items())), key=lambda m: m["seq"])
         page = [m for m in chosen if m["seq"] > after][:limit]
         return {"movements": page, "filters": filters, "after": after,
                 "next_after": page[-1]["seq"] if len(page) == limit else None,

@@ -54,7 +54,8 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
 SYSTEM = Actor("central", "system")
 
 
-def central_checks(journal: JournalPort, engine: Engine, library: Mapping[str, Any], now_ms: int) -> dict[str, str | None]:
+def central_checks(journal: JournalPort, engine: Engine, library: Mapping[str, Any],
+                   wall_ms: Callable[[], int]) -> dict[str, str | None]:
     """The central server's own checks (blocking: on a worker thread)."""
     try:
         stored = store.load_series(engine)  # each series checked against its digest
@@ -69,7 +70,7 @@ def central_checks(journal: JournalPort, engine: Engine, library: Mapping[str, A
         "journal": check_journal(journal),
         "database": check_database(engine, store.MIGRATIONS),
         "library": library_fault,
-        "clock": check_clock(now_ms, journal),
+        "clock": check_clock(wall_ms, journal),
     }
 
 

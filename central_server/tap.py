@@ -662,7 +662,9 @@ def play_gate(config: CentralConfig, core: CommandCore, module: CentralModule, j
               run_checks: RunBlocking) -> PlayGate:
     """No network game's sale opens after a stop of normal play until the operator's verification passes
     (R92.5e, R95.1): the gate on the core, the module's sales asking it, the operator's command."""
-    gate = PlayGate(core, run_checks, lambda now_ms: central_checks(journal, engine, module.library, now_ms),
+    clock = core.clock  # the JournalClock build_central gave the core
+    assert isinstance(clock, JournalClock)
+    gate = PlayGate(core, run_checks, lambda now_ms: central_checks(journal, engine, module.library, clock.wall_ms),
                     lambda now_ms: ({}, ()))
     module.sale_checks.append(gate.refusal)
     gate.opened.append(lambda: module.start_timers() if module.timers_running else None)

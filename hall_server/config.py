@@ -6,6 +6,8 @@ A hall is configured by a file like ``docs/examples/hall.toml``::
                 timezone (IANA name, e.g. "Europe/Madrid"; default Europe/Andorra): the
                 hall's civil time, which says what "today" is (R81 bans, visitor
                 records, cash desks, session dates, the minutes, the audit day),
+                language (ca, es, fr or en; default ca): what the hall's screens speak
+                until a player picks another (docs/languages.md),
                 opening_hours (e.g. "mon-thu 16:00-02:00; fri, sat 16:00-04:00": reported to the
                 regulator at a change, R74.2; no session opens and no machine plays outside
                 the hours in force, R74.1), capacity (the authorised capacity: admission
@@ -81,6 +83,7 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.hours import HoursError, parse_schedule
 from hall_server.hall.roles import Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
+from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 from server_kit.limits import ConnectionLimits, LimitsError
@@ -346,6 +349,8 @@ class HallConfig:
     #: The hall's civil time zone (``[hall] timezone``), handed to every module that
     #: turns a time into a local date or time.
     timezone: tzinfo = DEFAULT_TIMEZONE
+    #: The hall's language (``[hall] language``): its screens' until a player picks another.
+    language: str = DEFAULT_LANGUAGE
     #: The hall's opening hours (``[hall] opening_hours``, R74.1-2), as written; None: not said.
     opening_hours: str | None = None
     #: The hall's authorised capacity in people (``[hall] capacity``, R73.5); None: not said.
@@ -380,7 +385,7 @@ _MACHINE = table("id", "model", "paytable", "credit_cents", "stations", "zone", 
 
 #: Every table and key of ``hall.toml``: any other stops the start (:func:`server_kit.settings.check_known`).
 SETTINGS: Schema = {
-    "hall": table("name", "home", "timezone", "opening_hours", "capacity"),
+    "hall": table("name", "home", "timezone", "language", "opening_hours", "capacity"),
     "database": table("url"),
     "listen": table("interface", "port"),
     "tls": fields_of(TlsConfig),
@@ -432,6 +437,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     cards = reader.table("cards")
     name = reader.get(hall, "hall.name", str, None)
     timezone = _timezone(reader, hall)
+    language = _language(reader, hall)
     reader.get(tls, "tls.pki_dir", str, "pki")
     if not name.strip():
         raise reader.error("hall.name", "name the hall")
@@ -491,6 +497,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         draw=_draw(reader, base),
         responsible=_responsible(reader),
         timezone=timezone,
+        language=language,
         opening_hours=_opening_hours(reader, hall),
         capacity=_capacity(reader, hall),
         central=_central(reader, base, pki_dir),
@@ -708,6 +715,14 @@ def _timezone(reader: "_Reader", hall: Mapping[str, Any]) -> tzinfo:
         ) from None
 
 
+def _language(reader: "_Reader", hall: Mapping[str, Any]) -> str:
+    language = reader.get(hall, "hall.language", str, DEFAULT_LANGUAGE)
+    if language not in LANGUAGES:
+        raise reader.error("hall.language", f"the hall speaks {', '.join(map(repr, LANGUAGES))} (Catalan, Castilian, "
+                                            f"French, English), not {language!r}")
+    return language
+
+
 def _draw(reader: "_Reader", base: Path) -> DrawConfig:
     table = reader.table("draw")
     source = reader.get(table, "draw.source", str, "rng")
@@ -890,6 +905,9 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         'home = "."',
         "# The hall's civil time (IANA name): what \"today\" is for bans, cash desks, sessions, minutes.",
         f"timezone = {toml_string(str(DEFAULT_TIMEZONE))}",
+        "# The language of the hall's screens until a player picks another: \"ca\" (Catalan), \"es\"",
+        "# (Castilian), \"fr\" (French) or \"en\" (English).",
+        f"language = {toml_string(DEFAULT_LANGUAGE)}",
         "# The opening hours (R74): days, then windows HH:MM-HH:MM (past midnight when the end is",
         "# earlier), rules separated by \";\". Reported to the regulator at the first start and at each",
         "# change; a change applies once the regulator approves it (recorded on the administrator's",
@@ -953,12 +971,21 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "# (licence_valid_from: the first, if later than today), licence_suspended = true while the",
         "# regulator suspends it. An expired or suspended licence cannot sign in nor open a session.",
         "# The generated logins carry placeholders: put each person's own licence here.",
+        "# Each login's identity document (document = its number): staff may not play (R81.b), so the",
+        "# admission desk refuses it as a visitor's and the cashier opens no account on it. The",
+        "# generated ones are placeholders too: put each person's own document number here.",
     ]
     for index, (name, role, password_hash) in enumerate(staff, start=1):
         lines += ["", "[[staff]]", f"name = {toml_string(name)}", f'role = "{role}"',
                   f"password_hash = {toml_string(password_hash)}",
-                  f'licence = "PLACEHOLDER-{index:03d}"', f"licence_valid_until = {until.isoformat()}"]
+                  f'licence = "PLACEHOLDER-{index:03d}"', f"licence_valid_until = {until.isoformat()}",
+                  f"document = {toml_string(placeholder_document(index))}"]
     return "\n".join(lines) + "\n"
+
+
+def placeholder_document(index: int) -> str:
+    """The identity document number a generated login carries until its holder's is put in."""
+    return f"STAFF{index:03d}"
 
 
 def toml_string(text: str) -> str:

@@ -16,6 +16,8 @@ from reportlab.graphics.barcode.qr import QrCodeWidget
 from reportlab.graphics.shapes import Drawing
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
+from reportlab.lib.utils import simpleSplit
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
 from protocol.money import format_cents
@@ -85,18 +87,39 @@ def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, ti
     canvas.setTitle(f"Statement of account {number}")
     width, height = A4
     margin = 15 * mm
+    size = 9
+    gap = 4 * mm
+
+    def wide(texts: list[str]) -> float:
+        return max(stringWidth(text, fonts.SANS, size) for text in texts)
+
+    rows = [
+        (str(m.seq), local_time(m.time_ms, timezone), m.reason, format_cents(m.amount), format_cents(m.balance))
+        for m in statement.movements
+    ]
+    # Each column as wide as its widest cell or title, so that no two ever meet; the
+    # movement takes the room left between the time and the amounts, and wraps in it.
+    headers = ("Record", "Time", "Movement", "Amount", "Balance")
+    measured = [wide([row[i] for row in rows] + [""]) for i in range(5)]
+    widths = [max(measured[i], stringWidth(title, fonts.SANS_BOLD, size)) for i, title in enumerate(headers)]
+    record_x = margin
+    time_x = record_x + widths[0] + gap
+    movement_x = time_x + widths[1] + gap
+    balance_right = width - margin
+    amount_right = balance_right - widths[4] - gap
+    movement_width = amount_right - widths[3] - gap - movement_x
     columns = (  # (x, header, right-aligned)
-        (margin, "Record", False),
-        (margin + 18 * mm, "Time", False),
-        (margin + 52 * mm, "Movement", False),
-        (width - margin - 30 * mm, "Amount", True),
-        (width - margin, "Balance", True),
+        (record_x, headers[0], False),
+        (time_x, headers[1], False),
+        (movement_x, headers[2], False),
+        (amount_right, headers[3], True),
+        (balance_right, headers[4], True),
     )
 
     def header(page: int) -> float:
         canvas.setFont(fonts.SANS_BOLD, 13)
         canvas.drawString(margin, height - margin, f"{hall_name} - statement of account {number}")
-        canvas.setFont(fonts.SANS, 9)
+        canvas.setFont(fonts.SANS, size)
         state = "closed" if statement.closed else "open"
         canvas.drawString(
             margin, height - margin - 6 * mm,
@@ -104,18 +127,20 @@ def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, ti
             f"Printed {local_time(printed_ms, timezone)}. Page {page}.",
         )
         y = height - margin - 15 * mm
-        canvas.setFont(fonts.SANS_BOLD, 9)
+        canvas.setFont(fonts.SANS_BOLD, size)
         for x, title, right in columns:
             (canvas.drawRightString if right else canvas.drawString)(x, y, title)
         canvas.line(margin, y - 1.5 * mm, width - margin, y - 1.5 * mm)
-        canvas.setFont(fonts.SANS, 9)
+        canvas.setFont(fonts.SANS, size)
         return y - ROW_HEIGHT
 
     page = 1
     y = header(page)
     credited = debited = 0
-    for movement in statement.movements:
-        if y < margin + 3 * ROW_HEIGHT:
+    line_height = 4 * mm
+    for movement, cells in zip(statement.movements, rows):
+        reason = simpleSplit(cells[2], fonts.SANS, size, movement_width) or [""]
+        if y - (len(reason) - 1) * line_height < margin + 3 * ROW_HEIGHT:
             canvas.showPage()
             page += 1
             y = header(page)
@@ -123,25 +148,29 @@ def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, ti
             credited += movement.amount
         else:
             debited -= movement.amount
-        cells = (
-            str(movement.seq),
-            local_time(movement.time_ms, timezone),
-            movement.reason[:60],
-            format_cents(movement.amount),
-            format_cents(movement.balance),
-        )
-        for (x, _, right), text in zip(columns, cells):
-            (canvas.drawRightString if right else canvas.drawString)(x, y, text)
-        y -= ROW_HEIGHT
+        for column, ((x, _, right), text) in enumerate(zip(columns, cells)):
+            if column == 2:
+                for i, line in enumerate(reason):
+                    canvas.drawString(x, y - i * line_height, line)
+            else:
+                (canvas.drawRightString if right else canvas.drawString)(x, y, text)
+        y -= ROW_HEIGHT + (len(reason) - 1) * line_height
     if not statement.movements:
         canvas.drawString(margin, y, "No movements.")
         y -= ROW_HEIGHT
     canvas.line(margin, y + 3 * mm, width - margin, y + 3 * mm)
     canvas.setFont(fonts.SANS_BOLD, 9)
-    canvas.drawString(margin, y - 2 * mm, f"Movements: {len(statement.movements)}")
-    canvas.drawString(margin + 40 * mm, y - 2 * mm, f"Credited: {format_cents(credited)}")
-    canvas.drawString(margin + 90 * mm, y - 2 * mm, f"Debited: {format_cents(debited)}")
-    canvas.drawRightString(width - margin, y - 2 * mm, f"Balance: {format_cents(statement.balance)}")
+    # The totals left to right, each after the one before; the balance at the right, on a
+    # line of its own when they leave it no room.
+    x = margin
+    for offset, text in ((0, f"Movements: {len(statement.movements)}"), (40 * mm, f"Credited: {format_cents(credited)}"),
+                         (90 * mm, f"Debited: {format_cents(debited)}")):
+        x = max(x, margin + offset)
+        canvas.drawString(x, y - 2 * mm, text)
+        x += stringWidth(text, fonts.SANS_BOLD, size) + gap
+    balance = f"Balance: {format_cents(statement.balance)}"
+    balance_y = y - 2 * mm if x + stringWidth(balance, fonts.SANS_BOLD, size) <= width - margin else y - 2 * mm - ROW_HEIGHT
+    canvas.drawRightString(width - margin, balance_y, balance)
     canvas.showPage()
     canvas.save()
     return out.getvalue()

@@ -550,7 +550,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
 
     def verify(now_ms: int) -> Mapping[str, str | None]:
         # The clock's check reads the wall clock as it is: the records' time never goes back.
-        return verify_system(journal, engine, clock.wall_ms(), **checks, **verification_checks(reactor, live))
+        return verify_system(journal, engine, clock.wall_ms, **checks, **verification_checks(reactor, live))
 
     session = SessionModule(core, verify, run_checks=thread_pool_runner(reactor, verification_pool), timezone=zone)
     ledger = LedgerModule(core)
@@ -688,7 +688,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     minutes = MinutesDesk(journal, config.name, zone, on_general_pool)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
-        minutes=minutes, voice=_voice(config, on_general_pool),
+        minutes=minutes, voice=_voice(config, on_general_pool), language=config.language,
+        time_zone=str(config.timezone),
     )
     # The PIN check (scrypt) runs off the reactor thread, on the hash read on it; an
     # unknown or closed account costs the same check, so the time tells nothing.

@@ -82,7 +82,7 @@ def check_terminals(connected: Sequence[str], terminals: Mapping[str, Terminal])
 def verify_system(
     journal: JournalPort,
     engine: Engine,
-    now_ms: int,
+    wall_ms: Callable[[], int],
     manifest: Path,
     draw_device: Callable[[], str | None] = check_random_generator,
     terminals: Callable[[], str | None] = lambda: None,
@@ -93,7 +93,7 @@ def verify_system(
         "journal": check_journal(journal),
         "database": check_database(engine, MIGRATIONS),
         "draw_device": draw_device(),
-        "clock": check_clock(now_ms, journal),
+        "clock": check_clock(wall_ms, journal),
         "software": check_software(manifest),
         "terminals": terminals(),
         "links": links(),

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
+from protocol import strict_json
 from protocol.chain import Record, canonical_json
 from protocol.errors import DomainError
 
@@ -252,7 +252,7 @@ def from_dict(data: Any) -> Message:
 def decode(raw: bytes) -> Message:
     """The message of ``raw`` bytes; :class:`FeedFormatError` when they are not one."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = strict_json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise FeedFormatError(f"a feed message is UTF-8 JSON: {error}") from None
     return from_dict(data)

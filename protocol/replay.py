@@ -33,6 +33,11 @@ and the megabingo pays the amount announced.  Version 2 also says how a prize is
 among its winners (``rules.sharing``: the hall's way by default, or ``by_stake``, the
 network game's whole prize by stake, R93.13); version 1 shares the hall's way.  The
 result says the version of its input (``bingo-replay-result/1`` or ``/2``).
+``bingo-replay/3`` is version 2 with each session numbered (``session``), so that a date may
+hold several sessions (the result's games say their session, and R89.5 counts the date), the
+fixed sums the line and the bingo never fall below (``rules.line_minimum_cents``,
+``rules.bingo_minimum_cents``, R88.3), and the tax of a game with cards refunded after its
+close taken on the amounts staked, net of those refunds (R98).
 
 Where the format is silent this module decides as ``docs/replay.md`` records: unknown
 or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,
@@ -84,6 +89,7 @@ from protocol.settlement import (
     share_by_stake,
     split_prize,
     stake_cents,
+    tax_base_after_refunds,
     tax_cents,
 )
 from protocol.wins import NEVER, completion_balls, game_winners
@@ -93,10 +99,18 @@ INPUT_FORMAT = "bingo-replay/2"
 OUTPUT_FORMAT = "bingo-replay-result/2"
 FIRST_INPUT_FORMAT = "bingo-replay/1"
 FIRST_OUTPUT_FORMAT = "bingo-replay-result/1"
+#: Version 3: version 2 with each session numbered (``session``), so that one date may hold several
+#: sessions (a hall that closed its session and opened another the same day), its result's games
+#: saying their session; the rules' fixed sums (R88.3); and the tax of a game with cards refunded
+#: after its close on the amounts staked, the collection less those refunds (R98, as the hall posts
+#: it).  The hall's export writes it only for a day that needs one of these.
+SESSIONS_INPUT_FORMAT = "bingo-replay/3"
+SESSIONS_OUTPUT_FORMAT = "bingo-replay-result/3"
 #: Each input format with the result format it gives and the ruling its pots are paid under.
 VERSIONS: dict[str, tuple[str, PotRuling]] = {
     FIRST_INPUT_FORMAT: (FIRST_OUTPUT_FORMAT, FIRST_RULING),
     INPUT_FORMAT: (OUTPUT_FORMAT, RULING),
+    SESSIONS_INPUT_FORMAT: (SESSIONS_OUTPUT_FORMAT, RULING),
 }
 INPUT_FORMATS = tuple(VERSIONS)
 OUTPUT_FORMATS = tuple(output for output, _ in VERSIONS.values())
@@ -263,6 +277,16 @@ class Session:
     date: datetime.date
     games: tuple[GamePlay, ...]
     joint_games: tuple[JointPlay, ...] = ()
+    number: int | None = None  # the session's number on its date (bingo-replay/3 only)
+
+    @property
+    def name(self) -> str:
+        """How messages name the session: its date, and in version 3 its number (``2026-12-01-s2``)."""
+        return str(self.date) if self.number is None else f"{self.date}-s{self.number}"
+
+    def stamp(self) -> dict[str, Any]:
+        """The keys that name the session in each game of the result: ``date`` (and ``session`` in version 3)."""
+        return {"date": self.date.isoformat(), **({} if self.number is None else {"session": self.number})}
 
 
 @dataclass(frozen=True)
@@ -282,6 +306,13 @@ class Scenario:
     def ruling(self) -> PotRuling:
         return VERSIONS[self.format][1]
 
+    def tax(self, figures_tax: int, sales: int, refunded: int) -> int:
+        """Step 12's tax: on the whole collection (versions 1 and 2, ``figures_tax``), or in version 3 on the
+        amounts staked, the collection less the stakes refunded after the close (R98)."""
+        if self.format != SESSIONS_INPUT_FORMAT or not refunded:
+            return figures_tax
+        return tax_cents(tax_base_after_refunds(sales, refunded))
+
 
 _GAME_REQUIRED = ("game", "price_cents", "cards", "draw")
 _GAME_OPTIONAL = (
@@ -300,9 +331,14 @@ _GAME_OPTIONAL_2 = ("last_game", "claims", "corrections")
 PATTERN_NAMES = ("line", "bingo")
 
 
-def _parse_rules(value: Any) -> PrizeRules:
+#: What ``bingo-replay/3`` adds to the rules: the fixed sums the line and the bingo never fall below (R88.3).
+_RULES_FIXED_SUMS = ("line_minimum_cents", "bingo_minimum_cents")
+
+
+def _parse_rules(value: Any, version: str = INPUT_FORMAT) -> PrizeRules:
     at = _At("", "rules")
-    data = _object(value, at, ("line_bp", "bingo_bp"), ("superbingo_bp", "megabingo", "jackpot"))
+    data = _object(value, at, ("line_bp", "bingo_bp"), ("superbingo_bp", "megabingo", "jackpot")
+                   + (_RULES_FIXED_SUMS if version == SESSIONS_INPUT_FORMAT else ()))
     superbingo_bp = _integer(data.get("superbingo_bp", 0), at["superbingo_bp"], 0)
     # Checked here as well as by PrizeRules.check so that the message names the field.
     if superbingo_bp and not SUPERBINGO_BP_MIN <= superbingo_bp <= SUPERBINGO_BP_MAX:
@@ -316,6 +352,8 @@ def _parse_rules(value: Any) -> PrizeRules:
         superbingo_bp=superbingo_bp,
         megabingo=_boolean(data.get("megabingo", False), at["megabingo"]),
         jackpot=_boolean(data.get("jackpot", False), at["jackpot"]),
+        line_minimum_cents=_integer(data.get("line_minimum_cents", 0), at["line_minimum_cents"], 0),
+        bingo_minimum_cents=_integer(data.get("bingo_minimum_cents", 0), at["bingo_minimum_cents"], 0),
     )
     try:
         rules.check()
@@ -617,14 +655,23 @@ def _parse_joint_game(data: dict, at: _At) -> JointPlay:
     )
 
 
-def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.date | None,
+def _parse_session(value: Any, index: int, rules: PrizeRules, after: "Session | None",
                    version: str = INPUT_FORMAT) -> Session:
     at = _At("", f"sessions[{index}]")
-    data = _object(value, at, ("date", "games"), ("joint_games",))
+    numbered = version == SESSIONS_INPUT_FORMAT
+    data = _object(value, at, ("date", "session", "games") if numbered else ("date", "games"), ("joint_games",))
     date = _date(data["date"], at["date"])
-    if after is not None and date <= after:
-        at["date"].fail(f"{date} is not after the previous session's date {after}")
-    session_at = _At(f"session {date}", "")
+    session_number = _integer(data["session"], at["session"], 1) if numbered else None
+    if after is not None and date < after.date:
+        at["date"].fail(f"{date} is before the previous session's date {after.date}")
+    if after is not None and date == after.date:
+        if not numbered:
+            at["date"].fail(f"{date} is not after the previous session's date {after.date}")
+        assert session_number is not None and after.number is not None
+        if session_number <= after.number:
+            at["session"].fail(f"{session_number} is not after the previous session {after.number} of {date}")
+    label = str(date) if session_number is None else f"{date}-s{session_number}"
+    session_at = _At(f"session {label}", "")
     games = _array(data["games"], session_at["games"])
     joint_entries = _array(data.get("joint_games", []), session_at["joint_games"])
     if not games and not joint_entries:
@@ -633,7 +680,7 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
     for g, game in enumerate(games):
         # The game number names the game in messages, so it is read first; until it
         # is known the game is named by its position.
-        game_at = _At(f"session {date}, games[{g}]", "")
+        game_at = _At(f"session {label}, games[{g}]", "")
         if not isinstance(game, dict):
             game_at.fail(f"must be an object, got {describe(game)}")
         if "game" not in game:
@@ -641,21 +688,21 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         number = _integer(game["game"], game_at["game"], 1)
         if parsed and number <= parsed[-1].game:
             game_at["game"].fail(f"{number} is not after the previous game {parsed[-1].game}")
-        at = _At(f"session {date}, game {number}", "")
+        at = _At(f"session {label}, game {number}", "")
         fields = _object(game, at, _GAME_REQUIRED,
                          _GAME_OPTIONAL + (_GAME_OPTIONAL_2 if version != FIRST_INPUT_FORMAT else ()))
         if parsed and parsed[-1].last_game:
-            _At(f"session {date}, game {parsed[-1].game}", "last_game").fail(
+            _At(f"session {label}, game {parsed[-1].game}", "last_game").fail(
                 f"the session's last game (R93.15) is its last in the file; game {number} follows it"
             )
         parsed.append(_parse_game(fields, number, at, rules, date, version))
     joint: list[JointPlay] = []
     for g, game in enumerate(joint_entries):
-        game_at = _At(f"session {date}, joint_games[{g}]", "")
+        game_at = _At(f"session {label}, joint_games[{g}]", "")
         if not isinstance(game, dict):
             game_at.fail(f"must be an object, got {describe(game)}")
         name = game.get("game_id")
-        at = _At(f"session {date}, joint game {name}", "") if isinstance(name, str) and name else game_at
+        at = _At(f"session {label}, joint game {name}", "") if isinstance(name, str) and name else game_at
         fields = _object(game, at, _JOINT_KEYS, ())
         played = _parse_joint_game(fields, at)
         if joint and played.after_game < joint[-1].after_game:
@@ -663,7 +710,7 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: datetime.da
         if any(j.game_id == played.game_id for j in joint):
             at["game_id"].fail(f"{json.dumps(played.game_id)} is already a joint game of this session")
         joint.append(played)
-    return Session(date, tuple(parsed), tuple(joint))
+    return Session(date, tuple(parsed), tuple(joint), session_number)
 
 
 def parse_scenario(data: Any) -> Scenario:
@@ -676,7 +723,7 @@ def parse_scenario(data: Any) -> Scenario:
     if not isinstance(version, str) or version not in VERSIONS:
         top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
     sharing = _parse_sharing(data["rules"], version)
-    rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"})
+    rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"}, version)
     if sharing == BY_STAKE and (rules.superbingo_bp or rules.megabingo or rules.jackpot):
         _At("", "rules")["sharing"].fail("the network game's sharing (by_stake) plays no pot: superbingo_bp is 0, "
                                          "megabingo and jackpot false")
@@ -686,7 +733,7 @@ def parse_scenario(data: Any) -> Scenario:
         top["sessions"].fail("a scenario needs at least one session")
     sessions: list[Session] = []
     for index, entry in enumerate(entries):
-        sessions.append(_parse_session(entry, index, rules, sessions[-1].date if sessions else None, version))
+        sessions.append(_parse_session(entry, index, rules, sessions[-1] if sessions else None, version))
     return Scenario(rules, opening, tuple(sessions), version, sharing)
 
 
@@ -770,10 +817,12 @@ def replay(scenario: Scenario) -> dict[str, Any]:
     joints_out: list[dict[str, Any]] = []
     total_sales = total_paid = total_tax = 0
 
+    operator_superbingo_by_date: dict[datetime.date, int] = {}
     for session in scenario.sessions:
-        boost_allowance = reserve_boost_allowance(pots.jackpot_reserve)
+        boost_allowance = reserve_boost_allowance(pots.jackpot_reserve)  # a session's allowance (R91.7)
         boosted = 0
-        operator_superbingo_today = 0
+        # R89.5 counts the day: every session of the date (version 3 may hold several).
+        operator_superbingo_today = operator_superbingo_by_date.get(session.date, 0)
         last_superbingo_won: bool | None = None  # None: no superbingo game yet today
         month = (session.date.year, session.date.month)
 
@@ -783,7 +832,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             """Play the joint games that come after game ``number`` (None: all that are left)."""
             nonlocal pots, total_sales, total_paid, total_tax
             while joint and (number is None or joint[0].after_game < number):
-                played, pots = _replay_joint(joint.pop(0), session.date, pots)
+                played, pots = _replay_joint(joint.pop(0), session, pots)
                 joints_out.append(played)
                 total_sales += played["sales_cents"]
                 total_paid += played["paid_here_cents"]
@@ -791,7 +840,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
 
         for position, game in enumerate(session.games):
             joints_up_to(game.game)
-            at = _At(f"session {session.date}, game {game.game}", "")
+            at = _At(f"session {session.name}, game {game.game}", "")
 
             def checked(field: str, check: Callable[[], T]) -> T:
                 try:
@@ -811,7 +860,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                         pot, amount, pots, operator_superbingo_today, operator_jackpot_by_month.get(month, 0)
                     ),
                 )
-                operator_superbingo_today = contribution.superbingo_today
+                operator_superbingo_today = operator_superbingo_by_date[session.date] = contribution.superbingo_today
                 operator_jackpot_by_month[month] = contribution.jackpot_this_month
                 pots = pots.plus(contribution.credits)
 
@@ -843,10 +892,11 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 line, bingo = Split(figures.line_cents, ()), Split(figures.bingo_cents, ())
                 pots = carry_forward(pots, line, bingo)
                 prizes_out = {name: _prize(0, split, game.cards, ()) for name, split in (("line", line), ("bingo", bingo))}
+                taxed = scenario.tax(figures.tax_cents, sales, refunds)
                 total_sales += sales
-                total_tax += figures.tax_cents
-                games_out.append({"date": session.date.isoformat(), "game": game.game, "sales_cents": sales,
-                                  "tax_cents": figures.tax_cents, "balls_drawn": len(game.draw), "prizes": prizes_out,
+                total_tax += taxed
+                games_out.append({**session.stamp(), "game": game.game, "sales_cents": sales,
+                                  "tax_cents": taxed, "balls_drawn": len(game.draw), "prizes": prizes_out,
                                   "refunded_after_close_cents": refunds, "pots": dataclasses.asdict(pots)})
                 continue
             if scenario.sharing == BY_STAKE:  # the whole prize by each card's stake in cents (R93.13)
@@ -885,7 +935,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 prizes[pot_prize.prize] = (bingo_ball, pot_prize.split, bingo_winners)
 
             # 12. Tax (R98).
-            tax = figures.tax_cents
+            tax = scenario.tax(figures.tax_cents, sales, refunds)
 
             paid = sum(split.paid for _, split, _ in prizes.values())
             total_sales += sales
@@ -893,7 +943,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             total_tax += tax
             ordered = ("line", "bingo", *POT_PRIZES)
             played: dict[str, Any] = {
-                "date": session.date.isoformat(),
+                **session.stamp(),
                 "game": game.game,
                 "sales_cents": sales,
                 "tax_cents": tax,
@@ -916,7 +966,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
     return result
 
 
-def _replay_joint(game: JointPlay, date: datetime.date, pots: Pots) -> tuple[dict[str, Any], Pots]:
+def _replay_joint(game: JointPlay, session: Session, pots: Pots) -> tuple[dict[str, Any], Pots]:
     """A joint game's figures and the pots after it, by the hall-annex settlement (:mod:`protocol.annex`).
 
     The pool is the prize shares of both rooms' sales; every card of either room complete on
@@ -946,7 +996,7 @@ def _replay_joint(game: JointPlay, date: datetime.date, pots: Pots) -> tuple[dic
         pots = pots.replace(carry_line=pots.carry_line + carried["line"],
                             carry_bingo=pots.carry_bingo + carried["bingo"])
     return {
-        "date": date.isoformat(),
+        **session.stamp(),
         "game_id": game.game_id,
         "role": game.role,
         "sales_cents": own[1],

@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from protocol import strict_json
 from protocol.errors import DomainError
 
 VERSION = 1
@@ -149,7 +150,11 @@ SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "ball_voided": {"game_id": Text(80), "ball": Whole(1, 90)},
     "game": {"game": Anything(dict)},
     "won": {"game_id": Text(80), "card": Text(40), "prize": Text(40), "cents": CENTS},
-    "error": {"code": Text(40), "message": Text(500), "in_reply_to": Anything(int)},
+    # A refusal: ``message`` in English (as journaled); for one a player reads, ``reason`` (a stable
+    # code, else "") and its ``params`` (figures, amounts as ..._cents) for the screen to say in the
+    # player's language (docs/languages.md).
+    "error": {"code": Text(40), "message": Text(500), "in_reply_to": Anything(int), "reason": Text(40, 0),
+              "params": Anything(dict)},
     "notices": {"warnings": Anything(list), "help": Text(4000, 0)},
     # The megabingo announced and not yet played (R90.2): date, time, the least it pays and its fund now;
     # null when none is.
@@ -195,7 +200,9 @@ def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINA
     if len(text) > MAX_MESSAGE_BYTES and table is TERMINAL_MESSAGES:
         raise MessageError("malformed", f"a message is at most {MAX_MESSAGE_BYTES} bytes")
     try:
-        message = json.loads(text)
+        message = strict_json.loads(text)
+    except strict_json.NamedTwice as twice:
+        raise MessageError("malformed", str(twice)) from None
     except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
         raise MessageError("malformed", "a message is one JSON object") from None
     if not isinstance(message, dict):

@@ -19,7 +19,9 @@ A fault is an ``audit_differs`` alert naming the day, the file, and the game and
 that differ; every verdict is journaled (``feed_day_replayed``) in the receiver's own
 signed journal.  A day whose records the receiver does not hold yet is checked once
 they arrive (and, after a restart, from the report kept on disk).  A day the sender
-could not export (a game the replay format cannot express) is shown with its reason.
+could not export (a game the replay format cannot express, a day too large for one
+report) is not replayed card by card: it is shown with its reason and raises an
+``audit_not_replayed`` alert, as a day that differs raises ``audit_differs``.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ from regulator.store import Store
 from server_kit.journal.port import JournalPort
 
 AUDIT_DIFFERS = "audit_differs"
+#: A day the sender sent as refused (its export could not be made): nothing was replayed card by card.
+AUDIT_NOT_REPLAYED = "audit_not_replayed"
 #: A day's verdicts.
 VERIFIED, DIFFERS, REFUSED = "verified", "differs", "refused"
 #: The rebuild of each kind of sender.
@@ -158,6 +162,10 @@ class AuditDays:
             return
         if segment.refused is not None:
             self._record(sender, name, digest, segment, (), REFUSED, segment.refused)
+            records = f" (records {segment.first_seq} to {segment.last_seq})" if segment.last_seq else ""
+            self.alert(sender, AUDIT_NOT_REPLAYED, segment.last_seq or 0,
+                       f"{name}{records}: not replayed card by card: the sender could not export the day: "
+                       f"{segment.refused}"[:DETAIL_CHARS])
             return
         assert segment.last_seq is not None
         if self._held(sender) < segment.last_seq:
@@ -294,5 +302,5 @@ def verdict_dict(verdict: DayVerdict) -> dict[str, Any]:
     return {**verdict.__dict__, "games": list(verdict.games), "verified": verdict.verified}
 
 
-__all__ = ["AUDIT_DIFFERS", "AuditDays", "Awaited", "DayVerdict", "kept_folder", "kind_of", "replayed_games",
+__all__ = ["AUDIT_DIFFERS", "AUDIT_NOT_REPLAYED", "AuditDays", "Awaited", "DayVerdict", "kept_folder", "kind_of", "replayed_games",
            "verdict_dict"]

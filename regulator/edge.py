@@ -8,15 +8,23 @@ off at once.  Each ``FeedHello`` and ``FeedBatch`` is decoded
 a message that breaks the format, names another sender or says another key is
 answered ``FEED_REFUSED`` with the reason and logged.  A box bigger than one batch
 cuts the connection before it is put together (:class:`~server_kit.amp.bounded.BoundedBoxes`).
+
+The checks and the writes a message causes (the store, the receiver's journal, a day's
+replay, a report's signatures checked by ``openssl``) run off the reactor, through ``run``:
+the service gives a pool of one thread, so that the messages of every connection are
+handled one at a time in the order they came, and the reactor goes on reading the other
+connections, the page and the monitoring meanwhile.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from twisted.internet import defer
 from twisted.internet.interfaces import IHandshakeListener
 from twisted.internet.protocol import Factory
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from protocol.regulator_feed import CENTRAL, Batch, FeedFormatError, Hello, Report, decode, encode, hall_sender
@@ -24,6 +32,7 @@ from regulator.receiver import FeedRefused, Receiver
 from regulator.reports import ReportInbox
 from server_kit.amp.bounded import BoundedBoxes
 from server_kit.amp.chunks import PIECE_BYTES
+from server_kit.core import RunBlocking, run_inline
 from server_kit.feed.link import MAX_MESSAGE_BYTES, FeedBatch, FeedHello, FeedRefusedError, FeedReport
 from server_kit.pki import PkiError, Role, peer_identity
 
@@ -45,10 +54,11 @@ class FeedReceiving(BoundedBoxes):
     max_box_keys = MAX_MESSAGE_BYTES // PIECE_BYTES + 8
     max_box_bytes = MAX_MESSAGE_BYTES + 64 * 1024
 
-    def __init__(self, receiver: Receiver, on_change: Callable[[], None]) -> None:
+    def __init__(self, receiver: Receiver, on_change: Callable[[], None], run: RunBlocking = run_inline) -> None:
         super().__init__()
         self.receiver = receiver
         self.on_change = on_change
+        self.run = run
         self.sender: str | None = None
 
     def handshakeCompleted(self) -> None:
@@ -89,38 +99,51 @@ class FeedReceiving(BoundedBoxes):
             raise FeedRefusedError("the connection has no certified sender")
         return self.sender
 
-    def _take(self, message: bytes, kind: type, handle: Callable[[Any, str], Any]) -> dict[str, Any]:
-        """Decode ``message`` as a ``kind``, hand it to ``handle`` with the certified sender, answer its reply."""
+    def _take(self, message: bytes, kind: type, handle: Callable[[Any, str], Any]) -> defer.Deferred[dict[str, Any]]:
+        """Decode ``message`` as a ``kind`` and hand it to ``handle`` with the certified sender, off the
+        reactor (``run``); fires with the reply to answer."""
         certified = self._certified()
-        try:
+
+        def handled() -> Any:
             taken = decode(message)
             if not isinstance(taken, kind):
                 raise FeedFormatError(f"this command carries a {kind.__name__.lower()}, not a {type(taken).__name__}")
-            reply = handle(taken, certified)
-        except (FeedFormatError, FeedRefused) as error:
-            return self._refuse(certified, error)
-        finally:
+            return handle(taken, certified)
+
+        def changed(outcome: Any) -> Any:
             self.on_change()
-        return {"message": encode(reply)}
+            return outcome
+
+        def refused(failure: Failure) -> Any:
+            failure.trap(FeedFormatError, FeedRefused)
+            assert isinstance(failure.value, Exception)
+            return self._refuse(certified, failure.value)
+
+        answering: defer.Deferred[dict[str, Any]] = self.run(handled).addBoth(changed).addCallbacks(
+            lambda reply: {"message": encode(reply)}, refused)
+        return answering
+
+    def _logged(self, answer: defer.Deferred[dict[str, Any]], what: str) -> defer.Deferred[dict[str, Any]]:
+        def told(reply: dict[str, Any]) -> dict[str, Any]:
+            self.log.info("Feed from {sender}: {what}", sender=self.sender, what=what)
+            return reply
+
+        return answer.addCallback(told)
 
     @FeedHello.responder
-    def hello(self, message: bytes) -> dict[str, Any]:
-        answer = self._take(message, Hello, self.receiver.hello)
-        self.log.info("Feed from {sender}: hello", sender=self.sender)
-        return answer
+    def hello(self, message: bytes) -> defer.Deferred[dict[str, Any]]:
+        return self._logged(self._take(message, Hello, self.receiver.hello), "hello")
 
     @FeedBatch.responder
-    def batch(self, message: bytes) -> dict[str, Any]:
+    def batch(self, message: bytes) -> defer.Deferred[dict[str, Any]]:
         return self._take(message, Batch, self.receiver.batch)
 
     @FeedReport.responder
-    def report(self, message: bytes) -> dict[str, Any]:
+    def report(self, message: bytes) -> defer.Deferred[dict[str, Any]]:
         inbox = self.factory.inbox
         if inbox is None:
             raise FeedRefusedError("this receiver takes records only, not reports")
-        answer = self._take(message, Report, inbox.take)
-        self.log.info("Feed from {sender}: a report received", sender=self.sender)
-        return answer
+        return self._logged(self._take(message, Report, inbox.take), "a report received")
 
     def _refuse(self, certified: str, error: Exception) -> Any:
         self.log.warn("Feed from {sender} refused: {error}", sender=certified, error=str(error))
@@ -131,15 +154,17 @@ class FeedReceiverFactory(Factory):
     noisy = False
 
     def __init__(self, receiver: Receiver, on_change: Callable[[], None] = lambda: None,
-                 inbox: ReportInbox | None = None) -> None:
+                 inbox: ReportInbox | None = None, run: RunBlocking = run_inline) -> None:
         self.receiver = receiver
         self.on_change = on_change
         self.inbox = inbox
+        #: Runs each message's handling: one thread for all connections in the service (see the module).
+        self.run = run
         #: The connections open now (each cut when the receiver stops).
         self.connections: set[FeedReceiving] = set()
 
     def buildProtocol(self, addr: Any) -> FeedReceiving:
-        connection = FeedReceiving(self.receiver, self.on_change)
+        connection = FeedReceiving(self.receiver, self.on_change, self.run)
         connection.factory = self
         return connection
 

@@ -35,7 +35,10 @@ not raised twice):
 ``audit_differs``  a day's audit export, signed by its sender, that is not what the records
                    held say, or whose replay does not reproduce its result: a winning card
                    that does not hold its pattern, a prize that does not follow from the
-                   sales (:mod:`regulator.days`).
+                   sales (:mod:`regulator.days`);
+``audit_not_replayed`` a day its sender sent as refused: its export could not be made (a
+                   day the replay format cannot express, or too large for one report),
+                   so nothing of it was replayed card by card (:mod:`regulator.days`).
 
 A record sent again exactly as stored (its ack was lost) is skipped silently.  Alerts
 are limited per sender: once an alert of a kind is raised, more of that kind from the
@@ -62,7 +65,7 @@ from protocol.records import EPOCH_KEY, RecordError, parse
 from protocol.records.clock import ClockStepped
 from protocol.records.secrets import secrets_held
 from protocol.regulator_feed import Ack, Batch, Hello, Position
-from regulator.days import AUDIT_DIFFERS, AuditDays
+from regulator.days import AUDIT_DIFFERS, AUDIT_NOT_REPLAYED, AuditDays
 from regulator.games import HallGames
 from regulator.senders import RegisteredSender, RegistryError, key_pem, same_key
 from regulator.store import Alert, Store
@@ -79,7 +82,7 @@ SECRET_HELD, NOT_REGISTERED = "secret_held", "not_registered"
 #: never go back, so this, not ``clock_backwards``, is how a step of its clock shows.
 CLOCK_STEPPED = ClockStepped.type
 ALERT_KINDS = (GAP, BAD_SIGNATURE, BROKEN_CHAIN, FENCED_EPOCH, KEY_CHANGED, CLOCK_BACKWARDS, CLOCK_STEPPED,
-               REPLAY_DIFFERS, REPORT_UNVERIFIED, AUDIT_DIFFERS, SECRET_HELD, NOT_REGISTERED)
+               REPLAY_DIFFERS, REPORT_UNVERIFIED, AUDIT_DIFFERS, AUDIT_NOT_REPLAYED, SECRET_HELD, NOT_REGISTERED)
 #: Within this long after an alert is raised, more of its kind from its sender are counted on it.
 ALERT_WINDOW_MS = 60_000
 #: Who is registered: the registration of a sender, or None (:meth:`regulator.senders.SenderRegistry.get`).

@@ -109,7 +109,10 @@ class ReceiverService(Service):
                                           client_certificates=ClientCertificates.required)
         self.inbox = ReportInbox(settings.home, settings.pki_dir / "ca.pem", self.journal, now_ms, self.receiver.alert,
                                  self.receiver.days, registered=self.registry.get)
-        self.factory = FeedReceiverFactory(self.receiver, inbox=self.inbox)
+        # Every feed message is checked and stored on this one thread, in the order they came (regulator.edge).
+        self.feed_pool = ThreadPool(minthreads=1, maxthreads=1, name="receiver-feed")
+        self.factory = FeedReceiverFactory(self.receiver, inbox=self.inbox,
+                                           run=thread_pool_runner(reactor, self.feed_pool))
         # The page is the regulator's: no handshake without a certificate of the authority, and
         # then only a regulator's or an inspector's is answered (regulator.web).
         self.page_options = server_tls_options(settings.pki_dir, settings.certificate,
@@ -134,6 +137,7 @@ class ReceiverService(Service):
 
     def startService(self) -> None:
         super().startService()
+        self.feed_pool.start()
         self.guard.startService()
         endpoint = self.guard.endpoint(TCP4ServerEndpoint(self.reactor, self.settings.port,
                                                           interface=self.settings.interface), tls=self.options)
@@ -194,6 +198,8 @@ class ReceiverService(Service):
         stopped = defer.gatherResults(stopping)
 
         def released(_: Any) -> None:
+            if self.feed_pool.started:
+                self.feed_pool.stop()  # waits for the message in hand
             if self.page_pool.started:
                 self.page_pool.stop()  # waits for a read in progress
             self.engine.dispose()

@@ -158,10 +158,16 @@ def check_database(engine: Engine, migrations: str) -> str | None:
     return None
 
 
-def check_clock(now_ms: int, journal: JournalPort) -> str | None:
+def check_clock(wall_ms: Callable[[], int], journal: JournalPort) -> str | None:
+    """Whether the wall clock (``wall_ms``, read here) stands before the journal's last record.
+
+    The last record is taken first and the clock read after it: a record committed while the
+    other checks ran (a ball of a network game) is no clock set back.
+    """
+    last = journal.last
+    now_ms = wall_ms()
     if now_ms < EARLIEST_PLAUSIBLE_MS:
         return "the server clock stands before this software's release; set the clock"
-    last = journal.last
     if last is not None and now_ms < last.time_ms:
         behind = (last.time_ms - now_ms) // 1000
         return f"the server clock is {behind} s behind the last journal record; it was set back"

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import OperationalError
+
 from protocol.chain import Record
 from server_kit.db.database import create
 from server_kit.journal import table
@@ -32,8 +34,10 @@ class JournalTail:
         engine = create(f"sqlite:///{self.database}", create_folder=False)
         try:
             records = list(table.read(engine, after=self.last))
-        except Exception:
-            return []  # the table is not there yet (the server is still migrating its database)
+        except OperationalError as error:
+            if "no such table" in str(error):
+                return []  # the table is not there yet (the server is still migrating its database)
+            raise
         finally:
             engine.dispose()
         if records:

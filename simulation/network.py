@@ -34,6 +34,7 @@ import http.client
 import json
 import re
 import resource
+import secrets
 import ssl
 import sys
 import threading
@@ -500,6 +501,9 @@ class Staff:
         self.connection = http.client.HTTPSConnection("localhost", port, context=self.context, timeout=120)
         self.cookie = ""
         self.counter = 0
+        # A request id names one request for good (the hall answers a repeat with the first answer):
+        # each sign-in's ids are its own.
+        self.prefix = f"{name}-{secrets.token_hex(4)}"
         status, answer = self._post("/login", {"name": name, "password": password})
         if status != 200:
             raise SimulationError(f"{name} cannot sign in to the hall on port {port}: {answer}")
@@ -526,7 +530,7 @@ class Staff:
 
     def command(self, command: str, **args: Any) -> dict[str, Any]:
         self.counter += 1
-        status, answer = self._post("/api/command", {"id": f"{self.name}-{self.counter}", "command": command,
+        status, answer = self._post("/api/command", {"id": f"{self.prefix}-{self.counter}", "command": command,
                                                      "args": args})
         if status != 200 or not answer.get("ok"):
             raise SimulationError(f"{command} by {self.name} was refused on the hall at port {self.port}: {answer}")

@@ -31,11 +31,14 @@ from protocol.terminal_messages import SERVER_MESSAGES, TERMINAL_MESSAGES, Seque
 
 
 class TerminalError(DomainError):
-    """The hall answered a request with an ``error``; ``code`` says which kind."""
+    """The hall answered a request with an ``error``; ``code`` says which kind, ``reason`` and
+    ``params`` a refusal a player reads, for a screen to say in its language."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, reason: str = "", params: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.reason = reason
+        self.params = params or {}
 
 
 def new_request_id(terminal_id: str) -> str:
@@ -291,7 +294,7 @@ class TerminalClient:
 
     def _on_error(self, message: dict[str, Any]) -> None:
         self.errors.append(message)
-        error = TerminalError(message["code"], message["message"])
+        error = TerminalError(message["code"], message["message"], message["reason"], message["params"])
         seq = message["in_reply_to"]
         if seq is None and self._hello is not None:
             hello, self._hello = self._hello, None

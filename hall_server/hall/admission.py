@@ -73,8 +73,10 @@ MAX_TEXT = 4_000
 ADULT_AGE = 18
 #: The oldest a birth date may make a visitor: an older one is a typing mistake.
 MAX_AGE = 130
+#: The identity documents the desks read a person's identity from (a self-exclusion names its kind).
+DOCUMENT_TYPES = ("identity card", "passport", "residence permit")
 #: The grounds of a refusal at the door, as ``entry_refused`` names them.
-BANNED, SELF_EXCLUDED, MINOR, CAPACITY = "banned", "self_excluded", "minor", "capacity"
+BANNED, SELF_EXCLUDED, MINOR, CAPACITY, STAFF = "banned", "self_excluded", "minor", "capacity", "staff"
 
 PERMISSIONS = {
     "admit_visitor": {Role.ADMISSION},
@@ -89,6 +91,14 @@ PERMISSIONS = {
 
 _DOCUMENT_NOISE = re.compile(r"[\s.\-/]")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def door_words(refusal: str) -> str:
+    """A refusal's words as an ``entry_refused`` record keeps them: the ground alone, without the
+    "entry refused: " the checks' own words begin with (the record says it is a refusal at the
+    door, and every screen and the minutes say so before the words)."""
+    prefix = "entry refused: "
+    return refusal[len(prefix):] if refusal.lower().startswith(prefix) else refusal
 
 
 class AdmissionError(DomainError):
@@ -498,7 +508,7 @@ class AdmissionModule(ProjectedState):
             if refused is not None:
                 # A refusal at the door is a fact of the day: journaled, shown to the desk, in the minutes.
                 ground, reason = refused
-                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": reason,
+                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": door_words(reason),
                                            "ground": ground})]
             return [
                 (
@@ -517,6 +527,11 @@ class AdmissionModule(ProjectedState):
                            "(R75.1, R97.1)")
         if (banned := self.ban_refusal(document, today, "entry")) is not None:
             return BANNED, banned
+        if (member := self.staff.get(document)) is not None:
+            # A visitor record is a player's way in (the cashier opens accounts on it): staff,
+            # owners and managers may not play (R81.b), so none is admitted as a visitor.
+            return STAFF, (f"document {document} belongs to {member}, a member of this hall's staff; staff may not play "
+                           "(R81.b), so a member of staff is not admitted as a visitor")
         if (other := self.door_refusal_ground(document, today, "entry")) is not None:
             return other
         if (full := self.capacity_refusal(now_ms)) is not None:

@@ -30,7 +30,9 @@ from typing import Any, Mapping
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.admission import SELF_EXCLUDED, AdmissionModule, clean_text, normalize_document
+from hall_server.hall.admission import (
+    DOCUMENT_TYPES, MAX_NAME, SELF_EXCLUDED, AdmissionModule, clean_text, normalize_document, read_birth_date,
+)
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.virtual import VirtualModule
@@ -106,7 +108,8 @@ class ResponsiblePlayModule(ProjectedState):
         for name, handler, params, summary in (
             ("set_spending_limit", self.set_limit, {"account": str, "limit_cents": int},
              "set a player's daily spending limit (0: no limit); a lower one applies at once, a higher one tomorrow"),
-            ("record_self_exclusion", self.exclude_document, {"document": str, "days": int},
+            ("record_self_exclusion", self.exclude_document,
+             {"name": str, "document_type": str, "document": str, "birth_date": str, "days": int},
              "a player excludes themselves from play for a number of days (R97.2); it cannot be shortened"),
         ):
             core.register(CommandSpec(name, handler, params, summary))
@@ -217,9 +220,25 @@ class ResponsiblePlayModule(ProjectedState):
             )
         return ("self_excluded", {"document": normal, "days": length, "until": until.isoformat(), **extra})
 
-    def exclude_document(self, actor: Actor, document: str, days: int) -> Deferred[list[Record]]:
-        """Admission or the cashier records a player's self-exclusion (shown identity document)."""
-        return self.core.execute(actor, "record_self_exclusion", lambda now: [self._exclusion_entry(document, days, now)])
+    def exclude_document(
+        self, actor: Actor, name: str, document_type: str, document: str, birth_date: str, days: int
+    ) -> Deferred[list[Record]]:
+        """Admission or the cashier records a player's self-exclusion from the identity document
+        shown: the name, the document's kind and number, and the birth date on it, as the
+        admission desk identifies a person (R75.1-3); the exclusion keeps them (R97.2)."""
+
+        def decide(now: int) -> list[Entry]:
+            person = clean_text(name, "person's name (as on the document)", MAX_NAME)
+            if document_type not in DOCUMENT_TYPES:
+                raise ResponsiblePlayError(
+                    f"the document's kind is one of {', '.join(DOCUMENT_TYPES)}, not {document_type!r}"
+                )
+            today = self.today(now)
+            born = read_birth_date(birth_date, today)
+            return [self._exclusion_entry(document, days, now, name=person, document_type=document_type,
+                                          birth_date=born.isoformat())]
+
+        return self.core.execute(actor, "record_self_exclusion", decide)
 
     def exclude_from_terminal(self, terminal: str, account: str, days: int) -> Deferred[list[Record]]:
         """The signed-in player excludes themselves at ``terminal``."""
@@ -228,7 +247,9 @@ class ResponsiblePlayModule(ProjectedState):
             document = self.document_of(account)
             if document is None:
                 raise ResponsiblePlayError("this account has no visitor record; ask at the cashier's desk")
-            return [self._exclusion_entry(document, days, now, account=account, terminal=terminal)]
+            known = self.cashier.state.accounts[account]  # an account with a document has its visitor
+            name = self.admission.visitor(known.visitor).name
+            return [self._exclusion_entry(document, days, now, account=account, terminal=terminal, name=name)]
 
         return self.core.execute(SYSTEM, "record_self_exclusion", decide)
 

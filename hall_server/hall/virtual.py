@@ -101,7 +101,17 @@ class TerminalRefused(VirtualError):
 
 
 class PurchaseRefused(VirtualError):
-    """A purchase refused; the refusal is journaled with this message."""
+    """A purchase refused; the refusal is journaled with this message.
+
+    ``reason`` and ``params``: for a refusal a player meets on the kiosk, a stable code
+    and its figures (amounts as ``..._cents``), which the kiosk says in the player's
+    language (``docs/languages.md``); the message stays the record's, in English.
+    """
+
+    def __init__(self, message: str, reason: str = "", **params: int) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = params
 
 
 # --- The library and the state --------------------------------------------------------
@@ -516,7 +526,8 @@ class VirtualModule(ProjectedState):
                 if held + quantity > MAX_CARDS_PER_PLAYER:
                     raise PurchaseRefused(
                         f"at most {MAX_CARDS_PER_PLAYER} cards per player on one terminal in a game (R83.7); "
-                        f"you hold {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more"
+                        f"you hold {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more",
+                        "cards_max", max=MAX_CARDS_PER_PLAYER, held=held, left=MAX_CARDS_PER_PLAYER - held,
                     )
                 if request.terminal_id in machine.failed_terminals:
                     raise PurchaseRefused(f"terminal {request.terminal_id} failed in this game; it sells no more cards in it")
@@ -529,7 +540,8 @@ class VirtualModule(ProjectedState):
                 if amount > credit:
                     raise PurchaseRefused(
                         f"{quantity} card(s) at {format_cents(stake)} cost {format_cents(amount)}; "
-                        f"your credit is {format_cents(credit)}"
+                        f"your credit is {format_cents(credit)}",
+                        "credit_short", quantity=quantity, stake_cents=stake, amount_cents=amount, credit_cents=credit,
                     )
                 for check in self.purchase_checks:
                     refusal = check(account, spent.get(account, 0) + amount, now)
@@ -576,11 +588,11 @@ class VirtualModule(ProjectedState):
         """The account, quantity, stake percentage and stake of a request that may go on (R82.13-16, R93.8)."""
         account = self.buyer(request)
         if game is None or game.machine.state is not State.SELLING:
-            raise PurchaseRefused("no sale is open; cards are bought only during the sale time (R93.8)")
+            raise PurchaseRefused("no sale is open; cards are bought only during the sale time (R93.8)", "no_sale")
         window = self.window(game)
         as_of = now if request.received_ms is None else min(request.received_ms, now)
         if window is None or not window.opens_at_ms <= as_of < window.closes_at_ms:
-            raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)")
+            raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)", "sale_time")
         return (account, *quantity_and_stake(request, game.machine.price_cents))
 
     def _received_in_time_read_late(self, request: PurchaseRequest, game: Game | None, now: int) -> bool:
@@ -598,7 +610,7 @@ class VirtualModule(ProjectedState):
         if terminal is None or terminal.revoked or terminal.out_of_service is not None:
             raise PurchaseRefused(f"terminal {request.terminal_id} is not authorised to sell cards (R82.13)")
         if request.signed_in is None:
-            raise PurchaseRefused("sign in with your account and PIN first")
+            raise PurchaseRefused("sign in with your account and PIN first", "signed_out")
         try:
             named = normalize_account_number(request.account)
         except DomainError:

@@ -455,6 +455,7 @@ REFUSAL_GROUNDS = {
     "self_excluded": "self-excluded (R97.2)",
     "minor": "under 18 (R75.1, R97.1)",
     "capacity": "the hall at its authorised capacity (R73.5)",
+    "staff": "a member of staff, who may not play (R81.b)",
 }
 
 

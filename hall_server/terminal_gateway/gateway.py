@@ -604,6 +604,9 @@ class TerminalSession:
     def send(self, kind: str, **fields: Any) -> None:
         if self.closed:
             return
+        if kind == "error":  # a refusal with no code of its own for the screen: its message only
+            fields.setdefault("reason", "")
+            fields.setdefault("params", {})
         text = encode(self.outbound + 1, kind, **fields)  # a message that fails its schema is not counted
         self.outbound += 1
         self._deliver(text)
@@ -856,7 +859,9 @@ class TerminalSession:
             if isinstance(failure.value, DomainError):
                 # The module journaled the refusal with the request (or, for a request sent
                 # again, answers the first refusal).
-                self.send("error", code="refused", message=str(failure.value), in_reply_to=seq)
+                refusal = failure.value
+                self.send("error", code="refused", message=str(refusal), in_reply_to=seq,
+                          reason=getattr(refusal, "reason", ""), params=getattr(refusal, "params", {}))
             else:
                 self._internal(failure, seq)
 

@@ -39,6 +39,7 @@ from hall_server.terminal_gateway.resource import STATIC, File, NotFound, Refuse
 from protocol.errors import DomainError
 from server_kit import pki
 from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
+from server_kit.web.channel import ChannelError, load_json
 
 log = Logger()
 
@@ -86,10 +87,11 @@ class MachineSession:
 
     def message_received(self, text: str | bytes) -> None:
         try:
-            message = json.loads(text)
-            if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-                raise ValueError("not a message")
-        except (ValueError, UnicodeDecodeError):
+            message = load_json(text)
+        except ChannelError as malformed:
+            self._refuse(VbRefused("message", str(malformed)), None)
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             self._refuse(VbRefused("message", "a message is one JSON object with a \"type\""), None)
             return
         kind = message["type"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from hall_server.hall.admission import DOCUMENT_TYPES
 from hall_server.hall.cashier import MEDIA, PAYMENT_METHODS
 from hall_server.hall.notices import DECISIONS
 from hall_server.hall.session import COUNT_STAGES
@@ -30,6 +31,7 @@ CHOICES: dict[str, list[str]] = {
     "stage": list(COUNT_STAGES),
     "pot": list(OPERATOR_POTS),
     "decision": list(DECISIONS),
+    "document_type": list(DOCUMENT_TYPES),
 }
 
 #: A command whose name starts so makes a file (a PDF) and commits nothing.

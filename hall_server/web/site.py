@@ -18,6 +18,7 @@ path                   who          what
 ``/ws``                staff        WebSocket: snapshot, records, commands
 ``/board/ws``          anyone       WebSocket: the board picture, read-only
 ``/voice/<lang>/...``  anyone       the board's speech clips (:mod:`hall_server.web.voice`)
+``/i18n/...``          anyone       the pages' catalogs (:mod:`hall_server.web.i18n`)
 =====================  ===========  ===========================================
 
 Every resource parses, calls one method of the channel, the sign-ins or the view,
@@ -55,9 +56,11 @@ from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 from twisted.web.util import Redirect
 
+from hall_server.i18n import DEFAULT_LANGUAGE
 from hall_server.reports.publish import FORMATS, SignedFile
 from hall_server.web.auth import SESSION_COOKIE, SignIn, SignInRefused, SignIns
 from hall_server.web.forms import document_name, is_document
+from hall_server.web.i18n import I18nResource
 from hall_server.web.live import BoardSocket, ConsoleSocket, LiveHub, SocketFactory
 from hall_server.web.minutes import CONSOLE_KINDS, MinutesDesk, may_read_minutes, well_formed
 from hall_server.web.voice import VoiceResource
@@ -580,12 +583,16 @@ def build_site(
     minutes: MinutesDesk | None = None,
     throttle: SignInThrottle | None = None,
     voice: VoiceClips | None = None,
+    language: str = DEFAULT_LANGUAGE,
+    time_zone: str = "Europe/Andorra",
 ) -> Site:
     """The console's :class:`Site` over the given hub, sign-ins and channel.
 
     ``minutes``: the desk that makes the signed minutes; without it ``/api/minutes``
     is not served.  ``throttle``: the sign-in back-off (one on the sign-ins' clock by
     default).  ``voice``: the board's speech clips; without it ``/voice`` is not served.
+    ``language`` and ``time_zone`` (an IANA name): the hall's, as its pages show texts,
+    money and times until a player picks another language.
     """
     root = _Folder(Redirect(b"/console"))
     throttle = throttle if throttle is not None else SignInThrottle(sign_ins.clock)
@@ -596,6 +603,7 @@ def build_site(
     _put(board, b"ws", SocketResource(sign_ins, hub, public=True))
     _put(root, b"board", board)
     _put(root, b"static", StaticFiles(static_dir(), CONSULTATION_STATIC))
+    _put(root, b"i18n", I18nResource(language, time_zone))
     if voice is not None:
         _put(root, b"voice", VoiceResource(voice, lambda: hub.view.megabingo))
     api = _Folder()

@@ -50,6 +50,19 @@ def _is_fault(record: Record) -> bool:
     return record.type in FAULT_RECORDS
 
 
+def _completed(game: GamePicture, p: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The cards a ball's record completed a prize on, as the caller and the table chief watch
+    for them (R85.6, R92.11): a row once the line is won on an earlier ball is no prize (R87.a), so
+    only the bingo's cards are listed then."""
+    won = {w.get("pattern") for w in game.winners}
+    patterns = ("bingo",) if won & {"line", "bingo"} else ("bingo", "line")
+    return [
+        {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
+        for pattern in patterns
+        for label in p.get(f"completed_{pattern}") or ()
+    ]
+
+
 def _network_public(game: dict[str, Any] | None) -> dict[str, Any] | None:
     if game is None:
         return None
@@ -83,6 +96,9 @@ class GamePicture:
     terminal_sale: dict[str, int] | None = None
     #: The label of each virtual series sold in the game, by series number (``{"9001": "V1"}``).
     virtual_series: dict[str, str] = field(default_factory=dict)
+    #: The terminals' cards staked below their whole price, as bought: ``(series, first, last, stake_pct)``.
+    #: A winning card's share is scaled by its stake (R88.4-5): the board shows it beside the share.
+    stakes: list[tuple[int, int, int, int]] = field(default_factory=list)
     #: A line or bingo found and still open to other cards: "Line! Another card?" (R85.6):
     #: ``patterns``, ``ball_count``, ``since_ms`` (the last claim, from which the wait runs).
     pause: dict[str, Any] | None = None
@@ -119,6 +135,14 @@ class GamePicture:
 
 def _card(payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"series": payload.get("series"), "card_number": payload.get("card_number")}
+
+
+def _stake_pct(game: GamePicture, series: Any, number: Any) -> int:
+    """The percentage of its price a card staked: a paper card its whole price, a terminal's as bought."""
+    for sold_series, first, last, pct in game.stakes:
+        if series == sold_series and isinstance(number, int) and first <= number <= last:
+            return pct
+    return 100
 
 
 def _labelled(label: str) -> dict[str, Any]:
@@ -443,6 +467,9 @@ class HallView:
     def _on_session_closed(self, p: Mapping[str, Any]) -> None:
         self.session["closed"] = True
         self.session["open"] = False
+        # The overview lists the faults since the last session closed: those of a closed
+        # session are in its minutes, not on the desk of the next one.
+        self.faults.clear()
 
     def _on_ball_set_replaced(self, p: Mapping[str, Any]) -> None:
         self.ball_set = {"name": p.get("new"), "games": 0}
@@ -486,6 +513,8 @@ class HallView:
     def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
             game.virtual_series[str(p.get("series"))] = str(p.get("series_label"))
+            if int(p.get("stake_pct") or 100) < 100:
+                game.stakes.append((int(p["series"]), int(p["first"]), int(p["last"]), int(p["stake_pct"])))
             # One record for a terminal's purchase; in older journals a card_sold per card followed it.
             if p.get("price_cents") is not None:
                 game.cards_sold += int(p.get("quantity") or 0)
@@ -521,11 +550,7 @@ class HallView:
             game.balls.append(int(p["ball"]))
             # The record names the cards this ball completed a row or the whole card of:
             # what the caller watches for before a claim (R85.6, R92.11).
-            game.completed = [
-                {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
-                for pattern, key in (("bingo", "completed_bingo"), ("line", "completed_line"))
-                for label in p.get(key) or ()
-            ]
+            game.completed = _completed(game, p)
 
     def _on_ball_voided(self, p: Mapping[str, Any]) -> None:  # journals written before the ruling of R85.5
         if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("ball"):
@@ -548,11 +573,7 @@ class HallView:
             game.correction = None
             game.corrections.append({key: p.get(key) for key in ("ball_count", "misread", "ball", "reason",
                                                                  "signed_by")})
-            game.completed = [
-                {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
-                for pattern, key in (("bingo", "completed_bingo"), ("line", "completed_line"))
-                for label in p.get(key) or ()
-            ]
+            game.completed = _completed(game, p)
 
     def _on_card_refused(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
@@ -571,6 +592,8 @@ class HallView:
                 {
                     "prize": p.get("prize"),
                     "amount_cents": p.get("amount_cents"),
+                    #: What the split left unpaid (stakes below 100%), added to the next game's prize (R88.5).
+                    "carry_cents": int(p.get("carry_cents") or 0),
                     "payments": [{**_labelled(label), "cents": cents} for label, cents in p.get("payments") or ()],
                 }
             )
@@ -581,7 +604,8 @@ class HallView:
 
     def _on_prize_won(self, p: Mapping[str, Any]) -> None:
         if game := self._current(p):
-            game.winners.append({**_card(p), "pattern": p.get("pattern"), "ball_count": p.get("ball_count")})
+            game.winners.append({**_card(p), "pattern": p.get("pattern"), "ball_count": p.get("ball_count"),
+                                 "stake_pct": _stake_pct(game, p.get("series"), p.get("card_number"))})
             game.correction = None
             # The prize is found: the draw stops while the caller asks for another card (R85.6).
             pause = game.pause or {"patterns": [], "ball_count": p.get("ball_count"), "balls_drawn": len(game.balls)}

@@ -53,7 +53,7 @@ from protocol.records.central import (
     CentralSaleClosed,
     CentralStakeReturned,
 )
-from protocol.replay import INPUT_FORMAT, VERSIONS, day_sharing
+from protocol.replay import FIRST_INPUT_FORMAT, INPUT_FORMAT, VERSIONS, day_sharing
 from protocol.settlement import BY_STAKE
 from protocol.settlement import tax_cents
 
@@ -326,8 +326,10 @@ def rebuild(files: ExportFiles) -> Rebuilt:
         result_games.append({**recorded, "pots": {**pots, **dict.fromkeys(NO_POTS, 0)}})
     # An export written in the first format is rebuilt in it: a network game has no pot, so both read it
     # alike; games that share by stake (R93.13) need version 2's rules.sharing.
+    # The central server writes no bingo-replay/3 (its days are one session each, its taxes on the whole
+    # collection): a file that says it is compared with the version 2 the records make.
     given = files.scenario.get("format")
-    version = given if isinstance(given, str) and given in VERSIONS else INPUT_FORMAT
+    version = given if isinstance(given, str) and given in (FIRST_INPUT_FORMAT, INPUT_FORMAT) else INPUT_FORMAT
     shared: dict[str, Any] = dict(rules)
     if _sharing(games) == BY_STAKE:
         version, shared["sharing"] = INPUT_FORMAT, BY_STAKE

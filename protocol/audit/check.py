@@ -158,12 +158,14 @@ def _step(key: str | int, items: Sequence[Any]) -> str:
     """A list item named by what it is: a game by its number, a card by its id."""
     for item in items:
         if isinstance(item, dict):
+            # A session is its date, and its number when the date holds several (bingo-replay/3): 2026-12-01-s2.
+            session = f"{item['date']}" + (f"-s{item['session']}" if "session" in item else "") if "date" in item else ""
             if isinstance(item.get("game_id"), str):  # a joint game (R3.5.b)
-                return f"game {item['game_id']}" + (f" of {item['date']}" if "date" in item else "")
+                return f"game {item['game_id']}" + (f" of {session}" if session else "")
             if "game" in item and isinstance(item.get("game"), int):
-                return f"game {item['game']}" + (f" of {item['date']}" if "date" in item else "")
+                return f"game {item['game']}" + (f" of {session}" if session else "")
             if "date" in item and "games" in item:
-                return f"session {item['date']}"
+                return f"session {session}"
             for name in ("id", "card"):
                 if name in item:
                     return f"card {item[name]}"
@@ -274,7 +276,7 @@ def check_documents(files: ExportFiles, kind: str, rebuild: Rebuild) -> Verified
         records=len(files.records),
         first_seq=files.records[0].seq,
         last_seq=files.records[-1].seq,
-        dates=tuple(session["date"] for session in files.scenario["sessions"]),
+        dates=tuple(dict.fromkeys(session["date"] for session in files.scenario["sessions"])),
         games=len(games),
         prizes=sum(len(game["prizes"]) for game in games),
         sales_cents=totals["sales_cents"],

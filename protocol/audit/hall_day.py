@@ -4,7 +4,8 @@
 before the day are known - and keeps the facts of one day's games; :meth:`DayFold.export`
 writes them as the two documents of FORMATS.md section 2:
 
-* the **scenario** (``bingo-replay/2``): the prize rules in force, the carry and pot
+* the **scenario** (``bingo-replay/2``, or ``/3`` for a date of several sessions or with
+  cards refunded after a close): the prize rules in force, the carry and pot
   levels before the day's first game, and per game its price, the pots in play, the
   operator's contributions, whether it was announced as the session's last (R93.15),
   every card in play with its stake percentage (a paper card marked ``paper``), the
@@ -35,10 +36,17 @@ The hall and the replay format do not say everything alike; this module decides 
 * a game whose bingo is not yet paid (a game under way) is left out;
 * an operator contribution counts for the game under way until that game's bingo
   is paid, then for the next game (the replay adds it at the game's step 1);
+* several sessions on one date are one day: the segment runs unbroken from the first
+  one's verification to the last one's close, and the documents are written in
+  ``bingo-replay/3``, one numbered session each;
+* cards refunded with a failed terminal after the sale closed (R96.3: the prizes stand
+  on the whole collection) are the game's ``refunded_after_close``, out of the draw and
+  in the sales, and the result's ``refunded_after_close_cents`` is what the house paid
+  back (``bingo-replay/3``, whose tax is net of them as the hall posts it);
+* a prize raised to its fixed sum (R88.3) is written with the rules' fixed sums
+  (``bingo-replay/3``), the house's top-up held to them;
 * a day the format cannot express is refused with :class:`AuditError`, one line
-  naming the game and why: a prize raised to its fixed sum (R88.3), a pattern other
-  than the line and the bingo, cards refunded with a failed terminal after the sale
-  closed (R96.3: the prizes stand on the whole collection), two sessions on one date,
+  naming the game and why: a pattern other than the line and the bingo, a carry or pot moved between two sessions of the date,
   or prize rules that are not the ones the games were recorded under;
 * a **joint game** played with the partner hall (R3.5.b, the ``annex_*`` records) is a
   ``joint_games`` entry of its session, after the hall's own game it followed: this
@@ -59,7 +67,14 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from protocol.cards import Card, CardError
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.replay import FIRST_INPUT_FORMAT, INPUT_FORMAT, VERSIONS, ReplayError, parse_scenario
+from protocol.replay import (
+    FIRST_INPUT_FORMAT,
+    INPUT_FORMAT,
+    SESSIONS_INPUT_FORMAT,
+    VERSIONS,
+    ReplayError,
+    parse_scenario,
+)
 from protocol.settlement import OPERATOR_POTS, POT_ACCOUNTS, POT_PRIZES, Pots, PrizeRules, close_sale
 
 #: The ledger accounts of the carries and pots, and the replay's name for each.
@@ -71,6 +86,8 @@ PRIZES = (*PATTERNS, *POT_PRIZES)
 TAX_REASON = "tax:bingo"
 PRIZE_REASON = "prize:"
 FIXED_SUM_REASON = "prizes:fixed sum top-up"
+#: A failed terminal's card paid back (R96.3): after the sale's close the house pays it.
+TERMINAL_REFUND_REASON = "refund:terminal"
 FORMAT_LIMIT = f"the replay format ({INPUT_FORMAT}) cannot express it"
 CONFIGURED_RULES = "the configuration's [prizes]"
 
@@ -123,6 +140,7 @@ class _Game:
     price_cents: int
     card_sets: dict[int, str]  # series -> card set
     operator: dict[str, int]
+    session: int = 1  # the session's number (several sessions may share a date)
     cards: dict[tuple[int, int], _Card] = field(default_factory=dict)
     virtual_labels: dict[int, str] = field(default_factory=dict)  # series number -> label (V1)
     closed: Mapping[str, Any] | None = None  # the sale_closed payload
@@ -140,6 +158,10 @@ class _Game:
     paid: dict[tuple[str, str], int] = field(default_factory=dict)  # (prize, card label) -> cents posted
     tax_cents: int = 0
     top_up_cents: int = 0
+    #: A failed terminal's cards refunded after the sale closed (R96.3), ``(card id, stake_pct)`` in the order
+    #: refunded, and what the house paid back for them: counted in the sales, out of the draw.
+    refunded_after_close: list[tuple[str, int]] = field(default_factory=list)
+    refunded_after_close_cents: int = 0
     pots_after: dict[str, int] | None = None
     refunded: bool = False
     unexpressible: str | None = None
@@ -177,6 +199,7 @@ class _Joint:
     price_cents: int
     line_bp: int
     bingo_bp: int
+    session: int = 1  # the session's number it was played in
     cards: dict[tuple[int, int], _Card] = field(default_factory=dict)
     card_sets: dict[int, str] = field(default_factory=dict)
     virtual_labels: dict[int, str] = field(default_factory=dict)
@@ -235,6 +258,8 @@ class DayFold:
         self._pending: list[Record] | None = None  # records since a verification for the day
         self._recording = False
         self._day_sessions: list[int] = []
+        self._left_day = False  # a session of another date was verified after one of the day's
+        self._day_fault: str | None = None  # why the day's sessions make no one segment the format plays
         self._session_closed = False
         self._opening: dict[str, int] | None = None
         self._segment: list[Record] = []
@@ -265,8 +290,10 @@ class DayFold:
             self._segment.append(record)
         elif self._pending is not None:
             self._pending.append(record)
-        if record.type == "session_closed":
+        if record.type == "session_closed" and self._recording:
             self._recording = False
+            # What follows is in the segment if another session of the day opens after it.
+            self._pending = []
         self._money(record)
         self._game(record)
 
@@ -281,7 +308,11 @@ class DayFold:
         p = record.payload
         if record.type == "system_verified" and not self._in_session:
             self._verified = (str(p["date"]), self._pots())
-            self._pending = [] if p["date"] == self.day else None
+            if p["date"] != self.day:
+                self._pending = None
+                self._left_day = bool(self._day_sessions)
+            elif self._pending is None or not self._day_sessions:
+                self._pending = []  # the day's segment starts at the verification its session opens on
         elif record.type == "balls_counted" and p.get("stage") == "opening" and not self._in_session:
             if self._verified is None:
                 raise AuditError(f"record {record.seq}: a session opens without a verification before it")
@@ -289,6 +320,8 @@ class DayFold:
             self._in_session = True
             date, pots = self._verified
             if date == self.day:
+                if self._day_sessions:
+                    self._between_sessions(record)
                 self._day_sessions.append(self._sessions)
                 if self._opening is None:
                     self._opening = pots
@@ -303,6 +336,25 @@ class DayFold:
             self._in_session = False
             if self._recording:
                 self._session_closed = True
+
+    def _between_sessions(self, opened: Record) -> None:
+        """Another session of the day opens: the records since the last one closed join the segment,
+        which the replay plays as one run of sessions only if nothing moved the carries and pots between them."""
+        if self._left_day:
+            self._fault_of_day(f"record {opened.seq}: a session of {self.day} opens after a session of another date; "
+                               "the day's sessions are not one segment of the journal")
+        for between in self._pending or ():
+            if between.type == "posting" and any(
+                account in LEVEL_OF_ACCOUNT for account, _ in (*between.payload["debits"], *between.payload["credits"])
+            ):
+                self._fault_of_day(
+                    f"record {between.seq} ({between.payload['reason']}) moves the carries or pots between two sessions "
+                    f"of {self.day}; the replay format ({SESSIONS_INPUT_FORMAT}) cannot express it"
+                )
+
+    def _fault_of_day(self, reason: str) -> None:
+        if self._day_fault is None:
+            self._day_fault = reason
 
     @property
     def _in_day_session(self) -> bool:
@@ -341,6 +393,8 @@ class DayFold:
             game.tax_cents += amount
         elif reason == FIXED_SUM_REASON:
             game.top_up_cents += amount
+        elif reason == TERMINAL_REFUND_REASON and game.closed is not None:
+            game.refunded_after_close_cents += amount
         elif reason.startswith(PRIZE_REASON):
             key = (reason.removeprefix(PRIZE_REASON), p["reference"]["card"])
             game.paid[key] = game.paid.get(key, 0) + amount
@@ -367,7 +421,7 @@ class DayFold:
                 session_games = [g for g in self._games if g.game_id.startswith(f"{self.day}-s{self._sessions}-")]
                 opened = _Joint(p["game_id"], main, p["annex"] if main else p["main"],
                                 session_games[-1].number if session_games else 0, p["price_cents"], p["line_bp"],
-                                p["bingo_bp"])
+                                p["bingo_bp"], self._sessions)
                 if p.get("clash"):
                     opened.cannot_express(f"its cards clashed with the partner's ({p['clash']})")
                 self._joints.append(opened)
@@ -428,6 +482,7 @@ class DayFold:
                     price_cents=p["price_cents"],
                     card_sets={p["series"]: p["card_set"]},
                     operator=self._operator_pending,
+                    session=p["session"],
                 )
                 self._operator_pending = dict.fromkeys(OPERATOR_POTS, 0)
                 if tuple(p["patterns"]) != PATTERNS:
@@ -468,12 +523,17 @@ class DayFold:
         elif kind == "second_series_opened":
             game.card_sets[p["series"]] = p["card_set"]
         elif kind == "terminal_failed":
-            if game.closed is not None:
-                game.cannot_express(
-                    f"the cards of terminal {p['terminal_id']} were refunded after the sale closed, while the "
-                    f"prizes stand on the whole collection (R96.3); {FORMAT_LIMIT}"
-                )
-            game.cards = {key: c for key, c in game.cards.items() if c.terminal != p["terminal_id"]}
+            on_terminal = {key: c for key, c in game.cards.items() if c.terminal == p["terminal_id"]}
+            if game.closed is None:
+                game.cards = {key: c for key, c in game.cards.items() if key not in on_terminal}
+            else:
+                # After the close the prizes stand on the whole collection (R96.3): the cards refunded leave the
+                # draw and stay in the sales, the house paying their stakes back; a card that won stays in play.
+                labels = p.get("refunded")
+                refunded = [_label_key(label) for label in labels] if labels is not None else list(on_terminal)
+                for key in refunded:
+                    if key in game.cards:
+                        game.refunded_after_close.append((game.card_id(*key), game.cards.pop(key).stake_pct))
         elif kind == "pots_announced":
             game.superbingo_limit = p["superbingo_limit"]
             game.grand_superbingo_limit = p["grand_superbingo_limit"]
@@ -539,27 +599,44 @@ class DayFold:
         return sets
 
     def export(self, rules: PrizeRules, layouts: CardLayouts, rules_from: str = CONFIGURED_RULES,
-               format: str = INPUT_FORMAT) -> DayExport:
+               format: str | None = None) -> DayExport:
         """The day's scenario and result; :class:`AuditError` if there is none to make.
 
         ``rules_from`` names where ``rules`` come from in a refusal that finds them wrong;
-        ``format`` is the scenario's (``bingo-replay/1`` to rebuild an export written in
-        it, whose games say nothing of the last game).
+        ``format`` is the scenario's: by default ``bingo-replay/2`` for a day of one session
+        and ``bingo-replay/3`` for a date of several; an export's own to rebuild it
+        (``bingo-replay/1``, whose games say nothing of the last game).
         """
         day = self.day
         if not self._day_sessions:
             raise AuditError(f"no session of this hall is dated {day}")
-        if len(self._day_sessions) > 1:
-            numbers = " and ".join(str(n) for n in self._day_sessions)
-            raise AuditError(
-                f"{day} holds sessions {numbers}; the replay format ({format}) plays one session a date"
-            )
+        if self._day_fault is not None:
+            raise AuditError(self._day_fault)
         played = [g for g in self._games if g.settled]
         joints = [j for j in self._joints if j.settled is not None]
         if not played and not joints:
             raise AuditError(f"the session of {day} has no game played to its end")
+        # The sessions of the day that played a game to its end, in order.
+        numbers = [n for n in self._day_sessions
+                   if any(g.session == n for g in played) or any(j.session == n for j in joints)]
+        refunds_after_close = [g.game_id for g in played if g.refunded_after_close]
+        topped_up = [g.game_id for g in played if g.top_up_cents]
+        if format is None:
+            needs_3 = len(numbers) > 1 or refunds_after_close or topped_up
+            format = SESSIONS_INPUT_FORMAT if needs_3 else INPUT_FORMAT
+        numbered = format == SESSIONS_INPUT_FORMAT
+        if refunds_after_close and not numbered:
+            raise AuditError(
+                f"game {refunds_after_close[0]}: cards were refunded after its sale closed (R96.3), whose tax the "
+                f"replay format ({format}) takes on the whole collection; {SESSIONS_INPUT_FORMAT} expresses it"
+            )
+        if len(numbers) > 1 and not numbered:
+            raise AuditError(
+                f"{day} holds sessions {' and '.join(map(str, numbers))}; the replay format ({format}) plays one "
+                f"session a date ({SESSIONS_INPUT_FORMAT} plays several)"
+            )
         for game in played:
-            fault = game.unexpressible or _rules_fault(game, rules, rules_from)
+            fault = game.unexpressible or _rules_fault(game, rules, rules_from, fixed_sums=numbered)
             if fault:
                 raise AuditError(f"game {game.game_id}: {fault}")
         for joint in joints:
@@ -575,18 +652,29 @@ class DayFold:
                 "superbingo_bp": rules.superbingo_bp,
                 "megabingo": rules.megabingo,
                 "jackpot": rules.jackpot,
+                # The fixed sums the line and the bingo never fall below (R88.3), in version 3 when set.
+                **({name: getattr(rules, name) for name in ("line_minimum_cents", "bingo_minimum_cents")
+                    if getattr(rules, name)} if numbered else {}),
             },
             "opening": _levels(self._opening),
-            "sessions": [{"date": day, "games": [_scenario_game(g, layouts, format) for g in played]}],
+            "sessions": [],
         }
-        if joints:
-            scenario["sessions"][0]["joint_games"] = [_scenario_joint(j, layouts) for j in joints]
+        for number in numbers:
+            session: dict[str, Any] = {"date": day, **({"session": number} if numbered else {}),
+                                       "games": [_scenario_game(g, layouts, format) for g in played
+                                                 if g.session == number]}
+            session_joints = [_scenario_joint(j, layouts) for j in joints if j.session == number]
+            if session_joints:
+                session["joint_games"] = session_joints
+            scenario["sessions"].append(session)
         try:
             parse_scenario(scenario)
         except ReplayError as error:
             raise AuditError(f"the day {day} does not read as {format}: {error}") from None
-        games = [_result_game(day, g) for g in played]
-        joint_results = [_result_joint(day, j) for j in joints]
+        # The result lists the games as the replay plays them: session by session, each session's joint
+        # games after its own games.
+        games = [_result_game(day, g, numbered) for n in numbers for g in played if g.session == n]
+        joint_results = [_result_joint(day, j, numbered) for n in numbers for j in joints if j.session == n]
         result: dict[str, Any] = {"format": VERSIONS[format][0], "games": games}
         if joint_results:
             result["joint_games"] = joint_results
@@ -602,7 +690,7 @@ class DayFold:
             scenario=scenario,
             result=result,
             records=tuple(self._segment),
-            games=tuple(g.game_id for g in played),
+            games=tuple(g.game_id for n in numbers for g in played if g.session == n),
             left_out=tuple(g.game_id for g in self._games if not g.settled)
             + tuple(j.game_id for j in self._joints if j.settled is None),
             session_closed=self._session_closed,
@@ -618,17 +706,24 @@ def build_day(records: Iterable[Record], day: str, rules: PrizeRules, layouts: C
 # --- Helpers ---------------------------------------------------------------------------
 
 
+def _label_key(label: str) -> tuple[int, int]:
+    """``(series, number)`` of a card label ``series-number``."""
+    series, _, number = label.partition("-")
+    return int(series), int(number)
+
+
 def _levels(pots: Mapping[str, int]) -> dict[str, int]:
     return {name: pots[name] for name in POT_NAMES}
 
 
-def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str) -> str | None:
+def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str, fixed_sums: bool = False) -> str | None:
     """Why ``rules`` are not the rules the game's sale was closed under, if they are not.
 
     The journal does not record the prize rules, so they come from the configuration;
-    this check ties them to what each ``sale_closed`` record set aside.
+    this check ties them to what each ``sale_closed`` record set aside, and the house's
+    top-up to the fixed sums (R88.3) when the format says them (``fixed_sums``).
     """
-    if game.top_up_cents:
+    if game.top_up_cents and not fixed_sums:
         return (
             f"its line or bingo was raised to a fixed sum, the house adding {game.top_up_cents} cents (R88.3); "
             f"{FORMAT_LIMIT}"
@@ -645,6 +740,7 @@ def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str) -> str | None:
         ("pot contributions", dict(closed["contributions"]),
          {POT_ACCOUNTS[pot]: cents for pot, cents in figures.contributions.items() if cents}),
         ("house share", closed["house_cents"], figures.house_cents),
+        ("fixed sum top-up from the house", game.top_up_cents, figures.top_up_cents),
     )
     for what, recorded, computed in checks:
         if recorded != computed:
@@ -695,6 +791,8 @@ def _scenario_game(game: _Game, layouts: CardLayouts, format: str = INPUT_FORMAT
         # The session's last game takes the superbingo fund (R89); the first format knew no such key.
         **({} if format == FIRST_INPUT_FORMAT else {"last_game": game.last_game}),
         "cards": cards,
+        **({"refunded_after_close": [{"id": card_id, "stake_pct": pct} for card_id, pct in game.refunded_after_close]}
+           if game.refunded_after_close else {}),
         "draw": list(game.draw),
         **pause,
     }
@@ -706,7 +804,7 @@ def _reserve_boost(game: _Game) -> dict[str, int]:
     return {"line": closed.get("boost_line_cents", 0), "bingo": closed.get("boost_bingo_cents", 0)}
 
 
-def _result_game(day: str, game: _Game) -> dict[str, Any]:
+def _result_game(day: str, game: _Game, numbered: bool = False) -> dict[str, Any]:
     assert game.closed is not None and game.pots_after is not None
     prizes = {}
     for name in PRIZES:
@@ -725,11 +823,13 @@ def _result_game(day: str, game: _Game) -> dict[str, Any]:
         }
     return {
         "date": day,
+        **({"session": game.session} if numbered else {}),
         "game": game.number,
         "sales_cents": game.closed["collection_cents"],
         "tax_cents": game.tax_cents,
         "balls_drawn": len(game.draw),
         "prizes": prizes,
+        **({"refunded_after_close_cents": game.refunded_after_close_cents} if game.refunded_after_close else {}),
         "pots": _levels(game.pots_after),
     }
 
@@ -789,7 +889,7 @@ def _scenario_joint(joint: _Joint, layouts: CardLayouts) -> dict[str, Any]:
     }
 
 
-def _result_joint(day: str, joint: _Joint) -> dict[str, Any]:
+def _result_joint(day: str, joint: _Joint, numbered: bool = False) -> dict[str, Any]:
     settled = joint.settled
     assert settled is not None and joint.pool is not None and joint.pots_after is not None
     prizes = {}
@@ -812,6 +912,7 @@ def _result_joint(day: str, joint: _Joint) -> dict[str, Any]:
         }
     return {
         "date": day,
+        **({"session": joint.session} if numbered else {}),
         "game_id": joint.game_id,
         "role": "main" if joint.main else "annex",
         "sales_cents": joint.sales_cents,

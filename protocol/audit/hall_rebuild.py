@@ -140,9 +140,10 @@ def _check_opening_carries(files: ExportFiles, opening: Mapping[str, int]) -> No
 def rebuild(files: ExportFiles) -> Rebuilt:
     """The day's scenario and result as the segment's records say them."""
     facts = parse_scenario(files.scenario)
-    if len(facts.sessions) != 1:
-        raise ExportFault(f"{SCENARIO}: holds {len(facts.sessions)} sessions; a hall's export holds one, its day's")
-    day = files.scenario["sessions"][0]["date"]
+    dates = sorted({session.date for session in facts.sessions})
+    if len(dates) != 1:
+        raise ExportFault(f"{SCENARIO}: holds sessions of {len(dates)} dates; a hall's export holds its day's")
+    day = dates[0].isoformat()
     fold = DayFold(day, opening=dataclasses.asdict(facts.opening),
                    megabingo_announced=_megabingo_announced(files.scenario))
     try:

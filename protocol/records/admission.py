@@ -105,5 +105,5 @@ class EntryRefused(JournalRecord):
     ground: str | None = optional()
 
     def check(self) -> None:
-        if self.ground is not None and self.ground not in ("banned", "self_excluded", "minor", "capacity"):
-            raise self.refusal(f"is banned, self_excluded, minor or capacity, not {self.ground!r}", "ground")
+        if self.ground is not None and self.ground not in ("banned", "self_excluded", "minor", "capacity", "staff"):
+            raise self.refusal(f"is banned, self_excluded, minor, capacity or staff, not {self.ground!r}", "ground")

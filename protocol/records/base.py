@@ -110,9 +110,12 @@ def secret() -> Any:
     return dataclasses.field(metadata={_SECRET: True})
 
 
-def personal() -> Any:
-    """A field that names a person or their identity document (a visitor's name, a document number)."""
-    return dataclasses.field(metadata={_PERSONAL: True})
+def personal(default: Any = dataclasses.MISSING) -> Any:
+    """A field that names a person or their identity document (a visitor's name, a document number);
+    given a ``default``, it may be missing too (left out of the payload while it holds it, as :func:`optional`)."""
+    if default is dataclasses.MISSING:
+        return dataclasses.field(metadata={_PERSONAL: True})
+    return dataclasses.field(default=default, metadata={_PERSONAL: True, _OMIT: True, _KEY: None})
 
 
 def secret_keys(cls: type) -> tuple[str, ...]:

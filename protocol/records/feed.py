@@ -13,8 +13,8 @@ from protocol.records.base import JournalRecord, record
 class FeedAlertRaised(JournalRecord):
     """The receiver found a fault in ``sender``'s feed at its record ``seq`` (0: none in
     particular): ``kind`` is one of gap, bad_signature, broken_chain, fenced_epoch, key_changed,
-    clock_backwards, clock_stepped, replay_differs, report_unverified, audit_differs, secret_held,
-    not_registered; ``detail`` says what, for a person.  Each alert is journaled once; more of its
+    clock_backwards, clock_stepped, replay_differs, report_unverified, audit_differs,
+    audit_not_replayed, secret_held, not_registered; ``detail`` says what, for a person.  Each alert is journaled once; more of its
     kind from the same sender within a minute are counted on it in the receiver's store, not
     journaled one by one."""
 
@@ -66,7 +66,7 @@ class FeedDayReplayed(JournalRecord):
     report names none), as ``bingo audit verify`` checks an export (R92.7, R95.3): ``verdict`` is
     ``verified`` (``games`` replayed card by card, their prizes reproduced), ``differs`` (``detail``
     names the first fault; an ``audit_differs`` alert is raised) or ``refused`` (the sender could not
-    export the day; ``detail`` says why)."""
+    export the day; ``detail`` says why; an ``audit_not_replayed`` alert is raised)."""
 
     type: ClassVar[str] = "feed_day_replayed"
     sender: str

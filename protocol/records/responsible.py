@@ -28,7 +28,10 @@ class SpendingLimitSet(JournalRecord):
 @dataclass(frozen=True, kw_only=True)
 class SelfExcluded(JournalRecord):
     """The person with identity ``document`` excludes themselves for ``days`` days: they may play
-    again from ``until``.  ``account`` and ``terminal`` say where, when it was set at a terminal."""
+    again from ``until``.  ``account`` and ``terminal`` say where, when it was set at a terminal.
+    ``name``, ``document_type`` and ``birth_date`` (YYYY-MM-DD) identify the person as the desk
+    read them on the document (at a terminal: the name of the account's visitor); absent in
+    journals written before the desk asked for them."""
 
     type: ClassVar[str] = "self_excluded"
     document: str = personal()
@@ -36,3 +39,6 @@ class SelfExcluded(JournalRecord):
     until: str
     account: str | None = optional()
     terminal: str | None = optional()
+    name: str | None = personal(None)
+    document_type: str | None = optional()
+    birth_date: str | None = personal(None)

@@ -40,6 +40,7 @@ from typing import Any, Mapping
 from twisted.internet import defer
 from twisted.logger import Logger
 
+from protocol import strict_json
 from protocol.chain import Record
 from protocol.errors import DomainError
 from server_kit.core import Actor, CommandCore, NotAllowed, Repeated
@@ -98,10 +99,13 @@ def load_json(text: str | bytes) -> Any:
     Beyond :func:`json.loads`: a value nested deeper than :data:`MAX_DEPTH` (which
     would otherwise end in a ``RecursionError``) and text that is not Unicode (a lone
     surrogate, such as ``"\\ud800"``, which no journal or screen could encode) are
-    malformed too.
+    malformed too, and so is an object that names a key twice (parsers keep either the
+    first or the last: what is checked must be what is carried out).
     """
     try:
-        data = json.loads(text)
+        data = strict_json.loads(text)
+    except strict_json.NamedTwice as twice:
+        raise ChannelError("malformed", f"the request names {twice.key!r} twice in one object") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise ChannelError("malformed", f"the request is not JSON: {error}") from None
     except RecursionError:

@@ -150,11 +150,27 @@ def test_a_folder_that_holds_anything_is_refused(home: Home) -> None:
 
 
 @pytest.mark.req("R88.3")
-def test_a_day_with_a_prize_raised_to_its_fixed_sum_is_refused_naming_the_game() -> None:
+def test_days_the_regulator_cannot_replay_a_day_with_a_prize_raised_to_its_fixed_sum_exports_verifies_and_replays(
+) -> None:
     rules = PrizeRules(line_bp=1500, bingo_bp=5500, bingo_minimum_cents=10_000)
     fixed = played_home(rules, [GamePlan(paper=3, seed=1), GamePlan(paper=3, seed=2, last=True)])
     try:
-        refused(fixed, DAY_1, fixed.out / "day", f"game {DAY_1}-s1-g1: its line or bingo was raised to a fixed sum")
+        out = fixed.out / "day"
+        done = fixed.export(DAY_1, out)
+        assert done.exit_code == 0, done.output
+        scenario = json.loads((out / "scenario.json").read_text())
+        assert scenario["format"] == "bingo-replay/3" and scenario["rules"]["bingo_minimum_cents"] == 10_000
+        replayed = fixed.bingo("replay", str(out / "scenario.json"))
+        assert replayed.exit_code == 0 and replayed.stdout == (out / "result.json").read_text()
+        assert all(g["prizes"]["bingo"]["amount_cents"] >= 10_000 for g in json.loads(replayed.stdout)["games"])
+        verified = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert verified.exit_code == 0, verified.output
+        # A fixed sum changed in the scenario is not what the records' top-ups say.
+        scenario["rules"]["bingo_minimum_cents"] = 9_000
+        (out / "scenario.json").write_text(json.dumps(scenario))
+        caught = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert caught.exit_code == 1 and "bingo prize of 10000 where scenario.json's rules give 9000" in caught.stderr, \
+            caught.output
     finally:
         shutil.rmtree(fixed.path, ignore_errors=True)
 
@@ -200,3 +216,48 @@ def test_a_day_of_a_journal_written_before_the_claim_pause_exports_in_version_2_
     assert verified.exit_code == 0, verified.output
     replayed = CliRunner().invoke(main, ["replay", str(out / "scenario.json")])
     assert replayed.exit_code == 0 and replayed.stdout == (out / "result.json").read_text()
+
+
+@pytest.mark.req("R92.3", "R96.4")
+def test_days_the_regulator_cannot_replay_two_sessions_on_one_date_export_verify_and_replay() -> None:
+    """A session played, closed, and another opened the same date (the README's `./run.sh`, then
+    `./run.sh --demo`): one export in bingo-replay/3 that verifies and replays; a result that moves a
+    game to the other session is caught naming it."""
+    path = fast_folder()
+    try:
+        hall = stored_hall(path, new_clock(), POT_RULES)
+        hall.prepare()
+        for seed in (1, 2):
+            hall.open_day(DAY_1)
+            play_game(hall, GamePlan(paper=4, purchases=[Purchase(0, 0, 2, 50)], superbingo_limit=42, seed=seed,
+                                     last=True))
+            hall.close_day()
+        home = Home(path, path / "exports")
+        home.out.mkdir()
+        out = home.out / "day"
+        done = home.export(DAY_1, out)
+        assert done.exit_code == 0, done.output
+        assert f"{out}: {DAY_1}, 2 game(s), journal records " in done.stdout, done.stdout
+        scenario = json.loads((out / "scenario.json").read_text())
+        assert scenario["format"] == "bingo-replay/3"
+        assert [(s["date"], s["session"]) for s in scenario["sessions"]] == [(DAY_1, 1), (DAY_1, 2)]
+        replayed = home.bingo("replay", str(out / "scenario.json"))
+        assert replayed.exit_code == 0, replayed.output
+        assert replayed.stdout == (out / "result.json").read_text()  # byte for byte
+        records = list(read_journal(out / "journal.jsonl"))
+        assert verify_segment(records, public_key(out)) == len(records)
+        assert [r.type for r in records].count("system_verified") == 2
+
+        verified = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert verified.exit_code == 0, verified.output
+        assert f"(hall export of {DAY_1}): {len(records)} journal records" in verified.stdout
+        assert "2 game(s)" in verified.stdout
+
+        result = json.loads((out / "result.json").read_text())
+        result["games"][1]["session"] = 1
+        (out / "result.json").write_text(json.dumps(result))
+        caught = CliRunner().invoke(main, ["audit", "verify", str(out)], env={"BINGO_HOME": None})
+        assert caught.exit_code == 1, caught.output
+        assert f"result.json: game 1 of {DAY_1}-s2: session is 1; the records say 2" in caught.stderr, caught.stderr
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from protocol.audit.hall_day import AuditError, DayExport, build_day
+from protocol.audit.hall_day import AuditError, DayExport, DayFold, build_day
 from protocol.cards import Card
 from protocol.chain import Record
 from protocol.settlement import PrizeRules
@@ -190,22 +190,61 @@ def test_an_unknown_day_and_a_day_with_no_game_played_to_its_end_are_refused(two
     refused(cut, DAY_2, f"the session of {DAY_2} has no game played to its end")
 
 
-def test_two_sessions_on_one_date_are_refused(hall: AuditHall) -> None:
-    for _ in range(2):
-        hall.open_day(DAY_1)
-        play_game(hall, GamePlan(paper=3, seed=1, last=True))
-        hall.close_day()
-    refused(hall.records(), DAY_1, f"{DAY_1} holds sessions 1 and 2; the replay format .* one session a date")
+@pytest.mark.req("R89", "R89.5", "R92.3")
+def test_days_the_regulator_cannot_replay_two_sessions_on_one_date_export_in_version_3(hall: AuditHall) -> None:
+    """The README's path (a session played, then the demo the same day) makes two sessions of one date."""
+    hall.open_day(DAY_1)
+    play_game(hall, GamePlan(paper=4, purchases=[Purchase(0, 0, 2, 50)], superbingo_limit=42, seed=1, last=True))
+    hall.close_day()
+    hall.open_day(DAY_1)
+    # Operator money in the second session counts towards the date's R89.5 limit, as the hall counts it.
+    result(hall.games.contribute_to_pot(ADMIN, "superbingo", 2_000))
+    play_game(hall, GamePlan(paper=3, seed=2))
+    play_game(hall, GamePlan(paper=3, seed=3, last=True))
+    hall.close_day()
+    made = build_day(hall.records(), DAY_1, POT_RULES, Layouts())
+    scenario = made.scenario
+    assert scenario["format"] == "bingo-replay/3" and made.result["format"] == "bingo-replay-result/3"
+    assert [(s["date"], s["session"], [g["game"] for g in s["games"]]) for s in scenario["sessions"]] == [
+        (DAY_1, 1, [1]), (DAY_1, 2, [1, 2])]
+    assert made.games == (f"{DAY_1}-s1-g1", f"{DAY_1}-s2-g1", f"{DAY_1}-s2-g2")
+    assert [(g["session"], g["game"]) for g in made.result["games"]] == [(1, 1), (2, 1), (2, 2)]
+    # Each session's last game takes its own superbingo fund (R89).
+    assert [g["last_game"] for s in scenario["sessions"] for g in s["games"]] == [True, False, True]
+    assert scenario["sessions"][1]["games"][0]["operator"]["superbingo"] == 2_000
+    assert replay(parse_scenario(scenario)) == made.result
+    # The segment runs from the first session's verification to the second's close, unbroken.
+    seqs = [r.seq for r in made.records]
+    assert seqs == list(range(seqs[0], seqs[-1] + 1))
+    assert made.records[0].type == "system_verified" and made.records[-1].type == "session_closed"
+    assert sum(r.type == "session_closed" for r in made.records) == 2 and made.session_closed
+    # Asked for in version 2 (an export of that version rebuilt), the date is refused as before.
+    with pytest.raises(AuditError, match=rf"^{DAY_1} holds sessions 1 and 2; the replay format \(bingo-replay/2\) "
+                                         "plays one session a date"):
+        DayFold(DAY_1).feed_all(hall.records()).export(POT_RULES, Layouts(), format="bingo-replay/2")
 
 
 @pytest.mark.req("R88.3")
-def test_a_prize_raised_to_its_fixed_sum_is_refused_naming_the_game(folder: Path) -> None:
+def test_days_the_regulator_cannot_replay_a_prize_raised_to_its_fixed_sum_is_expressed(folder: Path) -> None:
+    """The house tops the line up to its fixed sum: the scenario's rules say the sum (bingo-replay/3), the replay
+    pays it, and the top-up posted is held to what the rules give."""
     rules = PrizeRules(line_bp=1500, bingo_bp=5500, line_minimum_cents=5_000)
     hall = new_hall(folder, rules)
     hall.open_day(DAY_1)
-    play_game(hall, GamePlan(paper=4, seed=2))
-    refused(hall.records(), DAY_1, rf"^game {DAY_1}-s1-g1: its line or bingo was raised to a fixed sum, "
-                                   r"the house adding \d+ cents \(R88.3\); the replay format", rules)
+    play_game(hall, GamePlan(paper=4, seed=2, last=True))
+    hall.close_day()
+    made = build_day(hall.records(), DAY_1, rules, Layouts())
+    assert made.scenario["format"] == "bingo-replay/3"
+    assert made.scenario["rules"]["line_minimum_cents"] == 5_000 and "bingo_minimum_cents" not in made.scenario["rules"]
+    top_up = first(hall.records(), "posting", reason="prizes:fixed sum top-up")
+    assert top_up.payload["debits"][0][0] == "house"
+    line = made.result["games"][0]["prizes"]["line"]
+    assert line["amount_cents"] == 5_000 > made.result["games"][0]["sales_cents"] * 1500 // 10000
+    assert replay(parse_scenario(made.scenario)) == made.result
+    # The top-up posted is held to the rules: other fixed sums are another day's rules.
+    refused(hall.records(), DAY_1, rf"^game {DAY_1}-s1-g1: its sale closed with a line prize of 5000 where the "
+                                   r"configuration's \[prizes\] give 6000",
+            dataclasses.replace(rules, line_minimum_cents=6_000))
 
 
 def test_prize_rules_other_than_the_games_were_played_under_are_refused(two_days: TwoDays) -> None:
@@ -224,13 +263,57 @@ def test_a_pattern_other_than_the_line_and_the_bingo_is_refused(two_days: TwoDay
 
 
 @pytest.mark.req("R96.3")
-def test_cards_refunded_with_a_failed_terminal_after_the_close_are_refused(hall: AuditHall) -> None:
+def test_days_the_regulator_cannot_replay_cards_refunded_after_the_close_are_expressed(hall: AuditHall) -> None:
+    """Before the close a failed terminal's cards simply leave the game; after it they leave the draw and
+    stay in the sales, the prizes standing on the whole collection, and the house's refund is their own
+    movement (``refunded_after_close``)."""
     hall.open_day(DAY_1)
     play_game(hall, GamePlan(paper=3, purchases=[Purchase(0, 0, 2, 100)], fail_terminal=True, seed=4))
     made = build_day(hall.records(), DAY_1, POT_RULES, Layouts())
     # Before the close the failed terminal's cards left the game: the replay plays without them.
     assert [card["id"] for card in games_of(made)[0]["cards"]] == ["1001-1", "1001-2", "1001-3"]
+    assert "refunded_after_close" not in games_of(made)[0]
     assert replay(parse_scenario(made.scenario)) == made.result
-    play_game(hall, GamePlan(paper=3, purchases=[Purchase(1, 0, 1, 100)], fail_terminal_after_close=True, seed=4))
-    refused(hall.records(), DAY_1, rf"^game {DAY_1}-s1-g2: the cards of terminal T1 were refunded after the sale "
-                                   r"closed, while the prizes stand on the whole collection \(R96.3\)")
+    play_game(hall, GamePlan(paper=3, purchases=[Purchase(1, 0, 2, 50), Purchase(0, 1, 1, 100)],
+                             fail_terminal_after_close=True, seed=4, last=True))
+    hall.close_day()
+    made = build_day(hall.records(), DAY_1, POT_RULES, Layouts())
+    game = games_of(made)[1]
+    failed = first(hall.records(), "terminal_failed", game_id=f"{DAY_1}-s1-g2")
+    assert failed.seq > first(hall.records(), "sale_closed", game_id=f"{DAY_1}-s1-g2").seq
+    assert game["refunded_after_close"] == [{"id": f"V1-{label.split('-')[1]}", "stake_pct": 50}
+                                            for label in failed.payload["refunded"]]
+    assert len(game["refunded_after_close"]) == 2
+    assert not {c["id"] for c in game["refunded_after_close"]} & {c["id"] for c in game["cards"]}
+    recorded = made.result["games"][1]
+    closed = first(hall.records(), "sale_closed", game_id=f"{DAY_1}-s1-g2")
+    # The sales are the whole collection of the close; the refund is the house's, card by card.
+    price = game["price_cents"]
+    assert recorded["sales_cents"] == closed.payload["collection_cents"] == 3 * price + 2 * (price // 2) + price
+    refunds = [r for r in hall.records() if r.type == "posting" and r.payload["reason"] == "refund:terminal"
+               and r.payload["reference"]["game_id"] == f"{DAY_1}-s1-g2"]
+    assert [leg[0] for r in refunds for leg in r.payload["debits"]] == ["house", "house"]
+    assert recorded["refunded_after_close_cents"] == sum(c for r in refunds for _, c in r.payload["credits"]) \
+        == 2 * (price * 50 // 100)
+    assert replay(parse_scenario(made.scenario)) == made.result
+    assert made.scenario["format"] == "bingo-replay/3" and recorded["tax_cents"] == (closed.payload["collection_cents"] - 2 * (price * 50 // 100)) // 10
+
+@pytest.mark.req("R91.9")
+def test_days_the_regulator_cannot_replay_a_pot_moved_between_two_sessions_of_one_date_is_refused(
+    hall: AuditHall,
+) -> None:
+    """The replay carries the pots from one session to the next: money taken out of the jackpot between two
+    sessions of one date (the operator taking back its contributions, R91.9) is refused, naming the record."""
+    for seed in (1, 2):
+        hall.open_day(DAY_1)
+        play_game(hall, GamePlan(paper=3, seed=seed, last=True))
+        hall.close_day()
+    records = hall.records()
+    closed = next(r for r in records if r.type == "session_closed")
+    taken = dataclasses.replace(closed, type="posting", payload={
+        "debits": [["pot:jackpot_accumulated", 1_000]], "credits": [["house", 1_000]],
+        "reason": "operator:jackpot taken back", "reference": {"game_id": None, "card": None, "event_seq": closed.seq}})
+    at = records.index(closed) + 1
+    refused([*records[:at], taken, *records[at:]], DAY_1,
+            rf"^record {closed.seq} \(operator:jackpot taken back\) moves the carries or pots between two sessions "
+            rf"of {DAY_1}; the replay format \(bingo-replay/3\) cannot express it$")

@@ -75,7 +75,7 @@ def test_a_banned_person_is_refused_at_the_door_until_the_end_of_the_ban(
     with_list(admission)
     (refused,) = result(admission.admit_visitor(DOOR, "Joan", "b-1000001", "1980-01-01"))
     assert (refused.type, refused.payload["ground"]) == ("entry_refused", "banned")
-    assert re.search(r"entry refused: document B1000001 .* without end date \(R75.2\)", refused.payload["reason"])
+    assert re.match(r"document B1000001 .* without end date \(R75.2\)", refused.payload["reason"])
     # Banned through 2026-05-28 inclusive: refused today...
     (refused,) = result(admission.admit_visitor(DOOR, "Maria Ferrer", "B1000002", "1980-01-01"))
     assert refused.type == "entry_refused" and "until 2026-05-28" in refused.payload["reason"]
@@ -255,3 +255,41 @@ def test_the_admission_state_rebuilds_from_the_journal(admission: AdmissionModul
     again = AdmissionModule(CommandCore(journal, clock, admission.core.run_blocking), STAFF)
     assert again.core.recover() == 4
     assert again.state == admission.state
+
+
+def test_desk_admission_refusal_text_is_not_doubled(admission: AdmissionModule, journal: Journal) -> None:
+    """The door's record keeps the ground alone: the desk and the minutes say "Entry refused to
+    <name>: <ground>" once, not "entry refused: entry refused: ..."."""
+    with_list(admission)
+    refusals = [
+        result(admission.admit_visitor(DOOR, "Joan", "B1000001", "1980-01-01"))[0],
+        result(admission.admit_visitor(DOOR, "Nen", "12345678A", "2015-01-01"))[0],
+    ]
+    for refused in refusals:
+        assert refused.type == "entry_refused"
+        assert "refused" not in refused.payload["reason"].lower(), refused.payload["reason"]
+    assert refusals[1].payload["reason"].startswith("the visitor is ")
+
+
+@pytest.mark.req("R81.b")
+def test_desk_generated_staff_have_documents_and_the_door_refuses_them(core: CommandCore, tmp_path: Path) -> None:
+    """Every login the generated configuration holds carries an identity document, and the door
+    refuses a member of staff's document as a visitor's, saying why."""
+    from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password, load_config, placeholder_document
+
+    path = tmp_path / "hall.toml"
+    password_hash = hash_password("correct horse")
+    path.write_text(default_config_text("Hall", [(n, r, password_hash) for n, r in DEFAULT_STAFF]))
+    staff = load_config(path).staff
+    documents = [m.document for m in staff]
+    assert all(documents) and len(set(documents)) == len(staff) == len(DEFAULT_STAFF), documents
+    door = AdmissionModule(core, [StaffIdentity(m.name, m.document) for m in staff if m.document])
+    with_list(door)
+    seller = next(m for m in staff if m.role == Role.SELLER_CALLER)
+    assert seller.document == placeholder_document(4)
+    (refused,) = result(door.admit_visitor(DOOR, "Sam Seller", seller.document.lower(), "1980-01-01"))
+    assert (refused.type, refused.payload["ground"]) == ("entry_refused", "staff")
+    assert refused.payload["reason"] == (f"document {seller.document} belongs to sam, a member of this hall's staff; "
+                                         "staff may not play (R81.b), so a member of staff is not admitted as a visitor")
+    (admitted,) = result(door.admit_visitor(DOOR, "Anna Vidal", "12345678A", "1980-01-01"))
+    assert admitted.type == "visitor_admitted"

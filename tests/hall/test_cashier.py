@@ -149,11 +149,20 @@ def test_no_account_for_a_person_on_the_banned_list_even_if_banned_after_enterin
 
 
 @pytest.mark.req("R81.b")
-def test_no_account_for_a_member_of_staff(hall: Hall, journal: Journal) -> None:
-    visitor = admit(hall, "s-7777777", "Marc Sala")
+def test_no_account_for_a_member_of_staff(journal: Journal, clock: Clock) -> None:
+    # The door refuses a member of staff as a visitor; one admitted before joining the staff
+    # (the hall restarted with the new staff list) still gets no account at the cashier.
+    core = CommandCore(journal, clock, run_inline)
+    before_hiring = AdmissionModule(core, [])
+    result(before_hiring.import_banned_list(ADMIN, BANNED, "craj.csv"))
+    (admitted,) = result(before_hiring.admit_visitor(DOOR, "Marc Sala", "s-7777777", "1980-01-01"))
+    hall = build(journal, clock)
+    hall.core.recover()
+    (refused,) = result(hall.admission.admit_visitor(DOOR, "Marc Sala", "s-7777777", "1980-01-01"))
+    assert (refused.type, refused.payload["ground"]) == ("entry_refused", "staff")
     before = count(journal)
     with pytest.raises(CashierError, match=r"belongs to a member of staff; staff may not play \(R81.b\)"):
-        result(hall.cashier.open_account(CASHIER, visitor, "ticket", "4821"))
+        result(hall.cashier.open_account(CASHIER, admitted.payload["number"], "ticket", "4821"))
     assert count(journal) == before
 
 

@@ -1,6 +1,5 @@
 """The pre-session verification checks the real system (R84.1, R92.5e)."""
 
-import functools
 import json
 import shutil
 from pathlib import Path
@@ -88,11 +87,24 @@ def test_an_earlier_releases_manifest_of_files_only_is_still_read(release: Path,
 @pytest.mark.req("R92.5e")
 def test_the_clock_may_not_stand_before_the_journal(journal: Journal) -> None:
     journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
-    assert check_clock(1_790_000_005_000, journal) is None
-    assert check_clock(1_789_999_990_000, journal) == (
+    assert check_clock(lambda: 1_790_000_005_000, journal) is None
+    assert check_clock(lambda: 1_789_999_990_000, journal) == (
         "the server clock is 10 s behind the last journal record; it was set back"
     )
-    assert "before this software's release" in check_clock(1_000, journal)
+    assert "before this software's release" in check_clock(lambda: 1_000, journal)
+
+
+@pytest.mark.req("R92.5e")
+def test_a_record_committed_while_the_checks_run_is_no_clock_set_back(journal: Journal) -> None:
+    """The last record is taken before the clock is read: one committed during the verification (a network
+    game's ball) is not later than the clock read after it."""
+    journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
+
+    def wall_ms() -> int:
+        journal.append(1_790_000_000_500, [BallDrawn("g1", 2, 2)])  # came while the checks ran
+        return 1_790_000_000_400
+
+    assert check_clock(wall_ms, journal) is None
 
 
 @pytest.mark.req("R84.1", "R92.5e")
@@ -102,12 +114,12 @@ def test_a_whole_verification_passes_on_a_sound_hall_and_fails_on_a_damaged_jour
     manifest = tmp_path / "manifest.json"
     write_manifest(manifest)
     assert check_database(journal.engine, MIGRATIONS) is None
-    results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
+    results = verify_system(journal, journal.engine, lambda: 1_790_000_000_000, manifest)
     assert results == dict.fromkeys(("journal", "database", "draw_device", "clock", "software", "terminals", "links"))
     journal.append(1_790_000_000_000, [BallDrawn("g1", 1, 1)])
     with journal.engine.begin() as connection:
         connection.exec_driver_sql("UPDATE journal SET payload = replace(payload, '\"ball\":1', '\"ball\":2') WHERE seq = 1")
-    results = verify_system(journal, journal.engine, 1_790_000_000_000, manifest)
+    results = verify_system(journal, journal.engine, lambda: 1_790_000_000_000, manifest)
     assert results["journal"] == "record 1: its content does not match its hash (altered)"
 
 
@@ -155,7 +167,7 @@ def test_pentest_4_the_verification_runs_the_real_checks_and_an_altered_posting_
 ) -> None:
     manifest = tmp_path / "manifest.json"
     write_manifest(manifest)
-    session = SessionModule(core, functools.partial(verify_system, journal, journal.engine, manifest=manifest))
+    session = SessionModule(core, lambda now_ms: verify_system(journal, journal.engine, lambda: now_ms, manifest=manifest))
     load = Posting.transfer(8000, debit="cash:desk1", credit="player:1", reason="credit:load")
     journal.append(core.now_ms(), [("posting", load.to_dict())])
     with journal.engine.begin() as connection:

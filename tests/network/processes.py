@@ -11,6 +11,7 @@ def hall_toml(hall_id: str, central_port: int) -> str:
     text = default_config_text(f"Hall {hall_id}", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
     text = text.replace("generate_strips = 100", "generate_strips = 10").replace("card_count = 600", "card_count = 60")
     text = text.replace('server_name = "hall-server"', f'server_name = "{hall_id}"')
+    text = text.replace('language = "ca"', 'language = "en"')  # the browser tests read the screens in English
     return text + f"""
 [central]
 host = "127.0.0.1"

@@ -57,6 +57,7 @@ from tests.network.processes import hall_toml
 from tests.network.test_network_browser import board_page, kiosk_page
 from tests.network.test_network_end_to_end import Staff, journal_of
 from tests.support.waiting import WAIT, wait_until
+from tests.terminals.test_kiosk_browser import shown_cents
 from tests.web.conftest import ALL_BALLS, HallProcess
 from tests.web.test_console_browser import browser, console_for, shot  # noqa: F401 (fixture)
 
@@ -271,10 +272,10 @@ def test_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_cards_of_bo
         kiosk.wait_for_selector("#joint-countdown")
         kiosk.fill("#joint-quantity", str(KIOSK_CARDS))
         kiosk.click("#joint-buy")
-        kiosk.wait_for_selector(f"#message.ok:has-text('{KIOSK_CARDS} card(s) bought for the game with the partner')")
+        kiosk.wait_for_selector(f"#message.ok:has-text('{KIOSK_CARDS} cards bought for the game with the partner')")
         assert kiosk.locator("#joint-cards .card").count() == KIOSK_CARDS
         assert kiosk.locator("#joint-cards .cell:not(.blank)").count() == 15 * KIOSK_CARDS
-        assert kiosk.inner_text("#credit") == f"{(LOAD_CENTS - KIOSK_CARDS * 100) // 100}.00 EUR"
+        assert kiosk.inner_text("#credit") == f"€{(LOAD_CENTS - KIOSK_CARDS * 100) // 100}.00"
         shot(kiosk, "kiosk-annex-joint-sale")
 
         # Each room sells its own paper cards and closes its own sale; both journal one pool.
@@ -301,7 +302,7 @@ def test_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_cards_of_bo
         board.wait_for_selector("#net-heading:has-text('Hall-annex game')")
         facts = board.inner_text("#net-facts")
         assert "158" in facts and "22.80" in facts and "83.60" in facts, facts  # both rooms' cards, the joint prizes
-        kiosk.wait_for_selector("#joint-prizes:has-text('83.60 EUR')")
+        kiosk.wait_for_selector("#joint-prizes:has-text('€83.60')")
 
         # The draw: the main hall's balls, shown in the annex; paper claims verified in each room,
         # virtual cards found by their room.
@@ -380,7 +381,8 @@ def test_a_joint_game_main_draw_shown_in_the_annex_virtual_and_paper_cards_of_bo
         shown = console.locator("#annex-winners li").all_inner_texts()
         assert {f"LINE on ball {line_ball}: {card} ({hall})" for hall, card, b in _verified(homes[MAIN], "line")
                 if b == line_ball and _is_paper(card)} <= set(shown), shown
-        assert console.inner_text("#annex-line") == board.locator("#net-facts dd").nth(2).inner_text()
+        # The same line prize on the console ("22.80 €") and on the board, in CLDR's English ("€22.80").
+        assert shown_cents(console.inner_text("#annex-line")) == shown_cents(board.locator("#net-facts dd").nth(2).inner_text())
         annex_balls = [r.payload["ball"] for r in records_of(homes[ANNEX], "annex_ball_drawn")]
         assert annex_balls == drawn, "the annex shows the main hall's balls, in order, after its restart too"
         kiosk.wait_for_selector(f"#joint-ball-count:has-text('Ball {len(drawn)}')")

@@ -180,8 +180,8 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
         kiosk = kiosks["hall-1"]
         kiosk.fill("#quantity", "2")
         kiosk.click("#buy")
-        kiosk.wait_for_selector("#message.ok:has-text('2 card(s) bought')")
-        assert kiosk.locator("#cards .card").count() == 2 and kiosk.inner_text("#credit") == "48.00 EUR"
+        kiosk.wait_for_selector("#message.ok:has-text('2 cards bought')")
+        assert kiosk.locator("#cards .card").count() == 2 and kiosk.inner_text("#credit") == "€48.00"
 
         # The network sale opens in both halls; each player buys network cards, shown with their numbers.
         for hall_id, page in kiosks.items():
@@ -189,13 +189,13 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
             assert re.fullmatch(r"\d+:\d\d", page.inner_text("#net-countdown"))  # R93.1
             page.fill("#net-quantity", str(NET_CARDS[hall_id]))
             page.click("#net-buy")
-            page.wait_for_selector(f"#message.ok:has-text('{NET_CARDS[hall_id]} network card(s) bought')")
+            page.wait_for_selector(f"#message.ok:has-text('{NET_CARDS[hall_id]} network cards bought')")
             assert page.locator("#net-cards .card").count() == NET_CARDS[hall_id]
             assert page.locator("#net-cards .cell").count() == 27 * NET_CARDS[hall_id]
             assert page.locator("#net-cards .cell:not(.blank)").count() == 15 * NET_CARDS[hall_id]
             assert "bingo: 15 to go" in page.inner_text("#net-cards .card >> nth=0")
-        assert kiosks["hall-1"].inner_text("#credit") == f"{(LOAD_CENTS - 200 - 100 * NET_CARDS['hall-1']) // 100}.00 EUR"
-        assert kiosks["hall-2"].inner_text("#credit") == f"{(LOAD_CENTS - 100 * NET_CARDS['hall-2']) // 100}.00 EUR"
+        assert kiosks["hall-1"].inner_text("#credit") == f"€{(LOAD_CENTS - 200 - 100 * NET_CARDS['hall-1']) // 100}.00"
+        assert kiosks["hall-2"].inner_text("#credit") == f"€{(LOAD_CENTS - 100 * NET_CARDS['hall-2']) // 100}.00"
         for page in boards.values():
             page.wait_for_selector("#net-strip:not([hidden])")
             assert "Sale closes in" in page.inner_text("#net-countdown")
@@ -234,7 +234,7 @@ def test_a_network_game_is_watched_on_the_kiosks_and_boards_of_two_halls_through
                                 for page in boards.values()}) == 1, WAIT, "both boards to list the same winners",
                    seen=lambda: winners)
         listed = boards["hall-1"].locator("#net-winners li:not(.none):not(.more)").all_inner_texts()
-        assert all(re.fullmatch(r"N1-\d+ ?LINE · ball \d+ · \d+\.\d\d €\nhall-[12] · terminal hall-[12]-K1", w)
+        assert all(re.fullmatch(r"N1-\d+ ?LINE · after \d+ balls · €\d+\.\d\d\nhall-[12] · terminal hall-[12]-K1", w)
                    for w in listed), listed
         winning_hall = re.search(r"(hall-[12]) · terminal", listed[-1])[1]  # type: ignore[index]
         winner_kiosk = kiosks[winning_hall]

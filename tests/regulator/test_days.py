@@ -3,13 +3,14 @@ the prizes of R88.2, R88.4-5, R89, R90, R91).
 
 Three hall days are played through the real hall modules on a real SQLite journal: pots carried from the
 first day into the second, a megabingo announced on the first for the second, virtual cards at every stake;
-the third day has two sessions, which the export refuses.  At each session's close the hall writes the day's
+the third day has two sessions (bingo-replay/3).  At each session's close the hall writes the day's
 audit export as a signed report, as the server does (CMS by its report-signing certificate of the operator's
 authority).  A real receiver (its SQLite store, its own signed journal, stock ``openssl cms`` for the
 signatures) is fed the hall's records and the reports: an honest day is replayed card by card and each of its
 games marked; a hall that signs a lying export - a winning card given other numbers, a payment changed, a
 segment whose last hash is not the records' - is an ``audit_differs`` alert naming the day and the game and
-field, raised once; the hall's other day and another hall's same day stand."""
+field, raised once; the hall's other day and another hall's same day stand.  A day the hall could not export
+is an ``audit_not_replayed`` alert."""
 
 from __future__ import annotations
 
@@ -26,14 +27,14 @@ from twisted.internet import defer
 
 from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.reports.daily_files import DailyReporter
-from protocol.audit.report import SEGMENT, report_name
+from protocol.audit.report import SEGMENT, AuditReport, report_name
 from protocol.cards import Card
 from protocol.chain import Record, sealed_form
 from protocol.regulator_feed import MAX_BATCH, Batch, Hello, Report
 from protocol.replay import parse_scenario, render, replay
 from regulator import store as regulator_store
 from regulator.cli import regulator as regulator_command
-from regulator.days import AUDIT_DIFFERS, DIFFERS, REFUSED, VERIFIED
+from regulator.days import AUDIT_DIFFERS, AUDIT_NOT_REPLAYED, DIFFERS, REFUSED, VERIFIED
 from regulator.receiver import Receiver
 from regulator.reports import ReportInbox
 from regulator.web import checked, page, read_held, status
@@ -111,7 +112,7 @@ def hall_days() -> Iterator[HallDays]:
     played(DAY_2, GamePlan(paper=6, purchases=[Purchase(0, 1, 4, 25)], megabingo=True, seed=5),
            GamePlan(paper=7, purchases=[Purchase(1, 0, 2, 100)], superbingo_limit=60, seed=8, last=True))
     hall.close_day()
-    for _ in range(2):  # two sessions on one date: the export refuses the day
+    for _ in range(2):  # two sessions on one date, as the README's path makes them: one export of both
         hall.open_day(DAY_3)
         played(DAY_3, GamePlan(paper=3, seed=1, last=True))
         hall.close_day()
@@ -160,45 +161,90 @@ def regulator_at(folder: Path, hall_days: HallDays, journal: Journal | None = No
 @pytest.mark.req("R92.7", "R95.3")
 def test_each_hall_day_is_replayed_card_by_card_and_its_games_marked(hall_days: HallDays, tmp_path: Path) -> None:
     """R92.7: the days whose exports verify are replayed card by card and each of their games is marked on the
-    page, in /api/status and in the journal; the day the export refused is shown with its reason; no alert."""
+    page, in /api/status and in the journal, a date of two sessions included; no alert."""
     regulator = regulator_at(tmp_path, hall_days)
     regulator.feed(HALL, hall_days.records)
     for day in (DAY_1, DAY_2, DAY_3):
         regulator.inbox.take(hall_days.report(day), HALL)
     verdicts = regulator.verdicts()
-    assert verdicts[(HALL, DAY_1)][0] == VERIFIED and verdicts[(HALL, DAY_2)][0] == VERIFIED, verdicts
-    refused, why = verdicts[(HALL, DAY_3)]
-    assert refused == REFUSED and f"{DAY_3} holds sessions 3 and 4" in why
+    assert all(verdicts[(HALL, day)][0] == VERIFIED for day in (DAY_1, DAY_2, DAY_3)), verdicts
     assert regulator.receiver.store.alerts() == []
     days = {v.day: v for v in regulator.receiver.days.verdicts()}
-    assert list(days[DAY_1].games) == hall_days.games[DAY_1] and list(days[DAY_2].games) == hall_days.games[DAY_2]
+    assert all(list(days[day].games) == hall_days.games[day] for day in (DAY_1, DAY_2, DAY_3))
+    assert hall_days.games[DAY_3] == [f"{DAY_3}-s3-g1", f"{DAY_3}-s4-g1"]
     segment = hall_days.segment(DAY_2)
     assert (days[DAY_2].first_seq, days[DAY_2].last_seq) == (segment["first_seq"], segment["last_seq"])
     assert hall_days.records[segment["last_seq"] - 1].type == "session_closed"
     # The report's files are the export's documents: `bingo replay scenario.json | cmp - result.json`.
-    files = hall_days.files(DAY_2)
-    assert render(replay(parse_scenario(json.loads(files["scenario.json"])))).encode() == files["result.json"]
+    for day in (DAY_2, DAY_3):
+        files = hall_days.files(day)
+        assert render(replay(parse_scenario(json.loads(files["scenario.json"])))).encode() == files["result.json"]
+    two = json.loads(hall_days.files(DAY_3)["scenario.json"])
+    assert two["format"] == "bingo-replay/3" and [s["session"] for s in two["sessions"]] == [3, 4]
 
     held = read_held(regulator.receiver.store, regulator.receiver, regulator.inbox)
     plain = status(held, checked(regulator.receiver))
     marked = {g["game_id"]: g["replayed_card_by_card"] for g in plain["games"][HALL]}
     assert marked and all(marked[g] == report_name(DAY_2) for g in hall_days.games[DAY_2])
-    assert [(d["day"], d["verdict"]) for d in plain["days"]] == [(DAY_3, REFUSED), (DAY_2, VERIFIED), (DAY_1, VERIFIED)]
+    assert all(marked[g] == report_name(DAY_3) for g in hall_days.games[DAY_3])
+    assert [(d["day"], d["verdict"]) for d in plain["days"]] == [(DAY_3, VERIFIED), (DAY_2, VERIFIED), (DAY_1, VERIFIED)]
     shown = page(held, checked(regulator.receiver), 9_000)
-    assert "replayed card by card: 2 game(s) verified" in shown and "not replayed card by card: " in shown
+    assert "replayed card by card: 2 game(s) verified" in shown and "not replayed card by card" not in shown
     assert f"verified; replayed card by card ({report_name(DAY_2)})" in shown
     kept = [r.payload for r in regulator.journal.records() if r.type == "feed_day_replayed"]
-    assert [(p["day"], p["verdict"]) for p in kept] == [(DAY_1, VERIFIED), (DAY_2, VERIFIED), (DAY_3, REFUSED)]
+    assert [(p["day"], p["verdict"]) for p in kept] == [(DAY_1, VERIFIED), (DAY_2, VERIFIED), (DAY_3, VERIFIED)]
     # `bingo regulator status` reads the same from the receiver's folder.
     lines = CliRunner().invoke(regulator_command, ["status", "--dir", str(tmp_path)]).output.splitlines()
     replayed_day = (f"{HALL} day {DAY_2} (records {segment['first_seq']} to {segment['last_seq']}): replayed card by "
                     f"card, 2 game(s) verified: {', '.join(hall_days.games[DAY_2])}")
     assert replayed_day in lines, lines
-    assert any(line.startswith(f"{HALL} day {DAY_3}: not replayed card by card: the sender could not export it: ")
-               for line in lines)
+    assert any(line.startswith(f"{HALL} day {DAY_3} (records ") and line.endswith(
+        f"replayed card by card, 2 game(s) verified: {', '.join(hall_days.games[DAY_3])}") for line in lines), lines
     assert any(line.startswith(f"{HALL} game {hall_days.games[DAY_2][-1]}: ") and
                line.endswith(f"; verified, and replayed card by card ({report_name(DAY_2)})") for line in lines)
     assert lines[-1] == "0 alert(s)"
+
+
+@pytest.mark.req("R92.7")
+def test_days_the_regulator_cannot_replay_a_day_the_sender_could_not_export_is_an_alert(
+    hall_days: HallDays, tmp_path: Path
+) -> None:
+    """A day sent as refused is not replayed card by card: an ``audit_not_replayed`` alert naming the day and the
+    reason, on the page, in /api/status and in ``bingo regulator status``, raised once; the verdict stays shown."""
+    regulator = regulator_at(tmp_path, hall_days)
+    regulator.feed(HALL, hall_days.records)
+    segment = hall_days.segment(DAY_2)
+    named = [r for r in hall_days.records if segment["first_seq"] <= r.seq <= segment["last_seq"]]
+    why = f"game {DAY_2}-s2-g1: it awards the pattern four_corners; the replay format cannot express it"
+    signer = ReportSigner.of_server(hall_days.home)
+    files = AuditReport.refused(DAY_2, why, named).files()
+    files.update({f"{name}.p7s": signer.sign(data) for name, data in list(files.items())})
+    refused = Report(HALL, report_name(DAY_2), files)
+    regulator.inbox.take(refused, HALL)
+    regulator.inbox.take(hall_days.report(DAY_1), HALL)
+
+    verdicts = regulator.verdicts()
+    assert verdicts[(HALL, DAY_2)] == (REFUSED, why) and verdicts[(HALL, DAY_1)][0] == VERIFIED
+    (alert,) = regulator.receiver.store.alerts()
+    assert (alert.kind, alert.sender, alert.seq) == (AUDIT_NOT_REPLAYED, HALL, segment["last_seq"])
+    assert alert.detail == (f"{report_name(DAY_2)} (records {segment['first_seq']} to {segment['last_seq']}): not "
+                            f"replayed card by card: the sender could not export the day: {why}")
+    held = read_held(regulator.receiver.store, regulator.receiver, regulator.inbox)
+    plain = status(held, checked(regulator.receiver))
+    assert [(a["kind"], a["sender"]) for a in plain["alerts"]] == [(AUDIT_NOT_REPLAYED, HALL)]
+    shown = page(held, checked(regulator.receiver), 9_000)
+    alerts = shown[shown.index("<table id=alerts>"):]
+    assert "<tr class=alert>" in alerts and "<td>audit not replayed</td>" in alerts and "1 alert(s)" in shown
+    assert "not replayed card by card: the sender could not export the day: " in alerts
+    lines = CliRunner().invoke(regulator_command, ["status", "--dir", str(tmp_path)]).output.splitlines()
+    assert f"ALERT {AUDIT_NOT_REPLAYED} {HALL} record {segment['last_seq']} at " in "\n".join(lines)
+    assert lines[-1] == "1 alert(s)"
+
+    regulator.inbox.take(refused, HALL)  # sent again: not news
+    again = regulator_at(tmp_path, hall_days, regulator.journal)  # the receiver started again
+    again.feed(HALL, hall_days.records)
+    raised = [r for r in regulator.journal.records() if r.type == "feed_alert_raised"]
+    assert [r.payload["kind"] for r in raised] == [AUDIT_NOT_REPLAYED]
 
 
 def other_numbers(scenario: dict[str, Any]) -> None:

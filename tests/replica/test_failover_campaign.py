@@ -9,9 +9,6 @@ from tests.replica.campaign import play_shard
 pytestmark = [pytest.mark.integration]
 
 
-@pytest.mark.skip(reason="open defect: a takeover not bridged within the hold time now declares the game "
-                  "not played (R92.5e), which the campaign's wait for every game played does not count (docs/testing.md, "
-                  "\"Known defects\")")
 @pytest.mark.req("R92.6", "R93.6", "R93.8", "R85.9", "R92.10")
 @pytest.mark.campaign
 @pytest.mark.timeout(3600)

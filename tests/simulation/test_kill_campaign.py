@@ -133,8 +133,6 @@ def run_campaign(home: Path, victim: str, seed: int) -> tuple[dict[str, Any], li
 @pytest.mark.req("R93.6", "R93.8", "R96.4", "R85.9", "R92.10")
 @pytest.mark.campaign
 @pytest.mark.timeout(1200)
-@pytest.mark.skip(reason="open defect: the campaign does not yet drive the verification a restart after a "
-                  "crash requires (R92.5e) to the programme's end (docs/testing.md, \"Known defects\")")
 @pytest.mark.parametrize("victim", ["hall", "central"])
 def test_kill_campaign_every_purchase_confirmed_once_or_refused_free_balls_identical_prizes_paid_once(
     tmp_path: Path, victim: str

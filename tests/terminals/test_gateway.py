@@ -272,16 +272,20 @@ def test_refused_purchases_say_why_on_the_terminal_are_journaled_and_change_noth
     result(wire.client.buy(90))
     kwargs: dict[str, Any] = {"quantity": 1}
     expected = ""
+    reason: tuple[str, dict[str, int]] = ("", {})  # what the kiosk says in the player's language
     if case == "after the window":
         hall.clock.advance(61)
         expected = "sale time for terminals is over"
+        reason = ("sale_time", {})
     elif case == "beyond credit":
         kwargs = {"quantity": 6}
         result(hall.cashier.cash_out(CASHIER_ACTOR, number, hall.balance(number) - 300, "desk1", "cash", ""))
         expected = "your credit is 3.00 EUR"
+        reason = ("credit_short", {"quantity": 6, "stake_cents": 100, "amount_cents": 600, "credit_cents": 300})
     elif case == "beyond 96":
         kwargs = {"quantity": 7}
         expected = "at most 96 cards"
+        reason = ("cards_max", {"max": 96, "held": 90, "left": 6})
     elif case == "another account":
         kwargs = {"quantity": 1, "account": other}
         expected = "only for the account signed in"
@@ -292,8 +296,9 @@ def test_refused_purchases_say_why_on_the_terminal_are_journaled_and_change_noth
         expected = "sign in"
     credit, sold = hall.balance(number), dict(hall.games.current.machine.sales)
     before = len(hall.records())
-    with pytest.raises(TerminalError, match=expected):
+    with pytest.raises(TerminalError, match=expected) as refused:
         result(wire.client.buy(**kwargs))
+    assert (refused.value.reason, refused.value.params) == reason
     journaled_refusal(hall, before, expected)
     assert hall.balance(number) == credit and dict(hall.games.current.machine.sales) == sold
 

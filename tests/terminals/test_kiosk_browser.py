@@ -75,9 +75,11 @@ def player(staff: Staff, document: str, credit: int) -> str:
 
 
 def shown_cents(text: str) -> int:
-    """An amount as the kiosk shows it (``14.00 EUR``), in integer cents."""
-    euros, cents = text.split()[0].split(".")
-    return int(euros) * 100 + int(cents)
+    """An amount in English as a player's screen writes it (CLDR: ``€14.00``, ``€1,234.56``) or
+    as the staff console does (``14.00 €``), in integer cents."""
+    found = re.fullmatch(r"€?(\d[\d,]*)\.(\d\d)(?: €| EUR)?", text.strip())
+    assert found, f"not an amount: {text!r}"
+    return int(found[1].replace(",", "")) * 100 + int(found[2])
 
 
 def kiosk_page(browser: Any, hall: HallProcess, viewport: dict[str, int], terminal: str, token: str) -> Any:
@@ -96,14 +98,14 @@ def sign_in_and_buy(page: Any, account: str, quantity: int) -> None:
     page.fill("#pin", "4821")
     page.press("#pin", "Enter")
     page.wait_for_selector("#play:not([hidden])")
-    assert page.inner_text("#credit") == "20.00 EUR"
+    assert page.inner_text("#credit") == "€20.00"
     assert re.fullmatch(r"\d+:\d\d", page.inner_text("#countdown"))  # the time left (R93.1)
     page.fill("#quantity", str(quantity))
     page.click("#buy")
     page.wait_for_selector("#message.ok")
-    assert f"{quantity} card(s) bought" in page.inner_text("#message")
+    assert f"{quantity} cards bought" in page.inner_text("#message")
     assert page.locator("#cards .card").count() == quantity
-    assert page.inner_text("#credit") == f"{20 - quantity}.00 EUR"
+    assert page.inner_text("#credit") == f"€{20 - quantity}.00"
 
 
 def marked_as_drawn(page: Any) -> None:
@@ -136,7 +138,7 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     kiosk.evaluate("buy(1, 100)")
     kiosk.wait_for_selector("#message:not(.ok)")
     assert "sale time for terminals is over" in kiosk.inner_text("#message")
-    assert kiosk.locator("#cards .card").count() == 6 and kiosk.inner_text("#credit") == "14.00 EUR"
+    assert kiosk.locator("#cards .card").count() == 6 and kiosk.inner_text("#credit") == "€14.00"
 
     staff("rosa", "close_sale")
     kiosk.wait_for_selector("#prizes:has-text('10 cards in play')")
@@ -197,14 +199,14 @@ def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_exc
     kiosk.click("#care-open")
     kiosk.fill("#limit", "5")
     kiosk.press("#limit", "Enter")
-    kiosk.wait_for_selector("#care-limit:has-text('Your limit today is 5.00 EUR; you have spent 2.00 EUR')")
+    kiosk.wait_for_selector("#care-limit:has-text('Your limit today is €5.00; you have spent €2.00')")
     shot(kiosk, "kiosk-limits")
     kiosk.click("#care-close")
     kiosk.fill("#quantity", "4")
     kiosk.click("#buy")
     kiosk.wait_for_selector("#message:not(.ok)")
     assert "you may spend 3.00 EUR more" in kiosk.inner_text("#message")
-    assert kiosk.inner_text("#credit") == "18.00 EUR"
+    assert kiosk.inner_text("#credit") == "€18.00"
 
     kiosk.click("#care-open")
     kiosk.fill("#exclude-days", "30")
@@ -248,7 +250,7 @@ def test_the_kiosk_shows_only_the_sign_in_then_the_sale_in_words_a_refusal_in_eu
         page.fill("#pin", "4821")
         page.press("#pin", "Enter")
         page.wait_for_selector("#play:not([hidden])")
-        assert page.is_visible("#credit-box") and page.inner_text("#credit") == "20.00 EUR"
+        assert page.is_visible("#credit-box") and page.inner_text("#credit") == "€20.00"
         # The session's last game is announced to the player (R93.15).
         page.wait_for_selector("#last-game:not([hidden])")
         assert page.inner_text("#sale-state") == "Sale on terminals not open yet"
@@ -266,14 +268,14 @@ def test_the_kiosk_shows_only_the_sign_in_then_the_sale_in_words_a_refusal_in_eu
     kiosk.click("#buy")
     kiosk.wait_for_selector("#message:not(.ok):not([hidden])")
     refusal = kiosk.inner_text("#message")
-    assert "30.00 EUR" in refusal and "20.00 EUR" in refusal and "cents" not in refusal, refusal
+    assert refusal == "30 cards at €1.00 cost €30.00; your credit is €20.00." and "cents" not in refusal, refusal
     shot(kiosk, "kiosk-refused")
     kiosk.wait_for_selector("#message", state="hidden")
-    assert kiosk.inner_text("#credit") == "20.00 EUR" and kiosk.locator("#cards .card").count() == 0
+    assert kiosk.inner_text("#credit") == "€20.00" and kiosk.locator("#cards .card").count() == 0
     for page in pages.values():
         page.fill("#quantity", "4")
         page.click("#buy")
-        page.wait_for_selector("#message.ok:has-text('4 card(s) bought')")
+        page.wait_for_selector("#message.ok:has-text('4 cards bought')")
 
     staff("rosa", "close_sale")
     for page in pages.values():

@@ -90,8 +90,8 @@ def test_a_self_excluded_player_is_signed_out_refused_at_every_terminal_the_door
         result(hall.cashier.open_account(CASHIER, 1, "ticket", "4821"))
     # It cannot be shortened, only lengthened, and it ends by itself.
     with pytest.raises(ResponsiblePlayError, match="never shortened"):
-        result(hall.responsible.exclude_document(DOOR, "33333333C", 5))
-    result(hall.responsible.exclude_document(DOOR, "33333333C", 60))
+        result(hall.responsible.exclude_document(DOOR, "Carla Puig", "passport", "33333333C", "1975-06-30", 5))
+    result(hall.responsible.exclude_document(DOOR, "Carla Puig", "passport", "33333333C", "1975-06-30", 60))
     hall.clock.advance(61 * DAY_S)
     assert hall.responsible.account_refusal(number, hall.core.now_ms()) is None
 
@@ -105,7 +105,7 @@ def test_limits_and_exclusions_survive_a_restart(hall: VirtualHall, gateway: Ter
     again = hall.reopened()
     assert again.responsible.purchase_refusal(f"player:{number}", 101, again.core.now_ms()) is not None
     assert again.responsible.purchase_refusal(f"player:{number}", 100, again.core.now_ms()) is None
-    result(again.responsible.exclude_document(DOOR, "44444444D", 7))
+    result(again.responsible.exclude_document(DOOR, "Dani Roca", "identity card", "44444444D", "1990-02-28", 7))
     assert again.reopened().responsible.account_refusal(number, again.core.now_ms())
 
 
@@ -122,3 +122,24 @@ def test_a_limit_from_a_signed_out_terminal_is_refused(hall: VirtualHall, gatewa
     with pytest.raises(TerminalError, match="sign in") as refused:
         result(wire.client.set_limit(100))
     assert refused.value.code == "signed_out"
+
+
+@pytest.mark.req("R97.2")
+def test_desk_self_exclusion_asks_who_the_person_is_not_a_number_alone(hall: VirtualHall) -> None:
+    """The desk records the name, the document's kind and number and the birth date on it; each
+    is required and checked, and the exclusion keeps them to identify the person."""
+    for args, error in (
+        (("", "passport", "55555555E", "1980-01-01"), "name"),
+        (("Eva Soler", "library card", "55555555E", "1980-01-01"), "identity card, passport, residence permit"),
+        (("Eva Soler", "passport", "55555555E", "01/01/1980"), "YYYY-MM-DD"),
+        (("Eva Soler", "passport", "", "1980-01-01"), "identity document"),
+    ):
+        with pytest.raises((ResponsiblePlayError, AdmissionError), match=error):
+            result(hall.responsible.exclude_document(DOOR, *args, 30))
+    assert not [r for r in hall.records() if r.type == "self_excluded"], "a refused form records nothing"
+    result(hall.responsible.exclude_document(DOOR, "Eva Soler", "passport", "55555555-e", "1980-01-01", 30))
+    (excluded,) = [r for r in hall.records() if r.type == "self_excluded"]
+    assert {k: excluded.payload[k] for k in ("name", "document_type", "document", "birth_date", "days")} == {
+        "name": "Eva Soler", "document_type": "passport", "document": "55555555E", "birth_date": "1980-01-01", "days": 30}
+    (refusal,) = result(hall.admission.admit_visitor(DOOR, "Eva Soler", "55555555E", "1980-01-01"))
+    assert refusal.type == "entry_refused" and refusal.payload["ground"] == "self_excluded"

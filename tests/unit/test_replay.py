@@ -485,7 +485,7 @@ WHERE = "session 2026-12-11, game 1, field "
 
 INVALID = [
     # (path, value, start of the message)
-    ("format", "bingo-replay/3", "format: must be \"bingo-replay/1\" or \"bingo-replay/2\""),
+    ("format", "bingo-replay/4", "format: must be \"bingo-replay/1\" or \"bingo-replay/2\" or \"bingo-replay/3\""),
     ("rules.sharing", "by_stake", "rules.sharing: is not a key of this format (misspelt?); it is a key of bingo-replay/2"),
     ("format", ..., "format: is missing"),
     ("rules.line_bp", ..., "rules.line_bp: is missing"),
@@ -605,7 +605,7 @@ def test_null_means_absent_for_optional_game_keys_only() -> None:
         ("[]", "(top level): must be an object, got an array"),
         ('{"format": "bingo-replay/1", "format": "bingo-replay/1"}', "(file): the key \"format\" appears twice"),
         ('{"format": NaN}', "(file): NaN is not a JSON number"),
-        ('{"format": 1e999, "rules": {}, "sessions": []}', "format: must be \"bingo-replay/1\" or \"bingo-replay/2\", got the non-integer number inf"),
+        ('{"format": 1e999, "rules": {}, "sessions": []}', "format: must be \"bingo-replay/1\" or \"bingo-replay/2\" or \"bingo-replay/3\", got the non-integer number inf"),
         ("\ufeff{}", "(file): not valid JSON"),
         ("1" * 5000, "(file): not a usable JSON document"),
         ("[" * 100_000 + "]" * 100_000, "(file): not a usable JSON document"),
@@ -824,3 +824,79 @@ def test_v2_keys_and_corrections_are_checked() -> None:
     assert "corrections[0].misread: ball 2 is 28 in the draw" in fault(scenario_v2([same]))
     beyond = game(1, [card("A", A)], DRAW_AB, corrections=[{"ball": 17, "misread": 1}])
     assert "corrections[0].ball: must be at most 16" in fault(scenario_v2([beyond]))
+
+
+# --- Version 3: sessions numbered, the tax net of refunds after the close, fixed sums -----------
+
+
+def scenario_3(sessions: list[tuple[str, int, list[dict]]], rules: dict | None = None, **opening: int) -> dict:
+    return {
+        "format": "bingo-replay/3",
+        "rules": rules or {"line_bp": 2000, "bingo_bp": 5000},
+        "opening": opening,
+        "sessions": [{"date": date, "session": number, "games": games} for date, number, games in sessions],
+    }
+
+
+def test_days_the_regulator_cannot_replay_v3_plays_two_sessions_of_one_date_each_game_saying_its_session() -> None:
+    two = scenario_3([("2026-12-01", 1, [game(1, [card("A", A)], DRAW_AB, last_game=True)]),
+                      ("2026-12-01", 2, [game(1, [card("B", B)], DRAW_AB, last_game=True)])])
+    result = run(two)
+    assert result["format"] == "bingo-replay-result/3"
+    assert [(g["date"], g["session"], g["game"]) for g in result["games"]] == [
+        ("2026-12-01", 1, 1), ("2026-12-01", 2, 1)]
+    assert list(result["games"][0])[:3] == ["date", "session", "game"]
+    # The same two sessions in version 2 are refused, as ever; in version 3 they must ascend.
+    assert fault({**two, "format": "bingo-replay/2", "sessions": [
+        {"date": s["date"], "games": s["games"]} for s in two["sessions"]]}) == (
+        "sessions[1].date: 2026-12-01 is not after the previous session's date 2026-12-01")
+    backwards = scenario_3([("2026-12-01", 2, [game(1, [card("A", A)], DRAW_AB)]),
+                            ("2026-12-01", 1, [game(1, [card("B", B)], DRAW_AB)])])
+    assert fault(backwards) == "sessions[1].session: 1 is not after the previous session 2 of 2026-12-01"
+    missing = scenario_3([("2026-12-01", 1, [game(1, [card("A", A)], DRAW_AB)])])
+    del missing["sessions"][0]["session"]
+    assert fault(missing) == "sessions[0].session: is missing"
+    named = scenario_3([("2026-12-01", 1, [game(1, [card("A", A)], DRAW_AB)]),
+                        ("2026-12-01", 2, [game(1, [card("B", B, 120)], DRAW_AB)])])
+    assert fault(named).startswith("session 2026-12-01-s2, game 1, field cards[0].stake_pct: must be at most 100")
+
+
+@pytest.mark.req("R89.5")
+def test_days_the_regulator_cannot_replay_v3_counts_r89_5_over_every_session_of_the_date() -> None:
+    """200,000 cents in each of two sessions of one date: 400,000 over the date's 300,000 (R89.5)."""
+    rules = {"line_bp": 2000, "bingo_bp": 5000, "superbingo_bp": 300}
+    message = fault(scenario_3([
+        ("2026-12-01", 1, [game(1, [card("A", A)], DRAW_AB, operator={"superbingo": 200_000})]),
+        ("2026-12-01", 2, [game(1, [card("B", B)], DRAW_AB, operator={"superbingo": 200_000})]),
+    ], rules))
+    assert message.startswith("session 2026-12-01-s2, game 1, field operator.superbingo:"), message
+    # On two dates each has its own limit.
+    run(scenario_3([
+        ("2026-12-01", 1, [game(1, [card("A", A)], DRAW_AB, operator={"superbingo": 200_000})]),
+        ("2026-12-02", 1, [game(1, [card("B", B)], DRAW_AB, operator={"superbingo": 200_000})]),
+    ], rules))
+
+
+@pytest.mark.req("R96.3", "R98")
+def test_days_the_regulator_cannot_replay_v3_taxes_the_amounts_staked_net_of_refunds_after_the_close() -> None:
+    refunded = [{"id": "V1-9", "stake_pct": 50}, {"id": "V1-10", "stake_pct": 100}]
+    played = game(1, [card("A", A), card("B", B)], DRAW_AB, price=150, refunded_after_close=refunded)
+    v3 = run(scenario_3([("2026-12-01", 1, [played])]))["games"][0]
+    v2 = run(scenario_2([("2026-12-01", [played])]))["games"][0]
+    # Sales S = 150 + 150 + 75 + 150 = 525 (the prizes on S); refunds R = 75 + 150 = 225.
+    assert v3["sales_cents"] == v2["sales_cents"] == 525
+    assert v3["prizes"]["bingo"]["amount_cents"] == v2["prizes"]["bingo"]["amount_cents"] == 525 * 5000 // 10000
+    assert v3["refunded_after_close_cents"] == v2["refunded_after_close_cents"] == 225
+    assert (v3["tax_cents"], v2["tax_cents"]) == ((525 - 225) * 10 // 100, 525 * 10 // 100)
+
+
+@pytest.mark.req("R88.3")
+def test_days_the_regulator_cannot_replay_v3_rules_say_the_fixed_sums_of_the_line_and_the_bingo() -> None:
+    rules = {"line_bp": 2000, "bingo_bp": 5000, "line_minimum_cents": 500}
+    result = run(scenario_3([("2026-12-01", 1, [game(1, [card("A", A), card("B", B)], DRAW_AB)])], rules))
+    assert result["games"][0]["prizes"]["line"]["amount_cents"] == 500  # 20% of 200 is 40: the fixed sum
+    assert result["games"][0]["prizes"]["bingo"]["amount_cents"] == 100
+    assert fault(scenario_2([("2026-12-01", [game(1, [card("A", A)], DRAW_AB)])], rules)).startswith(
+        "rules.line_minimum_cents: is not a key of this format")
+    assert fault(scenario_3([("2026-12-01", 1, [game(1, [card("A", A)], DRAW_AB)])],
+                            {**rules, "line_minimum_cents": -1})) == "rules.line_minimum_cents: must be at least 0, got -1"

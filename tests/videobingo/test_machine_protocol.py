@@ -79,6 +79,9 @@ def test_refusals_carry_their_code_and_leave_the_connection_open(hall: Hall, gat
     session._send = answers.append  # type: ignore[assignment]
     session.message_received("{not json")
     assert json.loads(answers[-1])["code"] == "message" and session.station is not None
+    session.message_received('{"type": "play", "cards": 1, "cards": 4}')  # which one would be played?
+    refusal = json.loads(answers[-1])
+    assert refusal["code"] == "message" and "'cards' twice" in refusal["message"] and session.station is not None
 
 
 def test_a_player_signs_in_with_the_pin_and_takes_credit_from_the_account(hall: Hall, gateway: MachineGateway) -> None:

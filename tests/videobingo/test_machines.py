@@ -349,6 +349,6 @@ def test_a_players_daily_limit_and_self_exclusion_hold_on_the_machines(hall: Hal
         result(hall.vb.credit_in("vb-1", 1, "account", 500, "a2"))
     assert refused.value.code == "responsible_play"
     result(hall.vb.sign_out("vb-1", 1))
-    result(responsible.exclude_document(CASHIER, "12345678A", 30))
+    result(responsible.exclude_document(CASHIER, "Anna Vidal", "identity card", "12345678A", "1980-01-01", 30))
     with pytest.raises(VbRefused, match=r"you excluded yourself from play until .* \(R97.2\)"):
         result(hall.vb.sign_in("vb-1", 1, number))

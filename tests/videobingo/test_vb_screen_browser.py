@@ -159,7 +159,7 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
     pages = {s: screen(browser, hall, viewport, s, tokens[s]) for s, (_, viewport) in sizes.items()}
     for station, page in pages.items():
         name, viewport = sizes[station]
-        assert page.inner_text("#credit") == "0.00 EUR" and page.inner_text("#credits") == "0 credits"
+        assert page.inner_text("#credit") == "€0.00" and page.inner_text("#credits") == "0 credits"
         assert page.locator("#paytable tbody tr").count() == 11
         assert page.locator("#counts .count").count() == 4  # 1..cards_max
         fits(page, viewport)
@@ -180,10 +180,10 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
                     if r["type"] == "vb_play" and r["payload"]["station"] == station]
         page.wait_for_selector("#play:enabled")
         page.click("#account-credit .take[data-cents='1000']")
-        page.wait_for_selector("#credit:text('10.00 EUR')")
+        page.wait_for_selector("#credit:text('€10.00')")
         assert page.inner_text("#credits") == "50 credits"
         page.tap("#counts .count[data-count='2']")
-        assert page.locator("#cards .card").count() == 2 and page.inner_text("#play") == "Play 2 cards · 0.40 EUR"
+        assert page.locator("#cards .card").count() == 2 and page.inner_text("#play") == "Play 2 cards · €0.40"
         page.tap("#play")
     for station, page in pages.items():
         name, viewport = sizes[station]
@@ -206,8 +206,8 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
             recall_on_the_screen(page, hall, play, credit_after, viewport)
 
         page.click("#cash-out")
-        page.wait_for_selector("#credit:text('0.00 EUR')")
-        assert f"{credit_after // 100}.{credit_after % 100:02d} EUR paid into your account." in page.inner_text("#message")
+        page.wait_for_selector("#credit:text('€0.00')")
+        assert f"€{credit_after // 100}.{credit_after % 100:02d} paid into your account." in page.inner_text("#message")
     records = journal_records(hall.folder)
     plays = [r for r in records if r["type"] == "vb_play"]
     assert len(plays) == 3
@@ -254,7 +254,7 @@ DEMO_NOTE = re.compile(
 @pytest.fixture
 def demo_hall(tmp_path: Path) -> Iterator[HallProcess]:
     (tmp_path / "hall.toml").write_text(
-        default_config_text("Demo hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0))
+        default_config_text("Demo hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0).replace('language = "ca"', 'language = "en"'))
     process = HallProcess(tmp_path, demo=True, demo_pace=0.1).start()
     yield process
     process.stop()
@@ -280,7 +280,7 @@ def test_a_newcomer_opens_the_demo_halls_machine_from_its_note_and_plays(demo_ha
     page.press("#pin", "Enter")
     page.wait_for_selector("#account-credit:not([hidden])")
     page.click("#account-credit .take[data-cents='500']")
-    page.wait_for_selector("#credit:text('5.00 EUR')")
+    page.wait_for_selector("#credit:text('€5.00')")
     page.click("#counts .count[data-count='1']")
     page.click("#play")
     page.wait_for_selector("#win.done")
@@ -299,10 +299,10 @@ def video_bingo_keeps_the_players_money_after_sign_out(page: Any, hall: HallProc
     """Signing out puts the station's credit back into the account, and the screen says so and shows 0."""
     page.click("#sign-out")
     page.wait_for_selector("#sign-in-form:not([hidden])")
-    page.wait_for_selector("#credit:text('0.00 EUR')")
+    page.wait_for_selector("#credit:text('€0.00')")
     assert page.inner_text("#who") == ""
     if credit:
-        shown = f"{credit // 100}.{credit % 100:02d} EUR"
+        shown = f"€{credit // 100}.{credit % 100:02d}"
         assert page.inner_text("#message") == f"You are signed out. Your credit of {shown} is back in your account."
     records = journal_records(hall.folder)
     (out,) = [r["payload"] for r in records if r["type"] == "vb_credit_out" and r["payload"]["station"] == 1]

@@ -266,7 +266,7 @@ class HallProcess:
     """``bingo hall serve`` in a child process, on a free loopback port, with TLS."""
 
     def __init__(self, folder: Path, *, demo: bool = False, demo_pace: float = 0.2,
-                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = (), language: str = "en") -> None:
         self.folder = folder
         self.env = dict(env or {})  # added to the process's environment (libfaketime's, say)
         self.args = args  # more options of `bingo hall serve`
@@ -279,6 +279,8 @@ class HallProcess:
             # by the caller, never by the wait racing them (the wait is tested on a clock, tests/hall).
             assert "[draw]" not in text
             text += "\n[draw]\nclaim_wait_s = 120\n"
+            # The screens speak the hall's language; these tests read them in ``language`` (English by default).
+            text = text.replace('language = "ca"', f'language = "{language}"')
             self.config.write_text(text)
         self.demo = demo
         self.demo_pace = demo_pace

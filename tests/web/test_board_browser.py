@@ -24,8 +24,8 @@ COUNTDOWN = re.compile(r"Terminals' sale closes in (\d+):(\d\d)")
 
 
 def euros(cents: int) -> str:
-    """An amount as the board shows it."""
-    return f"{cents // 100}.{cents % 100:02d} €"
+    """An amount as the board shows it in English (CLDR: ``€1,234.56``)."""
+    return f"€{cents // 100:,}.{cents % 100:02d}"
 
 
 def board_page(browser: Any, hall: HallProcess) -> Any:
@@ -111,7 +111,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
                seen=lambda: board.inner_text("#sale-countdown"))
     staff("sam", "sell_cards", series=1001, first=1, last=60)
     board.wait_for_selector("#sale-sold:has-text('60 cards sold')")
-    assert "1.00 € a card" in board.inner_text("#sale-price")
+    assert "€1.00 a card" in board.inner_text("#sale-price")
     assert board.is_visible("#sale-last-game")  # the session's last game is announced (R93.15)
     assert board.is_visible("#warning")
     shot(board, "board-sale")
@@ -122,7 +122,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
     board.wait_for_selector("#game-state:has-text('drawing')")
     assert board.is_hidden("#warning"), "no message over the draw"
     line_prize = board.inner_text("#line-prize")
-    assert line_prize.endswith(" €") and line_prize != "0.00 €"
+    assert line_prize.startswith("€") and line_prize != "€0.00"
 
     # The line: "Line! Another card?" while it is open (R85.6), then the winning cards until the next ball.
     count, cards = draw_until(staff, "line")
@@ -140,7 +140,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
     assert board.inner_text("#banner-title") == "LINE"
     wait_until(lambda: sorted(banner_cards(board)) == sorted(cards), WAIT, "the line's cards on the banner",
                seen=lambda: banner_cards(board))
-    assert f"on ball {count}" in board.inner_text("#banner-detail")
+    assert board.inner_text("#banner-detail").startswith(f"after {count} balls · ")
     assert line_prize in board.inner_text("#banner-detail")
     shot(board, "board-line")
     fits_the_screen(board)
@@ -150,7 +150,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
     fits_the_screen(board)
     line_paid = paid(hall, staff("carla", "pay_prizes", desk="desk-1"), "line")
     for card, cents in line_paid.items():
-        board.wait_for_selector(f"#winners li:has-text('LINE on ball {count}: series 1001 card "
+        board.wait_for_selector(f"#winners li:has-text('LINE after {count} balls: series 1001 card "
                                 f"{card.split('-')[1]} · {euros(cents)}')")
 
     # The bingo: its banner stays through the close, and shows each card's amount once paid.
@@ -167,7 +167,7 @@ def test_the_board_follows_a_game_from_its_sale_to_the_next_game_with_the_banner
                seen=lambda: banner_cards(board))
     shot(board, "board-bingo")
     staff("rosa", "close_game")
-    board.wait_for_selector("#game-state:has-text('closed')")
+    board.wait_for_selector("#game-state:has-text('game over')")
     bingo_paid = paid(hall, staff("carla", "pay_prizes", desk="desk-1"), "bingo")
     expected = {card: euros(cents) for card, cents in bingo_paid.items()}
     wait_until(lambda: banner_cards(board) == expected, WAIT, "each bingo card's amount on the banner",

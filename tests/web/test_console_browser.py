@@ -139,7 +139,7 @@ def test_staff_open_the_session_sell_draw_and_verify_while_the_board_follows(bro
     tomas.keyboard.type(card)
     tomas.keyboard.press("Enter")
     tomas.wait_for_selector("#answer.ok:has-text('prize won')")
-    board.wait_for_selector(f"#winners li:has-text('BINGO on ball {count}: series {series} card {card}')")
+    board.wait_for_selector(f"#winners li:has-text('BINGO after {count} balls: series {series} card {card}')")
     shot(tomas, "console-table-chief")
     shot(board, "board")
 

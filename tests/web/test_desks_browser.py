@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.reports.conftest import pdf_strings
-from tests.support.waiting import WAIT
+from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import PASSWORD, HallProcess
 from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS
 
@@ -74,7 +74,7 @@ class Staff:
             page.press("#password", "Enter")
             page.wait_for_url("**/console")
             page.wait_for_selector("#link:not(.offline)")
-            page.wait_for_selector("#screen .task")
+            page.wait_for_selector("#screen .task:not([hidden])")
             self.pages[name] = page
         return self.pages[name]
 
@@ -152,8 +152,10 @@ def test_the_administrator_opens_the_session_step_by_step_and_sees_the_token(sta
     banned.write_text("document,name,until\n12345678Z,Pere Roca,\n87654321X,\"Puig, Anna\",2027-01-31\n")
     box = form(admin, "import_banned_list")
     box.locator("input[type=file]").set_input_files(str(banned))
-    box.locator('[data-param="source"]').wait_for()
-    assert box.locator('[data-param="content"]').input_value().count("\n") == 3  # line breaks kept
+    content = box.locator('[data-param="content"]')
+    # The page reads the file asynchronously: wait for its text, line breaks kept.
+    wait_until(lambda: content.input_value().count("\n") == 3, what="the file's three lines in the content field",
+               seen=content.input_value)
     box.locator("button[type=submit]").click()
     box.locator(".outcome", has_text="Banned list imported: 2 entries").wait_for()
     staff.shoot(admin, "admin-2-session-open")

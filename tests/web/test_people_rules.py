@@ -230,7 +230,8 @@ def test_R75_4_R77_2_the_minutes_list_every_incident_never_none_after_refusals_a
 ) -> None:
     people.ok("adam", "admit_visitor", name="Joan Banned", document="B1000001", birth_date=ADULT)
     people.ok("adam", "admit_visitor", name="Nil Petit", document="M1234567", birth_date="2012-01-01")
-    people.ok("adam", "record_self_exclusion", document="X9999999", days=30)
+    people.ok("adam", "record_self_exclusion", name="Xavi Mas", document_type="identity card", document="X9999999",
+              birth_date="1970-03-01", days=30)
     people.ok("adam", "admit_visitor", name="Ex Cluded", document="X9999999", birth_date=ADULT)
     people.ok("adam", "admit_visitor", name="One", document="A0000001", birth_date=ADULT)
     people.ok("adam", "admit_visitor", name="Two", document="A0000002", birth_date=ADULT)

@@ -11,6 +11,7 @@
 const VERSION = 1;
 const MAX_CARDS = 96; // R83.7: per player, per terminal, per game
 const $ = (id) => document.getElementById(id);
+const { t, tn } = I18n;
 
 const state = {
   socket: null, outbound: 0, inbound: 0, terminal: null, token: null,
@@ -49,7 +50,7 @@ function connect() {
   socket.onopen = () => { state.retry = 1000; send("hello", { terminal: state.terminal, token: state.token }); };
   socket.onmessage = (event) => receive(JSON.parse(event.data));
   socket.onclose = () => {
-    $("link").textContent = "offline"; $("link").className = "offline";
+    $("link").textContent = t("offline"); $("link").className = "offline";
     if (state.socket === socket && !state.refused) {
       setTimeout(connect, state.retry); // reconnect; hello brings the whole picture back
       state.retry = Math.min(state.retry * 2, 10000);
@@ -101,8 +102,8 @@ function receive(message) {
 
 const handlers = {
   welcome(m) {
-    $("hall").textContent = m.hall; $("who").textContent = `Terminal ${m.terminal}`;
-    $("link").textContent = "online"; $("link").className = "online";
+    $("hall").textContent = m.hall; $("who").textContent = t("Terminal {terminal}", { terminal: m.terminal });
+    $("link").textContent = t("online"); $("link").className = "online";
     state.clockOffset = m.time_ms - Date.now();
   },
   state(m) {
@@ -126,7 +127,8 @@ const handlers = {
     const held = new Set(state.cards.map((c) => c.card)); // a purchase sent again may be in the state already
     state.cards = state.cards.concat(m.cards.filter((c) => !held.has(c.card)));
     state.player.credit_cents = m.credit_cents;
-    note(`${m.cards.length} card(s) bought: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
+    note(tn("{n} card bought: {first}", "{n} cards bought: {first} to {last}", m.cards.length,
+      { first: m.cards[0].card, last: m.cards[m.cards.length - 1].card }), true);
     render();
   },
   credit(m) { if (state.player) { state.player.credit_cents = m.credit_cents; renderCredit(); } },
@@ -151,7 +153,8 @@ const handlers = {
   last_games(m) { state.lastGames = m.games; render(); },
   won(m) {
     state.won.push(m);
-    note(`You won the ${m.prize} with card ${m.card}: ${money(m.cents)}, credited to your account`, true, WIN_MS);
+    note(t("You won the {prize} with card {card}: {amount}, credited to your account",
+      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
     signal("win");
     render();
   },
@@ -183,13 +186,14 @@ const handlers = {
       net.cards = net.cards.concat(m.cards.filter((c) => !held.has(c.card)));
     }
     if (state.player) state.player.credit_cents = m.credit_cents;
-    note(`${m.cards.length} network card(s) bought: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
+    note(tn("{n} network card bought: {first}", "{n} network cards bought: {first} to {last}", m.cards.length,
+      { first: m.cards[0].card, last: m.cards[m.cards.length - 1].card }), true);
     render();
   },
   net_won(m) {
     state.net.won.push(m);
-    note(`Network game: you won the ${patternName(m.prize).toLowerCase()} with card ${m.card}: ${money(m.cents)}, credited to your account`,
-      true, WIN_MS);
+    note(t("Network game: you won the {prize} with card {card}: {amount}, credited to your account",
+      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
     signal("win");
     render();
   },
@@ -219,13 +223,15 @@ const handlers = {
       joint.cards = joint.cards.concat(m.cards.filter((c) => !held.has(c.card)));
     }
     if (state.player) state.player.credit_cents = m.credit_cents;
-    note(`${m.cards.length} card(s) bought for the game with the partner hall: ${m.cards[0].card} to ${m.cards[m.cards.length - 1].card}`, true);
+    note(tn("{n} card bought for the game with the partner hall: {first}",
+      "{n} cards bought for the game with the partner hall: {first} to {last}", m.cards.length,
+      { first: m.cards[0].card, last: m.cards[m.cards.length - 1].card }), true);
     render();
   },
   joint_won(m) {
     state.joint.won.push(m);
-    note(`Game with the partner hall: you won the ${patternName(m.prize).toLowerCase()} with card ${m.card}: ${money(m.cents)}, credited to your account`,
-      true, WIN_MS);
+    note(t("Game with the partner hall: you won the {prize} with card {card}: {amount}, credited to your account",
+      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
     signal("win");
     render();
   },
@@ -234,13 +240,13 @@ const handlers = {
     if (state.pending[m.in_reply_to] === "net_buy") state.net.purchase = null;
     if (state.pending[m.in_reply_to] === "joint_buy") state.joint.purchase = null;
     if (m.code === "not_enrolled") { state.refused = true; localStorage.removeItem("token"); }
-    note(m.message);
+    note(refusalText(m));
     if (m.code === "not_enrolled") show("enrol");
   },
 };
 
 // --- Showing --------------------------------------------------------------------------
-function money(cents) { return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")} EUR`; }
+const money = I18n.money;
 
 // A message goes away by itself (a refusal after NOTE_MS, a win after WIN_MS) or with the next one.
 const NOTE_MS = 8000;
@@ -276,23 +282,60 @@ function renderCare() {
   const limits = state.player && state.player.limits;
   $("care-account").hidden = !limits;
   if (limits) {
-    const now = limits.daily_limit_cents === null ? "You have no daily limit."
-      : `Your limit today is ${money(limits.daily_limit_cents)}; you have spent ${money(limits.spent_today_cents)}.`;
-    const next = limits.next_limit ? ` From ${limits.next_limit.from}: ${limits.next_limit.limit_cents === null
-      ? "no limit" : money(limits.next_limit.limit_cents)}.` : "";
-    $("care-limit").textContent = now + next + " A lower limit applies at once, a higher one from tomorrow.";
+    const now = limits.daily_limit_cents === null ? t("You have no daily limit.")
+      : t("Your limit today is {limit}; you have spent {spent}.",
+        { limit: money(limits.daily_limit_cents), spent: money(limits.spent_today_cents) });
+    const next = !limits.next_limit ? "" : limits.next_limit.limit_cents === null
+      ? t("From {date}: no limit.", { date: limits.next_limit.from })
+      : t("From {date}: {limit}.", { date: limits.next_limit.from, limit: money(limits.next_limit.limit_cents) });
+    $("care-limit").textContent = [now, next, t("A lower limit applies at once, a higher one from tomorrow.")]
+      .filter(Boolean).join(" ");
   }
 }
 
 // The game's state in words: never the machine's own names ("sale_closed").
-const STATE_WORDS = {
-  scheduled: "not on sale yet", selling: "on sale", sale_closed: "the draw begins soon",
-  drawing: "drawing", line_found: "Line! Another card?", line_won: "drawing",
-  bingo_found: "Bingo! Another card?", bingo_won: "bingo won", last_prize_won: "bingo won",
-  closed: "game over", suspended: "suspended", suspended_for_good: "called off", refunded: "refunded",
-  finishing_by_hand: "drawing", won_by_hand: "bingo won", finished: "game over",
-};
-function stateWords(state) { return STATE_WORDS[state] || state.replace(/_/g, " "); }
+const STATE_WORDS = () => ({
+  scheduled: t("not on sale yet"), selling: t("on sale"), sale_closed: t("the draw begins soon"),
+  drawing: t("drawing"), line_found: t("Line! Another card?"), line_won: t("drawing"),
+  bingo_found: t("Bingo! Another card?"), bingo_won: t("bingo won"), last_prize_won: t("bingo won"),
+  closed: t("game over"), suspended: t("suspended"), suspended_for_good: t("called off"), refunded: t("refunded"),
+  finishing_by_hand: t("drawing"), won_by_hand: t("bingo won"), finished: t("game over"),
+  not_played: t("not played"),
+});
+function stateWords(state) { return STATE_WORDS()[state] || state.replace(/_/g, " "); }
+
+// The prizes by their names in the regulation's words; a prize the page does not know keeps the hall's name.
+function prizeName(prize) {
+  const names = {
+    line: t("line"), bingo: t("bingo"), jackpot: t("jackpot"), superbingo: t("superbingo"),
+    grand_superbingo: t("grand superbingo"), megabingo: t("megabingo"), superjackpot: t("superjackpot"),
+  };
+  return names[prize] || String(prize).replace(/_/g, " ");
+}
+
+// A refusal in the player's words: the hall's reason and its figures when the page knows the
+// reason, else its code, else the hall's own sentence (docs/languages.md).
+function refusalText(m) {
+  const known = REFUSALS()[m.reason] || REFUSALS()[m.code];
+  if (!known) return m.message;
+  return known(m.params || {});
+}
+const REFUSALS = () => ({
+  no_sale: () => t("No sale is open: cards are bought during the sale time only."),
+  sale_time: () => t("The sale time for terminals is over or has not begun."),
+  cards_max: (p) => t("At most {max} cards per player on one terminal in a game: you hold {held}, so you may buy {left} more.",
+    { max: p.max, held: p.held, left: p.left }),
+  credit_short: (p) => tn("{n} card at {stake} costs {amount}; your credit is {credit}.",
+    "{n} cards at {stake} cost {amount}; your credit is {credit}.", p.quantity,
+    { stake: money(p.stake_cents), amount: money(p.amount_cents), credit: money(p.credit_cents) }),
+  signed_in_elsewhere: () => t("Your account was signed in on another terminal; you are signed out here."),
+  internal: () => t("The hall could not do this; staff have been told. Try again in a moment."),
+  sign_in_refused: () => t("The account number or the PIN is wrong, or the account is locked after too many wrong "
+    + "PINs; try again later or ask the cashier."),
+  signed_out: () => t("Sign in with your account and PIN first."),
+  unavailable: () => t("The hall cannot take this just now; try again in a moment."),
+  not_enrolled: () => t("This terminal is not enrolled, or its token is wrong: staff must enrol it again."),
+});
 
 function renderCredit() {
   $("credit").textContent = state.player ? money(state.player.credit_cents) : "-";
@@ -308,8 +351,8 @@ function toGo(cells, drawn) {
 function renderMegabingo() {
   const m = state.megabingo;
   $("megabingo").hidden = !m;
-  $("megabingo").textContent = m ? `Megabingo on ${m.date} at ${m.time}: ${money(m.fund_cents)}, the whole fund, ` +
-    `at least ${money(m.minimum_cents)}` : "";
+  $("megabingo").textContent = m ? t("Megabingo on {date} at {time}: {fund}, the whole fund, at least {minimum}",
+    { date: m.date, time: m.time, fund: money(m.fund_cents), minimum: money(m.minimum_cents) }) : "";
 }
 
 function render() {
@@ -322,23 +365,26 @@ function render() {
   $("last-game").hidden = !(state.player && game && game.last_game);
   if (!state.player) { show(state.token ? "sign-in-panel" : "enrol"); return; }
   show("play");
-  $("game-title").textContent = game ? `Game ${game.number} · ${stateWords(game.state)}` : "No game yet";
+  $("game-title").textContent = game ? t("Game {number} · {state}", { number: game.number, state: stateWords(game.state) })
+    : t("No game yet");
   const prizes = game && game.prizes;
   $("prizes").textContent = prizes
-    ? `Line ${money(prizes.line)} · Bingo ${money(prizes.bingo)} · ${game.cards_sold} cards in play`
-    : (game ? `Card ${money(game.price_cents)} · series ${game.series}` : "");
+    ? t("Line {line} · Bingo {bingo}", { line: money(prizes.line), bingo: money(prizes.bingo) }) + " · "
+      + tn("{n} card in play", "{n} cards in play", game.cards_sold)
+    : (game ? t("Card {price} · series {series}", { price: money(game.price_cents), series: game.series }) : "");
   const last = state.drawn.slice(-5).reverse();
   $("last-balls").replaceChildren(...last.map((b, i) => ball(b, i === 0)));
   // The 1-90 board of called numbers, the latest ringed.
   const called = new Set(state.drawn);
   const latest = state.drawn[state.drawn.length - 1];
+  $("drawn").setAttribute("aria-label", t("numbers called"));
   $("drawn").replaceChildren(...Array.from({ length: 90 }, (_, i) => {
     const li = document.createElement("li"); li.textContent = i + 1;
     li.className = (called.has(i + 1) ? "called" : "") + (i + 1 === latest ? " latest" : "");
     return li;
   }));
-  $("won").replaceChildren(...state.won.map((w) => { const li = document.createElement("li"); li.textContent = `${w.prize}: ${w.card} +${money(w.cents)}`; return li; }));
-  $("held").textContent = `${state.cards.length} of ${MAX_CARDS} cards on this terminal`;
+  $("won").replaceChildren(...state.won.map((w) => { const li = document.createElement("li"); li.textContent = `${prizeName(w.prize)}: ${w.card} +${money(w.cents)}`; return li; }));
+  $("held").textContent = t("{count} of {max} cards on this terminal", { count: state.cards.length, max: MAX_CARDS });
   renderSale();
   renderCards();
   renderNet();
@@ -350,19 +396,21 @@ function renderRecall() {
   const games = state.lastGames;
   if (games === null) { $("recall-games").replaceChildren(); return; }
   if (!games.length) {
-    const li = document.createElement("li"); li.textContent = "No game has finished yet.";
+    const li = document.createElement("li"); li.textContent = t("No game has finished yet.");
     $("recall-games").replaceChildren(li); return;
   }
   $("recall-games").replaceChildren(...games.map((g) => {
     const li = document.createElement("li"); li.className = "recall-game"; li.dataset.game = g.game_id;
     const title = document.createElement("div"); title.className = "recall-title";
-    title.textContent = `Game ${g.number} · ${stateWords(g.state)} · ${g.balls.length} balls`;
-    const balls = document.createElement("ol"); balls.className = "recall-balls"; balls.setAttribute("aria-label", "balls in order");
+    title.textContent = t("Game {number} · {state}", { number: g.number, state: stateWords(g.state) }) + " · "
+      + tn("{n} ball", "{n} balls", g.balls.length);
+    const balls = document.createElement("ol"); balls.className = "recall-balls"; balls.setAttribute("aria-label", t("balls in order"));
     balls.replaceChildren(...g.balls.map((b) => { const n = document.createElement("li"); n.textContent = b; return n; }));
     const prizes = document.createElement("ul"); prizes.className = "recall-prizes";
     prizes.replaceChildren(...g.prizes.map((p) => {
       const n = document.createElement("li");
-      n.textContent = `${patternName(p.prize)} on ball ${p.ball_count}: ${p.cards.join(", ")} · ${money(p.amount_cents)}`;
+      n.textContent = t("{prize} on ball {ball}: {cards} · {amount}", { prize: patternName(p.prize), ball: p.ball_count,
+        cards: p.cards.join(", "), amount: money(p.amount_cents) });
       return n;
     }));
     li.replaceChildren(title, balls, prizes);
@@ -391,21 +439,22 @@ function renderSale() {
   $("quantity").max = String(Math.max(1, MAX_CARDS - state.cards.length));
   // "sale open, closes in 0:42", "sale not open yet", "sale closed", "drawing": never "closes in closed".
   const label = $("sale-state");
-  if (!game) { label.replaceChildren("No game on sale"); return; }
+  if (!game) { label.replaceChildren(t("No game on sale")); return; }
   if (game.state !== "selling") {
     const words = stateWords(game.state);
-    label.replaceChildren(!game.over ? `Sale closed · ${words}` : words === "game over" ? "Game over" : `Game over · ${words}`);
+    label.replaceChildren(!game.over ? t("Sale closed · {state}", { state: words })
+      : words === t("game over") ? t("Game over") : t("Game over · {state}", { state: words }));
     return;
   }
-  if (!game.sale) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  if (!game.sale) { label.replaceChildren(t("Sale on terminals not open yet")); return; }
   const now = Date.now() + state.clockOffset;
-  if (now < game.sale.opens_at_ms) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  if (now < game.sale.opens_at_ms) { label.replaceChildren(t("Sale on terminals not open yet")); return; }
   const left = Math.max(0, game.sale.closes_at_ms - now);
-  if (!left) { label.replaceChildren("Sale closed for terminals"); return; }
+  if (!left) { label.replaceChildren(t("Sale closed for terminals")); return; }
   const s = Math.ceil(left / 1000);
   const countdown = document.createElement("strong"); countdown.id = "countdown";
   countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-  label.replaceChildren("Sale open, closes in ", countdown);
+  label.replaceChildren(t("Sale open, closes in"), " ", countdown);
 }
 
 function renderCards() {
@@ -427,10 +476,12 @@ function cardViews(cards, drawnList, won, lineWon, announced) {
     el.dataset.card = card.card;
     const head = document.createElement("div");
     head.className = "card-head";
-    head.innerHTML = `<span>${card.card}</span><span>${money(card.price_cents)}${card.stake_pct < 100 ? ` · stake ${card.stake_pct}%` : ""}</span>`;
+    head.replaceChildren(Object.assign(document.createElement("span"), { textContent: card.card }),
+      Object.assign(document.createElement("span"), { textContent: money(card.price_cents)
+        + (card.stake_pct < 100 ? " · " + t("stake {pct}%", { pct: card.stake_pct }) : "") }));
     if (!known) { // the central server sent no numbers: the card plays there all the same
       el.append(head, Object.assign(document.createElement("div"), { className: "unknown",
-        textContent: "In play: the central server marks this card; its numbers are not shown here" }));
+        textContent: t("In play: the central server marks this card; its numbers are not shown here") }));
       return el;
     }
     const grid = document.createElement("div");
@@ -444,11 +495,11 @@ function cardViews(cards, drawnList, won, lineWon, announced) {
     }
     const togo = document.createElement("div");
     togo.className = "togo";
-    togo.textContent = `${lineWon ? "" : `line: ${line} to go · `}bingo: ${bingo} to go`;
+    togo.textContent = (lineWon ? "" : t("line: {n} to go", { n: line }) + " · ") + t("bingo: {n} to go", { n: bingo });
     el.append(head, grid, togo);
     if (card.code) {
       const code = document.createElement("div");
-      code.className = "code"; code.textContent = `code ${card.code}`;
+      code.className = "code"; code.textContent = t("code {code}", { code: card.code });
       el.append(code);
     }
     if (near && !announced.has(card.card + line + bingo)) { announced.add(card.card + line + bingo); signal("near"); }
@@ -457,12 +508,13 @@ function cardViews(cards, drawnList, won, lineWon, announced) {
 }
 
 // --- The network game ------------------------------------------------------------------
-const NET_STATE_WORDS = {
-  selling: "on sale", sale_closed: "the draw begins soon", drawing: "drawing", closed: "game over",
-  not_played: "not played",
-};
+const NET_STATE_WORDS = () => ({
+  selling: t("on sale"), sale_closed: t("the draw begins soon"), drawing: t("drawing"), closed: t("game over"),
+  not_played: t("not played"),
+});
+function netStateWords(state) { return NET_STATE_WORDS()[state] || state.replace(/_/g, " "); }
 function patternName(pattern) {
-  const words = String(pattern).replace(/_/g, " ");
+  const words = prizeName(pattern);
   return words[0].toUpperCase() + words.slice(1);
 }
 
@@ -479,13 +531,12 @@ function renderNet() {
   $("play").classList.toggle("net-first", Boolean(game) && !state.game);
   $("net-cards").hidden = $("net-cards-title").hidden = !net.known || !game;
   if (!net.known) return;
-  $("net-title").textContent = game ? `Network game · ${NET_STATE_WORDS[game.state] || game.state.replace(/_/g, " ")}`
-    : "Network game";
-  $("net-link").textContent = net.linkUp ? "linked to the network" : "network link lost";
+  $("net-title").textContent = game ? t("Network game") + " · " + netStateWords(game.state) : t("Network game");
+  $("net-link").textContent = net.linkUp ? t("linked to the network") : t("network link lost");
   $("net-link").className = net.linkUp ? "net-link" : "net-link lost";
   $("net-link-lost").hidden = net.linkUp;
-  $("net-link-lost").textContent = "The hall has lost its link to the network: your network cards stay in play, "
-    + "and the balls and prizes you miss come back with the link. No network card can be bought until then.";
+  $("net-link-lost").textContent = t("The hall has lost its link to the network: your network cards stay in play, "
+    + "and the balls and prizes you miss come back with the link. No network card can be bought until then.");
   if (!game) {
     $("net-prizes").textContent = ""; $("net-ball-count").textContent = "";
     $("net-last-balls").replaceChildren(); $("net-winners").replaceChildren();
@@ -494,25 +545,31 @@ function renderNet() {
   }
   const patterns = (game.patterns || []).map(patternName).join(", ");
   if (game.state === "not_played") {
-    $("net-prizes").textContent = `Declared not played${game.not_played ? `: ${game.not_played}` : ""}; every stake is returned`;
+    $("net-prizes").textContent = game.not_played
+      ? t("Declared not played: {why}; every stake is returned", { why: game.not_played })
+      : t("Declared not played; every stake is returned");
   } else if (game.prizes) {
     const prizes = (game.patterns || Object.keys(game.prizes))
       .filter((p) => p in game.prizes).map((p) => `${patternName(p)} ${money(game.prizes[p])}`);
-    $("net-prizes").textContent = `${prizes.join(" · ")} · ${game.cards_sold} cards in play across the halls`;
+    $("net-prizes").textContent = `${prizes.join(" · ")} · `
+      + tn("{n} card in play across the halls", "{n} cards in play across the halls", game.cards_sold);
   } else {
-    $("net-prizes").textContent = `Card ${money(game.price_cents)} · series ${game.series} · prizes: ${patterns}`;
+    $("net-prizes").textContent = t("Card {price} · series {series} · prizes: {prizes}",
+      { price: money(game.price_cents), series: game.series, prizes: patterns });
   }
-  $("net-ball-count").textContent = net.drawn.length ? `Ball ${net.drawn.length}` : "";
+  $("net-ball-count").textContent = net.drawn.length ? t("Ball {n}", { n: net.drawn.length }) : "";
   $("net-last-balls").replaceChildren(...net.drawn.slice(-5).reverse().map((b, i) => ball(b, i === 0)));
   const mine = new Set(net.cards.map((c) => c.card));
   $("net-winners").replaceChildren(...(game.winners || []).slice().reverse().map((w) => {
     const li = document.createElement("li");
     li.className = mine.has(w.card) ? "mine" : "";
-    li.textContent = `${patternName(w.pattern)} on ball ${w.ball_count}: ${w.card} · ${w.hall}, terminal ${w.terminal}`
-      + ` · ${money(w.cents)}${mine.has(w.card) ? " · yours" : ""}`;
+    li.textContent = t("{prize} on ball {ball}: {card} · {hall}, terminal {terminal}", { prize: patternName(w.pattern),
+      ball: w.ball_count, card: w.card, hall: w.hall, terminal: w.terminal })
+      + ` · ${money(w.cents)}` + (mine.has(w.card) ? " · " + t("yours") : "");
     return li;
   }));
-  $("net-held").textContent = `${net.cards.length} of ${MAX_CARDS} network cards on this terminal`;
+  $("net-held").textContent = t("{count} of {max} network cards on this terminal",
+    { count: net.cards.length, max: MAX_CARDS });
   renderNetSale();
   const lineWon = game.won && game.won.line !== undefined;
   const won = [...net.won, ...(game.winners || []).filter((w) => mine.has(w.card))];
@@ -528,25 +585,26 @@ function renderNetSale() {
   $("net-buy").disabled = !open || !net.linkUp || Boolean(net.purchase) || net.cards.length >= MAX_CARDS;
   $("net-quantity").max = String(Math.max(1, MAX_CARDS - net.cards.length));
   const label = $("net-sale-state");
-  if (!game) { label.replaceChildren("No network game on sale"); return; }
-  if (net.purchase) { label.replaceChildren("Purchase sent: waiting for the network's answer"); return; }
+  if (!game) { label.replaceChildren(t("No network game on sale")); return; }
+  if (net.purchase) { label.replaceChildren(t("Purchase sent: waiting for the network's answer")); return; }
   if (game.state !== "selling") {
-    label.replaceChildren(game.over ? "Game over" : `Sale closed · ${NET_STATE_WORDS[game.state] || game.state}`);
+    label.replaceChildren(game.over ? t("Game over") : t("Sale closed · {state}", { state: netStateWords(game.state) }));
     return;
   }
   const left = Math.max(0, game.sale.closes_at_ms - (Date.now() + state.clockOffset));
-  if (!left) { label.replaceChildren("Sale closed"); return; }
+  if (!left) { label.replaceChildren(t("Sale closed")); return; }
   const s = Math.ceil(left / 1000);
   const countdown = document.createElement("strong"); countdown.id = "net-countdown";
   countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-  label.replaceChildren("Sale open in every hall, closes in ", countdown);
+  label.replaceChildren(t("Sale open in every hall, closes in"), " ", countdown);
 }
 
 // --- The hall-annex game ------------------------------------------------------------------
-const JOINT_STATE_WORDS = {
-  selling: "on sale", sale_closed: "the draw begins soon", drawing: "drawing", bingo_won: "bingo won",
-  closed: "game over",
-};
+const JOINT_STATE_WORDS = () => ({
+  selling: t("on sale"), sale_closed: t("the draw begins soon"), drawing: t("drawing"), bingo_won: t("bingo won"),
+  closed: t("game over"),
+});
+function jointStateWords(state) { return JOINT_STATE_WORDS()[state] || state.replace(/_/g, " "); }
 
 function jointSaleOpen() {
   const game = state.joint.game;
@@ -564,32 +622,36 @@ function renderJoint() {
   if (!joint.known || !game) return;
   $("cards-title").hidden = false; // the hall's own cards are told apart from the joint game's
   const partner = game.here === game.main ? game.annex : game.main;
-  $("joint-title").textContent = `Game with ${partner} · ${JOINT_STATE_WORDS[game.state] || game.state.replace(/_/g, " ")}`;
-  $("joint-link").textContent = joint.linkUp ? `linked to ${partner}` : `link to ${partner} lost`;
+  $("joint-title").textContent = t("Game with {hall}", { hall: partner }) + " · " + jointStateWords(game.state);
+  $("joint-link").textContent = joint.linkUp ? t("linked to {hall}", { hall: partner }) : t("link to {hall} lost", { hall: partner });
   $("joint-link").className = joint.linkUp ? "net-link" : "net-link lost";
   $("joint-link-lost").hidden = joint.linkUp;
-  $("joint-link-lost").textContent = `The hall has lost its link to ${partner}: your cards stay in play, and the `
-    + "balls and winners you miss come back with the link.";
+  $("joint-link-lost").textContent = t("The hall has lost its link to {hall}: your cards stay in play, and the "
+    + "balls and winners you miss come back with the link.", { hall: partner });
   if (game.prizes) {
-    $("joint-prizes").textContent = `Line ${money(game.prizes.line)} · Bingo ${money(game.prizes.bingo)} · `
-      + `${game.cards_sold} cards in play in both rooms`;
+    $("joint-prizes").textContent = t("Line {line} · Bingo {bingo}", { line: money(game.prizes.line), bingo: money(game.prizes.bingo) })
+      + " · " + tn("{n} card in play in both rooms", "{n} cards in play in both rooms", game.cards_sold);
   } else {
-    $("joint-prizes").textContent = `Card ${money(game.price_cents)} · series ${game.series} · prizes from both rooms' sales`;
+    $("joint-prizes").textContent = t("Card {price} · series {series} · prizes from both rooms' sales",
+      { price: money(game.price_cents), series: game.series });
   }
-  $("joint-ball-count").textContent = joint.drawn.length ? `Ball ${joint.drawn.length}` : "";
+  $("joint-ball-count").textContent = joint.drawn.length ? t("Ball {n}", { n: joint.drawn.length }) : "";
   $("joint-last-balls").replaceChildren(...joint.drawn.slice(-5).reverse().map((b, i) => ball(b, i === 0)));
   const mine = new Set(joint.cards.map((c) => c.card));
   const here = (w) => w.hall === game.here && w.terminal && mine.has(w.card);
   $("joint-winners").replaceChildren(...(game.winners || []).slice().reverse().map((w) => {
     const li = document.createElement("li");
     li.className = here(w) ? "mine" : "";
-    const where = w.hall === game.here ? "this hall" : w.hall;
-    li.textContent = `${patternName(w.pattern)} on ball ${w.ball_count}: ${w.card} · ${where}`
-      + `${w.terminal ? `, terminal ${w.terminal}` : ", paper card"}${w.cents !== null ? ` · ${money(w.cents)}` : ""}`
-      + `${here(w) ? " · yours" : ""}`;
+    const where = w.hall === game.here ? t("this hall") : w.hall;
+    li.textContent = (w.terminal
+      ? t("{prize} on ball {ball}: {card} · {hall}, terminal {terminal}", { prize: patternName(w.pattern),
+        ball: w.ball_count, card: w.card, hall: where, terminal: w.terminal })
+      : t("{prize} on ball {ball}: {card} · {hall}, paper card", { prize: patternName(w.pattern),
+        ball: w.ball_count, card: w.card, hall: where }))
+      + (w.cents !== null ? ` · ${money(w.cents)}` : "") + (here(w) ? " · " + t("yours") : "");
     return li;
   }));
-  $("joint-held").textContent = `${joint.cards.length} of ${MAX_CARDS} cards on this terminal`;
+  $("joint-held").textContent = t("{count} of {max} cards on this terminal", { count: joint.cards.length, max: MAX_CARDS });
   renderJointSale();
   const lineWon = game.won && game.won.line !== undefined;
   const won = [...joint.won, ...(game.winners || []).filter(here)];
@@ -605,21 +667,23 @@ function renderJointSale() {
   $("joint-buy").disabled = !open || Boolean(joint.purchase) || joint.cards.length >= MAX_CARDS;
   $("joint-quantity").max = String(Math.max(1, MAX_CARDS - joint.cards.length));
   const label = $("joint-sale-state");
-  if (game.sells_nothing) { label.replaceChildren(`This room sells no card in this game: ${game.sells_nothing}`); return; }
-  if (joint.purchase) { label.replaceChildren("Purchase sent: waiting for the hall's answer"); return; }
+  if (game.sells_nothing) {
+    label.replaceChildren(t("This room sells no card in this game: {why}", { why: game.sells_nothing })); return;
+  }
+  if (joint.purchase) { label.replaceChildren(t("Purchase sent: waiting for the hall's answer")); return; }
   if (game.state !== "selling") {
-    label.replaceChildren(game.over ? "Game over" : `Sale closed · ${JOINT_STATE_WORDS[game.state] || game.state}`);
+    label.replaceChildren(game.over ? t("Game over") : t("Sale closed · {state}", { state: jointStateWords(game.state) }));
     return;
   }
-  if (!game.sale) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  if (!game.sale) { label.replaceChildren(t("Sale on terminals not open yet")); return; }
   const now = Date.now() + state.clockOffset;
-  if (now < game.sale.opens_at_ms) { label.replaceChildren("Sale on terminals not open yet"); return; }
+  if (now < game.sale.opens_at_ms) { label.replaceChildren(t("Sale on terminals not open yet")); return; }
   const left = Math.max(0, game.sale.closes_at_ms - now);
-  if (!left) { label.replaceChildren("Sale closed for terminals"); return; }
+  if (!left) { label.replaceChildren(t("Sale closed for terminals")); return; }
   const s = Math.ceil(left / 1000);
   const countdown = document.createElement("strong"); countdown.id = "joint-countdown";
   countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-  label.replaceChildren("Sale open, closes in ", countdown);
+  label.replaceChildren(t("Sale open, closes in"), " ", countdown);
 }
 
 // Light is the card's border; sound a short tone (R92.8: may light and sound on a win).
@@ -679,7 +743,7 @@ function wire() {
   $("limit-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const cents = centsFromEuros($("limit").value);
-    if (cents === null) { note("Type the limit in euros, e.g. 20 or 12.50"); return; }
+    if (cents === null) { note(t("Type the limit in euros, e.g. 20 or 12,50")); return; }
     send("set_limit", { limit_cents: cents });
     $("limit").value = "";
   });
@@ -715,5 +779,14 @@ async function scanQr() {
   look();
 }
 
-wire();
-if (credentials()) { show("sign-in-panel"); connect(); } else { show("enrol"); }
+// The player picks the language (kept on this terminal); the hall's is the default.
+I18n.onChange(() => {
+  const online = $("link").className === "online";
+  $("link").textContent = online ? t("online") : t("offline");
+  if (state.terminal && online) $("who").textContent = t("Terminal {terminal}", { terminal: state.terminal });
+  render();
+});
+I18n.start(() => {
+  wire();
+  if (credentials()) { show("sign-in-panel"); connect(); } else { show("enrol"); }
+}, { remember: true, chooser: $("language") });

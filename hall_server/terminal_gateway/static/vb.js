@@ -7,31 +7,39 @@ const PROTOCOL = "bingo-vb-machine/1";
 const BALL_MS = 90; // the pace of the balls shown: the result is already committed
 const $ = (id) => document.getElementById(id);
 
-// Every sentence this screen writes for the player, in one place (the page's own labels are in vb.html).
+// Every sentence this screen writes for the player, in one place (the page's own labels are in
+// vb.html), in the language the player picked (I18n, docs/languages.md).
+const { t, tn } = I18n;
 const TEXT = {
-  online: "online",
-  offline: "offline",
-  notConnected: "The machine is not connected to the hall; wait a moment and try again.",
-  doesNotPlay: (why) => `This machine does not play now: ${why}`,
-  paidOut: (amount, toAccount) => (toAccount ? `${amount} paid into your account.` : `${amount} paid out in cash.`),
-  added: (amount) => `${amount} added to your credit.`,
-  signedOut: (returned) => (returned ? `You are signed out. Your credit of ${returned} is back in your account.`
-    : "You are signed out."),
-  signedIn: (account) => `Account ${account}`,
-  credits: (n) => `${n} credit${n === 1 ? "" : "s"}`,
-  paytable: (name) => `Paytable · ${name}`,
-  rules: (balls, pool, rtp, credit) => `${balls} balls from ${pool} · return ${rtp}% · 1 credit = ${credit} a card`,
-  jackpot: (amount) => `Jackpot ${amount}`,
-  card: (n) => `Card ${n}`,
-  cardWon: (n, pattern, pays) => `Card ${n} · ${pattern} · ${pays}`,
-  noPlayYet: "No play yet.",
+  get online() { return t("online"); },
+  get offline() { return t("offline"); },
+  get notConnected() { return t("The machine is not connected to the hall; wait a moment and try again."); },
+  doesNotPlay: (why) => t("This machine does not play now: {why}", { why }),
+  paidOut: (amount, toAccount) => (toAccount ? t("{amount} paid into your account.", { amount })
+    : t("{amount} paid out in cash.", { amount })),
+  added: (amount) => t("{amount} added to your credit.", { amount }),
+  signedOut: (returned) => (returned ? t("You are signed out. Your credit of {amount} is back in your account.",
+    { amount: returned }) : t("You are signed out.")),
+  signedIn: (account) => t("Account {account}", { account }),
+  credits: (n) => tn("{n} credit", "{n} credits", n),
+  station: (machine, station) => t("{machine} · station {station}", { machine, station }),
+  paytable: (name) => t("Paytable · {name}", { name }),
+  rules: (balls, pool, rtp, credit) => t("{balls} balls from {pool} · return {rtp}% · 1 credit = {credit} a card",
+    { balls, pool, rtp, credit }),
+  jackpot: (amount) => t("Jackpot {amount}", { amount }),
+  card: (n) => t("Card {n}", { n }),
+  cardWon: (n, pattern, pays) => t("Card {n} · {pattern} · {pays}", { n, pattern, pays }),
+  get noPlayYet() { return t("No play yet."); },
   recallLine: (number, time, station, cards, won, after) =>
-    `Play ${number} · ${time} · station ${station} · ${cards} card${cards === 1 ? "" : "s"} · won ${won} · credit after ${after}`,
-  recalled: (number, station, after) => `Recalled: play ${number} of station ${station}, credit after it ${after}`,
-  win: (credits, amount, jackpot) => `Win ${credits} · ${amount}` + (jackpot ? ` · jackpot ${jackpot}` : ""),
-  noWin: (credits, amount) => `No win · stake ${credits} (${amount})`,
-  play: (cards, amount) => `Play ${cards} card${cards > 1 ? "s" : ""} · ${amount}`,
-  playPlain: "Play",
+    [t("Play {number} · {time} · station {station}", { number, time, station }), tn("{n} card", "{n} cards", cards),
+      t("won {won} · credit after {after}", { won, after })].join(" · "),
+  recalled: (number, station, after) => t("Recalled: play {number} of station {station}, credit after it {after}",
+    { number, station, after }),
+  win: (credits, amount, jackpot) => t("Win {credits} · {amount}", { credits, amount })
+    + (jackpot ? " · " + t("jackpot {amount}", { amount: jackpot }) : ""),
+  noWin: (credits, amount) => t("No win · stake {credits} ({amount})", { credits, amount }),
+  play: (cards, amount) => tn("Play {n} card", "Play {n} cards", cards) + " · " + amount,
+  get playPlain() { return t("Play"); },
 };
 
 const state = {
@@ -60,11 +68,7 @@ function credentials() {
   return Boolean(state.machine && Number.isInteger(state.station) && state.station > 0 && state.token);
 }
 
-function euros(cents) {
-  const sign = cents < 0 ? "-" : "";
-  const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")} EUR`;
-}
+const euros = I18n.money;
 
 function credits(n) {
   return TEXT.credits(n);
@@ -145,7 +149,7 @@ function welcomed(message) {
   state.credit = message.credit_cents;
   $("enrol").hidden = true;
   $("screen").hidden = false;
-  $("machine").textContent = `${message.machine} · station ${message.station}`;
+  $("machine").textContent = TEXT.station(message.machine, message.station);
   online(true);
   paytable(message);
   signedIn(message.signed_in);
@@ -322,7 +326,7 @@ function recalled(plays) {
     const button = document.createElement("button");
     button.type = "button";
     button.dataset.seq = String(play.seq);
-    const time = new Date(play.at_ms).toLocaleString([], { dateStyle: "short", timeStyle: "medium" });
+    const time = I18n.dateTime(play.at_ms);
     button.textContent = TEXT.recallLine(play.number, time, play.station, play.cards.length,
       euros(play.won_cents + jackpotCents(play)), euros(play.credit_after_cents));
     button.addEventListener("click", () => {
@@ -481,6 +485,7 @@ function start() {
   $("cash-out").addEventListener("click", () => request({ type: "credit_out",
     destination: state.account ? "account" : "cash" }));
   for (const button of document.querySelectorAll("#account-credit .take")) {
+    button.textContent = euros(Number(button.dataset.cents));
     button.addEventListener("click", () => request({ type: "credit_in", source: "account",
       amount_cents: Number(button.dataset.cents) }));
   }
@@ -499,4 +504,16 @@ function start() {
   connect();
 }
 
-start();
+// A language picked by the player is kept on this station; the screen is written again in it.
+function relabel() {
+  for (const button of document.querySelectorAll("#account-credit .take")) button.textContent = euros(Number(button.dataset.cents));
+  if (!state.welcome) return;
+  $("machine").textContent = TEXT.station(state.welcome.machine, state.welcome.station);
+  $("link").textContent = $("link").className === "online" ? TEXT.online : TEXT.offline;
+  paytable(state.welcome);
+  signedIn(state.account);
+  showCredit(state.credit);
+}
+
+I18n.onChange(relabel);
+I18n.start(start, { remember: true, chooser: $("language") });

@@ -76,11 +76,12 @@ function outcomeOf(record) {
     case "prize_won": return `prize won: ${p.pattern.toUpperCase()} on card ${p.card_number} of series ${p.series} (ball ${p.ball_count})`;
     case "visitor_admitted": return `Visitor number ${p.number} admitted (${p.name})${p.age_checked ? ", of age" : ""}`;
     case "visitor_left": return `Visitor number ${p.number} left the hall`;
-    case "entry_refused": return `Entry refused to ${p.name}: ${p.reason}`;
+    // A journal written before the door kept the ground alone repeats "entry refused: ".
+    case "entry_refused": return `Entry refused to ${p.name}: ${String(p.reason).replace(/^entry refused: /i, "")}`;
     case "complaint_confirmed": return `Complaint number ${p.number} confirmed as written before the room chief`;
     case "opening_hours_notified": return `Opening hours reported to the regulator: ${p.hours}${p.previous ? " (applies from " + p.applies_from + " unless the regulator objects)" : ""}`;
     case "opening_hours_decided": return `The regulator ${p.decision === "approved" ? "approved" : "objected to"} the opening hours ${p.hours} (${p.reference})`;
-    case "self_excluded": return `Self-exclusion recorded: document ${p.document} may not play until ${p.until}`;
+    case "self_excluded": return `Self-exclusion recorded: ${p.name ? p.name + ", " : ""}${p.document_type ? p.document_type + " " : "document "}${p.document} may not play until ${p.until}`;
     case "spending_limit_set": return p.limit_cents === null ? `Daily limit removed from ${p.effective}`
       : `Daily limit of ${Hall.money(p.limit_cents)} from ${p.effective}`;
     case "player_account_opened": return `Account ${accountText(p.account)} opened (${p.medium}) for visitor ${p.visitor}`;
@@ -92,7 +93,8 @@ function outcomeOf(record) {
     case "cash_desk_reconciled": return `Cash desk ${p.desk} closed: counted ${Hall.money(p.counted)}, expected ${Hall.money(p.expected)}, difference ${Hall.money(p.difference)}`;
     case "complaint_recorded": return `Complaint number ${p.number} written in the book (${p.complainant})${p.room_chief ? ", before the room chief " + p.room_chief : p.witnessed === false ? "; the room chief confirms it" : ""}`;
     case "incident_recorded": return `Incident number ${p.number} recorded`;
-    case "balls_counted": return `Balls counted (${p.stage}): ${p.counted} of 90${p.missing.length ? ", MISSING " + p.missing.join(", ") : ""}`;
+    case "balls_counted": return countWhole(p) ? `Balls counted (${p.stage}): ${p.counted} of 90`
+      : `Count FAILED (${p.stage}): ${p.counted} ball(s) counted, ${countFaults(p)}; count again`;
     case "system_verified": return `Verification for ${p.date}: ${p.passed ? "passed" : "FAILED"}`;
     case "ball_voided": return `Ball ${p.ball} voided by ${p.voided_by} (ball ${p.ball_count}): ${p.reason}`;
     case "ball_correction_signed": return `Correction signed by ${p.signer} (${words(p.role)}): ball ${p.ball_count} announced as ${p.misread} reads ${p.corrected} - ${p.reason}; the other chief signs it`;
@@ -121,7 +123,8 @@ function describeAnswer(message) {
   const records = message.records || [];
   const parts = records.map((r) => {
     const known = Console.recent.get(r.seq);
-    return {text: known ? outcomeOf(known) : words(r.type), refused: REFUSALS.has(r.type)};
+    const failedCount = Boolean(known && known.type === "balls_counted" && !countWhole(known.payload || {}));
+    return {text: known ? outcomeOf(known) : words(r.type), refused: REFUSALS.has(r.type) || failedCount};
   }).filter((part) => part.text);
   const result = message.result;
   if (Array.isArray(result)) {
@@ -508,7 +511,7 @@ function section(title, options = {}) {
 
 // One command as a form of its own on the desk.  ``options``:
 //   label       the button's text;          fixed      arguments the page gives (name -> value or fn(view));
-//   fields      per argument: {label, value, auto(view), filter(value, view), prefer(view)};
+//   fields      per argument: {label, value, auto(view), readonly, filter(value, view), prefer(view)};
 //   done(msg)   after a committed answer;   keep       argument names whose typed values stay after sending.
 function commandForm(name, options = {}) {
   const spec = Console.commands.get(name);
@@ -525,11 +528,13 @@ function commandForm(name, options = {}) {
     const input = label.querySelector("[data-param]");
     if (opts.filter) input.filterChoice = opts.filter;
     if (opts.prefer) input.preferChoice = opts.prefer;
+    if (opts.readonly) input.readOnly = true;
     if (opts.auto) {
-      // Filled in from the state until the person types over it.
+      // Filled in from the state until the person types over it; a read-only field always
+      // shows the state's value.
       input.addEventListener("input", () => { input.dataset.typed = "1"; });
       Console.updaters.push((view) => {
-        if (input.dataset.typed || document.activeElement === input) return;
+        if (!opts.readonly && (input.dataset.typed || document.activeElement === input)) return;
         const value = opts.auto(view);
         input.value = value === null || value === undefined ? "" : String(value);
       });
@@ -589,13 +594,24 @@ function live(tag, cls, render) {
 
 // --- The session's opening and closing (administrator, room chief) -------------------
 
+const countWhole = (count) => !(count.missing || []).length && !(count.repeated || []).length;
+// What a count lacked: "missing 17, 42; repeated 5".
+const countFaults = (count) => [
+  (count.missing || []).length ? `missing ${count.missing.join(", ")}` : "",
+  (count.repeated || []).length ? `repeated ${count.repeated.join(", ")}` : "",
+].filter(Boolean).join("; ");
+
 function sessionSteps(view) {
   const s = view.session;
   const fresh = !s.number || s.closed;  // no session, or the last one is closed: a new one opens
-  const counted = !fresh && (s.open || (s.last_count && s.last_count.stage === "opening"));
-  const verified = s.open || counted || Boolean(s.verification && s.verification.passed);
+  const opening = !fresh && !s.open && s.last_count && s.last_count.stage === "opening" ? s.last_count : null;
+  // A count that did not find the 90 balls once each is a count made, not passed: the
+  // opening is not signed until a count finds them all (R84.2).
+  const countFailed = Boolean(opening && !countWhole(opening));
+  const counted = !fresh && (s.open || Boolean(opening && !countFailed));
+  const verified = s.open || counted || countFailed || Boolean(s.verification && s.verification.passed);
   return {
-    verified, counted, open: Boolean(s.open), fresh,
+    verified, counted, countFailed, open: Boolean(s.open), fresh,
     signedOpening: fresh ? [] : Object.keys(s.opening || {}), signedClosing: Object.keys(s.closing || {}),
     countedClosing: Boolean(s.open && s.last_count && s.last_count.stage === "closing"),
   };
@@ -638,24 +654,27 @@ function openingSection() {
     state: (view) => {
       const st = sessionSteps(view);
       const c = view.session.last_count;
-      if (st.counted) return [`counted at the opening${c && c.missing && c.missing.length ? "; missing " + c.missing.join(", ") : ": all 90 present"}`, true];
+      if (st.counted) return ["counted at the opening: all 90 present", true];
+      if (st.countFailed) return [`COUNT FAILED: ${countFaults(c)}. Find the ball${(c.missing || []).length > 1 ? "s" : ""} and count again before the same witnesses; the opening is signed only after a count of all 90`, false];
       return [st.verified ? "to do now: the room chief counts the balls" : "after the verification", false];
     },
     next: (view) => { const st = sessionSteps(view); return st.verified && !st.counted; },
   });
+  Console.updaters.push((view) => { count.classList.toggle("failed", sessionSteps(view).countFailed); });
   append(count, commandForm("count_balls", {
     label: "Record the count", fixed: {stage: "opening"},
     fields: {balls_present: {label: "balls present", value: "1-90"}, witnesses: {label: "witnesses (names, commas between)"}},
-    keep: ["balls_present"],
+    keep: ["balls_present", "witnesses"],
   }));
   const sign = section("3. Sign the opening (administrator and room chief)", {
     state: (view) => {
       const st = sessionSteps(view);
+      if (st.countFailed) return ["not yet: the last count did not find the 90 balls", false];
       return [`signed by ${signedBy(st.signedOpening, view.session.opening)}`, st.open];
     },
     next: (view) => { const st = sessionSteps(view); return st.counted && !st.open && !st.signedOpening.includes(Console.me.role); },
   });
-  append(sign, commandForm("sign_session_opening", {label: "Sign the opening"}));
+  append(sign, commandForm("sign_session_opening", {label: "Sign the opening", when: (view) => sessionSteps(view).counted}));
   return append(box, verification, count, sign);
 }
 
@@ -664,9 +683,16 @@ function closingSection() {
     state: (view) => [view.session.closed ? `Session ${view.session.number} is closed` : "After the last game: count the balls again, then both sign", Boolean(view.session.closed)],
     when: (view) => Boolean(view.session.open),
   });
+  // The closing is the next step only once the game announced as the last is over: during a
+  // game the next step is the game's own (the sale, the draw, the prize, its end).
+  const lastPlayed = (view) => Boolean(view.game && view.game.last_game && gameOver(view.game));
   const count = section("1. Count the balls", {
-    state: (view) => [sessionSteps(view).countedClosing ? "counted at the closing" : "to do after the last game", sessionSteps(view).countedClosing],
-    next: (view) => !sessionSteps(view).countedClosing,
+    state: (view) => {
+      if (sessionSteps(view).countedClosing) return ["counted at the closing", true];
+      if (!gameOver(view.game)) return ["after the last game; a game is in play now", false];
+      return [lastPlayed(view) ? "to do now: the last game is over" : "after the last game", false];
+    },
+    next: (view) => !sessionSteps(view).countedClosing && lastPlayed(view),
   });
   append(count, commandForm("count_balls", {
     label: "Record the closing count", fixed: {stage: "closing"},
@@ -688,6 +714,14 @@ const gameOver = (game) => !game || ["closed", "finished by hand", "refunded", "
 // its second signature (R85.5): either holds the draw.
 const paused = (view) => Boolean(view.game && view.game.pause);
 const drawHeld = (view) => Boolean(view.game && (view.game.pause || view.game.correction));
+// The cards the last ball completed a prize on that nobody has won yet: what the caller
+// watches for before a claim (R85.6).
+const foundNow = (view) => {
+  const g = view.game;
+  if (!g || g.state !== "drawing") return [];
+  const won = new Set(g.winners.map((w) => w.pattern));
+  return (g.completed || []).filter((c) => !won.has(c.pattern) && !(c.pattern === "line" && won.has("bingo")));
+};
 const lastBall = (view) => (view.game && view.game.balls.length ? view.game.balls[view.game.balls.length - 1] : "");
 
 // "Line! Another card?": the prize found, who has it, and how it closes (R85.6).
@@ -736,7 +770,10 @@ function correctionSection() {
     commandForm("correct_ball", {
       label: "Sign the correction", quiet: true,
       fields: {
-        ball: {label: "ball announced", auto: (view) => (waiting(view) ? waiting(view).misread : lastBall(view))},
+        // Only the last ball is corrected (R85.5): the ball announced is always the last
+        // one drawn (or the one a signed correction names), never typed, so it cannot go stale.
+        ball: {label: "ball announced (the last)", readonly: true,
+          auto: (view) => (waiting(view) ? waiting(view).misread : lastBall(view))},
         corrected: {label: "ball drawn (read again)", auto: (view) => (waiting(view) ? waiting(view).corrected : "")},
         reason: {label: "why"},
       },
@@ -1079,16 +1116,33 @@ function sellerScreen(screen) {
   const bill = section("Receipt");
   bill.id = "receipt";
   append(bill, live("div", "receipt", receipt));
+  // A prize found - a card the last ball completed, or a claim verified and open to other
+  // cards (R85.6) - comes first, at the top of the desk where the caller sees it without
+  // scrolling; drawing is the next step again once it is closed.
+  const prize = section("Prize found: check and close it", {
+    id: "prize-found",
+    state: (view) => {
+      if (paused(view)) return [`${pauseWords(view)[0]} Ask the hall; once nobody else calls, close the prize`, false];
+      const found = foundNow(view);
+      const what = [...new Set(found.map((c) => (c.pattern === "bingo" ? "BINGO" : "LINE")))].join(" and ");
+      return [`${what} on this ball: ${found.map((c) => Hall.cardLabel(c)).join(", ")}. Wait for the call and ask "Another card?"; `
+        + "the table chief checks the card called, then you close the prize (if nobody calls, draw on)", false];
+    },
+    when: (view) => paused(view) || foundNow(view).length > 0,
+    next: (view) => paused(view) || foundNow(view).length > 0,
+  });
+  append(prize, commandForm("close_prize", {label: "No other card: close the prize", when: paused}));
   const draw = section("3. Draw", {
     state: (view) => {
       const g = view.game;
-      if (g && g.pause) return [`${pauseWords(view)[0]} Ask the hall; once nobody else calls, close the prize`, false];
+      if (g && g.pause) return ["held while the prize found is open (above)", false];
       if (g && g.correction) return [`ball ${g.correction.ball_count} is being corrected by the chiefs: wait for them`, false];
+      if (foundNow(view).length) return ["held: a card completed on this ball (above); draw again only if nobody calls it", false];
       if (g && g.state === "drawing") return ["the sale is closed: draw with the button or the D key", false];
       if (g && g.state === "selling") return ["once the room chief closes the sale", false];
       return ["-", false];
     },
-    next: (view) => Boolean(view.game && view.game.state === "drawing"),
+    next: (view) => Boolean(view.game && view.game.state === "drawing") && !paused(view) && !foundNow(view).length,
   });
   const button = Hall.el("button", "Draw ball (D)", "primary big");
   button.type = "button";
@@ -1096,10 +1150,9 @@ function sellerScreen(screen) {
   button.addEventListener("click", draw_);
   Console.updaters.push((view) => { button.disabled = !(view.game && view.game.state === "drawing") || drawHeld(view); });
   if (firstAllowed(Console.DRAW)) { append(draw, button); Console.placed.add("draw_ball"); }
-  append(draw, commandForm("close_prize", {label: "No other card: close the prize", when: paused}));
   const collect = section("4. Collect the cards", {when: (view) => Boolean(view.game && ["closed", "finished by hand"].includes(view.game.state))});
   append(collect, commandForm("collect_cards", {label: "Cards collected"}));
-  append(screen, pauseBanner(), sale, sell, bill, draw, collect);
+  append(screen, pauseBanner(), prize, sale, sell, bill, draw, collect);
 }
 
 // --- The table chief's claim check: the card, its marks and the completing ball ------
@@ -1412,7 +1465,9 @@ function admissionScreen(screen) {
   append(complaints, commandForm("record_complaint", {label: "Write the complaint"}), live("ul", "rows", complaintRows));
   const incidents = section("Incidents and self-exclusion");
   append(incidents, commandForm("record_incident", {label: "Record the incident", fields: {visitors: {label: "visitor numbers concerned"}}}),
-    commandForm("record_self_exclusion", {label: "Record the self-exclusion"}));
+    commandForm("record_self_exclusion", {label: "Record the self-exclusion", fields: {
+      name: {label: "name (as on the document)"}, document: {label: "document number"},
+      birth_date: {label: "birth date on the document (kept with the exclusion)"}}}));
   append(screen, admit, today, complaints, incidents);
 }
 

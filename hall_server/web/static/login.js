@@ -1,4 +1,5 @@
 // Sign-in form: posts JSON to /login; the server sets an HttpOnly session cookie.
+// The page speaks the language the staff member picks (kept on this device), else the hall's.
 "use strict";
 document.getElementById("login").addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -18,6 +19,7 @@ document.getElementById("login").addEventListener("submit", async (event) => {
       document.getElementById("password").select();
     }
   } catch (e) {
-    error.textContent = "The hall server cannot be reached.";
+    error.textContent = I18n.t("The hall server cannot be reached.");
   }
 });
+I18n.start(() => {}, { remember: true, chooser: document.getElementById("language") });

@@ -1,0 +1,140 @@
+// The pages' languages (docs/languages.md): the hall's catalogs (/i18n/<lang>.json, the same
+// .po files the server reads), CLDR money and 24-hour times in the hall's time zone (Intl).
+//   I18n.t("Game {number}", { number: 4 })      a text in the page's language, placeholders filled
+//   I18n.tn("{n} card", "{n} cards", n)          the plural form for n ({n} is filled)
+//   I18n.money(7200)  "72,00 €" (ca), "€72.00" (en): integer cents, never a float amount
+//   I18n.time(ms)     "20:05" in the hall's time zone
+// Elements carrying data-i18n have their text translated (the English text is the msgid);
+// data-i18n-placeholder, data-i18n-aria-label, data-i18n-title and data-i18n-data-empty (the text CSS
+// shows in an empty list, content: attr(data-empty)) translate that attribute.
+// The language is the page's ?lang=, else the one the person chose (localStorage, on pages
+// with a chooser), else the hall's ([hall] language in hall.toml).
+"use strict";
+
+const I18n = (() => {
+  const STORAGE = "hall-language";
+  const ATTRIBUTES = ["placeholder", "aria-label", "title", "data-empty"];
+  const state = {
+    language: "en", messages: {}, hall: { language: "ca", languages: ["ca", "es", "fr", "en"], names: {}, time_zone: "Europe/Andorra" },
+    remember: false, listeners: [],
+  };
+
+  async function fetchJson(path) {
+    const answer = await fetch(path, { credentials: "same-origin" });
+    if (!answer.ok) throw new Error(`${path}: ${answer.status}`);
+    return answer.json();
+  }
+
+  function wanted() {
+    const asked = new URLSearchParams(location.search).get("lang");
+    if (state.hall.languages.includes(asked)) return asked;
+    const stored = state.remember ? localStorage.getItem(STORAGE) : null;
+    if (state.hall.languages.includes(stored)) return stored;
+    return state.hall.language;
+  }
+
+  function fill(text, params) {
+    if (!params) return text;
+    return text.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+  }
+
+  function t(msgid, params) {
+    const found = state.messages[msgid];
+    const text = Array.isArray(found) ? found[0] : found || msgid;
+    return fill(text, params);
+  }
+
+  function tn(singular, plural, n, params) {
+    const found = state.messages[singular];
+    const one = new Intl.PluralRules(state.language).select(n) === "one";
+    const text = Array.isArray(found) ? found[one ? 0 : Math.min(1, found.length - 1)] : one ? singular : plural;
+    return fill(text, { n, ...params });
+  }
+
+  function money(cents) {
+    if (cents === null || cents === undefined) return "-";
+    return new Intl.NumberFormat(state.language, { style: "currency", currency: "EUR", useGrouping: "always" })
+      .format(cents / 100);
+  }
+
+  function time(ms) {
+    return new Intl.DateTimeFormat(state.language, { hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+      timeZone: state.hall.time_zone }).format(new Date(ms));
+  }
+
+  function dateTime(ms) {
+    return new Intl.DateTimeFormat(state.language, { dateStyle: "short", timeStyle: "medium", hourCycle: "h23",
+      timeZone: state.hall.time_zone }).format(new Date(ms));
+  }
+
+  // The marked texts of the page in the page's language; each keeps its msgid to change again.
+  function apply(root = document) {
+    document.documentElement.lang = state.language;
+    root.querySelectorAll("[data-i18n]").forEach((el) => {
+      if (!el.dataset.i18n) el.dataset.i18n = el.textContent.trim().replace(/\s+/g, " ");
+      el.textContent = t(el.dataset.i18n);
+    });
+    for (const name of ATTRIBUTES) {
+      const key = `data-i18n-${name}`;
+      root.querySelectorAll(`[${key}]`).forEach((el) => {
+        if (!el.getAttribute(key)) el.setAttribute(key, el.getAttribute(name) || "");
+        el.setAttribute(name, t(el.getAttribute(key)));
+      });
+    }
+    document.querySelectorAll(".language-chooser button").forEach((button) => {
+      button.setAttribute("aria-pressed", String(button.dataset.language === state.language));
+    });
+  }
+
+  async function use(language) {
+    try {
+      state.messages = (await fetchJson(`/i18n/${language}.json`)).messages;
+      state.language = language;
+    } catch (error) {
+      console.warn(`i18n: the ${language} catalog did not load (${error.message}); texts stay as they are`);
+      return;
+    }
+    apply();
+    state.listeners.forEach((listener) => listener(language));
+  }
+
+  // A row of buttons, one per language, each named in its own language: the person's choice is kept.
+  function chooser(container) {
+    container.classList.add("language-chooser");
+    container.setAttribute("role", "group");
+    container.setAttribute("aria-label", "Language · Idioma · Langue");
+    container.replaceChildren(...state.hall.languages.map((language) => {
+      const button = document.createElement("button");
+      button.type = "button"; button.dataset.language = language; button.lang = language;
+      button.textContent = language.toUpperCase();
+      button.title = state.hall.names[language] || language;
+      button.setAttribute("aria-pressed", String(language === state.language));
+      button.addEventListener("click", () => {
+        localStorage.setItem(STORAGE, language);
+        use(language);
+      });
+      return button;
+    }));
+  }
+
+  // Loads the hall's settings and the page's language, then runs ready(); a hall that cannot be
+  // reached leaves the page in English with money and times still formatted.
+  async function start(ready, options = {}) {
+    state.remember = Boolean(options.remember);
+    try {
+      state.hall = await fetchJson("/i18n/hall.json");
+    } catch (error) {
+      console.warn(`i18n: the hall's languages did not load (${error.message}); the page stays in English`);
+    }
+    await use(wanted());
+    if (options.chooser) chooser(options.chooser);
+    apply();
+    ready();
+  }
+
+  return {
+    t, tn, money, time, dateTime, apply, use, start, chooser,
+    get language() { return state.language; },
+    onChange(listener) { state.listeners.push(listener); },
+  };
+})();

@@ -1,0 +1,33 @@
+"""JSON read as the wire formats require: an object that names a key twice is refused.
+
+Parsers disagree on such an object (Python's keeps the last member, others the first), so
+a value checked by one reader could be carried out differently by another; every
+message a server reads from outside is read with :func:`loads`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class NamedTwice(ValueError):
+    """An object of the text names ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} is named twice in one object")
+        self.key = key
+
+
+def _one_of_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise NamedTwice(key)
+        found[key] = value
+    return found
+
+
+def loads(text: str | bytes) -> Any:
+    """:func:`json.loads`, refusing an object that names a key twice (:class:`NamedTwice`, a ``ValueError``)."""
+    return json.loads(text, object_pairs_hook=_one_of_each)

@@ -1,0 +1,156 @@
+"""The hall's languages: every text of the converted screens (extracted with Babel's
+extractors as ``babel.cfg`` names them) is translated in each catalog, its placeholders
+kept; CLDR money and times; the hall's language in ``hall.toml``."""
+
+from __future__ import annotations
+
+import re
+import string
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+
+from hall_server import i18n
+from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password, load_config
+
+REPO = Path(__file__).resolve().parents[2]
+KEYWORDS = {**DEFAULT_KEYWORDS, "t": None, "tn": (1, 2)}
+
+
+def extracted() -> dict[Any, list[str]]:
+    """Every msgid of the sources ``babel.cfg`` names, with where it is used."""
+    with (REPO / "babel.cfg").open() as file:
+        method_map, options_map = parse_mapping_cfg(file)
+    found: dict[Any, list[str]] = {}
+    for path, _ in method_map:
+        assert "*" in path or (REPO / path).is_file(), f"babel.cfg names {path}, which does not exist"
+    for filename, line, message, _, _ in extract_from_dir(str(REPO / "hall_server"), [
+            (p.removeprefix("hall_server/"), m) for p, m in method_map], options_map, keywords=KEYWORDS):
+        found.setdefault(message, []).append(f"hall_server/{filename}:{line}")
+    return found
+
+
+MESSAGES = extracted()
+
+
+def placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def test_the_extraction_finds_the_texts_of_every_converted_screen() -> None:
+    files = {where.split(":")[0] for places in MESSAGES.values() for where in places}
+    for page in ("kiosk.js", "kiosk.html", "vb.js", "vb.html", "board.js", "board.html", "login.js", "login.html"):
+        assert any(f.endswith(page) for f in files), f"no text extracted from {page}"
+    assert "Sign in" in MESSAGES and ("{n} card sold", "{n} cards sold") in MESSAGES
+
+
+def test_no_t_call_of_the_scripts_escapes_the_extractor() -> None:
+    """A t("...") Babel's JavaScript lexer does not see (inside a template literal, say) would go untranslated."""
+    ids = {m if isinstance(m, str) else m[0] for m in MESSAGES}
+    for script in ("web/static/board.js", "web/static/login.js", "terminal_gateway/static/kiosk.js",
+                   "terminal_gateway/static/vb.js"):
+        for called in re.findall(r'\bt\("((?:[^"\\]|\\.)*)"[,)]', (REPO / "hall_server" / script).read_text()):
+            assert called in ids, f"{script}: t({called!r}) is not extracted (a t() inside a `template`?)"
+
+
+@pytest.mark.parametrize("language", i18n.LANGUAGES)
+def test_every_extracted_text_is_translated_in_each_catalog(language: str) -> None:
+    catalog = i18n.catalog(language)
+    missing, empty, broken = [], [], []
+    for msgid, places in MESSAGES.items():
+        message = catalog.get(msgid)
+        if message is None:
+            missing.append(f"{msgid!r} ({places[0]})")
+            continue
+        forms = message.string if isinstance(message.string, tuple) else (message.string,)
+        if not all(forms) or message.fuzzy:
+            empty.append(repr(msgid))
+            continue
+        wanted = placeholders(msgid if isinstance(msgid, str) else msgid[1]) - {"n"}
+        for form in forms:
+            if placeholders(form) - {"n"} - wanted or (isinstance(msgid, str) and placeholders(form) != placeholders(msgid)):
+                broken.append(f"{msgid!r} -> {form!r}")
+    assert not missing, f"{language}: not in hall.po: " + "; ".join(missing)
+    assert not empty, f"{language}: untranslated or fuzzy: " + "; ".join(empty)
+    assert not broken, f"{language}: placeholders differ: " + "; ".join(broken)
+
+
+@pytest.mark.parametrize("language", ["ca", "es", "fr"])
+def test_no_sentence_is_left_in_english(language: str) -> None:
+    """A msgstr equal to its English msgid is allowed only for names and numbers alike in both."""
+    alike = {"Terminal", "terminal", "Bingo", "bingo", "Jackpot", "jackpot", "Superbingo", "superbingo", "PIN",
+             "Machine", "Jackpot {amount}", "jackpot {amount}", "Terminal {terminal}", "{card} (terminal)",
+             "{hall} · terminal {terminal}", "code {code}", "megabingo", "Megabingo", "superjackpot",
+             "Line {line} · Bingo {bingo}", "Card {n} · {pattern} · {pays}", "Grand superbingo", "grand superbingo",
+             "paper", "{prize} {after}: {card}"}  # "paper" is Catalan too
+    same = [m.id for m in i18n.catalog(language) if m.id and isinstance(m.id, str) and m.string == m.id
+            and m.id not in alike]
+    assert not same, f"{language}: left in English: {same}"
+
+
+def test_money_is_written_by_cldr_rules_for_each_language() -> None:
+    assert i18n.money(123456, "ca") == "1.234,56\xa0€"
+    assert i18n.money(123456, "es") == "1.234,56\xa0€"
+    assert i18n.money(123456, "fr") == "1\u202f234,56\xa0€"
+    assert i18n.money(123456, "en") == "€1,234.56"
+    assert i18n.money(-5, "ca") == "-0,05\xa0€"
+
+
+def test_times_are_24_hour_in_the_halls_zone() -> None:
+    evening = datetime(2026, 12, 5, 19, 5, tzinfo=timezone.utc)
+    andorra = ZoneInfo("Europe/Andorra")
+    assert i18n.clock_time(evening, "en", andorra) == "20:05"
+    assert i18n.date_time(evening, "ca", andorra) == "5/12/26 20:05"
+
+
+def test_translate_fills_the_placeholders_and_the_plural_follows_the_language() -> None:
+    assert i18n.translate("ca", "Game {number}", number=7) == "Partida 7"
+    assert i18n.translations("fr").ngettext("{n} card sold", "{n} cards sold", 0) == "{n} carton vendu"
+    assert i18n.translations("es").ngettext("{n} card sold", "{n} cards sold", 0) == "{n} cartones vendidos"
+    with pytest.raises(i18n.LanguageUnknown, match="ca, es, fr, en"):
+        i18n.translate("de", "Game")
+
+
+STAFF_HASH = hash_password("a long enough password")
+
+
+def write_config(folder: Path, language: str | None) -> Path:
+    text = default_config_text("Sala", [(n, r, STAFF_HASH) for n, r in DEFAULT_STAFF], port=0)
+    assert '\nlanguage = "ca"\n' in text  # the generated hall.toml says it, with its comment
+    if language is not None:
+        text = text.replace('language = "ca"', f'language = "{language}"')
+    (folder / "hall.toml").write_text(text)
+    return folder / "hall.toml"
+
+
+def test_the_halls_language_is_read_from_hall_toml(tmp_path: Path) -> None:
+    assert load_config(write_config(tmp_path, None)).language == "ca"
+    assert load_config(write_config(tmp_path, "fr")).language == "fr"
+
+
+def test_an_unknown_language_is_refused_naming_the_four(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match=r"hall\.language.*'ca', 'es', 'fr', 'en'.*not 'de'"):
+        load_config(write_config(tmp_path, "de"))
+
+
+def test_the_catalog_endpoint_serves_one_language_and_refuses_others() -> None:
+    from twisted.web.test.requesthelper import DummyRequest
+
+    from hall_server.web.i18n import I18nResource
+
+    resource = I18nResource("es", "Europe/Andorra")
+    request = DummyRequest([b"ca.json"])
+    import json
+    body = json.loads(resource.render_GET(request))
+    assert body["language"] == "ca" and body["messages"]["Sign in"] == "Iniciar la sessió"
+    assert request.responseHeaders.getRawHeaders(b"cache-control") == [b"public, max-age=300"]
+    hall = DummyRequest([b"hall.json"])
+    assert json.loads(resource.render_GET(hall))["language"] == "es"
+    unknown = DummyRequest([b"de.json"])
+    answer = json.loads(resource.render_GET(unknown))
+    assert unknown.responseCode == 404 and "ca, es, fr, en" in answer["error"]["message"]

@@ -1,0 +1,36 @@
+"""An object that names a key twice is refused by every reader of outside input: Python keeps the
+last member where another parser keeps the first, so what a check saw could differ from what is
+carried out (the command channel, the terminals' and machines' messages, the regulator's feed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol import strict_json
+from protocol.regulator_feed import FeedFormatError, decode as decode_feed
+from protocol.terminal_messages import MessageError, decode as decode_terminal
+from server_kit.web.channel import ChannelError, parse_request
+
+
+def test_strict_json_reads_plain_json_and_refuses_a_key_named_twice_at_any_depth() -> None:
+    assert strict_json.loads('{"a": 1, "b": [{"c": 2}]}') == {"a": 1, "b": [{"c": 2}]}
+    with pytest.raises(strict_json.NamedTwice, match="'c' is named twice"):
+        strict_json.loads('{"a": 1, "b": [{"c": 2, "c": 3}]}')
+
+
+def test_the_command_channel_refuses_a_request_naming_a_key_twice() -> None:
+    with pytest.raises(ChannelError, match="names 'amount_cents' twice") as refused:
+        parse_request('{"id": "r1", "command": "load_credit", '
+                      '"args": {"account": "1", "amount_cents": 100, "amount_cents": 100000}}')
+    assert refused.value.code == "malformed"
+
+
+def test_a_terminal_message_naming_a_key_twice_is_malformed() -> None:
+    with pytest.raises(MessageError, match="'quantity' is named twice") as refused:
+        decode_terminal('{"v": 1, "seq": 1, "type": "buy", "quantity": 1, "quantity": 60, "stake_pct": 100}')
+    assert refused.value.code == "malformed"
+
+
+def test_a_feed_message_naming_a_key_twice_is_refused() -> None:
+    with pytest.raises(FeedFormatError, match="'kind' is named twice"):
+        decode_feed(b'{"kind": "ack", "kind": "hello"}')
