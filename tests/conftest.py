@@ -14,8 +14,11 @@ from tests.support.postgres import PostgresCluster, PostgresUnavailable
 
 # Speed is measured by the benchmarks, not asserted in tests: Hypothesis's per-example deadline
 # (200 ms) failed a property test whose example waited 296 ms for a core while six workers ran.
-settings.register_profile("bingo", deadline=None)
-settings.load_profile("bingo")
+# The suite's examples are the same at every run (derandomize): a run's verdict never depends on
+# the examples it happened to draw.  HYPOTHESIS_PROFILE=explore draws new ones, to look for more.
+settings.register_profile("bingo", deadline=None, derandomize=True)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "bingo"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

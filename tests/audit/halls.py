@@ -39,6 +39,7 @@ from protocol.cardfile import card_codes
 from protocol.cards import fingerprints
 from protocol.chain import Record
 from protocol.claims import CardRef
+from protocol.daily import LARGE_WIN_CENTS
 from protocol.errors import DomainError
 from protocol.game import State
 from protocol.library import build_distinct_strips
@@ -339,14 +340,24 @@ def draw_to_the_end(hall: AuditHall, plan: GamePlan = GamePlan(), rng: random.Ra
             (drawn, *_) = result(hall.games.draw_ball(SELLERS[0]))
             calls.after(hall, drawn)
         if hall.games.due_prizes(game):
-            result(hall.games.pay_prizes(CASHIER, SAFE))
+            _pay(hall, game)
         if not contributed:
             hall.contribute(plan, "drawing")
             contributed = True
     result(hall.games.close_game(CHIEF))
     if hall.games.due_prizes(game):
-        result(hall.games.pay_prizes(CASHIER, SAFE))
+        _pay(hall, game)
     result(hall.games.collect_cards(CHIEF))
+
+
+def _pay(hall: AuditHall, game: Any) -> None:
+    """The cashier pays what is due, first identifying the holder of a paper card that wins 15,000 EUR or more
+    in the game (R75.6), as the desk asks."""
+    wins = hall.games.paper_wins(game, hall.games.payments_due(game))
+    for number, (card, won) in enumerate(sorted(wins.items()), start=1):
+        if card not in game.identified and sum(cents for _, cents in won) >= LARGE_WIN_CENTS:
+            result(hall.games.identify_paper_winner(CASHIER, [card], f"X{number:07d}", f"Winner {number}"))
+    result(hall.games.pay_prizes(CASHIER, SAFE))
 
 
 # --- A hall where the `bingo` command finds it -------------------------------------------

@@ -377,7 +377,7 @@ def network(state: str, balls: int, winners: int) -> dict[str, Any]:
                          "terminal": f"hall-{i % 3 + 1}-K{i + 1}", "cents": 18_510 // winners} for i in range(winners)]}
 
 
-@pytest.mark.req("R92.11")
+@pytest.mark.req("R92.11-12")
 def test_board_1920x1080_the_network_game_alone_has_the_screen_and_beside_the_halls_game_each_has_half(played: Walk) -> None:
     walk = played
     # Before the session, a network game drawing: its own screen, no "Welcome / The session opens soon".
