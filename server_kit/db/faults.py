@@ -27,6 +27,7 @@ How each is told apart:
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import shutil
 import sqlite3
@@ -173,22 +174,19 @@ _STATX_ATTR_IMMUTABLE = 0x10
 _STATX_SIZE = 256
 
 
+@functools.cache
 def _statx() -> Any:
-    """The C library's ``statx``, or None where it has none (not Linux, an old C library)."""
+    """The C library's ``statx`` (looked up once, among the symbols the process has loaded), or None
+    where there is none (not Linux, an old C library)."""
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        call = libc.statx
+        call = ctypes.CDLL(None, use_errno=True).statx
     except (OSError, AttributeError):
         return None
     call.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p)
     call.restype = ctypes.c_int
     return call
-
-
-_STATX = _statx()
 
 
 def immutable(path: Path) -> bool:
@@ -202,13 +200,14 @@ def immutable(path: Path) -> bool:
     (``sqlite3``, a backup, a report) would then take itself for the last one,
     checkpoint and delete the ``-wal`` file the server is still writing to.
     """
-    if _STATX is None:
+    statx = _statx()
+    if statx is None:
         return False
     import ctypes
     import struct
 
     buffer = ctypes.create_string_buffer(_STATX_SIZE)
-    if _STATX(_AT_FDCWD, os.fsencode(path), 0, _STATX_BASIC_STATS, buffer) != 0:
+    if statx(_AT_FDCWD, os.fsencode(path), 0, _STATX_BASIC_STATS, buffer) != 0:
         return False
     attributes, = struct.unpack_from("=Q", buffer.raw, 8)
     known, = struct.unpack_from("=Q", buffer.raw, 56)
