@@ -50,6 +50,7 @@ def test_the_game_records_are_the_declared_central_types() -> None:
     assert set(GAME_RECORDS) == {name for name in REGISTRY if name.startswith("central_")} - {
         "central_command_refused", "central_refusals_counted", "central_annex_relayed", "central_leadership_taken",
         "central_play_interrupted", "central_verified",  # the server's stops and its verification, not a game's
+        "central_report_delivered",  # the regulator's acknowledgement of a daily report
     } - set(PROGRAMME_RECORDS)
     assert all(REGISTRY[name] is cls and issubclass(cls, CentralRecord) for name, cls in GAME_RECORDS.items())
     assert all(REGISTRY[name] is cls and issubclass(cls, CentralRecord) for name, cls in PROGRAMME_RECORDS.items())
