@@ -260,18 +260,12 @@ async def test_without_a_report_signing_certificate_nothing_is_written_and_the_c
 
 @pytest.mark.req("R92.7", "R88.2", "R88.4-5", "R95.4")
 @pytest_twisted.ensureDeferred
-async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulator(tmp_path: Path) -> None:
-    """R95.4, R92.7: the report written at the start is sent through the feed as ``central``'s; the receiver
-    verifies its signatures against the operator's authority and the central server notes its ack.  The day's
-    audit export goes the same way, and the receiver replays the network game card by card on the central
-    server's records it holds; an export the central server signed with a payment changed is an
-    ``audit_differs`` alert naming the game and the card."""
-    from protocol.regulator_feed import Report
-    from regulator.days import AUDIT_DIFFERS
+async def receiver_and_central(tmp_path: Path) -> tuple[Any, Path]:
+    """A regulator's receiver listening, and a central server's folder feeding it, registered with its
+    journal key (made before its first start); the receiver is to be stopped by the caller."""
     from regulator.senders import SenderRegistry
     from regulator.service import ReceiverService, ReceiverSettings
     from server_kit.keys import journal_key_path, load_journal_key
-    from server_kit.reports.cms import ReportSigner
 
     (tmp_path / "regulator").mkdir()
     pki = make_pki(tmp_path / "pki")
@@ -280,12 +274,25 @@ async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulato
                                                          web_port=None))
     receiver.startService()
     await receiver.listening
+    path = central_folder(tmp_path, regulator_port=receiver.port.getHost().port)
+    SenderRegistry(tmp_path / "regulator").register(
+        "central", load_journal_key(journal_key_path(path.parent), create=True).public_key())
+    return receiver, path
+
+
+async def test_the_central_servers_feed_delivers_the_days_report_to_the_regulator(tmp_path: Path) -> None:
+    """R95.4, R92.7: the report written at the start is sent through the feed as ``central``'s; the receiver
+    verifies its signatures against the operator's authority and the central server notes its ack.  The day's
+    audit export goes the same way, and the receiver replays the network game card by card on the central
+    server's records it holds; an export the central server signed with a payment changed is an
+    ``audit_differs`` alert naming the game and the card."""
+    from protocol.regulator_feed import Report
+    from regulator.days import AUDIT_DIFFERS
+    from server_kit.reports.cms import ReportSigner
+
+    receiver, path = await receiver_and_central(tmp_path)
+    home = path.parent
     try:
-        path = central_folder(tmp_path, regulator_port=receiver.port.getHost().port)
-        home = path.parent
-        # The regulator registers the central server: its journal key (made before its first start).
-        SenderRegistry(tmp_path / "regulator").register(
-            "central", load_journal_key(journal_key_path(home), create=True).public_key())
         central = await boot(path, EPOCH_S)
         try:
             await play_a_game(central)
@@ -333,22 +340,12 @@ async def test_a_report_delivered_by_one_process_is_not_sent_again_by_the_proces
     journal (``central_report_delivered``), so it neither writes that day again nor sends it."""
     import shutil
 
-    from regulator.senders import SenderRegistry
-    from regulator.service import ReceiverService, ReceiverSettings
-    from server_kit.keys import journal_key_path, load_journal_key
+    from server_kit.keys import journal_key_path
 
-    (tmp_path / "regulator").mkdir()
-    pki = make_pki(tmp_path / "pki")
-    issue_certificate(pki, "regulator", "regulator")
-    receiver = ReceiverService(reactor, ReceiverSettings(tmp_path / "regulator", pki, "regulator", 0, "127.0.0.1",
-                                                         web_port=None))
-    receiver.startService()
-    await receiver.listening
+    receiver, path = await receiver_and_central(tmp_path)
+    home = path.parent
+    pki = tmp_path / "pki"
     try:
-        path = central_folder(tmp_path, regulator_port=receiver.port.getHost().port)
-        home = path.parent
-        SenderRegistry(tmp_path / "regulator").register(
-            "central", load_journal_key(journal_key_path(home), create=True).public_key())
         central = await boot(path, EPOCH_S)
         try:
             await play_a_game(central)
