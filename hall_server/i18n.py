@@ -1,7 +1,9 @@
 """The hall's languages: gettext catalogs read with Babel, CLDR money and times.
 
-Every word a player reads comes from ``hall_server/locale/<language>/LC_MESSAGES/hall.po``
-in Catalan (a hall's default), Castilian, French and English.  The ``.po`` files are read
+Every word a person reads comes from the gettext catalogs
+``hall_server/locale/<language>/LC_MESSAGES/<domain>.po`` in Catalan (a hall's default),
+Castilian, French and English, one file a domain (:data:`DOMAINS`: the public screens, the
+staff's, the printed documents), each extracted from the sources its ``babel*.cfg`` names.  The ``.po`` files are read
 as they are when first asked for (Babel's ``pofile`` reader): there is no build step and
 no ``.mo`` file to keep in step.  The message ids are the English texts, with named
 ``{placeholders}``; :func:`messages` gives one language's catalog to the pages
@@ -37,7 +39,11 @@ DEFAULT_LANGUAGE = "ca"
 #: Each language's own name, as a chooser shows it.
 LANGUAGE_NAMES = {"ca": "Català", "es": "Castellano", "fr": "Français", "en": "English"}
 LOCALE_DIR = Path(__file__).parent / "locale"
+#: The domain of the public screens (kiosk, machine, board, sign-in page).
 DOMAIN = "hall"
+#: Every domain, with the Babel mapping that names its sources (at the repository's root): a
+#: translator works in one domain's file at a time; the hall reads them all as one catalog.
+DOMAINS: dict[str, str] = {"hall": "babel.cfg"}
 
 
 class LanguageUnknown(ValueError):
@@ -55,15 +61,31 @@ def checked(language: str) -> str:
     return language
 
 
-def catalog_path(language: str) -> Path:
-    return LOCALE_DIR / checked(language) / "LC_MESSAGES" / f"{DOMAIN}.po"
+def catalog_path(language: str, domain: str = DOMAIN) -> Path:
+    return LOCALE_DIR / checked(language) / "LC_MESSAGES" / f"{domain}.po"
+
+
+@functools.cache
+def domain_catalog(language: str, domain: str) -> Catalog:
+    """One domain's catalog of ``language`` as its ``.po`` file holds it (read once)."""
+    with catalog_path(language, domain).open("rb") as file:
+        return read_po(file, locale=language, domain=domain)
 
 
 @functools.cache
 def catalog(language: str) -> Catalog:
-    """The catalog of ``language`` as its ``.po`` file holds it (read once)."""
-    with catalog_path(language).open("rb") as file:
-        return read_po(file, locale=language, domain=DOMAIN)
+    """Every domain's catalog of ``language`` as one; a text in two domains must read the same in both."""
+    merged = Catalog(locale=language, domain=DOMAIN)
+    for domain in DOMAINS:
+        for message in domain_catalog(language, domain):
+            if not message.id:
+                continue
+            before = merged.get(message.id)
+            if before is not None and before.string != message.string:
+                raise ValueError(f"{language}: {message.id!r} reads {before.string!r} in one catalog and "
+                                 f"{message.string!r} in {domain}.po")
+            merged[message.id] = message
+    return merged
 
 
 @functools.cache

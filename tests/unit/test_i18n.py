@@ -22,13 +22,14 @@ REPO = Path(__file__).resolve().parents[2]
 KEYWORDS = {**DEFAULT_KEYWORDS, "t": None, "tn": (1, 2)}
 
 
-def extracted() -> dict[Any, list[str]]:
-    """Every msgid of the sources ``babel.cfg`` names, with where it is used."""
-    with (REPO / "babel.cfg").open() as file:
+def extracted(mapping: str = "babel.cfg") -> dict[Any, list[str]]:
+    """Every msgid of the sources a Babel mapping (``babel.cfg``, ``babel-<domain>.cfg``) names, with where
+    it is used."""
+    with (REPO / mapping).open() as file:
         method_map, options_map = parse_mapping_cfg(file)
     found: dict[Any, list[str]] = {}
     for path, _ in method_map:
-        assert "*" in path or (REPO / path).is_file(), f"babel.cfg names {path}, which does not exist"
+        assert "*" in path or (REPO / path).is_file(), f"{mapping} names {path}, which does not exist"
     for filename, line, message, _, _ in extract_from_dir(str(REPO / "hall_server"), [
             (p.removeprefix("hall_server/"), m) for p, m in method_map], options_map, keywords=KEYWORDS):
         found.setdefault(message, []).append(f"hall_server/{filename}:{line}")
@@ -58,11 +59,15 @@ def test_no_t_call_of_the_scripts_escapes_the_extractor() -> None:
             assert called in ids, f"{script}: t({called!r}) is not extracted (a t() inside a `template`?)"
 
 
+@pytest.mark.parametrize("domain", sorted(i18n.DOMAINS))
 @pytest.mark.parametrize("language", i18n.LANGUAGES)
-def test_every_extracted_text_is_translated_in_each_catalog(language: str) -> None:
-    catalog = i18n.catalog(language)
+def test_every_extracted_text_is_translated_in_each_catalog(language: str, domain: str) -> None:
+    """Every text a domain's sources use is in that domain's file of each language, translated, its
+    placeholders kept."""
+    messages = MESSAGES if domain == i18n.DOMAIN else extracted(i18n.DOMAINS[domain])
+    catalog = i18n.domain_catalog(language, domain)
     missing, empty, broken = [], [], []
-    for msgid, places in MESSAGES.items():
+    for msgid, places in messages.items():
         message = catalog.get(msgid)
         if message is None:
             missing.append(f"{msgid!r} ({places[0]})")
@@ -75,9 +80,9 @@ def test_every_extracted_text_is_translated_in_each_catalog(language: str) -> No
         for form in forms:
             if placeholders(form) - {"n"} - wanted or (isinstance(msgid, str) and placeholders(form) != placeholders(msgid)):
                 broken.append(f"{msgid!r} -> {form!r}")
-    assert not missing, f"{language}: not in hall.po: " + "; ".join(missing)
-    assert not empty, f"{language}: untranslated or fuzzy: " + "; ".join(empty)
-    assert not broken, f"{language}: placeholders differ: " + "; ".join(broken)
+    assert not missing, f"{language}: not in {domain}.po: " + "; ".join(missing)
+    assert not empty, f"{language}: untranslated or fuzzy in {domain}.po: " + "; ".join(empty)
+    assert not broken, f"{language}: placeholders differ in {domain}.po: " + "; ".join(broken)
 
 
 @pytest.mark.parametrize("language", ["ca", "es", "fr"])
