@@ -26,6 +26,18 @@ record as stored, to the regulator's receiver.  Every message is one JSON object
 ``report_ack`` (receiver to sender)
     ``sender``, ``name`` and ``digest`` (SHA-256 of the report's files, as
     :func:`report_digest`): the report is stored.
+``report_part`` (sender to receiver)
+    A report larger than one message (:data:`PART_BYTES`) goes in parts: ``sender``,
+    ``name``, ``digest`` (the whole report's), ``size`` (the bytes of the report's files
+    framed as :func:`report_blob` frames them), ``index`` (0 to ``count - 1``), ``count``
+    (the size in parts of :data:`PART_BYTES`, at most :data:`MAX_PARTS`) and ``data``:
+    that part of the framed files, base64.  The receiver keeps each part on disk and
+    answers ``report_part_ack``; once it holds every part it takes the report as a
+    ``report`` and answers ``report_ack``.
+``report_part_ack`` (receiver to sender)
+    ``sender``, ``name``, ``digest`` and ``next``: the first part of that report the
+    receiver does not hold; the sender sends that one next, so a delivery cut off goes on
+    where it stopped.
 
 A message that does not have its fields raises :class:`FeedFormatError` naming the
 field; nothing here checks signatures (the receiver does, with the key of ``hello``).
@@ -105,6 +117,25 @@ class ReportAck:
     digest: str
 
 
+@dataclass(frozen=True)
+class ReportPart:
+    sender: str
+    name: str
+    digest: str
+    size: int
+    index: int
+    count: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ReportPartAck:
+    sender: str
+    name: str
+    digest: str
+    next: int
+
+
 #: A report's folder name (a daily report, a monthly list, a day's audit export), and the names of the
 #: files it may hold (each with its signature).
 REPORT_NAME = re.compile(r"(daily-\d{4}-\d{2}-\d{2}|monthly-\d{4}-\d{2}|audit-\d{4}-\d{2}-\d{2})")
@@ -113,15 +144,65 @@ REPORT_FILE = re.compile(r"((report|cards-sold)\.(json|csv|pdf)|(scenario|result
 MAX_REPORT_BYTES = 6 * 1024 * 1024
 
 
+#: The bytes of one part of a report sent in parts (``report_part``): a report whose framed files
+#: are larger goes in parts.  Its base64 fits in one message of the link with room to spare.
+PART_BYTES = 4 * 1024 * 1024
+#: The most parts of one report: 256 MiB of files, a day's audit export of a very busy hall.
+MAX_PARTS = 64
+
+
 def report_digest(files: Mapping[str, bytes]) -> str:
-    """SHA-256 over the files in name order (each name, a NUL, its length, a NUL, its bytes)."""
+    """SHA-256 over the files in name order (each name, a NUL, its length, a NUL, its bytes): the
+    SHA-256 of :func:`report_blob`."""
     digest = hashlib.sha256()
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + str(len(files[name])).encode() + b"\0" + files[name])
     return digest.hexdigest()
 
 
-Message = Union[Hello, Position, Batch, Ack, Report, ReportAck]
+def report_blob(files: Mapping[str, bytes]) -> bytes:
+    """The report's files framed as one: each in name order, its name, a NUL, its length, a NUL, its bytes."""
+    return b"".join(name.encode() + b"\0" + str(len(files[name])).encode() + b"\0" + files[name]
+                    for name in sorted(files))
+
+
+def files_of_blob(blob: bytes) -> dict[str, bytes]:
+    """The files :func:`report_blob` framed; :class:`FeedFormatError` naming what is wrong otherwise."""
+    files: dict[str, bytes] = {}
+    at = 0
+    while at < len(blob):
+        name_end = blob.find(b"\0", at)
+        size_end = blob.find(b"\0", name_end + 1) if name_end >= 0 else -1
+        if size_end < 0:
+            raise FeedFormatError(f"the report's parts: byte {at} does not start a file (a name, NUL, a length, NUL)")
+        name = blob[at:name_end].decode("ascii", "replace")
+        length = blob[name_end + 1:size_end]
+        if not REPORT_FILE.fullmatch(name) or name in files:
+            raise FeedFormatError(f"the report's parts: {name[:40]!r} is not a file of a report, or comes twice")
+        if not length.isdigit() or size_end + 1 + int(length) > len(blob):
+            raise FeedFormatError(f"the report's parts: the length of {name} is not one the parts hold")
+        files[name] = blob[size_end + 1:size_end + 1 + int(length)]
+        at = size_end + 1 + int(length)
+    if not files:
+        raise FeedFormatError("the report's parts hold no file")
+    return files
+
+
+def part_count(size: int) -> int:
+    """The parts of :data:`PART_BYTES` a report of ``size`` framed bytes goes in."""
+    return -(-size // PART_BYTES)
+
+
+def report_parts(report: Report) -> list[ReportPart]:
+    """``report`` as the parts ``report_part`` carries."""
+    blob = report_blob(report.files)
+    digest = hashlib.sha256(blob).hexdigest()
+    count = part_count(len(blob))
+    return [ReportPart(report.sender, report.name, digest, len(blob), index, count,
+                       blob[index * PART_BYTES:(index + 1) * PART_BYTES]) for index in range(count)]
+
+
+Message = Union[Hello, Position, Batch, Ack, Report, ReportAck, ReportPart, ReportPartAck]
 
 
 def record_to_dict(record: Record) -> dict[str, Any]:
@@ -146,6 +227,12 @@ def to_dict(message: Message) -> dict[str, Any]:
                 "files": {name: base64.b64encode(data).decode("ascii") for name, data in sorted(message.files.items())}}
     if isinstance(message, ReportAck):
         return {**base, "kind": "report_ack", "name": message.name, "digest": message.digest}
+    if isinstance(message, ReportPart):
+        return {**base, "kind": "report_part", "name": message.name, "digest": message.digest, "size": message.size,
+                "index": message.index, "count": message.count, "data": base64.b64encode(message.data).decode("ascii")}
+    if isinstance(message, ReportPartAck):
+        return {**base, "kind": "report_part_ack", "name": message.name, "digest": message.digest,
+                "next": message.next}
     return {**base, "kind": "ack", "seq": message.seq}
 
 
@@ -220,16 +307,20 @@ def from_dict(data: Any) -> Message:
         if not 1 <= len(items) <= MAX_BATCH:
             raise FeedFormatError(f"{where}: the field 'records' must hold 1 to {MAX_BATCH} records, not {len(items)}")
         return Batch(sender, tuple(record_from_dict(item, f"{where}, record {i + 1}") for i, item in enumerate(items)))
-    if kind in ("report", "report_ack"):
+    if kind in ("report", "report_ack", "report_part", "report_part_ack"):
         name = _field(data, "name", str, where)
         if not REPORT_NAME.fullmatch(name):
             raise FeedFormatError(f"{where}: the field 'name' must be daily-YYYY-MM-DD, monthly-YYYY-MM or "
                                   f"audit-YYYY-MM-DD, not {name[:40]!r}")
-        if kind == "report_ack":
+        if kind != "report":
             digest = _field(data, "digest", str, where)
             if not _HEX64.fullmatch(digest):
                 raise FeedFormatError(f"{where}: the field 'digest' is not lowercase hex of the right length")
-            return ReportAck(sender, name, digest)
+            if kind == "report_ack":
+                return ReportAck(sender, name, digest)
+            if kind == "report_part_ack":
+                return ReportPartAck(sender, name, digest, _count(data, "next", where, 0))
+            return _part(data, sender, name, digest, where)
         listed = _field(data, "files", dict, where)
         if not listed:
             raise FeedFormatError(f"{where}: the field 'files' holds no file")
@@ -246,7 +337,30 @@ def from_dict(data: Any) -> Message:
         if sum(len(d) for d in files.values()) > MAX_REPORT_BYTES:
             raise FeedFormatError(f"{where}: the files hold more than {MAX_REPORT_BYTES} bytes")
         return Report(sender, name, files)
-    raise FeedFormatError(f"the field 'kind' must be hello, position, batch, ack, report or report_ack, not {kind!r}")
+    raise FeedFormatError(f"the field 'kind' must be hello, position, batch, ack, report, report_ack, report_part "
+                          f"or report_part_ack, not {kind!r}")
+
+
+def _part(data: Mapping[str, Any], sender: str, name: str, digest: str, where: str) -> ReportPart:
+    """A ``report_part`` whose size, count, index and data agree."""
+    size = _count(data, "size", where, PART_BYTES + 1)
+    if size > MAX_PARTS * PART_BYTES:
+        raise FeedFormatError(f"{where}: a report holds at most {MAX_PARTS * PART_BYTES} bytes, not {size}")
+    count = _count(data, "count", where, 2)
+    if count != part_count(size):
+        raise FeedFormatError(f"{where}: {size} bytes go in {part_count(size)} parts, not {count}")
+    index = _count(data, "index", where, 0)
+    if index >= count:
+        raise FeedFormatError(f"{where}: the field 'index' must be below {count}, not {index}")
+    text = _field(data, "data", str, where)
+    try:
+        part = base64.b64decode(text, validate=True)
+    except ValueError:
+        raise FeedFormatError(f"{where}: the field 'data' is not base64") from None
+    wanted = PART_BYTES if index < count - 1 else size - PART_BYTES * (count - 1)
+    if len(part) != wanted:
+        raise FeedFormatError(f"{where}: part {index} of {count} holds {wanted} bytes, not {len(part)}")
+    return ReportPart(sender, name, digest, size, index, count, part)
 
 
 def decode(raw: bytes) -> Message:

@@ -27,13 +27,23 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from protocol.regulator_feed import CENTRAL, Batch, FeedFormatError, Hello, Report, decode, encode, hall_sender
+from protocol.regulator_feed import (
+    CENTRAL,
+    Batch,
+    FeedFormatError,
+    Hello,
+    Report,
+    ReportPart,
+    decode,
+    encode,
+    hall_sender,
+)
 from regulator.receiver import FeedRefused, Receiver
 from regulator.reports import ReportInbox
 from server_kit.amp.bounded import BoundedBoxes
 from server_kit.amp.chunks import PIECE_BYTES
 from server_kit.core import RunBlocking, run_inline
-from server_kit.feed.link import MAX_MESSAGE_BYTES, FeedBatch, FeedHello, FeedRefusedError, FeedReport
+from server_kit.feed.link import MAX_MESSAGE_BYTES, FeedBatch, FeedHello, FeedRefusedError, FeedReport, FeedReportPart
 from server_kit.pki import PkiError, Role, peer_identity
 
 
@@ -144,6 +154,13 @@ class FeedReceiving(BoundedBoxes):
         if inbox is None:
             raise FeedRefusedError("this receiver takes records only, not reports")
         return self._logged(self._take(message, Report, inbox.take), "a report received")
+
+    @FeedReportPart.responder
+    def report_part(self, message: bytes) -> defer.Deferred[dict[str, Any]]:
+        inbox = self.factory.inbox
+        if inbox is None:
+            raise FeedRefusedError("this receiver takes records only, not reports")
+        return self._take(message, ReportPart, inbox.take_part)
 
     def _refuse(self, certified: str, error: Exception) -> Any:
         self.log.warn("Feed from {sender} refused: {error}", sender=certified, error=str(error))

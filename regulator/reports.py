@@ -15,10 +15,18 @@ same (it is evidence) and raises a ``report_unverified`` alert naming the file. 
 sender the regulator has not registered is refused.  A day's audit export whose
 signatures verify is handed to :class:`~regulator.days.AuditDays`, which replays it card
 by card on the records held.
+
+A report larger than one message comes in parts (``report_part``): each is written to
+``reports/<sender>/.incoming/<name>.<digest>/`` as it arrives (0600, renamed into place
+once whole, so a part cut off by a crash is not taken as held) and answered with the
+first part still lacking; the last one makes the report, taken as above.  A sender has
+one report coming at a time: a part of another report discards what it had sent of the
+others (at most :data:`~protocol.regulator_feed.MAX_PARTS` parts of a sender on disk).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -29,7 +37,15 @@ from typing import Callable
 
 from cryptography import x509
 
-from protocol.regulator_feed import Report, ReportAck, report_digest
+from protocol.regulator_feed import (
+    FeedFormatError,
+    Report,
+    ReportAck,
+    ReportPart,
+    ReportPartAck,
+    files_of_blob,
+    report_digest,
+)
 from regulator.days import AuditDays, kept_folder
 from regulator.receiver import REPORT_UNVERIFIED, FeedRefused, Registered
 from server_kit.journal.port import JournalPort
@@ -144,6 +160,41 @@ class ReportInbox:
         elif self.days is not None:
             self.days.take(report.sender, report.name, digest, report.files)  # an audit export: replayed
         return ReportAck(report.sender, report.name, digest)
+
+    def take_part(self, part: ReportPart, certified: str) -> ReportAck | ReportPartAck:
+        """Keep ``part`` of a report sent in parts; the report taken (:meth:`take`) once every part is held."""
+        if part.sender != certified:
+            raise FeedRefused(f"the certificate is {certified}'s: it may not send {part.sender}'s reports")
+        if self.registered(part.sender) is None:
+            raise FeedRefused(f"{part.sender} is not registered with this receiver: its reports are not taken")
+        if self._latest().get((part.sender, part.name)) == part.digest:
+            return ReportAck(part.sender, part.name, part.digest)  # the whole was taken, its ack lost
+        incoming = self.folder(part.sender, part.name).parent / ".incoming"
+        incoming.mkdir(mode=0o700, parents=True, exist_ok=True)
+        staging = incoming / f"{part.name}.{part.digest}"
+        for other in incoming.iterdir():  # one report coming at a time a sender
+            if other != staging:
+                shutil.rmtree(other, ignore_errors=True)
+        staging.mkdir(mode=0o700, exist_ok=True)
+        kept = staging / str(part.index)
+        if not kept.exists():
+            partial = staging / f".{part.index}"
+            partial.unlink(missing_ok=True)
+            write_private(partial, part.data)
+            os.replace(partial, kept)
+        lacking = next((i for i in range(part.count) if not (staging / str(i)).exists()), None)
+        if lacking is not None:
+            return ReportPartAck(part.sender, part.name, part.digest, lacking)
+        blob = b"".join((staging / str(i)).read_bytes() for i in range(part.count))
+        shutil.rmtree(staging, ignore_errors=True)
+        if len(blob) != part.size or hashlib.sha256(blob).hexdigest() != part.digest:
+            raise FeedRefused(f"the {part.count} parts of report {part.name} do not make the report of digest "
+                              f"{part.digest[:12]}...: they are discarded; send the report again")
+        try:
+            files = files_of_blob(blob)
+        except FeedFormatError as error:
+            raise FeedRefused(f"report {part.name}: {error}") from None
+        return self.take(Report(part.sender, part.name, files), certified)
 
     def _latest(self) -> dict[tuple[str, str], str]:
         """The digest of the last files received of each (sender, report), from the journal once."""

@@ -15,7 +15,8 @@ file with its detached CMS signature, and the feed sends it like the daily repor
 A day the export refuses (a game the replay format cannot express, docs/audit.md) is
 sent as such: ``segment.json`` alone, its ``refused`` saying why, so the regulator sees
 why that day was not replayed card by card.  So is a day whose files would not fit in
-one report of the feed (:data:`protocol.regulator_feed.MAX_REPORT_BYTES`).
+the largest report the feed carries in parts (:data:`protocol.regulator_feed.MAX_PARTS`
+parts of :data:`~protocol.regulator_feed.PART_BYTES`: 256 MiB).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from protocol.audit.check import RESULT, SCENARIO, ExportUnreadable, document
 from protocol.chain import Record
-from protocol.regulator_feed import MAX_REPORT_BYTES
+from protocol.regulator_feed import MAX_PARTS, PART_BYTES
 from protocol.replay import render
 
 #: The prefix of an audit report's folder name: ``audit-YYYY-MM-DD``.
@@ -142,12 +143,12 @@ class AuditReport:
             files[RESULT] = render(dict(self.result)).encode("ascii")
         return files
 
-    def fitted(self, limit: int = MAX_REPORT_BYTES) -> "AuditReport":
+    def fitted(self, limit: int = MAX_PARTS * PART_BYTES) -> "AuditReport":
         """This report, or its refusal when its files and their signatures would not fit in ``limit`` bytes."""
         size = sum(len(data) for data in self.files().values())
         if size + SIGNATURES_BYTES <= limit:
             return self
-        reason = (f"the day's audit export holds {size} bytes, more than one report of the feed carries "
+        reason = (f"the day's audit export holds {size} bytes, more than the largest report the feed carries "
                   f"({limit} with its signatures); the inspector exports it with bingo audit export")
         return AuditReport(replace(self.segment, refused=reason))
 

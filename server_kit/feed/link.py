@@ -7,6 +7,8 @@ value, and is answered with the receiver's message:
 ``FeedHello``   ``hello``  -> ``position`` (checked against the journal first: :attr:`FeedLinkService.witness`)
 ``FeedBatch``   ``batch``  -> ``ack``
 ``FeedReport``  ``report`` -> ``report_ack`` (a signed report, once every record is acknowledged)
+``FeedReportPart``  ``report_part`` -> ``report_part_ack``, the last one ``report_ack`` (a report larger
+                than one message, in parts; a delivery cut off goes on at the part the receiver lacks)
 
 A receiver that refuses a message (it breaks the format, it is for another identity,
 another key) answers ``FEED_REFUSED`` with its reason; the sender logs it and drops the
@@ -37,7 +39,20 @@ from twisted.protocols import amp
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from protocol.regulator_feed import Ack, FeedFormatError, Position, Report, ReportAck, decode, encode
+from protocol.regulator_feed import (
+    PART_BYTES,
+    Ack,
+    FeedFormatError,
+    Position,
+    Report,
+    ReportAck,
+    ReportPart,
+    ReportPartAck,
+    decode,
+    encode,
+    report_blob,
+    report_parts,
+)
 from server_kit.amp.chunks import Chunked
 from server_kit.feed.cursor import FeedCursor, FeedProtocolError, FeedStatus
 from server_kit.feed.reports import ReportOutbox
@@ -78,6 +93,13 @@ class FeedBatch(amp.Command):
 
 class FeedReport(amp.Command):
     commandName = b"FeedReport"
+    arguments = [(b"message", Chunked(MAX_MESSAGE_BYTES))]
+    response = [(b"message", Chunked(64 * 1024))]
+    errors = {FeedRefusedError: b"FEED_REFUSED"}
+
+
+class FeedReportPart(amp.Command):
+    commandName = b"FeedReportPart"
     arguments = [(b"message", Chunked(MAX_MESSAGE_BYTES))]
     response = [(b"message", Chunked(64 * 1024))]
     errors = {FeedRefusedError: b"FEED_REFUSED"}
@@ -208,16 +230,33 @@ class FeedSending(amp.AMP):
         sent.addCallback(acked).addErrback(failed)
 
     def send_report(self, report: Report) -> None:
-        """Send ``report``; once acknowledged it is not due again (unless written again)."""
+        """Send ``report``, in parts when it is larger than one message (from the part the receiver said it
+        lacked, when an earlier connection was cut); once acknowledged it is not due again (unless written
+        again)."""
         self.busy = True
         outbox = self.service.outbox
         assert outbox is not None
+        parts = report_parts(report) if len(report_blob(report.files)) > PART_BYTES else []
+        resume = self.service.resume
+
+        def send(part: ReportPart) -> None:
+            self.callRemote(FeedReportPart, message=encode(part)).addCallback(acked).addErrback(failed)
 
         def acked(answer: dict[str, Any]) -> None:
             self.busy = False
             ack = decode(answer["message"])
+            if (isinstance(ack, ReportPartAck) and parts and ack.name == report.name
+                    and ack.digest == parts[0].digest and ack.next < len(parts)):
+                resume[(report.name, ack.digest)] = ack.next
+                self.log.info("Feed to the regulator: report {name}: {held} of its {count} parts held",
+                              name=report.name, held=ack.next, count=len(parts))
+                self.busy = True
+                send(parts[ack.next])
+                return
             if not isinstance(ack, ReportAck) or ack.name != report.name:
                 raise FeedProtocolError(f"the receiver answered the report {report.name} with {ack!r:.80}")
+            if parts:
+                resume.pop((report.name, parts[0].digest), None)
             if outbox.acknowledged(ack):
                 self.log.info("Feed to the regulator: report {name} acknowledged", name=report.name)
             else:
@@ -238,7 +277,10 @@ class FeedSending(amp.AMP):
                               name=report.name, error=failure.getErrorMessage())
                 self.close()
 
-        self.callRemote(FeedReport, message=encode(report)).addCallback(acked).addErrback(failed)
+        if parts:
+            send(parts[min(resume.get((report.name, parts[0].digest), 0), len(parts) - 1)])
+        else:
+            self.callRemote(FeedReport, message=encode(report)).addCallback(acked).addErrback(failed)
 
     def wake(self) -> None:
         """New records were committed: send them now if nothing is in flight (nor waiting after a refusal)."""
@@ -272,6 +314,8 @@ class FeedLinkService(ClientService):
         self.address = address
         self.clock = reactor
         self.sending: FeedSending | None = None
+        #: Of each report being sent in parts (its name and digest), the first part the receiver lacked.
+        self.resume: dict[tuple[str, str], int] = {}
         self._shown: tuple[float, dict[str, Any]] | None = None
         #: Told (at most once a second) when the feed connects, is acknowledged or is lost.
         self.listeners: list[Callable[[], None]] = []
@@ -371,4 +415,4 @@ class FeedLinkService(ClientService):
 
 
 __all__ = ["FeedBatch", "FeedHello", "FeedReport", "FeedLinkService", "FeedRefusedError", "FeedSending", "ReceiverAddress",
-           "MAX_MESSAGE_BYTES"]
+           "MAX_MESSAGE_BYTES", "FeedReportPart"]

@@ -84,3 +84,60 @@ def test_N7_a_position_says_the_hash_of_the_last_record_held_and_a_bad_one_is_re
     raw = json.loads(encode(said))
     with pytest.raises(FeedFormatError, match="'hash'"):
         decode(json.dumps({**raw, "hash": "AB" * 32}).encode())
+
+
+@pytest.mark.req("R92.7")
+def test_a_report_larger_than_a_message_goes_in_parts_that_frame_its_files_and_a_bad_part_is_refused() -> None:
+    """A day's audit export of any size reaches the regulator: the parts of ``report_part`` put together are
+    the report's files framed as its digest frames them."""
+    import base64
+    import hashlib
+
+    from protocol.regulator_feed import (
+        MAX_PARTS,
+        PART_BYTES,
+        Report,
+        ReportPart,
+        ReportPartAck,
+        files_of_blob,
+        report_blob,
+        report_digest,
+        report_parts,
+    )
+
+    files = {"scenario.json": bytes(range(256)) * (PART_BYTES // 256) + b"{}", "segment.json": b"{}",
+             "scenario.json.p7s": b"\x30\x82", "result.json": b"[]\n"}
+    report = Report("hall:h1", "audit-2026-12-04", files)
+    parts = report_parts(report)
+    blob = report_blob(files)
+    assert hashlib.sha256(blob).hexdigest() == report_digest(files) == parts[0].digest
+    assert [p.count for p in parts] == [2, 2] and parts[0].size == len(blob) > PART_BYTES
+    assert len(parts[0].data) == PART_BYTES and b"".join(p.data for p in parts) == blob
+    assert files_of_blob(blob) == files
+    for part in parts:
+        assert decode(encode(part)) == part
+    ack = ReportPartAck("hall:h1", "audit-2026-12-04", parts[0].digest, 1)
+    assert decode(encode(ack)) == ack
+
+    def sent(part: ReportPart, **changed: object) -> bytes:
+        data = json.loads(encode(part))
+        data.update(changed)
+        return json.dumps(data).encode()
+
+    for raw, named in (
+        (sent(parts[0], index=2), "'index' must be below 2"),
+        (sent(parts[0], count=3), "go in 2 parts, not 3"),
+        (sent(parts[1], data=base64.b64encode(parts[1].data[:-1]).decode()), f"part 1 of 2 holds {len(parts[1].data)} bytes"),
+        (sent(parts[0], size=PART_BYTES), "'size' must be at least"),
+        (sent(parts[0], size=MAX_PARTS * PART_BYTES + 1), "at most"),
+        (sent(parts[0], data="!!"), "not base64"),
+        (sent(parts[0], digest="ab"), "'digest'"),
+    ):
+        with pytest.raises(FeedFormatError, match=re.escape(named)):
+            decode(raw)
+    for blob_bad, named in ((b"report.json\x005\x00abc", "length of report.json"),
+                            (b"journal.txt\x001\x00a", "not a file of a report"),
+                            (b"report.json", "does not start a file"),
+                            (report_blob({"report.json": b"a"}) * 2, "comes twice")):
+        with pytest.raises(FeedFormatError, match=re.escape(named)):
+            files_of_blob(blob_bad)

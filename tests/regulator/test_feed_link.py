@@ -317,6 +317,58 @@ async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowl
         await stop(service)
 
 
+@pytest.mark.req("R95.4", "R92.7")
+@pytest_twisted.ensureDeferred
+async def test_a_report_larger_than_a_message_arrives_in_parts_and_a_cut_delivery_goes_on_at_the_part_lacking(
+    tmp_path: Path, pki_dir: Path
+) -> None:
+    """A busy day's audit export is larger than one message of the feed: it goes in parts, each kept on the
+    receiver's disk as it comes; the connection cut as the second part arrives, the delivery goes on from the
+    part the receiver lacks, and the report is taken once, whole, its signature checked."""
+    from protocol.regulator_feed import PART_BYTES
+    from server_kit.feed.reports import ReportOutbox
+
+    (tmp_path / "regulator").mkdir()
+    journal = journal_at(tmp_path)
+    commit(journal, 3)
+    reports = tmp_path / "hall-reports"
+    text = b"".join(b'{"card": %d, "cells": [1, 12, 23, 34, 45, 56, 67, 78, 89]}\n' % i for i in range(200_000))
+    assert 2 * PART_BYTES < len(text) < 3 * PART_BYTES  # three parts with its signature
+    write_report(reports / "daily-2026-12-01", signer_of(pki_dir), text)
+    service = await receiver(tmp_path, pki_dir)
+    inbox = service.inbox
+    assert inbox is not None
+    taken: list[int] = []
+    take_part = inbox.take_part
+
+    def spy(part: Any, certified: str) -> Any:
+        taken.append(part.index)
+        answer = take_part(part, certified)
+        if taken.count(1) == 1 and part.index == 1:  # the connection cut as the second part is kept
+            reactor.callFromThread(lambda: [c.transport.abortConnection() for c in list(service.factory.connections)])
+        return answer
+
+    inbox.take_part = spy  # type: ignore[method-assign]
+    link = FeedLinkService(reactor, FeedCursor(journal, f"hall:{HALL}", pem(journal)),
+                           ReceiverAddress("127.0.0.1", service.port.getHost().port, pki_dir, HALL, "localhost"),
+                           ReportOutbox(reports, f"hall:{HALL}"))
+    link.startService()
+    try:
+        await until(lambda: len(inbox.received()) == 1, "the report, in parts, at the receiver", 90)
+        (report,) = inbox.received()
+        assert report.name == "daily-2026-12-01" and report.verified, report
+        kept = inbox.folder(f"hall:{HALL}", "daily-2026-12-01")
+        assert (kept / "report.json").read_bytes() == text
+        # Part 0 went once: after the cut the sender went on from the part the receiver lacked.
+        assert taken.count(0) == 1 and sorted(set(taken)) == [0, 1, 2] and len(taken) <= 4, taken
+        assert not any((kept.parent / ".incoming").iterdir())  # nothing of it left half-held
+        await until((reports / "daily-2026-12-01" / ".delivered").exists, "the sender to note the ack")
+        assert link.resume == {}
+    finally:
+        await link.stopService()
+        await stop(service)
+
+
 @pytest.mark.req("R92.7")
 @pytest_twisted.ensureDeferred
 async def test_a_record_altered_at_the_hall_is_named_at_the_receiver_and_not_sent_again_in_a_tight_loop(
