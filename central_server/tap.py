@@ -431,7 +431,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
         cursor = FeedCursor(journal, CENTRAL, public_pem(key).decode())
         feed = FeedLinkService(reactor, cursor, ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir,
                                                                 config.central_id, feeding.server_name),
-                               ReportOutbox(config.home / REPORTS_FOLDER, CENTRAL, deliveries))
+                               ReportOutbox(config.home / REPORTS_FOLDER, CENTRAL, deliveries), read)
         feed.setServiceParent(active)
         core.observers.append(lambda record: feed.wake())  # each commit is sent at once
         closer.listeners.append(feed.report_written)  # the day's report, sent once written

@@ -601,7 +601,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         session.closing_checks.append(videobingo.closing_check)  # the day's close reconciles the meters
         videobingo.credit_checks.append(responsible.purchase_refusal)  # limits and exclusions (R97.2)
     opening_hours.enforce(session, videobingo)  # no session opens, no machine plays, outside the hours (R74.1)
-    feed = regulator_feed(config, reactor, journal)
+    feed = regulator_feed(config, reactor, journal, on_general_pool)
     view = HallView(config.name, warnings=config.responsible.warnings, desks=config.desks,
                     claim_wait_s=config.draw.claim_wait_s,
                     series=functools.partial(series_on_sale, games),
@@ -799,15 +799,16 @@ def feed_at(address: str, config: HallConfig) -> RegulatorFeedConfig:
     return RegulatorFeedConfig(host, int(port), hall_id, host, config.tls.pki_dir)
 
 
-def regulator_feed(config: HallConfig, reactor: Any, journal: Journal) -> FeedLinkService | None:
-    """The link that sends the journal to the regulator's receiver (``[regulator]``), or None."""
+def regulator_feed(config: HallConfig, reactor: Any, journal: Journal, read: Any) -> FeedLinkService | None:
+    """The link that sends the journal to the regulator's receiver (``[regulator]``), or None; ``read`` runs
+    its reads of the journal off the reactor."""
     feeding = config.regulator
     if feeding is None:
         return None
     sender = hall_sender(feeding.hall_id)
     cursor = FeedCursor(journal, sender, public_pem(journal.key).decode())
     address = ReceiverAddress(feeding.host, feeding.port, feeding.pki_dir, feeding.hall_id, feeding.server_name)
-    return FeedLinkService(reactor, cursor, address, ReportOutbox(config.home / REPORTS_FOLDER, sender))
+    return FeedLinkService(reactor, cursor, address, ReportOutbox(config.home / REPORTS_FOLDER, sender), read)
 
 
 def build_videobingo(config: HallConfig, core: CommandCore, ledger: LedgerModule,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from protocol.chain import sealed_form
+from protocol.chain import Record, sealed_form
 from protocol.regulator_feed import MAX_BATCH, Ack, Batch, Hello, Position
 from server_kit.journal.port import JournalPort
 
@@ -85,10 +85,24 @@ class FeedCursor:
 
         Each in its sealed form: a secret it holds is sent as its commitment, never itself
         (:func:`protocol.chain.sealed_form`; the same hash and signature)."""
+        after = self.sending_from()
+        return None if after is None else self.sending(after, self.read_after(after))
+
+    def sending_from(self) -> int | None:
+        """After which record the next batch starts, or None when nothing may be sent now."""
         if not self.connected or self.acked is None:
             return None
-        records = tuple(sealed_form(r) for r in islice(self.journal.records(self.sent), self.batch_size))
-        if not records:
+        return self.sent
+
+    def read_after(self, after: int) -> tuple[Record, ...]:
+        """Up to a batch of records after ``after``, sealed: a read of the journal alone, which changes
+        nothing here (the link runs it off the reactor)."""
+        return tuple(sealed_form(r) for r in islice(self.journal.records(after), self.batch_size))
+
+    def sending(self, after: int, records: tuple[Record, ...]) -> Batch | None:
+        """The batch of ``records`` read after ``after``, now counted as sent; None when there are none, or
+        when the connection moved on while they were read (they are read again from where it stands)."""
+        if not records or self.sending_from() != after:
             return None
         self.sent = records[-1].seq
         return Batch(self.sender, records)

@@ -54,6 +54,7 @@ from protocol.regulator_feed import (
     report_parts,
 )
 from server_kit.amp.chunks import Chunked
+from server_kit.core import RunBlocking, run_inline
 from server_kit.feed.cursor import FeedCursor, FeedProtocolError, FeedStatus
 from server_kit.feed.reports import ReportOutbox
 from server_kit.pki import PkiError, Role, client_tls_options, peer_identity
@@ -194,14 +195,40 @@ class FeedSending(amp.AMP):
             if self._poll is None or not self._poll.active():
                 self._poll = self.service.clock.callLater(wait, self.pump)
             return
-        batch = self.cursor.next_batch()
-        if batch is None:
-            report = self.service.outbox.due() if self.service.outbox is not None else None
-            if report is not None:
-                self.send_report(report)
-                return
-            if self._poll is None or not self._poll.active():
-                self._poll = self.service.clock.callLater(POLL_S, self.pump)
+        after = self.cursor.sending_from()
+        if after is None:
+            self._idle()
+            return
+        self.busy = True  # the journal is read off the reactor; nothing else is sent meanwhile
+        reading = self.service.read(self.cursor.read_after, after)
+        reading.addCallbacks(lambda records: self._send_batch(after, records), self._read_failed)
+
+    def _idle(self) -> None:
+        """Every record is sent: a report due, or a look again in :data:`POLL_S`."""
+        report = self.service.outbox.due() if self.service.outbox is not None else None
+        if report is not None:
+            self.send_report(report)
+            return
+        if self._poll is None or not self._poll.active():
+            self._poll = self.service.clock.callLater(POLL_S, self.pump)
+
+    def _read_failed(self, failure: Failure) -> None:
+        self.busy = False
+        self.log.failure("Feed to the regulator: the journal could not be read; trying again in {s} s", failure,
+                         s=POLL_S)
+        if self.open and (self._poll is None or not self._poll.active()):
+            self._poll = self.service.clock.callLater(POLL_S, self.pump)
+
+    def _send_batch(self, after: int, records: tuple[Any, ...]) -> None:
+        self.busy = False
+        if not self.open:
+            return
+        if not records:
+            self._idle()
+            return
+        batch = self.cursor.sending(after, records)
+        if batch is None:  # the connection moved on while the records were read: from where it stands
+            self.pump()
             return
         self.busy = True
         sent = self.callRemote(FeedBatch, message=encode(batch))
@@ -307,8 +334,10 @@ class FeedLinkService(ClientService):
     log = Logger()
 
     def __init__(self, reactor: Any, cursor: FeedCursor, address: ReceiverAddress,
-                 outbox: ReportOutbox | None = None) -> None:
+                 outbox: ReportOutbox | None = None, read: RunBlocking = run_inline) -> None:
         self.cursor = cursor
+        #: Runs the journal's reads (a thread pool in the servers, never the reactor's thread).
+        self.read = read
         #: The signed reports to send once every record is acknowledged (None: records only).
         self.outbox = outbox
         self.address = address

@@ -92,3 +92,24 @@ def test_a_receiver_that_says_it_holds_more_than_the_journal_is_not_believed(tmp
     commit(shorter, 2)
     with pytest.raises(FeedProtocolError, match="holds 3 records of hall:h1 but the journal has 2"):
         connect(cursor_of(shorter), receiver)
+
+
+@pytest.mark.req("R92.7")
+def test_records_read_off_the_reactor_for_a_connection_that_moved_on_are_not_sent(tmp_path: Path) -> None:
+    """The link reads the journal on a thread: records read for a connection lost (or a position changed)
+    meanwhile are dropped, never counted as sent, so the new connection skips none."""
+    journal = FakeJournal()
+    commit(journal, 8)
+    cursor, receiver = cursor_of(journal), receiver_at(f"sqlite:///{tmp_path / 'regulator.sqlite'}")
+    connect(cursor, receiver)
+    pump(cursor, receiver, batches=1)
+    after = cursor.sending_from()
+    assert after == 3
+    read = cursor.read_after(after)  # on the thread: changes nothing
+    assert [r.seq for r in read] == [4, 5, 6] and cursor.sent == 3
+    cursor.disconnect()
+    connect(cursor, receiver)  # a new connection, from the receiver's position (3)
+    pump(cursor, receiver, batches=1)  # it sent 4 to 6 itself
+    assert cursor.sending(after, read) is None and cursor.sent == 6  # the stale read is not sent again
+    pump(cursor, receiver)
+    assert [r for r in receiver.store.records(HALL)] == list(journal.records()) and receiver.store.alerts() == []
