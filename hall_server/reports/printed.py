@@ -1,0 +1,98 @@
+"""What the hall prints speaks the hall's language: the :class:`Wording` of its PDFs.
+
+The tickets, the statements, the minutes, the daily, monthly and yearly reports and the
+sheets of paper cards are laid out in :func:`wording`: the texts of the ``reports``
+catalog (``hall_server/locale/<language>/LC_MESSAGES/reports.po``), amounts by CLDR's
+rules for the language (``1.234,56 €``), dates in the language's short form and times
+24-hour in the hall's zone.  The CSV and the JSON beside a PDF are data for programs:
+they keep the English words, the ISO dates and the amounts in cents
+(:data:`server_kit.reports.document.DATA`).
+
+:data:`WORDS` names the words a report copies from the journal (a game's state, a
+prize, an event of the draw...): each is looked up in the catalog as it is printed.  A
+text the journal holds as written (an incident's description, a refusal's reason, a
+name) is printed as written.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from datetime import tzinfo
+from typing import Any, Callable
+
+from babel import Locale
+from babel.dates import format_date, format_datetime
+
+from hall_server import i18n
+from server_kit.reports.document import Report, Wording
+from server_kit.reports.render import to_pdf
+
+
+def N_(text: str) -> str:
+    """Marks a word for the catalog (``pybabel extract``) where it is only named, not yet translated."""
+    return text
+
+
+#: The words the reports copy from the journal, translated where they are printed.
+WORDS = (
+    # a game's state
+    N_("selling"), N_("sale closed"), N_("drawing"), N_("suspended"), N_("suspended for good"), N_("refunded"),
+    N_("being finished by hand"), N_("closed"), N_("finished by hand"), N_("open"), N_("opening"), N_("closing"),
+    N_("announced"), N_("void"), N_("cancelled"), N_("finished"),
+    # the prizes and pots
+    N_("line"), N_("bingo"), N_("superbingo"), N_("superbingo_last_game"), N_("grand_superbingo"), N_("megabingo"),
+    N_("jackpot"), N_("jackpot_accumulated"), N_("jackpot_reserve"), N_("jackpot (taken back)"),
+    # the events of the draw
+    N_("ball"), N_("ball drawn"), N_("ball entered"), N_("ball voided"), N_("misread"), N_("correction signed"),
+    N_("pot collected"), N_("pot collection returned"), N_("pot moved"), N_("claim"), N_("claim rejected"),
+    N_("prize"), N_("prize paid"), N_("paid"), N_("carried"), N_("the game was refunded"),
+    # kinds of cards, of places, of beneficiaries
+    N_("paper"), N_("virtual"), N_("terminal"), N_("seller"), N_("account"), N_("station"), N_("paper winner"),
+    N_("paper card"), N_("ticket"), N_("hall game"), N_("joint game"), N_("network game"), N_("video bingo"),
+    # the minutes book
+    N_("incident"), N_("complaint"), N_("clock stepped"), N_("extra ball check requested"), N_("ball set replaced"),
+    N_("entry refused"), N_("self-exclusion"), N_("terminal failed"), N_("terminal out of service"),
+    N_("blower fault"), N_("blower link down"), N_("blower switched"), N_("game suspended"),
+    N_("game suspended for good"), N_("verification failed"), N_("deposit"), N_("withdrawal"),
+    # the staff's roles
+    N_("administrator"), N_("room chief"), N_("seller caller"), N_("table chief"), N_("cashier"), N_("admission"),
+    N_("system"),
+)
+
+
+def _short_date(local: Locale) -> str:
+    return local.date_formats["short"].pattern
+
+
+def wording(language: str) -> Wording:
+    """The hall's printed words in ``language`` (one of :data:`hall_server.i18n.LANGUAGES`)."""
+    local = Locale.parse(i18n.checked(language))
+
+    def moment(time_ms: int, zone: tzinfo) -> str:
+        when = datetime.datetime.fromtimestamp(time_ms / 1000, zone)
+        return format_datetime(when, f"{_short_date(local)} HH:mm:ss", locale=local)
+
+    def clock(time_ms: int, zone: tzinfo) -> str:
+        return format_datetime(datetime.datetime.fromtimestamp(time_ms / 1000, zone), "HH:mm:ss", locale=local)
+
+    def day(iso: str) -> str:
+        try:
+            return format_date(datetime.date.fromisoformat(iso), "short", locale=local)
+        except ValueError:  # not a date: printed as it is
+            return iso
+
+    def t(msgid: str, **params: Any) -> str:
+        return i18n.translate(language, msgid, **params)
+
+    return Wording(t=t, money=functools.partial(_money, language=language), moment=moment, clock=clock, day=day)
+
+
+def _money(cents: int, language: str) -> str:
+    return i18n.money(cents, language)
+
+
+def printed_pdf(lay_out: Callable[[Wording], Report], language: str) -> bytes:
+    """The PDF of the report ``lay_out`` makes in a wording, printed in ``language``."""
+    words = wording(language)
+    return to_pdf(lay_out(words), words)
