@@ -88,8 +88,13 @@ def wording(language: str) -> Wording:
     return Wording(t=t, money=functools.partial(_money, language=language), moment=moment, clock=clock, day=day)
 
 
+#: CLDR's narrow no-break space (French thousands, ``1 234,56 €``), which the embedded fonts have no glyph for,
+#: is printed as the no-break space they have: the same figure, the same unbroken line.
+_NARROW_NO_BREAK_SPACE, _NO_BREAK_SPACE = "\u202f", "\u00a0"
+
+
 def _money(cents: int, language: str) -> str:
-    return i18n.money(cents, language)
+    return i18n.money(cents, language).replace(_NARROW_NO_BREAK_SPACE, _NO_BREAK_SPACE)
 
 
 def printed_pdf(lay_out: Callable[[Wording], Report], language: str) -> bytes:
