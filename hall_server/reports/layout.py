@@ -220,7 +220,7 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "", wording: 
             [("seq", t("Record")), ("time", t("Time")), ("ball_order", t("Ball no.")), ("ball", t("Ball")),
              ("event", t("Event")), ("cards", t("Cards")), ("amount_cents", t("Amount")), ("detail", t("Detail"))],
             [[e.seq, wording.moment(e.time_ms, timezone), e.order, e.ball, t(e.event), _words(e.cards),
-              _cents(e.amount_cents), e.detail] for e in game.draw],
+              _cents(e.amount_cents), t(e.detail) if e.detail else ""] for e in game.draw],
         ),
     ]
 
@@ -323,7 +323,7 @@ def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "", wor
             [("seq", t("Record")), ("time", t("Time")), ("ball_order", t("Ball no.")), ("ball", t("Ball")), ("event", t("Event")),
              ("cards", t("Cards")), ("amount_cents", t("Amount")), ("detail", t("Detail"))],
             [[e.seq, wording.moment(e.time_ms, timezone), e.order, e.ball, t(e.event), _words(e.cards), _cents(e.amount_cents),
-              e.detail] for e in game.draw],
+              t(e.detail) if e.detail else ""] for e in game.draw],
         ),
     ]
 

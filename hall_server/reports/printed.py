@@ -46,7 +46,13 @@ WORDS = (
     # the events of the draw
     N_("ball"), N_("ball drawn"), N_("ball entered"), N_("ball voided"), N_("misread"), N_("correction signed"),
     N_("pot collected"), N_("pot collection returned"), N_("pot moved"), N_("claim"), N_("claim rejected"),
-    N_("prize"), N_("prize paid"), N_("paid"), N_("carried"), N_("the game was refunded"),
+    N_("prize"), N_("prize paid"), N_("paid"), N_("carried"), N_("the game was refunded"), N_("line completed"),
+    N_("bingo completed"), N_("prize won"), N_("prize closed"), N_("pot paid"), N_("ball corrected"),
+    N_("declared not played"), N_("game resumed"), N_("game refunded"), N_("manual finish started"),
+    N_("game closed"), N_("game finished"), N_("carry_line"), N_("carry_bingo"),
+    # a ball count's stage, a verification's checks
+    N_("extra"), N_("clock"), N_("database"), N_("draw_device"), N_("journal"), N_("links"), N_("software"),
+    N_("terminals"), N_("physical"),
     # kinds of cards, of places, of beneficiaries
     N_("paper"), N_("virtual"), N_("terminal"), N_("seller"), N_("account"), N_("station"), N_("paper winner"),
     N_("paper card"), N_("ticket"), N_("hall game"), N_("joint game"), N_("network game"), N_("video bingo"),

@@ -123,13 +123,13 @@ def daily_report(day: DailyReport, wording: Wording = DATA) -> Report:
         ("amount_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal or seller")), ("refunded", t("Refunded")),
     ], [
         (c.game_id, t(c.kind), c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
-         Cents(c.amount_cents), c.hall, c.where, t("yes") if c.refunded else t("no"))
+         Cents(c.amount_cents), c.hall, t(c.where), t("yes") if c.refunded else t("no"))
         for c in day.cards
     ])
     terminals = table_of("terminals", t("Where the cards were played (R95.4 d)"), [
         ("hall", t("Hall")), ("kind", t("Kind")), ("where", t("Terminal or seller")), ("games", t("Games")),
         ("cards", t("Cards")), ("amount_cents", t("Paid")),
-    ], [(x.hall, t(x.kind), x.where, x.games, x.cards, Cents(x.amount_cents)) for x in day.terminals()])
+    ], [(x.hall, t(x.kind), t(x.where), x.games, x.cards, Cents(x.amount_cents)) for x in day.terminals()])
     prizes = table_of("prizes", t("Prizes of the day (R95.4 e)"), [
         ("game_id", t("Game")), ("prize", t("Prize")), ("ball_count", t("Won on ball")), ("amount_cents", t("Amount")),
         ("paid_cents", t("Paid")), ("carry_cents", t("Carried on")), ("winners", t("Winning cards")),
@@ -142,7 +142,7 @@ def daily_report(day: DailyReport, wording: Wording = DATA) -> Report:
         ("game_id", t("Game")), ("prize", t("Prize")), ("card", t("Card")), ("ball_count", t("Won on ball")),
         ("ball", t("Ball")), ("paid_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal")),
     ], [
-        (w.game_id, t(w.prize), w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, w.where)
+        (w.game_id, t(w.prize), w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, t(w.where))
         for w in day.wins
     ])
     wins = [(day.day, win) for win in day.large_wins()]

@@ -89,7 +89,7 @@ def monthly_report(month: str, days: Sequence[DailyReport], wording: Wording = D
             ("stake_pct", t("Stake %")), ("amount_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal or seller")), ("refunded", t("Refunded")),
         ], [
             (d.day, c.game_id, t(c.kind), c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
-             Cents(c.amount_cents), c.hall, c.where, t("yes") if c.refunded else t("no"))
+             Cents(c.amount_cents), c.hall, t(c.where), t("yes") if c.refunded else t("no"))
             for d in days for c in d.cards
         ]),
         large_wins_table(wins, wording),
