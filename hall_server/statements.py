@@ -6,13 +6,12 @@ browser.  Pages are written uncompressed, so their text can be searched as is.  
 speak the hall's language (:mod:`hall_server.reports.printed`): its words, its money
 (``1.234,56 €``), its short dates and 24-hour times in the hall's zone; a movement's
 reason, journaled in English, is printed in the language when it is one the hall writes
-(:func:`movement_text`), as written otherwise.
+(:data:`hall_server.reports.printed.PHRASES`), as written otherwise.
 """
 
 from __future__ import annotations
 
 import io
-import re
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
@@ -25,9 +24,8 @@ from reportlab.lib.utils import simpleSplit
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
-from hall_server.reports.printed import N_, wording
+from hall_server.reports.printed import wording
 from server_kit.reports import fonts
-from server_kit.reports.document import Wording
 
 fonts.register()
 
@@ -43,39 +41,6 @@ ROW_HEIGHT = 5.5 * mm
 def format_account_number(number: str) -> str:
     """``123456789012`` -> ``1234 5678 9012``, as printed and read aloud."""
     return " ".join(number[i : i + 4] for i in range(0, len(number), 4))
-
-
-#: The reasons the hall journals for a player's movements, as patterns of their English text, with the message
-#: each is printed as (its named groups fill the message's placeholders).
-REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), message) for pattern, message in (
-    (r"credit loaded in cash at desk (?P<desk>.+)", N_("credit loaded in cash at desk {desk}")),
-    (r"cashed out in cash at desk (?P<desk>.+)", N_("cashed out in cash at desk {desk}")),
-    (r"cashed out by (?P<method>\S+) (?P<reference>.*) at desk (?P<desk>.+)",
-     N_("cashed out by {method} {reference} at desk {desk}")),
-    (r"sale:virtual", N_("virtual cards bought")),
-    (r"annex:sale", N_("cards bought in the game with the partner hall")),
-    (r"network:hold", N_("held for network cards")),
-    (r"network:stake", N_("network cards bought")),
-    (r"network:release", N_("network hold released")),
-    (r"prize:(?P<prize>.+)", N_("prize: {prize}")),
-    (r"vb:credit in \((?P<source>.+)\)", N_("credit moved to a video bingo machine")),
-    (r"vb:credit out \((?P<destination>.+)\)", N_("credit returned from a video bingo machine")),
-    (r"refund:game", N_("cards refunded: the game was not played")),
-    (r"refund:terminal", N_("cards refunded: the terminal failed")),
-    (r"opening balance", N_("opening balance")),
-))
-#: The means of a cash-out, as printed.
-METHODS = (N_("cheque"), N_("transfer"), N_("card"))
-
-
-def movement_text(reason: str, words: Wording) -> str:
-    """A movement's journaled reason in ``words``: the hall's sentence for it, or the reason as written."""
-    for pattern, message in REASONS:
-        found = pattern.fullmatch(reason)
-        if found:
-            params = {name: words.t(value) for name, value in found.groupdict().items()}
-            return words.t(message, **params)
-    return reason
 
 
 def ticket_qr(number: str) -> QrCodeWidget:
@@ -135,7 +100,7 @@ def statement_pdf(statement: "Statement", *, hall_name: str, printed_ms: int, ti
         return max(stringWidth(text, fonts.SANS, size) for text in texts)
 
     rows = [
-        (str(m.seq), words.moment(m.time_ms, timezone), movement_text(m.reason, words), money(m.amount),
+        (str(m.seq), words.moment(m.time_ms, timezone), words.t(m.reason), money(m.amount),
          money(m.balance))
         for m in statement.movements
     ]

@@ -195,7 +195,7 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "", wording: 
              ("amount_cents", t("Prize amount")), ("card", t("Winning card")), ("paid_cents", t("Paid to the card")),
              ("carried_cents", t("Carried")), ("paid_from", t("Paid from"))],
             [[p.seq, t(p.prize), p.order, p.ball, Cents(p.amount_cents), card, Cents(cents),
-              Cents(p.carry_cents), t("player's account") if card in virtual else p.paid_from]
+              Cents(p.carry_cents), t("player's account") if card in virtual else t(p.paid_from)]
              for p in game.prizes for card, cents in p.payments],
         ),
         _table(

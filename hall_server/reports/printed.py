@@ -9,15 +9,19 @@ they keep the English words, the ISO dates and the amounts in cents
 (:data:`server_kit.reports.document.DATA`).
 
 :data:`WORDS` names the words a report copies from the journal (a game's state, a
-prize, an event of the draw...): each is looked up in the catalog as it is printed.  A
-text the journal holds as written (an incident's description, a refusal's reason, a
-name) is printed as written.
+prize, an event of the draw...): each is looked up in the catalog as it is printed.
+:data:`PHRASES` are the texts the hall composes in English for the journal and the
+minutes (a movement's reason, ``desk 1``, ``bingo within 40 balls``): a text that is no
+message of the catalog is matched against them and printed as the message it matches,
+its parts translated in turn.  A text the journal holds as a person wrote it (an
+incident's description, a refusal's reason, a name) is printed as written.
 """
 
 from __future__ import annotations
 
 import datetime
 import functools
+import re
 from datetime import tzinfo
 from typing import Any, Callable
 
@@ -67,6 +71,50 @@ WORDS = (
 )
 
 
+#: The texts the hall composes in English (a movement's reason, a prize's payer, a pot's condition), as patterns
+#: with the message each is printed as; the named groups fill the message's placeholders, each translated too.
+PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), message) for pattern, message in (
+    (r"credit loaded in cash at desk (?P<desk>.+)", N_("credit loaded in cash at desk {desk}")),
+    (r"cashed out in cash at desk (?P<desk>.+)", N_("cashed out in cash at desk {desk}")),
+    (r"cashed out by (?P<method>\S+) (?P<reference>.*) at desk (?P<desk>.+)",
+     N_("cashed out by {method} {reference} at desk {desk}")),
+    (r"sale:virtual", N_("virtual cards bought")),
+    (r"annex:sale", N_("cards bought in the game with the partner hall")),
+    (r"network:hold", N_("held for network cards")),
+    (r"network:stake", N_("network cards bought")),
+    (r"network:release", N_("network hold released")),
+    (r"prize:(?P<prize>.+)", N_("prize: {prize}")),
+    (r"vb:credit in \((?P<source>.+)\)", N_("credit moved to a video bingo machine")),
+    (r"vb:credit out \((?P<destination>.+)\)", N_("credit returned from a video bingo machine")),
+    (r"refund:game", N_("cards refunded: the game was not played")),
+    (r"refund:terminal", N_("cards refunded: the terminal failed")),
+    (r"desk (?P<desk>.+)", N_("desk {desk}")),
+    (r"(?P<prize>[a-z_]+), desk (?P<desk>.+)", N_("{prize}, desk {desk}")),
+    (r"(?P<prize>[a-z_]+), to the players' accounts", N_("{prize}, to the players' accounts")),
+    (r"bingo within (?P<balls>[0-9]+) balls", N_("bingo within {balls} balls")),
+    (r"pot:(?P<pot>[a-z_]+) from the sales", N_("{pot} from the sales")),
+    (r"entered by (?P<by>.+)", N_("entered by {by}")),
+    (r"(?P<prize>[a-z_]+): no other card, closed by (?P<by>.+) \(R85\.6\)",
+     N_("{prize}: no other card, closed by {by} (R85.6)")),
+    (r"(?P<prize>[a-z_]+): no other card, closed after (?P<seconds>[0-9]+) s with no new claim \(R85\.6\)",
+     N_("{prize}: no other card, closed after {seconds} s with no new claim (R85.6)")),
+    (r"invalid \(R82\.8\), by (?P<by>[^:]+): (?P<reason>.*)", N_("invalid (R82.8), by {by}: {reason}")),
+))
+#: The means of a cash-out and the players' accounts, as printed.
+MORE_WORDS = (N_("cheque"), N_("transfer"), N_("card"), N_("to the players' accounts"),
+              N_("the announced megabingo to the bingo"), N_("opening balance"),
+              N_("jackpot reserve to accumulated jackpot (R91)"), N_("correction withdrawn"), N_("card refused"))
+
+
+def phrased(text: str, t: Callable[..., str]) -> str:
+    """``text`` in ``t``'s words: the message of the phrase it matches, its parts translated; else ``t(text)``."""
+    for pattern, message in PHRASES:
+        found = pattern.fullmatch(text)
+        if found:
+            return t(message, **{name: t(value) for name, value in found.groupdict().items()})
+    return t(text)
+
+
 def _short_date(local: Locale) -> str:
     return local.date_formats["short"].pattern
 
@@ -88,8 +136,13 @@ def wording(language: str) -> Wording:
         except ValueError:  # not a date: printed as it is
             return iso
 
-    def t(msgid: str, **params: Any) -> str:
+    def message(msgid: str, **params: Any) -> str:
         return i18n.translate(language, msgid, **params)
+
+    def t(msgid: str, **params: Any) -> str:
+        if params or msgid in i18n.catalog(language):
+            return message(msgid, **params)
+        return phrased(msgid, message)  # a text the hall composed: its phrase's message, or as written
 
     return Wording(t=t, money=functools.partial(_money, language=language), moment=moment, clock=clock, day=day)
 

@@ -89,7 +89,7 @@ def daily_report(day: DailyReport, wording: Wording = DATA) -> Report:
         ("journal_last_hash", t("Its hash"), day.last_hash),
     ])
     report = fields_of("report", t("Report"), [
-        ("day", t("Day"), day.day),
+        ("day", t("Day"), wording.day(day.day)),
         ("origin", t("Made by"), who),
         ("server", t("Server"), day.server),
         ("timezone", t("Time zone"), day.timezone),
@@ -204,7 +204,7 @@ def large_wins_table(wins: Sequence[tuple[str, LargeWin]], wording: Wording = DA
         ("day", t("Day")), ("number", t("No.")), ("beneficiary_kind", t("Beneficiary")), ("beneficiary", t("Account or identity")),
         ("identity_record", t("Identity record")), ("visitor", t("Visitor")), ("game_id", t("Game (empty: the day)")),
         ("prizes", t("Prizes")), ("total_cents", t("Total")),
-    ], [(d, n, t(w.beneficiary.kind), w.beneficiary.ref, w.beneficiary.identity_seq, w.beneficiary.visitor,
+    ], [(wording.day(d), n, t(w.beneficiary.kind), w.beneficiary.ref, w.beneficiary.identity_seq, w.beneficiary.visitor,
          w.game_id or "", len(w.prizes), Cents(w.total_cents)) for n, (d, w) in enumerate(wins, start=1)])
 
 
@@ -214,7 +214,7 @@ def large_win_prizes_table(wins: Sequence[tuple[str, LargeWin]], wording: Wordin
     return table_of("large_win_prizes", t("The prizes that make each sum (R75.6)"), [
         ("day", t("Day")), ("number", t("No.")), ("source", t("Where")), ("game_id", t("Game")), ("prize", t("Prize")),
         ("card", t("Card or station")), ("paid_cents", t("Paid")), ("record", t("Record")),
-    ], [(d, n, t(p.source), p.game_id, t(p.prize), p.card, Cents(p.cents), p.seq)
+    ], [(wording.day(d), n, t(p.source), p.game_id, t(p.prize), p.card, Cents(p.cents), p.seq)
         for n, (d, w) in enumerate(wins, start=1) for p in w.prizes])
 
 

@@ -69,7 +69,8 @@ def yearly_report(year: YearTax, *, origin: str, server: str, timezone: str, jou
             ("journal_last_hash", t("Its hash"), journal.last_hash),
         ]),
         fields_of("report", t("Report"), [
-            ("year", t("Fiscal year (the calendar year, R98.2)"), year.year), ("through", t("Through"), year.through),
+            ("year", t("Fiscal year (the calendar year, R98.2)"), year.year), 
+            ("through", t("Through"), wording.day(year.through)),
             ("origin", t("Made by"), who), ("server", t("Server"), server), ("timezone", t("Time zone"), timezone),
         ]),
         fields_of("totals", t("The year's tax (R98, R98.2)"), [
@@ -88,7 +89,7 @@ def yearly_report(year: YearTax, *, origin: str, server: str, timezone: str, jou
             ("machines_revenue_cents", t("Machines' revenue")), ("machines_share_cents", t("Share of the machines' tax")),
             ("bingo_stakes_to_date_cents", t("Stakes to date")), ("machines_revenue_to_date_cents", t("Revenue to date")),
         ], [
-            (d.day, Cents(d.bingo_stakes_cents), Cents(d.bingo_share_cents), Cents(d.machines_revenue_cents),
+            (wording.day(d.day), Cents(d.bingo_stakes_cents), Cents(d.bingo_share_cents), Cents(d.machines_revenue_cents),
              Cents(d.machines_share_cents), Cents(d.bingo_stakes_to_date_cents),
              Cents(d.machines_revenue_to_date_cents))
             for d in days
