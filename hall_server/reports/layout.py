@@ -98,7 +98,8 @@ def _virtual_groups(cards: Sequence[VirtualCard], labels: Mapping[int, str]) -> 
                    else stake_percent(card.stake_cents, card.price_cents))
         groups.setdefault((card.series, card.price_cents, card.stake_cents, percent), []).append(card)
     return [
-        [series, labels.get(series, ""), percent, Cents(price), Cents(stake), len(group), card_ranges(c.card_number for c in group),
+        [series, labels.get(series, ""), percent, Cents(price), Cents(stake), len(group),
+         card_ranges(c.card_number for c in group),
          _words(sorted({c.terminal_id or "-" for c in group})), Cents(stake * len(group))]
         for (series, price, stake, percent), group in sorted(groups.items())
     ]
@@ -138,7 +139,8 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "", wording: 
                 ("bingo_prize_cents", t("Bingo prize"), _cents(game.bingo_cents)),
                 ("carry_line_cents", t("of which carried into the line"), Cents(game.carry_line_cents)),
                 ("carry_bingo_cents", t("of which carried into the bingo"), Cents(game.carry_bingo_cents)),
-                ("boost_line_cents", t("of which from the jackpot reserve, line (R91.7)"), Cents(game.boost_line_cents)),
+                ("boost_line_cents", t("of which from the jackpot reserve, line (R91.7)"),
+                 Cents(game.boost_line_cents)),
                 ("boost_bingo_cents", t("of which from the jackpot reserve, bingo (R91.7)"),
                  Cents(game.boost_bingo_cents)),
                 ("prizes_paid_cents", t("Prizes paid"), Cents(game.prizes_paid_cents)),
@@ -163,7 +165,8 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "", wording: 
             [("seq", t("Record")), ("time", t("Time")), ("seller", t("Seller")), ("series", t("Series")),
              ("first_card", t("First card")), ("last_card", t("Last card")), ("cards", t("Cards")),
              ("amount_cents", t("Amount"))],
-            [[s.seq, wording.moment(s.time_ms, timezone), s.seller, s.series, s.first, s.last, s.count, Cents(s.amount_cents)]
+            [[s.seq, wording.moment(s.time_ms, timezone), s.seller, s.series, s.first, s.last, s.count,
+              Cents(s.amount_cents)]
              for s in game.paper_sales],
         ),
         _table(
@@ -205,7 +208,8 @@ def game_tables(game: GameMinutes, timezone: tzinfo, prefix: str = "", wording: 
         ),
         _table(
             f"{prefix}cards_refused", lead(t("Cards refused as invalid (R82.8)")),
-            [("seq", t("Record")), ("card", t("Card")), ("ball_order", t("After ball no.")), ("refused_by", t("Refused by")),
+            [("seq", t("Record")), ("card", t("Card")), ("ball_order", t("After ball no.")),
+             ("refused_by", t("Refused by")),
              ("reason", t("Reason"))],
             [[c.seq, c.card, c.order, c.refused_by, c.reason] for c in game.refused],
         ),
@@ -289,8 +293,10 @@ def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "", wor
         _table(
             f"{prefix}paper_sales", lead(t("Paper sales of this room, by seller")),
             [("seq", t("Record")), ("time", t("Time")), ("seller", t("Seller")), ("series", t("Series")),
-             ("first_card", t("First card")), ("last_card", t("Last card")), ("cards", t("Cards")), ("amount_cents", t("Amount"))],
-            [[s.seq, wording.moment(s.time_ms, timezone), s.seller, s.series, s.first, s.last, s.count, Cents(s.amount_cents)]
+             ("first_card", t("First card")), ("last_card", t("Last card")), ("cards", t("Cards")),
+             ("amount_cents", t("Amount"))],
+            [[s.seq, wording.moment(s.time_ms, timezone), s.seller, s.series, s.first, s.last, s.count,
+              Cents(s.amount_cents)]
              for s in game.paper_sales],
         ),
         _table(
@@ -304,11 +310,13 @@ def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "", wor
             f"{prefix}winners", lead(t("Winning cards of both rooms, with the ball they won on")),
             [("seq", t("Record")), ("prize", t("Prize")), ("ball_order", t("On ball no.")), ("ball", t("Ball")),
              ("hall", t("Hall")), ("card", t("Card")), ("terminal", t("Terminal"))],
-            [[w.seq, t(w.pattern), w.order, w.ball, w.hall, w.card, w.terminal or t("paper card")] for w in game.winners],
+            [[w.seq, t(w.pattern), w.order, w.ball, w.hall, w.card,
+              w.terminal or t("paper card")] for w in game.winners],
         ),
         _table(
             f"{prefix}prizes", lead(t("Prizes: each winning card's share and who paid it")),
-            [("prize", t("Prize")), ("ball_order", t("Won on ball no.")), ("ball", t("Ball")), ("amount_cents", t("Prize amount")),
+            [("prize", t("Prize")), ("ball_order", t("Won on ball no.")), ("ball", t("Ball")),
+             ("amount_cents", t("Prize amount")),
              ("hall", t("Hall")), ("card", t("Winning card")), ("paid_cents", t("Share")), ("paid_by", t("Paid by"))],
             [[t(x.prize), x.order, x.ball, Cents(x.amount_cents), x.hall, x.card, Cents(x.cents), x.paid_by]
              for x in game.payments],
@@ -320,9 +328,11 @@ def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "", wor
         ),
         _table(
             f"{prefix}draw", lead(t("The main hall's balls in order, with the prizes")),
-            [("seq", t("Record")), ("time", t("Time")), ("ball_order", t("Ball no.")), ("ball", t("Ball")), ("event", t("Event")),
+            [("seq", t("Record")), ("time", t("Time")), ("ball_order", t("Ball no.")), ("ball", t("Ball")),
+             ("event", t("Event")),
              ("cards", t("Cards")), ("amount_cents", t("Amount")), ("detail", t("Detail"))],
-            [[e.seq, wording.moment(e.time_ms, timezone), e.order, e.ball, t(e.event), _words(e.cards), _cents(e.amount_cents),
+            [[e.seq, wording.moment(e.time_ms, timezone), e.order, e.ball, t(e.event), _words(e.cards),
+              _cents(e.amount_cents),
               t(e.detail) if e.detail else ""] for e in game.draw],
         ),
     ]
@@ -379,7 +389,8 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
         ),
         _table(
             "verification", t("Verification before the session (R84.1, R92.5e)"),
-            [("seq", t("Record")), ("time", t("Time")), ("by", t("By")), ("check", t("Check")), ("result", t("Result"))],
+            [("seq", t("Record")), ("time", t("Time")), ("by", t("By")), ("check", t("Check")),
+             ("result", t("Result"))],
             [[v.seq, wording.moment(v.time_ms, timezone), v.by, t(check),
               t("passed") if fault is None else t("fault: {fault}", fault=fault)]
              for v in session.verifications for check, fault in v.results],
@@ -395,7 +406,8 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
         ),
         _table(
             "signatures", t("Opening and closing signatures (R77.1), with the signers' class I licences (R79)"),
-            [("seq", t("Record")), ("time", t("Time")), ("act", t("Signs the")), ("role", t("Role")), ("signer", t("Signer")),
+            [("seq", t("Record")), ("time", t("Time")), ("act", t("Signs the")), ("role", t("Role")),
+             ("signer", t("Signer")),
              ("licence", t("Licence"))],
             [[s.seq, wording.moment(s.time_ms, timezone), t(s.act), t(s.role.replace("_", " ")), s.signer,
               s.licence or t("not named")]
@@ -431,7 +443,8 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
     if session.joint_games:
         tables.append(_table(
             "joint_games", t("Games played with the partner hall (R3.5.b)"),
-            [("game_id", t("Game")), ("partner", t("Partner hall")), ("this_hall_is", t("This hall is")), ("state", t("State")),
+            [("game_id", t("Game")), ("partner", t("Partner hall")), ("this_hall_is", t("This hall is")),
+             ("state", t("State")),
              ("cards", t("Cards sold here")), ("collection_cents", t("Collected here")),
              ("partner_collection_cents", t("Collected by the partner")), ("line_prize_cents", t("Line prize")),
              ("bingo_prize_cents", t("Bingo prize")), ("paid_here_cents", t("Paid by this hall")),
@@ -452,7 +465,8 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
              ("recorded_by", t("Recorded by")), ("people", t("People")), ("text", t("Text")),
              ("room_chief", t("Written before the room chief"))],
             [[e.seq, wording.moment(e.time_ms, timezone), t(e.kind), e.number,
-              f"{e.recorded_by} ({t(e.role.replace('_', ' '))})", "; ".join(e.people), e.text, _witnessed(e, wording)] for e in session.book],
+              f"{e.recorded_by} ({t(e.role.replace('_', ' '))})", "; ".join(e.people), e.text,
+              _witnessed(e, wording)] for e in session.book],
         ),
         _table(
             "ball_sets", t("Ball sets replaced (R83.2)"),
@@ -461,8 +475,10 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
         ),
         _table(
             "operator_contributions", t("Operator contributions to pots (R89.5, R91.9)"),
-            [("seq", t("Record")), ("time", t("Time")), ("pot", t("Pot")), ("amount_cents", t("Amount")), ("by", t("By"))],
-            [[m.seq, wording.moment(m.time_ms, timezone), t(m.pot), Cents(m.amount_cents), m.by] for m in session.pot_movements],
+            [("seq", t("Record")), ("time", t("Time")), ("pot", t("Pot")), ("amount_cents", t("Amount")),
+             ("by", t("By"))],
+            [[m.seq, wording.moment(m.time_ms, timezone), t(m.pot), Cents(m.amount_cents),
+              m.by] for m in session.pot_movements],
         ),
         _table(
             "jackpot_bank", t("The jackpot's bank account: deposits and withdrawals (R91.11)"),
@@ -476,7 +492,8 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
         _fields(
             "jackpot_at_close", t("The jackpot at the closing (R91.11)"),
             [
-                ("funds_cents", t("Jackpot funds (accumulated and reserve)"), _cents(session.jackpot_funds_at_close_cents)),
+                ("funds_cents", t("Jackpot funds (accumulated and reserve)"),
+                 _cents(session.jackpot_funds_at_close_cents)),
                 ("bank_cents", t("In its bank account"), _cents(session.jackpot_bank_at_close_cents)),
             ],
         ),

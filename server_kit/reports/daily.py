@@ -118,9 +118,11 @@ def daily_report(day: DailyReport, wording: Wording = DATA) -> Report:
         ("game_id", t("Game")), ("ball_count", t("Balls")), ("balls", t("In the order drawn")),
     ], [(game.game_id, len(game.balls), " ".join(map(str, game.balls))) for game in day.games])
     cards = table_of("cards", t("Cards bought (R95.4 a, c, d)"), [
-        ("game_id", t("Game")), ("kind", t("Kind")), ("series", t("Series")), ("first", t("First card")), ("last", t("Last card")),
+        ("game_id", t("Game")), ("kind", t("Kind")), ("series", t("Series")), ("first", t("First card")),
+        ("last", t("Last card")),
         ("count", t("Cards")), ("value_cents", t("Value of a card")), ("stake_pct", t("Stake %")),
-        ("amount_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal or seller")), ("refunded", t("Refunded")),
+        ("amount_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal or seller")),
+        ("refunded", t("Refunded")),
     ], [
         (c.game_id, t(c.kind), c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
          Cents(c.amount_cents), c.hall, t(c.where), t("yes") if c.refunded else t("no"))
@@ -175,7 +177,8 @@ def daily_report(day: DailyReport, wording: Wording = DATA) -> Report:
         ("pots_set_aside_cents", t("Set aside in the pots from the day's sales"), Cents(payout.set_aside_cents)),
         ("paid_pct", t("Prizes paid / collection"), payout.paid_pct),
         ("with_pots_pct", t("Line and bingo paid and set aside in the pots / collection"), payout.with_pots_pct),
-        ("minimum_pct", t("Minimum: prizes and the pots' shares of each game's collection (R88.1)"), payout.minimum_pct),
+        ("minimum_pct", t("Minimum: prizes and the pots' shares of each game's collection (R88.1)"),
+         payout.minimum_pct),
     ])
     pots = table_of("pots", t("Every pot's balance: money set aside for prizes, not yet paid (R88.1)"), [
         ("pot", t("Pot")), ("opening_cents", t("At the day's start")), ("paid_in_cents", t("In")),
@@ -201,7 +204,8 @@ def large_wins_table(wins: Sequence[tuple[str, LargeWin]], wording: Wording = DA
     """Each beneficiary of ``(day, large win)`` whose prizes reach 15,000 EUR (R75.6): who, over what, the sum."""
     t = wording.t
     return table_of("large_wins", t("Beneficiaries of 15,000 EUR or more in a game, or an account in a day (R75.6)"), [
-        ("day", t("Day")), ("number", t("No.")), ("beneficiary_kind", t("Beneficiary")), ("beneficiary", t("Account or identity")),
+        ("day", t("Day")), ("number", t("No.")), ("beneficiary_kind", t("Beneficiary")),
+        ("beneficiary", t("Account or identity")),
         ("identity_record", t("Identity record")), ("visitor", t("Visitor")), ("game_id", t("Game (empty: the day)")),
         ("prizes", t("Prizes")), ("total_cents", t("Total")),
     ], [(wording.day(d), n, t(w.beneficiary.kind), w.beneficiary.ref, w.beneficiary.identity_seq, w.beneficiary.visitor,
@@ -232,7 +236,8 @@ def tax_to_date_table(day: str, year: YearTax | None, wording: Wording = DATA) -
          Cents(year.machines_tax_cents if year else 0)),
         ("bingo_stakes_cents", t("Bingo stakes of the day"), Cents(share.bingo_stakes_cents if share else 0)),
         ("bingo_share_cents", t("The day's share of the bingo tax"), Cents(share.bingo_share_cents if share else 0)),
-        ("machines_revenue_cents", t("Machines' revenue of the day"), Cents(share.machines_revenue_cents if share else 0)),
+        ("machines_revenue_cents", t("Machines' revenue of the day"),
+         Cents(share.machines_revenue_cents if share else 0)),
         ("machines_share_cents", t("The day's share of the machines' tax"),
          Cents(share.machines_share_cents if share else 0)),
     ])

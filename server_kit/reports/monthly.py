@@ -84,11 +84,14 @@ def monthly_report(month: str, days: Sequence[DailyReport], wording: Wording = D
             ("virtual_cards", t("Virtual cards")), ("virtual_cents", t("Virtual paid")),
         ], [(wording.day(d), pc, Cents(pa), vc, Cents(va)) for d, pc, pa, vc, va in per_day if pc or vc]),
         table_of("cards", t("Every purchase of cards (R77.4)"), [
-            ("day", t("Day")), ("game_id", t("Game")), ("kind", t("Kind")), ("series", t("Series")), ("first", t("First card")),
+            ("day", t("Day")), ("game_id", t("Game")), ("kind", t("Kind")), ("series", t("Series")),
+            ("first", t("First card")),
             ("last", t("Last card")), ("count", t("Cards")), ("value_cents", t("Value of a card")),
-            ("stake_pct", t("Stake %")), ("amount_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal or seller")), ("refunded", t("Refunded")),
+            ("stake_pct", t("Stake %")), ("amount_cents", t("Paid")), ("hall", t("Hall")),
+            ("where", t("Terminal or seller")), ("refunded", t("Refunded")),
         ], [
-            (wording.day(d.day), c.game_id, t(c.kind), c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
+            (wording.day(d.day), c.game_id, t(c.kind), c.series, c.first, c.last, c.count, Cents(c.value_cents),
+             c.stake_pct,
              Cents(c.amount_cents), c.hall, t(c.where), t("yes") if c.refunded else t("no"))
             for d in days for c in d.cards
         ]),

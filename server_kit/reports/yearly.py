@@ -85,11 +85,15 @@ def yearly_report(year: YearTax, *, origin: str, server: str, timezone: str, jou
             ("tax_cents", t("Tax of the year"), Cents(year.tax_cents)),
         ]),
         table_of("days", t("Each day's bases and its share of the tax, for information"), [
-            ("day", t("Day")), ("bingo_stakes_cents", t("Bingo stakes")), ("bingo_share_cents", t("Share of the bingo tax")),
-            ("machines_revenue_cents", t("Machines' revenue")), ("machines_share_cents", t("Share of the machines' tax")),
-            ("bingo_stakes_to_date_cents", t("Stakes to date")), ("machines_revenue_to_date_cents", t("Revenue to date")),
+            ("day", t("Day")), ("bingo_stakes_cents", t("Bingo stakes")),
+            ("bingo_share_cents", t("Share of the bingo tax")),
+            ("machines_revenue_cents", t("Machines' revenue")),
+            ("machines_share_cents", t("Share of the machines' tax")),
+            ("bingo_stakes_to_date_cents", t("Stakes to date")),
+            ("machines_revenue_to_date_cents", t("Revenue to date")),
         ], [
-            (wording.day(d.day), Cents(d.bingo_stakes_cents), Cents(d.bingo_share_cents), Cents(d.machines_revenue_cents),
+            (wording.day(d.day), Cents(d.bingo_stakes_cents), Cents(d.bingo_share_cents),
+             Cents(d.machines_revenue_cents),
              Cents(d.machines_share_cents), Cents(d.bingo_stakes_to_date_cents),
              Cents(d.machines_revenue_to_date_cents))
             for d in days
