@@ -2,7 +2,8 @@
 
 Every card on a sheet shows what R82.1 asks of a physical card: its set, series,
 card number, face value and the number of cards in its series.  Six cards a page,
-each a 3 x 9 grid, in card-number order.
+each a 3 x 9 grid, in card-number order, in the hall's language
+(:mod:`hall_server.reports.printed`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from reportlab.lib.units import mm
 from reportlab.pdfgen.canvas import Canvas
 
 from protocol.cards import COLUMNS, ROWS
-from protocol.money import format_cents
+from hall_server.reports.printed import wording
 from server_kit.reports import fonts
 
 fonts.register()
@@ -33,10 +34,13 @@ def card_sheet_pdf(
     series_size: int,
     numbers: Sequence[int],
     cells: np.ndarray,
+    language: str = "en",
 ) -> int:
     """Write cards ``numbers`` (with their ``cells``) to a PDF; returns the page count."""
+    words = wording(language)
+    t = words.t
     canvas = Canvas(str(path), pagesize=A4, pageCompression=0)
-    canvas.setTitle(f"Card set {set_name}, series {series}")
+    canvas.setTitle(t("Card set {set}, series {series}", set=set_name, series=series))
     width, height = A4
     margin = 15 * mm
     header, min_gap = 9 * mm, 6 * mm
@@ -56,10 +60,11 @@ def card_sheet_pdf(
             canvas.drawString(
                 left,
                 top - 5 * mm,
-                f"Set {set_name}   Series {series}   Card {number} of {series_size}",
+                t("Set {set}   Series {series}   Card {number} of {size}", set=set_name, series=series,
+                  number=number, size=series_size),
             )
             canvas.drawRightString(
-                left + COLUMNS * cell, top - 5 * mm, f"Value {format_cents(face_value_cents)}"
+                left + COLUMNS * cell, top - 5 * mm, t("Value {amount}", amount=words.money(face_value_cents))
             )
             grid_top = top - 8 * mm
             canvas.setFont(fonts.SANS_BOLD, 15)

@@ -567,7 +567,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         return deferToThreadPool(reactor, reactor.getThreadPool(), function, *args)
 
     cashier = CashierModule(core, ledger, admission, config.desks, hall_name=config.name, timezone=zone,
-                            work=on_general_pool, staff={m.name: str(m.role) for m in config.staff})
+                            work=on_general_pool, staff={m.name: str(m.role) for m in config.staff},
+                            language=config.language)
     # The software ball generator (R92.10) unless [draw] source = "blower" (R83.6).
     ball_sources = blowers if blowers is not None else RandomBallGenerator
     games = GamesModule(core, session, ledger, StoreCardCatalog(engine), ball_sources, config.prize_rules,
@@ -672,7 +673,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     core.storage_listeners.append(hub.storage_changed)  # the alarm on every console
     # The day's signed report at each session's close (R83.5, R95.4), on the reactor's pool;
     # beside it the day's audit export, which the regulator's receiver replays card by card (R92.7).
-    reporter = DailyReporter(journal, config.home, config.name, zone, on_general_pool, config.prize_rules)
+    reporter = DailyReporter(journal, config.home, config.name, zone, on_general_pool, config.prize_rules,
+                             language=config.language)
     core.observers.append(reporter.record_committed)
 
     # Staff password checks (scrypt) run on a pool of their own, not on the DB writer and not
@@ -685,7 +687,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         return deferToThreadPool(reactor, sign_in_pool, sign_ins.directory.authenticate, name, password)
 
     # The minutes are made from the whole journal on the reactor's pool, not on the DB writer.
-    minutes = MinutesDesk(journal, config.name, zone, on_general_pool)
+    minutes = MinutesDesk(journal, config.name, zone, on_general_pool, config.language)
     site = build_site(
         hub=hub, sign_ins=sign_ins, channel=channel, authenticate=authenticate, secure_cookie=config.tls.enabled,
         minutes=minutes, voice=_voice(config, on_general_pool), language=config.language,

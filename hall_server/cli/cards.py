@@ -234,6 +234,7 @@ def export_pdf(hall: Hall, number: int, first: int, last: int | None, out: Path)
             series_size=series.card_count,
             numbers=list(range(first, last + 1)),
             cells=cells[first - 1 : last],
+            language=hall.language(),
         )
     click.echo(f"cards {first}-{last} of series {number}: {pages} page(s) written to {out}")
 

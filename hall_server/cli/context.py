@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 
 from hall_server.config import HallConfig, ensure_config, load_config
 from hall_server.hall.admission import DEFAULT_TIMEZONE
+from hall_server.i18n import DEFAULT_LANGUAGE
 from hall_server.hall.roles import Role
 from protocol.errors import DomainError
 from hall_server.store.database import default_url, open_database
@@ -108,6 +109,10 @@ class Hall:
     def hall_name(self) -> str:
         """The hall's name from its configuration, when there is one."""
         return self.config().name if self.config_path.exists() else UNNAMED_HALL
+
+    def language(self) -> str:
+        """The hall's language from its configuration (``[hall] language``), when there is one."""
+        return self.config().language if self.config_path.exists() else DEFAULT_LANGUAGE
 
     def timezone(self) -> tzinfo:
         """The hall's time zone from its configuration (``[hall] timezone``), when there is one."""

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from hall_server.cli.context import Hall
+from hall_server.reports.printed import wording
 from hall_server.reports.publish import make_report, read_book, render_signed
 from server_kit.journal import table as table
 from server_kit.keys import public_pem
@@ -35,10 +36,13 @@ def _publish(hall: Hall, folder: Path, kind: str, subject: str) -> None:
     key = hall.journal_key()
     book = read_book(hall.engine, key.public_key(), hall.head_path)
     report = make_report(book, kind, subject, hall.hall_name(), hall.timezone())
+    words = wording(hall.language())
+    printed = make_report(book, kind, subject, hall.hall_name(), hall.timezone(), words)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for file_format in ("pdf", "csv"):
-        signed = render_signed(report, file_format, key)
+        signed = (render_signed(printed, file_format, key, words) if file_format == "pdf"
+                  else render_signed(report, file_format, key))
         path = folder / signed.file_name
         path.write_bytes(signed.data)
         (folder / signed.signature_name).write_bytes(signed.signature)

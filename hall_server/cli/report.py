@@ -30,6 +30,7 @@ import click
 from hall_server.cli.audit import CENTRAL_CONFIG, central_command
 from hall_server.cli.context import Hall
 from hall_server.reports.daily_files import read_day, read_month, read_year
+from hall_server.reports.printed import printed_pdf
 from protocol.errors import DomainError
 from server_kit.audit_folder import one_line
 from server_kit.reports.cms import ReportSigner, write_signed
@@ -74,7 +75,8 @@ def daily(ctx: click.Context, hall: Hall, day: str, out: Path) -> None:
         day = checked_day(day, datetime.datetime.now(timezone).date())
         signer = ReportSigner.of_server(hall.home)
         made = read_day(hall.engine, hall.journal_key().public_key(), hall.head_path, day, hall.hall_name(), timezone)
-        written = write_signed(daily_report(made), out, signer)
+        written = write_signed(daily_report(made), out, signer,
+                               printed_pdf(lambda words: daily_report(made, words), hall.language()))
     except (DomainError, OSError) as error:
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
@@ -98,7 +100,8 @@ def monthly(hall: Hall, month: str, out: Path) -> None:
         signer = ReportSigner.of_server(hall.home)
         days = read_month(hall.engine, hall.journal_key().public_key(), hall.head_path, month_days(month, today),
                           hall.hall_name(), timezone)
-        written = write_signed(monthly_report(month, days), out, signer)
+        written = write_signed(monthly_report(month, days), out, signer,
+                               printed_pdf(lambda words: monthly_report(month, days, words), hall.language()))
     except (DomainError, OSError) as error:
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
@@ -124,9 +127,9 @@ def yearly(ctx: click.Context, hall: Hall, year: str, out: Path) -> None:
         timezone = hall.timezone()
         number, through = checked_year(year, datetime.datetime.now(timezone).date())
         signer = ReportSigner.of_server(hall.home)
-        made, laid_out = read_year(hall.engine, hall.journal_key().public_key(), hall.head_path, number, through,
-                                   hall.hall_name(), timezone)
-        written = write_signed(laid_out, out, signer)
+        made, laid_out, pdf = read_year(hall.engine, hall.journal_key().public_key(), hall.head_path, number,
+                                        through, hall.hall_name(), timezone, hall.language())
+        written = write_signed(laid_out, out, signer, pdf)
     except (DomainError, OSError) as error:
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)

@@ -350,8 +350,11 @@ class CashierModule(ProjectedState):
         new_salt: Callable[[], bytes] = lambda: secrets.token_bytes(16),
         work: RunBlocking = run_inline,
         staff: Mapping[str, str] | None = None,
+        language: str = "en",
     ) -> None:
         self.core = core
+        #: The hall's language (``[hall] language``): the printed tickets' and statements'.
+        self.language = language
         #: The hall's staff (name -> role), to check whom a desk is handed over to; None: not checked.
         self.staff = dict(staff) if staff is not None else None
         #: Runs scrypt and PDF rendering: a thread pool in the server, inline in unit tests.
@@ -958,13 +961,14 @@ class CashierModule(ProjectedState):
     def print_ticket(self, actor: Actor, account: str) -> Deferred[bytes]:
         """The player's ticket as PDF bytes; nothing is written."""
         return self._render(actor, "print_player_ticket", lambda: functools.partial(
-            ticket_pdf, self.ticket(account), hall_name=self.hall_name, timezone=self.timezone))
+            ticket_pdf, self.ticket(account), hall_name=self.hall_name, timezone=self.timezone,
+            language=self.language))
 
     def print_statement(self, actor: Actor, account: str) -> Deferred[bytes]:
         """The account's statement as PDF bytes (R93.7); nothing is written."""
         return self._render(actor, "print_account_statement", lambda: functools.partial(
             statement_pdf, self.statement(account), hall_name=self.hall_name, printed_ms=self.core.now_ms(),
-            timezone=self.timezone))
+            timezone=self.timezone, language=self.language))
 
     def _render(self, actor: Actor, command: str, prepare: Callable[[], Callable[[], bytes]]) -> Deferred[bytes]:
         """Check ``actor`` and take what to print from the state here; render it through :attr:`work`."""

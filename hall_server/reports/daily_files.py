@@ -37,6 +37,7 @@ from twisted.python.failure import Failure
 from hall_server.audit.source import audit_report
 from hall_server.reports.daily import hall_day, session_date
 from hall_server.reports.minutes import MinutesBook, build
+from hall_server.reports.printed import printed_pdf
 from hall_server.reports.yearly import hall_yearly_report
 from protocol.chain import Record
 from protocol.daily import DailyReport
@@ -74,9 +75,13 @@ def read_day(engine: Engine, public_key: Ed25519PublicKey, head: Path, day: str,
 
 
 def read_year(engine: Engine, public_key: Ed25519PublicKey, head: Path, year: int, through: str, hall_name: str,
-              timezone: tzinfo) -> tuple[YearTax, Report]:
-    """The tax year ``year`` up to ``through`` and its report (R98.2), from the whole journal once it verifies."""
-    return hall_yearly_report(verified_records(engine, public_key, head), year, through, hall_name, timezone)
+              timezone: tzinfo, language: str = "en") -> tuple[YearTax, Report, bytes]:
+    """The tax year ``year`` up to ``through``, its report (R98.2) and that report's PDF in ``language``, from the
+    whole journal once it verifies."""
+    records = verified_records(engine, public_key, head)
+    made, laid_out = hall_yearly_report(records, year, through, hall_name, timezone)
+    pdf = printed_pdf(lambda words: hall_yearly_report(records, year, through, hall_name, timezone, words)[1], language)
+    return made, laid_out, pdf
 
 
 def read_month(engine: Engine, public_key: Ed25519PublicKey, head: Path, month_days: Sequence[str], hall_name: str,
@@ -91,8 +96,9 @@ class DailyReporter:
     """Writes the session date's signed daily report when a session closes (a core observer)."""
 
     def __init__(self, journal: Journal, home: Path, hall_name: str, timezone: tzinfo,
-                 run: Callable[..., Any], rules: PrizeRules | None = None) -> None:
+                 run: Callable[..., Any], rules: PrizeRules | None = None, language: str = "en") -> None:
         self.journal = journal
+        self.language = language  # the hall's: the PDF's words (the JSON and the CSV are the data's)
         self.home = home
         self.hall_name = hall_name
         self.timezone = timezone
@@ -125,7 +131,9 @@ class DailyReporter:
         if day is None:
             return None
         folder = day_folder(self.home, day)
-        write_signed(daily_report(hall_day(records, day, self.hall_name, self.timezone, book)), folder, signer)
+        made = hall_day(records, day, self.hall_name, self.timezone, book)
+        write_signed(daily_report(made), folder, signer, printed_pdf(lambda words: daily_report(made, words),
+                                                                     self.language))
         for earlier in days_to_bring_up(records, book, day, self.timezone):
             self._bring_up(records, book, earlier, signer)
         if self.rules is not None:
@@ -147,7 +155,7 @@ class DailyReporter:
                 return
         elif not (made.games or made.machines or made.beneficiary_prizes):
             return  # nothing happened that day: no report to send
-        write_signed(laid_out, folder, signer)
+        write_signed(laid_out, folder, signer, printed_pdf(lambda words: daily_report(made, words), self.language))
         self.updated.append(folder)
 
     def _written(self, folder: Path | None) -> None:

@@ -19,7 +19,8 @@ from sqlalchemy import Engine
 from hall_server.reports.layout import game_report, joint_report, month_report, session_report
 from hall_server.reports.minutes import MinutesBook, build
 from server_kit.journal.sql import verified_records
-from server_kit.reports.document import Report, ReportError
+from hall_server.reports.printed import wording
+from server_kit.reports.document import DATA, Report, ReportError, Wording
 from server_kit.reports.render import to_csv, to_pdf
 from server_kit.reports.signing import SIGNATURE_SUFFIX, sign
 
@@ -51,29 +52,31 @@ def read_book(engine: Engine, public_key: Ed25519PublicKey, head: Path) -> Minut
     return build(verified_records(engine, public_key, head))
 
 
-def make_report(book: MinutesBook, kind: str, subject: str, hall_name: str, timezone: tzinfo) -> Report:
-    """The report of ``kind`` on ``subject``: a game id, a session number or a month.
+def make_report(book: MinutesBook, kind: str, subject: str, hall_name: str, timezone: tzinfo,
+                wording: Wording = DATA) -> Report:
+    """The report of ``kind`` on ``subject``: a game id, a session number or a month, in ``wording``.
 
     Times are shown in the hall's ``timezone`` (``[hall] timezone``), which the report names.
     """
     if kind == "game":
         joint = book.joint_game(subject)
         if joint is not None:  # a game played with the partner hall (R3.5.b)
-            return joint_report(joint, hall_name=hall_name, timezone=timezone)
-        return game_report(book.game(subject), hall_name=hall_name, timezone=timezone)
+            return joint_report(joint, hall_name=hall_name, timezone=timezone, wording=wording)
+        return game_report(book.game(subject), hall_name=hall_name, timezone=timezone, wording=wording)
     if kind == "session":
         if not subject.isdigit():
             raise ReportError(f"a session is named by its number, not {subject!r}")
-        return session_report(book.session(int(subject)), hall_name=hall_name, timezone=timezone)
+        return session_report(book.session(int(subject)), hall_name=hall_name, timezone=timezone, wording=wording)
     if kind == "month":
-        return month_report(book.month(subject), hall_name=hall_name, timezone=timezone)
+        return month_report(book.month(subject), hall_name=hall_name, timezone=timezone, wording=wording)
     raise ReportError(f"the reports are {', '.join(KINDS)}, not {kind!r}")
 
 
-def render_signed(report: Report, file_format: str, key: Ed25519PrivateKey) -> SignedFile:
-    """``report`` rendered as ``pdf`` or ``csv`` and signed with the journal key."""
+def render_signed(report: Report, file_format: str, key: Ed25519PrivateKey, wording: Wording = DATA) -> SignedFile:
+    """``report`` rendered as ``pdf`` or ``csv`` and signed with the journal key; a PDF's ``report`` is laid out in
+    ``wording``, a CSV's in the data's."""
     if file_format == "pdf":
-        data = to_pdf(report)
+        data = to_pdf(report, wording)
     elif file_format == "csv":
         data = to_csv(report)
     else:
@@ -83,8 +86,10 @@ def render_signed(report: Report, file_format: str, key: Ed25519PrivateKey) -> S
 
 def publish(
     engine: Engine, key: Ed25519PrivateKey, head: Path, hall_name: str, timezone: tzinfo,
-    kind: str, subject: str, file_format: str,
+    kind: str, subject: str, file_format: str, language: str = "en",
 ) -> SignedFile:
-    """Read and verify the journal, then make one signed rendering of one report."""
+    """Read and verify the journal, then make one signed rendering of one report: the PDF in the hall's
+    ``language``, the CSV in the data's words."""
     book = read_book(engine, key.public_key(), head)
-    return render_signed(make_report(book, kind, subject, hall_name, timezone), file_format, key)
+    words = wording(language) if file_format == "pdf" else DATA
+    return render_signed(make_report(book, kind, subject, hall_name, timezone, words), file_format, key, words)

@@ -20,7 +20,7 @@ from typing import Sequence
 from hall_server.reports.minutes import MinutesBook, build
 from protocol.chain import Record
 from protocol.settlement.tax import TaxDay, YearTax
-from server_kit.reports.document import Report
+from server_kit.reports.document import DATA, Report, Wording
 from server_kit.reports.yearly import year_range, yearly_report
 
 
@@ -52,10 +52,11 @@ def games_tax_cents(book: MinutesBook, year: int, through: str) -> int:
 
 
 def hall_yearly_report(records: Sequence[Record], year: int, through: str, hall_name: str,
-                       timezone: tzinfo) -> tuple[YearTax, Report]:
-    """The hall's tax year ``year`` up to ``through`` and its report (R98.2), from the whole journal."""
+                       timezone: tzinfo, wording: Wording = DATA) -> tuple[YearTax, Report]:
+    """The hall's tax year ``year`` up to ``through`` and its report (R98.2) in ``wording``, from the whole
+    journal."""
     book = build(records)
     made = hall_year(records, book, year, through, timezone)
     return made, yearly_report(made, origin="hall", server=hall_name, timezone=str(timezone),
                                journal=year_range(records, year, through, timezone),
-                               games_tax_cents=games_tax_cents(book, year, through))
+                               games_tax_cents=games_tax_cents(book, year, through), wording=wording)

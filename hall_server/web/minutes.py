@@ -45,17 +45,19 @@ def well_formed(kind: str, subject: str) -> bool:
 class MinutesDesk:
     """Makes one signed rendering of a game's or a session's minutes on request."""
 
-    def __init__(self, journal: Journal, hall_name: str, timezone: tzinfo, run: RunBlocking) -> None:
+    def __init__(self, journal: Journal, hall_name: str, timezone: tzinfo, run: RunBlocking,
+                 language: str = "en") -> None:
         self.journal = journal
         self.hall_name = hall_name
         self.timezone = timezone  # the hall's ([hall] timezone): the reports' times are local
         self.run = run  # a thread pool in the server; inline in the tests
+        self.language = language  # the hall's ([hall] language): the PDF's words
 
     def make(self, kind: str, subject: str, file_format: str) -> "defer.Deferred[SignedFile]":
         """The report as PDF or CSV with its signature; fails with ``ReportError`` if unknown."""
         journal = self.journal
         result: defer.Deferred[SignedFile] = self.run(
             publish, journal.engine, journal.key, journal.head, self.hall_name, self.timezone, kind, subject,
-            file_format,
+            file_format, self.language,
         )
         return result

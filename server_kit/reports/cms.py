@@ -58,16 +58,18 @@ class ReportSigner:
         )
 
 
-def write_signed(report: Report, folder: Path, signer: ReportSigner) -> list[Path]:
+def write_signed(report: Report, folder: Path, signer: ReportSigner, pdf: bytes | None = None) -> list[Path]:
     """Write ``report`` as JSON, CSV and PDF into ``folder``, each with its ``.p7s``; the files written.
 
+    ``pdf``, if given, is the PDF to write: the same report printed in its readers' words
+    (:class:`~server_kit.reports.document.Wording`); the JSON and the CSV are the data's.
     Each file (mode 0600) is written beside itself and renamed into place, its signature
     after it, so a reader never finds half a file.
     """
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     written: list[Path] = []
     for suffix, render in RENDERINGS.items():
-        data = render(report)
+        data = pdf if suffix == "pdf" and pdf is not None else render(report)
         path = folder / f"{report.file_stem}.{suffix}"
         _replace(path, data)
         _replace(path.with_name(path.name + CMS_SUFFIX), signer.sign(data))

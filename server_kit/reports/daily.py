@@ -41,7 +41,7 @@ from protocol.daily import DailyReport, LargeWin
 from protocol.settlement.tax import YearTax
 from server_kit.audit_folder import is_day
 from server_kit.reports.cms import CMS_SUFFIX, ReportSigner, write_signed_folder
-from server_kit.reports.document import Cell, Cents, Column, JournalRange, Report, ReportError, Table
+from server_kit.reports.document import DATA, Cell, Cents, Column, JournalRange, Report, ReportError, Table, Wording
 
 KIND = "daily"
 #: The file names of a daily report: ``report.json``, ``report.csv``, ``report.pdf``.
@@ -77,109 +77,114 @@ def fields_of(key: str, title: str, fields: Sequence[tuple[str, str, Cell]]) -> 
                  vertical=True)
 
 
-def daily_report(day: DailyReport) -> Report:
-    """The tables of ``day``'s report, in the order the PDF prints them."""
-    who = "hall" if day.origin == "hall" else "central server"
-    title = f"Daily report of {day.day} - {who} {day.server}"
+def daily_report(day: DailyReport, wording: Wording = DATA) -> Report:
+    """The tables of ``day``'s report, in the order the PDF prints them, in ``wording`` (the data's: English)."""
+    t = wording.t
+    who = t("hall") if day.origin == "hall" else t("central server")
+    title = t("Daily report of {day} - {who} {server}", day=wording.day(day.day), who=who, server=day.server)
     totals = day.totals()
-    journal = fields_of("journal", "Journal records", [
-        ("journal_first_seq", "First record", day.first_seq),
-        ("journal_last_seq", "Last record of the day", day.last_seq),
-        ("journal_last_hash", "Its hash", day.last_hash),
+    journal = fields_of("journal", t("Journal records"), [
+        ("journal_first_seq", t("First record"), day.first_seq),
+        ("journal_last_seq", t("Last record of the day"), day.last_seq),
+        ("journal_last_hash", t("Its hash"), day.last_hash),
     ])
-    report = fields_of("report", "Report", [
-        ("day", "Day", day.day),
-        ("origin", "Made by", who),
-        ("server", "Server", day.server),
-        ("timezone", "Time zone", day.timezone),
+    report = fields_of("report", t("Report"), [
+        ("day", t("Day"), wording.day(day.day)),
+        ("origin", t("Made by"), who),
+        ("server", t("Server"), day.server),
+        ("timezone", t("Time zone"), day.timezone),
     ])
-    summary = fields_of("totals", "Totals of the day (R83.5)", [
-        ("games", "Games", totals.games if totals else 0),
-        ("cards_sold", "Cards sold", totals.cards_sold if totals else 0),
-        ("prizes_paid_cents", "Prizes paid", Cents(totals.prizes_paid_cents if totals else 0)),
-        ("collection_cents", "Collection", Cents(totals.collection_cents if totals else 0)),
-        ("machines_revenue_cents", "Machines' gross gaming revenue (R98)", Cents(day.machines_revenue_cents())),
+    summary = fields_of("totals", t("Totals of the day (R83.5)"), [
+        ("games", t("Games"), totals.games if totals else 0),
+        ("cards_sold", t("Cards sold"), totals.cards_sold if totals else 0),
+        ("prizes_paid_cents", t("Prizes paid"), Cents(totals.prizes_paid_cents if totals else 0)),
+        ("collection_cents", t("Collection"), Cents(totals.collection_cents if totals else 0)),
+        ("machines_revenue_cents", t("Machines' gross gaming revenue (R98)"), Cents(day.machines_revenue_cents())),
     ])
-    games = table_of("games", "Games and running totals (R83.5, R95.4 c)", [
-        ("game_id", "Game"), ("state", "State"), ("price_cents", "Card price"),
-        ("cards_sold", "Cards sold"), ("collection_cents", "Collection"), ("prizes_paid_cents", "Prizes paid"),
-        ("refunded_cards", "Cards refunded"), ("refunded_cents", "Refunded"), ("total_games", "Games so far"),
-        ("total_cards_sold", "Cards so far"), ("total_prizes_paid_cents", "Prizes so far"),
-        ("total_collection_cents", "Collection so far"),
+    games = table_of("games", t("Games and running totals (R83.5, R95.4 c)"), [
+        ("game_id", t("Game")), ("state", t("State")), ("price_cents", t("Card price")),
+        ("cards_sold", t("Cards sold")), ("collection_cents", t("Collection")), ("prizes_paid_cents", t("Prizes paid")),
+        ("refunded_cards", t("Cards refunded")), ("refunded_cents", t("Refunded")), ("total_games", t("Games so far")),
+        ("total_cards_sold", t("Cards so far")), ("total_prizes_paid_cents", t("Prizes so far")),
+        ("total_collection_cents", t("Collection so far")),
     ], [
-        (row.game.game_id, row.game.state, Cents(row.game.price_cents), row.game.cards_sold,
+        (row.game.game_id, t(row.game.state), Cents(row.game.price_cents), row.game.cards_sold,
          Cents(row.game.collection_cents), Cents(row.game.prizes_paid_cents), row.game.refunded_cards,
          Cents(row.game.refunded_cents), row.games, row.cards_sold, Cents(row.prizes_paid_cents),
          Cents(row.collection_cents))
         for row in day.running_totals()
     ])
-    balls = table_of("balls", "Balls of each game in the order drawn (R95.4 b)", [
-        ("game_id", "Game"), ("ball_count", "Balls"), ("balls", "In the order drawn"),
+    balls = table_of("balls", t("Balls of each game in the order drawn (R95.4 b)"), [
+        ("game_id", t("Game")), ("ball_count", t("Balls")), ("balls", t("In the order drawn")),
     ], [(game.game_id, len(game.balls), " ".join(map(str, game.balls))) for game in day.games])
-    cards = table_of("cards", "Cards bought (R95.4 a, c, d)", [
-        ("game_id", "Game"), ("kind", "Kind"), ("series", "Series"), ("first", "First card"), ("last", "Last card"),
-        ("count", "Cards"), ("value_cents", "Value of a card"), ("stake_pct", "Stake %"),
-        ("amount_cents", "Paid"), ("hall", "Hall"), ("where", "Terminal or seller"), ("refunded", "Refunded"),
+    cards = table_of("cards", t("Cards bought (R95.4 a, c, d)"), [
+        ("game_id", t("Game")), ("kind", t("Kind")), ("series", t("Series")), ("first", t("First card")),
+        ("last", t("Last card")),
+        ("count", t("Cards")), ("value_cents", t("Value of a card")), ("stake_pct", t("Stake %")),
+        ("amount_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal or seller")),
+        ("refunded", t("Refunded")),
     ], [
-        (c.game_id, c.kind, c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
-         Cents(c.amount_cents), c.hall, c.where, "yes" if c.refunded else "no")
+        (c.game_id, t(c.kind), c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
+         Cents(c.amount_cents), c.hall, t(c.where), t("yes") if c.refunded else t("no"))
         for c in day.cards
     ])
-    terminals = table_of("terminals", "Where the cards were played (R95.4 d)", [
-        ("hall", "Hall"), ("kind", "Kind"), ("where", "Terminal or seller"), ("games", "Games"),
-        ("cards", "Cards"), ("amount_cents", "Paid"),
-    ], [(t.hall, t.kind, t.where, t.games, t.cards, Cents(t.amount_cents)) for t in day.terminals()])
-    prizes = table_of("prizes", "Prizes of the day (R95.4 e)", [
-        ("game_id", "Game"), ("prize", "Prize"), ("ball_count", "Won on ball"), ("amount_cents", "Amount"),
-        ("paid_cents", "Paid"), ("carry_cents", "Carried on"), ("winners", "Winning cards"),
+    terminals = table_of("terminals", t("Where the cards were played (R95.4 d)"), [
+        ("hall", t("Hall")), ("kind", t("Kind")), ("where", t("Terminal or seller")), ("games", t("Games")),
+        ("cards", t("Cards")), ("amount_cents", t("Paid")),
+    ], [(x.hall, t(x.kind), t(x.where), x.games, x.cards, Cents(x.amount_cents)) for x in day.terminals()])
+    prizes = table_of("prizes", t("Prizes of the day (R95.4 e)"), [
+        ("game_id", t("Game")), ("prize", t("Prize")), ("ball_count", t("Won on ball")), ("amount_cents", t("Amount")),
+        ("paid_cents", t("Paid")), ("carry_cents", t("Carried on")), ("winners", t("Winning cards")),
     ], [
-        (p.game_id, p.prize, p.ball_count, Cents(p.amount_cents), Cents(p.paid_cents), Cents(p.carry_cents),
+        (p.game_id, t(p.prize), p.ball_count, Cents(p.amount_cents), Cents(p.paid_cents), Cents(p.carry_cents),
          p.winners)
         for p in day.prizes
     ])
-    winners = table_of("winners", "Winning cards, and the halls and terminals where prizes were won (R95.4 b, f)", [
-        ("game_id", "Game"), ("prize", "Prize"), ("card", "Card"), ("ball_count", "Won on ball"),
-        ("ball", "Ball"), ("paid_cents", "Paid"), ("hall", "Hall"), ("where", "Terminal"),
+    winners = table_of("winners", t("Winning cards, and the halls and terminals where prizes were won (R95.4 b, f)"), [
+        ("game_id", t("Game")), ("prize", t("Prize")), ("card", t("Card")), ("ball_count", t("Won on ball")),
+        ("ball", t("Ball")), ("paid_cents", t("Paid")), ("hall", t("Hall")), ("where", t("Terminal")),
     ], [
-        (w.game_id, w.prize, w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, w.where)
+        (w.game_id, t(w.prize), w.card_id, w.ball_count, w.ball, Cents(w.paid_cents), w.hall, t(w.where))
         for w in day.wins
     ])
     wins = [(day.day, win) for win in day.large_wins()]
-    machines = table_of("machines", "Video bingo machines: the day's plays and tax base (R3.5.d, R98)", [
-        ("machine", "Machine"), ("plays", "Plays"), ("stakes_cents", "Stakes"), ("prizes_cents", "Prizes"),
-        ("jackpot_contributions_cents", "To jackpots"), ("jackpot_payouts_cents", "Jackpots won"),
-        ("credits_in_cents", "Credit in"), ("credits_out_cents", "Credit out"),
-        ("gross_revenue_cents", "Gross gaming revenue"),
+    machines = table_of("machines", t("Video bingo machines: the day's plays and tax base (R3.5.d, R98)"), [
+        ("machine", t("Machine")), ("plays", t("Plays")), ("stakes_cents", t("Stakes")), ("prizes_cents", t("Prizes")),
+        ("jackpot_contributions_cents", t("To jackpots")), ("jackpot_payouts_cents", t("Jackpots won")),
+        ("credits_in_cents", t("Credit in")), ("credits_out_cents", t("Credit out")),
+        ("gross_revenue_cents", t("Gross gaming revenue")),
     ], [
         (m.machine, m.plays, Cents(m.stakes_cents), Cents(m.prizes_cents), Cents(m.jackpot_contributions_cents),
          Cents(m.jackpot_payouts_cents), Cents(m.credits_in_cents), Cents(m.credits_out_cents),
          Cents(m.gross_revenue_cents))
         for m in day.machines
     ])
-    incidents = table_of("incidents", "Incidents and complaints of the day (R75.4, R75.5, R77.2)", [
-        ("seq", "Record"), ("time", "Time"), ("kind", "Kind"), ("number", "No."),
-        ("recorded_by", "Recorded by"), ("people", "People"), ("text", "Text"),
-        ("room_chief", "Complaint written before"),
+    incidents = table_of("incidents", t("Incidents and complaints of the day (R75.4, R75.5, R77.2)"), [
+        ("seq", t("Record")), ("time", t("Time")), ("kind", t("Kind")), ("number", t("No.")),
+        ("recorded_by", t("Recorded by")), ("people", t("People")), ("text", t("Text")),
+        ("room_chief", t("Complaint written before")),
     ], [
-        (i.seq, _clock_time(i.time_ms, day.timezone), i.kind, i.number, i.recorded_by, "; ".join(i.people), i.text,
-         (i.room_chief or "not yet confirmed by the room chief") if i.kind == "complaint" else "")
+        (i.seq, wording.clock(i.time_ms, ZoneInfo(day.timezone)), t(i.kind), i.number, i.recorded_by,
+         "; ".join(i.people), i.text,
+         (i.room_chief or t("not yet confirmed by the room chief")) if i.kind == "complaint" else "")
         for i in day.incidents
     ])
     payout = day.payout()
-    paid = fields_of("payout", "Prizes paid against the collection (R88.1)", [
-        ("collection_cents", "Collection", Cents(payout.collection_cents)),
-        ("prizes_paid_cents", "Prizes paid (line, bingo and the pots' prizes)", Cents(payout.prizes_paid_cents)),
-        ("pot_prizes_paid_cents", "Of which paid by the pots", Cents(payout.pot_prizes_paid_cents)),
-        ("pots_set_aside_cents", "Set aside in the pots from the day's sales", Cents(payout.set_aside_cents)),
-        ("paid_pct", "Prizes paid / collection", payout.paid_pct),
-        ("with_pots_pct", "Line and bingo paid and set aside in the pots / collection", payout.with_pots_pct),
-        ("minimum_pct", "Minimum: prizes and the pots' shares of each game's collection (R88.1)", payout.minimum_pct),
+    paid = fields_of("payout", t("Prizes paid against the collection (R88.1)"), [
+        ("collection_cents", t("Collection"), Cents(payout.collection_cents)),
+        ("prizes_paid_cents", t("Prizes paid (line, bingo and the pots' prizes)"), Cents(payout.prizes_paid_cents)),
+        ("pot_prizes_paid_cents", t("Of which paid by the pots"), Cents(payout.pot_prizes_paid_cents)),
+        ("pots_set_aside_cents", t("Set aside in the pots from the day's sales"), Cents(payout.set_aside_cents)),
+        ("paid_pct", t("Prizes paid / collection"), payout.paid_pct),
+        ("with_pots_pct", t("Line and bingo paid and set aside in the pots / collection"), payout.with_pots_pct),
+        ("minimum_pct", t("Minimum: prizes and the pots' shares of each game's collection (R88.1)"),
+         payout.minimum_pct),
     ])
-    pots = table_of("pots", "Every pot's balance: money set aside for prizes, not yet paid (R88.1)", [
-        ("pot", "Pot"), ("opening_cents", "At the day's start"), ("paid_in_cents", "In"),
-        ("paid_out_cents", "Out"), ("closing_cents", "At the day's end"),
+    pots = table_of("pots", t("Every pot's balance: money set aside for prizes, not yet paid (R88.1)"), [
+        ("pot", t("Pot")), ("opening_cents", t("At the day's start")), ("paid_in_cents", t("In")),
+        ("paid_out_cents", t("Out")), ("closing_cents", t("At the day's end")),
     ], [
-        (pot.pot, Cents(pot.opening_cents), Cents(pot.paid_in_cents), Cents(pot.paid_out_cents),
+        (t(pot.pot), Cents(pot.opening_cents), Cents(pot.paid_in_cents), Cents(pot.paid_out_cents),
          Cents(pot.closing_cents))
         for pot in day.pots
     ])
@@ -189,51 +194,51 @@ def daily_report(day: DailyReport) -> Report:
         title=title,
         journal_range=JournalRange(day.first_seq, day.last_seq, day.last_hash),
         tables=(journal, report, summary, paid, pots, games, balls, cards, terminals, prizes, winners,
-                large_wins_table(wins), large_win_prizes_table(wins), machines,
-                tax_to_date_table(day.day, day.year_to_date), incidents),
+                large_wins_table(wins, wording), large_win_prizes_table(wins, wording), machines,
+                tax_to_date_table(day.day, day.year_to_date, wording), incidents),
         stem=STEM,
     )
 
 
-def _clock_time(time_ms: int, zone: str) -> str:
-    """``time_ms`` as the hall's clock read it, HH:MM:SS in the report's time zone."""
-    return datetime.datetime.fromtimestamp(time_ms / 1000, ZoneInfo(zone)).strftime("%H:%M:%S")
-
-
-def large_wins_table(wins: Sequence[tuple[str, LargeWin]]) -> Table:
+def large_wins_table(wins: Sequence[tuple[str, LargeWin]], wording: Wording = DATA) -> Table:
     """Each beneficiary of ``(day, large win)`` whose prizes reach 15,000 EUR (R75.6): who, over what, the sum."""
-    return table_of("large_wins", "Beneficiaries of 15,000 EUR or more in a game, or an account in a day (R75.6)", [
-        ("day", "Day"), ("number", "No."), ("beneficiary_kind", "Beneficiary"), ("beneficiary", "Account or identity"),
-        ("identity_record", "Identity record"), ("visitor", "Visitor"), ("game_id", "Game (empty: the day)"),
-        ("prizes", "Prizes"), ("total_cents", "Total"),
-    ], [(d, n, w.beneficiary.kind, w.beneficiary.ref, w.beneficiary.identity_seq, w.beneficiary.visitor,
+    t = wording.t
+    return table_of("large_wins", t("Beneficiaries of 15,000 EUR or more in a game, or an account in a day (R75.6)"), [
+        ("day", t("Day")), ("number", t("No.")), ("beneficiary_kind", t("Beneficiary")),
+        ("beneficiary", t("Account or identity")),
+        ("identity_record", t("Identity record")), ("visitor", t("Visitor")), ("game_id", t("Game (empty: the day)")),
+        ("prizes", t("Prizes")), ("total_cents", t("Total")),
+    ], [(wording.day(d), n, t(w.beneficiary.kind), w.beneficiary.ref, w.beneficiary.identity_seq, w.beneficiary.visitor,
          w.game_id or "", len(w.prizes), Cents(w.total_cents)) for n, (d, w) in enumerate(wins, start=1)])
 
 
-def large_win_prizes_table(wins: Sequence[tuple[str, LargeWin]]) -> Table:
+def large_win_prizes_table(wins: Sequence[tuple[str, LargeWin]], wording: Wording = DATA) -> Table:
     """The prizes that make each sum of :func:`large_wins_table`, by its number (R75.6)."""
-    return table_of("large_win_prizes", "The prizes that make each sum (R75.6)", [
-        ("day", "Day"), ("number", "No."), ("source", "Where"), ("game_id", "Game"), ("prize", "Prize"),
-        ("card", "Card or station"), ("paid_cents", "Paid"), ("record", "Record"),
-    ], [(d, n, p.source, p.game_id, p.prize, p.card, Cents(p.cents), p.seq)
+    t = wording.t
+    return table_of("large_win_prizes", t("The prizes that make each sum (R75.6)"), [
+        ("day", t("Day")), ("number", t("No.")), ("source", t("Where")), ("game_id", t("Game")), ("prize", t("Prize")),
+        ("card", t("Card or station")), ("paid_cents", t("Paid")), ("record", t("Record")),
+    ], [(wording.day(d), n, t(p.source), p.game_id, t(p.prize), p.card, Cents(p.cents), p.seq)
         for n, (d, w) in enumerate(wins, start=1) for p in w.prizes])
 
 
-def tax_to_date_table(day: str, year: YearTax | None) -> Table:
+def tax_to_date_table(day: str, year: YearTax | None, wording: Wording = DATA) -> Table:
     """The tax year to the end of ``day`` and the day's share of it, for information (R98.2)."""
+    t = wording.t
     share = year.share_of(day) if year is not None else None
-    return fields_of("tax", "The tax year to date (R98.2): 10% of the year's stakes and of the machines' revenue", [
-        ("year", "Year", year.year if year else None),
-        ("bingo_stakes_to_date_cents", "Bingo stakes, year to date", Cents(year.bingo_stakes_cents if year else 0)),
-        ("bingo_tax_to_date_cents", "Bingo tax, year to date", Cents(year.bingo_tax_cents if year else 0)),
-        ("machines_revenue_to_date_cents", "Machines' gross gaming revenue, year to date",
+    return fields_of("tax", t("The tax year to date (R98.2): 10% of the year's stakes and of the machines' revenue"), [
+        ("year", t("Year"), year.year if year else None),
+        ("bingo_stakes_to_date_cents", t("Bingo stakes, year to date"), Cents(year.bingo_stakes_cents if year else 0)),
+        ("bingo_tax_to_date_cents", t("Bingo tax, year to date"), Cents(year.bingo_tax_cents if year else 0)),
+        ("machines_revenue_to_date_cents", t("Machines' gross gaming revenue, year to date"),
          Cents(year.machines_revenue_cents if year else 0)),
-        ("machines_tax_to_date_cents", "Machines' tax, year to date (none while the revenue is negative)",
+        ("machines_tax_to_date_cents", t("Machines' tax, year to date (none while the revenue is negative)"),
          Cents(year.machines_tax_cents if year else 0)),
-        ("bingo_stakes_cents", "Bingo stakes of the day", Cents(share.bingo_stakes_cents if share else 0)),
-        ("bingo_share_cents", "The day's share of the bingo tax", Cents(share.bingo_share_cents if share else 0)),
-        ("machines_revenue_cents", "Machines' revenue of the day", Cents(share.machines_revenue_cents if share else 0)),
-        ("machines_share_cents", "The day's share of the machines' tax",
+        ("bingo_stakes_cents", t("Bingo stakes of the day"), Cents(share.bingo_stakes_cents if share else 0)),
+        ("bingo_share_cents", t("The day's share of the bingo tax"), Cents(share.bingo_share_cents if share else 0)),
+        ("machines_revenue_cents", t("Machines' revenue of the day"),
+         Cents(share.machines_revenue_cents if share else 0)),
+        ("machines_share_cents", t("The day's share of the machines' tax"),
          Cents(share.machines_share_cents if share else 0)),
     ])
 

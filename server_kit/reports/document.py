@@ -5,13 +5,23 @@ table and column by column, so the two cannot disagree on a field.  Money stays
 integer cents (:class:`Cents`) until a rendering formats it; a column holding cents has
 a key ending in ``_cents``.  Every report names the journal records it was made from
 (:class:`JournalRange`), so an inspector ties it to the journal (R77.3).
+
+A report is laid out in a :class:`Wording`: the words, money, dates and times of its
+reader.  The data's wording (:data:`DATA`: the English texts, amounts as cents, ISO dates)
+makes the CSV and the JSON, which programs read; a server that prints for people passes
+its own (the hall: its language's catalog and CLDR formats) to make the PDF.  Nothing here
+knows a language: the texts are English message ids, and the wording decides the words.
 """
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any, Callable
 
 from protocol.errors import DomainError
+from protocol.money import format_cents
 
 
 class ReportError(DomainError):
@@ -67,3 +77,41 @@ class Report:
     @property
     def file_stem(self) -> str:
         return self.stem or f"{self.kind}-{self.subject}"
+
+
+def english(msgid: str, **params: Any) -> str:
+    """A message id as it is written (English), its ``{placeholders}`` filled."""
+    return msgid.format(**params) if params else msgid
+
+
+def iso_moment(time_ms: int, timezone: tzinfo) -> str:
+    return datetime.datetime.fromtimestamp(time_ms / 1000, timezone).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def iso_clock(time_ms: int, timezone: tzinfo) -> str:
+    return datetime.datetime.fromtimestamp(time_ms / 1000, timezone).strftime("%H:%M:%S")
+
+
+def iso_day(day: str) -> str:
+    return day
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a report speaks to its reader.
+
+    ``t(msgid, **params)`` gives a text in the reader's words (the msgid is the English
+    text, with named ``{placeholders}``); ``money`` writes integer cents; ``moment`` a
+    time (milliseconds) with its date, ``clock`` without, both in the given zone;
+    ``day`` an ISO date (``YYYY-MM-DD``).
+    """
+
+    t: Callable[..., str] = english
+    money: Callable[[int], str] = format_cents
+    moment: Callable[[int, tzinfo], str] = iso_moment
+    clock: Callable[[int, tzinfo], str] = iso_clock
+    day: Callable[[str], str] = iso_day
+
+
+#: The data's wording: English words, ``12.34 EUR``, ISO dates and times (the CSV, the JSON).
+DATA = Wording()

@@ -23,7 +23,7 @@ from typing import Sequence
 
 from protocol.daily import PAPER, VIRTUAL, DailyReport
 from server_kit.reports.daily import fields_of, large_win_prizes_table, large_wins_table, table_of
-from server_kit.reports.document import Cents, JournalRange, Report, ReportError
+from server_kit.reports.document import DATA, Cents, JournalRange, Report, ReportError, Wording
 
 KIND = "monthly"
 STEM = "cards-sold"
@@ -52,52 +52,56 @@ def _sold(day: DailyReport, kind: str) -> tuple[int, int]:
     return sum(c.count for c in runs), sum(c.amount_cents for c in runs)
 
 
-def monthly_report(month: str, days: Sequence[DailyReport]) -> Report:
-    """The month's list of cards sold from its days' facts, in the order the PDF prints them."""
+def monthly_report(month: str, days: Sequence[DailyReport], wording: Wording = DATA) -> Report:
+    """The month's list of cards sold from its days' facts, in the order the PDF prints them, in ``wording``."""
+    t = wording.t
     if not days:
         raise ReportError(f"the month {month} has no day yet")
     first = next((d for d in days if d.first_seq), days[0])
     last = days[-1]
-    who = "hall" if last.origin == "hall" else "central server"
+    who = t("hall") if last.origin == "hall" else t("central server")
     per_day = [(d.day, *_sold(d, PAPER), *_sold(d, VIRTUAL)) for d in days]
     wins = [(d.day, w) for d in days for w in d.large_wins()]
     paper = (sum(r[1] for r in per_day), sum(r[2] for r in per_day))
     virtual = (sum(r[3] for r in per_day), sum(r[4] for r in per_day))
     tables = (
-        fields_of("journal", "Journal records", [
-            ("journal_first_seq", "First record", first.first_seq),
-            ("journal_last_seq", "Last record of the month", last.last_seq),
-            ("journal_last_hash", "Its hash", last.last_hash),
+        fields_of("journal", t("Journal records"), [
+            ("journal_first_seq", t("First record"), first.first_seq),
+            ("journal_last_seq", t("Last record of the month"), last.last_seq),
+            ("journal_last_hash", t("Its hash"), last.last_hash),
         ]),
-        fields_of("report", "Report", [
-            ("month", "Month", month), ("origin", "Made by", who), ("server", "Server", last.server),
-            ("timezone", "Time zone", last.timezone),
+        fields_of("report", t("Report"), [
+            ("month", t("Month"), month), ("origin", t("Made by"), who), ("server", t("Server"), last.server),
+            ("timezone", t("Time zone"), last.timezone),
         ]),
-        fields_of("totals", "Cards sold in the month (R77.4)", [
-            ("paper_cards", "Paper cards", paper[0]), ("paper_cents", "Paid for paper cards", Cents(paper[1])),
-            ("virtual_cards", "Virtual cards", virtual[0]),
-            ("virtual_cents", "Paid for virtual cards", Cents(virtual[1])),
+        fields_of("totals", t("Cards sold in the month (R77.4)"), [
+            ("paper_cards", t("Paper cards"), paper[0]), ("paper_cents", t("Paid for paper cards"), Cents(paper[1])),
+            ("virtual_cards", t("Virtual cards"), virtual[0]),
+            ("virtual_cents", t("Paid for virtual cards"), Cents(virtual[1])),
         ]),
-        table_of("days", "Cards sold each day", [
-            ("day", "Day"), ("paper_cards", "Paper cards"), ("paper_cents", "Paper paid"),
-            ("virtual_cards", "Virtual cards"), ("virtual_cents", "Virtual paid"),
-        ], [(d, pc, Cents(pa), vc, Cents(va)) for d, pc, pa, vc, va in per_day if pc or vc]),
-        table_of("cards", "Every purchase of cards (R77.4)", [
-            ("day", "Day"), ("game_id", "Game"), ("kind", "Kind"), ("series", "Series"), ("first", "First card"),
-            ("last", "Last card"), ("count", "Cards"), ("value_cents", "Value of a card"),
-            ("stake_pct", "Stake %"), ("amount_cents", "Paid"), ("hall", "Hall"), ("where", "Terminal or seller"), ("refunded", "Refunded"),
+        table_of("days", t("Cards sold each day"), [
+            ("day", t("Day")), ("paper_cards", t("Paper cards")), ("paper_cents", t("Paper paid")),
+            ("virtual_cards", t("Virtual cards")), ("virtual_cents", t("Virtual paid")),
+        ], [(wording.day(d), pc, Cents(pa), vc, Cents(va)) for d, pc, pa, vc, va in per_day if pc or vc]),
+        table_of("cards", t("Every purchase of cards (R77.4)"), [
+            ("day", t("Day")), ("game_id", t("Game")), ("kind", t("Kind")), ("series", t("Series")),
+            ("first", t("First card")),
+            ("last", t("Last card")), ("count", t("Cards")), ("value_cents", t("Value of a card")),
+            ("stake_pct", t("Stake %")), ("amount_cents", t("Paid")), ("hall", t("Hall")),
+            ("where", t("Terminal or seller")), ("refunded", t("Refunded")),
         ], [
-            (d.day, c.game_id, c.kind, c.series, c.first, c.last, c.count, Cents(c.value_cents), c.stake_pct,
-             Cents(c.amount_cents), c.hall, c.where, "yes" if c.refunded else "no")
+            (wording.day(d.day), c.game_id, t(c.kind), c.series, c.first, c.last, c.count, Cents(c.value_cents),
+             c.stake_pct,
+             Cents(c.amount_cents), c.hall, t(c.where), t("yes") if c.refunded else t("no"))
             for d in days for c in d.cards
         ]),
-        large_wins_table(wins),
-        large_win_prizes_table(wins),
+        large_wins_table(wins, wording),
+        large_win_prizes_table(wins, wording),
     )
     return Report(
         kind=KIND,
         subject=month,
-        title=f"Cards sold in {month} - {who} {last.server}",
+        title=t("Cards sold in {month} - {who} {server}", month=month, who=who, server=last.server),
         journal_range=JournalRange(first.first_seq, last.last_seq, last.last_hash),
         tables=tables,
         stem=STEM,

@@ -8,7 +8,9 @@ starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return: a name typed
 desk, a name of the banned list) is written after an apostrophe, so it opens as text.
 
 **PDF** (reportlab, A4 landscape): the same tables with their titles, amounts
-formatted for reading.  Pages are uncompressed and the document *invariant* (no
+formatted for reading, in the reader's :class:`~server_kit.reports.document.Wording`
+(the report given is laid out in it already; the wording gives the money and the
+page's own words).  Pages are uncompressed and the document *invariant* (no
 creation time, fixed identifier), so the same report gives the same bytes: a report
 made again later from the same journal records can be compared byte for byte.  The
 journal range is also in the document's subject (``journal-range FIRST LAST HASH``)
@@ -37,9 +39,8 @@ from reportlab.platypus import KeepTogether, Paragraph, SimpleDocTemplate, Space
 from reportlab.platypus import Table as PdfTable
 from reportlab.platypus import TableStyle
 
-from protocol.money import format_cents
 from server_kit.reports import fonts
-from server_kit.reports.document import Cell, Cents, Report, Table
+from server_kit.reports.document import DATA, Cell, Cents, Report, Table, Wording
 
 CSV_HEADER = ("table", "row", "field", "value")
 PAGE = landscape(A4)
@@ -107,11 +108,11 @@ def to_json(report: Report) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def pdf_text(cell: Cell) -> str:
+def pdf_text(cell: Cell, wording: Wording = DATA) -> str:
     if cell is None:
         return "-"
     if isinstance(cell, Cents):
-        return format_cents(cell.value)
+        return wording.money(cell.value)
     return str(cell)
 
 
@@ -143,15 +144,15 @@ def _cell(text: str, width: float, style: ParagraphStyle) -> Any:
     return Paragraph(escape(text), style)
 
 
-def _flowables(table: Table, available: float) -> list[Any]:
+def _flowables(table: Table, available: float, wording: Wording) -> list[Any]:
     heading = Paragraph(escape(table.title), _HEADING)
     if table.vertical:
         (row,) = table.rows
-        texts = [[c.title, pdf_text(v)] for c, v in zip(table.columns, row)]
+        texts = [[c.title, pdf_text(v, wording)] for c, v in zip(table.columns, row)]
     elif not table.rows:
-        return [KeepTogether([heading, Paragraph("None.", _NOTE)])]
+        return [KeepTogether([heading, Paragraph(escape(wording.t("None.")), _NOTE)])]
     else:
-        texts = [[c.title for c in table.columns], *([pdf_text(v) for v in row] for row in table.rows)]
+        texts = [[c.title for c in table.columns], *([pdf_text(v, wording) for v in row] for row in table.rows)]
     widths = _widths(texts, available)
     cells = [
         [_cell(text, width, _HEAD if (i == 0 and not table.vertical) or (j == 0 and table.vertical) else _CELL)
@@ -177,11 +178,13 @@ def _flowables(table: Table, available: float) -> list[Any]:
     return [heading, grid]
 
 
-def to_pdf(report: Report) -> bytes:
-    """The report as a PDF: its title, then each table with its title."""
+def to_pdf(report: Report, wording: Wording = DATA) -> bytes:
+    """The report as a PDF: its title, then each table with its title; amounts and the page's words in
+    ``wording`` (``report`` is laid out in it)."""
     out = io.BytesIO()
     span = report.journal_range
-    footer = f"{report.title} - journal records {span.first_seq} to {span.last_seq}"
+    footer = wording.t("{title} - journal records {first} to {last}", title=report.title, first=span.first_seq,
+                       last=span.last_seq)
     document = SimpleDocTemplate(
         out,
         pagesize=PAGE,
@@ -201,12 +204,12 @@ def to_pdf(report: Report) -> bytes:
         canvas.saveState()
         canvas.setFont(FONT, 7)
         canvas.drawString(MARGIN, MARGIN / 2, footer)
-        canvas.drawRightString(PAGE[0] - MARGIN, MARGIN / 2, f"page {doc.page}")
+        canvas.drawRightString(PAGE[0] - MARGIN, MARGIN / 2, wording.t("page {page}", page=doc.page))
         canvas.restoreState()
 
     available = PAGE[0] - 2 * MARGIN
     story: list[Any] = [Paragraph(escape(report.title), _TITLE), Spacer(1, 2 * mm)]
     for table in report.tables:
-        story += _flowables(table, available)
+        story += _flowables(table, available, wording)
     document.build(story, onFirstPage=on_page, onLaterPages=on_page)
     return out.getvalue()

@@ -26,7 +26,7 @@ from protocol.chain import Record
 from protocol.money import format_cents
 from protocol.settlement.tax import YearTax
 from server_kit.reports.daily import day_end_ms, day_start_ms, fields_of, table_of
-from server_kit.reports.document import Cents, JournalRange, Report, ReportError
+from server_kit.reports.document import DATA, Cents, JournalRange, Report, ReportError, Wording
 
 KIND = "yearly"
 #: The file names of the tax year's report: ``tax-year.json``, ``.csv``, ``.pdf``.
@@ -55,39 +55,45 @@ def year_range(records: Sequence[Record], year: int, through: str, timezone: tzi
 
 
 def yearly_report(year: YearTax, *, origin: str, server: str, timezone: str, journal: JournalRange,
-                  games_tax_cents: int) -> Report:
+                  games_tax_cents: int, wording: Wording = DATA) -> Report:
     """The tables of the tax year's report; ``games_tax_cents`` is the sum of the games' own shares (10% of each
     game's stakes, rounded down, as their minutes show it), to show what rounding once adds to them."""
-    who = "hall" if origin == "hall" else "central server"
+    t = wording.t
+    who = t("hall") if origin == "hall" else t("central server")
     days = year.days()
     shown_games = games_tax_cents
     tables = (
-        fields_of("journal", "Journal records", [
-            ("journal_first_seq", "First record", journal.first_seq),
-            ("journal_last_seq", "Last record of the year so far", journal.last_seq),
-            ("journal_last_hash", "Its hash", journal.last_hash),
+        fields_of("journal", t("Journal records"), [
+            ("journal_first_seq", t("First record"), journal.first_seq),
+            ("journal_last_seq", t("Last record of the year so far"), journal.last_seq),
+            ("journal_last_hash", t("Its hash"), journal.last_hash),
         ]),
-        fields_of("report", "Report", [
-            ("year", "Fiscal year (the calendar year, R98.2)", year.year), ("through", "Through", year.through),
-            ("origin", "Made by", who), ("server", "Server", server), ("timezone", "Time zone", timezone),
+        fields_of("report", t("Report"), [
+            ("year", t("Fiscal year (the calendar year, R98.2)"), year.year), 
+            ("through", t("Through"), wording.day(year.through)),
+            ("origin", t("Made by"), who), ("server", t("Server"), server), ("timezone", t("Time zone"), timezone),
         ]),
-        fields_of("totals", "The year's tax (R98, R98.2)", [
-            ("bingo_stakes_cents", "Bingo stakes", Cents(year.bingo_stakes_cents)),
-            ("bingo_tax_cents", "Bingo tax: 10% of the stakes, rounded once", Cents(year.bingo_tax_cents)),
-            ("games_tax_cents", "The games' shares added up (each rounded down)", Cents(shown_games)),
-            ("rounding_cents", "What rounding once adds to them", Cents(year.bingo_tax_cents - shown_games)),
-            ("machines_revenue_cents", "Machines' gross gaming revenue (stakes less prizes)",
+        fields_of("totals", t("The year's tax (R98, R98.2)"), [
+            ("bingo_stakes_cents", t("Bingo stakes"), Cents(year.bingo_stakes_cents)),
+            ("bingo_tax_cents", t("Bingo tax: 10% of the stakes, rounded once"), Cents(year.bingo_tax_cents)),
+            ("games_tax_cents", t("The games' shares added up (each rounded down)"), Cents(shown_games)),
+            ("rounding_cents", t("What rounding once adds to them"), Cents(year.bingo_tax_cents - shown_games)),
+            ("machines_revenue_cents", t("Machines' gross gaming revenue (stakes less prizes)"),
              Cents(year.machines_revenue_cents)),
-            ("machines_tax_cents", "Machines' tax: 10% of the revenue, none if it is negative",
+            ("machines_tax_cents", t("Machines' tax: 10% of the revenue, none if it is negative"),
              Cents(year.machines_tax_cents)),
-            ("tax_cents", "Tax of the year", Cents(year.tax_cents)),
+            ("tax_cents", t("Tax of the year"), Cents(year.tax_cents)),
         ]),
-        table_of("days", "Each day's bases and its share of the tax, for information", [
-            ("day", "Day"), ("bingo_stakes_cents", "Bingo stakes"), ("bingo_share_cents", "Share of the bingo tax"),
-            ("machines_revenue_cents", "Machines' revenue"), ("machines_share_cents", "Share of the machines' tax"),
-            ("bingo_stakes_to_date_cents", "Stakes to date"), ("machines_revenue_to_date_cents", "Revenue to date"),
+        table_of("days", t("Each day's bases and its share of the tax, for information"), [
+            ("day", t("Day")), ("bingo_stakes_cents", t("Bingo stakes")),
+            ("bingo_share_cents", t("Share of the bingo tax")),
+            ("machines_revenue_cents", t("Machines' revenue")),
+            ("machines_share_cents", t("Share of the machines' tax")),
+            ("bingo_stakes_to_date_cents", t("Stakes to date")),
+            ("machines_revenue_to_date_cents", t("Revenue to date")),
         ], [
-            (d.day, Cents(d.bingo_stakes_cents), Cents(d.bingo_share_cents), Cents(d.machines_revenue_cents),
+            (wording.day(d.day), Cents(d.bingo_stakes_cents), Cents(d.bingo_share_cents),
+             Cents(d.machines_revenue_cents),
              Cents(d.machines_share_cents), Cents(d.bingo_stakes_to_date_cents),
              Cents(d.machines_revenue_to_date_cents))
             for d in days
@@ -96,7 +102,8 @@ def yearly_report(year: YearTax, *, origin: str, server: str, timezone: str, jou
     return Report(
         kind=KIND,
         subject=str(year.year),
-        title=f"Tax year {year.year} through {year.through} - {who} {server}",
+        title=t("Tax year {year} through {through} - {who} {server}", year=year.year, through=wording.day(year.through),
+                who=who, server=server),
         journal_range=journal,
         tables=tables,
         stem=STEM,

@@ -9,9 +9,11 @@ from alembic import command
 from click.testing import CliRunner
 
 from hall_server.cli import main
+from hall_server.i18n import DEFAULT_LANGUAGE, money, translate
 from hall_server.store import cards as store
 from hall_server.store.database import MIGRATIONS, is_current, open_database
 from server_kit.db.database import alembic_config, create
+from tests.reports.conftest import pdf_strings
 
 pytestmark = pytest.mark.integration
 BINGO = Path(sys.executable).parent / "bingo"
@@ -99,9 +101,12 @@ def test_a_set_with_series_prints_a_pdf_sheet(hall, tmp_path: Path) -> None:
     hall("cards", "export-pdf", "--series", "102", "--first", "1", "--last", "7", "--out", "s.pdf")
     pdf = (tmp_path / "s.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page ") >= 2
+    shown = [text.replace("\xa0", " ") for text in pdf_strings(pdf)]  # in the hall's language (hall.toml's default)
     for k in range(1, 8):
-        assert f"Set blue   Series 102   Card {k} of 30".encode() in pdf
-    assert b"Value 1.50 EUR" in pdf
+        assert translate(DEFAULT_LANGUAGE, "Set {set}   Series {series}   Card {number} of {size}", set="blue",
+                         series=102, number=k, size=30) in shown
+    value = translate(DEFAULT_LANGUAGE, "Value {amount}", amount=money(150, DEFAULT_LANGUAGE))
+    assert value.replace("\xa0", " ") in shown
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
 from tests.audit.conftest import POT_RULES, fast_folder, new_clock
 from tests.audit.halls import GamePlan, Purchase, play_game, stored_hall
+from hall_server.i18n import DEFAULT_LANGUAGE, money
 from tests.reports.conftest import csv_tables, pdf_strings
 
 DAY, EMPTY_DAY = "2026-11-02", "2026-11-01"
@@ -66,7 +67,9 @@ def home() -> Iterator[Home]:
     made = Home(path, path / "operator-ca")
     issue_signer(made.ca, SIGNER, path)
     hall = stored_hall(path, new_clock(), POT_RULES)
-    reporter = DailyReporter(hall.journal, path, "Audit hall", DEFAULT_TIMEZONE, defer.maybeDeferred)
+    # The folder has no hall.toml: the command prints in the hall's default language, as the close does here.
+    reporter = DailyReporter(hall.journal, path, "Audit hall", DEFAULT_TIMEZONE, defer.maybeDeferred,
+                             language=DEFAULT_LANGUAGE)
     told: list[int] = []
     reporter.listeners.append(lambda: told.append(1))  # the regulator's feed sends what is written
     hall.core.observers.append(reporter.record_committed)
@@ -193,11 +196,12 @@ def test_the_daily_reports_figures_are_the_journals(home: Home, tmp_path: Path) 
     assert tables["journal"] == [{"journal_first_seq": report["journal"]["first_seq"], "journal_last_seq": closed.seq,
                                   "journal_last_hash": closed.hash}]
 
-    # The CSV holds the same cents; the PDF shows them in euros.
+    # The CSV holds the same cents; the PDF shows them in euros, as the hall's language writes them.
     csv = csv_tables((out / "report.csv").read_bytes())
     assert csv["totals"] == [{k: str(v) for k, v in totals.items()}]
-    shown = pdf_strings((out / "report.pdf").read_bytes())
-    assert format_cents(facts["sales"]) in shown and format_cents(totals["prizes_paid_cents"]) in shown
+    shown = [text.replace("\xa0", " ") for text in pdf_strings((out / "report.pdf").read_bytes())]
+    for cents in (facts["sales"], totals["prizes_paid_cents"]):
+        assert money(cents, DEFAULT_LANGUAGE).replace("\xa0", " ") in shown, "a no-break space reads as a space"
 
 
 @pytest.mark.req("R83.5", "R95.4")

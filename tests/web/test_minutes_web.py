@@ -16,6 +16,7 @@ from twisted.internet.task import Clock
 from hall_server.config import StaffMember
 from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.reports.minutes import build
+from hall_server.reports.printed import wording
 from hall_server.reports.publish import make_report, render_signed
 from hall_server.store.database import open_database
 from hall_server.web.auth import SignIns, StaffDirectory
@@ -86,7 +87,9 @@ def test_the_administrator_prints_the_session_minutes_signed_as_bingo_minutes_ma
 
     # The same bytes as the command line's report from the same journal: one code path.
     book = build(minutes_hall.journal.records())
-    expected = render_signed(make_report(book, "session", "1", HALL, DEFAULT_TIMEZONE), "pdf", minutes_hall.key)
+    words = wording("en")  # the desk's hall speaks English
+    expected = render_signed(make_report(book, "session", "1", HALL, DEFAULT_TIMEZONE, words), "pdf", minutes_hall.key,
+                             words)
     assert pdf.body == expected.data
 
     signature = admin.request("GET", "/api/minutes/session/1.pdf.sig")
