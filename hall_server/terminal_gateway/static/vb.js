@@ -88,6 +88,30 @@ const REFUSALS = () => ({
     + "fewer cards.", p.cards, { stake: euros(p.stake_cents), credit: euros(p.credit_cents) }),
 });
 
+// The names of the example paytables' patterns (protocol/videobingo/paytables) in the player's language;
+// a name of another paytable is shown as the paytable writes it.
+function patternName(name) {
+  const lines = /^lines? (\d(?:\+\d)*)$/.exec(name);
+  if (lines) return lines[1].includes("+") ? t("lines {lines}", { lines: lines[1] }) : t("line {n}", { n: lines[1] });
+  const known = {
+    "top line": () => t("top line"),
+    "middle line": () => t("middle line"),
+    "bottom line": () => t("bottom line"),
+    "top and middle lines": () => t("top and middle lines"),
+    "middle and bottom lines": () => t("middle and bottom lines"),
+    "top and bottom lines": () => t("top and bottom lines"),
+    corners: () => t("corners"),
+    frame: () => t("frame"),
+  }[name];
+  return known ? known() : name;
+}
+
+// A percentage as the player's language writes its number (83,55 in Catalan).
+function percent(text) {
+  return new Intl.NumberFormat(document.documentElement.lang || "en", { minimumFractionDigits: 2,
+    maximumFractionDigits: 2 }).format(Number(text));
+}
+
 // A refusal in the player's language when its reason is known; else the hall's own message.
 function said(reason, params, message) {
   const known = reason ? REFUSALS()[reason] : null;
@@ -306,11 +330,11 @@ function paytable(welcome) {
   for (const pattern of ranked()) {
     const row = body.insertRow();
     row.dataset.pattern = pattern.name;
-    row.insertCell().textContent = pattern.name;
+    row.insertCell().textContent = patternName(pattern.name);
     row.insertCell().textContent = `${pattern.pays}`;
     row.insertCell().textContent = euros(pattern.pays * welcome.credit_value_cents);
   }
-  $("rtp").textContent = TEXT.rules(table.balls, table.pool, table.rtp_percent, euros(welcome.credit_value_cents));
+  $("rtp").textContent = TEXT.rules(table.balls, table.pool, percent(table.rtp_percent), euros(welcome.credit_value_cents));
   showJackpot(welcome.jackpot_cents);
   const counts = $("counts");
   counts.textContent = "";
@@ -465,7 +489,7 @@ function light(card, numbers, drawn, order, columns) {
   best.cells.forEach(([r, c]) => cells[r * columns + c].classList.add("lit"));
   card.classList.add("won");
   card.dataset.pattern = best.name;
-  title.textContent = TEXT.cardWon(index + 1, best.name, best.pays);
+  title.textContent = TEXT.cardWon(index + 1, patternName(best.name), best.pays);
 }
 
 function lightPaytable() {
