@@ -279,8 +279,8 @@ def page(held: Held, shown: Checked, now_ms: int, reader: str = "", language: st
         for r in held.reports[:20]
     ) or none_row(4, t("No signed report received yet."))
     total = sum(held.alert_counts.values())
-    state = (f'<span class="state alert">{e(tn("{n} alert(s)", "{n} alert(s)", total))}</span>' if total
-             else '<span class="state ok">' + e(t("no alert")) + "</span>")
+    alerted = tn("{n} alert(s)", "{n} alert(s)", total) if total else t("no alert")
+    state = f'<span class="state {"alert" if total else "ok"}">{e(alerted)}</span>'
     choices = " ".join(
         f'<a href="?lang={code}" hreflang={code} lang={code}' + (" aria-current=true" if code == w.language else "")
         + f">{e(name)}</a>" for code, name in LANGUAGE_NAMES.items())
