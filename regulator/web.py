@@ -106,7 +106,10 @@ def percent(basis_points: int, words: Words | None) -> str:
 
 STYLE = """
 body { font: 16px/1.4 system-ui, sans-serif; margin: 0; background: #10141a; color: #e8ecf1; }
-header { padding: 14px 24px; background: #1b2230; display: flex; gap: 24px; align-items: baseline; }
+header { padding: 14px 24px; background: #1b2230; display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: baseline; }
+nav.languages { margin-left: auto; display: flex; gap: 12px; }
+nav.languages a { color: #9ecbff; }
+nav.languages a[aria-current] { color: #e8ecf1; font-weight: 600; text-decoration: none; }
 h1 { font-size: 22px; margin: 0; } h2 { font-size: 18px; margin: 24px 0 8px; }
 main { padding: 0 24px 24px; }
 table { border-collapse: collapse; width: 100%; }
@@ -114,7 +117,7 @@ th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #2a3345; 
 th { color: #9aa7bb; font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .ok { color: #7fd69b; } .alert { color: #ffd0d0; background: #3a1616; }
-.state { padding: 3px 10px; border-radius: 6px; }
+.state { padding: 3px 10px; border-radius: 6px; white-space: nowrap; }
 .none { color: #9aa7bb; }
 """
 
