@@ -48,7 +48,8 @@ def placeholders(text: str) -> set[str]:
 
 def test_the_extraction_finds_the_texts_of_every_converted_screen() -> None:
     files = {where.split(":")[0] for places in EVERY_MESSAGE.values() for where in places}
-    for page in ("kiosk.js", "kiosk.html", "vb.js", "vb.html", "board.js", "board.html", "login.js", "login.html"):
+    for page in ("kiosk.js", "kiosk.html", "vb.js", "vb.html", "board.js", "board.html", "login.js", "login.html",
+                 "regulator.js", "regulator.html"):
         assert any(f.endswith(page) for f in files), f"no text extracted from {page}"
     assert "Sign in" in MESSAGES and ("{n} card sold", "{n} cards sold") in MESSAGES
 
@@ -57,7 +58,7 @@ def test_no_t_call_of_the_scripts_escapes_the_extractor() -> None:
     """A t("...") Babel's JavaScript lexer does not see (inside a template literal, say) would go untranslated."""
     ids = {m if isinstance(m, str) else m[0] for m in EVERY_MESSAGE}
     for script in ("web/static/board.js", "web/static/login.js", "terminal_gateway/static/kiosk.js",
-                   "terminal_gateway/static/vb.js"):
+                   "terminal_gateway/static/vb.js", "web/static/regulator.js"):
         for called in re.findall(r'\bt\("((?:[^"\\]|\\.)*)"[,)]', (REPO / "hall_server" / script).read_text()):
             assert called in ids, f"{script}: t({called!r}) is not extracted (a t() inside a `template`?)"
 
