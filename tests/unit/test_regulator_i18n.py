@@ -63,7 +63,7 @@ def test_every_text_of_the_page_is_translated_in_each_catalog(language: str) -> 
             empty.append(repr(msgid))
             continue
         wanted = placeholders(msgid if isinstance(msgid, str) else msgid[1])
-        broken += [f"{msgid!r} -> {form!r}" for form in forms if placeholders(form) - {"n"} != wanted - {"n"}]
+        broken += [f"{msgid!r} -> {form!r}" for form in forms if placeholders(str(form)) - {"n"} != wanted - {"n"}]
         if language != "en":
             english = msgid if isinstance(msgid, str) else msgid[0]
             alike = {"bingo", "superbingo", "Signatures (openssl cms)"}

@@ -6,6 +6,7 @@ and the table holds no sentence for a reason the hall never gives."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,9 @@ def _reasons(node: ast.expr | None) -> list[str]:
     return []
 
 
-def given_reasons() -> list[Given]:
+@functools.cache
+def given_reasons() -> tuple[Given, ...]:
+    """Every refusal of the hall server's sources given with a reason (read once)."""
     found = []
     for path in sorted((REPO / "hall_server").rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
@@ -51,7 +54,7 @@ def given_reasons() -> list[Given]:
                 for key, value in zip(node.keys, node.values):
                     if isinstance(key, ast.Constant) and key.value == "reason":
                         found += [Given(where, r, frozenset()) for r in _reasons(value)]
-    return found
+    return tuple(found)
 
 
 def sentences() -> dict[str, set[str]]:
