@@ -190,7 +190,7 @@ function online(up) {
 
 function send(message) {
   if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
-    say(TEXT.notConnected);
+    say(() => TEXT.notConnected);
     return false;
   }
   state.socket.send(JSON.stringify(message));
@@ -230,8 +230,8 @@ function welcomed(message) {
   paytable(message);
   signedIn(message.signed_in);
   if (message.state !== "playing") {
-    say(message.why_reason ? said(message.why_reason, message.why_params, message.why) : TEXT.doesNotPlay(message.why),
-      false, true);
+    say(() => (message.why_reason ? said(message.why_reason, message.why_params, message.why)
+      : TEXT.doesNotPlay(message.why)), false, true);
   }
   if (message.last_play && !state.animating && (!state.last || state.last.seq !== message.last_play.seq)) {
     state.last = message.last_play;
@@ -260,8 +260,8 @@ function credited(message) {
   if (state.pending && state.pending.request === message.request) state.pending = null;
   state.credit = message.credit_after_cents;
   showCredit(state.credit);
-  if (out) say(TEXT.paidOut(euros(message.amount_cents), out === "account"), true);
-  else say(TEXT.added(euros(message.amount_cents)), true);
+  if (out) say(() => TEXT.paidOut(euros(message.amount_cents), out === "account"), true);
+  else say(() => TEXT.added(euros(message.amount_cents)), true);
   controls();
 }
 
@@ -273,7 +273,7 @@ function refused(message) {
     $("screen").hidden = true;
     $("enrol").hidden = false;
   }
-  say(said(message.reason, message.params, message.message));
+  say(() => said(message.reason, message.params, message.message));
   controls();
 }
 
@@ -282,7 +282,7 @@ function signedOut(message) {
   state.credit = message.credit_cents;
   showCredit(state.credit);
   signedIn(null);
-  say(TEXT.signedOut(message.returned_cents ? euros(message.returned_cents) : null), true);
+  say(() => TEXT.signedOut(message.returned_cents ? euros(message.returned_cents) : null), true);
 }
 
 function signedIn(account) {
@@ -295,9 +295,12 @@ function signedIn(account) {
 }
 
 let messageTimer = null;
+// A message to the player, written by ``text()`` again when the player picks another language.
+let saying = null;
 function say(text, ok = false, stays = false) {
   const box = $("message");
-  box.textContent = text;
+  saying = text;
+  box.textContent = text();
   box.className = ok ? "ok" : "";
   box.hidden = false;
   clearTimeout(messageTimer);
@@ -586,6 +589,7 @@ function start() {
 // A language picked by the player is kept on this station; the screen is written again in it.
 function relabel() {
   for (const button of document.querySelectorAll("#account-credit .take")) button.textContent = euros(Number(button.dataset.cents));
+  if (saying && !$("message").hidden) $("message").textContent = saying();
   if (!state.welcome) return;
   $("machine").textContent = TEXT.station(state.welcome.machine, state.welcome.station);
   $("link").textContent = $("link").className === "online" ? TEXT.online : TEXT.offline;
