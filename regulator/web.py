@@ -2,7 +2,8 @@
 replayed, each day replayed card by card from its audit export, and the alerts (read-only).
 
 ``GET /`` is one HTML page written on the server (no script), refreshed by the browser
-every few seconds; ``GET /api/status`` is the same as JSON (what ``bingo regulator
+every few seconds, in Catalan (the regulator is Andorra's) or the language ``?lang=`` names
+(``es``, ``fr``, ``en``; :mod:`regulator.i18n`), its times 24-hour in Andorra's time; ``GET /api/status`` is the same as JSON (what ``bingo regulator
 status --json`` prints); ``GET /api/records?sender=S&after=N&limit=L&type=T`` is a page
 of the records a sender fed, as it signed them (the regulator consults the central
 server's and each hall's records here, R95.3), at most :data:`MAX_PAGE` a page, with
@@ -24,7 +25,10 @@ import datetime
 import html
 import json
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Any
+
+from babel.numbers import format_decimal
 
 from twisted.internet import defer
 from twisted.logger import Logger
@@ -38,6 +42,7 @@ from protocol.records.base import personal_keys
 from protocol.regulator_feed import record_to_dict
 from regulator.days import Awaited, DayVerdict, replayed_games, verdict_dict
 from regulator.games import KEPT, CheckedGame
+from regulator.i18n import LANGUAGE_NAMES, TIME_ZONE, Words, language_of
 from regulator.receiver import ALERT_KINDS, Receiver
 from regulator.reports import ReceivedReport, ReportInbox
 from regulator.store import Alert, SenderPosition, Store
@@ -56,21 +61,55 @@ REFRESH_S = 5
 NOTICES = ("opening_hours_notified", "prize_terms_notified")
 
 
-def notice_text(record: Record) -> str:
+def _english(msgid: str, **params: Any) -> str:
+    return msgid.format(**params) if params else msgid
+
+
+def notice_text(record: Record, words: Words | None = None) -> str:
+    """A notice to the regulator for a person: in English with UTC times (``/api/status``, the CLI), or in
+    ``words``' language with Andorra's times (the page)."""
+    t = words.t if words is not None else _english
+    moment = words.moment if words is not None else when
     p = record.payload
     if record.type == "opening_hours_notified":
-        change = f", replacing {p['previous']}" if p.get("previous") else " (first report)"
-        return f"opening hours: {p['hours']}{change}; applies from {p['applies_from']}"
+        if p.get("previous"):
+            return t("opening hours: {hours}, replacing {previous}; applies from {date}", hours=p["hours"],
+                     previous=p["previous"], date=p["applies_from"])
+        return t("opening hours: {hours} (first report); applies from {date}", hours=p["hours"], date=p["applies_from"])
     if record.type == "prize_terms_notified":
-        terms = ", ".join(f"{t['pattern']['name']} {t['basis_points'] / 100:g}%" for t in p["prizes"])
-        what = ("a change of percentages" if p["percentages_changed"] else
-                "a change of winning combinations" if p["combinations_changed"] else "the first terms")
-        return f"prize terms ({what}, game {p['game_id']}): {terms}; apply from {when(p['applies_from_ms'])}"
+        terms = ", ".join(f"{prize_name(term['pattern']['name'], words)} {percent(term['basis_points'], words)}"
+                          for term in p["prizes"])
+        if p["percentages_changed"]:
+            what = t("a change of percentages")
+        elif p["combinations_changed"]:
+            what = t("a change of winning combinations")
+        else:
+            what = t("the first terms")
+        return t("prize terms ({what}, game {game}): {terms}; apply from {date}", what=what, game=p["game_id"],
+                 terms=terms, date=moment(p["applies_from_ms"]))
     return record.type
+
+
+def prize_name(name: str, words: Words | None) -> str:
+    """A prize's or a pattern's name as the records write it, in the page's language when it is one of the game's."""
+    if words is None:
+        return name
+    t = words.t
+    return {"line": t("line"), "bingo": t("bingo"), "superbingo": t("superbingo")}.get(name, name)
+
+
+def percent(basis_points: int, words: Words | None) -> str:
+    """Basis points as a percentage: ``12.5%``, ``12,5 %`` in Catalan."""
+    if words is None:
+        return f"{basis_points / 100:g}%"
+    return words.t("{percent}%", percent=format_decimal(basis_points / 100, locale=words.locale))
 
 STYLE = """
 body { font: 16px/1.4 system-ui, sans-serif; margin: 0; background: #10141a; color: #e8ecf1; }
-header { padding: 14px 24px; background: #1b2230; display: flex; gap: 24px; align-items: baseline; }
+header { padding: 14px 24px; background: #1b2230; display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: baseline; }
+nav.languages { margin-left: auto; display: flex; gap: 12px; }
+nav.languages a { color: #9ecbff; }
+nav.languages a[aria-current] { color: #e8ecf1; font-weight: 600; text-decoration: none; }
 h1 { font-size: 22px; margin: 0; } h2 { font-size: 18px; margin: 24px 0 8px; }
 main { padding: 0 24px 24px; }
 table { border-collapse: collapse; width: 100%; }
@@ -78,7 +117,7 @@ th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #2a3345; 
 th { color: #9aa7bb; font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .ok { color: #7fd69b; } .alert { color: #ffd0d0; background: #3a1616; }
-.state { padding: 3px 10px; border-radius: 6px; }
+.state { padding: 3px 10px; border-radius: 6px; white-space: nowrap; }
 .none { color: #9aa7bb; }
 """
 
@@ -152,30 +191,40 @@ def status(held: Held, shown: Checked) -> dict[str, Any]:
     }
 
 
-def _euros(cents: int) -> str:
-    return f"{cents // 100:,}.{cents % 100:02d} \u20ac"
+def page(held: Held, shown: Checked, now_ms: int, reader: str = "", language: str = "en",
+         zone: tzinfo = TIME_ZONE) -> str:
+    """The page in ``language`` (English unless asked: the served page asks Catalan unless its reader picks
+    another), its times in ``zone`` (Andorra's), 24-hour.  The receiver's findings as journaled (an alert's
+    detail, a game's faults, a day's detail) stay in English.
 
-
-def page(held: Held, shown: Checked, now_ms: int, reader: str = "") -> str:
+    Every text is a ``t()``/``tn()`` call outside an f-string (Babel's extractor does not read into one)."""
+    w = Words(language, zone)
+    t, tn, at = w.t, w.tn, w.moment
     senders, alerts = held.senders, held.alerts
     e = html.escape
+
+    def none_row(columns: int, text: str) -> str:
+        return f"<tr><td colspan={columns} class=none>{e(text)}</td></tr>"
+
     rows = "".join(
-        f"<tr><td>{e(s.sender)}</td><td class=n>{s.seq:,}</td><td>{when(s.time_ms)}</td>"
-        f"<td class=n>{held.alert_counts.get(s.sender, 0)}</td></tr>"
+        f"<tr><td>{e(s.sender)}</td><td class=n>{w.number(s.seq)}</td><td>{at(s.time_ms)}</td>"
+        f"<td class=n>{w.number(held.alert_counts.get(s.sender, 0))}</td></tr>"
         for s in senders
-    ) or '<tr><td colspan=4 class=none>No hall or central server has fed this receiver yet.</td></tr>'
+    ) or none_row(4, t("No hall or central server has fed this receiver yet."))
 
     def repeated(a: Alert) -> str:
         if not a.repeats:
             return ""
-        return (f" <span class=none>(and {a.repeats} more of its kind within a minute of it, counted, not raised "
-                f"one by one; the last at record {a.last_seq}, {when(a.last_time_ms)})</span>")
+        more = tn("(and {n} more of its kind within a minute of it, counted, not raised one by one; the last at "
+                  "record {seq}, {time})", "(and {n} more of its kind within a minute of it, counted, not raised one "
+                  "by one; the last at record {seq}, {time})", a.repeats, seq=a.last_seq, time=at(a.last_time_ms))
+        return f" <span class=none>{e(more)}</span>"
 
     alert_rows = "".join(
-        f"<tr class=alert><td>{when(a.time_ms)}</td><td>{e(a.sender)}</td><td>{e(a.kind.replace('_', ' '))}</td>"
+        f"<tr class=alert><td>{at(a.time_ms)}</td><td>{e(a.sender)}</td><td>{e(alert_kind(a.kind, w))}</td>"
         f"<td class=n>{a.seq or '-'}</td><td>{e(a.detail)}{repeated(a)}</td></tr>"
         for a in reversed(alerts)
-    ) or '<tr><td colspan=5 class=none>No alert: every record received verified and followed the one before.</td></tr>'
+    ) or none_row(5, t("No alert: every record received verified and followed the one before."))
     replayed = replayed_games(held.verdicts)
     held_up_to = {s.sender: s.seq for s in senders}
 
@@ -183,77 +232,134 @@ def page(held: Held, shown: Checked, now_ms: int, reader: str = "") -> str:
         if not g.verified:
             return f"<td class=alert>{e('; '.join(g.faults))}</td>"
         day = replayed.get((sender, g.game_id))
-        return ("<td class=ok>verified" + (f"; replayed card by card ({e(day)})" if day else "") + "</td>")
+        said = t("verified; replayed card by card ({export})", export=day) if day else t("verified")
+        return f"<td class=ok>{e(said)}</td>"
+
+    def prizes(g: CheckedGame) -> str:
+        return ", ".join(tn("{prize} {amount} ({n} card(s))", "{prize} {amount} ({n} card(s))", n,
+                            prize=prize_name(p, w), amount=w.money(c)) for p, c, n in g.prizes)
 
     game_rows = "".join(
-        f"<tr><td>{e(sender)}</td><td>{e(g.game_id)}</td><td>{when(g.closed_ms)}</td><td class=n>{g.balls}</td>"
-        f"<td class=n>{g.cards_sold}</td><td>{e(', '.join(f'{p} {_euros(c)} ({n} card(s))' for p, c, n in g.prizes))}</td>"
+        f"<tr><td>{e(sender)}</td><td>{e(g.game_id)}</td><td>{at(g.closed_ms)}</td><td class=n>{g.balls}</td>"
+        f"<td class=n>{w.number(g.cards_sold)}</td><td>{e(prizes(g))}</td>"
         + verdict(sender, g) + "</tr>"
         for sender, games in shown.games.items()
         for g in games
-    ) or '<tr><td colspan=7 class=none>No game of a hall has been played to its end in the feeds yet.</td></tr>'
-    day_rows = "".join(
-        f"<tr><td>{when(d.time_ms)}</td><td>{e(d.sender)}</td><td>{e(d.day)}</td>"
-        f"<td>{f'{d.first_seq} to {d.last_seq}' if d.last_seq else '-'}</td><td>{e(', '.join(d.games)) or '-'}</td>"
-        + (f"<td class=ok>replayed card by card: {len(d.games)} game(s) verified</td>" if d.verified
-           else f"<td class=none>not replayed card by card: {e(d.detail)}</td>" if d.verdict == "refused"
-           else f"<td class=alert>{e(d.detail)}</td>")
-        + "</tr>"
-        for d in held.verdicts[:20]
-    ) + "".join(
-        f"<tr><td>-</td><td>{e(a.sender)}</td><td>{e(a.day)}</td><td>up to {a.last_seq}</td><td>-</td>"
-        f"<td class=none>waiting for its records (held up to {held_up_to.get(a.sender, 0)})</td></tr>"
-        for a in shown.awaited
-    ) or '<tr><td colspan=6 class=none>No audit export of a day received yet.</td></tr>'
+    ) or none_row(7, t("No game of a hall has been played to its end in the feeds yet."))
+
+    def day_row(d: DayVerdict) -> str:
+        if d.verified:
+            found = tn("replayed card by card: {n} game(s) verified", "replayed card by card: {n} game(s) verified",
+                       len(d.games))
+            judged = f"<td class=ok>{e(found)}</td>"
+        elif d.verdict == "refused":
+            refused = t("not replayed card by card: {detail}", detail=d.detail)
+            judged = f"<td class=none>{e(refused)}</td>"
+        else:
+            judged = f"<td class=alert>{e(d.detail)}</td>"
+        records = t("{first} to {last}", first=d.first_seq, last=d.last_seq) if d.last_seq else "-"
+        return (f"<tr><td>{at(d.time_ms)}</td><td>{e(d.sender)}</td><td>{e(d.day)}</td><td>{e(records)}</td>"
+                f"<td>{e(', '.join(d.games)) or '-'}</td>{judged}</tr>")
+
+    def awaited_row(a: Awaited) -> str:
+        upto = t("up to {seq}", seq=a.last_seq)
+        waiting = t("waiting for its records (held up to {seq})", seq=held_up_to.get(a.sender, 0))
+        return (f"<tr><td>-</td><td>{e(a.sender)}</td><td>{e(a.day)}</td><td>{e(upto)}</td><td>-</td>"
+                f"<td class=none>{e(waiting)}</td></tr>")
+
+    day_rows = ("".join(day_row(d) for d in held.verdicts[:20]) + "".join(awaited_row(a) for a in shown.awaited)
+                or none_row(6, t("No audit export of a day received yet.")))
     notice_rows = "".join(
-        f"<tr><td>{when(record.time_ms)}</td><td>{e(sender)}</td><td class=n>{record.seq}</td>"
-        f"<td>{e(notice_text(record))}</td></tr>"
+        f"<tr><td>{at(record.time_ms)}</td><td>{e(sender)}</td><td class=n>{record.seq}</td>"
+        f"<td>{e(notice_text(record, w))}</td></tr>"
         for sender, record in held.notices
-    ) or '<tr><td colspan=4 class=none>No notice received yet.</td></tr>'
+    ) or none_row(4, t("No notice received yet."))
+    signatures_verified = t("every signature verified")
     report_rows = "".join(
-        f"<tr><td>{when(r.time_ms)}</td><td>{e(r.sender)}</td><td>{e(r.name)}</td>"
-        + ("<td class=ok>every signature verified</td>" if r.verified else f"<td class=alert>{e(r.detail)}</td>")
+        f"<tr><td>{at(r.time_ms)}</td><td>{e(r.sender)}</td><td>{e(r.name)}</td>"
+        + (f"<td class=ok>{e(signatures_verified)}</td>" if r.verified else f"<td class=alert>{e(r.detail)}</td>")
         + "</tr>"
         for r in held.reports[:20]
-    ) or '<tr><td colspan=4 class=none>No signed report received yet.</td></tr>'
+    ) or none_row(4, t("No signed report received yet."))
     total = sum(held.alert_counts.values())
-    state = (f'<span class="state alert">{total} alert(s)</span>' if total
-             else '<span class="state ok">no alert</span>')
-    kinds = ", ".join(k.replace("_", " ") for k in ALERT_KINDS)
+    alerted = tn("{n} alert(s)", "{n} alert(s)", total) if total else t("no alert")
+    state = f'<span class="state {"alert" if total else "ok"}">{e(alerted)}</span>'
+    choices = " ".join(
+        f'<a href="?lang={code}" hreflang={code} lang={code}' + (" aria-current=true" if code == w.language else "")
+        + f">{e(name)}</a>" for code, name in LANGUAGE_NAMES.items())
+    # The page's labels, each a t() of its own (see the docstring).
+    title = e(t("Regulator's receiver"))
+    as_of = e(t("as of {time}", time=at(now_ms)))
+    zone_said = e(t("times: {zone}, 24-hour", zone=str(zone)))
+    language_label = e(t("Language"))
+    sender_label, record_label, replay_label = t("Sender"), t("Record"), t("Replay")
+
+    def head(*labels: str) -> str:
+        return "".join(f"<th>{e(label)}</th>" for label in labels)
+
+    feeds = e(t("Feeds"))
+    feeds_head = head(sender_label, t("Records held"), t("Last record"), t("Alerts"))
+    games_title = e(t("Last games"))
+    games_said = e(t("Each hall's last {kept} games played to their end, replayed from their records: the balls, the "
+                     "winners and the split of each prize by stake.", kept=KEPT))
+    games_head = head(t("Hall"), t("Game"), t("Closed"), t("Balls"), t("Cards"), t("Prizes"), replay_label)
+    days_title = e(t("Days replayed card by card"))
+    days_said = e(t("Each day's audit export, signed by its sender, checked on the records held: the scenario and "
+                    "the result are what the records say, and the replay of the scenario is the result (every "
+                    "winning card holds its pattern, every prize follows from the sales)."))
+    days_head = head(t("Checked"), sender_label, t("Day"), t("Records"), t("Games"), replay_label)
+    notices_title = e(t("Notices"))
+    notices_head = head(t("Notified"), sender_label, record_label, t("Notice"))
+    reports_title = e(t("Signed reports"))
+    reports_head = head(t("Received"), sender_label, t("Report"), t("Signatures (openssl cms)"))
+    alerts_title = e(t("Alerts"))
+    alerts_said = e(t("Raised on: {kinds}. Each is journaled once in the receiver's signed journal; more of a kind "
+                      "from a sender within a minute are counted on the one raised. The last {shown} are listed.",
+                      kinds=", ".join(alert_kind(k, w) for k in ALERT_KINDS), shown=SHOWN_ALERTS))
+    alerts_head = head(t("Raised"), sender_label, t("Kind"), record_label, t("What"))
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Regulator's receiver</title>
+<html lang="{w.language}"><head><meta charset="utf-8"><title>{title}</title>
 <meta http-equiv="refresh" content="{REFRESH_S}">
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{STYLE}</style></head>
-<body><header><h1>Regulator's receiver</h1>{state}<span class=none>as of {when(now_ms)}</span>
-<span class=none>{e(reader)}</span></header>
+<body><header><h1>{title}</h1>{state}<span class=none>{as_of}</span><span class=none>{zone_said}</span>
+<span class=none>{e(reader)}</span><nav class=languages aria-label="{language_label}">{choices}</nav></header>
 <main>
-<h2>Feeds</h2>
-<table id=senders><thead><tr><th>Sender</th><th>Records held</th><th>Last record</th><th>Alerts</th></tr></thead>
+<h2>{feeds}</h2>
+<table id=senders><thead><tr>{feeds_head}</tr></thead>
 <tbody>{rows}</tbody></table>
-<h2>Last games</h2>
-<p class=none>Each hall's last {KEPT} games played to their end, replayed from their records: the balls, the winners
-and the split of each prize by stake.</p>
-<table id=games><thead><tr><th>Hall</th><th>Game</th><th>Closed</th><th>Balls</th><th>Cards</th><th>Prizes</th>
-<th>Replay</th></tr></thead><tbody>{game_rows}</tbody></table>
-<h2>Days replayed card by card</h2>
-<p class=none>Each day's audit export, signed by its sender, checked on the records held: the scenario and the result
-are what the records say, and the replay of the scenario is the result (every winning card holds its pattern, every
-prize follows from the sales).</p>
-<table id=days><thead><tr><th>Checked</th><th>Sender</th><th>Day</th><th>Records</th><th>Games</th><th>Replay</th></tr>
+<h2>{games_title}</h2>
+<p class=none>{games_said}</p>
+<table id=games><thead><tr>{games_head}</tr></thead><tbody>{game_rows}</tbody></table>
+<h2>{days_title}</h2>
+<p class=none>{days_said}</p>
+<table id=days><thead><tr>{days_head}</tr>
 </thead><tbody>{day_rows}</tbody></table>
-<h2>Notices</h2>
-<table id=notices><thead><tr><th>Notified</th><th>Sender</th><th>Record</th><th>Notice</th></tr></thead>
+<h2>{notices_title}</h2>
+<table id=notices><thead><tr>{notices_head}</tr></thead>
 <tbody>{notice_rows}</tbody></table>
-<h2>Signed reports</h2>
-<table id=reports><thead><tr><th>Received</th><th>Sender</th><th>Report</th><th>Signatures (openssl cms)</th></tr>
+<h2>{reports_title}</h2>
+<table id=reports><thead><tr>{reports_head}</tr>
 </thead><tbody>{report_rows}</tbody></table>
-<h2>Alerts</h2>
-<p class=none>Raised on: {e(kinds)}. Each is journaled once in the receiver's signed journal; more of a kind from a
-sender within a minute are counted on the one raised. The last {SHOWN_ALERTS} are listed.</p>
-<table id=alerts><thead><tr><th>Raised</th><th>Sender</th><th>Kind</th><th>Record</th><th>What</th></tr></thead>
+<h2>{alerts_title}</h2>
+<p class=none>{alerts_said}</p>
+<table id=alerts><thead><tr>{alerts_head}</tr></thead>
 <tbody>{alert_rows}</tbody></table>
 </main></body></html>
 """
+
+
+def alert_kind(kind: str, w: Words) -> str:
+    """An alert's kind for a person, in the page's language (``gap``: a record missing)."""
+    t = w.t
+    names = {
+        "gap": t("gap"), "bad_signature": t("bad signature"), "broken_chain": t("broken chain"),
+        "fenced_epoch": t("fenced epoch"), "key_changed": t("key changed"), "clock_backwards": t("clock backwards"),
+        "clock_stepped": t("clock stepped"), "replay_differs": t("replay differs"),
+        "report_unverified": t("report unverified"), "audit_differs": t("audit differs"),
+        "audit_not_replayed": t("audit not replayed"), "secret_held": t("secret held"),
+        "not_registered": t("not registered"),
+    }
+    return names.get(kind, kind.replace("_", " "))
 
 
 def reader_of(request: Request) -> tuple[str, Role] | str:
@@ -281,6 +387,12 @@ def shown_record(record: Record, role: Role) -> dict[str, Any]:
         plain["payload"] = {key: value for key, value in plain["payload"].items() if key not in personal}
         plain["withheld"] = personal
     return plain
+
+
+def one_arg(request: Request, name: str) -> str | None:
+    """The first value of the query's ``name``, as text, or None."""
+    values = request.args.get(name.encode()) if request.args else None
+    return values[0].decode("utf-8", "replace") if values else None
 
 
 class ReceiverPage(resource.Resource):
@@ -330,7 +442,9 @@ class ReceiverPage(resource.Resource):
             now = checked(self.receiver)
             if path == b"/api/status":
                 return 200, status(held, now)
-            text = page(held, now, int(self.clock.seconds() * 1000), f"read by {reader[0]} ({reader[1]})")
+            language = language_of(one_arg(request, "lang"))
+            read_by = Words(language).t("read by {name} ({role})", name=reader[0], role=str(reader[1]))
+            text = page(held, now, int(self.clock.seconds() * 1000), read_by, language)
             return 200, text.encode("utf-8")
 
         return self._answer(request, reading.addCallback(shown))

@@ -122,11 +122,20 @@ PERMISSIONS = {
 
 
 class VbRefused(DomainError):
-    """A machine's request or a staff command refused: ``code`` for the machine, the message for people."""
+    """A machine's request or a staff command refused: ``code`` for the machine, the message for people.
 
-    def __init__(self, code: str, message: str) -> None:
+    The message is English, as the journal and the headless clients read it.  A refusal a
+    player reads on the machine's screen also carries ``reason``, a stable name of the
+    sentence, and its ``params`` (figures; amounts as ``..._cents``): the screen says it in the
+    player's language with the amounts in CLDR form (``vb.js``, ``REFUSALS``;
+    ``docs/languages.md``).  A refusal with no ``reason`` is shown as its message.
+    """
+
+    def __init__(self, code: str, message: str, reason: str = "", **params: int | str) -> None:
         super().__init__(message)
         self.code = code
+        self.reason = reason
+        self.params = params
 
 
 class VbConfigError(DomainError):
@@ -454,7 +463,7 @@ class VideoBingoModule(ProjectedState):
         if machine is None:
             raise VbRefused("unknown_machine", (
                 f"there is no video bingo machine {machine_id!r}; the machines are "
-                f"{', '.join(sorted(self.machines)) or 'none'}"))
+                f"{', '.join(sorted(self.machines)) or 'none'}"), reason="unknown_machine")
         return machine
 
     def meters(self, machine_id: str) -> MeterCounts:
@@ -488,19 +497,22 @@ class VideoBingoModule(ProjectedState):
         if known is None or known.token_hash is None or not isinstance(token, str) or not hmac.compare_digest(
             known.token_hash, token_hash(token)
         ):
-            raise VbRefused("not_enrolled", "this station is not enrolled, or its token is wrong; ask the staff to enrol it")
+            raise VbRefused("not_enrolled", "this station is not enrolled, or its token is wrong; ask the staff to enrol it",
+                            reason="not_enrolled")
         return known
 
     def playable(self, machine_id: str) -> Machine:
         """The machine if it may play now; else :class:`VbRefused` saying why."""
         machine = self.machine(machine_id)
         if machine.refused is not None:
-            raise VbRefused(*machine.refused)
+            raise VbRefused(*machine.refused, reason="not_admitted")
         if machine_id in self.state.retired:
-            raise VbRefused("retired", f"machine {machine_id} is retired ({self.state.retired[machine_id]})")
+            raise VbRefused("retired", f"machine {machine_id} is retired ({self.state.retired[machine_id]})",
+                            reason="retired")
         fault = self.state.faults.get(machine_id)
         if fault is not None:
-            raise VbRefused("meters", f"machine {machine_id} does not play: its meters cannot be read ({fault})")
+            raise VbRefused("meters", f"machine {machine_id} does not play: its meters cannot be read ({fault})",
+                            reason="meters")
         return machine
 
     # --- Reconciliation -------------------------------------------------------------
@@ -670,7 +682,8 @@ class VideoBingoModule(ProjectedState):
     def _station(self, machine_id: str, station: int) -> Station:
         known = self.state.stations.get(station_key(machine_id, station))
         if known is None or known.token_hash is None:
-            raise VbRefused("not_enrolled", f"station {station} of machine {machine_id} is not enrolled")
+            raise VbRefused("not_enrolled", f"station {station} of machine {machine_id} is not enrolled",
+                            reason="not_enrolled")
         return known
 
     def sign_in(self, machine_id: str, station: int, account: str) -> defer.Deferred[list[Record]]:
@@ -683,14 +696,16 @@ class VideoBingoModule(ProjectedState):
             if known.account == number:
                 return []
             if known.account is not None:
-                raise VbRefused("occupied", "another player is signed in on this station; they sign out first")
+                raise VbRefused("occupied", "another player is signed in on this station; they sign out first",
+                                reason="occupied")
             self._responsible(number, 0, now)
             if self.config.one_station_per_player:
                 for other in self.state.stations.values():
                     if other.account == number:
                         raise VbRefused("one_station", (
                             f"you are signed in on station {other.station} of machine {other.machine}; a player "
-                            "holds one station at a time while others may wait (sign out there first)"))
+                            "holds one station at a time while others may wait (sign out there first)"),
+                            reason="one_station", machine=other.machine, station=other.station)
             return [("vb_player_signed_in", {"machine": machine_id, "station": station, "account": number})]
 
         return self.core.execute(SYSTEM, "vb_sign_in", decide)
@@ -727,11 +742,13 @@ class VideoBingoModule(ProjectedState):
         for check in self.credit_checks:
             refusal = check(player_account(account), amount_cents, now)
             if refusal is not None:
-                raise VbRefused("responsible_play", refusal)
+                raise VbRefused("responsible_play", refusal, getattr(refusal, "reason", ""),
+                                **getattr(refusal, "params", {}))
 
     def _repeat(self, known: Station, request: object) -> dict[str, Any] | None:
         if not isinstance(request, str) or not 1 <= len(request) <= 64:
-            raise VbRefused("request", "every request carries the machine's id for it, 1 to 64 characters")
+            raise VbRefused("request", "every request carries the machine's id for it, 1 to 64 characters",
+                            reason="message")
         return known.answers.get(request)
 
     def credit_in(self, machine_id: str, station: int, source: str, amount_cents: object,
@@ -748,7 +765,8 @@ class VideoBingoModule(ProjectedState):
                 answer.append(earlier)
                 return []
             if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or not 1 <= amount_cents <= MAX_CREDIT_IN:
-                raise VbRefused("amount", f"a credit in is 1 to {MAX_CREDIT_IN} cents, not {amount_cents!r}")
+                raise VbRefused("amount", f"a credit in is 1 to {MAX_CREDIT_IN} cents, not {amount_cents!r}",
+                                reason="amount", max_cents=MAX_CREDIT_IN)
             credit = credit_account(machine_id, station)
             extra: dict[str, Any] = {}
             if source == "cash":
@@ -756,16 +774,19 @@ class VideoBingoModule(ProjectedState):
                 extra["note"] = self._cash_note(machine_id, station, amount_cents, note)
             elif source == "account":
                 if known.account is None:
-                    raise VbRefused("not_signed_in", "sign in with your account and PIN to take credit from it")
+                    raise VbRefused("not_signed_in", "sign in with your account and PIN to take credit from it",
+                                    reason="sign_in_to_take")
                 account, debit = known.account, player_account(known.account)
                 held = self.ledger.balance(debit)
                 if amount_cents > held:
                     raise VbRefused("no_credit", (
-                        f"your account holds {format_cents(held)}; it cannot put {format_cents(amount_cents)} on the machine"))
+                        f"your account holds {format_cents(held)}; it cannot put {format_cents(amount_cents)} on the machine"),
+                        reason="account_short", held_cents=held, amount_cents=amount_cents)
                 self._responsible(known.account, amount_cents, now)
             else:
                 raise VbRefused("source", (
-                    f"a station puts credit in as cash (its cash device's signed note) or from the account, not {source!r}"))
+                    f"a station puts credit in as cash (its cash device's signed note) or from the account, not {source!r}"),
+                    reason="message")
             meters = self.meters(machine_id).plus(credits_in=amount_cents, cash_in=amount_cents if source == "cash" else 0)
             posting = Posting.transfer(amount_cents, debit=debit, credit=credit, reason=f"vb:credit in ({source})",
                                        reference=Reference(None, None, self.core.seq + 1))
@@ -786,28 +807,29 @@ class VideoBingoModule(ProjectedState):
         if note is None:
             raise VbRefused("cash_device", (
                 "cash put into the machine is credited only on its cash device's signed note, which this station did "
-                "not send; cash handed to the staff is put on at the cash desk"))
+                "not send; cash handed to the staff is put on at the cash desk"), reason="cash_note")
         if device is None:
             raise VbRefused("cash_device", (
                 f"machine {machine_id} has no cash device enrolled, so no cash is credited at it; the room chief enrols "
-                "its bill validator's key (enrol_vb_cash_device), or the cash is put on at the cash desk"))
+                "its bill validator's key (enrol_vb_cash_device), or the cash is put on at the cash desk"),
+                reason="no_cash_device")
         try:
             taken = CashNote.from_json(note)
         except CashNoteError as error:
-            raise VbRefused("cash_note", str(error)) from None
+            raise VbRefused("cash_note", str(error), reason="cash_note") from None
         if (taken.machine, taken.station, taken.amount_cents) != (machine_id, station, amount_cents):
             raise VbRefused("cash_note", (
                 f"the cash note is for {format_cents(taken.amount_cents)} on {taken.machine}.{taken.station}, not "
-                f"{format_cents(amount_cents)} on {machine_id}.{station}"))
+                f"{format_cents(amount_cents)} on {machine_id}.{station}"), reason="cash_note")
         if not taken.signed_by(device.public_key):
             raise VbRefused("cash_signature", (
                 f"the cash note is not signed by machine {machine_id}'s cash device (key {device.fingerprint}): "
-                "nothing is credited; call the staff"))
+                "nothing is credited; call the staff"), reason="cash_note")
         last = device.last_counters.get(station, 0)
         if taken.counter <= last:
             raise VbRefused("cash_replay", (
                 f"cash note {taken.counter} of station {machine_id}.{station}'s cash device is not after note {last}, "
-                "already credited: a note is credited once, in order"))
+                "already credited: a note is credited once, in order"), reason="cash_note")
         return {"key": device.fingerprint, "counter": taken.counter, "nonce": taken.nonce,
                 "signature": taken.signature}
 
@@ -937,26 +959,29 @@ class VideoBingoModule(ProjectedState):
                 return []
             amount = self.credit(machine_id, station)
             if amount <= 0:
-                raise VbRefused("no_credit", "there is no credit on this station to pay out")
+                raise VbRefused("no_credit", "there is no credit on this station to pay out", reason="nothing_to_pay")
             if destination == "cash":
                 if known.unidentified_win is not None:
                     raise VbRefused("identify", (
                         f"this station's credit holds a win of {format_cents(LARGE_WIN_CENTS)} or more (play record "
                         f"{known.unidentified_win}), won without an account: the winner is identified before it is "
                         "paid (R75.6). Sign in with your account and PIN (the cashier opens one with your identity "
-                        "document) and pay the credit to it"))
+                        "document) and pay the credit to it"), reason="identify", large_win_cents=LARGE_WIN_CENTS)
                 account = None
                 held = self.ledger.balance(cash_box(machine_id))
                 if amount > held:
                     raise VbRefused("cash_box", (
                         f"the machine's cash box holds {format_cents(held)}, less than the {format_cents(amount)} "
-                        "to pay; pay it to your account, or call the staff"))
+                        "to pay; pay it to your account, or call the staff"), reason="cash_box", held_cents=held,
+                        amount_cents=amount)
             elif destination == "account":
                 if known.account is None:
-                    raise VbRefused("not_signed_in", "sign in with your account and PIN to pay the credit to it")
+                    raise VbRefused("not_signed_in", "sign in with your account and PIN to pay the credit to it",
+                                    reason="sign_in_to_pay")
                 account = known.account
             else:
-                raise VbRefused("destination", f"credit is paid out in cash or to the account, not {destination!r}")
+                raise VbRefused("destination", f"credit is paid out in cash or to the account, not {destination!r}",
+                                reason="message")
             return self._credit_out_entries(machine_id, station, amount, destination, account, request)
 
         return self._answered(machine_id, station, request, "vb_credit", decide, answer)
@@ -1000,26 +1025,30 @@ class VideoBingoModule(ProjectedState):
         """Raise :class:`VbRefused` (``closed``) when the hall is closed by its opening hours in force (R74.1)."""
         for check in self.play_checks:
             if (why := check(now_ms)) is not None:
-                raise VbRefused("closed", why)
+                raise VbRefused("closed", why, getattr(why, "reason", "") or "closed", **getattr(why, "params", {}))
 
     def _decide_play(self, machine: Machine, known: Station, cards: object, keep: object, request: str,
                      now: int) -> list[Entry]:
         game, paytable, config = machine.game, machine.paytable, machine.config
         if isinstance(cards, bool) or not isinstance(cards, int):
-            raise VbRefused("cards", f"the number of cards is a whole number, not {cards!r}")
+            raise VbRefused("cards", f"the number of cards is a whole number, not {cards!r}", reason="message")
         if not 1 <= cards <= paytable.cards_max:
-            raise VbRefused("cards", f"a play holds 1 to {paytable.cards_max} cards on this machine, not {cards}")
+            raise VbRefused("cards", f"a play holds 1 to {paytable.cards_max} cards on this machine, not {cards}",
+                            reason="cards", max=paytable.cards_max)
         if not isinstance(keep, bool):
-            raise VbRefused("keep", "say whether to keep the previous play's cards (true or false)")
+            raise VbRefused("keep", "say whether to keep the previous play's cards (true or false)", reason="message")
+        if keep and not known.cards:
+            raise VbRefused("keep", "there is no previous play on this station; take new cards", reason="keep_none")
         if keep and len(known.cards) != cards:
             raise VbRefused("keep", (
-                f"the previous play held {len(known.cards)} card(s), not {cards}: keep them all, or take new cards"
-                if known.cards else "there is no previous play on this station; take new cards"))
+                f"the previous play held {len(known.cards)} card(s), not {cards}: keep them all, or take new cards"),
+                reason="keep_count", held=len(known.cards), cards=cards)
         stake = cards * config.credit_cents
         credit = credit_account(machine.machine_id, known.station)
         held = self.ledger.balance(credit)
         if stake > held:
-            raise VbRefused("no_credit", not_enough_credit(cards, stake, held))
+            raise VbRefused("no_credit", not_enough_credit(cards, stake, held), reason="credit_short", cards=cards,
+                            stake_cents=stake, credit_cents=held)
         dealt = known.cards if keep else game.deal(cards, self.rng)
         outcome = game.outcome(dealt, game.draw(self.rng))
         won = outcome.won * config.credit_cents

@@ -17,7 +17,9 @@ its connection or its power mid-play shows that result again, and a request it s
 again (same ``request`` id) gets the first answer and is never charged twice.
 
 Before ``hello`` a refusal closes the connection; after it, a refusal is an ``error``
-with the module's ``code`` and message, and nothing changes.
+with the module's ``code`` and message, and nothing changes.  The message is English (as
+journaled); a refusal a player reads also carries its ``reason`` and ``params``, which the
+machine's screen says in the player's language (:class:`~hall_server.hall.videobingo.VbRefused`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Request
 from twisted.web.websocket import WebSocketTransport
 
-from hall_server.hall.pins import CheckPin, PinGuard
+from hall_server.hall.pins import CheckPin, PinGuard, SignInRefused
 from hall_server.hall.videobingo import Station, VbRefused, VideoBingoModule
 from hall_server.terminal_gateway.resource import STATIC, File, NotFound, Refused, origin_allowed, presented_certificate
 from protocol.errors import DomainError
@@ -60,9 +62,10 @@ class MachineGateway:
         self.sessions: dict[str, MachineSession] = {}
 
 
-def _text(value: object, what: str, limit: int = 64) -> str:
+def _text(value: object, what: str, limit: int = 64, reason: str = "message") -> str:
+    """``value`` if it is text of 1 to ``limit`` characters; else :class:`VbRefused` (``reason``: what the player reads)."""
     if not isinstance(value, str) or not 1 <= len(value) <= limit:
-        raise VbRefused("message", f"{what} is text of 1 to {limit} characters")
+        raise VbRefused("message", f"{what} is text of 1 to {limit} characters", reason=reason, limit=limit)
     return value
 
 
@@ -89,22 +92,23 @@ class MachineSession:
         try:
             message = load_json(text)
         except ChannelError as malformed:
-            self._refuse(VbRefused("message", str(malformed)), None)
+            self._refuse(VbRefused("message", str(malformed), reason="message"), None)
             return
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            self._refuse(VbRefused("message", "a message is one JSON object with a \"type\""), None)
+            self._refuse(VbRefused("message", "a message is one JSON object with a \"type\"", reason="message"), None)
             return
         kind = message["type"]
         request = message.get("request") if isinstance(message.get("request"), str) else None
         try:
             if self.station is None:
                 if kind != "hello":
-                    raise VbRefused("hello", "say hello with the machine, the station and its token first")
+                    raise VbRefused("hello", "say hello with the machine, the station and its token first",
+                                    reason="hello")
                 self._hello(message)
                 return
             handler = getattr(self, f"_on_{kind}", None)
             if handler is None:
-                raise VbRefused("message", f"there is no message {kind[:40]!r} in {PROTOCOL}")
+                raise VbRefused("message", f"there is no message {kind[:40]!r} in {PROTOCOL}", reason="message")
             deferred = handler(message)
         except DomainError as error:
             self._refuse(error, request)
@@ -117,11 +121,16 @@ class MachineSession:
             return
         log.failure("a video bingo station's request failed", failure)
         self.send({"type": "error", "code": "fault", "request": request,
-                   "message": "the hall could not carry this out; nothing was charged unless it was shown"})
+                   "message": "the hall could not carry this out; nothing was charged unless it was shown",
+                   "reason": "internal", "params": {}})
 
     def _refuse(self, error: BaseException, request: str | None) -> None:
+        if isinstance(error, SignInRefused):  # one answer for an unknown account, a wrong PIN, a locked account
+            error = VbRefused("refused", str(error), reason="sign_in_refused")
         code = error.code if isinstance(error, VbRefused) else "refused"
-        self.send({"type": "error", "code": code, "request": request, "message": str(error)[:500]})
+        reason, params = (error.reason, error.params) if isinstance(error, VbRefused) else ("", {})
+        self.send({"type": "error", "code": code, "request": request, "message": str(error)[:500],
+                   "reason": reason, "params": params})
         self.errors += 1
         if self.station is None or self.errors >= MAX_ERRORS:
             self.close()
@@ -141,11 +150,13 @@ class MachineSession:
 
     def _hello(self, message: dict[str, Any]) -> None:
         if message.get("protocol") != PROTOCOL:
-            raise VbRefused("protocol", f"this hall speaks {PROTOCOL}, not {message.get('protocol')!r}")
+            raise VbRefused("protocol", f"this hall speaks {PROTOCOL}, not {message.get('protocol')!r}",
+                            reason="protocol")
         station = self.vb.authenticate(message.get("machine"), message.get("station"), message.get("token"))
         key = f"{station.machine}.{station.station}"
         if self.certified_as is not None and self.certified_as != key:
-            raise VbRefused("certificate", f"this connection's certificate names {self.certified_as}, not station {key}")
+            raise VbRefused("certificate", f"this connection's certificate names {self.certified_as}, not station {key}",
+                            reason="certificate")
         older = self.gateway.sessions.get(key)
         if older is not None:
             older.close()  # the machine reconnected: its old connection is over
@@ -159,13 +170,13 @@ class MachineSession:
         paytable = machine.paytable
         try:
             self.vb.playable(machine.machine_id)
-            state, why = "playing", None
+            state, why, reason, params = "playing", None, "", {}
         except VbRefused as refusal:
-            state, why = refusal.code, str(refusal)
+            state, why, reason, params = refusal.code, str(refusal), refusal.reason, refusal.params
         last = self.vb.last_play(machine.machine_id, self.station.station)
         return {
             "type": "welcome", "protocol": PROTOCOL, "machine": machine.machine_id, "station": self.station.station,
-            "model": machine.config.model, "state": state, "why": why,
+            "model": machine.config.model, "state": state, "why": why, "why_reason": reason, "why_params": params,
             "credit_value_cents": machine.config.credit_cents,
             "credit_cents": self.vb.credit(machine.machine_id, self.station.station),
             "signed_in": self.station.account,
@@ -202,8 +213,8 @@ class MachineSession:
 
     def _on_sign_in(self, message: dict[str, Any]) -> Any:
         machine, station = self._where()
-        account = _text(message.get("account"), "the account number", 40)
-        pin = _text(message.get("pin"), "the PIN", 16)
+        account = _text(message.get("account"), "the account number", 40, "account_text")
+        pin = _text(message.get("pin"), "the PIN", 16, "pin_text")
         checked = self.gateway.pins.sign_in(account, pin, f"vb-{machine}.{station}", self.gateway.check_pin)
 
         def signed_in(number: str) -> Any:

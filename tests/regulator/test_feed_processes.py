@@ -264,7 +264,7 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
                                    client_certificates=[{"origin": f"https://localhost:{receiver.web_port}",
                                                          "certPath": authority.cert(READER),
                                                          "keyPath": authority.key(READER)}]).new_page()
-    watching.goto(f"https://localhost:{receiver.web_port}/")
+    watching.goto(f"https://localhost:{receiver.web_port}/?lang=en")  # the page speaks Catalan unless asked
     watching.wait_for_selector(f"#senders td:has-text('{SENDER}')")
     watching.wait_for_selector("#games td.ok:has-text('verified')", timeout=WAIT * 3 * 1000)  # refreshed every 5 s
     # The hall's opening hours, reported at its first start, are among the notices (R74.2).

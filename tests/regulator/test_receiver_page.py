@@ -3,7 +3,8 @@
 A hall's certificate feeds the receiver over the real link (AMP over mutual TLS) a batch
 that skips a record; the page, over mutual TLS with the receiver's certificate, shows a
 regulator's certificate (in Chromium too) the hall's feed and the gap alert, and
-``/api/status`` says the same; anything but GET is refused."""
+``/api/status`` says the same; anything but GET is refused.  The page speaks Catalan (the
+regulator is Andorra's), its times 24-hour in Andorra's time, and English when asked."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import json
 import ssl
 import urllib.error
 import urllib.request
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 import pytest_twisted
@@ -63,6 +66,7 @@ def in_browser(url: str, pki: Path) -> str:
             page = context.new_page()
             page.goto(url)
             page.wait_for_selector("#alerts tr.alert")
+            assert page.evaluate("document.documentElement.lang") == "ca"
             shot(page, "regulator-receiver")
             return str(page.inner_text("body"))
         finally:
@@ -106,8 +110,15 @@ async def test_the_page_shows_each_feed_and_its_alert_and_is_read_only(tmp_path:
         status, said = await threads.deferToThread(fetch, f"{url}/etc/passwd", ca)
         assert status == 404 and "try /, /api/status or /api/records" in said["error"]
         text = await threads.deferToThread(in_browser, url + "/", pki_dir)
-        assert "1 alert(s)" in text and sender in text
+        assert "Receptor del regulador" in text and "1 alerta" in text and sender in text
+        assert "registres que falten" in text  # the alert's kind; its detail is the receiver's finding, in English
         assert "record 2 is missing: the feed jumps from 1 to 3" in text
+        # The last record's time, 24-hour in Andorra's time (not UTC), its date as Catalan writes it.
+        last = datetime.fromtimestamp(records[0].time_ms / 1000, timezone.utc).astimezone(ZoneInfo("Europe/Andorra"))
+        assert f"{last.day}/{last.month}/{last:%y} {last:%H:%M:%S}" in text, text
+        status, english = await threads.deferToThread(fetch, f"{url}/?lang=en", ca)
+        assert status == 200 and '<html lang="en">' in english
+        assert "1 alert(s)" in english and "Regulator&#x27;s receiver" in english and "<td>gap</td>" in english
     finally:
         await stop(service)
 

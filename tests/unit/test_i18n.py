@@ -44,6 +44,9 @@ def extracted(mapping: str = "babel.cfg") -> dict[Any, list[str]]:
 
 
 MESSAGES = extracted()
+#: Every domain's texts (``hall``'s, from ``babel.cfg``, and each ``babel-<domain>.cfg``'s), as one.
+EVERY_MESSAGE = {**MESSAGES, **{m: p for d, mapping in i18n.DOMAINS.items() if d != i18n.DOMAIN
+                                for m, p in extracted(mapping).items()}}
 
 
 def placeholders(text: str) -> set[str]:
@@ -51,17 +54,18 @@ def placeholders(text: str) -> set[str]:
 
 
 def test_the_extraction_finds_the_texts_of_every_converted_screen() -> None:
-    files = {where.split(":")[0] for places in MESSAGES.values() for where in places}
-    for page in ("kiosk.js", "kiosk.html", "vb.js", "vb.html", "board.js", "board.html", "login.js", "login.html"):
+    files = {where.split(":")[0] for places in EVERY_MESSAGE.values() for where in places}
+    for page in ("kiosk.js", "kiosk.html", "vb.js", "vb.html", "board.js", "board.html", "login.js", "login.html",
+                 "regulator.js", "regulator.html"):
         assert any(f.endswith(page) for f in files), f"no text extracted from {page}"
     assert "Sign in" in MESSAGES and ("{n} card sold", "{n} cards sold") in MESSAGES
 
 
 def test_no_t_call_of_the_scripts_escapes_the_extractor() -> None:
     """A t("...") Babel's JavaScript lexer does not see (inside a template literal, say) would go untranslated."""
-    ids = {m if isinstance(m, str) else m[0] for m in MESSAGES}
+    ids = {m if isinstance(m, str) else m[0] for m in EVERY_MESSAGE}
     for script in ("web/static/board.js", "web/static/login.js", "terminal_gateway/static/kiosk.js",
-                   "terminal_gateway/static/vb.js"):
+                   "terminal_gateway/static/vb.js", "web/static/regulator.js"):
         for called in re.findall(r'\bt\("((?:[^"\\]|\\.)*)"[,)]', (REPO / "hall_server" / script).read_text()):
             assert called in ids, f"{script}: t({called!r}) is not extracted (a t() inside a `template`?)"
 

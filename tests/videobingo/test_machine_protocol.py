@@ -139,3 +139,41 @@ def test_anonymous_cash_credit_keeps_the_cash_out_rules(hall: Hall, gateway: Mac
     assert result(client.sign_out()) == {"type": "signed_out", "returned_cents": 0, "credit_cents": 500}
     out = result(client.credit_out("cash"))
     assert out["amount_cents"] == 500 and hall.vb.credit("vb-1", 1) == 0
+
+
+def test_a_refusal_a_player_reads_carries_its_reason_and_params_beside_the_english_message(
+    hall: Hall, gateway: MachineGateway
+) -> None:
+    """The screen says a refusal in the player's language from its stable ``reason`` and ``params`` (amounts
+    in cents); the ``message`` stays the English one the journal and the headless clients read."""
+    number = player(hall, credit=300)
+    client, session = wired(gateway, enrol(hall))
+    result(client.hello())
+    answers: list[dict[str, Any]] = []
+    session._send = lambda text: answers.append(json.loads(text))  # type: ignore[assignment]
+
+    def answer(message: dict[str, Any]) -> dict[str, Any]:
+        session.message_received(json.dumps(message))
+        return answers[-1]
+
+    short = answer({"type": "play", "cards": 2, "keep": False, "request": "r1"})
+    assert (short["type"], short["code"], short["reason"]) == ("error", "no_credit", "credit_short")
+    assert short["params"] == {"cards": 2, "stake_cents": 40, "credit_cents": 0}
+    assert short["message"] == ("Not enough credit: 2 cards cost 0.40 EUR and the credit is 0.00 EUR. Add credit, "
+                                "or play fewer cards.")
+    wrong_pin = answer({"type": "sign_in", "account": number, "pin": "0000"})
+    assert (wrong_pin["code"], wrong_pin["reason"], wrong_pin["params"]) == ("refused", "sign_in_refused", {})
+    assert answer({"type": "sign_in", "account": number, "pin": "4821"})["type"] == "signed_in"
+    too_much = answer({"type": "credit_in", "source": "account", "amount_cents": 500, "request": "r2"})
+    assert (too_much["reason"], too_much["params"]) == ("account_short", {"held_cents": 300, "amount_cents": 500})
+    assert too_much["message"] == "your account holds 3.00 EUR; it cannot put 5.00 EUR on the machine"
+    keep = answer({"type": "play", "cards": 1, "keep": True, "request": "r3"})
+    assert (keep["code"], keep["reason"], keep["params"]) == ("keep", "keep_none", {})
+    nothing = answer({"type": "credit_out", "destination": "account", "request": "r4"})
+    assert (nothing["reason"], nothing["params"]) == ("nothing_to_pay", {})
+    assert hall.cashier.balance(number) == 300 and hall.vb.credit("vb-1", 1) == 0  # nothing changed
+    # A machine that may not play says why in its welcome, by reason too.
+    result(hall.vb.retire(CHIEF, "vb-1", "worn out"))
+    welcome = result(wired(gateway, client.token)[0].hello())
+    assert (welcome["state"], welcome["why_reason"], welcome["why_params"]) == ("retired", "retired", {})
+    assert welcome["why"] == "machine vb-1 is retired (worn out)"

@@ -172,10 +172,10 @@ def test_a_player_plays_two_cards_at_both_screen_sizes_and_the_screen_shows_the_
         page.fill("#pin", "4821")
         page.press("#pin", "Enter")
         page.wait_for_selector("#account-credit:not([hidden])")
-        # A play with no credit: the hall's refusal in one line, in euros, and nothing played.
+        # A play with no credit: the hall's refusal in one line, in the screen's language and euros, nothing played.
         page.click("#play")
         page.wait_for_selector("#message:not(.ok):not([hidden])")
-        assert "the credit is 0.00 EUR" in page.inner_text("#message"), page.inner_text("#message")
+        assert "4 cards cost €0.80 and the credit is €0.00." in page.inner_text("#message"), page.inner_text("#message")
         assert not [r for r in journal_records(hall.folder)
                     if r["type"] == "vb_play" and r["payload"]["station"] == station]
         page.wait_for_selector("#play:enabled")

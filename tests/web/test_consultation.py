@@ -7,6 +7,7 @@ from __future__ import annotations
 from contextlib import closing
 import http.client
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,6 +18,7 @@ from hall_server.config import DEFAULT_STAFF, default_config_text
 from tests.support.waiting import WAIT, wait_until
 from tests.web.conftest import _HASH, HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
+from tests.web.test_languages_browser import VISIBLE_TEXT, english_left
 
 REGULATOR = ("regulator", "inspector-ana")
 
@@ -150,17 +152,35 @@ def test_the_regulators_page_in_a_real_browser_shows_the_games_a_game_the_record
     page.set_default_timeout(WAIT * 1000)
     page.goto(f"{demo_hall.base}/regulator")
     page.wait_for_selector("#games tbody tr.pick")
+    assert page.evaluate("document.documentElement.lang") == "ca"  # the hall's language (hall.toml)
     game_id = page.locator("#games tbody tr.pick").last.get_attribute("data-game")
     page.locator(f'#games tbody tr[data-game="{game_id}"]').click()
     page.wait_for_selector("#game h3")
     drawn = [p["ball"] for p in _types(demo_hall, "ball_drawn") if p["game_id"] == game_id]
     assert page.inner_text("#game .balls-line").split() == [str(b) for b in drawn]
+    assert page.text_content("#game-title") == f"Partida {game_id}"
+    assert page.locator("#game h3").first.inner_text() == f"{len(drawn)} boles, en l'ordre del sorteig"
     assert page.locator("#records tbody tr").count() > 0
     opened = _types(demo_hall, "player_account_opened")[0]["account"]
     page.fill("#account", opened)
     page.click("#account-form button")
     page.wait_for_selector("#account-answer p")
+    # In Catalan: the amounts as CLDR writes them, the times 24-hour in the hall's time zone.
+    said = page.inner_text("#account-answer p")
+    assert re.fullmatch(rf"Compte {opened}, obert al registre \d+ \(\d{{1,2}}/\d{{1,2}}/\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}\); "
+                        r"saldo -?[\d.]+,\d\d\xa0€", said), said
+    # No English text of the catalogs on the page, outside the journal's own data (records, movements' reasons).
+    example = page.get_attribute("#type", "placeholder")  # names a record type, prize_paid, as the journal does
+    texts = [t for t in page.evaluate(VISIBLE_TEXT, "#records tbody, #account-answer td, #status") if t != example]
+    assert not [(english, text) for text in texts for english, pattern in english_left("ca") if pattern.search(text)]
+    shot(page, "regulator-consultation-ca")
+    # The reader picks English: the answers shown are written again, not asked again (each query is journaled).
+    asked = len(_types(demo_hall, "regulator_consulted"))
+    page.click(".language-chooser button[data-language=en]")
+    page.wait_for_selector("html[lang=en]", state="attached")
+    assert page.text_content("#game-title") == f"Game {game_id}"
     assert f"Account {opened}" in page.inner_text("#account-answer")
+    assert len(_types(demo_hall, "regulator_consulted")) == asked
     shot(page, "regulator-consultation")
     queries = [c["query"] for c in _types(demo_hall, "regulator_consulted")]
     assert f"games/{game_id}" in queries and f"accounts/{opened}" in queries

@@ -42,6 +42,82 @@ const TEXT = {
   get playPlain() { return t("Play"); },
 };
 
+// The hall's refusals a player reads, by their stable reason: the hall journals each in English and
+// sends its reason and params (figures; amounts in cents) beside that message, and this screen says
+// it in the player's language (docs/languages.md). A refusal with no reason here shows the message.
+// A reason given by the hall (VbRefused(..., reason=...)) has its sentence here (tests/unit/test_vb_refusals.py).
+const REFUSALS = () => ({
+  not_enrolled: () => t("This station is not enrolled, or its token is wrong: staff must enrol it again."),
+  hello: () => t("The screen must say which station it is first: reload the page."),
+  protocol: () => t("This screen is of another version than the hall's: staff must update it."),
+  certificate: () => t("This cabinet's certificate is for another station: staff must install this station's certificate."),
+  unknown_machine: () => t("This machine is not one of the hall's machines: staff must enrol it again."),
+  not_admitted: () => t("This machine does not meet the hall's rules, so it does not play: call the staff."),
+  retired: () => t("This machine is retired: it does not play any more."),
+  meters: () => t("This machine is out of service (its meters cannot be read): call the staff."),
+  closed: () => t("The hall is closed now, by its opening hours: the machines do not play."),
+  message: () => t("The hall could not read this machine's request: call the staff."),
+  internal: () => t("The hall could not carry this out: nothing was charged unless it was shown. Try again in a moment."),
+  sign_in_refused: () => t("The account number or the PIN is wrong, or the account is locked after too many wrong "
+    + "PINs; try again later or ask the cashier."),
+  account_text: (p) => tn("An account number has at most {n} character.", "An account number has at most {n} characters.",
+    p.limit),
+  pin_text: (p) => tn("A PIN has at most {n} digit.", "A PIN has at most {n} digits.", p.limit),
+  occupied: () => t("Another player is signed in on this station: they sign out first."),
+  one_station: (p) => t("You are signed in on station {station} of machine {machine}: sign out there first. A player "
+    + "holds one station at a time.", { station: p.station, machine: p.machine }),
+  amount: (p) => t("At most {amount} is put on the machine at a time.", { amount: euros(p.max_cents) }),
+  sign_in_to_take: () => t("Sign in with your account and PIN to take credit from it."),
+  account_short: (p) => t("Your account holds {held}: it cannot put {amount} on the machine.",
+    { held: euros(p.held_cents), amount: euros(p.amount_cents) }),
+  cash_note: () => t("This cash is not credited: the hall refused the note of the machine's bill acceptor. Call the staff."),
+  no_cash_device: () => t("This machine takes no cash: the cashier puts credit on it at the cash desk."),
+  nothing_to_pay: () => t("There is no credit on this station to pay out."),
+  identify: (p) => t("This credit holds a win of {amount} or more: the winner is identified before it is paid. Sign in "
+    + "with your account and PIN (the cashier opens one with your identity document) and pay the credit into it.",
+  { amount: euros(p.large_win_cents) }),
+  cash_box: (p) => t("The machine's cash box holds {held}, less than the {amount} to pay: pay it into your account, or "
+    + "call the staff.", { held: euros(p.held_cents), amount: euros(p.amount_cents) }),
+  sign_in_to_pay: () => t("Sign in with your account and PIN to pay the credit into it."),
+  cards: (p) => t("A play holds 1 to {max} cards on this machine.", { max: p.max }),
+  keep_none: () => t("There is no previous play on this station: take new cards."),
+  keep_count: (p) => tn("The previous play held {n} card, not {cards}: keep them all, or take new cards.",
+    "The previous play held {n} cards, not {cards}: keep them all, or take new cards.", p.held, { cards: p.cards }),
+  credit_short: (p) => tn("Not enough credit: {n} card costs {stake} and the credit is {credit}. Add credit, or play "
+    + "fewer cards.", "Not enough credit: {n} cards cost {stake} and the credit is {credit}. Add credit, or play "
+    + "fewer cards.", p.cards, { stake: euros(p.stake_cents), credit: euros(p.credit_cents) }),
+});
+
+// The names of the example paytables' patterns (protocol/videobingo/paytables) in the player's language;
+// a name of another paytable is shown as the paytable writes it.
+function patternName(name) {
+  const lines = /^lines? (\d(?:\+\d)*)$/.exec(name);
+  if (lines) return lines[1].includes("+") ? t("lines {lines}", { lines: lines[1] }) : t("line {n}", { n: lines[1] });
+  const known = {
+    "top line": () => t("top line"),
+    "middle line": () => t("middle line"),
+    "bottom line": () => t("bottom line"),
+    "top and middle lines": () => t("top and middle lines"),
+    "middle and bottom lines": () => t("middle and bottom lines"),
+    "top and bottom lines": () => t("top and bottom lines"),
+    corners: () => t("corners"),
+    frame: () => t("frame"),
+  }[name];
+  return known ? known() : name;
+}
+
+// A percentage as the player's language writes its number (83,55 in Catalan).
+function percent(text) {
+  return new Intl.NumberFormat(document.documentElement.lang || "en", { minimumFractionDigits: 2,
+    maximumFractionDigits: 2 }).format(Number(text));
+}
+
+// A refusal in the player's language when its reason is known; else the hall's own message.
+function said(reason, params, message) {
+  const known = reason ? REFUSALS()[reason] : null;
+  return known ? known(params || {}) : message;
+}
+
 const state = {
   socket: null, retry: 1000, refused: false, machine: null, station: null, token: null,
   welcome: null, credit: 0, account: null, count: 1, keep: false,
@@ -114,7 +190,7 @@ function online(up) {
 
 function send(message) {
   if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
-    say(TEXT.notConnected);
+    say(() => TEXT.notConnected);
     return false;
   }
   state.socket.send(JSON.stringify(message));
@@ -153,7 +229,10 @@ function welcomed(message) {
   online(true);
   paytable(message);
   signedIn(message.signed_in);
-  if (message.state !== "playing") say(TEXT.doesNotPlay(message.why), false, true);
+  if (message.state !== "playing") {
+    say(() => (message.why_reason ? said(message.why_reason, message.why_params, message.why)
+      : TEXT.doesNotPlay(message.why)), false, true);
+  }
   if (message.last_play && !state.animating && (!state.last || state.last.seq !== message.last_play.seq)) {
     state.last = message.last_play;
     state.count = message.last_play.cards.length;
@@ -181,8 +260,8 @@ function credited(message) {
   if (state.pending && state.pending.request === message.request) state.pending = null;
   state.credit = message.credit_after_cents;
   showCredit(state.credit);
-  if (out) say(TEXT.paidOut(euros(message.amount_cents), out === "account"), true);
-  else say(TEXT.added(euros(message.amount_cents)), true);
+  if (out) say(() => TEXT.paidOut(euros(message.amount_cents), out === "account"), true);
+  else say(() => TEXT.added(euros(message.amount_cents)), true);
   controls();
 }
 
@@ -194,7 +273,7 @@ function refused(message) {
     $("screen").hidden = true;
     $("enrol").hidden = false;
   }
-  say(message.message);
+  say(() => said(message.reason, message.params, message.message));
   controls();
 }
 
@@ -203,7 +282,7 @@ function signedOut(message) {
   state.credit = message.credit_cents;
   showCredit(state.credit);
   signedIn(null);
-  say(TEXT.signedOut(message.returned_cents ? euros(message.returned_cents) : null), true);
+  say(() => TEXT.signedOut(message.returned_cents ? euros(message.returned_cents) : null), true);
 }
 
 function signedIn(account) {
@@ -216,9 +295,12 @@ function signedIn(account) {
 }
 
 let messageTimer = null;
+// A message to the player, written by ``text()`` again when the player picks another language.
+let saying = null;
 function say(text, ok = false, stays = false) {
   const box = $("message");
-  box.textContent = text;
+  saying = text;
+  box.textContent = text();
   box.className = ok ? "ok" : "";
   box.hidden = false;
   clearTimeout(messageTimer);
@@ -251,11 +333,11 @@ function paytable(welcome) {
   for (const pattern of ranked()) {
     const row = body.insertRow();
     row.dataset.pattern = pattern.name;
-    row.insertCell().textContent = pattern.name;
+    row.insertCell().textContent = patternName(pattern.name);
     row.insertCell().textContent = `${pattern.pays}`;
     row.insertCell().textContent = euros(pattern.pays * welcome.credit_value_cents);
   }
-  $("rtp").textContent = TEXT.rules(table.balls, table.pool, table.rtp_percent, euros(welcome.credit_value_cents));
+  $("rtp").textContent = TEXT.rules(table.balls, table.pool, percent(table.rtp_percent), euros(welcome.credit_value_cents));
   showJackpot(welcome.jackpot_cents);
   const counts = $("counts");
   counts.textContent = "";
@@ -410,7 +492,7 @@ function light(card, numbers, drawn, order, columns) {
   best.cells.forEach(([r, c]) => cells[r * columns + c].classList.add("lit"));
   card.classList.add("won");
   card.dataset.pattern = best.name;
-  title.textContent = TEXT.cardWon(index + 1, best.name, best.pays);
+  title.textContent = TEXT.cardWon(index + 1, patternName(best.name), best.pays);
 }
 
 function lightPaytable() {
@@ -507,6 +589,7 @@ function start() {
 // A language picked by the player is kept on this station; the screen is written again in it.
 function relabel() {
   for (const button of document.querySelectorAll("#account-credit .take")) button.textContent = euros(Number(button.dataset.cents));
+  if (saying && !$("message").hidden) $("message").textContent = saying();
   if (!state.welcome) return;
   $("machine").textContent = TEXT.station(state.welcome.machine, state.welcome.station);
   $("link").textContent = $("link").className === "online" ? TEXT.online : TEXT.offline;

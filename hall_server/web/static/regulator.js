@@ -1,55 +1,118 @@
 // The regulator's consultation of the hall: the shared page's script (consult.js) and
-// the hall's own queries, its games and a player account.
+// the hall's own queries, its games and a player account, in the page's language (I18n,
+// docs/languages.md: the hall's language unless the reader picks another; amounts by
+// CLDR, times 24-hour in the hall's time zone).
 "use strict";
+const { t, tn } = I18n;
+const $ = (id) => document.getElementById(id);
+
+// A game's state and a prize as the journal names them, in the page's language.
+const STATES = () => ({
+  scheduled: t("scheduled"), selling: t("on sale"), sale_closed: t("sale closed"), drawing: t("drawing"),
+  line_found: t("line found"), line_won: t("line won"), bingo_found: t("bingo found"), bingo_won: t("bingo won"),
+  last_prize_won: t("last prize won"), closed: t("closed"), suspended: t("suspended"),
+  suspended_for_good: t("suspended for good"), refunded: t("refunded"),
+});
+const PRIZES = () => ({ line: t("line"), bingo: t("bingo") });
+const named = (table, key) => table()[key] || key;
+
+Object.assign(Consult.words, {
+  asking: (query) => t("asking: {query}", { query }),
+  answered: (query) => t("answered: {query}", { query }),
+  failed: (status) => t("the server answered {status}", { status }),
+  get index() { return t("index"); },
+});
+Consult.money = I18n.money;
+Consult.time = (ms) => (ms ? I18n.dateTime(ms) : "-");
+
+// The answers last shown, written again when the reader picks another language (not asked again:
+// each query is journaled).
+const shown = { games: null, game: null, account: null };
+
+function where(w) {
+  return w.where === "paper" ? t("{card} (paper card, sold by {seller})", { card: w.card, seller: w.seller })
+    : t("{card} (at terminal {terminal})", { card: w.card, terminal: w.terminal });
+}
+
+function renderGames() {
+  const tbody = Consult.fill("#games", []);
+  if (!shown.games) return;
+  shown.games.games.slice().reverse().forEach((g) => Consult.pickable(tbody, g.game_id, [g.game_id, g.session,
+    named(STATES, g.state), g.cards_sold, Consult.money(g.collection_cents), Consult.money(g.prizes_paid_cents), g.balls],
+  Consult.game));
+  if (shown.game) {
+    const chosen = tbody.querySelector(`tr[data-game="${CSS.escape(shown.game.game.game_id)}"]`);
+    if (chosen) chosen.classList.add("chosen");
+  }
+}
+
+function renderGame() {
+  const box = $("game");
+  box.textContent = "";
+  if (!shown.game) {
+    $("game-title").textContent = t("A game");
+    $("game-hint").textContent = t("Choose a game to see its cards, balls and prizes.");
+    return;
+  }
+  const g = shown.game.game;
+  $("game-title").textContent = t("Game {game}", { game: g.game_id });
+  $("game-hint").textContent = t("{state}; journal records {first} to {last}",
+    { state: named(STATES, g.state), first: g.journal.first_seq, last: g.journal.last_seq });
+  box.appendChild(Consult.facts([[t("Card price"), Consult.money(g.price_cents)], [t("Paper cards"), g.paper_cards],
+    [t("Virtual cards"), g.virtual_cards], [t("Collection"), Consult.money(g.collection_cents)],
+    [t("Prizes paid"), Consult.money(g.prizes_paid_cents)]]));
+  box.appendChild(Consult.el("h3", tn("{n} ball, in the order drawn", "{n} balls, in the order drawn", g.balls.length)));
+  box.appendChild(Consult.el("p", g.balls.join(" "), "balls-line"));
+  box.appendChild(Consult.el("h3", t("Prizes")));
+  box.appendChild(Consult.table([t("Prize"), t("On ball"), t("Amount"), t("Winning cards and where bought")],
+    g.prizes.map((p) => [named(PRIZES, p.prize), p.ball_count, Consult.money(p.amount_cents),
+      p.winners.map(where).join(", ")])));
+  box.appendChild(Consult.el("h3", t("Cards sold")));
+  box.appendChild(Consult.table([t("Series"), t("Cards"), t("Paid"), t("Where")], [
+    ...g.paper_sales.map((s) => [s.series, t("{first} to {last}", { first: s.first, last: s.last }),
+      Consult.money(s.amount_cents), t("paper, sold by {seller}", { seller: s.seller })]),
+    ...g.virtual.map((c) => [c.card.split("-")[0], c.card, Consult.money(c.stake_cents),
+      c.refunded ? t("at terminal {terminal} (refunded)", { terminal: c.terminal })
+        : t("at terminal {terminal}", { terminal: c.terminal })]),
+  ]));
+}
+
+function renderAccount() {
+  const box = $("account-answer");
+  box.textContent = "";
+  const body = shown.account;
+  if (!body) return;
+  box.appendChild(Consult.el("p", t("Account {account}, opened in record {seq} ({time}); balance {balance}",
+    { account: body.account, seq: body.opened.seq, time: Consult.time(body.opened.time_ms),
+      balance: Consult.money(body.balance_cents) })));
+  box.appendChild(Consult.table([t("Seq"), t("Time"), t("Change"), t("Balance"), t("Why")],
+    body.movements.map((m) => [m.seq, Consult.time(m.time_ms), Consult.money(m.change_cents),
+      Consult.money(m.balance_cents), m.reason])));
+}
+
 Object.assign(Consult, {
   async games() {
-    const body = await Consult.ask("games");
-    const tbody = Consult.fill("#games", []);
-    if (!body) return;
-    body.games.slice().reverse().forEach((g) => Consult.pickable(tbody, g.game_id, [g.game_id, g.session, g.state,
-      g.cards_sold, Consult.money(g.collection_cents), Consult.money(g.prizes_paid_cents), g.balls], Consult.game));
+    shown.games = await Consult.ask("games");
+    renderGames();
   },
   async game(id, tr) {
     Consult.choose(tr);
-    const body = await Consult.ask(`games/${encodeURIComponent(id)}`);
-    const box = document.getElementById("game");
-    box.textContent = "";
-    if (!body) return;
-    const g = body.game;
-    document.getElementById("game-title").textContent = `Game ${g.game_id}`;
-    document.getElementById("game-hint").textContent =
-      `${g.state}; journal records ${g.journal.first_seq} to ${g.journal.last_seq}`;
-    box.appendChild(Consult.facts([["Card price", Consult.money(g.price_cents)], ["Paper cards", g.paper_cards],
-      ["Virtual cards", g.virtual_cards], ["Collection", Consult.money(g.collection_cents)],
-      ["Prizes paid", Consult.money(g.prizes_paid_cents)]]));
-    box.appendChild(Consult.el("h3", `Balls (${g.balls.length}), in the order drawn`));
-    box.appendChild(Consult.el("p", g.balls.join(" "), "balls-line"));
-    box.appendChild(Consult.el("h3", "Prizes"));
-    box.appendChild(Consult.table(["Prize", "On ball", "Amount", "Winning cards and where bought"],
-      g.prizes.map((p) => [p.prize, p.ball_count, Consult.money(p.amount_cents),
-        p.winners.map((w) => `${w.card} (${w.where === "paper" ? `paper, ${w.seller}` : `terminal ${w.terminal}`})`)
-          .join(", ")])));
-    box.appendChild(Consult.el("h3", "Cards sold"));
-    box.appendChild(Consult.table(["Series", "Cards", "Paid", "Where"], [
-      ...g.paper_sales.map((s) => [s.series, `${s.first} to ${s.last}`, Consult.money(s.amount_cents),
-        `paper, ${s.seller}`]),
-      ...g.virtual.map((c) => [c.card.split("-")[0], c.card, Consult.money(c.stake_cents),
-        `terminal ${c.terminal}${c.refunded ? " (refunded)" : ""}`]),
-    ]));
+    shown.game = await Consult.ask(`games/${encodeURIComponent(id)}`);
+    renderGame();
   },
   async account(event) {
     event.preventDefault();
-    const number = document.getElementById("account").value.replace(/\s/g, "");
-    const box = document.getElementById("account-answer");
-    box.textContent = "";
-    const body = await Consult.ask(`accounts/${encodeURIComponent(number)}`);
-    if (!body) return;
-    box.appendChild(Consult.el("p", `Account ${body.account}, opened in record ${body.opened.seq} `
-      + `(${Consult.time(body.opened.time_ms)}); balance ${Consult.money(body.balance_cents)}`));
-    box.appendChild(Consult.table(["Seq", "Time", "Change", "Balance", "Why"],
-      body.movements.map((m) => [m.seq, Consult.time(m.time_ms), Consult.money(m.change_cents),
-        Consult.money(m.balance_cents), m.reason])));
+    const number = $("account").value.replace(/\s/g, "");
+    shown.account = null;
+    renderAccount();
+    shown.account = await Consult.ask(`accounts/${encodeURIComponent(number)}`);
+    renderAccount();
   },
 });
-document.getElementById("account-form").addEventListener("submit", Consult.account);
-Consult.games().then(() => Consult.records());
+
+I18n.onChange(() => { renderGames(); renderGame(); renderAccount(); });
+I18n.start(() => {
+  $("account-form").addEventListener("submit", Consult.account);
+  renderGame();
+  Consult.games().then(() => Consult.records());
+}, { remember: true, chooser: $("language") });

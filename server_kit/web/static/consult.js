@@ -1,8 +1,16 @@
 // The regulator's consultation, as every server's page shows it: each figure is the
 // server's answer to a query of /regulator/api/, recorded in its journal before it
-// answers.  A server's own script (regulator.js) adds its queries to Consult.
+// answers.  A server's own script (regulator.js) adds its queries to Consult, and may
+// give its words, money and times in its page's language (words, money, time).
 "use strict";
 const Consult = {
+  // The status line's words (English here; a server's script may give them translated).
+  words: {
+    asking: (query) => `asking: ${query}`,
+    answered: (query) => `answered: ${query}`,
+    failed: (status) => `the server answered ${status}`,
+    index: "index",
+  },
   money(cents) {
     if (cents === null || cents === undefined) return "-";
     const sign = cents < 0 ? "-" : "";
@@ -43,13 +51,13 @@ const Consult = {
   },
   async ask(query) {
     const status = document.getElementById("status");
-    status.textContent = `asking: ${query || "index"}`;
+    status.textContent = Consult.words.asking(query || Consult.words.index);
     status.classList.remove("offline");
     try {
       const answer = await fetch(`/regulator/api/${query}`, { headers: { accept: "application/json" } });
       const body = await answer.json();
-      if (!body.ok) throw new Error(body.error ? body.error.message : `the server answered ${answer.status}`);
-      status.textContent = `answered: ${query || "index"}`;
+      if (!body.ok) throw new Error(body.error ? body.error.message : Consult.words.failed(answer.status));
+      status.textContent = Consult.words.answered(query || Consult.words.index);
       return body;
     } catch (error) {
       status.textContent = String(error.message || error);
