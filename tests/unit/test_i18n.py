@@ -53,7 +53,7 @@ def test_the_extraction_finds_the_texts_of_every_converted_screen() -> None:
 def test_no_t_call_of_the_scripts_escapes_the_extractor() -> None:
     """A t("...") Babel's JavaScript lexer does not see (inside a template literal, say) would go untranslated."""
     ids = {m if isinstance(m, str) else m[0] for m in MESSAGES}
-    for script in ("web/static/board.js", "web/static/login.js", "terminal_gateway/static/kiosk.js",
+    for script in ("web/static/board.js", "web/static/voice.js", "web/static/login.js", "terminal_gateway/static/kiosk.js",
                    "terminal_gateway/static/vb.js"):
         for called in re.findall(r'\bt\("((?:[^"\\]|\\.)*)"[,)]', (REPO / "hall_server" / script).read_text()):
             assert called in ids, f"{script}: t({called!r}) is not extracted (a t() inside a `template`?)"
@@ -92,7 +92,7 @@ def test_no_sentence_is_left_in_english(language: str) -> None:
              "Machine", "Jackpot {amount}", "jackpot {amount}", "Terminal {terminal}", "{card} (terminal)",
              "{hall} · terminal {terminal}", "code {code}", "megabingo", "Megabingo", "superjackpot",
              "Line {line} · Bingo {bingo}", "Card {n} · {pattern} · {pays}", "Grand superbingo", "grand superbingo",
-             "paper", "{prize} {after}: {card}"}  # "paper" is Catalan too
+             "paper", "{prize} {after}: {card}", "Bingo!", "{euros} euros"}  # "paper" is Catalan too
     same = [m.id for m in i18n.catalog(language) if m.id and isinstance(m.id, str) and m.string == m.id
             and m.id not in alike]
     assert not same, f"{language}: left in English: {same}"

