@@ -36,9 +36,30 @@ SIZES = {"1920": {"width": 1920, "height": 1080}, "1280": {"width": 1280, "heigh
 #: The hall's prizes with the megabingo's fund (R90), so that one can be announced.
 PRIZES = "line_bp = 1500\nbingo_bp = 5400\nmegabingo = true"
 
+#: An element's text colour against what is painted behind it, every background down to the page's
+#: (WCAG's contrast ratio, from the browser's computed styles).
+CONTRAST = r"""(el) => {
+  const layers = [];
+  for (let up = el; up; up = up.parentElement) layers.push(getComputedStyle(up).backgroundColor);
+  const rgba = (c) => { const v = c.match(/[\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  let back = [0, 0, 0];
+  for (const layer of layers.reverse()) {
+    const [r, g, b, a] = rgba(layer);
+    back = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
+  }
+  const [r, g, b, a] = rgba(getComputedStyle(el).color);
+  const fore = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
+  const lum = (c) => { const [x, y, z] = c.map((v) => {
+      v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * x + 0.7152 * y + 0.0722 * z; };
+  const [hi, lo] = [lum(fore), lum(back)].sort((p, q) => q - p);
+  return (hi + 0.05) / (lo + 0.05);
+}"""
+
 #: Every problem of the page as it stands: a box whose content overflows it, a text outside its
 #: box or the screen, two numbers of the grid touching, a text below 4.5:1 against its background.
 CHECK = r"""() => {
+  const contrast = """ + CONTRAST + r""";
   const problems = [];
   const name = (el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${[...el.classList].join(".")}` +
     ` "${(el.textContent || "").trim().slice(0, 40)}"`;
@@ -58,22 +79,7 @@ CHECK = r"""() => {
         problems.push(`text out of its box: ${name(el)}`);
       if (text.left < 0 || text.top < 0 || text.right > W + 1 || text.bottom > H + 1)
         problems.push(`text off the screen: ${name(el)}`);
-      // The text's colour against what is painted behind it, every background down to the page's.
-      const layers = [];
-      for (let up = el; up; up = up.parentElement) layers.push(getComputedStyle(up).backgroundColor);
-      const rgba = (c) => { const v = c.match(/[\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
-      let back = [0, 0, 0];
-      for (const layer of layers.reverse()) {
-        const [r, g, b, a] = rgba(layer);
-        back = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
-      }
-      const [r, g, b, a] = rgba(getComputedStyle(el).color);
-      const fore = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
-      const lum = (c) => { const [x, y, z] = c.map((v) => {
-          v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
-        return 0.2126 * x + 0.7152 * y + 0.0722 * z; };
-      const [hi, lo] = [lum(fore), lum(back)].sort((p, q) => q - p);
-      const ratio = (hi + 0.05) / (lo + 0.05);
+      const ratio = contrast(el);
       if (ratio < 4.5) problems.push(`contrast ${ratio.toFixed(2)}:1: ${name(el)}`);
     }
   }

@@ -28,7 +28,7 @@ SPEECH = 4 * WAIT
 
 
 class Hall:
-    """The Castilian hall, its staff, its players and its enrolled terminals."""
+    """The Castilian hall, its session open, two players, two enrolled terminals and a game on sale."""
 
     def __init__(self, process: HallProcess) -> None:
         self.process = process
@@ -37,6 +37,7 @@ class Hall:
         self.accounts = [player(self.staff, document, 2_000) for document in ("44444444D", "55555555E")]
         self.tokens = {terminal: self.staff("rosa", "enrol_terminal", terminal=terminal, place=place)["result"]["token"]
                        for terminal, place in (("K1", "row A"), ("H1", "handheld 1"))}
+        self.staff("sam", "announce_sale", series=1001)
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +83,7 @@ def test_voice_the_board_of_a_castilian_hall_speaks_castilian(hall: Hall, chromi
     assert voice(board)["lang"] == "es"
     assert board.inner_text("#voice-toggle") == i18n.translate("es", "Sound: on") == "Sonido: activado"
 
-    staff = hall.staff
-    staff("sam", "announce_sale", series=1001)
-    staff("rosa", "announce_last_game")
+    hall.staff("rosa", "announce_last_game")
     wait_until(lambda: "/voice/es/last-game.wav" in voice(board)["played"], SPEECH,
                "the board to speak the last game in Castilian", seen=lambda: voice(board))
     assert voice(board)["skipped"] == [] and all(u.startswith("/voice/es/") for u in voice(board)["played"])
@@ -96,3 +95,47 @@ def test_voice_the_board_of_a_castilian_hall_speaks_castilian(hall: Hall, chromi
     assert clip_text("es", "ball-42") == "el 42" and clip_text("fr", "ball-42") == "le 42"
     shot(board, "public-board-voice-es")
     board.context.close()
+
+
+def kiosk(hall: Hall, browser: Any, viewport: dict[str, int], terminal: str) -> Any:
+    page = kiosk_page(browser, hall.process, viewport, terminal, hall.tokens[terminal])
+    page.wait_for_selector("html[lang=es]", state="attached")
+    return page
+
+
+def sign_in_and_buy(page: Any, account: str, quantity: int) -> None:
+    page.fill("#account", account)
+    page.fill("#pin", "4821")
+    page.press("#pin", "Enter")
+    page.wait_for_selector("#play:not([hidden])")
+    page.wait_for_selector("#buy:not([disabled])")
+    page.fill("#quantity", str(quantity))
+    page.click("#buy")
+    page.wait_for_selector("#message.ok")
+    assert page.locator("#cards .card").count() == quantity
+
+
+def contrasts(page: Any, selector: str) -> list[tuple[str, float]]:
+    """Each shown element of ``selector``: its text and its contrast against what is behind it."""
+    from tests.web.test_board_layout_browser import CONTRAST
+
+    found: list[tuple[str, float]] = page.evaluate(
+        "(selector) => { const ratio = " + CONTRAST + "; return [...document.querySelectorAll(selector)]"
+        ".filter((el) => el.checkVisibility() && el.textContent.trim())"
+        ".map((el) => [el.textContent.trim(), ratio(el)]); }", selector)
+    return found
+
+
+def test_kiosk_contrast_uncalled_numbers_and_buttons_reach_wcag_aa(hall: Hall, chromium: Any) -> None:
+    """The 1-90 board's uncalled numbers and every button read at 4.5:1 or more (WCAG AA), computed in
+    the browser from the page's styles, during the sale (every button shown) and signed in."""
+    hall.staff("sam", "open_terminal_sale", seconds=900)
+    page = kiosk(hall, chromium, KIOSK, "K1")
+    sign_in_and_buy(page, hall.accounts[0], 6)
+    shot(page, "public-kiosk-contrast-es")
+    uncalled = contrasts(page, "#drawn li:not(.called)")
+    assert len(uncalled) == 90, uncalled
+    buttons = contrasts(page, "button")
+    assert {"Comprar", "Cerrar sesión"} <= {text for text, _ in buttons}, buttons
+    low = [(text, round(ratio, 2)) for text, ratio in uncalled + buttons if ratio < 4.5]
+    assert not low, f"below WCAG AA's 4.5:1: {low}"
