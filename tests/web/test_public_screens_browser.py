@@ -139,3 +139,28 @@ def test_kiosk_contrast_uncalled_numbers_and_buttons_reach_wcag_aa(hall: Hall, c
     assert {"Comprar", "Cerrar sesión"} <= {text for text, _ in buttons}, buttons
     low = [(text, round(ratio, 2)) for text, ratio in uncalled + buttons if ratio < 4.5]
     assert not low, f"below WCAG AA's 4.5:1: {low}"
+
+
+def test_kiosk_without_its_certificate_says_so_plainly_and_to_call_staff(hall: Hall, chromium: Any) -> None:
+    """A device holding the terminal's id and token but not its certificate: the hall refuses its
+    WebSocket (403 at the handshake); the page says why and what to do, in the hall's Castilian,
+    instead of a sign-in form that cannot work."""
+    from tests.web.test_languages_browser import english_on
+
+    context = chromium.new_context(ignore_https_errors=True, viewport=KIOSK)  # no client certificate
+    page = context.new_page()
+    page.set_default_timeout(WAIT * 1000)
+    page.goto(f"{hall.process.base}/kiosk#terminal=K2&token={hall.tokens['K1']}")
+    page.wait_for_selector("#no-certificate:not([hidden])")
+    page.wait_for_selector("html[lang=es]", state="attached")
+    assert page.is_hidden("#sign-in-panel") and page.is_hidden("#enrol")
+    said = page.inner_text("#no-certificate")
+    assert i18n.translate("es", "This terminal cannot play: its certificate is missing") in said
+    assert i18n.translate("es", "Please call a member of staff.") in said
+    assert english_on(page, "es") == []
+    shot(page, "public-kiosk-no-certificate-es")
+    # The same words in the player's language.
+    page.click(".language-chooser button[data-language=fr]")
+    page.wait_for_selector("html[lang=fr]", state="attached")
+    assert i18n.translate("fr", "Please call a member of staff.") in page.inner_text("#no-certificate")
+    context.close()

@@ -17,6 +17,7 @@ const state = {
   socket: null, outbound: 0, inbound: 0, terminal: null, token: null,
   game: null, player: null, cards: [], drawn: [], won: [], clockOffset: 0,
   pending: {}, retry: 1000, announced: new Set(),
+  noCertificate: false, // the hall refuses this device: no terminal certificate (checkCertificate)
   purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
   warnings: [], help: "", warningTurn: 0, care: false,
   megabingo: null, // the megabingo announced (R90.2), as the hall's "megabingo" message gives it
@@ -47,15 +48,35 @@ function connect() {
   state.socket = socket;
   state.outbound = 0; // every connection numbers its messages from 1
   state.inbound = 0;
-  socket.onopen = () => { state.retry = 1000; send("hello", { terminal: state.terminal, token: state.token }); };
+  let opened = false;
+  socket.onopen = () => {
+    opened = true; state.retry = 1000;
+    if (state.noCertificate) { state.noCertificate = false; render(); }
+    send("hello", { terminal: state.terminal, token: state.token });
+  };
   socket.onmessage = (event) => receive(JSON.parse(event.data));
   socket.onclose = () => {
     $("link").textContent = t("offline"); $("link").className = "offline";
+    if (!opened) checkCertificate();
     if (state.socket === socket && !state.refused) {
       setTimeout(connect, state.retry); // reconnect; hello brings the whole picture back
       state.retry = Math.min(state.retry * 2, 10000);
     }
   };
+}
+
+// A WebSocket refused at its handshake tells the page nothing of why (close code 1006): the same
+// address asked over HTTP answers 403 when the hall refuses a device without its terminal
+// certificate, and the page then says so plainly instead of a sign-in that cannot work.
+async function checkCertificate() {
+  let refused = false;
+  try {
+    const answer = await fetch("/kiosk/ws", { cache: "no-store", credentials: "same-origin" });
+    refused = answer.status === 403;
+  } catch (error) {
+    return; // the hall cannot be reached: "offline" says it
+  }
+  if (refused !== Boolean(state.noCertificate)) { state.noCertificate = refused; render(); }
 }
 
 function send(type, fields = {}) {
@@ -260,10 +281,10 @@ function note(text, ok = false, lasts = NOTE_MS) {
 }
 
 function show(panel) {
-  for (const id of ["enrol", "sign-in-panel", "play", "care", "recall"]) $(id).hidden = id !== panel;
+  for (const id of ["enrol", "no-certificate", "sign-in-panel", "play", "care", "recall"]) $(id).hidden = id !== panel;
   $("sign-out").hidden = panel !== "play" && panel !== "care" && panel !== "recall";
-  $("care-open").hidden = panel === "care" || panel === "enrol";
-  $("recall-open").hidden = panel === "recall" || panel === "enrol";
+  $("care-open").hidden = panel === "care" || panel === "enrol" || panel === "no-certificate";
+  $("recall-open").hidden = panel === "recall" || panel === "enrol" || panel === "no-certificate";
 }
 
 // --- Responsible play (R97.2): the operator's warnings, the help page, the player's limit ------
@@ -359,6 +380,7 @@ function render() {
   renderCredit();
   renderCare();
   renderMegabingo();
+  if (state.noCertificate) { show("no-certificate"); return; }
   if (state.care) { show("care"); return; }
   if (state.recall && state.token) { renderRecall(); show("recall"); return; }
   const game = state.game;
