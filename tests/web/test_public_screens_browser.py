@@ -7,6 +7,7 @@ during the draw.  Screenshots go to ``$BINGO_SCREENSHOTS`` (docs/testing.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -38,6 +39,13 @@ class Hall:
         self.tokens = {terminal: self.staff("rosa", "enrol_terminal", terminal=terminal, place=place)["result"]["token"]
                        for terminal, place in (("K1", "row A"), ("H1", "handheld 1"))}
         self.staff("sam", "announce_sale", series=1001)
+        self.selling = False
+
+    def terminal_sale(self) -> None:
+        """The terminals' sale open, once, long enough for the module's purchases."""
+        if not self.selling:
+            self.staff("sam", "open_terminal_sale", seconds=900)
+            self.selling = True
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +137,7 @@ def contrasts(page: Any, selector: str) -> list[tuple[str, float]]:
 def test_kiosk_contrast_uncalled_numbers_and_buttons_reach_wcag_aa(hall: Hall, chromium: Any) -> None:
     """The 1-90 board's uncalled numbers and every button read at 4.5:1 or more (WCAG AA), computed in
     the browser from the page's styles, during the sale (every button shown) and signed in."""
-    hall.staff("sam", "open_terminal_sale", seconds=900)
+    hall.terminal_sale()
     page = kiosk(hall, chromium, KIOSK, "K1")
     sign_in_and_buy(page, hall.accounts[0], 6)
     shot(page, "public-kiosk-contrast-es")
@@ -163,4 +171,75 @@ def test_kiosk_without_its_certificate_says_so_plainly_and_to_call_staff(hall: H
     page.click(".language-chooser button[data-language=fr]")
     page.wait_for_selector("html[lang=fr]", state="attached")
     assert i18n.translate("fr", "Please call a member of staff.") in page.inner_text("#no-certificate")
+    context.close()
+
+
+class Relay:
+    """A kiosk's WebSocket passed through to the hall by Playwright, every message as the hall sent
+    it; the test may add messages of the protocol between them (each numbered in turn)."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.route: Any = None
+        self.sent = 0  # messages the page has been given
+        self.added = 0
+        self.states: list[dict[str, Any]] = []
+        page.route_web_socket("**/kiosk/ws", self._open)
+
+    def _open(self, route: Any) -> None:
+        self.route, self.sent, self.added = route, 0, 0
+        route.connect_to_server().on_message(self._from_hall)
+
+    def _from_hall(self, text: str | bytes) -> None:
+        message = json.loads(text)
+        if message["type"] == "state":
+            self.states.append(message)
+        self.add(message, seq=message["seq"] + self.added)
+
+    def add(self, message: dict[str, Any], seq: int | None = None) -> None:
+        if seq is None:  # a message of the test's: the hall's next ones are numbered after it
+            self.added += 1
+            seq = self.sent + 1
+        self.sent = seq
+        self.route.send(json.dumps({**message, "seq": seq}))
+
+
+def test_kiosk_win_banner_names_every_winning_card_of_the_player(hall: Hall, chromium: Any) -> None:
+    """The hall sends one "won" a card (``TerminalGateway._prizes_paid``): when two cards of the player
+    share the line, both come one after the other, and the banner names both with their amounts and the
+    whole credited, not only the last.  The kiosk plays against the hall through a relay that adds the
+    two messages as the hall words them, for two of the player's real cards."""
+    hall.terminal_sale()
+    context = chromium.new_context(ignore_https_errors=True, viewport=KIOSK, client_certificates=[
+        {"origin": hall.process.base, "certPath": str(path), "keyPath": str(key)}
+        for path, key in [hall.process.certificate("terminal", "K1")]])
+    page = context.new_page()
+    page.set_default_timeout(WAIT * 1000)
+    relay = Relay(page)
+    page.goto(f"{hall.process.base}/kiosk#terminal=K1&token={hall.tokens['K1']}")
+    page.wait_for_selector("#link.online")
+    page.wait_for_selector("html[lang=es]", state="attached")
+    page.fill("#account", hall.accounts[0])
+    page.fill("#pin", "4821")
+    page.press("#pin", "Enter")
+    page.wait_for_selector("#play:not([hidden])")
+    if page.locator("#cards .card").count() < 2:
+        page.fill("#quantity", "2")
+        page.click("#buy")
+        page.wait_for_selector("#message.ok")
+    first, second = page.locator("#cards .card").evaluate_all("(cards) => cards.slice(0, 2).map((c) => c.dataset.card)")
+    game_id = relay.states[-1]["game"]["game_id"]
+    for card, cents in ((first, 1_250), (second, 625)):
+        relay.add({"v": 1, "type": "won", "game_id": game_id, "card": card, "prize": "line", "cents": cents})
+    page.wait_for_selector(f"#message.ok:has-text('{second}')")
+    banner = page.inner_text("#message")
+    assert banner == i18n.translate(
+        "es", "You won the {prize} with {n} cards, {cards}: {amount} in all, credited to your account",
+        prize="línea", n=2, cards=f"{first} (12,50\xa0€), {second} (6,25\xa0€)", amount="18,75\xa0€"), banner
+    assert page.locator("#won li").count() == 2 and page.locator("#cards .card.winner").count() == 2
+    shot(page, "public-kiosk-two-cards-won-es")
+    # A win of another prize afterwards is a banner of its own.
+    relay.add({"v": 1, "type": "won", "game_id": game_id, "card": second, "prize": "bingo", "cents": 5_000})
+    page.wait_for_selector("#message.ok:has-text('bingo')")
+    assert first not in page.inner_text("#message") and second in page.inner_text("#message")
     context.close()

@@ -174,8 +174,7 @@ const handlers = {
   last_games(m) { state.lastGames = m.games; render(); },
   won(m) {
     state.won.push(m);
-    note(t("You won the {prize} with card {card}: {amount}, credited to your account",
-      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
+    winNote("hall", m);
     signal("win");
     render();
   },
@@ -213,8 +212,7 @@ const handlers = {
   },
   net_won(m) {
     state.net.won.push(m);
-    note(t("Network game: you won the {prize} with card {card}: {amount}, credited to your account",
-      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
+    winNote("net", m);
     signal("win");
     render();
   },
@@ -251,8 +249,7 @@ const handlers = {
   },
   joint_won(m) {
     state.joint.won.push(m);
-    note(t("Game with the partner hall: you won the {prize} with card {card}: {amount}, credited to your account",
-      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
+    winNote("joint", m);
     signal("win");
     render();
   },
@@ -278,6 +275,36 @@ function note(text, ok = false, lasts = NOTE_MS) {
   box.hidden = !text; box.textContent = text ? text[0].toUpperCase() + text.slice(1) : ""; box.className = ok ? "ok" : "";
   clearTimeout(noteTimer);
   if (text) noteTimer = setTimeout(() => note(""), lasts);
+}
+
+// A win's banner names every card of the player that won the prize: the hall sends one "won" per
+// card, and a second card of the same game's prize joins the banner still showing the first.
+let winning = null; // { key, cards: [{card, cents}] } of the banner on screen
+function winNote(kind, m) {
+  const key = `${kind} ${m.game_id} ${m.prize}`;
+  const box = $("message");
+  if (!winning || winning.key !== key || box.hidden || box.textContent !== winning.text) winning = { key, cards: [] };
+  winning.cards.push({ card: m.card, cents: m.cents });
+  const prize = prizeName(m.prize);
+  const cards = winning.cards;
+  if (cards.length === 1) {
+    const one = { prize, card: m.card, amount: money(m.cents) };
+    note({
+      hall: () => t("You won the {prize} with card {card}: {amount}, credited to your account", one),
+      net: () => t("Network game: you won the {prize} with card {card}: {amount}, credited to your account", one),
+      joint: () => t("Game with the partner hall: you won the {prize} with card {card}: {amount}, credited to your account", one),
+    }[kind](), true, WIN_MS);
+    winning.text = box.textContent;
+    return;
+  }
+  const several = { prize, n: cards.length, amount: money(cards.reduce((sum, c) => sum + c.cents, 0)),
+    cards: cards.map((c) => t("{card} ({amount})", { card: c.card, amount: money(c.cents) })).join(", ") };
+  note({
+    hall: () => t("You won the {prize} with {n} cards, {cards}: {amount} in all, credited to your account", several),
+    net: () => t("Network game: you won the {prize} with {n} cards, {cards}: {amount} in all, credited to your account", several),
+    joint: () => t("Game with the partner hall: you won the {prize} with {n} cards, {cards}: {amount} in all, credited to your account", several),
+  }[kind](), true, WIN_MS);
+  winning.text = box.textContent;
 }
 
 function show(panel) {
