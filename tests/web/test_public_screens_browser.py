@@ -243,3 +243,23 @@ def test_kiosk_win_banner_names_every_winning_card_of_the_player(hall: Hall, chr
     page.wait_for_selector("#message.ok:has-text('bingo')")
     assert first not in page.inner_text("#message") and second in page.inner_text("#message")
     context.close()
+
+
+def test_kiosk_handheld_390x844_during_the_draw_the_players_cards_come_first(hall: Hall, chromium: Any) -> None:
+    """On a handheld the sale panel sits above the cards while cards are bought; once the draw
+    begins the cards come first, the first one whole within the screen without scrolling, and the
+    sale panel, whose button is off, folds away.
+    (The module's last test: it closes the sale and draws.)"""
+    hall.terminal_sale()
+    page = kiosk(hall, chromium, HANDHELD, "H1")
+    sign_in_and_buy(page, hall.accounts[1], 6)
+    shot(page, "public-handheld-sale-es")
+    hall.staff("rosa", "close_sale")
+    hall.staff("sam", "draw_ball")
+    page.wait_for_selector("#drawn li.called")
+    assert page.evaluate("scrollY") == 0
+    first = page.evaluate("document.querySelector('#cards .card').getBoundingClientRect().toJSON()")
+    assert 0 <= first["top"] and first["bottom"] <= HANDHELD["height"], first
+    assert page.is_hidden("#sale") and page.is_visible("#last-balls")  # the balls still shown, after the cards
+    assert page.evaluate("document.documentElement.scrollWidth") <= HANDHELD["width"]  # no sideways scrolling
+    shot(page, "public-handheld-draw-es")

@@ -414,6 +414,7 @@ function render() {
   $("last-game").hidden = !(state.player && game && game.last_game);
   if (!state.player) { show(state.token ? "sign-in-panel" : "enrol"); return; }
   show("play");
+  $("play").classList.toggle("past-sale", Boolean(game) && game.state !== "selling" && game.state !== "scheduled");
   $("game-title").textContent = game ? t("Game {number} · {state}", { number: game.number, state: stateWords(game.state) })
     : t("No game yet");
   const prizes = game && game.prizes;
