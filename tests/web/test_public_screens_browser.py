@@ -245,6 +245,31 @@ def test_kiosk_win_banner_names_every_winning_card_of_the_player(hall: Hall, chr
     context.close()
 
 
+@pytest.mark.req("R97.2")
+def test_responsible_play_default_messages_on_the_public_screens_are_in_the_halls_language(
+        hall: Hall, chromium: Any) -> None:
+    """hall.toml leaves [responsible_play] unset: the board's footer and the kiosk's warning and help
+    show the default messages in the hall's Castilian (docs/languages.md)."""
+    from hall_server.config import DEFAULT_HELP, DEFAULT_WARNINGS
+
+    castilian = [i18n.translate("es", w) for w in DEFAULT_WARNINGS]
+    assert not set(castilian) & set(DEFAULT_WARNINGS)
+    board = chromium.new_context(ignore_https_errors=True, viewport=BOARD).new_page()
+    board.set_default_timeout(WAIT * 1000)
+    board.goto(f"{hall.process.base}/board")
+    board.wait_for_selector("#warning:not([hidden])")
+    assert board.inner_text("#warning") in castilian
+    board.context.close()
+    page = kiosk(hall, chromium, KIOSK, "K1")
+    page.wait_for_selector("#warning:not(:empty)")
+    assert page.inner_text("#warning") in castilian
+    page.click("#care-open")
+    page.wait_for_selector("#care:not([hidden])")
+    assert page.inner_text("#care-help") == i18n.translate("es", DEFAULT_HELP)
+    shot(page, "public-kiosk-help-es")
+    page.context.close()
+
+
 def test_kiosk_handheld_390x844_during_the_draw_the_players_cards_come_first(hall: Hall, chromium: Any) -> None:
     """On a handheld the sale panel sits above the cards while cards are bought; once the draw
     begins the cards come first, the first one whole within the screen without scrolling, and the
