@@ -273,7 +273,7 @@ def test_responsible_play_default_messages_on_the_public_screens_are_in_the_hall
 def test_kiosk_handheld_390x844_during_the_draw_the_players_cards_come_first(hall: Hall, chromium: Any) -> None:
     """On a handheld the sale panel sits above the cards while cards are bought; once the draw
     begins the cards come first, the first one whole within the screen without scrolling, and the
-    sale panel, whose button is off, folds away.
+    sale panel, whose button is off, folds to its one line.
     (The module's last test: it closes the sale and draws.)"""
     hall.terminal_sale()
     page = kiosk(hall, chromium, HANDHELD, "H1")
@@ -285,6 +285,7 @@ def test_kiosk_handheld_390x844_during_the_draw_the_players_cards_come_first(hal
     assert page.evaluate("scrollY") == 0
     first = page.evaluate("document.querySelector('#cards .card').getBoundingClientRect().toJSON()")
     assert 0 <= first["top"] and first["bottom"] <= HANDHELD["height"], first
-    assert page.is_hidden("#sale") and page.is_visible("#last-balls")  # the balls still shown, after the cards
+    assert page.is_hidden("#buy-form") and page.is_visible("#sale-state")  # the sale folded to its one line
+    assert page.is_visible("#last-balls")  # the balls still shown, after the cards
     assert page.evaluate("document.documentElement.scrollWidth") <= HANDHELD["width"]  # no sideways scrolling
     shot(page, "public-handheld-draw-es")
