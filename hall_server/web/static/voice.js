@@ -120,8 +120,8 @@ const BoardVoice = (() => {
     const button = document.getElementById("voice-toggle");
     if (button) button.addEventListener("click", toggle);
     showButton();
-    I18n.onChange(showButton);  // the board's language loaded: the button in it
   }
+  I18n.onChange(showButton);  // the board's language loaded: the button in it
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
   Object.defineProperty(voice, "lang", { get: () => I18n.language, enumerable: true });
