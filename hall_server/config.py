@@ -83,7 +83,7 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.hours import HoursError, parse_schedule
 from hall_server.hall.roles import Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
-from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 from server_kit.limits import ConnectionLimits, LimitsError
@@ -103,13 +103,23 @@ STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 DEFAULT_PORT = 8443
 #: Seconds between two checkpoints while records come, unless ``[journal]`` says otherwise.
 DEFAULT_CHECKPOINT_EVERY_SECONDS = 600
-#: What terminals and boards say between games until the operator words it (R97.2).
+
+
+def N_(text: str) -> str:
+    """A text of the public screens' catalog (``hall.po``, extracted from this module), translated
+    into the hall's language where it is used."""
+    return text
+
+
+#: What terminals, machines and boards say between games until the operator words it (R97.2):
+#: catalog texts, shown in the hall's language (``[hall] language``) while ``[responsible_play]``
+#: leaves them unset; the operator's own words are shown as written (docs/languages.md).
 DEFAULT_WARNINGS = (
-    "Play for fun, not to win money back: set yourself a limit and keep to it.",
-    "Gambling can be addictive. Take a break, and never play with money you need.",
-    "Under 18s may not play.",
+    N_("Play for fun, not to win money back: set yourself a limit and keep to it."),
+    N_("Gambling can be addictive. Take a break, and never play with money you need."),
+    N_("Under 18s may not play."),
 )
-DEFAULT_HELP = (
+DEFAULT_HELP = N_(
     "Set a daily spending limit on your account here or at the cashier's desk: a lower limit "
     "applies at once, a higher one from tomorrow. You can also exclude yourself from play for "
     "as many days as you choose; it cannot be lifted early. If gambling is a problem for you or "
@@ -495,7 +505,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         desks=tuple(desks),
         source=source,
         draw=_draw(reader, base),
-        responsible=_responsible(reader),
+        responsible=_responsible(reader, language),
         timezone=timezone,
         language=language,
         opening_hours=_opening_hours(reader, hall),
@@ -670,12 +680,14 @@ def _link(reader: "_Reader", section: str, host_is: str, base: Path, pki_dir: Pa
     return host, port, hall_id, server_name or host, base / folder if folder else pki_dir
 
 
-def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:
+def _responsible(reader: "_Reader", language: str) -> ResponsiblePlayConfig:
+    """The operator's messages, or the default ones in the hall's language."""
     table = reader.table("responsible_play")
-    warnings = reader.get(table, "responsible_play.warnings", list, list(DEFAULT_WARNINGS))
+    defaults = [translate(language, warning) for warning in DEFAULT_WARNINGS]
+    warnings = reader.get(table, "responsible_play.warnings", list, defaults)
     if not warnings or not all(isinstance(w, str) and 0 < len(w.strip()) <= 200 for w in warnings):
         raise reader.error("responsible_play.warnings", "lists the warnings shown to players, each 1-200 characters")
-    text = reader.get(table, "responsible_play.help", str, DEFAULT_HELP)
+    text = reader.get(table, "responsible_play.help", str, translate(language, DEFAULT_HELP))
     if not 0 < len(text.strip()) <= 4000:
         raise reader.error("responsible_play.help", "is the help page's text, 1-4000 characters")
     return ResponsiblePlayConfig(tuple(w.strip() for w in warnings), text.strip())

@@ -1,79 +1,104 @@
-"""Every text the hall speaks, per language, and the clip names the board asks for.
+"""Every text the hall speaks, in the hall's catalogs, and the clip names the board asks for.
 
 The board speaks each ball as it is drawn (R92.11-12), "Line!" and "Bingo!" as they are
 won, the session's last game as it opens (R93.15) and the megabingo announced, with its
 date, time and least amount, from its announcement to its game (R90.2).  A clip is
 asked for by name (``ball-42``, ``line``, ``bingo``, ``last-game``, ``megabingo`` with the
 announcement's date, time and least amount); :func:`clip_text` says what it speaks, or
-why no clip has that name.  Catalan is the default: the halls are in Andorra.  The texts are
-written for the speech synthesiser (numbers as digits, which it reads in the language;
-times as hours and minutes rather than ``21:00``, which it reads digit by digit).
+why no clip has that name.
+
+The spoken texts are messages of the public screens' catalog (``hall.po``, extracted from
+this module: the ``N_()`` marks), translated there like every text the board shows; a
+board asks for the clips of its own language (the hall's, or its ``?lang=``).  They are
+written for the speech synthesiser: numbers as digits, which it reads as words in the
+language ("el 42": "el quaranta-dos"); times as hours and minutes rather than ``21:00``,
+which it reads digit by digit; the date as CLDR writes a day of a month in the language.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from datetime import date as Date
+from typing import Any, Iterator, Mapping
 
-DEFAULT_LANGUAGE = "ca"
+from babel.dates import format_skeleton
+
+from hall_server import i18n
+
+DEFAULT_LANGUAGE = i18n.DEFAULT_LANGUAGE
+#: The espeak-ng voice of each language of the hall.
+VOICES: Mapping[str, str] = {"ca": "ca", "es": "es", "fr": "fr", "en": "en-gb"}
+
+
+def N_(text: str) -> str:
+    """A text to speak, marked for extraction into the catalog; translated when a clip is made."""
+    return text
+
+
+# The spoken texts (their English is the msgid).  A ball: "el {n}" in Catalan and Castilian.
+BALL = N_("Number {n}")
+LINE = N_("Line!")
+BINGO = N_("Bingo!")
+LAST_GAME = N_("Attention: the last game of the session is starting.")
+#: {date}: the day and month as CLDR writes them ("7 de juny", "7 juin", "June 7").
+MEGABINGO = N_("Attention: megabingo on {date}, {at}. The whole fund is paid, at least {amount}.")
+AT_HOUR = N_("at {hour} o'clock")
+#: A time with its minutes, as said aloud ("a les 21 hores i 30 minuts").
+AT_HOUR_MINUTES = N_("at {hour} hours {minutes} minutes")
+EUROS = N_("{euros} euros")
+EUROS_CENTS = N_("{euros} euros and {cents} cents")
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """One language's spoken texts."""
+    """One language's spoken texts, as its catalog translates them."""
 
+    language: str
     voice: str  # the espeak-ng voice
     ball: str  # {n}
     line: str
     bingo: str
     last_game: str
-    megabingo: str  # {day} {month} {at} {amount}
+    megabingo: str  # {date} {at} {amount}
     at_hour: str  # {hour}
     at_hour_minutes: str  # {hour} {minutes}
     euros: str  # {euros}
     euros_cents: str  # {euros} {cents}
-    months: tuple[str, ...]  # January first, with the preposition the date needs
+
+    def day(self, when: Date) -> str:
+        """The day and month in words as the language writes them (CLDR), its apostrophes plain."""
+        return format_skeleton("MMMMd", when, locale=self.language).replace("\u2019", "'")
 
 
-CATALOGS: Mapping[str, Catalog] = {
-    "ca": Catalog(
-        voice="ca", ball="el {n}", line="Línia!", bingo="Bingo!",
-        last_game="Atenció: comença l'última partida de la sessió.",
-        megabingo="Atenció: megabingo el {day} {month}, {at}. Es paga tot el fons, com a mínim {amount}.",
-        at_hour="a les {hour} hores", at_hour_minutes="a les {hour} hores i {minutes} minuts",
-        euros="{euros} euros", euros_cents="{euros} euros i {cents} cèntims",
-        months=("de gener", "de febrer", "de març", "d'abril", "de maig", "de juny", "de juliol", "d'agost",
-                "de setembre", "d'octubre", "de novembre", "de desembre"),
-    ),
-    "es": Catalog(
-        voice="es", ball="el {n}", line="¡Línea!", bingo="¡Bingo!",
-        last_game="Atención: empieza la última partida de la sesión.",
-        megabingo="Atención: megabingo el {day} {month}, {at}. Se paga todo el fondo, como mínimo {amount}.",
-        at_hour="a las {hour} horas", at_hour_minutes="a las {hour} horas y {minutes} minutos",
-        euros="{euros} euros", euros_cents="{euros} euros y {cents} céntimos",
-        months=("de enero", "de febrero", "de marzo", "de abril", "de mayo", "de junio", "de julio", "de agosto",
-                "de septiembre", "de octubre", "de noviembre", "de diciembre"),
-    ),
-    "fr": Catalog(
-        voice="fr", ball="le {n}", line="Quine !", bingo="Bingo !",
-        last_game="Attention : la dernière partie de la séance commence.",
-        megabingo="Attention : mégabingo le {day} {month}, {at}. Tout le fonds est payé, au moins {amount}.",
-        at_hour="à {hour} heures", at_hour_minutes="à {hour} heures {minutes}",
-        euros="{euros} euros", euros_cents="{euros} euros et {cents} centimes",
-        months=("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
-                "novembre", "décembre"),
-    ),
-    "en": Catalog(
-        voice="en-gb", ball="{n}", line="Line!", bingo="Bingo!",
-        last_game="Attention: the last game of the session is starting.",
-        megabingo="Attention: megabingo on {month} {day}, {at}. The whole fund is paid, at least {amount}.",
-        at_hour="at {hour} o'clock", at_hour_minutes="at {hour} {minutes}",
-        euros="{euros} euros", euros_cents="{euros} euros and {cents} cents",
-        months=("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                "November", "December"),
-    ),
-}
+@functools.cache
+def spoken(language: str) -> Catalog:
+    """``language``'s spoken texts, read from its catalog (once)."""
+    said = functools.partial(i18n.translate, i18n.checked(language))
+    return Catalog(
+        language=language, voice=VOICES[language], ball=said(BALL), line=said(LINE), bingo=said(BINGO),
+        last_game=said(LAST_GAME), megabingo=said(MEGABINGO), at_hour=said(AT_HOUR),
+        at_hour_minutes=said(AT_HOUR_MINUTES), euros=said(EUROS), euros_cents=said(EUROS_CENTS),
+    )
+
+
+class _Catalogs(Mapping[str, Catalog]):
+    """Each language of the hall to its spoken texts, read from the catalogs when first asked for."""
+
+    def __getitem__(self, language: str) -> Catalog:
+        if language not in VOICES:
+            raise KeyError(language)
+        return spoken(language)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(VOICES)
+
+    def __len__(self) -> int:
+        return len(VOICES)
+
+
+CATALOGS: Mapping[str, Catalog] = _Catalogs()
 
 FIXED = {"line": "line", "bingo": "bingo", "last-game": "last_game"}
 _BALL = re.compile(r"ball-([1-9][0-9]?)")
@@ -92,7 +117,6 @@ def megabingo_terms(megabingo: Mapping[str, Any]) -> dict[str, str]:
 
 
 def megabingo_text(catalog: Catalog, date: str, time: str, cents: int) -> str:
-    _, month, day = (int(part) for part in date.split("-"))
     hours = _TIME.fullmatch(time)
     if hours is None:
         at = time
@@ -102,7 +126,7 @@ def megabingo_text(catalog: Catalog, date: str, time: str, cents: int) -> str:
         at = catalog.at_hour.format(hour=int(hours.group(1)))
     euros, rest = divmod(cents, 100)
     amount = catalog.euros_cents.format(euros=euros, cents=rest) if rest else catalog.euros.format(euros=euros)
-    return catalog.megabingo.format(day=day, month=catalog.months[month - 1], at=at, amount=amount)
+    return catalog.megabingo.format(date=catalog.day(Date.fromisoformat(date)), at=at, amount=amount)
 
 
 def clip_text(language: str, name: str, megabingo: Mapping[str, Any] | None = None,

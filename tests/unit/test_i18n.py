@@ -64,8 +64,8 @@ def test_the_extraction_finds_the_texts_of_every_converted_screen() -> None:
 def test_no_t_call_of_the_scripts_escapes_the_extractor() -> None:
     """A t("...") Babel's JavaScript lexer does not see (inside a template literal, say) would go untranslated."""
     ids = {m if isinstance(m, str) else m[0] for m in EVERY_MESSAGE}
-    for script in ("web/static/board.js", "web/static/login.js", "terminal_gateway/static/kiosk.js",
-                   "terminal_gateway/static/vb.js", "web/static/regulator.js"):
+    for script in ("web/static/board.js", "web/static/voice.js", "web/static/login.js",
+                   "terminal_gateway/static/kiosk.js", "terminal_gateway/static/vb.js", "web/static/regulator.js"):
         for called in re.findall(r'\bt\("((?:[^"\\]|\\.)*)"[,)]', (REPO / "hall_server" / script).read_text()):
             assert called in ids, f"{script}: t({called!r}) is not extracted (a t() inside a `template`?)"
 
@@ -103,7 +103,7 @@ def test_no_sentence_is_left_in_english(language: str) -> None:
              "Machine", "Jackpot {amount}", "jackpot {amount}", "Terminal {terminal}", "{card} (terminal)",
              "{hall} · terminal {terminal}", "code {code}", "megabingo", "Megabingo", "superjackpot",
              "Line {line} · Bingo {bingo}", "Card {n} · {pattern} · {pays}", "Grand superbingo", "grand superbingo",
-             "paper", "{prize} {after}: {card}",  # "paper" is Catalan too
+             "paper", "{prize} {after}: {card}", "Bingo!", "{euros} euros", "{card} ({amount})",  # "paper": Catalan too
              "no", "virtual", "Pot", "Text", "Terminals", "Sessions",  # Catalan (and "no", "virtual" Castilian) too
              "cheque", "page {page}"}  # Castilian, French
     same = [m.id for m in i18n.catalog(language) if m.id and isinstance(m.id, str) and m.string == m.id
@@ -149,6 +149,27 @@ def write_config(folder: Path, language: str | None) -> Path:
 def test_the_halls_language_is_read_from_hall_toml(tmp_path: Path) -> None:
     assert load_config(write_config(tmp_path, None)).language == "ca"
     assert load_config(write_config(tmp_path, "fr")).language == "fr"
+
+
+@pytest.mark.req("R97.2")
+def test_responsible_play_default_messages_speak_the_halls_language_and_the_operators_stay_as_written(
+        tmp_path: Path) -> None:
+    """The generated hall.toml leaves [responsible_play] unset: the default warnings and help are the
+    catalog's, in the hall's language; what the operator writes there is shown as written."""
+    from hall_server.config import DEFAULT_HELP, DEFAULT_WARNINGS
+
+    for language in i18n.LANGUAGES:
+        responsible = load_config(write_config(tmp_path, language)).responsible
+        assert responsible.warnings == tuple(i18n.translate(language, w) for w in DEFAULT_WARNINGS), language
+        assert responsible.help == i18n.translate(language, DEFAULT_HELP)
+    catalan = load_config(write_config(tmp_path, "ca")).responsible
+    assert catalan.warnings[2] == "Els menors de 18 anys no poden jugar."
+    assert not set(catalan.warnings) & set(DEFAULT_WARNINGS) and catalan.help != DEFAULT_HELP
+    assert load_config(write_config(tmp_path, "en")).responsible.warnings == DEFAULT_WARNINGS
+    own = write_config(tmp_path, "fr")
+    own.write_text(own.read_text() + '\n[responsible_play]\nwarnings = ["Jouez avec modération."]\nhelp = "Aide : 112."\n')
+    assert load_config(own).responsible.warnings == ("Jouez avec modération.",)
+    assert load_config(own).responsible.help == "Aide : 112."
 
 
 def test_an_unknown_language_is_refused_naming_the_four(tmp_path: Path) -> None:

@@ -36,9 +36,37 @@ SIZES = {"1920": {"width": 1920, "height": 1080}, "1280": {"width": 1280, "heigh
 #: The hall's prizes with the megabingo's fund (R90), so that one can be announced.
 PRIZES = "line_bp = 1500\nbingo_bp = 5400\nmegabingo = true"
 
+#: An element's text colour against what is painted behind it, every background down to the page's
+#: (WCAG's contrast ratio, from the browser's computed styles).
+CONTRAST = r"""(el) => {
+  const layers = [];
+  for (let up = el; up; up = up.parentElement) layers.push(getComputedStyle(up).backgroundColor);
+  const rgba = (c) => { const v = c.match(/[\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  let back = [0, 0, 0];
+  for (const layer of layers.reverse()) {
+    const [r, g, b, a] = rgba(layer);
+    back = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
+  }
+  const [r, g, b, a] = rgba(getComputedStyle(el).color);
+  const fore = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
+  const lum = (c) => { const [x, y, z] = c.map((v) => {
+      v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * x + 0.7152 * y + 0.0722 * z; };
+  const [hi, lo] = [lum(fore), lum(back)].sort((p, q) => q - p);
+  return (hi + 0.05) / (lo + 0.05);
+}"""
+
+#: The board's texts that are one line each: wrapped, they read as two things.
+ONE_LINE = ", ".join(["#game-title", "#game-state", "#voice-toggle", "#link", "#sale-game", ".sale-heading", "#sale-price",
+                      "#sale-countdown", "#sale-sold", "#next-heading", "#ball-count", ".ball-panel .label",
+                      "#net-heading", "#net-countdown", "#banner-title"])
+
 #: Every problem of the page as it stands: a box whose content overflows it, a text outside its
-#: box or the screen, two numbers of the grid touching, a text below 4.5:1 against its background.
+#: box or the screen, a one-line text wrapped, two numbers of the grid touching, a text below 4.5:1
+#: against its background.
 CHECK = r"""() => {
+  const contrast = """ + CONTRAST + r""";
+  const ONE_LINE = """ + repr(ONE_LINE) + r""";
   const problems = [];
   const name = (el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${[...el.classList].join(".")}` +
     ` "${(el.textContent || "").trim().slice(0, 40)}"`;
@@ -58,24 +86,17 @@ CHECK = r"""() => {
         problems.push(`text out of its box: ${name(el)}`);
       if (text.left < 0 || text.top < 0 || text.right > W + 1 || text.bottom > H + 1)
         problems.push(`text off the screen: ${name(el)}`);
-      // The text's colour against what is painted behind it, every background down to the page's.
-      const layers = [];
-      for (let up = el; up; up = up.parentElement) layers.push(getComputedStyle(up).backgroundColor);
-      const rgba = (c) => { const v = c.match(/[\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
-      let back = [0, 0, 0];
-      for (const layer of layers.reverse()) {
-        const [r, g, b, a] = rgba(layer);
-        back = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
-      }
-      const [r, g, b, a] = rgba(getComputedStyle(el).color);
-      const fore = [r * a + back[0] * (1 - a), g * a + back[1] * (1 - a), b * a + back[2] * (1 - a)];
-      const lum = (c) => { const [x, y, z] = c.map((v) => {
-          v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
-        return 0.2126 * x + 0.7152 * y + 0.0722 * z; };
-      const [hi, lo] = [lum(fore), lum(back)].sort((p, q) => q - p);
-      const ratio = (hi + 0.05) / (lo + 0.05);
+      const ratio = contrast(el);
       if (ratio < 4.5) problems.push(`contrast ${ratio.toFixed(2)}:1: ${name(el)}`);
     }
+  }
+  // A one-line text (a countdown, a price, a title) never wraps onto a second line.
+  for (const el of document.querySelectorAll(ONE_LINE)) {
+    if (!shown(el) || !el.textContent.trim()) continue;
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.bottom)));
+    if (tops.size > 1) problems.push(`wraps onto ${tops.size} lines: ${name(el)}`);
   }
   // Two numbers of a grid never run together: each number's digits keep clear of the next cell's.
   for (const grid of document.querySelectorAll(".ball-grid")) {
@@ -108,14 +129,16 @@ def checked(pages: dict[str, Any], name: str) -> None:
 class Fed:
     """Boards of the hall's own page whose socket the test answers: they show the pictures it sends."""
 
-    def __init__(self, browser: Any, hall: HallProcess) -> None:
+    def __init__(self, browser: Any, hall: HallProcess, language: str | None = None) -> None:
         self.sockets: dict[str, Any] = {}
         self.pages: dict[str, Any] = {}
         for size, viewport in SIZES.items():
             page = browser.new_context(ignore_https_errors=True, viewport=viewport).new_page()
             page.set_default_timeout(WAIT * 1000)
             page.route_web_socket("**/board/ws", lambda ws, size=size: self.sockets.__setitem__(size, ws))
-            page.goto(f"{hall.base}/board")
+            page.goto(f"{hall.base}/board" + (f"?lang={language}" if language else ""))
+            if language:
+                page.wait_for_selector(f"html[lang={language}]", state="attached")
             self.pages[size] = page
         # A board opens its socket once its language's texts are loaded, after the page's load; the routes'
         # handlers run while Playwright is waited on, so the wait is the page's, not a sleep.
@@ -148,6 +171,7 @@ class Walk:
             self.live[size] = page
         self.views: dict[str, dict[str, Any]] = {}
         self.fed: Fed | None = None
+        self.languages: dict[str, Fed] = {}
         self.browser = browser
         self.count = 0
 
@@ -163,6 +187,13 @@ class Walk:
             self.fed = Fed(self.browser, self.hall)
         self.count += 1
         return self.fed.show({**view, "fed": self.count})
+
+    def feed_in(self, language: str, view: dict[str, Any]) -> dict[str, Any]:
+        """``view`` on boards (both sizes) speaking ``language``."""
+        if language not in self.languages:
+            self.languages[language] = Fed(self.browser, self.hall, language)
+        self.count += 1
+        return self.languages[language].show({**view, "fed": self.count})
 
 
 @pytest.fixture(scope="module")
@@ -427,3 +458,27 @@ def test_board_1920x1080_reduced_motion_nothing_moves_and_the_kiosks_pulse_stops
         page.set_content(f"<style>{kiosk_css}</style><div class='card near'>1</div>")
         assert page.evaluate("getComputedStyle(document.querySelector('.card.near')).animationName") == pulse
         context.close()
+
+
+@pytest.mark.parametrize("language", ["ca", "es", "fr", "en"])
+def test_board_1920x1080_in_each_language_no_text_overflows_or_wraps(played: Walk, language: str) -> None:
+    """The game's pictures on boards speaking Catalan, Castilian, French and English, at both sizes: the
+    longer words of a language overflow nothing and wrap no one-line text (the sale's countdown, its
+    price, the titles), whether the terminals' sale is yet to open, open or over."""
+    walk = played
+    now = int(time.time() * 1000)
+    sale = picture(walk, "sale")
+    pictures = {"sale-paper-only": {**sale, "game": {**sale["game"], "terminal_sale": None}},
+                "sale-terminals-soon": {**sale, "game": {**sale["game"], "terminal_sale": {
+                    "opens_at_ms": now + 600_000, "closes_at_ms": now + 1_200_000}}},
+                "sale-terminals-open": {**sale, "game": {**sale["game"], "terminal_sale": {
+                    "opens_at_ms": now - 60_000, "closes_at_ms": now + 599_000}}},
+                "sale-terminals-over": {**sale, "game": {**sale["game"], "terminal_sale": {
+                    "opens_at_ms": now - 600_000, "closes_at_ms": now - 1_000}}},
+                "line": picture(walk, "line"), "draw": picture(walk, "draw"), "between": picture(walk, "between"),
+                "both-games": {**picture(walk, "draw"), "network": network("drawing", 30, 1)},
+                "both-sales": {**picture(walk, "sale"), "network": network("selling", 0, 0)},
+                "network-alone": {**picture(walk, "between"), "session_open": False, "games_played": 0, "game": None,
+                                  "network": network("drawing", 48, 9)}}
+    for name, view in pictures.items():
+        checked(walk.feed_in(language, view), f"{language}-{name}")

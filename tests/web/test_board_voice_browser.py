@@ -80,7 +80,7 @@ def test_the_board_speaks_each_ball_in_order_the_last_game_and_the_megabingo(
     board.set_default_timeout(WAIT * 1000)
     warnings: list[str] = []
     board.on("console", lambda message: warnings.append(message.text) if message.type == "warning" else None)
-    board.goto(f"{hall.base}/board")  # no ?lang=: Catalan
+    board.goto(f"{hall.base}/board?lang=ca")  # the hall speaks English: this screen Catalan
     board.wait_for_selector("#link:not(.offline)")
     assert board.inner_text("#voice-toggle") == "So: activat"
     assert voice(board)["lang"] == "ca" and voice(board)["played"] == []  # nothing on the screen is spoken

@@ -17,6 +17,7 @@ const state = {
   socket: null, outbound: 0, inbound: 0, terminal: null, token: null,
   game: null, player: null, cards: [], drawn: [], won: [], clockOffset: 0,
   pending: {}, retry: 1000, announced: new Set(),
+  noCertificate: false, // the hall refuses this device: no terminal certificate (checkCertificate)
   purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
   warnings: [], help: "", warningTurn: 0, care: false,
   megabingo: null, // the megabingo announced (R90.2), as the hall's "megabingo" message gives it
@@ -47,15 +48,35 @@ function connect() {
   state.socket = socket;
   state.outbound = 0; // every connection numbers its messages from 1
   state.inbound = 0;
-  socket.onopen = () => { state.retry = 1000; send("hello", { terminal: state.terminal, token: state.token }); };
+  let opened = false;
+  socket.onopen = () => {
+    opened = true; state.retry = 1000;
+    if (state.noCertificate) { state.noCertificate = false; render(); }
+    send("hello", { terminal: state.terminal, token: state.token });
+  };
   socket.onmessage = (event) => receive(JSON.parse(event.data));
   socket.onclose = () => {
     $("link").textContent = t("offline"); $("link").className = "offline";
+    if (!opened) checkCertificate();
     if (state.socket === socket && !state.refused) {
       setTimeout(connect, state.retry); // reconnect; hello brings the whole picture back
       state.retry = Math.min(state.retry * 2, 10000);
     }
   };
+}
+
+// A WebSocket refused at its handshake tells the page nothing of why (close code 1006): the same
+// address asked over HTTP answers 403 when the hall refuses a device without its terminal
+// certificate, and the page then says so plainly instead of a sign-in that cannot work.
+async function checkCertificate() {
+  let refused = false;
+  try {
+    const answer = await fetch("/kiosk/ws", { cache: "no-store", credentials: "same-origin" });
+    refused = answer.status === 403;
+  } catch (error) {
+    return; // the hall cannot be reached: "offline" says it
+  }
+  if (refused !== Boolean(state.noCertificate)) { state.noCertificate = refused; render(); }
 }
 
 function send(type, fields = {}) {
@@ -153,8 +174,7 @@ const handlers = {
   last_games(m) { state.lastGames = m.games; render(); },
   won(m) {
     state.won.push(m);
-    note(t("You won the {prize} with card {card}: {amount}, credited to your account",
-      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
+    winNote("hall", m);
     signal("win");
     render();
   },
@@ -192,8 +212,7 @@ const handlers = {
   },
   net_won(m) {
     state.net.won.push(m);
-    note(t("Network game: you won the {prize} with card {card}: {amount}, credited to your account",
-      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
+    winNote("net", m);
     signal("win");
     render();
   },
@@ -230,8 +249,7 @@ const handlers = {
   },
   joint_won(m) {
     state.joint.won.push(m);
-    note(t("Game with the partner hall: you won the {prize} with card {card}: {amount}, credited to your account",
-      { prize: prizeName(m.prize), card: m.card, amount: money(m.cents) }), true, WIN_MS);
+    winNote("joint", m);
     signal("win");
     render();
   },
@@ -259,11 +277,41 @@ function note(text, ok = false, lasts = NOTE_MS) {
   if (text) noteTimer = setTimeout(() => note(""), lasts);
 }
 
+// A win's banner names every card of the player that won the prize: the hall sends one "won" per
+// card, and a second card of the same game's prize joins the banner still showing the first.
+let winning = null; // { key, cards: [{card, cents}] } of the banner on screen
+function winNote(kind, m) {
+  const key = `${kind} ${m.game_id} ${m.prize}`;
+  const box = $("message");
+  if (!winning || winning.key !== key || box.hidden || box.textContent !== winning.text) winning = { key, cards: [] };
+  winning.cards.push({ card: m.card, cents: m.cents });
+  const prize = prizeName(m.prize);
+  const cards = winning.cards;
+  if (cards.length === 1) {
+    const one = { prize, card: m.card, amount: money(m.cents) };
+    note({
+      hall: () => t("You won the {prize} with card {card}: {amount}, credited to your account", one),
+      net: () => t("Network game: you won the {prize} with card {card}: {amount}, credited to your account", one),
+      joint: () => t("Game with the partner hall: you won the {prize} with card {card}: {amount}, credited to your account", one),
+    }[kind](), true, WIN_MS);
+    winning.text = box.textContent;
+    return;
+  }
+  const several = { prize, n: cards.length, amount: money(cards.reduce((sum, c) => sum + c.cents, 0)),
+    cards: cards.map((c) => t("{card} ({amount})", { card: c.card, amount: money(c.cents) })).join(", ") };
+  note({
+    hall: () => t("You won the {prize} with {n} cards, {cards}: {amount} in all, credited to your account", several),
+    net: () => t("Network game: you won the {prize} with {n} cards, {cards}: {amount} in all, credited to your account", several),
+    joint: () => t("Game with the partner hall: you won the {prize} with {n} cards, {cards}: {amount} in all, credited to your account", several),
+  }[kind](), true, WIN_MS);
+  winning.text = box.textContent;
+}
+
 function show(panel) {
-  for (const id of ["enrol", "sign-in-panel", "play", "care", "recall"]) $(id).hidden = id !== panel;
+  for (const id of ["enrol", "no-certificate", "sign-in-panel", "play", "care", "recall"]) $(id).hidden = id !== panel;
   $("sign-out").hidden = panel !== "play" && panel !== "care" && panel !== "recall";
-  $("care-open").hidden = panel === "care" || panel === "enrol";
-  $("recall-open").hidden = panel === "recall" || panel === "enrol";
+  $("care-open").hidden = panel === "care" || panel === "enrol" || panel === "no-certificate";
+  $("recall-open").hidden = panel === "recall" || panel === "enrol" || panel === "no-certificate";
 }
 
 // --- Responsible play (R97.2): the operator's warnings, the help page, the player's limit ------
@@ -359,12 +407,14 @@ function render() {
   renderCredit();
   renderCare();
   renderMegabingo();
+  if (state.noCertificate) { show("no-certificate"); return; }
   if (state.care) { show("care"); return; }
   if (state.recall && state.token) { renderRecall(); show("recall"); return; }
   const game = state.game;
   $("last-game").hidden = !(state.player && game && game.last_game);
   if (!state.player) { show(state.token ? "sign-in-panel" : "enrol"); return; }
   show("play");
+  $("play").classList.toggle("past-sale", Boolean(game) && game.state !== "selling" && game.state !== "scheduled");
   $("game-title").textContent = game ? t("Game {number} · {state}", { number: game.number, state: stateWords(game.state) })
     : t("No game yet");
   const prizes = game && game.prizes;

@@ -59,7 +59,17 @@ function fitInto(box, list, items, after = [], total = items.length) {
   }
 }
 
-function put(id, text) { $(id).textContent = text; }
+function put(id, text) {
+  const el = $(id);
+  el.textContent = text;
+  if (el.classList.contains("one-line")) fitLine(el);
+}
+
+// A one-line text longer than its box in this language (board.css: .one-line): a step smaller, never wrapped.
+function fitLine(el) {
+  el.classList.remove("fit-1", "fit-2", "fit-3", "fit-4");
+  for (let step = 1; step <= 4 && !fits(el); step++) el.classList.add(`fit-${step}`);
+}
 
 function fill(id, items) {
   $(id).replaceChildren(...items);
@@ -386,6 +396,7 @@ function render() {
   if (mode === "draw") showDraw(game);
   else if (mode === "sale") showSale(game);
   else showNext(view);
+  document.querySelectorAll(".one-line").forEach(fitLine);  // the screens as they now stand
 }
 
 // The megabingo announced, from its announcement to its game, on every screen (R90.2).

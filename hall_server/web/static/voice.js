@@ -1,35 +1,28 @@
 // The board's voice (R92.11-12, R93.15, R90.2): each ball as it is drawn, in the order drawn,
 // "Line!" and "Bingo!" as they are won, the session's last game as it opens, and the megabingo
 // announced (its date, time and amount) when it is announced and at each game's sale until it
-// is played.  The clips are the hall's (/voice/<lang>/...), in the language of the page's
-// ?lang= (ca by default; es, fr, en).  They play one after the other: none overlaps and none
-// is dropped; a clip that does not load is skipped with a console warning.  What is on the
-// screen when the page opens is not spoken.  A browser plays sound only after a click unless
-// the screen allows autoplay: the button then says so and a click turns the sound on.
+// is played.  The clips are the hall's (/voice/<lang>/...), spoken in the board's language (the
+// hall's, or the page's ?lang=: I18n.language), their texts from the same catalog as the board's.
+// They play one after the other: none overlaps and none is dropped; a clip that does not load
+// is skipped with a console warning.  What is on the screen when the page opens is not spoken.
+// A browser plays sound only after a click unless the screen allows autoplay: the button then
+// says so and a click turns the sound on.
 "use strict";
 
 const BoardVoice = (() => {
-  const LANGUAGES = ["ca", "es", "fr", "en"];
-  const asked = new URLSearchParams(window.location.search).get("lang");
-  const lang = LANGUAGES.includes(asked) ? asked : "ca";
-  if (asked !== null && asked !== lang) console.warn(`board voice: no language "${asked}", speaking ca (${LANGUAGES.join(", ")})`);
-  const LABELS = {
-    ca: { on: "So: activat", off: "So: desactivat", blocked: "Feu clic per activar el so" },
-    es: { on: "Sonido: activado", off: "Sonido: desactivado", blocked: "Haga clic para activar el sonido" },
-    fr: { on: "Son : activé", off: "Son : coupé", blocked: "Cliquez pour activer le son" },
-    en: { on: "Sound: on", off: "Sound: off", blocked: "Click to turn the sound on" },
-  };
+  const { t } = I18n;
+  const LABELS = () => ({ on: t("Sound: on"), off: t("Sound: off"), blocked: t("Click to turn the sound on") });
   // A clip that neither ends nor fails within this time is given up, so the queue never stalls.
   const STALL_MS = 20000;
   // States in which a game is over (as board.js reads them): its last-game flag is not news.
   const OVER = new Set(["cards collected", "suspended for good", "refunded", "finished by hand"]);
   const voice = {
-    lang, on: window.localStorage.getItem("board-voice") !== "off", blocked: false,
+    on: window.localStorage.getItem("board-voice") !== "off", blocked: false,
     queue: [], played: [], skipped: [], playing: null, seen: null,
   };
 
   function clip(name, query) {
-    return `/voice/${lang}/${name}.wav${query ? `?${new URLSearchParams(query)}` : ""}`;
+    return `/voice/${I18n.language}/${name}.wav${query ? `?${new URLSearchParams(query)}` : ""}`;
   }
 
   function megabingoClip(megabingo) {
@@ -40,7 +33,7 @@ const BoardVoice = (() => {
     const button = document.getElementById("voice-toggle");
     if (!button) return;
     const state = voice.blocked ? "blocked" : voice.on ? "on" : "off";
-    button.textContent = LABELS[lang][state];
+    button.textContent = LABELS()[state];
     button.dataset.state = state;
     button.setAttribute("aria-pressed", String(voice.on && !voice.blocked));
   }
@@ -128,8 +121,10 @@ const BoardVoice = (() => {
     if (button) button.addEventListener("click", toggle);
     showButton();
   }
+  I18n.onChange(showButton);  // the board's language loaded: the button in it
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
+  Object.defineProperty(voice, "lang", { get: () => I18n.language, enumerable: true });
   return Object.assign(voice, { follow, toggle, clip });
 })();
 window.boardVoice = BoardVoice;
