@@ -43,7 +43,7 @@ LOCALE_DIR = Path(__file__).parent / "locale"
 DOMAIN = "hall"
 #: Every domain, with the Babel mapping that names its sources (at the repository's root): a
 #: translator works in one domain's file at a time; the hall reads them all as one catalog.
-DOMAINS: dict[str, str] = {"hall": "babel.cfg"}
+DOMAINS: dict[str, str] = {"hall": "babel.cfg", "console": "babel-console.cfg"}
 
 
 class LanguageUnknown(ValueError):
