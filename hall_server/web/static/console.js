@@ -143,7 +143,7 @@ function outcomeOf(record) {
       ? t("The regulator approved the opening hours {hours} ({reference})", {hours: p.hours, reference: p.reference})
       : t("The regulator objected to the opening hours {hours} ({reference})", {hours: p.hours, reference: p.reference});
     case "self_excluded": {
-      const document = p.document_type ? `${choiceWord(p.document_type)} ${p.document}` : t("document {number}", {number: p.document});
+      const document = p.document_type ? `${choiceWord(p.document_type)} ${p.document}` : t("document no. {number}", {number: p.document});
       const who = p.name ? `${p.name}, ${document}` : document;
       return t("Self-exclusion recorded: {who} may not play until {date}", {who, date: p.until});
     }

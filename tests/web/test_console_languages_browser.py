@@ -1,0 +1,169 @@
+"""The staff console in each language, in a real headless browser (Debian's chromium driven by
+Playwright) against one hall process whose ``[hall] language`` is Catalan: every role signs in
+and its desk opens in the hall's Catalan; the console's chooser turns it to Castilian, French
+and English, the choice kept on the device.  On a Catalan, Castilian or French desk no visible
+text is an English text of the console's catalog, ``<html lang>`` says the language, amounts
+are written by CLDR's rules ("500,00 €").  A screenshot of each desk at 1280x800 in each
+language goes to the test's temporary folder (and to ``$BINGO_SCREENSHOTS`` when it is set)."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from hall_server import i18n
+from tests.support.waiting import WAIT
+from tests.terminals.test_kiosk_browser import Staff, player
+from tests.web.conftest import PASSWORD, HallProcess
+from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS, console_for, shot
+
+pytestmark = pytest.mark.integration
+
+#: What the console shows as the hall wrote it, not from the catalog: the hall's and the staff's
+#: names, and the journal's records (their names and data as recorded: the regulator's words).
+RECORDED_TEXT = "#hall-name, #me, #log"
+#: The text a person reads on the page: every visible text node outside the recorded words, the
+#: placeholders of the visible fields and the choice each visible list shows.
+VISIBLE_TEXT = """(skip) => {
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const element = node.parentElement;
+    if (!node.textContent.trim() || element.closest("option, script") || element.closest(skip)) continue;
+    if (element.checkVisibility()) texts.push(node.textContent.trim());
+  }
+  for (const field of document.querySelectorAll("[placeholder]")) {
+    if (field.checkVisibility() && !field.closest(skip)) texts.push(field.getAttribute("placeholder"));
+  }
+  for (const select of document.querySelectorAll("select")) {
+    const chosen = select.selectedOptions[0];
+    if (chosen && select.checkVisibility() && !select.closest(skip)) texts.push(chosen.textContent.trim());
+  }
+  return texts;
+}"""
+#: Each language's words for the desk's tab, as the catalog has them.
+MY_DESK = {"ca": "El meu lloc", "es": "Mi puesto", "fr": "Mon poste", "en": "My desk"}
+ROLES = ["admin", "rosa", "tomas", "sam", "carla", "adam"]
+
+
+def english_left(language: str) -> list[tuple[str, re.Pattern[str]]]:
+    """For each text of the console's catalog that ``language`` writes otherwise than English: the
+    English msgid and a pattern finding it in a text of the page (a placeholder matches anything)."""
+    found = []
+    for message in i18n.domain_catalog(language, "console"):
+        if not message.id or not message.string:
+            continue
+        pairs = zip(message.id, message.string) if isinstance(message.id, tuple) else [(message.id, message.string)]
+        for english, translated in pairs:
+            if english == translated:
+                continue
+            pattern = ".+?".join(re.escape(text) for text, _, _, _ in string.Formatter().parse(english))
+            # A one-word text is English only as the whole of a text ("Find"); a longer one anywhere in it.
+            found.append((english, re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)))
+    return found
+
+
+def english_on(page: Any, language: str) -> list[str]:
+    """The console catalog's English texts the page shows while it speaks ``language``."""
+    texts = page.evaluate(VISIBLE_TEXT, RECORDED_TEXT)
+    assert texts, "no text on the page"
+    return sorted({f"{english!r} in {text!r}" for text in texts for english, pattern in english_left(language)
+                   if pattern.search(text)})
+
+
+@pytest.fixture(scope="module")
+def catalan_hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HallProcess, str]]:
+    """A hall speaking Catalan with something on every desk: the session open, a terminal, a visitor
+    with an account of 20 €, a game on sale with 12 paper cards sold, a complaint waiting for the room
+    chief."""
+    hall = HallProcess(Path(tmp_path_factory.mktemp("console-languages")), language="ca").start()
+    try:
+        staff = Staff(hall)
+        staff.open_the_session()
+        account = player(staff, "33333333C", 2_000)
+        staff("admin", "enrol_terminal", terminal="K1", place="row A")
+        staff("sam", "announce_sale", series=1001)
+        staff("sam", "sell_cards", series=1001, first=1, last=12)
+        staff("adam", "record_complaint", complainant="Marta Soler", text="The caller read 61 as 16")
+        yield hall, account
+    finally:
+        hall.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One browser for the module's pages (each role signs in in its own context)."""
+    from playwright import sync_api
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+def picture(page: Any, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / f"{name}.png"))
+    shot(page, name)
+
+
+@pytest.mark.parametrize("name", ROLES)
+def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
+    catalan_hall: tuple[HallProcess, str], chromium: Any, name: str, tmp_path: Path
+) -> None:
+    hall, account = catalan_hall
+    page = console_for(chromium, hall, name)
+    page.wait_for_selector("#screen > section", state="attached")  # the desk, from the picture
+    # The sign-in page and the console open in the hall's language.
+    assert page.evaluate("document.documentElement.lang") == "ca"
+    assert page.inner_text("#tab-desk") == MY_DESK["ca"]
+    if name == "carla":
+        page.fill("#account-number", account)
+        page.press("#account-number", "Enter")
+        page.wait_for_selector("#account .account-balance")
+        assert page.inner_text("#account .account-balance") == "20,00\xa0€"
+        assert page.locator("#screen ul.drawers li").first.inner_text() == "desk-1: oberta · 520,00\xa0€ · en mans de carla"
+    if name == "sam":
+        assert page.locator("#receipt tfoot th").all_inner_texts() == ["Total", "", "12", "12,00\xa0€"]
+    for language in ("ca", "es", "fr", "en"):
+        if language != "ca":
+            page.click(f"#language button[data-language={language}]")
+            page.wait_for_selector(f"html[lang={language}]", state="attached")
+        assert page.inner_text("#tab-desk") == MY_DESK[language]
+        assert page.get_attribute(f"#language button[data-language={language}]", "aria-pressed") == "true"
+        if language != "en":
+            assert english_on(page, language) == [], language
+        picture(page, tmp_path, f"console-{name}-{language}")
+    assert page.inner_text("#price") == "€1.00"  # CLDR's English
+    # The choice stays on this device: the console opened again speaks English.
+    page.reload()
+    page.wait_for_selector("#screen > section", state="attached")
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert page.inner_text("#tab-desk") == "My desk"
+    page.context.close()
+
+
+def test_the_console_takes_the_language_picked_on_the_sign_in_page(
+    catalan_hall: tuple[HallProcess, str], chromium: Any
+) -> None:
+    hall, _ = catalan_hall
+    page = chromium.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 800}).new_page()
+    page.set_default_timeout(WAIT * 1000)
+    page.goto(hall.base + "/login")
+    page.wait_for_selector("html[lang=ca]", state="attached")
+    page.click(".language-chooser button[data-language=fr]")
+    page.wait_for_selector("html[lang=fr]", state="attached")
+    page.fill("#name", "rosa")
+    page.fill("#password", PASSWORD)
+    page.press("#password", "Enter")
+    page.wait_for_url("**/console")
+    page.wait_for_selector("#screen > section", state="attached")
+    assert page.evaluate("document.documentElement.lang") == "fr"
+    assert page.inner_text("#tab-desk") == "Mon poste"
+    assert page.inner_text("#session-state") == "séance 1 ouverte"
+    page.context.close()
