@@ -36,6 +36,14 @@ VISIBLE_TEXT = """(skip) => {
     if (!node.textContent.trim() || element.closest("option, script") || element.closest(skip)) continue;
     if (element.checkVisibility()) texts.push(node.textContent.trim());
   }
+  // What CSS writes beside a heading or a state line ("← next", content: attr(data-next)).
+  for (const element of document.querySelectorAll("h2, .state-line")) {
+    if (!element.checkVisibility() || element.closest(skip)) continue;
+    for (const where of ["::before", "::after"]) {
+      const content = getComputedStyle(element, where).content;
+      if (content && content !== "none" && content !== "normal") texts.push(content.replace(/^"|"$/g, "").trim());
+    }
+  }
   for (const field of document.querySelectorAll("[placeholder]")) {
     if (field.checkVisibility() && !field.closest(skip)) texts.push(field.getAttribute("placeholder"));
   }

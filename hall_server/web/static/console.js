@@ -156,7 +156,7 @@ function outcomeOf(record) {
       const method = p.reference ? `${choiceWord(p.method)} ${p.reference}` : choiceWord(p.method);
       return t("Paid out {amount} from account {account} by {method}", {amount: money(p.amount), account: accountText(p.account), method});
     }
-    case "banned_list_imported": return t("Banned list imported: {rows} entries from {source}", {rows: p.rows, source: p.source});
+    case "banned_list_imported": return tn("Banned list imported: {n} entry from {source}", "Banned list imported: {n} entries from {source}", p.rows, {source: p.source});
     case "paper_cards_sold": return tn("Sold series {series} cards {first}-{last}: {n} card, {amount}", "Sold series {series} cards {first}-{last}: {n} cards, {amount}",
       p.count, {series: p.series, first: p.first, last: p.last, amount: money(p.amount_cents)});
     case "cash_desk_opened": return t("Cash desk {desk} opened with a float of {amount}", {desk: p.desk, amount: money(p.float)});
@@ -716,6 +716,7 @@ function section(title, options = {}) {
   const box = Hall.el("section", null, "task");
   if (options.id) box.id = options.id;
   const head = Hall.el("h2", title);
+  head.dataset.next = t("next");  // "← next" beside the step to do now (hall.css)
   box.appendChild(head);
   if (options.state) {
     const line = Hall.el("p", "", "state-line");
@@ -839,9 +840,10 @@ function sessionSteps(view) {
   };
 }
 
-const signedBy = (signatures, session) => signatures.length
-  ? andList(signatures.map((role) => `${roleName(role)} ${session[role] || ""}`.trim()))
-  : t("nobody yet");
+// "signed by the administrator admin and the room chief rosa", or by nobody yet.
+const signedBy = (signatures, session) => (signatures.length
+  ? t("signed by {who}", {who: andList(signatures.map((role) => `${roleName(role)} ${session[role] || ""}`.trim()))})
+  : t("signed by nobody yet"));
 
 function todayInput() {
   const now = new Date();
@@ -893,7 +895,7 @@ function openingSection() {
     state: (view) => {
       const st = sessionSteps(view);
       if (st.countFailed) return [t("not yet: the last count did not find the 90 balls"), false];
-      return [t("signed by {who}", {who: signedBy(st.signedOpening, view.session.opening)}), st.open];
+      return [signedBy(st.signedOpening, view.session.opening), st.open];
     },
     next: (view) => { const st = sessionSteps(view); return st.counted && !st.open && !st.signedOpening.includes(Console.me.role); },
   });
@@ -923,7 +925,7 @@ function closingSection() {
     keep: ["balls_present"],
   }));
   const sign = section(t("2. Sign the closing"), {
-    state: (view) => [t("signed by {who}", {who: signedBy(sessionSteps(view).signedClosing, view.session.closing)}), false],
+    state: (view) => [signedBy(sessionSteps(view).signedClosing, view.session.closing), false],
     next: (view) => sessionSteps(view).countedClosing && !sessionSteps(view).signedClosing.includes(Console.me.role),
   });
   append(sign, commandForm("sign_session_closing", {label: t("Sign the closing")}));
@@ -1165,7 +1167,8 @@ function terminalRows(node, view) {
 
 function bannedState(view) {
   const list = view.banned_list;
-  return list ? [t("Banned list: {rows} entries from {source} (imported by {by})", {rows: list.rows, source: list.source, by: list.imported_by}), true]
+  return list ? [tn("Banned list: {n} entry from {source} (imported by {by})", "Banned list: {n} entries from {source} (imported by {by})",
+    list.rows, {source: list.source, by: list.imported_by}), true]
     : [t("No banned list loaded: nobody can be admitted until an administrator imports it"), false];
 }
 
@@ -1864,7 +1867,8 @@ function showSession(view) {
   if (s.open) text = t("session {number} open", {number: s.number});
   else if (s.number && !s.closed) {
     const signed = Object.keys(s.opening);
-    text = t("session {number} opening: signed by {who}", {number: s.number, who: signed.length ? signed.map(roleName).join(", ") : t("nobody yet")});
+    text = signed.length ? t("session {number} opening: signed by {who}", {number: s.number, who: andList(signed.map(roleName))})
+      : t("session {number} opening: signed by nobody yet", {number: s.number});
   } else if (s.verification) text = s.verification.passed ? t("verification passed; count the balls") : t("verification FAILED; count the balls");
   else if (s.closed) text = t("session {number} closed", {number: s.number});
   else text = t("no session open");
