@@ -8,6 +8,7 @@ language goes to the test's temporary folder (and to ``$BINGO_SCREENSHOTS`` when
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from pathlib import Path
@@ -58,9 +59,11 @@ MY_DESK = {"ca": "El meu lloc", "es": "Mi puesto", "fr": "Mon poste", "en": "My 
 ROLES = ["admin", "rosa", "tomas", "sam", "carla", "adam"]
 
 
-def english_left(language: str) -> list[tuple[str, re.Pattern[str]]]:
+@functools.cache
+def english_left(language: str) -> list[tuple[str, list[str], re.Pattern[str]]]:
     """For each text of the console's catalog that ``language`` writes otherwise than English: the
-    English msgid and a pattern finding it in a text of the page (a placeholder matches anything)."""
+    English msgid, its words between placeholders, and a pattern finding it in a text of the page (a
+    placeholder matches anything)."""
     found = []
     for message in i18n.domain_catalog(language, "console"):
         if not message.id or not message.string:
@@ -69,18 +72,20 @@ def english_left(language: str) -> list[tuple[str, re.Pattern[str]]]:
         for english, translated in pairs:
             if english == translated:
                 continue
-            pattern = ".+?".join(re.escape(text) for text, _, _, _ in string.Formatter().parse(english))
+            literal = [text for text, _, _, _ in string.Formatter().parse(english)]
+            pattern = ".+?".join(re.escape(text) for text in literal)
             # A one-word text is English only as the whole of a text ("Find"); a longer one anywhere in it.
-            found.append((english, re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)))
+            found.append((english, [text for text in literal if text.strip()],
+                          re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)))
     return found
 
 
 def english_on(page: Any, language: str) -> list[str]:
     """The console catalog's English texts the page shows while it speaks ``language``."""
-    texts = page.evaluate(VISIBLE_TEXT, RECORDED_TEXT)
+    texts = set(page.evaluate(VISIBLE_TEXT, RECORDED_TEXT))
     assert texts, "no text on the page"
-    return sorted({f"{english!r} in {text!r}" for text in texts for english, pattern in english_left(language)
-                   if pattern.search(text)})
+    return sorted({f"{english!r} in {text!r}" for text in texts for english, words, pattern in english_left(language)
+                   if all(word in text for word in words) and pattern.search(text)})
 
 
 @pytest.fixture(scope="module")
