@@ -20,7 +20,7 @@ from hall_server import i18n
 from tests.support.waiting import WAIT
 from tests.terminals.test_kiosk_browser import Staff, player
 from tests.web.conftest import PASSWORD, HallProcess
-from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS, console_for, shot
+from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, console_for, shot
 
 pytestmark = pytest.mark.integration
 
@@ -120,8 +120,13 @@ def chromium() -> Iterator[Any]:
         browser.close()
 
 
-def picture(page: Any, folder: Path, name: str) -> None:
+def picture(page: Any, folder: Path, name: str, whole: bool = False) -> None:
+    """The page as staff see it at 1280x800, and ``whole``, the desk down to its end."""
     page.screenshot(path=str(folder / f"{name}.png"))
+    if whole:  # the desk scrolls inside the page: a taller window shows all of it
+        page.set_viewport_size({"width": 1280, "height": 2400})
+        page.screenshot(path=str(folder / f"{name}-whole.png"))
+        page.set_viewport_size(VIEWPORT)
     shot(page, name)
 
 
@@ -151,7 +156,7 @@ def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
         assert page.get_attribute(f"#language button[data-language={language}]", "aria-pressed") == "true"
         if language != "en":
             assert english_on(page, language) == [], language
-        picture(page, tmp_path, f"console-{name}-{language}")
+        picture(page, tmp_path, f"console-{name}-{language}", whole=language == "ca")
     assert page.inner_text("#price") == "€1.00"  # CLDR's English
     # The choice stays on this device: the console opened again speaks English.
     page.reload()

@@ -1502,7 +1502,7 @@ function tableChiefScreen(screen) {
         node.appendChild(Hall.el("li", t("Refused: {card} by {by}: {reason}", {card: `${r.series}-${r.card_number}`, by: r.refused_by, reason: r.reason}), "warn"));
       }
     }));
-  const completedNow = section(t("Cards the last ball completed"), {state: (view) => [view.game && view.game.completed.length ? t("click one to check it") : t("none"), false]});
+  const completedNow = section(t("Cards the last ball completed"), {state: (view) => [view.game && view.game.completed.length ? t("click one to check it") : t("no card"), false]});
   append(completedNow, live("ul", "cards chips", (node, view) => {
     node.textContent = "";
     (view.game ? view.game.completed : []).forEach((c) => {
@@ -1849,6 +1849,8 @@ function recordClass(record) {
   return undefined;
 }
 
+// The journal panel lists the records as the journal holds them (their names and data, as the
+// regulator reads them), in no language of the page; the blower's and the clock's stand out in words.
 function describeRecord(record) {
   const p = record.payload || {};
   const who = p.actor ? ` (${p.actor.name})` : "";
@@ -1858,7 +1860,7 @@ function describeRecord(record) {
     .filter(([k, v]) => !["actor", "type", "game_id"].includes(k) && v !== null)
     .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`)
     .join(" ");
-  return `#${record.seq} ${recordWords(record.type)}${who} ${detail}`;
+  return `#${record.seq} ${words(record.type)}${who} ${detail}`;
 }
 
 function showSession(view) {
@@ -2135,6 +2137,7 @@ function linkState(up) {
 I18n.onChange(() => {
   if (!Console.socket) document.getElementById("link").textContent = t("connecting");
   else linkState(true);
+  document.getElementById("answer").textContent = "";  // the last answer was said in the other language
   if (!Console.me || !Console.view) return;
   document.getElementById("me").textContent = `${Console.me.name} · ${roleName(Console.me.role)}`;
   showCommands();
