@@ -9,6 +9,8 @@
 const { t, tn } = I18n;
 const money = (cents) => I18n.money(cents);
 const clock = (ms) => I18n.time(ms);
+// A colon between a name and its value, as the language writes it (French: a no-break space before).
+const colon = () => (I18n.language === "fr" ? "\u00a0: " : ": ");
 // "A, B and C" in the page's language (CLDR's list patterns).
 const andList = (items) => new Intl.ListFormat(I18n.language, { type: "conjunction" }).format(items.map(String));
 const Console = {
@@ -1041,10 +1043,10 @@ function receipt(node, view) {
   node.appendChild(table);
 }
 
-// "3 · selling", and whether it is the session's last game.
+// "3: selling", and whether it is the session's last game.
 const gameText = (game) => (game.last_game
-  ? t("{number} · {state} (last game of the session)", {number: game.game_id, state: stateName(game.state)})
-  : `${game.game_id} · ${stateName(game.state)}`);
+  ? t("{number}: {state} (last game of the session)", {number: game.game_id, state: stateName(game.state)})
+  : `${game.game_id}${colon()}${stateName(game.state)}`);
 
 // The game panel (beside every desk): the balls and the game's facts, as the picture has them.
 function showBalls(game) {
@@ -1675,7 +1677,8 @@ function cashierScreen(screen) {
   append(prizes, commandForm("pay_prizes", {label: t("Pay the prizes"), fields: {desk: openOnly}}), live("ul", "rows", (node, view) => {
     node.textContent = "";
     for (const paid of (view.game && view.game.paid) || []) {
-      node.appendChild(Hall.el("li", `${prizeName(paid.prize)} · ${money(paid.amount_cents)} - ${paid.payments.map((p) => `${p.series}-${p.card_number} ${money(p.cents)}`).join(", ")}`));
+      const cards = paid.payments.map((p) => `${p.series}-${p.card_number} ${money(p.cents)}`).join(", ");
+      node.appendChild(Hall.el("li", `${prizeName(paid.prize)}${colon()}${money(paid.amount_cents)} - ${cards}`));
     }
   }));
   screen.appendChild(prizes);
