@@ -374,7 +374,7 @@ def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: St
 
     # The complaint written at the door waits for the room chief (R75.5): confirmed, the session may close.
     complaints = rosa.locator("#complaints")
-    complaints.locator(".state-line", has_text="1 complaint(s) written at the door wait for your confirmation").wait_for()
+    complaints.locator(".state-line", has_text="1 complaint written at the door waits for your confirmation").wait_for()
     submit(rosa, "confirm_complaint", "", number="1")
     complaints.locator(".state-line", has_text="every complaint was written before the room chief").wait_for()
     complaints.locator("li", has_text="No. 1 · Marta Soler: The room is cold - written before rosa").wait_for()
