@@ -18,8 +18,9 @@ import pytest
 
 from hall_server import i18n
 from tests.support.waiting import WAIT
-from tests.terminals.test_kiosk_browser import Staff, player
+from tests.terminals.test_kiosk_browser import Staff, payload, player
 from tests.web.conftest import PASSWORD, HallProcess
+from tests.web.test_board_browser import claimed
 from tests.web.test_console_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, console_for, shot
 
 pytestmark = pytest.mark.integration
@@ -89,10 +90,10 @@ def english_on(page: Any, language: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def catalan_hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HallProcess, str]]:
+def catalan_hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HallProcess, str, Staff]]:
     """A hall speaking Catalan with something on every desk: the session open, a terminal, a visitor
     with an account of 20 €, a game on sale with 12 paper cards sold, a complaint waiting for the room
-    chief."""
+    chief; and the staff signed in on the command channel (a request id is never sent twice)."""
     hall = HallProcess(Path(tmp_path_factory.mktemp("console-languages")), language="ca").start()
     try:
         staff = Staff(hall)
@@ -102,7 +103,7 @@ def catalan_hall(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Hal
         staff("sam", "announce_sale", series=1001)
         staff("sam", "sell_cards", series=1001, first=1, last=12)
         staff("adam", "record_complaint", complainant="Marta Soler", text="The caller read 61 as 16")
-        yield hall, account
+        yield hall, account, staff
     finally:
         hall.stop()
 
@@ -132,9 +133,9 @@ def picture(page: Any, folder: Path, name: str, whole: bool = False) -> None:
 
 @pytest.mark.parametrize("name", ROLES)
 def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
-    catalan_hall: tuple[HallProcess, str], chromium: Any, name: str, tmp_path: Path
+    catalan_hall: tuple[HallProcess, str, Staff], chromium: Any, name: str, tmp_path: Path
 ) -> None:
-    hall, account = catalan_hall
+    hall, account, _ = catalan_hall
     page = console_for(chromium, hall, name)
     page.wait_for_selector("#screen > section", state="attached")  # the desk, from the picture
     # The sign-in page and the console open in the hall's language.
@@ -167,9 +168,9 @@ def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
 
 
 def test_the_console_takes_the_language_picked_on_the_sign_in_page(
-    catalan_hall: tuple[HallProcess, str], chromium: Any
+    catalan_hall: tuple[HallProcess, str, Staff], chromium: Any
 ) -> None:
-    hall, _ = catalan_hall
+    hall, _, _ = catalan_hall
     page = chromium.new_context(ignore_https_errors=True, viewport={"width": 1280, "height": 800}).new_page()
     page.set_default_timeout(WAIT * 1000)
     page.goto(hall.base + "/login")
@@ -185,3 +186,32 @@ def test_the_console_takes_the_language_picked_on_the_sign_in_page(
     assert page.inner_text("#tab-desk") == "Mon poste"
     assert page.inner_text("#session-state") == "séance 1 ouverte"
     page.context.close()
+
+
+def test_the_draw_and_a_line_found_read_in_each_language(
+    catalan_hall: tuple[HallProcess, str, Staff], chromium: Any, tmp_path: Path
+) -> None:
+    """The desks of the draw once a line is found and verified: the prize held open for another card
+    (R85.6), the balls, the winners and the steps, in each language."""
+    hall, _, staff = catalan_hall
+    staff("rosa", "close_sale")
+    for count in range(1, 91):
+        (drawn,) = [r for r in staff("sam", "draw_ball")["records"] if r["type"] == "ball_drawn"]
+        if cards := payload(hall, drawn["seq"])["completed_line"]:
+            break
+    else:
+        raise AssertionError("no card completed a line in 90 balls")
+    claimed(staff, cards[:1])
+    for name in ("sam", "rosa", "tomas"):
+        page = console_for(chromium, hall, name)
+        page.wait_for_selector(".pause-banner:not([hidden])")
+        assert page.inner_text("#ball-count") == f"bola {count} de 90"
+        assert page.inner_text(".pause-title") == "LÍNIA! Algun altre cartró?"
+        for language in ("ca", "es", "fr"):
+            if language != "ca":
+                page.click(f"#language button[data-language={language}]")
+                page.wait_for_selector(f"html[lang={language}]", state="attached")
+            assert english_on(page, language) == [], language
+            picture(page, tmp_path, f"console-{name}-line-{language}")
+        page.click("#language button[data-language=ca]")  # the next role's page starts in the hall's language
+        page.context.close()
