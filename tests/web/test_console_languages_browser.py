@@ -3,7 +3,7 @@ Playwright) against one hall process whose ``[hall] language`` is Catalan: every
 and its desk opens in the hall's Catalan; the console's chooser turns it to Castilian, French
 and English, the choice kept on the device.  On a Catalan, Castilian or French desk no visible
 text is an English text of the console's catalog, ``<html lang>`` says the language, amounts
-are written by CLDR's rules ("500,00 €").  A screenshot of each desk at 1280x800 in each
+are written by CLDR's rules ("500,00 €"), and no button, heading or label is cut off.  A screenshot of each desk at 1280x800 in each
 language goes to the test's temporary folder (and to ``$BINGO_SCREENSHOTS`` when it is set)."""
 
 from __future__ import annotations
@@ -54,6 +54,20 @@ VISIBLE_TEXT = """(skip) => {
     if (chosen && select.checkVisibility() && !select.closest(skip)) texts.push(chosen.textContent.trim());
   }
   return texts;
+}"""
+#: What does not fit its box: the top bar itself, what wraps below it, and any visible button, heading
+#: or field label whose text runs past its edge.
+CUT_OFF = """() => {
+  const bar = document.querySelector("header.bar");
+  const cut = bar.scrollWidth > bar.clientWidth + 1 ? ["the top bar"] : [];
+  const bottom = bar.getBoundingClientRect().bottom;
+  for (const element of bar.querySelectorAll("button, span, h1")) {  // on the bar's one line, not wrapped under it
+    if (element.checkVisibility() && element.getBoundingClientRect().bottom > bottom + 1) cut.push(element.textContent.trim());
+  }
+  for (const element of document.querySelectorAll("header.bar button, #screen button, #screen h2, #screen label, .tabs button")) {
+    if (element.checkVisibility() && element.scrollWidth > element.clientWidth + 1) cut.push(element.textContent.trim());
+  }
+  return cut;
 }"""
 #: Each language's words for the desk's tab, as the catalog has them.
 MY_DESK = {"ca": "El meu lloc", "es": "Mi puesto", "fr": "Mon poste", "en": "My desk"}
@@ -157,6 +171,7 @@ def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
         assert page.get_attribute(f"#language button[data-language={language}]", "aria-pressed") == "true"
         if language != "en":
             assert english_on(page, language) == [], language
+        assert page.evaluate(CUT_OFF) == [], language
         picture(page, tmp_path, f"console-{name}-{language}", whole=language == "ca")
     assert page.inner_text("#price") == "€1.00"  # CLDR's English
     # The choice stays on this device: the console opened again speaks English.
@@ -212,6 +227,7 @@ def test_the_draw_and_a_line_found_read_in_each_language(
                 page.click(f"#language button[data-language={language}]")
                 page.wait_for_selector(f"html[lang={language}]", state="attached")
             assert english_on(page, language) == [], language
+            assert page.evaluate(CUT_OFF) == [], language
             picture(page, tmp_path, f"console-{name}-line-{language}")
         page.click("#language button[data-language=ca]")  # the next role's page starts in the hall's language
         page.context.close()

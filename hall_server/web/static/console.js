@@ -1084,6 +1084,7 @@ function showFacts(game) {
   set("bingo-prize", game && "bingo" in game.prizes ? money(game.prizes.bingo) : "-");
   set("pots", game ? potsText(game.pots) : "-");
   set("game-state", game ? t("game {text}", {text: gameText(game)}) : t("no game"));
+  document.getElementById("game-state").title = document.getElementById("game-state").textContent;  // shortened in a narrow bar
   const winners = document.getElementById("winners");
   winners.textContent = "";
   (game ? game.winners : []).forEach((w) => {
@@ -1878,6 +1879,7 @@ function showSession(view) {
   else if (s.closed) text = t("session {number} closed", {number: s.number});
   else text = t("no session open");
   document.getElementById("session-state").textContent = text;
+  document.getElementById("session-state").title = text;
   // Until the regulator's list is imported the admission desk refuses everyone (R75.2).
   const banned = document.getElementById("banned-state");
   if (banned) banned.classList.toggle("error", !view.banned_list);
