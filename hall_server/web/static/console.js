@@ -1073,7 +1073,7 @@ function potsText(pots) {
   if (pots.megabingo_cents !== null && pots.megabingo_cents !== undefined) {
     shown.push(t("megabingo: its whole fund, at least {amount}", {amount: money(pots.megabingo_cents)}));
   }
-  return shown.length ? shown.join("; ") : t("none");
+  return shown.length ? shown.join("; ") : t("no pot in play");
 }
 
 function showFacts(game) {
@@ -2040,7 +2040,7 @@ function loadLastGames() {
 
 function soldText(game) {
   const series = game.series.map((s) => t("series {series} cards {first}-{last} ({count} paper)", {series: s.series, first: s.first, last: s.last, count: s.count}));
-  series.push(t("{count} virtual", {count: game.virtual_cards}));
+  series.push(t("{count} virtual cards", {count: game.virtual_cards}));
   const sold = game.cards_sold === null ? game.paper_cards + game.virtual_cards : game.cards_sold;
   return tn("{n} card sold: {series}", "{n} cards sold: {series}", sold, {series: series.join(", ")});
 }
