@@ -43,8 +43,8 @@ LOCALE_DIR = Path(__file__).parent / "locale"
 DOMAIN = "hall"
 #: Every domain, with the Babel mapping that names its sources (at the repository's root): a
 #: translator works in one domain's file at a time; the hall reads them all as one catalog.
-DOMAINS: dict[str, str] = {"hall": "babel.cfg", "reports": "babel-reports.cfg", "vb": "babel-vb.cfg",
-                           "consultation": "babel-consultation.cfg"}
+DOMAINS: dict[str, str] = {"hall": "babel.cfg", "console": "babel-console.cfg", "reports": "babel-reports.cfg",
+                           "vb": "babel-vb.cfg", "consultation": "babel-consultation.cfg"}
 
 
 class LanguageUnknown(ValueError):

@@ -14,7 +14,7 @@ import pytest
 
 from tests.terminals.test_kiosk_browser import KIOSK, Staff, kiosk_page, player, sign_in_and_buy
 from tests.web.conftest import HallProcess
-from tests.web.test_board_browser import draw_until
+from tests.web.test_board_browser import draw_until, euros as english_euros
 from tests.web.test_console_browser import browser, console_for, hall, shot  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.integration
@@ -79,11 +79,11 @@ def test_the_last_game_shows_on_the_console_for_every_role_and_on_the_kiosk_with
     game = adam.inner_text("#last-games-list .last-game")
     assert f"Balls ({len(balls)}): {' '.join(map(str, balls))}" in game
     assert f"series {PAPER} cards 1-30 (30 paper), 4 virtual" in game
-    assert f"collected {closed['collection_cents'] // 100}.{closed['collection_cents'] % 100:02d} €" in game
+    assert f"collected {english_euros(closed['collection_cents'])}" in game  # CLDR's English, as the console writes it
     rows = adam.locator("#last-games-list .last-game tbody tr")
     assert rows.count() == len(paid)
     for row, prize in zip(rows.all_inner_texts(), paid):
-        assert prize["prize"] in row and f"{prize['amount_cents'] // 100}.{prize['amount_cents'] % 100:02d} €" in row
+        assert prize["prize"] in row and english_euros(prize["amount_cents"]) in row
         for card, _ in prize["payments"]:
             assert ("paper, sold by sam" if card.startswith(f"{PAPER}-") else "terminal K1") in row
     assert adam.locator('#more-commands button[data-command="recall_games"]').count() == 0  # the panel stands for it

@@ -59,13 +59,19 @@ def test_the_extraction_finds_the_texts_of_every_converted_screen() -> None:
                  "regulator.js", "regulator.html"):
         assert any(f.endswith(page) for f in files), f"no text extracted from {page}"
     assert "Sign in" in MESSAGES and ("{n} card sold", "{n} cards sold") in MESSAGES
+    console = extracted(i18n.DOMAINS["console"])
+    files = {where.split(":")[0] for places in console.values() for where in places}
+    for page in ("console.js", "console.html"):
+        assert any(f.endswith(page) for f in files), f"no text extracted from {page}"
+    assert "Record the count" in console and "My desk" in console
 
 
 def test_no_t_call_of_the_scripts_escapes_the_extractor() -> None:
     """A t("...") Babel's JavaScript lexer does not see (inside a template literal, say) would go untranslated."""
-    ids = {m if isinstance(m, str) else m[0] for m in EVERY_MESSAGE}
+    ids = {m if isinstance(m, str) else m[0] for m in [*EVERY_MESSAGE, *extracted(i18n.DOMAINS["console"])]}
     for script in ("web/static/board.js", "web/static/voice.js", "web/static/login.js",
-                   "terminal_gateway/static/kiosk.js", "terminal_gateway/static/vb.js", "web/static/regulator.js"):
+                   "terminal_gateway/static/kiosk.js", "terminal_gateway/static/vb.js", "web/static/regulator.js",
+                   "web/static/console.js"):
         for called in re.findall(r'\bt\("((?:[^"\\]|\\.)*)"[,)]', (REPO / "hall_server" / script).read_text()):
             assert called in ids, f"{script}: t({called!r}) is not extracted (a t() inside a `template`?)"
 
@@ -105,7 +111,13 @@ def test_no_sentence_is_left_in_english(language: str) -> None:
              "Line {line} · Bingo {bingo}", "Card {n} · {pattern} · {pays}", "Grand superbingo", "grand superbingo",
              "paper", "{prize} {after}: {card}", "Bingo!", "{euros} euros", "{card} ({amount})",  # "paper": Catalan too
              "no", "virtual", "Pot", "Text", "Terminals", "Sessions",  # Catalan (and "no", "virtual" Castilian) too
-             "cheque", "page {page}"}  # Castilian, French
+             "cheque", "page {page}",  # Castilian, French
+             # The console's: words alike in a language and English (Catalan "document", "text", "pot", "terminals";
+             # French "date", "source", "destination", "description", "signature", "machine"; Castilian "cheque"),
+             # and figures.
+             "document", "text", "Pots", "pot", "date", "source", "destination", "description",
+             "signature", "machine",
+             "terminal {terminal}", "{command} (PDF)", "bingo (EUR)", "BINGO", "BINGO: {card}"}
     same = [m.id for m in i18n.catalog(language) if m.id and isinstance(m.id, str) and m.string == m.id
             and m.id not in alike]
     assert not same, f"{language}: left in English: {same}"

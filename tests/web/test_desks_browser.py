@@ -187,31 +187,31 @@ def test_the_cashier_finds_the_account_loads_cashes_out_and_downloads_its_pdfs(s
     step(carla, "Cash drawers", ".next").wait_for()
     box = form(carla, "open_cash_desk")
     assert box.locator('[data-param="desk"]').evaluate("e => e.tagName") == "SELECT"
-    submit(carla, "open_cash_desk", "Cash desk desk-1 opened with a float of 100.00 €", float_cents="100")
-    carla.locator("#screen ul.drawers li", has_text="desk-1: open · 100.00 €").wait_for()
+    submit(carla, "open_cash_desk", "Cash desk desk-1 opened with a float of €100.00", float_cents="100")
+    carla.locator("#screen ul.drawers li", has_text="desk-1: open · €100.00").wait_for()
 
     opening = form(carla, "open_player_account")
     assert opening.locator('[data-param="pin"]').get_attribute("type") == "password"
     assert opening.locator('[data-param="visitor"] option').all_inner_texts() == ["1 · Marta Soler"]
     assert opening.locator('[data-param="medium"] option').all_inner_texts() == ["card", "ticket"]
     submit(carla, "open_player_account", "opened (ticket) for visitor 1", medium="ticket", pin="4821")
-    carla.locator("#account .account-balance", has_text="0.00 €").wait_for()
+    carla.locator("#account .account-balance", has_text="€0.00").wait_for()
     number = carla.inner_text("#account .account-number")
     assert len(number.replace(" ", "")) == 12
 
-    submit(carla, "load_credit", "Loaded 20.00 €", amount_cents="20")
-    carla.locator("#account .account-balance", has_text="20.00 €").wait_for()
-    carla.locator("#screen ul.drawers li", has_text="desk-1: open · 120.00 €").wait_for()
+    submit(carla, "load_credit", "Loaded €20.00", amount_cents="20")
+    carla.locator("#account .account-balance", has_text="€20.00").wait_for()
+    carla.locator("#screen ul.drawers li", has_text="desk-1: open · €120.00").wait_for()
     outcome = submit(carla, "cash_out", "", amount_cents="25.5", method="cash")
     carla.locator(f'form[data-command="cash_out"] .outcome.error').wait_for()
     assert "holds 20.00" in form(carla, "cash_out").locator(".outcome").inner_text(), outcome
-    submit(carla, "cash_out", "Paid out 5.50 €", amount_cents="5.50", method="cash")
-    carla.locator("#account .account-balance", has_text="14.50 €").wait_for()
+    submit(carla, "cash_out", "Paid out €5.50", amount_cents="5.50", method="cash")
+    carla.locator("#account .account-balance", has_text="€14.50").wait_for()
 
     # Found again by the number on the ticket, typed as printed.
     carla.fill("#account-number", number)
     carla.click("#find-account button[type=submit]")
-    carla.locator("#find-account .outcome", has_text="14.50 €").wait_for()
+    carla.locator("#find-account .outcome", has_text="€14.50").wait_for()
 
     with carla.expect_download() as ticket:
         form(carla, "print_player_ticket").locator("button[type=submit]").click()
@@ -232,12 +232,12 @@ def test_the_seller_caller_sells_with_the_next_card_filled_in_gets_the_receipt_a
     submit(sam, "announce_sale", "sale opened", series="1001")
     sell = form(sam, "sell_cards")
     sam.wait_for_function("() => document.querySelector('form[data-command=sell_cards] [data-param=first]').value === '1'")
-    submit(sam, "sell_cards", "Sold series 1001 cards 1-12: 12 cards, 12.00 €", last="12")
+    submit(sam, "sell_cards", "Sold series 1001 cards 1-12: 12 cards, €12.00", last="12")
     assert sell.locator('[data-param="first"]').input_value() == "13"
-    submit(sam, "sell_cards", "Sold series 1001 cards 13-20: 8 cards, 8.00 €", last="20")
+    submit(sam, "sell_cards", "Sold series 1001 cards 13-20: 8 cards, €8.00", last="20")
     receipt = sam.locator("#receipt table")
-    assert receipt.locator("tbody tr").all_inner_texts() == ["1001\t1-12\t12\t12.00 €", "1001\t13-20\t8\t8.00 €"]
-    assert receipt.locator("tfoot").inner_text().split() == ["Total", "20", "20.00", "€"]
+    assert receipt.locator("tbody tr").all_inner_texts() == ["1001\t1-12\t12\t€12.00", "1001\t13-20\t8\t€8.00"]
+    assert receipt.locator("tfoot").inner_text().split() == ["Total", "20", "€20.00"]
     staff.shoot(sam, "seller-1-receipt")
 
     step(rosa, "Close the sale", ".next").wait_for()
@@ -324,7 +324,7 @@ def test_R80_4_the_table_chiefs_desk_shows_the_cashiers_work_while_standing_in(s
 def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: Staff) -> None:
     rosa, sam, tomas, carla, admin = staff("rosa"), staff("sam"), staff("tomas"), staff("carla"), staff("admin")
     overview = rosa.locator("#overview")
-    overview.locator("dd", has_text="20 (20.00 €)").wait_for()
+    overview.locator("dd", has_text="20 (€20.00)").wait_for()
     prizes = f"line {rosa.inner_text('#line-prize')}, bingo {rosa.inner_text('#bingo-prize')}"
     overview.locator("dd", has_text=prizes).wait_for()
     rosa.locator("#screen ul.rows li", has_text="terminal-7").first.wait_for()
@@ -374,7 +374,7 @@ def test_the_room_chief_overview_shows_games_pots_terminals_and_faults(staff: St
 
     # The complaint written at the door waits for the room chief (R75.5): confirmed, the session may close.
     complaints = rosa.locator("#complaints")
-    complaints.locator(".state-line", has_text="1 complaint(s) written at the door wait for your confirmation").wait_for()
+    complaints.locator(".state-line", has_text="1 complaint written at the door waits for your confirmation").wait_for()
     submit(rosa, "confirm_complaint", "", number="1")
     complaints.locator(".state-line", has_text="every complaint was written before the room chief").wait_for()
     complaints.locator("li", has_text="No. 1 · Marta Soler: The room is cold - written before rosa").wait_for()

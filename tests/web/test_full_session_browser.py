@@ -175,7 +175,7 @@ def test_a_whole_session_on_the_consoles_from_opening_to_the_printed_minutes(bro
     give(sam, "sell_cards", series=str(SERIES_1), first="1", last=str(SPLIT))
     give(rosa, "close_sale")
     sam.wait_for_selector(f"#cards-sold:has-text('{SPLIT}')")
-    assert sam.inner_text("#pots") == "none"
+    assert sam.inner_text("#pots") == "no pot in play"
     shot(sam, "full-02-game-1-sold")
     game_1 = play_to_the_end(sam, tomas, carla, rosa, "full-03-game-1")
     shot(rosa, "full-04-game-1-collected")

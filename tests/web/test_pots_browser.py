@@ -73,14 +73,13 @@ def test_the_megabingo_announced_at_the_desk_shows_on_the_board_and_the_kiosk(ha
     form.locator('[data-param="time"]').fill("21:30")
     form.locator("button[type=submit]").click()
     fund = 30  # 1% of 30 cards at 1.00 EUR
-    console_euros = f"{fund // 100}.{fund % 100:02d} €"  # the staff console's form
-    expected = f"Megabingo on {day} at 21:30: {console_euros}, the whole fund, at least {console_euros}"
+    expected = f"Megabingo on {day} at 21:30: {euros(fund)}, the whole fund, at least {euros(fund)}"
     rosa.wait_for_selector(f"section.task:has(> h2:text-is('Megabingo')) > .state-line:text-is('{expected} · shown "
                            "on the boards and the kiosks')")
 
     # The board and the kiosk show its date, time and amount until it is played (R90.2).
-    # The public screens write the amounts by CLDR's English rules ("€0.30"), the console as it did.
-    on_screens = expected.replace(console_euros, euros(fund))
+    # The public screens and the console write the amounts by CLDR's English rules ("€0.30").
+    on_screens = expected
     board.wait_for_selector("#megabingo:not([hidden])")
     assert board.inner_text("#megabingo") == on_screens
     kiosk.wait_for_selector("#megabingo:not([hidden])")
@@ -93,10 +92,10 @@ def test_the_megabingo_announced_at_the_desk_shows_on_the_board_and_the_kiosk(ha
     section.locator("> .state-line:has-text('400.00')").wait_for(timeout=WAIT * 1000)
     # Paid in on the session's day, it may be taken back from the day after, for a year (the hall's day may
     # have turned meanwhile: the line says which it is).
-    assert re.fullmatch(r"The jackpot holds 400\.00 € of the operator's contributions that players have not won; "
-                        r"(0|400)\.00 € may be taken back today \(\d{4}-\d\d-\d\d\), between sessions",
+    assert re.fullmatch(r"The jackpot holds €400\.00 of the operator's contributions that players have not won; "
+                        r"€(0|400)\.00 may be taken back today \(\d{4}-\d\d-\d\d\), between sessions",
                         section.locator("> .state-line").inner_text())
-    assert re.fullmatch(rf"Jackpot contribution of {today.isoformat()}: 400\.00 € not won · may be taken back "
+    assert re.fullmatch(rf"Jackpot contribution of {today.isoformat()}: €400\.00 not won · may be taken back "
                         rf"(from the day after it )?until {recovery_last_day(today.isoformat())}",
                         section.locator("ul.rows").inner_text())
     assert section.locator('form[data-command="recover_jackpot_contribution"]').is_hidden()
