@@ -11,10 +11,15 @@ central server: an AMP connection in mutual TLS with its own ``server`` certific
 the last 5 s of the sale, ``--cards`` cards in all (28 or 29 a terminal at 35,000
 terminals), relayed as a hall server relays them (``hall_server.network.relay``: at once
 after a quiet spell, else gathered for up to ``--gather-ms`` into one ``buy_cards_batch``).
+Each simulated hall keeps the sale's deadline at its gate as a hall server does (protocol
+version 3): it says ``hello`` with its clock, takes no purchase after the deadline and
+says ``gate_closed`` once it relayed the last one.
 Measured: when the last purchase was answered, after the sale's close; how many were confirmed; each ball from its commit at the central server (the
 record's time) to its arrival at every hall (p50, p99 of the last hall per ball, and
-over every hall and ball); the CPU seconds of the central server and of the simulated
-halls.
+over every hall and ball); the CPU seconds of the central server (and of it from the
+halls' link to the end, a purchase), its peak memory, and the simulated halls' CPU.
+``--background-load N`` runs N processes that each burn a core for the whole run, as
+another program on the same machine would.
 
 **halls** - real hall servers and real terminals: ``bingo central simulate`` in its
 burst mode (every terminal buys once in the last 5 s), ``--halls`` hall server
@@ -103,6 +108,10 @@ def stand_in(spec_path: str) -> None:
                 for index, cards in enumerate(self.terminals):
                     reactor.callLater(max(0.0, start + rng.uniform(0, BURST_MS / 1000 - 0.3)), self.buy,
                                       arguments["game_id"], index, cards)
+                # The gate: at the deadline (this machine's clock is the central server's), what waits is
+                # sent, then gate_closed.
+                gate_s = max(0.0, arguments["closes_at_ms"] / 1000 - time.time())
+                reactor.callLater(gate_s, self.close_gate, arguments["game_id"], arguments["closes_at_ms"])
             elif name == "ball_drawn":
                 self.balls.setdefault(arguments["ball_count"], now)
             elif name in ("game_closed", "game_not_played") and not self.closed.called:
@@ -121,6 +130,12 @@ def stand_in(spec_path: str) -> None:
                 self.send_waiting()
             elif self.gathering is None:
                 self.gathering = reactor.callLater(self.last_sent + gather_s - now, self.send_waiting)
+
+        def close_gate(self, game_id: str, closes_at_ms: int) -> None:
+            self.send_waiting()
+            self.callRemote(commands["gate_closed"], game_id=game_id, hall_id=self.hall_id,
+                            purchases=len(self.terminals), closed_ms=closes_at_ms).addErrback(
+                lambda failure: print(f"{self.hall_id}: gate_closed: {failure.getErrorMessage()}", flush=True))
 
         def send_waiting(self) -> None:
             if self.gathering is not None and self.gathering.active():
@@ -154,7 +169,7 @@ def stand_in(spec_path: str) -> None:
             endpoint = SSL4ClientEndpoint(reactor, "127.0.0.1", spec["port"], options)
             hall = await connectProtocol(endpoint, Hall(hall_id, terminals))
             await hall.callRemote(commands["hello"], hall_id=hall_id, versions=list(m.SUPPORTED_VERSIONS),
-                                  software="bench stand-in")
+                                  software="bench stand-in", clock_ms=int(time.time() * 1000))
             halls.append(hall)
         print("ready", flush=True)
         stop_after = spec["balls"]
@@ -175,6 +190,29 @@ def stand_in(spec_path: str) -> None:
 
 
 # --- The central server at full size ----------------------------------------------------------
+
+
+def _cpu_s(pid: int) -> float:
+    """The CPU seconds process ``pid`` has used so far (user and system, from ``/proc``)."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _peak_mb(pid: int) -> float:
+    """The most resident memory process ``pid`` has held (``VmHWM``), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def background_load(count: int) -> list[Any]:
+    """``count`` processes that each burn a core until killed: another program on the same machine."""
+    import subprocess
+
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 
 
 def central_bench(args: argparse.Namespace) -> dict[str, Any]:
@@ -249,11 +287,17 @@ basis_points = 5000
         stand_ins.append(Child(f"stand-in-{p}", [sys.executable, __file__, "--stand-in", str(home / f"stand-in-{p}.spec.json")],
                                home, up=re.compile(rb"^ready$")).start(timeout=300))
     print(f"{args.halls} simulated halls linked in {args.processes} processes", flush=True)
+    assert central.process is not None
+    central_pid = central.process.pid
+    cpu_linked = _cpu_s(central_pid)  # the series made, the halls linked: what follows is the sale and the draw
+    peak_mb = 0.0
     try:
         for child in stand_ins:
             wait_for(lambda: not child.running, args.opens_after_s + SALE_MS / 1000 + args.balls * BALL_MS / 1000 + 600,
                      "the simulated halls to finish", interval=0.5)
             child.reap()
+        cpu_sale = _cpu_s(central_pid) - cpu_linked
+        peak_mb = _peak_mb(central_pid)
     finally:
         central.stop()
         for child in stand_ins:
@@ -300,7 +344,11 @@ basis_points = 5000
                   "answered_after_close_ms": figures([max(0.0, a - closes) * 1000 for a, _, _ in answers])},
         "ball_to_all_halls_ms": figures(to_last_hall),
         "ball_to_each_hall_ms": figures(to_each_hall),
-        "cpu_s": {"central": round(central.cpu_s, 1), "simulated_halls": round(sum(c.cpu_s for c in stand_ins), 1)},
+        "cpu_s": {"central": round(central.cpu_s, 1), "central_from_the_link": round(cpu_sale, 1),
+                  "central_per_purchase_ms": round(cpu_sale * 1000 / max(1, len(answers)), 3),
+                  "simulated_halls": round(sum(c.cpu_s for c in stand_ins), 1)},
+        "central_peak_mb": round(peak_mb),
+        "background_load": args.background_load,
         "home": str(home),
     }
 
@@ -334,12 +382,20 @@ def main() -> None:
                          help="while purchases keep coming, each simulated hall gathers them this long into one "
                               "message, as a hall server does (0: each goes alone)")
     central.add_argument("--profile", type=Path, default=None, help="write the central server's cProfile stats here")
+    central.add_argument("--background-load", type=int, default=0,
+                         help="processes that each burn a core for the whole run (another program on the machine)")
     halls = sub.add_parser("halls", help="real hall servers and terminals (bingo central simulate --burst)")
     halls.add_argument("--halls", type=int, default=6)
     halls.add_argument("--terminals", type=int, default=50)
     halls.add_argument("--workers", type=int, default=None)
     args = parser.parse_args()
-    result = central_bench(args) if args.which == "central" else halls_bench(args)
+    load = background_load(getattr(args, "background_load", 0))
+    try:
+        result = central_bench(args) if args.which == "central" else halls_bench(args)
+    finally:
+        for burner in load:
+            burner.kill()
+            burner.wait()
     print(json.dumps(result, indent=2))
 
 

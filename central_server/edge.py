@@ -86,7 +86,8 @@ OPERATOR_COMMANDS: Mapping[str, type[amp.Command]] = amp_commands(OPERATOR_MESSA
 MAX_BOX_KEYS = BoundedBoxes.max_box_keys
 MAX_BOX_BYTES = BoundedBoxes.max_box_bytes
 #: The halls' commands that decide something: queued as received (central_server/admission.py).
-ADMITTED = frozenset({m.BUY_CARDS.name, m.TERMINAL_FAILED.name})
+#: ``gate_closed`` too: it is taken after every purchase its hall sent before it.
+ADMITTED = frozenset({m.BUY_CARDS.name, m.TERMINAL_FAILED.name, m.GATE_CLOSED.name})
 
 
 def count_boxes(encoded: bytes, limit: int) -> int:
@@ -181,6 +182,7 @@ class CentralEndpoint:
     def left(self, link: "HallLink") -> None:
         if link.hall_id is not None and self.links.get(link.hall_id) is link:
             del self.links[link.hall_id]
+            self.module.gate_unlinked(link.hall_id)
 
     def push(self, announcements: Sequence[Announcement]) -> None:
         """Send each announcement to its hall, if connected; each send isolated from the others."""
@@ -329,7 +331,7 @@ class HallLink(BoundedBoxes):
             held = self.endpoint.hall_journals.get(self.hall_id)
             answer = wire.answer_hello(arguments, from_hall=self.hall_id, members=self.endpoint.members,
                                        central_id=self.endpoint.central_id, identity=self.endpoint.identity(),
-                                       hall_journal=held)
+                                       hall_journal=held, now_ms=self.endpoint.module.core.now_ms())
             self._journal_said(held, arguments.get("journal_seq"), arguments.get("journal_hash"))
             if self.version is None:
                 self.log.info("Hall {hall} said hello ({software}), protocol version {version}, its journal at "
@@ -338,6 +340,8 @@ class HallLink(BoundedBoxes):
             first = self.version is None
             self.version = answer["version"]
             self.endpoint.joined(self)
+            if self.version >= 3:
+                self.endpoint.module.gate_linked(self.hall_id)
             if first:  # after the answer has gone out: the hall's link is up when the pushes come
                 self.endpoint.module.clock.callLater(0, self.endpoint.tell_games, self)
             return answer

@@ -172,6 +172,16 @@ class CentralModule:
         #: central server, R92.5e): each returns the reason, or None.  A scheduled game's timer
         #: waits meanwhile; :meth:`start_timers` re-arms it.
         self.sale_checks: list[Callable[[], str | None]] = []
+        #: Halls linked now in protocol version 3: each closes its own gate at a sale's deadline and says so
+        #: (``gate_closed``); a sale closes once every one of its halls among them said it, or at the bound.
+        self.gatekeepers: set[str] = set()
+        #: Halls that ever linked in version 3 while this process ran: what one of them sends before its
+        #: ``gate_closed`` it took before its gate closed.
+        self.gated: set[str] = set()
+        #: Of each game, the halls that said their gate closed.
+        self.gates_closed: dict[str, set[str]] = {}
+        #: Games whose sale's close waits for the halls' gates.
+        self._closing: set[str] = set()
         core.allow(PERMISSIONS)
         core.add_module(self)
 
@@ -432,6 +442,11 @@ class CentralModule:
         """
         if name in (m.ANNEX_POST.name, m.ANNEX_FETCH.name):
             return self.annex_command(name, arguments, from_hall)
+        if name == m.GATE_CLOSED.name:
+            try:
+                return defer.succeed(self.gate_closed(arguments, from_hall))
+            except Exception as error:
+                return defer.fail(error)
         request = arguments.get("request_id")
         actor = Actor(from_hall, "hall", request if isinstance(request, str) else None)
         game_id = arguments.get("game_id")
@@ -439,10 +454,61 @@ class CentralModule:
 
         def decide(_: CentralGame | None, now_ms: int) -> Decided:
             as_of = now_ms if received_ms is None else min(received_ms, now_ms)
-            response = wire.respond(self.games.get, name, arguments, from_hall=from_hall, now_ms=as_of)
+            gate_open = name == m.BUY_CARDS.name and key is not None and self._gate_open(key, from_hall, as_of)
+            response = wire.respond(self.games.get, name, arguments, from_hall=from_hall, now_ms=as_of,
+                                    gate_open=gate_open)
             return list(response.events), response.answer, key
 
         return self._run(actor, "hall_command", decide, key)
+
+    # --- The halls' gates (protocol version 3) ---------------------------------------------
+
+    def _gate_open(self, game_id: str, hall: str, as_of: int) -> bool:
+        """Whether a purchase of ``hall`` received at ``as_of`` was taken before its gate closed: the hall keeps
+        its gate (version 3), has not said it closed, and the bound after the deadline is not reached."""
+        closes_at = self.games[game_id].closes_at_ms
+        return (closes_at is not None and hall in self.gated and hall not in self.gates_closed.get(game_id, ())
+                and as_of < closes_at + m.GATE_BOUND_MS)
+
+    def gate_closed(self, arguments: Mapping[str, Any], from_hall: str) -> dict[str, Any]:
+        """A hall's ``gate_closed``: noted (it comes after every purchase the hall took before its gate); a
+        close waiting for the gates goes on once none is left."""
+        try:
+            args = check_arguments(m.GATE_CLOSED, arguments)
+        except CentralMessageError as error:
+            raise BadArgument(str(error)) from None
+        game = self.games.get(args["game_id"])
+        if game is None:
+            raise UnknownGame(f"there is no network game {args['game_id']}")
+        game.check_speaker(from_hall, args["hall_id"])
+        closed = self.gates_closed.setdefault(game.game_id, set())
+        if from_hall not in closed:
+            closed.add(from_hall)
+            self.log.info("Hall {hall}'s gate of {game} closed after {n} purchase(s)", hall=from_hall,
+                          game=game.game_id, n=args["purchases"])
+            self._gates_moved(game.game_id)
+        return {}
+
+    def gate_linked(self, hall: str) -> None:
+        """``hall`` linked in protocol version 3: it keeps its gate at each deadline."""
+        self.gatekeepers.add(hall)
+        self.gated.add(hall)
+
+    def gate_unlinked(self, hall: str) -> None:
+        """``hall``'s link is lost: a close does not wait for its gate any more."""
+        self.gatekeepers.discard(hall)
+        for game_id in list(self._closing):
+            self._gates_moved(game_id)
+
+    def gates_waiting(self, game_id: str) -> list[str]:
+        """The halls linked in version 3 whose gate of ``game_id`` has not closed yet."""
+        game = self.games[game_id]
+        closed = self.gates_closed.get(game_id, set())
+        return sorted(h for h in self.gatekeepers if h in game.config.halls and h not in closed)
+
+    def _gates_moved(self, game_id: str) -> None:
+        if game_id in self._closing and self.timers_running:
+            self.reschedule(game_id, 0)
 
     def annex_command(self, name: str, arguments: Mapping[str, Any], from_hall: str) -> defer.Deferred[dict[str, Any]]:
         """A hall-annex pair's post or fetch (R3.5.b): a post is journaled, answered after the commit,
@@ -527,6 +593,26 @@ class CentralModule:
                 call.cancel()
         self._timers.clear()
 
+    def _wait_for_gates(self, game_id: str) -> bool:
+        """Whether the sale's close waits for halls' gates (its timer set for the bound); logged once."""
+        deadline = self.games[game_id].closes_at_ms
+        assert deadline is not None
+        waiting = self.gates_waiting(game_id)
+        bound = deadline + m.GATE_BOUND_MS
+        now = self.core.now_ms()
+        if waiting and now < bound:
+            if game_id not in self._closing:
+                self.log.info("The sale of {game} closes once the gates of {halls} closed, at the latest {ms} ms "
+                              "after its deadline", game=game_id, halls=", ".join(waiting), ms=m.GATE_BOUND_MS)
+            self._closing.add(game_id)
+            self._timers[game_id] = self.clock.callLater((bound - now + 1) / 1000, self._fire, game_id, "close_sale")
+            return True
+        if waiting:
+            self.log.warn("The sale of {game} closes {ms} ms after its deadline without the gate of {halls}: what "
+                          "they send now is refused", game=game_id, ms=m.GATE_BOUND_MS, halls=", ".join(waiting))
+        self._closing.discard(game_id)
+        return False
+
     def armed(self, game_id: str) -> bool:
         """Whether the game's timer is set for its next step (nothing of it is in flight)."""
         call = self._timers.get(game_id)
@@ -576,6 +662,8 @@ class CentralModule:
                 waited = self.admission.decided_before(deadline)
                 waited.addCallback(lambda _: self._fire(game_id, action) if self.timers_running else None)
                 return
+        if action == "close_sale" and self._wait_for_gates(game_id):
+            return
         done: defer.Deferred[Any] = getattr(self, action)(game_id)
 
         def failed(failure: Failure) -> None:

@@ -37,10 +37,18 @@ and count, R93.6), so a purchase answer is always small.
 Versions.  A connection starts with ``hello``: the hall lists the versions it speaks,
 the central server answers with the highest one both speak (:func:`negotiate`), or
 fails with ``version_unsupported`` and closes the connection.  Any other command before
-``hello`` fails with ``not_negotiated``.  Version 2 is :data:`PROTOCOL_VERSION`: it sends a list of
-numbers that fit in a byte (a card's cells, the balls) as one byte a number, where version
-1 sent each as a number of its own, and it adds ``game_under_way`` (:attr:`Message.since`);
-a hall that speaks only version 1 is refused.
+``hello`` fails with ``not_negotiated``.  Version 2 sends a list of numbers that fit in a
+byte (a card's cells, the balls) as one byte a number, where version 1 sent each as a
+number of its own, and adds ``game_under_way`` (:attr:`Message.since`); a hall that speaks
+only version 1 is refused.  Version 3 is :data:`PROTOCOL_VERSION`: the sale's deadline is
+kept at the halls' gates (docs/network-game.md).  ``hello`` carries the hall's clock and
+its answer the central server's, so the hall measures the central clock (a hall whose
+clock is more than :data:`CLOCK_BOUND_MS` ahead is refused with ``clock_off``); the hall
+closes its gate at the deadline on that clock and then says ``gate_closed`` after the
+last purchase it took; the central server decides what a hall sent before its
+``gate_closed`` on the open sale, and closes the sale once every hall linked in version 3
+said it, or :data:`GATE_BOUND_MS` after the deadline.  A hall of version 2 is answered in
+2, its purchases decided as of when they are received.
 
 Request ids.  Every command a hall sends that changes anything carries a
 ``request_id`` (:attr:`Message.request_id`): the central server keeps it durably with
@@ -62,8 +70,14 @@ from protocol.errors import DomainError
 from protocol.sale import MAX_CARDS_PER_PLAYER  # R83.7: so also per request
 
 #: The protocol version this code speaks, and every version it accepts in ``hello``.
-PROTOCOL_VERSION = 2
-SUPPORTED_VERSIONS: tuple[int, ...] = (2,)
+PROTOCOL_VERSION = 3
+SUPPORTED_VERSIONS: tuple[int, ...] = (2, 3)
+#: Version 3: how far ahead of the central server's a hall's clock may be when its ``hello`` arrives:
+#: past it the hall is refused (``clock_off``).  A hall corrects its gate by the offset it measures.
+CLOCK_BOUND_MS = 2_000
+#: Version 3: the longest the central server keeps a sale open after its deadline for the halls'
+#: ``gate_closed``: a hall that has not said it by then has its later purchases refused.
+GATE_BOUND_MS = 3_000
 
 #: AMP's limits on one value and one key (``twisted.protocols.amp.MAX_VALUE_LENGTH``).
 MAX_VALUE_BYTES = 0xFFFF
@@ -405,6 +419,7 @@ ERRORS: Mapping[str, ErrorCode] = {
         ErrorCode("internal_error", "The central server failed to answer; the fault is logged. Send the same request again."),
         ErrorCode("not_annex_pair", "This hall is not configured on the central server as one of a hall-annex pair; ask the central operator to add the pair."),
         ErrorCode("standby", "This central server process is the standby of a replicated central server: connect to the other endpoint.", True),
+        ErrorCode("clock_off", "This hall's clock is more than 2 s ahead of the central server's; set the hall's clock right (NTP) and it links again.", True),
         ErrorCode("storage_unavailable", "The receiver's storage cannot take a commit now (a full disk, a read-only file, its database unreachable); nothing was done. Send the same request again later."),
     )
 }
@@ -521,9 +536,12 @@ HELLO = Message(
         Field("software", PERSON, doc="the hall server's name and release, for the log"),
         Field("journal_seq", JOURNAL_SEQ, optional=True, doc="the last record of the hall's journal now"),
         Field("journal_hash", RECORD_HASH, optional=True, doc="that record's hash"),
+        Field("clock_ms", TIME_MS, optional=True, doc="version 3: the hall's clock as it sent this"),
     ),
     answer=(
         Field("version", VERSION, doc="the version both speak, used from now on"),
+        Field("central_ms", TIME_MS, optional=True,
+              doc="version 3: the central server's clock as it answered (the hall measures the central clock by it)"),
         Field("central_id", HALL_ID, doc="the central server's name"),
         Field("node", HALL_ID, optional=True,
               doc="a replicated central server: the database node beside the process that answers"),
@@ -532,7 +550,8 @@ HELLO = Message(
               doc="the furthest record of its journal the hall said before, as the central server holds it"),
         Field("hall_journal_hash", RECORD_HASH, optional=True, doc="that record's hash, as the hall said it"),
     ),
-    errors=("version_unsupported", "bad_argument", "internal_error", "unknown_hall", "hall_mismatch", "standby"),
+    errors=("version_unsupported", "bad_argument", "internal_error", "unknown_hall", "hall_mismatch", "standby",
+            "clock_off"),
 )
 
 BUY_CARDS = Message(
@@ -623,6 +642,24 @@ TERMINAL_FAILED = Message(
     ),
     errors=(*_HALL_COMMON, "request_id_reused", "terminal_already_failed", "not_now"),
     request_id=True,
+)
+
+GATE_CLOSED = Message(
+    "gate_closed",
+    "hall",
+    "Version 3: the hall's gate for the game closed at the sale's deadline (on the central "
+    "clock as the hall measures it), and every purchase it took before was sent before this.  "
+    "The central server decides what the hall sent before it on the open sale, and closes the "
+    "sale once every hall linked in version 3 said it, or 3 s after the deadline (GATE_BOUND_MS).  "
+    "Sent again after a reconnection until answered; once is enough.",
+    arguments=(
+        _game(),
+        _hall(),
+        Field("purchases", SEQ, doc="the purchases of the game the hall took before its gate closed"),
+        Field("closed_ms", TIME_MS, doc="when its gate closed, on the central clock as the hall measures it"),
+    ),
+    errors=_HALL_COMMON,
+    since=3,
 )
 
 GET_GAME = Message(
@@ -923,7 +960,7 @@ ANNEX_DELIVERED = Message(
 MESSAGES: Mapping[str, Message] = {
     m.name: m
     for m in (
-        HELLO, BUY_CARDS, BUY_CARDS_BATCH, TERMINAL_FAILED, GET_GAME, GET_BALLS, GET_CREDITS, GET_WINNERS,
+        HELLO, BUY_CARDS, BUY_CARDS_BATCH, GATE_CLOSED, TERMINAL_FAILED, GET_GAME, GET_BALLS, GET_CREDITS, GET_WINNERS,
         SALE_OPENED, SALE_CLOSED, BALL_DRAWN, PRIZE_WON, CREDITS_AVAILABLE, GAME_CLOSED,
         GAME_NOT_PLAYED, GAME_UNDER_WAY, ANNEX_POST, ANNEX_FETCH, ANNEX_DELIVERED,
     )  # fmt: skip
@@ -994,6 +1031,8 @@ __all__ = [
     "PAGE_ITEMS",
     "ANNEX_PAGE_ITEMS",
     "PROTOCOL_VERSION",
+    "CLOCK_BOUND_MS",
+    "GATE_BOUND_MS",
     "REFUSALS",
     "SUPPORTED_VERSIONS",
     "CentralMessageError",

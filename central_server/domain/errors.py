@@ -42,6 +42,12 @@ class VersionUnsupported(CentralError):
     code = "version_unsupported"
 
 
+class ClockOff(CentralError):
+    """A hall whose clock is too far from the central server's to keep the sale's deadline (version 3)."""
+
+    code = "clock_off"
+
+
 class UnknownHall(CentralError):
     """A hall that is not a member of the network game."""
 

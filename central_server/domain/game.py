@@ -584,8 +584,9 @@ class CentralGame:
         now = _time("now_ms", now_ms)
         return self._emit([CentralSaleOpened(game_id=self.game_id, opened_at_ms=now, closes_at_ms=now + self.config.sale_window_ms)])
 
-    def _refusal(self, request: PurchaseRequest, now_ms: int) -> str | None:
-        """Why ``request`` is refused at ``now_ms``, or ``None`` if it is confirmed."""
+    def _refusal(self, request: PurchaseRequest, now_ms: int, gate_open: bool = False) -> str | None:
+        """Why ``request`` is refused at ``now_ms``, or ``None`` if it is confirmed; ``gate_open``: its hall's
+        gate had not closed when it was received (its hall took it before the deadline)."""
         if self.phase is P.SCHEDULED:
             return "sale_not_open"
         if self.phase is P.NOT_PLAYED:
@@ -593,7 +594,7 @@ class CentralGame:
         if self.phase is not P.SELLING:
             return "sale_over"
         assert self.closes_at_ms is not None
-        if now_ms >= self.closes_at_ms:
+        if now_ms >= self.closes_at_ms and not gate_open:
             return "sale_over"  # R93.8: nothing is assigned outside the sale time
         if (request.hall_id, request.terminal_id) in self.failed_terminals:
             return "terminal_failed"
@@ -617,8 +618,12 @@ class CentralGame:
             return f"Only {self.cards_left} card(s) are left in series {self.config.series_label}."
         return REFUSALS[code]
 
-    def request_purchase(self, request: PurchaseRequest, *, from_hall: str, now_ms: int) -> Outcome:
+    def request_purchase(self, request: PurchaseRequest, *, from_hall: str, now_ms: int,
+                         gate_open: bool = False) -> Outcome:
         """Decide ``request``, received at ``now_ms``, in the order received (R93.6, R93.8).
+
+        ``gate_open``: received at or after the deadline, but from a hall whose gate had not closed
+        (protocol version 3): decided on the sale while it is open here.
 
         ``from_hall`` is the hall the connection authenticated; it may only speak for
         itself.  A request id already decided gets its first decision back (and no new
@@ -635,7 +640,7 @@ class CentralGame:
                 )
             return Outcome((), earlier, repeated=True)
         decision = self.decision_count + 1
-        code = self._refusal(request, now)
+        code = self._refusal(request, now, gate_open)
         event: CentralPurchaseConfirmed | CentralPurchaseRefused
         if code is None:
             stake = stake_cents(self.config.price_cents, request.stake_pct)
@@ -644,6 +649,7 @@ class CentralGame:
                 terminal_id=request.terminal_id, player_ref=request.player_ref, card_count=request.card_count,
                 stake_pct=request.stake_pct, first_card=self.next_card, stake_cents=stake,
                 amount_cents=stake * request.card_count, received_ms=now,
+                at_gate=True if self.closes_at_ms is not None and now >= self.closes_at_ms else None,
             )  # fmt: skip
         else:
             event = CentralPurchaseRefused(

@@ -13,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from central_server.domain.errors import BadArgument, CentralError, HallMismatch, UnknownHall, VersionUnsupported
+from central_server.domain.errors import (
+    BadArgument,
+    CentralError,
+    ClockOff,
+    HallMismatch,
+    UnknownHall,
+    VersionUnsupported,
+)
 from central_server.domain.game import CentralGame, Outcome, PurchaseRequest, TerminalFailure
 from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError, Message
@@ -111,12 +118,17 @@ def credit_item(credit: CentralCardWon | CentralStakeReturned) -> dict[str, Any]
 
 
 def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Iterable[str], central_id: str,
-                 identity: Mapping[str, Any] | None = None, hall_journal: tuple[int, str] | None = None) -> dict[str, Any]:
+                 identity: Mapping[str, Any] | None = None, hall_journal: tuple[int, str] | None = None,
+                 now_ms: int | None = None) -> dict[str, Any]:
     """The answer to ``hello``: the version agreed, or the error that closes the connection.
 
     ``identity``: a replicated central server's ``node`` and ``epoch``, which the hall shows.
     ``hall_journal``: the furthest record (seq, hash) of its journal the hall said before,
     which the hall checks its journal against (a hall rolled back is behind it).
+    ``now_ms``: the central clock; in version 3 a hall whose ``clock_ms`` is more than
+    :data:`~protocol.central_messages.CLOCK_BOUND_MS` ahead of it is refused (``clock_off``; a
+    clock behind cannot be told from the link's delay, and the hall measures that itself), and
+    the answer says it (``central_ms``).
     """
     try:
         args = m.check_arguments(m.HELLO, arguments)
@@ -133,7 +145,14 @@ def answer_hello(arguments: Mapping[str, Any], *, from_hall: str, members: Itera
     except CentralMessageError as error:
         raise VersionUnsupported(str(error)) from None
     held = {} if hall_journal is None else {"hall_journal_seq": hall_journal[0], "hall_journal_hash": hall_journal[1]}
-    return _answer(m.HELLO, {"version": version, "central_id": central_id, **(identity or {}), **held})
+    clock = {}
+    if version >= 3 and now_ms is not None:
+        said = args.get("clock_ms")
+        if said is not None and said - now_ms > m.CLOCK_BOUND_MS:  # behind may be the link's delay; ahead cannot
+            raise ClockOff(f"hall {from_hall}'s clock is {said - now_ms} ms ahead of the central server's (at most "
+                           f"{m.CLOCK_BOUND_MS}): set its clock right (NTP); it links again then")
+        clock = {"central_ms": now_ms}
+    return _answer(m.HELLO, {"version": version, "central_id": central_id, **(identity or {}), **held, **clock})
 
 
 def buy_cards_answer(outcome: Outcome, game: CentralGame) -> dict[str, Any]:
@@ -179,6 +198,7 @@ def respond(
     *,
     from_hall: str,
     now_ms: int,
+    gate_open: bool = False,
 ) -> Response:
     """Answer a hall's command ``name`` (a negotiated connection's; not ``hello``).
 
@@ -203,7 +223,7 @@ def respond(
         request = PurchaseRequest(
             args["request_id"], hall, args["terminal_id"], args["player_ref"], args["card_count"], args["stake_pct"]
         )
-        outcome = game.request_purchase(request, from_hall=from_hall, now_ms=now_ms)
+        outcome = game.request_purchase(request, from_hall=from_hall, now_ms=now_ms, gate_open=gate_open)
         events, answer = outcome.events, buy_cards_answer(outcome, game)
     elif message is m.TERMINAL_FAILED:
         failure = TerminalFailure(args["request_id"], hall, args["terminal_id"], args["reason"], args["declared_by"])

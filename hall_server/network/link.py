@@ -64,8 +64,9 @@ ROUND_JITTER_S = 0.25
 #: long without an answer (a paused central server process keeps its sockets open).
 HEARTBEAT_S = 2.0
 SILENCE_S = 10.0
-#: How long a new connection's ``hello`` may go unanswered (a paused process accepts, and says nothing).
-HELLO_S = 5.0
+#: How long a new connection's ``hello`` may go unanswered (a paused process accepts, and says nothing):
+#: the TLS handshake and the ``hello`` take two round trips, 6 s on a link that holds each byte 1.5 s.
+HELLO_S = 8.0
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ PERMISSIONS = {
         "network_sale_opened", "network_hold", "network_settle", "network_sale_closed", "network_ball",
         "network_prize_won", "network_winners", "network_credit", "network_game_closed",
         "network_game_not_played", "network_terminal_failure", "network_terminal_failure_answered",
+        "network_gate",
     )  # fmt: skip
 }
 
@@ -241,6 +242,9 @@ class NetworkModule(ProjectedState):
         self.relay_failure: Callable[[FailureReport], None] = lambda report: None
         #: Whether the link to the central server is up (set by the relay); purchases need it.
         self.link_up: Callable[[], bool] = lambda: False
+        #: The central clock less this hall's, as the link measures it (protocol version 3), or None: a
+        #: sale's deadline on the central clock is then this hall's gate on its own.
+        self.central_offset_ms: int | None = None
         self._waiting: dict[str, list[defer.Deferred[Hold]]] = {}
         self._deciding: set[str] = set()  # holds whose settlement is decided but not committed yet
         core.add_module(self)
@@ -363,7 +367,7 @@ class NetworkModule(ProjectedState):
         game = self.state.games.get(purchase.game_id)
         if game is None:
             raise NetworkError(f"there is no network game {purchase.game_id} on sale")
-        if game.phase != SELLING:
+        if game.phase != SELLING or now >= game.closes_here_ms:  # the hall's gate closes at the deadline
             raise NetworkError("the sale time of this network game is over; no card can be bought any more (R93.8)")
         if not self.link_up():
             raise NetworkError("the link to the central server is down; the purchase cannot be sent now. "
@@ -483,10 +487,14 @@ class NetworkModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             if args["game_id"] in self.state.games:
                 return []  # heard before (a push sent again, a catch-up)
+            # The gate: the deadline on the central clock as the link measures it (version 3), else what
+            # remains of the sale from when its opening is heard.
+            offset = self.central_offset_ms
+            closes_here = now + args["remaining_ms"] if offset is None else args["closes_at_ms"] - offset
             return [("network_sale_opened", {
                 "game_id": args["game_id"], "series": args["series"], "first_card": args["first_card"],
                 "price_cents": args["price_cents"], "closes_at_ms": args["closes_at_ms"],
-                "remaining_ms": args["remaining_ms"], "closes_here_ms": now + args["remaining_ms"],
+                "remaining_ms": args["remaining_ms"], "closes_here_ms": closes_here,
                 "ball_interval_ms": args["ball_interval_ms"],
                 "prizes": [{"pattern": p["pattern"], "basis_points": p["basis_points"],
                             "carry_in_cents": p["carry_in_cents"]} for p in args["prizes"]],
@@ -514,6 +522,11 @@ class NetworkModule(ProjectedState):
             })]  # fmt: skip
 
         return self._run("network_sale_opened", decide)
+
+    def gate_passed(self) -> defer.Deferred[list[Record]]:
+        """Fires once every command decided before it is committed (and each hold relayed): a gate closes
+        after the purchases it let through."""
+        return self._run("network_gate", lambda now: [])
 
     def sale_closed(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
         """The sale closed: cards and prizes network-wide and the hall's share (R93.9)."""

@@ -27,11 +27,18 @@ before anything is shown or answered.
   sale closed while the hall was away: journaled as its sale and its close, then caught
   up like any game the hall knows.
 * **Terminals are told** when the link goes down and comes back (:attr:`NetworkRelay.listeners`).
+* **The gate** (version 3): every ``hello`` (the first, and the heartbeat's) measures the
+  central clock against the hall's (its answer's ``central_ms`` against the middle of the
+  round trip; the sample of the shortest round trip of the last :data:`CLOCK_SAMPLES` is
+  kept), so a sale's deadline on the central clock is a moment on the hall's: its gate.
+  The hall takes no purchase of the game from then; once every purchase it took is
+  committed and sent, it says ``gate_closed``, again after a reconnection until answered.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
 from twisted.internet import defer
@@ -56,6 +63,16 @@ RESEND_S = 2.0
 GATHER_S = 0.1
 #: Codes with which the central server says a purchase can never be decided: its hold goes back.
 UNDECIDABLE = frozenset({"unknown_game"})
+#: The clock samples kept (one a ``hello``, every 2 s): the one of the shortest round trip is used.
+CLOCK_SAMPLES = 10
+
+
+@dataclass(frozen=True)
+class ClockSample:
+    """The central clock less the hall's, measured by one ``hello``: the offset and its round trip."""
+
+    offset_ms: int
+    round_trip_ms: int
 
 
 class CentralPort(Protocol):
@@ -110,6 +127,12 @@ class NetworkRelay:
         module.core.after_commit.append(self._send_holds)
         module.link_up = lambda: self.port is not None
         module.core.observers.append(self.record_committed)
+        #: The clock samples of the last ``hello``s, and when the one in flight was sent (hall clock).
+        self.clock_samples: deque[ClockSample] = deque(maxlen=CLOCK_SAMPLES)
+        self._hello_sent_ms: int | None = None
+        #: The games whose gate closed and whose ``gate_closed`` the central server answered.
+        self._gates_told: set[str] = set()
+        self._gate_timers: dict[str, IDelayedCall] = {}
 
     @property
     def up(self) -> bool:
@@ -146,21 +169,80 @@ class NetworkRelay:
         self._tell(True)
         self._arm()
         self.catch_up()
+        self._arm_gates()
         return answer
 
     def hello_arguments(self) -> dict[str, Any]:
-        """``hello``'s arguments: this hall, the versions it speaks, and its journal's last record."""
+        """``hello``'s arguments: this hall, the versions it speaks, its journal's last record and its clock."""
+        self._hello_sent_ms = self.module.core.now_ms()
         hello: dict[str, Any] = {"hall_id": self.hall_id, "versions": list(m.SUPPORTED_VERSIONS),
-                                 "software": self.software}
+                                 "software": self.software, "clock_ms": self._hello_sent_ms}
         last = self.module.core.journal.last
         if last is not None:
             hello["journal_seq"], hello["journal_hash"] = last.seq, last.hash
         return hello
 
     def check_journal(self, answer: Mapping[str, Any]) -> None:
-        """Hand :attr:`journal_held` what ``hello``'s answer says the central server holds of this journal."""
+        """Take what ``hello``'s answer says: the central server's record of this journal (handed to
+        :attr:`journal_held`) and its clock (a sample of the central clock)."""
+        self._clock_answered(answer)
         if self.journal_held is not None and answer.get("hall_journal_seq") is not None:
             self.journal_held(answer["central_id"], answer["hall_journal_seq"], answer["hall_journal_hash"])
+
+    def _clock_answered(self, answer: Mapping[str, Any]) -> None:
+        sent, central = self._hello_sent_ms, answer.get("central_ms")
+        self._hello_sent_ms = None
+        if sent is None or not isinstance(central, int):
+            return
+        received = self.module.core.now_ms()
+        self.clock_samples.append(ClockSample(central - (sent + received) // 2, received - sent))
+        best = min(self.clock_samples, key=lambda sample: sample.round_trip_ms)
+        if self.module.central_offset_ms != best.offset_ms:
+            if self.module.central_offset_ms is None or abs(self.module.central_offset_ms - best.offset_ms) > 100:
+                self.log.info("The central server's clock reads {offset:+d} ms from this hall's (round trip {rtt} "
+                              "ms): the sales' deadlines are kept on it", offset=best.offset_ms,
+                              rtt=best.round_trip_ms)
+            self.module.central_offset_ms = best.offset_ms
+
+    # --- The gates (protocol version 3) ------------------------------------------------------
+
+    def _arm_gates(self) -> None:
+        """A timer at the gate of each game on sale whose ``gate_closed`` is not answered yet."""
+        for game in self.module.live_games():
+            if game.phase != SELLING or game.game_id in self._gates_told or game.game_id in self._gate_timers:
+                continue
+            delay_s = max(0, game.closes_here_ms - self.module.core.now_ms()) / 1000
+            self._gate_timers[game.game_id] = self.clock.callLater(delay_s, self._gate_due, game.game_id)
+
+    def _gate_due(self, game_id: str) -> None:
+        """The gate of ``game_id`` closed: once what it let through is committed and sent, ``gate_closed``."""
+        self._gate_timers.pop(game_id, None)
+        port = self.port
+        if port is None or (self.version or 0) < 3:
+            return  # said after the next hello, if the central server keeps gates
+
+        def passed(_: Any) -> Any:
+            if self.port is not port:
+                return None  # the connection changed meanwhile: the next one says it
+            for hold in self.module.pending_holds():  # a reconnection's resend goes before the gate, too
+                self._queue_hold(hold)
+            self._flush_holds()
+            game = self.module.game(game_id)
+            if game is None:
+                return None
+            took = sum(1 for hold in self.module.state.holds.values() if hold.game_id == game_id)
+            arguments = {"game_id": game_id, "hall_id": self.hall_id, "purchases": took,
+                         "closed_ms": game.closes_at_ms}
+            return self._call(m.GATE_CLOSED.name, arguments).addCallback(lambda _: self._gates_told.add(game_id))
+
+        def failed(failure: Failure) -> None:
+            if self.port is port and _code(failure) in UNDECIDABLE:
+                self._gates_told.add(game_id)  # a game the central server does not know: nothing to say
+                return
+            self.log.info("The gate of {game} is said again on the next connection ({why})", game=game_id,
+                          why=failure.getErrorMessage())
+
+        self.module.gate_passed().addCallback(passed).addErrback(failed)
 
     def disconnected(self, port: CentralPort) -> None:
         """The connection ``port`` is gone: nothing in flight on it will be answered."""
@@ -176,6 +258,10 @@ class NetworkRelay:
         if self._resend is not None and self._resend.active():
             self._resend.cancel()
         self._resend = None
+        for timer in self._gate_timers.values():
+            if timer.active():
+                timer.cancel()
+        self._gate_timers.clear()
         self.log.warn("The link to the central server is lost; it is tried again, and every unanswered purchase "
                       "is sent again once it is back")
         self._tell(False)
@@ -201,6 +287,10 @@ class NetworkRelay:
         if self._resend is not None and self._resend.active():
             self._resend.cancel()
         self._resend = None
+        for timer in self._gate_timers.values():
+            if timer.active():
+                timer.cancel()
+        self._gate_timers.clear()
         if self._gathering is not None and self._gathering.active():
             self._gathering.cancel()
         self._gathering = None
@@ -395,7 +485,11 @@ class NetworkRelay:
         self.log.failure(what, failure, request=request)
 
     def record_committed(self, record: Record) -> None:
-        """The core observer: a terminal staff declared failed is reported in its network games (R96.3)."""
+        """The core observer: a sale opened arms its gate; a terminal staff declared failed is reported in its
+        network games (R96.3)."""
+        if record.type == "network_sale_opened" and self.port is not None:
+            self._arm_gates()
+            return
         if record.type != "terminal_out_of_service":
             return
         actor = record.payload.get("actor") or {}

@@ -142,6 +142,10 @@ class CentralPurchaseConfirmed(CentralRecord):
     #: When the central server received the request (its clock): decided as of then, before
     #: the sale's deadline (R93.8), though a burst's last ones are journaled a moment after.
     received_ms: int | None = optional()
+    #: True: received at or after the deadline from a hall whose gate (protocol version 3) had
+    #: not closed yet: the hall took it before its gate closed at the deadline, and the sale was
+    #: still open here (docs/network-game.md, "The sale's deadline at the halls' gates").
+    at_gate: bool | None = optional()
 
 
 @record

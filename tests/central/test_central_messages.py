@@ -93,15 +93,16 @@ def test_names_codes_and_request_ids_are_declared_once_and_consistently() -> Non
 
 
 def test_the_versions_negotiated_are_the_highest_both_speak() -> None:
-    assert m.negotiate([2]) == 2
+    assert m.negotiate([2]) == 2  # a hall of version 2 is answered in 2
+    assert m.negotiate([2, 3]) == 3 == m.PROTOCOL_VERSION
     assert m.negotiate([3, 1, 2], supported=(1, 2)) == 2
     with pytest.raises(CentralMessageError) as refused:
-        m.negotiate([1, 3])
-    assert refused.value.code == "version_unsupported" and "speaks 2" in str(refused.value)
+        m.negotiate([1, 4])
+    assert refused.value.code == "version_unsupported" and "speaks 2, 3" in str(refused.value)
     # What a version added is never sent on a connection of an older one.
-    added = {m.GAME_UNDER_WAY, m.BUY_CARDS_BATCH}
-    assert all(msg.since == 2 for msg in added) and all(msg.since == 1 for msg in m.MESSAGES.values() if msg not in added)
-    assert ERRORS["version_unsupported"].fatal
+    added = {m.GAME_UNDER_WAY: 2, m.BUY_CARDS_BATCH: 2, m.GATE_CLOSED: 3}
+    assert all(msg.since == added.get(msg, 1) for msg in m.MESSAGES.values())
+    assert ERRORS["version_unsupported"].fatal and ERRORS["clock_off"].fatal
 
 
 GOOD_BUY = {

@@ -171,3 +171,65 @@ def test_purchases_that_arrive_while_a_commit_is_in_flight_are_decided_in_order_
     ask(13).addCallback(answers.append)
     writer.release()
     assert (answers[-1]["decision"], answers[-1]["first_card"]) == (11, 21)
+
+
+def buy_at(module: CentralModule, request: str, hall: str, received_ms: int) -> dict[str, Any]:
+    return result(module.hall_command("buy_cards", {
+        "request_id": request, "game_id": "net-1", "hall_id": hall, "terminal_id": "t1", "player_ref": "p1",
+        "card_count": 1, "stake_pct": 100,
+    }, hall, received_ms=received_ms))
+
+
+@pytest.mark.req("R93.6", "R93.8")
+def test_a_sale_stays_open_past_its_deadline_for_what_a_halls_gate_let_through_until_that_gate_closes() -> None:
+    """Protocol version 3: what a hall sent before its ``gate_closed`` it took before the deadline, however late
+    the central server reads it; the sale closes once every gate-keeping hall's gate closed, and nothing is
+    confirmed after it.  A hall of version 2 is decided as of when its purchase is received."""
+    from protocol import central_messages as m
+    from tests.central.conftest import HALLS
+
+    module, clock = build()
+    result(module.schedule(config()))
+    result(module.open_sale("net-1"))
+    module.start_timers()
+    gated, other = HALLS[0], HALLS[1]
+    module.gate_linked(gated)
+    deadline = module.games["net-1"].closes_at_ms
+    assert deadline is not None
+    clock.advance((deadline - clock.seconds() * 1000) / 1000 + 0.5)  # the central server behind by half a second
+    assert module.games["net-1"].phase == "selling" and module.gates_waiting("net-1") == [gated]
+    late = deadline + 400
+    confirmed = buy_at(module, "gated-1", gated, late)
+    assert confirmed["status"] == "confirmed"
+    assert module.games["net-1"].purchases[-1].at_gate is True and module.games["net-1"].purchases[-1].received_ms == late
+    refused = buy_at(module, "v2-1", other, late)  # a hall of version 2: as of when it was received
+    assert (refused["status"], refused["refusal_code"]) == ("refused", "sale_over")
+    assert result(module.hall_command(m.GATE_CLOSED.name, {"game_id": "net-1", "hall_id": gated, "purchases": 1,
+                                                            "closed_ms": deadline}, gated)) == {}
+    clock.advance(0.001)
+    assert module.games["net-1"].phase == "sale_closed" and module.games["net-1"].cards_in_play == 1
+    after = buy_at(module, "gated-2", gated, late + 1)  # sent after its gate closed: refused, nothing charged
+    assert (after["status"], after["refusal_code"]) == ("refused", "sale_over")
+
+
+@pytest.mark.req("R93.8")
+def test_a_gate_that_never_closes_holds_the_sale_no_longer_than_the_bound() -> None:
+    from protocol import central_messages as m
+    from tests.central.conftest import HALLS
+
+    module, clock = build()
+    result(module.schedule(config()))
+    result(module.open_sale("net-1"))
+    module.start_timers()
+    module.gate_linked(HALLS[0])
+    deadline = module.games["net-1"].closes_at_ms
+    assert deadline is not None
+    clock.advance((deadline - clock.seconds() * 1000) / 1000 + 0.001)
+    assert module.games["net-1"].phase == "selling"
+    clock.advance(m.GATE_BOUND_MS / 1000)
+    assert module.games["net-1"].phase != "selling"  # closed (nothing sold: the game is over at once)
+    late = buy_at(module, "gated-late", HALLS[0], deadline + m.GATE_BOUND_MS + 5)
+    assert (late["status"], late["refusal_code"]) == ("refused", "sale_over")
+    # A hall whose link is lost is not waited for.
+    module.gate_unlinked(HALLS[0])
+    assert module.gatekeepers == set()

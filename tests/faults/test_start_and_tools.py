@@ -123,7 +123,8 @@ def test_N7_a_link_lost_before_the_hello_was_answered_is_no_refusal() -> None:
         relay_hold: Any = None
         relay_failure: Any = None
         link_up: Any = None
-        core = type("Core", (), {"after_commit": [], "observers": [], "journal": type("J", (), {"last": None})()})()
+        core = type("Core", (), {"after_commit": [], "observers": [], "journal": type("J", (), {"last": None})(),
+                                 "now_ms": lambda self: 1_780_000_000_000})()
 
     class LostPort:
         def call(self, name: str, arguments: Any) -> defer.Deferred[Any]:

@@ -82,6 +82,10 @@ class FakeCentral:
         self.muted = False
         #: What each push came to at the hall: None (taken) or the error code it was refused with.
         self.push_results: list[tuple[str, str | None]] = []
+        #: Say the central clock in ``hello``'s answer (protocol version 3), as the real one does.
+        self.tells_clock = False
+        #: The ``gate_closed`` the hall said, in order.
+        self.gates: list[dict[str, Any]] = []
 
     # --- The operator and the clock ------------------------------------------------------
 
@@ -154,7 +158,11 @@ class FakeCentral:
         self.calls.append((name, arguments))
         try:
             if name == "hello":
-                return defer.succeed(answer_hello(arguments, from_hall=self.hall_id, members=HALLS, central_id="central-a"))
+                return defer.succeed(answer_hello(arguments, from_hall=self.hall_id, members=HALLS, central_id="central-a",
+                                                  now_ms=self.now if self.tells_clock else None))
+            if name == "gate_closed":
+                self.gates.append(arguments)
+                return defer.succeed({})
             response = respond(self.games.get, name, arguments, from_hall=self.hall_id, now_ms=self.now)
         except CentralError as error:
             return defer.fail(Failure(error_class(error.code)(str(error))))

@@ -17,7 +17,7 @@ from hall_server.terminal_gateway.gateway import network_picture
 from protocol.ledger import Ledger, Posting
 from tests.hall.conftest import result
 from server_kit.journal.sql import Journal
-from tests.network.conftest import NetworkHall, build_network_hall, opened_network_hall
+from tests.network.conftest import NetworkHall, build_network_hall, opened_network_hall, prepare
 from tests.network.fake_central import FakeCentral
 from tests.terminals.conftest import CHIEF
 
@@ -452,3 +452,38 @@ def test_a_hall_of_version_1_is_not_told_of_the_games_under_way(net: NetworkHall
     (under_way,) = games_at_hello(central.games.values(), "hall-1", 2, now_ms=central.now)
     assert under_way.message.name == "game_under_way" and under_way.arguments["phase"] == "sale_closed"
     assert games_at_hello(central.games.values(), "hall-9", 2, now_ms=central.now) == []
+
+
+@pytest.mark.req("R93.6", "R93.8")
+def test_the_halls_gate_closes_at_the_deadline_on_the_central_clock_and_says_so_after_its_last_purchase(
+    journal: Journal, clock: Clock, central: FakeCentral
+) -> None:
+    """Protocol version 3: the hall measures the central clock at each hello (here 1.5 s ahead of its own), keeps
+    the sale's deadline on it whatever the push's delay, refuses a purchase once its gate closed, and says
+    ``gate_closed`` after every purchase it took is sent."""
+    central.tells_clock = True
+    net = build_network_hall(journal, clock, central)
+    clock.advance(central.now / 1000 - 1.5 - clock.seconds())  # the hall's clock 1.5 s behind the central server's
+    prepare(net.hall)
+    central.schedule("net-1")
+    net.connect()
+    assert net.network.central_offset_ms == 1_500
+    central.open_sale("net-1")
+    game = net.network.game("net-1")
+    assert game is not None and game.closes_here_ms == game.closes_at_ms - 1_500
+    number = net.hall.player("11111111A", 1_000)
+    clock.advance((game.closes_here_ms - net.hall.core.now_ms()) / 1000 - 0.01)
+    assert result(buy(net, number, 2, request="just-in-time")).status == "bought"
+    assert central.gates == []
+    clock.advance(0.02)  # the gate closed: said once every purchase it took is sent
+    (said,) = central.gates
+    assert said == {"game_id": "net-1", "hall_id": "hall-1", "purchases": 1, "closed_ms": game.closes_at_ms}
+    names = [name for name, _ in central.calls]
+    assert names.index("gate_closed") > names.index("buy_cards")
+    with pytest.raises(NetworkError, match="sale time of this network game is over"):
+        result(buy(net, number, 1, request="too-late"))
+    assert net.balance(number) == 800  # the refused one charged nothing
+    # A reconnection does not say it again once answered.
+    net.connect()
+    clock.advance(0.01)
+    assert len(central.gates) == 1
