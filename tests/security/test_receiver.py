@@ -370,7 +370,7 @@ def test_N10_a_halls_certificate_alone_raises_no_flood_of_false_alerts_and_an_un
     assert (alert["kind"], alert["seq"], alert["repeats"], alert["last_seq"]) == ("bad_signature", 1, 88, 89)
     assert "does not verify against the key registered for hall:hall-1" in alert["detail"]
     # The page says how many, on the one alert.
-    assert "and 88 more of its kind within a minute of it" in get(world, "/", REGULATOR)[1]
+    assert "and 88 more of its kind within a minute of it" in get(world, "/?lang=en", REGULATOR)[1]
     # A hall's certificate the regulator never registered: its hello is refused, nothing is stored.
     other = f"hall:{UNREGISTERED}"
     with BlockingFeed(world, UNREGISTERED) as feed:

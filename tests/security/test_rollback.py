@@ -211,7 +211,7 @@ def test_N7_a_hall_cut_back_stops_once_the_central_server_says_what_the_hall_sai
         hall.stop()
         said = len(journal_of(hall))
         hall.start()  # its hello says the journal's last record
-        heard = re.compile(rf"Hall hall-1 said hello \(.*\), protocol version 2, its journal at record {said}\b".encode())
+        heard = re.compile(rf"Hall hall-1 said hello \(.*\), protocol version \d+, its journal at record {said}\b".encode())
         wait_until(lambda: heard.search(central.output), WAIT, "the central server to hear the hall's journal")
         hall.stop()
         cut_and_sign(folder, said - 2)

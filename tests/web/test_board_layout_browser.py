@@ -141,12 +141,15 @@ class Fed:
                 page.wait_for_selector(f"html[lang={language}]", state="attached")
             self.pages[size] = page
         # A board opens its socket once its language's texts are loaded, after the page's load; the routes'
-        # handlers run while Playwright is waited on, so the wait is the page's, not a sleep.
-        deadline = time.monotonic() + WAIT
+        # handlers run while Playwright is waited on, so the wait is the pages' (each in turn), not a sleep.
+        # Two bounds: the hall may be busy making another language's voice clips for the boards before.
+        deadline = time.monotonic() + 2 * WAIT
         while len(self.sockets) < len(SIZES):
             if time.monotonic() > deadline:
-                raise WaitTimeout(f"waited {WAIT} s for both boards to open their socket; seen {sorted(self.sockets)}")
-            next(iter(self.pages.values())).wait_for_timeout(50)
+                raise WaitTimeout(f"waited {2 * WAIT} s for both boards to open their socket; seen {sorted(self.sockets)}")
+            for size, page in self.pages.items():
+                if size not in self.sockets:
+                    page.wait_for_timeout(50)
 
     def show(self, view: dict[str, Any]) -> dict[str, Any]:
         for size, page in self.pages.items():

@@ -167,7 +167,7 @@ def test_the_regulators_page_in_a_real_browser_shows_the_games_a_game_the_record
     page.wait_for_selector("#account-answer p")
     # In Catalan: the amounts as CLDR writes them, the times 24-hour in the hall's time zone.
     said = page.inner_text("#account-answer p")
-    assert re.fullmatch(rf"Compte {opened}, obert al registre \d+ \(\d{{1,2}}/\d{{1,2}}/\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}\); "
+    assert re.fullmatch(rf"Compte {opened}, obert al registre \d+ \(\d{{1,2}}/\d{{1,2}}/\d{{2}} \d{{1,2}}:\d{{2}}:\d{{2}}\); "
                         r"saldo -?[\d.]+,\d\d\xa0€", said), said
     # No English text of the catalogs on the page, outside the journal's own data (records, movements' reasons).
     example = page.get_attribute("#type", "placeholder")  # names a record type, prize_paid, as the journal does
