@@ -104,7 +104,9 @@ def stand_in(spec_path: str) -> None:
             now = time.time()
             if name == "sale_opened" and not self.buying:
                 self.buying = True
-                start = arguments["remaining_ms"] / 1000 - BURST_MS / 1000
+                # The burst's last 5 s before the deadline, on the central clock (this machine's), as a hall's
+                # terminals count down to its gate: a push that came late shortens the burst, never moves it.
+                start = arguments["closes_at_ms"] / 1000 - time.time() - BURST_MS / 1000
                 for index, cards in enumerate(self.terminals):
                     reactor.callLater(max(0.0, start + rng.uniform(0, BURST_MS / 1000 - 0.3)), self.buy,
                                       arguments["game_id"], index, cards)
