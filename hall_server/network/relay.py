@@ -214,6 +214,12 @@ class NetworkRelay:
             delay_s = max(0, game.closes_here_ms - self.module.core.now_ms()) / 1000
             self._gate_timers[game.game_id] = self.clock.callLater(delay_s, self._gate_due, game.game_id)
 
+    def _cancel_gate_timers(self) -> None:
+        for timer in self._gate_timers.values():
+            if timer.active():
+                timer.cancel()
+        self._gate_timers.clear()
+
     def _gate_due(self, game_id: str) -> None:
         """The gate of ``game_id`` closed: once what it let through is committed and sent, ``gate_closed``."""
         self._gate_timers.pop(game_id, None)
@@ -258,10 +264,7 @@ class NetworkRelay:
         if self._resend is not None and self._resend.active():
             self._resend.cancel()
         self._resend = None
-        for timer in self._gate_timers.values():
-            if timer.active():
-                timer.cancel()
-        self._gate_timers.clear()
+        self._cancel_gate_timers()
         self.log.warn("The link to the central server is lost; it is tried again, and every unanswered purchase "
                       "is sent again once it is back")
         self._tell(False)
@@ -287,10 +290,7 @@ class NetworkRelay:
         if self._resend is not None and self._resend.active():
             self._resend.cancel()
         self._resend = None
-        for timer in self._gate_timers.values():
-            if timer.active():
-                timer.cancel()
-        self._gate_timers.clear()
+        self._cancel_gate_timers()
         if self._gathering is not None and self._gathering.active():
             self._gathering.cancel()
         self._gathering = None

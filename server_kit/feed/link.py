@@ -40,7 +40,6 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from protocol.regulator_feed import (
-    PART_BYTES,
     Ack,
     FeedFormatError,
     Position,
@@ -50,7 +49,6 @@ from protocol.regulator_feed import (
     ReportPartAck,
     decode,
     encode,
-    report_blob,
     report_parts,
 )
 from server_kit.amp.chunks import Chunked
@@ -263,7 +261,9 @@ class FeedSending(amp.AMP):
         self.busy = True
         outbox = self.service.outbox
         assert outbox is not None
-        parts = report_parts(report) if len(report_blob(report.files)) > PART_BYTES else []
+        parts = report_parts(report)
+        if len(parts) == 1:  # it fits in one message: sent whole
+            parts = []
         resume = self.service.resume
 
         def send(part: ReportPart) -> None:
