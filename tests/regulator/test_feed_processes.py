@@ -99,8 +99,9 @@ def journal_of(hall: HallProcess) -> list[tuple[int, str]]:
 def hall_and_receiver(tmp_path: Path) -> Iterator[tuple[HallProcess, ReceiverProcess]]:
     port = reserve_port()
     config = default_config_text("Fed hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
-    config = re.sub(r'(?m)^# opening_hours = "[^"]*"$', 'opening_hours = "every day 16:00-02:00"', config)
-    assert 'opening_hours = "every day 16:00-02:00"' in config
+    # Open round the clock: the demo opens its sessions whatever the hour the test runs at.
+    config = re.sub(r'(?m)^# opening_hours = "[^"]*"$', 'opening_hours = "every day 00:00-24:00"', config)
+    assert 'opening_hours = "every day 00:00-24:00"' in config
     config += f'\n[regulator]\nhost = "localhost"\nport = {port}\nhall_id = "hall-server"\n'
     (tmp_path / "hall.toml").write_text(config)
     hall = HallProcess(tmp_path, demo=True, demo_pace=0.05).start()  # its first start makes the authority
@@ -268,7 +269,7 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
     watching.wait_for_selector(f"#senders td:has-text('{SENDER}')")
     watching.wait_for_selector("#games td.ok:has-text('verified')", timeout=WAIT * 3 * 1000)  # refreshed every 5 s
     # The hall's opening hours, reported at its first start, are among the notices (R74.2).
-    watching.wait_for_selector("#notices td:has-text('opening hours: every day 16:00-02:00 (first report)')")
+    watching.wait_for_selector("#notices td:has-text('opening hours: every day 00:00-24:00 (first report)')")
     shot(watching, "regulator-receiver-games")
     assert "no alert" in watching.inner_text("header")
     assert watching.locator("#games td.alert").count() == 0
