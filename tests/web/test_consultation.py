@@ -191,3 +191,17 @@ def test_the_regulators_page_in_a_real_browser_shows_the_games_a_game_the_record
     assert "regulator certificate" in stranger.inner_text("body")
     stranger.context.close()
     context.close()
+
+
+@pytest.mark.req("R95.3")
+def test_the_page_names_every_state_the_minutes_give_a_game_in_the_pages_language() -> None:
+    """The consultation answers a game's state as the minutes word it ("sale closed"); the page has a
+    translated name for each, or the regulator would read that game's state in English."""
+    from hall_server.reports.minutes import _OUTCOMES
+    from protocol.game import State
+
+    script = (Path(__file__).parents[2] / "hall_server/web/static/regulator.js").read_text()
+    table = script[script.index("const STATES"):script.index("});", script.index("const STATES"))]
+    named = {key.strip('"') for key in re.findall(r'(\w+|"[^"]+"): t\(', table)}
+    resumed = {str(state).replace("_", " ") for state in (State.SCHEDULED, State.SELLING, State.SALE_CLOSED)}
+    assert set(_OUTCOMES.values()) | resumed <= named, sorted(set(_OUTCOMES.values()) | resumed - named)

@@ -6,12 +6,12 @@
 const { t, tn } = I18n;
 const $ = (id) => document.getElementById(id);
 
-// A game's state and a prize as the journal names them, in the page's language.
+// A game's state as the minutes word it (hall_server/reports/minutes.py), and a prize, in the
+// page's language.
 const STATES = () => ({
-  scheduled: t("scheduled"), selling: t("on sale"), sale_closed: t("sale closed"), drawing: t("drawing"),
-  line_found: t("line found"), line_won: t("line won"), bingo_found: t("bingo found"), bingo_won: t("bingo won"),
-  last_prize_won: t("last prize won"), closed: t("closed"), suspended: t("suspended"),
-  suspended_for_good: t("suspended for good"), refunded: t("refunded"),
+  scheduled: t("scheduled"), selling: t("on sale"), "sale closed": t("sale closed"), drawing: t("drawing"), suspended: t("suspended"),
+  "suspended for good": t("suspended for good"), refunded: t("refunded"),
+  "being finished by hand": t("being finished by hand"), closed: t("closed"), "finished by hand": t("finished by hand"),
 });
 const PRIZES = () => ({ line: t("line"), bingo: t("bingo") });
 const named = (table, key) => table()[key] || key;
