@@ -8,3 +8,18 @@ to do.  Edges (CLI, web, AMP) show ``str(error)`` and never a traceback.
 
 class DomainError(Exception):
     """A command or an input that breaks a rule; ``str(error)`` is the user-facing message."""
+
+
+class Refusal(str):
+    """Why something is refused, as a check answers it: the sentence (English, journaled as it
+    is) with a stable ``reason`` and its figures (``params``, amounts as ``..._cents``), so that
+    a screen says it in the reader's language (``docs/languages.md``)."""
+
+    reason: str
+    params: dict[str, int | str]
+
+    def __new__(cls, text: str, reason: str, **params: int | str) -> "Refusal":
+        refusal = super().__new__(cls, text)
+        refusal.reason = reason
+        refusal.params = params
+        return refusal

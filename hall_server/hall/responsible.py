@@ -37,7 +37,7 @@ from hall_server.hall.cashier import CashierModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.virtual import VirtualModule
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import DomainError, Refusal
 from protocol.money import format_cents
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
@@ -141,7 +141,7 @@ class ResponsiblePlayModule(ProjectedState):
         return (f"{where} refused: this person excluded themselves from play until {until.isoformat()} "
                 "(R97.2); it cannot be lifted early")
 
-    def account_refusal(self, account: str, now_ms: int) -> str | None:
+    def account_refusal(self, account: str, now_ms: int) -> Refusal | None:
         """Why the holder of ``account`` may not play at a terminal now, or None."""
         document = self.document_of(account)
         if document is None:
@@ -149,9 +149,10 @@ class ResponsiblePlayModule(ProjectedState):
         until = self.excluded_until(document, self.today(now_ms))
         if until is None:
             return None
-        return f"you excluded yourself from play until {until.isoformat()} (R97.2)"
+        return Refusal(f"you excluded yourself from play until {until.isoformat()} (R97.2)", "self_excluded",
+                       until=until.isoformat())
 
-    def purchase_refusal(self, ledger_account: str, amount_cents: int, now_ms: int) -> str | None:
+    def purchase_refusal(self, ledger_account: str, amount_cents: int, now_ms: int) -> Refusal | None:
         """Why a purchase bringing the day's spending ``amount_cents`` beyond the journal's is refused, or None."""
         account = ledger_account.removeprefix("player:")
         excluded = self.account_refusal(account, now_ms)
@@ -165,8 +166,9 @@ class ResponsiblePlayModule(ProjectedState):
         spent = self.state.spent.get((account, day), 0)
         if spent + amount_cents > limit:
             left = max(0, limit - spent)
-            return (f"your daily limit is {format_cents(limit)}; you have spent {format_cents(spent)} today, "
-                    f"so you may spend {format_cents(left)} more (R97.2)")
+            return Refusal(f"your daily limit is {format_cents(limit)}; you have spent {format_cents(spent)} today, "
+                           f"so you may spend {format_cents(left)} more (R97.2)", "daily_limit",
+                           limit_cents=limit, spent_cents=spent, left_cents=left)
         return None
 
     def picture(self, account: str, now_ms: int) -> dict[str, Any]:

@@ -108,7 +108,7 @@ class PurchaseRefused(VirtualError):
     language (``docs/languages.md``); the message stays the record's, in English.
     """
 
-    def __init__(self, message: str, reason: str = "", **params: int) -> None:
+    def __init__(self, message: str, reason: str = "", **params: int | str) -> None:
         super().__init__(message)
         self.reason = reason
         self.params = params
@@ -546,7 +546,7 @@ class VirtualModule(ProjectedState):
                 for check in self.purchase_checks:
                     refusal = check(account, spent.get(account, 0) + amount, now)
                     if refusal is not None:
-                        raise PurchaseRefused(refusal)
+                        raise PurchaseRefused(refusal, getattr(refusal, "reason", ""), **getattr(refusal, "params", {}))
             except PurchaseRefused as refusal:
                 outcomes.append(refusal)
                 if request.request:

@@ -57,7 +57,7 @@ from hall_server.reports.recall import GameRecall, players_view
 from hall_server.statements import format_account_number
 from protocol.annex import CLOSED, SELLING
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import DomainError, Refusal
 from server_kit.db.faults import storage_fault
 from protocol.game import FINAL_STATES
 from protocol.terminal_messages import MessageError, SequenceCheck, decode, encode, numbered
@@ -693,10 +693,13 @@ class TerminalSession:
 
     def _refused(self, code: str, message: str, seq: int | None, what: str) -> None:
         """Answer with an error.  Before hello: count it against the address and close, journal
-        nothing.  After hello: journal it; hang up on a terminal that keeps erring."""
+        nothing.  After hello: journal it; hang up on a terminal that keeps erring.  A
+        :class:`~protocol.errors.Refusal` sends its reason and figures too, for the kiosk to
+        say it in the player's language."""
+        said = {"reason": message.reason, "params": message.params} if isinstance(message, Refusal) else {}
         if len(message) > ERROR_TEXT:  # an error quoting a long value still fits its message
             message = message[: ERROR_TEXT - 3] + "..."
-        self.send("error", code=code, message=message, in_reply_to=seq)
+        self.send("error", code=code, message=message, in_reply_to=seq, **said)
         if self.terminal_id is None:
             self.gateway.refused_before_hello(self)
             self.end(None, "")

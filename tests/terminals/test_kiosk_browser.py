@@ -193,10 +193,12 @@ def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_exc
     kiosk.click("#care-open")
     assert "exclude yourself" in kiosk.inner_text("#care-help")
     assert kiosk.is_hidden("#care-account")
+    assert kiosk.is_hidden("#sign-out"), "nobody is signed in: nothing to sign out of on the help page"
     kiosk.click("#care-close")
     sign_in_and_buy(kiosk, anna, 2)
 
     kiosk.click("#care-open")
+    assert kiosk.is_visible("#sign-out")  # the player signed in may leave from the help page too
     kiosk.fill("#limit", "5")
     kiosk.press("#limit", "Enter")
     kiosk.wait_for_selector("#care-limit:has-text('Your limit today is €5.00; you have spent €2.00')")
@@ -205,7 +207,7 @@ def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_exc
     kiosk.fill("#quantity", "4")
     kiosk.click("#buy")
     kiosk.wait_for_selector("#message:not(.ok)")
-    assert "you may spend 3.00 EUR more" in kiosk.inner_text("#message")
+    assert kiosk.inner_text("#message") == "Your daily limit is €5.00; you have spent €2.00 today, so you may spend €3.00 more."
     assert kiosk.inner_text("#credit") == "€18.00"
 
     kiosk.click("#care-open")

@@ -31,8 +31,11 @@ def test_a_lower_limit_applies_at_once_and_a_purchase_past_it_is_refused_whole_a
     assert state["player"]["limits"] == {"daily_limit_cents": 350, "spent_today_cents": 0, "next_limit": None}
     assert result(wire.client.buy(3))["credit_cents"] == 4_700
     before = len(hall.records())
-    with pytest.raises(TerminalError, match=r"daily limit is 3.50 EUR; you have spent 3.00 EUR today, so you may spend 0.50 EUR"):
+    with pytest.raises(TerminalError, match=r"daily limit is 3.50 EUR; you have spent 3.00 EUR today, so you may spend 0.50 EUR") as refused:
         result(wire.client.buy(1))
+    # The kiosk says it in the player's language from its reason and figures (docs/languages.md).
+    assert (refused.value.reason, refused.value.params) == (
+        "daily_limit", {"limit_cents": 350, "spent_cents": 300, "left_cents": 50})
     refusal = hall.records()[before:]
     assert [r.type for r in refusal] == ["terminal_request_refused"] and "R97.2" in refusal[0].payload["reason"]
     assert hall.balance(number) == 4_700
@@ -76,7 +79,8 @@ def test_a_self_excluded_player_is_signed_out_refused_at_every_terminal_the_door
     assert excluded.payload["document"] == "33333333C" and excluded.payload["days"] == 30
     with pytest.raises(TerminalError, match="excluded yourself from play until") as refused:
         result(wire.client.sign_in(number, PIN))
-    assert refused.value.code == "self_excluded"
+    assert refused.value.code == "self_excluded" and refused.value.reason == "self_excluded"
+    assert refused.value.params == {"until": excluded.payload["until"]}
     other = Wire(gateway, "T2", hall.terminal("T2"))
     result(other.client.hello())
     with pytest.raises(TerminalError, match="excluded yourself"):

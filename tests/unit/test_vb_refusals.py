@@ -48,6 +48,9 @@ def given_reasons() -> tuple[Given, ...]:
                 names = [k.arg for k in node.keywords if k.arg not in ("reason",)]
                 params = None if any(n is None for n in names) else frozenset(n for n in names if n)
                 found += [Given(where, r, params) for r in _reasons(reason)]
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Refusal" and len(node.args) > 1:
+                # A check's refusal (protocol.errors.Refusal) the machine is given as it is: responsible play.
+                found += [Given(where, r, frozenset(k.arg for k in node.keywords if k.arg)) for r in _reasons(node.args[1])]
             elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_text" and len(node.args) > 3:
                 found += [Given(where, r, frozenset({"limit"})) for r in _reasons(node.args[3])]  # machines.py's texts
             elif isinstance(node, ast.Dict) and path.name == "machines.py":

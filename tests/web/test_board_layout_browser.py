@@ -279,7 +279,8 @@ def play_a_real_game(walk: Walk) -> None:
     staff("rosa", "announce_megabingo", date=day, time="21:30")
     walk.wait("#megabingo:not([hidden])")
     for page in walk.live.values():
-        assert page.inner_text("#megabingo").startswith(f"Megabingo on {day} at 21:30: ")
+        written = datetime.date.fromisoformat(day)  # as English writes a date in full
+        assert page.inner_text("#megabingo").startswith(f"Megabingo on {written:%B} {written.day}, {written.year} at 21:30: ")
     checked(walk.live, "between-megabingo")
     staff("sam", "announce_sale", series=1002)
     staff("sam", "sell_cards", series=1002, first=1, last=40)

@@ -73,7 +73,10 @@ def test_the_megabingo_announced_at_the_desk_shows_on_the_board_and_the_kiosk(ha
     form.locator('[data-param="time"]').fill("21:30")
     form.locator("button[type=submit]").click()
     fund = 30  # 1% of 30 cards at 1.00 EUR
-    expected = f"Megabingo on {day} at 21:30: {euros(fund)}, the whole fund, at least {euros(fund)}"
+    # The day as English writes a date in full ("December 17, 2026"), not as the form took it (2026-12-17).
+    written = datetime.date.fromisoformat(day)
+    expected = (f"Megabingo on {written:%B} {written.day}, {written.year} at 21:30: {euros(fund)}, the whole fund, "
+                f"at least {euros(fund)}")
     rosa.wait_for_selector(f"section.task:has(> h2:text-is('Megabingo')) > .state-line:text-is('{expected} · shown "
                            "on the boards and the kiosks')")
 

@@ -309,7 +309,8 @@ function winNote(kind, m) {
 
 function show(panel) {
   for (const id of ["enrol", "no-certificate", "sign-in-panel", "play", "care", "recall"]) $(id).hidden = id !== panel;
-  $("sign-out").hidden = panel !== "play" && panel !== "care" && panel !== "recall";
+  // Sign out only with a player signed in: the help and recall pages are open to anyone at the kiosk.
+  $("sign-out").hidden = !state.player || (panel !== "play" && panel !== "care" && panel !== "recall");
   $("care-open").hidden = panel === "care" || panel === "enrol" || panel === "no-certificate";
   $("recall-open").hidden = panel === "recall" || panel === "enrol" || panel === "no-certificate";
 }
@@ -376,6 +377,9 @@ const REFUSALS = () => ({
   credit_short: (p) => tn("{n} card at {stake} costs {amount}; your credit is {credit}.",
     "{n} cards at {stake} cost {amount}; your credit is {credit}.", p.quantity,
     { stake: money(p.stake_cents), amount: money(p.amount_cents), credit: money(p.credit_cents) }),
+  daily_limit: (p) => t("Your daily limit is {limit}; you have spent {spent} today, so you may spend {left} more.",
+    { limit: money(p.limit_cents), spent: money(p.spent_cents), left: money(p.left_cents) }),
+  self_excluded: (p) => t("You excluded yourself from play until {date}.", { date: I18n.day(p.until) }),
   signed_in_elsewhere: () => t("Your account was signed in on another terminal; you are signed out here."),
   internal: () => t("The hall could not do this; staff have been told. Try again in a moment."),
   sign_in_refused: () => t("The account number or the PIN is wrong, or the account is locked after too many wrong "
@@ -400,7 +404,7 @@ function renderMegabingo() {
   const m = state.megabingo;
   $("megabingo").hidden = !m;
   $("megabingo").textContent = m ? t("Megabingo on {date} at {time}: {fund}, the whole fund, at least {minimum}",
-    { date: m.date, time: m.time, fund: money(m.fund_cents), minimum: money(m.minimum_cents) }) : "";
+    { date: I18n.day(m.date), time: m.time, fund: money(m.fund_cents), minimum: money(m.minimum_cents) }) : "";
 }
 
 function render() {

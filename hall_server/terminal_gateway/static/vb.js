@@ -58,6 +58,9 @@ const REFUSALS = () => ({
   closed: () => t("The hall is closed now, by its opening hours: the machines do not play."),
   message: () => t("The hall could not read this machine's request: call the staff."),
   internal: () => t("The hall could not carry this out: nothing was charged unless it was shown. Try again in a moment."),
+  daily_limit: (p) => t("Your daily limit is {limit}; you have spent {spent} today, so you may spend {left} more.",
+    { limit: euros(p.limit_cents), spent: euros(p.spent_cents), left: euros(p.left_cents) }),
+  self_excluded: (p) => t("You excluded yourself from play until {date}.", { date: I18n.day(p.until) }),
   sign_in_refused: () => t("The account number or the PIN is wrong, or the account is locked after too many wrong "
     + "PINs; try again later or ask the cashier."),
   account_text: (p) => tn("An account number has at most {n} character.", "An account number has at most {n} characters.",

@@ -405,7 +405,7 @@ function showMegabingo(view) {
   strip.hidden = !view.megabingo;
   const m = view.megabingo;
   put("megabingo", m ? t("Megabingo on {date} at {time}: {fund}, the whole fund, at least {minimum}",
-    { date: m.date, time: m.time, fund: money(m.fund_cents), minimum: money(m.minimum_cents) }) : "");
+    { date: I18n.day(m.date), time: m.time, fund: money(m.fund_cents), minimum: money(m.minimum_cents) }) : "");
 }
 
 // The operator's responsible-play messages, in turn, whenever no ball is being drawn (R97.2).

@@ -1059,7 +1059,7 @@ function showBalls(game) {
 function megabingoText(megabingo) {
   if (!megabingo) return "";
   return t("Megabingo on {date} at {time}: {amount}, the whole fund, at least {minimum}",
-    {date: megabingo.date, time: megabingo.time, amount: money(megabingo.fund_cents), minimum: money(megabingo.minimum_cents)});
+    {date: I18n.day(megabingo.date), time: megabingo.time, amount: money(megabingo.fund_cents), minimum: money(megabingo.minimum_cents)});
 }
 
 // The pots the room chief put in play for the game, as its pots_announced record names them.

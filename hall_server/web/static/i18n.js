@@ -4,6 +4,7 @@
 //   I18n.tn("{n} card", "{n} cards", n)          the plural form for n ({n} is filled)
 //   I18n.money(7200)  "72,00 €" (ca), "€72.00" (en): integer cents, never a float amount
 //   I18n.time(ms)     "20:05" in the hall's time zone
+//   I18n.day("2026-12-17")  "17 de desembre de 2026" (ca), "December 17, 2026" (en): a calendar date
 // Elements carrying data-i18n have their text translated (the English text is the msgid);
 // data-i18n-placeholder, data-i18n-aria-label, data-i18n-title and data-i18n-data-empty (the text CSS
 // shows in an empty list, content: attr(data-empty)) translate that attribute.
@@ -60,6 +61,15 @@ const I18n = (() => {
   function time(ms) {
     return new Intl.DateTimeFormat(state.language, { hour: "2-digit", minute: "2-digit", hourCycle: "h23",
       timeZone: state.hall.time_zone }).format(new Date(ms));
+  }
+
+  // A calendar date the hall wrote as YYYY-MM-DD (a megabingo's day), as the language writes it in
+  // full; the text as it is when it is not such a date.
+  function day(iso) {
+    const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(iso));
+    if (!parts) return String(iso);
+    return new Intl.DateTimeFormat(state.language, { dateStyle: "long", timeZone: "UTC" })
+      .format(new Date(Date.UTC(+parts[1], +parts[2] - 1, +parts[3])));
   }
 
   function dateTime(ms) {
@@ -133,7 +143,7 @@ const I18n = (() => {
   }
 
   return {
-    t, tn, money, time, dateTime, apply, use, start, chooser,
+    t, tn, money, time, day, dateTime, apply, use, start, chooser,
     get language() { return state.language; },
     onChange(listener) { state.listeners.push(listener); },
   };
