@@ -98,6 +98,7 @@ function say(text, ok, where) {
 // --- What a command did, in words: the records it committed, as the pushes showed them --
 
 Console.recent = new Map();  // seq -> record, the latest pushed ones
+Console.unsaid = null;       // the last answer, said before the pushes of some of its records came
 
 function remember(record) {
   Console.recent.set(record.seq, record);
@@ -2112,6 +2113,12 @@ function onMessage(message) {
   } else if (message.type === "record") {
     remember(message.record);
     show(message.view);
+    const unsaid = Console.unsaid;
+    if (unsaid && unsaid.missing.delete(message.record.seq) && !unsaid.missing.size) {
+      Console.unsaid = null;
+      const {text, ok} = describeAnswer(unsaid.message);
+      say(text, ok, unsaid.where);
+    }
     if (RECALL_CHANGES.has(message.record.type)) loadLastGames();
   } else if (message.type === "answer" || message.ok === false) {
     const waiting = message.id ? Console.pending.get(message.id) : null;
@@ -2121,9 +2128,13 @@ function onMessage(message) {
       waiting.then(message);
       return;
     }
+    Console.unsaid = null;
     if (message.ok) {
       const {text, ok} = describeAnswer(message);
       say(text, ok, where);
+      // An answer may come before the pushes of its records: said again, in full, once they are here.
+      const missing = new Set((message.records || []).map((r) => r.seq).filter((seq) => !Console.recent.has(seq)));
+      if (missing.size && message.result === undefined) Console.unsaid = {message, where, missing};
     } else {
       say(message.error.message, false, where);
       if (message.error.code === "signed_out") window.location.assign("/login");
