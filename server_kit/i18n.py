@@ -13,6 +13,8 @@ regulator's receiver), each with its own catalogs in its own folder:
 * :func:`money`, :func:`clock_time`, :func:`date_time`: integer cents by CLDR's rules for
   the reader's locale (``1.234,56 €`` in Catalan, ``€1,234.56`` in English) and 24-hour
   times in a given zone.
+* :func:`printed`: the :class:`~server_kit.reports.document.Wording` of a PDF in a language
+  (a catalog's texts, CLDR money, the language's short dates, 24-hour times).
 * :func:`extract_html`: Babel's extraction method for the texts of a page marked
   ``data-i18n``.
 
@@ -24,18 +26,20 @@ from __future__ import annotations
 
 import gettext
 import io
-from datetime import datetime, tzinfo
+from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from babel import Locale
-from babel.dates import format_datetime, format_time
+from babel.dates import format_date, format_datetime, format_time
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_currency
+
+from server_kit.reports.document import Wording
 
 #: The languages every server speaks, the default first: Catalan is Andorra's official language.
 LANGUAGES = ("ca", "es", "fr", "en")
@@ -147,6 +151,35 @@ def date_time(moment: datetime, language: str, zone: tzinfo) -> str:
     local = Locale.parse(checked(language))
     date_text = format_datetime(moment.astimezone(zone), local.date_formats["short"].pattern, locale=local)
     return f"{date_text} {clock_time(moment, language, zone)}"
+
+
+#: CLDR's narrow no-break space (French thousands, ``1 234,56 €``), which the PDFs' embedded fonts have no
+#: glyph for, is printed as the no-break space they have: the same figure, the same unbroken line.
+_NARROW_NO_BREAK_SPACE, _NO_BREAK_SPACE = "\u202f", "\u00a0"
+
+
+def printed(language: str, t: Callable[..., str]) -> Wording:
+    """A PDF's wording in ``language``: ``t(msgid, **params)`` gives the texts; amounts by CLDR's rules
+    (``1.234,56 €``), the language's short dates and 24-hour times in the zone a report names."""
+    local = Locale.parse(checked(language))
+    short = local.date_formats["short"].pattern
+
+    def moment(time_ms: int, zone: tzinfo) -> str:
+        return format_datetime(datetime.fromtimestamp(time_ms / 1000, zone), f"{short} HH:mm:ss", locale=local)
+
+    def clock(time_ms: int, zone: tzinfo) -> str:
+        return format_datetime(datetime.fromtimestamp(time_ms / 1000, zone), "HH:mm:ss", locale=local)
+
+    def day(iso: str) -> str:
+        try:
+            return format_date(date.fromisoformat(iso), "short", locale=local)
+        except ValueError:  # not a date: printed as it is
+            return iso
+
+    def amount(cents: int) -> str:
+        return money(cents, language).replace(_NARROW_NO_BREAK_SPACE, _NO_BREAK_SPACE)
+
+    return Wording(t=t, money=amount, moment=moment, clock=clock, day=day)
 
 
 # --- Extraction of the pages' texts --------------------------------------------------------
