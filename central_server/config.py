@@ -131,9 +131,6 @@ class CentralConfig:
     source: Path | None = None
     #: The central server's time zone: the day a network game belongs to (the audit export).
     timezone: str = DEFAULT_TIMEZONE
-    #: The central server's language (``[central] language``): its consultation page's until the reader
-    #: picks another, and its printed reports' (docs/languages.md).
-    language: str = DEFAULT_LANGUAGE
     #: The hall-annex pairs whose joint games the central server relays (R3.5.b).
     annex_pairs: tuple[AnnexPair, ...] = ()
     #: The regulator's real-time feed (R92.7); None: the central server feeds none.
@@ -146,6 +143,9 @@ class CentralConfig:
     replica: ReplicaConfig | None = None
     #: What the endpoint's and the consultation's ports admit (``[connections]``, docs/security.md).
     connections: ConnectionLimits = ConnectionLimits()
+    #: The central server's language (``[central] language``): its consultation page's until the reader
+    #: picks another, and its printed reports' (docs/languages.md).
+    language: str = DEFAULT_LANGUAGE
 
     @property
     def journal_head(self) -> Path:

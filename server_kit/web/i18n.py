@@ -48,7 +48,7 @@ class CatalogResource(Resource):
         super().__init__()
         self.catalogs = catalogs
         self.settings = settings
-        self.server = {"language": catalogs.checked(language), "languages": list(i18n.LANGUAGES),
+        self.about = {"language": catalogs.checked(language), "languages": list(i18n.LANGUAGES),
                        "names": i18n.LANGUAGE_NAMES, "time_zone": time_zone}
         self._catalogs: dict[str, tuple[bytes, bytes]] = {}
 
@@ -63,7 +63,7 @@ class CatalogResource(Resource):
     def render_GET(self, request: Request) -> bytes:
         names = [part.decode("ascii", "replace") for part in request.postpath or []]
         if names == [self.settings]:
-            return _json(request, 200, self.server, b"no-cache")
+            return _json(request, 200, self.about, b"no-cache")
         language = names[0].removesuffix(".json") if len(names) == 1 and names[0].endswith(".json") else None
         if language not in i18n.LANGUAGES:
             return _json(request, 404, {"ok": False, "error": {
