@@ -336,6 +336,7 @@ def test_the_daily_and_yearly_pdfs_speak_the_central_servers_language_and_the_da
     for catalan in ("Informe diari", "servidor central", "Cartrons venuts", "Recaptació", "línia", "tancada"):
         assert catalan in joined, f"{catalan!r} not on the Catalan PDF: {shown[:40]}"
     assert not {"Cards sold", "Collection", "Prizes paid", "Daily report"} & set(shown)
-    assert data.title.startswith("Daily report of") and "Cards sold" in to_csv(data).decode()
+    assert data.title.startswith("Daily report of") and "Cards sold" in {c.title for t in data.tables for c in t.columns}
+    assert "cards_sold" in to_csv(data).decode()
     _, laid_out, yearly = read_year(config, int(day[:4]), day)
     assert "Exercici fiscal" in " ".join(pdf_strings(yearly)) and laid_out.title.startswith("Tax year")
