@@ -440,7 +440,8 @@ def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
         day = checked_day(day, today)
         signer = ReportSigner.of_server(config.home)
         made = read_day(config, day)
-        written = write_signed(*central_daily_files(made, config.language), out, signer)
+        data, pdf = central_daily_files(made, config.language)
+        written = write_signed(data, out, signer, pdf)
     except (DomainError, OSError) as error:
         from server_kit.audit_folder import one_line
 

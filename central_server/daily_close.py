@@ -196,8 +196,8 @@ class DayCloser(Service):
             log.failure("The audit export of {day} could not be written", day=day)
         partial = folder.with_name(f".{folder.name}.partial")  # not a report's name: the feed passes it by
         shutil.rmtree(partial, ignore_errors=True)  # what a stop in the middle of a write left
-        write_signed(*central_daily_files(central_day(records, day, self.central_id, self.timezone), self.language),
-                     partial, signer)
+        data, pdf = central_daily_files(central_day(records, day, self.central_id, self.timezone), self.language)
+        write_signed(data, partial, signer, pdf)
         os.rename(partial, folder)
         return folder
 
