@@ -425,14 +425,14 @@ def audit_verify(folder: Path) -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The central server's configuration (default: $BINGO_HOME/central.toml).")
 def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
-    """Write the day's report of the interconnected games (R95.4 a-f, R83.5) as JSON, CSV and PDF,
-    each with a detached CMS signature (.p7s) by keys/report-signing.pem; `bingo report daily` on this folder."""
+    """Write the day's report of the interconnected games (R95.4 a-f, R83.5) as JSON, CSV and PDF (in
+    the central server's language), each with a detached CMS signature (.p7s) by keys/report-signing.pem; `bingo report daily` on this folder."""
     import zoneinfo
 
-    from central_server.daily import read_day
+    from central_server.daily import central_daily_files, read_day
     from central_server.tap import configuration
     from server_kit.reports.cms import ReportSigner, write_signed
-    from server_kit.reports.daily import checked_day, daily_report, written_lines
+    from server_kit.reports.daily import checked_day, written_lines
 
     try:
         config = configuration(config_path)
@@ -440,7 +440,8 @@ def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
         day = checked_day(day, today)
         signer = ReportSigner.of_server(config.home)
         made = read_day(config, day)
-        written = write_signed(daily_report(made), out, signer)
+        data, pdf = central_daily_files(made, config.language)
+        written = write_signed(data, out, signer, pdf)
     except (DomainError, OSError) as error:
         from server_kit.audit_folder import one_line
 
@@ -457,8 +458,8 @@ def daily_report_command(day: str, out: Path, config_path: Path | None) -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The central server's configuration (default: $BINGO_HOME/central.toml).")
 def yearly_report_command(year: str, out: Path, config_path: Path | None) -> None:
-    """Write the tax year's base and tax of the interconnected games (R98.2) as JSON, CSV and PDF,
-    each with a detached CMS signature (.p7s) by keys/report-signing.pem; `bingo report yearly` on this folder."""
+    """Write the tax year's base and tax of the interconnected games (R98.2) as JSON, CSV and PDF (in
+    the central server's language), each with a detached CMS signature (.p7s) by keys/report-signing.pem; `bingo report yearly` on this folder."""
     import zoneinfo
 
     from central_server.daily import read_year
@@ -470,8 +471,8 @@ def yearly_report_command(year: str, out: Path, config_path: Path | None) -> Non
         config = configuration(config_path)
         number, through = checked_year(year, datetime.datetime.now(zoneinfo.ZoneInfo(config.timezone)).date())
         signer = ReportSigner.of_server(config.home)
-        made, laid_out = read_year(config, number, through)
-        written = write_signed(laid_out, out, signer)
+        made, laid_out, pdf = read_year(config, number, through)
+        written = write_signed(laid_out, out, signer, pdf)
     except (DomainError, OSError) as error:
         from server_kit.audit_folder import one_line
 

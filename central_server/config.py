@@ -30,6 +30,7 @@ from protocol import central_messages as wire
 from protocol.central_messages import CentralMessageError
 from protocol.cards import CARDS_PER_STRIP
 from protocol.errors import DomainError
+from server_kit.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from server_kit.limits import ConnectionLimits, LimitsError
 from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table
 
@@ -142,6 +143,9 @@ class CentralConfig:
     replica: ReplicaConfig | None = None
     #: What the endpoint's and the consultation's ports admit (``[connections]``, docs/security.md).
     connections: ConnectionLimits = ConnectionLimits()
+    #: The central server's language (``[central] language``): its consultation page's until the reader
+    #: picks another, and its printed reports' (docs/languages.md).
+    language: str = DEFAULT_LANGUAGE
 
     @property
     def journal_head(self) -> Path:
@@ -160,7 +164,7 @@ _GAME = fields_of(NetworkGameConfig, prizes=[fields_of(PrizeShare)], opens_after
 
 #: Every table and key of ``central.toml``: any other stops the start (:func:`server_kit.settings.check_known`).
 SETTINGS: Schema = {
-    "central": table("id", "home", "pki_dir", "journal_key", "timezone"),
+    "central": table("id", "home", "pki_dir", "journal_key", "timezone", "language"),
     "listen": table("interface", "port"),
     "database": table("url"),
     "network": table("halls"),
@@ -204,6 +208,10 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         zoneinfo.ZoneInfo(timezone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         raise reader.error("central.timezone", f"is a time zone name such as Europe/Madrid or UTC, not {timezone!r}") from None
+    language = reader.get(central, "central.language", str, DEFAULT_LANGUAGE)
+    if language not in LANGUAGES:
+        raise reader.error("central.language", f"the central server speaks {', '.join(map(repr, LANGUAGES))} "
+                                               f"(Catalan, Castilian, French, English), not {language!r}")
     listen = reader.table(data, "listen")
     interface = reader.get(listen, "listen.interface", str, "127.0.0.1")
     port = reader.get(listen, "listen.port", int, DEFAULT_PORT)
@@ -237,6 +245,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         central_id, home, interface, port, url, pki_dir, journal_key, tuple(halls), series, games, source, timezone,
         pairs, _regulator(reader, data, home, pki_dir), _consultation(reader, data),
         _programme(reader, data, tuple(halls), series), _replica(reader, data, url), _connections(reader, data),
+        language,
     )
 
 

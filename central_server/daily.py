@@ -17,6 +17,9 @@ record that ended it: the sales at the close less the stakes the house returned 
 (a failed terminal's cards, R96.3); a game declared not played has none.  The central
 server has no machines, and no player: the prizes of a network game are credited to
 accounts by their halls, which report their beneficiaries (R75.6).
+
+The PDF of each report is printed in the central server's language (``[central] language``,
+:func:`central_server.i18n.wording`); its JSON and CSV are the data's.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Sequence
 
 from central_server.audit import CentralAuditError, day_of, verified_journal
 from central_server.config import CentralConfig
+from central_server.i18n import DEFAULT_LANGUAGE, wording
 from central_server.module import game_record
 from protocol.chain import Record
 from protocol.daily import VIRTUAL, CardsBought, CardWin, DailyGame, DailyReport, PrizeLine
@@ -45,8 +49,9 @@ from protocol.records.central import (
     CentralSaleClosed,
     CentralStakeReturned,
 )
-from server_kit.reports.daily import day_end_ms
-from server_kit.reports.document import Report
+from server_kit.reports.daily import daily_report, day_end_ms
+from server_kit.reports.document import DATA, Report, Wording
+from server_kit.reports.render import to_pdf
 from server_kit.reports.yearly import year_range, yearly_report
 
 
@@ -125,22 +130,33 @@ def central_day(records: Sequence[Record], day: str, central_id: str, timezone: 
     )
 
 
-def read_year(config: CentralConfig, year: int, through: str) -> tuple[YearTax, Report]:
-    """The network games' tax year and its report (R98.2), from the whole journal once it verifies."""
+def central_daily_files(made: DailyReport, language: str = DEFAULT_LANGUAGE) -> tuple[Report, bytes]:
+    """``made``'s report (the data's, for the JSON and the CSV) and its PDF, printed in ``language``."""
+    words = wording(language)
+    return daily_report(made), to_pdf(daily_report(made, words), words)
+
+
+def read_year(config: CentralConfig, year: int, through: str) -> tuple[YearTax, Report, bytes]:
+    """The network games' tax year, its report (R98.2) and the report's PDF in the central server's
+    language, from the whole journal once it verifies."""
     records, _, _ = verified_journal(config)
-    return central_yearly_report(records, year, through, config.central_id, config.timezone)
+    made, laid_out = central_yearly_report(records, year, through, config.central_id, config.timezone)
+    words = wording(config.language)
+    printed = central_yearly_report(records, year, through, config.central_id, config.timezone, words)[1]
+    return made, laid_out, to_pdf(printed, words)
 
 
 def central_yearly_report(records: Sequence[Record], year: int, through: str, central_id: str,
-                          timezone: str) -> tuple[YearTax, Report]:
-    """The network games' tax year ``year`` up to day ``through`` (R98.2) and its report, from ``records`` in order."""
+                          timezone: str, words: Wording = DATA) -> tuple[YearTax, Report]:
+    """The network games' tax year ``year`` up to day ``through`` (R98.2) and its report in ``words`` (the
+    data's by default), from ``records`` in order."""
     zone = zoneinfo.ZoneInfo(timezone)
     games = [g for g in _games(records) if g.end is not None and str(year) == day_of(g.end, zone)[:4]
              and day_of(g.end, zone) <= through]
     made = YearTax.of(year, through, _tax_days(games, zone))
     return made, yearly_report(made, origin="central", server=central_id, timezone=timezone,
                                journal=year_range(records, year, through, zone),
-                               games_tax_cents=sum(tax_cents(_tax_base(g)) for g in games))
+                               games_tax_cents=sum(tax_cents(_tax_base(g)) for g in games), wording=words)
 
 
 def _tax_days(games: Sequence[_Game], zone: zoneinfo.ZoneInfo) -> list[TaxDay]:

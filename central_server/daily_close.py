@@ -36,7 +36,8 @@ from twisted.logger import Logger
 
 from central_server import store
 from central_server.audit import audit_report
-from central_server.daily import central_day
+from central_server.daily import central_daily_files, central_day
+from central_server.i18n import DEFAULT_LANGUAGE
 from protocol.audit.report import AuditReport
 from protocol.chain import Record
 from protocol.errors import DomainError
@@ -44,7 +45,7 @@ from server_kit.audit_folder import is_day
 from server_kit.journal.sql import Journal, verified_records
 from server_kit.pki import PkiError
 from server_kit.reports.cms import ReportSigner, write_signed
-from server_kit.reports.daily import REPORTS_FOLDER, daily_report, day_end_ms, day_folder, write_audit_report
+from server_kit.reports.daily import REPORTS_FOLDER, day_end_ms, day_folder, write_audit_report
 
 #: How long after midnight the day's report is written.
 MARGIN_S = 1.0
@@ -84,8 +85,10 @@ class DayCloser(Service):
 
     def __init__(self, journal: Journal, home: Path, central_id: str, timezone: str, clock: IReactorTime,
                  run: Callable[..., defer.Deferred[Any]], decided_seq: Callable[[], int] = lambda: 0,
-                 reported: Callable[[], Iterable[str]] = tuple) -> None:
+                 reported: Callable[[], Iterable[str]] = tuple, language: str = DEFAULT_LANGUAGE) -> None:
         self.journal = journal
+        #: The PDF's language (``[central] language``); the JSON and the CSV are the data's.
+        self.language = language
         self.home = home
         self.reports = home / REPORTS_FOLDER
         self.central_id = central_id
@@ -193,7 +196,8 @@ class DayCloser(Service):
             log.failure("The audit export of {day} could not be written", day=day)
         partial = folder.with_name(f".{folder.name}.partial")  # not a report's name: the feed passes it by
         shutil.rmtree(partial, ignore_errors=True)  # what a stop in the middle of a write left
-        write_signed(daily_report(central_day(records, day, self.central_id, self.timezone)), partial, signer)
+        data, pdf = central_daily_files(central_day(records, day, self.central_id, self.timezone), self.language)
+        write_signed(data, partial, signer, pdf)
         os.rename(partial, folder)
         return folder
 

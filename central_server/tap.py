@@ -69,7 +69,7 @@ from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from twisted.web.resource import Resource
 
-from central_server import leadership, replica, store
+from central_server import i18n, leadership, replica, store
 from central_server.config import CentralConfig, ReplicaConfig, load_config
 from central_server.consultation import CentralConsultation
 from central_server.deliveries import JournalDeliveries
@@ -106,6 +106,7 @@ from server_kit.storage import StorageWatch
 from server_kit.web.consultation import BODY_BYTES as CONSULTATION_BODY_BYTES
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.consultation import consultation_resource
+from server_kit.web.i18n import CatalogResource
 from server_kit.web.http import NotFound, StaticFiles, secure_site
 
 log = Logger()
@@ -324,6 +325,7 @@ def consultation_site(config: CentralConfig, journal: Journal, core: CommandCore
     root.putChild(b"regulator", consultation_resource(core, consultation.answer, STATIC / "regulator.html",
                                                       "the central server"))
     root.putChild(b"static", StaticFiles(STATIC, CONSULTATION_STATIC))
+    root.putChild(b"i18n", CatalogResource(i18n.CATALOGS, config.language, config.timezone, i18n.SETTINGS))
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
     endpoint = guard.endpoint(TCP4ServerEndpoint(reactor, config.consultation.port, interface=config.consultation.interface),
                               tls=tls)
@@ -423,7 +425,8 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
     active = MultiService()
     ClockWatch(core, clock, SYSTEM).setServiceParent(active)  # a step of the wall clock is a fault, journaled
     closer = DayCloser(journal, config.home, config.central_id, config.timezone, clock, read,
-                       decided_seq=lambda: core.seq, reported=deliveries.days)
+                       decided_seq=lambda: core.seq, reported=deliveries.days,
+                       language=config.language)
     closer.setServiceParent(active)
     feed = None
     if config.regulator is not None:

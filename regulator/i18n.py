@@ -9,35 +9,31 @@ message ids are the English texts with named ``{placeholders}``.
 
 Times are 24-hour in Andorra's time zone (``Europe/Andorra``), whatever the server's zone,
 with the date as the language writes it; amounts are integer cents written by CLDR's rules
-(``1.234,56 €`` in Catalan).
+(``1.234,56 €`` in Catalan).  The reading and the formats are the server kit's
+(:mod:`server_kit.i18n`); the regulator keeps its own catalogs (it does not import the hall server).
 """
 
 from __future__ import annotations
 
-import functools
 import gettext
-import io
 from datetime import datetime, timezone, tzinfo
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from babel import Locale
 from babel.dates import format_datetime
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from babel.numbers import format_currency, format_decimal
+from babel.numbers import format_decimal
 
-#: The page's languages, its default first: Catalan is Andorra's official language.
-LANGUAGES = ("ca", "es", "fr", "en")
-DEFAULT_LANGUAGE = "ca"
-#: Each language's own name, as the page's chooser shows it.
-LANGUAGE_NAMES = {"ca": "Català", "es": "Castellano", "fr": "Français", "en": "English"}
+from server_kit import i18n as kit
+from server_kit.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES
+
 #: The regulator's time zone: the page's times are Andorra's.
 TIME_ZONE = ZoneInfo("Europe/Andorra")
 LOCALE_DIR = Path(__file__).parent / "locale"
 DOMAIN = "regulator"
+#: The receiver's catalogs: one domain.
+CATALOGS = kit.Catalogs(LOCALE_DIR, (DOMAIN,), "the regulator's page")
 
 
 def language_of(asked: str | None) -> str:
@@ -45,15 +41,9 @@ def language_of(asked: str | None) -> str:
     return asked if asked in LANGUAGES else DEFAULT_LANGUAGE
 
 
-@functools.cache
 def translations(language: str) -> gettext.GNUTranslations:
     """``language``'s catalog as :mod:`gettext` reads it (plural rules included), made in memory once."""
-    with (LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po").open("rb") as file:
-        catalog = read_po(file, locale=language, domain=DOMAIN)
-    buffer = io.BytesIO()
-    write_mo(buffer, catalog)
-    buffer.seek(0)
-    return gettext.GNUTranslations(buffer)
+    return CATALOGS.translations(language)
 
 
 class Words:
@@ -80,7 +70,7 @@ class Words:
 
     def money(self, cents: int) -> str:
         """Integer cents as the language writes euros: ``1.234,56 €`` (ca), ``€1,234.56`` (en)."""
-        return format_currency(Decimal(cents).scaleb(-2), "EUR", locale=self.locale)
+        return kit.money(cents, self.language)
 
     def moment(self, ms: int) -> str:
         """A time in ms since the epoch: the language's short date and a 24-hour time to the second, in Andorra."""

@@ -6,10 +6,14 @@ is answered, every other certificate and every method but GET refused, nothing c
 from __future__ import annotations
 
 from contextlib import closing
+import datetime
 import http.client
 import json
+import re
 import sqlite3
 import ssl
+import string
+import zoneinfo
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,12 +22,19 @@ import pytest_twisted
 
 from twisted.internet import defer, reactor, task
 
+from central_server import i18n
+from central_server.config import load_config
+from central_server.daily import central_daily_files, read_day, read_year
+from server_kit.i18n import money
 from server_kit.pki import issue_certificate
+from server_kit.reports.render import to_csv
 from server_kit.pki.folder import PkiFolder
 from server_kit.ports import reserve_port
 from tests.central_server.support import CentralProcess, HallClient, config_text, connect, make_pki
 from tests.support.waiting import WAIT, wait_until
+from tests.reports.conftest import pdf_strings
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
+from tests.web.test_languages_browser import VISIBLE_TEXT
 
 INSPECTOR = "inspector-ana"
 
@@ -234,11 +245,33 @@ def test_the_consultation_is_read_only_and_changes_nothing(central: Consulted, m
     assert central.rows("SELECT count(*), max(seq) FROM journal") == before
 
 
+def english_left(texts: list[str], language: str) -> list[str]:
+    """The texts of ``texts`` that are a text of the central catalog in English, not ``language``'s: the
+    whole text for a word ("Halls"), anywhere in it for a longer one (placeholders match anything). A text
+    that is also the language's own word (Catalan "Sales" for halls) is not English left."""
+    catalog = i18n.CATALOGS.catalog(language)
+    own = {form for m in catalog if m.id for form in (m.string if isinstance(m.string, tuple) else (m.string,))}
+    found = set()
+    for message in catalog:
+        if not message.id or not message.string:
+            continue
+        pairs = zip(message.id, message.string) if isinstance(message.id, tuple) else [(message.id, message.string)]
+        for english, translated in pairs:
+            if english == translated:
+                continue
+            pattern = ".+?".join(re.escape(text) for text, _, _, _ in string.Formatter().parse(english))
+            compiled = re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)
+            found |= {f"{english!r} in {text!r}" for text in texts if text not in own and compiled.search(text)}
+    return sorted(found)
+
+
 @pytest.mark.integration
 @pytest.mark.req("R95.3")
-def test_the_regulators_page_in_a_real_browser_shows_the_games_a_game_the_halls_and_the_money(
+def test_the_regulators_page_in_a_real_browser_speaks_catalan_then_english_without_asking_again(
     central: Consulted, browser: Any,
 ) -> None:
+    """The central server's language (Catalan, the default) on every text of the catalog, money by CLDR;
+    the reader picks English and the answers shown are written again, not asked again."""
     cert, key = central.files(INSPECTOR)
     certificates = [{"origin": central.base, "certPath": str(cert), "keyPath": str(key)}]
     context = browser.new_context(ignore_https_errors=True, viewport={"width": 1920, "height": 1080},
@@ -246,22 +279,36 @@ def test_the_regulators_page_in_a_real_browser_shows_the_games_a_game_the_halls_
     page = context.new_page()
     page.set_default_timeout(WAIT * 1000)
     page.goto(f"{central.base}/regulator")
+    page.wait_for_selector("html[lang=ca]", state="attached")
     page.wait_for_selector("#games tbody tr.pick")
     page.locator('#games tbody tr[data-game="net-1"]').click()
     page.wait_for_selector("#game h3")
     drawn = [b["ball"] for b in central.payloads("central_ball_drawn")]
     assert page.inner_text("#game .balls-line").split() == [str(b) for b in drawn]
+    assert page.text_content("#game-title") == "Partida net-1"
     page.wait_for_selector("#halls tbody tr")
     assert page.locator("#halls tbody tr").count() == 2
     assert page.locator("#terminals tbody tr").count() == 6
     cents = _money(central)["hall-2"]
-    euros = f"{'-' if cents < 0 else ''}{abs(cents) // 100}.{abs(cents) % 100:02d} €"
     page.fill("#m-hall", "hall-2")
     page.click("#movements-form button")
-    # The page's first answer (every hall's movements) already reads "movement(s)": wait for hall-2's total.
-    page.wait_for_function("(euros) => document.querySelector('#movements-total').textContent.includes(`total: ${euros}`)",
-                           arg=euros)
+    catalan = money(cents, "ca").replace("\xa0", " ")
+    page.wait_for_function("(euros) => document.querySelector('#movements-total').textContent"
+                           ".replace(/\\s/g, ' ').includes(`total: ${euros}`)", arg=catalan)
     page.wait_for_selector("#records tbody tr")
+    # No English text of the catalog on the page, outside the journal's own data (records, movements' words).
+    example = page.get_attribute("#type", "placeholder")  # names a record type, as the journal does
+    texts = [t for t in page.evaluate(VISIBLE_TEXT, "#records tbody, #movements tbody, #status") if t != example]
+    assert not english_left(texts, "ca")
+    assert page.get_attribute("#m-hall", "placeholder") == "qualsevol"
+    shot(page, "central-regulator-consultation-ca")
+
+    asked = len(central.payloads("regulator_consulted"))
+    page.click(".language-chooser button[data-language=en]")
+    page.wait_for_selector("html[lang=en]", state="attached")
+    assert page.text_content("#game-title") == "Game net-1"
+    assert f"total: {money(cents, 'en')}" in page.text_content("#movements-total")
+    assert len(central.payloads("regulator_consulted")) == asked
     shot(page, "central-regulator-consultation")
     queries = [c["query"] for c in central.payloads("regulator_consulted")]
     assert "games/net-1" in queries and "movements?limit=200&hall=hall-2" in queries
@@ -271,3 +318,25 @@ def test_the_regulators_page_in_a_real_browser_shows_the_games_a_game_the_halls_
         stranger.goto(f"{central.base}/regulator/")
     stranger.context.close()
     context.close()
+
+
+@pytest.mark.integration
+def test_the_daily_and_yearly_pdfs_speak_the_central_servers_language_and_the_data_stays_english(
+    central: Consulted,
+) -> None:
+    """The central server's Catalan (its default) on the PDF of the day's report and of the tax year;
+    the JSON and the CSV keep the data's English words."""
+    config = load_config(central.home / "central.toml")
+    assert config.language == "ca"
+    (ended,) = central.rows("SELECT time_ms FROM journal WHERE type = 'central_game_closed'")
+    day = datetime.datetime.fromtimestamp(ended[0] / 1000, zoneinfo.ZoneInfo(config.timezone)).date().isoformat()
+    data, pdf = central_daily_files(read_day(config, day), config.language)
+    shown = [text.replace("\xa0", " ") for text in pdf_strings(pdf)]
+    joined = " ".join(shown)
+    for catalan in ("Informe diari", "servidor central", "Cartrons venuts", "Recaptació", "línia", "tancada"):
+        assert catalan in joined, f"{catalan!r} not on the Catalan PDF: {shown[:40]}"
+    assert not {"Cards sold", "Collection", "Prizes paid", "Daily report"} & set(shown)
+    assert data.title.startswith("Daily report of") and "Cards sold" in {c.title for t in data.tables for c in t.columns}
+    assert "cards_sold" in to_csv(data).decode()
+    _, laid_out, yearly = read_year(config, int(day[:4]), day)
+    assert "Exercici fiscal" in " ".join(pdf_strings(yearly)) and laid_out.title.startswith("Tax year")

@@ -1,19 +1,22 @@
-// The pages' languages (docs/languages.md): the hall's catalogs (/i18n/<lang>.json, the same
-// .po files the server reads), CLDR money and 24-hour times in the hall's time zone (Intl).
+// The pages' languages (docs/languages.md), on every server that serves pages (the hall, the
+// central server): the server's catalogs (/i18n/<lang>.json, the same .po files the server reads),
+// CLDR money and 24-hour times in the server's time zone (Intl).
 //   I18n.t("Game {number}", { number: 4 })      a text in the page's language, placeholders filled
 //   I18n.tn("{n} card", "{n} cards", n)          the plural form for n ({n} is filled)
 //   I18n.money(7200)  "72,00 €" (ca), "€72.00" (en): integer cents, never a float amount
-//   I18n.time(ms)     "20:05" in the hall's time zone
+//   I18n.time(ms)     "20:05" in the server's time zone
 //   I18n.day("2026-12-17")  "17 de desembre de 2026" (ca), "December 17, 2026" (en): a calendar date
 // Elements carrying data-i18n have their text translated (the English text is the msgid);
 // data-i18n-placeholder, data-i18n-aria-label, data-i18n-title and data-i18n-data-empty (the text CSS
 // shows in an empty list, content: attr(data-empty)) translate that attribute.
 // The language is the page's ?lang=, else the one the person chose (localStorage, on pages
-// with a chooser), else the hall's ([hall] language in hall.toml).
+// with a chooser), else the server's: the hall's ([hall] language in hall.toml, /i18n/hall.json),
+// the central server's ([central] language in central.toml, /i18n/central.json: start()'s
+// options.settings names it).
 "use strict";
 
 const I18n = (() => {
-  const STORAGE = "hall-language";
+  let storage = "hall-language";
   const ATTRIBUTES = ["placeholder", "aria-label", "title", "data-empty"];
   const state = {
     language: "en", messages: {}, hall: { language: "ca", languages: ["ca", "es", "fr", "en"], names: {}, time_zone: "Europe/Andorra" },
@@ -29,7 +32,7 @@ const I18n = (() => {
   function wanted() {
     const asked = new URLSearchParams(location.search).get("lang");
     if (state.hall.languages.includes(asked)) return asked;
-    const stored = state.remember ? localStorage.getItem(STORAGE) : null;
+    const stored = state.remember ? localStorage.getItem(storage) : null;
     if (state.hall.languages.includes(stored)) return stored;
     return state.hall.language;
   }
@@ -120,21 +123,24 @@ const I18n = (() => {
       button.title = state.hall.names[language] || language;
       button.setAttribute("aria-pressed", String(language === state.language));
       button.addEventListener("click", () => {
-        localStorage.setItem(STORAGE, language);
+        localStorage.setItem(storage, language);
         use(language);
       });
       return button;
     }));
   }
 
-  // Loads the hall's settings and the page's language, then runs ready(); a hall that cannot be
-  // reached leaves the page in English with money and times still formatted.
+  // Loads the server's settings (options.settings, the hall's by default) and the page's language,
+  // then runs ready(); a server that cannot be reached leaves the page in English with money and
+  // times still formatted.  options.storage: where the person's choice is kept (one per server).
   async function start(ready, options = {}) {
     state.remember = Boolean(options.remember);
+    if (options.storage) storage = options.storage;
+    const settings = options.settings || "/i18n/hall.json";
     try {
-      state.hall = await fetchJson("/i18n/hall.json");
+      state.hall = await fetchJson(settings);
     } catch (error) {
-      console.warn(`i18n: the hall's languages did not load (${error.message}); the page stays in English`);
+      console.warn(`i18n: the server's languages did not load (${error.message}); the page stays in English`);
     }
     await use(wanted());
     if (options.chooser) chooser(options.chooser);
