@@ -33,6 +33,8 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_currency
 
+from protocol.errors import DomainError, fill
+
 #: The languages of the hall, the default first: Catalan is Andorra's official language.
 LANGUAGES = ("ca", "es", "fr", "en")
 DEFAULT_LANGUAGE = "ca"
@@ -102,6 +104,20 @@ def translate(language: str, msgid: str, **params: Any) -> str:
     """``msgid`` in ``language`` with its ``{placeholders}`` filled; the English text if untranslated."""
     text = translations(language).gettext(msgid)
     return text.format(**params) if params else text
+
+
+def said(error: DomainError, language: str) -> str:
+    """``error``'s message in ``language`` (the console's refusals, ``docs/languages.md``): its
+    template (``N_("...")``) translated and filled with its params, amounts (``Cents``) written by
+    CLDR; the English ``str(error)`` for English, for a language the hall does not speak, for an
+    error with no template, and for a translation whose placeholders its params do not fill."""
+    if error.template is None or language not in LANGUAGES or language == "en":
+        return str(error)
+    try:
+        return fill(translations(language).gettext(error.template), error.params,
+                    money=lambda cents: money(cents, language))
+    except (KeyError, ValueError, IndexError):
+        return str(error)
 
 
 def messages(language: str) -> dict[str, Any]:
