@@ -114,7 +114,7 @@ def said(error: DomainError, language: str) -> str:
     if error.template is None or language not in LANGUAGES or language == "en":
         return str(error)
     try:
-        return fill(translations(language).gettext(error.template), error.params,
+        return fill(translations(language).gettext(error.template), error.template_params,
                     money=lambda cents: money(cents, language))
     except (KeyError, ValueError, IndexError):
         return str(error)

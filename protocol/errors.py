@@ -66,16 +66,16 @@ class DomainError(Exception):
     """A command or an input that breaks a rule; ``str(error)`` is the user-facing message.
 
     Given a :class:`Template` (``N_("...")``) and its ``params``, the message is the template
-    filled in English, and the error keeps both (``template``, ``params``) for an edge that
-    says it in another language.
+    filled in English, and the error keeps both (``template``, ``template_params``) for an edge
+    that says it in another language.
     """
 
     template: Template | None = None
-    params: Mapping[str, Any] = {}
+    template_params: Mapping[str, Any] = {}
 
     def __init__(self, *args: Any, **params: Any) -> None:
         if args and isinstance(args[0], Template):
-            self.template, self.params = args[0], params
+            self.template, self.template_params = args[0], params
             super().__init__(fill(args[0], params), *args[1:])
         elif params:
             raise TypeError("a DomainError's params fill an N_() template")

@@ -88,7 +88,7 @@ class ChannelError(DomainError):
         super().__init__(message)
         self.code = code
         if said is not None:  # the hall's refusal: its template, to be said in the reader's language
-            self.template, self.params = said.template, said.params
+            self.template, self.template_params = said.template, said.template_params
 
 
 @dataclass(frozen=True)
