@@ -202,8 +202,26 @@ def check_cents(amount: object, what: str, *, zero_allowed: bool = False) -> int
     if isinstance(amount, bool) or not isinstance(amount, int):
         raise CashierError(f"the {what} is a whole number of cents, not {amount!r}")
     if amount < 0 or (amount == 0 and not zero_allowed):
+        template = AMOUNT_REFUSED.get((what, zero_allowed))
+        if template is not None:
+            raise CashierError(template, amount=amount)
         raise CashierError(f"the {what} must be {'zero or more' if zero_allowed else 'more than zero'}, not {amount}")
     return amount
+
+
+#: The refusal of an amount below zero, or of zero where it is no amount, for each amount a cash
+#: desk's command takes (the catalog's sentence: the amount's name is a word of the sentence).
+AMOUNT_REFUSED = {
+    ("amount to load", False): N_("the amount to load must be more than zero, not {amount}"),
+    ("amount to cash out", False): N_("the amount to cash out must be more than zero, not {amount}"),
+    ("float", True): N_("the float must be zero or more, not {amount}"),
+    ("counted cash", True): N_("the counted cash must be zero or more, not {amount}"),
+    ("amount handed in", False): N_("the amount handed in must be more than zero, not {amount}"),
+    ("top-up", False): N_("the top-up must be more than zero, not {amount}"),
+    ("amount moved", False): N_("the amount moved must be more than zero, not {amount}"),
+    ("deposit", False): N_("the deposit must be more than zero, not {amount}"),
+    ("withdrawal", False): N_("the withdrawal must be more than zero, not {amount}"),
+}
 
 
 def player_account(number: str) -> str:

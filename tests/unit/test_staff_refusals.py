@@ -10,7 +10,7 @@ import pytest
 
 from hall_server import i18n
 from hall_server.hall.admission import AdmissionError
-from hall_server.hall.cashier import CashierError
+from hall_server.hall.cashier import AMOUNT_REFUSED, CashierError, check_cents
 from hall_server.hall.session import SessionError
 from protocol.errors import N_, Cents, DomainError, fill
 from server_kit.web.channel import ChannelError, CommandChannel, CommandRequest, parse_request
@@ -105,3 +105,12 @@ def test_the_channel_answers_a_hall_refusal_in_the_requests_language() -> None:
     assert channel.error_answer(request, own)["error"]["message"] == "there is no command 'x'"
     english = CommandChannel(core=Any)
     assert english.error_answer(request, refused)["error"]["message"] == str(refused)
+
+
+@pytest.mark.parametrize(("what", "zero_allowed"), sorted(AMOUNT_REFUSED))
+def test_an_amounts_refusal_reads_as_it_did_in_english_and_is_said_in_catalan(what: str, zero_allowed: bool) -> None:
+    with pytest.raises(CashierError) as refused:
+        check_cents(-5, what, zero_allowed=zero_allowed)
+    assert str(refused.value) == f"the {what} must be {'zero or more' if zero_allowed else 'more than zero'}, not -5"
+    said = i18n.said(refused.value, "ca")
+    assert said != str(refused.value) and said.endswith(", no -5")
