@@ -26,6 +26,7 @@ from typing import Any
 
 from babel.messages.catalog import Catalog
 
+from protocol.errors import DomainError, fill
 from server_kit import i18n as kit
 from server_kit.i18n import DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, TRANSLATED_ATTRIBUTES, LanguageUnknown
 from server_kit.i18n import extract_html
@@ -68,6 +69,20 @@ def translations(language: str) -> gettext.GNUTranslations:
 def translate(language: str, msgid: str, **params: Any) -> str:
     """``msgid`` in ``language`` with its ``{placeholders}`` filled; the English text if untranslated."""
     return CATALOGS.translate(language, msgid, **params)
+
+
+def said(error: DomainError, language: str) -> str:
+    """``error``'s message in ``language`` (the console's refusals, ``docs/languages.md``): its
+    template (``N_("...")``) translated and filled with its params, amounts (``Cents``) written by
+    CLDR; the English ``str(error)`` for English, for a language the hall does not speak, for an
+    error with no template, and for a translation whose placeholders its params do not fill."""
+    if error.template is None or language not in LANGUAGES or language == "en":
+        return str(error)
+    try:
+        return fill(translations(language).gettext(error.template), error.template_params,
+                    money=lambda cents: money(cents, language))
+    except (KeyError, ValueError, IndexError):
+        return str(error)
 
 
 def messages(language: str) -> dict[str, Any]:

@@ -78,6 +78,7 @@ from hall_server.hall.virtual import VirtualModule
 from hall_server.annex.link import AnnexLink
 from hall_server.annex.module import AnnexModule
 from hall_server.annex.terminals import JointTerminalSales
+from hall_server.i18n import said
 from hall_server.network.link import CentralAddress, Endpoint, central_link
 from hall_server.network.module import NetworkModule
 from hall_server.network.relay import NetworkRelay
@@ -667,7 +668,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     directory = StaffDirectory(config.staff, today=lambda: local_date(clock.now_ms(), zone))
     directory.sign_sessions(session, zone)
     sign_ins = SignIns(directory, reactor)
-    channel = CommandChannel(core)
+    channel = CommandChannel(core, say=said)  # a refusal in the language the console reads
     hub = LiveHub(view, channel, sign_ins)
     core.observers.append(hub.record_committed)
     core.storage_listeners.append(hub.storage_changed)  # the alarm on every console

@@ -3,11 +3,84 @@
 Every error carries a message written for the person who caused it (a cashier, a
 caller, an auditor reading a file): it says what is wrong and, where it helps, what
 to do.  Edges (CLI, web, AMP) show ``str(error)`` and never a traceback.
+
+A message a person meets often is made from a template of the catalogs
+(``docs/languages.md``, "The server's refusals"): ``DomainError(N_("there is no cash
+desk {desk!r}"), desk=name)``.  ``str(error)`` is the English text, journaled and
+logged as it is; an edge that knows its reader's language says the same template in
+that language with the same params (:func:`fill`).
 """
+
+from __future__ import annotations
+
+import string
+from typing import Any, Callable, Mapping
+
+from protocol.money import format_cents
+
+
+class Template(str):
+    """An English text of the catalogs, with named ``{placeholders}``: what :func:`N_` marks."""
+
+
+def N_(text: str) -> Template:
+    """Mark ``text`` for extraction into a catalog (``pybabel extract -k N_``); it reads as written."""
+    return Template(text)
+
+
+class Cents(int):
+    """An amount in a template's params: integer cents, written ``12.34 EUR`` in the English
+    text and by the reader's locale in another language."""
+
+    def __format__(self, spec: str) -> str:
+        return format(format_cents(int(self)), spec)
+
+    def __str__(self) -> str:
+        return format(self, "")
+
+
+class _ParamsOnly(string.Formatter):
+    """Fills a template's ``{name}``, ``{name!r}`` and ``{name:spec}`` from its params and nothing
+    else: no attribute, no index, no positional field.  A param's value is data, never read as a
+    template itself."""
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, str]:
+        if not field_name.isidentifier() or field_name not in kwargs:
+            raise KeyError(field_name)
+        return kwargs[field_name], field_name
+
+
+_FORMATTER = _ParamsOnly()
+
+
+def fill(template: str, params: Mapping[str, Any], *, money: Callable[[int], str] | None = None) -> str:
+    """``template`` with its placeholders filled from ``params``; ``money`` writes a
+    :class:`Cents` param (else it reads ``12.34 EUR``).  ``KeyError`` or ``ValueError`` on a
+    placeholder the params do not give."""
+    if money is not None:
+        params = {name: money(int(value)) if isinstance(value, Cents) else value for name, value in params.items()}
+    return _FORMATTER.vformat(template, (), dict(params))
 
 
 class DomainError(Exception):
-    """A command or an input that breaks a rule; ``str(error)`` is the user-facing message."""
+    """A command or an input that breaks a rule; ``str(error)`` is the user-facing message.
+
+    Given a :class:`Template` (``N_("...")``) and its ``params``, the message is the template
+    filled in English, and the error keeps both (``template``, ``template_params``) for an edge
+    that says it in another language.
+    """
+
+    template: Template | None = None
+    template_params: Mapping[str, Any] = {}
+
+    def __init__(self, *args: Any, **params: Any) -> None:
+        if args and isinstance(args[0], Template):
+            self.template, self.template_params = args[0], params
+            super().__init__(fill(args[0], params), *args[1:])
+        elif params:
+            raise TypeError("a DomainError's params fill an N_() template")
+        else:
+            super().__init__(*args)
 
 
 class Refusal(str):
@@ -20,6 +93,6 @@ class Refusal(str):
 
     def __new__(cls, text: str, reason: str, **params: int | str) -> "Refusal":
         refusal = super().__new__(cls, text)
-        refusal.reason = reason
         refusal.params = params
+        refusal.reason = reason
         return refusal

@@ -57,7 +57,7 @@ from twisted.internet.defer import Deferred
 
 from hall_server.hall.roles import Role
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.projection import ProjectedState
 
@@ -120,14 +120,14 @@ class BannedListError(AdmissionError):
 def normalize_document(text: object) -> str:
     """An identity document number in the form it is compared in, or :class:`AdmissionError`."""
     if not isinstance(text, str):
-        raise AdmissionError(f"an identity document number is text, not {text!r}")
+        raise AdmissionError(N_("an identity document number is text, not {text!r}"), text=text)
     document = _DOCUMENT_NOISE.sub("", text).upper()
     if not document:
-        raise AdmissionError("give the number of the identity document shown")
+        raise AdmissionError(N_("give the number of the identity document shown"))
     if not document.isalnum() or not document.isascii():
-        raise AdmissionError(f"an identity document number has letters and digits only, not {text!r}")
+        raise AdmissionError(N_("an identity document number has letters and digits only, not {text!r}"), text=text)
     if len(document) > MAX_DOCUMENT:
-        raise AdmissionError(f"an identity document number has at most {MAX_DOCUMENT} characters")
+        raise AdmissionError(N_("an identity document number has at most {most} characters"), most=MAX_DOCUMENT)
     return document
 
 
@@ -157,16 +157,18 @@ def age_on(born: date, day: date) -> int:
 def read_birth_date(text: object, today: date) -> date:
     """The birth date read on the document (YYYY-MM-DD), or :class:`AdmissionError`."""
     if not isinstance(text, str) or not _ISO_DATE.fullmatch(text.strip()):
-        raise AdmissionError(f"give the birth date on the document as YYYY-MM-DD, not {text!r} (R75.1)")
+        raise AdmissionError(N_("give the birth date on the document as YYYY-MM-DD, not {text!r} (R75.1)"), text=text)
     try:
         born = date.fromisoformat(text.strip())
     except ValueError:
-        raise AdmissionError(f"{text!r} is not a real date; read the birth date on the document again") from None
+        raise AdmissionError(N_("{text!r} is not a real date; read the birth date on the document again"),
+                             text=text) from None
     if born > today:
-        raise AdmissionError(f"the birth date {born.isoformat()} is after today; read it on the document again")
+        raise AdmissionError(N_("the birth date {born} is after today; read it on the document again"),
+                             born=born.isoformat())
     if age_on(born, today) > MAX_AGE:
-        raise AdmissionError(f"the birth date {born.isoformat()} makes the visitor older than {MAX_AGE}; "
-                             "read it on the document again")
+        raise AdmissionError(N_("the birth date {born} makes the visitor older than {most}; "
+                                "read it on the document again"), born=born.isoformat(), most=MAX_AGE)
     return born
 
 
@@ -435,9 +437,9 @@ class AdmissionModule(ProjectedState):
     def visitor(self, number: int) -> Visitor:
         """The visitor record ``number``, or :class:`AdmissionError`."""
         if isinstance(number, bool) or not isinstance(number, int):
-            raise AdmissionError(f"a visitor number is a whole number, not {number!r}")
+            raise AdmissionError(N_("a visitor number is a whole number, not {number!r}"), number=number)
         if not 1 <= number <= len(self.state.visitors):
-            raise AdmissionError(f"there is no visitor record {number}")
+            raise AdmissionError(N_("there is no visitor record {number}"), number=number)
         return self.state.visitors[number - 1]
 
     def refuse_if_banned(self, document: str, on: date, where: str) -> None:
@@ -498,10 +500,10 @@ class AdmissionModule(ProjectedState):
             visitor_name = clean_text(name, "visitor's name", MAX_NAME)
             normal = normalize_document(document)
             if self.state.banned_list is None:
-                raise AdmissionError(
+                raise AdmissionError(N_(
                     "the regulator's banned list has not been imported; nobody can be admitted "
                     "until an administrator imports it (R75.2)"
-                )
+                ))
             today = self.today(now)
             age = age_on(read_birth_date(birth_date, today), today)
             refused = self._door_refusal(normal, today, now, age)
@@ -544,11 +546,12 @@ class AdmissionModule(ProjectedState):
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             person = self.visitor(visitor)
             if person.number in self.state.left:
-                raise AdmissionError(f"visitor {person.number} ({person.name}) has already left "
-                                     f"(record {self.state.left[person.number]})")
+                raise AdmissionError(N_("visitor {visitor} ({name}) has already left (record {seq})"),
+                                     visitor=person.number, name=person.name, seq=self.state.left[person.number])
             if person.time_ms < self.counted_since(now):
-                raise AdmissionError(f"visitor {person.number} ({person.name}) was admitted before the hall last "
-                                     "closed, and is no longer counted among the people present")
+                raise AdmissionError(N_("visitor {visitor} ({name}) was admitted before the hall last closed, "
+                                        "and is no longer counted among the people present"),
+                                     visitor=person.number, name=person.name)
             return [("visitor_left", {"number": person.number})]
 
         return self.core.execute(actor, "record_visitor_left", decide)
@@ -559,15 +562,16 @@ class AdmissionModule(ProjectedState):
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             source_name = clean_text(source, "file's name", MAX_NAME)
             if (bad := control_character(source_name)) is not None:
-                raise AdmissionError(f"the file's name holds the control character {bad}; give it as printable text")
+                raise AdmissionError(N_("the file's name holds the control character {bad}; give it as printable text"),
+                                     bad=bad)
             people = parse_banned_list(content)
             digest = hashlib.sha256(content.encode("utf-8")).hexdigest()
             current = self.state.banned_list
             if current is not None and current.sha256 == digest:
                 raise AdmissionError(
-                    f"this file (SHA-256 {digest[:16]}...) is already the list in force, imported "
-                    f"by {current.imported_by} in record {current.seq}; nothing to do"
-                )
+                    N_("this file (SHA-256 {digest}...) is already the list in force, imported "
+                       "by {name} in record {seq}; nothing to do"),
+                    digest=digest[:16], name=current.imported_by, seq=current.seq)
             return [
                 (
                     "banned_list_imported",
@@ -609,11 +613,11 @@ class AdmissionModule(ProjectedState):
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(self.state.complaints):
-                raise AdmissionError(f"there is no complaint number {number!r} in the book")
+                raise AdmissionError(N_("there is no complaint number {number!r} in the book"), number=number)
             complaint = self.state.complaints[number - 1]
             if complaint.room_chief is not None:
-                raise AdmissionError(f"complaint {number} was written in the presence of {complaint.room_chief} "
-                                     "already (R75.5)")
+                raise AdmissionError(N_("complaint {number} was written in the presence of {name} already (R75.5)"),
+                                     number=number, name=complaint.room_chief)
             return [("complaint_confirmed", {"number": number})]
 
         return self.core.execute(actor, "confirm_complaint", decide)
@@ -626,10 +630,10 @@ class AdmissionModule(ProjectedState):
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             text = clean_text(description, "incident's description", MAX_TEXT)
             if not isinstance(visitors, (list, tuple)):
-                raise AdmissionError("list the visitor numbers involved (an empty list if none)")
+                raise AdmissionError(N_("list the visitor numbers involved (an empty list if none)"))
             numbers = [self.visitor(number).number for number in visitors]
             if len(set(numbers)) != len(numbers):
-                raise AdmissionError("a visitor is named twice in the incident")
+                raise AdmissionError(N_("a visitor is named twice in the incident"))
             return [
                 (
                     "incident_recorded",

@@ -82,7 +82,7 @@ from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
 from hall_server.hall.roles import Role
 from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import N_, Cents, DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
 from protocol.settlement import (
@@ -163,12 +163,13 @@ def random_account_number() -> str:
 def normalize_account_number(text: object) -> str:
     """The account number typed or scanned (spaces and hyphens allowed), or :class:`CashierError`."""
     if not isinstance(text, str):
-        raise CashierError(f"an account number is text, not {text!r}")
+        raise CashierError(N_("an account number is text, not {text!r}"), text=text)
     number = text.replace(" ", "").replace("-", "")
     if len(number) != ACCOUNT_DIGITS or not number.isdigit() or not number.isascii():
-        raise CashierError(f"an account number has {ACCOUNT_DIGITS} digits, not {text!r}")
+        raise CashierError(N_("an account number has {digits} digits, not {text!r}"), digits=ACCOUNT_DIGITS, text=text)
     if luhn_check_digit(number[:-1]) != number[-1]:
-        raise CashierError(f"account number {format_account_number(number)} is mistyped: its check digit is wrong")
+        raise CashierError(N_("account number {account} is mistyped: its check digit is wrong"),
+                           account=format_account_number(number))
     return number
 
 
@@ -191,9 +192,8 @@ def pin_matches(pin: str, stored: str) -> bool:
 
 def check_pin(pin: object) -> str:
     if not isinstance(pin, str) or not pin.isdigit() or not pin.isascii() or len(pin) not in PIN_LENGTHS:
-        raise CashierError(
-            f"a PIN is {PIN_LENGTHS.start} to {PIN_LENGTHS.stop - 1} digits, chosen by the player"
-        )
+        raise CashierError(N_("a PIN is {least} to {most} digits, chosen by the player"),
+                           least=PIN_LENGTHS.start, most=PIN_LENGTHS.stop - 1)
     return pin
 
 
@@ -202,8 +202,26 @@ def check_cents(amount: object, what: str, *, zero_allowed: bool = False) -> int
     if isinstance(amount, bool) or not isinstance(amount, int):
         raise CashierError(f"the {what} is a whole number of cents, not {amount!r}")
     if amount < 0 or (amount == 0 and not zero_allowed):
+        template = AMOUNT_REFUSED.get((what, zero_allowed))
+        if template is not None:
+            raise CashierError(template, amount=amount)
         raise CashierError(f"the {what} must be {'zero or more' if zero_allowed else 'more than zero'}, not {amount}")
     return amount
+
+
+#: The refusal of an amount below zero, or of zero where it is no amount, for each amount a cash
+#: desk's command takes (the catalog's sentence: the amount's name is a word of the sentence).
+AMOUNT_REFUSED = {
+    ("amount to load", False): N_("the amount to load must be more than zero, not {amount}"),
+    ("amount to cash out", False): N_("the amount to cash out must be more than zero, not {amount}"),
+    ("float", True): N_("the float must be zero or more, not {amount}"),
+    ("counted cash", True): N_("the counted cash must be zero or more, not {amount}"),
+    ("amount handed in", False): N_("the amount handed in must be more than zero, not {amount}"),
+    ("top-up", False): N_("the top-up must be more than zero, not {amount}"),
+    ("amount moved", False): N_("the amount moved must be more than zero, not {amount}"),
+    ("deposit", False): N_("the deposit must be more than zero, not {amount}"),
+    ("withdrawal", False): N_("the withdrawal must be more than zero, not {amount}"),
+}
 
 
 def player_account(number: str) -> str:
@@ -225,9 +243,9 @@ def _named(counterpart: str) -> str:
 def _bank_reference(reference: object) -> str:
     """The bank slip's or transfer's reference of a jackpot deposit or withdrawal, or :class:`CashierError`."""
     if not isinstance(reference, str) or not reference.strip():
-        raise CashierError("give the bank slip's reference: it ties the record to the bank's statement")
+        raise CashierError(N_("give the bank slip's reference: it ties the record to the bank's statement"))
     if len(reference.strip()) > MAX_REFERENCE:
-        raise CashierError(f"the bank reference has at most {MAX_REFERENCE} characters")
+        raise CashierError(N_("the bank reference has at most {most} characters"), most=MAX_REFERENCE)
     return reference.strip()
 
 
@@ -419,16 +437,14 @@ class CashierModule(ProjectedState):
         normal = normalize_account_number(number)
         account = self.state.accounts.get(normal)
         if account is None:
-            raise CashierError(f"there is no account {format_account_number(normal)}")
+            raise CashierError(N_("there is no account {account}"), account=format_account_number(normal))
         return account
 
     def usable_account(self, number: str) -> PlayerAccount:
         account = self.account(number)
         if account.closed:
-            raise CashierError(
-                f"account {format_account_number(account.number)} is closed and cannot be used; "
-                "open a new one"
-            )
+            raise CashierError(N_("account {account} is closed and cannot be used; open a new one"),
+                               account=format_account_number(account.number))
         return account
 
     def balance(self, number: str) -> int:
@@ -442,15 +458,14 @@ class CashierModule(ProjectedState):
 
     def desk(self, name: object) -> CashDesk:
         if not isinstance(name, str) or name not in self.state.desks:
-            raise CashierError(
-                f"there is no cash desk {name!r}; the desks are {', '.join(sorted(self.state.desks))}"
-            )
+            raise CashierError(N_("there is no cash desk {desk!r}; the desks are {desks}"),
+                               desk=name, desks=", ".join(sorted(self.state.desks)))
         return self.state.desks[name]
 
     def require_open_desk(self, name: object) -> CashDesk:
         desk = self.desk(name)
         if not desk.open:
-            raise CashierError(f"cash desk {desk.name} is not open; open it with its float first")
+            raise CashierError(N_("cash desk {desk} is not open; open it with its float first"), desk=desk.name)
         return desk
 
     def desk_in_hand(self, actor: Actor, name: object) -> CashDesk:
@@ -461,10 +476,9 @@ class CashierModule(ProjectedState):
         desk = self.require_open_desk(name)
         if actor.name != desk.holder or str(actor.role) != desk.holder_role:
             raise CashierError(
-                f"cash desk {desk.name} is in the hands of {desk.holder}; only {desk.holder} works it. "
-                f"{desk.holder} hands it over (hand_over_cash_desk), or the room chief does if "
-                f"{desk.holder} is away"
-            )
+                N_("cash desk {desk} is in the hands of {holder}; only {holder} works it. {holder} hands it over "
+                   "(hand_over_cash_desk), or the room chief does if {holder} is away"),
+                desk=desk.name, holder=desk.holder)
         return desk
 
     def standing_in(self, actor: Actor) -> None:
@@ -475,9 +489,9 @@ class CashierModule(ProjectedState):
         if any(d.open and (d.holder, d.holder_role) == (actor.name, Role.TABLE_CHIEF) for d in self.state.desks.values()):
             return
         raise CashierError(
-            f"{actor.name} (table chief) does the cashier's work only while standing in for the cashier (R80.4): "
-            "the cashier, or the room chief, hands a cash desk over first (hand_over_cash_desk)"
-        )
+            N_("{name} (table chief) does the cashier's work only while standing in for the cashier (R80.4): "
+               "the cashier, or the room chief, hands a cash desk over first (hand_over_cash_desk)"),
+            name=actor.name)
 
     def paying_drawer(self, desk: object, actor: Actor | None = None) -> str:
         """The ledger account of ``desk`` if it is a cash desk that is open, or :class:`CashierError`.
@@ -488,10 +502,9 @@ class CashierModule(ProjectedState):
         """
         if not isinstance(desk, str) or desk not in self.state.desks:
             raise CashierError(
-                f"{desk!r} is not a cash desk (the desks are {', '.join(sorted(self.state.desks))}); "
-                "payments are made at an open cash desk, never from a seller's drawer: hand the takings "
-                "in to a desk first (hand_in_takings)"
-            )
+                N_("{desk!r} is not a cash desk (the desks are {desks}); payments are made at an open cash desk, "
+                   "never from a seller's drawer: hand the takings in to a desk first (hand_in_takings)"),
+                desk=desk, desks=", ".join(sorted(self.state.desks)))
         if actor is not None and str(actor.role) in DESK_HOLDERS:
             return cash_account(self.desk_in_hand(actor, desk).name)
         return cash_account(self.require_open_desk(desk).name)
@@ -586,25 +599,21 @@ class CashierModule(ProjectedState):
             today = local_date(now, self.timezone)
             if local_date(person.time_ms, self.timezone) != today:
                 raise CashierError(
-                    f"visitor {person.number} was admitted on {local_date(person.time_ms, self.timezone)}, "
-                    "not today; they must pass the admission desk again"
-                )
+                    N_("visitor {visitor} was admitted on {day}, not today; they must pass the admission desk again"),
+                    visitor=person.number, day=local_date(person.time_ms, self.timezone).isoformat())
             self.admission.refuse_at_the_door(person.document, today, "opening an account")
             if self.admission.is_staff(person.document):
-                raise CashierError(
-                    f"document {person.document} belongs to a member of staff; staff may not play (R81.b)"
-                )
+                raise CashierError(N_("document {document} belongs to a member of staff; staff may not play (R81.b)"),
+                                   document=person.document)
             held = [a for a in self.state.accounts.values() if a.visitor == person.number and not a.closed]
             if held:
                 # Most often the same request given twice; a second account would split
                 # the player's credit for nothing.
-                raise CashierError(
-                    f"visitor {person.number} already holds account {format_account_number(held[0].number)}; "
-                    "use it, or close it first"
-                )
+                raise CashierError(N_("visitor {visitor} already holds account {account}; use it, or close it first"),
+                                   visitor=person.number, account=format_account_number(held[0].number))
             check_pin(pin)  # refused here, in order, if it was not hashed
             if number in self.state.accounts:
-                raise CashierError("the new account number was taken meanwhile; try again")
+                raise CashierError(N_("the new account number was taken meanwhile; try again"))
             return [
                 (
                     "player_account_opened",
@@ -649,24 +658,21 @@ class CashierModule(ProjectedState):
             drawer = self.desk_in_hand(actor, desk)
             if method not in PAYMENT_METHODS:
                 raise CashierError(
-                    f"prizes and credit are paid in cash, by transfer or by cheque, never in kind (R78); "
-                    f"not {method!r}"
-                )
+                    N_("prizes and credit are paid in cash, by transfer or by cheque, never in kind (R78); not {method!r}"),
+                    method=method)
             if not isinstance(reference, str):
-                raise CashierError("the payment reference is text")
+                raise CashierError(N_("the payment reference is text"))
             ref = reference.strip()
             if method == "cash" and ref:
-                raise CashierError("a cash payment has no reference; leave it empty")
+                raise CashierError(N_("a cash payment has no reference; leave it empty"))
             if method != "cash" and not ref:
-                raise CashierError(f"give the {'cheque number' if method == 'cheque' else 'transfer reference'}")
+                raise CashierError(N_("give the cheque number") if method == "cheque" else N_("give the transfer reference"))
             if len(ref) > MAX_REFERENCE:
-                raise CashierError(f"the payment reference has at most {MAX_REFERENCE} characters")
+                raise CashierError(N_("the payment reference has at most {most} characters"), most=MAX_REFERENCE)
             held = self.ledger.balance(player_account(player.number))
             if amount > held:
-                raise CashierError(
-                    f"account {format_account_number(player.number)} holds {format_cents(held)}; "
-                    f"it cannot pay out {format_cents(amount)}"
-                )
+                raise CashierError(N_("account {account} holds {held}; it cannot pay out {amount}"),
+                                   account=format_account_number(player.number), held=Cents(held), amount=Cents(amount))
             if method == "cash":
                 posting = Posting.transfer(
                     amount,
@@ -703,10 +709,8 @@ class CashierModule(ProjectedState):
             player = self.usable_account(account)
             held = self.ledger.balance(player_account(player.number))
             if held:
-                raise CashierError(
-                    f"account {format_account_number(player.number)} still holds {format_cents(held)}; "
-                    "cash it out before closing"
-                )
+                raise CashierError(N_("account {account} still holds {held}; cash it out before closing"),
+                                   account=format_account_number(player.number), held=Cents(held))
             return [("player_account_closed", {"account": player.number})]
 
         return self.core.execute(actor, "close_player_account", decide)
@@ -718,7 +722,7 @@ class CashierModule(ProjectedState):
             amount = check_cents(float_cents, "float", zero_allowed=True)
             drawer = self.desk(desk)
             if drawer.open:
-                raise CashierError(f"cash desk {drawer.name} is already open")
+                raise CashierError(N_("cash desk {desk} is already open"), desk=drawer.name)
             entries: list[tuple[str, dict[str, Any]]] = [
                 ("cash_desk_opened", {"desk": drawer.name, "float": amount})
             ]
@@ -739,8 +743,11 @@ class CashierModule(ProjectedState):
             drawer = self.desk(desk)
             if not drawer.open:
                 last = [r for r in self.state.reconciliations if r.desk == drawer.name]
-                done = f" (reconciled by {last[-1].cashier} in record {last[-1].seq})" if last else ""
-                raise CashierError(f"cash desk {drawer.name} is not open{done}; there is nothing to reconcile")
+                if last:
+                    raise CashierError(N_("cash desk {desk} is not open (reconciled by {cashier} in record {seq}); "
+                                          "there is nothing to reconcile"),
+                                       desk=drawer.name, cashier=last[-1].cashier, seq=last[-1].seq)
+                raise CashierError(N_("cash desk {desk} is not open; there is nothing to reconcile"), desk=drawer.name)
             self.desk_in_hand(actor, drawer.name)
             expected = self.ledger.balance(cash_account(drawer.name))
             difference = counted - expected
@@ -779,26 +786,24 @@ class CashierModule(ProjectedState):
             if str(actor.role) != Role.ROOM_CHIEF:
                 self.desk_in_hand(actor, drawer.name)
             if not isinstance(to, str) or not to.strip():
-                raise CashierError("name the person the desk is handed over to")
+                raise CashierError(N_("name the person the desk is handed over to"))
             taker = to.strip()
             if to_role not in DESK_HOLDERS:
                 raise CashierError(
-                    f"a cash desk is held by a cashier or by the table chief standing in for one (R80.4), "
-                    f"not by a {to_role!r}"
-                )
+                    N_("a cash desk is held by a cashier or by the table chief standing in for one (R80.4), not by a {role!r}"),
+                    role=to_role)
             if self.staff is not None and self.staff.get(taker) != to_role:
                 known = self.staff.get(taker)
-                raise CashierError(
-                    f"{taker} is not a member of staff" if known is None
-                    else f"{taker} is the hall's {str(known).replace('_', ' ')}, not its {to_role.replace('_', ' ')}"
-                )
+                if known is None:
+                    raise CashierError(N_("{name} is not a member of staff"), name=taker)
+                raise CashierError(f"{taker} is the hall's {str(known).replace('_', ' ')}, not its {to_role.replace('_', ' ')}")
             if (taker, to_role) == (drawer.holder, drawer.holder_role):
-                raise CashierError(f"cash desk {drawer.name} is already in the hands of {taker}")
+                raise CashierError(N_("cash desk {desk} is already in the hands of {name}"), desk=drawer.name, name=taker)
             why = reason.strip() if isinstance(reason, str) else ""
             if not why:
-                raise CashierError("say why the desk changes hands; it goes into the record")
+                raise CashierError(N_("say why the desk changes hands; it goes into the record"))
             if len(why) > MAX_REFERENCE * 4:
-                raise CashierError(f"the reason has at most {MAX_REFERENCE * 4} characters")
+                raise CashierError(N_("the reason has at most {most} characters"), most=MAX_REFERENCE * 4)
             return [("cash_desk_handed_over", {"desk": drawer.name, "from_holder": drawer.holder or "",
                                                "to_holder": taker, "to_role": to_role, "reason": why})]
 
@@ -810,10 +815,11 @@ class CashierModule(ProjectedState):
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             amount = check_cents(amount_cents, "amount handed in")
             if not isinstance(seller, str) or not seller.strip():
-                raise CashierError("name the seller whose takings are handed in")
+                raise CashierError(N_("name the seller whose takings are handed in"))
             name = seller.strip()
             if name in self.state.desks:
-                raise CashierError(f"{name} is a cash desk, not a seller's drawer; move cash between desks with move_cash")
+                raise CashierError(N_("{name} is a cash desk, not a seller's drawer; move cash between desks with move_cash"),
+                                   name=name)
             source = cash_account(name)
             account_kind(source)
             drawer = self.desk_in_hand(actor, desk)
@@ -842,7 +848,7 @@ class CashierModule(ProjectedState):
             giving = self.desk_in_hand(actor, from_desk)
             taking = self.require_open_desk(to_desk)
             if giving.name == taking.name:
-                raise CashierError(f"cash moves between two different desks, not from {giving.name} to itself")
+                raise CashierError(N_("cash moves between two different desks, not from {desk} to itself"), desk=giving.name)
             source = cash_account(giving.name)
             self._check_source(source, f"desk {giving.name}", amount)
             return self._moved(DESK_TO_DESK, source, cash_account(taking.name), amount,
@@ -883,9 +889,9 @@ class CashierModule(ProjectedState):
             due = self.jackpot_deposit_due()
             if amount > due:
                 raise CashierError(
-                    f"the jackpot's bank account lacks {format_cents(due)} of the jackpot's funds; "
-                    f"a deposit of {format_cents(amount)} is more than is due (R91.11)"
-                )
+                    N_("the jackpot's bank account lacks {due} of the jackpot's funds; "
+                       "a deposit of {amount} is more than is due (R91.11)"),
+                    due=Cents(due), amount=Cents(amount))
             if account != "house":
                 self._check_source(account, f"desk {name}", amount)
             return self._jackpot_moved(
@@ -908,9 +914,9 @@ class CashierModule(ProjectedState):
             surplus = self.jackpot_bank_surplus()
             if amount > surplus:
                 raise CashierError(
-                    f"the jackpot's bank account holds {format_cents(surplus)} beyond the jackpot's funds; "
-                    f"only that may be taken back, not {format_cents(amount)} (R91.11)"
-                )
+                    N_("the jackpot's bank account holds {surplus} beyond the jackpot's funds; "
+                       "only that may be taken back, not {amount} (R91.11)"),
+                    surplus=Cents(surplus), amount=Cents(amount))
             return self._jackpot_moved(
                 "jackpot_withdrawn", now, name, amount, slip, self.jackpot_deposit_due(),
                 Posting.transfer(amount, debit=account, credit=JACKPOT_BANK_ACCOUNT,

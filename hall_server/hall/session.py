@@ -43,7 +43,7 @@ from twisted.internet.defer import Deferred, fail
 from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from hall_server.hall.roles import Role
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking
 from server_kit.journal.projection import ProjectedState
 
@@ -117,7 +117,7 @@ def count_faults(balls_present: Sequence[int]) -> tuple[tuple[int, ...], tuple[i
     seen: dict[int, int] = {}
     for ball in balls_present:
         if isinstance(ball, bool) or not isinstance(ball, int) or not 1 <= ball <= 90:
-            raise SessionError(f"a ball is numbered 1-90, not {ball!r}")
+            raise SessionError(N_("a ball is numbered 1-90, not {ball!r}"), ball=ball)
         seen[ball] = seen.get(ball, 0) + 1
     missing = tuple(n for n in range(1, 91) if n not in seen)
     repeated = tuple(sorted(n for n, times in seen.items() if times > 1))
@@ -127,7 +127,8 @@ def count_faults(balls_present: Sequence[int]) -> tuple[tuple[int, ...], tuple[i
 def _names(values: Sequence[str], what: str) -> tuple[str, ...]:
     names = tuple(v.strip() for v in values if isinstance(v, str) and v.strip())
     if len(names) != len(values):
-        raise SessionError(f"every {what} is named")
+        named = {"witness": N_("every witness is named"), "player": N_("every player is named")}
+        raise SessionError(named[what] if what in named else f"every {what} is named")
     return names
 
 
@@ -164,7 +165,7 @@ def _session_date(text: object, today: datetime.date) -> str:
             return datetime.date.fromisoformat(text).isoformat()
     except ValueError:
         pass
-    raise SessionError(f"a session's date is YYYY-MM-DD (or empty for today in the hall), not {text!r}")
+    raise SessionError(N_("a session's date is YYYY-MM-DD (or empty for today in the hall), not {text!r}"), text=text)
 
 
 class SessionModule(ProjectedState):
@@ -230,7 +231,7 @@ class SessionModule(ProjectedState):
     def require_open(self) -> Session:
         session = self.state.current
         if session is None or not session.open:
-            raise SessionError("the session is not open: verify, count the balls and sign the opening first")
+            raise SessionError(N_("the session is not open: verify, count the balls and sign the opening first"))
         return session
 
     def crashed_after(self, seq: int) -> None:
@@ -260,9 +261,9 @@ class SessionModule(ProjectedState):
     def require_ball_set_usable(self) -> None:
         if self.state.ball_set_games >= BALL_SET_LIMIT:
             raise SessionError(
-                f"ball set {self.state.ball_set} has played {self.state.ball_set_games} games; "
-                f"it must be replaced after {BALL_SET_LIMIT} (R83.2) before another game"
-            )
+                N_("ball set {ball_set} has played {games} games; it must be replaced after {limit} (R83.2) "
+                   "before another game"),
+                ball_set=self.state.ball_set, games=self.state.ball_set_games, limit=BALL_SET_LIMIT)
 
     # --- Commands -----------------------------------------------------------------
 
@@ -278,7 +279,7 @@ class SessionModule(ProjectedState):
         try:
             self.core.check_permission(actor, "run_verification")
             if self.verifier is None:
-                raise SessionError("this hall has no verification configured")
+                raise SessionError(N_("this hall has no verification configured"))
             current = self.state.current
             if current is not None:
                 date = self._date_of(current, date)
@@ -294,14 +295,16 @@ class SessionModule(ProjectedState):
     def _date_of(current: Session, date: object) -> str:
         """A verification during session ``current`` is of its date."""
         if date not in ("", current.date):
-            raise SessionError(f"session {current.number} of {current.date} is under way: a verification now is of "
-                               f"its date (leave the date empty), not of {date!r}")
+            raise SessionError(N_("session {session} of {date} is under way: a verification now is of "
+                                  "its date (leave the date empty), not of {given!r}"),
+                               session=current.number, date=current.date, given=date)
         return current.date
 
     def check_after_the_last(self, date: str) -> None:
         """A session's date names it in the minutes and the audit export: not before the last one's."""
         if self.state.sessions and date < self.state.sessions[-1].date:
-            raise SessionError(f"the session date {date} is before the last session's ({self.state.sessions[-1].date})")
+            raise SessionError(N_("the session date {date} is before the last session's ({last})"),
+                               date=date, last=self.state.sessions[-1].date)
 
     def _record_verification(
         self, actor: Actor, date: str, results: Mapping[str, str | None]
@@ -313,7 +316,7 @@ class SessionModule(ProjectedState):
             during: dict[str, Any] = {}
             if current is not None:
                 if current.date != date:
-                    raise SessionError("a session opened or closed while the checks ran; run the verification again")
+                    raise SessionError(N_("a session opened or closed while the checks ran; run the verification again"))
                 during = {"session": current.number}
             else:
                 self.check_after_the_last(date)
@@ -340,14 +343,14 @@ class SessionModule(ProjectedState):
                 raise SessionError(f"a count is made at {', '.join(COUNT_STAGES)}, not {stage!r}")
             names = _names(list(witnesses), "witness")
             if not names:
-                raise SessionError("a ball count needs at least one member of the public as witness (R84.2)")
+                raise SessionError(N_("a ball count needs at least one member of the public as witness (R84.2)"))
             session = self.state.current
             if stage == "opening":
                 verification = self.state.last_verification
                 if session is None and (verification is None or not verification["passed"]):
-                    raise SessionError("the system has not passed its verification for this session (R84.1)")
+                    raise SessionError(N_("the system has not passed its verification for this session (R84.1)"))
                 if session is not None and session.open:
-                    raise SessionError("the session is already open")
+                    raise SessionError(N_("the session is already open"))
             elif session is None or not session.open:
                 raise SessionError(f"a {stage.replace('_', ' ')} count is made during an open session")
             missing, repeated = count_faults(list(balls_present))
@@ -374,12 +377,12 @@ class SessionModule(ProjectedState):
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             session = self.state.current
             if session is None:
-                raise SessionError("count the balls at opening before signing (R84.2)")
+                raise SessionError(N_("count the balls at opening before signing (R84.2)"))
             if session.open:
-                raise SessionError("the session is already open")
+                raise SessionError(N_("the session is already open"))
             opening = [c for c in session.counts if c.stage == "opening"]
             if not opening or not opening[-1].whole:
-                raise SessionError("the last opening count did not find the 90 balls once each; count again")
+                raise SessionError(N_("the last opening count did not find the 90 balls once each; count again"))
             self.refuse_opening(actor, now, opens=len(session.opening_signatures) == 1)
             return self.with_licence(actor, _signature_entries(
                 actor, session, "opening", session.opening_signatures,
@@ -395,7 +398,7 @@ class SessionModule(ProjectedState):
             session = self.require_open()
             closing = [c for c in session.counts if c.stage == "closing"]
             if not closing:
-                raise SessionError("count the balls at closing before signing (R84.2)")
+                raise SessionError(N_("count the balls at closing before signing (R84.2)"))
             for check in self.closing_checks:
                 if (why := check()) is not None:
                     raise SessionError(why)
@@ -441,9 +444,9 @@ class SessionModule(ProjectedState):
 
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             if not new_set.strip() or new_set == self.state.ball_set:
-                raise SessionError("name the new ball set; it must differ from the one in use")
+                raise SessionError(N_("name the new ball set; it must differ from the one in use"))
             if not reason.strip():
-                raise SessionError("say why the ball set is replaced")
+                raise SessionError(N_("say why the ball set is replaced"))
             return [
                 (
                     "ball_set_replaced",
@@ -467,12 +470,10 @@ class SessionModule(ProjectedState):
             self.require_open()
             names = _names(list(players), "player")
             if len(set(names)) < EXTRA_CHECK_PLAYERS:
-                raise SessionError(
-                    f"an extra check needs at least {EXTRA_CHECK_PLAYERS} different players; "
-                    f"{len(set(names))} signed"
-                )
+                raise SessionError(N_("an extra check needs at least {least} different players; {signed} signed"),
+                                   least=EXTRA_CHECK_PLAYERS, signed=len(set(names)))
             if not complaint.strip():
-                raise SessionError("the players' complaint must give its reasons (R84.3)")
+                raise SessionError(N_("the players' complaint must give its reasons (R84.3)"))
             return [("extra_check_requested", {"players": list(names), "complaint": complaint.strip()})]
 
         return self.core.execute(actor, "request_extra_check", decide)

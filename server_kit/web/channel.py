@@ -2,9 +2,10 @@
 
 A request, over HTTP (``POST /api/command``) or over the console's WebSocket, is::
 
-    {"id": "<request id>", "command": "<name>", "args": {<argument>: <value>, ...}}
+    {"id": "<request id>", "command": "<name>", "args": {<argument>: <value>, ...},
+     "language": "<the reader's language>"}
 
-and the answer is ``{"id", "ok": true, "records": [{"seq", "type"}, ...]}`` or
+(``language`` optional) and the answer is ``{"id", "ok": true, "records": [{"seq", "type"}, ...]}`` or
 ``{"id", "ok": false, "error": {"code", "message"}}``.  The channel knows no command:
 it looks the name up in :attr:`CommandCore.commands`, checks the sender's role with
 :meth:`CommandCore.check_permission`, checks the arguments against the command's
@@ -27,6 +28,11 @@ bad id), ``unknown_command``, ``not_allowed`` (the role may not, R80),
 (the storage cannot take a commit now: disk full, a read-only file, a lock, the
 database unreachable; the message names it and where, and nothing was done),
 ``internal`` (a fault, logged).
+
+A refusal made from a catalog's template (:class:`~protocol.errors.DomainError` given
+``N_("...")`` and its params) is answered in the request's ``language`` by the channel's
+``say`` (the hall's catalogs; the channel knows none): its ``message`` in the staff
+member's language, the same English text as ever in the journal and the logs.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import json
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from twisted.internet import defer
 from twisted.logger import Logger
@@ -63,12 +69,26 @@ STORAGE_UNAVAILABLE = StorageUnavailable.code
 log = Logger()
 
 
+#: Says a refusal in a language: ``say(error, language)`` is its message; the English
+#: ``str(error)`` for a language it does not speak or an error with no template.
+Say = Callable[[DomainError, str], str]
+#: A request's language is a short code (``ca``); what else it names is no language.
+MAX_LANGUAGE = 16
+
+
+def english(error: DomainError, language: str) -> str:
+    """The :data:`Say` of a channel with no catalogs: the English text."""
+    return str(error)
+
+
 class ChannelError(DomainError):
     """A request refused by the channel or by the hall; ``code`` says which kind."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, said: DomainError | None = None) -> None:
         super().__init__(message)
         self.code = code
+        if said is not None:  # the hall's refusal: its template, to be said in the reader's language
+            self.template, self.template_params = said.template, said.template_params
 
 
 @dataclass(frozen=True)
@@ -76,6 +96,8 @@ class CommandRequest:
     request_id: str
     command: str
     args: Mapping[str, Any]
+    #: The language the sender reads (``language`` of the request), or "" (English).
+    language: str = ""
 
 
 class SeenRequests:
@@ -148,9 +170,12 @@ def parse_request(text: str | bytes) -> CommandRequest:
     args = data.get("args", {})
     if not isinstance(args, dict):
         raise ChannelError("malformed", "args is a JSON object")
-    if extra := sorted(set(data) - {"id", "command", "args"}):
+    language = data.get("language", "")
+    if not isinstance(language, str) or len(language) > MAX_LANGUAGE:
+        raise ChannelError("malformed", "language is a language's code, such as \"ca\"")
+    if extra := sorted(set(data) - {"id", "command", "args", "language"}):
         raise ChannelError("malformed", f"unknown request field(s): {', '.join(extra)}")
-    return CommandRequest(request_id, command, args)
+    return CommandRequest(request_id, command, args, language)
 
 
 def type_name(kind: Any) -> str:
@@ -197,8 +222,9 @@ def check_arguments(params: Mapping[str, Any], args: Mapping[str, Any]) -> None:
 class CommandChannel:
     """Turns command requests into calls of the core's registered commands."""
 
-    def __init__(self, core: CommandCore) -> None:
+    def __init__(self, core: CommandCore, say: Say = english) -> None:
         self.core = core
+        self.say = say
 
     def describe(self, actor: Actor) -> list[dict[str, Any]]:
         """The commands ``actor`` may give, with their arguments: what the console shows."""
@@ -235,10 +261,10 @@ class CommandChannel:
             running = self.core.once(actor, request.request_id, lambda who: spec.handler(who, **request.args))
         except ChannelError as error:
             self.core.refused_before(request.command, error)  # counted as the core counts its own refusals
-            return defer.succeed(error_answer(request.request_id, error))
+            return defer.succeed(self.error_answer(request, error))
         running.addCallbacks(
             lambda result: {"id": request.request_id, "ok": True, **_result(result)},
-            lambda failure: error_answer(request.request_id, _as_channel_error(failure.value, request, failure)),
+            lambda failure: self.error_answer(request, _as_channel_error(failure.value, request, failure)),
         )
         return running
 
@@ -263,7 +289,7 @@ class CommandChannel:
             check_arguments(spec.params, request.args)
             running = defer.maybeDeferred(spec.handler, replace(actor, request=request.request_id), **request.args)
         except ChannelError as error:
-            return defer.succeed(error_answer(request.request_id, error))
+            return defer.succeed(self.error_answer(request, error))
 
         def made(result: Any) -> bytes | dict[str, Any]:
             if isinstance(result, bytes):
@@ -273,12 +299,17 @@ class CommandChannel:
                 "internal", f"{request.command.replace('_', ' ')} makes no file to download"))
 
         running.addCallbacks(
-            made, lambda failure: error_answer(request.request_id, _as_channel_error(failure.value, request, failure)))
+            made, lambda failure: self.error_answer(request, _as_channel_error(failure.value, request, failure)))
         return running
 
+    def error_answer(self, request: CommandRequest, error: ChannelError) -> dict[str, Any]:
+        """The error answer to ``request``, its message in the request's language where the error has a template."""
+        return error_answer(request.request_id, error, self.say(error, request.language))
 
-def error_answer(request_id: str | None, error: ChannelError) -> dict[str, Any]:
-    return {"id": request_id, "ok": False, "error": {"code": error.code, "message": str(error)}}
+
+def error_answer(request_id: str | None, error: ChannelError, message: str | None = None) -> dict[str, Any]:
+    """The error answer to a request, its ``message`` the English ``str(error)`` unless given."""
+    return {"id": request_id, "ok": False, "error": {"code": error.code, "message": str(error) if message is None else message}}
 
 
 def _as_channel_error(error: BaseException, request: CommandRequest, failure: Any) -> ChannelError:
@@ -288,7 +319,7 @@ def _as_channel_error(error: BaseException, request: CommandRequest, failure: An
     if fault is not None:  # the storage, not the command: named for staff (logged where it failed)
         return ChannelError(STORAGE_UNAVAILABLE, str(fault))
     if isinstance(error, DomainError):
-        return ChannelError("refused", str(error))
+        return ChannelError("refused", str(error), said=error)
     log.failure("command {command} failed", failure, command=request.command)
     return ChannelError("internal", f"the server failed on {request.command}; the fault is logged")
 

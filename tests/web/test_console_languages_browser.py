@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import functools
 import re
+import sqlite3
 import string
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from hall_server import i18n
+from hall_server.statements import format_account_number
 from tests.support.waiting import WAIT
 from tests.terminals.test_kiosk_browser import Staff, payload, player
 from tests.web.conftest import PASSWORD, HallProcess
@@ -231,3 +234,48 @@ def test_the_draw_and_a_line_found_read_in_each_language(
             picture(page, tmp_path, f"console-{name}-line-{language}")
         page.click("#language button[data-language=ca]")  # the next role's page starts in the hall's language
         page.context.close()
+
+
+def test_a_refusal_reads_in_the_language_of_the_cashiers_console_and_stays_english_in_the_journal(
+    catalan_hall: tuple[HallProcess, str, Staff], chromium: Any
+) -> None:
+    """The server's refusal to staff in the console's language: the cashier's console, in Catalan,
+    asks to pay out more than the account holds; the hall's answer reads in Catalan (amounts by
+    CLDR), then in French once the chooser turned the console to French.  The refusals wrote nothing
+    in the journal, whose records stay in English, and a request that names no language (a script,
+    the CLI) or one the hall does not speak is answered in English, as before."""
+    hall, account, staff = catalan_hall
+
+    def journal() -> list[str]:
+        with closing(sqlite3.connect(hall.folder / "hall.sqlite3")) as database, database:
+            return [text for (text,) in database.execute("SELECT payload FROM journal ORDER BY seq")]
+
+    before = journal()
+    number = format_account_number(account)
+    page = console_for(chromium, hall, "carla")
+    page.wait_for_selector("#screen > section", state="attached")
+    page.fill("#account-number", account)
+    page.press("#account-number", "Enter")
+    page.wait_for_selector("#account .account-balance")
+    wanted = {"ca": f"el compte {number} té 20,00\xa0€; no pot pagar 500,00\xa0€",
+              "fr": f"le compte {number} contient 20,00\xa0€\xa0; il ne peut pas payer 500,00\xa0€"}
+    for language in ("ca", "fr"):
+        if language != "ca":
+            page.click(f"#language button[data-language={language}]")
+            page.wait_for_selector(f"html[lang={language}]", state="attached")
+        box = page.locator('#screen form[data-command="cash_out"] >> visible=true').first
+        box.locator('[data-param="amount_cents"]').fill("500")
+        box.locator('[data-param="method"]').select_option("cash")
+        box.locator("button[type=submit]").click()
+        box.locator(".outcome.error", has_text=wanted[language]).wait_for()
+    page.context.close()
+    assert journal() == before  # refused: nothing written, in any language
+    assert "credit loaded in cash at desk desk-1" in "".join(before)  # the journal's own words, English
+    english = f"account {number} holds 20.00 EUR; it cannot pay out 500.00 EUR"
+    request = {"command": "cash_out", "args": {"account": account, "amount_cents": 50_000, "desk": "desk-1",
+                                               "method": "cash", "reference": ""}}
+    for n, language in enumerate((None, "de", "en", "ca")):
+        asked = {**request, "id": f"refused-{n}", **({} if language is None else {"language": language})}
+        status, answer = staff.clients["carla"].call("POST", "/api/command", asked)
+        assert status >= 400 and answer["error"]["code"] == "refused", answer
+        assert answer["error"]["message"] == (wanted["ca"] if language == "ca" else english), answer

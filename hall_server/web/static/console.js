@@ -287,7 +287,8 @@ function send(command, args, then, where, quiet) {
   }
   const id = requestId();
   Console.pending.set(id, {then, where, quiet});
-  Console.socket.send(JSON.stringify({id, command, args}));
+  // The server says a refusal in the staff member's language (docs/languages.md).
+  Console.socket.send(JSON.stringify({id, command, args, language: I18n.language}));
   if (!quiet) say(t("{command}: sent", {command: commandName(command)}), true, where);
 }
 
@@ -303,7 +304,7 @@ async function download(command, args, where) {
   try {
     response = await fetch("/api/document", {
       method: "POST", headers: {"content-type": "application/json"},
-      body: JSON.stringify({id: requestId(), command, args}),
+      body: JSON.stringify({id: requestId(), command, args, language: I18n.language}),
     });
   } catch (error) {
     say(t("Not connected to the hall server; nothing was printed."), false, where);

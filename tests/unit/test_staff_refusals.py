@@ -1,0 +1,116 @@
+"""The server's refusals to staff in the reader's language (docs/languages.md, "The server's
+refusals"): a refusal made from a catalog's template keeps its English text as ``str(error)``
+(journal, logs, CLI), and the command channel says it in the language the console reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hall_server import i18n
+from hall_server.hall.admission import AdmissionError
+from hall_server.hall.cashier import AMOUNT_REFUSED, CashierError, check_cents
+from hall_server.hall.session import SessionError
+from protocol.errors import N_, Cents, DomainError, fill
+from server_kit.web.channel import ChannelError, CommandChannel, CommandRequest, parse_request
+
+
+def no_desk(name: str) -> CashierError:
+    return CashierError(N_("there is no cash desk {desk!r}; the desks are {desks}"), desk=name, desks="desk-1, desk-2")
+
+
+def test_the_english_text_is_the_template_filled_as_the_f_string_was() -> None:
+    desk = "desk-9"
+    assert str(no_desk(desk)) == f"there is no cash desk {desk!r}; the desks are desk-1, desk-2"
+    short = CashierError(N_("account {account} holds {held}; it cannot pay out {amount}"),
+                         account="1234 5678 9012", held=Cents(2_000), amount=Cents(123_456))
+    assert str(short) == "account 1234 5678 9012 holds 20.00 EUR; it cannot pay out 1234.56 EUR"
+    assert short.template == "account {account} holds {held}; it cannot pay out {amount}"
+    assert str(SessionError(N_("the session is already open"))) == "the session is already open"
+    plain = AdmissionError("a sentence with no template")
+    assert str(plain) == "a sentence with no template" and plain.template is None
+
+
+@pytest.mark.parametrize(("language", "said"), [
+    ("ca", "no hi ha cap caixa 'desk-9'; les caixes són desk-1, desk-2"),
+    ("es", "no hay ninguna caja 'desk-9'; las cajas son desk-1, desk-2"),
+    ("fr", "il n'y a pas de caisse 'desk-9'\u00a0; les caisses sont desk-1, desk-2"),
+    ("en", "there is no cash desk 'desk-9'; the desks are desk-1, desk-2"),
+])
+def test_a_refusal_is_said_in_each_language_of_the_hall(language: str, said: str) -> None:
+    assert i18n.said(no_desk("desk-9"), language) == said
+
+
+def test_amounts_are_written_by_cldr_in_the_readers_language() -> None:
+    short = CashierError(N_("account {account} still holds {held}; cash it out before closing"),
+                         account="1234 5678 9012", held=Cents(123_456))
+    assert i18n.said(short, "ca") == "el compte 1234 5678 9012 encara té 1.234,56\u00a0€; pagueu-lo abans de tancar-lo"
+    assert i18n.said(short, "fr").startswith("le compte 1234 5678 9012 contient encore 1\u202f234,56\u00a0€\u00a0;")
+    assert i18n.said(short, "en") == str(short) == \
+        "account 1234 5678 9012 still holds 1234.56 EUR; cash it out before closing"
+
+
+@pytest.mark.parametrize("language", ["de", "", "CA", "ca_ES", "../ca", "{desk}"])
+def test_a_language_the_hall_does_not_speak_reads_english(language: str) -> None:
+    assert i18n.said(no_desk("desk-9"), language) == str(no_desk("desk-9"))
+
+
+def test_a_param_is_data_never_a_template() -> None:
+    """A value typed by a person holding braces is shown as typed, in English and in Catalan."""
+    for typed in ("{x}", "{desks}", "{0}", "{desk.__class__}", "}{", "%s"):
+        error = no_desk(typed)
+        assert str(error) == f"there is no cash desk {typed!r}; the desks are desk-1, desk-2"
+        assert i18n.said(error, "ca") == f"no hi ha cap caixa {typed!r}; les caixes són desk-1, desk-2"
+
+
+def test_a_template_reads_its_params_and_nothing_else() -> None:
+    """No attribute, index or positional field: a template (or a wrong translation) reaches no object."""
+    for template in ("{desk.__class__}", "{desk[0]}", "{0}", "{}", "{other}"):
+        with pytest.raises((KeyError, ValueError, IndexError)):
+            fill(template, {"desk": "desk-1"})
+    with pytest.raises(TypeError):
+        DomainError("not a template {x}", x=1)  # params fill an N_() template only
+
+
+def test_a_translation_that_does_not_fill_reads_english(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        def gettext(self, msgid: str) -> str:
+            return "no hi ha cap caixa {desk.__class__} {missing}"
+
+    monkeypatch.setattr(i18n, "translations", lambda language: Broken())
+    assert i18n.said(no_desk("desk-9"), "ca") == str(no_desk("desk-9"))
+
+
+def test_the_request_names_the_readers_language() -> None:
+    request = parse_request('{"id": "r1", "command": "cash_out", "args": {}, "language": "ca"}')
+    assert request.language == "ca"
+    assert parse_request('{"id": "r1", "command": "cash_out", "args": {}}').language == ""
+    for bad in ('1', '["ca"]', '"' + "c" * 17 + '"'):
+        with pytest.raises(ChannelError) as refused:
+            parse_request('{"id": "r1", "command": "cash_out", "args": {}, "language": ' + bad + '}')
+        assert refused.value.code == "malformed"
+
+
+def test_the_channel_answers_a_hall_refusal_in_the_requests_language() -> None:
+    """The channel (server_kit) knows no catalog: the hall gives it ``said``; the refusal's English
+    text is what the channel's own errors and the core see."""
+    channel = CommandChannel(core=Any, say=i18n.said)  # the answer needs no core
+    request = CommandRequest("r1", "cash_out", {}, "ca")
+    refused = ChannelError("refused", str(no_desk("desk-9")), said=no_desk("desk-9"))
+    assert str(refused) == "there is no cash desk 'desk-9'; the desks are desk-1, desk-2"
+    assert channel.error_answer(request, refused) == {"id": "r1", "ok": False, "error": {
+        "code": "refused", "message": "no hi ha cap caixa 'desk-9'; les caixes són desk-1, desk-2"}}
+    own = ChannelError("unknown_command", "there is no command 'x'")
+    assert channel.error_answer(request, own)["error"]["message"] == "there is no command 'x'"
+    english = CommandChannel(core=Any)
+    assert english.error_answer(request, refused)["error"]["message"] == str(refused)
+
+
+@pytest.mark.parametrize(("what", "zero_allowed"), sorted(AMOUNT_REFUSED))
+def test_an_amounts_refusal_reads_as_it_did_in_english_and_is_said_in_catalan(what: str, zero_allowed: bool) -> None:
+    with pytest.raises(CashierError) as refused:
+        check_cents(-5, what, zero_allowed=zero_allowed)
+    assert str(refused.value) == f"the {what} must be {'zero or more' if zero_allowed else 'more than zero'}, not -5"
+    said = i18n.said(refused.value, "ca")
+    assert said != str(refused.value) and said.endswith(", no -5")
