@@ -38,6 +38,7 @@ LONGEST_FIRST = (
     "tests/replica/test_failover_campaign.py",
     "tests/replica/test_failover_campaign_second.py",
     "tests/simulation/test_kill_campaign.py",
+    "tests/simulation/test_kill_campaign_central.py",
     "tests/faults/test_soak.py",
     "tests/crash/test_crash_recovery.py",
     "tests/fuzz/test_fuzz_campaigns.py",

@@ -104,7 +104,10 @@ def test_F5_the_draw_goes_on_through_a_step_back_of_the_wall_clock_and_the_step_
     assert isinstance(back, ClockStepped) and isinstance(forward, ClockStepped)
     assert abs(back.step_ms + STEP_S * 1000) < 3000, back
     assert abs(back.ahead_ms - STEP_S * 1000) < 3000, back
-    assert abs(forward.step_ms - STEP_S * 1000) < 3000 and forward.ahead_ms == 0, forward
+    # Set right, the records' time is the wall clock's again: the step is measured between two looks a
+    # few milliseconds apart, so what it leaves ahead is at most those milliseconds (3 ms seen), never the
+    # four minutes the step back left.
+    assert abs(forward.step_ms - STEP_S * 1000) < 3000 and 0 <= forward.ahead_ms < 3000, forward
     assert "Clock: the server's clock stepped back by" in stepped["output"]
     assert stepped["balls_after"] >= stepped["balls_before"] + 5
 
