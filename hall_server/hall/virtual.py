@@ -66,7 +66,7 @@ from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.money import format_cents
 from protocol.claims import CardRef
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
 from protocol.sale import MAX_CARDS_PER_PLAYER
@@ -243,7 +243,8 @@ def quantity_and_stake(request: PurchaseRequest, price_cents: int) -> tuple[int,
 
 def check_terminal_id(terminal_id: object) -> str:
     if not isinstance(terminal_id, str) or not 1 <= len(terminal_id) <= 40 or not set(terminal_id) <= TERMINAL_ID_CHARS:
-        raise VirtualError(f"a terminal id is 1-40 letters, digits, '-' or '_', not {terminal_id!r}")
+        raise VirtualError(N_("a terminal id is 1-40 letters, digits, '-' or '_', not {terminal!r}"),
+                           terminal=terminal_id)
     return terminal_id
 
 
@@ -342,7 +343,8 @@ class VirtualModule(ProjectedState):
             terminal_id = check_terminal_id(terminal)
             known = self.state.terminals.get(terminal_id)
             if known is not None and not known.revoked:
-                raise VirtualError(f"terminal {terminal_id} is already enrolled; revoke it first to replace it")
+                raise VirtualError(N_("terminal {terminal} is already enrolled; revoke it first to replace it"),
+                                   terminal=terminal_id)
             return [("terminal_enrolled", {"terminal": terminal_id, "token_hash": token_hash(token),
                                            "place": str(place).strip()})]
 
@@ -353,7 +355,7 @@ class VirtualModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             known = self._terminal(terminal)
             if known.revoked:
-                raise VirtualError(f"terminal {known.terminal_id} is already revoked")
+                raise VirtualError(N_("terminal {terminal} is already revoked"), terminal=known.terminal_id)
             return [("terminal_revoked", {"terminal": known.terminal_id, "reason": _reason(reason)})]
 
         return self.core.execute(actor, "revoke_terminal", decide)
@@ -362,7 +364,7 @@ class VirtualModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             known = self._terminal(terminal)
             if known.out_of_service is None:
-                raise VirtualError(f"terminal {known.terminal_id} is in service")
+                raise VirtualError(N_("terminal {terminal} is in service"), terminal=known.terminal_id)
             return [("terminal_returned_to_service", {"terminal": known.terminal_id})]
 
         return self.core.execute(actor, "return_terminal_to_service", decide)
@@ -373,9 +375,10 @@ class VirtualModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             game = self.games.require_game()
             if game.machine.state is not State.SELLING:
-                raise VirtualError("the terminals' sale opens while the game's sale is open")
+                raise VirtualError(N_("the terminals' sale opens while the game's sale is open"))
             if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= MAX_SALE_SECONDS:
-                raise VirtualError(f"the sale lasts 1 to {MAX_SALE_SECONDS} seconds, not {seconds!r}")
+                raise VirtualError(N_("the sale lasts 1 to {most} seconds, not {seconds!r}"), most=MAX_SALE_SECONDS,
+                                   seconds=seconds)
             window = self.window(game)
             return [("terminal_sale_opened", {
                 "game_id": game.game_id,
@@ -401,7 +404,7 @@ class VirtualModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             known = self._terminal(terminal)
             if known.out_of_service is not None:
-                raise VirtualError(f"terminal {known.terminal_id} is already out of service")
+                raise VirtualError(N_("terminal {terminal} is already out of service"), terminal=known.terminal_id)
             why = _reason(reason)
             entries = in_own_game(known, why)
             for effect in self.failure_effects:
@@ -447,7 +450,7 @@ class VirtualModule(ProjectedState):
     def _terminal(self, terminal: object) -> Terminal:
         known = self.state.terminals.get(terminal) if isinstance(terminal, str) else None
         if known is None:
-            raise VirtualError(f"there is no enrolled terminal {terminal!r}")
+            raise VirtualError(N_("there is no enrolled terminal {terminal!r}"), terminal=terminal)
         return known
 
     # --- Purchases ----------------------------------------------------------------
@@ -688,7 +691,7 @@ class VirtualModule(ProjectedState):
 
 def _reason(reason: object) -> str:
     if not isinstance(reason, str) or not reason.strip():
-        raise VirtualError("say why; it goes into the record")
+        raise VirtualError(N_("say why; it goes into the record"))
     return reason.strip()[:300]
 
 

@@ -4,16 +4,28 @@ refusals"): a refusal made from a catalog's template keeps its English text as `
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from twisted.internet.task import Clock
 
 from hall_server import i18n
 from hall_server.hall.admission import AdmissionError
 from hall_server.hall.cashier import AMOUNT_REFUSED, CashierError, check_cents
+from hall_server.hall.games import GameModuleError
+from hall_server.hall.games.common import _whole
+from hall_server.hall.games.payments import _card_label, _identity
 from hall_server.hall.session import SessionError
+from hall_server.hall.virtual import VirtualError, check_terminal_id
+from hall_server.store.database import open_database
 from protocol.errors import N_, Cents, DomainError, fill
+from server_kit.journal.sql import Journal
 from server_kit.web.channel import ChannelError, CommandChannel, CommandRequest, parse_request
+from tests.hall.conftest import result
+from tests.hall.test_games import POT_RULES, SELLER, opened_hall
+from tests.hall.test_session import CHIEF
 
 
 def no_desk(name: str) -> CashierError:
@@ -114,3 +126,52 @@ def test_an_amounts_refusal_reads_as_it_did_in_english_and_is_said_in_catalan(wh
     assert str(refused.value) == f"the {what} must be {'zero or more' if zero_allowed else 'more than zero'}, not -5"
     said = i18n.said(refused.value, "ca")
     assert said != str(refused.value) and said.endswith(", no -5")
+
+
+@pytest.mark.parametrize(("refuse", "english", "catalan"), [
+    (lambda: check_terminal_id("kiosk 1!"),
+     "a terminal id is 1-40 letters, digits, '-' or '_', not 'kiosk 1!'",
+     "l'identificador d'un terminal té d'1 a 40 lletres, xifres, '-' o '_', no 'kiosk 1!'"),
+    (lambda: _card_label("7/41"),
+     "a card is named SERIES-NUMBER (7-41), not '7/41'",
+     "un cartró s'indica SÈRIE-NÚMERO (7-41), no '7/41'"),
+    (lambda: _whole("12", "a series"), "a series is a whole number, not '12'", "una sèrie és un nombre enter, no '12'"),
+    # The admission desk's refusal, met while a prize's winner is identified, keeps its template.
+    (lambda: _identity("", "Ana Puig"),
+     "give the number of the identity document shown", "indiqueu el número del document d'identitat presentat"),
+])
+def test_the_games_and_terminals_refusals_read_as_before_and_are_said_in_catalan(
+        refuse: Callable[[], object], english: str, catalan: str) -> None:
+    with pytest.raises((GameModuleError, VirtualError)) as refused:
+        refuse()
+    assert str(refused.value) == english
+    assert i18n.said(refused.value, "ca") == catalan
+    assert i18n.said(refused.value, "en") == english
+
+
+def test_a_value_named_by_a_phrase_without_a_sentence_of_its_own_stays_english() -> None:
+    with pytest.raises(GameModuleError) as refused:
+        _whole(1.5, "a widget")
+    assert str(refused.value) == "a widget is a whole number, not 1.5"
+    assert refused.value.template is None and i18n.said(refused.value, "ca") == str(refused.value)
+
+
+def test_a_games_refusal_writes_its_amounts_by_cldr(tmp_path: Path) -> None:
+    """A hall on a real journal refuses a reserve boost beyond the session's allowance (R91.7): English as
+    the journal and the tests read it, Catalan and French with their amounts as CLDR writes them."""
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    journal = Journal(open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}"), Ed25519PrivateKey.generate(),
+                      head=tmp_path / "journal.head")
+    hall = opened_hall(journal, clock, rules=POT_RULES)
+    result(hall.games.announce_sale(SELLER, 9))
+    with pytest.raises(GameModuleError) as refused:
+        result(hall.games.announce_reserve_boost(CHIEF, 123_456, 0))
+    assert str(refused.value) == (
+        "a boost of 1234.56 EUR is refused: the session may add at most 0.00 EUR from the reserve (30% of the "
+        "0.00 EUR it held at the session's start), its earlier games took 0.00 EUR, and the reserve holds 0.00 EUR "
+        "(R91.7)")
+    assert i18n.said(refused.value, "ca").startswith(
+        "es rebutja un reforç de 1.234,56\u00a0€: la sessió pot afegir com a màxim 0,00\u00a0€ de la reserva "
+        "(el 30\u00a0% dels 0,00\u00a0€ ")
+    assert i18n.said(refused.value, "fr").startswith("un renfort de 1\u202f234,56\u00a0€ est refusé\u00a0:")

@@ -14,7 +14,7 @@ from hall_server.hall.games.state import Game, _fork, _Layouts
 from hall_server.hall.roles import SYSTEM
 from protocol.chain import Record
 from protocol.claims import CardRef, check_claim
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from protocol.events import ClaimRejected
 from protocol.game import Input, InvalidTransition, State, describe
 from server_kit.core import Actor
@@ -65,9 +65,8 @@ class ClaimCommands(GamesBase):
             ref = CardRef(_whole(series, "a series"), _whole(card_number, "a card number"))
             if self.is_virtual(ref):
                 raise GameModuleError(
-                    f"card {ref} is a virtual card: the system marks it and nobody claims it; "
-                    "only a claimed paper card is refused"
-                )
+                    N_("card {card} is a virtual card: the system marks it and nobody claims it; "
+                       "only a claimed paper card is refused"), card=str(ref))
             machine = _fork(game.machine)
             (refused,) = machine.refuse_card(ref, reason=_text(reason, "why the card is refused"),
                                               refused_by=actor.name)
@@ -123,7 +122,7 @@ class ClaimCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             if game.machine.state not in PAUSED or (game.game_id, game.pause_mark) != mark:
-                raise GameModuleError("a claim came during the wait, or the prize was closed; the wait starts again")
+                raise GameModuleError(N_("a claim came during the wait, or the prize was closed; the wait starts again"))
             return self._closing(game, SYSTEM.name, wait_s=self.prize_wait_s)
 
         def missed(failure: Any) -> None:

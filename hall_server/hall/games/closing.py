@@ -9,6 +9,7 @@ from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase
 from hall_server.hall.games.state import Game, _fork
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
+from protocol.errors import N_, Template
 from protocol.events import Event
 from protocol.game import Input, InvalidTransition, State, describe
 from protocol.ledger import Posting, Reference
@@ -23,6 +24,14 @@ from protocol.settlement import (
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
+
+
+#: The refusal to collect the cards of a game whose prizes are not all paid, for each set of prizes unpaid.
+_PAY_BEFORE_COLLECTING: dict[tuple[str, ...], Template] = {
+    ("line",): N_("pay the line of game {game} before collecting its cards"),
+    ("bingo",): N_("pay the bingo of game {game} before collecting its cards"),
+    ("line", "bingo"): N_("pay the line and bingo of game {game} before collecting its cards"),
+}
 
 
 class ClosingCommands(GamesBase):
@@ -132,6 +141,8 @@ class ClosingCommands(GamesBase):
                     f"game {game.game_id}'s cards are collected once it has ended, not {describe(game.machine.state)}"
                 )
             if due := self.unpaid(game):
+                if (template := _PAY_BEFORE_COLLECTING.get(tuple(due))) is not None:
+                    raise GameModuleError(template, game=game.game_id)
                 raise GameModuleError(f"pay the {' and '.join(due)} of game {game.game_id} before collecting its cards")
             return [("cards_collected", {"game_id": game.game_id, "cards": len(game.machine.sales)})]
 

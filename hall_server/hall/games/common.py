@@ -19,7 +19,7 @@ from protocol.balls import BallSource
 from protocol.cards import CELLS, Card
 from protocol.chain import Record
 from protocol.claims import CardRef
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError, Template
 from protocol.events import EVENT_TYPES, Event, event_from_dict
 from protocol.game import State, TraditionalGame
 from protocol.sale import Series
@@ -76,16 +76,56 @@ class GameModuleError(DomainError):
 # --- Helpers ----------------------------------------------------------------------------
 
 
+#: The refusal of a value that is not a whole number, a catalog sentence for each value's name.
+_NOT_WHOLE: dict[str, Template] = {
+    "a series": N_("a series is a whole number, not {value!r}"),
+    "a card number": N_("a card number is a whole number, not {value!r}"),
+    "a ball": N_("a ball is a whole number, not {value!r}"),
+    "the ball announced": N_("the ball announced is a whole number, not {value!r}"),
+    "the ball read again": N_("the ball read again is a whole number, not {value!r}"),
+    "a virtual series number": N_("a virtual series number is a whole number, not {value!r}"),
+    "a superbingo ball limit": N_("a superbingo ball limit is a whole number, not {value!r}"),
+    "a grand superbingo ball limit": N_("a grand superbingo ball limit is a whole number, not {value!r}"),
+    "a jackpot threshold": N_("a jackpot threshold is a whole number, not {value!r}"),
+    "the line's boost in cents": N_("the line's boost in cents is a whole number, not {value!r}"),
+    "the bingo's boost in cents": N_("the bingo's boost in cents is a whole number, not {value!r}"),
+    "an amount in cents": N_("an amount in cents is a whole number, not {value!r}"),
+}
+
+#: The refusal of a reason or a name left empty, a catalog sentence for each.
+_NOT_SAID: dict[str, Template] = {
+    "what failed": N_("say what failed; it goes into the record"),
+    "why the game cannot go on": N_("say why the game cannot go on; it goes into the record"),
+    "why the card is refused": N_("say why the card is refused; it goes into the record"),
+    "why the ball is corrected": N_("say why the ball is corrected; it goes into the record"),
+    "the megabingo's time": N_("say the megabingo's time; it goes into the record"),
+    "which cash desk pays": N_("say which cash desk pays; it goes into the record"),
+    "the name on the identity document": N_("say the name on the identity document; it goes into the record"),
+}
+
+
 def _whole(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
+        if what in _NOT_WHOLE:
+            raise GameModuleError(_NOT_WHOLE[what], value=value)
         raise GameModuleError(f"{what} is a whole number, not {value!r}")
     return value
 
 
 def _text(value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
+        if what in _NOT_SAID:
+            raise GameModuleError(_NOT_SAID[what])
         raise GameModuleError(f"say {what}; it goes into the record")
     return value.strip()
+
+
+def _retold(error: DomainError) -> GameModuleError:
+    """``error`` of another module as the game's refusal: the same English text, and its catalog template
+    when it has one (so that the console says it in its reader's language)."""
+    if error.template is not None:
+        return GameModuleError(error.template, **error.template_params)
+    return GameModuleError(str(error))
 
 
 def _entry(event: Event, **extra: Any) -> Entry:
@@ -113,7 +153,7 @@ def _session_date(session: Session) -> datetime.date:
         return datetime.date.fromisoformat(session.date)
     except ValueError:
         raise GameModuleError(
-            f"the session's date {session.date!r} is not a YYYY-MM-DD date; pot rules count days by it"
+            N_("the session's date {date!r} is not a YYYY-MM-DD date; pot rules count days by it"), date=session.date
         ) from None
 
 
@@ -143,7 +183,7 @@ class GamesBase(abc.ABC):
     def require_game(self) -> Game:
         game = self.state.current
         if game is None:
-            raise GameModuleError("no game is under way; announce a sale first")
+            raise GameModuleError(N_("no game is under way; announce a sale first"))
         return game
 
     def last_sold(self, series: Series) -> int:
@@ -166,7 +206,8 @@ class GamesBase(abc.ABC):
             pass
         else:
             raise GameModuleError(
-                f"series {number} is a paper series; a virtual series needs a number of its own (R82.9)"
+                N_("series {series} is a paper series; a virtual series needs a number of its own (R82.9)"),
+                series=number,
             )
         self.virtual_series[number] = np.asarray(layouts, dtype=np.uint8)
 

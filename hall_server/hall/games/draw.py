@@ -26,6 +26,7 @@ from protocol.balls import BallSource
 from protocol.cards import Card
 from protocol.chain import Record
 from protocol.claims import CardRef, check_claim
+from protocol.errors import N_, Template
 from protocol.events import BallDrawn
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
 from server_kit.core import Actor
@@ -37,6 +38,28 @@ CORRECTING_ROLES = (Role.ROOM_CHIEF, Role.TABLE_CHIEF)
 
 def _role_name(role: str) -> str:
     return role.replace("_", " ")
+
+
+#: A correction signed by one chief, which the other signs or either cancels before the next ball: by the
+#: role of the chief who signed it.
+_CORRECTION_PENDING: dict[str, Template] = {
+    Role.ROOM_CHIEF: N_("the room chief signed the correction of ball {count} ({misread} read as {corrected}): "
+                        "the other chief signs it, or either cancels it, before the next ball"),
+    Role.TABLE_CHIEF: N_("the table chief signed the correction of ball {count} ({misread} read as {corrected}): "
+                         "the other chief signs it, or either cancels it, before the next ball"),
+}
+#: A chief signing a correction twice, by that chief's role.
+_SIGNED_ALREADY: dict[str, Template] = {
+    Role.ROOM_CHIEF: N_("the room chief has already signed this correction; the table chief signs it"),
+    Role.TABLE_CHIEF: N_("the table chief has already signed this correction; the room chief signs it"),
+}
+#: A signature of another correction than the one waiting, by the role of the chief who signed that one.
+_OTHER_CORRECTION: dict[str, Template] = {
+    Role.ROOM_CHIEF: N_("the room chief signed ball {count} as {corrected}, not {misread}; "
+                        "sign that correction, or cancel it first"),
+    Role.TABLE_CHIEF: N_("the table chief signed ball {count} as {corrected}, not {misread}; "
+                         "sign that correction, or cancel it first"),
+}
 
 
 class DrawCommands(GamesBase):
@@ -135,7 +158,7 @@ class DrawCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             game = self._game_taking_a_ball()
             if tuple(game.machine.drawn) != before[0]:
-                raise GameModuleError("the game's balls changed while the ball was drawn; draw again")
+                raise GameModuleError(N_("the game's balls changed while the ball was drawn; draw again"))
             machine = _fork(game.machine)
             (drawn,) = machine.draw_ball(ball)
             completions = self._completions(game, ball)
@@ -149,6 +172,9 @@ class DrawCommands(GamesBase):
             raise InvalidTransition(f"cannot draw a ball {describe(game.machine.state)}")
         pending = game.correction
         if pending is not None:
+            if pending.role in _CORRECTION_PENDING:
+                raise GameModuleError(_CORRECTION_PENDING[pending.role], count=pending.ball_count,
+                                      misread=pending.misread, corrected=pending.corrected)
             raise GameModuleError(
                 f"the {_role_name(pending.role)} signed the correction of ball {pending.ball_count} "
                 f"({pending.misread} read as {pending.corrected}): the other chief signs it, or either cancels it, "
@@ -199,8 +225,8 @@ class DrawCommands(GamesBase):
                 raise InvalidTransition(f"cannot correct a ball {describe(machine.state)}")
             if not self._source_for(machine.drawn).reads_balls:
                 raise GameModuleError(
-                    "the balls come from the software generator (R92.10): its ball is what it is, "
-                    "and no ball is corrected (R85.5)"
+                    N_("the balls come from the software generator (R92.10): its ball is what it is, "
+                       "and no ball is corrected (R85.5)")
                 )
             machine.check_correction(misread, number)
             role = str(actor.role)
@@ -213,10 +239,15 @@ class DrawCommands(GamesBase):
                 return [signed]
             if pending.role == role:
                 other = next(r for r in CORRECTING_ROLES if r != role)
+                if role in _SIGNED_ALREADY:
+                    raise GameModuleError(_SIGNED_ALREADY[role])
                 raise GameModuleError(
                     f"the {_role_name(role)} has already signed this correction; the {_role_name(other)} signs it"
                 )
             if (pending.ball_count, pending.misread, pending.corrected) != (len(machine.drawn), misread, number):
+                if pending.role in _OTHER_CORRECTION:
+                    raise GameModuleError(_OTHER_CORRECTION[pending.role], count=pending.ball_count,
+                                          corrected=pending.corrected, misread=pending.misread)
                 raise GameModuleError(
                     f"the {_role_name(pending.role)} signed ball {pending.ball_count} as {pending.corrected}, not "
                     f"{pending.misread}; sign that correction, or cancel it first"
@@ -238,7 +269,7 @@ class DrawCommands(GamesBase):
             game = self.require_game()
             pending = game.correction
             if pending is None:
-                raise GameModuleError("no correction of a ball is waiting for a signature")
+                raise GameModuleError(N_("no correction of a ball is waiting for a signature"))
             return [("ball_correction_cancelled", {
                 "game_id": game.game_id, "ball_count": pending.ball_count, "misread": pending.misread,
                 "corrected": pending.corrected, "by": actor.name, "role": str(actor.role),

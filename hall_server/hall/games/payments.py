@@ -24,12 +24,13 @@ from typing import Sequence
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import AdmissionError, control_character, normalize_document
-from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _text
+from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _retold, _text
 from hall_server.hall.games.state import Game
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.daily import LARGE_WIN_CENTS, paper_groups
+from protocol.errors import N_, Cents
 from protocol.game import FINAL_STATES, State, TraditionalGame
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
@@ -96,9 +97,9 @@ class PaymentCommands(GamesBase):
             game = self.require_game()
             due = self.due_prizes(game)
             if not due:
-                raise GameModuleError(self._nothing_due(game))
+                raise self._nothing_due(game)
             if self.desks is None:
-                raise GameModuleError("this hall has no cash desk; prizes on paper cards are paid at an open one")
+                raise GameModuleError(N_("this hall has no cash desk; prizes on paper cards are paid at an open one"))
             account = self.desks.paying_drawer(_text(desk, "which cash desk pays"), actor)
             entries = self._payments(game, game.machine, due, account, self.core.seq + 1)
             self._check_paper_winners(game, entries)
@@ -153,25 +154,28 @@ class PaymentCommands(GamesBase):
             game = self.require_game()
             normal, person = _identity(document, name)
             if not isinstance(cards, (list, tuple)) or not cards:
-                raise GameModuleError("name the person's winning paper cards of this game, SERIES-NUMBER each")
+                raise GameModuleError(N_("name the person's winning paper cards of this game, SERIES-NUMBER each"))
             labels = list(dict.fromkeys(_card_label(c) for c in cards))
             wins = self.paper_wins(game, self.payments_due(game))
             for label in labels:
                 if label not in wins:
                     sold = game.machine.sales.get(_ref(label))
-                    kind = "is a player account's card" if sold is not None and sold.account.startswith("player:") \
-                        else "won nothing to pay"
-                    raise GameModuleError(f"card {label} {kind} in game {game.game_id}; name the paper cards "
-                                          "that won a prize the cashier pays")
+                    if sold is not None and sold.account.startswith("player:"):
+                        raise GameModuleError(N_("card {card} is a player account's card in game {game}; name the "
+                                                 "paper cards that won a prize the cashier pays"),
+                                              card=label, game=game.game_id)
+                    raise GameModuleError(N_("card {card} won nothing to pay in game {game}; name the paper cards "
+                                             "that won a prize the cashier pays"), card=label, game=game.game_id)
                 seq, shown = game.identified.get(label, (None, normal))
                 if shown != normal:
-                    raise GameModuleError(f"card {label}'s winner was identified with another document in record "
-                                          f"{seq}; a card has one winner")
+                    raise GameModuleError(N_("card {card}'s winner was identified with another document in record "
+                                             "{seq}; a card has one winner"), card=label, seq=seq)
             total = sum(cents for label in labels for _, cents in wins[label])
             if total < LARGE_WIN_CENTS:
                 raise GameModuleError(
-                    f"cards {', '.join(labels)} win {format_cents(total)} in game {game.game_id}, less than "
-                    f"{format_cents(LARGE_WIN_CENTS)}: no identity is asked (R75.6) and none is kept (R75.3)")
+                    N_("cards {cards} win {total} in game {game}, less than {least}: no identity is asked (R75.6) "
+                       "and none is kept (R75.3)"),
+                    cards=", ".join(labels), total=Cents(total), game=game.game_id, least=Cents(LARGE_WIN_CENTS))
             return [("prize_winner_identified", {"game_id": game.game_id, "cards": labels, "total_cents": total,
                                                  "document": normal, "name": person})]
 
@@ -287,19 +291,21 @@ class PaymentCommands(GamesBase):
         return cents, (f"the stakes of game {game.game_id}, which a refund would pay back from this drawer"
                        if cents else "")
 
-    def _nothing_due(self, game: Game) -> str:
+    def _nothing_due(self, game: Game) -> GameModuleError:
+        """The refusal to pay the prizes of ``game`` when none is due now."""
         won = game.machine.won
         if game.machine.state is State.REFUNDED:
-            return f"game {game.game_id} was refunded; it has no prize to pay"
+            return GameModuleError(N_("game {game} was refunded; it has no prize to pay"), game=game.game_id)
         if game.over:
-            return f"every prize of game {game.game_id} has been paid"
+            return GameModuleError(N_("every prize of game {game} has been paid"), game=game.game_id)
         if "bingo" in won:
-            return "the bingo and its pots are paid once the game is closed"
+            return GameModuleError(N_("the bingo and its pots are paid once the game is closed"))
         if "line" in won and "line" not in game.paid:
-            return "the line is paid once its prize is closed (the caller asks for another card, then closes it)"
+            return GameModuleError(
+                N_("the line is paid once its prize is closed (the caller asks for another card, then closes it)"))
         if "line" in game.paid:
-            return "the line is paid; the bingo is paid once it is won and the game is closed"
-        return f"no prize has been won in game {game.game_id} yet"
+            return GameModuleError(N_("the line is paid; the bingo is paid once it is won and the game is closed"))
+        return GameModuleError(N_("no prize has been won in game {game} yet"), game=game.game_id)
 
 
 def _identity(document: object, name: object) -> tuple[str, str]:
@@ -307,10 +313,10 @@ def _identity(document: object, name: object) -> tuple[str, str]:
     try:
         normal = normalize_document(document)
     except AdmissionError as error:
-        raise GameModuleError(str(error)) from None
+        raise _retold(error) from None
     person = _text(name, "the name on the identity document")
     if len(person) > 200 or control_character(person) is not None:
-        raise GameModuleError("the name on the document is printable text of at most 200 characters")
+        raise GameModuleError(N_("the name on the document is printable text of at most 200 characters"))
     return normal, person
 
 
@@ -323,5 +329,5 @@ def _card_label(card: object) -> str:
     """A card the cashier typed (``7-41``, `` 7 - 41``) as the label records use, or one clear error."""
     series, dash, number = str(card).replace(" ", "").partition("-")
     if not (dash and series.isdigit() and number.isdigit() and series.isascii() and number.isascii()):
-        raise GameModuleError(f"a card is named SERIES-NUMBER (7-41), not {card!r}")
+        raise GameModuleError(N_("a card is named SERIES-NUMBER (7-41), not {card!r}"), card=card)
     return CardRef(int(series), int(number)).label

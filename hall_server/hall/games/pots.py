@@ -24,9 +24,9 @@ from hall_server.hall.games.common import (
 )
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
+from protocol.errors import N_, Cents
 from protocol.game import State, describe
 from protocol.ledger import Leg, Posting, Reference
-from protocol.money import format_cents
 from protocol.settlement import (
     JACKPOT_THRESHOLDS,
     MEGABINGO_NOTICE_DAYS,
@@ -71,33 +71,36 @@ class PotCommands(GamesBase):
             superbingo = _whole(superbingo_limit, "a superbingo ball limit") or None
             grand = _whole(grand_superbingo_limit, "a grand superbingo ball limit") or None
             threshold = _whole(jackpot_threshold, "a jackpot threshold") or None
-            for name, limit in (("superbingo", superbingo), ("grand superbingo", grand)):
+            for template, limit in ((N_("the superbingo's ball limit is {least} to {most} (R89), not {limit}"),
+                                     superbingo),
+                                    (N_("the grand superbingo's ball limit is {least} to {most} (R89), not {limit}"),
+                                     grand)):
                 if limit is not None and limit not in SUPERBINGO_LIMITS:
-                    raise GameModuleError(
-                        f"the {name}'s ball limit is {SUPERBINGO_LIMITS.start} to "
-                        f"{SUPERBINGO_LIMITS.stop - 1} (R89), not {limit}"
-                    )
+                    raise GameModuleError(template, least=SUPERBINGO_LIMITS.start, most=SUPERBINGO_LIMITS.stop - 1,
+                                          limit=limit)
             if superbingo is not None and not self.rules.superbingo_bp:
-                raise GameModuleError("the hall's prize rules fund no superbingo (superbingo_bp is 0)")
+                raise GameModuleError(N_("the hall's prize rules fund no superbingo (superbingo_bp is 0)"))
             if superbingo is not None and grand is not None:
-                raise GameModuleError("superbingo and grand superbingo are never in play in the same game (R89)")
+                raise GameModuleError(N_("superbingo and grand superbingo are never in play in the same game (R89)"))
             if threshold is not None:
                 if threshold not in JACKPOT_THRESHOLDS:
-                    raise GameModuleError(f"the jackpot is won within 40, 41 or 42 balls (R91), not {threshold}")
+                    raise GameModuleError(N_("the jackpot is won within 40, 41 or 42 balls (R91), not {threshold}"),
+                                          threshold=threshold)
                 if not self.rules.jackpot:
-                    raise GameModuleError("the hall's prize rules fund no jackpot")
+                    raise GameModuleError(N_("the hall's prize rules fund no jackpot"))
             megabingo_cents = None
             if not isinstance(megabingo, bool):
-                raise GameModuleError(f"megabingo is true or false, not {megabingo!r}")
+                raise GameModuleError(N_("megabingo is true or false, not {megabingo!r}"), megabingo=megabingo)
             if megabingo:
                 session = self.session.require_open()
                 announced = self.state.megabingo
                 if announced is None or announced["date"] != session.date:
-                    when = "none is announced" if announced is None else f"it is announced for {announced['date']}"
-                    raise GameModuleError(
-                        f"a megabingo is played on the day announced at least {MEGABINGO_NOTICE_DAYS} "
-                        f"days ahead (R90); {when}"
-                    )
+                    if announced is None:
+                        raise GameModuleError(N_("a megabingo is played on the day announced at least {days} days "
+                                                 "ahead (R90); none is announced"), days=MEGABINGO_NOTICE_DAYS)
+                    raise GameModuleError(N_("a megabingo is played on the day announced at least {days} days "
+                                             "ahead (R90); it is announced for {date}"),
+                                          days=MEGABINGO_NOTICE_DAYS, date=announced["date"])
                 megabingo_cents = int(announced["amount_cents"])
             return [
                 (
@@ -135,11 +138,11 @@ class PotCommands(GamesBase):
                     f"not {describe(game.machine.state)} (R91.7)"
                 )
             if not self.rules.jackpot:
-                raise GameModuleError("the hall's prize rules fund no jackpot, so there is no reserve to boost from")
+                raise GameModuleError(N_("the hall's prize rules fund no jackpot, so there is no reserve to boost from"))
             line, bingo = (_whole(v, what) for v, what in ((line_cents, "the line's boost in cents"),
                                                             (bingo_cents, "the bingo's boost in cents")))
             if line < 0 or bingo < 0:
-                raise GameModuleError("a reserve boost adds to a prize: zero or more, never less")
+                raise GameModuleError(N_("a reserve boost adds to a prize: zero or more, never less"))
             start = self.state.reserve_at_session_start.get(session.number, 0)
             allowance = reserve_boost_allowance(start)
             before = self.boosted_in_session(session.number, besides=game)
@@ -148,10 +151,11 @@ class PotCommands(GamesBase):
                 check_reserve_boost(line + bingo, before, allowance, reserve)
             except LimitExceeded:
                 raise GameModuleError(
-                    f"a boost of {format_cents(line + bingo)} is refused: the session may add at most "
-                    f"{format_cents(allowance)} from the reserve ({RESERVE_BOOST_PCT}% of the "
-                    f"{format_cents(start)} it held at the session's start), its earlier games took "
-                    f"{format_cents(before)}, and the reserve holds {format_cents(reserve)} (R91.7)"
+                    N_("a boost of {boost} is refused: the session may add at most {allowance} from the reserve "
+                       "({pct}% of the {start} it held at the session's start), its earlier games took {before}, "
+                       "and the reserve holds {reserve} (R91.7)"),
+                    boost=Cents(line + bingo), allowance=Cents(allowance), pct=RESERVE_BOOST_PCT, start=Cents(start),
+                    before=Cents(before), reserve=Cents(reserve),
                 ) from None
             return [
                 (
@@ -173,7 +177,7 @@ class PotCommands(GamesBase):
                     f"the last game is announced before its draw, not {describe(game.machine.state)}"
                 )
             if game.last_game:
-                raise GameModuleError(f"game {game.game_id} is already announced as the session's last")
+                raise GameModuleError(N_("game {game} is already announced as the session's last"), game=game.game_id)
             return [("last_game_announced", {"game_id": game.game_id, "session": game.session})]
 
         return self.core.execute(actor, "announce_last_game", decide)
@@ -190,29 +194,33 @@ class PotCommands(GamesBase):
 
         def decide(now: int) -> list[Entry]:
             if not self.rules.megabingo:
-                raise GameModuleError("the hall's prize rules fund no megabingo")
+                raise GameModuleError(N_("the hall's prize rules fund no megabingo"))
             try:
                 day = datetime.date.fromisoformat(date)
             except (TypeError, ValueError):
-                raise GameModuleError(f"a megabingo date is YYYY-MM-DD, not {date!r}") from None
+                raise GameModuleError(N_("a megabingo date is YYYY-MM-DD, not {date!r}"), date=date) from None
             at = _text(time, "the megabingo's time")
             today = self.session.local_date(now)  # the hall's day, in its configured time zone
             if (day - today).days < MEGABINGO_NOTICE_DAYS:
                 raise GameModuleError(
-                    f"a megabingo is announced at least {MEGABINGO_NOTICE_DAYS} days ahead (R90); "
-                    f"{day} is {(day - today).days} day(s) after today ({today})"
+                    N_("a megabingo is announced at least {least} days ahead (R90); {day} is {days} day(s) after "
+                       "today ({today})"),
+                    least=MEGABINGO_NOTICE_DAYS, day=day.isoformat(), days=(day - today).days, today=today.isoformat(),
                 )
             pending = self.state.megabingo
             if pending is not None and datetime.date.fromisoformat(pending["date"]) >= today:
-                raise GameModuleError(f"a megabingo is already announced for {pending['date']}")
+                raise GameModuleError(N_("a megabingo is already announced for {date}"), date=pending["date"])
             fund = self.ledger.balance(MEGABINGO)
             minimum = fund - self._megabingo_at_stake()
             if minimum <= 0:
+                if fund > minimum:
+                    raise GameModuleError(
+                        N_("the megabingo's fund holds {fund}, {at_stake} of it from the game under way: a megabingo "
+                           "is announced once its fund holds money (R90)"),
+                        fund=Cents(fund), at_stake=Cents(fund - minimum))
                 raise GameModuleError(
-                    f"the megabingo's fund holds {format_cents(fund)}"
-                    + (f", {format_cents(fund - minimum)} of it from the game under way" if fund > minimum else "")
-                    + ": a megabingo is announced once its fund holds money (R90)"
-                )
+                    N_("the megabingo's fund holds {fund}: a megabingo is announced once its fund holds money (R90)"),
+                    fund=Cents(fund))
             return [
                 (
                     "megabingo_announced",
@@ -247,10 +255,11 @@ class PotCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             session = self.session.require_open()
             if pot not in OPERATOR_POTS:
-                raise GameModuleError(f"the operator pays into {', '.join(OPERATOR_POTS)}, not {pot!r}")
+                raise GameModuleError(N_("the operator pays into {pots}, not {pot!r}"), pots=", ".join(OPERATOR_POTS),
+                                      pot=pot)
             amount = _whole(amount_cents, "an amount in cents")
             if amount <= 0:
-                raise GameModuleError(f"a contribution is a positive number of cents, not {amount}")
+                raise GameModuleError(N_("a contribution is a positive number of cents, not {amount}"), amount=amount)
             day, month = session.date, session.date[:7]
             contribution = operator_contribution(
                 pot, amount, self.pots(),
@@ -282,19 +291,19 @@ class PotCommands(GamesBase):
             sessions = self.session.state
             if sessions.current is not None:
                 raise GameModuleError(
-                    f"session {sessions.current.number} is under way: the operator takes back its jackpot "
-                    "contributions between sessions, after the closing and before the next verification (R91.9)"
-                )
+                    N_("session {session} is under way: the operator takes back its jackpot contributions between "
+                       "sessions, after the closing and before the next verification (R91.9)"),
+                    session=sessions.current.number)
             verification = sessions.last_verification
             if verification is not None and verification.get("passed"):
                 raise GameModuleError(
-                    f"the system was verified for the session of {verification['date']}: the operator takes back "
-                    "its jackpot contributions between sessions, after the closing and before the next "
-                    "verification (R91.9)"
-                )
+                    N_("the system was verified for the session of {date}: the operator takes back its jackpot "
+                       "contributions between sessions, after the closing and before the next verification (R91.9)"),
+                    date=verification["date"])
             amount = _whole(amount_cents, "an amount in cents")
             if amount <= 0:
-                raise GameModuleError(f"the operator takes back a positive number of cents, not {amount}")
+                raise GameModuleError(N_("the operator takes back a positive number of cents, not {amount}"),
+                                      amount=amount)
             day = self.session.local_date(now).isoformat()
             try:
                 recovery = jackpot_recovery(self.state.jackpot_contributions, self.pots(), day, amount)

@@ -14,10 +14,11 @@ from hall_server.hall.games.state import Game
 from hall_server.hall.games.state import _fork, _fork_sale
 from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
+from protocol.errors import N_, Template
 from protocol.events import SaleClosed
 from protocol.game import Input, InvalidTransition, State, TraditionalGame, describe
 from protocol.ledger import Leg, Posting, Reference, account_kind
-from protocol.sale import GameSale, SaleRefused
+from protocol.sale import GameSale, SaleRefused, Series
 from protocol.settlement import (
     PAPER_STAKE_PCT,
     POT_ACCOUNTS,
@@ -32,15 +33,28 @@ from server_kit.core import Actor
 from server_kit.journal.port import Entry
 
 
+#: The refusal to open a sale while the game before has prizes unpaid, for each set of prizes unpaid.
+_PAY_BEFORE_THE_SALE: dict[tuple[str, ...], Template] = {
+    ("line",): N_("game {game}'s line not yet paid; pay them and collect the cards before the next sale"),
+    ("bingo",): N_("game {game}'s bingo not yet paid; pay them and collect the cards before the next sale"),
+    ("line", "bingo"): N_("game {game}'s line and bingo not yet paid; pay them and collect the cards before the "
+                          "next sale"),
+}
+
+
 class SaleCommands(GamesBase):
     """Announcing a sale, selling paper cards by range, a second series, closing the sale."""
+
+    def _other_series(self, exhausted: int) -> list[Series]:
+        """The registered series other than ``exhausted`` that have cards left."""
+        return [info for info in self.catalog.all_series()
+                if info.number != exhausted and self.last_sold(info) < info.card_count]
 
     def _series_left(self, exhausted: int) -> str:
         """What the seller can open instead of a sold-out series."""
         left = [
             f"{info.number} ({info.card_count - self.last_sold(info)} cards left)"
-            for info in self.catalog.all_series()
-            if info.number != exhausted and self.last_sold(info) < info.card_count
+            for info in self._other_series(exhausted)
         ]
         if not left:
             return "no registered series has cards left: register a new series (bingo cards add-series)"
@@ -59,6 +73,8 @@ class SaleCommands(GamesBase):
                     "it must end before another sale opens"
                 )
             if previous is not None and (due := self.unpaid(previous)):
+                if (template := _PAY_BEFORE_THE_SALE.get(tuple(due))) is not None:
+                    raise GameModuleError(template, game=previous.game_id)
                 raise GameModuleError(
                     f"game {previous.game_id}'s {' and '.join(due)} not yet paid; pay them and "
                     "collect the cards before the next sale"
@@ -72,17 +88,20 @@ class SaleCommands(GamesBase):
                     and g.machine.state is not State.REFUNDED]
             if last:
                 raise GameModuleError(
-                    f"game {last[0].game_id} was announced as the session's last game (R93.15); "
-                    "no other game is played in this session"
-                )
+                    N_("game {game} was announced as the session's last game (R93.15); "
+                       "no other game is played in this session"), game=last[0].game_id)
             info = self.catalog.series(_whole(series, "a series"))
             on_sale = dataclasses.replace(info, last_sold=self.last_sold(info))
             if previous is not None:
                 raise GameModuleError(
-                    f"the previous game's cards have not been collected (R82.4; game {previous.game_id}); "
-                    "record the collection first"
-                )
+                    N_("the previous game's cards have not been collected (R82.4; game {game}); "
+                       "record the collection first"), game=previous.game_id)
             if on_sale.exhausted:
+                if not self._other_series(on_sale.number):
+                    raise GameModuleError(
+                        N_("series {series} is sold out ({cards} cards); no registered series has cards left: "
+                           "register a new series (bingo cards add-series)"),
+                        series=on_sale.number, cards=on_sale.card_count)
                 raise GameModuleError(f"series {on_sale.number} is sold out ({on_sale.card_count} cards); "
                                       + self._series_left(on_sale.number))
             try:
@@ -188,7 +207,7 @@ class SaleCommands(GamesBase):
             assert isinstance(closed, SaleClosed)
             if closed.cards_sold == 0:
                 raise GameModuleError(
-                    "no card has been sold; sell cards first, or suspend the game for good to cancel it"
+                    N_("no card has been sold; sell cards first, or suspend the game for good to cancel it")
                 )
             boost_line, boost_bingo = game.boost_line_cents, game.boost_bingo_cents
             figures = close_sale(self.rules, closed.collection_cents, self.pots(), boost_line, boost_bingo)
