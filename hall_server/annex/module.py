@@ -77,9 +77,8 @@ from protocol.annex import (
 from protocol.cards import CELLS, Card, fingerprints
 from protocol.chain import Record
 from protocol.claims import CardRef, WonPattern, check_claim
-from protocol.errors import DomainError
+from protocol.errors import N_, Cents, DomainError, Template
 from protocol.ledger import Posting, Reference
-from protocol.money import format_cents
 from protocol.settlement import PAPER_STAKE_PCT, PrizeRules
 from protocol.settlement.refunds import GAME_REFUND, TERMINAL_REFUND, stakes_account
 from protocol.wins import completion_balls
@@ -315,21 +314,23 @@ class AnnexModule(ProjectedState):
     def _require(self) -> JointGame:
         game = self.current()
         if game is None:
-            raise AnnexError("no hall-annex game is open; the main hall's room chief opens one (annex_open_game)")
+            raise AnnexError(N_("no hall-annex game is open; the main hall's room chief opens one (annex_open_game)"))
         if game.not_played is not None:
-            raise AnnexError(f"hall-annex game {game.game_id} was declared not played (R96.2: {game.not_played}); "
-                             "its stakes went back, and the main hall's room chief may open the next one")
+            raise AnnexError(N_("hall-annex game {game} was declared not played (R96.2: {reason}); its stakes went "
+                                "back, and the main hall's room chief may open the next one"),
+                             game=game.game_id, reason=game.not_played)
         return game
 
-    def _main_only(self, what: str) -> None:
+    def _main_only(self, refusal: Template) -> None:
+        """:class:`AnnexError` ``refusal`` (its ``{main}``: the main hall) unless this hall is the main hall."""
         if not self.is_main:
-            raise AnnexError(f"only the main hall ({self.main}) {what}; this hall is its annex")
+            raise AnnexError(refusal, main=self.main)
 
-    def _no_own_game(self, what: str) -> None:
+    def _no_own_game(self, refusal: Template) -> None:
+        """:class:`AnnexError` ``refusal`` (its ``{own}``: the hall's own game) while that game is under way."""
         own = self.own_game()
         if own is not None:
-            raise AnnexError(f"this hall's own game {own} is under way (its cards are not collected); {what} once it "
-                             "is over (R82.4: a game's paper cards are collected before the next one's are sold)")
+            raise AnnexError(refusal, own=own)
 
     # --- The fold -------------------------------------------------------------------
 
@@ -439,20 +440,24 @@ class AnnexModule(ProjectedState):
         """Open a joint game with the annex (main hall's room chief): its price is the first series' face value."""
 
         def decide(now: int) -> list[Entry]:
-            self._main_only("opens the hall-annex game")
+            self._main_only(N_("only the main hall ({main}) opens the hall-annex game; this hall is its annex"))
             self.session_open()
             current = self.current()
             if current is not None and not current.over:
-                raise AnnexError(f"hall-annex game {current.game_id} is not over; close it and pay its prizes first")
-            self._no_own_game("the hall-annex game opens")
+                raise AnnexError(N_("hall-annex game {game} is not over; close it and pay its prizes first"),
+                                 game=current.game_id)
+            self._no_own_game(N_("this hall's own game {own} is under way (its cards are not collected); the "
+                                 "hall-annex game opens once it is over (R82.4: a game's paper cards are collected "
+                                 "before the next one's are sold)"))
             series = self.catalog.all_series()
             if not series:
-                raise AnnexError("this hall has no series of paper cards to sell")
+                raise AnnexError(N_("this hall has no series of paper cards to sell"))
             refusal = joint_rules_refusal(self.rules)
             if refusal is not None:
                 raise AnnexError(refusal)
             if self.state.declared != declaration_digest(self.own_runs()):
-                raise AnnexError("this hall's cards have not been declared to the annex yet; it does so as it starts")
+                raise AnnexError(N_("this hall's cards have not been declared to the annex yet; it does so as it "
+                                    "starts"))
             clash = self._clash_with_partner()
             if clash is not None:
                 raise AnnexError(f"the hall-annex game does not open: {clash}")
@@ -468,7 +473,7 @@ class AnnexModule(ProjectedState):
         """The game whose sale is open in this room; :class:`AnnexError` says why there is none."""
         game = self._require()
         if game.phase != SELLING or self.hall_id in game.sales:
-            raise AnnexError(f"the sale of hall-annex game {game.game_id} is closed in this room")
+            raise AnnexError(N_("the sale of hall-annex game {game} is closed in this room"), game=game.game_id)
         if game.clash is not None:
             raise AnnexError(f"this room sells nothing in hall-annex game {game.game_id}: {game.clash}")
         return game
@@ -479,19 +484,23 @@ class AnnexModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             game = self.selling()
             self.session_open()
-            self._no_own_game("the hall-annex game's cards are sold")
+            self._no_own_game(N_("this hall's own game {own} is under way (its cards are not collected); the "
+                                 "hall-annex game's cards are sold once it is over (R82.4: a game's paper cards are "
+                                 "collected before the next one's are sold)"))
             try:
                 known = self.catalog.series(series)
             except (CatalogError, KeyError):
-                raise AnnexError(f"this hall has no series {series}") from None
+                raise AnnexError(N_("this hall has no series {series}"), series=series) from None
             if known.face_value_cents != game.price_cents:
-                raise AnnexError(f"series {series} is worth {format_cents(known.face_value_cents)}; the hall-annex "
-                                 f"game's card costs {format_cents(game.price_cents)}")
+                raise AnnexError(N_("series {series} is worth {worth}; the hall-annex game's card costs {price}"),
+                                 series=series, worth=Cents(known.face_value_cents), price=Cents(game.price_cents))
             if not 1 <= first <= last <= known.card_count:
-                raise AnnexError(f"cards are {first}..{last}; series {series} holds cards 1..{known.card_count}")
+                raise AnnexError(N_("cards are {first}..{last}; series {series} holds cards 1..{count}"),
+                                 first=first, last=last, series=series, count=known.card_count)
             after = game.last_sold(series)
             if after and first != after + 1:
-                raise AnnexError(f"card {after + 1} of series {series} is the next one to sell (R82.5)")
+                raise AnnexError(N_("card {card} of series {series} is the next one to sell (R82.5)"),
+                                 card=after + 1, series=series)
             for other, ranges in sorted(game.sold.items()):
                 # Every series of a card set prints the same cards (R82.6 ruling): none twice in one game.
                 if other != series and self.catalog.series(other).card_set == known.card_set:
@@ -499,9 +508,11 @@ class AnnexModule(ProjectedState):
                     if twice:
                         a, b = twice[0]
                         raise AnnexError(
-                            f"cards {max(a, first)}..{min(b, last)} of series {series} print the same numbers as those "
-                            f"of series {other} sold in this game (card set {known.card_set}): no two identical "
-                            "cards in one game (R82.6)")
+                            N_("cards {first}..{last} of series {series} print the same numbers as those of series "
+                               "{other} sold in this game (card set {card_set}): no two identical cards in one game "
+                               "(R82.6)"),
+                            first=max(a, first), last=min(b, last), series=series, other=other,
+                            card_set=known.card_set)
             count = last - first + 1
             amount = count * game.price_cents
             posting = Posting.transfer(amount, debit=f"cash:{actor.name}", credit=stakes_account(game.game_id),
@@ -520,11 +531,13 @@ class AnnexModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             game = self._require()
             if self.hall_id in game.sales:
-                raise AnnexError(f"this room's sale of hall-annex game {game.game_id} is already closed")
-            self._no_own_game("this room's sale of the hall-annex game closes")
+                raise AnnexError(N_("this room's sale of hall-annex game {game} is already closed"), game=game.game_id)
+            self._no_own_game(N_("this hall's own game {own} is under way (its cards are not collected); this room's "
+                                 "sale of the hall-annex game closes once it is over (R82.4: a game's paper cards are "
+                                 "collected before the next one's are sold)"))
             cards, cents = game.cards_sold_here()
             if not cards and game.clash is None:
-                raise AnnexError("no card has been sold in this room; sell cards first")
+                raise AnnexError(N_("no card has been sold in this room; sell cards first"))
             entries: list[Entry] = [("annex_sales_reported", {"game_id": game.game_id, "hall_id": self.hall_id,
                                                               "cards": cards, "cents": cents})]
             return entries + self._pool_entries(game, {self.hall_id: (cards, cents)})
@@ -556,7 +569,7 @@ class AnnexModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             game = self._game_drawing()
             if tuple(game.balls) != before[0]:
-                raise AnnexError("the game's balls changed while the ball was drawn; draw again")
+                raise AnnexError(N_("the game's balls changed while the ball was drawn; draw again"))
             return [("annex_ball_drawn", {"game_id": game.game_id, "hall_id": self.hall_id, "ball": ball,
                                           "ball_count": len(game.balls) + 1}),
                     *self._virtual_wins(game, [*game.balls, ball])]
@@ -564,14 +577,15 @@ class AnnexModule(ProjectedState):
         return await self.core.execute(actor, "annex_draw_ball", decide)
 
     def _game_drawing(self) -> JointGame:
-        self._main_only("draws the balls")
+        self._main_only(N_("only the main hall ({main}) draws the balls; this hall is its annex"))
         game = self._require()
         if game.phase == SELLING:
-            raise AnnexError("the draw starts once both rooms have closed their sale and the pool is known")
+            raise AnnexError(N_("the draw starts once both rooms have closed their sale and the pool is known"))
         if game.phase == CLOSED or game.bingo_won:
-            raise AnnexError(f"the bingo of hall-annex game {game.game_id} is won; the room chief closes the game")
+            raise AnnexError(N_("the bingo of hall-annex game {game} is won; the room chief closes the game"),
+                             game=game.game_id)
         if len(game.balls) == 90:
-            raise AnnexError("all 90 balls are drawn")
+            raise AnnexError(N_("all 90 balls are drawn"))
         return game
 
     def _won(self, game: JointGame) -> dict[str, WonPattern]:
@@ -624,7 +638,7 @@ class AnnexModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             game = self._require()
             if game.phase != DRAWING:
-                raise AnnexError("claims are verified while the game is drawing, before it is closed")
+                raise AnnexError(N_("claims are verified while the game is drawing, before it is closed"))
             ref = CardRef(series, card_number)
             if not game.sold_here(series, card_number):
                 virtual = self.library is not None and series == self.library.number
@@ -652,10 +666,10 @@ class AnnexModule(ProjectedState):
         """
 
         def decide(now: int) -> list[Entry]:
-            self._main_only("closes the hall-annex game")
+            self._main_only(N_("only the main hall ({main}) closes the hall-annex game; this hall is its annex"))
             game = self._require()
             if game.phase != DRAWING or not game.bingo_won:
-                raise AnnexError("the game closes once a bingo is verified in either room")
+                raise AnnexError(N_("the game closes once a bingo is verified in either room"))
             counted = sum(1 for c in game.claims if c.hall_id == game.annex)
             closed: Entry = ("annex_game_closed", {"game_id": game.game_id, "hall_id": self.hall_id,
                                                    "annex_claims": counted})
@@ -686,18 +700,20 @@ class AnnexModule(ProjectedState):
         """
 
         def decide(now: int) -> list[Entry]:
-            self._main_only("declares the hall-annex game not played; the annex's room chief asks the main hall's")
+            self._main_only(N_("only the main hall ({main}) declares the hall-annex game not played; the annex's "
+                               "room chief asks the main hall's; this hall is its annex"))
             game = self._require()  # refused if it was declared not played already
             if game.over:
-                raise AnnexError(f"hall-annex game {game.game_id} is over in this room")
+                raise AnnexError(N_("hall-annex game {game} is over in this room"), game=game.game_id)
             if game.phase == CLOSED:
-                raise AnnexError(f"hall-annex game {game.game_id} is closed: its prizes are won, and paid with "
-                                 "annex_pay_prizes")
+                raise AnnexError(N_("hall-annex game {game} is closed: its prizes are won, and paid with "
+                                    "annex_pay_prizes"), game=game.game_id)
             why = str(reason).strip() if isinstance(reason, str) else ""
             if not why:
-                raise AnnexError("say why the game cannot run; the reason goes into the record and to the annex")
+                raise AnnexError(N_("say why the game cannot run; the reason goes into the record and to the annex"))
             if len(why) > NOT_PLAYED_REASON_CHARS:
-                raise AnnexError(f"the reason is at most {NOT_PLAYED_REASON_CHARS} characters, not {len(why)}")
+                raise AnnexError(N_("the reason is at most {most} characters, not {length}"),
+                                 most=NOT_PLAYED_REASON_CHARS, length=len(why))
             return self._not_played(game, why, actor.name, None)
 
         return self.core.execute(actor, "annex_declare_not_played", decide)
@@ -767,11 +783,11 @@ class AnnexModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             game = self._require()
             if game.phase != CLOSED or game.pool is None:
-                raise AnnexError("the prizes are paid once the main hall has closed the game")
+                raise AnnexError(N_("the prizes are paid once the main hall has closed the game"))
             if game.paid:
-                raise AnnexError(f"the prizes of hall-annex game {game.game_id} are paid")
+                raise AnnexError(N_("the prizes of hall-annex game {game} are paid"), game=game.game_id)
             if self.desks is None:
-                raise AnnexError("this hall has no cash desk; prizes on paper cards are paid at an open one")
+                raise AnnexError(N_("this hall has no cash desk; prizes on paper cards are paid at an open one"))
             drawer = self.desks.paying_drawer(str(desk), actor)
             return self._payments(game, game.counted_claims(), drawer, self.core.seq + 1)
 
@@ -801,8 +817,8 @@ class AnnexModule(ProjectedState):
                 if series == self._virtual_number and number in game.virtual:
                     move(cents, stakes, game.virtual[number].account, f"prize:{share.pattern}", card)  # R85.9
                 elif drawer is None:
-                    raise AnnexError(f"card {card} is a paper card: this room's paper winners are paid in cash at an "
-                                     "open desk (annex_pay_prizes)")
+                    raise AnnexError(N_("card {card} is a paper card: this room's paper winners are paid in cash at "
+                                        "an open desk (annex_pay_prizes)"), card=card)
                 else:
                     move(cents, stakes, drawer, f"prize:{share.pattern}", card)
             if here == game.main:

@@ -46,6 +46,7 @@ from hall_server.hall.virtual import (
 from protocol.annex import JointGame
 from protocol.chain import Record
 from protocol.claims import CardRef
+from protocol.errors import N_
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
 from protocol.sale import MAX_CARDS_PER_PLAYER
@@ -144,7 +145,8 @@ class JointTerminalSales(ProjectedState):
             except AnnexError as error:
                 raise AnnexError(f"the terminals' sale opens while this room's sale is open: {error}") from None
             if isinstance(seconds, bool) or not isinstance(seconds, int) or not 1 <= seconds <= MAX_SALE_SECONDS:
-                raise AnnexError(f"the sale lasts 1 to {MAX_SALE_SECONDS} seconds, not {seconds!r}")
+                raise AnnexError(N_("the sale lasts 1 to {most} seconds, not {seconds!r}"), most=MAX_SALE_SECONDS,
+                                 seconds=seconds)
             window = self.window(game)
             return [("annex_terminal_sale_opened", {
                 "game_id": game.game_id, "opens_at_ms": window.opens_at_ms if window else now,

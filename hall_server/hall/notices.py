@@ -37,7 +37,7 @@ from hall_server.hall.admission import clean_text, local_date
 from hall_server.hall.hours import HoursError, Schedule, change_applies_from, parse_schedule
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec
 
 PERMISSIONS = {
@@ -210,14 +210,21 @@ class OpeningHoursModule:
         def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
             state = self.state
             if decision not in DECISIONS:
-                raise HoursRefused(f"the regulator's answer is {' or '.join(DECISIONS)}, not {decision!r}")
+                # The answers (DECISIONS) are words of the sentence: the console offers them in its language.
+                raise HoursRefused(N_("the regulator's answer is approved or objected, not {decision!r}"),
+                                   decision=decision)
             said = clean_text(reference, "reference of the regulator's letter", MAX_REFERENCE)
             if state.hours is None or state.previous is None:
-                raise HoursRefused("no change of the opening hours awaits the regulator's answer: the hours "
-                                   "first reported are in force at once")
+                raise HoursRefused(N_("no change of the opening hours awaits the regulator's answer: the hours "
+                                      "first reported are in force at once"))
             if state.decision is not None:
-                raise HoursRefused(f"the regulator's answer to the change to {state.hours!r} is recorded already: "
-                                   f"{state.decision} ({state.decision_reference})")
+                recorded = {  # the recorded answer is a word of the sentence, said in the reader's language
+                    "approved": N_("the regulator's answer to the change to {hours!r} is recorded already: "
+                                   "approved ({reference})"),
+                    "objected": N_("the regulator's answer to the change to {hours!r} is recorded already: "
+                                   "objected ({reference})"),
+                }
+                raise HoursRefused(recorded[state.decision], hours=state.hours, reference=state.decision_reference)
             return [("opening_hours_decided", {"hours": state.hours, "notice": state.noticed_seq,
                                                "decision": decision, "reference": said})]
 

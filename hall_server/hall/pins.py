@@ -39,7 +39,7 @@ from hall_server.hall.cashier import CashierModule, hash_pin, normalize_account_
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.statements import format_account_number
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from server_kit.core import Actor, CommandCore, CommandSpec
 
 log = Logger()
@@ -204,7 +204,8 @@ class PinGuard:
             number = normalize_account_number(account)
             known = self.state.accounts.get(number)
             if number not in self.cashier.state.accounts or known is None or not known.lockouts:
-                raise PinGuardError(f"the PIN of account {format_account_number(number)} is not locked")
+                raise PinGuardError(N_("the PIN of account {account} is not locked"),
+                                    account=format_account_number(number))
             return [("pin_lockout_cleared", {"account": number, "why": why})]
 
         return self.core.execute(actor, "clear_pin_lockout", decide)

@@ -37,7 +37,7 @@ from hall_server.hall.cashier import CashierModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.virtual import VirtualModule
 from protocol.chain import Record
-from protocol.errors import DomainError, Refusal
+from protocol.errors import N_, DomainError, Refusal, Template
 from protocol.money import format_cents
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
@@ -83,9 +83,11 @@ class ResponsibleState:
     spent: dict[tuple[str, date], int] = field(default_factory=dict)  # (account, day) -> cents paid
 
 
-def _whole(value: object, what: str, low: int, high: int) -> int:
+def _whole(value: object, refused: Template, low: int, high: int) -> int:
+    """``value`` if it is a whole number from ``low`` to ``high``, else :class:`ResponsiblePlayError` ``refused``
+    (a template of ``{low}``, ``{high}`` and ``{value!r}``)."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ResponsiblePlayError(f"{what} is a whole number from {low} to {high}, not {value!r}")
+        raise ResponsiblePlayError(refused, low=low, high=high, value=value)
     return value
 
 
@@ -185,7 +187,8 @@ class ResponsiblePlayModule(ProjectedState):
     # --- Commands -----------------------------------------------------------------------
 
     def _limit_entry(self, account: str, limit_cents: int, now: int) -> Entry:
-        limit = _whole(limit_cents, "the daily limit in cents", 0, MAX_LIMIT_CENTS) or None
+        limit = _whole(limit_cents, N_("the daily limit in cents is a whole number from {low} to {high}, not {value!r}"),
+                       0, MAX_LIMIT_CENTS) or None
         day = self.today(now)
         current = self.state.limits.get(account, Limits()).on(day)
         lowering = limit is not None and (current is None or limit <= current)
@@ -213,13 +216,14 @@ class ResponsiblePlayModule(ProjectedState):
 
     def _exclusion_entry(self, document: str, days: int, now: int, **extra: Any) -> Entry:
         normal = normalize_document(clean_text(document, "identity document", 40))
-        length = _whole(days, "the number of days", 1, MAX_EXCLUSION_DAYS)
+        length = _whole(days, N_("the number of days is a whole number from {low} to {high}, not {value!r}"),
+                        1, MAX_EXCLUSION_DAYS)
         until = self.today(now) + timedelta(days=length)
         current = self.state.excluded.get(normal)
         if current is not None and current >= until:
             raise ResponsiblePlayError(
-                f"this person is already excluded until {current.isoformat()}; an exclusion is never shortened"
-            )
+                N_("this person is already excluded until {until}; an exclusion is never shortened"),
+                until=current.isoformat())
         return ("self_excluded", {"document": normal, "days": length, "until": until.isoformat(), **extra})
 
     def exclude_document(
@@ -232,9 +236,10 @@ class ResponsiblePlayModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             person = clean_text(name, "person's name (as on the document)", MAX_NAME)
             if document_type not in DOCUMENT_TYPES:
+                # The kinds (DOCUMENT_TYPES) are words of the sentence: the console offers them in its language.
                 raise ResponsiblePlayError(
-                    f"the document's kind is one of {', '.join(DOCUMENT_TYPES)}, not {document_type!r}"
-                )
+                    N_("the document's kind is one of identity card, passport, residence permit, not {kind!r}"),
+                    kind=document_type)
             today = self.today(now)
             born = read_birth_date(birth_date, today)
             return [self._exclusion_entry(document, days, now, name=person, document_type=document_type,

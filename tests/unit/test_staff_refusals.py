@@ -12,20 +12,28 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.internet.task import Clock
 
 from hall_server import i18n
-from hall_server.hall.admission import AdmissionError
+from hall_server.hall.admission import DOCUMENT_TYPES, AdmissionError
 from hall_server.hall.cashier import AMOUNT_REFUSED, CashierError, check_cents
 from hall_server.hall.games import GameModuleError
 from hall_server.hall.games.common import _whole
 from hall_server.hall.games.payments import _card_label, _identity
+from hall_server.hall.notices import DECISIONS
 from hall_server.hall.session import SessionError
 from hall_server.hall.virtual import VirtualError, check_terminal_id
+from hall_server.statements import format_account_number
 from hall_server.store.database import open_database
 from protocol.errors import N_, Cents, DomainError, fill
+from protocol.money import format_cents
 from server_kit.journal.sql import Journal
 from server_kit.web.channel import ChannelError, CommandChannel, CommandRequest, parse_request
 from tests.hall.conftest import result
 from tests.hall.test_games import POT_RULES, SELLER, opened_hall
+from tests.hall.test_opening_hours import ADMIN, FRIDAY_NOON_MS, hall_at
 from tests.hall.test_session import CHIEF
+from tests.network.test_annex_module import CHIEF as ANNEX_CHIEF
+from tests.network.test_annex_module import SELLER as ANNEX_SELLER
+from tests.network.test_annex_module import annex_hall, declared, item
+from tests.terminals.conftest import CASHIER, DOOR, build_hall, prepare
 
 
 def no_desk(name: str) -> CashierError:
@@ -175,3 +183,74 @@ def test_a_games_refusal_writes_its_amounts_by_cldr(tmp_path: Path) -> None:
         "es rebutja un reforç de 1.234,56\u00a0€: la sessió pot afegir com a màxim 0,00\u00a0€ de la reserva "
         "(el 30\u00a0% dels 0,00\u00a0€ ")
     assert i18n.said(refused.value, "fr").startswith("un renfort de 1\u202f234,56\u00a0€ est refusé\u00a0:")
+
+
+def _journal(folder: Path) -> Journal:
+    folder.mkdir()
+    return Journal(open_database(f"sqlite:///{folder / 'hall.sqlite3'}"), Ed25519PrivateKey.generate(),
+                   head=folder / "journal.head")
+
+
+def test_the_annex_hours_pins_and_limits_refuse_as_they_did_in_english_and_are_said_in_catalan(
+        tmp_path: Path) -> None:
+    """The refusals of the hall-annex game, the opening hours' decision, the PIN lockouts and the
+    responsible-play commands, made by the modules themselves on real journals: the English text is
+    the one the f-strings wrote, the Catalan console reads the catalog's sentence with CLDR amounts."""
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    refused: list[tuple[DomainError, str, str]] = []
+
+    def refusal(deferred: Any) -> DomainError:
+        with pytest.raises(DomainError) as raised:
+            result(deferred)
+        return raised.value
+
+    # The annex of a hall-annex game: the main hall opens it; a series of another price is not sold in it.
+    annex = annex_hall(_journal(tmp_path / "annex"), clock)
+    refused.append((refusal(annex.open_game(ANNEX_CHIEF)),
+                    "only the main hall (hall-1) opens the hall-annex game; this hall is its annex",
+                    "només la sala principal (hall-1) obre la partida sala-annex; aquesta sala n'és l'annexa"))
+    result(annex.take(item(declared(annex) + 1, "opened", cents=100, line_bp=1500, bingo_bp=5500)))
+    refused.append((refusal(annex.sell_cards(ANNEX_SELLER, 9, 1, 2)),
+                    f"series 9 is worth {format_cents(200)}; the hall-annex game's card costs {format_cents(100)}",
+                    "la sèrie 9 val 2,00\u00a0€; el cartró de la partida sala-annex costa 1,00\u00a0€"))
+    result(annex.sell_cards(ANNEX_SELLER, 7, 1, 10))
+    refused.append((refusal(annex.sell_cards(ANNEX_SELLER, 7, 12, 13)),
+                    "card 11 of series 7 is the next one to sell (R82.5)",
+                    "el cartró 11 de la sèrie 7 és el següent que cal vendre (R82.5)"))
+
+    # The regulator's answer to a change of the opening hours: a word typed, an answer recorded already.
+    (tmp_path / "hours").mkdir()
+    _, hours, _ = hall_at(tmp_path / "hours", FRIDAY_NOON_MS)
+    refused.append((refusal(hours.record_decision(ADMIN, "maybe", "CRAJ 2026/118")),
+                    f"the regulator's answer is {' or '.join(DECISIONS)}, not 'maybe'",
+                    "la resposta del regulador és aprovat o objectat, no 'maybe'"))
+    result(hours.notify("every day 16:00-02:00"))
+    result(hours.notify("mon-sat 17:00-01:00"))
+    result(hours.record_decision(ADMIN, "approved", "CRAJ 2026/118"))
+    refused.append((refusal(hours.record_decision(ADMIN, "objected", "CRAJ 2026/119")),
+                    "the regulator's answer to the change to 'mon-sat 17:00-01:00' is recorded already: "
+                    "approved (CRAJ 2026/118)",
+                    "la resposta del regulador al canvi a 'mon-sat 17:00-01:00' ja està registrada: aprovat "
+                    "(CRAJ 2026/118)"))
+
+    # The cashier's desk: a PIN that is not locked, a daily limit out of bounds, a document's kind unknown.
+    hall = build_hall(_journal(tmp_path / "hall"), clock)
+    prepare(hall)
+    number = hall.player("X1234567", credit=0)
+    account = format_account_number(number)
+    refused.append((refusal(hall.pins.clear(CASHIER, number)),
+                    f"the PIN of account {account} is not locked",
+                    f"el PIN del compte {account} no està bloquejat"))
+    refused.append((refusal(hall.responsible.set_limit(CASHIER, number, -1)),
+                    "the daily limit in cents is a whole number from 0 to 10000000, not -1",
+                    "el límit diari en cèntims és un nombre enter de 0 a 10000000, no -1"))
+    refused.append((refusal(hall.responsible.exclude_document(DOOR, "Joan Pla", "card", "X7654321", "1980-01-01", 30)),
+                    f"the document's kind is one of {', '.join(DOCUMENT_TYPES)}, not 'card'",
+                    "el tipus de document és un d'aquests: document d'identitat, passaport, permís de residència, "
+                    "no 'card'"))
+
+    for error, english, catalan in refused:
+        assert error.template is not None, f"{english!r} is not a catalog sentence"
+        assert str(error) == i18n.said(error, "en") == english
+        assert i18n.said(error, "ca") == catalan
