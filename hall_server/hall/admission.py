@@ -136,6 +136,13 @@ def normalize_document(text: object) -> str:
 _BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
+def person_key(name: str, born: date) -> tuple[str, str]:
+    """A person as two documents of theirs both name them: the name without case, accents or extra
+    spaces ("JOSÉ  Pérez" and "jose perez" are one), and the birth date."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return " ".join(plain.casefold().split()), born.isoformat()
+
+
 def control_character(text: str) -> str | None:
     """The first character of ``text`` that is not printable text (NUL, ESC, a bidi override...), as U+XXXX."""
     for char in text:
@@ -362,6 +369,9 @@ class AdmissionModule(ProjectedState):
         #: Other reasons a person may not come in or open an account, each with its ground:
         #: ``check(document, day, where)`` gives the refusal in words or None (a self-exclusion, R97.2).
         self.door_checks: list[tuple[str, Callable[[str, date, str], str | None]]] = []
+        #: The same for the person rather than the document shown: ``check(name, birth date, day,
+        #: where)`` (a self-exclusion recorded with another document of the same person, R97.2).
+        self.person_checks: list[tuple[str, Callable[[str, date, date, str], str | None]]] = []
         self.staff: dict[str, str] = {}
         for member in staff:
             self.staff[normalize_document(member.document)] = member.name
@@ -505,8 +515,8 @@ class AdmissionModule(ProjectedState):
                     "until an administrator imports it (R75.2)"
                 ))
             today = self.today(now)
-            age = age_on(read_birth_date(birth_date, today), today)
-            refused = self._door_refusal(normal, today, now, age)
+            born = read_birth_date(birth_date, today)
+            refused = self._door_refusal(normal, today, now, age_on(born, today), visitor_name, born)
             if refused is not None:
                 # A refusal at the door is a fact of the day: journaled, shown to the desk, in the minutes.
                 ground, reason = refused
@@ -522,7 +532,8 @@ class AdmissionModule(ProjectedState):
 
         return self.core.execute(actor, "admit_visitor", decide)
 
-    def _door_refusal(self, document: str, today: date, now_ms: int, age: int) -> tuple[str, str] | None:
+    def _door_refusal(self, document: str, today: date, now_ms: int, age: int, name: str,
+                      born: date) -> tuple[str, str] | None:
         """The ground and words of the first reason the door refuses this person, or None."""
         if age < ADULT_AGE:
             return MINOR, (f"entry refused: the visitor is {age}, under {ADULT_AGE}; minors may not enter or play "
@@ -536,6 +547,9 @@ class AdmissionModule(ProjectedState):
                            "(R81.b), so a member of staff is not admitted as a visitor")
         if (other := self.door_refusal_ground(document, today, "entry")) is not None:
             return other
+        for ground, check in self.person_checks:
+            if (refusal := check(name, born, today, "entry")) is not None:
+                return ground, refusal
         if (full := self.capacity_refusal(now_ms)) is not None:
             return CAPACITY, full
         return None

@@ -31,7 +31,8 @@ from typing import Any, Mapping
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import (
-    DOCUMENT_TYPES, MAX_NAME, SELF_EXCLUDED, AdmissionModule, clean_text, normalize_document, read_birth_date,
+    DOCUMENT_TYPES, MAX_NAME, SELF_EXCLUDED, AdmissionModule, clean_text, normalize_document, person_key,
+    read_birth_date,
 )
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.roles import SYSTEM, Role
@@ -80,6 +81,9 @@ class Limits:
 class ResponsibleState:
     limits: dict[str, Limits] = field(default_factory=dict)  # account number -> its limits
     excluded: dict[str, date] = field(default_factory=dict)  # document -> first day allowed again
+    #: (name, birth date) as :func:`person_key` writes them -> first day allowed again: an exclusion
+    #: recorded at a desk, which names the person as well as the document.
+    excluded_people: dict[tuple[str, str], date] = field(default_factory=dict)
     spent: dict[tuple[str, date], int] = field(default_factory=dict)  # (account, day) -> cents paid
 
 
@@ -105,6 +109,7 @@ class ResponsiblePlayModule(ProjectedState):
         core.add_module(self)
         core.allow(PERMISSIONS)
         admission.door_checks.append((SELF_EXCLUDED, self.exclusion_refusal))
+        admission.person_checks.append((SELF_EXCLUDED, self.person_exclusion_refusal))
         if virtual is not None:
             virtual.purchase_checks.append(self.purchase_refusal)
         for name, handler, params, summary in (
@@ -142,6 +147,16 @@ class ResponsiblePlayModule(ProjectedState):
             return None
         return (f"{where} refused: this person excluded themselves from play until {until.isoformat()} "
                 "(R97.2); it cannot be lifted early")
+
+    def person_exclusion_refusal(self, name: str, born: date, on: date, where: str) -> str | None:
+        """Why ``where`` is refused on ``on`` to the person named ``name``, born on ``born``, whatever
+        document they show now: one of that name and birth date excluded themselves at a desk (R97.2)."""
+        until = self.state.excluded_people.get(person_key(name, born))
+        if until is None or not on < until:
+            return None
+        # The words say neither the birth date nor the other document: the door keeps neither (R75.1-3).
+        return (f"{where} refused: a person of this name and birth date excluded themselves from play until "
+                f"{until.isoformat()} (R97.2), with another document; it cannot be lifted early")
 
     def account_refusal(self, account: str, now_ms: int) -> Refusal | None:
         """Why the holder of ``account`` may not play at a terminal now, or None."""
@@ -272,7 +287,11 @@ class ResponsiblePlayModule(ProjectedState):
             changes = self.state.limits.setdefault(str(p["account"]), Limits()).changes
             changes.append((date.fromisoformat(p["effective"]), p["limit_cents"]))
         elif record.type == "self_excluded":
-            self.state.excluded[str(p["document"])] = date.fromisoformat(p["until"])
+            until = date.fromisoformat(p["until"])
+            self.state.excluded[str(p["document"])] = until
+            if p.get("name") and p.get("birth_date"):  # recorded at a desk, from the document shown
+                key = person_key(str(p["name"]), date.fromisoformat(p["birth_date"]))
+                self.state.excluded_people[key] = max(self.state.excluded_people.get(key, until), until)
         elif record.type in ("virtual_cards_bought", "network_cards_bought") or (
                 record.type == "vb_credit_in" and p["source"] == "account"):
             # A network purchase counts once captured (its hold, while pending, is counted by the network module);

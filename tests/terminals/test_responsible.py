@@ -3,9 +3,11 @@ enforced by the admission desk, the cashier and every terminal, and journaled.""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
-from hall_server.hall.admission import AdmissionError
+from hall_server.hall.admission import AdmissionError, person_key
 from hall_server.hall.responsible import ResponsiblePlayError
 from hall_server.terminal_gateway.gateway import TerminalGateway
 from terminals.client import TerminalError
@@ -147,3 +149,41 @@ def test_desk_self_exclusion_asks_who_the_person_is_not_a_number_alone(hall: Vir
         "name": "Eva Soler", "document_type": "passport", "document": "55555555E", "birth_date": "1980-01-01", "days": 30}
     (refusal,) = result(hall.admission.admit_visitor(DOOR, "Eva Soler", "55555555E", "1980-01-01"))
     assert refusal.type == "entry_refused" and refusal.payload["ground"] == "self_excluded"
+
+
+@pytest.mark.req("R97.2")
+def test_a_person_excluded_at_a_desk_is_refused_at_the_door_with_another_document_of_the_same_name_and_birth_date(
+    hall: VirtualHall,
+) -> None:
+    """The desk records the exclusion from the document shown: the name, the document and the birth date
+    on it.  The same person showing another document (a passport after the identity card) is the same
+    name and birth date: refused at the door, the refusal journaled with its ground, until the exclusion
+    ends.  A person of the same name born on another day is someone else, and comes in."""
+    result(hall.responsible.exclude_document(DOOR, "Josep Martí Vila", "identity card", "44444444D", "1971-03-09", 30))
+    (refusal,) = result(hall.admission.admit_visitor(DOOR, "JOSEP  MARTI vila", "PA1234567", "1971-03-09"))
+    assert refusal.type == "entry_refused" and refusal.payload["ground"] == "self_excluded", refusal
+    assert "excluded themselves from play until" in refusal.payload["reason"]
+    assert "44444444D" not in refusal.payload["reason"] and "1971" not in refusal.payload["reason"]
+    (namesake,) = result(hall.admission.admit_visitor(DOOR, "Josep Martí Vila", "55555555E", "1984-11-02"))
+    assert namesake.type == "visitor_admitted"
+    hall.clock.advance(31 * DAY_S)
+    (back,) = result(hall.admission.admit_visitor(DOOR, "Josep Martí Vila", "PA1234567", "1971-03-09"))
+    assert back.type == "visitor_admitted"  # the exclusion ended by itself
+
+
+
+@pytest.mark.req("R97.2")
+def test_after_a_restart_and_from_a_checkpoint_the_door_still_knows_the_person_excluded(hall: VirtualHall) -> None:
+    """The person's name and birth date are folded from the journal: a hall started again on it, and a
+    module restored from a checkpoint of its state, refuse the other document as before."""
+    result(hall.responsible.exclude_document(DOOR, "Josep Martí Vila", "passport", "PA7654321", "1971-03-09", 30))
+    again = hall.reopened()
+    (refusal,) = result(again.admission.admit_visitor(DOOR, "josep marti vila", "44444444D", "1971-03-09"))
+    assert refusal.type == "entry_refused" and refusal.payload["ground"] == "self_excluded", refusal
+    saved = again.responsible.checkpoint()
+    again.responsible.reset()
+    again.responsible.restore(saved)
+    today = again.responsible.today(again.core.now_ms())
+    refused = again.responsible.person_exclusion_refusal("Josep Marti Vila", date(1971, 3, 9), today, "entry")
+    assert refused is not None and "excluded themselves from play until" in refused
+    assert person_key("  Josep  MARTÍ ", date(1971, 3, 9)) == ("josep marti", "1971-03-09")
