@@ -34,10 +34,8 @@ function renderGames() {
   shown.games.games.slice().reverse().forEach((g) => Consult.pickable(tbody, g.game_id, [g.game_id,
     named(STATES, g.state), g.halls.join(", "), g.cards_sold, Consult.money(g.sales_cents),
     Consult.money(g.prizes_paid_cents), g.balls], Consult.game));
-  if (shown.game) {
-    const chosen = tbody.querySelector(`tr[data-game="${CSS.escape(shown.game.game.game_id)}"]`);
-    if (chosen) chosen.classList.add("chosen");
-  }
+  // The game shown stays marked in the list written anew.
+  if (shown.game) Consult.choose(tbody.querySelector(`tr[data-game="${CSS.escape(shown.game.game.game_id)}"]`));
 }
 
 function renderGame() {

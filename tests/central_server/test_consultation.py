@@ -9,10 +9,8 @@ from contextlib import closing
 import datetime
 import http.client
 import json
-import re
 import sqlite3
 import ssl
-import string
 import zoneinfo
 from pathlib import Path
 from typing import Any, Iterator
@@ -31,6 +29,7 @@ from server_kit.reports.render import to_csv
 from server_kit.pki.folder import PkiFolder
 from server_kit.ports import reserve_port
 from tests.central_server.support import CentralProcess, HallClient, config_text, connect, make_pki
+from tests.support.catalogs import english_texts
 from tests.support.waiting import WAIT, wait_until
 from tests.reports.conftest import pdf_strings
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
@@ -251,17 +250,8 @@ def english_left(texts: list[str], language: str) -> list[str]:
     that is also the language's own word (Catalan "Sales" for halls) is not English left."""
     catalog = i18n.CATALOGS.catalog(language)
     own = {form for m in catalog if m.id for form in (m.string if isinstance(m.string, tuple) else (m.string,))}
-    found = set()
-    for message in catalog:
-        if not message.id or not message.string:
-            continue
-        pairs = zip(message.id, message.string) if isinstance(message.id, tuple) else [(message.id, message.string)]
-        for english, translated in pairs:
-            if english == translated:
-                continue
-            pattern = ".+?".join(re.escape(text) for text, _, _, _ in string.Formatter().parse(english))
-            compiled = re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)
-            found |= {f"{english!r} in {text!r}" for text in texts if text not in own and compiled.search(text)}
+    found = {f"{left.english!r} in {text!r}" for left in english_texts(catalog) for text in texts
+             if text not in own and left.pattern.search(text)}
     return sorted(found)
 
 

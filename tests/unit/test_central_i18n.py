@@ -13,7 +13,8 @@ from babel.messages.frontend import parse_mapping_cfg
 
 from central_server import i18n
 from central_server.config import ConfigError, parse_config
-from tests.unit.test_i18n import KEYWORDS, REPO, placeholders
+from tests.support.catalogs import catalog_faults
+from tests.unit.test_i18n import KEYWORDS, REPO
 
 
 def _sources(path: str) -> bool:
@@ -49,20 +50,7 @@ def test_the_extraction_finds_the_page_the_reports_and_the_records_words() -> No
 @pytest.mark.parametrize("language", i18n.LANGUAGES)
 def test_every_extracted_text_is_translated_in_each_central_catalog(language: str) -> None:
     catalog = i18n.CATALOGS.domain_catalog(language, i18n.DOMAIN)
-    missing, empty, broken = [], [], []
-    for msgid, places in MESSAGES.items():
-        message = catalog.get(msgid)
-        if message is None:
-            missing.append(f"{msgid!r} ({places[0]})")
-            continue
-        forms = message.string if isinstance(message.string, tuple) else (message.string,)
-        if not all(forms) or message.fuzzy:
-            empty.append(repr(msgid))
-            continue
-        wanted = placeholders(msgid if isinstance(msgid, str) else msgid[1]) - {"n"}
-        for form in forms:
-            if placeholders(form) - {"n"} - wanted or (isinstance(msgid, str) and placeholders(form) != placeholders(msgid)):
-                broken.append(f"{msgid!r} -> {form!r}")
+    missing, empty, broken = catalog_faults(catalog, MESSAGES)
     assert not missing, f"{language}: not in central.po: " + "; ".join(missing)
     assert not empty, f"{language}: untranslated or fuzzy in central.po: " + "; ".join(empty)
     assert not broken, f"{language}: placeholders differ in central.po: " + "; ".join(broken)

@@ -5,7 +5,6 @@ kept; CLDR money and times; the hall's language in ``hall.toml``."""
 from __future__ import annotations
 
 import re
-import string
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from babel.messages.frontend import parse_mapping_cfg
 
 from hall_server import i18n
 from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password, load_config
+from tests.support.catalogs import catalog_faults
 
 REPO = Path(__file__).resolve().parents[2]
 KEYWORDS = {**DEFAULT_KEYWORDS, "t": None, "tn": (1, 2)}  # N_ marks a word, as gettext does
@@ -49,10 +49,6 @@ EVERY_MESSAGE = {**MESSAGES, **{m: p for d, mapping in i18n.DOMAINS.items() if d
                                 for m, p in extracted(mapping).items()}}
 
 
-def placeholders(text: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
-
-
 def test_the_extraction_finds_the_texts_of_every_converted_screen() -> None:
     files = {where.split(":")[0] for places in EVERY_MESSAGE.values() for where in places}
     for page in ("kiosk.js", "kiosk.html", "vb.js", "vb.html", "board.js", "board.html", "login.js", "login.html",
@@ -83,20 +79,7 @@ def test_every_extracted_text_is_translated_in_each_catalog(language: str, domai
     placeholders kept."""
     messages = MESSAGES if domain == i18n.DOMAIN else extracted(i18n.DOMAINS[domain])
     catalog = i18n.domain_catalog(language, domain)
-    missing, empty, broken = [], [], []
-    for msgid, places in messages.items():
-        message = catalog.get(msgid)
-        if message is None:
-            missing.append(f"{msgid!r} ({places[0]})")
-            continue
-        forms = message.string if isinstance(message.string, tuple) else (message.string,)
-        if not all(forms) or message.fuzzy:
-            empty.append(repr(msgid))
-            continue
-        wanted = placeholders(msgid if isinstance(msgid, str) else msgid[1]) - {"n"}
-        for form in forms:
-            if placeholders(form) - {"n"} - wanted or (isinstance(msgid, str) and placeholders(form) != placeholders(msgid)):
-                broken.append(f"{msgid!r} -> {form!r}")
+    missing, empty, broken = catalog_faults(catalog, messages)
     assert not missing, f"{language}: not in {domain}.po: " + "; ".join(missing)
     assert not empty, f"{language}: untranslated or fuzzy in {domain}.po: " + "; ".join(empty)
     assert not broken, f"{language}: placeholders differ in {domain}.po: " + "; ".join(broken)

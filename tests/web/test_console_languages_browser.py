@@ -9,9 +9,7 @@ language goes to the test's temporary folder (and to ``$BINGO_SCREENSHOTS`` when
 from __future__ import annotations
 
 import functools
-import re
 import sqlite3
-import string
 from contextlib import closing
 from pathlib import Path
 from typing import Any, Iterator
@@ -20,6 +18,7 @@ import pytest
 
 from hall_server import i18n
 from hall_server.statements import format_account_number
+from tests.support.catalogs import English, english_texts
 from tests.support.waiting import WAIT
 from tests.terminals.test_kiosk_browser import Staff, payload, player
 from tests.web.conftest import PASSWORD, HallProcess
@@ -78,24 +77,11 @@ ROLES = ["admin", "rosa", "tomas", "sam", "carla", "adam"]
 
 
 @functools.cache
-def english_left(language: str) -> list[tuple[str, list[str], re.Pattern[str]]]:
+def english_left(language: str) -> list[English]:
     """For each text of the console's catalog that ``language`` writes otherwise than English: the
     English msgid, its words between placeholders, and a pattern finding it in a text of the page (a
     placeholder matches anything)."""
-    found = []
-    for message in i18n.domain_catalog(language, "console"):
-        if not message.id or not message.string:
-            continue
-        pairs = zip(message.id, message.string) if isinstance(message.id, tuple) else [(message.id, message.string)]
-        for english, translated in pairs:
-            if english == translated:
-                continue
-            literal = [text for text, _, _, _ in string.Formatter().parse(english)]
-            pattern = ".+?".join(re.escape(text) for text in literal)
-            # A one-word text is English only as the whole of a text ("Find"); a longer one anywhere in it.
-            found.append((english, [text for text in literal if text.strip()],
-                          re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)))
-    return found
+    return english_texts(i18n.domain_catalog(language, "console"))
 
 
 def english_on(page: Any, language: str) -> list[str]:

@@ -8,13 +8,13 @@ player's chooser turns the kiosk to Castilian, French and English, and the board
 from __future__ import annotations
 
 import re
-import string
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from hall_server import i18n
+from tests.support.catalogs import english_texts
 from tests.terminals.test_kiosk_browser import KIOSK, Staff, kiosk_page, player
 from tests.web.conftest import HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
@@ -44,19 +44,7 @@ VISIBLE_TEXT = """(skip) => {
 def english_left(language: str) -> list[tuple[str, re.Pattern[str]]]:
     """For each catalog text ``language`` writes otherwise than English: the English msgid and a
     pattern finding it (placeholders match anything) in a text of the page."""
-    found = []
-    for message in i18n.catalog(language):
-        if not message.id or not message.string:
-            continue
-        pairs = zip(message.id, message.string) if isinstance(message.id, tuple) else [(message.id, message.string)]
-        for english, translated in pairs:
-            if english == translated:
-                continue
-            literal = [re.escape(text) for text, _, _, _ in string.Formatter().parse(english)]
-            pattern = ".+?".join(literal)
-            # A one-word text is English only as the whole of a text ("Buy"); a longer one anywhere in it.
-            found.append((english, re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)))
-    return found
+    return [(text.english, text.pattern) for text in english_texts(i18n.catalog(language))]
 
 
 def english_on(page: Any, language: str) -> list[str]:

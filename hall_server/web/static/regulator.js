@@ -40,10 +40,8 @@ function renderGames() {
   shown.games.games.slice().reverse().forEach((g) => Consult.pickable(tbody, g.game_id, [g.game_id, g.session,
     named(STATES, g.state), g.cards_sold, Consult.money(g.collection_cents), Consult.money(g.prizes_paid_cents), g.balls],
   Consult.game));
-  if (shown.game) {
-    const chosen = tbody.querySelector(`tr[data-game="${CSS.escape(shown.game.game.game_id)}"]`);
-    if (chosen) chosen.classList.add("chosen");
-  }
+  // The game shown stays marked in the list written anew.
+  if (shown.game) Consult.choose(tbody.querySelector(`tr[data-game="${CSS.escape(shown.game.game.game_id)}"]`));
 }
 
 function renderGame() {
