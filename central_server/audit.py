@@ -125,9 +125,8 @@ def build_day(records: Sequence[Record], library: Mapping[str, np.ndarray], time
         named = ", ".join(f"{g} ({why})" for g, why in left_out)
         raise CentralAuditError(f"no network game was played to its end on {day}; left out: {named}", segment)
     try:
-        layouts = _one_series(played, library)
-        documents = scenario(day, played, layouts), result(day, played)
-    except DomainError as error:  # games of two series, a game the replay format cannot express
+        documents = scenario(day, played, library), result(day, played)
+    except DomainError as error:  # a game the replay format cannot express
         raise CentralAuditError(str(error), segment) from None
     return CentralDay(day, tuple(g.game_id for g in played), tuple(left_out), segment, *documents, chain)
 
@@ -206,15 +205,6 @@ def rebuilt_games(
 def day_of(record: Record, zone: zoneinfo.ZoneInfo) -> str:
     """The date (``YYYY-MM-DD``) in ``zone`` on which ``record`` was written."""
     return datetime.datetime.fromtimestamp(record.time_ms / 1000, zone).date().isoformat()
-
-
-def _one_series(games: Sequence[CentralGame], library: Mapping[str, np.ndarray]) -> np.ndarray:
-    labels = sorted({g.config.series_label for g in games})
-    if len(labels) > 1:
-        raise CentralAuditError(
-            f"the games of the day sell series {', '.join(labels)}; the export holds one series a day"
-        )
-    return library[labels[0]]
 
 
 __all__ = ["CentralAuditError", "CentralDay", "NoGameEnded", "audit_report", "build_day", "checked_day", "export_day",

@@ -38,6 +38,11 @@ hold several sessions (the result's games say their session, and R89.5 counts th
 fixed sums the line and the bingo never fall below (``rules.line_minimum_cents``,
 ``rules.bingo_minimum_cents``, R88.3), and the tax of a game with cards refunded after its
 close taken on the amounts staked, net of those refunds (R98).
+``bingo-replay/4`` is version 3 with the network game's other winning patterns (``rules.patterns``,
+R93.11): each a shape of :mod:`protocol.patterns` with its share of the sales, found by the system
+on every card, won on the first ball a card completes it up to the bingo's, shared whole by stake
+(R93.13), and carried whole into the next game's prize of the same name when no card completes it
+in time (``opening.carry_NAME``, the result's ``pots.carry_NAME``).
 
 Where the format is silent this module decides as ``docs/replay.md`` records: unknown
 or repeated keys are refused, ``null`` means "absent" only for a game's optional keys,
@@ -61,13 +66,16 @@ from protocol.annex import JointClaim, joint_pool, joint_rules_refusal, owed_to_
 from protocol.cards import Card, CardError
 from protocol.errors import DomainError
 from protocol.json_values import describe
+from protocol.patterns import Pattern, PatternError, completion_ball, pattern_from_dict, pattern_to_dict
 from protocol.settlement import (
+    BASIS_POINTS,
     BY_STAKE,
     FIRST_RULING,
     GRAND_SUPERBINGO_CAP,
     JACKPOT_CAP,
     JACKPOT_THRESHOLDS,
     MEGABINGO_NOTICE_DAYS,
+    PAYOUT_FLOOR_BP,
     POT_PRIZES,
     SUPERBINGO_BP_MAX,
     SUPERBINGO_BP_MIN,
@@ -75,6 +83,7 @@ from protocol.settlement import (
     Pots,
     PotRuling,
     PotsInPlay,
+    PayoutFloorError,
     PrizeError,
     PrizeRules,
     RULING,
@@ -87,6 +96,7 @@ from protocol.settlement import (
     operator_contribution,
     reserve_boost_allowance,
     share_by_stake,
+    share_of_sales,
     split_prize,
     stake_cents,
     tax_base_after_refunds,
@@ -106,11 +116,18 @@ FIRST_OUTPUT_FORMAT = "bingo-replay-result/1"
 #: it).  The hall's export writes it only for a day that needs one of these.
 SESSIONS_INPUT_FORMAT = "bingo-replay/3"
 SESSIONS_OUTPUT_FORMAT = "bingo-replay-result/3"
+#: Version 4: version 3 with the network game's other winning patterns (``rules.patterns``, R93.11), each
+#: with its share of the sales and its carry; the central server writes it for a day whose games play one.
+PATTERNS_INPUT_FORMAT = "bingo-replay/4"
+PATTERNS_OUTPUT_FORMAT = "bingo-replay-result/4"
+#: The versions whose sessions are numbered, with the fixed sums and the tax net of refunds after the close.
+NUMBERED_FORMATS = (SESSIONS_INPUT_FORMAT, PATTERNS_INPUT_FORMAT)
 #: Each input format with the result format it gives and the ruling its pots are paid under.
 VERSIONS: dict[str, tuple[str, PotRuling]] = {
     FIRST_INPUT_FORMAT: (FIRST_OUTPUT_FORMAT, FIRST_RULING),
     INPUT_FORMAT: (OUTPUT_FORMAT, RULING),
     SESSIONS_INPUT_FORMAT: (SESSIONS_OUTPUT_FORMAT, RULING),
+    PATTERNS_INPUT_FORMAT: (PATTERNS_OUTPUT_FORMAT, RULING),
 }
 INPUT_FORMATS = tuple(VERSIONS)
 OUTPUT_FORMATS = tuple(output for output, _ in VERSIONS.values())
@@ -251,6 +268,9 @@ class GamePlay:
     last_game: bool = False  # announced as the session's last (R93.15); bingo-replay/2 only
     #: Balls drawn in the game: the bingo's ball (version 1), or every ball of the draw (bingo-replay/2).
     balls_drawn: int = 0
+    #: Each of ``rules.patterns``' winners (version 4), in its order; None for a pattern no card completes
+    #: by the bingo's ball.
+    extras: tuple[Winners | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -277,7 +297,7 @@ class Session:
     date: datetime.date
     games: tuple[GamePlay, ...]
     joint_games: tuple[JointPlay, ...] = ()
-    number: int | None = None  # the session's number on its date (bingo-replay/3 only)
+    number: int | None = None  # the session's number on its date (bingo-replay/3 and /4)
 
     @property
     def name(self) -> str:
@@ -290,6 +310,20 @@ class Session:
 
 
 @dataclass(frozen=True)
+class ExtraPrize:
+    """One of ``rules.patterns`` (version 4): a winning pattern beyond the line and the bingo, its share of
+    the sales in basis points, and what the opening carries into it."""
+
+    pattern: Pattern
+    bp: int
+    opening_carry: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.pattern.name
+
+
+@dataclass(frozen=True)
 class Scenario:
     rules: PrizeRules
     opening: Pots
@@ -297,6 +331,8 @@ class Scenario:
     format: str = INPUT_FORMAT
     #: How prizes are shared (version 2's ``rules.sharing``; version 1 shares the hall's way).
     sharing: str = "hall"
+    #: The other winning patterns (version 4's ``rules.patterns``), in their order of announcement.
+    patterns: tuple[ExtraPrize, ...] = ()
 
     @property
     def result_format(self) -> str:
@@ -309,7 +345,7 @@ class Scenario:
     def tax(self, figures_tax: int, sales: int, refunded: int) -> int:
         """Step 12's tax: on the whole collection (versions 1 and 2, ``figures_tax``), or in version 3 on the
         amounts staked, the collection less the stakes refunded after the close (R98)."""
-        if self.format != SESSIONS_INPUT_FORMAT or not refunded:
+        if self.format not in NUMBERED_FORMATS or not refunded:
             return figures_tax
         return tax_cents(tax_base_after_refunds(sales, refunded))
 
@@ -335,10 +371,11 @@ PATTERN_NAMES = ("line", "bingo")
 _RULES_FIXED_SUMS = ("line_minimum_cents", "bingo_minimum_cents")
 
 
-def _parse_rules(value: Any, version: str = INPUT_FORMAT) -> PrizeRules:
+def _parse_rules(value: Any, version: str = INPUT_FORMAT, extra_bp: int = 0) -> PrizeRules:
+    """The rules; ``extra_bp``, the shares of ``rules.patterns`` (version 4), counts in the 70% floor and the 100%."""
     at = _At("", "rules")
     data = _object(value, at, ("line_bp", "bingo_bp"), ("superbingo_bp", "megabingo", "jackpot")
-                   + (_RULES_FIXED_SUMS if version == SESSIONS_INPUT_FORMAT else ()))
+                   + (_RULES_FIXED_SUMS if version in NUMBERED_FORMATS else ()))
     superbingo_bp = _integer(data.get("superbingo_bp", 0), at["superbingo_bp"], 0)
     # Checked here as well as by PrizeRules.check so that the message names the field.
     if superbingo_bp and not SUPERBINGO_BP_MIN <= superbingo_bp <= SUPERBINGO_BP_MAX:
@@ -357,17 +394,61 @@ def _parse_rules(value: Any, version: str = INPUT_FORMAT) -> PrizeRules:
     )
     try:
         rules.check()
+    except PayoutFloorError as error:
+        if rules.payout_bp + extra_bp < PAYOUT_FLOOR_BP:
+            at.fail(f"{error}" if not extra_bp else
+                    f"line, bingo and the other patterns total {rules.payout_bp + extra_bp} basis points of sales; "
+                    f"prizes must take at least {PAYOUT_FLOOR_BP} (70%, R88.1, R94.1)")
     except PrizeError as error:
         at.fail(str(error))
+    if extra_bp and rules.payout_bp + extra_bp > BASIS_POINTS:
+        at.fail(f"line, bingo and the other patterns total {rules.payout_bp + extra_bp} basis points of sales, "
+                f"more than the {BASIS_POINTS} (100%) a game collects")
     return rules
 
 
-def _parse_opening(value: Any) -> Pots:
+#: The keys of an entry of ``rules.patterns`` besides its shape (``rows``, ``cells`` or ``positions``).
+_PATTERN_KEYS = ("name", "bp")
+_SHAPES = ("rows", "cells", "positions")
+
+
+def pattern_rule(pattern: Pattern, bp: int) -> dict[str, Any]:
+    """An entry of ``rules.patterns`` (version 4): the pattern's name, its share and its shape."""
+    shape = pattern_to_dict(pattern)
+    return {"name": shape.pop("name"), "bp": bp, **shape}
+
+
+def _parse_patterns(value: Any) -> tuple[ExtraPrize, ...]:
+    """``rules.patterns`` (version 4): the winning patterns beyond the line and the bingo, in their order."""
+    at = _At("", "rules")["patterns"]
+    out: list[ExtraPrize] = []
+    for k, entry in enumerate(_array(value, at)):
+        data = _object(entry, at[k], _PATTERN_KEYS, _SHAPES)
+        name = data["name"]
+        if name in PATTERN_NAMES:
+            at[k]["name"].fail(f"{json.dumps(name)} is always played; rules.patterns lists the others")
+        if any(extra.name == name for extra in out):
+            at[k]["name"].fail(f"{json.dumps(name)} is already the name of rules.patterns[{[e.name for e in out].index(name)}]")
+        bp = _integer(data["bp"], at[k]["bp"], 1, BASIS_POINTS)
+        try:
+            pattern = pattern_from_dict({key: v for key, v in data.items() if key != "bp"})
+        except PatternError as error:
+            at[k].fail(str(error))
+        out.append(ExtraPrize(pattern, bp))
+    return tuple(out)
+
+
+def _parse_opening(value: Any, extras: tuple[ExtraPrize, ...] = ()) -> tuple[Pots, tuple[ExtraPrize, ...]]:
+    """The pots before the file's first game, and ``extras`` with what the opening carries into each
+    (``carry_NAME``, version 4)."""
     at = _At("", "opening")
     names = tuple(field.name for field in dataclasses.fields(Pots))
-    data = _object(value, at, (), names)
+    data = _object(value, at, (), names + tuple(f"carry_{extra.name}" for extra in extras))
     caps = {"jackpot_accumulated": JACKPOT_CAP, "grand_superbingo": GRAND_SUPERBINGO_CAP}
-    return Pots(**{name: _integer(data.get(name, 0), at[name], 0, caps.get(name)) for name in names})
+    pots = Pots(**{name: _integer(data.get(name, 0), at[name], 0, caps.get(name)) for name in names})
+    carried = tuple(dataclasses.replace(extra, opening_carry=_integer(
+        data.get(f"carry_{extra.name}", 0), at[f"carry_{extra.name}"], 0)) for extra in extras)
+    return pots, carried
 
 
 def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
@@ -479,8 +560,30 @@ def _winners_v2(data: dict, at: _At, cards: tuple[CardPlay, ...], draw: tuple[in
     return winners[0], winners[1]
 
 
+def _extra_winners(extras: tuple[ExtraPrize, ...], cards: tuple[CardPlay, ...], draw: tuple[int, ...],
+                   bingo: Winners, at: _At) -> tuple[Winners | None, ...]:
+    """Each of ``rules.patterns``' winners: every card complete on the first ball a card completes it, when
+    that ball is not after the bingo's (the game ends with its bingo, R93.12); None otherwise."""
+    if not extras:
+        return ()
+    for k, card in enumerate(cards):
+        if card.paper:
+            at["cards"][k]["paper"].fail("a game of rules.patterns is a network game, whose cards are virtual")
+    layouts = [Card(card.cells) for card in cards]
+    winners: list[Winners | None] = []
+    for extra in extras:
+        balls = [completion_ball(extra.pattern, layout, draw) for layout in layouts]
+        first = min((ball for ball in balls if ball is not None), default=None)
+        if first is None or first > bingo.ball:
+            winners.append(None)
+        else:
+            winners.append(Winners(first, tuple(i for i, ball in enumerate(balls) if ball == first)))
+    return tuple(winners)
+
+
 def _parse_game(
-    data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date, version: str = INPUT_FORMAT
+    data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date, version: str = INPUT_FORMAT,
+    extras: tuple[ExtraPrize, ...] = (),
 ) -> GamePlay:
     def optional(key: str) -> Any:
         return data.get(key)  # absent or null: not in play / zero
@@ -544,8 +647,10 @@ def _parse_game(
             at["cards"][k]["id"].fail(f"{json.dumps(card.id)} is also a card of refunded_after_close")
     draw = _parse_draw(data["draw"], at["draw"])
     line = bingo = None
+    extra_winners: tuple[Winners | None, ...] = ()
     if cards and v2:
         line, bingo = _winners_v2(data, at, cards, draw)
+        extra_winners = _extra_winners(extras, cards, draw, bingo, at)
     elif cards:
         cells = np.array([card.cells for card in cards], dtype=np.uint8)
         winners = game_winners(cells, draw)
@@ -577,6 +682,7 @@ def _parse_game(
         refunded_after_close=refunded,
         last_game=bool(last_game),
         balls_drawn=len(draw) if v2 or bingo is None else bingo.ball,
+        extras=extra_winners,
     )
 
 
@@ -656,9 +762,9 @@ def _parse_joint_game(data: dict, at: _At) -> JointPlay:
 
 
 def _parse_session(value: Any, index: int, rules: PrizeRules, after: "Session | None",
-                   version: str = INPUT_FORMAT) -> Session:
+                   version: str = INPUT_FORMAT, extras: tuple[ExtraPrize, ...] = ()) -> Session:
     at = _At("", f"sessions[{index}]")
-    numbered = version == SESSIONS_INPUT_FORMAT
+    numbered = version in NUMBERED_FORMATS
     data = _object(value, at, ("date", "session", "games") if numbered else ("date", "games"), ("joint_games",))
     date = _date(data["date"], at["date"])
     session_number = _integer(data["session"], at["session"], 1) if numbered else None
@@ -695,7 +801,7 @@ def _parse_session(value: Any, index: int, rules: PrizeRules, after: "Session | 
             _At(f"session {label}, game {parsed[-1].game}", "last_game").fail(
                 f"the session's last game (R93.15) is its last in the file; game {number} follows it"
             )
-        parsed.append(_parse_game(fields, number, at, rules, date, version))
+        parsed.append(_parse_game(fields, number, at, rules, date, version, extras))
     joint: list[JointPlay] = []
     for g, game in enumerate(joint_entries):
         game_at = _At(f"session {label}, joint_games[{g}]", "")
@@ -723,18 +829,32 @@ def parse_scenario(data: Any) -> Scenario:
     if not isinstance(version, str) or version not in VERSIONS:
         top["format"].fail(f"must be {' or '.join(json.dumps(f) for f in INPUT_FORMATS)}, got {describe(version)}")
     sharing = _parse_sharing(data["rules"], version)
-    rules = _parse_rules({k: v for k, v in data["rules"].items() if k != "sharing"}, version)
+    extras = _parse_extras(data["rules"], version, sharing)
+    rules = _parse_rules({k: v for k, v in data["rules"].items() if k not in ("sharing", "patterns")}, version,
+                         sum(extra.bp for extra in extras))
     if sharing == BY_STAKE and (rules.superbingo_bp or rules.megabingo or rules.jackpot):
         _At("", "rules")["sharing"].fail("the network game's sharing (by_stake) plays no pot: superbingo_bp is 0, "
                                          "megabingo and jackpot false")
-    opening = _parse_opening(data.get("opening", {}))
+    opening, extras = _parse_opening(data.get("opening", {}), extras)
     entries = _array(data["sessions"], top["sessions"])
     if not entries:
         top["sessions"].fail("a scenario needs at least one session")
     sessions: list[Session] = []
     for index, entry in enumerate(entries):
-        sessions.append(_parse_session(entry, index, rules, sessions[-1] if sessions else None, version))
-    return Scenario(rules, opening, tuple(sessions), version, sharing)
+        sessions.append(_parse_session(entry, index, rules, sessions[-1] if sessions else None, version, extras))
+    return Scenario(rules, opening, tuple(sessions), version, sharing, extras)
+
+
+def _parse_extras(rules: dict, version: str, sharing: str) -> tuple[ExtraPrize, ...]:
+    """``rules.patterns``: a key of version 4 only, where the prizes are shared by stake (R93.13)."""
+    if "patterns" not in rules:
+        return ()
+    at = _At("", "rules")["patterns"]
+    if version != PATTERNS_INPUT_FORMAT:
+        at.fail(f"is not a key of this format (misspelt?); it is a key of {PATTERNS_INPUT_FORMAT}")
+    if sharing != BY_STAKE:
+        at.fail(f"the other patterns are the network game's: rules.sharing is {json.dumps(BY_STAKE)}")
+    return _parse_patterns(rules["patterns"])
 
 
 def day_sharing(shared_by_stake: Sequence[bool]) -> str | None:
@@ -816,6 +936,15 @@ def replay(scenario: Scenario) -> dict[str, Any]:
     games_out: list[dict[str, Any]] = []
     joints_out: list[dict[str, Any]] = []
     total_sales = total_paid = total_tax = 0
+    # What each of rules.patterns (version 4) carries into the next game: its whole prize when no card won it.
+    extra_carries = {extra.name: extra.opening_carry for extra in scenario.patterns}
+
+    def pots_of(pots: Pots) -> dict[str, int]:
+        """The result's ``pots``: the pot levels, then each other pattern's carry (version 4)."""
+        return {**dataclasses.asdict(pots), **{f"carry_{name}": cents for name, cents in extra_carries.items()}}
+
+    def extra_amount(extra: ExtraPrize, sales: int) -> int:
+        return share_of_sales(sales, extra.bp) + extra_carries[extra.name]
 
     operator_superbingo_by_date: dict[datetime.date, int] = {}
     for session in scenario.sessions:
@@ -891,13 +1020,17 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 # No card left in play: nobody wins, each prize carries whole (R88.5); no pot is won.
                 line, bingo = Split(figures.line_cents, ()), Split(figures.bingo_cents, ())
                 pots = carry_forward(pots, line, bingo)
-                prizes_out = {name: _prize(0, split, game.cards, ()) for name, split in (("line", line), ("bingo", bingo))}
+                unwon = [("line", line), ("bingo", bingo)]
+                for extra in scenario.patterns:
+                    unwon.append((extra.name, Split(extra_amount(extra, sales), ())))
+                    extra_carries[extra.name] = unwon[-1][1].amount
+                prizes_out = {name: _prize(0, split, game.cards, ()) for name, split in unwon}
                 taxed = scenario.tax(figures.tax_cents, sales, refunds)
                 total_sales += sales
                 total_tax += taxed
                 games_out.append({**session.stamp(), "game": game.game, "sales_cents": sales,
                                   "tax_cents": taxed, "balls_drawn": len(game.draw), "prizes": prizes_out,
-                                  "refunded_after_close_cents": refunds, "pots": dataclasses.asdict(pots)})
+                                  "refunded_after_close_cents": refunds, "pots": pots_of(pots)})
                 continue
             if scenario.sharing == BY_STAKE:  # the whole prize by each card's stake in cents (R93.13)
                 def by_stake(amount: int, winners: Winners) -> Split:
@@ -914,6 +1047,17 @@ def replay(scenario: Scenario) -> dict[str, Any]:
                 "bingo": (game.bingo.ball, bingo, game.bingo),
             }
             bingo_ball, bingo_winners = game.bingo.ball, game.bingo
+            # The other patterns (version 4, shared by stake): each won whole, or carried whole when no card
+            # completed it by the bingo's ball.
+            for extra, winners in zip(scenario.patterns, game.extras):
+                amount = extra_amount(extra, sales)
+                if winners is None:
+                    prizes[extra.name] = (0, Split(amount, ()), Winners(0, ()))
+                    extra_carries[extra.name] = amount
+                else:
+                    split = by_stake(amount, winners)
+                    prizes[extra.name] = (winners.ball, split, winners)
+                    extra_carries[extra.name] = split.carry
 
             # 8-11. The pots the bingo wins; the session's last game takes the superbingo fund (R89):
             # the game marked so (bingo-replay/2), the file's last of the session (bingo-replay/1).
@@ -941,7 +1085,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             total_sales += sales
             total_paid += paid
             total_tax += tax
-            ordered = ("line", "bingo", *POT_PRIZES)
+            ordered = ("line", "bingo", *POT_PRIZES, *(extra.name for extra in scenario.patterns))
             played: dict[str, Any] = {
                 **session.stamp(),
                 "game": game.game,
@@ -956,7 +1100,7 @@ def replay(scenario: Scenario) -> dict[str, Any]:
             }
             if game.refunded_after_close:
                 played["refunded_after_close_cents"] = refunds
-            games_out.append({**played, "pots": dataclasses.asdict(pots)})
+            games_out.append({**played, "pots": pots_of(pots)})
         joints_up_to(None)
 
     result: dict[str, Any] = {"format": scenario.result_format, "games": games_out}

@@ -4,7 +4,10 @@
 ``by_stake``: each prize shared whole by stake, R93.13; left out, the hall's way with carries,
 for a day of games from a journal written before that rule): the rules, the carries
 before the day's first game, and per game every card in play with its stake and the
-draw.  Card ids say where each card was bought: ``HALL/V1-13``.  :func:`result` writes
+draw.  A day whose games play other patterns than the line and the bingo is written in
+``bingo-replay/4`` (``rules.patterns``, each with its share and carry), and a day with
+cards refunded after a sale's close in ``bingo-replay/3`` (its tax net of those refunds,
+as the daily and yearly reports take it, R98); both number the day's one session 1.  Card ids say where each card was bought: ``HALL/V1-13``.  :func:`result` writes
 what the games' own events recorded (``bingo-replay-result/2``), built from the
 ``central_prize_won`` and ``central_card_won`` events and the carries of each game's
 close, never by running the replay, so ``bingo replay`` agreeing with it is a real check.
@@ -16,13 +19,13 @@ says what the house paid back (``refunded_after_close_cents``); a game whose eve
 was refunded that way is exported too, its prizes carrying whole.
 
 A game the replay format cannot express is refused with :class:`ExportRefused`,
-naming the game and the reason: a pattern other than the line and the bingo, a game
-not played (R96.2), rules or carries that change between games.
+naming the game and the reason: a game not played (R96.2), rules or carries that change
+between games.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -32,8 +35,19 @@ from central_server.domain.game import CentralGame, Phase
 from protocol.cards import COLUMNS, ROWS
 from protocol.records.central import CentralStakeReturned
 from protocol.settlement import tax_cents
-from protocol.replay import INPUT_FORMAT, OUTPUT_FORMAT, day_sharing
+from protocol.replay import (
+    INPUT_FORMAT,
+    PATTERNS_INPUT_FORMAT,
+    SESSIONS_INPUT_FORMAT,
+    VERSIONS,
+    day_sharing,
+    pattern_rule,
+)
 from protocol.settlement import BY_STAKE
+from protocol.settlement.tax import tax_base_after_refunds
+
+#: The patterns every game plays (R94.2); ``rules.patterns`` lists the others.
+PATTERNS = ("line", "bingo")
 
 
 class ExportRefused(CentralError):
@@ -53,9 +67,6 @@ def _check(game: CentralGame) -> None:
         why = "it was declared not played (R96.2) and has no draw to a bingo"
     elif game.phase is not Phase.CLOSED or ("bingo" not in game.prizes and game.cards_in_play):
         why = "it has not been played to its bingo"
-    elif set(game.config.patterns.names) != {"line", "bingo"}:
-        extra = sorted(set(game.config.patterns.names) - {"line", "bingo"})
-        why = f"it plays the pattern(s) {', '.join(extra)}, which the replay format cannot express"
     if why is not None:
         raise ExportRefused(f"network game {game.game_id} cannot be exported: {why}")
 
@@ -79,32 +90,73 @@ def sharing_of(shared_by_stake: Sequence[bool], game_ids: Sequence[str]) -> str:
     )
 
 
+def extra_names(game: CentralGame) -> list[str]:
+    """The game's patterns other than the line and the bingo, in their order of announcement."""
+    return [name for name in game.config.patterns.names if name not in PATTERNS]
+
+
+def _shares(game: CentralGame) -> dict[str, Any]:
+    config = game.config
+    shares: dict[str, Any] = {"line_bp": config.share("line").basis_points, "bingo_bp": config.share("bingo").basis_points}
+    extras = [pattern_rule(config.share(name).pattern, config.share(name).basis_points) for name in extra_names(game)]
+    if extras:
+        shares["patterns"] = extras
+    return shares
+
+
+def _carried_in(game: CentralGame) -> dict[str, int]:
+    return {f"carry_{name}": game.config.share(name).carry_in_cents for name in (*PATTERNS, *extra_names(game))}
+
+
 def _rules_and_opening(games: Sequence[CentralGame]) -> tuple[dict[str, Any], dict[str, int]]:
     if not games:
         raise ExportRefused("there is no network game to export that day")
-    first = games[0].config
-    rules: dict[str, Any] = {"line_bp": first.share("line").basis_points, "bingo_bp": first.share("bingo").basis_points}
-    carries = {"carry_line": first.share("line").carry_in_cents, "carry_bingo": first.share("bingo").carry_in_cents}
-    opening = dict(carries)
+    rules = _shares(games[0])
+    carries = opening = _carried_in(games[0])
     for game in games:
         _check(game)
     if _sharing(games) == BY_STAKE:
         rules["sharing"] = BY_STAKE
+    elif "patterns" in rules:
+        raise ExportRefused(f"network game {games[0].game_id} cannot be exported: it plays other patterns than the "
+                            "line and the bingo under the earlier rule with carries, which the replay format cannot express")
     for game in games:
-        config = game.config
-        if {"line_bp": config.share("line").basis_points, "bingo_bp": config.share("bingo").basis_points} != {
-            "line_bp": rules["line_bp"], "bingo_bp": rules["bingo_bp"]
-        }:
+        if {k: v for k, v in rules.items() if k != "sharing"} != _shares(game):
             raise ExportRefused(f"network game {game.game_id} cannot be exported: its shares differ from the day's first game")
-        given = {"carry_line": config.share("line").carry_in_cents, "carry_bingo": config.share("bingo").carry_in_cents}
+        given = _carried_in(game)
         if given != carries:
             raise ExportRefused(
                 f"network game {game.game_id} cannot be exported: it started with the carries {given}, "
                 f"but the game before it left {carries}"
             )
         assert game.carries is not None
-        carries = {"carry_line": game.carries["line"], "carry_bingo": game.carries["bingo"]}
+        carries = {f"carry_{name}": game.carries[name] for name in (*PATTERNS, *extra_names(game))}
     return rules, opening
+
+
+def format_of(games: Sequence[CentralGame]) -> str:
+    """The replay format a day of ``games`` is written in: version 4 when they play other patterns, version 3
+    when cards were refunded after a sale's close (the tax net of them, R98), version 2 otherwise."""
+    if extra_names(games[0]):
+        return PATTERNS_INPUT_FORMAT
+    if any(house_returns(game) for game in games):
+        return SESSIONS_INPUT_FORMAT
+    return INPUT_FORMAT
+
+
+def _session(date: str, version: str) -> dict[str, Any]:
+    """What names the day's one session in each of its games: its date, and its number 1 in versions 3 and 4."""
+    return {"date": date} if version == INPUT_FORMAT else {"date": date, "session": 1}
+
+
+def _series_layouts(game: CentralGame, layouts: np.ndarray | Mapping[str, np.ndarray]) -> np.ndarray:
+    """The numbers of the cards of the series ``game`` sells: ``layouts`` itself, or its entry for the series."""
+    if isinstance(layouts, np.ndarray):
+        return layouts
+    label = game.config.series_label
+    if label not in layouts:
+        raise ExportRefused(f"network game {game.game_id} cannot be exported: the library holds no series {label}")
+    return layouts[label]
 
 
 def _cards(game: CentralGame, layouts: np.ndarray) -> list[dict[str, Any]]:
@@ -136,9 +188,9 @@ def house_refunds(game: CentralGame) -> list[tuple[str, int, int]]:
             for e in house_returns(game) for number in e.card_numbers]
 
 
-def _game_facts(number: int, game: CentralGame, layouts: np.ndarray) -> dict[str, Any]:
+def _game_facts(number: int, game: CentralGame, layouts: np.ndarray | Mapping[str, np.ndarray]) -> dict[str, Any]:
     facts: dict[str, Any] = {"game": number, "price_cents": game.config.price_cents,
-                             "cards": _cards(game, layouts), "draw": list(game.balls)}
+                             "cards": _cards(game, _series_layouts(game, layouts)), "draw": list(game.balls)}
     refunded = house_refunds(game)
     if refunded:
         label = game.config.series_label
@@ -151,16 +203,21 @@ def _sharing(games: Sequence[CentralGame]) -> str:
     return sharing_of([g.sale is not None and g.sale.sharing == BY_STAKE for g in games], [g.game_id for g in games])
 
 
-def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> dict[str, Any]:
+def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray | Mapping[str, np.ndarray]) -> dict[str, Any]:
     """The day's network games as replay raw facts (``bingo-replay/2``, with ``rules.sharing`` ``by_stake``
-    when they share by stake, R93.13), in the order given."""
+    when they share by stake, R93.13; versions 3 and 4 as :func:`format_of` says), in the order given.
+
+    ``layouts``: the numbers of the series' cards, or the library's series by label when the day's games
+    sell several (each card's id names its series: ``HALL/V1-13``, ``HALL/V2-13``)."""
     rules, opening = _rules_and_opening(games)
+    version = format_of(games)
     return {
-        "format": INPUT_FORMAT,
+        "format": version,
         "rules": rules,
         "opening": opening,
         "sessions": [
-            {"date": date, "games": [_game_facts(number, game, layouts) for number, game in enumerate(games, start=1)]}
+            {**_session(date, version),
+             "games": [_game_facts(number, game, layouts) for number, game in enumerate(games, start=1)]}
         ],
     }
 
@@ -168,6 +225,7 @@ def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray) -> di
 def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
     """What the games' events recorded, as the replay's result of the scenario's version."""
     _rules_and_opening(games)
+    version = format_of(games)
     out = []
     total_sales = total_paid = total_tax = 0
     for number, game in enumerate(games, start=1):
@@ -175,7 +233,7 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
         label = game.config.series_label
         sales = game.sale.sales_cents
         prizes = {}
-        for name in ("line", "bingo"):
+        for name in (*PATTERNS, *extra_names(game)):
             won = game.prizes.get(name)
             if won is None:  # no card left in play (every one refunded): the prize carries whole
                 amount = game.sale.prize_amounts[name]
@@ -193,31 +251,35 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
                 "paid": [{"card": card, "cents": cents} for card, cents in paid],
             }
             total_paid += won.paid_cents
-        tax = tax_cents(sales)
+        returns = house_returns(game)
+        returned = sum(e.amount_cents for e in returns)
+        # Version 2 taxes the whole collection; versions 3 and 4 the amounts staked, net of the refunds (R98).
+        tax = tax_cents(sales if version == INPUT_FORMAT else tax_base_after_refunds(sales, returned))
         total_sales += sales
         total_tax += tax
         bingo = game.prizes.get("bingo")
         recorded: dict[str, Any] = {
-            "date": date, "game": number, "sales_cents": sales, "tax_cents": tax,
+            **_session(date, version), "game": number, "sales_cents": sales, "tax_cents": tax,
             "balls_drawn": bingo.ball_count if bingo is not None else len(game.balls),
             "prizes": prizes,
         }
-        returned = house_returns(game)
-        if returned:
-            recorded["refunded_after_close_cents"] = sum(e.amount_cents for e in returned)
+        if returns:
+            recorded["refunded_after_close_cents"] = returned
         out.append({
             **recorded,
             "pots": {
                 "carry_line": game.carries["line"], "carry_bingo": game.carries["bingo"],
                 "superbingo": 0, "grand_superbingo": 0, "megabingo": 0,
                 "jackpot_accumulated": 0, "jackpot_reserve": 0,
+                **{f"carry_{name}": game.carries[name] for name in extra_names(game)},
             },
         })  # fmt: skip
     return {
-        "format": OUTPUT_FORMAT,
+        "format": VERSIONS[version][0],
         "games": out,
         "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax},
     }
 
 
-__all__ = ["ExportRefused", "house_refunds", "house_returns", "result", "scenario", "sharing_of"]
+__all__ = ["ExportRefused", "extra_names", "format_of", "house_refunds", "house_returns", "result", "scenario",
+           "sharing_of"]

@@ -15,14 +15,19 @@ its detections):
   them to the record that ended the last;
 * ``scenario.json``: the first game's shares and carries as the rules and the opening
   (every later game plays the same shares and starts with the carries the one before
-  it left), in the export's own version (version 2 when it names none known), with
+  it left), in the version the records make: ``bingo-replay/4`` when the games play
+  other patterns than the line and the bingo (``rules.patterns``, ``opening.carry_NAME``),
+  ``bingo-replay/3`` when cards were refunded after a sale's close (its tax net of
+  them; an export of version 2 written before, which taxed the whole collection, is
+  rebuilt in version 2), otherwise the export's own version (version 2 when it names none known), with
   ``rules.sharing`` ``by_stake`` in version 2 when the games' sales closed sharing each prize
   whole by stake (``central_sale_closed.sharing``, R93.13), the hall's way for games of a
   journal written before that rule; per game the price, every card assigned and not refunded in the order
   assigned (``HALL/V1-13``, at its purchase's stake) and the balls in the order drawn;
   the cards a failed terminal's refund took out after the close (``central_stake_returned``
   paid by the house, R96.3) as ``refunded_after_close``, each at its purchase's stake;
-* ``result.json``: per game the ``central_sale_closed`` sales, the tax on them (R98), the
+* ``result.json``: per game the ``central_sale_closed`` sales, the tax on them (R98; net of the
+  house's refunds after the close in versions 3 and 4), the
   bingo's ball count as the balls drawn, per pattern its ``central_prize_won`` (ball,
   amount, carry) and every ``central_card_won`` payment (a prize nobody won, in a game
   left with no card in play, at ball 0 carrying its whole amount), the carries of the
@@ -53,9 +58,20 @@ from protocol.records.central import (
     CentralSaleClosed,
     CentralStakeReturned,
 )
-from protocol.replay import FIRST_INPUT_FORMAT, INPUT_FORMAT, VERSIONS, day_sharing
+from protocol.patterns import PatternError, pattern_from_dict
+from protocol.replay import (
+    FIRST_INPUT_FORMAT,
+    INPUT_FORMAT,
+    NUMBERED_FORMATS,
+    PATTERNS_INPUT_FORMAT,
+    SESSIONS_INPUT_FORMAT,
+    VERSIONS,
+    day_sharing,
+    pattern_rule,
+)
 from protocol.settlement import BY_STAKE
 from protocol.settlement import tax_cents
+from protocol.settlement.tax import tax_base_after_refunds
 
 PATTERNS = ("line", "bingo")
 #: The pot levels a network game does not play: always 0 in its result.
@@ -68,7 +84,9 @@ class _Game:
     scheduled_seq: int
     price_cents: int
     series_label: str
-    shares: dict[str, tuple[int, int]]  # pattern -> (basis points, carry in)
+    shares: dict[str, tuple[int, int]]  # pattern -> (basis points, carry in), in the order of announcement
+    #: Each of the other patterns' entry of ``rules.patterns`` (name, share, shape), in the order of announcement.
+    extras: list[dict[str, Any]] = field(default_factory=list)
     purchases: list[CentralPurchaseConfirmed] = field(default_factory=list)
     refunded: set[int] = field(default_factory=set)
     #: The house's refunds after the close (R96.3): each card as ``(hall, number, stake percent)``, and the cents.
@@ -83,6 +101,11 @@ class _Game:
     scheduled: CentralGameScheduled | None = None  # says where the game stands in the chain
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """The line, the bingo, then the other patterns in their order of announcement."""
+        return (*PATTERNS, *(str(extra["name"]) for extra in self.extras))
+
+    @property
     def cards_in_play(self) -> int:
         return sum(p.card_count for p in self.purchases) - len(self.refunded)
 
@@ -93,10 +116,17 @@ class _Game:
 def _scheduled(event: CentralGameScheduled, seq: int) -> _Game:
     config = event.config
     shares = {}
+    extras = []
     for prize in config["prizes"]:
-        shares[str(prize["pattern"]["name"])] = (int(prize["basis_points"]), int(prize.get("carry_in_cents", 0)))
+        name = str(prize["pattern"]["name"])
+        shares[name] = (int(prize["basis_points"]), int(prize.get("carry_in_cents", 0)))
+        if name not in PATTERNS:
+            try:
+                extras.append(pattern_rule(pattern_from_dict(prize["pattern"]), shares[name][0]))
+            except PatternError as error:
+                raise ValueError(f"a pattern it can play: {error}") from None
     return _Game(event.game_id, seq, int(config["price_cents"]), str(config["series_label"]), shares,
-                 scheduled=event)
+                 extras, scheduled=event)
 
 
 def _games(records: tuple[Record, ...]) -> dict[str, _Game]:
@@ -165,13 +195,9 @@ def _played(files: ExportFiles) -> tuple[list[_Game], list[str]]:
             continue
         if game.sale is None or game.sale.cards_in_play == 0:
             continue
-        why = None
-        if set(game.shares) != set(PATTERNS):
-            why = f"it plays the patterns {', '.join(sorted(game.shares))}, which the replay format cannot express"
-        elif "bingo" not in game.prizes and game.cards_in_play:
-            why = "it was not played to its bingo"
-        if why is not None:
-            raise ExportFault(f"{JOURNAL}: network game {game.game_id} is in the segment, but the export refuses it: {why}")
+        if "bingo" not in game.prizes and game.cards_in_play:
+            raise ExportFault(f"{JOURNAL}: network game {game.game_id} is in the segment, but the export refuses it: "
+                              "it was not played to its bingo")
         played.append(game)
     if not played:
         raise ExportFault(f"{JOURNAL}: no network game of the segment was played to its end")
@@ -233,22 +259,27 @@ def _sharing(games: list[_Game]) -> str:
     return sharing
 
 
-def _rules_and_opening(games: list[_Game]) -> tuple[dict[str, int], dict[str, int]]:
-    first = games[0]
-    rules = {"line_bp": first.shares["line"][0], "bingo_bp": first.shares["bingo"][0]}
-    carries = {"carry_line": first.shares["line"][1], "carry_bingo": first.shares["bingo"][1]}
-    opening = dict(carries)
+def _shares(game: _Game) -> dict[str, Any]:
+    shares: dict[str, Any] = {"line_bp": game.shares["line"][0], "bingo_bp": game.shares["bingo"][0]}
+    if game.extras:
+        shares["patterns"] = game.extras
+    return shares
+
+
+def _rules_and_opening(games: list[_Game]) -> tuple[dict[str, Any], dict[str, int]]:
+    rules = _shares(games[0])
+    carries = opening = {f"carry_{name}": games[0].shares[name][1] for name in games[0].names}
     for game in games:
-        if {"line_bp": game.shares["line"][0], "bingo_bp": game.shares["bingo"][0]} != rules:
+        if _shares(game) != rules:
             raise ExportFault(f"{JOURNAL}: network game {game.game_id} plays other shares than the day's first game")
-        given = {"carry_line": game.shares["line"][1], "carry_bingo": game.shares["bingo"][1]}
+        given = {f"carry_{name}": game.shares[name][1] for name in game.names}
         if given != carries:
             raise ExportFault(
                 f"{JOURNAL}: network game {game.game_id} started with the carries {given}, but the game before it "
                 f"left {carries}"
             )
         assert game.end is not None
-        carries = {"carry_line": int(game.end.carries["line"]), "carry_bingo": int(game.end.carries["bingo"])}
+        carries = {f"carry_{name}": int(game.end.carries[name]) for name in game.names}
     return rules, opening
 
 
@@ -278,8 +309,10 @@ def rebuild(files: ExportFiles) -> Rebuilt:
     """The network games' scenario and result as the segment's records say them."""
     games, chain = _played(files)
     rules, opening = _rules_and_opening(games)
+    version = _version(files, games)
     sessions = files.scenario["sessions"]
     date = sessions[0]["date"] if len(sessions) == 1 else ""
+    session = {"date": date, **({"session": 1} if version in NUMBERED_FORMATS else {})}
     layouts = _Layouts(files.scenario)
     scenario_games = []
     result_games = []
@@ -300,7 +333,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                                              for hall, card, pct in game.house_refunded]
         scenario_games.append(facts)
         prizes = {}
-        for name in PATTERNS:
+        for name in game.names:
             won = game.prizes.get(name)
             if won is None:  # no card left in play: nobody won it, it carries whole
                 amount = int(game.sale.prize_amounts[name])
@@ -312,33 +345,48 @@ def rebuild(files: ExportFiles) -> Rebuilt:
                             "paid": [{"card": card, "cents": cents} for card, cents in paid]}
             total_paid += won.paid_cents
         sales = game.sale.sales_cents
-        tax = tax_cents(sales)
+        tax = tax_cents(tax_base_after_refunds(sales, game.house_refunded_cents) if version in NUMBERED_FORMATS
+                        else sales)
         total_sales += sales
         total_tax += tax
         pots = {"carry_line": int(game.end.carries["line"]), "carry_bingo": int(game.end.carries["bingo"])}
         bingo = game.prizes.get("bingo")
         recorded: dict[str, Any] = {
-            "date": date, "game": number, "sales_cents": sales, "tax_cents": tax,
+            **session, "game": number, "sales_cents": sales, "tax_cents": tax,
             "balls_drawn": bingo.ball_count if bingo is not None else len(game.balls), "prizes": prizes,
         }  # fmt: skip
         if game.house_refunded:
             recorded["refunded_after_close_cents"] = game.house_refunded_cents
-        result_games.append({**recorded, "pots": {**pots, **dict.fromkeys(NO_POTS, 0)}})
-    # An export written in the first format is rebuilt in it: a network game has no pot, so both read it
-    # alike; games that share by stake (R93.13) need version 2's rules.sharing.
-    # The central server writes no bingo-replay/3 (its days are one session each, its taxes on the whole
-    # collection): a file that says it is compared with the version 2 the records make.
-    given = files.scenario.get("format")
-    version = given if isinstance(given, str) and given in (FIRST_INPUT_FORMAT, INPUT_FORMAT) else INPUT_FORMAT
+        extra_carries = {f"carry_{name}": int(game.end.carries[name]) for name in game.names[len(PATTERNS):]}
+        result_games.append({**recorded, "pots": {**pots, **dict.fromkeys(NO_POTS, 0), **extra_carries}})
     shared: dict[str, Any] = dict(rules)
     if _sharing(games) == BY_STAKE:
-        version, shared["sharing"] = INPUT_FORMAT, BY_STAKE
+        shared["sharing"] = BY_STAKE
     scenario = {"format": version, "rules": shared, "opening": opening,
-                "sessions": [{"date": date, "games": scenario_games}]}
+                "sessions": [{**session, "games": scenario_games}]}
     result = {"format": VERSIONS[version][0], "games": result_games,
               "totals": {"sales_cents": total_sales, "paid_cents": total_paid, "tax_cents": total_tax}}
     notes = (f"the carries chain through {len(chain)} game(s) of the programme ({' -> '.join(chain)})",) if chain else ()
     return Rebuilt(scenario, result, tuple(game.game_id for game in games), notes)
+
+
+def _version(files: ExportFiles, games: list[_Game]) -> str:
+    """The replay format the records make of the day.
+
+    Other patterns than the line and the bingo need ``bingo-replay/4``; cards refunded after a sale's close
+    ``bingo-replay/3``, whose tax is net of them, unless the export says version 2: the central server wrote
+    those days so before, taxing the whole collection, and they still verify.  Otherwise an export written in
+    the first format is rebuilt in it (a network game has no pot, so both read it alike), except that games
+    sharing by stake (R93.13) need version 2's ``rules.sharing``.
+    """
+    given = files.scenario.get("format")
+    if any(game.extras for game in games):
+        return PATTERNS_INPUT_FORMAT
+    if any(game.house_refunded for game in games) and given != INPUT_FORMAT:
+        return SESSIONS_INPUT_FORMAT
+    if _sharing(games) == BY_STAKE or given != FIRST_INPUT_FORMAT:
+        return INPUT_FORMAT
+    return FIRST_INPUT_FORMAT
 
 
 __all__ = ["rebuild"]

@@ -98,9 +98,10 @@ def programme_text(*, opens_after_ms: int = 1_000, sale_ms: int = 10_000, ball_m
 def config_text(home: Path, pki_dir: Path, database_url: str, *, sale_ms: int = 10_000, ball_ms: int = 1_000,
                 opens_after_ms: int | None = 1_000, games: tuple[str, ...] = ("net-1",),
                 halls: tuple[str, ...] = HALLS, series: str = "V1", cards: int = 60, port: int = 0,
-                annex: tuple[tuple[str, str], ...] = (), programme: str = "") -> str:
+                annex: tuple[tuple[str, str], ...] = (), programme: str = "", extra_prizes: str = "") -> str:
     """A central server's configuration; ``opens_after_ms=None``: only the operator opens the sales;
-    ``programme``: a ``[programme]`` section (:func:`programme_text`)."""
+    ``programme``: a ``[programme]`` section (:func:`programme_text`); ``extra_prizes``: each game's
+    ``[[games.prizes]]`` after its line and bingo."""
     text = f"""
 [central]
 id = "{CENTRAL}"
@@ -124,6 +125,7 @@ cards = {cards}
     for game_id in games:
         opens_after = "" if opens_after_ms is None else f"opens_after_ms = {opens_after_ms}\n"
         text += GAME.format(game_id=game_id, sale_ms=sale_ms, ball_ms=ball_ms, opens_after=opens_after, series=series)
+        text += extra_prizes
     for main, annexed in annex:  # hall-annex pairs (R3.5.b)
         text += f'\n[[annex]]\nmain = "{main}"\nannex = "{annexed}"\n'
     return text + programme

@@ -19,6 +19,7 @@ from central_server.audit import export_day
 from central_server.config import load_config
 from protocol.audit import central_rebuild
 from protocol.records.central import CentralStakeReturned, CentralTerminalFailed
+from protocol.settlement import tax_cents
 from server_kit.amp.commands import error_class
 from server_kit.audit_verify import verify_export
 from tests.central_server.conftest import Running
@@ -56,7 +57,7 @@ async def test_N6_a_failure_declared_once_balls_are_known_refunds_nothing_and_th
     assert "bingo" in central.game.prizes and not central.game.refunded_cards
 
 
-@pytest.mark.req("R96.3")
+@pytest.mark.req("R96.3", "R98")
 @pytest_twisted.ensureDeferred
 async def test_N6_a_failure_declared_before_the_first_ball_is_refunded_by_the_house_and_stays_in_the_export(
         central: Running, tmp_path: Path) -> None:
@@ -85,5 +86,9 @@ async def test_N6_a_failure_declared_before_the_first_ball_is_refunded_by_the_ho
     assert all(not c["id"].startswith("hall-1/") for c in game["cards"])
     (recorded,) = made.result["games"]
     assert recorded["sales_cents"] == 1_300 and recorded["refunded_after_close_cents"] == 1_000
+    # Taxed on the amounts staked, net of the house's refund, as the daily and yearly reports take it (R98):
+    # bingo-replay/3, the day's one session numbered 1.
+    assert made.result["format"] == "bingo-replay-result/3" and recorded["session"] == 1
+    assert recorded["tax_cents"] == tax_cents(300)
     verified = verify_export(out, {"central": central_rebuild.rebuild})
     assert verified.games == 1 and verified.sales_cents == 1_300

@@ -485,7 +485,7 @@ WHERE = "session 2026-12-11, game 1, field "
 
 INVALID = [
     # (path, value, start of the message)
-    ("format", "bingo-replay/4", "format: must be \"bingo-replay/1\" or \"bingo-replay/2\" or \"bingo-replay/3\""),
+    ("format", "bingo-replay/5", "format: must be \"bingo-replay/1\" or \"bingo-replay/2\" or \"bingo-replay/3\" or \"bingo-replay/4\""),
     ("rules.sharing", "by_stake", "rules.sharing: is not a key of this format (misspelt?); it is a key of bingo-replay/2"),
     ("format", ..., "format: is missing"),
     ("rules.line_bp", ..., "rules.line_bp: is missing"),
@@ -605,7 +605,7 @@ def test_null_means_absent_for_optional_game_keys_only() -> None:
         ("[]", "(top level): must be an object, got an array"),
         ('{"format": "bingo-replay/1", "format": "bingo-replay/1"}', "(file): the key \"format\" appears twice"),
         ('{"format": NaN}', "(file): NaN is not a JSON number"),
-        ('{"format": 1e999, "rules": {}, "sessions": []}', "format: must be \"bingo-replay/1\" or \"bingo-replay/2\" or \"bingo-replay/3\", got the non-integer number inf"),
+        ('{"format": 1e999, "rules": {}, "sessions": []}', "format: must be \"bingo-replay/1\" or \"bingo-replay/2\" or \"bingo-replay/3\" or \"bingo-replay/4\", got the non-integer number inf"),
         ("\ufeff{}", "(file): not valid JSON"),
         ("1" * 5000, "(file): not a usable JSON document"),
         ("[" * 100_000 + "]" * 100_000, "(file): not a usable JSON document"),
