@@ -150,19 +150,24 @@ class _Game:
         """Every movement of money of this game: a stake charged is negative, a payment positive."""
         for r, p in self.purchases:
             yield _movement(r, self.game_id, p.hall_id, p.terminal_id, p.player_ref, -p.amount_cents,
-                            f"{p.card_count} card(s) bought, from card {p.first_card}")
+                            f"{p.card_count} card(s) bought, from card {p.first_card}",
+                            {"kind": "bought", "cards": p.card_count, "first_card": p.first_card})
         for r, s in self.returned:
             yield _movement(r, self.game_id, s.hall_id, s.terminal_id, s.player_ref, s.amount_cents,
-                            f"stake of {len(s.card_numbers)} card(s) returned: {s.cause}")
+                            f"stake of {len(s.card_numbers)} card(s) returned: {s.cause}",
+                            {"kind": "returned", "cards": len(s.card_numbers), "cause": s.cause})
         for r, w in self.wins:
             yield _movement(r, self.game_id, w.hall_id, w.terminal_id, w.player_ref, w.payment_cents,
-                            f"{w.pattern} won with card {w.card_number} on ball {w.ball_count}")
+                            f"{w.pattern} won with card {w.card_number} on ball {w.ball_count}",
+                            {"kind": "won", "pattern": w.pattern, "card": w.card_number, "ball": w.ball_count})
 
 
-def _movement(record: Record, game: str, hall: str, terminal: str, player: str, cents: int, what: str
-              ) -> dict[str, Any]:
+def _movement(record: Record, game: str, hall: str, terminal: str, player: str, cents: int, what: str,
+              said: dict[str, Any]) -> dict[str, Any]:
+    """A movement of money: ``what`` in English (the API's words), ``said`` its facts by ``kind``, which the
+    page says in its reader's language."""
     return {"seq": record.seq, "time_ms": record.time_ms, "game": game, "hall": hall, "terminal": terminal,
-            **_player(hall, player), "change_cents": cents, "what": what}
+            **_player(hall, player), "change_cents": cents, "what": what, "said": said}
 
 
 def _player(hall: str, ref: str) -> dict[str, str]:

@@ -13,6 +13,25 @@ const STATES = () => ({
   "not played": t("not played"),
 });
 const PRIZES = () => ({ line: t("line"), bingo: t("bingo") });
+// Why a stake went back to the player (a central_stake_returned's cause).
+const CAUSES = () => ({ terminal_failed: t("the terminal failed"), not_played: t("the game was not played") });
+
+// A movement of money in the page's language, from the facts the server gives with it (its English
+// words for a kind the page does not know).
+function movementWords(m) {
+  const s = m.said || {};
+  if (s.kind === "bought") {
+    return tn("{n} card bought, from card {first}", "{n} cards bought, from card {first}", s.cards, { first: s.first_card });
+  }
+  if (s.kind === "returned") {
+    return tn("stake of {n} card returned: {cause}", "stake of {n} cards returned: {cause}", s.cards,
+      { cause: named(CAUSES, s.cause) });
+  }
+  if (s.kind === "won") {
+    return t("{prize} won with card {card} on ball {ball}", { prize: named(PRIZES, s.pattern), card: s.card, ball: s.ball });
+  }
+  return m.what;
+}
 const named = (table, key) => table()[key] || key;
 
 Object.assign(Consult.words, {
@@ -92,7 +111,7 @@ function renderHalls() {
 function renderMovements() {
   const body = shown.movements;
   Consult.fill("#movements", body ? body.movements.map((m) => [m.seq, Consult.time(m.time_ms), m.game, m.hall,
-    m.terminal, m.player, Consult.money(m.change_cents), m.what]) : []);
+    m.terminal, m.player, Consult.money(m.change_cents), movementWords(m)]) : []);
   const total = $("movements-total");
   total.textContent = "";
   if (!body) return;

@@ -106,13 +106,22 @@ MORE_WORDS = (N_("cheque"), N_("transfer"), N_("card"), N_("to the players' acco
               N_("jackpot reserve to accumulated jackpot (R91)"), N_("correction withdrawn"), N_("card refused"))
 
 
-def phrased(text: str, t: Callable[..., str]) -> str:
-    """``text`` in ``t``'s words: the message of the phrase it matches, its parts translated; else ``t(text)``."""
+def phrase(text: str) -> tuple[str, dict[str, str]]:
+    """The message ``text`` is said with and its parts: the message of the phrase it matches and the
+    phrase's named parts (``("credit loaded in cash at desk {desk}", {"desk": "desk-1"})``), else
+    ``text`` itself with none.  The staff console says an account's movements so (``t()`` of the
+    message, each part through ``t()`` as well), as the statement prints them."""
     for pattern, message in PHRASES:
         found = pattern.fullmatch(text)
         if found:
-            return t(message, **{name: t(value) for name, value in found.groupdict().items()})
-    return t(text)
+            return message, found.groupdict()
+    return text, {}
+
+
+def phrased(text: str, t: Callable[..., str]) -> str:
+    """``text`` in ``t``'s words: the message of the phrase it matches, its parts translated; else ``t(text)``."""
+    message, parts = phrase(text)
+    return t(message, **{name: t(value) for name, value in parts.items()})
 
 
 def _short_date(local: Locale) -> str:

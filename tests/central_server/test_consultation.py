@@ -9,6 +9,7 @@ from contextlib import closing
 import datetime
 import http.client
 import json
+import re
 import sqlite3
 import ssl
 import zoneinfo
@@ -286,10 +287,14 @@ def test_the_regulators_page_in_a_real_browser_speaks_catalan_then_english_witho
     page.wait_for_function("(euros) => document.querySelector('#movements-total').textContent"
                            ".replace(/\\s/g, ' ').includes(`total: ${euros}`)", arg=catalan)
     page.wait_for_selector("#records tbody tr")
-    # No English text of the catalog on the page, outside the journal's own data (records, movements' words).
+    # No English text of the catalog on the page, outside the journal's own data (its records); the movements
+    # of money are said in Catalan too ("6 cartrons comprats, des del cartró 1").
     example = page.get_attribute("#type", "placeholder")  # names a record type, as the journal does
-    texts = [t for t in page.evaluate(VISIBLE_TEXT, "#records tbody, #movements tbody, #status") if t != example]
+    texts = [t for t in page.evaluate(VISIBLE_TEXT, "#records tbody, #status") if t != example]
     assert not english_left(texts, "ca")
+    words = page.locator("#movements tbody tr td:last-child").all_inner_texts()
+    assert words and all(re.fullmatch(r"\d+ cartrons? comprats?, des del cartró \d+|(línia|bingo): cartró \d+ "
+                                      r"guanyador a la bola \d+", w) for w in words), words
     assert page.get_attribute("#m-hall", "placeholder") == "qualsevol"
     shot(page, "central-regulator-consultation-ca")
 

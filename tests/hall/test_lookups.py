@@ -69,6 +69,11 @@ def test_an_account_is_found_by_the_number_as_printed_with_its_balance_and_lates
     found = result(lookups.find_account(CASHIER, format_account_number(number)))
     assert found["account"] == number and found["balance_cents"] == 1_450 and found["visitor"] == 1
     assert [(m["amount_cents"], m["balance_cents"]) for m in found["movements"]] == [(2_000, 2_000), (-550, 1_450)]
+    # Each reason with the catalog's message it is said with in the console's language, as the statement prints it.
+    assert [m["said"] for m in found["movements"]] == [
+        {"message": "credit loaded in cash at desk {desk}", "parts": {"desk": "desk1"}},
+        {"message": "cashed out in cash at desk {desk}", "parts": {"desk": "desk1"}},
+    ]
     assert "pin_hash" not in found
     assert result(lookups.find_account(ADMIN, number))["balance_cents"] == 1_450
     with pytest.raises(DomainError, match="mistyped"):

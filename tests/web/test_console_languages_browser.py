@@ -225,8 +225,8 @@ def test_the_draw_and_a_line_found_read_in_each_language(
 def test_a_refusal_reads_in_the_language_of_the_cashiers_console_and_stays_english_in_the_journal(
     catalan_hall: tuple[HallProcess, str, Staff], chromium: Any
 ) -> None:
-    """The server's refusal to staff in the console's language: the cashier's console, in Catalan,
-    asks to pay out more than the account holds; the hall's answer reads in Catalan (amounts by
+    """The server's refusal to staff in the console's language: the cashier's console, in Catalan, shows
+    the account's movement in Catalan and asks to pay out more than the account holds; the hall's answer reads in Catalan (amounts by
     CLDR), then in French once the chooser turned the console to French.  The refusals wrote nothing
     in the journal, whose records stay in English, and a request that names no language (a script,
     the CLI) or one the hall does not speak is answered in English, as before."""
@@ -243,6 +243,10 @@ def test_a_refusal_reads_in_the_language_of_the_cashiers_console_and_stays_engli
     page.fill("#account-number", account)
     page.press("#account-number", "Enter")
     page.wait_for_selector("#account .account-balance")
+    # The account's movement reads in Catalan, as the statement prints it; the journal keeps its English reason.
+    movements = page.locator("#account .receipt-table")
+    movements.filter(has_text="crèdit carregat en efectiu a la caixa desk-1").wait_for()
+    assert "credit loaded" not in movements.inner_text()
     wanted = {"ca": f"el compte {number} té 20,00\xa0€; no pot pagar 500,00\xa0€",
               "fr": f"le compte {number} contient 20,00\xa0€\xa0; il ne peut pas payer 500,00\xa0€"}
     for language in ("ca", "fr"):

@@ -1700,6 +1700,14 @@ function findAccount(number, where) {
   }, null, true);
 }
 
+// A movement's reason in the reader's language, as the statement prints it: the catalog's message of the
+// phrase the server found in it, each part through the catalog too (a desk's name reads as written).
+function movementWords(m) {
+  if (!m.said) return m.reason;
+  const parts = Object.fromEntries(Object.entries(m.said.parts).map(([k, v]) => [k, t(v)]));
+  return t(m.said.message, parts);
+}
+
 function showAccount(node) {
   node.textContent = "";
   const a = Console.account;
@@ -1715,7 +1723,7 @@ function showAccount(node) {
     const body = table.createTBody();
     for (const m of [...a.movements].reverse()) {
       const row = body.insertRow();
-      [m.seq, m.reason, money(m.amount_cents), money(m.balance_cents)].forEach((v) => row.insertCell().textContent = String(v));
+      [m.seq, movementWords(m), money(m.amount_cents), money(m.balance_cents)].forEach((v) => row.insertCell().textContent = String(v));
     }
     node.appendChild(table);
   }
