@@ -12,6 +12,7 @@ would share every bingo.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -141,6 +142,33 @@ class Card:
     def layout(self) -> int:
         """The 27-bit mask of filled cells (bit i for row-major cell i)."""
         return sum(1 << i for i, n in enumerate(self.cells) if n)
+
+
+#: How many cards the checked constructors below remember: a day's cards come back game after game (every
+#: series of a printed set holds the same cards, a network game's library the same layouts).
+CHECKED_CARDS_KEPT = 1 << 14
+
+
+@functools.lru_cache(maxsize=CHECKED_CARDS_KEPT)
+def card_of_rows(rows: tuple[tuple[int, ...], ...]) -> Card:
+    """:meth:`Card.from_rows`, checked once for rows met again (an audit day holds each card of a set many
+    times); :class:`CardError` as it raises."""
+    return Card.from_rows(rows)
+
+
+def card_from_rows(rows: Sequence[Sequence[int]]) -> Card:
+    """:meth:`Card.from_rows` for rows of a document (lists of JSON integers), through :func:`card_of_rows`
+    when they are whole numbers, as they are but once in a bad file (``True`` is not ``1`` here)."""
+    if type(rows) in (list, tuple) and all(type(row) in (list, tuple) and all(type(n) is int for n in row)
+                                           for row in rows):
+        return card_of_rows(tuple(tuple(row) for row in rows))
+    return Card.from_rows(rows)
+
+
+@functools.lru_cache(maxsize=CHECKED_CARDS_KEPT)
+def card_of_cells(cells: tuple[int, ...]) -> Card:
+    """:meth:`Card.from_cells`, checked once for cells met again; :class:`CardError` as it raises."""
+    return Card.from_cells(cells)
 
 
 def fingerprint(cells: Iterable[int]) -> int:

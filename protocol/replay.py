@@ -63,7 +63,7 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 import numpy as np
 
 from protocol.annex import JointClaim, joint_pool, joint_rules_refusal, owed_to_partner, prize_shares
-from protocol.cards import Card, CardError
+from protocol.cards import Card, CardError, card_of_rows
 from protocol.errors import DomainError
 from protocol.json_values import describe
 from protocol.patterns import Pattern, PatternError, completion_ball, pattern_from_dict, pattern_to_dict
@@ -476,12 +476,13 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
         ids[card_id] = i
         stake_pct = _integer(data["stake_pct"], card_at["stake_pct"], 1, 100)
         rows_at = card_at["rows"]
-        rows = _array(data["rows"], rows_at)
-        for r, row in enumerate(rows):
-            for c, number in enumerate(_array(row, rows_at[r])):
-                _integer(number, rows_at[r][c])
+        rows = data["rows"]
+        if not _whole_rows(rows):  # found again number by number, to name the one at fault
+            for r, row in enumerate(_array(rows, rows_at)):
+                for c, number in enumerate(_array(row, rows_at[r])):
+                    _integer(number, rows_at[r][c])
         try:
-            card = Card.from_rows(rows)
+            card = card_of_rows(tuple(tuple(row) for row in rows))
         except CardError as error:
             rows_at.fail(f"not a valid card: {error}")
         if card.fingerprint in fingerprints:
@@ -498,6 +499,11 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
         seen["prints"] = {**seen.get("prints", {}), **{Card(c.cells).fingerprint: f"{at.path}[{k}] ({json.dumps(c.id)})"
                                                          for k, c in enumerate(cards)}}
     return tuple(cards)
+
+
+def _whole_rows(rows: Any) -> bool:
+    """Whether ``rows`` is a list of lists of JSON integers (most cards of a file: checked without naming places)."""
+    return type(rows) is list and all(type(row) is list and all(type(n) is int for n in row) for row in rows)
 
 
 def _parse_draw(value: Any, at: _At) -> tuple[int, ...]:

@@ -64,7 +64,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
-from protocol.cards import Card, CardError
+from protocol.cards import CardError, card_of_cells
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.replay import (
@@ -754,7 +754,7 @@ def _rules_fault(game: _Game, rules: PrizeRules, rules_from: str, fixed_sums: bo
 
 def _rows(cells: Sequence[int], where: str) -> list[list[int]]:
     try:
-        return [list(row) for row in Card.from_cells(int(n) for n in cells).rows]
+        return [list(row) for row in card_of_cells(tuple(int(n) for n in cells)).rows]
     except CardError as error:
         raise AuditError(f"{where} is not a valid card in the card store: {error}") from None
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from protocol.audit.check import JOURNAL, SCENARIO, ExportFault, ExportFiles, Rebuilt
 from protocol.audit.hall_day import AuditError, DayFold
-from protocol.cards import CELLS, Card, fingerprints
+from protocol.cards import CELLS, card_from_rows, fingerprints
 from protocol.library import build_distinct_strips
 from protocol.replay import parse_scenario
 from protocol.strips import RandomBytes
@@ -54,7 +54,7 @@ class ScenarioLayouts:
         if not number.isdigit():
             return  # no card the records name: the comparison names it
         where = card_sets.get(int(series), series) if series.isdigit() else series
-        cells = Card.from_rows(card["rows"]).cells
+        cells = card_from_rows(card["rows"]).cells
         key = (where, int(number))
         known = self._cards.setdefault(key, (card_id, cells))
         if known[1] != cells:

@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 from protocol.cards import (
     Card,
     CardError,
+    card_from_rows,
+    card_of_cells,
     check_cells,
     check_strip,
     duplicate_pairs,
@@ -61,6 +63,24 @@ def test_an_invalid_card_is_refused_with_the_exact_fault(change: dict, message: 
 def test_rows_that_do_not_fit_a_card_are_refused() -> None:
     with pytest.raises(CardError, match="row 2 holds 15 and 17, both in column 2"):
         Card.from_rows([[3, 32, 55, 61, 80], [15, 17, 44, 76, 85], [9, 29, 47, 57, 78]])
+
+
+@pytest.mark.req("R2.2")
+def test_the_remembered_checks_give_the_card_or_the_fault_each_time_and_true_is_never_1() -> None:
+    """An audit day holds each card many times: the card is checked once and remembered; a bad card is
+    refused each time it comes, and a JSON ``true`` where a 1 stands is refused though it hashes as 1."""
+    rows = [[3, 32, 55, 61, 80], [15, 28, 44, 76, 85], [9, 29, 47, 57, 78]]
+    assert card_from_rows(rows) is card_from_rows([list(row) for row in rows])
+    assert card_from_rows(rows) == Card.from_rows(rows)
+    assert card_of_cells(tuple(GOOD)) is card_of_cells(tuple(GOOD))
+    bad = [[3, 32, 55, 61, 80], [15, 17, 44, 76, 85], [9, 29, 47, 57, 78]]
+    for _ in range(2):
+        with pytest.raises(CardError, match="row 2 holds 15 and 17, both in column 2"):
+            card_from_rows(bad)
+    with_1 = [[1, 32, 55, 61, 80], [15, 28, 44, 76, 85], [9, 29, 47, 57, 78]]
+    card_from_rows(with_1)
+    with pytest.raises(CardError, match="row 1 holds True, not a whole number"):
+        card_from_rows([[True, *with_1[0][1:]], *with_1[1:]])
 
 
 @pytest.mark.req("R2.2", "R82.1")
