@@ -67,6 +67,21 @@ def test_no_sentence_of_the_central_catalog_is_left_in_english(language: str) ->
     assert not same, f"{language}: left in English: {same}"
 
 
+@pytest.mark.parametrize("language", i18n.LANGUAGES)
+def test_the_report_tables_read_the_same_from_the_central_server_as_from_a_hall(language: str) -> None:
+    """The daily and yearly reports' tables are laid out by the server kit in the words each server gives:
+    a text in both the central catalog and the hall's ``reports`` catalog is translated alike in both, so
+    the regulator reads one word for one thing whichever server signed the report."""
+    from hall_server import i18n as hall_i18n
+
+    hall = {m.id: m.string for m in hall_i18n.domain_catalog(language, "reports") if m.id}
+    central = {m.id: m.string for m in i18n.CATALOGS.domain_catalog(language, i18n.DOMAIN) if m.id}
+    shared = set(hall) & set(central)
+    assert len(shared) > 100, f"{language}: only {len(shared)} texts in both catalogs"
+    differ = sorted(str(k) for k in shared if hall[k] != central[k])
+    assert not differ, f"{language}: the hall's reports.po and central.po translate these differently: {differ}"
+
+
 def test_the_catalan_words_are_the_regulations() -> None:
     assert i18n.translate("ca", "Cards sold") == "Cartrons venuts"
     assert i18n.translate("es", "line") == "línea" and i18n.translate("fr", "line") == "ligne"
