@@ -1700,14 +1700,6 @@ function findAccount(number, where) {
   }, null, true);
 }
 
-// A movement's reason in the reader's language, as the statement prints it: the catalog's message of the
-// phrase the server found in it, each part through the catalog too (a desk's name reads as written).
-function movementWords(m) {
-  if (!m.said) return m.reason;
-  const parts = Object.fromEntries(Object.entries(m.said.parts).map(([k, v]) => [k, t(v)]));
-  return t(m.said.message, parts);
-}
-
 function showAccount(node) {
   node.textContent = "";
   const a = Console.account;
@@ -1723,7 +1715,8 @@ function showAccount(node) {
     const body = table.createTBody();
     for (const m of [...a.movements].reverse()) {
       const row = body.insertRow();
-      [m.seq, movementWords(m), money(m.amount_cents), money(m.balance_cents)].forEach((v) => row.insertCell().textContent = String(v));
+      // The reason as the statement prints it, in the reader's language (the journal keeps it in English).
+      [m.seq, I18n.said(m.said, m.reason), money(m.amount_cents), money(m.balance_cents)].forEach((v) => row.insertCell().textContent = String(v));
     }
     node.appendChild(table);
   }

@@ -85,7 +85,7 @@ function renderAccount() {
       balance: Consult.money(body.balance_cents) })));
   box.appendChild(Consult.table([t("Seq"), t("Time"), t("Change"), t("Balance"), t("Why")],
     body.movements.map((m) => [m.seq, Consult.time(m.time_ms), Consult.money(m.change_cents),
-      Consult.money(m.balance_cents), m.reason])));
+      Consult.money(m.balance_cents), I18n.said(m.said, m.reason)])));
 }
 
 Object.assign(Consult, {

@@ -55,6 +55,15 @@ const I18n = (() => {
     return fill(text, { n, ...params });
   }
 
+  // A text the server composed in English (a movement's reason), given with the catalog's message it is
+  // said with and its parts ({message, parts}): the message in the page's language, each part through the
+  // catalog too (a desk's name reads as written); the English text when none is given.
+  function said(phrase, english) {
+    if (!phrase) return english;
+    const parts = Object.fromEntries(Object.entries(phrase.parts).map(([k, v]) => [k, t(v)]));
+    return t(phrase.message, parts);
+  }
+
   function money(cents) {
     if (cents === null || cents === undefined) return "-";
     return new Intl.NumberFormat(state.language, { style: "currency", currency: "EUR", useGrouping: "always" })
@@ -149,7 +158,7 @@ const I18n = (() => {
   }
 
   return {
-    t, tn, money, time, day, dateTime, apply, use, start, chooser,
+    t, tn, said, money, time, day, dateTime, apply, use, start, chooser,
     get language() { return state.language; },
     onChange(listener) { state.listeners.push(listener); },
   };
