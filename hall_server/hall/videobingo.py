@@ -78,7 +78,7 @@ from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.daily import LARGE_WIN_CENTS
-from protocol.errors import DomainError
+from protocol.errors import N_, Cents, DomainError, Template
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
 from protocol.videobingo.cash import CashNote, CashNoteError, device_public_key, fingerprint
@@ -129,10 +129,21 @@ class VbRefused(DomainError):
     sentence, and its ``params`` (figures; amounts as ``..._cents``): the screen says it in the
     player's language with the amounts in CLDR form (``vb.js``, ``REFUSALS``;
     ``docs/languages.md``).  A refusal with no ``reason`` is shown as its message.
+
+    A staff command's refusal is a template of the console's catalog (``N_("...")``) filled
+    with ``template_params`` (amounts as :class:`~protocol.errors.Cents`): its English text is
+    the message, and the console says it in its reader's language (``docs/languages.md``, "The
+    refusals to staff").  ``template_params`` are not the machine's ``params``.
     """
 
-    def __init__(self, code: str, message: str, reason: str = "", **params: int | str) -> None:
-        super().__init__(message)
+    def __init__(self, code: str, message: str, reason: str = "", *,
+                 template_params: Mapping[str, Any] | None = None, **params: int | str) -> None:
+        if isinstance(message, Template):
+            super().__init__(message, **(template_params or {}))
+        elif template_params:
+            raise TypeError("a VbRefused's template_params fill an N_() template")
+        else:
+            super().__init__(message)
         self.code = code
         self.reason = reason
         self.params = params
@@ -461,9 +472,13 @@ class VideoBingoModule(ProjectedState):
     def machine(self, machine_id: object) -> Machine:
         machine = self.machines.get(machine_id) if isinstance(machine_id, str) else None
         if machine is None:
-            raise VbRefused("unknown_machine", (
-                f"there is no video bingo machine {machine_id!r}; the machines are "
-                f"{', '.join(sorted(self.machines)) or 'none'}"), reason="unknown_machine")
+            # Met by staff (the console says it) and by a machine (its screen says the reason).
+            if self.machines:
+                raise VbRefused("unknown_machine", N_("there is no video bingo machine {machine!r}; the machines are "
+                                                      "{machines}"), reason="unknown_machine",
+                                template_params={"machine": machine_id, "machines": ", ".join(sorted(self.machines))})
+            raise VbRefused("unknown_machine", N_("there is no video bingo machine {machine!r}; the machines are none"),
+                            reason="unknown_machine", template_params={"machine": machine_id})
         return machine
 
     def meters(self, machine_id: str) -> MeterCounts:
@@ -592,7 +607,9 @@ class VideoBingoModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             known = self.machine(machine)
             if isinstance(station, bool) or not isinstance(station, int) or not 1 <= station <= known.config.stations:
-                raise VbRefused("station", f"machine {known.machine_id} has stations 1 to {known.config.stations}, not {station!r}")
+                raise VbRefused("station", N_("machine {machine} has stations 1 to {stations}, not {station!r}"),
+                                template_params={"machine": known.machine_id, "stations": known.config.stations,
+                                                 "station": station})
             return [("vb_station_enrolled", {"machine": known.machine_id, "station": station,
                                              "token_hash": token_hash(token)})]
 
@@ -646,12 +663,14 @@ class VideoBingoModule(ProjectedState):
             known = self.machine(machine)
             why = reason.strip()[:300] if isinstance(reason, str) else ""
             if not why:
-                raise VbRefused("reason", "say why the machine is retired; it goes into the record")
+                raise VbRefused("reason", N_("say why the machine is retired; it goes into the record"))
             if known.machine_id in self.state.retired:
-                raise VbRefused("retired", f"machine {known.machine_id} is already retired")
+                raise VbRefused("retired", N_("machine {machine} is already retired"),
+                                template_params={"machine": known.machine_id})
             held = sum(self.credit(known.machine_id, s) for s in range(1, known.config.stations + 1))
             if held:
-                raise VbRefused("credit", f"machine {known.machine_id}'s stations hold {format_cents(held)}; cash it out first")
+                raise VbRefused("credit", N_("machine {machine}'s stations hold {held}; cash it out first"),
+                                template_params={"machine": known.machine_id, "held": Cents(held)})
             pending = self.jackpot(known.machine_id)
             target = None
             if pending:
@@ -660,10 +679,11 @@ class VideoBingoModule(ProjectedState):
                               and m.config.credit_cents == known.config.credit_cents
                               and m.refused is None and m.machine_id not in self.state.retired]
                 if not candidates:
-                    raise VbRefused("jackpot", (
-                        f"machine {known.machine_id}'s jackpot holds {format_cents(pending)} owed to players; no other "
-                        f"machine of model {known.config.model!r} at {format_cents(known.config.credit_cents)} a credit "
-                        "can take it"))
+                    raise VbRefused("jackpot", N_(
+                        "machine {machine}'s jackpot holds {pending} owed to players; no other machine of model "
+                        "{model!r} at {credit} a credit can take it"), template_params={
+                            "machine": known.machine_id, "pending": Cents(pending), "model": known.config.model,
+                            "credit": Cents(known.config.credit_cents)})
                 target = candidates[0].machine_id
             entries: list[Entry] = [("vb_machine_retired", {"machine": known.machine_id, "reason": why,
                                                             "jackpot_to": target, "jackpot_cents": pending})]
@@ -846,13 +866,18 @@ class VideoBingoModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             known_machine = self.playable(machine)
             if isinstance(station, bool) or not isinstance(station, int) or not 1 <= station <= known_machine.config.stations:
-                raise VbRefused("station", f"machine {machine} has stations 1 to {known_machine.config.stations}, not {station!r}")
+                raise VbRefused("station", N_("machine {machine} has stations 1 to {stations}, not {station!r}"),
+                                template_params={"machine": machine, "stations": known_machine.config.stations,
+                                                 "station": station})
             if isinstance(amount_cents, bool) or not isinstance(amount_cents, int) or not 1 <= amount_cents <= MAX_CREDIT_IN:
-                raise VbRefused("amount", f"a credit in is 1 to {MAX_CREDIT_IN} cents, not {amount_cents!r}")
+                raise VbRefused("amount", N_("a credit in is 1 to {most} cents, not {amount!r}"),
+                                template_params={"most": MAX_CREDIT_IN, "amount": amount_cents})
             try:
                 drawer = self.cashier.desk_in_hand(actor, desk)
-            except CashierError as error:
-                raise VbRefused("desk", str(error)) from None
+            except CashierError as error:  # the desk's own sentence, a template of the catalog where it is one
+                if error.template is None:
+                    raise VbRefused("desk", str(error)) from None
+                raise VbRefused("desk", error.template, template_params=error.template_params) from None
             meters = self.meters(machine).plus(credits_in=amount_cents)
             posting = Posting.transfer(amount_cents, debit=cash_account(drawer.name),
                                        credit=credit_account(machine, station), reason="vb:credit in (desk)",
@@ -880,7 +905,9 @@ class VideoBingoModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             known = self.machine(machine).machine_id
             if isinstance(counted_cents, bool) or not isinstance(counted_cents, int) or counted_cents < 0:
-                raise VbRefused("amount", f"the counted cash is a whole number of cents, zero or more, not {counted_cents!r}")
+                raise VbRefused("amount", N_(
+                    "the counted cash is a whole number of cents, zero or more, not {counted!r}"),
+                    template_params={"counted": counted_cents})
             counters: tuple[str, ...] = (actor.name,)
             if self.config.cash_box_counters > 1:
                 pending = self.state.pending_counts.get(known)
@@ -888,13 +915,14 @@ class VideoBingoModule(ProjectedState):
                     return [("vb_cash_box_count_given", {"machine": known, "counted": counted_cents})]
                 first, amount = pending
                 if first == actor.name:
-                    raise VbRefused("second_counter", (
-                        f"you gave the first count of machine {known}'s cash box; a second person counts it too"))
+                    raise VbRefused("second_counter", N_(
+                        "you gave the first count of machine {machine}'s cash box; a second person counts it too"),
+                        template_params={"machine": known})
                 if amount != counted_cents:
-                    raise VbRefused("counts_differ", (
-                        f"{first} counted {format_cents(amount)} in machine {known}'s cash box, you "
-                        f"{format_cents(counted_cents)}: count it again together; {first}'s count waits for a second "
-                        "that agrees"))
+                    raise VbRefused("counts_differ", N_(
+                        "{first} counted {amount} in machine {machine}'s cash box, you {counted}: count it again "
+                        "together; {first}'s count waits for a second that agrees"), template_params={
+                            "first": first, "amount": Cents(amount), "machine": known, "counted": Cents(counted_cents)})
                 counters = (first, actor.name)
             expected = self.ledger.balance(cash_box(known))
             m = self.meters(known)
@@ -939,7 +967,8 @@ class VideoBingoModule(ProjectedState):
                 raise VbRefused("cash_device", str(error)) from None
             current = self.state.devices.get(known)
             if current is not None and current.public_key == key:
-                raise VbRefused("cash_device", f"machine {known}'s cash device {current.fingerprint} is enrolled already")
+                raise VbRefused("cash_device", N_("machine {machine}'s cash device {fingerprint} is enrolled already"),
+                                template_params={"machine": known, "fingerprint": current.fingerprint})
             return [("vb_cash_device_enrolled", {"machine": known, "public_key": key, "fingerprint": fingerprint(key)})]
 
         done = self.core.execute(actor, "enrol_vb_cash_device", decide)

@@ -45,7 +45,7 @@ def given_reasons() -> tuple[Given, ...]:
                                                or getattr(node.func, "attr", None) == "VbRefused"):
                 reason = next((k.value for k in node.keywords if k.arg == "reason"),
                               node.args[2] if len(node.args) > 2 else None)
-                names = [k.arg for k in node.keywords if k.arg not in ("reason",)]
+                names = [k.arg for k in node.keywords if k.arg not in ("reason", "template_params")]
                 params = None if any(n is None for n in names) else frozenset(n for n in names if n)
                 found += [Given(where, r, params) for r in _reasons(reason)]
             elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Refusal" and len(node.args) > 1:
