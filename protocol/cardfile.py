@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from protocol.cards import (
     fingerprints,
     invalid_rows,
 )
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError, Template
 
 CELL_COLUMNS = [cell_name(i) for i in range(CELLS)]
 HEADER = ["card_id", "strip", *CELL_COLUMNS]
@@ -42,14 +42,28 @@ _FULL_STRIP = (np.uint64(2**64 - 1), np.uint64(2**26 - 1))
 #: Hex digits of a security code (64 bits of HMAC-SHA256).
 CODE_LENGTH = 16
 
+_NOT_UTF8 = N_("line {line}: not UTF-8 text: a card file is CSV text (FORMATS.md section 1)")
+#: A cell's text (``'x'``) or its value above 90 (``95``: an int's repr is its digits).
+_NOT_A_NUMBER = N_("line {line}: {column} is {value!r}, not a number 0-90")
+
 
 class CardFileError(DomainError):
-    """A card file that cannot be accepted; the message names the line."""
+    """A card file that cannot be accepted; the message names the line.
 
-    def __init__(self, line: int | None, reason: str) -> None:
+    Given a catalog template (``N_("line {line}: ...")``, the line among its params), the
+    message is that template filled (``docs/languages.md``, "The refusals to staff"), and
+    ``reason`` what follows ``line N: ``; given a plain ``reason`` (a sentence wrapped around
+    another English one), the message is ``line N: reason``, in English only.
+    """
+
+    def __init__(self, line: int | None, reason: str, **params: Any) -> None:
         self.line = line
-        self.reason = reason
-        super().__init__(f"line {line}: {reason}" if line is not None else reason)
+        if isinstance(reason, Template):
+            super().__init__(reason, **params, **({} if line is None else {"line": line}))
+            self.reason = str(self).removeprefix(f"line {line}: ")
+        else:
+            self.reason = reason
+            super().__init__(f"line {line}: {reason}" if line is not None else reason)
 
 
 @dataclass(frozen=True)
@@ -93,14 +107,14 @@ def _parse_lines(stream: TextIO, progress: Callable[[int], None] | None) -> Card
     try:
         header = next(reader)
     except StopIteration:
-        raise CardFileError(1, "the file is empty; expected the header card_id,strip,r1c1,...")
+        raise CardFileError(1, N_("line {line}: the file is empty; expected the header card_id,strip,r1c1,..."))
     except csv.Error as error:
         raise CardFileError(1, f"not valid CSV: {error}") from None
     except UnicodeDecodeError:
-        raise CardFileError(1, "not UTF-8 text: a card file is CSV text (FORMATS.md section 1)") from None
+        raise CardFileError(1, _NOT_UTF8) from None
     if header not in (HEADER, HEADER_WITH_CODE):
         raise CardFileError(
-            1, "the header must be card_id,strip,r1c1,...,r3c9 with an optional code column"
+            1, N_("line {line}: the header must be card_id,strip,r1c1,...,r3c9 with an optional code column")
         )
     width = len(header)
     has_code = width == len(HEADER_WITH_CODE)
@@ -115,31 +129,32 @@ def _parse_lines(stream: TextIO, progress: Callable[[int], None] | None) -> Card
             if progress is not None and line % 10000 == 0:
                 progress(10000)
             if len(fields) != width:
-                raise CardFileError(line, f"{len(fields)} fields, the header has {width}")
+                raise CardFileError(
+                    line, N_("line {line}: {fields} fields, the header has {width}"), fields=len(fields), width=width
+                )
             card_id = fields[0]
             if not card_id.strip():
-                raise CardFileError(line, "card_id is empty")
+                raise CardFileError(line, N_("line {line}: card_id is empty"))
             if card_id in seen:
                 raise CardFileError(
-                    line, f"card_id {card_id!r} already appears on line {seen[card_id]}"
+                    line, N_("line {line}: card_id {card_id!r} already appears on line {first}"),
+                    card_id=card_id, first=seen[card_id],
                 )
             seen[card_id] = line
             cells = fields[2 : 2 + CELLS]
             for index, text in enumerate(cells):
                 if not text.isdigit() or not text.isascii() or len(text) > 2:
-                    raise CardFileError(
-                        line, f"{CELL_COLUMNS[index]} is {text!r}, not a number 0-90"
-                    )
+                    raise CardFileError(line, _NOT_A_NUMBER, column=CELL_COLUMNS[index], value=text)
             values = [int(text) for text in cells]
             if max(values) > 90:
                 index = next(i for i, v in enumerate(values) if v > 90)
-                raise CardFileError(
-                    line, f"{CELL_COLUMNS[index]} is {values[index]}, not a number 0-90"
-                )
+                raise CardFileError(line, _NOT_A_NUMBER, column=CELL_COLUMNS[index], value=values[index])
             if has_code:
                 code = fields[-1]
                 if code and not _HEX.fullmatch(code):
-                    raise CardFileError(line, f"code {code!r} is not lowercase hexadecimal")
+                    raise CardFileError(
+                        line, N_("line {line}: code {code!r} is not lowercase hexadecimal"), code=code
+                    )
                 codes.append(code)
             ids.append(card_id)
             strips.append(fields[1])
@@ -147,11 +162,9 @@ def _parse_lines(stream: TextIO, progress: Callable[[int], None] | None) -> Card
     except csv.Error as error:
         raise CardFileError(line + 1, f"not valid CSV: {error}") from None
     except UnicodeDecodeError:
-        raise CardFileError(
-            line + 1, "not UTF-8 text: a card file is CSV text (FORMATS.md section 1)"
-        ) from None
+        raise CardFileError(line + 1, _NOT_UTF8) from None
     if not ids:
-        raise CardFileError(None, "the file holds no cards")
+        raise CardFileError(None, N_("the file holds no cards"))
     cells_array = np.array(rows, dtype=np.uint8).reshape(-1, CELLS)
     return CardFile(ids, strips, cells_array, codes if has_code else None)
 
@@ -190,14 +203,16 @@ def check_strips(cards: CardFile, prints: np.ndarray) -> None:
         if value in named:
             raise CardFileError(
                 cards.line_of(start),
-                f"strip {value!r} continues here, but its cards must be consecutive "
-                f"(it started on line {named[value]})",
+                N_("line {line}: strip {strip!r} continues here, but its cards must be consecutive "
+                   "(it started on line {first})"),
+                strip=value, first=named[value],
             )
         named[value] = cards.line_of(start)
         if length != CARDS_PER_STRIP:
             raise CardFileError(
                 cards.line_of(start),
-                f"strip {value!r} has {length} cards, a strip has {CARDS_PER_STRIP}",
+                N_("line {line}: strip {strip!r} has {count} cards, a strip has {size}"),
+                strip=value, count=length, size=CARDS_PER_STRIP,
             )
     whole = [start for start, _ in groups]
     if not whole:
@@ -215,8 +230,8 @@ def check_strips(cards: CardFile, prints: np.ndarray) -> None:
         ]
         raise CardFileError(
             cards.line_of(start),
-            f"strip {cards.strips[start]!r} does not hold 1..90 once: "
-            f"{', '.join(map(str, missing))} missing",
+            N_("line {line}: strip {strip!r} does not hold 1..90 once: {missing} missing"),
+            strip=cards.strips[start], missing=", ".join(map(str, missing)),
         )
 
 
@@ -226,8 +241,8 @@ def check_duplicates(cards: CardFile, prints: np.ndarray) -> None:
         first, later = pairs[0]
         raise CardFileError(
             cards.line_of(later),
-            f"card {cards.ids[later]} has the same numbers as card {cards.ids[first]} "
-            f"on line {cards.line_of(first)}",
+            N_("line {line}: card {card} has the same numbers as card {other} on line {other_line}"),
+            card=cards.ids[later], other=cards.ids[first], other_line=cards.line_of(first),
         )
 
 
@@ -243,8 +258,9 @@ def check_codes(cards: CardFile, key: bytes) -> int:
         if not hmac.compare_digest(expected, code):
             raise CardFileError(
                 cards.line_of(index),
-                f"card {card_id}: the security code does not match (a forged or altered "
-                "card, or the wrong key)",
+                N_("line {line}: card {card}: the security code does not match (a forged or altered "
+                   "card, or the wrong key)"),
+                card=card_id,
             )
         checked += 1
     return checked

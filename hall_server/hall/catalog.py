@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 
 from hall_server.store.cards import VIRTUAL_SERIES_NUMBER, add_series, list_sets, set_cards
 from protocol.cards import CELLS
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from protocol.sale import Series
 
 
@@ -59,11 +59,13 @@ class FakeCardCatalog:
         self._series: dict[int, Series] = {}
         for one in series:
             if one.card_set not in self._sets:
-                raise CatalogError(f"series {one.number} names an unknown card set {one.card_set!r}")
+                raise CatalogError(
+                    N_("series {number} names an unknown card set {name!r}"), number=one.number, name=one.card_set
+                )
             if one.card_count > len(self._sets[one.card_set]):
                 raise CatalogError(
-                    f"series {one.number} prints {one.card_count} cards, but card set "
-                    f"{one.card_set!r} holds {len(self._sets[one.card_set])}"
+                    N_("series {number} prints {count} cards, but card set {name!r} holds {size}"),
+                    number=one.number, count=one.card_count, name=one.card_set, size=len(self._sets[one.card_set]),
                 )
             self._series[one.number] = one
 
@@ -74,13 +76,13 @@ class FakeCardCatalog:
         try:
             return self._series[number]
         except KeyError:
-            raise CatalogError(f"there is no series {number}; register it before selling it") from None
+            raise CatalogError(N_("there is no series {number}; register it before selling it"), number=number) from None
 
     def layouts(self, card_set: str) -> np.ndarray:
         try:
             return self._sets[card_set]
         except KeyError:
-            raise CatalogError(f"there is no card set named {card_set!r}") from None
+            raise CatalogError(N_("there is no card set named {name!r}"), name=card_set) from None
 
 
 class StoreCardCatalog(FakeCardCatalog):
@@ -130,5 +132,6 @@ class StoreCardCatalog(FakeCardCatalog):
 def _checked_cells(name: str, cells: np.ndarray) -> np.ndarray:
     cells = np.asarray(cells)
     if cells.ndim != 2 or cells.shape[1] != CELLS:
-        raise CatalogError(f"card set {name!r}: cells must be an (n, {CELLS}) array, not {cells.shape}")
+        raise CatalogError(N_("card set {name!r}: cells must be an (n, {cells}) array, not {shape}"),
+                           name=name, cells=CELLS, shape=cells.shape)
     return cells.astype(np.uint8, copy=False)

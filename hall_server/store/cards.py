@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Engine, func, insert, select
 from hall_server.store.bulk import bulk_insert
 from hall_server.store.models import CardSet, Library, LibraryCard, Series, SetCard
 from protocol.cards import CELLS, duplicate_pairs, fingerprints
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 
 
 #: The series number the hall's virtual library is played under: no paper series may take it.
@@ -82,36 +82,56 @@ def library_strip_label(series: str, card_number: int) -> str:
     return f"{series}-S{(card_number - 1) // 6 + 1}"
 
 
-def _registered_cells(connection: Connection) -> tuple[np.ndarray, list[str]]:
-    """Every registered card (sets and libraries) and a label for each, for messages."""
+#: What a card is, for the refusal of a card that repeats another: its kind (``set``: a card of a
+#: registered set, ``virtual``: a registered library's card, ``new``: a card of the set being
+#: registered, ``library``: a card of the library being registered), its number or identifier, and
+#: its set's name (a registered set's card only).
+Label = tuple[str, int | str, str | None]
+
+#: The refusal of a new card that repeats another, one sentence for each (new card's kind, other's kind).
+_REPEATED = {
+    ("new", "set"): N_("card {card} of the new set has the same numbers as card {other} of set {other_set!r}; "
+                       "no card may repeat a registered card"),
+    ("new", "virtual"): N_("card {card} of the new set has the same numbers as virtual card {other}; "
+                           "no card may repeat a registered card"),
+    ("new", "new"): N_("card {card} of the new set has the same numbers as card {other} of the new set; "
+                       "no card may repeat a registered card"),
+    ("library", "set"): N_("{card} has the same numbers as card {other} of set {other_set!r}; "
+                           "no card may repeat a registered card"),
+    ("library", "virtual"): N_("{card} has the same numbers as virtual card {other}; "
+                               "no card may repeat a registered card"),
+    ("library", "library"): N_("{card} has the same numbers as {other}; no card may repeat a registered card"),
+}
+
+
+def _registered_cells(connection: Connection) -> tuple[np.ndarray, list[Label]]:
+    """Every registered card (sets and libraries) and what each is, for messages."""
     blobs: list[bytes] = []
-    labels: list[str] = []
+    labels: list[Label] = []
     for name, number, cells in connection.execute(
         select(CardSet.name, SetCard.number, SetCard.cells).join(CardSet, CardSet.id == SetCard.set_id)
     ):
         blobs.append(cells)
-        labels.append(f"card {number} of set {name!r}")
+        labels.append(("set", number, name))
     for series, number, cells in connection.execute(
         select(Library.series, LibraryCard.number, LibraryCard.cells).join(
             Library, Library.id == LibraryCard.library_id
         )
     ):
         blobs.append(cells)
-        labels.append(f"virtual card {library_card_id(series, number)}")
+        labels.append(("virtual", library_card_id(series, number), None))
     return _cells(blobs), labels
 
 
-def _check_new_cards(connection: Connection, cells: np.ndarray, new_labels: list[str]) -> None:
+def _check_new_cards(connection: Connection, cells: np.ndarray, new_labels: list[Label]) -> None:
     known, labels = _registered_cells(connection)
     both = np.concatenate([known, cells]) if len(known) else cells
     pairs = duplicate_pairs(fingerprints(both))
     if pairs:
         first, later = pairs[0]
         everything = labels + new_labels
-        raise CardStoreError(
-            f"{everything[later]} has the same numbers as {everything[first]}; "
-            "no card may repeat a registered card"
-        )
+        (kind, card, _), (other_kind, other, other_set) = everything[later], everything[first]
+        raise CardStoreError(_REPEATED[kind, other_kind], card=card, other=other, other_set=other_set)
 
 
 def registered_prints(engine: Engine) -> np.ndarray:
@@ -126,8 +146,8 @@ def add_card_set(
     """Register a physical card set whose card k is ``cells[k-1]``."""
     with engine.begin() as connection:
         if connection.scalar(select(CardSet.id).where(CardSet.name == name)) is not None:
-            raise CardStoreError(f"a card set named {name!r} already exists")
-        _check_new_cards(connection, cells, [f"card {k} of the new set" for k in range(1, len(cells) + 1)])
+            raise CardStoreError(N_("a card set named {name!r} already exists"), name=name)
+        _check_new_cards(connection, cells, [("new", k, None) for k in range(1, len(cells) + 1)])
         set_id = connection.scalar(
             insert(CardSet)
             .values(name=name, size=len(cells), source=source, created_at=_now())
@@ -151,11 +171,11 @@ def add_library(
     """Register a virtual library of whole strips; card k is ``cells[k-1]``."""
     with engine.begin() as connection:
         if connection.scalar(select(Library.id).where(Library.name == name)) is not None:
-            raise CardStoreError(f"a library named {name!r} already exists")
+            raise CardStoreError(N_("a library named {name!r} already exists"), name=name)
         if connection.scalar(select(Library.id).where(Library.series == series)) is not None:
-            raise CardStoreError(f"virtual series {series!r} is already used by another library")
+            raise CardStoreError(N_("virtual series {series!r} is already used by another library"), series=series)
         _check_new_cards(
-            connection, cells, [library_card_id(series, k) for k in range(1, len(cells) + 1)]
+            connection, cells, [("library", library_card_id(series, k), None) for k in range(1, len(cells) + 1)]
         )
         library_id = connection.scalar(
             insert(Library)
@@ -179,27 +199,28 @@ def add_series(
 ) -> SeriesInfo:
     """Register series ``number`` of a card set, printing cards 1..card_count."""
     if number < 1:
-        raise CardStoreError(f"a series number is a positive whole number, not {number}")
+        raise CardStoreError(N_("a series number is a positive whole number, not {number}"), number=number)
     if number == VIRTUAL_SERIES_NUMBER:
         raise CardStoreError(
-            f"series {number} is the number the terminals' virtual cards are played under; "
-            "give the paper series another number"
+            N_("series {number} is the number the terminals' virtual cards are played under; "
+               "give the paper series another number"), number=number,
         )
     if face_value_cents < 1:
-        raise CardStoreError(f"a face value is at least 1 cent, not {face_value_cents}")
+        raise CardStoreError(N_("a face value is at least 1 cent, not {cents}"), cents=face_value_cents)
     with engine.begin() as connection:
         row = connection.execute(
             select(CardSet.id, CardSet.size).where(CardSet.name == set_name)
         ).first()
         if row is None:
-            raise CardStoreError(f"there is no card set named {set_name!r}")
+            raise CardStoreError(N_("there is no card set named {name!r}"), name=set_name)
         count = row.size if card_count is None else card_count
         if not 1 <= count <= row.size:
             raise CardStoreError(
-                f"series {number} can print 1 to {row.size} cards of set {set_name!r}, not {count}"
+                N_("series {number} can print 1 to {size} cards of set {name!r}, not {count}"),
+                number=number, size=row.size, name=set_name, count=count,
             )
         if connection.scalar(select(Series.id).where(Series.number == number)) is not None:
-            raise CardStoreError(f"series {number} already exists")
+            raise CardStoreError(N_("series {number} already exists"), number=number)
         connection.execute(
             insert(Series).values(
                 number=number,
@@ -254,7 +275,7 @@ def find_series(engine: Engine, number: int) -> SeriesInfo:
         for series in card_set.series:
             if series.number == number:
                 return series
-    raise CardStoreError(f"there is no series {number}")
+    raise CardStoreError(N_("there is no series {number}"), number=number)
 
 
 def set_cards(engine: Engine, name: str) -> tuple[list[str], np.ndarray]:
@@ -262,7 +283,7 @@ def set_cards(engine: Engine, name: str) -> tuple[list[str], np.ndarray]:
     with engine.connect() as connection:
         set_id = connection.scalar(select(CardSet.id).where(CardSet.name == name))
         if set_id is None:
-            raise CardStoreError(f"there is no card set named {name!r}")
+            raise CardStoreError(N_("there is no card set named {name!r}"), name=name)
         rows = connection.execute(
             select(SetCard.strip, SetCard.cells).where(SetCard.set_id == set_id).order_by(SetCard.number)
         ).all()
@@ -275,7 +296,7 @@ def library_cards(engine: Engine, name: str) -> LibraryCards:
             select(Library.id, Library.name, Library.series, Library.size).where(Library.name == name)
         ).first()
         if library is None:
-            raise CardStoreError(f"there is no library named {name!r}")
+            raise CardStoreError(N_("there is no library named {name!r}"), name=name)
         info = LibraryInfo(library.name, library.series, library.size)
         rows = connection.execute(
             select(LibraryCard.number, LibraryCard.strip, LibraryCard.cells, LibraryCard.code)
