@@ -33,6 +33,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from protocol.chain import Record
+from protocol.errors import N_, fill
 from server_kit.core import CommandCore, RunBlocking
 from server_kit.db.faults import FAILING, StorageUnavailable
 
@@ -84,9 +85,11 @@ class StorageWatch(Service):
         fault = self.core.storage_fault
         if fault is None:
             return None
+        template = N_("STORAGE UNAVAILABLE ({kind}): {detail}; commands are refused")
+        figures = {"kind": fault.kind, "detail": fault.detail}
         return {"up": False, "kind": fault.kind, "where": fault.where, "message": str(fault),
                 "since_ms": self.since_ms, "tries": self.tries,
-                "line": f"STORAGE UNAVAILABLE ({fault.kind}): {fault.detail}; commands are refused"}
+                "line": fill(template, figures), "said": {"message": template, "parts": figures}}
 
     def _changed(self, fault: StorageUnavailable | None) -> None:
         if fault is None:

@@ -45,6 +45,7 @@ from zope.interface import implementer
 from hall_server.network.module import NetworkRefused
 from hall_server.network.relay import NetworkRelay
 from protocol import central_messages as m
+from protocol.errors import N_, fill
 from server_kit.amp.commands import amp_commands
 from server_kit.db.faults import StorageUnavailable
 from server_kit.pki import client_tls_options
@@ -336,14 +337,20 @@ class CentralLinkService(ClientService):
         """The link for the administrator's console: where it is, and a line saying it."""
         status = self.status
         if status is None:
-            return {"up": False, "line": f"Central server ({self.ring}): not linked yet"}
-        beside = f", the process beside {status['node']}, epoch {status['epoch']}" if status.get("node") else ""
-        if status["up"]:
-            line = f"Central server {status['central_id']}: linked at {status['endpoint']}{beside}"
+            said = N_("Central server ({ring}): not linked yet"), {"ring": str(self.ring)}
+            return {"up": False, "line": fill(*said), "said": {"message": said[0], "parts": said[1]}}
+        figures = {key: status.get(key) for key in ("central_id", "endpoint", "node", "epoch")}
+        if status["up"] and status.get("node"):
+            template = N_("Central server {central_id}: linked at {endpoint}, the process beside {node}, epoch {epoch}")
+        elif status["up"]:
+            template = N_("Central server {central_id}: linked at {endpoint}")
+        elif status.get("node"):
+            template = N_("Central server {central_id}: link lost (last at {endpoint}, the process beside {node}, "
+                          "epoch {epoch}); trying again")
         else:
-            line = f"Central server {status['central_id']}: link lost (last at {status['endpoint']}{beside}); " \
-                   "trying again"
-        return {**status, "line": line}
+            template = N_("Central server {central_id}: link lost (last at {endpoint}); trying again")
+        # The line in English, and what a console says in its reader's language (``I18n.said``).
+        return {**status, "line": fill(template, figures), "said": {"message": template, "parts": figures}}
 
     def link_changed(self, up: bool) -> None:
         if not up and self.status is not None and self.status["up"]:

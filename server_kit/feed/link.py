@@ -51,6 +51,7 @@ from protocol.regulator_feed import (
     encode,
     report_parts,
 )
+from protocol.errors import N_, fill
 from server_kit.amp.chunks import Chunked
 from server_kit.core import RunBlocking, run_inline
 from server_kit.feed.cursor import FeedCursor, FeedProtocolError, FeedStatus
@@ -420,15 +421,20 @@ class FeedLinkService(ClientService):
         waiting = self.cursor.journal.record((status.acked or 0) + 1) if status.committed > (status.acked or 0) else None
         age_s = None if waiting is None else max(0, int(now - waiting.time_ms / 1000))
         behind = not status.connected or (age_s is not None and age_s > LATE_S)
-        where = f"{self.address.host}:{self.address.port}"
+        figures = {"where": f"{self.address.host}:{self.address.port}", "committed": status.committed,
+                   "acked": status.acked, "lag": status.lag, "age": age_s}
         if status.acked is None:
-            line = f"Regulator's feed ({where}): not connected yet, {status.committed} records to send"
+            template = N_("Regulator's feed ({where}): not connected yet, {committed} records to send")
         elif status.connected and (not status.lag or (age_s is not None and age_s <= IN_FLIGHT_S)):
-            line = f"Regulator's feed ({where}): up to date, {status.acked} of {status.committed} records acknowledged"
+            template = N_("Regulator's feed ({where}): up to date, {acked} of {committed} records acknowledged")
+        elif status.connected:
+            template = N_("Regulator's feed ({where}): connected, {lag} records behind, the oldest committed {age} s ago")
         else:
-            line = f"Regulator's feed ({where}): {'connected' if status.connected else 'not connected'}, " \
-                   f"{status.lag} records behind, the oldest committed {age_s} s ago"
-        shown = {**status.to_dict(), "oldest_unacknowledged_s": age_s, "behind": behind, "line": line}
+            template = N_("Regulator's feed ({where}): not connected, {lag} records behind, the oldest committed "
+                          "{age} s ago")
+        # The line in English, and what a console says in its reader's language (``I18n.said``).
+        shown = {**status.to_dict(), "oldest_unacknowledged_s": age_s, "behind": behind,
+                 "line": fill(template, figures), "said": {"message": template, "parts": figures}}
         self._shown = (now, shown)
         return shown
 

@@ -183,7 +183,8 @@ def test_r92_6_the_administrators_console_says_which_process_the_hall_is_linked_
     service = link.CentralLinkService(FakeRelay(), ring, None, clock=task.Clock())  # type: ignore[arg-type]
     told: list[str] = []
     service.listeners.append(lambda: told.append(service.console_status()["line"]))
-    assert service.console_status() == {"up": False, "line": "Central server (a:1, b:2): not linked yet"}
+    assert service.console_status() == {"up": False, "line": "Central server (a:1, b:2): not linked yet", "said": {
+        "message": "Central server ({ring}): not linked yet", "parts": {"ring": "a:1, b:2"}}}
     service.linked(Endpoint("b", 2, "b"), {"version": 1, "central_id": "central-a", "node": "node1", "epoch": 4})
     service.link_changed(False)
     service.linked(Endpoint("a", 1, "a"), {"version": 1, "central_id": "central-a", "node": "node0", "epoch": 5})

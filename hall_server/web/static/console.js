@@ -1893,7 +1893,7 @@ function showLinkLine(id, link, behind) {
   const line = document.getElementById(id);
   line.hidden = !link;
   if (!link) return;
-  line.textContent = link.line;
+  line.textContent = I18n.said(link.said, link.line);
   line.classList.toggle("behind", behind(link));
 }
 
