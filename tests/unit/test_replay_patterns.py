@@ -52,7 +52,7 @@ def levels(**carries: int) -> dict[str, int]:
             **{f"carry_{name}": carries.get(name, 0) for name in extras}}
 
 
-@pytest.mark.req("R93.11", "R93.12", "R93.13", "R94.2")
+@pytest.mark.req("R93.11", "R93.12-13", "R93.13", "R94.2")
 def test_R93_11_each_other_pattern_is_won_whole_by_stake_or_carried_whole_to_the_next_game() -> None:
     result = run(day())
     first, second, third = result["games"]
