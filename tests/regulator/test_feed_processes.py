@@ -252,11 +252,13 @@ def test_the_console_shows_the_feed_behind_in_red_and_then_up_to_date(
 
     hall, receiver = hall_and_receiver
     page = console_for(browser, hall, "admin")
-    page.wait_for_selector("#feed-state.behind:has-text('not connected yet')")
+    # The hall speaks Catalan: so does its console's feed line ("Regulator's feed (...): not connected yet, ...").
+    page.wait_for_selector("#feed-state.behind:has-text('encara sense connexió')")
     shot(page, "console-feed-behind")
     receiver.web_port = reserve_port()
     receiver.start()
-    page.wait_for_selector("#feed-state:not(.behind):has-text('up to date')", timeout=WAIT * 2 * 1000)
+    page.wait_for_selector("#feed-state:not(.behind):has-text('al dia')", timeout=WAIT * 2 * 1000)
+    assert "registres confirmats" in page.text_content("#feed-state")  # "up to date, 41 of 42 records acknowledged"
     shot(page, "console-feed-up-to-date")
     assert page.locator("#feed-state").is_visible()
     # The regulator watches the records and the games arrive, and each game verify, on the receiver's page.
