@@ -1893,7 +1893,8 @@ function showLinkLine(id, link, behind) {
   const line = document.getElementById(id);
   line.hidden = !link;
   if (!link) return;
-  line.textContent = I18n.said(link.said, link.line);
+  // The top bar cuts a long line short: the whole of it is its tooltip.
+  line.textContent = line.title = I18n.said(link.said, link.line);
   line.classList.toggle("behind", behind(link));
 }
 
