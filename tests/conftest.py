@@ -40,6 +40,7 @@ LONGEST_FIRST = (
     "tests/simulation/test_kill_campaign.py",
     "tests/simulation/test_kill_campaign_central.py",
     "tests/faults/test_soak.py",
+    "tests/fuzz/test_fuzz_campaign_kiosk.py",
     "tests/crash/test_crash_recovery.py",
     "tests/fuzz/test_fuzz_campaigns.py",
     "tests/simulation/test_simulate.py",

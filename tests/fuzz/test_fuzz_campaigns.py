@@ -79,7 +79,5 @@ def test_the_console_http_endpoints_never_answer_500_and_a_refusal_changes_nothi
     campaign(harness("http", folder), SPLICES["http"])
 
 
-def test_the_kiosk_message_path_answers_every_message_and_a_refusal_changes_nothing(folder: Path) -> None:
-    """``TerminalSession`` on a hall with a sale open: a refused message adds at most its refusal
-    record to the journal and leaves every balance exact."""
-    campaign(harness("kiosk", folder), SPLICES["kiosk"])
+# The kiosk's campaign, the longest, is a file of its own (``test_fuzz_campaign_kiosk.py``): the
+# suite's workers run it beside these instead of after them.
