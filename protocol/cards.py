@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -156,11 +156,16 @@ def card_of_rows(rows: tuple[tuple[int, ...], ...]) -> Card:
     return Card.from_rows(rows)
 
 
+def whole_rows(rows: Any, kinds: tuple[type, ...] = (list, tuple)) -> bool:
+    """Whether ``rows`` are rows of whole numbers: ``kinds`` of ``kinds`` of ``int`` (``True`` is not ``1``
+    here; a JSON document's rows are lists)."""
+    return type(rows) in kinds and all(type(row) in kinds and all(type(n) is int for n in row) for row in rows)
+
+
 def card_from_rows(rows: Sequence[Sequence[int]]) -> Card:
     """:meth:`Card.from_rows` for rows of a document (lists of JSON integers), through :func:`card_of_rows`
-    when they are whole numbers, as they are but once in a bad file (``True`` is not ``1`` here)."""
-    if type(rows) in (list, tuple) and all(type(row) in (list, tuple) and all(type(n) is int for n in row)
-                                           for row in rows):
+    when they are whole numbers, as they are but once in a bad file."""
+    if whole_rows(rows):
         return card_of_rows(tuple(tuple(row) for row in rows))
     return Card.from_rows(rows)
 

@@ -62,6 +62,12 @@ def fill(template: str, params: Mapping[str, Any], *, money: Callable[[int], str
     return _FORMATTER.vformat(template, (), dict(params))
 
 
+def worded(template: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A status line for a page: ``line``, ``template`` filled in English, and ``said``, the catalog's
+    message and its parts, which a page says in its reader's language (``I18n.said``)."""
+    return {"line": fill(template, params), "said": {"message": template, "parts": dict(params)}}
+
+
 class DomainError(Exception):
     """A command or an input that breaks a rule; ``str(error)`` is the user-facing message.
 

@@ -172,6 +172,20 @@ class GamePatterns:
         return BINGO.name in won or won >= set(self.names)
 
 
+@dataclass(frozen=True)
+class PrizeShare:
+    """A winning pattern, its share of the sales and what the previous game carried to it: a network
+    game's prize (its configuration), and a ``rules.patterns`` entry of an audit replay."""
+
+    pattern: Pattern
+    basis_points: int
+    carry_in_cents: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.pattern.name
+
+
 #: The traditional game's patterns (R87).
 TRADITIONAL_PATTERNS = GamePatterns((LINE, BINGO))
 

@@ -63,10 +63,10 @@ from typing import Any, Callable, NoReturn, Sequence, TypeVar
 import numpy as np
 
 from protocol.annex import JointClaim, joint_pool, joint_rules_refusal, owed_to_partner, prize_shares
-from protocol.cards import Card, CardError, card_of_rows
+from protocol.cards import Card, CardError, card_of_rows, whole_rows
 from protocol.errors import DomainError
 from protocol.json_values import describe
-from protocol.patterns import Pattern, PatternError, completion_ball, pattern_from_dict, pattern_to_dict
+from protocol.patterns import Pattern, PatternError, PrizeShare, completion_ball, pattern_from_dict, pattern_to_dict
 from protocol.settlement import (
     BASIS_POINTS,
     BY_STAKE,
@@ -310,20 +310,6 @@ class Session:
 
 
 @dataclass(frozen=True)
-class ExtraPrize:
-    """One of ``rules.patterns`` (version 4): a winning pattern beyond the line and the bingo, its share of
-    the sales in basis points, and what the opening carries into it."""
-
-    pattern: Pattern
-    bp: int
-    opening_carry: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.pattern.name
-
-
-@dataclass(frozen=True)
 class Scenario:
     rules: PrizeRules
     opening: Pots
@@ -331,8 +317,9 @@ class Scenario:
     format: str = INPUT_FORMAT
     #: How prizes are shared (version 2's ``rules.sharing``; version 1 shares the hall's way).
     sharing: str = "hall"
-    #: The other winning patterns (version 4's ``rules.patterns``), in their order of announcement.
-    patterns: tuple[ExtraPrize, ...] = ()
+    #: The other winning patterns (version 4's ``rules.patterns``), in their order of announcement, each
+    #: with its share and what the opening carries into it.
+    patterns: tuple[PrizeShare, ...] = ()
 
     @property
     def result_format(self) -> str:
@@ -364,7 +351,23 @@ _GAME_OPTIONAL = (
 #: What ``bingo-replay/2`` adds to a game: the session's last game, the paper cards' claims
 #: verified in time and the balls corrected.
 _GAME_OPTIONAL_2 = ("last_game", "claims", "corrections")
+#: The patterns every game plays (R94.2); version 4's ``rules.patterns`` lists the others.
 PATTERN_NAMES = ("line", "bingo")
+
+
+def network_day_format(*, other_patterns: bool, refunds_after_close: bool) -> str:
+    """The version a central server's day of network games is written in: 4 when its games play other
+    patterns than the line and the bingo, 3 when cards were refunded after a sale's close (the tax net of
+    them, R98), 2 otherwise."""
+    if other_patterns:
+        return PATTERNS_INPUT_FORMAT
+    return SESSIONS_INPUT_FORMAT if refunds_after_close else INPUT_FORMAT
+
+
+def day_stamp(date: str, version: str) -> dict[str, Any]:
+    """What names a day of one session in each of its games: its date, and in the numbered versions (3
+    and 4) its session, 1."""
+    return {"date": date, **({"session": 1} if version in NUMBERED_FORMATS else {})}
 
 
 #: What ``bingo-replay/3`` adds to the rules: the fixed sums the line and the bingo never fall below (R88.3).
@@ -418,10 +421,10 @@ def pattern_rule(pattern: Pattern, bp: int) -> dict[str, Any]:
     return {"name": shape.pop("name"), "bp": bp, **shape}
 
 
-def _parse_patterns(value: Any) -> tuple[ExtraPrize, ...]:
+def _parse_patterns(value: Any) -> tuple[PrizeShare, ...]:
     """``rules.patterns`` (version 4): the winning patterns beyond the line and the bingo, in their order."""
     at = _At("", "rules")["patterns"]
-    out: list[ExtraPrize] = []
+    out: list[PrizeShare] = []
     for k, entry in enumerate(_array(value, at)):
         data = _object(entry, at[k], _PATTERN_KEYS, _SHAPES)
         name = data["name"]
@@ -434,11 +437,11 @@ def _parse_patterns(value: Any) -> tuple[ExtraPrize, ...]:
             pattern = pattern_from_dict({key: v for key, v in data.items() if key != "bp"})
         except PatternError as error:
             at[k].fail(str(error))
-        out.append(ExtraPrize(pattern, bp))
+        out.append(PrizeShare(pattern, bp))
     return tuple(out)
 
 
-def _parse_opening(value: Any, extras: tuple[ExtraPrize, ...] = ()) -> tuple[Pots, tuple[ExtraPrize, ...]]:
+def _parse_opening(value: Any, extras: tuple[PrizeShare, ...] = ()) -> tuple[Pots, tuple[PrizeShare, ...]]:
     """The pots before the file's first game, and ``extras`` with what the opening carries into each
     (``carry_NAME``, version 4)."""
     at = _At("", "opening")
@@ -446,7 +449,7 @@ def _parse_opening(value: Any, extras: tuple[ExtraPrize, ...] = ()) -> tuple[Pot
     data = _object(value, at, (), names + tuple(f"carry_{extra.name}" for extra in extras))
     caps = {"jackpot_accumulated": JACKPOT_CAP, "grand_superbingo": GRAND_SUPERBINGO_CAP}
     pots = Pots(**{name: _integer(data.get(name, 0), at[name], 0, caps.get(name)) for name in names})
-    carried = tuple(dataclasses.replace(extra, opening_carry=_integer(
+    carried = tuple(dataclasses.replace(extra, carry_in_cents=_integer(
         data.get(f"carry_{extra.name}", 0), at[f"carry_{extra.name}"], 0)) for extra in extras)
     return pots, carried
 
@@ -477,7 +480,7 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
         stake_pct = _integer(data["stake_pct"], card_at["stake_pct"], 1, 100)
         rows_at = card_at["rows"]
         rows = data["rows"]
-        if not _whole_rows(rows):  # found again number by number, to name the one at fault
+        if not whole_rows(rows, (list,)):  # most cards of a file; else found again number by number, to name the one at fault
             for r, row in enumerate(_array(rows, rows_at)):
                 for c, number in enumerate(_array(row, rows_at[r])):
                     _integer(number, rows_at[r][c])
@@ -499,11 +502,6 @@ def _parse_cards(value: Any, at: _At, *, may_be_empty: bool = False,
         seen["prints"] = {**seen.get("prints", {}), **{Card(c.cells).fingerprint: f"{at.path}[{k}] ({json.dumps(c.id)})"
                                                          for k, c in enumerate(cards)}}
     return tuple(cards)
-
-
-def _whole_rows(rows: Any) -> bool:
-    """Whether ``rows`` is a list of lists of JSON integers (most cards of a file: checked without naming places)."""
-    return type(rows) is list and all(type(row) is list and all(type(n) is int for n in row) for row in rows)
 
 
 def _parse_draw(value: Any, at: _At) -> tuple[int, ...]:
@@ -566,7 +564,7 @@ def _winners_v2(data: dict, at: _At, cards: tuple[CardPlay, ...], draw: tuple[in
     return winners[0], winners[1]
 
 
-def _extra_winners(extras: tuple[ExtraPrize, ...], cards: tuple[CardPlay, ...], draw: tuple[int, ...],
+def _extra_winners(extras: tuple[PrizeShare, ...], cards: tuple[CardPlay, ...], draw: tuple[int, ...],
                    bingo: Winners, at: _At) -> tuple[Winners | None, ...]:
     """Each of ``rules.patterns``' winners: every card complete on the first ball a card completes it, when
     that ball is not after the bingo's (the game ends with its bingo, R93.12); None otherwise."""
@@ -589,7 +587,7 @@ def _extra_winners(extras: tuple[ExtraPrize, ...], cards: tuple[CardPlay, ...], 
 
 def _parse_game(
     data: dict, number: int, at: _At, rules: PrizeRules, date: datetime.date, version: str = INPUT_FORMAT,
-    extras: tuple[ExtraPrize, ...] = (),
+    extras: tuple[PrizeShare, ...] = (),
 ) -> GamePlay:
     def optional(key: str) -> Any:
         return data.get(key)  # absent or null: not in play / zero
@@ -768,7 +766,7 @@ def _parse_joint_game(data: dict, at: _At) -> JointPlay:
 
 
 def _parse_session(value: Any, index: int, rules: PrizeRules, after: "Session | None",
-                   version: str = INPUT_FORMAT, extras: tuple[ExtraPrize, ...] = ()) -> Session:
+                   version: str = INPUT_FORMAT, extras: tuple[PrizeShare, ...] = ()) -> Session:
     at = _At("", f"sessions[{index}]")
     numbered = version in NUMBERED_FORMATS
     data = _object(value, at, ("date", "session", "games") if numbered else ("date", "games"), ("joint_games",))
@@ -837,7 +835,7 @@ def parse_scenario(data: Any) -> Scenario:
     sharing = _parse_sharing(data["rules"], version)
     extras = _parse_extras(data["rules"], version, sharing)
     rules = _parse_rules({k: v for k, v in data["rules"].items() if k not in ("sharing", "patterns")}, version,
-                         sum(extra.bp for extra in extras))
+                         sum(extra.basis_points for extra in extras))
     if sharing == BY_STAKE and (rules.superbingo_bp or rules.megabingo or rules.jackpot):
         _At("", "rules")["sharing"].fail("the network game's sharing (by_stake) plays no pot: superbingo_bp is 0, "
                                          "megabingo and jackpot false")
@@ -851,7 +849,7 @@ def parse_scenario(data: Any) -> Scenario:
     return Scenario(rules, opening, tuple(sessions), version, sharing, extras)
 
 
-def _parse_extras(rules: dict, version: str, sharing: str) -> tuple[ExtraPrize, ...]:
+def _parse_extras(rules: dict, version: str, sharing: str) -> tuple[PrizeShare, ...]:
     """``rules.patterns``: a key of version 4 only, where the prizes are shared by stake (R93.13)."""
     if "patterns" not in rules:
         return ()
@@ -943,14 +941,14 @@ def replay(scenario: Scenario) -> dict[str, Any]:
     joints_out: list[dict[str, Any]] = []
     total_sales = total_paid = total_tax = 0
     # What each of rules.patterns (version 4) carries into the next game: its whole prize when no card won it.
-    extra_carries = {extra.name: extra.opening_carry for extra in scenario.patterns}
+    extra_carries = {extra.name: extra.carry_in_cents for extra in scenario.patterns}
 
     def pots_of(pots: Pots) -> dict[str, int]:
         """The result's ``pots``: the pot levels, then each other pattern's carry (version 4)."""
         return {**dataclasses.asdict(pots), **{f"carry_{name}": cents for name, cents in extra_carries.items()}}
 
-    def extra_amount(extra: ExtraPrize, sales: int) -> int:
-        return share_of_sales(sales, extra.bp) + extra_carries[extra.name]
+    def extra_amount(extra: PrizeShare, sales: int) -> int:
+        return share_of_sales(sales, extra.basis_points) + extra_carries[extra.name]
 
     operator_superbingo_by_date: dict[datetime.date, int] = {}
     for session in scenario.sessions:

@@ -33,7 +33,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from protocol.chain import Record
-from protocol.errors import N_, fill
+from protocol.errors import N_, worded
 from server_kit.core import CommandCore, RunBlocking
 from server_kit.db.faults import FAILING, StorageUnavailable
 
@@ -89,7 +89,7 @@ class StorageWatch(Service):
         figures = {"kind": fault.kind, "detail": fault.detail}
         return {"up": False, "kind": fault.kind, "where": fault.where, "message": str(fault),
                 "since_ms": self.since_ms, "tries": self.tries,
-                "line": fill(template, figures), "said": {"message": template, "parts": figures}}
+                **worded(template, figures)}
 
     def _changed(self, fault: StorageUnavailable | None) -> None:
         if fault is None:

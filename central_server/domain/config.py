@@ -32,7 +32,7 @@ from central_server.domain.errors import ConfigError
 from protocol import central_messages as wire
 from protocol.cards import CELLS
 from protocol.central_messages import CentralMessageError
-from protocol.patterns import GamePatterns, Pattern, PatternError, pattern_from_dict, pattern_to_dict
+from protocol.patterns import GamePatterns, PatternError, PrizeShare, pattern_from_dict, pattern_to_dict
 from protocol.settlement import BASIS_POINTS, PAYOUT_FLOOR_BP
 
 #: The sale window may last from 10 seconds to an hour.
@@ -66,19 +66,6 @@ def card_label(series_label: str, number: int) -> str:
 def export_card_id(hall_id: str, series_label: str, number: int) -> str:
     """The card's id in the central server's audit export: ``HALL/V1-13`` (FORMATS.md 3)."""
     return f"{hall_id}/{card_label(series_label, number)}"
-
-
-@dataclass(frozen=True)
-class PrizeShare:
-    """A winning pattern, its share of the sales and what the previous game carried to it."""
-
-    pattern: Pattern
-    basis_points: int
-    carry_in_cents: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.pattern.name
 
 
 def _whole(field: str, value: object, low: int, high: int, what: str = "") -> int:

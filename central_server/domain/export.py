@@ -37,17 +37,15 @@ from protocol.records.central import CentralStakeReturned
 from protocol.settlement import tax_cents
 from protocol.replay import (
     INPUT_FORMAT,
-    PATTERNS_INPUT_FORMAT,
-    SESSIONS_INPUT_FORMAT,
+    PATTERN_NAMES,
     VERSIONS,
     day_sharing,
+    day_stamp,
+    network_day_format,
     pattern_rule,
 )
 from protocol.settlement import BY_STAKE
 from protocol.settlement.tax import tax_base_after_refunds
-
-#: The patterns every game plays (R94.2); ``rules.patterns`` lists the others.
-PATTERNS = ("line", "bingo")
 
 
 class ExportRefused(CentralError):
@@ -92,7 +90,7 @@ def sharing_of(shared_by_stake: Sequence[bool], game_ids: Sequence[str]) -> str:
 
 def extra_names(game: CentralGame) -> list[str]:
     """The game's patterns other than the line and the bingo, in their order of announcement."""
-    return [name for name in game.config.patterns.names if name not in PATTERNS]
+    return [name for name in game.config.patterns.names if name not in PATTERN_NAMES]
 
 
 def _shares(game: CentralGame) -> dict[str, Any]:
@@ -105,7 +103,7 @@ def _shares(game: CentralGame) -> dict[str, Any]:
 
 
 def _carried_in(game: CentralGame) -> dict[str, int]:
-    return {f"carry_{name}": game.config.share(name).carry_in_cents for name in (*PATTERNS, *extra_names(game))}
+    return {f"carry_{name}": game.config.share(name).carry_in_cents for name in (*PATTERN_NAMES, *extra_names(game))}
 
 
 def _rules_and_opening(games: Sequence[CentralGame]) -> tuple[dict[str, Any], dict[str, int]]:
@@ -130,23 +128,14 @@ def _rules_and_opening(games: Sequence[CentralGame]) -> tuple[dict[str, Any], di
                 f"but the game before it left {carries}"
             )
         assert game.carries is not None
-        carries = {f"carry_{name}": game.carries[name] for name in (*PATTERNS, *extra_names(game))}
+        carries = {f"carry_{name}": game.carries[name] for name in (*PATTERN_NAMES, *extra_names(game))}
     return rules, opening
 
 
 def format_of(games: Sequence[CentralGame]) -> str:
-    """The replay format a day of ``games`` is written in: version 4 when they play other patterns, version 3
-    when cards were refunded after a sale's close (the tax net of them, R98), version 2 otherwise."""
-    if extra_names(games[0]):
-        return PATTERNS_INPUT_FORMAT
-    if any(house_returns(game) for game in games):
-        return SESSIONS_INPUT_FORMAT
-    return INPUT_FORMAT
-
-
-def _session(date: str, version: str) -> dict[str, Any]:
-    """What names the day's one session in each of its games: its date, and its number 1 in versions 3 and 4."""
-    return {"date": date} if version == INPUT_FORMAT else {"date": date, "session": 1}
+    """The replay format a day of ``games`` is written in (:func:`protocol.replay.network_day_format`)."""
+    return network_day_format(other_patterns=bool(extra_names(games[0])),
+                              refunds_after_close=any(house_returns(game) for game in games))
 
 
 def _series_layouts(game: CentralGame, layouts: np.ndarray | Mapping[str, np.ndarray]) -> np.ndarray:
@@ -216,7 +205,7 @@ def scenario(date: str, games: Sequence[CentralGame], layouts: np.ndarray | Mapp
         "rules": rules,
         "opening": opening,
         "sessions": [
-            {**_session(date, version),
+            {**day_stamp(date, version),
              "games": [_game_facts(number, game, layouts) for number, game in enumerate(games, start=1)]}
         ],
     }
@@ -233,7 +222,7 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
         label = game.config.series_label
         sales = game.sale.sales_cents
         prizes = {}
-        for name in (*PATTERNS, *extra_names(game)):
+        for name in (*PATTERN_NAMES, *extra_names(game)):
             won = game.prizes.get(name)
             if won is None:  # no card left in play (every one refunded): the prize carries whole
                 amount = game.sale.prize_amounts[name]
@@ -259,7 +248,7 @@ def result(date: str, games: Sequence[CentralGame]) -> dict[str, Any]:
         total_tax += tax
         bingo = game.prizes.get("bingo")
         recorded: dict[str, Any] = {
-            **_session(date, version), "game": number, "sales_cents": sales, "tax_cents": tax,
+            **day_stamp(date, version), "game": number, "sales_cents": sales, "tax_cents": tax,
             "balls_drawn": bingo.ball_count if bingo is not None else len(game.balls),
             "prizes": prizes,
         }

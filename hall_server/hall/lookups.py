@@ -28,7 +28,7 @@ from hall_server.hall.cashier import CashierModule, player_account
 from hall_server.hall.games.common import GameModuleError, _whole
 from hall_server.hall.games.module import GamesModule
 from hall_server.hall.roles import Role
-from hall_server.reports.printed import phrase
+from hall_server.reports.printed import said
 from hall_server.reports.recall import RECALLED, GameRecall
 from protocol.claims import CardRef
 from protocol.patterns import TRADITIONAL_PATTERNS, completion_ball
@@ -42,13 +42,6 @@ PERMISSIONS: dict[str, set[Role]] = {
 }
 #: How many of an account's latest movements the desk shows (the statement has them all).
 LATEST_MOVEMENTS = 8
-
-
-def said(reason: str) -> dict[str, Any]:
-    """How the console says a movement's ``reason`` in its reader's language: the catalog's message and its
-    parts, each part a text of the catalog or as written (:func:`hall_server.reports.printed.phrase`)."""
-    message, parts = phrase(reason)
-    return {"message": message, "parts": parts}
 
 
 def series_on_sale(games: GamesModule) -> list[dict[str, Any]]:

@@ -45,7 +45,7 @@ from zope.interface import implementer
 from hall_server.network.module import NetworkRefused
 from hall_server.network.relay import NetworkRelay
 from protocol import central_messages as m
-from protocol.errors import N_, fill
+from protocol.errors import N_, worded
 from server_kit.amp.commands import amp_commands
 from server_kit.db.faults import StorageUnavailable
 from server_kit.pki import client_tls_options
@@ -337,8 +337,7 @@ class CentralLinkService(ClientService):
         """The link for the administrator's console: where it is, and a line saying it."""
         status = self.status
         if status is None:
-            said = N_("Central server ({ring}): not linked yet"), {"ring": str(self.ring)}
-            return {"up": False, "line": fill(*said), "said": {"message": said[0], "parts": said[1]}}
+            return {"up": False, **worded(N_("Central server ({ring}): not linked yet"), {"ring": str(self.ring)})}
         figures = {key: status.get(key) for key in ("central_id", "endpoint", "node", "epoch")}
         if status["up"] and status.get("node"):
             template = N_("Central server {central_id}: linked at {endpoint}, the process beside {node}, epoch {epoch}")
@@ -349,8 +348,7 @@ class CentralLinkService(ClientService):
                           "epoch {epoch}); trying again")
         else:
             template = N_("Central server {central_id}: link lost (last at {endpoint}); trying again")
-        # The line in English, and what a console says in its reader's language (``I18n.said``).
-        return {**status, "line": fill(template, figures), "said": {"message": template, "parts": figures}}
+        return {**status, **worded(template, figures)}
 
     def link_changed(self, up: bool) -> None:
         if not up and self.status is not None and self.status["up"]:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 from twisted.internet import defer
 
 from hall_server.reports.minutes import GameMinutes, MinutesBook
-from hall_server.reports.printed import phrase
+from hall_server.reports.printed import said
 from hall_server.reports.recall import game_recall
 from hall_server.web.redaction import redacted
 from protocol.chain import Record
@@ -77,10 +77,8 @@ def _account(records: Iterable[Record], number: str) -> dict[str, Any]:
             change = (sum(c for a, c in p["credits"] if a == name) - sum(c for a, c in p["debits"] if a == name))
             if any(a == name for a, _ in (*p["debits"], *p["credits"])):
                 balance += change
-                message, parts = phrase(p["reason"])
                 movements.append({"seq": record.seq, "time_ms": record.time_ms, "change_cents": change,
-                                  "balance_cents": balance, "reason": p["reason"],
-                                  "said": {"message": message, "parts": parts},
+                                  "balance_cents": balance, "reason": p["reason"], "said": said(p["reason"]),
                                   "reference": redacted(p["reference"])})
     if opened is None:
         raise ConsultationError(404, f"no player account {number} was ever opened in this hall")

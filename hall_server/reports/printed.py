@@ -118,6 +118,13 @@ def phrase(text: str) -> tuple[str, dict[str, str]]:
     return text, {}
 
 
+def said(text: str) -> dict[str, Any]:
+    """How a page says ``text`` in its reader's language (``I18n.said``): the catalog's message of
+    :func:`phrase` and its parts, each part a text of the catalog or as written."""
+    message, parts = phrase(text)
+    return {"message": message, "parts": parts}
+
+
 def phrased(text: str, t: Callable[..., str]) -> str:
     """``text`` in ``t``'s words: the message of the phrase it matches, its parts translated; else ``t(text)``."""
     message, parts = phrase(text)

@@ -63,17 +63,17 @@ from protocol.replay import (
     FIRST_INPUT_FORMAT,
     INPUT_FORMAT,
     NUMBERED_FORMATS,
-    PATTERNS_INPUT_FORMAT,
-    SESSIONS_INPUT_FORMAT,
+    PATTERN_NAMES as PATTERNS,
     VERSIONS,
     day_sharing,
+    day_stamp,
+    network_day_format,
     pattern_rule,
 )
 from protocol.settlement import BY_STAKE
 from protocol.settlement import tax_cents
 from protocol.settlement.tax import tax_base_after_refunds
 
-PATTERNS = ("line", "bingo")
 #: The pot levels a network game does not play: always 0 in its result.
 NO_POTS = ("superbingo", "grand_superbingo", "megabingo", "jackpot_accumulated", "jackpot_reserve")
 
@@ -312,7 +312,7 @@ def rebuild(files: ExportFiles) -> Rebuilt:
     version = _version(files, games)
     sessions = files.scenario["sessions"]
     date = sessions[0]["date"] if len(sessions) == 1 else ""
-    session = {"date": date, **({"session": 1} if version in NUMBERED_FORMATS else {})}
+    session = day_stamp(date, version)
     layouts = _Layouts(files.scenario)
     scenario_games = []
     result_games = []
@@ -380,10 +380,10 @@ def _version(files: ExportFiles, games: list[_Game]) -> str:
     sharing by stake (R93.13) need version 2's ``rules.sharing``.
     """
     given = files.scenario.get("format")
-    if any(game.extras for game in games):
-        return PATTERNS_INPUT_FORMAT
-    if any(game.house_refunded for game in games) and given != INPUT_FORMAT:
-        return SESSIONS_INPUT_FORMAT
+    made = network_day_format(other_patterns=any(game.extras for game in games),
+                              refunds_after_close=any(game.house_refunded for game in games) and given != INPUT_FORMAT)
+    if made != INPUT_FORMAT:
+        return made
     if _sharing(games) == BY_STAKE or given != FIRST_INPUT_FORMAT:
         return INPUT_FORMAT
     return FIRST_INPUT_FORMAT

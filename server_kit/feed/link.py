@@ -51,7 +51,7 @@ from protocol.regulator_feed import (
     encode,
     report_parts,
 )
-from protocol.errors import N_, fill
+from protocol.errors import N_, worded
 from server_kit.amp.chunks import Chunked
 from server_kit.core import RunBlocking, run_inline
 from server_kit.feed.cursor import FeedCursor, FeedProtocolError, FeedStatus
@@ -432,9 +432,7 @@ class FeedLinkService(ClientService):
         else:
             template = N_("Regulator's feed ({where}): not connected, {lag} records behind, the oldest committed "
                           "{age} s ago")
-        # The line in English, and what a console says in its reader's language (``I18n.said``).
-        shown = {**status.to_dict(), "oldest_unacknowledged_s": age_s, "behind": behind,
-                 "line": fill(template, figures), "said": {"message": template, "parts": figures}}
+        shown = {**status.to_dict(), "oldest_unacknowledged_s": age_s, "behind": behind, **worded(template, figures)}
         self._shown = (now, shown)
         return shown
 

@@ -35,6 +35,7 @@ from server_kit.core import CommandCore, run_inline
 from server_kit.journal.sql import Journal
 from server_kit.web.channel import CommandChannel, CommandRequest, SeenRequests
 from tests.hall.test_games import RULES, SELLER, ScriptedBalls
+from tests.unit.test_cardfile import edit
 from tests.hall.test_session import open_session
 
 KEY = bytes(range(32))
@@ -47,14 +48,6 @@ def card_file(codes: bool = True) -> str:
     out = io.StringIO()
     write_card_file(out, ids, strips, CELLS, card_codes(KEY, ids, CELLS) if codes else None)
     return out.getvalue()
-
-
-def edit(text: str, line: int, column: int, value: str) -> str:
-    lines = text.splitlines()
-    fields = lines[line - 1].split(",")
-    fields[column] = value
-    lines[line - 1] = ",".join(fields)
-    return "\n".join(lines) + "\n"
 
 
 def refused(text: str) -> CardFileError:
