@@ -327,7 +327,20 @@ def _names(fields: Sequence[Field]) -> frozenset[str]:
     return names
 
 
+class _Checked(dict):  # type: ignore[type-arg]
+    """Values :func:`_check_fields` made: checked against ``fields`` once, not again.
+
+    A batch's purchases are checked with the batch, then handed on one by one as
+    ``buy_cards``: each is checked against the same declaration, and is taken as it is.
+    """
+
+    __slots__ = ("fields",)
+    fields: Sequence[Field]
+
+
 def _check_fields(where: str, fields: Sequence[Field], values: object) -> dict[str, Any]:
+    if isinstance(values, _Checked) and values.fields is fields:
+        return values
     what = where or "the message"
     if not isinstance(values, (dict, AnyMapping)):
         raise CentralMessageError("bad_argument", f"{what} is a record of fields, not {_show(values)}")
@@ -335,7 +348,8 @@ def _check_fields(where: str, fields: Sequence[Field], values: object) -> dict[s
     if not known.issuperset(values):
         unknown = sorted(set(values) - known)
         raise CentralMessageError("bad_argument", f"{what} has no field {unknown[0]!r}")
-    checked: dict[str, Any] = {}
+    checked = _Checked()
+    checked.fields = fields
     for f in fields:
         if f.name not in values or values[f.name] is None:
             if not f.optional:

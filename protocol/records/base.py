@@ -118,14 +118,25 @@ def personal(default: Any = dataclasses.MISSING) -> Any:
     return dataclasses.field(default=default, metadata={_PERSONAL: True, _OMIT: True, _KEY: None})
 
 
+#: Each type's secret and personal keys, found once a type (each record sealed asks).
+_SECRET_KEYS: dict[type, tuple[str, ...]] = {}
+_PERSONAL_KEYS: dict[type, tuple[str, ...]] = {}
+
+
 def secret_keys(cls: type) -> tuple[str, ...]:
     """The payload keys a record type declares :func:`secret`."""
-    return tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_SECRET))
+    known = _SECRET_KEYS.get(cls)
+    if known is None:
+        known = _SECRET_KEYS[cls] = tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_SECRET))
+    return known
 
 
 def personal_keys(cls: type) -> tuple[str, ...]:
     """The payload keys a record type declares :func:`personal`."""
-    return tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_PERSONAL))
+    known = _PERSONAL_KEYS.get(cls)
+    if known is None:
+        known = _PERSONAL_KEYS[cls] = tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_PERSONAL))
+    return known
 
 
 def keyed(key: str, default: Any = dataclasses.MISSING) -> Any:

@@ -7,8 +7,8 @@ declaration once, for both ends, so the two cannot disagree:
 * :class:`~protocol.central_messages.Text` and ``Choice`` -> ``amp.Unicode``,
   ``Whole`` -> ``amp.Integer``, ``Flag`` -> ``amp.Boolean``, ``WholeList`` ->
   :class:`ByteWholes` when its numbers fit in a byte, ``amp.ListOf(amp.Integer())``
-  otherwise, ``Items`` -> ``amp.AmpList`` of its fields; an optional field is optional
-  on the wire;
+  otherwise, ``Items`` -> :class:`BoxList` (``amp.AmpList``'s wire form, read and
+  written in one pass) of its fields; an optional field is optional on the wire;
 * every error code the message may fail with is an exception class
   (:func:`error_class`, one per code, shared by all commands) that AMP sends as that
   code and raises again at the caller, with the message a person reads.
@@ -19,7 +19,8 @@ AMP checks only the wire types; a responder still checks values and bounds with
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import struct
+from typing import Any, Mapping, Sequence
 
 from twisted.protocols import amp
 
@@ -83,6 +84,85 @@ class ByteWholes(amp.Argument):
         return list(inString)
 
 
+_LENGTH = struct.Struct("!H")
+
+
+class BoxList(amp.Argument):
+    """Records as ``amp.AmpList`` puts them on the wire, read and written in one pass.
+
+    The bytes are AmpList's, to the byte: each record an AMP box (a key's length in two
+    bytes, the key, the value's length, the value; the keys in sorted order; two zero
+    bytes to end it), the boxes back to back, so either end may use either class.
+    AmpList parses a value through a parser protocol made for it and each field through
+    AMP's name conversions; a burst's ``buy_cards_batch`` spent about a fifth of the
+    central server's time there.  Here each field is converted by its own argument
+    type directly.  A record without one of its required fields, or bytes cut short,
+    raise (the responder refuses the command: it cannot be read).
+    """
+
+    def __init__(self, fields: Sequence[tuple[bytes, amp.Argument]], optional: bool = False) -> None:
+        super().__init__(optional=optional)
+        self.fields = tuple((key, key.decode("ascii"), argument) for key, argument in sorted(fields, key=lambda f: f[0]))
+
+    def fromStringProto(self, inString: bytes, proto: Any) -> list[dict[str, Any]]:  # noqa: N802 (AMP's name)
+        records: list[dict[str, Any]] = []
+        box: dict[bytes, bytes] = {}
+        at, end, unpack = 0, len(inString), _LENGTH.unpack_from
+        while at < end:
+            if at + 2 > end:
+                raise ValueError("the list's bytes end inside a length")
+            (size,) = unpack(inString, at)
+            at += 2
+            if size == 0:
+                records.append(self._record(box, proto))
+                box = {}
+                continue
+            if at + size + 2 > end:
+                raise ValueError("the list's bytes end inside a key")
+            key = inString[at : at + size]
+            (size,) = unpack(inString, at + size)
+            at += len(key) + 2
+            if at + size > end:
+                raise ValueError(f"the list's bytes end inside the value of {key!r}")
+            box[key] = inString[at : at + size]
+            at += size
+        if box:
+            raise ValueError("the list's last record has no end")
+        return records
+
+    def _record(self, box: Mapping[bytes, bytes], proto: Any) -> dict[str, Any]:
+        record: dict[str, Any] = {}
+        for key, name, argument in self.fields:
+            value = box.get(key)
+            if value is None:
+                if not argument.optional:
+                    raise KeyError(f"a record of the list has no {name}")
+                record[name] = None
+            else:
+                record[name] = argument.fromStringProto(value, proto)
+        return record
+
+    def toStringProto(self, inObject: Sequence[Mapping[str, Any]], proto: Any) -> bytes:  # noqa: N802 (AMP's name)
+        parts: list[bytes] = []
+        add, pack = parts.append, _LENGTH.pack
+        for record in inObject:
+            for key, name, argument in self.fields:
+                value = record.get(name)
+                if value is None:
+                    if not argument.optional:
+                        raise KeyError(f"a record of the list has no {name}")
+                    continue
+                encoded = argument.toStringProto(value, proto)
+                if len(encoded) > amp.MAX_VALUE_LENGTH:
+                    raise amp.TooLong(False, True, encoded, key)
+                add(pack(len(key)))
+                add(key)
+                add(pack(len(encoded)))
+                add(encoded)
+            add(b"\0\0")
+        return b"".join(parts)
+
+
 def amp_argument(kind: FieldType, optional: bool = False) -> amp.Argument:
     """The AMP argument type of a declared field type."""
     if isinstance(kind, (Text, Choice)):
@@ -96,7 +176,7 @@ def amp_argument(kind: FieldType, optional: bool = False) -> amp.Argument:
             return ByteWholes(optional=optional)
         return amp.ListOf(amp.Integer(), optional=optional)
     if isinstance(kind, Items):
-        return amp.AmpList([_pair(f) for f in kind.fields], optional=optional)
+        return BoxList([_pair(f) for f in kind.fields], optional=optional)
     raise TypeError(f"no AMP type for {kind!r}")
 
 
