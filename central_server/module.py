@@ -651,7 +651,7 @@ class CentralModule:
             delay_s = max(0, due - self.core.now_ms() + 1) / 1000
         self._timers[game_id] = self.clock.callLater(delay_s, self._fire, game_id, action)
 
-    def _fire(self, game_id: str, action: str) -> None:
+    def _fire(self, game_id: str, action: str, answered: bool = False) -> None:
         self._timers.pop(game_id, None)
         if action == "close_sale" and self.admission is not None:
             deadline = self.games[game_id].closes_at_ms
@@ -662,6 +662,13 @@ class CentralModule:
                 waited = self.admission.decided_before(deadline)
                 waited.addCallback(lambda _: self._fire(game_id, action) if self.timers_running else None)
                 return
+        if action == "close_sale" and not answered:
+            # The purchases decided are answered before the close is decided: the close builds the
+            # winners' detector over every card sold, which the halls' last answers would wait for.
+            # It decides nothing new about them (they are in the state already, R93.8).
+            flushed = self.core.flushed()
+            flushed.addCallback(lambda _: self._fire(game_id, action, True) if self.timers_running else None)
+            return
         if action == "close_sale" and self._wait_for_gates(game_id):
             return
         done: defer.Deferred[Any] = getattr(self, action)(game_id)

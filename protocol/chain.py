@@ -241,8 +241,35 @@ def signed(sign: Callable[[bytes], bytes], records: Iterable[Record]) -> list[Re
             out.append(record)
             continue
         data = record.__dict__.pop(_SEALED_BODY, None) or record.body
-        out.append(replace(record, signature=sign(data).hex()))
+        made = object.__new__(Record)  # the record with its signature: a copy without dataclasses.replace's checks
+        made.__dict__.update(record.__dict__)
+        made.__dict__["signature"] = sign(data).hex()
+        out.append(made)
     return out
+
+
+_BODY_OPENS = b'{"payload":'
+_BODY_PREV = b',"prev":"'
+
+
+def _payload_text(payload: Mapping[str, Any], body: bytes) -> str | None:
+    """The payload's canonical JSON, cut out of the record's body, or None when the body does not hold it as it is.
+
+    The body's keys are sorted, so it opens with the payload and ``"prev"`` follows it; a
+    ``,"prev":"`` inside the payload comes before that one (in a string its quotes would be
+    escaped).  A record that seals secrets signs their commitments, not the payload stored.
+    """
+    if signed_payload(payload) is not payload or not body.startswith(_BODY_OPENS):
+        return None
+    return body[len(_BODY_OPENS) : body.rindex(_BODY_PREV)].decode()
+
+
+def stored_payload(record: Record) -> str:
+    """``record``'s payload as the journal stores it: its canonical JSON, cut from the body it was
+    sealed with while that is kept (until it is signed: :func:`signed`)."""
+    body = record.__dict__.get(_SEALED_BODY)
+    text = _payload_text(record.payload, body) if body is not None else None
+    return text if text is not None else canonical_json(record.payload).decode()
 
 
 #: A stored record's columns as the link check reads them: ``seq``, ``time_ms``, ``type``,

@@ -279,6 +279,7 @@ class CommandCore:
         self._pending: list[_Command] = []  # decided, for the next transaction
         self._in_flight: list[_Command] | None = None  # being committed, or answered
         self._tail: Record | None = journal.last  # the last record decided, sealed
+        self._flushing: list[tuple[_Command, defer.Deferred[None]]] = []  # (the last command waited for, fired then)
         self._pumping = False
         #: The storage's fault while it is unavailable (every command is refused with it), else None.
         self.storage_fault: StorageUnavailable | None = None
@@ -346,6 +347,30 @@ class CommandCore:
         """No decided record waits for its commit: the modules hold exactly the journal's state."""
         last = self.journal.last
         return self.seq == (last.seq if last is not None else 0)
+
+    def flushed(self) -> defer.Deferred[None]:
+        """Fires once every command decided so far has been committed (or has failed) and answered;
+        at once when none waits.
+
+        For a step that is slow to decide and need not come sooner: waiting for this, the
+        callers of the commands before it hear their answers first (the network sale's
+        close, which builds the winners' detector over every card, after the purchases).
+        """
+        waiting = self._pending or self._in_flight
+        if not waiting:
+            return defer.succeed(None)
+        fired: defer.Deferred[None] = defer.Deferred()
+        self._flushing.append((waiting[-1], fired))
+        return fired
+
+    def _fire_flushed(self) -> None:
+        if not self._flushing:
+            return
+        waiting = {id(command) for command in [*(self._in_flight or []), *self._pending]}
+        done = [fired for command, fired in self._flushing if id(command) not in waiting]
+        self._flushing = [(command, fired) for command, fired in self._flushing if id(command) in waiting]
+        for fired in done:
+            fired.callback(None)
 
     def module_names(self) -> list[str]:
         """Each module's name in a checkpoint: its class's, numbered when a class is there twice."""
@@ -571,6 +596,7 @@ class CommandCore:
         self._in_flight = None
         if not self._pending:
             self._refresh_restore_point()
+        self._fire_flushed()
         self._pump()
 
     def _committed(self, record: Record) -> None:
@@ -630,6 +656,7 @@ class CommandCore:
             else:
                 self._tell_answered(command.name, None)
                 command.done.callback([])
+        self._fire_flushed()
         self._pump()
 
     # --- The restore point and the storage's faults --------------------------------------

@@ -14,9 +14,12 @@ from twisted.internet import defer, task
 
 from central_server.admission import Admission
 from central_server.module import CentralModule
-from protocol.records.central import CentralPurchaseConfirmed, CentralPurchaseRefused
-from tests.central.conftest import config
+from protocol.records.central import CentralPurchaseConfirmed, CentralPurchaseRefused, CentralSaleClosed
+from server_kit.core import CommandCore
+from server_kit.journal.fake import FakeJournal
+from tests.central.conftest import LIBRARY, config
 from tests.central_server.test_module import START_S, build, result
+from tests.kit.test_core import Held
 
 
 class FakeTurns:
@@ -102,6 +105,39 @@ def test_a_purchase_received_before_the_deadline_is_decided_on_the_open_sale_and
     assert made[7].received_ms is not None and made[7].received_ms >= deadline
     closed = module.games["net-1"].sale
     assert closed is not None and closed.cards_in_play == 7
+
+
+@pytest.mark.req("R93.8")
+def test_the_close_is_decided_once_the_purchases_decided_before_it_are_answered() -> None:
+    """The close builds the winners' detector over every card: the halls' answers go out first."""
+    runner = Held()  # each commit waits until the test lets it run
+    clock = task.Clock()
+    clock.advance(START_S)
+    journal = FakeJournal()
+    core = CommandCore(journal, clock, runner)
+    module = CentralModule(core, {"V1": LIBRARY}, clock)
+    core.recover()
+    module.start_timers()
+    for step in (lambda: module.schedule(config()), lambda: module.open_sale("net-1")):
+        done = step()
+        runner.run_one()
+        result(done)
+    admission, turns = queued(module, clock, per_turn=10)
+    deadline = module.games["net-1"].closes_at_ms
+    assert deadline is not None
+    clock.advance((deadline - clock.seconds() * 1000 - 50) / 1000)
+    bought = [admission.submit("buy_cards", purchase(f"r{n}", f"t{n}"), "hall-1") for n in range(3)]
+    turns.advance(0)  # all three decided: the first one's commit in flight, the two others wait for the next
+    clock.advance(0.1)  # the deadline passes: the close waits for their answers
+    assert module.games["net-1"].phase == "selling" and len(runner.held) == 1
+    runner.run_one()
+    assert module.games["net-1"].phase == "selling"
+    runner.run_one()  # the last purchases answered: now the close is decided, then committed
+    assert module.games["net-1"].phase == "sale_closed"
+    runner.run_one()
+    assert [result(b)["status"] for b in bought] == ["confirmed"] * 3
+    types = [r.type for r in journal.kept]
+    assert types.index(CentralSaleClosed.type) > max(i for i, t in enumerate(types) if t == CentralPurchaseConfirmed.type)
 
 
 def test_a_stopped_queue_drops_what_waits_as_a_crash_would() -> None:

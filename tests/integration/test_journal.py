@@ -353,3 +353,35 @@ def test_N17_the_link_check_reads_the_journal_as_stored_on_each_backend(database
     with pytest.raises(ChainError, match="record 17: its content does not match its hash"):
         j.verify_links((25, j.last.hash))
     j.engine.dispose()
+
+
+def test_the_writer_signs_as_ed25519_does_with_the_interpreter_held() -> None:
+    """The writer's signer is libsodium called with the interpreter held (server_kit.journal.sql.journal_signer)."""
+    from server_kit.journal.sql import _held_signer, journal_signer
+
+    key = Ed25519PrivateKey.generate()
+    sign = journal_signer(key)
+    assert sign.__qualname__.startswith("_held_signer")  # PyNaCl's library shows the function
+    for data in (b"", b"x", bytes(range(256)) * 40):
+        assert sign(data) == key.sign(data)
+    assert _held_signer(b"\0" * 64) is not None
+
+
+def test_a_commit_of_more_rows_than_a_statement_takes_is_stored_whole_and_verifies(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from protocol.chain import canonical_json
+    from protocol.records.cashier import PlayerAccountOpened
+    from server_kit.journal import table
+
+    monkeypatch.setattr(table, "ROWS_A_STATEMENT", 3)
+    entries = [BallDrawn("g2", n, n) for n in range(1, 9)]
+    opened = PlayerAccountOpened(account="A-1", medium="card", visitor=1, pin_hash="scrypt$secret")
+    journal.append(1_700_000_000_100, [*entries, opened])  # 9 rows: statements of 3
+    assert journal.verify() == 19 and journal.last is not None and journal.last.seq == 19
+    with journal.engine.connect() as connection:
+        stored = dict(connection.exec_driver_sql("SELECT seq, payload FROM journal WHERE seq > 10").all())
+    for record in journal.records(after=10):
+        assert stored[record.seq] == canonical_json(record.payload).decode()
+    secret = json.loads(stored[19])  # a record that seals a secret stores it with its nonce, not its commitment
+    assert secret["pin_hash"] == "scrypt$secret" and set(secret["sealed"]) == {"pin_hash"}

@@ -352,3 +352,27 @@ def test_N1_a_journal_whose_end_is_not_what_was_committed_keeps_the_server_refus
     assert core.storage_fault is not None and "not what this server committed" in str(core.storage_fault)
     assert not clock.getDelayedCalls()  # no more tries: a restart verifies the journal
     watch.stopService()
+
+
+def test_flushed_fires_once_every_command_decided_before_it_is_answered_and_not_before() -> None:
+    runner = Held()
+    core, journal, tally = tally_core(runner)
+    assert outcome(core.flushed()) is None  # nothing waits: at once
+    first = add(core, CLERK, 1)  # its commit in flight
+    second = add(core, GUEST, 2)  # decided on it, for the next commit
+    flushed = core.flushed()
+    heard: list[str] = []
+    first.addCallback(lambda _: heard.append("first"))
+    second.addCallback(lambda _: heard.append("second"))
+    flushed.addCallback(lambda _: heard.append("flushed"))
+    third_after = add(core, CLERK, 3)  # decided after the wait began: not waited for
+    runner.run_one()
+    assert heard == ["first"]
+    runner.run_one()  # the second's commit (with the third's): both answered, then the wait
+    assert heard == ["first", "second", "flushed"] and outcome(third_after)
+    journal.fail_next = DOWN  # a failed commit ends the wait too: its commands are answered (refused)
+    failing = add(core, CLERK, 4)
+    after_failure = core.flushed()
+    runner.run_one()
+    assert outcome(failing).check(StorageUnavailable) and outcome(after_failure) is None
+    assert tally.totals == {"ana": 4, "bea": 2}
