@@ -963,8 +963,10 @@ class VideoBingoModule(ProjectedState):
             known = self.machine(machine).machine_id
             try:
                 key = device_public_key(public_key)
-            except CashNoteError as error:
-                raise VbRefused("cash_device", str(error)) from None
+            except CashNoteError as error:  # the console says the key's fault in its reader's language
+                if error.template is None:
+                    raise VbRefused("cash_device", str(error)) from None
+                raise VbRefused("cash_device", error.template, template_params=error.template_params) from None
             current = self.state.devices.get(known)
             if current is not None and current.public_key == key:
                 raise VbRefused("cash_device", N_("machine {machine}'s cash device {fingerprint} is enrolled already"),

@@ -34,6 +34,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from protocol.errors import N_
 from protocol.videobingo.errors import VideoBingoError
 
 NOTE_FORMAT = "bingo-vb-cash/1"
@@ -125,16 +126,16 @@ def sign_note(key: Ed25519PrivateKey, machine: str, station: int, counter: int, 
 def device_public_key(text: object) -> str:
     """A device's Ed25519 public key as staff give it (64 hex digits, or a PEM block), as 64 hex digits."""
     if not isinstance(text, str) or not text.strip():
-        raise CashNoteError("give the cash device's Ed25519 public key: 64 hex digits, or its PEM block")
+        raise CashNoteError(N_("give the cash device's Ed25519 public key: 64 hex digits, or its PEM block"))
     given = text.strip()
     if _KEY_HEX.fullmatch(given.lower()):
         return given.lower()
     try:
         key = serialization.load_pem_public_key(given.encode("ascii"))
     except (ValueError, UnicodeEncodeError):
-        raise CashNoteError("the cash device's public key is neither 64 hex digits nor a PEM public key") from None
+        raise CashNoteError(N_("the cash device's public key is neither 64 hex digits nor a PEM public key")) from None
     if not isinstance(key, Ed25519PublicKey):
-        raise CashNoteError("the cash device's key is not an Ed25519 key")
+        raise CashNoteError(N_("the cash device's key is not an Ed25519 key"))
     return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
 
 

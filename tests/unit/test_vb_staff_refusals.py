@@ -60,6 +60,12 @@ def test_the_staff_commands_refuse_as_they_did_in_english_and_are_said_in_catala
     refused.append((refusal(hall.vb.enrol_cash_device(CHIEF, "vb-1", device.public_key)), "cash_device",
                     f"machine vb-1's cash device {device.fingerprint} is enrolled already",
                     f"el dispositiu d'efectiu {device.fingerprint} de la màquina vb-1 ja està donat d'alta"))
+    refused.append((refusal(hall.vb.enrol_cash_device(CHIEF, "vb-1", "not a key")), "cash_device",
+                    "the cash device's public key is neither 64 hex digits nor a PEM public key",
+                    "la clau pública del dispositiu d'efectiu no és ni 64 dígits hexadecimals ni una clau pública PEM"))
+    refused.append((refusal(hall.vb.enrol_cash_device(CHIEF, "vb-1", " ")), "cash_device",
+                    "give the cash device's Ed25519 public key: 64 hex digits, or its PEM block",
+                    "doneu la clau pública Ed25519 del dispositiu d'efectiu: 64 dígits hexadecimals, o el seu bloc PEM"))
 
     # Retiring: no reason given; a station's credit still on the machine.
     refused.append((refusal(hall.vb.retire(CHIEF, "vb-1", "  ")), "reason",
