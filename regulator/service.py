@@ -154,14 +154,14 @@ class ReceiverService(Service):
             log.error("The regulator's receiver cannot listen: {error}", error=failure.getErrorMessage())
             self.listening.errback(failure)
 
-        listen = endpoint.listen(self.factory).addCallbacks(listened, failed)
-        if self.monitoring is not None:
+        if self.monitoring is not None:  # first: once the receiver says it listens, its monitoring port answers too
             self.monitoring.startService()
             self.monitoring.listening.addCallbacks(
                 lambda port: log.info("Monitoring at http://127.0.0.1:{port}/ready (and /health, /metrics)",
                                       port=port.getHost().port),
                 lambda failure: log.error("The monitoring port cannot listen: {error}; the receiver serves without it",
                                           error=failure.getErrorMessage()))
+        listen = endpoint.listen(self.factory).addCallbacks(listened, failed)
         if self.settings.web_port is not None:
             listen.addCallback(lambda _: self._serve_page())
 

@@ -37,8 +37,16 @@ def samples(port: int) -> dict[str, float]:
             for sample in family.samples if not sample.labels}
 
 
+def _health(port: int) -> tuple[int, bytes] | None:
+    try:
+        return get(port, "/health")
+    except urllib.error.URLError:  # not listening yet: the server logs its own port first
+        return None
+
+
 def answers_as_a_ready_server(port: int) -> dict[str, float]:
-    assert get(port, "/health") == (200, b'{"alive":true}')
+    assert wait_until(lambda: _health(port), WAIT, "the monitoring port to answer", interval=0.2) == (
+        200, b'{"alive":true}')
     wait_until(lambda: get(port, "/ready")[0] == 200, WAIT, "/ready to answer 200", seen=lambda: get(port, "/ready"),
                interval=0.2)
     assert json.loads(get(port, "/ready")[1]) == {"ready": True}
