@@ -118,25 +118,25 @@ def personal(default: Any = dataclasses.MISSING) -> Any:
     return dataclasses.field(default=default, metadata={_PERSONAL: True, _OMIT: True, _KEY: None})
 
 
-#: Each type's secret and personal keys, found once a type (each record sealed asks).
-_SECRET_KEYS: dict[type, tuple[str, ...]] = {}
-_PERSONAL_KEYS: dict[type, tuple[str, ...]] = {}
+#: Each type's keys of a mark (secret, personal), found once a type (each record sealed asks).
+_MARKED: dict[tuple[type, str], tuple[str, ...]] = {}
+
+
+def _marked_keys(cls: type, mark: str) -> tuple[str, ...]:
+    known = _MARKED.get((cls, mark))
+    if known is None:
+        known = _MARKED[(cls, mark)] = tuple(payload_key(f) for f in fields(cls) if f.metadata.get(mark))
+    return known
 
 
 def secret_keys(cls: type) -> tuple[str, ...]:
     """The payload keys a record type declares :func:`secret`."""
-    known = _SECRET_KEYS.get(cls)
-    if known is None:
-        known = _SECRET_KEYS[cls] = tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_SECRET))
-    return known
+    return _marked_keys(cls, _SECRET)
 
 
 def personal_keys(cls: type) -> tuple[str, ...]:
     """The payload keys a record type declares :func:`personal`."""
-    known = _PERSONAL_KEYS.get(cls)
-    if known is None:
-        known = _PERSONAL_KEYS[cls] = tuple(payload_key(f) for f in fields(cls) if f.metadata.get(_PERSONAL))
-    return known
+    return _marked_keys(cls, _PERSONAL)
 
 
 def keyed(key: str, default: Any = dataclasses.MISSING) -> Any:

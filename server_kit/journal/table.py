@@ -58,8 +58,8 @@ _COLUMNS = (
 )
 
 
-#: The columns of a journal row, in the order :func:`append` writes them.
-_NAMES = ("seq", "time_ms", "type", "payload", "prev", "hash", "signature")
+#: The columns of a journal row, in the order :func:`append` writes them (those of :data:`_COLUMNS`).
+_NAMES = tuple(column.key for column in _COLUMNS)
 #: Rows a statement of :func:`append` inserts at most (7 values each), fewer where the database
 #: takes fewer values in one statement (SQLite's limit, 32,766 since 3.32; PostgreSQL's 65,535).
 ROWS_A_STATEMENT = 1000
