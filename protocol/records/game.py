@@ -26,7 +26,8 @@ class BallDrawn(EventRecord, events.BallDrawn):
     """A ball drawn or entered by hand (:class:`protocol.events.BallDrawn`, R85.5).
 
     ``completed_line`` and ``completed_bingo`` are the cards (``series-number``) this
-    ball completed a row or the whole card of, for the boards and consoles (R92.11).
+    ball completed a row or the whole card of, for the boards and consoles (R92.11); a
+    card refused as invalid (R82.8) or refunded with a failed terminal (R96.3) is not named.
     """
 
     completed_line: tuple[str, ...] = ()

@@ -351,6 +351,29 @@ def test_R82_8_the_table_chief_refuses_a_tampered_card_with_the_reason_and_it_sh
     assert [r.type for r in closing] == ["prize_closed", "prize_paid", "posting"]
 
 
+@pytest.mark.req("R82.8", "R85.6")
+def test_R82_8_a_card_refused_as_invalid_is_not_named_to_the_caller_when_a_ball_completes_it(
+    journal: Any, clock: Any
+) -> None:
+    balls, paper, virtual = shared_line()
+    number = int(paper.split("-")[1])
+    rest = [int(n) for n in CLASSIC[number - 1].ravel() if n and int(n) not in balls]
+    hall, desks, _ = game_on(balls + rest, journal, clock)
+    caller, table = desks["caller"], desks["table"]
+    (first,) = [r for r in draw(caller, len(balls)) if r.type == "ball_drawn"]
+    assert paper in first.payload["completed_line"], "before its refusal the card is named"
+    table("refuse_card", series=7, card_number=number, reason="the numbers were scratched and rewritten")
+    caller("close_prize")
+    named = []
+    for _ in rest:
+        (drawn,) = [r for r in caller("draw_ball") if r.type == "ball_drawn"]
+        named += [*drawn.payload["completed_line"], *drawn.payload["completed_bingo"]]
+    assert set(hall.games.current.machine.drawn) >= {int(n) for n in CLASSIC[number - 1].ravel() if n}
+    assert paper not in named, "the caller would hold the draw for a card that can win nothing"
+    (rejected,) = table("verify_claim", series=7, card_number=number)
+    assert "was refused as invalid" in rejected.payload["reason"]
+
+
 @pytest.mark.req("R85.5", "R85.6", "R93.10")
 def test_R85_5_a_corrected_ball_completes_the_cards_it_completes_and_a_virtual_card_found_stops_the_draw(
     journal: Any, clock: Any

@@ -77,7 +77,8 @@ class DrawCommands(GamesBase):
         return self._source
 
     def _completions(self, game: Game, ball: int, replacing: int | None = None) -> dict[str, list[str]]:
-        """The cards ``ball`` completes a row or the card of, per the detector (R85.5, R92.11).
+        """The cards ``ball`` completes a row or the card of, per the detector (R85.5, R92.11),
+        but for cards that left the game (a failed terminal's, R96.3) or were refused (R82.8).
 
         ``replacing``: the last ball, which ``ball`` replaces (a corrected misread).
         """
@@ -100,6 +101,11 @@ class DrawCommands(GamesBase):
             # Cards refunded with a failed terminal left the game (R96.3).
             in_play = game.machine.in_play
             refs = [r for r in refs[0] if r in in_play], [r for r in refs[1] if r in in_play]
+        if game.machine.refused:
+            # A card the table chief refused as invalid can win nothing (R82.8): the caller
+            # is not told to hold the draw for it.
+            refused = game.machine.refused
+            refs = [r for r in refs[0] if r not in refused], [r for r in refs[1] if r not in refused]
         return {
             "completed_line": [ref.label for ref in refs[0]],
             "completed_bingo": [ref.label for ref in refs[1]],
