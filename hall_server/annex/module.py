@@ -236,18 +236,18 @@ class AnnexModule(ProjectedState):
         core.add_module(self)
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
-            ("annex_open_game", self.open_game, {}, "open a hall-annex game with the annex hall (main hall)"),
+            ("annex_open_game", self.open_game, {}, N_("open a hall-annex game with the annex hall (main hall)")),
             ("annex_sell_cards", self.sell_cards, {"series": int, "first": int, "last": int},
-             "record paper cards first..last of a series sold in the hall-annex game"),
-            ("annex_close_sale", self.close_sale, {}, "close this room's sale in the hall-annex game"),
-            ("annex_draw_ball", self.draw_ball, {}, "draw the hall-annex game's next ball (main hall)"),
+             N_("record paper cards first..last of a series sold in the hall-annex game")),
+            ("annex_close_sale", self.close_sale, {}, N_("close this room's sale in the hall-annex game")),
+            ("annex_draw_ball", self.draw_ball, {}, N_("draw the hall-annex game's next ball (main hall)")),
             ("annex_verify_claim", self.verify_claim, {"series": int, "card_number": int},
-             "verify a card claimed in this room in the hall-annex game"),
-            ("annex_close_game", self.close_game, {}, "close the hall-annex game once a bingo is verified (main hall)"),
+             N_("verify a card claimed in this room in the hall-annex game")),
+            ("annex_close_game", self.close_game, {}, N_("close the hall-annex game once a bingo is verified (main hall)")),
             ("annex_pay_prizes", self.pay_prizes, {"desk": str},
-             "pay this room's winners of the hall-annex game and record what is owed to the partner"),
+             N_("pay this room's winners of the hall-annex game and record what is owed to the partner")),
             ("annex_declare_not_played", self.declare_not_played, {"reason": str},
-             "force majeure (R96.2): declare the hall-annex game not played; every stake goes back in both rooms"),
+             N_("force majeure (R96.2): declare the hall-annex game not played; every stake goes back in both rooms")),
         ):
             core.register(CommandSpec(name, handler, params, summary))
         core.observers.append(self._committed)

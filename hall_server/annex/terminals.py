@@ -110,7 +110,7 @@ class JointTerminalSales(ProjectedState):
         virtual.failure_effects.append(annex.terminal_failed)  # a failed terminal's joint cards (R96.3)
         core.register(CommandSpec(
             "annex_open_terminal_sale", self.open_sale, {"seconds": int},
-            "open the sale of the hall-annex game's virtual cards on this room's terminals for this many seconds",
+            N_("open the sale of the hall-annex game's virtual cards on this room's terminals for this many seconds"),
         ))
 
     # --- Queries ------------------------------------------------------------------

@@ -39,7 +39,7 @@ from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.session import SessionModule
 from protocol import blower_messages as bm
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from protocol.game import Input, State
 from server_kit.core import Actor, CommandCore, CommandSpec
 
@@ -101,11 +101,11 @@ class HallBlowers:
         self.session = session
         for name, handler, params, summary in (
             ("clear_blower_fault", self.clear_fault, {},
-             "the blower was repaired: clear its fault (then resume the game)"),
+             N_("the blower was repaired: clear its fault (then resume the game)")),
             ("switch_to_reserve_blower", self.switch_to_reserve, {"witnesses": list[str]},
-             "count the reserve blower's balls and draw from it (R84.4)"),
+             N_("count the reserve blower's balls and draw from it (R84.4)")),
             ("retire_reserve_blower", self.retire_reserve, {"witnesses": list[str]},
-             "count the reserve blower's balls after use and go back to the main blower"),
+             N_("count the reserve blower's balls after use and go back to the main blower")),
         ):
             self.core.register(CommandSpec(name, handler, params, summary))
 

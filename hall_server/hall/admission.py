@@ -379,18 +379,18 @@ class AdmissionModule(ProjectedState):
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("admit_visitor", self.admit_visitor, {"name": str, "document": str, "birth_date": str},
-             "check a visitor's age (birth date on the document, not kept), the banned list and the hall's "
-             "capacity, and open a numbered visitor record"),
+             N_("check a visitor's age (birth date on the document, not kept), the banned list and the hall's "
+             "capacity, and open a numbered visitor record")),
             ("record_visitor_left", self.record_visitor_left, {"visitor": int},
-             "a visitor leaves the hall: no longer counted among the people present (R73.5)"),
+             N_("a visitor leaves the hall: no longer counted among the people present (R73.5)")),
             ("import_banned_list", self.import_banned_list, {"content": str, "source": str},
-             "replace the regulator's banned list with a CSV file's rows"),
+             N_("replace the regulator's banned list with a CSV file's rows")),
             ("record_complaint", self.record_complaint, {"complainant": str, "text": str},
-             "write a complaint in the complaints book, in the room chief's presence (R75.5)"),
+             N_("write a complaint in the complaints book, in the room chief's presence (R75.5)")),
             ("confirm_complaint", self.confirm_complaint, {"number": int},
-             "the room chief confirms that a complaint was written in their presence (R75.5)"),
+             N_("the room chief confirms that a complaint was written in their presence (R75.5)")),
             ("record_incident", self.record_incident, {"description": str, "visitors": list[int]},
-             "record an incident for the minutes book"),
+             N_("record an incident for the minutes book")),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 

@@ -29,8 +29,9 @@ from hall_server.hall.games.common import GameModuleError, _whole
 from hall_server.hall.games.module import GamesModule
 from hall_server.hall.roles import Role
 from hall_server.reports.printed import said
-from hall_server.reports.recall import RECALLED, GameRecall
+from hall_server.reports.recall import GameRecall
 from protocol.claims import CardRef
+from protocol.errors import N_
 from protocol.patterns import TRADITIONAL_PATTERNS, completion_ball
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking, run_inline
 
@@ -68,11 +69,11 @@ class LookupModule:
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("show_card", self.show_card, {"series": int, "card_number": int},
-             "show a card of the game with the balls drawn marked and the ball that completed it"),
+             N_("show a card of the game with the balls drawn marked and the ball that completed it")),
             ("find_player_account", self.find_account, {"account": str},
-             "find a player's account by the number on its ticket or card: its balance and movements"),
+             N_("find a player's account by the number on its ticket or card: its balance and movements")),
             ("recall_games", self.recall_games, {"count": int},
-             f"the last finished games (1 to {RECALLED}), newest first: cards sold, balls, prizes and winners"),
+             N_("the last finished games, newest first: cards sold, balls, prizes and winners")),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 

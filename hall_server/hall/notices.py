@@ -102,7 +102,7 @@ class OpeningHoursModule:
         core.allow(PERMISSIONS)
         core.register(CommandSpec(
             "record_hours_decision", self.record_decision, {"decision": str, "reference": str},
-            "record the regulator's answer to the pending change of the opening hours: approved or objected (R74.2)"))
+            N_("record the regulator's answer to the pending change of the opening hours: approved or objected (R74.2)")))
 
     # --- The projection -------------------------------------------------------------------
 

@@ -119,7 +119,7 @@ class PinGuard:
         core.allow(PERMISSIONS)
         core.register(CommandSpec(
             "clear_pin_lockout", self.clear, {"account": str},
-            "let a player who proved who they are at the desk try their PIN again at once",
+            N_("let a player who proved who they are at the desk try their PIN again at once"),
         ))
 
     def locked(self, number: str) -> bool:

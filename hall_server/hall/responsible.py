@@ -114,10 +114,10 @@ class ResponsiblePlayModule(ProjectedState):
             virtual.purchase_checks.append(self.purchase_refusal)
         for name, handler, params, summary in (
             ("set_spending_limit", self.set_limit, {"account": str, "limit_cents": int},
-             "set a player's daily spending limit (0: no limit); a lower one applies at once, a higher one tomorrow"),
+             N_("set a player's daily spending limit (0: no limit); a lower one applies at once, a higher one tomorrow")),
             ("record_self_exclusion", self.exclude_document,
              {"name": str, "document_type": str, "document": str, "birth_date": str, "days": int},
-             "a player excludes themselves from play for a number of days (R97.2); it cannot be shortened"),
+             N_("a player excludes themselves from play for a number of days (R97.2); it cannot be shortened")),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 

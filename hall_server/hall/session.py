@@ -204,16 +204,16 @@ class SessionModule(ProjectedState):
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("run_verification", self.run_verification, {"date": str},
-             "verify the whole system before the session dated YYYY-MM-DD (empty: today in the hall), "
-             "or during the session under way (after a restart from a crash: before anything is sold again)"),
+             N_("verify the whole system before the session dated YYYY-MM-DD (empty: today in the hall), "
+             "or during the session under way (after a restart from a crash: before anything is sold again)")),
             ("count_balls", self.count_balls, {"stage": str, "balls_present": list[int], "witnesses": list[str]},
-             "record a count of the 90 balls with its witnesses"),
-            ("sign_session_opening", self.sign_opening, {}, "sign the session's opening"),
-            ("sign_session_closing", self.sign_closing, {}, "sign the session's closing"),
+             N_("record a count of the 90 balls with its witnesses")),
+            ("sign_session_opening", self.sign_opening, {}, N_("sign the session's opening")),
+            ("sign_session_closing", self.sign_closing, {}, N_("sign the session's closing")),
             ("replace_ball_set", self.replace_ball_set, {"new_set": str, "reason": str},
-             "put a new ball set in use"),
+             N_("put a new ball set in use")),
             ("request_extra_check", self.request_extra_check, {"players": list[str], "complaint": str},
-             "record ten or more players' request for an extra ball check"),
+             N_("record ten or more players' request for an extra ball check")),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 

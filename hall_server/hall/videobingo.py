@@ -449,21 +449,21 @@ class VideoBingoModule(ProjectedState):
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("enrol_vb_station", self.enrol_station, {"machine": str, "station": int},
-             "enrol a video bingo machine's station; its token is shown once, to be put on the machine"),
+             N_("enrol a video bingo machine's station; its token is shown once, to be put on the machine")),
             ("retire_vb_machine", self.retire, {"machine": str, "reason": str},
-             "retire a video bingo machine; its pending jackpot moves to a machine of the same model and stake"),
+             N_("retire a video bingo machine; its pending jackpot moves to a machine of the same model and stake")),
             ("vb_meters", self.meters_command, {"machine": str},
-             "the meters of a video bingo machine (empty: every machine), GLI-11"),
+             N_("the meters of a video bingo machine (empty: every machine), GLI-11")),
             ("vb_reconcile", self.reconcile_command, {},
-             "check the video bingo machines' meters against the ledger, and record the result"),
+             N_("check the video bingo machines' meters against the ledger, and record the result")),
             ("vb_recall", self.recall_command, {"machine": str},
-             "the last ten plays of a video bingo machine (game recall)"),
+             N_("the last ten plays of a video bingo machine (game recall)")),
             ("enrol_vb_cash_device", self.enrol_cash_device, {"machine": str, "public_key": str},
-             "enrol a video bingo machine's cash device (bill validator): its Ed25519 public key signs the cash in"),
+             N_("enrol a video bingo machine's cash device (bill validator): its Ed25519 public key checks the cash it reports")),
             ("vb_desk_credit", self.desk_credit_in, {"machine": str, "station": int, "amount_cents": int, "desk": str},
-             "put cash the player hands over at your desk onto a video bingo station's credit"),
+             N_("put cash the player hands over at your desk onto a video bingo station's credit")),
             ("vb_count_cash_box", self.count_cash_box, {"machine": str, "counted_cents": int},
-             "record the count of a video bingo machine's cash box against the meters and the ledger"),
+             N_("record the count of a video bingo machine's cash box against the meters and the ledger")),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 

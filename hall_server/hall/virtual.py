@@ -284,15 +284,15 @@ class VirtualModule(ProjectedState):
         core.allow(PERMISSIONS)
         for name, handler, params, summary in (
             ("enrol_terminal", self.enrol_terminal, {"terminal": str, "place": str},
-             "enrol a player terminal; its token is shown once, to be put on the device"),
+             N_("enrol a player terminal; its token is shown once, to be put on the device")),
             ("revoke_terminal", self.revoke_terminal, {"terminal": str, "reason": str},
-             "revoke a terminal: it may not connect any more"),
+             N_("revoke a terminal: it may not connect any more")),
             ("return_terminal_to_service", self.return_to_service, {"terminal": str},
-             "a failed terminal was repaired and checked: it may connect again (R96.3)"),
+             N_("a failed terminal was repaired and checked: it may connect again (R96.3)")),
             ("declare_terminal_failed", self.declare_failed, {"terminal": str, "reason": str},
-             "a terminal failed: refund its cards of this game and take it out of service (R96.3)"),
+             N_("a terminal failed: refund its cards of this game and take it out of service (R96.3)")),
             ("open_terminal_sale", self.open_sale, {"seconds": int},
-             "open the sale of virtual cards on the terminals for this many seconds (R93.1)"),
+             N_("open the sale of virtual cards on the terminals for this many seconds (R93.1)")),
         ):
             core.register(CommandSpec(name, handler, params, summary))
 

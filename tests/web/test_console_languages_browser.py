@@ -162,6 +162,13 @@ def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
             assert english_on(page, language) == [], language
         assert page.evaluate(CUT_OFF) == [], language
         picture(page, tmp_path, f"console-{name}-{language}", whole=language == "ca")
+        if language == "ca":
+            # Every command the role may give, each with its summary, in Catalan too.
+            page.click("#tab-commands")
+            page.locator("#commands .command-row .hint").first.wait_for()
+            assert english_on(page, language) == [], "All commands"
+            picture(page, tmp_path, f"console-{name}-ca-all-commands")
+            page.click("#tab-desk")
     assert page.inner_text("#price") == "€1.00"  # CLDR's English
     # The choice stays on this device: the console opened again speaks English.
     page.reload()

@@ -623,7 +623,7 @@ function openForm(name) {
   showScreen("all-commands");
   Console.current = name;
   document.getElementById("command-title").textContent = commandName(name);
-  document.getElementById("command-summary").textContent = spec.summary;
+  document.getElementById("command-summary").textContent = t(spec.summary);
   const fields = document.getElementById("command-fields");
   fields.textContent = "";
   for (const {name: param, type} of spec.params) {
@@ -661,7 +661,7 @@ document.getElementById("command-cancel").addEventListener("click", closeForm);
 function commandButton(name) {
   const button = Hall.el("button", commandName(name));
   button.type = "button";
-  button.title = Console.commands.get(name).summary;
+  button.title = t(Console.commands.get(name).summary);
   button.dataset.command = name;
   button.addEventListener("click", () => openForm(name));
   return button;
@@ -673,7 +673,7 @@ function showCommands() {
   for (const name of Console.commands.keys()) {
     const row = Hall.el("div", null, "command-row");
     row.appendChild(commandButton(name));
-    row.appendChild(Hall.el("span", Console.commands.get(name).summary, "hint"));
+    row.appendChild(Hall.el("span", t(Console.commands.get(name).summary), "hint"));
     list.appendChild(row);
   }
   if (!Console.commands.size) list.appendChild(Hall.el("p", t("Your role gives no commands here."), "hint"));
@@ -778,7 +778,7 @@ function commandForm(name, options = {}) {
   form.appendChild(button);
   const outcome = Hall.el("p", "", "outcome");
   form.appendChild(outcome);
-  form.title = spec.summary;
+  form.title = t(spec.summary);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     let args;
