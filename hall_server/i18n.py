@@ -74,13 +74,15 @@ def translate(language: str, msgid: str, **params: Any) -> str:
 def said(error: DomainError, language: str) -> str:
     """``error``'s message in ``language`` (the console's refusals, ``docs/languages.md``): its
     template (``N_("...")``) translated and filled with its params, amounts (``Cents``) written by
-    CLDR; the English ``str(error)`` for English, for a language the hall does not speak, for an
-    error with no template, and for a translation whose placeholders its params do not fill."""
+    CLDR, a param that is a template itself (the game's state, ``while the sale is open``)
+    translated; the English ``str(error)`` for English, for a language the hall does not speak,
+    for an error with no template, and for a translation whose placeholders its params do not fill."""
     if error.template is None or language not in LANGUAGES or language == "en":
         return str(error)
     try:
-        return fill(translations(language).gettext(error.template), error.template_params,
-                    money=lambda cents: money(cents, language))
+        catalog = translations(language)
+        return fill(catalog.gettext(error.template), error.template_params,
+                    money=lambda cents: money(cents, language), words=catalog.gettext)
     except (KeyError, ValueError, IndexError):
         return str(error)
 

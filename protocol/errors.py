@@ -53,13 +53,24 @@ class _ParamsOnly(string.Formatter):
 _FORMATTER = _ParamsOnly()
 
 
-def fill(template: str, params: Mapping[str, Any], *, money: Callable[[int], str] | None = None) -> str:
+def fill(template: str, params: Mapping[str, Any], *, money: Callable[[int], str] | None = None,
+         words: Callable[[str], str] | None = None) -> str:
     """``template`` with its placeholders filled from ``params``; ``money`` writes a
-    :class:`Cents` param (else it reads ``12.34 EUR``).  ``KeyError`` or ``ValueError`` on a
+    :class:`Cents` param (else it reads ``12.34 EUR``), ``words`` says a param that is itself a
+    :class:`Template` (a phrase the code chose from the catalogs, ``while the sale is open``; never
+    what a person typed), else it reads as written.  ``KeyError`` or ``ValueError`` on a
     placeholder the params do not give."""
-    if money is not None:
-        params = {name: money(int(value)) if isinstance(value, Cents) else value for name, value in params.items()}
+    if money is not None or words is not None:
+        params = {name: _said(value, money, words) for name, value in params.items()}
     return _FORMATTER.vformat(template, (), dict(params))
+
+
+def _said(value: Any, money: Callable[[int], str] | None, words: Callable[[str], str] | None) -> Any:
+    if money is not None and isinstance(value, Cents):
+        return money(int(value))
+    if words is not None and isinstance(value, Template):
+        return words(value)
+    return value
 
 
 def worded(template: str, params: Mapping[str, Any]) -> dict[str, Any]:

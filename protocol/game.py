@@ -37,7 +37,7 @@ from typing import ClassVar, Final, Mapping, Sequence
 from protocol.balls import check_recall
 from protocol.cards import BALLS, Card
 from protocol.claims import CardRef, ClaimVerdict, WonPattern
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError, Template
 from protocol.events import (
     BallCorrected,
     BallDrawn,
@@ -228,52 +228,53 @@ INTERCONNECTED_TABLE: Table = {
 FINAL_STATES: Final = frozenset({S.CLOSED, S.REFUNDED, S.FINISHED})
 
 # How refusals read: "cannot <input> <state>".
-_DOING: dict[Input, str] = {
-    I.SALE_OPENED: "open the sale",
-    I.CARD_SOLD: "sell a card",
-    I.SALE_CLOSED: "close the sale",
-    I.BALL_DRAWN: "draw a ball",
-    I.BALL_VOIDED: "void a ball",
-    I.BALL_CORRECTED: "correct a ball",
-    I.LINE_VERIFIED: "award the line",
-    I.BINGO_VERIFIED: "award the bingo",
-    I.CLAIM_REJECTED: "verify a claim",
-    I.CARD_REFUSED: "refuse a card",
-    I.PRIZE_CLOSED: "close a prize",
-    I.PRIZE_WON: "award a prize",
-    I.FINAL_PRIZE_WON: "award the last prize",
-    I.GAME_CLOSED: "close the game",
-    I.TERMINAL_FAILED: "take a failed terminal's cards out of the game",
-    I.FAILURE_REPORTED: "suspend the game",
-    I.FAILURE_RESOLVED: "resume the game",
-    I.FAILURE_UNRESOLVED: "suspend the game for good",
-    I.REFUND_DUE: "refund the game",
-    I.MANUAL_FINISH_DUE: "start finishing the game by hand",
-    I.BALL_ENTERED: "enter a ball by hand",
-    I.GAME_FINISHED: "finish the game",
+_DOING: dict[Input, Template] = {
+    I.SALE_OPENED: N_("open the sale"),
+    I.CARD_SOLD: N_("sell a card"),
+    I.SALE_CLOSED: N_("close the sale"),
+    I.BALL_DRAWN: N_("draw a ball"),
+    I.BALL_VOIDED: N_("void a ball"),
+    I.BALL_CORRECTED: N_("correct a ball"),
+    I.LINE_VERIFIED: N_("award the line"),
+    I.BINGO_VERIFIED: N_("award the bingo"),
+    I.CLAIM_REJECTED: N_("verify a claim"),
+    I.CARD_REFUSED: N_("refuse a card"),
+    I.PRIZE_CLOSED: N_("close a prize"),
+    I.PRIZE_WON: N_("award a prize"),
+    I.FINAL_PRIZE_WON: N_("award the last prize"),
+    I.GAME_CLOSED: N_("close the game"),
+    I.TERMINAL_FAILED: N_("take a failed terminal's cards out of the game"),
+    I.FAILURE_REPORTED: N_("suspend the game"),
+    I.FAILURE_RESOLVED: N_("resume the game"),
+    I.FAILURE_UNRESOLVED: N_("suspend the game for good"),
+    I.REFUND_DUE: N_("refund the game"),
+    I.MANUAL_FINISH_DUE: N_("start finishing the game by hand"),
+    I.BALL_ENTERED: N_("enter a ball by hand"),
+    I.GAME_FINISHED: N_("finish the game"),
 }
-_WHILE: dict[State, str] = {
-    S.SCHEDULED: "before the sale has opened",
-    S.SELLING: "while the sale is open",
-    S.SALE_CLOSED: "before the first ball",
-    S.DRAWING: "while balls are being drawn",
-    S.LINE_FOUND: "while the line is open (\"Line! Another card?\"): the caller closes the prize first",
-    S.LINE_WON: "while drawing for the bingo",
-    S.BINGO_FOUND: "while the bingo is open (\"Bingo! Another card?\"): the caller closes the prize first",
-    S.BINGO_WON: "once the bingo is won",
-    S.LAST_PRIZE_WON: "once the last prize is won",
-    S.CLOSED: "once the game is closed",
-    S.SUSPENDED: "while the game is suspended",
-    S.SUSPENDED_FOR_GOOD: "once the game is suspended for good",
-    S.REFUNDED: "once the game is refunded",
-    S.FINISHING_BY_HAND: "while the game is being finished by hand",
-    S.WON_BY_HAND: "once the game's last prize is won by hand",
-    S.FINISHED: "once the game is finished",
+_WHILE: dict[State, Template] = {
+    S.SCHEDULED: N_("before the sale has opened"),
+    S.SELLING: N_("while the sale is open"),
+    S.SALE_CLOSED: N_("before the first ball"),
+    S.DRAWING: N_("while balls are being drawn"),
+    S.LINE_FOUND: N_("while the line is open (\"Line! Another card?\"): the caller closes the prize first"),
+    S.LINE_WON: N_("while drawing for the bingo"),
+    S.BINGO_FOUND: N_("while the bingo is open (\"Bingo! Another card?\"): the caller closes the prize first"),
+    S.BINGO_WON: N_("once the bingo is won"),
+    S.LAST_PRIZE_WON: N_("once the last prize is won"),
+    S.CLOSED: N_("once the game is closed"),
+    S.SUSPENDED: N_("while the game is suspended"),
+    S.SUSPENDED_FOR_GOOD: N_("once the game is suspended for good"),
+    S.REFUNDED: N_("once the game is refunded"),
+    S.FINISHING_BY_HAND: N_("while the game is being finished by hand"),
+    S.WON_BY_HAND: N_("once the game's last prize is won by hand"),
+    S.FINISHED: N_("once the game is finished"),
 }
 
 
-def describe(state: State) -> str:
-    """How a refusal names ``state`` (``while the sale is open``)."""
+def describe(state: State) -> Template:
+    """How a refusal names ``state`` (``while the sale is open``): a template of the catalogs, which an
+    edge says in its reader's language when it fills a refusal's ``{when}`` (``protocol.errors.fill``)."""
     return _WHILE[state]
 
 
@@ -342,7 +343,7 @@ class GameMachine:
 
     def _check(self, input: Input) -> None:
         if (self.state, input) not in self.table:
-            raise InvalidTransition(f"cannot {_DOING[input]} {_WHILE[self.state]}")
+            raise InvalidTransition(N_("cannot {doing} {when}"), doing=_DOING[input], when=_WHILE[self.state])
 
     def _fire(self, input: Input, event: Event) -> Event:
         """Take the table's transition for ``input``, emitting ``event``."""
@@ -710,7 +711,7 @@ class TraditionalGame(GameMachine):
         for win in wins:
             key = (state, inputs[win.pattern])
             if key not in self.table:
-                raise InvalidTransition(f"cannot {_DOING[key[1]]} {_WHILE[state]}")
+                raise InvalidTransition(N_("cannot {doing} {when}"), doing=_DOING[key[1]], when=_WHILE[state])
             self._check_win(verdict.card, win.pattern, win.ball_count)
             state = State(self.table[key][0])
         self.claimed_at = len(self._drawn)

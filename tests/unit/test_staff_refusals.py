@@ -23,6 +23,7 @@ from hall_server.hall.virtual import VirtualError, check_terminal_id
 from hall_server.statements import format_account_number
 from hall_server.store.database import open_database
 from protocol.errors import N_, Cents, DomainError, fill
+from protocol.game import InvalidTransition, TraditionalGame
 from protocol.money import format_cents
 from server_kit.journal.sql import Journal
 from server_kit.web.channel import ChannelError, CommandChannel, CommandRequest, parse_request
@@ -183,6 +184,38 @@ def test_a_games_refusal_writes_its_amounts_by_cldr(tmp_path: Path) -> None:
         "es rebutja un reforç de 1.234,56\u00a0€: la sessió pot afegir com a màxim 0,00\u00a0€ de la reserva "
         "(el 30\u00a0% dels 0,00\u00a0€ ")
     assert i18n.said(refused.value, "fr").startswith("un renfort de 1\u202f234,56\u00a0€ est refusé\u00a0:")
+
+
+#: "cannot {doing} {when}" of the game's machine, each part a phrase of the catalogs.
+MACHINE_SAID = {"ca": "no es pot treure una bola abans que s'obri la venda",
+                "es": "no se puede sacar una bola antes de que se abra la venta",
+                "fr": "on ne peut pas tirer une boule avant l'ouverture de la vente"}
+#: The hall's "cannot draw a ball {when}".
+HALL_SAID = {"ca": "no es pot treure una bola mentre la venda és oberta",
+             "es": "no se puede sacar una bola mientras la venta está abierta",
+             "fr": "on ne peut pas tirer une boule pendant que la vente est ouverte"}
+
+
+def test_a_refusal_naming_the_games_state_is_said_whole_in_each_language(tmp_path: Path) -> None:
+    """The game's state in a refusal (``while the sale is open``) is a phrase of the catalogs: the
+    Catalan, Castilian and French consoles read the whole sentence, the journal and the CLI the English."""
+    game = TraditionalGame("g1")
+    with pytest.raises(InvalidTransition) as machine:
+        game.draw_ball(7)
+    assert str(machine.value) == "cannot draw a ball before the sale has opened"
+    clock = Clock()
+    clock.advance(1_780_000_000)
+    journal = Journal(open_database(f"sqlite:///{tmp_path / 'hall.sqlite3'}"), Ed25519PrivateKey.generate(),
+                      head=tmp_path / "journal.head")
+    hall = opened_hall(journal, clock)
+    result(hall.games.announce_sale(SELLER, 9))
+    with pytest.raises(InvalidTransition) as hall_refused:
+        result(hall.games.draw_ball(SELLER))
+    assert str(hall_refused.value) == "cannot draw a ball while the sale is open"
+    for refused, said in ((machine.value, MACHINE_SAID), (hall_refused.value, HALL_SAID)):
+        assert i18n.said(refused, "en") == str(refused)
+        for language, text in said.items():
+            assert i18n.said(refused, language) == text, language
 
 
 def _journal(folder: Path) -> Journal:

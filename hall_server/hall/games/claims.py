@@ -44,7 +44,7 @@ class ClaimCommands(GamesBase):
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.CLAIM_REJECTED):
-                raise InvalidTransition(f"cannot verify a claim {describe(machine.state)}")
+                raise InvalidTransition(N_("cannot verify a claim {when}"), when=describe(machine.state))
             ref = CardRef(_whole(series, "a series"), _whole(card_number, "a card number"))
             layouts = _Layouts(game.refs, self._cells(game))
             verdict = check_claim(ref, layouts, machine.drawn, machine.won, refused=machine.refused)
@@ -86,7 +86,7 @@ class ClaimCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             if game.machine.state not in PAUSED:
-                raise InvalidTransition(f"cannot close a prize {describe(game.machine.state)}; none is open")
+                raise InvalidTransition(N_("cannot close a prize {when}; none is open"), when=describe(game.machine.state))
             return self._closing(game, actor.name)
 
         return self.core.execute(actor, "close_prize", decide)

@@ -123,7 +123,7 @@ class ClosingCommands(GamesBase):
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.GAME_FINISHED):
-                raise InvalidTransition(f"cannot finish the game {describe(machine.state)}")
+                raise InvalidTransition(N_("cannot finish the game {when}"), when=describe(machine.state))
             closing = close_open_prizes(machine, actor)
             (finished,) = machine.finish(finished_by=actor.name)
             entries = [*closing, *self._settle(game, finished, len(closing))]
@@ -137,9 +137,8 @@ class ClosingCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             if not game.over:
-                raise GameModuleError(
-                    f"game {game.game_id}'s cards are collected once it has ended, not {describe(game.machine.state)}"
-                )
+                raise GameModuleError(N_("game {game}'s cards are collected once it has ended, not {when}"),
+                                      game=game.game_id, when=describe(game.machine.state))
             if due := self.unpaid(game):
                 if (template := _PAY_BEFORE_COLLECTING.get(tuple(due))) is not None:
                     raise GameModuleError(template, game=game.game_id)

@@ -175,7 +175,7 @@ class DrawCommands(GamesBase):
     def _game_taking_a_ball(self) -> Game:
         game = self.require_game()
         if not game.machine.accepts(Input.BALL_DRAWN):
-            raise InvalidTransition(f"cannot draw a ball {describe(game.machine.state)}")
+            raise InvalidTransition(N_("cannot draw a ball {when}"), when=describe(game.machine.state))
         pending = game.correction
         if pending is not None:
             if pending.role in _CORRECTION_PENDING:
@@ -199,7 +199,7 @@ class DrawCommands(GamesBase):
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.BALL_ENTERED):
-                raise InvalidTransition(f"cannot enter a ball by hand {describe(machine.state)}")
+                raise InvalidTransition(N_("cannot enter a ball by hand {when}"), when=describe(machine.state))
             closing = close_open_prizes(machine, actor)
             (drawn,) = machine.enter_ball(_whole(ball, "a ball"), entered_by=actor.name)
             assert isinstance(drawn, BallDrawn)
@@ -228,7 +228,7 @@ class DrawCommands(GamesBase):
             why = _text(reason, "why the ball is corrected")
             machine = _fork(game.machine)
             if not machine.accepts(Input.BALL_CORRECTED):
-                raise InvalidTransition(f"cannot correct a ball {describe(machine.state)}")
+                raise InvalidTransition(N_("cannot correct a ball {when}"), when=describe(machine.state))
             if not self._source_for(machine.drawn).reads_balls:
                 raise GameModuleError(
                     N_("the balls come from the software generator (R92.10): its ball is what it is, "

@@ -65,9 +65,8 @@ class PotCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             if game.machine.state is not State.SELLING:
-                raise GameModuleError(
-                    f"pots are announced before the game, while its sale is open, not {describe(game.machine.state)}"
-                )
+                raise GameModuleError(N_("pots are announced before the game, while its sale is open, not {when}"),
+                                      when=describe(game.machine.state))
             superbingo = _whole(superbingo_limit, "a superbingo ball limit") or None
             grand = _whole(grand_superbingo_limit, "a grand superbingo ball limit") or None
             threshold = _whole(jackpot_threshold, "a jackpot threshold") or None
@@ -133,10 +132,8 @@ class PotCommands(GamesBase):
             session = self.session.require_open()
             game = self.require_game()
             if game.machine.state is not State.SELLING:
-                raise GameModuleError(
-                    "a reserve boost is announced to the players before the game, while its sale is open, "
-                    f"not {describe(game.machine.state)} (R91.7)"
-                )
+                raise GameModuleError(N_("a reserve boost is announced to the players before the game, while its "
+                                         "sale is open, not {when} (R91.7)"), when=describe(game.machine.state))
             if not self.rules.jackpot:
                 raise GameModuleError(N_("the hall's prize rules fund no jackpot, so there is no reserve to boost from"))
             line, bingo = (_whole(v, what) for v, what in ((line_cents, "the line's boost in cents"),
@@ -173,9 +170,8 @@ class PotCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             if game.machine.state not in (State.SELLING, State.SALE_CLOSED):
-                raise GameModuleError(
-                    f"the last game is announced before its draw, not {describe(game.machine.state)}"
-                )
+                raise GameModuleError(N_("the last game is announced before its draw, not {when}"),
+                                      when=describe(game.machine.state))
             if game.last_game:
                 raise GameModuleError(N_("game {game} is already announced as the session's last"), game=game.game_id)
             return [("last_game_announced", {"game_id": game.game_id, "session": game.session})]

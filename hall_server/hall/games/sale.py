@@ -68,10 +68,8 @@ class SaleCommands(GamesBase):
             self.session.require_ball_set_usable()
             previous = self.state.current
             if previous is not None and not previous.over:
-                raise GameModuleError(
-                    f"game {previous.game_id} is still under way ({describe(previous.machine.state)}); "
-                    "it must end before another sale opens"
-                )
+                raise GameModuleError(N_("game {game} is still under way ({when}); it must end before another sale opens"),
+                                      game=previous.game_id, when=describe(previous.machine.state))
             if previous is not None and (due := self.unpaid(previous)):
                 if (template := _PAY_BEFORE_THE_SALE.get(tuple(due))) is not None:
                     raise GameModuleError(template, game=previous.game_id)
@@ -133,7 +131,7 @@ class SaleCommands(GamesBase):
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.CARD_SOLD):
-                raise InvalidTransition(f"cannot sell a card {describe(machine.state)}")
+                raise InvalidTransition(N_("cannot sell a card {when}"), when=describe(machine.state))
             sale = _fork_sale(game.sale)
             sold = sale.sell(
                 _whole(series, "a series"), _whole(first, "a card number"), _whole(last, "a card number"),
@@ -175,7 +173,7 @@ class SaleCommands(GamesBase):
         def decide(now: int) -> list[Entry]:
             game = self.require_game()
             if not game.machine.accepts(Input.CARD_SOLD):
-                raise InvalidTransition(f"cannot open a second series {describe(game.machine.state)}")
+                raise InvalidTransition(N_("cannot open a second series {when}"), when=describe(game.machine.state))
             info = self.catalog.series(_whole(series, "a series"))
             window = _fork_sale(game.sale).add_second_series(
                 dataclasses.replace(info, last_sold=self.last_sold(info))
