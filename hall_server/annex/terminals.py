@@ -200,7 +200,8 @@ class JointTerminalSales(ProjectedState):
             if held + quantity > MAX_CARDS_PER_PLAYER:
                 raise PurchaseRefused(
                     f"at most {MAX_CARDS_PER_PLAYER} cards per player on one terminal in a game (R83.7); "
-                    f"you hold {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more")
+                    f"you hold {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more",
+                    "cards_max", max=MAX_CARDS_PER_PLAYER, held=held, left=MAX_CARDS_PER_PLAYER - held)
             assigned = self.state.assigned if self.state.game_id == game.game_id else 0
             if assigned + quantity > self.library.size:
                 raise PurchaseRefused(
@@ -209,11 +210,12 @@ class JointTerminalSales(ProjectedState):
             credit = self.ledger.balance(account)
             if amount > credit:
                 raise PurchaseRefused(f"{quantity} card(s) at {format_cents(stake)} cost {format_cents(amount)}; "
-                                      f"your credit is {format_cents(credit)}")
+                                      f"your credit is {format_cents(credit)}", "credit_short", quantity=quantity,
+                                      stake_cents=stake, amount_cents=amount, credit_cents=credit)
             for check in self.virtual.purchase_checks:
                 refusal = check(account, amount, now)
                 if refusal is not None:
-                    raise PurchaseRefused(refusal)
+                    raise PurchaseRefused(refusal, getattr(refusal, "reason", ""), **getattr(refusal, "params", {}))
         except PurchaseRefused as refusal:
             return [self._refusal(request, game_id, refusal)], refusal
         first = assigned + 1
@@ -234,12 +236,12 @@ class JointTerminalSales(ProjectedState):
         try:
             game = self.annex.selling()
         except AnnexError as error:
-            raise PurchaseRefused(f"no hall-annex game is on sale in this room ({error})") from None
+            raise PurchaseRefused(f"no hall-annex game is on sale in this room ({error})", "no_sale") from None
         if game.game_id != game_id:
             raise PurchaseRefused(f"hall-annex game {game_id} is not the one on sale; {game.game_id} is")
         window = self.window(game)
         if window is None or not window.opens_at_ms <= now < window.closes_at_ms:
-            raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)")
+            raise PurchaseRefused("the sale time for terminals is over or has not begun (R93.1, R93.8)", "sale_time")
         return game
 
     @staticmethod

@@ -69,7 +69,17 @@ PERMISSIONS = {
 
 
 class NetworkError(DomainError):
-    """A network-game request the hall refused; the message says why."""
+    """A network-game request the hall refused; the message says why.
+
+    ``reason`` and ``params``: for a purchase refusal a player meets on the kiosk, the same
+    stable code and figures as the hall game's (:class:`~hall_server.hall.virtual.PurchaseRefused`),
+    which the kiosk says in the player's language; the message stays English, as journaled.
+    """
+
+    def __init__(self, message: str, reason: str = "", **params: int | str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = params
 
 
 class NetworkRefused(NetworkError):
@@ -353,7 +363,7 @@ class NetworkModule(ProjectedState):
 
     def _check(self, purchase: NetworkPurchase, now: int) -> tuple[str, NetworkGame, int]:
         if purchase.signed_in is None:
-            raise NetworkError("sign in with your account and PIN first")
+            raise NetworkError("sign in with your account and PIN first", "signed_out")
         try:
             named = normalize_account_number(purchase.account)
         except DomainError:
@@ -368,10 +378,11 @@ class NetworkModule(ProjectedState):
         if game is None:
             raise NetworkError(f"there is no network game {purchase.game_id} on sale")
         if game.phase != SELLING or now >= game.closes_here_ms:  # the hall's gate closes at the deadline
-            raise NetworkError("the sale time of this network game is over; no card can be bought any more (R93.8)")
+            raise NetworkError("the sale time of this network game is over; no card can be bought any more (R93.8)",
+                               "sale_time")
         if not self.link_up():
             raise NetworkError("the link to the central server is down; the purchase cannot be sent now. "
-                               "Try again when the terminal shows the link back")
+                               "Try again when the terminal shows the link back", "link_down")
         if not 1 <= purchase.quantity <= MAX_CARDS_PER_PLAYER:
             raise NetworkError(f"the number of cards is 1 to {MAX_CARDS_PER_PLAYER}, not {purchase.quantity}")
         if not 1 <= purchase.stake_pct <= 100:
@@ -381,7 +392,8 @@ class NetworkModule(ProjectedState):
                    if h.terminal == purchase.terminal and h.status != "released")
         if held + purchase.quantity > MAX_CARDS_PER_PLAYER:
             raise NetworkError(f"at most {MAX_CARDS_PER_PLAYER} cards per player on one terminal in a game (R83.7); "
-                               f"you hold or await {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more")
+                               f"you hold or await {held}, so you may buy {MAX_CARDS_PER_PLAYER - held} more",
+                               "cards_max", max=MAX_CARDS_PER_PLAYER, held=held, left=MAX_CARDS_PER_PLAYER - held)
         stake = stake_cents(game.price_cents, purchase.stake_pct)
         if stake < 1:
             raise NetworkError(f"a stake of {purchase.stake_pct}% of {format_cents(game.price_cents)} is nothing; "
@@ -390,13 +402,14 @@ class NetworkModule(ProjectedState):
         credit = self.ledger.balance(account)
         if amount > credit:
             raise NetworkError(f"{purchase.quantity} card(s) at {format_cents(stake)} cost {format_cents(amount)}; "
-                               f"your credit is {format_cents(credit)}")
+                               f"your credit is {format_cents(credit)}", "credit_short", quantity=purchase.quantity,
+                               stake_cents=stake, amount_cents=amount, credit_cents=credit)
         # What the central server has not answered yet counts against the player's limits too.
         awaiting = sum(h.amount_cents for h in self.state.holds.values() if h.account == account and not h.decided)
         for check in self.purchase_checks:
             refusal = check(account, amount + awaiting, now)
-            if refusal is not None:
-                raise NetworkError(refusal)
+            if refusal is not None:  # the responsible-play limits: a Refusal with its reason and figures
+                raise NetworkError(refusal, getattr(refusal, "reason", ""), **getattr(refusal, "params", {}))
         return account, game, stake
 
     def settle(self, request_id: str, answer: Mapping[str, Any]) -> defer.Deferred[Hold]:

@@ -276,6 +276,13 @@ def joint_card_json(card: JointCard) -> dict[str, Any]:
             "price_cents": card.price_cents, "stake_cents": card.stake_cents, "stake_pct": card.stake_pct}
 
 
+def _reason(refusal: Exception) -> dict[str, Any]:
+    """A purchase refusal's stable ``reason`` and its figures, which the kiosk says in the player's
+    language (``docs/languages.md``); ``""`` for a refusal without one (the kiosk shows its message)."""
+    reason = getattr(refusal, "reason", "")
+    return {"reason": reason, "params": dict(getattr(refusal, "params", {})) if reason else {}}
+
+
 def card_json(card: VirtualCard) -> dict[str, Any]:
     """A virtual card as a terminal shows it: number, series, value, stake, code (R82.9-12, R92.9)."""
     return {
@@ -862,9 +869,8 @@ class TerminalSession:
             if isinstance(failure.value, DomainError):
                 # The module journaled the refusal with the request (or, for a request sent
                 # again, answers the first refusal).
-                refusal = failure.value
-                self.send("error", code="refused", message=str(refusal), in_reply_to=seq,
-                          reason=getattr(refusal, "reason", ""), params=getattr(refusal, "params", {}))
+                self.send("error", code="refused", message=str(failure.value), in_reply_to=seq,
+                          **_reason(failure.value))
             else:
                 self._internal(failure, seq)
 
@@ -891,7 +897,8 @@ class TerminalSession:
             if self._unavailable(failure, seq):
                 return
             if isinstance(failure.value, DomainError):  # journaled by the module with the request
-                self.send("error", code="refused", message=str(failure.value)[:ERROR_TEXT], in_reply_to=seq)
+                self.send("error", code="refused", message=str(failure.value)[:ERROR_TEXT], in_reply_to=seq,
+                          **_reason(failure.value))
             else:
                 self._internal(failure, seq)
 
@@ -920,15 +927,17 @@ class TerminalSession:
                 self.send("net_bought", in_reply_to=seq, request=purchase.request, game_id=hold.game_id,
                           cards=network_cards_json(game, hold), credit_cents=self.gateway.credit(purchase.signed_in))
             else:
+                # The central server's reason (protocol.central_messages.REFUSALS), for the kiosk to say.
                 self.send("error", code="refused", message=(hold.refusal or "the purchase was refused")[:ERROR_TEXT],
-                          in_reply_to=seq)
+                          in_reply_to=seq, reason=hold.refusal_code or "", params={})
 
         def refused(failure: Failure) -> None:
             if self._unavailable(failure, seq):
                 return
             if isinstance(failure.value, DomainError):
                 reason = str(failure.value)
-                self.send("error", code="refused", message=reason[:ERROR_TEXT], in_reply_to=seq)
+                self.send("error", code="refused", message=reason[:ERROR_TEXT], in_reply_to=seq,
+                          **_reason(failure.value))
                 self.gateway.virtual.record_refusal(terminal, "net_buy", reason, purchase.request).addErrback(
                     lambda f: log.failure("journaling a terminal's refused request", f))
             else:

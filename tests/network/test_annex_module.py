@@ -237,8 +237,9 @@ def test_each_room_sells_virtual_cards_of_the_joint_game_on_its_terminals_by_its
         return hall.joint.request_purchase(
             PurchaseRequest(terminal, player, player, quantity, stake_pct, request), game_id)
 
-    with pytest.raises(PurchaseRefused, match="sale time for terminals is over or has not begun"):
+    with pytest.raises(PurchaseRefused, match="sale time for terminals is over or has not begun") as early:
         result(buy(2))
+    assert early.value.reason == "sale_time"  # the kiosk says it in the player's language, as the hall game's
     assert annex.of("terminal_request_refused")[-1].payload["what"] == "joint_buy", "a refusal is journaled"
     result(annex.joint.open_sale(SELLERS[0], 60))
     before = annex.balance(player)
@@ -248,8 +249,9 @@ def test_each_room_sells_virtual_cards_of_the_joint_game_on_its_terminals_by_its
     again = result(buy(4, 75, "r2"))
     assert [c.label for c in again] == ["V1-1", "V1-2", "V1-3", "V1-4"] and annex.balance(player) == before - 448, \
         "the same request again: the same cards, charged once"
-    with pytest.raises(PurchaseRefused, match=r"at most 96 cards .* you hold 4, so you may buy 92 more"):
+    with pytest.raises(PurchaseRefused, match=r"at most 96 cards .* you hold 4, so you may buy 92 more") as most:
         result(buy(93, 100, "r3"))
+    assert (most.value.reason, most.value.params) == ("cards_max", {"max": 96, "held": 4, "left": 92})
     result(annex.annex.sell_cards(SELLERS[0], 1001, 1, 2))
     result(annex.annex.close_sale(CHIEF))
     with pytest.raises(PurchaseRefused, match="the sale of hall-annex game .* is closed in this room"):

@@ -38,11 +38,28 @@ def test_a_terminal_sees_the_network_sale_buys_and_is_charged_once_when_it_asks_
 def test_a_refused_network_purchase_says_why_and_is_journaled(net: NetworkHall) -> None:
     wire, number = terminal(net, credit=100)
     before = len(net.hall.records())
-    with pytest.raises(TerminalError, match="your credit is"):
+    with pytest.raises(TerminalError, match="your credit is") as short:
         result(wire.client.net_buy("net-1", 2))
     (refused,) = net.hall.records()[before:]
     assert refused.type == "terminal_request_refused" and refused.payload["what"] == "net_buy"
     assert net.balance(number) == 100
+    # The kiosk says it in the player's language from its reason and figures, as the hall game's.
+    assert short.value.reason == "credit_short"
+    assert short.value.params == {"quantity": 2, "stake_cents": 100, "amount_cents": 200, "credit_cents": 100}
+
+
+@pytest.mark.req("R93.6")
+def test_a_purchase_the_central_server_refuses_reaches_the_kiosk_with_the_central_reason(net: NetworkHall) -> None:
+    """The series runs out at the central server: the terminal is told its code (``series_exhausted``),
+    which the kiosk says in the player's language, and nothing is charged."""
+    for n in range(6):
+        wire, _ = terminal(net, f"T{n}", document=f"1111111{n}A", credit=9_600)
+        result(wire.client.net_buy("net-1", 96))
+    wire, number = terminal(net, "T9", document="22222222B", credit=9_600)
+    with pytest.raises(TerminalError) as refused:
+        result(wire.client.net_buy("net-1", 30))
+    assert refused.value.code == "refused" and refused.value.reason == "series_exhausted", refused.value
+    assert net.balance(number) == 9_600
 
 
 @pytest.mark.req("R92.11-12", "R93.9", "R93.10", "R85.9")

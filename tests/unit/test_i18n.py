@@ -188,3 +188,16 @@ def test_the_catalog_endpoint_serves_one_language_and_refuses_others() -> None:
     unknown = DummyRequest([b"de.json"])
     answer = json.loads(resource.render_GET(unknown))
     assert unknown.responseCode == 404 and "ca, es, fr, en" in answer["error"]["message"]
+
+
+def test_the_kiosk_says_every_reason_a_network_purchase_is_refused_for() -> None:
+    """The central server's reasons (``protocol.central_messages.REFUSALS``) and the hall's link down reach
+    the kiosk as the refusal's ``reason``: each has its sentence in the kiosk's catalog, none is shown in English."""
+    from protocol.central_messages import REFUSALS
+
+    script = (REPO / "hall_server" / "terminal_gateway" / "static" / "kiosk.js").read_text()
+    table = script[script.index("const REFUSALS = () => ({"):]
+    table = table[:table.index("\n});")]
+    said = set(re.findall(r"^  (\w+): ", table, re.M))
+    assert said >= {*REFUSALS, "link_down", "unknown_game", "sale_time", "cards_max", "credit_short"}, \
+        sorted({*REFUSALS} - said)

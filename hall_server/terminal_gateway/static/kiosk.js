@@ -387,6 +387,16 @@ const REFUSALS = () => ({
   signed_out: () => t("Sign in with your account and PIN first."),
   unavailable: () => t("The hall cannot take this just now; try again in a moment."),
   not_enrolled: () => t("This terminal is not enrolled, or its token is wrong: staff must enrol it again."),
+  // The network game's: the hall's link, and the central server's reasons (protocol/central_messages.py REFUSALS).
+  link_down: () => t("The link to the network game is down, so the purchase cannot be sent now; nothing was charged. Try again when this screen shows the link back."),
+  sale_not_open: () => t("The sale of this game has not opened yet."),
+  sale_over: () => t("The sale time is over; no card can be bought any more. Nothing was charged."),
+  not_played: () => t("This game was declared not played; no card can be bought. Nothing was charged."),
+  series_exhausted: () => t("Not enough cards are left in this game for your purchase; nothing was charged. Try fewer cards."),
+  terminal_failed: () => t("This terminal was declared failed in this game and sells no more cards in it; nothing was charged."),
+  card_limit: () => t("You already hold the most cards a player may hold on one terminal in this game; nothing was charged."),
+  stake_too_small: () => t("At this stake a card would cost less than one cent; choose a higher stake. Nothing was charged."),
+  unknown_game: () => t("This game is no longer on sale; nothing was charged."),
 });
 
 function renderCredit() {
