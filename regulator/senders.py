@@ -157,6 +157,11 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (status.st_ino, status.st_mtime_ns, status.st_size)
 
 
+def read_senders(path: Path) -> dict[str, RegisteredSender]:
+    """The registrations a ``senders.toml`` at ``path`` holds, checked as the receiver checks them."""
+    return _read(path)
+
+
 def _read(path: Path) -> dict[str, RegisteredSender]:
     try:
         with open(path, "rb") as stream:
@@ -202,4 +207,4 @@ def _toml(senders: dict[str, RegisteredSender]) -> str:
 
 
 __all__ = ["FILE", "RegisteredSender", "RegistryError", "SenderRegistry", "default_signers", "key_pem",
-           "public_key", "read_key_file", "same_key"]
+           "public_key", "read_key_file", "read_senders", "same_key"]

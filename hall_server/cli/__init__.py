@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("hall_server.cli.audit", "Audit exports: a day's raw facts and recorded money, for `bingo replay`, and their check."),
     "backup": ("hall_server.cli.backup", "Back the hall up while it runs: one archive, checked and signed."),
     "cards": ("hall_server.cli.cards", "Card sets, series and virtual card libraries."),
+    "config": ("hall_server.cli.config", "Check a server's configuration file before it starts."),
     "demo": ("hall_server.cli.demo", "Play one game with simulated sellers on cards generated for it; nothing is stored."),
     "hall": ("hall_server.cli.hall", "The hall server: serve, configuration, staff passwords."),
     "journal": ("hall_server.cli.journal", "The append-only, signed journal of every fact."),

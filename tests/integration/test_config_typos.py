@@ -158,3 +158,63 @@ def test_bingo_regulator_serve_stops_at_a_typo_in_its_register_of_senders(tmp_pa
                          "--no-page")
     assert line == (f'Error: the receiver cannot start: {path}: senders."hall:hall-1".jurnal_key: is not a setting '
                     "here; did you mean journal_key?")
+
+
+# --- bingo config check: the same readers, before a start ------------------------------------
+
+
+def config_check(*args: str) -> tuple[int, str]:
+    """``bingo config check ARGS`` in this process: its exit code and what it printed."""
+    from click.testing import CliRunner
+
+    from hall_server.cli import main
+
+    done = CliRunner().invoke(main, ["config", "check", *args])
+    return done.exit_code, done.output.strip()
+
+
+def test_config_check_passes_each_servers_file_as_its_start_reads_it(tmp_path: Path) -> None:
+    hall = tmp_path / "hall.toml"
+    hall.write_text(default_config_text("Checked hall", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0))
+    assert config_check(str(hall)) == (0, f"{hall}: a hall configuration: hall 'Checked hall', "
+                                          f"{len(DEFAULT_STAFF)} staff logins, database sqlite, listening on 127.0.0.1:0")
+    central = tmp_path / "central.toml"
+    central.write_text(config_text(tmp_path, tmp_path / "pki", f"sqlite:///{tmp_path / 'central.sqlite3'}"))
+    code, said = config_check(str(central))
+    assert code == 0 and said.startswith(f"{central}: a central server configuration: "), said
+    home = tmp_path / "regulator"
+    SenderRegistry(home).register("hall:hall-1", Ed25519PrivateKey.generate().public_key())
+    assert config_check(str(home / "senders.toml")) == (
+        0, f"{home / 'senders.toml'}: the regulator's receiver's senders: 1 registered (hall:hall-1)")
+
+
+@pytest.mark.parametrize("typo", HALL_TYPOS)
+def test_config_check_refuses_each_hall_typo_with_the_servers_own_line(typo: str, tmp_path: Path) -> None:
+    path = hall_config(tmp_path, typo)
+    _, key, near = HALL_TYPOS[typo]
+    code, said = config_check(str(path))
+    assert code == 1 and said == f"Error: {path}: {key}: is not {'a table' if key == 'databse' else 'a setting'} here; {near}"
+
+
+@pytest.mark.parametrize("typo", CENTRAL_TYPOS)
+def test_config_check_refuses_each_central_typo_naming_the_key(typo: str, tmp_path: Path) -> None:
+    path = central_config(tmp_path, typo)
+    _, key, near = CENTRAL_TYPOS[typo]
+    code, said = config_check(str(path))
+    assert code == 1 and said.startswith(f"Error: {path}: {key}: ") and near in said, said
+
+
+def test_config_check_refuses_a_typo_in_the_register_of_senders_and_what_it_cannot_tell(tmp_path: Path) -> None:
+    path = senders_file(tmp_path, "journal_key =", "jurnal_key =")
+    code, said = config_check(str(path))
+    assert code == 1 and said.endswith("did you mean journal_key?"), said
+    other = tmp_path / "other.toml"
+    other.write_text('[listen]\nport = 1\n')
+    code, said = config_check(str(other))
+    assert code == 1 and "name it with --server hall, central or regulator" in said, said
+    code, said = config_check("--server", "hall", str(other))
+    assert code == 1 and said.startswith(f"Error: {other}: "), said
+    assert config_check(str(tmp_path / "missing.toml")) == (1, f"Error: {tmp_path / 'missing.toml'}: no such file")
+    other.write_text("[hall\n")
+    code, said = config_check(str(other))
+    assert code == 1 and "not valid TOML" in said, said
