@@ -87,7 +87,7 @@ from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 from server_kit.limits import ConnectionLimits, LimitsError
-from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table
+from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table, toml_string
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.
@@ -789,6 +789,8 @@ def _staff(reader: "_Reader", index: int, entry: Mapping[str, Any]) -> StaffMemb
     role_name = reader.get(entry, f"{where}.role", str, None)
     if not name:
         raise reader.error(f"{where}.name", "name the staff member")
+    if not name.isprintable():  # a name is typed at the sign-in and shown on every page and record
+        raise reader.error(f"{where}.name", f"is printable text, without line breaks or tabs, not {name!r}")
     try:
         role = Role(role_name)
     except ValueError:
@@ -998,10 +1000,6 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
 def placeholder_document(index: int) -> str:
     """The identity document number a generated login carries until its holder's is put in."""
     return f"STAFF{index:03d}"
-
-
-def toml_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def ensure_config(path: Path, *, hall_name: str = "Demo hall", port: int = DEFAULT_PORT) -> tuple[HallConfig, list[tuple[str, Role, str]]]:

@@ -89,6 +89,7 @@ from protocol.chain import ChainError, canonical_json, head_from_dict, is_commit
 from protocol.errors import DomainError
 from server_kit.private import make_private
 from server_kit.release import SOFTWARE
+from server_kit.settings import toml_string
 
 FORMAT = "bingo-backup/1"
 SECRETS_FORMAT = "bingo-backup-secrets/1"
@@ -1053,11 +1054,6 @@ def _tables(url: str) -> dict[str, int]:
 # --- The configuration, moved to the new home -------------------------------------------
 
 _UNSAFE_PATH = re.compile(r"[\"'\\\x00-\x1f]")
-
-
-def toml_string(value: str) -> str:
-    """``value`` as a TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value)
 
 
 def toml_set(text: str, table: str, key: str, value: str) -> str:

@@ -52,6 +52,13 @@ class UnknownSetting(DomainError):
         self.reason = reason
 
 
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string, whatever it holds: JSON's escapes of ``"``, ``\\`` and the
+    control characters are TOML's, and DEL, which JSON leaves as it is, is escaped too; any other
+    character is written as it is (a ``\\u`` escape of half a surrogate pair is not TOML)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def table(*keys: str) -> dict[str, Shape]:
     """A table of plain values named ``keys``."""
     return dict.fromkeys(keys, VALUE)

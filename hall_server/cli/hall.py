@@ -9,6 +9,8 @@ on stderr and exit status 1, before it listens.
 
 from __future__ import annotations
 
+import os
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,9 @@ from typing import Any
 import click
 
 from hall_server.cli.context import Hall
-from hall_server.config import STAFF_ROLES, ConfigError, hash_password, toml_string
+from hall_server.config import STAFF_ROLES, ConfigError, hash_password
 from hall_server.hall.roles import Role
+from server_kit.settings import toml_string
 
 ROLE_NAMES = [str(role) for role in STAFF_ROLES]
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
@@ -133,14 +136,17 @@ def add_staff(hall: Hall, name: str, role: str, licence: str, valid_until: datet
         block.append(f"licence_valid_from = {valid_from.date().isoformat()}")
     if document:
         block.append(f"document = {toml_string(document)}")
-    before = path.read_text()
-    with open(path, "a") as stream:
-        stream.write("\n".join(block) + "\n")
+    # The new file is written beside the old one and read as the server reads it before it takes the
+    # old one's place: a value the reader refuses (a licence's dates) leaves the file as it was, and a
+    # server reading it meanwhile never sees half of it.
+    candidate = path.with_name(f".{path.name}.adding")
+    candidate.write_text(path.read_text() + "\n".join(block) + "\n")
     try:
-        hall.config(path)  # the file still reads
-    except ConfigError:
-        with open(path, "w") as stream:  # a licence the reader refuses (its dates): the file as it was
-            stream.write(before)
-        raise
+        hall.config(candidate)
+    except ConfigError as error:
+        candidate.unlink()
+        raise ConfigError(str(error).replace(str(candidate), str(path))) from None
+    shutil.copymode(path, candidate)
+    os.replace(candidate, path)
     click.echo(f"Added {name} ({role.replace('_', ' ')}, licence {licence} valid until "
                f"{valid_until.date().isoformat()}) to {path}; restart the server to use it.")

@@ -1,12 +1,16 @@
 """``bingo hall init-config``, ``hash-password`` and ``add-staff``."""
 
+import tomllib
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from hall_server.cli import main
 from hall_server.config import check_password, load_config
+from server_kit.settings import toml_string
 
 
 @pytest.mark.req("R80")
@@ -48,6 +52,34 @@ def test_add_staff_appends_a_hashed_login_and_refuses_a_second_of_the_same_name(
     no_licence = CliRunner().invoke(main, ["hall", "add-staff", "max", "cashier", "--config", str(path)],
                                     input="long enough password\nlong enough password\n")
     assert no_licence.exit_code != 0 and "--licence" in no_licence.output and load_config(path).staff_member("max") is None
+
+
+@pytest.mark.parametrize("name, said", [
+    ('mallory"\nrole = "administrator', "without line breaks"),
+    ("eve\n[[staff]]\nname = \"root\"", "without line breaks"),
+    ("tab\there", "without line breaks"),
+    ("del\x7fname", "without line breaks"),
+])
+def test_add_staff_refuses_a_name_that_is_not_printable_and_leaves_the_file_as_it_was(
+        name: str, said: str, tmp_path: Path) -> None:
+    """A name the file would have to carry across lines, or with a control character, cannot add a
+    login, nor a role, nor break the file: the new file is read as the server reads it before it
+    replaces the old one, which stays byte for byte."""
+    path = tmp_path / "hall.toml"
+    CliRunner().invoke(main, ["hall", "init-config", "--config", str(path)])
+    before = path.read_bytes()
+    added = CliRunner().invoke(main, ["hall", "add-staff", name, "cashier", "--licence", "I-9", "--valid-until",
+                                      "2030-01-01", "--config", str(path)],
+                               input="long enough password\nlong enough password\n")
+    assert added.exit_code != 0 and said in added.output and str(path) in added.output, added.output
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["hall.toml"]
+
+
+@given(st.text(max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_a_toml_string_reads_back_as_the_text_it_was_made_of(text: str) -> None:
+    assume(not any(0xD800 <= ord(c) <= 0xDFFF for c in text))  # no lone surrogate is text of a file
+    assert tomllib.loads(f"key = {toml_string(text)}")["key"] == text
 
 
 def test_hash_password_prints_a_hash_that_checks() -> None:
