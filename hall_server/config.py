@@ -83,7 +83,7 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.hours import HoursError, parse_schedule
 from hall_server.hall.roles import Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
-from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES, translate
+from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 from server_kit.limits import ConnectionLimits, LimitsError
@@ -111,9 +111,9 @@ def N_(text: str) -> str:
     return text
 
 
-#: What terminals, machines and boards say between games until the operator words it (R97.2):
-#: catalog texts, shown in the hall's language (``[hall] language``) while ``[responsible_play]``
-#: leaves them unset; the operator's own words are shown as written (docs/languages.md).
+#: What terminals and boards say between games until the operator words it (R97.2): catalog
+#: texts, which each screen says in its reader's language while ``[responsible_play]`` leaves
+#: them unset; the operator's own words are shown as written (docs/languages.md).
 DEFAULT_WARNINGS = (
     N_("Play for fun, not to win money back: set yourself a limit and keep to it."),
     N_("Gambling can be addictive. Take a break, and never play with money you need."),
@@ -505,7 +505,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
         desks=tuple(desks),
         source=source,
         draw=_draw(reader, base),
-        responsible=_responsible(reader, language),
+        responsible=_responsible(reader),
         timezone=timezone,
         language=language,
         opening_hours=_opening_hours(reader, hall),
@@ -680,14 +680,15 @@ def _link(reader: "_Reader", section: str, host_is: str, base: Path, pki_dir: Pa
     return host, port, hall_id, server_name or host, base / folder if folder else pki_dir
 
 
-def _responsible(reader: "_Reader", language: str) -> ResponsiblePlayConfig:
-    """The operator's messages, or the default ones in the hall's language."""
+def _responsible(reader: "_Reader") -> ResponsiblePlayConfig:
+    """The operator's messages, or the default ones (catalog texts each screen translates)."""
     table = reader.table("responsible_play")
-    defaults = [translate(language, warning) for warning in DEFAULT_WARNINGS]
-    warnings = reader.get(table, "responsible_play.warnings", list, defaults)
+    # The defaults stay the catalog's English texts: each screen says them in its reader's language
+    # (the board in the hall's, a kiosk in its player's); an operator's own words read as written.
+    warnings = reader.get(table, "responsible_play.warnings", list, list(DEFAULT_WARNINGS))
     if not warnings or not all(isinstance(w, str) and 0 < len(w.strip()) <= 200 for w in warnings):
         raise reader.error("responsible_play.warnings", "lists the warnings shown to players, each 1-200 characters")
-    text = reader.get(table, "responsible_play.help", str, translate(language, DEFAULT_HELP))
+    text = reader.get(table, "responsible_play.help", str, DEFAULT_HELP)
     if not 0 < len(text.strip()) <= 4000:
         raise reader.error("responsible_play.help", "is the help page's text, 1-4000 characters")
     return ResponsiblePlayConfig(tuple(w.strip() for w in warnings), text.strip())

@@ -62,6 +62,8 @@ def english_texts(catalog: Iterable[Any]) -> list[English]:
             if english == translated:
                 continue
             literal = [text for text, _, _, _ in string.Formatter().parse(english)]
+            if not any(character.isalpha() for character in "".join(literal)):
+                continue  # only placeholders and punctuation ("{prize} {after}: {card}"): no English word to find
             pattern = ".+?".join(re.escape(text) for text in literal)
             found.append(English(english, [text for text in literal if text.strip()],
                                  re.compile(rf"^{pattern}$" if " " not in english.strip() else pattern)))

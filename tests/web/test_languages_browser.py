@@ -22,9 +22,9 @@ from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures
 pytestmark = pytest.mark.integration
 
 BOARD = {"width": 1920, "height": 1080}
-#: What the hall's operator writes (its warnings and help) and the hall's name: the hall's own
-#: words from hall.toml, not the catalog's.
-OPERATOR_TEXT = "#warning, #care-help, #hall, #hall-name"
+#: The hall's name: the hall's own words from hall.toml, not the catalog's.  (Its warnings and help
+#: are the catalog's defaults here, said in each page's language.)
+OPERATOR_TEXT = "#hall, #hall-name"
 #: The text of the page a person sees: every visible text node, outside the operator's words.
 VISIBLE_TEXT = """(skip) => {
   const texts = [];
@@ -52,6 +52,13 @@ def english_on(page: Any, language: str) -> list[str]:
     texts = page.evaluate(VISIBLE_TEXT, OPERATOR_TEXT)
     return sorted({f"{english!r} in {text!r}" for text in texts for english, pattern in english_left(language)
                    if pattern.search(text)})
+
+
+def said_warnings(language: str) -> set[str]:
+    """The default warnings (R97.2) as a page speaking ``language`` says them."""
+    from hall_server.config import DEFAULT_WARNINGS
+
+    return {i18n.translate(language, warning) for warning in DEFAULT_WARNINGS}
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +100,7 @@ def test_the_kiosk_speaks_the_halls_catalan_and_each_language_the_player_picks(
         assert kiosk.inner_text("#link") == {"es": "conectado", "fr": "en ligne", "en": "online"}[language]
         if language != "en":
             assert english_on(kiosk, language) == [], language
+        assert kiosk.inner_text("#warning") in said_warnings(language), language
         shot(kiosk, f"languages-kiosk-{language}")
     # The choice stays on this terminal: the page opened again (a new connection, signed out) speaks English.
     kiosk.reload()
@@ -114,6 +122,8 @@ def test_the_board_and_the_sign_in_page_speak_the_halls_catalan(
         board.wait_for_selector("#link:not(.offline)")
         if language != "en":
             assert english_on(board, language) == [], language
+        board.wait_for_selector("#warning:not([hidden])")
+        assert board.inner_text("#warning") in said_warnings(language), language
         shot(board, f"languages-board-{language}")
     board.goto(hall.base + "/board")
     board.wait_for_selector("#sale-screen:not([hidden])")

@@ -323,9 +323,10 @@ function centsFromEuros(text) {
 }
 
 function renderCare() {
-  const warning = state.warnings.length ? state.warnings[state.warningTurn % state.warnings.length] : "";
+  // A default warning or help is a text of the catalog, said in the player's language; the operator's own reads as written.
+  const warning = state.warnings.length ? t(state.warnings[state.warningTurn % state.warnings.length]) : "";
   $("warning").textContent = warning; $("warning").hidden = !warning;
-  $("care-help").replaceChildren(...state.help.split(/\n\s*\n/).map((text) => {
+  $("care-help").replaceChildren(...t(state.help).split(/\n\s*\n/).map((text) => {
     const p = document.createElement("p"); p.textContent = text; return p;
   }));
   const limits = state.player && state.player.limits;

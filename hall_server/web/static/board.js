@@ -413,7 +413,8 @@ function showWarning(mode) {
   const footer = $("warning");
   const net = Board.view && (Board.view.network || Board.view.annex);
   footer.hidden = mode === "draw" || (net && net.state === "drawing") || !Board.warnings.length;
-  if (!footer.hidden) footer.textContent = Board.warnings[Board.turn % Board.warnings.length];
+  // A default warning is a text of the catalog, said in the board's language; the operator's own reads as written.
+  if (!footer.hidden) footer.textContent = t(Board.warnings[Board.turn % Board.warnings.length]);
 }
 
 setInterval(() => { Board.turn += 1; render(); }, 15000);  // the next message, and the screens fitted around it
