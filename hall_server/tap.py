@@ -104,7 +104,7 @@ from hall_server.web.view import HallView
 from protocol.balls import RandomBallGenerator
 from protocol.cards import CARDS_PER_STRIP
 from protocol.chain import ChainError
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError, Phrase
 from protocol.library import build_distinct_strips
 from protocol.records import RecordError
 from protocol.regulator_feed import hall_sender
@@ -775,20 +775,25 @@ def verification_checks(reactor: Any, live: Mapping[str, Any]) -> dict[str, Any]
     read from the card store and its codes checked on the worker.
     """
     if not live:
-        return {"terminals": lambda: "the hall is still starting", "links": lambda: "the hall is still starting"}
+        starting = Phrase(N_("the hall is still starting"))
+        return {"terminals": lambda: starting, "links": lambda: starting}
 
     def terminals() -> str | None:
         fault = check_library(live["engine"], live["key"], live["library"])
         gateway, virtual = live["gateway"], live["virtual"]
         connected, known = blockingCallFromThread(reactor, lambda: (list(gateway.sessions), dict(virtual.state.terminals)))
-        return "; ".join(f for f in (fault, check_terminals(connected, known)) if f) or None
+        faults = [f for f in (fault, check_terminals(connected, known)) if f]
+        # One fault keeps its template for the console's language; the library's and the terminals' read in English.
+        return (faults[0] if len(faults) == 1 else "; ".join(faults)) or None
 
     def links() -> str | None:
         link = live["link"]
         if link is None:
             return None
         status = blockingCallFromThread(reactor, link.console_status)
-        return None if status.get("up") else f"{status['line']}: the network games and the hall-annex game need it"
+        if status.get("up"):
+            return None
+        return Phrase(N_("{link}: the network games and the hall-annex game need it"), link=status["line"])
 
     return {"terminals": terminals, "links": links}
 

@@ -31,7 +31,7 @@ from hall_server.store.cards import library_card_id
 from hall_server.store.database import MIGRATIONS
 from hall_server.terminal_gateway.library import DEFAULT_LIBRARY
 from protocol.cardfile import card_codes
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError, Phrase
 from server_kit.keys import load_card_key
 from protocol.balls import RandomBallGenerator
 from server_kit.journal.port import JournalPort
@@ -42,7 +42,7 @@ def check_random_generator() -> str | None:
     source = RandomBallGenerator()
     balls = [source.draw() for _ in range(90)]
     if sorted(balls) != list(range(1, 91)):
-        return "the random ball generator did not draw each of the 90 balls once"
+        return Phrase(N_("the random ball generator did not draw each of the 90 balls once"))
     return None
 
 
@@ -53,30 +53,38 @@ def check_library(engine: Engine, key_path: Path, in_use: VirtualLibrary, name: 
         stored = card_store.library_cards(engine, name)
         key = load_card_key(key_path)
     except DomainError as error:
-        return f"the virtual library cannot be read: {error}"
+        return Phrase(N_("the virtual library cannot be read: {error}"), error=error)
     ids = [library_card_id(stored.library.series, number) for number in range(1, len(stored.cells) + 1)]
     expected = card_codes(key, ids, stored.cells)
     altered = [card_id for card_id, code, wanted in zip(ids, stored.codes, expected) if code != wanted]
     if altered:
         shown = ", ".join(altered[:5]) + (f" and {len(altered) - 5} more" if len(altered) > 5 else "")
-        return (f"the virtual library's card(s) {shown} do not hold the security code the card key gives them: "
-                "the library was altered; restore it from the backup before anything is sold")
+        return Phrase(N_("the virtual library's card(s) {cards} do not hold the security code the card key gives "
+                         "them: the library was altered; restore it from the backup before anything is sold"),
+                      cards=shown)
     if stored.library.series != in_use.label or not np.array_equal(stored.cells, in_use.cells):
-        return ("the virtual library in the card store is not the one the terminals sell from since the start; "
-                "start the hall server again")
+        return Phrase(N_("the virtual library in the card store is not the one the terminals sell from since the "
+                         "start; start the hall server again"))
     return None
 
 
 def check_terminals(connected: Sequence[str], terminals: Mapping[str, Terminal]) -> str | None:
     """Every terminal connected to the gateway is enrolled and in service (R96.3: a failed one stays off)."""
-    faults = []
+    unknown, out = [], []
     for name in sorted(connected):
         known = terminals.get(name)
         if known is None or known.revoked:
-            faults.append(f"{name} is connected but not enrolled")
+            unknown.append(name)
         elif known.out_of_service is not None:
-            faults.append(f"{name} is connected while out of service")
-    return "; ".join(faults) if faults else None
+            out.append(name)
+    if unknown and out:
+        return Phrase(N_("connected but not enrolled: {unknown}; connected while out of service: {out}"),
+                      unknown=", ".join(unknown), out=", ".join(out))
+    if unknown:
+        return Phrase(N_("connected but not enrolled: {unknown}"), unknown=", ".join(unknown))
+    if out:
+        return Phrase(N_("connected while out of service: {out}"), out=", ".join(out))
+    return None
 
 
 def verify_system(

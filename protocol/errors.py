@@ -79,6 +79,25 @@ def worded(template: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return {"line": fill(template, params), "said": {"message": template, "parts": dict(params)}}
 
 
+class Phrase(str):
+    """A sentence the server writes in English (a check's fault, journaled as it is) that keeps the
+    catalog's template it was filled from and its params, for a page to say it in its reader's
+    language (``I18n.said``): ``Phrase(N_("the server clock is {behind} s behind ..."), behind=12)``."""
+
+    template: Template
+    params: dict[str, Any]
+
+    def __new__(cls, template: Template, **params: Any) -> "Phrase":
+        phrase = super().__new__(cls, fill(template, params))
+        phrase.template = template
+        phrase.params = params
+        return phrase
+
+    def said(self) -> dict[str, Any]:
+        """The template and its parts as a page says them (``{"message": ..., "parts": {...}}``)."""
+        return {"message": str(self.template), "parts": {name: str(value) for name, value in self.params.items()}}
+
+
 class DomainError(Exception):
     """A command or an input that breaks a rule; ``str(error)`` is the user-facing message.
 

@@ -30,7 +30,7 @@ from typing import Callable, Mapping
 
 from sqlalchemy import Engine, text
 
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError, Phrase
 from server_kit.db.database import is_current
 from server_kit.journal.port import JournalPort
 
@@ -107,7 +107,8 @@ def write_manifest(path: Path, root: Path | None = None) -> int:
 
 def check_software(manifest: Path, root: Path | None = None) -> str | None:
     if not manifest.exists():
-        return f"no release manifest at {manifest}; install the release with `bingo release manifest`"
+        return Phrase(N_("no release manifest at {manifest}; install the release with `bingo release manifest`"),
+                      manifest=manifest)
     try:
         data = json.loads(manifest.read_text())
         expected = data["files"]
@@ -117,11 +118,13 @@ def check_software(manifest: Path, root: Path | None = None) -> str | None:
         if libraries is not None and not isinstance(libraries, dict):
             raise ValueError
     except (ValueError, KeyError, TypeError):
-        return f"the release manifest {manifest} is unreadable"
+        return Phrase(N_("the release manifest {manifest} is unreadable"), manifest=manifest)
     faults = _differences(expected, installed_files(root or source_root()), "")
     if libraries is not None:
         faults += _differences(libraries, installed_distributions(), "library ")
-    return "installed software differs from the release manifest (" + "; ".join(faults) + ")" if faults else None
+    if not faults:
+        return None
+    return Phrase(N_("installed software differs from the release manifest ({faults})"), faults="; ".join(faults))
 
 
 def _differences(expected: Mapping[str, object], actual: Mapping[str, object], kind: str) -> list[str]:
@@ -150,11 +153,11 @@ def check_database(engine: Engine, migrations: str) -> str | None:
         if engine.dialect.name == "sqlite":
             outcome = connection.execute(text("PRAGMA integrity_check")).scalar()
             if outcome != "ok":
-                return f"the database's integrity check failed: {outcome}"
+                return Phrase(N_("the database's integrity check failed: {outcome}"), outcome=outcome)
         else:
             connection.execute(text("SELECT 1"))
     if not is_current(engine, migrations):
-        return "the database schema is not at the newest migration"
+        return Phrase(N_("the database schema is not at the newest migration"))
     return None
 
 
@@ -167,8 +170,9 @@ def check_clock(wall_ms: Callable[[], int], journal: JournalPort) -> str | None:
     last = journal.last
     now_ms = wall_ms()
     if now_ms < EARLIEST_PLAUSIBLE_MS:
-        return "the server clock stands before this software's release; set the clock"
+        return Phrase(N_("the server clock stands before this software's release; set the clock"))
     if last is not None and now_ms < last.time_ms:
         behind = (last.time_ms - now_ms) // 1000
-        return f"the server clock is {behind} s behind the last journal record; it was set back"
+        return Phrase(N_("the server clock is {behind} s behind the last journal record; it was set back"),
+                      behind=behind)
     return None

@@ -39,7 +39,7 @@ from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.session import SessionModule
 from protocol import blower_messages as bm
 from protocol.chain import Record
-from protocol.errors import N_, DomainError
+from protocol.errors import N_, DomainError, Phrase
 from protocol.game import Input, State
 from server_kit.core import Actor, CommandCore, CommandSpec
 
@@ -265,19 +265,21 @@ class HallBlowers:
         return ensureDeferred(self._self_test())
 
     async def _self_test(self) -> str | None:
-        faults = []
+        faults: list[Phrase] = []
         for driver in self.drivers:
             if not driver.ready:
-                faults.append(f"the {driver.name} blower is not connected")
+                faults.append(Phrase(N_("the {blower} blower is not connected"), blower=driver.name))
                 continue
             try:
                 report = await driver.self_test()
             except BlowerError as error:
-                faults.append(f"{driver.name} blower: {error}")
+                faults.append(Phrase(N_("{blower} blower: {error}"), blower=driver.name, error=error))
                 continue
             if not report.passed:
-                faults.append(f"{driver.name} blower self-test failed: {', '.join(report.failed_parts)}")
-        return "; ".join(faults) or None
+                faults.append(Phrase(N_("{blower} blower self-test failed: {parts}"), blower=driver.name,
+                                     parts=", ".join(report.failed_parts)))
+        # One fault keeps its template for the console's language; both blowers' read in English.
+        return (faults[0] if len(faults) == 1 else "; ".join(faults)) or None
 
     def draw_device_check(self, reactor: Any) -> Callable[[], str | None]:
         """The verification's ``draw_device`` check: it runs on a worker thread and waits

@@ -43,7 +43,7 @@ from twisted.internet.defer import Deferred, fail
 from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from hall_server.hall.roles import Role
 from protocol.chain import Record
-from protocol.errors import N_, DomainError
+from protocol.errors import N_, DomainError, Phrase
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking
 from server_kit.journal.projection import ProjectedState
 
@@ -329,7 +329,11 @@ class SessionModule(ProjectedState):
                     + (f"; unknown {', '.join(unknown)}" if unknown else "")
                 )
             faults = {name: fault for name, fault in results.items() if fault}
-            return [("system_verified", {"date": date, "results": dict(results), "passed": not faults, **during})]
+            # A fault worded from the catalog keeps its template: the console says it in its reader's language.
+            said = {name: fault.said() for name, fault in faults.items() if isinstance(fault, Phrase)}
+            return [("system_verified", {"date": date, "results": {name: None if fault is None else str(fault)
+                                                                    for name, fault in results.items()},
+                                         "passed": not faults, **during, **({"said": said} if said else {})})]
 
         return self.core.execute(actor, "run_verification", decide)
 

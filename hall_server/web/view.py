@@ -367,7 +367,8 @@ class HallView:
             game["link_up"] = bool(p["up"])
 
     def _on_system_verified(self, p: Mapping[str, Any]) -> None:
-        self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results"))}
+        self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results")),
+                             "said": redacted(p.get("said") or {})}
 
     def _on_opening_hours_notified(self, p: Mapping[str, Any]) -> None:
         self.opening_hours = {"hours": p["hours"], "applies_from": p["applies_from"], "previous": p.get("previous")}

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from protocol.records.base import JournalRecord, optional, record
+from protocol.records.base import Json, JournalRecord, optional, record
 
 
 @record
@@ -26,6 +26,10 @@ class SystemVerified(JournalRecord):
     #: The session under way when it ran (a verification during a session, R92.5e: after a
     #: restart from a crash, or whenever staff want one); absent for a verification before a session.
     session: int | None = optional()
+    #: For each fault worded from a catalog template, the template and its parts
+    #: (``{"message": ..., "parts": {...}}``), for the console to say it in its reader's
+    #: language; absent when no fault was (the fault's English text is in ``results``).
+    said: Mapping[str, Json] | None = optional()
 
 
 @record

@@ -152,3 +152,24 @@ def test_closing_needs_a_count_and_both_signatures_and_the_state_rebuilds(core: 
     again.core.recover()
     assert again.state == session.state
     assert journal.verify() == 9
+
+
+@pytest.mark.req("R84.1", "R92.5e")
+def test_a_fault_worded_from_the_catalog_is_journaled_in_english_with_its_template_for_the_console(
+        core: CommandCore, journal: Journal) -> None:
+    """The clock's fault keeps its catalog template beside its English text: the administrator's
+    console says it in Catalan (``I18n.said``); a fault with no template reads as written."""
+    from hall_server import i18n
+    from server_kit.verification import check_clock
+
+    fault = check_clock(lambda: 1_000, journal)
+    session = SessionModule(core, lambda now: {**PASSED, "clock": fault, "links": "the link is down"})
+    result(session.run_verification(ADMIN, "2026-12-01"))
+    (record,) = list(journal.records())
+    p = record.payload
+    assert p["results"]["clock"] == "the server clock stands before this software's release; set the clock"
+    assert p["said"] == {"clock": {"message": p["results"]["clock"], "parts": {}}}, "only the worded fault"
+    assert p["results"]["links"] == "the link is down"
+    said = p["said"]["clock"]
+    assert i18n.translate("ca", said["message"], **said["parts"]) == (
+        "el rellotge del servidor és anterior a la publicació d'aquest programari; poseu-lo en hora")

@@ -869,7 +869,9 @@ function openingSection() {
       const v = view.session.verification;
       if (st.open) return [t("done: the session is open"), true];
       if (v) {
-        const failed = Object.entries(v.results || {}).filter(([, fault]) => fault !== null).map(([check, fault]) => `${words(check)}: ${typeof fault === "string" ? fault : JSON.stringify(fault)}`);
+        // A fault worded from the catalog is said in the console's language; another reads as the server wrote it.
+        const faultText = (check, fault) => typeof fault === "string" ? I18n.said((v.said || {})[check], fault) : JSON.stringify(fault);
+        const failed = Object.entries(v.results || {}).filter(([, fault]) => fault !== null).map(([check, fault]) => `${words(check)}: ${faultText(check, fault)}`);
         return v.passed ? [t("passed for {date}", {date: v.date}), true] : [t("FAILED for {date}: {faults}", {date: v.date, faults: failed.join("; ")}), false];
       }
       return [t("not yet run today"), false];
