@@ -728,8 +728,9 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     # The regulator's read-only consultation (R95.3): regulator certificates only, each query journaled.
     site.resource.putChild(b"regulator", consultation_resource(core, Consultation(journal.records, on_general_pool)))
     if videobingo is not None:
-        site.resource.putChild(b"vb", MachineScreenResource(MachineGateway(videobingo, pins, check_pin, reactor),
-                                                            require_certificate=config.tls.enabled))
+        machines = MachineGateway(videobingo, pins, check_pin, reactor,
+                                  notices=(config.responsible.warnings, config.responsible.help))
+        site.resource.putChild(b"vb", MachineScreenResource(machines, require_certificate=config.tls.enabled))
     if feed is not None and config.regulator is not None:
         feed.witness = functools.partial(
             rollback.held, f"the regulator's receiver at {config.regulator.host}:{config.regulator.port}")

@@ -25,7 +25,7 @@ machine's screen says in the player's language (:class:`~hall_server.hall.videob
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from twisted.internet.defer import succeed
 from twisted.internet.interfaces import IReactorTime
@@ -54,11 +54,14 @@ MAX_ERRORS = 20
 class MachineGateway:
     """The stations connected now, and what they need of the hall."""
 
-    def __init__(self, videobingo: VideoBingoModule, pins: PinGuard, check_pin: CheckPin, clock: IReactorTime) -> None:
+    def __init__(self, videobingo: VideoBingoModule, pins: PinGuard, check_pin: CheckPin, clock: IReactorTime,
+                 notices: tuple[Sequence[str], str] = ((), "")) -> None:
         self.videobingo = videobingo
         self.pins = pins
         self.check_pin = check_pin
         self.clock = clock
+        #: The operator's responsible-play warnings and help page (R97.2), as the kiosk shows them.
+        self.notices = (tuple(notices[0]), notices[1])
         self.sessions: dict[str, MachineSession] = {}
 
 
@@ -186,6 +189,8 @@ class MachineSession:
                                       for p in paytable.patterns]},
             "jackpot_cents": self.vb.jackpot(machine.machine_id),
             "last_play": last.to_json() if last is not None else None,
+            # R97.2: the screen shows the warnings in turn and the help page behind its Help button.
+            "warnings": list(self.gateway.notices[0]), "help": self.gateway.notices[1],
         }
 
     def _where(self) -> tuple[str, int]:

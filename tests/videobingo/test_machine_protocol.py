@@ -58,6 +58,23 @@ def test_a_station_says_hello_plays_and_is_shown_its_last_play_when_it_comes_bac
     assert [p["seq"] for p in result(again.recall())["plays"]] == [shown["seq"]]
 
 
+@pytest.mark.req("R97.2")
+def test_a_station_is_given_the_operators_warnings_and_help_page(hall: Hall) -> None:
+    """R97.2: machines show the operator's warnings and a help page, as the kiosk does; a gateway
+    given none (a test's) says none."""
+    from hall_server.config import DEFAULT_HELP, DEFAULT_WARNINGS
+
+    token = enrol(hall)
+    pins = PinGuard(hall.core, hall.cashier)
+    gateway = MachineGateway(hall.vb, pins, lambda number, pin: defer.succeed(False), Clock(),
+                             notices=(DEFAULT_WARNINGS, DEFAULT_HELP))
+    client, _ = wired(gateway, token)
+    welcome = result(client.hello())
+    assert welcome["warnings"] == list(DEFAULT_WARNINGS) and welcome["help"] == DEFAULT_HELP
+    bare = MachineGateway(hall.vb, pins, lambda number, pin: defer.succeed(False), Clock())
+    assert result(wired(bare, token)[0].hello())["warnings"] == []
+
+
 def test_a_station_with_a_wrong_token_is_refused_and_closed(hall: Hall, gateway: MachineGateway) -> None:
     enrol(hall)
     client, session = wired(gateway, "not-the-token")

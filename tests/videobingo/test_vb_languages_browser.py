@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from hall_server import i18n
+from hall_server.config import DEFAULT_HELP, DEFAULT_WARNINGS
 from tests.support.waiting import WAIT
 from tests.terminals.test_kiosk_browser import Staff, player
 from tests.videobingo.paytables import EXAMPLES
@@ -60,6 +62,15 @@ def test_a_catalan_machine_says_the_halls_refusal_and_the_stake_in_catalan(
     page.press("#pin", "Enter")
     page.wait_for_selector("#account-credit:not([hidden])")
     assert page.inner_text("#who") == f"Compte •••• {account[-4:]}"  # never the whole number on a public machine
+    # R97.2: the operator's warnings in turn and a help page, the defaults in the player's language.
+    assert page.inner_text("#warning") in {i18n.translate("ca", w) for w in DEFAULT_WARNINGS}
+    page.click("#help")
+    page.wait_for_selector("#help-panel:not([hidden])")
+    assert page.inner_text("#help-title") == "Jugueu amb responsabilitat"
+    assert page.inner_text("#help-text").startswith(i18n.translate("ca", DEFAULT_HELP)[:40])
+    shot(page, "vb-ca-help")
+    page.click("#help-close")
+    page.wait_for_selector("#help-panel", state="hidden")
 
     # A play with no credit: the hall refuses it (in English, in its journal); the screen says it in Catalan.
     page.click("#counts .count[data-count='1']")

@@ -123,7 +123,7 @@ function said(reason, params, message) {
 
 const state = {
   socket: null, retry: 1000, refused: false, machine: null, station: null, token: null,
-  welcome: null, credit: 0, account: null, count: 1, keep: false,
+  welcome: null, credit: 0, account: null, count: 1, keep: false, warningTurn: 0,
   recalled: null,      // a play of the machine's recall shown instead of the game
   last: null,          // the last committed play shown
   preview: false,      // the cards chosen for the next play are shown instead of the last play
@@ -223,8 +223,21 @@ function receive(message) {
   }
 }
 
+// R97.2: the operator's warnings, one at a time, and the help page; a default is a text of the
+// catalog, said in the player's language, the operator's own words read as written.
+function showNotices() {
+  const warnings = (state.welcome && state.welcome.warnings) || [];
+  $("warning").hidden = !warnings.length;
+  $("warning").textContent = warnings.length ? t(warnings[state.warningTurn % warnings.length]) : "";
+  const help = (state.welcome && state.welcome.help) || "";
+  $("help").hidden = !help;
+  $("help-text").replaceChildren(...t(help).split(/\n\s*\n/).filter(Boolean).map((text) =>
+    Object.assign(document.createElement("p"), { textContent: text })));
+}
+
 function welcomed(message) {
   state.welcome = message;
+  showNotices();
   state.credit = message.credit_cents;
   $("enrol").hidden = true;
   $("screen").hidden = false;
@@ -581,6 +594,9 @@ function start() {
   $("sign-out").addEventListener("click", () => plain({ type: "sign_out" }, "sign_out"));
   $("recall").addEventListener("click", () => { backToTheGame(); plain({ type: "recall" }, "recall"); });
   $("recall-close").addEventListener("click", () => { $("recall-panel").hidden = true; });
+  $("help").addEventListener("click", () => { $("recall-panel").hidden = true; $("help-panel").hidden = false; });
+  $("help-close").addEventListener("click", () => { $("help-panel").hidden = true; });
+  setInterval(() => { state.warningTurn += 1; showNotices(); }, 20000);
   $("recall-back").addEventListener("click", backToTheGame);
   if (!credentials()) {
     $("enrol").hidden = false;
@@ -594,6 +610,7 @@ function relabel() {
   for (const button of document.querySelectorAll("#account-credit .take")) button.textContent = euros(Number(button.dataset.cents));
   if (saying && !$("message").hidden) $("message").textContent = saying();
   if (!state.welcome) return;
+  showNotices();
   $("machine").textContent = TEXT.station(state.welcome.machine, state.welcome.station);
   $("link").textContent = $("link").className === "online" ? TEXT.online : TEXT.offline;
   paytable(state.welcome);
