@@ -57,7 +57,21 @@ PERMISSIONS = {
 
 
 class ResponsiblePlayError(DomainError):
-    """A limit or exclusion that cannot be set; the message says why."""
+    """A limit or exclusion that cannot be set; the message says why.
+
+    ``reason`` and :meth:`figures`: for a refusal a player meets at a kiosk, a stable code and
+    its figures, which the kiosk says in the player's language (docs/languages.md)."""
+
+    reason = ""
+
+    def figures(self) -> dict[str, int | str]:
+        return {}
+
+
+class NoVisitorRecord(ResponsiblePlayError):
+    """A player's self-exclusion asked at a terminal, for an account with no visitor record."""
+
+    reason = "no_visitor_record"
 
 
 @dataclass
@@ -268,7 +282,7 @@ class ResponsiblePlayModule(ProjectedState):
         def decide(now: int) -> list[Entry]:
             document = self.document_of(account)
             if document is None:
-                raise ResponsiblePlayError("this account has no visitor record; ask at the cashier's desk")
+                raise NoVisitorRecord(N_("this account has no visitor record; ask at the cashier's desk"))
             known = self.cashier.state.accounts[account]  # an account with a document has its visitor
             name = self.admission.visitor(known.visitor).name
             return [self._exclusion_entry(document, days, now, account=account, terminal=terminal, name=name)]

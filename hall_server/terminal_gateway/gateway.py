@@ -844,7 +844,11 @@ class TerminalSession:
             if self._unavailable(failure, seq):
                 return
             if failure.check(DomainError):
-                self._refused("refused", failure.getErrorMessage(), seq, kind)
+                error = failure.value
+                reason = getattr(error, "reason", "")
+                figures = error.figures() if reason and hasattr(error, "figures") else {}
+                # A refusal with a reason is said by the kiosk in the player's language.
+                self._refused("refused", Refusal(str(error), reason, **figures) if reason else str(error), seq, kind)
             else:
                 self._internal(failure, seq)
 

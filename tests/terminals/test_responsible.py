@@ -46,6 +46,17 @@ def test_a_lower_limit_applies_at_once_and_a_purchase_past_it_is_refused_whole_a
 
 
 @pytest.mark.req("R97.2")
+def test_a_self_exclusion_asked_for_an_account_with_no_visitor_record_has_its_reason_for_the_kiosk(
+    hall: VirtualHall,
+) -> None:
+    from hall_server.hall.responsible import NoVisitorRecord
+
+    with pytest.raises(NoVisitorRecord, match="no visitor record; ask at the cashier's desk") as refused:
+        result(hall.responsible.exclude_from_terminal("T1", "999999999999", 30))
+    assert refused.value.reason == "no_visitor_record" and refused.value.figures() == {}
+
+
+@pytest.mark.req("R97.2")
 def test_a_higher_limit_or_none_waits_for_the_next_day(hall: VirtualHall, gateway: TerminalGateway) -> None:
     on_sale(hall)
     wire, number = signed_in(hall, gateway, credit=5_000)

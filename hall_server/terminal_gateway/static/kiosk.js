@@ -388,6 +388,8 @@ const REFUSALS = () => ({
   signed_out: () => t("Sign in with your account and PIN first."),
   unavailable: () => t("The hall cannot take this just now; try again in a moment."),
   not_enrolled: () => t("This terminal is not enrolled, or its token is wrong: staff must enrol it again."),
+  // The player's own limit and self-exclusion (R97.2).
+  no_visitor_record: () => t("Your account has no visitor record today: ask at the cashier's desk to exclude yourself."),
   // The network game's: the hall's link, and the central server's reasons (protocol/central_messages.py REFUSALS).
   link_down: () => t("The link to the network game is down, so the purchase cannot be sent now; nothing was charged. Try again when this screen shows the link back."),
   sale_not_open: () => t("The sale of this game has not opened yet."),
