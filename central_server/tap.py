@@ -103,6 +103,7 @@ from server_kit.keys import load_journal_key, public_pem
 from server_kit import private
 from server_kit.services import ThreadPoolService, WebService
 from server_kit.storage import StorageWatch
+from server_kit.settings import ConfigFile
 from server_kit.web.consultation import BODY_BYTES as CONSULTATION_BODY_BYTES
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.consultation import consultation_resource
@@ -117,6 +118,17 @@ STATIC = Path(__file__).parent / "static"
 
 class StartRefused(DomainError):
     """The central server will not serve in the state it found; the message says why."""
+
+
+def _describe_config(path: Path) -> str:
+    """``central.toml`` at ``path`` read as the central server's start reads it, in one line (``bingo config check``)."""
+    central = load_config(path)
+    database = central.database_url.split(":", 1)[0].split("+", 1)[0]
+    return f"a central server configuration: {central.central_id!r}, {len(central.halls)} halls, database {database}"
+
+
+#: The central server's configuration file for ``bingo config check`` (the ``bingo.config`` entry point ``central``).
+CONFIG_CHECK = ConfigFile("central", "central.toml", _describe_config)
 
 
 def default_config_path() -> Path:

@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL, is_sender
-from server_kit.settings import ANY_NAME, Schema, UnknownSetting, check_known, fields_of
+from server_kit.settings import ANY_NAME, ConfigFile, Schema, UnknownSetting, check_known, fields_of
 
 FILE = "senders.toml"
 _SIGNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -157,9 +157,16 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (status.st_ino, status.st_mtime_ns, status.st_size)
 
 
-def read_senders(path: Path) -> dict[str, RegisteredSender]:
-    """The registrations a ``senders.toml`` at ``path`` holds, checked as the receiver checks them."""
-    return _read(path)
+def _describe(path: Path) -> str:
+    """``senders.toml`` at ``path`` read as the receiver reads it, in one line (``bingo config check``)."""
+    if not path.is_file():
+        raise RegistryError(f"{path}: no such file")
+    senders = _read(path)
+    return f"the regulator's receiver's senders: {len(senders)} registered ({', '.join(sorted(senders)) or 'none'})"
+
+
+#: The receiver's register of senders for ``bingo config check`` (the ``bingo.config`` entry point ``regulator``).
+CONFIG_CHECK = ConfigFile("regulator", FILE, _describe)
 
 
 def _read(path: Path) -> dict[str, RegisteredSender]:
@@ -207,4 +214,4 @@ def _toml(senders: dict[str, RegisteredSender]) -> str:
 
 
 __all__ = ["FILE", "RegisteredSender", "RegistryError", "SenderRegistry", "default_signers", "key_pem",
-           "public_key", "read_key_file", "read_senders", "same_key"]
+           "public_key", "read_key_file", "same_key"]

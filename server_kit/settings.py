@@ -27,8 +27,9 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import fields, is_dataclass
-from typing import Any, Mapping, Union
+from dataclasses import dataclass, fields, is_dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Union
 
 from protocol.errors import DomainError
 
@@ -50,6 +51,22 @@ class UnknownSetting(DomainError):
         super().__init__(f"{key}: {reason}")
         self.key = key
         self.reason = reason
+
+
+#: The entry point group through which each server declares its configuration file (``bingo config check``).
+CONFIG_ENTRY_POINTS = "bingo.config"
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A server's configuration file as ``bingo config check`` reads it: ``server`` (``hall``,
+    ``central``, ``regulator``), the file's usual ``name`` (``hall.toml``), and ``check``, which
+    reads a file at a path with the server's own reader (its :class:`DomainError` is the line the
+    start stops with) and says in one line what it describes."""
+
+    server: str
+    name: str
+    check: Callable[[Path], str]
 
 
 def toml_string(text: str) -> str:

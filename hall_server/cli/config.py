@@ -1,71 +1,55 @@
 """``bingo config check FILE``: a server's configuration read as its start reads it, before it starts.
 
-The hall's ``hall.toml``, the central server's ``central.toml`` and the regulator's receiver's
-``senders.toml`` are each read by their server's own reader (the same code ``serve`` runs), so a
-file this command passes is one the server takes, and a file it refuses stops the server with the
-same line: the key's path and, for a misspelt key, the one meant (``tls.require_client_certficate:
-is not a setting here; did you mean require_client_certificate?``).  The kind of file is found from
-its tables (``[hall]``, ``[central]``, ``[senders]``) unless ``--server`` names it.
+Each server declares its file through the ``bingo.config`` entry point group
+(:class:`server_kit.settings.ConfigFile`: the hall's ``hall.toml``, the central server's
+``central.toml``, the regulator's receiver's ``senders.toml``), with a check that reads it
+with the server's own reader, the same code ``serve`` runs.  So a file this command passes
+is one the server takes, and a file it refuses stops the server with the same line: the
+key's path and, for a misspelt key, the one meant (``tls.require_client_certficate: is not a
+setting here; did you mean require_client_certificate?``).  The server is told by the
+file's name, or by ``--server``.
 """
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import click
 
 from protocol.errors import DomainError
-
-KINDS = ("hall", "central", "regulator")
+from server_kit.settings import CONFIG_ENTRY_POINTS, ConfigFile
 
 
 class ConfigCheckError(DomainError):
-    """A configuration file this command cannot read, or whose kind it cannot tell."""
+    """A configuration file whose server cannot be told or is not installed."""
 
 
-def kind_of(path: Path) -> str:
-    """Which server reads the file at ``path``, from its top-level tables."""
-    try:
-        with open(path, "rb") as stream:
-            data = tomllib.load(stream)
-    except FileNotFoundError:
-        raise ConfigCheckError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigCheckError(f"{path}: a folder, not a configuration file") from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigCheckError(f"{path}: not valid TOML: {error}") from None
-    found = [kind for kind, table in (("hall", "hall"), ("central", "central"), ("regulator", "senders"))
-             if table in data]
-    if len(found) != 1:
-        raise ConfigCheckError(
-            f"{path}: cannot tell which server reads it (a hall's has [hall], a central server's [central], the "
-            "regulator's receiver's [senders]); name it with --server hall, central or regulator")
-    return found[0]
+def installed() -> dict[str, ConfigFile]:
+    """Each installed server's configuration file, by server (the ``bingo.config`` entry points)."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, ConfigFile] = {}
+    for entry in entry_points(group=CONFIG_ENTRY_POINTS):
+        declared = entry.load()
+        if not isinstance(declared, ConfigFile):
+            raise ConfigCheckError(f"the {CONFIG_ENTRY_POINTS} entry point {entry.value} declares no configuration file")
+        found.setdefault(declared.server, declared)
+    return found
 
 
-def check_file(path: Path, kind: str) -> str:
-    """Read ``path`` as server ``kind`` reads it at start; what it describes, in one line."""
-    if kind == "hall":
-        from hall_server.config import load_config
-
-        hall = load_config(path)
-        database = hall.database_url.split(":", 1)[0].split("+", 1)[0]
-        return (f"a hall configuration: hall {hall.name!r}, {len(hall.staff)} staff logins, "
-                f"database {database}, listening on {hall.interface}:{hall.port}")
-    if kind == "central":
-        from central_server.config import load_config as load_central
-
-        central = load_central(path)
-        database = central.database_url.split(":", 1)[0].split("+", 1)[0]
-        return (f"a central server configuration: {central.central_id!r}, {len(central.halls)} halls, "
-                f"database {database}")
-    from regulator.senders import read_senders
-
-    if not path.is_file():
-        raise ConfigCheckError(f"{path}: no such file")
-    senders = read_senders(path)
-    return f"the regulator's receiver's senders: {len(senders)} registered ({', '.join(sorted(senders)) or 'none'})"
+def which(path: Path, server: str | None, files: dict[str, ConfigFile]) -> ConfigFile:
+    """The configuration file ``path`` is: the one ``server`` names, else the one of its name."""
+    if server is not None:
+        if server not in files:
+            raise ConfigCheckError(f"there is no {server!r} server installed here; the servers are "
+                                   f"{', '.join(sorted(files))}")
+        return files[server]
+    named = [file for file in files.values() if file.name == path.name]
+    if len(named) != 1:
+        names = ", ".join(f"{file.name} ({file.server})" for file in sorted(files.values(), key=lambda f: f.server))
+        raise ConfigCheckError(f"{path}: cannot tell which server reads it by its name (the files are {names}); "
+                               f"name it with --server {' or '.join(sorted(files))}")
+    return named[0]
 
 
 @click.group()
@@ -75,13 +59,15 @@ def config() -> None:
 
 @config.command()
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--server", "kind", type=click.Choice(KINDS), default=None,
-              help="Which server reads FILE (default: found from its tables: [hall], [central], [senders]).")
-def check(file: Path, kind: str | None) -> None:
+@click.option("--server", default=None, metavar="SERVER",
+              help="Which server reads FILE: hall, central or regulator (default: told by the file's name).")
+def check(file: Path, server: str | None) -> None:
     """Read FILE as its server's start does; exit 0 if the server would take it, else 1 with the reason.
 
     Every key must be a known one (a misspelt key is refused with the key meant), every
     value of its type and range, every file it names where it says.
     """
-    kind = kind or kind_of(file)
-    click.echo(f"{file}: {check_file(file, kind)}")
+    if file.is_dir():
+        raise ConfigCheckError(f"{file}: a folder, not a configuration file")
+    declared = which(file, server, installed())
+    click.echo(f"{file}: {declared.check(file)}")

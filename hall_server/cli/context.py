@@ -27,6 +27,7 @@ from hall_server.store.database import default_url, open_database
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key
 from server_kit.pki import default_pki_dir
+from server_kit.settings import ConfigFile
 
 class HallFolderError(DomainError):
     """The folder a command was given holds no hall; the message says what to set."""
@@ -144,3 +145,15 @@ class Hall:
         verifies, with ``create_key`` False, needs the hall's database to exist already)."""
         engine = self.engine if create_key else self.existing_engine
         return Journal(engine, self.journal_key(create=create_key), head=self.head_path)
+
+
+def _describe_config(path: Path) -> str:
+    """``hall.toml`` at ``path`` read as the hall's start reads it, in one line (``bingo config check``)."""
+    hall = load_config(path)
+    database = hall.database_url.split(":", 1)[0].split("+", 1)[0]
+    return (f"a hall configuration: hall {hall.name!r}, {len(hall.staff)} staff logins, "
+            f"database {database}, listening on {hall.interface}:{hall.port}")
+
+
+#: The hall's configuration file for ``bingo config check`` (the ``bingo.config`` entry point ``hall``).
+CONFIG_CHECK = ConfigFile("hall", CONFIG_FILE, _describe_config)

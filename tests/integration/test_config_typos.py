@@ -208,13 +208,19 @@ def test_config_check_refuses_a_typo_in_the_register_of_senders_and_what_it_cann
     path = senders_file(tmp_path, "journal_key =", "jurnal_key =")
     code, said = config_check(str(path))
     assert code == 1 and said.endswith("did you mean journal_key?"), said
-    other = tmp_path / "other.toml"
+    # Another name: the server is named with --server, and the file is read as that server reads it.
+    other = tmp_path / "nord.toml"
     other.write_text('[listen]\nport = 1\n')
     code, said = config_check(str(other))
-    assert code == 1 and "name it with --server hall, central or regulator" in said, said
+    assert code == 1 and "name it with --server central or hall or regulator" in said, said
     code, said = config_check("--server", "hall", str(other))
     assert code == 1 and said.startswith(f"Error: {other}: "), said
-    assert config_check(str(tmp_path / "missing.toml")) == (1, f"Error: {tmp_path / 'missing.toml'}: no such file")
+    code, said = config_check("--server", "casino", str(other))
+    assert code == 1 and "there is no 'casino' server installed here" in said, said
+    missing = tmp_path / "hall.toml"
+    code, said = config_check(str(missing))
+    assert code == 1 and str(missing) in said and "no such" in said.lower(), said
     other.write_text("[hall\n")
-    code, said = config_check(str(other))
+    code, said = config_check("--server", "central", str(other))
     assert code == 1 and "not valid TOML" in said, said
+    assert config_check(str(tmp_path)) == (1, f"Error: {tmp_path}: a folder, not a configuration file")
