@@ -140,23 +140,24 @@ def read_year(config: CentralConfig, year: int, through: str) -> tuple[YearTax, 
     """The network games' tax year, its report (R98.2) and the report's PDF in the central server's
     language, from the whole journal once it verifies."""
     records, _, _ = verified_journal(config)
-    made, laid_out = central_yearly_report(records, year, through, config.central_id, config.timezone)
     words = wording(config.language)
-    printed = central_yearly_report(records, year, through, config.central_id, config.timezone, words)[1]
+    made, (laid_out, printed) = central_yearly_report(records, year, through, config.central_id, config.timezone,
+                                                      (DATA, words))
     return made, laid_out, to_pdf(printed, words)
 
 
 def central_yearly_report(records: Sequence[Record], year: int, through: str, central_id: str,
-                          timezone: str, words: Wording = DATA) -> tuple[YearTax, Report]:
-    """The network games' tax year ``year`` up to day ``through`` (R98.2) and its report in ``words`` (the
-    data's by default), from ``records`` in order."""
+                          timezone: str, wordings: Sequence[Wording] = (DATA,)) -> tuple[YearTax, list[Report]]:
+    """The network games' tax year ``year`` up to day ``through`` (R98.2) and its report in each of
+    ``wordings`` (the data's by default), from ``records`` in order, folded once."""
     zone = zoneinfo.ZoneInfo(timezone)
     games = [g for g in _games(records) if g.end is not None and str(year) == day_of(g.end, zone)[:4]
              and day_of(g.end, zone) <= through]
     made = YearTax.of(year, through, _tax_days(games, zone))
-    return made, yearly_report(made, origin="central", server=central_id, timezone=timezone,
-                               journal=year_range(records, year, through, zone),
-                               games_tax_cents=sum(tax_cents(_tax_base(g)) for g in games), wording=words)
+    journal = year_range(records, year, through, zone)
+    tax = sum(tax_cents(_tax_base(g)) for g in games)
+    return made, [yearly_report(made, origin="central", server=central_id, timezone=timezone, journal=journal,
+                                games_tax_cents=tax, wording=words) for words in wordings]
 
 
 def _tax_days(games: Sequence[_Game], zone: zoneinfo.ZoneInfo) -> list[TaxDay]:

@@ -120,10 +120,10 @@ DEFAULT_WARNINGS = (
     N_("Under 18s may not play."),
 )
 DEFAULT_HELP = N_(
-    "Set a daily spending limit on your account here or at the cashier's desk: a lower limit "
-    "applies at once, a higher one from tomorrow. You can also exclude yourself from play for "
-    "as many days as you choose; it cannot be lifted early. If gambling is a problem for you or "
-    "someone close to you, ask any member of staff for the helpline's number."
+    "Set a daily spending limit on your account at a player terminal or at the cashier's desk: a "
+    "lower limit applies at once, a higher one from tomorrow. You can also exclude yourself from "
+    "play for as many days as you choose; it cannot be lifted early. If gambling is a problem for "
+    "you or someone close to you, ask any member of staff for the helpline's number."
 )
 
 
