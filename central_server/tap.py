@@ -59,6 +59,7 @@ from typing import Any, Mapping
 
 import numpy as np
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from twisted.application.internet import TimerService
 from twisted.application.service import MultiService, Service
@@ -123,7 +124,7 @@ class StartRefused(DomainError):
 def _describe_config(path: Path) -> str:
     """``central.toml`` at ``path`` read as the central server's start reads it, in one line (``bingo config check``)."""
     central = load_config(path)
-    database = central.database_url.split(":", 1)[0].split("+", 1)[0]
+    database = make_url(central.database_url).get_backend_name()
     return f"a central server configuration: {central.central_id!r}, {len(central.halls)} halls, database {database}"
 
 

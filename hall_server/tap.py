@@ -104,7 +104,7 @@ from hall_server.web.view import HallView
 from protocol.balls import RandomBallGenerator
 from protocol.cards import CARDS_PER_STRIP
 from protocol.chain import ChainError
-from protocol.errors import N_, DomainError, Phrase
+from protocol.errors import N_, DomainError, Phrase, one_or_joined
 from protocol.library import build_distinct_strips
 from protocol.records import RecordError
 from protocol.regulator_feed import hall_sender
@@ -783,9 +783,7 @@ def verification_checks(reactor: Any, live: Mapping[str, Any]) -> dict[str, Any]
         fault = check_library(live["engine"], live["key"], live["library"])
         gateway, virtual = live["gateway"], live["virtual"]
         connected, known = blockingCallFromThread(reactor, lambda: (list(gateway.sessions), dict(virtual.state.terminals)))
-        faults = [f for f in (fault, check_terminals(connected, known)) if f]
-        # One fault keeps its template for the console's language; the library's and the terminals' read in English.
-        return (faults[0] if len(faults) == 1 else "; ".join(faults)) or None
+        return one_or_joined([f for f in (fault, check_terminals(connected, known)) if f])
 
     def links() -> str | None:
         link = live["link"]

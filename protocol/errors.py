@@ -14,7 +14,7 @@ that language with the same params (:func:`fill`).
 from __future__ import annotations
 
 import string
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from protocol.money import format_cents
 
@@ -117,6 +117,23 @@ class DomainError(Exception):
             raise TypeError("a DomainError's params fill an N_() template")
         else:
             super().__init__(*args)
+
+
+class ReasonedRefusal(DomainError):
+    """A refusal a player meets at a screen: the English message (journaled as it is) with a stable
+    ``reason`` and its figures (``params``, amounts as ``..._cents``), which the screen says in the
+    player's language (``docs/languages.md``)."""
+
+    def __init__(self, message: str, reason: str = "", **params: int | str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.params = params
+
+
+def one_or_joined(faults: Sequence[str]) -> str | None:
+    """Several faults in one line; one fault as it is (a :class:`Phrase` keeps its template for a
+    page in another language); None for none."""
+    return (faults[0] if len(faults) == 1 else "; ".join(faults)) or None
 
 
 class Refusal(str):

@@ -39,7 +39,7 @@ from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.session import SessionModule
 from protocol import blower_messages as bm
 from protocol.chain import Record
-from protocol.errors import N_, DomainError, Phrase
+from protocol.errors import N_, DomainError, Phrase, one_or_joined
 from protocol.game import Input, State
 from server_kit.core import Actor, CommandCore, CommandSpec
 
@@ -278,8 +278,7 @@ class HallBlowers:
             if not report.passed:
                 faults.append(Phrase(N_("{blower} blower self-test failed: {parts}"), blower=driver.name,
                                      parts=", ".join(report.failed_parts)))
-        # One fault keeps its template for the console's language; both blowers' read in English.
-        return (faults[0] if len(faults) == 1 else "; ".join(faults)) or None
+        return one_or_joined(faults)  # one fault keeps its template for the console's language
 
     def draw_device_check(self, reactor: Any) -> Callable[[], str | None]:
         """The verification's ``draw_device`` check: it runs on a worker thread and waits

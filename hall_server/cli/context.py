@@ -150,9 +150,8 @@ class Hall:
 def _describe_config(path: Path) -> str:
     """``hall.toml`` at ``path`` read as the hall's start reads it, in one line (``bingo config check``)."""
     hall = load_config(path)
-    database = hall.database_url.split(":", 1)[0].split("+", 1)[0]
     return (f"a hall configuration: hall {hall.name!r}, {len(hall.staff)} staff logins, "
-            f"database {database}, listening on {hall.interface}:{hall.port}")
+            f"database {make_url(hall.database_url).get_backend_name()}, listening on {hall.interface}:{hall.port}")
 
 
 #: The hall's configuration file for ``bingo config check`` (the ``bingo.config`` entry point ``hall``).

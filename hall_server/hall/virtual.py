@@ -66,7 +66,7 @@ from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.money import format_cents
 from protocol.claims import CardRef
-from protocol.errors import N_, DomainError
+from protocol.errors import N_, DomainError, ReasonedRefusal
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
 from protocol.sale import MAX_CARDS_PER_PLAYER
@@ -100,18 +100,9 @@ class TerminalRefused(VirtualError):
     """A terminal that may not connect: unknown, wrong token, revoked or out of service."""
 
 
-class PurchaseRefused(VirtualError):
-    """A purchase refused; the refusal is journaled with this message.
-
-    ``reason`` and ``params``: for a refusal a player meets on the kiosk, a stable code
-    and its figures (amounts as ``..._cents``), which the kiosk says in the player's
-    language (``docs/languages.md``); the message stays the record's, in English.
-    """
-
-    def __init__(self, message: str, reason: str = "", **params: int | str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.params = params
+class PurchaseRefused(ReasonedRefusal, VirtualError):
+    """A purchase refused; the refusal is journaled with this message (``reason`` and ``params``:
+    :class:`~protocol.errors.ReasonedRefusal`, what the kiosk says in the player's language)."""
 
 
 # --- The library and the state --------------------------------------------------------

@@ -42,7 +42,7 @@ from hall_server.hall.cashier import CashierModule, normalize_account_number, pl
 from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
-from protocol.errors import DomainError
+from protocol.errors import DomainError, ReasonedRefusal
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
 from protocol.sale import MAX_CARDS_PER_PLAYER  # the central server checks it too
@@ -68,18 +68,9 @@ PERMISSIONS = {
 }
 
 
-class NetworkError(DomainError):
-    """A network-game request the hall refused; the message says why.
-
-    ``reason`` and ``params``: for a purchase refusal a player meets on the kiosk, the same
-    stable code and figures as the hall game's (:class:`~hall_server.hall.virtual.PurchaseRefused`),
-    which the kiosk says in the player's language; the message stays English, as journaled.
-    """
-
-    def __init__(self, message: str, reason: str = "", **params: int | str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.params = params
+class NetworkError(ReasonedRefusal):
+    """A network-game request the hall refused; the message says why (for a purchase a player
+    meets on the kiosk, the same ``reason`` and figures as the hall game's)."""
 
 
 class NetworkRefused(NetworkError):

@@ -225,10 +225,14 @@ function receive(message) {
 
 // R97.2: the operator's warnings, one at a time, and the help page; a default is a text of the
 // catalog, said in the player's language, the operator's own words read as written.
-function showNotices() {
+function showWarning() {
   const warnings = (state.welcome && state.welcome.warnings) || [];
   $("warning").hidden = !warnings.length;
   $("warning").textContent = warnings.length ? t(warnings[state.warningTurn % warnings.length]) : "";
+}
+
+function showNotices() {
+  showWarning();
   const help = (state.welcome && state.welcome.help) || "";
   $("help").hidden = !help;
   $("help-text").replaceChildren(...t(help).split(/\n\s*\n/).filter(Boolean).map((text) =>
@@ -596,7 +600,7 @@ function start() {
   $("recall-close").addEventListener("click", () => { $("recall-panel").hidden = true; });
   $("help").addEventListener("click", () => { $("recall-panel").hidden = true; $("help-panel").hidden = false; });
   $("help-close").addEventListener("click", () => { $("help-panel").hidden = true; });
-  setInterval(() => { state.warningTurn += 1; showNotices(); }, 20000);
+  setInterval(() => { state.warningTurn += 1; showWarning(); }, 20000);
   $("recall-back").addEventListener("click", backToTheGame);
   if (!credentials()) {
     $("enrol").hidden = false;
