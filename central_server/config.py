@@ -15,7 +15,6 @@ and kept in the database), so the file does not repeat them.
 
 from __future__ import annotations
 
-import tomllib
 import zoneinfo
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from protocol.cards import CARDS_PER_STRIP
 from protocol.errors import DomainError
 from server_kit.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from server_kit.limits import ConnectionLimits, LimitsError
-from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table
+from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, load_toml, table
 
 DEFAULT_PORT = 7310
 DEFAULT_TIMEZONE = "UTC"
@@ -182,11 +181,10 @@ SETTINGS: Schema = {
 def load_config(path: Path) -> CentralConfig:
     """Read and check the configuration file at ``path``."""
     try:
-        with open(path, "rb") as stream:
-            data = tomllib.load(stream)
+        data = load_toml(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file (docs/central-server.md shows one)") from None
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:  # not TOML, not UTF-8, nested too deeply
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return parse_config(data, base=path.parent, source=path)
 

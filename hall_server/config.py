@@ -72,7 +72,6 @@ import base64
 import hashlib
 import hmac
 import secrets
-import tomllib
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -87,7 +86,7 @@ from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from protocol.errors import DomainError
 from protocol.settlement import PrizeError, PrizeRules
 from server_kit.limits import ConnectionLimits, LimitsError
-from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, table, toml_string
+from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, load_toml, table, toml_string
 
 #: scrypt cost: 2**14 x 8 x 1 takes ~16 MiB and a few tens of ms, enough for a staff
 #: password typed at a console, cheap enough that signing in stays instant.
@@ -424,9 +423,8 @@ SETTINGS: Schema = {
 def load_config(path: Path) -> HallConfig:
     """Read and check the configuration file at ``path``."""
     try:
-        with open(path, "rb") as stream:
-            data = tomllib.load(stream)
-    except tomllib.TOMLDecodeError as error:
+        data = load_toml(path)
+    except ValueError as error:  # not TOML, not UTF-8, nested too deeply
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     return parse_config(data, base=path.parent, source=path)
 

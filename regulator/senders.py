@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL, is_sender
-from server_kit.settings import ANY_NAME, ConfigFile, Schema, UnknownSetting, check_known, fields_of
+from server_kit.settings import ANY_NAME, ConfigFile, Schema, UnknownSetting, check_known, fields_of, load_toml
 
 FILE = "senders.toml"
 _SIGNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -171,11 +170,10 @@ CONFIG_CHECK = ConfigFile("regulator", FILE, _describe)
 
 def _read(path: Path) -> dict[str, RegisteredSender]:
     try:
-        with open(path, "rb") as stream:
-            data = tomllib.load(stream)
+        data = load_toml(path)
     except OSError as error:
         raise RegistryError(f"cannot read {path}: {error.strerror}") from None
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:  # not TOML, not UTF-8, nested too deeply
         raise RegistryError(f"{path} is not TOML: {error}") from None
     try:
         check_known(data, SETTINGS)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import tomllib
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
@@ -67,6 +68,20 @@ class ConfigFile:
     server: str
     name: str
     check: Callable[[Path], str]
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """The TOML document in the file at ``path``; :class:`ValueError` with the reason when it is not
+    one: not TOML (:class:`tomllib.TOMLDecodeError`), not UTF-8 text, or nested deeper than the
+    parser goes (a file of garbage must stop a start with one line, not a traceback).  A file that
+    cannot be read raises its :class:`OSError`."""
+    with open(path, "rb") as stream:
+        try:
+            return tomllib.load(stream)
+        except UnicodeDecodeError as error:
+            raise ValueError(f"not UTF-8 text (byte {error.start}: {error.reason})") from None
+        except RecursionError:
+            raise ValueError("its arrays or tables are nested too deeply") from None
 
 
 def toml_string(text: str) -> str:

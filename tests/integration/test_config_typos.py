@@ -224,3 +224,18 @@ def test_config_check_refuses_a_typo_in_the_register_of_senders_and_what_it_cann
     code, said = config_check("--server", "central", str(other))
     assert code == 1 and "not valid TOML" in said, said
     assert config_check(str(tmp_path)) == (1, f"Error: {tmp_path}: a folder, not a configuration file")
+
+
+@pytest.mark.parametrize("name", ["hall.toml", "central.toml", "senders.toml"])
+@pytest.mark.parametrize("content, said", [
+    (b"\xff\xfe[hall]\n", "not UTF-8 text"),
+    (b"a = " + b"[" * 5_000, "nested too deeply"),
+])
+def test_a_file_of_garbage_stops_each_reader_with_one_line(name: str, content: bytes, said: str, tmp_path: Path) -> None:
+    """Not UTF-8, or nested deeper than the parser goes: the start's reader says so in one line,
+    never an internal fault with a traceback."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, output = config_check(str(path))
+    assert code == 1 and said in output and "internal fault" not in output, output
+    assert len(output.splitlines()) == 1

@@ -38,6 +38,8 @@ HANDLES_CONFIGURATION_FILES = {
     "central_server/backup.py",
     # The regulator's registry of senders is data the regulator keeps (who may send), in TOML.
     "regulator/senders.py",
+    # The readers' one way of parsing a TOML file (load_toml); the readers are the servers' own.
+    "server_kit/settings.py",
 }
 ENVIRONMENT_NAMES = {"environ", "environb", "getenv", "getenvb", "putenv"}
 SETTING_NAME = re.compile(r"BINGO_[A-Z_]+")
