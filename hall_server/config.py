@@ -100,6 +100,8 @@ MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 1000
 STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 DEFAULT_PORT = 8443
+#: The longest hall name: it heads the board, every page, ticket and document.
+HALL_NAME_MAX = 80
 #: Seconds between two checkpoints while records come, unless ``[journal]`` says otherwise.
 DEFAULT_CHECKPOINT_EVERY_SECONDS = 600
 
@@ -449,6 +451,9 @@ def parse_config(data: Mapping[str, Any], *, base: Path = Path("."), source: Pat
     reader.get(tls, "tls.pki_dir", str, "pki")
     if not name.strip():
         raise reader.error("hall.name", "name the hall")
+    if not name.isprintable() or len(name) > HALL_NAME_MAX:  # on the board's head line, every page and document
+        raise reader.error("hall.name", f"is printable text of at most {HALL_NAME_MAX} characters, without line breaks "
+                                        f"or tabs ({len(name)} characters given)")
     port = reader.get(listen, "listen.port", int, DEFAULT_PORT)
     if not 0 <= port <= 65535:
         raise reader.error("listen.port", f"a port is 0-65535, not {port}")
@@ -914,6 +919,7 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
         "# Paths are relative to this file's folder.",
         "",
         "[hall]",
+        "# The hall's name, on the board, every page and document (printable, at most 80 characters).",
         f"name = {toml_string(hall_name)}",
         'home = "."',
         "# The hall's civil time (IANA name): what \"today\" is for bans, cash desks, sessions, minutes.",

@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable, Mapping
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError, Phrase, Template
 
 GENESIS = "0" * 64
 HEAD_FORMAT = "bingo-journal-head/1"
@@ -57,12 +57,28 @@ HEAD_FORMAT = "bingo-journal-head/1"
 OPENING = "journal_opened"
 
 
-class ChainError(DomainError):
-    """A journal that does not verify; the message names the first bad record."""
+#: How a fault names the head kept outside the database, unless it names the head's file.
+THE_HEAD = N_("the journal head")
+#: A record's faults, in the catalogs' words (the console says them in its reader's language).
+ALTERED = N_("its content does not match its hash (altered)")
+UNLINKED = N_("does not follow the record before it (inserted, removed or reordered)")
+FORGED = N_("its signature does not verify (altered or forged)")
 
-    def __init__(self, seq: int | None, reason: str) -> None:
+
+class ChainError(DomainError):
+    """A journal that does not verify; the message names the first bad record.
+
+    ``reason`` is a template of the catalogs filled from ``params`` (the check's fault said in
+    the console's language: ``DomainError``'s ``template``), or a text as it reads."""
+
+    def __init__(self, seq: int | None, reason: str, **params: Any) -> None:
         self.seq = seq
-        super().__init__(f"record {seq}: {reason}" if seq is not None else reason)
+        if not isinstance(reason, Template):
+            super().__init__(f"record {seq}: {reason}" if seq is not None else reason)
+        elif seq is None:
+            super().__init__(reason, **params)
+        else:
+            super().__init__(N_("record {seq}: {fault}"), seq=seq, fault=Phrase(reason, **params))
 
 
 #: The one encoder of canonical JSON (``json.dumps`` would make one for each call).
@@ -171,9 +187,9 @@ def sign_head(key: Ed25519PrivateKey, record: Record) -> Head:
     return Head(record.seq, record.hash, key.sign(head_body(record.seq, record.hash)).hex())
 
 
-def head_from_dict(data: Any, where: str = "the journal head") -> Head:
+def head_from_dict(data: Any, where: str = THE_HEAD) -> Head:
     """A head as stored; :class:`ChainError` unless it has the head's fields and format."""
-    unsigned = ChainError(None, f"{where} is not a signed head (unsigned, or rewritten by hand)")
+    unsigned = ChainError(None, N_("{where} is not a signed head (unsigned, or rewritten by hand)"), where=where)
     if not isinstance(data, dict) or data.get("format") != HEAD_FORMAT:
         raise unsigned
     seq, hash, signature = data.get("seq"), data.get("hash"), data.get("signature")
@@ -185,14 +201,13 @@ def head_from_dict(data: Any, where: str = "the journal head") -> Head:
     return Head(seq, hash, signature)
 
 
-def check_head(head: Head, public_key: Ed25519PublicKey, where: str = "the journal head") -> None:
+def check_head(head: Head, public_key: Ed25519PublicKey, where: str = THE_HEAD) -> None:
     """Raise :class:`ChainError` unless ``head`` is signed by ``public_key``."""
     try:
         public_key.verify(bytes.fromhex(head.signature), head.body)
     except (InvalidSignature, ValueError):
-        raise ChainError(
-            None, f"{where} (record {head.seq}) is not signed by the journal's key (rewritten or forged)"
-        ) from None
+        raise ChainError(None, N_("{where} (record {record}) is not signed by the journal's key (rewritten or forged)"),
+                         where=where, record=head.seq) from None
 
 
 #: The signature of a record sealed and not yet signed (:func:`seal` without a key).
@@ -290,7 +305,7 @@ def _row_body(seq: int, time_ms: int, type: str, payload: str, prev: str) -> byt
     return f'{{"payload":{payload},"prev":"{prev}","seq":{seq},"time_ms":{time_ms},"type":"{type}"}}'.encode()
 
 
-def verify_links(rows: Iterable[StoredRow], through: tuple[int, str], where: str = "its signed checkpoint") -> int:
+def verify_links(rows: Iterable[StoredRow], through: tuple[int, str], where: str = N_("its signed checkpoint")) -> int:
     """Check records 1 to ``through[0]`` as stored: each hash of its content and each link,
     the last being ``through[1]`` (the hash ``where`` names); the signatures are not
     checked.  Returns ``through[0]``.
@@ -311,23 +326,26 @@ def verify_links(rows: Iterable[StoredRow], through: tuple[int, str], where: str
             break
         if seq != expected_seq:
             if seq < expected_seq:
-                raise ChainError(seq, f"appears again after record {expected_seq - 1} (inserted or reordered)")
-            raise ChainError(expected_seq, f"is missing: the journal jumps from {expected_seq - 1} to {seq}")
+                raise ChainError(seq, N_("appears again after record {before} (inserted or reordered)"),
+                                 before=expected_seq - 1)
+            raise ChainError(expected_seq, N_("is missing: the journal jumps from {before} to {after}"),
+                             before=expected_seq - 1, after=seq)
         if not (_PLAIN_TYPE.fullmatch(type) and sha256(_row_body(seq, time_ms, type, payload, stored_prev)).hexdigest() == hash):
             try:
                 data = body(seq, time_ms, type, json.loads(payload), stored_prev)
             except ValueError:
                 data = b""
             if sha256(data).hexdigest() != hash:
-                raise ChainError(seq, "its content does not match its hash (altered)")
+                raise ChainError(seq, ALTERED)
         if stored_prev != prev:
-            raise ChainError(seq, "does not follow the record before it (inserted, removed or reordered)")
+            raise ChainError(seq, UNLINKED)
         prev = hash
         expected_seq += 1
     if expected_seq - 1 < end:
-        raise ChainError(expected_seq, f"is missing: the journal ends at {expected_seq - 1} before record {end}")
+        raise ChainError(expected_seq, N_("is missing: the journal ends at {last} before record {end}"),
+                         last=expected_seq - 1, end=end)
     if prev != anchor:
-        raise ChainError(end, f"differs from the record {where} names")
+        raise ChainError(end, N_("differs from the record {where} names"), where=where)
     return end
 
 
@@ -336,7 +354,7 @@ def verify_chain(
     public_key: Ed25519PublicKey,
     *,
     head: Head | None,
-    where: str = "the journal head",
+    where: str = THE_HEAD,
     after: tuple[int, str] | None = None,
 ) -> int:
     """Check every record in order and the journal's end against ``head``; returns how many.
@@ -364,21 +382,19 @@ def verify_chain(
     for record in records:
         if record.seq != expected_seq:
             if record.seq < expected_seq:
-                raise ChainError(record.seq, f"appears again after record {expected_seq - 1} (inserted or reordered)")
-            raise ChainError(
-                expected_seq, f"is missing: the journal jumps from {expected_seq - 1} to {record.seq}"
-            )
+                raise ChainError(record.seq, N_("appears again after record {before} (inserted or reordered)"),
+                                 before=expected_seq - 1)
+            raise ChainError(expected_seq, N_("is missing: the journal jumps from {before} to {after}"),
+                             before=expected_seq - 1, after=record.seq)
         data = record.body
         if hashlib.sha256(data).hexdigest() != record.hash:
-            raise ChainError(record.seq, "its content does not match its hash (altered)")
+            raise ChainError(record.seq, ALTERED)
         if record.prev != prev:
-            raise ChainError(
-                record.seq, "does not follow the record before it (inserted, removed or reordered)"
-            )
+            raise ChainError(record.seq, UNLINKED)
         try:
             public_key.verify(bytes.fromhex(record.signature), data)
         except (InvalidSignature, ValueError):
-            raise ChainError(record.seq, "its signature does not verify (altered or forged)") from None
+            raise ChainError(record.seq, FORGED) from None
         prev = record.hash
         expected_seq += 1
         if head is not None and record.seq == head.seq:
@@ -386,14 +402,13 @@ def verify_chain(
     count = expected_seq - 1
     if head is None:
         if count:
-            raise ChainError(
-                None,
-                f"{where} is missing but the journal holds {count} records: a deleted head "
-                "could hide records cut from the end, so the journal cannot be trusted",
-            )
+            raise ChainError(None, N_("{where} is missing but the journal holds {count} records: a deleted head could "
+                                      "hide records cut from the end, so the journal cannot be trusted"),
+                             where=where, count=count)
         return count
     if count < head.seq:
-        raise ChainError(count + 1, f"is missing: the journal ends at {count} but its head says {head.seq}")
+        raise ChainError(count + 1, N_("is missing: the journal ends at {last} but its head says {head}"),
+                         last=count, head=head.seq)
     if at_head != head.hash:
-        raise ChainError(head.seq, "differs from the head kept outside the database")
+        raise ChainError(head.seq, N_("differs from the head kept outside the database"))
     return count

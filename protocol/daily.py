@@ -29,7 +29,7 @@ Money is integer cents.  The report names the journal records it was made from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from protocol.settlement.tax import YearTax
 
@@ -306,6 +306,9 @@ class IncidentLine:
     people: tuple[str, ...]
     text: str
     room_chief: str = ""
+    #: How a report says ``text`` in its reader's words when the server composed it (its catalog message
+    #: and parts: ``Wording.said``); None for a text a person wrote.
+    said: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -93,9 +93,19 @@ class Phrase(str):
         phrase.params = params
         return phrase
 
+    @classmethod
+    def from_said(cls, said: Mapping[str, Any]) -> "Phrase":
+        """The phrase :meth:`said` gave (as a record keeps it): the same English text, template and parts."""
+        parts = {name: cls.from_said(value) if isinstance(value, Mapping) else value
+                 for name, value in said["parts"].items()}
+        return cls(Template(said["message"]), **parts)
+
     def said(self) -> dict[str, Any]:
-        """The template and its parts as a page says them (``{"message": ..., "parts": {...}}``)."""
-        return {"message": str(self.template), "parts": {name: str(value) for name, value in self.params.items()}}
+        """The template and its parts as a page says them (``{"message": ..., "parts": {...}}``); a part
+        that is a phrase itself is given the same way, for the page to say it in its reader's language too."""
+        return {"message": str(self.template),
+                "parts": {name: value.said() if isinstance(value, Phrase) else str(value)
+                          for name, value in self.params.items()}}
 
 
 class DomainError(Exception):
@@ -131,9 +141,14 @@ class ReasonedRefusal(DomainError):
 
 
 def one_or_joined(faults: Sequence[str]) -> str | None:
-    """Several faults in one line; one fault as it is (a :class:`Phrase` keeps its template for a
-    page in another language); None for none."""
-    return (faults[0] if len(faults) == 1 else "; ".join(faults)) or None
+    """Several faults in one line, one fault as it is, None for none; a :class:`Phrase` keeps its
+    template for a page in another language, and so do several (one phrase holding them in turn)."""
+    if not faults:
+        return None
+    joined = faults[-1]
+    for fault in reversed(faults[:-1]):
+        joined = Phrase(N_("{fault}; {more}"), fault=fault, more=joined)
+    return joined
 
 
 class Refusal(str):

@@ -143,8 +143,8 @@ def _differences(expected: Mapping[str, object], actual: Mapping[str, object], k
 def check_journal(journal: JournalPort) -> str | None:
     try:
         journal.verify()
-    except DomainError as error:
-        return str(error)
+    except DomainError as error:  # a fault worded from the catalogs keeps its template for the console
+        return Phrase(error.template, **error.template_params) if error.template is not None else str(error)
     return None
 
 

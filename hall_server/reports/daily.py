@@ -98,7 +98,7 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
         year_to_date=hall_year(records, book, int(day[:4]), day, timezone),
         incidents=tuple(
             IncidentLine(e.seq, e.time_ms, e.kind, e.number, e.recorded_by, e.people, e.text,
-                         e.witness if e.kind == "complaint" else "")
+                         e.witness if e.kind == "complaint" else "", e.said)
             for session in sessions for e in session.book
         ),
         pots=pot_days(records, span[0], span[1], bool(sessions)),

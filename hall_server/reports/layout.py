@@ -392,7 +392,7 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
             [("seq", t("Record")), ("time", t("Time")), ("by", t("By")), ("check", t("Check")),
              ("result", t("Result"))],
             [[v.seq, wording.moment(v.time_ms, timezone), v.by, t(check),
-              t("passed") if fault is None else t("fault: {fault}", fault=fault)]
+              t("passed") if fault is None else t("fault: {fault}", fault=wording.said(v.said.get(check), fault))]
              for v in session.verifications for check, fault in v.results],
         ),
         _table(
@@ -465,13 +465,14 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
              ("recorded_by", t("Recorded by")), ("people", t("People")), ("text", t("Text")),
              ("room_chief", t("Written before the room chief"))],
             [[e.seq, wording.moment(e.time_ms, timezone), t(e.kind), e.number,
-              f"{e.recorded_by} ({t(e.role.replace('_', ' '))})", "; ".join(e.people), e.text,
+              f"{e.recorded_by} ({t(e.role.replace('_', ' '))})", "; ".join(e.people), wording.said(e.said, e.text),
               _witnessed(e, wording)] for e in session.book],
         ),
         _table(
             "ball_sets", t("Ball sets replaced (R83.2)"),
             [("seq", t("Record")), ("time", t("Time")), ("by", t("By")), ("text", t("Replacement"))],
-            [[e.seq, wording.moment(e.time_ms, timezone), e.recorded_by, e.text] for e in session.ball_sets],
+            [[e.seq, wording.moment(e.time_ms, timezone), e.recorded_by, wording.said(e.said, e.text)]
+             for e in session.ball_sets],
         ),
         _table(
             "operator_contributions", t("Operator contributions to pots (R89.5, R91.9)"),

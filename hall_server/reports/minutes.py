@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from protocol.chain import Record
+from protocol.errors import N_, Phrase, Template, one_or_joined
 from protocol.ledger import Posting
 from protocol.records import parse
 from protocol.records.clock import ClockStepped
@@ -405,6 +406,7 @@ class Verification:
     date: str
     passed: bool
     results: tuple[tuple[str, str | None], ...]  # (check, fault or None)
+    said: Mapping[str, Any] = field(default_factory=dict)  # check -> its fault's catalog template and parts
 
 
 @dataclass(frozen=True)
@@ -435,7 +437,9 @@ class BookEntry:
     """An incident (R75.4, R77.2), a complaint (R75.5) or an extra-check request (R84.3).
 
     ``witness`` is the room chief in whose presence a complaint was written ("" while none
-    confirmed it, and for every other entry).
+    confirmed it, and for every other entry).  ``said`` is how a report says ``text`` in its
+    reader's words (:meth:`server_kit.reports.document.Wording.said`) when the server composed it;
+    a text a person wrote (a complaint, an incident) has none and reads as written.
     """
 
     seq: int
@@ -447,15 +451,16 @@ class BookEntry:
     text: str
     people: tuple[str, ...]
     witness: str = ""
+    said: Mapping[str, Any] | None = None
 
 
 #: What each ground of a refusal at the door is, in the minutes' words.
 REFUSAL_GROUNDS = {
-    "banned": "on the regulator's banned list (R75.2)",
-    "self_excluded": "self-excluded (R97.2)",
-    "minor": "under 18 (R75.1, R97.1)",
-    "capacity": "the hall at its authorised capacity (R73.5)",
-    "staff": "a member of staff, who may not play (R81.b)",
+    "banned": N_("on the regulator's banned list (R75.2)"),
+    "self_excluded": N_("self-excluded (R97.2)"),
+    "minor": N_("under 18 (R75.1, R97.1)"),
+    "capacity": N_("the hall at its authorised capacity (R73.5)"),
+    "staff": N_("a member of staff, who may not play (R81.b)"),
 }
 
 
@@ -464,34 +469,51 @@ def incident_entry(record: Record, name: str, role: str) -> BookEntry | None:
     self-exclusion, a failed terminal, a fault of the draw or of the game - or None."""
     p, kind = record.payload, record.type
 
-    def entry(what: str, text: str, people: tuple[str, ...] = ()) -> BookEntry:
-        return BookEntry(record.seq, record.time_ms, what, None, name, role, text, people)
+    def entry(what: str, text: Template | Phrase, people: tuple[str, ...] = (), **parts: Any) -> BookEntry:
+        phrase = text if isinstance(text, Phrase) else Phrase(text, **parts)
+        return BookEntry(record.seq, record.time_ms, what, None, name, role, str(phrase), people, said=phrase.said())
 
     if kind == "entry_refused":
-        ground = REFUSAL_GROUNDS.get(str(p.get("ground")), "")
-        return entry("entry refused", f"{ground}: {p['reason']}" if ground else str(p["reason"]), (str(p["name"]),))
+        ground = REFUSAL_GROUNDS.get(str(p.get("ground")))
+        people = (str(p["name"]),)
+        if ground is None:
+            return BookEntry(record.seq, record.time_ms, "entry refused", None, name, role, str(p["reason"]), people)
+        return entry("entry refused", N_("{ground}: {reason}"), people, ground=ground, reason=p["reason"])
     if kind == "self_excluded":
-        where = f", at terminal {p['terminal']}" if p.get("terminal") else ""
-        return entry("self-exclusion", f"excluded from play for {p['days']} days, until {p['until']}{where}")
+        if p.get("terminal"):
+            return entry("self-exclusion", N_("excluded from play for {days} days, until {until}, at terminal {terminal}"),
+                         days=p["days"], until=p["until"], terminal=p["terminal"])
+        return entry("self-exclusion", N_("excluded from play for {days} days, until {until}"),
+                     days=p["days"], until=p["until"])
     if kind == "terminal_failed":
-        return entry("terminal failed", f"terminal {p['terminal_id']} failed in game {p['game_id']}: its cards "
-                                        "left the game (R96.3)")
+        return entry("terminal failed", N_("terminal {terminal} failed in game {game}: its cards left the game (R96.3)"),
+                     terminal=p["terminal_id"], game=p["game_id"])
     if kind == "terminal_out_of_service":
-        return entry("terminal out of service", f"terminal {p['terminal']}: {p['reason']}")
+        return entry("terminal out of service", N_("terminal {terminal}: {reason}"), terminal=p["terminal"],
+                     reason=p["reason"])
     if kind == "blower_fault":
-        return entry("blower fault", f"the {p['blower']} blower: {p['fault']} (draw {p['draw_no']}): {p['message']}")
+        return entry("blower fault", N_("the {blower} blower: {fault} (draw {draw}): {message}"), blower=p["blower"],
+                     fault=p["fault"], draw=p["draw_no"], message=p["message"])
     if kind == "blower_link" and not p.get("up"):
-        return entry("blower link down", f"the {p['blower']} blower: {p['detail']}")
+        return entry("blower link down", N_("the {blower} blower: {detail}"), blower=p["blower"], detail=p["detail"])
     if kind == "blower_switched":
-        return entry("blower switched", f"drawing from the {p['to']} blower instead of the {p['from']}")
-    if kind == "game_suspended":
-        return entry("game suspended", f"game {p['game_id']}: {p['reason']}")
-    if kind == "game_suspended_for_good":
-        return entry("game suspended for good", f"game {p['game_id']}: {p['reason']}")
+        return entry("blower switched", N_("drawing from the {to} blower instead of the {instead}"), to=p["to"],
+                     instead=p["from"])
+    if kind in ("game_suspended", "game_suspended_for_good"):
+        return entry(kind.replace("_", " "), N_("game {game}: {reason}"), game=p["game_id"], reason=p["reason"])
     if kind == "system_verified" and not p.get("passed"):
-        faults = "; ".join(f"{check}: {fault}" for check, fault in sorted(p["results"].items()) if fault)
-        return entry("verification failed", f"for the session of {p['date']}: {faults}")
+        return entry("verification failed", N_("for the session of {date}: {faults}"), date=p["date"],
+                     faults=verification_faults(p))
     return None
+
+
+def verification_faults(p: Mapping[str, Any]) -> str | None:
+    """A failed verification's faults in one line, each said from its catalog template where the record keeps one."""
+    said = p.get("said") or {}
+    return one_or_joined([
+        Phrase(N_("{check}: {fault}"), check=check, fault=Phrase.from_said(said[check]) if check in said else fault)
+        for check, fault in sorted(p["results"].items()) if fault
+    ])
 
 
 @dataclass(frozen=True)
@@ -766,7 +788,7 @@ class MinutesBook:
             self._pending_verifications.append(
                 Verification(
                     record.seq, record.time_ms, name, str(p["date"]), bool(p["passed"]),
-                    tuple(sorted((check, fault) for check, fault in p["results"].items())),
+                    tuple(sorted((check, fault) for check, fault in p["results"].items())), p.get("said") or {},
                 )
             )
         elif kind == "balls_counted":
@@ -795,10 +817,10 @@ class MinutesBook:
             entry = self._book_entry(record, name, role)
             (session.book if session is not None else self._pending_book).append(entry)
         elif kind == "ball_set_replaced":
-            entry = BookEntry(
-                record.seq, record.time_ms, "ball set replaced", None, name, role,
-                f"{p['old']} replaced by {p['new']} after {p['games_played']} games: {p['reason']}", (),
-            )
+            replaced = Phrase(N_("{old} replaced by {new} after {games} games: {reason}"), old=p["old"], new=p["new"],
+                              games=p["games_played"], reason=p["reason"])
+            entry = BookEntry(record.seq, record.time_ms, "ball set replaced", None, name, role, str(replaced), (),
+                              said=replaced.said())
             (session.ball_sets if session is not None else self._pending_sets).append(entry)
         elif kind in ("operator_contribution", "jackpot_contribution_recovered"):
             # What the operator takes back of its jackpot contributions (R91.9) shows as a negative amount.
@@ -853,7 +875,9 @@ class MinutesBook:
         if record.type == ClockStepped.type:  # a fault of the server's clock (docs/server-kit.md, "Clocks")
             step = parse(record)
             assert isinstance(step, ClockStepped)
-            return BookEntry(record.seq, record.time_ms, "clock stepped", None, name, role, step.describe(), ())
+            described = step.describe()
+            return BookEntry(record.seq, record.time_ms, "clock stepped", None, name, role, str(described), (),
+                             said=described.said())
         if record.type == "complaint_recorded":
             # Journaled before the room chief's confirmation existed (no ``witnessed``): it stands as written.
             witness = p.get("room_chief") or "" if p.get("witnessed") is not None else name

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from protocol.errors import N_, Phrase
 from protocol.records.base import JournalRecord, optional, record
 
 
@@ -33,13 +34,16 @@ class ClockStepped(JournalRecord):
         if self.ahead_ms < 0:
             raise self.refusal("has the records' times ahead of the wall clock or with it: ahead_ms >= 0")
 
-    def describe(self) -> str:
-        """The step as staff and the minutes read it."""
-        seconds = abs(self.step_ms) / 1000
+    def describe(self) -> Phrase:
+        """The step as staff and the minutes read it (English; a page or a report says it in its reader's words)."""
+        seconds = f"{abs(self.step_ms) / 1000:.1f}"
         if self.at_start:
-            said = f"the server's clock read {seconds:.1f} s before the journal's last record at the start"
+            step = Phrase(N_("the server's clock read {seconds} s before the journal's last record at the start"),
+                          seconds=seconds)
         else:
-            said = f"the server's clock stepped {'back' if self.step_ms < 0 else 'forward'} by {seconds:.1f} s"
+            step = Phrase(N_("the server's clock stepped back by {seconds} s") if self.step_ms < 0
+                          else N_("the server's clock stepped forward by {seconds} s"), seconds=seconds)
         if self.ahead_ms > 0:
-            return f"{said}; the records' times carry on {self.ahead_ms / 1000:.1f} s ahead of it"
-        return f"{said}; the records' times follow it"
+            return Phrase(N_("{step}; the records' times carry on {ahead} s ahead of it"), step=step,
+                          ahead=f"{self.ahead_ms / 1000:.1f}")
+        return Phrase(N_("{step}; the records' times follow it"), step=step)

@@ -60,7 +60,7 @@ from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import ChainError, canonical_json
-from protocol.errors import DomainError
+from protocol.errors import N_, DomainError
 from server_kit.journal.port import JournalPort
 from server_kit.journal.projection import gc_paused
 
@@ -213,10 +213,8 @@ class CheckpointStore:
                 continue
             end = last.seq if last is not None else 0
             if checkpoint.seq > end:  # whichever release wrote it: signed, it says records were cut
-                raise ChainError(
-                    end + 1, f"is missing: the journal ends at {end} but its checkpoint {path} stands at "
-                    f"record {checkpoint.seq}"
-                )
+                raise ChainError(end + 1, N_("is missing: the journal ends at {last} but its checkpoint {path} stands "
+                                             "at record {record}"), last=end, path=path, record=checkpoint.seq)
             if checkpoint.release != self.release:
                 log.warn("Checkpoint passed over: {path} (record {seq}) was written by another release of the "
                          "software", path=str(path), seq=checkpoint.seq)

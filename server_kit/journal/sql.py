@@ -45,6 +45,7 @@ from twisted.logger import Logger
 
 from protocol.chain import (GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, signed,
                             stored_payload, verify_chain, verify_links)
+from protocol.errors import N_, Phrase
 from protocol.records import JournalRecord, seal_entries
 from server_kit.db.faults import sqlite_files_fault, storage_fault
 from server_kit.journal import table
@@ -105,12 +106,18 @@ def read_head(path: Path) -> Head | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise ChainError(None, f"the journal head file {path} cannot be read: {error.strerror or error}") from None
+        raise ChainError(None, N_("the journal head file {path} cannot be read: {error}"), path=path,
+                         error=error.strerror or error) from None
     try:
         data = json.loads(text)
     except ValueError:
-        raise ChainError(None, f"the journal head file {path} is unreadable") from None
-    return head_from_dict(data, f"the journal head file {path}")
+        raise ChainError(None, N_("the journal head file {path} is unreadable"), path=path) from None
+    return head_from_dict(data, head_file(path))
+
+
+def head_file(path: Path) -> Phrase:
+    """How a fault names the journal's head by its file."""
+    return Phrase(N_("the journal head file {path}"), path=path)
 
 
 def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path,
@@ -177,7 +184,7 @@ class Journal:
         after it only: a head that lags behind the checkpoint (a crash between a commit
         and the head's update) anchors the check at the head instead.
         """
-        where = f"the journal head file {self.head}"
+        where = head_file(self.head)
         head = read_head(self.head)
         if after is not None and head is not None and head.seq < after[0]:
             after = (head.seq, head.hash)
@@ -186,7 +193,7 @@ class Journal:
             table.read(self.engine, start), self.key.public_key(), head=head, where=where, after=after
         )
 
-    def verify_links(self, through: tuple[int, str], where: str = "its signed checkpoint") -> int:
+    def verify_links(self, through: tuple[int, str], where: str = N_("its signed checkpoint")) -> int:
         """Records 1 to ``through[0]``: each hash and link, the last being ``through[1]``.
 
         The start's check of the records a trusted checkpoint stands for, without their

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from protocol.errors import DomainError
 from protocol.money import format_cents
@@ -111,6 +111,16 @@ class Wording:
     moment: Callable[[int, tzinfo], str] = iso_moment
     clock: Callable[[int, tzinfo], str] = iso_clock
     day: Callable[[str], str] = iso_day
+
+    def said(self, phrase: Mapping[str, Any] | None, english: str) -> str:
+        """A text composed in English said in the reader's words: ``phrase`` is its catalog message and
+        parts (:meth:`protocol.errors.Phrase.said`), each part through ``t`` too (a name reads as written),
+        a part that is such a phrase itself said the same way; ``english`` when there is no phrase."""
+        if not phrase:
+            return english
+        parts = {name: self.said(value, "") if isinstance(value, Mapping) else self.t(str(value))
+                 for name, value in phrase["parts"].items()}
+        return self.t(phrase["message"], **parts)
 
 
 #: The data's wording: English words, ``12.34 EUR``, ISO dates and times (the CSV, the JSON).

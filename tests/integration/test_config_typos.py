@@ -22,6 +22,7 @@ from central_server.config import ConfigError as CentralConfigError
 from central_server.config import load_config as load_central
 from hall_server.config import DEFAULT_STAFF, ConfigError, default_config_text, hash_password, load_config
 from regulator.senders import RegistryError, SenderRegistry
+from server_kit.settings import toml_string
 from tests.central_server.support import config_text
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -80,6 +81,20 @@ def test_the_hall_refuses_each_typo_naming_the_key_and_its_near_miss(typo: str, 
     with pytest.raises(ConfigError) as refused:
         load_config(path)
     assert str(refused.value) == f"{path}: {key}: is not {'a table' if key == 'databse' else 'a setting'} here; {near}"
+
+
+@pytest.mark.parametrize(("name", "length"), [("x" * 2_000_000, 2_000_000), ("Sala\nrole = 1", 13)])
+def test_a_hall_name_too_long_for_the_board_or_with_a_line_break_is_refused(name: str, length: int,
+                                                                            tmp_path: Path) -> None:
+    text = default_config_text("Sala", [(n, r, _HASH) for n, r in DEFAULT_STAFF], port=0)
+    path = tmp_path / "hall.toml"
+    path.write_text(text.replace('name = "Sala"', f"name = {toml_string(name)}", 1))
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    assert str(refused.value) == (f"{path}: hall.name: is printable text of at most 80 characters, without line breaks "
+                                  f"or tabs ({length} characters given)")
+    path.write_text(text.replace('name = "Sala"', f"name = {toml_string('x' * 80)}", 1))
+    assert load_config(path).name == "x" * 80
 
 
 @pytest.mark.parametrize("typo", CENTRAL_TYPOS)

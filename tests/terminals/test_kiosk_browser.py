@@ -199,6 +199,9 @@ def test_a_player_reads_the_warnings_and_help_sets_a_limit_is_held_to_it_and_exc
 
     kiosk.click("#care-open")
     assert kiosk.is_visible("#sign-out")  # the player signed in may leave from the help page too
+    kiosk.fill("#limit", "100000,01")  # above what a terminal may ask: said in the player's words, not sent
+    kiosk.press("#limit", "Enter")
+    kiosk.wait_for_selector("#message:has-text('A daily limit is at most €100,000.00')")
     kiosk.fill("#limit", "5")
     kiosk.press("#limit", "Enter")
     kiosk.wait_for_selector("#care-limit:has-text('Your limit today is €5.00; you have spent €2.00')")

@@ -100,7 +100,9 @@ def test_no_sentence_is_left_in_english(language: str) -> None:
              # and figures.
              "document", "text", "Pots", "pot", "date", "source", "destination", "description",
              "signature", "machine",
-             "terminal {terminal}", "{command} (PDF)", "bingo (EUR)", "BINGO", "BINGO: {card}"}
+             "terminal {terminal}", "{command} (PDF)", "bingo (EUR)", "BINGO", "BINGO: {card}",
+             # A text of parts only, each said in the reader's words: "{fault}; {more}" (French spaces its colons).
+             "{fault}; {more}", "{ground}: {reason}", "terminal {terminal}: {reason}", "{check}: {fault}"}
     same = [m.id for m in i18n.catalog(language) if m.id and isinstance(m.id, str) and m.string == m.id
             and m.id not in alike]
     assert not same, f"{language}: left in English: {same}"

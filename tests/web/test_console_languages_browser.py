@@ -134,6 +134,13 @@ def picture(page: Any, folder: Path, name: str, whole: bool = False) -> None:
     shot(page, name)
 
 
+#: The verification's record keeps a fault of several phrases as phrases within a phrase (``Phrase.said``).
+NESTED_FAULT = """() => I18n.said({message: "{fault}; {more}", parts: {
+  fault: {message: "the {blower} blower is not connected", parts: {blower: "main"}},
+  more: {message: "record {seq}: {fault}", parts: {seq: "3", fault: {
+    message: "its signature does not verify (altered or forged)", parts: {}}}}}}, "")"""
+
+
 @pytest.mark.parametrize("name", ROLES)
 def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
     catalan_hall: tuple[HallProcess, str, Staff], chromium: Any, name: str, tmp_path: Path
@@ -162,6 +169,10 @@ def test_each_desk_speaks_the_halls_catalan_and_each_language_staff_pick(
             assert english_on(page, language) == [], language
         assert page.evaluate(CUT_OFF) == [], language
         picture(page, tmp_path, f"console-{name}-{language}", whole=language == "ca")
+        if language == "ca" and name == ROLES[0]:
+            # A fault made of faults (a check's several, the journal's "record N: ...") is said part by part.
+            assert page.evaluate(NESTED_FAULT) == ("el bombo principal no està connectat; registre 3: la seva signatura "
+                                                   "no es verifica (alterat o falsificat)")
         if language == "ca":
             # Every command the role may give, each with its summary, in Catalan too.
             page.click("#tab-commands")

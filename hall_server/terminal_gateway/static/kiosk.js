@@ -10,6 +10,7 @@
 
 const VERSION = 1;
 const MAX_CARDS = 96; // R83.7: per player, per terminal, per game
+const MAX_LIMIT_CENTS = 10000000; // the highest daily limit a terminal may ask for (protocol/terminal_messages.py)
 const $ = (id) => document.getElementById(id);
 const { t, tn } = I18n;
 
@@ -811,6 +812,7 @@ function wire() {
     event.preventDefault();
     const cents = centsFromEuros($("limit").value);
     if (cents === null) { note(t("Type the limit in euros, e.g. 20 or 12,50")); return; }
+    if (cents > MAX_LIMIT_CENTS) { note(t("A daily limit is at most {amount}", { amount: money(MAX_LIMIT_CENTS) })); return; }
     send("set_limit", { limit_cents: cents });
     $("limit").value = "";
   });

@@ -57,10 +57,12 @@ const I18n = (() => {
 
   // A text the server composed in English (a movement's reason), given with the catalog's message it is
   // said with and its parts ({message, parts}): the message in the page's language, each part through the
-  // catalog too (a desk's name reads as written); the English text when none is given.
+  // catalog too (a desk's name reads as written), a part that is such a phrase itself said the same way;
+  // the English text when none is given.
   function said(phrase, english) {
     if (!phrase) return english;
-    const parts = Object.fromEntries(Object.entries(phrase.parts).map(([k, v]) => [k, t(v)]));
+    const parts = Object.fromEntries(Object.entries(phrase.parts).map(
+      ([k, v]) => [k, v !== null && typeof v === "object" ? said(v, "") : t(v)]));
     return t(phrase.message, parts);
   }
 
