@@ -465,7 +465,7 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
              ("recorded_by", t("Recorded by")), ("people", t("People")), ("text", t("Text")),
              ("room_chief", t("Written before the room chief"))],
             [[e.seq, wording.moment(e.time_ms, timezone), t(e.kind), e.number,
-              f"{e.recorded_by} ({t(e.role.replace('_', ' '))})", "; ".join(e.people), wording.said(e.said, e.text),
+              f"{e.recorded_by} ({t(e.role.replace('_', ' '))})", "; ".join(map(t, e.people)), wording.said(e.said, e.text),
               _witnessed(e, wording)] for e in session.book],
         ),
         _table(

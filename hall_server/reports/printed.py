@@ -99,6 +99,7 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), m
     (r"(?P<prize>[a-z_]+): no other card, closed after (?P<seconds>[0-9]+) s with no new claim \(R85\.6\)",
      N_("{prize}: no other card, closed after {seconds} s with no new claim (R85.6)")),
     (r"invalid \(R82\.8\), by (?P<by>[^:]+): (?P<reason>.*)", N_("invalid (R82.8), by {by}: {reason}")),
+    (r"visitor (?P<number>[0-9]+)", N_("visitor {number}")),
 ))
 #: The means of a cash-out and the players' accounts, as printed.
 MORE_WORDS = (N_("cheque"), N_("transfer"), N_("card"), N_("to the players' accounts"),

@@ -165,7 +165,7 @@ def daily_report(day: DailyReport, wording: Wording = DATA) -> Report:
         ("room_chief", t("Complaint written before")),
     ], [
         (i.seq, wording.clock(i.time_ms, ZoneInfo(day.timezone)), t(i.kind), i.number, i.recorded_by,
-         "; ".join(i.people), wording.said(i.said, i.text),
+         "; ".join(map(t, i.people)), wording.said(i.said, i.text),
          (i.room_chief or t("not yet confirmed by the room chief")) if i.kind == "complaint" else "")
         for i in day.incidents
     ])

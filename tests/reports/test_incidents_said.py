@@ -125,3 +125,14 @@ def test_a_failed_verification_in_the_minutes_says_each_checks_fault_from_its_te
                           "(altered)")
     assert CATALAN.said(entry.said, entry.text) == (
         "per a la sessió del 2026-12-06: diari: registre 1: el seu contingut no correspon al seu hash (alterat)")
+
+
+@pytest.mark.req("R75.4", "R77.2")
+def test_the_visitors_an_incident_names_are_said_in_the_minutes_language() -> None:
+    from hall_server.reports.minutes import MinutesBook
+
+    entry = MinutesBook._book_entry(record("incident_recorded", number=1, description="una disputa", visitors=[12]),
+                                    "rosa", "room_chief")
+    assert entry.people == ("visitor 12",) and entry.text == "una disputa"
+    assert [CATALAN.t(person) for person in entry.people] == ["visitant 12"]
+    assert CATALAN.t("Maria Visitor") == "Maria Visitor", "a person's name reads as written"
