@@ -1,6 +1,6 @@
 """Durable commands per second from 50 concurrent consoles: the group commit, measured.
 
-Run: ``.venv/bin/python bench/bench_commands.py`` (``--consoles 50``, ``--commands 200``).
+Run: ``.venv/bin/python bench/bench_commands.py`` (``--consoles 50``, ``--commands 200``, ``--no-floor``).
 
 This process is the hall server: the real composition root (``build_hall``: every module,
 the core on its single writer thread, SQLite in WAL with full fsync, every record signed
@@ -17,7 +17,10 @@ Printed, from the same run on the same disk:
   transaction (the commands that came during a commit share the next one);
 * the raw fsync rate of the disk (write one block, ``os.fsync``, again) and a raw
   ``Journal.append`` of one record per transaction: the most one-commit-per-command
-  could reach.
+  could reach;
+* the floor (``bench/floor.py``), before the hall starts: the same consoles sending the
+  same requests, each command one row in a group commit on SQLite with the journal's
+  fsyncs, no rules, no signatures; and the ``ratio to floor``.
 
 Figures vary with the disk and the CPU; the README keeps one run's output.
 """
@@ -33,7 +36,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Generator
+
+from twisted.internet import defer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -73,59 +78,88 @@ def raw_append_rate(folder: Path, count: int = 300) -> float:
     return rate
 
 
-def serve_and_measure(folder: Path, consoles: int, commands: int, report: Any) -> None:
-    """Run the hall on the reactor, measure, and hand the figures to ``report`` (``task.react`` exits)."""
-    from twisted.internet import defer, reactor, task
+#: A console's way to the channel: ``submit(actor, request, seen)`` fires with the answer.
+Submit = Callable[[Any, Any, Any], "defer.Deferred[dict[str, Any]]"]
 
-    from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password, load_config
+
+def console(submit: Submit, name: str, count: int) -> defer.Deferred[None]:
+    """One console: ``count`` complaints, each sent once the last was answered."""
     from hall_server.hall.roles import Role
-    from hall_server.tap import build_hall
     from server_kit.core import Actor
     from server_kit.web.channel import SeenRequests, parse_request
+
+    actor, seen = Actor(name, Role.ROOM_CHIEF), SeenRequests()
+    done: defer.Deferred[None] = defer.Deferred()
+
+    def send(n: int) -> None:
+        if n == count:
+            done.callback(None)
+            return
+        request = parse_request(json.dumps({"id": f"{name}-{n}", "command": "record_complaint",
+                                            "args": {"complainant": "A. Player", "text": f"complaint {n}"}}))
+
+        def answered(answer: dict[str, Any]) -> None:
+            if not answer["ok"]:
+                done.errback(RuntimeError(f"refused: {answer['error']}"))
+                return
+            send(n + 1)
+
+        submit(actor, request, seen).addCallback(answered)
+
+    send(0)
+    return done
+
+
+@defer.inlineCallbacks
+def rates(submit: Submit, commits: Callable[[], int], consoles: int,
+          commands: int) -> Generator[defer.Deferred[Any], Any, dict[str, tuple[float, int]]]:
+    """One console alone, then ``consoles`` at once: commands per second and transactions of each."""
+    before, start = commits(), time.perf_counter()
+    yield console(submit, "solo", commands)
+    solo = (commands / (time.perf_counter() - start), commits() - before)
+    before, start = commits(), time.perf_counter()
+    yield defer.gatherResults([console(submit, f"chief{k}", commands) for k in range(consoles)])
+    return {"solo": solo, "many": (consoles * commands / (time.perf_counter() - start), commits() - before)}
+
+
+@defer.inlineCallbacks
+def floor_rates(reactor: Any, folder: Path, consoles: int,
+                commands: int) -> Generator[defer.Deferred[Any], Any, dict[str, tuple[float, int]]]:
+    """:func:`rates` against the floor's channel."""
+    from floor import ConsoleFloor, GroupCommit
+
+    rows = GroupCommit(folder / "floor", reactor)
+    rows.start()
+    channel = ConsoleFloor(rows)
+    try:
+        return (yield rates(lambda actor, request, seen: channel.submit(actor.name, request), lambda: rows.commits,
+                            consoles, commands))
+    finally:
+        rows.stop()
+
+
+def serve_and_measure(folder: Path, consoles: int, commands: int, with_floor: bool, report: Any) -> None:
+    """Run the floor and the hall on the reactor, measure, and hand the figures to ``report`` (``task.react`` exits)."""
+    from twisted.internet import reactor, task
+
+    from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password, load_config
+    from hall_server.tap import build_hall
 
     home = folder / "hall"
     home.mkdir()
     staff = [(name, role, hash_password("bench-password")) for name, role in DEFAULT_STAFF]
     (home / "hall.toml").write_text(default_config_text("Bench hall", staff, port=0))
     hall = build_hall(load_config(home / "hall.toml"), reactor)
-    figures: dict[str, Any] = {}
-
-    def console(name: str, count: int) -> defer.Deferred[None]:
-        """One console: ``count`` complaints, each sent once the last was answered."""
-        actor, seen = Actor(name, Role.ROOM_CHIEF), SeenRequests()
-        done: defer.Deferred[None] = defer.Deferred()
-
-        def send(n: int) -> None:
-            if n == count:
-                done.callback(None)
-                return
-            request = parse_request(json.dumps({"id": f"{name}-{n}", "command": "record_complaint",
-                                                "args": {"complainant": "A. Player", "text": f"complaint {n}"}}))
-
-            def answered(answer: dict[str, Any]) -> None:
-                if not answer["ok"]:
-                    done.errback(RuntimeError(f"refused: {answer['error']}"))
-                    return
-                send(n + 1)
-
-            hall.channel.submit(actor, request, seen).addCallback(answered)
-
-        send(0)
-        return done
 
     @defer.inlineCallbacks
     def run(_: Any):  # type: ignore[no-untyped-def]
+        floor = (yield floor_rates(reactor, folder, consoles, commands)) if with_floor else None
         hall.service.startService()
         try:
-            commits, start = hall.core.commits, time.perf_counter()
-            yield console("solo", commands)
-            figures["solo"] = (commands / (time.perf_counter() - start), hall.core.commits - commits)
-            commits, start = hall.core.commits, time.perf_counter()
-            yield defer.gatherResults([console(f"chief{k}", commands) for k in range(consoles)])
-            figures["many"] = (consoles * commands / (time.perf_counter() - start), hall.core.commits - commits)
+            figures = yield rates(hall.channel.submit, lambda: hall.core.commits, consoles, commands)
         finally:
             yield hall.service.stopService()
-        report(figures)
+        report(figures, floor)
 
     task.react(run)
 
@@ -134,12 +168,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--consoles", type=int, default=50, help="consoles sending at once (default 50)")
     parser.add_argument("--commands", type=int, default=200, help="commands each console sends (default 200)")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor's run (bench/floor.py)")
     options = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-commands-"))
     fsyncs = statistics.median(fsync_rate(folder) for _ in range(3))
     appends = raw_append_rate(folder)
 
-    def report(figures: dict[str, Any]) -> None:
+    def report(figures: dict[str, Any], floor: dict[str, Any] | None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
         solo_rate, solo_commits = figures["solo"]
         rate, commits = figures["many"]
@@ -152,8 +187,15 @@ def main() -> None:
               f"transactions, {total / max(commits, 1):.1f} commands a transaction)")
         print(f"  same disk, same run: raw fsync {fsyncs:8.0f}/s; raw Journal.append of one record {appends:8.0f}/s")
         print(f"  {options.consoles} consoles / raw fsync rate: {rate / fsyncs:.2f}")
+        if floor is not None:
+            (floor_solo, _), (floor_rate, floor_commits) = floor["solo"], floor["many"]
+            print(f"  floor (bench/floor.py), the same consoles and requests: 1 console {floor_solo:8.0f} commands/s; "
+                  f"{options.consoles} consoles {floor_rate:8.0f} commands/s ({floor_commits} transactions, "
+                  f"{total / max(floor_commits, 1):.1f} commands a transaction)")
+            print(f"  ratio to floor: {options.consoles} consoles {rate / floor_rate:.2f}x the floor's commands/s "
+                  f"(1 console {solo_rate / floor_solo:.2f}x)")
 
-    serve_and_measure(folder, options.consoles, options.commands, report)
+    serve_and_measure(folder, options.consoles, options.commands, not options.no_floor, report)
 
 
 if __name__ == "__main__":

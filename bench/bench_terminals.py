@@ -1,6 +1,6 @@
 """1,000 headless terminals on one hall server over loopback: the purchase burst and the balls.
 
-    .venv/bin/python bench/bench_terminals.py [--terminals 1000] [--workers 2] [--balls 30]
+    .venv/bin/python bench/bench_terminals.py [--terminals 1000] [--workers 2] [--balls 30] [--no-floor]
 
 This process is the hall server: the real core on a SQLite journal (WAL, one writer
 thread, every record signed), the game, cashier and virtual-card modules and the terminal
@@ -18,6 +18,10 @@ Measured:
   (the core's observer hears of it) to the moment each terminal has parsed the ``ball``
   message; p50, p99 and max over all terminals and balls.  Goal: p99 within 100 ms.
 
+Before the hall, the same terminals in the same workers make the same burst against the
+floor (``bench/floor.py``: the same WebSocket, each purchase one row in a group commit on
+SQLite, no rules, no signatures), and the burst's ``ratio to floor`` is printed.
+
 Setting up a thousand accounts is not measured and takes a shortcut: the accounts are
 opened with one PIN hash computed once, and the PIN check remembers its answer for that
 hash, because scrypt (50 ms a check by design) would otherwise dominate the setup.
@@ -32,8 +36,11 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generator
+
+from twisted.internet import defer, protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -47,7 +54,7 @@ PIN = "4821"
 
 def worker(url: str, credentials: list[dict[str, str]]) -> None:
     """Connect, say hello, sign in; then on ``buy`` buy and report; report every ball's arrival."""
-    from twisted.internet import defer, reactor, stdio
+    from twisted.internet import reactor, stdio
     from twisted.logger import globalLogBeginner, textFileLogObserver
     from twisted.protocols.basic import LineReceiver
 
@@ -101,6 +108,104 @@ def worker(url: str, credentials: list[dict[str, str]]) -> None:
     reactor.run()  # type: ignore[attr-defined]
 
 
+# --- The workers, the burst and the floor's ---------------------------------------------------
+
+
+class Worker(protocol.ProcessProtocol):
+    """A child process of terminals: commands as lines in, one JSON answer line out per command."""
+
+    def __init__(self, reactor: Any, spec: Path) -> None:
+        self.buffer = b""
+        self.waiting: list[defer.Deferred[dict[str, Any]]] = []
+        self.ended: defer.Deferred[None] = defer.Deferred()
+        reactor.spawnProcess(self, sys.executable, [sys.executable, __file__, "--worker", str(spec)],
+                             env=os.environ.copy(), childFDs={0: "w", 1: "r", 2: 2})
+
+    def answer(self) -> defer.Deferred[dict[str, Any]]:
+        waiting: defer.Deferred[dict[str, Any]] = defer.Deferred()
+        self.waiting.append(waiting)
+        return waiting
+
+    def ask(self, command: str) -> defer.Deferred[dict[str, Any]]:
+        answer = self.answer()
+        self.transport.write(command.encode() + b"\n")  # type: ignore[union-attr]
+        return answer
+
+    def outReceived(self, data: bytes) -> None:
+        self.buffer += data
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            self.waiting.pop(0).callback(json.loads(line))
+
+    def processEnded(self, reason: Any) -> None:
+        if self.waiting:  # it ended with a question unanswered: say so rather than wait for ever
+            print(f"a worker ended early: {reason.value}", file=sys.stderr)
+            for waiting in self.waiting:
+                waiting.errback(reason)
+            self.waiting = []
+        self.ended.callback(None)
+
+    def stop(self) -> defer.Deferred[None]:
+        self.transport.write(b"stop\n")  # type: ignore[union-attr]
+        return self.ended
+
+
+def start_workers(reactor: Any, folder: Path, name: str, url: str, credentials: list[dict[str, str]],
+                  worker_count: int) -> list[Worker]:
+    """``worker_count`` workers sharing the terminals of ``credentials``, on ``url``."""
+    share = (len(credentials) + worker_count - 1) // worker_count
+    workers = []
+    for w in range(worker_count):
+        spec = folder / f"{name}-worker-{w}.json"
+        spec.write_text(json.dumps({"url": url, "credentials": credentials[w * share:(w + 1) * share]}))
+        workers.append(Worker(reactor, spec))
+    return workers
+
+
+@dataclass(frozen=True)
+class Burst:
+    """Every terminal's purchase at once: how many were confirmed and refused, first sent to last answered."""
+
+    bought: int
+    refused: int
+    span: float
+
+
+@defer.inlineCallbacks
+def burst(workers: list[Worker]) -> Generator[defer.Deferred[Any], Any, Burst]:
+    """Every terminal of ``workers`` buys at the same moment."""
+    bursts = yield defer.gatherResults([w.ask("buy") for w in workers])
+    span = max(b["last"] for b in bursts) - min(b["sent"] for b in bursts)
+    return Burst(sum(b["bought"] for b in bursts), sum(b["refused"] for b in bursts), span)
+
+
+@defer.inlineCallbacks
+def floor_burst(reactor: Any, folder: Path, count: int,
+                worker_count: int) -> Generator[defer.Deferred[Any], Any, tuple[Burst, int, int]]:
+    """The same burst from as many terminals in as many workers against the floor: it, its rows and commits."""
+    from floor import GroupCommit, TerminalFloor, listen
+
+    rows = GroupCommit(folder / "floor", reactor)
+    rows.start()
+    port, url = listen(reactor, rows, TerminalFloor)
+    credentials = [{"terminal": f"T{i + 1}", "token": "floor", "account": f"{i + 1:012d}"} for i in range(count)]
+    workers = start_workers(reactor, folder, "floor", url, credentials, worker_count)
+    try:
+        yield defer.gatherResults([w.answer() for w in workers])
+        rows_before, commits_before = rows.rows, rows.commits
+        done = yield burst(workers)
+        return done, rows.rows - rows_before, rows.commits - commits_before
+    finally:
+        yield defer.gatherResults([w.stop() for w in workers])
+        yield defer.maybeDeferred(port.stopListening)
+        rows.stop()
+
+
+def burst_line(done: Burst) -> str:
+    return (f"{done.bought} purchases ({done.bought * CARDS_EACH} cards, {done.refused} refused) confirmed in "
+            f"{done.span * 1000:.0f} ms = {done.bought / done.span:.0f} purchases/s")
+
+
 # --- The server and the run ----------------------------------------------------------------
 
 
@@ -118,18 +223,19 @@ def main() -> None:
     parser.add_argument("--terminals", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--balls", type=int, default=30)
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor's burst (bench/floor.py)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         spec = json.loads(Path(args.worker).read_text())
         worker(spec["url"], spec["credentials"])
         return
-    serve_and_measure(args.terminals, args.workers, args.balls)
+    serve_and_measure(args.terminals, args.workers, args.balls, not args.no_floor)
 
 
-def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
+def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor: bool) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from twisted.internet import defer, protocol, reactor, task
+    from twisted.internet import reactor, task
     from twisted.internet.threads import deferToThread
     from twisted.logger import globalLogBeginner, textFileLogObserver
     from twisted.python.threadpool import ThreadPool
@@ -201,49 +307,12 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
     port = reactor.listenTCP(0, Site(kiosk), interface="127.0.0.1")  # type: ignore[attr-defined]
     url = f"ws://127.0.0.1:{port.getHost().port}/ws"
 
-    class Worker(protocol.ProcessProtocol):
-        """A child process of terminals: commands as lines in, one JSON answer line out per command."""
-
-        def __init__(self, spec: Path) -> None:
-            self.buffer = b""
-            self.waiting: list[defer.Deferred[dict[str, Any]]] = []
-            self.ended: defer.Deferred[None] = defer.Deferred()
-            reactor.spawnProcess(self, sys.executable, [sys.executable, __file__, "--worker", str(spec)],  # type: ignore[attr-defined]
-                                 env=os.environ.copy(), childFDs={0: "w", 1: "r", 2: 2})
-
-        def answer(self) -> defer.Deferred[dict[str, Any]]:
-            waiting: defer.Deferred[dict[str, Any]] = defer.Deferred()
-            self.waiting.append(waiting)
-            return waiting
-
-        def ask(self, command: str) -> defer.Deferred[dict[str, Any]]:
-            answer = self.answer()
-            self.transport.write(command.encode() + b"\n")  # type: ignore[union-attr]
-            return answer
-
-        def outReceived(self, data: bytes) -> None:
-            self.buffer += data
-            while b"\n" in self.buffer:
-                line, self.buffer = self.buffer.split(b"\n", 1)
-                self.waiting.pop(0).callback(json.loads(line))
-
-        def processEnded(self, reason: Any) -> None:
-            if self.waiting:  # it ended with a question unanswered: say so rather than wait for ever
-                print(f"a worker ended early: {reason.value}", file=sys.stderr)
-                for waiting in self.waiting:
-                    waiting.errback(reason)
-                self.waiting = []
-            self.ended.callback(None)
-
-        def stop(self) -> defer.Deferred[None]:
-            self.transport.write(b"stop\n")  # type: ignore[union-attr]
-            return self.ended
-
     chief, seller = Actor("rui", Role.ROOM_CHIEF), Actor("ana", Role.SELLER_CALLER)
     admin, cashier_actor = Actor("ines", Role.ADMINISTRATOR), Actor("eva", Role.CASHIER)
 
     @defer.inlineCallbacks
     def run(_: Any):  # type: ignore[no-untyped-def]
+        floor = (yield floor_burst(reactor, folder, count, worker_count)) if with_floor else None
         yield session.run_verification(admin, "2026-12-01")
         yield session.count_balls(chief, "opening", list(range(1, 91)), ["a player"])
         yield session.sign_opening(admin)
@@ -265,26 +334,20 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int) -> None:
         yield virtual.open_sale(seller, SALE_SECONDS)
 
         started = time.time()
-        share = (count + worker_count - 1) // worker_count
-        workers = []
-        for w in range(worker_count):
-            spec = folder / f"worker-{w}.json"
-            spec.write_text(json.dumps({"url": url, "credentials": credentials[w * share:(w + 1) * share]}))
-            workers.append(Worker(spec))
-
+        workers = start_workers(reactor, folder, "hall", url, credentials, worker_count)
         ready = yield defer.gatherResults([w.answer() for w in workers])
         print(f"{sum(r['ready'] for r in ready)} terminals connected and signed in in {time.time() - started:.1f} s")
 
-        records_before = core.seq
-        bursts = yield defer.gatherResults([w.ask("buy") for w in workers])
-        sent = min(b["sent"] for b in bursts)
-        last = max(b["last"] for b in bursts)
-        bought = sum(b["bought"] for b in bursts)
-        refused = sum(b["refused"] for b in bursts)
-        span = last - sent
-        print(f"purchase burst: {bought} purchases ({bought * CARDS_EACH} cards, {refused} refused) confirmed in "
-              f"{span * 1000:.0f} ms = {bought / span:.0f} purchases/s, {core.seq - records_before} journal records "
-              f"committed (goal: within 2000 ms)")
+        records_before, commits_before = core.seq, core.commits
+        done = yield burst(workers)
+        print(f"purchase burst: {burst_line(done)}, {core.seq - records_before} journal records committed "
+              f"(goal: within 2000 ms)")
+        if floor is not None:
+            floor_done, floor_rows, floor_commits = floor
+            print(f"floor (bench/floor.py), the same {count} terminals in {worker_count} workers: "
+                  f"{burst_line(floor_done)}, {floor_rows} rows in {floor_commits} commits")
+            print(f"ratio to floor: burst {done.span / floor_done.span:.1f}x the floor's ({done.span * 1000:.0f} ms "
+                  f"against {floor_done.span * 1000:.0f} ms; ours in {core.commits - commits_before} commits)")
 
         yield games.close_sale(chief)
         for _ in range(ball_count):
