@@ -21,7 +21,8 @@ Every change to a server's state goes through :meth:`CommandCore.execute`:
 **Group commit.**  A command is decided as soon as it comes, on the state the commands
 before it left, committed or not yet: the modules fold a command's records as soon as
 it is decided.  One transaction is in flight at a time; the records of the commands
-decided meanwhile are committed together in the next one.  Only after that commit are
+decided meanwhile are committed together in the next one, which goes to the writer as
+soon as the one before is committed, before its answers go out.  Only after that commit are
 the views and observers told and each caller answered with its own records.  A refusal
 (permission, :class:`DomainError`) affects only its own command.  If a transaction
 fails, the modules are put back to the state before the batch, without reading the
@@ -575,6 +576,10 @@ class CommandCore:
         if any(command.records for command in batch):
             self.commits += 1
             self._timed()
+        # The next batch goes to the writer before this one's answers go out: its commit runs on the
+        # writer's thread meanwhile (its outcome comes back through the reactor, after these answers).
+        self._in_flight = None
+        self._pump()
         for command in batch:
             for record in command.records:
                 self._committed(record)
@@ -593,8 +598,7 @@ class CommandCore:
                 listener()
             except Exception:
                 self.log.failure("a listener of the commits failed")
-        self._in_flight = None
-        if not self._pending:
+        if not self._pending and self._in_flight is None:
             self._refresh_restore_point()
         self._fire_flushed()
         self._pump()

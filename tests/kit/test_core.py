@@ -376,3 +376,37 @@ def test_flushed_fires_once_every_command_decided_before_it_is_answered_and_not_
     runner.run_one()
     assert outcome(failing).check(StorageUnavailable) and outcome(after_failure) is None
     assert tally.totals == {"ana": 4, "bea": 2}
+
+
+def test_the_next_commit_goes_to_the_writer_before_the_answers_of_the_one_before_go_out() -> None:
+    """The writer is not left idle while a batch's callers are answered: the commands decided during a
+    commit are in the writer's hands when the first caller hears of its own; the answers keep their order."""
+    runner = Held()
+    core, journal, tally = tally_core(runner)
+    first = add(core, CLERK, 1)  # its commit in flight
+    second = add(core, GUEST, 2)  # decided on it, waiting for the next commit
+    writer_holds_when_answered: list[int] = []
+    first.addCallback(lambda _: writer_holds_when_answered.append(len(runner.held)))
+    heard: list[str] = []
+    first.addCallback(lambda _: heard.append("first"))
+    second.addCallback(lambda _: heard.append("second"))
+    runner.run_one()
+    assert writer_holds_when_answered == [1], "the second's commit was handed over before the first was answered"
+    assert heard == ["first"]
+    runner.run_one()
+    assert heard == ["first", "second"] and journal.last is not None and journal.last.seq == 2
+    assert tally.totals == {"ana": 1, "bea": 2}
+
+
+def test_a_commit_handed_over_before_the_answers_that_fails_leaves_the_answered_batch_standing() -> None:
+    runner = Held()
+    core, journal, tally = tally_core(runner)
+    first = add(core, CLERK, 1)
+    second = add(core, GUEST, 2)
+    journal.unreadable = True  # the state is put back from memory, never by reading the journal
+    runner.run_one()  # the first committed and answered; the second's commit is with the writer
+    assert len(outcome(first)) == 1
+    journal.fail_next = DOWN
+    runner.run_one()
+    assert outcome(second).check(StorageUnavailable)
+    assert tally.totals == {"ana": 1} and core.seq == 1 and core.storage_fault is DOWN
