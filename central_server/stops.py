@@ -99,6 +99,13 @@ class PlayGate:
     def reset(self) -> None:
         self.stopped = None
 
+    def savepoint(self) -> dict[str, Any] | None:
+        """The interruption in force, for the core's restore point (without it the core kept every record)."""
+        return None if self.stopped is None else dict(self.stopped)
+
+    def rollback(self, point: dict[str, Any] | None) -> None:
+        self.stopped = None if point is None else dict(point)
+
     def apply(self, record: Record) -> None:
         if record.type == CentralPlayInterrupted.type:
             self.stopped = {**record.payload, "seq": record.seq}

@@ -665,9 +665,15 @@ class CommandCore:
 
     # --- The restore point and the storage's faults --------------------------------------
 
+    def unkept_modules(self) -> list[str]:
+        """The modules with neither a savepoint nor a checkpoint, by name: while there is one, the core
+        takes no restore point, keeps every record committed since the start in memory, and a failed
+        commit folds them all again (every module of the hall and of the central server has one)."""
+        return [name for name, m in zip(self.module_names(), self.modules)
+                if not (hasattr(m, "savepoint") or (hasattr(m, "checkpoint") and hasattr(m, "restore")))]
+
     def _keepable(self) -> bool:
-        return all(hasattr(m, "savepoint") or (hasattr(m, "checkpoint") and hasattr(m, "restore"))
-                   for m in self.modules)
+        return not self.unkept_modules()
 
     def _set_restore_point(self, checkpointed: Mapping[str, Any] | None = None) -> None:
         """The modules' state now (committed: the core is settled) as the restore point.

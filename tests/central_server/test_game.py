@@ -219,3 +219,18 @@ async def test_N7_hello_answers_the_furthest_record_of_its_journal_the_hall_said
                              journal_seq=10).addErrback(lambda failure: failure.value)
     assert getattr(refused, "code", None) == "bad_argument"
     assert str(refused) == "hello: journal_seq and journal_hash are said together, or neither"
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_module_of_the_central_server_keeps_a_restore_point(central: Running) -> None:
+    """Without a savepoint of the play gate the central core took no restore point: it kept every record
+    committed since its start in memory (a day's purchases) and a failed commit folded them all again."""
+    core = central.server.core
+    assert core.unkept_modules() == []
+    assert "PlayGate" in core.module_names()
+    gate = central.server.gate
+    gate.stopped = {"cause": "crash", "seq": 3}
+    point = gate.savepoint()
+    gate.stopped = None
+    gate.rollback(point)
+    assert gate.stopped == {"cause": "crash", "seq": 3} and gate.stopped is not point
