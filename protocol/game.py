@@ -1,16 +1,14 @@
 """Game lifecycles as state machines with a transition table (R85, R86, R93.9-13, R94.2).
 
-Two games, one shape:
+:class:`TraditionalGame` - the hall game with paper and virtual cards (R85, R86).
+A line or a bingo found stops the draw while the caller asks for another card
+(``line_found``, ``bingo_found``); the prize closes (R85.6), then the draw goes on for
+the bingo, or the game is closed.  The game across halls is the central server's
+(:mod:`central_server.domain.game`: a million cards, decision records, refusals, force
+majeure), with its own table of phases.
 
-* :class:`TraditionalGame` - the hall game with paper and virtual cards (R85, R86).
-  A line or a bingo found stops the draw while the caller asks for another card
-  (``line_found``, ``bingo_found``); the prize closes (R85.6), then the draw goes on
-  for the bingo, or the game is closed.
-* :class:`InterconnectedGame` - the game across halls (R93.9-13): prizes do not stop
-  it; it ends when a card is complete or every configured pattern is won (R93.12).
-
-Each machine is a table, ``(state, input) -> (new state, events emitted)``:
-:data:`TRADITIONAL_TABLE` and :data:`INTERCONNECTED_TABLE`.  States are nouns
+The machine is a table, ``(state, input) -> (new state, events emitted)``:
+:data:`TRADITIONAL_TABLE`.  States are nouns
 (``selling``, ``drawing``), inputs are what happened (``ball_drawn``,
 ``sale_closed``), outputs are the domain events of :mod:`protocol.events`, which the
 server journals before it announces or pays anything.  A pair that is not in the
@@ -35,7 +33,7 @@ from enum import StrEnum
 from typing import ClassVar, Final, Mapping, Sequence
 
 from protocol.balls import check_recall
-from protocol.cards import BALLS, Card
+from protocol.cards import BALLS
 from protocol.claims import CardRef, ClaimVerdict, WonPattern
 from protocol.errors import N_, DomainError, Template
 from protocol.events import (
@@ -60,7 +58,7 @@ from protocol.events import (
     TerminalFailed,
 )
 from protocol.ledger import LedgerError, account_kind
-from protocol.patterns import BINGO, LINE, TRADITIONAL_PATTERNS, GamePatterns, completion_ball
+from protocol.patterns import BINGO, LINE, TRADITIONAL_PATTERNS, GamePatterns
 
 
 class GameError(DomainError):
@@ -82,7 +80,6 @@ class State(StrEnum):
     LINE_WON = "line_won"
     BINGO_FOUND = "bingo_found"
     BINGO_WON = "bingo_won"
-    LAST_PRIZE_WON = "last_prize_won"
     CLOSED = "closed"
     SUSPENDED = "suspended"
     SUSPENDED_FOR_GOOD = "suspended_for_good"
@@ -106,8 +103,6 @@ class Input(StrEnum):
     CLAIM_REJECTED = "claim_rejected"
     CARD_REFUSED = "card_refused"
     PRIZE_CLOSED = "prize_closed"
-    PRIZE_WON = "prize_won"
-    FINAL_PRIZE_WON = "final_prize_won"
     GAME_CLOSED = "game_closed"
     TERMINAL_FAILED = "terminal_failed"
     FAILURE_REPORTED = "failure_reported"
@@ -194,36 +189,6 @@ TRADITIONAL_TABLE: Table = {
     (S.WON_BY_HAND, I.GAME_FINISHED): (S.FINISHED, (GameFinished,)),
 }
 
-#: The interconnected game (R93.9-13, R94.2).
-INTERCONNECTED_TABLE: Table = {
-    (S.SCHEDULED, I.SALE_OPENED): (S.SELLING, (SaleOpened,)),
-    (S.SELLING, I.CARD_SOLD): (S.SELLING, (CardSold,)),
-    (S.SELLING, I.TERMINAL_FAILED): (S.SELLING, (TerminalFailed,)),
-    (S.SELLING, I.SALE_CLOSED): (S.SALE_CLOSED, (SaleClosed,)),
-    (S.SELLING, I.FAILURE_REPORTED): (S.SUSPENDED, (GameSuspended,)),
-    (S.SALE_CLOSED, I.BALL_DRAWN): (S.DRAWING, (BallDrawn,)),
-    (S.SALE_CLOSED, I.TERMINAL_FAILED): (S.SALE_CLOSED, (TerminalFailed,)),
-    (S.SALE_CLOSED, I.FAILURE_REPORTED): (S.SUSPENDED, (GameSuspended,)),
-    (S.DRAWING, I.BALL_DRAWN): (S.DRAWING, (BallDrawn,)),
-    (S.DRAWING, I.BALL_VOIDED): (S.DRAWING, (BallVoided,)),
-    (S.DRAWING, I.PRIZE_WON): (S.DRAWING, (PrizeWon,)),
-    (S.DRAWING, I.FINAL_PRIZE_WON): (S.LAST_PRIZE_WON, (PrizeWon,)),
-    (S.DRAWING, I.TERMINAL_FAILED): (S.DRAWING, (TerminalFailed,)),
-    (S.DRAWING, I.FAILURE_REPORTED): (S.SUSPENDED, (GameSuspended,)),
-    (S.LAST_PRIZE_WON, I.FINAL_PRIZE_WON): (S.LAST_PRIZE_WON, (PrizeWon,)),
-    (S.LAST_PRIZE_WON, I.GAME_CLOSED): (S.CLOSED, (GameClosed,)),
-    (S.SUSPENDED, I.FAILURE_RESOLVED): (SUSPENDED_FROM, (GameResumed,)),
-    (S.SUSPENDED, I.FAILURE_UNRESOLVED): (S.SUSPENDED_FOR_GOOD, (GameSuspendedForGood,)),
-    (S.SUSPENDED_FOR_GOOD, I.REFUND_DUE): (S.REFUNDED, (GameRefunded,)),
-    (S.SUSPENDED_FOR_GOOD, I.MANUAL_FINISH_DUE): (S.FINISHING_BY_HAND, (ManualFinishStarted,)),
-    (S.FINISHING_BY_HAND, I.BALL_ENTERED): (S.FINISHING_BY_HAND, (BallDrawn,)),
-    (S.FINISHING_BY_HAND, I.BALL_VOIDED): (S.FINISHING_BY_HAND, (BallVoided,)),
-    (S.FINISHING_BY_HAND, I.PRIZE_WON): (S.FINISHING_BY_HAND, (PrizeWon,)),
-    (S.FINISHING_BY_HAND, I.FINAL_PRIZE_WON): (S.WON_BY_HAND, (PrizeWon,)),
-    (S.WON_BY_HAND, I.FINAL_PRIZE_WON): (S.WON_BY_HAND, (PrizeWon,)),
-    (S.WON_BY_HAND, I.GAME_FINISHED): (S.FINISHED, (GameFinished,)),
-}
-
 #: States a game never leaves.
 FINAL_STATES: Final = frozenset({S.CLOSED, S.REFUNDED, S.FINISHED})
 
@@ -240,8 +205,6 @@ _DOING: dict[Input, Template] = {
     I.CLAIM_REJECTED: N_("verify a claim"),
     I.CARD_REFUSED: N_("refuse a card"),
     I.PRIZE_CLOSED: N_("close a prize"),
-    I.PRIZE_WON: N_("award a prize"),
-    I.FINAL_PRIZE_WON: N_("award the last prize"),
     I.GAME_CLOSED: N_("close the game"),
     I.TERMINAL_FAILED: N_("take a failed terminal's cards out of the game"),
     I.FAILURE_REPORTED: N_("suspend the game"),
@@ -261,7 +224,6 @@ _WHILE: dict[State, Template] = {
     S.LINE_WON: N_("while drawing for the bingo"),
     S.BINGO_FOUND: N_("while the bingo is open (\"Bingo! Another card?\"): the caller closes the prize first"),
     S.BINGO_WON: N_("once the bingo is won"),
-    S.LAST_PRIZE_WON: N_("once the last prize is won"),
     S.CLOSED: N_("once the game is closed"),
     S.SUSPENDED: N_("while the game is suspended"),
     S.SUSPENDED_FOR_GOOD: N_("once the game is suspended for good"),
@@ -718,29 +680,6 @@ class TraditionalGame(GameMachine):
         return [self._award(inputs[w.pattern], verdict.card, w.pattern, w.ball_count) for w in wins]
 
 
-class InterconnectedGame(GameMachine):
-    """The game across halls (R93.9-13): every prize found is fed in; the last ends it."""
-
-    table = INTERCONNECTED_TABLE
-
-    def prize_found(self, pattern: str, ref: CardRef, card: Card) -> list[Event]:
-        """``card`` (sold as ``ref``) completes ``pattern`` on the ball just drawn.
-
-        Prizes are detected at every ball, so the card must complete the pattern on
-        exactly that ball.  Whether the prize ends the game is decided by
-        :meth:`GamePatterns.game_over`: it is then a ``final_prize_won``.
-        """
-        if not (self.accepts(I.PRIZE_WON) or self.accepts(I.FINAL_PRIZE_WON)):
-            self._check(I.PRIZE_WON)
-        self._check_win(ref, pattern, len(self._drawn))
-        completed = completion_ball(self.patterns[pattern], card, self._drawn)
-        if completed != len(self._drawn):
-            where = "does not complete" if completed is None else f"completed on ball {completed}, not"
-            raise GameError(f"card {ref} {where} the {pattern.replace('_', ' ')} on this ball")
-        final = self.patterns.game_over({*self.won, pattern})
-        return [self._award(I.FINAL_PRIZE_WON if final else I.PRIZE_WON, ref, pattern, len(self._drawn))]
-
-
 def render_table(table: Table) -> str:
     """The table as a Markdown table, as ``docs/game-engine.md`` shows it."""
     lines = ["| state | input | new state | emits |", "|---|---|---|---|"]
@@ -752,13 +691,11 @@ def render_table(table: Table) -> str:
 
 __all__ = [
     "FINAL_STATES",
-    "INTERCONNECTED_TABLE",
     "SUSPENDED_FROM",
     "TRADITIONAL_TABLE",
     "GameError",
     "GameMachine",
     "Input",
-    "InterconnectedGame",
     "InvalidTransition",
     "State",
     "Step",

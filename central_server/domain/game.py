@@ -16,10 +16,10 @@ nothing.  The server journals a command's events before it answers or announces
 anything (DESIGN.md, "Announce after commit"); if that commit fails, it rebuilds the
 game from the journal.
 
-It does not wrap :class:`protocol.game.InterconnectedGame`: that machine records one
-``card_sold`` and one step per card, which a million-card game cannot afford, and has no
-decision records, no refusal and no force majeure.  The names of phases and inputs are
-the same where the two agree.
+It is a machine of its own, not the hall's :class:`protocol.game.TraditionalGame`: that
+machine records one ``card_sold`` and one step per card, which a million-card game cannot
+afford, and stops at each prize.  The names of phases and inputs are the same where the
+two agree.
 
 Decisions the regulation leaves open are listed in ``docs/network-game.md``.
 """

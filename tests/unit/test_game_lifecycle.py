@@ -28,12 +28,10 @@ from protocol.events import (
 )
 from protocol.game import (
     FINAL_STATES,
-    INTERCONNECTED_TABLE,
     SUSPENDED_FROM,
     TRADITIONAL_TABLE,
     GameError,
     Input,
-    InterconnectedGame,
     InvalidTransition,
     State,
     TraditionalGame,
@@ -42,7 +40,6 @@ from protocol.game import (
     settlement_after_failure,
 )
 from protocol.ledger import Ledger, Overdraft, Posting, Reference, account_kind
-from protocol.patterns import BINGO, FOUR_CORNERS, LINE, TWO_LINES, GamePatterns, completion_ball
 from protocol.settlement.refunds import (
     GAME_REFUND,
     RefundError,
@@ -94,10 +91,9 @@ def test_the_tables_are_rendered_in_the_docs() -> None:
     """docs/game-engine.md shows the tables the code runs."""
     text = DOCS.read_text()
     assert render_table(TRADITIONAL_TABLE) in text
-    assert render_table(INTERCONNECTED_TABLE) in text
 
 
-@pytest.mark.parametrize("table", [TRADITIONAL_TABLE, INTERCONNECTED_TABLE])
+@pytest.mark.parametrize("table", [TRADITIONAL_TABLE])
 def test_final_states_accept_nothing_and_every_state_is_reachable(table: dict) -> None:
     assert not [key for key in table if key[0] in FINAL_STATES]
     reached, frontier = {State.SCHEDULED}, [State.SCHEDULED]
@@ -429,94 +425,20 @@ def test_a_failed_terminals_cards_leave_the_game() -> None:
         game.claim_checked(ClaimVerdict(CardRef(1, 1), 1, (Win("line", 1),)))
 
 
-# --- The interconnected game ----------------------------------------------------------
-
-NETWORK_PATTERNS = GamePatterns((LINE, TWO_LINES, FOUR_CORNERS, BINGO))
-
-
-def network_game(closes_at_ms: int = 60_000) -> InterconnectedGame:
-    game = InterconnectedGame("n7", NETWORK_PATTERNS)
-    (opened,) = game.open_sale(series=40, first_card=1, price_cents=200, closes_at_ms=closes_at_ms)
-    assert opened.patterns == ("line", "two_lines", "four_corners", "bingo")
-    return game
+# --- A sale that closes at a time ---------------------------------------------------------
 
 
 @pytest.mark.req("R93.1", "R93.8")
 def test_no_card_is_sold_outside_the_sale_time() -> None:
-    game = network_game(closes_at_ms=60_000)
+    """A sale given its closing time (the terminals' sale) sells no card at or after it, nor one sold
+    without the time it was asked at."""
+    game = TraditionalGame("g7")
+    game.open_sale(series=40, first_card=1, price_cents=200, closes_at_ms=60_000)
     game.sell_card(series=40, card_number=1, stake_cents=200, account="player:a", terminal_id="h1/t1", at_ms=59_999)
     with pytest.raises(GameError, match="sale time is over"):
         game.sell_card(series=40, card_number=2, stake_cents=200, account="player:a", terminal_id="h1/t1", at_ms=60_000)
     with pytest.raises(GameError, match="give the time"):
         game.sell_card(series=40, card_number=2, stake_cents=200, account="player:a")
-
-
-def find_prizes(game: InterconnectedGame, cards: dict[CardRef, Card]) -> list[Event]:
-    """What the central server does after each ball: feed every pattern completed on it."""
-    events: list[Event] = []
-    for name in game.patterns.names:
-        won = game.won.get(name)
-        if won is not None and won.ball_count != len(game.drawn):
-            continue
-        for ref in sorted(game.in_play):
-            if completion_ball(game.patterns[name], cards[ref], game.drawn) == len(game.drawn):
-                events += game.prize_found(name, ref, cards[ref])
-    return events
-
-
-@pytest.mark.req("R93.12-13", "R94.2", "R93.11")
-@pytest.mark.parametrize("seed", range(5))
-def test_prizes_do_not_stop_the_interconnected_game_until_a_card_is_complete(seed: int) -> None:
-    cards = {CardRef(40, ref.number): card for ref, card in cards_of(seed, strips=3).items()}
-    game = network_game()
-    for ref in cards:
-        game.sell_card(series=40, card_number=ref.number, stake_cents=200, account=f"player:{ref.number % 4}", at_ms=1)
-    game.close_sale()
-    rng = RandomBallGenerator()
-    prizes: list[Event] = []
-    while game.state != State.LAST_PRIZE_WON:
-        game.draw_ball(rng.draw())
-        prizes += find_prizes(game, cards)
-        if "line" in game.won and game.state != State.LAST_PRIZE_WON:
-            assert game.state == State.DRAWING  # a prize does not stop the draw
-    assert "bingo" in game.won
-    assert {p.pattern for p in prizes} <= set(NETWORK_PATTERNS.names)
-    # Each pattern has its one winning ball, and every card completing it there shares.
-    for name, won in game.won.items():
-        for ref, card in cards.items():
-            assert (ref in won.cards) == (completion_ball(NETWORK_PATTERNS[name], card, game.drawn) == won.ball_count)
-    with pytest.raises(InvalidTransition, match="cannot draw a ball once the last prize is won"):
-        game.draw_ball(rng.draw())
-    game.close()
-    assert game.state == State.CLOSED
-
-
-@pytest.mark.req("R93.12-13")
-def test_the_interconnected_game_checks_what_it_is_told() -> None:
-    cards = {CardRef(40, ref.number): card for ref, card in CARDS.items()}
-    game = network_game()
-    ref = CardRef(40, 1)
-    game.sell_card(series=40, card_number=1, stake_cents=200, account="player:a", at_ms=1)
-    game.close_sale()
-    top = list(cards[ref].rows[0])
-    for ball in top:
-        game.draw_ball(ball)
-    with pytest.raises(GameError, match="does not complete the bingo"):
-        game.prize_found("bingo", ref, cards[ref])
-    game.prize_found("line", ref, cards[ref])
-    game.draw_ball(next(b for b in range(1, 91) if b not in top))
-    with pytest.raises(GameError, match="already won the line"):
-        game.prize_found("line", ref, cards[ref])
-    with pytest.raises(DomainError, match="no pattern named 'full_house'"):
-        game.prize_found("full_house", ref, cards[ref])
-
-
-@pytest.mark.req("R93.12-13")
-def test_no_prize_is_awarded_outside_the_draw() -> None:
-    game = network_game()
-    ref = CardRef(40, 1)
-    with pytest.raises(InvalidTransition, match="^cannot award a prize while the sale is open$"):
-        game.prize_found("line", ref, CARDS[CardRef(1, 1)])
 
 
 def test_the_hall_game_awards_only_its_own_patterns() -> None:
