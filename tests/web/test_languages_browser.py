@@ -15,7 +15,7 @@ import pytest
 
 from hall_server import i18n
 from tests.support.catalogs import english_texts
-from tests.terminals.test_kiosk_browser import KIOSK, Staff, kiosk_page, player
+from tests.terminals.test_kiosk_browser import HANDHELD, KIOSK, Staff, kiosk_page, player
 from tests.web.conftest import HallProcess
 from tests.web.test_console_browser import browser, shot  # noqa: F401 (fixtures)
 
@@ -107,6 +107,31 @@ def test_the_kiosk_speaks_the_halls_catalan_and_each_language_the_player_picks(
     kiosk.wait_for_selector("#sign-in-panel:not([hidden])")
     assert kiosk.evaluate("document.documentElement.lang") == "en"
     assert kiosk.inner_text("#sign-in-panel h1") == "Sign in"
+
+
+def test_the_handheld_speaks_each_language_and_fits_its_width(
+    catalan_hall: tuple[HallProcess, str, str], browser: Any
+) -> None:
+    """A player's own handheld (390 x 844) during a sale, in each language: no English on it but the names,
+    nothing wider than the screen, a screenshot of each."""
+    hall, _, _ = catalan_hall
+    staff = Staff(hall)
+    account = player(staff, "44444444D", 2_000)
+    token = staff("rosa", "enrol_terminal", terminal="H1", place="handheld 1")["result"]["token"]
+    handheld = kiosk_page(browser, hall, HANDHELD, "H1", token)
+    handheld.fill("#account", account)
+    handheld.fill("#pin", "4821")
+    handheld.press("#pin", "Enter")
+    handheld.wait_for_selector("#play:not([hidden])")
+    for language in ("ca", "es", "fr", "en"):
+        if language != "ca":
+            handheld.click(f".language-chooser button[data-language={language}]")
+        handheld.wait_for_selector(f"html[lang={language}]", state="attached")
+        if language != "en":
+            assert english_on(handheld, language) == [], language
+        assert handheld.evaluate("document.documentElement.scrollWidth") <= HANDHELD["width"], language
+        shot(handheld, f"languages-handheld-{language}")
+    handheld.context.close()
 
 
 def test_the_board_and_the_sign_in_page_speak_the_halls_catalan(
