@@ -80,7 +80,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hall_server.hall.admission import DEFAULT_TIMEZONE
 from hall_server.hall.hours import HoursError, parse_schedule
-from hall_server.hall.roles import Role
+from hall_server.hall.roles import STAFF_ROLES, Role
 from hall_server.hall.videobingo import DEFAULT_MIN_RTP_BP, MACHINE_ID_CHARS, JackpotRule, MachineConfig, VideoBingoConfig
 from hall_server.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from protocol.errors import DomainError
@@ -98,7 +98,6 @@ HASH_BYTES = 32
 #: The password policy for every new staff password.
 MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 1000
-STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 DEFAULT_PORT = 8443
 #: The longest hall name: it heads the board, every page, ticket and document.
 HALL_NAME_MAX = 80

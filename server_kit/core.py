@@ -95,24 +95,10 @@ from twisted.python.threadpool import ThreadPool
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import ACTOR_KEY, EPOCH_KEY, ActorStamp, JournalRecord, parse
+from server_kit.actors import Actor as Actor  # the loop's actor, imported from here by the servers
 from server_kit.db.faults import StorageUnavailable
 from server_kit.journal.port import Entry, JournalPort
 from server_kit.journal.projection import gc_paused
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who gives a command; ``request`` is the id of the request it came with, if any."""
-
-    name: str
-    role: str
-    request: str | None = field(default=None, compare=False)
-
-    def to_dict(self) -> dict[str, str]:
-        stamp = {"name": self.name, "role": str(self.role)}
-        if self.request is not None:
-            stamp["request"] = self.request
-        return stamp
 
 
 #: How many request ids the core remembers (the latest ones): weeks of a server's commands.

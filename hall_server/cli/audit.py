@@ -22,16 +22,8 @@ from pathlib import Path
 
 import click
 
-from hall_server.audit.folder import check_out_folder, write_export
-from hall_server.audit.source import read_day
 from hall_server.cli.context import Hall
-from protocol.audit.check import CENTRAL, HALL, ExportUnreadable, export_kind
-from protocol.audit.hall_day import AuditError
-from protocol.audit.hall_rebuild import rebuild as rebuild_hall_day
 from protocol.errors import DomainError
-from server_kit.audit_folder import is_day, one_line
-from server_kit.audit_verify import read_export, verify_and_tell
-from server_kit.keys import public_pem
 
 REFUSED = 2
 #: The configuration file that makes a folder a central server's (docs/central-server.md).
@@ -41,6 +33,9 @@ pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
 
 def _checked_day(day: str) -> str:
+    from protocol.audit.hall_day import AuditError
+    from server_kit.audit_folder import is_day
+
     if is_day(day):
         return day
     raise AuditError(f"--day is a session date, YYYY-MM-DD, not {day!r}")
@@ -49,6 +44,8 @@ def _checked_day(day: str) -> str:
 
 def central_command(ctx: click.Context, hall: Hall, name: str = "audit-export") -> tuple[click.Command, Path] | None:
     """``bingo central NAME`` and the central configuration, when the home is a central server's."""
+    from protocol.audit.hall_day import AuditError
+
     central_config = hall.home / CENTRAL_CONFIG
     if hall.config_path.exists() or not central_config.exists():
         return None
@@ -78,6 +75,12 @@ def audit() -> None:
 @click.pass_context
 def export(ctx: click.Context, hall: Hall, day: str, out: Path, config_path: Path | None) -> None:
     """Write the day's scenario, the hall's own result, the journal segment and its key into OUT."""
+    from hall_server.audit.folder import check_out_folder, write_export
+    from hall_server.audit.source import read_day
+    from protocol.audit.hall_day import AuditError
+    from server_kit.audit_folder import one_line
+    from server_kit.keys import public_pem
+
     try:
         central = None if config_path is not None else central_command(ctx, hall)
         if central is not None:
@@ -121,6 +124,11 @@ def verify(ctx: click.Context, folder: Path) -> None:
     file is missing or cannot be read (docs/audit.md, "Verifying an export").  A central
     server's export is checked by ``bingo central audit-verify``, found like its export.
     """
+    from protocol.audit.check import CENTRAL, HALL, ExportUnreadable, export_kind
+    from protocol.audit.hall_rebuild import rebuild as rebuild_hall_day
+    from server_kit.audit_folder import one_line
+    from server_kit.audit_verify import read_export, verify_and_tell
+
     try:
         kind = export_kind(read_export(folder).records)
     except ExportUnreadable as error:

@@ -11,28 +11,17 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import click
-from sqlalchemy import Engine
 
 from hall_server.cli.context import Hall
-from hall_server.printing import card_sheet_pdf
-from hall_server.store import cards as store
-from protocol import strips
-from protocol.cardfile import (
-    CardFile,
-    CardFileError,
-    card_codes,
-    check_codes,
-    read_card_file,
-    write_card_file,
-)
-from protocol.cards import CARDS_PER_STRIP
-from protocol.library import build_distinct_strips
 from protocol.money import format_cents
-from server_kit.journal import table as journal_table
-from server_kit.keys import load_card_key
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from protocol.cardfile import CardFile
 
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
 key_file_option = click.option(
@@ -61,6 +50,8 @@ def replacing(path: Path) -> Iterator[Path]:
 
 
 def read_checked(path: Path, key: bytes | None = None) -> CardFile:
+    from protocol.cardfile import read_card_file
+
     with progress(f"Checking {path.name}", _line_count(path)) as update, path.open(
         newline="", encoding="utf-8"
     ) as stream:
@@ -80,6 +71,8 @@ def cards() -> None:
 @cards.command()
 def counts() -> None:
     """Print the exact number of valid layouts, cards and strips."""
+    from protocol import strips
+
     click.echo(f"layouts: {strips.layout_count():,}")
     cards_total = strips.card_count()
     click.echo(f"cards:   {cards_total:,} ({cards_total:.3e})")
@@ -98,6 +91,12 @@ def new_library(
     hall: Hall, count: int, out: Path, series: str | None, name: str | None, key_file: Path | None
 ) -> None:
     """Generate a virtual library of COUNT distinct cards from whole uniform strips."""
+    from hall_server.store import cards as store
+    from protocol.cardfile import card_codes, write_card_file
+    from protocol.cards import CARDS_PER_STRIP
+    from protocol.library import build_distinct_strips
+    from server_kit.keys import load_card_key
+
     if count % CARDS_PER_STRIP:
         raise click.BadParameter(f"{count} is not a multiple of 6 (a library is whole strips)", param_hint="--count")
     engine = hall.engine
@@ -125,6 +124,10 @@ def new_library(
 @pass_hall
 def verify(hall: Hall, file: Path, key_file: Path | None, no_codes: bool) -> None:
     """Check a card file: format, valid cards, whole strips, duplicates and codes."""
+    from protocol.cardfile import check_codes
+    from protocol.cards import CARDS_PER_STRIP
+    from server_kit.keys import load_card_key
+
     cardfile = read_checked(file)
     checked = 0
     if cardfile.codes is not None and any(cardfile.codes) and not no_codes:
@@ -143,6 +146,11 @@ def verify(hall: Hall, file: Path, key_file: Path | None, no_codes: bool) -> Non
 @pass_hall
 def new_set(hall: Hall, name: str, count: int, out: Path | None) -> None:
     """Generate a physical card set of COUNT distinct cards for printing."""
+    from hall_server.store import cards as store
+    from protocol.cardfile import write_card_file
+    from protocol.cards import CARDS_PER_STRIP
+    from protocol.library import build_distinct_strips
+
     if count % CARDS_PER_STRIP:
         raise click.BadParameter(f"{count} is not a multiple of 6 (a set is generated in whole strips)", param_hint="--count")
     engine = hall.engine
@@ -165,6 +173,9 @@ def new_set(hall: Hall, name: str, count: int, out: Path | None) -> None:
 @pass_hall
 def import_set(hall: Hall, name: str, file: Path) -> None:
     """Import a physical card set from a printer's card file (card_id = card number)."""
+    from hall_server.store import cards as store
+    from protocol.cardfile import CardFileError
+
     cardfile = read_checked(file)
     for index, card_id in enumerate(cardfile.ids):
         if card_id != str(index + 1):
@@ -184,6 +195,8 @@ def import_set(hall: Hall, name: str, file: Path) -> None:
 @pass_hall
 def add_series(hall: Hall, set_name: str, number: int, price: int, card_count: int | None) -> None:
     """Register a numbered series of a card set with its face value."""
+    from hall_server.store import cards as store
+
     info = store.add_series(hall.engine, set_name, number, price, card_count)
     click.echo(
         f"series {info.number} of set {info.card_set}: cards 1-{info.card_count} at {format_cents(info.face_value_cents)}"
@@ -197,6 +210,9 @@ def add_series(hall: Hall, set_name: str, number: int, price: int, card_count: i
 @pass_hall
 def export(hall: Hall, set_name: str | None, library: str | None, out: Path) -> None:
     """Write a card set or a library as a card file (CSV)."""
+    from hall_server.store import cards as store
+    from protocol.cardfile import write_card_file
+
     if (set_name is None) == (library is None):
         raise click.UsageError("name exactly one of --set and --library")
     with replacing(out) as partial, partial.open("w", encoding="utf-8", newline="") as stream:
@@ -218,6 +234,9 @@ def export(hall: Hall, set_name: str | None, library: str | None, out: Path) -> 
 @pass_hall
 def export_pdf(hall: Hall, number: int, first: int, last: int | None, out: Path) -> None:
     """Print cards of a series as a PDF sheet, six cards a page (R82.1)."""
+    from hall_server.printing import card_sheet_pdf
+    from hall_server.store import cards as store
+
     series = store.find_series(hall.engine, number)
     last = series.card_count if last is None else last
     if not 1 <= first <= last <= series.card_count:
@@ -241,6 +260,8 @@ def export_pdf(hall: Hall, number: int, first: int, last: int | None, out: Path)
 
 def last_sold(engine: Engine) -> dict[int, int]:
     """The last card sold of each series, from the journal's sales (the hall records sales there, not in the series table)."""
+    from server_kit.journal import table as journal_table
+
     sold: dict[int, int] = {}
     for record in journal_table.read(engine):
         if record.type == "paper_cards_sold":
@@ -253,6 +274,8 @@ def last_sold(engine: Engine) -> dict[int, int]:
 @pass_hall
 def list_cards(hall: Hall) -> None:
     """Show the card sets with their series, and the virtual libraries."""
+    from hall_server.store import cards as store
+
     engine = hall.engine
     sets = store.list_sets(engine)
     libraries = store.list_libraries(engine)

@@ -11,23 +11,26 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from sqlalchemy import Engine
-from sqlalchemy.engine import make_url
-
-from hall_server.config import HallConfig, ensure_config, load_config
-from hall_server.hall.admission import DEFAULT_TIMEZONE
-from hall_server.i18n import DEFAULT_LANGUAGE
-from hall_server.hall.roles import Role
 from protocol.errors import DomainError
-from hall_server.store.database import default_url, open_database
-from server_kit.journal.sql import Journal, head_path
-from server_kit.keys import card_key_path, journal_key_path, load_journal_key
-from server_kit.pki import default_pki_dir
 from server_kit.settings import ConfigFile
+
+if TYPE_CHECKING:
+    from datetime import tzinfo
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from sqlalchemy import Engine
+
+    from hall_server.config import HallConfig
+    from hall_server.hall.roles import Role
+    from server_kit.journal.sql import Journal
+
+# The hall's modules (its configuration, database, journal and keys) are imported by the
+# methods that use them: every subcommand's declaration imports this module, and its
+# ``--help`` loads neither the database nor the cryptography (docs/testing.md).
+
 
 class HallFolderError(DomainError):
     """The folder a command was given holds no hall; the message says what to set."""
@@ -76,6 +79,10 @@ class Hall:
         say) says so, instead of leaving an empty ``hall.sqlite3`` behind.
         """
         if self._engine is None and not self.database_url:
+            from sqlalchemy.engine import make_url
+
+            from hall_server.store.database import default_url
+
             database = Path(make_url(default_url(self.home)).database or "")
             if not database.exists():
                 raise HallFolderError(f"there is no hall database in {self.home} ({database.name} is missing): "
@@ -85,6 +92,8 @@ class Hall:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
+            from hall_server.store.database import default_url, open_database
+
             if self.database_url:
                 # A typed URL must name a folder that exists.
                 self._engine = open_database(self.database_url, create_folder=False)
@@ -101,10 +110,14 @@ class Hall:
 
     def config(self, path: Path | None = None) -> HallConfig:
         """The configuration at ``path`` (default :attr:`config_path`), read and checked."""
+        from hall_server.config import load_config
+
         return load_config(path or self.config_path)
 
     def write_config(self, path: Path, *, hall_name: str, port: int) -> tuple[HallConfig, list[tuple[str, Role, str]]]:
         """Write the embedded default at ``path`` with fresh staff logins (:func:`ensure_config`); the logins."""
+        from hall_server.config import ensure_config
+
         return ensure_config(path, hall_name=hall_name, port=port)
 
     def hall_name(self) -> str:
@@ -113,42 +126,62 @@ class Hall:
 
     def language(self) -> str:
         """The hall's language from its configuration (``[hall] language``), when there is one."""
+        from hall_server.i18n import DEFAULT_LANGUAGE
+
         return self.config().language if self.config_path.exists() else DEFAULT_LANGUAGE
 
     def timezone(self) -> tzinfo:
         """The hall's time zone from its configuration (``[hall] timezone``), when there is one."""
+        from hall_server.hall.admission import DEFAULT_TIMEZONE
+
         return self.config().timezone if self.config_path.exists() else DEFAULT_TIMEZONE
 
     @property
     def head_path(self) -> Path:
+        from server_kit.journal.sql import head_path
+
         return head_path(self.home)
 
     @property
     def journal_key_path(self) -> Path:
+        from server_kit.keys import journal_key_path
+
         return journal_key_path(self.home)
 
     @property
     def card_key_path(self) -> Path:
         """``$BINGO_CARD_KEY_FILE``, or ``keys/card-code.key`` in the hall's folder."""
+        from server_kit.keys import card_key_path
+
         named = os.environ.get("BINGO_CARD_KEY_FILE")
         return Path(named) if named else card_key_path(self.home)
 
     @property
     def pki_dir(self) -> Path:
+        from server_kit.pki import default_pki_dir
+
         return default_pki_dir(self.home)
 
     def journal_key(self, *, create: bool = False) -> Ed25519PrivateKey:
+        from server_kit.keys import load_journal_key
+
         return load_journal_key(self.journal_key_path, create=create)
 
     def journal(self, *, create_key: bool = False) -> Journal:
         """The hall's journal: its database, its key and its signed head (a journal that only
         verifies, with ``create_key`` False, needs the hall's database to exist already)."""
+        from server_kit.journal.sql import Journal
+
         engine = self.engine if create_key else self.existing_engine
         return Journal(engine, self.journal_key(create=create_key), head=self.head_path)
 
 
 def _describe_config(path: Path) -> str:
     """``hall.toml`` at ``path`` read as the hall's start reads it, in one line (``bingo config check``)."""
+    from sqlalchemy.engine import make_url
+
+    from hall_server.config import load_config
+
     hall = load_config(path)
     return (f"a hall configuration: hall {hall.name!r}, {len(hall.staff)} staff logins, "
             f"database {make_url(hall.database_url).get_backend_name()}, listening on {hall.interface}:{hall.port}")

@@ -12,12 +12,7 @@ import time
 
 import click
 
-from hall_server.demo import play_demo_game
-from protocol.balls import RandomBallGenerator
-from protocol.cards import CARDS_PER_STRIP
-from protocol.library import build_distinct_strips
 from protocol.money import format_cents
-from protocol.sale import Series
 
 DEMO_SET = "demo"
 #: The demo's series: a number shown on the demo's screen only, never registered.
@@ -32,6 +27,12 @@ DEMO_FACE_VALUE_CENTS = 100
 @click.option("--pace", type=click.FloatRange(0, 5), default=0.05, show_default=True, help="Seconds between balls.")
 def demo(cards_wanted: int, pace: float) -> None:
     """Play one game with simulated sellers on cards generated for it; nothing is stored."""
+    from hall_server.demo import play_demo_game
+    from protocol.balls import RandomBallGenerator
+    from protocol.cards import CARDS_PER_STRIP
+    from protocol.library import build_distinct_strips
+    from protocol.sale import Series
+
     click.echo(f"Generating {DEMO_CARDS} cards from {DEMO_CARDS // CARDS_PER_STRIP} exactly uniform strips")
     cells = build_distinct_strips(DEMO_CARDS // CARDS_PER_STRIP)
     series = Series(DEMO_SERIES, DEMO_SET, DEMO_FACE_VALUE_CENTS, DEMO_CARDS, 0)

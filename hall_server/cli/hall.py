@@ -13,14 +13,16 @@ import os
 import shutil
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hall_server.cli.context import Hall
-from hall_server.config import STAFF_ROLES, ConfigError, hash_password
-from hall_server.hall.roles import Role
+from hall_server.hall.roles import STAFF_ROLES
 from server_kit.settings import toml_string
+
+if TYPE_CHECKING:
+    from hall_server.hall.roles import Role
 
 ROLE_NAMES = [str(role) for role in STAFF_ROLES]
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
@@ -105,6 +107,8 @@ def init_config(hall: Hall, config_path: Path | None, hall_name: str, port: int)
 @click.password_option("--password", prompt="Password", help="The password (prompted, hidden, when omitted).")
 def hash_password_command(password: str) -> None:
     """Print the scrypt hash of a password, for a [[staff]] entry's password_hash."""
+    from hall_server.config import hash_password
+
     click.echo(hash_password(password))
 
 
@@ -125,6 +129,8 @@ def add_staff(hall: Hall, name: str, role: str, licence: str, valid_until: datet
               document: str | None, config_path: Path | None, password: str) -> None:
     """Add a staff member with a role (R80) and a class I licence (R79) to the configuration; the
     password is stored hashed."""
+    from hall_server.config import ConfigError, hash_password
+
     path = config_path or hall.config_path
     config = hall.config(path)
     if config.staff_member(name) is not None:

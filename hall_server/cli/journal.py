@@ -8,9 +8,6 @@ from pathlib import Path
 import click
 
 from hall_server.cli.context import Hall
-from server_kit.journal import table as table
-from server_kit.journal.sql import read_head
-from server_kit.keys import public_pem
 
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
@@ -33,6 +30,8 @@ def init(hall: Hall, hall_name: str) -> None:
 @pass_hall
 def verify(hall: Hall) -> None:
     """Check every record's hash, link and signature, and the signed head file."""
+    from server_kit.journal import table
+
     count = hall.journal().verify()
     last = table.last_record(hall.engine)
     if not count:
@@ -48,6 +47,8 @@ def verify(hall: Hall) -> None:
 @pass_hall
 def public_key(hall: Hall, out: Path) -> None:
     """Write the journal's public key (PEM) for auditors and openssl."""
+    from server_kit.keys import public_pem
+
     out.write_bytes(public_pem(hall.journal_key()))
     click.echo(f"public key of {hall.journal_key_path} written to {out}")
 
@@ -58,6 +59,8 @@ def public_key(hall: Hall, out: Path) -> None:
 @pass_hall
 def export_record(hall: Hall, seq: int, folder: Path) -> None:
     """Write record SEQ's signed body and raw signature, for openssl pkeyutl -verify."""
+    from server_kit.journal import table
+
     record = next(table.read(hall.engine, after=seq - 1, batch=1), None)
     if record is None or record.seq != seq:
         raise click.ClickException(f"there is no record {seq} in the journal")
@@ -76,6 +79,8 @@ def export_record(hall: Hall, seq: int, folder: Path) -> None:
 @pass_hall
 def export_head(hall: Hall, folder: Path) -> None:
     """Write the head's signed body and raw signature, for openssl pkeyutl -verify."""
+    from server_kit.journal.sql import read_head
+
     head = read_head(hall.head_path)
     if head is None:
         raise click.ClickException(f"there is no journal head at {hall.head_path}")

@@ -10,18 +10,14 @@ journal's public key (``hall-journal.pub.pem``) for ``openssl pkeyutl -verify``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from hall_server.cli.context import Hall
-from hall_server.reports.printed import wording
-from hall_server.reports.publish import make_report, read_book, render_signed
-from server_kit.journal import table as table
-from server_kit.keys import public_pem
-from server_kit.reports.document import ReportError
-from server_kit.reports.signing import SIGNATURE_SUFFIX, journal_range_of, verify
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 PUBLIC_KEY_FILE = "hall-journal.pub.pem"
 
@@ -33,6 +29,11 @@ out_option = click.option(
 
 
 def _publish(hall: Hall, folder: Path, kind: str, subject: str) -> None:
+    from hall_server.reports.printed import wording
+    from hall_server.reports.publish import make_report, read_book, render_signed
+    from server_kit.keys import public_pem
+    from server_kit.reports.signing import SIGNATURE_SUFFIX
+
     key = hall.journal_key()
     book = read_book(hall.engine, key.public_key(), hall.head_path)
     report = make_report(book, kind, subject, hall.hall_name(), hall.timezone())
@@ -91,6 +92,11 @@ def month_command(hall: Hall, month: str, folder: Path) -> None:
 
 
 def _public_key(hall: Hall, path: Path | None) -> Ed25519PublicKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from server_kit.reports.document import ReportError
+
     if path is None:
         return hall.journal_key().public_key()
     try:
@@ -110,6 +116,10 @@ def _public_key(hall: Hall, path: Path | None) -> Ed25519PublicKey:
 @pass_hall
 def verify_command(hall: Hall, file: Path, public_key: Path | None) -> None:
     """Check FILE against FILE.sig, and the journal records it names."""
+    from server_kit.journal import table
+    from server_kit.reports.document import ReportError
+    from server_kit.reports.signing import SIGNATURE_SUFFIX, journal_range_of, verify
+
     data = file.read_bytes()
     signature_path = file.with_name(file.name + SIGNATURE_SUFFIX)
     if not signature_path.exists():

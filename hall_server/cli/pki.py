@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from hall_server.cli.context import Hall
-from server_kit import pki as library
+from server_kit.pki_defaults import CA_DAYS, LEAF_DAYS, REVOCATION_REASONS
 
 pass_hall = click.make_pass_decorator(Hall, ensure=True)
 
@@ -32,11 +32,13 @@ def pki() -> None:
 
 @pki.command()
 @click.option("--operator", required=True, help="The operator's name, written into every certificate.")
-@click.option("--days", type=int, default=library.CA_DAYS, show_default=True, help="Validity of the authority.")
+@click.option("--days", type=int, default=CA_DAYS, show_default=True, help="Validity of the authority.")
 @dir_option
 @pass_hall
 def init(hall: Hall, operator: str, days: int, pki_dir: Path | None) -> None:
     """Create the operator's certificate authority and an empty revocation list."""
+    from server_kit import pki as library
+
     pki_dir = pki_dir or hall.pki_dir
     cert = library.init_authority(pki_dir, operator, days=days)
     folder = library.PkiFolder(pki_dir)
@@ -54,7 +56,7 @@ def init(hall: Hall, operator: str, days: int, pki_dir: Path | None) -> None:
     multiple=True,
     help="Host name or IP address the server is reached at (repeatable; default: localhost and 127.0.0.1).",
 )
-@click.option("--days", type=int, default=library.LEAF_DAYS, show_default=True, help="Validity of the certificate.")
+@click.option("--days", type=int, default=LEAF_DAYS, show_default=True, help="Validity of the certificate.")
 @click.option("--home", "server_home", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="report-signing only: also install it in this server folder's keys/ (report-signing.pem, .key).")
 @dir_option
@@ -63,6 +65,8 @@ def issue(hall: Hall, kind: str, name: str, hosts: tuple[str, ...], days: int, s
           pki_dir: Path | None) -> None:
     """Issue a key and certificate for NAME; KIND is server, staff, terminal, machine, central, regulator,
     operator or report-signing (a server's key for its signed daily reports)."""
+    from server_kit import pki as library
+
     pki_dir = pki_dir or hall.pki_dir
     if server_home is not None and library.parse_role(kind) is not library.Role.report_signing:
         raise library.PkiError("--home is for report-signing certificates; copy other certificates with `bingo pki bundle`")
@@ -85,6 +89,8 @@ def issue(hall: Hall, kind: str, name: str, hosts: tuple[str, ...], days: int, s
 @pass_hall
 def bundle(hall: Hall, name: str, out_dir: Path, pki_dir: Path | None) -> None:
     """Copy what the machine NAME needs (ca.pem, crl.pem, its certificate and key) to a folder."""
+    from server_kit import pki as library
+
     pki_dir = pki_dir or hall.pki_dir
     target = library.export_bundle(pki_dir, name, out_dir)
     click.echo(f"bundle for {name} written to {target.root} (its key is in {target.key(name)}: keep it private)")
@@ -95,6 +101,8 @@ def bundle(hall: Hall, name: str, out_dir: Path, pki_dir: Path | None) -> None:
 @pass_hall
 def list_issued(hall: Hall, pki_dir: Path | None) -> None:
     """Show the authority and every certificate issued, with its expiry and status."""
+    from server_kit import pki as library
+
     pki_dir = pki_dir or hall.pki_dir
     authority = library.authority_certificate(pki_dir)
     issued = library.list_certificates(pki_dir)
@@ -118,7 +126,7 @@ def list_issued(hall: Hall, pki_dir: Path | None) -> None:
 @click.argument("name")
 @click.option(
     "--reason",
-    type=click.Choice(library.REVOCATION_REASONS),
+    type=click.Choice(REVOCATION_REASONS),
     default="unspecified",
     show_default=True,
     help="Why, as recorded in the revocation list.",
@@ -127,6 +135,8 @@ def list_issued(hall: Hall, pki_dir: Path | None) -> None:
 @pass_hall
 def revoke(hall: Hall, name: str, reason: str, pki_dir: Path | None) -> None:
     """Put NAME's certificate on the revocation list; servers refuse it from their next connection."""
+    from server_kit import pki as library
+
     pki_dir = pki_dir or hall.pki_dir
     revoked = library.revoke_certificate(pki_dir, name, reason=reason)
     folder = library.PkiFolder(pki_dir)

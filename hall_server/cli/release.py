@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from hall_server.cli.context import Hall
-from server_kit.verification import check_software, write_manifest
 
 MANIFEST = "release-manifest.json"
 
@@ -31,6 +30,8 @@ def release() -> None:
 @pass_hall
 def manifest(hall: Hall, out: Path | None) -> None:
     """Record the SHA-256 of every installed file as the release to check against."""
+    from server_kit.verification import write_manifest
+
     out = _manifest(hall, out)
     out.parent.mkdir(parents=True, exist_ok=True)
     count = write_manifest(out)
@@ -43,6 +44,8 @@ def manifest(hall: Hall, out: Path | None) -> None:
 @pass_hall
 def check(hall: Hall, path: Path | None) -> None:
     """Compare the installed files with the release manifest."""
+    from server_kit.verification import check_software
+
     path = _manifest(hall, path)
     fault = check_software(path)
     if fault:

@@ -11,8 +11,6 @@ import sys
 
 import click
 
-from protocol.replay import ReplayError, replay_json
-
 INVALID_INPUT = 2
 
 
@@ -20,6 +18,8 @@ INVALID_INPUT = 2
 @click.argument("file", metavar="FILE")
 def replay(file: str) -> None:
     """Recompute every prize and pot of the scenario in FILE (- for stdin)."""
+    from protocol.replay import ReplayError, replay_json
+
     try:
         if file == "-":
             raw = sys.stdin.buffer.read()

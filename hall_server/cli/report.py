@@ -29,16 +29,7 @@ import click
 
 from hall_server.cli.audit import CENTRAL_CONFIG, central_command
 from hall_server.cli.context import Hall
-from hall_server.reports.daily_files import read_day, read_month, read_year
-from hall_server.reports.printed import printed_pdf
 from protocol.errors import DomainError
-from server_kit.audit_folder import one_line
-from server_kit.reports.cms import ReportSigner, write_signed
-from server_kit.reports.document import ReportError
-from server_kit.reports.daily import checked_day, daily_report, written_lines
-from server_kit.reports.monthly import checked_month, month_days, monthly_report
-from server_kit.reports.yearly import checked_year
-from server_kit.reports.yearly import written_lines as year_lines
 
 REFUSED = 2
 
@@ -68,6 +59,12 @@ def report() -> None:
 @click.pass_context
 def daily(ctx: click.Context, hall: Hall, day: str, out: Path) -> None:
     """Write the day's report as JSON, CSV and PDF, each with a detached CMS signature (.p7s)."""
+    from hall_server.reports.daily_files import read_day
+    from hall_server.reports.printed import printed_pdf
+    from server_kit.audit_folder import one_line
+    from server_kit.reports.cms import ReportSigner, write_signed
+    from server_kit.reports.daily import checked_day, daily_report, written_lines
+
     try:
         if on_the_central_server(ctx, hall, "daily-report", day=day, out=out):
             return
@@ -91,6 +88,13 @@ def daily(ctx: click.Context, hall: Hall, day: str, out: Path) -> None:
 @pass_hall
 def monthly(hall: Hall, month: str, out: Path) -> None:
     """Write the month's list of cards sold (R77.4) and its large wins (R75.6), each file with a .p7s signature."""
+    from hall_server.reports.daily_files import read_month
+    from hall_server.reports.printed import printed_pdf
+    from server_kit.audit_folder import one_line
+    from server_kit.reports.cms import ReportSigner, write_signed
+    from server_kit.reports.document import ReportError
+    from server_kit.reports.monthly import checked_month, month_days, monthly_report
+
     try:
         if not hall.config_path.exists() and (hall.home / CENTRAL_CONFIG).exists():
             raise ReportError("the monthly list of cards sold is a hall's (R77.4): run it on a hall's folder")
@@ -121,6 +125,11 @@ def monthly(hall: Hall, month: str, out: Path) -> None:
 @click.pass_context
 def yearly(ctx: click.Context, hall: Hall, year: str, out: Path) -> None:
     """Write the tax year's base and tax (R98.2), each file with a detached CMS signature (.p7s)."""
+    from hall_server.reports.daily_files import read_year
+    from server_kit.audit_folder import one_line
+    from server_kit.reports.cms import ReportSigner, write_signed
+    from server_kit.reports.yearly import checked_year, written_lines
+
     try:
         if on_the_central_server(ctx, hall, "yearly-report", year=year, out=out):
             return
@@ -133,5 +142,5 @@ def yearly(ctx: click.Context, hall: Hall, year: str, out: Path) -> None:
     except (DomainError, OSError) as error:
         click.echo(one_line(error), err=True)
         sys.exit(REFUSED)
-    for line in year_lines(made, laid_out, written):
+    for line in written_lines(made, laid_out, written):
         click.echo(line)

@@ -13,17 +13,19 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import click
 
 from hall_server.cli.context import Hall
-from protocol.balls import BallSource, RandomBallGenerator
 from protocol.errors import DomainError
-from server_kit.keys import load_journal_key
 
-#: The ball source certified: the one the hall draws with (the tests put a biased one here).
-GENERATOR: Callable[[Sequence[int]], BallSource] = RandomBallGenerator
+if TYPE_CHECKING:
+    from protocol.balls import BallSource
+
+#: The ball source certified; ``None``: the one the hall draws with, ``RandomBallGenerator``,
+#: imported when a certification runs (the tests put a biased one here).
+GENERATOR: Callable[[Sequence[int]], BallSource] | None = None
 
 
 class BadRequest(click.ClickException):
@@ -84,10 +86,13 @@ def certify_command(hall: Hall, draws: int, folder: Path | None, alpha: float, k
         from hall_server.rng_certify import certify, write_report
     except ImportError as error:
         raise BadRequest(f"{error}; install the rng extra: pip install 'bingo-hall[rng]'") from None
+    from protocol.balls import RandomBallGenerator
+    from server_kit.keys import load_journal_key
+
     try:
         key = load_journal_key(key_file or hall.journal_key_path)
         with ProgressShown() as progress:
-            certification = certify(draws, folder, factory=GENERATOR, alpha=alpha,
+            certification = certify(draws, folder, factory=GENERATOR or RandomBallGenerator, alpha=alpha,
                                     clock=lambda: datetime.now(timezone.utc), timer=time.monotonic,
                                     progress=progress)
         written = write_report(certification, folder, key)

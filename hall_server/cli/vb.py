@@ -13,10 +13,6 @@ import sys
 
 import click
 
-from protocol.videobingo.errors import PaytableError
-from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES
-from protocol.videobingo.rtp import rtp_json
-
 BELOW_MINIMUM = 3
 INVALID_INPUT = 2
 
@@ -30,6 +26,10 @@ def vb() -> None:
 @click.argument("file", metavar="FILE")
 def rtp(file: str) -> None:
     """Print the exact return to player of the paytable in FILE (- for stdin)."""
+    from protocol.videobingo.errors import PaytableError
+    from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES
+    from protocol.videobingo.rtp import rtp_json
+
     try:
         if file == "-":
             raw = sys.stdin.buffer.read(MAX_PAYTABLE_BYTES + 1)

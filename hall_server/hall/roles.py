@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from server_kit.core import Actor
+from server_kit.actors import Actor
 
 
 class Role(StrEnum):
@@ -22,5 +22,8 @@ class Role(StrEnum):
     ADMINISTRATOR = "administrator"
     SYSTEM = "system"  # the server itself: ball source faults, timers
 
+
+#: The roles a staff member may hold (``[[staff]] role``, ``bingo hall add-staff``).
+STAFF_ROLES = tuple(role for role in Role if role is not Role.SYSTEM)
 
 SYSTEM = Actor("hall-server", Role.SYSTEM)

@@ -46,13 +46,7 @@ from server_kit.pki.folder import (
     parse_role,
 )
 from server_kit.keys import report_cert_path, report_key_path
-
-CA_DAYS = 3650
-
-
-# A year and a month: browsers refuse server certificates valid for more than 398 days,
-# and one renewal date a year is easy for an operator to keep.
-LEAF_DAYS = 397
+from server_kit.pki_defaults import CA_DAYS, LEAF_DAYS, REVOCATION_REASONS
 
 
 # Clocks of terminals and halls drift; a certificate issued "now" must already be valid
@@ -160,15 +154,7 @@ def _crl_number(crl: x509.CertificateRevocationList) -> int:
         return 0
 
 
-_REASONS = {
-    "unspecified": x509.ReasonFlags.unspecified,
-    "key-compromise": x509.ReasonFlags.key_compromise,
-    "superseded": x509.ReasonFlags.superseded,
-    "cessation-of-operation": x509.ReasonFlags.cessation_of_operation,
-}
-
-
-REVOCATION_REASONS = tuple(_REASONS)
+_REASONS = {reason: x509.ReasonFlags[reason.replace("-", "_")] for reason in REVOCATION_REASONS}
 
 
 def revoke_certificate(
