@@ -39,7 +39,7 @@ from central_server.audit import audit_report
 from central_server.daily import central_daily_files, central_day
 from central_server.i18n import DEFAULT_LANGUAGE
 from protocol.audit.report import AuditReport
-from protocol.chain import Record
+from protocol.chain import Record, head_file
 from protocol.errors import DomainError
 from server_kit.audit_folder import is_day
 from server_kit.journal.sql import Journal, verified_records
@@ -173,8 +173,7 @@ class DayCloser(Service):
             log.warn("The daily report is not written at the day's close: {error}", error=str(error))
             return None
         journal = self.journal
-        records = verified_records(journal.engine, journal.key.public_key(), journal.head,
-                                   where=f"the journal head file {journal.head}")
+        records = verified_records(journal.engine, journal.key.public_key(), journal.head, where=head_file(journal.head))
         if (records[-1].seq if records else 0) < decided:
             raise _Lagging()
         return signer, records, due_days(records, self.reports, self.zone, through, reported)

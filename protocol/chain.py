@@ -59,6 +59,13 @@ OPENING = "journal_opened"
 
 #: How a fault names the head kept outside the database, unless it names the head's file.
 THE_HEAD = N_("the journal head")
+
+
+def head_file(path: object) -> Phrase:
+    """How a fault names the journal's head by its file."""
+    return Phrase(N_("the journal head file {path}"), path=path)
+
+
 #: A record's faults, in the catalogs' words (the console says them in its reader's language).
 ALTERED = N_("its content does not match its hash (altered)")
 UNLINKED = N_("does not follow the record before it (inserted, removed or reordered)")
@@ -210,6 +217,14 @@ def check_head(head: Head, public_key: Ed25519PublicKey, where: str = THE_HEAD) 
                          where=where, record=head.seq) from None
 
 
+def _out_of_sequence(seq: int, expected_seq: int) -> ChainError:
+    """Record ``seq`` where ``expected_seq`` was due: one seen before, or the ones between missing."""
+    if seq < expected_seq:
+        return ChainError(seq, N_("appears again after record {before} (inserted or reordered)"), before=expected_seq - 1)
+    return ChainError(expected_seq, N_("is missing: the journal jumps from {before} to {after}"),
+                      before=expected_seq - 1, after=seq)
+
+
 #: The signature of a record sealed and not yet signed (:func:`seal` without a key).
 UNSIGNED = ""
 
@@ -325,11 +340,7 @@ def verify_links(rows: Iterable[StoredRow], through: tuple[int, str], where: str
         if seq > end:
             break
         if seq != expected_seq:
-            if seq < expected_seq:
-                raise ChainError(seq, N_("appears again after record {before} (inserted or reordered)"),
-                                 before=expected_seq - 1)
-            raise ChainError(expected_seq, N_("is missing: the journal jumps from {before} to {after}"),
-                             before=expected_seq - 1, after=seq)
+            raise _out_of_sequence(seq, expected_seq)
         if not (_PLAIN_TYPE.fullmatch(type) and sha256(_row_body(seq, time_ms, type, payload, stored_prev)).hexdigest() == hash):
             try:
                 data = body(seq, time_ms, type, json.loads(payload), stored_prev)
@@ -381,11 +392,7 @@ def verify_chain(
             at_head = after[1]
     for record in records:
         if record.seq != expected_seq:
-            if record.seq < expected_seq:
-                raise ChainError(record.seq, N_("appears again after record {before} (inserted or reordered)"),
-                                 before=expected_seq - 1)
-            raise ChainError(expected_seq, N_("is missing: the journal jumps from {before} to {after}"),
-                             before=expected_seq - 1, after=record.seq)
+            raise _out_of_sequence(record.seq, expected_seq)
         data = record.body
         if hashlib.sha256(data).hexdigest() != record.hash:
             raise ChainError(record.seq, ALTERED)

@@ -85,7 +85,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from sqlalchemy.engine import make_url
 
-from protocol.chain import ChainError, canonical_json, head_from_dict, is_commitment
+from protocol.chain import ChainError, canonical_json, head_file, head_from_dict, is_commitment
 from protocol.errors import DomainError
 from server_kit.private import make_private
 from server_kit.release import SOFTWARE
@@ -533,7 +533,7 @@ def backup(folder: ServerFolder, out: Path, *, passphrase: bytes | None = None,
             raise BackupError(f"there is no journal head at {folder.journal_head}: the journal was never started, "
                               "or its head was removed (bingo journal verify)") from None
         try:
-            head = head_from_dict(json.loads(head_bytes), f"the journal head file {folder.journal_head}")
+            head = head_from_dict(json.loads(head_bytes), head_file(folder.journal_head))
         except (ValueError, ChainError) as error:
             raise BackupError(f"the journal head cannot be backed up: {error}") from None
         stage(head_at, head_bytes, role="head", seq=head.seq)

@@ -453,6 +453,12 @@ class BookEntry:
     witness: str = ""
     said: Mapping[str, Any] | None = None
 
+    @classmethod
+    def phrased(cls, record: Record, kind: str, name: str, role: str, phrase: Phrase,
+                people: tuple[str, ...] = ()) -> "BookEntry":
+        """The entry of ``record`` whose text the server composed: ``phrase`` in English, and said."""
+        return cls(record.seq, record.time_ms, kind, None, name, role, str(phrase), people, said=phrase.said())
+
 
 #: What each ground of a refusal at the door is, in the minutes' words.
 REFUSAL_GROUNDS = {
@@ -469,9 +475,8 @@ def incident_entry(record: Record, name: str, role: str) -> BookEntry | None:
     self-exclusion, a failed terminal, a fault of the draw or of the game - or None."""
     p, kind = record.payload, record.type
 
-    def entry(what: str, text: Template | Phrase, people: tuple[str, ...] = (), **parts: Any) -> BookEntry:
-        phrase = text if isinstance(text, Phrase) else Phrase(text, **parts)
-        return BookEntry(record.seq, record.time_ms, what, None, name, role, str(phrase), people, said=phrase.said())
+    def entry(what: str, text: Template, people: tuple[str, ...] = (), **parts: Any) -> BookEntry:
+        return BookEntry.phrased(record, what, name, role, Phrase(text, **parts), people)
 
     if kind == "entry_refused":
         ground = REFUSAL_GROUNDS.get(str(p.get("ground")))
@@ -819,8 +824,7 @@ class MinutesBook:
         elif kind == "ball_set_replaced":
             replaced = Phrase(N_("{old} replaced by {new} after {games} games: {reason}"), old=p["old"], new=p["new"],
                               games=p["games_played"], reason=p["reason"])
-            entry = BookEntry(record.seq, record.time_ms, "ball set replaced", None, name, role, str(replaced), (),
-                              said=replaced.said())
+            entry = BookEntry.phrased(record, "ball set replaced", name, role, replaced)
             (session.ball_sets if session is not None else self._pending_sets).append(entry)
         elif kind in ("operator_contribution", "jackpot_contribution_recovered"):
             # What the operator takes back of its jackpot contributions (R91.9) shows as a negative amount.
@@ -875,9 +879,7 @@ class MinutesBook:
         if record.type == ClockStepped.type:  # a fault of the server's clock (docs/server-kit.md, "Clocks")
             step = parse(record)
             assert isinstance(step, ClockStepped)
-            described = step.describe()
-            return BookEntry(record.seq, record.time_ms, "clock stepped", None, name, role, str(described), (),
-                             said=described.said())
+            return BookEntry.phrased(record, "clock stepped", name, role, step.describe())
         if record.type == "complaint_recorded":
             # Journaled before the room chief's confirmation existed (no ``witnessed``): it stands as written.
             witness = p.get("room_chief") or "" if p.get("witnessed") is not None else name

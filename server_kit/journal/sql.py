@@ -43,9 +43,9 @@ from nacl.signing import SigningKey
 from sqlalchemy import Connection, Engine
 from twisted.logger import Logger
 
-from protocol.chain import (GENESIS, OPENING, ChainError, Head, Record, head_from_dict, sign_head, signed,
-                            stored_payload, verify_chain, verify_links)
-from protocol.errors import N_, Phrase
+from protocol.chain import (GENESIS, OPENING, THE_HEAD, ChainError, Head, Record, head_file, head_from_dict, sign_head,
+                            signed, stored_payload, verify_chain, verify_links)
+from protocol.errors import N_
 from protocol.records import JournalRecord, seal_entries
 from server_kit.db.faults import sqlite_files_fault, storage_fault
 from server_kit.journal import table
@@ -115,13 +115,8 @@ def read_head(path: Path) -> Head | None:
     return head_from_dict(data, head_file(path))
 
 
-def head_file(path: Path) -> Phrase:
-    """How a fault names the journal's head by its file."""
-    return Phrase(N_("the journal head file {path}"), path=path)
-
-
 def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path,
-                     where: str = "the journal head") -> list[Record]:
+                     where: str = THE_HEAD) -> list[Record]:
     """The whole journal, once it verifies (every hash, link and signature, and the signed head).
 
     The head file is read before the records: a server may commit meanwhile, and the
