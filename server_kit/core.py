@@ -94,7 +94,7 @@ from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.records import ACTOR_KEY, EPOCH_KEY, ActorStamp, JournalRecord, parse
+from protocol.records import ACTOR_KEY, EPOCH_KEY, ActorStamp, JournalRecord, declared
 from server_kit.actors import Actor as Actor  # the loop's actor, imported from here by the servers
 from server_kit.db.faults import StorageUnavailable
 from server_kit.journal.port import Entry, JournalPort
@@ -235,8 +235,12 @@ class CommandCore:
         clock: Clock,
         run_blocking: RunBlocking,
         permissions: Mapping[str, frozenset[str]] | None = None,
+        declared_only: bool = False,
     ) -> None:
         self.journal = journal
+        #: Every decision emits declared records (protocol.records), never a ``(type, payload)``
+        #: pair: a server's core is made so, and a pair refuses the command that made it.
+        self.declared_only = declared_only
         self.clock = clock
         self.run_blocking = run_blocking
         self.permissions = dict(permissions or {})
@@ -310,13 +314,13 @@ class CommandCore:
         ``records`` (the records after :attr:`seq`, read off the reactor thread) are folded
         instead of reading the journal: a central server's standby follows what its
         replica received that way.  Every record is read through its declaration
-        (:func:`protocol.records.parse`) before any module sees it: one that does not
+        (:func:`protocol.records.declared`) before any module sees it: one that does not
         parse stops recovery with a :class:`~protocol.records.RecordError` naming its
         ``seq`` and the reason.
         """
         count = 0
         for record in self.journal.records(after) if records is None else records:
-            parse(record)
+            declared(record)
             self._apply(record)
             self._since.append(record)
             for view in self.views:
@@ -539,7 +543,10 @@ class CommandCore:
         try:
             self.check_permission(command.actor, command.name)
             now = self.now_ms()
-            entries = [_stamped(entry, command.actor, self.epoch) for entry in command.decide(now)]
+            made = command.decide(now)
+            if self.declared_only:
+                _refuse_pairs(command.name, made)
+            entries = [_stamped(entry, command.actor, self.epoch) for entry in made]
             records = self.journal.seal(now, entries, self._tail)
         except Exception:
             command.refused = Failure()
@@ -786,6 +793,13 @@ def _as_stored(batch: Sequence[_Command], stored: Sequence[Record] | None) -> Se
         command.records = list(stored[at : at + count])
         at += count
     return batch
+
+
+def _refuse_pairs(command: str, entries: Sequence[Entry | JournalRecord]) -> None:
+    for entry in entries:
+        if not isinstance(entry, JournalRecord):
+            raise TypeError(f"{command} decided a {type(entry).__name__} ({str(entry)[:80]}), "
+                            "not a declared record (protocol.records)")
 
 
 def _stamped(entry: Entry | JournalRecord, actor: Actor, epoch: int | None = None) -> Entry | JournalRecord:

@@ -226,6 +226,13 @@ class JournalRecord:
         made.__dict__["actor"], made.__dict__["epoch"] = actor, epoch
         return made
 
+    @property
+    def who(self) -> ActorStamp:
+        """Who caused this record: its actor stamp (every record a core seals has one)."""
+        if self.actor is None:
+            raise self.refusal("says nobody caused it (no actor stamp)", ACTOR_KEY)
+        return self.actor
+
     def refusal(self, reason: str, field: str | None = None) -> RecordError:
         """The error refusing this record for ``reason``."""
         return RecordError(self.type, reason, field)
@@ -305,6 +312,29 @@ def parse(stored: Any) -> JournalRecord:
         return build(stored.type, stored.payload)
     except RecordError as error:
         raise error.at(stored.seq) from None
+
+
+#: Where a journal record keeps its declared record once built (beside its fields, not among them).
+_DECLARED = "_declared"
+
+
+def declared(stored: Any) -> JournalRecord:
+    """The declared record a journal record holds, built once and kept with it.
+
+    What a module folds: :func:`~protocol.records.seal_entries` leaves each record it
+    seals with the record it was made from, recovery with the one it parsed, and a
+    record read from storage is parsed the first time it is asked (:func:`parse`,
+    whose :class:`RecordError` names its ``seq``).
+    """
+    kept = stored.__dict__.get(_DECLARED)
+    if kept is None:
+        kept = stored.__dict__[_DECLARED] = parse(stored)
+    return kept
+
+
+def keep_declared(stored: Any, record: JournalRecord) -> None:
+    """``stored`` (sealed from ``record``'s payload) keeps ``record`` as its declared record."""
+    stored.__dict__[_DECLARED] = record
 
 
 def entry_record(entry: "JournalRecord | tuple[str, Mapping[str, Any]]") -> JournalRecord:

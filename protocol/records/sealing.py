@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from protocol.chain import SEALED_KEY, Record, seal
-from protocol.records.base import JournalRecord, entry_record, secret_keys
+from protocol.records.base import JournalRecord, entry_record, keep_declared, secret_keys
 
 #: Bytes of a commitment's nonce.
 NONCE_BYTES = 16
@@ -47,7 +47,8 @@ def seal_entries(
     registry first, all of them before any is sealed: an undeclared type or a bad field
     raises :class:`protocol.records.RecordError` and nothing is sealed.  The payload
     sealed is the record's :meth:`~protocol.records.JournalRecord.to_payload`, with the
-    nonces of its secrets (:func:`sealed_payload`).
+    nonces of its secrets (:func:`sealed_payload`); each record sealed keeps the declared
+    record it was made from (:func:`~protocol.records.declared`).
 
     Records' times never go back: a ``time_ms`` before ``previous``'s is sealed as
     ``previous``'s (a server's clock keeps them so and journals why, ``clock_stepped``;
@@ -59,5 +60,6 @@ def seal_entries(
         time_ms = previous.time_ms
     for record in declared:
         previous = seal(key, previous, time_ms, record.type, sealed_payload(record, nonce))
+        keep_declared(previous, record)
         sealed.append(previous)
     return sealed
