@@ -26,6 +26,7 @@ from twisted.python.failure import Failure
 
 from central_server.module import SYSTEM
 from protocol.chain import Record
+from protocol.records import declared
 from protocol.records.central import CentralReportDelivered
 from server_kit.core import CommandCore
 
@@ -44,8 +45,9 @@ class JournalDeliveries:
     # --- The fold -------------------------------------------------------------------
 
     def apply(self, record: Record) -> None:
-        if record.type == CentralReportDelivered.type:
-            self.acknowledged.setdefault(str(record.payload["name"]), str(record.payload["digest"]))
+        event = declared(record)
+        if isinstance(event, CentralReportDelivered):
+            self.acknowledged.setdefault(event.name, event.digest)
 
     def reset(self) -> None:
         self.acknowledged = {}

@@ -34,6 +34,7 @@ from central_server import store
 from central_server.domain.stops import Interruption, judge, under_way
 from protocol.central_operator import LINK_FAULTS_SHOWN
 from protocol.chain import Record
+from protocol.records import declared
 from protocol.records.leadership import CentralPlayInterrupted, CentralVerified
 from server_kit.core import Actor, CommandCore, RunBlocking
 from server_kit.journal.port import JournalPort
@@ -109,7 +110,7 @@ class PlayGate:
     def apply(self, record: Record) -> None:
         if record.type == CentralPlayInterrupted.type:
             self.stopped = {**record.payload, "seq": record.seq}
-        elif record.type == CentralVerified.type and record.payload["passed"]:
+        elif isinstance(event := declared(record), CentralVerified) and event.passed:
             self.stopped = None
             if self.crashed_after_seq is not None and record.seq > self.crashed_after_seq:
                 self.crashed_after_seq = None

@@ -27,6 +27,9 @@ from twisted.internet import defer
 
 from central_server.domain.config import NetworkGameConfig
 from central_server.module import SYSTEM
+from protocol.chain import Record
+from protocol.records import declared
+from protocol.records.notices import PrizeTermsNotified
 from server_kit.core import CommandCore
 
 #: Days between a change of percentages' notice and the day it may apply (R94.3).
@@ -58,12 +61,13 @@ class PrizeTerms:
         core.add_module(self)
         core.allow({"notify_prize_terms": {"system"}})
 
-    def apply(self, record: Any) -> None:
-        if record.type == "prize_terms_notified":
+    def apply(self, record: Record) -> None:
+        event = declared(record)
+        if isinstance(event, PrizeTermsNotified):
             if self.latest is not None and record.time_ms >= self.latest_from_ms:
                 self.before = self.latest  # the last terms were in force when the new ones were notified
-            self.latest = list(record.payload["prizes"])
-            self.latest_from_ms = int(record.payload["applies_from_ms"])
+            self.latest = list(event.prizes)
+            self.latest_from_ms = event.applies_from_ms
 
     def reset(self) -> None:
         self.latest, self.latest_from_ms, self.before = None, 0, None
@@ -95,12 +99,14 @@ class PrizeTerms:
             return Admission(True, now, False)  # the terms in force, while a change waits for its day
         delay = NOTICE_MS if percentages else 0
 
-        def decide(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
-            return [("prize_terms_notified", {
-                "game_id": config.game_id, "prizes": terms, "applies_from_ms": now_ms + delay,
-                "percentages_changed": percentages, "combinations_changed": combinations,
-            })]
+        def decide(now_ms: int) -> list[PrizeTermsNotified]:
+            return [PrizeTermsNotified(
+                game_id=config.game_id, prizes=terms, applies_from_ms=now_ms + delay,
+                percentages_changed=percentages, combinations_changed=combinations,
+            )]
 
         (record,) = yield self.core.execute(SYSTEM, "notify_prize_terms", decide)
-        applies = int(record.payload["applies_from_ms"])
+        notice = declared(record)
+        assert isinstance(notice, PrizeTermsNotified)
+        applies = notice.applies_from_ms
         return Admission(applies <= record.time_ms, applies, True)
