@@ -62,7 +62,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field, fields
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from twisted.internet import defer
 
@@ -81,6 +81,24 @@ from protocol.daily import LARGE_WIN_CENTS
 from protocol.errors import N_, Cents, DomainError, Template
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.records import JournalRecord, declared
+from protocol.records.videobingo import (
+    CardPaid,
+    CashNoteTaken,
+    JackpotWin,
+    Meters,
+    VbCashBoxCountGiven,
+    VbCashBoxCounted,
+    VbCashDeviceEnrolled,
+    VbCreditIn,
+    VbCreditOut,
+    VbMachineRetired,
+    VbMetersReconciled,
+    VbPlay,
+    VbPlayerSignedIn,
+    VbPlayerSignedOut,
+    VbStationEnrolled,
+)
 from protocol.videobingo.cash import CashNote, CashNoteError, device_public_key, fingerprint
 from protocol.videobingo.paytable import Paytable
 from protocol.videobingo.play import Card, RandomSource, VideoBingoGame
@@ -89,12 +107,18 @@ from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
+#: What a decision makes: its declared records, and the postings they move money by (:func:`posting_entries`).
+Decided = list[JournalRecord | Entry]
+
 #: At most one machine for every this many seats of traditional bingo (R3.5.d).
 SEATS_PER_MACHINE = 5
 #: A multi-station machine has at most this many stations (R73.9).
 MAX_STATIONS = 15
 #: The lowest return a machine's paytable may have, in basis points (the Portuguese rule).
 DEFAULT_MIN_RTP_BP = 8000
+#: The records the machines' state is folded from.
+FOLDED = frozenset({VbStationEnrolled, VbPlayerSignedIn, VbPlayerSignedOut, VbCashDeviceEnrolled, VbCashBoxCountGiven,
+                    VbCashBoxCounted, VbCreditIn, VbCreditOut, VbPlay, VbMachineRetired})
 #: Plays each machine can recall (GLI-11 game recall).
 RECALLED_PLAYS = 10
 #: Request ids each station remembers the answer of (a machine resends after a reconnect).
@@ -280,6 +304,10 @@ class MeterCounts:
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
 
+    def recorded(self) -> Meters:
+        """The meters as a record carries them."""
+        return Meters(**self.to_dict())
+
 
 #: The meters' names, in the order of :class:`MeterCounts`.
 METER_NAMES = tuple(meter.name for meter in fields(MeterCounts))
@@ -297,10 +325,10 @@ class PlayShown:
     credit_cents: int
     cards: tuple[Card, ...]
     balls: tuple[int, ...]
-    results: tuple[tuple[str | None, int], ...]
+    results: tuple[CardPaid, ...]
     stake_cents: int
     won_cents: int
-    jackpots: tuple[tuple[str, int, int], ...]
+    jackpots: tuple[JackpotWin, ...]
     credit_after: int
 
     def to_json(self) -> dict[str, Any]:
@@ -308,9 +336,9 @@ class PlayShown:
             "seq": self.seq, "machine": self.machine, "station": self.station, "number": self.number,
             "at_ms": self.at_ms, "credit_cents": self.credit_cents, "cards": [list(c) for c in self.cards],
             "balls": list(self.balls),
-            "results": [{"pattern": p, "credits": c} for p, c in self.results],
+            "results": [result.to_json() for result in self.results],
             "stake_cents": self.stake_cents, "won_cents": self.won_cents,
-            "jackpots": [{"which": w, "card": k, "cents": c} for w, k, c in self.jackpots],
+            "jackpots": [jackpot.to_json() for jackpot in self.jackpots],
             "credit_after_cents": self.credit_after,
         }
 
@@ -340,13 +368,10 @@ class CashDevice:
 
 @dataclass(frozen=True)
 class BoxCount:
-    """A machine's cash box as counted: by whom, the count, the ledger's and the meters' figures, in record ``seq``."""
+    """A machine's cash box as counted: the record of the count (by whom, the ledger's and the meters'
+    figures) and its ``seq``."""
 
-    counted: int
-    expected: int
-    meters: int
-    difference: int
-    counted_by: tuple[str, ...]
+    record: VbCashBoxCounted
     seq: int
 
 
@@ -382,6 +407,17 @@ def jackpot_account(jackpot: str) -> str:
 
 def cash_box(machine: str) -> str:
     return cash_account(f"vb-{machine}")
+
+
+Made = TypeVar("Made", bound=JournalRecord)
+
+
+def first_made(records: Sequence[Record], kind: type[Made]) -> Made:
+    """The first record a command committed, as the declared record ``kind`` it was decided as."""
+    made = declared(records[0])
+    if not isinstance(made, kind):
+        raise TypeError(f"a {kind.type} record was decided, a {made.type} record committed")
+    return made
 
 
 def token_hash(token: str) -> str:
@@ -568,12 +604,13 @@ class VideoBingoModule(ProjectedState):
         """Each machine whose cash box, at its last count, held other than the ledger's box said."""
         lines = []
         for machine_id, count in sorted(self.state.counts.items()):
-            if count.difference:
+            counted = count.record
+            if counted.difference:
                 lines.append(
-                    f"machine {machine_id}: its cash box was counted at {format_cents(count.counted)} by "
-                    f"{' and '.join(count.counted_by)} (record {count.seq}), where the ledger held "
-                    f"{format_cents(count.expected)} and the meters made it {format_cents(count.meters)}: "
-                    f"{format_cents(abs(count.difference))} {'short' if count.difference < 0 else 'over'}")
+                    f"machine {machine_id}: its cash box was counted at {format_cents(counted.counted)} by "
+                    f"{' and '.join(counted.counted_by)} (record {count.seq}), where the ledger held "
+                    f"{format_cents(counted.expected)} and the meters made it {format_cents(counted.meters)}: "
+                    f"{format_cents(abs(counted.difference))} {'short' if counted.difference < 0 else 'over'}")
         return lines
 
     def cash_boxes(self) -> dict[str, dict[str, Any]]:
@@ -582,11 +619,12 @@ class VideoBingoModule(ProjectedState):
         for machine_id in sorted(self.machines):
             m = self.meters(machine_id)
             count = self.state.counts.get(machine_id)
+            counted = count.record if count else None
             shown[machine_id] = {
                 "meters_cents": m.cash_in - m.cash_out, "ledger_cents": self.ledger.balance(cash_box(machine_id)),
-                "counted_cents": count.counted if count else None, "counted_in_record": count.seq if count else None,
-                "difference_cents": count.difference if count else None,
-                "counted_by": list(count.counted_by) if count else None,
+                "counted_cents": counted.counted if counted else None, "counted_in_record": count.seq if count else None,
+                "difference_cents": counted.difference if counted else None,
+                "counted_by": list(counted.counted_by) if counted else None,
                 "count_waiting": machine_id in self.state.pending_counts,
             }
         return shown
@@ -604,18 +642,19 @@ class VideoBingoModule(ProjectedState):
         """Enrol station ``station`` of ``machine``; fires with its token, which only this answer shows."""
         token = self.new_token()
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             known = self.machine(machine)
             if isinstance(station, bool) or not isinstance(station, int) or not 1 <= station <= known.config.stations:
                 raise VbRefused("station", N_("machine {machine} has stations 1 to {stations}, not {station!r}"),
                                 template_params={"machine": known.machine_id, "stations": known.config.stations,
                                                  "station": station})
-            return [("vb_station_enrolled", {"machine": known.machine_id, "station": station,
-                                             "token_hash": token_hash(token)})]
+            return [VbStationEnrolled(machine=known.machine_id, station=station, token_hash=token_hash(token))]
 
-        done = self.core.execute(actor, "enrol_vb_station", decide)
-        return done.addCallback(lambda records: {"machine": records[0].payload["machine"],
-                                                 "station": records[0].payload["station"], "token": token})
+        def shown(records: list[Record]) -> dict[str, Any]:
+            enrolled = first_made(records, VbStationEnrolled)
+            return {"machine": enrolled.machine, "station": enrolled.station, "token": token}
+
+        return self.core.execute(actor, "enrol_vb_station", decide).addCallback(shown)
 
     def meters_command(self, actor: Actor, machine: str = "") -> defer.Deferred[dict[str, Any]]:
         def run() -> dict[str, Any]:
@@ -638,15 +677,17 @@ class VideoBingoModule(ProjectedState):
         """Check the meters against the ledger and the counted cash boxes, and journal the result; fires
         with the differences and each machine's cash box (the meters' figure, its last count)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             differences = self.reconcile() + self.count_differences()
-            return [("vb_meters_reconciled", {"machines": sorted(self.machines), "differences": differences,
-                                              "at": "command"})]
+            return [VbMetersReconciled(machines=tuple(sorted(self.machines)), differences=tuple(differences),
+                                       at="command")]
 
-        done = self.core.execute(actor, "vb_reconcile", decide)
-        return done.addCallback(lambda records: {
-            "agree": not records[0].payload["differences"], "differences": list(records[0].payload["differences"]),
-            "cash_boxes": self.cash_boxes()})
+        def shown(records: list[Record]) -> dict[str, Any]:
+            reconciled = first_made(records, VbMetersReconciled)
+            return {"agree": not reconciled.differences, "differences": list(reconciled.differences),
+                    "cash_boxes": self.cash_boxes()}
+
+        return self.core.execute(actor, "vb_reconcile", decide).addCallback(shown)
 
     def recall_command(self, actor: Actor, machine: str) -> defer.Deferred[list[dict[str, Any]]]:
         def run() -> list[dict[str, Any]]:
@@ -659,7 +700,7 @@ class VideoBingoModule(ProjectedState):
         """Retire ``machine``: its stations' credit must be paid out first; its pending jackpot moves
         to an admitted machine of the same model and credit value, journaled with the posting."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             known = self.machine(machine)
             why = reason.strip()[:300] if isinstance(reason, str) else ""
             if not why:
@@ -685,8 +726,8 @@ class VideoBingoModule(ProjectedState):
                             "machine": known.machine_id, "pending": Cents(pending), "model": known.config.model,
                             "credit": Cents(known.config.credit_cents)})
                 target = candidates[0].machine_id
-            entries: list[Entry] = [("vb_machine_retired", {"machine": known.machine_id, "reason": why,
-                                                            "jackpot_to": target, "jackpot_cents": pending})]
+            entries: Decided = [VbMachineRetired(machine=known.machine_id, reason=why, jackpot_to=target,
+                                                 jackpot_cents=pending)]
             if target is not None:
                 posting = Posting.transfer(pending, debit=jackpot_account(known.machine_id),
                                            credit=jackpot_account(target), reason="vb:jackpot moved",
@@ -709,7 +750,7 @@ class VideoBingoModule(ProjectedState):
     def sign_in(self, machine_id: str, station: int, account: str) -> defer.Deferred[list[Record]]:
         """The player whose PIN opened ``account`` takes the station (one station only, if so configured)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             self.playable(machine_id)
             known = self._station(machine_id, station)
             number = self.cashier.usable_account(normalize_account_number(account)).number
@@ -726,7 +767,7 @@ class VideoBingoModule(ProjectedState):
                             f"you are signed in on station {other.station} of machine {other.machine}; a player "
                             "holds one station at a time while others may wait (sign out there first)"),
                             reason="one_station", machine=other.machine, station=other.station)
-            return [("vb_player_signed_in", {"machine": machine_id, "station": station, "account": number})]
+            return [VbPlayerSignedIn(machine=machine_id, station=station, account=number)]
 
         return self.core.execute(SYSTEM, "vb_sign_in", decide)
 
@@ -740,19 +781,18 @@ class VideoBingoModule(ProjectedState):
         """
         returned: list[int] = []
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             self.machine(machine_id)  # a machine that may not play still returns the credit
             known = self._station(machine_id, station)
             if known.account is None:
                 return []
-            entries: list[Entry] = []
+            entries: Decided = []
             amount = self.credit(machine_id, station)
             if amount > 0:
                 returned.append(amount)
                 entries += self._credit_out_entries(machine_id, station, amount, "account", known.account,
                                                     f"sign-out:{self.core.seq + 1}")
-            return [*entries,
-                    ("vb_player_signed_out", {"machine": machine_id, "station": station, "account": known.account})]
+            return [*entries, VbPlayerSignedOut(machine=machine_id, station=station, account=known.account)]
 
         done = self.core.execute(SYSTEM, "vb_sign_in", decide)
         return done.addCallback(lambda _: {"returned_cents": sum(returned),
@@ -777,7 +817,7 @@ class VideoBingoModule(ProjectedState):
         signed ``note`` (:class:`~protocol.videobingo.cash.CashNote` as JSON), or from the signed-in account."""
         answer: list[dict[str, Any]] = []
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             self.playable(machine_id)
             known = self._station(machine_id, station)
             earlier = self._repeat(known, request)
@@ -788,10 +828,10 @@ class VideoBingoModule(ProjectedState):
                 raise VbRefused("amount", f"a credit in is 1 to {MAX_CREDIT_IN} cents, not {amount_cents!r}",
                                 reason="amount", max_cents=MAX_CREDIT_IN)
             credit = credit_account(machine_id, station)
-            extra: dict[str, Any] = {}
+            taken: CashNoteTaken | None = None
             if source == "cash":
                 account, debit = None, cash_box(machine_id)
-                extra["note"] = self._cash_note(machine_id, station, amount_cents, note)
+                taken = self._cash_note(machine_id, station, amount_cents, note)
             elif source == "account":
                 if known.account is None:
                     raise VbRefused("not_signed_in", "sign in with your account and PIN to take credit from it",
@@ -811,13 +851,13 @@ class VideoBingoModule(ProjectedState):
             posting = Posting.transfer(amount_cents, debit=debit, credit=credit, reason=f"vb:credit in ({source})",
                                        reference=Reference(None, None, self.core.seq + 1))
             self.ledger.check([posting])
-            return [("vb_credit_in", {"machine": machine_id, "station": station, "source": source, "account": account,
-                                      "amount": amount_cents, "request": request, "meters": meters.to_dict(), **extra}),
+            return [VbCreditIn(machine=machine_id, station=station, source=source, account=account, amount=amount_cents,
+                               request=request, meters=meters.recorded(), note=taken),
                     *posting_entries([posting])]
 
         return self._answered(machine_id, station, request, "vb_credit", decide, answer)
 
-    def _cash_note(self, machine_id: str, station: int, amount_cents: int, note: object) -> dict[str, Any]:
+    def _cash_note(self, machine_id: str, station: int, amount_cents: int, note: object) -> CashNoteTaken:
         """The note of a credit in cash, as its record keeps it, once it holds; else :class:`VbRefused`.
 
         It must be signed by the machine's enrolled cash device, for this station and this
@@ -850,8 +890,7 @@ class VideoBingoModule(ProjectedState):
             raise VbRefused("cash_replay", (
                 f"cash note {taken.counter} of station {machine_id}.{station}'s cash device is not after note {last}, "
                 "already credited: a note is credited once, in order"), reason="cash_note")
-        return {"key": device.fingerprint, "counter": taken.counter, "nonce": taken.nonce,
-                "signature": taken.signature}
+        return CashNoteTaken(key=device.fingerprint, counter=taken.counter, nonce=taken.nonce, signature=taken.signature)
 
     def desk_credit_in(self, actor: Actor, machine: str, station: int, amount_cents: int,
                        desk: str) -> defer.Deferred[dict[str, Any]]:
@@ -863,7 +902,7 @@ class VideoBingoModule(ProjectedState):
         """
         request = actor.request or f"desk-{self.core.seq + 1}"
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             known_machine = self.playable(machine)
             if isinstance(station, bool) or not isinstance(station, int) or not 1 <= station <= known_machine.config.stations:
                 raise VbRefused("station", N_("machine {machine} has stations 1 to {stations}, not {station!r}"),
@@ -883,15 +922,15 @@ class VideoBingoModule(ProjectedState):
                                        credit=credit_account(machine, station), reason="vb:credit in (desk)",
                                        reference=Reference(None, None, self.core.seq + 1))
             self.ledger.check([posting])
-            return [("vb_credit_in", {"machine": machine, "station": station, "source": "desk", "account": None,
-                                      "amount": amount_cents, "request": request, "meters": meters.to_dict(),
-                                      "desk": drawer.name}),
+            return [VbCreditIn(machine=machine, station=station, source="desk", account=None, amount=amount_cents,
+                               request=request, meters=meters.recorded(), desk=drawer.name),
                     *posting_entries([posting])]
 
-        done = self.core.execute(actor, "vb_desk_credit", decide)
-        return done.addCallback(lambda records: {
-            "machine": machine, "station": station, "amount_cents": records[0].payload["amount"],
-            "credit_after_cents": self.credit(machine, station)})
+        def shown(records: list[Record]) -> dict[str, Any]:
+            return {"machine": machine, "station": station, "amount_cents": first_made(records, VbCreditIn).amount,
+                    "credit_after_cents": self.credit(machine, station)}
+
+        return self.core.execute(actor, "vb_desk_credit", decide).addCallback(shown)
 
     def count_cash_box(self, actor: Actor, machine: str, counted_cents: int) -> defer.Deferred[dict[str, Any]]:
         """Record the count of ``machine``'s cash box: against the ledger's box and the meters.
@@ -902,7 +941,7 @@ class VideoBingoModule(ProjectedState):
         to ``over_short:vb-<machine>``, as a cash desk's is.  Fires with the count's figures.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             known = self.machine(machine).machine_id
             if isinstance(counted_cents, bool) or not isinstance(counted_cents, int) or counted_cents < 0:
                 raise VbRefused("amount", N_(
@@ -912,7 +951,7 @@ class VideoBingoModule(ProjectedState):
             if self.config.cash_box_counters > 1:
                 pending = self.state.pending_counts.get(known)
                 if pending is None:
-                    return [("vb_cash_box_count_given", {"machine": known, "counted": counted_cents})]
+                    return [VbCashBoxCountGiven(machine=known, counted=counted_cents)]
                 first, amount = pending
                 if first == actor.name:
                     raise VbRefused("second_counter", N_(
@@ -927,9 +966,9 @@ class VideoBingoModule(ProjectedState):
             expected = self.ledger.balance(cash_box(known))
             m = self.meters(known)
             difference = counted_cents - expected
-            entries: list[Entry] = [("vb_cash_box_counted", {
-                "machine": known, "counted": counted_cents, "expected": expected, "meters": m.cash_in - m.cash_out,
-                "difference": difference, "counted_by": list(counters)})]
+            entries: Decided = [VbCashBoxCounted(machine=known, counted=counted_cents, expected=expected,
+                                                 meters=m.cash_in - m.cash_out, difference=difference,
+                                                 counted_by=counters)]
             if difference:
                 short, over = (over_short_account(f"vb-{known}"), cash_box(known))
                 posting = (Posting.transfer(-difference, debit=short, credit=over,
@@ -942,13 +981,14 @@ class VideoBingoModule(ProjectedState):
             return entries
 
         def shown(records: list[Record]) -> dict[str, Any]:
-            p = records[0].payload
-            if records[0].type == "vb_cash_box_count_given":
-                return {"machine": p["machine"], "counted_cents": p["counted"], "stands": False,
+            made = declared(records[0])
+            if isinstance(made, VbCashBoxCountGiven):
+                return {"machine": made.machine, "counted_cents": made.counted, "stands": False,
                         "waiting_for": "a second person's count"}
-            return {"machine": p["machine"], "counted_cents": p["counted"], "expected_cents": p["expected"],
-                    "meters_cents": p["meters"], "difference_cents": p["difference"], "counted_by": list(p["counted_by"]),
-                    "stands": True}
+            counted = first_made(records, VbCashBoxCounted)
+            return {"machine": counted.machine, "counted_cents": counted.counted, "expected_cents": counted.expected,
+                    "meters_cents": counted.meters, "difference_cents": counted.difference,
+                    "counted_by": list(counted.counted_by), "stands": True}
 
         return self.core.execute(actor, "vb_count_cash_box", decide).addCallback(shown)
 
@@ -959,7 +999,7 @@ class VideoBingoModule(ProjectedState):
         the key's fingerprint.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             known = self.machine(machine).machine_id
             try:
                 key = device_public_key(public_key)
@@ -971,17 +1011,19 @@ class VideoBingoModule(ProjectedState):
             if current is not None and current.public_key == key:
                 raise VbRefused("cash_device", N_("machine {machine}'s cash device {fingerprint} is enrolled already"),
                                 template_params={"machine": known, "fingerprint": current.fingerprint})
-            return [("vb_cash_device_enrolled", {"machine": known, "public_key": key, "fingerprint": fingerprint(key)})]
+            return [VbCashDeviceEnrolled(machine=known, public_key=key, fingerprint=fingerprint(key))]
 
-        done = self.core.execute(actor, "enrol_vb_cash_device", decide)
-        return done.addCallback(lambda records: {"machine": records[0].payload["machine"],
-                                                 "fingerprint": records[0].payload["fingerprint"]})
+        def shown(records: list[Record]) -> dict[str, Any]:
+            enrolled = first_made(records, VbCashDeviceEnrolled)
+            return {"machine": enrolled.machine, "fingerprint": enrolled.fingerprint}
+
+        return self.core.execute(actor, "enrol_vb_cash_device", decide).addCallback(shown)
 
     def credit_out(self, machine_id: str, station: int, destination: str, request: str) -> defer.Deferred[dict[str, Any]]:
         """Pay the station's whole credit to the signed-in account or in cash from the machine's cash box."""
         answer: list[dict[str, Any]] = []
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             self.machine(machine_id)  # a machine that may not play still pays its credit out
             known = self._station(machine_id, station)
             earlier = self._repeat(known, request)
@@ -1018,7 +1060,7 @@ class VideoBingoModule(ProjectedState):
         return self._answered(machine_id, station, request, "vb_credit", decide, answer)
 
     def _credit_out_entries(self, machine_id: str, station: int, amount: int, destination: str,
-                            account: str | None, request: str) -> list[Entry]:
+                            account: str | None, request: str) -> Decided:
         """The records of ``amount`` cents of the station's credit paid to ``destination``: the
         ``vb_credit_out`` record (with the meters after it) and its posting, once the ledger holds them."""
         target = player_account(account) if account is not None else cash_box(machine_id)
@@ -1027,9 +1069,8 @@ class VideoBingoModule(ProjectedState):
                                    reason=f"vb:credit out ({destination})",
                                    reference=Reference(None, None, self.core.seq + 1))
         self.ledger.check([posting])
-        return [("vb_credit_out", {"machine": machine_id, "station": station, "destination": destination,
-                                   "account": account, "amount": amount, "request": request,
-                                   "meters": meters.to_dict()}),
+        return [VbCreditOut(machine=machine_id, station=station, destination=destination, account=account,
+                            amount=amount, request=request, meters=meters.recorded()),
                 *posting_entries([posting])]
 
     def play(self, machine_id: str, station: int, cards: object, keep: object, request: str) -> defer.Deferred[dict[str, Any]]:
@@ -1040,7 +1081,7 @@ class VideoBingoModule(ProjectedState):
         """
         answer: list[dict[str, Any]] = []
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> Decided:
             machine = self.playable(machine_id)
             known = self._station(machine_id, station)
             earlier = self._repeat(known, request)
@@ -1059,7 +1100,7 @@ class VideoBingoModule(ProjectedState):
                 raise VbRefused("closed", why, getattr(why, "reason", "") or "closed", **getattr(why, "params", {}))
 
     def _decide_play(self, machine: Machine, known: Station, cards: object, keep: object, request: str,
-                     now: int) -> list[Entry]:
+                     now: int) -> Decided:
         game, paytable, config = machine.game, machine.paytable, machine.config
         if isinstance(cards, bool) or not isinstance(cards, int):
             raise VbRefused("cards", f"the number of cards is a whole number, not {cards!r}", reason="message")
@@ -1091,7 +1132,7 @@ class VideoBingoModule(ProjectedState):
         contributions = [0, 0]
         rules = [(machine.machine_id, config.jackpot),
                  (SUPER, self.config.superjackpot if config.linked else None)]
-        wins: list[dict[str, Any]] = []
+        wins: list[JackpotWin] = []
         for index, (jackpot, rule) in enumerate(rules):
             if rule is None:
                 continue
@@ -1104,26 +1145,24 @@ class VideoBingoModule(ProjectedState):
             card = complete_within(outcome.cards, outcome.balls, cells, rule.balls)
             pending = self.jackpot(jackpot) + contributions[index]
             if card is not None and pending > 0:
-                wins.append({"which": "machine" if jackpot != SUPER else SUPER, "card": card, "cents": pending})
+                wins.append(JackpotWin(which="machine" if jackpot != SUPER else SUPER, card=card, cents=pending))
                 postings.append(Posting.transfer(pending, debit=jackpot_account(jackpot), credit=credit,
                                                  reason="vb:jackpot won", reference=ref))
         if won:
             postings.append(Posting.transfer(won, debit=takings, credit=credit, reason="vb:prize", reference=ref))
         self.ledger.check(postings)
-        paid_jackpots = sum(w["cents"] for w in wins)
         meters = before.plus(stakes=stake, prizes=won, plays=1, jackpot_contributions=sum(contributions),
-                             jackpot_payouts=paid_jackpots)
-        return [("vb_play", {
-            "machine": machine.machine_id, "station": known.station, "number": meters.plays, "request": request,
-            "credit_cents": config.credit_cents, "kept": keep, "cards": [list(c) for c in outcome.cards],
-            "balls": list(outcome.balls),
-            "results": [{"pattern": r.pattern, "credits": r.credits} for r in outcome.results],
-            "stake_cents": stake, "won_cents": won, "contributions": contributions, "jackpots": wins,
-            "meters": meters.to_dict(),
-        }), *posting_entries(postings)]
+                             jackpot_payouts=sum(w.cents for w in wins))
+        return [VbPlay(
+            machine=machine.machine_id, station=known.station, number=meters.plays, request=request,
+            credit_cents=config.credit_cents, kept=keep, cards=outcome.cards, balls=outcome.balls,
+            results=tuple(CardPaid(r.pattern, r.credits) for r in outcome.results),
+            stake_cents=stake, won_cents=won, contributions=(contributions[0], contributions[1]), jackpots=tuple(wins),
+            meters=meters.recorded(),
+        ), *posting_entries(postings)]
 
     def _answered(self, machine_id: str, station: int, request: str, command: str,
-                  decide: Callable[[int], list[Entry]], answer: list[dict[str, Any]]) -> defer.Deferred[dict[str, Any]]:
+                  decide: Callable[[int], Decided], answer: list[dict[str, Any]]) -> defer.Deferred[dict[str, Any]]:
         def committed(records: list[Record]) -> dict[str, Any]:
             if answer:
                 return {**answer[0], "repeated": True}
@@ -1138,93 +1177,102 @@ class VideoBingoModule(ProjectedState):
         self.state = VideoBingoState()
 
     def apply(self, record: Record) -> None:
-        kind = record.type
-        if not kind.startswith("vb_"):
+        event = declared(record)
+        if type(event) not in FOLDED:
             return
-        p = record.payload
         state = self.state
-        if kind == "vb_station_enrolled":
-            key = station_key(p["machine"], p["station"])
-            known = state.stations.setdefault(key, Station(p["machine"], p["station"]))
-            known.token_hash = p["token_hash"]
-        elif kind == "vb_player_signed_in":
-            state.stations[station_key(p["machine"], p["station"])].account = p["account"]
-        elif kind == "vb_player_signed_out":
-            state.stations[station_key(p["machine"], p["station"])].account = None
-        elif kind == "vb_cash_device_enrolled":
-            state.devices[p["machine"]] = CashDevice(p["public_key"], p["fingerprint"])
-        elif kind == "vb_cash_box_count_given":
-            state.pending_counts[p["machine"]] = (p["actor"]["name"], p["counted"])
-        elif kind == "vb_cash_box_counted":
-            state.pending_counts.pop(p["machine"], None)
-            state.counts[p["machine"]] = BoxCount(p["counted"], p["expected"], p["meters"], p["difference"],
-                                                  tuple(p["counted_by"]), record.seq)
-        elif kind in ("vb_credit_in", "vb_credit_out"):
-            note = p.get("note")
-            device = state.devices.get(p["machine"])
-            if note is not None and device is not None and note["key"] == device.fingerprint:
-                station_no = p["station"]
-                device.last_counters[station_no] = max(device.last_counters.get(station_no, 0), note["counter"])
-            amount, cash = p["amount"], p.get("source", p.get("destination")) == "cash"
-            change = ({"credits_in": amount, "cash_in": amount if cash else 0} if kind == "vb_credit_in"
-                      else {"credits_out": amount, "cash_out": amount if cash else 0})
-            self._meter(record, p["machine"], change)
-            credit_after = self._credit_after(record)
-            known = state.stations.get(station_key(p["machine"], p["station"]))
-            if kind == "vb_credit_out" and known is not None:
-                known.unidentified_win = None  # paid to an account: its holder is the winner
-            self._remember(p, {"kind": kind[3:], "seq": record.seq, "amount_cents": amount,
+        match event:
+            case VbStationEnrolled() as enrolled:
+                key = station_key(enrolled.machine, enrolled.station)
+                known = state.stations.setdefault(key, Station(enrolled.machine, enrolled.station))
+                known.token_hash = enrolled.token_hash
+            case VbPlayerSignedIn() as signed_in:
+                state.stations[station_key(signed_in.machine, signed_in.station)].account = signed_in.account
+            case VbPlayerSignedOut() as signed_out:
+                state.stations[station_key(signed_out.machine, signed_out.station)].account = None
+            case VbCashDeviceEnrolled() as device:
+                state.devices[device.machine] = CashDevice(device.public_key, device.fingerprint)
+            case VbCashBoxCountGiven() as given:
+                state.pending_counts[given.machine] = (given.who.name, given.counted)
+            case VbCashBoxCounted() as counted:
+                state.pending_counts.pop(counted.machine, None)
+                state.counts[counted.machine] = BoxCount(counted, record.seq)
+            case VbCreditIn() as credit_in:
+                self._credited(record, credit_in)
+            case VbCreditOut() as credit_out:
+                self._paid_out(record, credit_out)
+            case VbPlay() as play:
+                self._played(record, play)
+            case VbMachineRetired() as retired:
+                state.retired[retired.machine] = retired.reason
+
+    def _credited(self, record: Record, event: VbCreditIn) -> None:
+        note, device = event.note, self.state.devices.get(event.machine)
+        if note is not None and device is not None and note.key == device.fingerprint:
+            device.last_counters[event.station] = max(device.last_counters.get(event.station, 0), note.counter)
+        cash = event.amount if event.source == "cash" else 0
+        self._meter(record.seq, event.machine, event.meters, {"credits_in": event.amount, "cash_in": cash})
+        self._remember(event, {"kind": "credit_in", "seq": record.seq, "amount_cents": event.amount,
+                               "credit_after_cents": self._credit_after(event)})
+
+    def _paid_out(self, record: Record, event: VbCreditOut) -> None:
+        cash = event.amount if event.destination == "cash" else 0
+        self._meter(record.seq, event.machine, event.meters, {"credits_out": event.amount, "cash_out": cash})
+        credit_after = self._credit_after(event)
+        known = self.state.stations.get(station_key(event.machine, event.station))
+        if known is not None:
+            known.unidentified_win = None  # paid to an account: its holder is the winner
+        self._remember(event, {"kind": "credit_out", "seq": record.seq, "amount_cents": event.amount,
                                "credit_after_cents": credit_after})
-        elif kind == "vb_play":
-            jackpots = tuple((j["which"], j["card"], j["cents"]) for j in p["jackpots"])
-            self._meter(record, p["machine"], {
-                "stakes": p["stake_cents"], "prizes": p["won_cents"], "plays": 1,
-                "jackpot_contributions": sum(p["contributions"]), "jackpot_payouts": sum(c for _, _, c in jackpots),
-            })
-            shown = PlayShown(
-                record.seq, p["machine"], p["station"], p["number"], record.time_ms, p["credit_cents"],
-                tuple(tuple(c) for c in p["cards"]), tuple(p["balls"]),
-                tuple((r["pattern"], r["credits"]) for r in p["results"]), p["stake_cents"], p["won_cents"],
-                jackpots, self._credit_after(record),
-            )
-            state.recall.setdefault(p["machine"], deque(maxlen=RECALLED_PLAYS)).append(shown)
-            known = state.stations.get(station_key(p["machine"], p["station"]))
-            if known is not None:
-                known.cards = shown.cards
-                if known.account is None and p["won_cents"] + sum(c for _, _, c in jackpots) >= LARGE_WIN_CENTS:
-                    known.unidentified_win = record.seq
-                elif shown.credit_after == 0:
-                    known.unidentified_win = None  # the credit that held the win is played away
-            self._remember(p, {"kind": "play", **shown.to_json()})
-        elif kind == "vb_machine_retired":
-            state.retired[p["machine"]] = p["reason"]
 
-    def _credit_after(self, record: Record) -> int:
+    def _played(self, record: Record, event: VbPlay) -> None:
+        jackpots = sum(j.cents for j in event.jackpots)
+        self._meter(record.seq, event.machine, event.meters, {
+            "stakes": event.stake_cents, "prizes": event.won_cents, "plays": 1,
+            "jackpot_contributions": sum(event.contributions), "jackpot_payouts": jackpots,
+        })
+        shown = PlayShown(
+            record.seq, event.machine, event.station, event.number, record.time_ms, event.credit_cents,
+            event.cards, event.balls, event.results, event.stake_cents, event.won_cents, event.jackpots,
+            self._credit_after(event),
+        )
+        self.state.recall.setdefault(event.machine, deque(maxlen=RECALLED_PLAYS)).append(shown)
+        known = self.state.stations.get(station_key(event.machine, event.station))
+        if known is not None:
+            known.cards = shown.cards
+            if known.account is None and event.won_cents + jackpots >= LARGE_WIN_CENTS:
+                known.unidentified_win = record.seq
+            elif shown.credit_after == 0:
+                known.unidentified_win = None  # the credit that held the win is played away
+        self._remember(event, {"kind": "play", **shown.to_json()})
+
+    def _credit_after(self, event: VbCreditIn | VbCreditOut | VbPlay) -> int:
         """The station's credit once the record's postings are folded: the record's own change is
-        worked out from its payload, since its postings follow it."""
-        p = record.payload
-        account = credit_account(p["machine"], p["station"])
-        now = self.ledger.balance(account)
-        if record.type == "vb_credit_in":
-            return now + p["amount"]
-        if record.type == "vb_credit_out":
-            return now - p["amount"]
-        return now - p["stake_cents"] + p["won_cents"] + sum(j["cents"] for j in p["jackpots"])
+        worked out from the record, since its postings follow it."""
+        now = self.ledger.balance(credit_account(event.machine, event.station))
+        match event:
+            case VbCreditIn():
+                return now + event.amount
+            case VbCreditOut():
+                return now - event.amount
+        return now - event.stake_cents + event.won_cents + sum(j.cents for j in event.jackpots)
 
-    def _meter(self, record: Record, machine_id: str, change: Mapping[str, int]) -> None:
+    def _meter(self, seq: int, machine_id: str, recorded: Meters, change: Mapping[str, int]) -> None:
+        """Fold a record's ``change`` into the machine's meters; a record whose ``recorded`` meters
+        disagree with the fold leaves the machine unreadable (a fault)."""
         state = self.state
         after = state.meters.get(machine_id, MeterCounts()).plus(**change)
         state.meters[machine_id] = after
-        if after.to_dict() != dict(record.payload["meters"]) and machine_id not in state.faults:
+        if after.recorded() != recorded and machine_id not in state.faults:
             state.faults[machine_id] = (
-                f"record {record.seq} says its meters are {dict(record.payload['meters'])}, the journal's records "
+                f"record {seq} says its meters are {recorded.to_json()}, the journal's records "
                 f"before it make them {after.to_dict()}")
 
-    def _remember(self, p: Mapping[str, Any], answer: dict[str, Any]) -> None:
-        known = self.state.stations.get(station_key(p["machine"], p["station"]))
+    def _remember(self, event: VbCreditIn | VbCreditOut | VbPlay, answer: dict[str, Any]) -> None:
+        known = self.state.stations.get(station_key(event.machine, event.station))
         if known is None:
             return
-        known.answers[p["request"]] = answer
+        known.answers[event.request] = answer
         while len(known.answers) > REMEMBERED_REQUESTS:
             del known.answers[next(iter(known.answers))]
 
