@@ -23,6 +23,14 @@ from hall_server.reports.printed import said
 from hall_server.reports.recall import game_recall
 from hall_server.web.redaction import redacted
 from protocol.chain import Record
+from protocol.records import declared
+from protocol.records.cashier import PlayerAccountOpened, Posting
+from protocol.records.terminals import (
+    TerminalEnrolled,
+    TerminalOutOfService,
+    TerminalReturnedToService,
+    TerminalRevoked,
+)
 from server_kit.core import RunBlocking
 from server_kit.web.consultation import PAGE, ConsultationError, by_staff, number, records_page
 from server_kit.web.consultation import record_json as kit_record_json
@@ -36,7 +44,7 @@ QUERIES = {
     "staff-actions?after=SEQ&limit=N": f"the records made by staff (not by the server itself), {PAGE} at most",
     "records?after=SEQ&limit=N&type=T": f"any record of the journal, {PAGE} at most, optionally of one type",
 }
-_TERMINAL_RECORDS = ("terminal_enrolled", "terminal_revoked", "terminal_out_of_service", "terminal_returned_to_service")
+_TERMINAL_RECORDS = (TerminalEnrolled, TerminalRevoked, TerminalOutOfService, TerminalReturnedToService)
 _ACCOUNT = re.compile(r"[0-9]{6,20}")
 _GAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
@@ -70,16 +78,15 @@ def _account(records: Iterable[Record], number: str) -> dict[str, Any]:
     movements: list[dict[str, Any]] = []
     balance = 0
     for record in records:
-        p = record.payload
-        if record.type == "player_account_opened" and p.get("account") == number:
+        event = declared(record)
+        if isinstance(event, PlayerAccountOpened) and event.account == number:
             opened = record_json(record)
-        elif record.type == "posting":
-            change = (sum(c for a, c in p["credits"] if a == name) - sum(c for a, c in p["debits"] if a == name))
-            if any(a == name for a, _ in (*p["debits"], *p["credits"])):
-                balance += change
-                movements.append({"seq": record.seq, "time_ms": record.time_ms, "change_cents": change,
-                                  "balance_cents": balance, "reason": p["reason"], "said": said(p["reason"]),
-                                  "reference": redacted(p["reference"])})
+        elif isinstance(event, Posting) and any(a == name for a, _ in (*event.debits, *event.credits)):
+            change = sum(c for a, c in event.credits if a == name) - sum(c for a, c in event.debits if a == name)
+            balance += change
+            movements.append({"seq": record.seq, "time_ms": record.time_ms, "change_cents": change,
+                              "balance_cents": balance, "reason": event.reason, "said": said(event.reason),
+                              "reference": redacted(event.reference.to_json())})
     if opened is None:
         raise ConsultationError(404, f"no player account {number} was ever opened in this hall")
     return {"account": number, "opened": opened, "movements": movements, "balance_cents": balance}
@@ -125,7 +132,8 @@ class Consultation:
                 raise ConsultationError(400, f"an account number is 6 to 20 digits, not {rest[0]!r}")
             return _account(self.records(0), rest[0])
         if what == "terminals" and not rest:
-            return {"terminals": [record_json(r) for r in self.records(0) if r.type in _TERMINAL_RECORDS]}
+            kept = [r for r in self.records(0) if isinstance(declared(r), _TERMINAL_RECORDS)]
+            return {"terminals": [record_json(r) for r in kept]}
         if what in ("staff-actions", "records") and not rest:
             return records_page(self.records, params, by_staff if what == "staff-actions" else lambda r: True, redacted)
         raise ConsultationError(404, f"no query {path!r}: the queries are {', '.join(QUERIES)}")

@@ -48,11 +48,14 @@ from protocol.daily import (
     PotDay,
     PrizeLine,
 )
+from protocol.records import declared
+from protocol.records.cashier import Posting
+from protocol.records.videobingo import VbCreditIn, VbCreditOut, VbPlay
 from protocol.settlement import POT_ACCOUNTS, POT_PRIZES
 from server_kit.reports.daily import day_end_ms, day_start_ms
 
 #: The records a machine's day is folded from.
-MACHINE_RECORDS = ("vb_play", "vb_credit_in", "vb_credit_out")
+MACHINE_RECORDS = (VbPlay, VbCreditIn, VbCreditOut)
 
 
 def session_date(book: MinutesBook, closed_seq: int) -> str | None:
@@ -67,7 +70,7 @@ def hall_day(records: Sequence[Record], day: str, hall_name: str, timezone: tzin
     sessions = [s for s in book.sessions if s.date == day]
     games = [game for session in sessions for game in session.games]
     start, end = day_start_ms(day, timezone), day_end_ms(day, timezone)
-    played = [r for r in records if r.type in MACHINE_RECORDS and start <= r.time_ms < end]
+    played = [r for r in records if start <= r.time_ms < end and isinstance(declared(r), MACHINE_RECORDS)]
     if sessions:
         first, last = sessions[0].journal_range, sessions[-1].journal_range
         span = (first.first_seq, last.last_seq, last.last_hash)
@@ -119,9 +122,10 @@ def pot_days(records: Sequence[Record], first_seq: int, last_seq: int, played: b
     for record in records:
         if record.seq > last_seq:
             break
-        if record.type != "posting":
+        posting = declared(record)
+        if not isinstance(posting, Posting):
             continue
-        for side, legs in (("credits", record.payload["credits"]), ("debits", record.payload["debits"])):
+        for side, legs in (("credits", posting.credits), ("debits", posting.debits)):
             for account, cents in legs:
                 if account not in accounts:
                     continue
@@ -142,18 +146,20 @@ def machine_days(records: Sequence[Record]) -> tuple[MachineDay, ...]:
     """Each machine's plays and credit movements in ``records``, by machine id."""
     days: dict[str, MachineDay] = {}
     for record in records:
-        p = record.payload
-        was = days.get(p["machine"]) or MachineDay(p["machine"], 0, 0, 0, 0, 0, 0, 0)
-        if record.type == "vb_play":
-            now = replace(was, plays=was.plays + 1, stakes_cents=was.stakes_cents + p["stake_cents"],
-                          prizes_cents=was.prizes_cents + p["won_cents"],
-                          jackpot_contributions_cents=was.jackpot_contributions_cents + sum(p["contributions"]),
-                          jackpot_payouts_cents=was.jackpot_payouts_cents + sum(j["cents"] for j in p["jackpots"]))
-        elif record.type == "vb_credit_in":
-            now = replace(was, credits_in_cents=was.credits_in_cents + p["amount"])
+        event = declared(record)
+        if not isinstance(event, MACHINE_RECORDS):
+            continue
+        was = days.get(event.machine) or MachineDay(event.machine, 0, 0, 0, 0, 0, 0, 0)
+        if isinstance(event, VbPlay):
+            now = replace(was, plays=was.plays + 1, stakes_cents=was.stakes_cents + event.stake_cents,
+                          prizes_cents=was.prizes_cents + event.won_cents,
+                          jackpot_contributions_cents=was.jackpot_contributions_cents + sum(event.contributions),
+                          jackpot_payouts_cents=was.jackpot_payouts_cents + sum(j.cents for j in event.jackpots))
+        elif isinstance(event, VbCreditIn):
+            now = replace(was, credits_in_cents=was.credits_in_cents + event.amount)
         else:
-            now = replace(was, credits_out_cents=was.credits_out_cents + p["amount"])
-        days[p["machine"]] = now
+            now = replace(was, credits_out_cents=was.credits_out_cents + event.amount)
+        days[event.machine] = now
     return tuple(days[machine] for machine in sorted(days))
 
 

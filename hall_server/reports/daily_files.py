@@ -41,6 +41,10 @@ from hall_server.reports.printed import printed_pdf
 from hall_server.reports.yearly import hall_yearly_report
 from protocol.chain import Record
 from protocol.daily import DailyReport
+from protocol.records import declared
+from protocol.records.network import NetworkCreditPaid
+from protocol.records.session import SessionClosed
+from protocol.records.videobingo import VbCreditIn, VbCreditOut, VbPlay
 from protocol.settlement import PrizeRules
 from protocol.settlement.tax import YearTax
 from server_kit.journal.sql import Journal, verified_records
@@ -53,7 +57,7 @@ from server_kit.reports.render import to_json
 log = Logger()
 
 #: The records a day's report may gain after its session's close: the machines' plays and credits, network credits.
-LATE_RECORDS = ("vb_play", "vb_credit_in", "vb_credit_out", "network_credit_paid")
+LATE_RECORDS = (VbPlay, VbCreditIn, VbCreditOut, NetworkCreditPaid)
 
 
 def days_to_bring_up(records: Sequence[Record], book: MinutesBook, day: str, timezone: tzinfo) -> list[str]:
@@ -64,7 +68,7 @@ def days_to_bring_up(records: Sequence[Record], book: MinutesBook, day: str, tim
         return []
     since = max(earlier)
     active = {datetime.datetime.fromtimestamp(r.time_ms / 1000, timezone).date().isoformat()
-              for r in records if r.type in LATE_RECORDS}
+              for r in records if isinstance(declared(r), LATE_RECORDS)}
     return sorted({since} | {d for d in active if since < d < day})
 
 
@@ -112,7 +116,7 @@ class DailyReporter:
         self.listeners: list[Callable[[], None]] = []
 
     def record_committed(self, record: Record) -> None:
-        if record.type != "session_closed":
+        if not isinstance(declared(record), SessionClosed):
             return
         done = self.run(self.write, record.seq)
         done.addCallbacks(self._written, self._failed, errbackArgs=(record.seq,))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from hall_server.reports.minutes import MinutesBook
 from protocol.chain import Record
@@ -39,6 +39,11 @@ from protocol.daily import (
     Beneficiary,
     BeneficiaryPrize,
 )
+from protocol.records import declared
+from protocol.records.cashier import PlayerAccountOpened, Posting
+from protocol.records.network import NetworkCreditPaid
+from protocol.records.prizes import PrizeWinnerIdentified
+from protocol.records.videobingo import VbCreditOut, VbPlay, VbPlayerSignedIn, VbPlayerSignedOut
 
 PLAYER = "player:"
 PRIZE_REASON = "prize:"
@@ -68,68 +73,64 @@ class _Fold:
         number = ledger_account.removeprefix(PLAYER)
         return Beneficiary(ACCOUNT, number, visitor=self.visitors.get(number))
 
-    def identify(self, record: Record) -> None:
-        """A paper winner identified: their cards are theirs for the whole game, prizes paid before included."""
-        p = record.payload
-        first = self.documents.setdefault(p["game_id"], {}).setdefault(p["document"], record.seq)
-        cards = self.identified.setdefault(p["game_id"], {})
-        for card in p["cards"]:
+    def identify(self, seq: int, identified: PrizeWinnerIdentified) -> None:
+        """A paper winner identified (record ``seq``): their cards are theirs for the whole game, prizes paid
+        before included."""
+        first = self.documents.setdefault(identified.game_id, {}).setdefault(identified.document, seq)
+        cards = self.identified.setdefault(identified.game_id, {})
+        for card in identified.cards:
             cards[card] = Beneficiary(PAPER_WINNER, f"identity record {first}", identity_seq=first)
 
     def apply(self, record: Record) -> None:
-        p = record.payload
-        kind = record.type
-        if kind == "player_account_opened":
-            self.visitors[p["account"]] = p["visitor"]
-        elif kind == "posting":
-            self._posting(record, p)
-        elif kind == "network_credit_paid":
-            if p["kind"] == "prize" and p["amount_cents"] > 0 and self.on_day(record):
-                self.prizes.append(BeneficiaryPrize(
-                    self.account(p["account"]), NETWORK_GAME, p["game_id"], str(p.get("pattern")),
-                    f"{p['terminal']}/{p.get('card_number')}", p["amount_cents"], record.seq))
-        elif kind in ("vb_player_signed_in", "vb_player_signed_out"):
-            station = (p["machine"], p["station"])
-            if kind == "vb_player_signed_in":
-                self.signed_in[station] = p["account"]
-            else:
-                self.signed_in.pop(station, None)
-        elif kind == "vb_play":
-            self._play(record, p)
-        elif kind == "vb_credit_out":
-            waiting = self.pending.pop((p["machine"], p["station"]), [])
-            if p["destination"] == "account" and p.get("account"):
-                who = self.account(p["account"])
-                waiting = [replace(prize, beneficiary=who) for prize in waiting]
-            self.prizes.extend(waiting)
+        event = declared(record)
+        match event:
+            case PlayerAccountOpened():
+                self.visitors[event.account] = event.visitor
+            case Posting():
+                self._posting(record, event)
+            case NetworkCreditPaid():
+                if event.kind == "prize" and event.amount_cents > 0 and self.on_day(record):
+                    self.prizes.append(BeneficiaryPrize(
+                        self.account(event.account), NETWORK_GAME, event.game_id, str(event.pattern),
+                        f"{event.terminal}/{event.card_number}", event.amount_cents, record.seq))
+            case VbPlayerSignedIn():
+                self.signed_in[(event.machine, event.station)] = event.account
+            case VbPlayerSignedOut():
+                self.signed_in.pop((event.machine, event.station), None)
+            case VbPlay():
+                self._play(record, event)
+            case VbCreditOut():
+                waiting = self.pending.pop((event.machine, event.station), [])
+                if event.destination == "account" and event.account:
+                    who = self.account(event.account)
+                    waiting = [replace(prize, beneficiary=who) for prize in waiting]
+                self.prizes.extend(waiting)
 
-    def _posting(self, record: Record, p: Mapping[str, Any]) -> None:
-        reason = str(p["reason"])
-        reference = p["reference"]
-        if not reason.startswith(PRIZE_REASON) or reference["game_id"] not in self.game_days:
+    def _posting(self, record: Record, posting: Posting) -> None:
+        reason, reference = posting.reason, posting.reference
+        game_id = reference.game_id
+        if not reason.startswith(PRIZE_REASON) or game_id is None or game_id not in self.game_days:
             return
-        game_id = reference["game_id"]
         date, source = self.game_days[game_id]
         if date != self.day:
             return
-        card = str(reference["card"])
-        for account, cents in p["credits"]:
+        card = str(reference.card)
+        for account, cents in posting.credits:
             if account.startswith(PLAYER):
                 who = self.account(account)
             else:  # paid in cash from a desk: a paper card's winner
                 who = self.identified.get(game_id, {}).get(card) or Beneficiary(PAPER_CARD, f"{game_id}/{card}")
             self.prizes.append(BeneficiaryPrize(who, source, game_id, reason.removeprefix(PRIZE_REASON), card, cents,
-                                                reference["event_seq"] or record.seq))
+                                                reference.event_seq or record.seq))
 
-    def _play(self, record: Record, p: Mapping[str, Any]) -> None:
+    def _play(self, record: Record, play: VbPlay) -> None:
         if not self.on_day(record):
             return
-        station = (p["machine"], p["station"])
-        game_id, where = f"{p['machine']}#{p['number']}", f"{p['machine']}.{p['station']}"
+        station = (play.machine, play.station)
+        game_id, where = f"{play.machine}#{play.number}", f"{play.machine}.{play.station}"
         account = self.signed_in.get(station)
         who = self.account(account) if account else Beneficiary(STATION, where)
-        won = [("play", p["won_cents"])] + [(JACKPOT_PRIZES.get(j["which"], j["which"]), j["cents"])
-                                            for j in p["jackpots"]]
+        won = [("play", play.won_cents)] + [(JACKPOT_PRIZES.get(j.which, j.which), j.cents) for j in play.jackpots]
         prizes = [BeneficiaryPrize(who, VIDEO_BINGO, game_id, prize, where, cents, record.seq)
                   for prize, cents in won if cents > 0]
         if account:
@@ -147,8 +148,8 @@ def beneficiary_prizes(records: Sequence[Record], day: str, timezone: tzinfo,
         game_days.update({joint.game_id: (session.date, JOINT_GAME) for joint in session.joint_games})
     fold = _Fold(day, timezone, game_days)
     for record in records:
-        if record.type == "prize_winner_identified":
-            fold.identify(record)
+        if isinstance(event := declared(record), PrizeWinnerIdentified):
+            fold.identify(record.seq, event)
     for record in records:
         fold.apply(record)
     for waiting in fold.pending.values():  # credit not paid out yet: the station stands for the winner

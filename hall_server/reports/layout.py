@@ -243,6 +243,14 @@ def game_report(game: GameMinutes, *, hall_name: str, timezone: tzinfo, wording:
 # --- Games played with the partner hall (R3.5.b) --------------------------------------------
 
 
+def _pooled(game: JointGameMinutes) -> tuple[Cents | None, Cents | None, Cents | None]:
+    """Both rooms' sales and the line and bingo prizes of a joint game's pool (None before it is known)."""
+    pool = game.pool
+    if pool is None:
+        return None, None, None
+    return Cents(pool.sales_cents), Cents(pool.line_cents), Cents(pool.bingo_cents)
+
+
 def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "", wording: Wording = DATA) -> list[Table]:
     """The minutes of a game played with the partner hall: both rooms' sales, the main hall's balls,
     the winners of both rooms and who paid what (R77.1, R83.3-4)."""
@@ -252,7 +260,7 @@ def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "", wor
         return (t("Game with {partner} {game}: {title}", partner=game.partner, game=game.game_id, title=title)
                 if prefix else title)
 
-    pool = game.pool or {}
+    pooled_cents, line_cents, bingo_cents = _pooled(game)
     rooms = [(game.main, t("main hall")), (game.annex, t("annex"))]
     return [
         _fields(
@@ -272,9 +280,9 @@ def joint_tables(game: JointGameMinutes, timezone: tzinfo, prefix: str = "", wor
                 ("physical_cards", t("Physical cards sold in this room"), sum(s.count for s in game.paper_sales)),
                 ("virtual_cards", t("Virtual cards sold in this room"), len(game.virtual_cards)),
                 ("collection_cents", t("Collected in this room"), Cents(game.own_sales_cents)),
-                ("pool_sales_cents", t("Collected in both rooms"), _cents(pool.get("sales_cents"))),
-                ("line_prize_cents", t("Line prize"), _cents(pool.get("line_cents"))),
-                ("bingo_prize_cents", t("Bingo prize"), _cents(pool.get("bingo_cents"))),
+                ("pool_sales_cents", t("Collected in both rooms"), pooled_cents),
+                ("line_prize_cents", t("Line prize"), line_cents),
+                ("bingo_prize_cents", t("Bingo prize"), bingo_cents),
                 ("paid_here_cents", t("Prizes paid by this hall"), Cents(game.paid_here_cents)),
                 ("carried_cents", t("Carried by the main hall to its next game (R88.5)"), Cents(game.carry_cents)),
                 ("owed_to_partner_cents", t("Owed to the partner (negative: owed by it)"),
@@ -452,7 +460,7 @@ def session_report(session: SessionMinutes, *, hall_name: str, timezone: tzinfo,
             [[j.game_id, j.partner, t("the main hall") if j.here == j.main else t("the annex"), t(j.state),
               sum(s.count for s in j.paper_sales) + len(j.virtual_cards), Cents(j.own_sales_cents),
               _cents(j.sales[j.partner][1] if j.partner in j.sales else None),
-              _cents((j.pool or {}).get("line_cents")), _cents((j.pool or {}).get("bingo_cents")),
+              *_pooled(j)[1:],
               Cents(j.paid_here_cents), _cents(j.owed_to_partner_cents), _cents(j.tax_cents)]
              for j in session.joint_games],
         ))

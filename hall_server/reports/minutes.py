@@ -40,9 +40,66 @@ from typing import Any, Iterable, Mapping
 
 from protocol.chain import Record
 from protocol.errors import N_, Phrase, Template, one_or_joined
-from protocol.ledger import Posting
-from protocol.records import parse
+from protocol.records import JournalRecord, annex, declared
+from protocol.records.admission import ComplaintConfirmed, ComplaintRecorded, EntryRefused, IncidentRecorded
+from protocol.records.annex import (
+    AnnexBallDrawn,
+    AnnexCardsSold,
+    AnnexClaimRejected,
+    AnnexClaimVerified,
+    AnnexGameClosed,
+    AnnexGameNotPlayed,
+    AnnexGameOpened,
+    AnnexLink,
+    AnnexPool,
+    AnnexPrizesPaid,
+    AnnexSalesReported,
+    AnnexTerminalFailed,
+    AnnexVirtualCardsBought,
+)
+from protocol.records.blower import BlowerFault, BlowerLink, BlowerSwitched
+from protocol.records.cashier import JackpotDeposited, JackpotWithdrawn, Posting
+from protocol.records.catalogue import group_types
 from protocol.records.clock import ClockStepped
+from protocol.records.game import (
+    BallCorrected,
+    BallCorrectionCancelled,
+    BallCorrectionSigned,
+    BallDrawn,
+    BallVoided,
+    CardsCollected,
+    GameClosed,
+    GameFinished,
+    GameRefunded,
+    GameResumed,
+    GameSuspended,
+    GameSuspendedForGood,
+    LastGameAnnounced,
+    ManualFinishStarted,
+)
+from protocol.records.prizes import (
+    CardRefused,
+    ClaimRejected,
+    JackpotContributionRecovered,
+    OperatorContribution,
+    PotsAnnounced,
+    PrizeClosed,
+    PrizePaid,
+    PrizeWon,
+)
+from protocol.records.responsible import SelfExcluded
+from protocol.records.sale import CardSold, PaperCardsSold, SaleClosed, SaleOpened, SecondSeriesOpened
+from protocol.records.session import (
+    BallSetReplaced,
+    BallsCounted,
+    ExtraCheckRequested,
+    SessionClosed,
+    SessionClosingSigned,
+    SessionOpened,
+    SessionOpeningSigned,
+    SystemVerified,
+)
+from protocol.records.terminals import TerminalFailed, TerminalOutOfService, VirtualCardsBought
 from server_kit.reports.document import JournalRange, ReportError
 
 #: The pots' ledger accounts, in the order the minutes list them.
@@ -68,17 +125,20 @@ GAME_REFUND = "refund:game"
 TERMINAL_REFUND = "refund:terminal"
 
 #: What each lifecycle record says of the game's state afterwards.
-_OUTCOMES = {
-    "sale_opened": "selling",
-    "sale_closed": "sale closed",
-    "ball_drawn": "drawing",
-    "game_suspended": "suspended",
-    "game_suspended_for_good": "suspended for good",
-    "game_refunded": "refunded",
-    "manual_finish_started": "being finished by hand",
-    "game_closed": "closed",
-    "game_finished": "finished by hand",
+_OUTCOMES: dict[type[JournalRecord], str] = {
+    SaleOpened: "selling",
+    SaleClosed: "sale closed",
+    BallDrawn: "drawing",
+    GameSuspended: "suspended",
+    GameSuspendedForGood: "suspended for good",
+    GameRefunded: "refunded",
+    ManualFinishStarted: "being finished by hand",
+    GameClosed: "closed",
+    GameFinished: "finished by hand",
 }
+#: The records of a game's lifecycle the record of balls drawn lists by their name.
+_LIFECYCLE = (GameSuspended, GameResumed, GameSuspendedForGood, GameRefunded, ManualFinishStarted, GameClosed,
+              GameFinished, TerminalFailed)
 
 
 # --- The parts of the minutes ------------------------------------------------------------
@@ -370,7 +430,7 @@ class JointGameMinutes:
     virtual_cards: list[VirtualCard] = field(default_factory=list)
     virtual_labels: dict[int, str] = field(default_factory=dict)
     sales: dict[str, tuple[int, int]] = field(default_factory=dict)  # each room's (cards, cents) as reported
-    pool: Mapping[str, Any] | None = None
+    pool: AnnexPool | None = None
     drawn: list[int] = field(default_factory=list)
     draw: list[DrawEvent] = field(default_factory=list)
     winners: list[JointWinner] = field(default_factory=list)
@@ -473,51 +533,54 @@ REFUSAL_GROUNDS = {
 def incident_entry(record: Record, name: str, role: str) -> BookEntry | None:
     """The incident ``record`` is for the minutes (R75.4, R77.2) - a refusal at the door, a
     self-exclusion, a failed terminal, a fault of the draw or of the game - or None."""
-    p, kind = record.payload, record.type
+    event = declared(record)
 
     def entry(what: str, text: Template, people: tuple[str, ...] = (), **parts: Any) -> BookEntry:
         return BookEntry.phrased(record, what, name, role, Phrase(text, **parts), people)
 
-    if kind == "entry_refused":
-        ground = REFUSAL_GROUNDS.get(str(p.get("ground")))
-        people = (str(p["name"]),)
-        if ground is None:
-            return BookEntry(record.seq, record.time_ms, "entry refused", None, name, role, str(p["reason"]), people)
-        return entry("entry refused", N_("{ground}: {reason}"), people, ground=ground, reason=p["reason"])
-    if kind == "self_excluded":
-        if p.get("terminal"):
+    match event:
+        case EntryRefused():
+            ground = REFUSAL_GROUNDS.get(event.ground or "")
+            if ground is None:
+                return BookEntry(record.seq, record.time_ms, "entry refused", None, name, role, event.reason,
+                                 (event.name,))
+            return entry("entry refused", N_("{ground}: {reason}"), (event.name,), ground=ground, reason=event.reason)
+        case SelfExcluded(terminal=terminal) if terminal:
             return entry("self-exclusion", N_("excluded from play for {days} days, until {until}, at terminal {terminal}"),
-                         days=p["days"], until=p["until"], terminal=p["terminal"])
-        return entry("self-exclusion", N_("excluded from play for {days} days, until {until}"),
-                     days=p["days"], until=p["until"])
-    if kind == "terminal_failed":
-        return entry("terminal failed", N_("terminal {terminal} failed in game {game}: its cards left the game (R96.3)"),
-                     terminal=p["terminal_id"], game=p["game_id"])
-    if kind == "terminal_out_of_service":
-        return entry("terminal out of service", N_("terminal {terminal}: {reason}"), terminal=p["terminal"],
-                     reason=p["reason"])
-    if kind == "blower_fault":
-        return entry("blower fault", N_("the {blower} blower: {fault} (draw {draw}): {message}"), blower=p["blower"],
-                     fault=p["fault"], draw=p["draw_no"], message=p["message"])
-    if kind == "blower_link" and not p.get("up"):
-        return entry("blower link down", N_("the {blower} blower: {detail}"), blower=p["blower"], detail=p["detail"])
-    if kind == "blower_switched":
-        return entry("blower switched", N_("drawing from the {to} blower instead of the {instead}"), to=p["to"],
-                     instead=p["from"])
-    if kind in ("game_suspended", "game_suspended_for_good"):
-        return entry(kind.replace("_", " "), N_("game {game}: {reason}"), game=p["game_id"], reason=p["reason"])
-    if kind == "system_verified" and not p.get("passed"):
-        return entry("verification failed", N_("for the session of {date}: {faults}"), date=p["date"],
-                     faults=verification_faults(p))
+                         days=event.days, until=event.until, terminal=terminal)
+        case SelfExcluded():
+            return entry("self-exclusion", N_("excluded from play for {days} days, until {until}"),
+                         days=event.days, until=event.until)
+        case TerminalFailed():
+            return entry("terminal failed", N_("terminal {terminal} failed in game {game}: its cards left the game (R96.3)"),
+                         terminal=event.terminal_id, game=event.game_id)
+        case TerminalOutOfService():
+            return entry("terminal out of service", N_("terminal {terminal}: {reason}"), terminal=event.terminal,
+                         reason=event.reason)
+        case BlowerFault():
+            return entry("blower fault", N_("the {blower} blower: {fault} (draw {draw}): {message}"),
+                         blower=event.blower, fault=event.fault, draw=event.draw_no, message=event.message)
+        case BlowerLink(up=False):
+            return entry("blower link down", N_("the {blower} blower: {detail}"), blower=event.blower,
+                         detail=event.detail)
+        case BlowerSwitched():
+            return entry("blower switched", N_("drawing from the {to} blower instead of the {instead}"), to=event.to,
+                         instead=event.from_)
+        case GameSuspended() | GameSuspendedForGood():
+            return entry(event.type.replace("_", " "), N_("game {game}: {reason}"), game=event.game_id,
+                         reason=event.reason)
+        case SystemVerified(passed=False):
+            return entry("verification failed", N_("for the session of {date}: {faults}"), date=event.date,
+                         faults=verification_faults(event))
     return None
 
 
-def verification_faults(p: Mapping[str, Any]) -> str | None:
+def verification_faults(verified: SystemVerified) -> str | None:
     """A failed verification's faults in one line, each said from its catalog template where the record keeps one."""
-    said = p.get("said") or {}
+    said = verified.said or {}
     return one_or_joined([
         Phrase(N_("{check}: {fault}"), check=check, fault=Phrase.from_said(said[check]) if check in said else fault)
-        for check, fault in sorted(p["results"].items()) if fault
+        for check, fault in sorted(verified.results.items()) if fault
     ])
 
 
@@ -662,15 +725,21 @@ class MonthCount:
 # --- The fold ------------------------------------------------------------------------------
 
 
-def _actor(payload: Mapping[str, Any]) -> tuple[str, str]:
-    actor = payload.get("actor") or {}
-    return str(actor.get("name", "")), str(actor.get("role", ""))
+def _actor(event: JournalRecord) -> tuple[str, str]:
+    """Who caused a record and in which role ("" for a record that names nobody)."""
+    actor = event.actor
+    return (actor.name, actor.role) if actor is not None else ("", "")
 
 
-def _in_play(pot: str, payload: Mapping[str, Any]) -> str:
-    """The announced condition of ``pot`` in a ``pots_announced`` payload, or ''."""
-    superbingo, grand = payload.get("superbingo_limit"), payload.get("grand_superbingo_limit")
-    jackpot, megabingo = payload.get("jackpot_threshold"), payload.get("megabingo_cents")
+def _game_of(event: JournalRecord) -> str | None:
+    """The game a record is about, for the types that name one (``game_id``)."""
+    return getattr(event, "game_id", None)
+
+
+def _in_play(pot: str, announced: PotsAnnounced) -> str:
+    """The announced condition of ``pot`` in a ``pots_announced`` record, or ''."""
+    superbingo, grand = announced.superbingo_limit, announced.grand_superbingo_limit
+    jackpot, megabingo = announced.jackpot_threshold, announced.megabingo_cents
     if pot == "pot:superbingo" and superbingo is not None:
         return f"bingo within {superbingo} balls"
     if pot == "pot:grand_superbingo" and grand is not None:
@@ -680,6 +749,13 @@ def _in_play(pot: str, payload: Mapping[str, Any]) -> str:
     if pot == "pot:megabingo" and megabingo is not None:
         return "the announced megabingo to the bingo"
     return ""
+
+
+def _signed(posting: Posting) -> dict[str, int]:
+    """Debit minus credit per account: what ``posting`` does to the balances."""
+    effect = dict(posting.debits)
+    effect.update((account, -cents) for account, cents in posting.credits)
+    return effect
 
 
 class MinutesBook:
@@ -773,90 +849,89 @@ class MinutesBook:
                 f"where record {expected} was expected"
             )
         self.last = record
-        p = record.payload
-        kind = record.type
+        event = declared(record)
         session = self._current_session
         if session is not None:
             session.span.cover(record)
         else:
             self._pending_span.cover(record)
-        name, role = _actor(p)
+        name, role = _actor(event)
         incident = incident_entry(record, name, role)
         if incident is not None:
             (session.book if session is not None else self._pending_book).append(incident)
-        if kind == "complaint_confirmed":
-            self._complaint_witnessed(p["number"], name)
 
-        if kind == "posting":
-            self._posting(record)
-        elif kind == "system_verified":
-            self._pending_verifications.append(
-                Verification(
-                    record.seq, record.time_ms, name, str(p["date"]), bool(p["passed"]),
-                    tuple(sorted((check, fault) for check, fault in p["results"].items())), p.get("said") or {},
-                )
-            )
-        elif kind == "balls_counted":
-            if p["stage"] == "opening" and session is None:
-                session = self._open_session(record)
-            if session is not None:
-                session.counts.append(
-                    BallCount(
-                        record.seq, record.time_ms, p["stage"], p["ball_set"], p["counted"],
-                        tuple(p["missing"]), tuple(p["repeated"]), tuple(p["witnesses"]), p["room_chief"],
+        match event:
+            case Posting():
+                self._posting(record, event)
+            case ComplaintConfirmed():
+                self._complaint_witnessed(event.number, name)
+            case SystemVerified():
+                self._pending_verifications.append(
+                    Verification(
+                        record.seq, record.time_ms, name, event.date, event.passed,
+                        tuple(sorted(event.results.items())), event.said or {},
                     )
                 )
-        elif kind in ("session_opening_signed", "session_closing_signed") and session is not None:
-            act = "opening" if kind == "session_opening_signed" else "closing"
-            session.signatures.append(Signature(record.seq, record.time_ms, act, p["role"], p["signer"],
-                                                p.get("licence") or ""))
-        elif kind == "session_opened" and session is not None:
-            session.opened_seq = record.seq
-        elif kind == "session_closed" and session is not None:
-            session.closed_seq = record.seq
-            session.jackpot_funds_at_close_cents = self.pot_level(JACKPOT_ACCUMULATED) + self.pot_level(JACKPOT_RESERVE)
-            session.jackpot_bank_at_close_cents = self._balances.get(JACKPOT_BANK, 0)
-            self._current_session = None
-            self._pending_span = _Span()
-        elif kind in ("incident_recorded", "complaint_recorded", "extra_check_requested", ClockStepped.type):
-            entry = self._book_entry(record, name, role)
-            (session.book if session is not None else self._pending_book).append(entry)
-        elif kind == "ball_set_replaced":
-            replaced = Phrase(N_("{old} replaced by {new} after {games} games: {reason}"), old=p["old"], new=p["new"],
-                              games=p["games_played"], reason=p["reason"])
-            entry = BookEntry.phrased(record, "ball set replaced", name, role, replaced)
-            (session.ball_sets if session is not None else self._pending_sets).append(entry)
-        elif kind in ("operator_contribution", "jackpot_contribution_recovered"):
-            # What the operator takes back of its jackpot contributions (R91.9) shows as a negative amount.
-            move = (PotMovement(record.seq, record.time_ms, p["pot"], p["amount_cents"], name)
-                    if kind == "operator_contribution"
-                    else PotMovement(record.seq, record.time_ms, "jackpot (taken back)", -p["amount_cents"], name))
-            (session.pot_movements if session is not None else self._pending_moves).append(move)
-        elif kind in ("jackpot_deposited", "jackpot_withdrawn"):
-            movement = JackpotBankMovement(
-                record.seq, record.time_ms, "deposit" if kind == "jackpot_deposited" else "withdrawal",
-                p["counterpart"], p["amount"], p["reference"], p["due_before"], p["funds"], p["bank_after"], name,
-            )
-            (session.jackpot_bank if session is not None else self._pending_bank).append(movement)
-        elif kind == "sale_opened" and "card_set" in p:  # a paper game of this hall, not a relayed one
-            self._game_opened(record)
-        elif kind.startswith("annex_"):
-            self._joint_record(record)
-        else:
-            game = self._current_game
-            if game is not None and p.get("game_id") == game.game_id:
-                game.span.cover(record)
-                self._game_record(game, record)
+            case BallsCounted():
+                if event.stage == "opening" and session is None:
+                    session = self._open_session(event)
+                if session is not None:
+                    session.counts.append(
+                        BallCount(
+                            record.seq, record.time_ms, event.stage, event.ball_set, event.counted,
+                            event.missing, event.repeated, event.witnesses, event.room_chief,
+                        )
+                    )
+            case SessionOpeningSigned() | SessionClosingSigned() if session is not None:
+                act = "opening" if isinstance(event, SessionOpeningSigned) else "closing"
+                session.signatures.append(Signature(record.seq, record.time_ms, act, event.role, event.signer,
+                                                    event.licence or ""))
+            case SessionOpened() if session is not None:
+                session.opened_seq = record.seq
+            case SessionClosed() if session is not None:
+                session.closed_seq = record.seq
+                session.jackpot_funds_at_close_cents = (self.pot_level(JACKPOT_ACCUMULATED)
+                                                        + self.pot_level(JACKPOT_RESERVE))
+                session.jackpot_bank_at_close_cents = self._balances.get(JACKPOT_BANK, 0)
+                self._current_session = None
+                self._pending_span = _Span()
+            case IncidentRecorded() | ComplaintRecorded() | ExtraCheckRequested() | ClockStepped():
+                entry = self._book_entry(record, name, role)
+                (session.book if session is not None else self._pending_book).append(entry)
+            case BallSetReplaced():
+                replaced = Phrase(N_("{old} replaced by {new} after {games} games: {reason}"), old=event.old,
+                                  new=event.new, games=event.games_played, reason=event.reason)
+                entry = BookEntry.phrased(record, "ball set replaced", name, role, replaced)
+                (session.ball_sets if session is not None else self._pending_sets).append(entry)
+            case OperatorContribution() | JackpotContributionRecovered():
+                # What the operator takes back of its jackpot contributions (R91.9) shows as a negative amount.
+                move = (PotMovement(record.seq, record.time_ms, event.pot, event.amount_cents, name)
+                        if isinstance(event, OperatorContribution)
+                        else PotMovement(record.seq, record.time_ms, "jackpot (taken back)", -event.amount_cents, name))
+                (session.pot_movements if session is not None else self._pending_moves).append(move)
+            case JackpotDeposited() | JackpotWithdrawn():
+                movement = JackpotBankMovement(
+                    record.seq, record.time_ms, "deposit" if isinstance(event, JackpotDeposited) else "withdrawal",
+                    event.counterpart, event.amount, event.reference, event.due_before, event.funds,
+                    event.bank_after, name,
+                )
+                (session.jackpot_bank if session is not None else self._pending_bank).append(movement)
+            case SaleOpened():
+                self._game_opened(record, event)
+            case _ if isinstance(event, _JOINT_RECORDS):
+                _joint_record(self, record, event)
+            case _:
+                game = self._current_game
+                if game is not None and _game_of(event) == game.game_id:
+                    game.span.cover(record)
+                    self._game_record(game, record, event)
 
-    def _joint_record(self, record: Record) -> None:
-        _joint_record(self, record)
-
-    def _open_session(self, record: Record) -> SessionMinutes:
+    def _open_session(self, counted: BallsCounted) -> SessionMinutes:
         verification = self._pending_verifications[-1] if self._pending_verifications else None
         session = SessionMinutes(
             number=len(self.sessions) + 1,
             date=verification.date if verification else "",
-            ball_set=record.payload["ball_set"],
+            ball_set=counted.ball_set,
             span=self._pending_span,
             verifications=self._pending_verifications,
             book=self._pending_book,
@@ -872,21 +947,22 @@ class MinutesBook:
 
     @staticmethod
     def _book_entry(record: Record, name: str, role: str) -> BookEntry:
-        p = record.payload
-        if record.type == "incident_recorded":
-            visitors = tuple(f"visitor {n}" for n in p["visitors"])
-            return BookEntry(record.seq, record.time_ms, "incident", p["number"], name, role, p["description"], visitors)
-        if record.type == ClockStepped.type:  # a fault of the server's clock (docs/server-kit.md, "Clocks")
-            step = parse(record)
-            assert isinstance(step, ClockStepped)
-            return BookEntry.phrased(record, "clock stepped", name, role, step.describe())
-        if record.type == "complaint_recorded":
-            # Journaled before the room chief's confirmation existed (no ``witnessed``): it stands as written.
-            witness = p.get("room_chief") or "" if p.get("witnessed") is not None else name
-            return BookEntry(record.seq, record.time_ms, "complaint", p["number"], name, role, p["text"],
-                             (p["complainant"],), witness)
-        return BookEntry(record.seq, record.time_ms, "extra ball check requested", None, name, role,
-                         p["complaint"], tuple(p["players"]))
+        event = declared(record)
+        match event:
+            case IncidentRecorded():
+                visitors = tuple(f"visitor {n}" for n in event.visitors)
+                return BookEntry(record.seq, record.time_ms, "incident", event.number, name, role, event.description,
+                                 visitors)
+            case ClockStepped():  # a fault of the server's clock (docs/server-kit.md, "Clocks")
+                return BookEntry.phrased(record, "clock stepped", name, role, event.describe())
+            case ComplaintRecorded():
+                # Journaled before the room chief's confirmation existed (no ``witnessed``): it stands as written.
+                witness = (event.room_chief or "") if event.witnessed is not None else name
+                return BookEntry(record.seq, record.time_ms, "complaint", event.number, name, role, event.text,
+                                 (event.complainant,), witness)
+        assert isinstance(event, ExtraCheckRequested), f"record {record.seq} ({record.type}) is no entry of the book"
+        return BookEntry(record.seq, record.time_ms, "extra ball check requested", None, name, role, event.complaint,
+                         event.players)
 
     def _complaint_witnessed(self, number: int, room_chief: str) -> None:
         """Complaint ``number``'s entry, wherever it stands, names the room chief who confirmed it (R75.5)."""
@@ -896,59 +972,59 @@ class MinutesBook:
                     book[index] = replace(entry, witness=room_chief)
                     return
 
-    def _posting(self, record: Record) -> None:
-        payload = {k: v for k, v in record.payload.items() if k != "actor"}
-        posting = Posting.from_dict(payload)
-        for account, change in posting.signed().items():
+    def _posting(self, record: Record, posting: Posting) -> None:
+        signed = _signed(posting)
+        for account, change in signed.items():
             self._balances[account] = self._balances.get(account, 0) + change
-        joint = self.joint_games.get(posting.reference.game_id or "")
+        game_id = posting.reference.game_id or ""
+        joint = self.joint_games.get(game_id)
         if joint is not None:
             joint.span.cover(record)
             return
-        game = self.games.get(posting.reference.game_id or "")
+        game = self.games.get(game_id)
         if game is None:
             return
         game.span.cover(record)
+        amount = sum(cents for _, cents in posting.debits)
         if posting.reason in (GAME_REFUND, TERMINAL_REFUND):
-            game.refunded_cents += posting.amount
+            game.refunded_cents += amount
             if posting.reason == TERMINAL_REFUND and posting.reference.card:
                 game.refunded_virtual.add(posting.reference.card)
         elif posting.reason == "jackpot:reserve transfer":
-            game.pots["pot:jackpot_reserve"].moved_cents -= posting.amount
-            game.pots["pot:jackpot_accumulated"].moved_cents += posting.amount
+            game.pots["pot:jackpot_reserve"].moved_cents -= amount
+            game.pots["pot:jackpot_accumulated"].moved_cents += amount
             game.draw.append(
                 DrawEvent(record.seq, record.time_ms, len(game.drawn), game.drawn[-1] if game.drawn else None,
-                          "pot moved", (), posting.amount, "jackpot reserve to accumulated jackpot (R91)")
+                          "pot moved", (), amount, "jackpot reserve to accumulated jackpot (R91)")
             )
         elif posting.reason in ("jackpot:reserve boost", "jackpot:reserve boost returned"):
             out = posting.reason == "jackpot:reserve boost"
-            game.pots[JACKPOT_RESERVE].moved_cents += -posting.amount if out else posting.amount
+            game.pots[JACKPOT_RESERVE].moved_cents += -amount if out else amount
             game.draw.append(
-                DrawEvent(record.seq, record.time_ms, len(game.drawn), None, "pot moved", (), posting.amount,
+                DrawEvent(record.seq, record.time_ms, len(game.drawn), None, "pot moved", (), amount,
                           "jackpot reserve to the line and bingo (R91.7)" if out
                           else "reserve boost back to the jackpot reserve: the game was refunded")
             )
         elif posting.reason == "pots:contribution returned":
-            for account, change in posting.signed().items():
+            for account, change in signed.items():
                 if account in game.pots:
                     game.pots[account].collected_cents -= change
             game.draw.append(
                 DrawEvent(record.seq, record.time_ms, len(game.drawn), None, "pot collection returned", (),
-                          posting.amount, "the game was refunded")
+                          amount, "the game was refunded")
             )
 
-    def _game_opened(self, record: Record) -> None:
-        p = record.payload
+    def _game_opened(self, record: Record, opened: SaleOpened) -> None:
         game = GameMinutes(
-            game_id=p["game_id"],
-            session=p["session"],
-            number=p["game_number"],
-            card_set=p["card_set"],
-            price_cents=p["price_cents"],
-            first_card=p["first_card"],
+            game_id=opened.game_id,
+            session=opened.session,
+            number=opened.game_number,
+            card_set=opened.card_set,
+            price_cents=opened.price_cents,
+            first_card=opened.first_card,
             opened_seq=record.seq,
             opened_ms=record.time_ms,
-            series=[SeriesInPlay(p["series"], p["card_set"], p["price_cents"], second=False)],
+            series=[SeriesInPlay(opened.series, opened.card_set, opened.price_cents, second=False)],
         )
         game.span.cover(record)
         self.games[game.game_id] = game
@@ -957,152 +1033,136 @@ class MinutesBook:
         if session is not None and session.number == game.session:
             session.games.append(game)
 
-    def _game_record(self, game: GameMinutes, record: Record) -> None:
-        p = record.payload
-        kind = record.type
+    def _game_record(self, game: GameMinutes, record: Record, event: JournalRecord) -> None:
+        seq, ms = record.seq, record.time_ms
         order = len(game.drawn)
-        if kind in _OUTCOMES:
-            game.state = _OUTCOMES[kind]
-        if kind == "paper_cards_sold":
-            series = next((s for s in game.series if s.series == p["series"]), None)
-            if series is None:  # a series neither announced nor opened as second: keep it anyway
-                series = SeriesInPlay(p["series"], game.card_set, game.price_cents, second=True)
-                game.series.append(series)
-            series.first = p["first"] if series.first is None else min(series.first, p["first"])
-            series.last = p["last"] if series.last is None else max(series.last, p["last"])
-            series.count += p["count"]
-            series.amount_cents += p["amount_cents"]
-            game.paper_sales.append(
-                PaperSale(record.seq, record.time_ms, p["seller"], p["series"], p["first"], p["last"], p["count"],
-                          p["amount_cents"])
-            )
-        elif kind == "card_sold" and (p.get("terminal_id") is not None or str(p["account"]).startswith("player:")):
-            # A card bought from a player's account on a terminal; paper cards are in paper_cards_sold.
-            game.virtual_cards.append(
-                VirtualCard(record.seq, p["series"], p["card_number"], p["price_cents"], p["stake_cents"],
-                            p.get("terminal_id"), p["account"], p.get("stake_pct"))
-            )
-        elif kind == "virtual_cards_bought" and "series_label" in p:
-            game.virtual_labels[p["series"]] = p["series_label"]
-            if p.get("price_cents") is not None:  # the range is the cards (older journals: a card_sold each)
-                game.virtual_cards.extend(
-                    VirtualCard(record.seq, p["series"], number, p["price_cents"], p["stake_cents"], p["terminal"],
-                                p["account"], p["stake_pct"])
-                    for number in range(p["first"], p["last"] + 1)
+        game.state = _OUTCOMES.get(type(event), game.state)
+        match event:
+            case PaperCardsSold():
+                series = next((s for s in game.series if s.series == event.series), None)
+                if series is None:  # a series neither announced nor opened as second: keep it anyway
+                    series = SeriesInPlay(event.series, game.card_set, game.price_cents, second=True)
+                    game.series.append(series)
+                series.first = event.first if series.first is None else min(series.first, event.first)
+                series.last = event.last if series.last is None else max(series.last, event.last)
+                series.count += event.count
+                series.amount_cents += event.amount_cents
+                game.paper_sales.append(PaperSale(seq, ms, event.seller, event.series, event.first, event.last,
+                                                  event.count, event.amount_cents))
+            case CardSold() if event.terminal_id is not None or event.account.startswith("player:"):
+                # A card bought from a player's account on a terminal; paper cards are in paper_cards_sold.
+                game.virtual_cards.append(
+                    VirtualCard(seq, event.series, event.card_number, event.price_cents, event.stake_cents,
+                                event.terminal_id, event.account, event.stake_pct)
                 )
-        elif kind == "second_series_opened":
-            game.series.append(SeriesInPlay(p["series"], p["card_set"], p["face_value_cents"], second=True))
-        elif kind == "pots_announced":
-            for pot, line in game.pots.items():
-                line.in_play = _in_play(pot, p)
-        elif kind == "last_game_announced":
-            game.last_game = True
-        elif kind == "sale_closed":
-            game.cards_sold = p["cards_sold"]
-            game.collection_cents = p["collection_cents"]
-            game.line_cents, game.bingo_cents = p["line_cents"], p["bingo_cents"]
-            game.carry_line_cents, game.carry_bingo_cents = p["carry_line_cents"], p["carry_bingo_cents"]
-            game.boost_line_cents, game.boost_bingo_cents = p.get("boost_line_cents", 0), p.get("boost_bingo_cents", 0)
-            game.house_cents = p["house_cents"]
-            for pot, cents in sorted(p["contributions"].items(), key=lambda item: POTS.index(item[0])):
-                game.pots[pot].collected_cents += cents
-                game.draw.append(
-                    DrawEvent(record.seq, record.time_ms, 0, None, "pot collected", (), cents,
-                              f"{pot} from the sales")
-                )
-        elif kind == "ball_drawn":
-            if not game.drawn:
+            case VirtualCardsBought():
+                game.virtual_labels[event.series] = event.series_label
+                if event.price_cents is not None:  # the range is the cards (older journals: a card_sold each)
+                    game.virtual_cards.extend(
+                        VirtualCard(seq, event.series, number, event.price_cents, event.stake_cents, event.terminal,
+                                    event.account, event.stake_pct)
+                        for number in range(event.first, event.last + 1)
+                    )
+            case SecondSeriesOpened():
+                game.series.append(SeriesInPlay(event.series, event.card_set, event.face_value_cents, second=True))
+            case PotsAnnounced():
                 for pot, line in game.pots.items():
-                    line.level_at_draw_cents = self.pot_level(pot)
-            game.drawn.append(p["ball"])
-            entered = f"entered by {p['entered_by']}" if p.get("entered_by") else ""
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"],
-                                       "ball entered" if entered else "ball drawn", (), None, entered))
-            for pattern in ("line", "bingo"):
-                cards = tuple(p.get(f"completed_{pattern}", ()))
-                if cards:
-                    game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"],
-                                               f"{pattern} completed", cards))
-        elif kind == "ball_voided":  # journals written before the ruling of R85.5
-            if game.drawn and game.drawn[-1] == p["ball"]:
-                game.drawn.pop()
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"], "ball voided", (),
-                                       None, f"by {p['voided_by']}: {p['reason']}"))
-        elif kind == "ball_correction_signed":
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["misread"],
-                                       "correction signed", (), None,
-                                       f"read again as {p['corrected']}; by {p['signer']} "
-                                       f"({p['role'].replace('_', ' ')}): {p['reason']}"))
-        elif kind == "ball_correction_cancelled":
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["misread"],
-                                       "correction withdrawn", (), None,
-                                       f"{p['misread']} stands; by {p['by']} ({p['role'].replace('_', ' ')})"))
-        elif kind == "ball_corrected":
-            if game.drawn and game.drawn[-1] == p["misread"]:
-                game.drawn[-1] = p["ball"]
-            signed = tuple(p["signed_by"])
-            game.corrections.append(CorrectedBall(record.seq, p["ball_count"], p["misread"], p["ball"], p["reason"],
-                                                  signed))
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"], "ball corrected", (),
-                                       None, f"announced as {p['misread']}; signed by {' and '.join(signed)}: "
-                                             f"{p['reason']} (R85.5)"))
-            for pattern in ("line", "bingo"):
-                cards = tuple(p.get(f"completed_{pattern}", ()))
-                if cards:
-                    game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"],
-                                               f"{pattern} completed", cards))
-        elif kind == "card_refused":
-            card = f"{p['series']}-{p['card_number']}"
-            game.refused.append(RefusedCard(record.seq, card, p["ball_count"], p["reason"], p["refused_by"]))
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], game.ball_at(p["ball_count"]),
-                                       "card refused", (card,), None,
-                                       f"invalid (R82.8), by {p['refused_by']}: {p['reason']}"))
-        elif kind == "prize_closed":
-            waited = p.get("wait_s")
-            how = (f"after {waited} s with no new claim" if waited is not None else f"by {p['closed_by']}")
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], game.ball_at(p["ball_count"]),
-                                       "prize closed", (), None,
-                                       f"{' and '.join(p['patterns'])}: no other card, closed {how} (R85.6)"))
-        elif kind == "prize_won":
-            card = f"{p['series']}-{p['card_number']}"
-            ball = game.ball_at(p["ball_count"])
-            game.winners.append(Winner(record.seq, p["pattern"], card, p["ball_count"], ball))
-            game.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], ball, "prize won", (card,),
-                                       None, p["pattern"]))
-        elif kind == "claim_rejected":
-            card = f"{p['series']}-{p['card_number']}"
-            checked = p.get("ball_count", order)
-            game.rejected.append(RejectedClaim(record.seq, card, checked, p["reason"]))
-            game.draw.append(DrawEvent(record.seq, record.time_ms, checked, game.ball_at(checked),
-                                       "claim rejected", (card,), None, p["reason"]))
-        elif kind == "prize_paid":
-            self._prize_paid(game, record)
-        elif kind in ("game_suspended", "game_resumed", "game_suspended_for_good", "game_refunded",
-                      "manual_finish_started", "game_closed", "game_finished", "terminal_failed"):
-            if kind in ("game_closed", "game_finished"):
-                game.tax_cents, game.tax_base_cents = p.get("tax_cents"), p.get("tax_base_cents")
-            if kind == "game_resumed":
-                game.state = "drawing" if game.drawn else str(p.get("state", "")).replace("_", " ")
-            detail = p.get("reason") or p.get("authorised_by") or p.get("finished_by") or p.get("terminal_id") or ""
-            game.draw.append(DrawEvent(record.seq, record.time_ms, order, game.ball_at(order),
-                                       kind.replace("_", " "), (), None, str(detail)))
-        elif kind == "cards_collected":
-            game.collected = True
-            for pot, line in game.pots.items():
-                line.level_after_cents = self.pot_level(pot)
+                    line.in_play = _in_play(pot, event)
+            case LastGameAnnounced():
+                game.last_game = True
+            case SaleClosed():
+                self._sale_closed(game, record, event)
+            case BallDrawn():
+                if not game.drawn:
+                    for pot, line in game.pots.items():
+                        line.level_at_draw_cents = self.pot_level(pot)
+                game.drawn.append(event.ball)
+                entered = f"entered by {event.entered_by}" if event.entered_by else ""
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, event.ball,
+                                           "ball entered" if entered else "ball drawn", (), None, entered))
+                _completed(game, record, event)
+            case BallVoided():  # journals written before the ruling of R85.5
+                if game.drawn and game.drawn[-1] == event.ball:
+                    game.drawn.pop()
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, event.ball, "ball voided", (), None,
+                                           f"by {event.voided_by}: {event.reason}"))
+            case BallCorrectionSigned():
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, event.misread, "correction signed", (), None,
+                                           f"read again as {event.corrected}; by {event.signer} "
+                                           f"({event.role.replace('_', ' ')}): {event.reason}"))
+            case BallCorrectionCancelled():
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, event.misread, "correction withdrawn", (), None,
+                                           f"{event.misread} stands; by {event.by} ({event.role.replace('_', ' ')})"))
+            case BallCorrected():
+                if game.drawn and game.drawn[-1] == event.misread:
+                    game.drawn[-1] = event.ball
+                game.corrections.append(CorrectedBall(seq, event.ball_count, event.misread, event.ball, event.reason,
+                                                      event.signed_by))
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, event.ball, "ball corrected", (), None,
+                                           f"announced as {event.misread}; signed by {' and '.join(event.signed_by)}: "
+                                           f"{event.reason} (R85.5)"))
+                _completed(game, record, event)
+            case CardRefused():
+                card = f"{event.series}-{event.card_number}"
+                game.refused.append(RefusedCard(seq, card, event.ball_count, event.reason, event.refused_by))
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, game.ball_at(event.ball_count), "card refused",
+                                           (card,), None, f"invalid (R82.8), by {event.refused_by}: {event.reason}"))
+            case PrizeClosed():
+                how = (f"after {event.wait_s} s with no new claim" if event.wait_s is not None
+                       else f"by {event.closed_by}")
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, game.ball_at(event.ball_count), "prize closed",
+                                           (), None,
+                                           f"{' and '.join(event.patterns)}: no other card, closed {how} (R85.6)"))
+            case PrizeWon():
+                card = f"{event.series}-{event.card_number}"
+                ball = game.ball_at(event.ball_count)
+                game.winners.append(Winner(seq, event.pattern, card, event.ball_count, ball))
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, ball, "prize won", (card,), None, event.pattern))
+            case ClaimRejected():
+                card = f"{event.series}-{event.card_number}"
+                game.rejected.append(RejectedClaim(seq, card, event.ball_count, event.reason))
+                game.draw.append(DrawEvent(seq, ms, event.ball_count, game.ball_at(event.ball_count), "claim rejected",
+                                           (card,), None, event.reason))
+            case PrizePaid():
+                self._prize_paid(game, record, event)
+            case _ if isinstance(event, _LIFECYCLE):
+                if isinstance(event, (GameClosed, GameFinished)):
+                    game.tax_cents, game.tax_base_cents = event.tax_cents, event.tax_base_cents
+                if isinstance(event, GameResumed):
+                    game.state = "drawing" if game.drawn else event.state.replace("_", " ")
+                game.draw.append(DrawEvent(seq, ms, order, game.ball_at(order), event.type.replace("_", " "), (), None,
+                                           _lifecycle_detail(event)))
+            case CardsCollected():
+                game.collected = True
+                for pot, line in game.pots.items():
+                    line.level_after_cents = self.pot_level(pot)
 
-    def _prize_paid(self, game: GameMinutes, record: Record) -> None:
-        p = record.payload
-        ball = game.ball_at(p["ball_count"])
-        payments = tuple((str(card), int(cents)) for card, cents in p["payments"])
-        payment = PrizePayment(record.seq, p["prize"], p["ball_count"], ball, p["amount_cents"], p["carry_cents"],
-                               payments, p.get("desk"))
+    @staticmethod
+    def _sale_closed(game: GameMinutes, record: Record, closed: SaleClosed) -> None:
+        """The sale's close: the cards sold, the collection, the prizes announced and what the pots took."""
+        game.cards_sold = closed.cards_sold
+        game.collection_cents = closed.collection_cents
+        game.line_cents, game.bingo_cents = closed.line_cents, closed.bingo_cents
+        game.carry_line_cents, game.carry_bingo_cents = closed.carry_line_cents, closed.carry_bingo_cents
+        game.boost_line_cents, game.boost_bingo_cents = closed.boost_line_cents, closed.boost_bingo_cents
+        game.house_cents = closed.house_cents
+        for pot, cents in sorted(closed.contributions.items(), key=lambda item: POTS.index(item[0])):
+            game.pots[pot].collected_cents += cents
+            game.draw.append(
+                DrawEvent(record.seq, record.time_ms, 0, None, "pot collected", (), cents, f"{pot} from the sales")
+            )
+
+    @staticmethod
+    def _prize_paid(game: GameMinutes, record: Record, paid: PrizePaid) -> None:
+        ball = game.ball_at(paid.ball_count)
+        payment = PrizePayment(record.seq, paid.prize, paid.ball_count, ball, paid.amount_cents, paid.carry_cents,
+                               paid.payments, paid.desk)
         game.prizes.append(payment)
         pot = POT_PRIZES.get(payment.prize)
         if pot is not None:
             game.pots[pot].paid_cents += payment.paid_cents
         event = "pot paid" if pot else "prize paid"
-        for card, cents in payments:
+        for card, cents in payment.payments:
             game.draw.append(DrawEvent(record.seq, record.time_ms, payment.order, ball, event, (card,), cents,
                                        f"{payment.prize}, {payment.paid_from}"))
         if payment.carry_cents:
@@ -1111,94 +1171,119 @@ class MinutesBook:
                                        payment.carry_cents, f"{payment.prize}: left in {to} (R88.5)"))
 
 
+def _completed(game: GameMinutes, record: Record, event: BallDrawn | BallCorrected) -> None:
+    """The cards a ball (drawn or corrected) completed a line or a bingo on, as lines of the record of balls."""
+    for pattern, cards in (("line", event.completed_line), ("bingo", event.completed_bingo)):
+        if cards:
+            game.draw.append(DrawEvent(record.seq, record.time_ms, event.ball_count, event.ball,
+                                       f"{pattern} completed", cards))
+
+
+def _lifecycle_detail(event: JournalRecord) -> str:
+    """What the record of balls says beside a lifecycle record: why, who authorised or finished it, or the terminal."""
+    match event:
+        case GameSuspended() | GameSuspendedForGood():
+            return event.reason
+        case ManualFinishStarted():
+            return event.authorised_by
+        case GameFinished():
+            return event.finished_by
+        case TerminalFailed():
+            return event.terminal_id
+    return ""
+
+
 # --- Games played with the partner hall (R3.5.b) ---------------------------------------------
 
-_JOINT_STATES = {"annex_pool": "drawing", "annex_game_closed": "closed", "annex_prizes_paid": "paid",
-                 "annex_game_not_played": "not played"}
+#: The records of the games played with the partner hall, folded into :class:`JointGameMinutes`.
+_JOINT_RECORDS = tuple(group_types(annex))
+_JOINT_STATES: dict[type[JournalRecord], str] = {
+    AnnexPool: "drawing", AnnexGameClosed: "closed", AnnexPrizesPaid: "paid", AnnexGameNotPlayed: "not played",
+}
 
 
-def _joint_opened(book: MinutesBook, record: Record) -> None:
-    p = record.payload
-    here = p["annex"] if p.get("relay_seq") is not None else p["main"]  # the annex took it from the stream
-    joint = JointGameMinutes(p["game_id"], p["main"], p["annex"], here, p["price_cents"], p["line_bp"], p["bingo_bp"],
-                             record.seq, record.time_ms, clash=p.get("clash"))
+def _joint_opened(book: MinutesBook, record: Record, opened: AnnexGameOpened) -> None:
+    here = opened.annex if opened.relay_seq is not None else opened.main  # the annex took it from the stream
+    joint = JointGameMinutes(opened.game_id, opened.main, opened.annex, here, opened.price_cents, opened.line_bp,
+                             opened.bingo_bp, record.seq, record.time_ms, clash=opened.clash)
     joint.span.cover(record)
     book.joint_games[joint.game_id] = joint
     if book._current_session is not None:
         book._current_session.joint_games.append(joint)
 
 
-def _joint_record(book: MinutesBook, record: Record) -> None:
-    p = record.payload
-    kind = record.type
-    if kind == "annex_game_opened":
-        _joint_opened(book, record)
+def _joint_record(book: MinutesBook, record: Record, event: JournalRecord) -> None:
+    if isinstance(event, AnnexGameOpened):
+        _joint_opened(book, record, event)
         return
-    joint = book.joint_games.get(str(p.get("game_id")))
+    joint = book.joint_games.get(_game_of(event) or "")
     if joint is None:
         return
+    seq, ms = record.seq, record.time_ms
     joint.span.cover(record)
-    joint.state = _JOINT_STATES.get(kind, joint.state)
+    joint.state = _JOINT_STATES.get(type(event), joint.state)
     order = len(joint.drawn)
-    if kind == "annex_cards_sold":
-        joint.paper_sales.append(PaperSale(record.seq, record.time_ms, p["seller"], p["series"], p["first"], p["last"],
-                                           p["count"], p["amount_cents"]))
-    elif kind == "annex_virtual_cards_bought":
-        joint.virtual_labels[p["series"]] = p["series_label"]
-        joint.virtual_cards.extend(
-            VirtualCard(record.seq, p["series"], number, p["price_cents"], p["stake_cents"], p["terminal"],
-                        p["account"], p["stake_pct"])
-            for number in range(p["first"], p["last"] + 1)
-        )
-    elif kind == "annex_sales_reported":
-        joint.sales[p["hall_id"]] = (p["cards"], p["cents"])
-        if p["hall_id"] == joint.here:
-            joint.state = "sale closed here"
-    elif kind == "annex_pool":
-        joint.pool = p
-    elif kind == "annex_ball_drawn":
-        joint.drawn.append(p["ball"])
-        joint.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], p["ball"], "ball drawn", (), None,
-                                    f"by {p['hall_id']}"))
-    elif kind == "annex_claim_verified":
-        card = p.get("label") or p["card"]
-        ball = joint.ball_at(p["ball_count"])
-        joint.winners.append(JointWinner(record.seq, p["hall_id"], p["pattern"], p["card"], card, p["ball_count"],
-                                         ball, p.get("terminal")))
-        where = p["hall_id"] + (f", terminal {p['terminal']}" if p.get("terminal") else ", paper card")
-        joint.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], ball, "prize won", (card,), None,
-                                    f"{p['pattern']} ({where})"))
-    elif kind == "annex_claim_rejected":
-        joint.rejected.append(RejectedClaim(record.seq, p["card"], p["ball_count"], p["reason"]))
-        joint.draw.append(DrawEvent(record.seq, record.time_ms, p["ball_count"], joint.ball_at(p["ball_count"]),
-                                    "claim rejected", (p["card"],), None, p["reason"]))
-    elif kind == "annex_game_closed":
-        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order), "game closed", (), None,
-                                    f"by {p['hall_id']}; {p['annex_claims']} claim(s) of the annex counted"))
-    elif kind == "annex_link":
-        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order),
-                                    "link back" if p["up"] else "link lost", (), None, f"to {p['partner']}"))
-    elif kind == "annex_game_not_played":
-        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order), "declared not played",
-                                    (), p["refunded_cents"],
-                                    f"by {p['declared_by']} (R96.2): {p['reason']}; the stakes returned in this room"))
-    elif kind == "annex_terminal_failed":
-        refunded = set(p["refunded"])  # out of the game, refunded (R96.3)
-        joint.virtual_cards = [c for c in joint.virtual_cards if f"{c.series}-{c.card_number}" not in refunded]
-        what = (f"refunded by the {'house' if p['source'] == 'house' else 'collection'}" if refunded
-                else "its cards stay in play, no refund")
-        joint.draw.append(DrawEvent(record.seq, record.time_ms, order, joint.ball_at(order), "terminal failed",
-                                    tuple(p["refunded"] or p["kept_in_play"]), p["refunded_cents"] or None,
-                                    f"terminal {p['terminal']} (R96.3): {p['reason']}; {what}"))
-    elif kind == "annex_prizes_paid":
-        _joint_paid(joint, record)
+    match event:
+        case AnnexCardsSold():
+            joint.paper_sales.append(PaperSale(seq, ms, event.seller, event.series, event.first, event.last,
+                                               event.count, event.amount_cents))
+        case AnnexVirtualCardsBought():
+            joint.virtual_labels[event.series] = event.series_label
+            joint.virtual_cards.extend(
+                VirtualCard(seq, event.series, number, event.price_cents, event.stake_cents, event.terminal,
+                            event.account, event.stake_pct)
+                for number in range(event.first, event.last + 1)
+            )
+        case AnnexSalesReported():
+            joint.sales[event.hall_id] = (event.cards, event.cents)
+            if event.hall_id == joint.here:
+                joint.state = "sale closed here"
+        case AnnexPool():
+            joint.pool = event
+        case AnnexBallDrawn():
+            joint.drawn.append(event.ball)
+            joint.draw.append(DrawEvent(seq, ms, event.ball_count, event.ball, "ball drawn", (), None,
+                                        f"by {event.hall_id}"))
+        case AnnexClaimVerified():
+            card = event.label or event.card
+            ball = joint.ball_at(event.ball_count)
+            joint.winners.append(JointWinner(seq, event.hall_id, event.pattern, event.card, card, event.ball_count,
+                                             ball, event.terminal))
+            where = event.hall_id + (f", terminal {event.terminal}" if event.terminal else ", paper card")
+            joint.draw.append(DrawEvent(seq, ms, event.ball_count, ball, "prize won", (card,), None,
+                                        f"{event.pattern} ({where})"))
+        case AnnexClaimRejected():
+            joint.rejected.append(RejectedClaim(seq, event.card, event.ball_count, event.reason))
+            joint.draw.append(DrawEvent(seq, ms, event.ball_count, joint.ball_at(event.ball_count), "claim rejected",
+                                        (event.card,), None, event.reason))
+        case AnnexGameClosed():
+            joint.draw.append(DrawEvent(seq, ms, order, joint.ball_at(order), "game closed", (), None,
+                                        f"by {event.hall_id}; {event.annex_claims} claim(s) of the annex counted"))
+        case AnnexLink():
+            joint.draw.append(DrawEvent(seq, ms, order, joint.ball_at(order), "link back" if event.up else "link lost",
+                                        (), None, f"to {event.partner}"))
+        case AnnexGameNotPlayed():
+            joint.draw.append(DrawEvent(seq, ms, order, joint.ball_at(order), "declared not played", (),
+                                        event.refunded_cents,
+                                        f"by {event.declared_by} (R96.2): {event.reason}; "
+                                        "the stakes returned in this room"))
+        case AnnexTerminalFailed():
+            refunded = set(event.refunded)  # out of the game, refunded (R96.3)
+            joint.virtual_cards = [c for c in joint.virtual_cards if c.label not in refunded]
+            what = (f"refunded by the {'house' if event.source == 'house' else 'collection'}" if refunded
+                    else "its cards stay in play, no refund")
+            joint.draw.append(DrawEvent(seq, ms, order, joint.ball_at(order), "terminal failed",
+                                        event.refunded or event.kept_in_play, event.refunded_cents or None,
+                                        f"terminal {event.terminal} (R96.3): {event.reason}; {what}"))
+        case AnnexPrizesPaid():
+            _joint_paid(joint, record, event)
 
 
-def _joint_paid(joint: JointGameMinutes, record: Record) -> None:
-    p = record.payload
-    virtual = {f"{c.series}-{c.card_number}" for c in joint.virtual_cards}
+def _joint_paid(joint: JointGameMinutes, record: Record, paid: AnnexPrizesPaid) -> None:
+    # ``prizes`` is declared free-form JSON (protocol.records.annex): each prize is read as the object it is.
+    virtual = {c.label for c in joint.virtual_cards}
     labels = joint.virtual_labels
-    for prize in p["prizes"]:
+    for prize in paid.prizes:
         order = prize["ball_count"]
         ball = joint.ball_at(order) if order is not None else None
         for hall, card, cents in prize["winners"]:
@@ -1210,7 +1295,7 @@ def _joint_paid(joint: JointGameMinutes, record: Record) -> None:
             elif card in virtual:
                 paid_by = "player's account"
             else:
-                paid_by = f"desk {str(p['desk'] or '').removeprefix('cash:')}"
+                paid_by = f"desk {(paid.desk or '').removeprefix('cash:')}"
             joint.payments.append(JointPayment(prize["pattern"], order, ball, prize["amount_cents"], hall, shown, cents,
                                                paid_by))
             joint.draw.append(DrawEvent(record.seq, record.time_ms, order or 0, ball, "prize paid", (shown,), cents,
@@ -1221,8 +1306,8 @@ def _joint_paid(joint: JointGameMinutes, record: Record) -> None:
             to = f"to this hall's next game (carry:{prize['pattern']}, R88.5)"
             joint.draw.append(DrawEvent(record.seq, record.time_ms, order or 0, ball, "carried", (),
                                         prize["carry_cents"], f"{prize['pattern']}: {to}"))
-    joint.owed_to_partner_cents = p["owed_to_partner_cents"]
-    joint.house_cents, joint.tax_cents = p["house_cents"], p["tax_cents"]
+    joint.owed_to_partner_cents = paid.owed_to_partner_cents
+    joint.house_cents, joint.tax_cents = paid.house_cents, paid.tax_cents
 
 
 def _count(

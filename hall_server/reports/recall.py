@@ -24,6 +24,9 @@ from twisted.internet import defer
 from hall_server.reports.minutes import GameMinutes, MinutesBook
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.records import declared
+from protocol.records.game import GameClosed, GameFinished, GameRefunded
+from protocol.records.prizes import PrizePaid
 from server_kit.core import RunBlocking
 
 #: How many finished games are recalled at most.
@@ -31,7 +34,7 @@ RECALLED = 10
 #: The states of a game that is over (the minutes' words for them).
 ENDED = ("closed", "finished by hand", "refunded")
 #: The records after which the recall may read differently.
-CHANGES = frozenset({"game_closed", "game_finished", "game_refunded", "prize_paid"})
+CHANGES = (GameClosed, GameFinished, GameRefunded, PrizePaid)
 _ENDINGS = ("game closed", "game finished", "game refunded")
 
 
@@ -121,8 +124,8 @@ def players_view(games: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {"game_id": g["game_id"], "number": g["number"], "state": g["state"], "ended_ms": g["ended_ms"],
          "balls": g["balls"],
-         "prizes": [{"prize": p["prize"], "ball_count": p["ball_count"], "amount_cents": p["amount_cents"],
-                     "cards": [w.get("shown_as", w["card"]) for w in p["winners"]]} for p in g["prizes"]]}
+         "prizes": [{"prize": prize["prize"], "ball_count": prize["ball_count"], "amount_cents": prize["amount_cents"],
+                     "cards": [w.get("shown_as", w["card"]) for w in prize["winners"]]} for prize in g["prizes"]]}
         for g in games
     ]
 
@@ -145,7 +148,7 @@ class GameRecall:
         self._kept: tuple[int, list[dict[str, Any]]] | None = None
 
     def committed(self, record: Record) -> None:
-        if record.type in CHANGES:
+        if isinstance(declared(record), CHANGES):
             self.generation += 1
             self._kept = None
 

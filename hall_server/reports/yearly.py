@@ -19,6 +19,8 @@ from typing import Sequence
 
 from hall_server.reports.minutes import MinutesBook, build
 from protocol.chain import Record
+from protocol.records import declared
+from protocol.records.videobingo import VbPlay
 from protocol.settlement.tax import TaxDay, YearTax
 from server_kit.reports.document import DATA, Report, Wording
 from server_kit.reports.yearly import year_range, yearly_report
@@ -32,10 +34,10 @@ def tax_days(records: Sequence[Record], book: MinutesBook, timezone: tzinfo) -> 
         for session in book.sessions
     ]
     for record in records:
-        if record.type == "vb_play":
-            p = record.payload
+        play = declared(record)
+        if isinstance(play, VbPlay):
             day = datetime.datetime.fromtimestamp(record.time_ms / 1000, timezone).date().isoformat()
-            days.append(TaxDay(day, machines_revenue_cents=p["stake_cents"] - p["won_cents"] - sum(p["contributions"])))
+            days.append(TaxDay(day, machines_revenue_cents=play.stake_cents - play.won_cents - sum(play.contributions)))
     return days
 
 

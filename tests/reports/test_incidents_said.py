@@ -36,7 +36,7 @@ def journal(tmp_path: Path) -> Journal:
     return Journal(engine, Ed25519PrivateKey.generate(), head=tmp_path / "journal.head")
 
 
-def record(type: str, **payload: Any) -> Record:
+def record(type: str, /, **payload: Any) -> Record:
     return Record(7, 1_790_000_000_000, type, payload, "0" * 64, "1" * 64, "")
 
 
@@ -79,12 +79,12 @@ def test_several_faults_of_one_check_are_each_said_in_the_readers_language() -> 
 
 @pytest.mark.req("R75.4", "R77.2")
 @pytest.mark.parametrize(("made", "english", "catalan"), [
-    (record("terminal_failed", terminal_id="K3", game_id="g-2"),
+    (record("terminal_failed", type="terminal_failed", terminal_id="K3", game_id="g-2"),
      "terminal K3 failed in game g-2: its cards left the game (R96.3)",
      "el terminal K3 ha fallat a la partida g-2: els seus cartrons han sortit de la partida (R96.3)"),
-    (record("entry_refused", name="Anna", ground="minor", reason="born 2010-01-01"),
+    (record("entry_refused", document="Y1234567", name="Anna", ground="minor", reason="born 2010-01-01"),
      "under 18 (R75.1, R97.1): born 2010-01-01", "menor de 18 anys (R75.1, R97.1): born 2010-01-01"),
-    (record("self_excluded", days=30, until="2027-01-05", terminal="K1"),
+    (record("self_excluded", document="Y1234567", days=30, until="2027-01-05", terminal="K1"),
      "excluded from play for 30 days, until 2027-01-05, at terminal K1",
      "exclusió del joc durant 30 dies, fins al 2027-01-05, al terminal K1"),
     (record("blower_switched", to="reserve", **{"from": "main"}),
