@@ -36,6 +36,8 @@ from hall_server.hall.videobingo import VideoBingoModule
 from hall_server.hall.virtual import VirtualModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.session import SessionModule
+from protocol.records import JournalRecord
+from protocol.records.session import RestartedAfterCrash
 from server_kit.core import CommandCore
 from server_kit.journal.port import Entry
 from server_kit.run_marker import RunMarker
@@ -116,13 +118,12 @@ def record_restart(core: CommandCore, games: GamesModule) -> defer.Deferred[Any]
     """Journal ``restarted_after_crash`` and, in the same commit, suspend the game in progress (R86.1)."""
     last = core.journal.last
 
-    def decide(now: int) -> list[Entry]:
-        payload: dict[str, Any] = {"last_record": last.seq if last is not None else 0,
-                                   "stopped_after_ms": last.time_ms if last is not None else now}
+    def decide(now: int) -> list[JournalRecord | Entry]:
         game = games.current
-        if game is not None and not game.over:
-            payload["game_id"] = game.game_id
-        return [("restarted_after_crash", payload), *games.suspension(SUSPENDED_BECAUSE)]
+        restarted = RestartedAfterCrash(last_record=last.seq if last is not None else 0,
+                                        stopped_after_ms=last.time_ms if last is not None else now,
+                                        game_id=game.game_id if game is not None and not game.over else None)
+        return [restarted, *games.suspension(SUSPENDED_BECAUSE)]
 
     return core.execute(SYSTEM, "record_restart_after_crash", decide)
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.python.failure import Failure
@@ -57,6 +57,45 @@ from hall_server.reports.recall import GameRecall, players_view
 from hall_server.statements import format_account_number
 from protocol.annex import CLOSED, SELLING
 from protocol.chain import Record
+from protocol.records import JournalRecord, declared
+from protocol.records.annex import (
+    AnnexBallDrawn,
+    AnnexClaimVerified,
+    AnnexGameClosed,
+    AnnexGameOpened,
+    AnnexLink,
+    AnnexPool,
+    AnnexPrizesPaid,
+    AnnexSalesReported,
+    AnnexTerminalSaleOpened,
+)
+from protocol.records.cashier import Posting
+from protocol.records.game import (
+    BallCorrected,
+    BallDrawn,
+    BallVoided,
+    CardsCollected,
+    GameClosed,
+    GameFinished,
+    GameRefunded,
+    GameResumed,
+    GameSuspended,
+    GameSuspendedForGood,
+    LastGameAnnounced,
+)
+from protocol.records.network import (
+    NetworkBallDrawn,
+    NetworkCreditPaid,
+    NetworkGameClosed,
+    NetworkGameNotPlayed,
+    NetworkPrizeWon,
+    NetworkSaleClosed,
+    NetworkSaleOpened,
+    NetworkWinners,
+)
+from protocol.records.prizes import MegabingoAnnounced, PotsAnnounced, PrizeClosed, PrizePaid, PrizeWon
+from protocol.records.sale import SaleClosed, SaleOpened
+from protocol.records.terminals import TerminalOutOfService, TerminalRevoked, TerminalSaleOpened
 from protocol.errors import DomainError, Refusal
 from server_kit.db.faults import storage_fault
 from protocol.game import FINAL_STATES
@@ -88,15 +127,14 @@ MAX_TRACKED_ADDRESSES = 10_000
 
 #: Records that change the megabingo announced (R90.2) or its fund, which the terminals show while one is;
 #: its payment (``prize_paid``) ends it.
-MEGABINGO_RECORDS = frozenset({"megabingo_announced", "sale_closed", "game_refunded"})
+MEGABINGO_RECORDS = (MegabingoAnnounced, SaleClosed, GameRefunded)
 
 #: Records that change the game picture the terminals show.
-GAME_RECORDS = frozenset({
-    "sale_opened", "terminal_sale_opened", "sale_closed", "last_game_announced", "pots_announced",
-    "prize_won", "prize_closed", "ball_corrected", "prize_paid", "game_closed", "game_finished", "game_refunded",
-    "game_suspended",
-    "game_resumed", "game_suspended_for_good", "cards_collected",
-})
+GAME_RECORDS = (
+    SaleOpened, TerminalSaleOpened, SaleClosed, LastGameAnnounced, PotsAnnounced, PrizeWon, PrizeClosed,
+    BallCorrected, PrizePaid, GameClosed, GameFinished, GameRefunded, GameSuspended, GameResumed,
+    GameSuspendedForGood, CardsCollected,
+)
 
 
 @dataclass
@@ -171,10 +209,9 @@ class PreHelloLimiter:
 
 
 #: Records that change the network game's picture.
-NETWORK_GAME_RECORDS = frozenset({
-    "network_sale_opened", "network_sale_closed", "network_prize_won", "network_winners", "network_game_closed",
-    "network_game_not_played",
-})
+NETWORK_GAME_RECORDS = (
+    NetworkSaleOpened, NetworkSaleClosed, NetworkPrizeWon, NetworkWinners, NetworkGameClosed, NetworkGameNotPlayed,
+)
 #: The latest winners a network game's picture lists (the count says how many there are in all).
 PICTURE_WINNERS = 50
 
@@ -221,10 +258,10 @@ def network_picture(game: NetworkGame | None) -> dict[str, Any] | None:
 
 
 #: Records that change the hall-annex game's picture.
-JOINT_GAME_RECORDS = frozenset({
-    "annex_game_opened", "annex_terminal_sale_opened", "annex_sales_reported", "annex_pool", "annex_claim_verified",
-    "annex_game_closed", "annex_prizes_paid", "annex_link",
-})
+JOINT_GAME_RECORDS = (
+    AnnexGameOpened, AnnexTerminalSaleOpened, AnnexSalesReported, AnnexPool, AnnexClaimVerified,
+    AnnexGameClosed, AnnexPrizesPaid, AnnexLink,
+)
 
 
 def joint_picture(annex: AnnexModule, joint: JointTerminalSales | None) -> dict[str, Any] | None:
@@ -376,33 +413,34 @@ class TerminalGateway:
 
     def record_committed(self, record: Record) -> None:
         """The core observer: turn ``record`` into terminal updates."""
-        kind, p = record.type, record.payload
-        if kind == "ball_drawn":
-            self._to_all(json.dumps({"type": "ball", "game_id": p["game_id"], "ball": p["ball"],
-                                     "ball_count": p["ball_count"], "time_ms": record.time_ms},
-                                    separators=(",", ":")))
-        elif kind == "ball_voided":
-            self._to_all(json.dumps({"type": "ball_voided", "game_id": p["game_id"], "ball": p["ball"]},
-                                    separators=(",", ":")))
-        elif kind == "posting":
-            self._credit_changed(p)
-        elif kind in ("terminal_revoked", "terminal_out_of_service"):
-            session = self.sessions.get(p["terminal"])
-            if session is not None:
-                session.end("not_enrolled", f"this terminal is taken out of service: {p['reason']}")
-        if kind in GAME_RECORDS:
+        event = declared(record)
+        match event:
+            case BallDrawn():
+                self._to_all(json.dumps({"type": "ball", "game_id": event.game_id, "ball": event.ball,
+                                         "ball_count": event.ball_count, "time_ms": record.time_ms},
+                                        separators=(",", ":")))
+            case BallVoided():
+                self._to_all(json.dumps({"type": "ball_voided", "game_id": event.game_id, "ball": event.ball},
+                                        separators=(",", ":")))
+            case Posting():
+                self._credit_changed(event)
+            case TerminalRevoked() | TerminalOutOfService():
+                session = self.sessions.get(event.terminal)
+                if session is not None:
+                    session.end("not_enrolled", f"this terminal is taken out of service: {event.reason}")
+        if isinstance(event, GAME_RECORDS):
             picture = json.dumps({"type": "game", "game": self.game_picture()}, separators=(",", ":"))
             self._to_all(picture)
-        if kind == "prize_paid":
-            self._prizes_paid(p)
-        played = kind == "prize_paid" and p["prize"] == "megabingo"
-        if played or (kind in MEGABINGO_RECORDS and self.games.state.megabingo is not None):
+        if isinstance(event, PrizePaid):
+            self._prizes_paid(event)
+        played = isinstance(event, PrizePaid) and event.prize == "megabingo"
+        if played or (isinstance(event, MEGABINGO_RECORDS) and self.games.state.megabingo is not None):
             self._to_all(json.dumps({"type": "megabingo", "announcement": self.games.megabingo_announcement()},
                                     separators=(",", ":")))
-        if self.network is not None and kind.startswith("network_"):
-            self._network_record(record)
-        if self.annex is not None and kind.startswith("annex_"):
-            self._joint_record(record)
+        if self.network is not None:
+            self._network_record(event, record.time_ms)
+        if self.annex is not None:
+            self._joint_record(event, record.time_ms)
 
     # --- The hall-annex game ----------------------------------------------------------
 
@@ -418,33 +456,32 @@ class TerminalGateway:
         cards = [] if account is None or self.joint is None else self.joint.cards(game.game_id, player_account(account))
         return game.game_id, [joint_card_json(card) for card in cards]
 
-    def _joint_record(self, record: Record) -> None:
-        kind, p = record.type, record.payload
-        if kind == "annex_ball_drawn":
-            self._to_all(json.dumps({"type": "joint_ball", "game_id": p["game_id"], "ball": p["ball"],
-                                     "ball_count": p["ball_count"], "time_ms": record.time_ms},
+    def _joint_record(self, event: JournalRecord, time_ms: int) -> None:
+        if isinstance(event, AnnexBallDrawn):
+            self._to_all(json.dumps({"type": "joint_ball", "game_id": event.game_id, "ball": event.ball,
+                                     "ball_count": event.ball_count, "time_ms": time_ms},
                                     separators=(",", ":")))
-        elif kind in JOINT_GAME_RECORDS:
+        elif isinstance(event, JOINT_GAME_RECORDS):
             self._to_all(json.dumps({"type": "joint_game", **self.joint_message()}, separators=(",", ":")))
-            if kind == "annex_game_opened":
+            if isinstance(event, AnnexGameOpened):
                 for session in list(self.sessions.values()):
                     session.send_joint_cards()
-            elif kind == "annex_prizes_paid":
-                self._joint_prizes_paid(p)
+            elif isinstance(event, AnnexPrizesPaid):
+                self._joint_prizes_paid(event)
 
-    def _joint_prizes_paid(self, p: Mapping[str, Any]) -> None:
+    def _joint_prizes_paid(self, paid: AnnexPrizesPaid) -> None:
         """Each player whose virtual card won is told what was credited to the account (R85.9)."""
         annex, joint = self.annex, self.joint
         if annex is None or joint is None:
             return
-        for prize in p["prizes"]:
+        for prize in paid.prizes:  # free-form in its declaration: each prize's pattern and winners
             for hall, card, cents in prize["winners"]:
-                owner = joint.owner(p["game_id"], card) if hall == annex.hall_id else None
+                owner = joint.owner(paid.game_id, card) if hall == annex.hall_id else None
                 if owner is None:
                     continue
                 number = card.partition("-")[2]
                 for session in self._signed_in(owner):
-                    session.send("joint_won", game_id=p["game_id"], card=f"{joint.library.label}-{number}",
+                    session.send("joint_won", game_id=paid.game_id, card=f"{joint.library.label}-{number}",
                                  prize=str(prize["pattern"]), cents=cents)
 
     # --- The network game ------------------------------------------------------------
@@ -471,21 +508,21 @@ class TerminalGateway:
                     cards += network_cards_json(game, hold)
         return game.game_id, cards
 
-    def _network_record(self, record: Record) -> None:
-        kind, p = record.type, record.payload
-        if kind == "network_ball_drawn":
-            self._to_all(json.dumps({"type": "net_ball", "game_id": p["game_id"], "ball": p["ball"],
-                                     "ball_count": p["ball_count"], "time_ms": record.time_ms},
+    def _network_record(self, event: JournalRecord, time_ms: int) -> None:
+        if isinstance(event, NetworkBallDrawn):
+            self._to_all(json.dumps({"type": "net_ball", "game_id": event.game_id, "ball": event.ball,
+                                     "ball_count": event.ball_count, "time_ms": time_ms},
                                     separators=(",", ":")))
-        elif kind in NETWORK_GAME_RECORDS:
+        elif isinstance(event, NETWORK_GAME_RECORDS):
             self._to_all(json.dumps({"type": "net_game", **self.network_message()}, separators=(",", ":")))
-            if kind == "network_sale_opened":
+            if isinstance(event, NetworkSaleOpened):
                 for session in list(self.sessions.values()):
                     session.send_network_cards()
-        elif kind == "network_credit_paid" and p["kind"] == "prize":
-            for session in self._signed_in(str(p["account"])):
-                session.send("net_won", game_id=p["game_id"], card=f"{self._series_of(p['game_id'])}-{p['card_number']}",
-                             prize=str(p["pattern"])[:40], cents=p["amount_cents"])
+        elif isinstance(event, NetworkCreditPaid) and event.kind == "prize":
+            for session in self._signed_in(event.account):
+                session.send("net_won", game_id=event.game_id,
+                             card=f"{self._series_of(event.game_id)}-{event.card_number}",
+                             prize=str(event.pattern)[:40], cents=event.amount_cents)
 
     def _series_of(self, game_id: str) -> str:
         game = self.network.game(game_id) if self.network is not None else None
@@ -526,29 +563,29 @@ class TerminalGateway:
             other.send("signed_out")
             other.send_state()
 
-    def _credit_changed(self, p: Mapping[str, Any]) -> None:
-        for account, _ in [*p["debits"], *p["credits"]]:
+    def _credit_changed(self, posting: Posting) -> None:
+        for account, _ in [*posting.debits, *posting.credits]:
             if account.startswith("player:"):
                 for session in self._signed_in(account):
-                    session.send("credit", credit_cents=self.ledger_balance(account), reason=str(p["reason"])[:200])
+                    session.send("credit", credit_cents=self.ledger_balance(account), reason=posting.reason[:200])
 
     def ledger_balance(self, account: str) -> int:
         return self.cashier.ledger.balance(account)
 
-    def _prizes_paid(self, p: Mapping[str, Any]) -> None:
+    def _prizes_paid(self, paid: PrizePaid) -> None:
         game = self.games.current
-        if game is None or game.game_id != p["game_id"]:
+        if game is None or game.game_id != paid.game_id:
             return
         owners = {
             card.ref.label: (account, card.label)
             for account, cards in self.virtual.state.holdings.get(game.game_id, {}).items()
             for card in cards
         }
-        for ref, cents in p["payments"]:
+        for ref, cents in paid.payments:
             if ref in owners:
                 account, label = owners[ref]
                 for session in self._signed_in(account):
-                    session.send("won", game_id=game.game_id, card=label, prize=p["prize"], cents=cents)
+                    session.send("won", game_id=game.game_id, card=label, prize=paid.prize, cents=cents)
 
     # --- Connections ------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ import random
 import secrets
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from twisted.application.service import Service
 from twisted.internet import defer, task
@@ -52,6 +52,11 @@ from hall_server.hall.roles import Role
 from hall_server.web.view import GamePicture, HallView
 from protocol.chain import Record
 from protocol.errors import DomainError
+from protocol.records import JournalRecord, declared
+from protocol.records.admission import VisitorAdmitted
+from protocol.records.cashier import PlayerAccountOpened
+from protocol.records.game import BallDrawn
+from protocol.records.sale import PaperCardsSold
 from protocol.settlement import PrizeRules
 from server_kit.core import Actor, CommandCore, Repeated
 from server_kit.db.faults import StorageUnavailable
@@ -276,12 +281,12 @@ class DemoSession(Service):
                                           birth_date=DEMO_BIRTH_DATE)
             if not admitted:
                 continue
-            visitor = admitted[0].payload["number"]
+            visitor = _first(admitted, VisitorAdmitted).number
             opened = yield self.command(CASHIER, "open_player_account", visitor=visitor, medium="ticket",
                                         pin=PLAYER_PIN)
             if not opened:
                 continue
-            account = opened[0].payload["account"]
+            account = _first(opened, PlayerAccountOpened).account
             yield self.command(CASHIER, "load_credit", account=account, amount_cents=PLAYER_CREDIT_CENTS,
                                desk=self.desk)
             players.append(DemoPlayer(terminal, enrolled["token"], account, PLAYER_PIN))
@@ -393,7 +398,7 @@ class DemoSession(Service):
                     return  # the series ran out: sell what there is
                 most = 1  # near the series' end: card by card, to its last card
                 continue
-            self.takings[seller.name] = self.takings.get(seller.name, 0) + sold[0].payload["amount_cents"]
+            self.takings[seller.name] = self.takings.get(seller.name, 0) + _first(sold, PaperCardsSold).amount_cents
             next_card += count
             wanted -= count
             yield self.wait(0.2)
@@ -447,15 +452,17 @@ class DemoSession(Service):
         """Players shout for every card the ball completed; the table chief verifies each."""
         for record in records:
             game = self.view.game
-            ball_count = record.payload.get("ball_count", 0)
-            # Won on an earlier ball: a row this ball completed wins nothing. Won on this ball
-            # (by a virtual card, or a paper card claimed just now): it is shared.
-            line_won = game is not None and any(
-                w["pattern"] == "line" and (w.get("ball_count") or 0) < ball_count for w in game.winners
-            )
-            claimed = list(record.payload.get("completed_bingo", ()))
-            if not line_won:
-                claimed += record.payload.get("completed_line", ())
+            drawn = declared(record)
+            claimed: list[str] = []
+            if isinstance(drawn, BallDrawn):
+                # Won on an earlier ball: a row this ball completed wins nothing. Won on this ball
+                # (by a virtual card, or a paper card claimed just now): it is shared.
+                line_won = game is not None and any(
+                    w["pattern"] == "line" and (w.get("ball_count") or 0) < drawn.ball_count for w in game.winners
+                )
+                claimed += drawn.completed_bingo
+                if not line_won:
+                    claimed += drawn.completed_line
             # (a row completed once the line is won wins nothing: nobody claims it; and the
             # hall claims for virtual cards itself, R93.10: only paper cards are called)
             claimed = [label for label in claimed if int(label.split("-")[0]) in self.series]
@@ -472,3 +479,11 @@ class DemoSession(Service):
 def paid(game: GamePicture, prize: str) -> bool:
     """Whether ``game``'s picture holds a payment of ``prize``."""
     return any(payment["prize"] == prize for payment in game.paid)
+
+
+Made = TypeVar("Made", bound=JournalRecord)
+
+
+def _first(records: Sequence[Record], kind: type[Made]) -> Made:
+    """The first record of ``kind`` a command committed (the one its answer names: the visitor, the account...)."""
+    return next(made for record in records if isinstance(made := declared(record), kind))

@@ -20,11 +20,89 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from hall_server.web.redaction import record_json, redacted
 from server_kit.journal.projection import decode, encode
 from protocol.chain import Record
+from protocol.records import JournalRecord, declared
+from protocol.records.admission import (
+    BannedListImported,
+    ComplaintConfirmed,
+    ComplaintRecorded,
+    VisitorAdmitted,
+    VisitorLeft,
+)
+from protocol.records.annex import (
+    AnnexBallDrawn,
+    AnnexClaimVerified,
+    AnnexGameClosed,
+    AnnexGameOpened,
+    AnnexLink,
+    AnnexPool,
+)
+from protocol.records.blower import BlowerFault, BlowerLink, BlowerSwitched
+from protocol.records.cashier import (
+    CashDeskHandedOver,
+    CashDeskOpened,
+    CashDeskReconciled,
+    PlayerAccountOpened,
+    Posting,
+)
+from protocol.records.clock import ClockStepped
+from protocol.records.game import (
+    BallCorrected,
+    BallCorrectionCancelled,
+    BallCorrectionSigned,
+    BallDrawn,
+    BallVoided,
+    CardsCollected,
+    GameClosed,
+    GameFinished,
+    GameRefunded,
+    GameResumed,
+    GameSuspended,
+    GameSuspendedForGood,
+    LastGameAnnounced,
+)
+from protocol.records.network import (
+    NetworkBallDrawn,
+    NetworkGameClosed,
+    NetworkGameNotPlayed,
+    NetworkSaleClosed,
+    NetworkSaleOpened,
+    NetworkWinners,
+)
+from protocol.records.notices import OpeningHoursNotified
+from protocol.records.prizes import (
+    CardRefused,
+    ClaimRejected,
+    MegabingoAnnounced,
+    PotsAnnounced,
+    PrizeClosed,
+    PrizePaid,
+    PrizeWon,
+    ReserveBoostAnnounced,
+)
+from protocol.records.sale import CardSold, PaperCardsSold, SaleClosed, SaleOpened, SecondSeriesOpened
+from protocol.records.session import (
+    BallSetReplaced,
+    BallsCounted,
+    SessionClosed,
+    SessionClosingSigned,
+    SessionOpened,
+    SessionOpeningSigned,
+    SystemVerified,
+)
+from protocol.records.terminals import (
+    TerminalEnrolled,
+    TerminalFailed,
+    TerminalOutOfService,
+    TerminalReturnedToService,
+    TerminalRevoked,
+    TerminalSaleOpened,
+    VirtualCardsBought,
+)
 
 RECENT_RECORDS = 40
 #: The latest winners of the network game a board lists (R92.11).
@@ -34,32 +112,34 @@ RECENT_FAULTS = 12
 RECENT_VISITORS = 60
 RECENT_COMPLAINTS = 12
 #: The records the room chief's overview lists as faults: the game stopped, a device failed, the clock stepped.
-FAULT_RECORDS = frozenset({
-    "blower_fault", "blower_link", "blower_switched", "game_suspended", "game_suspended_for_good",
-    "terminal_failed", "terminal_out_of_service", "ball_voided", "ball_corrected", "card_refused", "system_verified",
-    "clock_stepped",
-})
+FAULT_RECORDS = (
+    BlowerFault, BlowerLink, BlowerSwitched, GameSuspended, GameSuspendedForGood,
+    TerminalFailed, TerminalOutOfService, BallVoided, BallCorrected, CardRefused, SystemVerified,
+    ClockStepped,
+)
 
 
-def _is_fault(record: Record) -> bool:
-    """Whether ``record`` is one the room chief's overview lists (a failed check, a link down...)."""
-    if record.type == "system_verified":
-        return not record.payload.get("passed")
-    if record.type == "blower_link":
-        return not record.payload.get("up")
-    return record.type in FAULT_RECORDS
+def _is_fault(event: JournalRecord) -> bool:
+    """Whether ``event`` is one the room chief's overview lists (a failed check, a link down...)."""
+    match event:
+        case SystemVerified():
+            return not event.passed
+        case BlowerLink():
+            return not event.up
+    return isinstance(event, FAULT_RECORDS)
 
 
-def _completed(game: GamePicture, p: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _completed(game: GamePicture, ball: BallDrawn | BallCorrected) -> list[dict[str, Any]]:
     """The cards a ball's record completed a prize on, as the caller and the table chief watch
     for them (R85.6, R92.11): a row once the line is won on an earlier ball is no prize (R87.a), so
     only the bingo's cards are listed then."""
     won = {w.get("pattern") for w in game.winners}
+    completed = {"bingo": ball.completed_bingo, "line": ball.completed_line}
     patterns = ("bingo",) if won & {"line", "bingo"} else ("bingo", "line")
     return [
-        {**_labelled(label), "pattern": pattern, "ball_count": p.get("ball_count")}
+        {**_labelled(label), "pattern": pattern, "ball_count": ball.ball_count}
         for pattern in patterns
-        for label in p.get(f"completed_{pattern}") or ()
+        for label in completed[pattern]
     ]
 
 
@@ -133,8 +213,8 @@ class GamePicture:
         }
 
 
-def _card(payload: Mapping[str, Any]) -> dict[str, Any]:
-    return {"series": payload.get("series"), "card_number": payload.get("card_number")}
+def _card(event: PrizeWon | ClaimRejected | CardRefused) -> dict[str, Any]:
+    return {"series": event.series, "card_number": event.card_number}
 
 
 def _stake_pct(game: GamePicture, series: Any, number: Any) -> int:
@@ -277,371 +357,450 @@ class HallView:
         for name, value in values.items():
             setattr(self, name, value)
 
+
     def apply(self, record: Record) -> None:
         self.seq = record.seq
         self.recent.appendleft(record_json(record))  # a redacted copy: no secret is kept for a screen
-        if _is_fault(record):
+        event = declared(record)
+        if _is_fault(event):
             self.faults.appendleft(record_json(record))
-        handler = getattr(self, "_on_" + record.type, None)
-        if handler is not None:
-            handler(record.payload)
-        if record.type in ("prize_won", "claim_rejected", "card_refused") and self.game is not None \
-                and self.game.pause is not None and self._current(record.payload):
+        fold = _FOLDS.get(type(event))
+        if fold is None:
+            return
+        fold(self, event)
+        if isinstance(event, (PrizeWon, ClaimRejected, CardRefused)) and self.game is not None \
+                and self.game.pause is not None and self._current(event.game_id):
             self.game.pause["since_ms"] = record.time_ms  # the wait runs again from the last claim (R85.6)
 
     # --- The network game (what the central server told this hall) ----------------------
 
-    def _network_of(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _network_of(self, game_id: str) -> dict[str, Any] | None:
         game = self.network
-        return game if game is not None and game["game_id"] == p["game_id"] else None
+        return game if game is not None and game["game_id"] == game_id else None
 
-    def _on_network_sale_opened(self, p: Mapping[str, Any]) -> None:
-        self.network = {"game_id": p["game_id"], "state": "selling", "series": p["series"],
-                        "price_cents": p["price_cents"], "closes_at_ms": p["closes_here_ms"], "balls": [],
-                        "patterns": [x["pattern"] for x in p["prizes"]],
+    def _on_network_sale_opened(self, event: NetworkSaleOpened) -> None:
+        self.network = {"game_id": event.game_id, "state": "selling", "series": event.series,
+                        "price_cents": event.price_cents, "closes_at_ms": event.closes_here_ms, "balls": [],
+                        "patterns": [share.pattern for share in event.prizes],
                         "cards_sold": None, "sales_cents": None, "prizes": {}, "winners": [], "winner_count": 0}
 
-    def _on_network_sale_closed(self, p: Mapping[str, Any]) -> None:
-        if (game := self._network_of(p)) is not None:
-            game.update(state="sale_closed", cards_sold=p["cards_sold"], sales_cents=p["sales_cents"],
-                        prizes={x["pattern"]: x["amount_cents"] for x in p["prizes"]})
+    def _on_network_sale_closed(self, event: NetworkSaleClosed) -> None:
+        if (game := self._network_of(event.game_id)) is not None:
+            game.update(state="sale_closed", cards_sold=event.cards_sold, sales_cents=event.sales_cents,
+                        prizes={prize.pattern: prize.amount_cents for prize in event.prizes})
 
-    def _on_network_ball_drawn(self, p: Mapping[str, Any]) -> None:
-        if (game := self._network_of(p)) is not None:
-            game["balls"].append(p["ball"])
+    def _on_network_ball_drawn(self, event: NetworkBallDrawn) -> None:
+        if (game := self._network_of(event.game_id)) is not None:
+            game["balls"].append(event.ball)
             game["state"] = "drawing"
 
-    def _on_network_winners(self, p: Mapping[str, Any]) -> None:
-        if (game := self._network_of(p)) is not None:
-            game["winner_count"] += len(p["winners"])
+    def _on_network_winners(self, event: NetworkWinners) -> None:
+        if (game := self._network_of(event.game_id)) is not None:
+            game["winner_count"] += len(event.winners)
             game["winners"] = (game["winners"] + [
-                {"pattern": w["pattern"], "ball_count": w["ball_count"], "card": f"{w['series']}-{w['card_number']}",
-                 "hall": w["hall_id"], "terminal": w["terminal_id"], "cents": w["payment_cents"]}
-                for w in p["winners"]
+                {"pattern": w.pattern, "ball_count": w.ball_count, "card": f"{w.series}-{w.card_number}",
+                 "hall": w.hall_id, "terminal": w.terminal_id, "cents": w.payment_cents}
+                for w in event.winners
             ])[-NETWORK_WINNERS:]
 
-    def _on_network_game_closed(self, p: Mapping[str, Any]) -> None:
-        if (game := self._network_of(p)) is not None:
+    def _on_network_game_closed(self, event: NetworkGameClosed) -> None:
+        if (game := self._network_of(event.game_id)) is not None:
             game["state"] = "closed"
 
-    def _on_network_game_not_played(self, p: Mapping[str, Any]) -> None:
-        if (game := self._network_of(p)) is not None:
+    def _on_network_game_not_played(self, event: NetworkGameNotPlayed) -> None:
+        if (game := self._network_of(event.game_id)) is not None:
             game["state"] = "not_played"
 
     # --- The hall-annex game (the main hall's draw, both rooms' claims) -------------------
 
-    def _annex_of(self, p: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _annex_of(self, game_id: str) -> dict[str, Any] | None:
         game = self.annex
-        return game if game is not None and game["game_id"] == p["game_id"] else None
+        return game if game is not None and game["game_id"] == game_id else None
 
-    def _on_annex_game_opened(self, p: Mapping[str, Any]) -> None:
-        self.annex = {"kind": "annex", "game_id": p["game_id"], "main": p["main"], "annex": p["annex"],
-                      "state": "selling", "series": "paper", "price_cents": p["price_cents"], "closes_at_ms": None,
+    def _on_annex_game_opened(self, event: AnnexGameOpened) -> None:
+        self.annex = {"kind": "annex", "game_id": event.game_id, "main": event.main, "annex": event.annex,
+                      "state": "selling", "series": "paper", "price_cents": event.price_cents, "closes_at_ms": None,
                       "balls": [], "patterns": ["line", "bingo"], "cards_sold": None, "sales_cents": None,
                       "prizes": {}, "winners": [], "winner_count": 0, "link_up": True}
 
-    def _on_annex_pool(self, p: Mapping[str, Any]) -> None:
-        if (game := self._annex_of(p)) is not None:
-            game.update(state="sale_closed", cards_sold=p["cards"], sales_cents=p["sales_cents"],
-                        prizes={"line": p["line_cents"], "bingo": p["bingo_cents"]})
+    def _on_annex_pool(self, event: AnnexPool) -> None:
+        if (game := self._annex_of(event.game_id)) is not None:
+            game.update(state="sale_closed", cards_sold=event.cards, sales_cents=event.sales_cents,
+                        prizes={"line": event.line_cents, "bingo": event.bingo_cents})
 
-    def _on_annex_ball_drawn(self, p: Mapping[str, Any]) -> None:
-        if (game := self._annex_of(p)) is not None:
-            game["balls"].append(p["ball"])
+    def _on_annex_ball_drawn(self, event: AnnexBallDrawn) -> None:
+        if (game := self._annex_of(event.game_id)) is not None:
+            game["balls"].append(event.ball)
             game["state"] = "drawing"
 
-    def _on_annex_claim_verified(self, p: Mapping[str, Any]) -> None:
-        if (game := self._annex_of(p)) is not None:
+    def _on_annex_claim_verified(self, event: AnnexClaimVerified) -> None:
+        if (game := self._annex_of(event.game_id)) is not None:
             game["winner_count"] += 1
             # A virtual card as its player's screen names it, with the terminal it was bought on (R92.11).
             game["winners"] = (game["winners"] + [
-                {"pattern": p["pattern"], "ball_count": p["ball_count"], "card": p.get("label") or p["card"],
-                 "hall": p["hall_id"], "terminal": p.get("terminal"), "cents": None}])[-NETWORK_WINNERS:]
+                {"pattern": event.pattern, "ball_count": event.ball_count, "card": event.label or event.card,
+                 "hall": event.hall_id, "terminal": event.terminal, "cents": None}])[-NETWORK_WINNERS:]
 
-    def _on_annex_game_closed(self, p: Mapping[str, Any]) -> None:
-        if (game := self._annex_of(p)) is not None:
+    def _on_annex_game_closed(self, event: AnnexGameClosed) -> None:
+        if (game := self._annex_of(event.game_id)) is not None:
             game["state"] = "closed"
 
-    def _on_annex_link(self, p: Mapping[str, Any]) -> None:
-        if (game := self._annex_of(p)) is not None:
-            game["link_up"] = bool(p["up"])
+    def _on_annex_link(self, event: AnnexLink) -> None:
+        if (game := self._annex_of(event.game_id)) is not None:
+            game["link_up"] = event.up
 
-    def _on_system_verified(self, p: Mapping[str, Any]) -> None:
-        self.verification = {"date": p.get("date"), "passed": p.get("passed"), "results": redacted(p.get("results")),
-                             "said": redacted(p.get("said") or {})}
+    def _on_system_verified(self, event: SystemVerified) -> None:
+        self.verification = {"date": event.date, "passed": event.passed, "results": redacted(event.results),
+                             "said": redacted(event.said or {})}
 
-    def _on_opening_hours_notified(self, p: Mapping[str, Any]) -> None:
-        self.opening_hours = {"hours": p["hours"], "applies_from": p["applies_from"], "previous": p.get("previous")}
+    def _on_opening_hours_notified(self, event: OpeningHoursNotified) -> None:
+        self.opening_hours = {"hours": event.hours, "applies_from": event.applies_from, "previous": event.previous}
 
-    def _on_banned_list_imported(self, p: Mapping[str, Any]) -> None:
-        actor = p.get("actor")
-        self.banned_list = {"rows": p.get("rows"), "source": p.get("source"),
-                            "imported_by": actor.get("name") if isinstance(actor, Mapping) else None}
+    def _on_banned_list_imported(self, event: BannedListImported) -> None:
+        self.banned_list = {"rows": event.rows, "source": event.source, "imported_by": _actor_name(event)}
 
-    def _on_posting(self, p: Mapping[str, Any]) -> None:
-        for sign, legs in ((1, p.get("debits") or ()), (-1, p.get("credits") or ())):
+    def _on_posting(self, event: Posting) -> None:
+        for sign, legs in ((1, event.debits), (-1, event.credits)):
             for account, cents in legs:
-                kind, _, name = str(account).partition(":")
+                kind, _, name = account.partition(":")
                 if kind == "cash":
-                    self.drawers[name] = self.drawers.get(name, 0) + sign * int(cents)
+                    self.drawers[name] = self.drawers.get(name, 0) + sign * cents
                 elif account == "pot:megabingo":  # a pot holds its credits less its debits
-                    self.megabingo_fund -= sign * int(cents)
+                    self.megabingo_fund -= sign * cents
 
-    def _on_megabingo_announced(self, p: Mapping[str, Any]) -> None:
-        self.megabingo = {"date": p["date"], "time": p["time"], "minimum_cents": int(p["amount_cents"]),
-                          "announced_on": p["announced_on"]}
+    def _on_megabingo_announced(self, event: MegabingoAnnounced) -> None:
+        self.megabingo = {"date": event.date, "time": event.time, "minimum_cents": event.amount_cents,
+                          "announced_on": event.announced_on}
 
-    def _on_cash_desk_opened(self, p: Mapping[str, Any]) -> None:
-        actor = p.get("actor")
-        opener = actor.get("name") if isinstance(actor, Mapping) else None
-        self.desks[str(p.get("desk"))] = {"open": True, "float_cents": p.get("float"), "opened_by": opener,
-                                          "held_by": opener}
+    def _on_cash_desk_opened(self, event: CashDeskOpened) -> None:
+        opener = _actor_name(event)
+        self.desks[event.desk] = {"open": True, "float_cents": event.float, "opened_by": opener, "held_by": opener}
 
-    def _on_cash_desk_handed_over(self, p: Mapping[str, Any]) -> None:
-        if (desk := self.desks.get(str(p.get("desk")))) is not None:
-            desk["held_by"] = p.get("to_holder")
+    def _on_cash_desk_handed_over(self, event: CashDeskHandedOver) -> None:
+        if (desk := self.desks.get(event.desk)) is not None:
+            desk["held_by"] = event.to_holder
 
-    def _on_cash_desk_reconciled(self, p: Mapping[str, Any]) -> None:
-        self.desks[str(p.get("desk"))] = {"open": False, "counted_cents": p.get("counted"),
-                                          "difference_cents": p.get("difference")}
+    def _on_cash_desk_reconciled(self, event: CashDeskReconciled) -> None:
+        self.desks[event.desk] = {"open": False, "counted_cents": event.counted, "difference_cents": event.difference}
 
-    def _on_terminal_enrolled(self, p: Mapping[str, Any]) -> None:
-        self.terminals[str(p.get("terminal"))] = {"place": p.get("place"), "state": "in service"}
+    def _on_terminal_enrolled(self, event: TerminalEnrolled) -> None:
+        self.terminals[event.terminal] = {"place": event.place, "state": "in service"}
 
-    def _terminal_state(self, p: Mapping[str, Any], state: str) -> None:
-        if (terminal := self.terminals.get(str(p.get("terminal")))) is not None:
+    def _terminal_state(self, terminal_id: str, state: str, reason: str | None) -> None:
+        if (terminal := self.terminals.get(terminal_id)) is not None:
             terminal["state"] = state
-            terminal["reason"] = p.get("reason")
+            terminal["reason"] = reason
 
-    def _on_terminal_revoked(self, p: Mapping[str, Any]) -> None:
-        self._terminal_state(p, "revoked")
+    def _on_terminal_revoked(self, event: TerminalRevoked) -> None:
+        self._terminal_state(event.terminal, "revoked", event.reason)
 
-    def _on_terminal_out_of_service(self, p: Mapping[str, Any]) -> None:
-        self._terminal_state(p, "out of service")
+    def _on_terminal_out_of_service(self, event: TerminalOutOfService) -> None:
+        self._terminal_state(event.terminal, "out of service", event.reason)
 
-    def _on_terminal_returned_to_service(self, p: Mapping[str, Any]) -> None:
-        self._terminal_state(p, "in service")
+    def _on_terminal_returned_to_service(self, event: TerminalReturnedToService) -> None:
+        self._terminal_state(event.terminal, "in service", None)
 
-    def _on_visitor_admitted(self, p: Mapping[str, Any]) -> None:
-        self.visitors.appendleft({"number": p.get("number"), "name": p.get("name"), "account": False, "left": False})
+    def _on_visitor_admitted(self, event: VisitorAdmitted) -> None:
+        self.visitors.appendleft({"number": event.number, "name": event.name, "account": False, "left": False})
 
-    def _on_visitor_left(self, p: Mapping[str, Any]) -> None:
+    def _on_visitor_left(self, event: VisitorLeft) -> None:
         for visitor in self.visitors:
-            if visitor["number"] == p.get("number"):
+            if visitor["number"] == event.number:
                 visitor["left"] = True
 
-    def _on_player_account_opened(self, p: Mapping[str, Any]) -> None:
+    def _on_player_account_opened(self, event: PlayerAccountOpened) -> None:
         for visitor in self.visitors:
-            if visitor["number"] == p.get("visitor"):
+            if visitor["number"] == event.visitor:
                 visitor["account"] = True
 
-    def _on_complaint_recorded(self, p: Mapping[str, Any]) -> None:
+    def _on_complaint_recorded(self, event: ComplaintRecorded) -> None:
         # Journaled before the room chief's confirmation existed (no ``witnessed``): stands as written.
-        witness = p.get("room_chief") if p.get("witnessed") is not None else (p.get("actor") or {}).get("name")
-        self.complaints.appendleft({"number": p.get("number"), "complainant": p.get("complainant"),
-                                    "text": p.get("text"), "room_chief": witness})
+        witness = event.room_chief if event.witnessed is not None else _actor_name(event)
+        self.complaints.appendleft({"number": event.number, "complainant": event.complainant,
+                                    "text": event.text, "room_chief": witness})
 
-    def _on_complaint_confirmed(self, p: Mapping[str, Any]) -> None:
+    def _on_complaint_confirmed(self, event: ComplaintConfirmed) -> None:
         for complaint in self.complaints:
-            if complaint["number"] == p.get("number"):
-                complaint["room_chief"] = (p.get("actor") or {}).get("name")
+            if complaint["number"] == event.number:
+                complaint["room_chief"] = _actor_name(event)
 
-    def _on_balls_counted(self, p: Mapping[str, Any]) -> None:
-        if p.get("stage") == "opening" and (self.session["closed"] or self.session["number"] == 0):
+    def _on_balls_counted(self, event: BallsCounted) -> None:
+        if event.stage == "opening" and (self.session["closed"] or self.session["number"] == 0):
             self.session = {"number": self.session["number"] + 1, "open": False, "closed": False,
                             "opening": {}, "closing": {}, "games": []}
         self.session["last_count"] = {
-            "stage": p.get("stage"), "missing": p.get("missing"), "repeated": p.get("repeated"),
+            "stage": event.stage, "missing": list(event.missing), "repeated": list(event.repeated),
         }
 
-    def _on_session_opening_signed(self, p: Mapping[str, Any]) -> None:
-        self.session["opening"][str(p.get("role"))] = p.get("signer")
+    def _on_session_opening_signed(self, event: SessionOpeningSigned) -> None:
+        self.session["opening"][event.role] = event.signer
 
-    def _on_session_opened(self, p: Mapping[str, Any]) -> None:
+    def _on_session_opened(self, event: SessionOpened) -> None:
         self.session["open"] = True
-        self.session["date"] = p.get("date")
+        self.session["date"] = event.date
         self.verification = None
 
-    def _on_session_closing_signed(self, p: Mapping[str, Any]) -> None:
-        self.session["closing"][str(p.get("role"))] = p.get("signer")
+    def _on_session_closing_signed(self, event: SessionClosingSigned) -> None:
+        self.session["closing"][event.role] = event.signer
 
-    def _on_session_closed(self, p: Mapping[str, Any]) -> None:
+    def _on_session_closed(self, event: SessionClosed) -> None:
         self.session["closed"] = True
         self.session["open"] = False
         # The overview lists the faults since the last session closed: those of a closed
         # session are in its minutes, not on the desk of the next one.
         self.faults.clear()
 
-    def _on_ball_set_replaced(self, p: Mapping[str, Any]) -> None:
-        self.ball_set = {"name": p.get("new"), "games": 0}
+    def _on_ball_set_replaced(self, event: BallSetReplaced) -> None:
+        self.ball_set = {"name": event.new, "games": 0}
 
     # The game: the record types of protocol.events, journaled by the games module.
 
-    def _on_sale_opened(self, p: Mapping[str, Any]) -> None:
+    def _on_sale_opened(self, event: SaleOpened) -> None:
         self.game = GamePicture(
-            game_id=str(p.get("game_id")),
-            series=[{"series": p.get("series"), "first_card": p.get("first_card")}],
-            price_cents=p.get("price_cents"),
-            number=p.get("game_number"),
+            game_id=event.game_id,
+            series=[{"series": event.series, "first_card": event.first_card}],
+            price_cents=event.price_cents,
+            number=event.game_number,
         )
         # The session's games, for the console's minutes links.
-        self.session.setdefault("games", []).append({"game_id": str(p.get("game_id")), "number": p.get("game_number")})
+        self.session.setdefault("games", []).append({"game_id": event.game_id, "number": event.game_number})
 
-    def _current(self, p: Mapping[str, Any]) -> GamePicture | None:
-        if self.game is not None and self.game.game_id == str(p.get("game_id")):
+    def _current(self, game_id: str) -> GamePicture | None:
+        if self.game is not None and self.game.game_id == game_id:
             return self.game
         return None
 
-    def _on_card_sold(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_card_sold(self, event: CardSold) -> None:
+        if game := self._current(event.game_id):
             game.cards_sold += 1
-            game.collection_cents += int(p.get("stake_cents") or 0)
+            game.collection_cents += event.stake_cents
 
-    def _on_paper_cards_sold(self, p: Mapping[str, Any]) -> None:
+    def _on_paper_cards_sold(self, event: PaperCardsSold) -> None:
         # One record for a range of paper cards; in older journals a card_sold per card followed it.
-        self.series_sold[p["series"]] = max(self.series_sold.get(p["series"], 0), p["last"])
-        if "price_cents" in p and (game := self._current(p)):
-            game.cards_sold += int(p.get("count") or 0)
-            game.collection_cents += int(p.get("amount_cents") or 0)
-        if game := self._current(p):
-            game.sales.append({key: p.get(key) for key in ("series", "first", "last", "count", "seller",
-                                                           "amount_cents")})
+        self.series_sold[event.series] = max(self.series_sold.get(event.series, 0), event.last)
+        if game := self._current(event.game_id):
+            if event.price_cents is not None:
+                game.cards_sold += event.count
+                game.collection_cents += event.amount_cents
+            game.sales.append({"series": event.series, "first": event.first, "last": event.last,
+                               "count": event.count, "seller": event.seller, "amount_cents": event.amount_cents})
 
-    def _on_terminal_sale_opened(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
-            game.terminal_sale = {"opens_at_ms": int(p["opens_at_ms"]), "closes_at_ms": int(p["closes_at_ms"])}
+    def _on_terminal_sale_opened(self, event: TerminalSaleOpened) -> None:
+        if game := self._current(event.game_id):
+            game.terminal_sale = {"opens_at_ms": event.opens_at_ms, "closes_at_ms": event.closes_at_ms}
 
-    def _on_virtual_cards_bought(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
-            game.virtual_series[str(p.get("series"))] = str(p.get("series_label"))
-            if int(p.get("stake_pct") or 100) < 100:
-                game.stakes.append((int(p["series"]), int(p["first"]), int(p["last"]), int(p["stake_pct"])))
+    def _on_virtual_cards_bought(self, event: VirtualCardsBought) -> None:
+        if game := self._current(event.game_id):
+            game.virtual_series[str(event.series)] = event.series_label
+            if event.stake_pct < 100:
+                game.stakes.append((event.series, event.first, event.last, event.stake_pct))
             # One record for a terminal's purchase; in older journals a card_sold per card followed it.
-            if p.get("price_cents") is not None:
-                game.cards_sold += int(p.get("quantity") or 0)
-                game.collection_cents += int(p.get("amount_cents") or 0)
+            if event.price_cents is not None:
+                game.cards_sold += event.quantity
+                game.collection_cents += event.amount_cents
 
-    def _on_second_series_opened(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
-            game.series.append({"series": p.get("series"), "first_card": p.get("first")})
+    def _on_second_series_opened(self, event: SecondSeriesOpened) -> None:
+        if game := self._current(event.game_id):
+            game.series.append({"series": event.series, "first_card": event.first})
 
-    def _on_pots_announced(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
-            game.pots = redacted({k: v for k, v in p.items() if k not in ("actor", "game_id")})
+    def _on_pots_announced(self, event: PotsAnnounced) -> None:
+        if game := self._current(event.game_id):
+            game.pots = {
+                "superbingo_limit": event.superbingo_limit,
+                "grand_superbingo_limit": event.grand_superbingo_limit,
+                "jackpot_threshold": event.jackpot_threshold,
+                "megabingo_cents": event.megabingo_cents,
+                "superbingo_cents": event.superbingo_cents,
+                "grand_superbingo_cents": event.grand_superbingo_cents,
+                "jackpot_cents": event.jackpot_cents,
+            }
 
-    def _on_reserve_boost_announced(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):  # a later announcement replaces the earlier one
-            game.reserve_boost = {"line_cents": int(p["line_cents"]), "bingo_cents": int(p["bingo_cents"])}
+    def _on_reserve_boost_announced(self, event: ReserveBoostAnnounced) -> None:
+        if game := self._current(event.game_id):  # a later announcement replaces the earlier one
+            game.reserve_boost = {"line_cents": event.line_cents, "bingo_cents": event.bingo_cents}
 
-    def _on_last_game_announced(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_last_game_announced(self, event: LastGameAnnounced) -> None:
+        if game := self._current(event.game_id):
             game.last_game = True
 
-    def _on_sale_closed(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_sale_closed(self, event: SaleClosed) -> None:
+        if game := self._current(event.game_id):
             game.sale_closed = True
             game.state = "drawing"
-            game.cards_sold = int(p.get("cards_sold", game.cards_sold))
-            game.collection_cents = int(p.get("collection_cents", game.collection_cents))
-            game.prizes = {name: p[f"{name}_cents"] for name in ("line", "bingo") if f"{name}_cents" in p}
+            game.cards_sold = event.cards_sold
+            game.collection_cents = event.collection_cents
+            game.prizes = {"line": event.line_cents, "bingo": event.bingo_cents}
 
-    def _on_ball_drawn(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_ball_drawn(self, event: BallDrawn) -> None:
+        if game := self._current(event.game_id):
             game.pause = None  # a journal written before the claim pause drew on with its prize open
-            game.balls.append(int(p["ball"]))
+            game.balls.append(event.ball)
             # The record names the cards this ball completed a row or the whole card of:
             # what the caller watches for before a claim (R85.6, R92.11).
-            game.completed = _completed(game, p)
+            game.completed = _completed(game, event)
 
-    def _on_ball_voided(self, p: Mapping[str, Any]) -> None:  # journals written before the ruling of R85.5
-        if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("ball"):
+    def _on_ball_voided(self, event: BallVoided) -> None:  # journals written before the ruling of R85.5
+        if (game := self._current(event.game_id)) and game.balls and game.balls[-1] == event.ball:
             game.balls.pop()
             game.completed = []
 
-    def _on_ball_correction_signed(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
-            game.correction = {key: p.get(key) for key in ("ball_count", "misread", "corrected", "reason", "signer",
-                                                           "role")}
+    def _on_ball_correction_signed(self, event: BallCorrectionSigned) -> None:
+        if game := self._current(event.game_id):
+            game.correction = {"ball_count": event.ball_count, "misread": event.misread,
+                               "corrected": event.corrected, "reason": event.reason, "signer": event.signer,
+                               "role": event.role}
 
-    def _on_ball_correction_cancelled(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_ball_correction_cancelled(self, event: BallCorrectionCancelled) -> None:
+        if game := self._current(event.game_id):
             game.correction = None
 
-    def _on_ball_corrected(self, p: Mapping[str, Any]) -> None:
+    def _on_ball_corrected(self, event: BallCorrected) -> None:
         # The ball read again replaces the one announced, with the cards it completes (R85.5).
-        if (game := self._current(p)) and game.balls and game.balls[-1] == p.get("misread"):
-            game.balls[-1] = int(p["ball"])
+        if (game := self._current(event.game_id)) and game.balls and game.balls[-1] == event.misread:
+            game.balls[-1] = event.ball
             game.correction = None
-            game.corrections.append({key: p.get(key) for key in ("ball_count", "misread", "ball", "reason",
-                                                                 "signed_by")})
-            game.completed = _completed(game, p)
+            game.corrections.append({"ball_count": event.ball_count, "misread": event.misread, "ball": event.ball,
+                                     "reason": event.reason, "signed_by": list(event.signed_by)})
+            game.completed = _completed(game, event)
 
-    def _on_card_refused(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_card_refused(self, event: CardRefused) -> None:
+        if game := self._current(event.game_id):
             game.correction = None  # a card claimed on the ball: the announced number stands
-            game.refused.append({**_card(p), "reason": p.get("reason"), "refused_by": p.get("refused_by")})
+            game.refused.append({**_card(event), "reason": event.reason, "refused_by": event.refused_by})
 
-    def _on_prize_closed(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_prize_closed(self, event: PrizeClosed) -> None:
+        if game := self._current(event.game_id):
             game.pause = None
 
-    def _on_prize_paid(self, p: Mapping[str, Any]) -> None:
-        if p.get("prize") == "megabingo":
+    def _on_prize_paid(self, event: PrizePaid) -> None:
+        if event.prize == "megabingo":
             self.megabingo = None  # played: the boards stop announcing it
-        if game := self._current(p):
+        if game := self._current(event.game_id):
             game.paid.append(
                 {
-                    "prize": p.get("prize"),
-                    "amount_cents": p.get("amount_cents"),
+                    "prize": event.prize,
+                    "amount_cents": event.amount_cents,
                     #: What the split left unpaid (stakes below 100%), added to the next game's prize (R88.5).
-                    "carry_cents": int(p.get("carry_cents") or 0),
-                    "payments": [{**_labelled(label), "cents": cents} for label, cents in p.get("payments") or ()],
+                    "carry_cents": event.carry_cents,
+                    "payments": [{**_labelled(label), "cents": cents} for label, cents in event.payments],
                 }
             )
 
-    def _on_cards_collected(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_cards_collected(self, event: CardsCollected) -> None:
+        if game := self._current(event.game_id):
             game.state = "cards collected"
 
-    def _on_prize_won(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
-            game.winners.append({**_card(p), "pattern": p.get("pattern"), "ball_count": p.get("ball_count"),
-                                 "stake_pct": _stake_pct(game, p.get("series"), p.get("card_number"))})
+    def _on_prize_won(self, event: PrizeWon) -> None:
+        if game := self._current(event.game_id):
+            game.winners.append({**_card(event), "pattern": event.pattern, "ball_count": event.ball_count,
+                                 "stake_pct": _stake_pct(game, event.series, event.card_number)})
             game.correction = None
             # The prize is found: the draw stops while the caller asks for another card (R85.6).
-            pause = game.pause or {"patterns": [], "ball_count": p.get("ball_count"), "balls_drawn": len(game.balls)}
-            if p.get("pattern") not in pause["patterns"]:
-                pause["patterns"] = [n for n in ("line", "bingo") if n in (*pause["patterns"], p.get("pattern"))]
+            pause = game.pause or {"patterns": [], "ball_count": event.ball_count, "balls_drawn": len(game.balls)}
+            if event.pattern not in pause["patterns"]:
+                pause["patterns"] = [n for n in ("line", "bingo") if n in (*pause["patterns"], event.pattern)]
             game.pause = pause
 
-    def _on_claim_rejected(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_claim_rejected(self, event: ClaimRejected) -> None:
+        if game := self._current(event.game_id):
             game.correction = None
-            game.rejected.append({**_card(p), "reason": p.get("reason")})
+            game.rejected.append({**_card(event), "reason": event.reason})
 
-    def _on_game_suspended(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_game_suspended(self, event: GameSuspended) -> None:
+        if game := self._current(event.game_id):
             game.state = "suspended"
 
-    def _on_game_resumed(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_game_resumed(self, event: GameResumed) -> None:
+        if game := self._current(event.game_id):
             game.state = "drawing" if game.sale_closed else "selling"
 
-    def _on_game_suspended_for_good(self, p: Mapping[str, Any]) -> None:
-        if game := self._current(p):
+    def _on_game_suspended_for_good(self, event: GameSuspendedForGood) -> None:
+        if game := self._current(event.game_id):
             game.state = "suspended for good"
 
-    def _end(self, p: Mapping[str, Any], state: str) -> None:
-        if game := self._current(p):
+    def _end(self, game_id: str, state: str) -> None:
+        if game := self._current(game_id):
             game.state = state
         self.games_played += 1
         self.ball_set["games"] += 1
 
-    def _on_game_closed(self, p: Mapping[str, Any]) -> None:
-        self._end(p, "closed")
+    def _on_game_closed(self, event: GameClosed) -> None:
+        self._end(event.game_id, "closed")
 
-    def _on_game_finished(self, p: Mapping[str, Any]) -> None:
-        self._end(p, "finished by hand")
+    def _on_game_finished(self, event: GameFinished) -> None:
+        self._end(event.game_id, "finished by hand")
 
-    def _on_game_refunded(self, p: Mapping[str, Any]) -> None:
-        self._end(p, "refunded")
+    def _on_game_refunded(self, event: GameRefunded) -> None:
+        self._end(event.game_id, "refunded")
+
+
+def _actor_name(event: JournalRecord) -> str | None:
+    """Who caused ``event``, by name (None for a record written without its actor stamp)."""
+    return event.actor.name if event.actor is not None else None
+
+
+#: The method folding each record type into the picture; the view folds no other type.
+_FOLDS: dict[type[JournalRecord], Callable[[HallView, Any], None]] = {
+    NetworkSaleOpened: HallView._on_network_sale_opened,
+    NetworkSaleClosed: HallView._on_network_sale_closed,
+    NetworkBallDrawn: HallView._on_network_ball_drawn,
+    NetworkWinners: HallView._on_network_winners,
+    NetworkGameClosed: HallView._on_network_game_closed,
+    NetworkGameNotPlayed: HallView._on_network_game_not_played,
+    AnnexGameOpened: HallView._on_annex_game_opened,
+    AnnexPool: HallView._on_annex_pool,
+    AnnexBallDrawn: HallView._on_annex_ball_drawn,
+    AnnexClaimVerified: HallView._on_annex_claim_verified,
+    AnnexGameClosed: HallView._on_annex_game_closed,
+    AnnexLink: HallView._on_annex_link,
+    SystemVerified: HallView._on_system_verified,
+    OpeningHoursNotified: HallView._on_opening_hours_notified,
+    BannedListImported: HallView._on_banned_list_imported,
+    Posting: HallView._on_posting,
+    MegabingoAnnounced: HallView._on_megabingo_announced,
+    CashDeskOpened: HallView._on_cash_desk_opened,
+    CashDeskHandedOver: HallView._on_cash_desk_handed_over,
+    CashDeskReconciled: HallView._on_cash_desk_reconciled,
+    TerminalEnrolled: HallView._on_terminal_enrolled,
+    TerminalRevoked: HallView._on_terminal_revoked,
+    TerminalOutOfService: HallView._on_terminal_out_of_service,
+    TerminalReturnedToService: HallView._on_terminal_returned_to_service,
+    VisitorAdmitted: HallView._on_visitor_admitted,
+    VisitorLeft: HallView._on_visitor_left,
+    PlayerAccountOpened: HallView._on_player_account_opened,
+    ComplaintRecorded: HallView._on_complaint_recorded,
+    ComplaintConfirmed: HallView._on_complaint_confirmed,
+    BallsCounted: HallView._on_balls_counted,
+    SessionOpeningSigned: HallView._on_session_opening_signed,
+    SessionOpened: HallView._on_session_opened,
+    SessionClosingSigned: HallView._on_session_closing_signed,
+    SessionClosed: HallView._on_session_closed,
+    BallSetReplaced: HallView._on_ball_set_replaced,
+    SaleOpened: HallView._on_sale_opened,
+    CardSold: HallView._on_card_sold,
+    PaperCardsSold: HallView._on_paper_cards_sold,
+    TerminalSaleOpened: HallView._on_terminal_sale_opened,
+    VirtualCardsBought: HallView._on_virtual_cards_bought,
+    SecondSeriesOpened: HallView._on_second_series_opened,
+    PotsAnnounced: HallView._on_pots_announced,
+    ReserveBoostAnnounced: HallView._on_reserve_boost_announced,
+    LastGameAnnounced: HallView._on_last_game_announced,
+    SaleClosed: HallView._on_sale_closed,
+    BallDrawn: HallView._on_ball_drawn,
+    BallVoided: HallView._on_ball_voided,
+    BallCorrectionSigned: HallView._on_ball_correction_signed,
+    BallCorrectionCancelled: HallView._on_ball_correction_cancelled,
+    BallCorrected: HallView._on_ball_corrected,
+    CardRefused: HallView._on_card_refused,
+    PrizeClosed: HallView._on_prize_closed,
+    PrizePaid: HallView._on_prize_paid,
+    CardsCollected: HallView._on_cards_collected,
+    PrizeWon: HallView._on_prize_won,
+    ClaimRejected: HallView._on_claim_rejected,
+    GameSuspended: HallView._on_game_suspended,
+    GameResumed: HallView._on_game_resumed,
+    GameSuspendedForGood: HallView._on_game_suspended_for_good,
+    GameClosed: HallView._on_game_closed,
+    GameFinished: HallView._on_game_finished,
+    GameRefunded: HallView._on_game_refunded,
+}

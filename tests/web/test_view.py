@@ -4,30 +4,85 @@ import pytest
 
 from hall_server.web.view import HallView
 from protocol.chain import Record
+from protocol.records import ActorStamp, JournalRecord
+from protocol.records.cashier import Posting, PostingReference
+from protocol.records.game import (
+    BallCorrected,
+    BallCorrectionSigned,
+    BallDrawn,
+    BallVoided,
+    GameSuspended,
+)
+from protocol.records.prizes import CardRefused, ClaimRejected, PrizeClosed, PrizePaid, PrizeWon, ReserveBoostAnnounced
+from protocol.records.sale import CardSold, PaperCardsSold, SaleClosed, SaleOpened
+from protocol.records.session import BallsCounted, SessionClosed, SessionOpened, SystemVerified
+from protocol.records.terminals import VirtualCardsBought
 
 GAME = "2026-11-29-s1-g1"
 
 
-def records(*entries: tuple[str, dict]) -> list[Record]:
-    return [Record(seq, 1_000 * seq, type, payload, "0" * 64, "h", "s") for seq, (type, payload) in enumerate(entries, 1)]
+def records(*made: JournalRecord) -> list[Record]:
+    return [Record(seq, 1_000 * seq, one.type, one.to_payload(), "0" * 64, "h", "s") for seq, one in enumerate(made, 1)]
+
+
+def opened(actor: ActorStamp | None = None) -> SaleOpened:
+    return SaleOpened(game_id=GAME, series=7, first_card=1, price_cents=100, patterns=("line", "bingo"), session=1,
+                      game_number=1, card_set="classic", card_count=60, actor=actor)
+
+
+def closed(cards_sold: int, collection_cents: int, line_cents: int, bingo_cents: int) -> SaleClosed:
+    return SaleClosed(game_id=GAME, cards_sold=cards_sold, collection_cents=collection_cents, line_cents=line_cents,
+                      bingo_cents=bingo_cents, carry_line_cents=0, carry_bingo_cents=0, contributions={},
+                      house_cents=0, tax_cents=0, series=((7, cards_sold),))
+
+
+def drawn(ball: int, ball_count: int, line: tuple[str, ...] = (), bingo: tuple[str, ...] = (),
+          game_id: str = GAME) -> BallDrawn:
+    return BallDrawn(game_id=game_id, ball=ball, ball_count=ball_count, completed_line=line, completed_bingo=bingo)
+
+
+def won(series: int, card_number: int, ball_count: int) -> PrizeWon:
+    return PrizeWon(game_id=GAME, pattern="line", series=series, card_number=card_number, ball_count=ball_count)
+
+
+def prize_closed(ball_count: int) -> PrizeClosed:
+    return PrizeClosed(game_id=GAME, patterns=("line",), ball_count=ball_count, closed_by="sam")
+
+
+def corrected(misread: int, ball: int, ball_count: int, reason: str, line: tuple[str, ...],
+              actor: ActorStamp | None = None) -> BallCorrected:
+    return BallCorrected(game_id=GAME, misread=misread, ball=ball, ball_count=ball_count, reason=reason,
+                         signed_by=("rui", "teo"), completed_line=line, actor=actor)
+
+
+def paper(first: int, last: int) -> PaperCardsSold:
+    count = last - first + 1
+    return PaperCardsSold(game_id=GAME, series=7, first=first, last=last, count=count, seller="sam",
+                          account="cash:sam", amount_cents=100 * count, price_cents=100)
+
+
+def counted() -> BallsCounted:
+    return BallsCounted(stage="opening", ball_set="set-1", counted=90, missing=(), repeated=(), witnesses=("ana",),
+                        room_chief="rui")
 
 
 @pytest.mark.req("R85.5", "R92.11-12")
 def test_the_picture_follows_sale_draw_void_claims_and_payments() -> None:
     view = HallView("Sala")
-    actor = {"actor": {"name": "sam", "role": "seller_caller"}}
+    actor = ActorStamp("sam", "seller_caller")
     for record in records(
-        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100, **actor}),
-        ("card_sold", {"game_id": GAME, "series": 7, "card_number": 1, "stake_cents": 100, "account": "cash:sam"}),
-        ("card_sold", {"game_id": GAME, "series": 7, "card_number": 2, "stake_cents": 100, "account": "cash:sam"}),
-        ("sale_closed", {"game_id": GAME, "cards_sold": 2, "collection_cents": 200, "line_cents": 30, "bingo_cents": 110}),
-        ("ball_drawn", {"game_id": GAME, "ball": 5, "ball_count": 1, "completed_line": [], "completed_bingo": []}),
-        ("ball_drawn", {"game_id": GAME, "ball": 17, "ball_count": 2, "completed_line": ["7-2"], "completed_bingo": []}),
-        ("ball_voided", {"game_id": GAME, "ball": 17, "ball_count": 2}),
-        ("ball_drawn", {"game_id": GAME, "ball": 18, "ball_count": 2, "completed_line": ["7-1"], "completed_bingo": ["7-2"]}),
-        ("claim_rejected", {"game_id": GAME, "series": 7, "card_number": 9, "reason": "not sold"}),
-        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 7, "card_number": 1, "ball_count": 2}),
-        ("prize_paid", {"game_id": GAME, "prize": "line", "amount_cents": 30, "payments": [["7-1", 30]]}),
+        opened(actor),
+        CardSold(game_id=GAME, series=7, card_number=1, price_cents=100, stake_cents=100, account="cash:sam"),
+        CardSold(game_id=GAME, series=7, card_number=2, price_cents=100, stake_cents=100, account="cash:sam"),
+        closed(2, 200, 30, 110),
+        drawn(5, 1),
+        drawn(17, 2, line=("7-2",)),
+        BallVoided(game_id=GAME, ball=17, ball_count=2, voided_by="rui", role="room_chief", reason="misread"),
+        drawn(18, 2, line=("7-1",), bingo=("7-2",)),
+        ClaimRejected(game_id=GAME, series=7, card_number=9, reason="not sold", ball_count=2),
+        won(7, 1, 2),
+        PrizePaid(game_id=GAME, prize="line", ball_count=2, amount_cents=30, carry_cents=0, payments=(("7-1", 30),),
+                  desk="desk1"),
     ):
         view.apply(record)
     game = view.board()["game"]
@@ -50,19 +105,17 @@ def test_board_1920x1080_the_picture_gives_each_winners_stake_and_what_the_split
     """The board shows a share beside its card's stake and what went to no card, so the amounts add up."""
     view = HallView("Sala")
     for record in records(
-        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
-        ("paper_cards_sold", {"game_id": GAME, "series": 7, "first": 1, "last": 10, "count": 10, "price_cents": 100,
-                              "amount_cents": 1_000, "seller": "sam"}),
-        ("virtual_cards_bought", {"game_id": GAME, "series": 9001, "series_label": "V1", "first": 4, "last": 6,
-                                  "quantity": 3, "stake_pct": 50, "stake_cents": 50, "price_cents": 100,
-                                  "amount_cents": 150}),
-        ("sale_closed", {"game_id": GAME, "cards_sold": 13, "collection_cents": 1_150, "line_cents": 9_597,
-                         "bingo_cents": 500}),
-        ("ball_drawn", {"game_id": GAME, "ball": 5, "ball_count": 1, "completed_line": [], "completed_bingo": []}),
-        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 7, "card_number": 5, "ball_count": 1}),
-        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 9001, "card_number": 5, "ball_count": 1}),
-        ("prize_paid", {"game_id": GAME, "prize": "line", "amount_cents": 9_597, "carry_cents": 2_400,
-                        "payments": [["7-5", 4_798], ["9001-5", 2_399]]}),
+        opened(),
+        paper(1, 10),
+        VirtualCardsBought(game_id=GAME, terminal="t1", account="player:1", request="r1", series=9001,
+                           series_label="V1", first=4, last=6, quantity=3, stake_pct=50, stake_cents=50,
+                           amount_cents=150, signed_in="1", price_cents=100),
+        closed(13, 1_150, 9_597, 500),
+        drawn(5, 1),
+        won(7, 5, 1),
+        won(9001, 5, 1),
+        PrizePaid(game_id=GAME, prize="line", ball_count=1, amount_cents=9_597, carry_cents=2_400,
+                  payments=(("7-5", 4_798), ("9001-5", 2_399)), desk="desk1"),
     ):
         view.apply(record)
     game = view.board()["game"]
@@ -74,19 +127,17 @@ def test_board_1920x1080_the_picture_gives_each_winners_stake_and_what_the_split
 @pytest.mark.req("R85.6", "R85.5", "R82.8")
 def test_the_picture_shows_the_claim_pause_a_correction_waiting_and_done_and_a_refused_card() -> None:
     view = HallView("Sala", claim_wait_s=12)
-    chief, table = {"actor": {"name": "rui", "role": "room_chief"}}, {"actor": {"name": "teo", "role": "table_chief"}}
+    chief, table = ActorStamp("rui", "room_chief"), ActorStamp("teo", "table_chief")
     steps = records(
-        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
-        ("sale_closed", {"game_id": GAME, "cards_sold": 2, "collection_cents": 200, "line_cents": 30, "bingo_cents": 110}),
-        ("ball_drawn", {"game_id": GAME, "ball": 5, "ball_count": 1, "completed_line": [], "completed_bingo": []}),
-        ("ball_correction_signed", {"game_id": GAME, "ball_count": 1, "misread": 5, "corrected": 50, "reason": "read 50 as 5",
-                                    "signer": "rui", "role": "room_chief", **chief}),
-        ("ball_corrected", {"game_id": GAME, "misread": 5, "ball": 50, "ball_count": 1, "reason": "read 50 as 5",
-                            "signed_by": ["rui", "teo"], "completed_line": ["7-1"], "completed_bingo": [], **table}),
-        ("card_refused", {"game_id": GAME, "series": 7, "card_number": 2, "reason": "torn", "refused_by": "teo",
-                          "ball_count": 1}),
-        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 7, "card_number": 1, "ball_count": 1}),
-        ("prize_closed", {"game_id": GAME, "patterns": ["line"], "ball_count": 1, "closed_by": "sam"}),
+        opened(),
+        closed(2, 200, 30, 110),
+        drawn(5, 1),
+        BallCorrectionSigned(game_id=GAME, ball_count=1, misread=5, corrected=50, reason="read 50 as 5", signer="rui",
+                             role="room_chief").stamped(chief),
+        corrected(5, 50, 1, "read 50 as 5", ("7-1",), table),
+        CardRefused(game_id=GAME, series=7, card_number=2, reason="torn", refused_by="teo", ball_count=1),
+        won(7, 1, 1),
+        prize_closed(1),
     )
     for record in steps[:4]:
         view.apply(record)
@@ -110,9 +161,10 @@ def test_the_picture_shows_the_claim_pause_a_correction_waiting_and_done_and_a_r
 def test_records_of_another_game_or_module_leave_the_game_alone() -> None:
     view = HallView("Sala")
     for record in records(
-        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
-        ("ball_drawn", {"game_id": "another", "ball": 5, "ball_count": 1}),
-        ("posting", {"amount": 100}),
+        opened(),
+        drawn(5, 1, game_id="another"),
+        Posting(debits=(("cash:desk1", 100),), credits=(("player:1", 100),), reason="credit loaded",
+                reference=PostingReference(game_id=None, card=None, event_seq=None)),
     ):
         view.apply(record)
     assert view.board()["game"]["balls"] == [] and view.seq == 3
@@ -123,10 +175,10 @@ def test_the_board_tells_the_players_of_a_reserve_boost_and_a_later_announcement
     view = HallView("Sala")
     boost = {"allowance_cents": 300, "boosted_before_cents": 0, "reserve_cents": 1_000}
     for record in records(
-        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
-        ("reserve_boost_announced", {"game_id": GAME, "line_cents": 200, "bingo_cents": 100, **boost}),
-        ("reserve_boost_announced", {"game_id": "another", "line_cents": 5, "bingo_cents": 5, **boost}),
-        ("reserve_boost_announced", {"game_id": GAME, "line_cents": 100, "bingo_cents": 150, **boost}),
+        opened(),
+        ReserveBoostAnnounced(game_id=GAME, line_cents=200, bingo_cents=100, **boost),
+        ReserveBoostAnnounced(game_id="another", line_cents=5, bingo_cents=5, **boost),
+        ReserveBoostAnnounced(game_id=GAME, line_cents=100, bingo_cents=150, **boost),
     ):
         view.apply(record)
     assert view.board()["game"]["reserve_boost"] == {"line_cents": 100, "bingo_cents": 150}
@@ -140,13 +192,7 @@ def test_the_series_cards_sold_are_those_of_committed_records_over_the_catalogs_
     catalog = [{"series": 7, "card_set": "classic", "price_cents": 100, "card_count": 60, "last_sold": 0},
                {"series": 8, "card_set": "classic", "price_cents": 100, "card_count": 60, "last_sold": 12}]
     view = HallView("Sala", series=lambda: [dict(one) for one in catalog])
-    for record in records(
-        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
-        ("paper_cards_sold", {"game_id": GAME, "series": 7, "first": 1, "last": 6, "count": 6, "seller": "sam",
-                              "price_cents": 100, "amount_cents": 600}),
-        ("paper_cards_sold", {"game_id": GAME, "series": 7, "first": 7, "last": 9, "count": 3, "seller": "sam",
-                              "price_cents": 100, "amount_cents": 300}),
-    ):
+    for record in records(opened(), paper(1, 6), paper(7, 9)):
         view.apply(record)
     assert [(one["series"], one["last_sold"]) for one in view.console()["series"]] == [(7, 9), (8, 12)]
 
@@ -156,14 +202,13 @@ def test_desk_row_chips_end_when_the_line_is_won() -> None:
     """Once the line is won, a row completed by a later ball is no prize: the desks list no ROW."""
     view = HallView("Sala")
     steps = records(
-        ("sale_opened", {"game_id": GAME, "series": 7, "first_card": 1, "price_cents": 100}),
-        ("sale_closed", {"game_id": GAME, "cards_sold": 3, "collection_cents": 300, "line_cents": 30, "bingo_cents": 110}),
-        ("ball_drawn", {"game_id": GAME, "ball": 5, "ball_count": 1, "completed_line": ["7-1"], "completed_bingo": []}),
-        ("prize_won", {"game_id": GAME, "pattern": "line", "series": 7, "card_number": 1, "ball_count": 1}),
-        ("prize_closed", {"game_id": GAME, "patterns": ["line"], "ball_count": 1, "closed_by": "sam"}),
-        ("ball_drawn", {"game_id": GAME, "ball": 6, "ball_count": 2, "completed_line": ["7-2"], "completed_bingo": ["7-3"]}),
-        ("ball_corrected", {"game_id": GAME, "misread": 6, "ball": 60, "ball_count": 2, "reason": "read 60 as 6",
-                            "signed_by": ["rui", "teo"], "completed_line": ["7-2"], "completed_bingo": []}),
+        opened(),
+        closed(3, 300, 30, 110),
+        drawn(5, 1, line=("7-1",)),
+        won(7, 1, 1),
+        prize_closed(1),
+        drawn(6, 2, line=("7-2",), bingo=("7-3",)),
+        corrected(6, 60, 2, "read 60 as 6", ("7-2",)),
     )
     for record in steps[:5]:
         view.apply(record)
@@ -177,13 +222,13 @@ def test_desk_row_chips_end_when_the_line_is_won() -> None:
 def test_desk_faults_of_session_1_are_not_listed_in_session_2() -> None:
     view = HallView("Sala")
     for record in records(
-        ("balls_counted", {"stage": "opening", "missing": [], "repeated": []}),
-        ("session_opened", {"session": 1, "date": "2026-11-29"}),
-        ("game_suspended", {"game_id": GAME, "reason": "blower jammed"}),
-        ("session_closed", {"session": 1, "games": 1}),
-        ("system_verified", {"date": "2026-11-30", "passed": False, "results": {"clock": "behind"}}),
-        ("balls_counted", {"stage": "opening", "missing": [], "repeated": []}),
-        ("session_opened", {"session": 2, "date": "2026-11-30"}),
+        counted(),
+        SessionOpened(session=1, date="2026-11-29"),
+        GameSuspended(game_id=GAME, state="drawing", reason="blower jammed"),
+        SessionClosed(session=1, games=1),
+        SystemVerified(date="2026-11-30", passed=False, results={"clock": "behind"}),
+        counted(),
+        SessionOpened(session=2, date="2026-11-30"),
     ):
         view.apply(record)
     faults = view.console()["faults"]
