@@ -40,7 +40,7 @@ hall made to the partner through the central server and hands it what the partne
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -79,11 +79,29 @@ from protocol.chain import Record
 from protocol.claims import CardRef, WonPattern, check_claim
 from protocol.errors import N_, Cents, DomainError, Template
 from protocol.ledger import Posting, Reference
+from protocol.records import JournalRecord, declared, entry_record
+from protocol.records.annex import (
+    AnnexBallDrawn,
+    AnnexCardsDeclared,
+    AnnexCardsSold,
+    AnnexClaimRejected,
+    AnnexClaimVerified,
+    AnnexGameClosed,
+    AnnexGameNotPlayed,
+    AnnexGameOpened,
+    AnnexItemIgnored,
+    AnnexLink,
+    AnnexPool,
+    AnnexPosted,
+    AnnexPrizesPaid,
+    AnnexSalesReported,
+    AnnexTerminalFailed,
+    AnnexVirtualCardsBought,
+)
 from protocol.settlement import PAPER_STAKE_PCT, PrizeRules
 from protocol.settlement.refunds import GAME_REFUND, TERMINAL_REFUND, stakes_account
 from protocol.wins import completion_balls
 from server_kit.core import Actor, CommandCore, CommandSpec
-from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
 R = Role
@@ -101,12 +119,12 @@ PERMISSIONS = {
     "annex_link": {R.SYSTEM},
     "annex_declare_cards": {R.SYSTEM},
 }
-#: The records of facts relayed to the partner, and the item kind each is.
-RELAYED = {
-    "annex_game_opened": "opened", "annex_sales_reported": "sales", "annex_ball_drawn": "ball",
-    "annex_claim_verified": "claim", "annex_game_closed": "closed", "annex_cards_declared": "cards",
-    "annex_game_not_played": "not_played",
-}  # fmt: skip
+#: The records of facts relayed to the partner (:func:`item_of` says the item each is).
+Relayed = (AnnexGameOpened | AnnexSalesReported | AnnexBallDrawn | AnnexClaimVerified | AnnexGameClosed
+           | AnnexCardsDeclared | AnnexGameNotPlayed)
+#: The records of a joint game the hall knows, folded into its :class:`~protocol.annex.JointGame`.
+GameRecord = (AnnexCardsSold | AnnexVirtualCardsBought | AnnexSalesReported | AnnexPool | AnnexBallDrawn
+              | AnnexClaimVerified | AnnexGameClosed | AnnexGameNotPlayed | AnnexTerminalFailed | AnnexPrizesPaid)
 #: The longest reason a joint game is declared not played for: what the relayed item carries.
 NOT_PLAYED_REASON_CHARS = 200
 #: The fields of a card declaration's part, in the record and in the item alike.
@@ -151,6 +169,11 @@ class AnnexState:
     payouts: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
 
+def posting_records(postings: Sequence[Posting]) -> list[JournalRecord]:
+    """The ``posting`` records that journal ``postings`` (the ledger folds them)."""
+    return [entry_record(entry) for entry in posting_entries(postings)]
+
+
 def cells_text(cells: Sequence[int]) -> str:
     """A card's 27 cells as the hall-annex stream carries them: comma-separated, row by row."""
     return ",".join(str(int(n)) for n in cells)
@@ -167,31 +190,36 @@ def cells_of_text(text: object) -> tuple[int, ...] | None:
     return cells if len(cells) == CELLS and all(0 <= n <= 90 for n in cells) else None
 
 
-def item_of(record_type: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def cards_declared(hall_id: str, part: Mapping[str, Any], relay_seq: int | None = None) -> AnnexCardsDeclared:
+    """Part ``part`` (its :data:`DECLARATION_FIELDS`) of hall ``hall_id``'s declaration of its cards."""
+    return AnnexCardsDeclared(hall_id=hall_id, **part, relay_seq=relay_seq)
+
+
+def item_of(event: Relayed) -> dict[str, Any]:
     """The item of the hall-annex stream a relayed record is (``protocol.central_messages.ANNEX_FIELDS``)."""
-    kind = RELAYED[record_type]
-    # A declaration of cards is of no game: it goes under the declaring hall's name.
-    item: dict[str, Any] = {"game_id": payload.get("game_id") or f"{payload['hall_id']}.cards", "kind": kind}
-    if kind == "opened":
-        item.update(cents=payload["price_cents"], line_bp=payload["line_bp"], bingo_bp=payload["bingo_bp"])
-    elif kind == "sales":
-        item.update(cards=payload["cards"], cents=payload["cents"])
-    elif kind == "ball":
-        item.update(ball=payload["ball"], ball_count=payload["ball_count"])
-    elif kind == "claim":
-        item.update(pattern=payload["pattern"], card=payload["card"], ball_count=payload["ball_count"])
-        for key in ("stake_pct", "terminal", "label"):
-            if payload.get(key) is not None:
-                item[key] = payload[key]
-        if payload.get("cells"):
-            item["cells"] = cells_text(payload["cells"])
-    elif kind == "cards":
-        item.update({key: payload[key] for key in DECLARATION_FIELDS})
-    elif kind == "not_played":
-        item.update(reason=payload["reason"])
-    else:
-        item.update(cards=payload["annex_claims"])
-    return item
+    fields: dict[str, Any]
+    match event:
+        case AnnexCardsDeclared():  # of no game: it goes under the declaring hall's name
+            return {"game_id": f"{event.hall_id}.cards", "kind": "cards", "digest": event.digest, "part": event.part,
+                    "parts": event.parts, "label": event.label, "first": event.first, "cards": event.cards,
+                    "prints": event.prints}
+        case AnnexGameOpened():
+            kind, fields = "opened", {"cents": event.price_cents, "line_bp": event.line_bp, "bingo_bp": event.bingo_bp}
+        case AnnexSalesReported():
+            kind, fields = "sales", {"cards": event.cards, "cents": event.cents}
+        case AnnexBallDrawn():
+            kind, fields = "ball", {"ball": event.ball, "ball_count": event.ball_count}
+        case AnnexClaimVerified():
+            kind, fields = "claim", {"pattern": event.pattern, "card": event.card, "ball_count": event.ball_count}
+            virtual_card = {"stake_pct": event.stake_pct, "terminal": event.terminal, "label": event.label}
+            fields.update({key: value for key, value in virtual_card.items() if value is not None})
+            if event.cells:
+                fields["cells"] = cells_text(event.cells)
+        case AnnexGameNotPlayed():
+            kind, fields = "not_played", {"reason": event.reason}
+        case AnnexGameClosed():
+            kind, fields = "closed", {"cards": event.annex_claims}
+    return {"game_id": event.game_id, "kind": kind, **fields}
 
 
 class AnnexModule(ProjectedState):
@@ -338,72 +366,76 @@ class AnnexModule(ProjectedState):
         self.state = AnnexState()
 
     def apply(self, record: Record) -> None:
-        kind, p = record.type, record.payload
-        if not kind.startswith("annex_"):
-            return
+        event = declared(record)
         state = self.state
-        if p.get("relay_seq") is not None and kind != "annex_posted":
-            state.last_relay_seq = max(state.last_relay_seq, int(p["relay_seq"]))
-        elif kind in RELAYED and p.get("hall_id") == self.hall_id:
-            state.outbox[record.seq] = item_of(kind, p)
-        if kind == "annex_cards_declared":
-            self._declared(p)
-            return
-        if kind == "annex_game_opened":
-            state.games[p["game_id"]] = JointGame(
-                p["game_id"], p["main"], p["annex"], p["price_cents"],
-                PrizeRules(line_bp=p["line_bp"], bingo_bp=p["bingo_bp"]), clash=p.get("clash"),
-            )
-            state.order.append(p["game_id"])
-            return
-        if kind == "annex_posted":
-            state.outbox.pop(int(p["record_seq"]), None)
-            return
-        if kind == "annex_link":
-            state.link_up = bool(p["up"])
-            return
-        game = state.games.get(str(p.get("game_id")))
-        if game is None:
-            return
-        if kind == "annex_cards_sold":
-            game.sold.setdefault(p["series"], []).append((p["first"], p["last"]))
-            game.drawers[p["seller"]] = game.drawers.get(p["seller"], 0) + p["amount_cents"]
-        elif kind == "annex_virtual_cards_bought":
-            for number in range(p["first"], p["last"] + 1):
-                game.virtual[number] = JointVirtualCard(number, p["account"], p["terminal"], p["stake_pct"],
-                                                        p["stake_cents"])
-        elif kind == "annex_sales_reported":
-            game.sales[p["hall_id"]] = (p["cards"], p["cents"])
-        elif kind == "annex_pool":
-            game.pool = JointPool(**{k: p[k] for k in JointPool.__dataclass_fields__})
-            game.phase = DRAWING
-        elif kind == "annex_ball_drawn":
-            game.balls.append(p["ball"])
-        elif kind == "annex_claim_verified":
-            game.claims.append(JointClaim(p["hall_id"], p["pattern"], p["card"], p["ball_count"],
-                                          p.get("stake_pct") or PAPER_STAKE_PCT, p.get("terminal"), p.get("label")))
-        elif kind == "annex_game_closed":
-            game.phase, game.annex_claims_counted = CLOSED, p["annex_claims"]
-        elif kind == "annex_game_not_played":
-            game.phase, game.not_played = NOT_PLAYED, p["reason"]
-        elif kind == "annex_terminal_failed":
-            for label in p["refunded"]:
-                number = card_ref(label)[1]
-                game.refunded[number] = game.virtual.pop(number)
-        elif kind == "annex_prizes_paid":
-            game.paid = True
-            state.payouts = {(prize["pattern"], hall, card): cents
-                             for prize in p["prizes"] for hall, card, cents in prize["winners"]}
+        if isinstance(event, Relayed | AnnexItemIgnored) and event.relay_seq is not None:
+            state.last_relay_seq = max(state.last_relay_seq, event.relay_seq)  # the partner's: taken
+        elif isinstance(event, Relayed) and event.hall_id == self.hall_id:
+            state.outbox[record.seq] = item_of(event)  # this hall's: relayed until posted
+        match event:
+            case AnnexCardsDeclared():
+                self._declared(event)
+            case AnnexGameOpened():
+                state.games[event.game_id] = JointGame(
+                    event.game_id, event.main, event.annex, event.price_cents,
+                    PrizeRules(line_bp=event.line_bp, bingo_bp=event.bingo_bp), clash=event.clash,
+                )
+                state.order.append(event.game_id)
+            case AnnexPosted():
+                state.outbox.pop(event.record_seq, None)
+            case AnnexLink():
+                state.link_up = event.up
+            case _ if isinstance(event, GameRecord):
+                game = state.games.get(event.game_id)
+                if game is not None:
+                    self._fold_game(game, event)
 
-    def _declared(self, p: Mapping[str, Any]) -> None:
+    def _fold_game(self, game: JointGame, event: GameRecord) -> None:
+        match event:
+            case AnnexCardsSold():
+                game.sold.setdefault(event.series, []).append((event.first, event.last))
+                game.drawers[event.seller] = game.drawers.get(event.seller, 0) + event.amount_cents
+            case AnnexVirtualCardsBought():
+                for number in range(event.first, event.last + 1):
+                    game.virtual[number] = JointVirtualCard(number, event.account, event.terminal, event.stake_pct,
+                                                            event.stake_cents)
+            case AnnexSalesReported():
+                game.sales[event.hall_id] = (event.cards, event.cents)
+            case AnnexPool():
+                game.pool = JointPool(
+                    main_sales_cents=event.main_sales_cents, annex_sales_cents=event.annex_sales_cents,
+                    cards=event.cards, sales_cents=event.sales_cents, line_cents=event.line_cents,
+                    bingo_cents=event.bingo_cents, main_line_cents=event.main_line_cents,
+                    main_bingo_cents=event.main_bingo_cents,
+                )
+                game.phase = DRAWING
+            case AnnexBallDrawn():
+                game.balls.append(event.ball)
+            case AnnexClaimVerified():
+                game.claims.append(JointClaim(event.hall_id, event.pattern, event.card, event.ball_count,
+                                              event.stake_pct or PAPER_STAKE_PCT, event.terminal, event.label))
+            case AnnexGameClosed():
+                game.phase, game.annex_claims_counted = CLOSED, event.annex_claims
+            case AnnexGameNotPlayed():
+                game.phase, game.not_played = NOT_PLAYED, event.reason
+            case AnnexTerminalFailed():
+                for label in event.refunded:
+                    number = card_ref(label)[1]
+                    game.refunded[number] = game.virtual.pop(number)
+            case AnnexPrizesPaid():
+                game.paid = True
+                self.state.payouts = {(prize["pattern"], hall, card): cents
+                                      for prize in event.prizes for hall, card, cents in prize["winners"]}
+
+    def _declared(self, event: AnnexCardsDeclared) -> None:
         state = self.state
-        if p["hall_id"] == self.hall_id:
-            state.declared = p["digest"]
+        if event.hall_id == self.hall_id:
+            state.declared = event.digest
             return
         incoming = state.partner_incoming
-        if incoming is None or incoming.digest != p["digest"]:
-            incoming = state.partner_incoming = Declaration(p["digest"], p["parts"])
-        incoming.received[p["part"]] = (p["label"], p["first"], decode_prints(p["prints"]))
+        if incoming is None or incoming.digest != event.digest:
+            incoming = state.partner_incoming = Declaration(event.digest, event.parts)
+        incoming.received[event.part] = (event.label, event.first, decode_prints(event.prints))
         if incoming.complete:
             state.partner_cards, state.partner_incoming = incoming, None
 
@@ -416,11 +448,11 @@ class AnnexModule(ProjectedState):
     def declare_cards(self) -> Deferred[list[Record]]:
         """Declare to the partner the cards this hall may sell in a joint game, unless they are the ones declared last."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             runs = self.own_runs()
             if self.state.declared == declaration_digest(runs):
                 return []
-            return [("annex_cards_declared", {"hall_id": self.hall_id, **part}) for part in declaration_parts(runs)]
+            return [cards_declared(self.hall_id, part) for part in declaration_parts(runs)]
 
         return self.core.execute(SYSTEM, "annex_declare_cards", decide)
 
@@ -439,7 +471,7 @@ class AnnexModule(ProjectedState):
     def open_game(self, actor: Actor) -> Deferred[list[Record]]:
         """Open a joint game with the annex (main hall's room chief): its price is the first series' face value."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             self._main_only(N_("only the main hall ({main}) opens the hall-annex game; this hall is its annex"))
             self.session_open()
             current = self.current()
@@ -461,11 +493,11 @@ class AnnexModule(ProjectedState):
             clash = self._clash_with_partner()
             if clash is not None:
                 raise AnnexError(f"the hall-annex game does not open: {clash}")
-            return [("annex_game_opened", {
-                "game_id": f"{self.hall_id}.j{self.core.seq + 1}", "hall_id": self.hall_id, "main": self.hall_id,
-                "annex": self.partner, "price_cents": series[0].face_value_cents, "line_bp": self.rules.line_bp,
-                "bingo_bp": self.rules.bingo_bp,
-            })]  # fmt: skip
+            return [AnnexGameOpened(
+                game_id=f"{self.hall_id}.j{self.core.seq + 1}", hall_id=self.hall_id, main=self.hall_id,
+                annex=self.partner, price_cents=series[0].face_value_cents, line_bp=self.rules.line_bp,
+                bingo_bp=self.rules.bingo_bp,
+            )]  # fmt: skip
 
         return self.core.execute(actor, "annex_open_game", decide)
 
@@ -481,7 +513,7 @@ class AnnexModule(ProjectedState):
     def sell_cards(self, actor: Actor, series: int, first: int, last: int) -> Deferred[list[Record]]:
         """Record paper cards ``first``..``last`` of this hall's ``series`` sold by the seller (cash in their drawer)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.selling()
             self.session_open()
             self._no_own_game(N_("this hall's own game {own} is under way (its cards are not collected); the "
@@ -518,17 +550,16 @@ class AnnexModule(ProjectedState):
             posting = Posting.transfer(amount, debit=f"cash:{actor.name}", credit=stakes_account(game.game_id),
                                        reason="annex:sale", reference=Reference(game.game_id, None, self.core.seq + 1))
             self.ledger.check([posting])
-            return [("annex_cards_sold", {"game_id": game.game_id, "series": series, "first": first, "last": last,
-                                          "count": count, "amount_cents": amount, "seller": actor.name,
-                                          "card_set": known.card_set}),
-                    *posting_entries([posting])]
+            return [AnnexCardsSold(game_id=game.game_id, series=series, first=first, last=last, count=count,
+                                   amount_cents=amount, seller=actor.name, card_set=known.card_set),
+                    *posting_records([posting])]
 
         return self.core.execute(actor, "annex_sell_cards", decide)
 
     def close_sale(self, actor: Actor) -> Deferred[list[Record]]:
         """Close this room's sale: its cards and takings go to the partner; the pool once both are in."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._require()
             if self.hall_id in game.sales:
                 raise AnnexError(N_("this room's sale of hall-annex game {game} is already closed"), game=game.game_id)
@@ -538,18 +569,17 @@ class AnnexModule(ProjectedState):
             cards, cents = game.cards_sold_here()
             if not cards and game.clash is None:
                 raise AnnexError(N_("no card has been sold in this room; sell cards first"))
-            entries: list[Entry] = [("annex_sales_reported", {"game_id": game.game_id, "hall_id": self.hall_id,
-                                                              "cards": cards, "cents": cents})]
-            return entries + self._pool_entries(game, {self.hall_id: (cards, cents)})
+            reported = AnnexSalesReported(game_id=game.game_id, hall_id=self.hall_id, cards=cards, cents=cents)
+            return [reported, *self._pool_entries(game, {self.hall_id: (cards, cents)})]
 
         return self.core.execute(actor, "annex_close_sale", decide)
 
-    def _pool_entries(self, game: JointGame, adding: Mapping[str, tuple[int, int]]) -> list[Entry]:
+    def _pool_entries(self, game: JointGame, adding: Mapping[str, tuple[int, int]]) -> list[JournalRecord]:
         sales = {**game.sales, **adding}
         if game.main not in sales or game.annex not in sales:
             return []
         pool = joint_pool(game.rules, sales[game.main], sales[game.annex])
-        return [("annex_pool", {"game_id": game.game_id, **pool.__dict__})]
+        return [AnnexPool(game_id=game.game_id, **asdict(pool))]
 
     def draw_ball(self, actor: Actor) -> Deferred[list[Record]]:
         """Draw the next ball from this hall's draw (main hall): committed, then relayed to the annex."""
@@ -558,7 +588,7 @@ class AnnexModule(ProjectedState):
     async def _draw_ball(self, actor: Actor) -> list[Record]:
         before: list[tuple[int, ...]] = []
 
-        def check(now: int) -> list[Entry]:
+        def check(now: int) -> list[JournalRecord]:
             before.append(tuple(self._game_drawing().balls))
             return []
 
@@ -566,12 +596,12 @@ class AnnexModule(ProjectedState):
         ball = await maybeDeferred(self.ball_sources(before[0]).draw)
         assert isinstance(ball, int), "a ball source gives ball numbers"
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._game_drawing()
             if tuple(game.balls) != before[0]:
                 raise AnnexError(N_("the game's balls changed while the ball was drawn; draw again"))
-            return [("annex_ball_drawn", {"game_id": game.game_id, "hall_id": self.hall_id, "ball": ball,
-                                          "ball_count": len(game.balls) + 1}),
+            return [AnnexBallDrawn(game_id=game.game_id, hall_id=self.hall_id, ball=ball,
+                                   ball_count=len(game.balls) + 1),
                     *self._virtual_wins(game, [*game.balls, ball])]
 
         return await self.core.execute(actor, "annex_draw_ball", decide)
@@ -597,7 +627,7 @@ class AnnexModule(ProjectedState):
                 won[pattern] = WonPattern(known[0], frozenset(CardRef(*ref) for ref in known[1]))
         return won
 
-    def _virtual_wins(self, game: JointGame, balls: Sequence[int]) -> list[Entry]:
+    def _virtual_wins(self, game: JointGame, balls: Sequence[int]) -> list[JournalRecord]:
         """This room's virtual cards completing a pattern on the last of ``balls`` win it without a claim (R93.10).
 
         The hall marks its virtual cards itself, so it is their claimant: each one
@@ -614,7 +644,7 @@ class AnnexModule(ProjectedState):
         if not len(due):
             return []
         won = self._won(game)
-        entries: list[Entry] = []
+        entries: list[JournalRecord] = []
         for index in due:
             number = numbers[int(index)]
             card = game.virtual[number]
@@ -622,11 +652,11 @@ class AnnexModule(ProjectedState):
             layout = self.virtual_card(number)
             verdict = check_claim(ref, {ref: Card.from_cells(layout)}, balls, won)
             for win in verdict.wins:
-                entries.append(("annex_claim_verified", {
-                    "game_id": game.game_id, "hall_id": self.hall_id, "pattern": win.pattern, "card": ref.label,
-                    "ball_count": win.ball_count, "stake_pct": card.stake_pct, "terminal": card.terminal,
-                    "label": f"{self.library.label}-{number}", "cells": list(layout),
-                }))
+                entries.append(AnnexClaimVerified(
+                    game_id=game.game_id, hall_id=self.hall_id, pattern=win.pattern, card=ref.label,
+                    ball_count=win.ball_count, stake_pct=card.stake_pct, terminal=card.terminal,
+                    label=f"{self.library.label}-{number}", cells=layout,
+                ))
                 earlier = won.get(win.pattern)
                 sharing = earlier.cards if earlier is not None and earlier.ball_count == win.ball_count else frozenset()
                 won[win.pattern] = WonPattern(win.ball_count, sharing | {ref})
@@ -635,7 +665,7 @@ class AnnexModule(ProjectedState):
     def verify_claim(self, actor: Actor, series: int, card_number: int) -> Deferred[list[Record]]:
         """Verify a claim made in this room on one of its paper cards; a win is relayed to the partner (R85.6, R87)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._require()
             if game.phase != DRAWING:
                 raise AnnexError(N_("claims are verified while the game is drawing, before it is closed"))
@@ -645,16 +675,16 @@ class AnnexModule(ProjectedState):
                 reason = (f"card {ref.label} is a virtual card: the system checks every virtual card at each ball "
                           "and its wins need no claim (R93.10)" if virtual
                           else f"card {ref.label} was not sold in this room in this game")
-                return [("annex_claim_rejected", {"game_id": game.game_id, "card": ref.label,
-                                                  "ball_count": len(game.balls), "reason": reason})]
+                return [AnnexClaimRejected(game_id=game.game_id, card=ref.label, ball_count=len(game.balls),
+                                           reason=reason)]
             layout = self.catalog.layouts(self.catalog.series(series).card_set)[card_number - 1]
             verdict = check_claim(ref, {ref: Card.from_cells(int(n) for n in layout)}, game.balls, self._won(game))
             if not verdict.wins:
-                return [("annex_claim_rejected", {"game_id": game.game_id, "card": ref.label, "ball_count": len(game.balls),
-                                                  "reason": verdict.reason or "it wins nothing"})]
-            return [("annex_claim_verified", {"game_id": game.game_id, "hall_id": self.hall_id, "pattern": win.pattern,
-                                              "card": ref.label, "ball_count": win.ball_count,
-                                              "cells": [int(n) for n in layout]})
+                return [AnnexClaimRejected(game_id=game.game_id, card=ref.label, ball_count=len(game.balls),
+                                           reason=verdict.reason or "it wins nothing")]
+            cells = tuple(int(n) for n in layout)
+            return [AnnexClaimVerified(game_id=game.game_id, hall_id=self.hall_id, pattern=win.pattern, card=ref.label,
+                                       ball_count=win.ball_count, cells=cells)
                     for win in verdict.wins]
 
         return self.core.execute(actor, "annex_verify_claim", decide)
@@ -665,19 +695,18 @@ class AnnexModule(ProjectedState):
         A room whose winners are all virtual is settled in the same records (R85.9).
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             self._main_only(N_("only the main hall ({main}) closes the hall-annex game; this hall is its annex"))
             game = self._require()
             if game.phase != DRAWING or not game.bingo_won:
                 raise AnnexError(N_("the game closes once a bingo is verified in either room"))
             counted = sum(1 for c in game.claims if c.hall_id == game.annex)
-            closed: Entry = ("annex_game_closed", {"game_id": game.game_id, "hall_id": self.hall_id,
-                                                   "annex_claims": counted})
+            closed = AnnexGameClosed(game_id=game.game_id, hall_id=self.hall_id, annex_claims=counted)
             return [closed, *self._settled_at_close(game, list(game.claims))]
 
         return self.core.execute(actor, "annex_close_game", decide)
 
-    def _settled_at_close(self, game: JointGame, counted: list[JointClaim]) -> list[Entry]:
+    def _settled_at_close(self, game: JointGame, counted: list[JointClaim]) -> list[JournalRecord]:
         """The settlement with the close when this room has no paper winner to pay in cash, else nothing yet."""
         assert game.pool is not None, "a game closes after its pool"
         shares = prize_shares(game.pool, counted, main=game.main, here=self.hall_id)
@@ -699,7 +728,7 @@ class AnnexModule(ProjectedState):
         is relayed, and the annex returns its room's stakes when it takes it.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             self._main_only(N_("only the main hall ({main}) declares the hall-annex game not played; the annex's "
                                "room chief asks the main hall's; this hall is its annex"))
             game = self._require()  # refused if it was declared not played already
@@ -718,7 +747,8 @@ class AnnexModule(ProjectedState):
 
         return self.core.execute(actor, "annex_declare_not_played", decide)
 
-    def _not_played(self, game: JointGame, reason: str, declared_by: str, relay_seq: int | None) -> list[Entry]:
+    def _not_played(self, game: JointGame, reason: str, declared_by: str,
+                    relay_seq: int | None) -> list[JournalRecord]:
         """The ``annex_game_not_played`` record and the postings returning this room's stakes (R96.2)."""
         seq = self.core.seq + 1
         stakes = stakes_account(game.game_id)
@@ -739,13 +769,11 @@ class AnnexModule(ProjectedState):
             for number, card in sorted(game.refunded.items()):
                 back(card.stake_cents, "house", f"{virtual_number}-{number}")
         self.ledger.check(postings)
-        head: dict[str, Any] = {"game_id": game.game_id, "hall_id": self.main, "reason": reason,
-                                "declared_by": declared_by, "refunded_cents": sum(p.amount for p in postings)}
-        if relay_seq is not None:
-            head["relay_seq"] = relay_seq
-        return [("annex_game_not_played", head), *posting_entries(postings)]
+        head = AnnexGameNotPlayed(game_id=game.game_id, hall_id=self.main, reason=reason, declared_by=declared_by,
+                                  refunded_cents=sum(p.amount for p in postings), relay_seq=relay_seq)
+        return [head, *posting_records(postings)]
 
-    def terminal_failed(self, terminal: str, reason: str, seq: int) -> list[Entry]:
+    def terminal_failed(self, terminal: str, reason: str, seq: int) -> list[JournalRecord]:
         """Staff declared ``terminal`` failed (R96.3): what becomes of its cards of the joint game under way.
 
         ``seq`` is the number the first entry returned will have.  Before the game's first
@@ -761,26 +789,25 @@ class AnnexModule(ProjectedState):
         on_terminal = [(number, card) for number, card in sorted(game.virtual.items()) if card.terminal == terminal]
         if not on_terminal:
             return []
-        labels = [f"{virtual_number}-{number}" for number, _ in on_terminal]
-        out: dict[str, Any] = {"game_id": game.game_id, "terminal": terminal, "reason": reason, "refunded": [],
-                               "refunded_cents": 0, "source": None, "kept_in_play": []}
+        labels = tuple(f"{virtual_number}-{number}" for number, _ in on_terminal)
         if game.balls:
-            out["kept_in_play"] = labels
-            return [("annex_terminal_failed", out)]
+            return [AnnexTerminalFailed(game_id=game.game_id, terminal=terminal, reason=reason, refunded=(),
+                                        refunded_cents=0, source=None, kept_in_play=labels)]
         # Before the first ball no card has won anything: every one of them is refunded.
         source = "house" if self.hall_id in game.sales else stakes_account(game.game_id)
         postings = [Posting.transfer(card.stake_cents, debit=source, credit=card.account, reason=TERMINAL_REFUND,
                                      reference=Reference(game.game_id, label, seq))
                     for label, (_, card) in zip(labels, on_terminal) if card.stake_cents > 0]
         self.ledger.check(postings)
-        out.update(refunded=labels, refunded_cents=sum(p.amount for p in postings),
-                   source="house" if source == "house" else "stakes")
-        return [("annex_terminal_failed", out), *posting_entries(postings)]
+        failed = AnnexTerminalFailed(game_id=game.game_id, terminal=terminal, reason=reason, refunded=labels,
+                                     refunded_cents=sum(p.amount for p in postings),
+                                     source="house" if source == "house" else "stakes", kept_in_play=())
+        return [failed, *posting_records(postings)]
 
     def pay_prizes(self, actor: Actor, desk: str) -> Deferred[list[Record]]:
         """Pay this room's winners (paper cards in cash at ``desk``, virtual ones to their accounts); record what is owed."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._require()
             if game.phase != CLOSED or game.pool is None:
                 raise AnnexError(N_("the prizes are paid once the main hall has closed the game"))
@@ -793,7 +820,8 @@ class AnnexModule(ProjectedState):
 
         return self.core.execute(actor, "annex_pay_prizes", decide)
 
-    def _payments(self, game: JointGame, claims: list[JointClaim], drawer: str | None, seq: int) -> list[Entry]:
+    def _payments(self, game: JointGame, claims: list[JointClaim], drawer: str | None,
+                  seq: int) -> list[JournalRecord]:
         """The ``annex_prizes_paid`` record (number ``seq``) and its postings."""
         assert game.pool is not None
         here, partner = self.hall_id, game.partner(self.hall_id)
@@ -827,17 +855,16 @@ class AnnexModule(ProjectedState):
         move(house, stakes, "house", "house share")
         move(tax, "house", "tax", "tax")
         self.ledger.check(postings)
-        return [("annex_prizes_paid", {"game_id": game.game_id, "partner": partner,
-                                       "prizes": [s.to_json() for s in shares], "owed_to_partner_cents": owed,
-                                       "house_cents": house, "tax_cents": tax, "desk": drawer}),
-                *posting_entries(postings)]
+        return [AnnexPrizesPaid(game_id=game.game_id, partner=partner, prizes=[s.to_json() for s in shares],
+                                owed_to_partner_cents=owed, house_cents=house, tax_cents=tax, desk=drawer),
+                *posting_records(postings)]
 
     # --- What the partner made, and what the central server holds -----------------------
 
     def take(self, item: Mapping[str, Any]) -> Deferred[list[Record]]:
         """Journal item ``seq`` of the partner's stream (once, in order); :class:`AnnexGap` if one is missing."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             seq = int(item["seq"])
             if seq <= self.state.last_relay_seq:
                 return []  # taken already
@@ -847,12 +874,11 @@ class AnnexModule(ProjectedState):
 
         return self.core.execute(SYSTEM, "annex_take", decide)
 
-    def _taken(self, item: Mapping[str, Any], seq: int) -> list[Entry]:
+    def _taken(self, item: Mapping[str, Any], seq: int) -> list[JournalRecord]:
         kind, game_id, sender = item["kind"], item["game_id"], item["from_hall"]
 
-        def ignored(reason: str) -> list[Entry]:
-            return [("annex_item_ignored", {"relay_seq": seq, "from_hall": sender, "game_id": game_id, "kind": kind,
-                                            "reason": reason})]
+        def ignored(reason: str) -> list[JournalRecord]:
+            return [AnnexItemIgnored(relay_seq=seq, from_hall=sender, game_id=game_id, kind=kind, reason=reason)]
 
         if sender != self.partner:
             return ignored(f"{sender} is not this hall's partner ({self.partner})")
@@ -861,13 +887,10 @@ class AnnexModule(ProjectedState):
         if kind == "opened":
             if self.is_main:
                 return ignored("the annex cannot open a hall-annex game; the main hall does")
-            opened = {"game_id": game_id, "hall_id": sender, "main": sender, "annex": self.hall_id,
-                      "price_cents": item.get("cents", 0), "line_bp": item.get("line_bp", 0),
-                      "bingo_bp": item.get("bingo_bp", 0), "relay_seq": seq}
-            clash = self._clash_with_partner()
-            if clash is not None:  # the main hall checked this room's cards as it knew them: they changed since
-                opened["clash"] = clash
-            return [("annex_game_opened", opened)]
+            # The main hall checked this room's cards as it knew them: they may have changed since.
+            return [AnnexGameOpened(game_id=game_id, hall_id=sender, main=sender, annex=self.hall_id,
+                                    price_cents=item.get("cents", 0), line_bp=item.get("line_bp", 0),
+                                    bingo_bp=item.get("bingo_bp", 0), relay_seq=seq, clash=self._clash_with_partner())]
         game = self.game(game_id)
         if game is None:
             return ignored(f"this hall knows no hall-annex game {game_id}")
@@ -881,39 +904,33 @@ class AnnexModule(ProjectedState):
             if sender in game.sales:
                 return ignored(f"{sender}'s sales are known already")
             sales = (int(item.get("cards", 0)), int(item.get("cents", 0)))
-            return [("annex_sales_reported", {"game_id": game_id, "hall_id": sender, "cards": sales[0],
-                                              "cents": sales[1], "relay_seq": seq}),
+            return [AnnexSalesReported(game_id=game_id, hall_id=sender, cards=sales[0], cents=sales[1], relay_seq=seq),
                     *self._pool_entries(game, {sender: sales})]
         if kind == "ball":
             if self.is_main or item.get("ball_count") != len(game.balls) + 1 or game.pool is None:
                 return ignored(f"ball {item.get('ball_count')} is not the next one of the main hall's draw")
-            return [("annex_ball_drawn", {"game_id": game_id, "hall_id": sender, "ball": item["ball"],
-                                          "ball_count": item["ball_count"], "relay_seq": seq}),
+            return [AnnexBallDrawn(game_id=game_id, hall_id=sender, ball=item["ball"], ball_count=item["ball_count"],
+                                   relay_seq=seq),
                     *self._virtual_wins(game, [*game.balls, int(item["ball"])])]
         if kind == "claim":
             if game.phase == CLOSED:
                 return ignored("the claim came after the main hall closed the game")
-            claim: dict[str, Any] = {"game_id": game_id, "hall_id": sender, "pattern": item["pattern"],
-                                     "card": item["card"], "ball_count": item["ball_count"], "relay_seq": seq}
-            for key in ("stake_pct", "terminal", "label"):
-                if item.get(key) is not None:
-                    claim[key] = item[key]
-            cells = cells_of_text(item.get("cells"))
-            if cells is not None:
-                claim["cells"] = list(cells)
-            return [("annex_claim_verified", claim)]
+            return [AnnexClaimVerified(game_id=game_id, hall_id=sender, pattern=item["pattern"], card=item["card"],
+                                       ball_count=item["ball_count"], relay_seq=seq, stake_pct=item.get("stake_pct"),
+                                       terminal=item.get("terminal"), label=item.get("label"),
+                                       cells=cells_of_text(item.get("cells")))]
         if self.is_main or game.phase == CLOSED:
             return ignored("only the main hall closes the game, once")
         counted = int(item.get("cards", 0))
-        closed: Entry = ("annex_game_closed", {"game_id": game_id, "hall_id": sender, "annex_claims": counted,
-                                               "relay_seq": seq})
+        closed = AnnexGameClosed(game_id=game_id, hall_id=sender, annex_claims=counted, relay_seq=seq)
         if game.pool is None:
             return [closed]
         claims = [c for c in game.claims if c.hall_id == game.main]
         claims += [c for c in game.claims if c.hall_id == game.annex][:counted]
         return [closed, *self._settled_at_close(game, claims)]
 
-    def _taken_cards(self, item: Mapping[str, Any], seq: int, ignored: Callable[[str], list[Entry]]) -> list[Entry]:
+    def _taken_cards(self, item: Mapping[str, Any], seq: int,
+                     ignored: Callable[[str], list[JournalRecord]]) -> list[JournalRecord]:
         part: dict[str, Any] = {key: item.get(key) for key in DECLARATION_FIELDS}
         if any(part[key] is None for key in DECLARATION_FIELDS if key != "prints"):
             return ignored("a part of a declaration of cards names its digest, part, parts, label, first and cards")
@@ -925,27 +942,27 @@ class AnnexModule(ProjectedState):
         if len(prints) != part["cards"] or not 1 <= int(part["part"]) <= int(part["parts"]):
             return ignored(f"part {part['part']} of {part['parts']} holds {len(prints)} fingerprints, "
                            f"not {part['cards']}")
-        return [("annex_cards_declared", {"hall_id": item["from_hall"], **part, "relay_seq": seq})]
+        return [cards_declared(item["from_hall"], part, seq)]
 
     def link_changed(self, up: bool) -> Deferred[list[Record]]:
         """Journal that the partner is out of reach, or back, while a joint game is under way."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.current()
             if game is None or game.over or self.state.link_up == up:
                 return []
-            return [("annex_link", {"game_id": game.game_id, "partner": game.partner(self.hall_id), "up": up})]
+            return [AnnexLink(game_id=game.game_id, partner=game.partner(self.hall_id), up=up)]
 
         return self.core.execute(SYSTEM, "annex_link", decide)
 
     def posted(self, record_seq: int, request_id: str, relay_seq: int) -> Deferred[list[Record]]:
         """The central server holds this hall's record ``record_seq`` for the partner."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             item = self.state.outbox.get(record_seq)
             if item is None:
                 return []
-            return [("annex_posted", {"game_id": item["game_id"], "record_seq": record_seq, "request_id": request_id,
-                                      "relay_seq": relay_seq})]
+            return [AnnexPosted(game_id=item["game_id"], record_seq=record_seq, request_id=request_id,
+                                relay_seq=relay_seq)]
 
         return self.core.execute(SYSTEM, "annex_posted", decide)

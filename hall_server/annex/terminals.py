@@ -26,13 +26,13 @@ rule: :meth:`VirtualModule.buyer <hall_server.hall.virtual.VirtualModule.buyer>`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Callable, cast
 
 from twisted.internet import defer
 
-from hall_server.annex.module import AnnexError, AnnexModule
+from hall_server.annex.module import AnnexError, AnnexModule, posting_records
 from hall_server.hall.cashier import player_account
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.virtual import (
     MAX_SALE_SECONDS,
@@ -49,6 +49,14 @@ from protocol.claims import CardRef
 from protocol.errors import N_
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.records import JournalRecord, declared
+from protocol.records.annex import (
+    AnnexGameOpened,
+    AnnexTerminalFailed,
+    AnnexTerminalSaleOpened,
+    AnnexVirtualCardsBought,
+)
+from protocol.records.terminals import TerminalRequestRefused
 from protocol.sale import MAX_CARDS_PER_PLAYER
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor, CommandCore, CommandSpec
@@ -107,7 +115,9 @@ class JointTerminalSales(ProjectedState):
         self.state = JointSalesState()
         core.add_module(self)
         core.allow(PERMISSIONS)
-        virtual.failure_effects.append(annex.terminal_failed)  # a failed terminal's joint cards (R96.3)
+        # A failed terminal's joint cards (R96.3).  VirtualModule types its effects as (type, payload) pairs;
+        # the core takes declared records as well.
+        virtual.failure_effects.append(cast(Callable[[str, str, int], list[Entry]], annex.terminal_failed))
         core.register(CommandSpec(
             "annex_open_terminal_sale", self.open_sale, {"seconds": int},
             N_("open the sale of the hall-annex game's virtual cards on this room's terminals for this many seconds"),
@@ -139,7 +149,7 @@ class JointTerminalSales(ProjectedState):
     def open_sale(self, actor: Actor, seconds: int) -> defer.Deferred[list[Record]]:
         """Open (or extend) this room's terminals' sale of the joint game for ``seconds`` (R93.1)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             try:
                 game = self.annex.selling()
             except AnnexError as error:
@@ -148,10 +158,10 @@ class JointTerminalSales(ProjectedState):
                 raise AnnexError(N_("the sale lasts 1 to {most} seconds, not {seconds!r}"), most=MAX_SALE_SECONDS,
                                  seconds=seconds)
             window = self.window(game)
-            return [("annex_terminal_sale_opened", {
-                "game_id": game.game_id, "opens_at_ms": window.opens_at_ms if window else now,
-                "closes_at_ms": now + seconds * 1000, "series": self.library.label, "price_cents": game.price_cents,
-            })]  # fmt: skip
+            return [AnnexTerminalSaleOpened(
+                game_id=game.game_id, opens_at_ms=window.opens_at_ms if window else now,
+                closes_at_ms=now + seconds * 1000, series=self.library.label, price_cents=game.price_cents,
+            )]  # fmt: skip
 
         return self.core.execute(actor, "annex_open_terminal_sale", decide)
 
@@ -160,7 +170,7 @@ class JointTerminalSales(ProjectedState):
         :class:`~hall_server.hall.virtual.PurchaseRefused` (journaled)."""
         outcomes: list[PurchaseRefused | PurchaseOutcome] = []
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             entries, outcome = self._decide(request, game_id, now)
             outcomes.append(outcome)
             return entries
@@ -182,7 +192,7 @@ class JointTerminalSales(ProjectedState):
                 if outcome.first <= card.ref.number <= outcome.last]
 
     def _decide(self, request: PurchaseRequest, game_id: str,
-                now: int) -> tuple[list[Entry], PurchaseRefused | PurchaseOutcome]:
+                now: int) -> tuple[list[JournalRecord], PurchaseRefused | PurchaseOutcome]:
         key = (request.terminal_id, request.request)
         remembered = self.state.requests if self.state.game_id == game_id else {}
         earlier = remembered.get(key) if request.request else None
@@ -224,12 +234,12 @@ class JointTerminalSales(ProjectedState):
                                    reference=Reference(game.game_id, None, seq))
         self.ledger.check([posting])
         bought = PurchaseOutcome(request.signed_in, game.game_id, first, first + quantity - 1)
-        return [("annex_virtual_cards_bought", {
-            "game_id": game.game_id, "terminal": request.terminal_id, "account": account, "request": request.request,
-            "series": self.library.number, "series_label": self.library.label, "first": first,
-            "last": first + quantity - 1, "quantity": quantity, "stake_pct": stake_pct, "stake_cents": stake,
-            "amount_cents": amount, "price_cents": game.price_cents, "signed_in": request.signed_in,
-        }), *posting_entries([posting])], bought  # fmt: skip
+        return [AnnexVirtualCardsBought(
+            game_id=game.game_id, terminal=request.terminal_id, account=account, request=request.request,
+            series=self.library.number, series_label=self.library.label, first=first, last=first + quantity - 1,
+            quantity=quantity, stake_pct=stake_pct, stake_cents=stake, amount_cents=amount,
+            price_cents=game.price_cents, signed_in=request.signed_in,
+        ), *posting_records([posting])], bought  # fmt: skip
 
     def _selling(self, game_id: str, now: int) -> JointGame:
         """The joint game ``game_id`` if this room's terminals sell it now (R93.1, R93.8)."""
@@ -245,11 +255,11 @@ class JointTerminalSales(ProjectedState):
         return game
 
     @staticmethod
-    def _refusal(request: PurchaseRequest, game_id: str, refusal: PurchaseRefused) -> Entry:
-        return ("terminal_request_refused", {
-            "terminal": request.terminal_id, "request": request.request, "what": JOINT_BUY, "account": request.account,
-            "signed_in": request.signed_in, "game_id": game_id[:64], "reason": str(refusal),
-        })
+    def _refusal(request: PurchaseRequest, game_id: str, refusal: PurchaseRefused) -> TerminalRequestRefused:
+        return TerminalRequestRefused(
+            terminal=request.terminal_id, request=request.request, what=JOINT_BUY, account=request.account,
+            signed_in=request.signed_in, game_id=game_id[:64], reason=str(refusal),
+        )
 
     # --- Projection -----------------------------------------------------------------
 
@@ -257,32 +267,39 @@ class JointTerminalSales(ProjectedState):
         self.state = JointSalesState()
 
     def apply(self, record: Record) -> None:
-        kind, p = record.type, record.payload
+        event = declared(record)
         state = self.state
-        if kind == "annex_game_opened":
-            self.state = JointSalesState(game_id=p["game_id"])  # a new joint game: the last one's are over
-        elif kind == "annex_terminal_sale_opened":
-            state.window = JointWindow(p["game_id"], p["opens_at_ms"], p["closes_at_ms"])
-        elif kind == "annex_virtual_cards_bought" and p["game_id"] == state.game_id:
-            held = state.holdings.setdefault(p["account"], [])
-            for number in range(p["first"], p["last"] + 1):
-                held.append(JointCard(
-                    CardRef(p["series"], number), f"{p['series_label']}-{number}",
-                    tuple(int(n) for n in self.library.cells[number - 1]), self.library.codes[number - 1],
-                    p["price_cents"], p["stake_cents"], p["stake_pct"], p["terminal"],
-                ))
-            state.assigned = max(state.assigned, p["last"])
-            self._remember(p, PurchaseOutcome(p.get("signed_in"), p["game_id"], p["first"], p["last"]))
-        elif kind == "annex_terminal_failed" and p["game_id"] == state.game_id and p["refunded"]:
-            refunded = set(p["refunded"])  # they left the game: the player holds them no more
-            for account, cards in state.holdings.items():
-                cards[:] = [card for card in cards if card.ref.label not in refunded]
-        elif kind == "terminal_request_refused" and p.get("what") == JOINT_BUY and p.get("game_id") == state.game_id:
-            self._remember(p, PurchaseOutcome(p.get("signed_in"), p.get("game_id"), refusal=p["reason"]))
+        match event:
+            case AnnexGameOpened():
+                self.state = JointSalesState(game_id=event.game_id)  # a new joint game: the last one's are over
+            case AnnexTerminalSaleOpened():
+                state.window = JointWindow(event.game_id, event.opens_at_ms, event.closes_at_ms)
+            case AnnexVirtualCardsBought() if event.game_id == state.game_id:
+                self._bought(event)
+            case AnnexTerminalFailed() if event.game_id == state.game_id and event.refunded:
+                refunded = set(event.refunded)  # they left the game: the player holds them no more
+                for cards in state.holdings.values():
+                    cards[:] = [card for card in cards if card.ref.label not in refunded]
+            case TerminalRequestRefused() if event.what == JOINT_BUY and event.game_id == state.game_id:
+                self._remember(event.terminal, event.request,
+                               PurchaseOutcome(event.signed_in, event.game_id, refusal=event.reason))
 
-    def _remember(self, p: Mapping[str, Any], outcome: PurchaseOutcome) -> None:
-        if p.get("request"):
-            self.state.requests.setdefault((p["terminal"], p["request"]), outcome)
+    def _bought(self, event: AnnexVirtualCardsBought) -> None:
+        state = self.state
+        held = state.holdings.setdefault(event.account, [])
+        for number in range(event.first, event.last + 1):
+            held.append(JointCard(
+                CardRef(event.series, number), f"{event.series_label}-{number}",
+                tuple(int(n) for n in self.library.cells[number - 1]), self.library.codes[number - 1],
+                event.price_cents, event.stake_cents, event.stake_pct, event.terminal,
+            ))
+        state.assigned = max(state.assigned, event.last)
+        self._remember(event.terminal, event.request,
+                       PurchaseOutcome(event.signed_in, event.game_id, event.first, event.last))
+
+    def _remember(self, terminal: str, request: str | None, outcome: PurchaseOutcome) -> None:
+        if request:
+            self.state.requests.setdefault((terminal, request), outcome)
 
 
 __all__ = ["JOINT_BUY", "JointCard", "JointTerminalSales", "JointWindow"]

@@ -45,10 +45,28 @@ from protocol.chain import Record
 from protocol.errors import DomainError, ReasonedRefusal
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.records import JournalRecord, declared, entry_record
+from protocol.records.network import (
+    NetworkBallDrawn,
+    NetworkCardsBought,
+    NetworkCreditHeld,
+    NetworkCreditPaid,
+    NetworkCreditReleased,
+    NetworkGameClosed,
+    NetworkGameNotPlayed,
+    NetworkPrizeAmount,
+    NetworkPrizeShare,
+    NetworkPrizeWon,
+    NetworkSaleClosed,
+    NetworkSaleOpened,
+    NetworkTerminalFailureAnswered,
+    NetworkTerminalFailureReported,
+    NetworkWinner,
+    NetworkWinners,
+)
 from protocol.sale import MAX_CARDS_PER_PLAYER  # the central server checks it too
 from protocol.settlement import stake_cents
-from server_kit.core import CommandCore
-from server_kit.journal.port import Entry
+from server_kit.core import CommandCore, Decide
 from server_kit.journal.projection import ProjectedState
 
 #: A card's cells: 3 rows of 9, row by row, 0 for a blank.
@@ -81,6 +99,11 @@ class NetworkRefused(NetworkError):
         self.code = code
 
 
+def posting_records(postings: Sequence[Posting]) -> list[JournalRecord]:
+    """The ``posting`` records that journal ``postings`` (the ledger folds them)."""
+    return [entry_record(entry) for entry in posting_entries(postings)]
+
+
 def held_account(game_id: str) -> str:
     return f"held:{game_id}"
 
@@ -89,19 +112,27 @@ def network_account(game_id: str) -> str:
     return f"network:{game_id}"
 
 
+def _sale_opened(args: Mapping[str, Any], *, remaining_ms: int, closes_here_ms: int) -> NetworkSaleOpened:
+    """The opening of a sale as the central server announced it (``sale_opened``, ``game_under_way``)."""
+    return NetworkSaleOpened(
+        game_id=args["game_id"], series=args["series"], first_card=args["first_card"],
+        price_cents=args["price_cents"], closes_at_ms=args["closes_at_ms"], remaining_ms=remaining_ms,
+        closes_here_ms=closes_here_ms, ball_interval_ms=args["ball_interval_ms"],
+        prizes=tuple(NetworkPrizeShare(pattern=prize["pattern"], basis_points=prize["basis_points"],
+                                       carry_in_cents=prize["carry_in_cents"]) for prize in args["prizes"]),
+    )  # fmt: skip
+
+
+def _prize_amounts(prizes: Iterable[Mapping[str, Any]]) -> tuple[NetworkPrizeAmount, ...]:
+    """Each prize's amount as the central server gave it (``sale_closed``, ``game_under_way``)."""
+    return tuple(NetworkPrizeAmount(pattern=prize["pattern"], amount_cents=prize["amount_cents"]) for prize in prizes)
+
+
+#: The records of a game the hall knows, folded into its :class:`NetworkGame`.
+GameRecord = (NetworkSaleClosed | NetworkBallDrawn | NetworkPrizeWon | NetworkWinners | NetworkCreditPaid
+              | NetworkGameClosed | NetworkGameNotPlayed)
+
 # --- State ------------------------------------------------------------------------------
-
-
-@dataclass
-class Winner:
-    seq: int
-    pattern: str
-    ball_count: int
-    series: str
-    card_number: int
-    hall_id: str
-    terminal_id: str
-    payment_cents: int
 
 
 @dataclass
@@ -124,7 +155,7 @@ class NetworkGame:
     hall_cards_sold: int | None = None
     hall_sales_cents: int | None = None
     won: dict[str, int] = field(default_factory=dict)  # pattern -> ball count
-    winners: list[Winner] = field(default_factory=list)
+    winners: list[NetworkWinner] = field(default_factory=list)
     credits_paid: set[int] = field(default_factory=set)
     not_played_reason: str | None = None
 
@@ -294,7 +325,7 @@ class NetworkModule(ProjectedState):
 
     # --- Running commands ------------------------------------------------------------
 
-    def _run(self, command: str, decide: Callable[[int], list[Entry]]) -> defer.Deferred[list[Record]]:
+    def _run(self, command: str, decide: Decide) -> defer.Deferred[list[Record]]:
         return self.core.execute(SYSTEM, command, decide)
 
     def _known(self, game_id: str) -> NetworkGame:
@@ -314,7 +345,7 @@ class NetworkModule(ProjectedState):
         """
         found: list[Hold] = []
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             earlier = self.hold_for(purchase.terminal, purchase.request)
             if earlier is not None:
                 if earlier.account != player_account(purchase.signed_in or ""):
@@ -330,17 +361,18 @@ class NetworkModule(ProjectedState):
             posting = Posting.transfer(amount, debit=account, credit=held_account(game.game_id),
                                        reason="network:hold", reference=Reference(game.game_id, None, seq))
             self.ledger.check([posting])
-            return [("network_credit_held", {
-                "game_id": game.game_id, "request_id": request_id, "terminal": purchase.terminal,
-                "terminal_request": purchase.request, "account": account, "player_ref": player_ref,
-                "card_count": purchase.quantity, "stake_pct": purchase.stake_pct, "stake_cents": stake,
-                "amount_cents": amount,
-            }), *posting_entries([posting])]  # fmt: skip
+            return [NetworkCreditHeld(
+                game_id=game.game_id, request_id=request_id, terminal=purchase.terminal,
+                terminal_request=purchase.request, account=account, player_ref=player_ref,
+                card_count=purchase.quantity, stake_pct=purchase.stake_pct, stake_cents=stake, amount_cents=amount,
+            ), *posting_records([posting])]  # fmt: skip
 
         def committed(records: list[Record]) -> Hold:
             if found:
                 return found[0]
-            hold = self.state.holds[records[0].payload["request_id"]]
+            held = declared(records[0])
+            assert isinstance(held, NetworkCreditHeld), "a hold's first record is the hold"
+            hold = self.state.holds[held.request_id]
             self.relay_hold(hold)
             return hold
 
@@ -407,7 +439,7 @@ class NetworkModule(ProjectedState):
         """Take the central server's answer to ``buy_cards`` (checked against the protocol
         by the relay): capture or release the hold, once; fires with the hold."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             hold = self.state.holds.get(request_id)
             if hold is None:
                 raise NetworkRefused("bad_argument", f"this hall holds no purchase {request_id}")
@@ -429,26 +461,23 @@ class NetworkModule(ProjectedState):
                     postings.append(Posting.transfer(hold.amount_cents - captured, debit=held_account(hold.game_id),
                                                      credit=hold.account, reason="network:release",
                                                      reference=reference))
-                bought: dict[str, Any] = {
-                    "game_id": hold.game_id, "request_id": request_id, "account": hold.account,
-                    "decision": int(answer["decision"]),
-                    "series": str(answer["series"]), "first_card": int(answer["first_card"]),
-                    "card_count": int(answer["card_count"]), "stake_cents": int(answer["stake_cents"]),
-                    "amount_cents": captured,
-                }  # fmt: skip
-                cells = self._cells_of(request_id, answer)
-                if cells:
-                    bought["cells"] = cells
-                return [("network_cards_bought", bought), *posting_entries(postings)]
+                bought = NetworkCardsBought(
+                    game_id=hold.game_id, request_id=request_id, account=hold.account,
+                    decision=int(answer["decision"]), series=str(answer["series"]),
+                    first_card=int(answer["first_card"]), card_count=int(answer["card_count"]),
+                    stake_cents=int(answer["stake_cents"]), amount_cents=captured,
+                    cells=self._cells_of(request_id, answer),
+                )  # fmt: skip
+                return [bought, *posting_records(postings)]
             posting = Posting.transfer(hold.amount_cents, debit=held_account(hold.game_id), credit=hold.account,
                                        reason="network:release", reference=reference)
             decision = answer.get("decision")
-            return [("network_credit_released", {
-                "game_id": hold.game_id, "request_id": request_id,
-                "decision": int(decision) if decision is not None else None,
-                "refusal_code": str(answer.get("refusal_code") or "refused"),
-                "refusal": str(answer.get("refusal") or "The central server refused the purchase.")[:300],
-            }), *posting_entries([posting])]  # fmt: skip
+            return [NetworkCreditReleased(
+                game_id=hold.game_id, request_id=request_id,
+                decision=int(decision) if decision is not None else None,
+                refusal_code=str(answer.get("refusal_code") or "refused"),
+                refusal_text=str(answer.get("refusal") or "The central server refused the purchase.")[:300],
+            ), *posting_records([posting])]  # fmt: skip
 
         self._deciding.add(request_id)
 
@@ -459,17 +488,17 @@ class NetworkModule(ProjectedState):
 
         return self._run("network_settle", decide).addBoth(done).addCallback(lambda _: self.state.holds[request_id])
 
-    def _cells_of(self, request_id: str, answer: Mapping[str, Any]) -> list[int]:
+    def _cells_of(self, request_id: str, answer: Mapping[str, Any]) -> tuple[int, ...]:
         """The confirmed cards' numbers, if the answer carries all of them and each card is a card."""
-        cells = [int(n) for n in answer.get("cells") or ()]
+        cells = tuple(int(n) for n in answer.get("cells") or ())
         if not cells:
-            return []
+            return ()
         count = int(answer["card_count"])
         cards = [cells[i : i + CARD_CELLS] for i in range(0, len(cells), CARD_CELLS)]
         if len(cells) != count * CARD_CELLS or any(sum(1 for n in card if n) != 15 for card in cards):
             self.log.error("The central server's answer to {request} carries {n} cells for {k} card(s); the cards "
                            "are shown without their numbers", request=request_id, n=len(cells), k=count)
-            return []
+            return ()
         return cells
 
     def _wake(self, request_id: str) -> None:
@@ -480,29 +509,23 @@ class NetworkModule(ProjectedState):
             waiting.callback(hold)
 
     def _committed(self, record: Record) -> None:
-        if record.type in ("network_cards_bought", "network_credit_released"):
-            self._wake(record.payload["request_id"])
+        event = declared(record)
+        if isinstance(event, (NetworkCardsBought, NetworkCreditReleased)):
+            self._wake(event.request_id)
 
     # --- What the central server says ----------------------------------------------------
 
     def sale_opened(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
         """The sale of a network game opened (R93.1): journaled once per game."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             if args["game_id"] in self.state.games:
                 return []  # heard before (a push sent again, a catch-up)
             # The gate: the deadline on the central clock as the link measures it (version 3), else what
             # remains of the sale from when its opening is heard.
             offset = self.central_offset_ms
             closes_here = now + args["remaining_ms"] if offset is None else args["closes_at_ms"] - offset
-            return [("network_sale_opened", {
-                "game_id": args["game_id"], "series": args["series"], "first_card": args["first_card"],
-                "price_cents": args["price_cents"], "closes_at_ms": args["closes_at_ms"],
-                "remaining_ms": args["remaining_ms"], "closes_here_ms": closes_here,
-                "ball_interval_ms": args["ball_interval_ms"],
-                "prizes": [{"pattern": p["pattern"], "basis_points": p["basis_points"],
-                            "carry_in_cents": p["carry_in_cents"]} for p in args["prizes"]],
-            })]  # fmt: skip
+            return [_sale_opened(args, remaining_ms=args["remaining_ms"], closes_here_ms=closes_here)]
 
         return self._run("network_sale_opened", decide)
 
@@ -510,20 +533,13 @@ class NetworkModule(ProjectedState):
         """A game whose sale closed before this hall linked (``game_under_way``): its sale and its close,
         as ``sale_opened`` and ``sale_closed`` would have said them, journaled once; the hall bought nothing in it."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             if args["game_id"] in self.state.games:
                 return []  # the hall knows it: its catch-up does the rest
-            return [("network_sale_opened", {
-                "game_id": args["game_id"], "series": args["series"], "first_card": args["first_card"],
-                "price_cents": args["price_cents"], "closes_at_ms": args["closes_at_ms"], "remaining_ms": 0,
-                "closes_here_ms": now, "ball_interval_ms": args["ball_interval_ms"],
-                "prizes": [{"pattern": p["pattern"], "basis_points": p["basis_points"],
-                            "carry_in_cents": p["carry_in_cents"]} for p in args["prizes"]],
-            }), ("network_sale_closed", {
-                "game_id": args["game_id"], "cards_sold": args["cards_sold"], "sales_cents": args["sales_cents"],
-                "prizes": [{"pattern": p["pattern"], "amount_cents": p["amount_cents"]} for p in args["prize_amounts"]],
-                "hall_cards_sold": 0, "hall_sales_cents": 0,
-            })]  # fmt: skip
+            return [_sale_opened(args, remaining_ms=0, closes_here_ms=now), NetworkSaleClosed(
+                game_id=args["game_id"], cards_sold=args["cards_sold"], sales_cents=args["sales_cents"],
+                prizes=_prize_amounts(args["prize_amounts"]), hall_cards_sold=0, hall_sales_cents=0,
+            )]  # fmt: skip
 
         return self._run("network_sale_opened", decide)
 
@@ -535,22 +551,22 @@ class NetworkModule(ProjectedState):
     def sale_closed(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
         """The sale closed: cards and prizes network-wide and the hall's share (R93.9)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._known(args["game_id"])
             if game.phase != SELLING:
                 return []
-            return [("network_sale_closed", {
-                "game_id": game.game_id, "cards_sold": args["cards_sold"], "sales_cents": args["sales_cents"],
-                "prizes": [{"pattern": p["pattern"], "amount_cents": p["amount_cents"]} for p in args["prizes"]],
-                "hall_cards_sold": args["hall_cards_sold"], "hall_sales_cents": args["hall_sales_cents"],
-            })]  # fmt: skip
+            return [NetworkSaleClosed(
+                game_id=game.game_id, cards_sold=args["cards_sold"], sales_cents=args["sales_cents"],
+                prizes=_prize_amounts(args["prizes"]), hall_cards_sold=args["hall_cards_sold"],
+                hall_sales_cents=args["hall_sales_cents"],
+            )]  # fmt: skip
 
         return self._run("network_sale_closed", decide)
 
     def ball(self, game_id: str, ball: int, ball_count: int) -> defer.Deferred[list[Record]]:
         """Ball number ``ball_count`` is ``ball``: journaled if it is the next one; nothing if held already."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._known(game_id)
             have = len(game.balls)
             if ball_count <= have:
@@ -565,22 +581,21 @@ class NetworkModule(ProjectedState):
                 raise NetworkRefused("bad_argument", f"game {game_id} is over; no ball follows")
             if ball in game.balls:
                 raise NetworkRefused("bad_argument", f"game {game_id}: ball {ball} was drawn already")
-            return [("network_ball_drawn", {"game_id": game_id, "ball": ball, "ball_count": ball_count})]
+            return [NetworkBallDrawn(game_id=game_id, ball=ball, ball_count=ball_count)]
 
         return self._run("network_ball", decide)
 
     def prize_won(self, args: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
         """A pattern won (R93.12): journaled once per pattern, its winners after it."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._known(args["game_id"])
-            entries: list[Entry] = []
+            entries: list[JournalRecord] = []
             if args["pattern"] not in game.won:
-                entries.append(("network_prize_won", {
-                    "game_id": game.game_id, "pattern": args["pattern"], "ball_count": args["ball_count"],
-                    "amount_cents": args["amount_cents"], "winner_count": args["winner_count"],
-                    "final": args["final"],
-                }))  # fmt: skip
+                entries.append(NetworkPrizeWon(
+                    game_id=game.game_id, pattern=args["pattern"], ball_count=args["ball_count"],
+                    amount_cents=args["amount_cents"], winner_count=args["winner_count"], final=args["final"],
+                ))  # fmt: skip
             entries += self._winner_entries(game, args["winners"])
             return entries
 
@@ -590,15 +605,15 @@ class NetworkModule(ProjectedState):
         """Winners the hall does not hold yet (a page of ``get_winners``)."""
         return self._run("network_winners", lambda now: self._winner_entries(self._known(game_id), page))
 
-    def _winner_entries(self, game: NetworkGame, page: Sequence[Mapping[str, Any]]) -> list[Entry]:
+    def _winner_entries(self, game: NetworkGame, page: Sequence[Mapping[str, Any]]) -> list[JournalRecord]:
         known = {w.seq for w in game.winners}
-        new = [dict(w) for w in page if w["seq"] not in known]
-        return [("network_winners", {"game_id": game.game_id, "winners": new})] if new else []
+        new = tuple(NetworkWinner(**w) for w in page if w["seq"] not in known)
+        return [NetworkWinners(game_id=game.game_id, winners=new)] if new else []
 
     def credit(self, game_id: str, item: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
         """Pay credit ``item["seq"]`` of the game into its player's account, once (R85.9)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._known(game_id)
             if item["seq"] in game.credits_paid:
                 return []
@@ -607,42 +622,40 @@ class NetworkModule(ProjectedState):
                 raise NetworkRefused("bad_argument", f"credit {item['seq']} of game {game_id} is for player "
                                      f"{item['player_ref']}, who bought nothing here")
             seq = self.core.seq + 1
-            entries: list[Entry] = [("network_credit_paid", {
-                "game_id": game_id, "seq": item["seq"], "kind": item["kind"], "account": account,
-                "player_ref": item["player_ref"], "terminal": item["terminal_id"], "amount_cents": item["amount_cents"],
-                **{k: item[k] for k in ("pattern", "card_number", "card_count", "purchase_request_id", "paid_by")
-                   if item.get(k) is not None},
-            })]  # fmt: skip
+            entries: list[JournalRecord] = [NetworkCreditPaid(
+                game_id=game_id, seq=item["seq"], kind=item["kind"], account=account, player_ref=item["player_ref"],
+                terminal=item["terminal_id"], amount_cents=item["amount_cents"], pattern=item.get("pattern"),
+                card_number=item.get("card_number"), card_count=item.get("card_count"),
+                purchase_request_id=item.get("purchase_request_id"), paid_by=item.get("paid_by"),
+            )]  # fmt: skip
             if item["amount_cents"] > 0:
                 reason = f"network:prize:{item['pattern']}" if item["kind"] == "prize" else "network:refund"
                 posting = Posting.transfer(item["amount_cents"], debit=network_account(game_id), credit=account,
                                            reason=reason, reference=Reference(game_id, None, seq))
-                entries += posting_entries([posting])
+                entries += posting_records([posting])
             return entries
 
         return self._run("network_credit", decide)
 
     def game_closed(self, game_id: str, ball_count: int, carries: Iterable[Mapping[str, Any]]) -> defer.Deferred[list[Record]]:
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._known(game_id)
             if game.over:
                 return []
-            return [("network_game_closed", {
-                "game_id": game_id, "ball_count": ball_count,
-                "carries": [{"pattern": c["pattern"], "amount_cents": c["carry_cents"]} for c in carries],
-            })]
+            return [NetworkGameClosed(game_id=game_id, ball_count=ball_count, carries=tuple(
+                NetworkPrizeAmount(pattern=c["pattern"], amount_cents=c["carry_cents"]) for c in carries
+            ))]
 
         return self._run("network_game_closed", decide)
 
     def game_not_played(self, game_id: str, reason: str, last_credit_seq: int) -> defer.Deferred[list[Record]]:
         """Force majeure (R96.2): the refunds follow as credits."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._known(game_id)
             if game.over:
                 return []
-            return [("network_game_not_played", {"game_id": game_id, "reason": reason,
-                                                  "last_credit_seq": last_credit_seq})]
+            return [NetworkGameNotPlayed(game_id=game_id, reason=reason, last_credit_seq=last_credit_seq)]
 
         return self._run("network_game_not_played", decide)
 
@@ -652,9 +665,9 @@ class NetworkModule(ProjectedState):
         """Staff declared ``terminal`` failed (R96.3): report it in every network game not over
         in which it bought cards (or holds credit for them)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             reported = {(f.game_id, f.terminal) for f in self.state.failures.values()}
-            entries: list[Entry] = []
+            entries: list[JournalRecord] = []
             for game in self.live_games():
                 if (game.game_id, terminal) in reported:
                     continue
@@ -662,28 +675,30 @@ class NetworkModule(ProjectedState):
                            for h in self.state.holds.values()):
                     continue
                 seq = self.core.seq + len(entries) + 1
-                entries.append(("network_terminal_failure_reported", {
-                    "game_id": game.game_id, "request_id": f"{self.hall_id}.{seq}", "terminal": terminal,
-                    "reason": reason[:200], "declared_by": declared_by[:64],
-                }))  # fmt: skip
+                entries.append(NetworkTerminalFailureReported(
+                    game_id=game.game_id, request_id=f"{self.hall_id}.{seq}", terminal=terminal, reason=reason[:200],
+                    declared_by=declared_by[:64],
+                ))  # fmt: skip
             return entries
 
         def committed(records: list[Record]) -> list[Record]:
             for record in records:
-                self.relay_failure(self.state.failures[record.payload["request_id"]])
+                report = declared(record)
+                if isinstance(report, NetworkTerminalFailureReported):
+                    self.relay_failure(self.state.failures[report.request_id])
             return records
 
         return self._run("network_terminal_failure", decide).addCallback(committed)
 
     def failure_answered(self, request_id: str, answer: Mapping[str, Any]) -> defer.Deferred[list[Record]]:
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             report = self.state.failures.get(request_id)
             if report is None or report.answered:
                 return []
-            return [("network_terminal_failure_answered", {
-                "game_id": report.game_id, "request_id": request_id, "refunded_cards": answer["refunded_cards"],
-                "refunded_cents": answer["refunded_cents"], "paid_by": answer["paid_by"],
-            })]  # fmt: skip
+            return [NetworkTerminalFailureAnswered(
+                game_id=report.game_id, request_id=request_id, refunded_cards=answer["refunded_cards"],
+                refunded_cents=answer["refunded_cents"], paid_by=answer["paid_by"],
+            )]  # fmt: skip
 
         return self._run("network_terminal_failure_answered", decide)
 
@@ -693,64 +708,61 @@ class NetworkModule(ProjectedState):
         self.state = NetworkState()
 
     def apply(self, record: Record) -> None:
-        kind = record.type
-        if not kind.startswith("network_"):
-            return
-        p = record.payload
+        event = declared(record)
         state = self.state
-        if kind == "network_sale_opened":
-            state.games[p["game_id"]] = NetworkGame(
-                p["game_id"], p["series"], p["first_card"], p["price_cents"], p["closes_at_ms"], p["closes_here_ms"],
-                p["ball_interval_ms"], [(x["pattern"], x["basis_points"]) for x in p["prizes"]],
-            )
-            state.order.append(p["game_id"])
-            return
-        if kind == "network_credit_held":
-            hold = Hold(p["request_id"], p["game_id"], p["terminal"], p["terminal_request"], p["account"],
-                        p["player_ref"], p["card_count"], p["stake_pct"], p["stake_cents"], p["amount_cents"],
-                        record.seq)
-            state.holds[hold.request_id] = hold
-            state.by_terminal_request[(hold.terminal, hold.terminal_request)] = hold.request_id
-            state.players[hold.player_ref] = hold.account
-            return
-        if kind == "network_cards_bought":
-            hold = state.holds[p["request_id"]]
-            hold.status, hold.first_card, hold.series = "bought", p["first_card"], p["series"]
-            hold.cells = tuple(p.get("cells") or ())
-            return
-        if kind == "network_credit_released":
-            hold = state.holds[p["request_id"]]
-            hold.status, hold.refusal_code, hold.refusal = "released", p["refusal_code"], p["refusal"]
-            return
-        if kind == "network_terminal_failure_reported":
-            state.failures[p["request_id"]] = FailureReport(p["request_id"], p["game_id"], p["terminal"], p["reason"],
-                                                            p["declared_by"])
-            return
-        if kind == "network_terminal_failure_answered":
-            state.failures[p["request_id"]].answered = True
-            return
-        game = state.games[p["game_id"]]
-        if kind == "network_sale_closed":
-            game.phase = SALE_CLOSED
-            game.cards_sold, game.sales_cents = p["cards_sold"], p["sales_cents"]
-            game.prize_amounts = {x["pattern"]: x["amount_cents"] for x in p["prizes"]}
-            game.hall_cards_sold, game.hall_sales_cents = p["hall_cards_sold"], p["hall_sales_cents"]
-        elif kind == "network_ball_drawn":
-            game.balls.append(p["ball"])
-            if game.phase in (SELLING, SALE_CLOSED):
-                game.phase = DRAWING
-        elif kind == "network_prize_won":
-            game.won.setdefault(p["pattern"], p["ball_count"])
-        elif kind == "network_winners":
-            for w in p["winners"]:
-                game.winners.append(Winner(**w))
-                game.won.setdefault(w["pattern"], w["ball_count"])
-        elif kind == "network_credit_paid":
-            game.credits_paid.add(p["seq"])
-        elif kind == "network_game_closed":
-            game.phase = CLOSED
-        elif kind == "network_game_not_played":
-            game.phase, game.not_played_reason = NOT_PLAYED, p["reason"]
+        match event:
+            case NetworkSaleOpened():
+                state.games[event.game_id] = NetworkGame(
+                    event.game_id, event.series, event.first_card, event.price_cents, event.closes_at_ms,
+                    event.closes_here_ms, event.ball_interval_ms, [(x.pattern, x.basis_points) for x in event.prizes],
+                )
+                state.order.append(event.game_id)
+            case NetworkCreditHeld():
+                hold = Hold(event.request_id, event.game_id, event.terminal, event.terminal_request, event.account,
+                            event.player_ref, event.card_count, event.stake_pct, event.stake_cents,
+                            event.amount_cents, record.seq)
+                state.holds[hold.request_id] = hold
+                state.by_terminal_request[(hold.terminal, hold.terminal_request)] = hold.request_id
+                state.players[hold.player_ref] = hold.account
+            case NetworkCardsBought():
+                hold = state.holds[event.request_id]
+                hold.status, hold.first_card, hold.series = "bought", event.first_card, event.series
+                hold.cells = event.cells
+            case NetworkCreditReleased():
+                hold = state.holds[event.request_id]
+                hold.status, hold.refusal_code, hold.refusal = "released", event.refusal_code, event.refusal_text
+            case NetworkTerminalFailureReported():
+                state.failures[event.request_id] = FailureReport(event.request_id, event.game_id, event.terminal,
+                                                                 event.reason, event.declared_by)
+            case NetworkTerminalFailureAnswered():
+                state.failures[event.request_id].answered = True
+            case _ if isinstance(event, GameRecord):
+                self._fold_game(state.games[event.game_id], event)
+
+    @staticmethod
+    def _fold_game(game: NetworkGame, event: GameRecord) -> None:
+        match event:
+            case NetworkSaleClosed():
+                game.phase = SALE_CLOSED
+                game.cards_sold, game.sales_cents = event.cards_sold, event.sales_cents
+                game.prize_amounts = {x.pattern: x.amount_cents for x in event.prizes}
+                game.hall_cards_sold, game.hall_sales_cents = event.hall_cards_sold, event.hall_sales_cents
+            case NetworkBallDrawn():
+                game.balls.append(event.ball)
+                if game.phase in (SELLING, SALE_CLOSED):
+                    game.phase = DRAWING
+            case NetworkPrizeWon():
+                game.won.setdefault(event.pattern, event.ball_count)
+            case NetworkWinners():
+                for winner in event.winners:
+                    game.winners.append(winner)
+                    game.won.setdefault(winner.pattern, winner.ball_count)
+            case NetworkCreditPaid():
+                game.credits_paid.add(event.seq)
+            case NetworkGameClosed():
+                game.phase = CLOSED
+            case NetworkGameNotPlayed():
+                game.phase, game.not_played_reason = NOT_PLAYED, event.reason
 
 
 __all__ = [
@@ -763,7 +775,6 @@ __all__ = [
     "NetworkPurchase",
     "NetworkRefused",
     "NetworkState",
-    "Winner",
     "held_account",
     "network_account",
 ]

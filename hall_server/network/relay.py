@@ -56,6 +56,9 @@ from hall_server.network.module import (
 from protocol import central_messages as m
 from protocol.chain import Record
 from protocol.central_messages import CentralMessageError
+from protocol.records import declared
+from protocol.records.network import NetworkSaleOpened
+from protocol.records.terminals import TerminalOutOfService
 
 #: Seconds between two resends of what the central server has not answered, while connected.
 RESEND_S = 2.0
@@ -487,16 +490,14 @@ class NetworkRelay:
     def record_committed(self, record: Record) -> None:
         """The core observer: a sale opened arms its gate; a terminal staff declared failed is reported in its
         network games (R96.3)."""
-        if record.type == "network_sale_opened" and self.port is not None:
+        event = declared(record)
+        if isinstance(event, NetworkSaleOpened) and self.port is not None:
             self._arm_gates()
             return
-        if record.type != "terminal_out_of_service":
+        if not isinstance(event, TerminalOutOfService):
             return
-        actor = record.payload.get("actor") or {}
-        self.module.report_terminal_failure(
-            str(record.payload["terminal"]), str(record.payload["reason"]), str(actor.get("name") or "staff"),
-        ).addErrback(lambda failure: self.log.failure("reporting terminal {t}'s failure", failure,
-                                                      t=record.payload["terminal"]))
+        self.module.report_terminal_failure(event.terminal, event.reason, event.who.name or "staff").addErrback(
+            lambda failure: self.log.failure("reporting terminal {t}'s failure", failure, t=event.terminal))
 
     # --- Catching up ---------------------------------------------------------------------
 
