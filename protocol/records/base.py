@@ -221,7 +221,10 @@ class JournalRecord:
             raise self.refusal(f"the actor stamp is an ActorStamp, not {type(actor).__name__}", ACTOR_KEY)
         if epoch is not None and (isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1):
             raise self.refusal(f"a leadership epoch is 1 or more, not {epoch!r}", EPOCH_KEY)
-        made = object.__new__(type(self))
+        cls = type(self)
+        made = object.__new__(cls)
+        for name in _slotted(cls):  # a record holding a domain event keeps the event's fields in slots
+            object.__setattr__(made, name, getattr(self, name))
         made.__dict__.update(self.__dict__)
         made.__dict__["actor"], made.__dict__["epoch"] = actor, epoch
         return made
@@ -312,6 +315,21 @@ def parse(stored: Any) -> JournalRecord:
         return build(stored.type, stored.payload)
     except RecordError as error:
         raise error.at(stored.seq) from None
+
+
+_SLOTTED: dict[type, tuple[str, ...]] = {}
+
+
+def _slotted(cls: type) -> tuple[str, ...]:
+    """The slots of ``cls`` and its bases (a domain event's fields), found once a class."""
+    names = _SLOTTED.get(cls)
+    if names is None:
+        found: list[str] = []
+        for base in cls.__mro__:
+            slots = base.__dict__.get("__slots__", ())
+            found += [slots] if isinstance(slots, str) else [s for s in slots if s not in ("__dict__", "__weakref__")]
+        names = _SLOTTED[cls] = tuple(found)
+    return names
 
 
 #: Where a journal record keeps its declared record once built (beside its fields, not among them).

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from protocol import events
 from protocol.chain import Record
-from protocol.records import REGISTRY, ActorStamp, JournalRecord, RecordError, build, parse
+from protocol.records import REGISTRY, ActorStamp, JournalRecord, RecordError, build, declared, parse, seal_entries
 from protocol.records.base import record
 from protocol.records.game import BallDrawn
 from protocol.records.sale import CardSold
@@ -187,3 +187,22 @@ def test_build_never_fails_any_other_way_than_a_record_error(type: str, payload:
     except RecordError:
         return
     assert build(type, built.to_payload()) == built
+
+
+@pytest.mark.req("R92.3")
+def test_a_record_of_an_event_stamped_keeps_the_events_fields() -> None:
+    """The core stamps each record a decision emits: a record holding a domain event keeps its
+    fields in the event's slots, which the stamped copy carries too."""
+    drawn = BallDrawn(game_id="g1", ball=11, ball_count=1).stamped(ActorStamp("ines", "caller"))
+    assert drawn.to_payload() == build("ball_drawn", {
+        "type": "ball_drawn", "game_id": "g1", "ball": 11, "ball_count": 1, "actor": {"name": "ines", "role": "caller"},
+    }).to_payload()
+    assert (drawn.ball, drawn.who.name) == (11, "ines")
+
+
+def test_a_sealed_record_keeps_the_declared_record_it_was_made_from() -> None:
+    made = BallDrawn(game_id="g1", ball=11, ball_count=1)
+    (sealed,) = seal_entries(None, None, 1_000, [made])
+    assert declared(sealed) is made
+    read_back = Record(**{f.name: getattr(sealed, f.name) for f in dataclasses.fields(Record)})
+    assert declared(read_back) == made and declared(read_back) is declared(read_back)
