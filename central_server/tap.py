@@ -84,9 +84,9 @@ from central_server.domain.stops import HOLD_MS, RENEW_S
 from central_server.stops import PlayGate, central_checks, hall_links
 from central_server.terms import NOTICE_DAYS, PrizeTerms
 from protocol.chain import ChainError
-from protocol.errors import DomainError
 from protocol.regulator_feed import CENTRAL
-from server_kit import collector, pki
+from server_kit import boot, collector, pki
+from server_kit.boot import StartRefused
 from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
 from server_kit.connections import ConnectionGuard
 from server_kit.core import CommandCore, RunBlocking, thread_pool_runner
@@ -112,13 +112,11 @@ from server_kit.web.i18n import CatalogResource
 from server_kit.web.http import NotFound, StaticFiles, secure_site
 
 log = Logger()
+#: What a refused start calls this server.
+SERVER = "central server"
 CONFIG_NAME = "central.toml"
 #: The consultation's page, its script and its style.
 STATIC = Path(__file__).parent / "static"
-
-
-class StartRefused(DomainError):
-    """The central server will not serve in the state it found; the message says why."""
 
 
 def _describe_config(path: Path) -> str:
@@ -225,16 +223,10 @@ def make_private(config: CentralConfig) -> None:
 
 
 def open_journal(journal: Journal, now_ms: int, central_id: str) -> int:
-    """Verify the journal before anything reads it, or start it if it is new; the record count."""
-    if journal.is_new:
-        opening = journal.initialise(now_ms, {"central": central_id, "actor": SYSTEM.to_dict()})
-        log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
-    try:
-        return journal.verify()
-    except ChainError as error:
-        raise StartRefused(
-            f"the journal does not verify: {error}; the central server does not serve on a broken journal"
-        ) from None
+    """Verify the journal before anything reads it, or begin it if it is new (:func:`server_kit.boot.open_journal`:
+    its head brought up to it if it lagged); the record count."""
+    boot.open_journal(journal, now_ms, {"central": central_id, "actor": SYSTEM.to_dict()}, SERVER)
+    return journal.last.seq if journal.last is not None else 0
 
 
 def provision_library(config: CentralConfig, engine: Engine) -> dict[str, np.ndarray]:
@@ -371,13 +363,12 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
             log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
                      "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
         journal = Journal(engine, key, head=config.journal_head)
-        verified = refused_leaves_marker(marker, clock, lambda: open_journal(journal, now_ms, config.central_id))
+        refused_leaves_marker(marker, clock, lambda: open_journal(journal, now_ms, config.central_id))
         library = provision_library(config, engine)
         records = None
     else:
         key = load_journal_key(config.journal_key, create=True)
-        engine, journal, verified, library, records = open_replica(config, config.replica, key, now_ms)
-    log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=verified)
+        engine, journal, _, library, records = open_replica(config, config.replica, key, now_ms)
     make_private(config)
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
 

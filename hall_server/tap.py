@@ -103,10 +103,8 @@ from hall_server.web.site import build_site
 from hall_server.web.view import HallView
 from protocol.balls import RandomBallGenerator
 from protocol.cards import CARDS_PER_STRIP
-from protocol.chain import ChainError
-from protocol.errors import N_, DomainError, Phrase, one_or_joined
+from protocol.errors import N_, Phrase, one_or_joined
 from protocol.library import build_distinct_strips
-from protocol.records import RecordError
 from protocol.regulator_feed import hall_sender
 from protocol.videobingo.errors import PaytableError
 from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
@@ -114,7 +112,8 @@ from server_kit import collector, pki
 from server_kit.connections import ConnectionGuard
 from server_kit.clock import ClockWatch, JournalClock, schedules_monotonic
 from server_kit.received import ReceiptServerEndpoint
-from server_kit.core import Actor, CheckpointRefused, CommandCore, thread_pool_runner
+from server_kit.boot import StartRefused, open_journal, recover
+from server_kit.core import Actor, CommandCore, thread_pool_runner
 from server_kit.db.database import check_sqlite_files
 from server_kit.db.faults import describe_os_error
 from server_kit.feed.cursor import FeedCursor
@@ -122,8 +121,7 @@ from server_kit.feed.link import FeedLinkService, ReceiverAddress
 from server_kit.feed.reports import ReportOutbox
 from server_kit.health import Monitor
 from server_kit.reports.daily import REPORTS_FOLDER
-from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
-from server_kit.journal.projection import ProjectionError
+from server_kit.journal.checkpoints import CheckpointService, CheckpointStore
 from server_kit.journal.rollback import RollbackGuard
 from server_kit.journal.sql import Journal, head_path
 from server_kit.keys import card_key_path, journal_key_path, load_journal_key, public_pem, report_cert_path
@@ -137,6 +135,9 @@ from server_kit.web.channel import CommandChannel
 
 log = Logger()
 DEFAULT_CONFIG = Path("var") / "hall.toml"
+#: What a refused start calls this server, and what it advises for a journal that does not verify.
+SERVER = "hall server"
+JOURNAL_ADVICE = "bingo journal verify; docs/journal.md"
 #: The local certificate authority a first start creates, beside the server's PKI folder.
 OPERATOR_CA = "operator-ca"
 #: The terminal whose certificate bundle a first start writes, under ``terminal-certs/``.
@@ -147,16 +148,9 @@ DEMO_PAYTABLE = Path(__file__).resolve().parents[1] / "protocol" / "videobingo" 
 #: A checkpoint of the hall's state is written after this many records, or after
 #: ``[journal] checkpoint_every_seconds`` with records since the last one, and at a clean stop.
 CHECKPOINT_EVERY_RECORDS = 50_000
-#: What a checkpoint's state that does not fit raises when it is restored: it is then
-#: passed over for the whole journal.
-UNFIT_CHECKPOINT = (CheckpointRefused, ProjectionError, TypeError, ValueError, KeyError, AttributeError, IndexError)
 #: The free space a start asks of each disk it writes to (keys, certificates, the card set,
 #: the first records): below it the start is refused before it creates anything.
 START_FREE_BYTES = 16 * 1024 * 1024
-
-
-class StartRefused(DomainError):
-    """The hall server will not serve in the state it found; the message says why."""
 
 
 class HallService(MultiService):
@@ -313,76 +307,6 @@ def make_private(config: HallConfig) -> None:
         private.make_private(path)
 
 
-def _refused(error: ChainError) -> StartRefused:
-    return StartRefused(
-        f"the journal does not verify: {error}; the hall server does not serve on a broken journal "
-        "(bingo journal verify; docs/journal.md)"
-    )
-
-
-def open_journal(
-    journal: Journal, now_ms: int, hall_name: str, checkpoints: CheckpointStore | None = None
-) -> Checkpoint | None:
-    """Verify the journal before anything reads it, or start it if it is new; the checkpoint to start from.
-
-    A new journal is one with no record and no head: only then is it started, with an
-    opening record.  Anything else must verify against its signed head, whole: the
-    records after the newest trusted checkpoint of ``checkpoints`` (or every record when
-    there is none) by hash, link and signature, and the records up to the checkpoint by
-    hash and link up to the checkpoint's own record (:meth:`Journal.verify_links`), so a
-    record altered anywhere stops the start.  A signed checkpoint past the journal's end
-    refuses the start, as a head past it does.
-    """
-    try:
-        if checkpoints is not None:
-            checkpoints.remove_partials()
-        # Looked for before a new journal is started: an emptied journal beside its
-        # signed checkpoint is refused, never started afresh.
-        checkpoint = checkpoints.newest_valid(journal) if checkpoints is not None else None
-        if journal.is_new:
-            opening = journal.initialise(now_ms, {"hall": hall_name, "actor": SYSTEM.to_dict()})
-            log.info("Started a new journal: record {seq} ({type})", seq=opening.seq, type=opening.type)
-        if checkpoint is not None:
-            journal.verify_links((checkpoint.seq, checkpoint.hash), f"the checkpoint {checkpoint.path}")
-        anchor = (checkpoint.seq, checkpoint.hash) if checkpoint is not None else None
-        last = journal.verify(after=anchor)
-    except ChainError as error:
-        raise _refused(error) from None
-    if journal.repair_head():
-        log.warn("The journal head file lagged the journal; it now names record {seq}", seq=last)
-    if checkpoint is None:
-        log.info("Journal verified: {n} records, each hash, link and signature, and the signed head", n=last)
-    else:
-        log.info(
-            "Journal verified: {n} records, each hash and link; the {after} after its checkpoint at record {seq} "
-            "each signature too; and the signed head",
-            n=last, after=last - checkpoint.seq, seq=checkpoint.seq,
-        )
-    return checkpoint
-
-
-def recover(core: CommandCore, journal: Journal, checkpoint: Checkpoint | None) -> tuple[int, int]:
-    """Every module's state from ``checkpoint`` and the records after it, or from the whole
-    journal; the checkpoint's record (0 for none) and how many records were folded.
-
-    A checkpoint whose state does not fit the modules is passed over (and logged): the
-    whole journal is then verified, as it was not at the start, and replayed.
-    """
-    if checkpoint is not None:
-        try:
-            core.restore(checkpoint.state, checkpoint.seq, checkpoint.hash)
-        except UNFIT_CHECKPOINT as error:
-            log.warn("Checkpoint passed over: {path} does not fit this hall's modules ({reason}); replaying the "
-                     "whole journal", path=str(checkpoint.path), reason=str(error))
-            try:
-                journal.verify()
-            except ChainError as failed:
-                raise _refused(failed) from None
-            checkpoint = None
-    start = checkpoint.seq if checkpoint is not None else 0
-    return start, core.recover(start)
-
-
 def release_fingerprint(config: HallConfig) -> str:
     """What a checkpoint is bound to besides the chain: the installed release (its manifest's hash)."""
     try:
@@ -509,7 +433,8 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
         key = load_journal_key(journal_key_path(config.home), create=True)
         journal = Journal(engine, key, head=head_path(config.home))
         checkpoints = CheckpointStore(config.home / "checkpoints", key, release_fingerprint(config))
-        checkpoint = open_journal(journal, clock.now_ms(), config.name, checkpoints)
+        checkpoint = open_journal(journal, clock.now_ms(), {"hall": config.name, "actor": SYSTEM.to_dict()}, SERVER,
+                                  JOURNAL_ADVICE, checkpoints)
     except BaseException as error:
         if journal is None or journal.last is None:  # a journal with a record keeps its key and head
             created.remove()
@@ -614,13 +539,7 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     view.presence_source = lambda: admission.presence(core.now_ms())
     view.hours_source = lambda: opening_hours.picture(core.now_ms())
     core.add_view(view)
-    try:
-        recovered_from, recovered = recover(core, journal, checkpoint)
-    except RecordError as error:
-        raise StartRefused(
-            f"the journal does not parse: {error}; the hall server does not serve on a journal it cannot read "
-            "(docs/journal.md)"
-        ) from None
+    recovered_from, recovered = recover(core, journal, checkpoint, SERVER, JOURNAL_ADVICE)
     log.info("Recovered {n} journal records; the hall is at record {seq}", n=recovered, seq=core.seq)
     restart.install(core, session, games, reactor, Sellers(virtual, videobingo, annex))
     journal_verified()
