@@ -54,14 +54,14 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from twisted.internet import defer
 
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.games import Game, GamesModule, _entry, _fork
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.games import Game, GamesModule, _fork, posted, recorded
+from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.money import format_cents
@@ -69,6 +69,18 @@ from protocol.claims import CardRef
 from protocol.errors import N_, DomainError, ReasonedRefusal
 from protocol.game import Input, State
 from protocol.ledger import Posting, Reference
+from protocol.records import JournalRecord, declared
+from protocol.records.sale import SaleOpened
+from protocol.records.terminals import (
+    TerminalEnrolled,
+    TerminalFailed,
+    TerminalOutOfService,
+    TerminalRequestRefused,
+    TerminalReturnedToService,
+    TerminalRevoked,
+    TerminalSaleOpened,
+    VirtualCardsBought,
+)
 from protocol.sale import MAX_CARDS_PER_PLAYER
 from protocol.settlement import game_sales, stake_cents
 from protocol.settlement.refunds import refunded_cards, stakes_account, terminal_refund_postings
@@ -269,7 +281,7 @@ class VirtualModule(ProjectedState):
         #: What a terminal declared failed means for the other games it holds cards in (the
         #: hall-annex game's): ``effect(terminal, reason, seq of its first entry)`` gives the
         #: entries, decided with the declaration, in its transaction.
-        self.failure_effects: list[Callable[[str, str, int], list[Entry]]] = []
+        self.failure_effects: list[Callable[[str, str, int], Sequence[JournalRecord | Entry]]] = []
         games.add_virtual_series(library.number, library.cells)
         core.add_module(self)
         core.allow(PERMISSIONS)
@@ -330,40 +342,43 @@ class VirtualModule(ProjectedState):
         """Enrol ``terminal``; fires with its token, which only this answer ever shows."""
         token = self.new_token()
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             terminal_id = check_terminal_id(terminal)
             known = self.state.terminals.get(terminal_id)
             if known is not None and not known.revoked:
                 raise VirtualError(N_("terminal {terminal} is already enrolled; revoke it first to replace it"),
                                    terminal=terminal_id)
-            return [("terminal_enrolled", {"terminal": terminal_id, "token_hash": token_hash(token),
-                                           "place": str(place).strip()})]
+            return [TerminalEnrolled(terminal=terminal_id, token_hash=token_hash(token), place=str(place).strip())]
 
-        done = self.core.execute(actor, "enrol_terminal", decide)
-        return done.addCallback(lambda records: {"terminal": records[0].payload["terminal"], "token": token})
+        def enrolled(records: list[Record]) -> dict[str, str]:
+            made = declared(records[0])
+            assert isinstance(made, TerminalEnrolled)
+            return {"terminal": made.terminal, "token": token}
+
+        return self.core.execute(actor, "enrol_terminal", decide).addCallback(enrolled)
 
     def revoke_terminal(self, actor: Actor, terminal: str, reason: str) -> defer.Deferred[list[Record]]:
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             known = self._terminal(terminal)
             if known.revoked:
                 raise VirtualError(N_("terminal {terminal} is already revoked"), terminal=known.terminal_id)
-            return [("terminal_revoked", {"terminal": known.terminal_id, "reason": _reason(reason)})]
+            return [TerminalRevoked(terminal=known.terminal_id, reason=_reason(reason))]
 
         return self.core.execute(actor, "revoke_terminal", decide)
 
     def return_to_service(self, actor: Actor, terminal: str) -> defer.Deferred[list[Record]]:
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             known = self._terminal(terminal)
             if known.out_of_service is None:
                 raise VirtualError(N_("terminal {terminal} is in service"), terminal=known.terminal_id)
-            return [("terminal_returned_to_service", {"terminal": known.terminal_id})]
+            return [TerminalReturnedToService(terminal=known.terminal_id)]
 
         return self.core.execute(actor, "return_terminal_to_service", decide)
 
     def open_sale(self, actor: Actor, seconds: int) -> defer.Deferred[list[Record]]:
         """Open (or extend) the terminals' sale of the game on sale for ``seconds`` (R93.1)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.games.require_game()
             if game.machine.state is not State.SELLING:
                 raise VirtualError(N_("the terminals' sale opens while the game's sale is open"))
@@ -371,13 +386,13 @@ class VirtualModule(ProjectedState):
                 raise VirtualError(N_("the sale lasts 1 to {most} seconds, not {seconds!r}"), most=MAX_SALE_SECONDS,
                                    seconds=seconds)
             window = self.window(game)
-            return [("terminal_sale_opened", {
-                "game_id": game.game_id,
-                "opens_at_ms": window.opens_at_ms if window else now,
-                "closes_at_ms": now + seconds * 1000,
-                "series": self.library.label,
-                "price_cents": game.machine.price_cents,
-            })]
+            return [TerminalSaleOpened(
+                game_id=game.game_id,
+                opens_at_ms=window.opens_at_ms if window else now,
+                closes_at_ms=now + seconds * 1000,
+                series=self.library.label,
+                price_cents=game.machine.price_cents,
+            )]
 
         return self.core.execute(actor, "open_terminal_sale", decide)
 
@@ -392,7 +407,7 @@ class VirtualModule(ProjectedState):
         (``terminal_out_of_service.kept_in_play``), as for a dropped connection.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             known = self._terminal(terminal)
             if known.out_of_service is not None:
                 raise VirtualError(N_("terminal {terminal} is already out of service"), terminal=known.terminal_id)
@@ -402,39 +417,36 @@ class VirtualModule(ProjectedState):
                 entries += effect(known.terminal_id, why, self.core.seq + len(entries) + 1)
             return entries
 
-        def in_own_game(known: Terminal, why: str) -> list[Entry]:
-            out: dict[str, Any] = {"terminal": known.terminal_id, "reason": why}
-            entries: list[Entry] = [("terminal_out_of_service", out)]
+        def in_own_game(known: Terminal, why: str) -> list[JournalRecord | Entry]:
+            out = TerminalOutOfService(terminal=known.terminal_id, reason=why)
             game = self.games.current
             if game is None or game.over or not self.has_cards(game.game_id, known.terminal_id):
-                return entries
+                return [out]
             if known.terminal_id in game.machine.failed_terminals:
-                return entries  # its cards left this game at the first declaration: never refunded twice
+                return [out]  # its cards left this game at the first declaration: never refunded twice
             if game.machine.drawn:
                 # Once a ball is known a refund would let the player keep the cards' chances so far and
                 # take back the stakes of those that turned out losing, at the house's cost (the R96.3
                 # ruling as the central server reads it): the cards stay in play, their wins credited.
-                out["kept_in_play"] = [
+                kept_in_play = tuple(
                     ref.label for ref, s in game.machine.sales.items() if s.terminal_id == known.terminal_id
-                ]
-                return entries
+                )
+                return [TerminalOutOfService(terminal=known.terminal_id, reason=why, kept_in_play=kept_in_play)]
             machine = _fork(game.machine)
             if not machine.accepts(Input.TERMINAL_FAILED):
-                return entries  # the game is suspended or being settled: nothing to take out now
+                return [out]  # the game is suspended or being settled: nothing to take out now
             won = {ref for pattern in machine.won.values() for ref in pattern.cards}
             done = refunded_cards(self.ledger.ledger, game.game_id)
             on_terminal = [(ref, s) for ref, s in game.machine.sales.items() if s.terminal_id == known.terminal_id]
             # A card that has won anything is never refunded (its prize stands), nor one refunded before.
             sales = [s for ref, s in on_terminal if ref not in won and ref.label not in done]
             kept = sorted(ref.label for ref, _ in on_terminal if ref in won)
-            entries += [
-                _entry(e, refunded=[CardRef(s.series, s.card_number).label for s in sales], kept=kept)
-                for e in machine.terminal_failed(known.terminal_id)
-            ]
-            seq = self.core.seq + len(entries)  # the terminal_failed record
+            refunded = tuple(CardRef(s.series, s.card_number).label for s in sales)
+            failed = [recorded(e, refunded=refunded, kept=kept) for e in machine.terminal_failed(known.terminal_id)]
+            seq = self.core.seq + 1 + len(failed)  # the terminal_failed record
             refunds = terminal_refund_postings(sales, game.game_id, seq, sale_closed=game.settlement is not None)
             self.ledger.check(refunds)
-            return [*entries, *posting_entries(refunds)]
+            return [out, *failed, *posted(refunds)]
 
         return self.core.execute(actor, "declare_terminal_failed", decide)
 
@@ -454,7 +466,7 @@ class VirtualModule(ProjectedState):
         """
         outcomes: list[PurchaseRefused | PurchaseOutcome] = []
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             entries, decided = self._decide_batch([request], now)
             outcomes[:] = decided
             return entries
@@ -480,7 +492,7 @@ class VirtualModule(ProjectedState):
 
     def _decide_batch(
         self, requests: Sequence[PurchaseRequest], now: int
-    ) -> tuple[list[Entry], list[PurchaseRefused | PurchaseOutcome]]:
+    ) -> tuple[list[JournalRecord], list[PurchaseRefused | PurchaseOutcome]]:
         """The entries of ``requests`` taken in order, each against what the earlier ones left.
 
         Returns the entries and, per request, its outcome: a new refusal, or what it came
@@ -488,7 +500,7 @@ class VirtualModule(ProjectedState):
         decided in this game, here or in an earlier batch, gets its first outcome again
         and records nothing.
         """
-        entries: list[Entry] = []
+        entries: list[JournalRecord] = []
         outcomes: list[PurchaseRefused | PurchaseOutcome] = []
         postings: list[Posting] = []
         game = self.games.current
@@ -553,13 +565,13 @@ class VirtualModule(ProjectedState):
             outcomes.append(bought)
             if request.request:
                 remembered[key] = bought
-            entries.append(("virtual_cards_bought", {
-                "game_id": game.game_id, "terminal": request.terminal_id, "account": account,
-                "request": request.request, "series": self.library.number, "series_label": self.library.label,
-                "first": first, "last": first + quantity - 1, "quantity": quantity, "stake_pct": stake_pct,
-                "stake_cents": stake, "amount_cents": amount, "signed_in": request.signed_in,
-                "price_cents": machine.price_cents, "received_ms": request.received_ms if received_late else None,
-            }))
+            entries.append(VirtualCardsBought(
+                game_id=game.game_id, terminal=request.terminal_id, account=account,
+                request=request.request, series=self.library.number, series_label=self.library.label,
+                first=first, last=first + quantity - 1, quantity=quantity, stake_pct=stake_pct,
+                stake_cents=stake, amount_cents=amount, signed_in=request.signed_in,
+                price_cents=machine.price_cents, received_ms=request.received_ms if received_late else None,
+            ))
             for number in range(first, first + quantity):  # every card checked; the range is one record (R83.4)
                 machine.sell_card(series=self.library.number, card_number=number, stake_cents=stake,
                                   account=account, terminal_id=request.terminal_id)
@@ -569,14 +581,14 @@ class VirtualModule(ProjectedState):
             spent[account] = spent.get(account, 0) + amount
             on_terminal[key] = held + quantity
         self.ledger.check(postings)
-        return [*entries, *posting_entries(postings)], outcomes
+        return [*entries, *posted(postings)], outcomes
 
     @staticmethod
-    def _refusal(request: PurchaseRequest, game_id: str | None, refusal: PurchaseRefused) -> Entry:
-        return ("terminal_request_refused", {
-            "terminal": request.terminal_id, "request": request.request, "what": "buy", "account": request.account,
-            "signed_in": request.signed_in, "game_id": game_id, "reason": str(refusal),
-        })
+    def _refusal(request: PurchaseRequest, game_id: str | None, refusal: PurchaseRefused) -> TerminalRequestRefused:
+        return TerminalRequestRefused(
+            terminal=request.terminal_id, request=request.request, what="buy", account=request.account,
+            signed_in=request.signed_in, game_id=game_id, reason=str(refusal),
+        )
 
     def _check_request(self, request: PurchaseRequest, game: Game | None, now: int) -> tuple[str, int, int, int]:
         """The account, quantity, stake percentage and stake of a request that may go on (R82.13-16, R93.8)."""
@@ -620,10 +632,9 @@ class VirtualModule(ProjectedState):
     def record_refusal(self, terminal_id: str, what: str, reason: str, request: str = "") -> defer.Deferred[list[Record]]:
         """Journal a request a terminal made and the gateway refused (bad message, order, credentials)."""
 
-        def decide(now: int) -> list[Entry]:
-            return [("terminal_request_refused", {
-                "terminal": terminal_id[:40], "request": request[:64], "what": what[:40], "reason": reason[:300],
-            })]
+        def decide(now: int) -> list[JournalRecord]:
+            return [TerminalRequestRefused(terminal=terminal_id[:40], request=request[:64], what=what[:40],
+                                           reason=reason[:300])]
 
         return self.core.execute(SYSTEM, "record_terminal_refusal", decide)
 
@@ -634,50 +645,64 @@ class VirtualModule(ProjectedState):
         self.state = VirtualState()
 
     def apply(self, record: Record) -> None:
-        p = record.payload
-        kind = record.type
+        event = declared(record)
+        if type(event) not in _FOLDED:
+            return  # another module's record
         state = self.state
-        if kind == "terminal_enrolled":
-            state.terminals[p["terminal"]] = Terminal(p["terminal"], p["token_hash"], p["place"])
-        elif kind == "terminal_revoked":
-            state.terminals[p["terminal"]].revoked = True
-        elif kind == "terminal_out_of_service":
-            state.terminals[p["terminal"]].out_of_service = p["reason"]
-        elif kind == "terminal_returned_to_service":
-            state.terminals[p["terminal"]].out_of_service = None
-        elif kind == "terminal_sale_opened":
-            state.window = SaleWindow(p["game_id"], p["opens_at_ms"], p["closes_at_ms"])
-        elif kind == "virtual_cards_bought":
-            game = self.games.current
-            price = game.machine.price_cents if game is not None and game.game_id == p["game_id"] else 0
-            held = state.holdings.setdefault(p["game_id"], {}).setdefault(p["account"], [])
-            for number in range(p["first"], p["last"] + 1):
-                row = self.library.cells[number - 1]
-                held.append(VirtualCard(
-                    CardRef(p["series"], number), f"{p['series_label']}-{number}", tuple(int(n) for n in row),
-                    self.library.codes[number - 1], price, p["stake_cents"], p["stake_pct"], p["terminal"],
-                ))
-            state.assigned[p["game_id"]] = max(state.assigned.get(p["game_id"], 0), p["last"])
-            self._remember(p, PurchaseOutcome(p.get("signed_in"), p["game_id"], p["first"], p["last"]))
-        elif kind == "terminal_request_refused" and p.get("what") == "buy":
-            self._remember(p, PurchaseOutcome(p.get("signed_in"), p.get("game_id"), refusal=p["reason"]))
-        elif kind == "terminal_failed":
-            # The cards refunded leave the account's holding; those that won stay in it, paid.
-            refunded = p.get("refunded")
-            for cards in state.holdings.get(p["game_id"], {}).values():
-                cards[:] = [c for c in cards if c.terminal_id != p["terminal_id"]
-                            or (refunded is not None and c.ref.label not in refunded)]
-        elif kind == "sale_opened" and "card_set" in p:
-            # A new game: the earlier games' holdings and request ids are over and let go.
-            state.holdings = {}
-            state.assigned = {}
-            state.requests = {}
-            state.window = None
+        match event:
+            case TerminalEnrolled():
+                state.terminals[event.terminal] = Terminal(event.terminal, event.token_hash, event.place)
+            case TerminalRevoked():
+                state.terminals[event.terminal].revoked = True
+            case TerminalOutOfService():
+                state.terminals[event.terminal].out_of_service = event.reason
+            case TerminalReturnedToService():
+                state.terminals[event.terminal].out_of_service = None
+            case TerminalSaleOpened():
+                state.window = SaleWindow(event.game_id, event.opens_at_ms, event.closes_at_ms)
+            case VirtualCardsBought():
+                self._bought(event)
+            case TerminalRequestRefused(what="buy"):
+                self._remember(event.terminal, event.request, event.game_id,
+                               PurchaseOutcome(event.signed_in, event.game_id, refusal=event.reason))
+            case TerminalFailed():
+                # The cards refunded leave the account's holding; those that won stay in it, paid.
+                refunded = event.refunded
+                for cards in state.holdings.get(event.game_id, {}).values():
+                    cards[:] = [c for c in cards if c.terminal_id != event.terminal_id
+                                or (refunded is not None and c.ref.label not in refunded)]
+            case SaleOpened():
+                # A new game: the earlier games' holdings and request ids are over and let go.
+                state.holdings = {}
+                state.assigned = {}
+                state.requests = {}
+                state.window = None
 
-    def _remember(self, p: Mapping[str, Any], outcome: PurchaseOutcome) -> None:
+    def _bought(self, bought: VirtualCardsBought) -> None:
+        """A purchase's cards join the account's holding; the request id remembers them."""
+        state = self.state
+        game = self.games.current
+        price = game.machine.price_cents if game is not None and game.game_id == bought.game_id else 0
+        held = state.holdings.setdefault(bought.game_id, {}).setdefault(bought.account, [])
+        for number in range(bought.first, bought.last + 1):
+            row = self.library.cells[number - 1]
+            held.append(VirtualCard(
+                CardRef(bought.series, number), f"{bought.series_label}-{number}", tuple(int(n) for n in row),
+                self.library.codes[number - 1], price, bought.stake_cents, bought.stake_pct, bought.terminal,
+            ))
+        state.assigned[bought.game_id] = max(state.assigned.get(bought.game_id, 0), bought.last)
+        self._remember(bought.terminal, bought.request, bought.game_id,
+                       PurchaseOutcome(bought.signed_in, bought.game_id, bought.first, bought.last))
+
+    def _remember(self, terminal: str, request: str | None, game_id: str | None, outcome: PurchaseOutcome) -> None:
         """The first outcome of a purchase request id (a refused repeat does not replace it)."""
-        if p.get("request"):
-            self.state.requests.setdefault(p.get("game_id") or "", {}).setdefault((p["terminal"], p["request"]), outcome)
+        if request:
+            self.state.requests.setdefault(game_id or "", {}).setdefault((terminal, request), outcome)
+
+
+#: The records the terminals' projection folds.
+_FOLDED = frozenset((TerminalEnrolled, TerminalRevoked, TerminalOutOfService, TerminalReturnedToService,
+                     TerminalSaleOpened, VirtualCardsBought, TerminalRequestRefused, TerminalFailed, SaleOpened))
 
 
 def _reason(reason: object) -> str:

@@ -44,7 +44,7 @@ contributions, the tax and the refunds - :mod:`protocol.settlement`, the computa
 One concern a module:
 
 ==============  =======================================================================
-``common``      errors, ledger accounts, journal-entry helpers, the shared queries
+``common``      errors, ledger accounts, the records of events and postings, the shared queries
 ``state``       the games as the journal tells them; the forks decisions work on
 ``sale``        announcing, selling paper cards, a second series, closing the sale
 ``pots``        pots in play, the last game, the megabingo, operator contributions
@@ -58,9 +58,9 @@ One concern a module:
 ==============  =======================================================================
 """
 
-from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource, GameModuleError, _entry
+from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource, GameModuleError, posted, recorded
 from hall_server.hall.games.module import PERMISSIONS, GamesModule
-from hall_server.hall.games.state import Game, GamesState, PrizePaid, Settlement, _fork, feed
+from hall_server.hall.games.state import Game, GamesState, Settlement, _fork, feed
 
 __all__ = [
     "BallSourceFactory",
@@ -70,9 +70,9 @@ __all__ = [
     "GamesModule",
     "GamesState",
     "PERMISSIONS",
-    "PrizePaid",
     "Settlement",
-    "_entry",
     "_fork",
     "feed",
+    "posted",
+    "recorded",
 ]

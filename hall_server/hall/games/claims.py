@@ -9,7 +9,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IDelayedCall
 from twisted.logger import Logger
 
-from hall_server.hall.games.common import GameModuleError, GamesBase, _entry, _text, _whole
+from hall_server.hall.games.common import GameModuleError, GamesBase, _text, _whole, recorded
 from hall_server.hall.games.state import Game, _fork, _Layouts
 from hall_server.hall.roles import SYSTEM
 from protocol.chain import Record
@@ -17,6 +17,7 @@ from protocol.claims import CardRef, check_claim
 from protocol.errors import N_, DomainError
 from protocol.events import ClaimRejected
 from protocol.game import Input, InvalidTransition, State, describe
+from protocol.records import JournalRecord
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
 
@@ -40,7 +41,7 @@ class ClaimCommands(GamesBase):
         ``claim_rejected`` with the reason.  A prize closed takes no more cards.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.CLAIM_REJECTED):
@@ -50,7 +51,7 @@ class ClaimCommands(GamesBase):
             verdict = check_claim(ref, layouts, machine.drawn, machine.won, refused=machine.refused)
             events = machine.claim_checked(verdict)
             return [
-                _entry(e, ball_count=len(machine.drawn)) if isinstance(e, ClaimRejected) else _entry(e)
+                recorded(e, ball_count=len(machine.drawn)) if isinstance(e, ClaimRejected) else recorded(e)
                 for e in events
             ]
 
@@ -60,7 +61,7 @@ class ClaimCommands(GamesBase):
         """The table chief refuses a claimed paper card as invalid - tampered, damaged, not the
         card sold - with the reason (R82.8): it shares no prize of this game."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             ref = CardRef(_whole(series, "a series"), _whole(card_number, "a card number"))
             if self.is_virtual(ref):
@@ -70,7 +71,7 @@ class ClaimCommands(GamesBase):
             machine = _fork(game.machine)
             (refused,) = machine.refuse_card(ref, reason=_text(reason, "why the card is refused"),
                                               refused_by=actor.name)
-            return [_entry(refused, ball_count=len(machine.drawn))]
+            return [recorded(refused, ball_count=len(machine.drawn))]
 
         return self.core.execute(actor, "refuse_card", decide)
 
@@ -83,7 +84,7 @@ class ClaimCommands(GamesBase):
         the game may close.  A prize only virtual cards won is credited at once.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             if game.machine.state not in PAUSED:
                 raise InvalidTransition(N_("cannot close a prize {when}; none is open"), when=describe(game.machine.state))
@@ -91,11 +92,10 @@ class ClaimCommands(GamesBase):
 
         return self.core.execute(actor, "close_prize", decide)
 
-    def _closing(self, game: Game, closed_by: str, wait_s: int | None = None) -> list[Entry]:
+    def _closing(self, game: Game, closed_by: str, wait_s: int | None = None) -> list[JournalRecord | Entry]:
         machine = _fork(game.machine)
         (closed,) = machine.close_prizes(closed_by=closed_by)
-        entries = [_entry(closed) if wait_s is None else _entry(closed, wait_s=wait_s)]
-        return [*entries, *self._auto_payments(game, machine, len(entries))]
+        return [recorded(closed, wait_s=wait_s), *self._auto_payments(game, machine, 1)]
 
     def arm_prize_wait(self) -> None:
         """Start, restart or stop the wait after which the prize found closes by itself.
@@ -119,7 +119,7 @@ class ClaimCommands(GamesBase):
     def _wait_over(self, mark: tuple[str, int]) -> None:
         self._wait_call = None
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             if game.machine.state not in PAUSED or (game.game_id, game.pause_mark) != mark:
                 raise GameModuleError(N_("a claim came during the wait, or the prize was closed; the wait starts again"))

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, _entry, close_open_prizes
+from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, close_open_prizes, posted, recorded
 from hall_server.hall.games.state import Game, _fork
-from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.errors import N_, Template
 from protocol.events import Event
 from protocol.game import Input, InvalidTransition, State, describe
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.records import JournalRecord
+from protocol.records.game import CardsCollected
 from protocol.settlement import (
     JACKPOT_BANK_ACCOUNT,
     jackpot_deposit_due,
@@ -78,7 +79,7 @@ class ClosingCommands(GamesBase):
             )
         return None
 
-    def _settle(self, game: Game, ended: Event, before: int = 0) -> list[Entry]:
+    def _settle(self, game: Game, ended: Event, before: int = 0) -> list[JournalRecord | Entry]:
         """The game's end with its house share and tax (R98), both posted.
 
         The tax is on the amounts staked: the collection at the sale's close less the
@@ -99,14 +100,14 @@ class ClosingCommands(GamesBase):
                                              reference=reference))
         self.ledger.check(postings)
         return [
-            _entry(ended, house_cents=settlement.house_cents, tax_cents=tax, tax_base_cents=base),
-            *posting_entries(postings),
+            recorded(ended, house_cents=settlement.house_cents, tax_cents=tax, tax_base_cents=base),
+            *posted(postings),
         ]
 
     def close_game(self, actor: Actor) -> Deferred[list[Record]]:
         """Close the game once the bingo and the claims are verified (R85)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
             (closed,) = machine.close()
@@ -119,7 +120,7 @@ class ClosingCommands(GamesBase):
         """End a game finished by hand once its bingo is verified (R86.2); the prizes found
         close with it (R85.6)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.GAME_FINISHED):
@@ -134,7 +135,7 @@ class ClosingCommands(GamesBase):
     def collect_cards(self, actor: Actor) -> Deferred[list[Record]]:
         """The game's cards are collected: the next sale may open (R82.4)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             if not game.over:
                 raise GameModuleError(N_("game {game}'s cards are collected once it has ended, not {when}"),
@@ -143,6 +144,6 @@ class ClosingCommands(GamesBase):
                 if (template := _PAY_BEFORE_COLLECTING.get(tuple(due))) is not None:
                     raise GameModuleError(template, game=game.game_id)
                 raise GameModuleError(f"pay the {' and '.join(due)} of game {game.game_id} before collecting its cards")
-            return [("cards_collected", {"game_id": game.game_id, "cards": len(game.machine.sales)})]
+            return [CardsCollected(game_id=game.game_id, cards=len(game.machine.sales))]
 
         return self.core.execute(actor, "collect_cards", decide)

@@ -1,6 +1,7 @@
 """What every part of the hall game shares: its errors, the ledger accounts of its pots, the
-helpers that turn domain events into journal entries, and :class:`GamesBase`, the state and
-queries the command mixins of :class:`~hall_server.hall.games.module.GamesModule` work on."""
+helpers that make the declared journal records of domain events and postings, and
+:class:`GamesBase`, the state and queries the command mixins of
+:class:`~hall_server.hall.games.module.GamesModule` work on."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ import numpy as np
 from twisted.internet.defer import Deferred, DeferredLock
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
-from hall_server.hall.ledger import LedgerModule
+from hall_server.hall.ledger import LedgerModule, posting_entries
 from hall_server.hall.session import Session, SessionModule
 from protocol.balls import BallSource
 from protocol.cards import CELLS, Card
-from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.errors import N_, DomainError, Template
-from protocol.events import EVENT_TYPES, Event, event_from_dict
+from protocol.events import Event
 from protocol.game import State, TraditionalGame
+from protocol.ledger import Posting
+from protocol.records import REGISTRY, EventRecord, JournalRecord, entry_record
 from protocol.sale import Series
 from protocol.settlement import POT_ACCOUNTS, Pots, PrizeRules
 from server_kit.core import Actor, CommandCore
@@ -128,9 +130,29 @@ def _retold(error: DomainError) -> GameModuleError:
     return GameModuleError(str(error))
 
 
-def _entry(event: Event, **extra: Any) -> Entry:
-    """A journal entry for a domain event: its dict form, plus what consoles need besides."""
-    return (event.type, {**event.to_dict(), **extra})
+#: The declared record of each domain event (protocol.records): the event, and what consoles need besides.
+_RECORDS: dict[type[Event], type[EventRecord]] = {
+    cls.event_class(): cls for cls in REGISTRY.values() if issubclass(cls, EventRecord)
+}
+
+
+def recorded(event: Event, **extra: Any) -> Entry:
+    """The journal entry of a domain event: its declared record, with ``extra`` (what consoles need besides).
+
+    The record is made, and so checked, here; it goes to the core as its type and
+    payload, which the core builds into the same record.  Not as the record itself:
+    the core stamps a record with :meth:`~protocol.records.JournalRecord.stamped`, which
+    copies the record's ``__dict__``, and an event's record keeps its event's fields in
+    the event's slots (:mod:`protocol.events`), which the stamped copy would lose.
+    """
+    fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}  # type: ignore[arg-type]
+    made = _RECORDS[type(event)](**fields, **extra)
+    return made.type, made.to_payload()
+
+
+def posted(postings: Sequence[Posting]) -> list[JournalRecord]:
+    """The ``posting`` records moving ``postings`` (the ledger's form, :func:`posting_entries`), declared."""
+    return [entry_record(entry) for entry in posting_entries(postings)]
 
 
 def close_open_prizes(machine: TraditionalGame, actor: Actor) -> list[Entry]:
@@ -138,14 +160,7 @@ def close_open_prizes(machine: TraditionalGame, actor: Actor) -> list[Entry]:
     the game finished - closes the prize found on the ball before (R85.6, R86.2)."""
     if not machine.open_prizes:
         return []
-    return [_entry(e) for e in machine.close_prizes(closed_by=actor.name)]
-
-
-def _event_of(record: Record) -> Event:
-    """The domain event inside a record written by :func:`_entry` (extras and actor dropped)."""
-    cls = EVENT_TYPES[record.type]
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    return event_from_dict({"type": record.type, **{k: v for k, v in record.payload.items() if k in names}})
+    return [recorded(e) for e in machine.close_prizes(closed_by=actor.name)]
 
 
 def _session_date(session: Session) -> datetime.date:
@@ -263,5 +278,5 @@ class GamesBase(abc.ABC):
         return Pots.from_accounts({account: self.ledger.balance(account) for account in POT_ACCOUNTS.values()})
 
     @abc.abstractmethod
-    def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[Entry]:
+    def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[JournalRecord]:
         """The prizes due that only virtual cards won, credited in the same decision (payments.py)."""

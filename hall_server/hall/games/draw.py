@@ -15,10 +15,10 @@ from hall_server.hall.games.common import (
     DeferredBallSource,
     GameModuleError,
     GamesBase,
-    _entry,
     _text,
     _whole,
     close_open_prizes,
+    recorded,
 )
 from hall_server.hall.games.state import Game, _fork
 from hall_server.hall.roles import Role
@@ -29,6 +29,8 @@ from protocol.claims import CardRef, check_claim
 from protocol.errors import N_, Template
 from protocol.events import BallDrawn
 from protocol.game import Input, InvalidTransition, TraditionalGame, describe
+from protocol.records import JournalRecord
+from protocol.records.game import BallCorrectionCancelled, BallCorrectionSigned
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
 
@@ -134,7 +136,7 @@ class DrawCommands(GamesBase):
         for ref in refs:
             verdict = check_claim(ref, layouts, machine.drawn, machine.won)
             if verdict.wins:
-                entries += [_entry(e) for e in machine.claim_checked(verdict)]
+                entries += [recorded(e) for e in machine.claim_checked(verdict)]
         return entries
 
     def draw_ball(self, actor: Actor) -> Deferred[list[Record]]:
@@ -153,7 +155,7 @@ class DrawCommands(GamesBase):
     async def _draw_ball(self, actor: Actor) -> list[Record]:
         before: list[tuple[int, ...]] = []
 
-        def check(now: int) -> list[Entry]:
+        def check(now: int) -> list[JournalRecord]:
             before.append(tuple(self._game_taking_a_ball().machine.drawn))
             return []  # nothing to record yet: the ball is not known
 
@@ -161,14 +163,14 @@ class DrawCommands(GamesBase):
         ball = await maybeDeferred(self._source_for(before[0]).draw)
         assert isinstance(ball, int), "a ball source gives ball numbers"
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self._game_taking_a_ball()
             if tuple(game.machine.drawn) != before[0]:
                 raise GameModuleError(N_("the game's balls changed while the ball was drawn; draw again"))
             machine = _fork(game.machine)
             (drawn,) = machine.draw_ball(ball)
             completions = self._completions(game, ball)
-            return [_entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
+            return [recorded(drawn, **completions), *self._virtual_wins(game, machine, completions)]
 
         return await self.core.execute(actor, "draw_ball", decide)
 
@@ -195,7 +197,7 @@ class DrawCommands(GamesBase):
         room chief's "no other card" (R85.6).
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.BALL_ENTERED):
@@ -204,8 +206,8 @@ class DrawCommands(GamesBase):
             (drawn,) = machine.enter_ball(_whole(ball, "a ball"), entered_by=actor.name)
             assert isinstance(drawn, BallDrawn)
             completions = self._completions(game, drawn.ball)
-            entries = [*closing, *self._auto_payments(game, machine, len(closing))]
-            return [*entries, _entry(drawn, **completions), *self._virtual_wins(game, machine, completions)]
+            return [*closing, *self._auto_payments(game, machine, len(closing)), recorded(drawn, **completions),
+                    *self._virtual_wins(game, machine, completions)]
 
         return self.core.execute(actor, "enter_ball", decide)
 
@@ -222,7 +224,7 @@ class DrawCommands(GamesBase):
         or card found winning on it; until the second signature nothing is drawn.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             misread, number = _whole(ball, "the ball announced"), _whole(corrected, "the ball read again")
             why = _text(reason, "why the ball is corrected")
@@ -236,10 +238,10 @@ class DrawCommands(GamesBase):
                 )
             machine.check_correction(misread, number)
             role = str(actor.role)
-            signed = ("ball_correction_signed", {
-                "game_id": game.game_id, "ball_count": len(machine.drawn), "misread": misread, "corrected": number,
-                "reason": why, "signer": actor.name, "role": role,
-            })
+            signed = BallCorrectionSigned(
+                game_id=game.game_id, ball_count=len(machine.drawn), misread=misread, corrected=number,
+                reason=why, signer=actor.name, role=role,
+            )
             pending = game.correction
             if pending is None:
                 return [signed]
@@ -264,22 +266,22 @@ class DrawCommands(GamesBase):
                 signed_by=(chiefs[Role.ROOM_CHIEF], chiefs[Role.TABLE_CHIEF]),
             )
             completions = self._completions(game, number, replacing=misread)
-            return [signed, _entry(event, **completions), *self._virtual_wins(game, machine, completions)]
+            return [signed, recorded(event, **completions), *self._virtual_wins(game, machine, completions)]
 
         return self.core.execute(actor, "correct_ball", decide)
 
     def cancel_ball_correction(self, actor: Actor) -> Deferred[list[Record]]:
         """Withdraw a correction only one chief has signed: the announced number stands (R85.5)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             pending = game.correction
             if pending is None:
                 raise GameModuleError(N_("no correction of a ball is waiting for a signature"))
-            return [("ball_correction_cancelled", {
-                "game_id": game.game_id, "ball_count": pending.ball_count, "misread": pending.misread,
-                "corrected": pending.corrected, "by": actor.name, "role": str(actor.role),
-            })]
+            return [BallCorrectionCancelled(
+                game_id=game.game_id, ball_count=pending.ball_count, misread=pending.misread,
+                corrected=pending.corrected, by=actor.name, role=str(actor.role),
+            )]
 
         return self.core.execute(actor, "cancel_ball_correction", decide)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _entry, _text
+from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _text, posted, recorded
 from hall_server.hall.games.state import _fork
-from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.game import Input
 from protocol.ledger import Ledger, Posting, Reference
+from protocol.records import JournalRecord
 from protocol.settlement.refunds import contributions_returned, refund_game, stakes_account
 from server_kit.core import Actor
 from server_kit.journal.port import Entry
@@ -22,10 +22,10 @@ class FailureCommands(GamesBase):
     def suspend_game(self, actor: Actor, reason: str) -> Deferred[list[Record]]:
         """Suspend the game on a failure of the installation, machines or software (R86.1)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             (suspended,) = _fork(game.machine).report_failure(_text(reason, "what failed"))
-            return [_entry(suspended)]
+            return [recorded(suspended)]
 
         return self.core.execute(actor, "suspend_game", decide)
 
@@ -36,32 +36,33 @@ class FailureCommands(GamesBase):
         if game is None or game.over or not game.machine.accepts(Input.FAILURE_REPORTED):
             return []
         (suspended,) = _fork(game.machine).report_failure(_text(reason, "what failed"))
-        return [_entry(suspended)]
+        return [recorded(suspended)]
 
     def resume_game(self, actor: Actor) -> Deferred[list[Record]]:
         """The failure is resolved: the game goes on where it stopped."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             for check in self.resume_checks:
                 if (refusal := check()) is not None:
                     raise GameModuleError(refusal)
             (resumed,) = _fork(game.machine).resolve_failure()
-            return [_entry(resumed)]
+            return [recorded(resumed)]
 
         return self.core.execute(actor, "resume_game", decide)
 
     def suspend_game_for_good(self, actor: Actor, reason: str) -> Deferred[list[Record]]:
         """Unresolved after a reasonable time (R86.2): refund when no prize was won, else finish by hand."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
-            entries = [_entry(e) for e in machine.give_up(_text(reason, "why the game cannot go on"))]
+            why = _text(reason, "why the game cannot go on")
+            entries: list[JournalRecord | Entry] = [recorded(e) for e in machine.give_up(why)]
             if machine.won:
-                entries += [_entry(e) for e in machine.finish_by_hand(authorised_by=actor.name)]
+                entries += [recorded(e) for e in machine.finish_by_hand(authorised_by=actor.name)]
                 return entries
-            entries += [_entry(e) for e in machine.refund()]
+            entries += [recorded(e) for e in machine.refund()]
             refund_seq = self.core.seq + len(entries)
             # The pots give back what the close set aside, then every stake goes home.
             settled = game.settlement
@@ -78,6 +79,6 @@ class FailureCommands(GamesBase):
             scratch.post_all(back)
             refunds = refund_game(scratch, machine.sales.values(), game.game_id, refund_seq)
             self.ledger.check([*back, *refunds])
-            return [*entries, *posting_entries([*back, *refunds])]
+            return [*entries, *posted([*back, *refunds])]
 
         return self.core.execute(actor, "suspend_game_for_good", decide)

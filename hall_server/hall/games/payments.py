@@ -24,9 +24,8 @@ from typing import Sequence
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import AdmissionError, control_character, normalize_document
-from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _retold, _text
+from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _retold, _text, posted
 from hall_server.hall.games.state import Game
-from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.daily import LARGE_WIN_CENTS, paper_groups
@@ -34,6 +33,8 @@ from protocol.errors import N_, Cents
 from protocol.game import FINAL_STATES, State, TraditionalGame
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
+from protocol.records import JournalRecord
+from protocol.records.prizes import PrizePaid, PrizeWinnerIdentified
 from protocol.settlement import (
     PAPER_STAKE_PCT,
     POT_ACCOUNTS,
@@ -45,7 +46,6 @@ from protocol.settlement import (
 )
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
-from server_kit.journal.port import Entry
 
 
 class PaymentCommands(GamesBase):
@@ -70,7 +70,7 @@ class PaymentCommands(GamesBase):
             due.append("bingo")
         return due
 
-    def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[Entry]:
+    def _auto_payments(self, game: Game, machine: TraditionalGame, before: int) -> list[JournalRecord]:
         """The prizes due that only virtual cards won, credited now (R85.9).
 
         ``before`` is how many entries of the same decision precede these.  A prize
@@ -93,7 +93,7 @@ class PaymentCommands(GamesBase):
         A seller's drawer pays nothing: its takings are handed in to a desk first.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             due = self.due_prizes(game)
             if not due:
@@ -109,12 +109,12 @@ class PaymentCommands(GamesBase):
 
     # --- Paper winners of 15,000 EUR or more (R75.6) -------------------------------------
 
-    def paper_wins(self, game: Game, entries: Sequence[Entry] = ()) -> dict[str, list[tuple[str, int]]]:
+    def paper_wins(self, game: Game, entries: Sequence[JournalRecord] = ()) -> dict[str, list[tuple[str, int]]]:
         """Each paper card's prizes in ``game`` (prize, cents): those paid, and those of ``entries`` (a payment
         being decided); a card sold from a player's account is the account's, not a paper card."""
-        payments = [(prize.prize, label, cents) for prize in game.paid.values() for label, cents in prize.payments]
-        payments += [(payload["prize"], label, cents) for kind, payload in entries if kind == "prize_paid"
-                     for label, cents in payload["payments"]]
+        paying = [entry for entry in entries if isinstance(entry, PrizePaid)]
+        payments = [(paid.prize, label, cents) for paid in [*game.paid.values(), *paying]
+                    for label, cents in paid.payments]
         wins: dict[str, list[tuple[str, int]]] = {}
         for prize, label, cents in payments:
             sale = game.machine.sales.get(_ref(label))
@@ -123,16 +123,16 @@ class PaymentCommands(GamesBase):
             wins.setdefault(label, []).append((prize, cents))
         return wins
 
-    def payments_due(self, game: Game) -> list[Entry]:
+    def payments_due(self, game: Game) -> list[JournalRecord]:
         """The records paying what is due now, for their amounts: paid from a desk that stands for any (the
         amounts do not depend on it), nothing checked against a drawer."""
         due = self.due_prizes(game)
         return self._payments(game, game.machine, due, "cash:desk", self.core.seq + 1, check=False) if due else []
 
-    def _check_paper_winners(self, game: Game, entries: Sequence[Entry]) -> None:
+    def _check_paper_winners(self, game: Game, entries: Sequence[JournalRecord]) -> None:
         """Refuse a payment that brings a paper winner nobody identified to 15,000 EUR in the game (R75.6)."""
         wins = self.paper_wins(game, entries)
-        paying = {label for kind, payload in entries if kind == "prize_paid" for label, _ in payload["payments"]}
+        paying = {label for entry in entries if isinstance(entry, PrizePaid) for label, _ in entry.payments}
         totals = {card: sum(cents for _, cents in won) for card, won in wins.items()}
         identities = {card: seq for card, (seq, _) in game.identified.items()}
         for cards, identity, total in paper_groups(totals, identities):
@@ -150,7 +150,7 @@ class PaymentCommands(GamesBase):
         """Record the identity document of the person holding paper ``cards`` of the game under way, whose
         prizes in the game (paid, and due now) sum to 15,000 EUR or more (R75.6)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             normal, person = _identity(document, name)
             if not isinstance(cards, (list, tuple)) or not cards:
@@ -176,15 +176,15 @@ class PaymentCommands(GamesBase):
                     N_("cards {cards} win {total} in game {game}, less than {least}: no identity is asked (R75.6) "
                        "and none is kept (R75.3)"),
                     cards=", ".join(labels), total=Cents(total), game=game.game_id, least=Cents(LARGE_WIN_CENTS))
-            return [("prize_winner_identified", {"game_id": game.game_id, "cards": labels, "total_cents": total,
-                                                 "document": normal, "name": person})]
+            return [PrizeWinnerIdentified(game_id=game.game_id, cards=tuple(labels), total_cents=total,
+                                          document=normal, name=person)]
 
         return self.core.execute(actor, "identify_paper_winner", decide)
 
     def _payments(
         self, game: Game, machine: TraditionalGame, due: Sequence[str], desk: str | None, first_seq: int,
         check: bool = True,
-    ) -> list[Entry]:
+    ) -> list[JournalRecord]:
         """The records and postings paying the prizes ``due`` as ``machine`` has them won.
 
         A card sold from a player's account (a virtual card) is credited to that account
@@ -193,7 +193,7 @@ class PaymentCommands(GamesBase):
         records will get: the postings' references name their ``prize_paid`` record.
         """
         moved: dict[str, int] = {}  # what this payment has moved so far, debit minus credit
-        entries: list[Entry] = []
+        entries: list[JournalRecord] = []
         postings: list[Posting] = []
 
         def post(posting: Posting) -> None:
@@ -221,17 +221,14 @@ class PaymentCommands(GamesBase):
                 if cents
             ]
             entries.append(
-                (
-                    "prize_paid",
-                    {
-                        "game_id": game.game_id,
-                        "prize": prize,
-                        "ball_count": ball_count,
-                        "amount_cents": split.amount,
-                        "carry_cents": split.carry,
-                        "payments": [[ref.label, cents] for ref, cents in zip(winners, split.payments)],
-                        "desk": desk,
-                    },
+                PrizePaid(
+                    game_id=game.game_id,
+                    prize=prize,
+                    ball_count=ball_count,
+                    amount_cents=split.amount,
+                    carry_cents=split.carry,
+                    payments=tuple((ref.label, cents) for ref, cents in zip(winners, split.payments)),
+                    desk=desk,
                 )
             )
             for posting in moves:
@@ -275,7 +272,7 @@ class PaymentCommands(GamesBase):
                          "jackpot:reserve transfer")
         if check:
             self.ledger.check(postings)
-        return [*entries, *posting_entries(postings)]
+        return [*entries, *posted(postings)]
 
     def stakes_in_drawer(self, account: str) -> tuple[int, str]:
         """The stakes drawer ``account`` took for the game under way, while the game could still be

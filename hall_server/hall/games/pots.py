@@ -21,12 +21,21 @@ from hall_server.hall.games.common import (
     GamesBase,
     _text,
     _whole,
+    posted,
 )
-from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.errors import N_, Cents
 from protocol.game import State, describe
 from protocol.ledger import Leg, Posting, Reference
+from protocol.records import JournalRecord
+from protocol.records.game import LastGameAnnounced
+from protocol.records.prizes import (
+    JackpotContributionRecovered,
+    MegabingoAnnounced,
+    OperatorContribution,
+    PotsAnnounced,
+    ReserveBoostAnnounced,
+)
 from protocol.settlement import (
     JACKPOT_THRESHOLDS,
     MEGABINGO_NOTICE_DAYS,
@@ -43,7 +52,6 @@ from protocol.settlement import (
     reserve_boost_allowance,
 )
 from server_kit.core import Actor
-from server_kit.journal.port import Entry
 
 
 class PotCommands(GamesBase):
@@ -62,7 +70,7 @@ class PotCommands(GamesBase):
         Announced again while the sale is open, the later announcement replaces the earlier.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             if game.machine.state is not State.SELLING:
                 raise GameModuleError(N_("pots are announced before the game, while its sale is open, not {when}"),
@@ -93,27 +101,24 @@ class PotCommands(GamesBase):
             if megabingo:
                 session = self.session.require_open()
                 announced = self.state.megabingo
-                if announced is None or announced["date"] != session.date:
+                if announced is None or announced.date != session.date:
                     if announced is None:
                         raise GameModuleError(N_("a megabingo is played on the day announced at least {days} days "
                                                  "ahead (R90); none is announced"), days=MEGABINGO_NOTICE_DAYS)
                     raise GameModuleError(N_("a megabingo is played on the day announced at least {days} days "
                                              "ahead (R90); it is announced for {date}"),
-                                          days=MEGABINGO_NOTICE_DAYS, date=announced["date"])
-                megabingo_cents = int(announced["amount_cents"])
+                                          days=MEGABINGO_NOTICE_DAYS, date=announced.date)
+                megabingo_cents = announced.amount_cents
             return [
-                (
-                    "pots_announced",
-                    {
-                        "game_id": game.game_id,
-                        "superbingo_limit": superbingo,
-                        "grand_superbingo_limit": grand,
-                        "jackpot_threshold": threshold,
-                        "megabingo_cents": megabingo_cents,
-                        "superbingo_cents": self.ledger.balance(SUPERBINGO),
-                        "grand_superbingo_cents": self.ledger.balance(GRAND_SUPERBINGO),
-                        "jackpot_cents": self.ledger.balance(JACKPOT),
-                    },
+                PotsAnnounced(
+                    game_id=game.game_id,
+                    superbingo_limit=superbingo,
+                    grand_superbingo_limit=grand,
+                    jackpot_threshold=threshold,
+                    megabingo_cents=megabingo_cents,
+                    superbingo_cents=self.ledger.balance(SUPERBINGO),
+                    grand_superbingo_cents=self.ledger.balance(GRAND_SUPERBINGO),
+                    jackpot_cents=self.ledger.balance(JACKPOT),
                 )
             ]
 
@@ -128,7 +133,7 @@ class PotCommands(GamesBase):
         (0 and 0 withdraws it).
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             session = self.session.require_open()
             game = self.require_game()
             if game.machine.state is not State.SELLING:
@@ -155,11 +160,8 @@ class PotCommands(GamesBase):
                     before=Cents(before), reserve=Cents(reserve),
                 ) from None
             return [
-                (
-                    "reserve_boost_announced",
-                    {"game_id": game.game_id, "line_cents": line, "bingo_cents": bingo,
-                     "allowance_cents": allowance, "boosted_before_cents": before, "reserve_cents": reserve},
-                )
+                ReserveBoostAnnounced(game_id=game.game_id, line_cents=line, bingo_cents=bingo,
+                                      allowance_cents=allowance, boosted_before_cents=before, reserve_cents=reserve)
             ]
 
         return self.core.execute(actor, "announce_reserve_boost", decide)
@@ -167,14 +169,14 @@ class PotCommands(GamesBase):
     def announce_last_game(self, actor: Actor) -> Deferred[list[Record]]:
         """Announce the game on sale as the session's last (R93.15), before its draw."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             if game.machine.state not in (State.SELLING, State.SALE_CLOSED):
                 raise GameModuleError(N_("the last game is announced before its draw, not {when}"),
                                       when=describe(game.machine.state))
             if game.last_game:
                 raise GameModuleError(N_("game {game} is already announced as the session's last"), game=game.game_id)
-            return [("last_game_announced", {"game_id": game.game_id, "session": game.session})]
+            return [LastGameAnnounced(game_id=game.game_id, session=game.session)]
 
         return self.core.execute(actor, "announce_last_game", decide)
 
@@ -188,7 +190,7 @@ class PotCommands(GamesBase):
         the time and the amount (R90.2).
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             if not self.rules.megabingo:
                 raise GameModuleError(N_("the hall's prize rules fund no megabingo"))
             try:
@@ -204,8 +206,8 @@ class PotCommands(GamesBase):
                     least=MEGABINGO_NOTICE_DAYS, day=day.isoformat(), days=(day - today).days, today=today.isoformat(),
                 )
             pending = self.state.megabingo
-            if pending is not None and datetime.date.fromisoformat(pending["date"]) >= today:
-                raise GameModuleError(N_("a megabingo is already announced for {date}"), date=pending["date"])
+            if pending is not None and datetime.date.fromisoformat(pending.date) >= today:
+                raise GameModuleError(N_("a megabingo is already announced for {date}"), date=pending.date)
             fund = self.ledger.balance(MEGABINGO)
             minimum = fund - self._megabingo_at_stake()
             if minimum <= 0:
@@ -218,11 +220,8 @@ class PotCommands(GamesBase):
                     N_("the megabingo's fund holds {fund}: a megabingo is announced once its fund holds money (R90)"),
                     fund=Cents(fund))
             return [
-                (
-                    "megabingo_announced",
-                    {"date": day.isoformat(), "time": at, "amount_cents": minimum,
-                     "announced_on": today.isoformat(), "fund_cents": fund},
-                )
+                MegabingoAnnounced(date=day.isoformat(), time=at, amount_cents=minimum,
+                                   announced_on=today.isoformat(), fund_cents=fund)
             ]
 
         return self.core.execute(actor, "announce_megabingo", decide)
@@ -239,8 +238,8 @@ class PotCommands(GamesBase):
         announced = self.state.megabingo
         if announced is None:
             return None
-        return {"date": announced["date"], "time": announced["time"], "minimum_cents": announced["amount_cents"],
-                "fund_cents": self.ledger.balance(MEGABINGO), "announced_on": announced["announced_on"]}
+        return {"date": announced.date, "time": announced.time, "minimum_cents": announced.amount_cents,
+                "fund_cents": self.ledger.balance(MEGABINGO), "announced_on": announced.announced_on}
 
     def contribute_to_pot(self, actor: Actor, pot: str, amount_cents: int) -> Deferred[list[Record]]:
         """The operator pays into the superbingo, grand superbingo or jackpot (R89.5, R91.9).
@@ -248,7 +247,7 @@ class PotCommands(GamesBase):
         Taken from the house's share (the ruling of R89.5), within the daily and monthly limits.
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             session = self.session.require_open()
             if pot not in OPERATOR_POTS:
                 raise GameModuleError(N_("the operator pays into {pots}, not {pot!r}"), pots=", ".join(OPERATOR_POTS),
@@ -265,8 +264,8 @@ class PotCommands(GamesBase):
             posting = Posting((Leg("house", amount),), credits, f"operator:{pot}", Reference(event_seq=self.core.seq + 1))
             self.ledger.check([posting])
             return [
-                ("operator_contribution", {"pot": pot, "amount_cents": amount, "date": day, "month": month}),
-                *posting_entries([posting]),
+                OperatorContribution(pot=pot, amount_cents=amount, date=day, month=month),
+                *posted([posting]),
             ]
 
         return self.core.execute(actor, "contribute_to_pot", decide)
@@ -283,7 +282,7 @@ class PotCommands(GamesBase):
         takes the surplus back to the operator (``withdraw_jackpot_surplus``, R91.11).
         """
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             sessions = self.session.state
             if sessions.current is not None:
                 raise GameModuleError(
@@ -314,14 +313,12 @@ class PotCommands(GamesBase):
                               Reference(event_seq=self.core.seq + 1))
             self.ledger.check([posting])
             return [
-                (
-                    "jackpot_contribution_recovered",
-                    {"amount_cents": amount, "date": day, "accumulated_cents": recovery.from_accumulated,
-                     "reserve_cents": recovery.from_reserve,
-                     "contributions": [[date, cents] for date, cents in recovery.taken],
-                     "recoverable_cents": recovery.recoverable_before},
+                JackpotContributionRecovered(
+                    amount_cents=amount, date=day, accumulated_cents=recovery.from_accumulated,
+                    reserve_cents=recovery.from_reserve, contributions=recovery.taken,
+                    recoverable_cents=recovery.recoverable_before,
                 ),
-                *posting_entries([posting]),
+                *posted([posting]),
             ]
 
         return self.core.execute(actor, "recover_jackpot_contribution", decide)

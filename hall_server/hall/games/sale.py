@@ -9,15 +9,24 @@ import dataclasses
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _entry, _session_date, _whole
+from hall_server.hall.games.common import (
+    RESERVE,
+    GameModuleError,
+    GamesBase,
+    _session_date,
+    _whole,
+    posted,
+    recorded,
+)
 from hall_server.hall.games.state import Game
 from hall_server.hall.games.state import _fork, _fork_sale
-from hall_server.hall.ledger import posting_entries
 from protocol.chain import Record
 from protocol.errors import N_, Template
 from protocol.events import SaleClosed
 from protocol.game import Input, InvalidTransition, State, TraditionalGame, describe
 from protocol.ledger import Leg, Posting, Reference, account_kind
+from protocol.records import JournalRecord
+from protocol.records.sale import PaperCardsSold, SecondSeriesOpened
 from protocol.sale import GameSale, SaleRefused, Series
 from protocol.settlement import (
     PAPER_STAKE_PCT,
@@ -63,7 +72,7 @@ class SaleCommands(GamesBase):
     def announce_sale(self, actor: Actor, series: int) -> Deferred[list[Record]]:
         """Open a game's sale on ``series``: price = face value, first card = the next one (R85, R82.4-5)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             session = self.session.require_open()
             self.session.require_ball_set_usable()
             previous = self.state.current
@@ -113,7 +122,7 @@ class SaleCommands(GamesBase):
                 series=on_sale.number, first_card=first, price_cents=on_sale.face_value_cents
             )
             return [
-                _entry(
+                recorded(
                     opened,
                     session=session.number,
                     game_number=number,
@@ -127,7 +136,7 @@ class SaleCommands(GamesBase):
     def sell_cards(self, actor: Actor, series: int, first: int, last: int) -> Deferred[list[Record]]:
         """Record paper cards ``first``..``last`` of ``series`` sold by this seller (R82.5, R82.6)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.CARD_SOLD):
@@ -152,25 +161,25 @@ class SaleCommands(GamesBase):
                 reference=Reference(game.game_id, None, self.core.seq + 1),
             )
             self.ledger.check([posting])
-            summary = {
-                "game_id": game.game_id,
-                "series": sold.series,
-                "first": sold.first,
-                "last": sold.last,
-                "count": sold.count,
-                "seller": actor.name,
-                "account": account,
-                "amount_cents": posting.amount,
-                "price_cents": stake,
-            }
-            return [("paper_cards_sold", summary), *posting_entries([posting])]
+            summary = PaperCardsSold(
+                game_id=game.game_id,
+                series=sold.series,
+                first=sold.first,
+                last=sold.last,
+                count=sold.count,
+                seller=actor.name,
+                account=account,
+                amount_cents=posting.amount,
+                price_cents=stake,
+            )
+            return [summary, *posted([posting])]
 
         return self.core.execute(actor, "sell_cards", decide)
 
     def open_second_series(self, actor: Actor, series: int) -> Deferred[list[Record]]:
         """Open the complementary second series once the first has run out (R82.6)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             if not game.machine.accepts(Input.CARD_SOLD):
                 raise InvalidTransition(N_("cannot open a second series {when}"), when=describe(game.machine.state))
@@ -179,17 +188,14 @@ class SaleCommands(GamesBase):
                 dataclasses.replace(info, last_sold=self.last_sold(info))
             )
             return [
-                (
-                    "second_series_opened",
-                    {
-                        "game_id": game.game_id,
-                        "series": info.number,
-                        "card_set": info.card_set,
-                        "face_value_cents": info.face_value_cents,
-                        "card_count": info.card_count,
-                        "first": window.first,
-                        "last": window.last,
-                    },
+                SecondSeriesOpened(
+                    game_id=game.game_id,
+                    series=info.number,
+                    card_set=info.card_set,
+                    face_value_cents=info.face_value_cents,
+                    card_count=info.card_count,
+                    first=window.first,
+                    last=window.last,
                 )
             ]
 
@@ -198,7 +204,7 @@ class SaleCommands(GamesBase):
     def close_sale(self, actor: Actor) -> Deferred[list[Record]]:
         """Close the sale: cards sold, collection, line and bingo prizes; pot shares set aside."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord | Entry]:
             game = self.require_game()
             machine = _fork(game.machine)
             (closed,) = machine.close_sale()
@@ -240,9 +246,8 @@ class SaleCommands(GamesBase):
                 )
             self.ledger.check(postings)
             series_after = _fork_sale(game.sale).close()
-            boosts = {"boost_line_cents": boost_line, "boost_bingo_cents": boost_bingo} if boost_line + boost_bingo else {}
             return [
-                _entry(
+                recorded(
                     closed,
                     line_cents=figures.line_cents,
                     bingo_cents=figures.bingo_cents,
@@ -251,10 +256,11 @@ class SaleCommands(GamesBase):
                     contributions=contributions,
                     house_cents=figures.house_cents,
                     tax_cents=figures.tax_cents,
-                    series=[[s.number, s.last_sold] for s in series_after],
-                    **boosts,
+                    series=[(s.number, s.last_sold) for s in series_after],
+                    boost_line_cents=boost_line,
+                    boost_bingo_cents=boost_bingo,
                 ),
-                *posting_entries(postings),
+                *posted(postings),
             ]
 
         return self.core.execute(actor, "close_sale", decide)

@@ -2,16 +2,16 @@
 
 :class:`GamesState` holds the session's games; each :class:`Game` its lifecycle machine
 (:class:`protocol.game.TraditionalGame`), its paper sale, what its sale's close fixed
-(:class:`Settlement`) and the prizes paid.  :func:`feed` takes a domain event into a
-machine; the ``_fork`` helpers copy what a decision may change, so a refused command
-leaves the live state untouched."""
+(:class:`Settlement`) and the prizes paid (their ``prize_paid`` records).  :func:`feed`
+takes a domain event into a machine; the ``_fork`` helpers copy what a decision may
+change, so a refused command leaves the live state untouched."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -39,6 +39,8 @@ from protocol.events import (
     TerminalFailed,
 )
 from protocol.game import FINAL_STATES, TraditionalGame
+from protocol.records.game import BallCorrectionSigned
+from protocol.records.prizes import MegabingoAnnounced, PrizePaid
 from protocol.sale import GameSale
 from protocol.settlement import OperatorJackpot, superbingo_won
 from protocol.wins import WinDetector
@@ -58,30 +60,6 @@ class Settlement:
     house_cents: int
     tax_cents: int
     boost_cents: int = 0  # what the jackpot's reserve added to the line and bingo (R91.7)
-
-
-@dataclass(frozen=True)
-class PrizePaid:
-    """A prize paid: to which cards, how much, and what stayed behind."""
-
-    prize: str
-    ball_count: int
-    amount_cents: int
-    carry_cents: int
-    payments: tuple[tuple[str, int], ...]  # (card label, cents)
-    desk: str | None  # the cash drawer; None when only players' accounts were credited
-
-
-@dataclass(frozen=True)
-class PendingCorrection:
-    """A correction of the last ball signed by one chief, waiting for the other's signature (R85.5)."""
-
-    ball_count: int
-    misread: int
-    corrected: int
-    reason: str
-    signer: str
-    role: str
 
 
 @dataclass
@@ -105,7 +83,7 @@ class Game:
     settlement: Settlement | None = None
     refs: tuple[CardRef, ...] = ()  # the cards in play, in the detector's order
     detector: WinDetector | None = None
-    paid: dict[str, PrizePaid] = field(default_factory=dict)
+    paid: dict[str, PrizePaid] = field(default_factory=dict)  # by prize: its record
     collected: bool = False
     #: The stakes of failed terminals' cards the house refunded after the sale's close (R96.3):
     #: they were not played, so they leave the tax base (R98).
@@ -117,7 +95,7 @@ class Game:
     #: a prize found closes by itself runs from it (R85.6).
     pause_mark: int | None = None
     #: A correction of the last ball one chief signed (R85.5); it lapses when a card is claimed.
-    correction: PendingCorrection | None = None
+    correction: BallCorrectionSigned | None = None
     #: Paper cards whose winner showed an identity document (R75.6): card label -> (the identity record, the document).
     identified: dict[str, tuple[int, str]] = field(default_factory=dict)
 
@@ -137,7 +115,7 @@ class Game:
 class GamesState:
     games: list[Game] = field(default_factory=list)
     last_sold: dict[int, int] = field(default_factory=dict)  # series -> last card sold
-    megabingo: dict[str, Any] | None = None  # the announced megabingo not yet played
+    megabingo: MegabingoAnnounced | None = None  # the announced megabingo not yet played
     operator_superbingo: dict[str, int] = field(default_factory=dict)  # session date -> cents
     operator_jackpot: dict[str, int] = field(default_factory=dict)  # "YYYY-MM" -> cents
     #: The jackpot's reserve when each session opened (session number -> cents): 30% of it
