@@ -41,6 +41,10 @@ from protocol import blower_messages as bm
 from protocol.chain import Record
 from protocol.errors import N_, DomainError, Phrase, one_or_joined
 from protocol.game import Input, State
+from protocol.records import declared
+from protocol.records.blower import BlowerFault as BlowerFaultRecord
+from protocol.records.blower import BlowerFaultCleared, BlowerLink, BlowerSwitched
+from protocol.records.game import BallCorrected, BallDrawn, BallVoided
 from server_kit.core import Actor, CommandCore, CommandSpec
 
 PERMISSIONS = {
@@ -134,16 +138,16 @@ class HallBlowers:
     # --- What the drivers report ----------------------------------------------------------
 
     def blower_fault(self, name: str, fault: BlowerFault) -> None:
-        payload = {"blower": name, "code": fault.code, "fault": bm.FAULT_NAMES.get(fault.code, str(fault.code)),
-                   "draw_no": fault.draw_no, "ball": fault.ball or None, "message": str(fault)}
-        written = self.core.execute(SYSTEM, "report_blower_fault", lambda now: [("blower_fault", payload)])
+        written = self.core.execute(SYSTEM, "report_blower_fault", lambda now: [BlowerFaultRecord(
+            blower=name, code=fault.code, fault=bm.FAULT_NAMES.get(fault.code, str(fault.code)), draw_no=fault.draw_no,
+            ball=fault.ball or None, message=str(fault))])
         if name == self.in_use().name:
             written.addCallback(lambda records: self._suspend(f"{name} blower: {fault.detail}"))
         self._keep(written)
 
     def blower_link(self, name: str, up: bool, detail: str) -> None:
-        payload = {"blower": name, "up": up, "detail": detail}
-        self._keep(self.core.execute(SYSTEM, "report_blower_link", lambda now: [("blower_link", payload)]))
+        self._keep(self.core.execute(SYSTEM, "report_blower_link",
+                                     lambda now: [BlowerLink(blower=name, up=up, detail=detail)]))
 
     def blower_notice(self, name: str, reason: int, count: int) -> None:
         # Statistics of a noisy line: logged, not journaled (the frames were never acted on).
@@ -177,8 +181,8 @@ class HallBlowers:
         self.core.check_permission(actor, "clear_blower_fault")
         blower = self.in_use()
         yield blower.clear_fault()
-        payload = {"blower": blower.name}
-        return (yield self.core.execute(actor, "clear_blower_fault", lambda now: [("blower_fault_cleared", payload)]))
+        return (yield self.core.execute(actor, "clear_blower_fault",
+                                        lambda now: [BlowerFaultCleared(blower=blower.name)]))
 
     def switch_to_reserve(self, actor: Actor, witnesses: Sequence[str]) -> Deferred[list[Record]]:
         """Count the reserve's balls (before use, R84.4); a whole set takes over the draw,
@@ -201,8 +205,8 @@ class HallBlowers:
             yield pair.switch_to_reserve(code, drawn)
         finally:
             records += yield self._record_counts(actor, witnesses)
-        switched = {"to": pair.reserve.name, "from": pair.main.name, "balls_drawn": len(drawn)}
-        records += yield self.core.execute(actor, "switch_to_reserve_blower", lambda now: [("blower_switched", switched)])
+        switched = BlowerSwitched(to=pair.reserve.name, from_=pair.main.name, balls_drawn=len(drawn))
+        records += yield self.core.execute(actor, "switch_to_reserve_blower", lambda now: [switched])
         return records
 
     def retire_reserve(self, actor: Actor, witnesses: Sequence[str]) -> Deferred[list[Record]]:
@@ -221,9 +225,8 @@ class HallBlowers:
             yield pair.retire_reserve()  # the draw moves back, then the reserve counts
         finally:
             if pair.active is pair.main:
-                switched = {"to": pair.main.name, "from": pair.reserve.name}
-                records += yield self.core.execute(
-                    actor, "retire_reserve_blower", lambda now: [("blower_switched", switched)])
+                switched = BlowerSwitched(to=pair.main.name, from_=pair.reserve.name)
+                records += yield self.core.execute(actor, "retire_reserve_blower", lambda now: [switched])
             records += yield self._record_counts(actor, witnesses)
         return records
 
@@ -311,13 +314,14 @@ class HallBlowers:
         self._corrected_game = corrected
 
     def apply(self, record: Record) -> None:
-        if record.type in ("ball_corrected", "ball_voided"):  # ball_voided: journals before R85.5's ruling
-            self._corrected_game = record.payload["game_id"]
-        elif record.type == "ball_drawn":
-            self._corrected_game = None
-        if record.type == "blower_switched" and self.pair is not None:
-            to = record.payload["to"]
-            self.pair.active = self.pair.reserve if to == self.pair.reserve.name else self.pair.main
+        event = declared(record)
+        match event:
+            case BallCorrected() | BallVoided():  # ball_voided: journals before R85.5's ruling
+                self._corrected_game = event.game_id
+            case BallDrawn():
+                self._corrected_game = None
+            case BlowerSwitched() if self.pair is not None:
+                self.pair.active = self.pair.reserve if event.to == self.pair.reserve.name else self.pair.main
 
 
 __all__ = ["BlowerCommandError", "HallBlowers", "balls_present"]

@@ -260,13 +260,15 @@ def export_pdf(hall: Hall, number: int, first: int, last: int | None, out: Path)
 
 def last_sold(engine: Engine) -> dict[int, int]:
     """The last card sold of each series, from the journal's sales (the hall records sales there, not in the series table)."""
+    from protocol.records import declared
+    from protocol.records.sale import PaperCardsSold
     from server_kit.journal import table as journal_table
 
     sold: dict[int, int] = {}
     for record in journal_table.read(engine):
-        if record.type == "paper_cards_sold":
-            series, last = int(record.payload["series"]), int(record.payload["last"])
-            sold[series] = max(sold.get(series, 0), last)
+        # Only the sales are parsed: the rest of the journal is passed over by its type's name.
+        if record.type == PaperCardsSold.type and isinstance(sale := declared(record), PaperCardsSold):
+            sold[sale.series] = max(sold.get(sale.series, 0), sale.last)
     return sold
 
 

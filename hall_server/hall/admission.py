@@ -58,6 +58,16 @@ from twisted.internet.defer import Deferred
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import N_, DomainError
+from protocol.records import JournalRecord, declared
+from protocol.records.admission import (
+    BannedListImported,
+    ComplaintConfirmed,
+    ComplaintRecorded,
+    EntryRefused,
+    IncidentRecorded,
+    VisitorAdmitted,
+    VisitorLeft,
+)
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.projection import ProjectedState
 
@@ -506,7 +516,7 @@ class AdmissionModule(ProjectedState):
         """Check a visitor's age, the banned list, the door's other checks and the hall's capacity;
         admit them with the next visitor number, or journal the refusal and its ground."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             visitor_name = clean_text(name, "visitor's name", MAX_NAME)
             normal = normalize_document(document)
             if self.state.banned_list is None:
@@ -520,15 +530,9 @@ class AdmissionModule(ProjectedState):
             if refused is not None:
                 # A refusal at the door is a fact of the day: journaled, shown to the desk, in the minutes.
                 ground, reason = refused
-                return [("entry_refused", {"document": normal, "name": visitor_name, "reason": door_words(reason),
-                                           "ground": ground})]
-            return [
-                (
-                    "visitor_admitted",
-                    {"number": len(self.state.visitors) + 1, "name": visitor_name, "document": normal,
-                     "age_checked": True},
-                )
-            ]
+                return [EntryRefused(document=normal, name=visitor_name, reason=door_words(reason), ground=ground)]
+            return [VisitorAdmitted(number=len(self.state.visitors) + 1, name=visitor_name, document=normal,
+                                    age_checked=True)]
 
         return self.core.execute(actor, "admit_visitor", decide)
 
@@ -557,7 +561,7 @@ class AdmissionModule(ProjectedState):
     def record_visitor_left(self, actor: Actor, visitor: int) -> Deferred[list[Record]]:
         """Visitor ``visitor`` leaves the hall: no longer among the people present (R73.5)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             person = self.visitor(visitor)
             if person.number in self.state.left:
                 raise AdmissionError(N_("visitor {visitor} ({name}) has already left (record {seq})"),
@@ -566,14 +570,14 @@ class AdmissionModule(ProjectedState):
                 raise AdmissionError(N_("visitor {visitor} ({name}) was admitted before the hall last closed, "
                                         "and is no longer counted among the people present"),
                                      visitor=person.number, name=person.name)
-            return [("visitor_left", {"number": person.number})]
+            return [VisitorLeft(number=person.number)]
 
         return self.core.execute(actor, "record_visitor_left", decide)
 
     def import_banned_list(self, actor: Actor, content: str, source: str) -> Deferred[list[Record]]:
         """Replace the banned list with the rows of a CSV file (whole file or nothing)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             source_name = clean_text(source, "file's name", MAX_NAME)
             if (bad := control_character(source_name)) is not None:
                 raise AdmissionError(N_("the file's name holds the control character {bad}; give it as printable text"),
@@ -587,15 +591,12 @@ class AdmissionModule(ProjectedState):
                        "by {name} in record {seq}; nothing to do"),
                     digest=digest[:16], name=current.imported_by, seq=current.seq)
             return [
-                (
-                    "banned_list_imported",
-                    {
-                        "source": source_name,
-                        "sha256": digest,
-                        "rows": len(people),
-                        "replaces": current.sha256 if current else None,
-                        "people": [[p.document, p.name, p.until] for p in people],
-                    },
+                BannedListImported(
+                    source=source_name,
+                    sha256=digest,
+                    rows=len(people),
+                    replaces=current.sha256 if current else None,
+                    people=tuple((person.document, person.name, person.until) for person in people),
                 )
             ]
 
@@ -608,31 +609,31 @@ class AdmissionModule(ProjectedState):
         door, it waits for the room chief's confirmation (:meth:`confirm_complaint`).
         """
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
-            payload: dict[str, Any] = {
-                "number": len(self.state.complaints) + 1,
-                "complainant": clean_text(complainant, "complainant's name", MAX_NAME),
-                "text": clean_text(text, "complaint's text", MAX_TEXT),
-            }
+        def decide(now: int) -> list[JournalRecord]:
             witnessed = str(actor.role) == Role.ROOM_CHIEF
-            payload["witnessed"] = witnessed
-            if witnessed:
-                payload["room_chief"] = actor.name
-            return [("complaint_recorded", payload)]
+            return [
+                ComplaintRecorded(
+                    number=len(self.state.complaints) + 1,
+                    complainant=clean_text(complainant, "complainant's name", MAX_NAME),
+                    text=clean_text(text, "complaint's text", MAX_TEXT),
+                    witnessed=witnessed,
+                    room_chief=actor.name if witnessed else None,
+                )
+            ]
 
         return self.core.execute(actor, "record_complaint", decide)
 
     def confirm_complaint(self, actor: Actor, number: int) -> Deferred[list[Record]]:
         """The room chief confirms that complaint ``number`` was written in their presence (R75.5)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(self.state.complaints):
                 raise AdmissionError(N_("there is no complaint number {number!r} in the book"), number=number)
             complaint = self.state.complaints[number - 1]
             if complaint.room_chief is not None:
                 raise AdmissionError(N_("complaint {number} was written in the presence of {name} already (R75.5)"),
                                      number=number, name=complaint.room_chief)
-            return [("complaint_confirmed", {"number": number})]
+            return [ComplaintConfirmed(number=number)]
 
         return self.core.execute(actor, "confirm_complaint", decide)
 
@@ -641,19 +642,14 @@ class AdmissionModule(ProjectedState):
     ) -> Deferred[list[Record]]:
         """Record an incident for the minutes (R75.4, R77.2), naming the visitor records involved."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             text = clean_text(description, "incident's description", MAX_TEXT)
             if not isinstance(visitors, (list, tuple)):
                 raise AdmissionError(N_("list the visitor numbers involved (an empty list if none)"))
             numbers = [self.visitor(number).number for number in visitors]
             if len(set(numbers)) != len(numbers):
                 raise AdmissionError(N_("a visitor is named twice in the incident"))
-            return [
-                (
-                    "incident_recorded",
-                    {"number": len(self.state.incidents) + 1, "description": text, "visitors": numbers},
-                )
-            ]
+            return [IncidentRecorded(number=len(self.state.incidents) + 1, description=text, visitors=tuple(numbers))]
 
         return self.core.execute(actor, "record_incident", decide)
 
@@ -664,37 +660,31 @@ class AdmissionModule(ProjectedState):
         self.state = AdmissionState()
 
     def apply(self, record: Record) -> None:
-        p = record.payload
+        event = declared(record)
         state = self.state
-        if record.type == "visitor_admitted":
-            state.visitors.append(
-                Visitor(p["number"], p["name"], p["document"], p["actor"]["name"], record.time_ms, record.seq)
-            )
-        elif record.type == "visitor_left":
-            state.left[p["number"]] = record.seq
-        elif record.type == "banned_list_imported":
-            state.banned = {doc: BannedPerson(doc, name, until) for doc, name, until in p["people"]}
-            state.banned_list = BannedListImport(
-                p["sha256"], p["rows"], p["source"], p["actor"]["name"], record.time_ms, record.seq
-            )
-        elif record.type == "complaint_recorded":
-            # A complaint journaled before the room chief's confirmation existed (no ``witnessed``) stands as written.
-            witness = p.get("room_chief") if p.get("witnessed") is not None else p["actor"]["name"]
-            state.complaints.append(
-                Complaint(p["number"], p["complainant"], p["text"], p["actor"]["name"], record.time_ms, record.seq,
-                          witness)
-            )
-        elif record.type == "complaint_confirmed":
-            state.complaints[p["number"] - 1].room_chief = p["actor"]["name"]
-        elif record.type == "incident_recorded":
-            state.incidents.append(
-                Incident(
-                    p["number"],
-                    p["description"],
-                    tuple(p["visitors"]),
-                    p["actor"]["name"],
-                    p["actor"]["role"],
-                    record.time_ms,
-                    record.seq,
+        match event:
+            case VisitorAdmitted():
+                state.visitors.append(
+                    Visitor(event.number, event.name, event.document, event.who.name, record.time_ms, record.seq)
                 )
-            )
+            case VisitorLeft():
+                state.left[event.number] = record.seq
+            case BannedListImported():
+                state.banned = {doc: BannedPerson(doc, name, until) for doc, name, until in event.people}
+                state.banned_list = BannedListImport(
+                    event.sha256, event.rows, event.source, event.who.name, record.time_ms, record.seq
+                )
+            case ComplaintRecorded():
+                # A complaint journaled before the room chief's confirmation existed (no ``witnessed``) stands as written.
+                witness = event.room_chief if event.witnessed is not None else event.who.name
+                state.complaints.append(
+                    Complaint(event.number, event.complainant, event.text, event.who.name, record.time_ms,
+                              record.seq, witness)
+                )
+            case ComplaintConfirmed():
+                state.complaints[event.number - 1].room_chief = event.who.name
+            case IncidentRecorded():
+                state.incidents.append(
+                    Incident(event.number, event.description, event.visitors, event.who.name, event.who.role,
+                             record.time_ms, record.seq)
+                )

@@ -78,13 +78,27 @@ from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import DEFAULT_TIMEZONE, AdmissionModule, local_date
-from hall_server.hall.ledger import POSTING, LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule, posting_records
 from hall_server.hall.roles import Role
 from hall_server.statements import format_account_number, statement_pdf, ticket_pdf
 from protocol.chain import Record
 from protocol.errors import N_, Cents, DomainError
 from protocol.ledger import Posting, account_kind
 from protocol.money import format_cents
+from protocol.records import JournalRecord, declared
+from protocol.records.cashier import (
+    CashDeskHandedOver,
+    CashDeskOpened,
+    CashDeskReconciled,
+    CashMoved,
+    CreditCashedOut,
+    CreditLoaded,
+    JackpotDeposited,
+    JackpotWithdrawn,
+    PlayerAccountClosed,
+    PlayerAccountOpened,
+)
+from protocol.records.cashier import Posting as PostingRecord
 from protocol.settlement import (
     JACKPOT_BANK_ACCOUNT,
     POT_ACCOUNTS,
@@ -591,7 +605,7 @@ class CashierModule(ProjectedState):
     def _open_account(
         self, actor: Actor, visitor: int, medium: str, pin: str, number: str, pin_hash: str | None
     ) -> Deferred[list[Record]]:
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             self.standing_in(actor)
             if medium not in MEDIA:
                 raise CashierError(f"an account is opened on a {' or a '.join(MEDIA)}, not {medium!r}")
@@ -614,19 +628,15 @@ class CashierModule(ProjectedState):
             check_pin(pin)  # refused here, in order, if it was not hashed
             if number in self.state.accounts:
                 raise CashierError(N_("the new account number was taken meanwhile; try again"))
-            return [
-                (
-                    "player_account_opened",
-                    {"account": number, "medium": medium, "visitor": person.number, "pin_hash": pin_hash},
-                )
-            ]
+            assert pin_hash is not None  # hashed whenever check_pin passes
+            return [PlayerAccountOpened(account=number, medium=medium, visitor=person.number, pin_hash=pin_hash)]
 
         return self.core.execute(actor, "open_player_account", decide)
 
     def load_credit(self, actor: Actor, account: str, amount_cents: int, desk: str) -> Deferred[list[Record]]:
         """The player hands over cash; the account is credited (R92.5d, R93.2)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(amount_cents, "amount to load")
             player = self.usable_account(account)
             drawer = self.desk_in_hand(actor, desk)
@@ -638,8 +648,8 @@ class CashierModule(ProjectedState):
             )
             self.ledger.check([posting])
             return [
-                ("credit_loaded", {"account": player.number, "amount": amount, "desk": drawer.name}),
-                *posting_entries([posting]),
+                CreditLoaded(account=player.number, amount=amount, desk=drawer.name),
+                *posting_records([posting]),
             ]
 
         return self.core.execute(actor, "load_credit", decide)
@@ -652,7 +662,7 @@ class CashierModule(ProjectedState):
         ``reference`` is the cheque number or the transfer's reference, and empty for cash.
         """
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(amount_cents, "amount to cash out")
             player = self.usable_account(account)
             drawer = self.desk_in_hand(actor, desk)
@@ -691,12 +701,8 @@ class CashierModule(ProjectedState):
                 )
             self.ledger.check([posting])
             return [
-                (
-                    "credit_cashed_out",
-                    {"account": player.number, "amount": amount, "desk": drawer.name,
-                     "method": method, "reference": ref},
-                ),
-                *posting_entries([posting]),
+                CreditCashedOut(account=player.number, amount=amount, desk=drawer.name, method=method, reference=ref),
+                *posting_records([posting]),
             ]
 
         return self.core.execute(actor, "cash_out", decide)
@@ -704,30 +710,28 @@ class CashierModule(ProjectedState):
     def close_account(self, actor: Actor, account: str) -> Deferred[list[Record]]:
         """Close an account; only at zero, so no credit is left behind."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             self.standing_in(actor)
             player = self.usable_account(account)
             held = self.ledger.balance(player_account(player.number))
             if held:
                 raise CashierError(N_("account {account} still holds {held}; cash it out before closing"),
                                    account=format_account_number(player.number), held=Cents(held))
-            return [("player_account_closed", {"account": player.number})]
+            return [PlayerAccountClosed(account=player.number)]
 
         return self.core.execute(actor, "close_player_account", decide)
 
     def open_desk(self, actor: Actor, desk: str, float_cents: int) -> Deferred[list[Record]]:
         """Open a cash desk, putting its float from the operator's safe into the drawer."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(float_cents, "float", zero_allowed=True)
             drawer = self.desk(desk)
             if drawer.open:
                 raise CashierError(N_("cash desk {desk} is already open"), desk=drawer.name)
-            entries: list[tuple[str, dict[str, Any]]] = [
-                ("cash_desk_opened", {"desk": drawer.name, "float": amount})
-            ]
+            entries: list[JournalRecord] = [CashDeskOpened(desk=drawer.name, float=amount)]
             if amount:
-                entries += posting_entries(
+                entries += posting_records(
                     [Posting.transfer(amount, debit=cash_account(drawer.name), credit="house",
                                       reason=f"float put in desk {drawer.name}")]
                 )
@@ -738,7 +742,7 @@ class CashierModule(ProjectedState):
     def reconcile_desk(self, actor: Actor, desk: str, counted_cents: int) -> Deferred[list[Record]]:
         """Close a desk at the end of the day against the cash counted in its drawer."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             counted = check_cents(counted_cents, "counted cash", zero_allowed=True)
             drawer = self.desk(desk)
             if not drawer.open:
@@ -751,21 +755,18 @@ class CashierModule(ProjectedState):
             self.desk_in_hand(actor, drawer.name)
             expected = self.ledger.balance(cash_account(drawer.name))
             difference = counted - expected
-            entries: list[tuple[str, dict[str, Any]]] = [
-                (
-                    "cash_desk_reconciled",
-                    {"desk": drawer.name, "date": local_date(now, self.timezone).isoformat(),
-                     "expected": expected, "counted": counted, "difference": difference},
-                )
+            entries: list[JournalRecord] = [
+                CashDeskReconciled(desk=drawer.name, date=local_date(now, self.timezone).isoformat(),
+                                   expected=expected, counted=counted, difference=difference)
             ]
             if difference < 0:
-                entries += posting_entries(
+                entries += posting_records(
                     [Posting.transfer(-difference, debit=over_short_account(drawer.name),
                                       credit=cash_account(drawer.name),
                                       reason=f"cash short at desk {drawer.name} reconciliation")]
                 )
             elif difference > 0:
-                entries += posting_entries(
+                entries += posting_records(
                     [Posting.transfer(difference, debit=cash_account(drawer.name),
                                       credit=over_short_account(drawer.name),
                                       reason=f"cash over at desk {drawer.name} reconciliation")]
@@ -781,7 +782,7 @@ class CashierModule(ProjectedState):
         only ``to`` works the desk, until it is handed over again or reconciled.
         """
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             drawer = self.require_open_desk(desk)
             if str(actor.role) != Role.ROOM_CHIEF:
                 self.desk_in_hand(actor, drawer.name)
@@ -804,15 +805,15 @@ class CashierModule(ProjectedState):
                 raise CashierError(N_("say why the desk changes hands; it goes into the record"))
             if len(why) > MAX_REFERENCE * 4:
                 raise CashierError(N_("the reason has at most {most} characters"), most=MAX_REFERENCE * 4)
-            return [("cash_desk_handed_over", {"desk": drawer.name, "from_holder": drawer.holder or "",
-                                               "to_holder": taker, "to_role": to_role, "reason": why})]
+            return [CashDeskHandedOver(desk=drawer.name, from_holder=drawer.holder or "", to_holder=taker,
+                                       to_role=to_role, reason=why)]
 
         return self.core.execute(actor, "hand_over_cash_desk", decide)
 
     def hand_in_takings(self, actor: Actor, seller: str, desk: str, amount_cents: int) -> Deferred[list[Record]]:
         """A seller hands in ``amount_cents`` of the drawer's takings to an open cash desk."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(amount_cents, "amount handed in")
             if not isinstance(seller, str) or not seller.strip():
                 raise CashierError(N_("name the seller whose takings are handed in"))
@@ -832,7 +833,7 @@ class CashierModule(ProjectedState):
     def top_up_float(self, actor: Actor, desk: str, amount_cents: int) -> Deferred[list[Record]]:
         """More cash from the operator's safe into an open desk's drawer (its float grows)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(amount_cents, "top-up")
             drawer = self.desk_in_hand(actor, desk)
             return self._moved(FLOAT_TOP_UP, "house", cash_account(drawer.name), amount,
@@ -843,7 +844,7 @@ class CashierModule(ProjectedState):
     def move_cash(self, actor: Actor, from_desk: str, to_desk: str, amount_cents: int) -> Deferred[list[Record]]:
         """Move cash from one open desk's drawer to another's."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(amount_cents, "amount moved")
             giving = self.desk_in_hand(actor, from_desk)
             taking = self.require_open_desk(to_desk)
@@ -882,7 +883,7 @@ class CashierModule(ProjectedState):
         ``house`` as the operator's contributions are).
         """
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(amount_cents, "deposit")
             account, name = self._bank_counterpart(actor, source)
             slip = _bank_reference(reference)
@@ -895,7 +896,7 @@ class CashierModule(ProjectedState):
             if account != "house":
                 self._check_source(account, f"desk {name}", amount)
             return self._jackpot_moved(
-                "jackpot_deposited", now, name, amount, slip, due,
+                JackpotDeposited, now, name, amount, slip, due,
                 Posting.transfer(amount, debit=JACKPOT_BANK_ACCOUNT, credit=account,
                                  reason=f"jackpot:bank deposit {slip} from {_named(name)}"),
             )
@@ -907,7 +908,7 @@ class CashierModule(ProjectedState):
     ) -> Deferred[list[Record]]:
         """Take what the jackpot's bank account holds beyond the funds back to an open desk or the operator."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             amount = check_cents(amount_cents, "withdrawal")
             account, name = self._bank_counterpart(actor, destination)
             slip = _bank_reference(reference)
@@ -918,7 +919,7 @@ class CashierModule(ProjectedState):
                        "only that may be taken back, not {amount} (R91.11)"),
                     surplus=Cents(surplus), amount=Cents(amount))
             return self._jackpot_moved(
-                "jackpot_withdrawn", now, name, amount, slip, self.jackpot_deposit_due(),
+                JackpotWithdrawn, now, name, amount, slip, self.jackpot_deposit_due(),
                 Posting.transfer(amount, debit=account, credit=JACKPOT_BANK_ACCOUNT,
                                  reason=f"jackpot:bank withdrawal {slip} to {_named(name)}"),
             )
@@ -932,18 +933,16 @@ class CashierModule(ProjectedState):
         return cash_account(self.desk_in_hand(actor, name).name), str(name)
 
     def _jackpot_moved(
-        self, kind: str, now: int, counterpart: str, amount: int, reference: str, due: int, posting: Posting
-    ) -> list[tuple[str, dict[str, Any]]]:
+        self, kind: type[JackpotDeposited | JackpotWithdrawn], now: int, counterpart: str, amount: int,
+        reference: str, due: int, posting: Posting,
+    ) -> list[JournalRecord]:
         self.ledger.check([posting])
-        bank_after = self.ledger.balance(JACKPOT_BANK_ACCOUNT) + (amount if kind == "jackpot_deposited" else -amount)
+        bank_after = self.ledger.balance(JACKPOT_BANK_ACCOUNT) + (amount if kind is JackpotDeposited else -amount)
         return [
-            (
-                kind,
-                {"counterpart": counterpart, "amount": amount, "reference": reference,
-                 "date": local_date(now, self.timezone).isoformat(), "due_before": due,
-                 "funds": jackpot_funds(self._pots()), "bank_after": bank_after},
-            ),
-            *posting_entries([posting]),
+            kind(counterpart=counterpart, amount=amount, reference=reference,
+                 date=local_date(now, self.timezone).isoformat(), due_before=due,
+                 funds=jackpot_funds(self._pots()), bank_after=bank_after),
+            *posting_records([posting]),
         ]
 
     def _check_source(self, account: str, what: str, amount: int) -> None:
@@ -956,12 +955,12 @@ class CashierModule(ProjectedState):
                 f"{what} holds {format_cents(holds)}{free}: it cannot give {format_cents(amount)}"
             )
 
-    def _moved(self, kind: str, source: str, destination: str, amount: int, reason: str) -> list[tuple[str, dict[str, Any]]]:
+    def _moved(self, kind: str, source: str, destination: str, amount: int, reason: str) -> list[JournalRecord]:
         posting = Posting.transfer(amount, debit=destination, credit=source, reason=reason)
         self.ledger.check([posting])
         return [
-            ("cash_moved", {"kind": kind, "source": source, "destination": destination, "amount": amount}),
-            *posting_entries([posting]),
+            CashMoved(kind=kind, source=source, destination=destination, amount=amount),
+            *posting_records([posting]),
         ]
 
     def print_ticket(self, actor: Actor, account: str) -> Deferred[bytes]:
@@ -993,45 +992,45 @@ class CashierModule(ProjectedState):
         self.state = CashierState()
 
     def apply(self, record: Record) -> None:
-        p = record.payload
+        event = declared(record)
         state = self.state
-        if record.type == POSTING:
-            self._apply_posting(record)
-        elif record.type == "player_account_opened":
-            state.accounts[p["account"]] = PlayerAccount(
-                p["account"], p["medium"], p["visitor"], p["pin_hash"], p["actor"]["name"],
-                record.time_ms, record.seq,
-            )
-            state.movements[p["account"]] = []
-        elif record.type == "player_account_closed":
-            state.accounts[p["account"]].closed_seq = record.seq
-        elif record.type == "credit_cashed_out":
-            state.cash_outs.append(
-                CashOut(p["account"], p["amount"], p["method"], p["reference"], p["desk"],
-                        p["actor"]["name"], record.time_ms, record.seq)
-            )
-        elif record.type == "cash_desk_opened":
-            desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
-            desk.open, desk.opened_ms, desk.opened_by = True, record.time_ms, p["actor"]["name"]
-            desk.holder, desk.holder_role = p["actor"]["name"], p["actor"]["role"]
-        elif record.type == "cash_desk_handed_over":
-            desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
-            desk.holder, desk.holder_role = p["to_holder"], p["to_role"]
-        elif record.type == "cash_desk_reconciled":
-            desk = state.desks.setdefault(p["desk"], CashDesk(p["desk"]))
-            desk.open, desk.holder, desk.holder_role = False, None, None
-            state.reconciliations.append(
-                Reconciliation(p["desk"], p["date"], p["expected"], p["counted"], p["actor"]["name"],
-                               record.time_ms, record.seq)
-            )
+        match event:
+            case PostingRecord():
+                self._apply_posting(record, event)
+            case PlayerAccountOpened():
+                state.accounts[event.account] = PlayerAccount(
+                    event.account, event.medium, event.visitor, event.pin_hash, event.who.name,
+                    record.time_ms, record.seq,
+                )
+                state.movements[event.account] = []
+            case PlayerAccountClosed():
+                state.accounts[event.account].closed_seq = record.seq
+            case CreditCashedOut():
+                state.cash_outs.append(
+                    CashOut(event.account, event.amount, event.method, event.reference, event.desk,
+                            event.who.name, record.time_ms, record.seq)
+                )
+            case CashDeskOpened():
+                desk = state.desks.setdefault(event.desk, CashDesk(event.desk))
+                desk.open, desk.opened_ms, desk.opened_by = True, record.time_ms, event.who.name
+                desk.holder, desk.holder_role = event.who.name, event.who.role
+            case CashDeskHandedOver():
+                desk = state.desks.setdefault(event.desk, CashDesk(event.desk))
+                desk.holder, desk.holder_role = event.to_holder, event.to_role
+            case CashDeskReconciled():
+                desk = state.desks.setdefault(event.desk, CashDesk(event.desk))
+                desk.open, desk.holder, desk.holder_role = False, None, None
+                state.reconciliations.append(
+                    Reconciliation(event.desk, event.date, event.expected, event.counted, event.who.name,
+                                   record.time_ms, record.seq)
+                )
 
-    def _apply_posting(self, record: Record) -> None:
+    def _apply_posting(self, record: Record, posting: PostingRecord) -> None:
         """Note every leg on a player's account, whichever module posted it."""
-        p = record.payload
         signed: dict[str, int] = {}
-        for account, amount in p["debits"]:
+        for account, amount in posting.debits:
             signed[account] = signed.get(account, 0) - amount
-        for account, amount in p["credits"]:
+        for account, amount in posting.credits:
             signed[account] = signed.get(account, 0) + amount
         for account, change in signed.items():
             kind, _, number = account.partition(":")
@@ -1040,5 +1039,5 @@ class CashierModule(ProjectedState):
             movements = self.state.movements.setdefault(number, [])
             before = movements[-1].balance if movements else 0
             movements.append(
-                Movement(record.seq, record.time_ms, p["reason"], change, before + change, p["actor"]["name"])
+                Movement(record.seq, record.time_ms, posting.reason, change, before + change, posting.who.name)
             )

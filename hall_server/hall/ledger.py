@@ -1,9 +1,9 @@
 """The hall's ledger as a projection of the journal.
 
-Money moves only through ``posting`` records: each holds one balanced
-:class:`protocol.ledger.Posting` (its ``to_dict`` form).  A module that moves money
+Money moves only through ``posting`` records (:class:`protocol.records.cashier.Posting`):
+each holds one balanced :class:`protocol.ledger.Posting`.  A module that moves money
 checks the postings against :attr:`LedgerModule.ledger` while deciding (so an
-overdraft is refused before anything is written), returns :func:`posting_entries`
+overdraft is refused before anything is written), returns :func:`posting_records`
 among its entries, and the ledger folds them in when they are committed.
 """
 
@@ -13,14 +13,41 @@ import json
 from typing import Any, Iterable, Iterator, Sequence, SupportsIndex, overload
 
 from protocol.chain import Record
-from protocol.ledger import Ledger, Posting, account_kind
+from protocol.ledger import Ledger, Leg, Posting, Reference, account_kind
+from protocol.records import declared
+from protocol.records.cashier import Posting as PostingRecord
+from protocol.records.cashier import PostingReference
 from server_kit.core import CommandCore
 
-POSTING = "posting"
+
+def posting_records(postings: Sequence[Posting]) -> list[PostingRecord]:
+    """The ``posting`` records that journal ``postings``."""
+    return [
+        PostingRecord(
+            debits=tuple((leg.account, leg.amount) for leg in posting.debits),
+            credits=tuple((leg.account, leg.amount) for leg in posting.credits),
+            reason=posting.reason,
+            reference=PostingReference(game_id=posting.reference.game_id, card=posting.reference.card,
+                                       event_seq=posting.reference.event_seq),
+        )
+        for posting in postings
+    ]
 
 
 def posting_entries(postings: Sequence[Posting]) -> list[tuple[str, dict[str, Any]]]:
-    return [(POSTING, posting.to_dict()) for posting in postings]
+    """``postings`` as ``(type, payload)`` pairs, for the modules that still decide pairs."""
+    return [(PostingRecord.type, posting.to_dict()) for posting in postings]
+
+
+def ledger_posting(event: PostingRecord) -> Posting:
+    """The balanced movement a ``posting`` record holds."""
+    reference = event.reference
+    return Posting(
+        tuple(Leg(account, amount) for account, amount in event.debits),
+        tuple(Leg(account, amount) for account, amount in event.credits),
+        event.reason,
+        Reference(reference.game_id, reference.card, reference.event_seq),
+    )
 
 
 class _KeptPostings(list[Posting]):
@@ -130,6 +157,6 @@ class LedgerModule:
         self.ledger = ledger
 
     def apply(self, record: Record) -> None:
-        if record.type == POSTING:
-            payload = {k: v for k, v in record.payload.items() if k != "actor"}
-            self.ledger.post(Posting.from_dict(payload))
+        event = declared(record)
+        if isinstance(event, PostingRecord):
+            self.ledger.post(ledger_posting(event))

@@ -38,6 +38,8 @@ from hall_server.hall.hours import HoursError, Schedule, change_applies_from, pa
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.errors import N_, DomainError
+from protocol.records import JournalRecord, declared
+from protocol.records.notices import OpeningHoursDecided, OpeningHoursNotified
 from server_kit.core import Actor, CommandCore, CommandSpec
 
 PERMISSIONS = {
@@ -107,12 +109,13 @@ class OpeningHoursModule:
     # --- The projection -------------------------------------------------------------------
 
     def apply(self, record: Record) -> None:
-        p = record.payload
-        if record.type == "opening_hours_notified":
-            self.state = OpeningHours(p["hours"], p["applies_from"], p.get("previous"), record.seq)
-        elif record.type == "opening_hours_decided":
-            self.state.decision = p["decision"]
-            self.state.decision_reference = p["reference"]
+        event = declared(record)
+        match event:
+            case OpeningHoursNotified():
+                self.state = OpeningHours(event.hours, event.applies_from, event.previous, record.seq)
+            case OpeningHoursDecided():
+                self.state.decision = event.decision
+                self.state.decision_reference = event.reference
 
     def reset(self) -> None:
         self.state = OpeningHours()
@@ -194,20 +197,17 @@ class OpeningHoursModule:
             return None
         previous = self.state.in_force(local_date(self.core.now_ms(), self.timezone))
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             today = local_date(now, self.timezone)
             applies = today if previous is None else change_applies_from(today)
-            payload: dict[str, Any] = {"hours": configured, "applies_from": applies.isoformat()}
-            if previous is not None:
-                payload["previous"] = previous
-            return [("opening_hours_notified", payload)]
+            return [OpeningHoursNotified(hours=configured, applies_from=applies.isoformat(), previous=previous)]
 
         return self.core.execute(SYSTEM, "notify_opening_hours", decide)
 
     def record_decision(self, actor: Actor, decision: str, reference: str) -> Deferred[list[Record]]:
         """Record the regulator's approval of or objection to the change last noticed (R74.2)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             state = self.state
             if decision not in DECISIONS:
                 # The answers (DECISIONS) are words of the sentence: the console offers them in its language.
@@ -225,7 +225,7 @@ class OpeningHoursModule:
                                    "objected ({reference})"),
                 }
                 raise HoursRefused(recorded[state.decision], hours=state.hours, reference=state.decision_reference)
-            return [("opening_hours_decided", {"hours": state.hours, "notice": state.noticed_seq,
-                                               "decision": decision, "reference": said})]
+            assert state.noticed_seq is not None  # folded with the hours it noticed
+            return [OpeningHoursDecided(hours=state.hours, notice=state.noticed_seq, decision=decision, reference=said)]
 
         return self.core.execute(actor, "record_hours_decision", decide)

@@ -40,6 +40,8 @@ from hall_server.hall.roles import SYSTEM, Role
 from hall_server.statements import format_account_number
 from protocol.chain import Record
 from protocol.errors import N_, DomainError
+from protocol.records import JournalRecord, declared
+from protocol.records.cashier import PinLockout, PinLockoutCleared
 from server_kit.core import Actor, CommandCore, CommandSpec
 
 log = Logger()
@@ -183,11 +185,9 @@ class PinGuard:
             return  # no account to warn about: locked here alike, so the answers do not tell
         lockouts = account.lockouts
 
-        def decide(now: int) -> list[tuple[str, dict[str, object]]]:
-            return [("pin_lockout", {
-                "account": number, "terminal": terminal[:40], "wrong_pins": PIN_TRIES, "lockouts": lockouts,
-                "locked_for_s": seconds, "until_ms": now + seconds * 1000,
-            })]
+        def decide(now: int) -> list[JournalRecord]:
+            return [PinLockout(account=number, terminal=terminal[:40], wrong_pins=PIN_TRIES, lockouts=lockouts,
+                               locked_for_s=seconds, until_ms=now + seconds * 1000)]
 
         self._journal(self.core.execute(SYSTEM, "record_pin_lockout", decide))
 
@@ -200,13 +200,13 @@ class PinGuard:
         return self._clear(actor, account, "cleared at the cashier's desk")
 
     def _clear(self, actor: Actor, account: str, why: str) -> Deferred[list[Record]]:
-        def decide(now: int) -> list[tuple[str, dict[str, object]]]:
+        def decide(now: int) -> list[JournalRecord]:
             number = normalize_account_number(account)
             known = self.state.accounts.get(number)
             if number not in self.cashier.state.accounts or known is None or not known.lockouts:
                 raise PinGuardError(N_("the PIN of account {account} is not locked"),
                                     account=format_account_number(number))
-            return [("pin_lockout_cleared", {"account": number, "why": why})]
+            return [PinLockoutCleared(account=number, why=why)]
 
         return self.core.execute(actor, "clear_pin_lockout", decide)
 
@@ -230,16 +230,17 @@ class PinGuard:
         self.state = PinState(accounts)
 
     def apply(self, record: Record) -> None:
-        p = record.payload
-        if record.type == "pin_lockout":
-            account = self._of(p["account"])
-            account.lockouts = p["lockouts"]
-            account.locked_until_ms = p["until_ms"]
-        elif record.type == "pin_lockout_cleared":
-            account = self._of(p["account"])
-            account.lockouts = 0
-            account.locked_until_ms = 0
-            account.wrong = 0
+        event = declared(record)
+        match event:
+            case PinLockout():
+                account = self._of(event.account)
+                account.lockouts = event.lockouts
+                account.locked_until_ms = event.until_ms
+            case PinLockoutCleared():
+                account = self._of(event.account)
+                account.lockouts = 0
+                account.locked_until_ms = 0
+                account.wrong = 0
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from twisted.internet.defer import Deferred
 
@@ -40,8 +40,12 @@ from hall_server.hall.virtual import VirtualModule
 from protocol.chain import Record
 from protocol.errors import N_, DomainError, Refusal, Template
 from protocol.money import format_cents
+from protocol.records import JournalRecord, declared
+from protocol.records.network import NetworkCardsBought
+from protocol.records.responsible import SelfExcluded, SpendingLimitSet
+from protocol.records.terminals import VirtualCardsBought
+from protocol.records.videobingo import VbCreditIn
 from server_kit.core import Actor, CommandCore, CommandSpec
-from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
 #: The most a daily limit may be, and the longest a self-exclusion may run.
@@ -215,35 +219,36 @@ class ResponsiblePlayModule(ProjectedState):
 
     # --- Commands -----------------------------------------------------------------------
 
-    def _limit_entry(self, account: str, limit_cents: int, now: int) -> Entry:
+    def _limit_set(self, account: str, limit_cents: int, now: int, terminal: str | None = None) -> SpendingLimitSet:
         limit = _whole(limit_cents, N_("the daily limit in cents is a whole number from {low} to {high}, not {value!r}"),
                        0, MAX_LIMIT_CENTS) or None
         day = self.today(now)
         current = self.state.limits.get(account, Limits()).on(day)
         lowering = limit is not None and (current is None or limit <= current)
         effective = day if lowering else day + timedelta(days=1)
-        return ("spending_limit_set", {"account": account, "limit_cents": limit, "effective": effective.isoformat()})
+        return SpendingLimitSet(account=account, limit_cents=limit, effective=effective.isoformat(), terminal=terminal)
 
     def set_limit(self, actor: Actor, account: str, limit_cents: int) -> Deferred[list[Record]]:
         """The cashier sets a player's daily limit at the player's request (0: no limit)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             self.cashier.standing_in(actor)
             player = self.cashier.usable_account(account)
-            return [self._limit_entry(player.number, limit_cents, now)]
+            return [self._limit_set(player.number, limit_cents, now)]
 
         return self.core.execute(actor, "set_spending_limit", decide)
 
     def set_limit_from_terminal(self, terminal: str, account: str, limit_cents: int) -> Deferred[list[Record]]:
         """The signed-in player sets their own limit at ``terminal``."""
 
-        def decide(now: int) -> list[Entry]:
-            kind, payload = self._limit_entry(account, limit_cents, now)
-            return [(kind, {**payload, "terminal": terminal})]
+        def decide(now: int) -> list[JournalRecord]:
+            return [self._limit_set(account, limit_cents, now, terminal)]
 
         return self.core.execute(SYSTEM, "set_spending_limit", decide)
 
-    def _exclusion_entry(self, document: str, days: int, now: int, **extra: Any) -> Entry:
+    def _exclusion(self, document: str, days: int, now: int, *, name: str, document_type: str | None = None,
+                   birth_date: str | None = None, account: str | None = None,
+                   terminal: str | None = None) -> SelfExcluded:
         normal = normalize_document(clean_text(document, "identity document", 40))
         length = _whole(days, N_("the number of days is a whole number from {low} to {high}, not {value!r}"),
                         1, MAX_EXCLUSION_DAYS)
@@ -253,7 +258,8 @@ class ResponsiblePlayModule(ProjectedState):
             raise ResponsiblePlayError(
                 N_("this person is already excluded until {until}; an exclusion is never shortened"),
                 until=current.isoformat())
-        return ("self_excluded", {"document": normal, "days": length, "until": until.isoformat(), **extra})
+        return SelfExcluded(document=normal, days=length, until=until.isoformat(), account=account, terminal=terminal,
+                            name=name, document_type=document_type, birth_date=birth_date)
 
     def exclude_document(
         self, actor: Actor, name: str, document_type: str, document: str, birth_date: str, days: int
@@ -262,7 +268,7 @@ class ResponsiblePlayModule(ProjectedState):
         shown: the name, the document's kind and number, and the birth date on it, as the
         admission desk identifies a person (R75.1-3); the exclusion keeps them (R97.2)."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             person = clean_text(name, "person's name (as on the document)", MAX_NAME)
             if document_type not in DOCUMENT_TYPES:
                 # The kinds (DOCUMENT_TYPES) are words of the sentence: the console offers them in its language.
@@ -271,21 +277,21 @@ class ResponsiblePlayModule(ProjectedState):
                     kind=document_type)
             today = self.today(now)
             born = read_birth_date(birth_date, today)
-            return [self._exclusion_entry(document, days, now, name=person, document_type=document_type,
-                                          birth_date=born.isoformat())]
+            return [self._exclusion(document, days, now, name=person, document_type=document_type,
+                                    birth_date=born.isoformat())]
 
         return self.core.execute(actor, "record_self_exclusion", decide)
 
     def exclude_from_terminal(self, terminal: str, account: str, days: int) -> Deferred[list[Record]]:
         """The signed-in player excludes themselves at ``terminal``."""
 
-        def decide(now: int) -> list[Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             document = self.document_of(account)
             if document is None:
                 raise NoVisitorRecord(N_("this account has no visitor record; ask at the cashier's desk"))
             known = self.cashier.state.accounts[account]  # an account with a document has its visitor
             name = self.admission.visitor(known.visitor).name
-            return [self._exclusion_entry(document, days, now, account=account, terminal=terminal, name=name)]
+            return [self._exclusion(document, days, now, account=account, terminal=terminal, name=name)]
 
         return self.core.execute(SYSTEM, "record_self_exclusion", decide)
 
@@ -296,25 +302,30 @@ class ResponsiblePlayModule(ProjectedState):
         self.state, self._pruned = ResponsibleState(), None
 
     def apply(self, record: Record) -> None:
-        p: Mapping[str, Any] = record.payload
-        if record.type == "spending_limit_set":
-            changes = self.state.limits.setdefault(str(p["account"]), Limits()).changes
-            changes.append((date.fromisoformat(p["effective"]), p["limit_cents"]))
-        elif record.type == "self_excluded":
-            until = date.fromisoformat(p["until"])
-            self.state.excluded[str(p["document"])] = until
-            if p.get("name") and p.get("birth_date"):  # recorded at a desk, from the document shown
-                key = person_key(str(p["name"]), date.fromisoformat(p["birth_date"]))
-                self.state.excluded_people[key] = max(self.state.excluded_people.get(key, until), until)
-        elif record.type in ("virtual_cards_bought", "network_cards_bought") or (
-                record.type == "vb_credit_in" and p["source"] == "account"):
-            # A network purchase counts once captured (its hold, while pending, is counted by the network module);
-            # credit a player takes from the account onto a video bingo machine counts when it is taken.
-            account = str(p["account"]).removeprefix("player:")
-            day = self.today(record.time_ms)
-            amount = p["amount"] if record.type == "vb_credit_in" else p["amount_cents"]
-            self.state.spent[(account, day)] = self.state.spent.get((account, day), 0) + int(amount)
-            if self._pruned != day:  # only today's totals matter to a daily limit: once a day, drop the rest
-                self._pruned = day
-                for stale in [key for key in self.state.spent if key[1] < day]:
-                    del self.state.spent[stale]
+        event = declared(record)
+        match event:
+            case SpendingLimitSet():
+                changes = self.state.limits.setdefault(event.account, Limits()).changes
+                changes.append((date.fromisoformat(event.effective), event.limit_cents))
+            case SelfExcluded():
+                until = date.fromisoformat(event.until)
+                self.state.excluded[event.document] = until
+                if event.name and event.birth_date:  # recorded at a desk, from the document shown
+                    key = person_key(event.name, date.fromisoformat(event.birth_date))
+                    self.state.excluded_people[key] = max(self.state.excluded_people.get(key, until), until)
+            case VirtualCardsBought() | NetworkCardsBought():
+                # A network purchase counts once captured (its hold, while pending, is counted by the network module).
+                self._spend(event.account, record.time_ms, event.amount_cents)
+            case VbCreditIn(source="account", account=str(account)):
+                # Credit a player takes from the account onto a video bingo machine counts when it is taken.
+                self._spend(account, record.time_ms, event.amount)
+
+    def _spend(self, ledger_account: str, time_ms: int, amount_cents: int) -> None:
+        """Add a purchase paid from ``ledger_account`` (``player:<number>`` or the number) to its day's spending."""
+        account = ledger_account.removeprefix("player:")
+        day = self.today(time_ms)
+        self.state.spent[(account, day)] = self.state.spent.get((account, day), 0) + amount_cents
+        if self._pruned != day:  # only today's totals matter to a daily limit: once a day, drop the rest
+            self._pruned = day
+            for stale in [key for key in self.state.spent if key[1] < day]:
+                del self.state.spent[stale]

@@ -44,6 +44,19 @@ from hall_server.hall.admission import DEFAULT_TIMEZONE, local_date
 from hall_server.hall.roles import Role
 from protocol.chain import Record
 from protocol.errors import N_, DomainError, Phrase
+from protocol.records import JournalRecord, declared
+from protocol.records.game import GameClosed, GameFinished, GameRefunded
+from protocol.records.session import (
+    BallsCounted,
+    BallSetReplaced,
+    ExtraCheckRequested,
+    RestartedAfterCrash,
+    SessionClosed,
+    SessionClosingSigned,
+    SessionOpened,
+    SessionOpeningSigned,
+    SystemVerified,
+)
 from server_kit.core import Actor, CommandCore, CommandSpec, RunBlocking
 from server_kit.journal.projection import ProjectedState
 
@@ -102,8 +115,8 @@ class SessionState:
     ball_set_games: int = 0
     ball_set_history: list[dict[str, Any]] = field(default_factory=list)
     extra_checks: list[dict[str, Any]] = field(default_factory=list)
-    #: The ``restarted_after_crash`` record no verification has passed after yet (R92.5e).
-    restart: dict[str, Any] | None = None
+    #: The seq of the ``restarted_after_crash`` record no verification has passed after yet (R92.5e).
+    restart: int | None = None
 
     @property
     def current(self) -> Session | None:
@@ -137,13 +150,16 @@ def _signature_entries(
     session: Session,
     what: str,
     signatures: Mapping[str, str],
-    completed: tuple[str, dict[str, Any]],
-) -> list[tuple[str, dict[str, Any]]]:
-    """One signature of the opening or closing; the second of the two completes it."""
+    signed: type[SessionOpeningSigned | SessionClosingSigned],
+    licence: str | None,
+    completed: JournalRecord,
+) -> list[JournalRecord]:
+    """One signature of the opening or closing, naming the signer's ``licence`` when one is known (R79);
+    the second of the two completes it."""
     role = str(actor.role)
     if role in signatures:
         raise SessionError(f"the {role.replace('_', ' ')} has already signed the {what}")
-    entries = [(f"session_{what}_signed", {"session": session.number, "signer": actor.name, "role": role})]
+    entries: list[JournalRecord] = [signed(session=session.number, signer=actor.name, role=role, licence=licence)]
     if len(signatures) == 1:
         entries.append(completed)
     return entries
@@ -311,13 +327,13 @@ class SessionModule(ProjectedState):
     ) -> Deferred[list[Record]]:
         """Record what the checks found: each check's fault, or None when it passed."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             current = self.state.current
-            during: dict[str, Any] = {}
+            during: int | None = None
             if current is not None:
                 if current.date != date:
                     raise SessionError(N_("a session opened or closed while the checks ran; run the verification again"))
-                during = {"session": current.number}
+                during = current.number
             else:
                 self.check_after_the_last(date)
             unknown = sorted(set(results) - set(CHECKS))
@@ -331,9 +347,9 @@ class SessionModule(ProjectedState):
             faults = {name: fault for name, fault in results.items() if fault}
             # A fault worded from the catalog keeps its template: the console says it in its reader's language.
             said = {name: fault.said() for name, fault in faults.items() if isinstance(fault, Phrase)}
-            return [("system_verified", {"date": date, "results": {name: None if fault is None else str(fault)
-                                                                    for name, fault in results.items()},
-                                         "passed": not faults, **during, **({"said": said} if said else {})})]
+            return [SystemVerified(date=date, results={name: None if fault is None else str(fault)
+                                                       for name, fault in results.items()},
+                                   passed=not faults, session=during, said=said or None)]
 
         return self.core.execute(actor, "run_verification", decide)
 
@@ -342,7 +358,7 @@ class SessionModule(ProjectedState):
     ) -> Deferred[list[Record]]:
         """Record a count of the balls with its witnesses (R84.2-4)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             if stage not in COUNT_STAGES:
                 raise SessionError(f"a count is made at {', '.join(COUNT_STAGES)}, not {stage!r}")
             names = _names(list(witnesses), "witness")
@@ -359,17 +375,14 @@ class SessionModule(ProjectedState):
                 raise SessionError(f"a {stage.replace('_', ' ')} count is made during an open session")
             missing, repeated = count_faults(list(balls_present))
             return [
-                (
-                    "balls_counted",
-                    {
-                        "stage": stage,
-                        "ball_set": self.state.ball_set,
-                        "counted": len(balls_present),
-                        "missing": list(missing),
-                        "repeated": list(repeated),
-                        "witnesses": list(names),
-                        "room_chief": actor.name,
-                    },
+                BallsCounted(
+                    stage=stage,
+                    ball_set=self.state.ball_set,
+                    counted=len(balls_present),
+                    missing=missing,
+                    repeated=repeated,
+                    witnesses=names,
+                    room_chief=actor.name,
                 )
             ]
 
@@ -378,7 +391,7 @@ class SessionModule(ProjectedState):
     def sign_opening(self, actor: Actor) -> Deferred[list[Record]]:
         """The administrator and the room chief each sign the session's opening (R77.1)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             session = self.state.current
             if session is None:
                 raise SessionError(N_("count the balls at opening before signing (R84.2)"))
@@ -388,17 +401,17 @@ class SessionModule(ProjectedState):
             if not opening or not opening[-1].whole:
                 raise SessionError(N_("the last opening count did not find the 90 balls once each; count again"))
             self.refuse_opening(actor, now, opens=len(session.opening_signatures) == 1)
-            return self.with_licence(actor, _signature_entries(
-                actor, session, "opening", session.opening_signatures,
-                ("session_opened", {"session": session.number, "date": session.date}),
-            ))
+            return _signature_entries(
+                actor, session, "opening", session.opening_signatures, SessionOpeningSigned, self.licence_of(actor.name),
+                SessionOpened(session=session.number, date=session.date),
+            )
 
         return self.core.execute(actor, "sign_session_opening", decide)
 
     def sign_closing(self, actor: Actor) -> Deferred[list[Record]]:
         """Both sign the closing, after the closing count (R77.1, R84.2)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             session = self.require_open()
             closing = [c for c in session.counts if c.stage == "closing"]
             if not closing:
@@ -406,10 +419,10 @@ class SessionModule(ProjectedState):
             for check in self.closing_checks:
                 if (why := check()) is not None:
                     raise SessionError(why)
-            return self.with_licence(actor, _signature_entries(
-                actor, session, "closing", session.closing_signatures,
-                ("session_closed", {"session": session.number, "games": session.games}),
-            ))
+            return _signature_entries(
+                actor, session, "closing", session.closing_signatures, SessionClosingSigned, self.licence_of(actor.name),
+                SessionClosed(session=session.number, games=session.games),
+            )
 
         return self.core.execute(actor, "sign_session_closing", decide)
 
@@ -435,32 +448,17 @@ class SessionModule(ProjectedState):
             if why is not None:
                 raise SessionError(why)
 
-    def with_licence(self, actor: Actor, entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-        """The signature's entries, its record naming the signer's licence when one is known (R79)."""
-        licence = self.licence_of(actor.name)
-        if licence is None:
-            return entries
-        signed, payload = entries[0]
-        return [(signed, {**payload, "licence": licence}), *entries[1:]]
-
     def replace_ball_set(self, actor: Actor, new_set: str, reason: str) -> Deferred[list[Record]]:
         """Put a new ball set in use; recorded with the reason (R83.1-2)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             if not new_set.strip() or new_set == self.state.ball_set:
                 raise SessionError(N_("name the new ball set; it must differ from the one in use"))
             if not reason.strip():
                 raise SessionError(N_("say why the ball set is replaced"))
             return [
-                (
-                    "ball_set_replaced",
-                    {
-                        "old": self.state.ball_set,
-                        "new": new_set.strip(),
-                        "games_played": self.state.ball_set_games,
-                        "reason": reason.strip(),
-                    },
-                )
+                BallSetReplaced(old=self.state.ball_set, new=new_set.strip(), games_played=self.state.ball_set_games,
+                                reason=reason.strip())
             ]
 
         return self.core.execute(actor, "replace_ball_set", decide)
@@ -470,7 +468,7 @@ class SessionModule(ProjectedState):
     ) -> Deferred[list[Record]]:
         """Ten or more players ask for an extra check of the balls (R84.3)."""
 
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[JournalRecord]:
             self.require_open()
             names = _names(list(players), "player")
             if len(set(names)) < EXTRA_CHECK_PLAYERS:
@@ -478,7 +476,7 @@ class SessionModule(ProjectedState):
                                    least=EXTRA_CHECK_PLAYERS, signed=len(set(names)))
             if not complaint.strip():
                 raise SessionError(N_("the players' complaint must give its reasons (R84.3)"))
-            return [("extra_check_requested", {"players": list(names), "complaint": complaint.strip()})]
+            return [ExtraCheckRequested(players=names, complaint=complaint.strip())]
 
         return self.core.execute(actor, "request_extra_check", decide)
 
@@ -489,57 +487,56 @@ class SessionModule(ProjectedState):
         self.state = SessionState()
 
     def apply(self, record: Record) -> None:
-        p = record.payload
+        event = declared(record)
         state = self.state
-        if record.type == "system_verified":
-            if p.get("session") is None:  # a verification before a session: the next one opens on it
-                state.last_verification = {**p, "seq": record.seq}
-            if p["passed"]:  # every check passed: sales may go on after a restart from a crash (R95.1)
-                state.restart = None
-                if self.crash_after_seq is not None and record.seq > self.crash_after_seq:
-                    self.crash_after_seq = None
-        elif record.type == "restarted_after_crash":
-            state.restart = {**p, "seq": record.seq}
-        elif record.type == "balls_counted":
-            count = BallCount(
-                p["stage"], tuple(p["missing"]), tuple(p["repeated"]), tuple(p["witnesses"]), record.seq
-            )
-            if p["stage"] == "opening" and state.current is None:
-                assert state.last_verification is not None
-                state.sessions.append(
-                    Session(
-                        number=len(state.sessions) + 1,
-                        date=state.last_verification["date"],
-                        verification_seq=state.last_verification["seq"],
+        match event:
+            case SystemVerified():
+                if event.session is None:  # a verification before a session: the next one opens on it
+                    state.last_verification = {**record.payload, "seq": record.seq}
+                if event.passed:  # every check passed: sales may go on after a restart from a crash (R95.1)
+                    state.restart = None
+                    if self.crash_after_seq is not None and record.seq > self.crash_after_seq:
+                        self.crash_after_seq = None
+            case RestartedAfterCrash():
+                state.restart = record.seq
+            case BallsCounted():
+                count = BallCount(event.stage, event.missing, event.repeated, event.witnesses, record.seq)
+                if event.stage == "opening" and state.current is None:
+                    assert state.last_verification is not None
+                    state.sessions.append(
+                        Session(
+                            number=len(state.sessions) + 1,
+                            date=state.last_verification["date"],
+                            verification_seq=state.last_verification["seq"],
+                        )
                     )
-                )
-            session = state.current
-            assert session is not None
-            session.counts.append(count)
-        elif record.type == "session_opening_signed":
-            assert state.current is not None
-            state.current.opening_signatures[p["role"]] = p["signer"]
-        elif record.type == "session_opened":
-            assert state.current is not None
-            state.current.open = True
-            state.last_verification = None  # the next session needs its own
-        elif record.type == "session_closing_signed":
-            assert state.current is not None
-            state.current.closing_signatures[p["role"]] = p["signer"]
-        elif record.type == "session_closed":
-            assert state.current is not None
-            state.current.closed = True
-        elif record.type == "ball_set_replaced":
-            state.ball_set_history.append({**p, "seq": record.seq})
-            state.ball_set = p["new"]
-            state.ball_set_games = 0
-        elif record.type == "extra_check_requested":
-            state.extra_checks.append({**p, "seq": record.seq})
-        elif record.type in ("game_closed", "game_finished", "game_refunded"):
-            # Every game played wears the balls, whatever its end.
-            state.ball_set_games += 1
-            if state.current is not None:
-                state.current.games += 1
+                session = state.current
+                assert session is not None
+                session.counts.append(count)
+            case SessionOpeningSigned():
+                assert state.current is not None
+                state.current.opening_signatures[event.role] = event.signer
+            case SessionOpened():
+                assert state.current is not None
+                state.current.open = True
+                state.last_verification = None  # the next session needs its own
+            case SessionClosingSigned():
+                assert state.current is not None
+                state.current.closing_signatures[event.role] = event.signer
+            case SessionClosed():
+                assert state.current is not None
+                state.current.closed = True
+            case BallSetReplaced():
+                state.ball_set_history.append({**record.payload, "seq": record.seq})
+                state.ball_set = event.new
+                state.ball_set_games = 0
+            case ExtraCheckRequested():
+                state.extra_checks.append({**record.payload, "seq": record.seq})
+            case GameClosed() | GameFinished() | GameRefunded():
+                # Every game played wears the balls, whatever its end.
+                state.ball_set_games += 1
+                if state.current is not None:
+                    state.current.games += 1
 
     def ball_set_warning(self) -> str | None:
         games = self.state.ball_set_games

@@ -19,7 +19,7 @@ from hall_server.hall.cashier import (
     normalize_account_number,
     random_account_number,
 )
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule, posting_records
 from hall_server.hall.roles import Role
 from hall_server.statements import format_account_number, ticket_qr
 from hall_server.store.database import open_database
@@ -226,7 +226,7 @@ def test_a_drawer_cannot_pay_out_cash_it_does_not_hold(hall: Hall, journal: Jour
     # A prize credited by a game: more than desk 2's empty drawer holds.
     hall.core.allow({"pay_prize": {Role.SYSTEM}})
     prize = Posting.transfer(50_000, debit="house", credit=f"player:{number}", reason="bingo prize")
-    result(hall.core.execute(Actor("hall-server", Role.SYSTEM), "pay_prize", lambda now: posting_entries([prize])))
+    result(hall.core.execute(Actor("hall-server", Role.SYSTEM), "pay_prize", lambda now: posting_records([prize])))
     result(hall.cashier.open_desk(CASHIER, "desk2", 0))
     before = count(journal)
     with pytest.raises(Overdraft, match="cash:desk2 holds 0.00 EUR"):
@@ -344,9 +344,9 @@ def test_the_statement_lists_every_movement_of_the_account_from_every_module(hal
                             reference=Reference(game_id="g7"))
     prize = Posting.transfer(1_200, debit="stakes:g7", credit=f"player:{number}", reason="line prize in game g7",
                              reference=Reference(game_id="g7"))
-    result(hall.core.execute(system, "sell", lambda now: posting_entries([sale])))
+    result(hall.core.execute(system, "sell", lambda now: posting_records([sale])))
     clock.advance(60)
-    result(hall.core.execute(system, "sell", lambda now: posting_entries([prize])))
+    result(hall.core.execute(system, "sell", lambda now: posting_records([prize])))
     result(hall.cashier.cash_out(CASHIER, number, 2_000, "desk1", "cheque", "0012345"))
     statement = hall.cashier.statement(number)
     assert [(m.amount, m.balance) for m in statement.movements] == [

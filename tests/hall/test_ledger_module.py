@@ -2,7 +2,7 @@
 
 import pytest
 
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule, posting_records
 from hall_server.hall.roles import Role
 from protocol.ledger import Overdraft, Posting
 from server_kit.core import Actor, CommandCore
@@ -16,7 +16,7 @@ def test_postings_commit_then_count_and_overdrafts_are_refused_before_writing(co
     ledger = LedgerModule(core)
     core.allow({"load": {Role.CASHIER}})
     load = Posting.transfer(5000, debit="cash:desk1", credit="player:P1", reason="credit loaded")
-    result(core.execute(CASHIER, "load", lambda now: posting_entries([load])))
+    result(core.execute(CASHIER, "load", lambda now: posting_records([load])))
     assert ledger.balance("player:P1") == 5000 and ledger.ledger.total() == 0
     too_much = Posting.transfer(6000, debit="player:P1", credit="cash:desk1", reason="cash out")
     with pytest.raises(Overdraft):
@@ -36,7 +36,7 @@ def test_a_ledger_restored_from_its_checkpoint_makes_its_postings_only_when_read
     ledger = LedgerModule(core)
     core.allow({"load": {Role.CASHIER}})
     first = Posting.transfer(5000, debit="cash:desk1", credit="player:P1", reason="credit loaded")
-    result(core.execute(CASHIER, "load", lambda now: posting_entries([first])))
+    result(core.execute(CASHIER, "load", lambda now: posting_records([first])))
     restored = LedgerModule(CommandCore(journal, core.clock, core.run_blocking))
     restored.restore(ledger.checkpoint())
     assert restored.balance("player:P1") == 5000
