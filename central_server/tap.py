@@ -379,7 +379,7 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
     guard.setServiceParent(service)
     writer = ThreadPool(minthreads=1, maxthreads=1, name="central-db-writer")
     ThreadPoolService(writer).setServiceParent(service)
-    core = CommandCore(journal, clock, thread_pool_runner(reactor, writer), declared_only=True)
+    core = CommandCore(journal, clock, thread_pool_runner(reactor, writer))
     if journal.last is not None:
         clock.continue_from(journal.last.time_ms)
     # While a commit cannot be made (the database away, a full disk) the core refuses commands and

@@ -94,10 +94,10 @@ from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.records import ACTOR_KEY, EPOCH_KEY, ActorStamp, JournalRecord, declared
+from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, declared
 from server_kit.actors import Actor as Actor  # the loop's actor, imported from here by the servers
 from server_kit.db.faults import StorageUnavailable
-from server_kit.journal.port import Entry, JournalPort
+from server_kit.journal.port import JournalPort
 from server_kit.journal.projection import gc_paused
 
 
@@ -163,9 +163,9 @@ class CheckpointRefused(DomainError):
     """A checkpoint's state that does not fit this server's modules; the message says why."""
 
 
-#: A decision: the time in, the facts out - declared records (protocol.records) or
-#: ``(type, payload)`` pairs, which the journal builds through the same declarations.
-Decide = Callable[[int], Sequence[Entry | JournalRecord]]
+#: A decision: the time in, the facts out - declared records (protocol.records), each
+#: checked as it was made; nothing else is sealed into a server's journal.
+Decide = Callable[[int], Sequence[JournalRecord]]
 #: Runs a blocking function off the reactor thread: ``deferToThreadPool`` on the
 #: database's single writer pool in the server, a synchronous call in unit tests.
 RunBlocking = Callable[..., "defer.Deferred[Any]"]
@@ -235,12 +235,8 @@ class CommandCore:
         clock: Clock,
         run_blocking: RunBlocking,
         permissions: Mapping[str, frozenset[str]] | None = None,
-        declared_only: bool = False,
     ) -> None:
         self.journal = journal
-        #: Every decision emits declared records (protocol.records), never a ``(type, payload)``
-        #: pair: a server's core is made so, and a pair refuses the command that made it.
-        self.declared_only = declared_only
         self.clock = clock
         self.run_blocking = run_blocking
         self.permissions = dict(permissions or {})
@@ -543,10 +539,7 @@ class CommandCore:
         try:
             self.check_permission(command.actor, command.name)
             now = self.now_ms()
-            made = command.decide(now)
-            if self.declared_only:
-                _refuse_pairs(command.name, made)
-            entries = [_stamped(entry, command.actor, self.epoch) for entry in made]
+            entries = [_stamped(command.name, entry, command.actor, self.epoch) for entry in command.decide(now)]
             records = self.journal.seal(now, entries, self._tail)
         except Exception:
             command.refused = Failure()
@@ -795,19 +788,12 @@ def _as_stored(batch: Sequence[_Command], stored: Sequence[Record] | None) -> Se
     return batch
 
 
-def _refuse_pairs(command: str, entries: Sequence[Entry | JournalRecord]) -> None:
-    for entry in entries:
-        if not isinstance(entry, JournalRecord):
-            raise TypeError(f"{command} decided a {type(entry).__name__} ({str(entry)[:80]}), "
-                            "not a declared record (protocol.records)")
+def _stamped(command: str, entry: JournalRecord, actor: Actor, epoch: int | None = None) -> JournalRecord:
+    """Every record says who caused it, and the central server's the epoch it was written under.
 
-
-def _stamped(entry: Entry | JournalRecord, actor: Actor, epoch: int | None = None) -> Entry | JournalRecord:
-    """Every record says who caused it, and the central server's the epoch it was written under."""
-    if isinstance(entry, JournalRecord):
-        return entry.stamped(ActorStamp(**actor.to_dict()), epoch)
-    type, payload = entry
-    stamps: dict[str, Any] = {ACTOR_KEY: actor.to_dict()}
-    if epoch is not None:  # a hall's payloads keep the form they always had
-        stamps[EPOCH_KEY] = epoch
-    return type, {**payload, **stamps}
+    A decision emits declared records only (protocol.records): anything else refuses its command.
+    """
+    if not isinstance(entry, JournalRecord):
+        raise TypeError(f"{command} decided a {type(entry).__name__} ({str(entry)[:80]}), "
+                        "not a declared record (protocol.records)")
+    return entry.stamped(ActorStamp(**actor.to_dict()), epoch)

@@ -10,7 +10,7 @@ import pytest
 
 from server_kit.core import CommandCore
 from server_kit.journal.sql import Journal
-from protocol.records import REGISTRY, RecordError, parse
+from protocol.records import REGISTRY, RecordError, build, parse
 from protocol.records.game import BallDrawn
 from protocol.records.session import SessionOpened
 from tests.audit.conftest import new_hall
@@ -80,7 +80,12 @@ def test_a_decision_with_an_undeclared_fact_commits_nothing(core: CommandCore, j
     result(core.execute(ADMIN, "probe", lambda now: [SessionOpened(session=1, date="2026-12-01")]))
     with pytest.raises(RecordError, match="a 'session_opened' record: dtae: is not a field"):
         result(core.execute(ADMIN, "probe", lambda now: [
-            BallDrawn("g1", 1, 1), ("session_opened", {"session": 2, "date": "2026-12-02", "dtae": "x"}),
+            BallDrawn("g1", 1, 1), build("session_opened", {"session": 2, "date": "2026-12-02", "dtae": "x"}),
+        ]))
+    # A (type, payload) pair is not a record, even one its declaration would take.
+    with pytest.raises(TypeError, match="probe decided a tuple .* not a declared record"):
+        result(core.execute(ADMIN, "probe", lambda now: [
+            BallDrawn("g1", 1, 1), ("session_opened", {"session": 2, "date": "2026-12-02"}),
         ]))
     assert [r.seq for r in journal.records()] == [1] and applied == [1] and core.seq == 1
 

@@ -94,13 +94,13 @@ class Tickets:
             self.issued.append((record.payload["number"], record.payload["holder"]))
 
     def take(self, actor: Actor, holder: str) -> defer.Deferred[list[Record]]:
-        def decide(now: int) -> list[tuple[str, dict[str, Any]]]:
+        def decide(now: int) -> list[Ticket]:
             if holder == "nobody":
                 raise DomainError("a ticket needs a holder")
             number = len(self.issued) + 1
             if number > self.limit:
                 raise DomainError(f"only {self.limit} tickets")
-            return [("ticket", {"number": number, "holder": holder})]
+            return [Ticket(number=number, holder=holder)]
 
         return self.core.execute(actor, "take", decide)
 

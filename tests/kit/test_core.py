@@ -64,10 +64,10 @@ def core_with(journal: FakeJournal) -> tuple[CommandCore, Counter]:
 
 
 def add(core: CommandCore, actor: Actor, amount: int) -> Any:
-    def decide(now_ms: int) -> list[tuple[str, dict[str, Any]]]:
+    def decide(now_ms: int) -> list[Added]:
         if amount <= 0:
             raise DomainError("an amount is a positive number of cents")
-        return [("added", {"amount": amount})]
+        return [Added(amount=amount)]
 
     return core.execute(actor, "add", decide)
 

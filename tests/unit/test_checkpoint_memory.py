@@ -76,7 +76,7 @@ class Machines(Counter):
 
 
 def _note(core: CommandCore) -> defer.Deferred[Any]:
-    return core.execute(Actor("ana", "clerk"), "note", lambda now: [("noted", {})])
+    return core.execute(Actor("ana", "clerk"), "note", lambda now: [Noted()])
 
 
 def _core(journal: FakeJournal, run: Callable[..., defer.Deferred[Any]] = run_inline) -> CommandCore:

@@ -7,7 +7,7 @@ import datetime
 import json
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
@@ -109,7 +109,7 @@ def _core(clock: Clock) -> tuple[CommandCore, FakeJournal, Counter]:
 
 def _note(core: CommandCore, request: str | None = None) -> None:
     actor = Actor("ana", "clerk", request)
-    core.execute(actor, "note", lambda now: [("noted", {})])
+    core.execute(actor, "note", lambda now: [Noted()])
 
 
 def test_the_core_restores_its_modules_and_request_ids_or_changes_nothing(tmp_path: Path) -> None:
@@ -160,11 +160,11 @@ def test_from_a_checkpoint_only_the_records_after_it_are_verified() -> None:
         _note(core)
     anchor = (3, journal.kept[2].hash)
     assert journal.verify(after=anchor) == 5
-    journal.kept[1] = journal.kept[1].__class__(**{**journal.kept[1].__dict__, "time_ms": 1})
+    journal.kept[1] = replace(journal.kept[1], time_ms=1)
     assert journal.verify(after=anchor) == 5  # before the checkpoint: the full verification's to find
     with pytest.raises(ChainError, match="record 2: its content does not match its hash"):
         journal.verify()
-    journal.kept[3] = journal.kept[3].__class__(**{**journal.kept[3].__dict__, "time_ms": 1})
+    journal.kept[3] = replace(journal.kept[3], time_ms=1)
     with pytest.raises(ChainError, match="record 4: its content does not match its hash"):
         journal.verify(after=anchor)
 

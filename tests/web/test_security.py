@@ -22,7 +22,7 @@ from hall_server.hall.roles import Role
 from hall_server.web.auth import IDLE_LIMIT_S, SignIns, StaffDirectory
 from hall_server.web.redaction import SECRET_FIELDS, redacted
 from hall_server.web.site import build_site, same_origin
-from protocol.records import Json, JournalRecord
+from protocol.records import Json, JournalRecord, build
 from server_kit.core import Actor
 from server_kit.web.bounded_websocket import (
     BOARD_MESSAGE_BYTES,
@@ -64,7 +64,7 @@ def commit(hall: WebHall, *entries: tuple[str, dict[str, Any]]) -> None:
     """Journal ``entries`` as a command would, through the core (announce after commit)."""
     hall.core.allow({"test_entries": {Role.ADMINISTRATOR}})
     out: list[Any] = []
-    hall.core.execute(ADMIN, "test_entries", lambda now: list(entries)).addBoth(out.append)
+    hall.core.execute(ADMIN, "test_entries", lambda now: [build(*entry) for entry in entries]).addBoth(out.append)
     assert out and isinstance(out[0], list), out
 
 
