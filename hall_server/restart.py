@@ -39,7 +39,6 @@ from hall_server.hall.session import SessionModule
 from protocol.records import JournalRecord
 from protocol.records.session import RestartedAfterCrash
 from server_kit.core import CommandCore
-from server_kit.journal.port import Entry
 from server_kit.run_marker import RunMarker
 
 log = Logger()
@@ -118,7 +117,7 @@ def record_restart(core: CommandCore, games: GamesModule) -> defer.Deferred[Any]
     """Journal ``restarted_after_crash`` and, in the same commit, suspend the game in progress (R86.1)."""
     last = core.journal.last
 
-    def decide(now: int) -> list[JournalRecord | Entry]:
+    def decide(now: int) -> list[JournalRecord]:
         game = games.current
         restarted = RestartedAfterCrash(last_record=last.seq if last is not None else 0,
                                         stopped_after_ms=last.time_ms if last is not None else now,

@@ -94,7 +94,7 @@ from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.records import ACTOR_KEY, ActorStamp, JournalRecord, declared
+from protocol.records import ActorStamp, JournalRecord, declared
 from server_kit.actors import Actor as Actor  # the loop's actor, imported from here by the servers
 from server_kit.db.faults import StorageUnavailable
 from server_kit.journal.port import JournalPort

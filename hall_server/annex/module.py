@@ -48,7 +48,7 @@ from twisted.internet.defer import Deferred, DeferredLock, ensureDeferred, maybe
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
 from hall_server.hall.games.common import CARRY, BallSourceFactory, CashDesks
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule, posting_records
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.virtual import VirtualLibrary
 from protocol.annex import (
@@ -79,7 +79,7 @@ from protocol.chain import Record
 from protocol.claims import CardRef, WonPattern, check_claim
 from protocol.errors import N_, Cents, DomainError, Template
 from protocol.ledger import Posting, Reference
-from protocol.records import JournalRecord, declared, entry_record
+from protocol.records import JournalRecord, declared
 from protocol.records.annex import (
     AnnexBallDrawn,
     AnnexCardsDeclared,
@@ -167,11 +167,6 @@ class AnnexState:
     partner_incoming: Declaration | None = None  # one whose parts are still coming
     #: What each winning card of the latest game settled here was paid: (pattern, hall, card) -> cents.
     payouts: dict[tuple[str, str, str], int] = field(default_factory=dict)
-
-
-def posting_records(postings: Sequence[Posting]) -> list[JournalRecord]:
-    """The ``posting`` records that journal ``postings`` (the ledger folds them)."""
-    return [entry_record(entry) for entry in posting_entries(postings)]
 
 
 def cells_text(cells: Sequence[int]) -> str:

@@ -26,11 +26,11 @@ rule: :meth:`VirtualModule.buyer <hall_server.hall.virtual.VirtualModule.buyer>`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, cast
 
 from twisted.internet import defer
 
-from hall_server.annex.module import AnnexError, AnnexModule, posting_records
+from hall_server.annex.module import AnnexError, AnnexModule
+from hall_server.hall.ledger import posting_records
 from hall_server.hall.cashier import player_account
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.roles import SYSTEM, Role
@@ -60,7 +60,6 @@ from protocol.records.terminals import TerminalRequestRefused
 from protocol.sale import MAX_CARDS_PER_PLAYER
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor, CommandCore, CommandSpec
-from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
 R = Role
@@ -115,9 +114,7 @@ class JointTerminalSales(ProjectedState):
         self.state = JointSalesState()
         core.add_module(self)
         core.allow(PERMISSIONS)
-        # A failed terminal's joint cards (R96.3).  VirtualModule types its effects as (type, payload) pairs;
-        # the core takes declared records as well.
-        virtual.failure_effects.append(cast(Callable[[str, str, int], list[Entry]], annex.terminal_failed))
+        virtual.failure_effects.append(annex.terminal_failed)  # a failed terminal's joint cards (R96.3)
         core.register(CommandSpec(
             "annex_open_terminal_sale", self.open_sale, {"seconds": int},
             N_("open the sale of the hall-annex game's virtual cards on this room's terminals for this many seconds"),

@@ -34,11 +34,6 @@ def posting_records(postings: Sequence[Posting]) -> list[PostingRecord]:
     ]
 
 
-def posting_entries(postings: Sequence[Posting]) -> list[tuple[str, dict[str, Any]]]:
-    """``postings`` as ``(type, payload)`` pairs, for the modules that still decide pairs."""
-    return [(PostingRecord.type, posting.to_dict()) for posting in postings]
-
-
 def ledger_posting(event: PostingRecord) -> Posting:
     """The balanced movement a ``posting`` record holds."""
     reference = event.reference

@@ -74,7 +74,7 @@ from hall_server.hall.cashier import (
     over_short_account,
     player_account,
 )
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule, posting_records
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.daily import LARGE_WIN_CENTS
@@ -104,11 +104,10 @@ from protocol.videobingo.paytable import Paytable
 from protocol.videobingo.play import Card, RandomSource, VideoBingoGame
 from protocol.videobingo.rtp import ExactReturn, exact_return
 from server_kit.core import Actor, CommandCore, CommandSpec
-from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
-#: What a decision makes: its declared records, and the postings they move money by (:func:`posting_entries`).
-Decided = list[JournalRecord | Entry]
+#: What a decision makes: its declared records, and the postings they move money by (:func:`posting_records`).
+Decided = list[JournalRecord]
 
 #: At most one machine for every this many seats of traditional bingo (R3.5.d).
 SEATS_PER_MACHINE = 5
@@ -733,7 +732,7 @@ class VideoBingoModule(ProjectedState):
                                            credit=jackpot_account(target), reason="vb:jackpot moved",
                                            reference=Reference(None, None, self.core.seq + 1))
                 self.ledger.check([posting])
-                entries += posting_entries([posting])
+                entries += posting_records([posting])
             return entries
 
         return self.core.execute(actor, "retire_vb_machine", decide)
@@ -853,7 +852,7 @@ class VideoBingoModule(ProjectedState):
             self.ledger.check([posting])
             return [VbCreditIn(machine=machine_id, station=station, source=source, account=account, amount=amount_cents,
                                request=request, meters=meters.recorded(), note=taken),
-                    *posting_entries([posting])]
+                    *posting_records([posting])]
 
         return self._answered(machine_id, station, request, "vb_credit", decide, answer)
 
@@ -924,7 +923,7 @@ class VideoBingoModule(ProjectedState):
             self.ledger.check([posting])
             return [VbCreditIn(machine=machine, station=station, source="desk", account=None, amount=amount_cents,
                                request=request, meters=meters.recorded(), desk=drawer.name),
-                    *posting_entries([posting])]
+                    *posting_records([posting])]
 
         def shown(records: list[Record]) -> dict[str, Any]:
             return {"machine": machine, "station": station, "amount_cents": first_made(records, VbCreditIn).amount,
@@ -977,7 +976,7 @@ class VideoBingoModule(ProjectedState):
                            Posting.transfer(difference, debit=over, credit=short,
                                             reason=f"cash over at machine {known}'s cash box count"))
                 self.ledger.check([posting])
-                entries += posting_entries([posting])
+                entries += posting_records([posting])
             return entries
 
         def shown(records: list[Record]) -> dict[str, Any]:
@@ -1071,7 +1070,7 @@ class VideoBingoModule(ProjectedState):
         self.ledger.check([posting])
         return [VbCreditOut(machine=machine_id, station=station, destination=destination, account=account,
                             amount=amount, request=request, meters=meters.recorded()),
-                *posting_entries([posting])]
+                *posting_records([posting])]
 
     def play(self, machine_id: str, station: int, cards: object, keep: object, request: str) -> defer.Deferred[dict[str, Any]]:
         """One play of ``cards`` cards, new or kept (``keep``) from the station's previous play.
@@ -1159,7 +1158,7 @@ class VideoBingoModule(ProjectedState):
             results=tuple(CardPaid(r.pattern, r.credits) for r in outcome.results),
             stake_cents=stake, won_cents=won, contributions=(contributions[0], contributions[1]), jackpots=tuple(wins),
             meters=meters.recorded(),
-        ), *posting_entries(postings)]
+        ), *posting_records(postings)]
 
     def _answered(self, machine_id: str, station: int, request: str, command: str,
                   decide: Callable[[int], Decided], answer: list[dict[str, Any]]) -> defer.Deferred[dict[str, Any]]:

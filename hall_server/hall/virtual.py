@@ -60,9 +60,10 @@ import numpy as np
 from twisted.internet import defer
 
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.games import Game, GamesModule, _fork, posted, recorded
+from hall_server.hall.games import Game, GamesModule, _fork, recorded
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.roles import SYSTEM, Role
+from hall_server.hall.ledger import posting_records
 from protocol.chain import Record
 from protocol.money import format_cents
 from protocol.claims import CardRef
@@ -85,7 +86,6 @@ from protocol.sale import MAX_CARDS_PER_PLAYER
 from protocol.settlement import game_sales, stake_cents
 from protocol.settlement.refunds import refunded_cards, stakes_account, terminal_refund_postings
 from server_kit.core import Actor, CommandCore, CommandSpec
-from server_kit.journal.port import Entry
 from server_kit.journal.projection import ProjectedState
 
 MAX_SALE_SECONDS = 3600
@@ -281,7 +281,7 @@ class VirtualModule(ProjectedState):
         #: What a terminal declared failed means for the other games it holds cards in (the
         #: hall-annex game's): ``effect(terminal, reason, seq of its first entry)`` gives the
         #: entries, decided with the declaration, in its transaction.
-        self.failure_effects: list[Callable[[str, str, int], Sequence[JournalRecord | Entry]]] = []
+        self.failure_effects: list[Callable[[str, str, int], Sequence[JournalRecord]]] = []
         games.add_virtual_series(library.number, library.cells)
         core.add_module(self)
         core.allow(PERMISSIONS)
@@ -407,7 +407,7 @@ class VirtualModule(ProjectedState):
         (``terminal_out_of_service.kept_in_play``), as for a dropped connection.
         """
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             known = self._terminal(terminal)
             if known.out_of_service is not None:
                 raise VirtualError(N_("terminal {terminal} is already out of service"), terminal=known.terminal_id)
@@ -417,7 +417,7 @@ class VirtualModule(ProjectedState):
                 entries += effect(known.terminal_id, why, self.core.seq + len(entries) + 1)
             return entries
 
-        def in_own_game(known: Terminal, why: str) -> list[JournalRecord | Entry]:
+        def in_own_game(known: Terminal, why: str) -> list[JournalRecord]:
             out = TerminalOutOfService(terminal=known.terminal_id, reason=why)
             game = self.games.current
             if game is None or game.over or not self.has_cards(game.game_id, known.terminal_id):
@@ -446,7 +446,7 @@ class VirtualModule(ProjectedState):
             seq = self.core.seq + 1 + len(failed)  # the terminal_failed record
             refunds = terminal_refund_postings(sales, game.game_id, seq, sale_closed=game.settlement is not None)
             self.ledger.check(refunds)
-            return [out, *failed, *posted(refunds)]
+            return [out, *failed, *posting_records(refunds)]
 
         return self.core.execute(actor, "declare_terminal_failed", decide)
 
@@ -581,7 +581,7 @@ class VirtualModule(ProjectedState):
             spent[account] = spent.get(account, 0) + amount
             on_terminal[key] = held + quantity
         self.ledger.check(postings)
-        return [*entries, *posted(postings)], outcomes
+        return [*entries, *posting_records(postings)], outcomes
 
     @staticmethod
     def _refusal(request: PurchaseRequest, game_id: str | None, refusal: PurchaseRefused) -> TerminalRequestRefused:

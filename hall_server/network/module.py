@@ -39,13 +39,13 @@ from twisted.internet import defer
 from twisted.logger import Logger
 
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule, posting_records
 from hall_server.hall.roles import SYSTEM, Role
 from protocol.chain import Record
 from protocol.errors import DomainError, ReasonedRefusal
 from protocol.ledger import Posting, Reference
 from protocol.money import format_cents
-from protocol.records import JournalRecord, declared, entry_record
+from protocol.records import JournalRecord, declared
 from protocol.records.network import (
     NetworkBallDrawn,
     NetworkCardsBought,
@@ -97,11 +97,6 @@ class NetworkRefused(NetworkError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-def posting_records(postings: Sequence[Posting]) -> list[JournalRecord]:
-    """The ``posting`` records that journal ``postings`` (the ledger folds them)."""
-    return [entry_record(entry) for entry in posting_entries(postings)]
 
 
 def held_account(game_id: str) -> str:

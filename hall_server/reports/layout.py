@@ -15,7 +15,6 @@ from (R77.3): an inspector ties the report to the journal by them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Iterable, Mapping, Sequence
 

@@ -58,7 +58,7 @@ One concern a module:
 ==============  =======================================================================
 """
 
-from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource, GameModuleError, posted, recorded
+from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource, GameModuleError, recorded
 from hall_server.hall.games.module import PERMISSIONS, GamesModule
 from hall_server.hall.games.state import Game, GamesState, Settlement, _fork, feed
 
@@ -73,6 +73,5 @@ __all__ = [
     "Settlement",
     "_fork",
     "feed",
-    "posted",
     "recorded",
 ]

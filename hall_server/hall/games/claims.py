@@ -19,7 +19,6 @@ from protocol.events import ClaimRejected
 from protocol.game import Input, InvalidTransition, State, describe
 from protocol.records import JournalRecord
 from server_kit.core import Actor
-from server_kit.journal.port import Entry
 
 #: The states in which a prize found waits for other cards (R85.6); the wait runs only in them.
 PAUSED = (State.LINE_FOUND, State.BINGO_FOUND)
@@ -41,7 +40,7 @@ class ClaimCommands(GamesBase):
         ``claim_rejected`` with the reason.  A prize closed takes no more cards.
         """
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.CLAIM_REJECTED):
@@ -61,7 +60,7 @@ class ClaimCommands(GamesBase):
         """The table chief refuses a claimed paper card as invalid - tampered, damaged, not the
         card sold - with the reason (R82.8): it shares no prize of this game."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             ref = CardRef(_whole(series, "a series"), _whole(card_number, "a card number"))
             if self.is_virtual(ref):
@@ -84,7 +83,7 @@ class ClaimCommands(GamesBase):
         the game may close.  A prize only virtual cards won is credited at once.
         """
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             if game.machine.state not in PAUSED:
                 raise InvalidTransition(N_("cannot close a prize {when}; none is open"), when=describe(game.machine.state))
@@ -92,7 +91,7 @@ class ClaimCommands(GamesBase):
 
         return self.core.execute(actor, "close_prize", decide)
 
-    def _closing(self, game: Game, closed_by: str, wait_s: int | None = None) -> list[JournalRecord | Entry]:
+    def _closing(self, game: Game, closed_by: str, wait_s: int | None = None) -> list[JournalRecord]:
         machine = _fork(game.machine)
         (closed,) = machine.close_prizes(closed_by=closed_by)
         return [recorded(closed, wait_s=wait_s), *self._auto_payments(game, machine, 1)]
@@ -119,7 +118,7 @@ class ClaimCommands(GamesBase):
     def _wait_over(self, mark: tuple[str, int]) -> None:
         self._wait_call = None
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             if game.machine.state not in PAUSED or (game.game_id, game.pause_mark) != mark:
                 raise GameModuleError(N_("a claim came during the wait, or the prize was closed; the wait starts again"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, close_open_prizes, posted, recorded
+from hall_server.hall.games.common import SUPERBINGO, GameModuleError, GamesBase, close_open_prizes, recorded
 from hall_server.hall.games.state import Game, _fork
+from hall_server.hall.ledger import posting_records
 from protocol.chain import Record
 from protocol.errors import N_, Template
 from protocol.events import Event
@@ -24,7 +25,6 @@ from protocol.settlement import (
 )
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
-from server_kit.journal.port import Entry
 
 
 #: The refusal to collect the cards of a game whose prizes are not all paid, for each set of prizes unpaid.
@@ -79,7 +79,7 @@ class ClosingCommands(GamesBase):
             )
         return None
 
-    def _settle(self, game: Game, ended: Event, before: int = 0) -> list[JournalRecord | Entry]:
+    def _settle(self, game: Game, ended: Event, before: int = 0) -> list[JournalRecord]:
         """The game's end with its house share and tax (R98), both posted.
 
         The tax is on the amounts staked: the collection at the sale's close less the
@@ -101,13 +101,13 @@ class ClosingCommands(GamesBase):
         self.ledger.check(postings)
         return [
             recorded(ended, house_cents=settlement.house_cents, tax_cents=tax, tax_base_cents=base),
-            *posted(postings),
+            *posting_records(postings),
         ]
 
     def close_game(self, actor: Actor) -> Deferred[list[Record]]:
         """Close the game once the bingo and the claims are verified (R85)."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             machine = _fork(game.machine)
             (closed,) = machine.close()
@@ -120,7 +120,7 @@ class ClosingCommands(GamesBase):
         """End a game finished by hand once its bingo is verified (R86.2); the prizes found
         close with it (R85.6)."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.GAME_FINISHED):

@@ -14,7 +14,7 @@ import numpy as np
 from twisted.internet.defer import Deferred, DeferredLock
 
 from hall_server.hall.catalog import CardCatalog, CatalogError
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.session import Session, SessionModule
 from protocol.balls import BallSource
 from protocol.cards import CELLS, Card
@@ -22,12 +22,10 @@ from protocol.claims import CardRef
 from protocol.errors import N_, DomainError, Template
 from protocol.events import Event
 from protocol.game import State, TraditionalGame
-from protocol.ledger import Posting
-from protocol.records import REGISTRY, EventRecord, JournalRecord, entry_record
+from protocol.records import REGISTRY, EventRecord, JournalRecord
 from protocol.sale import Series
 from protocol.settlement import POT_ACCOUNTS, Pots, PrizeRules
 from server_kit.core import Actor, CommandCore
-from server_kit.journal.port import Entry
 
 if TYPE_CHECKING:
     from hall_server.hall.games.state import Game, GamesState
@@ -136,26 +134,13 @@ _RECORDS: dict[type[Event], type[EventRecord]] = {
 }
 
 
-def recorded(event: Event, **extra: Any) -> Entry:
-    """The journal entry of a domain event: its declared record, with ``extra`` (what consoles need besides).
-
-    The record is made, and so checked, here; it goes to the core as its type and
-    payload, which the core builds into the same record.  Not as the record itself:
-    the core stamps a record with :meth:`~protocol.records.JournalRecord.stamped`, which
-    copies the record's ``__dict__``, and an event's record keeps its event's fields in
-    the event's slots (:mod:`protocol.events`), which the stamped copy would lose.
-    """
+def recorded(event: Event, **extra: Any) -> JournalRecord:
+    """The declared record of a domain event, with ``extra`` (what consoles need besides)."""
     fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}  # type: ignore[arg-type]
-    made = _RECORDS[type(event)](**fields, **extra)
-    return made.type, made.to_payload()
+    return _RECORDS[type(event)](**fields, **extra)
 
 
-def posted(postings: Sequence[Posting]) -> list[JournalRecord]:
-    """The ``posting`` records moving ``postings`` (the ledger's form, :func:`posting_entries`), declared."""
-    return [entry_record(entry) for entry in posting_entries(postings)]
-
-
-def close_open_prizes(machine: TraditionalGame, actor: Actor) -> list[Entry]:
+def close_open_prizes(machine: TraditionalGame, actor: Actor) -> list[JournalRecord]:
     """While a game is finished by hand, the room chief's next step - the next ball entered,
     the game finished - closes the prize found on the ball before (R85.6, R86.2)."""
     if not machine.open_prizes:

@@ -32,7 +32,6 @@ from protocol.game import Input, InvalidTransition, TraditionalGame, describe
 from protocol.records import JournalRecord
 from protocol.records.game import BallCorrectionCancelled, BallCorrectionSigned
 from server_kit.core import Actor
-from server_kit.journal.port import Entry
 
 #: The two chiefs who correct a misread ball together (R85.5).
 CORRECTING_ROLES = (Role.ROOM_CHIEF, Role.TABLE_CHIEF)
@@ -113,7 +112,7 @@ class DrawCommands(GamesBase):
             "completed_bingo": [ref.label for ref in refs[1]],
         }
 
-    def _virtual_wins(self, game: Game, machine: TraditionalGame, completions: Mapping[str, list[str]]) -> list[Entry]:
+    def _virtual_wins(self, game: Game, machine: TraditionalGame, completions: Mapping[str, list[str]]) -> list[JournalRecord]:
         """Virtual cards completing a pattern on this ball win it without a claim (R93.10, R85.9).
 
         The system marks virtual cards itself, so it is their claimant: each one
@@ -132,7 +131,7 @@ class DrawCommands(GamesBase):
         layouts = {
             ref: Card.from_cells(int(n) for n in self.virtual_series[ref.series][ref.number - 1]) for ref in refs
         }
-        entries: list[Entry] = []
+        entries: list[JournalRecord] = []
         for ref in refs:
             verdict = check_claim(ref, layouts, machine.drawn, machine.won)
             if verdict.wins:
@@ -163,7 +162,7 @@ class DrawCommands(GamesBase):
         ball = await maybeDeferred(self._source_for(before[0]).draw)
         assert isinstance(ball, int), "a ball source gives ball numbers"
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self._game_taking_a_ball()
             if tuple(game.machine.drawn) != before[0]:
                 raise GameModuleError(N_("the game's balls changed while the ball was drawn; draw again"))
@@ -197,7 +196,7 @@ class DrawCommands(GamesBase):
         room chief's "no other card" (R85.6).
         """
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             machine = _fork(game.machine)
             if not machine.accepts(Input.BALL_ENTERED):
@@ -224,7 +223,7 @@ class DrawCommands(GamesBase):
         or card found winning on it; until the second signature nothing is drawn.
         """
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             misread, number = _whole(ball, "the ball announced"), _whole(corrected, "the ball read again")
             why = _text(reason, "why the ball is corrected")

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from twisted.internet.defer import Deferred
 
-from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _text, posted, recorded
+from hall_server.hall.games.common import RESERVE, GameModuleError, GamesBase, _text, recorded
 from hall_server.hall.games.state import _fork
+from hall_server.hall.ledger import posting_records
 from protocol.chain import Record
 from protocol.game import Input
 from protocol.ledger import Ledger, Posting, Reference
 from protocol.records import JournalRecord
 from protocol.settlement.refunds import contributions_returned, refund_game, stakes_account
 from server_kit.core import Actor
-from server_kit.journal.port import Entry
 
 
 class FailureCommands(GamesBase):
@@ -22,14 +22,14 @@ class FailureCommands(GamesBase):
     def suspend_game(self, actor: Actor, reason: str) -> Deferred[list[Record]]:
         """Suspend the game on a failure of the installation, machines or software (R86.1)."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             (suspended,) = _fork(game.machine).report_failure(_text(reason, "what failed"))
             return [recorded(suspended)]
 
         return self.core.execute(actor, "suspend_game", decide)
 
-    def suspension(self, reason: str) -> list[Entry]:
+    def suspension(self, reason: str) -> list[JournalRecord]:
         """The record suspending the game in progress (R86.1), for a command of the server's own that
         decides it with its other records; none when no game can be suspended now."""
         game = self.state.current
@@ -41,7 +41,7 @@ class FailureCommands(GamesBase):
     def resume_game(self, actor: Actor) -> Deferred[list[Record]]:
         """The failure is resolved: the game goes on where it stopped."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             for check in self.resume_checks:
                 if (refusal := check()) is not None:
@@ -54,11 +54,11 @@ class FailureCommands(GamesBase):
     def suspend_game_for_good(self, actor: Actor, reason: str) -> Deferred[list[Record]]:
         """Unresolved after a reasonable time (R86.2): refund when no prize was won, else finish by hand."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             machine = _fork(game.machine)
             why = _text(reason, "why the game cannot go on")
-            entries: list[JournalRecord | Entry] = [recorded(e) for e in machine.give_up(why)]
+            entries: list[JournalRecord] = [recorded(e) for e in machine.give_up(why)]
             if machine.won:
                 entries += [recorded(e) for e in machine.finish_by_hand(authorised_by=actor.name)]
                 return entries
@@ -79,6 +79,6 @@ class FailureCommands(GamesBase):
             scratch.post_all(back)
             refunds = refund_game(scratch, machine.sales.values(), game.game_id, refund_seq)
             self.ledger.check([*back, *refunds])
-            return [*entries, *posted([*back, *refunds])]
+            return [*entries, *posting_records([*back, *refunds])]
 
         return self.core.execute(actor, "suspend_game_for_good", decide)

@@ -24,8 +24,9 @@ from typing import Sequence
 from twisted.internet.defer import Deferred
 
 from hall_server.hall.admission import AdmissionError, control_character, normalize_document
-from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _retold, _text, posted
+from hall_server.hall.games.common import CARRY, JACKPOT, GameModuleError, GamesBase, _retold, _text
 from hall_server.hall.games.state import Game
+from hall_server.hall.ledger import posting_records
 from protocol.chain import Record
 from protocol.claims import CardRef
 from protocol.daily import LARGE_WIN_CENTS, paper_groups
@@ -272,7 +273,7 @@ class PaymentCommands(GamesBase):
                          "jackpot:reserve transfer")
         if check:
             self.ledger.check(postings)
-        return [*entries, *posted(postings)]
+        return [*entries, *posting_records(postings)]
 
     def stakes_in_drawer(self, account: str) -> tuple[int, str]:
         """The stakes drawer ``account`` took for the game under way, while the game could still be

@@ -21,8 +21,8 @@ from hall_server.hall.games.common import (
     GamesBase,
     _text,
     _whole,
-    posted,
 )
+from hall_server.hall.ledger import posting_records
 from protocol.chain import Record
 from protocol.errors import N_, Cents
 from protocol.game import State, describe
@@ -265,7 +265,7 @@ class PotCommands(GamesBase):
             self.ledger.check([posting])
             return [
                 OperatorContribution(pot=pot, amount_cents=amount, date=day, month=month),
-                *posted([posting]),
+                *posting_records([posting]),
             ]
 
         return self.core.execute(actor, "contribute_to_pot", decide)
@@ -318,7 +318,7 @@ class PotCommands(GamesBase):
                     reserve_cents=recovery.from_reserve, contributions=recovery.taken,
                     recoverable_cents=recovery.recoverable_before,
                 ),
-                *posted([posting]),
+                *posting_records([posting]),
             ]
 
         return self.core.execute(actor, "recover_jackpot_contribution", decide)

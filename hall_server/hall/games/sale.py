@@ -15,11 +15,11 @@ from hall_server.hall.games.common import (
     GamesBase,
     _session_date,
     _whole,
-    posted,
     recorded,
 )
 from hall_server.hall.games.state import Game
 from hall_server.hall.games.state import _fork, _fork_sale
+from hall_server.hall.ledger import posting_records
 from protocol.chain import Record
 from protocol.errors import N_, Template
 from protocol.events import SaleClosed
@@ -39,7 +39,6 @@ from protocol.settlement import (
 )
 from protocol.settlement.refunds import stakes_account
 from server_kit.core import Actor
-from server_kit.journal.port import Entry
 
 
 #: The refusal to open a sale while the game before has prizes unpaid, for each set of prizes unpaid.
@@ -72,7 +71,7 @@ class SaleCommands(GamesBase):
     def announce_sale(self, actor: Actor, series: int) -> Deferred[list[Record]]:
         """Open a game's sale on ``series``: price = face value, first card = the next one (R85, R82.4-5)."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             session = self.session.require_open()
             self.session.require_ball_set_usable()
             previous = self.state.current
@@ -172,7 +171,7 @@ class SaleCommands(GamesBase):
                 amount_cents=posting.amount,
                 price_cents=stake,
             )
-            return [summary, *posted([posting])]
+            return [summary, *posting_records([posting])]
 
         return self.core.execute(actor, "sell_cards", decide)
 
@@ -204,7 +203,7 @@ class SaleCommands(GamesBase):
     def close_sale(self, actor: Actor) -> Deferred[list[Record]]:
         """Close the sale: cards sold, collection, line and bingo prizes; pot shares set aside."""
 
-        def decide(now: int) -> list[JournalRecord | Entry]:
+        def decide(now: int) -> list[JournalRecord]:
             game = self.require_game()
             machine = _fork(game.machine)
             (closed,) = machine.close_sale()
@@ -260,7 +259,7 @@ class SaleCommands(GamesBase):
                     boost_line_cents=boost_line,
                     boost_bingo_cents=boost_bingo,
                 ),
-                *posted(postings),
+                *posting_records(postings),
             ]
 
         return self.core.execute(actor, "close_sale", decide)
