@@ -245,7 +245,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor
     from hall_server.hall.cashier import CashierModule, hash_pin, luhn_check_digit, pin_matches
     from hall_server.hall.catalog import FakeCardCatalog
     from hall_server.hall.games import GamesModule
-    from hall_server.hall.ledger import LedgerModule, posting_entries
+    from hall_server.hall.ledger import LedgerModule, posting_records
     from hall_server.hall.pins import PinGuard
     from hall_server.hall.roles import Role
     from hall_server.hall.session import CHECKS, SessionModule
@@ -257,6 +257,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor
     from protocol.cardfile import card_codes
     from protocol.game import Input
     from protocol.ledger import Posting
+    from protocol.records.cashier import PlayerAccountOpened
     from protocol.library import build_distinct_strips
     from protocol.settlement import PrizeRules
     from protocol.sale import Series
@@ -321,9 +322,9 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor
         # The shortcut: accounts opened straight into the journal with one precomputed hash.
         numbers = [f"{n:011d}" for n in range(10_000_000_000, 10_000_000_000 + count)]
         numbers = [n + luhn_check_digit(n) for n in numbers]
-        opened = [("player_account_opened", {"account": n, "medium": "ticket", "visitor": i + 1, "pin_hash": stored_hash})
+        opened = [PlayerAccountOpened(account=n, medium="ticket", visitor=i + 1, pin_hash=stored_hash)
                   for i, n in enumerate(numbers)]
-        loads = posting_entries([Posting.transfer(1_000, debit="cash:desk1", credit=f"player:{n}", reason="bench credit")
+        loads = posting_records([Posting.transfer(1_000, debit="cash:desk1", credit=f"player:{n}", reason="bench credit")
                                  for n in numbers])
         yield core.execute(cashier_actor, "load_credit", lambda now: [*opened, *loads])
         credentials = []

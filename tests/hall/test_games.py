@@ -13,7 +13,7 @@ from hall_server.hall.admission import AdmissionModule, StaffIdentity
 from hall_server.hall.cashier import CashierError, CashierModule
 from hall_server.hall.catalog import CatalogError, FakeCardCatalog, StoreCardCatalog
 from hall_server.hall.games import GameModuleError, GamesModule
-from hall_server.hall.ledger import LedgerModule, posting_entries
+from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.roles import Role
 from hall_server.hall.session import SessionModule
 from hall_server.store.cards import add_card_set, add_series
