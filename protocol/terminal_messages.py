@@ -2,8 +2,8 @@
 
 Every message is one JSON object in one text frame::
 
-    {"v": 1, "seq": 7, "type": "buy", "account": "1234 5678 9012", "quantity": 6, "stake_pct": 100,
-     "request": "K1-5f0c2a9b"}
+    {"v": 1, "seq": 7, "type": "buy", "game": "network", "game_id": "net-1", "account": "1234 5678 9012",
+     "quantity": 6, "stake_pct": 100, "request": "K1-5f0c2a9b"}
 
 * ``v`` is the protocol version (:data:`VERSION`); another version is refused.
 * ``seq`` numbers the messages of one side on one connection: 1, 2, 3...  The server
@@ -16,6 +16,8 @@ Every message is one JSON object in one text frame::
   an unknown one, a wrong type, a ``true`` where a number belongs, a number out of range
   or a string too long is refused with :class:`MessageError`, whose ``code`` the
   ``error`` message carries.
+* one ``buy`` serves every kind of game the hall sells (:data:`GAMES`): ``game`` names the
+  kind, ``game_id`` the game (``""`` for the hall's own, which is the game on sale).
 * a ``buy`` carries the terminal's ``request`` id, which it keeps for the request: the
   same request sent again (after a reconnect, after a restart of the server) gets the
   first answer and is never charged twice.
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from protocol import strict_json
 from protocol.errors import DomainError
@@ -91,6 +93,17 @@ REQUEST_ID = Text(64, allowed=frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM
 
 
 @dataclass(frozen=True)
+class OneOf:
+    """A word of a closed set, such as the kind of game a purchase is for."""
+
+    words: tuple[str, ...]
+
+    def check(self, name: str, value: object) -> None:
+        if not isinstance(value, str) or value not in self.words:
+            raise MessageError("schema", f"{name} is one of {', '.join(self.words)}, not {json.dumps(value)}")
+
+
+@dataclass(frozen=True)
 class Whole:
     low: int
     high: int
@@ -114,29 +127,42 @@ class Anything:
             raise MessageError("schema", f"{name} is {self.kind.__name__}")
 
 
-Field = Text | Whole | Anything
+Field = Text | OneOf | Whole | Anything
 CENTS = Whole(0, 2**53)  # JSON numbers are exact up to 2**53
 TIME_MS = Whole(0, 2**53)
+
+#: The kinds of game a terminal buys cards of: the hall's own game (the one on sale), a network game
+#: of the central server (R92-R93), the hall-annex game played with the partner hall (R3.5.b).
+HALL, NETWORK, JOINT = "hall", "network", "joint"
+GAMES = (HALL, NETWORK, JOINT)
 
 #: Messages a terminal sends, with their fields.
 TERMINAL_MESSAGES: Mapping[str, Mapping[str, Field]] = {
     "hello": {"terminal": Text(40), "token": Text(200)},
     "sign_in": {"account": Text(40), "pin": Text(12)},
     "sign_out": {},
-    "buy": {"account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100), "request": REQUEST_ID},
+    # A purchase of cards in any game: ``game`` says which kind, ``game_id`` which one ("" for the hall's own).
+    "buy": {"game": OneOf(GAMES), "game_id": Text(64, 0), "account": Text(40), "quantity": Whole(1, 96),
+            "stake_pct": Whole(1, 100), "request": REQUEST_ID},
     "sync": {},
     # Responsible play (R97.2): the signed-in player's own daily limit (0: none) and exclusion.
     "set_limit": {"limit_cents": Whole(0, 100_000_00)},
     "exclude": {"days": Whole(1, 3650)},
-    # The network game (R92-R93): cards bought through the hall from the central server.
-    "net_buy": {"game_id": Text(64), "account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100),
-                "request": REQUEST_ID},
     # The hall's last finished games: their balls and winners, for any terminal (signed in or not).
     "recall": {},
-    # The hall-annex game (R3.5.b): virtual cards of the joint game, sold by this room.
-    "joint_buy": {"game_id": Text(64), "account": Text(40), "quantity": Whole(1, 96), "stake_pct": Whole(1, 100),
-                  "request": REQUEST_ID},
 }
+
+
+def _check_buy(message: Mapping[str, Any]) -> None:
+    if message["game"] == HALL and message["game_id"]:
+        raise MessageError("schema", "a purchase in the hall's own game names no game_id: "
+                           "its cards are of the game on sale")
+    if message["game"] != HALL and not message["game_id"]:
+        raise MessageError("schema", f"a purchase in a {message['game']} game names its game_id")
+
+
+#: What a terminal's message must hold beyond its fields' own ranges.
+TERMINAL_RULES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {"buy": _check_buy}
 
 #: Messages the server sends, with their fields.
 SERVER_MESSAGES: Mapping[str, Mapping[str, Field]] = {
@@ -193,6 +219,8 @@ def _check(kind: str, message: Mapping[str, Any], table: Mapping[str, Mapping[st
         if isinstance(field, Anything) and field.kind is int and message[name] is None:
             continue  # an error that answers no particular message
         field.check(name, message[name])
+    if table is TERMINAL_MESSAGES and (rule := TERMINAL_RULES.get(kind)) is not None:
+        rule(message)
 
 
 def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINAL_MESSAGES) -> dict[str, Any]:
@@ -254,12 +282,17 @@ class SequenceCheck:
 
 __all__ = [
     "ERROR_CODES",
+    "GAMES",
+    "HALL",
+    "JOINT",
+    "NETWORK",
     "MAX_MESSAGE_BYTES",
     "REQUEST_ID",
     "SERVER_MESSAGES",
     "TERMINAL_MESSAGES",
     "VERSION",
     "MessageError",
+    "OneOf",
     "SequenceCheck",
     "decode",
     "encode",

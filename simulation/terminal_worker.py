@@ -234,8 +234,8 @@ class Terminal:
                 purchase.answer = {"code": error.code, "message": str(error)[:200],
                                    "answered_at_ms": round(self.reactor.seconds() * 1000, 1)}
 
-        client.net_buy(purchase.game_id, purchase.quantity, purchase.stake_pct,
-                       request=purchase.request).addCallbacks(bought, refused)
+        client.buy(purchase.quantity, purchase.stake_pct, request=purchase.request, game="network",
+                   game_id=purchase.game_id).addCallbacks(bought, refused)
 
     def owed(self) -> int:
         return sum(1 for p in self.purchases if p.outcome == "sent")

@@ -27,7 +27,7 @@ from twisted.web.websocket import WebSocketClientEndpoint, WebSocketTransport
 from zope.interface import implementer
 
 from protocol.errors import DomainError
-from protocol.terminal_messages import SERVER_MESSAGES, TERMINAL_MESSAGES, SequenceCheck, decode, encode
+from protocol.terminal_messages import HALL, SERVER_MESSAGES, TERMINAL_MESSAGES, SequenceCheck, decode, encode
 
 
 class TerminalError(DomainError):
@@ -111,35 +111,20 @@ class TerminalClient:
     def sign_in(self, account: str, pin: str) -> defer.Deferred[dict[str, Any]]:
         return self._request("sign_in", account=account, pin=pin)[1]
 
-    def buy(self, quantity: int, stake_pct: int = 100, account: str | None = None,
-            request: str | None = None) -> defer.Deferred[dict[str, Any]]:
-        """Buy cards for the signed-in account (or, to test a refusal, another).
+    def buy(self, quantity: int, stake_pct: int = 100, account: str | None = None, request: str | None = None,
+            *, game: str = HALL, game_id: str = "") -> defer.Deferred[dict[str, Any]]:
+        """Buy cards for the signed-in account (or, to test a refusal, another) in the hall's own
+        game on sale, or in ``game`` ``"network"`` or ``"joint"`` game ``game_id``.
 
-        ``request`` names the purchase (a new id if not given); send the same one again
-        to ask for a purchase whose answer was lost: the hall answers it once more and
-        charges it once.
+        Fires with the answer (``bought``, ``net_bought`` once the central server decided,
+        ``joint_bought``) or fails with the refusal.  ``request`` names the purchase (a new id
+        if not given); send the same one again to ask for a purchase whose answer was lost:
+        the hall answers it once more and charges it once.
         """
         named = account if account is not None else (self.player or {}).get("account", "")
         request = request or new_request_id(self.terminal_id)
-        return self._request("buy", account=named, quantity=quantity, stake_pct=stake_pct, request=request)[1]
-
-    def net_buy(self, game_id: str, quantity: int, stake_pct: int = 100, account: str | None = None,
-                request: str | None = None) -> defer.Deferred[dict[str, Any]]:
-        """Buy cards of network game ``game_id``; fires with ``net_bought`` once the central
-        server decided, or fails with the refusal.  The same ``request`` again is charged once."""
-        named = account if account is not None else (self.player or {}).get("account", "")
-        request = request or new_request_id(self.terminal_id)
-        return self._request("net_buy", game_id=game_id, account=named, quantity=quantity, stake_pct=stake_pct,
-                             request=request)[1]
-
-    def joint_buy(self, game_id: str, quantity: int, stake_pct: int = 100, account: str | None = None,
-                  request: str | None = None) -> defer.Deferred[dict[str, Any]]:
-        """Buy virtual cards of hall-annex game ``game_id``; fires with ``joint_bought``, or fails with the
-        refusal.  The same ``request`` again is charged once."""
-        named = account if account is not None else (self.player or {}).get("account", "")
-        request = request or new_request_id(self.terminal_id)
-        return self._request("joint_buy", game_id=game_id, account=named, quantity=quantity, stake_pct=stake_pct,
-                             request=request)[1]
+        return self._request("buy", game=game, game_id=game_id, account=named, quantity=quantity,
+                             stake_pct=stake_pct, request=request)[1]
 
     def sync(self) -> defer.Deferred[dict[str, Any]]:
         return self._request("sync")[1]

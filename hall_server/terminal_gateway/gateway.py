@@ -7,7 +7,8 @@ each text message received and a ``send``/``close`` pair, checks the message aga
 :mod:`protocol.terminal_messages` (version, schema, sequence number), and calls one
 method of the hall: :meth:`VirtualModule.authenticate`, the PIN check through
 :class:`~hall_server.hall.pins.PinGuard` (lockout per account, one answer for every
-refusal), :meth:`VirtualModule.request_purchase` (with the terminal's request id).
+refusal), or a purchase (with the terminal's request id) in the kind of game its
+``buy`` names, through that kind's sale channel (:mod:`hall_server.terminal_gateway.sales`).
 
 Refusals:
 
@@ -46,15 +47,17 @@ from twisted.python.failure import Failure
 from twisted.logger import Logger
 
 from hall_server.annex.module import AnnexModule
-from hall_server.annex.terminals import JointCard, JointTerminalSales
+from hall_server.annex.terminals import JointTerminalSales
 from hall_server.hall.cashier import CashierModule, player_account
 from hall_server.hall.games import Game, GamesModule
 from hall_server.hall.responsible import ResponsiblePlayModule
 from hall_server.hall.pins import SIGN_IN_REFUSED, CheckPin, PinGuard, SignInRefused
-from hall_server.hall.virtual import PurchaseRequest, VirtualCard, VirtualModule
-from hall_server.network.module import Hold, NetworkGame, NetworkModule, NetworkPurchase
+from hall_server.hall.virtual import PurchaseRequest, VirtualModule
+from hall_server.network.module import NetworkGame, NetworkModule
 from hall_server.reports.recall import GameRecall, players_view
 from hall_server.statements import format_account_number
+from hall_server.terminal_gateway.cards import card_json, joint_card_json, network_cards_json
+from hall_server.terminal_gateway.sales import NOT_PLAYED, Sale, sale_channels
 from protocol.annex import CLOSED, SELLING
 from protocol.chain import Record
 from protocol.records import JournalRecord, declared
@@ -216,19 +219,6 @@ NETWORK_GAME_RECORDS = (
 PICTURE_WINNERS = 50
 
 
-def network_cards_json(game: NetworkGame, hold: Hold) -> list[dict[str, Any]]:
-    """A network purchase's cards as a terminal shows them: series and number, the 27 cells
-    the central server gave with its confirmation (row by row, 0 a blank; empty if it gave
-    none), value, stake (R92.9, R93.10).  The central server finds the winners; the
-    terminal marks the balls on the cells and counts what is to go."""
-    return [
-        {"card": label, "series": hold.series, "number": (hold.first_card or 0) + index,
-         "cells": hold.card_cells(index),
-         "price_cents": game.price_cents, "stake_cents": hold.stake_cents, "stake_pct": hold.stake_pct}
-        for index, label in enumerate(hold.labels)
-    ]
-
-
 def network_picture(game: NetworkGame | None) -> dict[str, Any] | None:
     """The network game as terminals and boards show it: sale time, balls, sales, prizes,
     winners with the hall and terminal where each card was bought (R93.1, R93.9, R92.11)."""
@@ -307,25 +297,11 @@ def joint_picture(annex: AnnexModule, joint: JointTerminalSales | None) -> dict[
     }
 
 
-def joint_card_json(card: JointCard) -> dict[str, Any]:
-    """A virtual card of the hall-annex game as a terminal shows it (R82.9-12)."""
-    return {"card": card.label, "ref": card.ref.label, "cells": list(card.cells), "code": card.code,
-            "price_cents": card.price_cents, "stake_cents": card.stake_cents, "stake_pct": card.stake_pct}
-
-
 def _reason(refusal: Exception) -> dict[str, Any]:
     """A purchase refusal's stable ``reason`` and its figures, which the kiosk says in the player's
     language (``docs/languages.md``); ``""`` for a refusal without one (the kiosk shows its message)."""
     reason = getattr(refusal, "reason", "")
     return {"reason": reason, "params": dict(getattr(refusal, "params", {})) if reason else {}}
-
-
-def card_json(card: VirtualCard) -> dict[str, Any]:
-    """A virtual card as a terminal shows it: number, series, value, stake, code (R82.9-12, R92.9)."""
-    return {
-        "card": card.label, "ref": card.ref.label, "cells": list(card.cells), "code": card.code,
-        "price_cents": card.price_cents, "stake_cents": card.stake_cents, "stake_pct": card.stake_pct,
-    }
 
 
 class TerminalGateway:
@@ -365,6 +341,7 @@ class TerminalGateway:
         self.recall = recall  # the hall's last games, for the terminals' "Last games" view
         self.annex = annex  # the hall-annex game, when the hall plays one with a partner hall
         self.joint = joint  # its virtual cards on this room's terminals
+        self.sales = sale_channels(virtual, network, joint)  # what a terminal's "buy" may name
         self.sessions: dict[str, TerminalSession] = {}  # by terminal id, once hello passed
         self.waiting: set[TerminalSession] = set()  # connections that have not said hello yet
         self.by_account: dict[str, set[TerminalSession]] = {}  # ledger account -> sessions signed in
@@ -774,10 +751,6 @@ class TerminalSession:
             self._responsible(kind, message, seq)
         elif kind == "buy":
             self._buy(message, seq)
-        elif kind == "net_buy":
-            self._net_buy(message, seq)
-        elif kind == "joint_buy":
-            self._joint_buy(message, seq)
         elif kind == "recall":
             self._recall(seq)
 
@@ -892,99 +865,32 @@ class TerminalSession:
         done.addCallbacks(recorded, refused)
 
     def _buy(self, message: dict[str, Any], seq: int) -> None:
+        """A purchase in the game the message names, sold through that kind's channel
+        (:mod:`~hall_server.terminal_gateway.sales`); the same ``request`` again gets the first answer."""
         assert self.terminal_id is not None
+        channel = self.gateway.sales.get(message["game"])
+        if channel is None:
+            raise MessageError("refused", NOT_PLAYED[message["game"]])
         if self.account is None:
             raise MessageError("signed_out", "sign in with your account and PIN before buying")
         request = PurchaseRequest(self.terminal_id, self.account, message["account"], message["quantity"],
                                   message["stake_pct"], message["request"], received_ms=self.gateway.received_ms())
-        buying = self.gateway.virtual.request_purchase(request)
 
-        def bought(cards: list[VirtualCard]) -> None:
+        def sold(sale: Sale) -> None:
             assert request.signed_in is not None
-            self.send("bought", in_reply_to=seq, request=request.request, cards=[card_json(c) for c in cards],
+            self.send(sale.answer, in_reply_to=seq, request=request.request, **sale.fields,
                       credit_cents=self.gateway.credit(request.signed_in))
 
-        def refused(failure: Any) -> None:
+        def refused(failure: Failure) -> None:
             if self._unavailable(failure, seq):
                 return
-            if isinstance(failure.value, DomainError):
-                # The module journaled the refusal with the request (or, for a request sent
-                # again, answers the first refusal).
-                self.send("error", code="refused", message=str(failure.value), in_reply_to=seq,
-                          **_reason(failure.value))
-            else:
-                self._internal(failure, seq)
-
-        buying.addCallbacks(bought, refused)
-
-    def _joint_buy(self, message: dict[str, Any], seq: int) -> None:
-        """A purchase of virtual cards in the hall-annex game, decided by this hall (R3.5.b, R93.6)."""
-        assert self.terminal_id is not None
-        joint = self.gateway.joint
-        if joint is None:
-            raise MessageError("refused", "this hall plays no hall-annex game")
-        if self.account is None:
-            raise MessageError("signed_out", "sign in with your account and PIN before buying")
-        request = PurchaseRequest(self.terminal_id, self.account, message["account"], message["quantity"],
-                                  message["stake_pct"], message["request"])
-        game_id = message["game_id"]
-
-        def bought(cards: list[JointCard]) -> None:
-            assert request.signed_in is not None
-            self.send("joint_bought", in_reply_to=seq, request=request.request, game_id=game_id,
-                      cards=[joint_card_json(c) for c in cards], credit_cents=self.gateway.credit(request.signed_in))
-
-        def refused(failure: Any) -> None:
-            if self._unavailable(failure, seq):
-                return
-            if isinstance(failure.value, DomainError):  # journaled by the module with the request
+            if isinstance(failure.value, DomainError):  # journaled by the channel's module with the request
                 self.send("error", code="refused", message=str(failure.value)[:ERROR_TEXT], in_reply_to=seq,
                           **_reason(failure.value))
             else:
                 self._internal(failure, seq)
 
-        joint.request_purchase(request, game_id).addCallbacks(bought, refused)
-
-    def _net_buy(self, message: dict[str, Any], seq: int) -> None:
-        """A purchase in the network game: the hall holds the credit, relays it and answers once
-        the central server has decided (R93.6); the same ``request`` again gets the first outcome."""
-        assert self.terminal_id is not None
-        network = self.gateway.network
-        if network is None:
-            raise MessageError("refused", "this hall takes part in no network game")
-        if self.account is None:
-            raise MessageError("signed_out", "sign in with your account and PIN before buying")
-        purchase = NetworkPurchase(self.terminal_id, self.account, message["account"], message["game_id"],
-                                   message["quantity"], message["stake_pct"], message["request"])
-        terminal = self.terminal_id
-
-        def held(hold: Hold) -> Any:
-            return network.settled(hold.request_id)
-
-        def decided(hold: Hold) -> None:
-            game = network.game(hold.game_id)
-            if hold.status == "bought" and game is not None:
-                assert purchase.signed_in is not None
-                self.send("net_bought", in_reply_to=seq, request=purchase.request, game_id=hold.game_id,
-                          cards=network_cards_json(game, hold), credit_cents=self.gateway.credit(purchase.signed_in))
-            else:
-                # The central server's reason (protocol.central_messages.REFUSALS), for the kiosk to say.
-                self.send("error", code="refused", message=(hold.refusal or "the purchase was refused")[:ERROR_TEXT],
-                          in_reply_to=seq, reason=hold.refusal_code or "", params={})
-
-        def refused(failure: Failure) -> None:
-            if self._unavailable(failure, seq):
-                return
-            if isinstance(failure.value, DomainError):
-                reason = str(failure.value)
-                self.send("error", code="refused", message=reason[:ERROR_TEXT], in_reply_to=seq,
-                          **_reason(failure.value))
-                self.gateway.virtual.record_refusal(terminal, "net_buy", reason, purchase.request).addErrback(
-                    lambda f: log.failure("journaling a terminal's refused request", f))
-            else:
-                self._internal(failure, seq)
-
-        network.hold(purchase).addCallback(held).addCallbacks(decided, refused)
+        channel.sell(request, message["game_id"]).addCallbacks(sold, refused)
 
     def _internal(self, failure: Any, seq: int) -> None:
         if self._unavailable(failure, seq):

@@ -45,8 +45,8 @@ def terminal(hall: HallProcess, staff: Staff, name: str, account: str) -> WireSo
 
 
 def buy(socket: WireSocket, account: str, seq: int, request: str) -> None:
-    socket.send({"v": 1, "seq": seq, "type": "buy", "account": account, "quantity": 1, "stake_pct": 100,
-                 "request": request})
+    socket.send({"v": 1, "seq": seq, "type": "buy", "game": "hall", "game_id": "", "account": account, "quantity": 1,
+                 "stake_pct": 100, "request": request})
 
 
 def answer(socket: WireSocket, seq: int) -> dict[str, Any]:

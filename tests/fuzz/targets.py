@@ -39,7 +39,7 @@ from protocol.blower_link import BAD, MESSAGE, Link
 from protocol.cardfile import CardFileError, card_codes, read_card_file, write_card_file
 from protocol.replay import ReplayError, replay_json
 from protocol.strips import sample_strips
-from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, Text, Whole, decode
+from protocol.terminal_messages import GAMES, HALL, TERMINAL_MESSAGES, MessageError, OneOf, Text, Whole, decode
 from tests.fuzz.generators import (
     FULL,
     Profile,
@@ -368,6 +368,8 @@ def terminal_message(rng: random.Random, seq: int = 1, values: dict[str, Any] | 
         "account": own.get("account", "1234 5678 9012"), "pin": own.get("pin", "4821"),
         "quantity": rng.randint(1, 6), "stake_pct": rng.choice((100, 50, 1)),
     }
+    fields["game"] = rng.choice(GAMES)
+    fields["game_id"] = "" if fields["game"] == HALL else own.get("game_id", "g-1")
     schema = TERMINAL_MESSAGES[kind]
     return {"v": 1, "seq": seq, "type": kind,
             **{name: fields[name] if name in fields else _schema_value(rng, field) for name, field in schema.items()}}
@@ -379,6 +381,8 @@ def _schema_value(rng: random.Random, field: Any) -> Any:
         return rng.randint(field.low, min(field.high, field.low + 1000))
     if isinstance(field, Text):
         return f"f{rng.getrandbits(32)}"[: field.max_length].ljust(field.min_length, "x")
+    if isinstance(field, OneOf):
+        return rng.choice(field.words)
     return None
 
 

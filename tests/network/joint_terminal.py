@@ -12,7 +12,7 @@ It reads one command a line on stdin and prints one answer a line on stdout:
 * ``{"do": "picture"}``: what the terminal shows of the hall-annex game (``joint_game``,
   ``joint_cards``, ``joint_drawn``, ``joint_won``) and the credit;
 * ``{"do": "buy", "game_id": ..., "quantity": ..., "stake_pct": ..., "request": ...}``:
-  a ``joint_buy``, answered ``{"bought": [cards], "credit_cents": ...}`` or ``{"refused": reason}``;
+  a ``buy`` in the joint game, answered ``{"bought": [cards], "credit_cents": ...}`` or ``{"refused": reason}``;
 * ``{"do": "quit"}``.
 
 The hall-annex end-to-end test runs one in each hall (tests/network/test_annex_end_to_end.py),
@@ -81,8 +81,8 @@ class Driver(LineReceiver):
                       "joint_drawn": client.joint_drawn, "joint_won": client.joint_won,
                       "credit_cents": client.credit_cents, "link_up": client.joint_link_up})
         elif command["do"] == "buy":
-            buying = client.joint_buy(command["game_id"], command["quantity"], command["stake_pct"],
-                                      request=command["request"])
+            buying = client.buy(command["quantity"], command["stake_pct"], request=command["request"], game="joint",
+                                game_id=command["game_id"])
 
             def refused(failure: Failure) -> None:
                 self.say({"answer": True, "refused": failure.getErrorMessage(),

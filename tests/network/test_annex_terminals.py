@@ -4,7 +4,7 @@ A headless terminal (:class:`terminals.client.TerminalClient`) of each room, wir
 hall's gateway, sees the joint game beside the hall's own (``joint_game``): where it
 stands, the terminals' sale time, the main hall's balls (``joint_ball``), the cards in
 play in both rooms and the prizes, the winners of both rooms with their hall; it buys
-virtual cards of the joint game (``joint_buy``), watches them marked, and hears what its
+virtual cards of the joint game (``buy`` naming the ``joint`` game), watches them marked, and hears what its
 winning card was credited (``joint_won``, R85.9).
 """
 
@@ -69,14 +69,14 @@ def test_a_terminal_of_each_room_buys_joint_cards_sees_the_main_hall_s_balls_and
         game_id, "selling", MAIN, ANNEX)
     assert seen["sale"] is None and seen["price_cents"] == 150
     with pytest.raises(TerminalError, match="sale time for terminals is over or has not begun"):
-        result(players[ANNEX].joint_buy(game_id, 2))
+        result(players[ANNEX].buy(2, game="joint", game_id=game_id))
     stakes = {MAIN: 100, ANNEX: 50}
     for hall in (main, annex):
         result(hall.joint.open_sale(SELLERS[0], 90))
         client = players[hall.hall_id]
         assert client.joint_game is not None and client.joint_game["sale"]["closes_at_ms"] > hall.core.now_ms()
         credit = client.credit_cents
-        bought = result(client.joint_buy(game_id, 3, stakes[hall.hall_id]))
+        bought = result(client.buy(3, stakes[hall.hall_id], game="joint", game_id=game_id))
         assert [c["card"] for c in bought["cards"]] == ["V1-1", "V1-2", "V1-3"]
         assert client.credit_cents == credit - 3 * 150 * stakes[hall.hall_id] // 100
         assert [c["card"] for c in client.joint_cards] == ["V1-1", "V1-2", "V1-3"] and client.joint_cards[0]["code"]
@@ -84,7 +84,7 @@ def test_a_terminal_of_each_room_buys_joint_cards_sees_the_main_hall_s_balls_and
         result(hall.annex.close_sale(CHIEF))
         relay.pump()
     with pytest.raises(TerminalError, match="is closed in this room"):
-        result(players[ANNEX].joint_buy(game_id, 1))
+        result(players[ANNEX].buy(1, game="joint", game_id=game_id))
     assert watcher.joint_game is not None and watcher.joint_game["cards_sold"] == 10
     sales = 3 * 150 + 3 * 75 + 2 * 2 * 150  # the virtual cards at 100% and 50%, two paper cards a room
     assert watcher.joint_game["sales_cents"] == sales
@@ -119,9 +119,9 @@ def test_a_joint_purchase_needs_a_player_signed_in_and_a_hall_that_plays_the_gam
     main, annex, relay = open_pair(tmp_path, RULES)
     client = terminal(annex, gateway_of(annex), 0, None)
     with pytest.raises(TerminalError, match="sign in"):
-        result(client.joint_buy("hall-1.j1", 1, account=annex.accounts[0]))
+        result(client.buy(1, account=annex.accounts[0], game="joint", game_id="hall-1.j1"))
     other = Wire(gateway_of(annex, joint=False), TERMINALS[1], "token-1").client
     result(other.hello())
     assert other.joint_game is None
     with pytest.raises(TerminalError, match="plays no hall-annex game"):
-        result(other.joint_buy("hall-1.j1", 1, account=annex.accounts[0]))
+        result(other.buy(1, account=annex.accounts[0], game="joint", game_id="hall-1.j1"))

@@ -169,10 +169,11 @@ async def test_purchases_a_hall_took_before_its_gate_closed_are_confirmed_though
         os.kill(central.process.pid, signal.SIGSTOP)  # the central server's reactor stalls, just before the deadline
         stopped = True
         await sleep(0.5)
-        in_time = [players[k].client.net_buy("net-1", 2, request=f"{players[k].terminal}-in-time")  # type: ignore[union-attr]
-                   for k in range(2)]
+        in_time = [players[k].client.buy(  # type: ignore[union-attr]
+                       2, request=f"{players[k].terminal}-in-time", game="network", game_id="net-1") for k in range(2)]
         await sleep(closes + 0.3 - reactor.seconds())
-        after = [players[k].client.net_buy("net-1", 1, request=f"{players[k].terminal}-after")  # type: ignore[union-attr]
+        after = [players[k].client.buy(  # type: ignore[union-attr]
+                     1, request=f"{players[k].terminal}-after", game="network", game_id="net-1")
                  .addErrback(lambda failure: failure.value) for k in range(2)]
         await sleep(closes + STALL_S - 1.5 - reactor.seconds())
         os.kill(central.process.pid, signal.SIGCONT)

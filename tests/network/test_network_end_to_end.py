@@ -132,7 +132,7 @@ def buy(player: Player, request: str, quantity: int) -> defer.Deferred[Any]:
     """A purchase in flight; the outcome (answer or refusal) is kept, a lost connection ignored."""
     assert player.client is not None
     player.asked.append((request, quantity))
-    return player.client.net_buy("net-1", quantity, request=request).addErrback(
+    return player.client.buy(quantity, request=request, game="network", game_id="net-1").addErrback(
         lambda failure: failure.value if failure.check(TerminalError) else None)
 
 
@@ -237,7 +237,8 @@ async def test_a_network_game_across_three_halls_with_halls_killed_during_the_sa
         for player in hall_2.players:
             client = await hall_2.attach(player)
             for request, quantity in list(player.asked):  # each purchase sent again, with its id
-                outcome = await client.net_buy("net-1", quantity, request=request).addErrback(lambda f: f.value)
+                outcome = await client.buy(quantity, request=request, game="network", game_id="net-1").addErrback(
+                    lambda f: f.value)
                 assert not isinstance(outcome, Exception) or isinstance(outcome, TerminalError), outcome
 
         # The last second of the sale: every terminal buys; some just before the deadline, some just after.

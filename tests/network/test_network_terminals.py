@@ -26,9 +26,9 @@ def test_a_terminal_sees_the_network_sale_buys_and_is_charged_once_when_it_asks_
     client = wire.client
     assert client.link_up is True and client.net_game["game_id"] == "net-1"
     assert client.net_game["state"] == "selling" and client.net_game["sale"]["closes_at_ms"] > net.hall.core.now_ms()
-    bought = result(client.net_buy("net-1", 3, 50, request="K1-a"))
+    bought = result(client.buy(3, 50, request="K1-a", game="network", game_id="net-1"))
     assert [c["card"] for c in bought["cards"]] == ["V1-1", "V1-2", "V1-3"] and bought["credit_cents"] == 1_850
-    again = result(client.net_buy("net-1", 3, 50, request="K1-a"))
+    again = result(client.buy(3, 50, request="K1-a", game="network", game_id="net-1"))
     assert again["cards"] == bought["cards"] and net.balance(number) == 1_850
     result(client.sync())
     assert [c["card"] for c in client.net_cards] == ["V1-1", "V1-2", "V1-3"]
@@ -39,7 +39,7 @@ def test_a_refused_network_purchase_says_why_and_is_journaled(net: NetworkHall) 
     wire, number = terminal(net, credit=100)
     before = len(net.hall.records())
     with pytest.raises(TerminalError, match="your credit is") as short:
-        result(wire.client.net_buy("net-1", 2))
+        result(wire.client.buy(2, game="network", game_id="net-1"))
     (refused,) = net.hall.records()[before:]
     assert refused.type == "terminal_request_refused" and refused.payload["what"] == "net_buy"
     assert net.balance(number) == 100
@@ -54,10 +54,10 @@ def test_a_purchase_the_central_server_refuses_reaches_the_kiosk_with_the_centra
     which the kiosk says in the player's language, and nothing is charged."""
     for n in range(6):
         wire, _ = terminal(net, f"T{n}", document=f"1111111{n}A", credit=9_600)
-        result(wire.client.net_buy("net-1", 96))
+        result(wire.client.buy(96, game="network", game_id="net-1"))
     wire, number = terminal(net, "T9", document="22222222B", credit=9_600)
     with pytest.raises(TerminalError) as refused:
-        result(wire.client.net_buy("net-1", 30))
+        result(wire.client.buy(30, game="network", game_id="net-1"))
     assert refused.value.code == "refused" and refused.value.reason == "series_exhausted", refused.value
     assert net.balance(number) == 9_600
 
@@ -66,7 +66,7 @@ def test_a_purchase_the_central_server_refuses_reaches_the_kiosk_with_the_centra
 def test_terminals_follow_the_draw_the_winners_and_are_told_when_the_link_is_lost_and_back(net: NetworkHall) -> None:
     wire, number = terminal(net, credit=9_600)
     client = wire.client
-    result(client.net_buy("net-1", 96))
+    result(client.buy(96, game="network", game_id="net-1"))
     net.central.close_sale()
     assert client.net_game["cards_sold"] == 96 and client.net_game["prizes"]["line"] > 0
     net.central.draw(11)

@@ -5,6 +5,7 @@ session; every bad message answered with an error, journaled, and nothing else c
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from twisted.internet import defer
 
 from hall_server.hall.cashier import player_account
 from hall_server.terminal_gateway.gateway import TerminalGateway, TerminalSession
-from protocol.terminal_messages import TERMINAL_MESSAGES, MessageError, SequenceCheck, decode, encode
+from protocol.terminal_messages import GAMES, TERMINAL_MESSAGES, MessageError, OneOf, SequenceCheck, decode, encode
 from terminals.client import TerminalClient, TerminalError, to_go
 from tests.hall.conftest import result
 from tests.terminals.conftest import CASHIER as CASHIER_ACTOR
@@ -66,6 +67,17 @@ def journaled_refusal(hall: VirtualHall, before: int, match: str) -> None:
 # --- The wire format ---------------------------------------------------------------------------
 
 
+LEFT_OUT = object()
+
+
+def buy_frame(**fields: Any) -> str:
+    """A ``buy`` in the hall's own game, with ``fields`` changed (:data:`LEFT_OUT`: left out)."""
+    message = {"v": 1, "seq": 1, "type": "buy", "game": "hall", "game_id": "", "account": "x", "quantity": 1,
+               "stake_pct": 100, "request": "r"}
+    message.update(fields)
+    return json.dumps({name: value for name, value in message.items() if value is not LEFT_OUT})
+
+
 @pytest.mark.parametrize("text, code", [
     ("not json", "malformed"),
     ("[1, 2]", "malformed"),
@@ -73,15 +85,18 @@ def journaled_refusal(hall: VirtualHall, before: int, match: str) -> None:
     ('{"v": true, "seq": 1, "type": "sync"}', "version"),
     ('{"v": 1, "seq": 0, "type": "sync"}', "schema"),
     ('{"v": 1, "seq": 1, "type": "dance"}', "schema"),
-    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 1, "request": "r"}', "schema"),
-    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 1, "stake_pct": 100}', "schema"),
-    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 1, "stake_pct": 100, "request": "r", "price": 1}',
-     "schema"),
-    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": true, "stake_pct": 100, "request": "r"}', "schema"),
-    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 2.0, "stake_pct": 100, "request": "r"}', "schema"),
-    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 97, "stake_pct": 100, "request": "r"}', "schema"),
-    ('{"v": 1, "seq": 1, "type": "buy", "account": "x", "quantity": 1, "stake_pct": 100, "request": "a b"}', "schema"),
+    (buy_frame(stake_pct=LEFT_OUT), "schema"),
+    (buy_frame(request=LEFT_OUT), "schema"),
+    (buy_frame(game=LEFT_OUT), "schema"),
+    (buy_frame(price=1), "schema"),
+    (buy_frame(quantity=True), "schema"),
+    (buy_frame(quantity=2.0), "schema"),
+    (buy_frame(quantity=97), "schema"),
+    (buy_frame(request="a b"), "schema"),
+    (buy_frame(game_id="g" * 65, game="network"), "schema"),
     ('{"v": 1, "seq": 1, "type": "hello", "terminal": "", "token": "t"}', "schema"),
+    ('{"v": 1, "seq": 1, "type": "net_buy", "game_id": "net-1", "account": "x", "quantity": 1, "stake_pct": 100, '
+     '"request": "r"}', "schema"),  # one "buy" serves every game
 ])
 def test_the_schema_refuses_what_it_does_not_describe(text: str, code: str) -> None:
     with pytest.raises(MessageError) as refused:
@@ -89,10 +104,35 @@ def test_the_schema_refuses_what_it_does_not_describe(text: str, code: str) -> N
     assert refused.value.code == code
 
 
+@pytest.mark.parametrize("game", ["lottery", "Hall", "", 1, True, None, ["hall"]])
+def test_a_purchase_names_its_game_with_one_of_the_words_the_protocol_knows(game: object) -> None:
+    with pytest.raises(MessageError, match="game is one of hall, network, joint, not ") as refused:
+        decode(buy_frame(game=game))
+    assert refused.value.code == "schema"
+    assert OneOf(GAMES).check("game", "joint") is None
+
+
+@pytest.mark.parametrize("game, game_id, refusal", [
+    ("hall", "g-7", "a purchase in the hall's own game names no game_id: its cards are of the game on sale"),
+    ("network", "", "a purchase in a network game names its game_id"),
+    ("joint", "", "a purchase in a joint game names its game_id"),
+])
+def test_a_purchase_names_a_game_id_for_a_network_or_joint_game_and_none_for_the_hall_s_own(
+    game: str, game_id: str, refusal: str
+) -> None:
+    with pytest.raises(MessageError, match=re.escape(refusal)) as refused:
+        decode(buy_frame(game=game, game_id=game_id))
+    assert refused.value.code == "schema"
+    with pytest.raises(MessageError, match=re.escape(refusal)):  # the headless client cannot send it either
+        TerminalClient("T1", "token").buy(1, account="x", game=game, game_id=game_id)
+    assert decode(buy_frame(game=game, game_id="" if game == "hall" else "g-7"))["game"] == game
+
+
 def test_messages_round_trip_and_sequences_refuse_replays_and_gaps() -> None:
-    text = encode(3, "buy", TERMINAL_MESSAGES, account="1234", quantity=6, stake_pct=50, request="K1-7")
-    assert json.loads(text) == {"v": 1, "seq": 3, "type": "buy", "account": "1234", "quantity": 6, "stake_pct": 50,
-                                "request": "K1-7"}
+    text = encode(3, "buy", TERMINAL_MESSAGES, game="network", game_id="net-1", account="1234", quantity=6,
+                  stake_pct=50, request="K1-7")
+    assert json.loads(text) == {"v": 1, "seq": 3, "type": "buy", "game": "network", "game_id": "net-1",
+                                "account": "1234", "quantity": 6, "stake_pct": 50, "request": "K1-7"}
     assert decode(text)["quantity"] == 6
     check = SequenceCheck()
     check.accept(1)
@@ -220,7 +260,10 @@ def test_revoking_a_connected_terminal_ends_its_connection(hall: VirtualHall, ga
 
 
 @pytest.mark.parametrize("frame, code", [
-    ('{"v": 1, "seq": 3, "type": "buy", "account": "x", "quantity": "six", "stake_pct": 100}', "schema"),
+    ('{"v": 1, "seq": 3, "type": "buy", "game": "hall", "game_id": "", "account": "x", "quantity": "six", '
+     '"stake_pct": 100, "request": "r"}', "schema"),
+    ('{"v": 1, "seq": 3, "type": "buy", "game": "bingo", "game_id": "", "account": "x", "quantity": 1, '
+     '"stake_pct": 100, "request": "r"}', "schema"),
     ('{"v": 1, "seq": 2, "type": "sync"}', "replayed"),
     ('{"v": 1, "seq": 9, "type": "sync"}', "gap"),
     ("{", "malformed"),
@@ -301,6 +344,24 @@ def test_refused_purchases_say_why_on_the_terminal_are_journaled_and_change_noth
     assert (refused.value.reason, refused.value.params) == reason
     journaled_refusal(hall, before, expected)
     assert hall.balance(number) == credit and dict(hall.games.current.machine.sales) == sold
+
+
+@pytest.mark.parametrize("game, refusal", [
+    ("network", "this hall takes part in no network game"),
+    ("joint", "this hall plays no hall-annex game"),
+])
+def test_a_purchase_in_a_kind_of_game_the_hall_does_not_play_is_refused_and_journaled(
+    hall: VirtualHall, gateway: TerminalGateway, game: str, refusal: str
+) -> None:
+    result(hall.games.announce_sale(SELLER, 7))
+    result(hall.virtual.open_sale(SELLER, 60))
+    wire, number = signed_in(hall, gateway)
+    before = len(hall.records())
+    with pytest.raises(TerminalError, match=refusal) as refused:
+        result(wire.client.buy(1, game=game, game_id="g-1"))
+    assert refused.value.code == "refused"
+    journaled_refusal(hall, before, refusal)
+    assert hall.balance(number) == 1_000
 
 
 @pytest.mark.req("R92.8", "R96.3")

@@ -135,7 +135,7 @@ def test_players_buy_in_the_window_are_refused_after_it_and_the_line_winner_is_c
     # After the sale time the button is off, and a purchase sent anyway is refused by the hall.
     kiosk.wait_for_selector("#sale-state:text('Sale closed for terminals')", timeout=(SALE_SECONDS + WAIT) * 1000)
     assert kiosk.is_disabled("#buy")
-    kiosk.evaluate("buy(1, 100)")
+    kiosk.evaluate("buy('hall', 1, 100)")
     kiosk.wait_for_selector("#message:not(.ok)")
     assert "sale time for terminals is over" in kiosk.inner_text("#message")
     assert kiosk.locator("#cards .card").count() == 6 and kiosk.inner_text("#credit") == "€14.00"

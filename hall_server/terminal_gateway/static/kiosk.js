@@ -19,14 +19,16 @@ const state = {
   game: null, player: null, cards: [], drawn: [], won: [], clockOffset: 0,
   pending: {}, retry: 1000, announced: new Set(),
   noCertificate: false, // the hall refuses this device: no terminal certificate (checkCertificate)
-  purchase: null, // the purchase asked for and not answered yet: sent again, same id, after a reconnect
+  // Each kind of game's purchase asked for and not answered yet, by the "game" its "buy" names:
+  // sent again, same id, after a reconnect.
+  purchases: { hall: null, network: null, joint: null },
   warnings: [], help: "", warningTurn: 0, care: false,
   megabingo: null, // the megabingo announced (R90.2), as the hall's "megabingo" message gives it
   recall: false, lastGames: null, // the "Last games" view and the hall's answer to "recall"
   // The network game, as the hall's net_* messages give it; "known" once the hall says it takes part.
-  net: { known: false, game: null, linkUp: false, cards: [], drawn: [], won: [], purchase: null, announced: new Set() },
+  net: { known: false, game: null, linkUp: false, cards: [], drawn: [], won: [], announced: new Set() },
   // The hall-annex game, as the hall's joint_* messages give it; "known" once the hall says it plays one.
-  joint: { known: false, game: null, linkUp: true, cards: [], drawn: [], won: [], purchase: null, announced: new Set() },
+  joint: { known: false, game: null, linkUp: true, cards: [], drawn: [], won: [], announced: new Set() },
 };
 
 // --- Terminal credentials: given once by staff (URL fragment), kept on this device ----------
@@ -82,7 +84,7 @@ async function checkCertificate() {
 
 function send(type, fields = {}) {
   state.outbound += 1;
-  state.pending[state.outbound] = type;
+  state.pending[state.outbound] = { type, game: fields.game }; // what an error in reply to it answers
   state.socket.send(JSON.stringify({ v: VERSION, seq: state.outbound, type, ...fields }));
   return state.outbound;
 }
@@ -93,23 +95,21 @@ function requestId() {
   return `${state.terminal}-${Date.now().toString(36)}${random[0].toString(36)}${random[1].toString(36)}`.slice(0, 64);
 }
 
-function buy(quantity, stakePct) {
-  state.purchase = { account: state.player.account, quantity, stake_pct: stakePct, request: requestId() };
-  send("buy", state.purchase);
+// The game a purchase of each kind is for: the hall's own is the one on sale, named by no id.
+const GAME_IDS = { hall: () => "", network: () => state.net.game.game_id, joint: () => state.joint.game.game_id };
+
+// One purchase in any game: "hall", "network" or "joint" (docs/terminal-protocol.md).
+function buy(game, quantity, stakePct) {
+  const purchase = { game, game_id: GAME_IDS[game](), account: state.player.account, quantity, stake_pct: stakePct,
+    request: requestId() };
+  state.purchases[game] = purchase;
+  send("buy", purchase);
 }
 
-function netBuy(quantity, stakePct) {
-  const game = state.net.game;
-  state.net.purchase = { game_id: game.game_id, account: state.player.account, quantity, stake_pct: stakePct,
-    request: requestId() };
-  send("net_buy", state.net.purchase);
-}
-
-function jointBuy(quantity, stakePct) {
-  const game = state.joint.game;
-  state.joint.purchase = { game_id: game.game_id, account: state.player.account, quantity, stake_pct: stakePct,
-    request: requestId() };
-  send("joint_buy", state.joint.purchase);
+// A purchase answered (bought or refused) is no longer sent again.
+function answered(game, request) {
+  const purchase = state.purchases[game];
+  if (purchase && (request === undefined || purchase.request === request)) state.purchases[game] = null;
 }
 
 function receive(message) {
@@ -136,16 +136,16 @@ const handlers = {
   },
   signed_in(m) {
     state.player = { account: m.account, credit_cents: m.credit_cents }; note("");
-    if (state.purchase && state.purchase.account === m.account) send("buy", state.purchase); // its answer was lost
-    if (state.net.purchase && state.net.purchase.account === m.account) send("net_buy", state.net.purchase);
-    if (state.joint.purchase && state.joint.purchase.account === m.account) send("joint_buy", state.joint.purchase);
+    for (const purchase of Object.values(state.purchases)) {
+      if (purchase && purchase.account === m.account) send("buy", purchase); // its answer was lost
+    }
   },
   signed_out() {
     state.player = null; state.cards = []; state.net.cards = []; state.net.won = []; state.joint.cards = [];
     state.joint.won = []; render();
   },
   bought(m) {
-    if (state.purchase && state.purchase.request === m.request) state.purchase = null;
+    answered("hall", m.request);
     const held = new Set(state.cards.map((c) => c.card)); // a purchase sent again may be in the state already
     state.cards = state.cards.concat(m.cards.filter((c) => !held.has(c.card)));
     state.player.credit_cents = m.credit_cents;
@@ -201,7 +201,7 @@ const handlers = {
   },
   net_bought(m) {
     const net = state.net;
-    if (net.purchase && net.purchase.request === m.request) net.purchase = null;
+    answered("network", m.request);
     if (net.game && net.game.game_id === m.game_id) {
       const held = new Set(net.cards.map((c) => c.card));
       net.cards = net.cards.concat(m.cards.filter((c) => !held.has(c.card)));
@@ -237,7 +237,7 @@ const handlers = {
   },
   joint_bought(m) {
     const joint = state.joint;
-    if (joint.purchase && joint.purchase.request === m.request) joint.purchase = null;
+    answered("joint", m.request);
     if (joint.game && joint.game.game_id === m.game_id) {
       const held = new Set(joint.cards.map((c) => c.card));
       joint.cards = joint.cards.concat(m.cards.filter((c) => !held.has(c.card)));
@@ -255,9 +255,8 @@ const handlers = {
     render();
   },
   error(m) {
-    if (state.pending[m.in_reply_to] === "buy") state.purchase = null; // answered: refused
-    if (state.pending[m.in_reply_to] === "net_buy") state.net.purchase = null;
-    if (state.pending[m.in_reply_to] === "joint_buy") state.joint.purchase = null;
+    const sent = state.pending[m.in_reply_to];
+    if (sent && sent.type === "buy") answered(sent.game); // answered: refused
     if (m.code === "not_enrolled") { state.refused = true; localStorage.removeItem("token"); }
     note(refusalText(m));
     if (m.code === "not_enrolled") show("enrol");
@@ -650,11 +649,11 @@ function renderNetSale() {
   const game = net.game;
   const open = netSaleOpen();
   $("net-sale").className = open && net.linkUp ? "" : "closed";
-  $("net-buy").disabled = !open || !net.linkUp || Boolean(net.purchase) || net.cards.length >= MAX_CARDS;
+  $("net-buy").disabled = !open || !net.linkUp || Boolean(state.purchases.network) || net.cards.length >= MAX_CARDS;
   $("net-quantity").max = String(Math.max(1, MAX_CARDS - net.cards.length));
   const label = $("net-sale-state");
   if (!game) { label.replaceChildren(t("No network game on sale")); return; }
-  if (net.purchase) { label.replaceChildren(t("Purchase sent: waiting for the network's answer")); return; }
+  if (state.purchases.network) { label.replaceChildren(t("Purchase sent: waiting for the network's answer")); return; }
   if (game.state !== "selling") {
     label.replaceChildren(game.over ? t("Game over") : t("Sale closed · {state}", { state: netStateWords(game.state) }));
     return;
@@ -732,13 +731,13 @@ function renderJointSale() {
   const game = joint.game;
   const open = jointSaleOpen();
   $("joint-sale").className = open ? "" : "closed";
-  $("joint-buy").disabled = !open || Boolean(joint.purchase) || joint.cards.length >= MAX_CARDS;
+  $("joint-buy").disabled = !open || Boolean(state.purchases.joint) || joint.cards.length >= MAX_CARDS;
   $("joint-quantity").max = String(Math.max(1, MAX_CARDS - joint.cards.length));
   const label = $("joint-sale-state");
   if (game.sells_nothing) {
     label.replaceChildren(t("This room sells no card in this game: {why}", { why: game.sells_nothing })); return;
   }
-  if (joint.purchase) { label.replaceChildren(t("Purchase sent: waiting for the hall's answer")); return; }
+  if (state.purchases.joint) { label.replaceChildren(t("Purchase sent: waiting for the hall's answer")); return; }
   if (game.state !== "selling") {
     label.replaceChildren(game.over ? t("Game over") : t("Sale closed · {state}", { state: jointStateWords(game.state) }));
     return;
@@ -787,20 +786,20 @@ function wire() {
     event.preventDefault();
     note("");
     const quantity = Number.parseInt($("quantity").value, 10);
-    buy(quantity, Number.parseInt($("stake").value, 10));
+    buy("hall", quantity, Number.parseInt($("stake").value, 10));
   });
   $("net-buy-form").addEventListener("submit", (event) => {
     event.preventDefault();
     note("");
     if (!state.net.game) return;
-    netBuy(Number.parseInt($("net-quantity").value, 10), Number.parseInt($("net-stake").value, 10));
+    buy("network", Number.parseInt($("net-quantity").value, 10), Number.parseInt($("net-stake").value, 10));
     renderNetSale();
   });
   $("joint-buy-form").addEventListener("submit", (event) => {
     event.preventDefault();
     note("");
     if (!state.joint.game) return;
-    jointBuy(Number.parseInt($("joint-quantity").value, 10), Number.parseInt($("joint-stake").value, 10));
+    buy("joint", Number.parseInt($("joint-quantity").value, 10), Number.parseInt($("joint-stake").value, 10));
     renderJointSale();
   });
   $("sign-out").addEventListener("click", () => send("sign_out"));
