@@ -32,6 +32,7 @@ from twisted.web.util import Redirect
 from protocol.chain import Record
 from protocol.errors import DomainError
 from protocol.records import ACTOR_KEY
+from protocol.records.consultation import RegulatorConsulted
 from server_kit import pki
 from server_kit.core import Actor, CommandCore
 from server_kit.web.http import json_response, secure
@@ -41,7 +42,7 @@ STATIC = Path(__file__).parent / "static"
 #: The role the regulator's reads are journaled under; it may do nothing else.
 REGULATOR = "regulator"
 #: The one command of that role.
-CONSULTED = "regulator_consulted"
+CONSULTED = RegulatorConsulted.type
 #: The bound on a request body of a site that serves only the consultation: it reads none (GETs only).
 BODY_BYTES = 16 * 1024
 #: The most records one ``records`` or ``staff-actions`` query returns; page on with ``after``.
@@ -176,8 +177,8 @@ class ConsultationResource(Resource):
         request.notifyFinish().addErrback(lambda _: gone.append(True))
 
         def journaled(status: int, body: dict[str, Any]) -> Any:
-            def decide(now: int) -> list[Any]:
-                return [(CONSULTED, {"regulator": regulator, "query": query, "answered": status == 200})]
+            def decide(now: int) -> list[RegulatorConsulted]:
+                return [RegulatorConsulted(regulator=regulator, query=query, answered=status == 200)]
 
             done = self.core.execute(Actor(regulator, REGULATOR), CONSULTED, decide)
             done.addCallbacks(lambda _: send(status, body),
