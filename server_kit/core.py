@@ -94,7 +94,7 @@ from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import Record
 from protocol.errors import DomainError
-from protocol.records import ActorStamp, JournalRecord, declared
+from protocol.records import ActorStamp, JournalRecord, declared, forget_declared
 from server_kit.actors import Actor as Actor  # the loop's actor, imported from here by the servers
 from server_kit.db.faults import StorageUnavailable
 from server_kit.journal.port import JournalPort
@@ -584,6 +584,11 @@ class CommandCore:
                 listener()
             except Exception:
                 self.log.failure("a listener of the commits failed")
+        for command in batch:
+            for record in command.records:
+                # Folded, told and answered: the declared record is let go (the restore point keeps
+                # the record, which parses again if it is ever folded again).
+                forget_declared(record)
         if not self._pending and self._in_flight is None:
             self._refresh_restore_point()
         self._fire_flushed()

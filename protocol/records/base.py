@@ -355,6 +355,11 @@ def keep_declared(stored: Any, record: JournalRecord) -> None:
     stored.__dict__[_DECLARED] = record
 
 
+def forget_declared(stored: Any) -> None:
+    """``stored`` lets its declared record go (a record kept long after it was folded need not hold it twice)."""
+    stored.__dict__.pop(_DECLARED, None)
+
+
 def entry_record(entry: "JournalRecord | tuple[str, Mapping[str, Any]]") -> JournalRecord:
     """A journal entry as its declared record: a record as is, a ``(type, payload)`` pair built."""
     if isinstance(entry, JournalRecord):
