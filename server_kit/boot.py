@@ -1,6 +1,14 @@
 """What every server does before it serves: its journal verified (or begun), its modules rebuilt.
 
-A hall server and a central server start the same way (docs/server-kit.md, "Start-up"):
+The hall server, the central server and the regulator's receiver stand on the same
+:class:`Foundation` (docs/server-kit.md, "Start-up"): the database a server opened, its
+journal key, its journal with the signed head and the checkpoints, verified before
+anything reads it, the services that stop with the process (its run marker written when
+they start and removed once all have stopped: :class:`ServerService`), the writer's
+thread pool and the command core, recovery, the checkpoint service and the monitor's
+readiness.  A server's composition root adds only its own modules and endpoints.
+
+Every start goes the same way:
 
 1. :func:`open_journal`: a new journal (no record, no head) is begun with its opening
    record; any other is verified whole against its signed head before anything reads
@@ -17,17 +25,30 @@ operator reads.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy.engine import Engine
+from twisted.application.service import MultiService
+from twisted.internet import defer
 from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
 
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.records import RecordError
-from server_kit.core import CheckpointRefused, CommandCore
-from server_kit.journal.checkpoints import Checkpoint, CheckpointStore
+from server_kit.clock import JournalClock
+from server_kit.core import CheckpointRefused, CommandCore, RunBlocking, thread_pool_runner
+from server_kit.health import Monitor
+from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
 from server_kit.journal.projection import ProjectionError
 from server_kit.journal.sql import Journal
+from server_kit.keys import load_journal_key
+from server_kit.run_marker import RunMarker
+from server_kit.services import ThreadPoolService
+from server_kit.storage import StorageWatch
 
 log = Logger()
 
@@ -120,3 +141,150 @@ def recover(
             f"the journal does not parse: {error}; the {server} does not serve on a journal it cannot read "
             "(docs/journal.md)"
         ) from None
+
+
+class ServerService(MultiService):
+    """A server's services, with its run marker (:mod:`server_kit.run_marker`): written when they
+    start, removed once every one of them (the database's writer among them) has stopped.
+
+    A start that finds the marker follows a run that did not stop cleanly (R92.5e).
+    ``started``: what runs once the marker is written (the hall journals a restart after a
+    crash there).
+    """
+
+    def __init__(self, marker: RunMarker | None, now_ms: Callable[[], int]) -> None:
+        super().__init__()
+        self.marker = marker
+        self.now_ms = now_ms
+        self.started: list[Callable[[], Any]] = []
+
+    def startService(self) -> None:
+        if self.marker is not None:
+            self.marker.write(self.now_ms())
+        for started in self.started:
+            started()
+        super().startService()
+
+    def stopService(self) -> defer.Deferred[Any]:
+        marker = self.marker
+
+        def stopped(result: Any) -> Any:
+            if marker is not None:
+                marker.remove()  # a clean stop: every service, the writer among them, has stopped
+            return result
+
+        return defer.maybeDeferred(super().stopService).addCallback(stopped)
+
+
+@dataclass
+class Foundation:
+    """What every server stands on, built by :func:`lay`; its composition root adds its own parts.
+
+    ``name`` is the short name its threads carry (``hall``, ``central``, ``receiver``),
+    ``server`` what a refused start calls it and ``advice`` what the refusal of a journal
+    that does not verify advises.
+    """
+
+    reactor: Any
+    clock: JournalClock
+    name: str
+    server: str
+    advice: str
+    engine: Engine
+    key: Ed25519PrivateKey
+    journal: Journal
+    checkpoints: CheckpointStore | None
+    #: The checkpoint the start goes from (None: the whole journal).
+    checkpoint: Checkpoint | None
+    service: ServerService
+    monitor: Monitor
+    #: Whether the run before this one did not stop cleanly (its marker was left behind).
+    crashed: bool = False
+    core: CommandCore | None = None
+    storage: StorageWatch | None = None
+    #: The record of the checkpoint the start restored (0: the whole journal was replayed).
+    recovered_from: int = 0
+    checkpointing: CheckpointService | None = None
+    _journal_ready: Callable[..., Any] = field(default=lambda: None, repr=False)
+
+    def pool(self, purpose: str, threads: int = 1, *, at_least: int = 0) -> RunBlocking:
+        """A thread pool of the server's own (``{name}-{purpose}``) that starts and stops with it."""
+        pool = ThreadPool(minthreads=at_least, maxthreads=threads, name=f"{self.name}-{purpose}")
+        ThreadPoolService(pool).setServiceParent(self.service)
+        return thread_pool_runner(self.reactor, pool)
+
+    def command_core(self, parent: MultiService | None = None) -> CommandCore:
+        """The command core over the journal, committing on a writer thread of its own, and the
+        watch that tries a failing storage again until it takes commits (docs/crash-recovery.md).
+
+        Records are stamped by the wall clock from the journal's last record on, never
+        backwards.  ``parent``: where the watch runs (default: the server's services).
+        """
+        core = CommandCore(self.journal, self.clock, self.pool("db-writer", at_least=1))
+        if self.journal.last is not None:
+            self.clock.continue_from(self.journal.last.time_ms)
+        self.storage = StorageWatch(core, self.clock, core.run_blocking, self.journal.probe)
+        self.storage.setServiceParent(parent if parent is not None else self.service)
+        self.core = core
+        return core
+
+    def recover(self) -> int:
+        """Every module of the core rebuilt from the checkpoint and the records after it, or from the
+        whole journal (:func:`recover`); how many records were folded.  The monitor's readiness
+        then no longer waits for the journal."""
+        assert self.core is not None, "recover() needs command_core() first"
+        self.recovered_from, count = recover(self.core, self.journal, self.checkpoint, self.server, self.advice)
+        self._journal_ready()
+        return count
+
+    def checkpoint_every(self, records: int, seconds: float, core: Any = None) -> CheckpointService:
+        """Checkpoints of the core's state every ``records`` records or ``seconds`` with records since
+        the last, and at a clean stop, written on a thread of their own."""
+        assert self.checkpoints is not None, "this server keeps no checkpoints"
+        kept = core if core is not None else self.core
+        assert kept is not None, "checkpoint_every() needs command_core() or a core to keep"
+        pool = ThreadPool(minthreads=0, maxthreads=1, name=f"{self.name}-checkpoint")
+        restored = self.checkpoint if self.checkpoint is not None and self.recovered_from else None
+        self.checkpointing = CheckpointService(
+            kept, self.checkpoints, self.clock,
+            thread_pool_runner(self.reactor, pool), pool=pool, written_seq=self.recovered_from,
+            written_ms=restored.time_ms if restored is not None else None, every_records=records, every_seconds=seconds,
+        )
+        self.checkpointing.setServiceParent(self.service)
+        if self.core is not None and core is None:
+            self.monitor.watch_checkpoints(self.checkpointing, self.core, self.clock)
+        return self.checkpointing
+
+
+def lay(
+    reactor: Any, clock: JournalClock, engine: Engine, *, name: str, server: str, advice: str, home: Path,
+    key_path: Path, head: Path, opening: Mapping[str, Any], release: str = "", checkpoints: Path | None = None,
+    marker: bool = True, journal: Journal | None = None,
+) -> Foundation:
+    """The foundation of a server on ``engine`` (its migrations applied): its journal key (made on a
+    first start), its journal begun or verified (:func:`open_journal`), its services.
+
+    ``checkpoints``: the folder of the server's signed checkpoints (bound to ``release``);
+    None keeps none.  ``marker``: whether the server keeps a run marker in ``home``.
+    ``journal``: one the server opened itself and verified (a replicated central server's);
+    it is then taken as it is.  Raises :class:`StartRefused` with the one line the
+    operator reads; a journal that does not verify leaves the run marker, so the start after
+    it is one after a crash (R92.5e).
+    """
+    run_marker = RunMarker(home) if marker else None
+    crashed = run_marker.left_behind() if run_marker is not None else False  # before this run writes its own
+    key = load_journal_key(key_path, create=True)
+    store = CheckpointStore(checkpoints, key, release) if checkpoints is not None else None
+    checkpoint = None
+    if journal is None:
+        journal = Journal(engine, key, head=head)
+        try:
+            checkpoint = open_journal(journal, clock.now_ms(), opening, server, advice, store)
+        except StartRefused:
+            if run_marker is not None:
+                run_marker.write(clock.now_ms())
+            raise
+    monitor = Monitor(name)
+    ready = monitor.require_flag("journal", "the journal is not verified and replayed yet")
+    return Foundation(reactor, clock, name, server, advice, engine, key, journal, store, checkpoint,
+                      ServerService(run_marker, clock.now_ms), monitor, crashed=crashed, _journal_ready=ready)
