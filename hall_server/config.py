@@ -72,7 +72,7 @@ import base64
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Mapping
@@ -1004,6 +1004,29 @@ def default_config_text(hall_name: str, staff: list[tuple[str, Role, str]], port
 def placeholder_document(index: int) -> str:
     """The identity document number a generated login carries until its holder's is put in."""
     return f"STAFF{index:03d}"
+
+
+def with_options(config: HallConfig, options: Mapping[str, Any]) -> HallConfig:
+    """``config`` with what the command line overrides: ``port``, ``interface``, ``database_url`` and
+    ``regulator`` (``HOST:PORT`` of the regulator's receiver)."""
+    if options.get("port") is not None:
+        config = replace(config, port=int(options["port"]))
+    if options.get("interface"):
+        config = replace(config, interface=str(options["interface"]))
+    if options.get("database_url"):
+        config = replace(config, database_url=str(options["database_url"]))
+    if options.get("regulator"):
+        config = replace(config, regulator=feed_at(str(options["regulator"]), config))
+    return config
+
+
+def feed_at(address: str, config: HallConfig) -> RegulatorFeedConfig:
+    """``--regulator HOST:PORT``: the feed to that receiver, as the hall's own server certificate."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"--regulator is HOST:PORT of the regulator's receiver (localhost:8700), not {address!r}")
+    hall_id = config.regulator.hall_id if config.regulator is not None else config.tls.server_name
+    return RegulatorFeedConfig(host, int(port), hall_id, host, config.tls.pki_dir)
 
 
 def ensure_config(path: Path, *, hall_name: str = "Demo hall", port: int = DEFAULT_PORT) -> tuple[HallConfig, list[tuple[str, Role, str]]]:

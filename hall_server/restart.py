@@ -24,7 +24,6 @@ hall's service starts and removed at the end of a clean stop.  A start that find
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from twisted.internet import defer
@@ -39,7 +38,6 @@ from hall_server.hall.session import SessionModule
 from protocol.records import JournalRecord
 from protocol.records.session import RestartedAfterCrash
 from server_kit.core import CommandCore
-from server_kit.run_marker import RunMarker
 
 log = Logger()
 
@@ -50,26 +48,20 @@ SUSPENDED_BECAUSE = ("the hall server restarted after a crash: the game waits fo
 
 
 class CrashRestart:
-    """The hall folder's run marker, and what the start does when the run before it crashed."""
+    """What the start does when the run before it crashed (its run marker was left behind, R92.5e)."""
 
-    def __init__(self, home: Path) -> None:
-        self.marker = RunMarker(home)
-        #: Whether the run before this one ended without a clean stop (read before this run writes its marker).
-        self.crashed = self.marker.left_behind()
+    def __init__(self, crashed: bool) -> None:
+        #: Whether the run before this one ended without a clean stop (read before this run wrote its marker).
+        self.crashed = crashed
         #: Journals the restart once the service runs (set by :meth:`install` when the run before crashed).
         self._record: Callable[[], Any] | None = None
 
-    def started(self, now_ms: int) -> None:
-        """The hall's service started: a crash from now on is found by the next start; a crash before this
-        start is journaled now (a hall built but never started, to look at a folder, journals nothing)."""
-        self.marker.write(now_ms)
+    def started(self) -> None:
+        """The hall's service started (its marker written): a crash before this start is journaled now (a
+        hall built but never started, to look at a folder, journals nothing)."""
         record, self._record = self._record, None
         if record is not None:
             record()
-
-    def stopped(self) -> None:
-        """The hall's services stopped cleanly."""
-        self.marker.remove()
 
     def install(self, core: CommandCore, session: SessionModule, games: GamesModule, reactor: Any,
                 sellers: Sellers) -> None:

@@ -25,6 +25,8 @@ operator reads.
 
 from __future__ import annotations
 
+import faulthandler
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -39,7 +41,7 @@ from twisted.python.threadpool import ThreadPool
 from protocol.chain import ChainError
 from protocol.errors import DomainError
 from protocol.records import RecordError
-from server_kit.clock import JournalClock
+from server_kit.clock import JournalClock, schedules_monotonic
 from server_kit.core import CheckpointRefused, CommandCore, RunBlocking, thread_pool_runner
 from server_kit.health import Monitor
 from server_kit.journal.checkpoints import Checkpoint, CheckpointService, CheckpointStore
@@ -288,3 +290,15 @@ def lay(
     ready = monitor.require_flag("journal", "the journal is not verified and replayed yet")
     return Foundation(reactor, clock, name, server, advice, engine, key, journal, store, checkpoint,
                       ServerService(run_marker, clock.now_ms), monitor, crashed=crashed, _journal_ready=ready)
+
+
+def prepare_process(reactor: Any, how_to_run: str) -> None:
+    """What every server's process does first: warn when the reactor's timers run on the wall clock
+    (``how_to_run`` names the commands that run the monotonic one), leave a fatal signal's
+    traceback in the log (SIGBUS from a mapped database file, SIGSEGV), and make whatever the
+    process writes (its database, head, keys, reports) its user's alone."""
+    if not schedules_monotonic(reactor):
+        log.warn("This reactor's timers run on the wall clock, which a step holds up: run {how} "
+                 "(docs/server-kit.md, \"Clocks\")", how=how_to_run)
+    faulthandler.enable()
+    os.umask(0o077)

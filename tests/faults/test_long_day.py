@@ -17,7 +17,8 @@ from twisted.internet.testing import MemoryReactorClock
 from bench.bench_restart import START_S, done, generate, prepare, start, write_checkpoint
 from hall_server.config import HallConfig, load_config
 from hall_server.hall.roles import Role
-from hall_server.tap import DEMO_MACHINE, HallServer, build_hall, demo_videobingo
+from hall_server.serve_demo import DEMO_MACHINE, demo_videobingo
+from hall_server.tap import HallServer, build_hall
 from server_kit.core import Actor, run_inline
 from server_kit.journal.projection import encode
 from terminals.vb_cash_device import CashDevice

@@ -29,7 +29,8 @@ from twisted.logger import LogLevel, capturedLogs
 
 from hall_server.cli import main
 from hall_server.config import DEFAULT_STAFF, default_config_text, load_config
-from hall_server.tap import build_hall, preflight
+from hall_server.provision import preflight
+from hall_server.tap import build_hall
 from server_kit.db.database import DatabaseError
 from server_kit.keys import load_journal_key
 from server_kit.ports import reserve_port

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from twisted.logger import LogLevel, formatEvent, globalLogPublisher
 
 from bench.bench_restart import generate, prepare, start, write_checkpoint
-from hall_server.tap import StartRefused
+from server_kit.boot import StartRefused
 from hall_server.hall.roles import Role
 from server_kit.core import Actor, run_inline
 from server_kit.journal.checkpoints import CheckpointStore
@@ -133,7 +133,7 @@ def test_pentest_4_a_record_altered_while_the_hall_serves_fails_the_pre_session_
     hall.session.run_checks = run_inline
     # The checks run inline, on this thread, which stands for the reactor's: what they read of the
     # reactor's state (terminals, links) they read directly.
-    monkeypatch.setattr("hall_server.tap.blockingCallFromThread", lambda reactor, read, *a, **k: read(*a, **k))
+    monkeypatch.setattr("hall_server.modules.blockingCallFromThread", lambda reactor, read, *a, **k: read(*a, **k))
     outcome: list = []
     hall.session.run_verification(ADMIN, "2027-03-01").addBoth(outcome.append)
     ((verified,),) = outcome

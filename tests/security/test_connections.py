@@ -36,7 +36,7 @@ from wsproto.events import AcceptConnection, CloseConnection, Ping, RejectConnec
 from wsproto.events import Request as WsRequest
 
 from protocol.regulator_feed import Hello, Position, decode, encode
-from hall_server.tap import DEMO_PAYTABLE
+from hall_server.serve_demo import DEMO_PAYTABLE
 from hall_server.terminal_gateway.gateway import PRE_HELLO_BURST
 from server_kit.feed.link import FeedHello, FeedRefusedError
 from server_kit.keys import public_pem

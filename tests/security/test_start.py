@@ -19,7 +19,8 @@ from twisted.internet.testing import MemoryReactorClock
 
 from hall_server.config import load_config
 from hall_server.store.database import open_database
-from hall_server.tap import StartRefused, build_hall
+from hall_server.tap import build_hall
+from server_kit.boot import StartRefused
 from protocol.chain import canonical_json, head_body, seal, sign_head
 from protocol.records.game import BallDrawn
 from server_kit.journal.sql import Journal

@@ -14,7 +14,8 @@ from hall_server.hall.admission import AdmissionModule
 from hall_server.hall.cashier import CashierModule
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.videobingo import JackpotRule
-from hall_server.tap import StartRefused, build_videobingo
+from hall_server.modules import build_videobingo
+from server_kit.boot import StartRefused
 from server_kit.core import CommandCore, run_inline
 from server_kit.journal.sql import Journal
 from tests.videobingo.paytables import EXAMPLES
