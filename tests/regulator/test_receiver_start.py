@@ -21,8 +21,9 @@ from typing import Any, Callable
 import pytest
 import pytest_twisted
 from sqlalchemy.engine import Engine
-from twisted.internet import reactor
+from twisted.internet import defer, reactor
 from twisted.logger import formatEvent, globalLogPublisher
+from twisted.python.threadable import isInIOThread
 
 from regulator.service import ReceiverService, ReceiverSettings
 from server_kit.boot import StartRefused
@@ -218,3 +219,25 @@ def test_the_records_carry_on_from_the_journal_s_last_record_s_time(tmp_path: Pa
         assert second.store.alerts()[0].time_ms >= ahead
     finally:
         second.engine.dispose()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_feed_messages_are_handled_on_one_thread_of_the_receiver_s_in_the_order_they_came(
+    tmp_path: Path, pki_dir: Path
+) -> None:
+    """What a message causes (the store, the journal, a day's replay, ``openssl cms -verify``) runs
+    through the factory's runner: one thread that starts and stops with the receiver, never the reactor's."""
+    service = built(tmp_path, pki_dir)
+    service.startService()
+    await service.listening
+    try:
+        seen: list[tuple[int, str, bool]] = []
+
+        def message(n: int) -> None:
+            seen.append((n, threading.current_thread().name, isInIOThread()))
+
+        await defer.gatherResults([service.factory.run(message, n) for n in range(20)])
+        assert [n for n, _, _ in seen] == list(range(20))
+        assert {(name, on_reactor) for _, name, on_reactor in seen} == {("PoolThread-regulator-feed-0", False)}
+    finally:
+        await service.stopService()
