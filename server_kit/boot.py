@@ -186,12 +186,12 @@ class JournalOnly:
     thread of their own): the journal's end, and no module.
 
     Its checkpoints cost nothing to restore and let the next start verify the signatures
-    of the records after them only (:func:`open_journal`).  The journal's end is read once
-    at each :attr:`seq` and :attr:`last_hash` and :meth:`checkpoint` give that reading, so
-    the record a checkpoint names and its hash are one record's, whatever is appended
-    meanwhile.  ``observers`` are never told (nothing here sees a commit): such a
-    checkpoint is written every so many seconds and at a clean stop, not every so many
-    records.
+    of the records after them only (:func:`open_journal`).  Each read of :attr:`seq` takes
+    the journal's end afresh, and :attr:`last_hash` and :meth:`checkpoint` give that same
+    reading (:class:`CheckpointService` reads ``seq`` first), so the record a checkpoint
+    names and its hash are one record's whatever is appended meanwhile.  ``observers`` are
+    never told (nothing here sees a commit): such checkpoints are written every so many
+    seconds and at a clean stop, not every so many records.
     """
 
     def __init__(self, journal: Journal) -> None:
