@@ -1,8 +1,8 @@
 """The regulator's receiver's part in ``bingo backup`` and ``bingo restore`` (:mod:`server_kit.backup`).
 
 :func:`receiver_folder` says where a receiver's parts are: its folder (``--dir``: its
-database by default, its journal's key and head, ``senders.toml``, the reports it
-received), its database and its PKI folder; :data:`KIND` says how an archive of a
+database by default, its journal's key, head and checkpoints, ``senders.toml``, the
+reports it received), its database and its PKI folder; :data:`KIND` says how an archive of a
 receiver moves into a new folder (it has no configuration file: its folder, its
 database and its PKI are the command's options); ``bingo restore`` finds it through the
 ``bingo.backup`` entry point ``regulator``.
@@ -27,7 +27,7 @@ def receiver_folder(home: Path, database_url: str | None = None, pki_dir: Path |
     return ServerFolder(
         server="regulator", name=certificate, home=home,
         database_url=database_url or f"sqlite:///{home / DATABASE}", journal_key=home / "keys" / "journal-signing.pem",
-        journal_head=home / "journal.head", checkpoints=None, config=None, outside=outside,
+        journal_head=home / "journal.head", checkpoints=home / "checkpoints", config=None, outside=outside,
     )
 
 

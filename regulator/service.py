@@ -1,25 +1,39 @@
 """``bingo regulator serve``: the reference receiver as a process of its own.
 
-:class:`ReceiverService` is its composition root: the store (SQLite under the
-receiver's folder by default, migrated), its own signed journal of the alerts (the key in
-``keys/journal-signing.pem`` of the folder, made at the first start; verified at every
-start), the senders the regulator registered (``senders.toml``,
-:mod:`regulator.senders`), the :class:`~regulator.receiver.Receiver`, and the endpoint
-listening over mutual TLS with the regulator's certificate of the operator's authority
-(a ``regulator`` certificate issued with ``--host`` naming the receiver's address;
-docs/pki.md).  Clients must present a certificate of the same authority, not revoked;
-only hall servers and the central server may feed, and only once registered.  The page
-takes a regulator's or an inspector's certificate only, and reads the store in a thread
-pool of its own.  Every start makes the receiver's folder its user's alone (folders
-0700, files 0600: :func:`server_kit.private.make_private`).  Both ports are behind one
-connection guard (:mod:`server_kit.connections`): handshake and idle deadlines,
-per-address and per-certificate bounds, descriptors kept for the store, and the
-connections of a certificate the revocation list comes to name cut within seconds.
+:class:`ReceiverService` is its composition root.  It stands on the foundation the hall and
+the central server stand on (:func:`server_kit.boot.lay`, docs/server-kit.md): the store
+(SQLite under the receiver's folder by default, migrated), the key of its own signed
+journal of what it found (``keys/journal-signing.pem`` of the folder, made at the first
+start), that journal begun, or verified before anything reads it (every record after the
+newest trusted checkpoint by signature too, a head file that lagged brought up to it; a
+journal that does not verify refuses the start with one line), its checkpoints (the
+journal's end: it folds nothing, its store holds what it knows; every
+``checkpoint_every_seconds`` with records since the last, and at a clean stop), its run
+marker (written at the start, removed after a clean stop; a start that finds it follows
+a crash and says so: R92.5e) and its thread pools.  Its records are stamped by a
+:class:`~server_kit.clock.JournalClock`, never backwards.
+
+On that: the senders the regulator registered (``senders.toml``, :mod:`regulator.senders`),
+the :class:`~regulator.receiver.Receiver`, and the endpoint listening over mutual TLS with
+the regulator's certificate of the operator's authority (a ``regulator`` certificate
+issued with ``--host`` naming the receiver's address; docs/pki.md).  Clients must present
+a certificate of the same authority, not revoked; only hall servers and the central
+server may feed, and only once registered; every message is handled on one thread, in the
+order they came (:mod:`regulator.edge`).  The page takes a regulator's or an inspector's
+certificate only, and reads the store in a thread pool of its own.  Every start makes the
+receiver's folder its user's alone (folders 0700, files 0600:
+:func:`server_kit.private.make_private`).  Both ports are behind one connection guard
+(:mod:`server_kit.connections`): handshake and idle deadlines, per-address and
+per-certificate bounds, descriptors kept for the store, and the connections of a
+certificate the revocation list comes to name cut within seconds.
+
+A stop stops listening, cuts the feeds, lets the feed's thread finish the message in
+hand, writes the last checkpoint, disposes of the database and removes the run marker, in
+that order.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,21 +44,20 @@ from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from twisted.python.threadpool import ThreadPool
-
 from regulator.edge import FeedReceiverFactory
 from regulator.receiver import Receiver
 from regulator.reports import ReportInbox
 from regulator.senders import SenderRegistry
 from regulator.store import Store, open_database
 from regulator.web import ReceiverPage
+from server_kit.boot import lay
+from server_kit.clock import JournalClock
 from server_kit.connections import ConnectionGuard, ConnectionLimits
-from server_kit.core import thread_pool_runner
-from server_kit.health import Monitor, monitor_site
-from server_kit.journal.sql import Journal
-from server_kit.keys import load_journal_key
+from server_kit.health import monitor_site
 from server_kit.pki import ClientCertificates, server_tls_options
 from server_kit.private import make_private
+from server_kit.release import SOFTWARE
+from server_kit.run_marker import MARKER
 from server_kit.web.http import secure_site
 
 #: The receiver's port when none is given, and its page's.
@@ -52,6 +65,10 @@ DEFAULT_PORT = 8700
 DEFAULT_WEB_PORT = 8701
 #: The bound on a request body to the page: it reads none (GETs only).
 PAGE_BODY_BYTES = 16 * 1024
+#: Threads the page reads the store with.
+PAGE_THREADS = 2
+#: What a refused start on a journal that does not verify advises.
+JOURNAL_ADVICE = 'docs/regulator-feed.md, "The receiver\'s own journal"'
 
 log = Logger()
 
@@ -71,14 +88,12 @@ class ReceiverSettings:
     limits: ConnectionLimits = ConnectionLimits()
     #: /health, /ready and /metrics over HTTP on this loopback port (0: any free; None: not served).
     monitor_port: int | None = None
+    #: A checkpoint of the journal's end this often when records came since the last (and at a clean stop).
+    checkpoint_every_seconds: float = 600.0
 
     @property
     def url(self) -> str:
         return self.database_url or f"sqlite:///{self.home / 'regulator.sqlite3'}"
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class ReceiverService(Service):
@@ -91,15 +106,28 @@ class ReceiverService(Service):
         self.registry = SenderRegistry(settings.home)
         self.registry.senders()
         settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.clock = JournalClock.of(reactor)  # the records' time: the wall clock, never backwards
         self.engine = open_database(settings.url)
+        home = settings.home
+        try:
+            self.foundation = lay(
+                reactor, self.clock, self.engine, name="regulator", server="regulator's receiver", advice=JOURNAL_ADVICE,
+                home=home, key_path=home / "keys" / "journal-signing.pem", head=home / "journal.head",
+                opening={"receiver": settings.certificate}, checkpoints=home / "checkpoints", release=SOFTWARE)
+        except BaseException:
+            self.engine.dispose()
+            raise
+        self.journal = self.foundation.journal
+        if self.journal.last is not None:
+            self.clock.continue_from(self.journal.last.time_ms)
+        if self.foundation.crashed:
+            # Nothing was in play to stop: what a sender sent and was not acknowledged it sends again, a
+            # report cut off comes again from its parts held, and a day not replayed is taken up again.
+            log.warn("The receiver's last run did not stop cleanly (its run marker {path} was left behind): its "
+                     "journal was verified before it serves again; the senders resend what it did not acknowledge",
+                     path=str(home / MARKER))
         self.store = Store(self.engine)
-        key = load_journal_key(settings.home / "keys" / "journal-signing.pem", create=True)
-        self.journal = Journal(self.engine, key, head=settings.home / "journal.head")
-        if self.journal.is_new:
-            self.journal.initialise(now_ms(), {"receiver": settings.certificate})
-        else:
-            self.journal.verify()  # a receiver does not serve on a journal that does not verify
-        self.receiver = Receiver(self.store, now_ms, self.journal, home=settings.home, registered=self.registry.get)
+        self.receiver = Receiver(self.store, self.clock.now_ms, self.journal, home=home, registered=self.registry.get)
         # What the page shows from memory is ready before the first request: each hall's games
         # folded, the days waiting for their records taken again (reads, done here, at the start).
         for sender in self.store.senders():
@@ -107,22 +135,26 @@ class ReceiverService(Service):
         self.receiver.days.awaited()
         self.options = server_tls_options(settings.pki_dir, settings.certificate,
                                           client_certificates=ClientCertificates.required)
-        self.inbox = ReportInbox(settings.home, settings.pki_dir / "ca.pem", self.journal, now_ms, self.receiver.alert,
-                                 self.receiver.days, registered=self.registry.get)
+        self.inbox = ReportInbox(home, settings.pki_dir / "ca.pem", self.journal, self.clock.now_ms,
+                                 self.receiver.alert, self.receiver.days, registered=self.registry.get)
+        # The checkpoints before the pools: the services stop in the reverse order, so the last
+        # checkpoint is written once the feed's thread has finished the message in hand.  By time
+        # only (records: 0, never counted): nothing tells the journal's end of an append (JournalOnly).
+        self.checkpointing = self.foundation.checkpoint_every(
+            0, settings.checkpoint_every_seconds, core=self.foundation.journal_only())
         # Every feed message is checked and stored on this one thread, in the order they came (regulator.edge).
-        self.feed_pool = ThreadPool(minthreads=1, maxthreads=1, name="receiver-feed")
         self.factory = FeedReceiverFactory(self.receiver, inbox=self.inbox,
-                                           run=thread_pool_runner(reactor, self.feed_pool))
+                                           run=self.foundation.pool("feed", 1, at_least=1))
         # The page is the regulator's: no handshake without a certificate of the authority, and
         # then only a regulator's or an inspector's is answered (regulator.web).
         self.page_options = server_tls_options(settings.pki_dir, settings.certificate,
                                                client_certificates=ClientCertificates.required)
-        self.page_pool = ThreadPool(minthreads=0, maxthreads=2, name="receiver-page")
-        make_private(settings.home)
+        self.read_page = self.foundation.pool("page", PAGE_THREADS) if settings.web_port is not None else None
+        self.foundation.service.stopped.append(self.engine.dispose)  # after the last checkpoint, before the marker
+        make_private(home)
         self.guard = ConnectionGuard(reactor, settings.limits, pki_dir=settings.pki_dir)
         # Ready once the journal verified (above) and the feeds' port listens (docs/deploy.md).
-        self.monitor = Monitor("regulator")
-        self.monitor.require_flag("journal", "the journal is not verified yet")()
+        self.monitor = self.foundation.monitor
         self._serving = self.monitor.require_flag("serving", "the receiver is starting: its port does not listen yet")
         self.monitor.gauge("bingo_journal_last_record", "The receiver's journal's last record (its seq).",
                            lambda: self.journal.last.seq if self.journal.last is not None else 0)
@@ -137,7 +169,7 @@ class ReceiverService(Service):
 
     def startService(self) -> None:
         super().startService()
-        self.feed_pool.start()
+        self.foundation.service.startService()  # the run marker, the pools, the checkpoints
         self.guard.startService()
         endpoint = self.guard.endpoint(TCP4ServerEndpoint(self.reactor, self.settings.port,
                                                           interface=self.settings.interface), tls=self.options)
@@ -166,10 +198,8 @@ class ReceiverService(Service):
             listen.addCallback(lambda _: self._serve_page())
 
     def _serve_page(self) -> Any:
-        assert self.settings.web_port is not None
-        self.page_pool.start()
-        page = ReceiverPage(self.store, self.reactor, self.receiver, self.inbox,
-                            thread_pool_runner(self.reactor, self.page_pool))
+        assert self.settings.web_port is not None and self.read_page is not None
+        page = ReceiverPage(self.store, self.clock, self.receiver, self.inbox, self.read_page)
         site = secure_site(page, max_body_bytes=PAGE_BODY_BYTES)  # no Server banner; HSTS; bodies bounded
         endpoint = self.guard.endpoint(TCP4ServerEndpoint(self.reactor, self.settings.web_port,
                                                           interface=self.settings.web_interface), tls=self.page_options)
@@ -186,22 +216,21 @@ class ReceiverService(Service):
         return endpoint.listen(site).addCallbacks(listened, failed)
 
     def stopService(self) -> Any:
+        """Stop listening, cut the feeds, then the services: the feed's message in hand finished, the last
+        checkpoint written, the database disposed of, the run marker removed (a clean stop)."""
         super().stopService()
         self.guard.stopService()
+        stopping = [defer.maybeDeferred(p.stopListening) for p in (self.port, self.web_port) if p is not None]
         for connection in list(self.factory.connections):
             if connection.transport is not None:
                 connection.transport.abortConnection()  # type: ignore[attr-defined]
-        ports = [p for p in (self.port, self.web_port) if p is not None]
-        stopping = [defer.maybeDeferred(p.stopListening) for p in ports]
         if self.monitoring is not None and self.monitoring.running:
             stopping.append(defer.maybeDeferred(self.monitoring.stopService))
-        stopped = defer.gatherResults(stopping)
 
-        def released(_: Any) -> None:
-            if self.feed_pool.started:
-                self.feed_pool.stop()  # waits for the message in hand
-            if self.page_pool.started:
-                self.page_pool.stop()  # waits for a read in progress
-            self.engine.dispose()
+        def listening_stopped(_: Any) -> Any:
+            if self.foundation.service.running:
+                return self.foundation.service.stopService()
+            self.engine.dispose()  # never started
+            return None
 
-        return stopped.addBoth(released)
+        return defer.gatherResults(stopping).addBoth(listening_stopped)

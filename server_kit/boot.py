@@ -151,7 +151,8 @@ class ServerService(MultiService):
 
     A start that finds the marker follows a run that did not stop cleanly (R92.5e).
     ``started``: what runs once the marker is written (the hall journals a restart after a
-    crash there).
+    crash there); ``stopped``: what runs once every service has stopped, before the marker
+    is removed (the receiver disposes of its database there).
     """
 
     def __init__(self, marker: RunMarker | None, now_ms: Callable[[], int]) -> None:
@@ -159,6 +160,7 @@ class ServerService(MultiService):
         self.marker = marker
         self.now_ms = now_ms
         self.started: list[Callable[[], Any]] = []
+        self.stopped: list[Callable[[], Any]] = []
 
     def startService(self) -> None:
         if self.marker is not None:
@@ -170,12 +172,53 @@ class ServerService(MultiService):
     def stopService(self) -> defer.Deferred[Any]:
         marker = self.marker
 
-        def stopped(result: Any) -> Any:
+        def all_stopped(result: Any) -> Any:
+            for then in self.stopped:
+                then()
             if marker is not None:
                 marker.remove()  # a clean stop: every service, the writer among them, has stopped
             return result
 
-        return defer.maybeDeferred(super().stopService).addCallback(stopped)
+        return defer.maybeDeferred(super().stopService).addCallback(all_stopped)
+
+
+class JournalOnly:
+    """What a checkpoint keeps of a server without a command core (the regulator's receiver: what it
+    knows is in its store, and its parts append their records to the journal themselves, on a
+    thread of their own): the journal's end, and no module.
+
+    Its checkpoints cost nothing to restore and let the next start verify the signatures
+    of the records after them only (:func:`open_journal`).  Each read of :attr:`seq` takes
+    the journal's end afresh, and :attr:`last_hash` and :meth:`checkpoint` give that same
+    reading (:class:`CheckpointService` reads ``seq`` first), so the record a checkpoint
+    names and its hash are one record's whatever is appended meanwhile.  ``observers`` are
+    never told (nothing here sees a commit): such checkpoints are written every so many
+    seconds and at a clean stop, not every so many records.
+    """
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.observers: list[Callable[[Any], None]] = []
+        self._end = journal.last
+
+    @property
+    def seq(self) -> int:
+        """The journal's last record, read now."""
+        self._end = self.journal.last
+        return self._end.seq if self._end is not None else 0
+
+    @property
+    def last_hash(self) -> str | None:
+        """The hash of the record :attr:`seq` read last."""
+        return self._end.hash if self._end is not None else None
+
+    def settled(self) -> bool:
+        return True  # every record is committed when it is appended
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The state at the record :attr:`seq` read last: no module, built from the journal."""
+        seq = self._end.seq if self._end is not None else 0
+        return {"seq": seq, "folded": seq, "modules": {}, "requests": []}
 
 
 @dataclass
@@ -238,6 +281,15 @@ class Foundation:
         self.recovered_from, count = recover(self.core, self.journal, self.checkpoint, self.server, self.advice)
         self._journal_ready()
         return count
+
+    def journal_only(self) -> JournalOnly:
+        """For a server without a command core: its journal's end to checkpoint (:class:`JournalOnly`).
+
+        There is nothing to replay, so the start stands on the checkpoint it verified from and
+        the monitor's readiness no longer waits for the journal."""
+        self.recovered_from = self.checkpoint.seq if self.checkpoint is not None else 0
+        self._journal_ready()
+        return JournalOnly(self.journal)
 
     def checkpoint_every(self, records: int, seconds: float, core: Any = None) -> CheckpointService:
         """Checkpoints of the core's state every ``records`` records or ``seconds`` with records since

@@ -39,6 +39,7 @@ clock reads the reactor's time for both: it clamps, and sees no step.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -131,6 +132,8 @@ class JournalClock:
     """The time a server's records are stamped with, and its timers (``callLater`` on ``timers``).
 
     ``wall`` and ``monotonic`` are read together at each :meth:`seconds`; see the module.
+    It may be read from any thread (the regulator's receiver stamps its records on a thread
+    of its own): each reading is one at a time.
     """
 
     def __init__(self, timers: IReactorTime, wall: Callable[[], float], monotonic: Callable[[], float],
@@ -145,6 +148,8 @@ class JournalClock:
         self.listeners: list[Callable[[ClockStep], None]] = []
         self._wall, self._monotonic = self._look()
         self._last = self._wall
+        #: One reading at a time: two interleaved would see a step of the time between them.
+        self._reading = threading.Lock()
 
     @classmethod
     def of(cls, reactor: IReactorTime) -> "JournalClock":
@@ -182,14 +187,18 @@ class JournalClock:
 
     def seconds(self) -> float:
         """The records' time now: the wall clock, plus what steps back put it ahead, never backwards."""
-        wall, monotonic = self._look()
-        drift = (wall - self._wall) - (monotonic - self._monotonic)
-        self._wall, self._monotonic = wall, monotonic
-        if abs(drift) >= self.tolerance_s:
-            self.ahead_s = self.ahead_s - drift if drift < 0 else max(0.0, self.ahead_s - drift)
-            self._tell(ClockStep(drift, wall, self.ahead_s))
-        now = max(wall + self.ahead_s, self._last)
-        self._last = now
+        step = None
+        with self._reading:
+            wall, monotonic = self._look()
+            drift = (wall - self._wall) - (monotonic - self._monotonic)
+            self._wall, self._monotonic = wall, monotonic
+            if abs(drift) >= self.tolerance_s:
+                self.ahead_s = self.ahead_s - drift if drift < 0 else max(0.0, self.ahead_s - drift)
+                step = ClockStep(drift, wall, self.ahead_s)
+            now = max(wall + self.ahead_s, self._last)
+            self._last = now
+        if step is not None:
+            self._tell(step)
         return now
 
     def now_ms(self) -> int:

@@ -84,7 +84,10 @@ class FeedCursor:
         """The next records to send (after those already sent on this connection), or None.
 
         Each in its sealed form: a secret it holds is sent as its commitment, never itself
-        (:func:`protocol.chain.sealed_form`; the same hash and signature)."""
+        (:func:`protocol.chain.sealed_form`; the same hash and signature).  It reads the
+        journal where it is called: the link never calls it, it reads through the server's
+        blocking runner instead (:meth:`sending_from`, then :meth:`read_after` off the
+        reactor, then :meth:`sending`)."""
         after = self.sending_from()
         return None if after is None else self.sending(after, self.read_after(after))
 

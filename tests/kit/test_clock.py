@@ -8,6 +8,7 @@ the wall clock of a real ``bingo hall serve`` under libfaketime.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from typing import Any, Sequence
 
@@ -132,6 +133,39 @@ def test_a_reading_interrupted_between_its_two_looks_is_taken_again_not_a_step()
     clocks.wall_s += 30
     clock.seconds()
     assert steps == []
+
+
+def test_two_threads_read_the_clock_one_at_a_time() -> None:
+    """The regulator's receiver stamps its records on its feed thread while the reactor's thread reads
+    the same clock: a reading under way holds the other back, and neither sees a step."""
+    clocks = Clocks()
+    inside, go = threading.Event(), threading.Event()
+
+    def monotonic() -> float:
+        if threading.current_thread().name == "first" and not inside.is_set():
+            inside.set()
+            go.wait(10)  # paused inside its reading
+        return clocks.monotonic_s
+
+    clock, steps, read = JournalClock(clocks.timers, lambda: clocks.wall_s, monotonic), [], {}
+    clock.listeners.append(steps.append)
+
+    def reading() -> None:
+        read[threading.current_thread().name] = clock.seconds()
+
+    first = threading.Thread(target=reading, name="first")
+    first.start()
+    assert inside.wait(10)
+    clocks.pass_s(30)
+    second = threading.Thread(target=reading, name="second")
+    second.start()
+    second.join(0.2)
+    held_back = second.is_alive()
+    go.set()
+    first.join(10)
+    second.join(10)
+    assert held_back  # it waited for the first reading to end
+    assert read == {"first": START + 30, "second": START + 30} and steps == []
 
 
 def test_on_a_reactor_on_the_wall_clock_the_clock_reads_it_and_its_timers_are_the_reactor_s() -> None:

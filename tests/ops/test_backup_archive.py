@@ -266,22 +266,27 @@ def test_a_receivers_folder_is_backed_up_and_restored_through_its_commands(tmp_p
     home = tmp_path / "receiver"
     home.mkdir()
     engine = receiver_database(f"sqlite:///{home / 'regulator.sqlite3'}")
+    key = load_journal_key(home / "keys" / "journal-signing.pem", create=True)
     try:
-        Journal(engine, load_journal_key(home / "keys" / "journal-signing.pem", create=True),
-                home / "journal.head").initialise(1_000, {"receiver": "regulator"})
+        opened = Journal(engine, key, home / "journal.head").initialise(1_000, {"receiver": "regulator"})
     finally:
         engine.dispose()
+    # Its checkpoint of the journal's end (regulator/service.py), taken apart as a hall's are.
+    CheckpointStore(home / "checkpoints", key, "").write(1, opened.hash, 1_000,
+                                                          {"seq": 1, "folded": 1, "modules": {}, "requests": []})
     (home / "senders.toml").write_text('[senders."hall:hall-1"]\njournal_key = "x"\n')
     runner = CliRunner()
     made = runner.invoke(main, ["regulator", "backup", "--dir", str(home), "--out", str(tmp_path / "r.tar.gz")])
     assert made.exit_code == 0, made.output
     assert "a backup of the regulator server 'regulator'" in made.output
+    assert "checkpoints: 1 (records 1)" in made.output
     restored = runner.invoke(main, ["restore", str(tmp_path / "r.tar.gz"), "--home", str(tmp_path / "new"),
                                     "--keys", str(home)])
     assert restored.exit_code == 0, restored.output
     assert f"start it: bingo regulator serve --dir {tmp_path / 'new'} --pki PKI-FOLDER" in restored.output
     assert (tmp_path / "new" / "senders.toml").read_text() == (home / "senders.toml").read_text()
     assert journal_rows(tmp_path / "new" / "regulator.sqlite3") == journal_rows(home / "regulator.sqlite3")
+    assert [p.name for p in (tmp_path / "new" / "checkpoints").iterdir()] == ["checkpoint-000000000001.ckpt"]
     refused = runner.invoke(main, ["restore", str(tmp_path / "r.tar.gz"), "--home", str(tmp_path / "new"),
                                    "--keys", str(home)])
     assert refused.exit_code == 1 and "is not an empty folder" in refused.output
