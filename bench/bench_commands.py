@@ -144,6 +144,7 @@ def serve_and_measure(folder: Path, consoles: int, commands: int, with_floor: bo
 
     from hall_server.config import DEFAULT_STAFF, default_config_text, hash_password, load_config
     from hall_server.tap import build_hall
+    from server_kit import collector
 
     home = folder / "hall"
     home.mkdir()
@@ -153,6 +154,7 @@ def serve_and_measure(folder: Path, consoles: int, commands: int, with_floor: bo
 
     @defer.inlineCallbacks
     def run(_: Any):  # type: ignore[no-untyped-def]
+        collector.settle()  # as the composition root (makeService) does once the hall is built
         floor = (yield floor_rates(reactor, folder, consoles, commands)) if with_floor else None
         hall.service.startService()
         try:

@@ -261,6 +261,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor
     from protocol.library import build_distinct_strips
     from protocol.settlement import PrizeRules
     from protocol.sale import Series
+    from server_kit import collector
     from server_kit.core import Actor, CommandCore, thread_pool_runner
     from server_kit.journal.sql import Journal
 
@@ -313,6 +314,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor
 
     @defer.inlineCallbacks
     def run(_: Any):  # type: ignore[no-untyped-def]
+        collector.settle()  # the collector as a server's composition root sets it, once its state is built
         floor = (yield floor_burst(reactor, folder, count, worker_count)) if with_floor else None
         yield session.run_verification(admin, "2026-12-01")
         yield session.count_balls(chief, "opening", list(range(1, 91)), ["a player"])
@@ -339,6 +341,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor
         ready = yield defer.gatherResults([w.answer() for w in workers])
         print(f"{sum(r['ready'] for r in ready)} terminals connected and signed in in {time.time() - started:.1f} s")
 
+        collector.settle()
         records_before, commits_before = core.seq, core.commits
         done = yield burst(workers)
         print(f"purchase burst: {burst_line(done)}, {core.seq - records_before} journal records committed "

@@ -178,6 +178,7 @@ def serve_and_measure(machines: int, worker_count: int, seconds: float,
     from hall_server.store.database import open_database
     from hall_server.terminal_gateway.machines import MachineGateway, MachineSocketResource
     from protocol.videobingo.paytable import load_paytable
+    from server_kit import collector
     from server_kit.core import Actor, CommandCore, thread_pool_runner
     from server_kit.journal.sql import Journal
 
@@ -206,6 +207,7 @@ def serve_and_measure(machines: int, worker_count: int, seconds: float,
 
     @defer.inlineCallbacks
     def run():  # type: ignore[no-untyped-def]
+        collector.settle()  # the collector as a server's composition root sets it, once its state is built
         if with_floor:
             floor.update((yield floor_plays(reactor, folder, machines, worker_count, seconds)))
         chief, teller = Actor("rosa", Role.ROOM_CHIEF), Actor("eva", Role.CASHIER)
@@ -215,6 +217,7 @@ def serve_and_measure(machines: int, worker_count: int, seconds: float,
             token = (yield vb.enrol_station(chief, m, 1))["token"]
             yield vb.desk_credit_in(teller, m, 1, 1_000_000, "desk1")  # the player's cash taken at the desk
             stations.append({"machine": m, "token": token})
+        collector.settle()
         commits_before = core.commits
         timed = yield drive(folder, "hall", url, stations, worker_count, seconds)
         played = sum(vb.meters(m).plays for m in ids)

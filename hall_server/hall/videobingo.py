@@ -105,6 +105,7 @@ from protocol.videobingo.play import Card, RandomSource, VideoBingoGame
 from protocol.videobingo.rtp import ExactReturn, exact_return
 from server_kit.core import Actor, CommandCore, CommandSpec
 from server_kit.journal.projection import ProjectedState
+from server_kit.randomness import KernelRandom
 
 #: What a decision makes: its declared records, and the postings they move money by (:func:`posting_records`).
 Decided = list[JournalRecord]
@@ -470,8 +471,9 @@ class VideoBingoModule(ProjectedState):
         self.cashier = cashier
         self.config = config
         self.machines: dict[str, Machine] = {m.machine_id: m for m in machines}
-        #: The operating system's CSPRNG, as the hall's software ball generator uses (R92.10).
-        self.rng: RandomSource = rng if rng is not None else secrets.SystemRandom()
+        #: The operating system's CSPRNG, as the hall's software ball generator uses (R92.10), read in
+        #: blocks (server_kit/randomness.py).
+        self.rng: RandomSource = rng if rng is not None else KernelRandom()
         self.new_token = new_token
         self.state = VideoBingoState()
         #: Other reasons a player may not sign in or take credit from the account:
