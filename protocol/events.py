@@ -39,13 +39,14 @@ class Event:
     type: ClassVar[str]
 
     def __post_init__(self) -> None:
-        hints = _hints(type(self))
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            checked = _check_value(self.type, f.name, hints[f.name], value)
+        for name, hint, plain in _plan(type(self)):
+            value: Any = getattr(self, name)
+            if plain is not None and type(value) is plain and (plain is str or _plain_int(name, value)):
+                continue  # the common case, checked as _check_value would, without building its names
+            checked = _check_value(self.type, name, hint, value)
             if checked is not value:
                 # Lists read from JSON become tuples so the event stays hashable and frozen.
-                object.__setattr__(self, f.name, checked)
+                object.__setattr__(self, name, checked)
 
     def to_dict(self) -> dict[str, JsonValue]:
         """The JSON-able form: ``{"type": ..., <field>: <value>, ...}``."""
@@ -91,6 +92,33 @@ def _hints(cls: type) -> dict[str, Any]:
     if cls not in _HINTS:
         _HINTS[cls] = typing.get_type_hints(cls)
     return _HINTS[cls]
+
+
+_PLANS: dict[type, tuple[tuple[str, Any, type | None], ...]] = {}
+#: The integer fields whose values :func:`_check_value` bounds (see there).
+_BOUNDED = ("ball", "ball_count", "misread", "series", "card_number", "cards_sold")
+
+
+def _plan(cls: type) -> tuple[tuple[str, Any, type | None], ...]:
+    """Each field's name, annotation, and ``int`` or ``str`` when the annotation is exactly that
+    (None for the others, which :func:`_check_value` reads whole)."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = _hints(cls)
+        plan = _PLANS[cls] = tuple(
+            (f.name, hints[f.name], hints[f.name] if hints[f.name] in (int, str) else None)
+            for f in fields(cls)  # type: ignore[arg-type]
+        )
+    return plan
+
+
+def _plain_int(name: str, value: Any) -> bool:
+    """Whether ``value`` (an ``int``, not a ``bool``) passes :func:`_check_value` with nothing to say."""
+    if value < 0:
+        return not (name.endswith("_cents") or name in _BOUNDED)
+    if name in ("ball", "ball_count", "misread"):
+        return 1 <= value <= BALLS
+    return True
 
 
 def _check_value(event: str, name: str, hint: Any, value: Any) -> Any:

@@ -50,6 +50,7 @@ that would take it there: :class:`Overdraft`, and nothing changes.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
@@ -103,6 +104,13 @@ def account_kind(account: str) -> AccountKind:
     """The kind of ``account``, or :class:`LedgerError` if the name breaks the scheme."""
     if not isinstance(account, str):
         raise LedgerError(f"an account name is text, not {account!r}")
+    return _kind_of(account)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _kind_of(account: str) -> AccountKind:
+    """:func:`account_kind` of a name: a posting names each account again and again, and a name's kind
+    never changes (a name that breaks the scheme raises each time: nothing is kept of it)."""
     kind_name, colon, ident = account.partition(":")
     kind = ACCOUNT_KINDS.get(kind_name)
     if kind is None:

@@ -178,6 +178,13 @@ def normalize_account_number(text: object) -> str:
     """The account number typed or scanned (spaces and hyphens allowed), or :class:`CashierError`."""
     if not isinstance(text, str):
         raise CashierError(N_("an account number is text, not {text!r}"), text=text)
+    return _normalized(text)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _normalized(text: str) -> str:
+    """:func:`normalize_account_number` of a text: every purchase names its account again (a mistyped
+    number raises each time: nothing is kept of it)."""
     number = text.replace(" ", "").replace("-", "")
     if len(number) != ACCOUNT_DIGITS or not number.isdigit() or not number.isascii():
         raise CashierError(N_("an account number has {digits} digits, not {text!r}"), digits=ACCOUNT_DIGITS, text=text)

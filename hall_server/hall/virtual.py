@@ -53,6 +53,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -60,7 +61,7 @@ import numpy as np
 from twisted.internet import defer
 
 from hall_server.hall.cashier import CashierModule, normalize_account_number, player_account
-from hall_server.hall.games import Game, GamesModule, _fork, recorded
+from hall_server.hall.games import Game, GamesModule, _fork, fork_to_sell, recorded
 from hall_server.hall.ledger import LedgerModule
 from hall_server.hall.roles import SYSTEM, Role
 from hall_server.hall.ledger import posting_records
@@ -504,12 +505,13 @@ class VirtualModule(ProjectedState):
         outcomes: list[PurchaseRefused | PurchaseOutcome] = []
         postings: list[Posting] = []
         game = self.games.current
-        machine = _fork(game.machine) if game is not None else None
+        machine = fork_to_sell(game.machine) if game is not None else None
         spent: dict[str, int] = {}
         on_terminal: dict[tuple[str, str], int] = {}
         assigned = self.state.assigned.get(game.game_id, 0) if game is not None else 0
         game_id = game.game_id if game is not None else None
-        remembered = dict(self.state.requests.get(game_id or "", {}))
+        # The outcomes of this batch in front of those remembered: nothing copied a purchase.
+        remembered = ChainMap({}, self.state.requests.get(game_id or "", {}))
         for request in requests:
             key = (request.terminal_id, request.request)
             earlier = remembered.get(key) if request.request else None
@@ -687,7 +689,7 @@ class VirtualModule(ProjectedState):
         for number in range(bought.first, bought.last + 1):
             row = self.library.cells[number - 1]
             held.append(VirtualCard(
-                CardRef(bought.series, number), f"{bought.series_label}-{number}", tuple(int(n) for n in row),
+                CardRef(bought.series, number), f"{bought.series_label}-{number}", tuple(row.tolist()),
                 self.library.codes[number - 1], price, bought.stake_cents, bought.stake_pct, bought.terminal,
             ))
         state.assigned[bought.game_id] = max(state.assigned.get(bought.game_id, 0), bought.last)

@@ -6,7 +6,7 @@ numbers of 1..``pool`` (a :data:`Card` lists them row by row), each staked one c
 patterns it completes (ties to the pattern listed first), or nothing.
 
 Randomness is passed in as a :class:`RandomSource`: any object with ``randrange(n)``
-returning a uniform integer of ``0..n-1``, so ``secrets.SystemRandom()`` in production
+returning a uniform integer of ``0..n-1``, so the kernel's CSPRNG in production
 and a seeded ``random.Random`` in tests both fit as they are.  Cards and balls are
 uniform samples without replacement (a partial Fisher-Yates shuffle: one ``randrange``
 a number).  The cards of one play are dealt independently of each other: two cards of

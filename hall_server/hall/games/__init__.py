@@ -60,7 +60,7 @@ One concern a module:
 
 from hall_server.hall.games.common import BallSourceFactory, DeferredBallSource, GameModuleError, recorded
 from hall_server.hall.games.module import PERMISSIONS, GamesModule
-from hall_server.hall.games.state import Game, GamesState, Settlement, _fork, feed
+from hall_server.hall.games.state import Game, GamesState, Settlement, _fork, feed, fork_to_sell
 
 __all__ = [
     "BallSourceFactory",
@@ -72,6 +72,7 @@ __all__ = [
     "PERMISSIONS",
     "Settlement",
     "_fork",
+    "fork_to_sell",
     "feed",
     "recorded",
 ]

@@ -9,6 +9,7 @@ change, so a refused command leaves the live state untouched."""
 from __future__ import annotations
 
 import copy
+from collections import ChainMap
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Sequence
@@ -179,6 +180,26 @@ def _fork(machine: TraditionalGame) -> TraditionalGame:
     clone = copy.copy(machine)
     clone.steps = list(machine.steps)
     clone.sales = dict(machine.sales)
+    clone.failed_terminals = set(machine.failed_terminals)
+    clone.won = dict(machine.won)
+    clone.refused = dict(machine.refused)
+    clone._drawn = list(machine._drawn)
+    return clone
+
+
+def fork_to_sell(machine: TraditionalGame) -> TraditionalGame:
+    """A copy of the machine that a purchase's decision may sell cards on, as cheap as the purchase.
+
+    :func:`_fork` copies the steps and the sales, which grow with every card sold: a burst of
+    purchases, each decided on its own copy, would copy them again for each.  Selling reads
+    neither the steps nor more of the sales than whether a card is sold; so this copy starts
+    its steps afresh and keeps its own sales in front of the live machine's (a
+    :class:`~collections.ChainMap`: a card sold here is seen here only).  It is only for
+    deciding sales, and is dropped once they are decided.
+    """
+    clone = copy.copy(machine)
+    clone.steps = []
+    clone.sales = ChainMap({}, machine.sales)  # type: ignore[assignment]
     clone.failed_terminals = set(machine.failed_terminals)
     clone.won = dict(machine.won)
     clone.refused = dict(machine.refused)
