@@ -480,11 +480,18 @@ def _checker(cls: type, name: str, hint: Any) -> Checker:
         return either
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         item = _checker(cls, name, args[0])
+        plain = args[0] if args[0] in (int, str) else None
 
         def array(rtype: str, key: str, value: Any) -> Any:
             if not isinstance(value, (list, tuple)):
                 raise RecordError(rtype, f"is an array, not {describe(value)}", key)
-            items = tuple([item(rtype, f"{key}[{i}]", v) for i, v in enumerate(value)])
+            if plain is not None and all(v.__class__ is plain for v in value):
+                return value if value.__class__ is tuple else tuple(value)  # whole numbers or texts as they are
+            try:
+                items = tuple([item(rtype, key, v) for v in value])
+            except RecordError:  # checked again, naming the item at fault
+                items = tuple([item(rtype, f"{key}[{i}]", v) for i, v in enumerate(value)])
+                raise AssertionError("a checker gave two answers for one value") from None
             return value if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)) else items
         return array
     if origin is tuple:
@@ -495,7 +502,11 @@ def _checker(cls: type, name: str, hint: Any) -> Checker:
                 raise RecordError(rtype, f"is an array, not {describe(value)}", key)
             if len(value) != len(parts):
                 raise RecordError(rtype, f"is an array of {len(parts)} values, not {len(value)}", key)
-            items = tuple([part(rtype, f"{key}[{i}]", v) for i, (part, v) in enumerate(zip(parts, value))])
+            try:
+                items = tuple([part(rtype, key, v) for part, v in zip(parts, value)])
+            except RecordError:  # checked again, naming the item at fault
+                items = tuple([part(rtype, f"{key}[{i}]", v) for i, (part, v) in enumerate(zip(parts, value))])
+                raise AssertionError("a checker gave two answers for one value") from None
             return value if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)) else items
         return fixed
     if (origin is Mapping or origin is dict) and args and args[0] is str:

@@ -82,7 +82,13 @@ def _whole_numbers(values: Iterable[object], what: str) -> tuple[int, ...]:
 
 
 def _sample(population: int, count: int, rng: RandomSource) -> tuple[int, ...]:
-    """``count`` distinct numbers of ``1..population`` in uniformly random order."""
+    """``count`` distinct numbers of ``1..population`` in uniformly random order.
+
+    A source that draws the same shuffle in one call (``partial_shuffle``, the kernel's in
+    production) is asked for it whole."""
+    whole = getattr(rng, "partial_shuffle", None)
+    if whole is not None:
+        return whole(population, count)  # type: ignore[no-any-return]
     numbers = list(range(1, population + 1))
     for i in range(count):
         j = i + rng.randrange(population - i)

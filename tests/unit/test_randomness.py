@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 
 import pytest
 
 from hall_server.hall.ledger import _text
 from protocol.ledger import Posting, Reference
+from protocol.videobingo.play import _sample
 from server_kit import randomness
 from server_kit.randomness import KernelRandom
 
@@ -47,18 +49,47 @@ def test_the_bytes_come_from_the_kernel_in_blocks_and_a_forked_process_reads_its
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reads: list[int] = []
-    pid = [100]
 
     def urandom(count: int) -> bytes:
         reads.append(count)
         return bytes([len(reads)]) * count
 
     monkeypatch.setattr(randomness.os, "urandom", urandom)
-    monkeypatch.setattr(randomness.os, "getpid", lambda: pid[0])
     source = KernelRandom()
     assert [source.randrange(90) for _ in range(3)] == [1, 1, 1] and reads == [randomness.BLOCK]
-    pid[0] = 101  # the process forked: the block read before is its parent's
-    assert source.randrange(90) == 2 and reads == [randomness.BLOCK] * 2
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: its first number comes from a block of its own
+        try:
+            os.write(writer, bytes([source.randrange(90), len(reads)]))
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as answer:
+        assert answer.read() == bytes([2, 2])
+    os.waitpid(child, 0)
+    assert source.randrange(90) == 1 and reads == [randomness.BLOCK]  # the parent goes on with its own
+
+
+@pytest.mark.req("R92.10")
+@pytest.mark.parametrize("population, count", [(75, 15), (90, 30), (60, 60), (300, 20)])
+def test_a_whole_sample_is_the_shuffle_one_number_at_a_time_gives(
+    population: int, count: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Given the same bytes, ``partial_shuffle`` draws exactly what the game's Fisher-Yates shuffle
+    draws with ``randrange``: the same numbers in the same order."""
+    stream = bytes(range(256)) * 64
+    monkeypatch.setattr(randomness.os, "urandom", lambda count: stream[:max(count, 1)] if count <= len(stream) else stream)
+    whole = KernelRandom().partial_shuffle(population, count)
+    one_at_a_time = _sample(population, count, _OneAtATime(KernelRandom()))
+    assert whole == one_at_a_time and len(set(whole)) == count and set(whole) <= set(range(1, population + 1))
+
+
+class _OneAtATime:
+    """A source with ``randrange`` only: the game draws from it one number at a time."""
+
+    def __init__(self, source: KernelRandom) -> None:
+        self.randrange = source.randrange
 
 
 def test_a_kept_posting_is_the_json_of_its_journal_form() -> None:
