@@ -42,7 +42,6 @@ from typing import Any, Mapping
 
 from sqlalchemy.engine import make_url
 from twisted.application.internet import TimerService
-from twisted.application.service import MultiService
 from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.logger import Logger
 
