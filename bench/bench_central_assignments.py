@@ -48,7 +48,8 @@ from twisted.internet import defer, task  # noqa: E402
 
 from central_server import cluster as pair  # noqa: E402
 from central_server.config import load_config  # noqa: E402
-from central_server.tap import CentralServer, build_central  # noqa: E402
+from central_server.server import CentralServer  # noqa: E402
+from central_server.tap import build_central  # noqa: E402
 from server_kit import collector  # noqa: E402
 from server_kit.pki import init_authority, issue_certificate  # noqa: E402
 from tests.support.postgres import PostgresCluster, PostgresUnavailable  # noqa: E402

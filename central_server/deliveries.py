@@ -58,6 +58,15 @@ class JournalDeliveries:
     def rollback(self, point: Any) -> None:
         self.acknowledged = copy.copy(point)
 
+    def checkpoint(self) -> Any:
+        """The reports acknowledged (name -> digest), for a checkpoint."""
+        return dict(self.acknowledged)
+
+    def restore(self, data: Any) -> None:
+        if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+            raise TypeError("the deliveries' checkpoint holds other than report names and digests")
+        self.acknowledged = dict(data)
+
     # --- The outbox's port (server_kit.feed.reports.Deliveries) -------------------------
 
     def delivered(self, name: str, digest: str) -> bool:

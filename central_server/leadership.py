@@ -24,16 +24,19 @@ fails with the database's "busy" error instead, writing nothing; the next one is
 refused.  A single central server takes the leadership when it starts; of the two
 processes of a replicated central server, only the one beside Patroni's leader takes it,
 and its fence also refuses every commit once its lease on its node's leadership lapsed
-(:mod:`central_server.replica`).
+(:mod:`central_server.replica`).  A fenced process stops (:func:`stop_fenced`); the active
+one renews its sign of life in the row (:func:`renew_leadership`).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sqlalchemy import BigInteger, Column, Connection, Engine, Integer, MetaData, Table, Text, select, update
+from twisted.internet import defer
+from twisted.logger import Logger
 
 from protocol.chain import ChainError
 from protocol.errors import DomainError
@@ -42,6 +45,11 @@ from protocol.records.leadership import CentralLeadershipTaken
 from server_kit.core import Actor
 from server_kit.journal.sql import Journal
 from server_kit.journal.table import NAMING
+
+if TYPE_CHECKING:
+    from central_server.server import CentralServer
+
+log = Logger()
 
 #: The leadership's table (central migration 0002 makes it, with its one row at epoch 0).
 METADATA = MetaData(naming_convention=NAMING)
@@ -180,3 +188,22 @@ def lead(
                                    actor=ActorStamp(**actor.to_dict()), epoch=epoch)
     journal.append(now_ms, [taken])
     return fence
+
+
+def stop_fenced(reactor: Any, error: Fenced) -> None:
+    """Stop a fenced central server (on the reactor's thread): another process holds the leadership."""
+    log.critical("{error}; another central server process took the leadership, so this one stops "
+                 "(docs/replica.md, \"Leadership epoch and fencing\")", error=str(error))
+    if reactor.running:
+        reactor.stop()
+
+
+def renew_leadership(central: CentralServer, clock: Any) -> defer.Deferred[Any] | None:
+    """The active process of a replicated central server still leads: its sign of life in the leadership row
+    (every :data:`~central_server.domain.stops.RENEW_S` seconds)."""
+    fence = central.fence
+    if fence is None or fence.fenced is not None or (central.role is not None and not central.role.may_commit()):
+        return None
+    renewing = central.core.run_blocking(renew, central.engine, fence.epoch, clock.now_ms())
+    return renewing.addErrback(lambda failure: log.warn("The leadership's sign of life was not renewed: {why}",
+                                                          why=failure.getErrorMessage()))

@@ -30,6 +30,10 @@ holds.  What halls are told (:func:`central_server.domain.wire.announcements`) i
 worked out when the events are decided and handed to :attr:`CentralModule.announce`
 only after the commit, in the order of the commits.
 
+A checkpoint (:meth:`CentralModule.checkpoint`) keeps each game as its events, and a
+restore replays them against the library: the cards and their winners' detector are
+rebuilt, never written out.
+
 Timers run on the injected reactor clock: the opening of a sale (``opens_after_ms``
 after the scheduling record), its deadline (``closes_at_ms``) and the next ball
 (``next_ball_due_ms``) are all read from the journaled state, so a restart reschedules
@@ -77,6 +81,7 @@ from protocol.records.central import (
 )
 from server_kit.core import Actor, CommandCore
 from server_kit.db.faults import StorageUnavailable
+from server_kit.journal.projection import decode, encode
 
 #: The record of a hall's command that was refused with an error code.
 REFUSED = CentralCommandRefused.type
@@ -148,6 +153,7 @@ class CentralModule:
         self.library = dict(library)
         self.clock = clock
         self.opens_after = dict(opens_after or {})
+        self._opens_configured = dict(self.opens_after)  # a restore starts from these, as a replay does
         self.ball_source = ball_source
         self.games: dict[str, CentralGame] = {}
         self.scheduled_at_ms: dict[str, int] = {}
@@ -216,6 +222,42 @@ class CentralModule:
         self.opens_after = dict(opens_after)
         self.annex.streams = {hall: list(items) for hall, items in streams.items()}
         self.annex.requests = dict(requests)
+
+    def checkpoint(self) -> Any:
+        """The games for a checkpoint (``server_kit/journal/checkpoints.py``): each game's events - its
+        journal records -, when each was scheduled, and the items relayed between the halls of a pair.
+
+        A game is kept as its events and replayed from them at :meth:`restore`, against the
+        library: its cards and their winners' detector are the library's, rebuilt, never kept
+        (a network game's detector over its cards is far larger than its records).
+        """
+        return encode({"games": {game_id: game.events for game_id, game in self.games.items()},
+                       "scheduled_at_ms": self.scheduled_at_ms, "relayed": list(self.annex.requests.values())})
+
+    def restore(self, data: Any) -> None:
+        """The games as :meth:`checkpoint` kept them, each replayed from its events: the state a whole
+        replay of the journal gives (raises before changing anything when ``data`` does not fit)."""
+        state = decode(data)
+        if not isinstance(state, dict) or sorted(state) != ["games", "relayed", "scheduled_at_ms"]:
+            raise TypeError("the network games' checkpoint holds other fields")
+        games, opens_after = {}, dict(self._opens_configured)
+        for game_id, events in state["games"].items():
+            scheduled = events[0] if isinstance(events, list) and events else None
+            if not isinstance(scheduled, CentralGameScheduled) or scheduled.game_id != game_id:
+                raise TypeError(f"the checkpoint's game {game_id} does not start with its scheduling")
+            games[game_id] = CentralGame.replay(events, self._layouts(scheduled))
+            if scheduled.opens_after_ms is not None:
+                opens_after[game_id] = scheduled.opens_after_ms
+        if sorted(state["scheduled_at_ms"]) != sorted(games):
+            raise TypeError("the checkpoint's times of scheduling are not its games'")
+        annex = AnnexRelay(self.annex.pairs)
+        for relayed in state["relayed"]:
+            if not isinstance(relayed, CentralAnnexRelayed):
+                raise TypeError("the checkpoint's relayed items are not the relay's records")
+            annex.apply(relayed)
+        self.games, self.scheduled_at_ms, self.opens_after = games, dict(state["scheduled_at_ms"]), opens_after
+        self.annex, self._ahead = annex, 0
+        self._committed = {game_id: len(game.events) for game_id, game in games.items()}
 
     def apply(self, record: Record) -> None:
         if record.type == CentralAnnexRelayed.type:

@@ -68,6 +68,7 @@ from protocol.records.central import (
 )
 from server_kit.core import Actor, CommandCore, Repeated
 from server_kit.db.faults import StorageUnavailable
+from server_kit.journal.projection import decode, encode
 
 #: The records the chain folds.
 _FOLDED = frozenset({CentralGameScheduled.type, CentralGameClosed.type, CentralGameNotPlayed.type, *PROGRAMME_RECORDS})
@@ -146,6 +147,17 @@ class ProgrammeRunner:
     def rollback(self, point: Any) -> None:
         # The point may be taken back again after another failed commit: a copy of it.
         self.chain, self.requested = copy.deepcopy(point)
+
+    def checkpoint(self) -> Any:
+        """The chain and the one-off games' request ids, for a checkpoint."""
+        return encode({"chain": self.chain, "requested": self.requested})
+
+    def restore(self, data: Any) -> None:
+        state = decode(data)
+        if not isinstance(state, dict) or not isinstance(state.get("chain"), Chain) \
+                or not isinstance(state.get("requested"), dict):
+            raise TypeError("the programme's checkpoint holds no chain")
+        self.chain, self.requested = state["chain"], state["requested"]
 
     # --- Starting and stopping ----------------------------------------------------------
 

@@ -14,7 +14,9 @@ the hold time, or a stop of normal play); this module does it on the command cor
   returned; the prizes committed stand, R96.2);
 * :meth:`PlayGate.verify` - the operator's ``operator_verify`` (``bingo central verify``):
   the central server's own checks (its journal, database, library and clock, on a worker
-  thread) and each linked hall's link, journaled as ``central_verified``.
+  thread) and each linked hall's link, journaled as ``central_verified``;
+* :func:`play_gate` puts the gate on the core and the network games' sales, and
+  :func:`resume_play` judges a start once the process leads.
 
 How a start knows it follows a crash: the run marker in the central server's folder
 (:mod:`server_kit.run_marker`); how a replicated process knows how long no server led:
@@ -31,12 +33,16 @@ from twisted.internet import defer
 from twisted.logger import Logger
 
 from central_server import store
-from central_server.domain.stops import Interruption, judge, under_way
-from protocol.central_operator import LINK_FAULTS_SHOWN
+from central_server.config import ReplicaConfig
+from central_server.domain.stops import HOLD_MS, Interruption, judge, under_way
+from central_server.module import CentralModule
+from protocol.central_operator import LINK_FAULTS_SHOWN, OPERATOR_VERIFY
 from protocol.chain import Record
 from protocol.records import declared
 from protocol.records.leadership import CentralPlayInterrupted, CentralVerified
+from server_kit.clock import JournalClock
 from server_kit.core import Actor, CommandCore, RunBlocking
+from server_kit.journal.projection import decode, encode
 from server_kit.journal.port import JournalPort
 from server_kit.verification import check_clock, check_database, check_journal
 
@@ -106,6 +112,16 @@ class PlayGate:
 
     def rollback(self, point: dict[str, Any] | None) -> None:
         self.stopped = None if point is None else dict(point)
+
+    def checkpoint(self) -> Any:
+        """The interruption in force (None: play is open), for a checkpoint."""
+        return encode(self.stopped)
+
+    def restore(self, data: Any) -> None:
+        stopped = decode(data)
+        if stopped is not None and not isinstance(stopped, dict):
+            raise TypeError("the play gate's checkpoint holds no interruption")
+        self.stopped = stopped
 
     def apply(self, record: Record) -> None:
         if record.type == CentralPlayInterrupted.type:
@@ -187,6 +203,25 @@ class PlayGate:
         return answer
 
 
+def play_gate(core: CommandCore, clock: JournalClock, module: CentralModule, journal: JournalPort, engine: Engine,
+              run_checks: RunBlocking) -> PlayGate:
+    """No network game's sale opens after a stop of normal play until the operator's verification passes
+    (R92.5e, R95.1): the gate on the core, the module's sales asking it, the operator's command."""
+    gate = PlayGate(core, run_checks, lambda now_ms: central_checks(journal, engine, module.library, clock.wall_ms),
+                    lambda now_ms: ({}, ()))
+    module.sale_checks.append(gate.refusal)
+    gate.opened.append(lambda: module.start_timers() if module.timers_running else None)
+    module.operator_commands[OPERATOR_VERIFY.name] = gate.verify
+    return gate
+
+
+def resume_play(gate: PlayGate, module: CentralModule, replicated: ReplicaConfig | None, *, crashed: bool,
+                stopped_after_ms: int) -> defer.Deferred[Any]:
+    """Once this process leads and before any timer runs: judge the start (R92.5e, R95.1)."""
+    return gate.resume(module, replicated=replicated is not None, crashed=crashed, stopped_after_ms=stopped_after_ms,
+                       hold_ms=replicated.hold_ms if replicated is not None else HOLD_MS)
+
+
 def hall_links(links: Mapping[str, Any], members: Sequence[str], now_ms: int) -> tuple[dict[str, str | None], tuple[str, ...]]:
     """Each member hall's link: checked when linked (its protocol agreed, heard within
     :data:`HEARD_WITHIN_MS`), else named as not linked."""
@@ -208,4 +243,4 @@ def hall_links(links: Mapping[str, Any], members: Sequence[str], now_ms: int) ->
     return checked, tuple(away)
 
 
-__all__ = ["CHECKS", "HEARD_WITHIN_MS", "PlayGate", "central_checks", "hall_links"]
+__all__ = ["CHECKS", "HEARD_WITHIN_MS", "PlayGate", "central_checks", "hall_links", "play_gate", "resume_play"]

@@ -10,16 +10,23 @@ never changed: a game refuses to run, or to be rebuilt from its journal, on othe
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 from sqlalchemy import Engine, Integer, LargeBinary, MetaData, String, insert, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from twisted.logger import Logger
 
 from central_server import leadership
+from central_server.config import SeriesConfig
 from central_server.domain.config import library_digest
 from protocol.cards import CARDS_PER_STRIP
 from protocol.library import build_distinct_strips
+from server_kit.boot import StartRefused
 from server_kit.db import database as kit
 from server_kit.journal.table import NAMING, JournalBase
+
+log = Logger()
 
 MIGRATIONS = "central_server:migrations"
 CELLS = 27
@@ -76,3 +83,22 @@ def add_series(engine: Engine, label: str, cards: int) -> np.ndarray:
               "cells": layouts.tobytes()}],
         )
     return layouts
+
+
+def provision_library(engine: Engine, configured: Sequence[SeriesConfig]) -> dict[str, np.ndarray]:
+    """The library with each ``configured`` series: those missing are generated once, kept, and added.
+
+    A series held with another size than configured refuses the start (:class:`StartRefused`):
+    a series is never changed."""
+    library = load_series(engine)
+    for series in configured:
+        known = library.get(series.label)
+        if known is None:
+            log.info("Generating series {label} of the central library: {n} cards", label=series.label, n=series.cards)
+            library[series.label] = add_series(engine, series.label, series.cards)
+        elif len(known) != series.cards:
+            raise StartRefused(
+                f"series {series.label} of the central library holds {len(known)} cards, the configuration says "
+                f"{series.cards}; a series is never changed: give the new size a new label"
+            )
+    return library

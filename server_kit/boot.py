@@ -29,7 +29,7 @@ import faulthandler
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.engine import Engine
@@ -38,7 +38,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 
-from protocol.chain import ChainError
+from protocol.chain import ChainError, Record
 from protocol.errors import DomainError
 from protocol.records import RecordError
 from server_kit.clock import JournalClock, schedules_monotonic
@@ -273,12 +273,19 @@ class Foundation:
         self.core = core
         return core
 
-    def recover(self) -> int:
+    def recover(self, records: Iterable[Record] | None = None) -> int:
         """Every module of the core rebuilt from the checkpoint and the records after it, or from the
         whole journal (:func:`recover`); how many records were folded.  The monitor's readiness
-        then no longer waits for the journal."""
+        then no longer waits for the journal.
+
+        ``records``: the records the server read and verified itself, folded instead (a
+        replicated central server's, up to the end it verified; no checkpoint then).
+        """
         assert self.core is not None, "recover() needs command_core() first"
-        self.recovered_from, count = recover(self.core, self.journal, self.checkpoint, self.server, self.advice)
+        if records is None:
+            self.recovered_from, count = recover(self.core, self.journal, self.checkpoint, self.server, self.advice)
+        else:
+            count = self.core.recover(records=records)
         self._journal_ready()
         return count
 

@@ -7,7 +7,8 @@ and :func:`decode` rebuilds an equal value, so a module restored from a checkpoi
 holds what the same records replayed would have given it.
 
 The form is tagged: every non-JSON value is a one-key dict (``{"t": [...]}`` a tuple,
-``{"o": [class, fields]}`` an object, ...).  An object or container met twice is
+``{"o": [class, fields]}`` an object, ``{"m": [class, items]}`` a dict of one of the
+system's classes - a record's frozen object -, ...).  An object or container met twice is
 written once and referred to after (``{"r": n}``), so a value shared inside a module's
 state is still shared once restored.  A dataclass is written by its fields (see
 :func:`_fields`: the copy leaves the state's objects as small as it found them), another
@@ -142,6 +143,8 @@ class _Encoder:
         if isinstance(value, np.ndarray):
             array = np.ascontiguousarray(value)
             return {"a": [array.dtype.str, list(array.shape), base64.b64encode(array.tobytes()).decode()]}
+        if isinstance(value, dict):  # a dict of the system's own class (a record's frozen object): its items
+            return {"m": [_kept_class(kind), [[self(k), self(v)] for k, v in value.items()]]}
         return {"o": [_kept_class(kind), [[name, self(item)] for name, item in _fields(value)]]}
 
 
@@ -257,6 +260,14 @@ class _Decoder:
             dtype, shape, data = body
             array = np.frombuffer(base64.b64decode(data), dtype=np.dtype(dtype)).reshape(shape).copy()
             return self.keep(array)
+        if tag == "m":
+            name, pairs = body
+            kind = self.cls(name)
+            if not issubclass(kind, dict):
+                raise ProjectionError(f"a checkpoint names {name} as a mapping, which it is not")
+            kept = self.keep(kind.__new__(kind))
+            dict.update(kept, ((self(key), self(item)) for key, item in pairs))  # a frozen one refuses update()
+            return kept
         if tag == "o":
             name, fields = body
             cls: Any = self.cls(name)

@@ -16,7 +16,8 @@ from twisted.internet import reactor, task
 
 from central_server.config import load_config
 from central_server.domain.game import CentralGame
-from central_server.tap import CentralServer, build_central
+from central_server.server import CentralServer
+from central_server.tap import build_central
 from protocol.records.central import GAME_RECORDS
 from server_kit.journal import table
 from tests.central_server.support import HallClient, config_text, connect, make_pki, until

@@ -20,7 +20,8 @@ from twisted.logger import formatEvent, globalLogPublisher
 
 from central_server.config import load_config
 from central_server.daily_close import MARGIN_S
-from central_server.tap import CentralServer, build_central
+from central_server.server import CentralServer
+from central_server.tap import build_central
 from protocol.replay import parse_scenario, render, replay
 from server_kit.pki import install_report_signing, issue_certificate
 from tests.central_server.conftest import EPOCH_S, Running

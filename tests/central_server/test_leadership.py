@@ -20,9 +20,9 @@ from twisted.internet import reactor, task
 
 from central_server import leadership, store
 from central_server.config import load_config
-from central_server.leadership import LEADERSHIP, Fence, Fenced, lead, take
+from central_server.leadership import LEADERSHIP, Fence, Fenced, lead, stop_fenced, take
 from central_server.module import SYSTEM
-from central_server.tap import build_central, stop_fenced
+from central_server.tap import build_central
 from protocol.chain import Record
 from protocol.records.leadership import CentralLeadershipTaken
 from server_kit.db.database import alembic_config, create
