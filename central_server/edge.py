@@ -68,7 +68,7 @@ from protocol import central_messages as m
 from protocol.central_messages import CentralMessageError
 from protocol.central_operator import OPERATOR_MESSAGES
 from server_kit.amp.bounded import BoundedBoxes
-from server_kit.amp.commands import CommandFailed, amp_commands, error_class
+from server_kit.amp.commands import CommandFailed, amp_commands
 from server_kit.db.faults import StorageUnavailable
 from server_kit.pki import PkiError, Role, peer_identity
 

@@ -34,7 +34,6 @@ Nothing outside this module reads the configuration or chooses the reactor.
 
 from __future__ import annotations
 
-import faulthandler
 import functools
 import os
 from pathlib import Path
@@ -59,8 +58,8 @@ from central_server.module import SYSTEM
 from central_server.server import CentralServer, CentralService, add_modules
 from central_server.stops import hall_links
 from server_kit import collector, pki, private
-from server_kit.boot import lay
-from server_kit.clock import JournalClock, schedules_monotonic
+from server_kit.boot import lay, prepare_process
+from server_kit.clock import JournalClock
 from server_kit.connections import ConnectionGuard
 from server_kit.db import database as kit
 from server_kit.health import monitor_site
@@ -233,14 +232,8 @@ def makeService(options: Mapping[str, Any]) -> CentralService:
     """The ``twist bingo-central`` service: the central server of ``options["config"]``."""
     from twisted.internet import reactor
 
-    if not schedules_monotonic(reactor):
-        log.warn("This reactor's timers run on the wall clock, which a step holds up: run `bingo central serve` "
-                 "or `twist --reactor=bingo bingo-central` (docs/server-kit.md, \"Clocks\")")
-
-    faulthandler.enable()  # a fatal signal (SIGBUS, SIGSEGV) leaves its traceback in the log
+    prepare_process(reactor, "`bingo central serve` or `twist --reactor=bingo bingo-central`")
     path = Path(options.get("config") or default_config_path())
-    # Whatever the process writes (its database, reports, keys, head) is its user's alone.
-    os.umask(0o077)
     monitor_port = options.get("monitor-port")  # the option as twist names it
     central = build_central(load_config(path), reactor, monitor_port=int(monitor_port) if monitor_port is not None else None)
     collector.settle()  # the games and the library are built: the collector leaves them be

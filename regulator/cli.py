@@ -80,8 +80,12 @@ def serve(home: Path, database_url: str | None, pki_dir: Path, certificate: str,
     from regulator.service import DEFAULT_PORT, DEFAULT_WEB_PORT, ReceiverService, ReceiverSettings
     from server_kit.logs import begin_logging
 
+    from server_kit.boot import prepare_process
+
     reactor: Any = global_reactor
-    os.umask(0o077)  # whatever the receiver writes (its database, reports, journal head) is its user's alone
+    # The monotonic reactor, a fatal signal's traceback in the log, and whatever the receiver writes
+    # (its database, reports, journal head) its user's alone: as every server's process.
+    prepare_process(reactor, "`bingo regulator serve`")
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     limits = ConnectionLimits(handshake_timeout, idle_timeout, per_address, per_certificate, reserved_descriptors)
     settings = ReceiverSettings(home, pki_dir, certificate, DEFAULT_PORT if port is None else port, interface,
