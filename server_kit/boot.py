@@ -1,7 +1,7 @@
 """What every server does before it serves: its journal verified (or begun), its modules rebuilt.
 
 The hall server, the central server and the regulator's receiver stand on the same
-:class:`Foundation` (docs/server-kit.md, "Start-up"): the database a server opened, its
+:class:`Foundation` (docs/server-kit.md, "A server, composed"): the database a server opened, its
 journal key, its journal with the signed head and the checkpoints, verified before
 anything reads it, the services that stop with the process (its run marker written when
 they start and removed once all have stopped: :class:`ServerService`), the writer's
