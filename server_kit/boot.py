@@ -225,7 +225,7 @@ class JournalOnly:
 class Foundation:
     """What every server stands on, built by :func:`lay`; its composition root adds its own parts.
 
-    ``name`` is the short name its threads carry (``hall``, ``central``, ``receiver``),
+    ``name`` is the short name its threads and its monitor carry (``hall``, ``central``, ``regulator``),
     ``server`` what a refused start calls it and ``advice`` what the refusal of a journal
     that does not verify advises.
     """
