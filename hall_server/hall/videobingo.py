@@ -59,7 +59,7 @@ import hashlib
 import hmac
 import secrets
 from collections import deque
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
@@ -387,6 +387,20 @@ class VideoBingoState:
     retired: dict[str, str] = field(default_factory=dict)
     #: Machines whose meters cannot be read: a record's meters disagree with the fold.
     faults: dict[str, str] = field(default_factory=dict)
+
+
+def _copied(state: VideoBingoState) -> VideoBingoState:
+    """``state`` with every table, station and cash device its own, sharing what is never changed."""
+    return VideoBingoState(
+        meters=dict(state.meters),
+        devices={m: replace(d, last_counters=dict(d.last_counters)) for m, d in state.devices.items()},
+        counts=dict(state.counts),
+        pending_counts=dict(state.pending_counts),
+        stations={key: replace(known, answers=dict(known.answers)) for key, known in state.stations.items()},
+        recall={m: deque(plays, maxlen=plays.maxlen) for m, plays in state.recall.items()},
+        retired=dict(state.retired),
+        faults=dict(state.faults),
+    )
 
 
 def station_key(machine: str, station: int) -> str:
@@ -1176,6 +1190,18 @@ class VideoBingoModule(ProjectedState):
 
     def reset(self) -> None:
         self.state = VideoBingoState()
+
+    def savepoint(self) -> Any:
+        """What the core's restore point keeps of the machines (see :mod:`server_kit.core`): the
+        state's tables copied, with each station's and cash device's own.  What they hold is never
+        changed once made (meters are replaced, answers and recalled plays are new objects), so
+        copying the tables is enough, where a checkpoint encodes every answer and play (90 ms with
+        100 machines, on the reactor, every 10,000 records)."""
+        return _copied(self.state)
+
+    def rollback(self, point: Any) -> None:
+        """The machines as :meth:`savepoint` kept them (copied again: the core may come back to it)."""
+        self.state = _copied(point)
 
     def apply(self, record: Record) -> None:
         event = declared(record)
