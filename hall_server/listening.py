@@ -59,18 +59,8 @@ def cannot_listen(failure: Any, config: HallConfig, reactor: Any) -> None:
     (``twist`` or ``bingo hall serve``, a service manager): the process exits 1 once the
     other services have stopped.
     """
-    reason = failure.getErrorMessage()
-    log.critical(
-        "Cannot listen on {interface}:{port}: {reason}. Another process (another hall server?) may hold "
-        "the port; stop it or set another [listen] port in the configuration. The hall server stops.",
-        interface=config.interface or "*", port=config.port, reason=reason,
-    )
-    print(f"hall server: cannot listen on {config.interface or '*'}:{config.port}: {reason}", file=sys.stderr)
-    reactor.addSystemEventTrigger("after", "shutdown", exit_now, 1)
-    if reactor.running:
-        reactor.stop()
-    else:
-        reactor.callWhenRunning(reactor.stop)
+    say_cannot_listen(config, failure.getErrorMessage())
+    end_process(reactor, 1)
 
 
 def stop_rolled_back(reactor: Any, checkpointing: CheckpointService, sentence: str) -> None:
@@ -82,11 +72,7 @@ def stop_rolled_back(reactor: Any, checkpointing: CheckpointService, sentence: s
     checkpointing.forbid(sentence)
     log.critical("{sentence}. The hall server stops.", sentence=sentence)
     print(f"Error: {sentence}", file=sys.stderr)
-    reactor.addSystemEventTrigger("after", "shutdown", exit_now, 1)
-    if reactor.running:
-        reactor.stop()
-    else:
-        reactor.callWhenRunning(reactor.stop)
+    end_process(reactor, 1)
 
 
 def refuse_a_taken_port(config: HallConfig) -> None:
@@ -103,12 +89,25 @@ def refuse_a_taken_port(config: HallConfig) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the listening port will
             probe.bind(address)
     except OSError as error:
-        reason = error.strerror or str(error)
-        log.critical("Cannot listen on {interface}:{port}: {reason}. Another process (another hall server?) may hold "
-                     "the port; stop it or set another [listen] port in the configuration. The hall server stops.",
-                     interface=config.interface or "*", port=config.port, reason=reason)
-        print(f"hall server: cannot listen on {config.interface or '*'}:{config.port}: {reason}", file=sys.stderr)
+        say_cannot_listen(config, error.strerror or str(error))
         raise SystemExit(1) from None
+
+
+def say_cannot_listen(config: HallConfig, reason: str) -> None:
+    """The port cannot be had: in the log, and on the terminal that started the hall."""
+    log.critical("Cannot listen on {interface}:{port}: {reason}. Another process (another hall server?) may hold "
+                 "the port; stop it or set another [listen] port in the configuration. The hall server stops.",
+                 interface=config.interface or "*", port=config.port, reason=reason)
+    print(f"hall server: cannot listen on {config.interface or '*'}:{config.port}: {reason}", file=sys.stderr)
+
+
+def end_process(reactor: Any, status: int) -> None:
+    """Stop the reactor (now, or once it runs) and end the process with ``status`` after its shutdown."""
+    reactor.addSystemEventTrigger("after", "shutdown", exit_now, status)
+    if reactor.running:
+        reactor.stop()
+    else:
+        reactor.callWhenRunning(reactor.stop)
 
 
 def exit_now(status: int) -> None:
