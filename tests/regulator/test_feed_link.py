@@ -306,6 +306,8 @@ async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowl
         assert by_name["daily-2026-12-02"].verified
         assert not by_name["daily-2026-12-03"].verified
         assert "report.json.p7s" in by_name["daily-2026-12-03"].detail
+        # The alert follows the report's own record, in a commit of its own on the receiver's feed thread.
+        await until(lambda: len(service.store.alerts()) == 1, "the alert of the report changed after it was signed")
         (alert,) = service.store.alerts()
         assert alert.kind == "report_unverified" and "daily-2026-12-03" in alert.detail
         # Acknowledged reports are not sent again on the next connection.
