@@ -177,9 +177,16 @@ def _fork(machine: TraditionalGame) -> TraditionalGame:
     Events are frozen, so only the containers are copied: cheap even with thousands of
     cards sold, which a deep copy would not be.
     """
-    clone = copy.copy(machine)
+    clone = _fork_small(machine)
     clone.steps = list(machine.steps)
     clone.sales = dict(machine.sales)
+    return clone
+
+
+def _fork_small(machine: TraditionalGame) -> TraditionalGame:
+    """A copy of the machine with its own small containers (failed terminals, prizes won and
+    refused, balls drawn); the steps and the sales are the caller's to give it."""
+    clone = copy.copy(machine)
     clone.failed_terminals = set(machine.failed_terminals)
     clone.won = dict(machine.won)
     clone.refused = dict(machine.refused)
@@ -197,13 +204,9 @@ def fork_to_sell(machine: TraditionalGame) -> TraditionalGame:
     :class:`~collections.ChainMap`: a card sold here is seen here only).  It is only for
     deciding sales, and is dropped once they are decided.
     """
-    clone = copy.copy(machine)
+    clone = _fork_small(machine)
     clone.steps = []
     clone.sales = ChainMap({}, machine.sales)  # type: ignore[assignment]
-    clone.failed_terminals = set(machine.failed_terminals)
-    clone.won = dict(machine.won)
-    clone.refused = dict(machine.refused)
-    clone._drawn = list(machine._drawn)
     return clone
 
 
