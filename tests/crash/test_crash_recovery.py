@@ -47,7 +47,7 @@ from typing import Any
 import pytest
 from twisted.internet.testing import MemoryReactorClock
 
-from hall_server.config import load_config
+from hall_server.config import DEFAULT_TIMEZONE, load_config
 from hall_server.web.redaction import redacted
 from hall_server.web.view import HallView
 from protocol.ledger import account_kind
@@ -55,6 +55,7 @@ from server_kit.db.database import create
 from server_kit.journal import table as table
 from server_kit.journal.sql import Journal
 from server_kit.keys import load_journal_key
+from server_kit.settings import toml_string
 from tests.crash.session import (
     CASH_OUTS,
     DESK,
@@ -67,6 +68,7 @@ from tests.crash.session import (
     Staff,
 )
 from tests.crash.wire import LiveSocket
+from tests.support.clock import midday_zone
 from tests.support.waiting import WAIT, wait_until
 from tests.support.postgres import PostgresCluster
 from tests.web.conftest import HallProcess
@@ -353,8 +355,18 @@ class Backend:
         self.cluster = cluster
 
     def provision(self, folder: Path) -> None:
-        """Name the database in a new hall folder's configuration (SQLite: the default)."""
+        """Name the database in a new hall folder's configuration (SQLite: the default).
+
+        The hall keeps the time of a zone where it is midday now: a run compares the
+        restarted server's picture with the journal's, and the hall's day must not turn
+        between the two (at its midnight the people present and the jackpot's day reset).
+        """
         HallProcess(folder)  # writes the configuration
+        config = folder / "hall.toml"
+        text = config.read_text()
+        assert text.count(f"timezone = {toml_string(str(DEFAULT_TIMEZONE))}") == 1
+        config.write_text(text.replace(f"timezone = {toml_string(str(DEFAULT_TIMEZONE))}",
+                                       f"timezone = {toml_string(midday_zone())}"))
         if self.cluster is not None:
             self._point(folder, self.cluster.create_database())
 
