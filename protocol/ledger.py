@@ -277,7 +277,7 @@ class Ledger:
 
     def post_all(self, postings: Sequence[Posting]) -> tuple[Posting, ...]:
         """Record ``postings`` together: all of them, or none if one would overdraw."""
-        self._signed = self._after(postings)
+        self._signed.update(self._after(postings))
         self._postings.extend(postings)
         return tuple(postings)
 
@@ -290,13 +290,13 @@ class Ledger:
         self._after(postings)
 
     def _after(self, postings: Sequence[Posting]) -> dict[str, int]:
-        """The signed balances once ``postings`` are made, or :class:`Overdraft`."""
-        signed = dict(self._signed)
+        """The signed balances of the accounts ``postings`` move, once they are made, or :class:`Overdraft`."""
+        signed: dict[str, int] = {}
         for posting in postings:
             if not isinstance(posting, Posting):
                 raise LedgerError(f"only postings can be recorded, not {posting!r}")
             for account, change in posting.signed().items():
-                signed[account] = signed.get(account, 0) + change
+                signed[account] = signed.get(account, self._signed.get(account, 0)) + change
                 kind = account_kind(account)
                 natural = signed[account] if kind.normal == "debit" else -signed[account]
                 if natural < 0 and not kind.may_go_negative:

@@ -59,7 +59,7 @@ import hashlib
 import hmac
 import secrets
 from collections import deque
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
@@ -302,7 +302,7 @@ class MeterCounts:
         return MeterCounts(**{name: getattr(self, name) + changes.get(name, 0) for name in METER_NAMES})
 
     def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in METER_NAMES}
 
     def recorded(self) -> Meters:
         """The meters as a record carries them."""
@@ -1136,8 +1136,7 @@ class VideoBingoModule(ProjectedState):
         if stake > held:
             raise VbRefused("no_credit", not_enough_credit(cards, stake, held), reason="credit_short", cards=cards,
                             stake_cents=stake, credit_cents=held)
-        dealt = known.cards if keep else game.deal(cards, self.rng)
-        outcome = game.outcome(dealt, game.draw(self.rng))
+        outcome = game.play(known.cards if keep else game.deal(cards, self.rng), self.rng)
         won = outcome.won * config.credit_cents
         before = self.meters(machine.machine_id)
         seq = self.core.seq + 1

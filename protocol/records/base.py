@@ -382,7 +382,8 @@ class _Plan:
 
     by_key: dict[str, dataclasses.Field[Any]]
     required: tuple[str, ...]
-    checks: tuple[tuple[str, str, Checker], ...]  # (attribute, payload key, checker)
+    # (attribute, payload key, checker, the class of a value the checker passes as it is, if one).
+    checks: tuple[tuple[str, str, Checker, type | None], ...]
 
 
 _PLANS: dict[type, _Plan] = {}
@@ -399,7 +400,8 @@ def _plan(cls: type) -> _Plan:
                 payload_key(f) for f in declared
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             ),
-            checks=tuple((f.name, payload_key(f), _checker(cls, f.name, hints[f.name])) for f in declared),
+            checks=tuple((f.name, payload_key(f), _checker(cls, f.name, hints[f.name]), _passed(hints[f.name]))
+                         for f in declared),
         )
         _PLANS[cls] = plan
     return plan
@@ -427,9 +429,19 @@ def _construct(cls: type[Any], rtype: str, data: Mapping[str, Any]) -> Any:
         raise RecordError(rtype, str(error)) from None
 
 
+def _passed(hint: Any) -> type | None:
+    """The class whose instances the checker of ``hint`` returns unchanged without a look:
+    a whole number (not a ``bool``), a text, a truth, or a shape (checked when it was made)."""
+    if hint in (int, str, bool) or (isinstance(hint, type) and issubclass(hint, Shape)):
+        return hint  # type: ignore[no-any-return]
+    return None
+
+
 def _check_fields(instance: Any, rtype: str) -> None:
-    for attribute, key, check in _plan(type(instance)).checks:
+    for attribute, key, check, passed in _plan(type(instance)).checks:
         value = getattr(instance, attribute)
+        if value.__class__ is passed:
+            continue
         checked = check(rtype, key, value)
         if checked is not value:
             # JSON arrays become tuples and objects frozen, so a record cannot change.
@@ -480,12 +492,12 @@ def _checker(cls: type, name: str, hint: Any) -> Checker:
         return either
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         item = _checker(cls, name, args[0])
-        plain = args[0] if args[0] in (int, str) else None
+        plain = frozenset({args[0]}) if args[0] in (int, str) else None
 
         def array(rtype: str, key: str, value: Any) -> Any:
             if not isinstance(value, (list, tuple)):
                 raise RecordError(rtype, f"is an array, not {describe(value)}", key)
-            if plain is not None and all(v.__class__ is plain for v in value):
+            if plain is not None and set(map(type, value)) <= plain:
                 return value if value.__class__ is tuple else tuple(value)  # whole numbers or texts as they are
             try:
                 items = tuple([item(rtype, key, v) for v in value])
@@ -554,11 +566,14 @@ class _FrozenMapping(dict):  # type: ignore[type-arg]
 
 
 _PLAIN = (int, str, bool, float, type(None))
+_ALL_PLAIN = frozenset(_PLAIN)
 
 
 def _json(value: Any) -> Any:
     if value.__class__ in _PLAIN:
         return value
+    if value.__class__ is tuple and set(map(type, value)) <= _ALL_PLAIN:
+        return list(value)  # an array of plain values, in one pass
     if isinstance(value, Shape):
         return value.to_json()
     if isinstance(value, tuple):

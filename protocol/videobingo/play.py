@@ -14,8 +14,10 @@ a play may share numbers; each card's return is the paytable's whatever the othe
 
 :meth:`VideoBingoGame.outcome` settles given cards and balls without randomness (a play
 recalled or replayed from the journal settles the same way); :meth:`VideoBingoGame.play`
-draws the balls and settles.  Both go through :meth:`VideoBingoGame.paid_patterns`, the
-one evaluation, vectorised over any number of cards, that simulations use too.
+draws the balls and settles.  A play's few cards are settled one by one
+(:meth:`VideoBingoGame.paid_index`, on whole numbers); simulations settle millions at
+once with :meth:`VideoBingoGame.paid_patterns`, the same rule on arrays.  A test holds the
+two to the same answer on every drawn/undrawn state of a card.
 """
 
 from __future__ import annotations
@@ -71,7 +73,12 @@ class PlayOutcome:
         return sum(result.credits for result in self.results)
 
 
+_INT = frozenset({int})
+
+
 def _whole_numbers(values: Iterable[object], what: str) -> tuple[int, ...]:
+    if isinstance(values, tuple) and set(map(type, values)) <= _INT:
+        return values  # type: ignore[return-value]  # the common case, in one pass
     numbers = []
     for value in values:
         # bool is an int in Python, and a float would be truncated silently.
@@ -113,6 +120,10 @@ class VideoBingoGame:
                 masks[rank, word] = (mask >> (64 * word)) & (2**64 - 1)
         self._masks = masks
         self._index_of_rank = np.array([*ranked, NOTHING], dtype=np.int64)
+        # The same masks as whole numbers, best-paid first, for one play at a time.
+        self._ranked = tuple((paytable.patterns[index].mask, index) for index in ranked)
+        self._result_of = {NOTHING: CardResult(None, 0), **{
+            index: CardResult(pattern.name, pattern.pays) for index, pattern in enumerate(paytable.patterns)}}
 
     # --- Randomness -------------------------------------------------------------
 
@@ -137,14 +148,23 @@ class VideoBingoGame:
         return self._settle(self.check_cards(cards), self.check_balls(balls))
 
     def _settle(self, cards: tuple[Card, ...], balls: tuple[int, ...]) -> PlayOutcome:
-        hits = self.hits(np.array([cards], dtype=np.int64), np.array([balls], dtype=np.int64))
-        paid = self.paid_patterns(hits[0]).tolist()
-        patterns = self.paytable.patterns
-        results = tuple(
-            CardResult(None, 0) if i == NOTHING else CardResult(patterns[i].name, patterns[i].pays)
-            for i in paid
-        )
-        return PlayOutcome(cards, balls, results)
+        drawn = set(balls)
+        results = []
+        for card in cards:
+            hit = 0
+            for cell, number in enumerate(card):
+                if number in drawn:
+                    hit |= 1 << cell
+            results.append(self._result_of[self.paid_index(hit)])
+        return PlayOutcome(cards, balls, tuple(results))
+
+    def paid_index(self, hit: int) -> int:
+        """The pattern one card is paid when the cells drawn are the bits of ``hit`` (cell ``i``
+        is bit ``i``): as :meth:`paid_patterns` gives it for a row, for one card without arrays."""
+        for mask, index in self._ranked:
+            if hit & mask == mask:
+                return index
+        return NOTHING
 
     def hits(self, cards: np.ndarray, balls: np.ndarray) -> np.ndarray:
         """Which cells are drawn: ``cards`` ``(plays, k, cells)``, ``balls`` ``(plays, balls)``.
@@ -194,9 +214,9 @@ class VideoBingoGame:
             numbers = _whole_numbers(card, f"card {position}")
             if len(numbers) != cells:
                 raise PlayError(f"card {position} holds {len(numbers)} numbers, not {cells}")
-            for number in numbers:
-                if not 1 <= number <= pool:
-                    raise PlayError(f"card {position} holds {number}, outside 1-{pool}")
+            if not 1 <= min(numbers) or not max(numbers) <= pool:
+                outside = next(number for number in numbers if not 1 <= number <= pool)
+                raise PlayError(f"card {position} holds {outside}, outside 1-{pool}")
             if len(set(numbers)) != cells:
                 raise PlayError(f"card {position} holds a number twice")
             checked.append(numbers)

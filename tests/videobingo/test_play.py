@@ -64,6 +64,15 @@ def test_the_evaluation_agrees_with_the_rule_on_every_subset_of_a_card() -> None
         assert paid[subset] == (NOTHING if expected is None else expected)
 
 
+def test_one_card_is_paid_as_the_vectorised_evaluation_pays_it_on_every_subset() -> None:
+    """A play's cards are settled one at a time on whole numbers; simulations settle arrays.
+    All 2^15 drawn/undrawn states of a 3 x 5 card get the same pattern from both."""
+    game = VideoBingoGame(CLASSIC)
+    subsets = np.arange(1 << 15)
+    paid = game.paid_patterns((subsets[:, None] >> np.arange(15)) & 1 == 1)
+    assert [game.paid_index(subset) for subset in range(1 << 15)] == paid.tolist()
+
+
 def test_cards_of_more_than_64_cells_are_evaluated() -> None:
     """A 9 x 9 card's mask spans two 64-bit words."""
     table = paytable(
