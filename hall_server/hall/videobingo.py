@@ -308,6 +308,10 @@ class MeterCounts:
         """The meters as a record carries them."""
         return Meters(**self.to_dict())
 
+    def agree(self, recorded: Meters) -> bool:
+        """Whether a record's meters are these."""
+        return all(getattr(recorded, name) == getattr(self, name) for name in METER_NAMES)
+
 
 #: The meters' names, in the order of :class:`MeterCounts`.
 METER_NAMES = tuple(meter.name for meter in fields(MeterCounts))
@@ -1289,7 +1293,7 @@ class VideoBingoModule(ProjectedState):
         state = self.state
         after = state.meters.get(machine_id, MeterCounts()).plus(**change)
         state.meters[machine_id] = after
-        if after.recorded() != recorded and machine_id not in state.faults:
+        if not after.agree(recorded) and machine_id not in state.faults:
             state.faults[machine_id] = (
                 f"record {seq} says its meters are {recorded.to_json()}, the journal's records "
                 f"before it make them {after.to_dict()}")
