@@ -14,7 +14,7 @@ from json.encoder import encode_basestring_ascii as _string
 from typing import Any, Iterable, Iterator, Sequence, SupportsIndex, overload
 
 from protocol.chain import Record
-from protocol.ledger import Ledger, Leg, Posting, Reference, account_kind
+from protocol.ledger import Ledger, Leg, Posting, Reference
 from protocol.records import declared
 from protocol.records.cashier import Posting as PostingRecord
 from protocol.records.cashier import PostingReference
@@ -125,22 +125,7 @@ class LedgerModule:
         Only the accounts the postings touch are looked at, so a check costs nothing
         like replaying the day's ledger.
         """
-        touched: dict[str, int] = {}
-        for posting in postings:
-            for account, change in posting.signed().items():
-                touched[account] = touched.get(account, 0) + change
-        probe = Ledger(
-            [
-                Posting.transfer(self.balance(account), debit=account, credit="house", reason="opening balance")
-                if account_kind(account).normal == "debit"
-                else Posting.transfer(self.balance(account), debit="house", credit=account, reason="opening balance")
-                for account in touched
-                # An account that may go negative cannot be overdrawn, so its balance does
-                # not matter; and ``house`` cannot open against itself.
-                if self.balance(account) > 0 and not account_kind(account).may_go_negative
-            ]
-        )
-        probe.post_all(postings)
+        self.ledger.check(postings)
 
     def balance(self, account: str) -> int:
         return self.ledger.balance(account)
