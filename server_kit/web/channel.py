@@ -132,8 +132,18 @@ def load_json(text: str | bytes) -> Any:
         raise ChannelError("malformed", f"the request is not JSON: {error}") from None
     except RecursionError:
         raise ChannelError("malformed", f"the request nests deeper than {MAX_DEPTH} levels") from None
-    _check_plain(data)
+    if not _plain_at_sight(text):
+        _check_plain(data)
     return data
+
+
+def _plain_at_sight(text: str | bytes) -> bool:
+    """Whether ``text`` cannot hold what :func:`_check_plain` looks for, as most requests cannot:
+    at most :data:`MAX_DEPTH` brackets, and only ASCII with no ``\\u`` escape (a lone surrogate
+    needs one, or a byte or character beyond ASCII, in any encoding :func:`json.loads` reads)."""
+    if isinstance(text, str):
+        return text.isascii() and "\\u" not in text and text.count("{") + text.count("[") <= MAX_DEPTH
+    return text.isascii() and b"\\u" not in text and text.count(b"{") + text.count(b"[") <= MAX_DEPTH
 
 
 def _check_plain(data: Any) -> None:
