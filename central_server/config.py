@@ -29,6 +29,7 @@ from protocol import central_messages as wire
 from protocol.central_messages import CentralMessageError
 from protocol.cards import CARDS_PER_STRIP
 from protocol.errors import DomainError
+from server_kit.db.database import sqlite_files
 from server_kit.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from server_kit.limits import ConnectionLimits, LimitsError
 from server_kit.settings import VALUE, Schema, UnknownSetting, check_known, fields_of, load_toml, table
@@ -149,6 +150,17 @@ class CentralConfig:
     @property
     def journal_head(self) -> Path:
         return self.home / "journal.head"
+
+    def private_paths(self) -> list[Path]:
+        """What only the server's user may read (folders 0700, files 0600): its folder (its database
+        on SQLite, its reports, keys, checkpoints and journal head), its configuration (a replicated
+        one holds the database owner's password), its PKI bundles and its journal key."""
+        owned = [self.home, self.pki_dir, self.journal_key, self.journal_head, *sqlite_files(self.database_url)]
+        if self.source is not None:
+            owned.append(self.source)
+        if self.regulator is not None:
+            owned.append(self.regulator.pki_dir)
+        return owned
 
     def series_of(self, label: str) -> SeriesConfig:
         for series in self.series:

@@ -39,6 +39,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
 from sqlalchemy.engine import make_url
 from twisted.application.internet import TimerService
 from twisted.internet.endpoints import TCP4ServerEndpoint
@@ -58,7 +59,7 @@ from central_server.module import SYSTEM
 from central_server.server import CentralServer, CentralService, add_modules
 from central_server.stops import hall_links
 from server_kit import collector, pki, private
-from server_kit.boot import lay, prepare_process
+from server_kit.boot import Foundation, lay, prepare_process
 from server_kit.clock import JournalClock
 from server_kit.connections import ConnectionGuard
 from server_kit.db import database as kit
@@ -103,20 +104,6 @@ def configuration(path: Path | None = None) -> CentralConfig:
     return load_config(path or default_config_path())
 
 
-def make_private(config: CentralConfig) -> None:
-    """Folders 0700 and files 0600: the central server's folder (its database on SQLite, its
-    reports, keys, checkpoints and journal head), its configuration (a replicated one holds the
-    database owner's password), its PKI bundles and its journal key, wherever they are."""
-    owned = [config.home, config.pki_dir, config.journal_key, config.journal_head,
-             *kit.sqlite_files(config.database_url)]
-    if config.source is not None:
-        owned.append(config.source)
-    if config.regulator is not None:
-        owned.append(config.regulator.pki_dir)
-    for path in owned:
-        private.make_private(path)
-
-
 def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
                   monitor_port: int | None = None) -> CentralServer:
     """Build (but do not start) the central server described by ``config`` on ``reactor``.
@@ -130,7 +117,8 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
     now_ms = clock.now_ms()
     opening = {"central": config.central_id, "actor": SYSTEM.to_dict()}
     laying = functools.partial(lay, reactor, clock, name="central", server=SERVER, advice="", home=config.home,
-                               key_path=config.journal_key, head=config.journal_head, opening=opening)
+                               key_path=config.journal_key, head=config.journal_head, opening=opening,
+                               service=CentralService)
     if config.replica is None:
         # The database first: a start it refuses (a missing folder, a file that cannot be
         # written, a server that does not answer) has made nothing, not even the key.
@@ -140,17 +128,30 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
             log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
                      "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
         # The journal verified (or begun) against its checkpoints; refused, it leaves the run marker (R92.5e).
-        base = laying(engine, checkpoints=config.home / CHECKPOINTS, release=source_fingerprint(protocol, server_kit, central_server))
-        library, records = store.provision_library(engine, config.series), None
+        try:
+            base = laying(engine, checkpoints=config.home / CHECKPOINTS,
+                          release=source_fingerprint(protocol, server_kit, central_server))
+            library, records = store.provision_library(engine, config.series), None
+        except BaseException:
+            engine.dispose()
+            raise
     else:
         key = load_journal_key(config.journal_key, create=True)
         engine, journal, _, library, records = replicated.open_replica(config, config.replica, key, now_ms, opening,
                                                                        SERVER)
         base = laying(engine, journal=journal)
-    journal = base.journal
-    make_private(config)
+    with base.built():
+        return _build_on(base, config, reactor, clock, now_ms, library, records, monitor_port)
+
+
+def _build_on(base: Foundation, config: CentralConfig, reactor: Any, clock: JournalClock, now_ms: int,
+              library: dict[str, np.ndarray], records: list[Any] | None, monitor_port: int | None) -> CentralServer:
+    journal, engine = base.journal, base.engine
+    for path in config.private_paths():  # folders 0700 and files 0600, wherever they are
+        private.make_private(path)
     tls = pki.server_tls_options(config.pki_dir, config.central_id, client_certificates=pki.ClientCertificates.required)
-    service = base.service = CentralService(base.service.marker, clock.now_ms)  # the CLI reads service.central
+    service = base.service
+    assert isinstance(service, CentralService)  # the CLI reads service.central
     # Every listening port behind one guard: deadlines, per-address and per-certificate bounds,
     # descriptors kept for the database and the journal, revoked certificates cut at once.
     guard = ConnectionGuard(reactor, config.connections, pki_dir=config.pki_dir)

@@ -32,6 +32,7 @@ from protocol.videobingo.paytable import MAX_PAYTABLE_BYTES, load_paytable
 from server_kit import pki, private
 from server_kit.boot import StartRefused
 from server_kit.db.database import check_sqlite_files, sqlite_files
+from server_kit.journal import table
 from server_kit.journal.sql import head_path
 from server_kit.keys import report_cert_path
 from server_kit.verification import write_manifest
@@ -226,6 +227,12 @@ class CreatedByStart:
             return [root, *root.rglob("*")]
         return [root]
 
+    def refused(self, engine: Any) -> None:
+        """The start was refused: what it made goes, unless the database it opened (``engine``, or
+        None) holds a journal record: a journal with a record keeps its key and head."""
+        if not _holds_records(engine):
+            self.remove()
+
     def remove(self) -> None:
         made = sorted({path for root in self.roots for path in self._paths(root)} - self.before,
                       key=lambda p: len(p.parts), reverse=True)
@@ -301,3 +308,11 @@ def hand_over_logins(logins: list[tuple[str, Any, str]], config_path: Path) -> N
         "person, then delete the file",
         path=str(path),
     )
+
+
+def _holds_records(engine: Any) -> bool:
+    """Whether the database a refused start opened holds journal records (when in doubt, it does)."""
+    try:
+        return engine is not None and table.last_record(engine) is not None
+    except Exception:
+        return True

@@ -69,7 +69,6 @@ from server_kit.db.faults import describe_os_error
 from server_kit.health import Monitor
 from server_kit.journal.checkpoints import CheckpointService
 from server_kit.journal.rollback import RollbackGuard
-from server_kit.journal import table
 from server_kit.journal.sql import head_path
 from server_kit.keys import card_key_path, journal_key_path
 from server_kit.services import WebService
@@ -135,22 +134,16 @@ def foundation(config: HallConfig, reactor: Any) -> Foundation:
                    opening={"hall": config.name, "actor": SYSTEM.to_dict()}, release=release_fingerprint(config),
                    checkpoints=config.home / "checkpoints")
     except BaseException as error:
-        if not _holds_records(engine):  # a journal with a record keeps its key and head
-            created.remove()
+        created.refused(engine)
+        if engine is not None:
+            engine.dispose()
         if isinstance(error, OSError):
             raise StartRefused(describe_os_error(error, config.home)) from None
         raise
-    provision_cards(config, engine)
-    make_private(config)
+    with base.built():
+        provision_cards(config, engine)
+        make_private(config)
     return base
-
-
-def _holds_records(engine: Any) -> bool:
-    """Whether the database a refused start opened holds journal records (when in doubt, it does)."""
-    try:
-        return engine is not None and table.last_record(engine) is not None
-    except Exception:
-        return True
 
 
 def build_hall(config: HallConfig, reactor: Any) -> HallServer:
@@ -160,6 +153,11 @@ def build_hall(config: HallConfig, reactor: Any) -> HallServer:
     why when the hall cannot serve: a journal that does not verify, unusable credentials.
     """
     base = foundation(config, reactor)
+    with base.built():
+        return _build_on(base, config, reactor)
+
+
+def _build_on(base: Foundation, config: HallConfig, reactor: Any) -> HallServer:
     core, clock, service = base.command_core(), base.clock, base.service
     ClockWatch(core, clock, SYSTEM).setServiceParent(service)  # a step of the wall clock is a fault, journaled
     restart = CrashRestart(base.crashed)  # the run before this one did not stop cleanly (R92.5e)

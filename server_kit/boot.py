@@ -25,11 +25,12 @@ operator reads.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.engine import Engine
@@ -252,6 +253,17 @@ class Foundation:
     checkpointing: CheckpointService | None = None
     _journal_ready: Callable[..., Any] = field(default=lambda: None, repr=False)
 
+    @contextlib.contextmanager
+    def built(self) -> Iterator[None]:
+        """The composition root's work on the foundation: when it raises (a certificate missing, a
+        port refused), the database's connections are closed before the error goes on.  Nothing
+        else runs yet: the pools and services start with the reactor."""
+        try:
+            yield
+        except BaseException:
+            self.engine.dispose()
+            raise
+
     def pool(self, purpose: str, threads: int = 1, *, at_least: int = 0) -> RunBlocking:
         """A thread pool of the server's own (``{name}-{purpose}``) that starts and stops with it."""
         pool = ThreadPool(minthreads=at_least, maxthreads=threads, name=f"{self.name}-{purpose}")
@@ -320,7 +332,7 @@ class Foundation:
 def lay(
     reactor: Any, clock: JournalClock, engine: Engine, *, name: str, server: str, advice: str, home: Path,
     key_path: Path, head: Path, opening: Mapping[str, Any], release: str = "", checkpoints: Path | None = None,
-    marker: bool = True, journal: Journal | None = None,
+    marker: bool = True, journal: Journal | None = None, service: type[ServerService] = ServerService,
 ) -> Foundation:
     """The foundation of a server on ``engine`` (its migrations applied): its journal key (made on a
     first start), its journal begun or verified (:func:`open_journal`), its services.
@@ -328,7 +340,8 @@ def lay(
     ``checkpoints``: the folder of the server's signed checkpoints (bound to ``release``);
     None keeps none.  ``marker``: whether the server keeps a run marker in ``home``.
     ``journal``: one the server opened itself and verified (a replicated central server's);
-    it is then taken as it is.  Raises :class:`StartRefused` with the one line the
+    it is then taken as it is.  ``service``: the class of the server's services (one that also
+    holds the server's parts, say).  Raises :class:`StartRefused` with the one line the
     operator reads; a journal that does not verify leaves the run marker, so the start after
     it is one after a crash (R92.5e).
     """
@@ -348,7 +361,7 @@ def lay(
     monitor = Monitor(name)
     ready = monitor.require_flag("journal", "the journal is not verified and replayed yet")
     return Foundation(reactor, clock, name, server, advice, engine, key, journal, store, checkpoint,
-                      ServerService(run_marker, clock.now_ms), monitor, crashed=crashed, _journal_ready=ready)
+                      service(run_marker, clock.now_ms), monitor, crashed=crashed, _journal_ready=ready)
 
 
 def prepare_process(reactor: Any, how_to_run: str) -> None:

@@ -206,3 +206,33 @@ async def test_R92_5e_a_journal_altered_in_a_record_refuses_the_start_in_one_lin
     assert said == ("the journal does not verify: record 1: its content does not match its hash (altered); "
                     "the central server does not serve on a broken journal")
     assert RunMarker(config.home).left_behind()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_start_refused_after_its_journal_is_open_lets_the_database_go(
+        central: Running, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part built after the journal that fails (the halls' port's TLS, say) stops the start, and
+    the database's connections are closed before the error goes on (a second start on the running
+    server's folder: it reads the journal and fails before it takes the leadership)."""
+    from sqlalchemy.engine import Engine
+
+    import central_server.tap as tap
+
+    source = central.server.config.source
+    assert source is not None
+    disposed: list[Engine] = []
+    dispose = Engine.dispose
+
+    def watched(engine: Engine, *args: Any, **kwargs: Any) -> None:
+        disposed.append(engine)
+        dispose(engine, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "dispose", watched)
+
+    def no_tls(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the port's certificate is missing")
+
+    monkeypatch.setattr(tap.pki, "server_tls_options", no_tls)
+    with pytest.raises(RuntimeError, match="certificate is missing"):
+        build_central(load_config(source), reactor, central.clock)
+    assert len(disposed) == 1

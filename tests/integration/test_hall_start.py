@@ -9,6 +9,7 @@ from __future__ import annotations
 from contextlib import closing
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_twisted
@@ -83,3 +84,32 @@ def test_a_journal_that_fails_its_check_refuses_the_start_and_leaves_the_run_mar
         start(played)
     assert (folder / MARKER).exists()
     assert (folder / "hall.sqlite3").exists() and (folder / "journal.head").exists()
+
+
+def test_a_start_refused_after_its_journal_is_open_lets_the_database_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part built after the journal that fails (its port's TLS, say) stops the start, and the
+    database's connections are closed before the error goes on."""
+    from sqlalchemy.engine import Engine
+    from twisted.internet import reactor
+
+    import hall_server.tap as tap
+
+    config = prepare(tmp_path / "hall", strips=100)
+    disposed: list[Engine] = []
+    dispose = Engine.dispose
+
+    def watched(engine: Engine, *args: Any, **kwargs: Any) -> None:
+        disposed.append(engine)
+        dispose(engine, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "dispose", watched)
+
+    def no_endpoints(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the port's certificate is missing")
+
+    monkeypatch.setattr(tap, "build_endpoints", no_endpoints)
+    with pytest.raises(RuntimeError, match="certificate is missing"):
+        tap.build_hall(load_config(config), reactor)
+    assert len(disposed) == 1

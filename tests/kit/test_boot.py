@@ -92,3 +92,26 @@ def test_a_journal_that_fails_its_check_is_refused_in_one_line_and_leaves_the_ma
     with pytest.raises(StartRefused, match="^the journal does not verify: .*the test server does not serve"):
         _lay(tmp_path, clock)
     assert RunMarker(tmp_path).left_behind()  # the next start is one after a crash
+
+
+class NamedService(ServerService):
+    """A server's own service class, which holds its parts."""
+
+
+def test_a_foundation_is_laid_with_the_servers_own_service_class_and_lets_its_database_go_on_a_failure(
+    tmp_path: Path,
+) -> None:
+    engine = open_database(f"sqlite:///{tmp_path / 'server.sqlite3'}", MIGRATIONS)
+    base = lay(task.Clock(), JournalClock.of(task.Clock()), engine, name="test", server="test server", advice="",
+               home=tmp_path, key_path=tmp_path / "journal-signing.pem", head=tmp_path / "journal.head",
+               opening={"receiver": "test"}, service=NamedService)
+    assert type(base.service) is NamedService
+    disposed: list[bool] = []
+    base.engine = type("Watched", (), {"dispose": lambda self: disposed.append(True)})()
+    with base.built():
+        pass
+    assert disposed == []
+    with pytest.raises(RuntimeError), base.built():
+        raise RuntimeError("a part failed")
+    assert disposed == [True]
+    engine.dispose()
