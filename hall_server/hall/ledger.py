@@ -21,22 +21,32 @@ from protocol.records.cashier import PostingReference
 from server_kit.core import CommandCore
 
 
+#: Where a ``posting`` record decided here keeps the :class:`Posting` it was made from, which its
+#: fold then posts as it is (a record read from the journal is made into one).
+_POSTING = "_ledger_posting"
+
+
 def posting_records(postings: Sequence[Posting]) -> list[PostingRecord]:
     """The ``posting`` records that journal ``postings``."""
-    return [
-        PostingRecord(
+    records = []
+    for posting in postings:
+        record = PostingRecord(
             debits=tuple((leg.account, leg.amount) for leg in posting.debits),
             credits=tuple((leg.account, leg.amount) for leg in posting.credits),
             reason=posting.reason,
             reference=PostingReference(game_id=posting.reference.game_id, card=posting.reference.card,
                                        event_seq=posting.reference.event_seq),
         )
-        for posting in postings
-    ]
+        record.__dict__[_POSTING] = posting
+        records.append(record)
+    return records
 
 
 def ledger_posting(event: PostingRecord) -> Posting:
     """The balanced movement a ``posting`` record holds."""
+    kept = event.__dict__.get(_POSTING)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
     reference = event.reference
     return Posting(
         tuple(Leg(account, amount) for account, amount in event.debits),
