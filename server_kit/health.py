@@ -134,11 +134,16 @@ class Monitor:
         Gauge("bingo_storage_unavailable", "1 while the storage refuses commits (every command is refused).",
               registry=self.registry).set_function(lambda: 0.0 if core.storage_fault is None else 1.0)
 
+        counted: dict[tuple[str, str], Any] = {}  # each command's and outcome's counter, looked up once
+
         def answered(command: str, refusal: BaseException | None) -> None:
             name = command if command in core.permissions or command in core.commands else UNKNOWN_COMMAND
             outcome = (CARRIED_OUT if refusal is None else
                        STORAGE_UNAVAILABLE if isinstance(refusal, StorageUnavailable) else REFUSED)
-            commands.labels(command=name, outcome=outcome).inc()
+            counter = counted.get((name, outcome))
+            if counter is None:
+                counter = counted[name, outcome] = commands.labels(command=name, outcome=outcome)
+            counter.inc()
 
         core.answered.append(answered)
         core.commit_timed.append(latency.observe)

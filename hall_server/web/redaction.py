@@ -14,14 +14,20 @@ checked, never a value, so a secret under an innocent name is the module's mista
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from protocol.chain import Record
 from protocol.records.secrets import SECRET_FIELDS, SECRET_SUFFIXES, is_secret
 
 
+_PLAIN = frozenset({int, str, bool, float, type(None)})
+
+
 def redacted(value: Any) -> Any:
     """A copy of the JSON-able ``value`` without any secret field, at any depth."""
+    if value.__class__ in _PLAIN:
+        return value
     if isinstance(value, Mapping):
         return {key: redacted(item) for key, item in value.items() if not (isinstance(key, str) and is_secret(key))}
     if isinstance(value, (list, tuple)):

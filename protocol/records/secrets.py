@@ -19,6 +19,7 @@ holds one.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping
 
 from protocol.chain import SEALED_KEY, is_commitment
@@ -37,8 +38,9 @@ SECRET_SUFFIXES = ("_pin", "_pin_hash", "_password", "_password_hash", "_token",
                    "_private_key")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret(name: str) -> bool:
-    """Whether a field called ``name`` holds a secret."""
+    """Whether a field called ``name`` holds a secret (asked of every key of every record shown)."""
     lowered = name.lower()
     return lowered in SECRET_FIELDS or lowered.endswith(SECRET_SUFFIXES)
 
