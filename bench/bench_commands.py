@@ -156,6 +156,7 @@ def serve_and_measure(folder: Path, consoles: int, commands: int, with_floor: bo
     def run(_: Any):  # type: ignore[no-untyped-def]
         collector.settle()  # as the composition root (makeService) does once the hall is built
         floor = (yield floor_rates(reactor, folder, consoles, commands)) if with_floor else None
+        os.sync()  # the floor's writes reach the disk before the hall runs: neither pays the other's writeback
         hall.service.startService()
         try:
             figures = yield rates(hall.channel.submit, lambda: hall.core.commits, consoles, commands)

@@ -316,6 +316,7 @@ def serve_and_measure(count: int, worker_count: int, ball_count: int, with_floor
     def run(_: Any):  # type: ignore[no-untyped-def]
         collector.settle()  # the collector as a server's composition root sets it, once its state is built
         floor = (yield floor_burst(reactor, folder, count, worker_count)) if with_floor else None
+        os.sync()  # the floor's writes reach the disk before the hall runs: neither pays the other's writeback
         yield session.run_verification(admin, "2026-12-01")
         yield session.count_balls(chief, "opening", list(range(1, 91)), ["a player"])
         yield session.sign_opening(admin)

@@ -210,6 +210,7 @@ def serve_and_measure(machines: int, worker_count: int, seconds: float,
         collector.settle()  # the collector as a server's composition root sets it, once its state is built
         if with_floor:
             floor.update((yield floor_plays(reactor, folder, machines, worker_count, seconds)))
+            os.sync()  # the floor's writes reach the disk before the hall plays: neither pays the other's writeback
         chief, teller = Actor("rosa", Role.ROOM_CHIEF), Actor("eva", Role.CASHIER)
         yield cashier.open_desk(teller, "desk1", 0)
         stations = []
