@@ -37,6 +37,7 @@ from server_kit.keys import load_journal_key
 from server_kit.run_marker import RunMarker
 from tests.central_server.conftest import Running, start_central, stop_central
 from tests.central_server.support import until
+from tests.support.engines import failing, watch_disposals
 
 pytestmark = pytest.mark.integration
 
@@ -214,25 +215,12 @@ async def test_a_start_refused_after_its_journal_is_open_lets_the_database_go(
     """A part built after the journal that fails (the halls' port's TLS, say) stops the start, and
     the database's connections are closed before the error goes on (a second start on the running
     server's folder: it reads the journal and fails before it takes the leadership)."""
-    from sqlalchemy.engine import Engine
-
     import central_server.tap as tap
 
     source = central.server.config.source
     assert source is not None
-    disposed: list[Engine] = []
-    dispose = Engine.dispose
-
-    def watched(engine: Engine, *args: Any, **kwargs: Any) -> None:
-        disposed.append(engine)
-        dispose(engine, *args, **kwargs)
-
-    monkeypatch.setattr(Engine, "dispose", watched)
-
-    def no_tls(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("the port's certificate is missing")
-
-    monkeypatch.setattr(tap.pki, "server_tls_options", no_tls)
+    disposed = watch_disposals(monkeypatch)
+    monkeypatch.setattr(tap.pki, "server_tls_options", failing("the port's certificate is missing"))
     with pytest.raises(RuntimeError, match="certificate is missing"):
         build_central(load_config(source), reactor, central.clock)
     assert len(disposed) == 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 from contextlib import closing
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_twisted
@@ -19,6 +18,7 @@ from hall_server.config import load_config
 from server_kit.boot import StartRefused
 from server_kit.journal.sql import read_head
 from server_kit.run_marker import MARKER
+from tests.support.engines import failing, watch_disposals
 
 pytestmark = [pytest.mark.integration]
 
@@ -91,25 +91,13 @@ def test_a_start_refused_after_its_journal_is_open_lets_the_database_go(
 ) -> None:
     """A part built after the journal that fails (its port's TLS, say) stops the start, and the
     database's connections are closed before the error goes on."""
-    from sqlalchemy.engine import Engine
     from twisted.internet import reactor
 
     import hall_server.tap as tap
 
     config = prepare(tmp_path / "hall", strips=100)
-    disposed: list[Engine] = []
-    dispose = Engine.dispose
-
-    def watched(engine: Engine, *args: Any, **kwargs: Any) -> None:
-        disposed.append(engine)
-        dispose(engine, *args, **kwargs)
-
-    monkeypatch.setattr(Engine, "dispose", watched)
-
-    def no_endpoints(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("the port's certificate is missing")
-
-    monkeypatch.setattr(tap, "build_endpoints", no_endpoints)
+    disposed = watch_disposals(monkeypatch)
+    monkeypatch.setattr(tap, "build_endpoints", failing("the port's certificate is missing"))
     with pytest.raises(RuntimeError, match="certificate is missing"):
         tap.build_hall(load_config(config), reactor)
     assert len(disposed) == 1
