@@ -203,11 +203,35 @@ class FeedSending(amp.AMP):
         reading.addCallbacks(lambda records: self._send_batch(after, records), self._read_failed)
 
     def _idle(self) -> None:
-        """Every record is sent: a report due, or a look again in :data:`POLL_S`."""
-        report = self.service.outbox.due() if self.service.outbox is not None else None
-        if report is not None:
-            self.send_report(report)
+        """Every record is sent: a report due (its folder read off the reactor), or a look again in
+        :data:`POLL_S`."""
+        outbox = self.service.outbox
+        if outbox is None or not outbox.dirty:
+            self._look_later()
             return
+        self.busy = True  # nothing else is sent while the folder is read
+        version = outbox.version
+
+        def found(report: Report | None) -> None:
+            self.busy = False
+            if not self.open:
+                return
+            if report is not None:
+                self.send_report(report)
+                return
+            outbox.clear(version)  # none due, unless one was written while the folder was read
+            self.pump()
+
+        def unreadable(failure: Failure) -> None:
+            self.busy = False
+            self.log.failure("Feed to the regulator: the reports' folder could not be read; trying again in {s} s",
+                             failure, s=POLL_S)
+            if self.open:
+                self._look_later()
+
+        self.service.read(outbox.find_due).addCallbacks(found, unreadable)
+
+    def _look_later(self) -> None:
         if self._poll is None or not self._poll.active():
             self._poll = self.service.clock.callLater(POLL_S, self.pump)
 
@@ -270,7 +294,7 @@ class FeedSending(amp.AMP):
         def send(part: ReportPart) -> None:
             self.callRemote(FeedReportPart, message=encode(part)).addCallback(acked).addErrback(failed)
 
-        def acked(answer: dict[str, Any]) -> None:
+        def acked(answer: dict[str, Any]) -> Any:
             self.busy = False
             ack = decode(answer["message"])
             if (isinstance(ack, ReportPartAck) and parts and ack.name == report.name
@@ -285,7 +309,20 @@ class FeedSending(amp.AMP):
                 raise FeedProtocolError(f"the receiver answered the report {report.name} with {ack!r:.80}")
             if parts:
                 resume.pop((report.name, parts[0].digest), None)
-            if outbox.acknowledged(ack):
+            self.busy = True  # the report's files are read again and the ack kept, off the reactor
+            return self.service.read(outbox.matches, ack).addCallback(keep, ack)
+
+        def keep(same: bool, ack: ReportAck) -> Any:
+            if not same:
+                return noted(False)
+            if outbox.deliveries is not None:  # a journal record: decided on the reactor
+                outbox.deliveries.note(ack.name, ack.digest)
+                return noted(True)
+            return self.service.read(outbox.write_delivered, ack).addCallback(lambda _: noted(True))
+
+        def noted(same: bool) -> None:
+            self.busy = False
+            if same:
                 self.log.info("Feed to the regulator: report {name} acknowledged", name=report.name)
             else:
                 outbox.dirty = False  # its files changed meanwhile, or the receiver saw others: next connection

@@ -60,10 +60,18 @@ class ReportOutbox:
         self.deliveries = deliveries
         #: Whether the folder may hold a due report (set by :meth:`changed`; cleared when none is due).
         self.dirty = True
+        #: Counts the calls of :meth:`changed`: a look begun before one does not clear ``dirty``.
+        self.version = 0
 
     def changed(self) -> None:
         """A report was written (or the connection is new): look again."""
+        self.version += 1
         self.dirty = True
+
+    def clear(self, version: int) -> None:
+        """A look begun at ``version`` found no report due: none is, unless one was written since."""
+        if self.version == version:
+            self.dirty = False
 
     def _files(self, folder: Path) -> dict[str, bytes]:
         return {path.name: path.read_bytes() for path in sorted(folder.iterdir())
@@ -73,6 +81,15 @@ class ReportOutbox:
         """The first report the receiver has not acknowledged as it is now, or None."""
         if not self.dirty:
             return None
+        version = self.version
+        found = self.find_due()
+        if found is None:
+            self.clear(version)
+        return found
+
+    def find_due(self) -> Report | None:
+        """The first report not acknowledged, read from the folder whatever ``dirty`` says, and
+        leaving it be: the feed calls it on a thread of its own, and :meth:`clear` on the reactor."""
         if self.folder.is_dir():
             for folder in sorted(self.folder.iterdir(), key=_oldest_first):
                 if not folder.is_dir() or not REPORT_NAME.fullmatch(folder.name):
@@ -85,7 +102,6 @@ class ReportOutbox:
                     continue
                 if self.deliveries is None or not self.deliveries.delivered(folder.name, digest):
                     return Report(self.sender, folder.name, files)
-        self.dirty = False
         return None
 
     def _delivered(self, folder: Path) -> str | None:
@@ -96,13 +112,22 @@ class ReportOutbox:
 
     def acknowledged(self, ack: ReportAck) -> bool:
         """Note the receiver's ack; False (and nothing noted) when it is for files other than these."""
-        folder = self.folder / ack.name
-        if not REPORT_NAME.fullmatch(ack.name) or not folder.is_dir() or report_digest(self._files(folder)) != ack.digest:
+        if not self.matches(ack):
             return False
         if self.deliveries is not None:
             self.deliveries.note(ack.name, ack.digest)
-            return True
+        else:
+            self.write_delivered(ack)
+        return True
+
+    def matches(self, ack: ReportAck) -> bool:
+        """Whether ``ack`` is for the files of its report as they are (reads them: off the reactor)."""
+        folder = self.folder / ack.name
+        return bool(REPORT_NAME.fullmatch(ack.name)) and folder.is_dir() and report_digest(self._files(folder)) == ack.digest
+
+    def write_delivered(self, ack: ReportAck) -> None:
+        """Keep ``ack`` in its report's folder (``.delivered``): a file written, so off the reactor."""
+        folder = self.folder / ack.name
         marker = folder / (DELIVERED + ".new")
         marker.write_text(json.dumps({"digest": ack.digest}))
         os.replace(marker, folder / DELIVERED)
-        return True
