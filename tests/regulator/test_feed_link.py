@@ -20,6 +20,7 @@ from twisted.internet import reactor, task, threads
 from twisted.internet.endpoints import SSL4ClientEndpoint, connectProtocol
 from twisted.logger import formatEvent, globalLogPublisher
 from twisted.protocols import amp
+from twisted.python.threadable import isInIOThread
 
 from hall_server.store.database import open_database as open_hall_database
 from protocol.regulator_feed import Hello, encode
@@ -282,8 +283,17 @@ async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowl
     service = await receiver(tmp_path, pki_dir)
     port = service.port.getHost().port
     outbox = ReportOutbox(reports, f"hall:{HALL}")
+    off_the_reactor: set[str] = set()
+
+    def read(function: Any, *args: Any) -> Any:  # the feed's thread, noting what it ran there
+        def run() -> Any:
+            if not isInIOThread():
+                off_the_reactor.add(function.__name__)
+            return function(*args)
+        return threads.deferToThread(run)
+
     link = FeedLinkService(reactor, FeedCursor(journal, f"hall:{HALL}", pem(journal)),
-                           ReceiverAddress("127.0.0.1", port, pki_dir, HALL, "localhost"), outbox)
+                           ReceiverAddress("127.0.0.1", port, pki_dir, HALL, "localhost"), outbox, read)
     link.startService()
     try:
         await until(lambda: len(service.inbox.received()) == 1, "the report at the receiver")
@@ -293,6 +303,8 @@ async def test_a_signed_report_is_sent_after_the_records_and_again_until_acknowl
         kept = service.inbox.folder(f"hall:{HALL}", "daily-2026-12-01")
         assert (kept / "report.json").read_bytes() == (reports / "daily-2026-12-01" / "report.json").read_bytes()
         await until((reports / "daily-2026-12-01" / ".delivered").exists, "the sender to note the ack")
+        # The reports' folder is read, and the ack kept in it, on the feed's thread, never the reactor's.
+        assert {"find_due", "matches", "write_delivered"} <= off_the_reactor, off_the_reactor
         # The receiver goes away before a second report is acknowledged; it is sent when it is back.
         await stop(service)
         write_report(reports / "daily-2026-12-02", signer, b'{"day": "2026-12-02", "sales_cents": 200}')
@@ -410,3 +422,19 @@ async def test_a_record_altered_at_the_hall_is_named_at_the_receiver_and_not_sen
         globalLogPublisher.removeObserver(observe)
         await link.stopService()
         await stop(service)
+
+
+def test_a_look_at_the_reports_that_found_none_does_not_hide_one_written_meanwhile(tmp_path: Path) -> None:
+    """The folder is read off the reactor: a report written while it was read keeps the outbox looking."""
+    from server_kit.feed.reports import ReportOutbox
+
+    outbox = ReportOutbox(tmp_path / "reports", f"hall:{HALL}")
+    version = outbox.version
+    assert outbox.find_due() is None
+    outbox.changed()  # a day's report written while the folder was read
+    outbox.clear(version)
+    assert outbox.dirty
+    version = outbox.version
+    assert outbox.find_due() is None
+    outbox.clear(version)
+    assert not outbox.dirty and outbox.due() is None
