@@ -59,7 +59,7 @@ from central_server.module import SYSTEM
 from central_server.server import CentralServer, CentralService, add_modules
 from central_server.stops import hall_links
 from server_kit import collector, pki, private
-from server_kit.boot import Foundation, lay, prepare_process
+from server_kit.boot import Foundation, lay, prepare_process, released_on_failure
 from server_kit.clock import JournalClock
 from server_kit.connections import ConnectionGuard
 from server_kit.db import database as kit
@@ -128,13 +128,10 @@ def build_central(config: CentralConfig, reactor: Any, clock: Any = None,
             log.warn("The central server runs on SQLite ({url}): for a single-node demo only; production runs "
                      "PostgreSQL with a synchronous standby (docs/central-server.md)", url=config.database_url)
         # The journal verified (or begun) against its checkpoints; refused, it leaves the run marker (R92.5e).
-        try:
+        with released_on_failure(engine):
             base = laying(engine, checkpoints=config.home / CHECKPOINTS,
                           release=source_fingerprint(protocol, server_kit, central_server))
             library, records = store.provision_library(engine, config.series), None
-        except BaseException:
-            engine.dispose()
-            raise
     else:
         key = load_journal_key(config.journal_key, create=True)
         engine, journal, _, library, records = replicated.open_replica(config, config.replica, key, now_ms, opening,

@@ -222,6 +222,16 @@ class JournalOnly:
         return {"seq": seq, "folded": seq, "modules": {}, "requests": []}
 
 
+@contextlib.contextmanager
+def released_on_failure(engine: Engine) -> Iterator[None]:
+    """What runs inside closes ``engine``'s connections if it raises, before the error goes on."""
+    try:
+        yield
+    except BaseException:
+        engine.dispose()
+        raise
+
+
 @dataclass
 class Foundation:
     """What every server stands on, built by :func:`lay`; its composition root adds its own parts.
@@ -253,16 +263,11 @@ class Foundation:
     checkpointing: CheckpointService | None = None
     _journal_ready: Callable[..., Any] = field(default=lambda: None, repr=False)
 
-    @contextlib.contextmanager
-    def built(self) -> Iterator[None]:
+    def built(self) -> contextlib.AbstractContextManager[None]:
         """The composition root's work on the foundation: when it raises (a certificate missing, a
         port refused), the database's connections are closed before the error goes on.  Nothing
         else runs yet: the pools and services start with the reactor."""
-        try:
-            yield
-        except BaseException:
-            self.engine.dispose()
-            raise
+        return released_on_failure(self.engine)
 
     def pool(self, purpose: str, threads: int = 1, *, at_least: int = 0) -> RunBlocking:
         """A thread pool of the server's own (``{name}-{purpose}``) that starts and stops with it."""
