@@ -296,11 +296,43 @@ def _payload_text(payload: Mapping[str, Any], body: bytes) -> str | None:
 
 
 def stored_payload(record: Record) -> str:
-    """``record``'s payload as the journal stores it: its canonical JSON, cut from the body it was
-    sealed with while that is kept (until it is signed: :func:`signed`)."""
+    """``record``'s payload as the journal stores it: its canonical JSON, as the journal noted it at
+    its commit (:func:`note_stored`), or cut from the body it was sealed with while that is kept
+    (until it is signed: :func:`signed`)."""
+    noted = record.__dict__.get(_STORED_TEXT)
+    if noted is not None:
+        return noted  # type: ignore[no-any-return]
     body = record.__dict__.get(_SEALED_BODY)
     text = _payload_text(record.payload, body) if body is not None else None
     return text if text is not None else canonical_json(record.payload).decode()
+
+
+_STORED_TEXT = "_stored_payload"
+
+
+def note_stored(record: Record, text: str) -> None:
+    """``record`` keeps ``text``, its payload as the journal stored it (:func:`stored_payload`), beside its fields."""
+    record.__dict__[_STORED_TEXT] = text
+
+
+#: A committed record as a server keeps it in memory to fold it again: its stored columns
+#: ``seq``, ``time_ms``, ``type``, the payload as its canonical JSON text, ``prev``, ``hash``,
+#: ``signature``.  Strings and integers only, so the cyclic garbage collector leaves it be,
+#: where a record's payload is a tree of dicts and lists it walks at each collection.
+KeptRecord = tuple[int, int, str, str, str, str, str]
+
+
+def as_kept(record: Record) -> KeptRecord:
+    """``record`` as a server keeps it once committed (:data:`KeptRecord`)."""
+    return (record.seq, record.time_ms, record.type, stored_payload(record), record.prev, record.hash,
+            record.signature)
+
+
+def from_kept(row: KeptRecord) -> Record:
+    """The record ``row`` keeps, its payload read again as the journal's own reader reads it."""
+    seq, time_ms, type, text, prev, hash, signature = row
+    return Record(seq=seq, time_ms=time_ms, type=type, payload=json.loads(text), prev=prev, hash=hash,
+                  signature=signature)
 
 
 #: A stored record's columns as the link check reads them: ``seq``, ``time_ms``, ``type``,

@@ -92,7 +92,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from protocol.chain import Record
+from protocol.chain import KeptRecord, Record, as_kept, from_kept
 from protocol.errors import DomainError
 from protocol.records import ActorStamp, JournalRecord, declared, forget_declared
 from server_kit.actors import Actor as Actor  # the loop's actor, imported from here by the servers
@@ -277,9 +277,10 @@ class CommandCore:
         # The records of the batch whose commit failed for the storage: the database may hold
         # them after all (a connection lost after its commit), which the storage's return shows.
         self.unconfirmed: list[Record] = []
-        # The restore point (modules as made: reset) and the committed records folded after it.
+        # The restore point (modules as made: reset) and the committed records folded after it:
+        # those read at recovery as they were read, those committed here as they were stored.
         self._point = _RestorePoint(self.seq, self.last_hash, 0, [], OrderedDict())
-        self._since: list[Record] = []
+        self._since: list[Record | KeptRecord] = []
         #: Told ``(command, refusal)`` as each command is answered (``refusal`` None when it was
         #: carried out): a server's metrics count them (server_kit/health.py).
         self.answered: list[Callable[[str, BaseException | None], None]] = []
@@ -598,8 +599,9 @@ class CommandCore:
 
     def _committed(self, record: Record) -> None:
         """``record`` is in the journal (folded into the modules already): kept for the restore
-        point, folded by the views, announced."""
-        self._since.append(record)
+        point as stored (its payload's JSON text, not its tree of objects: the collector need not
+        walk ten thousand of them), folded by the views, announced."""
+        self._since.append(as_kept(record))
         for view in self.views:
             try:
                 view.apply(record)
@@ -691,7 +693,7 @@ class CommandCore:
         released, self._since = self._since, []
         self._let_go(released)
 
-    def _let_go(self, records: list[Record]) -> None:
+    def _let_go(self, records: list[Record | KeptRecord]) -> None:
         """Let the records the last restore point kept go a slice at a time, between the reactor's
         other work: freeing 10,000 records at once held it up for 90-100 ms."""
         later = getattr(self.clock, "callLater", None)  # a clock with timers: the reactor's
@@ -725,8 +727,8 @@ class CommandCore:
                     module.restore(kept)  # type: ignore[attr-defined]
             self.requests = OrderedDict((key, list(records)) for key, records in point.requests.items())
             self.seq, self.last_hash, self.folded = point.seq, point.last_hash, point.folded
-            for record in self._since:
-                self._apply(record)
+            for entry in self._since:
+                self._apply(entry if isinstance(entry, Record) else from_kept(entry))
         self._tail = self.journal.last
         for record in uncommitted:
             self._apply(record)

@@ -43,8 +43,8 @@ from nacl.signing import SigningKey
 from sqlalchemy import Connection, Engine
 from twisted.logger import Logger
 
-from protocol.chain import (GENESIS, OPENING, THE_HEAD, ChainError, Head, Record, head_file, head_from_dict, sign_head,
-                            signed, stored_payload, verify_chain, verify_links)
+from protocol.chain import (GENESIS, OPENING, THE_HEAD, ChainError, Head, Record, head_file, head_from_dict,
+                            note_stored, sign_head, signed, stored_payload, verify_chain, verify_links)
 from protocol.errors import N_
 from protocol.records import JournalRecord, seal_entries
 from server_kit.db.faults import sqlite_files_fault, storage_fault
@@ -266,6 +266,8 @@ class Journal:
             )
         payloads = [stored_payload(record) for record in records]  # before signing lets go of the sealed bodies
         records = signed(self._sign, records)
+        for record, text in zip(records, payloads):
+            note_stored(record, text)  # kept by the core as it is stored (protocol.chain.as_kept)
         try:
             self._writable()
             table.append(self.engine, records, extra, self.guard, payloads)

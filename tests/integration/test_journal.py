@@ -385,3 +385,28 @@ def test_a_commit_of_more_rows_than_a_statement_takes_is_stored_whole_and_verifi
         assert stored[record.seq] == canonical_json(record.payload).decode()
     secret = json.loads(stored[19])  # a record that seals a secret stores it with its nonce, not its commitment
     assert secret["pin_hash"] == "scrypt$secret" and set(secret["sealed"]) == {"pin_hash"}
+
+
+def test_a_committed_record_kept_in_memory_is_its_stored_row_and_reads_back_as_the_journal_reads_it(
+    journal: Journal,
+) -> None:
+    """The command core keeps committed records as their stored columns (``protocol.chain.as_kept``):
+    plain strings and integers the collector leaves be, read again only when a failed commit folds them."""
+    import gc
+
+    from protocol.chain import as_kept, from_kept, sign_head, verify_chain
+    from protocol.records.cashier import PlayerAccountOpened
+
+    opened = PlayerAccountOpened(account="A-2", medium="card", visitor=2, pin_hash="scrypt$other")
+    sealed = journal.seal(1_700_000_000_200, [BallDrawn("g3", 1, 1), opened], journal.last)
+    committed = journal.commit(sealed)
+    rows = [as_kept(record) for record in committed]
+    with journal.engine.connect() as connection:
+        stored = connection.exec_driver_sql(
+            "SELECT seq, time_ms, type, payload, prev, hash, signature FROM journal WHERE seq > 10 ORDER BY seq").all()
+    assert rows == [tuple(row) for row in stored]  # the text the journal stored, not made again
+    assert [from_kept(row) for row in rows] == list(journal.records(after=10))
+    verify_chain([*list(journal.records())[:10], *map(from_kept, rows)], journal.key.public_key(),
+                 head=sign_head(journal.key, committed[-1]))  # the records as they were signed
+    gc.collect()
+    assert not any(gc.is_tracked(row) for row in rows)

@@ -287,7 +287,7 @@ def test_the_restore_point_moves_on_once_enough_records_are_committed(monkeypatc
     core, journal, tally = tally_core()
     for amount in range(1, 6):
         outcome(add(core, CLERK, amount))
-    assert core._point.seq == 3 and [r.seq for r in core._since] == [4, 5]  # kept: the records after it only
+    assert core._point.seq == 3 and [seq for seq, *_ in core._since] == [4, 5]  # kept: the records after it only
     journal.fail_next, journal.unreadable = DOWN, True
     assert outcome(add(core, CLERK, 100)).check(StorageUnavailable)
     assert tally.totals == {"ana": 15} and core.seq == 5
@@ -313,7 +313,7 @@ def test_the_records_a_new_restore_point_no_longer_needs_are_let_go_a_slice_at_a
                                                                   call_later(delay, step))[1])
     for amount in range(1, 27):
         outcome(add(core, CLERK, amount))
-    assert core._point.seq == 25 and [r.seq for r in core._since] == [26]
+    assert core._point.seq == 25 and [seq for seq, *_ in core._since] == [26]
     (records,) = released  # the restore point at record 25 let the 25 records before it go
     assert len(records) == 25 and left == [25]
     clock.advance(0)  # a task.Clock runs the slices one after another; the reactor, one a turn
