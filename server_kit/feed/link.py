@@ -425,10 +425,14 @@ class FeedLinkService(ClientService):
             self.sending.wake()
 
     def report_written(self) -> None:
-        """A signed report was written: send it as soon as the records are acknowledged."""
+        """A signed report was written: send it as soon as the records are acknowledged.
+
+        Called on the reactor: the daily reports are written on a thread, and their writers
+        tell their listeners from the deferred that fires when the writing is done.
+        """
         if self.outbox is not None:
             self.outbox.changed()
-            self.clock.callLater(0, self.wake)  # from any thread's callback: on the reactor's next turn
+            self.clock.callLater(0, self.wake)  # on the reactor's next turn, after the writer's own callbacks
 
     def status(self) -> FeedStatus:
         return self.cursor.status()
