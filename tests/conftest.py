@@ -40,10 +40,12 @@ LONGEST_FIRST = (
     "tests/simulation/test_kill_campaign.py",
     "tests/simulation/test_kill_campaign_central.py",
     "tests/faults/test_soak.py",
+    "tests/central_server/test_programme_process.py",
     "tests/fuzz/test_fuzz_campaign_kiosk.py",
     "tests/crash/test_crash_recovery.py",
     "tests/fuzz/test_fuzz_campaigns.py",
     "tests/simulation/test_simulate.py",
+    "tests/web/test_consultation.py",
     "tests/network/test_network_end_to_end.py",
     "tests/network/test_network_browser.py",
     "tests/fuzz/test_fuzz_findings.py",
@@ -56,6 +58,10 @@ LONGEST_FIRST = (
     "tests/audit/test_demo_export.py",
     "tests/ops/test_backup_central.py",
     "tests/ops/test_backup_hall.py",
+    "tests/videobingo/test_vb_languages_browser.py",
+    "tests/web/test_languages_browser.py",
+    "tests/network/test_gate_process.py",
+    "tests/central_server/test_consultation.py",
 )
 
 
