@@ -404,7 +404,7 @@ def test_a_committed_record_kept_in_memory_is_its_stored_row_and_reads_back_as_t
     with journal.engine.connect() as connection:
         stored = connection.exec_driver_sql(
             "SELECT seq, time_ms, type, payload, prev, hash, signature FROM journal WHERE seq > 10 ORDER BY seq").all()
-    assert rows == [tuple(row) for row in stored]  # the text the journal stored, not made again
+    assert rows == [tuple(row) for row in stored]  # the journal's row, column for column
     assert [from_kept(row) for row in rows] == list(journal.records(after=10))
     verify_chain([*list(journal.records())[:10], *map(from_kept, rows)], journal.key.public_key(),
                  head=sign_head(journal.key, committed[-1]))  # the records as they were signed
