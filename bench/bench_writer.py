@@ -54,7 +54,7 @@ def _journal(folder: Path, before: bool) -> Any:
         releasing = SigningKey.generate()
         journal._sign = lambda data: releasing.sign(data).signature  # type: ignore[method-assign]
 
-        def one_a_row(engine: Any, records: list[Any], extra: Any = None, guard: Any = None, payloads: Any = None) -> None:
+        def one_a_row(engine: Any, records: list[Any], extra: Any = None, guard: Any = None) -> None:
             with engine.begin() as connection:
                 connection.execute(insert(table._TABLE), [
                     {"seq": r.seq, "time_ms": r.time_ms, "type": r.type, "payload": canonical_json(r.payload).decode(),

@@ -110,16 +110,6 @@ class ReportOutbox:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def acknowledged(self, ack: ReportAck) -> bool:
-        """Note the receiver's ack; False (and nothing noted) when it is for files other than these."""
-        if not self.matches(ack):
-            return False
-        if self.deliveries is not None:
-            self.deliveries.note(ack.name, ack.digest)
-        else:
-            self.write_delivered(ack)
-        return True
-
     def matches(self, ack: ReportAck) -> bool:
         """Whether ``ack`` is for the files of its report as they are (reads them: off the reactor)."""
         folder = self.folder / ack.name

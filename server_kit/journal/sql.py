@@ -264,13 +264,12 @@ class Journal:
             raise JournalStateError(
                 records[0].seq, f"does not follow the journal's last record ({expected_seq - 1}); nothing was appended"
             )
-        payloads = [stored_payload(record) for record in records]  # before signing lets go of the sealed bodies
+        for record in records:  # before signing lets go of the sealed bodies; the signed copies keep it
+            note_stored(record, stored_payload(record))  # stored so, and kept so by the core (protocol.chain.as_kept)
         records = signed(self._sign, records)
-        for record, text in zip(records, payloads):
-            note_stored(record, text)  # kept by the core as it is stored (protocol.chain.as_kept)
         try:
             self._writable()
-            table.append(self.engine, records, extra, self.guard, payloads)
+            table.append(self.engine, records, extra, self.guard)
         except Exception as error:
             fault = storage_fault(error, self.engine)
             if fault is None:

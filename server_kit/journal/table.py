@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from typing import Any, Callable, Iterator, Sequence, cast
+from typing import Any, Callable, Iterator, cast
 
 from sqlalchemy import BigInteger, Connection, Engine, Integer, MetaData, String, Table, Text, func, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -70,12 +70,9 @@ def append(
     records: list[Record],
     extra: Callable[[Connection], None] | None = None,
     guard: Callable[[Connection], None] | None = None,
-    payloads: Sequence[str] | None = None,
 ) -> None:
-    """Durably append ``records`` (and run ``extra`` in the same transaction).
-
-    ``payloads``: each record's payload as stored (:func:`protocol.chain.stored_payload`),
-    when the caller has it; else it is made here.
+    """Durably append ``records`` (and run ``extra`` in the same transaction), each payload as
+    :func:`protocol.chain.stored_payload` gives it (the text the journal noted, else made here).
 
     ``guard`` runs first in the transaction, before any row is written: raising there
     refuses the commit (the central server's fence, :mod:`central_server.leadership`).
@@ -86,8 +83,7 @@ def append(
     reactor holds it (up to 5 ms while a burst is decided), which made a commit of a
     few thousand purchases take seconds.
     """
-    texts = payloads if payloads is not None else [stored_payload(r) for r in records]
-    rows = [(r.seq, r.time_ms, r.type, text, r.prev, r.hash, r.signature) for r, text in zip(records, texts, strict=True)]
+    rows = [(r.seq, r.time_ms, r.type, stored_payload(r), r.prev, r.hash, r.signature) for r in records]
     marker = "?" if engine.dialect.paramstyle == "qmark" else "%s"
     with engine.begin() as connection:
         if guard is not None:
