@@ -156,12 +156,14 @@ def sqlite_files_fault(path: str | Path, *, space: bool = True) -> StorageUnavai
         free = None
     if free is not None and free < 4096:
         return StorageUnavailable(DISK_FULL, where, f"the disk holding {where} is full (free space on it)")
+    # Run before every commit: one system call a file that can be written (the writer lets go of
+    # the interpreter for each), and a second only to tell a file not there from one refused.
     for suffix in _SQLITE_FILES:
         file = database.with_name(database.name + suffix)
-        if file.exists() and not os.access(file, os.W_OK):
+        if not os.access(file, os.W_OK) and file.exists():
             return StorageUnavailable(READ_ONLY, where, f"{file} cannot be written (a read-only or immutable file; "
                                                         "`lsattr` shows an immutable one)")
-    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+    if not os.access(folder, os.W_OK | os.X_OK) and folder.is_dir():
         return StorageUnavailable(READ_ONLY, where, f"the folder {folder} cannot be written")
     return None
 

@@ -130,13 +130,27 @@ def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path,
 
 
 def _write_head(path: Path, head: Head) -> None:
+    """Write ``head`` at ``path`` whole or not at all (a file beside it, synced, renamed over it).
+
+    As few system calls as that takes, each made with the interpreter let go (the writer
+    waits to have it back while the reactor is busy): no buffered stream over the file, and
+    the folder made only when it is not there.
+    """
     partial = path.with_name(path.name + ".partial")
+    data = json.dumps(head.to_dict()).encode()
     try:
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as stream:
-            json.dump(head.to_dict(), stream)
-            stream.flush()
-            os.fsync(stream.fileno())
+        try:
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        except FileNotFoundError:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view):]
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
         os.replace(partial, path)
     except OSError:
         partial.unlink(missing_ok=True)  # a full disk leaves no half-written head beside the last one
@@ -355,7 +369,6 @@ class Journal:
         """Write the signed head of the last record (atomically, mode 0600)."""
         if self.last is None:
             return
-        self.head.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write_head(self.head, sign_head(self.key, self.last))
 
     def repair_head(self) -> bool:

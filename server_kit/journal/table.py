@@ -42,7 +42,7 @@ class JournalRecord(JournalBase):
     type: Mapped[str] = mapped_column(String(64), index=True)
     payload: Mapped[str] = mapped_column(Text)  # canonical JSON
     prev: Mapped[str] = mapped_column(String(64))
-    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    hash: Mapped[str] = mapped_column(String(64))  # no index: see journal.migration.drop_hash_uniqueness
     signature: Mapped[str] = mapped_column(String(128))
 
 _TABLE = cast(Table, JournalRecord.__table__)

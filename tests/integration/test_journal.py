@@ -410,3 +410,39 @@ def test_a_committed_record_kept_in_memory_is_its_stored_row_and_reads_back_as_t
                  head=sign_head(journal.key, committed[-1]))  # the records as they were signed
     gc.collect()
     assert not any(gc.is_tracked(row) for row in rows)
+
+
+@pytest.mark.parametrize("migrations, before", [
+    ("hall_server:migrations", "0002"), ("central_server:migrations", "0003"), ("regulator:migrations", "0003"),
+])
+def test_N17_a_journal_written_with_its_hashes_indexed_verifies_whole_once_the_index_is_dropped(
+        tmp_path: Path, migrations: str, before: str) -> None:
+    """Each server's migration drops the hash index of a journal already written: on SQLite the
+    table is rebuilt, and every record is still there, byte for byte, and verifies."""
+    from alembic import command
+    from sqlalchemy import inspect
+
+    from server_kit.db.database import alembic_config, create, upgrade
+    from server_kit.journal.sql import verified_records
+
+    engine = create(f"sqlite:///{tmp_path / 'server.sqlite3'}")
+    config = alembic_config(migrations)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, before)
+    assert [c["name"] for c in inspect(engine).get_unique_constraints("journal")] == ["uq_journal_hash"]
+    key = Ed25519PrivateKey.generate()
+    journal = Journal(engine, key, head=tmp_path / "journal.head")
+    for n in range(1, 31):
+        journal.append(1_700_000_000_000 + n, [BallDrawn("g1", n, n)])
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql("SELECT * FROM journal ORDER BY seq").fetchall()
+
+    upgrade(engine, migrations)
+
+    assert inspect(engine).get_unique_constraints("journal") == []
+    assert "ix_journal_type" in {index["name"] for index in inspect(engine).get_indexes("journal")}
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT * FROM journal ORDER BY seq").fetchall() == rows
+    assert len(verified_records(engine, key.public_key(), tmp_path / "journal.head")) == 30
+    engine.dispose()

@@ -1,0 +1,22 @@
+"""The journal's hashes no longer indexed: one index page a record less in each commit
+(:func:`server_kit.journal.migration.drop_hash_uniqueness`).
+
+Revision ID: 0003
+Revises: 0002
+"""
+
+from server_kit.journal.migration import drop_hash_uniqueness, restore_hash_uniqueness
+
+
+revision = '0003'
+down_revision = '0002'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    drop_hash_uniqueness()
+
+
+def downgrade() -> None:
+    restore_hash_uniqueness()
