@@ -18,6 +18,20 @@ def test_strict_json_reads_plain_json_and_refuses_a_key_named_twice_at_any_depth
         strict_json.loads('{"a": 1, "b": [{"c": 2, "c": 3}]}')
 
 
+def test_strict_json_reads_text_as_json_loads_does_bytes_in_their_encoding_a_byte_order_mark_refused() -> None:
+    import json
+
+    for text in ('{"a": "\u00e9t\u00e9", "b": [1, 2.5, null, true]}', "[]", '"x"'):
+        for given in (text, text.encode(), text.encode("utf-16"), bytearray(text.encode("utf-32"))):
+            assert strict_json.loads(given) == json.loads(given)
+    with pytest.raises(json.JSONDecodeError, match="BOM"):
+        strict_json.loads("\ufeff{}")
+    with pytest.raises(json.JSONDecodeError):
+        strict_json.loads("{")
+    with pytest.raises(TypeError, match="not int"):
+        strict_json.loads(5)  # type: ignore[arg-type]
+
+
 def test_the_command_channel_refuses_a_request_naming_a_key_twice() -> None:
     with pytest.raises(ChannelError, match="names 'amount_cents' twice") as refused:
         parse_request('{"id": "r1", "command": "load_credit", '
