@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +52,7 @@ from twisted.web.websocket import WebSocketResource, WebSocketTransport
 
 from protocol.terminal_messages import VERSION
 from server_kit.db.database import create
-from server_kit.journal.sql import fsync_folder
+from server_kit.journal.sql import replace_durably
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS floor (seq INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, type TEXT NOT NULL, " \
          "payload TEXT NOT NULL)"
@@ -76,15 +75,9 @@ def insert_sql(rows: int) -> str:
 
 
 def write_head(path: Path, seq: int) -> None:
-    """The last row's number at ``path``, written as the journal writes its head: a partial file
-    fsync'd, renamed over the head, the folder fsync'd."""
-    partial = path.with_name(path.name + ".partial")
-    with open(partial, "w") as stream:
-        stream.write(json.dumps({"seq": seq}))
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(partial, path)
-    fsync_folder(path.parent)
+    """The last row's number at ``path``, written as the journal writes its head
+    (:func:`server_kit.journal.sql.replace_durably`)."""
+    replace_durably(path, json.dumps({"seq": seq}).encode())
 
 
 class GroupCommit:

@@ -33,15 +33,7 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_one_of_each)
 
 
 def loads(text: str | bytes) -> Any:
-    """:func:`json.loads`, refusing an object that names a key twice (:class:`NamedTwice`, a ``ValueError``).
-
-    Text is read as ``json.loads`` reads it: bytes in the encoding their first bytes show,
-    a byte order mark refused."""
-    if isinstance(text, str):
-        if text.startswith("\ufeff"):
-            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    elif isinstance(text, (bytes, bytearray)):
-        text = text.decode(json.detect_encoding(text), "surrogatepass")
-    else:
-        raise TypeError(f"the JSON object must be str, bytes or bytearray, not {text.__class__.__name__}")
-    return _DECODER.decode(text)
+    """:func:`json.loads`, refusing an object that names a key twice (:class:`NamedTwice`, a ``ValueError``)."""
+    if isinstance(text, str) and not text.startswith("\ufeff"):
+        return _DECODER.decode(text)
+    return json.loads(text, object_pairs_hook=_one_of_each)  # bytes, and what it refuses, as it does

@@ -134,12 +134,12 @@ def alembic_config(migrations: str) -> Config:
     return config
 
 
-def upgrade(engine: Engine, migrations: str) -> None:
-    """Apply every migration of ``migrations`` not yet applied."""
+def upgrade(engine: Engine, migrations: str, revision: str = "head") -> None:
+    """Apply every migration of ``migrations`` not yet applied, up to ``revision``."""
     config = alembic_config(migrations)
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
 
 
 def is_current(engine: Engine, migrations: str) -> bool:

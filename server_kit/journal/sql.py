@@ -130,14 +130,18 @@ def verified_records(engine: Engine, public_key: Ed25519PublicKey, head: Path,
 
 
 def _write_head(path: Path, head: Head) -> None:
-    """Write ``head`` at ``path`` whole or not at all (a file beside it, synced, renamed over it).
+    replace_durably(path, json.dumps(head.to_dict()).encode())
+
+
+def replace_durably(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` whole, or what it held (a file beside it, synced, renamed over it,
+    the folder synced), mode 0600.
 
     As few system calls as that takes, each made with the interpreter let go (the writer
     waits to have it back while the reactor is busy): no buffered stream over the file, and
     the folder made only when it is not there.
     """
     partial = path.with_name(path.name + ".partial")
-    data = json.dumps(head.to_dict()).encode()
     try:
         try:
             descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -153,7 +157,7 @@ def _write_head(path: Path, head: Head) -> None:
             os.close(descriptor)
         os.replace(partial, path)
     except OSError:
-        partial.unlink(missing_ok=True)  # a full disk leaves no half-written head beside the last one
+        partial.unlink(missing_ok=True)  # a full disk leaves no half-written file beside the last one
         raise
     fsync_folder(path.parent)
 

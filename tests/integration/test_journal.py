@@ -419,17 +419,13 @@ def test_N17_a_journal_written_with_its_hashes_indexed_verifies_whole_once_the_i
         tmp_path: Path, migrations: str, before: str) -> None:
     """Each server's migration drops the hash index of a journal already written: on SQLite the
     table is rebuilt, and every record is still there, byte for byte, and verifies."""
-    from alembic import command
     from sqlalchemy import inspect
 
-    from server_kit.db.database import alembic_config, create, upgrade
+    from server_kit.db.database import create, upgrade
     from server_kit.journal.sql import verified_records
 
     engine = create(f"sqlite:///{tmp_path / 'server.sqlite3'}")
-    config = alembic_config(migrations)
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, before)
+    upgrade(engine, migrations, before)
     assert [c["name"] for c in inspect(engine).get_unique_constraints("journal")] == ["uq_journal_hash"]
     key = Ed25519PrivateKey.generate()
     journal = Journal(engine, key, head=tmp_path / "journal.head")
