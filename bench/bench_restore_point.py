@@ -27,7 +27,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_restart import generate, prepare, start  # noqa: E402
-from server_kit.journal import table  # noqa: E402
 
 
 def main() -> None:

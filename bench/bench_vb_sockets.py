@@ -52,7 +52,7 @@ WARM_UP = 2.0
 
 def worker(url: str, stations: list[dict[str, Any]], seconds: float) -> None:
     """Connect and greet every station, then play without pause; print the timed plays as one JSON line."""
-    from twisted.internet import reactor, task
+    from twisted.internet import reactor
 
     from terminals.vb_machine import MachineClient, connect
 

@@ -32,7 +32,7 @@ from protocol.records.terminals import (
     TerminalRevoked,
 )
 from server_kit.core import RunBlocking
-from server_kit.web.consultation import PAGE, ConsultationError, by_staff, number, records_page
+from server_kit.web.consultation import PAGE, ConsultationError, by_staff, records_page
 from server_kit.web.consultation import record_json as kit_record_json
 
 #: The queries, as the API's index lists them.

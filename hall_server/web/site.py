@@ -87,7 +87,6 @@ from server_kit.web.channel import (
 )
 from server_kit.web.consultation import STATIC as CONSULTATION_STATIC
 from server_kit.web.http import (
-    HSTS,
     SECURITY_HEADERS,
     NotFound,
     SecureRequest,

@@ -34,7 +34,6 @@ are AEAD by construction.
 
 from __future__ import annotations
 
-import re
 import ssl
 from enum import StrEnum
 from pathlib import Path
