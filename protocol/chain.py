@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
+import orjson
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
@@ -98,6 +99,30 @@ def canonical_json(value: Any) -> bytes:
     return _CANONICAL.encode(value).encode()
 
 
+#: orjson's options for :func:`canonical_json_without_floats`: keys sorted; a dataclass or a
+#: date refused, as ``json`` refuses them, rather than written in orjson's own form.
+_FAST = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def canonical_json_without_floats(value: Any) -> bytes:
+    """:func:`canonical_json` of a value that holds no float, made by orjson: the same bytes, about
+    fourteen times sooner for a video bingo play's body (0.9 us against 12.9 us).
+
+    orjson writes text, whole numbers, truths, null, arrays (tuples too) and objects (their
+    subclasses too) as ``json`` does here: the same escapes (``\\"``, ``\\\\``, the control
+    characters; nothing else, in UTF-8), keys sorted by code point.  A float it writes its own
+    way (``1e-05`` as ``0.00001``, NaN as ``null``): a caller passes only values that cannot hold
+    one, as the records of a type whose fields are all whole numbers, text, truths and shapes
+    of them (:func:`protocol.records.holds_no_float`).  What orjson does not take (a whole number
+    beyond 64 bits, a key that is not text, text that is not UTF-8, a type JSON does not have)
+    goes to :func:`canonical_json`, which writes it or refuses it as it always did.
+    """
+    try:
+        return orjson.dumps(value, option=_FAST)
+    except orjson.JSONEncodeError:
+        return canonical_json(value)
+
+
 #: The payload key of a record's sealed secrets: each secret field's name and its commitment's nonce.
 SEALED_KEY = "sealed"
 #: The key of the object that stands for a secret in a record's body and its sealed form.
@@ -138,10 +163,11 @@ def signed_payload(payload: Mapping[str, Any]) -> Mapping[str, Any]:
     return shown
 
 
-def body(seq: int, time_ms: int, type: str, payload: Mapping[str, Any], prev: str) -> bytes:
-    return canonical_json(
-        {"seq": seq, "time_ms": time_ms, "type": type, "payload": signed_payload(payload), "prev": prev}
-    )
+def body(seq: int, time_ms: int, type: str, payload: Mapping[str, Any], prev: str,
+         encode: Callable[[Any], bytes] = canonical_json) -> bytes:
+    """The bytes a record's hash and signature cover; ``encode`` is :func:`canonical_json` or, for a
+    payload that holds no float, :func:`canonical_json_without_floats` (the same bytes)."""
+    return encode({"seq": seq, "time_ms": time_ms, "type": type, "payload": signed_payload(payload), "prev": prev})
 
 
 @dataclass(frozen=True)
@@ -236,8 +262,10 @@ def seal(
     time_ms: int,
     type: str,
     payload: Mapping[str, Any],
+    encode: Callable[[Any], bytes] = canonical_json,
 ) -> Record:
-    """The record that follows ``previous`` (or the first one), hashed and signed.
+    """The record that follows ``previous`` (or the first one), hashed and signed; its body made
+    by ``encode`` (:func:`body`).
 
     Without a key it is hashed and linked but not yet signed (:data:`UNSIGNED`): the
     journal signs it as it stores it (:func:`signed`), off the thread that decides, so
@@ -246,7 +274,7 @@ def seal(
     """
     seq = previous.seq + 1 if previous else 1
     prev = previous.hash if previous else GENESIS
-    data = body(seq, time_ms, type, payload, prev)
+    data = body(seq, time_ms, type, payload, prev, encode)
     record = Record(
         seq=seq,
         time_ms=time_ms,

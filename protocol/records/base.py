@@ -407,6 +407,35 @@ def _plan(cls: type) -> _Plan:
     return plan
 
 
+_NO_FLOAT: dict[type, bool] = {}
+
+
+def holds_no_float(cls: type) -> bool:
+    """Whether no record (or shape) of class ``cls`` can hold a float: each of its fields is a whole
+    number, text, a truth or null, or an array, object (keyed by text) or shape of those, which
+    its checkers hold it to.  Its body's canonical JSON may then be made by
+    :func:`protocol.chain.canonical_json_without_floats` (:func:`~protocol.records.seal_entries`)."""
+    known = _NO_FLOAT.get(cls)
+    if known is None:
+        _NO_FLOAT[cls] = True  # a shape that holds itself is answered by its other fields
+        hints = typing.get_type_hints(cls)
+        known = _NO_FLOAT[cls] = all(_no_float(hints[f.name]) for f in fields(cls))
+    return known
+
+
+def _no_float(hint: Any) -> bool:
+    if hint in (int, str, bool, NoneType):
+        return True
+    if isinstance(hint, type) and issubclass(hint, Shape):
+        return holds_no_float(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if isinstance(hint, UnionType) or origin is typing.Union or origin is tuple:
+        return all(_no_float(a) for a in args if a is not Ellipsis)
+    if (origin is Mapping or origin is dict) and args and args[0] is str:
+        return _no_float(args[1])
+    return False  # a float, a free JSON value (Json), anything else
+
+
 def annotations_of(cls: type) -> dict[str, Any]:
     """The annotations of a record type or shape; fails at import on one with no JSON form."""
     _plan(cls)

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from protocol.chain import SEALED_KEY, Record, seal
-from protocol.records.base import JournalRecord, entry_record, keep_declared, secret_keys
+from protocol.chain import SEALED_KEY, Record, canonical_json, canonical_json_without_floats, seal
+from protocol.records.base import JournalRecord, entry_record, holds_no_float, keep_declared, secret_keys
 
 #: Bytes of a commitment's nonce.
 NONCE_BYTES = 16
@@ -59,7 +59,8 @@ def seal_entries(
     if previous is not None and time_ms < previous.time_ms:
         time_ms = previous.time_ms
     for record in declared:
-        previous = seal(key, previous, time_ms, record.type, sealed_payload(record, nonce))
+        encode = canonical_json_without_floats if holds_no_float(type(record)) else canonical_json
+        previous = seal(key, previous, time_ms, record.type, sealed_payload(record, nonce), encode)
         keep_declared(previous, record)
         sealed.append(previous)
     return sealed
