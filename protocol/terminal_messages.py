@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from protocol import strict_json
+from protocol.compact_json import compact
 from protocol.errors import DomainError
 
 VERSION = 1
@@ -235,10 +236,11 @@ def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINA
         raise MessageError("malformed", "a message is one JSON object") from None
     if not isinstance(message, dict):
         raise MessageError("malformed", "a message is one JSON object")
-    try:
-        json.dumps(message, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (\ud800): no text a journal or a hash can take
-        raise MessageError("malformed", "a message is Unicode text; it holds a lone surrogate") from None
+    if not _plain(text):  # only a ``\u`` escape or a character beyond ASCII can make a lone surrogate
+        try:
+            json.dumps(message, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (\ud800): no text a journal or a hash can take
+            raise MessageError("malformed", "a message is Unicode text; it holds a lone surrogate") from None
     if message.get("v") != VERSION or isinstance(message.get("v"), bool):
         raise MessageError("version", f"this hall speaks version {VERSION} of the terminal protocol")
     Whole(1, 2**53).check("seq", message.get("seq"))
@@ -253,7 +255,15 @@ def encode(seq: int, kind: str, table: Mapping[str, Mapping[str, Field]] = SERVE
     """Message ``kind`` numbered ``seq``, checked against ``table`` before it leaves."""
     message = {"v": VERSION, "seq": seq, "type": kind, **fields}
     _check(kind, message, table)
-    return json.dumps(message, separators=(",", ":"))
+    return compact(message)
+
+
+def _plain(text: str | bytes) -> bool:
+    """Whether ``text`` is ASCII with no ``\\u`` escape (and, as bytes, no NUL: UTF-16 and UTF-32,
+    which ``json`` reads too, part an escape's characters): what it reads as holds no lone surrogate."""
+    if isinstance(text, str):
+        return text.isascii() and "\\u" not in text
+    return text.isascii() and b"\\u" not in text and b"\0" not in text
 
 
 def numbered(seq: int, body: str) -> str:

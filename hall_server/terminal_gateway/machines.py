@@ -24,7 +24,6 @@ machine's screen says in the player's language (:class:`~hall_server.hall.videob
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Sequence
 
 from twisted.internet.defer import succeed
@@ -38,6 +37,7 @@ from twisted.web.websocket import WebSocketTransport
 from hall_server.hall.pins import CheckPin, PinGuard, SignInRefused
 from hall_server.hall.videobingo import Station, VbRefused, VideoBingoModule
 from hall_server.terminal_gateway.resource import STATIC, File, NotFound, Refused, origin_allowed, presented_certificate
+from protocol.compact_json import compact
 from protocol.errors import DomainError
 from server_kit import pki
 from server_kit.web.bounded_websocket import TERMINAL_MESSAGE_BYTES, BoundedWebSocketResource
@@ -89,7 +89,7 @@ class MachineSession:
         return self.gateway.videobingo
 
     def send(self, message: dict[str, Any]) -> None:
-        self._send(json.dumps(message, separators=(",", ":")))
+        self._send(compact(message))
 
     def message_received(self, text: str | bytes) -> None:
         try:

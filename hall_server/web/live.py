@@ -37,8 +37,9 @@ from hall_server.web.minutes import may_read_minutes
 from hall_server.web.redaction import record_json, redacted
 from hall_server.web.view import HallView
 from protocol.chain import Record
+from protocol.compact_json import compact
 from server_kit.web.channel import ChannelError, CommandChannel, error_answer, parse_request
-from server_kit.web.hub import LiveSocket, dumps, fan_out
+from server_kit.web.hub import LiveSocket, fan_out
 
 log = Logger()
 #: The close code of a console whose sign-in ended.
@@ -59,24 +60,24 @@ class LiveHub:
     def record_committed(self, record: Record) -> None:
         """The core observer: push ``record`` and the pictures it changed."""
         if self.consoles:
-            fan_out(self.consoles, dumps(self.record_message(record)))
+            fan_out(self.consoles, compact(self.record_message(record)))
         if self.boards:
-            fan_out(self.boards, dumps(self.board_push()))
+            fan_out(self.boards, compact(self.board_push()))
 
     def feed_changed(self) -> None:
         """The regulator's feed moved: every console gets its line (``feed``) without a record."""
         if self.consoles:
-            fan_out(self.consoles, dumps(redacted({"type": "feed", "feed": self.view.feed_source()})))
+            fan_out(self.consoles, compact(redacted({"type": "feed", "feed": self.view.feed_source()})))
 
     def central_changed(self) -> None:
         """The link to the central server went up (to which process) or down: every console gets its line."""
         if self.consoles:
-            fan_out(self.consoles, dumps(redacted({"type": "central", "central": self.view.central_source()})))
+            fan_out(self.consoles, compact(redacted({"type": "central", "central": self.view.central_source()})))
 
     def storage_changed(self, fault: object = None) -> None:
         """The storage became unavailable or came back: every console gets the alarm (``storage``)."""
         if self.consoles:
-            fan_out(self.consoles, dumps(redacted({"type": "storage", "storage": self.view.storage_source()})))
+            fan_out(self.consoles, compact(redacted({"type": "storage", "storage": self.view.storage_source()})))
 
     # --- The pictures: every one of them is made here, and redacted here -------------
 

@@ -9,20 +9,15 @@ connection aborted.
 
 from __future__ import annotations
 
-import json
 from typing import Any, MutableSet
 
 from twisted.logger import Logger
 from twisted.web.websocket import WebSocketTransport
 
+from protocol.compact_json import compact
 from server_kit.web.channel import ChannelError, error_answer
 
 log = Logger()
-
-
-def dumps(message: dict[str, Any]) -> str:
-    """A message as compact JSON text."""
-    return json.dumps(message, separators=(",", ":"))
 
 
 def fan_out(sockets: MutableSet[Any], text: str) -> None:
@@ -59,7 +54,7 @@ class LiveSocket:
             wire.abortConnection()
 
     def send(self, message: dict[str, Any]) -> None:
-        self.send_text(dumps(message))
+        self.send_text(compact(message))
 
     def pongReceived(self, payload: bytes) -> None:
         pass  # the browser answers pings; nothing to do with the answer

@@ -18,6 +18,10 @@ HOSTILE = [
     '{"a": "\ud800"}',  # a lone surrogate as a character of the text itself
     '{"a": "\ud800"}'.encode("utf-8", "surrogatepass"),  # and as bytes json.loads decodes with surrogatepass
     '{"a": "\ud800"}'.encode("utf-16-le", "surrogatepass"),
+    # The escape in UTF-16 or UTF-32, which json.loads reads too: ASCII bytes, the escape's apart.
+    '{"a": "\\ud800"}'.encode("utf-16-le"),
+    '{"a": "\\ud800"}'.encode("utf-16-be"),
+    '{"a": "\\udfff"}'.encode("utf-32-le"),
 ]
 
 

@@ -45,6 +45,18 @@ def test_a_terminal_message_naming_a_key_twice_is_malformed() -> None:
     assert refused.value.code == "malformed"
 
 
+@pytest.mark.parametrize("text", [
+    '{"v": 1, "seq": 1, "type": "hello", "terminal": "\\ud800"}',
+    '{"v": 1, "seq": 1, "type": "hello", "terminal": "\\ud800"}'.encode(),
+    '{"v": 1, "seq": 1, "type": "hello", "terminal": "\\ud800"}'.encode("utf-16-le"),  # the escape's bytes apart
+    '{"v": 1, "seq": 1, "type": "hello", "terminal": "\ud800"}',
+])
+def test_a_terminal_message_holding_a_lone_surrogate_is_malformed_however_it_is_encoded(text: str | bytes) -> None:
+    with pytest.raises(MessageError) as refused:
+        decode_terminal(text)
+    assert refused.value.code == "malformed" and "surrogate" in str(refused.value)
+
+
 def test_a_feed_message_naming_a_key_twice_is_refused() -> None:
     with pytest.raises(FeedFormatError, match="'kind' is named twice"):
         decode_feed(b'{"kind": "ack", "kind": "hello"}')
