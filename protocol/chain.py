@@ -113,7 +113,7 @@ def canonical_json_without_floats(value: Any) -> bytes:
     characters; nothing else, in UTF-8), keys sorted by code point.  A float it writes its own
     way (``1e-05`` as ``0.00001``, NaN as ``null``): a caller passes only values that cannot hold
     one, as the records of a type whose fields are all whole numbers, text, truths and shapes
-    of them (:func:`protocol.records.holds_no_float`).  What orjson does not take (a whole number
+    of them (:func:`protocol.records.base.holds_no_float`).  What orjson does not take (a whole number
     beyond 64 bits, a key that is not text, text that is not UTF-8, a type JSON does not have)
     goes to :func:`canonical_json`, which writes it or refuses it as it always did.
     """

@@ -37,3 +37,13 @@ def loads(text: str | bytes) -> Any:
     if isinstance(text, str) and not text.startswith("\ufeff"):
         return _DECODER.decode(text)
     return json.loads(text, object_pairs_hook=_one_of_each)  # bytes, and what it refuses, as it does
+
+
+def surrogate_free_at_sight(text: str | bytes) -> bool:
+    """Whether what ``text`` reads as is seen to hold no lone surrogate without a walk of its values:
+    it is ASCII with no ``\\u`` escape (a lone surrogate needs one, or a character beyond ASCII)
+    and, as bytes, holds no NUL (UTF-16 and UTF-32, which :func:`loads` reads too, set an
+    escape's characters apart; UTF-8 JSON holds no NUL byte)."""
+    if isinstance(text, str):
+        return text.isascii() and "\\u" not in text
+    return text.isascii() and b"\\u" not in text and b"\0" not in text

@@ -236,7 +236,7 @@ def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINA
         raise MessageError("malformed", "a message is one JSON object") from None
     if not isinstance(message, dict):
         raise MessageError("malformed", "a message is one JSON object")
-    if not _plain(text):  # only a ``\u`` escape or a character beyond ASCII can make a lone surrogate
+    if not strict_json.surrogate_free_at_sight(text):
         try:
             json.dumps(message, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate (\ud800): no text a journal or a hash can take
@@ -256,14 +256,6 @@ def encode(seq: int, kind: str, table: Mapping[str, Mapping[str, Field]] = SERVE
     message = {"v": VERSION, "seq": seq, "type": kind, **fields}
     _check(kind, message, table)
     return compact(message)
-
-
-def _plain(text: str | bytes) -> bool:
-    """Whether ``text`` is ASCII with no ``\\u`` escape (and, as bytes, no NUL: UTF-16 and UTF-32,
-    which ``json`` reads too, part an escape's characters): what it reads as holds no lone surrogate."""
-    if isinstance(text, str):
-        return text.isascii() and "\\u" not in text
-    return text.isascii() and b"\\u" not in text and b"\0" not in text
 
 
 def numbered(seq: int, body: str) -> str:

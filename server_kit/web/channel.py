@@ -139,14 +139,12 @@ def load_json(text: str | bytes) -> Any:
 
 def _plain_at_sight(text: str | bytes) -> bool:
     """Whether ``text`` cannot hold what :func:`_check_plain` looks for, as most requests cannot:
-    at most :data:`MAX_DEPTH` brackets, and only ASCII with no ``\\u`` escape (a lone surrogate
-    needs one, or a byte or character beyond ASCII).  Bytes with a NUL are not plain: they are
-    UTF-16 or UTF-32, which :func:`json.loads` reads too, and there an escape's characters are
-    not side by side (UTF-8 JSON holds no NUL byte)."""
-    if isinstance(text, str):
-        return text.isascii() and "\\u" not in text and text.count("{") + text.count("[") <= MAX_DEPTH
-    return (text.isascii() and b"\\u" not in text and b"\0" not in text
-            and text.count(b"{") + text.count(b"[") <= MAX_DEPTH)
+    at most :data:`MAX_DEPTH` brackets, and no lone surrogate at sight
+    (:func:`protocol.strict_json.surrogate_free_at_sight`)."""
+    if not strict_json.surrogate_free_at_sight(text):
+        return False
+    brackets = text.count("{") + text.count("[") if isinstance(text, str) else text.count(b"{") + text.count(b"[")
+    return brackets <= MAX_DEPTH
 
 
 def _check_plain(data: Any) -> None:
