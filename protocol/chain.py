@@ -51,6 +51,7 @@ import orjson
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from protocol.compact_json import AS_JSON_REFUSES
 from protocol.errors import N_, DomainError, Phrase, Template
 
 GENESIS = "0" * 64
@@ -99,9 +100,8 @@ def canonical_json(value: Any) -> bytes:
     return _CANONICAL.encode(value).encode()
 
 
-#: orjson's options for :func:`canonical_json_without_floats`: keys sorted; a dataclass or a
-#: date refused, as ``json`` refuses them, rather than written in orjson's own form.
-_FAST = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+#: orjson's options for :func:`canonical_json_without_floats`: keys sorted; what ``json`` refuses, refused.
+_FAST = orjson.OPT_SORT_KEYS | AS_JSON_REFUSES
 
 
 def canonical_json_without_floats(value: Any) -> bytes:

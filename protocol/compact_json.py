@@ -16,9 +16,12 @@ from typing import Any
 
 import orjson
 
-#: Keys that are not text written as text, as ``json`` writes them; a dataclass or a date refused,
-#: as ``json`` refuses them, rather than written in orjson's own form.
-_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+#: orjson's options to refuse what ``json`` refuses (a dataclass, a date) rather than write it in
+#: orjson's own form: each use of orjson for ``json``'s text starts from them.
+AS_JSON_REFUSES = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+#: Keys that are not text written as text, as ``json`` writes them.
+_OPTIONS = orjson.OPT_NON_STR_KEYS | AS_JSON_REFUSES
 
 
 def compact(value: Any) -> str:

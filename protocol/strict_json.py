@@ -2,13 +2,16 @@
 
 Parsers disagree on such an object (Python's keeps the last member, others the first), so
 a value checked by one reader could be carried out differently by another; every
-message a server reads from outside is read with :func:`loads`.
+message a server reads from outside is read with :func:`loads`.  Text holding a lone
+surrogate (``"\\ud800"``), which ``json`` reads but no journal, hash or screen can encode, is
+found by :func:`check_texts` (the command channel, the terminals' and machines' messages)
+when :func:`surrogate_free_at_sight` cannot rule it out.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 
 class NamedTwice(ValueError):
@@ -47,3 +50,45 @@ def surrogate_free_at_sight(text: str | bytes) -> bool:
     if isinstance(text, str):
         return text.isascii() and "\\u" not in text
     return text.isascii() and b"\\u" not in text and b"\0" not in text
+
+
+class LoneSurrogate(ValueError):
+    """A text of the value holds a lone surrogate (``"\\ud800"``): no journal, hash or screen can encode it."""
+
+    def __init__(self) -> None:
+        super().__init__("a text holds a lone surrogate, which is not Unicode")
+
+
+class TooDeep(ValueError):
+    """The value nests arrays and objects deeper than the reader takes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the value nests deeper than {limit} levels")
+        self.limit = limit
+
+
+def check_texts(value: Any, max_depth: int | None = None) -> None:
+    """Raise :class:`LoneSurrogate` when a key or a text anywhere in the JSON ``value`` holds a lone
+    surrogate, :class:`TooDeep` when it nests deeper than ``max_depth`` (when one is given).
+
+    Iterative, so that checking a deep value cannot itself run out of stack.  A reader calls it
+    only when :func:`surrogate_free_at_sight` cannot tell (most messages need no walk).
+    """
+    for text in _texts(value, max_depth):
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            raise LoneSurrogate() from None
+
+
+def _texts(value: Any, max_depth: int | None) -> Iterator[str]:
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            if max_depth is not None and depth > max_depth:
+                raise TooDeep(max_depth)
+            items = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            pending.extend((inner, depth + 1) for inner in items)
+        elif isinstance(item, str):
+            yield item

@@ -238,8 +238,8 @@ def decode(text: str | bytes, table: Mapping[str, Mapping[str, Field]] = TERMINA
         raise MessageError("malformed", "a message is one JSON object")
     if not strict_json.surrogate_free_at_sight(text):
         try:
-            json.dumps(message, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate (\ud800): no text a journal or a hash can take
+            strict_json.check_texts(message)
+        except strict_json.LoneSurrogate:  # \ud800: no text a journal or a hash can take
             raise MessageError("malformed", "a message is Unicode text; it holds a lone surrogate") from None
     if message.get("v") != VERSION or isinstance(message.get("v"), bool):
         raise MessageError("version", f"this hall speaks version {VERSION} of the terminal protocol")

@@ -133,36 +133,23 @@ def load_json(text: str | bytes) -> Any:
     except RecursionError:
         raise ChannelError("malformed", f"the request nests deeper than {MAX_DEPTH} levels") from None
     if not _plain_at_sight(text):
-        _check_plain(data)
+        try:
+            strict_json.check_texts(data, MAX_DEPTH)
+        except strict_json.TooDeep:
+            raise ChannelError("malformed", f"the request nests deeper than {MAX_DEPTH} levels") from None
+        except strict_json.LoneSurrogate:
+            raise ChannelError("malformed", "the request holds text that is not Unicode (a lone surrogate)") from None
     return data
 
 
 def _plain_at_sight(text: str | bytes) -> bool:
-    """Whether ``text`` cannot hold what :func:`_check_plain` looks for, as most requests cannot:
-    at most :data:`MAX_DEPTH` brackets, and no lone surrogate at sight
+    """Whether ``text`` cannot hold what :func:`protocol.strict_json.check_texts` looks for, as most
+    requests cannot: at most :data:`MAX_DEPTH` brackets, and no lone surrogate at sight
     (:func:`protocol.strict_json.surrogate_free_at_sight`)."""
     if not strict_json.surrogate_free_at_sight(text):
         return False
     brackets = text.count("{") + text.count("[") if isinstance(text, str) else text.count(b"{") + text.count(b"[")
     return brackets <= MAX_DEPTH
-
-
-def _check_plain(data: Any) -> None:
-    # Iterative, so that checking a deep value cannot itself run out of stack.
-    pending: list[tuple[Any, int]] = [(data, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, (dict, list)):
-            if depth > MAX_DEPTH:
-                raise ChannelError("malformed", f"the request nests deeper than {MAX_DEPTH} levels")
-            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-            pending.extend((item, depth + 1) for item in items)
-        elif isinstance(value, str):
-            try:
-                value.encode()
-            except UnicodeEncodeError:
-                raise ChannelError("malformed", "the request holds text that is not Unicode (a lone surrogate)") \
-                    from None
 
 
 def parse_request(text: str | bytes) -> CommandRequest:

@@ -57,6 +57,22 @@ def test_a_terminal_message_holding_a_lone_surrogate_is_malformed_however_it_is_
     assert refused.value.code == "malformed" and "surrogate" in str(refused.value)
 
 
+def test_check_texts_finds_a_lone_surrogate_in_any_key_or_text_at_any_depth_and_a_depth_past_the_limit() -> None:
+    strict_json.check_texts({"a": ["\u00e9t\u00e9", {"b": [1, None, True]}]})
+    for value in ({"\ud800": 1}, ["ok", {"a": [["\udfff"]]}], "x\udc00"):
+        with pytest.raises(strict_json.LoneSurrogate, match="lone surrogate"):
+            strict_json.check_texts(value)
+    deep: list[object] = []
+    for _ in range(20_000):  # iterative: a value far deeper than the stack is walked
+        deep = [deep]
+    strict_json.check_texts(deep)
+    with pytest.raises(strict_json.TooDeep, match="deeper than 64 levels"):
+        strict_json.check_texts(deep, max_depth=64)
+    strict_json.check_texts([[[]]], max_depth=3)
+    with pytest.raises(strict_json.TooDeep):
+        strict_json.check_texts([[[[]]]], max_depth=3)
+
+
 def test_a_feed_message_naming_a_key_twice_is_refused() -> None:
     with pytest.raises(FeedFormatError, match="'kind' is named twice"):
         decode_feed(b'{"kind": "ack", "kind": "hello"}')
