@@ -354,8 +354,10 @@ class Station:
     token_hash: str | None = None
     account: str | None = None  # the player account signed in, if any
     cards: tuple[Card, ...] = ()  # the previous play's cards, which the player may keep
-    #: request id -> what it came to (a play, a credit movement), the latest ones
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: request id -> what it came to, the latest ones: a play as shown (made into its answer when it
+    #: is asked for, :func:`answer_of`: the garbage collector walks one object a play, not its tree of
+    #: lists), or a credit movement's answer
+    answers: dict[str, PlayShown | dict[str, Any]] = field(default_factory=dict)
     #: A play of 15,000 EUR or more won with no account signed in (its record), while its credit is on the
     #: station: the credit goes to an account, never in cash, so that the winner is identified (R75.6).
     unidentified_win: int | None = None
@@ -405,6 +407,11 @@ def _copied(state: VideoBingoState) -> VideoBingoState:
         retired=dict(state.retired),
         faults=dict(state.faults),
     )
+
+
+def answer_of(remembered: PlayShown | dict[str, Any]) -> dict[str, Any]:
+    """The answer to a request a station remembers (:attr:`Station.answers`)."""
+    return {"kind": "play", **remembered.to_json()} if isinstance(remembered, PlayShown) else remembered
 
 
 def station_key(machine: str, station: int) -> str:
@@ -828,7 +835,8 @@ class VideoBingoModule(ProjectedState):
         if not isinstance(request, str) or not 1 <= len(request) <= 64:
             raise VbRefused("request", "every request carries the machine's id for it, 1 to 64 characters",
                             reason="message")
-        return known.answers.get(request)
+        earlier = known.answers.get(request)
+        return None if earlier is None else answer_of(earlier)
 
     def credit_in(self, machine_id: str, station: int, source: str, amount_cents: object,
                   request: str, note: object = None) -> defer.Deferred[dict[str, Any]]:
@@ -1185,7 +1193,7 @@ class VideoBingoModule(ProjectedState):
             if answer:
                 return {**answer[0], "repeated": True}
             known = self.state.stations[station_key(machine_id, station)]
-            return known.answers[request]
+            return answer_of(known.answers[request])
 
         return self.core.execute(SYSTEM, command, decide).addCallback(committed)
 
@@ -1274,7 +1282,7 @@ class VideoBingoModule(ProjectedState):
                 known.unidentified_win = record.seq
             elif shown.credit_after == 0:
                 known.unidentified_win = None  # the credit that held the win is played away
-        self._remember(event, {"kind": "play", **shown.to_json()})
+        self._remember(event, shown)
 
     def _credit_after(self, event: VbCreditIn | VbCreditOut | VbPlay) -> int:
         """The station's credit once the record's postings are folded: the record's own change is
@@ -1298,7 +1306,7 @@ class VideoBingoModule(ProjectedState):
                 f"record {seq} says its meters are {recorded.to_json()}, the journal's records "
                 f"before it make them {after.to_dict()}")
 
-    def _remember(self, event: VbCreditIn | VbCreditOut | VbPlay, answer: dict[str, Any]) -> None:
+    def _remember(self, event: VbCreditIn | VbCreditOut | VbPlay, answer: PlayShown | dict[str, Any]) -> None:
         known = self.state.stations.get(station_key(event.machine, event.station))
         if known is None:
             return
